@@ -61,6 +61,15 @@ def reference_outputs(domain: Domain, inputs: dict) -> dict:
     return floating_outputs(domain.spec.reference(**fresh)), fresh
 
 
+def on_cpu(values: dict) -> dict:
+    """``values`` with each tensor copied to the CPU, as a leaf with the same requires_grad:
+    where inputs may lie outside the contract (another call's constants), the reference runs
+    there, where an out-of-range index raises an error instead of a CUDA device-side assert
+    that leaves the process unable to run anything more on the GPU."""
+    return {name: value.detach().cpu().requires_grad_(value.requires_grad)
+            if isinstance(value, torch.Tensor) else value for name, value in values.items()}
+
+
 def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None = None, *,
             seed: int = 0, compute: torch.dtype | None = None):
     """Forward and every gradient of ``inputs`` against the float64 reference; what forward

@@ -4,7 +4,7 @@ attribute of the Function's class changed by forward or backward."""
 import torch
 
 from .checks import run_forward
-from .comparison import compare, floating_outputs, fresh_leaves, reference_outputs
+from .comparison import compare, floating_outputs, fresh_leaves, on_cpu, reference_outputs
 from .diagnose import diagnose_gradient, diagnose_values
 from .domain import Domain
 from .tolerances import TOLERANCES
@@ -220,12 +220,15 @@ def _crossed_grads(domain: Domain, inputs: dict, other: dict, grad_outputs) -> d
     """The gradients one call's inputs would get with the other call's constants; none where
     those constants change the output's shape (a dim) or take the inputs outside the contract
     (targets equal to another call's ignore_index), so the two cannot be confused."""
-    crossed = with_constants(inputs, other)
+    crossed = on_cpu(with_constants(inputs, other))
+    grad_outputs = [g.cpu() for g in grad_outputs]
     try:
         expected, _ = reference_outputs(domain, crossed)
         if [e.shape for e in expected if e.requires_grad] != [g.shape for g in grad_outputs]:
             return {}
-        return _reference_grads(domain, crossed, grad_outputs)
+        device = next(v.device for v in inputs.values() if isinstance(v, torch.Tensor))
+        return {n: g.to(device) for n, g in _reference_grads(domain, crossed,
+                                                             grad_outputs).items()}
     except (RuntimeError, IndexError, ValueError):
         return {}
 

@@ -8,7 +8,7 @@ import itertools
 import torch
 
 from .checks import case, check_is_function, run_forward
-from .comparison import compare, floating_outputs, fresh_leaves, reference_outputs
+from .comparison import compare, floating_outputs, fresh_leaves, on_cpu, reference_outputs
 from .contract import covers
 from .domain import Domain
 from .errors import GradingError
@@ -58,12 +58,14 @@ def _check_constant_used(domain: Domain, function, inputs: dict, constant: str, 
     if (point.item() if isinstance(point, torch.Tensor) else point) == default:
         return
     at_default = fresh_leaves(with_constants(inputs, {constant: default}))
-    try:
+    try:  # the reference first, on the CPU: the default may not fit these inputs (targets
+        # equal to the point's ignore_index are out of range under the default's)
+        expected = [reference_outputs(domain, on_cpu(values))[0]
+                    for values in (inputs, at_default)]
         with torch.no_grad():
-            got = [[o.clone() for o in floating_outputs(  # copies: a kept buffer shows
+            got = [[o.clone().cpu() for o in floating_outputs(  # copies: a kept buffer shows
                 run_forward(function, domain.spec, fresh_leaves(values)).output)]
                 for values in (inputs, at_default)]
-        expected = [reference_outputs(domain, values)[0] for values in (inputs, at_default)]
     except (GradingError, RuntimeError, ValueError, TypeError, IndexError):
         return  # compare names what went wrong
     same = all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(*got))

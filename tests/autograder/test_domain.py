@@ -184,3 +184,28 @@ def test_the_green_line_says_what_a_cpu_run_did_not_exercise(monkeypatch):
     message = exercise.passed_message(exercise.run(solution("Square")))
     assert message.endswith("; not exercised without a GPU: the CUDA random state restored")
     assert exercise.passed_message([torch.device("cuda")]).endswith("on CUDA")
+
+
+def test_a_default_that_takes_the_inputs_outside_the_contract_is_never_run():
+    """CrossEntropy at ignore_index=-62 has targets of -62, out of range under the default -100:
+    is the learner's forward left uncalled there (on CUDA the out-of-range gather is a
+    device-side assert that stops every later check of the process), and the reference refused
+    on the CPU instead?"""
+    from autograder.comparison import fresh_leaves
+    from autograder.exercises import EXERCISES
+    from autograder.properties import _check_constant_used
+    from tools.solutions import solution
+
+    solved, seen = solution("CrossEntropy"), []
+
+    class Recorded(solved):
+        @staticmethod
+        def forward(ctx, logits, target, ignore_index=-100):
+            seen.append(ignore_index)
+            return solved.forward(ctx, logits, target, ignore_index)
+
+    domain = EXERCISES["CrossEntropy"].domain
+    inputs = fresh_leaves(domain.values("cpu", ignore_index=-62))
+    assert (inputs["target"] == -62).any()
+    _check_constant_used(domain, Recorded, inputs, "ignore_index", -100)
+    assert seen == []
