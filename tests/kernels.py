@@ -64,3 +64,20 @@ def run_notebook(notebook: nbformat.NotebookNode, cwd, *, env: dict[str, str] | 
             if manager is not None and manager.has_kernel:  # nbclient stops only its own
                 run_sync(manager.shutdown_kernel)(now=True)
     return notebook
+
+
+WIDGETS_DEMO = Path(__file__).parent / "data" / "widgets_demo.ipynb"
+
+
+def executed_widgets_demo(tmp_path_factory) -> Path:
+    """The widget demo run as a build runs it (widget state stored, widget ids seeded), once
+    per test run: the browser test opens it, the ids test runs it again and compares."""
+    from tests.built_once import built_once
+
+    def build(folder: Path) -> None:
+        notebook = nbformat.read(WIDGETS_DEMO, as_version=4)
+        run_notebook(notebook, WIDGETS_DEMO.parent, store_widget_state=True,
+                     env=bounded_environment(WIDGETS_SEED="0"))
+        nbformat.write(notebook, folder / WIDGETS_DEMO.name)
+
+    return built_once(tmp_path_factory, "executed-widgets-demo", build) / WIDGETS_DEMO.name

@@ -117,11 +117,12 @@ SETTLE_JS = f"""async (view, [before, sentBefore, timeoutMs]) => {{
 }}"""
 
 
-def unresponsive(page, expected: int) -> list[str]:
-    """Operate one control of each kind in each view, trying the next of that kind while the
-    view stays the same; name each view and kind where none changed it."""
+def unresponsive(page, operated) -> list[str]:
+    """Operate one control of each kind in each view of ``operated`` (0-based indices), trying
+    the next of that kind while the view stays the same; name each view and kind where none
+    changed it."""
     unchanged = []
-    for i in range(expected):
+    for i in operated:
         view = views(page).nth(i)
         for kind, selector in CONTROL_KINDS.items():
             controls = view.locator(selector)
