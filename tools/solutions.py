@@ -2,6 +2,7 @@
 answers (the solution cells) and of the untouched stubs (the released learner notebook) that
 tests and benchmarks use."""
 
+import functools
 import linecache
 import sys
 import types
@@ -18,10 +19,20 @@ COURSE = Path(__file__).resolve().parent.parent / "course"
 
 def cells(lesson: str) -> list[str]:
     """The lesson's first code cell (its imports) and every answer cell, markers removed."""
-    notebook = jupytext.read(LESSONS / f"{lesson}.py", fmt="py:percent")
+    source = LESSONS / f"{lesson}.py"
+    status = source.stat()
+    return list(_parsed(source, status.st_mtime_ns, status.st_size))
+
+
+@functools.cache
+def _parsed(source: Path, modified: int, size: int) -> tuple[str, ...]:
+    """``cells`` of the lesson file as it was when modified at ``modified`` with ``size``
+    bytes: parsed once per version (a test run asks for each lesson's solutions hundreds of
+    times, 0.1 s a parse)."""
+    notebook = jupytext.read(source, fmt="py:percent")
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     answers = [cell for cell in code if cell.metadata.get("nbgrader", {}).get("solution")]
-    return [without_solution_markers(cell.source) for cell in [code[0], *answers]]
+    return tuple(without_solution_markers(cell.source) for cell in [code[0], *answers])
 
 
 _setup_and_answer_cells = cells  # the name tests/autograder/exercises/test_compile.py imports
