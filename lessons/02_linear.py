@@ -1124,7 +1124,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
 # | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
 # | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
-# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway, and the self-check counts it: "backward did 288 FLOPs where 144 suffice: ctx.needs_input_grad[1] is False for weight, so skip grad_weight" (for `Bilinear` it names the input backward read that no wanted gradient depends on) | test the entry before computing, not after |
+# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway, and the self-check counts it: "backward did 288 FLOPs where 144 suffice: ctx.needs_input_grad[1] is False for weight, so skip grad_weight" (for `Bilinear` it names the input backward read that no wanted gradient depends on; for a bias that needs no gradient, the sum to its shape) | test the entry before computing, not after |
 # | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
 # | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
@@ -1140,8 +1140,10 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # parameters. Check `ctx.needs_input_grad` before each expensive product, and count the
 # work to prove it. Fusing lets one Function keep only what backward truly needs, such as a
 # boolean mask, but measure memory in the whole graph, not just the block. And any product
-# of tensors summed over indices is an `einsum`, whose backward is the same product with the
-# operand and the output swapped.
+# of tensors summed over indices is an `einsum`; when every letter is in at least two
+# subscripts and none repeats within one, its backward is the same product with the operand
+# and the output swapped (otherwise a sum in forward is a broadcast in backward, and a
+# diagonal taken is one written into, as the optional section works out).
 
 # %% [markdown]
 # ---

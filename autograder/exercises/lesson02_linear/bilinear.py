@@ -19,6 +19,7 @@ from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsav
 from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
+from .backward_work import check_frozen_bias_not_summed
 from .contracts import BILINEAR_CLAUSES
 
 LATER_IN_LESSON = True
@@ -156,6 +157,7 @@ def _bilinear_checks(function, device) -> None:
                                bilinear_values((5,), 3, 2, device, bias=bias),
                                frozen_get_none=True)
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
+    check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
 

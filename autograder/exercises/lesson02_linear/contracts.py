@@ -12,6 +12,8 @@ MY_LINEAR_CLAUSES = (
            {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
             "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
+            "MyLinearFunction/fails-without-leading-dims":
+                "leading dims flattened with flatten(0, -2): no dim -2 for 1-D x",
             "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "MyLinearFunction/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
@@ -24,7 +26,9 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/computes-unneeded-gradient":
                 "every gradient without a matmul, then None where not needed",
             "MyLinearFunction/reads-past-needs-input-grad":
-                "needs_input_grad[2] read without a bias"}),
+                "needs_input_grad[2] read without a bias",
+            "MyLinearFunction/computes-frozen-gradient":
+                "grad_bias summed whenever there is a bias, then None when it is frozen"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
            "`ctx`: nothing on the class, nothing in a global;",
            {"MyLinearFunction/tensor-on-ctx": "tensors kept on ctx",
@@ -32,9 +36,13 @@ MY_LINEAR_CLAUSES = (
                 "saves x only when x needs a gradient (the reads swapped)",
             "MyLinearFunction/reads-unsaved-input":
                 "saves conditionally, backward reads weight.shape for g2",
-            "case:two calls in one graph": "the bias flag in a module global"}),
+            "case:two calls in one graph": "the bias flag in a module global",
+            "MyLinearFunction/state-shared-between-calls":
+                "x's shape in a module global, for grad_x's reshape"}),
     Clause("backward applies the formulas you derived yourself: no `F.linear` or autograd calls "
-           "inside it;", {"MyLinearFunction/asks-autograd": "asks autograd inside backward"}),
+           "inside it;", {"MyLinearFunction/asks-autograd": "asks autograd inside backward",
+                          "MyLinearFunction/linear-in-backward":
+                              "F.linear for the products in backward"}),
     Clause("autograd may hand backward a `grad_output` that is not contiguous in memory (the "
            "gradient of `y.transpose(0, 1)` is one): your gradients must be right for it too.",
            {"case:view size is not compatible":

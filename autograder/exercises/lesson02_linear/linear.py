@@ -16,6 +16,7 @@ from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsav
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
+from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
 from .contracts import MY_LINEAR_CLAUSES, FUSED_CLAUSES
 from .relu_mask import check_exact_zero_pre_activation, check_saves_bool_mask
 
@@ -114,7 +115,8 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
 
 def _values_and_gradients(function, spec: Spec, values: dict, device):
     """check_values_and_gradients, naming unflattened leading dimensions: a backward that
-    raises for 1-D or 3-D x but works for 2-D x wrote the 2-D formulas (``grad_output.T @ x``)."""
+    raises for 1-D or 3-D x but works for 2-D x wrote the 2-D formulas (``grad_output.T @ x``);
+    one that raises for 1-D x alone flattened in a way that needs a leading dimension."""
     try:
         return check_values_and_gradients(function, spec, values)
     except GradingError as error:
@@ -130,6 +132,14 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not _works_for_rows(function, spec, device)):
             raise
+        if values["x"].dim() == 1 and _works_for_rows(function, spec, device, (2, 5)):
+            raise GradingError(
+                f"{spec.name}.backward fails only with no leading dimension, for x of shape "
+                f"{tuple(values['x'].shape)}, and works for 2-D and 3-D x: your flattening "
+                "needs at least one leading dimension (x.flatten(0, -2) does: a 1-D x has no "
+                "dim -2). Which reshape gives (rows, in) for x with any number of leading "
+                "dimensions, none included?", error.details or error.hint,
+                mistake=f"{spec.name}/fails-without-leading-dims") from error
         raise GradingError(
             f"{spec.name}.backward fails for x of shape {tuple(values['x'].shape)} but works for "
             "2-D x: flatten the leading dimensions first, of grad_output and of x, into rows, "
@@ -251,7 +261,9 @@ def _my_linear_checks(function, device) -> None:
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
+    check_frozen_bias_not_summed(function, MY_LINEAR, linear_values((6,), device))
     covers("skips every unneeded matmul")
+    check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
 
 
@@ -270,13 +282,27 @@ def _fused_checks(function, device) -> None:
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
+    check_frozen_bias_not_summed(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
 
 
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices
 SHAPES = {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}
-MY_LINEAR_DOMAIN = Domain(MY_LINEAR, sampled(MY_LINEAR, SHAPES), optional=("bias",))
-FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, sampled(FUSED_LINEAR_RELU, SHAPES), optional=("bias",))
+# odd seeds (the per-call check's first call) take x of another leading shape, as many
+# elements: x's shape kept in a global for backward's reshape is the other call's
+ROWS = {**SHAPES, "x": (6, 4)}
+
+
+def _by_seed(spec: Spec):
+    """The domain's values, x of shape (2, 3, 4) for even seeds and (6, 4) for odd ones, so
+    that the per-call check's two calls differ in leading shape."""
+    even, odd = sampled(spec, SHAPES), sampled(spec, ROWS)
+    return lambda device, dtype=torch.float64, seed=0, **given: (
+        odd if seed % 2 else even)(device, dtype, seed, **given)
+
+
+MY_LINEAR_DOMAIN = Domain(MY_LINEAR, _by_seed(MY_LINEAR), optional=("bias",))
+FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, _by_seed(FUSED_LINEAR_RELU), optional=("bias",))
 
 
 EXERCISES = [

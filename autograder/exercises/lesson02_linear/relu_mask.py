@@ -35,8 +35,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             mistake=f"{spec.name}/saves-integer-mask")
     if not masks:
         raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's shape: "
-            "ctx.save_for_backward(x, weight, pre_activation > 0)",
+            f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
+            "backward needs what your relu_keeps keeps of the pre-activation, one byte per "
+            "output element, and forward, where the pre-activation is at hand, is where to "
+            "save it with ctx.save_for_backward (not recomputed in backward)",
             mistake=f"{spec.name}/saves-no-mask")
 
 

@@ -1,0 +1,90 @@
+"""What a lesson 02 backward does besides what it returns: a bias gradient summed for a bias
+that needs none (then returned as None, so only the ops show it), and F.linear called for
+the products (it decomposes to a matrix product, so only the Python call shows it)."""
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ...checks import Spec, make_inputs, run_backward, run_forward
+from ...errors import GradingError
+
+
+class _Reductions(TorchDispatchMode):
+    """The ops run inside the block that reduce a tensor to ``shape`` (size-1 dims aside, so
+    that ``ones(1, rows) @ G`` counts): each op's name, once per call."""
+
+    def __init__(self, shape: tuple):
+        super().__init__()
+        self.shape, self.ops = shape, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if not func.is_view:
+            largest = max((t.numel() for value in (*args, *kwargs.values())
+                           for t in (value if isinstance(value, (list, tuple)) else (value,))
+                           if isinstance(t, torch.Tensor)), default=0)
+            for out in result if isinstance(result, (list, tuple)) else (result,):
+                if (isinstance(out, torch.Tensor) and largest > out.numel()
+                        and tuple(s for s in out.shape if s != 1) == self.shape):
+                    self.ops.append(func.overloadpacket.__name__)
+        return result
+
+
+def check_frozen_bias_not_summed(function, spec: Spec, values: dict) -> None:
+    """A bias passed but frozen, every other input requiring grad: backward may not reduce a
+    tensor to the bias's shape (out,), grad_bias's work. Values with leading dimensions, so
+    that no other gradient has that shape. Run after the checks of what backward returns, so
+    that only an answer that computes grad_bias and then returns None reaches it."""
+    bias = values["bias"]
+    inputs = make_inputs(values, requires_grad=set(values) - {"bias"})
+    forward = run_forward(function, spec, inputs)
+    with _Reductions(tuple(bias.shape)) as reductions:
+        run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    if reductions.ops:
+        position = list(values).index("bias")
+        raise GradingError(
+            f"{spec.name}.backward reduced a tensor to the bias's shape {tuple(bias.shape)} (in "
+            f"aten.{reductions.ops[0]}) when bias was passed but does not require grad: that is "
+            "grad_bias's work, done for nobody, even if backward then returns None for it; "
+            f"compute grad_bias only when ctx.needs_input_grad[{position}] is True, not "
+            "whenever there is a bias", mistake=f"{spec.name}/computes-frozen-gradient")
+
+
+class _Calls(TorchFunctionMode):
+    """The torch functions called inside the block, as the functions themselves."""
+
+    def __init__(self):
+        super().__init__()
+        self.called = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.called.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def check_no_linear_in_backward(function, spec: Spec, values: dict) -> None:
+    """Backward may not call F.linear: the exercise is the formulas for its gradients. A
+    function mode set around autograd.grad does not reach a custom Function's backward, which
+    the engine runs, so the mode is set inside it, by a subclass."""
+    calls = []
+
+    def backward(ctx, *grad_outputs):
+        with _Calls() as mode:
+            try:
+                return function.backward(ctx, *grad_outputs)
+            finally:
+                calls.extend(mode.called)
+
+    watched = type(function.__name__, (function,), {"backward": staticmethod(backward)})
+    inputs = make_inputs(values)
+    forward = run_forward(watched, spec, inputs)
+    run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    if any(func is F.linear for func in calls):
+        raise GradingError(
+            f"{spec.name}.backward calls F.linear: backward is where the formulas you derived "
+            "go, each gradient a product of grad_output with a saved tensor; write each product "
+            "with @ (or matmul, or einsum) instead of reusing the forward's function",
+            mistake=f"{spec.name}/linear-in-backward")
