@@ -25,8 +25,10 @@ help: ## list the targets
 $(INSTALLED): requirements.txt pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -r requirements.txt
+	$(PYTHON) -m pip install --quiet --no-compile -r requirements.txt
 	$(PYTHON) -m pip install --quiet --no-deps --no-build-isolation --editable .
+	@# bytecode on every core (pip compiles on one); a file no Python 3 compiles is left, as pip leaves it
+	-$(PYTHON) -m compileall -qq -j 0 $(VENV)/lib
 	touch $@
 
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)

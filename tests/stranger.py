@@ -14,6 +14,7 @@ course's environment does not hold stops the build and says to run `make install
 notebook installs goes into a layer over it (``layered_environment``)."""
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -91,6 +92,18 @@ def _take(source: str, target: str, python: bytes) -> None:
         shutil.copy2(source, target)
 
 
+def _take_bytecode(source: str, target: str, made: set) -> None:
+    """The compiled bytecode of ``source`` beside ``target``, where the course environment has
+    it (pip's RECORD lists none: `make install` compiles on every core after pip)."""
+    compiled = importlib.util.cache_from_source(source)
+    if os.path.exists(compiled):
+        cached = importlib.util.cache_from_source(target)
+        if cached not in made:
+            os.makedirs(os.path.dirname(cached), exist_ok=True)
+            _take(compiled, cached, b"")
+            made.add(cached)
+
+
 def _build(home: Path, chosen: list[Distribution]) -> None:
     """A new environment in ``home`` with exactly the files of ``chosen`` (plain strings, not
     pathlib: there are some 35,000 of them)."""
@@ -115,6 +128,8 @@ def _build(home: Path, chosen: list[Distribution]) -> None:
                 made.add(folder)
             _take(source, target, python)
             made.add(target)
+            if source.endswith(".py"):  # its bytecode, which `make install` compiles apart
+                _take_bytecode(source, target, made)
 
 
 def colab_python() -> Path:

@@ -1,9 +1,11 @@
 """The stranger's environment (tests/stranger.py): what Colab's CPU runtime ships at the course's
 pins, and nothing of the instructor's."""
 
+import importlib.util
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -115,3 +117,11 @@ def test_a_pin_the_course_environment_lacks_stops_the_build(monkeypatch):
     monkeypatch.setattr(stranger, "colab_requirements", lambda: ["no-such-package==1.0"])
     with pytest.raises(RuntimeError, match="but no no-such-package is installed"):
         stranger.colab_distributions()
+
+
+def test_its_modules_come_with_their_bytecode(python):
+    """Does torch, as the stranger's Python holds it, have the compiled bytecode the course
+    environment has (`make install` compiles apart from pip, so RECORD lists none): every kernel
+    of the browser tests would otherwise compile what it imports again."""
+    module = next(python.parents[1].glob("lib/python*/site-packages/torch/__init__.py"))
+    assert Path(importlib.util.cache_from_source(str(module))).exists()
