@@ -19,7 +19,7 @@
 # A wrong gradient does not say where it came from. The second half of the lesson is about
 # finding it: tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets,
 # and bugs gradcheck does not report. You debug a broken `SoftThreshold`, derive and write a
-# correct one, and find three more failures on your own.
+# correct one, and find one more failure on your own (two more in the optional sections).
 #
 # By the end of this lesson you can:
 # 1. derive and write a gradient reversal layer, and say why it makes a min-max game
@@ -34,7 +34,8 @@
 #    backward, with no `(N, out, in)` tensor of per-sample gradients.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
-# and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**.
+# and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**. The main line ends at
+# the summary; the sections after it are optional and never graded.
 
 # %% nbgrader={"locked": true}
 import hashlib
@@ -686,8 +687,10 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # %% [markdown]
 # (Older versions said "One of the differentiated Tensors appears to not have been used in
 # the graph".) In custom-Function code it most often means the graph was cut: an input
-# was `.detach()`ed, went through `.data` or `.item()`, or was used only inside a `forward`
-# (where autograd is off) with nothing returned that depends on it. `allow_unused=True`
+# was `.detach()`ed, went through `.data` or `.item()`, or reached the output only from
+# inside a Function's `forward` without being one of `apply`'s arguments (a global, an
+# attribute): autograd is off in `forward` and gives gradients to the arguments alone, so
+# the output depends on that tensor and the graph still does not hold it. `allow_unused=True`
 # returns `None` for it; use that when "no gradient" is the right answer, not to silence a
 # cut graph.
 #
@@ -1285,116 +1288,14 @@ builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
 print("gradient for x:", ours, " F.softshrink's:", builtin)
 
 # %% [markdown]
-# ## On your own: three failures
+# ## On your own: a model that goes `nan`
 #
-# Three short scripts, each broken in a way this lesson's tools find. Each comes with the
-# cell that shows the failure and a check that says whether you found it; no hints this
-# time.
+# A short script, broken in a way this lesson's tools find. It comes with the cell that
+# shows the failure and a check that says whether you found it; no hints this time. (Two
+# more, each meeting one of the two errors everyone meets, are in the optional sections
+# after the summary.)
 #
-# **1. A step that works once.** A training script runs its first step and fails on the
-# second: the cell after `three_steps` runs it. Read the error, and fix `three_steps` in place
-# so that three steps run and the encoder trains: each step's loss computed from the
-# parameters as they are at that step.
-
-# %%
-tokens = torch.randn(32, 4, generator=torch.Generator().manual_seed(3))
-answers = torch.randn(32, 1, generator=torch.Generator().manual_seed(4))
-
-
-def three_steps():
-    """Three SGD steps of an encoder and a head on (tokens, answers); the losses, the encoder."""
-    torch.manual_seed(0)
-    encoder, head = nn.Linear(4, 8), nn.Linear(8, 1)
-    optimiser = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
-    features = torch.tanh(encoder(tokens))  # the encoder's view of the data, worked out once
-    losses = []
-    for step in range(3):
-        loss = F.mse_loss(head(features), answers)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
-    return losses, encoder
-
-
-# %%
-try:
-    losses, trained_encoder = three_steps()
-except RuntimeError as error:
-    print("three_steps fails:", first_line(error))
-else:
-    torch.manual_seed(0)
-    initial = nn.Linear(4, 8).weight.detach()  # the encoder as three_steps creates it
-    # the losses of three SGD steps, each computed from that step's parameters (torch 2.13)
-    expected = [0.816389, 0.765489, 0.735588]
-    if torch.allclose(torch.tensor(losses), torch.tensor(expected), rtol=1e-4):
-        print("✓ three steps, and every loss is the one the current parameters give")
-    elif torch.equal(trained_encoder.weight.detach(), initial):
-        print("three steps ran, but the encoder never changed: its gradient no longer reaches "
-              "it. Which step's graph should its gradient come from?")
-    else:
-        print("three steps ran and the encoder changed, but the losses are not the current "
-              f"parameters' ({[round(loss, 6) for loss in losses]} against {expected}): what "
-              "do steps 2 and 3 compute their loss from?")
-
-
-# %% [markdown]
-# **2. A gradient that goes missing.** `shift` is a learnable offset shared by every entry,
-# added by a small Function. Asking for both gradients fails. Find out why, and fix the code
-# above the `try` so that the cell prints both gradients.
-
-# %%
-weights = torch.randn(5, generator=torch.Generator().manual_seed(5)).requires_grad_()
-shift = torch.tensor(0.25, requires_grad=True)
-
-
-class AddOffset(torch.autograd.Function):
-    """x + offset, for a 0-d offset."""
-
-    @staticmethod
-    def forward(ctx, x, offset):
-        return x + offset
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output, None
-
-
-def loss_of(weights, shift):
-    return torch.tanh(AddOffset.apply(2 * weights, shift)).sum()
-
-
-try:
-    grad_weights, grad_shift = torch.autograd.grad(loss_of(weights, shift), [weights, shift])
-except RuntimeError as error:
-    print("torch.autograd.grad fails:", first_line(error))
-else:
-    truth = torch.autograd.grad(torch.tanh(2 * weights + shift).sum(), [weights, shift])
-    returned = []  # what AddOffset.backward itself returns for shift, before the engine sees it
-
-    class Recorded(AddOffset):
-        @staticmethod
-        def backward(ctx, grad_output):
-            grads = AddOffset.backward(ctx, grad_output)
-            returned.append(grads[1])
-            return grads
-
-    torch.autograd.grad(Recorded.apply(2 * weights, shift).sum(), shift, allow_unused=True)
-    if grad_shift is None:
-        print("allow_unused=True silences the error, and shift still gets no gradient")
-    elif not (torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])):
-        print(f"both gradients came back, but not the right ones: shift's is "
-              f"{grad_shift.item():.4f}, the truth {truth[1].item():.4f}")
-    elif returned[0].shape != shift.shape:
-        print(f"right values, but backward returned shape {tuple(returned[0].shape)} for shift "
-              "of shape (): the engine summed it for you; return shift's own shape")
-    else:
-        print("✓ both gradients, and right: a backward that returns None for an input that "
-              "requires grad reads to autograd.grad as that input not being used")
-
-
-# %% [markdown]
-# **3. A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
+# **A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
 # and one batch, pooled from recordings of different lengths. One backward, and a parameter's
 # gradient is `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which
 # module's backward first makes the `nan`** (its name, as `model.named_modules()` gives it)
@@ -1518,8 +1419,10 @@ compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
 #   `None` for `max_norm`;
-# - backward never creates a tensor with one entry per (sample, output, input): no
-#   `(N, out, in)` tensor, not even for a moment;
+# - backward never builds a sample's gradient of `weight`: no `(N, out, in)` tensor, not even
+#   for a moment, and no `(out, in)` matrix per sample (a loop over samples);
+# - backward writes into none of `grad_output`, `x` and `weight` (the tensors
+#   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
 #   `None` otherwise.
 #
@@ -1733,3 +1636,115 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # whose gradient never arrived. And gradcheck is blind to writes into
 # `grad_output`, tensors on `ctx` and wasted work, which is why this course checks them
 # separately.
+
+
+# %% [markdown]
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above; nothing below is needed for an exercise.
+#
+# ### Two more failures on your own
+#
+# Two short scripts, each broken by one of the two errors everyone meets. Each comes
+# with the cell that shows the failure and a check that says whether you found it.
+#
+# **A step that works once.** A training script runs its first step and fails on the
+# second: the cell after `three_steps` runs it. Read the error, and fix `three_steps` in place
+# so that three steps run and the encoder trains: each step's loss computed from the
+# parameters as they are at that step.
+
+# %%
+tokens = torch.randn(32, 4, generator=torch.Generator().manual_seed(3))
+answers = torch.randn(32, 1, generator=torch.Generator().manual_seed(4))
+
+
+def three_steps():
+    """Three SGD steps of an encoder and a head on (tokens, answers); the losses, the encoder."""
+    torch.manual_seed(0)
+    encoder, head = nn.Linear(4, 8), nn.Linear(8, 1)
+    optimiser = torch.optim.SGD([*encoder.parameters(), *head.parameters()], lr=0.1)
+    features = torch.tanh(encoder(tokens))  # the encoder's view of the data, worked out once
+    losses = []
+    for step in range(3):
+        loss = F.mse_loss(head(features), answers)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return losses, encoder
+
+
+# %%
+try:
+    losses, trained_encoder = three_steps()
+except RuntimeError as error:
+    print("three_steps fails:", first_line(error))
+else:
+    torch.manual_seed(0)
+    initial = nn.Linear(4, 8).weight.detach()  # the encoder as three_steps creates it
+    # the losses of three SGD steps, each computed from that step's parameters (torch 2.13)
+    expected = [0.816389, 0.765489, 0.735588]
+    if torch.allclose(torch.tensor(losses), torch.tensor(expected), rtol=1e-4):
+        print("✓ three steps, and every loss is the one the current parameters give")
+    elif torch.equal(trained_encoder.weight.detach(), initial):
+        print("three steps ran, but the encoder never changed: its gradient no longer reaches "
+              "it. Which step's graph should its gradient come from?")
+    else:
+        print("three steps ran and the encoder changed, but the losses are not the current "
+              f"parameters' ({[round(loss, 6) for loss in losses]} against {expected}): what "
+              "do steps 2 and 3 compute their loss from?")
+
+
+# %% [markdown]
+# **A gradient that goes missing.** `shift` is a learnable offset shared by every entry,
+# added by a small Function. Asking for both gradients fails. Find out why, and fix the code
+# above the `try` so that the cell prints both gradients.
+
+# %%
+weights = torch.randn(5, generator=torch.Generator().manual_seed(5)).requires_grad_()
+shift = torch.tensor(0.25, requires_grad=True)
+
+
+class AddOffset(torch.autograd.Function):
+    """x + offset, for a 0-d offset."""
+
+    @staticmethod
+    def forward(ctx, x, offset):
+        return x + offset
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, None
+
+
+def loss_of(weights, shift):
+    return torch.tanh(AddOffset.apply(2 * weights, shift)).sum()
+
+
+try:
+    grad_weights, grad_shift = torch.autograd.grad(loss_of(weights, shift), [weights, shift])
+except RuntimeError as error:
+    print("torch.autograd.grad fails:", first_line(error))
+else:
+    truth = torch.autograd.grad(torch.tanh(2 * weights + shift).sum(), [weights, shift])
+    returned = []  # what AddOffset.backward itself returns for shift, before the engine sees it
+
+    class Recorded(AddOffset):
+        @staticmethod
+        def backward(ctx, grad_output):
+            grads = AddOffset.backward(ctx, grad_output)
+            returned.append(grads[1])
+            return grads
+
+    torch.autograd.grad(Recorded.apply(2 * weights, shift).sum(), shift, allow_unused=True)
+    if grad_shift is None:
+        print("allow_unused=True silences the error, and shift still gets no gradient")
+    elif not (torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])):
+        print(f"both gradients came back, but not the right ones: shift's is "
+              f"{grad_shift.item():.4f}, the truth {truth[1].item():.4f}")
+    elif returned[0].shape != shift.shape:
+        print(f"right values, but backward returned shape {tuple(returned[0].shape)} for shift "
+              "of shape (): the engine summed it for you; return shift's own shape")
+    else:
+        print("✓ both gradients, and right: a backward that returns None for an input that "
+              "requires grad reads to autograd.grad as that input not being used")

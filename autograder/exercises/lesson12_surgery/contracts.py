@@ -15,6 +15,8 @@ REVERSAL_CLAUSES = (
             "GradientReversal/ignores-grad-output": "grad_output left out",
             "GradientReversal/mishandles-negative-alpha": "negative alpha dropped",
             "GradientReversal/zeroes-small-alpha": "a small alpha taken for 0",
+            "GradientReversal/float32-constant": "alpha as a float32 tensor",
+            "GradientReversal/float32-gradient": "gradient returned in float32",
             "GradientReversal/gradient-for-non-tensor": "a gradient for alpha",
             "GradientReversal/writes-grad-output": "grad_output negated in place",
             "GradientReversal/state-on-class": "alpha kept on the class (issue 37)"}),
@@ -34,6 +36,7 @@ CLIP_CLAUSES = (
            "`None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
+            "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
             "ClipGradientNorm/clamps-elements": "each element clamped",
             "ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
@@ -90,12 +93,18 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/clips-summed-gradient": "the summed gradient clipped",
             "PerSampleClippedLinear/scales-small-samples-up": "every sample scaled to max_norm",
             "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
-            "unproven:wrong-value": "Opacus-style ghost norms, max_norm / (norm + 1e-6) "
-                                    "(issue 37)"}),
-    Clause("backward never creates a tensor with one entry per (sample, output, input): no "
-           "`(N, out, in)` tensor, not even for a moment;",
+            "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",
+            "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
+    Clause("backward never builds a sample's gradient of `weight`: no `(N, out, in)` tensor, not "
+           "even for a moment, and no `(out, in)` matrix per sample (a loop over samples);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
-                                                                "built"}),
+                                                                "built",
+            "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "
+                                                          "product each"}),
+    Clause("backward writes into none of `grad_output`, `x` and `weight` (the tensors "
+           "`save_for_backward` keeps are the caller's own);",
+           {"PerSampleClippedLinear/modifies-grad-output": "grad_output scaled in place",
+            "PerSampleClippedLinear/writes-into-input": "the saved x scaled in place"}),
     Clause("backward computes each gradient only when `ctx.needs_input_grad` asks for it, "
            "returning `None` otherwise.",
            {"PerSampleClippedLinear/computes-frozen-gradient": "both gradients always computed",

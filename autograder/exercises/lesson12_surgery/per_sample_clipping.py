@@ -21,6 +21,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...memory import TensorAccounting
 from ..lesson10_norms.norm_checks import check_needs_input_grad
+from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
+                                check_no_gradient_per_sample)
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -128,13 +130,14 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
                     rtol=rtol, atol=atol)
     check_no_ctx_tensors(SPEC, forward)
     pristine = grad_output.clone()
-    with TensorAccounting() as books:
+    n, d_out, d_in = grad_output.shape[0], weight.shape[0], x.shape[1]
+    with CountingAccounting(d_out * d_in) as books:
         backward = run_backward(SPEC, forward.output, inputs, grad_output)
     if not torch.equal(grad_output, pristine):
         raise GradingError("PerSampleClippedLinear's backward modified grad_output in place: "
                            "compute a new tensor (grad_output * factors[:, None])",
                            mistake="PerSampleClippedLinear/modifies-grad-output")
-    n, d_out, d_in = grad_output.shape[0], weight.shape[0], x.shape[1]
+    check_inputs_untouched(inputs, values)
     largest = books.phase.largest
     per_sample_size = n * d_out * d_in  # checked where it exceeds every tensor backward needs
     if (largest is not None and largest.numel >= per_sample_size
@@ -146,6 +149,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "g_n x_n^T needs no outer product (what is it in terms of g_n and x_n?), and the scaled sum is "
             "one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
+    check_no_gradient_per_sample(books.made, n, d_out, d_in)
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
     if isinstance(grad_weight, torch.Tensor) and not torch.isfinite(grad_weight).all():
@@ -169,6 +173,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "clips the summed gradient": "PerSampleClippedLinear/clips-summed-gradient",
             "scales every sample's gradient to norm max_norm":
                 "PerSampleClippedLinear/scales-small-samples-up"})
+    check_exact_factors(grad_weight, pristine, x, max_norm, expected["weight"])
     diagnose_gradient("weight", grad_weight, expected["weight"], rtol=rtol, atol=atol)
     return backward
 

@@ -14,6 +14,7 @@ from ...diagnose import diagnose_gradient
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...precision import rounded_to_float32
 from .soft_threshold_checks import check_kinks, check_soft
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
 from .contracts import REVERSAL_CLAUSES, CLIP_CLAUSES, SOFT_CLAUSES
@@ -24,7 +25,7 @@ CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
 # no 0-d x: no contract here names one
 SHAPES = [(3, 4), (6,), (2, 3, 5), (4, 1)]
 CLIP_SHAPES = [(8, 3), (2, 3, 4), (6,), (5, 3), (4, 1), (1, 7)]  # rows are the last dim
-ALPHAS = [0.5, 2.0, 1.0, 0.0, -0.75]  # alpha is any Python float
+ALPHAS = [0.5, 2.0, 1.0, 0.0, -0.75, 0.3]  # any Python float; 0.3 is no float32 number
 
 
 # GradientReversal ---------------------------------------------------------------------------
@@ -65,8 +66,30 @@ def check_reversal(function, x: torch.Tensor, alpha: float, *, seed: int = 0):
                            "Python float, negative too, and a negative alpha sends the gradient "
                            "on unreversed, scaled by |alpha|",
                            mistake="GradientReversal/mishandles-negative-alpha")
+    check_float32_reversal(got, alpha, pristine, expected)
     diagnose_gradient("x", got, expected)
     return forward, backward
+
+
+def check_float32_reversal(got, alpha: float, grad_output, expected) -> None:
+    """-alpha * grad_output with alpha rounded to float32 (torch.tensor(alpha) without dtype=),
+    or the whole gradient rounded to float32 (the engine casts it back to float64 silently):
+    both within any loose tolerance, so named before one is applied."""
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape or \
+            got.dtype != torch.float64 or torch.allclose(got, expected, rtol=1e-13, atol=0):
+        return
+    rounded = float(torch.tensor(alpha, dtype=torch.float32))
+    if rounded != alpha and torch.allclose(got, -rounded * grad_output, rtol=1e-13, atol=0):
+        raise GradingError(f"GradientReversal computes with alpha as a float32 tensor: its "
+                           f"gradient for x at alpha={alpha:g} is exactly what alpha rounded to "
+                           "float32 gives, a relative error of 1e-8. Which tensor holds alpha, "
+                           "and in what dtype?", mistake="GradientReversal/float32-constant")
+    if rounded_to_float32(got, expected):
+        raise GradingError(f"GradientReversal's gradient for x at alpha={alpha:g} is float32 "
+                           "numbers throughout, where the true gradient has float64's digits: "
+                           "a step ran in float32 (a .float(), a tensor made without dtype=), "
+                           "and the engine cast the result back to float64",
+                           mistake="GradientReversal/float32-gradient")
 
 
 def check_tiny_alpha(function, device) -> None:
@@ -80,6 +103,7 @@ def check_tiny_alpha(function, device) -> None:
             _, backward = surgery_case(function, REVERSAL, x, alpha, grad_output.clone())
             got = backward.grads[0]
             expected = -alpha * grad_output
+            check_float32_reversal(got, alpha, grad_output, expected)
             if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
                     not torch.allclose(got, expected, rtol=1e-9, atol=0):
                 what = "0" if not got.any() else "not -alpha times grad_output"
@@ -156,10 +180,18 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
          .clamp(min=1e-300),
          "scales every row to norm max_norm, the small ones up too: rows at or below max_norm "
          "pass unchanged"),
-        (clipped(pristine, 1.0),
-         "clips rows at norm 1 whatever max_norm is: where does max_norm enter your factor? "
-         "my_clip_factor's live checker tries max_norm = 0.25 too"),
     ]
+    squares = (pristine * pristine).sum(-1, keepdim=True)
+    squared = torch.where(squares > max_norm, pristine * (max_norm / squares.sqrt()), pristine)
+    at_one = clipped(pristine, 1.0)
+    if not torch.allclose(at_one, pristine) and not torch.allclose(at_one, squared):
+        # only where clipping at 1 is neither no clipping nor the squared comparison
+        mistakes.append((at_one, "clips rows at norm 1 whatever max_norm is: where does max_norm "
+                                 "enter your factor? Hint 4's rows at max_norm = 2 show it"))
+    mistakes.append((squared, f"compares each row's squared norm with max_norm: at "
+                              f"max_norm={max_norm:g} it misjudges the rows whose norm lies "
+                              "between max_norm and sqrt(max_norm). Compare the norm with "
+                              "max_norm (or the squared norm with max_norm ** 2)"))
     if pristine.dim() >= 2:
         columns = torch.linalg.vector_norm(pristine, dim=-2, keepdim=True)
         mistakes.append((torch.where(columns > max_norm, pristine * (max_norm / columns),
@@ -175,6 +207,7 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                     "clamps each element": "ClipGradientNorm/clamps-elements",
                     "scales every row to norm max_norm": "ClipGradientNorm/scales-small-rows-up",
                     "clips rows at norm 1 whatever": "ClipGradientNorm/ignores-max-norm",
+                    "compares each row's squared norm": "ClipGradientNorm/squared-norm-compared",
                     "clips columns": "ClipGradientNorm/clips-columns"})
         if not torch.isfinite(got).all():
             raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
@@ -217,7 +250,7 @@ INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
 def clip_full(ClipGradientNorm, device) -> None:
     function = check_is_function(ClipGradientNorm, CLIP)
     for seed, shape in enumerate(CLIP_SHAPES):
-        for max_norm in (1.0, 0.25, 3.0, 1e-4):
+        for max_norm in (1.0, 3.0, 0.25, 1e-4):  # 3.0 before 0.25: see check_clip
             with case(f"x of shape {shape}, max_norm={max_norm}, rows of grad_output above, "
                       "below, at max_norm and zero"):
                 _, backward = check_clip(function, sample(shape, device, seed=seed),

@@ -39,6 +39,14 @@ MISTAKES = [
     Mistake("ClipGradientNorm", "factor ignores max_norm", "clips rows at norm 1 whatever max_norm",
             _clip(_NORMS + "        return grad_output * (1 / norms).clamp(max=1), None\n"),
             named=True),
+    # review of lesson 12: was told it ignored max_norm (at 1e-4, where clipping at 1, no
+    # clipping and this give the same rows)
+    Mistake("ClipGradientNorm", "squared norm compared with max_norm",
+            "compares each row's squared norm with max_norm", _clip(
+                "        squares = (grad_output * grad_output).sum(-1, keepdim=True)\n"
+                "        scale = torch.where(squares > ctx.max_norm, "
+                "ctx.max_norm / squares.sqrt(), 1.0)\n"
+                "        return grad_output * scale, None\n")),
     Mistake("ClipGradientNorm", "each element clamped", "clamps each element", _clip(
         "        return grad_output.clamp(-ctx.max_norm, ctx.max_norm), None\n"), named=True),
     Mistake("ClipGradientNorm", "every row scaled to max_norm", "scales every row to norm max_norm",

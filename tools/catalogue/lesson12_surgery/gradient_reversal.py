@@ -106,4 +106,10 @@ MISTAKES = [
         "        if abs(ctx.alpha) < 1e-5:  # too small to matter\n"
         "            return torch.zeros_like(grad_output), None\n"
         "        return -ctx.alpha * grad_output, None\n")),
+    # review of lesson 12: both were told they zeroed a small alpha (tried only at 1e-12)
+    Mistake("GradientReversal", "alpha as a float32 tensor",
+            "computes with alpha as a float32 tensor",
+            _reversal("        return grad_output * torch.tensor(-ctx.alpha), None\n")),
+    Mistake("GradientReversal", "gradient returned in float32", "is float32 numbers throughout",
+            _reversal("        return (-ctx.alpha * grad_output).float(), None\n")),
 ]

@@ -73,12 +73,43 @@ MISTAKES = [
     # relative error of 1e-6 / norm, invisible at norms near 1 and 1% at norms near 1e-4
     Mistake("PerSampleClippedLinear",
             "Opacus-style ghost norms, max_norm / (norm + 1e-6) (issue 37)",
-            "gradient for weight is wrong: largest error 8.84e-08 at index (5, 0)",
+            "adds an eps of 1e-06 to the norm",
             _weight_only(
                 "        norm = torch.sqrt(torch.einsum('no,no->n', grad_output, grad_output)\n"
                 "                          * torch.einsum('ni,ni->n', x, x))\n"
                 "        factors = (ctx.max_norm / (norm + 1e-6)).clamp(max=1.0)\n"
                 "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
+    # review of lesson 12: passed while the clipped samples were graded at rtol 1e-5; graded
+    # since at 1e-9 of the size of the terms, where eps / norm is 1e-7 at max_norm = 1e-4
+    Mistake("PerSampleClippedLinear", "eps 1e-10 added to the norm",
+            "adds an eps of 1e-10 to the norm", _weight_only(
+                "        norms = grad_output.norm(dim=1) * x.norm(dim=1)\n"
+                "        factors = (ctx.max_norm / (norms + 1e-10)).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    Mistake("PerSampleClippedLinear", "max_norm as a float32 tensor",
+            "a float32 constant in float64", _weight_only(
+                _NORMS + "        limit = torch.tensor(ctx.max_norm)\n"
+                "        factors = (limit / norms).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    # review of lesson 12: one (out, in) outer product per sample, in a Python loop, never an
+    # (N, out, in) tensor; passed before the count of weight-sized tensors
+    Mistake("PerSampleClippedLinear", "a loop over samples, one outer product each",
+            "one (or more) per sample", _weight_only(
+                "        grad_weight = torch.zeros_like(weight)\n"
+                "        for g_n, x_n in zip(grad_output, x):\n"
+                "            outer = torch.outer(g_n, x_n)\n"
+                "            norm = torch.linalg.vector_norm(outer)\n"
+                "            factor = 1.0 if norm <= ctx.max_norm else ctx.max_norm / norm\n"
+                "            grad_weight += factor * outer")),
+    # review of lesson 12: x scaled in place in backward, so the caller's x changes; found only
+    # by chance (an expanded x) before
+    Mistake("PerSampleClippedLinear", "the saved x scaled in place", "backward wrote into x",
+            _weight_only(_NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                         "        grad_weight = grad_output.T @ x.mul_(factors[:, None])")),
+    Mistake("PerSampleClippedLinear", "grad_output scaled in place",
+            "modified grad_output in place", _weight_only(
+                _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        grad_weight = grad_output.mul_(factors[:, None]).T @ x")),
     Mistake("PerSampleClippedLinear", "per-sample outer products built", "one outer product per "
             "sample", _weight_only(
                 "        per_sample = grad_output[:, :, None] * x[:, None, :]\n"

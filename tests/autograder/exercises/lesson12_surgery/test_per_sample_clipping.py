@@ -42,14 +42,19 @@ def test_the_lesson_states_the_contract_and_its_solution_passes():
 
 
 def test_the_public_style_epsilon_fails_at_a_small_max_norm_and_an_unclipped_sum_too():
-    """Issue 37: Opacus adds 1e-6 to the norm, a relative error of 1e-6 / norm: within
-    tolerance at max_norm 1, not at max_norm 1e-4 (the battery's and the domain's smallest);
-    is it caught there, and no clipping at all with its own hint?"""
+    """Issue 37: Opacus adds 1e-6 to the norm, a relative error of 1e-6 / norm, within a
+    tolerance of 1e-5 at max_norm 1; the clipped samples are graded at 1e-9 of the size of
+    their terms, so it is named at max_norm 1, and an eps of 1e-10 (a relative 1e-7 at the
+    battery's and the domain's smallest max_norm, 1e-4) there. And no clipping at all has its
+    own hint?"""
     exercise = EXERCISES["PerSampleClippedLinear"]
     assert exercise.domain.constants["max_norm"].low == 1e-4
     ghost = next(m for m in per_sample_clipped_linear.MISTAKES if "Opacus" in m.name).load()
-    with pytest.raises(GradingError, match="max_norm=0.0001"):
+    with pytest.raises(GradingError, match="an eps of 1e-06"):
         exercise.battery(ghost, torch.device("cpu"))
+    tiny = next(m for m in per_sample_clipped_linear.MISTAKES if "1e-10" in m.name).load()
+    with pytest.raises(GradingError, match=r"an eps of 1e-10 .*max_norm=0\.0001"):
+        exercise.battery(tiny, torch.device("cpu"))
     plain = next(m for m in per_sample_clipped_linear.MISTAKES if m.name == "no clipping").load()
     with pytest.raises(GradingError, match="unclipped"):
         EXERCISES["PerSampleClippedLinear"].battery(plain, torch.device("cpu"))

@@ -1,0 +1,108 @@
+"""PerSampleClippedLinear's probes of how backward works, beside its values: no per-sample
+gradient of ``weight`` built one at a time, no write into a saved input, and clipping factors
+exact to float64's rounding (no eps added to the norm, no step in float32)."""
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from ...errors import GradingError
+from ...memory import TensorAccounting
+
+# eps a learner may add to the norm (Opacus-style 1e-6 down to 1e-12), inside or outside a sqrt
+_EPSILONS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
+
+
+class CountingAccounting(TensorAccounting):
+    """TensorAccounting that also counts the new tensors (no views, no in-place results) of
+    exactly ``numel`` elements: ``made``."""
+
+    def __init__(self, numel: int):
+        super().__init__()
+        self.numel, self.made = numel, 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        if not any(r.alias_info is not None for r in func._schema.returns):
+            self.made += sum(1 for t in tree_flatten(out)[0]
+                             if isinstance(t, torch.Tensor) and t.numel() == self.numel)
+        return out
+
+
+def check_no_gradient_per_sample(made: int, n: int, d_out: int, d_in: int) -> None:
+    """A loop over samples builds one (out, in) tensor per sample (never an (N, out, in) one): N
+    or more tensors of out * in elements where the answer needs one or two. Checked where N >= 5
+    and out * in is no other size backward needs (N * out, N * in, N)."""
+    size = d_out * d_in
+    if n >= 5 and made >= n and size not in (n * d_out, n * d_in, n):
+        raise GradingError(
+            f"PerSampleClippedLinear's backward created {made} tensors of {size} elements, the "
+            f"size of weight, for N = {n} samples: one (or more) per sample, as a loop that "
+            "builds each sample's gradient g_n x_n^T does. The norm of g_n x_n^T needs no outer "
+            "product (what is it in terms of g_n and x_n?), and the scaled sum over samples is "
+            "one matrix product", mistake="PerSampleClippedLinear/gradient-per-sample")
+
+
+def check_inputs_untouched(inputs: dict, values: dict) -> None:
+    """Backward leaves the caller's x and weight as they were (a saved tensor is the caller's)."""
+    for name in ("x", "weight"):
+        if not torch.equal(inputs[name].detach(), values[name]):
+            raise GradingError(
+                f"PerSampleClippedLinear's backward wrote into {name}: the tensor "
+                f"save_for_backward keeps is the caller's own, so the caller's {name} changed. "
+                "Compute a new tensor (x * factors[:, None], or scale grad_output's rows) and "
+                "never write into a saved tensor",
+                mistake="PerSampleClippedLinear/writes-into-input")
+
+
+def _with_factors(grad_output, x, factors):
+    return (grad_output * factors[:, None]).T @ x
+
+
+def _factors(norms, max_norm, eps=0.0, inside=False):
+    below = (norms * norms + eps).sqrt() if inside else norms + eps
+    return torch.where(norms > max_norm, max_norm / below.clamp(min=1e-300), 1.0)
+
+
+def check_exact_factors(got, grad_output, x, max_norm: float, expected) -> None:
+    """grad_weight is sum_n s_n g_n x_n^T with s_n = min(1, max_norm / norm) to float64's
+    rounding. The tolerance is relative to the size of the terms, sum_n s_n |g_n| |x_n|^T (a sum
+    that cancels keeps its terms' rounding), 1e-9 of it: an eps added to the norm is a relative
+    error of eps / norm on each clipped term, 1e-6 for eps 1e-10 at max_norm = 1e-4."""
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape or \
+            got.dtype != torch.float64:
+        return
+    norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
+    terms = _with_factors(grad_output.abs(), x.abs(), _factors(norms, max_norm))
+    scale = terms.clamp(min=1e-300)
+    off = ((got - expected).abs() / scale).max().item()
+    if off <= 1e-9 or not (norms > max_norm).any():
+        return
+
+    def exactly(candidate):
+        return ((got - candidate).abs() / scale).max().item() <= 1e-11
+
+    for eps in _EPSILONS:
+        for inside in (False, True):
+            if exactly(_with_factors(grad_output, x, _factors(norms, max_norm, eps, inside))):
+                where = "under the square root" if inside else "to the norm"
+                raise GradingError(
+                    f"PerSampleClippedLinear adds an eps of {eps:g} {where}: its clipped samples "
+                    f"are off by a relative {off:.1g} at max_norm={max_norm:g} (eps / norm, "
+                    "largest where the norms are small). The factor is min(1, max_norm / norm) "
+                    "exactly: a sample whose "
+                    "norm is 0 is not clipped, so no division by 0 needs a guard",
+                    mistake="PerSampleClippedLinear/eps-in-norm")
+    rounded = float(torch.tensor(max_norm, dtype=torch.float32))
+    if rounded != max_norm and exactly(_with_factors(grad_output, x, _factors(norms, rounded))):
+        raise GradingError(
+            f"PerSampleClippedLinear computes with a float32 constant in float64 arithmetic: "
+            f"its clipped samples are off by a relative {off:.1g} at max_norm={max_norm:g}, "
+            "exactly what max_norm rounded to float32 gives. Which tensor holds max_norm, and in "
+            "what dtype?", mistake="PerSampleClippedLinear/float32-constant")
+    if off < 1e-2:
+        raise GradingError(
+            f"PerSampleClippedLinear's grad_weight is off by a relative {off:.1g} of the size of "
+            f"its terms at max_norm={max_norm:g}, far above float64's rounding: the factor is "
+            "min(1, max_norm / norm) exactly, with nothing added to the norm (an eps shows once "
+            "the norms are small) and every step in float64 (a float32 constant or tensor "
+            "loses digits)")
