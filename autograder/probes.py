@@ -1,8 +1,10 @@
 """Run a learner's Function once and record what it did: saved tensors, ctx attributes,
 the ops and FLOPs of its backward, and any re-entry into autograd."""
 
+import functools
 import inspect
 import sys
+import types
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -81,17 +83,51 @@ def _role(saved: torch.Tensor, inputs: dict, outputs: list) -> str:
     return "intermediate"
 
 
-def reachable(value, path: str, kind: type = torch.Tensor):
+def reachable(value, path: str, kind: type = torch.Tensor, *, inputs=None, _depth: int = 0,
+              _seen=None):
     """(path, item) for every ``kind`` held in ``value`` or in its lists, tuples and dicts:
-    what a ctx attribute keeps, however it is wrapped."""
+    what a ctx attribute keeps, however it is wrapped. Given ``inputs`` (the Function's
+    arguments), also inside partials, closures, defaults, bound methods and plain objects
+    (_held_by_call), a few levels deep, but never inside one of ``inputs``: a run_fn the caller
+    passed may close over its own weights, and keeping it is no fault."""
     if isinstance(value, kind):
         yield path, value
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            yield from reachable(item, f"{path}[{i}]", kind)
+        return
+    _seen = {} if _seen is None else _seen  # id -> object, kept alive so no id is reused
+    if _depth > 6 or id(value) in _seen:
+        return
+    _seen[id(value)] = value
+    if isinstance(value, (list, tuple)):
+        held = [(f"[{i}]", item) for i, item in enumerate(value)]
     elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from reachable(item, f"{path}[{key!r}]", kind)
+        held = [(f"[{key!r}]", item) for key, item in value.items()]
+    else:
+        try:
+            held = (_held_by_call(value) if inputs is not None
+                    and not any(value is given for given in inputs) else [])
+        except ValueError:  # a closure cell not filled yet
+            held = []
+    for suffix, item in held:
+        yield from reachable(item, path + suffix, kind, inputs=inputs, _depth=_depth + 1,
+                             _seen=_seen)
+
+
+def _held_by_call(value) -> list:
+    """(path suffix, item) for what a functools.partial, a function (closure cells, defaults),
+    a bound method or a plain object holds; not a class, a Python module, an nn.Module, nor an
+    object of torch, NumPy or Triton."""
+    if isinstance(value, functools.partial):
+        return [(".func", value.func), (".args", value.args), (".keywords", value.keywords)]
+    if isinstance(value, types.FunctionType):
+        cells = zip(value.__code__.co_freevars, value.__closure__ or ())
+        return [*((f"'s closure variable {name}", cell.cell_contents) for name, cell in cells),
+                (".__defaults__", value.__defaults__), (".__kwdefaults__", value.__kwdefaults__)]
+    if isinstance(value, types.MethodType):
+        return [(".__self__", value.__self__)]
+    plain = (hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType,
+                                                                    torch.nn.Module))
+             and type(value).__module__.split(".")[0] not in ("torch", "numpy", "triton"))
+    return [(f".{key}", item) for key, item in vars(value).items()] if plain else []
 
 
 def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
@@ -114,7 +150,8 @@ def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
     ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
     attributes = dict(vars(ctx)) if ctx is not None and hasattr(ctx, "__dict__") else {}
     tensor_attributes = [p for name, value in attributes.items()
-                         for p, _ in reachable(value, f"ctx.{name}")]
+                         for p, _ in reachable(value, f"ctx.{name}",
+                                               inputs=list(named_inputs.values()))]
     return ForwardTrace(output, saved, tensor_attributes, attributes)
 
 

@@ -25,8 +25,9 @@
 #    (and, in an optional section after the summary, a stack of them whose memory does not
 #    grow with depth).
 #
-# Exercises are marked **✎ Exercise**. Their self-checks run in a second or two, every check
-# the hidden tests run (they add a GPU run when the grader has one and you had none).
+# Exercises are marked **✎ Exercise**. Their self-checks run every check the hidden tests run
+# (they add a GPU run when the grader has one and you had none), in a few seconds each; the
+# first one in a fresh kernel takes longer, while the grading library loads.
 
 # %% nbgrader={"locked": true}
 import math
@@ -497,29 +498,21 @@ print("a later one:", [round(v, 2) for v in later.tolist()])
 print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.equal(first, replay))
 
 # %% [markdown]
-# And `torch.random.fork_rng()`, a context manager that saves the global state on entry and
-# puts it back on exit: whatever happens to the generator inside the block, the caller's stream
-# continues afterwards as if the block had not run.
-
-# %%
-torch.manual_seed(3)
-next_draw = torch.rand(3)          # what the caller would draw next
-torch.manual_seed(3)
-with torch.random.fork_rng():
-    torch.manual_seed(123)         # anything inside: reseed, draw
-    _ = torch.rand(100)
-print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
+# So backward can replay forward's mask by writing forward's state back, and the cell above
+# showed the price: whoever draws next repeats numbers already drawn (`b` repeated `a`). How
+# backward replays the mask **and** leaves the caller's stream where it found it is question 3
+# of the exercise: the two calls above are all it takes.
 
 # %% [markdown]
 # On a GPU, a CUDA tensor's dropout does not draw from the global CPU generator: each device
-# has a **generator of its own**. What must forward note for each device, and what must `fork_rng`
-# be told?
+# has a **generator of its own**. What must forward note for each device, and what must
+# backward put back for each?
 #
 # <details><summary><b>The CUDA calls</b> (the CPU-only self-check cannot teach them)</summary>
 #
 # `torch.cuda.get_rng_state(device)` reads one device's state and
-# `torch.cuda.set_rng_state(state, device)` writes it back; `fork_rng`'s `devices` argument
-# names the devices whose generators it protects.
+# `torch.cuda.set_rng_state(state, device)` writes it back, as `torch.get_rng_state()` and
+# `torch.set_rng_state(state)` do for the CPU's.
 # </details>
 #
 # A random state may be kept as a plain `ctx` attribute: it is bookkeeping, not a tensor
@@ -555,8 +548,9 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 #    themselves would extend which graph? And should every tensor you recompute on require
 #    grad? (Think of a boolean mask among the arguments.)
 # 3. The recomputation must draw the dropout masks forward drew. What must forward keep for
-#    that, and how does backward put it back without changing the random numbers the caller
-#    draws after backward?
+#    that? Backward writes it back, and the generator is then rewound for everyone (`b`
+#    repeated `a`): what must backward do before and after the recomputation so that the
+#    caller's next draw is the one it would have been without a checkpoint?
 # 4. Parameters used inside `run_fn` must end with their gradients in `.grad`. Which way of
 #    running backward through the rebuilt output does that, and where do you then read the
 #    gradients you return?
@@ -687,14 +681,30 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 #    at this block, and made to require grad only where the original did (a boolean mask
 #    cannot).
 # 3. Forward records the CPU random state, and each CUDA device's, before it calls `run_fn`.
-#    Backward writes them back inside `torch.random.fork_rng`, which restores the caller's
-#    streams on exit, and calls `run_fn` there under `torch.enable_grad()`.
+#    Backward first reads the caller's current states, then writes forward's back, calls
+#    `run_fn` under `torch.enable_grad()`, and finally writes the caller's states back.
+#    PyTorch packages that reading and writing back as a context manager,
+#    `torch.random.fork_rng` (the next cell), which the solution uses.
 # 4. `torch.autograd.backward` on the rebuilt output, with `grad_output`: it accumulates into
 #    the `.grad` of every leaf it reaches, the parameters and the fresh leaves alike, and the
 #    gradients you return are the fresh leaves' `.grad`.
 # 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its fresh
 #    leaf's `.grad` if it is a tensor, `None` otherwise.
 # </details>
+#
+# Compare your answer to question 3 with `torch.random.fork_rng()`, a context manager that saves
+# the global state on entry and puts it back on exit: whatever happens to the generator inside
+# the block, the caller's stream continues afterwards as if the block had not run. Its
+# `devices` argument names the CUDA devices whose generators it saves and restores too.
+
+# %%
+torch.manual_seed(3)
+next_draw = torch.rand(3)          # what the caller would draw next
+torch.manual_seed(3)
+with torch.random.fork_rng():
+    torch.manual_seed(123)         # anything inside: reseed, draw
+    _ = torch.rand(100)
+print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_draw))
 
 # %% [markdown]
 # Try it on a block with dropout and parameters: the gradients must equal those of a plain run
@@ -742,7 +752,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   group's activations are all alive at once at some point, and it holds no more layers than
 #   the best split into `segments` groups needs;
 # - the output, and the gradients of `x` and of every layer's parameters, are the plain
-#   stack's, for every number of segments from 1 to the number of layers.
+#   stack's, for every number of segments from 1 to the number of layers;
+# - `layers` is the caller's: read it and leave it as it was given (the caller runs the same
+#   stack again, on the next step).
 #
 # Before you write the split, work it out on paper: for $n$ layers in $k$ groups, how many
 # layers must the longest group hold at least, and how many groups of each length reach it?
@@ -947,7 +959,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$. Segments
 # hold whole blocks, though, and $k = 4$ and $k = 8$, which divide 16 evenly, tie, each at a
 # third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
-# network at once: no saving at all.
+# network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
+# output the loss keeps (the recomputed network holds everything else), almost no saving.
 
 # %% [markdown]
 # ### Every segment count, and the price in work

@@ -128,8 +128,9 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         lambda x: _run_layers(layers, x), {"x": x_value}, {"x"}, parameters)
     clear_grads(list(layers))
     x = x_value.detach().clone().requires_grad_()
+    given = list(layers) if isinstance(layers, list) else layers  # a fresh list on each call
     try:
-        output = checkpoint_sequential(layers, segments, x)
+        output = checkpoint_sequential(given, segments, x)
     except (NotImplementedError, GradingError):
         raise
     except TypeError as error:
@@ -138,6 +139,14 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
     except RuntimeError as error:
         raise GradingError(f"{where} raised RuntimeError: {str(error).splitlines()[0]}",
                            str(error)) from error
+    if isinstance(layers, list) and (len(given) != n or any(
+            a is not b for a, b in zip(given, layers))):
+        raise GradingError(
+            f"{where} changed the caller's list of layers: it held {n} layers, and after the "
+            f"call it holds {len(given)}{'' if len(given) != n else ', in another order'}; "
+            "the caller runs the same stack again (the next step, the next segment count), so "
+            "read the list and leave it as it was: take each group as a slice, layers[i:j]",
+            mistake="checkpoint_sequential/mutates-layers")
     if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
             output.detach(), expected):
         for k in range(n):

@@ -4,102 +4,26 @@
 never calls it on the learner's Function, and the checks generated from its domain reach it
 through ``checkpoint_backward.through_backward``.)"""
 
-import gc
-import weakref
-
 import torch
 from torch import nn
-from torch.autograd.graph import saved_tensors_hooks
 
-from ...checks import case, check_is_function, make_inputs, run_forward
+from ...checks import case, check_is_function, make_inputs
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...probes import ForwardTrace, reachable
-from .checkpoint_backward import CHECKPOINT, _backward, _domain_values, _spec_for, through_backward
+from .checkpoint_backward import (CHECKPOINT, _backward, _domain_values, _spec_for,
+                                  run_forward, through_backward)
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
                                 no_gradient_cause, parameters_of, reference, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 from .rng_probe import late_mask, wrong_start
 from .checkpoint_calls import check_two_calls
+from .checkpoint_saves import check_saves_only_inputs
 from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
-
-
-def _kept_after_apply(function, inputs: dict) -> int:
-    """Bytes of saved activations (not inputs, not uint8 random states) still held once
-    ``apply`` has returned, its output alive: a graph run_fn recorded in forward is freed
-    unless something (ctx, a view's base) still refers to it. Pack hands autograd a detached
-    alias and keeps only a weak reference, so nothing here keeps anything alive."""
-    given = {v.untyped_storage().data_ptr() for v in inputs.values()
-             if isinstance(v, torch.Tensor)}
-    held = []
-
-    def pack(tensor):
-        alias = tensor.detach()
-        held.append(weakref.ref(alias))
-        return alias
-
-    with saved_tensors_hooks(pack, lambda alias: alias):
-        output = function.apply(*inputs.values())
-    gc.collect()
-    kept = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-            for t in (ref() for ref in held) if t is not None and t.dtype != torch.uint8
-            and t.untyped_storage().data_ptr() not in given}
-    del output
-    return sum(kept.values())
-
-
-def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) -> None:
-    """Forward keeps the tensor arguments and nothing else: no activations, in save_for_backward
-    or on ctx (a random-number-generator state, a uint8 tensor, is fine in either). A forward
-    whose run_fn recorded a graph that apply then dropped is told so, not that it kept it."""
-    extra = [s for s in forward.saved  # a random-number-generator state (uint8) is no activation
-             if not s.role.startswith("input") and s.dtype != torch.uint8]
-    copies = [(s, name) for s in extra for name, value in inputs.items()
-              if isinstance(value, torch.Tensor) and s.shape == tuple(value.shape)
-              and s.dtype == value.dtype and torch.equal(s.tensor.detach(), value.detach())]
-    if copies:
-        saved, name = copies[0]
-        raise GradingError(
-            f"CheckpointFunction saved a copy of its argument {name} ({saved.nbytes} bytes, a "
-            "new tensor with the same values, such as t.clone()), kept besides the tensor the "
-            "caller holds: that is one more copy of every input per checkpoint; save the tensor "
-            "arguments themselves, ctx.save_for_backward(*tensors) (autograd's version counter "
-            "already tells backward if the caller changed one in place)",
-            mistake="CheckpointFunction/saves-input-copy")
-    if extra:
-        total = sum(s.nbytes for s in extra)
-        given = sum(v.numel() * v.element_size() for v in inputs.values()
-                    if isinstance(v, torch.Tensor))
-        try:  # a second forward, on a failing answer only (its own error: say what was saved)
-            dropped = function is not None and _kept_after_apply(function, inputs) == 0
-        except Exception:  # noqa: BLE001
-            dropped = False
-        if dropped:
-            raise GradingError(
-                f"CheckpointFunction's forward recorded run_fn's graph: its ops saved {total} "
-                f"bytes of activations ({len(extra)} tensor{'' if len(extra) == 1 else 's'}) "
-                "while forward ran, time and peak memory a checkpoint must not spend, for a "
-                "graph apply then threw away (had run_fn returned a view, it would have been "
-                "kept): apply runs forward with grad off, so call run_fn without "
-                "torch.enable_grad() there", mistake="CheckpointFunction/records-graph-in-forward")
-        raise GradingError(
-            f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
-            f"tensor{'' if len(extra) == 1 else 's'}) "
-            f"besides its {given} bytes of inputs: save only the tensor arguments "
-            "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
-            "with run_fn run under no grad in forward", mistake="CheckpointFunction/keeps-activations")
-    for name, value in forward.ctx_attributes.items():
-        for path, tensor in reachable(value, f"ctx.{name}"):
-            if tensor.dtype != torch.uint8:
-                raise GradingError(
-                    f"CheckpointFunction stores a tensor as {path}: pass the tensor arguments "
-                    "through ctx.save_for_backward, so autograd checks them for in-place changes",
-                    mistake="CheckpointFunction/tensor-on-ctx")
 
 
 def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
@@ -266,7 +190,8 @@ def check_random_state(function, device, *, seed: int = 0) -> None:
 
 # --------------------------------------------------------------------------- CheckpointFunction
 def _several_inputs(device, *, seed: int = 0, b_requires_grad: bool = True):
-    """run_fn(a, scale, b, use_tanh, keep): tensors, a float, a bool and a boolean mask."""
+    """run_fn(a, scale, b, use_tanh, keep): tensors (b transposed, so a copy of it made with
+    .contiguous() is a new tensor), a float, a bool and a boolean mask."""
     layer = _linear(WIDTH, WIDTH, device, seed)
 
     def run_fn(a, scale, b, use_tanh, keep):
@@ -275,13 +200,45 @@ def _several_inputs(device, *, seed: int = 0, b_requires_grad: bool = True):
         return h * keep
 
     values = {"run_fn": run_fn, "a": sample((3, WIDTH), device, seed=seed + 5), "scale": 0.7,
-              "b": sample((3, WIDTH), device, seed=seed + 6), "use_tanh": True,
+              "b": sample((WIDTH, 3), device, seed=seed + 6).t(), "use_tanh": True,
               "keep": sample((3, WIDTH), device, seed=seed + 7) > -0.5}
     wanted = {"a", "b"} if b_requires_grad else {"a"}
     return run_fn, values, wanted, parameters_of(layer)
 
 
-SEVERAL = "run_fn(a, scale, b, use_tanh, keep): tensors, a float, a bool and a boolean mask"
+SEVERAL = ("run_fn(a, scale, b, use_tanh, keep): tensors (b transposed), a float, a bool and a "
+           "boolean mask")
+
+
+def _none_before_a_tensor(device, *, seed: int = 3):
+    """run_fn(bias, x) with bias None: an optional argument left out, before a tensor."""
+    layer = _linear(WIDTH, WIDTH, device, seed)
+
+    def run_fn(bias, x):
+        h = layer(x)
+        return h if bias is None else h + bias
+
+    values = {"run_fn": run_fn, "bias": None, "x": sample((3, WIDTH), device, seed=seed + 5)}
+    return run_fn, values, {"x"}, parameters_of(layer)
+
+
+def check_none_argument(function, device) -> None:
+    """A None argument before a tensor is passed back as None, the tensor as the tensor: a None
+    used to mark where the tensors sat cannot be told from it."""
+    run_fn, values, wanted, parameters = _none_before_a_tensor(device)
+    with case("run_fn(bias, x) with bias None (an optional argument left out), x of shape (3, 5)"):
+        try:
+            check_block(function, run_fn, values, wanted, parameters)
+        except (NotImplementedError, GradingError):
+            raise
+        except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
+            raise GradingError(
+                f"CheckpointFunction raised {type(error).__name__} when an argument is None "
+                "(run_fn(None, x)): args may hold None like any other non-tensor, and the "
+                "recomputation must get it back in its place; if None marks where a tensor "
+                "sat, a None argument looks the same, so keep which positions hold tensors "
+                "apart (a list of flags)", str(error),
+                mistake="CheckpointFunction/none-taken-for-tensor") from error
 
 
 def checkpoint_full(CheckpointFunction, device) -> None:
@@ -299,6 +256,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
                 device, b_requires_grad=b_requires_grad)
             with case(f"{SEVERAL}, b {'' if b_requires_grad else 'not '}requiring grad"):
                 check_block(function, run_fn, values, wanted, parameters)
+        check_none_argument(function, device)
         covers("parameters accumulate .grad")
         covers("1-D x")
         covers("non-tensor arguments")

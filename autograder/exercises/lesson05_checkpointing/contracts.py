@@ -22,6 +22,7 @@ REVERSIBLE_CLAUSES = (
            "the self-check measures it);",
            {R + "saves-input": "saves the inputs",
             R + "saves-activation": "saves f(x2), an activation",
+            R + "tensor-on-ctx": "keeps forward's call of f as functools.partial(f, x2) on ctx",
             R + "saves-output-copy": "saves a float64 copy of the output y1 for accuracy",
             R + "keeps-a-copy-on-ctx": "keeps a flattened NumPy copy of x2 on ctx and reads x2 "
                                         "back from it",
@@ -63,6 +64,7 @@ CHECKPOINTING_CLAUSES = (
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
             C + "leaf-for-non-float": "requires_grad_() on every tensor",
+            C + "none-taken-for-tensor": "marks the tensor slots with None",
             C + "ignores-random-state": "ignores the random state",
             C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
             C + "records-state-late": "random state recorded after run_fn ran",
@@ -105,6 +107,9 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
     Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
-           "stack's, for every number of segments from 1 to the number of layers.",
+           "stack's, for every number of segments from 1 to the number of layers;",
            {Q + "recomputes-other-layers": "late-binding closure in the loop"}),
+    Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
+           "same stack again, on the next step).",
+           {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),
 )

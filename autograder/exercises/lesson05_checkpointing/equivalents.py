@@ -85,4 +85,10 @@ EQUIVALENTS = [
         "global _shared_cuda; _shared_cuda = {a.device: torch.cuda.get_rng_state(a.device) for "
         "a in args\nwith torch.random.fork_rng(devices=list(_shared_cuda)):\n"
         "for device, state in _shared_cuda.items():", CUDA_ONLY),
+    # the catalogued answer that puts the random state back by hand (review 05b)
+    EquivalentMutant(CHECKPOINT, "drop_statement", "torch.cuda.set_rng_state(s, d)", "pass",
+                     CUDA_ONLY),
+    *(EquivalentMutant(CHECKPOINT, "nudge_constant", f"for d, s in zip(ctx.cuda, {held}[1]):",
+                       f"for d, s in zip(ctx.cuda, {held}[0]):", CUDA_ONLY)
+      for held in ("ctx.rng", "caller")),
 ]

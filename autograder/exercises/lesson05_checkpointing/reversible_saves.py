@@ -108,7 +108,7 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
     if forward.ctx_tensor_attributes:
         raise GradingError(f"ReversibleCoupling stores a tensor as "
                            f"{forward.ctx_tensor_attributes[0]}: save only y1 and y2, through "
-                           "ctx.save_for_backward")
+                           "ctx.save_for_backward", mistake="ReversibleCoupling/tensor-on-ctx")
     recorded = forward.saved[:len(forward.saved) - len(mine)]
     if recorded:  # a pack hook ran for a tensor save_for_backward does not hold: an op saved it
         among = [s.role[6:] for s in recorded if s.role.startswith("input")][:1]

@@ -3,9 +3,10 @@ checkpoint_sequential and the transfer exercise ReversibleCoupling, one module p
 unusual answers and its mistakes), with the CheckpointFunction builders both checkpoint modules
 use in ``answers``."""
 
-from . import checkpoint_function, checkpoint_sequential, reversible_coupling
+from . import (checkpoint_arguments, checkpoint_function, checkpoint_sequential,
+               reversible_coupling)
 
-UNUSUAL = (checkpoint_function.UNUSUAL + checkpoint_sequential.UNUSUAL
-           + reversible_coupling.UNUSUAL)
-MISTAKES = (checkpoint_function.MISTAKES + checkpoint_sequential.MISTAKES
-            + reversible_coupling.MISTAKES)
+UNUSUAL = (checkpoint_function.UNUSUAL + checkpoint_arguments.UNUSUAL
+           + checkpoint_sequential.UNUSUAL + reversible_coupling.UNUSUAL)
+MISTAKES = (checkpoint_function.MISTAKES + checkpoint_arguments.MISTAKES
+            + checkpoint_sequential.MISTAKES + reversible_coupling.MISTAKES)

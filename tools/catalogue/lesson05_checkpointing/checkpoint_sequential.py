@@ -131,4 +131,15 @@ def checkpoint_sequential(layers, segments, x):
                 "        end = start + size + (i < longer)\n"
                 "        x = checkpoint(nn.Sequential(*layers[start:end]), x, "
                 "use_reentrant=False)\n        start = end\n    return x\n")),
+    # the groups popped off the caller's list: right on the first call, and the caller's list
+    # is left empty (review 05b: the grader's own segment check once crashed on it, range(0, 0,
+    # 0), blamed on the learner; the grader now passes a fresh copy and names the change)
+    Mistake("checkpoint_sequential", "takes the groups off the caller's list with pop(0)",
+            "changed the caller's list of layers", _sequential(
+                "    if isinstance(layers, nn.Sequential):\n        layers = list(layers)\n"
+                "    size, longer = divmod(len(layers), segments)\n"
+                "    for i in range(segments):\n"
+                "        group = [layers.pop(0) for _ in range(size + (i < longer))]\n"
+                "        x = CheckpointFunction.apply(nn.Sequential(*group), x)\n"
+                "    return x\n")),
 ]

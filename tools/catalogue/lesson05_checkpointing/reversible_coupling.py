@@ -243,4 +243,26 @@ MISTAKES = [
                 .replace("ctx.g", "ReversibleCoupling.g"),
                 edit(FORWARD, ("ctx.f, ctx.g = f, g",
                                "ReversibleCoupling.f, ReversibleCoupling.g = f, g")))),
+    # forward's call of f kept as functools.partial(f, x2) on ctx "to skip one inversion": the
+    # input x2 hidden in a partial (review 05b: reachable follows partials and closures)
+    Mistake("ReversibleCoupling", "keeps forward's call of f as functools.partial(f, x2) on ctx",
+            "ReversibleCoupling stores a tensor as ctx.f_of_x2.args[0]", "import functools\n"
+            + _coupling(
+                "        y1, y2 = ctx.saved_tensors\n"
+                "        f, x2 = ctx.f_of_x2.func, ctx.f_of_x2.args[0]\n"
+                "        with torch.no_grad():\n            x1 = y1 - f(x2)\n"
+                "        x1, x2 = x1.requires_grad_(), x2.detach().requires_grad_()\n"
+                + RECOMPUTE + RIGHT + RETURN, edit(
+                    FORWARD, ("        ctx.f, ctx.g = f, g\n",
+                              "        ctx.f, ctx.g = f, g\n"
+                              "        ctx.f_of_x2 = functools.partial(f, x2)\n")))),
+    # y1 = x1.add_(f(x2)) "to save an allocation": x1 is a leaf that requires grad, so torch
+    # refuses; the hint keeps f and g to one line each (review 05b: a module's repr spanning
+    # lines pushed torch's error off the first line)
+    Mistake("ReversibleCoupling", "forward adds into x1 in place",
+            "raised RuntimeError with x1 of shape (4, 5), x2 of shape (4, 5), "
+            "f=Sequential(Linear, Tanh), g=Sequential(Linear, Softplus): a leaf Variable",
+            _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
+                FORWARD, ("        y1 = x1 + f(x2)\n",
+                          "        y1 = x1.add_(f(x2))\n        ctx.mark_dirty(x1)\n")))),
 ]

@@ -1,0 +1,114 @@
+"""Lesson 05: CheckpointFunction answers about how forward keeps its arguments: a None among
+them, a tensor hidden in a partial or a closure on ctx, a copy made by .contiguous(), and the
+random state put back by hand (review 05b)."""
+
+from .. import Mistake, Unusual
+from .answers import CORRECT_BACKWARD, FORWARD, _checkpoint
+
+UNUSUAL = [
+    # the random state put back by hand (no fork_rng), a sentinel marking the tensor slots (a
+    # None argument stays None), fresh leaves from ctx.needs_input_grad (review 05b)
+    Unusual("CheckpointFunction", "random state saved and put back by hand, a sentinel for the "
+            "tensor slots", """
+_TENSOR = object()
+
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.layout = tuple(_TENSOR if torch.is_tensor(a) else a for a in args)
+        ctx.save_for_backward(*(a for a in args if torch.is_tensor(a)))
+        ctx.cuda = sorted({a.device.index for a in args if torch.is_tensor(a) and a.is_cuda})
+        ctx.rng = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.cuda])
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        tensors = iter(ctx.saved_tensors)
+        args = [next(tensors).detach().requires_grad_(ctx.needs_input_grad[i + 1])
+                if slot is _TENSOR else slot for i, slot in enumerate(ctx.layout)]
+        caller = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.cuda])
+        torch.set_rng_state(ctx.rng[0])
+        for d, s in zip(ctx.cuda, ctx.rng[1]):
+            torch.cuda.set_rng_state(s, d)
+        try:
+            with torch.enable_grad():
+                output = ctx.run_fn(*args)
+        finally:
+            torch.set_rng_state(caller[0])
+            for d, s in zip(ctx.cuda, caller[1]):
+                torch.cuda.set_rng_state(s, d)
+        output.backward(grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
+"""),
+]
+
+MISTAKES = [
+    # None marks the tensor slots in ctx.others: a None argument before a tensor takes the
+    # tensor's place (review 05b: the contract names None among the arguments)
+    Mistake("CheckpointFunction", "marks the tensor slots with None",
+            "CheckpointFunction raised TypeError when an argument is None", """
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.others = [None if torch.is_tensor(a) else a for a in args]  # None: a tensor was here
+        ctx.save_for_backward(*[a for a in args if torch.is_tensor(a)])
+        ctx.state = torch.get_rng_state()
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = [next(saved, None) if o is None else o for o in ctx.others]
+        args = [a.detach().requires_grad_(a.requires_grad) if torch.is_tensor(a) else a
+                for a in args]
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(ctx.state)
+            with torch.enable_grad():
+                out = ctx.run_fn(*args)
+        torch.autograd.backward(out, grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) else None for a in args))
+"""),
+    # the whole call on ctx as a functools.partial: its tensors escape autograd's version
+    # check, so an argument changed in place after forward gives a silently wrong gradient
+    # (review 05b: reachable follows partials, closures and plain objects)
+    Mistake("CheckpointFunction", "the call kept on ctx as functools.partial(run_fn, *args)",
+            "CheckpointFunction stores a tensor as ctx.call.args[0]", """
+import functools
+
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.call = functools.partial(run_fn, *args)  # everything needed to replay the call
+        ctx.state = torch.get_rng_state()
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        args = [a.detach().requires_grad_(a.requires_grad) if torch.is_tensor(a) else a
+                for a in ctx.call.args]
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(ctx.state)
+            with torch.enable_grad():
+                out = ctx.call.func(*args)
+        torch.autograd.backward(out, grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) else None for a in args))
+"""),
+    # the same, hidden in a closure: a function defined in forward that returns the arguments
+    Mistake("CheckpointFunction", "the arguments kept on ctx in a closure",
+            "CheckpointFunction stores a tensor as ctx.arguments's closure variable args[0]",
+            _checkpoint(CORRECT_BACKWARD, FORWARD.replace(
+                "        return run_fn(*args)",
+                "        ctx.arguments = lambda: args\n        return run_fn(*args)"))),
+    # .contiguous() "so the recomputation is fast": the argument itself where it is contiguous,
+    # a full copy of a transposed one (review 05b: the transposed b of the several-inputs case)
+    Mistake("CheckpointFunction", "saves t.contiguous() of each tensor argument",
+            "CheckpointFunction saved a copy of its argument b", _checkpoint(
+                CORRECT_BACKWARD, FORWARD.replace(
+                    "ctx.save_for_backward(*tensors)",
+                    "ctx.save_for_backward(*[t.contiguous() for t in tensors])"))),
+]
