@@ -1,5 +1,7 @@
 """autograder.probes: what a Function saved, kept on ctx, and did in backward."""
 
+import functools
+
 import torch
 
 from autograder import probes
@@ -223,3 +225,35 @@ class TestTraceBackward:
             torch.autograd.grad((x * x).sum(), x)
         torch.autograd.grad((x * x).sum(), x)
         assert calls == ["torch.autograd.grad"]
+
+
+def test_reachable_finds_a_tensor_a_call_keeps_but_not_one_inside_an_input():
+    """Given the Function's inputs, does ``reachable`` find a tensor kept inside a partial, a
+    closure, a default, a bound method or a plain object, with its path, and leave alone what a
+    run_fn the caller passed closes over?"""
+    reachable = probes.reachable
+    kept = torch.ones(2)
+
+    def closing():
+        return kept
+
+    def defaulting(a=kept):
+        return a
+
+    class Holder:
+        def __init__(self):
+            self.tensor = kept
+
+        def method(self):
+            return self.tensor
+
+    def callers_run_fn():
+        return kept
+
+    for value, path in [(functools.partial(torch.add, kept), "ctx.f.args[0]"),
+                        (closing, "ctx.f's closure variable kept"),
+                        (defaulting, "ctx.f.__defaults__[0]"),
+                        (Holder().method, "ctx.f.__self__.tensor"), (Holder(), "ctx.f.tensor")]:
+        assert [p for p, _ in reachable(value, "ctx.f", inputs=())] == [path]
+        assert list(reachable(value, "ctx.f")) == []  # without inputs: lists, tuples, dicts only
+    assert list(reachable(callers_run_fn, "ctx.f", inputs=(callers_run_fn,))) == []
