@@ -31,7 +31,8 @@
 # self-check and the cells that use it show the error, the rest runs, and the last cell lists
 # where you stand. The main line ends at the summary. The sections after it are optional and
 # never graded: a gradient penalty through your Swish, a `torch.where` trap that shows only in
-# second derivatives, your `NumpyTanh` differentiated a third time, and notes on practice.
+# second derivatives, where `@once_differentiable` guards and where it stays silent, your
+# `NumpyTanh` differentiated a third time, and notes on practice.
 
 # %% nbgrader={"locked": true}
 import math
@@ -161,18 +162,12 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(Sin.apply, (x,)))
 #
 # Take $f(x) = \sum_i \sin\big((A x)_i\big)$ with `Sin` doing the sines. Its Hessian is
 # $-A^\top \operatorname{diag}(\sin A x)\, A$: not diagonal, so the product $Hv$ mixes
-# coordinates.
-# Three ways to compute $Hv$, which must agree:
-#
-# 1. by hand, with two calls to `torch.autograd.grad` (the first with `create_graph=True`):
-#    this computes $\big(v^\top H\big)^\top$, a vector-Hessian product, which is what
-#    `torch.autograd.functional.vhp` does too;
-# 2. with `torch.autograd.functional.hvp`, which computes $Hv$ itself with a third reverse pass
-#    (the "double-backward trick": it differentiates the first gradient against a dummy vector,
-#    then differentiates that result with respect to the dummy); it agrees with 1 because a
-#    Hessian is symmetric, and PyTorch's documentation recommends `vhp` as the faster one;
-# 3. by forming the full Hessian with `torch.autograd.functional.hessian` and multiplying,
-#    which costs $n$ backward passes and $n^2$ memory: fine for $n = 5$, hopeless for a network.
+# coordinates. Two calls to `torch.autograd.grad` give $Hv$ without forming $H$: the first,
+# with `create_graph=True`, returns $\nabla f$ with a graph; the second differentiates
+# $\nabla f \cdot v$. (Strictly that is $v^\top H$, equal to $Hv$ because a Hessian is
+# symmetric; `torch.autograd.functional.vhp` computes the same, and `functional.hvp` spends a
+# third pass on $Hv$ itself.) The cell compares it with the full Hessian, which costs $n$
+# backward passes and $n^2$ memory: fine for $n = 5$, hopeless for a network.
 
 # %%
 generator = torch.Generator().manual_seed(0)
@@ -187,33 +182,17 @@ def f(x):
 
 x = x0.clone().requires_grad_()
 grad_f, = torch.autograd.grad(f(x), x, create_graph=True)
-hvp_by_hand, = torch.autograd.grad(grad_f @ v, x)
-
-_, hvp_functional = torch.autograd.functional.hvp(f, x0, v)
-_, vhp_functional = torch.autograd.functional.vhp(f, x0, v)
+hvp, = torch.autograd.grad(grad_f @ v, x)
 hessian = torch.autograd.functional.hessian(f, x0)
-hvp_from_hessian = hessian @ v
-hessian_by_formula = -A.T @ torch.diag(torch.sin(A @ x0)) @ A
+print("Hv, two grads:", hvp)
+print("H @ v:        ", hessian @ v)
+print("H equals -A^T diag(sin Ax) A:",
+      torch.allclose(hessian, -A.T @ torch.diag(torch.sin(A @ x0)) @ A, rtol=0, atol=1e-12))
 
-for label, a, b in [("by hand vs functional.vhp:  ", hvp_by_hand, vhp_functional),
-                    ("by hand vs functional.hvp:  ", hvp_by_hand, hvp_functional),
-                    ("by hand vs full Hessian @ v:", hvp_by_hand, hvp_from_hessian),
-                    ("Hessian vs formula:         ", hessian, hessian_by_formula)]:
-    print(label, "agree to 1e-12:", torch.allclose(a, b, rtol=0, atol=1e-12))
-print("Hv =", hvp_by_hand)
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-image = axes[0].imshow(hessian, cmap="RdBu_r", vmin=-hessian.abs().max(), vmax=hessian.abs().max())
-fig.colorbar(image, ax=axes[0])
-axes[0].set_title("Hessian of f (through Sin's backward)")
-positions = torch.arange(5)
-for offset, (label, values) in zip((-0.25, 0.0, 0.25), [("by hand", hvp_by_hand),
-                                                       ("functional.hvp", hvp_functional),
-                                                       ("Hessian @ v", hvp_from_hessian)]):
-    axes[1].bar(positions + offset, values, width=0.25, label=label)
-axes[1].set_xlabel("coordinate")
-axes[1].set_title("Hv three ways")
-axes[1].legend()
+fig, ax = plt.subplots(figsize=(4.5, 3.4))
+fig.colorbar(ax.imshow(hessian, cmap="RdBu_r", vmin=-hessian.abs().max(),
+                       vmax=hessian.abs().max()), ax=ax)
+ax.set_title("Hessian of f (through Sin's backward)")
 plt.show()
 
 # %% [markdown]
@@ -603,39 +582,19 @@ print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.ap
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
 # on purpose. Nothing stops double backward from running through them anyway, and then a
-# second derivative can be silently wrong. Here a backward for $\sin$ reads its input through
-# `.detach()`, so autograd sees $\cos(x)$ as a constant: the second derivative of
-# $\sin x + x^3$ comes out as $6x$, without the $-\sin x$.
-
-# %%
-class SinDetached(torch.autograd.Function):
-    """y = sin(x), with a backward autograd cannot see into."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sin(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x.detach())  # d/dx sin = cos, but cut off from the graph
-
-
-x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((SinDetached.apply(x) + x ** 3).sum(), x, create_graph=True)
-second, = torch.autograd.grad(first.sum(), x)
-print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch.sin(x.detach()))
-
-# %% [markdown]
-# A NumPy backward is cut off in the same way. PyTorch's guard for a backward autograd cannot
-# differentiate is the decorator `once_differentiable`, from `torch.autograd.function` (the
-# setup cell imported it). It runs backward with autograd off and, when the incoming gradient
-# requires grad, attaches an error node to the result: a second backward that reaches it raises
+# second derivative can be silently wrong. Take a sine whose backward returns
+# `grad_output * torch.cos(x.detach())`: autograd sees $\cos x$ as a constant, so the second
+# derivative of $\sin x + x^3$ through it comes out $6x$, without the $-\sin x$, and nothing
+# warns. A NumPy backward is cut off in the same way.
+#
+# PyTorch's guard for a backward autograd cannot differentiate is the decorator
+# `once_differentiable`, from `torch.autograd.function` (the setup cell imported it). It runs
+# backward with autograd off and, when the incoming gradient requires grad, attaches an error
+# node to the result: a second backward that reaches it raises
 # *"trying to differentiate twice a function that was marked with @once_differentiable"*
 # instead of returning wrong numbers. When the incoming gradient does not require grad, it
-# attaches nothing, and that share of a second derivative is dropped without a word: the
-# section after quick question 4 shows when.
+# attaches nothing, and that share of a second derivative is dropped without a word: an
+# optional section after the summary shows when.
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
@@ -662,29 +621,26 @@ print("second derivative:", second, " true 6x - sin(x):", 6 * x.detach() - torch
 #    `torch.from_numpy` take it?
 # 5. In which dtype does your result come back for a float32 `x`?
 #
-# Then two steps:
-#
-# 1. write forward, and a backward whose local derivative is made in NumPy. Before you run the
-#    self-check on it, predict: does a second backward through this unmarked version raise, or
-#    run? Then run the self-check: its message says which, and what is still missing;
-# 2. mark the backward with `once_differentiable`. It already carries `@staticmethod`, so it
-#    will have two decorators: write `@once_differentiable` on `backward`, under
-#    `@staticmethod`, and delete the stub's last two lines, or apply it by hand in their place.
+# Start without the mark: write forward and a backward whose local derivative is made in
+# NumPy, and leave the stub's two lines under the class for later (the cell raises there, after
+# defining the class). **Predict** before you run the self-check: does a second backward
+# through this unmarked version raise, or run? The self-check's message answers, and says what
+# the contract still asks for. Do that, in the class or in the lines under it, as you choose,
+# and delete the `raise`.
 #
 # <details><summary><b>Hint</b>: two decorators</summary>
 #
-# Decorators apply from the bottom up: `@a` over `@b` over `def f` means `a(b(f))`, so the one
-# nearest the `def` receives the plain function. PyTorch's documentation writes
-# `@once_differentiable` under `@staticmethod`: it wraps the plain function, and `staticmethod`
-# wraps the result. Applied by hand after the class, the calls nest in that same order (read
-# from the class, `CubeOnce.backward` is already the plain function). The other order also
-# runs on the Python this course needs (3.11); under is the documented order.
+# `backward` already carries `@staticmethod`. Decorators apply from the bottom up: `@a` over
+# `@b` over `def f` means `a(b(f))`. Which of the two needs the plain function, and which
+# turns a function into what a class body should hold? Applied by hand after the class, what
+# does `CubeOnce.backward` hand you, and in what order must the two calls nest? (PyTorch's
+# documentation shows one order; on Python 3.11 the other also runs.)
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>
 #
-# Print `type(3 * np.ones(()) ** 2)`: question 4. Which torch function turns any array-like
-# into a tensor, and takes a `dtype` and a `device` as it does?
+# Question 4: run `type(3 * np.ones(()) ** 2)`. Is what NumPy returned an array? Which of
+# torch's ways of making a tensor from data accept a value of that type as well as an array?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -732,6 +688,11 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 #    `device`.
 # 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
 #    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
+#
+# The mark: `@once_differentiable` written under `@staticmethod`, nearest the `def`, so it wraps
+# the plain function and `staticmethod` wraps the result (PyTorch's documented order); by hand
+# after the class, the calls nest the same way, around the plain function `CubeOnce.backward`
+# gives.
 # </details>
 #
 # The same border crossings, run (a square root in NumPy between the two):
@@ -751,157 +712,6 @@ try:
 except TypeError as error:
     print("torch.from_numpy refuses it:", error)
 print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
-
-# %% [markdown]
-# **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
-# backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
-# `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
-# `torch.autograd.grad(first.sum(), x)`, which runs only the nodes on a path to `x`. Here `sin`
-# sits after the cube, so the gradient flowing into `CubeOnce`'s backward, $\cos(x^3)$,
-# requires grad. For each way, predict: `"once_differentiable's error"`, `"another error"`, or
-# `"a tensor"`.
-
-# %%
-predicted_with_backward = None  # "once_differentiable's error", "another error" or "a tensor"
-predicted_with_grad = None  # the same three choices
-
-
-# %%
-def second_pass(run):
-    """Run a second pass through your CubeOnce; say what came out."""
-    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-    first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)).sum(), x, create_graph=True)
-    try:
-        run(first.sum(), x)
-    except RuntimeError as error:
-        print("   raises:", str(error).splitlines()[0])
-        return ("once_differentiable's error" if "once_differentiable" in str(error)
-                else "another error")
-    return "a tensor"
-
-
-print("first.sum().backward():")
-compare("   with .backward()", predicted_with_backward,
-        second_pass(lambda total, x: total.backward()))
-print("torch.autograd.grad(first.sum(), x):")
-compare("   with torch.autograd.grad", predicted_with_grad,
-        second_pass(lambda total, x: torch.autograd.grad(total, x)))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `.backward()` runs every node the graph holds, the error node included, so it raises the
-# mark's message. The error node's inputs are detached copies of your backward's results, made
-# to require grad, so no path through it leads to `x`. `torch.autograd.grad(..., x)` never runs
-# it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
-# in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
-# alone, silently: the cell after quick question 4's explanation shows that on
-# $\sin(x^3) + x^2$. Where the mark attaches its error node, it guards `.backward()`, not
-# every way of differentiating.
-# </details>
-
-# %% [markdown]
-# **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
-# (`once_differentiable` keeps the function it wrapped as `__wrapped__`) and runs the same
-# second backward, of $\sin(x^3)$, whose true second derivative is
-# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Of the
-# factors your backward multiplies, which did autograd record? Write it as a function of `x` (a
-# `lambda` on a tensor), or `"raises"` if you expect an error.
-
-# %%
-predicted_unmarked = None  # e.g. lambda x: ..., or "raises"
-
-# %%
-unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
-
-
-class CubeUnmarked(CubeOnce):
-    """Your CubeOnce with the mark taken off its backward."""
-
-    backward = staticmethod(unmarked)
-
-
-x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
-try:
-    first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
-    unmarked_second, = torch.autograd.grad(first.sum(), x)
-    print("unmarked, second derivative:  ", unmarked_second)
-except NotImplementedError:  # your CubeOnce is still the stub
-    raise
-except RuntimeError as error:
-    print("unmarked, second backward:", str(error).splitlines()[0])
-    unmarked_second = "raises"
-x = x.detach()
-print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
-if callable(predicted_unmarked) and isinstance(unmarked_second, torch.Tensor):
-    yours = torch.as_tensor(predicted_unmarked(x), dtype=torch.float64)
-    print("your prediction:              ", yours,
-          "✓" if torch.allclose(yours, unmarked_second) else "✗")
-else:
-    compare("second backward, unmarked", predicted_unmarked,
-            unmarked_second if isinstance(unmarked_second, str) else "a tensor, printed above")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A NumPy backward returns `grad_output` times $3x^2$, and the $3x^2$ made in NumPy is a
-# constant to autograd. Here `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd
-# did record. So the second pass differentiates through `grad_output` only, giving
-# $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$, and drops $6x\cos(x^3)$, the term
-# through $3x^2$: a plausible number and no error. Marked, this same pass raises: here
-# `grad_output` requires grad, so the mark attaches its error node (quick question 3 showed
-# which error each way of differentiating meets).
-#
-# - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
-#   records: it was differentiable, and the mark refuses a second derivative autograd could
-#   have given. `CubeOnce`'s contract asks for the mark all the same, so its self-check passes
-#   either way; outside this exercise, leave the mark off such a backward (the common-mistakes
-#   table).
-# - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
-#   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
-#   inside a sum with other terms, such as `+ x ** 2`, silently.
-# - If yours raised *"Can't call numpy() on Tensor that requires grad"*, your backward calls
-#   `.numpy()` without `.detach()`. That works only with grad mode off, as in a plain backward
-#   (quick question 1) or under the mark; under `create_graph=True` it raises. `.detach()`
-#   first works in both.
-# </details>
-
-# %% [markdown]
-# It is a guard, not a guarantee. The error node fires only when the gradient coming in
-# requires grad **and** the second pass actually runs through the node:
-#
-# - with `CubeOnce.apply(x).sum()` directly, the incoming gradient is a constant 1, no error
-#   node is attached, and the cube's share of the second derivative silently disappears;
-# - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
-#   showed: on $\sin(x^3) + x^2$ it returns the $x^2$ term's share, $2$, alone, where
-#   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
-#   silently reports zeros.
-#
-# `gradgradcheck` is the reliable test: it fails for a backward that is not truly
-# differentiable, marked or not.
-
-# %%
-x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad((CubeOnce.apply(x) + x ** 2).sum(), x, create_graph=True)
-second, = torch.autograd.grad(first.sum(), x)
-print("plain sum, second derivative:", second, " true:", 6 * x.detach() + 2)
-
-first, = torch.autograd.grad((torch.sin(CubeOnce.apply(x)) + x ** 2).sum(), x, create_graph=True)
-xd = x.detach()
-print("sin(x³) + x², second derivative by grad():", torch.autograd.grad(first.sum(), x)[0],
-      " true:", 6 * xd * torch.cos(xd ** 3) - 9 * xd ** 4 * torch.sin(xd ** 3) + 2)
-try:
-    first.sum().backward()
-except RuntimeError as error:
-    print("sin(x³) + x², .backward():", str(error).splitlines()[0])
-
-_, hvp = torch.autograd.functional.hvp(lambda x: torch.sin(CubeOnce.apply(x)).sum(),
-                                       x.detach(), torch.ones(2, dtype=torch.float64))
-print("functional.hvp through CubeOnce:", hvp)
-try:
-    torch.autograd.gradgradcheck(CubeOnce.apply, (x,))
-except GradcheckError as error:
-    print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -993,7 +803,7 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # - neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the graph
 #   already keeps (`x`, the output, `grad_output`), in its dtype or in another (in float32,
 #   save the tensor you return, not a float64 one before its cast), and neither keeps a tensor
-#   or a NumPy array on a `ctx` attribute.
+#   or a NumPy array on a `ctx` attribute or on its class.
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which
 # tensors the inner Function takes, what each Function saves, what each backward returns. The
@@ -1149,7 +959,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$); the self-check never tries it | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
@@ -1173,8 +983,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   flowing into the marked backward requires grad and the second pass runs through its error
 #   node. When that gradient does not require grad (a plain sum), the backward's results carry
 #   no history and their share of the second derivative is dropped silently;
-#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node, as shown above. Test
-#   with `gradgradcheck`, or make the backward a Function of its own.
+#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node (an optional section
+#   below shows each). Test with `gradgradcheck`, or make the backward a Function of its own.
 
 # %% [markdown]
 # ## Summary
@@ -1186,8 +996,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # blindly; one that must be differentiated but cannot be recorded becomes a Function with a
 # hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
 # attention's, refuse a second differentiation: keep the path a penalty differentiates twice
-# eager. Next
-# lesson: recomputation on purpose, to save memory.
+# eager. Next lesson: recomputation on purpose, to save memory.
 
 # %% [markdown]
 # ---
@@ -1275,7 +1084,7 @@ def check_gradient_penalty():
 check_gradient_penalty()
 
 # %% [markdown]
-# ### A trap the self-check never tries
+# ### A trap the self-check tries in float64 only
 #
 # Lesson 01 built a stable sigmoid with `torch.where`,
 # which computes both branches everywhere and keeps one. With the textbook branches,
@@ -1311,9 +1120,10 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
 # becomes part of the first derivative's graph: the first derivative is right, and only the
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract names no second derivative in float32 at such magnitudes, so the self-check never
-# tries one there (it checks Swish's values and first derivatives in float32 and at
-# $|\beta x|$ up to 52).
+# The contract names no second derivative in float32 at such magnitudes, so the self-check
+# never tries one there: in float32 it checks Swish's values and first derivatives, at
+# $|\beta x|$ up to 52. It does try second derivatives in float64 at $|\beta x| = 806$, past
+# float64's 710, and there it names a `nan` and the points where it appears.
 # </details>
 
 # %% [markdown]
@@ -1334,6 +1144,163 @@ def softplus_derivative(x):
 
 
 explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
+
+# %% [markdown]
+# ### What the mark guards, and what it does not
+#
+# `CubeOnce`'s mark raised in its self-check because the gradient sent into its backward
+# required grad, and the second pass ran through the error node. Two questions, then the cases
+# where it stays silent.
+#
+# **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
+# backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
+# `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
+# `torch.autograd.grad(first.sum(), x)`, which runs only the nodes on a path to `x`. Here `sin`
+# sits after the cube, so the gradient flowing into `CubeOnce`'s backward, $\cos(x^3)$,
+# requires grad. For each way, predict: `"once_differentiable's error"`, `"another error"`, or
+# `"a tensor"`.
+
+# %%
+predicted_with_backward = None  # "once_differentiable's error", "another error" or "a tensor"
+predicted_with_grad = None  # the same three choices
+
+
+# %%
+def second_pass(run):
+    """Run a second pass through your CubeOnce; say what came out."""
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)).sum(), x, create_graph=True)
+    try:
+        run(first.sum(), x)
+    except RuntimeError as error:
+        print("   raises:", str(error).splitlines()[0])
+        return ("once_differentiable's error" if "once_differentiable" in str(error)
+                else "another error")
+    return "a tensor"
+
+
+print("first.sum().backward():")
+compare("   with .backward()", predicted_with_backward,
+        second_pass(lambda total, x: total.backward()))
+print("torch.autograd.grad(first.sum(), x):")
+compare("   with torch.autograd.grad", predicted_with_grad,
+        second_pass(lambda total, x: torch.autograd.grad(total, x)))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `.backward()` runs every node the graph holds, the error node included, so it raises the
+# mark's message. The error node's inputs are detached aliases of your backward's results (the
+# same memory, cut from the graph), made to require grad, so no path through it leads to `x`. `torch.autograd.grad(..., x)` never runs
+# it, finds nothing in `first` that depends on `x`, and raises *"appears to not have been used
+# in the graph"*. Where `first` also depends on `x` through other ops, it returns their share
+# alone, silently: the cell after quick question 4's explanation shows that on
+# $\sin(x^3) + x^2$. Where the mark attaches its error node, it guards `.backward()`, not
+# every way of differentiating.
+# </details>
+
+# %% [markdown]
+# **Quick question 4.** The cell after next takes the mark off your `CubeOnce`
+# (`once_differentiable` keeps the function it wrapped as `__wrapped__`) and runs the same
+# second backward, of $\sin(x^3)$, whose true second derivative is
+# $6x\cos(x^3) - 9x^4\sin(x^3)$. With your NumPy backward unmarked, what comes out? Of the
+# factors your backward multiplies, which did autograd record? Write it as a function of `x` (a
+# `lambda` on a tensor), or `"raises"` if you expect an error.
+
+# %%
+predicted_unmarked = None  # e.g. lambda x: ..., or "raises"
+
+# %%
+unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
+
+
+class CubeUnmarked(CubeOnce):
+    """Your CubeOnce with the mark taken off its backward."""
+
+    backward = staticmethod(unmarked)
+
+
+x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
+try:
+    first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
+    unmarked_second, = torch.autograd.grad(first.sum(), x)
+    print("unmarked, second derivative:  ", unmarked_second)
+except NotImplementedError:  # your CubeOnce is still the stub
+    raise
+except RuntimeError as error:
+    print("unmarked, second backward:", str(error).splitlines()[0])
+    unmarked_second = "raises"
+x = x.detach()
+print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
+if callable(predicted_unmarked) and isinstance(unmarked_second, torch.Tensor):
+    yours = torch.as_tensor(predicted_unmarked(x), dtype=torch.float64)
+    print("your prediction:              ", yours,
+          "✓" if torch.allclose(yours, unmarked_second) else "✗")
+else:
+    compare("second backward, unmarked", predicted_unmarked,
+            unmarked_second if isinstance(unmarked_second, str) else "a tensor, printed above")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A NumPy backward returns `grad_output` times $3x^2$, and the $3x^2$ made in NumPy is a
+# constant to autograd. Here `grad_output` is $\cos(x^3)$ from `sin`'s backward, which autograd
+# did record. So the second pass differentiates through `grad_output` only, giving
+# $-\sin(x^3)\cdot 3x^2 \cdot 3x^2 = -9x^4\sin(x^3)$, and drops $6x\cos(x^3)$, the term
+# through $3x^2$: a plausible number and no error. Marked, this same pass raises: here
+# `grad_output` requires grad, so the mark attaches its error node (quick question 3 showed
+# which error each way of differentiating meets).
+#
+# - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
+#   records: it was differentiable, and the mark refuses a second derivative autograd could
+#   have given. `CubeOnce`'s contract asks for the mark all the same, so its self-check passes
+#   either way; outside this exercise, leave the mark off such a backward (the common-mistakes
+#   table).
+# - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
+#   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
+#   inside a sum with other terms, such as `+ x ** 2`, silently.
+# - If yours raised *"Can't call numpy() on Tensor that requires grad"*, your backward calls
+#   `.numpy()` without `.detach()`. That works only with grad mode off, as in a plain backward
+#   (quick question 1) or under the mark; under `create_graph=True` it raises. `.detach()`
+#   first works in both.
+# </details>
+
+# %% [markdown]
+# It is a guard, not a guarantee. The error node fires only when the gradient coming in
+# requires grad **and** the second pass actually runs through the node:
+#
+# - with `CubeOnce.apply(x).sum()` directly, the incoming gradient is a constant 1, no error
+#   node is attached, and the cube's share of the second derivative silently disappears;
+# - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
+#   showed: on $\sin(x^3) + x^2$ it returns the $x^2$ term's share, $2$, alone, where
+#   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
+#   silently reports zeros.
+#
+# `gradgradcheck` is the reliable test: it fails for a backward that is not truly
+# differentiable, marked or not.
+
+# %%
+x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+first, = torch.autograd.grad((CubeOnce.apply(x) + x ** 2).sum(), x, create_graph=True)
+second, = torch.autograd.grad(first.sum(), x)
+print("plain sum, second derivative:", second, " true:", 6 * x.detach() + 2)
+
+first, = torch.autograd.grad((torch.sin(CubeOnce.apply(x)) + x ** 2).sum(), x, create_graph=True)
+xd = x.detach()
+print("sin(x³) + x², second derivative by grad():", torch.autograd.grad(first.sum(), x)[0],
+      " true:", 6 * xd * torch.cos(xd ** 3) - 9 * xd ** 4 * torch.sin(xd ** 3) + 2)
+try:
+    first.sum().backward()
+except RuntimeError as error:
+    print("sin(x³) + x², .backward():", str(error).splitlines()[0])
+
+_, hvp = torch.autograd.functional.hvp(lambda x: torch.sin(CubeOnce.apply(x)).sum(),
+                                       x.detach(), torch.ones(2, dtype=torch.float64))
+print("functional.hvp through CubeOnce:", hvp)
+try:
+    torch.autograd.gradgradcheck(CubeOnce.apply, (x,))
+except GradcheckError as error:
+    print("gradgradcheck:", str(error).splitlines()[0])
 
 # %% [markdown]
 # ### Your `NumpyTanh`, differentiated a third time
@@ -1393,9 +1360,9 @@ if len(yours) == 4:
 #
 # No error comes, even with the innermost backward marked `@once_differentiable`: the gradient
 # it receives comes from a `.sum()` and does not require grad, so the mark attaches no error
-# node (the plain-sum blind spot of CubeOnce's section). With the innermost backward in NumPy,
-# as the contract asks, a right third derivative needs it to be a Function of its own in turn,
-# one level further down; if yours gave $-2$, it is one. (An innermost backward in torch ops, as
+# node (the plain-sum blind spot of the section on the mark, above). With the innermost
+# backward in NumPy, as the contract asks, a right third derivative needs it to be a Function
+# of its own in turn, one level further down; if yours gave $-2$, it is one. (An innermost backward in torch ops, as
 # `MatmulBackward`'s, would give $-2$ too, and break this exercise's contract.)
 # </details>
 

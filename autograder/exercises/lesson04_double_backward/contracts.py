@@ -9,6 +9,8 @@ NUMPY_TANH_CLAUSES = (
            "at least one dim, in float64 or float32: return `x`'s dtype (the self-check tries "
            "both);",
            {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
+            "NumpyTanh/wrong-output-dtype":
+                "forward computes in float64 and returns float64 for a float32 x",
             "NumpyTanh/writes-through-numpy":
                 "forward writes tanh into x through .numpy() (np.tanh(a, out=a))"}),
     Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
@@ -38,13 +40,14 @@ NUMPY_TANH_CLAUSES = (
     Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
            "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another "
            "(in float32, save the tensor you return, not a float64 one before its cast), and "
-           "neither keeps a tensor or a NumPy array on a `ctx` attribute.",
+           "neither keeps a tensor or a NumPy array on a `ctx` attribute or on its class.",
            {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
             "NumpyTanh/saves-wider-output":
                 "forward saves a float64 y and returns it cast to x's dtype",
             "NumpyTanh/array-on-ctx": "forward keeps a NumPy tanh array on ctx",
             "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
-            "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
+            "NumpyTanh/saves-copy": "forward saves y.clone() and returns y",
+            "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class"}),
 )
 
 
@@ -60,8 +63,9 @@ SWISH_CLAUSES = (
     Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
            "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
            {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
-            "case:exp overflows float64": "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN "
-                                          "second derivatives once exp overflows",
+            "SwishFunction/nan-second-derivative": "lesson 01's where-built sigmoid in "
+                                                   "backward: NaN second derivatives past "
+                                                   "|beta x| = 709",
             "SwishFunction/input-cut-off": "detaches in backward",
             "SwishFunction/backward-detached": "backward under torch.no_grad()",
             "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",

@@ -19,7 +19,7 @@ from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
-                                 check_differentiable_backward)
+                                 check_differentiable_backward, name_nan_second_derivative)
 from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
@@ -108,6 +108,7 @@ def check_zeros_and_saturation(function) -> None:
                     "backward divides by x there (0 / 0), as s = y / x does; recompute "
                     "s = sigmoid(beta * x) from the saved x and beta", str(error),
                     mistake="SwishFunction/divides-by-x") from error
+            name_nan_second_derivative(function, SWISH, values, error)
             moved = dict(values, x=torch.where(x == 0, 0.25, x))
             try:  # the same checks with the zeros moved away pass: the fault is at x = 0 only
                 check_values_and_gradients(function, SWISH, moved)

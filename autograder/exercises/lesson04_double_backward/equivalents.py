@@ -47,9 +47,6 @@ EQUIVALENTS = [
       for operator, after in (("save_copy", "gb, g.clone(), y"), ("save_narrowed", "gb, g, y.half()"),
                               ("save_narrowed", "gb.half(), g, y"),
                               ("save_widened", "gb, g, y.double()"))),
-    EquivalentMutant("SwishFunction", "add_copy", "return grad_x, grad_beta",
-                     "return grad_x, grad_beta.clone()",
-                     "grad_beta is a tensor backward made: a copy of it has the same values"),
     EquivalentMutant("SwishFunction", "add_copy",
                      "ctx.save_for_backward(x, beta, s)  # s is an output: its graph link is kept",
                      "ctx.save_for_backward(x, beta.contiguous(), s)  # s is an output: its graph "

@@ -19,7 +19,8 @@ from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
-from .numpy_tanh_graph import check_inner_ctx, name_saved_copy, reaches
+from .numpy_tanh_graph import (check_inner_class_state, check_inner_ctx, name_saved_copy,
+                               reaches)
 from .ctx_arrays import check_no_ctx_arrays, check_saves_output_itself
 from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
@@ -95,6 +96,13 @@ def _apply(function, inputs: dict):
         raise _explain_runtime_error(NUMPY_TANH, "forward", error, inputs) from error
 
 
+def _first_derivative(function, values: dict) -> None:
+    """Another call, on other inputs, and its first derivative with create_graph=True (which
+    runs the forward of the Function its backward calls)."""
+    x = make_inputs({"x": 0.5 * values["x"]})["x"]
+    torch.autograd.grad(function.apply(x), x, torch.ones_like(x), create_graph=True)
+
+
 def check_second_derivatives(function, values: dict) -> None:
     """Differentiate the gradient again: with respect to x and to grad_output."""
     inputs = make_inputs(values)
@@ -111,6 +119,7 @@ def check_second_derivatives(function, values: dict) -> None:
             "backward return the result of a Function of your own (its forward the NumPy "
             "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
     check_inner_ctx(first.grad_fn)
+    check_inner_class_state(function, first, lambda: _first_derivative(function, values))
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward(first, direction)
@@ -222,6 +231,19 @@ def _name_x_for_y(function, values: dict, error: GradingError) -> None:
             "first", str(error), mistake="NumpyTanh/uses-x-as-y") from error
 
 
+def check_output_dtype(output, x: torch.Tensor) -> None:
+    """The output in x's dtype: a float64 output for a float32 x is named before the checks of
+    what is saved, which it would otherwise fail as a copy widened."""
+    if isinstance(output, torch.Tensor) and output.dtype != x.dtype:
+        got, want = (str(t.dtype).removeprefix("torch.") for t in (output, x))
+        raise GradingError(
+            f"NumpyTanh's output has dtype {got} for a {want} x: return x's dtype; NumPy keeps "
+            f"an array's dtype, so a {got} result comes from an array made {got} on the way "
+            f"(.astype(np.{got}), x.double()); compute in {want}, or cast the result back with "
+            ".to(x.dtype) and save the tensor you return",
+            mistake="NumpyTanh/wrong-output-dtype")
+
+
 def check_gradgradcheck(function, values: dict) -> None:
     x = make_inputs(values)["x"]
     try:
@@ -278,6 +300,8 @@ def _checks(function) -> None:
         float32 = {"x": _values((3, 4), 10)["x"].float()}
         inputs = make_inputs(float32)
         forward = run_forward(function, NUMPY_TANH, inputs)
+        check_output_dtype(forward.output, inputs["x"])  # before the copy checks: the engine
+        # hands backward a grad_output cast to the output's dtype, which a save then widens
         check_saves_output_itself(NUMPY_TANH, forward, inputs["x"])
         check_no_copy_saved(NUMPY_TANH, forward, inputs)
         check_backward_saves_no_copy(function, float32)

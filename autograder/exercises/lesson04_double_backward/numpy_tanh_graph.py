@@ -5,6 +5,7 @@ it calls, what that saves, and whether the graph reaches x."""
 import torch
 
 from ...errors import GradingError
+from ...per_call import class_state
 
 
 def name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
@@ -64,3 +65,30 @@ def check_inner_ctx(node) -> None:
 def reaches(node, leaf: torch.Tensor) -> bool:
     """Whether the graph from ``node`` reaches the leaf ``leaf`` (its AccumulateGrad node)."""
     return any(getattr(node, "variable", None) is leaf for node in graph(node))
+
+
+def check_inner_class_state(function, first: torch.Tensor, call_again) -> None:
+    """The Function backward calls keeps each call's state on its own ctx: a second call's
+    first backward (which runs that Function's forward again) leaves the attributes of its
+    class as they were. ``first`` is the first call's gradient, ``call_again`` makes the second
+    call's."""
+    classes = []
+    for node in graph(first.grad_fn):
+        cls = getattr(node, "_forward_cls", None)
+        if cls is not None and cls is not function and cls not in classes:
+            classes.append(cls)
+    before = {cls: class_state(cls) for cls in classes}
+    call_again()
+    for cls in classes:
+        after = class_state(cls)
+        changed = [key for key in after if key not in before[cls]
+                   or after[key] is not before[cls][key]]
+        if changed:
+            owner, attribute = changed[0]
+            raise GradingError(
+                f"the Function your backward calls ({cls.__name__}) sets {owner}.{attribute} "
+                "each time it runs: a class attribute is shared by every call, so a second call "
+                "in the same graph overwrites the first's, and the first call's second "
+                "derivative reads the second call's values; keep its tensors with "
+                "ctx.save_for_backward, one set per call",
+                mistake="NumpyTanh/inner-state-on-class")

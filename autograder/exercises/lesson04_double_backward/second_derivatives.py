@@ -135,3 +135,48 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                                    "backward turns a tensor into a Python number":
                                        "SwishFunction/number-in-backward",
                                    "is cut off from autograd in": "SwishFunction/input-cut-off"})
+
+
+def name_nan_second_derivative(function, spec: Spec, values: dict, error: GradingError) -> None:
+    """A second derivative in x that is nan or inf where the first derivatives are finite (the
+    composed reference's are finite at every point ``values`` holds): an op in backward whose
+    value is finite there but whose derivative is not. Named with the points where it appears
+    and, from backward's op log, whether a torch.where is the op. A kink (abs, relu) gives a
+    finite wrong number, so it never reaches this message."""
+    inputs = make_inputs(values)
+    x, beta = inputs["x"], inputs["beta"]
+    try:
+        output = function.apply(*inputs.values())
+        with _OpLog() as log:  # backward's ops only
+            first, = torch.autograd.grad(output, x, torch.ones_like(output), create_graph=True)
+        if not first.requires_grad or not torch.isfinite(first).all():
+            return
+        second, = torch.autograd.grad(first.sum(), x, allow_unused=True)
+    except RuntimeError:
+        return
+    if second is None or torch.isfinite(second).all():
+        return
+    bad = ~torch.isfinite(second)
+    points = " and ".join(f"{p:g}" for p in sorted(set(x.detach()[bad].tolist())))
+    at_zero = bool((x.detach()[bad] == 0).all())
+    products = (beta.detach() * x.detach()[bad]).abs()
+    where = (f"at x = {points}" if at_zero else
+             f"at x = {points} (|beta x| = {products.max().item():.4g}"
+             + (": exp overflows float64 past 709)" if bool((products > 709).all()) else ")"))
+    if "where" in log.ops:
+        cause = ("backward builds s with a torch.where whose dropped branch is inf or nan "
+                 "there (" + ("a division by x: 0 / 0" if at_zero else "an exp that overflows")
+                 + "): autograd differentiates both branches, sends the dropped one a zero "
+                 "gradient, and 0 times inf or nan is nan")
+    else:
+        cause = ("an op in backward is finite there but its derivative is not ("
+                 + ("a division by x" if at_zero else "an exp that overflows to inf inside "
+                    "1 / (1 + exp(-z)): autograd multiplies the reciprocal's derivative, 0 "
+                    "there, by exp's, inf")
+                 + "), so the first derivative is right and the second nan")
+    raise GradingError(
+        f"the second derivative through {spec.name}'s backward with respect to x is "
+        f"{'nan' if torch.isnan(second).any() else 'inf'} {where}, while the first derivatives "
+        f"there are finite: {cause}; compute s = torch.sigmoid(beta * x), whose derivative "
+        "autograd computes without overflow", str(error),
+        mistake=f"{spec.name}/nan-second-derivative") from error

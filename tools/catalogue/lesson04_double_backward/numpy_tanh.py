@@ -283,6 +283,15 @@ MISTAKES += [
                   "        return _TanhGrad.apply(grad_output.detach(), y)", _inner(RIGHT))),
 ]
 MISTAKES += [
+    Mistake("NumpyTanh", "forward computes in float64 and returns float64 for a float32 x",
+            "NumpyTanh's output has dtype float64 for a float32 x",
+            _tanh(CALL, _inner(RIGHT), "        y = torch.from_numpy(np.tanh(x.detach().numpy()"
+                  ".astype(np.float64)))\n        ctx.save_for_backward(y)\n        return y")),
+    Mistake("NumpyTanh", "the inner Function keeps g and y on its class",
+            "the Function your backward calls (_TanhGrad) sets _TanhGrad.g",
+            _tanh(CALL, _inner(RIGHT).replace("        ctx.save_for_backward(g, y)\n",
+                                              "        _TanhGrad.g, _TanhGrad.y = g, y\n").replace(
+                "        g, y = ctx.saved_tensors\n", "        g, y = _TanhGrad.g, _TanhGrad.y\n"))),
     Mistake("NumpyTanh", "the inner Function keeps g and y as ctx attributes", "the Function your "
             "backward calls (_TanhGrad) stores a tensor as ctx.g",
             _tanh(CALL, _inner(RIGHT).replace("        ctx.save_for_backward(g, y)\n",

@@ -102,8 +102,9 @@ MISTAKES = [
             _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
                    "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second "
-            "derivatives once exp overflows", "derivative of SwishFunction's backward with "
-            "respect to x is wrong",
+            "derivatives once exp overflows", "is nan at x = -620 (|beta x| = 806: exp overflows "
+            "float64 past 709), while the first derivatives there are finite: an op in backward "
+            "is finite there but its derivative is not",
             _swish("        x, beta = ctx.saved_tensors\n        s = 1 / (1 + torch.exp(-beta * x))\n"
                    "        ds = s * (1 - s)\n" + RETURN)),
     Mistake("SwishFunction", "saves the intermediate sigmoid", "SwishFunction saved an "
@@ -158,6 +159,25 @@ MISTAKES = [
                    "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
                    "        ds = s * (1 - s)\n" + RETURN,
                    "        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)")),
+    # a nan second derivative told from a kink (which gives a finite wrong one) and named
+    # with its points: a where with a 0 / 0 branch at x = 0, lesson 01's where-built sigmoid
+    # whose dropped exp overflows at |beta x| > 709
+    Mistake("SwishFunction", "s = where(x == 0, 0.5, y / x): NaN second derivative at x = 0",
+            "is nan at x = 0, while the first derivatives there are finite: backward builds s "
+            "with a torch.where whose dropped branch is inf or nan",
+            _swish("        x, beta, y = ctx.saved_tensors\n"
+                   "        s = torch.where(x == 0, torch.full_like(x, 0.5), y / x)\n"
+                   "        ds = s * (1 - s)\n" + RETURN,
+                   "        y = x * torch.sigmoid(beta * x)\n"
+                   "        ctx.save_for_backward(x, beta, y)\n        return y")),
+    Mistake("SwishFunction", "lesson 01's where-built sigmoid in backward: NaN second "
+            "derivatives past |beta x| = 709", "is nan at x = -620 and 620 (|beta x| = 806: exp "
+            "overflows float64 past 709), while the first derivatives there are finite: backward "
+            "builds s with a torch.where",
+            _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+                   "        s = torch.where(z >= 0, 1 / (1 + torch.exp(-z)), "
+                   "torch.exp(z) / (1 + torch.exp(z)))\n"
+                   "        ds = s * (1 - s)\n" + RETURN)),
     Mistake("SwishFunction", "grad_output.view(-1): fails on a transposed grad_output",
             "view size is not compatible",
             _swish("        x, beta = ctx.saved_tensors\n        g = grad_output.view(-1)\n"

@@ -240,3 +240,36 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     NumPy is asked for, a NumPy write, a copy saved) carry a stable id; a second derivative
     that is only wrong, none?"""
     assert graded_mistake(exercise, name) == expected
+
+
+@pytest.mark.lesson04
+def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
+    """Does the nan probe name a where with a 0 / 0 branch at x = 0, lesson 01's where-built
+    sigmoid at |beta x| = 806 and an overflowing 1 / (1 + exp(-z)) without a where, each at its
+    own points, and stay silent for a kink (a finite wrong second derivative) and the solution?
+    (The probe alone, on the saturation case's values: milliseconds.)"""
+    from autograder.errors import GradingError
+    from autograder.exercises.lesson04_double_backward.second_derivatives import (
+        name_nan_second_derivative)
+    values = {"x": torch.tensor([-620.0, -3.0, 0.0, 0.5, 0.0, 620.0], dtype=torch.float64),
+              "beta": torch.tensor(1.3, dtype=torch.float64)}
+    expected = {
+        "s = where(x == 0, 0.5, y / x): NaN second derivative at x = 0":
+            "is nan at x = 0, while the first derivatives there are finite: backward builds s "
+            "with a torch.where",
+        "lesson 01's where-built sigmoid in backward: NaN second derivatives past |beta x| = 709":
+            "is nan at x = -620 and 620 (|beta x| = 806: exp overflows float64 past 709), while "
+            "the first derivatives there are finite: backward builds s with a torch.where",
+        "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second derivatives once exp "
+        "overflows": "is nan at x = -620 (|beta x| = 806: exp overflows float64 past 709), "
+                     "while the first derivatives there are finite: an op in backward is finite"}
+    earlier = GradingError("the check that failed")
+    for name, words in expected.items():
+        with pytest.raises(GradingError) as raised:
+            name_nan_second_derivative(mistake("SwishFunction", name), SWISH, values, earlier)
+        assert words in raised.value.hint and raised.value.mistake == \
+            "SwishFunction/nan-second-derivative", (name, raised.value.hint)
+    for silent in (mistake("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: "
+                                            "wrong second derivative at x = 0"),
+                   solution("SwishFunction")):
+        name_nan_second_derivative(silent, SWISH, values, earlier)
