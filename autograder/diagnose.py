@@ -133,8 +133,10 @@ def diagnose_gradient(
     """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
     ``inputs`` name their values where the error is largest; ``computed_in`` is the dtype the
     learner's code ran in (None where unknown: ``got`` may be widened); ``exercise_name`` gives
-    the facts it proves (None, not a tensor, shape, device, dtype) their ids; ``grad_output``,
-    the random one (or ones) the gradients were taken with, is said to be random."""
+    the facts it proves their ids (None, not a tensor, shape, device, dtype; inf or nan where the
+    true gradient is finite; the true one times -1, zero everywhere, times one constant factor,
+    or transposed), a gradient that only differs none; ``grad_output``, the random one (or ones)
+    the gradients were taken with, is said to be random."""
     grad_name = f"grad_{name}"
     if got is None:
         raise GradingError(
@@ -160,27 +162,29 @@ def diagnose_gradient(
     if not torch.isfinite(got).all() and torch.isfinite(expected).all():
         raise GradingError(
             f"{grad_name} contains inf or nan where the true gradient is finite: "
-            "a numerically unstable formula?"
-        )
+            "a numerically unstable formula?",
+            mistake=_named(exercise_name, "non-finite-gradient"))
     if note_precision(grad_name, got, expected, computed_in,
                       within=_close(got, expected, rtol, atol),
                       where=_worst(got, expected, inputs, grad_output)):
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
-            f"your gradient for {name} is the expected one times -1: check the sign"
-        )
+            f"your gradient for {name} is the expected one times -1: check the sign",
+            mistake=_named(exercise_name, "wrong-gradient-sign"))
     if not got.any():
-        raise GradingError(f"your gradient for {name} is zero everywhere, where the expected one is "
-                           "not")
+        raise GradingError(f"your gradient for {name} is zero everywhere, where the expected one "
+                           "is not", mistake=_named(exercise_name, "zero-gradient"))
     # With a single nonzero element every wrong value is "a constant factor": say so only
     # when the factor fits at least two of them.
     scale = _best_scale(got, expected) if expected.count_nonzero() >= 2 else None
     if scale is not None and _close(got, scale * expected, rtol, atol):
         raise GradingError(f"your gradient for {name} is off by a constant factor "
-                           f"{factor(scale)}: a factor missing, or one too many?")
+                           f"{factor(scale)}: a factor missing, or one too many?",
+                           mistake=_named(exercise_name, "gradient-off-by-a-factor"))
     if got.dim() == 2 and got.shape[0] == got.shape[1] and _close(got, expected.T, rtol, atol):
-        raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?")
+        raise GradingError(f"{grad_name} is the transpose of the true gradient: a transpose?",
+                           mistake=_named(exercise_name, "transposed-gradient"))
     raise GradingError(f"your gradient for {name} is wrong: "
                        f"{_worst(got, expected, inputs, grad_output)}")
 
@@ -219,8 +223,7 @@ def diagnose_values(
     if torch.isfinite(expected).all() and not torch.isfinite(got).all():
         raise GradingError(
             f"{what} contains inf or nan where the true value is finite: "
-            "a numerically unstable formula?"
-        )
+            "a numerically unstable formula?", mistake=_named(exercise_name, "non-finite-output"))
     if got.numel() == 0 or note_precision(
             what, got, expected, computed_in, within=_close(got, expected, rtol, atol),
             where=_worst(got, expected, inputs)):

@@ -93,7 +93,8 @@ def test_each_mistake_gets_its_hint(exercise, code, hint):
     (PRODUCT, PRODUCT_ALWAYS_BOTH, "Product/ignores-needs-input-grad"),
     (FunctionExercise("MyTanh", reference=torch.tanh, saves=8), TANH.format(
         gradient="grad_output * (1 - y * y)"), "MyTanh/saves-too-many-bytes"),
-    (MY_TANH, TANH.format(gradient="-grad_output * (1 - y * y)"), "unproven:wrong-value"),
+    (MY_TANH, TANH.format(gradient="-grad_output * (1 - y * y)"), "MyTanh/wrong-gradient-sign"),
+    (MY_TANH, TANH.format(gradient="grad_output * (1 - y)"), "unproven:wrong-value"),
 ])
 def test_each_proven_mistake_has_an_id(exercise, code, mistake):
     """Does each mistake a check of the instructor's exercise proves carry an id of that

@@ -316,3 +316,32 @@ def test_a_proven_fact_has_the_exercise_s_id_where_the_exercise_is_named(check, 
     with pytest.raises(GradingError) as wrong:
         check("x", values(3) + 1, values(3), exercise_name="Square")
     assert mistake_of(wrong.value) == "unproven:wrong-value"
+
+
+def _with_inf(t):
+    t = t.clone()
+    t[0, 0] = float("inf")
+    return t
+
+
+@pytest.mark.parametrize("check, wrong, mistake", [
+    (diagnose_gradient, lambda e: -e, "Square/wrong-gradient-sign"),
+    (diagnose_gradient, lambda e: 2.5 * e, "Square/gradient-off-by-a-factor"),
+    (diagnose_gradient, torch.zeros_like, "Square/zero-gradient"),
+    (diagnose_gradient, lambda e: e.T, "Square/transposed-gradient"),
+    (diagnose_gradient, _with_inf, "Square/non-finite-gradient"),
+    (diagnose_values, _with_inf, "Square/non-finite-output"),
+])
+def test_what_the_values_prove_has_the_exercise_s_id(check, wrong, mistake):
+    """Does a fact the values prove (the true gradient times -1, times one constant, zero
+    everywhere, transposed; inf or nan where the true values are finite) carry its id where
+    the exercise is named, and no id where it is not?"""
+    from autograder.mistakes import mistake_of
+
+    expected = values(3, 3)
+    with pytest.raises(GradingError) as failure:
+        check("x", wrong(expected), expected, exercise_name="Square")
+    assert mistake_of(failure.value) == mistake
+    with pytest.raises(GradingError) as unnamed:
+        check("x", wrong(expected), expected)
+    assert mistake_of(unnamed.value) == "unproven:wrong-value"

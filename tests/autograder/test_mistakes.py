@@ -172,7 +172,10 @@ def test_each_section_is_a_heading_of_its_lesson_and_each_id_one_that_is_raised(
                  marks=pytest.mark.lesson12),
     pytest.param("Outer", "u and v kept in a module global", "Outer/state-shared-between-calls",
                  marks=pytest.mark.lesson00),
-    pytest.param("Square", "wrong sign", "unproven:wrong-value", marks=pytest.mark.lesson00),
+    pytest.param("Square", "forward computes x ** 3", "unproven:wrong-value",
+                 marks=pytest.mark.lesson00),
+    # what the comparison proves of the values (times -1, a constant factor) is named too
+    pytest.param("Square", "wrong sign", "Square/wrong-gradient-sign", marks=pytest.mark.lesson00),
     # the checks every exercise runs name what they prove with the exercise's own name
     pytest.param("MySigmoid", "output kept as ctx.y", "MySigmoid/tensor-on-ctx",
                  marks=pytest.mark.lesson01),

@@ -7,7 +7,7 @@ from ...clauses import Clause
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor included, in float64 or float32: the value and the "
            "gradient autograd gives `x ** 2`;",
-           {"unproven:wrong-value": "wrong sign", "Square/uses-abs-x": "2|x|",
+           {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/ignores-grad-output": "forgets grad_output",
             "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
     Clause("forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` "

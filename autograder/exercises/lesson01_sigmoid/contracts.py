@@ -91,7 +91,7 @@ SCALED_SIGMOID_CLAUSES = (
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
             "ScaledSigmoid/float32-scale":
                 "scale as torch.tensor(scale), float32, in backward only",
-            "unproven:wrong-value": "|scale| in backward"}),
+            "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward"}),
     Clause("backward returns one gradient per input, `scale` included;",
            {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
             "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),

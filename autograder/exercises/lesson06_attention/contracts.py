@@ -23,7 +23,7 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "row-sum-over-the-queries": "row sum over the queries",
             S_ + "row-sum-without-keepdim": "row sum without keepdim",
             S_ + "row-sum-laid-out-as-a-row": "row sums unsqueezed as a row",
-            "unproven:wrong-value": "scale missing from dQ and dK",
+            S_ + "gradient-off-by-a-factor": "scale missing from dQ and dK",
             S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
             S_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
             S_ + "gradient-for-non-tensor": "a gradient for the float scale",

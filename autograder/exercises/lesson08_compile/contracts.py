@@ -13,7 +13,7 @@ SQUARED_NORM_CLAUSES = (
            {'squared_norm/gradient-count': 'backward returns only grad_x',
             'squared_norm/grad-output-not-unsqueezed':
                 'grad_output not unsqueezed at dim (a square x shows it)',
-            'unproven:wrong-value': 'backward without the factor 2'}),
+            'squared_norm/gradient-off-by-a-factor': 'backward without the factor 2'}),
     Clause('have a batching rule registered with `register_vmap` that works on the whole '
            "batch at once (not PyTorch's per-sample fallback, nor a loop of your own), so "
            'that `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop '

@@ -46,7 +46,7 @@ CE_CLAUSES = (
            {"CrossEntropy/divides-by-all-rows": "dividing by N instead of the counted rows",
             "CrossEntropy/ignored-rows-get-gradient": "ignored rows keep their gradient",
             "CrossEntropy/softmax-term-only": "the softmax term alone, no one-hot",
-            "unproven:wrong-value": "one_hot - softmax",
+            "CrossEntropy/wrong-gradient-sign": "one_hot - softmax",
             "CrossEntropy/ignores-grad-output": "backward ignores grad_output",
             "case:is past the last class": "ignored targets made valid with clamp(min=0)",
             "raised:RuntimeError": "ignored rows' targets made class 1",
