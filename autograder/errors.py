@@ -1,5 +1,7 @@
 """The one exception the grading library raises: its first line is the hint."""
 
+import re
+
 
 class GradingError(AssertionError):
     """A check failed. ``str(err).splitlines()[0]`` names the likely mistake in plain words;
@@ -15,8 +17,38 @@ class GradingError(AssertionError):
                  mistake: str | dict[str, str] = ""):
         if isinstance(mistake, dict):
             mistake = next((named for phrase, named in mistake.items() if phrase in hint), "")
+        case = new_context(hint, case)
         self.hint = f"{hint} (with {case})" if case else hint
         self.details = details
         self.case = case
         self.mistake = mistake
         super().__init__(f"{self.hint}\n{details}".rstrip())
+
+
+def _parts(case: str) -> list[str]:
+    """``case`` split at its commas outside brackets: 'x of shape (5, 3), scale=2.5' gives
+    ['x of shape (5, 3)', 'scale=2.5']."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(case):
+        depth += (char in "([{") - (char in ")]}")
+        if char == "," and depth == 0:
+            parts.append(case[start:i].strip())
+            start = i + 1
+    return [p for p in [*parts, case[start:].strip()] if p]
+
+
+_INPUT = re.compile(r"\w+ of shape \(.*\)|\w+=.+")  # how a case names one input
+
+
+def _says(hint: str, text: str) -> bool:
+    return re.search(r"(?<![\w.])" + re.escape(text) + r"(?!\w)", hint) is not None
+
+
+def new_context(hint: str, case: str) -> str:
+    """``case`` without the inputs that ``hint`` already names (a hint that quotes them,
+    'raised RuntimeError with x of shape (5, 3)', or an inner case): the inputs said once.
+    Other context ('grad_output not contiguous') is kept unless the hint says all of it."""
+    if not case or _says(hint, case):
+        return ""
+    kept = [part for part in _parts(case) if not (_INPUT.fullmatch(part) and _says(hint, part))]
+    return ", ".join(kept)

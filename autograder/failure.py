@@ -2,11 +2,11 @@
 
 IPython shows an exception through its ``_render_traceback_`` when it has one. A failed
 self-check gets one on the exception object itself, so its type (what ``Run All``, nbclient and
-nbgrader see) stays what it was. The short form names the exercise and the hint, then the case,
-then the learner's own lines where the error was raised in their code, and says how to get the
-rest. It renders once: ``%tb`` afterwards finds no renderer and shows IPython's traceback,
-chained causes and details included, with the grading library's and torch's frames left out:
-the cell that called the self-check, then the learner's own code.
+nbgrader see) stays what it was. The short form names the exercise and the case (what it
+failed with), then the hint, then the learner's own lines where the error was raised in their
+code, and says how to get the rest. It renders once: ``%tb`` afterwards finds no renderer and
+shows IPython's traceback, chained causes and details included, with the grading library's and
+torch's frames left out: the cell that called the self-check, then the learner's own code.
 """
 
 import html
@@ -82,9 +82,11 @@ def learner_frames(error: BaseException, shell=None) -> list[tuple[str, int, str
 def summary(name: str, error: BaseException, shell=None) -> list[str]:
     """The lines a failed self-check shows, the hint in the first."""
     first = headline(name, error)
-    lines = [f"{RED_BOLD}✗ {name} failed its self-check:{RESET} {first}"]
-    if isinstance(error, GradingError) and error.case and f"with {error.case}" not in first:
-        lines.append(f"  with {error.case}")
+    # the case first, where the eye lands (a hint may run to three lines): what tells this
+    # failure apart ('with grad_output not contiguous') must not come after the hint
+    case = (f" with {error.case}" if isinstance(error, GradingError) and error.case
+            and f"with {error.case}" not in first else "")
+    lines = [f"{RED_BOLD}✗ {name} failed its self-check{case}:{RESET} {first}"]
     frames = learner_frames(error, shell)
     for where, line, function, source in frames:
         lines.append(f"  in your code, {where}, line {line}, in {function}:")

@@ -5,7 +5,7 @@ Under a failed self-check it also says what it checks and what it cannot see: it
 backward with *your own* forward, so a forward that is wrong against the reference, a gradient
 of the wrong shape that the engine sums for you, or a gradient that changes when one input
 alone requires grad all look right in the heatmaps. The last two it probes itself and shows;
-for the rest it says plainly that the failure is elsewhere, and quotes the self-check's hint.
+for the rest it says in one line that the failure is elsewhere (the hint is shown just above it).
 """
 
 import math
@@ -175,28 +175,25 @@ def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -
 
 WHAT_IT_CHECKS = ("This view compares your backward with central differences of <b>your own</b> "
                   "forward, at small example inputs, every input requiring grad.")
-ELSEWHERE = ("It cannot see a forward that is wrong against the reference, edge values (exact "
-             "zeros, ties, large magnitudes, other shapes), in-place writes, or what forward "
-             "saved.")
+AGREES = ("Your backward agrees with central differences of your own forward here, for every "
+          "input: the failure is elsewhere, in something this view cannot show.")
 
 
-def failure_html(comparison: JacobianComparison | None, notes: list[str], hint: str) -> str:
-    """Under a failed self-check: what this view checks, and whether it shows that failure."""
-    said = f"The self-check said: {code(hint)}"
+def failure_html(comparison: JacobianComparison | None, notes: list[str]) -> str:
+    """Under a failed self-check, whose message is shown just above (so never repeated here):
+    what this view checks and whether it shows that failure; one line where it does not."""
     if notes:
         listed = "".join(f"<li>{markup.escape(n[0].upper() + n[1:])}</li>" for n in notes)
         return markup.box("warning", f"{WHAT_IT_CHECKS} What your backward returned shows what "
                                      f"the heatmaps cannot:<ul style='margin:4px 0'>{listed}"
-                                     f"</ul>{said}")
+                                     "</ul>")
     if comparison is None:
         return markup.box("warning", f"{WHAT_IT_CHECKS} Your Function raised an error at these "
-                                     f"inputs (below). {said}")
+                                     "inputs (below).")
     if not all(comparison.agrees(k) for k in range(len(comparison.names))):
         return markup.box("warning", f"{WHAT_IT_CHECKS} It finds a disagreement: the input "
-                                     f"selected below. {said}")
-    return markup.box("note", f"{WHAT_IT_CHECKS} Here they agree for every input, so the "
-                              f"failure is elsewhere, in something this view cannot show. "
-                              f"{said} {ELSEWHERE}")
+                                     "selected below.")
+    return markup.box("note", AGREES)
 
 
 class JacobianFigure:
@@ -271,9 +268,10 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
                       failure: str | None = None, notes: list[str] | None = None) -> View:
     """Analytic vs numerical Jacobian heatmaps of ``function`` at ``inputs``, with an input
     selector (opening on the worst input) and a slider for the finite-difference step eps.
-    ``failure``: the hint of a failed self-check this view is shown under; the view then says
-    what it checks and whether it shows that failure (pane ``failure``), with ``notes`` on what
-    backward returned (``backward_notes`` when None)."""
+    ``failure``: the hint of a failed self-check this view is shown under (its message is shown
+    just above, so the view does not repeat it); the view then says what it checks and whether
+    it shows that failure (pane ``failure``), with ``notes`` on what backward returned
+    (``backward_notes`` when None)."""
     names = list(names) if names is not None else input_names(function, len(inputs))
     summary = html_pane()
     verdict = html_pane()
@@ -326,7 +324,7 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
     if failure is not None:
         if notes is None:
             notes = backward_notes(function, *inputs, names=names)
-        verdict.value = failure_html(comparison, notes, failure)
+        verdict.value = failure_html(comparison, notes)
         children.insert(1, verdict)
     return View(children, controls={"input": which, "eps": step},
                 panes={"summary": summary, "heatmaps": picture, "failure": verdict})

@@ -29,7 +29,7 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
     notes = relevant_notes(backward_notes(submission, *inputs), error)
     if (comparison is not None and not notes
             and all(comparison.agrees(k) for k in range(len(comparison.names)))):
-        display(HTML(failure_html(comparison, [], hint)))  # nothing to see in heatmaps
+        display(HTML(failure_html(comparison, [])))  # nothing to see in heatmaps: one line
         return
     display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
                  "differences of your forward, for small inputs."))

@@ -40,15 +40,29 @@ def shown(error: BaseException, name: str = "Square") -> list[str]:
     return [ANSI.sub("", line) for line in summary(name, error)]
 
 
-def test_a_wrong_gradient_reads_hint_and_case_only():
-    """Is a wrong Square two lines, exercise and hint, then the case, with no pointer to a %tb
+def test_a_wrong_gradient_reads_case_and_hint_only():
+    """Is a wrong Square one line, exercise and case, then the hint, with no pointer to a %tb
     that would show only the grader's own error (nothing of the learner's raised)?"""
     wrong = mistake("Square", "wrong sign")
     lines = shown(failure("Square", wrong))
-    assert lines[0].startswith("✗ Square failed its self-check: your gradient for x is the "
-                               "expected one times -1: check the sign")
-    assert "(with" not in lines[0] and lines[1] == "  with x of shape (5,)"
-    assert lines[2:] == []
+    assert lines[0].startswith("✗ Square failed its self-check with x of shape (5,): your "
+                               "gradient for x is the expected one times -1: check the sign")
+    assert "(with" not in lines[0] and lines[1:] == []
+
+
+def test_the_distinguishing_context_comes_first_and_the_inputs_once():
+    """Issue 48: a hint that quotes the inputs, inside a case that names them again and what
+    tells this failure apart: are the inputs said once, and the context before the hint?"""
+    hint = "Linear.backward raised RuntimeError with x of shape (5, 3), w of shape (2, 3): boom"
+    error = GradingError(hint, case="x of shape (5, 3), w of shape (2, 3), bias=a tensor")
+    assert error.hint == f"{hint} (with bias=a tensor)"
+    error = GradingError(hint, case="grad_output not contiguous")
+    assert shown(error, "Linear")[0] == ("✗ Linear failed its self-check with grad_output not "
+                                         f"contiguous: {hint}")
+    # an input named only in passing, or another input's name, is not a repetition
+    kept = GradingError("mask of shape (3,) is float", case="x of shape (3,), dim=1")
+    assert kept.case == "x of shape (3,), dim=1"
+    assert GradingError("fails (with x of shape (3,))", case="x of shape (3,)").case == ""
 
 
 def test_the_case_is_split_off_the_hint_but_stays_in_the_message():
@@ -102,7 +116,8 @@ def test_ipython_renders_it_short_once_then_in_full():
     """Does IPython's renderer give the short form once, so that %tb then shows everything?"""
     error = failure("Square", mistake("Square", "wrong sign"))
     short = error._render_traceback_()
-    assert ANSI.sub("", short[0]).startswith("✗ Square failed its self-check:")
+    assert ANSI.sub("", short[0]).startswith(
+        "✗ Square failed its self-check with x of shape (5,): ")
     assert not hasattr(error, "_render_traceback_")  # %tb: IPython's own full traceback
 
 

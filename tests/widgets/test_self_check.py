@@ -51,6 +51,16 @@ def test_a_failure_the_jacobians_cannot_show_gets_one_note_not_the_panel(shown):
     assert not any(isinstance(item, View) for item in shown)
     note, = shown
     assert "the failure is elsewhere" in note.data
+    assert "ctx.x" not in note.data and "self-check said" not in note.data  # shown above it
+
+
+def test_a_disagreement_does_not_repeat_the_hint_above_it(shown):
+    """Issue 48: below the red hint, does the panel's own box leave the hint out?"""
+    with pytest.raises(GradingError, match="ignores grad_output"):
+        self_check("Square", mistake("Square", "forgets grad_output"))
+    view, = [item for item in shown if isinstance(item, View)]
+    assert "ignores grad_output" not in view.panes["failure"].value
+    assert "disagreement" in view.panes["failure"].value
 
 
 def test_unasked_for_gradients_are_noted_only_when_the_failure_is_about_them():
@@ -138,15 +148,15 @@ def _lines(error_output) -> list[str]:
 @pytest.mark.slow
 def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_session):
     """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
-    on its first line, in two lines, the explorer below, and %tb giving the traceback of the
-    learner's own code, without the grading library's frames?"""
+    on its first line, after its case, in one line, the explorer below, and %tb giving the
+    traceback of the learner's own code, without the grading library's frames?"""
     wrong = catalogued("Square", "wrong sign")
     check, full = learner_session["wrong-check"], learner_session["wrong-tb"]
     error = check[0]  # nothing before the hint: the explorer comes after it
     assert error.output_type == "error" and error.ename == "GradingError"
     lines = _lines(error)
-    assert lines[0].startswith("✗ Square failed its self-check: ") and wrong.hint in lines[0]
-    assert lines[1:] == ["  with x of shape (5,)"]
+    assert lines[0].startswith("✗ Square failed its self-check with x of shape (5,): ")
+    assert wrong.hint in lines[0] and lines[1:] == []
     assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
     assert "application/vnd.jupyter.widget-view+json" in check[-1].data
     everything = "\n".join(_lines(full[0]))
