@@ -233,7 +233,7 @@ def check_untouched(spec: Spec, grad_output, pristine, version: int | None = Non
     had then, was not written at all)."""
     if not torch.equal(grad_output, pristine) or version not in (None, grad_output._version):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (an out-of-place op such as *, or write into a fresh tensor)",
+                           "tensor instead (an out-of-place op, or write into a fresh tensor)",
                            mistake=f"{spec.name}/writes-grad-output")
 
 

@@ -25,15 +25,31 @@ MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
 SCALED_SIGMOID = Spec("ScaledSigmoid", ("x", "scale"), lambda x, scale: scale * torch.sigmoid(x))
 
 
-def check_saves_only_output(spec: Spec, forward) -> None:
-    """Sigmoid's derivative is y * (1 - y): the output is all backward needs."""
+# ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
+# recomputes what forward already did
+EXPONENTIALS = frozenset({"exp", "exp2", "expm1", "sigmoid", "tanh", "softplus", "log_sigmoid",
+                          "log_sigmoid_forward", "logsigmoid"})
+
+
+def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
+    """Sigmoid's derivative is y * (1 - y): the output is all backward needs. ``backward``: its
+    trace, which says whether backward computed an exponential again (only then is it said)."""
     if (roles := [saved.role for saved in forward.saved]) == ["output"]:
         return
+    again = backward is not None and any(op in EXPONENTIALS for op in backward.ops)
     if any(role.startswith("input") for role in roles):
-        raise GradingError(f"{spec.name} saved its input x: its backward then computes an "
-                           "exponential again, where step 2 of the maths writes the derivative "
-                           "without x",
-                           mistake=f"{spec.name}/saves-input")
+        if "output" in roles:
+            said = (f"{spec.name} saved its input x as well as its output y: backward needs "
+                    "only y, since step 2 of the maths writes the derivative without x")
+            said += ("; and your backward computes an exponential again, which y makes "
+                     "unnecessary" if again else "; save y alone")
+        elif again or backward is None:
+            said = (f"{spec.name} saved its input x: its backward then computes an exponential "
+                    "again, where step 2 of the maths writes the derivative without x")
+        else:
+            said = (f"{spec.name} saved its input x: step 2 of the maths writes the derivative "
+                    "without x, from the output y alone; save y")
+        raise GradingError(said, mistake=f"{spec.name}/saves-input")
     if not roles:
         raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
                            "output y", mistake=f"{spec.name}/saves-nothing")
@@ -78,7 +94,7 @@ def my_sigmoid_full(MySigmoid, device) -> None:
         with case(f"x of shape {shape}"):
             forward, backward = check_values_and_gradients(function, MY_SIGMOID, values)
             check_no_ctx_tensors(MY_SIGMOID, forward)
-            check_saves_only_output(MY_SIGMOID, forward)
+            check_saves_only_output(MY_SIGMOID, forward, backward)
             check_backward_by_hand(MY_SIGMOID, backward)
     covers("saves only its output")
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})

@@ -24,14 +24,15 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
     for name, grad in zip(inputs, grads):
         if (name in true and isinstance(grad, torch.Tensor) and grad.shape == true[name].shape
                 and not torch.allclose(grad, true[name]) and torch.allclose(grad, local[name])):
+            # a question that leads to the chain rule, never its formula (the lesson's step 2)
             if grad_output.shape == inputs[name].shape:  # element-wise: a diagonal Jacobian
-                remedy = (f"multiply by grad_output (chain rule: grad_{name} = grad_output * "
-                          f"dy/d{name}, entry by entry)")
+                remedy = (f"grad_output[i] is dL/dy[i]: by the chain rule, what is "
+                          f"dL/d{name}[i] in terms of it and dy[i]/d{name}[i]?")
             else:  # each entry of the input reaches many outputs, each with its own weight
                 remedy = (f"{name}[k] reaches several outputs y[i, j], and each carries its own "
-                          f"weight grad_output[i, j]: grad_{name}[k] = sum over i, j of "
-                          f"grad_output[i, j] * dy[i, j]/d{name}[k], not grad_output times "
-                          f"dy/d{name} (those shapes differ)")
+                          f"weight grad_output[i, j]: how must those weights and dy[i, j]/"
+                          f"d{name}[k] combine into grad_{name}[k]? (Not grad_output times "
+                          f"dy/d{name}: those shapes differ.)")
             raise GradingError(
                 f"{spec.name}.backward ignores grad_output: grad_{name} is the local derivative "
                 f"dy/d{name} alone, the right gradient only when grad_output is all ones; "

@@ -139,3 +139,13 @@ def test_a_zero_dimensional_input_on_ctx_is_not_taken_for_a_weight():
     forward = run_forward(function, WEIGHTED_SUM, make_inputs(values))
     assert "ctx.x1" in forward.ctx_tensor_attributes
     check_weights_kept_as_floats(forward, values)
+
+
+@pytest.mark.parametrize("name", ["Square", "WeightedSum"])
+def test_a_forgotten_grad_output_is_led_to_the_chain_rule_not_given_it(name, raises_hint):
+    """Issue 48: does the hint ask a question that leads to the chain rule, without writing
+    the product the lesson asks the learner to derive?"""
+    with raises_hint(f"{name}.backward ignores grad_output") as info:
+        EXERCISES[name].run(mistake(name, "forgets grad_output"))
+    first = str(info.value).splitlines()[0]
+    assert "?" in first and "grad_x = grad_output *" not in first and "sum over" not in first

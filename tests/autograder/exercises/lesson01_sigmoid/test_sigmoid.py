@@ -14,7 +14,7 @@ from autograder.exercises.lesson01_sigmoid.sigmoid import (MY_SIGMOID, SCALED_SI
 from autograder.exercises.lesson01_sigmoid.sigmoid_probes import (check_branches_not_swapped,
                                                  check_output_used_as_sigmoid,
                                                  check_scale_not_float32)
-from autograder.probes import ForwardTrace, SavedTensor
+from autograder.probes import BackwardTrace, ForwardTrace, SavedTensor
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.catalogue import load
@@ -54,6 +54,21 @@ class TestSavesOnlyOutput:
     def test_output_only(self):
         """Does saving exactly the output pass?"""
         check_saves_only_output(MY_SIGMOID, self.trace("output"))
+
+    @pytest.mark.parametrize("roles, ops, hint", [
+        (("input x",), ["sigmoid", "mul"],
+         "MySigmoid saved its input x: its backward then computes an exponential"),
+        # issue 48: (x, y) saved, backward from y alone: only what is proven is said
+        (("input x", "output"), ["mul", "rsub", "mul"],
+         "MySigmoid saved its input x as well as its output y: backward needs only y"),
+        (("input x", "output"), ["exp", "mul"], "and your backward computes an exponential again"),
+    ])
+    def test_the_input(self, roles, ops, hint, raises_hint):
+        """Is a saved x named, with the exponential recomputed only where backward ran one?"""
+        with raises_hint(hint) as info:
+            check_saves_only_output(MY_SIGMOID, self.trace(*roles), BackwardTrace((), ops, 0, []))
+        if "exp" not in ops and "sigmoid" not in ops:
+            assert "exponential" not in str(info.value)
 
     @pytest.mark.parametrize("roles, hint", [
         (("input x",), "MySigmoid saved its input x: its backward then computes an exponential"),
