@@ -7,7 +7,7 @@ reads the files of the folders beside the current one.
 
 import json
 import os
-import time
+from datetime import datetime
 from pathlib import Path
 
 FILE_NAME = ".autograd-progress.json"
@@ -35,12 +35,21 @@ def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Pat
                 and kept.get("notebook") == lesson):
             return
         entries[exercise] = {"lesson": lesson, "outcome": outcome, "hint": hint[:300],
-                             "when": time.strftime("%Y-%m-%d %H:%M"), "notebook": here}
+                             "when": now(), "notebook": here}
         scratch = path.with_name(f"{FILE_NAME}.{os.getpid()}")
         scratch.write_text(json.dumps(entries, indent=1, sort_keys=True))
         scratch.replace(path)  # whole or not at all: a second kernel may be writing too
     except OSError:
         pass  # a read-only folder (a grading sandbox, a shared drive) costs the table, not the check
+
+
+def now() -> str:
+    """The local time with its offset from UTC, '2026-11-26 08:30 UTC+01:00': a table read on
+    another machine, or after a change of clocks, still says when."""
+    local = datetime.now().astimezone()
+    offset = local.strftime("%z")  # '+0100'
+    zone = f" UTC{offset[:3]}:{offset[3:]}" if len(offset) >= 5 else ""
+    return local.strftime("%Y-%m-%d %H:%M") + zone
 
 
 def _read(path: Path) -> dict:

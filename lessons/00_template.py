@@ -328,7 +328,8 @@ else:
         else:
             i, j = wrong[0]
             print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j) = "
-                  f"({i}, {j}) you give {yours[i, j]:g}, autograd {jacobian[i, j].item():g}.")
+                  f"({i}, {j}) you give {yours[i, j] + 0.0:g}, "  # + 0.0: -0.0 printed as 0
+                  f"autograd {jacobian[i, j].item() + 0.0:g}.")
 
 # %% [markdown]
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
@@ -797,7 +798,8 @@ else:
         else:
             first = wrong[0]
             print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j, k) = "
-                  f"{first} you give {yours[first]:g}, autograd {jacobian[first].item():g}.")
+                  f"{first} you give {yours[first] + 0.0:g}, "  # + 0.0: -0.0 printed as 0
+                  f"autograd {jacobian[first].item() + 0.0:g}.")
 
 # %% [markdown]
 # <details><summary><b>Hint 2</b> (the sum: questions)</summary>

@@ -722,9 +722,10 @@ xs = torch.linspace(-708, 750, 487, dtype=torch.float64)
 exact = {"value": torch.logaddexp(xs, torch.zeros_like(xs)), "gradient": torch.sigmoid(xs)}
 contenders = {"log(1 + exp(x)), autograd": lambda x: torch.log(1 + torch.exp(x)),
               "your Softplus": Softplus.apply}
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-for (name, formula), colour in zip(contenders.items(), ["tab:red", "tab:green"]):
-    for ax, got, truth in zip(axes, value_and_gradient(formula, xs), exact.values()):
+curves = {name: value_and_gradient(formula, xs) for name, formula in contenders.items()}
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+for (name, got_both), colour in zip(curves.items(), ["tab:red", "tab:green"]):
+    for ax, got, truth in zip(axes, got_both, exact.values()):
         error = ((got - truth).abs() / truth).nan_to_num(nan=1e4, posinf=1e4)
         ax.plot(xs, error.clamp(1e-18, 1e4), color=colour, lw=1.5, label=name)
 for ax, title in zip(axes, exact):
@@ -732,7 +733,8 @@ for ax, title in zip(axes, exact):
     ax.set_yscale("log")
     ax.set_xlabel("x")
     ax.set_title(f"relative error of the {title}")
-axes[1].legend(fontsize=8, loc="upper left")
+fig.legend(*axes[1].get_legend_handles_labels(), fontsize=8, loc="lower center", ncol=3)
+fig.subplots_adjust(bottom=0.24)  # the legend below both panels, over no curve
 plt.show()
 
 # %% [markdown]

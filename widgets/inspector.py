@@ -209,8 +209,10 @@ def inspection_html(inspection: Inspection) -> str:
     for warning in inspection.warnings:
         parts.append(markup.box("warning", markup.escape(warning)))
     if inspection.saved and not inspection.warnings:
-        parts.append(markup.box("ok", "Everything went through save_for_backward, and nothing "
-                                      "saved blocks double backward."))
+        # no word of double backward here: lesson 00 shows this line, lesson 04 teaches that
+        parts.append(markup.box("ok", "Everything went through save_for_backward, so autograd "
+                                      "will notice if any of it is changed in place before "
+                                      "backward runs."))
     ratio = (f", {inspection.saved_bytes / inspection.input_bytes:.2g}× the inputs' "
              f"{format_bytes(inspection.input_bytes)}" if inspection.input_bytes else "")
     new = (f"of that, {format_bytes(inspection.new_bytes)} is new memory held until backward "

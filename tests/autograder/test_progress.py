@@ -118,3 +118,25 @@ def test_a_learner_who_starts_at_a_later_lesson_is_not_told_of_earlier_ones(fold
     fresh folder), is the summary free of earlier lessons?"""
     progress.record("LogSumExp", "08_compile", progress.PASSED)
     assert "before this lesson" not in progress.summary(lesson="08_compile")
+
+
+def test_when_says_its_time_zone(folder):
+    """Issue 48: does the recorded time name its offset from UTC, so the table's 'when' column
+    reads right on another machine?"""
+    import os
+    import re
+    import time
+
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Kolkata"
+    time.tzset()
+    try:
+        progress.record("Square", "00_template", progress.PASSED)
+    finally:
+        if before is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+    when = progress.recorded()["Square"]["when"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\+05:30", when), when

@@ -12,6 +12,13 @@ def test_does_it_see_a_saved_output(ref):
     assert inspection.saved_bytes == inspection.input_bytes == 20
 
 
+def test_is_the_green_line_free_of_double_backward_for_lesson_00(ref):
+    """Issue 48: lesson 00 shows this line; double backward is lesson 04's."""
+    html = inspection_html(inspect_forward(ref.Square, torch.randn(3)))
+    assert "Everything went through save_for_backward" in html
+    assert "double backward" not in html
+
+
 def test_does_it_name_a_saved_input_from_forwards_signature(ref):
     inspection = inspect_forward(ref.Square, torch.randn(3, 2))
     assert [s.role for s in inspection.saved] == ["input x"]
