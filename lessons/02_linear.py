@@ -237,7 +237,7 @@ check_linear_entries()
 # When only `x` does? When all three do? Write the three numbers first.
 
 # %%
-predicted = {"b": None, "x": None, "x, W, b": None}
+predicted_flops = {"b": None, "x": None, "x, W, b": None}
 
 # %%
 IN, OUT, ROWS = 6, 4, 10
@@ -259,8 +259,8 @@ def backward_flops(linear, wanted):
 builtin = [backward_flops(F.linear, wanted) for wanted in CHOICES]
 for wanted, flops in zip(CHOICES, builtin):
     print(f"requires grad: {', '.join(wanted):<8} backward FLOPs: {flops:>4}")
-compare(predicted, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
-                    if ", ".join(wanted) in predicted})
+compare(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
+                          if ", ".join(wanted) in predicted_flops})
 
 # %%
 labels = [", ".join(wanted) for wanted in CHOICES]
@@ -437,9 +437,9 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
 # 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
 
 # %%
-predicted = {"error of G @ W.T, random square W": None,
-             "G @ W.T is grad_x when W is symmetric": None,
-             "G @ W.T raises when in != out": None}
+predicted_transpose = {"error of G @ W.T, random square W": None,
+                       "G @ W.T is grad_x when W is symmetric": None,
+                       "G @ W.T raises when in != out": None}
 
 # %%
 x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
@@ -458,7 +458,7 @@ except RuntimeError as exc:
     print("with in != out:", exc)
     raises = True
 print(f"largest error of G @ W.T with a random square W: {error:.3g}")
-compare(predicted, {
+compare(predicted_transpose, {
     "error of G @ W.T, random square W":
         "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
     "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
@@ -498,7 +498,7 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
 # numbers first (the bytes of the memory behind each tensor it saves).
 
 # %%
-predicted = {"F.linear, frozen weight": None, "F.linear, training": None}
+predicted_saved = {"F.linear, frozen weight": None, "F.linear, training": None}
 
 # %%
 def saved_bytes(linear, x_grad, weight_grad):
@@ -522,7 +522,7 @@ for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", 
     mine = saved_bytes(MyLinearFunction.apply, x_grad, weight_grad)
     print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
           f"{'same' if mine == reference else 'MORE: what does each gradient read?'}")
-compare(predicted, kept)
+compare(predicted_saved, kept)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -586,10 +586,12 @@ def show_saved(label, compute):
         print(f"    {str(shape):<9} {str(dtype):<14} {nbytes:>5} bytes")
 
 
-x = torch.randn(64, 32, requires_grad=True)  # float32: 4 bytes per number
-weight = torch.randn(16, 32, requires_grad=True)
-bias = torch.randn(16, requires_grad=True)
-show_saved("F.linear, then torch.relu", lambda: torch.relu(F.linear(x, weight, bias)))
+# named block_*: later cells rebind x and weight; the cells after Exercise 2 rerun on these
+block_x = torch.randn(64, 32, requires_grad=True)  # float32: 4 bytes per number
+block_weight = torch.randn(16, 32, requires_grad=True)
+block_bias = torch.randn(16, requires_grad=True)
+show_saved("F.linear, then torch.relu",
+           lambda: torch.relu(F.linear(block_x, block_weight, block_bias)))
 
 # %% [markdown]
 # Three tensors: $x$ and $W$ for the linear's backward ($W$ shows as $(32, 16)$ because
@@ -722,7 +724,8 @@ class FusedLinearReLU(torch.autograd.Function):
         ### BEGIN SOLUTION
         x, weight, positive = ctx.saved_tensors  # None where forward kept nothing
         out_features = grad_output.shape[-1]
-        grad_z = grad_output * positive  # through the ReLU: (*, out)
+        # through the ReLU, (*, out): where, not a product, as in lesson 01's MyReLU
+        grad_z = torch.where(positive, grad_output, 0)  # inf * 0 would be nan
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_x = grad_z @ weight  # (*, out) @ (out, in) -> (*, in)
@@ -749,7 +752,9 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # which need $x$ and $W$. So the fused Function keeps $x$, $W$ and the mask, and no float
 # tensor of shape $(*, \text{out})$, neither $z$ nor the output: that is the memory fusing is
 # meant to drop. In the example, the entries of $G$ at the three places where $z \le 0$ (its
-# two exact zeros and its $-3$) are dropped.
+# two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
+# 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
+# $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$.
 # </details>
 
 # %% [markdown]
@@ -758,7 +763,8 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # The same block as before, now through your Function:
 
 # %%
-show_saved("FusedLinearReLU", lambda: FusedLinearReLU.apply(x, weight, bias))
+show_saved("FusedLinearReLU",
+           lambda: FusedLinearReLU.apply(block_x, block_weight, block_bias))
 
 # %% [markdown]
 # The inspector shows the same from inside your Function: `x` and `weight` are inputs the
@@ -767,7 +773,7 @@ show_saved("FusedLinearReLU", lambda: FusedLinearReLU.apply(x, weight, bias))
 # where your forward saved `None`.
 
 # %%
-inspect_saved(FusedLinearReLU, x, weight, bias)
+inspect_saved(FusedLinearReLU, block_x, block_weight, block_bias)
 
 # %% [markdown]
 # The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
@@ -801,8 +807,8 @@ inspect_saved(FusedLinearReLU, x, weight, bias)
 # In which network does fusing keep less?
 
 # %%
-predicted = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
-             "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
+predicted_networks = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
+                      "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
 
 # %%
 WIDTH, BATCH, DEPTH = 64, 256, 8
@@ -842,7 +848,8 @@ print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
 for (net, name), (kept, peak) in measured.items():
     print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
 print()
-compare(predicted, {f"{net}, {name}": round(kept) for (net, name), (kept, _) in measured.items()})
+compare(predicted_networks, {f"{net}, {name}": round(kept)
+                             for (net, name), (kept, _) in measured.items()})
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
 for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
@@ -1129,7 +1136,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
 # | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
 # | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
-# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | multiply into a new tensor |
+# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | select into a new tensor with `torch.where`, as lesson 01's `MyReLU` |
 # | forgetting the ReLU's mask in the fused backward, in `grad_x` alone or in all three | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first, and use the result in every gradient |
 
 # %% [markdown]
@@ -1165,7 +1172,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # `F.linear` + `torch.relu`, and your `FusedLinearReLU` as you wrote it?
 
 # %%
-predicted = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
+predicted_frozen = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
 
 # %%
 for w in weights:
@@ -1175,7 +1182,7 @@ for w in weights:
     w.requires_grad_(True)
 for name, (kept, peak) in frozen.items():
     print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
-compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
+compare(predicted_frozen, {name: round(kept) for name, (kept, _) in frozen.items()})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1203,9 +1210,9 @@ compare(predicted, {name: round(kept) for name, (kept, _) in frozen.items()})
 # `True` or `False`.
 
 # %%
-predicted = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
-             "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
-             "the engine sums G.mT @ x to (4, 3)": None}
+predicted_engine = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
+                    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
+                    "the engine sums G.mT @ x to (4, 3)": None}
 
 # %%
 G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
@@ -1251,7 +1258,7 @@ try:
 except RuntimeError as error:
     print("the engine refused it:", error)
     summed = False
-compare(predicted, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
+compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

@@ -88,6 +88,14 @@ EQUIVALENTS = [
            "grad_x = (g @ weight).reshape(ctx.x_shape) if ctx.needs_input_grad[0] else None",
            "grad_x = (g @ weight).view(ctx.x_shape) if ctx.needs_input_grad[0] else None",
            "g @ weight is a fresh contiguous matmul result: view and reshape agree"),
+    *[_fused("reshape_to_view", line, line.replace("grad_z.reshape(", "grad_z.view("),
+             "grad_z = torch.where(positive, grad_output, 0) takes the layout of the mask, its "
+             "first operand, and the mask comes from a fresh contiguous matmul result, so grad_z "
+             "is contiguous whatever grad_output's layout: view and reshape agree (grad_output "
+             "itself, viewed, still fails)")
+      for line in ("grad_weight = grad_z.reshape(-1, out_features).T @ "
+                   "x.reshape(-1, x.shape[-1])",
+                   "grad_bias = grad_z.reshape(-1, out_features).sum(dim=0)  # (out,)")],
     _fused("drop_copy", "weight.T.contiguous() if ctx.needs_input_grad[0] else None, mask)",
            "weight.T if ctx.needs_input_grad[0] else None, mask)",
            "weight.T is a view of weight with the same values; backward's matmul reads it in "
