@@ -140,11 +140,50 @@ def _values_and_gradients(function, spec: Spec, values: dict, device):
                 "dim -2). Which reshape gives (rows, in) for x with any number of leading "
                 "dimensions, none included?", error.details or error.hint,
                 mistake=f"{spec.name}/fails-without-leading-dims") from error
-        raise GradingError(
-            f"{spec.name}.backward fails for x of shape {tuple(values['x'].shape)} but works for "
-            "2-D x: flatten the leading dimensions first, of grad_output and of x, into rows, "
-            "so that one matrix product sums over every position",
-            error.details or error.hint, mistake=f"{spec.name}/two-d-only") from error
+        hint = _two_d_only_hint(spec, values, _failing_gradients(function, values))
+        raise GradingError(hint, error.details or error.hint,
+                           mistake=f"{spec.name}/two-d-only") from error
+
+
+def _failing_gradients(function, values: dict) -> list[str]:
+    """The gradients whose backward raises when its input alone requires grad: where a backward
+    that tests ctx.needs_input_grad keeps its 2-D formulas (every one, when it tests nothing)."""
+    failing = []
+    for name in values:
+        try:
+            output = function.apply(*make_inputs(values, requires_grad={name}).values())
+            output.backward(torch.ones_like(output))
+        except Exception:  # noqa: BLE001 - a probe: any failure marks this gradient
+            failing.append(name)
+    return failing
+
+
+def _two_d_only_hint(spec: Spec, values: dict, failing: list[str]) -> str:
+    """What is 2-D in a backward right for 2-D x alone, and where; then a question that leads
+    to the fix (the lesson's question 2 of "Leading dimensions"), not the fix."""
+    shape = tuple(values["x"].shape)
+    leading = {0: "no leading dimension", 1: "one leading dimension"}.get(
+        len(shape) - 1, f"{len(shape) - 1} leading dimensions")
+    where = ("your backward's products are" if not failing or len(failing) == len(values)
+             else " and ".join(f"grad_{name}" for name in failing)
+             + (" is" if len(failing) == 1 else " are"))
+    gradient = ("grad_output" if spec.name == "MyLinearFunction"
+                else "the gradient through the ReLU")
+    if failing == ["x"]:
+        question = (f"grad_x needs no sum over positions: which product of {gradient} "
+                    f"(*, {OUT_FEATURES}) and weight ({OUT_FEATURES}, {IN_FEATURES}) gives "
+                    f"(*, {IN_FEATURES}) for any number of leading dimensions, as forward's does?")
+    elif failing == ["bias"]:
+        question = (f"grad_bias sums {gradient} over every position, however many leading "
+                    "dimensions hold them: which 2-D matrix, made from it, has one row per "
+                    "position, so that a sum over its rows is that sum (question 3 of "
+                    "'Leading dimensions')?")
+    else:
+        question = (f"grad_weight sums over every position, however many leading dimensions "
+                    f"hold them: which two 2-D matrices, made from {gradient} and x, turn that "
+                    "sum into one matrix product (question 2 of 'Leading dimensions')?")
+    return (f"{spec.name}.backward fails for x of shape {shape} but works for 2-D x: {where} "
+            f"written for 2-D x, one row per example, and this x has {leading}. {question}")
 
 
 def _works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:

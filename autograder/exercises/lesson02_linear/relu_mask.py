@@ -24,8 +24,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         what = floats[0]
         raise GradingError(
             f"{spec.name} saved {_a(what.dtype)} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes): save the boolean mask (pre-activation > 0) "
-            f"instead, {math.prod(output_shape)} bytes", mistake=f"{spec.name}/saves-float-mask")
+            f"{what.shape} ({what.nbytes} bytes) for backward: a float number per output "
+            "element, the memory fusing is meant to drop. What does the ReLU part of backward "
+            "need to know about the pre-activation at each element, and how few bytes hold "
+            "that (your relu_keeps)?", mistake=f"{spec.name}/saves-float-mask")
     integers = [s for s in forward.saved if s.role == "intermediate"
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:

@@ -75,7 +75,9 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("FusedLinearReLU", "saves the float pre-activation",
-            "FusedLinearReLU saved a float64 intermediate of shape",
+            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
+            "float number per output element, the memory fusing is meant to drop. What does the "
+            "ReLU part of backward need to know about the pre-activation at each element",
             _fused("        x, weight, z = ctx.saved_tensors\n        g = grad_output * (z > 0)\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
                    "        x2 = x.reshape(-1, weight.shape[1])\n" + FUSED_RETURN,
@@ -132,7 +134,9 @@ MISTAKES = [
                    "        grad_output = grad_output * mask\n" + _BROADCAST +
                    "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0) if ctx.has_bias "
                    "else None\n        return gx, gw, gb"), named=True),
-    Mistake("FusedLinearReLU", "a float mask", "FusedLinearReLU saved a float64 intermediate",
+    Mistake("FusedLinearReLU", "a float mask",
+            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
+            "float number per output element",
             _fused(FUSED_READ + FUSED_RETURN,
                    FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
     Mistake("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU saved a uint8 mask",

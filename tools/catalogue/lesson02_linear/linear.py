@@ -125,7 +125,8 @@ MISTAKES = [
             "ctx.needs_input_grad[1] is False for weight, so skip grad_weight", _linear(_NO_GUARD),
             named=True),
     Mistake("MyLinearFunction", "2-D only, as in PyTorch's docs",
-            "but works for 2-D x: flatten the leading dimensions first",
+            "but works for 2-D x: your backward's products are written for 2-D x, one row per "
+            "example, and this x has no leading dimension. grad_weight sums over every position",
             _linear("        x, weight = ctx.saved_tensors\n"
                     "        grad_x = grad_output.mm(weight) if ctx.needs_input_grad[0] else None\n"
                     "        grad_weight = grad_output.t().mm(x) if ctx.needs_input_grad[1] "
@@ -134,8 +135,11 @@ MISTAKES = [
                     "ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias"), named=True),
     Mistake("MyLinearFunction", "unflattened grad_output.T @ x",
-            "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: flatten "
-            "the leading dimensions first",
+            "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: "
+            "grad_weight is written for 2-D x, one row per example, and this x has no leading "
+            "dimension. grad_weight sums over every position, however many leading dimensions "
+            "hold them: which two 2-D matrices, made from grad_output and x, turn that sum into "
+            "one matrix product",
             _linear("        x, weight = ctx.saved_tensors\n" + GUARDED.replace("g2.T @ x2",
                     "grad_output.T @ x") + "        grad_bias = grad_output.reshape(-1, "
                     "weight.shape[0]).sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "

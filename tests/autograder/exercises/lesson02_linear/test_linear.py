@@ -12,6 +12,7 @@ from autograder.exercises import EXERCISES
 from autograder.exercises.lesson02_linear.linear import (FUSED_LINEAR_RELU, IN_FEATURES,
                                                          LEADING_SHAPES, MY_LINEAR, OUT_FEATURES,
                                                          check_grad_x_formula,
+                                                         check_shapes_and_bias,
                                                          check_needs_input_grad, linear_values)
 from autograder.exercises.lesson02_linear.relu_mask import check_saves_bool_mask
 from autograder.checks import make_inputs, run_forward
@@ -79,6 +80,55 @@ class TestNeedsInputGrad:
             check_needs_input_grad(WeightForBias, MY_LINEAR, "cpu")
 
 
+class TestTwoDOnly:
+    """A backward right for 2-D x alone: the hint names the gradient written for 2-D x and asks
+    the question that leads to the fix, without the fix (no flattening, no reshape)."""
+
+    @staticmethod
+    def with_backward(*gradients):
+        """The solution with backward's three gradients, each ``gradient(grad_output, x,
+        weight)``, computed where ctx.needs_input_grad asks."""
+
+        class Answer(solution("MyLinearFunction")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                ctx.save_for_backward(x, weight)
+                ctx.has_bias = bias is not None
+                return torch.nn.functional.linear(x, weight, bias)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                x, weight = ctx.saved_tensors
+                wanted = (*ctx.needs_input_grad[:2], ctx.has_bias and ctx.needs_input_grad[2])
+                return tuple(gradient(grad_output, x, weight) if need else None
+                             for gradient, need in zip(gradients, wanted))
+        return Answer
+
+    @pytest.mark.parametrize("gradients, hint", [
+        ((lambda g, x, w: g.mm(w), lambda g, x, w: g.reshape(-1, 4).T @ x.reshape(-1, 3),
+          lambda g, x, w: g.reshape(-1, 4).sum(0)),
+         "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: grad_x is "
+         "written for 2-D x, one row per example, and this x has no leading dimension. grad_x "
+         "needs no sum over positions: which product of grad_output (*, 4) and weight (4, 3) "
+         "gives (*, 3) for any number of leading dimensions, as forward's does?"),
+        ((lambda g, x, w: g @ w, lambda g, x, w: g.reshape(-1, 4).T @ x.reshape(-1, 3),
+          lambda g, x, w: g.t().sum(1)),
+         "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: grad_bias is "
+         "written for 2-D x, one row per example, and this x has no leading dimension. "
+         "grad_bias sums grad_output over every position"),
+        ((lambda g, x, w: g @ w, lambda g, x, w: g.t() @ x, lambda g, x, w: g.t().sum(1)),
+         "grad_weight and grad_bias are written for 2-D x, one row per example, and this x has no "
+         "leading dimension. grad_weight sums over every position, however many leading "
+         "dimensions hold them: which two 2-D matrices")])
+    def test_names_the_gradient_and_asks(self, raises_hint, gradients, hint):
+        """Is the gradient that fails named, and the question asked instead of the fix?"""
+        with raises_hint(hint) as raised:
+            check_shapes_and_bias(self.with_backward(*gradients), MY_LINEAR, "cpu", fused=False)
+        first_line = str(raised.value).splitlines()[0]
+        assert not any(fix in first_line for fix in ("flatten", "reshape", "into rows")), \
+            first_line
+
+
 class TestSavesBoolMask:
     """check_saves_bool_mask: one bit per output element, not a float pre-activation."""
 
@@ -101,8 +151,14 @@ class TestSavesBoolMask:
                 ctx.has_bias = True
                 return y
 
-        with raises_hint("FusedLinearReLU saved a float64 output of shape (5, 4) (160 bytes)"):
+        with raises_hint("FusedLinearReLU saved a float64 output of shape (5, 4) (160 bytes) "
+                         "for backward: a float number per output element, the memory fusing "
+                         "is meant to drop. What does the ReLU part of backward need to know "
+                         "about the pre-activation at each element, and how few bytes hold "
+                         "that (your relu_keeps)?") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesOutput))
+        assert "> 0" not in str(hint.value) and "bool" not in str(hint.value), \
+            "the hint gives the answer"
 
     def test_no_mask(self, raises_hint):
         """Is saving only the inputs told what is missing, without the answer's line?"""
