@@ -9,25 +9,14 @@ import pytest
 import torch
 
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson02_linear.linear import (FUSED_LINEAR_RELU, IN_FEATURES,
-                                                         LEADING_SHAPES, MY_LINEAR, OUT_FEATURES,
-                                                         check_grad_x_formula,
-                                                         check_shapes_and_bias,
-                                                         check_needs_input_grad, linear_values)
-from autograder.exercises.lesson02_linear.relu_mask import check_saves_bool_mask
-from autograder.checks import make_inputs, run_forward
+from autograder.exercises.lesson02_linear.linear import (MY_LINEAR, check_grad_x_formula,
+                                                         check_needs_input_grad)
 from tests.autograder.catalogued import graded_mistake, mistake
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson02
 
 NAMES = ["MyLinearFunction", "FusedLinearReLU"]
-
-
-def test_shapes_the_hints_rely_on():
-    """Are the layer sizes the ones the hints below quote (in=3, out=4), 1-D x included?"""
-    assert (IN_FEATURES, OUT_FEATURES) == (3, 4)
-    assert () in LEADING_SHAPES
 
 
 class TestGradXFormula:
@@ -78,117 +67,6 @@ class TestNeedsInputGrad:
         with raises_hint("backward did 144 FLOPs where 0 suffice: ctx.needs_input_grad[1] is "
                          "False for weight, so skip grad_weight"):
             check_needs_input_grad(WeightForBias, MY_LINEAR, "cpu")
-
-
-class TestTwoDOnly:
-    """A backward right for 2-D x alone: the hint names the gradient written for 2-D x and asks
-    the question that leads to the fix, without the fix (no flattening, no reshape)."""
-
-    @staticmethod
-    def with_backward(*gradients):
-        """The solution with backward's three gradients, each ``gradient(grad_output, x,
-        weight)``, computed where ctx.needs_input_grad asks."""
-
-        class Answer(solution("MyLinearFunction")):
-            @staticmethod
-            def forward(ctx, x, weight, bias=None):
-                ctx.save_for_backward(x, weight)
-                ctx.has_bias = bias is not None
-                return torch.nn.functional.linear(x, weight, bias)
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                x, weight = ctx.saved_tensors
-                wanted = (*ctx.needs_input_grad[:2], ctx.has_bias and ctx.needs_input_grad[2])
-                return tuple(gradient(grad_output, x, weight) if need else None
-                             for gradient, need in zip(gradients, wanted))
-        return Answer
-
-    @pytest.mark.parametrize("gradients, hint", [
-        ((lambda g, x, w: g.mm(w), lambda g, x, w: g.reshape(-1, 4).T @ x.reshape(-1, 3),
-          lambda g, x, w: g.reshape(-1, 4).sum(0)),
-         "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: grad_x is "
-         "written for 2-D x, one row per example, and this x has no leading dimension. grad_x "
-         "needs no sum over positions: which product of grad_output (*, 4) and weight (4, 3) "
-         "gives (*, 3) for any number of leading dimensions, as forward's does?"),
-        ((lambda g, x, w: g @ w, lambda g, x, w: g.reshape(-1, 4).T @ x.reshape(-1, 3),
-          lambda g, x, w: g.t().sum(1)),
-         "MyLinearFunction.backward fails for x of shape (3,) but works for 2-D x: grad_bias is "
-         "written for 2-D x, one row per example, and this x has no leading dimension. "
-         "grad_bias sums grad_output over every position"),
-        ((lambda g, x, w: g @ w, lambda g, x, w: g.t() @ x, lambda g, x, w: g.t().sum(1)),
-         "grad_weight and grad_bias are written for 2-D x, one row per example, and this x has no "
-         "leading dimension. grad_weight sums over every position, however many leading "
-         "dimensions hold them: which two 2-D matrices")])
-    def test_names_the_gradient_and_asks(self, raises_hint, gradients, hint):
-        """Is the gradient that fails named, and the question asked instead of the fix?"""
-        with raises_hint(hint) as raised:
-            check_shapes_and_bias(self.with_backward(*gradients), MY_LINEAR, "cpu", fused=False)
-        first_line = str(raised.value).splitlines()[0]
-        assert not any(fix in first_line for fix in ("flatten", "reshape", "into rows")), \
-            first_line
-
-
-class TestSavesBoolMask:
-    """check_saves_bool_mask: one bit per output element, not a float pre-activation."""
-
-    def forward(self, function, leading=(5,)):
-        return run_forward(function, FUSED_LINEAR_RELU, make_inputs(linear_values(leading, "cpu")))
-
-    @pytest.mark.parametrize("leading", LEADING_SHAPES)
-    def test_mask(self, leading):
-        """Does saving x, weight and a boolean mask pass for every leading shape?"""
-        check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(solution("FusedLinearReLU"), leading))
-
-    def test_float_output(self, raises_hint):
-        """Is saving the float output (instead of a mask) named with its bytes?"""
-
-        class SavesOutput(solution("FusedLinearReLU")):
-            @staticmethod
-            def forward(ctx, x, weight, bias=None):
-                y = torch.relu(x @ weight.T + bias)
-                ctx.save_for_backward(x, weight, y)
-                ctx.has_bias = True
-                return y
-
-        with raises_hint("FusedLinearReLU saved a float64 output of shape (5, 4) (160 bytes) "
-                         "for backward: a float number per output element, the memory fusing "
-                         "is meant to drop. What does the ReLU part of backward need to know "
-                         "about the pre-activation at each element, and how few bytes hold "
-                         "that (your relu_keeps)?") as hint:
-            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesOutput))
-        assert "> 0" not in str(hint.value) and "bool" not in str(hint.value), \
-            "the hint gives the answer"
-
-    def test_no_mask(self, raises_hint):
-        """Is saving only the inputs told what is missing, without the answer's line?"""
-
-        class SavesInputsOnly(solution("FusedLinearReLU")):
-            @staticmethod
-            def forward(ctx, x, weight, bias=None):
-                ctx.save_for_backward(x, weight)
-                return torch.relu(x @ weight.T + bias)
-
-        with raises_hint("FusedLinearReLU saved no boolean mask of the output's shape: the "
-                         "ReLU part of backward needs what your relu_keeps keeps") as hint:
-            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
-        assert "> 0" not in str(hint.value), "the hint gives the answer's line"
-
-    @pytest.mark.parametrize("dtype, named", [(torch.int8, "an int8"), (torch.int64, "an int64"),
-                                              (torch.uint8, "a uint8")])
-    def test_integer_mask_article(self, raises_hint, dtype, named):
-        """Is an integer mask named with its dtype and the right article ('an int8')?"""
-
-        class SavesIntegerMask(solution("FusedLinearReLU")):
-            @staticmethod
-            def forward(ctx, x, weight, bias=None):
-                z = x @ weight.T + bias
-                ctx.save_for_backward(x, weight, (z > 0).to(dtype))
-                ctx.has_bias = True
-                return torch.relu(z)
-
-        with raises_hint(f"FusedLinearReLU saved {named} mask: save it as a boolean tensor"):
-            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
 
 
 class _Stub(torch.autograd.Function):

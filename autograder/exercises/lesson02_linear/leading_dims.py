@@ -1,0 +1,120 @@
+"""Lesson 02's layers over x of any number of leading dimensions (none included): the
+inputs, and the probes that name a backward written for 2-D x alone."""
+
+import torch
+
+from ...checks import Spec, check_values_and_gradients, make_inputs, reference_gradients
+from ...errors import GradingError
+from ...exercise import sample
+
+IN_FEATURES, OUT_FEATURES = 3, 4
+LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
+
+
+def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64) -> dict:
+    values = {
+        "x": sample((*leading, IN_FEATURES), device, seed=seed, dtype=dtype),
+        "weight": sample((OUT_FEATURES, IN_FEATURES), device, seed=seed + 1, dtype=dtype),
+    }
+    if bias:
+        values["bias"] = sample((OUT_FEATURES,), device, seed=seed + 2, dtype=dtype)
+    return values
+
+
+def values_and_gradients(function, spec: Spec, values: dict, device):
+    """check_values_and_gradients, naming unflattened leading dimensions: a backward that
+    raises for 1-D or 3-D x but works for 2-D x wrote the 2-D formulas (``grad_output.T @ x``);
+    one that raises for 1-D x alone flattened in a way that needs a leading dimension."""
+    try:
+        return check_values_and_gradients(function, spec, values)
+    except GradingError as error:
+        if values["x"].dim() == 1 and _sums_the_features(function, spec, values, device):
+            raise GradingError(
+                f"grad_bias has shape () but bias has shape ({OUT_FEATURES},) for x of shape "
+                f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
+                "with no leading dimension, your sum over the leading dimensions summed the "
+                "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
+                "sums every dimension, not none); flatten every leading dimension into rows "
+                "first, then sum the rows",
+                error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
+        if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
+                or not works_for_rows(function, spec, device)):
+            raise
+        if values["x"].dim() == 1 and works_for_rows(function, spec, device, (2, 5)):
+            raise GradingError(
+                f"{spec.name}.backward fails only with no leading dimension, for x of shape "
+                f"{tuple(values['x'].shape)}, and works for 2-D and 3-D x: your flattening "
+                "needs at least one leading dimension (x.flatten(0, -2) does: a 1-D x has no "
+                "dim -2). Which reshape gives (rows, in) for x with any number of leading "
+                "dimensions, none included?", error.details or error.hint,
+                mistake=f"{spec.name}/fails-without-leading-dims") from error
+        hint = _two_d_only_hint(spec, values, _failing_gradients(function, values))
+        raise GradingError(hint, error.details or error.hint,
+                           mistake=f"{spec.name}/two-d-only") from error
+
+
+def _failing_gradients(function, values: dict) -> list[str]:
+    """The gradients whose backward raises when its input alone requires grad: where a backward
+    that tests ctx.needs_input_grad keeps its 2-D formulas (every one, when it tests nothing)."""
+    failing = []
+    for name in values:
+        try:
+            output = function.apply(*make_inputs(values, requires_grad={name}).values())
+            output.backward(torch.ones_like(output))
+        except Exception:  # noqa: BLE001 - a probe: any failure marks this gradient
+            failing.append(name)
+    return failing
+
+
+def _two_d_only_hint(spec: Spec, values: dict, failing: list[str]) -> str:
+    """What is 2-D in a backward right for 2-D x alone, and where; then a question that leads
+    to the fix (the lesson's question 2 of "Leading dimensions"), not the fix."""
+    shape = tuple(values["x"].shape)
+    leading = {0: "no leading dimension", 1: "one leading dimension"}.get(
+        len(shape) - 1, f"{len(shape) - 1} leading dimensions")
+    where = ("your backward's products are" if not failing or len(failing) == len(values)
+             else " and ".join(f"grad_{name}" for name in failing)
+             + (" is" if len(failing) == 1 else " are"))
+    gradient = ("grad_output" if spec.name == "MyLinearFunction"
+                else "the gradient through the ReLU")
+    if failing == ["x"]:
+        question = (f"grad_x needs no sum over positions: which product of {gradient} "
+                    f"(*, {OUT_FEATURES}) and weight ({OUT_FEATURES}, {IN_FEATURES}) gives "
+                    f"(*, {IN_FEATURES}) for any number of leading dimensions, as forward's does?")
+    elif failing == ["bias"]:
+        question = (f"grad_bias sums {gradient} over every position, however many leading "
+                    "dimensions hold them: which 2-D matrix, made from it, has one row per "
+                    "position, so that a sum over its rows is that sum (question 3 of "
+                    "'Leading dimensions')?")
+    else:
+        question = (f"grad_weight sums over every position, however many leading dimensions "
+                    f"hold them: which two 2-D matrices, made from {gradient} and x, turn that "
+                    "sum into one matrix product (question 2 of 'Leading dimensions')?")
+    return (f"{spec.name}.backward fails for x of shape {shape} but works for 2-D x: {where} "
+            f"written for 2-D x, one row per example, and this x has {leading}. {question}")
+
+
+def works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
+    try:
+        check_values_and_gradients(function, spec, linear_values(leading, device))
+    except GradingError:
+        return False
+    return True
+
+
+def _sums_the_features(function, spec: Spec, values: dict, device) -> bool:
+    """Probe for 1-D x: right for 2-D and 3-D x, yet backward's own grad_bias (read before the
+    engine checks its shape) is the sum of every entry of the true one."""
+    if "bias" not in values or not all(works_for_rows(function, spec, device, leading)
+                                       for leading in ((5,), (2, 5))):
+        return False
+    try:
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grad_output = torch.ones_like(output)
+        grad_bias = output.grad_fn.apply(grad_output)[2]  # the user's backward, unchecked
+        truth = reference_gradients(spec, inputs, grad_output)["bias"]
+    except Exception:  # noqa: BLE001 - a probe: any failure proves nothing
+        return False
+    return (isinstance(grad_bias, torch.Tensor) and grad_bias.dim() == 0
+            and torch.allclose(grad_bias.detach(), truth.sum()))

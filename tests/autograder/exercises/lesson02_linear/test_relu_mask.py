@@ -1,0 +1,75 @@
+"""Lesson 02's ReLU mask (lesson02_linear.relu_mask): what FusedLinearReLU saves for the ReLU
+part of its backward."""
+
+import pytest
+import torch
+
+from autograder.checks import make_inputs, run_forward
+from autograder.exercises.lesson02_linear.leading_dims import LEADING_SHAPES, linear_values
+from autograder.exercises.lesson02_linear.linear import FUSED_LINEAR_RELU
+from autograder.exercises.lesson02_linear.relu_mask import check_saves_bool_mask
+from tools.solutions import solution
+
+pytestmark = pytest.mark.lesson02
+
+
+class TestSavesBoolMask:
+    """check_saves_bool_mask: one bit per output element, not a float pre-activation."""
+
+    def forward(self, function, leading=(5,)):
+        return run_forward(function, FUSED_LINEAR_RELU, make_inputs(linear_values(leading, "cpu")))
+
+    @pytest.mark.parametrize("leading", LEADING_SHAPES)
+    def test_mask(self, leading):
+        """Does saving x, weight and a boolean mask pass for every leading shape?"""
+        check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(solution("FusedLinearReLU"), leading))
+
+    def test_float_output(self, raises_hint):
+        """Is saving the float output (instead of a mask) named with its bytes?"""
+
+        class SavesOutput(solution("FusedLinearReLU")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                y = torch.relu(x @ weight.T + bias)
+                ctx.save_for_backward(x, weight, y)
+                ctx.has_bias = True
+                return y
+
+        with raises_hint("FusedLinearReLU saved a float64 output of shape (5, 4) (160 bytes) "
+                         "for backward: a float number per output element, the memory fusing "
+                         "is meant to drop. What does the ReLU part of backward need to know "
+                         "about the pre-activation at each element, and how few bytes hold "
+                         "that (your relu_keeps)?") as hint:
+            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesOutput))
+        assert "> 0" not in str(hint.value) and "bool" not in str(hint.value), \
+            "the hint gives the answer"
+
+    def test_no_mask(self, raises_hint):
+        """Is saving only the inputs told what is missing, without the answer's line?"""
+
+        class SavesInputsOnly(solution("FusedLinearReLU")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                ctx.save_for_backward(x, weight)
+                return torch.relu(x @ weight.T + bias)
+
+        with raises_hint("FusedLinearReLU saved no boolean mask of the output's shape: the "
+                         "ReLU part of backward needs what your relu_keeps keeps") as hint:
+            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
+        assert "> 0" not in str(hint.value), "the hint gives the answer's line"
+
+    @pytest.mark.parametrize("dtype, named", [(torch.int8, "an int8"), (torch.int64, "an int64"),
+                                              (torch.uint8, "a uint8")])
+    def test_integer_mask_article(self, raises_hint, dtype, named):
+        """Is an integer mask named with its dtype and the right article ('an int8')?"""
+
+        class SavesIntegerMask(solution("FusedLinearReLU")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                z = x @ weight.T + bias
+                ctx.save_for_backward(x, weight, (z > 0).to(dtype))
+                ctx.has_bias = True
+                return torch.relu(z)
+
+        with raises_hint(f"FusedLinearReLU saved {named} mask: save it as a boolean tensor"):
+            check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
