@@ -40,6 +40,9 @@ STATUSES = {
 }
 SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}
 RETRIED = {"grader-error"}
+# Routine, nothing the learner did: `make grades` gives such a notebook the status of its other
+# faults ("ok" when it has none), keeps the note in its reason, and counts the notes per lesson.
+NOTES = {"added-test-cell"}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,34 @@ from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
 HIDDEN = "[hidden test]"
 STATUS_CELL = "autograder-status"
 NOT_FOR_LEARNERS = {"suspicious-code"}  # the instructor reads the line and decides
+# What a learner reads of each status, one short line (the instructor's wording, with how it was
+# done, stays in the formgrader's status cell and the grades CSV); the cells it touched follow.
+FOR_LEARNERS = {
+    "grader-error": "the grader failed on your notebook; your instructor will grade it again",
+    "invalid-notebook": "your file could not be read as a notebook, so every test scored 0",
+    "missing-notebook": "no notebook for this lesson was in what you handed in, so every test "
+                        "scored 0",
+    "notebook-timeout": "your notebook ran out of time; the cells after that point did not run",
+    "kernel-died": "Python stopped while one of your cells ran; it was restarted and grading "
+                   "went on",
+    "memory-limit": "a cell ran out of memory; grading went on after it",
+    "timeout": "a cell ran past the time limit and was stopped",
+    "stray-process": "a process your code started was still running at the end; it was stopped",
+    "output-limit": "a cell printed too much; the rest of its output was dropped",
+    "no-nbgrader-metadata": "your notebook had lost the lesson's cell information (pasted into "
+                            "a new notebook?): your answers were found by their code and graded",
+    "deleted-test-cell": "a test cell was missing: it was put back and graded",
+    "markdown-test-cell": "a test cell had been turned into text: it was turned back and graded",
+    "edited-test-cell": "a test cell had been edited: the original test was graded",
+    "duplicated-test-cell": "a test cell appeared more than once: one copy was graded",
+    "edited-locked-cell": "a read-only cell had been changed: the original was used",
+    "shadowing-file": "a file you handed in has the name of a module grading uses: it was left "
+                      "out",
+    "large-files": "files beside your notebook were too large: they were left out",
+    "renamed-notebook": "your notebook had another name: it was graded as this lesson's",
+    "added-test-cell": "a test was added to the lesson after you handed it in: it was graded "
+                       "too",
+}
 
 
 def status_cell(faults: list[Fault]) -> NotebookNode:
@@ -30,9 +58,25 @@ def _status_text(faults: list[Fault]) -> str:
     return f"**Grading status: `{status}`**: {STATUSES[status]}.\n\n{items}"
 
 
+def learner_text(faults: list[Fault]) -> str:
+    """The status as a learner reads it: the status and one short line (``FOR_LEARNERS``), and
+    a line for each other kind of fault, most serious first."""
+    kinds = sorted({fault.kind for fault in faults}, key=SEVERITY.__getitem__)
+
+    def said(kind: str) -> str:
+        cells = ", ".join(dict.fromkeys(f.cell for f in faults if f.kind == kind and f.cell))
+        line = FOR_LEARNERS.get(kind, STATUSES[kind])
+        return line[:1].upper() + line[1:] + (f" ({cells})." if cells else ".")
+
+    others = "".join(f"\n- {html.escape(said(kind), quote=False)}" for kind in kinds[1:])
+    return (f"**Grading status: `{kinds[0]}`**: {html.escape(said(kinds[0]), quote=False)}"
+            + (f"\n{others}" if others else ""))
+
+
 class LearnerStatus(NbGraderPreprocessor):
-    """The grading status in the learner's feedback, without what is for the instructor only
-    (``NOT_FOR_LEARNERS``); no status cell when nothing is left to say."""
+    """The grading status in the learner's feedback, in a learner's words (``learner_text``),
+    without what is for the instructor only (``NOT_FOR_LEARNERS``); no status cell when nothing
+    is left to say."""
 
     def preprocess(self, nb, resources):
         for cell in list(nb.cells):
@@ -42,7 +86,7 @@ class LearnerStatus(NbGraderPreprocessor):
                                                     .get("faults", []))
                       if fault.kind not in NOT_FOR_LEARNERS]
             if faults:
-                cell.source = _status_text(faults)
+                cell.source = learner_text(faults)
             else:
                 nb.cells.remove(cell)
         return nb, resources

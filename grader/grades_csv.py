@@ -1,5 +1,7 @@
 """The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with each
-notebook's status and reason from the ledger."""
+notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
+instructor added after the notebook was handed in) leaves the status as its other faults make
+it, "ok" when there are none, and is counted per lesson on screen, not listed per notebook."""
 
 import csv
 from pathlib import Path
@@ -7,7 +9,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from .gradebook import db_url
-from .faults import SEVERITY
+from .faults import NOTES, SEVERITY, from_dicts, status_of
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
@@ -58,17 +60,32 @@ def export_grades(root: Path, output: Path) -> list[dict]:
                         row.update(timestamp=submission.timestamp or "", raw_score=graded.score,
                                    late_submission_penalty=penalty,
                                    score=max(0.0, graded.score - penalty),
-                                   status=(noted or {}).get("status", "ok"),
+                                   status=_status(noted),
                                    reason=(noted or {}).get(
                                        "reason", "" if noted else "graded outside `make "
                                        "autograde`: no fault record"))
+                    row[NOTED] = [(fault.kind, fault.cell) for fault in from_dicts(
+                        (noted or {}).get("faults", [])) if fault.kind in NOTES]
                     rows.append(row)
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+NOTED = "_notes"  # a row's routine notes, (kind, cell): not a column of the CSV
+
+
+def _status(noted: dict | None) -> str:
+    """A graded notebook's status: its most serious fault but the routine notes."""
+    if not noted:
+        return "ok"
+    if "faults" not in noted:  # recorded by an older version
+        return noted.get("status", "ok")
+    return status_of([fault for fault in from_dicts(noted["faults"])
+                      if fault.kind not in NOTES])
 
 
 QUIET = ("ok", "not-submitted")  # nothing to look at
@@ -76,12 +93,26 @@ SHOWN = 20
 
 
 def status_report(rows: list[dict]) -> str:
-    """How many notebooks have each status, then each one to look at (its status and reason)."""
+    """How many notebooks have each status, one line per lesson and routine note (a test cell
+    added and graded in so many notebooks), then each notebook to look at (its status and
+    reason)."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     order = sorted(counts, key=lambda status: SEVERITY.get(status, len(SEVERITY)))
     lines = ["statuses: " + ", ".join(f"{counts[status]} {status}" for status in order)]
+    notes: dict[tuple[str, str], set] = {}
+    for row in rows:
+        for kind, cell in row.get(NOTED, ()):
+            notes.setdefault((row["assignment"], kind), set()).add((cell, row["student_id"],
+                                                                    row["notebook"]))
+    for (lesson, kind), where in sorted(notes.items()):
+        cells = sorted({cell for cell, _, _ in where})
+        count = len({(student, notebook) for _, student, notebook in where})
+        lines.append(f"{lesson}: test cell{'s' if len(cells) > 1 else ''} {', '.join(cells)} "
+                     f"added and graded in {count} notebook{'s' if count > 1 else ''} handed in "
+                     "before it (a note in their reason; their status is their own)"
+                     if kind == "added-test-cell" else f"{lesson}: {kind} in {count} notebooks")
     flagged = sorted((row for row in rows if row["status"] not in QUIET),
                      key=lambda row: SEVERITY.get(row["status"], -1))
     for row in flagged[:SHOWN]:

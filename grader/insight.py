@@ -11,8 +11,10 @@ class of hundreds. Standard library only (``widgets.insight`` imports it in a no
 import json
 import os
 import re
+import sqlite3
 from collections import Counter
-from dataclasses import dataclass
+from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import mistakes
@@ -30,7 +32,7 @@ CATEGORIES = {
     mistakes.WRONG_VALUE: "wrong value, cause not proven (the hint says only which value "
                           "differs)",
     mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id",
-    mistakes.TEST_FAILED: "an assert of the test cell failed",
+    mistakes.TEST_FAILED: "an assert of the test cell failed",  # + its message (failed_assert)
     mistakes.TAMPERED: "replaced torch or the grading library while it was graded",
     mistakes.TIMEOUT: "timed out: a cell ran past the time limit (an endless loop?)",
     mistakes.UNKNOWN_EXERCISE: "the test cell names an exercise the grading library lacks",
@@ -87,6 +89,12 @@ class LessonInsight:
     grader_failed: tuple[str, ...]  # the grader itself failed on it (`make autograde` retries)
     unrecorded: tuple[str, ...]  # graded before verdicts were recorded
     exercises: tuple[ExerciseInsight, ...]  # none when no learner has a verdict to read
+    not_submitted: tuple[str, ...] = ()  # in the class, handed this lesson in not at all
+    # heading -> how the page and terminal name it (``label``): one style for every exercise
+    labels: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def label(self, section: str) -> str:
+        return self.labels.get(section, section)
 
 
 @dataclass(frozen=True)
@@ -98,14 +106,34 @@ class Layout:
     headings: frozenset
     tests: dict  # notebook name -> grade_ids
     sections: dict  # grade_id -> section title
+    labels: dict = field(default_factory=dict)  # exercise heading -> ``label``
 
 
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*$", re.MULTILINE)
+# An exercise's heading as the lessons write it: "✎ Exercise 4 · `AbsInPlace` (transfer)",
+# "✎ Exercise 6 (transfer) · `CumMax`", "✎ Transfer exercise · `Outer`", "✎ Exercise 3 ·
+# `FakeQuantize`: a quantiser that learns its step"
+_EXERCISE = re.compile(r"^(?P<mark>✎\s*)?(?:Exercise\s+(?P<number>\d+)|(?P<transfer>Transfer)"
+                       r"\s+exercise)(?P<between>[^·]*)·\s*(?P<rest>.+)$", re.IGNORECASE)
+
+
+def label(heading: str, previous: int = 0) -> tuple[str, int]:
+    """An exercise heading in one style, ``✎ Exercise N · `Name` (transfer)``: its number (one
+    after ``previous``, the exercise before it, where the heading gives none), the name(s) it
+    names and whether it is a transfer exercise; and that number. Other headings as they are."""
+    found = _EXERCISE.match(heading)
+    if not found:
+        return heading, previous
+    number = int(found["number"]) if found["number"] else previous + 1
+    transfer = bool(found["transfer"]) or "transfer" in (found["between"] + found["rest"]).lower()
+    names = re.split(r"\s*(?::|,|\s\()", found["rest"], maxsplit=1)[0].strip()
+    return (f"{found['mark'] or ''}Exercise {number} · {names}"
+            + (" (transfer)" if transfer else "")), number
 
 
 def layout(root: Path, lesson: str) -> Layout:
     """The released notebooks' headings and test cells (read as JSON: no nbformat needed)."""
-    title, headings, tests, sections = lesson, set(), {}, {}
+    title, headings, tests, sections, labels, number = lesson, set(), {}, {}, {}, 0
     for path in sorted((root / "release" / lesson).glob("*.ipynb")):
         section, tests[path.stem] = "", []
         for cell in json.loads(path.read_text()).get("cells", []):
@@ -118,10 +146,11 @@ def layout(root: Path, lesson: str) -> Layout:
                         title = text
                     elif len(hashes) == 2:
                         section = text
+                        labels[text], number = label(text, number)
             elif metadata.get("grade") and not metadata.get("solution"):
                 sections[metadata["grade_id"]] = section
                 tests[path.stem].append(metadata["grade_id"])
-    return Layout(title, frozenset(headings), tests, sections)
+    return Layout(title, frozenset(headings), tests, sections, labels)
 
 
 def explanation(mistake: str, hints: list[str]) -> str:
@@ -155,20 +184,39 @@ def without_case(hint: str) -> str:
 
 def _groups(failures: list[Failure], exercise_section: str, headings: frozenset
             ) -> tuple[Group, ...]:
-    by_mistake: dict[str, list[Failure]] = {}
-    for failure in failures:
-        by_mistake.setdefault(failure.mistake, []).append(failure)
+    by_mistake: dict[tuple[str, str], list[Failure]] = {}
+    for failure in failures:  # an instructor's failed asserts apart, by their messages
+        said = failed_assert(failure.hint) if failure.mistake == mistakes.TEST_FAILED else ""
+        by_mistake.setdefault((failure.mistake, said), []).append(failure)
     groups = []
-    for mistake, members in by_mistake.items():
+    for (mistake, said), members in by_mistake.items():
         section = SECTIONS.get(mistake, exercise_section)
-        groups.append(Group(mistake, explanation(mistake, [m.hint for m in members]),
+        groups.append(Group(mistake, f"{CATEGORIES[mistake]}: {said}" if said else
+                            explanation(mistake, [m.hint for m in members]),
                             section if section in headings else exercise_section,
                             tuple(sorted(m.student for m in members))))
-    return tuple(sorted(groups, key=lambda g: (-len(g.students), not g.named, g.mistake)))
+    return tuple(sorted(groups, key=lambda g: (-len(g.students), not g.named, g.mistake,
+                                               g.explanation)))
 
 
-def lesson_insight(root: Path, lesson: str, ledger: dict | None = None) -> LessonInsight | None:
-    """What the class got wrong in ``lesson``; None when nobody has handed it in."""
+_FAILED_ASSERT = re.compile(r"^a test failed(?: \((?P<where>[^)]*)\))?(?::\s*(?P<said>.*)|;.*)$")
+
+
+def failed_assert(hint: str) -> str:
+    """What a failed assert of an instructor's test cell said, and where: "y is not 3 (line
+    2)", "no message (line 1)" (``autograder.test_cells`` words the hint); the hint itself
+    where it is worded otherwise (a score below the points)."""
+    found = _FAILED_ASSERT.match(without_case(hint))
+    if not found:
+        return hint
+    where = (found["where"] or "").replace(" of the test cell", "")
+    return f"{found['said'] or 'no message'}" + (f" ({where})" if where else "")
+
+
+def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
+                   learners: set[str] | None = None) -> LessonInsight | None:
+    """What the class got wrong in ``lesson``; None when nobody has handed it in. ``learners``:
+    the class (``roster``), of whom those without this lesson are counted as not handed in."""
     entries = _ledger(root) if ledger is None else ledger
     submitted = {path.parent.name for path in (root / "submitted").glob(f"*/{lesson}")
                  if path.is_dir()}
@@ -207,10 +255,29 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None) -> Lesso
                                          _groups(failures, section, shape.headings)))
     order = list(shape.sections)
     exercises.sort(key=lambda e: (order.index(e.name) if e.name in order else len(order), e.name))
+    everyone = roster(root, entries) if learners is None else learners
     return LessonInsight(lesson, shape.title,
                          tuple(sorted(set(graded) - not_graded - grader_failed - unrecorded)),
                          tuple(sorted(not_graded)), tuple(sorted(grader_failed)),
-                         tuple(sorted(unrecorded)), tuple(exercises))
+                         tuple(sorted(unrecorded)), tuple(exercises),
+                         tuple(sorted(everyone - submitted - set(graded))), shape.labels)
+
+
+def roster(root: Path, ledger: dict | None = None) -> set[str]:
+    """The class: every learner in the gradebook (``nbgrader db student add``), every one who
+    handed anything in, every one graded; as ``make grades`` counts them (its not-submitted
+    rows). The gradebook is read with sqlite3 (no nbgrader here)."""
+    learners = {path.name for path in (root / "submitted").glob("*") if path.is_dir()
+                and not path.name.startswith(".")}  # not .ipynb_checkpoints
+    learners |= {key.partition("/")[2] for key in (_ledger(root) if ledger is None else ledger)}
+    database = root / "gradebook.db"
+    if database.exists():
+        try:
+            with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as connection:
+                learners |= {row[0] for row in connection.execute("SELECT id FROM student")}
+        except sqlite3.Error:
+            pass  # not a gradebook (yet): the learners who handed something in
+    return learners
 
 
 def _ledger(root: Path) -> dict:
@@ -223,9 +290,10 @@ def _ledger(root: Path) -> dict:
 def class_insight(root: Path, lessons: list[str]) -> tuple[list[LessonInsight], list[str]]:
     """Insight for each of ``lessons`` someone handed in, and the lessons nobody did."""
     entries = _ledger(root)
+    learners = roster(root, entries)
     found, skipped = [], []
     for lesson in lessons:
-        insight = lesson_insight(root, lesson, entries)
+        insight = lesson_insight(root, lesson, entries, learners)
         (found.append(insight) if insight else skipped.append(lesson))
     return found, skipped
 

@@ -25,9 +25,16 @@ def _short(text: str, width: int = 150) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def lesson_summary(insight: LessonInsight, titled: bool = True) -> str:
-    """``00_template (its title): 13 graded`` and what is missing, in one line."""
+def lesson_summary(insight: LessonInsight, titled: bool = True, names: bool = False,
+                   shown: int | None = None) -> str:
+    """``00_template (its title): 13 graded`` and what is missing, in one line: the learners of
+    the class who did not hand the lesson in are counted (and with ``names`` named, the first
+    ``shown`` of them)."""
     parts = [f"{len(insight.graded)} learners graded"]
+    if insight.not_submitted:
+        who = _listed(insight.not_submitted, shown) if names else ""
+        parts.append(f"not handed in: {len(insight.not_submitted)}" + (f" ({who})" if who
+                                                                        else ""))
     if insight.not_graded:
         parts.append(f"{len(insight.not_graded)} submitted but not graded yet "
                      "(`make autograde`)")
@@ -40,6 +47,12 @@ def lesson_summary(insight: LessonInsight, titled: bool = True) -> str:
     if not insight.exercises:
         parts.append("no verdict to show yet")
     return (f"{insight.lesson} ({insight.title}): " if titled else "") + ", ".join(parts)
+
+
+def _listed(learners: tuple[str, ...], shown: int | None = None) -> str:
+    more = len(learners) - (len(learners) if shown is None else shown)
+    return ", ".join(learners[:len(learners) - more]) + (
+        f" ... and {more} more (the CSV has all)" if more > 0 else "")
 
 
 def exercise_summary(exercise: ExerciseInsight) -> str:
@@ -61,9 +74,9 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
     one line for the lessons nobody handed in."""
     lines = []
     for insight in insights:
-        lines.append(lesson_summary(insight))
+        lines.append(lesson_summary(insight, names=True, shown=SHOWN))
         for exercise in insight.exercises:
-            lines.append(f"  {exercise_summary(exercise)}  [{exercise.section}]")
+            lines.append(f"  {exercise_summary(exercise)}  [{insight.label(exercise.section)}]")
             for group in exercise.groups:
                 learners = ", ".join(group.students[:SHOWN])
                 if len(group.students) > SHOWN:
@@ -71,13 +84,14 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 lines.append(f"    {len(group.students):4d}  {group.mistake}: "
                              f"{_short(group.explanation)}")
                 if group.named and group.section != exercise.section:
-                    lines.append(f"          taught in: {group.section}")
+                    lines.append(f"          taught in: {insight.label(group.section)}")
                 lines.append(f"          {learners}")
     return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
 
 
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:
-    """One row per learner and exercise: full marks, or the failure with its mistake; the score
+    """One row per learner and exercise: full marks, the failure with its mistake, or
+    ``not-submitted`` (in the class, the lesson not handed in: as in ``make grades``); the score
     is the fraction of the test's points earned (1, 0, or nbgrader's partial credit)."""
     rows = []
     for insight in insights:
@@ -85,6 +99,9 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
             base = {"lesson": insight.lesson, "exercise": exercise.name}
             rows += [base | {"student_id": student, "result": "full-marks", "score": "1"}
                      for student in exercise.passed]
+            rows += [base | {"student_id": student, "result": "not-submitted", "score": "0",
+                             "section": exercise.section}
+                     for student in insight.not_submitted]
             for group in exercise.groups:
                 hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
                 for student in group.students:
@@ -126,10 +143,12 @@ def lesson_table(insight: LessonInsight, names: bool = False) -> str:
     for exercise in insight.exercises:
         rows.append(f'<tr class="exercise"><td colspan="{len(head)}">'
                     f"{html.escape(exercise_summary(exercise))} "
-                    f'<span class="section">· {_inline(exercise.section)}</span></td></tr>')
+                    f'<span class="section">· {_inline(insight.label(exercise.section))}</span>'
+                    "</td></tr>")
         for group in exercise.groups:
             kind = "" if group.named else ' class="unnamed"'
-            taught = group.section if group.section != exercise.section else "this exercise"
+            taught = (insight.label(group.section) if group.section != exercise.section
+                      else "this exercise")
             cells = [f'<td class="count">{len(group.students)}</td>',
                      f"<td>{html.escape(group.explanation)}<br>"
                      f"<code{kind}>{html.escape(group.mistake)}</code></td>",
@@ -145,8 +164,8 @@ def lesson_html(insight: LessonInsight, figure_png: bytes | None, names: bool = 
     picture = "" if figure_png is None else (
         f'<img alt="{html.escape(insight.lesson)}: full marks and mistakes per exercise" '
         f'src="data:image/png;base64,{base64.b64encode(figure_png).decode()}">\n')
-    return (f'<h2 id="{html.escape(insight.lesson)}">{html.escape(insight.title)}</h2>\n'
-            f'<p class="note">{html.escape(lesson_summary(insight, titled=False))}</p>\n'
+    return (f'<h2 id="{html.escape(insight.lesson)}">{_inline(insight.title)}</h2>\n'
+            f'<p class="note">{html.escape(lesson_summary(insight, False, names))}</p>\n'
             + picture + (lesson_table(insight, names) if insight.exercises else ""))
 
 

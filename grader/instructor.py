@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -21,10 +22,12 @@ from . import batch, releases
 from .gradebook import db_url
 from .grades_csv import export_grades, status_report
 from .insight import class_insight, has_autograded
+from .insight_parts import earlier_sections
 from .insight_report import text_report, write_reports
 from .ledger import STATE
-from .lessons import ROOT, lesson_names, source_notebook
-from .nbgrader_cli import nbgrader, prepare_course_root
+from .lessons import ROOT, lesson_names, resolve_lessons, source_notebook
+from .nbgrader_cli import nbgrader, nbgrader_streamed, prepare_course_root
+from .progress import Progress
 
 DEFAULT_ROOT = ROOT / "instructor"
 
@@ -167,28 +170,63 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
 
 
 def feedback(root: Path, lessons: list[str]) -> bool:
-    """nbgrader generate_feedback for every lesson that has autograded submissions; False if
+    """nbgrader generate_feedback for every lesson that has autograded submissions, a line per
+    notebook as its feedback is written (as ``autograde`` prints one per submission); False if
     nbgrader failed on one (the others are still done)."""
-    succeeded, waiting = True, []
+    succeeded, waiting, students = True, [], {}
     for lesson in lessons:
-        students = sorted(path.parent.name for path in (root / "autograded").glob(f"*/{lesson}")
-                          if path.is_dir())
-        if not students:
+        students[lesson] = sorted(path.parent.name for path in
+                                  (root / "autograded").glob(f"*/{lesson}") if path.is_dir())
+        if not students[lesson]:
             waiting.append(lesson)
+    total = sum(len(list((root / "autograded" / student / lesson).glob("*.ipynb")))
+                for lesson in lessons for student in students[lesson])
+    progress = Progress(total, done_word="fed back") if total else None
+    for lesson in lessons:
+        if not students[lesson]:
             continue
-        done = nbgrader("generate_feedback", lesson, "--force", "--log-level=ERROR", root=root,
-                        check=False, capture=True)
-        if done.returncode:
+        code, said = _generate_feedback(root, lesson, progress)
+        if code:
             succeeded = False
-            print(f"{lesson}: nbgrader generate_feedback failed:\n"
-                  f"{_errors(done.stdout + done.stderr)}")
-        else:
-            print(f"{lesson}: feedback for {len(students)} students in "
-                  f"{root / 'feedback'}/<student>/{lesson}/")
+        (progress.note if progress else print)(
+            f"{lesson}: nbgrader generate_feedback failed:\n{_errors(said)}" if code else
+            f"{lesson}: feedback for {len(students[lesson])} students in "
+            f"{root / 'feedback'}/<student>/{lesson}/")
+    if progress:
+        progress.close()
     if waiting:
         print(f"nothing autograded yet, no feedback ({len(waiting)} "
               f"lesson{'s' if len(waiting) > 1 else ''}): {', '.join(waiting)}")
     return succeeded
+
+
+_CONVERTING = re.compile(r"Converting notebook (\S+\.ipynb)")
+
+
+def _generate_feedback(root: Path, lesson: str, progress: Progress | None) -> tuple[int, str]:
+    """``nbgrader generate_feedback`` of ``lesson``, ``progress`` told of each notebook once it
+    is written (nbgrader logs each one as it starts it); its exit status and what it said."""
+    process = nbgrader_streamed("generate_feedback", lesson, "--force", "--log-level=INFO",
+                                root=root)
+    said, current = [], None
+
+    def written(path: str) -> None:
+        student, name = Path(path).parent.parent.name, Path(path).stem
+        if progress:
+            progress.update(f"{student} {lesson}" + (f"/{name}" if name != lesson else "")
+                            + ": feedback written")
+
+    for line in process.stdout:
+        said.append(line)
+        found = _CONVERTING.search(line)
+        if found:
+            if current:
+                written(current)
+            current = found[1]
+    code = process.wait()
+    if current and not code:
+        written(current)
+    return code, "".join(said)
 
 
 def grades(root: Path, output: Path) -> None:
@@ -205,11 +243,14 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
     autograde recorded: on screen, and as a page, a CSV and figures in ``folder``; a
     ``partial`` run (lessons named) replaces only those lessons' parts of them."""
     found, skipped = class_insight(root, lessons)
+    page = folder / "insight.html"
+    if not found and not (partial and set(earlier_sections(page)) & set(skipped)):
+        kept = f"; the page is unchanged: {page}" if partial and page.exists() else ""
+        print(f"nothing to show for {', '.join(skipped)}: nobody has handed "
+              f"{'it' if len(skipped) == 1 else 'them'} in yet{kept}" if partial else
+              "nothing to show: nobody has handed in any lesson yet")
+        return
     print(text_report(found, skipped))
-    if not found:
-        print("nothing to show: no lesson has graded submissions yet")
-        if not partial:
-            return
     written = write_reports(found, skipped, folder, names=names, partial=partial)
     shown = "with learner ids" if names else "counts only; --names adds learner ids"
     figures = sum(insight.lesson in written for insight in found)
@@ -223,7 +264,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["release", "autograde", "feedback", "grades",
                                             "insight"])
-    parser.add_argument("lessons", nargs="*", help="lesson names (default: all)")
+    parser.add_argument("lessons", nargs="*",
+                        help="lessons, by name, number (07) or a prefix of the name (default: "
+                             "all)")
     parser.add_argument("--output", default=None,
                         help="grades: the CSV (default: ROOT/grades.csv); insight: the folder "
                              "of its page, CSV and figures (default: ROOT/insight)")
@@ -246,10 +289,11 @@ def main() -> None:
                              "graded again (manual grades and comments kept)")
     args = parser.parse_args()
     root = course_root()
-    unknown = sorted(set(args.lessons) - set(course_lessons(root)))
-    if unknown:
-        parser.error(f"unknown lessons {unknown}; known: {course_lessons(root)}")
-    lessons = args.lessons or course_lessons(root)
+    try:  # a lesson's number or a prefix of its name will do: 07, 07_out
+        named = resolve_lessons(args.lessons, course_lessons(root))
+    except ValueError as error:
+        parser.error(f"unknown lessons: {error}")
+    lessons = named or course_lessons(root)
     if args.command != "release" and not (root / "gradebook.db").exists():
         parser.error(f"{root} has no gradebook yet: run `make release` first")
     if args.command == "insight" and not has_autograded(root):
@@ -272,7 +316,7 @@ def main() -> None:
             raise SystemExit(1)
     elif args.command == "insight":
         insight(root, lessons, Path(args.output) if args.output else root / "insight",
-                names=args.names, partial=bool(args.lessons))
+                names=args.names, partial=bool(named))
     else:
         grades(root, Path(args.output) if args.output else root / "grades.csv")
 

@@ -157,3 +157,31 @@ def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNo
     }
     nbformat.validate(notebook)
     return notebook
+
+
+def resolve_lessons(given: list[str], known: list[str]) -> list[str]:
+    """Each of ``given`` as one of ``known``: its full name, its number (``07`` or ``7`` for
+    ``07_outputs``) or a prefix of one lesson's name (``07_out``). Raises
+    ValueError naming each one that matches no lesson or several, with the lessons it could
+    mean."""
+    resolved, problems = [], []
+    for name in given:
+        if name in known:
+            resolved.append(name)
+            continue
+        if name.isdigit():  # a lesson's number: 7 and 07 are 07_outputs, 1 is not 10_norms
+            candidates = [lesson for lesson in known if lesson.split("_")[0].isdigit()
+                          and int(lesson.split("_")[0]) == int(name)]
+        else:
+            candidates = [lesson for lesson in known if lesson.startswith(name)]
+        if len(candidates) == 1:
+            resolved.append(candidates[0])
+        elif candidates:
+            problems.append(f"{name!r} could be {' or '.join(candidates)}")
+        else:
+            close = [lesson for lesson in known if name.lower() in lesson.lower()]
+            problems.append(f"no lesson {name!r}" + (
+                f" (did you mean {' or '.join(close)}?)" if close else ""))
+    if problems:
+        raise ValueError(f"{'; '.join(problems)}; the lessons: {', '.join(known)}")
+    return list(dict.fromkeys(resolved))

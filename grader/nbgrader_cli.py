@@ -38,6 +38,17 @@ def nbgrader(*args: str, root: Path, check: bool = True, capture: bool = False,
                           env=environment, text=True, capture_output=capture)
 
 
+def nbgrader_streamed(*args: str, root: Path) -> subprocess.Popen:
+    """``nbgrader ARGS`` started in ``root``, its log and output merged into ``stdout``, to read
+    line by line as it runs (``nbgrader`` waits for the end)."""
+    environment = dict(os.environ)
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
+                                           environment.get("PATH", "")])
+    return subprocess.Popen([sys.executable, "-m", "nbgrader", *args], cwd=root, env=environment,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            bufsize=1)
+
+
 def release(sources: dict[str, nbformat.NotebookNode], root: Path) -> dict[str, Path]:
     """``nbgrader generate_assignment`` of each lesson's source notebook in course root ``root``;
     return each lesson's released (learner) notebook."""

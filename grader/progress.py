@@ -11,8 +11,10 @@ class Progress:
     """A line per finished submission (kept; none when not ``each``), and on a terminal a live
     bar with an ETA."""
 
-    def __init__(self, total: int, stream=None, *, tick: float = 1.0, each: bool = True):
+    def __init__(self, total: int, stream=None, *, tick: float = 1.0, each: bool = True,
+                 done_word: str = "graded"):
         self.total, self.done, self.began = total, 0, time.monotonic()
+        self.done_word = done_word  # "3/23 graded" in the bar
         self.each = each
         self.last = self.began  # when a submission last finished
         self.stream = stream or sys.stdout
@@ -39,6 +41,16 @@ class Progress:
                 self.stream.write(f"{line}  ({self.eta()})\n")
             self.stream.flush()
 
+    def note(self, text: str) -> None:
+        """A line of its own that stays on screen, above the bar on a terminal."""
+        with self.lock:
+            if self.tty:
+                self.stream.write("\r\x1b[2K" + text + "\n"
+                                  + (self.bar() if self.done < self.total else ""))
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+
     def eta(self, at: float | None = None) -> str:
         """The time left: the mean time per submission so far times those left, less the time
         since the last one finished; while that is used up and some still run, says so."""
@@ -56,7 +68,8 @@ class Progress:
 
     def bar(self) -> str:
         filled = int(20 * self.done / self.total)
-        return (f"{'█' * filled}{'░' * (20 - filled)} {self.done}/{self.total} graded, "
+        return (f"{'█' * filled}{'░' * (20 - filled)} {self.done}/{self.total} "
+                f"{self.done_word}, "
                 f"{_clock(time.monotonic() - self.began)} elapsed, {self.eta()}")
 
     def _ticker(self, every: float) -> None:
@@ -66,7 +79,12 @@ class Progress:
                 self.stream.flush()
 
     def close(self) -> None:
+        """Stop redrawing; a bar left unfinished (a run cut short) is erased."""
         self.stopped.set()
+        with self.lock:
+            if self.tty and self.done < self.total:
+                self.stream.write("\r\x1b[2K")
+                self.stream.flush()
 
 
 def _clock(seconds: float) -> str:

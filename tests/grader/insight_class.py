@@ -4,7 +4,7 @@ learners over lessons 00 and 12, each answer from the catalogue (correct, correc
 or a mistake with a known hint), so that every group insight must find is known in advance.
 
 Planted: correct work, three learners sharing a mistake in each lesson, a proven mistake in
-every other exercise, an unproven wrong value in each lesson, one learner who answered nothing,
+every other exercise, an unproven wrong value (lesson 00), one learner who answered nothing,
 one whose Outer never returns (a timeout), one whose kernel dies, one whose code raises.
 """
 
@@ -67,7 +67,7 @@ CLASS = {
     "fay6": {"00_template": [_mistake("Outer", "grad_u = grad_output.T @ v (the wrong side)")],
              "12_surgery": [_mistake("SoftThreshold",
                                      "lam's gradient without the mask (issue 37)")]},
-    "gus7": {"00_template": [_mistake("Square", "wrong sign")],
+    "gus7": {"00_template": [_mistake("Square", "two calls to save_for_backward")],
              "12_surgery": [_mistake("PerSampleClippedLinear", "clipped by ||g_n|| alone")]},
     "hal8": {"00_template": UNANSWERED, "12_surgery": UNANSWERED},
     "ada0": {"00_template": [("Outer", NEVER_RETURNS)]},
@@ -99,7 +99,7 @@ EXPECTED = {
                                       "not-implemented": {"hal8"}},
     ("12_surgery", "PerSampleClippedLinear"): {
         "PerSampleClippedLinear/norm-of-g-alone": {"gus7"},
-        "unproven:wrong-value": {"lou12"}, "not-implemented": {"hal8"}},
+        "PerSampleClippedLinear/eps-in-norm": {"lou12"}, "not-implemented": {"hal8"}},
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from grader.grades_csv import export_grades, status_report
+from grader.ledger import Ledger
 from grader.releases import db_url
 
 
@@ -29,3 +30,38 @@ def test_a_notebook_handed_in_but_not_graded_is_listed_as_not_graded(tmp_path, m
         "ana": ("not-submitted", "nothing submitted"),
         "ben": ("not-graded", "submitted but not graded yet")}
     assert "ben 00_demo/00_demo: not-graded" in status_report(rows)
+
+
+def test_a_test_cell_added_later_is_one_line_per_lesson_not_a_status(tmp_path, monkeypatch):
+    """After a test cell is added under existing submissions (REGRADE=1), does each notebook
+    keep the status of its own faults ("ok" when it has none), the note in its reason, and the
+    screen say once per lesson how many notebooks got the cell, listing none of them as worth
+    a look for it?"""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
+                                                os.environ.get("PATH", "")]))
+    added = {"kind": "added-test-cell", "cell": "extra",
+             "message": "test cell extra was added to the lesson on 2026-01-02 UTC, after this "
+                        "notebook was handed in: put it in after its answer and graded it"}
+    timeout = {"kind": "timeout", "cell": "answer_Square",
+               "message": "answer_Square ran past the 60 s limit and was interrupted"}
+    with Gradebook(db_url(tmp_path)) as gradebook:
+        gradebook.add_assignment("00_demo")
+        gradebook.add_notebook("00_demo", "00_demo")
+        ledger = Ledger(tmp_path)
+        for student, faults in [("ana", [added]), ("ben", [added]), ("cy", [timeout, added])]:
+            gradebook.add_student(student)
+            gradebook.add_submission("00_demo", student)
+            ledger.record(student, "00_demo", {"notebooks": {"00_demo": {
+                "status": faults[0]["kind"], "faults": faults,
+                "reason": "; ".join(fault["message"] for fault in faults)}}})
+    rows = {row["student_id"]: row for row in export_grades(tmp_path, tmp_path / "grades.csv")}
+    assert {student: row["status"] for student, row in rows.items()} == {
+        "ana": "ok", "ben": "ok", "cy": "timeout"}
+    assert "test cell extra was added" in rows["ana"]["reason"]
+    report = status_report(list(rows.values())).splitlines()
+    assert report[0] == "statuses: 1 timeout, 2 ok"
+    assert report[1].startswith("00_demo: test cell extra added and graded in 3 notebooks")
+    assert report[2:] == ["  cy 00_demo/00_demo: timeout: answer_Square ran past the 60 s limit "
+                          "and was interrupted; test cell extra was added to the lesson on "
+                          "2026-01-02 UTC, after this notebook was handed in: put it in after "
+                          "its answer and graded it"]

@@ -149,3 +149,56 @@ def test_every_category_a_group_can_have_is_documented():
     insight = readme[readme.index("### What the class got wrong"):]
     missing = [category for category in CATEGORIES if f"`{category}`" not in insight]
     assert missing == []
+
+
+def test_failed_asserts_of_a_test_cell_are_grouped_by_their_message(root):
+    """Are the failed asserts of an instructor's own test cell grouped by the message the
+    instructor wrote (where it failed beside it), not lumped into one "test-failed" group?"""
+    for student, said in [("ivy", "a test failed (line 2 of the test cell): y is not 3"),
+                          ("jon", "a test failed (line 2 of the test cell): y is not 3"),
+                          ("kim", "a test failed (in the hidden tests of the test cell): no"),
+                          ("lou", "a test failed (line 4 of the test cell); the test gives no "
+                                  "message")]:
+        record(root, student, {"Shift": passed(), "Scale": failed("test-failed", said)})
+    scale = lesson_insight(root, LESSON).exercises[1]
+    explained = {group.explanation: group.students for group in scale.groups
+                 if group.mistake == "test-failed"}
+    assert explained == {
+        "an assert of the test cell failed: y is not 3 (line 2)": ("ivy", "jon"),
+        "an assert of the test cell failed: no (in the hidden tests)": ("kim",),
+        "an assert of the test cell failed: no message (line 4)": ("lou",)}
+
+
+def test_learners_of_the_class_who_did_not_hand_a_lesson_in_are_counted(root):
+    """Is a learner of the class (in the gradebook, or who handed in another lesson) who did
+    not hand this lesson in counted as not handed in, and nobody else?"""
+    import sqlite3
+
+    release(root, "08_other")
+    record(root, "zoe", {"Shift": passed(), "Scale": passed()}, lesson="08_other")
+    with sqlite3.connect(root / "gradebook.db") as gradebook:
+        gradebook.execute("CREATE TABLE student (id VARCHAR(128) PRIMARY KEY)")
+        gradebook.execute("INSERT INTO student VALUES ('ana'), ('yan')")
+    found, _ = class_insight(root, [LESSON, "08_other"])
+    assert {insight.lesson: insight.not_submitted for insight in found} == {
+        LESSON: ("yan", "zoe"),
+        "08_other": ("ana", "ben", "cam", "dee", "eli", "fay", "gus", "hal", "yan")}
+
+
+def test_every_exercise_heading_is_labelled_in_one_style(tmp_path):
+    """Are exercise headings, however a lesson words them, labelled "Exercise N · `Name`" with
+    "(transfer)" after, a transfer exercise without a number numbered after the one before it;
+    and other headings left as they are?"""
+    from grader.insight import label
+
+    assert label("✎ Transfer exercise · `Outer`", 2) == (
+        "✎ Exercise 3 · `Outer` (transfer)", 3)
+    assert label("✎ Exercise 4 · `AbsInPlace` (transfer)", 3)[0] == (
+        "✎ Exercise 4 · `AbsInPlace` (transfer)")
+    assert label("✎ Exercise 6 (transfer) · `CumMax`", 5)[0] == (
+        "✎ Exercise 6 · `CumMax` (transfer)")
+    assert label("✎ Exercise 3 · `FakeQuantize`: a quantiser that learns its step", 2)[0] == (
+        "✎ Exercise 3 · `FakeQuantize`")
+    assert label("✎ Exercise 4 · `GroupNormFunction` (transfer: nobody works this one "
+                 "through)", 3)[0] == "✎ Exercise 4 · `GroupNormFunction` (transfer)"
+    assert label("Worked example: `Norm`", 1) == ("Worked example: `Norm`", 1)

@@ -2,6 +2,7 @@
 and its figures, learner ids kept off the page unless asked for, and a clear error for bad input."""
 
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -127,13 +128,19 @@ def test_the_command_writes_its_reports_and_refuses_bad_input(root):
     one-line error for an unknown lesson and for a course root never autograded?"""
     (root / "source" / LESSON).mkdir(parents=True)
     (root / "gradebook.db").touch()
-    status, output = _insight(root, LESSON)
+    status, output = _insight(root, LESSON[:4])  # a prefix of one lesson's name will do
     assert status == 0, output
     assert "Shift/forgets-offset" in output and "ben-ix, cam-ix" in output
     assert (root / "insight" / "insight.html").exists()
     assert (root / "insight" / f"{LESSON}.png").exists()
-    status, output = _insight(root, "99_nope")
-    assert status == 2 and "error: unknown lessons ['99_nope']" in output
+    page = (root / "insight" / "insight.html").read_text()
+    status, output = _insight(root, "08")  # a lesson nobody handed in: one line, page kept
+    assert status == 0 and output.splitlines() == [
+        f"nothing to show for 08_compile: nobody has handed it in yet; the page is unchanged: "
+        f"{root / 'insight' / 'insight.html'}"], output
+    assert (root / "insight" / "insight.html").read_text() == page
+    status, output = _insight(root, "07")
+    assert status == 2 and "error: unknown lessons: '07' could be 07_demo or 07_outputs" in output
     (root / ".autograder" / "ledger.json").unlink()
     status, output = _insight(root)
     assert status == 2 and "no autograde run yet: run `make autograde` first" in output
@@ -156,8 +163,8 @@ def test_a_lesson_without_a_verdict_is_reported_not_drawn(root, tmp_path):
         record(root, student, {}, lesson="08_broken", status="grader-error", recorded=False)
     found, skipped = class_insight(root, [LESSON, "08_broken"])
     text = text_report(found, skipped)
-    assert ("08_broken (Lesson 07 · A demo lesson): 0 learners graded, the grader failed on 2 "
-            "(`make autograde` retries them") in text
+    assert ("08_broken (Lesson 07 · A demo lesson): 0 learners graded, not handed in: 2 "
+            "(cam-ix, dee-ix), the grader failed on 2 (`make autograde` retries them") in text
     assert "no verdict to show yet" in text
     folder = tmp_path / "out"
     folder.mkdir()
@@ -211,3 +218,29 @@ def test_a_run_over_some_lessons_replaces_only_their_parts(root, tmp_path):
     write_reports(*class_insight(root, [LESSON, "08_other"]), folder)
     assert not (folder / "08_other.png").exists()
     assert "09_unreleased" not in (folder / "insight.html").read_text()
+
+
+def test_learners_who_did_not_hand_a_lesson_in_are_counted(root, tmp_path):
+    """Does a learner of the class who did not hand the lesson in read as "not handed in" in the
+    lesson's line (named on the terminal, and on the page only with names), and get a
+    not-submitted row per exercise in the CSV?"""
+    release(root, "08_other")
+    record(root, "eve-ix", {"Shift": passed(), "Scale": passed()}, lesson="08_other")
+    found, skipped = class_insight(root, [LESSON])
+    assert "4 learners graded, not handed in: 1 (eve-ix)" in text_report(found, skipped)
+    rows = [row for row in csv_rows(found) if row["student_id"] == "eve-ix"]
+    assert [(row["exercise"], row["result"], row["score"]) for row in rows] == [
+        ("Shift", "not-submitted", "0"), ("Scale", "not-submitted", "0")]
+    counts = lesson_html(found[0], None)
+    assert "not handed in: 1" in counts and "eve-ix" not in counts
+    assert "not handed in: 1 (eve-ix)" in lesson_html(found[0], None, names=True)
+
+
+def test_the_page_renders_code_in_headings_and_labels(root):
+    """Does the page show a lesson title's and an exercise heading's `code` as code, never as
+    backticks?"""
+    insight = dataclasses.replace(class_insight(root, [LESSON])[0][0],
+                                  title="Lesson 07 · Several outputs, and `None` gradients")
+    page = lesson_html(insight, None)
+    assert "Several outputs, and <code>None</code> gradients</h2>" in page
+    assert "Exercise 1 · <code>Shift</code>" in page and "`" not in page

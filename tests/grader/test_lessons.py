@@ -2,10 +2,25 @@
 
 import re
 
-from grader.lessons import ROOT, lesson_names
+import pytest
+
+from grader.lessons import ROOT, lesson_names, resolve_lessons
 
 
 def test_the_readme_table_gives_each_lesson_id_that_lessons_takes():
     """Does the README's table of lessons give, in order, every id `LESSONS=` accepts?"""
     table = re.findall(r"^\| `(\d\d_\w+)` \|", (ROOT / "README.md").read_text(), re.MULTILINE)
     assert table == sorted(lesson_names())
+
+
+def test_a_lesson_is_taken_by_its_number_or_a_unique_prefix():
+    """Does a command take a lesson by its number (07 or 7) or a prefix of its name that only
+    it has, refuse an ambiguous one naming the lessons it could be, and suggest the lesson an
+    unknown id is part of?"""
+    known = ["01_sigmoid", "07_outputs", "08_compile", "08_demo", "10_norms"]
+    assert resolve_lessons(["7", "01", "10_n", "08_c", "07_outputs", "1"], known) == [
+        "07_outputs", "01_sigmoid", "10_norms", "08_compile"]
+    with pytest.raises(ValueError, match=r"'08' could be 08_compile or 08_demo"):
+        resolve_lessons(["08"], known)
+    with pytest.raises(ValueError, match=r"no lesson 'outputs' \(did you mean 07_outputs\?\)"):
+        resolve_lessons(["outputs"], known)

@@ -94,3 +94,56 @@ def test_a_batch_may_ask_for_the_bar_and_no_line_per_submission():
     progress.update("alice 00_template: ok")
     shown = screen(terminal.getvalue())
     assert len(shown) == 1 and shown[0].startswith("█" * 6 + "░" * 14 + " 1/3 graded")
+
+
+def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypatch, capsys):
+    """Does `make feedback` print a line per notebook as nbgrader finishes it (nbgrader logs
+    each one as it starts the next), then the lesson's line, not one line per lesson at the
+    end?"""
+    from grader import instructor
+
+    for student in ("alice", "bob"):
+        folder = tmp_path / "autograded" / student / "00_demo"
+        folder.mkdir(parents=True)
+        (folder / "00_demo.ipynb").write_text("{}")
+    log = "".join(f"[GenerateFeedback | INFO] Converting notebook {tmp_path}/autograded/{student}"
+                  f"/00_demo/00_demo.ipynb\n[GenerateFeedback | INFO] Writing 1 bytes\n"
+                  for student in ("alice", "bob"))
+    started = []
+
+    def streamed(*args, root):
+        started.append(args[:2])
+        return _Finished(log)
+
+    monkeypatch.setattr(instructor, "nbgrader_streamed", streamed)
+    assert instructor.feedback(tmp_path, ["00_demo", "01_none"])
+    lines = capsys.readouterr().out.splitlines()
+    assert started == [("generate_feedback", "00_demo")]
+    assert lines[0].startswith("[1/2] alice 00_demo: feedback written  (ETA ")
+    assert lines[1] == "[2/2] bob 00_demo: feedback written  (done)"
+    assert lines[2].startswith("00_demo: feedback for 2 students in ")
+    assert lines[3] == "nothing autograded yet, no feedback (1 lesson): 01_none"
+
+
+class _Finished:
+    """A finished nbgrader process: what it logged, and its exit status 0."""
+
+    def __init__(self, log: str):
+        self.stdout = io.StringIO(log)
+
+    def wait(self) -> int:
+        return 0
+
+
+def test_a_note_stays_above_the_bar_and_an_unfinished_bar_is_erased():
+    """Does a note (a lesson's feedback done) get a line of its own above the bar, and does
+    closing a bar left unfinished (nbgrader failed on a lesson) leave no bar behind?"""
+    terminal = Terminal()
+    progress = Progress(3, terminal, tick=0, done_word="fed back")
+    progress.update("alice 00_template: feedback written")
+    progress.note("00_template: feedback for 1 students")
+    assert screen(terminal.getvalue())[1:] == ["00_template: feedback for 1 students",
+                                               screen(terminal.getvalue())[-1]]
+    assert " 1/3 fed back" in screen(terminal.getvalue())[-1]
+    progress.close()
+    assert screen(terminal.getvalue() + "\n")[-1] == "00_template: feedback for 1 students"

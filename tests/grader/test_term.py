@@ -114,6 +114,7 @@ def test_feedback_skips_a_lesson_nobody_handed_in(feedback):
     assert (f"nothing autograded yet, no feedback (1 lesson): {UNSUBMITTED}"
             in output.splitlines())
     assert f"{LESSON}: feedback for 4 students" in output
+    assert re.search(rf"^\[1/4\] \w+ {LESSON}: feedback written", output, re.MULTILINE), output
     assert "| WARNING]" not in output and "Traceback" not in output
     assert all(page(root, student) for student in ("clean", "pasted", "dies", "replaces"))
 
@@ -203,8 +204,9 @@ def test_regrade_releases_it_and_keeps_the_grades(added):
 
 
 def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
-    """Is a notebook handed in before the new cell existed added-test-cell (not
-    deleted-test-cell), while one handed in after, without it, is deleted-test-cell?"""
+    """Is a notebook handed in before the new cell existed noted added-test-cell (not
+    deleted-test-cell; its status its own, ok), said once for the lesson, while one handed in
+    after, without it, is deleted-test-cell?"""
     root, _, _ = added
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     deleter = solved(released, source_notebook(LESSON))
@@ -214,8 +216,10 @@ def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
     assert run("autograde", "--workers", "2", root=root)[0] == 0
     status, output = run("grades", root=root)
     graded = rows(root)
-    assert graded["clean"]["status"] == "added-test-cell"
+    assert graded["clean"]["status"] == "ok"
     assert "Square_again was added to the lesson" in graded["clean"]["reason"]
+    assert f"{LESSON}: test cell Square_again added and graded in " in output
+    assert "clean 00_template/00_template" not in output
     assert float(graded["clean"]["score"]) == 6.0
     assert graded["deleter"]["status"] == "deleted-test-cell"
     assert graded["dies"]["status"] == "kernel-died"  # its real status, not hidden

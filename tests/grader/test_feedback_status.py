@@ -1,0 +1,51 @@
+"""grader.feedback's status cell as a learner reads it: one short line in a learner's words,
+the instructor's account of how it was done left to the formgrader and the grades CSV."""
+
+from nbformat.v4 import new_notebook
+
+from grader.faults import STATUSES, Fault
+from grader.feedback import FOR_LEARNERS, NOT_FOR_LEARNERS, LearnerStatus, status_cell
+
+ADDED = Fault("added-test-cell", "test cell extra was added to the lesson on 2026-01-02 UTC, "
+              "after this notebook was released to this learner (it has no timestamp): put it "
+              "in after its answer and graded it", "extra")
+PASTED = Fault("no-nbgrader-metadata", "the notebook had no nbgrader cell metadata (answers "
+               "pasted into a new notebook, or a copy of the solutions?): matched 3 of 3 answer "
+               "cells to the lesson's by their code, put back the read-only and test cells it "
+               "lacked, and graded it")
+
+
+def _learner_sees(*faults: Fault) -> str:
+    notebook = new_notebook(cells=[status_cell(list(faults))])
+    notebook, _ = LearnerStatus().preprocess(notebook, {})
+    return "\n".join(cell.source for cell in notebook.cells)
+
+
+def test_a_learner_reads_one_short_line_in_their_words():
+    """Does the learner's feedback say in one line, once, what happened to their notebook,
+    without the instructor's account (no timestamp, where the cell was put, what was
+    matched)?"""
+    added = _learner_sees(ADDED)
+    assert added == ("**Grading status: `added-test-cell`**: A test was added to the lesson "
+                     "after you handed it in: it was graded too (extra).")
+    pasted = _learner_sees(PASTED)
+    assert len(pasted.splitlines()) == 1 and "matched 3 of 3" not in pasted
+    assert pasted.count("pasted into a new notebook") == 1
+
+
+def test_each_kind_of_fault_is_a_line_of_its_own():
+    """With several kinds of fault, is the most serious the status and each other kind one line
+    more, the instructor-only ones left out?"""
+    shown = _learner_sees(ADDED, Fault("timeout", "answer_Outer ran past the 60 s limit",
+                                       "answer_Outer"),
+                          Fault("suspicious-code", "line 3 reads the verdict key"))
+    assert shown.splitlines()[0].startswith("**Grading status: `timeout`**: A cell ran past")
+    assert shown.splitlines()[-1] == ("- A test was added to the lesson after you handed it in: "
+                                      "it was graded too (extra).")
+    assert "verdict key" not in shown
+    assert _learner_sees(Fault("suspicious-code", "line 3 reads the verdict key")) == ""
+
+
+def test_every_status_a_learner_can_read_has_their_wording():
+    """Has every status a learner's feedback can show a line written for learners?"""
+    assert set(STATUSES) - set(FOR_LEARNERS) == {"ok"} | NOT_FOR_LEARNERS
