@@ -19,9 +19,20 @@ _BAD_DEVICE = re.compile(r"invalid gradient at index (\d+) - expected device (\S
 
 
 def _describe(inputs: dict) -> str:
-    """``x of shape (5, 3), scale=2.5``: what a failing call was given."""
+    """``x of shape (5, 3), scale=2.5, f=Sequential(Linear, Tanh)``: what a failing call was
+    given, in one line (it goes into a hint's first line)."""
     return ", ".join(f"{name} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
-                     else f"{name}={value!r}" for name, value in inputs.items())
+                     else f"{name}={_one_line(value)}" for name, value in inputs.items())
+
+
+def _one_line(value) -> str:
+    """A non-tensor argument in one line: an nn.Module by its children's kinds (its repr spans
+    a line per layer), any other repr of several lines by its type."""
+    if isinstance(value, torch.nn.Module):
+        parts = [type(child).__name__ for child in value.children()]
+        return f"{type(value).__name__}({', '.join(parts)})" if parts else type(value).__name__
+    text = repr(value)
+    return text if "\n" not in text else type(value).__name__
 
 
 def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,

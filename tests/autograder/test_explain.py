@@ -184,3 +184,17 @@ class TestRuntimeErrors:
         with raises_hint("Square.backward asked autograd for a gradient of a tensor autograd "
                          "never recorded: inside backward grad mode is off"):
             run_backward(SQUARE, forward.output, inputs, torch.ones(3, dtype=torch.float64))
+
+
+def test_a_call_is_described_in_one_line_whatever_it_was_given():
+    """Is a module argument (whose repr spans a line per layer) described by its layers' kinds,
+    and any other repr of several lines by its type, so the hint's first line keeps the
+    learner's own error?"""
+    class Lines:
+        def __repr__(self):
+            return "first\nsecond"
+
+    described = explain._describe({"x": torch.ones(2, 3), "f": torch.nn.Sequential(
+        torch.nn.Linear(3, 3), torch.nn.Tanh()), "g": torch.nn.Tanh(), "h": Lines(), "eps": 0.5})
+    assert described == ("x of shape (2, 3), f=Sequential(Linear, Tanh), g=Tanh, h=Lines, "
+                         "eps=0.5")

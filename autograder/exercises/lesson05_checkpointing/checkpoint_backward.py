@@ -7,9 +7,8 @@ import re
 import torch
 
 from ...checks import Spec, check_is_function
-from ...checks import run_forward as _run_forward
 from ...errors import GradingError
-from ...explain import _describe, _explain_runtime_error
+from ...explain import _explain_runtime_error
 from ...exercise import sample
 from .checkpoint_blocks import WIDTH, ThroughBackward, custom_nodes, refuse_reentry, watch_calls
 
@@ -18,36 +17,6 @@ _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+)
 REENTERED = ("CheckpointFunction.backward backpropagated a graph that leads back into its own "
              "node, so it re-entered this very backward, without end (the cell would hang): "
              "backpropagate only the output recomputed from fresh leaves (t.detach())")
-
-
-def _one_line(value) -> str:
-    """A non-tensor argument in one line: an nn.Module's repr spans many."""
-    if isinstance(value, torch.nn.Module):
-        parts = [type(child).__name__ for child in value.children()]
-        return f"{type(value).__name__}({', '.join(parts)})" if parts else type(value).__name__
-    text = repr(value)
-    return text if "\n" not in text else type(value).__name__
-
-
-def one_line(error: GradingError, inputs: dict) -> GradingError:
-    """``error`` with the inputs it names summed up in one line (explain._describe writes each
-    non-tensor's repr, and a module's pushes the learner's own error off the first line)."""
-    long = _describe(inputs)
-    if "\n" not in long or long not in error.hint:
-        return error
-    short = ", ".join(f"{name} of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
-                      else f"{name}={_one_line(value)}" for name, value in inputs.items())
-    shorter = GradingError(error.hint.replace(long, short), error.details, mistake=error.mistake)
-    shorter.case = error.case
-    return shorter
-
-
-def run_forward(function, spec: Spec, inputs: dict):
-    """checks.run_forward, its hints in one line (see one_line)."""
-    try:
-        return _run_forward(function, spec, inputs)
-    except GradingError as error:
-        raise one_line(error, inputs) from error
 
 
 def _spec_for(values: dict) -> Spec:
@@ -93,7 +62,7 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                 f"for each non-tensor ({', '.join(['run_fn', *others])}) and a gradient or None "
                 "for each tensor, in forward's order", message,
                 mistake="CheckpointFunction/no-none-for-non-tensors") from error
-        raise one_line(_explain_runtime_error(spec, "backward", error, inputs), inputs) from error
+        raise _explain_runtime_error(spec, "backward", error, inputs) from error
     finally:
         for handle in handles:
             handle.remove()

@@ -7,14 +7,14 @@ through ``checkpoint_backward.through_backward``.)"""
 import torch
 from torch import nn
 
-from ...checks import case, check_is_function, make_inputs
+from ...checks import case, check_is_function, make_inputs, run_forward
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .checkpoint_backward import (CHECKPOINT, _backward, _domain_values, _spec_for,
-                                  run_forward, through_backward)
+                                  through_backward)
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
                                 no_gradient_cause, parameters_of, reference, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)

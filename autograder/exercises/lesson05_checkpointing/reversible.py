@@ -6,14 +6,13 @@ as CheckpointFunction does. Graded the way it is used, with ``.backward()``."""
 import torch
 from torch import nn
 
-from ...checks import Spec, case, check_is_function, make_inputs
+from ...checks import Spec, case, check_is_function, make_inputs, run_forward
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
-from .checkpoint_backward import one_line, run_forward
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)
 from .reversible_saves import check_saves_only_outputs
@@ -102,8 +101,7 @@ def _backward(outputs, grad_outputs, inputs: dict) -> None:
                 "ReversibleCoupling.backward recomputed f and g with gradients off (autograd "
                 "disables them inside backward): recompute inside torch.enable_grad()",
                 str(error), mistake="ReversibleCoupling/recomputes-without-grad") from error
-        raise one_line(_explain_runtime_error(REVERSIBLE, "backward", error, inputs),
-                       inputs) from error
+        raise _explain_runtime_error(REVERSIBLE, "backward", error, inputs) from error
 
 
 def check_coupling(function, values: dict, *, unused: int | None = None,
