@@ -11,9 +11,9 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
-                       check_leaf_error, check_on_view, check_plain_tensor, check_version_tracking,
-                       gradient_through, quoting_case, with_infinities, with_zeros,
-                       writing_into_a_copy)
+                       check_leaf_error, check_on_view, check_plain_tensor, check_subnormals,
+                       check_version_tracking, gradient_through, quoting_case, with_infinities,
+                       with_zeros, writing_into_a_copy)
 from .contracts import ABS_IN_PLACE_CLAUSES
 
 LATER_IN_LESSON = True
@@ -118,9 +118,9 @@ def _one_bool_multiplied(forward, got, pristine, before: torch.Tensor) -> str | 
 
 
 def both_signs(x: torch.Tensor) -> torch.Tensor:
-    """``with_zeros(x)`` (exact zeros, and in float64 +-1e-300 and +-1e-4 beside them) with a
-    positive and a negative entry too (where there is room), so that a saved tensor that keeps
-    one sign alone cannot pass for the sign."""
+    """``with_zeros(x)`` (exact zeros, in float64 +-1e-300 and +-1e-4 beside them, and
+    subnormals of each sign) with a positive and a negative entry too (where there is room), so
+    that a saved tensor that keeps one sign alone cannot pass for the sign."""
     x = with_zeros(x)
     flat = x.view(-1)
     if flat.numel() >= 3:
@@ -156,6 +156,7 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
             raise GradingError(one_bool, mistake="AbsInPlace/one-sign-mask")
         for saved in forward.saved:  # a float8 copy rounds 1e-4 to 0: the copy, not the sign
             check_not_narrow_copy(saved)
+        check_subnormals(ABS, got, expected, before, "sign")
         check_float32_reading(function, ABS, got, pristine, before, "sign")
     diagnose_gradient("x", got, expected, inputs={"x": before})
     check_saved_sign(forward, before)

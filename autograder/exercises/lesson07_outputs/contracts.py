@@ -12,6 +12,8 @@ SORT_CLAUSES = (
            "`x.gather(-1, indices)` gets for the indices you return;",
            {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
             "SortWithIndices/positions-by-value": "positions found by comparing values",
+            "SortWithIndices/ties-in-another-order":
+                "stable sort's indices returned, argsort's saved",
             "SortWithIndices/sorted-in-float32":
                 "sorts a float32 copy of x, gathers the values from x",
             "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
@@ -23,7 +25,8 @@ SORT_CLAUSES = (
             "SortWithIndices/saves-more-than-one-permutation":
                 "indices and their inverse both saved",
             "SortWithIndices/indices-narrowed": "indices saved as int32",
-            "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute"}),
+            "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute",
+            "SortWithIndices/state-on-class": "indices kept on the Function class"}),
     Clause("backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, "
            "which it ignores) and routes `grad_values` back along the last dimension as you "
            "derived above, each row with its own indices.",
@@ -38,7 +41,8 @@ SPLIT_CLAUSES = (
            {"SplitHalves/returns-views-of-x": "views returned",
             "SplitHalves/outputs-not-writable": "chunks of a clone",
             "SplitHalves/state-shared-between-calls": "x's shape kept in a module global",
-            "SplitHalves/float32-step": "the gradient built in torch.zeros (float32)"}),
+            "SplitHalves/float32-step": "the gradient built in torch.zeros (float32)",
+            "SplitHalves/unused-half-not-zero": "new_empty, the missing half left unwritten"}),
     Clause("forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and "
            "`grad_second`, either or both of which may be `None`, and returns `None` when both "
            "are (no gradient at all);",
@@ -69,6 +73,8 @@ RELU_CLAUSES = (
             "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
             "ReLUInPlace/mask-in-float32": "the mask x.float() > 0",
             "ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+            "ReLUInPlace/subnormal-read-as-zero":
+                "the mask y > finfo.tiny, a cutoff at the smallest normal number",
             "unproven:wrong-value": "the mask y / y with nan made 0",
             "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory"}),
     Clause("backward returns a new tensor and leaves `grad_output` as it was;",
@@ -98,6 +104,7 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/sign-as-uint8": "the sign saved as uint8",
             "AbsInPlace/sign-in-float32": "the sign of x.float(), as int8",
             "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+            "AbsInPlace/subnormal-read-as-zero": "a sign with a dead zone at finfo.tiny",
             "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
     Clause("forward saves one tensor computed **before** the write, of **at most one byte per "
            "element**, and not the returned tensor, so that the output stays free for later "

@@ -56,16 +56,38 @@ def quoting_case(spec: Spec, description: str):
 # threshold (x > 1e-6, y > 1e-3) misreads them or +-1e-4; in x of 12 entries or more, beside
 # four ordinary ones
 NEAR_ZERO = (1e-300, -1e-300, 1e-4, -1e-4)
+# subnormals, in float64 and float32 alike: a cutoff at finfo.tiny (the smallest normal number,
+# "to avoid denormal noise") reads them as 0, where the contract says beside 0
+SUBNORMAL = {torch.float64: 5e-324, torch.float32: 1e-40}
 
 
 def with_zeros(x: torch.Tensor) -> torch.Tensor:
-    """``x`` with every third entry exactly 0, where the derivative's convention matters, and
-    (float64) entries right beside 0, where a mask read in float32 or with a threshold errs."""
+    """``x`` with every third entry exactly 0, where the derivative's convention matters,
+    (float64) entries right beside 0, where a mask read in float32 or with a threshold errs, and
+    (float64 and float32) a subnormal of each sign, which a cutoff at finfo.tiny misreads."""
     flat = x.detach().clone().reshape(-1)
     flat[::3] = 0
     if flat.dtype == torch.float64 and flat.numel() >= 12:
         flat[[4, 5, 7, 8]] = torch.tensor(NEAR_ZERO, dtype=flat.dtype, device=flat.device)
+    if flat.dtype in SUBNORMAL and flat.numel() >= 12:
+        tiny = SUBNORMAL[flat.dtype]
+        flat[[10, 11]] = torch.tensor((tiny, -tiny), dtype=flat.dtype, device=flat.device)
     return flat.reshape(x.shape)
+
+
+def check_subnormals(spec: Spec, got, expected, before: torch.Tensor, what: str) -> None:
+    """A wrong gradient that is right everywhere but at the subnormal entries of x, where it is
+    0: a cutoff at finfo.tiny (or a threshold just above 0) read them as 0."""
+    if not before.dtype.is_floating_point:
+        return
+    subnormal = (before != 0) & (before.abs() < torch.finfo(before.dtype).tiny)
+    if subnormal.any() and torch.allclose(got, torch.where(subnormal, 0, expected)):
+        value = before[subnormal].flatten()[0].item()
+        raise GradingError(
+            f"{spec.name}'s gradient is 0 at x = {value:.1g}, a subnormal number (below "
+            f"torch.finfo(x.dtype).tiny), and right elsewhere: its {what} reads such x as 0. "
+            "The contract holds beside 0 too, at every nonzero x however small: what does "
+            f"your {what} compare x with?", mistake=f"{spec.name}/subnormal-read-as-zero")
 
 
 def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
@@ -283,6 +305,7 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
                                "also where x was negative. After the clamp y has no negative "
                                "entries: which comparison on y is False exactly where x was 0 "
                                "or below?", mistake="ReLUInPlace/mask-always-true")
+        check_subnormals(RELU, got, expected, before, "mask")
         check_float32_reading(function, RELU, got, pristine, before, "mask")
     diagnose_gradient("x", got, expected, inputs={"x": before})
     check_relu_saved(forward, before)

@@ -28,6 +28,35 @@ def right_without_ties(function, x: torch.Tensor) -> bool:
     return grad.shape == expected.shape and bool(torch.allclose(grad, expected))
 
 
+def only_permuted(grad: torch.Tensor, expected: torch.Tensor) -> bool:
+    """The probe that tells the two ties hints apart: each row of grad holds the same values as
+    the right gradient's, in another order (another ordering of the ties), where a comparison of
+    values sends a tied position the sum of several gradients (another multiset)."""
+    if grad.shape != expected.shape or grad.dim() == 0:
+        return False
+    return bool(torch.allclose(grad.detach().sort(-1).values, expected.sort(-1).values))
+
+
+def ties_hint(grad: torch.Tensor, expected: torch.Tensor) -> GradingError:
+    """The failure for a gradient wrong on ties and right without them: another ordering of the
+    ties (each row the right gradients, permuted) or positions found by comparing values (a
+    tied position gets several gradients: another multiset)."""
+    if only_permuted(grad, expected):  # each row holds the right gradients, elsewhere
+        return GradingError(
+            "SortWithIndices's gradient is wrong where x has equal values (ties), right on the "
+            "same shape without ties, and each row holds the right gradients, only permuted: "
+            "backward routes them by another ordering of the ties than the indices forward "
+            "returned (torch.sort promises none, so two sorts of x may order ties "
+            "differently). Which tensor does backward route with?",
+            mistake="SortWithIndices/ties-in-another-order")
+    return GradingError(
+        "SortWithIndices's gradient is wrong where x has equal values (ties) and right on the "
+        "same shape without ties, and a row's gradients are not the right ones reordered: a "
+        "backward that finds positions by comparing values finds every tied position (one "
+        "gradient sent to several); use the indices forward returned, not a comparison of "
+        "values", mistake="SortWithIndices/positions-by-value")
+
+
 def float32_twins(device) -> torch.Tensor:
     """Rows of three values apart in float32 (1, 1 + 2^-20, 1 + 2^-19), each with a twin one
     float64 ulp above it, shuffled: float32 rounds each twin onto its value (a tie), float16

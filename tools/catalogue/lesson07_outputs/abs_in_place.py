@@ -137,6 +137,12 @@ MISTAKES = [
             "your gradient for x is wrong", _abs((
                 "torch.sign(x).to(torch.int8)",
                 "(x > 1e-6).to(torch.int8) - (x < -1e-6).to(torch.int8)"))),
+    # a review (score 7): a dead zone |x| <= finfo.tiny "to avoid denormal noise" reads the
+    # subnormals beside 0 as 0; with_zeros holds one of each sign, in float64 and float32
+    Mistake("AbsInPlace", "a sign with a dead zone at finfo.tiny", "a subnormal number", _abs((
+        "sign = torch.sign(x).to(torch.int8)",
+        "tiny = torch.finfo(x.dtype).tiny\n"
+        "        sign = (x > tiny).to(torch.int8) - (x < -tiny).to(torch.int8)"))),
     # x / |x| is the sign where x is finite and not 0; nan at 0 is made 0, but inf / inf too
     Mistake("AbsInPlace", "the sign x / |x| with nan made 0", "your gradient for x is wrong",
             _abs(("torch.sign(x).to(torch.int8)",

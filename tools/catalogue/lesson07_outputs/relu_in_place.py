@@ -141,6 +141,15 @@ MISTAKES = [
         y, = ctx.saved_tensors
         return torch.where(y > 1e-3, grad_output, 0)
 ''')),
+    # a review (score 7): a "safe" cutoff at finfo.tiny, the smallest normal number, reads the
+    # subnormals beside 0 as 0; with_zeros holds one of each sign, in float64 and float32
+    Mistake("ReLUInPlace", "the mask y > finfo.tiny, a cutoff at the smallest normal number",
+            "a subnormal number", _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > torch.finfo(y.dtype).tiny)
+''')),
     # the contract's memory: x is the output once forward returns, saving it costs nothing
     Mistake("ReLUInPlace", "a clone of the output saved", "ReLUInPlace saves a float64 tensor",
             _relu(_RELU_FORWARD.replace("save_for_backward(x)", "save_for_backward(x.clone())"))),

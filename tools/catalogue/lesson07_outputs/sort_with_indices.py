@@ -146,6 +146,34 @@ MISTAKES = [
         match = (x.unsqueeze(-1) == values.unsqueeze(-2)).to(grad_values.dtype)
         return (match * grad_values.unsqueeze(-2)).sum(-1)
 '''), named=True),
+    # a review (score 7): the indices returned are a stable sort's, the permutation saved is
+    # argsort's (unstable): on rows of 32 with ties the two order ties differently, so the right
+    # gradients land permuted (rows of 9 are too few for the two orders to differ)
+    Mistake("SortWithIndices", "stable sort's indices returned, argsort's saved",
+            "another ordering of the ties", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1, stable=True)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(torch.argsort(x, dim=-1))
+        return values, indices
+''', _SCATTER)),
+    # a review (score 7): told that it saved no indices, while its mistake is the class
+    # attribute; the class is checked first
+    Mistake("SortWithIndices", "indices kept on the Function class",
+            "a class attribute is shared by every call", _sort('''
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x, dim=-1)
+        ctx.mark_non_differentiable(indices)
+        SortWithIndices.last_indices = indices
+        return values, indices
+''', '''
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        indices = SortWithIndices.last_indices
+        return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+''')),
     # a widely copied write-up of ctx's API sorts along the last dim and scatters along dim 0
     Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
             _sort(backward=_sort_backward(

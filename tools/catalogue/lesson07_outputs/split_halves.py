@@ -131,6 +131,11 @@ MISTAKES = [
         h = x.shape[-1] // 2
         return x[..., :h].clone(), x[..., h:].clone()
 '''), named=True),
+    # a review (score 7): new_empty leaves the missing half as memory held it; the check fills
+    # fresh memory with NaN (deterministic mode), so the failure reads the same every run
+    Mistake("SplitHalves", "new_empty, the missing half left unwritten",
+            "there it holds NaN", _split(backward=_SPLIT_BACKWARD.replace(
+                "known.new_zeros(", "known.new_empty("))),
     Mistake("SplitHalves", "views returned", "returned views of x", _split('''
     @staticmethod
     def forward(ctx, x):

@@ -174,12 +174,18 @@ def test_split_pads_named_only_when_both_pads_are_in_the_ops():
 
 def test_values_beside_the_kink_are_in_float64_x_only():
     """Do the float64 inputs of the in-place checks hold +-1e-300 (which x.float() rounds to 0)
-    and +-1e-4 beside ordinary values, and float32 inputs none of them?"""
+    and +-1e-4 beside ordinary values, and float32 inputs none of them? Both hold a subnormal
+    of each sign (which a cutoff at finfo.tiny reads as 0)."""
     x = with_zeros(torch.randn(3, 4, dtype=torch.float64)).reshape(-1)
     assert x[[4, 5, 7, 8]].tolist() == [1e-300, -1e-300, 1e-4, -1e-4]
-    assert x.float()[4] == 0 and (x[[1, 2, 10, 11]].abs() > 1e-3).all()
-    assert x[::3].eq(0).all() and both_signs(x.reshape(3, 4)).reshape(-1)[4:9].equal(x[4:9])
-    assert set(with_zeros(torch.full((3, 4), 0.5)).reshape(-1).tolist()) == {0.0, 0.5}
+    assert x[[10, 11]].tolist() == [5e-324, -5e-324]
+    assert x.float()[4] == 0 and (x[[1, 2]].abs() > 1e-3).all()
+    assert x[::3].eq(0).all() and both_signs(x.reshape(3, 4)).reshape(-1)[4:].equal(x[4:])
+    x32 = with_zeros(torch.full((3, 4), 0.5))
+    tiny32 = torch.tensor(1e-40).item()
+    assert x32.reshape(-1)[10:].tolist() == [tiny32, -tiny32]
+    assert set(x32.reshape(-1)[:10].tolist()) == {0.0, 0.5}
+    assert (x32.reshape(-1)[10:].abs() < torch.finfo(torch.float32).tiny).all()
 
 
 @pytest.mark.parametrize("name", ["torch.where(y > 1e-3, ...), a threshold on the output",
