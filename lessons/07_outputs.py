@@ -578,10 +578,8 @@ for name, b in measured.items():
 #
 # Which entries of `x` does each output's gradient reach, and what do the others get? With one
 # half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how
-# does the known half get into it? And with both halves present, how do both get in? (A tensor
-# of zeros for the missing half, concatenated with the known one, takes two; each half padded
-# with zeros to the full width and the two added, as `SinCosLazy` adds its terms, takes three.
-# The self-check measures what backward allocates, in every case.)
+# does the known half get into it? And with both halves present, how do both get in? (The
+# self-check measures what backward allocates, in every case.)
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -886,9 +884,8 @@ for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
 # `torch.tanh_` keeps its output: backward computes $1 - y^2$ from it, and the tensor exists
 # anyway, so it costs no new memory. `torch.sin_` cannot: $\cos x$ needs the sign the output
 # lost, so before writing it keeps a copy of `x`, 4000 bytes, the memory the in-place write was
-# meant to save. The rule: where $y$ is enough, keep the output (0 new bytes); where it is
-# not, compute, *before* writing, the smallest new tensor that fills the gap, and keep that.
-# Which call, in your own Function, keeps the output? `SinSavedEarly` above has shown it.
+# meant to save. Which of the two is the clamp of Exercise 3 like, and what does that let your
+# forward save, at what cost? Decide before you write it.
 # </details>
 
 # %% [markdown]
@@ -948,6 +945,11 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # the output once forward returns: no extra memory. A bool mask of $x > 0$ made before the
 # write passes too, at one byte per element; what it buys in exchange, the first optional
 # section after the summary shows.
+#
+# The rule `torch.tanh_` and `torch.sin_` follow, and yours: where $y$ is enough, keep the
+# output (0 new bytes), which `ctx.save_for_backward(x)` does wherever forward calls it
+# (`SinSavedEarly` showed why); where it is not, compute, *before* writing, the smallest new
+# tensor that fills the gap, and keep that. Exercise 4 is the second case.
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
