@@ -20,9 +20,10 @@
 #
 # You derive both backwards yourself. Every derivation has guided steps, a small experiment and
 # collapsed hints that go one step further each (a question, the key step, numbers to hit): open
-# one only when you are stuck, and never before your own attempt. The closed form waits after each
-# self-check. Four **quick questions** (a fifth in the optional part) ask you to write a
-# prediction into a variable before the next cell compares it with what PyTorch does.
+# one only when you are stuck, and never before your own attempt. The closed forms wait after the
+# self-checks (LayerNorm's after ✎ 2, which repeats its derivation for RMSNorm). Four **quick
+# questions** (a fifth in the optional part) ask you to write a prediction into a variable
+# before the next cell compares it with what PyTorch does.
 #
 # By the end of this lesson you can:
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
@@ -473,8 +474,10 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # - Backward is your derivation, **by hand** (no `torch.autograd.grad`, no
 #   `native_layer_norm_backward`), and returns exactly one gradient per input: `None` for
 #   `eps`, and `None` for, and no gradient computed for, any input whose
-#   `ctx.needs_input_grad` is `False` (the ops backward runs are counted: asking for one more
-#   gradient must add some); `weight=None` or `bias=None` gives `False` there.
+#   `ctx.needs_input_grad` is `False` (the ops backward runs are logged: asking for one more
+#   gradient must add some, and with `x` frozen none may sum a tensor made from `grad_output`
+#   to one number per row, as grad_x's row sums do); `weight=None` or `bias=None` gives
+#   `False` there.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
 #   however many there are, none included.
 #
@@ -553,30 +556,6 @@ self_check("LayerNormFunction", LayerNormFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 ### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# With $\hat g = g \odot w$ (or $g$ with no weight),
-#
-# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
-#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
-#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
-#   \Big), \qquad
-#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
-#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
-#
-# the sums running over every leading dimension, so that both parameter gradients have shape
-# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
-#
-# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
-# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
-# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
-# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
-# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
-# directions of quick question 1, along which the output does not change. Backward projects
-# them out of $\hat g$ and scales by $r$.
-# </details>
 
 # %% [markdown]
 # ## What `F.layer_norm` keeps, beside your choice
@@ -693,7 +672,7 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #   weight; nothing else.
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
-#   that needs none (the ops are counted, as in ✎ 1).
+#   that needs none (the ops are logged and read as in ✎ 1).
 
 # %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
 class RMSNormFunction(torch.autograd.Function):
@@ -732,7 +711,31 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+# <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (here, after ✎ 2)</summary>
+#
+# With $\hat g = g \odot w$ (or $g$ with no weight),
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
+#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
+#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
+#   \Big), \qquad
+#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
+#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
+#
+# the sums running over every leading dimension, so that both parameter gradients have shape
+# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
+#
+# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
+# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
+# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
+# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
+# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
+# directions of quick question 1, along which the output does not change. Backward projects
+# them out of $\hat g$ and scales by $r$.
+# </details>
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b> · ✎ 2, RMSNorm</summary>
 #
 # $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
 #   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
@@ -822,7 +825,7 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps it was
 #   built with;
 # - `forward(x)` computes through your `RMSNormFunction`;
-# - the same `state_dict` (its keys, shapes and initial values), so that it loads
+# - the same `state_dict` (its keys, shapes, dtypes and initial values), so that it loads
 #   `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input
@@ -832,10 +835,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 # <details><summary><b>Hint</b> · questions</summary>
 #
 # Which kind of attribute in quick question 4 does an optimiser see, and which kinds does a
-# `state_dict` save? Where must `eps` live, then, for the keys to match? And for the weight's
-# gradient to reach the optimiser, what must `forward` hand to the Function: the parameter,
-# or a tensor made from it that autograd does not track? (`nn.Module.__init__` creates the
-# tables that registration writes into: what must run first in yours?)
+# `state_dict` save? Where must `eps` live, then, for the keys to match? What must `forward`
+# hand to the Function for the weight's gradient to reach the optimiser?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -890,7 +891,8 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 # - What forward saves for backward is counted: at most one full-size tensor, at most two
 #   tensors of one number per group, and the weight; nothing else.
 # - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
-#   gradient computed for, an input that needs none.
+#   gradient computed for, an input that needs none (with `x` frozen, no group sums of a
+#   tensor made from `grad_output`).
 #
 # The grader compares your gradients with the same formula in composed ops, not with
 # `F.group_norm`'s backward: in torch 2.13 on the CPU that backward raises "tensor does not
@@ -1000,7 +1002,7 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
-# | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` an output off by about 1e-5, near float32's rounding; at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
+# | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |

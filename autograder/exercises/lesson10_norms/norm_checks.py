@@ -1,21 +1,18 @@
 """Checks shared by lesson 10's LayerNormFunction and RMSNormFunction: inputs, the exact shapes
-backward returns, what forward saved, counted work per needed gradient, and the gradient's
-terms (which one a wrong backward left out)."""
+backward returns, counted work per needed gradient, and the gradient's terms (which one a wrong
+backward left out); norm_saved checks what forward saved."""
 
 import itertools
-from types import SimpleNamespace
 
 import torch
+from torch.utils._pytree import tree_flatten
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import (Spec, case, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from ...probes import same_tensor
-from ...comparison import check_saved_dtypes
-
-BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
 
 
 def norm_values(leading: tuple, features: int, device, *, weight=True, bias=True, seed=0,
@@ -191,86 +188,75 @@ def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
                            "unbiased=False)", mistake=f"{spec.name}/unbiased-variance")
 
 
-# ------------------------------------------------------------------------- what was saved
-def check_saved(spec: Spec, forward, values: dict, *, per_row_limit: int,
-                keep_hint: str, x_itself: bool = False) -> None:
-    """One full-size tensor, at most ``per_row_limit`` per-row tensors, the weight itself,
-    nothing else (nothing when a dimension makes full-size and per-row sizes coincide)."""
-    x = values["x"]
-    features = x.shape[-1]
-    rows = x.numel() // features
-    if features == 1:
-        return
-    full, per_row, weights, other = [], [], [], []
-    for saved in forward.saved:
-        numel = saved.tensor.numel()
-        if saved.role == "input weight":
-            weights.append(saved)
-        elif saved.role == "input bias":
-            other.append(saved)
-        elif numel == x.numel():
-            full.append(saved)
-        elif numel == rows:
-            per_row.append(saved)
-        else:
-            other.append(saved)
-    kept = ", ".join(f"{s.role} of shape {s.shape}" for s in forward.saved) or "nothing"
-    if len(full) != 1:
-        raise GradingError(f"{spec.name} saved {len(full)} full-size tensors ({kept}): "
-                           f"{keep_hint}")
-    if x_itself and full[0].role != "input x":
-        raise GradingError(f"{spec.name} saved a new full-size tensor ({full[0].role} of shape "
-                           f"{full[0].shape}) instead of x: {keep_hint} (x costs nothing new "
-                           "while the caller holds it; backward rebuilds x * rstd)")
-    if full[0].role != "input x" and full[0].nbytes > x.numel() * x.element_size():
-        raise GradingError(f"{spec.name} saved a {full[0].dtype} copy of x ({full[0].nbytes} "
-                           f"bytes): keep x itself, or a normalised copy in x's dtype")
-    if len(per_row) > per_row_limit:
-        raise GradingError(f"{spec.name} saved {len(per_row)} per-row tensors ({kept}): "
-                           f"{keep_hint}")
-    if other:
-        what = other[0]
-        whose = "the bias, which backward never needs" if what.role == "input bias" else \
-            f"{what.role} of shape {what.shape}"
-        raise GradingError(f"{spec.name} saved {whose}: {keep_hint}")
-    if values["weight"] is not None and not weights:
-        copies = [s for s in forward.saved if s.tensor.shape == values["weight"].shape
-                  and not same_tensor(s.tensor, values["weight"])]
-        if copies:
-            raise GradingError(f"{spec.name} saved a copy of the weight: save the weight "
-                               "itself (no memory of its own)")
-
-
-def check_saved_precision(function, spec: Spec, values: dict) -> None:
-    """Before any value is compared: a statistic forward computed and saved narrower than the
-    float64 input (a float32 rstd) is named as what it is, a tensor seen saved in a narrower
-    dtype, not as the small value error it later causes (the domain's saved-dtype rule, run
-    first: the same rule, its first line proven by what was saved)."""
-    forward = run_forward(function, spec, make_inputs(values))
-    dtype = values["x"].dtype
-    check_saved_dtypes(SimpleNamespace(spec=spec), forward, dtype, dtype)
-
-
 # ------------------------------------------------------------------------ counted work
-def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple]:
-    """(ops backward dispatched, what it returned) when only ``wanted`` require grad."""
+BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
+
+
+class _FromGradOutput(TorchDispatchMode):
+    """Each op backward runs, as (name, numel of its largest input made from grad_output, 0 if
+    none, numels of its new outputs): a tensor is made from grad_output when an op that read
+    grad_output, or a tensor made from it, wrote it (in place included). Every such tensor is
+    kept alive to the end, so that no other one can take its memory and its mark."""
+
+    def __init__(self, grad_output: torch.Tensor):
+        super().__init__()
+        self.kept = [grad_output]
+        self.marked = {grad_output.untyped_storage().data_ptr()}
+        self.ops: list[tuple[str, int, list[int]]] = []
+
+    def _made_from(self, tensor) -> int:
+        if not isinstance(tensor, torch.Tensor) or not tensor.numel():
+            return 0
+        return tensor.numel() if tensor.untyped_storage().data_ptr() in self.marked else 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        # new_ones, zeros_like and their kin read only a tensor's shape and dtype
+        factory = name.startswith("new_") or name.endswith("_like")
+        derived = 0 if factory else max(map(self._made_from, tree_flatten((args, kwargs))[0]),
+                                        default=0)
+        outputs = out if isinstance(out, (tuple, list)) else (out,)
+        new = []
+        for returned, value in zip(func._schema.returns, outputs):
+            if not isinstance(value, torch.Tensor):
+                continue
+            if derived and value.numel():
+                self.kept.append(value)
+                self.marked.add(value.untyped_storage().data_ptr())
+            if returned.alias_info is None:
+                new.append(value.numel())
+        self.ops.append((name, derived, new))
+        return out
+
+
+def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, list]:
+    """(ops backward dispatched, what it returned, each op as ``_FromGradOutput`` logs it) when
+    only ``wanted`` require grad."""
     probe, returned = record_backward_returns(function)
     inputs = make_inputs(values, requires_grad=wanted)
     forward = run_forward(probe, spec, inputs)
     tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    backward = run_backward(spec, forward.output, tensors, torch.ones_like(forward.output))
+    grad_output = torch.ones_like(forward.output)
+    with _FromGradOutput(grad_output) as log:
+        backward = run_backward(spec, forward.output, tensors, grad_output)
     check_returned(spec, returned[-1], inputs)
-    return sum(op not in BOOKKEEPING for op in backward.ops), returned[-1]
+    return sum(op not in BOOKKEEPING for op in backward.ops), returned[-1], log.ops
 
 
-def check_needs_input_grad(function, spec: Spec, values: dict) -> None:
+def check_needs_input_grad(function, spec: Spec, values: dict, *,
+                           rows: int | None = None) -> None:
     """None for an input that needs no gradient, and strictly more work whenever one more
-    gradient is needed: nothing of an unneeded gradient is computed."""
+    gradient is needed; then, given ``rows``, read off the ops: with x frozen, no sum of a full-size tensor
+    made from grad_output down to one number per row (``rows``: per group for GroupNorm),
+    which only grad_x needs (x_hat itself, shared with grad_weight, is left free). ``values``
+    must make ``rows`` differ from every other size a weight gradient passes through."""
     names = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
-    work = {}
+    work, logs = {}, {}
     for count in range(1, len(names) + 1):
         for wanted in itertools.combinations(names, count):
-            work[frozenset(wanted)] = _work(function, spec, values, set(wanted))[0]
+            work[frozenset(wanted)], _, logs[frozenset(wanted)] = _work(function, spec, values,
+                                                                        set(wanted))
     for wanted, ops in work.items():
         for extra in set(names) - wanted:
             if work[wanted | {extra}] <= ops:
@@ -280,6 +266,25 @@ def check_needs_input_grad(function, spec: Spec, values: dict) -> None:
                     f"require{'s' if len(wanted) == 1 else ''} grad as when {extra} does too "
                     f"({ops} ops): check ctx.needs_input_grad and compute nothing of grad_"
                     f"{extra} when it is False")
+    if rows is None:
+        return
+    full = values["x"].numel()
+    assert rows not in (full, *(v.numel() for n, v in values.items()
+                                if isinstance(v, torch.Tensor) and n != "x")), rows
+    unit = "group" if "num_groups" in values else "row"
+    for wanted, ops in logs.items():
+        if "x" in wanted:
+            continue
+        for op, derived, new in ops:
+            if derived == full and rows in new:
+                needed = " and ".join(sorted(wanted, key=names.index))
+                raise GradingError(
+                    f"{spec.name}.backward sums a full-size tensor made from grad_output to one "
+                    f"number per {unit} ({op}) when only {needed} require"
+                    f"{'s' if len(wanted) == 1 else ''} grad: those {unit} sums are grad_x's, "
+                    "and x needs no gradient here; where does your backward read "
+                    "ctx.needs_input_grad[0], before or after them?",
+                    mistake=f"{spec.name}/grad-x-work-for-frozen-x")
 
 
 # ------------------------------------------------------------- accuracy at a large offset

@@ -63,6 +63,13 @@ def check_parameter(module: nn.Module, dim: int) -> None:
     if tuple(weight.shape) != (dim,):
         raise GradingError(f"{NAME}({dim}).weight has shape {tuple(weight.shape)}: it should "
                            f"be ({dim},)")
+    expected = nn.RMSNorm(dim).weight.dtype  # torch's default dtype, float32 unless changed
+    if weight.dtype != expected:
+        raise GradingError(f"{NAME}({dim}).weight is {str(weight.dtype).removeprefix('torch.')}"
+                           f", where torch.nn.RMSNorm({dim}).weight is "
+                           f"{str(expected).removeprefix('torch.')}: its state_dict differs, and "
+                           "a float32 input comes out in another dtype; which dtype does a "
+                           "tensor made without one get?", mistake=f"{NAME}/weight-dtype")
     if not torch.equal(weight.detach(), torch.ones_like(weight)):
         raise GradingError(f"{NAME}({dim}).weight does not start as ones: a fresh RMSNorm is "
                            "the identity scaling, torch.ones(dim)")
@@ -160,6 +167,24 @@ def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=D
     if mine.weight.grad is None:
         raise GradingError(_why_no_weight_gradient(output, mine.weight))
     diagnose_gradient("weight", mine.weight.grad, reference.weight.grad, **tolerance)
+
+
+def check_as_built(cls: type, device) -> None:
+    """``RMSNorm(dim)`` moved to ``device`` alone, its dtype as built, and torch.nn.RMSNorm(dim)
+    likewise: the same output and gradients, in the same dtypes, for a float32 input."""
+    mine, reference = build(cls, DIM).to(device), nn.RMSNorm(DIM, eps=DEFAULT_EPS).to(device)
+    x = sample((3, DIM), device, seed=12, dtype=torch.float32)
+    x_mine, x_reference = x.clone().requires_grad_(), x.clone().requires_grad_()
+    output, expected = mine(x_mine), reference(x_reference)
+    if isinstance(output, torch.Tensor) and output.dtype != expected.dtype:
+        raise GradingError(f"{NAME}({DIM})(x) is {str(output.dtype).removeprefix('torch.')} for "
+                           f"a float32 x, where torch.nn.RMSNorm({DIM})'s is float32: keep the "
+                           "input's dtype", mistake=f"{NAME}/weight-dtype")
+    diagnose_values(f"{NAME}'s output", output, expected, rtol=1e-5, atol=1e-5)
+    grad_output = sample((3, DIM), device, seed=13, dtype=torch.float32)
+    output.backward(grad_output)
+    expected.backward(grad_output)
+    diagnose_gradient("x", x_mine.grad, x_reference.grad, rtol=1e-5, atol=1e-5)
 
 
 def check_own_eps(cls: type, device, eps: float = 1e-4, other: float = 0.25) -> None:
@@ -289,6 +314,8 @@ def full(submission, device) -> None:
     check_default_eps(cls, device)
     check_positional_eps(cls, device)
     check_own_eps(cls, device)
+    with case(f"x of shape (3, {DIM}), float32, the module as built (no .to(dtype))"):
+        check_as_built(cls, device)
     check_each_input_alone(WithWeight(cls), MODULE,
                            {"x": sample((3, DIM), device, seed=7),
                             "weight": 1 + 0.5 * sample((DIM,), device, seed=8),

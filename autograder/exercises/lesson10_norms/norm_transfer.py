@@ -13,8 +13,8 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
-                          check_saved_precision, check_strided_grad_output, gradient_terms,
-                          record_backward_returns)
+                          check_strided_grad_output, gradient_terms, record_backward_returns)
+from .norm_saved import check_saved_precision
 from .contracts import GROUP_NORM_CLAUSES
 
 NAME = "GroupNormFunction"
@@ -221,12 +221,24 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
             recognise_per_channel(function, values)
             recognise_weight(function, values)
             raise
+        except NotImplementedError:
+            raise
+        except Exception as error:  # the learner's own error, which no probe explains
+            raise _raised(error, values) from error
         check_returned(GROUP_NORM, returned[-1], make_inputs(values))
         check_no_ctx_tensors(GROUP_NORM, forward)
         check_backward_by_hand(GROUP_NORM, backward)
         x = values["x"]  # the saved sizes tell nothing apart in an empty batch
         if x.numel() and (x.shape[2:].numel() > 1 or x.shape[1] > values["num_groups"]):
             check_saved(forward, values)
+
+
+def _raised(error: Exception, values: dict) -> GradingError:
+    """The learner's own error, quoted, in the case it raised in (case() adds the inputs)."""
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    empty = (": an empty batch, N = 0, has no x[0]; which sizes does your code read off a "
+             "sample rather than off x.shape?" if values["x"].shape[0] == 0 else "")
+    return GradingError(f"{NAME} raised {type(error).__name__}: {message}{empty}", str(error))
 
 
 def check_eps_used(function, values: dict) -> None:
@@ -270,8 +282,10 @@ def full(submission, device) -> None:
         values = gn_values((2, 4, 3), 2, device, weight=weight, seed=seed)
         check_strided_grad_output(function, GROUP_NORM, values, describe(values))
     covers("non-contiguous grad_output")
-    with case("x of shape (2, 4, 3), num_groups=2"):
-        check_needs_input_grad(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=26))
+    # 6 groups, 4 channels, 12 (sample, channel) pairs: a group sum differs from the others
+    with case("x of shape (3, 4, 2), num_groups=2"):
+        check_needs_input_grad(function, GROUP_NORM, gn_values((3, 4, 2), 2, device, seed=26),
+                               rows=6)
     # the contract: None for, and nothing computed of, a gradient nobody needs
     check_each_input_alone(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=22),
                            frozen_get_none=True)

@@ -13,10 +13,11 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned, check_saved,
-                          check_saved_precision, check_strided_grad_output,
-                          describe, diagnose_grad_x, eps_outside_root, norm_values,
-                          record_backward_returns, scalar_weight_hint, unbiased_variance_hint)
+from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
+                          check_strided_grad_output, describe, diagnose_grad_x,
+                          eps_outside_root, norm_values, record_backward_returns,
+                          scalar_weight_hint, unbiased_variance_hint)
+from .norm_saved import check_saved, check_saved_precision
 from .norm_offsets import check_shifted_rows
 from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES
 
@@ -148,8 +149,8 @@ def full(submission, spec: Spec, device) -> None:
         check_shifted(function, spec, device)
         covers("rows like 1e4 + N(0, 1) in float32")
         covers("rows like 1e8 + N(0, 1) in float64")
-    with case("x of shape (4, 3)"):
-        check_needs_input_grad(function, spec, _values(spec, (4,), 3, device))
+    with case("x of shape (4, 3)"):  # 4 rows, 3 features: a row sum and a weight's differ
+        check_needs_input_grad(function, spec, _values(spec, (4,), 3, device), rows=4)
     # the contract: "returns None for, and computes nothing of" a gradient nobody needs
     check_each_input_alone(function, spec, _values(spec, (3,), 5, device, seed=21),
                            frozen_get_none=True)

@@ -189,6 +189,13 @@ MISTAKES = [
                 + _RIGHT + _TAIL,
                 edit(_FORWARD, ("rows = x.reshape(N, num_groups, M)",
                                 "rows = x.reshape(N, num_groups, -1)")))),
+    # the positions read off the first sample, x[0, 0]: an IndexError for an empty batch
+    Mistake("GroupNormFunction", "positions read off x[0, 0], an empty batch unhandled",
+            "an empty batch, N = 0, has no x[0]", _gn(
+                edit(_HEAD, ("M = C // ctx.num_groups * x.shape[2:].numel()",
+                             "M = C // ctx.num_groups * x[0, 0].numel()")) + _RIGHT + _TAIL,
+                edit(_FORWARD, ("M = C // num_groups * x.shape[2:].numel()",
+                                "M = C // num_groups * x[0, 0].numel()")))),
     Mistake("GroupNormFunction", "torch.native_group_norm on a transposed x",
             "Expected X.is_contiguous(memory_format) to be true",
             edit(_NATIVE, ("        x = x.contiguous()\n", ""))),
@@ -312,4 +319,17 @@ class GroupNormFunction(torch.autograd.Function):
         grad_bias = grad_output.sum(summed) if ctx.needs_input_grad[3] else None
         return grad_x if ctx.needs_input_grad[0] else None, None, grad_weight, grad_bias, None
 ''', _FORWARD.replace("ctx.num_groups = num_groups", "ctx.num_groups, ctx.eps = num_groups, eps"))),
+    # grad_x's two group sums hoisted above the needs_input_grad test: grad_x's work when
+    # only the weight or the bias needs a gradient
+    Mistake("GroupNormFunction", "grad_x's group sums computed before needs_input_grad is read",
+            "to one number per group", _gn(edit(
+                _HEAD, ("        if ctx.needs_input_grad[0]:\n"
+                        "            g = grad_output * weight.reshape(shape) if weight is not None"
+                        " else grad_output\n            g = g.reshape(x_hat.shape)\n",
+                        "        g = grad_output * weight.reshape(shape) if weight is not None"
+                        " else grad_output\n        g = g.reshape(x_hat.shape)\n"
+                        "        mean_g, mean_g_x_hat = g.mean(-1, keepdim=True), "
+                        "(g * x_hat).mean(-1, keepdim=True)\n"
+                        "        if ctx.needs_input_grad[0]:\n"))
+                + "            grad_x = rstd * (g - mean_g - x_hat * mean_g_x_hat)\n" + _TAIL)),
 ]

@@ -258,4 +258,14 @@ class LayerNormFunction(torch.autograd.Function):
             gx = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
         return gx, gw, gb, None
 '''),
+    # grad_x's two row sums hoisted above the needs_input_grad test, "shared" with nothing:
+    # more work for each gradient asked, yet grad_x's work when only weight or bias needs one
+    Mistake("LayerNormFunction", "grad_x's row sums computed before needs_input_grad is read",
+            "to one number per row", _ln(_LN_HEAD + """\
+        g = grad_output * weight if weight is not None else grad_output
+        mean_g, mean_g_x_hat = g.mean(-1, keepdim=True), (g * x_hat).mean(-1, keepdim=True)
+        if need_x:
+            grad_x = rstd * (g - mean_g - x_hat * mean_g_x_hat)
+        return grad_x, grad_weight, grad_bias, None
+""")),
 ]

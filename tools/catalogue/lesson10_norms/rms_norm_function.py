@@ -1,7 +1,7 @@
 """Lesson 10: answers with known verdicts for RMSNormFunction (the projection term, no mean
 term, the weight gradient summed over every leading dim)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 
 
 _RMS_FORWARD = '''
@@ -132,6 +132,17 @@ class RMSNormFunction(torch.autograd.Function):
 
 
 MISTAKES = [
+    # the projection's row sum hoisted above the needs_input_grad test: grad_x's work when
+    # only the weight needs a gradient
+    Mistake("RMSNormFunction", "grad_x's row sum computed before needs_input_grad is read",
+            "to one number per row", _rms(edit(_RMS_BACKWARD, (
+                "        if ctx.needs_input_grad[0]:\n"
+                "            g = grad_output * weight if weight is not None else grad_output\n"
+                "            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))",
+                "        g = grad_output * weight if weight is not None else grad_output\n"
+                "        projection = (g * x_hat).mean(-1, keepdim=True)\n"
+                "        if ctx.needs_input_grad[0]:\n"
+                "            grad_x = rstd * (g - x_hat * projection)")))),
     Mistake("RMSNormFunction", "no projection term", "misses the projection term",
             _rms_grad_x("            grad_x = rstd * g\n"), named=True),
     Mistake("RMSNormFunction", "LayerNorm's mean term as well", "subtracts a mean term",

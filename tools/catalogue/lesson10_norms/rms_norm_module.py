@@ -97,6 +97,10 @@ class RMSNorm(torch.nn.Module):
 
 
 MISTAKES = [
+    # "more precision for the parameter": it loads torch.nn.RMSNorm's state_dict (cast into
+    # float64), and every check that calls .to(dtype) first sees nothing wrong
+    Mistake("RMSNorm", "weight built in float64", "weight is float64", _module(
+        _INIT.replace("torch.ones(dim)", "torch.ones(dim, dtype=torch.float64)"))),
     Mistake("RMSNorm", "forward calls F.rms_norm", "does not call RMSNormFunction.apply",
             _module(_INIT, "        return F.rms_norm(x, x.shape[-1:], self.weight, self.eps)\n"),
             named=True, nbgrader=True),
