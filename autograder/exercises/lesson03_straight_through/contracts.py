@@ -3,6 +3,10 @@ the checks that enforce each and a wrong answer each check fails (autograder.cla
 
 from ...clauses import Clause
 
+# the layouts each contract names, as a failed layout case cites them (autograder.domain)
+X_LAYOUT_CLAUSE = "x of any shape and strides (a transposed, sliced or expanded view too)"
+LOGITS_LAYOUT_CLAUSE = "logits of any leading shape and of any strides"
+
 # a clause both sign estimators state, each with its own witness
 ON_CTX = ("a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` "
           "attribute, and is no copy of an input or of the output, nor cast wider than the "
@@ -43,7 +47,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "StraightThroughSoftmax/backward-modifies-saved-tensor":
                 "softmax's vector-Jacobian product built on the saved softmax in place",
             "case:modified its input logits in place": "backward divides the saved logits in place"}),
-    Clause(r"`logits` has at least one dim, of any leading shape; the grader tries float64 and "
+    Clause(r"`logits` has at least one dim, of any leading shape, an empty batch such as "
+           r"$(0, n)$ included, and of any strides; the grader tries float64 and "
            "float32, ties, a `grad_output` that is not contiguous, and a low temperature "
            r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
            "gradient are finite.",
@@ -51,7 +56,9 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "case:exp of more than": "softmax rebuilt as exp(z) / sum exp(z)",
             "case:shifted by the whole tensor's maximum":
                 "softmax shifted by the whole tensor's maximum",
-            "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output"}),
+            "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output",
+            "case:logits of shape (0, 5)":
+                "rows looped with torch.stack: raises on an empty batch"}),
     Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
            "global, and no copy of an input or of the output, nor a tensor cast wider than the "
            "logits' dtype where that adds no digit.",
@@ -63,10 +70,12 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
 
 STE_CLAUSES = {
     "SignSTE": (
-        Clause(r"`x` of any shape and any value, $\pm\infty$ and subnormals included, in float64 "
-               "or float32: the output is exactly `torch.sign(x)`, in `x`'s dtype, down to the "
-               "sign of a zero;",
-               {"SignSTE/sign-of-zero-not-zero": "where(x >= 0, 1, -1) sends 0 to 1",
+        Clause(r"`x` of any shape and strides (a transposed, sliced or expanded view too) and of "
+               r"any value, $\pm\infty$, NaN and subnormals included, in float64 or float32: the "
+               "output is exactly `torch.sign(x)` (0 at NaN, as `torch.sign` gives), in `x`'s "
+               "dtype, down to the sign of a zero;",
+               {"SignSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN",
+                "SignSTE/sign-of-zero-not-zero": "where(x >= 0, 1, -1) sends 0 to 1",
                 "SignSTE/sign-of-infinity": "nan_to_num(x / x.abs()): 0 at ±inf",
                 "SignSTE/sign-of-subnormal": "x / x.abs().clamp(min=tiny): not 1 at a subnormal x",
                 "SignSTE/signed-zero": "where(x == 0, x, sign(x)) keeps -0.0",
@@ -83,12 +92,13 @@ STE_CLAUSES = {
                         "SignSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
     "SignClippedSTE": (
-        Clause(r"the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for any value of `x`, "
-               r"$\pm\infty$ included;",
-               {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf"}),
+        Clause(r"the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape "
+               r"and strides and of any value, $\pm\infty$ and NaN included;",
+               {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf",
+                "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "clamp's convention at $|x| = 1$, for every finite `grad_output` and to the last "
-               "digit of a float64 `x`, in `grad_output`'s dtype;",
+               "slope 1 at its corners $|x| = 1$ (they count as inside), for every finite "
+               "`grad_output` and to the last digit of a float64 `x`, in `grad_output`'s dtype;",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -108,9 +118,12 @@ STE_CLAUSES = {
                         "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
     ),
     "RoundSTE": (
-        Clause("`x` of any value, however large, in float64 or float32: the output is exactly "
-               "`torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;",
-               {"RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
+        Clause(r"`x` of any shape and strides (a transposed, sliced or expanded view too) and of "
+               r"any value, however large, $\pm\infty$ and NaN included, in float64 or float32: "
+               "the output is exactly `torch.round(x)`, in `x`'s dtype, halves and the sign of a "
+               "zero included;",
+               {"RoundSTE/round-of-non-finite": "round of x.nan_to_num(): finite at NaN and ±inf",
+                "RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
                 "RoundSTE/halves-not-to-even": "floor(x + 0.5) rounds halves up",
                 "RoundSTE/forward-returns-x": "no rounding",
                 "RoundSTE/smooth-forward": "smooth look-alike",
@@ -129,7 +142,8 @@ STE_CLAUSES = {
 
 
 FAKE_QUANTIZE_CLAUSES = (
-    Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above; `scale` is a positive "
+    Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape "
+           "and strides (a transposed, sliced or expanded view too); `scale` is a positive "
            "0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints. "
            "`x * (1 / scale)` for $v$, as `torch.fake_quantize_per_tensor_affine` computes it, "
            "is accepted too: the grader keeps $v$ off the exact halves where the two round apart;",

@@ -21,7 +21,7 @@ from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
                                       local_gradients, scale_candidates)
-from .contracts import FAKE_QUANTIZE_CLAUSES
+from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
 from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
@@ -263,16 +263,17 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
                                "stay untouched")
     # each returns the conventions it matches; one surrogate must give both gradients
     for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
-    if not for_x & (check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)):
-        x, qmin, qmax = values["x"], values["qmin"], values["qmax"]
-        v = x / values["scale"]
-        band = ((v >= qmin) & (v <= qmax)) != ((v.round() >= qmin) & (v.round() <= qmax))
-        on, other = ("v", "round(v)") if "v" in for_x else ("round(v)", "v")
+    for_scale = check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)
+    if not for_x & for_scale:
+        x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
+        on, other = (next(c for c in CONVENTIONS if c in found) for found in (for_x, for_scale))
+        band = (local_gradients(x, scale, qmin, qmax, on)[0]
+                != local_gradients(x, scale, qmin, qmax, other)[0])
         raise GradingError(
             f"FakeQuantize judges 'inside' on {on} for x's gradient but on {other} for scale's: "
-            f"at x / scale = {exact(v[band][0].item())}, in the half-step band beside the clip, "
-            "no one surrogate of the forward has that pair of derivatives; pick one convention "
-            "for both")
+            f"at x / scale = {exact((x / scale)[band][0].item())}, in the half-step band beside "
+            "the clip, no one surrogate of the forward has that pair of derivatives; at each "
+            "edge, pick one convention for both")
     if hygiene:
         check_no_ctx_tensors(FAKE_QUANTIZE, forward)
 
@@ -317,5 +318,6 @@ EXERCISES = [
                  "qmin": Constant(-128, -1, "qmin < 0 a Python int", integer=True,
                                   also=(-32768,)),
                  "qmax": Constant(1, 127, "qmax > 0 a Python int", integer=True,
-                                  also=(32767,))})),
+                                  also=(32767,))},
+                           layout_clause=X_LAYOUT_CLAUSE)),
 ]

@@ -7,16 +7,18 @@ import torch
 
 from ...diagnose import exact
 from ...errors import GradingError
+from .fake_quantize_spec import judged
 
 
 def local_gradients(x, scale, qmin, qmax, convention="v"):
     """(inside mask, each element's d(output)/d(scale)) of the contract, the clip judged on
-    ``v`` or on ``round(v)``."""
+    ``v`` or on ``round(v)``, at both edges or one at each (``CONVENTIONS``)."""
     v = x / scale
     rounded = torch.round(v)
-    judged = v if convention == "v" else rounded
-    inside = (judged >= qmin) & (judged <= qmax)
-    clipped = torch.where(judged < qmin, float(qmin), float(qmax)).to(x.dtype)
+    at_qmin, at_qmax = judged(v, rounded, convention)
+    below, above = at_qmin < qmin, at_qmax > qmax
+    inside = ~below & ~above
+    clipped = torch.where(below, float(qmin), float(qmax)).to(x.dtype)
     return inside, torch.where(inside, rounded - v, clipped)
 
 
@@ -30,9 +32,9 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
     """Sums a wrong backward produces for scale, each with its hint."""
     v = x / scale
     rounded = torch.round(v)
-    judged = v if convention == "v" else rounded
-    inside = (judged >= qmin) & (judged <= qmax)
-    below, above = judged < qmin, judged > qmax
+    at_qmin, at_qmax = judged(v, rounded, convention)
+    below, above = at_qmin < qmin, at_qmax > qmax
+    inside = ~below & ~above
     g = grad_output
     true = expected_gradients(x, scale, qmin, qmax, grad_output, convention)[1]
     clipped_part = (g * below * qmin + g * above * qmax).sum()

@@ -8,7 +8,16 @@ from ...diagnose import FLOAT32_STEP
 from ...errors import GradingError
 
 
-CONVENTIONS = ("v", "round(v)")  # what the clip mask is judged on
+# what the clip mask is judged on, at both edges or one at each (the contract accepts either
+# at each edge, one mask for both gradients): the first two first, for the hints
+CONVENTIONS = ("v", "round(v)", "round(v) at qmin, v at qmax", "v at qmin, round(v) at qmax")
+
+
+def judged(v, rounded, convention):
+    """(what is compared with qmin, what with qmax) under ``convention``."""
+    at_qmin = rounded if convention in ("round(v)", "round(v) at qmin, v at qmax") else v
+    at_qmax = rounded if convention in ("round(v)", "v at qmin, round(v) at qmax") else v
+    return at_qmin, at_qmax
 
 
 def quantise(x, scale, qmin, qmax):

@@ -15,8 +15,9 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .ste_extremes import diagnose_sign_edges, extreme_values, finite_part
-from .contracts import STE_CLAUSES
+from .ste_extremes import (check_non_finite, diagnose_sign_edges, extreme_values, finite_part,
+                           non_finite_values)
+from .contracts import STE_CLAUSES, X_LAYOUT_CLAUSE
 
 # The contracts name no 0-d input, so none is graded.
 SHAPES = [(7,), (2, 3, 4)]  # (3, 4) and every dtype and layout: the domain
@@ -54,14 +55,15 @@ ROUND_STE = Spec("RoundSTE", ("x",), _straight_through(torch.round))
 # window, however small, falls between two tested points.
 SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999, 1.0, 1.001, 3.0,
               1e17, -1 - 1e-9, 1 + 1e-9, 1e-300, -1 - 1e-7, 1 + 1e-7, 1 + 2 ** -52, -1 - 2 ** -52]
-# round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0.
+# round() rounds half to even, like torch.round: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> -0;
+# -0.0 -> -0.0, which adding 0 turns into 0 and a floor-based round keeps (the -0 hint's proof).
 # Last, where x + 0.5 is itself rounded, so that floor(x + 0.5) is wrong even with halves
 # corrected: the largest float64 and float32 below 0.5 (x + 0.5 rounds up to 1.0), and the odd
 # integers 2^23 + 1 and 2^52 + 1 (x + 0.5 rounds to the even integer above). 2^52 + 1 is also
 # where a float32 copy of x and float64 tricks such as (x + 1.5 * 2^52) - 1.5 * 2^52 both give
 # 2^52; 2^40 + 1.5, which float64 tricks round right and a float32 copy turns into 2^40, tells
 # them apart.
-ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, 7.0, 1e6 + 0.5,
+ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, -0.0, 7.0, 1e6 + 0.5,
                0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1,
                2.0 ** 40 + 1.5]
 
@@ -103,7 +105,9 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
                 f"{exact(expected[i].item())}: equal values, but not the same zero; return "
                 f"the quantiser's own result"
                 + (" (adding 0, as the detach trick's arithmetic does, turns -0 into 0)"
-                   if torch.signbit(expected[i]) else ""), mistake=f"{spec.name}/signed-zero")
+                   if torch.signbit(expected[i]) and torch.equal(
+                       torch.signbit(got), torch.signbit(expected + 0.0)) else ""),
+                mistake=f"{spec.name}/signed-zero")
         return
     x = x.detach()
     name, op = spec.name, "round(x)" if spec is ROUND_STE else "sign(x)"
@@ -212,7 +216,7 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
                 f"{name} drops the gradient at |x| == 1: this exercise's clip includes its "
-                "boundary (clamp's convention, |x| <= 1), not hardtanh's |x| < 1",
+                "boundary: the corners of your stand-in count as inside, |x| <= 1, not |x| < 1",
                 mistake="SignClippedSTE/drops-boundary")
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(
@@ -289,6 +293,13 @@ def _full(spec: Spec):
                 forward, _ = check_straight_through(function, spec,
                                                     edge_values(spec, device, dtype))
                 check_no_ctx_tensors(spec, forward)
+            # forward only: NaN (and ±inf for round), which the reference and the gradient
+            # checks leave out
+            with case(f"x = nan{', ±inf' if spec is ROUND_STE else ''}, {name}"):
+                x = torch.tensor(non_finite_values(spec is ROUND_STE), dtype=dtype,
+                                 device=device)
+                output = run_forward(function, spec, make_inputs({"x": x})).output
+                check_non_finite(spec.name, "round" if spec is ROUND_STE else "sign", output, x)
         for seed, shape in enumerate(SHAPES):
             check_straight_through(function, spec, random_values(shape, device, seed=seed),
                                    seed=seed)
@@ -307,6 +318,7 @@ def _domain_values(device, dtype=torch.float64, seed=0) -> dict:
 
 
 EXERCISES = [Exercise(spec.name, "03_ste", _full(spec), contract=EDGES[spec.name],
-                      clauses=STE_CLAUSES[spec.name], domain=Domain(spec, _domain_values))
+                      clauses=STE_CLAUSES[spec.name], domain=Domain(spec, _domain_values,
+                                                    layout_clause=X_LAYOUT_CLAUSE))
              for spec in (SIGN_STE, ROUND_STE, SIGN_CLIPPED_STE)]  # the lesson's order
 

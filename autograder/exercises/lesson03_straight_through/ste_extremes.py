@@ -1,5 +1,5 @@
 """Lesson 03: the sign estimators at the values no finite, normal x reaches: ±inf, a subnormal
-and -0.0.
+and -0.0; and all three quantisers at NaN (round at ±inf too), forward only.
 
 The contracts put no limit on x, and sign(±inf) = ±1, sign(subnormal) = ±1, sign(-0.0) = ±0
 exactly as torch.sign gives them. The detach-trick reference cannot judge them (inf - inf is
@@ -32,8 +32,9 @@ def finite_part(values: dict) -> dict:
 
 
 def _differ(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
-    """Where the values differ, nan counted as differing from everything."""
-    return (got != expected) | (got.isnan() != expected.isnan())
+    """Where the values differ, nan counted as differing from everything but nan."""
+    both_nan = got.isnan() & expected.isnan()
+    return ((got != expected) & ~both_nan) | (got.isnan() != expected.isnan())
 
 
 def diagnose_sign_edges(name: str, got: torch.Tensor, expected: torch.Tensor,
@@ -81,3 +82,32 @@ def diagnose_sign_edges(name: str, got: torch.Tensor, expected: torch.Tensor,
         why = ": 0 where sign is ±1, as nan_to_num gives for x / x.abs()'s inf / inf = nan"
     raise GradingError(f"{said}{why}; the contract puts no limit on x: use torch.sign(x)",
                        mistake=f"{name}/sign-of-infinity")
+
+
+def non_finite_values(is_round: bool) -> list[float]:
+    """NaN for every quantiser (torch.sign(nan) is 0, torch.round(nan) nan); ±inf too for
+    round, whose other edges are all finite (the sign edges hold ±inf already); and a finite
+    value beside them."""
+    nan, inf = float("nan"), float("inf")
+    return [nan, 1.5, -nan] + ([inf, -inf] if is_round else [])
+
+
+def check_non_finite(name: str, op: str, output, x: torch.Tensor) -> None:
+    """Forward at NaN (and ±inf for round) is exactly the quantiser's: 0 for sign, nan for round.
+    Only forward is judged here: the contracts' "any value" is about the output."""
+    expected = getattr(torch, op)(x)
+    got = output.detach() if isinstance(output, torch.Tensor) else output
+    if (not isinstance(got, torch.Tensor) or got.shape != expected.shape
+            or got.dtype != expected.dtype):
+        return  # the edge cases name the type, shape or dtype
+    wrong = _differ(got, expected)
+    if not wrong.any():
+        return
+    i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+    at, value, want = x[i].item(), got[i].item(), expected[i].item()
+    infinite = at == at
+    raise GradingError(
+        f"{name}.apply({exact(at)}) gives {exact(value)} but {op}({exact(at)}) = {exact(want)}"
+        f" as torch.{op} gives it: the contract puts no limit on x, "
+        f"{'±inf' if infinite else 'NaN'} included; use torch.{op}(x)",
+        mistake=f"{name}/round-of-non-finite" if op == "round" else f"{name}/sign-of-nan")

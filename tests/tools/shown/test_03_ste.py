@@ -91,6 +91,21 @@ def test_the_checker_asks_for_stand_ins_not_slopes():
     assert "slope_" not in source("03_ste", learner=True)
 
 
+def test_the_sign_checker_measures_properties_and_never_shows_stand_in_b():
+    """Is stand-in B judged by its properties (sign where |x| >= 1, the steepest slope), its
+    value never printed nor written in the learner's copy before Exercise 2?"""
+    worked = definitions("03_ste", "stand_in_round")
+    lines = _stand_ins(worked["stand_in_round"], lambda x: torch.clamp(2 * x, -1, 1))
+    assert lines[1].endswith("✗") and lines[2].startswith("    its steepest slope is 2:"), lines
+    lines = _stand_ins(worked["stand_in_round"], lambda x: torch.tanh(x))
+    assert lines[2] == ("    at x = -1, where |x| >= 1, yours is -0.7615941559557649, not "
+                        "sign(x) = -1"), lines
+    learner = source("03_ste", learner=True)
+    before = learner[:learner.index("Exercise 2 · `SignClippedSTE`")]
+    assert "hardtanh" not in before and "clamp(x, -1, 1)" not in before
+    assert "torch.where(inside, grid" not in learner
+
+
 def test_the_halves_verdict_takes_0_for_minus_0():
     """Is the prediction (-2, -2, 0, 0, 2, 2) right against torch.round's -0., and rounding
     halves up wrong?"""

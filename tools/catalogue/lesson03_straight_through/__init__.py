@@ -11,7 +11,8 @@ from . import (fake_quantize, fake_quantize_halves, fake_quantize_precision, rou
                straight_through_softmax_one_hot)
 
 UNUSUAL = (sign_ste.UNUSUAL + sign_clipped_ste.UNUSUAL + round_ste.UNUSUAL + fake_quantize.UNUSUAL
-           + fake_quantize_precision.UNUSUAL + straight_through_softmax.UNUSUAL
+           + fake_quantize_precision.UNUSUAL + fake_quantize_halves.UNUSUAL
+           + straight_through_softmax.UNUSUAL
            + straight_through_softmax_one_hot.UNUSUAL)
 MISTAKES = (sign_ste.MISTAKES + sign_clipped_ste.MISTAKES + round_ste.MISTAKES
             + fake_quantize.MISTAKES + fake_quantize_precision.MISTAKES

@@ -1,9 +1,11 @@
 """Lesson 03: FakeQuantize answers wrong only at half-codes: halves where half-up and
 half-to-even differ (v = 0.5, 2.5, -1.5, -3.5), v moved by a guard against a zero step, and
 'inside' judged by one convention for x and another for scale, or by comparing v with
-qmin - 0.5 and qmax + 0.5, which only an odd qmin or an even qmax tells apart from round(v)."""
+qmin - 0.5 and qmax + 0.5, which only an odd qmin or an even qmax tells apart from round(v).
+Right: a convention chosen per edge, round(v) at one and v at the other, one mask for both
+gradients (the contract accepts either at each edge)."""
 
-from .. import Mistake
+from .. import Mistake, Unusual
 from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
 
 _FQ_HALVES = ("        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
@@ -13,6 +15,21 @@ _FQ_ROUNDED = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n"
                "        r = torch.round(v)\n"
                "        on_v = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
                "        on_r = (r >= ctx.qmin) & (r <= ctx.qmax)\n")
+
+_FQ_PER_EDGE = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n"
+                "        r = torch.round(v)\n"
+                "        below = {low} < ctx.qmin\n        above = {high} > ctx.qmax\n"
+                "        inside = ~below & ~above\n"
+                "        local = torch.where(inside, r - v, torch.where(below, float(ctx.qmin), "
+                "float(ctx.qmax)))\n"
+                "        return grad_output * inside, (grad_output * local).sum(), None, None")
+
+UNUSUAL = [
+    Unusual("FakeQuantize", "round(v) judged at qmin, v at qmax, one mask for both gradients",
+            _fake_quantize(_FQ_PER_EDGE.format(low="r", high="v"))),
+    Unusual("FakeQuantize", "v judged at qmin, round(v) at qmax, one mask for both gradients",
+            _fake_quantize(_FQ_PER_EDGE.format(low="v", high="r"))),
+]
 
 EPS = "(scale + 1e-6)"  # a guard against a zero step: it moves every code a little
 

@@ -18,6 +18,9 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("RoundSTE", "round of x.nan_to_num(): finite at NaN and ±inf",
+            "RoundSTE.apply(nan) gives 0 but round(nan) = nan",
+            _round("        return torch.round(torch.nan_to_num(x))")),
     Mistake("RoundSTE", "saves a copy of x it never reads", "forward saved a copy of x",
             _round("        ctx.save_for_backward(x.clone())\n        return torch.round(x)")),
     Mistake("RoundSTE", "floor", "RoundSTE's forward is floor(x), not round(x)",
@@ -59,6 +62,14 @@ MISTAKES = [
             _round("        magic = 1.5 * 2.0 ** (52 if x.dtype == torch.float64 else 23)\n"
                    "        return (x + magic) - magic")),
     Mistake("RoundSTE", "round(x) + 0.0: -0 turned into 0",
-            "RoundSTE's output is 0 at x = -0.5, where round(x) is -0",
+            "RoundSTE's output is 0 at x = -0.5, where round(x) is -0: equal values, but not the "
+            "same zero; return the quantiser's own result (adding 0",
             _round("        return torch.round(x) + 0.0")),
+    # keeps -0.0 at -0.0 itself, so the hint names no cause (adding 0 turns that one into 0)
+    Mistake("RoundSTE", "halves to even by hand from floor: 0 for x in [-0.5, 0)",
+            "RoundSTE's output is 0 at x = -0.5, where round(x) is -0: equal values, but not the "
+            "same zero; return the quantiser's own result (with",
+            _round("        f = torch.floor(x)\n        d = x - f\n"
+                   "        return torch.where(d > 0.5, f + 1, torch.where(d < 0.5, f, "
+                   "f + torch.remainder(f, 2)))")),
 ]

@@ -41,6 +41,12 @@ class SignClippedSTE(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake("SignClippedSTE", "copysign(1, x) with 0 kept: ±1 at NaN",
+            "SignClippedSTE.apply(nan) gives 1 but sign(nan) = 0",
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",
+                     "        ctx.save_for_backward(x)\n"
+                     "        return torch.where(x == 0, torch.zeros_like(x), "
+                     "torch.copysign(torch.ones_like(x), x))")),
     # the window's tolerance below any earlier test point: the float next to 1 shows it
     Mistake("SignClippedSTE", "a tolerance of 1e-12 on the window",
             "your gradient for x is wrong: at x = 1.0000000000000002",

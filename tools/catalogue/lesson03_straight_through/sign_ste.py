@@ -64,6 +64,10 @@ MISTAKES = [
     Mistake("SignSTE", "where(x == 0, x, sign(x)) keeps -0.0",
             "SignSTE's output is -0 at x = -0, where sign(x) is 0: equal values, but not the "
             "same zero", _sign("        return torch.where(x == 0, x, torch.sign(x))")),
+    Mistake("SignSTE", "copysign(1, x) with 0 kept: ±1 at NaN",
+            "SignSTE.apply(nan) gives 1 but sign(nan) = 0",
+            _sign("        return torch.where(x == 0, torch.zeros_like(x), "
+                  "torch.copysign(torch.ones_like(x), x))")),
     # an unusual answer until -0.0 joined the edges: copysign(1, -0.0) is -1, times 0 is -0
     Mistake("SignSTE", "copysign(1, x) times (x != 0) gives -0 at -0.0",
             "SignSTE's output is -0 at x = -0, where sign(x) is 0",

@@ -2,7 +2,7 @@
 one-hot of argmax(logits, -1) in the logits' dtype, ties as torch.argmax: an argmax of
 logits / tau (or of logits * (1 / tau)), which near ties that dividing rounds together tell
 apart, of rounded logits or of the softmax (with tau or without), topk(1), every tied maximum,
-noise drawn in forward, a one-hot of another dtype."""
+noise drawn in forward, a one-hot of another dtype, a row loop that fails on an empty batch."""
 
 from .. import Mistake, Unusual
 from .answers import READ, RIGHT, _sts
@@ -27,6 +27,13 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("StraightThroughSoftmax", "rows looped with torch.stack: raises on an empty batch",
+            "StraightThroughSoftmax.forward raised RuntimeError with logits of shape (0, 5)",
+            _sts(READ + RIGHT, "        n = logits.shape[-1]\n"
+                 "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        rows = [F.one_hot(row.argmax(), n) for row in logits.reshape(-1, n)]\n"
+                 "        return torch.stack(rows).reshape(logits.shape).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "softmax in forward", "StraightThroughSoftmax's output is "
             "not one-hot",
             _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
