@@ -803,11 +803,10 @@ plt.show()
 # 4. What must forward save, and what can be a plain `ctx` attribute?
 # 5. Try it on numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
 #    $x = (0.7, -3.0, 1.8)$. Write $y$, $\partial y_i/\partial x_i$ and
-#    $\partial y_i/\partial s$ for each element into the cell below. Then turn your answers
-#    to questions 1 and 2 into code there: `my_dy_dx` and `my_dy_ds`, each returning a tensor
-#    shaped like `x` with one derivative per element. The checker under it compares both with
-#    autograd and says where one is off, never autograd's number, before you write
-#    `FakeQuantize`.
+#    $\partial y_i/\partial s$ for each element into the cell below. The checker under it
+#    compares them with autograd and says which element is off, never autograd's number. Your
+#    answers to questions 1 and 2 become code in `FakeQuantize`'s backward, which the
+#    self-check judges.
 #
 # One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
 # clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
@@ -853,19 +852,11 @@ plt.show()
 predicted_y = None      # three numbers
 predicted_dy_dx = None  # three numbers
 predicted_dy_ds = None  # three numbers
-### BEGIN WORKED
-my_dy_dx = lambda x, s, qmin, qmax: ((x / s >= qmin) & (x / s <= qmax)).double()
-my_dy_ds = lambda x, s, qmin, qmax: torch.where(
-    x / s < qmin, float(qmin), torch.where(x / s > qmax, float(qmax), torch.round(x / s) - x / s))
-### LEARNER
-my_dy_dx = None  # questions 1 and 2: lambda x, s, qmin, qmax: ..., the tensor of dy_i/dx_i
-my_dy_ds = None  # lambda x, s, qmin, qmax: ..., the tensor of dy_i/ds
-### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-# your my_dy_dx and my_dy_ds against autograd at two steps s, then question 5
-check_derivation(my_dy_dx, my_dy_ds, predicted_y, predicted_dy_dx, predicted_dy_ds)
+# question 5's numbers against autograd's, element by element
+check_derivation(predicted_y, predicted_dy_dx, predicted_dy_ds)
 
 # %% nbgrader={"grade_id": "answer_FakeQuantize", "solution": true}
 class FakeQuantize(torch.autograd.Function):

@@ -1,6 +1,7 @@
-"""Lesson 03's live checkers: LSQ's two derivatives against the grading library's autograd
-oracle (the worked answer passes, the product rule's lost term and a kept 1/s are located), the
-stand-ins on a grid exact at 0 and the halves, and the quick questions' verdicts."""
+"""Lesson 03's live checkers: question 5's numbers against the grading library's autograd
+oracle (a wrong element located, none of autograd's numbers shown, no per-element formula asked
+for before the answer cell), the stand-ins on a grid exact at 0 and the halves, judged by their
+properties, and the quick questions' verdicts."""
 
 import torch
 
@@ -9,46 +10,32 @@ from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code, source
 
 
-def _check(dy_dx, dy_ds, **predicted) -> list[str]:
-    """What the lesson's derivation cell prints for ``dy_dx`` and ``dy_ds``."""
+def _check(**predicted) -> list[str]:
+    """What the lesson's derivation cell prints for question 5's ``predicted`` numbers."""
     given = {"predicted_y": None, "predicted_dy_dx": None, "predicted_dy_ds": None, **predicted}
     return run_code(cell_from("03_ste", "check_derivation("),
-                    {"check_derivation": check_derivation, "my_dy_dx": dy_dx,
-                     "my_dy_ds": dy_ds, **given})
-
-
-def test_worked_lsq_derivatives_pass_and_the_minus_v_only_slip_fails():
-    worked = definitions("03_ste", "my_dy_dx", "my_dy_ds")
-    lines = _check(worked["my_dy_dx"], worked["my_dy_ds"])
-    assert lines[:2] == ["s = 0.5: dy/dx ✓; dy/ds ✓", "s = 1.5: dy/dx ✓; dy/ds ✓"], lines
-    assert lines[2] == "question 5, y: no prediction written", lines
-
-    def minus_v_only(x, s, qmin, qmax):  # forgets the product rule's round(v) term
-        v = x / s
-        return torch.where(v < qmin, float(qmin), torch.where(v > qmax, float(qmax), -v))
-
-    def one_over_s(x, s, qmin, qmax):  # keeps the chain rule's 1/s, drops the outer factor s
-        v = x / s
-        return ((v >= qmin) & (v <= qmax)) / s
-
-    lines = _check(one_over_s, minus_v_only)
-    assert lines[0].startswith("s = 0.5: dy/dx ✗ inside the clip at v = -2.7: yours 2 ("), lines
-    assert "dy/ds ✗ inside the clip at v = -2.7: yours 2.7 (" in lines[0], lines
-    assert "autograd" not in "".join(lines), lines  # where it is off, never the answer
+                    {"check_derivation": check_derivation, **given})
 
 
 def test_question_5_is_judged_against_autograd_without_showing_its_numbers():
     """Are question 5's numbers (s = 0.5, x = (0.7, -3.0, 1.8)) judged right and wrong, a wrong
     one located by element and none of autograd's shown?"""
-    worked = definitions("03_ste", "my_dy_dx", "my_dy_ds")
-    lines = _check(worked["my_dy_dx"], worked["my_dy_ds"], predicted_y=[0.5, -2, 1.5],
-                   predicted_dy_dx=[1, 0, 0], predicted_dy_ds=[0.6, -4, 4])
-    assert lines[2:] == [
+    assert _check()[0] == "question 5, y: no prediction written"
+    lines = _check(predicted_y=[0.5, -2, 1.5], predicted_dy_dx=[1, 0, 0],
+                   predicted_dy_ds=[0.6, -4, 4])
+    assert lines == [
         "question 5, y: you said [0.5, -2, 1.5] ✓",
         "question 5, dy/dx: you said [1, 0, 0] ✓",
         "question 5, dy/ds: you said [0.6, -4, 4] ✗ (element 1, 3 off)"], lines
-    lines = _check(worked["my_dy_dx"], worked["my_dy_ds"], predicted_dy_ds=0.6)
-    assert lines[4] == "question 5, dy/ds: you said 0.6 ✗ (three numbers expected)", lines
+    lines = _check(predicted_dy_ds=0.6)
+    assert lines[2] == "question 5, dy/ds: you said 0.6 ✗ (three numbers expected)", lines
+
+
+def test_no_per_element_formula_is_checked_before_the_answer_cell():
+    """Does the derivation cell judge question 5's three elements only, so that the formulas of
+    questions 1 and 2 are first checked in FakeQuantize's own answer cell?"""
+    learner = source("03_ste", learner=True)
+    assert "my_dy_dx" not in learner and "my_dy_ds" not in learner
 
 
 def test_the_notebook_does_not_name_the_derivation_oracle():
