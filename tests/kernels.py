@@ -13,6 +13,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from grader import processes
+from tests.built_once import built_once
 
 KERNEL_MEMORY_MB = 3072  # a lesson's kernel peaks near 500 MiB of data; a runaway one stops here
 THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
@@ -72,8 +73,6 @@ WIDGETS_DEMO = Path(__file__).parent / "data" / "widgets_demo.ipynb"
 def executed_widgets_demo(tmp_path_factory) -> Path:
     """The widget demo run as a build runs it (widget state stored, widget ids seeded), once
     per test run: the browser test opens it, the ids test runs it again and compares."""
-    from tests.built_once import built_once
-
     def build(folder: Path) -> None:
         notebook = nbformat.read(WIDGETS_DEMO, as_version=4)
         run_notebook(notebook, WIDGETS_DEMO.parent, store_widget_state=True,
