@@ -158,8 +158,10 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 # three answers first.
 
 # %%
-predicted = {"grad mode on inside forward": None, "x.square() recorded inside forward": None,
-             "class of y.grad_fn": None}
+predicted_forward = {
+    "grad mode on inside forward": None, "x.square() recorded inside forward": None,
+    "class of y.grad_fn": None
+}
 
 
 # %%
@@ -175,9 +177,11 @@ class NormReports(Norm):
 
 x = torch.tensor([[3.0, 4.0]], requires_grad=True)
 y = NormReports.apply(x)
-compare(predicted, {"grad mode on inside forward": y.grad_fn.grad_enabled,
-                    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None,
-                    "class of y.grad_fn": type(y.grad_fn).__name__})  # y.grad_fn is the ctx
+compare(predicted_forward, {
+    "grad mode on inside forward": y.grad_fn.grad_enabled,
+    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None,
+    "class of y.grad_fn": type(y.grad_fn).__name__
+})  # y.grad_fn is the ctx
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -213,7 +217,7 @@ inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
 # next cell before you run the one after it.
 
 # %%
-predicted = {"gradcheck passes in float64": None, "gradcheck passes in float32": None}
+predicted_gradcheck = {"gradcheck passes in float64": None, "gradcheck passes in float32": None}
 
 
 # %%
@@ -226,8 +230,10 @@ def passes_gradcheck(function, *inputs):
 
 x64 = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
 x32 = x64.detach().float().requires_grad_()
-compare(predicted, {"gradcheck passes in float64": passes_gradcheck(Norm.apply, x64),
-                    "gradcheck passes in float32": passes_gradcheck(Norm.apply, x32)})
+compare(predicted_gradcheck, {
+    "gradcheck passes in float64": passes_gradcheck(Norm.apply, x64),
+    "gradcheck passes in float32": passes_gradcheck(Norm.apply, x32)
+})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -387,7 +393,9 @@ from autograder import grade; grade("Square", Square)
 # negative $x$? For positive $x$? Write `True` or `False` into the next cell first.
 
 # %%
-predicted = {"gradcheck passes": None, "right for negative x": None, "right for positive x": None}
+predicted_from_output = {
+    "gradcheck passes": None, "right for negative x": None, "right for positive x": None
+}
 
 
 # %%
@@ -406,13 +414,15 @@ class SquareFromOutput(torch.autograd.Function):
         return grad_output * 2 * y.sqrt()
 
 
-x = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
-SquareFromOutput.apply(x).sum().backward()
-right = torch.isclose(x.grad, 2 * x.detach())
-print("x.grad =", x.grad.tolist(), " (2x =", (2 * x.detach()).tolist(), ")")
-compare(predicted, {"gradcheck passes": passes_gradcheck(SquareFromOutput.apply, x),
-                    "right for negative x": bool(right[x < 0].all()),
-                    "right for positive x": bool(right[x > 0].all())})
+x_signed = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
+SquareFromOutput.apply(x_signed).sum().backward()
+right = torch.isclose(x_signed.grad, 2 * x_signed.detach())
+print("x_signed.grad =", x_signed.grad.tolist(), " (2x =", (2 * x_signed.detach()).tolist(), ")")
+compare(predicted_from_output, {
+    "gradcheck passes": passes_gradcheck(SquareFromOutput.apply, x_signed),
+    "right for negative x": bool(right[x_signed < 0].all()),
+    "right for positive x": bool(right[x_signed > 0].all())
+})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -430,7 +440,7 @@ compare(predicted, {"gradcheck passes": passes_gradcheck(SquareFromOutput.apply,
 
 # %%
 try:
-    torch.autograd.gradcheck(SquareFromOutput.apply, (x,))
+    torch.autograd.gradcheck(SquareFromOutput.apply, (x_signed,))
 except GradcheckError as error:
     print(error)
 
@@ -463,10 +473,12 @@ except GradcheckError as error:
 # tuple and three `True` (raises) or `False` first.
 
 # %%
-predicted = {"needs_input_grad of Shift.apply(x, 2.0)": None,
-             "save_for_backward(x, c) raises": None,
-             "backward returning grad_output alone raises": None,
-             "backward returning zeros for c raises": None}
+predicted_shift = {
+    "needs_input_grad of Shift.apply(x, 2.0)": None,
+    "save_for_backward(x, c) raises": None,
+    "backward returning grad_output alone raises": None,
+    "backward returning zeros for c raises": None
+}
 
 
 # %%
@@ -498,10 +510,12 @@ def shift(save, returns):
 _, saving_c = shift(lambda x, c: (x, c), lambda g: g)
 needs, alone = shift(lambda x, c: (), lambda g: g)
 _, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
-compare(predicted, {"needs_input_grad of Shift.apply(x, 2.0)": needs,
-                    "save_for_backward(x, c) raises": saving_c,
-                    "backward returning grad_output alone raises": alone,
-                    "backward returning zeros for c raises": zeros_for_c})
+compare(predicted_shift, {
+    "needs_input_grad of Shift.apply(x, 2.0)": needs,
+    "save_for_backward(x, c) raises": saving_c,
+    "backward returning grad_output alone raises": alone,
+    "backward returning zeros for c raises": zeros_for_c
+})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -521,8 +535,10 @@ compare(predicted, {"needs_input_grad of Shift.apply(x, 2.0)": needs,
 # right? Write numbers and `True` or `False` into the next cell first.
 
 # %%
-predicted = {"tensors printed in forward": None, "tensors printed in backward": None,
-             "a.grad is right": None, "b.grad is right": None}
+predicted_saves = {
+    "tensors printed in forward": None, "tensors printed in backward": None,
+    "a.grad is right": None, "b.grad is right": None
+}
 
 
 # %%
@@ -552,10 +568,12 @@ y = SavesTwice.apply(a, b)
 y.sum().backward()
 counts = y.grad_fn.counts
 print("a.grad =", a.grad, " b.grad =", b.grad)
-compare(predicted, {"tensors printed in forward": counts[0],
-                    "tensors printed in backward": counts[1],
-                    "a.grad is right": torch.equal(a.grad, b.detach()),
-                    "b.grad is right": torch.equal(b.grad, a.detach())})
+compare(predicted_saves, {
+    "tensors printed in forward": counts[0],
+    "tensors printed in backward": counts[1],
+    "a.grad is right": torch.equal(a.grad, b.detach()),
+    "b.grad is right": torch.equal(b.grad, a.detach())
+})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -725,12 +743,14 @@ jacobian_view(FirstDifference,
 # tuple you expect.
 
 # %%
-predicted = {"needs_input_grad": None}  # e.g. (True, False, False)
+predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, False)
 
 # %%
 y = FirstDifference.apply(u, v, 2.0)
 grad_u, = torch.autograd.grad(y.sum(), [u])
-compare(predicted, {"needs_input_grad": y.grad_fn.needs_input_grad})  # y.grad_fn is ctx
+compare(predicted_first_difference, {
+    "needs_input_grad": y.grad_fn.needs_input_grad
+})  # y.grad_fn is ctx
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -968,8 +988,10 @@ backward_flow((Norm.apply(x) * w).sum(), names={"x": x, "w": w})
 # `False` for each into the next cell.
 
 # %%
-predicted = {"(3,) given a (2, 3) gradient raises": None,
-             "(2, 3) given a (1, 3) gradient raises": None}
+predicted_gradient_shapes = {
+    "(3,) given a (2, 3) gradient raises": None,
+    "(2, 3) given a (1, 3) gradient raises": None
+}
 
 
 # %%
@@ -997,7 +1019,7 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
         print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
         raised = True
     actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
-compare(predicted, actual)
+compare(predicted_gradient_shapes, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

@@ -618,16 +618,15 @@ def composed_attention(Q, K, V, scale, mask):
     return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ V
 
 
-N, d = 256, 32
-Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
-causal = torch.ones(N, N, dtype=torch.bool).tril()
-print(f"N = {N}, d = {d}, float32: P alone is {N * N * 4:,} bytes")
-kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal)
+Q, K, V = (torch.randn(1, 256, 32, requires_grad=True) for _ in range(3))  # N = 256, d = 32
+causal_256 = torch.ones(256, 256, dtype=torch.bool).tril()
+print(f"N = 256, d = 32, float32: P alone is {256 * 256 * 4:,} bytes")
+kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal_256)
 print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
       f"(you predicted {my_composed_bytes})")
 
 # %%
-kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal)
+kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
 print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
       f"(you predicted {my_function_bytes})")
 
@@ -1651,9 +1650,9 @@ rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention
                           "MemoryEfficientAttention": MemoryEfficientAttention.apply,
                           "FlashAttention": FlashAttention.apply},
                          lengths=(128, 256, 512), d=64)
-for row in rows:
-    print(f"N = {row['L']:>4}  {row['name']:<31} peak {row['peak'] / 2**20:6.2f} MiB  "
-          f"{row['ms']:7.1f} ms")
+for run in rows:
+    print(f"N = {run['L']:>4}  {run['name']:<31} peak {run['peak'] / 2**20:6.2f} MiB  "
+          f"{run['ms']:7.1f} ms")
 peak_and_time_figure(rows)
 plt.show()
 

@@ -562,9 +562,11 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 #
 # PyTorch's own LayerNorm made the same decision. A node's saved tensors are readable as
 # `grad_fn._saved_*` attributes; `kept_bytes` (the first cell) counts what yours keeps beyond
-# its arguments, on the $(512, 1024)$ input of quick question 2:
+# its arguments, on a $(512, 1024)$ input as in quick question 2:
 
 # %%
+x = torch.randn(512, 1024, requires_grad=True)
+weight, bias = torch.randn(1024, requires_grad=True), torch.randn(1024, requires_grad=True)
 node = F.layer_norm(x, (1024,), weight, bias, 1e-5).grad_fn
 print(type(node).__name__)
 for name in sorted(a for a in dir(node) if a.startswith("_saved_")):
