@@ -8,6 +8,7 @@ nbgrader see the error), and ``%tb`` shows the whole traceback.
 """
 
 import linecache
+import re
 import sys
 
 from .failure import _cell_name
@@ -15,9 +16,22 @@ from .failure import _cell_name
 STUB_LINE = "raise NotImplementedError()"  # nbgrader's stub, as grader.notebook_format writes it
 
 
-def unwritten_exercise(error: BaseException, shell) -> str | None:
-    """The class or function whose stub raised ``error``: its innermost frame is a notebook
-    cell's ``raise NotImplementedError()``. None for any other NotImplementedError."""
+_DEFINED = re.compile(r"(?:class|def)\s+(\w+)")  # a definition at a cell's top level
+
+
+def cell_exercise(lines: list[str], lineno: int) -> str | None:
+    """The exercise an answer cell's top-level stub line ``lineno`` (1-based) belongs to: the
+    last class or function the cell defines above it (CubeOnce's cell leaves the stub's
+    ``raise`` under the class). None where the cell defines none."""
+    names = [match[1] for line in lines[:lineno - 1] if (match := _DEFINED.match(line))]
+    return names[-1] if names else None
+
+
+def unwritten_exercise(error: BaseException, shell) -> tuple[str, bool] | None:
+    """The class or function whose stub raised ``error``, and whether the stub's line runs in
+    its own answer cell (the ``raise`` an exercise leaves under its class) rather than in a
+    method a later cell calls: its innermost frame is a notebook cell's
+    ``raise NotImplementedError()``. None for any other NotImplementedError."""
     traceback = error.__traceback__
     while traceback is not None and traceback.tb_next is not None:
         traceback = traceback.tb_next
@@ -28,10 +42,17 @@ def unwritten_exercise(error: BaseException, shell) -> str | None:
         return None
     if linecache.getline(code.co_filename, traceback.tb_lineno).strip() != STUB_LINE:
         return None
-    return code.co_qualname.split(".")[0]  # MySigmoid.forward -> MySigmoid
+    if code.co_name == "<module>":  # the cell's own top level: its answer cell
+        name = cell_exercise(linecache.getlines(code.co_filename), traceback.tb_lineno)
+        return None if name is None else (name, True)
+    return code.co_qualname.split(".")[0], False  # MySigmoid.forward -> MySigmoid
 
 
-def calm_line(name: str) -> str:
+def calm_line(name: str, in_answer_cell: bool = False) -> str:
+    if in_answer_cell:
+        return (f"{name}'s answer cell: the stub's raise NotImplementedError() under the class "
+                "still runs. Write there what the exercise asks for, or delete it when your "
+                "class is done, then run this cell again.")
     return (f"{name} is not written yet: this cell uses it, and its answer cell above still "
             "raises NotImplementedError. Write it, run that cell, then this one again.")
 
@@ -41,11 +62,11 @@ def _show(shell, etype, value, traceback, tb_offset=None) -> list[str]:
     ``calm_line`` (a handler shows what it returns itself)."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, traceback  # for %tb
     render = getattr(value, "_render_traceback_", None)
-    name = unwritten_exercise(value, shell) if render is None else None
+    unwritten = unwritten_exercise(value, shell) if render is None else None
     if render is not None:  # a self-check's failure renders itself (autograder.failure)
         shown = render()
-    elif name is not None:
-        shown = [calm_line(name)]
+    elif unwritten is not None:
+        shown = [calm_line(*unwritten)]
     else:
         shown = shell.InteractiveTB.structured_traceback(etype, value, traceback, tb_offset)
     shell._showtraceback(etype, value, shown)

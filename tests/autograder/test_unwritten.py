@@ -54,3 +54,22 @@ def test_tb_shows_the_whole_traceback_after_the_calm_line(shell):
     shell.run_cell("MySigmoid.apply(torch.zeros(3))")
     shell.run_cell("%tb")
     assert "raise NotImplementedError()" in re.sub(r"\x1b\[[0-9;]*m", "", shell.shown[-1])
+
+
+def test_an_answer_cell_whose_stub_raise_under_the_class_still_runs_names_its_exercise(shell):
+    """Does an answer cell that defines its class and still holds the stub's raise under it
+    (CubeOnce's, on Run All of the untouched lesson) say in one line which exercise's answer
+    cell it is and what to do, never "<module> is not written yet"?"""
+    result = shell.run_cell(
+        "class CubeOnce(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x ** 3\n"
+        "\n"
+        "\n"
+        "# YOUR CODE HERE\n"
+        "raise NotImplementedError()\n")
+    assert isinstance(result.error_in_exec, NotImplementedError)
+    shown, = shell.shown
+    assert shown.startswith("CubeOnce's answer cell: the stub's raise") and "\n" not in shown
+    assert "<module>" not in shown and "delete it" in shown

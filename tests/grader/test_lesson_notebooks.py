@@ -14,6 +14,7 @@ from nbgrader.utils import is_solution
 from grader.lessons import (GENERATED_FROM, LESSONS, RUN_ON, WORKED, lesson_names,
                             source_notebook, with_worked)
 from grader.needed_cells import cell_names
+from autograder.unwritten import STUB_LINE, cell_exercise
 from grader.notebook_format import skipped_when_grading
 from tools.notebooks import COURSE, SOLUTIONS
 
@@ -37,11 +38,20 @@ def test_a_lesson_opens_with_its_setup_not_a_note_for_authors(lesson):
 @pytest.mark.parametrize("lesson", lesson_names())
 def test_run_all_runs_on_past_an_unsolved_exercise(lesson):
     """Is every code cell but the setup tagged raises-exception in the learner's copy, so that
-    JupyterLab's Run All goes on after an unsolved exercise (tests/test_run_all.py drives it)?"""
+    JupyterLab's Run All goes on after an unsolved exercise (tests/test_run_all.py drives it)?
+    And where an untouched answer cell raises at its own top level (the stub's raise left under
+    the class), does its calm line name the cell's exercise (autograder.unwritten), not
+    "<module>"?"""
     notebook = nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert RUN_ON not in code[0].metadata.get("tags", [])
     assert all(RUN_ON in cell.metadata.get("tags", []) for cell in code[1:])
+    for cell in code:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        lines = cell.source.splitlines(keepends=True)
+        for lineno, line in enumerate(lines, 1):
+            if grade_id.startswith("answer_") and line.rstrip() == STUB_LINE:  # top level
+                assert cell_exercise(lines, lineno) == grade_id.removeprefix("answer_"), grade_id
 
 
 @pytest.mark.parametrize("lesson", lesson_names())
