@@ -34,12 +34,13 @@
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
 # ungraded sections for a second pass: three short demos (a backward called with
 # `(None, None)`, views returned, a write after yours), a try-it (`ClampInPlace`, a learned
-# clipping range) and an in-place op that loses a row's scale. Each exercise has a self-check
-# cell: it runs every check the hidden tests run (they add a GPU run when the
-# grader has one and you had none). Work top to bottom: the cells after an exercise run your
-# answer. Run All goes on past an exercise not yet written (its stub raises
-# `NotImplementedError`): its self-check and the cells that use it show the error, the rest runs,
-# and the last cell lists where you stand. **Predict, then run** cells ask you to write your
+# clipping range), an in-place op that loses a row's scale, and three asides from the main
+# path (a float output marked non-differentiable, the explorer on `SinCos` and on your sort, a
+# saved tensor your in-place write makes stale). Each exercise has a self-check cell: it runs
+# every check the hidden tests run (they add a GPU run when the grader has one and you had
+# none). Work top to bottom: the cells after an exercise run your answer. Run All goes on
+# past an exercise not yet written (its stub raises `NotImplementedError`): its self-check and
+# the cells that use it show the error, the rest runs, and the last cell lists where you stand. **Predict, then run** cells ask you to write your
 # prediction into a variable first; the cell after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
@@ -139,50 +140,12 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 # ## Outputs without a gradient: `mark_non_differentiable`
 #
 # PyTorch's own `torch.max(x, dim)` returns the maxima and their indices, and there is no
-# derivative of "where the maximum is". A Function whose output is a **float** tensor with no
-# meaningful derivative chooses what to tell autograd about it. Here `FracFloor.apply(x)` returns the fractional
-# part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$ as floats (the second
-# as `torch.floor` gives it; `torch.frac` subtracts `trunc(x)` instead, so it gives -0.5 at -2.5
-# where this gives 0.5); the integer part is a step function, whose derivative is 0 wherever it
-# exists. Once without and once with the mark:
-
-# %%
-class FracFloor(torch.autograd.Function):
-    """(x - floor(x), floor(x)); floor has no derivative worth passing on."""
-
-    @staticmethod
-    def forward(ctx, x):
-        whole = torch.floor(x)
-        return x - whole, whole
-
-    @staticmethod
-    def backward(ctx, grad_frac, grad_whole):
-        return grad_frac  # d(x - floor x)/dx = 1 between integers; grad_whole is ignored
-
-
-class FracFloorMarked(FracFloor):
-    @staticmethod
-    def forward(ctx, x):
-        whole = torch.floor(x)
-        ctx.mark_non_differentiable(whole)
-        return x - whole, whole
-
-
-x = torch.tensor([-2.5, 0.5, 3.25], requires_grad=True)
-print("unmarked: floor.requires_grad =", FracFloor.apply(x)[1].requires_grad)
-print("marked:   floor.requires_grad =", FracFloorMarked.apply(x)[1].requires_grad)
-try:
-    FracFloorMarked.apply(x)[1].sum().backward()
-except RuntimeError as error:
-    print("backward from the marked floor:", first_line(error))
-
-# %% [markdown]
-# Unmarked, `floor` requires grad, and a loss built on it sends gradients into a backward that
-# ignores them: a zero gradient, which is the derivative wherever it exists. PyTorch's own
-# `torch.floor` makes that choice (its output requires grad, and `x.grad` comes back zeros).
-# Marked, `floor` is a constant as far as autograd is concerned: later ops record no graph for
-# it, and a loss built on it alone raises instead of quietly giving zeros. The mark is a
-# contract you choose; without it, you promise a zero gradient.
+# derivative of "where the maximum is". `ctx.mark_non_differentiable(t)`, called in forward,
+# tells autograd that the output `t` has none: `t` does not require grad, later ops record no
+# graph for it, and a loss built on it alone raises instead of quietly giving zeros. (For a
+# float output with no derivative worth passing on, such as $\lfloor x \rfloor$, the mark is a
+# choice against a promised zero gradient: the last optional section after the summary shows
+# both.)
 #
 # **Integer outputs.** What if the output with no derivative is an integer tensor, and you
 # forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum and its `int64`
@@ -573,8 +536,9 @@ for name, b in measured.items():
 # - forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and
 #   `grad_second`, either or both of which may be `None`, and returns `None` when both are
 #   (no gradient at all);
-# - backward allocates one tensor, the gradient of `x`, with one half missing as with both
-#   present: nothing per missing output, nothing beyond the gradient.
+# - backward allocates, in bytes, the gradient of `x` and next to nothing besides, with one
+#   half missing as with both present: nothing of a half's size for a missing output, no copy
+#   beyond the gradient.
 #
 # Which entries of `x` does each output's gradient reach, and what do the others get? With one
 # half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how
@@ -636,17 +600,11 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # or zeros it materialised; and that output's share of the input gradient. Untick both halves
 # of `SplitHalves` and there is no loss at all, so backward is never called: the call with
 # `(None, None)` needs a graph that reaches your Function (the first optional section after
-# the summary builds one). Compare with `SinCos`, which materialises zeros, and with your
-# `SortWithIndices`, whose indices cannot feed a loss at all.
+# the summary builds one). The last optional section has the same explorer on `SinCos`, which
+# materialises zeros, and on your `SortWithIndices`, whose indices cannot feed a loss at all.
 
 # %%
 outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
-
-# %%
-outputs_explorer(SinCos, torch.linspace(0, 3, 4, dtype=torch.float64))
-
-# %%
-outputs_explorer(SortWithIndices, torch.tensor([0.3, -1.2, 2.5, 0.9], dtype=torch.float64))
 
 # %% [markdown]
 # ## In place: writing into the input
@@ -894,14 +852,15 @@ for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**. The
 # contract, which the self-check and the hidden tests check:
 #
-# - forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a leaf
-#   that requires grad raises PyTorch's own error (`mark_dirty` does that for you);
-# - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
-#   or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient is
-#   `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN entries are
-#   outside the contract: at a NaN `torch.relu`'s backward passes `grad_output` on, which is
-#   no derivative, and nothing asks yours to);
-# - backward returns a new tensor and leaves `grad_output` as it was;
+# - `x` itself is the returned tensor, and autograd knows it was written: a loss built on `x`
+#   afterwards gets the gradient through the clamp, and a leaf that requires grad raises
+#   PyTorch's own error, as `torch.relu_` does;
+# - `x` of any shape (empty included) and of any strides an in-place write accepts, with
+#   entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the
+#   gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN
+#   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
+#   on, which is no derivative, and nothing asks yours to);
+# - backward never writes into `grad_output` (autograd may still use it);
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
 #   the previous section for the clamp.
@@ -978,22 +937,6 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # a custom Function can only refuse **after** its forward ran. Inside forward autograd is
 # off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
 #
-# The saving is real only when nothing else needs the values you overwrite. Here `h` feeds
-# both your in-place ReLU and a product with `w`, which saved `h` for its own backward (the
-# gradient of `w` is `h`). After the write, that saved `h` is stale, and the version counter
-# catches it in backward: this is when to use `torch.relu`, not the in-place op.
-
-# %%
-h = torch.randn(4, requires_grad=True) * 2
-w = torch.randn(4, requires_grad=True)
-product = h * w  # saves h (and w) for its backward
-ReLUInPlace.apply(h)
-try:
-    (product.sum() + h.sum()).backward()
-except RuntimeError as error:
-    print(first_line(error))
-
-# %% [markdown]
 # And the explorer on it: one output, a tensor `grad_output` when it feeds the loss.
 
 # %%
@@ -1005,11 +948,12 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**. The
 # contract, which the self-check and the hidden tests check:
 #
-# - forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a leaf
-#   that requires grad raises PyTorch's own error;
-# - `x` of any shape and of any strides an in-place write accepts, with entries at 0, beside 0
-#   or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient of `x` is
-#   `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the contract);
+# - as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was
+#   written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;
+# - `x` of any shape (empty included) and of any strides an in-place write accepts, with
+#   entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the
+#   gradient of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside
+#   the contract);
 # - forward saves one tensor computed **before** the write, of **at most one byte per
 #   element**, and not the returned tensor, so that the output stays free for later in-place
 #   writes, as after `torch.sin_`.
@@ -1024,9 +968,8 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 #
 # <details><summary>Hint 2: the point $x = 0$</summary>
 #
-# Put a few exact zeros into `x`, and compare your gradient there with `torch.abs`'s. If they
-# differ: what does your saved tensor hold at those elements, and what should backward
-# multiply by there?
+# Put a few exact zeros into `x`: is your gradient there `torch.abs`'s? If not, which other
+# elements of `x` does what you saved confuse them with?
 # </details>
 #
 # <details><summary>Hint 3: numbers to hit</summary>
@@ -1151,9 +1094,9 @@ class ZeroGrad(torch.autograd.Function):
         return None
 
 
-x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
-ZeroGrad.apply(SinCosLazy.apply(x)[0]).sum().backward()
-print("received:", received[-1], " x.grad:", x.grad)
+angles = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+ZeroGrad.apply(SinCosLazy.apply(angles)[0]).sum().backward()
+print("received:", received[-1], " x.grad:", angles.grad)
 
 # %% [markdown]
 # **Several views of one input.** A Function returning the even and the odd entries of `x` as
@@ -1404,5 +1347,82 @@ y = RowFractionsInPlace.apply(a.clone())
 y.mul_(2)
 try:
     y.sum().backward()
+except RuntimeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# ## Optional (not graded): a float output marked, two more explorers, a stale saved tensor
+#
+# Three asides the main path pointed to.
+#
+# **A float output with no derivative.** A Function whose output is a float tensor with no
+# meaningful derivative chooses what to tell autograd about it. Here `FracFloor.apply(x)`
+# returns the fractional part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$
+# as floats (the second as `torch.floor` gives it; `torch.frac` subtracts `trunc(x)` instead, so
+# it gives -0.5 at -2.5 where this gives 0.5); the integer part is a step function, whose
+# derivative is 0 wherever it exists. Once without and once with the mark:
+
+# %%
+class FracFloor(torch.autograd.Function):
+    """(x - floor(x), floor(x)); floor has no derivative worth passing on."""
+
+    @staticmethod
+    def forward(ctx, x):
+        whole = torch.floor(x)
+        return x - whole, whole
+
+    @staticmethod
+    def backward(ctx, grad_frac, grad_whole):
+        return grad_frac  # d(x - floor x)/dx = 1 between integers; grad_whole is ignored
+
+
+class FracFloorMarked(FracFloor):
+    @staticmethod
+    def forward(ctx, x):
+        whole = torch.floor(x)
+        ctx.mark_non_differentiable(whole)
+        return x - whole, whole
+
+
+mixed = torch.tensor([-2.5, 0.5, 3.25], requires_grad=True)
+print("unmarked: floor.requires_grad =", FracFloor.apply(mixed)[1].requires_grad)
+print("marked:   floor.requires_grad =", FracFloorMarked.apply(mixed)[1].requires_grad)
+try:
+    FracFloorMarked.apply(mixed)[1].sum().backward()
+except RuntimeError as error:
+    print("backward from the marked floor:", first_line(error))
+
+# %% [markdown]
+# Unmarked, `floor` requires grad, and a loss built on it sends gradients into a backward that
+# ignores them: a zero gradient, which is the derivative wherever it exists. PyTorch's own
+# `torch.floor` makes that choice (its output requires grad, and `x.grad` comes back zeros).
+# Marked, `floor` is a constant as far as autograd is concerned: later ops record no graph for
+# it, and a loss built on it alone raises instead of quietly giving zeros. The mark is a
+# contract you choose; without it, you promise a zero gradient.
+#
+# **The explorer on `SinCos` and on your `SortWithIndices`.** `SinCos` was written before
+# `set_materialize_grads(False)`: untick an output and see what its backward is handed. The
+# indices of your sort cannot feed a loss at all.
+
+# %%
+outputs_explorer(SinCos, torch.linspace(0, 3, 4, dtype=torch.float64))
+
+# %%
+outputs_explorer(SortWithIndices, torch.tensor([0.3, -1.2, 2.5, 0.9], dtype=torch.float64))
+
+# %% [markdown]
+# **A stale saved tensor.** The saving of an in-place op is real only when nothing else needs
+# the values it overwrites. Here `h` feeds both your in-place ReLU and a product with `w`,
+# which saved `h` for its own backward (the gradient of `w` is `h`). After the write, that
+# saved `h` is stale, and the version counter catches it in backward: this is when to use
+# `torch.relu`, not the in-place op.
+
+# %%
+h = torch.randn(4, requires_grad=True) * 2
+w = torch.randn(4, requires_grad=True)
+product = h * w  # saves h (and w) for its backward
+ReLUInPlace.apply(h)
+try:
+    (product.sum() + h.sum()).backward()
 except RuntimeError as error:
     print(first_line(error))

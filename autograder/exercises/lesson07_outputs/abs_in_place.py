@@ -169,6 +169,9 @@ def abs_full(AbsInPlace, device) -> None:
             check_abs(function, both_signs(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
+    with quoting_case(ABS, "x of shape (0, 3)"):
+        check_abs(function, sample((0, 3), device, seed=4), seed=4)
+    covers("empty x")
     with quoting_case(ABS, "x transposed, some entries exactly 0"):
         check_abs(function, both_signs(sample((4, 3), device, seed=6)).mT, seed=6)
     with quoting_case(ABS, "x with +-inf entries"):
@@ -190,7 +193,7 @@ def abs_full(AbsInPlace, device) -> None:
 
 EXERCISES = [
     Exercise(NAME, "07_outputs", abs_full,
-             contract=("x == 0", "0-d x", "the sign saved in one byte per element",
+             contract=("x == 0", "0-d x", "empty x", "the sign saved in one byte per element",
                        "a leaf that requires grad", "a view of a non-leaf", "version counter"),
              clauses=ABS_IN_PLACE_CLAUSES,
              domain=Domain(ABS, lambda device, dtype=torch.float64, seed=0: {

@@ -49,8 +49,9 @@ SPLIT_CLAUSES = (
            {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
             "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
             "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("backward allocates one tensor, the gradient of `x`, with one half missing as with "
-           "both present: nothing per missing output, nothing beyond the gradient.",
+    Clause("backward allocates, in bytes, the gradient of `x` and next to nothing besides, with "
+           "one half missing as with both present: nothing of a half's size for a missing "
+           "output, no copy beyond the gradient.",
            {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
             "SplitHalves/pads-both-halves": "each half padded to full width, the two added",
             "SplitHalves/allocates-beyond-gradient":
@@ -59,12 +60,14 @@ SPLIT_CLAUSES = (
 
 
 RELU_CLAUSES = (
-    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
-           "leaf that requires grad raises PyTorch's own error (`mark_dirty` does that for you);",
+    Clause("`x` itself is the returned tensor, and autograd knows it was written: a loss built "
+           "on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad "
+           "raises PyTorch's own error, as `torch.relu_` does;",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor"}),
-    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
-           "beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the gradient "
+    Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
+           "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly "
+           "`torch.relu(x)`, and the gradient "
            "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN "
            "entries are outside the contract: at a NaN `torch.relu`'s backward passes "
            "`grad_output` on, which is no derivative, and nothing asks yours to);",
@@ -76,8 +79,9 @@ RELU_CLAUSES = (
             "ReLUInPlace/subnormal-read-as-zero":
                 "the mask y > finfo.tiny, a cutoff at the smallest normal number",
             "unproven:wrong-value": "the mask y / y with nan made 0",
-            "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory"}),
-    Clause("backward returns a new tensor and leaves `grad_output` as it was;",
+            "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
+            "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"}),
+    Clause("backward never writes into `grad_output` (autograd may still use it);",
            {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"}),
     Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
            "attribute), and forward makes no tensor to save beyond one byte per element: answer "
@@ -88,12 +92,12 @@ RELU_CLAUSES = (
 
 
 ABS_IN_PLACE_CLAUSES = (
-    Clause("forward writes into `x`, calls `ctx.mark_dirty(x)` and returns `x` itself, so that a "
-           "leaf that requires grad raises PyTorch's own error;",
+    Clause("as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was "
+           "written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;",
            {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
             "AbsInPlace/returns-new-tensor": "a new tensor returned"}),
-    Clause("`x` of any shape and of any strides an in-place write accepts, with entries at 0, "
-           "beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
+    Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
+           "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
            "of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the "
            "contract);",
            {"AbsInPlace/write-not-exact": "the write negates only x < -1e-6",

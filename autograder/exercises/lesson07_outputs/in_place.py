@@ -4,52 +4,22 @@ grad, the gradient through a view of a non-leaf, and the version counter bumped;
 battery; and the writable copy the checks generated from their domains write into."""
 
 import math
-from contextlib import contextmanager
 
 import torch
 
-from ...checks import (Spec, backward_outputs, case, check_is_function, check_no_ctx_tensors,
+from ...checks import (Spec, backward_outputs, check_is_function, check_no_ctx_tensors,
                       gradcheck_callable, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import _shares_memory, record_ctx_calls
+from .quoting import _quoted, quoting_case
 
 RELU = Spec("ReLUInPlace", ("x",), torch.relu)
 RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 LEAF_ERROR = "a leaf Variable that requires grad"
-
-
-def _quoted(error: BaseException) -> str:
-    """``IndexError: tuple index out of range``: an error's type and first line."""
-    return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}".rstrip(": ")
-
-
-def _phase(error: BaseException) -> str:
-    """``.backward`` or ``.forward``: the learner's method the error came out of, if any."""
-    phase, traceback = "", error.__traceback__
-    while traceback is not None:
-        if traceback.tb_frame.f_code.co_name in ("forward", "backward"):
-            phase = f".{traceback.tb_frame.f_code.co_name}"
-        traceback = traceback.tb_next
-    return phase
-
-
-@contextmanager
-def quoting_case(spec: Spec, description: str):
-    """``case``, with any other error the learner's code raises in the block (an IndexError on
-    a 0-d x, a ValueError of its own) quoted as a hint, so that its first line names the inputs
-    too; the category stays ``raised:<Type>`` (``autograder.mistakes``)."""
-    with case(description):
-        try:
-            yield
-        except (GradingError, NotImplementedError):
-            raise
-        except Exception as error:  # the learner's code may raise anything
-            raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
-                               str(error)) from error
 
 
 # beside the kink: float32 rounds +-1e-300 to 0 (x.float() > 0 reads them as 0), and a
@@ -190,9 +160,9 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
     pristine = grad_output.clone()
     got = backward_outputs(spec, (y,), base, (grad_output,))
     if not torch.equal(grad_output, pristine):
-        raise GradingError(f"{spec.name}'s backward modified grad_output in place: it must return "
-                           "a new tensor. Which operation gives you one without touching "
-                           "grad_output?",
+        raise GradingError(f"{spec.name}'s backward modified grad_output in place: autograd may "
+                           "still use it, so backward never writes into it. Which operation "
+                           "gives you the gradient without touching grad_output?",
                            mistake=f"{spec.name}/modifies-grad-output")
     return forward, got, pristine, before
 
@@ -332,6 +302,11 @@ def relu_full(ReLUInPlace, device) -> None:
             check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
     covers("x == 0")
     covers("0-d x")
+    with quoting_case(RELU, "x of shape (0, 3)"):  # x.min() raises here
+        check_relu(function, sample((0, 3), device, seed=4), seed=4)
+    covers("empty x")
+    with quoting_case(RELU, "x with every entry positive, nothing to clamp"):
+        check_relu(function, sample((3, 4), device, seed=8).abs() + 0.5, seed=8)
     with quoting_case(RELU, "x transposed, some entries exactly 0"):
         check_relu(function, with_zeros(sample((4, 3), device, seed=6)).mT, seed=6)
     with quoting_case(RELU, "x with +-inf entries"):

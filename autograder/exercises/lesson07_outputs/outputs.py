@@ -324,8 +324,8 @@ EXERCISES = [
                        "outputs written in place"), clauses=SPLIT_CLAUSES,
              domain=Domain(SPLIT_OUTPUTS, _split_values)),
     Exercise("ReLUInPlace", "07_outputs", relu_full,
-             contract=("x == 0", "0-d x", "a leaf that requires grad", "a view of a non-leaf",
-                       "version counter"), clauses=RELU_CLAUSES,
+             contract=("x == 0", "0-d x", "empty x", "a leaf that requires grad",
+                       "a view of a non-leaf", "version counter"), clauses=RELU_CLAUSES,
              domain=Domain(RELU, lambda device, dtype=torch.float64, seed=0: {
                  "x": with_zeros(sample((3, 4), device, seed=seed, dtype=dtype))},
                  prepare=lambda submission: writing_into_a_copy(

@@ -48,6 +48,19 @@ UNUSUAL = [
         x.clamp_(min=0)
         ctx.mark_dirty(x)
         return x''')),
+    # a review (score 8): grad_output itself handed back where nothing was clamped, as
+    # CloneBackward does; the contract asks only that backward never write into it (an x with
+    # every entry positive exercises it)
+    Unusual("ReLUInPlace", "grad_output itself returned where nothing was clamped",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        mask = y > 0
+        if mask.all():
+            return grad_output  # nothing clamped: pass it through
+        return grad_output * mask
+''')),
     Unusual("ReLUInPlace", "torch.clamp with out=x", _relu('''        torch.clamp(x, min=0, out=x)
         ctx.mark_dirty(x)
         ctx.save_for_backward(x)
@@ -68,6 +81,12 @@ MISTAKES = [
         positive, = ctx.saved_tensors
         return grad_output.masked_fill(~positive, 0)
 ''')),
+    # a review (score 8): the clamp skipped when x.min() >= 0; x.min() raises on an empty x,
+    # the witness of "x of any shape (empty included)"
+    Mistake("ReLUInPlace", "x.min() to skip the clamp, which raises on an empty x",
+            "ReLUInPlace.forward raised RuntimeError with x of shape (0, 3)", _relu(
+                _RELU_FORWARD.replace("        x.clamp_(min=0)",
+                                      "        if x.min() < 0:\n            x.clamp_(min=0)"))),
     Mistake("ReLUInPlace", "mark_dirty not called", "did not call ctx.mark_dirty(x)", _relu(
         '''        x.clamp_(min=0)
         ctx.save_for_backward(x)

@@ -174,6 +174,17 @@ MISTAKES = [
         indices = SortWithIndices.last_indices
         return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
 ''')),
+    # a review (score 8): the rows flattened with view(-1, n) and looped over; grad_values is not
+    # contiguous in the battery, and the hint names the line and the tensor viewed
+    Mistake("SortWithIndices", "rows flattened with grad_values.view(-1, n), looped over",
+            "views grad_values, which is not contiguous here", _sort(backward=_sort_backward(
+                "        n = grad_values.shape[-1]\n"
+                "        g = grad_values.view(-1, n)\n"
+                "        idx = indices.view(-1, n)\n"
+                "        out = torch.zeros_like(g)\n"
+                "        for r in range(g.shape[0]):\n"
+                "            out[r, idx[r]] = g[r]\n"
+                "        return out.view(grad_values.shape)\n"))),
     # a widely copied write-up of ctx's API sorts along the last dim and scatters along dim 0
     Mistake("SortWithIndices", "scatter along dim 0", "SortWithIndices.backward raised RuntimeError",
             _sort(backward=_sort_backward(

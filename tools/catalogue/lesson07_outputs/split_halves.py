@@ -58,6 +58,21 @@ UNUSUAL = [
         h = x.shape[-1] // 2
         return x.narrow(-1, 0, h).clone(), x.narrow(-1, h, h).clone()
 ''')),
+    # a review (score 8): a 0-d zero (8 bytes) expanded to the missing half's shape, then cat:
+    # the contract counts bytes, and nothing of a half's size is made for the missing output
+    Unusual("SplitHalves", "a 0-d zero expanded for the missing half, then cat", _split(
+        backward='''
+    @staticmethod
+    def backward(ctx, a, b):
+        if a is None and b is None:
+            return None
+        known = a if a is not None else b
+        if a is None:
+            a = known.new_zeros(()).expand_as(known)
+        if b is None:
+            b = known.new_zeros(()).expand_as(known)
+        return torch.cat([a, b], dim=-1)
+''')),
     Unusual("SplitHalves", "torch.split, list of gradients", _split('''
     @staticmethod
     def forward(ctx, x):
