@@ -294,7 +294,8 @@ plt.show()
 #
 # - `x` of shape $(*, \text{in})$, any number of leading dimensions **including none**, each
 #   of any size **including 0** (an empty batch), `weight` of shape $(\text{out}, \text{in})$,
-#   `bias` of shape $(\text{out},)$ or `None`: the value and the gradients `F.linear` gives,
+#   `bias` of shape $(\text{out},)$ or `None`, each of any strides `F.linear` accepts (a
+#   transposed, sliced or expanded view too): the value and the gradients `F.linear` gives,
 #   each gradient of its input's shape;
 # - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
 #   input required grad when forward ran), and `None` otherwise;
@@ -419,61 +420,6 @@ for shape in [(4,), (5, 4), (2, 3, 4)]:
     x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
     print(f"x of shape {str(shape):<10} gradcheck:",
           torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
-
-# %% [markdown]
-# ### A transpose in forward: a transpose in backward?
-#
-# Forward multiplies by $W^\top$, so multiplying by $W^\top$ in backward too is a tempting
-# slip (one of the texts this course was built from "fixes" the right formula into it):
-# `G @ W.T` instead of the `G @ W` you derived. The questions here are how that slip shows
-# itself, or hides.
-#
-# **Predict, then run.**
-# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from autograd's `grad_x`:
-#    `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or `"large"` (the size of the
-#    gradient itself)?
-# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
-#    `grad_x`? `True` or `False`.
-# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
-
-# %%
-predicted_transpose = {"error of G @ W.T, random square W": None,
-                       "G @ W.T is grad_x when W is symmetric": None,
-                       "G @ W.T raises when in != out": None}
-
-# %%
-x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
-G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
-(x @ W.T).backward(G)
-error = (G @ W.detach().T - x.grad).abs().max().item()
-W_sym = (W.detach() + W.detach().T).requires_grad_()
-x_sym = x.detach().requires_grad_()
-(x_sym @ W_sym.T).backward(G)
-W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
-try:
-    G_rect @ W_rect.T
-    raises = False
-except RuntimeError as exc:
-    print("with in != out:", exc)
-    raises = True
-print(f"largest error of G @ W.T with a random square W: {error:.3g}")
-compare(predicted_transpose, {
-    "error of G @ W.T, random square W":
-        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
-    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
-    "G @ W.T raises when in != out": raises})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
-# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
-# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
-# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
-# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
-# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
-# </details>
 
 # %% [markdown]
 # The work your backward does, next to PyTorch's:
@@ -690,14 +636,14 @@ check_relu_keeps()
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
 # `relu(x @ weight.T + bias)`. The contract, which the self-check and the hidden tests check:
 #
-# - shapes as in exercise 1, an empty batch included: the value and the gradients autograd
-#   gives `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, with a gradient
-#   of 0 where the pre-activation is $\le 0$, **including exactly 0** (as `torch.relu`);
-# - forward saves `x`, `weight` and what your `relu_keeps` keeps, through
-#   `ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, it may
-#   save `None` for `x` when the weight needs no gradient, and for `weight` when `x` needs
-#   none. Saving `x` and `weight` always also passes; an optional section after the summary
-#   measures why saving `None` is worth it;
+# - shapes and strides as in exercise 1, an empty batch included: the value and the
+#   gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's
+#   shape, with a gradient of 0 where the pre-activation is $\le 0$, **including exactly 0**,
+#   whatever `grad_output` holds there ($\pm\infty$ included), and `grad_output` passed on
+#   wherever it is $> 0$, however small (as `torch.relu`);
+# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps as a
+#   `torch.bool` mask, and `x` and `weight` (or `None` for either where no wanted gradient
+#   reads it, as in exercise 1): no float pre-activation $z$, no output;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -755,6 +701,11 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
 # 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
 # $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$.
+#
+# As in exercise 1, `grad_weight` reads $x$ and `grad_x` reads $W$, so forward may save `None`
+# for $x$ when the weight needs no gradient, and for $W$ when $x$ needs none. Saving both
+# always also passes; an optional section after the summary measures why saving `None` is
+# worth it.
 # </details>
 
 # %% [markdown]
@@ -934,8 +885,10 @@ plt.show()
 #
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
 #   is `None` otherwise;
-# - the value and the gradients `F.bilinear` gives, each of its input's shape, for any
-#   `grad_output` autograd hands you, a non-contiguous one included;
+# - the value and the gradients `F.bilinear` gives, each of its input's shape, for `x1`,
+#   `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, sliced or
+#   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
+#   included;
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.
@@ -1070,17 +1023,10 @@ from autograder import grade; grade("Bilinear", Bilinear)
 # $$\frac{\partial L}{\partial W_{oij}} = \sum_p G_{po}\, x_{1, pi}\, x_{2, pj},\quad
 #   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
 #
-# Look at the subscripts, here and in `HeadwiseLinear`'s backward below: each gradient is the
-# forward product with the factor you differentiate and the output **swapped**. `grad_output`
-# takes the output's letters, the result takes the factor's letters, and the other factors
-# stay as they were, since the derivative of a product with respect to one factor is the
-# product of the others. Call it the **swap rule**. It holds when every letter appears in at
-# least two subscripts (operands and output) and no subscript repeats a letter; here $p$ is in
-# $x_1$, $x_2$ and the output, so `grad_weight` sums over it. A letter that one operand alone
-# has is summed in forward and must be broadcast back in backward, and a repeated one
-# (`"ii->i"`, a diagonal) would have to repeat in the gradient's output (`"i->ii"`), which
-# einsum refuses: the swap does neither (an optional section after the summary works both
-# out).
+# Each gradient is the forward product with the factor you differentiate and the output
+# **swapped** (the **swap rule**; look at `HeadwiseLinear`'s backward below too). An optional
+# section after the summary says why, when it holds, and works out two einsums where it does
+# not.
 # </details>
 
 # %% [markdown]
@@ -1117,27 +1063,15 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # %% [markdown]
 # ## Common mistakes
 #
+# The self-check names most slips by itself (a transpose too many, a sum over the wrong
+# dimensions, a mask `z >= 0`, an unneeded gradient computed). These are the ones its
+# messages do not explain:
+#
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `grad_x = grad_output @ weight.T` | a shape error when in $\ne$ out; silently wrong when $W$ is square | $G W$: $(*, \text{out}) \cdot (\text{out}, \text{in})$ |
-# | `grad_weight = grad_output.T @ x` without flattening | `RuntimeError` for 1-D `x` (a dot product of sizes out and in) and for 3-D `x` (`.T` reverses every dimension) | flatten the leading dimensions into rows first, then $G_2^\top x_2$ |
-# | `grad_output.view(-1, out)` | `RuntimeError` when autograd hands a non-contiguous `grad_output` with leading dimensions it cannot merge (a permuted 3-D one); a transposed 2-D one passes, so a batch test does not catch it | `reshape`, which copies only when it must |
-# | `grad_weight = (grad_output.mT @ x).sum(0)` for 3-D `x` and more | sums one batch dimension only: for 4-D `x` a $(1, \text{out}, \text{in})$ is left, which the engine sums for you, and the self-check rejects | flatten every leading dimension into rows first, then $G_2^\top x_2$ |
-# | `x.reshape(rows, -1)` with `rows` from `grad_output`, or `grad_bias` as a mean times the number of rows | fails for an empty batch, $x$ of shape $(0, \text{in})$: reshape cannot infer $-1$ from zero elements, and a mean over no rows is NaN | `x.reshape(-1, x.shape[-1])`: give the size you know; sum the rows |
-# | `grad_bias` summed with `.sum(0)`, or over `dim=tuple(range(grad_output.dim() - 1))` | right for a batch; for 1-D `x` the sum takes the out features, since `sum(dim=())` sums every dimension, not none | flatten first, then sum the rows |
+# | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a permuted 3-D `grad_output`, a transposed batch `x`); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
-# | saving `None` for an input, then reshaping it or reading its `.shape` in backward anyway | an `AttributeError` or `TypeError` on `None` when only the other input needs a gradient | read each saved tensor only in the branch that uses it; take sizes from `grad_output` |
-# | `grad_bias = grad_output` | with leading dimensions it has shape $(*, \text{out})$: the engine sums it to the bias's $(\text{out},)$ for you, and the self-check rejects it | the sum of the rows of the flattened $G$ |
-# | reading `ctx.needs_input_grad[2]` when called without a bias (`[3]` in a bilinear layer) | `IndexError`: one input fewer was passed | remember `bias is not None` in forward |
-# | `torch.autograd.grad`, `torch.func.vjp` or `.backward()` inside backward | autograd derives the gradient for you; the self-check rejects it | derive each gradient index by index and write it |
-# | computing every gradient always | twice the backward FLOPs when only one is needed | test `ctx.needs_input_grad[i]` first |
-# | computing every gradient, then returning `None` for the unneeded ones | the work is done anyway, and the self-check counts it: "backward did 288 FLOPs where 144 suffice: ctx.needs_input_grad[1] is False for weight, so skip grad_weight" (for `Bilinear` it names the input backward read that no wanted gradient depends on; for a bias that needs no gradient, the sum to its shape) | test the entry before computing, not after |
-# | testing `ctx.needs_input_grad[1]` before computing `grad_x` | `None` for `x` whenever the weight is frozen | entry $i$ belongs to input $i$ |
-# | a ReLU mask `z >= 0` | a gradient where the pre-activation is exactly 0, where `torch.relu` gives none | `z > 0` |
-# | saving the float pre-activation `z` in the fused Function | the memory fusing was meant to save is still spent | save `z > 0` |
-# | `ctx.mask = z > 0` | skips the in-place check; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
-# | `grad_output[~mask] = 0` | corrupts gradients autograd shares | select into a new tensor with `torch.where`, as lesson 01's `MyReLU` |
-# | forgetting the ReLU's mask in the fused backward, in `grad_x` alone or in all three | wrong gradients wherever $z \le 0$ | apply the mask to $G$ first, and use the result in every gradient |
+# | `ctx.mask = z > 0` | skips autograd's in-place check on what backward reads; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 
 # %% [markdown]
 # ## Summary
@@ -1158,7 +1092,8 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First a
 # measurement that backs `FusedLinearReLU`'s saving rule, then what the engine sums for you
-# when a gradient comes back with extra dimensions, then notes from practice.
+# when a gradient comes back with extra dimensions, then notes from practice (`einsum`'s
+# swap rule among them), and last how the transpose slip in `grad_x` shows itself, or hides.
 
 # %% [markdown]
 # ### Frozen weights: what `FusedLinearReLU` keeps
@@ -1328,8 +1263,18 @@ compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summe
 # (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise contracts
 # left to right, in the order you list the operands.)
 #
-# **Einsums outside the swap rule.** Two einsums the swap cannot differentiate; derive each
-# gradient on paper by the same method, index by index with its shape, before reading on.
+# **The swap rule, and einsums outside it.** In `Bilinear`'s gradients and in
+# `HeadwiseLinear`'s backward, each gradient is the forward product with the factor you
+# differentiate and the output swapped: `grad_output` takes the output's letters, the result
+# takes the factor's letters, and the other factors stay as they were, since the derivative of
+# a product with respect to one factor is the product of the others. The swap holds when every
+# letter appears in at least two subscripts (operands and output) and no subscript repeats a
+# letter; in `Bilinear`, $p$ is in $x_1$, $x_2$ and the output, so `grad_weight` sums over it.
+# A letter that one operand alone has is summed in forward and must be broadcast back in
+# backward, and a repeated one (`"ii->i"`, a diagonal) would have to repeat in the gradient's
+# output (`"i->ii"`), which einsum refuses: the swap does neither. Two einsums the swap cannot
+# differentiate; derive each gradient on paper by the same method, index by index with its
+# shape, before reading on.
 #
 # 1. $y_{pk} = \sum_{i, j} x_{pij}\, W_{jk}$, `"pij,jk->pk"`: the letter $i$ is in $x$ alone.
 # 2. $y_p = \sum_i x_{pii}$, `"pii->p"`, the trace of each matrix in a batch: $i$ repeats.
@@ -1381,3 +1326,59 @@ for _ in range(30):  # the fastest of 30 interleaved runs: other work on the mac
 print(f"over i first, an intermediate (64, 16, 8):   {fastest['i'] * 1e3:.3f} ms")
 print(f"over j first, an intermediate (64, 16, 256): {fastest['j'] * 1e3:.3f} ms, "
       f"{fastest['j'] / fastest['i']:.1f} times as long (one thread)")
+
+
+# %% [markdown]
+# ### A transpose in forward: a transpose in backward?
+#
+# Back to Exercise 1's `grad_x`. Forward multiplies by $W^\top$, so multiplying by $W^\top$
+# in backward too is a tempting slip (one of the texts this course was built from "fixes" the
+# right formula into it): `G @ W.T` instead of the `G @ W` you derived. The questions here
+# are how that slip shows itself, or hides.
+#
+# **Predict, then run.**
+# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from
+#    autograd's `grad_x`: `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or
+#    `"large"` (the size of the gradient itself)?
+# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
+#    `grad_x`? `True` or `False`.
+# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
+
+# %%
+predicted_transpose = {"error of G @ W.T, random square W": None,
+                       "G @ W.T is grad_x when W is symmetric": None,
+                       "G @ W.T raises when in != out": None}
+
+# %%
+x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
+G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
+(x @ W.T).backward(G)
+error = (G @ W.detach().T - x.grad).abs().max().item()
+W_sym = (W.detach() + W.detach().T).requires_grad_()
+x_sym = x.detach().requires_grad_()
+(x_sym @ W_sym.T).backward(G)
+W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
+try:
+    G_rect @ W_rect.T
+    raises = False
+except RuntimeError as exc:
+    print("with in != out:", exc)
+    raises = True
+print(f"largest error of G @ W.T with a random square W: {error:.3g}")
+compare(predicted_transpose, {
+    "error of G @ W.T, random square W":
+        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
+    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
+    "G @ W.T raises when in != out": raises})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
+# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
+# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
+# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
+# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
+# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# </details>

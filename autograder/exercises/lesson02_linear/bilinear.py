@@ -20,7 +20,7 @@ from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed
-from .contracts import BILINEAR_CLAUSES
+from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
 
 LATER_IN_LESSON = True
 
@@ -258,7 +258,8 @@ def _bias_sums_features(function, values: dict, device) -> bool:
 
 
 DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
-                                             "bias": (5,)}), optional=("bias",))
+                                             "bias": (5,)}), optional=("bias",),
+                layout_clause=BILINEAR_LAYOUT_CLAUSE)
 
 
 EXERCISES = [

@@ -3,11 +3,18 @@ the checks that enforce each and a wrong answer each check fails (autograder.cla
 
 from ...clauses import Clause
 
+# the layouts each contract names, as a failed layout case cites them (autograder.domain)
+LINEAR_LAYOUT_CLAUSE = ("x, weight and bias of any strides F.linear accepts (a transposed, "
+                        "sliced or expanded view too)")
+BILINEAR_LAYOUT_CLAUSE = ("x1, x2, weight and bias of any strides F.bilinear accepts (a "
+                          "transposed, sliced or expanded view too)")
+
 
 MY_LINEAR_CLAUSES = (
     Clause("`x` of shape $(*, \\text{in})$, any number of leading dimensions **including none**, "
            "each of any size **including 0** (an empty batch), `weight` of shape "
-           "$(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or `None`: the value "
+           "$(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or `None`, each of any "
+           "strides `F.linear` accepts (a transposed, sliced or expanded view too): the value "
            "and the gradients `F.linear` gives, each gradient of its input's shape;",
            {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
@@ -18,6 +25,7 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "MyLinearFunction/empty-batch": "x flattened as x.reshape(rows, -1)",
+            "case:with transposed inputs": "the saved x flattened with .view in backward",
             "raised:TypeError": "+ bias with no bias=None path"}),
     Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
            "input required grad when forward ran), and `None` otherwise;",
@@ -51,11 +59,17 @@ MY_LINEAR_CLAUSES = (
 
 
 FUSED_CLAUSES = (
-    Clause("shapes as in exercise 1, an empty batch included: the value and the gradients "
-           "autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's shape, "
-           "with a gradient of 0 where the pre-activation is $\\le 0$, **including exactly 0** "
-           "(as `torch.relu`);",
+    Clause("shapes and strides as in exercise 1, an empty batch included: the value and the "
+           "gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its "
+           "input's shape, with a gradient of 0 where the pre-activation is $\\le 0$, "
+           "**including exactly 0**, whatever `grad_output` holds there ($\\pm\\infty$ "
+           "included), and `grad_output` passed on wherever it is $> 0$, however small (as "
+           "`torch.relu`);",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
+            "FusedLinearReLU/mask-multiplies-infinite-grad":
+                "grad_output times the mask: inf * 0 is nan where z <= 0",
+            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+            "FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
             "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
             "FusedLinearReLU/grad-x-unmasked": "forgets the ReLU in backward",
             "FusedLinearReLU/bias-sums-features":
@@ -64,11 +78,9 @@ FUSED_CLAUSES = (
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "FusedLinearReLU/empty-batch": "x flattened as x.reshape(rows, -1)",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves `x`, `weight` and what your `relu_keeps` keeps, through "
-           "`ctx.save_for_backward`: no float pre-activation $z$, no output. As in exercise 1, "
-           "it may save `None` for `x` when the weight needs no gradient, and for `weight` when "
-           "`x` needs none. Saving `x` and `weight` always also passes; an optional section after "
-           "the summary measures why saving `None` is worth it;",
+    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps as a "
+           "`torch.bool` mask, and `x` and `weight` (or `None` for either where no wanted "
+           "gradient reads it, as in exercise 1): no float pre-activation $z$, no output;",
            {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
@@ -100,8 +112,10 @@ BILINEAR_CLAUSES = (
             "Bilinear/reads-unsaved-input":
                 "saves selectively, then reads x1.shape when only x1 needs a gradient",
             "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient"}),
-    Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for any "
-           "`grad_output` autograd hands you, a non-contiguous one included;",
+    Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for "
+           "`x1`, `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, "
+           "sliced or expanded view too) and for any `grad_output` autograd hands you, a "
+           "non-contiguous one included;",
            {"unproven:wrong-value": "grad_x2 sums over the wrong input",
             "Bilinear/weight-indices-swapped":
                 "grad_x2 reads weight[o, j, i] where the shapes let it (n1 == n2)",
@@ -110,7 +124,8 @@ BILINEAR_CLAUSES = (
             "Bilinear/returns-gradient-of-another-shape":
                 "grad_bias kept as (1, out) by keepdim=True",
             "case:view size is not compatible":
-                "grad_output.view on a non-contiguous grad_output"}),
+                "grad_output.view on a non-contiguous grad_output",
+            "case:with transposed inputs": "the saved x1 and x2 flattened with .view"}),
     Clause("backward written by hand: deriving the gradients is the exercise.",
            {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
 )

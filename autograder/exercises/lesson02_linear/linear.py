@@ -17,10 +17,11 @@ from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
-from .contracts import MY_LINEAR_CLAUSES, FUSED_CLAUSES
+from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            values_and_gradients)
-from .relu_mask import check_exact_zero_pre_activation, check_saves_bool_mask
+from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
+                        check_infinite_grad_output_where_off, check_saves_bool_mask)
 
 EMPTY = (0,)  # an empty batch: F.linear gives a (0, out) output and zero parameter gradients
 
@@ -206,6 +207,7 @@ def fused_full(FusedLinearReLU, device) -> None:
 def _fused_checks(function, device) -> None:
     check_class_untouched(function, FUSED_DOMAIN, device)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
+    check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
@@ -213,6 +215,7 @@ def _fused_checks(function, device) -> None:
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
     check_frozen_bias_not_summed(function, FUSED_LINEAR_RELU, linear_values((6,), device))
+    check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
 
 
@@ -231,8 +234,10 @@ def _by_seed(spec: Spec):
         odd if seed % 2 else even)(device, dtype, seed, **given)
 
 
-MY_LINEAR_DOMAIN = Domain(MY_LINEAR, _by_seed(MY_LINEAR), optional=("bias",))
-FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, _by_seed(FUSED_LINEAR_RELU), optional=("bias",))
+MY_LINEAR_DOMAIN = Domain(MY_LINEAR, _by_seed(MY_LINEAR), optional=("bias",),
+                          layout_clause=LINEAR_LAYOUT_CLAUSE)
+FUSED_DOMAIN = Domain(FUSED_LINEAR_RELU, _by_seed(FUSED_LINEAR_RELU), optional=("bias",),
+                      layout_clause=LINEAR_LAYOUT_CLAUSE)
 
 
 EXERCISES = [
@@ -244,7 +249,8 @@ EXERCISES = [
     Exercise("FusedLinearReLU", "02_linear", fused_full,
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "an empty batch", "saves a boolean mask",
-                       "pre-activations exactly 0"),
+                       "pre-activations exactly 0",
+                       "an infinite grad_output where the ReLU is off"),
              clauses=FUSED_CLAUSES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=FUSED_DOMAIN),
 ]

@@ -1,12 +1,15 @@
-"""FusedLinearReLU's ReLU: what forward saves for it (one bit per output element) and the
-gradient where a pre-activation is exactly 0, or just above it."""
+"""FusedLinearReLU's ReLU: what forward saves for it (one bit per output element), the
+gradient where a pre-activation is exactly 0, or just above it (down to the smallest positive
+float64), an infinite grad_output where the ReLU is off, and a bias gradient that skips the
+mask."""
 
 import math
 
 import torch
 import torch.nn.functional as F
 
-from ...checks import Spec, case, check_values_and_gradients
+from ...checks import (Spec, case, check_values_and_gradients, make_inputs, reference_gradients,
+                      run_backward, run_forward)
 from ...contract import covers
 from ...errors import GradingError
 
@@ -82,7 +85,87 @@ def check_exact_zero_pre_activation(function, spec: Spec, device) -> None:
                     "passes grad_output on, and torch.relu passes 0: which entries does your "
                     "mask keep?", error.details or error.hint,
                     mistake=f"{spec.name}/mask-includes-zero") from error
+    check_tiny_positive_pre_activation(function, spec, device)
     covers("pre-activations exactly 0")
+
+
+# x @ eye(3).T is x exactly: pre-activations down to the smallest positive float64, 5e-324 (a
+# subnormal), and 1e-300, beside 1 and negatives; a mask z > finfo.eps or z > finfo.tiny drops
+# them, where torch.relu passes grad_output on
+TINY_X = [[5e-324, 1e-300, -5e-324], [1.0, 5e-324, -1.0], [1e-300, -1e-300, 0.0]]
+
+
+def check_tiny_positive_pre_activation(function, spec: Spec, device) -> None:
+    """Pre-activations that are positive but as small as a float64 gets: torch.relu passes
+    grad_output on wherever z > 0, however small."""
+    values = {"x": torch.tensor(TINY_X, dtype=torch.float64, device=device),
+              "weight": torch.eye(3, dtype=torch.float64, device=device),
+              "bias": torch.zeros(3, dtype=torch.float64, device=device)}
+    with case("pre-activations 5e-324 and 1e-300, bias=a tensor"):
+        try:
+            check_values_and_gradients(function, spec, values)
+        except GradingError as error:
+            raise GradingError(
+                "where the pre-activation x @ weight.T + bias is positive but tiny (5e-324, the "
+                "smallest positive float64, and 1e-300), your backward passes no gradient, and "
+                "torch.relu passes grad_output on wherever it is > 0, however small: which "
+                "entries does your mask keep?", error.details or error.hint,
+                mistake=f"{spec.name}/mask-drops-tiny-positive") from error
+
+
+def check_infinite_grad_output_where_off(function, spec: Spec, device) -> None:
+    """grad_output of +inf and -inf where the pre-activation is <= 0: torch.relu's backward
+    gives 0 there (it selects), grad_output times the mask gives inf * 0 = nan."""
+    values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
+              "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device),
+              "bias": torch.tensor(ZERO_BIAS, dtype=torch.float64, device=device)}
+    off = F.linear(values["x"], values["weight"], values["bias"]) <= 0
+    grad_output = torch.full(off.shape, 0.5, dtype=torch.float64, device=device)
+    signs = torch.where(torch.arange(off.numel(), device=device).reshape(off.shape) % 2 == 0,
+                        math.inf, -math.inf).to(torch.float64)
+    grad_output = torch.where(off, signs, grad_output)
+    inputs = make_inputs(values)
+    with case("grad_output of +inf and -inf where the pre-activation is <= 0"):
+        forward = run_forward(function, spec, inputs)
+        backward = run_backward(spec, forward.output, inputs, grad_output.clone())
+    truth = reference_gradients(spec, inputs, grad_output)
+    for name, grad in zip(inputs, backward.grads):
+        if not (isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape):
+            continue  # a shape or a None is for the other checks to name
+        if (~grad.isfinite() & truth[name].isfinite()).any():
+            raise GradingError(
+                f"your gradient for {name} holds nan where torch.relu's is finite, with "
+                "grad_output +inf or -inf at pre-activations <= 0: there the ReLU passes 0 back "
+                "whatever grad_output holds, and your backward lets those entries reach "
+                f"{name} (inf * 0 is nan). How does your backward zero grad_output where the "
+                "ReLU is off?", f"grad_output: {grad_output.tolist()}",
+                mistake=f"{spec.name}/mask-multiplies-infinite-grad")
+    covers("an infinite grad_output where the ReLU is off")
+
+
+def check_bias_gradient_masked(function, spec: Spec, device) -> None:
+    """grad_bias is the masked grad_output summed over the rows, not the raw one: name the
+    bias gradient that skips the ReLU (the bias is added before it)."""
+    values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
+              "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device),
+              "bias": torch.tensor(ZERO_BIAS, dtype=torch.float64, device=device)}
+    inputs = make_inputs(values)
+    try:
+        forward = run_forward(function, spec, inputs)
+        grad_output = torch.linspace(0.5, 2.0, forward.output.numel(), dtype=torch.float64,
+                                     device=device).reshape(forward.output.shape)
+        grad_bias = run_backward(spec, forward.output, inputs, grad_output).grads[2]
+    except GradingError:
+        return  # an error is for the checks after this one to name, with their cases
+    if not isinstance(grad_bias, torch.Tensor) or grad_bias.shape != values["bias"].shape:
+        return
+    truth = reference_gradients(spec, inputs, grad_output)["bias"]
+    if not torch.allclose(grad_bias, truth) and torch.allclose(grad_bias, grad_output.sum(0)):
+        raise GradingError(
+            "grad_bias sums grad_output where the pre-activation is <= 0 too, as if the bias "
+            "were added after the ReLU: it is added before, so where the ReLU is off no "
+            "gradient reaches the bias either. What takes grad_output's place in grad_bias, as "
+            "in grad_x and grad_weight?", mistake=f"{spec.name}/grad-bias-unmasked")
 
 
 def _matches(function, spec: Spec, values: dict) -> bool:

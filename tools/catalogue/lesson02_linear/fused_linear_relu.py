@@ -15,7 +15,7 @@ UNUSUAL = [
                    "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
     Unusual("FusedLinearReLU", "flattened x and a (rows, out) mask saved",
             _fused("        rows, weight, mask = ctx.saved_tensors\n"
-                   "        g = grad_output.reshape(-1, weight.shape[0]) * mask\n"
+                   "        g = torch.where(mask, grad_output.reshape(-1, weight.shape[0]), 0.0)\n"
                    "        grad_x = (g @ weight).reshape(ctx.x_shape) if "
                    "ctx.needs_input_grad[0] else None\n"
                    "        grad_weight = g.T @ rows if ctx.needs_input_grad[1] else None\n"
@@ -36,7 +36,7 @@ UNUSUAL = [
                    "ctx.needs_input_grad[2] else None\n"
                    "        return grad_x, grad_weight, grad_bias")),
     Unusual("FusedLinearReLU", "a 'dead' mask z <= 0 and masked_fill",
-            _fused(FUSED_READ.replace("mask", "dead").replace("grad_output * dead",
+            _fused(FUSED_READ.replace("mask", "dead").replace("torch.where(dead, grad_output, 0.0)",
                                                               "grad_output.masked_fill(dead, 0)")
                    + FUSED_RETURN,
                    "        z = x @ weight.T\n        if bias is not None:\n            z += bias\n"
@@ -44,7 +44,7 @@ UNUSUAL = [
                    "        ctx.has_bias = bias is not None\n        return z.masked_fill(dead, 0)")),
     Unusual("FusedLinearReLU", "saves x and weight only for the gradients that read them",
             _fused("        x, weight, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
-                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        g = torch.where(mask, grad_output, 0.0)\n        g2 = g.reshape(-1, g.shape[-1])\n"
                    "        grad_x = g @ weight if n[0] else None\n"
                    "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
                    "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n"
@@ -62,7 +62,7 @@ UNUSUAL = [
                    "        ctx.has_bias = bias is not None\n        return torch.relu(z)")),
     Unusual("FusedLinearReLU", "a contiguous weight.T and x saved only when they will be read",
             _fused("        x, weight_t, mask = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
-                   "        g = grad_output * mask\n        g2 = g.reshape(-1, g.shape[-1])\n"
+                   "        g = torch.where(mask, grad_output, 0.0)\n        g2 = g.reshape(-1, g.shape[-1])\n"
                    "        grad_x = g @ weight_t.T if n[0] else None\n"
                    "        grad_weight = g2.T @ x.reshape(-1, x.shape[-1]) if n[1] else None\n"
                    "        grad_bias = g2.sum(0) if ctx.has_bias and n[2] else None\n" + _RETURN,
@@ -137,7 +137,8 @@ MISTAKES = [
     Mistake("FusedLinearReLU", "a float mask",
             "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
             "float number per output element",
-            _fused(FUSED_READ + FUSED_RETURN,
+            _fused(FUSED_READ.replace("torch.where(mask, grad_output, 0.0)", "grad_output * mask")
+                   + FUSED_RETURN,
                    FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
     Mistake("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU saved a uint8 mask",
             _fused(FUSED_READ + FUSED_RETURN,

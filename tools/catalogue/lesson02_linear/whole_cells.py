@@ -176,7 +176,7 @@ class FusedLinearReLU(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x2, weight, mask = ctx.saved_tensors
-        gz = grad_output.reshape(mask.shape) * mask
+        gz = torch.where(mask, grad_output.reshape(mask.shape), 0.0)
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[0]:
             grad_x = (gz @ weight).reshape(_X_SHAPE)
@@ -216,6 +216,7 @@ class Bilinear(torch.autograd.Function):
                 gb = None
         return g1, g2, gw, gb
 """))
+
 
 UNUSUAL.append(Unusual(
     "MyLinearFunction",
