@@ -781,9 +781,11 @@ compare("[f() for f in functions]", predicted_calls, [f() for f in functions])
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # Each function reads `i` when it is called, not when it was defined, and by then the loop has
-# left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads the last
-# segment's, for every segment. How can each function you hand to `CheckpointFunction` hold
-# its own segment, fixed when it is made?
+# left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads whatever
+# they hold when the loop has finished, for every segment: the last segment's bounds in a loop
+# `for start, end in zip(bounds, bounds[1:])`, an empty slice (`start == end == n`) in a loop
+# that ends its body with `start = end`. How can each function you hand to `CheckpointFunction`
+# hold its own segment, fixed when it is made?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
@@ -815,10 +817,10 @@ from autograder import grade; grade("checkpoint_sequential", checkpoint_sequenti
 #
 # **Quick question 2.** A body `Linear, GELU, Linear, GELU` (four parameters) is followed by a
 # `head`, and the body is checkpointed with your `CheckpointFunction` on a batch
-# `x = torch.randn(16, 8)`. After
-# `head(CheckpointFunction.apply(body, x)).square().mean().backward()`, how many of the
+# `batch = torch.randn(16, 8)`. After
+# `head(CheckpointFunction.apply(body, batch)).square().mean().backward()`, how many of the
 # body's four parameters have a `.grad`? And
-# `checkpoint_sequential(body, 2, x).square().mean().backward()`, with no head: does it run,
+# `checkpoint_sequential(body, 2, batch).square().mean().backward()`, with no head: does it run,
 # or raise? Write your predictions below, then run the cell after.
 
 # %%
@@ -833,17 +835,17 @@ def with_grad(module):
 torch.manual_seed(0)
 body = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8), nn.GELU())
 head = nn.Linear(8, 1)
-x = torch.randn(16, 8)  # a batch of data: it requires no grad
+batch = torch.randn(16, 8)  # a batch of data: it requires no grad
 
 try:
-    h = CheckpointFunction.apply(body, x)
+    h = CheckpointFunction.apply(body, batch)
     head(h).square().mean().backward()
     body_count = with_grad(body)
     print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
           body_count, "of 4 · head's:", with_grad(head), "of 2")
     body.zero_grad(set_to_none=True)
     try:
-        checkpoint_sequential(body, 2, x).square().mean().backward()
+        checkpoint_sequential(body, 2, batch).square().mean().backward()
         sequential = "runs"
         print("checkpoint_sequential on data runs; body parameters with a gradient:",
               with_grad(body), "of 4")
@@ -879,14 +881,14 @@ for reentrant in (True, False):
     body.zero_grad(set_to_none=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        h = checkpoint(body, x, use_reentrant=reentrant)
+        h = checkpoint(body, batch, use_reentrant=reentrant)
     head(h).square().mean().backward()
     print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
           *(f"(it warns: {w.message})" for w in caught))
 body.zero_grad(set_to_none=True)
 dummy = torch.ones((), requires_grad=True)
 try:
-    head(CheckpointFunction.apply(lambda h, _: body(h), x, dummy)).square().mean().backward()
+    head(CheckpointFunction.apply(lambda h, _: body(h), batch, dummy)).square().mean().backward()
     print("yours, with a dummy input:", with_grad(body), "of 4")
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
@@ -919,14 +921,14 @@ def step_memory(model, x, run):
 
 model = deep_mlp()
 # A Function's output requires grad only if one of its inputs does ("A first block on data").
-x = torch.randn(64, 128, requires_grad=True)
+x_deep = torch.randn(64, 128, requires_grad=True)
 segment_counts = [1, 2, 4, 8, 16]
 runs = {"no checkpointing": lambda m, h: m(h)}
 runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
              for k in segment_counts})
 
 try:
-    memory = {name: step_memory(model, x, run) for name, run in runs.items()}
+    memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
 
     print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
     for name, (kept, peak) in memory.items():
@@ -982,11 +984,11 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # own function, choose a $k$ that divides $n$, where the two rules agree.
 
 # %%
-checkpointing_explorer(checkpoint_sequential, deep_mlp, x, segments=4, cost="flops")
+checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, segments=4, cost="flops")
 
 # %% [markdown]
 # FLOPs are the same on every machine; time is not. To time it on yours, run
-# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x, cost="time")`: it measures
+# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")`: it measures
 # milliseconds, with a button to measure again. Each extra segment then costs a little more
 # than its FLOPs (one more `Function` call and random-state copy), which matters for small
 # blocks like these.
@@ -1231,7 +1233,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
-# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the *last* segment's layers | when does the function read `start` and `end`: when defined, or when called? |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
 # | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
 #

@@ -94,6 +94,14 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
             f"activations alive at once; where do the {n % segments} layers left over after "
             f"{n // segments} per segment go?",
             mistake="checkpoint_sequential/remainder-in-one-segment")
+    recomputed = sorted(set(order))
+    if (len(sizes) == segments - 1 and recomputed and recomputed[0] > 0
+            and recomputed == list(range(recomputed[0], n))):
+        raise GradingError(
+            f"{where}: the first group ran without a checkpoint (backward recomputed layers "
+            f"{recomputed[0]} to {n - 1}, never layers 0 to {recomputed[0] - 1}); only the last "
+            "may: its activations are the first backward needs, while the first group's would "
+            "be kept for the whole step", mistake="checkpoint_sequential/first-group-plain")
     by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
     why = (f"ceil(n / k) layers per segment ({ceil} here) makes {len(by_ceil)} segments, not "
            f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
@@ -116,6 +124,36 @@ def check_recomputation(where: str, calls: list[int]) -> None:
             f"{f' and layer {never[0]} never' if never else ''}): which layers does the function "
             "each segment hands to CheckpointFunction run when backward calls it, after your "
             "loop has finished?", mistake="checkpoint_sequential/recomputes-other-layers")
+
+
+def _spans(indices: list[int]) -> str:
+    """0, 1, 2, 5 as "0 to 2 and 5"."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def check_all_recomputed(where: str, n: int, segments: int, checkpointed: int, order: list[int],
+                         error: GradingError) -> None:
+    """A wrong gradient where backward recomputed fewer layers than forward ran: named, unless
+    the layers never recomputed are the last group run plainly (which torch's also does)."""
+    never = [i for i in range(n) if i not in order]
+    if not never or checkpointed == segments - 1 and never == list(range(never[0], n)):
+        return
+    what = ("none of them ran again in backward" if len(never) == n
+            else f"layer{'s' if len(never) > 1 else ''} {_spans(never)} never ran again in "
+            "backward")
+    raise GradingError(
+        f"{where}: forward ran all {n} layers, but {what}, so the gradient is wrong "
+        f"({error.hint}): which layers does the function "
+        "each segment hands to CheckpointFunction run when backward calls it, after your loop "
+        "has finished (what do the loop's variables hold then)?", error.details,
+        mistake="checkpoint_sequential/recomputes-fewer-layers") from error
 
 
 def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torch.Tensor) -> None:
@@ -187,7 +225,12 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
     if all(isinstance(layer, nn.Module) for layer in layers):
         check_segment_sizes(where, n, segments, order)
     with case(f"{where}, x of shape {tuple(x_value.shape)}"):
-        diagnose_gradient("x", x.grad, truth["x"])
+        try:
+            diagnose_gradient("x", x.grad, truth["x"])
+        except GradingError as error:
+            if all(isinstance(layer, nn.Module) for layer in layers):
+                check_all_recomputed(where, n, segments, checkpointed, order, error)
+            raise
     for name, parameter in parameters.items():
         if parameter.grad is None:
             raise GradingError(

@@ -20,6 +20,7 @@ from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_sta
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
 from .rng_probe import late_mask, wrong_start
 from .checkpoint_calls import check_two_calls
+from .checkpoint_reuse import check_reuse
 from .checkpoint_saves import check_saves_only_inputs
 from .contracts import CHECKPOINTING_CLAUSES
 
@@ -271,6 +272,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
                         {"x"}, parameters_of(small))
         check_each_input_alone(function, device)
         check_two_calls(function, device)
+        check_reuse(function, device)
 
 
 def _two_inputs(a, b):

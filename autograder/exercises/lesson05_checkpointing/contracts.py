@@ -70,7 +70,9 @@ CHECKPOINTING_CLAUSES = (
             C + "records-state-late": "random state recorded after run_fn ran",
             C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
             C + "leaves-state-rewound": "set_rng_state without fork_rng",
-            C + "state-shared-between-calls": "the CPU random state kept in a global"}),
+            C + "state-shared-between-calls": "the CPU random state kept in a global",
+            C + "state-on-run-fn": "random state kept on run_fn (run_fn._ckpt_rng_state)",
+            C + "state-in-shared-container": "random states on a stack kept on the class"}),
     Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
            {C + "no-none-for-run-fn": "forgets the None for run_fn",
             C + "no-none-for-non-tensors":
@@ -97,6 +99,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            {Q + "checkpoints-nothing": "no checkpoints",
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
+            Q + "first-group-plain": "the first group run plainly, the rest checkpointed",
             Q + "uneven-segments": "ceil(n / k) layers per segment",
             Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)",
             Q + "uses-torch-checkpoint-non-reentrant":
@@ -108,7 +111,9 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
                                             "last"}),
     Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
            "stack's, for every number of segments from 1 to the number of layers;",
-           {Q + "recomputes-other-layers": "late-binding closure in the loop"}),
+           {Q + "recomputes-other-layers": "late-binding closure in the loop",
+            Q + "recomputes-fewer-layers":
+                "late-binding closure, the loop ending with start = end"}),
     Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
            "same stack again, on the next step).",
            {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),

@@ -1,12 +1,13 @@
 """Lesson 05 (checkpointing): answers with known verdicts for CheckpointFunction,
 checkpoint_sequential and the transfer exercise ReversibleCoupling, one module per exercise (its
-unusual answers and its mistakes), with the CheckpointFunction builders both checkpoint modules
-use in ``answers``."""
+unusual answers and its mistakes; CheckpointFunction's mistakes in three), with the
+CheckpointFunction builders both checkpoint modules use in ``answers``."""
 
 from . import (checkpoint_arguments, checkpoint_function, checkpoint_sequential,
-               reversible_coupling)
+               checkpoint_state, reversible_coupling)
 
 UNUSUAL = (checkpoint_function.UNUSUAL + checkpoint_arguments.UNUSUAL
            + checkpoint_sequential.UNUSUAL + reversible_coupling.UNUSUAL)
 MISTAKES = (checkpoint_function.MISTAKES + checkpoint_arguments.MISTAKES
-            + checkpoint_sequential.MISTAKES + reversible_coupling.MISTAKES)
+            + checkpoint_state.MISTAKES + checkpoint_sequential.MISTAKES
+            + reversible_coupling.MISTAKES)

@@ -142,4 +142,62 @@ def checkpoint_sequential(layers, segments, x):
                 "        group = [layers.pop(0) for _ in range(size + (i < longer))]\n"
                 "        x = CheckpointFunction.apply(nn.Sequential(*group), x)\n"
                 "    return x\n")),
+    # review 05c: "one group may run without a checkpoint" read as the first: its activations
+    # are kept for the whole step (once "the segments are not the ones asked for")
+    Mistake("checkpoint_sequential", "the first group run plainly, the rest checkpointed",
+            "the first group ran without a checkpoint", HELPER + """
+from torch import nn
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        block = nn.Sequential(*layers[start:end])
+        x = block(x) if i == 0 else CheckpointFunction.apply(block, x)
+        start = end
+    return x
+"""),
+    # review 05c: a late-binding closure in a loop that ends with `start = end`: in backward
+    # every segment reads start == end == n and recomputes no layer (once "your gradient for x
+    # is wrong")
+    Mistake("checkpoint_sequential", "late-binding closure, the loop ending with start = end",
+            "but none of them ran again in backward", HELPER + """
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+
+        def run_segment(h):
+            for layer in layers[start:end]:
+                h = layer(h)
+            return h
+
+        x = CheckpointFunction.apply(run_segment, x)
+        start = end
+    return x
+"""),
+    # review 05c: the late-binding closure over a zip of boundaries i * n // k
+    Mistake("checkpoint_sequential", "late-binding closure over zip(bounds, bounds[1:])",
+            "the recomputation ran different code than forward", HELPER + """
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    n = len(layers)
+    bounds = [i * n // segments for i in range(segments + 1)]
+    for start, end in zip(bounds, bounds[1:]):
+        def run_segment(h):
+            for layer in layers[start:end]:
+                h = layer(h)
+            return h
+        x = CheckpointFunction.apply(run_segment, x)
+    return x
+"""),
 ]

@@ -1,0 +1,89 @@
+"""Lesson 05: CheckpointFunction answers that keep a call's state off ctx where one chain of
+checkpoints never shows it (review 05c): on run_fn, which a shared (weight-tied) block
+checkpointed twice in one graph shares, or on a stack on the class or in a global, popped in
+backward, which two losses backpropagated in the order of their forwards pop for the wrong
+call."""
+
+from .. import Mistake
+from .answers import CORRECT_BACKWARD, FORWARD, _checkpoint
+
+MISTAKES = [
+    # review 05c: the random state kept on run_fn (as the lesson's SameMask keeps its mask on
+    # its module): one dropout block checkpointed twice in one graph (tied weights) shares it
+    Mistake("CheckpointFunction", "random state kept on run_fn (run_fn._ckpt_rng_state)",
+            "keeps its state on run_fn (run_fn._ckpt_rng_state), not on ctx", """
+
+import torch
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
+        ctx.others = [None if t else a for t, a in zip(ctx.is_tensor, args)]
+        ctx.save_for_backward(*[a for a in args if isinstance(a, torch.Tensor)])
+        run_fn._ckpt_rng_state = torch.get_rng_state()      # <-- on run_fn, not on ctx
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = list(ctx.saved_tensors)
+        args, i = [], 0
+        for t, o in zip(ctx.is_tensor, ctx.others):
+            if t:
+                s = saved[i]; i += 1
+                o = s.detach().requires_grad_(s.requires_grad)
+            args.append(o)
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(ctx.run_fn._ckpt_rng_state)
+            with torch.enable_grad():
+                out = ctx.run_fn(*args)
+        torch.autograd.backward(out, grad_output)
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+"""),
+    # review 05c: random states pushed on a list on the class and popped in backward: wrong
+    # when backwards run in the order of the forwards (two losses); the list is empty again
+    # after backward, so no class attribute is set or left changed
+    Mistake("CheckpointFunction", "random states on a stack kept on the class",
+            "keeps its state in CheckpointFunction._states (a list on the class), not on ctx",
+            """
+
+import torch
+
+class CheckpointFunction(torch.autograd.Function):
+    _states = []
+
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.is_tensor = [isinstance(a, torch.Tensor) for a in args]
+        ctx.others = [None if t else a for t, a in zip(ctx.is_tensor, args)]
+        ctx.save_for_backward(*[a for a in args if isinstance(a, torch.Tensor)])
+        CheckpointFunction._states.append(torch.get_rng_state())
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = []
+        for t, o in zip(ctx.is_tensor, ctx.others):
+            if t:
+                s = next(saved)
+                o = s.detach().requires_grad_(s.requires_grad)
+            args.append(o)
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(CheckpointFunction._states.pop())
+            with torch.enable_grad():
+                out = ctx.run_fn(*args)
+        torch.autograd.backward(out, grad_output)
+        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
+"""),
+    # the same stack in a global list
+    Mistake("CheckpointFunction", "random states on a stack in a global list",
+            "keeps its state in the global _states (a list), not on ctx",
+            "\n_states = []\n" + _checkpoint(
+                CORRECT_BACKWARD.replace("torch.set_rng_state(ctx.cpu_state)",
+                                         "torch.set_rng_state(_states.pop())"),
+                FORWARD.replace("ctx.cpu_state = torch.get_rng_state()",
+                                "_states.append(torch.get_rng_state())"))),
+]
