@@ -963,77 +963,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
 # network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
 # output the loss keeps (the recomputed network holds everything else), almost no saving.
-
-# %% [markdown]
-# ### Every segment count, and the price in work
-#
-# The explorer runs your `checkpoint_sequential` on the same model for every $k$ from 1 to 16.
-# Left, the meter's bytes: kept after forward reads 32 KiB below the table's (no loss here
-# keeps the model's output), the peaks equal the table's; right, the matrix-multiply work of forward and backward, counted in FLOPs. Move the slider:
-# whatever $k$, backward does one extra forward's worth of work.
-#
-# Try $k = 6$. A split with its longer groups first (3, 3, 3, 3, 2, 2 layers) peaks at
-# 288 KiB, below the 352 KiB of $k = 4$ and $k = 8$; with them last (2, 2, 3, 3, 3, 3) it
-# reads 352 KiB. $M(k)$ counts every segment input alive while the longest segment is rebuilt;
-# backward rebuilds the last segment first and frees each segment's input as it leaves it, so
-# long segments at the front are rebuilt when fewer inputs are left. Which order is yours?
-# `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
-# $\lfloor n/k \rfloor$ layers and the last one the rest, which your self-check rejects: at
-# $k = 9$ that is 1 layer in each of 8 segments and 8 in the last, rebuilt first with all nine
-# inputs alive, a peak of 768 KiB where groups of 2 and 1 layers read at most 384. With torch's
-# own function, choose a $k$ that divides $n$, where the two rules agree.
-
-# %%
-checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, segments=4, cost="flops")
-
-# %% [markdown]
-# FLOPs are the same on every machine; time is not. To time it on yours, run
-# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")`: it measures
-# milliseconds, with a button to measure again. Each extra segment then costs a little more
-# than its FLOPs (one more `Function` call and random-state copy), which matters for small
-# blocks like these.
-
-# %% [markdown]
-# ## The production tool: `torch.utils.checkpoint`
-#
-# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
-# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
-# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
-# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
-# placeholders, and the first time backward unpacks one, the segment is recomputed. That
-# version also gives gradients to parameters when no input requires grad (the first block on
-# data, above), works with
-# `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
-# also runs the **last** segment without checkpointing, since backward needs those activations
-# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
-# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
-# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
-# yours:
-
-# %%
-from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
-
-model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
-
-
-def gradients(run):
-    model.zero_grad(set_to_none=True)
-    x.grad = None
-    run().square().mean().backward()
-    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
-
-
-try:
-    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
-    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
-    print("same gradients as torch.utils.checkpoint:",
-          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
-    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
-    kept_theirs = step_memory(
-        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
-    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
+# Every $k$ from 1 to 16 with the work each costs, and PyTorch's own `checkpoint_sequential`
+# beside yours, are in an optional section after the summary.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -1404,6 +1335,80 @@ check_reversible_stack()
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
 # down, and of the rounding drift of Exercise 3's contract, which grows with the number of
 # blocks.
+
+# %% [markdown]
+# ## Optional (not graded): every segment count, and `torch.utils.checkpoint`
+#
+# ### Every segment count, and the price in work
+#
+# The explorer runs your `checkpoint_sequential` on the model of the memory table for every
+# $k$ from 1 to 16. Left, the meter's bytes: kept after forward reads 32 KiB below the table's
+# (no loss here keeps the model's output), the peaks equal the table's; right, the
+# matrix-multiply work of forward and backward, counted in FLOPs. Move the slider: whatever
+# $k$, backward does one extra forward's worth of work.
+#
+# Try $k = 6$. A split with its longer groups first (3, 3, 3, 3, 2, 2 layers) peaks at
+# 288 KiB, below the 352 KiB of $k = 4$ and $k = 8$; with them last (2, 2, 3, 3, 3, 3) it
+# reads 352 KiB. $M(k)$ counts every segment input alive while the longest segment is rebuilt;
+# backward rebuilds the last segment first and frees each segment's input as it leaves it, so
+# long segments at the front are rebuilt when fewer inputs are left. Which order is yours?
+# `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
+# $\lfloor n/k \rfloor$ layers and the last one the rest, which your self-check rejects: at
+# $k = 9$ that is 1 layer in each of 8 segments and 8 in the last, rebuilt first with all nine
+# inputs alive, a peak of 768 KiB where groups of 2 and 1 layers read at most 384. With torch's
+# own function, choose a $k$ that divides $n$, where the two rules agree.
+
+# %%
+checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, segments=4, cost="flops")
+
+# %% [markdown]
+# FLOPs are the same on every machine; time is not. To time it on yours, run
+# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")`: it measures
+# milliseconds, with a button to measure again. Each extra segment then costs a little more
+# than its FLOPs (one more `Function` call and random-state copy), which matters for small
+# blocks like these.
+
+# %% [markdown]
+# ### The production tool: `torch.utils.checkpoint`
+#
+# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
+# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
+# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
+# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
+# placeholders, and the first time backward unpacks one, the segment is recomputed. That
+# version also gives gradients to parameters when no input requires grad (the first block on
+# data, above), works with
+# `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
+# also runs the **last** segment without checkpointing, since backward needs those activations
+# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
+# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
+# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
+# yours:
+
+# %%
+from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
+
+model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
+
+
+def gradients(run):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    run().square().mean().backward()
+    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
+
+
+try:
+    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
+    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
+    print("same gradients as torch.utils.checkpoint:",
+          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
+    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
+    kept_theirs = step_memory(
+        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
+    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
 
 # %% [markdown]
 # ## Optional (not graded): yours and `torch.utils.checkpoint`, side by side
