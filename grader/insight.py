@@ -131,12 +131,46 @@ def label(heading: str, previous: int = 0) -> tuple[str, int]:
             + (" (transfer)" if transfer else "")), number
 
 
+OWN_TEST = "your test cell"  # the section of a test cell that names no exercise of its lesson
+_GRADED_NAME = re.compile(r"""\b(?:grade|self_check)\(\s*["'](\w+)["']""")
+
+
+def exercise_names(heading: str) -> list[str]:
+    """The names an exercise heading gives in `code` (none for another heading)."""
+    return re.findall(r"`([A-Za-z_]\w*)`", heading) if _EXERCISE.match(heading) else []
+
+
+def named_section(code: str, exercises: dict[str, str]) -> str | None:
+    """The section of the exercise a test cell's ``code`` names (``exercises``: name -> its
+    heading): the one its ``grade("X"``/``self_check("X"`` grades, else the one exercise whose
+    name appears in it (``Square.apply(x)``); None when it names none, or several apart."""
+    graded = [exercises[name] for name in _GRADED_NAME.findall(code) if name in exercises]
+    if graded:
+        return graded[0]
+    named = {exercises[name] for name in exercises if re.search(rf"\b{name}\b", code)}
+    return named.pop() if len(named) == 1 else None
+
+
 def layout(root: Path, lesson: str) -> Layout:
-    """The released notebooks' headings and test cells (read as JSON: no nbformat needed)."""
+    """The released notebooks' headings and test cells (read as JSON: no nbformat needed). A
+    test cell stands in the section of the exercise its code names, wherever it is placed (an
+    instructor's cell for ``Square`` added after ``Outer``'s test is ``Square``'s), and in
+    ``OWN_TEST`` when it names none, never in the section it happens to follow; in a lesson
+    without exercise headings (one the instructor wrote) each stands in the heading above it."""
     title, headings, tests, sections, labels, number = lesson, set(), {}, {}, {}, 0
+    cells, exercises = {}, {}
     for path in sorted((root / "release" / lesson).glob("*.ipynb")):
-        section, tests[path.stem] = "", []
-        for cell in json.loads(path.read_text()).get("cells", []):
+        cells[path.stem] = json.loads(path.read_text()).get("cells", [])
+    for notebook in cells.values():
+        for cell in notebook:
+            if cell.get("cell_type") == "markdown":
+                for hashes, text in _HEADING.findall("".join(cell.get("source", ""))):
+                    if len(hashes) == 2:
+                        for name in exercise_names(text):
+                            exercises.setdefault(name, text)
+    for name, notebook in cells.items():
+        section, tests[name] = "", []
+        for cell in notebook:
             source = "".join(cell.get("source", ""))
             metadata = cell.get("metadata", {}).get("nbgrader", {})
             if cell.get("cell_type") == "markdown":
@@ -148,8 +182,9 @@ def layout(root: Path, lesson: str) -> Layout:
                         section = text
                         labels[text], number = label(text, number)
             elif metadata.get("grade") and not metadata.get("solution"):
-                sections[metadata["grade_id"]] = section
-                tests[path.stem].append(metadata["grade_id"])
+                sections[metadata["grade_id"]] = (
+                    named_section(source, exercises) or OWN_TEST if exercises else section)
+                tests[name].append(metadata["grade_id"])
     return Layout(title, frozenset(headings), tests, sections, labels)
 
 

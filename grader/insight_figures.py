@@ -76,7 +76,7 @@ def lesson_figure(insight: LessonInsight):
     rows = bars(insight)
     key = key_lines(rows)
     # laid out by hand (inches): a layout engine costs more than drawing the figure
-    top, axis, legend, key_band = 0.4, 0.55, 0.5, 0.16 * len(key)
+    top, axis, legend, key_band = 0.4, 0.55, 0.66, 0.16 * len(key)
     width, height = 8.0, top + 0.42 * len(rows) + axis + legend + key_band + 0.1
     left = 0.3 + 0.085 * max([len(name) for name in rows] + [4])
     figure = Figure(figsize=(width, height))
@@ -110,8 +110,10 @@ def lesson_figure(insight: LessonInsight):
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
     handles = [Patch(facecolor=FULL_MARKS, edgecolor="#333333", label="full marks"),
-               Patch(facecolor=NAMED[0], edgecolor="#333333",
-                     label="a named mistake (A, B, ... below)"),
+               Patch(facecolor=_style(0)[0], hatch=_style(0)[1], edgecolor="#333333",
+                     label="the most frequent named mistake (A below)"),
+               Patch(facecolor=_style(1)[0], hatch=_style(1)[1], edgecolor="#333333",
+                     label="the next named mistake (B; C, D, ...: each its own colour and hatch)"),
                Patch(facecolor=UNNAMED, edgecolor="#333333",
                      label="failed, no named mistake (wrong value, error, timeout, ...)"),
                Patch(facecolor=NOT_ATTEMPTED, edgecolor="#333333",

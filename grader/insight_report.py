@@ -92,7 +92,9 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:
     """One row per learner and exercise: full marks, the failure with its mistake, or
     ``not-submitted`` (in the class, the lesson not handed in: as in ``make grades``); the score
-    is the fraction of the test's points earned (1, 0, or nbgrader's partial credit)."""
+    is the fraction of the test's points the autograder gave (1, 0, or nbgrader's partial
+    credit; marks given by hand in the formgrader are not read); the section is worded as the
+    terminal and the page word it (``LessonInsight.label``)."""
     rows = []
     for insight in insights:
         for exercise in insight.exercises:
@@ -100,7 +102,7 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
             rows += [base | {"student_id": student, "result": "full-marks", "score": "1"}
                      for student in exercise.passed]
             rows += [base | {"student_id": student, "result": "not-submitted", "score": "0",
-                             "section": exercise.section}
+                             "section": insight.label(exercise.section)}
                      for student in insight.not_submitted]
             for group in exercise.groups:
                 hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
@@ -111,7 +113,8 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                         "result": "partial" if failure.score else "failed",
                         "score": f"{failure.score or 0:.4g}",
                         "mistake": group.mistake, "named": "yes" if group.named else "no",
-                        "explanation": group.explanation, "section": group.section,
+                        "explanation": group.explanation,
+                        "section": insight.label(group.section),
                         "hint": failure.hint})
     return rows
 
@@ -136,9 +139,13 @@ def _inline(text: str) -> str:
 
 
 def lesson_table(insight: LessonInsight, names: bool = False) -> str:
-    """An HTML table: each exercise's counts, then its groups (learner ids only if ``names``)."""
-    head = ["learners", "what went wrong (the mistake's id below)", "taught in"] + (
-        ["who"] if names else [])
+    """An HTML table: each exercise's counts, then its groups (learner ids only if ``names``).
+    A group's "taught in" is shown where a section other than its exercise's teaches it; the
+    column is left out when no group of the lesson has one."""
+    elsewhere = any(group.section != exercise.section for exercise in insight.exercises
+                    for group in exercise.groups)
+    head = ["learners", "what went wrong (the mistake's id below)"] + (
+        ["taught in"] if elsewhere else []) + (["who"] if names else [])
     rows = ["<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for exercise in insight.exercises:
         rows.append(f'<tr class="exercise"><td colspan="{len(head)}">'
@@ -147,12 +154,12 @@ def lesson_table(insight: LessonInsight, names: bool = False) -> str:
                     "</td></tr>")
         for group in exercise.groups:
             kind = "" if group.named else ' class="unnamed"'
-            taught = (insight.label(group.section) if group.section != exercise.section
-                      else "this exercise")
             cells = [f'<td class="count">{len(group.students)}</td>',
                      f"<td>{html.escape(group.explanation)}<br>"
-                     f"<code{kind}>{html.escape(group.mistake)}</code></td>",
-                     f"<td>{_inline(taught)}</td>"]
+                     f"<code{kind}>{html.escape(group.mistake)}</code></td>"]
+            if elsewhere:
+                cells.append("<td>" + (_inline(insight.label(group.section))
+                                       if group.section != exercise.section else "") + "</td>")
             if names:
                 cells.append(f"<td>{html.escape(', '.join(group.students))}</td>")
             rows.append("<tr>" + "".join(cells) + "</tr>")

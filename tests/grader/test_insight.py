@@ -202,3 +202,32 @@ def test_every_exercise_heading_is_labelled_in_one_style(tmp_path):
     assert label("✎ Exercise 4 · `GroupNormFunction` (transfer: nobody works this one "
                  "through)", 3)[0] == "✎ Exercise 4 · `GroupNormFunction` (transfer)"
     assert label("Worked example: `Norm`", 1) == ("Worked example: `Norm`", 1)
+
+
+def test_an_added_test_cell_stands_under_the_exercise_its_code_names(root):
+    """Is an instructor's test cell placed after the last exercise's test filed under the
+    exercise its code names (``Shift.apply``), one naming no exercise as "your test cell",
+    never under the exercise it happens to follow?"""
+    import nbformat
+
+    from grader.insight import OWN_TEST
+
+    path = root / "release" / LESSON / f"{LESSON}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for grade_id, code in [("shift_extra", "# Shift at a few points\ny = Shift.apply(x)\n"
+                                           "assert y.shape == x.shape, 'Shift keeps shapes'"),
+                           ("own_check", "assert torch.ones(2).sum() == 2")]:
+        test = nbformat.v4.new_code_cell(code)
+        test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": grade_id,
+                                     "points": 1, "locked": True, "schema_version": 3}
+        notebook.cells.append(test)
+    nbformat.write(notebook, path)
+    shape = layout(root, LESSON)
+    assert shape.sections == SECTIONS | {"shift_extra": SECTIONS["Shift"],
+                                         "own_check": OWN_TEST}
+    record(root, "ivy", {"Shift": passed(), "Scale": passed(), "own_check": passed(),
+                         "shift_extra": failed("test-failed", "a test failed: Shift keeps "
+                                                              "shapes")})
+    sections = {exercise.name: exercise.section for exercise in lesson_insight(root, LESSON)
+                .exercises}
+    assert sections["shift_extra"] == SECTIONS["Shift"] and sections["own_check"] == OWN_TEST

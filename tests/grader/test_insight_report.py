@@ -112,7 +112,15 @@ def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
         "Scale": [("", "full marks", 2), ("", "failed, no named mistake", 1),
                   ("", "not attempted", 1)]}
     assert key_lines(bars(insight)) == ["Shift: A forgets-offset (2)"]
-    assert figure_bytes(lesson_figure(insight), "svg").lstrip().startswith(b"<?xml")
+    figure = lesson_figure(insight)
+    assert figure_bytes(figure, "svg").lstrip().startswith(b"<?xml")
+    from matplotlib.colors import to_hex
+
+    from grader.insight_figures import _style
+    swatches = [(to_hex(patch.get_facecolor()), patch.get_hatch() or "")
+                for patch in figure.legends[0].get_patches()]
+    assert [_style(0), _style(1)] == [(colour.upper(), hatch) for colour, hatch in swatches
+                                      if colour.upper() in dict([_style(0), _style(1)])]
 
 
 def _insight(root, *args):
@@ -244,3 +252,27 @@ def test_the_page_renders_code_in_headings_and_labels(root):
     page = lesson_html(insight, None)
     assert "Several outputs, and <code>None</code> gradients</h2>" in page
     assert "Exercise 1 · <code>Shift</code>" in page and "`" not in page
+
+
+def test_the_csv_words_sections_as_the_page_and_shows_only_other_sections_taught_in(
+        root, monkeypatch):
+    """Does the CSV word an exercise's section as the terminal and page do ("✎ Exercise 2 ·
+    `Scale` (transfer)", not the heading "✎ Transfer exercise · `Scale`"); does the page's
+    "taught in" name only a section other than the exercise's own, and leave the column out
+    when no group has one?"""
+    import grader.insight
+
+    path = root / "release" / LESSON / f"{LESSON}.ipynb"
+    path.write_text(path.read_text().replace("Exercise 2 · `Scale`",
+                                             "Transfer exercise · `Scale`"))
+    found, skipped = class_insight(root, [LESSON])
+    label = "✎ Exercise 2 · `Scale` (transfer)"
+    sections = {row["section"] for row in csv_rows(found) if row["exercise"] == "Scale"
+                and row["result"] != "full-marks"}
+    assert sections == {label} and f"[{label}]" in text_report(found, skipped)
+    page = lesson_html(found[0], None)
+    assert "this exercise" not in page and "taught in" not in page
+    monkeypatch.setitem(grader.insight.SECTIONS, "Shift/forgets-offset", "Background 0")
+    page = lesson_html(class_insight(root, [LESSON])[0][0], None)
+    assert "<th>taught in</th>" in page and "this exercise" not in page
+    assert page.count("<td>Background 0</td>") == 1 and page.count("<td></td>") == 3
