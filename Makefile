@@ -57,7 +57,7 @@ feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 	$(PYTHON) -m grader feedback $(LESSONS)
 
 grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
-	$(PYTHON) -m grader grades
+	$(PYTHON) -m grader grades $(LESSONS)
 
 insight: $(INSTALLED) ## what the class got wrong, per exercise (after autograde): instructor/insight/ (NAMES=1: ids on the page)
 	$(PYTHON) -m grader insight $(LESSONS) $(if $(NAMES),--names)

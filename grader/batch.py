@@ -18,10 +18,10 @@ import nbformat
 
 from . import sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
-from .faults import SEVERITY, Fault, from_dicts, reason_of, status_of
+from .faults import NOTES, SEVERITY, Fault, from_dicts, reason_of, status_of
 from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
-from .gradebook import GradebookWriter, lesson_references, placeholder
+from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
 from .intake import read_files
 from .jobs import grade_job
 from .ledger import STATE, Ledger, digest
@@ -47,6 +47,7 @@ class Summary:
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
     flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
+    noted: list = field(default_factory=list)  # (student, lesson, notebook, note kind, cell)
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
@@ -56,15 +57,28 @@ class Summary:
                 f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
 
     def report(self, shown: int = 20, expected: tuple[str, ...] = ()) -> str:
-        """Each notebook graded with a fault (but the ``expected`` statuses): who, which, its
-        status and reason."""
-        lines = [f"  {student} {lesson}/{name}: {status}: {_short(reason)}"
-                 for student, lesson, name, status, reason in
-                 sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))
-                 if status not in expected]
-        if len(lines) > shown:
-            lines[shown:] = [f"  ... and {len(lines) - shown} more: `make grades` lists them"]
-        return "\n".join(lines)
+        """A line per lesson and routine note (a test cell added and graded in so many
+        notebooks, as ``make grades`` says it), then each notebook graded with a fault (but the
+        ``expected`` statuses): who, which, its status and reason."""
+        notes: dict[tuple[str, str], set] = {}
+        for student, lesson, name, kind, cell in self.noted:
+            notes.setdefault((lesson, kind), set()).add((cell, student, name))
+        lines = []
+        for (lesson, kind), where in sorted(notes.items()):
+            cells = sorted({cell for cell, _, _ in where})
+            count = len({(student, name) for _, student, name in where})
+            lines.append(f"{lesson}: test cell{'s' if len(cells) > 1 else ''} "
+                         f"{', '.join(cells)} added and graded in {count} "
+                         f"notebook{'s' if count > 1 else ''} handed in before it (a note in "
+                         "their reason; their status is their own)")
+        flagged = [f"  {student} {lesson}/{name}: {status}: {_short(reason)}"
+                   for student, lesson, name, status, reason in
+                   sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))
+                   if status not in expected]
+        if len(flagged) > shown:
+            flagged[shown:] = [f"  ... and {len(flagged) - shown} more: `make grades` lists "
+                               "them"]
+        return "\n".join(lines + flagged)
 
 
 def _short(text: str, width: int = 200) -> str:
@@ -166,6 +180,7 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
         began = time.monotonic()
         try:
             writer.write(student, lesson, executed)
+            scored = score_line(root, student, lesson)
             summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
                 time.monotonic() - began
         except Exception as failure:  # nbgrader refused: our problem, not the learner's
@@ -179,16 +194,26 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
         summary.failed += 1
     else:
         summary.graded += 1
-    notebooks = {name: {"status": status_of(faults), "reason": reason_of(faults),
+    # a routine note (a test cell added after the notebook was handed in) is in the reason and
+    # counted per lesson, never the status: as `make grades` has it
+    notebooks = {name: {"status": _own_status(faults), "reason": reason_of(faults),
                         "faults": [fault.to_dict() for fault in faults]}
                  for name, faults in per_notebook.items()}
     verdict_store.write(root, student, lesson, job["digest"], {} if error else {
         name: outcome.get("verdicts", {}) for name, outcome in result["notebooks"].items()})
     summary.flagged += [(student, lesson, name, entry["status"], entry["reason"])
                         for name, entry in notebooks.items() if entry["status"] != "ok"]
-    status = status_of([fault for faults in per_notebook.values() for fault in faults])
+    summary.noted += [(student, lesson, name, fault.kind, fault.cell)
+                      for name, faults in per_notebook.items() for fault in faults
+                      if fault.kind in NOTES]
+    status = _own_status([fault for faults in per_notebook.values() for fault in faults])
     ledger.record(student, lesson, {"digest": job["digest"], "status": status,
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
-    return status
+    return status if error else f"{status} {scored}"
+
+
+def _own_status(faults: list[Fault]) -> str:
+    """A notebook's status: its most serious fault but the routine notes ("ok" if none)."""
+    return status_of([fault for fault in faults if fault.kind not in NOTES])

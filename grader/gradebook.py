@@ -94,6 +94,18 @@ class GradebookWriter:
             shutil.rmtree(stage, ignore_errors=True)
 
 
+def score_line(root: Path, student: str, lesson: str) -> str:
+    """``student``'s score for ``lesson`` as the gradebook now holds it: "3/4"."""
+    from nbgrader.api import MissingEntry
+
+    with Gradebook(db_url(root)) as gradebook:
+        try:
+            submission = gradebook.find_submission(lesson, student)
+        except MissingEntry:
+            return "(no score)"
+        return f"{submission.score:g}/{submission.max_score:g}"
+
+
 def placeholder(root: Path, lesson: str, name: str, reference: dict, reason: str):
     """The released notebook, every test cell failed with ``reason``: what the gradebook and the
     feedback get for a notebook that could not be read."""

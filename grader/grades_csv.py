@@ -17,14 +17,17 @@ CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "
                "max_score", "status", "reason"]
 
 
-def export_grades(root: Path, output: Path) -> list[dict]:
+def export_grades(root: Path, output: Path, lessons: list[str] | None = None) -> list[dict]:
     """The grades CSV: nbgrader's export columns, one row per student, lesson and notebook,
-    with each notebook's status and reason from the ledger. Returns the rows."""
+    with each notebook's status and reason from the ledger (only ``lessons``' rows when they
+    are given). Returns the rows."""
     ledger = Ledger(root)
     rows = []
     with Gradebook(db_url(root)) as gradebook:
         known = {student.id: student for student in gradebook.students}
-        assignments = sorted(gradebook.assignments, key=lambda a: a.name)
+        assignments = sorted((assignment for assignment in gradebook.assignments
+                              if not lessons or assignment.name in lessons),
+                             key=lambda a: a.name)
         # a learner who handed a lesson in but was never graded is not in the gradebook yet
         handed_in = {path.parent.name for assignment in assignments
                      for path in (root / "submitted").glob(f"*/{assignment.name}")

@@ -30,6 +30,7 @@ from .nbgrader_cli import nbgrader, nbgrader_streamed, prepare_course_root
 from .progress import Progress
 
 DEFAULT_ROOT = ROOT / "instructor"
+DESCRIPTION = " ".join(__doc__.split("\n\n")[0].split())  # --help: the first paragraph, whole
 
 
 def course_root() -> Path:
@@ -118,8 +119,7 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     releases.record(root, lesson)
     print(f"released {lesson} again; regrading its {count} submissions (the old gradebook is "
           f"copied to {backup.relative_to(root)})", flush=True)
-    autograde(root, [lesson], workers=workers, force=True, each=False,
-              expected=(releases.ADDED_LATER,))
+    autograde(root, [lesson], workers=workers, force=True, each=False)
     print(releases.kept_marks_line(releases.restore_marks(root, marks), len(marks)))
     return True
 
@@ -229,11 +229,14 @@ def _generate_feedback(root: Path, lesson: str, progress: Progress | None) -> tu
     return code, "".join(said)
 
 
-def grades(root: Path, output: Path) -> None:
+def grades(root: Path, output: Path, lessons: list[str] | None = None) -> None:
     """The grades CSV: scores per student, lesson and notebook, with a status and a reason; and
-    on screen, how many notebooks have each status and the ones to look at."""
-    rows = export_grades(root, output)
-    print(f"grades written to {output} ({len(rows)} rows)")
+    on screen, how many notebooks have each status and the ones to look at. With ``lessons``,
+    theirs only (the CSV then holds no other lesson, and the line says so)."""
+    rows = export_grades(root, output, lessons)
+    only = (f"; lessons {', '.join(lessons)} only: without LESSONS= it holds every lesson"
+            if lessons else "")
+    print(f"grades written to {output} ({len(rows)} rows{only})")
     print(status_report(rows))
 
 
@@ -261,7 +264,7 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m grader", description=DESCRIPTION)
     parser.add_argument("command", choices=["release", "autograde", "feedback", "grades",
                                             "insight"])
     parser.add_argument("lessons", nargs="*",
@@ -318,7 +321,7 @@ def main() -> None:
         insight(root, lessons, Path(args.output) if args.output else root / "insight",
                 names=args.names, partial=bool(named))
     else:
-        grades(root, Path(args.output) if args.output else root / "grades.csv")
+        grades(root, Path(args.output) if args.output else root / "grades.csv", named)
 
 
 if __name__ == "__main__":

@@ -256,7 +256,7 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
             continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
         added = reference.get("added", {}).get(name)
         if is_test[name] and added and (submitted_at is None or submitted_at < added):
-            when = "handed in" if submitted_at else "released to this learner (it has no timestamp)"
+            when = "handed in" + ("" if submitted_at else " (no timestamp.txt: date unknown)")
             faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
                                 f"on {added} UTC, after this notebook was {when}: put it in "
                                 "after its answer and graded it", name))

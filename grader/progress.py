@@ -1,15 +1,19 @@
-"""Progress of a batch: a line per finished submission that stays on screen (unless the batch
-asks for none), and on a terminal a bar below them, redrawn every second, with an ETA that
-counts down while submissions run."""
+"""Progress of a batch: a line per finished submission that stays on screen (on a terminal,
+unless the batch asks for the bar alone), and on a terminal a bar below them, redrawn every
+second, with an ETA that counts down while submissions run."""
 
 import sys
 import threading
 import time
 
 
+PACED = 3  # submissions finished before an ETA is given
+
+
 class Progress:
-    """A line per finished submission (kept; none when not ``each``), and on a terminal a live
-    bar with an ETA."""
+    """A line per finished submission (kept), and on a terminal a live bar with an ETA. Not
+    ``each``: on a terminal the bar alone; in a log (no bar there) the lines all the same, so
+    that a long run shows it is moving."""
 
     def __init__(self, total: int, stream=None, *, tick: float = 1.0, each: bool = True,
                  done_word: str = "graded"):
@@ -17,6 +21,7 @@ class Progress:
         self.done_word = done_word  # "3/23 graded" in the bar
         self.each = each
         self.last = self.began  # when a submission last finished
+        self.first = None  # when the first finished: the start-up before it is not the pace
         self.stream = stream or sys.stdout
         self.tty = self.stream.isatty()
         self.lock = threading.Lock()
@@ -29,6 +34,7 @@ class Progress:
         with self.lock:
             self.done += 1
             self.last = time.monotonic()
+            self.first = self.last if self.first is None else self.first
             width = len(str(self.total))
             line = f"[{self.done:>{width}}/{self.total}] {label}"
             if self.tty:
@@ -37,7 +43,7 @@ class Progress:
                     self.stream.write(self.bar())
                 else:
                     self.stopped.set()
-            elif self.each:
+            else:
                 self.stream.write(f"{line}  ({self.eta()})\n")
             self.stream.flush()
 
@@ -52,14 +58,18 @@ class Progress:
             self.stream.flush()
 
     def eta(self, at: float | None = None) -> str:
-        """The time left: the mean time per submission so far times those left, less the time
-        since the last one finished; while that is used up and some still run, says so."""
+        """The time left: the pace since the first submission finished (the start-up before
+        it, kernels and imports, is not counted: it once made the first ETA eight times too
+        long) times those left, less the time since the last one finished; "estimating" until
+        ``PACED`` have finished; while the estimate is used up and some still run, says so."""
         at = time.monotonic() if at is None else at
         if self.done == 0:
             return f"{_clock(at - self.began)} elapsed, ETA after the first"
         if self.done >= self.total:
             return "done"
-        mean = (self.last - self.began) / self.done
+        if self.done < PACED or self.first is None or self.last <= self.first:
+            return "ETA estimating"
+        mean = (self.last - self.first) / (self.done - 1)
         left = mean * (self.total - self.done) - (at - self.last)
         if left >= 1:
             return f"ETA {_clock(left)}"

@@ -70,9 +70,12 @@ def test_a_batch_grades_everyone_with_progress_and_eta(course):
     assert (summary.graded, summary.skipped, summary.failed) == (4, 0, 0)
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 4
-    assert all(re.search(r"^\[\d/4\] \w+ 00_template: [\w-]+  \((ETA \w+|done)", line)
-               for line in lines), lines
+    assert all(re.search(r"^\[\d/4\] \w+ 00_template: [\w-]+ \d+/4  \((ETA \w+|done)",
+                         line) for line in lines), lines
     assert lines[-1].endswith("(done)")
+    scores = dict(re.findall(r"(\w+) 00_template: ([\w-]+ \d+/4)", output))
+    assert scores == {"alice": "ok 4/4", "bob": "ok 4/4", "carol": "ok 3/4",
+                      "dave": "invalid-notebook 0/4"}
 
 
 def test_the_single_writer_records_each_submission_once(course):
@@ -130,3 +133,22 @@ def test_a_report_can_leave_out_an_expected_status():
     assert summary.report().count("\n") == 1
     assert summary.report(expected=("added-test-cell",)) == (
         "  ben 00_template/00_template: timeout: a loop")
+
+
+def test_a_test_cell_added_later_is_a_note_not_a_status():
+    """Is a notebook handed in before a test cell was added "ok" (or its own faults' status),
+    never listed as worth a look for it, and the note said once per lesson, as `make grades`
+    says it?"""
+    from grader.batch import Summary, _own_status
+    from grader.faults import Fault
+
+    added = Fault("added-test-cell", "test cell extra was added ...", "extra")
+    assert _own_status([added]) == "ok"
+    assert _own_status([added, Fault("timeout", "a loop", "answer_Square")]) == "timeout"
+    summary = Summary(noted=[("ana", "00_template", "00_template", "added-test-cell", "extra"),
+                             ("ben", "00_template", "00_template", "added-test-cell", "extra")],
+                      flagged=[("ben", "00_template", "00_template", "timeout", "a loop")])
+    assert summary.report().splitlines() == [
+        "00_template: test cell extra added and graded in 2 notebooks handed in before it (a "
+        "note in their reason; their status is their own)",
+        "  ben 00_template/00_template: timeout: a loop"]

@@ -7,8 +7,8 @@ from grader.faults import STATUSES, Fault
 from grader.feedback import FOR_LEARNERS, NOT_FOR_LEARNERS, LearnerStatus, status_cell
 
 ADDED = Fault("added-test-cell", "test cell extra was added to the lesson on 2026-01-02 UTC, "
-              "after this notebook was released to this learner (it has no timestamp): put it "
-              "in after its answer and graded it", "extra")
+              "after this notebook was handed in (no timestamp.txt: date unknown): put it in "
+              "after its answer and graded it", "extra")
 PASTED = Fault("no-nbgrader-metadata", "the notebook had no nbgrader cell metadata (answers "
                "pasted into a new notebook, or a copy of the solutions?): matched 3 of 3 answer "
                "cells to the lesson's by their code, put back the read-only and test cells it "

@@ -65,3 +65,20 @@ def test_a_test_cell_added_later_is_one_line_per_lesson_not_a_status(tmp_path, m
                           "and was interrupted; test cell extra was added to the lesson on "
                           "2026-01-02 UTC, after this notebook was handed in: put it in after "
                           "its answer and graded it"]
+
+
+def test_grades_of_some_lessons_only(tmp_path, monkeypatch):
+    """Does `make grades LESSONS=...` pass its lessons on, and the export then hold those
+    lessons' rows only?"""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
+                                                os.environ.get("PATH", "")]))
+    with Gradebook(db_url(tmp_path)) as gradebook:
+        for lesson in ("00_demo", "01_demo"):
+            gradebook.add_assignment(lesson)
+            gradebook.add_notebook(lesson, lesson)
+        gradebook.add_student("ana")
+    rows = export_grades(tmp_path, tmp_path / "grades.csv", ["01_demo"])
+    assert [row["assignment"] for row in rows] == ["01_demo"]
+    assert len(export_grades(tmp_path, tmp_path / "grades.csv")) == 2
+    makefile = (Path(__file__).parents[2] / "Makefile").read_text()
+    assert "-m grader grades $(LESSONS)" in makefile

@@ -292,3 +292,11 @@ def test_an_exercise_of_the_instructors_own_names_each_mistake(tanh_course, stud
     cell = next(c for c in notebook.cells
                 if c.metadata.get("nbgrader", {}).get("grade_id") == "MyTanh")
     assert TANH_MISTAKES[student][1] in cell.outputs[0]["evalue"], cell.outputs
+
+
+def test_the_help_says_what_the_commands_do_in_whole_sentences():
+    """Does `python -m grader --help` describe the commands in a whole sentence, not one cut
+    off at the end of the docstring's first line?"""
+    from grader.instructor import DESCRIPTION
+
+    assert DESCRIPTION.endswith("(insight).") and "grades, and the class's" in DESCRIPTION

@@ -90,3 +90,17 @@ def test_an_answer_that_cannot_be_found_is_named():
     exercise scored 0)?"""
     restored, faults = restore_cells(_pasted("twice = 2"), _reference())
     assert "found no answer for answer_Square" in faults[0].message
+
+
+def test_a_test_cell_added_after_a_notebook_without_a_timestamp_says_so():
+    """A notebook with no timestamp.txt, graded after a test cell was added: does its note say
+    the cell came after the notebook was handed in, its date unknown (not "released to this
+    learner")?"""
+    from grader.intake import _new_cell
+
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    cells = [_new_cell(entry) for entry in reference["cells"] if entry["grade_id"] != "Twice"]
+    restored, faults = restore_cells(nbformat.v4.new_notebook(cells=cells), reference)
+    assert [(fault.kind, fault.cell) for fault in faults] == [("added-test-cell", "Twice")]
+    assert ("added to the lesson on 2026-01-02 00:00:00 UTC, after this notebook was handed in "
+            "(no timestamp.txt: date unknown)") in faults[0].message

@@ -35,16 +35,21 @@ def test_each_outcome_stays_on_screen_above_the_bar():
 
 
 def test_the_eta_counts_down_and_never_reads_zero_while_one_still_runs():
-    """Two submissions took 10 s each; is the ETA for the third 10 s, 4 s six seconds later,
-    and, once overdue, 'unknown' with the time since the last finished instead of 0 s?"""
-    progress = Progress(3, io.StringIO(), tick=0)
-    progress.began = progress.last = 0.0
-    progress.done, progress.last = 2, 20.0
+    """The first submission finished after a minute of start-up, two more 5 s apart each; is
+    the ETA for the other two 10 s (the start-up not counted), 4 s six seconds later, and,
+    once overdue, 'unknown' with the time since the last finished instead of 0 s; and before
+    the third, "estimating", not the first's minute times those left?"""
+    progress = Progress(5, io.StringIO(), tick=0)
+    progress.began, progress.done, progress.first = 0.0, 1, 60.0
+    progress.last = 60.0
+    assert progress.eta(at=61.0) == "ETA estimating"
+    progress.began, progress.first = -50.0, 10.0
+    progress.done, progress.last = 3, 20.0
     assert progress.eta(at=20.0) == "ETA 10s"
     assert progress.eta(at=26.0) == "ETA 4s"
     late = progress.eta(at=95.0)
     assert "0s" not in late.split("still")[0]
-    assert late.startswith("ETA unknown: 1 still running, 1m15s since the last finished")
+    assert late.startswith("ETA unknown: 2 still running, 1m15s since the last finished")
 
 
 def test_without_a_terminal_each_line_carries_its_eta():
@@ -82,13 +87,15 @@ def test_a_submissions_duplicated_cell_ids_do_not_break_the_lines():
 
 
 def test_a_batch_may_ask_for_the_bar_and_no_line_per_submission():
-    """Without a line per submission (a regrade of a whole class), does a log get nothing per
-    submission and a terminal only the bar, so that the summary after it is what is read?"""
+    """Without a line per submission (a regrade of a whole class), does a terminal show only
+    the bar, so that the summary after it is what is read; and a log, which has no bar, still
+    get autograde's [n/N] line per submission (`make release REGRADE=1 > log`)?"""
     log = io.StringIO()
     progress = Progress(2, log, tick=0, each=False)
-    progress.update("alice 00_template: added-test-cell")
-    progress.update("bob 00_template: added-test-cell")
-    assert log.getvalue() == ""
+    progress.update("alice 00_template: ok 4/4")
+    progress.update("bob 00_template: ok 3/4")
+    assert log.getvalue().splitlines()[0].startswith("[1/2] alice 00_template: ok 4/4  (ETA ")
+    assert log.getvalue().splitlines()[1] == "[2/2] bob 00_template: ok 3/4  (done)"
     terminal = Terminal()
     progress = Progress(3, terminal, tick=0, each=False)
     progress.update("alice 00_template: ok")
