@@ -66,6 +66,8 @@ TWICE_CLAUSE = ("backward may run more than once on one graph (retain_graph=True
 ONCE_CLAUSE = ("backward may refuse to run a second time on one graph (as reentrant checkpointing "
                "does: it frees the graph it rebuilds), but never gives other gradients")
 DTYPE_CLAUSE = "each dtype the contract names, saved tensors included"
+GRAD_OUTPUT_CLAUSE = ("grad_output of any layout autograd hands backward (a transposed or expanded "
+                      "one: y.t() or .sum() downstream gives it)")
 REQUIRES_GRAD_CLAUSE = ("any of the inputs may require grad, the others not: each gradient "
                         "asked for is right, and grad_output is left as it was")
 
@@ -90,6 +92,11 @@ class Domain:
     layouts: tuple[str, ...] = LAYOUTS
     layout_inputs: tuple[str, ...] | None = None
     layout_clause: str = LAYOUT_CLAUSE
+    # backward handed a non-contiguous grad_output (transposed, or a stride-2 slice for a 1-d
+    # output; a 0-d output has one layout only): off only where the contract rules it out
+    # (say why in grad_output_clause)
+    strided_grad_output: bool = True
+    grad_output_clause: str = GRAD_OUTPUT_CLAUSE
     per_call: bool = True
     # the two calls' constants in the per-call check, where the ends of a range do not tell
     # the calls apart (at a low tau a softmax is one-hot: its gradient is 0 whatever tau);
@@ -119,6 +126,7 @@ class Domain:
         names = [f"constant {name}" for name in self.constants]
         names += [f"dtype {str(dtype).removeprefix('torch.')}" for dtype in self.dtypes]
         names += [f"layout {layout}" for layout in self.layouts]
+        names += ["grad_output layout"] if self.strided_grad_output else []
         names += [name for name, part in (("accumulation", self.accumulation),
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
@@ -135,6 +143,7 @@ class Domain:
         clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
                         for d in self.dtypes})
         clauses.update({f"layout {layout}": self.layout_clause for layout in self.layouts})
+        clauses["grad_output layout"] = self.grad_output_clause
         clauses.update({name: part.clause for name, part in (
             ("accumulation", self.accumulation), ("large", self.large), ("ties", self.ties),
             ("rows apart", self.rows_apart)) if part is not None})

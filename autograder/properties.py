@@ -12,6 +12,7 @@ from .comparison import compare, floating_outputs, fresh_leaves, on_cpu, referen
 from .contract import covers
 from .domain import Domain
 from .errors import GradingError
+from .grad_output_layout import check_grad_output_layout
 from .per_call import check_per_call, with_constants
 from .twice import check_backward_twice
 
@@ -28,6 +29,7 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
 
 
 _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",
+          "grad_output layout": "a grad_output that is not contiguous",
           "backward twice": "backward run twice",
           "rows apart": "rows of far-apart magnitude", "ties": "values one ulp apart",
           "large": "a large input",
@@ -99,6 +101,10 @@ def _layout(domain: Domain, function, device, name: str) -> None:
     compare(domain, function, inputs)
 
 
+def _grad_output(domain: Domain, function, device, _name) -> None:
+    check_grad_output_layout(domain, function, device)
+
+
 def _case(domain: Domain, function, device, name: str) -> None:
     part = {"accumulation": domain.accumulation, "large": domain.large, "ties": domain.ties,
             "rows": domain.rows_apart}[name.split(" ")[0]]
@@ -134,5 +140,6 @@ def _twice(domain: Domain, function, device, _name) -> None:
 
 
 _PROPERTIES = {"per": check_per_call, "requires": _requires_grad, "backward": _twice,
-               "constant": _constant, "dtype": _dtype, "layout": _layout, "accumulation": _case,
-               "large": _case, "ties": _case, "rows": _case}
+               "constant": _constant, "dtype": _dtype, "layout": _layout,
+               "grad_output": _grad_output, "accumulation": _case, "large": _case, "ties": _case,
+               "rows": _case}

@@ -209,3 +209,41 @@ def test_a_default_that_takes_the_inputs_outside_the_contract_is_never_run():
     assert (inputs["target"] == -62).any()
     _check_constant_used(domain, Recorded, inputs, "ignore_index", -100)
     assert seen == []
+
+
+def test_a_backward_that_views_grad_output_flat_is_named_for_its_layout(raises_hint):
+    """Is ``grad_output.view(-1)`` in backward, which every contiguous grad_output lets pass,
+    named for the transposed grad_output it raises on (as ``(y.t() * w).sum()`` hands one)?"""
+    answer = _answer("ctx.save_for_backward(x)\n        return x * x",
+                     "x, = ctx.saved_tensors\n"
+                     "        return (2 * x.reshape(-1) * g.view(-1)).view(x.shape)")
+    with raises_hint("Square.backward assumes a contiguous grad_output: it raised when "
+                     "grad_output was transposed"):
+        _domain_only(SQUARE).run(answer)
+
+
+def test_a_backward_that_reads_grad_output_s_memory_is_named_for_its_layout(raises_hint):
+    """Is a backward that reads grad_output's storage in the output's order (as_strided with
+    a contiguous tensor's strides) named as wrong, not raising, for a transposed grad_output?"""
+    answer = _answer("ctx.save_for_backward(x)\n        return x * x",
+                     "x, = ctx.saved_tensors\n"
+                     "        return 2 * x * g.as_strided(g.shape, g.contiguous().stride())")
+    with raises_hint("Square.backward assumes a contiguous grad_output: it was wrong when "
+                     "grad_output was transposed") as info:
+        _domain_only(SQUARE).run(answer)
+    assert info.value.mistake == "Square/assumes-contiguous-grad-output"
+
+
+def test_grad_output_layouts_by_the_output_s_dims():
+    """Transposed for two or more dims, a stride-2 slice for one, none for a 0-d output; and a
+    domain that rules the property out does not list it."""
+    from autograder.grad_output_layout import strided_like
+
+    generator = torch.Generator().manual_seed(0)
+    for shape, strides in (((2, 3, 4), (12, 1, 3)), ((5,), (2,))):
+        grad_output, how = strided_like(torch.zeros(shape), generator)
+        assert grad_output.shape == shape and grad_output.stride() == strides, how
+    assert strided_like(torch.zeros(()), generator) is None
+    assert "grad_output layout" in SQUARE.domain.properties()
+    off = Domain(SQUARE.domain.spec, SQUARE.domain.values, strided_grad_output=False)
+    assert "grad_output layout" not in off.properties()

@@ -27,6 +27,15 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): a flat mask and grad_output.view(-1), right for every
+    # contiguous grad_output, raises for the transposed one y.t() downstream hands backward
+    Mistake("MyReLU", "flat mask, grad_output.view(-1) in backward",
+            "MyReLU.backward assumes a contiguous grad_output: it raised when grad_output was "
+            "transposed",
+            _relu("        mask = (x > 0).reshape(-1)\n        ctx.save_for_backward(mask)\n"
+                  "        ctx.shape = x.shape\n        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output.view(-1), 0).view(ctx.shape)")),
     Mistake("MyReLU", "masks grad_output in place", "backward modified grad_output in place: "
             "compute a new tensor instead",
             _relu(RELU_FORWARD, RELU_READ + "        grad_output[x < 0] = 0\n"

@@ -71,6 +71,14 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): every contiguous grad_output lets .view(-1) pass; autograd hands
+    # a transposed one when y.t() is used downstream (the domain's grad_output layout property)
+    Mistake("MySigmoid", "grad_output.view(-1) in backward",
+            "MySigmoid.backward assumes a contiguous grad_output: it raised when grad_output was "
+            "transposed",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                     "        flat = y.reshape(-1)\n"
+                     "        return (grad_output.view(-1) * flat * (1 - flat)).view(y.shape)")),
     # a fresh review's log-space form: F.softplus returns its input above its threshold of 20,
     # so below x = -20 this is e^x itself, 2e-9 off at x = -20.01 (issue 45: between the old
     # tail points -40 and -20)
