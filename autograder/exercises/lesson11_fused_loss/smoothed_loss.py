@@ -49,11 +49,11 @@ def describe(values: dict) -> str:
             f"{values['label_smoothing']:g}, z_loss={values['z_loss']:g}")
 
 
-def _grad(function, values: dict):
+def _grad(function, values: dict, grad_output=1.0):
     logits = values["logits"].detach().clone().requires_grad_()
     try:
         loss = function.apply(logits, *list(values.values())[1:])
-        grad, = torch.autograd.grad(loss, logits)
+        grad, = torch.autograd.grad(loss, logits, torch.full_like(loss, grad_output))
     except Exception:  # the learner's code may raise anything: the first hint stands
         return None
     return loss.detach(), grad
@@ -130,6 +130,23 @@ def recognise(function, values: dict) -> str | None:
     probs = torch.exp(logits - lse)
     weight = counted[:, None] / M
     eps, z = values["label_smoothing"], values["z_loss"]
+    z_term = 2 * z * lse * probs * weight  # the z-loss's part of the gradient, at g = 1
+    tripled = _grad(function, values, 3.0) if torch.allclose(grad, true_grad) else None
+    if tripled is not None and not torch.allclose(tripled[1], 3 * true_grad):
+        if z and torch.allclose(tripled[1], 3 * true_grad - 2 * z_term):
+            return (f"{NAME}'s z-loss gradient is not multiplied by grad_output: the gradient "
+                    "is right for grad_output = 1, but for a loss times 3 only the "
+                    "cross-entropy part is 3 times larger, the z-loss part stays as it was")
+        return (f"{NAME}'s gradient is right for grad_output = 1 but not for a loss times 3: "
+                "some term of your backward is not multiplied by grad_output")
+    if z and torch.allclose(grad, true_grad - z_term + 2 * z * lse * weight):
+        return (f"{NAME}'s z-loss gradient is 2 * z_loss * lse on every class of a row, the "
+                "same number for each: the chain rule's d lse / dz factor is missing from "
+                "d(lse ** 2)/dz")
+    if eps and N != C and torch.allclose(grad, true_grad + eps / C * weight - eps / N * weight):
+        return (f"{NAME}'s smoothing term in the gradient is label_smoothing / N, with N = "
+                f"{N} the number of rows, where the loss's is label_smoothing / C, C = {C} "
+                "the number of classes (logits.shape[1])")
     if eps and torch.allclose(grad, true_grad + eps / C * weight):
         return (f"{NAME}'s gradient misses the smoothing term: every entry of a counted row is "
                 "off by the same amount; differentiate the row mean of -log p too (Hint 1), "
@@ -197,6 +214,10 @@ SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (f
     "z-loss counts the ignored rows": f"{NAME}/z-loss-over-every-row",
     "with nothing for the log-sum-exp itself": f"{NAME}/z-loss-gradient-without-lse",
     "is past the last class": f"{NAME}/ignored-target-not-a-class",
+    "z-loss gradient is not multiplied by grad_output": f"{NAME}/z-loss-ignores-grad-output",
+    "some term of your backward is not multiplied": f"{NAME}/term-ignores-grad-output",
+    "the same number for each": f"{NAME}/z-loss-gradient-without-softmax",
+    "label_smoothing / N, with N": f"{NAME}/smoothing-over-rows",
 }
 
 
@@ -258,6 +279,23 @@ def check_stable(function, device, dtype) -> None:
     check_case(function, values, rtol=tolerance, atol=tolerance)
 
 
+def check_float64_digits(function, values: dict) -> None:
+    """The loss to float64's precision, on gradcheck's inputs and before it: a forward that
+    loses digits (a float32 step) passes the value checks' tolerance, and gradcheck's finite
+    differences would then blame backward for the forward's rounding."""
+    with case(describe(values)):
+        with torch.no_grad():
+            loss = function.apply(*values.values())
+        truth = SMOOTHED.reference(*values.values())
+        if loss.dtype == torch.float64 and not torch.allclose(loss, truth, rtol=1e-12, atol=0):
+            error = abs((loss - truth) / truth).item()
+            raise GradingError(
+                f"{NAME}'s forward loses float64's digits: its loss is off by {error:.1g} "
+                "relative, about float32's precision, so some step of the forward runs in a "
+                "narrower dtype than the float64 logits (gradcheck's finite differences would "
+                "blame your backward for it)", mistake=f"{NAME}/forward-loses-float64-digits")
+
+
 CASES = [  # rows, classes, ignored rows, ignore_index, label_smoothing, z_loss
     (5, 4, (), -100, 0.1, 1e-2), (6, 3, (1, 4), -100, 0.0, 0.0), (7, 5, (0, 2, 3), 2, 0.2, 0.0),
     (4, 6, (), -100, 0.0, 0.5), (1, 5, (), -100, 0.3, 0.1), (9, 7, tuple(range(8)), -1, 0.1, 0.01),
@@ -280,6 +318,7 @@ def full(submission, device) -> None:
     for dtype in (torch.float64, torch.float32):
         check_stable(function, device, dtype)
     covers("logits of magnitude 1e4")
+    check_float64_digits(function, sce_values(4, 3, device, ignored=(1,), seed=30))
     with case("gradcheck"):
         check_gradcheck(function, SMOOTHED, sce_values(4, 3, device, ignored=(1,), seed=30))
 

@@ -232,3 +232,86 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
                               "        wide = torch.promote_types(x.dtype, torch.float16)\n"
                               "        total"))),
 ]
+
+
+# a review's answer (lesson 11, score 8): one grad_weight buffer per shape, reused by every
+# call, so two calls in one graph share what they saved
+MISTAKES += [
+    Mistake(LCE, 'a grad_weight buffer kept between calls', 'failed with two calls in one graph', '''
+_BUFFERS = {}
+
+class LinearCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy(x @ weight.T, target) by chunks of rows, gradients computed in forward."""
+
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        # False under torch.no_grad() too: linear_cross_entropy then hands in detached inputs
+        want_x, want_weight = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        wide = torch.promote_types(x.dtype, torch.float32)  # accumulate in float32 or wider
+        weight_wide = weight.to(wide)
+        loss = torch.zeros((), dtype=wide, device=x.device)
+        grad_x = torch.empty(x.shape, dtype=wide, device=x.device) if want_x else None
+        grad_weight = None
+        if want_weight:
+            key = (tuple(weight.shape), wide, weight.device)
+            grad_weight = _BUFFERS.setdefault(key, torch.zeros(weight.shape, dtype=wide, device=x.device)).zero_()
+        for start in range(0, N, chunk_size):
+            rows = slice(start, start + chunk_size)
+            x_chunk, target_chunk = x[rows].to(wide), target[rows]
+            logits = x_chunk @ weight_wide.T  # (c, V): the one chunk-sized buffer
+            picked = logits.gather(1, target_chunk[:, None])  # z_{i, y_i}
+            row_max = logits.amax(dim=1, keepdim=True)
+            probs = logits.sub_(row_max).exp_()  # in place: e^{z - max}, still one buffer
+            sums = probs.sum(dim=1, keepdim=True)
+            loss += (row_max + sums.log() - picked).sum()  # lse - z_{i, y_i}, row by row
+            if want_x or want_weight:
+                probs /= sums  # the softmax P
+                probs[torch.arange(len(target_chunk), device=x.device), target_chunk] -= 1
+                probs /= N  # G = (P - Y) / N for these rows
+                if want_x:
+                    grad_x[rows] = probs @ weight_wide
+                if want_weight:
+                    grad_weight.addmm_(probs.T, x_chunk)  # += G^T x, summed over chunks
+            del logits, probs  # let this chunk go before the next one exists
+        ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),
+                              None if grad_weight is None else (grad_weight if grad_weight.dtype == weight.dtype else grad_weight.to(weight.dtype)))
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, grad_weight = ctx.saved_tensors
+        # new tensors: a second backward must find the saved gradients unchanged
+        return (None if grad_x is None else grad_output * grad_x,
+                None if grad_weight is None else grad_output * grad_weight,
+                None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    """F.cross_entropy(x @ weight.T, target), never materialising the N x V logits."""
+    # inside forward grad mode is always off: only the caller can see torch.no_grad(), and
+    # detached inputs make forward's ctx.needs_input_grad say False
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''),
+]
+
+# the course-wide rules the contract states: inputs untouched, tensors through save_for_backward
+MISTAKES += [
+    Mistake(LCE, "x scaled by 1/N in place for grad_weight", "modified its input x", edit(
+        LINEAR, ("                probs /= N\n", ""),
+        ("                    grad_x[rows] = probs @ weight_wide\n",
+         "                    grad_x[rows] = probs @ weight_wide / N\n"),
+        ("                    grad_weight.addmm_(probs.T, x_chunk)\n",
+         "                    grad_weight.addmm_(probs.T, x_chunk.div_(N))  # x[rows] itself\n"))),
+    Mistake(LCE, "the gradients kept on ctx", "stores a tensor as", edit(
+        LINEAR, ("        ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),\n"
+                 "                              None if grad_weight is None else "
+                 "grad_weight.to(weight.dtype))\n",
+                 "        ctx.grad_x = None if grad_x is None else grad_x.to(x.dtype)\n"
+                 "        ctx.grad_weight = (None if grad_weight is None\n"
+                 "                           else grad_weight.to(weight.dtype))\n"),
+        ("        grad_x, grad_weight = ctx.saved_tensors\n",
+         "        grad_x, grad_weight = ctx.grad_x, ctx.grad_weight\n"))),
+]

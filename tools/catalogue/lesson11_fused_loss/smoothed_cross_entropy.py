@@ -195,3 +195,135 @@ MISTAKES += [
     Mistake(SCE, "row weights valid / n computed in float32", "agrees with the truth to five digits or more",
             edit(_LIGER, ("valid.to(X.dtype) / valid.sum()", "valid / valid.sum()"))),
 ]
+
+
+# a review's answers (lesson 11, score 8), each named by the self-check's first line
+MISTAKES += [
+    Mistake(SCE, 'the z-loss gradient not multiplied by grad_output', 'z-loss gradient is not multiplied by grad_output', '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy with label smoothing, plus z_loss * mean(lse ** 2) over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.mean(dim=1)  # the row mean of -log p
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs - smoothing / logits.shape[1]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        zgrad = probs * (2 * z_loss * lse)[:, None] * (counted / counted.sum())[:, None]
+        return grad * scale[:, None] + zgrad, None, None, None, None  # the mistake: zgrad not times g
+'''),
+    Mistake(SCE, 'the z-loss gradient without the softmax factor', 'the same number for each', '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy with label smoothing, plus z_loss * mean(lse ** 2) over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.mean(dim=1)  # the row mean of -log p
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs + (2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        return grad * scale[:, None], None, None, None, None
+'''),
+    Mistake(SCE, 'label_smoothing / N (rows) in the gradient instead of / C', 'label_smoothing / N, with N', '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy with label smoothing, plus z_loss * mean(lse ** 2) over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.mean(dim=1)  # the row mean of -log p
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[0]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        return grad * scale[:, None], None, None, None, None
+'''),
+    Mistake(SCE, 'the row mean of the logits in float32', "forward loses float64's digits", '''
+class SmoothedCrossEntropy(torch.autograd.Function):
+    """F.cross_entropy with label smoothing, plus z_loss * mean(lse ** 2) over counted rows."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
+        counted = target != ignore_index
+        safe_target = torch.where(counted, target, 0)
+        lse = torch.logsumexp(logits, dim=1)
+        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
+        smooth = lse - logits.float().mean(dim=1).to(logits.dtype)  # the row mean of -log p
+        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
+                   + z_loss * lse ** 2)
+        ctx.save_for_backward(logits, lse, safe_target, counted)
+        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
+        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, lse, target, counted = ctx.saved_tensors
+        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
+        probs = torch.exp(logits - lse[:, None])
+        grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]
+        rows = torch.arange(len(target), device=target.device)
+        grad[rows, target] -= 1 - smoothing
+        scale = grad_output * counted / counted.sum()
+        return grad * scale[:, None], None, None, None, None
+'''),
+]
+
+# the course-wide rules the contract states: logits untouched, tensors through save_for_backward
+MISTAKES += [
+    Mistake(SCE, "softmax computed in place in the saved logits", "modified its input logits", edit(
+        ANSWER, ("        probs = torch.exp(logits - lse[:, None])\n",
+                 "        probs = logits.sub_(lse[:, None]).exp_()  # no (N, C) allocation\n"))),
+    Mistake(SCE, "the log-sum-exp kept on ctx", "stores a tensor as", edit(
+        ANSWER, ("        ctx.save_for_backward(logits, lse, safe_target, counted)\n",
+                 "        ctx.save_for_backward(logits, safe_target, counted)\n"
+                 "        ctx.lse = lse\n"),
+        ("        logits, lse, target, counted = ctx.saved_tensors\n",
+         "        logits, target, counted = ctx.saved_tensors\n"
+         "        lse = ctx.lse\n"))),
+]
