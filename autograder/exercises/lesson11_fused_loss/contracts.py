@@ -32,8 +32,11 @@ SMOOTHED_LOSS_CLAUSES = (
            {"SmoothedCrossEntropy/saves-probabilities": "saves the probabilities",
             "SmoothedCrossEntropy/saves-logits-copy": "logits saved as a contiguous copy",
             "SmoothedCrossEntropy/saves-narrower-dtype": "float32 log-sum-exp saved for float64 logits"}),
-    Clause("backward by hand, and `None` for everything but `logits`.",
+    Clause("backward by hand, and `None` for everything but `logits`;",
            {"SmoothedCrossEntropy/gradient-for-target": "a gradient for the target"}),
+    Clause("`logits` untouched, and tensors kept only through `ctx.save_for_backward`.",
+           {"SmoothedCrossEntropy/writes-input": "softmax computed in place in the saved logits",
+            "SmoothedCrossEntropy/tensor-on-ctx": "the log-sum-exp kept on ctx"}),
 )
 
 
@@ -63,52 +66,59 @@ CE_CLAUSES = (
             "CrossEntropy/saves-logits-copy": "logits saved as a contiguous copy"}),
     Clause("Backward follows your derivation, by hand, and returns `None` for `target` and "
            "`ignore_index`.", {"CrossEntropy/gradient-for-target": "a gradient for the target"}),
+    Clause("As in every lesson: forward and backward leave `logits` untouched (no in-place "
+           "write), and a tensor kept for backward goes through `ctx.save_for_backward`, never "
+           "onto a `ctx` attribute.",
+           {"CrossEntropy/writes-input": "softmax computed in place in the saved logits",
+            "CrossEntropy/tensor-on-ctx": "the log-sum-exp kept on ctx"}),
 )
 
 
 LCE_CLAUSES = (
-    Clause("for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size` from 1 "
-           "past $N$: the value of `F.cross_entropy(x @ weight.T, target)` (the mean over all "
-           "$N$ rows; every target is a valid class) and its gradients, from the values `x` and "
-           "`weight` hold at each call (an optimizer step changes `weight` in place between "
-           "calls), stable where the logits pass float32's `exp` range.",
+    Clause("the value and gradients of `F.cross_entropy(x @ weight.T, target)` (the mean over "
+           "all $N$ rows; every target a valid class) for `x` $(N, d)$, `weight` $(V, d)$, "
+           "`target` $(N,)$ and any `chunk_size` from 1 past $N$, from the values `x` and "
+           "`weight` hold at each call (an optimizer step changes `weight` in place), stable "
+           "where the logits pass float32's `exp` range.",
            {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
             "linear_cross_entropy/stale-after-in-place-update": "a float32 weight copy cached on "
                                                                 "the class, keyed by data_ptr",
+            "linear_cross_entropy/buffer-shared-between-calls": "a grad_weight buffer kept "
+                                                                "between calls",
+            "linear_cross_entropy/state-shared-between-calls": "gradients kept on the class",
             "case:the short last chunk": "the loop stops before a short last chunk",
             "case:at float32 logits of magnitude 100": "no max shift in the chunk's exp"}),
     Clause("**No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and "
-           "`V * d`, whichever gradients are needed, grad mode included: chunk-sized logits, "
-           "and tensors the size of an input or its gradient.",
+           "`V * d`, in every grad mode.",
            {"linear_cross_entropy/materialises-logits": "all the logits at once",
             "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
-    Clause("When gradients are needed, forward computes `grad_x` and `grad_weight` chunk by "
-           "chunk and saves them (no logits); backward returns them multiplied by "
-           "`grad_output`, never modifying what it saved.",
+    Clause("When gradients are needed, forward computes them chunk by chunk and saves them (no "
+           "logits); backward returns them times `grad_output`, never modifying what it saved.",
            {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
             "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
                                              "Cross-Entropy)"}),
-    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward "
-           "does the loss's work only (about $2NdV$ FLOPs); when only one of them requires "
-           "grad, compute only that gradient.",
+    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's "
+           "work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.",
            {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
             "case:skip grad_weight when": "both gradients always",
             "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
                                                                     "ignores needs_input_grad",
             "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
                                                 "forward"}),
-    Clause("float16 / bfloat16 inputs: the loss and gradients returned in the input's dtype "
-           "and, in every grad mode, as accurate as accumulating in float32 makes them "
-           "(accumulating in the input's dtype is not; the grader compares with float64 over "
-           "hundreds of chunks); the gradients forward saves for backward take no more bytes "
-           "than the input's dtype needs for them.",
+    Clause("float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as "
+           "accumulating in float32 makes them, in every grad mode (the grader compares with "
+           "float64 over hundreds of chunks); the saved gradients in the input's dtype.",
            {"case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
                                                                     "the loss-only path under "
                                                                     "no_grad",
             "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
                                                                 "bfloat16 inputs"}),
-    Clause("By hand: no `torch.autograd.grad` in forward or backward.",
-           {"case:LinearCrossEntropy.forward calls": "autograd inside forward"}),
+    Clause("By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` "
+           "untouched; a tensor kept for backward goes through `ctx.save_for_backward`, never "
+           "onto a `ctx` attribute.",
+           {"case:LinearCrossEntropy.forward calls": "autograd inside forward",
+            "linear_cross_entropy/writes-input": "x scaled by 1/N in place for grad_weight",
+            "linear_cross_entropy/tensor-on-ctx": "the gradients kept on ctx"}),
 )

@@ -1,4 +1,4 @@
-"""Lesson 11's live checkers of the cross-entropy derivation and of the linear layer's
+"""Lesson 11's live checkers of one row's cross-entropy gradient and of the linear layer's
 gradients print a verdict per point: the worked answers pass them, the placeholders and a slip
 fail; and the optional section's accumulation numbers reproduce."""
 
@@ -7,35 +7,43 @@ import torch
 from tests.tools.shown.lesson_code import definitions, printed, source
 
 
-def _grad_logits_lines(answer=None, learner=False) -> list[str]:
-    example = {"logits": torch.randn(5, 4, dtype=torch.float64),
-               "labels": torch.tensor([2, -100, 0, -100, 3])}
-    lesson = definitions("11_fused_loss", "first_line", "my_grad_logits", "check_grad_logits",
+def _grad_row_lines(answer=None, learner=False) -> list[str]:
+    example = {"logits": torch.randn(5, 4, dtype=torch.float64)}
+    lesson = definitions("11_fused_loss", "first_line", "my_grad_row", "check_grad_row",
                          learner=learner, **example)
-    return printed(lesson["check_grad_logits"], answer or lesson["my_grad_logits"])
+    return printed(lesson["check_grad_row"], answer or lesson["my_grad_row"])
 
 
-def test_grad_logits_worked_passes_and_zeros_or_a_mean_over_all_rows_fail():
-    """Does the worked dL/dlogits pass all three cases, the placeholder fail them, a gradient
-    divided by N (every row) instead of M (the counted rows) fail where rows are ignored, and a
-    function that raises print a cross instead of stopping Run All?"""
-    lines = _grad_logits_lines()
+def test_grad_row_worked_passes_and_zeros_or_a_missing_target_term_fail():
+    """Does the worked one-row gradient (softmax minus one-hot) pass all three rows, the
+    placeholder fail them, a softmax without the one-hot fail at the target's class with a row
+    sum of 1, and a function that raises print a cross instead of stopping Run All? The checker
+    judges one row's loss only: the mean over counted rows is left to CrossEntropy's
+    self-check."""
+    lines = _grad_row_lines()
     assert len(lines) == 3 and all(": ✓" in line for line in lines), lines
-    assert all(": ✗" in line for line in _grad_logits_lines(learner=True))
-
-    def over_n(logits, target, ignore_index, grad_output):
-        counted = (target != ignore_index)[:, None]
-        one_hot = torch.nn.functional.one_hot(torch.where(counted[:, 0], target, 0),
-                                              logits.shape[1])
-        return (torch.softmax(logits, 1) - one_hot) * counted / len(target) * grad_output
-
-    verdicts = [": ✓" in line for line in _grad_logits_lines(over_n)]
-    assert verdicts == [False, True, False], verdicts
+    assert all(": ✗" in line for line in _grad_row_lines(learner=True))
+    softmax_only = _grad_row_lines(lambda z, y: torch.softmax(z, 0))
+    assert all(": ✗ largest error" in line and "(the target's class)" in line
+               and line.endswith("your row sums to 1.0000") for line in softmax_only), softmax_only
 
     def raises(*args):
         raise IndexError("index 7 is out of bounds")
 
-    assert all("✗ IndexError: index 7" in line for line in _grad_logits_lines(raises))
+    assert all("✗ IndexError: index 7" in line for line in _grad_row_lines(raises))
+
+
+def test_grad_row_cross_never_prints_autograds_number():
+    """Does a wrong row (one-hot at the wrong class) name the class that is off without
+    printing autograd's value there?"""
+    def shifted(z, y):
+        return torch.softmax(z, 0) - torch.nn.functional.one_hot(torch.tensor((y + 1) % len(z)),
+                                                                   len(z))
+
+    line = _grad_row_lines(shifted)[1]
+    assert line.startswith("7 classes, target 6: ✗ largest error"), line
+    assert ", at class " in line and "autograd's" not in line, line
+    assert line.endswith("your row sums to 0.0000"), line
 
 
 def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fails():
@@ -91,16 +99,3 @@ def test_the_accumulation_numbers_reproduce_for_seed_0():
     assert max(errors(torch.float16, lesson["LinearCrossEntropy"], 1)) <= 0.03
     half = torch.tensor(2048.0, dtype=torch.float16)
     assert half + 1 == half  # a float16 running sum of ones stops at 2048
-
-
-def test_grad_logits_cross_shows_the_worst_entry_and_the_row_sums():
-    """Does a dL/dlogits without the one-hot term fail with its worst entry (row, class, yours
-    against autograd's) and row sums that are not 0, the signature of the missing target term?"""
-    def softmax_only(logits, target, ignore_index, grad_output):
-        counted = (target != ignore_index)[:, None]
-        return torch.softmax(logits, 1) * counted / counted.sum() * grad_output
-
-    line = _grad_logits_lines(softmax_only)[1]
-    assert line.startswith("6 rows, 7 classes, none ignored, g = 2.5: ✗ largest error"), line
-    assert ", at row " in line and "autograd's" in line, line
-    assert line.endswith("your row sums [0.4167, 0.4167, 0.4167, 0.4167, 0.4167, 0.4167]"), line
