@@ -9,6 +9,7 @@ shows IPython's traceback, chained causes and details included, with the grading
 torch's frames left out: the cell that called the self-check, then the learner's own code.
 """
 
+import copy
 import html
 import linecache
 import os
@@ -53,10 +54,27 @@ def _cell_name(filename: str, shell) -> str | None:
 def _chain(error: BaseException) -> list[BaseException]:
     """``error`` and the exceptions it was raised from (or during), outermost first."""
     chain = []
-    while error is not None and all(error is not seen for seen in chain):
-        chain.append(error)
-        error = error.__cause__ or error.__context__
+    while error is not None:
+        chain.append(error)  # a link back into the chain (`raise e from e`) leads nowhere new
+        error = next((link for link in (error.__cause__, error.__context__)
+                      if link is not None and all(link is not seen for seen in chain)), None)
     return chain
+
+
+def _own_frames(exception: BaseException, shell=None) -> list[tuple[str, int, str, str]]:
+    """(where, line, function, source) of the learner's frames in ``exception``'s own
+    traceback that the grading library called, innermost last."""
+    frames, below_grading = [], False
+    for code, line in ((tb.tb_frame.f_code, tb.tb_lineno)
+                       for tb in _walk(exception.__traceback__)):
+        where = _cell_name(code.co_filename, shell)
+        library = where is None and (code.co_filename.startswith("<")
+                                     or _is_library(code.co_filename))
+        if below_grading and not library:
+            source = linecache.getline(code.co_filename, line).strip()
+            frames.append((where or code.co_filename, line, code.co_name, source))
+        below_grading = below_grading or _is_library(code.co_filename, _GRADING_DIR)
+    return frames
 
 
 def learner_frames(error: BaseException, shell=None) -> list[tuple[str, int, str, str]]:
@@ -64,19 +82,35 @@ def learner_frames(error: BaseException, shell=None) -> list[tuple[str, int, str
     called, innermost last, from the innermost exception of the chain that has any: where
     their code raised the error. [] when the grading library raised it."""
     for exception in reversed(_chain(error)):
-        frames, below_grading = [], False
-        for code, line in ((tb.tb_frame.f_code, tb.tb_lineno)
-                           for tb in _walk(exception.__traceback__)):
-            where = _cell_name(code.co_filename, shell)
-            library = where is None and (code.co_filename.startswith("<")
-                                         or _is_library(code.co_filename))
-            if below_grading and not library:
-                source = linecache.getline(code.co_filename, line).strip()
-                frames.append((where or code.co_filename, line, code.co_name, source))
-            below_grading = below_grading or _is_library(code.co_filename, _GRADING_DIR)
-        if frames:
+        if frames := _own_frames(exception, shell):
             return frames[-MAX_LEARNER_FRAMES:]
     return []
+
+
+def _adds_nothing(exception: BaseException, error: BaseException, shell=None) -> bool:
+    """Does ``exception``, a link of ``error``'s chain, only repeat it: a GradingError raised
+    again with its case (``checks.case``), or an error of torch's or the library's that raised
+    in none of the learner's code and whose words ``error``'s hint or details quote?"""
+    if isinstance(exception, GradingError):
+        return exception.hint in str(error)
+    said = str(exception).strip()
+    return not _own_frames(exception, shell) and bool(said) and said.splitlines()[0] in str(error)
+
+
+def said_once(error: BaseException, shell=None) -> BaseException:
+    """What ``%tb`` shows of a failed self-check's ``error``: a copy whose chain holds each
+    error once, the links that add nothing left out (a cause raised in the learner's code
+    stays, with their frames); ``error`` itself is unchanged, for whatever reads its chain.
+    Any other error is itself."""
+    if not isinstance(error, GradingError):
+        return error
+    kept = [exception for exception in _chain(error)[1:]
+            if not _adds_nothing(exception, error, shell)]
+    shown = copy.copy(error)
+    shown.__traceback__ = error.__traceback__
+    shown.__cause__ = kept[0] if kept else None  # the learner's error, its own chain after it
+    shown.__suppress_context__ = True
+    return shown
 
 
 def summary(name: str, error: BaseException, shell=None) -> list[str]:
@@ -119,11 +153,13 @@ def _walk(traceback):
 
 def keep_learner_frames(error: BaseException, shell=None) -> None:
     """Leave only the learner's frames in ``error``'s traceback and its chain's, and in the
-    traceback IPython's ``%tb`` shows next."""
+    traceback IPython's ``%tb`` shows next, each error of its chain once (``said_once``)."""
+    shown = said_once(error, shell)
     for exception in _chain(error):
         exception.__traceback__ = _learners_only(exception.__traceback__, shell)
     if getattr(sys, "last_value", None) is error:
-        sys.last_traceback = error.__traceback__
+        shown.__traceback__ = error.__traceback__
+        sys.last_value, sys.last_traceback = shown, error.__traceback__
 
 
 def shorten(name: str, error: BaseException) -> None:

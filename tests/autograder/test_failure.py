@@ -7,7 +7,8 @@ import torch
 
 from autograder import grading
 from autograder.errors import GradingError
-from autograder.failure import FULL_TRACEBACK, MORE_DETAIL, headline, learner_frames, summary
+from autograder.failure import (FULL_TRACEBACK, MORE_DETAIL, _walk, headline, keep_learner_frames,
+                                learner_frames, summary)
 from tests.autograder.catalogued import mistake
 from tools.solutions import solution, stub
 from tests.autograder.passing import passes
@@ -125,3 +126,34 @@ def test_a_passing_self_check_is_unchanged(capsys):
     """Does a correct answer still get its tick?"""
     grading.self_check("Square", solution("Square"))
     assert capsys.readouterr().out.startswith(f"✓ {passes('Square')}.")
+
+
+def _shown_by_tb(error: BaseException) -> list[BaseException]:
+    """The chain ``%tb`` shows after the short form rendered: sys.last_value's, as IPython
+    walks it (a cause, else a context not suppressed), each link once."""
+    import sys
+
+    sys.last_type, sys.last_value, sys.last_traceback = type(error), error, error.__traceback__
+    keep_learner_frames(error)
+    chain, link = [], sys.last_value
+    while link is not None and all(link is not seen for seen in chain):
+        chain.append(link)
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    return chain
+
+
+def test_tb_shows_a_failed_self_check_once_and_the_learners_error_when_theirs():
+    """Issue 48 (lesson 00's Outer): does %tb after a failed self-check show the GradingError
+    once, not again for each case that named its inputs ("The above exception was the direct
+    cause ..."), while the error keeps its chain for what reads it (its mistake's id)? And
+    where the learner's own code raised, does their error stay below the hint, with their
+    line?"""
+    error = failure("Square", mistake("Square", "wrong sign"))
+    assert isinstance(error.__cause__, GradingError)  # case() raised it again with its case
+    tb_chain = _shown_by_tb(error)
+    assert [type(link) for link in tb_chain] == [GradingError]
+    assert str(tb_chain[0]) == str(error) and isinstance(error.__cause__, GradingError)
+    error = failure("Square", RaisesInBackward)
+    tb_chain = _shown_by_tb(error)
+    assert [type(link) for link in tb_chain] == [GradingError, RuntimeError]
+    assert any(tb.tb_frame.f_code.co_name == "backward" for tb in _walk(tb_chain[1].__traceback__))
