@@ -7,6 +7,7 @@ reads the files of the folders beside the current one.
 
 import json
 import os
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Pat
                 and kept.get("notebook") == lesson):
             return
         entries[exercise] = {"lesson": lesson, "outcome": outcome, "hint": hint[:300],
-                             "when": now(), "notebook": here}
+                             "when": now(), "at": time.time(), "notebook": here}
         scratch = path.with_name(f"{FILE_NAME}.{os.getpid()}")
         scratch.write_text(json.dumps(entries, indent=1, sort_keys=True))
         scratch.replace(path)  # whole or not at all: a second kernel may be writing too
@@ -78,13 +79,37 @@ def _rank(entry: dict) -> tuple[bool, str]:
     return own, entry.get("when", "")
 
 
+def where_you_are(outcomes: dict[str, dict], lesson: str | None = None) -> str | None:
+    """The lesson the learner is in: ``lesson`` where given (a lesson's last cell names its
+    own), else the running notebook's where it is a lesson, else the lesson of the self-check
+    run last; None before any."""
+    from .exercises import EXERCISES
+
+    lessons = {exercise.lesson for exercise in EXERCISES.values()}
+    if lesson:
+        return lesson
+    if notebook() in lessons:
+        return notebook()
+    latest = max(outcomes.values(), default={},  # "at": seconds; older files have "when" only
+                 key=lambda entry: (_seconds(entry), str(entry.get("when", ""))))
+    return latest.get("lesson") if latest.get("lesson") in lessons else None
+
+
+def _seconds(entry: dict) -> float:
+    at = entry.get("at", 0.0)
+    return float(at) if isinstance(at, (int, float)) else 0.0
+
+
 def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
     """One row per exercise of the course, in course order: lesson, exercise, outcome, hint,
-    when, and whether it is the next one to do: the first not passed in ``lesson`` (the one the
-    learner is in), else in the lessons after it, else anywhere."""
+    when, and whether it is the next one to do: the first not passed in the lesson the learner
+    is in (``where_you_are``: ``lesson``, else the notebook's, else the last self-check's),
+    else in the lessons after it, else anywhere. The summary and the progress view both read
+    it, so they name the same next exercise."""
     from .exercises import EXERCISES
 
     outcomes = recorded(folder)
+    lesson = where_you_are(outcomes, lesson)
     rows = []
     for name, exercise in sorted(EXERCISES.items(), key=lambda item: item[1].lesson):
         entry = outcomes.get(name, {})

@@ -44,9 +44,11 @@ def test_self_checks_record_passed_failed_and_not_implemented(folder, capsys):
     assert saved["MySigmoid"]["outcome"] == progress.FAILED
     assert saved["MySigmoid"]["hint"] == str(failure.value).splitlines()[0]
     rows = {row["exercise"]: row for row in progress.table()}
-    assert rows["WeightedSum"]["next"] and not rows["Square"]["next"]
+    # no lesson named, no notebook: the learner is where the last self-check ran (lesson 01)
+    assert rows["MySigmoid"]["next"] and not rows["Square"]["next"]
     text = progress.summary()
-    assert "1 of" in text and "Next: WeightedSum in 00_template." in text
+    assert "1 of" in text and "Next: MySigmoid in 01_sigmoid." in text
+    assert progress.table(lesson="00_template")[1]["next"]  # in lesson 00: WeightedSum
 
 
 def test_the_table_reads_the_folders_beside_this_one(tmp_path, monkeypatch):

@@ -31,3 +31,23 @@ def test_refresh_reads_the_file_again(tmp_path):
     progress.record("Square", "00_template", progress.PASSED, folder=folder)
     view.controls["refresh"].click()
     assert "1 of" in view.panes["table"].value
+
+
+def test_the_view_and_the_summary_name_the_same_next_exercise(tmp_path, monkeypatch):
+    """Issue 48: after lesson 12 is done, with lessons 01-11 not begun, does progress_view()
+    (no lesson named) point where the lesson's last cell, show_progress('12_surgery'), does:
+    on from the lesson the learner worked in last, not back to the course's first exercise?"""
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    folder = tmp_path / "course" / "12_surgery"
+    folder.mkdir(parents=True)
+    for name in ("Square", "WeightedSum", "Outer"):
+        progress.record(name, "00_template", progress.PASSED, folder=folder)
+    for row in progress.table(folder):
+        if row["lesson"] == "12_surgery":
+            progress.record(row["exercise"], "12_surgery", progress.PASSED, folder=folder)
+    named = [row["exercise"] for row in progress.table(folder, "12_surgery") if row["next"]]
+    assert [row["exercise"] for row in progress.table(folder) if row["next"]] == named
+    upcoming, = named
+    assert f"Next: {upcoming} in 13_kernels." in progress.summary(folder, "12_surgery")
+    status = progress_view(folder).panes["table"].value.rpartition("Next: ")[2]
+    assert status.endswith(f">{upcoming}</code> in 13_kernels.</div>")
