@@ -21,12 +21,12 @@
 # By the end of this lesson you can:
 # 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
 #    `setup_context(ctx, inputs, output)`), and say which transforms need it;
-# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`, and write a `vmap`
-#    staticmethod where that rule cannot work;
+# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`, and say where that rule
+#    cannot work;
 # 3. give it forward-mode AD with a `jvp` staticmethod and `ctx.save_for_forward`;
 # 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
-#    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args` and
-#    the no-aliasing rule demand, and check it with `torch.library.opcheck`;
+#    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args=()`
+#    promises, and check it with `torch.library.opcheck`;
 # 5. give an operator that takes a `dim` a batching rule of its own, instead of PyTorch's
 #    per-sample fallback;
 # 6. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
@@ -203,9 +203,6 @@ for name, attempt in attempts.items():
 # `generate_vmap_rule = True` asks `torch.vmap` to batch a Function by running your own
 # `forward`, `setup_context`, `backward` and `jvp` under it. `NumpyExp` below computes $e^x$
 # with NumPy, in the setup_context form and with `generate_vmap_rule = True`.
-#
-# (Setting both `generate_vmap_rule = True` and a `vmap` staticmethod is an error of its own:
-# *"it has both generate_vmap_rule=True and an overridden vmap staticmethod"*.)
 
 # %%
 import numpy as np
@@ -261,33 +258,10 @@ compare(prediction_numpy, observed)
 # - Python control flow that depends on values (`if x.max() > 0:`).
 # </details>
 #
-# That is what a **`vmap` staticmethod** is for (and `generate_vmap_rule` must then be left
-# out). It receives `info` (`info.batch_size`, `info.randomness`), `in_dims` (one entry per
-# input of `apply`: where that input's batch dimension is, or `None` for an unbatched input or
-# a non-tensor), and the inputs as plain tensors **with** the batch dimension. It returns the
-# batched output and `out_dims`, where the output's batch dimension is. Because $e^x$ acts
-# element by element, running the whole batch through `apply` at once is already right:
-
-# %%
-class NumpyExpBatched(NumpyExp):
-    generate_vmap_rule = False
-
-    @staticmethod
-    def vmap(info, in_dims, x):
-        x_bdim, = in_dims  # here x is a plain tensor that includes the batch dimension
-        return NumpyExpBatched.apply(x), x_bdim  # elementwise: the batch dim stays where it is
-
-
-print("vmap:", torch.allclose(torch.vmap(NumpyExpBatched.apply)(rows), rows.exp()))
-print("vmap, in_dims=1:", torch.allclose(torch.vmap(NumpyExpBatched.apply, in_dims=1)(rows),
-                                          rows.T.exp()))
-print("per-sample grads:", torch.allclose(
-    torch.vmap(torch.func.grad(lambda r: NumpyExpBatched.apply(r).sum()))(rows), rows.exp()))
-
-# %% [markdown]
-# The per-sample gradients work too: `backward` uses only PyTorch ops, so `vmap` batches it by
-# itself. An operation that is not element by element, one that takes a `dim` say, needs more
-# thought in its rule; the section on `register_vmap` below works through one.
+# Where the generated rule cannot work, you say how to batch yourself: a Function takes a `vmap`
+# staticmethod (an optional section after the summary writes one for `NumpyExp`), and a custom
+# operator a batching rule registered with `register_vmap`, which this lesson's Exercise 3
+# writes.
 
 # %% [markdown]
 # ## The maths of log-sum-exp
@@ -481,15 +455,15 @@ def through_logsumexp(x):
     return LogSumExp.apply(x, -1).exp() * 2
 
 
-x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-through_logsumexp(x)  # eager first: a stub raises its NotImplementedError here
+x_training = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+through_logsumexp(x_training)  # eager first: a stub raises its NotImplementedError here
 try:
-    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x)
+    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x_training)
 except Exception as error:
     print(type(error).__name__)
     print("\n".join(str(error).splitlines()[:3]))
 with torch.no_grad():  # autograd records nothing: dynamo traces forward alone
-    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x)
+    torch.compile(through_logsumexp, fullgraph=True, backend="aot_eager")(x_training)
 print("under torch.no_grad(): one graph, no error")
 
 # %% [markdown]
@@ -506,13 +480,14 @@ class LogSumExpNoJvp(LogSumExp):
     jvp = torch.autograd.Function.jvp  # back to the default: "not implemented"
 
 
-LogSumExpNoJvp.apply(x, -1)  # eager first
+LogSumExpNoJvp.apply(x_training, -1)  # eager first
 start = time.perf_counter()
 compiled = torch.compile(lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2, fullgraph=True,
                          backend="aot_eager")
-grad, = torch.autograd.grad(compiled(x).sum(), x)  # not .backward(): a re-run would add up
-print(f"full graph without jvp; gradient right: "
-      f"{torch.allclose(grad, 2 * torch.softmax(x, -1) * x.logsumexp(-1, keepdim=True).exp())}"
+# not .backward(): a re-run would add up
+grad, = torch.autograd.grad(compiled(x_training).sum(), x_training)
+expected = 2 * torch.softmax(x_training, -1) * x_training.logsumexp(-1, keepdim=True).exp()
+print(f"full graph without jvp; gradient right: {torch.allclose(grad, expected)}"
       f" ({time.perf_counter() - start:.1f} s to compile)")
 
 # %% [markdown]
@@ -571,76 +546,10 @@ except RuntimeError as error:
 # `ctx, inputs, output` (a Function's may be named as you like). (`matvec`'s own backward, two
 # tensor inputs and `needs_input_grad`, is an optional section after the summary.)
 #
-# ### What an operator promises: `mutates_args`, and no aliasing
-#
-# The compiler reorders, fuses and removes operators using only their **schema**, which
-# `custom_op` writes from your annotations and `mutates_args`. Two promises are in it:
-#
-# - `mutates_args=()` says the operator writes into none of its inputs. An operator that does
-#   (an in-place kernel, an optimiser step) must name those arguments,
-#   `mutates_args=("x",)`, and then returns `None` or fresh tensors;
-# - an output is never an input, nor a view of one: the compiler may free or reuse an input's
-#   memory once the operator has run. (An in-place *Function* returns `x` with `mark_dirty`,
-#   lesson 07; an operator has no such escape.)
-#
-# **Predict.** Three small operators break these promises: `clamp_in_place` writes
-# into `x` while declaring `mutates_args=()`, `same` returns its input, `flat` returns
-# `x.view(-1)`. For each, write `"raises when called"`, `"only opcheck"` (no error when
-# called, an error from `opcheck`) or `"neither"` into `prediction_promises`, then run the
-# cell; the cell after the operators checks.
-
-# %%
-prediction_promises = {"clamp_in_place": None, "same": None, "flat": None}
-
-# %%
-@torch.library.custom_op("autograd_course::clamp_in_place", mutates_args=())
-def clamp_in_place(x: torch.Tensor) -> None:
-    x.clamp_(min=0)  # a write the schema does not declare
-
-
-@torch.library.custom_op("autograd_course::same", mutates_args=())
-def same(x: torch.Tensor) -> torch.Tensor:
-    return x
-
-
-@torch.library.custom_op("autograd_course::flat", mutates_args=())
-def flat(x: torch.Tensor) -> torch.Tensor:
-    return x.view(-1)
-
-
-def reason(error: Exception) -> str:
-    """The sentence that says what is wrong, without the operator's module path."""
-    return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
-
-
-for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
-    raised = {}
-    fresh = lambda: torch.tensor([-1.0, 2.0])  # a new input for each attempt
-    for how, attempt in [("called", lambda: op(fresh())),
-                         ("opcheck", lambda: torch.library.opcheck(op, (fresh(),)))]:
-        try:
-            attempt()
-            raised[how] = False
-            print(f"{name:>14} {how:>7}: no error")
-        except Exception as error:
-            raised[how] = True
-            print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
-    observed = ("raises when called" if raised["called"] else
-                "only opcheck" if raised["opcheck"] else "neither")
-    print(f"{name:>14}: ", end="")
-    compare(prediction_promises[name], observed)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Returning an input, or a view of one, raises on the first call: `custom_op` checks every
-# output (*"must not also be an input to this custom operator and ... may not alias any
-# inputs"*); return `x.clone()` instead. The undeclared write is **not** caught when called:
-# the values simply change. Only `opcheck`'s `test_schema` finds it (*"Argument x is not
-# defined as mutable but was mutated"*); the fix is `mutates_args=("x",)`. Under
-# `torch.compile` such an operator can silently give wrong results, which is why `opcheck`
-# belongs in every operator's tests.
-# </details>
+# `mutates_args=()` is a promise in the operator's **schema**, which the compiler reorders,
+# fuses and removes operators by: the operator writes into none of its inputs. An output is
+# never an input nor a view of one either. An optional section after the summary breaks both
+# promises and shows who notices.
 
 # %% [markdown]
 # ## The maths of softplus with a scale
@@ -705,7 +614,9 @@ check_softplus_slope()
 #   compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation whose output has the real output's shape, dtype and strides
 #   (`opcheck` compares them, on a transposed `x` too);
-# - have a backward written by hand, registered for autograd;
+# - have a backward written by hand, registered for autograd, whose gradient is accurate in
+#   the left tail too (the slope is tiny there, and the self-check compares it to a relative
+#   $10^{-5}$ as well);
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
 #   of a function calling it must match eager values and gradients.
 #
@@ -774,9 +685,10 @@ from autograder import grade; grade("softplus", softplus)
 
 # %% [markdown]
 # The self-check runs every check grading runs: your operator's values and hand-written
-# gradient (with $\beta x$ up to $\pm 3200$), its fake implementation against the real output
-# under `FakeTensorMode`, `torch.library.opcheck`, and a `torch.compile(fullgraph=True,
-# backend="aot_eager")` of a function calling `softplus`.
+# gradient (with $\beta x$ up to $\pm 3200$, and in the left tail to a relative $10^{-5}$),
+# its fake implementation against the real output under `FakeTensorMode`,
+# `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
+# function calling `softplus`.
 
 # %% [markdown]
 # ### A batching rule for an operator: `register_vmap`
@@ -784,63 +696,79 @@ from autograder import grade; grade("softplus", softplus)
 # `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
 # falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
 # and warns at every such call, *"There is a performance drop because we have not yet
-# implemented the batching rule for ..."*. Where vmap calls the operator directly, that warning
-# is printed from C++ on the process's stderr, and a Python `warnings` filter does not see it;
-# where the operator is called inside an `autograd.Function` (as the choice table at the end
-# suggests), it arrives as a Python `UserWarning`, which `warnings.catch_warnings` records and
-# `warnings.simplefilter("error")` turns into an exception. A **batching rule** replaces that
-# loop by one call on the whole batch. It has the signature of the `vmap` staticmethod above,
-# `(info, in_dims, *inputs) -> (output, out_dims)`: each tensor input arrives as a plain tensor
-# **with** the batch dimension in it, at position `in_dims[i]` (`None` for an int or a float),
-# and the rule returns the batched output and where the output's batch dimension is. Register
-# it with `torch.library.register_vmap("namespace::name", rule)` (or `op.register_vmap(rule)`).
+# implemented the batching rule for ..."*. A **batching rule** replaces that loop by one call
+# on the whole batch. Its signature is `rule(info, in_dims, *inputs) -> (output, out_dims)`:
 #
-# Worked example: `autograd_course::roll_one(x, dim)` moves every slice along `dim` one place
-# on, the last entry wrapping round to the front (`torch.roll(x, 1, dim)`). Element-wise
-# operators need no thought (the batch dimension just rides along), but this one takes a
-# `dim`, and `dim` counts the dimensions of **one sample** while the batched `x` has one more.
-# First, no rule: the values are right, through the fallback.
+# - each tensor input arrives as a plain tensor **with** the batch dimension in it, at position
+#   `in_dims[i]`; `in_dims[i]` is `None` for an input every sample shares (one not batched,
+#   and always for an int or a float);
+# - `info.batch_size` is the number of samples;
+# - the rule returns the batched output and `out_dims`, where the output's batch dimension is.
+#
+# Register it with `torch.library.register_vmap("namespace::name", rule)` (or
+# `op.register_vmap(rule)`).
+#
+# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element, for `x`
+# and `y` of one shape. One sample is a pair of tensors, and the two batches need not agree
+# on where they keep their batch dimension. First, no rule: the values are right, through the
+# fallback.
 
 # %%
-@torch.library.custom_op("autograd_course::roll_one", mutates_args=())
-def roll_one(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """Every slice along dim moved one place on, the last entry wrapping round to the front."""
-    return torch.roll(x, 1, dim)
+@torch.library.custom_op("autograd_course::midpoint", mutates_args=())
+def midpoint(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """(x + y) / 2, element by element, for x and y of one shape."""
+    return (x + y) / 2
 
 
-@roll_one.register_fake
-def _(x, dim):
+@midpoint.register_fake
+def _(x, y):
     return torch.empty_like(x)
 
 
-samples = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4)
-loop = torch.stack([roll_one(sample, -1) for sample in samples])
+xs = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4), batch dim 0
+ys = -torch.arange(24.0).reshape(3, 4, 2)  # 2 more samples of shape (3, 4), batch dim last
+shared = torch.ones(3, 4)  # one sample's worth, the same for every sample
+pairs = torch.stack([midpoint(x, y) for x, y in zip(xs.unbind(0), ys.unbind(2))])
 print("vmap without a rule (the fallback):",
-      torch.equal(torch.vmap(roll_one, in_dims=(0, None))(samples, -1), loop))
+      torch.equal(torch.vmap(midpoint, in_dims=(0, 2))(xs, ys), pairs))
 
 # %% [markdown]
-# The rule answers three questions. Which dimension of one sample does `dim` name (a negative
-# `dim` counts from the end of the sample)? Which dimension of the batched `x` is that (one
-# more, if it comes at or after the batch dimension)? Where is the output's batch dimension
-# (`roll` keeps every dimension, so where `x` had it)? The loop below tries the rule for every
-# `dim` and for a batch dimension in each place.
+# The rule must line the inputs up before the one call: with `in_dims=(0, 2)`, `x`'s samples
+# run along its first dimension and `y`'s along its last, and adding them as they are pairs
+# the wrong entries (or fails on the shapes). This rule puts each batch dimension last
+# (`movedim`), and gives an input with `None`, which has none, a batch dimension by
+# `expand`, which copies nothing. Element by element, the output's dimensions are the inputs'
+# dimensions in the same order, so its batch dimension is last too, `-1`. Last is a choice:
+# first works as well, as long as the inputs agree and `out_dims` says where it ended up. The
+# loop below tries the rule with either input batched, or both, in every place.
 
 # %%
-def roll_one_vmap(info, in_dims, x, dim):
-    """One call on the whole batch, with dim translated into the batched x's dims."""
-    x_bdim, _ = in_dims  # dim is an int: its entry is None
-    sample_dim = dim % (x.dim() - 1)  # the dim of one sample, made non-negative
-    batched_dim = sample_dim + 1 if sample_dim >= x_bdim else sample_dim  # skip the batch dim
-    return roll_one(x, batched_dim), x_bdim  # roll keeps every dim: the batch dim stays put
+def midpoint_vmap(info, in_dims, x, y):
+    """One call on the whole batch: each input with its batch dim moved last."""
+    def batch_last(t, bdim):
+        if bdim is None:  # shared by every sample: a batch dim by expanding (no copy)
+            return t.unsqueeze(-1).expand(*t.shape, info.batch_size)
+        return t.movedim(bdim, -1)
+
+    x_bdim, y_bdim = in_dims
+    return midpoint(batch_last(x, x_bdim), batch_last(y, y_bdim)), -1  # element-wise: still last
 
 
-torch.library.register_vmap("autograd_course::roll_one", roll_one_vmap)
-agree = all(
-    torch.equal(torch.vmap(roll_one, in_dims=(batch_dim, None))(samples.movedim(0, batch_dim),
-                                                                 dim),
-                torch.stack([roll_one(sample, dim) for sample in samples]))
-    for batch_dim in (0, 1, 2) for dim in (-2, -1, 0, 1))
-print("the rule matches a loop for every dim and every batch position:", agree)
+torch.library.register_vmap("autograd_course::midpoint", midpoint_vmap)
+
+
+def rule_matches_loop(x_at, y_at) -> bool:
+    """vmap with x's batch dim at x_at and y's at y_at (None: shared), against a loop."""
+    x = shared if x_at is None else xs.movedim(0, x_at)
+    y = shared if y_at is None else ys.movedim(2, y_at)
+    loop = torch.stack([midpoint(shared if x_at is None else a, shared if y_at is None else b)
+                        for a, b in zip(xs.unbind(0), ys.unbind(2))])
+    return torch.equal(torch.vmap(midpoint, in_dims=(x_at, y_at))(x, y), loop)
+
+
+agree = all(rule_matches_loop(x_at, y_at) for x_at in (None, 0, 1, 2)
+            for y_at in (None, 0, 1, 2) if (x_at, y_at) != (None, None))
+print("the rule matches a loop for every place of either batch dim:", agree)
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
@@ -878,20 +806,18 @@ print("the rule matches a loop for every dim and every batch position:", agree)
 #
 # <details><summary><b>Hint 3</b>: the batching rule</summary>
 #
-# Ask `roll_one`'s three questions. Which dimension of one sample does `dim` name? Which
-# dimension of the batched $x$ is that, given where its batch dimension is? The output has lost
-# `dim`: where is its batch dimension now? Answer the last one for a batch dimension at 1 and
-# `dim` 0 as well as for the batch dimension at 0.
+# `midpoint`'s rule had no `dim` to think about; this one has. Which dimension of one sample
+# does `dim` name (a negative `dim` counts from the end of the sample)? Which dimension of the
+# batched $x$ is that, given where its batch dimension is? The output has lost `dim`: where is
+# its batch dimension now, for each place the batch dimension can be?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: a numeric checkpoint</summary>
 #
 # Five samples of shape $(3, 4)$ stored along dimension 1, an $x$ of shape $(3, 5, 4)$: with
-# `dim = 0`, the loop over samples gives shape $(5, 4)$, so the output's batch dimension is
-# at 0; with `dim = -1`, the loop's $(5, 3)$ comes from a batched result of shape $(3, 5)$ with
-# its batch dimension at 1, unless your rule moved it. Does your rule return those positions
-# for every `dim`? Is there a place for the batch dimension where the answer stops depending
-# on `dim`?
+# `dim = 0` the loop over the samples gives shape $(5, 4)$, and with `dim = -1` shape $(5, 3)$.
+# Which shape does the one call in your rule return in each case, and where in it is the batch
+# dimension? That position is your `out_dims`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
@@ -938,11 +864,10 @@ squared_norm.register_vmap(squared_norm_vmap)
 
 # %% [markdown]
 # **Check Hint 4's checkpoint live, before the self-check.** The self-check tries the batch
-# dimension first, between a sample's dimensions and last; the cell below shows the case where
-# a rule that is right with the batch dimension first most often goes wrong. It stores five
-# samples of shape $(3, 4)$ along dimension 1, runs your operator under
+# dimension first, between a sample's dimensions and last; the cell below tries one of those
+# places. It stores five samples of shape $(3, 4)$ along dimension 1, runs your operator under
 # `torch.vmap(squared_norm, in_dims=(1, None))` for `dim = 0` and `dim = -1`, and compares each
-# result with a loop over the samples. If one is ✗, answer Hint 3's last question again.
+# result with a loop over the samples.
 
 # %% tags=["skip-when-grading"]
 def check_batch_dim_at_1() -> None:
@@ -987,10 +912,11 @@ from autograder import grade; grade("squared_norm", squared_norm)
 #
 # Why the check before the self-check tried `in_dims=(1, None)`: a sample's `dim` 0 comes
 # before the batch dimension at 1, and after the reduction removes it, the output's batch
-# dimension is at 0, not 1. `roll_one`'s rule could return `x_bdim` because `roll` keeps every
-# dimension; a reduction does not. A rule that returns the input's batch dimension gives, for
-# `dim = 0` there, shape $(4, 5)$ where the loop gives $(5, 4)$, though it is right with the
-# batch dimension at 0, where nothing comes before it.
+# dimension is at 0, not 1. An element-wise rule may return the place it left the batch
+# dimension in, because the output keeps every dimension; a reduction does not. A rule that
+# returns the input's batch dimension gives, for `dim = 0` there, shape $(4, 5)$ where the
+# loop gives $(5, 4)$, though it is right with the batch dimension at 0, where nothing comes
+# before it.
 # </details>
 
 # %% [markdown]
@@ -1076,7 +1002,7 @@ for column, predicted in prediction_table.items():
 # gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only ordinary
 # `backward`. `vmap` of its forward works,
 # through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
-# `roll_one`).
+# `midpoint`).
 #
 # | you need | pick |
 # |---|---|
@@ -1102,20 +1028,19 @@ for column, predicted in prediction_table.items():
 # | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
 # | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
 # | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
-# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous), `x.new_empty(...)` with the reduced shape for a reduction |
+# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous, and so is the output of a forward that copies `x` with `.contiguous()`), `x.new_empty(...)` with the reduced shape for a reduction |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
 # | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
+# | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | `-torch.expm1(-beta * s)`, or save `x` and use $\sigma(\beta x)$ |
 # | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
 # | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
 # | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
 # | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
 # | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
-# | `generate_vmap_rule` on a Function that leaves PyTorch (NumPy, `.item()`) | vmap raises | a `vmap` staticmethod |
 # | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
-# | an operator that returns its input or a view of it | *"may not alias any inputs"* | return a fresh tensor (`.clone()`) |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
-# | a batching rule that passes a non-negative `dim` on unchanged | right for negative dims, wrong (or an error) for `dim >= 0`: the batched tensor has one more dim | translate `dim` past the batch dim |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | count again, or move the batch dim to the front and return 0 |
+# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | translate `dim` past the batch dim, wherever it is |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | find where the batch dim is in what the one call returned |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 #
 # ## Summary
@@ -1136,6 +1061,40 @@ for column, predicted in prediction_table.items():
 # The main line ends with the summary above. The sections below look further at your answers,
 # try one more derivation, and back the main line's claims with experiments; none is needed
 # for an exercise, and you can skip any of them. They use your `LogSumExp` and `softplus`.
+
+# %% [markdown]
+# ### A `vmap` staticmethod for `NumpyExp`
+#
+# `torch.vmap(NumpyExp.apply)` raised: the generated rule cannot batch NumPy. That is what a
+# **`vmap` staticmethod** is for (and `generate_vmap_rule` must then be left out; setting both
+# is an error of its own, *"it has both generate_vmap_rule=True and an overridden vmap
+# staticmethod"*). It has the signature of an operator's batching rule, `(info, in_dims,
+# *inputs) -> (output, out_dims)`, with one entry of `in_dims` per input of `apply`. Because
+# $e^x$ acts element by element, running the whole batch through `apply` at once is already
+# right:
+
+# %%
+class NumpyExpBatched(NumpyExp):
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        x_bdim, = in_dims  # here x is a plain tensor that includes the batch dimension
+        return NumpyExpBatched.apply(x), x_bdim  # elementwise: the batch dim stays where it is
+
+
+rows_numpy = torch.randn(4, 3, dtype=torch.float64)
+print("vmap:", torch.allclose(torch.vmap(NumpyExpBatched.apply)(rows_numpy), rows_numpy.exp()))
+print("vmap, in_dims=1:", torch.allclose(
+    torch.vmap(NumpyExpBatched.apply, in_dims=1)(rows_numpy), rows_numpy.T.exp()))
+print("per-sample grads:", torch.allclose(
+    torch.vmap(torch.func.grad(lambda r: NumpyExpBatched.apply(r).sum()))(rows_numpy),
+    rows_numpy.exp()))
+
+# %% [markdown]
+# The per-sample gradients work too: `backward` uses only PyTorch ops, so `vmap` batches it by
+# itself. An operation that is not element by element, one that takes a `dim` say, needs more
+# thought in its rule, as Exercise 3's did.
 
 # %% [markdown]
 # ### Your `LogSumExp` against the naive formula
@@ -1315,6 +1274,78 @@ print("fullgraph=True compiled; same values and gradients:",
       torch.allclose(compiled_x.grad, eager_x.grad))
 
 # %% [markdown]
+# ### What an operator promises: `mutates_args`, and no aliasing
+#
+# The compiler reorders, fuses and removes operators using only their **schema**, which
+# `custom_op` writes from your annotations and `mutates_args`. Two promises are in it:
+#
+# - `mutates_args=()` says the operator writes into none of its inputs. An operator that does
+#   (an in-place kernel, an optimiser step) must name those arguments,
+#   `mutates_args=("x",)`, and then returns `None` or fresh tensors;
+# - an output is never an input, nor a view of one: the compiler may free or reuse an input's
+#   memory once the operator has run. (An in-place *Function* returns `x` with `mark_dirty`,
+#   lesson 07; an operator has no such escape.)
+#
+# **Predict.** Three small operators break these promises: `clamp_in_place` writes
+# into `x` while declaring `mutates_args=()`, `same` returns its input, `flat` returns
+# `x.view(-1)`. For each, write `"raises when called"`, `"only opcheck"` (no error when
+# called, an error from `opcheck`) or `"neither"` into `prediction_promises`, then run the
+# cell; the cell after the operators checks.
+
+# %%
+prediction_promises = {"clamp_in_place": None, "same": None, "flat": None}
+
+# %%
+@torch.library.custom_op("autograd_course::clamp_in_place", mutates_args=())
+def clamp_in_place(x: torch.Tensor) -> None:
+    x.clamp_(min=0)  # a write the schema does not declare
+
+
+@torch.library.custom_op("autograd_course::same", mutates_args=())
+def same(x: torch.Tensor) -> torch.Tensor:
+    return x
+
+
+@torch.library.custom_op("autograd_course::flat", mutates_args=())
+def flat(x: torch.Tensor) -> torch.Tensor:
+    return x.view(-1)
+
+
+def reason(error: Exception) -> str:
+    """The sentence that says what is wrong, without the operator's module path."""
+    return str(error).rsplit("'>): ", 1)[-1].split(" (scroll up")[0][:140]
+
+
+for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", flat)]:
+    raised = {}
+    fresh = lambda: torch.tensor([-1.0, 2.0])  # a new input for each attempt
+    for how, attempt in [("called", lambda: op(fresh())),
+                         ("opcheck", lambda: torch.library.opcheck(op, (fresh(),)))]:
+        try:
+            attempt()
+            raised[how] = False
+            print(f"{name:>14} {how:>7}: no error")
+        except Exception as error:
+            raised[how] = True
+            print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
+    observed = ("raises when called" if raised["called"] else
+                "only opcheck" if raised["opcheck"] else "neither")
+    print(f"{name:>14}: ", end="")
+    compare(prediction_promises[name], observed)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Returning an input, or a view of one, raises on the first call: `custom_op` checks every
+# output (*"must not also be an input to this custom operator and ... may not alias any
+# inputs"*); return `x.clone()` instead. The undeclared write is **not** caught when called:
+# the values simply change. Only `opcheck`'s `test_schema` finds it (*"Argument x is not
+# defined as mutable but was mutated"*); the fix is `mutates_args=("x",)`. Under
+# `torch.compile` such an operator can silently give wrong results, which is why `opcheck`
+# belongs in every operator's tests.
+# </details>
+
+# %% [markdown]
 # ### Re-running the cell that defines an operator
 #
 # Notebooks get re-run. The low-level `torch.library.define` refuses a second definition of
@@ -1355,8 +1386,8 @@ except RuntimeError as error:
 # checks that the `softplus` you hand in is the current definition of
 # `autograd_course::softplus`, and says so if it is not.
 #
-# The same holds for a batching rule. `roll_one_vmap` calls `roll_one` by name, so it always
-# calls the current definition, but re-running the cell that defines `roll_one` replaces the
+# The same holds for a batching rule. `midpoint_vmap` calls `midpoint` by name, so it always
+# calls the current definition, but re-running the cell that defines `midpoint` replaces the
 # operator and drops the rule registered on the old one (vmap falls back to the loop again).
 # Re-run the rule's cell too, or, better, keep an operator's registrations in the cell that
 # defines it, as the exercises do.
@@ -1375,6 +1406,13 @@ except RuntimeError as error:
 # *"Dtypes torch.int64 and torch.int32 are not equal!"*. Run `opcheck` on every dtype your
 # operator accepts (or reject the others explicitly in the operator), and keep in mind that
 # what the compiler plans around is the fake, not your kernel.
+#
+# **Where the fallback's warning goes.** Where `vmap` calls an operator without a batching
+# rule directly, the *"performance drop"* warning is printed from C++ on the process's stderr,
+# and a Python `warnings` filter does not see it; where the operator is called inside an
+# `autograd.Function` (as the choice table suggests), it arrives as a Python `UserWarning`,
+# which `warnings.catch_warnings` records and `warnings.simplefilter("error")` turns into an
+# exception.
 #
 # **The cost of a call.** A Python `custom_op` goes through the dispatcher and
 # back into Python on every call. Timed on 16 elements, one thread, the softplus maths as an

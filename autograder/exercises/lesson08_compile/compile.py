@@ -3,6 +3,7 @@ operator, is in ``custom_op``)."""
 
 import inspect
 import re
+from types import SimpleNamespace
 
 import torch
 from torch.autograd.gradcheck import GradcheckError
@@ -14,6 +15,7 @@ from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
+from ...per_call import check_class_state, class_state
 from .contracts import LSE_CLAUSES
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
@@ -52,6 +54,22 @@ def check_lse_form(function) -> None:
         raise GradingError("LogSumExp has no jvp staticmethod: forward-mode AD (torch.func.jvp, "
                            "forward_ad) needs jvp(ctx, x_tangent, dim_tangent)",
                            mistake="LogSumExp/no-jvp")
+
+
+def check_lse_class_state(function, device) -> None:
+    """No class attribute set by forward or by setup_context, each named on its own (the
+    per-call check, which runs later, sees them together as one call of apply)."""
+    before = class_state(function)
+    owner = SimpleNamespace(spec=LSE)
+    x = lse_values((3, 4), device)["x"]
+    for phase, call in (("forward", function.forward), ("setup_context", function.apply)):
+        for dim in (0, 1):  # two dims: a value the class held already is still replaced
+            try:
+                with torch.no_grad():
+                    call(x, dim)
+            except Exception:  # noqa: BLE001 - the cases that follow report it
+                pass
+            check_class_state(owner, function, before, phase)
 
 
 def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError:
@@ -248,6 +266,7 @@ def check_lse_gradcheck(function, values: dict, *, batched: bool = False) -> Non
 def lse_full(LogSumExp, device) -> None:
     function = check_is_function(LogSumExp, LSE)
     check_lse_form(function)
+    check_lse_class_state(function, device)
     check_lse_grad_output_unsqueezed(function, device)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)

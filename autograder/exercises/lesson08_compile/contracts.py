@@ -27,7 +27,7 @@ SQUARED_NORM_CLAUSES = (
             'squared_norm/rule-loops-over-samples':
                 'a rule that loops over the samples with torch ops',
             'squared_norm/out-dims-is-in-dims':
-                "roll_one's rule copied: the input's batch dim returned as the output's",
+                "an element-wise rule's out_dims: the input's batch dim returned as the output's",
             'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
             'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
     Clause('pass `torch.library.opcheck`.',
@@ -51,9 +51,15 @@ SOFTPLUS_CLAUSES = (
            {'softplus/no-fake': 'no register_fake',
             'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
             'softplus/fake-strides':
-                'a fake of x.new_empty(x.shape), contiguous for a transposed x'}),
-    Clause('have a backward written by hand, registered for autograd;',
+                'a fake of x.new_empty(x.shape), contiguous for a transposed x',
+            'softplus/forward-copies-contiguous':
+                'forward computes on x.contiguous(): a contiguous output, a fake of x\'s strides'}),
+    Clause('have a backward written by hand, registered for autograd, whose gradient is '
+           'accurate in the left tail too (the slope is tiny there, and the self-check '
+           'compares it to a relative $10^{-5}$ as well);',
            {'softplus/no-register-autograd': 'no register_autograd',
+            'softplus/gradient-from-output-cancels':
+                'backward from the saved output, 1 - exp(-beta s): 0 at beta * x = -40',
             'softplus/no-setup-context': 'a backward registered without setup_context',
             'softplus/gradient-count': 'backward returns only grad_x',
             'softplus/gradient-for-beta': 'a gradient returned for the float beta',
@@ -90,7 +96,9 @@ LSE_CLAUSES = (
                 'jvp reads ctx.saved_tensors kept only with save_for_backward',
             'LogSumExp/tensor-on-ctx':
                 'jvp without save_for_forward: tensors kept as ctx attributes',
-            'LogSumExp/no-setup-context': 'old form: forward(ctx, ...) without setup_context'}),
+            'LogSumExp/no-setup-context': 'old form: forward(ctx, ...) without setup_context',
+            'LogSumExp/state-on-class':
+                'dim kept on the class by setup_context (LogSumExp.dim = dim)'}),
     Clause('`backward(ctx, grad_output)`: your reverse-mode product from the section '
            'above, and `None` for `dim` (mind which dimension `grad_output` lacks);',
            {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim',

@@ -152,7 +152,7 @@ def _matches(got, loop) -> bool:
 
 def _returns_input_batch_dim(got, loop, position: int, dim: int) -> bool:
     """Is got what vmap makes of the right batched result when the rule reports x's batch dim
-    as the output's (roll_one's out_dims), though the reduction removed a dim before it?"""
+    as the output's (an element-wise rule's out_dims), though the reduction removed a dim before it?"""
     sample_dims = len(BATCHED) - 1
     bdim, reduced = position % (sample_dims + 1), dim % sample_dims
     if reduced >= bdim or not isinstance(got, torch.Tensor) or got.dim() <= bdim:
@@ -190,10 +190,11 @@ def _vmap_elsewhere(squared_norm, samples, position: int) -> None:
                        for dim, got, loop in tensors):
         dim = max(dim for dim, _, _ in tensors)  # a non-negative one where there is one
         raise GradingError(
-            "squared_norm's batching rule returns x's batch dim as the output's (roll_one's "
-            "out_dims): right when the batch dim is at 0, where nothing comes before it; but "
-            f"with {shown} and dim={dim}, the reduction removes a dim before the batch dim: "
-            "where is the batch dim in the output then? (roll keeps every dim, a sum does not)",
+            "squared_norm's batching rule returns x's batch dim as the output's (an "
+            "element-wise rule's out_dims): right when the batch dim is at 0, where nothing "
+            f"comes before it; but with {shown} and dim={dim}, the reduction removes a dim "
+            "before the batch dim: where is the batch dim in the output then? (an element-wise "
+            "op keeps every dim, a sum does not)",
             mistake="squared_norm/out-dims-is-in-dims")
     if tensors and all(_assumes_batch_dim_first(got, batch, dim) for dim, got, _ in tensors):
         raise GradingError(

@@ -60,8 +60,8 @@ def test_the_worked_softplus_slope_passes_and_an_extra_beta_fails():
 
 def _batch_dim_check(rule_returns_input_bdim: bool) -> list[str]:
     """What check_batch_dim_at_1 prints for a squared_norm operator whose batching rule returns
-    0 after moving the batch dim first (the solution's), or, like roll_one's rule, the input's
-    batch dim."""
+    0 after moving the batch dim first (the solution's), or, as an element-wise rule may, the
+    input's batch dim."""
     name = "input_bdim" if rule_returns_input_bdim else "front"
 
     @torch.library.custom_op(f"shown_solutions_08::squared_norm_{name}", mutates_args=())
@@ -84,9 +84,9 @@ def _batch_dim_check(rule_returns_input_bdim: bool) -> list[str]:
     return _check("check_batch_dim_at_1", squared_norm=squared_norm)
 
 
-def test_batch_dim_check_passes_the_solutions_rule_and_fails_roll_ones():
+def test_batch_dim_check_passes_the_solutions_rule_and_fails_the_input_batch_dim():
     """Does the live check before squared_norm's self-check pass a rule that returns 0 after
-    moving the batch dim first, and fail roll_one's rule (the input's batch dim) at dim 0?"""
+    moving the batch dim first, and fail a rule returning the input's batch dim at dim 0?"""
     lines = _batch_dim_check(rule_returns_input_bdim=False)
     assert len(lines) == 2 and all(line.startswith("✓") for line in lines), lines
     lines = _batch_dim_check(rule_returns_input_bdim=True)

@@ -158,6 +158,23 @@ class LogSumExp(torch.autograd.Function):
 
 
 MISTAKES = [
+    # the review's: the hint names setup_context, the method that set it, not forward
+    Mistake("LogSumExp", "dim kept on the class by setup_context (LogSumExp.dim = dim)",
+            "LogSumExp.setup_context sets LogSumExp.dim",
+            _edit(LSE, ("        ctx.dim = dim\n", "        LogSumExp.dim = dim\n"),
+                  ("unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))",
+                   "unsqueeze(LogSumExp.dim) * (x - output.unsqueeze(LogSumExp.dim))"),
+                  ("(x - output.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)",
+                   "(x - output.unsqueeze(LogSumExp.dim)).exp() * x_tangent).sum(LogSumExp.dim)"))),
+    Mistake("LogSumExp", "dim kept on the class by forward (LogSumExp.dim = dim)",
+            "LogSumExp.forward sets LogSumExp.dim",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
+                        "        LogSumExp.dim = dim\n        m = x.amax(dim, keepdim=True)\n"),
+                  ("        ctx.dim = dim\n", ""),
+                  ("unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))",
+                   "unsqueeze(LogSumExp.dim) * (x - output.unsqueeze(LogSumExp.dim))"),
+                  ("(x - output.unsqueeze(ctx.dim)).exp() * x_tangent).sum(ctx.dim)",
+                   "(x - output.unsqueeze(LogSumExp.dim)).exp() * x_tangent).sum(LogSumExp.dim)"))),
     Mistake("LogSumExp", "jvp reads ctx.saved_tensors kept only with save_for_backward",
             "LogSumExp.jvp found ctx.saved_tensors empty",
             _edit(LSE, ("        ctx.save_for_forward(x, output)\n", "")),

@@ -226,6 +226,25 @@ def softplus(x, beta):
                              "    return torch.empty_like(x)",
                              "@softplus.register_fake\ndef _(x, beta):\n"
                              "    return x.new_empty(x.shape)"))),
+    # the review's: sigmoid(z) = 1 - exp(-softplus(z)) is exact on paper, but the subtraction
+    # cancels where softplus is tiny (0 for beta * x below about -37, digits lost well before);
+    # only a relative comparison in the left tail shows it (-expm1 is the unusual answer above)
+    Mistake("softplus", "backward from the saved output, 1 - exp(-beta s): 0 at beta * x = -40",
+            "softplus's backward loses the left tail: at x = -40 with beta=1.0 it returns 0",
+            _edit(SOFTPLUS, ("    x, beta = inputs\n    ctx.save_for_backward(x)",
+                             "    x, beta = inputs\n    ctx.save_for_backward(output)"),
+                  ("    x, = ctx.saved_tensors\n"
+                   "    return grad_output * torch.sigmoid(ctx.beta * x)",
+                   "    s, = ctx.saved_tensors\n"
+                   "    return grad_output * (1 - torch.exp(-ctx.beta * s))")),
+            named=True),
+    # the review's: the fake is right for an element-wise op on x, but the operator copies x
+    # first, so the real output is contiguous; the hint names the operator's side
+    Mistake("softplus",
+            "forward computes on x.contiguous(): a contiguous output, a fake of x's strides",
+            "softplus returns contiguous strides (4, 1) for a transposed x",
+            _edit(SOFTPLUS, ("    z = beta * x\n",
+                             "    z = beta * x.contiguous()  # a kernel wants contiguous memory\n"))),
     # the saved x is the caller's own tensor: in backward, grad mode is off, so PyTorch lets
     # an in-place op change it (a second backward, or the caller, then reads beta * x, sigmoid)
     Mistake("softplus", "backward writes into the saved x (x.mul_(beta).sigmoid_())",

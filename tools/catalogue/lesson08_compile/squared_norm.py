@@ -189,10 +189,11 @@ def squared_norm(x, dim):
                                  "dim + 1 if dim >= 0 else dim), 0",
                                  "    return torch.stack([(sample * sample).sum(dim) "
                                  "for sample in x.unbind(x_bdim)]), 0"))),
-    # the worked example's rule, renamed: roll keeps every dim, a sum removes one, so the
-    # output's batch dim is one place earlier once the reduced dim came before it (in_dims 1)
+    # the batch dim left in place and returned as the output's, as an element-wise rule may:
+    # a sum removes a dim, so the output's batch dim is one place earlier once the reduced dim
+    # came before it (in_dims 1)
     Mistake("squared_norm",
-            "roll_one's rule copied: the input's batch dim returned as the output's",
+            "an element-wise rule's out_dims: the input's batch dim returned as the output's",
             "squared_norm's batching rule returns x's batch dim as the output's",
             _edit(SQUARED_NORM, ('''    x = x.movedim(x_bdim, 0)
     return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    sample_dim = dim % (x.dim() - 1)

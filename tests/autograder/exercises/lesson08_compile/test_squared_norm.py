@@ -38,7 +38,7 @@ def test_cases_cover_negative_first_and_one_d():
     assert any(rank == 1 for rank, _ in dims)
     assert len(BATCHED) == 4  # vmap over a batch of 3-d samples: six dims to try
     # x's batch dim between a sample's dims and last (negative), besides 0: a rule right only
-    # with the batch dim first (roll_one's out_dims copied) fails there
+    # with the batch dim first (the input's batch dim returned as the output's) fails there
     assert 1 in BATCH_POSITIONS and any(position < 0 for position in BATCH_POSITIONS)
     assert BATCHED[0] not in BATCHED[1:]  # a batch dim in the wrong place changes the shape
 
