@@ -81,8 +81,8 @@ def check_left_tail_gradient(softplus, x, beta, spec, explain) -> None:
             f"softplus's backward loses the left tail: {where}; that is 1 - exp(-beta * s) "
             "computed from the saved output s: where beta * x is very negative, s is tiny, "
             "exp(-beta * s) rounds near 1 and the subtraction cancels (to 0 once beta * s is "
-            "below 5.6e-17); -torch.expm1(-beta * s) computes it without the cancellation, or "
-            "save x and return sigmoid(beta * x)", mistake="softplus/gradient-from-output-cancels")
+            "below 5.6e-17). Which function of s computes 1 - e^(-u) without subtracting?",
+            mistake="softplus/gradient-from-output-cancels")
     raise GradingError(f"softplus's gradient loses the left tail: {where}; the contract asks "
                        "for the gradient to a relative 1e-5 there too")
 
