@@ -108,7 +108,7 @@ def test_a_cell_skipped_when_grading_defines_nothing_a_graded_run_needs(lesson):
 
 # Lessons with a cell after the first exercise that reads a name a later cell binds again (found
 # by the test below, issue 48); each lesson leaves this set once its cells read their own names
-REBOUND_LATER = {"01_sigmoid", "11_fused_loss"}
+REBOUND_LATER = {"01_sigmoid"}
 
 
 @pytest.mark.parametrize("lesson", [
