@@ -68,11 +68,11 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
 
 
-def compare(question: str, prediction, actual, reveal: bool = True) -> None:
-    """Your prediction beside what PyTorch did (``reveal``: even when you wrote none)."""
+def compare(question: str, prediction, actual) -> None:
+    """Your prediction beside what PyTorch did; without a prediction, not the answer (Run All
+    would hand it over before you predict)."""
     if prediction is None:
-        print(f"{question}: no prediction written" +
-              (f"; PyTorch says {actual!r}" if reveal else ": write yours, then run this again"))
+        print(f"{question}: no prediction written: write yours, then run this again")
     else:
         verdict = ("as you predicted" if same_answer(prediction, actual, abs_tol=0.05)
                    else "not what you predicted: why?")
@@ -888,7 +888,8 @@ for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
               else f"✗ at x = {grid[misses[:4]].tolist()}: yours {mine[misses[:4]].tolist()}, "
                    f"autograd {truth[misses[:4]].tolist()}"))
 for ax in axes:
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
+        ax.legend(fontsize=7)
 if empty:
     print("write your two derivatives into my_soft_threshold_slopes first")
 plt.show()
@@ -1005,9 +1006,9 @@ analytical, numerical = columns[wrong_input]
 wrong = ~torch.isclose(analytical, numerical)
 print(f"analytical column for input {wrong_input}:", analytical,
       f"\nnumerical column for input {wrong_input}: ", numerical)
-compare("the input with the wrong gradient", bug_1_input, wrong_input, reveal=False)
+compare("the input with the wrong gradient", bug_1_input, wrong_input)
 compare("analytical = c * numerical, c", bug_1_factor,
-        round((analytical[wrong] / numerical[wrong]).mean().item(), 6), reveal=False)
+        round((analytical[wrong] / numerical[wrong]).mean().item(), 6))
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b> for bug 1</summary>
@@ -1141,9 +1142,8 @@ with warnings.catch_warnings():
         except RuntimeError as error:
             named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
 node, position = named.group(1), int(named.group(2))
-compare("the node anomaly mode names", anomaly_node, node, reveal=False)
-compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position],
-        reveal=False)
+compare("the node anomaly mode names", anomaly_node, node)
+compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position])
 
 # %% [markdown]
 # Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
@@ -1370,8 +1370,8 @@ for name, module in model.named_children():  # a model used once: its hooks go w
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # embed's input needs no gradient: a warning, not news
     model(padded_batch).pow(2).mean().backward()
-compare("the module whose backward makes the nan", nan_module, found["module"], reveal=False)
-compare("the sample it comes from", nan_sample, found["rows"][0], reveal=False)
+compare("the module whose backward makes the nan", nan_module, found["module"])
+compare("the sample it comes from", nan_sample, found["rows"][0])
 
 # %% [markdown]
 # <details><summary><b>Explanation</b>, after your check</summary>

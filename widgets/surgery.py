@@ -184,13 +184,18 @@ def change_text(value: float, baseline: float) -> str:
     return "same" if abs(change) < 5e-4 else f"{change:+.1%}"
 
 
+def surgery_formula(surgery: Surgery) -> str:
+    """What the critic's input goes through, the ticked parts only: 'critic(reversal(h))'."""
+    parts = ["critic"] + ["reversal"] * surgery.reversal + ["clip"] * surgery.clipping
+    return "(".join(parts) + "(h" + ")" * len(parts)
+
+
 def surgery_explorer(model: nn.Module, batch, losses, reversal_function,
                      clip_function) -> View:
     """Switch reversal and clipping on and off; see per-layer gradient norms and the hooks' log.
     ``losses(model, batch, surgery)`` returns the losses to add; the critic's input passes
     through ``surgery``."""
-    heading = html_pane(markup.heading(
-        f"{code('critic(reversal(clip(h)))')}: gradient norms and what each hook saw"))
+    heading = html_pane()
     controls = {
         "reversal": ipywidgets.Checkbox(value=True, description="gradient reversal",
                                         indent=False),
@@ -211,6 +216,8 @@ def surgery_explorer(model: nn.Module, batch, losses, reversal_function,
 
     def update():
         chosen = surgery()
+        heading.value = markup.heading(
+            f"{code(surgery_formula(chosen))}: gradient norms and what each hook saw")
         trace = surgery_trace(model, batch, losses, reversal_function, clip_function, chosen)
         if not trace.error:
             drawing.show(trace.norms)
@@ -222,4 +229,4 @@ def surgery_explorer(model: nn.Module, batch, losses, reversal_function,
     row = ipywidgets.HBox([controls["reversal"], controls["alpha"], controls["clipping"],
                            controls["max_norm"]])
     return View([heading, row, picture, log], controls=controls,
-                panes={"plot": picture, "log": log})
+                panes={"heading": heading, "plot": picture, "log": log})

@@ -99,14 +99,19 @@ def test_does_the_view_report_a_stub(ref):
 
 
 def test_do_the_controls_drive_the_log():
+    """Do the controls drive the log and the plot, and does the title name the ticked parts
+    only (issue 48: it said critic(reversal(clip(h))) with "clip rows" unticked)?"""
     view = surgery_explorer(Net(), BATCH, losses, Reversal, Clip)
     assert "reversed" in view.panes["log"].value
+    assert "critic(reversal(h))" in view.panes["heading"].value
     view.controls["reversal"].value = False
     assert "kept" in view.panes["log"].value
+    assert "critic(h)" in view.panes["heading"].value
     before = view.panes["plot"].value
     view.controls["clipping"].value = True
     view.controls["max_norm"].value = 1e-4
     assert view.panes["plot"].value != before and "max_norm" in view.panes["log"].value
+    assert "critic(clip(h))" in view.panes["heading"].value
 
 
 def test_does_each_bar_say_how_much_it_changed():

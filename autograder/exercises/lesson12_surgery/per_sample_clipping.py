@@ -143,8 +143,8 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
     if (largest is not None and largest.numel >= per_sample_size
             and per_sample_size > max(n * d_out, n * d_in, d_out * d_in)):
         raise GradingError(
-            f"PerSampleClippedLinear's backward created a tensor of shape {largest.shape} "
-            f"(by {largest.op}), {largest.numel} elements, as many as N * out * in = "
+            f"PerSampleClippedLinear's backward created a tensor of shape {largest.shape}, "
+            f"{largest.numel} elements, as many as N * out * in = "
             f"{per_sample_size} or more, the size of one outer product per sample: the norm of "
             "g_n x_n^T needs no outer product (what is it in terms of g_n and x_n?), and the scaled sum is "
             "one matrix product",

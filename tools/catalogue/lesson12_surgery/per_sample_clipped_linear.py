@@ -117,6 +117,13 @@ MISTAKES = [
                 "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                 "        grad_weight = (per_sample * factors[:, None, None]).sum(0)"),
             named=True),
+    # issue 48: the op is torch's (an einsum runs as mul), so the message names none
+    Mistake("PerSampleClippedLinear", "per-sample outer products built with einsum",
+            "backward created a tensor of shape (8, 3, 5), 120 elements", _weight_only(
+                "        per_sample = torch.einsum('no,ni->noi', grad_output, x)\n"
+                "        norms = per_sample.flatten(1).norm(dim=1)\n"
+                "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        grad_weight = torch.einsum('noi,n->oi', per_sample, factors)")),
     Mistake("PerSampleClippedLinear", "a sample's norm written as ||g_n|| + ||x_n||",
             "clips by ||g_n|| + ||x_n||",
             _weight_only("        norms = (torch.linalg.vector_norm(grad_output, dim=1)\n"
