@@ -52,9 +52,10 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 
 
 def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did."""
+    """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
+    All would hand it over before you predict)."""
     if predicted is None:
-        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+        print(f"{what}: no prediction written: write yours, then run this again")
     else:
         print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
               "✓" if same_answer(predicted, observed) else "✗")
@@ -205,7 +206,8 @@ plt.show()
 #
 # - `x` of any shape and `beta` of any real value, negative, tiny and 0 included, either or
 #   both requiring grad, in float64 or float32: the value and the gradients autograd gives
-#   $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the sigmoid;
+#   $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the sigmoid, each
+#   gradient backward returns of its input's shape (`beta`'s 0-d);
 # - backward is differentiable: the second derivatives through it, with respect to `x`, `beta`
 #   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
@@ -252,10 +254,11 @@ plt.show()
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # With $\beta = 2$, $x = (1, -0.5)$ and every $g_i = 1$: $\partial L/\partial x = (1.0908,
-# 0.0723)$ and $\partial L/\partial \beta = 0.1541$, a 0-d tensor like `beta`. (Autograd
-# would sum a gradient of `x`'s shape down to `beta`'s shape for you, as it does for any input
-# that was broadcast; the sum is still the maths.) Question 4 is yours: the next section shows
-# what each choice does to the second derivative.
+# 0.0723)$ and $\partial L/\partial \beta = 0.1541$, a 0-d tensor like `beta`: backward
+# returns each gradient in its input's shape, and the sum over the elements is yours to write
+# (the self-check rejects a `grad_beta` of `x`'s shape, though autograd's engine would quietly
+# sum it). Question 4 is yours: the next section shows what each choice does to the second
+# derivative.
 # </details>
 
 # %%

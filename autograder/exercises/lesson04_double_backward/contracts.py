@@ -55,8 +55,10 @@ SWISH_CLAUSES = (
     Clause(r"`x` of any shape and `beta` of any real value, negative, tiny and 0 included, either "
            "or both requiring grad, in float64 or float32: the value and the gradients autograd "
            r"gives $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the "
-           "sigmoid;",
+           "sigmoid, each gradient backward returns of its input's shape (`beta`'s 0-d);",
            {"unproven:wrong-value": "grad_beta misses a factor x",
+            "SwishFunction/returns-gradient-of-another-shape":
+                "grad_beta of x's shape, left for the engine to sum",
             "SwishFunction/returns-none-gradient": "None for beta",
             "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
             "case:tests the other input's flag": "needs_input_grad indices swapped"}),

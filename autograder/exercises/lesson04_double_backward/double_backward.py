@@ -17,6 +17,7 @@ from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
+from ..shared.returned_gradients import check_returned_shapes
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward, name_nan_second_derivative)
@@ -154,6 +155,8 @@ def _swish_checks(function, device) -> None:
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x of shape (3, 4), beta=1.3, the gradients backward itself returns"):
+        check_returned_shapes(function, SWISH, swish_values((3, 4), device, seed=6))
     with case("x transposed, (4, 3)"):
         check_no_copy_saved_strided(function, SWISH, swish_values((3, 4), device, seed=8), "x")
     with case("x of shape (3, 4), beta=1.3, float32"):
@@ -194,16 +197,17 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
                 + (", and the gradient it returns has no graph (a NumPy result, or a .detach(), "
                    "is a constant to autograd), so the second backward finds nothing to "
                    "differentiate" if not grad_x.requires_grad else "")
-                + "; mark backward with @once_differentiable (written under @staticmethod): "
-                "it turns that into its own clear error", str(error),
+                + "; the contract asks for once_differentiable's own clear error there (the "
+                "hint 'two decorators' is about where the mark goes)", str(error),
                 mistake=f"{spec.name}/unmarked-second-backward-raises") from error
         raise GradingError(f"{raised} instead of once_differentiable's clear error: mark "
                            "backward with @once_differentiable, under @staticmethod",
                            str(error)) from error
     raise GradingError(
-        f"a second backward through {spec.name} succeeded: mark backward with "
-        "@once_differentiable (from torch.autograd.function import once_differentiable), "
-        "written under @staticmethod", mistake=f"{spec.name}/not-once-differentiable")
+        f"a second backward through {spec.name} succeeded: its backward is not marked "
+        "@once_differentiable, and the contract asks that a second backward raise "
+        "once_differentiable's error (the hint 'two decorators' is about where the mark goes)",
+        mistake=f"{spec.name}/not-once-differentiable")
 
 
 def cube_once_full(CubeOnce, device) -> None:
@@ -245,9 +249,9 @@ def check_zero_dim(function, device) -> None:
         if "expected np.ndarray" not in str(error):  # only torch.from_numpy says this
             raise
         raise GradingError(
-            f"with a 0-d x, CubeOnce raised TypeError: {str(error).splitlines()[0]}: NumPy "
-            "arithmetic on a 0-d array returns a NumPy scalar, not an array, and "
-            "torch.from_numpy takes arrays only; torch.as_tensor takes both", str(error),
+            f"with a 0-d x, CubeOnce raised TypeError: {str(error).splitlines()[0]}: "
+            "torch.from_numpy takes NumPy arrays only; what does NumPy arithmetic on a 0-d "
+            "array return? (question 4)", str(error),
             mistake="CubeOnce/from-numpy-on-a-scalar") from error
 
 

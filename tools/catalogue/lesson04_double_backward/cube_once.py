@@ -74,7 +74,8 @@ MISTAKES = [
     Mistake("CubeOnce", "3x instead of 3x^2", "your gradient for x is wrong",
             _cube(CUBE_READ + "        return grad_output * 3 * x")),
     Mistake("CubeOnce", "torch.from_numpy of a NumPy scalar: fails a 0-d x",
-            "NumPy arithmetic on a 0-d array returns a NumPy scalar",
+            "torch.from_numpy takes NumPy arrays only; what does NumPy arithmetic on a 0-d "
+            "array return?",
             "import numpy as np\n" + _cube(
                 CUBE_READ + "        return grad_output * torch.from_numpy(3 * x.numpy() ** 2)"),
             named=True),

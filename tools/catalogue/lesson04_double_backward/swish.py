@@ -139,6 +139,11 @@ MISTAKES = [
                    "        return grad_x, grad_beta"), named=True),
     Mistake("SwishFunction", "None for beta", "backward returned None for beta",
             _swish(READ + "        return grad_output * (s + beta * x * ds), None")),
+    # right values: the engine sums an expandable gradient down to beta's shape (Hint 3 names it)
+    Mistake("SwishFunction", "grad_beta of x's shape, left for the engine to sum",
+            "SwishFunction.backward returned grad_beta of shape (3, 4) for beta of shape ()",
+            _swish(READ + "        return grad_output * (s + beta * x * ds), "
+                   "grad_output * x * x * ds"), named=True),
     Mistake("SwishFunction", "tensors on ctx", "SwishFunction stores a tensor as ctx.x",
             _swish("        x, beta = ctx.x, ctx.beta\n        s = torch.sigmoid(beta * x)\n"
                    "        ds = s * (1 - s)\n" + RETURN,

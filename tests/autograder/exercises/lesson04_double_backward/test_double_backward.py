@@ -87,7 +87,8 @@ def test_gradgradcheck_with_beta_fixed_passes_a_beta_item_swish():
 
 CUBE_MISTAKES = [
     (mistake("CubeOnce", "forgets @once_differentiable"),
-     "a second backward through CubeOnce succeeded: mark backward with @once_differentiable"),
+     "a second backward through CubeOnce succeeded: its backward is not marked "
+     "@once_differentiable"),
     (mistake("CubeOnce", "detaches instead"), "a second backward through CubeOnce raised \"element 0 of tensors does not "
      "require grad and does not have a grad_fn\": your backward is not marked @once_differentiable"),
     (mistake("CubeOnce", "3x instead of 3x^2"), "your gradient for x is wrong"),
@@ -112,7 +113,7 @@ def test_cube_mistake_named_by_full(mistake, hint, device, raises_hint):
 
 def test_missing_once_differentiable_loses_the_exercise_on_grading(raises_hint):
     """Does grading fail a CubeOnce without the decorator on every device?"""
-    with raises_hint("mark backward with @once_differentiable"):
+    with raises_hint("its backward is not marked @once_differentiable"):
         EXERCISES["CubeOnce"].run(mistake("CubeOnce", "forgets @once_differentiable"))
 
 
