@@ -45,14 +45,17 @@ _ = torch.manual_seed(0)
 
 
 def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did."""
+    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
+    All would hand it over before you predict)."""
     width = max(map(len, actual))
     answer_width = max(len(repr(truth)) for truth in actual.values())
     for question, truth in actual.items():
         guess = predicted.get(question)
-        verdict = ("no prediction written" if guess is None
-                   else "✓ as you predicted" if same_answer(guess, truth)
-                   else f"✗ you predicted {guess!r}")
+        if guess is None:
+            print(f"{question:<{width}}  {'?':<{answer_width}}  no prediction written: write "
+                  "yours, then run this again")
+            continue
+        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
         print(f"{question:<{width}}  {truth!r:<{answer_width}}  {verdict}")
 
 
