@@ -55,19 +55,24 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/tanh-cancels": "(1 + tanh(x / 2)) / 2",
             "MySigmoid/float32-sigmoid": "sigmoid computed in float32",
             "MySigmoid/swapped-branches": "branches swapped: sigma(-x)",
+            "MySigmoid/x-clamped": "x clamped to [-30, 30], then 1 / (1 + exp(-x))",
             "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output"}),
 )
 
 
 MY_RELU_CLAUSES = (
-    Clause("the value and the gradient of `torch.relu` where `x` and `grad_output` are finite: "
-           "a gradient of $0$ at $x \\le 0$, **including $x = 0$ exactly**;",
+    Clause("the value and the gradient of `torch.relu` in float64, float32 and float16, where "
+           "`x` and `grad_output` are finite, **$x = 0$ exactly included** (question 1: run "
+           "`torch.relu` there to see which value it chose);",
            {"MyReLU/mask-includes-zero": "mask x >= 0",
             "unproven:wrong-value": "leaky threshold x > -10",
             "MyReLU/mask-in-float32": "mask on x.float()",
-            "MyReLU/ignores-grad-output": "ignores grad_output"}),
-    Clause("forward saves one tensor with `ctx.save_for_backward`: a boolean mask or the output, "
-           "as you decided above;",
+            "MyReLU/ignores-grad-output": "ignores grad_output",
+            "MyReLU/wrong-output-dtype": "zeros of the default dtype: float32 for float16 x",
+            "MyReLU/mask-passes-negatives": "saves y, masks with y >= 0: every entry passes",
+            "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6"}),
+    Clause("forward saves one tensor with `ctx.save_for_backward`, your answer to question 3: "
+           "not `x`, and, if it is a tensor of its own, a `torch.bool` one (one byte an element);",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
             "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "MyReLU/state-on-class": "mask kept on the class"}),

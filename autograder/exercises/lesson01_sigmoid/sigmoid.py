@@ -104,6 +104,26 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
 
 
+def check_mask_blocks_negatives(function, spec: Spec, device) -> None:
+    """A mask true at every entry (y >= 0 on the saved output y = max(x, 0)) passes grad_output
+    through at x < 0, where torch.relu's gradient is 0: named before the shapes' comparisons
+    blame a wrong gradient in general."""
+    x = torch.tensor([-1e300, -2.0, -0.5, 1.0, 2.0], dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    pristine = torch.tensor([0.7, -1.3, 2.1, 0.4, -0.9], dtype=torch.float64, device=device)
+    grad_output = pristine.clone()  # a backward that writes into it is named elsewhere
+    grad = run_backward(spec, forward.output, inputs, grad_output).grads[0]
+    if (comparable(grad, x) and torch.equal(grad_output, pristine)
+            and torch.equal(grad, pristine)):
+        raise GradingError(
+            f"{spec.name}'s gradient is grad_output itself at x < 0 too (at x = -1e300, -2, "
+            "-0.5), "
+            "where torch.relu's is 0: the mask lets every entry through; a mask on the saved "
+            "output y = max(x, 0) must tell y = 0 from y > 0 (y >= 0 holds for every y)",
+            mistake=f"{spec.name}/mask-passes-negatives")
+
+
 def check_gradient_at_zero(function, spec: Spec, device) -> None:
     """The contract (as torch.relu) gives gradient 0 at x = 0 exactly, +0.0 and -0.0 alike."""
     # 1e-300 and -1e-300: a mask with a threshold (x > 1e-6), or one computed in a narrower
@@ -122,6 +142,12 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
             f"{'' if at_zero[0] == at_zero[1] else f' (at -0.0: {at_zero[1].item()!r})'}, where "
             f"the contract (and torch.relu) gives 0{cause}",
             mistake={"the side the mask passes": "MyReLU/mask-includes-zero"})
+    if comparable(grad, x) and grad[4].item() == 0 and grad[2].item() == 1:
+        raise GradingError(
+            f"{spec.name}'s gradient at x = 1e-300 is 0, where torch.relu's is grad_output (1 "
+            "here): the mask's threshold lies above 0 (x > 0 exactly is torch.relu's: every "
+            "positive x, however small, passes grad_output through)",
+            mistake=f"{spec.name}/mask-threshold-above-zero")
     with case("x holding exact zeros"):
         check_values_and_gradients(function, spec, {"x": x})
     covers("x exactly 0")
@@ -154,6 +180,7 @@ def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     check_class_untouched(function, MY_RELU_DOMAIN, device)
     check_uses_grad_output(function, MY_RELU, {"x": sample((7,), device, away_from_zero=0.1)})
+    check_mask_blocks_negatives(function, MY_RELU, device)
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
         with case(f"x of shape {shape}"):
@@ -278,7 +305,10 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
 
 
 MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))
-MY_RELU_DOMAIN = Domain(MY_RELU, sampled(MY_RELU, {"x": (3, 4)}, away_from_zero=0.1))
+MY_RELU_DOMAIN = Domain(MY_RELU, sampled(MY_RELU, {"x": (3, 4)}, away_from_zero=0.1),
+                        dtypes=(torch.float64, torch.float32, torch.float16),
+                        dtype_clause="the value and the gradient of torch.relu in float64, "
+                                     "float32 and float16, each in the input's dtype")
 # scale is any Python float: large magnitudes of both signs, a point off every power of two,
 # 0 and magnitudes far below 1 (check_tiny_scales holds those to relative precision)
 SCALE = Constant(-1e3, 1e3, "scale a Python float (any sign, 0 and tiny magnitudes included)",

@@ -53,6 +53,13 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
                 "F.softplus switches to its input, or a switch to exp(x) past a threshold); "
                 "sigma(x) = e^x / (1 + e^x) stays more than 1e-12 (relative) away from e^x up to "
                 "x = -27.6: keep the 1 + z of the denominator")
+    value = got[worst].item()
+    same = x[far][got[far] == value]
+    if x[worst] < 0 and value != 0 and len(same) >= 2:
+        return (f"it gives that same {value!r} at x = {same.min().item():g} and at x = "
+                f"{same.max().item():g}, while sigma(x) keeps "
+                "falling: x is clamped (or cut off at a threshold) before the formula; keep x "
+                "as it is and find a formula in which no exponential can overflow")
     if got[worst].item() == 0:
         return ("the contract asks for its size, not 0: which step of your x < 0 branch rounds "
                 "to 0 there? Evaluate it step by step at that x")
@@ -78,7 +85,8 @@ def check_tails(function, spec: Spec, device) -> None:
                 "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
                 "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",
                 "sigmoid computed in float32": "MySigmoid/float32-sigmoid",
-                "exactly a float32 number": "MySigmoid/float32-step"})
+                "exactly a float32 number": "MySigmoid/float32-step",
+                "x is clamped": "MySigmoid/x-clamped"})
 
 
 # Either side of 0, within 1e-6 of it: a branch test moved off 0 (x >= 1e-6, x >= -1e-6)

@@ -27,6 +27,20 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): saves y and masks with y >= 0, true for every y = max(x, 0)
+    Mistake("MyReLU", "saves y, masks with y >= 0: every entry passes",
+            "MyReLU's gradient is grad_output itself at x < 0 too",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n"
+                  "        return torch.where(y >= 0, grad_output, 0)")),
+    # a fresh review (score 7): torch.zeros(x.shape) has the default dtype, float32, so a
+    # float16 x gets a float32 output (torch.relu keeps x's dtype); the contract names float16
+    Mistake("MyReLU", "zeros of the default dtype: float32 for float16 x",
+            "MyReLU's output has dtype torch.float32 for torch.float16 inputs",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        return torch.where(mask, x, torch.zeros(x.shape))",
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output, torch.zeros(grad_output.shape))")),
     # a fresh review (score 7): a flat mask and grad_output.view(-1), right for every
     # contiguous grad_output, raises for the transposed one y.t() downstream hands backward
     Mistake("MyReLU", "flat mask, grad_output.view(-1) in backward",
@@ -81,7 +95,9 @@ MISTAKES = [
             "attribute is shared by every call",
             _relu("        MyReLU.mask = x > 0\n        return x.clamp(min=0)",
                   "        return grad_output * MyReLU.mask"), named=True),
-    Mistake("MyReLU", "mask with a threshold, x > 1e-6", "your gradient for x is wrong",
+    # (a fresh review's x > 1e-12 is the same mistake)
+    Mistake("MyReLU", "mask with a threshold, x > 1e-6",
+            "MyReLU's gradient at x = 1e-300 is 0, where torch.relu's is grad_output",
             _relu("        mask = x > 1e-6\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),

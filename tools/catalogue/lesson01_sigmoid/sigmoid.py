@@ -71,6 +71,10 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): x clamped to [-30, 30] "to stay finite", the textbook formula
+    Mistake("MySigmoid", "x clamped to [-30, 30], then 1 / (1 + exp(-x))",
+            "x is clamped (or cut off at a threshold) before the formula",
+            _sigmoid("        y = 1 / (1 + torch.exp(-x.clamp(-30, 30)))\n" + SAVE_Y, FROM_Y)),
     # a fresh review (score 7): every contiguous grad_output lets .view(-1) pass; autograd hands
     # a transposed one when y.t() is used downstream (the domain's grad_output layout property)
     Mistake("MySigmoid", "grad_output.view(-1) in backward",
