@@ -27,7 +27,7 @@ def check_two_calls(function: Called, first: dict, second: dict) -> None:
                 "forward wrote into a tensor the first call had saved for backward, a buffer "
                 "both calls share (PyTorch's words: a variable needed for gradient computation "
                 "has been modified by an inplace operation)", str(error),
-                mistake=f"{NAME}/buffer-shared-between-calls") from error
+                mistake="linear_cross_entropy/buffer-shared-between-calls") from error
         truths = [grad for values in (first, second) for grad in _truth(values)[1]]
         for k, (got, true) in enumerate(zip(grads, truths)):
             label = f"{'x' if k % 2 == 0 else 'weight'} of the {('first', 'second')[k // 2]} call"
