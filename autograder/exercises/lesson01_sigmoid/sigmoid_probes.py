@@ -58,12 +58,14 @@ def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:
     grad = run_backward(spec, forward.output, inputs, grad_output).grads[0]
     y = forward.output.detach()
     true = reference_gradients(spec, inputs, grad_output)["x"]
-    if (comparable(grad, true) and comparable(y, true)
-            and torch.allclose(grad, grad_output * y * (1 - y)) and not torch.allclose(grad, true)):
+    # with or without the factor scale in front (scale * y (1 - y) is the review's)
+    as_sigmoid = any(torch.allclose(grad, factor * grad_output * y * (1 - y))
+                     for factor in (1.0, 2.5)) if comparable(grad, true) else False
+    if comparable(y, true) and as_sigmoid and not torch.allclose(grad, true):
         raise GradingError(
-            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to "
-            "the output y = scale * sigmoid(x): that derivative holds for y = sigma(x), which "
-            "this y is only at scale = 1. What does backward start from, and where does the "
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y (times scale "
+            "or not) applied to the output y = scale * sigmoid(x): that derivative holds for "
+            "y = sigma(x), which this y is only at scale = 1. What does backward start from, and where does the "
             "factor scale go? (Hints 1 to 3 of the scaled sigmoid ask)",
             mistake="ScaledSigmoid/output-used-as-sigmoid")
 

@@ -80,6 +80,14 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): MySigmoid's y (1 - y) on the scaled output, times scale
+    Mistake("ScaledSigmoid", "saves y, backward scale * y * (1 - y)",
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y (times scale "
+            "or not)",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n"
+                    "        return grad_output * ctx.scale * y * (1 - y), None")),
     Mistake("ScaledSigmoid", "a float gradient for scale", "backward returned a gradient for "
             "scale, which is not a tensor: return None for scale",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
@@ -128,8 +136,8 @@ MISTAKES = [
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * abs(ctx.scale) * s * "
                     "(1 - s), None")),
     Mistake("ScaledSigmoid", "y * (1 - y) of its output y = scale * sigmoid(x)",
-            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y applied to the "
-            "output", _scaled("        y = scale * torch.sigmoid(x)\n"
+            "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y (times scale "
+            "or not) applied to the output", _scaled("        y = scale * torch.sigmoid(x)\n"
                               "        ctx.save_for_backward(y)\n        return y",
                               "        y, = ctx.saved_tensors\n"
                               "        return grad_output * y * (1 - y), None")),

@@ -230,6 +230,8 @@ def test_a_mask_not_taken_in_float32_is_not_named_so(name):
     ("MyReLU", "mask with a threshold, x > 1e-6", "MyReLU/mask-threshold-above-zero"),
     ("MyReLU", "saves y, masks with y >= 0: every entry passes", "MyReLU/mask-passes-negatives"),
     ("MyReLU", "zeros of the default dtype: float32 for float16 x", "MyReLU/wrong-output-dtype"),
+    ("ScaledSigmoid", "saves y, backward scale * y * (1 - y)",
+     "ScaledSigmoid/output-used-as-sigmoid"),
     ("MySigmoid", "branches swapped: sigma(-x)", "MySigmoid/swapped-branches"),
     ("MySigmoid", "z = exp(-x), no abs: the left side gives 1 - sigma(x)",
      "MySigmoid/left-side-mirrored"),
