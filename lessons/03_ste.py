@@ -32,8 +32,9 @@
 # bottom: the cells after an exercise run your answer. Run All does not stop at an exercise not
 # yet written: its self-check says its stub still raises `NotImplementedError`, the cells that
 # use it show that error too, and the lesson's last cell lists where each exercise stands.
-# The main line ends at the summary. The sections after it are optional and never graded: your
-# `FakeQuantize` and `StraightThroughSoftmax` seen whole, the experiment in which the step of
+# The main line ends at the summary. The sections after it are optional and never graded: the
+# detach trick tried inside a Function's forward, your `FakeQuantize` and
+# `StraightThroughSoftmax` seen whole, the experiment in which the step of
 # `FakeQuantize` learns its size, and notes on practice.
 
 # %% nbgrader={"locked": true}
@@ -158,11 +159,10 @@ print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
 #
 # - **Stand-in A, for round.** Find a continuous function with one slope everywhere that never
 #   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is.
-# - **Stand-in B, for sign.** Stand-in A serves sign as well, and Exercise 1 uses it for both
-#   quantisers; but how far is it from $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$?
-#   Find a continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and,
-#   among all such, has the gentlest steepest slope (its largest absolute slope as small as
-#   can be).
+# - **Stand-in B, for sign.** Stand-in A could serve sign as well; but how far is it from
+#   $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a continuous stand-in that
+#   equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and, among all such, has the gentlest
+#   steepest slope (its largest absolute slope as small as can be).
 #
 # <details><summary><b>Hint</b> (stand-in A)</summary>
 #
@@ -300,28 +300,36 @@ else:
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE` and `RoundSTE`: one stand-in, two quantisers
 #
-# Stand-in A serves both quantisers, so this exercise has two answer cells: `SignSTE.apply(x)`
-# returns `torch.sign(x)` (so `sign(0) = 0`), `RoundSTE.apply(x)` returns `torch.round(x)`,
-# and each backward returns what backward would return had forward computed stand-in A
-# instead. That is the plain straight-through estimator. Everything between the stand-in and
-# the code is yours: its slope, what the chain rule makes of it, what forward keeps. Answer
-# these on paper before you type; they hold for both classes.
+# This exercise has two answer cells: `SignSTE.apply(x)` returns `torch.sign(x)` (so
+# `sign(0) = 0`) and `RoundSTE.apply(x)` returns `torch.round(x)`. Each backward is the
+# **plain** straight-through estimator: it follows a stand-in whose slope never stops the
+# gradient, whatever $x$ is. Which stand-in that is, and everything between it and the code,
+# is yours to decide. Answer these on paper before you type; they hold for both classes.
 #
-# 1. By the chain rule, what does backward return, in terms of `grad_output`?
-# 2. What must forward save for that? (The worked example saved $x$ and $\theta$: why?)
-# 3. Exercise 2 gives sign a clipped stand-in, B. Why does round need no clip?
+# 1. Which of your two stand-ins, A or B, never stops the gradient? Why can round use it with
+#    no clip, while Exercise 2 gives sign the other one?
+# 2. By the chain rule, what does backward return, in terms of `grad_output`?
+# 3. What must forward save for that, if anything? (The worked example saved $x$ and
+#    $\theta$: why?)
 #
 # The contract of `SignSTE`, which the self-check and the hidden tests check:
 #
-# - `x` of any shape and strides (a transposed, sliced or expanded view too) and of any value,
-#   $\pm\infty$, NaN and subnormals included, in float64 or float32: the output is exactly
-#   `torch.sign(x)` (0 at NaN, as `torch.sign` gives), in `x`'s dtype, down to the sign of a
-#   zero;
-# - backward returns what autograd would give had forward computed stand-in A, for every
-#   `grad_output`;
-# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
-#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
-#   that adds no digit.
+# - `SignSTE.apply(x)` returns exactly `torch.sign(x)`, in `x`'s dtype, for `x` of any shape,
+#   strides and value, and leaves `x` untouched;
+# - backward returns what autograd would give had forward computed whichever of your
+#   stand-ins never stops the gradient, for every `grad_output`;
+# - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
+#   tensor on a `ctx` attribute, no copy of `x` or of the output.
+#
+# <details><summary><b>What the grader also probes</b></summary>
+#
+# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and subnormals such as
+#   `5e-324`, in float64 and float32; "any strides": a transposed, a sliced and an expanded
+#   view.
+# - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
+#   as well as the values.
+# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+# </details>
 #
 # Binarised networks often send 0 to $+1$ instead (binarized neural networks define
 # $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
@@ -329,7 +337,7 @@ else:
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
-    """y = sign(x); backward as if forward had computed stand-in A."""
+    """y = sign(x); backward: the plain straight-through estimator."""
 
     @staticmethod
     def forward(ctx, x):
@@ -357,14 +365,20 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # exactly between two integers, where a hand-made round goes wrong. The contract, which the
 # self-check and the hidden tests check:
 #
-# - `x` of any shape and strides (a transposed, sliced or expanded view too) and of any value,
-#   however large, $\pm\infty$ and NaN included, in float64 or float32: the output is exactly
-#   `torch.round(x)`, in `x`'s dtype, halves and the sign of a zero included;
+# - `RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s dtype, for
+#   `x` of any shape, strides and value;
 # - backward returns what autograd would give had forward computed your stand-in for round,
 #   for every `grad_output`, in `grad_output`'s dtype;
-# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
-#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
-#   that adds no digit.
+# - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
+#   tensor on a `ctx` attribute, no copy of `x` or of the output.
+#
+# <details><summary><b>What the grader also probes</b></summary>
+#
+# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32; "any
+#   strides": a transposed, a sliced and an expanded view.
+# - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
+# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+# </details>
 #
 # **Predict, then run.** What does `torch.round` return for
 # $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
@@ -385,7 +399,7 @@ compare("torch.round at the halves", predicted_round_halves, torch.round(halves)
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
-    """y = round(x), halves to even; backward as if forward had computed stand-in A."""
+    """y = round(x), halves to even; backward: the plain straight-through estimator."""
 
     @staticmethod
     def forward(ctx, x):
@@ -409,18 +423,18 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after both self-checks are green</summary>
 #
-# 1. The stand-in is $x$ itself, whose slope is 1 everywhere, so
-#    $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
-#    returns `grad_output` as it came, in both classes.
-# 2. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
-#    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
-# 3. $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity never strays more
-#    than half a step from round, at any scale. From sign it strays further the larger $|x|$ is
-#    ($9$ at $x = 10$, $999$ at $x = 1000$), while stand-in B stays within 1 of sign
-#    everywhere and equals it for $|x| \ge 1$. The same reading fits the rest of the
+# 1. Stand-in A, $x$ itself, whose slope is 1 everywhere; B's slope is 0 wherever
+#    $|x| > 1$. $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity never
+#    strays more than half a step from round, at any scale. From sign it strays further the
+#    larger $|x|$ is ($9$ at $x = 10$, $999$ at $x = 1000$), while stand-in B stays within 1 of
+#    sign everywhere and equals it for $|x| \ge 1$. The same reading fits the rest of the
 #    lesson: $\sigma(k(x - \theta))$ stands in for the spike, and in Exercise 4
 #    $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
 #    empirical matter, as for the clip.)
+# 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
+#    returns `grad_output` as it came, in both classes.
+# 3. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
+#    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
 # </details>
 #
 # Your `RoundSTE`, explored: left, its forward, a staircase with a jump at every half, and,
@@ -439,15 +453,21 @@ ste_explorer(RoundSTE, x=1.5)
 # stand-in for sign, stand-in B, with slope 1 at its corners (quick question 1).
 # The contract, which the self-check and the hidden tests check:
 #
-# - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape and strides
-#   and of any value, $\pm\infty$ and NaN included;
+# - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, strides
+#   and value;
 # - backward returns what autograd would give had forward computed stand-in B, with slope 1
-#   at its corners $|x| = 1$ (they count as inside), for every finite `grad_output` and to the
-#   last digit of a float64 `x`, in `grad_output`'s dtype;
-# - backward leaves `grad_output` and what forward saved as they were;
-# - a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` attribute,
-#   and is no copy of an input or of the output, nor cast wider than the input's dtype where
-#   that adds no digit.
+#   at its corners $|x| = 1$ (they count as inside), in `grad_output`'s dtype;
+# - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
+#   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
+#
+# <details><summary><b>What the grader also probes</b></summary>
+#
+# - "Any value": $\pm\infty$ and NaN, in float64 and float32, as for `SignSTE`.
+# - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
+#   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
+# - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
+#   copy.
+# </details>
 #
 # Answer these before you write the class:
 #
@@ -780,15 +800,34 @@ plt.show()
 # with the weights. The contract, LSQ without its gradient-scale factor:
 #
 # - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape and
-#   strides (a transposed, sliced or expanded view too); `scale` is a positive 0-d tensor that
-#   may require grad, `qmin < 0 < qmax` are Python ints. `x * (1 / scale)` for $v$, as
-#   `torch.fake_quantize_per_tensor_affine` computes it, is accepted too: the grader keeps $v$
-#   off the exact halves where the two round apart;
+#   strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
+#   Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
 #   `qmin` and `qmax`;
-# - forward keeps no copy of an input or of the output: they cost nothing, since the caller and
-#   the graph keep them; nor a tensor cast wider than `x`'s dtype where that adds no digit.
+# - forward keeps no copy of an input or of the output: the caller and the graph keep them.
+#
+# One place is left open on purpose: the **half-step band** just outside each edge of the
+# clip. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside, but
+# $\operatorname{round}(v) = 3$ is inside. There either convention is accepted: judge "inside"
+# on $v$ or on $\operatorname{round}(v)$, the same way for both gradients at a given edge. The
+# edges themselves are inside (clamp's derivative is 1 there, Exercise 2's convention).
+#
+# <details><summary><b>What the grader also probes</b></summary>
+#
+# - `x` transposed, sliced and expanded; float64 and float32.
+# - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
+#   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
+# - The half-step band at both edges, for both conventions. Judge it on
+#   $\operatorname{round}(v)$ itself, not on $v$ against $q_\text{min} - 0.5$: `torch.round`
+#   sends halves to even, so whether that half rounds inside depends on $q_\text{min}$'s
+#   parity, and the grader tries both. The two edges may follow different conventions; at one
+#   edge, $x$'s gradient judged one way and $s$'s the other is the derivative of no surrogate
+#   of the forward, while each consistent choice is one's.
+# - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
+#   open interval there, another corner; this exercise follows clamp.
+# - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
+# </details>
 #
 # The contract fixes the gradients, not how backward computes them; the derivation is what this
 # exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
@@ -808,16 +847,6 @@ plt.show()
 #    answers to questions 1 and 2 become code in `FakeQuantize`'s backward, which the
 #    self-check judges.
 #
-# One place is left open on purpose. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside the
-# clip, but $\operatorname{round}(v) = 3$ is inside. In this **half-step band** at each edge either
-# convention is accepted: judge "inside" on $v$, or on $\operatorname{round}(v)$ itself (not on
-# $v$ against $q_\text{min} - 0.5$: `torch.round` sends halves to even, so whether that half
-# rounds inside depends on $q_\text{min}$'s parity, and the grader tries both). Pick one at each
-# edge, for both gradients (the two edges may differ): each choice is the derivative of one
-# surrogate of the forward, while $x$'s gradient judged one way and $s$'s the other, at the same
-# edge, is the derivative of none. The edges themselves are inside: at $v = q_\text{min}$ or
-# $q_\text{max}$ exactly, clamp's derivative is 1 (Exercise 2's convention). LSQ's paper
-# writes the open interval there, another corner; this exercise follows clamp.
 #
 # <details><summary><b>Hint 1</b>: the gradient for x</summary>
 #
@@ -945,57 +974,8 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 # </details>
 
 # %% [markdown]
-# ## Common misconceptions
+# ## A common misconception
 #
-# **"The detach trick works inside `Function.forward`."** Take a Function whose forward
-# returns `y_hard - y_soft.detach() + y_soft` with `y_soft = x` and `y_hard = torch.sign(x)`,
-# expecting the gradient of `y_soft` to flow. **Predict, then run.** Inside that forward, what
-# does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? Its backward returns
-# `2 * grad_output`, a value no other source of gradient gives. After `y.sum().backward()` at
-# $x = (-2, 0.5, 3)$, is every entry of `x.grad` 0 (sign's true derivative), 1 (the trick's
-# slope), 2 (the backward's) or 3 (the trick's and the backward's added)?
-
-# %%
-predicted_grad_enabled = None   # True or False
-predicted_grad_fn_none = None   # True or False
-predicted_x_grad = None         # 0, 1, 2 or 3
-
-# %%
-class DetachTrickInForward(torch.autograd.Function):
-    """The trick in the wrong place: inside forward it is only arithmetic."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y_soft = x
-        y_hard = torch.sign(x)
-        y = y_hard - y_soft.detach() + y_soft
-        seen_inside.update(grad_enabled=torch.is_grad_enabled(), grad_fn_none=y.grad_fn is None)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return 2 * grad_output  # a marker: no other source of gradient gives 2
-
-
-seen_inside = {}
-x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
-y = DetachTrickInForward.apply(x)
-y.sum().backward()
-print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
-compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
-compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
-compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
-
-# %% [markdown]
-# So the trick does not work there. Forward runs with autograd off: nothing is recorded, so
-# `.detach()` has nothing to cut, and the expression is plain arithmetic whose value is
-# `y_hard` (exactly, but for huge $|x|$: see *In practice* at the end). The gradient comes from
-# your `backward`, and only from it: `x.grad` is all 2s, not the trick's 1s, nor 3s with the
-# trick's slope added to the backward's. The trick belongs in ordinary code, *instead of* a
-# Function, as in the reference above. (Lesson 04 meets the same switch from the other side:
-# backward, too, runs with autograd off unless asked otherwise.)
-
-# %% [markdown]
 # **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. The
 # straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
 # forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
@@ -1229,6 +1209,57 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # `StraightThroughSoftmax`, `SignSTE` and `SignClippedSTE`.
 
 # %% [markdown]
+# ### The detach trick inside `Function.forward`
+#
+# A common misconception: "the detach trick works inside `Function.forward`." Take a Function
+# whose forward returns `y_hard - y_soft.detach() + y_soft` with `y_soft = x` and
+# `y_hard = torch.sign(x)`, expecting the gradient of `y_soft` to flow. **Predict, then run.** Inside that forward, what
+# does `torch.is_grad_enabled()` return? Is `y.grad_fn` `None` there? Its backward returns
+# `2 * grad_output`, a value no other source of gradient gives. After `y.sum().backward()` at
+# $x = (-2, 0.5, 3)$, is every entry of `x.grad` 0 (sign's true derivative), 1 (the trick's
+# slope), 2 (the backward's) or 3 (the trick's and the backward's added)?
+
+# %%
+predicted_grad_enabled = None   # True or False
+predicted_grad_fn_none = None   # True or False
+predicted_x_grad = None         # 0, 1, 2 or 3
+
+# %%
+class DetachTrickInForward(torch.autograd.Function):
+    """The trick in the wrong place: inside forward it is only arithmetic."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y_soft = x
+        y_hard = torch.sign(x)
+        y = y_hard - y_soft.detach() + y_soft
+        seen_inside.update(grad_enabled=torch.is_grad_enabled(), grad_fn_none=y.grad_fn is None)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 2 * grad_output  # a marker: no other source of gradient gives 2
+
+
+seen_inside = {}
+x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
+y = DetachTrickInForward.apply(x)
+y.sum().backward()
+print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
+compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
+compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
+compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
+
+# %% [markdown]
+# So the trick does not work there. Forward runs with autograd off: nothing is recorded, so
+# `.detach()` has nothing to cut, and the expression is plain arithmetic whose value is
+# `y_hard` (exactly, but for huge $|x|$: see *In practice* below). The gradient comes from
+# your `backward`, and only from it: `x.grad` is all 2s, not the trick's 1s, nor 3s with the
+# trick's slope added to the backward's. The trick belongs in ordinary code, *instead of* a
+# Function, as in the reference above. (Lesson 04 meets the same switch from the other side:
+# backward, too, runs with autograd off unless asked otherwise.)
+
+# %% [markdown]
 # ### Your `FakeQuantize` on a line of inputs
 #
 # Your `FakeQuantize` on a line of inputs, with $s = 0.5$ and 3-bit codes: the staircase, the
@@ -1343,8 +1374,8 @@ plt.show()
 # $\tau = 10$, though not at $\tau = 1$; 0 and $10^{-20}$ get equal probabilities at any
 # $\tau$ above about $2 \times 10^{-4}$, since $e^{-10^{-20}/\tau}$ rounds to 1. Dividing
 # alone rounds too: 0.704 and the next float up, 0.7040000000000001, are equal once divided
-# by $\tau = 0.7$, as about one pair in six one ulp apart is at $\tau = 0.7$ or 10 (never at
-# a power of two such as 0.5). The grader tries all three.
+# by $\tau = 0.7$, as about one pair in six or seven one ulp apart is at $\tau = 0.7$ or 10
+# (never at a power of two such as 0.5). The grader tries all three.
 
 # %% [markdown]
 # ### Your `StraightThroughSoftmax` as a Jacobian

@@ -7,10 +7,10 @@ from ...clauses import Clause
 X_LAYOUT_CLAUSE = "x of any shape and strides (a transposed, sliced or expanded view too)"
 LOGITS_LAYOUT_CLAUSE = "logits of any leading shape and of any strides"
 
-# a clause both sign estimators state, each with its own witness
-ON_CTX = ("a tensor forward keeps goes through `ctx.save_for_backward`, never onto a `ctx` "
-          "attribute, and is no copy of an input or of the output, nor cast wider than the "
-          "input's dtype where that adds no digit.")
+# a clause SignSTE and RoundSTE state, each with its own witness (a saved tensor cast wider
+# than x counts as a copy: the box "What the grader also probes" says so)
+ON_CTX = ("what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: "
+          "no tensor on a `ctx` attribute, no copy of `x` or of the output.")
 
 
 STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
@@ -53,6 +53,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
            r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
            "gradient are finite.",
            {"case:has float32's precision": "softmax computed in float32 for float64 logits",
+            "StraightThroughSoftmax/saves-narrower-dtype": "softmax saved as bfloat16",
+            "case:without keepdim=True": "row sum without keepdim",
             "case:exp of more than": "softmax rebuilt as exp(z) / sum exp(z)",
             "case:shifted by the whole tensor's maximum":
                 "softmax shifted by the whole tensor's maximum",
@@ -70,11 +72,10 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
 
 STE_CLAUSES = {
     "SignSTE": (
-        Clause(r"`x` of any shape and strides (a transposed, sliced or expanded view too) and of "
-               r"any value, $\pm\infty$, NaN and subnormals included, in float64 or float32: the "
-               "output is exactly `torch.sign(x)` (0 at NaN, as `torch.sign` gives), in `x`'s "
-               "dtype, down to the sign of a zero;",
-               {"SignSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN",
+        Clause(r"`SignSTE.apply(x)` returns exactly `torch.sign(x)`, in `x`'s dtype, for `x` of "
+               "any shape, strides and value, and leaves `x` untouched;",
+               {"SignSTE/writes-input": "sign computed in place on x",
+                "SignSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN",
                 "SignSTE/sign-of-zero-not-zero": "where(x >= 0, 1, -1) sends 0 to 1",
                 "SignSTE/sign-of-infinity": "nan_to_num(x / x.abs()): 0 at ±inf",
                 "SignSTE/sign-of-subnormal": "x / x.abs().clamp(min=tiny): not 1 at a subnormal x",
@@ -83,8 +84,8 @@ STE_CLAUSES = {
                 "SignSTE/detach-trick-in-forward": "detach trick inside forward",
                 "SignSTE/forward-in-float32": "sign of a float32 copy of x",
                 "unproven:wrong-value": "integer output"}),
-        Clause("backward returns what autograd would give had forward computed stand-in A, for "
-               "every `grad_output`;",
+        Clause("backward returns what autograd would give had forward computed whichever of "
+               "your stand-ins never stops the gradient, for every `grad_output`;",
                {"SignSTE/true-zero-gradient": "zero gradient (the true derivative)",
                 "SignSTE/ignores-grad-output": "ones instead of grad_output",
                 "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
@@ -92,13 +93,13 @@ STE_CLAUSES = {
                         "SignSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
     "SignClippedSTE": (
-        Clause(r"the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape "
-               r"and strides and of any value, $\pm\infty$ and NaN included;",
+        Clause("the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, "
+               "strides and value;",
                {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf",
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "slope 1 at its corners $|x| = 1$ (they count as inside), for every finite "
-               "`grad_output` and to the last digit of a float64 `x`, in `grad_output`'s dtype;",
+               "slope 1 at its corners $|x| = 1$ (they count as inside), in `grad_output`'s "
+               "dtype;",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -107,21 +108,20 @@ STE_CLAUSES = {
                 "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
                 "SignClippedSTE/gradient-in-float32": "gradient returned in float32",
                 "unnamed:check": "a tolerance on the window, |x| <= 1 + 1e-6"}),
-        Clause("backward leaves `grad_output` and what forward saved as they were;",
+        Clause("what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` "
+               "attribute, no copy of `x` or of the output; backward leaves it and "
+               "`grad_output` as they were.",
                {"SignClippedSTE/writes-grad-output": "writes into grad_output",
                 "SignClippedSTE/backward-modifies-saved-tensor":
-                    "saved mask multiplied by grad_output in place"}),
-        Clause(ON_CTX, {"SignClippedSTE/tensor-on-ctx": "x kept on ctx",
-                        "SignClippedSTE/saves-copy": "saves x.clone()",
-                        "SignClippedSTE/saves-widened":
-                            "saves the mask as float64, whatever x's dtype",
-                        "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
+                    "saved mask multiplied by grad_output in place",
+                "SignClippedSTE/tensor-on-ctx": "x kept on ctx",
+                "SignClippedSTE/saves-copy": "saves x.clone()",
+                "SignClippedSTE/saves-widened": "saves the mask as float64, whatever x's dtype",
+                "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
     ),
     "RoundSTE": (
-        Clause(r"`x` of any shape and strides (a transposed, sliced or expanded view too) and of "
-               r"any value, however large, $\pm\infty$ and NaN included, in float64 or float32: "
-               "the output is exactly `torch.round(x)`, in `x`'s dtype, halves and the sign of a "
-               "zero included;",
+        Clause("`RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s "
+               "dtype, for `x` of any shape, strides and value;",
                {"RoundSTE/round-of-non-finite": "round of x.nan_to_num(): finite at NaN and ±inf",
                 "RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
                 "RoundSTE/halves-not-to-even": "floor(x + 0.5) rounds halves up",
@@ -143,10 +143,8 @@ STE_CLAUSES = {
 
 FAKE_QUANTIZE_CLAUSES = (
     Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape "
-           "and strides (a transposed, sliced or expanded view too); `scale` is a positive "
-           "0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints. "
-           "`x * (1 / scale)` for $v$, as `torch.fake_quantize_per_tensor_affine` computes it, "
-           "is accepted too: the grader keeps $v$ off the exact halves where the two round apart;",
+           "and strides; `scale` is a positive 0-d tensor that may require grad, "
+           "`qmin < 0 < qmax` are Python ints;",
            {"case:returns the integer codes": "returns the integer codes",
             "case:codes are floor(x / scale)": "floor for round",
             "case:rounds halves up": "floor(v + 0.5): halves rounded up",
@@ -167,9 +165,8 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
             "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
-    Clause("forward keeps no copy of an input or of the output: they cost nothing, since the "
-           "caller and the graph keep them; nor a tensor cast wider than `x`'s dtype where that "
-           "adds no digit.",
+    Clause("forward keeps no copy of an input or of the output: the caller and the graph "
+           "keep them.",
            {"FakeQuantize/saves-copy": "saves x.clone()",
             "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
 )

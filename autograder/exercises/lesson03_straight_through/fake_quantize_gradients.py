@@ -58,6 +58,10 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
         ((g * (rounded - v)).sum(),
          "outside the clip it uses the rounding error too; there the output is the constant "
          "code qmin (or qmax) times s: differentiate that for s"),
+        ((g * (rounded.clamp(qmin, qmax) - v)).sum(),
+         "outside the clip it is the residual (y - x) / s, qmax - v above the clip (qmin - v "
+         "below), as if the clipped output still depended on v; there the output is the "
+         "constant code qmax (or qmin) times s: differentiate that for s"),
         (true / x.numel(),
          "it is the mean over the elements, not the sum: every output depends on the one "
          "scale, so the chain rule adds their contributions"),

@@ -149,6 +149,10 @@ def _candidates(logits, tau, grad_output):
          "there, but s must be softmax(logits / tau), not softmax(logits)"),
         (grad_output / tau, "it returns grad_output / tau: the factor of the temperature is "
          "there, but the softmax's Jacobian is skipped"),
+        *([(s * (grad_output - (grad_output * s).sum(-1)) / tau,
+            "its row sum <g, s> lost its last dim (a sum over dim -1 without keepdim=True), so "
+            "it broadcasts across each row's entries instead of standing one per row")]
+          if logits.dim() >= 2 and logits.shape[-1] == logits.shape[-2] else []),
         (grad_output * s * (1 - s) / tau, "it keeps only the diagonal of the softmax's Jacobian; "
          "every output depends on every logit of its row, so the off-diagonal entries count too"),
     ]
@@ -160,6 +164,28 @@ def _used_the_one_hot(forward, logits) -> bool:
     return forward is not None and any(saved.shape == tuple(hard.shape)
                                        and torch.equal(saved.tensor.detach(), hard)
                                        for saved in forward.saved)
+
+
+def _check_saved_narrower(forward, logits) -> None:
+    """A wrong gradient from a tensor forward saved in a dtype narrower than the logits' (the
+    softmax saved as bfloat16 or float16 "to save memory"): name that dtype."""
+    if forward is None:
+        return
+    for saved in forward.saved:
+        if (saved.role == "intermediate" and saved.dtype.is_floating_point
+                and torch.finfo(saved.dtype).bits < torch.finfo(logits.dtype).bits):
+            narrow = str(saved.dtype).removeprefix("torch.")
+            raise GradingError(
+                f"StraightThroughSoftmax's gradient for logits has {narrow}'s precision: forward "
+                f"saved a {narrow} tensor of shape {tuple(saved.shape)} for "
+                f"{str(logits.dtype).removeprefix('torch.')} logits, and backward's gradient "
+                f"keeps only {narrow}'s digits (about {_digits(saved.dtype)} significant "
+                "digits); what forward saves keeps the digits the gradient needs",
+                mistake="StraightThroughSoftmax/saves-narrower-dtype")
+
+
+def _digits(dtype) -> int:
+    return round(-math.log10(torch.finfo(dtype).eps))
 
 
 def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
@@ -193,6 +219,7 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
             f"{str(logits.dtype).removeprefix('torch.')} (inf / inf is nan); subtract each "
             "row's maximum before exp, as torch.softmax does")
     _check_rows_finite(logits, tau, grad_output, got, expected)
+    _check_saved_narrower(forward, logits)
     if _in_float32(logits, tau, grad_output, got):
         raise GradingError(
             "StraightThroughSoftmax's gradient for float64 logits has float32's precision: it "
@@ -243,8 +270,9 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
 
 def full(submission, device) -> None:
     function = check_is_function(submission, STS)
-    for seed, (shape, tau) in enumerate([((3, 5), 0.7), ((6,), 1.0), ((2, 3, 4), 2.5),
-                                         ((4, 7), 0.1), ((3, 5), 10.0)]):
+    # square (5, 5) first: a row sum without keepdim broadcasts there instead of raising
+    for seed, (shape, tau) in [(5, ((5, 5), 0.7)), *enumerate([((3, 5), 0.7), ((6,), 1.0),
+                               ((2, 3, 4), 2.5), ((4, 7), 0.1), ((3, 5), 10.0)])]:
         with case(f"logits of shape {shape}, tau={tau}"):
             check_straight_through_softmax(function, values(shape, device, tau=tau, seed=seed),
                                            seed=seed)

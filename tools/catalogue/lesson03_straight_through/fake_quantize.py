@@ -166,6 +166,8 @@ MISTAKES = [
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {FQ_LSQ}.sum(), None, None")),
     Mistake("FakeQuantize", "rounding error outside the clip too", "outside the clip it uses the "
             "rounding error too", _fq_scale("r - v")),
+    Mistake("FakeQuantize", "residual (y - x) / s for scale everywhere", "outside the clip it "
+            "is the residual (y - x) / s", _fq_scale("torch.clamp(r, ctx.qmin, ctx.qmax) - v")),
     Mistake("FakeQuantize", "the product rule's round(v) term lost", "it keeps only the term "
             "through v", _fq_scale("torch.where(inside, -v, clipped)"), named=True),
     Mistake("FakeQuantize", "dv/ds with the wrong sign", "the term through v has the wrong sign",

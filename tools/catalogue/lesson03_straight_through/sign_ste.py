@@ -19,6 +19,8 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake("SignSTE", "sign computed in place on x", "SignSTE.forward modified its input x in "
+            "place", _sign("        return x.sign_()")),
     Mistake("SignSTE", "saves a copy of x it never reads", "forward saved a copy of x",
             _sign("        ctx.save_for_backward(x.clone())\n" + SIGN)),
     Mistake("SignSTE", "zero gradient (the true derivative)", "SignSTE's gradient is zero "

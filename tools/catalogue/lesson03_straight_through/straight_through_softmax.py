@@ -86,6 +86,17 @@ MISTAKES = [
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)"),
             named=True),
+    Mistake("StraightThroughSoftmax", "softmax saved as bfloat16",
+            "StraightThroughSoftmax's gradient for logits has bfloat16's precision: forward saved "
+            "a bfloat16 tensor",
+            _sts(READ + "        soft = soft.to(grad_output.dtype)\n" + RIGHT,
+                 "        ctx.save_for_backward(torch.softmax(logits / tau, dim=-1)"
+                 ".to(torch.bfloat16))\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    Mistake("StraightThroughSoftmax", "row sum without keepdim",
+            "its row sum <g, s> lost its last dim",
+            _sts(READ + "        row = (grad_output * soft).sum(-1)\n"
+                 "        return soft * (grad_output - row) / ctx.tau, None")),
     Mistake("StraightThroughSoftmax", "softmax computed in float32 for float64 logits",
             "StraightThroughSoftmax's gradient for float64 logits has float32's precision",
             _sts(READ + RIGHT, "        soft = torch.softmax(logits.float() / tau, dim=-1)\n"
