@@ -1,32 +1,12 @@
-"""Lesson 03: answers written by a reviewer (issue 48, review of the lesson at score 8), kept with
+"""Lesson 03: answers written by a reviewer of the lesson (the review that scored it 8), kept with
 their verdicts: wrong ones across the exercises, each caught with its own first line, and
-correct, unusual ones that must pass."""
+correct, unusual ones that must pass. (Their FakeQuantize with x * (1 / scale), the edges judged
+differently and the gradient for scale left unsummed is not kept: fake_quantize and
+fake_quantize_halves hold each of those.)"""
 
 from .. import Mistake, Unusual
 
 UNUSUAL = [
-    Unusual('FakeQuantize', 'x * (1 / scale), round(v) judged at qmin and v at qmax, the '
-            'gradient for scale left for the engine to sum', '''
-class FakeQuantize(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, scale, qmin, qmax):
-        ctx.save_for_backward(x, scale)
-        ctx.bounds = (qmin, qmax)
-        return torch.round(x * (1 / scale)).clamp(qmin, qmax) * scale
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, scale = ctx.saved_tensors
-        qmin, qmax = ctx.bounds
-        v = x * (1 / scale)
-        r = torch.round(v)
-        below, above = r < qmin, v > qmax
-        grad_x = grad_output.masked_fill(below | above, 0) if ctx.needs_input_grad[0] else None
-        grad_scale = None
-        if ctx.needs_input_grad[1]:
-            grad_scale = grad_output * torch.where(below, qmin, torch.where(above, qmax, r - v))
-        return grad_x, grad_scale, None, None
-'''),
     Unusual('StraightThroughSoftmax', 'one-hot by cumsum of the maxima, logits saved, s from '
             'logsumexp, the Jacobian built and applied by matmul', '''
 class StraightThroughSoftmax(torch.autograd.Function):
