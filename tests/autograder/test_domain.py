@@ -96,7 +96,8 @@ def test_a_mask_or_sign_saved_in_a_narrower_dtype_passes(narrow):
     """Does a 0/1 mask or a sign saved as float32 (or float16) for float64 inputs pass? Its
     values lose no digits, and the contract names no dtype for what is saved."""
     mask = _answer(f"mask = (x > 0).{narrow}()\n        ctx.save_for_backward(mask)\n"
-                   "        return x * mask", "mask, = ctx.saved_tensors\n        return g * mask",
+                   "        return x * mask.to(x.dtype)",  # MyReLU's contract has float16 too
+                   "mask, = ctx.saved_tensors\n        return g * mask.to(g.dtype)",
                    name="MyReLU")
     _domain_only(EXERCISES["MyReLU"]).run(mask)
     sign = _answer(f"ctx.save_for_backward(x, torch.sign(x).{narrow}())\n        return x * x",
