@@ -184,8 +184,9 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
     if torch.equal(got, expected):
         return
     name = spec.name
-    what = (f"grad_output times the slope of your stand-in {'B' if clipped else 'A'} (from "
-            "'Your stand-ins for round and sign')")
+    what = ("grad_output times the slope of "
+            + ("your stand-in B" if clipped else "your stand-in that never stops the gradient")
+            + " (from 'Your stand-ins for round and sign')")
     op = "round" if spec is ROUND_STE else "sign"
 
     def matches(candidate) -> bool:
