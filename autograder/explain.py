@@ -59,8 +59,12 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
         names = list(inputs) if inputs is not None else list(spec.input_names)
         if got < expected and inputs is not None and not any(
                 isinstance(inputs[name], torch.Tensor) for name in names[got:expected]):
-            return GradingError(f"{returned}: return None for {' and '.join(names[got:expected])}",
-                                mistake=f"{spec.name}/wrong-gradient-count")
+            left_out = names[got:expected]
+            return GradingError(
+                f"{returned}: {' and '.join(left_out)} get{'s' if len(left_out) == 1 else ''} "
+                "no gradient, yet each input still "
+                "gets a value, in forward's order: which value says 'no gradient'?",
+                mistake=f"{spec.name}/wrong-gradient-count")
         if got < expected:  # which ones are missing, the count cannot say
             return GradingError(f"{returned}: return one gradient or None per input, in "
                                 f"forward's order ({', '.join(names)})",

@@ -25,7 +25,7 @@ class TestRuntimeErrors:
         inputs = make_inputs({"x1": x_of(3), "x2": x_of(3), "w1": 0.5, "w2": 2.0})
         forward = run_forward(mistake("WeightedSum", "two gradients for four inputs"), WEIGHTED_SUM,
                               inputs)
-        with raises_hint("backward returned 2 gradients for 4 inputs: return None for w1 and w2"):
+        with raises_hint("backward returned 2 gradients for 4 inputs: w1 and w2 get no gradient"):
             run_backward(WEIGHTED_SUM, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
     def test_too_few_with_a_tensor_among_the_last_names_none(self, raises_hint):

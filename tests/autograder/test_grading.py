@@ -95,7 +95,8 @@ class TestVerdict:
                                            mistake("WeightedSum", "two gradients for four inputs"))
         assert not passed
         assert message.splitlines()[0] == (
-            "backward returned 2 gradients for 4 inputs: return None for w1 and w2")
+            "backward returned 2 gradients for 4 inputs: w1 and w2 get no gradient, yet each input "
+            "still gets a value, in forward's order: which value says 'no gradient'?")
 
     def test_unexpected_exception(self):
         """Is any other exception from the learner's code reported, not raised?"""

@@ -106,15 +106,7 @@ def test_a_cell_skipped_when_grading_defines_nothing_a_graded_run_needs(lesson):
             only_in_skipped.pop(name, None)
 
 
-# Lessons with a cell after the first exercise that reads a name a later cell binds again (found
-# by the test below, issue 48); each lesson leaves this set once its cells read their own names
-REBOUND_LATER = {"01_sigmoid"}
-
-
-@pytest.mark.parametrize("lesson", [
-    pytest.param(lesson, marks=pytest.mark.xfail(
-        reason="a cell reads a name a later cell rebinds (issue 48)", strict=False))
-    if lesson in REBOUND_LATER else lesson for lesson in lesson_names()])
+@pytest.mark.parametrize("lesson", lesson_names())
 def test_a_cell_run_again_after_run_all_reads_what_its_own_section_bound(lesson):
     """After Run All, a learner solves an exercise and runs the cells after it again: does each
     cell after the first exercise still read what the cells before it bound? A name it reads

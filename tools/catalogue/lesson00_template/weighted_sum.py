@@ -56,7 +56,7 @@ class WeightedSum(torch.autograd.Function):
 
 MISTAKES = [
     Mistake("WeightedSum", "two gradients for four inputs",
-            "backward returned 2 gradients for 4 inputs: return None for w1 and w2",
+            "backward returned 2 gradients for 4 inputs: w1 and w2 get no gradient",
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2"),
             named=True, nbgrader=True),
     Mistake("WeightedSum", "a gradient for the float w1",

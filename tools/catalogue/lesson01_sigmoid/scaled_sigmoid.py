@@ -123,7 +123,7 @@ MISTAKES = [
                     "            return torch.zeros_like(grad_output), None\n"
                     "        return grad_output * y * (1 - y / ctx.scale), None")),
     Mistake("ScaledSigmoid", "one gradient for two inputs", "backward returned 1 gradient for "
-            "2 inputs: return None for scale",
+            "2 inputs: scale gets no gradient",
             _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * "
                     "(1 - s)"), named=True),
     Mistake("ScaledSigmoid", "scale kept on the class", "ScaledSigmoid.forward sets "
