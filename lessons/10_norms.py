@@ -469,8 +469,10 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # - Forward computes the variance so that rows far from $0$ keep their accuracy, float32 rows
 #   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$: never
 #   as $E[x^2] - E[x]^2$, in any precision.
-# - What forward saves for backward is counted: at most one full-size tensor, at most two
-#   tensors of one number per row, and the weight; nothing else (not the bias).
+# - What forward saves for backward has a budget in bytes: the size of `x` in `x`'s dtype,
+#   plus what `F.layer_norm` keeps beyond its arguments (two numbers per row, each in float32
+#   or `x`'s dtype, whichever is wider). The weight saved itself is free; everything else
+#   saved counts, `x` itself included.
 # - Backward is your derivation, **by hand** (no `torch.autograd.grad`, no
 #   `native_layer_norm_backward`), and returns exactly one gradient per input: `None` for
 #   `eps`, and `None` for, and no gradient computed for, any input whose
@@ -669,9 +671,9 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #
 # - for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python float: the
 #   value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
-# - What forward saves for backward is counted: no full-size tensor of its own (a copy of `x`
-#   counts as one, whatever its strides), at most one tensor of one number per row, and the
-#   weight; nothing else.
+# - What forward saves for backward has a budget in bytes: `x` and the weight saved
+#   themselves are free (a copy of `x` counts, whatever its strides); everything else saved
+#   counts, up to one number per row, in float32 or `x`'s dtype, whichever is wider.
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
 #   that needs none (the ops are logged and read as in ✎ 1).
@@ -808,13 +810,13 @@ print("gradients:", {name: getattr(offsets, name).grad for name in "abc"})
 #
 # PyTorch's own module is the contract to match. Look at it before you write: what does
 # `reference.state_dict()` hold, under which key and of what shape, and is `eps` in it? This
-# cell leaves that to you; it prints only a surprise of the default, which ✎ 3 does not copy.
+# cell leaves that to you; it prints only a surprise of the default: `eps=None`, which ✎ 3
+# takes too, with the meaning `torch.nn.RMSNorm`'s documentation gives it.
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
 # look inside reference here (its state_dict, named_parameters(), eps)
-print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
-      "(None: F.rms_norm then uses torch.finfo(x.dtype).eps)")
+print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `RMSNorm`
@@ -825,7 +827,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
 #   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps it was
-#   built with;
+#   built with; and `RMSNorm(dim, eps=None)`, which computes what
+#   `torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;
 # - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values), so that it loads
 #   `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;
@@ -836,9 +839,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #
 # <details><summary><b>Hint</b> · questions</summary>
 #
-# Which kind of attribute in quick question 4 does an optimiser see, and which kinds does a
-# `state_dict` save? Where must `eps` live, then, for the keys to match? What must `forward`
-# hand to the Function for the weight's gradient to reach the optimiser?
+# With `eps=None`, which number does `torch.nn.RMSNorm` use, and what does it depend on that
+# `__init__` cannot know yet?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -854,7 +856,9 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):
         ### BEGIN SOLUTION
-        return RMSNormFunction.apply(x, self.weight, self.eps)
+        # eps=None: torch.nn.RMSNorm's meaning, the eps of this input's dtype, known only now
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        return RMSNormFunction.apply(x, self.weight, eps)
         ### END SOLUTION
 
 
@@ -890,8 +894,9 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 #   gives it.
 # - Backward in closed form, by hand; `None` for `num_groups` and `eps`.
 # - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
-# - What forward saves for backward is counted: at most one full-size tensor, at most two
-#   tensors of one number per group, and the weight; nothing else.
+# - What forward saves for backward has a budget in bytes, as in ✎ 1: the size of `x` in
+#   `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, whichever is wider.
+#   The weight saved itself is free; everything else saved counts.
 # - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
 #   gradient computed for, an input that needs none (with `x` frozen, no group sums of a
 #   tensor made from `grad_output`).
@@ -1004,19 +1009,19 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
+# | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
 # | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
 # | every gradient computed whatever `needs_input_grad` says | work, and memory, for gradients nobody asked for | test `ctx.needs_input_grad[i]` before each one |
-# | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing | `x` (or `x_hat`), mean and rstd, the weight itself |
+# | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
+# | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
 # | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
 # | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
-# | a norm Function computing in bfloat16 | about 2.5x the output error of `F.layer_norm` (every intermediate rounded, not only the statistics) | compute the whole row in float32 and cast the result |
-# | a norm Function under `torch.autocast` with a plain forward | it receives a bfloat16 `x` beside a float32 weight, and computes in bfloat16 | `torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)` on forward |
-# | a new full-size tensor for every step of forward and backward | correct, and several times slower than `F.layer_norm`: every pass over memory costs | count the passes; write into tensors you created yourself |
+# | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`: the eps of the input's dtype, at each call |
 # | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
 # | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |
 #
@@ -1378,11 +1383,11 @@ except ValueError as error:
 # $$\frac{\partial L}{\partial x_i} = \sum_o g_o\, w_{i-o}, \qquad
 #   \frac{\partial L}{\partial w_k} = \sum_o g_o\, x_{o+k}:$$
 #
-# the input gradient is $g$ (padded by $k-1$ on each side) convolved with the **flipped**
-# kernel, a *transposed convolution*; the weight gradient is $x$ cross-correlated with $g$,
-# which plays the kernel. The Jacobian shows why: each row of $\partial y/\partial x$ is the
-# kernel shifted by one (a banded, Toeplitz matrix), and its transpose, the matrix backward
-# applies, is again such a band, with the kernel reversed.
+# the input gradient is $g$ (padded by $K-1$ on each side, for a kernel of $K$ entries)
+# convolved with the **flipped** kernel, a *transposed convolution*; the weight gradient is
+# $x$ cross-correlated with $g$, which plays the kernel. The Jacobian shows why: each row of
+# $\partial y/\partial x$ is the kernel shifted by one (a banded, Toeplitz matrix), and its
+# transpose, the matrix backward applies, is again such a band, with the kernel reversed.
 
 # %%
 signal = torch.randn(10, dtype=torch.float64)
@@ -1547,4 +1552,12 @@ print("gradcheck:", torch.autograd.gradcheck(
 # device (on CUDA `layer_norm` and `group_norm` are on it, and `F.layer_norm` returns
 # float32, as yours does; the CPU's list leaves them out). Either output is safe to pass on:
 # under autocast the ops that follow cast their inputs as they need.
+#
+# The mistakes of practice, beside the graded ones of the common-mistakes table:
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | a norm Function computing in bfloat16 | about 2.5x the output error of `F.layer_norm` (every intermediate rounded, not only the statistics) | compute the whole row in float32 and cast the result |
+# | a norm Function under `torch.autocast` with a plain forward | it receives a bfloat16 `x` beside a float32 weight, and computes in bfloat16 | `torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)` on forward |
+# | a new full-size tensor for every step of forward and backward | correct, and several times slower than `F.layer_norm`: every pass over memory costs | count the passes; write into tensors you created yourself |
 # </details>

@@ -15,6 +15,7 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
             "LayerNormFunction/state-on-class": "eps kept on the class",
             "LayerNormFunction/eps-outside-root": "eps added outside the square root",
+            "LayerNormFunction/eps-as-floor": "eps as a floor under the variance",
             "raised:TypeError": "weight assumed present in backward",
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
     Clause("Forward computes the variance so that rows far from $0$ keep their accuracy, "
@@ -23,9 +24,13 @@ LAYER_NORM_CLAUSES = (
            {"case:a precision loss": "E[x^2] - E[x]^2 variance",
             "case:on rows like 1e8 + N(0, 1) in float64": "E[x^2] - E[x]^2 variance accumulated "
                                                          "in float64"}),
-    Clause("What forward saves for backward is counted: at most one full-size tensor, at most "
-           "two tensors of one number per row, and the weight; nothing else (not the bias).",
+    Clause("What forward saves for backward has a budget in bytes: the size of `x` in `x`'s "
+           "dtype, plus what `F.layer_norm` keeps beyond its arguments (two numbers per row, "
+           "each in float32 or `x`'s dtype, whichever is wider). The weight saved itself is "
+           "free; everything else saved counts, `x` itself included.",
            {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
+            "LayerNormFunction/saves-wider-copy": "a float64 normalised copy saved for a "
+                                                  "float32 x",
             "case:saved the bias": "saves the bias",
             "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
             "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
@@ -63,9 +68,10 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
-    Clause("What forward saves for backward is counted: no full-size tensor of its own (a "
-           "copy of `x` counts as one, whatever its strides), at most one tensor of one number "
-           "per row, and the weight; nothing else.",
+    Clause("What forward saves for backward has a budget in bytes: `x` and the weight saved "
+           "themselves are free (a copy of `x` counts, whatever its strides); everything else "
+           "saved counts, up to one number per row, in float32 or `x`'s dtype, whichever is "
+           "wider.",
            {"case:saved 2 full-size tensors": "saves the normalised x too",
             "case:instead of x": "x.contiguous() saved",
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
@@ -107,9 +113,12 @@ GROUP_NORM_CLAUSES = (
            {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
     Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
            "dim.", {"GroupNormFunction/wrong-gradient-shape": "weight gradient summed over N only"}),
-    Clause("What forward saves for backward is counted: at most one full-size tensor, at most "
-           "two tensors of one number per group, and the weight; nothing else.",
-           {"case:input bias of shape": "saves the bias",
+    Clause("What forward saves for backward has a budget in bytes, as in ✎ 1: the size of "
+           "`x` in `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, "
+           "whichever is wider. The weight saved itself is free; everything else saved counts.",
+           {"case:saved the bias": "saves the bias",
+            "GroupNormFunction/saves-wider-copy": "a float64 normalised copy saved for a "
+                                                  "float32 x",
             "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, "
            "and no gradient computed for, an input that needs none (with `x` frozen, no group "
@@ -125,12 +134,15 @@ GROUP_NORM_CLAUSES = (
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
            "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps "
-           "it was built with;",
+           "it was built with; and `RMSNorm(dim, eps=None)`, which computes what "
+           "`torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
             "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
-                                        "with"}),
+                                        "with",
+            "RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
+            "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`;",
            {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
     Clause("the same `state_dict` (its keys, shapes, dtypes and initial values), so that it "

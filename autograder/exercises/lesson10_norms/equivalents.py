@@ -2,13 +2,10 @@
 
 from ...equivalents import EquivalentMutant
 
-_X_COPY = ("the contract lets forward save one full-size tensor, x or the normalised x: a copy "
-           "of x costs what the normalised x costs, and holds x's values")
+_X_COPY = ("the contract's budget has room for x's size in x's dtype, x or the normalised x: a "
+           "copy of x costs what the normalised x costs, and holds x's values")
 _STATISTIC_COPY = ("a copy of a per-row statistic forward just computed replaces it in the "
                    "saved set: the same count of per-row tensors, the same values")
-_STATISTIC_WIDENED = ("a per-row statistic kept wider than x, as F.layer_norm keeps float32 "
-                      "statistics for half inputs: one per row, and the engine casts the "
-                      "gradients back to their inputs' dtypes")
 _OUTPUT_COPY = ("a copy of a result just computed is returned in its place: the same values, "
                 "and the original is freed on return")
 
@@ -54,8 +51,6 @@ EQUIVALENTS = [
                      "return grad_x, grad_weight, grad_bias.clone(), None", _OUTPUT_COPY),
     EquivalentMutant("RMSNormFunction", "save_copy", _RMS_SAVE,
                      _RMS_SAVE.replace("rstd)", "rstd.clone())"), _STATISTIC_COPY),
-    EquivalentMutant("RMSNormFunction", "save_widened", _RMS_SAVE,
-                     _RMS_SAVE.replace("rstd)", "rstd.double())"), _STATISTIC_WIDENED),
     EquivalentMutant("RMSNormFunction", "add_copy", _RMS_SAVE,
                      _RMS_SAVE.replace("rstd)", "rstd.contiguous())"),
                      "rstd is torch.rsqrt's fresh, contiguous result: .contiguous() returns it"),
@@ -75,10 +70,6 @@ EQUIVALENTS = [
     EquivalentMutant("GroupNormFunction", "add_copy", _GN_SAVE,
                      _GN_SAVE.replace("rstd)", "rstd.contiguous())"),
                      "rstd is torch.rsqrt's fresh, contiguous result: .contiguous() returns it"),
-    EquivalentMutant("GroupNormFunction", "save_widened", _GN_SAVE,
-                     _GN_SAVE.replace("mean,", "mean.double(),"), _STATISTIC_WIDENED),
-    EquivalentMutant("GroupNormFunction", "save_widened", _GN_SAVE,
-                     _GN_SAVE.replace("rstd)", "rstd.double())"), _STATISTIC_WIDENED),
     EquivalentMutant("GroupNormFunction", "reshape_to_view", "y = y + bias.reshape(per_channel)",
                      "y = y + bias.view(per_channel)", _SIZE_ONE_DIMS),
     EquivalentMutant("GroupNormFunction", "reshape_to_view",

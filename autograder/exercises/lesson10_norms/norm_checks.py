@@ -57,11 +57,13 @@ def gradient_terms(x, weight, grad_output, eps: float, centred: bool) -> dict:
             "projection": -rstd * x_hat * (g * x_hat).mean(-1, keepdim=True)}
 
 
-def eps_outside_root(values: dict, centred: bool) -> torch.Tensor:
-    """The output of a forward that adds eps after the square root, rstd = 1 / (sqrt(var) + eps)."""
+def eps_outside_root(values: dict, centred: bool, *, floor: bool = False) -> torch.Tensor:
+    """The output of a forward that adds eps after the square root, rstd = 1 / (sqrt(var) + eps),
+    or (``floor``) one that puts eps under the variance as a floor, rstd = rsqrt(max(var, eps))."""
     x, eps = values["x"], values["eps"]
     centred_x = x - x.mean(-1, keepdim=True) if centred else x
-    y = centred_x / (centred_x.square().mean(-1, keepdim=True).sqrt() + eps)
+    variance = centred_x.square().mean(-1, keepdim=True)
+    y = centred_x * (variance.clamp_min(eps).rsqrt() if floor else 1 / (variance.sqrt() + eps))
     if values["weight"] is not None:
         y = y * values["weight"]
     return y + values["bias"] if values.get("bias") is not None else y
@@ -70,6 +72,10 @@ def eps_outside_root(values: dict, centred: bool) -> torch.Tensor:
 EPS_OUTSIDE_ROOT = ("adds eps outside the square root (with eps=0.5 its output is the one for "
                     "rstd = 1 / (sqrt(variance) + eps)): compare where your eps enters with the "
                     "lesson's formula for r")
+
+EPS_AS_FLOOR = ("uses eps as a floor under the variance (with eps=0.5 its output is the one for "
+                "rstd = 1 / sqrt(max(variance, eps))), which leaves rows of variance above eps "
+                "as if eps were 0: compare where your eps enters with the lesson's formula for r")
 
 
 # The backwards people write, by the term they leave out or get wrong: (terms kept, hint, the

@@ -15,11 +15,8 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
-
-NAME = "RMSNorm"
-DIM = 6
-DEFAULT_EPS = 1e-6
-
+from .norm_module_eps import (DEFAULT_EPS, DIM, NAME, build, check_default_eps, check_none_eps,
+                              check_own_eps, check_positional_eps)
 
 def check_module_class(submission) -> type:
     """The submission is a subclass of nn.Module (the class itself)."""
@@ -30,22 +27,6 @@ def check_module_class(submission) -> type:
         raise GradingError(f"{NAME} must be a class deriving from torch.nn.Module, got "
                            f"{type(submission).__name__}")
     return submission
-
-
-def build(cls: type, dim: int, *args, **kwargs) -> nn.Module:
-    """``cls(dim, ...)``, turning construction errors into hints."""
-    try:
-        return cls(dim, *args, **kwargs)
-    except (NotImplementedError, GradingError):
-        raise
-    except AttributeError as error:
-        if "Module.__init__() call" in str(error):
-            raise GradingError(f"{NAME}.__init__ assigns a parameter before calling "
-                               "super().__init__(): call it first", str(error)) from error
-        raise GradingError(f"{NAME}({dim}) raised AttributeError: {error}") from error
-    except TypeError as error:
-        raise GradingError(f"{NAME}({dim}{', eps=...' if kwargs else ''}) raised TypeError: "
-                           "__init__ should take (self, dim, eps=1e-6)", str(error)) from error
 
 
 def check_parameter(module: nn.Module, dim: int) -> None:
@@ -187,61 +168,6 @@ def check_as_built(cls: type, device) -> None:
     diagnose_gradient("x", x_mine.grad, x_reference.grad, rtol=1e-5, atol=1e-5)
 
 
-def check_own_eps(cls: type, device, eps: float = 1e-4, other: float = 0.25) -> None:
-    """A module that gives torch.nn.RMSNorm's output for its eps still does once a second
-    module of another eps is built (a module that ignores eps is the domain's to name)."""
-    x = 1e-2 * sample((3, DIM), device, seed=11)
-    expected = nn.RMSNorm(DIM, eps=eps).to(device=device, dtype=torch.float64)(x)
-
-    def matches(module) -> bool:
-        output = module(x)
-        return (isinstance(output, torch.Tensor) and output.shape == expected.shape
-                and torch.allclose(output, expected, rtol=1e-5))
-
-    first = build(cls, DIM, eps=eps).to(device=device, dtype=torch.float64)
-    if matches(first):
-        build(cls, DIM, eps=other)
-        if not matches(first):
-            raise GradingError(f"{NAME}({DIM}, eps={eps:g}) gives torch.nn.RMSNorm's output "
-                               f"until another {NAME} is built with eps={other:g}, and then "
-                               "another one: where does each module keep its eps, so that "
-                               "building a second one leaves the first's alone?",
-                               mistake=f"{NAME}/eps-not-per-instance")
-
-
-def check_default_eps(cls: type, device) -> None:
-    """``RMSNorm(dim)`` uses eps = 1e-6: on rows with a mean square near 1e-6 it shows."""
-    mine = build(cls, DIM).to(device=device, dtype=torch.float64)
-    x = 1e-3 * sample((3, DIM), device, seed=9)
-    expected = nn.RMSNorm(DIM, eps=DEFAULT_EPS).to(device=device, dtype=torch.float64)(x)
-    output = mine(x)
-    if isinstance(output, torch.Tensor) and output.shape == expected.shape and \
-            not torch.allclose(output, expected, rtol=1e-5):
-        raise GradingError(f"{NAME}({DIM}) does not use eps=1e-6 by default (its output differs "
-                           "from torch.nn.RMSNorm(dim, eps=1e-6)'s on rows whose mean square is "
-                           "about 1e-6): take eps=1e-6 as the default and pass self.eps on")
-
-
-def check_positional_eps(cls: type, device, eps: float = 1e-4) -> None:
-    """``RMSNorm(dim, eps)``, eps passed by position as torch.nn.RMSNorm takes it: the output
-    ``RMSNorm(dim, eps=eps)`` gives, torch.nn.RMSNorm(dim, eps)'s on rows whose mean square is
-    near eps."""
-    x = 1e-2 * sample((3, DIM), device, seed=10)
-    expected = nn.RMSNorm(DIM, eps).to(device=device, dtype=torch.float64)(x)
-
-    def matches(module) -> bool:
-        output = module.to(device=device, dtype=torch.float64)(x)
-        return (isinstance(output, torch.Tensor) and output.shape == expected.shape
-                and torch.allclose(output, expected, rtol=1e-5))
-
-    # a module that ignores eps however it is passed is the domain's to name
-    if matches(build(cls, DIM, eps=eps)) and not matches(build(cls, DIM, eps)):
-        raise GradingError(f"{NAME}({DIM}, {eps:g}) gives another output than "
-                           f"torch.nn.RMSNorm({DIM}, {eps:g}): the second positional argument "
-                           "of __init__ must be eps, as in torch.nn.RMSNorm(dim, eps)",
-                           mistake=f"{NAME}/eps-not-second-argument")
-
-
 def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7) -> None:
     """Linear -> norm -> Linear trained with SGD on the same data: after every step the
     learner's weight equals torch.nn.RMSNorm's."""
@@ -325,6 +251,7 @@ def full(submission, device) -> None:
     with case("Linear -> RMSNorm -> Linear, float32"):
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
     covers("SGD steps beside torch.nn.RMSNorm")
+    check_none_eps(cls, device)  # last: a slip of eps=None after every other clause
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises

@@ -1,5 +1,7 @@
-"""What lesson 10's LayerNormFunction and RMSNormFunction forward saved for backward: one
-full-size tensor, a bounded count of per-row tensors, the weight itself, in the input's dtype."""
+"""What lesson 10's norms saved for backward, against the contract's budget in bytes: x's size
+in x's dtype (none for RMSNorm, whose x itself is free) plus a few numbers per row (per group
+for GroupNorm), each number in float32 or x's dtype, whichever is wider; the weight itself is
+free. Over the budget, the message names what made it so."""
 
 from types import SimpleNamespace
 
@@ -9,53 +11,64 @@ from ...errors import GradingError
 from ...probes import same_tensor
 
 
+def budget(x, rows: int, per_row: int, *, x_free: bool = False) -> int:
+    """The contract's budget in bytes: x's bytes (unless x itself is free) and ``per_row``
+    numbers for each of ``rows`` rows, a number in float32 or x's dtype, whichever is wider."""
+    size = x.element_size()
+    return per_row * rows * max(size, 4) + (0 if x_free else x.numel() * size)
+
+
+def check_budget(name: str, forward, x, weight, *, rows: int, per_row: int, keep_hint: str,
+                 x_free: bool = False, unit: str = "row") -> None:
+    """The bytes of every tensor forward saved, but the weight itself (and x itself where
+    ``x_free``), at most ``budget``; over it, a first line that names why."""
+    free = ("input weight", "input x") if x_free else ("input weight",)
+    spent = sum(saved.nbytes for saved in forward.saved if saved.role not in free)
+    allowed = budget(x, rows, per_row, x_free=x_free)
+    if spent <= allowed:
+        return
+    kept = ", ".join(f"{s.role} of shape {s.shape}" for s in forward.saved) or "nothing"
+    full = [s for s in forward.saved if s.tensor.numel() == x.numel() and s.role != "input weight"]
+    per_row_kept = [s for s in forward.saved if s.tensor.numel() == rows
+                    and not s.role.startswith("input")]
+    over = f"{spent} bytes where the budget is {allowed} ({kept}): {keep_hint}"
+    wider = [s for s in full if s.role != "input x" and s.nbytes > x.numel() * x.element_size()]
+    if wider:
+        raise GradingError(f"{name} saved a {wider[0].dtype} full-size tensor ({wider[0].role} of "
+                           f"shape {wider[0].shape}, {wider[0].nbytes} bytes) for a {x.dtype} x "
+                           f"of {x.numel() * x.element_size()} bytes: the budget counts x's size "
+                           f"in x's dtype; {over}", mistake=f"{name}/saves-wider-copy")
+    new = [s for s in full if s.role != "input x"]
+    if len(full) > 1:
+        raise GradingError(f"{name} saved {len(full)} full-size tensors, {over}")
+    if x_free and new:
+        raise GradingError(f"{name} saved a new full-size tensor ({new[0].role} of shape "
+                           f"{new[0].shape}) instead of x, {over} (x costs nothing new while "
+                           "the caller holds it)")
+    if any(s.role == "input bias" for s in forward.saved):
+        raise GradingError(f"{name} saved the bias, which backward never needs, {over}")
+    if len(per_row_kept) > per_row:
+        raise GradingError(f"{name} saved {len(per_row_kept)} tensors of one number per "
+                           f"{unit}, {over}")
+    if weight is not None and any(s.tensor.shape == weight.shape
+                                  and not same_tensor(s.tensor, weight) for s in forward.saved):
+        raise GradingError(f"{name} saved a copy of the weight (the weight itself is free), "
+                           f"{over}")
+    raise GradingError(f"{name} saved {over}")
+
+
 def check_saved(spec: Spec, forward, values: dict, *, per_row_limit: int,
                 keep_hint: str, x_itself: bool = False) -> None:
-    """One full-size tensor, at most ``per_row_limit`` per-row tensors, the weight itself,
-    nothing else (nothing when a dimension makes full-size and per-row sizes coincide)."""
+    """LayerNorm's and RMSNorm's budget: per row, ``per_row_limit`` numbers."""
     x = values["x"]
-    features = x.shape[-1]
-    rows = x.numel() // features
-    if features == 1:
-        return
-    full, per_row, weights, other = [], [], [], []
-    for saved in forward.saved:
-        numel = saved.tensor.numel()
-        if saved.role == "input weight":
-            weights.append(saved)
-        elif saved.role == "input bias":
-            other.append(saved)
-        elif numel == x.numel():
-            full.append(saved)
-        elif numel == rows:
-            per_row.append(saved)
-        else:
-            other.append(saved)
-    kept = ", ".join(f"{s.role} of shape {s.shape}" for s in forward.saved) or "nothing"
-    if len(full) != 1:
-        raise GradingError(f"{spec.name} saved {len(full)} full-size tensors ({kept}): "
-                           f"{keep_hint}")
-    if x_itself and full[0].role != "input x":
-        raise GradingError(f"{spec.name} saved a new full-size tensor ({full[0].role} of shape "
-                           f"{full[0].shape}) instead of x: {keep_hint} (x costs nothing new "
-                           "while the caller holds it; backward rebuilds x * rstd)")
-    if full[0].role != "input x" and full[0].nbytes > x.numel() * x.element_size():
-        raise GradingError(f"{spec.name} saved a {full[0].dtype} copy of x ({full[0].nbytes} "
-                           f"bytes): keep x itself, or a normalised copy in x's dtype")
-    if len(per_row) > per_row_limit:
-        raise GradingError(f"{spec.name} saved {len(per_row)} per-row tensors ({kept}): "
-                           f"{keep_hint}")
-    if other:
-        what = other[0]
-        whose = "the bias, which backward never needs" if what.role == "input bias" else \
-            f"{what.role} of shape {what.shape}"
-        raise GradingError(f"{spec.name} saved {whose}: {keep_hint}")
-    if values["weight"] is not None and not weights:
-        copies = [s for s in forward.saved if s.tensor.shape == values["weight"].shape
-                  and not same_tensor(s.tensor, values["weight"])]
-        if copies:
-            raise GradingError(f"{spec.name} saved a copy of the weight: save the weight "
-                               "itself (no memory of its own)")
+    check_budget(spec.name, forward, x, values["weight"], rows=x.numel() // x.shape[-1],
+                 per_row=per_row_limit, keep_hint=keep_hint, x_free=x_itself)
+
+
+def check_saved_in_float32(function, spec: Spec, values: dict, **options) -> None:
+    """What forward saved for a float32 x (the float64 cases cannot see a wider copy): one
+    forward, no values compared."""
+    check_saved(spec, run_forward(function, spec, make_inputs(values)), values, **options)
 
 
 def check_saved_precision(function, spec: Spec, values: dict) -> None:

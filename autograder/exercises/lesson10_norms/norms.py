@@ -13,11 +13,11 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
+from .norm_checks import (EPS_AS_FLOOR, EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
                           check_strided_grad_output, describe, diagnose_grad_x,
                           eps_outside_root, norm_values, record_backward_returns,
                           scalar_weight_hint, unbiased_variance_hint)
-from .norm_saved import check_saved, check_saved_precision
+from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
 from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES
 
@@ -29,12 +29,9 @@ RMS_NORM = Spec("RMSNormFunction", ("x", "weight", "eps"),
 # (leading dims, features): 0 leading dims (a 1-D x), size-1 dims, D = 1, several leading dims
 SHAPES = [((4,), 6), ((2, 3), 4), ((2, 1, 3), 5), ((), 5), ((1,), 4), ((3,), 1), ((1, 1), 1),
           ((3, 2), 2)]
-KEEP = {"LayerNormFunction": "the contract counts one full-size tensor, two tensors of one "
-                             "number per row and the weight: which can backward rebuild from "
-                             "the others?",
-        "RMSNormFunction": "the contract counts no full-size tensor of forward's own, one "
-                           "tensor of one number per row and the weight: which full-size "
-                           "tensor does backward get for free?"}
+KEEP = {"LayerNormFunction": "which of the tensors backward reads can it rebuild from the "
+                             "others?",
+        "RMSNormFunction": "which full-size tensor does backward get for free?"}
 
 
 def _centred(spec: Spec) -> bool:
@@ -80,6 +77,9 @@ def check_eps_used(function, spec: Spec, device) -> None:
     if output.shape == outside.shape and torch.allclose(output, outside):
         raise GradingError(f"{spec.name} {EPS_OUTSIDE_ROOT}",
                            mistake=f"{spec.name}/eps-outside-root")
+    floor = eps_outside_root(values, _centred(spec), floor=True)
+    if output.shape == floor.shape and torch.allclose(output, floor):
+        raise GradingError(f"{spec.name} {EPS_AS_FLOOR}", mistake=f"{spec.name}/eps-as-floor")
 
 
 def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None) -> None:
@@ -131,6 +131,11 @@ def full(submission, spec: Spec, device) -> None:
             itertools.product(SHAPES, _optional_inputs(spec))):
         check_case(function, spec, _values(spec, leading, features, device, weight=weight,
                                            bias=bias, seed=seed))
+    with case("x of shape (3, 4), float32"):
+        check_saved_in_float32(function, spec, _values(spec, (3,), 4, device, seed=3,
+                                                        dtype=torch.float32),
+                               per_row_limit=2 if _centred(spec) else 1,
+                               keep_hint=KEEP[spec.name], x_itself=not _centred(spec))
     covers("weight=None")
     covers("1-D x")
     if _centred(spec):

@@ -51,6 +51,13 @@ MISTAKES = [
                 + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n",
                 edit(_LN_FORWARD, ("rstd = torch.rsqrt(variance + eps)",
                                    "rstd = 1 / (variance.sqrt() + eps)"))), named=True),
+    Mistake("LayerNormFunction", "eps as a floor under the variance",
+            "uses eps as a floor under the variance", _ln(
+                _LN_HEAD + "        if need_x:\n"
+                "            g = grad_output * weight if weight is not None else grad_output\n"
+                + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n",
+                edit(_LN_FORWARD, ("rstd = torch.rsqrt(variance + eps)",
+                                   "rstd = torch.rsqrt(variance.clamp_min(eps))")))),
     Mistake("LayerNormFunction", "no projection term", "misses the projection term", _ln_grad_x(
         "            grad_x = rstd * (g - g.mean(-1, keepdim=True))\n"),
         named=True, nbgrader=True),

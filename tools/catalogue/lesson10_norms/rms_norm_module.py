@@ -1,13 +1,18 @@
 """Lesson 10: answers with known verdicts for the RMSNorm module built on RMSNormFunction (each
 entry carries a correct RMSNormFunction, so that it loses only its own exercise): a weight
-Parameter of ones named weight, eps=1e-6 by default, a state_dict torch.nn.RMSNorm can load."""
+Parameter of ones named weight, eps=1e-6 by default and None as torch.nn.RMSNorm means it, a
+state_dict torch.nn.RMSNorm can load."""
 
 from .. import Mistake, Unusual
 from .rms_norm_function import _rms
 
 
-def _module(init: str, forward: str = "        return RMSNormFunction.apply(x, self.weight, "
-                                       "self.eps)\n", head: str = "dim, eps=1e-6") -> str:
+# eps=None, torch.nn.RMSNorm's meaning: the eps of the input's dtype, known only per call
+_EPS = "        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps\n"
+_APPLY = _EPS + "        return RMSNormFunction.apply(x, self.weight, eps)\n"
+
+
+def _module(init: str, forward: str = _APPLY, head: str = "dim, eps=1e-6") -> str:
     return (_rms() + "\n\nclass RMSNorm(torch.nn.Module):\n"
             f"    def __init__(self, {head}):\n{init}\n    def forward(self, x):\n{forward}")
 
@@ -20,7 +25,8 @@ UNUSUAL = [
     Unusual("RMSNorm", "register_parameter and keyword arguments", _module(
         "        super().__init__()\n        self.eps = eps\n"
         "        self.register_parameter('weight', torch.nn.Parameter(torch.ones(dim)))\n",
-        "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+        "        eps = self.eps if self.eps is not None else torch.finfo(x.dtype).eps\n"
+        "        return RMSNormFunction.apply(x, self.weight, eps)\n")),
     Unusual("RMSNorm", "factory kwargs and reset_parameters, as torch's own modules", _module(
         "        super().__init__()\n        self.normalized_shape = (dim,)\n"
         "        self.eps = eps\n"
@@ -31,7 +37,9 @@ UNUSUAL = [
         head="dim, eps=1e-6, device=None, dtype=None")),
     Unusual("RMSNorm", "a module-level function between the module and the Function", _module(
         _INIT, "        return rms_norm(x, self.weight, self.eps)\n") +
-        "\n\ndef rms_norm(x, weight, eps):\n    return RMSNormFunction.apply(x, weight, eps)\n"),
+        "\n\ndef rms_norm(x, weight, eps=None):\n"
+        "    eps = torch.finfo(x.dtype).eps if eps is None else eps\n"
+        "    return RMSNormFunction.apply(x, weight, eps)\n"),
     Unusual('RMSNorm', 'a subclass of torch.nn.RMSNorm', '''
 class RMSNormFunction(torch.autograd.Function):
     @staticmethod
@@ -59,7 +67,8 @@ class RMSNorm(torch.nn.RMSNorm):
         super().__init__(dim, eps=eps)
 
     def forward(self, x):
-        return RMSNormFunction.apply(x, self.weight, self.eps)
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        return RMSNormFunction.apply(x, self.weight, eps)
 '''),
     Unusual('RMSNorm', 'eps as a non-persistent buffer, nn.init.ones_', '''
 class RMSNormFunction(torch.autograd.Function):
@@ -88,10 +97,12 @@ class RMSNorm(torch.nn.Module):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.empty(dim))
         torch.nn.init.ones_(self.weight)
-        self.register_buffer("eps", torch.tensor(eps, dtype=torch.float64), persistent=False)
+        self.register_buffer("eps", None if eps is None else
+                             torch.tensor(eps, dtype=torch.float64), persistent=False)
 
     def forward(self, x):
-        return RMSNormFunction.apply(x, self.weight, self.eps.item())
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps.item()
+        return RMSNormFunction.apply(x, self.weight, eps)
 '''),
 ]
 
@@ -120,6 +131,13 @@ MISTAKES = [
                     "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
                     "        return RMSNormFunction.apply(x, self.weight, self.eps.item())\n"),
             named=True),
+    Mistake("RMSNorm", "eps=None resolved in __init__", "which dtype's torch.finfo", _module(
+        "        super().__init__()\n"
+        "        self.eps = torch.finfo(torch.get_default_dtype()).eps if eps is None else eps\n"
+        "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
+        "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+    Mistake("RMSNorm", "eps=None passed on to the Function", "takes eps=None too", _module(
+        _INIT, "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
     Mistake("RMSNorm", "default eps 1e-5", "does not use eps=1e-6 by default",
             _module(_INIT, head="dim, eps=1e-5"), named=True),
     Mistake("RMSNorm", "weight passed as .data", "received no gradient", _module(
