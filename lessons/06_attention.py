@@ -330,8 +330,12 @@ print("keys the first query sees under is_causal=True:",
 # - Forward keeps what backward reads through `ctx.save_for_backward`, one call's state per
 #   `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an input
 #   (`.clone()`, or `.contiguous()` on a strided one).
-# - A second derivative through your Function raises rather than comes out wrong: keep the
-#   `@once_differentiable` that `backward` comes with (lesson 04).
+# - Keep the `@once_differentiable` that `backward` comes with (lesson 04). It makes a second
+#   derivative through your Function raise only where nothing else carries it: the first
+#   gradients differentiated alone, or a `grad_output` with a history reaching your `backward`
+#   through `.backward()`. In a penalty summed with other terms, this Function's share can
+#   instead be dropped without a word (through `torch.autograd.grad`, or where `grad_output`
+#   has no history).
 #
 # Forward may call `torch.softmax`: it subtracts each row's maximum before `exp`. Which fill
 # lies far enough below every score, in every dtype? Where your formulas transpose a matrix,
@@ -504,10 +508,13 @@ for name, attention, guess in [("without the decorator", Undecorated.apply, my_w
 # they are wrong. (A backward that recomputes $P$ from the saved $Q$ and $K$ with ordinary ops
 # is twice differentiable and comes out right: lesson 04's first fix, as `SwishFunction`
 # recomputes its sigmoid.) With the decorator, backward runs without recording, so its
-# results have no history at all, and the second `grad` raises.
-# (Were that term only one part of a larger loss, its share would be dropped instead: the
-# decorator protects a second derivative taken through this Function alone.) Lesson 04 shows
-# how to make such a Function twice differentiable.
+# results have no history at all, and the second `grad` raises: here nothing else in `inner`
+# requires grad. Were that term one part of a larger loss, say `torch.autograd.grad(inner +
+# (Q ** 2).sum(), Q)`, nothing would raise: the other term carries the graph, and this
+# Function's share is dropped without a word (through `.backward()` too, unless the
+# `grad_output` reaching your backward has a history). The decorator guards only a second
+# derivative that has no other path; lesson 04 shows how to make such a Function twice
+# differentiable.
 # </details>
 
 # %% [markdown]
@@ -646,8 +653,7 @@ print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the input
 # is one matrix product; the softmax then needs each row's normaliser.
 #
 # 1. For row $i$ with maximum $m_i$, write $P_{ij}$ using $S_{ij}$ and **one** number
-#    $L_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$ and pull
-#    the denominator into the exponent.)
+#    $L_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$.)
 # 2. Why compute $L_i$ with $m_i$ subtracted inside the sum, rather than as
 #    $\log \sum_k e^{S_{ik}}$ directly?
 #
@@ -692,8 +698,8 @@ report("your P against torch.softmax", error_of_P, 1e-6)
 # %% [markdown]
 # **The row sum, without $P$.** Your backward also computes
 # $\operatorname{rowsum}(dP \odot P)$, one number per query. With $dP = dO\,V^\top$, write
-# $\sum_j dP_{ij} P_{ij}$ as a double sum over keys $j$ and value columns $c$, swap the two
-# sums, and recognise $\sum_j P_{ij} V_{jc}$. What do you get, in terms of $dO$ and $O$ only?
+# $\sum_j dP_{ij} P_{ij}$ as a double sum over keys $j$ and value columns $c$, and swap the
+# two sums. What do you get, in terms of $dO$ and $O$ only?
 # Why does that matter once $P$ is computed one block of keys at a time?
 #
 # Replace `my_row_sum` below with your expression (it must not use `P` or `dP`):
@@ -1162,7 +1168,7 @@ else:
 # **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
 # exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
 # the results back to the input dtype (the kernels round $P$ to the input dtype for the
-# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 too:
+# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or wider) too:
 # bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart, and an
 # error of $0.03$ in $L$ is a 3% error in every probability of the row, $e^{0.03} \approx 1.03$.
 
@@ -1181,8 +1187,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
 #   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
 #   per batch-head beyond the inputs, outputs and per-row statistics (a whole row block of
-#   scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32, or float64 for
-#   float64 inputs).
+#   scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32 or wider;
+#   float64 for float64 inputs).
 # - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
 #   marked `@once_differentiable`; return `None` for `scale` and `causal`.
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward

@@ -17,8 +17,10 @@ from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE,  # 
                                describe, make_mask, one_thread, OneThreadExercise)
 from ...twice import check_backward_twice
 from .attention_double import check_second_derivative
+from .attention_containers import check_no_class_containers
 from .attention_layout import check_grad_output_layout, check_multihead_layout
-from .attention_mask import FILL_CASE, check_mask_polarity, masked_above_values
+from .attention_mask import (FAR_BELOW, FAR_BELOW_CASE, FILL_CASE, check_far_below, check_mask_polarity,
+                             masked_above_values)
 from .attention_known import (KNOWN_IDS, MASK_NONE, MASKED_TAKE_PART, grad_output_like,
                               known_mistake, row_sum_without_keepdim)
 from .attention_mask_gradient import check_mask_gradient
@@ -104,6 +106,8 @@ def check_stable(function, spec: Spec, device) -> None:
     covers("scores in the thousands")
     check_attention(function, spec, masked_above_values(device))
     covers(FILL_CASE)
+    check_far_below(function, spec, device, FAR_BELOW)
+    covers(FAR_BELOW_CASE)
 
 
 # (lead, Lq, Lk, d, dv, mask): no mask, causal, padding, full random, broadcast 2-d, Lq != Lk
@@ -122,6 +126,8 @@ SHAPES = [
 
 def attention_full(function, spec: Spec, device) -> None:
     check_mask_polarity(function, spec, device)
+    check_no_class_containers(function, spec, attention_values((2,), 4, 5, 3, 2, device,
+                                                               mask="causal", seed=12))
     for seed, (lead, Lq, Lk, d, dv, mask) in enumerate(SHAPES):
         values = attention_values(lead, Lq, Lk, d, dv, device, mask=mask, seed=seed)
         forward, backward = check_attention(function, spec, values)
@@ -173,7 +179,8 @@ def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
 
 
 CONTRACT = ("mask None, causal, padding, broadcast 2-d", "Lq != Lk, one query, one key",
-            "non-contiguous grad_output", "scores in the thousands", FILL_CASE, MULTIHEAD,
+            "non-contiguous grad_output", "scores in the thousands", FILL_CASE, FAR_BELOW_CASE,
+            MULTIHEAD,
             "float32 against F.scaled_dot_product_attention")
 
 

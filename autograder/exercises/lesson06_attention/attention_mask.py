@@ -4,7 +4,10 @@ is True) shows at moderate scores. A finite fill, ``masked_fill(~mask, -1e4)`` o
 less than the fill; ``masked_above_values`` has visible float64 scores of about -7000 to
 -20000 and masked ones of about +7000 to +20000, which only a fill of -inf (or one far below,
 such as ``torch.finfo(dtype).min``) masks. There a finite fill's output is also the reversed
-mask's, so polarity is named only where the moderate case shows it."""
+mask's, so polarity is named only where the moderate case shows it. ``far_below_values`` has
+rows whose scores all lie near -torch.finfo(dtype).max / 2 (float32 and float64), below any
+finite fill a learner picks (-1e9, -1e30): there the masked keys, filled above every visible
+score, take all the weight, and only -inf or torch.finfo(dtype).min masks them."""
 
 import torch
 
@@ -13,6 +16,10 @@ from ...errors import GradingError
 from .attention_inputs import attention_reference, attention_values, describe, same
 
 FILL_CASE = "float64 masked scores far above the visible ones"
+FAR_BELOW_CASE = "masked rows whose every score lies far below -1e9"
+# where a fill of -1e9 or -1e30 lies above every score
+FAR_BELOW = ((torch.float32, -torch.finfo(torch.float32).max / 2),
+             (torch.float64, -torch.finfo(torch.float64).max / 2))
 
 POLARITY = ("{name} masks out the positions where mask is True: False means masked out (like "
             "F.scaled_dot_product_attention's boolean attn_mask), so fill "
@@ -100,3 +107,43 @@ def finite_fill(function, name: str, values: dict) -> str | None:
             "1000 times smaller. A finite fill (masked_fill with -1e4, or adding -10000 to the "
             "masked scores) leaves the masked keys a chance against scores this large: fill "
             "masked scores with float('-inf'), which no score beats")
+
+
+def far_below_values(device, dtype, level: float) -> dict:
+    """Q (2, 4, 6) the scores themselves (K the identity, scale 1): each row ``level`` times
+    1, 1.1, ..., 1.5 in a random order, so that one visible key takes all the weight (exactly,
+    as exp(S - L) with L = m + log(1) gives it too); a (4, 6) mask keeping keys 0, 1 and 2."""
+    generator = torch.Generator().manual_seed(29)
+    order = torch.rand(2, 4, 6, generator=generator).argsort(-1).to(torch.float64)
+    scores = level * (1 + 0.1 * order)
+    mask = torch.zeros(4, 6, dtype=torch.bool)
+    mask[:, :3] = True
+    V = torch.randn(2, 6, 3, generator=generator, dtype=torch.float64)
+    return {"Q": scores.to(dtype=dtype, device=device),
+            "K": torch.eye(6, dtype=dtype, device=device).expand(2, 6, 6).contiguous(),
+            "V": V.to(dtype=dtype, device=device), "scale": 1.0, "mask": mask.to(device)}
+
+
+def check_far_below(function, spec: Spec, device, levels) -> None:
+    """The output (forward only: the gradient of K there is a sum of such numbers) where every
+    score lies at or below each (dtype, level) of ``levels``, with a mask: a fill of -1e9 (or
+    -1e30) lies above every score, and its masked keys take the weight."""
+    for dtype, level in levels:
+        values = far_below_values(device, dtype, level)
+        dtype, where = str(dtype).removeprefix("torch."), f"at or below {level:.3g}"
+        with case(f"{describe(values)}, every score {where}"):
+            output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
+            if same(output, attention_reference(**values), rtol=1e-4, atol=1e-5):
+                continue
+            unmasked = {n: v for n, v in values.items() if n != "mask"}
+            free = run_forward(function, spec, make_inputs(unmasked, requires_grad=False)).output
+            if not same(free, attention_reference(**unmasked), rtol=1e-4, atol=1e-5):
+                raise GradingError(f"{spec.name}'s output is wrong where every {dtype} score "
+                                   f"lies {where}, with a mask")
+            raise GradingError(
+                f"{spec.name}'s mask fill lies above the scores: with every {dtype} score "
+                f"{where}, your output is wrong, yet right on the same Q, K, V without the "
+                "mask: the masked keys take the weight, as under a finite fill such as -1e9 or "
+                "-1e30, which every score here lies below. Fill masked scores with "
+                "float('-inf') (or torch.finfo(dtype).min), which no score lies below",
+                mistake=f"{spec.name}/finite-mask-fill")

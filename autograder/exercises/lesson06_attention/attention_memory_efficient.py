@@ -11,6 +11,7 @@ from ...domain import Domain
 from ...errors import GradingError
 from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attention_full,
                         check_attention)
+from .attention_containers import check_no_class_containers
 from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
                                attention_values, describe, one_thread)
 from .attention_recompute import check_backward_reads_lse
@@ -70,6 +71,8 @@ def memory_efficient_full(MemoryEfficientAttention, device) -> None:
 
 
 def _memory_efficient_full(function, device) -> None:
+    check_no_class_containers(function, MEMORY_EFFICIENT, attention_values(
+        (2,), 4, 5, 3, 2, device, mask="causal", seed=12))
     for seed, (lead, L, mask) in enumerate([((2,), 16, "causal"), ((2, 2), 12, "padding"),
                                             ((1,), 20, None), ((2,), 10, "random")]):
         values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)

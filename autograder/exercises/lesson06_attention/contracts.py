@@ -52,9 +52,14 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "input (`.clone()`, or `.contiguous()` on a strided one).",
            {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
             S_ + "state-on-class": "scale kept on the class",
+            S_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
-    Clause("A second derivative through your Function raises rather than comes out wrong: keep "
-           "the `@once_differentiable` that `backward` comes with (lesson 04).",
+    Clause("Keep the `@once_differentiable` that `backward` comes with (lesson 04). It makes a "
+           "second derivative through your Function raise only where nothing else carries it: "
+           "the first gradients differentiated alone, or a `grad_output` with a history "
+           "reaching your `backward` through `.backward()`. In a penalty summed with other "
+           "terms, this Function's share can instead be dropped without a word (through "
+           "`torch.autograd.grad`, or where `grad_output` has no history).",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -67,6 +72,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
             M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient",
             M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
+            M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
     Clause("Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output "
            "$O$ and the log-sum-exp $L$ of shape $(\\dots, N_q)$ (or a row maximum and a row "
@@ -101,7 +107,7 @@ FLASH_ATTENTION_CLAUSES = (
            "rows with your online softmax, never creating a tensor with more than `BLOCK x "
            "BLOCK` elements per batch-head beyond the inputs, outputs and per-row statistics (a "
            "whole row block of scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ "
-           "(float32, or float64 for float64 inputs).",
+           "(float32 or wider; float64 for float64 inputs).",
            {F_ + "running-output-not-rescaled": "no rescaling of the running output",
             F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
             FULL: "full Lq x Lk matrix in forward",
@@ -112,9 +118,9 @@ FLASH_ATTENTION_CLAUSES = (
                 "a query block's causal mask against every key, sliced per tile",
             "case:tensors besides Q, K, V and O": "every score tile saved for backward",
             F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
+            F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)",
             F_ + "log-sum-exp-narrower-than-inputs":
-                "log-sum-exp kept in float32 for float64 inputs",
-            F_ + "log-sum-exp-wider-than-asked": "saves L in float64 for float32 inputs"}),
+                "log-sum-exp kept in float32 for float64 inputs"}),
     Clause("**Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand, "
            "marked `@once_differentiable`; return `None` for `scale` and `causal`.",
            {F_ + "recomputes-softmax-without-lse":

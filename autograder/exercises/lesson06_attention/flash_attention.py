@@ -23,12 +23,13 @@ from ...tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
 from ...twice import check_backward_twice
 from .attention_inputs import MULTIHEAD, SCALE, OneThreadExercise, one_thread
+from .attention_containers import check_no_class_containers
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
 from .attention_saves import check_saves_no_copy
 from .flash_low_precision import check_low_precision, low_precision_values
-from .flash_magnitude import MAGNITUDES, check_magnitudes
+from .flash_magnitude import MAGNITUDES, check_far_below, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
                            flash_domain_values, flash_values, long_key_loop,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
@@ -91,14 +92,6 @@ def check_saved(forward, values: dict) -> None:
                 f"then carries {low}'s rounding into every entry of its row; keep L in "
                 f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
                 mistake="FlashAttention/log-sum-exp-narrower-than-inputs")
-        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
-                and saved.dtype.itemsize > wide.itemsize):
-            raise GradingError(
-                f"{NAME} keeps its log-sum-exp L in {str(saved.dtype)[6:]} for "
-                f"{str(values['Q'].dtype)[6:]} inputs, {saved.nbytes} bytes where "
-                f"{str(wide)[6:]} takes half: the contract keeps L in {str(wide)[6:]} (float32, "
-                "or float64 for float64 inputs)",
-                mistake="FlashAttention/log-sum-exp-wider-than-asked")
     if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
         raise GradingError(
             f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
@@ -181,6 +174,9 @@ def _flash_full(function, device) -> None:
         raise GradingError(f"{NAME}.BLOCK is {function.BLOCK!r}: the "
                            "contract's default block size is 64 (the grader sets smaller ones "
                            "itself)", mistake="FlashAttention/block-default-not-64")
+    with block_size(function, 3):
+        check_no_class_containers(function, FLASH, flash_values((2,), 5, 6, 3, 2, device,
+                                                                causal=True, seed=13))
     # (lead, Lq, Lk, d, dv, causal, BLOCK): several blocks, ragged edges, Lq != Lk both ways,
     # diagonal tiles in which some rows see no key (5 x 11 in blocks of 4); causal with full
     # query blocks at Lk - Lq = 0, 1 and BLOCK - 1 (mod BLOCK): at 1, the key block starting at
@@ -208,6 +204,7 @@ def _flash_full(function, device) -> None:
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
                                                              causal=True, seed=67))
     check_magnitudes(function, device, 4)
+    check_far_below(function, device, 4)
     for seed, causal in enumerate((False, True)):
         check_against_sdpa(function, flash_values((2, 2), 40, 56, 16, 8, device, causal=causal,
                                                   seed=seed + 70, dtype=torch.float32),

@@ -8,7 +8,9 @@ float64 rows all near -20000, below exp(S - m) = 0 for a running maximum started
 number above them (0, or -1e4), and rows all near -1e6, below float16's most negative number
 (-65504, a start some take for "-inf in every dtype"), with rows near 0 between them. In
 float32 the solution itself rounds scores of -20000 too coarsely for the gradient tolerance;
-in float64 it is exact."""
+in float64 it is exact. A third case, forward only, has float32 and float64 rows all near
+-torch.finfo(dtype).max / 2, below any finite start a learner picks (-1e9, -1e30): only -inf,
+torch.finfo(dtype).min or the first tile's row maximum starts m below them."""
 
 import torch
 
@@ -19,7 +21,8 @@ from .flash_probes import NAME, block_size
 from .flash_spec import FLASH, flash_reference
 
 MAGNITUDES = ("float32 scores above 88 and all near -160",
-              "float64 scores all near -20000 and -1e6")
+              "float64 scores all near -20000 and -1e6",
+              "float32 and float64 scores all near -finfo(dtype).max / 2")
 
 
 def _chosen_scores(scores: torch.Tensor, dtype, device, generator) -> dict:
@@ -52,6 +55,14 @@ def deep_values(device, *, seed: int = 1) -> dict:
     return _chosen_scores(scores, torch.float64, device, generator)
 
 
+def far_below_values(device, dtype, *, seed: int = 2) -> dict:
+    """Rows 1, 3 and 5 all near -torch.finfo(dtype).max / 2, rows 0, 2, 4 near 0."""
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randn(2, 6, 12, generator=generator, dtype=torch.float64) * 3
+    scores[:, 1::2] -= torch.finfo(dtype).max / 2
+    return _chosen_scores(scores, dtype, device, generator)
+
+
 def _rows_wrong(output, expected) -> torch.Tensor:
     """Per query row (all batch elements together): is any entry non-finite or off?"""
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
@@ -72,7 +83,8 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
     wrong = _rows_wrong(output(values), expected)
     if not wrong.any():
         return None
-    centred = dict(values, Q=values["Q"] - values["Q"].mean(-1, keepdim=True))
+    Q = values["Q"]  # its mean in float64: a float32 sum of scores near -1.7e38 overflows
+    centred = dict(values, Q=Q - Q.double().mean(-1, keepdim=True).to(Q.dtype))
     if _rows_wrong(output(centred), expected)[wrong].any():
         return None  # wrong at moderate scores too: the magnitude is not what breaks it
     scores = (values["Q"] @ values["K"].transpose(-2, -1)).double() * values["scale"]
@@ -84,11 +96,12 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
                 f"(softmax does not change); exp(S) is inf above about 88.7 in float32, so "
                 "exponentiate S - m with m the running row maximum")
     # the failing rows' level closest to 0: what the start of m lies above
-    level = int(round(scores.mean(-1).flatten(0, -2)[:, wrong].mean(0).max().item(), -1))
+    level = scores.mean(-1).flatten(0, -2)[:, wrong].mean(0).max().item()
+    level = f"{level:.3g}" if abs(level) > 1e7 else int(round(level, -1))
     return (f"{NAME}'s forward underflows: rows whose {dtype} scores all lie near {level} come "
             "out nan or wrong, and right once each row's scores are moved up by a constant "
             "(softmax does not change); exp(S - m) is 0 for every score when m lies far above "
-            "the row's maximum (a running maximum started at 0, -1e4 or float16's -65504 stays "
+            "the row's maximum (a running maximum started at 0, -1e4, -1e9 or float16's -65504 stays "
             "there while every score is below it): start m at -inf (or torch.finfo(d).min for "
             "the dtype d that m is kept in, which no score lies below), or at the first tile's "
             "row maximum")
@@ -119,3 +132,29 @@ def check_magnitudes(function, device, block: int) -> None:
                     "forward overflows": "FlashAttention/forward-overflows",
                     "forward underflows": "FlashAttention/forward-underflows"}) from error
         covers(covered)
+
+
+def check_far_below(function, device, block: int) -> None:
+    """The output (forward only: the gradient of K there is a sum of such numbers) where some
+    float32 and float64 rows all lie near -finfo(dtype).max / 2."""
+    for dtype in (torch.float32, torch.float64):
+        values = far_below_values(device, dtype)
+        with block_size(function, block), case(
+                f"{str(dtype).removeprefix('torch.')} scores all near "
+                f"{-torch.finfo(dtype).max / 2:.3g} in some rows and near 0 in others, "
+                f"BLOCK={block}, forward"):
+            with torch.no_grad():
+                output = function.apply(*values.values())
+            if not _rows_wrong(output, flash_reference(**values)).any():
+                continue
+            try:
+                hint = recognise_magnitude(function, values, flash_reference)
+            except Exception:  # the learner's code may raise anything: keep the first hint
+                hint = None
+            if hint is None:
+                raise GradingError(f"{NAME}'s output is wrong or not finite where some {str(dtype)[6:]} "
+                                   "rows of scores all lie near -finfo(dtype).max / 2")
+            raise GradingError(hint, mistake={
+                "forward overflows": "FlashAttention/forward-overflows",
+                "forward underflows": "FlashAttention/forward-underflows"})
+    covers(MAGNITUDES[2])

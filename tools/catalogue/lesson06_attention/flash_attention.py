@@ -153,6 +153,11 @@ _ONLINE_UPDATE = ('''                m_new = torch.maximum(m, s.amax(dim=-1))
 ''')
 
 UNUSUAL = [
+    # L widened "for accuracy": the syllabus asks float32 or wider (issue: grading once
+    # rejected it as twice the bytes of a float32 L)
+    Unusual(FA, "saves L in float64 for float32 inputs", edit(
+        FLASH, ("ctx.save_for_backward(Q, K, V, O, L)",
+                "ctx.save_for_backward(Q, K, V, O, L.double())"))),
     Unusual(FA, "einsum tiles", edit(
         FLASH, ("s = (q @ k.transpose(-2, -1)) * scale",
                 's = torch.einsum("...id,...jd->...ij", q, k) * scale'))),
@@ -190,6 +195,14 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # L in a dict on the class instead of saved: right, and invisible to the saved-tensor checks
+    Mistake(FA, "L kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
+            "FlashAttention._kept (a dict on the class)", edit(
+                FLASH, ("    BLOCK = 64\n", "    BLOCK = 64\n    _kept = {}\n"),
+                ("ctx.save_for_backward(Q, K, V, O, L)", "ctx.save_for_backward(Q, K, V, O)\n"
+                 "        FlashAttention._kept[id(ctx)] = L"),
+                ("Q, K, V, O, L = ctx.saved_tensors", "Q, K, V, O = ctx.saved_tensors\n"
+                 "        L = FlashAttention._kept.pop(id(ctx))")), named=True),
     Mistake(FA, "no rescaling of the running output", "does not rescale the running output",
             edit(FLASH, ("o = alpha.unsqueeze(-1) * o + p @ v", "o = o + p @ v")),
             named=True, nbgrader=True),
@@ -226,6 +239,11 @@ MISTAKES = [
     Mistake(FA, "running maximum started at 0", "FlashAttention's forward underflows",
             edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                           'device=Q.device)', "m = torch.zeros(q.shape[:-1], dtype=wide, "
+                          "device=Q.device)")), named=True),
+    # the fresh review's witness: it passed every check until rows near -finfo(dtype).max / 2
+    Mistake(FA, "running maximum started at -1e9", "FlashAttention's forward underflows",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                          'device=Q.device)', "m = torch.full(q.shape[:-1], -1e9, dtype=wide, "
                           "device=Q.device)")), named=True),
     Mistake(FA, "key blocks visited last to first", "output is nan under causal only",
             edit(FLASH, ("for j in range(0, end, block):",
@@ -299,10 +317,6 @@ MISTAKES = [
     Mistake(FA, "causal=True as the default", "with causal left out, masks like causal=True",
             edit(FLASH, ("def forward(ctx, Q, K, V, scale, causal=False):",
                          "def forward(ctx, Q, K, V, scale, causal=True):"))),
-    # L widened "for accuracy": twice the bytes the contract's float32 L takes
-    Mistake(FA, "saves L in float64 for float32 inputs", "keeps its log-sum-exp L in float64 for "
-            "float32 inputs", edit(FLASH, ("ctx.save_for_backward(Q, K, V, O, L)",
-                                           "ctx.save_for_backward(Q, K, V, O, L.double())"))),
     # the class attribute's default changed: the contract's is 64
     Mistake(FA, "BLOCK = 128 by default", "FlashAttention.BLOCK is 128",
             edit(FLASH, ("    BLOCK = 64\n", "    BLOCK = 128\n"))),

@@ -55,6 +55,17 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # P cached in a dict on the class between forward and backward, popped there: was named
+    # as a backward that normalises the scores again (review)
+    Mistake(M, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
+            "MemoryEfficientAttention._kept (a dict on the class)", edit(
+                MEMORY, ("class MemoryEfficientAttention(torch.autograd.Function):\n",
+                         "class MemoryEfficientAttention(torch.autograd.Function):\n"
+                         "    _kept = {}\n\n"),
+                ("output = (scores - lse).exp() @ V", "P = (scores - lse).exp()\n"
+                 "        MemoryEfficientAttention._kept[id(ctx)] = P\n        output = P @ V"),
+                ("P = (scores - lse.unsqueeze(-1)).exp()",
+                 "P = MemoryEfficientAttention._kept.pop(id(ctx))")), named=True),
     # Exercise 1's answer handed in as Exercise 2's
     Mistake(M, "saves the probabilities", "saved an intermediate tensor of shape (2, 16, 19) "
             "(4864 bytes), as big as the Lq x Lk probabilities: save one log-sum-exp per query "
@@ -119,6 +130,14 @@ MISTAKES = [
         P = (scores - lse.unsqueeze(-1)).exp()
         if mask is not None:
             P = P * mask'''), name=M), named=True),
+    Mistake(M, "masked scores filled with -1e9 in both passes", "mask fill lies above the "
+            "scores", edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e9)")]),
+            named=True),
+    # forward fills -inf, backward -1e4: was named as a backward that drops the mask (review)
+    Mistake(M, "masked scores refilled with -1e4 in backward only", "backward mask loses to "
+            "large scores", edit(MEMORY, ('scores = scores.masked_fill(~mask, float("-inf"))\n'
+                                          "        P = (scores", "scores = scores.masked_fill("
+                                          "~mask, -1e4)\n        P = (scores")), named=True),
     Mistake(M, "masked scores filled with -1e4 in both passes", "mask loses to large scores",
             edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e4)")])),
     # a (Lq, Lk) bool made by ~mask, under the O(Lq) budget's size test: it was told only a

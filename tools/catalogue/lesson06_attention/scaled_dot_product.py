@@ -19,11 +19,6 @@ UNUSUAL = [
         ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, P, O)"),
         ("return P @ V", "return O"), ("Q, K, V, P = ctx", "Q, K, V, P, O = ctx"),
         (BACKWARD_S, "grad_S = P * (grad_P - (grad_output * O).sum(-1, keepdim=True))"))),
-    Unusual(S, "own stable softmax with torch.where and -1e30", edit(
-        SDPA, ('scores = scores.masked_fill(~mask, float("-inf"))',
-               "scores = torch.where(mask, scores, torch.tensor(-1e30, dtype=scores.dtype))"),
-        ("P = torch.softmax(scores, dim=-1)", "e = (scores - scores.amax(-1, keepdim=True))"
-                                               ".exp()\n        P = e / e.sum(-1, keepdim=True)"))),
     Unusual(S, "saves the scores and recomputes P", edit(
         SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, scores)"),
         ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, scores = ctx.saved_tensors\n"
@@ -41,6 +36,17 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # each call's P in a dict on the class, keyed by id(ctx): every value right, and nothing
+    # saved for autograd's checks to see (the fresh review's witness passed everything)
+    Mistake(S, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
+            "ScaledDotProductAttention._kept (a dict on the class)", edit(
+                SDPA, ("class ScaledDotProductAttention(torch.autograd.Function):\n",
+                       "class ScaledDotProductAttention(torch.autograd.Function):\n"
+                       "    _kept = {}\n\n"),
+                ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V)\n"
+                 "        ScaledDotProductAttention._kept[id(ctx)] = P"),
+                ("Q, K, V, P = ctx.saved_tensors", "Q, K, V = ctx.saved_tensors\n"
+                 "        P = ScaledDotProductAttention._kept.pop(id(ctx))")), named=True),
     Mistake(S, "no row sum", "backward treats the softmax as element-wise, dS = P * dP: raising one "
             "score also lowers every other probability of its row",
             _sdpa((BACKWARD_S, "grad_S = P * grad_P")), named=True, nbgrader=True),
@@ -113,6 +119,18 @@ MISTAKES = [
             edit(SDPA, (FILL, "scores = scores.masked_fill(~mask, -1e4)")), named=True),
     # HF BERT's extended attention mask: there the masked keys win, the reversed mask's output,
     # which was told as a reversed polarity (right at moderate scores)
+    # the Annotated Transformer's fill: right until every score of a row lies below -1e9 (the
+    # fresh review's witness: it passed Exercise 1's self-check and grading)
+    Mistake(S, "masked scores filled with -1e9", "mask fill lies above the scores",
+            edit(SDPA, (FILL, "scores = scores.masked_fill(~mask, -1e9)")), named=True),
+    # was an unusual answer: its -1e30 lies above float32 scores near -finfo.max / 2
+    Mistake(S, "own stable softmax with torch.where and -1e30", "mask fill lies above the "
+            "scores", edit(
+                SDPA, ('scores = scores.masked_fill(~mask, float("-inf"))',
+                       "scores = torch.where(mask, scores, torch.tensor(-1e30, "
+                       "dtype=scores.dtype))"),
+                ("P = torch.softmax(scores, dim=-1)", "e = (scores - scores.amax(-1, "
+                 "keepdim=True)).exp()\n        P = e / e.sum(-1, keepdim=True)"))),
     Mistake(S, "additive -10000 on masked scores", "mask loses to large scores",
             edit(SDPA, (FILL, "scores = scores + (~mask) * -10000.0"))),
     # every single backward is right; gradcheck's second backward on the graph raised torch's

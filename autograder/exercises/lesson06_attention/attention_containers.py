@@ -1,0 +1,51 @@
+"""Lesson 06: tensors kept in a container on the Function's class (or in a global its forward
+reads) for backward to take back, e.g. ``_kept[id(ctx)] = P``: nothing is saved through
+``ctx.save_for_backward``, so the saved-tensor checks see nothing, and each call's backward
+finds its own entry, so every value is right. The same idea as lesson 05's
+``state-in-shared-container`` (checkpoint_reuse), named from what one forward adds there."""
+
+from collections import deque
+
+from ...checks import Spec, make_inputs, run_forward
+from ...errors import GradingError
+from ...probes import reachable
+
+_CONTAINERS = (list, dict, set, deque)
+
+
+def _tensors(value) -> set:
+    """The ids of the tensors a container holds now, through lists, tuples and dicts."""
+    items = list(value.items()) if isinstance(value, dict) else list(value)
+    return {id(t) for _, t in reachable(items, "")}
+
+
+def _places(function) -> dict:
+    """Each container on the learner's classes and in the globals its forward reads, by name."""
+    places = {}
+    for cls in getattr(function, "__mro__", ()):
+        if cls is not object and not cls.__module__.startswith("torch"):
+            places.update({f"{cls.__name__}.{key}": value for key, value in vars(cls).items()
+                           if isinstance(value, _CONTAINERS)})
+    forward = getattr(getattr(function, "forward", None), "__globals__", {})
+    places.update({key: value for key, value in list(forward.items())
+                   if isinstance(value, _CONTAINERS) and not key.startswith("__")})
+    return places
+
+
+def check_no_class_containers(function, spec: Spec, values: dict) -> None:
+    """One forward with every input requiring grad: no tensor added to a container on the class
+    or in a global (its backward is not run: an entry popped there would hide it)."""
+    before = {name: (value, _tensors(value)) for name, value in _places(function).items()}
+    run_forward(function, spec, make_inputs(values))
+    for name, (value, held) in before.items():
+        added = _tensors(value) - held
+        if added:
+            where = (f"{name} (a {type(value).__name__} on the class)" if "." in name
+                     else f"the global {name} (a {type(value).__name__})")
+            raise GradingError(
+                f"{spec.name}.forward keeps tensors in {where} for backward to take back, not "
+                "through ctx.save_for_backward: a container on the class is shared by every "
+                "call and keeps each entry until something removes it (a backward that never "
+                "runs leaks it), and autograd's saved-tensor checks and hooks never see it; "
+                "save what backward reads with ctx.save_for_backward",
+                mistake=f"{spec.name}/state-in-shared-container")
