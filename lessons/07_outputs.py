@@ -690,62 +690,10 @@ print("unmarked, the leaf was overwritten silently:", leaf)
 #
 # ## What to save before the write
 #
-# An ordinary Function can save its input. An in-place one overwrites it. What if forward
-# calls `ctx.save_for_backward(x)` **before** the write, while `x` still holds the input?
-#
-# **Predict, then run.** `SinSavedEarly` below saves `x`, then writes $\sin x$ into it, and
-# its backward multiplies by $\cos$ of what it saved. Does backward see the input $a$, the
-# output $\sin a$, or does autograd raise an error?
-
-# %%
-my_saved_early = None  # "input", "output" or "error"
-
-
-# %%
-class SinSavedEarly(torch.autograd.Function):
-    """Saves x, then writes sin(x) into it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)  # before the write: x still holds the input here
-        x.sin_()
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved, = ctx.saved_tensors
-        print("   backward sees:", saved.detach())
-        seen.append(saved.detach().clone())
-        return grad_output * torch.cos(saved)  # right only if saved is the input
-
-
-seen = []  # what SinSavedEarly's backward found saved
-a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
-print("input a:", a.detach(), "  sin(a):", a.detach().sin())
-try:
-    SinSavedEarly.apply(a.clone()).sum().backward()
-    print("a.grad:", a.grad, "  the true gradient cos(a):", a.detach().cos())
-    outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
-except RuntimeError as error:
-    print(first_line(error))
-    outcome = "error"
-compare("backward sees", my_saved_early, outcome)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The output, and no error. `save_for_backward` only notes *which* tensors to keep; autograd
-# packs them when forward returns, after the write, and then `x`, dirty and returned, is the
-# output with its new version. So the place of the call inside forward changes nothing, and
-# the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
-# something of the input, forward must compute a **new** tensor from `x` before the write
-# (at worst `x.clone()`, which costs the memory the in-place write saved).
-# </details>
-#
-# So the question for every in-place Function is: **can backward compute the derivative from
-# the output $y$ alone?** And the answer decides what forward keeps, at what cost: the
-# prediction after the next checker asks how.
+# An ordinary Function can save its input. An in-place one overwrites it, so the question for
+# every in-place Function is: **can backward compute the derivative from the output $y$
+# alone?** And the answer decides what forward keeps, at what cost: the prediction after the
+# next checker asks how.
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
 # function of the output $y$ alone, or say that $y$ is not enough: softplus,
@@ -906,9 +854,9 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # section after the summary shows.
 #
 # The rule `torch.tanh_` and `torch.sin_` follow, and yours: where $y$ is enough, keep the
-# output (0 new bytes), which `ctx.save_for_backward(x)` does wherever forward calls it
-# (`SinSavedEarly` showed why); where it is not, compute, *before* writing, the smallest new
-# tensor that fills the gap, and keep that. Exercise 4 is the second case.
+# output (0 new bytes), as `ctx.save_for_backward(x)` does after the write (and before it?
+# the section before Exercise 4 asks); where it is not, compute, *before* writing,
+# the smallest new tensor that fills the gap, and keep that. Exercise 4 is the second case.
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
@@ -934,13 +882,73 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 
 # %% [markdown]
 # The last line is worth remembering: the built-in `torch.relu_` refuses **before** writing,
-# a custom Function can only refuse **after** its forward ran. Inside forward autograd is
-# off, so nothing stops the write itself; the error comes when autograd wraps the outputs.
+# while PyTorch's guard for a custom Function, `mark_dirty`, acts **after** forward ran, when
+# autograd wraps the outputs; inside forward autograd is off, so nothing stops the write
+# itself. A forward could check `x.is_leaf and x.requires_grad` and refuse earlier, but it
+# cannot see whether the call was made under `torch.no_grad()` (`ctx.needs_input_grad` says
+# `True` there too), so it would also refuse the writes PyTorch allows under `no_grad`.
 #
 # And the explorer on it: one output, a tensor `grad_output` when it feeds the loss.
 
 # %%
 outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
+
+# %% [markdown]
+# ## Saving the input before the write
+#
+# For the clamp the output was enough. Where it is not, as for $\sin$, `torch.sin_` keeps a
+# copy of the input. Could an in-place Function keep the input for free, by calling
+# `ctx.save_for_backward(x)` **before** the write, while `x` still holds it?
+#
+# **Predict, then run.** `SinSavedEarly` below saves `x`, then writes $\sin x$ into it, and
+# its backward multiplies by $\cos$ of what it saved. Does backward see the input $a$, the
+# output $\sin a$, or does autograd raise an error?
+
+# %%
+my_saved_early = None  # "input", "output" or "error"
+
+
+# %%
+class SinSavedEarly(torch.autograd.Function):
+    """Saves x, then writes sin(x) into it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # before the write: x still holds the input here
+        x.sin_()
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved, = ctx.saved_tensors
+        print("   backward sees:", saved.detach())
+        seen.append(saved.detach().clone())
+        return grad_output * torch.cos(saved)  # right only if saved is the input
+
+
+seen = []  # what SinSavedEarly's backward found saved
+a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+print("input a:", a.detach(), "  sin(a):", a.detach().sin())
+try:
+    SinSavedEarly.apply(a.clone()).sum().backward()
+    print("a.grad:", a.grad, "  the true gradient cos(a):", a.detach().cos())
+    outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
+except RuntimeError as error:
+    print(first_line(error))
+    outcome = "error"
+compare("backward sees", my_saved_early, outcome)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The output, and no error. `save_for_backward` only notes *which* tensors to keep; autograd
+# packs them when forward returns, after the write, and then `x`, dirty and returned, is the
+# output with its new version. So the place of the call inside forward changes nothing, and
+# the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
+# something of the input, forward must compute a **new** tensor from `x` before the write
+# (at worst `x.clone()`, which costs the memory the in-place write saved).
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `AbsInPlace` (transfer)
@@ -954,9 +962,9 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 #   entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the
 #   gradient of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside
 #   the contract);
-# - forward saves one tensor computed **before** the write, of **at most one byte per
-#   element**, and not the returned tensor, so that the output stays free for later in-place
-#   writes, as after `torch.sin_`.
+# - forward saves, through `ctx.save_for_backward` (never as a `ctx` attribute), one tensor
+#   computed **before** the write, of **at most one byte per element**, and not the returned
+#   tensor, so that the output stays free for later in-place writes, as after `torch.sin_`.
 #
 # Nothing in this lesson works it through: use the question of "What to save before the
 # write". Hints, collapsed; open them one at a time, only if you are stuck.

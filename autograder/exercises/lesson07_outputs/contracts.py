@@ -18,7 +18,8 @@ SORT_CLAUSES = (
                 "sorts a float32 copy of x, gathers the values from x",
             "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
     Clause("`indices` marked with `ctx.mark_non_differentiable`;",
-           {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable"}),
+           {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable",
+            "SortWithIndices/marks-a-copy-of-indices": "a clone of the indices marked"}),
     Clause("forward saves, with `ctx.save_for_backward`, 8 bytes per element of `x` and no "
            "more: one int64 tensor of `x`'s shape, and no floating-point tensor;",
            {"SortWithIndices/saves-float-tensor": "saves the values too",
@@ -110,10 +111,12 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
             "AbsInPlace/subnormal-read-as-zero": "a sign with a dead zone at finfo.tiny",
             "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
-    Clause("forward saves one tensor computed **before** the write, of **at most one byte per "
-           "element**, and not the returned tensor, so that the output stays free for later "
-           "in-place writes, as after `torch.sin_`.",
-           {"AbsInPlace/sign-read-after-write": "sign read from the returned tensor",
+    Clause("forward saves, through `ctx.save_for_backward` (never as a `ctx` attribute), one "
+           "tensor computed **before** the write, of **at most one byte per element**, and not "
+           "the returned tensor, so that the output stays free for later in-place writes, as "
+           "after `torch.sin_`.",
+           {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",
+            "AbsInPlace/sign-read-after-write": "sign read from the returned tensor",
             "AbsInPlace/sign-of-output": "an int8 sign taken after the write",
             "AbsInPlace/saves-output": "a bool x < 0 and the returned tensor for the zeros",
             "AbsInPlace/saved-dtype-too-wide": "the sign saved as a float tensor",

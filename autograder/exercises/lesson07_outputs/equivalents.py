@@ -34,7 +34,6 @@ EQUIVALENTS = [
           _MATERIALISE),
     _sort("drop_ctx_declaration", "ctx.set_materialize_grads(False)", "pass", _MATERIALISE),
     _sort("add_copy", "return values, indices", "return values.clone(), indices", _OUTPUT_COPY),
-    _sort("add_copy", "return values, indices", "return values, indices.clone()", _OUTPUT_COPY),
     _sort("add_copy", "return out", "return out.clone()", _OUTPUT_COPY),
     _sort("save_copy", _SAVE, _SAVE.replace("indices)", "indices.clone())"), _INDICES_COPY),
     _sort("add_copy", _SAVE, _SAVE.replace("indices)", "indices.contiguous())"), _INDICES_COPY),
@@ -60,6 +59,10 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(sign.clone())", _SIGN_COPY),
     EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(sign)",
                      "ctx.save_for_backward(sign.contiguous())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "save_copy", "ctx.save_for_backward(code)",
+                     "ctx.save_for_backward(code.clone())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(code)",
+                     "ctx.save_for_backward(code.contiguous())", _SIGN_COPY),
     EquivalentMutant("AbsInPlace", "swap_arithmetic", _ABS_WHERE,
                      _ABS_WHERE.replace("grad_output * sign", "grad_output / sign"),
                      "where sign is not 0 (the branch kept) it is -1 or 1, and dividing by +-1 "

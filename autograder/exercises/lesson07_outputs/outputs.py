@@ -76,7 +76,14 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
     if any(same_values(t, values) for t in marked) or not values.requires_grad:
         raise GradingError("SortWithIndices marked its values as non-differentiable: mark only "
                            "the indices; the values carry the gradient")
-    if not any(same_values(t, indices) for t in marked):
+    if not any(t is indices for t in marked) and any(same_values(t, indices) for t in marked):
+        raise GradingError("SortWithIndices marked a copy of its indices, not the indices it "
+                           "returns: ctx.mark_non_differentiable applies to the tensor objects "
+                           "forward returns, so a copy (indices.clone()) leaves the returned "
+                           "indices unmarked. Mark the tensor you return: "
+                           "ctx.mark_non_differentiable(indices)",
+                           mistake="SortWithIndices/marks-a-copy-of-indices")
+    if not any(t is indices for t in marked):
         raise GradingError("SortWithIndices did not mark its indices with "
                            "ctx.mark_non_differentiable(indices): they have no gradient, and "
                            "saying so is part of the contract (for a float output it is the "
@@ -210,8 +217,15 @@ def _no_output_used(function, x: torch.Tensor) -> None:
     _, (first, _), _ = _forward(function, SPLIT, leaf, 2)
     dropped = NoGradient.apply(first)
     ones = torch.ones_like(dropped)
-    with AllocationLog() as log:
-        got = backward_outputs(SPLIT, (dropped,), leaf, (ones,))
+    try:
+        with AllocationLog() as log:
+            got = backward_outputs(SPLIT, (dropped,), leaf, (ones,))
+    except (AttributeError, TypeError, IndexError) as error:  # read from a None gradient
+        raise GradingError(f"SplitHalves.backward raised {type(error).__name__} with neither "
+                           "output's gradient defined (both None): with no gradient there "
+                           "is nothing to read a shape or dtype from; test `if grad_first is "
+                           "None and grad_second is None` first and return None",
+                           str(error), mistake="SplitHalves/none-gradient-not-handled") from error
     if got is not None or log.bytes:
         raise GradingError("SplitHalves's backward returned a tensor when both gradients were "
                            "None: return None (no gradient at all) instead of a tensor of zeros",

@@ -1,12 +1,13 @@
 """Lesson 07 (outputs beyond one tensor): answers with known verdicts for SortWithIndices (an
 integer output), SplitHalves (two outputs, gradients that may be None; split_halves_allocations:
 a backward that allocates more than the gradient it returns), ReLUInPlace and AbsInPlace (writes
-into the input), one module per exercise."""
+into the input), one module per exercise; ``reviewed`` for a reviewer's answers kept as
+written."""
 
-from . import (abs_in_place, relu_in_place, sort_with_indices, split_halves,
+from . import (abs_in_place, relu_in_place, reviewed, sort_with_indices, split_halves,
                split_halves_allocations)
 
 UNUSUAL = (sort_with_indices.UNUSUAL + split_halves.UNUSUAL + relu_in_place.UNUSUAL
-           + abs_in_place.UNUSUAL)
+           + abs_in_place.UNUSUAL + reviewed.UNUSUAL)
 MISTAKES = (sort_with_indices.MISTAKES + split_halves.MISTAKES + split_halves_allocations.MISTAKES
-            + relu_in_place.MISTAKES + abs_in_place.MISTAKES)
+            + relu_in_place.MISTAKES + abs_in_place.MISTAKES + reviewed.MISTAKES)

@@ -252,6 +252,7 @@ def test_float32_probe_needs_an_order_sorted_in_float32_and_not_in_float64():
 IDS = [
     ("SortWithIndices", "indices not marked non-differentiable",
      "SortWithIndices/indices-not-marked"),
+    ("SortWithIndices", "a clone of the indices marked", "SortWithIndices/marks-a-copy-of-indices"),
     ("SortWithIndices", "saves the values too", "SortWithIndices/saves-float-tensor"),
     ("SortWithIndices", "saves x instead of the indices", "SortWithIndices/saves-float-tensor"),
     ("SortWithIndices", "gather instead of scatter",
