@@ -321,8 +321,9 @@ print("keys the first query sees under is_causal=True:",
 # - `mask` is `None` (the most common call) or a boolean tensor broadcastable to
 #   `(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets probability
 #   exactly 0 whatever its score: the checks include float64 rows whose masked scores lie tens
-#   of thousands above the visible ones, so what you fill masked scores with must lie far
-#   below the largest visible score of its row.
+#   of thousands above the visible ones, and float32 and float64 rows whose every score lies
+#   at or below `-torch.finfo(dtype).max / 2`, so what you fill masked scores with must lie
+#   far below the largest visible score of its row.
 # - Scores of any size: the checks' float64 scores reach the thousands, where `exp` of a
 #   score overflows (above about 709; 88 in float32).
 # - Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no built-in
@@ -1168,9 +1169,10 @@ else:
 # **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
 # exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
 # the results back to the input dtype (the kernels round $P$ to the input dtype for the
-# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or wider) too:
-# bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart, and an
-# error of $0.03$ in $L$ is a 3% error in every probability of the row, $e^{0.03} \approx 1.03$.
+# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or
+# wider) too: bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart,
+# and an error of $0.03$ in $L$ is a 3% error in every probability of the row,
+# $e^{0.03} \approx 1.03$.
 
 # %%
 print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
@@ -1195,8 +1197,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
 #   outside for $dQ$, may compute a needed tile twice: that is fine).
 # - Scores must work at any magnitude softmax handles: the checks use float32 rows that reach
-#   100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows near $-20000$
-#   and near $-10^6$.
+#   100 to 150, float32 rows whose scores all lie near $-160$, float64 rows near $-20000$
+#   and near $-10^6$, and float32 and float64 rows near `-torch.finfo(dtype).max / 2`.
 # - float16/bfloat16 inputs: the tile of scores and its exponentials, and every accumulator,
 #   in float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype (the checks' scores reach about 85, where bfloat16
 #   numbers are 0.5 apart).
@@ -1311,7 +1313,8 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-104$), so
 # $\ell = 0$ and the output is $0/0$; so does any start that a row's scores can all lie far
 # below ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$; float16's most negative
-# number, $-65504$, on float64 rows near $-10^6$). A start no score lies below works as
+# number, $-65504$, on float64 rows near $-10^6$; $-10^9$ on rows near
+# `-torch.finfo(dtype).max / 2`). A start no score lies below works as
 # $-\infty$ does: `torch.finfo(dtype).min` of the dtype you accumulate in. And leaving $m$
 # out altogether, $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's
 # checks use these magnitudes.

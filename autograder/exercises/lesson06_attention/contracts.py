@@ -31,8 +31,9 @@ SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("`mask` is `None` (the most common call) or a boolean tensor broadcastable to "
            "`(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets "
            "probability exactly 0 whatever its score: the checks include float64 rows whose "
-           "masked scores lie tens of thousands above the visible ones, so what you fill masked "
-           "scores with must lie far below the largest visible score of its row.",
+           "masked scores lie tens of thousands above the visible ones, and float32 and float64 "
+           "rows whose every score lies at or below `-torch.finfo(dtype).max / 2`, so what you "
+           "fill masked scores with must lie far below the largest visible score of its row.",
            {S_ + "mask-polarity-reversed": "reversed mask",
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
@@ -140,8 +141,9 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
     Clause("Scores must work at any magnitude softmax handles: the checks use float32 rows that "
-           "reach 100 to 150, float32 rows whose scores all lie near $-160$, and float64 rows "
-           "near $-20000$ and near $-10^6$.",
+           "reach 100 to 150, float32 rows whose scores all lie near $-160$, float64 rows "
+           "near $-20000$ and near $-10^6$, and float32 and float64 rows near "
+           "`-torch.finfo(dtype).max / 2`.",
            {F_ + "forward-overflows": "no running maximum",
             F_ + "forward-underflows": "running maximum started at 0"}),
     Clause("float16/bfloat16 inputs: the tile of scores and its exponentials, and every "
