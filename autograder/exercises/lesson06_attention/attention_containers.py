@@ -11,6 +11,7 @@ from ...errors import GradingError
 from ...probes import reachable
 
 _CONTAINERS = (list, dict, set, deque)
+_IPYTHON = ("In", "Out", "_ih", "_oh", "_dh")  # the notebook's history, which forward never fills
 
 
 def _tensors(value) -> set:
@@ -28,7 +29,8 @@ def _places(function) -> dict:
                            if isinstance(value, _CONTAINERS)})
     forward = getattr(getattr(function, "forward", None), "__globals__", {})
     places.update({key: value for key, value in list(forward.items())
-                   if isinstance(value, _CONTAINERS) and not key.startswith("__")})
+                   if isinstance(value, _CONTAINERS) and not key.startswith("__")
+                   and key not in _IPYTHON})
     return places
 
 
@@ -44,7 +46,7 @@ def check_no_class_containers(function, spec: Spec, values: dict) -> None:
                      else f"the global {name} (a {type(value).__name__})")
             raise GradingError(
                 f"{spec.name}.forward keeps tensors in {where} for backward to take back, not "
-                "through ctx.save_for_backward: a container on the class is shared by every "
+                "through ctx.save_for_backward: a container outside ctx is shared by every "
                 "call and keeps each entry until something removes it (a backward that never "
                 "runs leaks it), and autograd's saved-tensor checks and hooks never see it; "
                 "save what backward reads with ctx.save_for_backward",
