@@ -314,31 +314,38 @@ compare(prediction_numpy, observed)
 #
 #
 # Write your two steps along the last dimension, from $x$ and $y$ alone (no new sum of
-# exponentials), and run the checker: it compares them with autograd's through
-# `torch.logsumexp`, at $(0, 1, 2)$ and at $|x| = 1000$.
+# exponentials), and Hint 4's overflow-free forward along it (`lse_forward`); then run the
+# checker: it compares them with `torch.logsumexp` and autograd's through it, at $(0, 1, 2)$
+# and at $|x| = 1000$.
 
 # %%
 ### BEGIN WORKED
 lse_weights = lambda x, y: (x - y.unsqueeze(-1)).exp()
 lse_jvp = lambda x, y, x_dot: (lse_weights(x, y) * x_dot).sum(-1)
+lse_forward = lambda x: x.amax(-1) + (x - x.amax(-1, keepdim=True)).exp().sum(-1).log()
 ### LEARNER
 lse_weights = None  # lambda x, y: dy/dx_j along the last dim, same shape as x
 lse_jvp = None  # lambda x, y, x_dot: y_dot, one number per slice (the shape of y)
+lse_forward = None  # lambda x: y along the last dim, with no positive exponent (Hint 4)
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
 def check_lse_steps() -> None:
-    """Your lse_weights and lse_jvp against autograd's through torch.logsumexp."""
+    """Your lse_weights, lse_jvp and lse_forward against torch.logsumexp and autograd's
+    through it."""
     rows = {"x = (0, 1, 2)": [0.0, 1.0, 2.0], "x = (1000, 999, 998)": [1000.0, 999.0, 998.0],
-            "x = (-1000, -1001, -1002)": [-1000.0, -1001.0, -1002.0]}
+            "x = (-1000, -1001, -1002)": [-1000.0, -1001.0, -1002.0],
+            "x = (-1000, 1000, 0)": [-1000.0, 1000.0, 0.0]}
     x = torch.tensor(list(rows.values()), dtype=torch.float64)
-    x_dot = torch.tensor([[1.0, 0.0, -1.0]] * 3, dtype=torch.float64)
+    x_dot = torch.tensor([[1.0, 0.0, -1.0]] * len(rows), dtype=torch.float64)
     y = torch.logsumexp(x, -1)
     truths = {"lse_weights": torch.vmap(torch.func.jacrev(lambda r: torch.logsumexp(r, -1)))(x),
-              "lse_jvp": torch.func.jvp(lambda x: torch.logsumexp(x, -1), (x,), (x_dot,))[1]}
+              "lse_jvp": torch.func.jvp(lambda x: torch.logsumexp(x, -1), (x,), (x_dot,))[1],
+              "lse_forward": y}
     for name, step, args in [("lse_weights", lse_weights, (x, y)),
-                             ("lse_jvp", lse_jvp, (x, y, x_dot))]:
+                             ("lse_jvp", lse_jvp, (x, y, x_dot)),
+                             ("lse_forward", lse_forward, (x,))]:
         truth = truths[name]
         if step is None:
             print(f"{name}: not written yet")
@@ -613,7 +620,8 @@ check_softplus_slope()
 #   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
 #   compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation whose output has the real output's shape, dtype and strides
-#   (`opcheck` compares them, on a transposed `x` too);
+#   (`opcheck` compares them; the self-check tries a transposed `x`, a column slice and an
+#   expanded `x` too);
 # - have a backward written by hand, registered for autograd, whose gradient is accurate in
 #   the left tail too (the slope is tiny there, and the self-check compares it to a relative
 #   $10^{-5}$ as well);
@@ -678,8 +686,10 @@ from autograder import grade; grade("softplus", softplus)
 # $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel,
 # so backward keeps $x$ (with `save_for_backward`) and $\beta$ (a plain attribute: a float is
 # not a tensor), and returns `None` for $\beta$. The fake is `torch.empty_like(x)`, which
-# keeps `x`'s shape, dtype and strides as the real element-wise output does;
-# `x.new_empty(x.shape)` has the shape but is contiguous, which a transposed `x` is not.
+# keeps `x`'s shape and dtype, and its strides where `x` is dense (a transposed `x`), giving
+# contiguous strides where it is not (a column slice `x[:, :3]`, an expanded `x`), as the real
+# element-wise output does; `x.new_empty(x.shape)` has the shape but is contiguous, which a
+# transposed `x` is not, and `x.new_empty_strided(x.shape, x.stride())` copies a slice's gaps.
 # (`matvec`'s `A.new_empty(A.shape[0])` was right: its 1-D output is contiguous whatever `A` is.)
 # </details>
 
@@ -778,7 +788,8 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 # tensor and `dim` a Python int, negative allowed. The contract, which the self-check and the
 # hidden tests check, is that the operator must:
 #
-# - have a fake implementation (what shape does the output have?);
+# - have a fake implementation (what shape does the output have? Its strides must match the
+#   real output's too, which the self-check tries on a permuted `x`);
 # - have a backward written by hand, registered for autograd, with `None` for `dim`;
 # - have a batching rule registered with `register_vmap` that works on the whole batch at once
 #   (not PyTorch's per-sample fallback, nor a loop of your own), so that

@@ -14,6 +14,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
+from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...per_call import check_class_state, class_state
 from .contracts import LSE_CLAUSES
@@ -24,6 +25,9 @@ LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
 LSE_CASES = [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), 0),
              ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1)]
 HUGE = torch.tensor([[1000.0, 999.0, -1000.0], [-1000.0, -999.5, -1000.0]])
+# slices where only their own max keeps every exponent <= 0: a shift by the mean or by the
+# first entry leaves exp(1333) or exp(2000) in the sum
+SHIFTED = torch.tensor([[1000.0, -1000.0, -1000.0], [-1000.0, 1000.0, 0.0]])
 
 
 def lse_values(shape, device, *, seed=0, dim=1, dtype=torch.float64) -> dict:
@@ -95,6 +99,14 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
             f"{sizes[1]} (x of shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}): a "
             f"tangent has its output's shape, x's shape with dim removed, so the sum runs over "
             f"dim, without keepdim", message, mistake="LogSumExp/jvp-tangent-shape")
+    if "data-dependent control flow" in message:
+        frames = learner_frames(error)
+        where = f": `{frames[-1][3]}` in {frames[-1][2]}" if frames else ""
+        return GradingError(
+            f"LogSumExp has a Python if on tensor values{where}; under torch.vmap (with x of "
+            f"shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}) a tensor holds the whole "
+            "batch, so generate_vmap_rule has no one value to branch on", message,
+            mistake="LogSumExp/python-if-on-values")
     if isinstance(error, RuntimeError):
         return _explain_runtime_error(LSE, phase, error, inputs)
     return GradingError(f"LogSumExp.{phase} raised {type(error).__name__} with x of shape "
@@ -129,6 +141,7 @@ def check_lse_stable(function, device) -> None:
                            mistake={"overflows at |x| = 1000": "LogSumExp/overflows",
                                     "underflows on the row": "LogSumExp/max-not-per-row"})
     diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
+    check_lse_own_max(function, device)
     grad, = torch.autograd.grad(out.sum(), x)
     if _max_not_per_row(grad):
         raise GradingError(
@@ -165,6 +178,22 @@ def check_lse_stable(function, device) -> None:
     with case("x at |x| = 1000 (torch.func.jvp)"):
         diagnose_values("LogSumExp.jvp's tangent", got,
                         (torch.softmax(x.detach(), 1) * tangent).sum(1))
+
+
+def check_lse_own_max(function, device) -> None:
+    """At SHIFTED, dim=1: finite only for a shift by each slice's own max (HUGE passed)."""
+    x = SHIFTED.to(device=device, dtype=torch.float64)
+    out = run_forward(function, LSE, {"x": x, "dim": 1}).output
+    expected = torch.logsumexp(x, 1)
+    if not torch.isfinite(out).all():
+        raise GradingError(
+            "LogSumExp's forward shifts by something other than the slice's own max: finite at "
+            "(1000, 999, -1000) and (-1000, -999.5, -1000), it is not at (1000, -1000, -1000) "
+            "and (-1000, 1000, 0): a positive exponent is left in the sum there (exp of more "
+            "than 709 is inf in float64)", f"got {out.detach()}, expected {expected}",
+            mistake="LogSumExp/shift-not-own-max")
+    with case("x with the slices (1000, -1000, -1000) and (-1000, 1000, 0), dim=1"):
+        diagnose_values("LogSumExp's output", out, expected)
 
 
 def check_lse_grad_output_unsqueezed(function, device) -> None:

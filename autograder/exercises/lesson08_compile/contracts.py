@@ -5,9 +5,12 @@ from ...clauses import Clause
 
 
 SQUARED_NORM_CLAUSES = (
-    Clause('have a fake implementation (what shape does the output have?);',
+    Clause('have a fake implementation (what shape does the output have? Its strides must '
+           "match the real output's too, which the self-check tries on a permuted `x`);",
            {'squared_norm/no-fake': 'no register_fake',
-            'squared_norm/fake-mismatch': "a fake implementation of x's shape"}),
+            'squared_norm/fake-mismatch': "a fake implementation of x's shape",
+            'squared_norm/fake-strides':
+                "a fake of torch.empty_like(x.select(dim, 0)): a permuted x's strides"}),
     Clause('have a backward written by hand, registered for autograd, with `None` for '
            '`dim`;',
            {'squared_norm/gradient-count': 'backward returns only grad_x',
@@ -42,16 +45,21 @@ SOFTPLUS_CLAUSES = (
            'by $\\beta$, not 0: the self-check compares the left tail to a relative '
            '$10^{-5}$);',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
+            'softplus/float64-threshold':
+                "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",
             'softplus/log-without-log1p':
                 'the stable form written with log, not log1p: 0.0 at beta * x = -40',
             'softplus/output-off-by-beta': 'forward without its final division by beta',
             'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
     Clause("have a fake implementation whose output has the real output's shape, dtype "
-           'and strides (`opcheck` compares them, on a transposed `x` too);',
+           'and strides (`opcheck` compares them; the self-check tries a transposed `x`, a '
+           'column slice and an expanded `x` too);',
            {'softplus/no-fake': 'no register_fake',
             'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
             'softplus/fake-strides':
                 'a fake of x.new_empty(x.shape), contiguous for a transposed x',
+            'softplus/fake-copies-strides':
+                "a fake of x.new_empty_strided(x.shape, x.stride()): x's gaps for a slice",
             'softplus/forward-copies-contiguous':
                 'forward computes on x.contiguous(): a contiguous output, a fake of x\'s strides'}),
     Clause('have a backward written by hand, registered for autograd, whose gradient is '
@@ -87,6 +95,8 @@ LSE_CLAUSES = (
            {'LogSumExp/overflows': 'unstable log(sum(exp(x)))',
             'LogSumExp/max-not-per-row':
                 'the max of |x| subtracted (the row near -1000 underflows to -inf)',
+            'LogSumExp/shift-not-own-max':
+                "each slice shifted by its mean: exp(1333) at (1000, -1000, -1000)",
             'LogSumExp/forward-takes-ctx': 'forward takes ctx in the setup_context form',
             'LogSumExp/wrong-output-shape': 'm.squeeze() squeezes every size-1 dim, not only dim'}),
     Clause('`setup_context(ctx, inputs, output)`: save what backward needs with '
@@ -118,5 +128,7 @@ LSE_CLAUSES = (
                 "jvp's softmax shifted by the whole tensor's max, not each slice's",
             'unnamed:check': 'jvp without the softmax weights'}),
     Clause('keep `generate_vmap_rule = True`, already written for you.',
-           {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing'}),
+           {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing',
+            'LogSumExp/python-if-on-values':
+                'a Python if on tensor values in forward (if not torch.isfinite(m).all())'}),
 )

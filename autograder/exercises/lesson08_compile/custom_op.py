@@ -146,6 +146,13 @@ def check_fake(softplus, x, beta) -> None:
             mistake="softplus/fake-mismatch")
     if fake.stride() != real.stride() and real.numel() > 1:
         kept = torch.empty_like(x).stride()
+        if fake.stride() == x.stride() and real.stride() == kept:
+            raise GradingError(
+                f"softplus's fake implementation copies x's strides {x.stride()} (x of shape "
+                f"{tuple(x.shape)}, a slice or an expand, with gaps or repeats in memory), but "
+                f"the operator returns the dense strides {real.stride()}: an element-wise op "
+                "keeps x's layout only where x is dense, and torch.compile plans memory with "
+                "the fake's", mistake="softplus/fake-copies-strides")
         if real.is_contiguous() and not x.is_contiguous() and fake.stride() == kept:
             raise GradingError(
                 f"softplus returns contiguous strides {real.stride()} for a transposed x (shape "
@@ -247,6 +254,23 @@ def check_compiled(softplus, x, beta) -> None:
         diagnose_gradient("x", compiled_x.grad, eager_x.grad)
 
 
+def check_float32_overflow(softplus, device) -> None:
+    """beta * x = 100 in float32, after float64 passed in the thousands: exp(100) is inf in
+    float32 (whose exp overflows past about 88.7) and finite in float64."""
+    x = torch.tensor([100.0, -100.0, 0.5], device=device)
+    with torch.no_grad():
+        try:
+            out = softplus(x, 1.0)
+        except Exception:  # noqa: BLE001 - the domain's float32 inputs report it
+            return
+    if isinstance(out, torch.Tensor) and not torch.isfinite(out).all():
+        raise GradingError(
+            "softplus overflows in float32 though not in float64: at beta * x = 100 in float32 it "
+            f"returns {out.tolist()}; float32's exp overflows past about 88.7 (float64's past "
+            "709), so a threshold or a guard fixed for float64 does not hold for float32",
+            mistake="softplus/float64-threshold")
+
+
 def softplus_full(softplus, device) -> None:
     check_operator(softplus)
     for seed, shape in enumerate([(3, 4), (5,), (2, 3, 2), (), (0, 3)]):
@@ -259,6 +283,7 @@ def softplus_full(softplus, device) -> None:
     for beta in (1.0, 4.0):
         check_softplus(softplus, huge, beta)
     covers("beta * x in the thousands")
+    check_float32_overflow(softplus, device)
     check_left_tail(softplus, device, SOFTPLUS, _softplus_error)
     covers("the left tail, relative error")
     covers("the left tail's gradient, relative error")
@@ -271,6 +296,10 @@ def softplus_full(softplus, device) -> None:
         transposed = sample((4, 3), device, seed=5).mT
         check_fake(softplus, transposed, 1.5)
         check_opcheck(softplus, transposed, 1.5)
+    with case("x = base[:, :3] of a (4, 5) base (not dense)"):
+        check_fake(softplus, sample((4, 5), device, seed=6)[:, :3], 1.5)
+    with case("x of shape (4, 1) expanded to (4, 3) (stride 0)"):
+        check_fake(softplus, sample((4, 1), device, seed=7).expand(4, 3), 1.5)
     covers("torch.library.opcheck")
     check_compiled(softplus, sample((4, 3), device, seed=4), 1.5)
     covers("torch.compile(fullgraph=True)")

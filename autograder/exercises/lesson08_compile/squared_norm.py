@@ -72,7 +72,7 @@ def check_operator(squared_norm) -> None:
 
 
 def check_fake(squared_norm, x, dim) -> None:
-    """The fake implementation gives the real output's shape, dtype and device."""
+    """The fake implementation gives the real output's shape, dtype, device and strides."""
     real = squared_norm(x, dim)
     try:
         with _quiet(), FakeTensorMode() as mode:
@@ -87,6 +87,13 @@ def check_fake(squared_norm, x, dim) -> None:
             f"squared_norm's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "
             f"but the operator returns shape {want[0]}, {want[1]} on {want[2]}: the output has "
             f"{rule}", mistake="squared_norm/fake-mismatch")
+    significant = [i for i, size in enumerate(real.shape) if size > 1]  # opcheck's comparison
+    if any(fake.stride(i) != real.stride(i) for i in significant):
+        raise GradingError(
+            f"squared_norm's output has strides {real.stride()} for x of shape "
+            f"{tuple(x.shape)} and strides {x.stride()}, dim={dim}, but its fake implementation "
+            f"returns strides {fake.stride()}: torch.compile plans memory with the fake's "
+            "layout, and opcheck compares the two", mistake="squared_norm/fake-strides")
 
 
 def check_values(squared_norm, values: dict, **tolerance) -> None:
@@ -307,6 +314,10 @@ def squared_norm_full(squared_norm, device) -> None:
             check_fake(squared_norm, strided, dim)
     with case("x of shape (3, 4, 2), transposed in dims 0 and 1, dim=1"):
         check_opcheck(squared_norm, strided, 1)
+    permuted = sample((2, 3, 4), device, seed=6).permute(2, 1, 0)
+    for dim in (0, 1, 2, -1):
+        with case(f"x = base.permute(2, 1, 0) of a (2, 3, 4) base, dim={dim}"):
+            check_fake(squared_norm, permuted, dim)
     covers("torch.library.opcheck")
 
 

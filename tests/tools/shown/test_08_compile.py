@@ -34,18 +34,28 @@ def test_the_cross_checker_catches_a_backward_with_the_factors_swapped():
 
 
 def test_the_worked_log_sum_exp_steps_pass_the_live_checker():
-    """Do the worked lse_weights and lse_jvp pass every line of check_lse_steps?"""
-    steps = definitions("08_compile", "lse_weights", "lse_jvp")
-    lines = _check("check_lse_steps", lse_weights=steps["lse_weights"], lse_jvp=steps["lse_jvp"])
-    assert len(lines) == 6 and all(line.endswith("✓") for line in lines), lines
+    """Do the worked lse_weights, lse_jvp and lse_forward pass every line of
+    check_lse_steps?"""
+    steps = definitions("08_compile", "lse_weights", "lse_jvp", "lse_forward")
+    lines = _check("check_lse_steps", **steps)
+    assert len(lines) == 12 and all(line.endswith("✓") for line in lines), lines
 
 
 def test_the_lse_checker_catches_weights_from_a_new_sum_of_exponentials():
     """Does e^x / sum(e^x), right near 0, fail the live checker at |x| = 1000?"""
     naive = lambda x, y: x.exp() / x.exp().sum(-1, keepdim=True)  # noqa: E731
     lines = _check("check_lse_steps", lse_weights=naive,
-                   lse_jvp=lambda x, y, x_dot: (naive(x, y) * x_dot).sum(-1))
+                   lse_jvp=lambda x, y, x_dot: (naive(x, y) * x_dot).sum(-1), lse_forward=None)
     assert lines[0].endswith("✓") and "1000, 999, 998): ✗" in lines[1], lines
+
+
+def test_the_lse_checker_catches_a_forward_shifted_by_the_slice_s_mean():
+    """Does a forward shifted by the slice's mean, finite at (1000, 999, 998), fail the live
+    checker at (-1000, 1000, 0), where only the max leaves no positive exponent?"""
+    mean = lambda x: x.mean(-1) + (x - x.mean(-1, keepdim=True)).exp().sum(-1).log()  # noqa: E731
+    lines = _check("check_lse_steps", lse_weights=None, lse_jvp=None, lse_forward=mean)
+    assert "lse_forward at x = (1000, 999, 998): ✓" in lines, lines
+    assert any(line.startswith("lse_forward at x = (-1000, 1000, 0): ✗") for line in lines), lines
 
 
 def test_the_worked_softplus_slope_passes_and_an_extra_beta_fails():

@@ -226,6 +226,22 @@ class LogSumExp(torch.autograd.Function):
             "LogSumExp's forward underflows on the row of values near -1000",
             _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
                         "        m = x.abs().amax(dim, keepdim=True)\n"))),
+    # the review's: a constant that is not the slice's max leaves a positive exponent, which
+    # HUGE's slices do not show (mean 333 at (1000, 999, -1000): exp(667) is finite)
+    Mistake("LogSumExp", "each slice shifted by its mean: exp(1333) at (1000, -1000, -1000)",
+            "LogSumExp's forward shifts by something other than the slice's own max",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
+                        "        m = x.mean(dim, keepdim=True)\n"))),
+    Mistake("LogSumExp", "each slice shifted by its first entry: exp(2000) at (-1000, 1000, 0)",
+            "LogSumExp's forward shifts by something other than the slice's own max",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
+                        "        m = x.narrow(dim, 0, 1)\n"))),
+    # the review's: right eagerly, but vmap's generated rule cannot branch on a batched value
+    Mistake("LogSumExp", "a Python if on tensor values in forward (if not torch.isfinite(m).all())",
+            "LogSumExp has a Python if on tensor values",
+            _edit(LSE, ("        m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n",
+                        "        if not torch.isfinite(m).all():\n"
+                        "            m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))\n"))),
     Mistake("LogSumExp", "a gradient returned for dim",
             "backward returned a gradient for dim, which is not a tensor",
             _edit(LSE, ("(x - output.unsqueeze(ctx.dim)).exp(), None",

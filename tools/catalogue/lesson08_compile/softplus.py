@@ -226,6 +226,20 @@ def softplus(x, beta):
                              "    return torch.empty_like(x)",
                              "@softplus.register_fake\ndef _(x, beta):\n"
                              "    return x.new_empty(x.shape)"))),
+    # the review's: float64's overflow threshold, exact in float64, while float32's exp is
+    # inf from about 88.7
+    Mistake("softplus", "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",
+            "softplus overflows in float32 though not in float64",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "    return torch.where(z > 709, z, torch.log1p(torch.exp(z))) "
+                             "/ beta"))),
+    # the review's: right for a dense x (a transposed one included), but a column slice keeps
+    # its gaps and an expand its stride 0, where the element-wise output is dense
+    Mistake("softplus",
+            "a fake of x.new_empty_strided(x.shape, x.stride()): x's gaps for a slice",
+            "softplus's fake implementation copies x's strides (5, 1)",
+            _edit(SOFTPLUS, ("    return torch.empty_like(x)",
+                             "    return x.new_empty_strided(x.shape, x.stride())"))),
     # the review's: sigmoid(z) = 1 - exp(-softplus(z)) is exact on paper, but the subtraction
     # cancels where softplus is tiny (0 for beta * x below about -37, digits lost well before);
     # only a relative comparison in the left tail shows it (-expm1 is the unusual answer above)

@@ -9,6 +9,48 @@ from .. import Mistake, Unusual
 from .answers import SQUARED_NORM, _edit
 
 
+# a NumPy kernel, as in PyTorch's custom-operator tutorial; .contiguous() gives the contiguous
+# output its fake describes (np.sum keeps a permuted x's memory order)
+NUMPY_KERNEL = '''
+import numpy as np
+
+
+@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
+def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
+    x_np = x.detach().cpu().numpy()
+    out = torch.from_numpy(np.asarray(np.sum(x_np * x_np, axis=dim)))
+    return out.contiguous().to(x.device)  # np.sum keeps a permuted x's memory order
+
+
+@squared_norm.register_fake
+def _(x, dim):
+    shape = list(x.shape)
+    del shape[dim]
+    return x.new_empty(shape)
+
+
+def setup_context(ctx, inputs, output):
+    x, dim = inputs
+    ctx.save_for_backward(x)
+    ctx.dim = dim % x.dim()
+
+
+def backward(ctx, grad_output):
+    x, = ctx.saved_tensors
+    return x * grad_output.unsqueeze(ctx.dim) * 2.0, None
+
+
+squared_norm.register_autograd(backward, setup_context=setup_context)
+
+
+@squared_norm.register_vmap
+def _(info, in_dims, x, dim):
+    x_bdim, _ = in_dims
+    sample_dim = dim % (x.dim() - 1)
+    return squared_norm(x.movedim(x_bdim, 0), sample_dim + 1), 0
+'''
+
+
 UNUSUAL = [
     Unusual("squared_norm", "registrations by name, an einsum forward, a fake from a fake sum",
             '''
@@ -54,43 +96,7 @@ torch.library.register_vmap("autograd_course::squared_norm", _rule)
                                  "    x = x.movedim(x_bdim, -1)  # the sample's dims keep their "
                                  "numbers\n    return (x * x).sum(dim % (x.dim() - 1)), -1"))),
     Unusual("squared_norm", "a NumPy kernel, as in PyTorch's custom-operator tutorial "
-            "(numpy_sin, numpy_cube), with the dim normalised once", '''
-import numpy as np
-
-
-@torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
-def squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:
-    x_np = x.detach().cpu().numpy()
-    return torch.from_numpy(np.asarray(np.sum(x_np * x_np, axis=dim))).to(x.device)
-
-
-@squared_norm.register_fake
-def _(x, dim):
-    shape = list(x.shape)
-    del shape[dim]
-    return x.new_empty(shape)
-
-
-def setup_context(ctx, inputs, output):
-    x, dim = inputs
-    ctx.save_for_backward(x)
-    ctx.dim = dim % x.dim()
-
-
-def backward(ctx, grad_output):
-    x, = ctx.saved_tensors
-    return x * grad_output.unsqueeze(ctx.dim) * 2.0, None
-
-
-squared_norm.register_autograd(backward, setup_context=setup_context)
-
-
-@squared_norm.register_vmap
-def _(info, in_dims, x, dim):
-    x_bdim, _ = in_dims
-    sample_dim = dim % (x.dim() - 1)
-    return squared_norm(x.movedim(x_bdim, 0), sample_dim + 1), 0
-'''),
+            "(numpy_sin, numpy_cube), with the dim normalised once", NUMPY_KERNEL),
     Unusual("squared_norm", "vector_norm squared, 2x saved, a rule that leaves the batch dim "
             "in place", '''
 @torch.library.custom_op("autograd_course::squared_norm", mutates_args=())
@@ -137,6 +143,11 @@ squared_norm.register_vmap(rule)
 
 
 MISTAKES = [
+    # the NumPy kernel with np.asarray: np.sum keeps a permuted x's memory order, so the
+    # output is not contiguous where the fake is (opcheck fails on it too)
+    Mistake("squared_norm", "a NumPy kernel whose sum keeps a permuted x's order, fake contiguous",
+            "squared_norm's output has strides (1, 3)",
+            NUMPY_KERNEL.replace("out.contiguous()", "out")),
     Mistake("squared_norm", "no batching rule: vmap falls back to a per-sample loop",
             "squared_norm has no batching rule",
             SQUARED_NORM[:SQUARED_NORM.index("\n\ndef rule(")] + "\n", named=True, nbgrader=True),
@@ -155,6 +166,13 @@ MISTAKES = [
             _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
                                  "x.shape[d + 1:])", "    return torch.empty_like(x)")),
             named=True),
+    # the review's: a slice of x has the output's shape, dtype and device, and x's strides,
+    # which for a permuted x are not the contiguous ones the real sum returns
+    Mistake("squared_norm", "a fake of torch.empty_like(x.select(dim, 0)): a permuted x's strides",
+            "but its fake implementation returns strides (1, 3)",
+            _edit(SQUARED_NORM, ("    d = dim % x.dim()\n    return x.new_empty(x.shape[:d] + "
+                                 "x.shape[d + 1:])",
+                                 "    return torch.empty_like(x.select(dim, 0))"))),
     Mistake("squared_norm", "a fake implementation that is always float64",
             "the output has x's dtype",
             _edit(SQUARED_NORM, ("    return x.new_empty(x.shape[:d] + x.shape[d + 1:])",
