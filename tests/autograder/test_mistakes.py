@@ -2,6 +2,7 @@
 its inputs; any other failure is put in a category of what is known, never given a name."""
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -198,9 +199,11 @@ def _ids_given(path: Path) -> list[str]:
     """Every id a GradingError in ``path`` is given: written out, or an f-string template
     with its placeholders kept (``{spec.name}/{mistake}``)."""
     tree = ast.parse(path.read_text())
-    constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
-                 and isinstance(node.value, ast.Constant) for target in node.targets
-                 if isinstance(target, ast.Name)}  # NAME = "GroupNormFunction"
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    module = importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    # NAME = "GroupNormFunction", written here or imported from a sibling module
+    constants = {name: value for name, value in vars(module).items()
+                 if name.isupper() and isinstance(value, str)}
 
     def placeholder(value: ast.FormattedValue) -> str:
         name = getattr(value.value, "id", None)
