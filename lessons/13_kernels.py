@@ -98,20 +98,28 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations, so they
 # may differ from the interpreter's NumPy results in the last bits. Not with the same types
 # either: a compiled kernel types a Python `float` argument as float32 (an `eps=1e-5` arrives
-# as 9.999999747378752e-06), where the interpreter keeps it a float64 number. Exercise 2's
-# solution passes `eps` that way: on a GPU its float64 `rstd` then uses `eps` rounded to
-# float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at most about
+# as 9.999999747378752e-06), where the interpreter keeps it a float64 number. And not for
+# **bfloat16** arithmetic: the interpreter computes on a bfloat16 value's raw bits, so convert
+# after loading, `x.to(tl.float32)`, as the exercises ask for half precision anyway.
+#
+# <details><summary><b>More on those differences</b> (optional: eps in Exercise 2, and what
+# the interpreter does with bfloat16)</summary>
+#
+# Exercise 2's solution passes `eps` as a Python float: on a GPU its float64 `rstd` then uses
+# `eps` rounded to float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at most about
 # $3\cdot 10^{-8}\,\varepsilon/(q + \varepsilon)$ relative ($q$ the row's mean square): nothing
 # for rows well above `eps`, up to $3\cdot 10^{-8}$ for a row near zero (pass a float64
-# tensor and load it to keep float64 exact). And not for
-# **bfloat16** arithmetic: NumPy has no bfloat16, so Triton 3.9's interpreter keeps a
-# bfloat16 value as the 16-bit integer of its bits, and an operation on bfloat16 values
-# (`x * x`, `x + y`, `-x`, `x * 2.0`, `tl.sum(x)`) computes on those integers and gives
-# garbage: for `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`.
-# Convert after loading, `x.to(tl.float32)`, as the exercises ask for half precision anyway;
-# float16 is computed right, and so is a bfloat16 value times a float32 one (Triton converts
-# the bfloat16 side first). Two conversions into bfloat16 differ too (Common mistakes, at the
-# end). Running the programs one at a time also hides **races** (a predict-then-run in "The
+# tensor and load it to keep float64 exact).
+#
+# NumPy has no bfloat16, so Triton 3.9's interpreter keeps a bfloat16 value as the 16-bit
+# integer of its bits, and an operation on bfloat16 values (`x * x`, `x + y`, `-x`,
+# `x * 2.0`, `tl.sum(x)`) computes on those integers and gives garbage: for
+# `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
+# computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
+# side first). Two conversions into bfloat16 differ too (Common mistakes, at the end).
+# </details>
+#
+# Running the programs one at a time also hides **races** (a predict-then-run in "The
 # grid" shows one).
 # The grading runs your kernels this way on CPU, and compiled on a GPU when the grader has
 # one: the same checks, and on CPU it refuses any address two programs of one launch write
@@ -529,8 +537,9 @@ if my_backward_returns is not None:
         returns = [str(r.type) for r in schema.returns]
         print(f"returns: custom_op reads {returns}: " + (
             "✓ two tensors, and the fake returns as many" if returns == ["Tensor", "Tensor"]
-            else "✗ one tensor: how many gradients does the kernel store?"
-            if returns == ["Tensor"] else
+            else "one tensor for two gradients: it works if the kernel stacks them, "
+                 "shape (2, *a.shape), and backward indexes them apart; two tensors need "
+                 "no stacking" if returns == ["Tensor"] else
             "a list whose length the schema leaves open: what fixes it at two?"
             if returns == ["List[Tensor]"] else "✗ is that what the kernel stores?"))
     except Exception as error:  # custom_op's refusal is the answer: shown, not raised
@@ -1548,7 +1557,7 @@ if cpp_loaded:
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
-# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 # | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
 #
 # ## Summary

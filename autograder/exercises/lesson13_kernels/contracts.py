@@ -38,7 +38,8 @@ SILU_MUL_CLAUSES = (
             "silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes"}),
     Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
            "casts;",
-           {"silu_mul/host-arithmetic": "sigmoid computed on the host"}),
+           {"silu_mul/host-arithmetic":
+                "a host fast path for small tensors: F.silu(a) * b below 9 elements"}),
     Clause("inputs and `grad_output` never written, and every output a new tensor: no buffer "
            "kept from one call to the next.",
            {"silu_mul/writes-input": "the output written into the input a",
@@ -107,5 +108,7 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/kernel-on-fake-tensor":
                 "the backward kernel launched directly in backward",
             "rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
+            "rms_norm_rows/grad-output-expanded":
+                "grad_output not made contiguous (an expanded gradient)",
             "case:column slice inputs": "D as the row stride of a column slice (issue 37)"}),
 )

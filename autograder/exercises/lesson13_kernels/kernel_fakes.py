@@ -15,41 +15,65 @@ def _layout(t: torch.Tensor) -> tuple:
     return tuple(t.shape), t.dtype, t.stride()
 
 
+def _grad_outputs(out: torch.Tensor) -> dict:
+    """grad_output in the layouts autograd hands a backward: dense, transposed (every dim
+    reversed: dense with other strides), and expanded from one element (y.sum().backward())."""
+    dense = torch.ones_like(out, memory_format=torch.contiguous_format)
+    layouts = {"contiguous": dense}
+    if out.dim() > 1:
+        dims = tuple(reversed(range(out.dim())))
+        layouts["transposed"] = torch.ones(tuple(out.shape[d] for d in dims), dtype=out.dtype,
+                                           device=out.device).permute(dims)
+    if out.numel() > 1:
+        layouts["expanded from one element (stride 0), as y.sum().backward() hands over"] = (
+            torch.ones((), dtype=out.dtype, device=out.device).expand_as(out))
+    return layouts
+
+
 def check_backward_fakes(name: str, function, args: tuple) -> None:
     """Every operator the backward of ``function(*args)`` calls that its forward does not,
-    called again on fake copies of its arguments: the same shapes, dtypes and strides."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
+    called again on fake copies of its arguments: the same shapes, dtypes and strides, with
+    grad_output contiguous, transposed and expanded (a fake returning grad's layout is wrong
+    for the last two when the real operator returns a contiguous gradient)."""
     leaves = [a.detach().clone().requires_grad_(a.is_floating_point())
               if isinstance(a, torch.Tensor) else a for a in args]
     forward = {op for op, _, _ in operator_calls(lambda: function(*leaves))}
     out = function(*leaves)
     wanted = [a for a in leaves if isinstance(a, torch.Tensor) and a.requires_grad]
-    calls = operator_calls(lambda: torch.autograd.grad(out, wanted, torch.ones_like(out)))
-    for operator, op_args, op_kwargs in calls:
-        if operator in forward:
-            continue
-        real = operator(*op_args, **op_kwargs)
-        try:
-            with FakeTensorMode() as mode:
-                fake_args, fake_kwargs = tree_map(
-                    lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t,
-                    (op_args, op_kwargs))
-                fake = operator(*fake_args, **fake_kwargs)
-        except Exception as error:
-            raise explain(name, f"fake implementation of {operator}", error) from error
-        for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
-            if isinstance(truth, torch.Tensor) and _layout(mine) != _layout(truth):
-                shape, dtype, strides = _layout(mine)
-                raise GradingError(
-                    f"{name}'s backward operator {operator}: its fake implementation gives "
-                    f"output {index} shape {shape}, {dtype}, strides {strides}, but the "
-                    f"operator returns shape {_layout(truth)[0]}, {_layout(truth)[1]}, strides "
-                    f"{_layout(truth)[2]} (the saved inputs here are transposed views): the "
-                    "register_fake of the operator called in backward must describe its real "
-                    "outputs too, strides included (opcheck of that operator fails on it): "
-                    "return the layout it returns (memory_format=torch.contiguous_format for "
-                    "contiguous gradients)", mistake=f"{name}/backward-fake-mismatch")
+    for layout, grad_output in _grad_outputs(out).items():
+        calls = operator_calls(lambda: torch.autograd.grad(out, wanted, grad_output,
+                                                           retain_graph=True))
+        for operator, op_args, op_kwargs in calls:
+            if operator not in forward:
+                _compare_fake(name, operator, op_args, op_kwargs, layout)
+
+
+def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    real = operator(*op_args, **op_kwargs)
+    try:
+        with FakeTensorMode() as mode:
+            fake_args, fake_kwargs = tree_map(
+                lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t,
+                (op_args, op_kwargs))
+            fake = operator(*fake_args, **fake_kwargs)
+    except Exception as error:
+        raise explain(name, f"fake implementation of {operator}", error) from error
+    for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
+        if isinstance(truth, torch.Tensor) and _layout(mine) != _layout(truth):
+            shape, dtype, strides = _layout(mine)
+            raise GradingError(
+                f"{name}'s backward operator {operator}: its fake implementation gives "
+                f"output {index} shape {shape}, {dtype}, strides {strides}, but the "
+                f"operator returns shape {_layout(truth)[0]}, {_layout(truth)[1]}, strides "
+                f"{_layout(truth)[2]} (the saved inputs here are transposed views, grad_output "
+                f"{layout}): the register_fake of the operator called in backward must describe "
+                "its real outputs whatever layout grad_output arrives in, strides included "
+                "(opcheck of that operator fails on it): return the layout it returns "
+                "(memory_format=torch.contiguous_format for contiguous gradients: "
+                "empty_like(t) alone keeps t's strides)",
+                mistake=f"{name}/backward-fake-mismatch")
 
 
 def check_ctx_tensors(name: str, output: torch.Tensor) -> None:

@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+import torch
+
 from ...errors import GradingError
 from .kernel_interpreter import interpreting
 from .kernel_races import shared_stores
@@ -19,6 +21,8 @@ class Refusal:
 
     what: str
     past_numel: int
+    expanded: bool = False  # inside the flat extent of a stride-0 (expanded) tensor argument
+    backward: bool = False  # during autograd's backward pass
 
 
 _REFUSALS: ContextVar[list | None] = ContextVar("lesson13_refusals", default=None)
@@ -39,16 +43,21 @@ def guarded_memory(name: str):
         return
     from triton.runtime import interpreter
 
-    extents, refused = [], []
+    extents, flat, refused = [], [], []
     init, load, store = (interpreter.GridExecutor._init_args_hst,
                          interpreter.InterpreterBuilder.create_masked_load,
                          interpreter.InterpreterBuilder.create_masked_store)
 
     def init_args(self, args_dev, kwargs):
         args_hst, kwargs_hst = init(self, args_dev, kwargs)
+        tensors = [interpreter._unwrap_tensor(a) for a in [*args_hst, *kwargs_hst.values()]
+                   if hasattr(a, "data_ptr")]
         extents[:] = [(s.data_ptr(), s.data_ptr() + s.nbytes(), t.element_size())
-                      for a in [*args_hst, *kwargs_hst.values()] if hasattr(a, "data_ptr")
-                      for t in [interpreter._unwrap_tensor(a)] for s in [t.untyped_storage()]]
+                      for t in tensors for s in [t.untyped_storage()]]
+        # what a kernel indexing flat memory would read of a broadcast view: numel elements
+        # from its start, over a storage smaller than that (stride 0: y.sum()'s gradient)
+        flat[:] = [(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in tensors
+                   if t.numel() * t.element_size() > t.untyped_storage().nbytes()]
         return args_hst, kwargs_hst
 
     def inside(ptrs, mask, what):
@@ -60,7 +69,9 @@ def guarded_memory(name: str):
                 first = int(addresses[~ok.astype(bool)].flat[0])
                 below = [(high, (high - low) // size) for low, high, size in extents
                          if high <= first]
-                refused.append(Refusal(what, max(below)[1] if below else 0))
+                refused.append(Refusal(what, max(below)[1] if below else 0,
+                                       any(low <= first < high for low, high in flat),
+                                       torch._C._current_autograd_node() is not None))
                 raise GradingError(f"{name}'s kernel {what} outside its tensors")
 
     def masked_load(self, ptrs, mask, other, *rest):
@@ -72,6 +83,21 @@ def guarded_memory(name: str):
         return store(self, ptrs, value, mask, *rest)
 
     def named(details: str) -> GradingError:
+        if refused[0].expanded and refused[0].backward:
+            return GradingError(
+                f"{name}'s backward kernel {refused[0].what} outside its tensors, past the end "
+                "of an expanded tensor, not for want of a mask: grad_output not made contiguous "
+                "(an expanded gradient, such as y.sum().backward() hands over, has stride 0: "
+                "its elements share one number in memory, and a kernel indexing it as flat "
+                "memory runs past it); make grad_output contiguous on the host before the "
+                "backward kernel reads it", details, mistake=f"{name}/grad-output-expanded")
+        if refused[0].expanded:
+            return GradingError(
+                f"{name}'s kernel {refused[0].what} outside its tensors, past the end of an "
+                "expanded input, not for want of a mask: an input not made contiguous (an "
+                "expanded tensor has stride 0: its elements share memory, and a kernel "
+                "indexing it as flat memory runs past it); make the inputs contiguous on the "
+                "host", details, mistake=f"{name}/strided-read-as-flat")
         return GradingError(
             f"{name}'s kernel {refused[0].what} outside its tensors on lanes past the end: a "
             "block wider than what is left (the tail, or a row shorter than the block) needs a "

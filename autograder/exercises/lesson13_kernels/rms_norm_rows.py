@@ -3,9 +3,8 @@ autograd_course with Triton kernels: a program per row (or per block of rows) fo
 gradient in closed form and the weight gradient as per-program partials backward."""
 
 import torch
-import torch.nn.functional as F
 
-from ...checks import Spec, case, check_values_and_gradients
+from ...checks import case
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
@@ -16,44 +15,19 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             name_bfloat16_failure, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
+from .rms_norm_layouts import check_non_contiguous
+from .rms_norm_spec import EPS, RMS_NORM_ROWS
+from .rms_norm_spec import checked as _checked
+from .rms_norm_spec import gradients as _gradients
+from .rms_norm_spec import right as _right
+from .rms_norm_spec import values as _values
 from .rms_norm_probes import (check_saves_rstd, direct_path_only, half_rstd,
                               name_rows_left_out, one_rows_contribution_per_column)
 
-RMS_NORM_ROWS = Spec("rms_norm_rows", ("x", "weight", "eps"),
-                     lambda x, weight, eps: F.rms_norm(x, x.shape[-1:], weight, eps))
-LATER_IN_LESSON, EPS = True, 1e-5  # LATER_IN_LESSON: after silu_mul
+LATER_IN_LESSON = True  # after silu_mul
 # a prime number of rows above any grid a backward would fix (Liger: one program per SM, 132 on
 # an H100 SXM): no smaller grid divides it, so every way of splitting it leaves a shorter group
 MANY_ROWS, FEW_ROWS = 137, 9
-
-
-def _values(shape, device, seed=0, dtype=torch.float64, eps=EPS) -> dict:
-    return {"x": sample(shape, device, seed=seed, dtype=dtype),
-            "weight": 1 + 0.5 * sample(shape[-1:], device, seed=seed + 50, dtype=dtype),
-            "eps": eps}
-
-
-def _checked(function, values: dict, **tolerances) -> None:
-    try:
-        check_values_and_gradients(Calls(function), RMS_NORM_ROWS, values, **tolerances)
-    except (GradingError, NotImplementedError):
-        raise
-    except Exception as error:
-        raise explain("rms_norm_rows", "call", error) from error
-
-
-def _gradients(function, values: dict, grad_output=None):
-    x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))
-    out = function(x, weight, values["eps"])
-    grad_output = torch.ones_like(out) if grad_output is None else grad_output
-    return torch.autograd.grad(out, (x, weight), grad_output)
-
-
-def _right(function, values: dict) -> bool:
-    try:
-        return _checked(function, values) is None
-    except GradingError:
-        return False
 
 
 def check_rows(function, values: dict) -> None:
@@ -127,47 +101,6 @@ def check_eps(function, device) -> None:
                     mistake={"outside the square root": "rms_norm_rows/eps-outside-root",
                              "ignores its eps": "rms_norm_rows/eps-ignored"}) from error
         raise
-
-
-def check_non_contiguous(function, device) -> None:
-    covers("non-contiguous inputs")
-    strided = {"x transposed, weight a strided slice":
-               {"x": sample((6, 4), device, seed=3).t(),
-                "weight": 1 + sample((12,), device, seed=4)[::2], "eps": EPS},
-               # no view flattens these rows (x.view(-1, D) raises): reshape copies them
-               "x of shape (2, 4, 6), its last two dims transposed":
-               {"x": sample((2, 6, 4), device, seed=3).mT,
-                "weight": 1 + sample((6,), device, seed=4), "eps": EPS}}
-    for where, values in strided.items():
-        try:
-            with case(where):
-                _checked(function, values)
-        except GradingError as error:
-            dense = {n: v.contiguous() if isinstance(v, torch.Tensor) else v
-                     for n, v in values.items()}
-            if not _right(function, dense):
-                raise
-            raise GradingError(
-                "rms_norm_rows is right for contiguous inputs but wrong for the same values in "
-                "a transposed or strided view: a kernel indexes flat memory, so make the inputs "
-                "contiguous on the host (x.contiguous()) or pass their strides to the kernel",
-                error.details, case=where,
-                mistake="rms_norm_rows/strided-read-as-flat") from error
-    covers("non-contiguous grad_output")
-    # leading dims transposed: no view flattens them (a 2-D transpose views as (-1, D) fine)
-    values = _values((2, 3, 6), device, seed=5)
-    grad_output = sample((3, 2, 6), device, seed=6).transpose(0, 1)
-    got, dense, want = (_gradients(f, values, g) for f, g in [
-        (function, grad_output), (function, grad_output.contiguous()),
-        (RMS_NORM_ROWS.reference, grad_output)])
-    for name, mine, same, truth in zip(("x", "weight"), got, dense, want):
-        if not (torch.allclose(mine, truth, rtol=1e-9, atol=1e-10)  # float64 to its precision
-                or torch.allclose(mine, same, rtol=1e-9, atol=1e-10)):
-            raise GradingError(
-                f"rms_norm_rows's gradient for {name} is wrong when grad_output is a transposed "
-                "view, and another for the same values contiguous: make grad_output contiguous "
-                "before the backward kernel reads it",
-                mistake="rms_norm_rows/grad-output-strided-read-as-flat")
 
 
 def check_half(function, device) -> None:

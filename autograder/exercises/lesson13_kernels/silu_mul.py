@@ -91,23 +91,27 @@ def _held_fixed(silu_mul, device) -> str | None:
 
 def check_kernels_do_the_work(silu_mul, device) -> None:
     """The arithmetic runs in the kernels, and each pass is one launch of one kernel (37
-    elements: one block of any block size a learner would pick, or a grid-stride loop)."""
+    elements: one block of any block size a learner would pick, or a grid-stride loop; and 4
+    elements and 0-d, where a host fast path for small tensors would hide)."""
     covers("arithmetic in the learner's kernels")
-    a, b = (v.requires_grad_() for v in silu_mul_values((37,), device).values())
-    forward = check_in_kernels("silu_mul", "forward", lambda: silu_mul(a, b))
-    out = silu_mul(a, b)
-    grad_output = torch.ones_like(out)
-    backward = check_in_kernels("silu_mul", "backward",
-                                lambda: torch.autograd.grad(out, (a, b), grad_output))
     covers("one kernel launch per pass")
-    for phase, launched, what in [("forward", forward, "computes y"),
-                                  ("backward", backward, "computes both gradients")]:
-        if len(launched) > 1:
-            raise GradingError(
-                f"silu_mul's {phase} launched {len(launched)} Triton kernels "
-                f"({', '.join(launched)}) on 37 elements: the point of the fused op is one "
-                f"pass over memory, so one kernel, launched once, {what}, reading each input "
-                "once", mistake="silu_mul/more-than-one-launch")
+    for shape in [(37,), (4,), ()]:
+        a, b = (v.requires_grad_() for v in silu_mul_values(shape, device).values())
+        size = f"{a.numel()} element{'s' * (a.numel() != 1)}" + (" (0-d)" if not shape else "")
+        with case(f"a and b of shape {shape}"):
+            forward = check_in_kernels("silu_mul", "forward", lambda: silu_mul(a, b))
+            out = silu_mul(a, b)
+            grad_output = torch.ones_like(out)
+            backward = check_in_kernels("silu_mul", "backward",
+                                        lambda: torch.autograd.grad(out, (a, b), grad_output))
+        for phase, launched, what in [("forward", forward, "computes y"),
+                                      ("backward", backward, "computes both gradients")]:
+            if len(launched) > 1:
+                raise GradingError(
+                    f"silu_mul's {phase} launched {len(launched)} Triton kernels "
+                    f"({', '.join(launched)}) on {size}: the point of the fused op is one "
+                    f"pass over memory, so one kernel, launched once, {what}, reading each "
+                    "input once", mistake="silu_mul/more-than-one-launch")
 
 
 def check_fake(silu_mul, device) -> None:

@@ -51,8 +51,9 @@ def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_on
 
 
 def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
-    """Does Exercise 1's design cell give ✓ to the worked answers, a ✗ to a y saved alone and to
-    one tensor returned for two, and custom_op's own refusal of tuple[torch.Tensor, ...]?"""
+    """Does Exercise 1's design cell give ✓ to the worked answers, a ✗ to a y saved alone, no ✗
+    to one tensor (both gradients stacked in it is a valid design), and custom_op's own refusal
+    of tuple[torch.Tensor, ...]?"""
     import torch
 
     checker = cell_from("13_kernels", "if my_saved is not None:")
@@ -61,7 +62,8 @@ def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_a
     assert len(lines) == 2 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
                                "my_backward_returns": "torch.Tensor"})
-    assert lines[0].startswith("saved: ✗ a and b missing") and "✗ one tensor" in lines[1], lines
+    assert lines[0].startswith("saved: ✗ a and b missing"), lines
+    assert "✗" not in lines[1] and "stacks them, shape (2, *a.shape)" in lines[1], lines
     lines = run_code(checker, {**worked, "torch": torch,
                                "my_backward_returns": "tuple[torch.Tensor, ...]"})
     assert lines[1].startswith("returns: ✗ custom_op refuses it: ValueError"), lines

@@ -4,12 +4,14 @@ silu_mul_design: a backward operator copied from the worked example;
 silu_mul_registration: the operators registered in other forms; rms_norm_rows_lock:
 partial rows shared behind a lock; rms_norm_rows_maths: the row gradient's direct path alone;
 rms_norm_rows_groups: a fixed grid of programs over groups of rows, counted or bounded wrong;
-rms_norm_rows_saved: no rstd saved, computed again in backward;
+rms_norm_rows_saved: no rstd saved, computed again in backward; rms_norm_rows_layouts: an
+expanded grad_output and a strided weight read as flat memory;
 rms_norm_rows_domain: what only the generated checks of its domain see; ctx_tensors: tensors
 kept as ctx attributes, for both)."""
 
 from . import (ctx_tensors, rms_norm_rows, rms_norm_rows_domain, rms_norm_rows_groups,
-               rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
+               rms_norm_rows_layouts, rms_norm_rows_lock, rms_norm_rows_maths,
+               rms_norm_rows_saved, silu_mul,
                silu_mul_design, silu_mul_maths, silu_mul_registration)
 
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
@@ -17,4 +19,5 @@ UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUS
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
-            + rms_norm_rows_domain.MISTAKES + ctx_tensors.MISTAKES)
+            + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
+            + ctx_tensors.MISTAKES)

@@ -1,8 +1,9 @@
 """Lesson 13: silu_mul's mistakes of a backward operator copied from the worked example, whose
 gradient was one number for one input (sum_of_squares), or from Liger-Kernel's SwiGLU, a
 launch that fits small tensors only, a product left in the input's dtype (float16 passes;
-Triton 3.9's interpreter computes bfloat16 on the raw bits), and an output buffer kept from
-call to call to save an allocation."""
+Triton 3.9's interpreter computes bfloat16 on the raw bits), an output buffer kept from
+call to call to save an allocation, a host fast path for small tensors, and a backward fake
+shaped like grad_output."""
 
 from .. import Mistake
 from .common import _edit
@@ -64,4 +65,25 @@ MISTAKES = [
             "call (a later call overwrites an earlier call's output)",
             "a later call changed an earlier call's output",
             _edit(SILU_MUL, GLOBAL, (OUTPUT, KEPT.format(view="[...]"))), named=True),
+]
+
+# the review's W4 and W5 (issue of lesson 13's third review): a host fast path below 9 elements
+# (checked at 37 elements only, it passed), and a backward fake shaped like grad (the saved
+# inputs were transposed, grad_output contiguous: the fake matched)
+MISTAKES += [
+    Mistake("silu_mul", "a host fast path for small tensors: F.silu(a) * b below 9 elements",
+            "computes with torch ops", _edit(
+                SILU_MUL,
+                ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n",
+                 "    if a.numel() <= 8:  # a launch costs more than it saves on a handful\n"
+                 "        return torch.nn.functional.silu(a) * b\n"
+                 "    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n"),
+                ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
+                 "    if a.numel() <= 8:  # same fast path\n"
+                 "        s = torch.sigmoid(a)\n"
+                 "        return grad * b * s * (1 + a * (1 - s)), grad * a * s\n"
+                 "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"))),
+    Mistake("silu_mul", "the backward operator's fake returns empty_like(grad), grad's strides",
+            "backward operator autograd_course.silu_mul_backward.default: its fake",
+            _edit(SILU_MUL, (TWO_FAKES, "    return torch.empty_like(grad), torch.empty_like(grad)"))),
 ]
