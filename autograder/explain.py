@@ -62,8 +62,8 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
             left_out = names[got:expected]
             return GradingError(
                 f"{returned}: {' and '.join(left_out)} get{'s' if len(left_out) == 1 else ''} "
-                "no gradient, yet each input still "
-                "gets a value, in forward's order: which value says 'no gradient'?",
+                "no gradient, yet each input still gets a value, in the order forward takes "
+                "them: which value stands for no gradient?",
                 mistake=f"{spec.name}/wrong-gradient-count")
         if got < expected:  # which ones are missing, the count cannot say
             return GradingError(f"{returned}: return one gradient or None per input, in "

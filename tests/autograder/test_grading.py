@@ -96,7 +96,8 @@ class TestVerdict:
         assert not passed
         assert message.splitlines()[0] == (
             "backward returned 2 gradients for 4 inputs: w1 and w2 get no gradient, yet each input "
-            "still gets a value, in forward's order: which value says 'no gradient'?")
+            "still gets a value, in the order forward takes them: which value stands for no "
+            "gradient?")
 
     def test_unexpected_exception(self):
         """Is any other exception from the learner's code reported, not raised?"""
