@@ -108,7 +108,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                                  [fresh[n] for n in wanted], grad_outputs, allow_unused=True)
     given = [g.to(o.dtype) for g, o in zip(grad_outputs, differentiable)]
     pristine = [(g.clone(), g._version) for g in given]
-    grads = _backward(domain, forward.output, differentiable, inputs, given)
+    grads = input_gradients(domain, forward.output, differentiable, inputs, given)
     for grad_output, (copy, version) in zip(given, pristine):
         check_untouched(spec, grad_output, copy, version)
     for name, truth in zip(wanted, truths):
@@ -125,7 +125,8 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     return forward
 
 
-def _backward(domain: Domain, output, differentiable: list, inputs: dict, grad_outputs) -> dict:
+def input_gradients(domain: Domain, output, differentiable: list, inputs: dict,
+                    grad_outputs) -> dict:
     """The gradient of every input that requires grad, by name (learner's errors as hints)."""
     if len(differentiable) == 1 and not isinstance(output, (tuple, list)):
         grads = run_backward(domain.spec, output, inputs, grad_outputs[0]).grads

@@ -6,7 +6,7 @@ memory as if it were laid out like the output, raises or is wrong there, and now
 import torch
 
 from .checks import check_untouched, run_forward
-from .comparison import _backward, floating_outputs, fresh_leaves, reference_outputs
+from .comparison import floating_outputs, fresh_leaves, input_gradients, reference_outputs
 from .diagnose import diagnose_gradient
 from .domain import TOLERANCES, Domain
 from .errors import GradingError
@@ -73,7 +73,7 @@ def check_grad_output_layout(domain: Domain, function, device) -> None:
             mistake=f"{spec.name}/assumes-contiguous-grad-output")
 
     try:
-        grads = _backward(domain, forward.output, [o for o, _ in pairs], inputs, given)
+        grads = input_gradients(domain, forward.output, [o for o, _ in pairs], inputs, given)
     except GradingError as error:
         raise blamed(error, "raised") from error
     for grad_output, (copy, version) in zip(given, pristine):
