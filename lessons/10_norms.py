@@ -469,13 +469,12 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # - Forward computes the variance so that rows far from $0$ keep their accuracy, float32 rows
 #   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$: never
 #   as $E[x^2] - E[x]^2$, in any precision.
-# - What forward saves for backward has a budget in bytes: the size of `x` in `x`'s dtype,
-#   plus what `F.layer_norm` keeps beyond its arguments (two numbers per row, each in float32
-#   or `x`'s dtype, whichever is wider). The weight saved itself is free; everything else
-#   saved counts, `x` itself included.
+# - What forward saves for backward has a budget in bytes, given in the box after the three
+#   decisions below (open it once you have made the first): the weight saved itself is free;
+#   everything else saved counts, `x` itself included.
 # - Backward is your derivation, **by hand** (no `torch.autograd.grad`, no
-#   `native_layer_norm_backward`), and returns exactly one gradient per input: `None` for
-#   `eps`, and `None` for, and no gradient computed for, any input whose
+#   `native_layer_norm_backward`), and returns each input's gradient in forward's order:
+#   `None` for `eps`, and `None` for, and no gradient computed for, any input whose
 #   `ctx.needs_input_grad` is `False` (the ops backward runs are logged: asking for one more
 #   gradient must add some, and with `x` frozen none may sum a tensor made from `grad_output`
 #   to one number per row, as grad_x's row sums do); `weight=None` or `bias=None` gives
@@ -494,6 +493,14 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #   none included (recall `sum(dim=())`).
 #
 # `save_for_backward` accepts `None`, so a missing weight needs no special case there.
+#
+# <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
+# save)</summary>
+#
+# The size of `x` in `x`'s dtype, plus what `F.layer_norm` keeps beyond its arguments: two
+# numbers per row, each in float32 or `x`'s dtype, whichever is wider. The weight saved itself
+# is free; everything else saved counts, `x` itself included.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
 class LayerNormFunction(torch.autograd.Function):
@@ -671,12 +678,19 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #
 # - for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python float: the
 #   value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
-# - What forward saves for backward has a budget in bytes: `x` and the weight saved
-#   themselves are free (a copy of `x` counts, whatever its strides); everything else saved
-#   counts, up to one number per row, in float32 or `x`'s dtype, whichever is wider.
+# - What forward saves for backward has a budget in bytes, the least that answers the question
+#   above: the box after the contract gives it (open it once you have decided).
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
 #   that needs none (the ops are logged and read as in ✎ 1).
+#
+# <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
+# save)</summary>
+#
+# `x` and the weight saved themselves are free (a copy of `x` counts, whatever its strides);
+# everything else saved counts, up to one number per row, in float32 or `x`'s dtype,
+# whichever is wider.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
 class RMSNormFunction(torch.autograd.Function):

@@ -24,20 +24,23 @@ LAYER_NORM_CLAUSES = (
            {"case:a precision loss": "E[x^2] - E[x]^2 variance",
             "case:on rows like 1e8 + N(0, 1) in float64": "E[x^2] - E[x]^2 variance accumulated "
                                                          "in float64"}),
-    Clause("What forward saves for backward has a budget in bytes: the size of `x` in `x`'s "
-           "dtype, plus what `F.layer_norm` keeps beyond its arguments (two numbers per row, "
-           "each in float32 or `x`'s dtype, whichever is wider). The weight saved itself is "
-           "free; everything else saved counts, `x` itself included.",
+    # the bytes themselves are in a collapsed box after the statement's decisions: the bullet
+    # would otherwise answer the first decision (what to save); the box says what is graded
+    Clause("What forward saves for backward has a budget in bytes, given in the box after the "
+           "three decisions below (open it once you have made the first): the weight saved "
+           "itself is free; everything else saved counts, `x` itself included.",
            {"case:saved 2 full-size tensors": "saves the normalised input as well as x",
             "LayerNormFunction/saves-wider-copy": "a float64 normalised copy saved for a "
                                                   "float32 x",
+            "LayerNormFunction/saves-wider-statistics": "float64 mean and rstd saved for a "
+                                                        "float32 x",
             "case:saved the bias": "saves the bias",
             "LayerNormFunction/tensor-on-ctx": "mean and rstd kept on ctx",
             "LayerNormFunction/saves-narrower-dtype": "float32 statistics saved for float64 "
                                                       "inputs"}),
     Clause("Backward is your derivation, **by hand** (no `torch.autograd.grad`, no "
-           "`native_layer_norm_backward`), and returns exactly one gradient per input: `None` "
-           "for `eps`, and `None` for, and no gradient computed for, any input whose "
+           "`native_layer_norm_backward`), and returns each input's gradient in forward's "
+           "order: `None` for `eps`, and `None` for, and no gradient computed for, any input whose "
            "`ctx.needs_input_grad` is `False` (the ops backward runs are logged: asking for "
            "one more gradient must add some, and with `x` frozen none may sum a tensor made "
            "from `grad_output` to one number per row, as grad_x's row sums do); `weight=None` "
@@ -68,12 +71,15 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
-    Clause("What forward saves for backward has a budget in bytes: `x` and the weight saved "
-           "themselves are free (a copy of `x` counts, whatever its strides); everything else "
-           "saved counts, up to one number per row, in float32 or `x`'s dtype, whichever is "
-           "wider.",
+    # the bytes are in a collapsed box after the contract, not in the bullet that would answer
+    # the statement's question (what is the least forward can keep)
+    Clause("What forward saves for backward has a budget in bytes, the least that answers the "
+           "question above: the box after the contract gives it (open it once you have "
+           "decided).",
            {"case:saved 2 full-size tensors": "saves the normalised x too",
             "case:instead of x": "x.contiguous() saved",
+            "RMSNormFunction/saves-wider-statistics": "float64 rstd saved for a float32 x",
+            "case:saved a copy of the weight": "a copy of the weight saved",
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("Backward by hand, from your derivation; the weight gradient summed over every "
            "leading dim to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient "

@@ -2,7 +2,9 @@
 default, by position, per instance, and for ``eps=None`` (torch.finfo of each input's dtype,
 at call time, as torch.nn.RMSNorm)."""
 
+import linecache
 import warnings
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -26,9 +28,31 @@ def build(cls: type, dim: int, *args, **kwargs) -> nn.Module:
             raise GradingError(f"{NAME}.__init__ assigns a parameter before calling "
                                "super().__init__(): call it first", str(error)) from error
         raise GradingError(f"{NAME}({dim}) raised AttributeError: {error}") from error
-    except TypeError as error:
-        raise GradingError(f"{NAME}({dim}{', eps=...' if kwargs else ''}) raised TypeError: "
-                           "__init__ should take (self, dim, eps=1e-6)", str(error)) from error
+    except TypeError as error:  # the learner's own error and line, quoted: no cause guessed
+        called = ", ".join([repr(dim), *map(repr, args),
+                            *(f"{key}={value!r}" for key, value in kwargs.items())])
+        line = _raising_line(error)
+        where = f" at `{line}`" if line else ""
+        said = str(error).splitlines()[0] if str(error) else "no message"
+        raise GradingError(f"{NAME}({called}) raised TypeError{where}: {said}",
+                           str(error)) from error
+
+
+_LIBRARIES = tuple(str(Path(module.__file__).resolve().parents[depth])
+                   for module, depth in ((torch, 0), (warnings, 0)))
+_GRADING = str(Path(__file__).resolve().parents[2])
+
+
+def _raising_line(error: BaseException) -> str:
+    """The innermost line of ``error``'s traceback outside torch, the standard library and
+    the grading library: the line of the learner's code that raised it ('' when none)."""
+    line, traceback = "", error.__traceback__
+    while traceback is not None:
+        filename = traceback.tb_frame.f_code.co_filename
+        if not filename.startswith(_LIBRARIES + (_GRADING,)):
+            line = linecache.getline(filename, traceback.tb_lineno).strip() or line
+        traceback = traceback.tb_next
+    return line
 
 
 def check_own_eps(cls: type, device, eps: float = 1e-4, other: float = 0.25) -> None:

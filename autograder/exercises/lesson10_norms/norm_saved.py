@@ -8,7 +8,6 @@ from types import SimpleNamespace
 from ...checks import Spec, make_inputs, run_forward
 from ...comparison import check_saved_dtypes
 from ...errors import GradingError
-from ...probes import same_tensor
 
 
 def budget(x, rows: int, per_row: int, *, x_free: bool = False) -> int:
@@ -50,8 +49,20 @@ def check_budget(name: str, forward, x, weight, *, rows: int, per_row: int, keep
     if len(per_row_kept) > per_row:
         raise GradingError(f"{name} saved {len(per_row_kept)} tensors of one number per "
                            f"{unit}, {over}")
+    widest = max(x.element_size(), 4)
+    wide_stats = [s for s in per_row_kept if s.tensor.element_size() > widest]
+    if wide_stats:
+        shown = ", ".join(f"{s.role} of shape {s.shape}" for s in wide_stats)
+        raise GradingError(f"{name} saved {len(wide_stats)} tensor{'s' * (len(wide_stats) > 1)} "
+                           f"of one number per {unit} in {wide_stats[0].dtype} ({shown}) for a "
+                           f"{x.dtype} x: the budget counts each number per {unit} in float32 "
+                           f"or x's dtype, whichever is wider ({widest} bytes); {spent} bytes "
+                           f"where the budget is {allowed} ({kept})",
+                           mistake=f"{name}/saves-wider-statistics")
+    # the weight forward received is saved as "input weight"; a tensor of its shape saved
+    # under any other role is a copy (values["weight"] is not the tensor forward was given)
     if weight is not None and any(s.tensor.shape == weight.shape
-                                  and not same_tensor(s.tensor, weight) for s in forward.saved):
+                                  and not s.role.startswith("input") for s in forward.saved):
         raise GradingError(f"{name} saved a copy of the weight (the weight itself is free), "
                            f"{over}")
     raise GradingError(f"{name} saved {over}")

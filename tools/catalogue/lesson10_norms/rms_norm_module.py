@@ -138,6 +138,11 @@ MISTAKES = [
         "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
     Mistake("RMSNorm", "eps=None passed on to the Function", "takes eps=None too", _module(
         _INIT, "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+    # the review's W12: float(eps) to make sure eps is a number; the hint quotes the
+    # learner's TypeError and line, no signature guessed
+    Mistake("RMSNorm", "eps coerced with float() in __init__",
+            "RMSNorm(6, eps=None) raised TypeError at `self.eps = float(eps)`", _module(
+                _INIT.replace("self.eps = eps", "self.eps = float(eps)"))),
     Mistake("RMSNorm", "default eps 1e-5", "does not use eps=1e-6 by default",
             _module(_INIT, head="dim, eps=1e-5"), named=True),
     Mistake("RMSNorm", "weight passed as .data", "received no gradient", _module(
