@@ -649,8 +649,10 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
 #   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 # - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as
-#   accumulating in float32 makes them, in every grad mode (the grader compares with float64
-#   over hundreds of chunks); the saved gradients in the input's dtype.
+#   accumulating in float32 makes them, in every grad mode, each chunk's $G = (P - Y)/N$ kept
+#   in float32 (away from the target its entries are about $1/(NV)$, below float16's normal
+#   range); the saved gradients in the input's dtype. The grader compares with float64 over
+#   512 chunks in float16 and 64 in bfloat16, and at $N = V = 2048$ in float16.
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.
@@ -957,14 +959,13 @@ plt.show()
 # %% [markdown]
 # ## Common mistakes
 #
-# The self-check names each mistake it knows when it meets one, so the table keeps only
-# those it cannot see: they cost memory or accuracy at sizes it does not run.
+# Two mistakes that a test of your own at small sizes does not show: the loss comes out right,
+# and the cost, memory or accuracy, appears only at larger sizes. The self-check refuses both.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again, and the loss still right | gradients in forward |
-# | a float32 copy of a bfloat16 weight, and a float32 `grad_weight` | at LLM proportions in bfloat16, the fused loss's whole step peaks barely below the plain loss's (20.9 against 24.0 MiB in the optional sections; 2.8× below in float32) | multiply in the input dtype (a GPU accumulates in float32 inside); measure before you trust a ratio |
-# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$: at a language model's sizes most of them round to 0 in float16 (the optional sections measure it), and the gradients with them | keep $G$ in float32, or in bfloat16, which has float32's range |
+# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0 (at a language model's sizes nearly all of them; the optional sections measure it), and the gradients with them | keep $G$ in float32 until both products are done |
 #
 # ## Summary
 #

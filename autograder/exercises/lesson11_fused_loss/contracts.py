@@ -24,6 +24,12 @@ SMOOTHED_LOSS_CLAUSES = (
                                                                 "log-sum-exp factor",
             "SmoothedCrossEntropy/ignored-rows-get-gradient": "ignored rows left in the gradient",
             "SmoothedCrossEntropy/state-on-class": "label_smoothing and z_loss kept on the class",
+            "SmoothedCrossEntropy/z-loss-term-wrong": "the z-loss factor (1 + 2 lambda lse) on "
+                                                      "the whole P - Y",
+            "SmoothedCrossEntropy/smoothing-term-wrong": "the smoothing gradient over 2C "
+                                                         "classes",
+            "SmoothedCrossEntropy/terms-combined-wrongly": "the z-loss factor on the smoothing "
+                                                           "term too",
             "raised:RuntimeError": "ignored rows' targets made class 1"}),
     Clause("stable at logits of magnitude $10^4$;",
            {"SmoothedCrossEntropy/overflows-at-large-logits": "z-loss of raw exp sums"}),
@@ -107,9 +113,14 @@ LCE_CLAUSES = (
             "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
                                                 "forward"}),
     Clause("float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as "
-           "accumulating in float32 makes them, in every grad mode (the grader compares with "
-           "float64 over hundreds of chunks); the saved gradients in the input's dtype.",
-           {"case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
+           "accumulating in float32 makes them, in every grad mode, each chunk's $G = (P - Y)/N$ "
+           "kept in float32 (away from the target its entries are about $1/(NV)$, below "
+           "float16's normal range); the saved gradients in the input's dtype. The grader "
+           "compares with float64 over 512 chunks in float16 and 64 in bfloat16, and at "
+           "$N = V = 2048$ in float16.",
+           {"linear_cross_entropy/G-rounded-to-float16": "G rounded to float16 before the two "
+                                                         "products",
+            "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
                                                                     "the loss-only path under "
                                                                     "no_grad",

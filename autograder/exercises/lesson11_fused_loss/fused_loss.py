@@ -21,7 +21,7 @@ from ...comparison import check_saved_dtypes
 from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
-                                   check_low_precision)
+                                   check_g_range, check_low_precision, g_range_values)
 from .fused_loss_calls import check_two_calls
 from .fused_loss_memory import check_largest_tensor, check_lce_cuda_peak
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
@@ -263,6 +263,7 @@ def lce_full(linear_cross_entropy, device) -> None:
     for seed, dtype in enumerate((torch.bfloat16, torch.float16)):
         check_low_precision(function, lce_values(256, 32, 64, 4, device, seed=57 + seed,
                                                  dtype=dtype))
+    check_g_range(function, g_range_values(device))
     covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
         check_lce_cuda_peak(function, lce_values(2048, 64, 8192, 128, device, seed=59,

@@ -57,6 +57,55 @@ def check_low_precision(function: Called, values: dict) -> None:
         check_low_precision_without_grad(function, values, loss, tolerance)
 
 
+# measured on G_RANGE's inputs (seeds 0 to 3): G in float32 keeps grad_x within 3e-4 of its
+# largest entry, G in bfloat16 (float32's range, 8 bits) within 1.3e-3, G rounded to float16
+# before the products is off by 7.8e-3 to 9.1e-3
+G_RANGE_TOLERANCE = 3e-3
+
+
+def g_range_values(device) -> dict:
+    """float16, N = V = 2048: away from its target an entry of G = (P - Y)/N is about
+    1/(NV) = 2.4e-7, below float16's smallest normal number (6.1e-5), among subnormals
+    6e-8 apart."""
+    return lce_values(2048, 2, 2048, 512, device, seed=64, dtype=torch.float16)
+
+
+def check_g_range(function: Called, values: dict) -> None:
+    """Both gradients within G_RANGE_TOLERANCE of float64 where G's entries lie below float16's
+    normal range; an answer that matches G rounded to float16 is named as such."""
+    (N, _), V = values["x"].shape, values["weight"].shape[0]
+    with case(_describe(values) + f", G's entries near 1/(NV) = {1 / (N * V):.2g}"):
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, (inputs["x"], inputs["weight"]))
+        x, weight = values["x"].double(), values["weight"].double()
+        G = torch.softmax(x @ weight.T, dim=1)
+        G[torch.arange(N, device=G.device), values["target"]] -= 1
+        G /= N
+        rounded = G.half().double()
+        for name, got, true, if_rounded in (
+                ("grad_x", grads[0], G @ weight, rounded @ weight),
+                ("grad_weight", grads[1], G.T @ x, rounded.T @ x)):
+            scale = true.abs().max()
+            error = ((got.double() - true).abs().max() / scale).item()
+            if error <= G_RANGE_TOLERANCE:
+                continue
+            from_rounded = ((got.double() - if_rounded).abs().max() / scale).item()
+            if from_rounded < error / 4:
+                raise GradingError(
+                    f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at "
+                    f"N={N}, V={V}, as with G = (P - Y)/N rounded to float16 before the two "
+                    f"products (within {from_rounded:.1g} of that): G's entries, about 1/(NV) = "
+                    f"{1 / (N * V):.2g} away from the target, lie below float16's smallest "
+                    "normal number (6.1e-5), where they keep a few significant bits or none",
+                    mistake=f"{NAME}/G-rounded-to-float16")
+            raise GradingError(
+                f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at N={N}, "
+                f"V={V}, where G's entries (about 1/(NV) = {1 / (N * V):.2g}) lie below "
+                f"float16's normal range and float32 accumulation with G in float32 stays "
+                f"within {G_RANGE_TOLERANCE:g}")
+
+
 def check_low_precision_without_grad(function: Called, values: dict, loss, tolerance: float):
     """The loss under torch.no_grad() as accurate as with grad enabled (a loss-only path of
     its own may accumulate in the input dtype)."""

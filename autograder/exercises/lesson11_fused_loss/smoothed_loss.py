@@ -6,7 +6,7 @@ saves, None for everything but the logits."""
 import torch
 import torch.nn.functional as F
 
-from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+from ...checks import (case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients)
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
@@ -16,20 +16,7 @@ from .cross_entropy_mistakes import ignore_index_past_classes
 from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_not_a_copy,
                          check_saved_precision, strided_logits)
 from .contracts import SMOOTHED_LOSS_CLAUSES
-
-NAME = "SmoothedCrossEntropy"
-
-
-def smoothed_cross_entropy(logits, target, ignore_index, label_smoothing, z_loss):
-    counted = target != ignore_index
-    squares = torch.logsumexp(logits, dim=-1)[counted] ** 2
-    return (F.cross_entropy(logits, target, ignore_index=ignore_index,
-                            label_smoothing=label_smoothing) + z_loss * squares.mean())
-
-
-SMOOTHED = Spec(NAME, ("logits", "target", "ignore_index", "label_smoothing", "z_loss"),
-                smoothed_cross_entropy)
-
+from .smoothed_terms import NAME, SMOOTHED, loss_and_grad, smoothed_cross_entropy, which_term
 
 def sce_values(rows, classes, device, *, ignored=(), ignore_index=-100, smoothing=0.1,
                z_loss=1e-2, seed=0, magnitude=3.0, dtype=torch.float64) -> dict:
@@ -47,16 +34,6 @@ def describe(values: dict) -> str:
             f"{str(values['logits'].dtype)[6:]}, {ignored} rows ignored "
             f"(ignore_index={values['ignore_index']}), label_smoothing="
             f"{values['label_smoothing']:g}, z_loss={values['z_loss']:g}")
-
-
-def _grad(function, values: dict, grad_output=1.0):
-    logits = values["logits"].detach().clone().requires_grad_()
-    try:
-        loss = function.apply(logits, *list(values.values())[1:])
-        grad, = torch.autograd.grad(loss, logits, torch.full_like(loss, grad_output))
-    except Exception:  # the learner's code may raise anything: the first hint stands
-        return None
-    return loss.detach(), grad
 
 
 def _variants(values: dict) -> dict:
@@ -91,7 +68,7 @@ def recognise(function, values: dict) -> str | None:
     """The named mistakes: dividing by N, a smoothing or z-loss term missing from grad, the
     smoothing spread over C - 1 classes, the z-loss over every row, a target that cannot be
     gathered when ignore_index is past the classes."""
-    got = _grad(function, values)
+    got = loss_and_grad(function, values)
     if got is None:
         return ignore_index_past_classes(NAME, values)
     if any(t.dtype != values["logits"].dtype for t in got):
@@ -131,7 +108,7 @@ def recognise(function, values: dict) -> str | None:
     weight = counted[:, None] / M
     eps, z = values["label_smoothing"], values["z_loss"]
     z_term = 2 * z * lse * probs * weight  # the z-loss's part of the gradient, at g = 1
-    tripled = _grad(function, values, 3.0) if torch.allclose(grad, true_grad) else None
+    tripled = loss_and_grad(function, values, 3.0) if torch.allclose(grad, true_grad) else None
     if tripled is not None and not torch.allclose(tripled[1], 3 * true_grad):
         if z and torch.allclose(tripled[1], 3 * true_grad - 2 * z_term):
             return (f"{NAME}'s z-loss gradient is not multiplied by grad_output: the gradient "
@@ -172,7 +149,7 @@ def recognise(function, values: dict) -> str | None:
                 "log-sum-exp itself: it is right only for a row whose log-sum-exp is 1; what "
                 "does the chain rule give for d(lse ** 2)/dz (Hint 2 gives it for one row)?")
     if not torch.allclose(loss, truth):
-        return None  # the loss is wrong too: the hints below are about the gradient alone
+        return which_term(function, values)  # the hints below are about the gradient alone
     ignored = ~counted
     if ignored.any() and torch.allclose(grad[counted], true_grad[counted]) and \
             grad[ignored].abs().max() > 0:
@@ -194,7 +171,7 @@ def recognise(function, values: dict) -> str | None:
                     "are not the target (fairseq's convention), though its loss does not: "
                     "PyTorch's smoothed target puts label_smoothing / C on every class, the "
                     "target included: differentiate the loss your forward computes")
-    return None
+    return which_term(function, values)
 
 
 SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (first match)
@@ -218,6 +195,9 @@ SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (f
     "some term of your backward is not multiplied": f"{NAME}/term-ignores-grad-output",
     "the same number for each": f"{NAME}/z-loss-gradient-without-softmax",
     "label_smoothing / N, with N": f"{NAME}/smoothing-over-rows",
+    "right without z-loss and right without": f"{NAME}/terms-combined-wrongly",
+    "right without z-loss and wrong with it": f"{NAME}/z-loss-term-wrong",
+    "right without label smoothing and wrong": f"{NAME}/smoothing-term-wrong",
 }
 
 
@@ -269,7 +249,7 @@ def check_stable(function, device, dtype) -> None:
     values = sce_values(6, 5, device, seed=7, ignored=(2,), magnitude=1e4, dtype=dtype,
                         z_loss=1e-4)
     with case(describe(values)):
-        got = _grad(function, values)
+        got = loss_and_grad(function, values)
         if got is not None and not (torch.isfinite(got[0]).all() and torch.isfinite(got[1]).all()):
             raise GradingError(f"{NAME} is not finite at logits of magnitude 1e4, where "
                                "F.cross_entropy is: use the log-sum-exp (shifted by the row's "

@@ -4,7 +4,7 @@ accumulation in bfloat16, chunks averaged or cut short."""
 
 from .. import Mistake, edit
 from .answers import LINEAR
-from .linear_cross_entropy_unusual import UNUSUAL
+from .linear_cross_entropy_unusual import LIGER_IN_INPUT_DTYPE, UNUSUAL
 
 
 LCE = "linear_cross_entropy"
@@ -43,6 +43,16 @@ MISTAKES = [
     Mistake(LCE, "accumulating in bfloat16", "accumulate the loss and the gradients in float32",
             edit(LINEAR, ("        wide = torch.promote_types(x.dtype, torch.float32)",
                            "        wide = x.dtype")), named=True),
+    # the reviewer's witness: passed both passes while the grader's float16 cases were small
+    Mistake(LCE, "G rounded to float16 before the two products",
+            "as with G = (P - Y)/N rounded to float16 before the two products", edit(
+                LINEAR, ("                probs /= N\n",
+                         "                probs /= N\n"
+                         "                probs = probs.to(x.dtype).to(wide)  # G in the input's dtype\n")),
+            named=True),
+    Mistake(LCE, "products in the input dtype, G included (Liger's, catalogued unusual before)",
+            "as with G = (P - Y)/N rounded to float16 before the two products",
+            LIGER_IN_INPUT_DTYPE.code),
     Mistake(LCE, "the mean of each chunk's mean", "averages the chunks' means", edit(
         LINEAR, ("            loss += (row_max + sums.log() - picked).sum()",
                  "            loss += (row_max + sums.log() - picked).mean()"),

@@ -138,6 +138,8 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
         x, weight = x.detach(), weight.detach()
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
 '''),
+    # products in the input dtype, G included: a mistake since the grader's float16 case at
+    # N = V = 2048 (linear_cross_entropy_mistakes.py holds it)
     Unusual('linear_cross_entropy', 'products in the input dtype, float32 softmax and accumulators (Liger)', '''
 class LinearCrossEntropy(torch.autograd.Function):
     # forward reads only needs_input_grad; the wrapper detaches the inputs when grad mode is off
@@ -185,3 +187,6 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
 '''),
 ]
+
+# the last entry multiplies G in float16 for float16 inputs: it fails, and is a mistake
+LIGER_IN_INPUT_DTYPE = UNUSUAL.pop()
