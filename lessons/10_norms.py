@@ -762,16 +762,8 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 # subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
 # output) and keeps the constant row, since a shift does change an RMSNorm. The weight
 # gradient is the same as LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is
-# no bias.
+# no bias. (Your RMSNorm in ✎ 1's terms view: the optional part.)
 # </details>
-
-# %% [markdown]
-# The terms view for your RMSNorm: the mean term is gone (its bars are zero), and
-# **grad_output = ones** no longer gives a zero projection term.
-
-# %% tags=["skip-when-grading"]
-norm_terms_explorer(RMSNormFunction, "rms_norm")
-
 
 # %% [markdown]
 # ## A Function inside an `nn.Module`
@@ -1145,6 +1137,15 @@ plt.show()
 # At $c = 10^3$ the one-pass variance is already off by about a quarter (22-33% for the
 # worst of these 64 rows, depending on the draw); by $c \approx 3 \cdot 10^3$ by more than
 # 100%, and at $10^4$ by a factor of 30.
+
+# %% [markdown]
+# ## Optional · Your RMSNorm in the terms view
+#
+# The terms view of ✎ 1, on your `RMSNormFunction` from ✎ 2: the mean term is gone (its bars
+# are zero), and **grad_output = ones** no longer gives a zero projection term.
+
+# %% tags=["skip-when-grading"]
+norm_terms_explorer(RMSNormFunction, "rms_norm")
 
 # %% [markdown]
 # ## Optional · A forgotten term in the terms view
