@@ -27,11 +27,12 @@
 # Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
 # hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
 # bottom: the cells after an exercise run your answer. Run All goes on past an exercise not yet
-# written (`CubeOnce`'s answer cell raises until you replace its stub's last two lines): its
-# self-check and the cells that use it show the error, the rest runs, and the last cell lists
-# where you stand. The main line ends at the summary. The sections after it are optional and
-# never graded: a gradient penalty through your Swish, a `torch.where` trap that shows only in
-# second derivatives, where `@once_differentiable` guards and where it stays silent, your
+# written (the answer cells of `CubeOnce` and `NumpyTanh` raise until you replace the last
+# lines of their stubs, under the class): its self-check and the cells that use it show the
+# error, the rest runs, and the last cell lists where you stand. The main line ends at the
+# summary. The sections after it are optional and never graded: tensors kept on `ctx` under
+# double backward, a gradient penalty through your Swish, a `torch.where` trap that shows only
+# in second derivatives, where `@once_differentiable` guards and where it stays silent, your
 # `NumpyTanh` differentiated a third time, and notes on practice.
 
 # %% nbgrader={"locked": true}
@@ -222,9 +223,9 @@ plt.show()
 #    rules, in terms of $s_i$, $\beta$ and $x_i$.
 # 3. Every $y_i$ depends on the one $\beta$. Find $\partial y_i/\partial \beta$, then
 #    $\partial L/\partial \beta$ from the $g_i$. What shape is it?
-# 4. Backward needs $s$. Saving it would spare a sigmoid; the next section shows what that does
-#    to the second derivative. For now: which tensors can backward recompute $s$ from, and are
-#    they inputs, outputs or neither?
+# 4. Backward needs $s$. Should forward save $s$ itself, or tensors backward can recompute it
+#    from? For each tensor you might save ($s$, $x$, $\beta$, $y$), is it an input, an output
+#    or neither, and which of them will double backward see as a function of $x$ and $\beta$?
 #
 # Write the two local derivatives of steps 2 and 3, $\partial y_i/\partial x_i$ and
 # $\partial y_i/\partial \beta$, as `my_dy_dx` and `my_dy_dbeta` in the cell after the hints;
@@ -254,10 +255,10 @@ plt.show()
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # With $\beta = 2$, $x = (1, -0.5)$ and every $g_i = 1$: $\partial L/\partial x = (1.0908,
-# 0.0723)$ and $\partial L/\partial \beta = 0.1541$, a 0-d tensor like `beta`: backward
-# returns each gradient in its input's shape, and the sum over the elements is yours to write
-# (the self-check rejects a `grad_beta` of `x`'s shape, though autograd's engine would quietly
-# sum it). Question 4 is yours: the next section shows what each choice does to the second
+# 0.0723)$ and $\partial L/\partial \beta = 0.1541$. How many numbers is the gradient for
+# $\beta$, and what shape must the tensor backward returns for it have? (Autograd's engine
+# would quietly reduce some shapes to `beta`'s; does the contract's first bullet allow that?)
+# Question 4 is yours: the next section shows what each choice does to the second
 # derivative.
 # </details>
 
@@ -428,8 +429,8 @@ inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64
 # `.sum()`), so the first derivative comes back with no graph at all, and a second
 # `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like
 # here. When `grad_output` has a graph of its own, the same trap gives a wrong number and no
-# error, as quick question 2 shows. The plotting helper below catches the error and plots the
-# zero it stands for.
+# error, as quick question 2 (in the optional section on tensors kept on `ctx`) shows. The
+# plotting helper below catches the error and plots the zero it stands for.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -493,94 +494,6 @@ x = torch.randn(4, dtype=torch.float64, requires_grad=True)
 print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 
 # %% [markdown]
-# ## Tensors on `ctx`, and what really breaks
-#
-# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. Now that
-# backward can itself be differentiated, what does breaking the rule cost?
-#
-# Lessons 00 and 01 settled what an **input** or **output** kept on `ctx` costs: an in-place
-# change goes unnoticed, and an output makes a reference cycle. Whether double backward still
-# works through one, the third cell below checks on `ExpOnCtx` ($y = e^x$, keeping
-# `ctx.y = y`). What neither lesson settled is an **intermediate** on `ctx`.
-#
-# **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
-# the intermediate `e` as `ctx.e` instead of saving it, and returns `grad_output` times
-# $(e + 1/e)/2 = \cosh x$, which is right to first order. Predict: does it pass
-# `gradgradcheck`? And for $f(x) = y^2/2$, do two calls of `torch.autograd.grad` raise, give
-# the true $f''(1) = \cosh^2 1 + \sinh^2 1 \approx 3.762$, or give a wrong number (which
-# one)? Write your predictions below, then run the cell after.
-
-# %%
-predicted_passes_gradgradcheck = None  # True or False
-predicted_second = None  # "raises", "true value" or "wrong number"
-
-# %%
-class SinhOnCtx(torch.autograd.Function):
-    """y = sinh(x), keeping the intermediate e = exp(x) as ctx.e instead of saving it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        e = torch.exp(x)
-        ctx.e = e
-        return (e - 1 / e) / 2
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * (ctx.e + 1 / ctx.e) / 2  # cosh x
-
-
-x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-passes = torch.autograd.gradgradcheck(SinhOnCtx.apply, (x,), raise_exception=False)
-print("SinhOnCtx passes gradgradcheck:", passes)
-one = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
-try:
-    first, = torch.autograd.grad(SinhOnCtx.apply(one) ** 2 / 2, one, create_graph=True)
-    second, = torch.autograd.grad(first, one)
-    true = torch.cosh(one) ** 2 + torch.sinh(one) ** 2
-    print(f"f''(1) through SinhOnCtx: {second.item():.4f}   true: {true.item():.4f}")
-    got = "true value" if torch.isclose(second, true) else "wrong number"
-except RuntimeError as error:
-    print("the second torch.autograd.grad raised:", error)
-    got = "raises"
-compare("SinhOnCtx passes gradgradcheck", predicted_passes_gradgradcheck, passes)
-compare("f''(1)", predicted_second, got)
-
-# %%
-class ExpOnCtx(torch.autograd.Function):
-    """y = exp(x), keeping its output as ctx.y instead of saving it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = torch.exp(x)
-        ctx.y = y
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output * ctx.y
-
-
-x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,)))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `SinhOnCtx` fails `gradgradcheck`, and $f''(1)$ comes out $\cosh^2 1 \approx 2.381$: no
-# error, a term missing. Forward runs with autograd off, so `ctx.e` has no history: to double
-# backward it is a constant, exactly like a saved intermediate. Unlike `SoftplusSavesSigmoid`
-# under a plain `.sum()`, here the output feeds a further op, so `grad_output` ($= y$) has a
-# graph of its own: the first derivative $y \cosh x$ still has a graph through it, nothing
-# raises, and only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an
-# intermediate is wrong for double backward; the fixes are the two above.
-#
-# `ExpOnCtx` passes `gradgradcheck`: an output on `ctx` is the very tensor autograd knows. Its
-# other costs are lessons 00 and 01's: an in-place change to `y` goes unseen (saved with
-# `save_for_backward`, it would make backward raise), and the output lives on until the cycle
-# collector runs (ctx → output → its `grad_fn`, which is ctx).
-# </details>
-
-# %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
@@ -602,7 +515,9 @@ print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.ap
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 or
-#   float32, and its backward the first derivative, for every `grad_output`;
+#   float32, on the CPU or a GPU, and its backward the first derivative, for every
+#   `grad_output`, as a tensor on `x`'s device (the CUDA part is graded where the grader has a
+#   GPU; a self-check without one says so when it passes);
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
@@ -631,13 +546,23 @@ print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.ap
 # the contract still asks for. Do that, in the class or in the lines under it, as you choose,
 # and delete the `raise`.
 #
+# **Where the mark goes: predict before you place it.** Three other placements: (a)
+# `@once_differentiable` on `forward` (under its `@staticmethod`) instead of on `backward`;
+# (b) on `backward`, but written *above* `@staticmethod`; (c) no decorator in the class, and
+# after it `CubeOnce.backward = once_differentiable(CubeOnce.backward)`, without
+# `staticmethod`. For each, when the gradient flowing into the backward requires grad,
+# what does a second `.backward()` do: raise `"once_differentiable's error"`, raise
+# `"another error"` (at the class, at the call, or in a backward), or return `"a tensor"`?
+# Write your three answers in the cell below; a cell after your self-check tries each
+# placement on `Sin`.
+#
 # <details><summary><b>Hint</b>: two decorators</summary>
 #
 # `backward` already carries `@staticmethod`. Decorators apply from the bottom up: `@a` over
 # `@b` over `def f` means `a(b(f))`. Which of the two needs the plain function, and which
 # turns a function into what a class body should hold? Applied by hand after the class, what
 # does `CubeOnce.backward` hand you, and in what order must the two calls nest? (PyTorch's
-# documentation shows one order; on Python 3.11 the other also runs.)
+# documentation shows one order; whether the other runs is placement (b) above.)
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>
@@ -645,6 +570,11 @@ print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.ap
 # Question 4: run `type(3 * np.ones(()) ** 2)`. Is what NumPy returned an array? Which of
 # torch's ways of making a tensor from data accept a value of that type as well as an array?
 # </details>
+
+# %%
+predicted_mark_on_forward = None  # (a) "once_differentiable's error", "another error", "a tensor"
+predicted_mark_above_staticmethod = None  # (b): the same three choices
+predicted_mark_after_class_plain = None  # (c): the same three choices
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -676,6 +606,59 @@ self_check("CubeOnce", CubeOnce)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# The three placements of the question before your answer, tried on `Sin`: a second
+# `.backward()` through `sin(x)²`, whose gradient flowing into `Sin`'s backward, $2\sin x$,
+# requires grad.
+
+# %%
+class SinMarkOnForward(Sin):  # (a): the mark on forward, under its @staticmethod
+    forward = staticmethod(once_differentiable(Sin.forward))
+
+
+class SinMarkAboveStaticmethod(Sin):  # (b): @once_differentiable written above @staticmethod
+    backward = once_differentiable(staticmethod(Sin.backward))
+
+
+class SinMarkAfterClassPlain(Sin):  # (c): marked after the class, without staticmethod
+    pass
+
+
+SinMarkAfterClassPlain.backward = once_differentiable(SinMarkAfterClassPlain.backward)
+
+
+def second_backward(function):
+    """A second .backward() through function's backward: what came out."""
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    try:
+        first, = torch.autograd.grad((function.apply(x) ** 2).sum(), x, create_graph=True)
+        first.sum().backward()
+    except RuntimeError as error:
+        return ("once_differentiable's error" if "once_differentiable" in str(error)
+                else "another error")
+    return "a tensor"
+
+
+for label, function, predicted in [
+        ("(a) on forward", SinMarkOnForward, predicted_mark_on_forward),
+        ("(b) above @staticmethod", SinMarkAboveStaticmethod, predicted_mark_above_staticmethod),
+        ("(c) after the class, plain", SinMarkAfterClassPlain, predicted_mark_after_class_plain)]:
+    compare(label, predicted, second_backward(function))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# (a) returns a tensor: the mark guards nothing on `forward`. Forward always runs with grad
+# mode off, and `once_differentiable` attaches its error node only when grad mode is on, so
+# the backward stays unmarked and the second pass runs through it (through a NumPy backward,
+# to a wrong number). (b) and (c) raise the mark's error: since Python 3.10 a `staticmethod`
+# object can be called, so `once_differentiable` wraps it in (b) as it would the plain
+# function, and the class then holds a plain function, as in (c). Autograd calls
+# `backward` on the class, `cls.backward(ctx, *grads)`, and a plain function looked up on a
+# class is that function, so both work. The documented order, `@staticmethod` on top, is the
+# one that reads right on every Python.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
@@ -958,16 +941,16 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives silently wrong | save inputs or outputs and recompute, or return it as an output |
+# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives wrong, or an error at the second grad when `grad_output` is a constant (the trap above) | save inputs or outputs and recompute, or return it as an output |
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
-# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives silently wrong or zero | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
+# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
-# | a NumPy or kernel backward without `@once_differentiable` | silently wrong second derivatives | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
+# | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 # | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
 # | `gradgradcheck` in float32 | spurious failures | float64 |
@@ -1009,6 +992,94 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # and look further at the traps of the main line; none is needed for an exercise, and you can
 # skip any of them. They run after the main line: they use your `SwishFunction` and
 # `NumpyTanh`.
+
+# %% [markdown]
+# ### Tensors on `ctx`, and what really breaks
+#
+# Lesson 00's rule is to pass tensors through `save_for_backward`, never `ctx.x = x`. Now that
+# backward can itself be differentiated, what does breaking the rule cost?
+#
+# Lessons 00 and 01 settled what an **input** or **output** kept on `ctx` costs: an in-place
+# change goes unnoticed, and an output makes a reference cycle. Whether double backward still
+# works through one, the third cell below checks on `ExpOnCtx` ($y = e^x$, keeping
+# `ctx.y = y`). What neither lesson settled is an **intermediate** on `ctx`.
+#
+# **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
+# the intermediate `e` as `ctx.e` instead of saving it, and returns `grad_output` times
+# $(e + 1/e)/2 = \cosh x$, which is right to first order. Predict: does it pass
+# `gradgradcheck`? And for $f(x) = y^2/2$, do two calls of `torch.autograd.grad` raise, give
+# the true $f''(1) = \cosh^2 1 + \sinh^2 1 \approx 3.762$, or give a wrong number (which
+# one)? Write your predictions below, then run the cell after.
+
+# %%
+predicted_passes_gradgradcheck = None  # True or False
+predicted_second = None  # "raises", "true value" or "wrong number"
+
+# %%
+class SinhOnCtx(torch.autograd.Function):
+    """y = sinh(x), keeping the intermediate e = exp(x) as ctx.e instead of saving it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        e = torch.exp(x)
+        ctx.e = e
+        return (e - 1 / e) / 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * (ctx.e + 1 / ctx.e) / 2  # cosh x
+
+
+x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+passes = torch.autograd.gradgradcheck(SinhOnCtx.apply, (x,), raise_exception=False)
+print("SinhOnCtx passes gradgradcheck:", passes)
+one = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+try:
+    first, = torch.autograd.grad(SinhOnCtx.apply(one) ** 2 / 2, one, create_graph=True)
+    second, = torch.autograd.grad(first, one)
+    true = torch.cosh(one) ** 2 + torch.sinh(one) ** 2
+    print(f"f''(1) through SinhOnCtx: {second.item():.4f}   true: {true.item():.4f}")
+    got = "true value" if torch.isclose(second, true) else "wrong number"
+except RuntimeError as error:
+    print("the second torch.autograd.grad raised:", error)
+    got = "raises"
+compare("SinhOnCtx passes gradgradcheck", predicted_passes_gradgradcheck, passes)
+compare("f''(1)", predicted_second, got)
+
+# %%
+class ExpOnCtx(torch.autograd.Function):
+    """y = exp(x), keeping its output as ctx.y instead of saving it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.exp(x)
+        ctx.y = y
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.y
+
+
+x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+print("ExpOnCtx passes gradgradcheck:", torch.autograd.gradgradcheck(ExpOnCtx.apply, (x,)))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `SinhOnCtx` fails `gradgradcheck`, and $f''(1)$ comes out $\cosh^2 1 \approx 2.381$: no
+# error, a term missing. Forward runs with autograd off, so `ctx.e` has no history: to double
+# backward it is a constant, exactly like a saved intermediate. Unlike `SoftplusSavesSigmoid`
+# under a plain `.sum()`, here the output feeds a further op, so `grad_output` ($= y$) has a
+# graph of its own: the first derivative $y \cosh x$ still has a graph through it, nothing
+# raises, and only the term through `e`, $\sinh^2 1$, goes missing. Kept on `ctx` or saved, an
+# intermediate is wrong for double backward; the fixes are the two above.
+#
+# `ExpOnCtx` passes `gradgradcheck`: an output on `ctx` is the very tensor autograd knows. Its
+# other costs are lessons 00 and 01's: an in-place change to `y` goes unseen (saved with
+# `save_for_backward`, it would make backward raise), and the output lives on until the cycle
+# collector runs (ctx → output → its `grad_fn`, which is ctx).
+# </details>
 
 # %% [markdown]
 # ### Try it: a gradient penalty through your Swish
@@ -1125,8 +1196,9 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
 # The contract names no second derivative in float32 at such magnitudes, so the self-check
 # never tries one there: in float32 it checks Swish's values and first derivatives, at
-# $|\beta x|$ up to 52. It does try second derivatives in float64 at $|\beta x| = 806$, past
-# float64's 710, and there it names a `nan` and the points where it appears.
+# $|\beta x|$ up to 806, past both overflows. It does try second derivatives in float64 at
+# $|\beta x| = 806$, past float64's 710, and there it names a `nan` and the points where it
+# appears.
 # </details>
 
 # %% [markdown]

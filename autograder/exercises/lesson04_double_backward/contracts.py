@@ -61,10 +61,13 @@ SWISH_CLAUSES = (
                 "grad_beta of x's shape, left for the engine to sum",
             "SwishFunction/returns-none-gradient": "None for beta",
             "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
+            "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
+                                              "NaN in float32 past |beta x| = 88.7",
             "case:tests the other input's flag": "needs_input_grad indices swapped"}),
     Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
            "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
            {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
+            "SwishFunction/saves-input-view": "saves beta.expand_as(x), a view made in forward",
             "SwishFunction/nan-second-derivative": "lesson 01's where-built sigmoid in "
                                                    "backward: NaN second derivatives past "
                                                    "|beta x| = 709",
@@ -91,7 +94,9 @@ SWISH_CLAUSES = (
 
 CUBE_ONCE_CLAUSES = (
     Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 "
-           "or float32, and its backward the first derivative, for every `grad_output`;",
+           "or float32, on the CPU or a GPU, and its backward the first derivative, for every "
+           "`grad_output`, as a tensor on `x`'s device (the CUDA part is graded where the grader "
+           "has a GPU; a self-check without one says so when it passes);",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x"}),
     Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "

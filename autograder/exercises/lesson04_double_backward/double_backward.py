@@ -26,8 +26,9 @@ from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
-# a scalar that torch.from_numpy refuses); SwishFunction's names none (only its beta is 0-d), and
-# the syllabus grades 0-d inputs only where a contract names them.
+# a scalar that torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and
+# an empty x in check_float32_saturation (the syllabus grades 0-d inputs where a contract names
+# them).
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 _ONCE_WRAPPER = once_differentiable(lambda ctx: None).__code__  # every wrapper's code object
@@ -124,6 +125,60 @@ def check_zeros_and_saturation(function) -> None:
                 error.details, mistake="SwishFunction/kink-at-zero") from error  # only the numbers: the general hint's guess is not it
 
 
+def check_float32_saturation(function, device) -> None:
+    """float32, where |beta x| saturates the sigmoid (about 100, past exp's float32 overflow at
+    88.7, and about 800, past float64's at 709), both signs of x and of beta, and x 0-d and
+    empty: values and first derivatives right and finite. A first derivative built from exp
+    with z clamped to float64's range is nan there in float32."""
+    x = torch.tensor([-620.0, -77.0, 0.5, 77.0, 620.0], dtype=torch.float32, device=device)
+    for beta in (1.3, -1.3):
+        values = {"x": x, "beta": torch.tensor(beta, dtype=torch.float32, device=device)}
+        with case(f"float32 x = (-620, -77, 0.5, 77, 620), beta={beta}: |beta x| up to 806"):
+            try:
+                check_values_and_gradients(function, SWISH, values)
+            except GradingError as error:
+                name_nonfinite_float32(function, values, error)
+                raise
+    for shape, x in [("0-d x = -77.0", torch.tensor(-77.0)), ("0-d x = 0.0", torch.tensor(0.0)),
+                     ("empty x, shape (2, 0)", torch.zeros(2, 0))]:
+        for dtype in (torch.float64, torch.float32):
+            with case(f"{shape}, beta=1.3, {str(dtype).removeprefix('torch.')}"):
+                check_values_and_gradients(function, SWISH, {
+                    "x": x.to(device, dtype), "beta": torch.tensor(1.3, dtype=dtype,
+                                                                   device=device)})
+    covers("float32 saturation")
+    covers("0-d and empty x")
+
+
+def name_nonfinite_float32(function, values: dict, error: GradingError) -> None:
+    """A float32 first derivative that is inf or nan where |beta x| saturates the sigmoid:
+    named with its points and |beta x| there (float32's exp overflows past 88.7)."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
+                                    allow_unused=True)
+    except RuntimeError:
+        return
+    x, beta = values["x"], values["beta"]
+    for name, grad in zip(inputs, grads):
+        if grad is None or torch.isfinite(grad).all():
+            continue
+        bad = ~torch.isfinite(grad if name == "x" else grad.expand_as(x))
+        if name == "beta":  # one number: every point is suspect; name those past 88.7
+            bad = (beta * x).abs() > 88.7
+        points = " and ".join(f"{p:g}" for p in x[bad].tolist())
+        products = (beta * x[bad]).abs()
+        raise GradingError(
+            f"in float32, your gradient for {name} is "
+            f"{'nan' if torch.isnan(grad).any() else 'inf'} at x = {points} (|beta x| = "
+            f"{products.min().item():.4g} to {products.max().item():.4g}), where the sigmoid "
+            "saturates and the true gradient is finite: an op in backward overflows float32 "
+            "there (exp passes float32's largest value once its argument passes 88.7, where "
+            "float64 goes on to 709)", error.details,
+            mistake="SwishFunction/float32-overflow") from error
+
+
 SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors and grad_output; "
                     "torch.autograd.grad of a saved output runs this very backward again")
 
@@ -152,6 +207,7 @@ def _swish_checks(function, device) -> None:
         check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7),
                                       ["x"])
     check_zeros_and_saturation(function)
+    check_float32_saturation(function, device)
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
@@ -257,7 +313,8 @@ def check_zero_dim(function, device) -> None:
 
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
-             contract=("beta = 0", "beta not requiring grad", "non-contiguous grad_output"),
+             contract=("beta = 0", "beta not requiring grad", "non-contiguous grad_output",
+                       "float32 saturation", "0-d and empty x"),
              clauses=SWISH_CLAUSES,
              example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
              domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
@@ -269,5 +326,7 @@ EXERCISES = [
     Exercise("CubeOnce", "04_double_backward", cube_once_full,
              contract=("a second backward raises", "0-d x"), clauses=CUBE_ONCE_CLAUSES,
              example=lambda: (sample((5,), "cpu"),),
-             domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}))),
+             domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}),
+                           cuda="a CUDA x, whose backward's NumPy round trip must go through "
+                                "the CPU and bring its result back to x's device")),
 ]

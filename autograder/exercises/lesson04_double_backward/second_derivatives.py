@@ -28,9 +28,16 @@ def _second_derivatives(output, inputs: dict, wanted: list, grad_output, directi
     return firsts, terms
 
 
-def _cause(spec: Spec, forward, target: str, reached: bool) -> str:
+def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict) -> str:
     """Why a backward's own derivative is wrong, from what forward kept and whether autograd
     found any path from ``target`` to the gradients backward returned."""
+    views = [s for s in forward.saved
+             if s.role == f"input {target}" and s.tensor is not inputs.get(target)]
+    if views:
+        return (f"{spec.name}'s forward saved a view of {target} of shape {views[0].shape} "
+                f"(made by .expand_as, .view or indexing), not {target} itself: a view made in "
+                "forward, where autograd records nothing, has no link back to "
+                f"{target}, so to double backward it is a constant")
     intermediates = [s for s in forward.saved
                      if s.role == "intermediate" and s.dtype.is_floating_point]
     if intermediates:
@@ -127,10 +134,11 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         reached, mine = mine is not None, torch.zeros_like(truth) if mine is None else mine
         if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
             raise GradingError(_reads_a_number(function, spec, values, wanted)
-                               or _cause(spec, forward, target, reached),
+                               or _cause(spec, forward, target, reached, inputs),
                                f"largest error in the second derivative with respect to "
                                f"{target}: {(mine - truth).abs().max().item():.3g}", mistake={
                                    "saved an intermediate": "SwishFunction/saves-intermediate",
+                                   "forward saved a view of": "SwishFunction/saves-input-view",
                                    "as a Python number (ctx.": "SwishFunction/beta-as-number",
                                    "backward turns a tensor into a Python number":
                                        "SwishFunction/number-in-backward",

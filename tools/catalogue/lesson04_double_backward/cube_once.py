@@ -44,6 +44,9 @@ UNUSUAL = [
             "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
             + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
                     "to_numpy(x) ** 2, x)")),
+    Unusual("CubeOnce", "marked after the class without staticmethod (placement (c))",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            + "\n\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
     Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
             _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
             + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
@@ -62,6 +65,11 @@ MISTAKES = [
     Mistake("CubeOnce", "forgets @once_differentiable", "a second backward through CubeOnce "
             "succeeded", _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
                                decorator=""), named=True, nbgrader=True),
+    Mistake("CubeOnce", "the mark on forward instead of backward (placement (a))",
+            "a second backward through CubeOnce succeeded",
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            .replace("    @staticmethod\n    def forward",
+                     "    @staticmethod\n    @once_differentiable\n    def forward")),
     Mistake("CubeOnce", "detaches instead", "your backward is not marked @once_differentiable, "
             "and the gradient it returns has no graph",
             _cube(CUBE_READ + "        return (grad_output * 3 * x ** 2).detach()",

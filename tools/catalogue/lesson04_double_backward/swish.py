@@ -107,6 +107,21 @@ MISTAKES = [
             "is finite there but its derivative is not",
             _swish("        x, beta = ctx.saved_tensors\n        s = 1 / (1 + torch.exp(-beta * x))\n"
                    "        ds = s * (1 - s)\n" + RETURN)),
+    # right in float64 everywhere: exp(700) is finite there; in float32 it is inf past 88.7,
+    # and sigma' = e / (1 + e)^2 is inf / inf
+    Mistake("SwishFunction", "sigma' as e / (1 + e)^2 with z clamped to +-700: NaN in float32 "
+            "past |beta x| = 88.7", "in float32, your gradient for x is nan at x = -620 and -77",
+            _swish("        x, beta = ctx.saved_tensors\n"
+                   "        z = (beta * x).clamp(-700.0, 700.0)\n        e = torch.exp(-z)\n"
+                   "        s = 1 / (1 + e)\n        ds = e / (1 + e) ** 2\n" + RETURN)),
+    # a view made in forward shares beta's memory (its role reads "input beta") but has no
+    # graph link back to it
+    Mistake("SwishFunction", "saves beta.expand_as(x), a view made in forward",
+            "SwishFunction's forward saved a view of beta of shape",
+            _swish("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+                   "        ds = s * (1 - s)\n" + RETURN,
+                   "        b = beta.expand_as(x)\n        ctx.save_for_backward(x, b)\n"
+                   "        return x * torch.sigmoid(b * x)")),
     Mistake("SwishFunction", "saves the intermediate sigmoid", "SwishFunction saved an "
             "intermediate",
             _swish("        x, beta, s = ctx.saved_tensors\n        ds = s * (1 - s)\n" + RETURN,
