@@ -652,7 +652,7 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   accumulating in float32 makes them, in every grad mode, each chunk's $G = (P - Y)/N$ kept
 #   in float32 (away from the target its entries are about $1/(NV)$, below float16's normal
 #   range); the saved gradients in the input's dtype. The grader compares with float64 over
-#   512 chunks in float16 and 64 in bfloat16, and at $N = V = 2048$ in float16.
+#   512 chunks in float16 and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.

@@ -117,7 +117,7 @@ LCE_CLAUSES = (
            "kept in float32 (away from the target its entries are about $1/(NV)$, below "
            "float16's normal range); the saved gradients in the input's dtype. The grader "
            "compares with float64 over 512 chunks in float16 and 64 in bfloat16, and at "
-           "$N = V = 2048$ in float16.",
+           "$N = 4096$, $V = 512$ in float16.",
            {"linear_cross_entropy/G-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",
             "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",

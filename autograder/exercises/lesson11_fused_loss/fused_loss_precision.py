@@ -57,40 +57,40 @@ def check_low_precision(function: Called, values: dict) -> None:
         check_low_precision_without_grad(function, values, loss, tolerance)
 
 
-# measured on G_RANGE's inputs (seeds 0 to 3): G in float32 keeps grad_x within 3e-4 of its
-# largest entry, G in bfloat16 (float32's range, 8 bits) within 1.3e-3, G rounded to float16
-# before the products is off by 7.8e-3 to 9.1e-3
-G_RANGE_TOLERANCE = 3e-3
+# measured at g_range_values' sizes (seeds 0 to 3): G in float32 keeps grad_x within 3.5e-4
+# of its largest entry, G rounded to float16 before the products is off by 3.2e-3 to 4.8e-3
+G_RANGE_TOLERANCE = 1.5e-3
 
 
 def g_range_values(device) -> dict:
-    """float16, N = V = 2048: away from its target an entry of G = (P - Y)/N is about
-    1/(NV) = 2.4e-7, below float16's smallest normal number (6.1e-5), among subnormals
+    """float16, N = 4096, V = 512: away from its target an entry of G = (P - Y)/N is about
+    1/(NV) = 4.8e-7, below float16's smallest normal number (6.1e-5), among subnormals
     6e-8 apart."""
-    return lce_values(2048, 2, 2048, 512, device, seed=64, dtype=torch.float16)
+    return lce_values(4096, 2, 512, 1024, device, seed=64, dtype=torch.float16)
 
 
 def check_g_range(function: Called, values: dict) -> None:
-    """Both gradients within G_RANGE_TOLERANCE of float64 where G's entries lie below float16's
+    """Both gradients within G_RANGE_TOLERANCE of the truth where G's entries lie below float16's
     normal range; an answer that matches G rounded to float16 is named as such."""
     (N, _), V = values["x"].shape, values["weight"].shape[0]
     with case(_describe(values) + f", G's entries near 1/(NV) = {1 / (N * V):.2g}"):
         inputs = make_inputs(values)
         output = function.apply(*inputs.values())
         grads = torch.autograd.grad(output, (inputs["x"], inputs["weight"]))
-        x, weight = values["x"].double(), values["weight"].double()
+        # float32 is reference enough at a tolerance of 1.5e-3, and twice as quick as float64
+        x, weight = values["x"].float(), values["weight"].float()
         G = torch.softmax(x @ weight.T, dim=1)
         G[torch.arange(N, device=G.device), values["target"]] -= 1
         G /= N
-        rounded = G.half().double()
-        for name, got, true, if_rounded in (
-                ("grad_x", grads[0], G @ weight, rounded @ weight),
-                ("grad_weight", grads[1], G.T @ x, rounded.T @ x)):
+        for name, got, true, product in (
+                ("grad_x", grads[0], G @ weight, lambda g: g @ weight),
+                ("grad_weight", grads[1], G.T @ x, lambda g: g.T @ x)):
             scale = true.abs().max()
-            error = ((got.double() - true).abs().max() / scale).item()
+            error = ((got.float() - true).abs().max() / scale).item()
             if error <= G_RANGE_TOLERANCE:
                 continue
-            from_rounded = ((got.double() - if_rounded).abs().max() / scale).item()
+            if_rounded = product(G.half().float())
+            from_rounded = ((got.float() - if_rounded).abs().max() / scale).item()
             if from_rounded < error / 4:
                 raise GradingError(
                     f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at "
