@@ -118,7 +118,7 @@ LCE_CLAUSES = (
            "float16's normal range); the saved gradients in the input's dtype. The grader "
            "compares with float64 over 512 chunks in float16 and 64 in bfloat16, and at "
            "$N = 4096$, $V = 512$ in float16.",
-           {"linear_cross_entropy/G-rounded-to-float16": "G rounded to float16 before the two "
+           {"linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",
             "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "

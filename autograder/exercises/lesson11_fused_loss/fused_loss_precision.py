@@ -98,7 +98,7 @@ def check_g_range(function: Called, values: dict) -> None:
                     f"products (within {from_rounded:.1g} of that): G's entries, about 1/(NV) = "
                     f"{1 / (N * V):.2g} away from the target, lie below float16's smallest "
                     "normal number (6.1e-5), where they keep a few significant bits or none",
-                    mistake=f"{NAME}/G-rounded-to-float16")
+                    mistake=f"{NAME}/g-rounded-to-float16")
             raise GradingError(
                 f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at N={N}, "
                 f"V={V}, where G's entries (about 1/(NV) = {1 / (N * V):.2g}) lie below "
