@@ -44,16 +44,44 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
         raise _explain_runtime_error(spec, "forward", error, inputs) from error
 
 
+def _layouts(grad_output) -> list:
+    """(shape, strides, storage offset) of each tensor in ``grad_output`` (one, or a tuple)."""
+    tensors = grad_output if isinstance(grad_output, (tuple, list)) else (grad_output,)
+    return [(tuple(t.shape), t.stride(), t.storage_offset()) if isinstance(t, torch.Tensor)
+            else None for t in tensors]
+
+
+def check_layout_untouched(spec: Spec, grad_output, before: list) -> None:
+    """``grad_output``'s shape, strides and offset as ``before``: a backward that ran ``t_``,
+    ``transpose_`` or ``as_strided_`` on it changed the tensor the rest of the graph (and the
+    grader's reference) reads, with no value written and no version bumped."""
+    for was, now in zip(before, _layouts(grad_output)):
+        if was != now:
+            what, index = ("shape", 0) if was[0] != now[0] else ("strides", 1)
+            raise GradingError(
+                f"{spec.name}'s backward changed grad_output's {what} in place, from "
+                f"{was[index]} to {now[index]} (t_, transpose_, squeeze_, as_strided_ do that): "
+                "grad_output belongs to autograd and may be read after your backward; take an "
+                "out-of-place view instead (.t(), .mT, .transpose())",
+                mistake=f"{spec.name}/writes-grad-output")
+
+
 def run_backward(spec: Spec, output, inputs: dict, grad_output) -> BackwardTrace:
-    """Backpropagate ``grad_output``, turning the learner's errors into hints."""
+    """Backpropagate ``grad_output``, turning the learner's errors into hints (a grad_output
+    whose layout backward changed in place is named first)."""
+    before = _layouts(grad_output)
     try:
-        return trace_backward(output, list(inputs.values()), grad_output)
+        trace = trace_backward(output, list(inputs.values()), grad_output)
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:
+        check_layout_untouched(spec, grad_output, before)
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     except IndexError as error:
+        check_layout_untouched(spec, grad_output, before)
         raise _explain_index_error(spec, error, inputs) from error
+    check_layout_untouched(spec, grad_output, before)
+    return trace
 
 
 @contextmanager

@@ -88,9 +88,11 @@ def compare(predicted: dict, actual: dict) -> None:
 #   \qquad\text{that is}\qquad
 #   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
 #
-# You never build the Jacobian $J$. The method, every time: write one entry
-# $\partial y_i / \partial x_j$ with its indices, see which entries are zero, and do the sum
-# over $i$ on paper. What is left is a formula in tensors, and its shapes check it.
+# Do not build the Jacobian $J$: it has an entry for every pair of an output and an input
+# entry, mostly zeros. (No check measures what your backward allocates; this is the method,
+# not a graded rule.) The method, every time: write one entry $\partial y_i / \partial x_j$
+# with its indices, see which entries are zero, and do the sum over $i$ on paper. What is left
+# is a formula in tensors, and its shapes check it.
 
 # %% [markdown]
 # ## Worked example: `Norm`
@@ -256,29 +258,6 @@ compare(predicted_gradcheck, {
 # </details>
 
 # %% [markdown]
-# And the picture: along the line $x = (t, 1)$, the norm $\sqrt{t^2 + 1}$ and the first
-# entry of the gradient our backward computes, against autograd's own derivative of the
-# composed formula (computed without our Function). The two curves should coincide.
-
-# %%
-ts = torch.linspace(-3, 3, 101)
-points = torch.stack([ts, torch.ones_like(ts)], dim=-1).requires_grad_()  # (101, 2)
-Norm.apply(points).sum().backward()
-ours = points.grad[:, 0].clone()
-
-plain = points.detach().requires_grad_()
-plain.square().sum(dim=-1).sqrt().sum().backward()
-
-fig, ax = plt.subplots(figsize=(6, 3.2))
-ax.plot(ts, Norm.apply(points).detach(), label=r"forward: $\sqrt{t^2 + 1}$")
-ax.plot(ts, ours, lw=3, alpha=0.6, label=r"our backward: $\partial y / \partial x_0$")
-ax.plot(ts, plain.grad[:, 0], "k--", lw=1, label="autograd's derivative")
-ax.set_xlabel("t")
-ax.legend()
-ax.set_title("Norm along x = (t, 1): forward and gradient")
-plt.show()
-
-# %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
@@ -289,7 +268,9 @@ plt.show()
 # - forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` attribute,
 #   not on the class, not in a global;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
-#   strides.
+#   strides;
+# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
+#   may read it after your backward.
 #
 # Answer on paper first, with the method of the worked example:
 #
@@ -306,41 +287,6 @@ plt.show()
 # $\sum_i \texttt{grad\_output}_i\, \partial y_i/\partial x_j$ can be non-zero?
 # </details>
 #
-# **Check your step 1 live.** Write the entry $\partial y_i / \partial x_j$ as a
-# `lambda i, j, x: ...` (a number, $0$ where $y_i$ does not depend on $x_j$), then run the cell
-# after it: it compares your entries with autograd's Jacobian of `torch.square` at
-# `x = [1.5, -2.0, 0.5]`. The transfer exercise at the end has a checker of the same form.
-
-# %%
-### BEGIN WORKED
-my_square_entry = lambda i, j, x: 2 * x[j] if i == j else 0.0  # y[i] holds x[i] alone
-### LEARNER
-my_square_entry = None  # your step 1: lambda i, j, x: ... (the entry dy[i]/dx[j] at x)
-### END WORKED
-
-# %%
-if my_square_entry is None:
-    print("Write your step 1 into my_square_entry first.")
-else:
-    x0 = torch.tensor([1.5, -2.0, 0.5], dtype=torch.float64)
-    jacobian = torch.autograd.functional.jacobian(torch.square, x0)  # [i, j]
-    entries = [(i, j) for i in range(3) for j in range(3)]
-    try:
-        yours = {(i, j): float(my_square_entry(i, j, x0)) for i, j in entries}
-    except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ my_square_entry raised {type(error).__name__}: {error}. Return one number, "
-              "the entry at this (i, j).")
-    else:
-        wrong = [(i, j) for i, j in entries if abs(yours[i, j] - jacobian[i, j].item()) > 1e-12]
-        if not wrong:
-            print(f"✓ all {len(entries)} entries (i, j) match autograd's Jacobian")
-        else:
-            i, j = wrong[0]
-            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j) = "
-                  f"({i}, {j}) you give {yours[i, j] + 0.0:g}, "  # + 0.0: -0.0 printed as 0
-                  f"autograd {jacobian[i, j].item() + 0.0:g}.")
-
-# %% [markdown]
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
 # Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$,
@@ -457,15 +403,12 @@ except GradcheckError as error:
 # - **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
 #   order: entry `i` says whether input `i` needs a gradient (PyTorch's words). Backward can
 #   skip the work for an input whose entry is `False`.
-# - **Keep on `ctx` what backward needs from forward.** Every call gets its own `ctx`, while
-#   the class and the module's globals are shared by every call, so a second call made before
-#   the first one's backward would overwrite what the first one kept there.
 #
-# Tensors go through `ctx.save_for_backward`, and for a reason: a tensor saved that way is
-# guarded. If it is modified in place before backward runs, backward raises an error instead
-# of computing a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`, is not:
-# lesson 01 changes one in place and shows the wrong gradient it gives without a word (two
-# more costs are in "In practice" at the end of the lesson).
+# `Square`'s tensor went through `ctx.save_for_backward`, and for a reason: a tensor saved that
+# way is guarded. If it is modified in place before backward runs, backward raises an error
+# instead of computing a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`,
+# is not: lesson 01 changes one in place and shows the wrong gradient it gives without a word
+# (two more costs are in "In practice" at the end of the lesson).
 #
 # And an input that is not a tensor? **Predict, then run.** `shift` builds a Function for
 # $y = x + c$, with $c$ a Python float, whose forward saves what you pass as `save` and whose
@@ -523,12 +466,12 @@ compare(predicted_shift, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `(True, False)`, and all three raise. A Python float never needs a gradient: autograd
-# cannot even give it one. `save_for_backward` takes tensors only. Backward returns one value
-# per input, two here, and for an input that is not a tensor autograd refuses any tensor, a
-# tensor of zeros included. So two questions are left for `WeightedSum` below, which takes
-# two such floats: what goes in their places in backward's return, and where can forward
-# keep a float that backward needs?
+# `(True, False)`, and all three raise. A Python float never needs a gradient: autograd cannot
+# even give it one. `save_for_backward` takes tensors (or `None`), nothing else. Backward
+# returns one value per input, two here, and for an input that is not a tensor autograd refuses
+# any tensor, a tensor of zeros included. So two questions are left for `WeightedSum` below,
+# which takes two such floats: what goes in their places in backward's return, and where can
+# forward keep a float that backward needs?
 # </details>
 
 # **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
@@ -598,8 +541,8 @@ compare(predicted_saves, {
 #   included: the value and the gradients autograd gives;
 # - backward returns one value for each of the four inputs;
 # - `w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of them;
-# - what backward needs is kept on `ctx`, one per call, a tensor only through
-#   `ctx.save_for_backward`: not on the class, not in a global.
+# - each call's backward uses that call's own `w1` and `w2`, even when another call runs
+#   before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere else.
 #
 # Answer on paper first, with what `shift` showed you:
 #
@@ -665,7 +608,12 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
 # appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
-# Function that saves no tensor keeps no memory alive between the passes.
+# Function that saves no tensor keeps no memory alive between the passes. Backward returns
+# `None` in the places of `w1` and `w2`.
+#
+# Why `ctx`: every call gets its own `ctx`, while the class and the module's globals are
+# shared by every call, and an input tensor by every call made on it, so a second call made
+# before the first one's backward would overwrite what the first one kept there.
 # </details>
 
 
@@ -779,7 +727,9 @@ compare(predicted_first_difference, {
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;
 # - backward computes the gradients itself, from your sums, without asking autograd;
 # - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
-#   wider tensor): the gradients must not depend on its strides.
+#   wider tensor): the gradients must not depend on its strides;
+# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
+#   may read it after your backward.
 #
 # Use the method of `Norm` and `FirstDifference`: one entry with its indices, the sum over the
 # outputs, the shapes. This time the output has two indices.
@@ -980,6 +930,31 @@ else:
 x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
 w = torch.tensor([2.0, -1.0], requires_grad=True)
 backward_flow((Norm.apply(x) * w).sum(), names={"x": x, "w": w})
+
+# %% [markdown]
+# ### `Norm` along a line
+#
+# Along the line $x = (t, 1)$, the norm $\sqrt{t^2 + 1}$ and the first entry of the gradient
+# `Norm`'s backward computes, against autograd's own derivative of the composed formula
+# (computed without our Function). The two curves should coincide.
+
+# %%
+ts = torch.linspace(-3, 3, 101)
+points = torch.stack([ts, torch.ones_like(ts)], dim=-1).requires_grad_()  # (101, 2)
+Norm.apply(points).sum().backward()
+ours = points.grad[:, 0].clone()
+
+plain = points.detach().requires_grad_()
+plain.square().sum(dim=-1).sqrt().sum().backward()
+
+fig, ax = plt.subplots(figsize=(6, 3.2))
+ax.plot(ts, Norm.apply(points).detach(), label=r"forward: $\sqrt{t^2 + 1}$")
+ax.plot(ts, ours, lw=3, alpha=0.6, label=r"our backward: $\partial y / \partial x_0$")
+ax.plot(ts, plain.grad[:, 0], "k--", lw=1, label="autograd's derivative")
+ax.set_xlabel("t")
+ax.legend()
+ax.set_title("Norm along x = (t, 1): forward and gradient")
+plt.show()
 
 # %% [markdown]
 # ### When a gradient's shape differs from its input's

@@ -17,8 +17,11 @@ SQUARE_CLAUSES = (
             "Square/saves-untracked-alias": "saves x.data",
             "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)"}),
     Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
-           "strides.",
+           "strides;",
            {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
+    Clause("backward never writes into `grad_output` (its values, its shape or its strides): "
+           "autograd may read it after your backward.",
+           {"Square/writes-grad-output": "grad_output multiplied in place"}),
 )
 
 
@@ -36,9 +39,11 @@ WEIGHTED_SUM_CLAUSES = (
     Clause("`w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of "
            "them;",
            {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
-    Clause("what backward needs is kept on `ctx`, one per call, a tensor only through "
-           "`ctx.save_for_backward`: not on the class, not in a global.",
+    Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
+           "before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere "
+           "else.",
            {"WeightedSum/state-shared-between-calls": "weights kept on the class",
+            "WeightedSum/state-on-input": "weights hung on the input x1",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx"}),
 )
 
@@ -66,6 +71,9 @@ OUTER_CLAUSES = (
     Clause("backward computes the gradients itself, from your sums, without asking autograd;",
            {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
     Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "
-           "a wider tensor): the gradients must not depend on its strides.",
+           "a wider tensor): the gradients must not depend on its strides;",
            {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
+    Clause("backward never writes into `grad_output` (its values, its shape or its strides): "
+           "autograd may read it after your backward.",
+           {"Outer/writes-grad-output": "grad_output transposed in place with t_"}),
 )

@@ -66,7 +66,7 @@ def _wrong_side(function, device) -> str | None:
     u, v = (values[n].clone().requires_grad_() for n in ("u", "v"))
     grad_output = sample((3, 3), device, seed=8)
     try:
-        grads = torch.autograd.grad(function.apply(u, v), (u, v), grad_output)
+        grads = torch.autograd.grad(function.apply(u, v), (u, v), grad_output.clone())
     except Exception:  # noqa: BLE001 - any failure here proves nothing
         return None
     u, v, g = values["u"], values["v"], grad_output
@@ -79,7 +79,10 @@ def _wrong_side(function, device) -> str | None:
 
 
 def _or_wrong_side(function, device, error: GradingError) -> GradingError:
-    """The error to raise for a failure at m != n: the wrong-side hint when a probe proves it."""
+    """The error to raise for a failure at m != n: the wrong-side hint when a probe proves it
+    (never for a grad_output written in place, which that failure names already)."""
+    if error.mistake == "Outer/writes-grad-output":
+        return error
     name = _wrong_side(function, device)
     if name is None:
         return error

@@ -3,8 +3,7 @@
 import torch
 
 from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
-                      check_values_and_gradients, make_inputs, run_backward,
-                      run_forward)
+                      check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
@@ -89,6 +88,26 @@ def check_weights_not_swapped(function, device) -> None:
             f"the weights are swapped: with w1={w1} and w2={w2} grad_x1 is w2 * grad_output and "
             "grad_x2 is w1 * grad_output; since y = w1 * x1 + w2 * x2, grad_x1 = w1 * "
             "grad_output", mistake="WeightedSum/swaps-weights")
+
+
+def check_no_state_on_inputs(function, device) -> None:
+    """An attribute forward hangs on an input tensor (x1._weights = ...) is state every call on
+    that tensor shares, and save_for_backward does not keep it: saved-tensor hooks (the grader
+    runs under them) hand backward a tensor without it. Named before backward reads it."""
+    inputs = make_inputs(_weighted_values((4,), device))
+    before = {name: set(vars(value)) for name, value in inputs.items()
+              if isinstance(value, torch.Tensor)}
+    run_forward(function, WEIGHTED_SUM, inputs)
+    for name, had in before.items():
+        added = sorted(set(vars(inputs[name])) - had)
+        if added:
+            raise GradingError(
+                f"WeightedSum.forward set {name}.{added[0]}, an attribute on its input {name}: "
+                f"every call on {name} shares it (a second call made before the first one's "
+                "backward overwrites it), and save_for_backward does not keep it (under "
+                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
+                "keep what backward needs on ctx, one per call",
+                mistake="WeightedSum/state-on-input")
 
 
 def check_weights_not_rounded(function, device) -> None:
@@ -195,6 +214,7 @@ def check_one_ctx_per_call_weights(function, device) -> None:
 
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
+    check_no_state_on_inputs(function, device)
     check_weights_not_swapped(function, device)
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
     for seed, shape in enumerate(SHAPES):

@@ -2,8 +2,8 @@
 
 import torch
 
-from ...checks import (Spec, case, make_inputs, reference_gradients, run_backward,
-                      run_forward)
+from ...checks import (Spec, case, check_untouched, make_inputs, reference_gradients,
+                      run_backward, run_forward)
 from ...contract import covers
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
@@ -18,9 +18,11 @@ def check_uses_grad_output(function, spec: Spec, values: dict) -> None:
     grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
                                    generator=torch.Generator().manual_seed(3))
     grad_output = grad_output.to(forward.output.device)
+    pristine, version = grad_output.clone(), grad_output._version
     grads = run_backward(spec, forward.output, inputs, grad_output).grads
-    true = reference_gradients(spec, inputs, grad_output)
-    local = reference_gradients(spec, inputs, torch.ones_like(grad_output))
+    check_untouched(spec, grad_output, pristine, version)
+    true = reference_gradients(spec, inputs, pristine)  # the reference gets its own copy
+    local = reference_gradients(spec, inputs, torch.ones_like(pristine))
     for name, grad in zip(inputs, grads):
         if (name in true and isinstance(grad, torch.Tensor) and grad.shape == true[name].shape
                 and not torch.allclose(grad, true[name]) and torch.allclose(grad, local[name])):
@@ -53,8 +55,9 @@ def check_strided_grad_output(function, spec: Spec, values: dict) -> None:
                   f"{grad_output.stride()}"):
             inputs = make_inputs(values)
             forward = run_forward(function, spec, inputs)
+            dense = grad_output.contiguous()  # taken before backward: the reference's own
             grads = run_backward(spec, forward.output, inputs, grad_output).grads
-            truth = reference_gradients(spec, inputs, grad_output.contiguous())
+            truth = reference_gradients(spec, inputs, dense)
             for name, grad in zip(inputs, grads):
                 if name in truth:  # float64's bound, as check_values_and_gradients holds it
                     diagnose_gradient(name, grad, truth[name], rtol=1e-9, atol=1e-10,

@@ -4,17 +4,6 @@ or a named slip fails with what is off."""
 from tests.tools.shown.lesson_code import live_check
 
 
-def test_worked_square_entry_passes_and_a_lost_sign_fails():
-    """Does the worked my_square_entry pass its checker, and 2|x| on the diagonal fail?"""
-    assert live_check("00_template", "my_square_entry") == [
-        "✓ all 9 entries (i, j) match autograd's Jacobian"]
-    lines = live_check("00_template", "my_square_entry",
-                       my_square_entry=lambda i, j, x: 2 * abs(x[j]) if i == j else 0.0)
-    assert lines[0].startswith("✗ 1 of 9 entries differ") and "(1, 1)" in lines[0], lines
-    assert live_check("00_template", "my_square_entry", learner=True) == [
-        "Write your step 1 into my_square_entry first."]
-
-
 def test_worked_outer_entry_passes_and_a_sparsity_only_answer_fails():
     """Does the worked dy_du pass, and a True/False answer (right sparsity, no value) fail with
     the entry it gets wrong?"""

@@ -171,4 +171,17 @@ MISTAKES = [
                    "                u @ grad_output if need_v else None)",
                    "        ctx.save_for_backward(u.contiguous(), v)\n"
                    "        return torch.outer(u, v)")),
+    # review answers (lesson 00, score 8): grad_output transposed in place for grad_v (the
+    # grader's reference, given the same tensor, used to raise and be blamed on Outer), and
+    # grad_output scaled in place for grad_u
+    Mistake("Outer", "grad_output transposed in place with t_",
+            "Outer's backward changed grad_output's shape in place, from (4, 3) to (3, 4)",
+            _outer(READ_UV + "        grad_u = grad_output @ v if ctx.needs_input_grad[0] "
+                   "else None\n        grad_v = grad_output.t_() @ u if "
+                   "ctx.needs_input_grad[1] else None\n        return grad_u, grad_v")),
+    Mistake("Outer", "grad_output multiplied in place by v",
+            "Outer's backward modified grad_output in place",
+            _outer(READ_UV + "        grad_v = u @ grad_output if ctx.needs_input_grad[1] "
+                   "else None\n        grad_u = grad_output.mul_(v).sum(1) if "
+                   "ctx.needs_input_grad[0] else None\n        return grad_u, grad_v")),
 ]

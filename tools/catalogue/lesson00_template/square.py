@@ -102,4 +102,8 @@ MISTAKES = [
             named=True),
     Mistake("Square", "2|x|", "your gradient for x has the wrong sign wherever x < 0",
             _square(SAVE_X, READ_X + "        return grad_output * 2 * x.abs()")),
+    # a review's answer (lesson 00, score 8): the chain rule's product written into grad_output
+    Mistake("Square", "grad_output multiplied in place",
+            "Square's backward modified grad_output in place",
+            _square(SAVE_X, READ_X + "        grad_output *= 2 * x\n        return grad_output")),
 ]

@@ -109,4 +109,12 @@ class WeightedSum(torch.autograd.Function):
                       "            if ctx.needs_input_grad[i]:\n"
                       "                out[i] = grad_output if w == 2 else grad_output * w\n"
                       "        return out[0], out[1], None, None")),
+    # a review's answer (lesson 00, score 8): the weights hung on the input, read back through
+    # the saved x1; without saved-tensor hooks the same Python object comes back and it passes
+    Mistake("WeightedSum", "weights hung on the input x1",
+            "WeightedSum.forward set x1._weights, an attribute on its input x1",
+            _weighted("        x1, = ctx.saved_tensors\n        w1, w2 = x1._weights\n"
+                      "        return grad_output * w1, grad_output * w2, None, None",
+                      "        x1._weights = (w1, w2)\n        ctx.save_for_backward(x1)\n"
+                      "        return w1 * x1 + w2 * x2")),
 ]

@@ -97,3 +97,46 @@ def test_a_saved_output_is_not_called_new_memory():
     with pytest.raises(GradingError) as clone:
         outer_full(mistake("Outer", "saves clones of u and v"), torch.device("cpu"))
     assert "new memory" in str(clone.value)
+
+
+TRANSPOSES_IN_PLACE = """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        return torch.outer(u, v)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        grad_output.{method}
+        return grad_output.mT @ v, u @ grad_output.mT
+"""
+
+
+@pytest.mark.parametrize("method, what", [("t_()", "shape in place, from (4, 3) to (3, 4)"),
+                                          ("as_strided_((4, 3), (1, 4))",
+                                           "strides in place, from (3, 1) to (1, 4)")])
+def test_grad_output_relaid_in_place_is_named_not_blamed_on_the_reference(raises_hint, method,
+                                                                          what):
+    """Is a backward that transposes grad_output in place (t_, or as_strided_ at the same shape:
+    no value written, no version bumped) told that it changed grad_output's shape or strides,
+    never 'Outer raised' for the error the grader's reference call then met, nor the wrong side
+    a probe reading the changed tensor would prove?"""
+    with raises_hint(f"Outer's backward changed grad_output's {what}") as info:
+        outer_full(load("Outer", TRANSPOSES_IN_PLACE.format(method=method)), "cpu")
+    assert info.value.mistake == "Outer/writes-grad-output"
+
+
+def test_a_relaid_grad_output_is_named_before_the_error_it_causes(raises_hint):
+    """When the changed layout makes the learner's own backward raise, is the change named, not
+    the shape error?"""
+    from autograder.checks import run_backward
+    from autograder.exercises.lesson00_template.outer import OUTER
+
+    broken = load("Outer", TRANSPOSES_IN_PLACE.replace(
+        "return grad_output.mT @ v", "return grad_output @ v").format(method="t_()"))
+    u, v = (torch.randn(n, dtype=torch.float64, requires_grad=True) for n in (4, 3))
+    with raises_hint("Outer's backward changed grad_output's shape in place"):
+        run_backward(OUTER, broken.apply(u, v), {"u": u, "v": v},
+                     torch.ones(4, 3, dtype=torch.float64))
