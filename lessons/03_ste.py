@@ -311,6 +311,9 @@ else:
 # 2. By the chain rule, what does backward return, in terms of `grad_output`?
 # 3. What must forward save for that, if anything? (The worked example saved $x$ and
 #    $\theta$: why?)
+# 4. Your backward will return the same gradient at $x = 0.3$ and at $x = 30$. For which
+#    forward, sign or round, would you defend that at $x = 30$? Decide from what each forward
+#    does over a window of width 2 around $x = 30$, on average.
 #
 # The contract of `SignSTE`, which the self-check and the hidden tests check:
 #
@@ -321,15 +324,8 @@ else:
 # - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
 #   tensor on a `ctx` attribute, no copy of `x` or of the output.
 #
-# <details><summary><b>What the grader also probes</b></summary>
-#
-# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and subnormals such as
-#   `5e-324`, in float64 and float32; "any strides": a transposed, a sliced and an expanded
-#   view.
-# - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
-#   as well as the values.
-# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
-# </details>
+# The edge cases the grader also tries are listed in the appendix at the end of the lesson
+# ("What the grader also probes").
 #
 # Binarised networks often send 0 to $+1$ instead (binarized neural networks define
 # $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
@@ -371,14 +367,6 @@ from autograder import grade; grade("SignSTE", SignSTE)
 #   for every `grad_output`, in `grad_output`'s dtype;
 # - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
 #   tensor on a `ctx` attribute, no copy of `x` or of the output.
-#
-# <details><summary><b>What the grader also probes</b></summary>
-#
-# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32; "any
-#   strides": a transposed, a sliced and an expanded view.
-# - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
-# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
-# </details>
 #
 # **Predict, then run.** What does `torch.round` return for
 # $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
@@ -435,6 +423,11 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 #    returns `grad_output` as it came, in both classes.
 # 3. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
 #    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
+# 4. Round's. From $x = 29$ to $31$ round climbs from 29 to 31, an average slope of 1 as at
+#    any $x$: the identity's slope is round's, averaged over its steps. Sign stays at 1 over the
+#    whole window, an average slope of 0; only a window around $x = 0$ sees sign move (by 2
+#    over a width of 2, a slope of 1). Far from 0 the identity is wrong for sign, and
+#    Exercise 2's clip drops it there.
 # </details>
 #
 # Your `RoundSTE`, explored: left, its forward, a staircase with a jump at every half, and,
@@ -460,14 +453,8 @@ ste_explorer(RoundSTE, x=1.5)
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
-# <details><summary><b>What the grader also probes</b></summary>
-#
-# - "Any value": $\pm\infty$ and NaN, in float64 and float32, as for `SignSTE`.
-# - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
-#   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
-# - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
-#   copy.
-# </details>
+# The edge cases the grader also tries are listed in the appendix at the end of the lesson
+# ("What the grader also probes").
 #
 # Answer these before you write the class:
 #
@@ -813,21 +800,8 @@ plt.show()
 # on $v$ or on $\operatorname{round}(v)$, the same way for both gradients at a given edge. The
 # edges themselves are inside (clamp's derivative is 1 there, Exercise 2's convention).
 #
-# <details><summary><b>What the grader also probes</b></summary>
-#
-# - `x` transposed, sliced and expanded; float64 and float32.
-# - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
-#   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
-# - The half-step band at both edges, for both conventions. Judge it on
-#   $\operatorname{round}(v)$ itself, not on $v$ against $q_\text{min} - 0.5$: `torch.round`
-#   sends halves to even, so whether that half rounds inside depends on $q_\text{min}$'s
-#   parity, and the grader tries both. The two edges may follow different conventions; at one
-#   edge, $x$'s gradient judged one way and $s$'s the other is the derivative of no surrogate
-#   of the forward, while each consistent choice is one's.
-# - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
-#   open interval there, another corner; this exercise follows clamp.
-# - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
-# </details>
+# The edge cases the grader also tries are listed in the appendix at the end of the lesson
+# ("What the grader also probes").
 #
 # The contract fixes the gradients, not how backward computes them; the derivation is what this
 # exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
@@ -1549,4 +1523,57 @@ else:
 # `optimiser.step()` here), so that no weight leaves the window where its gradient passes. Run on
 # 2.13 with that line, `SignClippedSTE` moves all 64 readout weights and ends at a loss of 0.232.
 # Both are empirical choices, observed on this run, not theorems.
+# </details>
+
+# %% [markdown]
+# ---
+# ## Appendix: what the grader also probes
+#
+# <details><summary><b>What the grader also probes</b>, exercise by exercise (open when a
+# self-check names a case you did not expect)</summary>
+#
+# **`SignSTE`** (Exercise 1)
+#
+# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and subnormals such as
+#   `5e-324`, in float64 and float32; "any strides": a transposed, a sliced and an expanded
+#   view.
+# - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
+#   as well as the values.
+# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+#
+# **`RoundSTE`** (Exercise 1)
+#
+# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32; "any
+#   strides": a transposed, a sliced and an expanded view.
+# - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
+# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+#
+# **`SignClippedSTE`** (Exercise 2)
+#
+# - "Any value": $\pm\infty$ and NaN, in float64 and float32, as for `SignSTE`.
+# - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
+#   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
+# - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
+#   copy.
+#
+# **`FakeQuantize`** (Exercise 3)
+#
+# - `x` transposed, sliced and expanded; float64 and float32.
+# - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
+#   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
+# - The half-step band at both edges, for both conventions. Judge it on
+#   $\operatorname{round}(v)$ itself, not on $v$ against $q_\text{min} - 0.5$: `torch.round`
+#   sends halves to even, so whether that half rounds inside depends on $q_\text{min}$'s
+#   parity, and the grader tries both. The two edges may follow different conventions; at one
+#   edge, $x$'s gradient judged one way and $s$'s the other is the derivative of no surrogate
+#   of the forward, while each consistent choice is one's.
+# - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
+#   open interval there, another corner; this exercise follows clamp.
+# - Scales that are not powers of two, with $x$ at an edge: at $s = 0.3$, $x = 0.9$ gives
+#   $v = 3$ exactly, inside $[-3, 3]$, while $q_\text{max} \cdot s$ rounds to
+#   $0.8999999999999999$, below $x$. Whether $x$ is inside is a question about $v$, and there
+#   every convention above agrees.
+# - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
+#
+# **`StraightThroughSoftmax`** (Exercise 4): its contract above lists its cases.
 # </details>

@@ -39,6 +39,9 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
            {"case:it returns grad_output unchanged": "identity backward",
             "case:it lacks the factor 1 / tau": "no 1 / tau",
             "case:it keeps only the diagonal": "diagonal of the Jacobian only",
+            "case:row sum <g, s> is taken over the whole tensor":
+                "<g, s> summed over the whole tensor",
+            "case:row sum <g, s> is taken over dim 0": "<g, s> summed over dim 0",
             "case:uses the saved one-hot in place of the softmax":
                 "the saved one-hot used as the softmax",
             "StraightThroughSoftmax/true-zero-gradient":
@@ -162,6 +165,8 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
             "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
             "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
+            "FakeQuantize/edge-in-x-units":
+                "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
             "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),

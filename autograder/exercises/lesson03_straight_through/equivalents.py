@@ -75,6 +75,10 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(soft.clone())",
                      "a copy of the softmax forward made and nothing else holds: the original is "
                      "freed, so what is kept is the same softmax in the same bytes"),
+    EquivalentMutant("StraightThroughSoftmax", "save_copy", "ctx.save_for_backward(z)",
+                     "ctx.save_for_backward(z.clone())",
+                     "a copy of z = logits / tau, which forward made and nothing else holds: the "
+                     "original is freed, so what is kept is the same z in the same bytes"),
     EquivalentMutant("StraightThroughSoftmax", "add_copy", "ctx.save_for_backward(soft)",
                      "ctx.save_for_backward(soft.contiguous())",
                      "a contiguous copy, where one is made, of the softmax forward made and "
@@ -95,8 +99,4 @@ EQUIVALENTS = [
     EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
                      "grad_x = grad_output * inside if ctx.needs_input_grad[0] else None",
                      "grad_x = grad_output * inside if True else None", _SKIP),
-    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
-                     "grad_x = grad_output.masked_fill(~inside, 0) if ctx.needs_input_grad[0] "
-                     "else None",
-                     "grad_x = grad_output.masked_fill(~inside, 0) if True else None", _SKIP),
 ]

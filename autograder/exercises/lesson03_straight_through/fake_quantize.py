@@ -19,13 +19,13 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .fake_quantize_gradients import (check_scale_in_float32, expected_gradients,
-                                      local_gradients, scale_candidates)
+from .fake_quantize_gradients import (check_scale_in_float32, check_x_units,
+                                      expected_gradients, local_gradients, scale_candidates)
 from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
-from .fake_quantize_values import (alone_values, domain_values, edge_values, odd_edge_values,
-                                   random_values)
+from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, domain_values, edge_values,
+                                   off_grid_edge_values, odd_edge_values, random_values)
 
 
 def check_forward(output, values: dict) -> None:
@@ -121,6 +121,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
     if any(matches(r) for r in references):
         return {c for c, r in zip(CONVENTIONS, references) if matches(r)}
 
+    check_x_units(x, scale, qmin, qmax, grad_output, got, (rtol, atol), 0)
     if matches(grad_output):
         saved_roles = [saved.role for saved in forward.saved]
         if "output" in saved_roles and "input x" not in saved_roles:
@@ -207,6 +208,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
     if any(torch.allclose(got, r, rtol=rtol, atol=atol) for r in references):
         return {c for c, r in zip(CONVENTIONS, references)
                 if torch.allclose(got, r, rtol=rtol, atol=atol)}
+    check_x_units(x, scale, qmin, qmax, grad_output, got, (rtol, atol), 1)
     for convention in CONVENTIONS:
         for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
@@ -288,6 +290,11 @@ def full(submission, device) -> None:
             check_fake_quantize(function, edge_values(device, dtype))
     with case("x / scale at the clip edges, qmin odd and qmax even"):
         check_fake_quantize(function, odd_edge_values(device))
+    # off powers of two, x / scale exactly at an edge where qmax * scale rounds below x
+    for dtype in (torch.float64, torch.float32):
+        with case(f"x at the clip edges, scale={OFF_GRID_EDGES[dtype][0]} (not a power of two), "
+                  f"{str(dtype).removeprefix('torch.')}"):
+            check_fake_quantize(function, off_grid_edge_values(device, dtype))
     for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
                                                 ((1,), -2, 1), ((4, 6), -1, 1)]):
         values = random_values(shape, device, seed=seed, scale=0.05 * (seed + 1), qmin=qmin,

@@ -104,3 +104,40 @@ def check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, c
                 f"scale as float32 ({exact(narrow.item())} for {exact(scale.item())}, a .float() "
                 "on the saved scale) with float64 x, so v = x / scale lost float64's digits; "
                 "save and use scale in its own dtype", mistake="FakeQuantize/scale-in-float32")
+
+
+def x_units(x, scale, qmin, qmax):
+    """(inside mask, each element's d(output)/d(scale)) with the clip judged in x's units,
+    qmin * scale <= x <= qmax * scale: off powers of two those products round, and the edge
+    moves by an ulp."""
+    v = x / scale
+    below, above = x < qmin * scale, x > qmax * scale
+    inside = ~below & ~above
+    clipped = torch.where(below, float(qmin), float(qmax)).to(x.dtype)
+    return inside, torch.where(inside, torch.round(v) - v, clipped)
+
+
+def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
+    """Name a gradient ``got`` (``which``: 0 for x, 1 for scale) that is the contract's with
+    the clip judged in x's units, where that differs from judging x / scale."""
+    inside, local = x_units(x, scale, qmin, qmax)
+    v = x / scale
+    rounded = torch.round(v)
+    moved = inside != ((v >= qmin) & (v <= qmax) & (rounded >= qmin) & (rounded <= qmax))
+    if not moved.any():
+        return
+    candidate = grad_output * inside if which == 0 else (grad_output * local).sum()
+    if not torch.allclose(got, candidate, *tolerance):
+        return
+    i = tuple(int(k) for k in torch.nonzero(moved)[0])
+    at, code = x[i].item(), qmax if v[i] > 0 else qmin
+    edge = (torch.tensor(code, dtype=x.dtype) * scale.detach().cpu()).item()
+    side = "<" if edge < at else ">"
+    raise GradingError(
+        f"FakeQuantize judges the clip edge in x's units: at x = {exact(at)}, scale = "
+        f"{exact(scale.item())}, x / scale is exactly {exact(v[i].item())}, the edge "
+        f"{'qmax' if code == qmax else 'qmin'} = {code} itself (inside), but "
+        f"{'qmax' if code == qmax else 'qmin'} * scale rounds to {exact(edge)} {side} x, so "
+        f"its {'gradient for x' if which == 0 else 'gradient for scale'} takes x as outside; "
+        "the contract judges v = x / scale against qmin and qmax",
+        mistake="FakeQuantize/edge-in-x-units")

@@ -57,3 +57,20 @@ def alone_values(device) -> dict:
     codes = [-9.3, -3.7, -2.2, -0.4, 0.3, 1.2, 2.8, 5.6, -6.1, 4.4]
     return {"x": torch.tensor(codes, dtype=torch.float64, device=device).reshape(2, 5) * 0.5,
             "scale": torch.tensor(0.5, dtype=torch.float64, device=device), "qmin": -4, "qmax": 3}
+
+
+# (scale, qmin, qmax, x) per dtype: x / scale is exactly the edge's code (so is x * (1 / scale),
+# and round(v)): inside whatever convention, while qmin * scale and qmax * scale round to the
+# other side of x (0.3 * 3 = 0.8999999999999999 < 0.9); searched over nearby scales and edges
+OFF_GRID_EDGES = {torch.float64: (0.3, -3, 3, [-2.0, 0.9, -0.5, 0.1, -0.9, 1.3]),
+                  torch.float32: (0.01, -5, 5, [-0.2, 0.05, 0.013, -0.05, 0.2])}
+
+
+def off_grid_edge_values(device, dtype=torch.float64) -> dict:
+    """A scale that is not a power of two, and x at both clip edges where x / scale is exactly
+    qmin or qmax, inside, but x lies beyond qmin * scale or qmax * scale as rounded: a clip
+    judged in x's units calls it outside. Away from the edges no v is near a half-step band, so
+    every convention the contract accepts gives the same mask."""
+    scale, qmin, qmax, x = OFF_GRID_EDGES[dtype]
+    return {"x": torch.tensor(x, dtype=dtype, device=device),
+            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}

@@ -153,6 +153,13 @@ def _candidates(logits, tau, grad_output):
             "its row sum <g, s> lost its last dim (a sum over dim -1 without keepdim=True), so "
             "it broadcasts across each row's entries instead of standing one per row")]
           if logits.dim() >= 2 and logits.shape[-1] == logits.shape[-2] else []),
+        *([(s * (grad_output - (grad_output * s).sum()) / tau,
+             "the row sum <g, s> is taken over the whole tensor (a .sum() with no dim), not "
+             "over the last dim per row: each row is a softmax of its own, with its own <g, s>"),
+            (s * (grad_output - (grad_output * s).sum(0, keepdim=True)) / tau,
+             "the row sum <g, s> is taken over dim 0 (down the batch, one per column), not over "
+             "the last dim per row: each row is a softmax of its own, with its own <g, s>")]
+          if logits.dim() >= 2 else []),
         (grad_output * s * (1 - s) / tau, "it keeps only the diagonal of the softmax's Jacobian; "
          "every output depends on every logit of its row, so the off-diagonal entries count too"),
     ]
@@ -271,7 +278,7 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
 def full(submission, device) -> None:
     function = check_is_function(submission, STS)
     # square (5, 5) first: a row sum without keepdim broadcasts there instead of raising
-    for seed, (shape, tau) in [(5, ((5, 5), 0.7)), *enumerate([((3, 5), 0.7), ((6,), 1.0),
+    for seed, (shape, tau) in [(5, ((5, 5), 0.7)), *enumerate([((3, 5), 0.7), ((6,), 1.5),
                                ((2, 3, 4), 2.5), ((4, 7), 0.1), ((3, 5), 10.0)])]:
         with case(f"logits of shape {shape}, tau={tau}"):
             check_straight_through_softmax(function, values(shape, device, tau=tau, seed=seed),

@@ -34,24 +34,6 @@ UNUSUAL = [
                 "        codes = torch.clamp(torch.round(x / scale), qmin, qmax)\n"
                 "        ctx.save_for_backward(x, scale, codes)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n        return codes * scale")),
-    Unusual("FakeQuantize", "x * (1 / scale), masks from x against the scaled edges, "
-            "needs_input_grad",
-            _fake_quantize(
-                "        x, scale = ctx.saved_tensors\n"
-                "        low, high = ctx.qmin * scale, ctx.qmax * scale\n"
-                "        inside = (x >= low) & (x <= high)\n"
-                "        grad_x = grad_output.masked_fill(~inside, 0) "
-                "if ctx.needs_input_grad[0] else None\n"
-                "        grad_scale = None\n"
-                "        if ctx.needs_input_grad[1]:\n"
-                "            v = x * (1 / scale)\n"
-                "            local = (torch.round(v) - v) * inside + ctx.qmin * (x < low) "
-                "+ ctx.qmax * (x > high)\n"
-                "            grad_scale = (grad_output * local).sum()\n"
-                "        return grad_x, grad_scale, None, None",
-                "        ctx.save_for_backward(x, scale)\n"
-                "        ctx.qmin, ctx.qmax = qmin, qmax\n"
-                "        return torch.round(x * (1 / scale)).clamp(qmin, qmax) * scale")),
     Unusual("FakeQuantize", "backward rebuilds the quantiser with the detach trick (round(v) "
             "judged) and asks autograd: grad_x is g * s * (1 / s), an ulp off",
             _fake_quantize(
@@ -114,6 +96,27 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # once catalogued as unusual (every scale the battery tried was a power of two, where x's
+    # units and v's agree): off powers of two it gives 0 where x / scale is exactly an edge
+    Mistake("FakeQuantize", "x * (1 / scale), masks from x against the scaled edges, "
+            "needs_input_grad",
+            "FakeQuantize judges the clip edge in x's units: at x = 0.9, scale = 0.3",
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n"
+                "        low, high = ctx.qmin * scale, ctx.qmax * scale\n"
+                "        inside = (x >= low) & (x <= high)\n"
+                "        grad_x = grad_output.masked_fill(~inside, 0) "
+                "if ctx.needs_input_grad[0] else None\n"
+                "        grad_scale = None\n"
+                "        if ctx.needs_input_grad[1]:\n"
+                "            v = x * (1 / scale)\n"
+                "            local = (torch.round(v) - v) * inside + ctx.qmin * (x < low) "
+                "+ ctx.qmax * (x > high)\n"
+                "            grad_scale = (grad_output * local).sum()\n"
+                "        return grad_x, grad_scale, None, None",
+                "        ctx.save_for_backward(x, scale)\n"
+                "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                "        return torch.round(x * (1 / scale)).clamp(qmin, qmax) * scale")),
     Mistake("FakeQuantize", "saves x.clone()", "forward saved a copy of x",
             _fq_scale(FQ_LSQ).replace("ctx.save_for_backward(x, scale)",
                                       "ctx.save_for_backward(x.clone(), scale)")),

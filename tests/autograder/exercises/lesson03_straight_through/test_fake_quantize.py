@@ -80,3 +80,20 @@ def test_half_offset_bounds_are_named_with_their_id(raises_hint):
                      "-3.5 rounds to -4, outside [-3, 4])"):
         run("FakeQuantize", mistake("FakeQuantize", entry))
     assert graded_mistake("FakeQuantize", entry) == "FakeQuantize/half-offset-bounds"
+
+
+@pytest.mark.parametrize("dtype_name", ["float64", "float32"])
+def test_off_grid_edges_part_x_units_from_every_accepted_convention(dtype_name):
+    """At a scale that is not a power of two, do x / scale, x * (1 / scale) and round of
+    either agree on inside for every x, while qmin * scale <= x <= qmax * scale calls an x at
+    each edge outside?"""
+    import torch
+    from autograder.exercises.lesson03_straight_through.fake_quantize_values import (
+        off_grid_edge_values)
+    made = off_grid_edge_values("cpu", getattr(torch, dtype_name))
+    x, scale, qmin, qmax = made["x"], made["scale"], made["qmin"], made["qmax"]
+    masks = [(qmin <= v) & (v <= qmax) for w in (x / scale, x * (1 / scale))
+             for v in (w, torch.round(w))]
+    assert all(torch.equal(mask, masks[0]) for mask in masks)
+    moved = masks[0] != ((x >= qmin * scale) & (x <= qmax * scale))
+    assert sorted(torch.round(x[moved] / scale).tolist()) == [qmin, qmax]
