@@ -608,7 +608,7 @@ for function in (SumOfSquares, SumOfSquaresOnCtx):
 # changed as well). What would backward return instead, so that a second walk of the graph
 # finds what it saved unchanged?
 #
-# ### Step 6: low precision, accumulate in float32
+# ### Step 6: low precision
 #
 # In float16 and bfloat16 a loss and $\text{grad}_W$ that are sums over many chunks lose
 # accuracy at every addition: bfloat16 keeps 8 significant bits, so adding a small term to a
@@ -628,7 +628,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # The bfloat16 running sum stops growing once each term is below half a unit in the last
 # place of the sum. So for bfloat16 `x` and `weight`: in which dtype must the running loss and
 # $\text{grad}_W$ be kept, in which dtype do you compute each chunk's logits and softmax, and
-# when do you cast to the input's dtype?
+# when do you cast to the input's dtype? And for float16 inputs, in which dtype do you keep
+# each chunk's $G = (P - Y)/N$, whose entries away from the target are about $1/(NV)$, when
+# float16's smallest normal number is $6 \cdot 10^{-5}$?
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
@@ -774,7 +776,9 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # 4. Step 6: float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a
 #    bfloat16 running sum stalls, as the demo showed. Compute each chunk's logits, softmax and
 #    gradient in float32 (upcast the chunk of `x` and the weight), and cast to the input's
-#    dtype once, at the end. The rows of $\text{grad}_x$ are final per chunk: the course's
+#    dtype once, at the end. $G$ stays in float32 until both products are done: rounded to
+#    float16, its entries of about $1/(NV)$ are subnormal, with a few significant bits or none
+#    (the optional sections measure it). The rows of $\text{grad}_x$ are final per chunk: the course's
 #    solution keeps them in float32 too, but casting each chunk's rows as you write them gives
 #    the same values and saves a float32 $N \times d$ buffer.
 # </details>
