@@ -389,7 +389,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
 #   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
 #   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
-#   unchanged, and nothing `nan`; for `max_norm` any positive float; `None` for `max_norm`;
+#   unchanged, and nothing `nan`; for `max_norm` any positive float and rows whose norm is
+#   finite in `grad_output`'s dtype; `None` for `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
@@ -492,25 +493,6 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # global clip never needs; differentially private training (the last exercise) pays it on
 # purpose.
 # </details>
-#
-# ## The view: gradient norms with surgery on and off
-#
-# The model trained above without reversal, one batch, one backward, with **your**
-# `GradientReversal` and `ClipGradientNorm` between the features and the critic
-# (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
-# the dashed outline the same without surgery; the log lists, in the order backward ran them,
-# what a module hook on each layer and a tensor hook on each side of the surgery saw (the
-# next two sections set such hooks).
-#
-# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
-# training, so the critic's gradient is nearly all the features receive, and reversing it
-# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
-# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
-# `max_norm` down: the largest row the features receive stops at `max_norm`.
-
-# %% tags=["skip-when-grading"]
-surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
-                 ClipGradientNorm)
 
 # %% [markdown]
 # ## Watching gradients: tensor hooks
@@ -598,8 +580,8 @@ print("\n".join(log))
 
 # %% [markdown]
 # The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
-# PyTorch warns that its hook fired with nothing to report for the inputs. The view above
-# keeps such a log for you, with reversal and clipping switched on and off.
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view in the
+# optional sections keeps such a log for you, with reversal and clipping switched on and off.
 #
 # One catch: a full backward hook is set up when the module runs forward, so it must be
 # registered **before** the forward it should watch.
@@ -826,10 +808,12 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 #
 # 1. On $x > \lambda$, on $x < -\lambda$ and on $|x| < \lambda$, write $y$ without `sign`,
 #    `abs` or `max`. Differentiate each piece with respect to $x$ and to $\lambda$.
-# 2. At $|x| = \lambda$ neither derivative exists. This course takes the values that
-#    differentiating the forward formula with autograd gives there (for $x$, the same as
-#    `F.softshrink`). Predict them before you run the checker, then explain them from
-#    `torch.relu`'s gradient at 0.
+# 2. At $|x| = \lambda$ with $\lambda > 0$ neither derivative exists (the pieces' slopes
+#    disagree there). At $\lambda = 0$, $x = 0$ they do: $y = x$ near it, with slopes 1 for
+#    $x$ and 0 for $\lambda$. At every $|x| = \lambda$, $\lambda = 0$ included, this course
+#    takes a convention: the values that differentiating the forward formula with autograd
+#    gives there (for $x$, the same as `F.softshrink`). Predict them before you run the
+#    checker, then explain them from `torch.relu`'s gradient at 0.
 # 3. The same $\lambda$ is used by **every** entry of $x$. With $\partial L/\partial y_i$
 #    arriving for each entry $i$, what is $\partial L / \partial \lambda$, and what shape must
 #    backward return for it?
@@ -839,7 +823,9 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # **Check steps 1 and 2 live.** Write your two derivatives, entry by entry, as expressions of a
 # tensor `x` and a float `lam` in the first lines of the next cell, then run it. It compares
 # them with autograd's, through the forward formula, at $\lambda = 0.5$ and $\lambda = 0$ on
-# a grid that holds every kink, and plots yours.
+# a grid that holds every kink, tells you on which class of points yours differ ($x > \lambda$,
+# $x < -\lambda$, $|x| < \lambda$, or the kinks $|x| = \lambda$), never the right values, and
+# plots yours.
 
 # %%
 def my_soft_threshold_slopes(x, lam):
@@ -883,10 +869,15 @@ for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
     for ax, mine, truth, name in zip(axes[1:], yours, truths, ("dy/dx", "dy/dλ")):
         ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
         ax.set_title(name, fontsize=10)
-        misses = (~torch.isclose(mine, truth)).nonzero().flatten()
-        print(f"{name}, λ = {lam}: " + ("✓ at all 81 points, the kinks included" if not len(misses)
-              else f"✗ at x = {grid[misses[:4]].tolist()}: yours {mine[misses[:4]].tolist()}, "
-                   f"autograd {truth[misses[:4]].tolist()}"))
+        wrong = ~torch.isclose(mine, truth)
+        classes = [("x > λ", grid > lam), ("x < -λ", grid < -lam), ("|x| < λ", grid.abs() < lam),
+                   ("|x| = λ", grid.abs() == lam)]
+        missed = [f"{where} ({int(wrong[at].sum())} of {int(at.sum())} points)"
+                  for where, at in classes if wrong[at].any()]
+        rest = "; the other classes agree" if len(missed) < sum(bool(at.any())
+                                                                for _, at in classes) else ""
+        print(f"{name}, λ = {lam}: " + ("✓ at all 81 points, the kinks included" if not missed
+              else "✗ on " + "; ".join(missed) + rest))
 for ax in axes:
     if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
         ax.legend(fontsize=7)
@@ -1224,12 +1215,13 @@ for bug, answer, makes, passes_on in [
 # - each gradient right when the other input needs none (the self-check runs `x` and `lam`
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
-#   tensors saved only through `save_for_backward`.
+#   tensors saved only through `save_for_backward`;
+# - forward saves the one tensor your answer to question 4 found (`y`, or a code of a byte or
+#   two per entry), and `lam` if you like, never `x`.
 #
-# Derive it, do not patch `BrokenSoftThreshold`: save only
-# the one tensor your answer to question 4 found, and get both the indicator and the sign from
-# it. (The self-check passes a backward that saves `x` and `lam` too; a copy of the broken one
-# with its slips mended is what this exercise asks you not to write.)
+# Derive it, do not patch `BrokenSoftThreshold`: get both the indicator and the sign from the
+# one saved tensor. (`BrokenSoftThreshold` saves `x`, so a copy of it with its slips mended
+# fails the last bullet.)
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -1269,8 +1261,9 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 # `torch.relu` sends back 0 at 0 (at the kink the forward formula passes it exactly 0), so $\partial L/\partial x_i = g_i\,
 # \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
 # \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
-# indicator and the sign: $x$ and $\lambda$, or the output $y$ alone ($y \ne 0$ exactly where
-# $|x| > \lambda$, with the sign of $x$ there).
+# indicator and the sign, and the output $y$ alone holds both ($y \ne 0$ exactly where
+# $|x| > \lambda$, with the sign of $x$ there); $x$ and $\lambda$ would too, which is what
+# `BrokenSoftThreshold` saves.
 # </details>
 #
 # Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
@@ -1419,8 +1412,10 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
 #   `None` for `max_norm`;
-# - backward never builds a sample's gradient of `weight`: no `(N, out, in)` tensor, not even
-#   for a moment, and no `(out, in)` matrix per sample (a loop over samples);
+# - backward never builds a sample's gradient of `weight`: no tensor holding two or more
+#   samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it), not even for a
+#   moment, and no loop over samples (one step per sample that builds or adds its `(out, in)`
+#   gradient, in place or not);
 # - backward writes into none of `grad_output`, `x` and `weight` (the tensors
 #   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
@@ -1520,7 +1515,7 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
 # | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
-# | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ | random test points never land on the kink | test the kink itself, against autograd or `F.softshrink` |
+# | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ (at $x = 0$ when $\lambda = 0$ too, where $y = x$) | it breaks the convention the contract fixes, 0 there as `F.softshrink`; random test points never land on the kink | test the kink itself, $\lambda = 0$ included, against `F.softshrink` |
 # | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |
 # | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
 # | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
@@ -1643,6 +1638,26 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 #
 # The main line ends with the summary above; nothing below is needed for an exercise.
 #
+# ### The view: gradient norms with surgery on and off
+#
+# The model trained in the main line without reversal (`plain_model`), one batch, one
+# backward, with **your** `GradientReversal` and `ClipGradientNorm` between the features and
+# the critic (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
+# the dashed outline the same without surgery; the log lists, in the order backward ran them,
+# what a module hook on each layer and a tensor hook on each side of the surgery saw (the
+# main line's two sections on hooks set such hooks).
+#
+# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
+# training, so the critic's gradient is nearly all the features receive, and reversing it
+# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
+# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
+# `max_norm` down: the largest row the features receive stops at `max_norm`.
+
+# %% tags=["skip-when-grading"]
+surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
+                 ClipGradientNorm)
+
+# %% [markdown]
 # ### Two more failures on your own
 #
 # Two short scripts, each broken by one of the two errors everyone meets. Each comes

@@ -32,14 +32,15 @@ CLIP_CLAUSES = (
     Clause("backward returns `grad_output` with every row (last dimension) whose L2 norm is "
            "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
            "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
-           "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float; "
-           "`None` for `max_norm`;",
+           "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float "
+           "and rows whose norm is finite in `grad_output`'s dtype; `None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
             "ClipGradientNorm/clamps-elements": "each element clamped",
             "ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
+            "ClipGradientNorm/changes-tiny-row": "F.normalize's clamp at 1e-12",
             "ClipGradientNorm/clips-columns": "columns clipped",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
             "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
@@ -56,6 +57,7 @@ SOFT_CLAUSES = (
            "tensor that may require grad, and backward the gradients you derived: for `x`, and "
            "for `lam` summed to `lam`'s shape, both 0 at $|x| = \\lambda$;",
            {"SoftThreshold/passes-kink": "gradient 1 at |x| == lam",
+            "SoftThreshold/passes-kink-at-lam-0": "grad_output passed through at lam == 0",
             "SoftThreshold/lam-counts-kink": "lam's gradient alone counts the kink",
             "SoftThreshold/lam-wrong-sign": "lam's gradient with the wrong sign",
             "SoftThreshold/lam-gradient-not-summed": "lam's gradient not summed",
@@ -68,10 +70,13 @@ SOFT_CLAUSES = (
            "`lam` each alone requiring grad);",
            {"SoftThreshold/gate-on-wrong-entry": "lam's gradient gated on needs_input_grad[0]"}),
     Clause("by hand (no autograd inside backward), without writing into `grad_output`, and with "
-           "tensors saved only through `save_for_backward`.",
+           "tensors saved only through `save_for_backward`;",
            {"SoftThreshold/asks-autograd": "autograd inside backward",
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
+    Clause("forward saves the one tensor your answer to question 4 found (`y`, or a code of a "
+           "byte or two per entry), and `lam` if you like, never `x`.",
+           {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended"}),
 )
 
 
@@ -94,9 +99,12 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/scales-small-samples-up": "every sample scaled to max_norm",
             "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
             "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",
+            "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
-    Clause("backward never builds a sample's gradient of `weight`: no `(N, out, in)` tensor, not "
-           "even for a moment, and no `(out, in)` matrix per sample (a loop over samples);",
+    Clause("backward never builds a sample's gradient of `weight`: no tensor holding two or more "
+           "samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it), not even "
+           "for a moment, and no loop over samples (one step per sample that builds or adds its "
+           "`(out, in)` gradient, in place or not);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "

@@ -18,8 +18,6 @@ _AT_KINK = ("at x == lam (x == -lam) the branch gives x - lam (x + lam), which i
 _ZERO_D_VIEW = "a 0-d sum viewed as lam's shape: lam is 0-d, and view of a 0-d tensor to () works"
 _SAVED_DTYPE = ("the contract names which tensors forward saves, not their dtype: a widened copy "
                 "holds the same values (signs and a mask are exact in float64)")
-_INPUT_COPY = ("the contract accepts a backward that saves x and lam (the statement says so): "
-               "a copy of either holds the same values")
 _FRESH_COPY = ("a copy (or .contiguous()) of a tensor forward just computed replaces it in the "
                "saved set: still one tensor, the same values")
 _BROADCAST = ("the norms (N,) become (1, N), which broadcast against grad_output.T (out, N) as "
@@ -72,14 +70,8 @@ EQUIVALENTS = [
                      'return passed, grad_lam',
                      'return passed.clone(), grad_lam', _COPY_RETURNED),
     EquivalentMutant('SoftThreshold', 'save_copy',
-                     'ctx.save_for_backward(x, lam)',
-                     'ctx.save_for_backward(x, lam.clone())', _INPUT_COPY),
-    EquivalentMutant('SoftThreshold', 'save_copy',
-                     'ctx.save_for_backward(x, lam)',
-                     'ctx.save_for_backward(x.clone(), lam)', _INPUT_COPY),
-    EquivalentMutant('SoftThreshold', 'add_copy',
-                     'ctx.save_for_backward(x, lam)',
-                     'ctx.save_for_backward(x, lam.contiguous())', _INPUT_COPY),
+                     'ctx.save_for_backward(x > lam, x < -lam)',
+                     'ctx.save_for_backward((x > lam).clone(), x < -lam)', _FRESH_COPY),
     EquivalentMutant('SoftThreshold', 'add_copy',
                      'return y',
                      'return y.clone()', _COPY_RETURNED),

@@ -2,6 +2,8 @@
 gradient of ``weight`` built one at a time, no write into a saved input, and clipping factors
 exact to float64's rounding (no eps added to the norm, no step in float32)."""
 
+import math
+
 import torch
 from torch.utils._pytree import tree_flatten
 
@@ -13,8 +15,8 @@ _EPSILONS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
 
 
 class CountingAccounting(TensorAccounting):
-    """TensorAccounting that also counts the new tensors (no views, no in-place results) of
-    exactly ``numel`` elements: ``made``."""
+    """TensorAccounting that also counts the tensors of exactly ``numel`` elements each op
+    creates or writes in place (views are neither): ``made``."""
 
     def __init__(self, numel: int):
         super().__init__()
@@ -22,24 +24,42 @@ class CountingAccounting(TensorAccounting):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = super().__torch_dispatch__(func, types, args, kwargs)
-        if not any(r.alias_info is not None for r in func._schema.returns):
+        if all(r.alias_info is None or r.alias_info.is_write for r in func._schema.returns):
             self.made += sum(1 for t in tree_flatten(out)[0]
                              if isinstance(t, torch.Tensor) and t.numel() == self.numel)
         return out
 
 
 def check_no_gradient_per_sample(made: int, n: int, d_out: int, d_in: int) -> None:
-    """A loop over samples builds one (out, in) tensor per sample (never an (N, out, in) one): N
-    or more tensors of out * in elements where the answer needs one or two. Checked where N >= 5
-    and out * in is no other size backward needs (N * out, N * in, N)."""
+    """A loop over samples builds or adds one (out, in) term per sample (never an (N, out, in)
+    tensor): N or more ops that create or update a tensor of out * in elements, where the answer
+    needs one or two. Checked where N >= 5 and out * in is no other size backward needs
+    (N * out, N * in, N)."""
     size = d_out * d_in
     if n >= 5 and made >= n and size not in (n * d_out, n * d_in, n):
         raise GradingError(
-            f"PerSampleClippedLinear's backward created {made} tensors of {size} elements, the "
-            f"size of weight, for N = {n} samples: one (or more) per sample, as a loop that "
-            "builds each sample's gradient g_n x_n^T does. The norm of g_n x_n^T needs no outer "
-            "product (what is it in terms of g_n and x_n?), and the scaled sum over samples is "
-            "one matrix product", mistake="PerSampleClippedLinear/gradient-per-sample")
+            f"PerSampleClippedLinear's backward created or updated a tensor of {size} elements, "
+            f"the size of weight, {made} times for N = {n} samples: one step (or more) per "
+            "sample, as a loop over samples that builds or adds each sample's g_n x_n^T does. "
+            "The norm of g_n x_n^T needs no outer product (what is it in terms of g_n and "
+            "x_n?), and the scaled sum over samples is one matrix product",
+            mistake="PerSampleClippedLinear/gradient-per-sample")
+
+
+def check_no_chunk_of_gradients(shapes, d_out: int, d_in: int) -> None:
+    """No created tensor holds two or more samples' (out, in) gradients side by side: a chunk
+    of the (N, out, in) stack, which the size check misses once the chunk is smaller than N."""
+    if d_out * d_in <= 1:
+        return
+    for shape in sorted(shapes):
+        if len(shape) >= 3 and tuple(shape[-2:]) in ((d_out, d_in), (d_in, d_out)) and \
+                math.prod(shape[:-2]) >= 2:
+            raise GradingError(
+                f"PerSampleClippedLinear's backward created a tensor of shape {shape}: the "
+                f"(out, in) = {(d_out, d_in)} gradients of {math.prod(shape[:-2])} samples side "
+                "by side, a chunk of the (N, out, in) stack. The norm of g_n x_n^T needs no "
+                "outer product (what is it in terms of g_n and x_n?), and the scaled sum is one "
+                "matrix product", mistake="PerSampleClippedLinear/per-sample-outer-products")
 
 
 def check_inputs_untouched(inputs: dict, values: dict) -> None:

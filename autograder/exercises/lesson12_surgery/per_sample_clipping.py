@@ -22,7 +22,7 @@ from ...exercise import Exercise, sample
 from ...memory import TensorAccounting
 from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
-                                check_no_gradient_per_sample)
+                                check_no_chunk_of_gradients, check_no_gradient_per_sample)
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -149,6 +149,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "g_n x_n^T needs no outer product (what is it in terms of g_n and x_n?), and the scaled sum is "
             "one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
+    check_no_chunk_of_gradients(books.phase.shapes, d_out, d_in)
     check_no_gradient_per_sample(books.made, n, d_out, d_in)
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
@@ -178,6 +179,34 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
     return backward
 
 
+def check_tiny_samples(function, device) -> None:
+    """Samples whose gradients have norms 5e-13 and 4e-13, non-zero and below max_norm, keep
+    factor 1: a clamp of the norm at 1e-12 (F.normalize's) or an eps scales them. x's rows are
+    orthogonal, so grad_weight[n, n] is sample n's term alone (n = 0, 1)."""
+    x = torch.tensor([[5e-7, 0.0, 0.0], [0.0, 4e-7, 0.0], [0.0, 0.0, 2.0]], dtype=torch.float64,
+                     device=device)
+    grad_output = torch.tensor([[1e-6, 0.0], [0.0, 1e-6], [3.0, 4.0]], dtype=torch.float64,
+                               device=device)
+    values = {"x": x, "weight": sample((2, 3), device, seed=60), "max_norm": 1.0}
+    with case("x of shape (3, 3), weight of shape (2, 3), max_norm=1, samples whose gradients "
+              "have norms 5e-13, 4e-13 and 10"):
+        inputs = make_inputs(values)
+        output = run_forward(function, SPEC, inputs).output
+        got = run_backward(SPEC, output, inputs, grad_output.clone()).grads[1]
+        if isinstance(got, torch.Tensor) and got.shape == (2, 3):
+            for n, norm in ((0, "5e-13"), (1, "4e-13")):
+                factor = (got[n, n] / (grad_output[n, n] * x[n, n])).item()
+                if not abs(factor - 1) <= 1e-9:
+                    raise GradingError(
+                        f"PerSampleClippedLinear changed a sample whose gradient has norm "
+                        f"{norm}, below max_norm=1: its factor is {factor:.3g}, not 1. A clamp "
+                        "or an eps on the norm (as F.normalize's 1e-12) scales every sample "
+                        "below it; a sample at or below max_norm keeps factor 1",
+                        mistake="PerSampleClippedLinear/changes-tiny-sample")
+        diagnose_gradient("weight", got,
+                          expected_gradients(x, values["weight"], 1.0, grad_output)["weight"])
+
+
 def _factors(grad_output, x, max_norm):
     norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
     return clip_factors(norms, max_norm)
@@ -196,6 +225,7 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
                                           atol=1e-7 * min(1.0, max_norm))
     for edge in ("a zero sample", "one sample", "no sample clipped"):
         covers(edge)
+    check_tiny_samples(function, device)
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)

@@ -68,6 +68,43 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
     diagnose_gradient("lam", grad_lam, expected_lam)
 
 
+def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
+    """x exactly 0 at lam = 0, sparse_model's start: |x| == lam there, so both gradients are 0
+    (the contract's convention, F.softshrink's), though y = x when lam = 0."""
+    x = torch.tensor([[0.0, 0.7, -0.3], [-0.0, 1.2, 0.0]], dtype=dtype, device=device)
+    values = {"x": x, "lam": torch.zeros((), dtype=dtype, device=device)}
+    _, backward = check_soft_case(function, values, check_gradients=False)
+    grad_x, grad_lam = backward.grads
+    if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape and \
+            (grad_x[x == 0] != 0).any():
+        raise GradingError("SoftThreshold's gradient for x is not 0 at x = 0 with lam = 0 "
+                           "(sparse_model's start): |x| == lam there, and the contract takes 0 "
+                           "at |x| == lam for every lam, F.softshrink's convention, although "
+                           "y = x when lam = 0. Does your backward treat lam = 0 apart?",
+                           mistake="SoftThreshold/passes-kink-at-lam-0")
+    diagnose_gradient("x", grad_x, (x != 0).to(dtype))
+    diagnose_gradient("lam", grad_lam, -torch.sign(x).sum())
+
+
+def check_saves_no_x(function, values: dict) -> None:
+    """Forward saves what question 4 found (y, or a code of a byte or two per entry), and lam if
+    it likes, never x or a copy of it: x is told apart from y by the entries inside the
+    threshold (lam = 0.5)."""
+    inputs = {name: value.detach().clone().requires_grad_() for name, value in values.items()}
+    forward = run_forward(function, SOFT, inputs)
+    x = values["x"]
+    for saved in forward.saved:
+        tensor = saved.tensor
+        if tuple(tensor.shape) == tuple(x.shape) and tensor.is_floating_point() and \
+                torch.equal(tensor.detach().to(x.dtype), x):
+            raise GradingError(
+                f"SoftThreshold's forward saves x ({saved.role}): the contract asks for the one "
+                "tensor that tells backward both which entries pass and their signs (question "
+                "4), y or a code of a byte or two per entry, and lam if you like, never x. "
+                "Mending BrokenSoftThreshold's lines is not deriving it",
+                mistake="SoftThreshold/saves-x")
+
+
 def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **tolerance):
     """Values and both gradients against autograd through the composed reference."""
     if check_gradients:

@@ -15,7 +15,8 @@ from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...precision import rounded_to_float32
-from .soft_threshold_checks import check_kinks, check_soft
+from .soft_threshold_checks import (check_kinks, check_saves_no_x, check_soft,
+                                    check_zero_at_lam_zero)
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
 from .contracts import REVERSAL_CLAUSES, CLIP_CLAUSES, SOFT_CLAUSES
 
@@ -243,6 +244,28 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
     diagnose_gradient("x", got, expected)
     return forward, backward
 
+def check_tiny_rows(function, device) -> None:
+    """Rows of norm 5e-13 and 5e-14, non-zero and below max_norm, pass unchanged: a clamp of
+    the norm at 1e-12 (F.normalize's) or an eps scales them, far below any tolerance's notice."""
+    grad_output = torch.tensor([[3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [3.0, 0.0, 4.0],
+                                [0.0, 0.0, 0.0]], dtype=torch.float64, device=device)
+    for max_norm in (1.0, 1e-4):
+        with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
+            _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=40), max_norm,
+                                       grad_output.clone())
+            got = backward.grads[0]
+            for row, norm in ((0, "5e-13"), (1, "5e-14")):
+                if isinstance(got, torch.Tensor) and got.shape == grad_output.shape and \
+                        not torch.allclose(got[row], grad_output[row], rtol=1e-9, atol=0):
+                    raise GradingError(
+                        f"ClipGradientNorm changed a row of norm {norm}, below "
+                        f"max_norm={max_norm:g}: it returns {got[row].tolist()} for "
+                        f"{grad_output[row].tolist()}. A clamp or an eps on the norm (as "
+                        "F.normalize's 1e-12) scales every row below it; a row at or below "
+                        "max_norm passes unchanged", mistake="ClipGradientNorm/changes-tiny-row")
+            diagnose_gradient("x", got, clipped(grad_output, max_norm))
+
+
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
                      lambda x, max_norm: Intended.apply(x, max_norm, clipped))
 
@@ -257,6 +280,7 @@ def clip_full(ClipGradientNorm, device) -> None:
                                          max_norm, seed=seed)
     for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
         covers(edge)
+    check_tiny_rows(function, device)
     check_backward_by_hand(CLIP, backward)
     check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})
     grad_output = strided_grad_output((2, 4, 3), device, seed=6)
@@ -271,6 +295,8 @@ def soft_full(SoftThreshold, device) -> None:
     function = check_is_function(SoftThreshold, SOFT)
     with case("x with entries exactly at +-lam and at 0, lam=0.5"):
         check_kinks(function, device)
+    with case("x with entries exactly 0, lam=0"):
+        check_zero_at_lam_zero(function, device)
     covers("|x| == lam")
     for seed, shape in enumerate(SHAPES):
         for lam in (0.5, 0.0, 1.2):
@@ -284,6 +310,8 @@ def soft_full(SoftThreshold, device) -> None:
     mask = values["x"].abs() > values["lam"]
     check_strided(function, SOFT, values, grad_output,
                   {"x": grad_output * mask, "lam": -(grad_output * torch.sign(values["x"]) * mask).sum()})
+    with case("x of shape (3, 4), lam=0.5: what forward saves"):
+        check_saves_no_x(function, values)
 
 
 EXERCISES = [

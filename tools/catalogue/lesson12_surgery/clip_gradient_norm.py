@@ -24,13 +24,16 @@ UNUSUAL = [
     Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
-    Unusual("ClipGradientNorm", "F.normalize times the clamped norm", _clip(
-        _NORMS + "        return F.normalize(grad_output, dim=-1) * norms.clamp(max=ctx.max_norm), "
-        "None\n")),
 ]
 
 
 MISTAKES = [
+    # review of lesson 12 (fourth): an Unusual answer until rows of norm below 1e-12 were
+    # graded; F.normalize divides by max(norm, 1e-12), so a row of norm 5e-13 is halved
+    Mistake("ClipGradientNorm", "F.normalize's clamp at 1e-12",
+            "changed a row of norm 5e-13, below max_norm", _clip(
+                _NORMS + "        return F.normalize(grad_output, dim=-1) * "
+                "norms.clamp(max=ctx.max_norm), None\n")),
     Mistake("ClipGradientNorm", "global norm, as clip_grad_norm_",
             "clips by the norm of the whole gradient", _clip(
                 "        total = torch.linalg.vector_norm(grad_output)\n"

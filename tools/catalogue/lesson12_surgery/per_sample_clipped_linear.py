@@ -69,6 +69,31 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # review of lesson 12 (fourth): passed while no sample's norm lay between 0 and 1e-12; a
+    # sample of norm 5e-13 gets factor 0.5
+    Mistake("PerSampleClippedLinear", "a clamp of the norm at 1e-12",
+            "changed a sample whose gradient has norm 5e-13, below max_norm", _weight_only(
+                _NORMS + "        factors = norms.clamp(max=ctx.max_norm) / norms.clamp(min=1e-12)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    # review of lesson 12 (fourth): chunks of 4 samples' outer products, (4, out, in), passed
+    # the size check (N * out * in) and the count of weight-sized tensors
+    Mistake("PerSampleClippedLinear", "outer products built in chunks of 4 samples",
+            "backward created a tensor of shape (4, 3, 5)", _weight_only(
+                "        grad_weight = torch.zeros_like(weight)\n"
+                "        for start in range(0, x.shape[0], 4):\n"
+                "            g, xs = grad_output[start:start + 4], x[start:start + 4]\n"
+                "            per_sample = g[:, :, None] * xs[:, None, :]\n"
+                "            norms = torch.linalg.vector_norm(per_sample, dim=(1, 2))\n"
+                "            factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "            grad_weight.add_((g * factors[:, None]).T @ xs)")),
+    # review of lesson 12 (fourth): one in-place rank-1 update per sample creates no tensor per
+    # sample; the contract names the loop, and the count takes in-place writes since
+    Mistake("PerSampleClippedLinear", "a loop over samples, one in-place addr_ each",
+            "one step (or more) per sample", _weight_only(
+                _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+                "        grad_weight = torch.zeros_like(weight)\n"
+                "        for n in range(x.shape[0]):\n"
+                "            grad_weight.addr_(grad_output[n], x[n], alpha=factors[n].item())")),
     # issue 37: an Unusual answer until the domain reached max_norm = 1e-4; the epsilon is a
     # relative error of 1e-6 / norm, invisible at norms near 1 and 1% at norms near 1e-4
     Mistake("PerSampleClippedLinear",
@@ -94,7 +119,7 @@ MISTAKES = [
     # review of lesson 12: one (out, in) outer product per sample, in a Python loop, never an
     # (N, out, in) tensor; passed before the count of weight-sized tensors
     Mistake("PerSampleClippedLinear", "a loop over samples, one outer product each",
-            "one (or more) per sample", _weight_only(
+            "one step (or more) per sample", _weight_only(
                 "        grad_weight = torch.zeros_like(weight)\n"
                 "        for g_n, x_n in zip(grad_output, x):\n"
                 "            outer = torch.outer(g_n, x_n)\n"

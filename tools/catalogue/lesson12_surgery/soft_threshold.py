@@ -33,13 +33,7 @@ UNUSUAL = [
         ctx.save_for_backward(y)
         return y
 ''')),
-    Unusual("SoftThreshold", "saves x and lam, lam's sum only when needed", _soft_saved(
-        "        passed = grad_output * (x.abs() > lam)\n"
-        "        grad_lam = None\n        if ctx.needs_input_grad[1]:\n"
-        "            grad_lam = -(passed * torch.sign(x)).sum()\n"
-        "        return passed, grad_lam\n")),
-    Unusual("SoftThreshold", "torch.where pieces", _soft('''        x, lam = ctx.saved_tensors
-        above, below = x > lam, x < -lam
+    Unusual("SoftThreshold", "torch.where pieces", _soft('''        above, below = ctx.saved_tensors
         zero = torch.zeros_like(grad_output)
         grad_x = torch.where(above | below, grad_output, zero)
         grad_lam = torch.where(below, grad_output, zero).sum() - \\
@@ -48,7 +42,7 @@ UNUSUAL = [
 ''', forward='''
     @staticmethod
     def forward(ctx, x, lam):
-        ctx.save_for_backward(x, lam)
+        ctx.save_for_backward(x > lam, x < -lam)
         zero = torch.zeros_like(x)
         return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))
 ''')),
@@ -75,15 +69,40 @@ UNUSUAL = [
         ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))
         return F.softshrink(x, lam.item())
 ''')),
-    Unusual("SoftThreshold", "the broken version, its sign fixed and nan_to_num over relu(z) / z",
-            _soft_saved("        shifted = x.abs() - lam\n"
-                        "        slope = torch.nan_to_num(torch.relu(shifted) / shifted)\n"
-                        "        return grad_output * slope, "
-                        "-(grad_output * slope * torch.sign(x)).sum()\n")),
 ]
 
 
 MISTAKES = [
+    # review of lesson 12 (fourth): BrokenSoftThreshold with its two lines mended passed, so the
+    # exercise was a patch; the contract asks for the one saved tensor of question 4 since
+    Mistake("SoftThreshold", "BrokenSoftThreshold with its two lines mended",
+            "forward saves x", _soft_saved(
+                "        shifted = x.abs() - lam\n"
+                "        slope = (shifted > 0).to(x.dtype)\n"
+                "        grad_x = grad_output * slope\n"
+                "        grad_lam = -(grad_output * slope * torch.sign(x)).sum()\n"
+                "        return grad_x, grad_lam\n")),
+    # an Unusual answer until the contract asked for the one saved tensor of question 4
+    Mistake("SoftThreshold", "the broken version, its sign fixed and nan_to_num over relu(z) / z",
+            "forward saves x", _soft_saved(
+                "        shifted = x.abs() - lam\n"
+                "        slope = torch.nan_to_num(torch.relu(shifted) / shifted)\n"
+                "        return grad_output * slope, "
+                "-(grad_output * slope * torch.sign(x)).sum()\n")),
+    Mistake("SoftThreshold", "x and lam saved, lam's sum only when needed", "forward saves x",
+            _soft_saved("        passed = grad_output * (x.abs() > lam)\n"
+                        "        grad_lam = None\n        if ctx.needs_input_grad[1]:\n"
+                        "            grad_lam = -(passed * torch.sign(x)).sum()\n"
+                        "        return passed, grad_lam\n")),
+    # review of lesson 12 (fourth): a fast path at lam == 0 passed grad_output through; no
+    # battery point had x exactly 0 at lam = 0, sparse_model's own start
+    Mistake("SoftThreshold", "grad_output passed through at lam == 0",
+            "is not 0 at x = 0 with lam = 0", _soft_saved(
+                "        mask = x.abs() > lam\n"
+                "        grad_lam = -(grad_output * torch.sign(x) * mask).sum()\n"
+                "        if lam.item() == 0:\n"
+                "            return grad_output, grad_lam\n"
+                "        return grad_output * mask, grad_lam\n")),
     Mistake("SoftThreshold", "lam's gradient gated on needs_input_grad[0]",
             "entry 1 belongs to lam", _soft_saved(
                 "        passed = grad_output * (x.abs() > lam)\n"
