@@ -18,6 +18,10 @@ from torch.autograd.graph import saved_tensors_hooks  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode, flop_registry  # noqa: E402
 
+from .composite_ops import OpLog  # noqa: E402
+
+_OpLog = OpLog  # the name lessons 04 and 11 import
+
 
 @dataclass
 class SavedTensor:
@@ -155,16 +159,6 @@ def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
     return ForwardTrace(output, saved, tensor_attributes, attributes)
 
 
-class _OpLog(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(func.overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
-
-
 def _as_called(name: str, frame) -> str:
     """``name``, and the torch function the learner's code called to reach it, when one is on
     the stack: 'torch.autograd.grad through torch.func.vjp' (or 'through torch.func' for the
@@ -220,7 +214,8 @@ def _watch_reentry(calls: list):
 
 def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor) -> BackwardTrace:
     """Backpropagate ``grad_output`` from ``output`` to the inputs that require grad,
-    counting FLOPs and logging every op the backward dispatched."""
+    counting FLOPs and logging every op the backward dispatched (and the composite
+    ``*_backward`` ops it called, which dispatch only what they decompose to)."""
     wanted = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     calls: list[str] = []
     autograd_grad = torch.autograd.grad  # bound before the watch, so this call is not counted

@@ -161,6 +161,29 @@ class TestTraceBackward:
         assert "sigmoid_backward" in trace.ops
         assert trace.reentered_autograd == []
 
+    def test_logs_composite_backward_ops(self):
+        """Is aten.index_select_backward logged, though it decomposes before a dispatch mode
+        sees it (CompositeImplicitAutograd), both as a packet and as an overload?"""
+
+        class CallsIndexSelectBackward(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, op):
+                ctx.op = op
+                return x[[1, 0, 1]]
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return ctx.op(grad_output, [2], 0, torch.tensor([1, 0, 1])), None
+
+        packet = torch.ops.aten.index_select_backward
+        for op in (packet, packet.default):
+            x = x_of(2)
+            trace = trace_backward(CallsIndexSelectBackward.apply(x, op), [x, op],
+                                   torch.ones(3, dtype=torch.float64))
+            assert "index_select_backward" in trace.ops
+            torch.testing.assert_close(trace.grads[0], torch.tensor([1.0, 2.0],
+                                                                    dtype=torch.float64))
+
     def test_hand_written_backward_logs_plain_ops(self):
         """Does a hand-written backward log only ordinary ops?"""
         x = x_of(3)
@@ -206,8 +229,13 @@ class TestTraceBackward:
         assert trace.reentered_autograd[0] == "Tensor.backward"
 
     def test_entry_points_are_put_back(self):
-        """After tracing, even a backward that raised, are autograd's entry points the originals?"""
-        originals = (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)
+        """After tracing, even a backward that raised, are autograd's entry points (and the
+        torch.ops call methods OpLog wraps) the originals?"""
+        def entry_points():
+            return (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward,
+                    torch._ops.OpOverload.__call__, torch._ops.OpOverloadPacket.__call__)
+
+        originals = entry_points()
         x = x_of(3)
         stub_backward = mistake("Square", "backward left as the stub")
         try:
@@ -215,7 +243,7 @@ class TestTraceBackward:
                            torch.ones(3, dtype=torch.float64))
         except NotImplementedError:
             pass
-        assert (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward) == originals
+        assert entry_points() == originals
 
     def test_watch_records_only_inside(self):
         """Does _watch_reentry record calls made inside the block and none after it?"""
