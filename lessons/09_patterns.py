@@ -45,7 +45,7 @@
 # cell lists where you stand.
 #
 # Plan your time: the main line (the six exercises and the sections that lead to them, up to
-# the Summary) holds six derivations you check live, five predictions and six Functions to
+# the Summary) holds six derivations you check live, six predictions and six Functions to
 # write; plan on about three hours, in two sittings, the first ending after Exercise 3
 # (`Cumsum`). Everything after the Summary is
 # **optional** and never graded: the section "Both at once: the running product" (no exercise
@@ -1289,22 +1289,10 @@ plt.show()
 #   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (where
 #   several entries equal the running maximum, `torch.cummax`'s `indices` say which one it
 #   took), and entries one ulp apart told apart;
-# - forward saves, with `ctx.save_for_backward`, no floating-point tensor (neither `x` nor the
-#   values) and **exactly 8 bytes per entry of `x`**: more is a tensor backward can do
-#   without; fewer, one forward made only to save it (a conversion, say). What those bytes
-#   hold, and why they are enough, is yours to find.
-#
-# **Predict, then run.** For `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report
-# for each output: the first of the equal 3s, or the latest? Write your answer into
-# `predicted_indices` (five ints), run that cell, then the next.
-
-# %%
-predicted_indices = None  # five ints: the position reported for each output
-
-# %%
-values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
-print("values: ", values.tolist())
-compare(predicted_indices, indices.tolist())
+# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte of
+#   its own beyond what `torch.cummax` gave forward** (a conversion costs its size, as does
+#   any tensor made only to be saved): what backward needs, and why it is enough, is yours to
+#   find.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1324,8 +1312,8 @@ compare(predicted_indices, indices.tolist())
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $x = (1, 3, 3, 2, 3)$ (your prediction above gives its indices) and
-# $g = (1, 2, 3, 4, 5)$: $\partial L/\partial x = (1, 2, 7, 0, 5)$.
+# $x = (1, 3, 3, 2, 3)$ and $g = (1, 2, 3, 4, 5)$:
+# $\partial L/\partial x = (1, 2, 7, 0, 5)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CumMax", "solution": true}
@@ -1355,6 +1343,20 @@ self_check("CumMax", CumMax)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("CumMax", CumMax)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# **Predict, then run** (after your attempt: your backward has already met ties). For
+# `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report for each output: the first
+# of the equal 3s, or the latest? Write your answer into `predicted_indices` (five ints), run
+# that cell, then the next.
+
+# %%
+predicted_indices = None  # five ints: the position reported for each output
+
+# %%
+values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
+print("values: ", values.tolist())
+compare(predicted_indices, indices.tolist())
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>

@@ -37,6 +37,8 @@ PROD_OVER_DIM_CLAUSES = (
            "has at least one entry: the value and the gradient autograd gives "
            "`torch.prod(x, dim)`, whichever dim `dim` is;",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
+            PROD_ + "grad-output-unsqueezed-at-last-dim":
+                "grad_output unsqueezed at the last dim, not at dim",
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)"}),
     Clause("the gradient **exact and finite** whether a slice along `dim` holds no zero, "
@@ -127,10 +129,10 @@ CUMMAX_CLAUSES = (
             CUMMAX_ + "negative-dim-changed": "a negative dim turned into -1 in backward",
             CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
             OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"}),
-    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor (neither `x` "
-           "nor the values) and **exactly 8 bytes per entry of `x`**: more is a tensor backward "
-           "can do without; fewer, one forward made only to save it (a conversion, say). What "
-           "those bytes hold, and why they are enough, is yours to find.",
+    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte "
+           "of its own beyond what `torch.cummax` gave forward** (a conversion costs its size, as "
+           "does any tensor made only to be saved): what backward needs, and why it is enough, "
+           "is yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32"}),

@@ -140,8 +140,9 @@ def check_negative_dim(function, x: torch.Tensor) -> None:
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:
-    """No floating-point tensor, and exactly 8 bytes per entry of x: the int64 positions of the
-    running maxima, as torch.cummax returned them."""
+    """No floating-point tensor, and no byte of its own beyond what torch.cummax gave forward:
+    8 bytes per entry of x, the int64 positions of the running maxima as torch.cummax returned
+    them (more is a tensor made only to be saved, fewer a conversion or another such tensor)."""
     for saved in forward.saved:
         if saved.dtype.is_floating_point:
             what = "its input x" if saved.role == "input x" else (
@@ -153,20 +154,22 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
     budget = 8 * x.numel()
     if forward.saved_bytes > budget:
         raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
-                           f"of x, more than the contract's 8 per entry ({budget}): which saved "
-                           "tensor does backward not need, or could rebuild from ctx attributes?",
-                           mistake="CumMax/saves-more-than-needed")
+                           f"of x, more than torch.cummax gave forward beside the values "
+                           f"({budget}): a tensor made only to be saved, which the contract "
+                           "rules out; which saved tensor does backward not need, or could "
+                           "rebuild from ctx attributes?", mistake="CumMax/saves-more-than-needed")
     if forward.saved_bytes < budget:
         narrow = [s for s in forward.saved if s.dtype not in (torch.int64, torch.bool)]
         if narrow:
             raise GradingError(f"CumMax saves its indices as {str(narrow[0].dtype)[6:]}, a "
-                               "conversion made only for saving: the contract's 8 bytes per "
-                               "entry of x rule that out: in which dtype did forward get them?",
+                               "conversion made only for saving, which costs bytes of its own "
+                               "the contract rules out: in which dtype did forward get them?",
                                mistake="CumMax/narrow-indices")
         raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
-                           f"of x, fewer than the contract's 8 per entry ({budget}): what does "
-                           "backward need to know, for each output, about where its value came "
-                           "from?")
+                           f"of x, fewer than torch.cummax gave forward beside the values "
+                           f"({budget}): a tensor made only to be saved, which the contract "
+                           "rules out; what does backward need to know, for each output, about "
+                           "where its value came from?")
 
 
 def cummax_case(function, values: dict) -> None:
@@ -187,7 +190,7 @@ def cummax_full(CumMax, device) -> None:
     for seed, (shape, dim) in enumerate(CASES):
         cummax_case(function, {"x": sample(shape, device, seed=seed), "dim": dim})
     for edge in ("a dim other than the last", "negative dim", "1-D x",
-                 "saves 8 bytes per entry, no float"):
+                 "saves no float, no byte of its own"):
         covers(edge)
     check_each_input_alone(function, CUMMAX, {"x": sample((3, 5), device), "dim": 0})
     check_noncontiguous_grad_output(function, CUMMAX, {"x": TIES.to(device, torch.float64),
@@ -212,7 +215,7 @@ EXERCISES = [
              example=lambda: (TIES.double(), 1),
              contract=("ties as torch.cummax", "outputs that share an entry add up",
                        "a dim other than the last", "negative dim", "1-D x",
-                       "saves 8 bytes per entry, no float", "non-contiguous grad_output"),
+                       "saves no float, no byte of its own", "non-contiguous grad_output"),
              # float64 and float32 (each check in both), every layout of x
              domain=Domain(CUMMAX, sampled(CUMMAX, {"x": (3, 5)}, {"dim": 1}),
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "

@@ -17,6 +17,7 @@ from .contracts import BROADCAST_MUL_CLAUSES, CUMSUM_CLAUSES, PROD_OVER_DIM_CLAU
 from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+from .prod_unsqueeze import check_grad_output_unsqueezed
 
 BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
 PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
@@ -117,29 +118,6 @@ def broadcast_full(BroadcastMul, device) -> None:
 
 # ProdOverDim ------------------------------------------------------------------------------
 
-def check_grad_output_unsqueezed(function, device) -> None:
-    """x of shape (4, 4), dim=1: grad_output of shape (4,) broadcasts against x without error,
-    along the wrong dim, unless backward unsqueezes it at dim."""
-    values = {"x": sample((4, 4), device, seed=3, away_from_zero=0.5), "dim": 1}
-    try:
-        got, truth, grad_output = gradient_for(function, PROD, values)
-    except GradingError as error:
-        if "do not broadcast" in error.hint:
-            raise GradingError(_UNSQUEEZE_HINT, error.details,
-                               mistake="ProdOverDim/grad-output-not-unsqueezed") from error
-        raise
-    local = truth / grad_output.unsqueeze(1)  # d prod / d x, slice by slice
-    if (isinstance(got, torch.Tensor) and got.shape == truth.shape
-            and not torch.allclose(got, truth)
-            and torch.allclose(got, grad_output.unsqueeze(0) * local)):
-        raise GradingError(_UNSQUEEZE_HINT, case="x of shape (4, 4), dim=1",
-                           mistake="ProdOverDim/grad-output-not-unsqueezed")
-
-
-_UNSQUEEZE_HINT = ("ProdOverDim's backward broadcast grad_output along the wrong dim: forward "
-                   "removed dim, so grad_output lacks it; unsqueeze it at dim before multiplying")
-
-
 def check_zero_slices(function, device, dim=1) -> None:
     """Slices with no zero, one zero and several: exact, finite gradients."""
     x = ZERO_SLICES.to(device, torch.float64)
@@ -184,7 +162,7 @@ def _right_along_last_dim(function, x, spec=PROD) -> bool:
 
 def prod_opening(ProdOverDim, device="cpu") -> None:
     function = check_is_function(ProdOverDim, PROD)
-    check_grad_output_unsqueezed(function, device)
+    check_grad_output_unsqueezed(function, PROD, device)
     check_zero_slices(function, device)
     for x_shape, dim in DIM_CASES[:2]:
         values = {"x": sample(x_shape, device, away_from_zero=0.3), "dim": dim}

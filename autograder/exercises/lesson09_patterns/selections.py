@@ -190,6 +190,7 @@ def check_projection(function, device) -> None:
                                mistake="Normalize/case-from-length-of-y")
         if right[2:6].all() and near[2]:
             check_eps_as_float32(function, x[6:7], eps, details)
+            check_case_from_y_in_float32(function, device, details)
             raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
                                "above eps: the test in backward saw that row at eps or above; "
                                "compare the norm, in x's dtype, with the Python float eps "
@@ -201,6 +202,29 @@ def check_projection(function, device) -> None:
         raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: "
                            f"there y = x / eps, and eps does not move with x{every} "
                            f"({AROUND_EPS})", mistake="Normalize/wrong-below-eps")
+
+
+def check_case_from_y_in_float32(function, device, details: str) -> None:
+    """The row one ulp below eps taken as above it in float32 too, where no norm can be held in
+    a narrower dtype than x's: the case was decided from y, whose length there is norm / eps,
+    one rounding away from 1 (a test with a tolerance, |y| > 1 - 1e-6, calls it 1)."""
+    x, eps = rows_around_eps(device, torch.float32)
+    try:
+        got, truth, grad_output = gradient_for(function, NORMALIZE, {"x": x, "eps": eps})
+    except GradingError:
+        return
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return
+    y, g = x[6] / eps, grad_output[6]  # the row one ulp below eps (in float32)
+    projected = (g - y * (y * g).sum()) / eps
+    if (torch.isclose(got[:2], truth[:2]).all() and not torch.isclose(got[6], truth[6]).all()
+            and torch.isclose(got[6], projected).all()):
+        raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
+                           "above eps, in float32 as in float64: backward decided the case from "
+                           "y, whose length below eps is norm / eps, within one rounding of 1 on "
+                           "that row, so a test on |y| (with a tolerance or not) calls it above "
+                           f"eps ({AROUND_EPS}; float32 too)", details,
+                           mistake="Normalize/case-from-length-of-y")
 
 
 def check_eps_as_float32(function, rows: torch.Tensor, eps: float, details: str) -> None:

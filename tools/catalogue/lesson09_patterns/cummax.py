@@ -88,6 +88,12 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # a built-in *_backward op that decomposes before a dispatch mode sees it, grad_output
+    # standing in for x (the op reads only its shape and options) (review 09)
+    Mistake("CumMax", "PyTorch's own cummaxmin_backward, a built-in *_backward op",
+            "uses the built-in op cummaxmin_backward", _cummax(
+                "        return torch.ops.aten.cummaxmin_backward(grad_output, grad_output, "
+                "indices, ctx.dim), None\n")),
     Mistake("CumMax", "an assignment where outputs share an entry (scatter without add)",
             "CumMax lost gradients where several outputs take their value from the same entry",
             _cummax("        return torch.zeros_like(grad_output).scatter(ctx.dim, indices, "
@@ -139,7 +145,7 @@ MISTAKES = [
         return torch.zeros_like(g).scatter_add(ctx.dim, indices, g), None
 ''')),
     Mistake("CumMax", "saves the indices and an arange of positions",
-            "more than the contract's 8 per entry", _function("CumMax", '''
+            "more than torch.cummax gave forward beside the values", _function("CumMax", '''
     def forward(ctx, x, dim):
         values, indices = torch.cummax(x, dim)
         ctx.save_for_backward(indices, torch.arange(x.shape[dim], device=x.device))

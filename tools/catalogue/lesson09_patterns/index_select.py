@@ -60,6 +60,11 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # a built-in *_backward op that decomposes before a dispatch mode sees it (review 09)
+    Mistake("IndexSelect", "PyTorch's own index_select_backward, a built-in *_backward op",
+            "uses the built-in op index_select_backward", _select(
+                "        return torch.ops.aten.index_select_backward(grad_output, "
+                "list(ctx.shape), 0, index), None\n")),
     Mistake("IndexSelect", "grad[index] = grad_output", "lost repeated rows", _select('''
         grad_x = grad_output.new_zeros(ctx.shape)
         grad_x[index] = grad_output

@@ -62,6 +62,10 @@ MISTAKES = [
               _NORMALIZE_BY_LENGTH.replace("TEST", test))
       for test in ("length > 0.99", "torch.isclose(length, torch.ones_like(length))",
                    "length > 0.5")),
+    # |y| within a tolerance of 1: only the row one ulp below eps is misread (review 09)
+    Mistake("Normalize", "above eps told from the length of y (length > 1 - 1e-6)",
+            "backward decided the case from y", _NORMALIZE_BY_LENGTH.replace("TEST",
+                                                                       "length > 1 - 1e-6")),
     Mistake("Normalize", "norm for the test computed on x.float()",
             "Normalize's gradient on a row one ulp below eps is that of a row above eps",
             _function("Normalize", '''

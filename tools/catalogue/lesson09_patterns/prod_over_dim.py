@@ -122,6 +122,15 @@ class ProdOverDim(torch.autograd.Function):
 
 
 MISTAKES = [
+    # right for the last dim; a broadcast error, or on a square x a silent transpose, otherwise
+    Mistake("ProdOverDim", "grad_output unsqueezed at the last dim, not at dim",
+            "unsqueezed grad_output at the last dim, not at dim", _prod('''
+        size = x.shape[dim]
+        ones = torch.ones_like(x.narrow(dim, 0, 1))
+        before = torch.cat([ones, x.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+        after = torch.cat([x.narrow(dim, 1, size - 1), ones], dim).flip(dim).cumprod(dim).flip(dim)
+        return grad_output.unsqueeze(-1) * before * after, None
+''')),
     Mistake("ProdOverDim", "prod / x divides by zero", "as prod / x or a sum of logs gives",
             _prod('''
         y = torch.prod(x, dim, keepdim=True)
