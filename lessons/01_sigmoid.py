@@ -369,12 +369,19 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` and
 #   `grad_output` are finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there
 #   to see which value it chose);
-# - forward saves one tensor with `ctx.save_for_backward`, your answer to question 3: not `x`,
-#   and, if it is a tensor of its own, a `torch.bool` one (one byte an element);
+# - forward saves one tensor with `ctx.save_for_backward`, your answer to question 3: the least
+#   new memory you can justify;
 # - never modify `grad_output` or `x` in place: return a new tensor.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
+#
+# <details><summary><b>What the grader accepts</b> (open after you have decided)</summary>
+#
+# One tensor: the output $y$ itself (no new memory where the next layer keeps it anyway), or a
+# mask of its own in `torch.bool`, one byte an element. Not `x`, not a copy, and not a mask in
+# another dtype (a float32 mask is four bytes an element, a float64 one eight).
+# </details>
 #
 # Before you settle, work out what your forward returns at $x = -\infty$, where `torch.relu`
 # returns $0$ (an overflow upstream, in float16 say, puts infinities there), and what your
@@ -518,10 +525,11 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # The contract, which the self-check and the hidden tests check:
 #
 # - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
-#   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too): the value and the
-#   gradient for `x` that autograd gives for `scale * torch.sigmoid(x)` in float64, never
-#   `nan`, to float64's precision wherever that value is a normal float64 number (at least
-#   $2.2 \times 10^{-308}$ in size);
+#   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too), and `x` of any size
+#   (it tries $|x|$ up to $800$): the value and the gradient for `x` that autograd gives for
+#   `scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever the
+#   output `scale * sigmoid(x)` is a normal float64 number (at least $2.2 \times 10^{-308}$
+#   in size);
 # - backward returns one gradient per input, `scale` included;
 # - each call keeps its own `scale`: two calls in one graph do not share it.
 #
@@ -567,9 +575,12 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
 #   $y / s$ is `nan` at $s = 0$. Near $0$ it loses digits instead: once $|y|$ is below
 #   $2.2 \times 10^{-308}$ (a subnormal float64, with fewer digits, where the contract
-#   promises nothing), $\sigma(x) = y / s$ has no more digits than $y$. On $x \in [-8, 8]$ it is off by up to about $7 \times 10^{-11}$
-#   (relative) at $s = 10^{-310}$, $7 \times 10^{-6}$ at $10^{-315}$ and $47\%$ at
-#   $10^{-320}$, the worst near $x = -8$, where $y$ is smallest. With a `grad_output` near
+#   promises nothing), $\sigma(x) = y / s$ has no more digits than $y$. On $x \in [-8, 8]$
+#   it is off by up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$,
+#   $7 \times 10^{-6}$ at $10^{-315}$ and $47\%$ at $10^{-320}$, as badly near $x = 8$ as
+#   near $x = -8$: a subnormal $y$ is known to within the same step ($5 \times 10^{-324}$)
+#   everywhere, large next to $y$ near $x = -8$, and large next to $s - y$, what
+#   $1 - y / s$ keeps after cancelling, near $x = 8$. With a `grad_output` near
 #   $1$ the true gradient is that small too, and every design loses the same digits; with a
 #   large one ($10^{30}$), keeping $x$ gives it as accurately as at $s = 2.5$;
 # - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
@@ -771,6 +782,9 @@ plt.show()
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
 # | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | test for `scale == 0` exactly, the one scale where `y / scale` is `nan` (it loses digits instead once $y$ is subnormal, below $2.2 \times 10^{-308}$: save `x` if scales that small matter) |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
+# | step 1's $e^{-x} / (1 + e^{-x})^2$ (or $e^{-x} \sigma(x)^2$) as `ScaledSigmoid`'s backward, from a saved `x` | `nan` gradients for $x < -709.8$ ($\infty / \infty$, $\infty \cdot 0$), and $0$ below $x \approx -355$ ($-372$ for the second), where the true gradient is still a normal number ($4.8 \times 10^{-174}$ at $x = -400$, $s = 2.5$) | $s\,\sigma(x)\,(1 - \sigma(x))$ from a stable $\sigma(x)$ |
+# | `y * (scale - y) / scale` from a saved `y` | a product about $s^2 / 4$ at most: $0$ for $|s|$ below about $3 \times 10^{-162}$, `inf` from $|s| \approx 3 \times 10^{154}$ up | `y * (1 - y / scale)`: no product of two scale-sized factors |
+# | `(x + x.abs()) / 2` as the ReLU's forward | `inf` where $x$ is above half the dtype's largest number ($32752$ in float16, $9 \times 10^{307}$ in float64), where `torch.relu` gives $x$ | `x.clamp(min=0)` |
 # | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
 # **Common misconceptions.**

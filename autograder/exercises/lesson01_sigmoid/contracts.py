@@ -70,9 +70,10 @@ MY_RELU_CLAUSES = (
             "MyReLU/ignores-grad-output": "ignores grad_output",
             "MyReLU/wrong-output-dtype": "zeros of the default dtype: float32 for float16 x",
             "MyReLU/mask-passes-negatives": "saves y, masks with y >= 0: every entry passes",
-            "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6"}),
+            "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
+            "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
     Clause("forward saves one tensor with `ctx.save_for_backward`, your answer to question 3: "
-           "not `x`, and, if it is a tensor of its own, a `torch.bool` one (one byte an element);",
+           "the least new memory you can justify;",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
             "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "MyReLU/state-on-class": "mask kept on the class"}),
@@ -85,13 +86,19 @@ MY_RELU_CLAUSES = (
 SCALED_SIGMOID_CLAUSES = (
     Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
            "self-check tries $\\pm 10^{-12}$, $\\pm 4.5 \\times 10^{-308}$ and $10^{300}$ "
-           "too): the value and the gradient for `x` that autograd gives for "
-           "`scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever "
-           "that value is a normal float64 number (at least $2.2 \\times 10^{-308}$ in size);",
+           "too), and `x` of any size (it tries $|x|$ up to $800$): the value and the gradient "
+           "for `x` that autograd gives for `scale * torch.sigmoid(x)` in float64, never `nan`, "
+           "to float64's precision wherever the output `scale * sigmoid(x)` is a normal float64 "
+           "number (at least $2.2 \\times 10^{-308}$ in size);",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
             "ScaledSigmoid/epsilon-in-division":
                 "sigma recovered as y / (scale + 1e-12), an epsilon",
             "ScaledSigmoid/zeroes-small-scales": "zeros wherever abs(scale) < 1e-300",
+            "ScaledSigmoid/scale-squared-overflows":
+                "keeps y, backward y * (scale - y) / scale: a product about scale^2",
+            "ScaledSigmoid/step-1-formula-overflows":
+                "saves x, backward step 1's e^-x / (1 + e^-x)^2 as written",
+            "ScaledSigmoid/exp-times-sigma-squared": "saves x, backward e^-x * sigma(x)^2",
             "ScaledSigmoid/output-used-as-sigmoid":
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
             "ScaledSigmoid/float32-scale":

@@ -4,11 +4,14 @@ import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
-                      reference_gradients, run_backward, run_forward, make_inputs)
+                      run_backward, run_forward, make_inputs)
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from .extremes import check_relu_largest_finite, check_scaled_large_x
+from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
+                            check_tiny_scales)
 from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
                              check_output_used_as_sigmoid, check_scale_not_float32, comparable,
                              overflow_cause)
@@ -22,7 +25,6 @@ SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 MY_SIGMOID = Spec("MySigmoid", ("x",), lambda x: torch.sigmoid(x))
 MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
-SCALED_SIGMOID = Spec("ScaledSigmoid", ("x", "scale"), lambda x, scale: scale * torch.sigmoid(x))
 
 
 # ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
@@ -190,95 +192,12 @@ def my_relu_full(MyReLU, device) -> None:
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
+    check_relu_largest_finite(function, MY_RELU, device)
+    covers("largest finite x")
     check_saves_mask_or_output(function, device)
     covers("a boolean mask or the output")
     check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
-
-
-def _scaled_values(shape, device, scale, seed=0, dtype=torch.float64) -> dict:
-    return {"x": sample(shape, device, seed=seed, dtype=dtype), "scale": scale}
-
-
-def _scaled_grad_x(function, values: dict):
-    """(what forward saved, grad_x, the true grad_x) for one call on ``values``."""
-    inputs = make_inputs(values)
-    forward = run_forward(function, SCALED_SIGMOID, inputs)
-    grad_output = 0.5 + torch.rand(forward.output.shape, dtype=forward.output.dtype,
-                                   generator=torch.Generator().manual_seed(6))
-    grad_output = grad_output.to(forward.output.device)
-    grad = run_backward(SCALED_SIGMOID, forward.output, inputs, grad_output).grads[0]
-    return forward.saved, grad, reference_gradients(SCALED_SIGMOID, inputs, grad_output)["x"]
-
-
-def check_no_division_by_scale(function, device) -> None:
-    """A gradient right at scale 2.5 and not finite at scale 0, on the same x, where the true
-    gradient is 0: backward divided by scale (sigma(x) recovered as y / scale is 0/0 there)."""
-    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
-    if not (comparable(grad, true) and torch.allclose(grad, true)):
-        return
-    saved, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, 0.0))
-    if not (comparable(grad, true) and not torch.isfinite(grad).all()):
-        return
-    what = ("it saved its output y = scale * sigmoid(x), and recovering sigma(x) as y / scale "
-            if any(s.role == "output" for s in saved) else "a division by scale ")
-    raise GradingError(
-        f"ScaledSigmoid's grad_x is right at scale = 2.5 but holds nan or inf at scale = 0, "
-        f"on the same x: {what}gives 0/0 there, where the derivative is exactly 0",
-        mistake="ScaledSigmoid/divides-by-scale")
-
-
-# A Python float may be as small as the caller likes: an epsilon in a division (y / (scale +
-# eps)) is right at 0 and at 2.5, and a division by 0 at scale = -eps, 4x off at scale = +eps.
-# A scale near the smallest normal float64 too: a test abs(scale) < t that zeroes the
-# gradient fails there for any t above it. At twice the smallest normal, the output is a normal
-# float64 wherever x > 0 (the contract holds every design to float64's precision there), and
-# on x of this size the rest is held to rtol 1e-9, which an answer that keeps y and divides it
-# by scale meets (its y is then subnormal, with at least 11 digits left).
-SMALLEST_SCALE = 2 * torch.finfo(torch.float64).tiny  # 4.450147717014403e-308
-# and one far from 1 the other way, for "any size"
-TINY_SCALES = (1e-12, -1e-12, SMALLEST_SCALE, -SMALLEST_SCALE, 1e300)
-EPSILONS = (1e-12, 1e-15, 1e-10, 1e-8, 1e-6, 1e-4)
-
-
-def _epsilon_cause(function, device) -> str:
-    """Name an epsilon only when the gradient, right at scale 2.5, is not finite at scale = -eps
-    (or +eps) for one of the usual epsilons, on the same x."""
-    _, grad, true = _scaled_grad_x(function, _scaled_values((7,), device, 2.5))
-    if not (comparable(grad, true) and torch.allclose(grad, true)):
-        return ""
-    for eps in EPSILONS:
-        for scale in (-eps, eps):
-            _, grad, _ = _scaled_grad_x(function, _scaled_values((7,), device, scale))
-            if isinstance(grad, torch.Tensor) and not bool(torch.isfinite(grad).all()):
-                return (f": it is also nan or inf at scale = {scale!r}, and right at 2.5: backward "
-                        f"divides by scale {'+' if scale < 0 else '-'} {eps!r}. An epsilon "
-                        "moves the 0/0 from scale = 0 to that scale and biases every scale near "
-                        "it")
-    return ""
-
-
-def check_tiny_scales(function, device) -> None:
-    """Values and gradients right relative to their size (rtol 1e-9, no atol) at
-    scale = +-1e-12, +-SMALLEST_SCALE and 1e300 (a Python float, as any)."""
-    for scale in TINY_SCALES:
-        values = _scaled_values((7,), device, scale)
-        _, grad, true = _scaled_grad_x(function, values)
-        # off by less than 1e-6 (relative): a float32 step, which check_values_and_gradients
-        # below notes as a precision finding that names it
-        if comparable(grad, true) and not torch.allclose(grad, true, rtol=1e-6, atol=0):
-            at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
-            cause = (": all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, "
-                     "and a test such as abs(scale) < tol zeroes one that is small, not 0"
-                     if not bool(grad.any()) else _epsilon_cause(function, device))
-            raise GradingError(
-                f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
-                f"true one is {true[at].item()!r}{cause}", mistake={
-                    "all zeros, as at scale = 0": "ScaledSigmoid/zeroes-small-scales",
-                    "backward divides by scale": "ScaledSigmoid/epsilon-in-division"})
-        with case(f"x of shape (7,), scale={scale!r}"):
-            check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-9, atol=0)
-    covers("tiny scales")
 
 
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
@@ -294,14 +213,17 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
         for scale in (2.5, -1.0, 0.0):
             with case(f"x of shape {shape}, scale={scale}"):
                 forward, backward = check_values_and_gradients(
-                    function, SCALED_SIGMOID, _scaled_values(shape, device, scale, seed))
+                    function, SCALED_SIGMOID, scaled_values(shape, device, scale, seed))
                 check_no_ctx_tensors(SCALED_SIGMOID, forward)
                 check_backward_by_hand(SCALED_SIGMOID, backward)
     covers("scale of 0")
     covers("negative scale")
     check_tiny_scales(function, device)
-    check_each_input_alone(function, SCALED_SIGMOID, _scaled_values((3, 4), device, 2.5))
-    check_gradcheck(function, SCALED_SIGMOID, _scaled_values((3,), device, -1.5))
+    check_each_input_alone(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
+    check_gradcheck(function, SCALED_SIGMOID, scaled_values((3,), device, -1.5))
+    # last: a float32 step or state shared between calls is named above, where it shows first
+    check_scaled_large_x(function, SCALED_SIGMOID, device)
+    covers("large |x|")
 
 
 MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))
@@ -325,12 +247,12 @@ EXERCISES = [
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
              contract=("x exactly 0", "grad_output and x untouched",
-                       "a boolean mask or the output"),
+                       "a boolean mask or the output", "largest finite x"),
              clauses=MY_RELU_CLAUSES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
-             contract=("scale of 0", "negative scale", "tiny scales"),
+             contract=("scale of 0", "negative scale", "tiny scales", "large |x|"),
              clauses=SCALED_SIGMOID_CLAUSES,
-             example=lambda: tuple(_scaled_values((5,), "cpu", 2.5).values()),
+             example=lambda: tuple(scaled_values((5,), "cpu", 2.5).values()),
              domain=SCALED_SIGMOID_DOMAIN),
 ]

@@ -12,11 +12,6 @@ UNUSUAL = [
                   "        return torch.where(mask, x, torch.zeros_like(x))",
                   "        mask, = ctx.saved_tensors\n"
                   "        return torch.where(mask, grad_output, torch.zeros_like(grad_output))")),
-    # (x + |x|) / 2 is nan at x = -inf (-inf + inf): the contract names no infinities, so
-    # it passes; the lesson's mistakes table warns of it instead.
-    Unusual("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
-            _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
-                  "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
     Unusual("MyReLU", "F.threshold forward, torch.where(y != 0) backward",
             _relu("        y = F.threshold(x, 0.0, 0.0)\n        ctx.save_for_backward(y)\n        return y",
                   "        y, = ctx.saved_tensors\n        return torch.where(y != 0, grad_output, 0.0)")),
@@ -27,6 +22,20 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # (x + |x|) / 2 is also nan at x = -inf, which the contract does not name; but x + |x|
+    # overflows for x above half the dtype's largest number, where x is finite
+    Mistake("MyReLU", "(x + |x|) / 2 forward, sign(y) backward",
+            "MyReLU's output at x = 65504 (float16) is inf, where torch.relu's is 65504: x + |x| "
+            "is twice x",
+            _relu("        y = (x + x.abs()) / 2\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * torch.sign(y)")),
+    # a fresh review (score 7): the same identity beside a bool mask
+    Mistake("MyReLU", "(x + |x|) / 2 forward, bool mask saved",
+            "(x + |x|) / 2 overflows to inf",
+            _relu("        positive = x > 0\n        ctx.save_for_backward(positive)\n"
+                  "        return (x + x.abs()) / 2",
+                  "        positive, = ctx.saved_tensors\n"
+                  "        return torch.where(positive, grad_output, 0)")),
     # a fresh review (score 7): saves y and masks with y >= 0, true for every y = max(x, 0)
     Mistake("MyReLU", "saves y, masks with y >= 0: every entry passes",
             "MyReLU's gradient is grad_output itself at x < 0 too",

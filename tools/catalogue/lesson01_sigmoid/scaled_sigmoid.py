@@ -80,6 +80,33 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a fresh review (score 7): step 1's derivative, e^-x / (1 + e^-x)^2, as written: nan below
+    # x = -709.78 (inf / inf), 0 from x = -354.9 down where the true gradient is normal
+    Mistake("ScaledSigmoid", "saves x, backward step 1's e^-x / (1 + e^-x)^2 as written",
+            "ScaledSigmoid's gradient is nan at x = -710, where the true one is 0: your gradient "
+            "is step 1's formula",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        e = torch.exp(-x)\n"
+                    "        return grad_output * ctx.scale * e / (1 + e) ** 2, None")),
+    # and rewritten as e^-x sigma(x)^2: inf * 0 below x = -709.78, 0 from x = -372 down
+    Mistake("ScaledSigmoid", "saves x, backward e^-x * sigma(x)^2",
+            "ScaledSigmoid's gradient is nan at x = -710, where the true one is 0: your gradient "
+            "is e^-x * sigma(x)^2",
+            _scaled("        ctx.save_for_backward(x)\n        ctx.scale = scale\n"
+                    "        return scale * torch.sigmoid(x)",
+                    "        x, = ctx.saved_tensors\n        s = torch.sigmoid(x)\n"
+                    "        return grad_output * ctx.scale * torch.exp(-x) * s * s, None")),
+    # a fresh review (score 7): keeps y, scale == 0 written out, but y * (scale - y) is about
+    # scale^2: 0 at scale = 4.45e-308, inf at 1e300; told so, not blamed on a threshold
+    Mistake("ScaledSigmoid", "keeps y, backward y * (scale - y) / scale: a product about scale^2",
+            "all zeros at scale = 1e-170 too, and inf at scale = 1e160, while right at 1e150 and "
+            "1e-150: backward multiplies two factors of the scale's size",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        if ctx.scale == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (ctx.scale - y) / ctx.scale, None")),
     # a fresh review (score 7): MySigmoid's y (1 - y) on the scaled output, times scale
     Mistake("ScaledSigmoid", "saves y, backward scale * y * (1 - y)",
             "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y (times scale "
@@ -115,7 +142,9 @@ MISTAKES = [
                     "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
     # a threshold below every scale the self-check once tried (1e-12): only a scale near the
     # smallest normal float64 shows it
-    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-300", "all zeros, as at scale = 0",
+    Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-300",
+            "all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, and a test "
+            "such as abs(scale) < tol",
             _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
                     "        ctx.scale = scale\n        return y",
                     "        y, = ctx.saved_tensors\n"

@@ -1,0 +1,130 @@
+"""Lesson 01: probes at the ends of float ranges, which the batteries' sampled x never reach:
+ScaledSigmoid at |x| up to 800 (its contract puts no limit on x), MyReLU at each dtype's
+largest finite numbers, and what zeroes ScaledSigmoid's gradient at a tiny scale."""
+
+import torch
+
+from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from ...errors import GradingError
+from .sigmoid_probes import comparable
+
+TINY = torch.finfo(torch.float64).tiny  # 2.2250738585072014e-308, the smallest normal float64
+
+# (x, scale): the true gradient at x = -400 is 2.5 * 1.9e-174 (a normal float64); at -710
+# e^-x overflows float64 (past 709.78) and sigma(x) is subnormal; at -710 with scale 1e300 the
+# output and the gradient are about 4.5e-9, normal again; at +-800 the exact values round to
+# 0 and 1 (no precision held there, as autograd's own gradient at x > 37 is 0: never nan)
+LARGE_X = ((-710.0, 2.5), (-400.0, 2.5), (-800.0, 2.5), (800.0, 2.5), (-710.0, 1e300),
+           (-400.0, 1e300))
+
+
+def _step1(x, scale):
+    """Step 1's derivative e^-x / (1 + e^-x)^2, times scale, evaluated as written."""
+    e = torch.exp(-x)
+    return scale * e / (1 + e) ** 2
+
+
+def _exp_sigma_squared(x, scale):
+    """The same derivative as e^-x sigma(x)^2, times scale."""
+    s = torch.sigmoid(x)
+    return scale * torch.exp(-x) * s * s
+
+
+def check_scaled_large_x(function, spec: Spec, device) -> None:
+    """Never nan, at any x; and to float64's precision where the output is a normal float64
+    number, at x = -400 (scale 2.5 and 1e300) and x = -710 (scale 1e300). grad_output is 1."""
+    rows = []
+    for x_value, scale in LARGE_X:
+        x = torch.tensor([x_value], dtype=torch.float64, device=device)
+        inputs = make_inputs({"x": x, "scale": scale})
+        forward = run_forward(function, spec, inputs)
+        ones = torch.ones_like(x)
+        grad = run_backward(spec, forward.output, inputs, ones).grads[0]
+        if not (comparable(grad, x) and comparable(forward.output, x)):
+            return  # a dtype or shape slip: the battery names it
+        true = reference_gradients(spec, inputs, ones)["x"]
+        # normal or not as the contract's output is: torch.sigmoid is 0 below x = -709.78
+        expected = spec.reference(**make_inputs({"x": x, "scale": scale}, requires_grad=False))
+        rows.append((x_value, scale, expected, grad.detach(), true))
+    for x_value, scale, output, grad, true in rows:
+        normal = bool((output.abs() >= TINY).all())
+        finite = bool(torch.isfinite(grad).all())
+        if finite and (not normal or torch.allclose(grad, true, rtol=1e-9, atol=0)
+                       or _float32_step(function, spec, device, grad, x_value, scale)):
+            continue
+        where = f"x = {x_value:g}" + ("" if scale == 2.5 else f", scale = {scale:g}")
+        what = "nan" if bool(grad.isnan().all()) else repr(grad.item())
+        said = (f"ScaledSigmoid's gradient is {what} at {where}, where the true one is "
+                f"{true.item():.3g}" + (" (a normal float64 number, as the output is)"
+                                         if normal else "") + _large_x_cause(rows))
+        raise GradingError(said, mistake={
+            "step 1's formula": "ScaledSigmoid/step-1-formula-overflows",
+            "e^-x * sigma(x)^2": "ScaledSigmoid/exp-times-sigma-squared"})
+
+
+def _float32_step(function, spec: Spec, device, grad, x_value, scale) -> bool:
+    """A finite gradient that sigma(x) in float32 gives (0 at x = -400, where float32's sigma
+    underflows), from an answer off by a float32 step at x = -50 and 1 too: left to the
+    battery's precision finding, which names the float32 step."""
+    s = torch.sigmoid(torch.tensor([x_value], dtype=torch.float32)).to(grad.dtype)
+    if not torch.allclose(grad, (scale * s * (1 - s)).to(grad.device), rtol=1e-6, atol=0):
+        return False
+    x = torch.tensor([-50.0, 1.0], dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x, "scale": 2.5})
+    ones = torch.ones_like(x)
+    got = run_backward(spec, run_forward(function, spec, inputs).output, inputs, ones).grads[0]
+    true = reference_gradients(spec, inputs, ones)["x"]
+    return (comparable(got, x) and torch.allclose(got, true, rtol=1e-5, atol=0)
+            and not torch.allclose(got, true, rtol=1e-12, atol=0))
+
+
+def _large_x_cause(rows) -> str:
+    """Name the derivative written with e^-x when every probed gradient is what it gives."""
+    for formula, cause in (
+            (_step1, ": your gradient is step 1's formula e^-x / (1 + e^-x)^2 (times scale) "
+                     "evaluated as written: e^-x overflows float64 to inf below x = -709.78, "
+                     "and inf / inf is nan; below x = -354.9, (1 + e^-x)^2 overflows already, "
+                     "which turns a normal gradient into 0"),
+            (_exp_sigma_squared, ": your gradient is e^-x * sigma(x)^2 (times scale): e^-x "
+                                 "overflows float64 to inf below x = -709.78 while sigma(x)^2 "
+                                 "underflows to 0, and inf * 0 is nan; below x = -372, "
+                                 "sigma(x)^2 underflows already, which turns a normal gradient "
+                                 "into 0")):
+        if all(torch.allclose(grad, formula(torch.tensor([x], dtype=grad.dtype,
+                                                         device=grad.device), scale),
+                              rtol=1e-9, atol=0, equal_nan=True)
+               for x, scale, _, grad, _ in rows):
+            return cause
+    return ": the contract holds for every x, however large"
+
+
+def check_relu_largest_finite(function, spec: Spec, device) -> None:
+    """torch.relu's value and gradient at each dtype's largest finite numbers (float16's
+    +-65504 and 4e4, float32's 3e38, float64's 1e308): an intermediate twice x's size, such as
+    x + |x|, overflows there. grad_output is as large."""
+    for dtype, values in ((torch.float16, (65504.0, -65504.0, 40000.0, -40000.0, 1.0)),
+                          (torch.float32, (3e38, -3e38, 1.0)),
+                          (torch.float64, (1e308, -1e308, 1.0))):
+        x = torch.tensor(values, dtype=dtype, device=device)
+        inputs = make_inputs({"x": x})
+        forward = run_forward(function, spec, inputs)
+        grad_output = x.detach().abs().flip(0)
+        grad = run_backward(spec, forward.output, inputs, grad_output.clone()).grads[0]
+        output = forward.output.detach()
+        name = str(dtype).removeprefix("torch.")
+        for what, got, true in (("output", output, torch.relu(x.detach())),
+                                ("gradient", grad,
+                                 torch.where(x.detach() > 0, grad_output, 0))):
+            if not comparable(got, x) or torch.equal(got, true):
+                continue
+            at = int((got != true).nonzero()[0])
+            cause = (": x + |x| is twice x, past the dtype's largest finite number "
+                     f"({torch.finfo(dtype).max:g}), so (x + |x|) / 2 overflows to inf"
+                     if what == "output" and torch.equal(got, (x.detach() + x.detach().abs()) / 2)
+                     else ": an intermediate overflows the dtype's range "
+                          f"(its largest finite number is {torch.finfo(dtype).max:g})")
+            raise GradingError(
+                f"MyReLU's {what} at x = {x[at].item():g} ({name}) is {got[at].item()!r}, where "
+                f"torch.relu's is {true[at].item():g}{cause}; the contract holds wherever x is "
+                "finite", mistake={"(x + |x|) / 2 overflows": "MyReLU/half-abs-overflows",
+                                   "an intermediate overflows": "MyReLU/overflows-near-max"})
