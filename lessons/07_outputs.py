@@ -32,16 +32,17 @@
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass: three short demos (a backward called with
-# `(None, None)`, views returned, a write after yours), a try-it (`ClampInPlace`, a learned
-# clipping range), an in-place op that loses a row's scale, and three asides from the main
-# path (a float output marked non-differentiable, the explorer on `SinCos` and on your sort, a
-# saved tensor your in-place write makes stale). Each exercise has a self-check cell: it runs
-# every check the hidden tests run (they add a GPU run when the grader has one and you had
-# none). Work top to bottom: the cells after an exercise run your answer. Run All goes on
-# past an exercise not yet written (its stub raises `NotImplementedError`): its self-check and
-# the cells that use it show the error, the rest runs, and the last cell lists where you stand. **Predict, then run** cells ask you to write your
-# prediction into a variable first; the cell after it compares it with what PyTorch does.
+# ungraded sections for a second pass: three short demos (a backward called with `(None, None)`,
+# views returned, a write after yours), a try-it (`ClampInPlace`, a learned clipping range), an
+# in-place op that loses a row's scale, and four asides from the main path (an integer output
+# left unmarked, a float output marked non-differentiable, the explorer on `SinCos` and on your
+# sort, a saved tensor your in-place write makes stale). Each exercise has a self-check cell: it
+# runs every check the hidden tests run (they add a GPU run when the grader has one and you had
+# none). Work top to bottom: the cells after an exercise run your answer. Run All goes on past
+# an exercise not yet written (its stub raises `NotImplementedError`): its self-check and the
+# cells that use it show the error, the rest runs, and the last cell lists where you stand.
+# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
+# after it compares it with what PyTorch does.
 
 # %% nbgrader={"locked": true}
 import math
@@ -147,61 +148,10 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 # choice against a promised zero gradient: the last optional section after the summary shows
 # both.)
 #
-# **Integer outputs.** What if the output with no derivative is an integer tensor, and you
-# forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum and its `int64`
-# index and marks nothing. Is `index.requires_grad` `True` or `False`? Its backward prints the
-# `grad_index` it receives: `None`, float zeros, integer zeros, or is backward called with one
-# gradient only? Write both down first.
-
-# %%
-my_index_requires_grad = None  # True or False
-my_grad_index = None  # "None", "float zeros", "integer zeros" or "not passed"
-
-
-# %%
-grad_index_received = []  # what ArgMax's backward was handed for index
-
-
-class ArgMax(torch.autograd.Function):
-    """(max, argmax) over the last dimension; the index is not marked."""
-
-    @staticmethod
-    def forward(ctx, x):
-        values, index = x.max(dim=-1, keepdim=True)
-        ctx.save_for_backward(index)
-        ctx.shape = x.shape
-        return values, index
-
-    @staticmethod
-    def backward(ctx, grad_values, grad_index):
-        print("   backward received grad_index =", grad_index)
-        grad_index_received.append(grad_index)
-        index, = ctx.saved_tensors
-        one_hot = torch.nn.functional.one_hot(index.squeeze(-1), ctx.shape[-1])
-        return one_hot.to(grad_values.dtype) * grad_values  # the gradient goes to the argmax
-
-
-values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
-print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
-values.sum().backward()
-handed = (["not passed"] + [
-    "None" if g is None else "float zeros" if g.is_floating_point() else "integer zeros"
-    for g in grad_index_received])[-1]
-compare("index.requires_grad", my_index_requires_grad, index.requires_grad)
-compare("grad_index", my_grad_index, handed)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `index.requires_grad` is `False` although nothing marked it: an `int64` tensor cannot
-# require grad, so autograd treats it as non-differentiable by itself. Backward is still
-# called with one gradient per output, and the one for `index` is a materialised tensor of
-# integer zeros, `tensor([[0]])`, of the index's own shape and dtype.
-# </details>
-#
-# Mark integer outputs all the same: `mark_non_differentiable` states the contract where a
-# reader (and this course's grader) can see it, and it keeps the Function right if the output
-# ever becomes a float.
+# Mark integer outputs (indices, counts) too: `mark_non_differentiable` states the contract
+# where a reader (and this course's grader) can see it, and it keeps the Function right if the
+# output ever becomes a float. What autograd does with an integer output left unmarked, and
+# what backward is handed for it, is a prediction in the last optional section.
 
 # %% [markdown]
 # ## Sorting is a permutation: derive its backward
@@ -302,11 +252,21 @@ compare("default and stable=True agree", my_same_indices, agree)
 #   `torch.sort` promises none); the gradient of `x` is the one `x.gather(-1, indices)` gets for
 #   the indices you return;
 # - `indices` marked with `ctx.mark_non_differentiable`;
-# - forward saves, with `ctx.save_for_backward`, 8 bytes per element of `x` and no more: one
-#   int64 tensor of `x`'s shape, and no floating-point tensor;
+# - forward saves, with `ctx.save_for_backward`, no more than backward needs (the self-check
+#   measures what it saves);
 # - backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, which
 #   it ignores) and routes `grad_values` back along the last dimension as you derived above,
 #   each row with its own indices.
+#
+# What does backward need of forward to route the gradient, and how many bytes per element of
+# `x` does that take? Decide before you write forward; the box gives the figure the self-check
+# holds you to.
+#
+# <details><summary>The budget, in bytes (open after deciding)</summary>
+#
+# 8 bytes per element of `x` and no more: one int64 tensor of `x`'s shape, and no
+# floating-point tensor.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
 class SortWithIndices(torch.autograd.Function):
@@ -685,8 +645,9 @@ TripleUnmarked.apply(leaf)
 print("unmarked, the leaf was overwritten silently:", leaf)
 
 # %% [markdown]
-# With the mark, all three go right: the gradient, a write into what comes back, a leaf
-# refused. After Exercise 3, `TripleMarked`, this Function with the mark, shows it.
+# With the mark, all three go right: the gradient, a write into what comes back, and a leaf
+# refused, though only after forward has written it. After Exercise 3, `TripleMarked`, this
+# Function with the mark, shows both.
 #
 # ## What to save before the write
 #
@@ -1359,10 +1320,65 @@ except RuntimeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# ## Optional (not graded): a float output marked, two more explorers, a stale saved tensor
+# ## Optional (not graded): integer and float outputs, two more explorers, a stale saved tensor
 #
-# Three asides the main path pointed to.
+# Four asides the main path pointed to.
 #
+# **An integer output left unmarked.** What if the output with no derivative is an integer
+# tensor, and you forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum
+# and its `int64` index and marks nothing. Is `index.requires_grad` `True` or `False`? Its
+# backward prints the `grad_index` it receives: `None`, float zeros, integer zeros, or is
+# backward called with one gradient only? Write both down first.
+
+# %%
+my_index_requires_grad = None  # True or False
+my_grad_index = None  # "None", "float zeros", "integer zeros" or "not passed"
+
+
+# %%
+grad_index_received = []  # what ArgMax's backward was handed for index
+
+
+class ArgMax(torch.autograd.Function):
+    """(max, argmax) over the last dimension; the index is not marked."""
+
+    @staticmethod
+    def forward(ctx, x):
+        values, index = x.max(dim=-1, keepdim=True)
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        return values, index
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_index):
+        print("   backward received grad_index =", grad_index)
+        grad_index_received.append(grad_index)
+        index, = ctx.saved_tensors
+        one_hot = torch.nn.functional.one_hot(index.squeeze(-1), ctx.shape[-1])
+        return one_hot.to(grad_values.dtype) * grad_values  # the gradient goes to the argmax
+
+
+values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
+print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
+values.sum().backward()
+handed = (["not passed"] + [
+    "None" if g is None else "float zeros" if g.is_floating_point() else "integer zeros"
+    for g in grad_index_received])[-1]
+compare("index.requires_grad", my_index_requires_grad, index.requires_grad)
+compare("grad_index", my_grad_index, handed)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `index.requires_grad` is `False` although nothing marked it: an `int64` tensor cannot
+# require grad, so autograd treats it as non-differentiable by itself. Backward is still
+# called with one gradient per output, and the one for `index` is a materialised tensor of
+# integer zeros, `tensor([[0]])`, of the index's own shape and dtype.
+# </details>
+#
+# Marked or not, it has no gradient; the mark says so where a reader can see it.
+
+# %% [markdown]
 # **A float output with no derivative.** A Function whose output is a float tensor with no
 # meaningful derivative chooses what to tell autograd about it. Here `FracFloor.apply(x)`
 # returns the fractional part $x - \lfloor x \rfloor$ and the integer part $\lfloor x \rfloor$

@@ -2,6 +2,9 @@
 x had before the write, which the output no longer holds: forward must save it first, in at
 most one byte per element."""
 
+import math
+from types import SimpleNamespace
+
 import torch
 
 from ...checks import Spec, check_is_function, gradcheck_callable
@@ -10,6 +13,7 @@ from ...diagnose import diagnose_gradient
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...per_call import check_class_state, class_state
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
                        check_leaf_error, check_on_view, check_plain_tensor, check_subnormals,
                        check_version_tracking, gradient_through, quoting_case, with_infinities,
@@ -38,6 +42,20 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
     """Only the sign, saved before the write, in at most one byte per element: an integer, bool
     or one-byte float tensor holding the sign (a float8 sign is one byte per element too); never
     a float copy of x."""
+    if x.numel() and not forward.saved:
+        raise GradingError(
+            f"{NAME}'s gradient is right, but forward saves nothing through "
+            "ctx.save_for_backward: backward reads the sign from somewhere every call shares "
+            "(a module global, a closure), so a second call in the same graph overwrites the "
+            "first's sign before its backward runs; save the sign with ctx.save_for_backward, "
+            "one tensor per call", mistake="AbsInPlace/saves-nothing")
+    bits = 8 * sum(saved.nbytes for saved in forward.saved)
+    if x.numel() and bits < x.numel() * math.log2(3):
+        raise GradingError(
+            f"{NAME}'s gradient is right, but forward saves {bits // 8} bytes for "
+            f"{x.numel()} elements, too few to tell -1, 0 and 1 apart at every element: "
+            "backward reads the rest of the sign from somewhere every call shares; save all of "
+            "it with ctx.save_for_backward", mistake="AbsInPlace/saves-nothing")
     for saved in forward.saved:  # reached with a right gradient only: check_abs runs first
         if saved.role == "output" or saved.role.startswith("input"):
             raise GradingError(
@@ -117,6 +135,14 @@ def _one_bool_multiplied(forward, got, pristine, before: torch.Tensor) -> str | 
     return None
 
 
+def signs_by_seed(x: torch.Tensor, seed: int) -> torch.Tensor:
+    """``both_signs(x)``, negated for an odd seed: both_signs fixes the sign of most entries of
+    a small x, so two seeds in a row (the per-call check's) would share one sign pattern, and a
+    sign kept outside ctx, shared by the calls, would go unseen."""
+    x = both_signs(x)
+    return -x if seed % 2 else x
+
+
 def both_signs(x: torch.Tensor) -> torch.Tensor:
     """``with_zeros(x)`` (exact zeros, in float64 +-1e-300 and +-1e-4 beside them, and
     subnormals of each sign) with a positive and a negative entry too (where there is room), so
@@ -130,6 +156,7 @@ def both_signs(x: torch.Tensor) -> torch.Tensor:
 
 def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient sign(x) * grad_output with 0 at 0."""
+    state = class_state(function)
     forward, got, pristine, before = gradient_through(function, ABS, x, seed)
     expected = pristine * torch.sign(before)
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
@@ -159,6 +186,8 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
         check_subnormals(ABS, got, expected, before, "sign")
         check_float32_reading(function, ABS, got, pristine, before, "sign")
     diagnose_gradient("x", got, expected, inputs={"x": before})
+    # the sign on the class first: it would read as nothing saved
+    check_class_state(SimpleNamespace(spec=ABS), function, state, "forward")
     check_saved_sign(forward, before)
 
 
@@ -197,7 +226,7 @@ EXERCISES = [
                        "a leaf that requires grad", "a view of a non-leaf", "version counter"),
              clauses=ABS_IN_PLACE_CLAUSES,
              domain=Domain(ABS, lambda device, dtype=torch.float64, seed=0: {
-                 "x": both_signs(sample((3, 4), device, seed=seed, dtype=dtype))},
+                 "x": signs_by_seed(sample((3, 4), device, seed=seed, dtype=dtype), seed)},
                  prepare=lambda submission: writing_into_a_copy(
                      check_is_function(submission, ABS)),
                  layouts=IN_PLACE_LAYOUTS, layout_clause=IN_PLACE_LAYOUT_CLAUSE,

@@ -20,8 +20,8 @@ SORT_CLAUSES = (
     Clause("`indices` marked with `ctx.mark_non_differentiable`;",
            {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable",
             "SortWithIndices/marks-a-copy-of-indices": "a clone of the indices marked"}),
-    Clause("forward saves, with `ctx.save_for_backward`, 8 bytes per element of `x` and no "
-           "more: one int64 tensor of `x`'s shape, and no floating-point tensor;",
+    Clause("forward saves, with `ctx.save_for_backward`, no more than backward needs (the "
+           "self-check measures what it saves);",
            {"SortWithIndices/saves-float-tensor": "saves the values too",
             "SortWithIndices/saves-more-than-one-permutation":
                 "indices and their inverse both saved",
@@ -54,6 +54,8 @@ SPLIT_CLAUSES = (
            "one half missing as with both present: nothing of a half's size for a missing "
            "output, no copy beyond the gradient.",
            {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
+            "SplitHalves/gradient-in-wider-dtype":
+                "the gradient buffer built as float64 whatever x's dtype",
             "SplitHalves/pads-both-halves": "each half padded to full width, the two added",
             "SplitHalves/allocates-beyond-gradient":
                 "both halves made contiguous before the cat"}),
@@ -65,7 +67,9 @@ RELU_CLAUSES = (
            "on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad "
            "raises PyTorch's own error, as `torch.relu_` does;",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
-            "ReLUInPlace/returns-new-tensor": "returns a new tensor"}),
+            "ReLUInPlace/returns-new-tensor": "returns a new tensor",
+            "ReLUInPlace/own-leaf-guard":
+                "its own leaf guard with torch.relu_'s text, under no_grad too"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
            "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly "
            "`torch.relu(x)`, and the gradient "
@@ -77,6 +81,7 @@ RELU_CLAUSES = (
             "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
             "ReLUInPlace/mask-in-float32": "the mask x.float() > 0",
             "ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+            "ReLUInPlace/writes-into-a-copy": "clamps x.reshape(-1), a copy for a transposed x",
             "ReLUInPlace/subnormal-read-as-zero":
                 "the mask y > finfo.tiny, a cutoff at the smallest normal number",
             "unproven:wrong-value": "the mask y / y with nan made 0",
@@ -96,7 +101,9 @@ ABS_IN_PLACE_CLAUSES = (
     Clause("as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was "
            "written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;",
            {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
-            "AbsInPlace/returns-new-tensor": "a new tensor returned"}),
+            "AbsInPlace/returns-new-tensor": "a new tensor returned",
+            "AbsInPlace/own-leaf-guard":
+                "its own leaf guard with torch.abs_'s text, under no_grad too"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
            "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
            "of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the "
@@ -108,6 +115,8 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/bool-of-nonzero": "a bool of the sign, True for -1 as for +1",
             "AbsInPlace/sign-as-uint8": "the sign saved as uint8",
             "AbsInPlace/sign-in-float32": "the sign of x.float(), as int8",
+            "AbsInPlace/sign-in-narrower-dtype": "the sign of x.half(), as int8",
+            "AbsInPlace/writes-into-a-copy": "abs_ of x.reshape(-1), a copy for a transposed x",
             "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
             "AbsInPlace/subnormal-read-as-zero": "a sign with a dead zone at finfo.tiny",
             "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
@@ -116,6 +125,7 @@ ABS_IN_PLACE_CLAUSES = (
            "the returned tensor, so that the output stays free for later in-place writes, as "
            "after `torch.sin_`.",
            {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",
+            "AbsInPlace/saves-nothing": "the int8 sign kept in a module global",
             "AbsInPlace/sign-read-after-write": "sign read from the returned tensor",
             "AbsInPlace/sign-of-output": "an int8 sign taken after the write",
             "AbsInPlace/saves-output": "a bool x < 0 and the returned tensor for the zeros",

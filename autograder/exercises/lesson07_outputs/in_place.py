@@ -14,13 +14,11 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import _shares_memory, record_ctx_calls
-from .quoting import _quoted, quoting_case
+from .leaf_probes import check_leaf_error  # noqa: F401 (AbsInPlace's battery imports it here)
+from .quoting import quoting_case
 
 RELU = Spec("ReLUInPlace", ("x",), torch.relu)
 RELU_SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
-
-LEAF_ERROR = "a leaf Variable that requires grad"
-
 
 # beside the kink: float32 rounds +-1e-300 to 0 (x.float() > 0 reads them as 0), and a
 # threshold (x > 1e-6, y > 1e-3) misreads them or +-1e-4; in x of 12 entries or more, beside
@@ -60,27 +58,39 @@ def check_subnormals(spec: Spec, got, expected, before: torch.Tensor, what: str)
             f"your {what} compare x with?", mistake=f"{spec.name}/subnormal-read-as-zero")
 
 
-def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor) -> torch.Tensor:
-    """The gradient a mask or sign read from x.float() gives: the reference's, at x rounded."""
-    rounded = x.detach().float().to(x.dtype).requires_grad_()
+def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor,
+                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """The gradient a mask or sign read from x.float() (or x.to(dtype)) gives: the
+    reference's, at x rounded."""
+    rounded = x.detach().to(dtype).to(x.dtype).requires_grad_()
     grad, = torch.autograd.grad(spec.reference(rounded), rounded, grad_output)
     return grad
 
 
 def check_float32_reading(function, spec: Spec, got, pristine, before, what: str) -> None:
     """A wrong float64 gradient that is what x.float() gives, and again on +-1e-30 (which
-    float32 keeps, and a threshold such as 1e-6 misreads) beside +-1e-300 (rounded to 0)."""
+    float32 keeps, and a threshold such as 1e-6 misreads) beside +-1e-300 (rounded to 0); or
+    what x.half() gives, which rounds 1e-30 and 1e-9 to 0 but not 1e-7."""
     if before.dtype != torch.float64 or not torch.allclose(
             got, _float32_reading(spec, before, pristine)):
         return
-    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5], dtype=torch.float64,
-                         device=before.device)
+    # +-1e-7, which float16 keeps, and +-1e-9, which it rounds to 0: a threshold (1e-6, 1e-10)
+    # reads them otherwise
+    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5, 1e-7, -1e-7, 1e-9, -1e-9],
+                         dtype=torch.float64, device=before.device)
     try:
         _, grad, g, _ = gradient_through(function, spec, probe, seed=3)
     except Exception:  # the learner's code may raise anything: then it is not proven
         return
-    if (isinstance(grad, torch.Tensor) and grad.shape == probe.shape
-            and torch.allclose(grad, _float32_reading(spec, probe, g))):
+    if not isinstance(grad, torch.Tensor) or grad.shape != probe.shape:
+        return
+    if torch.allclose(grad, _float32_reading(spec, probe, g, torch.float16)):
+        raise GradingError(
+            f"{spec.name}'s {what} is read in a narrower dtype than x's: x = 5e-324 reads as "
+            "0, as do +-1e-300 and even +-1e-30 (which float32 keeps and float16 does not, as "
+            f"from x.half()), and its gradient treats them as 0: build the {what} from x "
+            "itself", mistake=f"{spec.name}/{what}-in-narrower-dtype")
+    if torch.allclose(grad, _float32_reading(spec, probe, g)):
         raise GradingError(
             f"{spec.name}'s {what} is read from x rounded to float32: x.float() rounds x = "
             "1e-300 and -1e-300 to 0, which its gradient then treats as 0 (1e-30, which "
@@ -111,6 +121,13 @@ def forward_in_place(function, spec: Spec, x: torch.Tensor):
         raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
                            "place, call ctx.mark_dirty(x) and return x itself",
                            mistake=f"{spec.name}/returns-new-tensor")
+    if (not x.is_contiguous() and torch.equal(x.detach(), before)
+            and not torch.equal(spec.reference(before), before)):
+        raise GradingError(
+            f"x after {spec.name} is unchanged where x is not contiguous (shape "
+            f"{tuple(x.shape)}, strides {x.stride()}): the write went into a copy. reshape and "
+            "contiguous() copy a tensor whose memory is not in order (view refuses to): write "
+            "into x itself", mistake=f"{spec.name}/writes-into-a-copy")
     check_exact(spec, x, before, where=torch.isnan)
     diagnose_values(f"x after {spec.name}", x, spec.reference(before))
     check_exact(spec, x, before)
@@ -165,24 +182,6 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
                            "gives you the gradient without touching grad_output?",
                            mistake=f"{spec.name}/modifies-grad-output")
     return forward, got, pristine, before
-
-
-def check_leaf_error(function, spec: Spec, device) -> None:
-    """A leaf that requires grad: PyTorch's own error, which mark_dirty triggers."""
-    leaf = torch.tensor([-1.0, 2.0, 0.5], dtype=torch.float64, device=device, requires_grad=True)
-    try:
-        function.apply(leaf)
-    except NotImplementedError:
-        raise
-    except Exception as error:  # its own RuntimeError, ValueError, ...: quoted
-        if isinstance(error, RuntimeError) and LEAF_ERROR in str(error):
-            return
-        raise GradingError(f"{spec.name} raised its own error for a leaf that requires grad "
-                           f"({_quoted(error)}): let PyTorch raise it; ctx.mark_dirty(x) does",
-                           str(error)) from error
-    raise GradingError(f"{spec.name} overwrote a leaf that requires grad without an error: call "
-                       "ctx.mark_dirty(x), and PyTorch raises \"a leaf Variable that requires "
-                       "grad has been used in an in-place operation\"")
 
 
 def check_on_view(function, spec: Spec, device) -> None:

@@ -22,7 +22,8 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAP
                        noise, quoting_case, relu_full, with_zeros, writing_into_a_copy)
 from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
                           right_without_ties, same_values, sorted_as_float32_only, ties_hint)
-from .split_probes import check_unused_half_zero, fresh_memory_nan
+from .split_probes import (DtypeAllocationLog, both_allocated, check_unused_half_zero,
+                           check_wider_dtype, fresh_memory_nan)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
 from .contracts import SORT_CLAUSES, SPLIT_CLAUSES, RELU_CLAUSES
 
@@ -181,7 +182,7 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     _, outputs, _ = _forward(probe, SPLIT, leaf, 2)
     grad_outputs = [grad if i == used else None for i in (0, 1)]
     which = ("first", "second")[1 - used]
-    with AllocationLog() as log, fresh_memory_nan():
+    with DtypeAllocationLog() as log, fresh_memory_nan():
         got = backward_outputs(SPLIT, outputs, leaf, grad_outputs)
     if received and received[-1][1 - used] is not None:
         raise GradingError(f"SplitHalves's backward received a tensor of zeros for the unused "
@@ -198,6 +199,7 @@ def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -
     budget = x.numel() * x.element_size()  # zeros for the missing half would add half again
     if log.bytes > 1.25 * budget:
         spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"
+        check_wider_dtype(log, x, spent)
         if "cat" in log.ops or sum(op in ZERO_MAKERS for op in log.ops) > 1:
             raise GradingError(
                 f"SplitHalves's backward allocated a zero tensor for the unused {which} output "
@@ -249,7 +251,7 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]
     pristine = [g.clone() for g in grads]
-    with AllocationLog() as log:
+    with DtypeAllocationLog() as log:
         got = backward_outputs(SPLIT, outputs, leaf, grads)
     for g, p in zip(grads, pristine):
         check_untouched(SPLIT, g, p)
@@ -260,24 +262,7 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
     with case("neither output's gradient defined"):
         _no_output_used(function, x)
     with case("both outputs used"):  # last: a float32 step is named above, before its bytes
-        _both_allocated(log, x)
-
-
-def _both_allocated(log: AllocationLog, x: torch.Tensor) -> None:
-    """With both gradients present, backward allocates one tensor too: the gradient."""
-    budget = x.numel() * x.element_size()
-    if log.bytes <= 1.25 * budget:
-        return
-    spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"
-    if log.ops.count("constant_pad_nd") >= 2:  # each half padded to x's full width
-        summed = ": two zero-padded halves plus their sum" if "add" in log.ops else ""
-        raise GradingError(
-            f"SplitHalves's backward padded each half with zeros to x's full width{summed} "
-            f"({spent}); one tensor of x's shape is the least, with both halves as with one: "
-            "how can both land in it?", mistake="SplitHalves/pads-both-halves")
-    raise GradingError(f"SplitHalves's backward allocated {spent}: one tensor of x's shape is "
-                       "the least; which of these is not the gradient itself?",
-                       mistake="SplitHalves/allocates-beyond-gradient")
+        both_allocated(log, x)
 
 
 def check_outputs_writable(function, x: torch.Tensor) -> None:
@@ -318,6 +303,10 @@ def split_full(SplitHalves, device) -> None:
     for seed, shape in enumerate(SPLIT_SHAPES):
         with quoting_case(SPLIT, f"x of shape {shape}"):
             check_split(function, sample(shape, device, seed=seed), seed=seed)
+    # the allocation probes in float32 too: a buffer of a fixed float64 dtype is twice x's
+    # bytes there, and autograd's cast back to x's dtype a copy besides
+    with quoting_case(SPLIT, "x of shape (3, 4) in float32"):
+        check_split(function, sample((3, 4), device, seed=9, dtype=torch.float32), seed=9)
     covers("one output used, or neither")
     covers("non-contiguous gradients")
     with quoting_case(SPLIT, "x of shape (3, 4), each output then written in place"):

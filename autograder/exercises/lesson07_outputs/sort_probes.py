@@ -111,7 +111,8 @@ def check_saved_indices(forward, indices: torch.Tensor) -> None:
                 raise GradingError(
                     f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
                     "int64 indices torch.sort returned (or their inverse), as they are: the "
-                    "contract asks for that one int64 tensor",
+                    "narrowed copy is new memory beside the indices forward returns, which "
+                    "backward can use unchanged",
                     mistake="SortWithIndices/indices-narrowed")
         raise GradingError("SortWithIndices did not save its indices: backward needs them; "
                            "call ctx.save_for_backward(indices)")

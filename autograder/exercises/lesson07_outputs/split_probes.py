@@ -7,6 +7,40 @@ from contextlib import contextmanager
 import torch
 
 from ...errors import GradingError
+from ...probes import AllocationLog
+
+
+class DtypeAllocationLog(AllocationLog):
+    """AllocationLog that also keeps each new tensor's dtype, in the order of ``ops``."""
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes: list[torch.dtype] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        results = out if isinstance(out, (tuple, list)) else (out,)
+        for returned, value in zip(func._schema.returns, results):
+            if isinstance(value, torch.Tensor) and returned.alias_info is None:
+                self.bytes += value.numel() * value.element_size()
+                self.ops.append(func.overloadpacket.__name__)
+                self.dtypes.append(value.dtype)
+        return out
+
+
+def check_wider_dtype(log: DtypeAllocationLog, x: torch.Tensor, spent: str) -> None:
+    """Over budget with a floating-point tensor wider than x's dtype among the allocations: a
+    gradient built in float64 for a float32 x, which autograd then casts back (a copy)."""
+    wide = [(op, dtype) for op, dtype in zip(log.ops, log.dtypes)
+            if dtype.is_floating_point and dtype.itemsize > x.element_size()]
+    if wide:
+        op, dtype = wide[0]
+        raise GradingError(
+            f"SplitHalves's backward builds its gradient in {str(dtype)[6:]} for a "
+            f"{str(x.dtype)[6:]} x ({op}: {dtype.itemsize} bytes per element where x has "
+            f"{x.element_size()}), and autograd casts it back to {str(x.dtype)[6:]}, a copy "
+            f"besides ({spent}): build the gradient in the dtype of the gradients backward "
+            "receives", mistake="SplitHalves/gradient-in-wider-dtype")
 
 
 def halves(x: torch.Tensor):
@@ -46,3 +80,21 @@ def check_unused_half_zero(got, expected: torch.Tensor, used: int, which: str) -
                 "does the memory your backward allocates hold before you write into it?"
                 if unwritten else ": what does the gradient of an unused output contribute?"),
             mistake="SplitHalves/unused-half-not-zero")
+
+
+def both_allocated(log: DtypeAllocationLog, x: torch.Tensor) -> None:
+    """With both gradients present, backward allocates one tensor too: the gradient."""
+    budget = x.numel() * x.element_size()
+    if log.bytes <= 1.25 * budget:
+        return
+    spent = f"{log.bytes} bytes for a gradient of {budget} (ops: {', '.join(log.ops)})"
+    check_wider_dtype(log, x, spent)
+    if log.ops.count("constant_pad_nd") >= 2:  # each half padded to x's full width
+        summed = ": two zero-padded halves plus their sum" if "add" in log.ops else ""
+        raise GradingError(
+            f"SplitHalves's backward padded each half with zeros to x's full width{summed} "
+            f"({spent}); one tensor of x's shape is the least, with both halves as with one: "
+            "how can both land in it?", mistake="SplitHalves/pads-both-halves")
+    raise GradingError(f"SplitHalves's backward allocated {spent}: one tensor of x's shape is "
+                       "the least; which of these is not the gradient itself?",
+                       mistake="SplitHalves/allocates-beyond-gradient")

@@ -151,7 +151,7 @@ class ReLUInPlace(torch.autograd.Function):
     # ReLU: clamps x.reshape(-1) "to handle any shape": for a non-contiguous x reshape copies, so
     # the write lands in the copy and x is left unclamped.
     Mistake('ReLUInPlace', 'clamps x.reshape(-1), a copy for a transposed x',
-            'x after ReLUInPlace is wrong', '''
+            'the write went into a copy', '''
 class ReLUInPlace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
