@@ -501,7 +501,7 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 # So backward can replay forward's mask by writing forward's state back, and the cell above
 # showed the price: whoever draws next repeats numbers already drawn (`b` repeated `a`). How
 # backward replays the mask **and** leaves the caller's stream where it found it is question 3
-# of the exercise: the two calls above are all it takes.
+# of the exercise.
 
 # %% [markdown]
 # On a GPU, a CUDA tensor's dropout does not draw from the global CPU generator: each device
@@ -526,13 +526,16 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 # mix tensors with anything else (floats, flags, `None`). The contract:
 #
 # - **returns** `run_fn(*args)`, one tensor;
-# - **saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays off,
-#   as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the self-check
-#   measures it);
-# - **recomputes** `run_fn(*args)` in backward, under grad, with forward's random state
-#   restored (CPU, and each CUDA device of a CUDA tensor argument);
+# - **keeps** for backward its tensor arguments and nothing more: no copy of one, no tensor on
+#   `ctx` outside `ctx.save_for_backward`, and no graph of `run_fn`, whose ops save nothing,
+#   not even for a moment (the self-check measures it);
+# - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
+#   plainly gives, even when `run_fn` draws random numbers (dropout's masks are forward's, on
+#   the CPU and on each CUDA device of a CUDA tensor argument), and after backward the caller's
+#   random streams are where they would be without the checkpoint;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
-# - **parameters** used inside `run_fn` receive their gradients in `.grad`;
+# - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
+#   one tensor argument requires grad;
 # - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
 #   dropout masks as the same model unchecked; the self-check compares the two.
@@ -751,8 +754,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # - no group is longer than it has to be: backward rebuilds one group at a time, so the longest
 #   group's activations are all alive at once at some point, and it holds no more layers than
 #   the best split into `segments` groups needs;
-# - the output, and the gradients of `x` and of every layer's parameters, are the plain
-#   stack's, for every number of segments from 1 to the number of layers;
+# - the output is the plain stack's, and so, whenever `x` requires grad, are the gradients of
+#   `x` and of every layer's parameters, for every number of segments from 1 to the number of
+#   layers;
 # - `layers` is the caller's: read it and leave it as it was given (the caller runs the same
 #   stack again, on the next step).
 #
@@ -869,22 +873,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
 # </details>
 #
-# What the two variants of `torch.utils.checkpoint` do with the same body, and the usual cure
-# for a `Function`-based checkpoint: a dummy input that requires grad, which `run_fn` ignores.
+# The usual cure for a `Function`-based checkpoint: a dummy input that requires grad, which
+# `run_fn` ignores.
 
 # %%
-import warnings
-
-from torch.utils.checkpoint import checkpoint
-
-for reentrant in (True, False):
-    body.zero_grad(set_to_none=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        h = checkpoint(body, batch, use_reentrant=reentrant)
-    head(h).square().mean().backward()
-    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
-          *(f"(it warns: {w.message})" for w in caught))
 body.zero_grad(set_to_none=True)
 dummy = torch.ones((), requires_grad=True)
 try:
@@ -894,13 +886,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
-# The reentrant variant is a `Function` like yours: it warns, and the body still gets
-# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
-# would, so the block's graph reaches its parameters and the output requires grad through
-# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
-# backward. A dummy 0-d tensor that requires grad makes your output require grad too, for the
-# price of one more argument. (Setting `x.requires_grad_()` also works, and makes backward
-# compute a gradient for the data that nobody reads.)
+# A dummy 0-d tensor that requires grad makes your output require grad, for the price of one
+# more argument. (Setting `x.requires_grad_()` also works, and makes backward compute a
+# gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
+# body is in an optional section after the summary.
 
 # %% [markdown]
 # ## Memory against the number of segments
@@ -963,8 +952,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
 # network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
 # output the loss keeps (the recomputed network holds everything else), almost no saving.
-# Every $k$ from 1 to 16 with the work each costs, and PyTorch's own `checkpoint_sequential`
-# beside yours, are in an optional section after the summary.
+# Every $k$ from 1 to $n$ with the work each costs (on 8 of these blocks), and PyTorch's own
+# `checkpoint_sequential` beside yours, are in an optional section after the summary.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -1341,32 +1330,34 @@ check_reversible_stack()
 #
 # ### Every segment count, and the price in work
 #
-# The explorer runs your `checkpoint_sequential` on the model of the memory table for every
-# $k$ from 1 to 16. Left, the meter's bytes: kept after forward reads 32 KiB below the table's
-# (no loss here keeps the model's output), the peaks equal the table's; right, the
-# matrix-multiply work of forward and backward, counted in FLOPs. Move the slider: whatever
-# $k$, backward does one extra forward's worth of work.
+# The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n$, on the blocks of
+# the memory table but only $n = 8$ of them, so that measuring all nine runs stays quick.
+# Left, the meter's bytes (no loss here keeps the model's output); right, the matrix-multiply
+# work of forward and backward, counted in FLOPs. Move the slider: whatever $k$, backward does
+# one extra forward's worth of work.
 #
-# Try $k = 6$. A split with its longer groups first (3, 3, 3, 3, 2, 2 layers) peaks at
-# 288 KiB, below the 352 KiB of $k = 4$ and $k = 8$; with them last (2, 2, 3, 3, 3, 3) it
-# reads 352 KiB. $M(k)$ counts every segment input alive while the longest segment is rebuilt;
-# backward rebuilds the last segment first and frees each segment's input as it leaves it, so
-# long segments at the front are rebuilt when fewer inputs are left. Which order is yours?
+# Try $k = 3$. A split with its longer groups first (3, 3, 2 blocks) peaks at 224 KiB; with
+# them last (2, 3, 3) it reads 256 KiB. $M(k)$ counts every segment input alive while the
+# longest segment is rebuilt; backward rebuilds the last segment first and frees each
+# segment's input as it leaves it, so long segments at the front are rebuilt when fewer inputs
+# are left. Which order is yours? At $k = 5$ the longer-first split (2, 2, 2, 1, 1) reads
+# 192 KiB, the lowest peak of all, where $M(k)$ would pick $k = 4$.
 # `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
-# $\lfloor n/k \rfloor$ layers and the last one the rest, which your self-check rejects: at
-# $k = 9$ that is 1 layer in each of 8 segments and 8 in the last, rebuilt first with all nine
-# inputs alive, a peak of 768 KiB where groups of 2 and 1 layers read at most 384. With torch's
-# own function, choose a $k$ that divides $n$, where the two rules agree.
+# $\lfloor n/k \rfloor$ blocks and the last one the rest, which your self-check rejects: at
+# $k = 5$ that is 1 block in each of 4 segments and 4 in the last, rebuilt first with all five
+# inputs alive, a peak of 384 KiB, twice the best split's. With torch's own function, choose a
+# $k$ that divides $n$, where the two rules agree.
 
 # %%
-checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, segments=4, cost="flops")
+checkpointing_explorer(checkpoint_sequential, lambda: deep_mlp(depth=8), x_deep, segments=3,
+                       cost="flops")
 
 # %% [markdown]
 # FLOPs are the same on every machine; time is not. To time it on yours, run
-# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")`: it measures
-# milliseconds, with a button to measure again. Each extra segment then costs a little more
-# than its FLOPs (one more `Function` call and random-state copy), which matters for small
-# blocks like these.
+# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")` (all 16
+# blocks, 17 runs, a few seconds): it measures milliseconds, with a button to measure again.
+# Each extra segment then costs a little more than its FLOPs (one more `Function` call and
+# random-state copy), which matters for small blocks like these.
 
 # %% [markdown]
 # ### The production tool: `torch.utils.checkpoint`
@@ -1409,6 +1400,31 @@ try:
     print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
+
+# %% [markdown]
+# And the first block on data: what the two variants do with the body, head and batch of
+# "A first block on data", where yours gave the body nothing.
+
+# %%
+import warnings
+
+from torch.utils.checkpoint import checkpoint
+
+for reentrant in (True, False):
+    body.zero_grad(set_to_none=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = checkpoint(body, batch, use_reentrant=reentrant)
+    head(h).square().mean().backward()
+    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
+          *(f"(it warns: {w.message})" for w in caught))
+
+# %% [markdown]
+# The reentrant variant is a `Function` like yours: it warns, and the body still gets
+# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
+# would, so the block's graph reaches its parameters and the output requires grad through
+# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
+# backward.
 
 # %% [markdown]
 # ## Optional (not graded): yours and `torch.utils.checkpoint`, side by side

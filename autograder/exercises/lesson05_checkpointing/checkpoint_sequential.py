@@ -1,7 +1,5 @@
 """Lesson 05: checkpoint_sequential, graded on stacks of layers against the plain stack."""
 
-from contextlib import contextmanager
-
 import torch
 from torch import nn
 
@@ -14,6 +12,8 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
+from .segment_calls import (_outside_checkpoints, _recording_calls, _spans,
+                            check_outside_checkpoints)
 
 SEQUENTIAL = "checkpoint_sequential"
 REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "
@@ -46,19 +46,6 @@ def _run_layers(layers, x):
     for layer in layers:
         x = layer(x)
     return x
-
-
-@contextmanager
-def _recording_calls(layers):
-    """Record the index of each layer (modules only) as it runs while the block runs."""
-    order: list[int] = []
-    handles = [layer.register_forward_hook(lambda *_, i=i: order.append(i))
-               for i, layer in enumerate(layers) if isinstance(layer, nn.Module)]
-    try:
-        yield order
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 def _segment_sizes(order: list[int]) -> list[int]:
@@ -126,18 +113,6 @@ def check_recomputation(where: str, calls: list[int]) -> None:
             "loop has finished?", mistake="checkpoint_sequential/recomputes-other-layers")
 
 
-def _spans(indices: list[int]) -> str:
-    """0, 1, 2, 5 as "0 to 2 and 5"."""
-    runs: list[list[int]] = []
-    for i in indices:
-        if runs and i == runs[-1][-1] + 1:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-
-
 def check_all_recomputed(where: str, n: int, segments: int, checkpointed: int, order: list[int],
                          error: GradingError) -> None:
     """A wrong gradient where backward recomputed fewer layers than forward ran: named, unless
@@ -168,7 +143,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
     x = x_value.detach().clone().requires_grad_()
     given = list(layers) if isinstance(layers, list) else layers  # a fresh list on each call
     try:
-        output = checkpoint_sequential(given, segments, x)
+        with _recording_calls(list(layers)) as forward_calls:
+            output = checkpoint_sequential(given, segments, x)
     except (NotImplementedError, GradingError):
         raise
     except TypeError as error:
@@ -216,6 +192,14 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                            "CheckpointFunction.apply(run_segment, x)",
                            mistake="checkpoint_sequential/checkpoints-nothing")
     if checkpointed not in (segments - 1, segments):
+        if checkpointed < segments - 1 and all(isinstance(layer, nn.Module) for layer in layers):
+            try:
+                recomputed = _backward(where, output, grad_output, layers)
+            except GradingError:
+                recomputed = None
+            if recomputed is not None:
+                check_outside_checkpoints(where, n, segments, checkpointed,
+                                          _outside_checkpoints(forward_calls, recomputed))
         raise GradingError(f"{where} made {checkpointed} checkpointed segments: split the layers "
                            f"into exactly {segments} consecutive groups",
                            mistake="checkpoint_sequential/wrong-segment-count")
@@ -223,6 +207,8 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         order = _backward(where, output, grad_output, layers)
     check_recomputation(where, [order.count(i) for i in range(n)])
     if all(isinstance(layer, nn.Module) for layer in layers):
+        check_outside_checkpoints(where, n, segments, checkpointed,
+                                  _outside_checkpoints(forward_calls, order))
         check_segment_sizes(where, n, segments, order)
     with case(f"{where}, x of shape {tuple(x_value.shape)}"):
         try:
@@ -249,7 +235,7 @@ def _backward(where: str, output, grad_output, layers) -> list[int]:
     except RuntimeError as error:
         raise GradingError(f"backward through {where} raised RuntimeError: "
                            f"{str(error).splitlines()[0]}", str(error)) from error
-    return order
+    return [i for i, _ in order]
 
 
 def _must_be_callable(checkpoint_sequential) -> None:

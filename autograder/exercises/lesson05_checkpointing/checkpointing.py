@@ -118,12 +118,18 @@ def _recomputed_on(states, block, x, device) -> torch.Tensor:
         return reference(lambda x: block(x), {"x": x}, {"x"}, {})[2]["x"]
 
 
-def check_random_state(function, device, *, seed: int = 0) -> None:
+def check_random_state(function, device, *, seed: int = 0, closure: bool = False) -> None:
     """With dropout inside run_fn, gradients equal an un-checkpointed run with the same seed,
-    and backward leaves the caller's random streams where they were."""
+    and backward leaves the caller's random streams where they were. With ``closure``, run_fn
+    is a plain function calling the block, not the module itself (no nn.Dropout to find)."""
     block = mlp_block(device, seed=seed, dropout=0.5)
     parameters = parameters_of(block)
-    values = {"run_fn": block, "x": sample((4, WIDTH), device, seed=seed + 10)}
+
+    def run_block(x):
+        return block(x)
+
+    values = {"run_fn": run_block if closure else block,
+              "x": sample((4, WIDTH), device, seed=seed + 10)}
     spec = _spec_for(values)
     with fork_rng(device):
         torch.manual_seed(seed)
@@ -265,6 +271,9 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         for seed in (0, 1):
             with case("dropout inside run_fn, x of shape (4, 5)"):
                 check_random_state(function, device, seed=seed)
+        with case("dropout inside run_fn, a function calling a block (no module), x of shape "
+                  "(4, 5)"):
+            check_random_state(function, device, closure=True)
         covers("dropout: the forward's random state")
         small = nn.Sequential(_linear(3, 3, device, 7), nn.Tanh())
         with case("run_fn = Linear(3, 3) then Tanh, x of shape (2, 3)"):

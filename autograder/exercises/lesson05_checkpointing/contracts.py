@@ -38,6 +38,8 @@ REVERSIBLE_CLAUSES = (
             R + "recomputes-without-grad": "recomputes with gradients off",
             R + "g-not-under-grad": "recomputes g on a detached y1",
             R + "gradients-swapped": "returns the two gradients swapped",
+            R + "drops-direct-term": "RevNet's one-call backward without grad_y2's direct term",
+            R + "g-on-own-leaf": "recomputes g on a fresh leaf of the saved y1",
             R + "grad-skips-parameters": "autograd.grad: parameters get nothing",
             R + "backward-inputs-only": "torch.autograd.backward with inputs=[x1, x2] only",
             R + "state-on-class": "f and g kept on the class"}),
@@ -49,17 +51,20 @@ REVERSIBLE_CLAUSES = (
 CHECKPOINTING_CLAUSES = (
     Clause("**returns** `run_fn(*args)`, one tensor;",
            {"unproven:wrong-value": "forward returns (output,), a tuple"}),
-    Clause("**saves** only the tensor arguments, so it records no graph of `run_fn`: grad stays "
-           "off, as in any forward, and `run_fn`'s ops save nothing, not even for a moment (the "
-           "self-check measures it);",
+    Clause("**keeps** for backward its tensor arguments and nothing more: no copy of one, no "
+           "tensor on `ctx` outside `ctx.save_for_backward`, and no graph of `run_fn`, whose ops "
+           "save nothing, not even for a moment (the self-check measures it);",
            {C + "keeps-activations": "run_fn under enable_grad in forward",
             C + "records-graph-in-forward":
                 "run_fn under enable_grad in forward, the graph dropped by apply",
             C + "tensor-on-ctx": "arguments kept on ctx",
             C + "saves-non-tensor": "saves every argument",
             C + "saves-input-copy": "saves clones of its tensor arguments"}),
-    Clause("**recomputes** `run_fn(*args)` in backward, under grad, with forward's random state "
-           "restored (CPU, and each CUDA device of a CUDA tensor argument);",
+    Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
+           "run plainly gives, even when `run_fn` draws random numbers (dropout's masks are "
+           "forward's, on the CPU and on each CUDA device of a CUDA tensor argument), and after "
+           "backward the caller's random streams are where they would be without the "
+           "checkpoint;",
            {C + "recomputes-without-grad": "recomputes with gradients off",
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
@@ -77,7 +82,8 @@ CHECKPOINTING_CLAUSES = (
            {C + "no-none-for-run-fn": "forgets the None for run_fn",
             C + "no-none-for-non-tensors":
                 "returns gradients for the tensors only (no None for scale and use_tanh)"}),
-    Clause("**parameters** used inside `run_fn` receive their gradients in `.grad`;",
+    Clause("**parameters** used inside `run_fn` receive their gradients in `.grad` whenever at "
+           "least one tensor argument requires grad;",
            {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
             C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
                                         "inputs=leaves)",
@@ -100,6 +106,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
             Q + "first-group-plain": "the first group run plainly, the rest checkpointed",
+            Q + "runs-outside-checkpoints": "one-layer groups run without a checkpoint",
             Q + "uneven-segments": "ceil(n / k) layers per segment",
             Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)",
             Q + "uses-torch-checkpoint-non-reentrant":
@@ -109,8 +116,9 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            "more layers than the best split into `segments` groups needs;",
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
-    Clause("the output, and the gradients of `x` and of every layer's parameters, are the plain "
-           "stack's, for every number of segments from 1 to the number of layers;",
+    Clause("the output is the plain stack's, and so, whenever `x` requires grad, are the "
+           "gradients of `x` and of every layer's parameters, for every number of segments from 1 "
+           "to the number of layers;",
            {Q + "recomputes-other-layers": "late-binding closure in the loop",
             Q + "recomputes-fewer-layers":
                 "late-binding closure, the loop ending with start = end"}),

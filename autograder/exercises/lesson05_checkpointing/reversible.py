@@ -140,13 +140,16 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     except GradingError as error:
         if hint := (_inversion_hint(list(_CALLS), known, inputs, truth)
                     or _dropped_path_hint(values, grad_outputs, inputs, truth)
+                    or _lost_path_hint(values, grad_outputs, inputs, truth)
                     or _recorded_inversion_hint(values, inputs, truth)):
             raise GradingError(hint, str(error), mistake={
                 "x1 and x2 swapped": "ReversibleCoupling/gradients-swapped",
                 "so the inputs it rebuilt": "ReversibleCoupling/inverts-wrong-tensor",
                 "never ran g under grad": "ReversibleCoupling/g-not-under-grad",
                 "a loss that ignores": "ReversibleCoupling/drops-an-output-gradient",
-                "was recorded": "ReversibleCoupling/records-inversion"}) from error
+                "was recorded": "ReversibleCoupling/records-inversion",
+                "misses grad_y2's direct term": "ReversibleCoupling/drops-direct-term",
+                "not on the rebuilt z1": "ReversibleCoupling/g-on-own-leaf"}) from error
         raise
     _check_parameters(parameters, parameter_truth)
     if accumulate:
@@ -225,6 +228,33 @@ def _dropped_path_hint(values: dict, grad_outputs: list, inputs: dict,
                     f"only grad_y{kept + 1} did. Both outputs carry a gradient: backpropagate "
                     "both recomputed outputs, each with its own incoming gradient")
     return None
+
+
+def _lost_path_hint(values: dict, grad_outputs: list, inputs: dict, truth: dict) -> str | None:
+    """Proved only when the returned gradients are exactly those of a known lost path: x2's
+    without grad_y2's direct term (x1's right), or both without grad_y2's path through g (g
+    recomputed on a leaf of its own), and differ from the true ones. One vjp of f at most."""
+    grads = [inputs[name].grad for name in ("x1", "x2")]
+    if None in grad_outputs or not all(isinstance(g, torch.Tensor) for g in grads):
+        return None
+    grad_y1, grad_y2 = grad_outputs
+    if _close(grads[0], truth["x1"]) and _close(grads[1], truth["x2"] - grad_y2) \
+            and not _close(grad_y2, torch.zeros_like(grad_y2)):
+        return ("ReversibleCoupling.backward's gradient for x2 misses grad_y2's direct term "
+                "(x1's is right): x2 reaches y2 directly, y2 = x2 + g(y1), as well as through "
+                "f, so its gradient is grad_y2 plus f's vector-Jacobian product with y1's total "
+                "gradient; yours is that product alone")
+    if not _close(grads[0], grad_y1) or _close(grad_y1, truth["x1"]):
+        return None
+    x2 = values["x2"].detach().requires_grad_()
+    with torch.enable_grad():
+        through_f, = torch.autograd.grad(values["f"](x2), x2, grad_y1)
+    if not _close(grads[1], grad_y2 + through_f):
+        return None
+    return ("ReversibleCoupling.backward's gradients are those of a graph where g ran on a leaf "
+            "of its own, not on the rebuilt z1 = x1 + f(x2): grad_y2's path through g stops at "
+            "that leaf and never reaches x1 or x2 (x1's gradient came out as grad_y1 alone); "
+            "recompute z2 = x2 + g(z1) on the z1 you rebuilt, so both paths meet in one graph")
 
 
 def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | None:

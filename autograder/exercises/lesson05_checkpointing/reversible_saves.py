@@ -100,6 +100,19 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
                 f"ReversibleCoupling saved {kind} {name}, a new tensor kept besides the one "
                 "the caller holds: save the outputs themselves, as they are, "
                 "ctx.save_for_backward(y1, y2)", mistake="ReversibleCoupling/saves-output-copy")
+        given = [(n, x) for n, x in ((n, (inputs or {}).get(n)) for n in ("x1", "x2"))
+                 if isinstance(x, torch.Tensor) and x.shape == saved.shape
+                 and torch.equal(x.detach().to(saved.dtype), saved.tensor.detach())]
+        if saved.role != "output" and given:
+            name, x = given[0]
+            kind = (f"a {str(saved.dtype)[6:]} copy of its {str(x.dtype)[6:]} input"
+                    if saved.dtype != x.dtype else "a copy of its input")
+            raise GradingError(
+                f"ReversibleCoupling saved {kind} {name} (a tensor equal to {name} in "
+                f"{'another dtype' if saved.dtype != x.dtype else 'a new tensor'}): a reversible "
+                "block keeps no input in any form, not even a rounded one; save only the outputs "
+                "y1 and y2, and let backward compute the inputs back from them",
+                mistake="ReversibleCoupling/saves-input")
         if saved.role != "output":
             raise GradingError(
                 f"ReversibleCoupling saved an activation of shape {saved.shape} (such as f(x2)): "

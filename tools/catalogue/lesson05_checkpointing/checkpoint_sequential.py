@@ -48,6 +48,28 @@ UNUSUAL = [
                 "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
                 "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
                 "\n    return x\n")),
+    # review 05e: layer.forward(h), not layer(h): module forward hooks never see it, and the
+    # grader once told it "recomputed segments of [] layers"; calls are now recorded by wrapping
+    # each layer's forward
+    Unusual("checkpoint_sequential", "each layer called as layer.forward(h)", HELPER + """
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+
+        def run(h, group=tuple(layers[start:end])):
+            for layer in group:
+                h = layer.forward(h)
+            return h
+
+        x = CheckpointFunction.apply(run, x)
+        start = end
+    return x
+"""),
 ]
 
 MISTAKES = [
@@ -198,6 +220,44 @@ def checkpoint_sequential(layers, segments, x):
                 h = layer(h)
             return h
         x = CheckpointFunction.apply(run_segment, x)
+    return x
+"""),
+    # review 05e: layer 0 run plainly, layers[1:] cut into `segments` checkpointed groups (once
+    # "the segments are not the ones asked for; cut the layers into exactly k groups")
+    Mistake("checkpoint_sequential", "layer 0 run plainly before the checkpointed groups",
+            "layer 0 ran in forward outside every checkpoint", HELPER + """
+from torch import nn
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    x = layers[0](x)
+    rest = layers[1:]
+    size, longer = divmod(len(rest), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        if end > start:
+            x = CheckpointFunction.apply(nn.Sequential(*rest[start:end]), x)
+        start = end
+    return x
+"""),
+    # review 05e: one-layer groups run plainly, the split right (once "made 2 checkpointed
+    # segments: split the layers into exactly 5 consecutive groups")
+    Mistake("checkpoint_sequential", "one-layer groups run without a checkpoint",
+            "layers 4 to 6 ran in forward outside every checkpoint", HELPER + """
+from torch import nn
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        group = nn.Sequential(*layers[start:end])
+        x = group(x) if end - start == 1 else CheckpointFunction.apply(group, x)
+        start = end
     return x
 """),
 ]

@@ -86,4 +86,43 @@ class CheckpointFunction(torch.autograd.Function):
                                          "torch.set_rng_state(_states.pop())"),
                 FORWARD.replace("ctx.cpu_state = torch.get_rng_state()",
                                 "_states.append(torch.get_rng_state())"))),
+    # review 05e: the random state kept only when run_fn is a module holding an nn.Dropout
+    # (a closure or F.dropout then recomputes on a fresh mask): once a generic "gradient for a
+    # is wrong" in the two-calls case; now the random-state probe also runs a function calling
+    # the block
+    Mistake("CheckpointFunction", "random state kept only when run_fn is a module with dropout",
+            "the recomputation drew new random numbers, from the caller's current state", """
+
+import torch
+from torch import nn
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.is_tensor = [torch.is_tensor(a) for a in args]
+        ctx.others = [None if t else a for t, a in zip(ctx.is_tensor, args)]
+        ctx.save_for_backward(*[a for a in args if torch.is_tensor(a)])
+        random = isinstance(run_fn, nn.Module) and any(
+            isinstance(m, nn.modules.dropout._DropoutNd) for m in run_fn.modules())
+        ctx.cpu_state = torch.get_rng_state() if random else None
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = []
+        for is_t, o in zip(ctx.is_tensor, ctx.others):
+            if is_t:
+                t = next(saved)
+                o = t.detach().requires_grad_(t.requires_grad)
+            args.append(o)
+        with torch.random.fork_rng(devices=[]):
+            if ctx.cpu_state is not None:
+                torch.set_rng_state(ctx.cpu_state)
+            with torch.enable_grad():
+                out = ctx.run_fn(*args)
+        torch.autograd.backward(out, grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) else None for a in args))
+"""),
 ]

@@ -265,4 +265,32 @@ MISTAKES = [
             _coupling(INVERT + RECOMPUTE + RIGHT + RETURN, edit(
                 FORWARD, ("        y1 = x1 + f(x2)\n",
                           "        y1 = x1.add_(f(x2))\n        ctx.mark_dirty(x1)\n")))),
+    # review 05e: a bfloat16 copy of x2 saved "to correct the reconstruction drift" (once "saved
+    # an activation (such as f(x2))")
+    Mistake("ReversibleCoupling", "saves a bfloat16 copy of x2",
+            "saved a bfloat16 copy of its float64 input x2", _coupling(
+                "        y1, y2, x2_low = ctx.saved_tensors\n        with torch.no_grad():\n"
+                "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+                "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n"
+                + RECOMPUTE + RIGHT + RETURN,
+                FORWARD.replace("ctx.save_for_backward(y1, y2)",
+                                "ctx.save_for_backward(y1, y2, x2.to(torch.bfloat16))"))),
+    # review 05e: RevNet's one-call backward (Gomez et al., Algorithm 1) returning f's vjp alone
+    # for x2, without grad_y2 (once "your gradient for x2 is wrong")
+    Mistake("ReversibleCoupling", "RevNet's one-call backward without grad_y2's direct term",
+            "gradient for x2 misses grad_y2's direct term", _coupling(
+                "        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                "            z1 = y1.detach().requires_grad_()\n            gz1 = ctx.g(z1)\n"
+                "        x2 = (y2 - gz1.detach()).requires_grad_()\n"
+                "        torch.autograd.backward(gz1, grad_y2)\n"
+                "        dy1 = grad_y1 + z1.grad\n        with torch.enable_grad():\n"
+                "            fx2 = ctx.f(x2)\n        torch.autograd.backward(fx2, dy1)\n"
+                "        return dy1, x2.grad, None, None")),
+    # review 05e: g recomputed on a fresh leaf of the saved y1, not on the rebuilt z1: grad_y2's
+    # path through g ends on that leaf (once "your gradient for x1 is wrong")
+    Mistake("ReversibleCoupling", "recomputes g on a fresh leaf of the saved y1",
+            "not on the rebuilt z1", _coupling(
+                INVERT + "        y1_leaf = y1.detach().requires_grad_()\n"
+                "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
+                "            z2 = x2 + ctx.g(y1_leaf)\n" + RIGHT + RETURN)),
 ]

@@ -2,9 +2,12 @@
 segments it reads from the order backward recomputes the layers in."""
 
 import pytest
+import torch
+from torch import nn
 
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson05_checkpointing.checkpoint_sequential import _segment_sizes
+from autograder.exercises.lesson05_checkpointing.checkpoint_sequential import (
+    _outside_checkpoints, _recording_calls, _segment_sizes, check_outside_checkpoints)
 from autograder.grading import verdict
 from tests.autograder.catalogued import mistake
 from tools.solutions import namespace, solution
@@ -53,3 +56,28 @@ def test_segment_sizes_read_from_the_recomputation_order():
     assert _segment_sizes([4, 5, 6, 2, 3, 0, 1]) == [2, 2, 3]
     assert _segment_sizes([3, 2, 1, 0]) == [1, 1, 1, 1]
     assert _segment_sizes([]) == []
+
+
+def test_calls_are_recorded_through_forward_and_put_back():
+    """Is a layer called as layer.forward(h) recorded like layer(h), with grad on or off, and
+    is each layer's own forward back afterwards?"""
+    layers = [nn.Tanh(), nn.Sigmoid()]
+    x = torch.ones(2)
+    with _recording_calls(layers) as calls:
+        layers[1].forward(layers[0](x))
+        with torch.no_grad():
+            layers[0].forward(x)
+    assert calls == [(0, True), (1, True), (0, False)]
+    assert all("forward" not in vars(layer) for layer in layers)
+
+
+def test_layers_outside_every_checkpoint_are_named(raises_hint):
+    """Run under grad in forward and never recomputed: named, unless they form the last group
+    (the one allowed to run plainly) or the first group (check_segment_sizes names that)."""
+    assert _outside_checkpoints([(0, True), (1, False), (1, True)], [1]) == [0]
+    check_outside_checkpoints("w", 7, 3, 2, [5, 6])  # the last group plainly: allowed
+    check_outside_checkpoints("w", 7, 3, 2, [0, 1])  # the first group: left to the sizes
+    with raises_hint("layers 4 to 6 ran in forward outside every checkpoint"):
+        check_outside_checkpoints("w", 7, 5, 2, [4, 5, 6])
+    with raises_hint("layer 0 ran in forward outside every checkpoint"):
+        check_outside_checkpoints("w", 7, 1, 1, [0])

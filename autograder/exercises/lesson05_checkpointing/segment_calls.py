@@ -1,0 +1,69 @@
+"""Lesson 05, checkpoint_sequential: which layers ran, when and with grad on or off, read by
+wrapping each layer's forward (a module hook misses ``layer.forward(h)``), and the layers that
+ran outside every checkpoint."""
+
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from ...errors import GradingError
+
+
+@contextmanager
+def _recording_calls(layers):
+    """Record each layer's (modules only) calls while the block runs, as (index, grad enabled):
+    each instance's ``forward`` is wrapped, so ``layer(h)`` and ``layer.forward(h)`` both count
+    (a module forward hook misses the latter); put back on exit."""
+    calls: list[tuple[int, bool]] = []
+    wrapped = []
+    for i, layer in enumerate(layers):
+        if isinstance(layer, nn.Module) and "forward" not in vars(layer):
+            def forward(*args, _i=i, _forward=layer.forward, **kwargs):
+                calls.append((_i, torch.is_grad_enabled()))
+                return _forward(*args, **kwargs)
+            layer.forward = forward
+            wrapped.append(layer)
+    try:
+        yield calls
+    finally:
+        for layer in wrapped:
+            vars(layer).pop("forward", None)
+
+
+def _outside_checkpoints(forward_calls, recomputed: list[int]) -> list[int]:
+    """The layers that ran in forward under grad (outside every CheckpointFunction, whose forward
+    runs with grad off) and never ran again in backward."""
+    return sorted({i for i, grad in forward_calls if grad} - set(recomputed))
+
+
+def check_outside_checkpoints(where: str, n: int, segments: int, checkpointed: int,
+                              outside: list[int]) -> None:
+    """Only the last group may run without a checkpoint: any other layer run in forward outside
+    every checkpoint (and so never recomputed) is named."""
+    if not outside or checkpointed >= segments - 1 and outside == list(range(outside[0], n)):
+        return
+    if checkpointed == segments - 1 and outside == list(range(len(outside))):
+        return  # the first group run plainly: check_segment_sizes names it
+    many = len(outside) > 1
+    raise GradingError(
+        f"{where}: layer{'s' if many else ''} {_spans(outside)} ran in forward outside every "
+        f"checkpoint (with grad on, never recomputed in backward), beside {checkpointed} "
+        f"checkpointed segment{'s' if checkpointed != 1 else ''}: "
+        + ("with one segment, its layers run all inside CheckpointFunction.apply (or, the group "
+           "being the last, all without it), never some of each" if segments == 1 else
+           f"of the {segments} groups only the last may run without CheckpointFunction.apply; "
+           "every layer of every other group, however short the group, runs inside one"),
+        mistake="checkpoint_sequential/runs-outside-checkpoints")
+
+
+def _spans(indices: list[int]) -> str:
+    """0, 1, 2, 5 as "0 to 2 and 5"."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
