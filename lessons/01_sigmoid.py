@@ -54,13 +54,16 @@ torch.set_printoptions(precision=4)
 
 
 def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did."""
+    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
+    All would hand it over before you predict)."""
     width = max(map(len, actual))
     for question, truth in actual.items():
         guess = predicted.get(question)
-        verdict = ("no prediction written" if guess is None
-                   else "✓ as you predicted" if same_answer(guess, truth)
-                   else f"✗ you predicted {guess!r}")
+        if guess is None:
+            print(f"{question:<{width}}  {'?':<16} no prediction written: write yours, then run "
+                  "this again")
+            continue
+        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
         print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]

@@ -56,9 +56,10 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 
 
 def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did, with ✓ or ✗ (numbers to 1e-6)."""
+    """Print a prediction beside what PyTorch did, with ✓ or ✗ (numbers to 1e-6); without a
+    prediction, not the answer (Run All would hand it over before you predict)."""
     if predicted is None:
-        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+        print(f"{what}: no prediction written: write yours, then run this again")
         return
     print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
           "✓" if same_answer(predicted, observed) else "✗")  # "0" and 0.0 agree

@@ -66,9 +66,10 @@ def first_line(error: BaseException) -> str:
 
 
 def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did."""
+    """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
+    All would hand it over before you predict)."""
     if predicted is None:
-        print(f"{what}: no prediction written (PyTorch: {observed!r})")
+        print(f"{what}: no prediction written: write yours, then run this again")
     else:
         print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
               "✓" if same_answer(predicted, observed) else "✗")

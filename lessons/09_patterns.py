@@ -87,9 +87,10 @@ def first_line(error: BaseException) -> str:
 
 
 def compare(prediction, observed) -> None:
-    """Your prediction beside what PyTorch did (write the prediction down first)."""
+    """Your prediction beside what PyTorch did; without a prediction, not the answer (Run All
+    would hand it over before you predict)."""
     if prediction is None:
-        print(f"PyTorch: {observed!r}  (no prediction written down: set the variable and re-run)")
+        print("no prediction written down: set the variable, then run this again")
     else:
         verdict = "✓" if same_answer(prediction, observed) else "✗ not what PyTorch did: open the answer below"
         print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")

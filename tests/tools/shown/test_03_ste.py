@@ -119,5 +119,5 @@ def test_quick_question_3_marks_the_right_words_right():
         "the second entry there: you said '0', PyTorch: '0' ✓"]
     assert _quick_question_3(0.0)[1].endswith("✓")  # the number for the word "0"
     assert _quick_question_3("nan")[1].endswith("✗")
-    assert _quick_question_3(None)[1] == ("the second entry there: no prediction written "
-                                          "(PyTorch: '0')")
+    assert _quick_question_3(None)[1] == ("the second entry there: no prediction written: "
+                                          "write yours, then run this again")  # not the answer
