@@ -553,6 +553,9 @@ show_saved("F.linear, then torch.relu",
 #    does each of the three gradients read, so which can forward skip saving when the weight
 #    needs no gradient, and which when $x$ needs none? (The contract below lists what forward
 #    saves; these answers say why.)
+# 3. An overflow upstream hands backward a `grad_output` holding $+\infty$ at an entry where
+#    $z < 0$ and `nan` at one where $z > 0$. What does `torch.relu`'s backward give at each of
+#    the two? Does $G$ times your mask give the same? So how should backward drop entries?
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
@@ -608,10 +611,13 @@ def check_relu_keeps():
                 else "at entries where z is not 0"
             print(f"{label:<20} ✗ 1 byte per element, but it marks the wrong entries, {where}: "
                   "where does torch.relu pass grad_output on?")
+        elif kept.dtype != torch.bool:
+            print(f"{label:<20} ✗ {kept.dtype}, 1 byte per element, the right entries, but "
+                  "backward selects with it, and torch.where takes another dtype as its "
+                  "condition (uint8 is deprecated): which dtype does a comparison give?")
         else:
-            note = "" if kept.dtype == torch.bool else ", though the exercise saves a torch.bool"
             print(f"{label:<20} ✓ {kept.dtype}, 1 byte per element (z: {z.element_size()}), "
-                  f"marks where torch.relu passes grad_output on{note}")
+                  "marks where torch.relu passes grad_output on")
 
 
 check_relu_keeps()
@@ -640,10 +646,11 @@ check_relu_keeps()
 #   gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's
 #   shape, with a gradient of 0 where the pre-activation is $\le 0$, **including exactly 0**,
 #   whatever `grad_output` holds there ($\pm\infty$ included), and `grad_output` passed on
-#   wherever it is $> 0$, however small (as `torch.relu`);
-# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps as a
-#   `torch.bool` mask, and `x` and `weight` (or `None` for either where no wanted gradient
-#   reads it, as in exercise 1): no float pre-activation $z$, no output;
+#   unchanged wherever the pre-activation is $> 0$, however small, whatever it holds (nan and
+#   $\pm\infty$ included), as `torch.relu`;
+# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, at most one
+#   byte per output element for the ReLU, and `x` and `weight` (or `None` for either where no
+#   wanted gradient reads it, as in exercise 1): no float pre-activation or output;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -700,7 +707,9 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # meant to drop. In the example, the entries of $G$ at the three places where $z \le 0$ (its
 # two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
 # 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
-# $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$.
+# $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$
+# (question 3). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
+# included: mending the product afterwards with `torch.nan_to_num` would rewrite those too.
 #
 # As in exercise 1, `grad_weight` reads $x$ and `grad_x` reads $W$, so forward may save `None`
 # for $x$ when the weight needs no gradient, and for $W$ when $x$ needs none. Saving both
@@ -1219,7 +1228,7 @@ compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summe
 # `torch.autocast`, which runs matrix products in bfloat16 (or float16) while the weights stay
 # float32: the forward pass runs inside `with torch.autocast(...)`, and `loss.backward()` is
 # called after the block. Run your `MyLinearFunction` with float32 `x` $(10, 6)$ and `weight`
-# $(4, 6)$ inside `torch.autocast("cpu", dtype=torch.bfloat16)`: the output is
+# $(4, 6)$, and no bias, inside `torch.autocast("cpu", dtype=torch.bfloat16)`: the output is
 # `torch.bfloat16`, and `y.float().sum().backward()` raises "expected m1 and m2 to have the
 # same dtype, but got: c10::BFloat16 != float" (measured on this course's torch, CPU).
 # Inside forward, autocast casts `x` and `weight` to bfloat16 for the product, so the output,
@@ -1227,7 +1236,10 @@ compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summe
 # float32 originals. Backward runs after the `with` block, with autocast off, so a product of
 # that `grad_output` with a saved float32 tensor mixes two dtypes, and `@` refuses. PyTorch's
 # own `F.linear` saves the bfloat16 copies it multiplied, so its backward never mixes. (A
-# backward that casts `grad_output` itself would run; most do not.)
+# backward that casts `grad_output` itself would run; most do not.) With a float32 bias added
+# after the product (`y + bias`), autocast leaves that addition alone and type promotion
+# makes the output float32: backward then runs, but your output is float32 where
+# `F.linear`'s, which casts the bias too, is bfloat16.
 #
 # The fix is two decorators: `torch.amp.custom_fwd(device_type=...)` records the autocast
 # state forward ran under, and `torch.amp.custom_bwd(device_type=...)` runs backward under
@@ -1240,8 +1252,9 @@ compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summe
 #     backward = staticmethod(torch.amp.custom_bwd(MyLinearFunction.backward, device_type="cpu"))
 # ```
 #
-# Under the same autocast the output is still bfloat16, and the engine hands each input a
-# gradient of its own dtype, float32 for both `x.grad` and `weight.grad`, as `F.linear` does.
+# Under the same autocast, with no bias, the output is still bfloat16, and the engine hands
+# each input a gradient of its own dtype, float32 for both `x.grad` and `weight.grad`, as
+# `F.linear` does.
 # (`custom_fwd(..., cast_inputs=torch.float32)` instead runs forward in float32 with autocast
 # off: for an op that must not run in low precision.)
 #

@@ -28,19 +28,21 @@ BILINEAR = Spec("Bilinear", ("x1", "x2", "weight", "bias"),
                 lambda x1, x2, weight, bias=None: F.bilinear(x1, x2, weight, bias))
 
 OUT = 4
-LEADING_SHAPES = [(5,), (2, 3), ()]
+# a first leading dimension of size 1 last: a batch of one, where a forward that squeezes dim 0
+# (to undo atleast_2d for 1-D inputs) drops a dimension F.bilinear keeps
+LEADING_SHAPES = [(5,), (2, 3), (), (1,), (1, 5)]
 EMPTY = (0,)  # an empty batch: F.bilinear gives a (0, out) output and zero gradients
 # n1 != n2 first, so that x1 and x2 mixed up cannot even have the right shapes; then n1 == n2,
 # where a weight read as (out, n2, n1) runs and is wrong.
 FEATURES = [(3, 2), (3, 3)]
 
 
-def bilinear_values(leading, n1, n2, device, *, bias=True, seed=0) -> dict:
+def bilinear_values(leading, n1, n2, device, *, bias=True, seed=0, out=OUT) -> dict:
     values = {"x1": sample((*leading, n1), device, seed=seed),
               "x2": sample((*leading, n2), device, seed=seed + 1),
-              "weight": sample((OUT, n1, n2), device, seed=seed + 2)}
+              "weight": sample((out, n1, n2), device, seed=seed + 2)}
     if bias:
-        values["bias"] = sample((OUT,), device, seed=seed + 3)
+        values["bias"] = sample((out,), device, seed=seed + 3)
     return values
 
 
@@ -145,6 +147,12 @@ def _bilinear_checks(function, device) -> None:
                 check_returned_shapes(function, BILINEAR, values)
             else:
                 _check_returned_shapes(function, BILINEAR, make_inputs(values))
+    # out = 1 (one score per pair, as Hint 3's case), n1 = n2 = 1 too: a squeeze() meant for a
+    # leading dimension of size 1 drops the feature dimension
+    values = bilinear_values((5,), 1, 1, device, seed=11, out=1)
+    with case("x1 and x2 of shape (5, 1), weight of shape (1, 1, 1) (out = 1), bias=a tensor"):
+        check_values_and_gradients(function, BILINEAR, values)
+        _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the

@@ -63,12 +63,15 @@ FUSED_CLAUSES = (
            "gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its "
            "input's shape, with a gradient of 0 where the pre-activation is $\\le 0$, "
            "**including exactly 0**, whatever `grad_output` holds there ($\\pm\\infty$ "
-           "included), and `grad_output` passed on wherever it is $> 0$, however small (as "
-           "`torch.relu`);",
+           "included), and `grad_output` passed on unchanged wherever the pre-activation is "
+           "$> 0$, however small, whatever it holds (nan and $\\pm\\infty$ included), as "
+           "`torch.relu`;",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/mask-multiplies-infinite-grad":
                 "grad_output times the mask: inf * 0 is nan where z <= 0",
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+            "FusedLinearReLU/changes-grad-output-where-on":
+                "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0",
             "FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
             "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
             "FusedLinearReLU/grad-x-unmasked": "forgets the ReLU in backward",
@@ -78,9 +81,10 @@ FUSED_CLAUSES = (
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "FusedLinearReLU/empty-batch": "x flattened as x.reshape(rows, -1)",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps as a "
-           "`torch.bool` mask, and `x` and `weight` (or `None` for either where no wanted "
-           "gradient reads it, as in exercise 1): no float pre-activation $z$, no output;",
+    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, at "
+           "most one byte per output element for the ReLU, and `x` and `weight` (or `None` for "
+           "either where no wanted gradient reads it, as in exercise 1): no float "
+           "pre-activation or output;",
            {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":

@@ -8,16 +8,21 @@ from ...errors import GradingError
 from ...exercise import sample
 
 IN_FEATURES, OUT_FEATURES = 3, 4
-LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3)]
+# a first leading dimension of size 1 last: a batch of one, (1, in), and (1, 5, in), where a
+# forward that squeezes dim 0 (to undo atleast_2d for 1-D x) drops a dimension F.linear keeps
+LEADING_SHAPES = [(), (5,), (2, 5), (2, 1, 3), (1,), (1, 5)]
 
 
-def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64) -> dict:
+def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64,
+                  features=(IN_FEATURES, OUT_FEATURES)) -> dict:
+    """x (*leading, in), weight (out, in) and bias (out,), (in, out) = features."""
+    in_features, out_features = features
     values = {
-        "x": sample((*leading, IN_FEATURES), device, seed=seed, dtype=dtype),
-        "weight": sample((OUT_FEATURES, IN_FEATURES), device, seed=seed + 1, dtype=dtype),
+        "x": sample((*leading, in_features), device, seed=seed, dtype=dtype),
+        "weight": sample((out_features, in_features), device, seed=seed + 1, dtype=dtype),
     }
     if bias:
-        values["bias"] = sample((OUT_FEATURES,), device, seed=seed + 2, dtype=dtype)
+        values["bias"] = sample((out_features,), device, seed=seed + 2, dtype=dtype)
     return values
 
 

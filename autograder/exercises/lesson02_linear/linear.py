@@ -157,6 +157,16 @@ def check_empty_batch(function, spec: Spec, device) -> None:
     covers("an empty batch")
 
 
+def check_one_feature(function, spec: Spec, device) -> None:
+    """in = out = 1 (a regression head, as the lesson's two-layer network ends): weight (1, 1)
+    and bias (1,), where a squeeze() meant for another dimension of size 1 drops the feature
+    dimension too."""
+    values = linear_values((5,), device, features=(1, 1), seed=7)
+    with case("x of shape (5, 1), weight of shape (1, 1) (in = out = 1), bias=a tensor"):
+        check_values_and_gradients(function, spec, values)
+        _check_returned_shapes(function, spec, make_inputs(values))
+
+
 def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
                      biases=(True, False)) -> None:
     """Each of x, weight and bias as the only input that requires grad, then x and weight
@@ -188,6 +198,7 @@ def _my_linear_checks(function, device) -> None:
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
     check_empty_batch(function, MY_LINEAR, device)
+    check_one_feature(function, MY_LINEAR, device)
     # names a gate slip before the FLOP count; the pass after it tries bias=None too
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
@@ -210,6 +221,7 @@ def _fused_checks(function, device) -> None:
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
+    check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)

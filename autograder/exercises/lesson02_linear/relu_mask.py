@@ -1,7 +1,7 @@
 """FusedLinearReLU's ReLU: what forward saves for it (one bit per output element), the
 gradient where a pre-activation is exactly 0, or just above it (down to the smallest positive
-float64), an infinite grad_output where the ReLU is off, and a bias gradient that skips the
-mask."""
+float64), an infinite grad_output where the ReLU is off and a nan or infinite one where it is
+on, and a bias gradient that skips the mask."""
 
 import math
 
@@ -35,8 +35,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
-            f"{spec.name} saved {_a(integers[0].dtype)} mask: save it "
-            "as a boolean tensor, pre_activation > 0, as the exercise asks (a bool is one byte too)",
+            f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
+            "element: backward selects with it, and torch.where takes another dtype as its "
+            "condition (uint8 is deprecated, the others refused; your relu_keeps' checker marks "
+            "them ✗). Which dtype does the comparison that made it give?",
             mistake=f"{spec.name}/saves-integer-mask")
     if not masks:
         raise GradingError(
@@ -45,6 +47,11 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             "output element, and forward, where the pre-activation is at hand, is where to "
             "save it with ctx.save_for_backward (not recomputed in backward)",
             mistake=f"{spec.name}/saves-no-mask")
+
+
+def _bytes(dtype: torch.dtype) -> str:
+    """'1 byte', '8 bytes': the dtype's size per element."""
+    return f"{dtype.itemsize} byte{'s' if dtype.itemsize > 1 else ''}"
 
 
 def _a(dtype: torch.dtype) -> str:
@@ -113,25 +120,36 @@ def check_tiny_positive_pre_activation(function, spec: Spec, device) -> None:
                 mistake=f"{spec.name}/mask-drops-tiny-positive") from error
 
 
+# where the pre-activation is > 0 (rows 1 to 3 of ZERO_X's), grad_output holds nan, +inf and
+# -inf at one entry each, which torch.relu passes on unchanged; row 0 is off everywhere
+NON_FINITE_WHERE_ON = {(1, 0): math.nan, (2, 1): math.inf, (3, 0): -math.inf}
+
+
 def check_infinite_grad_output_where_off(function, spec: Spec, device) -> None:
     """grad_output of +inf and -inf where the pre-activation is <= 0: torch.relu's backward
-    gives 0 there (it selects), grad_output times the mask gives inf * 0 = nan."""
+    gives 0 there (it selects), grad_output times the mask gives inf * 0 = nan. And nan, +inf
+    and -inf where it is > 0, which torch.relu passes on unchanged: a backward that cleans
+    grad_output (nan_to_num) changes them."""
     values = {"x": torch.tensor(ZERO_X, dtype=torch.float64, device=device),
               "weight": torch.tensor(ZERO_WEIGHT, dtype=torch.float64, device=device),
               "bias": torch.tensor(ZERO_BIAS, dtype=torch.float64, device=device)}
     off = F.linear(values["x"], values["weight"], values["bias"]) <= 0
     grad_output = torch.full(off.shape, 0.5, dtype=torch.float64, device=device)
+    for index, value in NON_FINITE_WHERE_ON.items():
+        grad_output[index] = value
     signs = torch.where(torch.arange(off.numel(), device=device).reshape(off.shape) % 2 == 0,
                         math.inf, -math.inf).to(torch.float64)
     grad_output = torch.where(off, signs, grad_output)
     inputs = make_inputs(values)
-    with case("grad_output of +inf and -inf where the pre-activation is <= 0"):
+    with case("grad_output of +inf and -inf where the pre-activation is <= 0, and of nan, "
+              "+inf and -inf where it is > 0"):
         forward = run_forward(function, spec, inputs)
         backward = run_backward(spec, forward.output, inputs, grad_output.clone())
     truth = reference_gradients(spec, inputs, grad_output)
-    for name, grad in zip(inputs, backward.grads):
-        if not (isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape):
-            continue  # a shape or a None is for the other checks to name
+    grads = [(name, grad) for name, grad in zip(inputs, backward.grads)
+             # a shape or a None is for the other checks to name
+             if isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape]
+    for name, grad in grads:
         if (~grad.isfinite() & truth[name].isfinite()).any():
             raise GradingError(
                 f"your gradient for {name} holds nan where torch.relu's is finite, with "
@@ -140,6 +158,16 @@ def check_infinite_grad_output_where_off(function, spec: Spec, device) -> None:
                 f"{name} (inf * 0 is nan). How does your backward zero grad_output where the "
                 "ReLU is off?", f"grad_output: {grad_output.tolist()}",
                 mistake=f"{spec.name}/mask-multiplies-infinite-grad")
+    for name, grad in grads:
+        if not torch.allclose(grad, truth[name], equal_nan=True):
+            raise GradingError(
+                f"your gradient for {name} differs from torch.relu's where grad_output holds "
+                "nan, +inf or -inf at pre-activations > 0: there the ReLU passes grad_output "
+                "on unchanged, whatever it holds, so torch.relu's gradient is nan or infinite "
+                f"at those entries. What does your backward do to grad_output where the ReLU "
+                "is on?", f"grad_output: {grad_output.tolist()}\nyour grad_{name}: "
+                f"{grad.tolist()}\ntorch.relu's: {truth[name].tolist()}",
+                mistake=f"{spec.name}/changes-grad-output-where-on")
     covers("an infinite grad_output where the ReLU is off")
 
 
