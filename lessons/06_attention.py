@@ -27,9 +27,9 @@
 # (Exercise 3, two hours or so), then the transfer exercise (about half an hour). **Optional**,
 # and never graded: the predict-then-run questions (run their cells with your guesses left at
 # `None` if you skip them), and the **In practice** block at the very end (timings, PyTorch's
-# own kernels, production notes, and a learned ALiBi slope to derive). Run the section "Kept
-# and peak", though no exercise needs its cells: it is where you measure peak memory (goals 3
-# and 5 below).
+# own kernels, production notes, a learned ALiBi slope to derive, and an explorer of your
+# Exercise 1 on heads and masks). Run the section "Kept and peak", though no exercise needs
+# its cells: it is where you measure peak memory (goals 3 and 5 below).
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -329,19 +329,16 @@ print("keys the first query sees under is_causal=True:",
 # - Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no built-in
 #   `*_backward` op, and no tensor that forward saved changed in place.
 # - Forward keeps what backward reads through `ctx.save_for_backward`, one call's state per
-#   `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an input
-#   (`.clone()`, or `.contiguous()` on a strided one).
-# - Keep the `@once_differentiable` that `backward` comes with (lesson 04). It makes a second
-#   derivative through your Function raise only where nothing else carries it: the first
-#   gradients differentiated alone, or a `grad_output` with a history reaching your `backward`
-#   through `.backward()`. In a penalty summed with other terms, this Function's share can
-#   instead be dropped without a word (through `torch.autograd.grad`, or where `grad_output`
-#   has no history).
+#   `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an input, that
+#   is no saved tensor holding an input's very values, transposed or not, in any dtype
+#   (`.clone()`, `.to(torch.float64)`, `.contiguous()` on a strided one); a tensor computed
+#   from an input, such as `Q * scale`, is not a copy and may be saved.
+# - Keep the `@once_differentiable` that `backward` comes with (lesson 04): the question after
+#   the self-check, and its explanation, show what it guards and what it lets through.
 #
 # Forward may call `torch.softmax`: it subtracts each row's maximum before `exp`. Which fill
 # lies far enough below every score, in every dtype? Where your formulas transpose a matrix,
-# which two dimensions does that swap, whatever comes before them? Why this Function needs
-# `@once_differentiable` is a question after the self-check. And stuck on a wrong gradient?
+# which two dimensions does that swap, whatever comes before them? And stuck on a wrong gradient?
 # Check first that every row of your $dS$ sums to 0: why must it, given that every row of $P$
 # sums to 1?
 
@@ -573,17 +570,6 @@ plt.show()
 print("dV of the last key = P[-1, -1] * dO[-1]:",
       torch.allclose(v_.grad[-1], weights[-1, -1] * target[-1], atol=1e-6))
 print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d), atol=1e-6))
-
-# %% [markdown]
-# ### Explore your Function: heads, queries, masks
-#
-# Your `ScaledDotProductAttention` on 4 heads of 8 tokens. Left, the weights $P$ its forward
-# computes; middle, the $dS$ its backward produces; right, the selected query's row of each,
-# with the reference values as black ticks. Tick **causal mask** or **padding mask**: masked
-# keys (×) get weight 0 and $dS$ 0, and every row of $dS$ still sums to zero.
-
-# %%
-attention_explorer(ScaledDotProductAttention)
 
 # %% [markdown]
 # ## What is kept for backward, and how much
@@ -870,11 +856,11 @@ print("you predicted:", my_peak_prediction)
 # A model is not one call. In a stack of layers, forward runs every layer before backward
 # starts, so **every layer's saved tensors are alive at once** when backward begins (lesson 05
 # builds on exactly this). The peak of the whole step is then what all layers saved, plus one
-# layer's working memory in backward. Here are 12 attention layers at $N = 512$, each feeding
+# layer's working memory in backward. Here are 12 attention layers at $N = 256$, each feeding
 # the next:
 
 # %%
-def stack_peak(attention, layers=12, N=512, d=64):
+def stack_peak(attention, layers=12, N=256, d=64):
     """Bytes alive when backward starts (all layers' saved tensors) and the step's peak."""
     x = torch.randn(1, N, d, requires_grad=True)
     with TensorAccounting() as books:
@@ -1583,17 +1569,18 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # heads, length, $d$), float32, forward and backward on this machine's CPU. Left, the step
 # peak of live tensors created, the larger of forward's peak and what forward keeps plus
 # backward's peak (by `TensorAccounting`, as `peak_bytes` counts it in "Kept and peak");
-# right, the time, the fastest of 10 runs on one thread, each round running every function
+# right, the time, the fastest of 5 runs on one thread, each round running every function
 # once in turn, so that a busy moment of the machine slows them all alike. On log-log axes a
 # cost like $N^2$ has slope 2 and one like $N$ slope 1.
-# The lengths stop at 512 so that the cell runs in seconds (counting every tile's tensors is
-# slow in Python); `make bench` measures the same up to $N = 4096$.
+# The lengths stop at 256 so that the cell runs in about a second (counting every tile's
+# tensors is slow in Python); `make bench` measures the same up to $N = 4096$.
 #
 # FlashAttention's peak grows like $N$: a few tiles, the per-row statistics, and the
-# full-size $dQ$ accumulator (at $N = 128$ the fixed tiles still weigh, so its slope only
-# approaches 1 here, while the others' approaches 2). It costs time here, because a Python
-# loop runs many small matrix products where the others run one big one; a fused kernel keeps
-# the tiles in on-chip memory, which is where the papers' speed-ups come from. PyTorch's own
+# full-size $dQ$ accumulator (at these lengths the fixed tiles still weigh, and $N = 64$ is a
+# single tile of the default `BLOCK = 64`, so its slope stays below 1 here, while the others'
+# approaches 2). It costs time here, because a Python loop runs many small matrix products
+# where the others run one big one; a fused kernel keeps the tiles in on-chip memory, which
+# is where the papers' speed-ups come from. PyTorch's own
 # function, given 4-D inputs, runs its fused CPU flash kernel
 # (`_scaled_dot_product_flash_attention_for_cpu`), and its peak grows like $N$ as well, with
 # none of the Python loop's cost. (Given 3-D inputs, it falls back to the composed reference
@@ -1652,13 +1639,19 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # with autograd through `F.scaled_dot_product_attention`. The result is one number per head,
 # so a tiled kernel can add each tile's share into it and never keep an $N_q \times N_k$
 # gradient.
+#
+# **Explore your Exercise 1** (the last cell). Your `ScaledDotProductAttention` on 4 heads of
+# 8 tokens. Left, the weights $P$ its forward computes; middle, the $dS$ its backward
+# produces; right, the selected query's row of each, with the reference values as black
+# ticks. Tick **causal mask** or **padding mask**: masked keys (×) get weight 0 and $dS$ 0,
+# and every row of $dS$ still sums to zero.
 # </details>
 
 # %% tags=["skip-when-grading"]
 rows = measure_attention({"ScaledDotProductAttention": ScaledDotProductAttention.apply,
                           "MemoryEfficientAttention": MemoryEfficientAttention.apply,
                           "FlashAttention": FlashAttention.apply},
-                         lengths=(128, 256, 512), d=64)
+                         lengths=(64, 128, 256), d=64, repeats=5)
 for run in rows:
     print(f"N = {run['L']:>4}  {run['name']:<31} peak {run['peak'] / 2**20:6.2f} MiB  "
           f"{run['ms']:7.1f} ms")
@@ -1735,3 +1728,6 @@ check_slope_gradient()
 # gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
 # indices).
 # </details>
+
+# %%
+attention_explorer(ScaledDotProductAttention)

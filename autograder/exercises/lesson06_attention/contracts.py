@@ -50,17 +50,17 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "backward-modifies-saved-tensor": "dS built in place on the saved P"}),
     Clause("Forward keeps what backward reads through `ctx.save_for_backward`, one call's state "
            "per `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an "
-           "input (`.clone()`, or `.contiguous()` on a strided one).",
+           "input, that is no saved tensor holding an input's very values, transposed or not, "
+           "in any dtype (`.clone()`, `.to(torch.float64)`, `.contiguous()` on a strided one); "
+           "a tensor computed from an input, such as `Q * scale`, is not a copy and may be "
+           "saved.",
            {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
             S_ + "state-on-class": "scale kept on the class",
             S_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
-    Clause("Keep the `@once_differentiable` that `backward` comes with (lesson 04). It makes a "
-           "second derivative through your Function raise only where nothing else carries it: "
-           "the first gradients differentiated alone, or a `grad_output` with a history "
-           "reaching your `backward` through `.backward()`. In a penalty summed with other "
-           "terms, this Function's share can instead be dropped without a word (through "
-           "`torch.autograd.grad`, or where `grad_output` has no history).",
+    Clause("Keep the `@once_differentiable` that `backward` comes with (lesson 04): the "
+           "question after the self-check, and its explanation, show what it guards and what "
+           "it lets through.",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -136,6 +136,8 @@ FLASH_ATTENTION_CLAUSES = (
                 "every tile computed under causal",
             F_ + "causal-mask-top-left": "top-left causal mask",
             F_ + "causal-mask-hides-diagonal": "causal mask with >=",
+            F_ + "tile-mask-without-offset":
+                "each tile masked as tril(Lk - Lq), without the tile's offset",
             F_ + "causal-skip-bound-off-by-one-in-forward":
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
@@ -160,7 +162,8 @@ FLASH_ATTENTION_CLAUSES = (
            "create and the peak of live tensors, forward and backward, with `TensorAccounting`.",
            {F_ + "block-hard-coded-in-forward": "block size hard-coded",
             F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
-            F_ + "block-default-not-64": "BLOCK = 128 by default"}),
+            F_ + "block-default-not-64": "BLOCK = 128 by default",
+            "case:no list of tiles": "two-pass backward keeping every dS tile for the dQ pass"}),
 )
 
 

@@ -83,8 +83,8 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
     wrong = _rows_wrong(output(values), expected)
     if not wrong.any():
         return None
-    Q = values["Q"]  # its mean in float64: a float32 sum of scores near -1.7e38 overflows
-    centred = dict(values, Q=Q - Q.double().mean(-1, keepdim=True).to(Q.dtype))
+    Q = values["Q"]  # minus its row maximum: exact, where a sum of scores near
+    centred = dict(values, Q=Q - Q.amax(-1, keepdim=True))  # -finfo.max / 2 overflows
     if _rows_wrong(output(centred), expected)[wrong].any():
         return None  # wrong at moderate scores too: the magnitude is not what breaks it
     scores = (values["Q"] @ values["K"].transpose(-2, -1)).double() * values["scale"]
@@ -96,15 +96,17 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
                 f"(softmax does not change); exp(S) is inf above about 88.7 in float32, so "
                 "exponentiate S - m with m the running row maximum")
     # the failing rows' level closest to 0: what the start of m lies above
-    level = scores.mean(-1).flatten(0, -2)[:, wrong].mean(0).max().item()
+    mean = (scores / scores.shape[-1]).sum(-1).flatten(0, -2)[:, wrong]  # divided first: no
+    level = (mean / mean.shape[0]).sum(0).max().item()  # overflow near -finfo.max
     level = f"{level:.3g}" if abs(level) > 1e7 else int(round(level, -1))
     return (f"{NAME}'s forward underflows: rows whose {dtype} scores all lie near {level} come "
             "out nan or wrong, and right once each row's scores are moved up by a constant "
-            "(softmax does not change); exp(S - m) is 0 for every score when m lies far above "
-            "the row's maximum (a running maximum started at 0, -1e4, -1e9 or float16's -65504 stays "
-            "there while every score is below it): start m at -inf (or torch.finfo(d).min for "
-            "the dtype d that m is kept in, which no score lies below), or at the first tile's "
-            "row maximum")
+            "(softmax does not change): your running maximum m starts at a finite number "
+            "above these rows' scores and stays there while every score is below it, so "
+            "exp(S - m) is 0 for every score (0, -1e4, -1e9 and float16's -65504 are above "
+            "some float32 and float64 scores, float32's finfo.min = -3.4e38 above some float64 "
+            "ones); start m at -inf (or torch.finfo(d).min for the dtype d that m is kept in, "
+            "which no score lies below), or at the first tile's row maximum")
 
 
 def check_magnitudes(function, device, block: int) -> None:

@@ -167,6 +167,35 @@ def recognise_top_left(function, values: dict) -> str | None:
     return None
 
 
+def recognise_tile_mask_without_offset(function, values: dict, block: int) -> str | None:
+    """The hint when each tile is masked as if its first query and first key sat at position 0
+    (tril(Lk - Lq) of the tile, the tile's offset i0 - j0 left out): the output is the
+    reference under that mask, on the tiles the contract's skip visits or on every tile."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"]:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    query = torch.arange(Lq, device=Q.device)[:, None]
+    key = torch.arange(Lk, device=Q.device)[None, :]
+    local = key % block <= query % block + (Lk - Lq)  # each tile's own tril(Lk - Lq)
+    last = torch.clamp(query // block * block + block, max=Lq) - 1 + (Lk - Lq)
+    visited = key // block * block <= last  # key blocks the skip visits
+    for mask in (local & visited, local):
+        expected = attention_reference(Q, K, values["V"], values["scale"], mask)
+        if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+                and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+            return (f"{NAME}'s causal mask leaves out each tile's offset: it masks every tile "
+                    f"as tril(Lk - Lq) of the tile (here Lk - Lq = {Lk - Lq}, BLOCK={block}), "
+                    "as if the tile's first query and first key were both at position 0, "
+                    "right only on tiles where they are equal; query i sees key j when "
+                    "j <= i + (Lk - Lq) in positions of the whole matrix, so in the tile of "
+                    "query block i0 and key block j0 keep local (a, b) when b <= a + (i0 - j0) "
+                    "+ (Lk - Lq)")
+    return None
+
+
 def flash_values(lead, Lq, Lk, d, dv, device, *, causal=False, seed=0, dtype=torch.float64):
     return {
         "Q": sample((*lead, Lq, d), device, seed=seed, dtype=dtype),

@@ -270,6 +270,28 @@ MISTAKES = [
                          'device=Q.device)', "m = torch.full(q.shape[:-1], "
                          "torch.finfo(torch.float16).min, dtype=wide, device=Q.device)")),
             named=True),
+    # "a finite -inf, no nan": float32's most negative number in every dtype, above the
+    # float64 rows near -finfo(float64).max / 2 (review: the first line named only the rows)
+    Mistake(FA, "running maximum started at float32's most negative number in every dtype",
+            "FlashAttention's forward underflows: rows whose float64 scores all lie near -8.99e+307",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                         'device=Q.device)', "m = torch.full(q.shape[:-1], "
+                         "torch.finfo(torch.float32).min, dtype=wide, device=Q.device)")),
+            named=True),
+    # a two-pass backward that keeps every dS tile of the dK/dV pass for the dQ pass: no tensor
+    # bigger than a tile, but Lq x Lk of them alive at once (review: the battery's memory cases
+    # were too small for it)
+    Mistake(FA, "two-pass backward keeping every dS tile for the dQ pass", "no list of tiles",
+            edit(FLASH, ("        for j in range(0, Lk, block):\n            k, v",
+                         "        tiles = {}  # (i, j) -> dS, so that the dQ pass need not "
+                         "recompute P\n        for j in range(0, Lk, block):\n            k, v"),
+                 ("                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k\n",
+                  "                tiles[i, j] = ds\n"),
+                 ("        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
+                  "        for (i, j), ds in tiles.items():  # second pass: dQ\n"
+                  "            grad_Q[..., i:i + block, :] += ctx.scale * ds @ K[..., j:j + "
+                  "block, :].to(wide)\n"
+                  "        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None"))),
     # backward finds each row's maximum and sum again, tile by tile, ignoring the saved L: in
     # memory, but not the contract's backward (issue 45: "recomputes P from L" had no check)
     Mistake(FA, "backward recomputes L by its own pass over the tiles, ignoring the saved one",

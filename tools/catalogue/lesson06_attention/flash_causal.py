@@ -54,6 +54,16 @@ MISTAKES = [
     Mistake(FA, "causal mask with >=", "causal mask hides the diagonal", edit(
         FLASH, ("key > query[:, None] + (Lk - Lq)", "key >= query[:, None] + (Lk - Lq)")),
         named=True),
+    # each tile's own tril(Lk - Lq), its offset i - j left out: right on the diagonal tiles
+    # alone (review: failed only as "output is wrong")
+    Mistake(FA, "each tile masked as tril(Lk - Lq), without the tile's offset",
+            "causal mask leaves out each tile's offset", edit(
+        FLASH, ('    query = torch.arange(i, i + s.shape[-2], device=s.device)\n'
+                '    key = torch.arange(j, j + s.shape[-1], device=s.device)\n'
+                '    return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+                '    keep = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool,\n'
+                '                      device=s.device).tril(diagonal=Lk - Lq)\n'
+                '    return s.masked_fill(~keep, float("-inf"))'))),
     Mistake(FA, "forward key loop ends at the last visible key (BLOCK rows)", FORWARD_SKIPS,
             edit(FLASH, INCLUSIVE_END)),
     # the same slip with the block's own rows: also wrong at a ragged last query block

@@ -30,6 +30,15 @@ UNUSUAL = [
         ('scores = scores.masked_fill(~mask, float("-inf"))',
          "scores = scores + torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)"
          '.masked_fill(mask.logical_not(), float("-inf"))'))),
+    # the contract's example of a tensor computed from an input, not a copy: Q * scale saved
+    # instead of Q (review: the bullet did not say whether it counted as one)
+    Unusual(S, "Q * scale saved instead of Q", edit(
+        SDPA, ("scores = (Q @ K.transpose(-2, -1)) * scale",
+               "Qs = Q * scale\n        scores = Qs @ K.transpose(-2, -1)"),
+        ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Qs, K, V, P)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Qs, K, V, P = ctx.saved_tensors"),
+        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
+         "grad_K = grad_S.transpose(-2, -1) @ Qs"))),
     # far below any score the checks make: as right as -inf wherever a row keeps a key
     Unusual(S, "masked scores filled with torch.finfo(dtype).min", edit(
         SDPA, (FILL, "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)"))),
