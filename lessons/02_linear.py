@@ -55,13 +55,16 @@ torch.set_printoptions(precision=4)
 
 
 def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did."""
+    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
+    All would hand it over before you predict)."""
     width = max(map(len, actual))
     for question, truth in actual.items():
         guess = predicted.get(question)
-        verdict = ("no prediction written" if guess is None
-                   else "✓ as you predicted" if same_answer(guess, truth)
-                   else f"✗ you predicted {guess!r}")
+        if guess is None:
+            print(f"{question:<{width}}  {'?':<16} no prediction written: write yours, then run "
+                  "this again")
+            continue
+        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
         print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
@@ -576,7 +579,7 @@ def relu_keeps(z):
     ### BEGIN WORKED
     return z > 0
     ### LEARNER
-    return z  # question 1: replace z with the smallest tensor that holds what backward needs
+    return None  # question 1: the smallest tensor that holds what backward needs of z
     ### END WORKED
 
 
@@ -598,7 +601,9 @@ def check_relu_keeps():
             print(f"{label:<20} ✗ raises {type(error).__name__}: "
                   f"{str(error).splitlines()[0][:70]}")
             continue
-        if not isinstance(kept, torch.Tensor):
+        if kept is None:
+            print(f"{label:<20} not written yet: write relu_keeps, then run this cell again")
+        elif not isinstance(kept, torch.Tensor):
             print(f"{label:<20} ✗ a {type(kept).__name__}, not a tensor")
         elif kept.shape != z.shape:
             print(f"{label:<20} ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}")

@@ -41,7 +41,7 @@ def _check_relu(keeps) -> list[str]:
 def test_relu_checker_passes_the_worked_mask_and_names_each_slip():
     """Does the fused layer's question-1 checker pass the mask (and its complement), and tell
     apart a float kept, a mask that lets the exact zeros through and a one-byte non-bool (which
-torch.where deprecates as a condition)?"""
+torch.where deprecates as a condition), and show an unwritten one as not written yet?"""
     worked = definitions("02_linear", "relu_keeps")["relu_keeps"]
     lines = _check_relu(worked)
     assert len(lines) == 2 and all(
@@ -49,8 +49,10 @@ torch.where deprecates as a condition)?"""
         for line in lines), lines
     assert all(" ✓ " in line for line in _check_relu(lambda z: z <= 0))
     placeholder = definitions("02_linear", "relu_keeps", learner=True)["relu_keeps"]
+    assert all("not written yet" in line and "✗" not in line
+               for line in _check_relu(placeholder))  # an untouched notebook shows no failure
     assert all("✗ torch.float32, 4 bytes per element (z: 4)" in line
-               for line in _check_relu(placeholder))
+               for line in _check_relu(lambda z: z))
     at_zero = _check_relu(lambda z: z >= 0)
     assert all("✗ 1 byte per element, but it marks the wrong entries, only at entries where z "
                "is exactly 0" in line for line in at_zero), at_zero
