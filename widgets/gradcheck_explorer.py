@@ -175,8 +175,9 @@ def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -
 
 WHAT_IT_CHECKS = ("This view compares your backward with central differences of <b>your own</b> "
                   "forward, at small example inputs, every input requiring grad.")
-AGREES = ("Your backward agrees with central differences of your own forward here, for every "
-          "input: the failure is elsewhere, in something this view cannot show.")
+AGREES = ("At these small example inputs your backward agrees with central differences of your "
+          "own forward, for every input: the failure is in a case above (another shape, value or "
+          "dtype) or in something this view cannot show.")
 
 
 def failure_html(comparison: JacobianComparison | None, notes: list[str]) -> str:

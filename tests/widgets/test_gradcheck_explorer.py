@@ -120,7 +120,7 @@ def test_does_agreement_under_a_failed_self_check_say_the_failure_is_elsewhere()
     wrong, hint = _hint_of("CrossEntropy", "dividing by N instead of the counted rows")
     view = explore_gradients(wrong, *EXERCISES["CrossEntropy"].example(), failure=hint)
     note = view.panes["failure"].value
-    assert "your own" in note and "failure is elsewhere" in note
+    assert "your own" in note and "the failure is in a case above" in note
     assert hint[:40] not in note and "self-check said" not in note and "edge values" not in note
     assert "✓" not in note + view.panes["summary"].value
     assert "agrees" in view.panes["summary"].value

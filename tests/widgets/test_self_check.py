@@ -50,7 +50,8 @@ def test_a_failure_the_jacobians_cannot_show_gets_one_note_not_the_panel(shown):
         self_check("Square", mistake("Square", "tensor on ctx"))
     assert not any(isinstance(item, View) for item in shown)
     note, = shown
-    assert "the failure is elsewhere" in note.data
+    assert "At these small example inputs" in note.data
+    assert "the failure is in a case above" in note.data
     assert "ctx.x" not in note.data and "self-check said" not in note.data  # shown above it
 
 
