@@ -82,7 +82,10 @@ def compare(prediction, observed, who="PyTorch") -> None:
 # inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`);
 # and two new class members, `generate_vmap_rule = True` and a `jvp` staticmethod. `jvp`
 # receives one tangent per input of forward and returns one tangent per output; inside it,
-# `ctx.saved_tensors` holds what `setup_context` passed to **`ctx.save_for_forward`**.
+# `ctx.saved_tensors` holds what `setup_context` passed to **`ctx.save_for_forward`**. The two
+# lists are independent: each derivative gets only what was saved for it, so each keeps what
+# it reads. `Exp` below keeps the output for backward and, to show the lists apart, the input
+# for jvp, which then computes $e^x$ once more.
 
 # %%
 class Exp(torch.autograd.Function):
@@ -96,18 +99,19 @@ class Exp(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)  # for backward
-        ctx.save_for_forward(output)  # for jvp: a separate list
+        x, = inputs
+        ctx.save_for_backward(output)  # for backward: y
+        ctx.save_for_forward(x)  # for jvp, a separate list: here x
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
+        y, = ctx.saved_tensors  # what save_for_backward kept
         return grad_output * y  # d/dx exp(x) = exp(x)
 
     @staticmethod
     def jvp(ctx, x_tangent):
-        y, = ctx.saved_tensors  # what save_for_forward kept
-        return x_tangent * y
+        x, = ctx.saved_tensors  # what save_for_forward kept
+        return x_tangent * torch.exp(x)  # the same slope, computed again from x
 
 
 x = torch.tensor([[0.0, 1.0, 2.0], [-1.0, 0.5, 3.0]], dtype=torch.float64)
@@ -147,7 +151,7 @@ class ExpOldForm(torch.autograd.Function):
     def forward(ctx, x):
         y = torch.exp(x)
         ctx.save_for_backward(y)
-        ctx.save_for_forward(y)
+        ctx.save_for_forward(x)
         return y
 
     @staticmethod
@@ -157,8 +161,8 @@ class ExpOldForm(torch.autograd.Function):
 
     @staticmethod
     def jvp(ctx, x_tangent):
-        y, = ctx.saved_tensors
-        return x_tangent * y
+        x, = ctx.saved_tensors
+        return x_tangent * torch.exp(x)
 
 
 class ExpOldFormNoJvp(ExpOldForm):
@@ -296,8 +300,7 @@ compare(prediction_numpy, observed)
 # Write each product with the weights of Hint 2: for backward, entry $j$ of the result; for
 # jvp, the one number of the slice. Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your
 # $\partial L/\partial x = (0.18006, 0.48946, 1.33048)$; with the tangent
-# $\dot x = (1, 0, -1)$, your $\dot y = -0.57521$. Both read $x$ and $y$: backward from
-# `ctx.save_for_backward`, jvp from `ctx.save_for_forward`.
+# $\dot x = (1, 0, -1)$, your $\dot y = -0.57521$.
 # </details>
 #
 # Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
@@ -372,13 +375,19 @@ check_lse_steps()
 # ## ✎ Exercise 1 · `LogSumExp`
 #
 # Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
-# `dim` a Python int, possibly negative, in the setup_context form. The contract, which the
-# self-check and the hidden tests check:
+# `dim` a Python int, possibly negative, naming a dimension of size 1 or more (a reduction over
+# an empty dimension is outside the contract: `torch.logsumexp` gives `-inf` there, and the
+# reference solution's `amax` raises), in the setup_context form. Decide before you write
+# `setup_context`: what do backward and jvp each read (`x` and $y$, or the weights themselves),
+# and how does `dim`, an int, reach them? The contract, which the self-check and the hidden
+# tests check:
 #
 # - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
 #   Hint 4 above: how does a per-slice number meet the slice it came from?);
-# - `setup_context(ctx, inputs, output)`: save what backward needs with `save_for_backward`,
-#   what jvp needs with `save_for_forward`, and `dim` as a plain attribute;
+# - `setup_context(ctx, inputs, output)`: keep what backward and jvp need, tensors through
+#   `ctx`'s save methods (never as `ctx` attributes), so that `LogSumExp` works under
+#   `torch.vmap`, `torch.func.jvp` and `torch.func.grad`, each call with its own state (two
+#   calls in one graph share none);
 # - `backward(ctx, grad_output)`: your reverse-mode product from the section above, and `None`
 #   for `dim` (mind which dimension `grad_output` lacks);
 # - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
@@ -438,7 +447,10 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # along `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$
 # unsqueezed at `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward:
 # $y = m + \log \sum_j e^{x_j - m}$, $m = \max_j x_j$, so the sum lies between 1 and the
-# number of terms.
+# number of terms. `setup_context` keeps `x` and the output (with `save_for_backward` for
+# backward and again with `save_for_forward` for jvp: jvp sees only the second list), and each
+# derivative forms $p$ from them; saving $p$ itself instead, computed once in `setup_context`,
+# is as good. `dim`, an int, is no tensor: a plain attribute, `ctx.dim = dim`, one per call.
 # </details>
 
 # %% [markdown]
@@ -1058,7 +1070,8 @@ for column, predicted in prediction_table.items():
 #
 # The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
 # `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
-# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break. A custom
+# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break while
+# autograd records (under `torch.no_grad()` it still compiles in one graph). A custom
 # operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
 # `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
 # differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and

@@ -31,8 +31,7 @@ SQUARED_NORM_CLAUSES = (
                 'a rule that loops over the samples with torch ops',
             'squared_norm/out-dims-is-in-dims':
                 "an element-wise rule's out_dims: the input's batch dim returned as the output's",
-            'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
-            'unproven:wrong-value': 'the rule adds 1 to every dim, negative ones too'}),
+            'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0'}),
     Clause('pass `torch.library.opcheck`.',
            {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
 )
@@ -76,6 +75,8 @@ SOFTPLUS_CLAUSES = (
                 "backward over beta (the chain rule's inner beta forgotten)",
             'softplus/forgets-beta-in-sigmoid':
                 'backward sigmoid(x): beta forgotten inside the sigmoid',
+            'softplus/backward-in-float32':
+                'backward computes the slope in float32 (sigmoid of beta * x.float())',
             'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
             'softplus/writes-grad-output': 'backward writes into grad_output',
             'softplus/backward-writes-input':
@@ -99,9 +100,10 @@ LSE_CLAUSES = (
                 "each slice shifted by its mean: exp(1333) at (1000, -1000, -1000)",
             'LogSumExp/forward-takes-ctx': 'forward takes ctx in the setup_context form',
             'LogSumExp/wrong-output-shape': 'm.squeeze() squeezes every size-1 dim, not only dim'}),
-    Clause('`setup_context(ctx, inputs, output)`: save what backward needs with '
-           '`save_for_backward`, what jvp needs with `save_for_forward`, and `dim` as a '
-           'plain attribute;',
+    Clause('`setup_context(ctx, inputs, output)`: keep what backward and jvp need, tensors '
+           "through `ctx`'s save methods (never as `ctx` attributes), so that `LogSumExp` "
+           'works under `torch.vmap`, `torch.func.jvp` and `torch.func.grad`, each call with '
+           'its own state (two calls in one graph share none);',
            {'LogSumExp/jvp-without-save-for-forward':
                 'jvp reads ctx.saved_tensors kept only with save_for_backward',
             'LogSumExp/tensor-on-ctx':

@@ -83,6 +83,15 @@ def check_left_tail_gradient(softplus, x, beta, spec, explain) -> None:
             "exp(-beta * s) rounds near 1 and the subtraction cancels (to 0 once beta * s is "
             "below 5.6e-17). Which function of s computes 1 - e^(-u) without subtracting?",
             mistake="softplus/gradient-from-output-cancels")
+    # named only where the learner's gradient is float32's slope and the true one is not
+    narrow = torch.sigmoid(beta * x.detach().float()).double()
+    if (not torch.allclose(narrow, expected, rtol=1e-5, atol=0)
+            and torch.allclose(got, narrow, rtol=1e-6, atol=0)):
+        raise GradingError(
+            f"softplus's backward computes the slope in float32 for float64 x: {where}, which "
+            "is float32's sigmoid(beta * x): below about -103 it leaves float32's range and "
+            "rounds to 0 (or to a subnormal); compute the slope in x's dtype, as forward does",
+            mistake="softplus/backward-in-float32")
     raise GradingError(f"softplus's gradient loses the left tail: {where}; the contract asks "
                        "for the gradient to a relative 1e-5 there too")
 

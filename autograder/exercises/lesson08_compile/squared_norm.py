@@ -8,47 +8,22 @@ import torch
 from torch._library.custom_ops import CustomOpDef, _maybe_get_opdef
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from ...checks import (Spec, case, check_backward_by_hand, check_no_ctx_tensors,
+from ...checks import (case, check_backward_by_hand, check_no_ctx_tensors,
                       check_values_and_gradients)
 from ...contract import check_each_input_alone, covers
-from ...diagnose import diagnose_values
 from ...domain import Constant, Domain, Operator, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import SQUARED_NORM_CLAUSES
+from .squared_norm_vmap import BATCHED, SQUARED_NORM, _operator_error, _vmapped, check_vmap
 
 LATER_IN_LESSON = True
 OPERATOR = "autograd_course::squared_norm"
-SQUARED_NORM = Spec("squared_norm", ("x", "dim"), lambda x, dim: (x * x).sum(dim))
 # (x's shape, dim): first, middle, last and negative dims, a 1-D x to a 0-d result
 CASES = [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), -3), ((5,), 0),
          ((5,), -1)]
-BATCHED = (5, 2, 3, 4)  # a batch of 5 samples of shape (2, 3, 4): vmap over every dim of one
-# x's batch dim besides 0, in torch.vmap's in_dims: between a sample's dims, and last (as -1)
-BATCH_POSITIONS = (1, -1)
-
-
-def _operator_error(phase: str, error: Exception, dim) -> GradingError:
-    """A hint for an error the operator raised, named only from PyTorch's own message."""
-    message = str(error)
-    if "no fake impl" in message or "fake kernel" in message:
-        return GradingError("squared_norm has no fake implementation: add @squared_norm."
-                            "register_fake returning an empty tensor of the output's shape; "
-                            "torch.compile, opcheck and vmap's tracing need it", message,
-                            mistake="squared_norm/no-fake")
-    if "no autograd formula" in message or "does not require grad" in message:
-        return GradingError("squared_norm has no autograd registration: call "
-                            "squared_norm.register_autograd(backward, setup_context=...)",
-                            message)
-    if "incorrect number of gradients" in message:
-        return GradingError("squared_norm's backward returns the wrong number of gradients: "
-                            "one per input of the operator, (grad_x, None), None for dim",
-                            message, mistake="squared_norm/gradient-count")
-    first = message.splitlines()[0] if message else ""
-    return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
-                        f"{first}", message)
 
 
 def check_operator(squared_norm) -> None:
@@ -145,107 +120,6 @@ def check_batching_rule(squared_norm) -> None:
             mistake="squared_norm/no-batching-rule")
 
 
-def _vmapped(squared_norm, batch, dim, position=0):
-    try:
-        return torch.vmap(squared_norm, in_dims=(position, None))(batch, dim)
-    except Exception as error:
-        raise _operator_error("batching rule (under torch.vmap)", error, dim) from error
-
-
-def _matches(got, loop) -> bool:
-    return (isinstance(got, torch.Tensor) and got.shape == loop.shape
-            and torch.allclose(got, loop))
-
-
-def _returns_input_batch_dim(got, loop, position: int, dim: int) -> bool:
-    """Is got what vmap makes of the right batched result when the rule reports x's batch dim
-    as the output's (an element-wise rule's out_dims), though the reduction removed a dim before it?"""
-    sample_dims = len(BATCHED) - 1
-    bdim, reduced = position % (sample_dims + 1), dim % sample_dims
-    if reduced >= bdim or not isinstance(got, torch.Tensor) or got.dim() <= bdim:
-        return False
-    return _matches(got.movedim(0, bdim).movedim(bdim - 1, 0), loop)
-
-
-def _assumes_batch_dim_first(got, batch, dim: int) -> bool:
-    """Is got the batched x reduced at the dim a rule uses when it takes the batch dim to be
-    at 0 without looking at in_dims (dim + 1, a negative dim unchanged), reported at 0?"""
-    return _matches(got, SQUARED_NORM.reference(batch, dim + 1 if dim >= 0 else dim))
-
-
-def _vmap_elsewhere(squared_norm, samples, position: int) -> None:
-    """torch.vmap with x's batch dim at ``position``, against a loop over the samples: a rule
-    written for in_dims 0 alone (x's batch dim assumed first, or reported back as the output's
-    after the reduction removed a dim before it) fails here, and only here."""
-    batch = samples.movedim(0, position)
-    sample_dims = len(BATCHED) - 1
-    wrong = []
-    for dim in range(-sample_dims, sample_dims):
-        loop = torch.stack([SQUARED_NORM.reference(x, dim) for x in batch.unbind(position)])
-        try:
-            got = _vmapped(squared_norm, batch, dim, position)
-        except GradingError as error:
-            got = error
-        if not _matches(got, loop):
-            wrong.append((dim, got, loop))
-    if not wrong:
-        return
-    shown = (f"x's batch dim at {position % batch.dim()} (in_dims=({position}, None)) in an x "
-             f"of shape {tuple(batch.shape)}")
-    tensors = [(dim, got, loop) for dim, got, loop in wrong if isinstance(got, torch.Tensor)]
-    if tensors and all(_returns_input_batch_dim(got, loop, position, dim)
-                       for dim, got, loop in tensors):
-        dim = max(dim for dim, _, _ in tensors)  # a non-negative one where there is one
-        raise GradingError(
-            "squared_norm's batching rule returns x's batch dim as the output's (an "
-            "element-wise rule's out_dims): right when the batch dim is at 0, where nothing "
-            f"comes before it; but with {shown} and dim={dim}, the reduction removes a dim "
-            "before the batch dim: where is the batch dim in the output then? (an element-wise "
-            "op keeps every dim, a sum does not)",
-            mistake="squared_norm/out-dims-is-in-dims")
-    if tensors and all(_assumes_batch_dim_first(got, batch, dim) for dim, got, _ in tensors):
-        raise GradingError(
-            "squared_norm's batching rule takes x's batch dim to be at 0 whatever in_dims "
-            f"says: right with in_dims=(0, None), wrong with {shown}; in_dims[0] is where the "
-            "batch dim is: move it to the front first, or count past it",
-            mistake="squared_norm/batch-dim-assumed-first")
-    dim, got, loop = wrong[0]
-    if isinstance(got, GradingError):
-        raise got
-    with case(f"torch.vmap over a batch of {BATCHED[0]} samples of shape {BATCHED[1:]} with "
-              f"{shown}, dim={dim}"):
-        diagnose_values("squared_norm's output under vmap", got, loop)
-
-
-def check_vmap(squared_norm, device) -> None:
-    """torch.vmap(squared_norm, in_dims=(b, None)) matches a loop over the samples, for every
-    dim of a sample, non-negative and negative, with x's batch dim b first, then between a
-    sample's dims and last (a negative b)."""
-    samples = sample(BATCHED, device, seed=6)
-    sample_dims = len(BATCHED) - 1
-    wrong = []
-    for dim in range(-sample_dims, sample_dims):
-        got = _vmapped(squared_norm, samples, dim)
-        loop = torch.stack([SQUARED_NORM.reference(x, dim) for x in samples])
-        if not _matches(got, loop):
-            wrong.append((dim, got, loop))
-    if wrong:
-        dim, got, loop = wrong[0]
-        if all(d >= 0 for d, _, _ in wrong):
-            raise GradingError(
-                "squared_norm under torch.vmap is right for negative dims but wrong for "
-                "dim >= 0: the rule sees x with the batch dimension in it, so a non-negative "
-                "dim of one sample names another dimension of the batched x: which one, given "
-                "where the batch dim is?",
-                f"dim={dim}: got shape {tuple(getattr(got, 'shape', ()))}, expected "
-                f"{tuple(loop.shape)}", mistake="squared_norm/dim-not-shifted")
-        with case(f"torch.vmap over a batch of {BATCHED[0]} samples of shape {BATCHED[1:]}, "
-                  f"dim={dim}"):
-            diagnose_values("squared_norm's output under vmap", got, loop)
-    for position in BATCH_POSITIONS:
-        _vmap_elsewhere(squared_norm, samples, position)
-
-
 def check_one_call(squared_norm, device) -> None:
     """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
     when the rule computes the result itself), not once per sample as the fallback does; and
@@ -340,3 +214,4 @@ EXERCISES = [
                        "torch.vmap matches a loop for every dim", "the batch dim anywhere in x",
                        "torch.library.opcheck")),
 ]
+

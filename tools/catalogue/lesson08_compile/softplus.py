@@ -136,6 +136,13 @@ softplus.register_autograd(backward, setup_context=setup_context)
 
 
 MISTAKES = [
+    # the review's: the slope sigmoid(beta * x) computed in float32 for float64 x, as the
+    # forward's float32 mistake: 0 at beta * x = -700, where float64's slope is 9.9e-305
+    Mistake("softplus", "backward computes the slope in float32 (sigmoid of beta * x.float())",
+            "softplus's backward computes the slope in float32",
+            _edit(SOFTPLUS, ("return grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "slope = torch.sigmoid(ctx.beta * x.float())\n"
+                             "    return grad_output * slope.to(x.dtype), None"))),
     Mistake("softplus", "setup_context keeps x as a ctx attribute",
             "softplus's setup_context keeps a tensor as ctx.x",
             _edit(SOFTPLUS, ("    ctx.save_for_backward(x)\n    ctx.beta = beta",

@@ -193,8 +193,9 @@ MISTAKES = [
 def squared_norm(x, dim):
     return (x * x).sum(dim)
 ''', named=True),
+    # on the outputs, the batch dim moved last with dim unchanged (a negative dim one off)
     Mistake("squared_norm", "the rule adds 1 to every dim, negative ones too",
-            "squared_norm's output under vmap has shape",
+            "squared_norm under torch.vmap reduces the wrong dim of a sample",
             _edit(SQUARED_NORM, ("dim + 1 if dim >= 0 else dim", "dim + 1"))),
     Mistake("squared_norm", "backward without the factor 2",
             "your gradient for x is off by a constant factor 0.5",
@@ -221,4 +222,28 @@ def squared_norm(x, dim):
     Mistake("squared_norm", "a rule that assumes the batch dim is 0",
             "squared_norm's batching rule takes x's batch dim to be at 0",
             _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n", ""))),
+    # the review's: the batch dim moved last and dim passed on unchanged, out_dims -1: right
+    # for dim >= 0, wrong for a negative dim (-1 is then the batch dim)
+    Mistake("squared_norm", "the batch dim moved last and dim passed on unchanged",
+            "squared_norm under torch.vmap reduces the wrong dim of a sample",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
+                                 "dim >= 0 else dim), 0",
+                                 "    x = x.movedim(x_bdim, -1)\n    return squared_norm(x, dim), "
+                                 "-1"))),
+    # the review's: the batch dim left in place, a sample's dim d counted past it with d > bdim
+    # for d >= bdim: at d == bdim the rule reduces the batch dim itself
+    Mistake("squared_norm", "a rule that counts past the batch dim with > for >=",
+            "reduces the batch dim itself",
+            _edit(SQUARED_NORM, ('''    x = x.movedim(x_bdim, 0)
+    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0''', '''    d = dim % (x.dim() - 1)
+    inner = d + 1 if d > x_bdim else d
+    return squared_norm(x, inner), x_bdim - 1 if d < x_bdim else x_bdim'''))),
+    # the review's: the batch dim moved last, dim translated right, but x's batch dim
+    # (in_dims[0]) reported as the output's instead of -1
+    Mistake("squared_norm", "the batch dim moved last, in_dims[0] reported as out_dims",
+            "squared_norm's batching rule returns in_dims[0] (0) as the output's batch dim",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n    return squared_norm(x, dim + 1 if "
+                                 "dim >= 0 else dim), 0",
+                                 "    x = x.movedim(x_bdim, -1)\n    return squared_norm(x, dim if "
+                                 "dim >= 0 else dim - 1), x_bdim"))),
 ]

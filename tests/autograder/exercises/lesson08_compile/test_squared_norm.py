@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from autograder import grading
-from autograder.exercises.lesson08_compile.squared_norm import BATCH_POSITIONS, BATCHED, CASES
+from autograder.exercises.lesson08_compile.squared_norm import BATCHED, CASES
+from autograder.exercises.lesson08_compile.squared_norm_vmap import BATCH_POSITIONS
 from tests.autograder.exercises.battery import run
 from tools.solutions import _setup_and_answer_cells
 

@@ -1,0 +1,204 @@
+"""Lesson 08's squared_norm under torch.vmap: its batching rule against a loop over the
+samples, with x's batch dim first, between a sample's dims and last, and the wrong results
+named when they are what a rule with one of the lesson's common mistakes returns."""
+
+import torch
+
+from ...checks import Spec, case
+from ...diagnose import diagnose_values
+from ...errors import GradingError
+from ...exercise import sample
+
+SQUARED_NORM = Spec("squared_norm", ("x", "dim"), lambda x, dim: (x * x).sum(dim))
+BATCHED = (5, 2, 3, 4)  # a batch of 5 samples of shape (2, 3, 4): vmap over every dim of one
+# x's batch dim besides 0, in torch.vmap's in_dims: between a sample's dims, and last (as -1)
+BATCH_POSITIONS = (1, -1)
+
+
+def _operator_error(phase: str, error: Exception, dim) -> GradingError:
+    """A hint for an error the operator raised, named only from PyTorch's own message."""
+    message = str(error)
+    if "no fake impl" in message or "fake kernel" in message:
+        return GradingError("squared_norm has no fake implementation: add @squared_norm."
+                            "register_fake returning an empty tensor of the output's shape; "
+                            "torch.compile, opcheck and vmap's tracing need it", message,
+                            mistake="squared_norm/no-fake")
+    if "no autograd formula" in message or "does not require grad" in message:
+        return GradingError("squared_norm has no autograd registration: call "
+                            "squared_norm.register_autograd(backward, setup_context=...)",
+                            message)
+    if "incorrect number of gradients" in message:
+        return GradingError("squared_norm's backward returns the wrong number of gradients: "
+                            "one per input of the operator, (grad_x, None), None for dim",
+                            message, mistake="squared_norm/gradient-count")
+    first = message.splitlines()[0] if message else ""
+    return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
+                        f"{first}", message)
+
+
+def _vmapped(squared_norm, batch, dim, position=0):
+    try:
+        return torch.vmap(squared_norm, in_dims=(position, None))(batch, dim)
+    except Exception as error:
+        raise _operator_error("batching rule (under torch.vmap)", error, dim) from error
+
+
+def _matches(got, loop) -> bool:
+    return (isinstance(got, torch.Tensor) and got.shape == loop.shape
+            and torch.allclose(got, loop))
+
+
+def _where(q: int, position: int, n: int) -> str:
+    """How a rule placed x's batch dim at q (of n dims), for a message."""
+    if q % n == position % n:
+        return "leaving x's batch dim where in_dims puts it"
+    return "moving x's batch dim to the front" if q % n == 0 else "moving x's batch dim last"
+
+
+def _placements(position: int, n: int):
+    """Where a rule may put x's batch dim before its one call: left in place, first or last
+    (in that order: where two say the same, the first is named)."""
+    return list(dict.fromkeys((position % n, 0, n - 1)))
+
+
+def _unchanged_dim(batch, position: int, dim: int, q: int):
+    """What vmap returns from a rule that moves x's batch dim to q and passes dim on unchanged,
+    reporting where the batch dim really ends up (None: that dim is the batch dim itself)."""
+    n = batch.dim()
+    reduced = dim % n
+    if reduced == q:
+        return None
+    out = SQUARED_NORM.reference(batch.movedim(position % n, q), reduced)
+    return out.movedim(q - (reduced < q), 0)
+
+
+def _reports_in_dims(loop, position: int, dim: int, q: int, n: int):
+    """What vmap returns from a rule that moves x's batch dim to q, reduces the right dim and
+    reports in_dims[0] (``position``, as given or counted from the front) as the output's batch
+    dim; None where vmap could not take that out_dims."""
+    left_at = q - (dim % (n - 1) < q)  # where the sum leaves the batch dim
+    batched = loop.movedim(0, left_at)
+    shapes = []
+    for reported in dict.fromkeys((position, position % n)):
+        try:
+            shapes.append(batched.movedim(reported, 0))
+        except (IndexError, RuntimeError):
+            pass
+    return shapes or None
+
+
+def _holds(wrong, predict) -> bool:
+    """Does every wrong tensor result match the prediction (where there is one), and one at
+    least? A dim the prediction cannot say (None) is left out."""
+    matched = False
+    for dim, got, _ in wrong:
+        predicted = predict(dim)
+        if predicted is None:
+            continue
+        if not isinstance(got, torch.Tensor):
+            return False
+        if not any(_matches(got, p) for p in (predicted if isinstance(predicted, list)
+                                               else [predicted])):
+            return False
+        matched = True
+    return matched
+
+
+def _assumes_batch_dim_first(got, batch, dim: int) -> bool:
+    """Is got the batched x reduced at the dim a rule uses when it takes the batch dim to be
+    at 0 without looking at in_dims (dim + 1, a negative dim unchanged), reported at 0?"""
+    return _matches(got, SQUARED_NORM.reference(batch, dim + 1 if dim >= 0 else dim))
+
+
+def _vmap_at(squared_norm, samples, position: int) -> None:
+    """torch.vmap with x's batch dim at ``position``, against a loop over the samples, for every
+    dim of a sample; a wrong result is named when it is what a rule with one of the lesson's
+    common mistakes returns: dim passed on unchanged (batch dim first, last or in place), a
+    sample's dim d at the batch dim's own place not counted past it (> for >=), the input's batch
+    dim reported as the output's, or the batch dim assumed at 0."""
+    batch = samples.movedim(0, position)
+    n = batch.dim()
+    sample_dims = n - 1
+    wrong = []
+    for dim in range(-sample_dims, sample_dims):
+        loop = torch.stack([SQUARED_NORM.reference(x, dim) for x in batch.unbind(position)])
+        try:
+            got = _vmapped(squared_norm, batch, dim, position)
+        except GradingError as error:
+            got = error
+        if not _matches(got, loop):
+            wrong.append((dim, got, loop))
+    if not wrong:
+        return
+    b = position % n
+    shown = (f"x's batch dim at {b} (in_dims=({position}, None)) in an x of shape "
+             f"{tuple(batch.shape)}")
+    loops = {dim: loop for dim, _, loop in wrong}
+    tensors = [(dim, got, loop) for dim, got, loop in wrong if isinstance(got, torch.Tensor)]
+    shown_dim = max(dim for dim, _, _ in wrong)  # a non-negative one where there is one
+    for q in _placements(position, n):
+        if _holds(wrong, lambda dim: _unchanged_dim(batch, position, dim, q)):
+            if b == 0 and all(dim >= 0 for dim, _, _ in wrong):
+                raise GradingError(
+                    "squared_norm under torch.vmap is right for negative dims but wrong for "
+                    "dim >= 0: the rule sees x with the batch dimension in it, so a non-negative "
+                    "dim of one sample names another dimension of the batched x: which one, "
+                    "given where the batch dim is?",
+                    f"dim={wrong[0][0]}: got shape {tuple(getattr(wrong[0][1], 'shape', ()))}, "
+                    f"expected {tuple(wrong[0][2].shape)}", mistake="squared_norm/dim-not-shifted")
+            dim = min(dim for dim, _, _ in wrong)
+            raise GradingError(
+                f"squared_norm under torch.vmap reduces the wrong dim of a sample: with {shown} "
+                f"and dim={dim}, it gives what a rule gives that passes dim on unchanged after "
+                f"{_where(q, position, n)} (or shifts dim by one where it must not): the rule "
+                "sees x with the batch dim in it, so which dim of the batched x a sample's dim "
+                "is, counted from the front or from the end, depends on where the batch dim is; "
+                "translate dim past the batch dim, wherever it is",
+                mistake="squared_norm/dim-not-shifted")
+    if b < sample_dims and {dim for dim, _, _ in wrong} == {
+            dim for dim in range(-sample_dims, sample_dims) if dim % sample_dims == b}:
+        raise GradingError(
+            f"squared_norm's batching rule goes wrong only where a sample's dim is {b}, the "
+            f"batch dim's own place (dim={b} and dim={b - sample_dims}, with {shown}): there it "
+            f"reduces the batch dim itself; a sample's dim d is d + 1 of the batched x when "
+            f"d >= the batch dim's place (>=, not >), and d when it comes before",
+            mistake="squared_norm/dim-not-shifted")
+    for q in _placements(position, n):
+        if q % n == n - 1 and position % n == n - 1:
+            continue  # batch last, reported last: right
+        if tensors and _holds(wrong, lambda dim: _reports_in_dims(loops[dim], position, dim, q, n)):
+            dim = shown_dim
+            if q == b:
+                raise GradingError(
+                    "squared_norm's batching rule returns x's batch dim as the output's (an "
+                    "element-wise rule's out_dims): right when the batch dim is at 0, where "
+                    f"nothing comes before it; but with {shown} and dim={dim}, the reduction "
+                    "removes a dim before the batch dim: where is the batch dim in the output "
+                    "then? (an element-wise op keeps every dim, a sum does not)",
+                    mistake="squared_norm/out-dims-is-in-dims")
+            raise GradingError(
+                f"squared_norm's batching rule returns in_dims[0] ({position}) as the output's "
+                f"batch dim after {_where(q, position, n)}: the output's batch dim is where the one "
+                f"call left it (with {shown} and dim={dim}, at {q - (dim % sample_dims < q)} of "
+                "the output), not where it was in x", mistake="squared_norm/out-dims-is-in-dims")
+    if tensors and all(_assumes_batch_dim_first(got, batch, dim) for dim, got, _ in tensors):
+        raise GradingError(
+            "squared_norm's batching rule takes x's batch dim to be at 0 whatever in_dims "
+            f"says: right with in_dims=(0, None), wrong with {shown}; in_dims[0] is where the "
+            "batch dim is: move it to the front first, or count past it",
+            mistake="squared_norm/batch-dim-assumed-first")
+    dim, got, loop = wrong[0]
+    if isinstance(got, GradingError):
+        raise got
+    with case(f"torch.vmap over a batch of {BATCHED[0]} samples of shape {BATCHED[1:]} with "
+              f"{shown}, dim={dim}"):
+        diagnose_values("squared_norm's output under vmap", got, loop)
+
+
+def check_vmap(squared_norm, device) -> None:
+    """torch.vmap(squared_norm, in_dims=(b, None)) matches a loop over the samples, for every
+    dim of a sample, non-negative and negative, with x's batch dim b first, then between a
+    sample's dims and last (a negative b)."""
+    samples = sample(BATCHED, device, seed=6)
+    for position in (0, *BATCH_POSITIONS):
+        _vmap_at(squared_norm, samples, position)
