@@ -551,16 +551,20 @@ else:
 # %% [markdown]
 # The contract:
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
-#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous);
+#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous; int64
+#   offsets, for tensors past 2**31 elements, are taught but not graded: no graded tensor
+#   gets there);
 # - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
-#   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer);
+#   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so
+#   has a gate or a `b` of 0);
 # - **one** forward kernel, and **one** backward kernel, launched once, that computes both
-#   gradients in a single pass over memory, behind its own custom operator; a fake
+#   gradients in a single pass over memory, behind its own custom operator
+#   (`torch.library.custom_op`, not `triton_op`); a fake
 #   implementation for both operators; an autograd registration on `silu_mul`, whose
 #   `setup_context` saves tensors with `ctx.save_for_backward`;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
-# - inputs and `grad_output` never written, and every output a new tensor: no buffer kept
-#   from one call to the next.
+# - inputs and `grad_output` never written, and every output a new tensor of its own: no
+#   buffer kept from one call to the next, and no two outputs views of one buffer.
 #
 # Re-running the cell redefines the operators (a handle from before a re-run must not be
 # called again: re-run the cells that use it).
@@ -1069,7 +1073,8 @@ for rows_per_program in (4, 1):
 # - a forward kernel, one program per row (or per block of rows), that computes one `rstd` per
 #   row ($r$ above, $\varepsilon$ inside the root), in float32 (float64 for float64 input),
 #   which `setup_context` saves with `ctx.save_for_backward` for the backward;
-# - a backward kernel: the row gradient in closed form, and the weight gradient as
+# - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
+#   included), and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
 #   loaded, added to and stored back into one shared row by several programs (a race on a
 #   GPU). `tl.atomic_add` into one shared row is right too, and graded so, but a GPU
@@ -1077,9 +1082,13 @@ for rows_per_program in (4, 1):
 #   gradient changes in its last bits from run to run; partials reduced in a fixed order give
 #   the same bits every time, which is why Liger-Kernel keeps them;
 # - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as in
-#   "The grid"), masked past its end, or a loop over the row in blocks;
+#   "The grid"), masked past its end, or a loop over the row in blocks; a mean over the row
+#   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
+#   them a value with `other=` (masked-off lanes are undefined on a GPU; the grader fills
+#   them with NaN);
 # - any number of rows: a fixed grid of programs over groups of rows must cover every row
-#   and stop at the last one (the self-check runs 137 rows, more than a grid you would fix);
+#   and stop at the last one (the self-check runs 137 rows, more than a grid you would fix;
+#   int64 row offsets, for tensors past 2**31 elements, are taught but not graded);
 # - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
 #   nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
@@ -1262,8 +1271,10 @@ finally:
 
 # %% [markdown]
 # So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
-# `triton_op` when a GPU is there and the compiler should see the kernel. Both are graded the
-# same way by `opcheck`. Neither uses `@triton.autotune` here: autotuning runs and times each
+# `triton_op` when a GPU is there and the compiler should see the kernel. The exercises ask for
+# `custom_op`, and the grader checks it with `opcheck`, as this cell did: a `triton_op` answer
+# fails there on CPU, and is not accepted on a GPU either (the contract names `custom_op`).
+# Neither uses `@triton.autotune` here: autotuning runs and times each
 # configuration on a GPU. Under the interpreter a single configuration runs (there is nothing
 # to time), and two or more stop with "0 active drivers" (Triton 3.9).
 #
@@ -1538,7 +1549,7 @@ if cpp_loaded:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
-# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so the CPU run hides it) | `other=0.0` on every load whose lanes are added up |
+# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
 # | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |

@@ -7,7 +7,8 @@ from ...clauses import Clause
 SILU_MUL_CLAUSES = (
     Clause("`a`, `b` of the same shape, any shape (treat them as flat; the size need not be a "
            "multiple of your block; make non-contiguous inputs, and `grad_output`, "
-           "contiguous);",
+           "contiguous; int64 offsets, for tensors past 2**31 elements, are taught but not "
+           "graded: no graded tensor gets there);",
            {"silu_mul/unmasked-access": "no mask on the tail",
             "case:past 2**20 elements":
                 "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
@@ -15,15 +16,18 @@ SILU_MUL_CLAUSES = (
             "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous"}),
     Clause("float32 and float64; float16 and bfloat16 computing in float32 and returning the "
            "input's dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite "
-           "answer);",
+           "answer, and so has a gate or a `b` of 0);",
            {"silu_mul/float64-in-float32": "float64 computed in float32",
             "silu_mul/half-not-converted": "half precision loaded and never converted",
             "silu_mul/bfloat16-step-in-interpreter":
                 "silu(a) cast back to the input's dtype before the product with b",
-            "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))"}),
+            "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
+            "silu_mul/not-finite-at-zero":
+                "silu and sigmoid recovered from the saved output, y / b and silu / a"}),
     Clause("**one** forward kernel, and **one** backward kernel, launched once, that computes "
-           "both gradients in a single pass over memory, behind its own custom operator; a "
-           "fake implementation for both operators; an autograd registration on `silu_mul`, "
+           "both gradients in a single pass over memory, behind its own custom operator "
+           "(`torch.library.custom_op`, not `triton_op`); a fake implementation for both "
+           "operators; an autograd registration on `silu_mul`, "
            "whose `setup_context` saves tensors with `ctx.save_for_backward`;",
            {"silu_mul/more-than-one-launch":
                 "the backward kernel launched twice, one gradient each",
@@ -35,13 +39,14 @@ SILU_MUL_CLAUSES = (
                 "the backward operator's fake returns one tensor for two",
             "silu_mul/backward-fake-mismatch":
                 "the backward operator's fake with the saved inputs' strides",
-            "silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes"}),
+            "silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes",
+            "silu_mul/triton-op": "the forward operator a torch.library.triton_op"}),
     Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
            "casts;",
            {"silu_mul/host-arithmetic":
                 "a host fast path for small tensors: F.silu(a) * b below 9 elements"}),
-    Clause("inputs and `grad_output` never written, and every output a new tensor: no buffer "
-           "kept from one call to the next.",
+    Clause("inputs and `grad_output` never written, and every output a new tensor of its own: "
+           "no buffer kept from one call to the next, and no two outputs views of one buffer.",
            {"silu_mul/writes-input": "the output written into the input a",
             "silu_mul/same-output-every-call":
                 "the output buffer kept per shape and returned again by every call",
@@ -50,7 +55,8 @@ SILU_MUL_CLAUSES = (
                 "later call overwrites an earlier call's output)",
             "silu_mul/returns-input":
                 "the gradients written into a and b and returned (Liger-Kernel's way)",
-            "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer"}),
+            "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer",
+            "silu_mul/outputs-alias-each-other": "two gradients returned as views of one buffer"}),
 )
 
 
@@ -67,7 +73,8 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
             "rms_norm_rows/tensor-on-ctx":
                 "setup_context keeps x, weight and rstd as ctx attributes"}),
-    Clause("a backward kernel: the row gradient in closed form, and the weight gradient as "
+    Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
+           "entries included), and the weight gradient as "
            "per-program partial rows, reduced afterwards (on the host or by a second kernel), "
            "never loaded, added to and stored back into one shared row by several programs (a "
            "race on a GPU). `tl.atomic_add` into one shared row is right too, and graded so, "
@@ -79,14 +86,22 @@ RMS_NORM_ROWS_CLAUSES = (
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
             "rms_norm_rows/shared-row-race":
-                "every program adds into one shared row (load, add, store): a race"}),
+                "every program adds into one shared row (load, add, store): a race",
+            "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),
     Clause("`D` up to 4096 and not a power of two: a block that covers a whole row (sized as in "
-           "\"The grid\"), masked past its end, or a loop over the row in blocks;",
+           "\"The grid\"), masked past its end, or a loop over the row in blocks; a mean over "
+           "the row divides by `D`, not by the block's width, and a masked load whose lanes "
+           "reach a sum gives them a value with `other=` (masked-off lanes are undefined on a "
+           "GPU; the grader fills them with NaN);",
            {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
-            "rms_norm_rows/unmasked-access": "no mask past the row's end"}),
+            "rms_norm_rows/unmasked-access": "no mask past the row's end",
+            "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
+            "rms_norm_rows/masked-load-without-other":
+                "masked loads without other= feeding tl.sum"}),
     Clause("any number of rows: a fixed grid of programs over groups of rows must cover every "
            "row and stop at the last one (the self-check runs 137 rows, more than a grid you "
-           "would fix);",
+           "would fix; int64 row offsets, for tensors past 2**31 elements, are taught but not "
+           "graded);",
            {"rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row"}),

@@ -138,6 +138,23 @@ def check_operator(submission, name: str, example: tuple) -> None:
         raise GradingError(f"{name} calls no custom operator of the {NAMESPACE} namespace: "
                            f'define it with @torch.library.custom_op("{operator}", '
                            "mutates_args=())", mistake=f"{name}/not-a-custom-op")
+    traced = [op for op in dict.fromkeys(called) if _is_triton_op(op)]
+    if traced:
+        raise GradingError(
+            f"{traced[0]} is a torch.library.triton_op: the contract asks for "
+            "@torch.library.custom_op with register_fake (triton_op needs a GPU: its fake-tensor "
+            "tracing runs the interpreted kernel on fake tensors, so opcheck fails on CPU, as "
+            "\"triton_op: letting the compiler see into the kernel\" shows)",
+            mistake=f"{name}/triton-op")
+
+
+def _is_triton_op(op: str) -> bool:
+    """Whether the namespace's operator ``op`` ("ns.name") is, as now defined, a triton_op
+    (which registers a FunctionalTensorMode rule that a custom_op has not)."""
+    from torch._subclasses.functional_tensor import FunctionalTensorMode
+
+    definition = _maybe_get_opdef(op.replace(".", "::", 1))
+    return FunctionalTensorMode in getattr(definition, "_torch_dispatch_fns", {})
 
 
 def check_in_kernels(name: str, phase: str, run) -> list[str]:

@@ -1,12 +1,16 @@
 """Lesson 13: the memory a kernel touches, seen in Triton's interpreter. Every masked load and
 store is checked against the storages of the launch's tensors before it happens (on CPU an
 access outside them touches memory nobody owns), and each refusal is kept, with the tensor it
-went past, for the probes that name why."""
+went past, for the probes that name why. A masked load without ``other=`` fills its masked-off
+lanes with NaN (a GPU leaves them undefined; the interpreter would give 0), so that such lanes
+reaching a result, through tl.sum say, show."""
 
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ...errors import GradingError
@@ -23,6 +27,34 @@ class Refusal:
     past_numel: int
     expanded: bool = False  # inside the flat extent of a stride-0 (expanded) tensor argument
     backward: bool = False  # during autograd's backward pass
+
+
+_NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+def undefined_lanes(ptrs):
+    """``other`` for a masked load that gave none: NaN in a floating dtype (bfloat16 is kept
+    as uint16 bits by the interpreter), None (the interpreter's 0) otherwise."""
+    from triton.runtime import interpreter
+    import triton.language as tl
+
+    dtype = ptrs.get_element_ty()
+    if dtype == tl.bfloat16:
+        data = np.full(ptrs.data.shape, 0x7FC0, dtype=np.uint16)
+    elif dtype in (tl.float16, tl.float32, tl.float64):
+        data = np.full(ptrs.data.shape, np.nan, dtype=interpreter._get_np_dtype(dtype))
+    else:
+        return None
+    return interpreter.TensorHandle(data, dtype)
+
+
+def _undefined_lanes_seen(error) -> bool:
+    """A failure that NaN from masked-off lanes explains: a non-finite output or gradient, or an
+    unnamed failure that shows a nan."""
+    mistake = getattr(error, "mistake", "") or ""
+    if mistake.endswith(("/non-finite-output", "/non-finite-gradient")):
+        return True
+    return not mistake and bool(_NAN.search(str(error)))
 
 
 _REFUSALS: ContextVar[list | None] = ContextVar("lesson13_refusals", default=None)
@@ -43,7 +75,7 @@ def guarded_memory(name: str):
         return
     from triton.runtime import interpreter
 
-    extents, flat, refused = [], [], []
+    extents, flat, refused, unfilled = [], [], [], []
     init, load, store = (interpreter.GridExecutor._init_args_hst,
                          interpreter.InterpreterBuilder.create_masked_load,
                          interpreter.InterpreterBuilder.create_masked_store)
@@ -76,11 +108,23 @@ def guarded_memory(name: str):
 
     def masked_load(self, ptrs, mask, other, *rest):
         inside(ptrs, mask, "reads")
+        if other is None and not mask.data.all():
+            other = undefined_lanes(ptrs)
+            if other is not None:
+                unfilled.append(True)
         return load(self, ptrs, mask, other, *rest)
 
     def masked_store(self, ptrs, value, mask, *rest):
         inside(ptrs, mask, "writes")
         return store(self, ptrs, value, mask, *rest)
+
+    def undefined(error) -> GradingError:
+        return GradingError(
+            f"a masked load without other= feeds a result of {name}: masked-off lanes are "
+            "undefined on a GPU (the interpreter gives 0, the grader NaN), and a reduction "
+            "such as tl.sum over the block adds them in; give the load the value the sum "
+            "needs, tl.load(ptr + offsets, mask=mask, other=0.0)", str(error),
+            mistake=f"{name}/masked-load-without-other")
 
     def named(details: str) -> GradingError:
         if refused[0].expanded and refused[0].backward:
@@ -114,6 +158,8 @@ def guarded_memory(name: str):
     except Exception as error:
         if refused and not getattr(error, "mistake", ""):
             raise named(str(error)) from error
+        if unfilled and _undefined_lanes_seen(error):
+            raise undefined(error) from error
         raise
     else:
         if refused:  # refused inside a probe that went on: still a kernel touching others' memory

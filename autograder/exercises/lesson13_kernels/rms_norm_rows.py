@@ -57,6 +57,15 @@ def check_rows(function, values: dict) -> None:
                 "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
                 "over the row in blocks", error.details, case=f"x of shape {shape}",
                 mistake="rms_norm_rows/block-narrower-than-row") from error
+        if (D & (D - 1) and D < 16 and not getattr(error, "mistake", "")
+                and _right(function, _values((2, 8), x.device, seed=13))):
+            raise GradingError(
+                f"rms_norm_rows is right for rows of 8 (a power of two, as wide as its block) "
+                f"but wrong for rows of {D}: a mean over the row divided by the block's width "
+                "BLOCK_D instead of D? The masked lanes add 0 to tl.sum, but they are not "
+                "entries of the row: divide by D, in forward's mean of x**2 and in backward's "
+                "row sum", error.details, case=f"x of shape {shape}",
+                mistake="rms_norm_rows/mean-over-block") from error
         rows = x.reshape(-1, D)
         if rows.shape[0] > FEW_ROWS:
             few = _values((FEW_ROWS, D), x.device, seed=12)
@@ -75,6 +84,26 @@ def check_rows(function, values: dict) -> None:
                     "each other", error.details, case=f"x of shape {shape}",
                     mistake="rms_norm_rows/weight-gradient-one-row") from error
         raise
+
+
+def check_zero_weight(function, device) -> None:
+    """A weight with zero entries (F.rms_norm's gradients are finite there): what divides by
+    the weight, to recover x_hat from a saved y, is not."""
+    values = _values((2, 5), device, seed=14)
+    values["weight"][::2] = 0
+    try:
+        with case("x of shape (2, 5), weight with zero entries"):
+            _checked(function, values)
+    except GradingError as error:
+        if not (getattr(error, "mistake", "") or "").endswith(
+                ("/non-finite-output", "/non-finite-gradient")):
+            raise
+        raise GradingError(
+            "rms_norm_rows's results are not finite where a weight entry is 0, though "
+            "F.rms_norm's are: x_hat recovered from a saved y by dividing by the weight? Save "
+            "x (and rstd), as the contract says, and compute x_hat = x * rstd again",
+            error.details, case=error.case,
+            mistake="rms_norm_rows/not-finite-at-zero-weight") from error
 
 
 def check_eps(function, device) -> None:
@@ -221,6 +250,7 @@ def rms_norm_rows_full(function, device) -> None:
         check_eps(function, device)
         for seed, shape in enumerate([(4, 5), (3, 2, 7), (FEW_ROWS, 6), (MANY_ROWS, 7)]):
             check_rows(function, _values(shape, device, seed=seed))
+        check_zero_weight(function, device)
         x, weight = (v.requires_grad_() for v in list(_values((3, 4), device).values())[:2])
         check_ctx_tensors("rms_norm_rows", function(x, weight, EPS))
         covers("D not a power of two, up to 4096")

@@ -52,6 +52,25 @@ def check_non_contiguous(silu_mul, device) -> None:
                 mistake="silu_mul/grad-output-strided-read-as-flat")
 
 
+def check_zeros(silu_mul, device) -> None:
+    """Zeros in a and in b, where silu(a) * b and its gradients are finite: what divides by a
+    or b, to recover silu(a) or sigmoid(a) from a saved output, is not."""
+    values = silu_mul_values((6,), device, seed=6)
+    values["a"][::2], values["b"][:3] = 0, 0
+    try:
+        with case("a and b of shape (6,) with zero entries"):
+            checked_call(silu_mul, values)
+    except GradingError as error:
+        if not (getattr(error, "mistake", "") or "").endswith(
+                ("/non-finite-output", "/non-finite-gradient")):
+            raise
+        raise GradingError(
+            "silu_mul's results are not finite where a or b is 0, though silu(a) * b and its "
+            "gradients are: silu(a) or sigmoid(a) recovered from the saved output by dividing "
+            "by b or a? Save a and b, and compute sigmoid(a) again in the backward kernel",
+            error.details, case=error.case, mistake="silu_mul/not-finite-at-zero") from error
+
+
 def _reads_one_gradient(silu_mul, device) -> bool:
     """Whether the backward used grad_output's first element for every element (a scalar
     load, as for a 0-d gradient): both gradients match that and not the true ones."""
@@ -169,6 +188,7 @@ def silu_mul_full(silu_mul, device) -> None:
                 "element, with the offsets and mask of a and b)",
                 error.details, case=error.case,
                 mistake="silu_mul/grad-output-read-once") from error
+        check_zeros(silu_mul, device)
         a, b = (v.requires_grad_() for v in silu_mul_values((3, 5), device).values())
         check_ctx_tensors("silu_mul", silu_mul(a, b))
         covers("sizes not a multiple of the block")

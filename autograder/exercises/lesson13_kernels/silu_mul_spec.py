@@ -1,7 +1,10 @@
 """Lesson 13: silu_mul's reference, its inputs, and the call every check of it makes."""
 
+from contextlib import contextmanager
+
 import torch
 import torch.nn.functional as F
+from torch._library import utils as library_utils
 
 from ...checks import Spec, check_values_and_gradients
 from ...errors import GradingError
@@ -17,12 +20,44 @@ def silu_mul_values(shape, device, seed=0, dtype=torch.float64) -> dict:
             "b": sample(shape, device, seed=seed + 50, dtype=dtype)}
 
 
+@contextmanager
+def aliasing_seen():
+    """What custom_op's check of each call refused: "input" (an output shares an input's
+    memory) or "output" (two outputs share memory), the first refusal only."""
+    original, seen = library_utils._c_check_aliasing_constraint, []
+
+    def check(name, args, kwargs, result, *rest):
+        try:
+            return original(name, args, kwargs, result, *rest)
+        except RuntimeError:
+            inputs = {t.untyped_storage()._cdata
+                      for t in library_utils.iter_tensors(args, kwargs)}
+            outputs = [t.untyped_storage()._cdata for t in library_utils.iter_tensors(
+                result if isinstance(result, tuple) else (result,), {})]
+            seen.append("input" if inputs & set(outputs) else "output")
+            raise
+
+    library_utils._c_check_aliasing_constraint = check
+    try:
+        yield seen
+    finally:
+        library_utils._c_check_aliasing_constraint = original
+
+
 def checked_call(silu_mul, values: dict, **tolerances) -> None:
     try:
-        check_values_and_gradients(Calls(silu_mul), SILU_MUL, values, **tolerances)
+        with aliasing_seen() as seen:
+            check_values_and_gradients(Calls(silu_mul), SILU_MUL, values, **tolerances)
     except GradingError as error:
         if "may not alias any inputs" not in str(error):  # custom_op's check of each call
             raise
+        if seen[:1] == ["output"]:
+            raise GradingError(
+                "an operator of silu_mul returns outputs that alias each other (views of one "
+                "buffer, such as both[0] and both[1] of one allocation): a custom operator's "
+                "outputs must each own their memory, so allocate each gradient with its own "
+                "torch.empty_like", error.details, case=error.case,
+                mistake="silu_mul/outputs-alias-each-other") from error
         raise GradingError(
             "an operator of silu_mul returns one of its own inputs (or a view of one): a "
             "custom operator's outputs must be new tensors, so allocate each gradient "

@@ -5,12 +5,14 @@ silu_mul_registration: the operators registered in other forms; rms_norm_rows_lo
 partial rows shared behind a lock; rms_norm_rows_maths: the row gradient's direct path alone;
 rms_norm_rows_groups: a fixed grid of programs over groups of rows, counted or bounded wrong;
 rms_norm_rows_saved: no rstd saved, computed again in backward; rms_norm_rows_layouts: an
-expanded grad_output and a strided weight read as flat memory;
+expanded grad_output and a strided weight read as flat memory; kernels_review: what a
+review found (undefined masked-off lanes, a mean over the block, divisions by an input,
+outputs aliasing each other, a triton_op);
 rms_norm_rows_domain: what only the generated checks of its domain see; ctx_tensors: tensors
 kept as ctx attributes, for both)."""
 
-from . import (ctx_tensors, rms_norm_rows, rms_norm_rows_domain, rms_norm_rows_groups,
-               rms_norm_rows_layouts, rms_norm_rows_lock, rms_norm_rows_maths,
+from . import (ctx_tensors, kernels_review, rms_norm_rows, rms_norm_rows_domain,
+               rms_norm_rows_groups, rms_norm_rows_layouts, rms_norm_rows_lock, rms_norm_rows_maths,
                rms_norm_rows_saved, silu_mul,
                silu_mul_design, silu_mul_maths, silu_mul_registration)
 
@@ -20,4 +22,4 @@ MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAK
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
-            + ctx_tensors.MISTAKES)
+            + ctx_tensors.MISTAKES + kernels_review.MISTAKES)
