@@ -53,9 +53,10 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 
 
 def compare(prediction, observed, who="PyTorch") -> None:
-    """Your prediction beside what happened (write the prediction down first)."""
+    """Your prediction beside what happened; without a prediction, not the answer (Run All
+    would hand it over before you predict)."""
     if prediction is None:
-        print(f"{who}: {observed!r}  (no prediction written down: set the variable and re-run)")
+        print("no prediction written down: set the variable, then run this again")
     else:
         verdict = "✓" if same_answer(prediction, observed) else "✗ read the explanation below"
         print(f"you predicted {prediction!r}; {who}: {observed!r}  {verdict}")
