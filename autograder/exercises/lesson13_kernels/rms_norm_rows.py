@@ -57,15 +57,6 @@ def check_rows(function, values: dict) -> None:
                 "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
                 "over the row in blocks", error.details, case=f"x of shape {shape}",
                 mistake="rms_norm_rows/block-narrower-than-row") from error
-        if (D & (D - 1) and D < 16 and not getattr(error, "mistake", "")
-                and _right(function, _values((2, 8), x.device, seed=13))):
-            raise GradingError(
-                f"rms_norm_rows is right for rows of 8 (a power of two, as wide as its block) "
-                f"but wrong for rows of {D}: a mean over the row divided by the block's width "
-                "BLOCK_D instead of D? The masked lanes add 0 to tl.sum, but they are not "
-                "entries of the row: divide by D, in forward's mean of x**2 and in backward's "
-                "row sum", error.details, case=f"x of shape {shape}",
-                mistake="rms_norm_rows/mean-over-block") from error
         rows = x.reshape(-1, D)
         if rows.shape[0] > FEW_ROWS:
             few = _values((FEW_ROWS, D), x.device, seed=12)
@@ -83,6 +74,17 @@ def check_rows(function, values: dict) -> None:
                     "adds them up afterwards; programs storing into one shared row overwrite "
                     "each other", error.details, case=f"x of shape {shape}",
                     mistake="rms_norm_rows/weight-gradient-one-row") from error
+        # after the probes of the number of rows: 2 rows of this D wrong, 2 rows of 8 right
+        if (D & (D - 1) and D < 16 and not getattr(error, "mistake", "")
+                and _right(function, _values((2, 8), x.device, seed=13))
+                and not _right(function, _values((2, D), x.device, seed=13))):
+            raise GradingError(
+                f"rms_norm_rows is right for rows of 8 (a power of two, as wide as its block) "
+                f"but wrong for rows of {D}: a mean over the row divided by the block's width "
+                "BLOCK_D instead of D? The masked lanes add 0 to tl.sum, but they are not "
+                "entries of the row: divide by D, in forward's mean of x**2 and in backward's "
+                "row sum", error.details, case=f"x of shape {shape}",
+                mistake="rms_norm_rows/mean-over-block") from error
         raise
 
 
