@@ -13,33 +13,12 @@ MISTAKES = []
 MISTAKES += [
     Mistake(SCE, "the z-loss factor (1 + 2 lambda lse) on the whole P - Y",
             "right without z-loss and wrong with it (label_smoothing=0.1, z_loss=0.01): your "
-            "z-loss term's gradient", '''
-class SmoothedCrossEntropy(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):
-        counted = target != ignore_index
-        safe_target = torch.where(counted, target, 0)
-        lse = torch.logsumexp(logits, dim=1)
-        picked = logits.gather(1, safe_target[:, None]).squeeze(1)
-        smooth = lse - logits.mean(dim=1)
-        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth
-                   + z_loss * lse ** 2)
-        ctx.save_for_backward(logits, lse, safe_target, counted)
-        ctx.label_smoothing, ctx.z_loss = label_smoothing, z_loss
-        return torch.where(counted, per_row, 0.0).sum() / counted.sum()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        logits, lse, target, counted = ctx.saved_tensors
-        smoothing, z_loss = ctx.label_smoothing, ctx.z_loss
-        probs = torch.exp(logits - lse[:, None])
-        grad = probs - smoothing / logits.shape[1]
-        rows = torch.arange(len(target), device=target.device)
-        grad[rows, target] -= 1 - smoothing
-        grad = grad * (1 + 2 * z_loss * lse)[:, None]
-        scale = grad_output * counted / counted.sum()
-        return grad * scale[:, None], None, None, None, None
-'''),
+            "z-loss term's gradient", edit(
+                ANSWER, ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+                         "grad = probs - smoothing / logits.shape[1]"),
+                ("        grad[rows, target] -= 1 - smoothing\n",
+                 "        grad[rows, target] -= 1 - smoothing\n"
+                 "        grad = grad * (1 + 2 * z_loss * lse)[:, None]\n"))),
     Mistake(SCE, "z-loss of the max-shifted log-sum-exp, forward and backward",
             "right without z-loss and wrong with it (label_smoothing=0.1, z_loss=0.01): your "
             "z-loss term's value", '''
