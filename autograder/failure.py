@@ -2,9 +2,11 @@
 
 IPython shows an exception through its ``_render_traceback_`` when it has one. A failed
 self-check gets one on the exception object itself, so its type (what ``Run All``, nbclient and
-nbgrader see) stays what it was. The short form names the exercise and the case (what it
-failed with), then the hint, then the learner's own lines where the error was raised in their
-code, and says how to get the rest. It renders once: ``%tb`` afterwards finds no renderer and
+nbgrader see) and its message (nbgrader's evalue: the hint, then the details) stay what they
+were. The short form names the exercise and the case (the inputs it was tried with), then the
+hint; below it the details the hint does not already say, in a few lines (the numbers, the
+grad_output), then the learner's own lines where the error was raised in their code, and
+says how to get the rest where there is more to get. It renders once: ``%tb`` afterwards finds no renderer and
 shows IPython's traceback, chained causes and details included, with the grading library's and
 torch's frames left out: the cell that called the self-check, then the learner's own code.
 """
@@ -21,8 +23,11 @@ from .errors import GradingError
 
 RED_BOLD, RESET = "\x1b[1;31m", "\x1b[0m"
 FULL_TRACEBACK = "Full traceback: run %tb in a new cell."
-MORE_DETAIL = "Details and the full traceback: run %tb in a new cell."
+MORE_DETAIL = "All the details: run %tb in a new cell."
+MORE_DETAIL_AND_TRACEBACK = "All the details and the full traceback: run %tb in a new cell."
 MAX_LEARNER_FRAMES = 3
+DETAIL_LABEL = "  Details: "
+MAX_DETAIL_LINES, MAX_DETAIL_WIDTH = 5, 500  # a few lines (a row of numbers each), not a page
 
 # Code that is not the learner's: this library, torch, IPython and the standard library.
 _GRADING_DIR = os.path.realpath(os.path.dirname(__file__)) + os.sep
@@ -113,22 +118,46 @@ def said_once(error: BaseException, shell=None) -> BaseException:
     return shown
 
 
+def details(error: BaseException) -> tuple[list[str], bool]:
+    """The lines of a GradingError's details that its hint does not already say (a hint that
+    quotes the learner's error has it as its details too), at most ``MAX_DETAIL_LINES`` of at
+    most ``MAX_DETAIL_WIDTH`` characters; and whether any was cut (``%tb`` has them all)."""
+    if not isinstance(error, GradingError) or not error.details:
+        return [], False
+    new = [line.rstrip() for line in error.details.strip().splitlines()
+           if line.strip() and line.strip().rstrip(".") not in error.hint]
+    kept = [line if len(line) <= MAX_DETAIL_WIDTH else line[:MAX_DETAIL_WIDTH - 1] + "…"
+            for line in new[:MAX_DETAIL_LINES]]
+    return kept, kept != new
+
+
+def _unwritten_stub(error: BaseException) -> bool:
+    """Is ``error`` an untouched stub's bare NotImplementedError (nothing to read in %tb)?"""
+    return isinstance(error, NotImplementedError) and not str(error).strip()
+
+
 def summary(name: str, error: BaseException, shell=None) -> list[str]:
     """The lines a failed self-check shows, the hint in the first."""
     first = headline(name, error)
     # the case first, where the eye lands (a hint may run to three lines): what tells this
-    # failure apart ('with grad_output not contiguous') must not come after the hint
-    case = (f" with {error.case}" if isinstance(error, GradingError) and error.case
+    # failure apart ('tried with grad_output not contiguous') must not come after the hint;
+    # in brackets, 'tried with', so that it reads as the inputs, not as what is wrong
+    case = (f" (tried with {error.case})" if isinstance(error, GradingError) and error.case
             and f"with {error.case}" not in first else "")
     lines = [f"{RED_BOLD}✗ {name} failed its self-check{case}:{RESET} {first}"]
+    said, cut = details(error)
+    lines += [(DETAIL_LABEL if i == 0 else " " * len(DETAIL_LABEL)) + line
+              for i, line in enumerate(said)]
     frames = learner_frames(error, shell)
     for where, line, function, source in frames:
         lines.append(f"  in your code, {where}, line {line}, in {function}:")
         if source:
             lines.append(f"      {source}")
-    if isinstance(error, GradingError) and error.details:
-        lines.append(f"  {MORE_DETAIL}")
-    elif frames:  # where nothing of the learner's raised, %tb shows only the grader's error
+    # %tb only where it shows more: the learner's own error, or details cut here; never
+    # after an untouched stub (its traceback is the stub's raise) or a hint said in full
+    if cut:
+        lines.append(f"  {MORE_DETAIL_AND_TRACEBACK if frames else MORE_DETAIL}")
+    elif frames and not _unwritten_stub(error):
         lines.append(f"  {FULL_TRACEBACK}")
     return lines
 

@@ -7,8 +7,8 @@ import torch
 
 from autograder import grading
 from autograder.errors import GradingError
-from autograder.failure import (FULL_TRACEBACK, MORE_DETAIL, _walk, headline, keep_learner_frames,
-                                learner_frames, summary)
+from autograder.failure import (FULL_TRACEBACK, MAX_DETAIL_LINES, MORE_DETAIL, _walk, headline,
+                                keep_learner_frames, learner_frames, summary)
 from tests.autograder.catalogued import mistake
 from tools.solutions import solution, stub
 from tests.autograder.passing import passes
@@ -46,7 +46,7 @@ def test_a_wrong_gradient_reads_case_and_hint_only():
     that would show only the grader's own error (nothing of the learner's raised)?"""
     wrong = mistake("Square", "wrong sign")
     lines = shown(failure("Square", wrong))
-    assert lines[0].startswith("✗ Square failed its self-check with x of shape (5,): your "
+    assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): your "
                                "gradient for x is the expected one times -1: check the sign")
     assert "(with" not in lines[0] and lines[1:] == []
 
@@ -58,12 +58,54 @@ def test_the_distinguishing_context_comes_first_and_the_inputs_once():
     error = GradingError(hint, case="x of shape (5, 3), w of shape (2, 3), bias=a tensor")
     assert error.hint == f"{hint} (with bias=a tensor)"
     error = GradingError(hint, case="grad_output not contiguous")
-    assert shown(error, "Linear")[0] == ("✗ Linear failed its self-check with grad_output not "
-                                         f"contiguous: {hint}")
+    assert shown(error, "Linear")[0] == ("✗ Linear failed its self-check (tried with grad_output "
+                                         f"not contiguous): {hint}")
     # an input named only in passing, or another input's name, is not a repetition
     kept = GradingError("mask of shape (3,) is float", case="x of shape (3,), dim=1")
     assert kept.case == "x of shape (3,), dim=1"
     assert GradingError("fails (with x of shape (3,))", case="x of shape (3,)").case == ""
+
+
+def test_the_case_reads_as_the_inputs_it_was_tried_on():
+    """Issue 48: does a case read as the inputs the check tried ('tried with bias=a tensor', in
+    brackets), not as what is wrong ('failed its self-check with bias=a tensor' blamed the
+    bias)?"""
+    error = GradingError("grad_bias has shape () but bias has shape (1,)", case="bias=a tensor")
+    assert shown(error, "MyLinearFunction")[0] == (
+        "✗ MyLinearFunction failed its self-check (tried with bias=a tensor): grad_bias has shape "
+        "() but bias has shape (1,)")
+    assert " with bias" not in shown(error, "MyLinearFunction")[0].replace("tried with", "")
+
+
+def test_the_details_show_below_the_hint_and_the_message_still_starts_with_it():
+    """Issue 48: are a GradingError's details (the numbers, the grad_output) shown below the
+    hint, not only under %tb, with no %tb pointer where nothing is left to see, while the
+    message nbgrader records (its evalue) still starts with the hint?"""
+    numbers = ("your gradient for x is wrong: largest error 4.19 at index (2, 2), where x = 0 "
+               "(got 4.189, expected 0; grad_output is random)")
+    error = GradingError("which entries does your mask keep?", numbers, case="bias=None")
+    assert shown(error, "FusedLinearReLU")[1:] == [f"  Details: {numbers}"]
+    assert str(error).splitlines() == ["which entries does your mask keep? (with bias=None)",
+                                       numbers]
+    two = GradingError("the hint", "grad_output: [[inf, nan]]\nyour grad_x: [[0.0, 0.5]]")
+    assert shown(two)[1:] == ["  Details: grad_output: [[inf, nan]]",
+                              "           your grad_x: [[0.0, 0.5]]"]
+    # details the hint already quotes (the learner's own error message) are not said twice
+    quoting = GradingError("Square.backward raised RuntimeError: view size is not compatible. "
+                           "Use .reshape(...) instead; read it by its shape",
+                           "view size is not compatible. Use .reshape(...) instead.")
+    assert shown(quoting)[1:] == []
+
+
+def test_long_details_are_a_few_lines_and_point_at_the_rest():
+    """Are details of many lines or very long ones cut to a few lines, with %tb offered for
+    the rest, and never shown as a traceback?"""
+    error = GradingError("the hint", "\n".join(f"row {i}: " + "1.7976931348623157e+308, " * 30
+                                               for i in range(12)))
+    lines = shown(error)
+    assert len(lines) == 1 + MAX_DETAIL_LINES + 1 and lines[-1] == f"  {MORE_DETAIL}"
+    assert all(len(line) <= 520 for line in lines) and lines[1].endswith("…")
+    assert not any("Traceback" in line for line in lines)
 
 
 def test_the_case_is_split_off_the_hint_but_stays_in_the_message():
@@ -83,7 +125,8 @@ def test_an_error_raised_in_the_learners_code_shows_their_line():
     learners_line = "return grad_output @ x.unsqueeze(0)  # shapes (4,) @ (1, 4): a size error"
     assert f"      {learners_line}" in lines
     assert not any("checks.py" in line or "torch" in line.split(",")[0] for line in lines)
-    assert lines[-1] == f"  {MORE_DETAIL}" and len(lines) <= 6
+    assert lines[-1] == f"  {FULL_TRACEBACK}" and len(lines) <= 6
+    assert not any(line.startswith("  Details:") for line in lines)  # the hint quotes them
 
 
 def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
@@ -92,6 +135,8 @@ def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
     assert type(error) is NotImplementedError
     assert shown(error)[0] == ("✗ Square failed its self-check: Square is not implemented yet: "
                                "its stub still raises NotImplementedError")
+    # issue 48: nothing to read in %tb (the stub's own raise): no pointer to it
+    assert not any("%tb" in line for line in shown(error))
 
 
 def test_any_other_exception_is_named_with_its_message():
@@ -118,7 +163,7 @@ def test_ipython_renders_it_short_once_then_in_full():
     error = failure("Square", mistake("Square", "wrong sign"))
     short = error._render_traceback_()
     assert ANSI.sub("", short[0]).startswith(
-        "✗ Square failed its self-check with x of shape (5,): ")
+        "✗ Square failed its self-check (tried with x of shape (5,)): ")
     assert not hasattr(error, "_render_traceback_")  # %tb: IPython's own full traceback
 
 

@@ -156,7 +156,7 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_s
     error = check[0]  # nothing before the hint: the explorer comes after it
     assert error.output_type == "error" and error.ename == "GradingError"
     lines = _lines(error)
-    assert lines[0].startswith("✗ Square failed its self-check with x of shape (5,): ")
+    assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): ")
     assert wrong.hint in lines[0] and lines[1:] == []
     assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
     assert "application/vnd.jupyter.widget-view+json" in check[-1].data
@@ -172,15 +172,15 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_s
 @pytest.mark.slow
 def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error(learner_session):
     """Does an untouched stub's cell keep its NotImplementedError (what the learner-copy tests
-    and nbgrader see), shown in a few lines that point at the stub's line?"""
+    and nbgrader see), shown in a few lines that point at the stub's line, and not at a %tb
+    that would show only the stub's raise (issue 48: lesson 00's Run All)?"""
     (error,) = learner_session["stub-check"]
     assert error.ename == "NotImplementedError"
     assert _lines(error) == [
         "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
         "NotImplementedError",
         "  in your code, Cell In[5], line 6, in forward:",
-        "      raise NotImplementedError()",
-        "  Full traceback: run %tb in a new cell."]
+        "      raise NotImplementedError()"]
 
 
 @pytest.mark.slow
