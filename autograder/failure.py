@@ -6,9 +6,10 @@ nbgrader see) and its message (nbgrader's evalue: the hint, then the details) st
 were. The short form names the exercise and the case (the inputs it was tried with), then the
 hint; below it the details the hint does not already say, in a few lines (the numbers, the
 grad_output), then the learner's own lines where the error was raised in their code, and
-says how to get the rest where there is more to get. It renders once: ``%tb`` afterwards finds no renderer and
-shows IPython's traceback, chained causes and details included, with the grading library's and
-torch's frames left out: the cell that called the self-check, then the learner's own code.
+says how to get the rest where there is more to get. It renders once: ``%tb`` afterwards
+finds no renderer and shows IPython's traceback, chained causes and details included, with the
+grading library's and torch's frames left out: the cell that called the self-check, then the
+learner's own code.
 """
 
 import copy

@@ -46,8 +46,8 @@ def test_a_wrong_gradient_reads_case_and_hint_only():
     that would show only the grader's own error (nothing of the learner's raised)?"""
     wrong = mistake("Square", "wrong sign")
     lines = shown(failure("Square", wrong))
-    assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): your "
-                               "gradient for x is the expected one times -1: check the sign")
+    assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): "
+                               "your gradient for x is the expected one times -1: check the sign")
     assert "(with" not in lines[0] and lines[1:] == []
 
 
@@ -72,8 +72,8 @@ def test_the_case_reads_as_the_inputs_it_was_tried_on():
     bias)?"""
     error = GradingError("grad_bias has shape () but bias has shape (1,)", case="bias=a tensor")
     assert shown(error, "MyLinearFunction")[0] == (
-        "✗ MyLinearFunction failed its self-check (tried with bias=a tensor): grad_bias has shape "
-        "() but bias has shape (1,)")
+        "✗ MyLinearFunction failed its self-check (tried with bias=a tensor): grad_bias has "
+        "shape () but bias has shape (1,)")
     assert " with bias" not in shown(error, "MyLinearFunction")[0].replace("tried with", "")
 
 
