@@ -476,10 +476,12 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
 # Whatever ops your loop uses, backward needs some $(c, V)$ tensor of every chunk. The course's
-# loop keeps each chunk's logits (`logsumexp` keeps its input, `gather` only its indices): $N/c$
-# chunks of $(c, V)$, the whole $(N, V)$ again. A loop that shifts by the maximum by hand keeps
-# the logits and `exp`'s result, twice that; `F.cross_entropy` per chunk keeps
-# log-probabilities instead of logits, as many bytes. Chunking the forward alone saves nothing
+# loop keeps each chunk's logits: `logsumexp` keeps its input (and its $(c,)$ output), and
+# `gather` keeps its indices and its input too, the same logits, not a copy (torch 2.13's
+# `GatherBackward0` saves `self`, for the shape of the gradient it returns), so the cell counts
+# them once: $N/c$ chunks of $(c, V)$, the whole $(N, V)$ again. A loop that shifts by the
+# maximum by hand keeps the logits and `exp`'s result, twice that; `F.cross_entropy` per chunk
+# keeps log-probabilities instead of logits, as many bytes. Chunking the forward alone saves nothing
 # for training. Either backward recomputes each chunk's logits (one more $2NdV$-FLOP matrix
 # product, as checkpointing does in lesson 05), or the gradients are computed **in forward**,
 # while each chunk's logits exist.
@@ -646,15 +648,16 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   `exp` range.
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
 #   `V * d`, in every grad mode.
-# - When gradients are needed, forward computes them chunk by chunk and saves them (no
-#   logits); backward returns them times `grad_output`, never modifying what it saved.
+# - When gradients are needed: forward keeps for backward only tensors of `x`'s and
+#   `weight`'s shapes and ones of at most $N$ elements (no logits), and backward does no matrix
+#   product; a loss multiplied by any factor gets that many times the gradients, and a graph
+#   walked twice (`retain_graph=True`) gives the same gradients both times.
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
 #   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 # - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as
-#   accumulating in float32 makes them, in every grad mode, each chunk's $G = (P - Y)/N$ kept
-#   in float32 (away from the target its entries are about $1/(NV)$, below float16's normal
-#   range); the saved gradients in the input's dtype. The grader compares with float64 over
-#   512 chunks in float16 and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.
+#   accumulating in float32 makes them, in every grad mode; what forward keeps for backward no
+#   wider than the input's dtype. The grader compares with float64 over 512 chunks in float16
+#   and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.
@@ -762,7 +765,8 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
 #    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum). $N$
 #    (with padding, the count of rows that count) is known before the first chunk, so each
-#    chunk's share is final when it is computed.
+#    chunk's share is final when it is computed. Forward saves the two finished gradients and
+#    nothing of the logits; backward multiplies each by `grad_output`, no matrix product.
 # 2. Step 4: (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks
 #    too late: under `torch.no_grad()` backward never runs, and forward has already done the
 #    work. Ask in `linear_cross_entropy`, the plain function that calls
@@ -776,11 +780,13 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # 4. Step 6: float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a
 #    bfloat16 running sum stalls, as the demo showed. Compute each chunk's logits, softmax and
 #    gradient in float32 (upcast the chunk of `x` and the weight), and cast to the input's
-#    dtype once, at the end. $G$ stays in float32 until both products are done: rounded to
-#    float16, its entries of about $1/(NV)$ are subnormal, with a few significant bits or none
-#    (the optional sections measure it). The rows of $\text{grad}_x$ are final per chunk: the course's
-#    solution keeps them in float32 too, but casting each chunk's rows as you write them gives
-#    the same values and saves a float32 $N \times d$ buffer.
+#    dtype once, at the end: the loss before it is returned, the gradients before they are
+#    saved (saved in float32, they would double what stays alive until backward). $G$ stays
+#    in float32 until both products are done: rounded to float16, its entries of about
+#    $1/(NV)$ are subnormal, with a few significant bits or none (the optional sections measure
+#    it). The rows of $\text{grad}_x$ are final per chunk: the course's solution keeps them in
+#    float32 too, but casting each chunk's rows as you write them gives the same values and
+#    saves a float32 $N \times d$ buffer.
 # </details>
 
 # %% [markdown]
@@ -1194,10 +1200,18 @@ for label, function in [
 # ### Not twice differentiable
 #
 # The gradients forward computes carry no graph, so a second derivative through this loss (a
-# gradient penalty, a Hessian-vector product) is not there:
-# `torch.autograd.grad(linear_cross_entropy(x, weight, target, 4), x, create_graph=True)`
-# returns a gradient with no `grad_fn`, and differentiating it again raises `element 0 of
-# tensors does not require grad and does not have a grad_fn`. `@once_differentiable` (lesson
-# 04) does not name the cause here: it marks backward's outputs only when `grad_output`
-# requires grad, and a plain `torch.autograd.grad(loss, x)` hands backward a constant 1. A
+# gradient penalty, a Hessian-vector product) is not there, and only one way of asking for it
+# says so. `grad_x, = torch.autograd.grad(loss, x, create_graph=True)` on
+# `loss = linear_cross_entropy(x, weight, target, 4)` returns a gradient with no `grad_fn`, and
+# differentiating a penalty on it **alone** raises `element 0 of tensors does not require grad
+# and does not have a grad_fn`. The usual training step raises nothing:
+# `(loss + grad_x.square().sum()).backward()` runs, and `x.grad` and `weight.grad` get the
+# loss's gradients without the penalty's, silently. Nor does a `grad_outputs` that requires grad
+# (a loss scaled by a learnable factor before the gradient is taken): backward's
+# `grad_output * grad_x` then has a graph, through `grad_output` alone, and the penalty's
+# backward reaches that factor and never `x` or `weight`. `@once_differentiable` (lesson 04)
+# turns that last case into an error ("trying to differentiate twice a function that was
+# marked with @once_differentiable"), since it marks backward's outputs when `grad_output`
+# requires grad; with a plain `torch.autograd.grad(loss, x)`, which hands backward a constant
+# 1, it marks nothing, and the penalty added to the loss is still dropped without a word. A
 # term that needs second derivatives goes through the composed loss.

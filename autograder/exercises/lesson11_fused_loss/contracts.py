@@ -98,8 +98,10 @@ LCE_CLAUSES = (
            "`V * d`, in every grad mode.",
            {"linear_cross_entropy/materialises-logits": "all the logits at once",
             "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
-    Clause("When gradients are needed, forward computes them chunk by chunk and saves them (no "
-           "logits); backward returns them times `grad_output`, never modifying what it saved.",
+    Clause("When gradients are needed: forward keeps for backward only tensors of `x`'s and "
+           "`weight`'s shapes and ones of at most $N$ elements (no logits), and backward does no "
+           "matrix product; a loss multiplied by any factor gets that many times the gradients, "
+           "and a graph walked twice (`retain_graph=True`) gives the same gradients both times.",
            {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
             "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
@@ -113,11 +115,9 @@ LCE_CLAUSES = (
             "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
                                                 "forward"}),
     Clause("float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as "
-           "accumulating in float32 makes them, in every grad mode, each chunk's $G = (P - Y)/N$ "
-           "kept in float32 (away from the target its entries are about $1/(NV)$, below "
-           "float16's normal range); the saved gradients in the input's dtype. The grader "
-           "compares with float64 over 512 chunks in float16 and 64 in bfloat16, and at "
-           "$N = 4096$, $V = 512$ in float16.",
+           "accumulating in float32 makes them, in every grad mode; what forward keeps for "
+           "backward no wider than the input's dtype. The grader compares with float64 over 512 "
+           "chunks in float16 and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.",
            {"linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",
             "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
