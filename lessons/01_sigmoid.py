@@ -284,9 +284,15 @@ else:
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
-# memory? Your forward answers the four questions under "The fix". (`torch.sigmoid` would pass
-# too, since the grader checks values, not how you got them, but then there is nothing to
-# learn.)
+# memory? Your forward answers the four questions under "The fix".
+#
+# What the grader checks is the contract above: values, gradients and what forward saves, not
+# the formula your forward computes them with. So if the textbook $1/(1 + e^{-x})$ as your
+# forward, under your own backward from $y$, passes, that is by design, not a hole in the
+# grader: what broke above was autograd's backward of that formula, and your backward replaces
+# it. Which simpler forwards pass, and why the one-formula-per-sign form is still the one to
+# keep, is the optional part's "Would a simpler forward have done?". (`torch.sigmoid` would
+# pass too, but then there is nothing to learn.)
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -424,17 +430,36 @@ from autograder import grade; grade("MyReLU", MyReLU)
 # %% [markdown]
 # The check the contract leaves to you: your `MyReLU` beside `torch.relu` on infinities and a
 # `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it);
-# then both gradients for a `grad_output` of $\infty$ everywhere. Every entry should match.
+# then both gradients for a `grad_output` of $\infty$ everywhere. Every entry should match:
+# the last line says whether it does.
 
 # %%
 edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
-print("MyReLU:             ", MyReLU.apply(edges))
-print("torch.relu:         ", torch.relu(edges))
+relu_values = {"MyReLU": MyReLU.apply(edges), "torch.relu": torch.relu(edges)}
+for name, value in relu_values.items():
+    print(f"{name + ':':<20}", value)
 infinite = torch.full((5,), float("inf"))
+relu_gradients = {}
 for name, relu in (("MyReLU", MyReLU.apply), ("torch.relu", torch.relu)):
     x = edges[:5].clone().requires_grad_()
     relu(x).backward(infinite)
+    relu_gradients[name] = x.grad
     print(f"{name + ' gradient:':<20}", x.grad)
+
+
+def differ_at(mine, theirs, points):
+    """The points where two results differ (nan equals nan, inf equals inf)."""
+    if mine is None or mine.shape != theirs.shape:  # a gradient of None, or misshapen
+        return [f"{point:g}" for point in points.tolist()]
+    same = torch.isclose(mine.double(), theirs.double(), rtol=0, atol=0, equal_nan=True)
+    return [f"{point:g}" for point, ok in zip(points.tolist(), same.tolist()) if not ok]
+
+
+mismatches = [f"{what} at x = {', '.join(at)}" for what, at in (
+    ("values", differ_at(*relu_values.values(), edges)),
+    ("gradients", differ_at(*relu_gradients.values(), edges[:5]))) if at]
+print("✓ every entry matches torch.relu, values and gradients" if not mismatches
+      else f"✗ MyReLU differs from torch.relu: {'; '.join(mismatches)}")
 
 # %% [markdown]
 # ## Worked example: a mask that routes between two inputs (`torch.where`)
