@@ -1,6 +1,7 @@
 """An exercise: one battery of checks, which the visible self-check and grading both run."""
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
@@ -26,13 +27,16 @@ class Exercise:
     domain: Domain | None = None
     # the contract's bullets as the lesson lists them, each with its checks and their witnesses
     clauses: tuple[Clause, ...] = ()
+    # what the battery and the domain's checks run within (lesson 13: Triton's interpreter
+    # patching its language once per launch)
+    within: Callable[[], AbstractContextManager] = nullcontext
 
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades
         on; returns those devices. A backward that starts itself without end fails the battery
         instead of hanging it."""
         devices = grading_devices()
-        with stopping_endless_backward(), precision_findings_last(self.name):
+        with stopping_endless_backward(), precision_findings_last(self.name), self.within():
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

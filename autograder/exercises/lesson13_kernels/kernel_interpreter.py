@@ -102,6 +102,61 @@ def kernels_on(device: torch.device, submission):
         yield
 
 
+class _AlreadyPatched:
+    """What a device-function call inside a launch gets: the launch's patch stands."""
+
+    def restore(self) -> None:
+        pass
+
+
+@contextmanager
+def language_patched_once_per_launch():
+    """Triton's interpreter patches triton.language when a launch starts and again at every
+    call of a @triton.jit device function inside it (tl.sigmoid, tl.sum, a learner's helper:
+    once per program each), never undoing the inner patches; each patch walks the language's
+    modules with inspect.getmembers, a third of an interpreted battery's time. Here a launch
+    patches tl and tl.core, the two modules a device function may reach them by, once; its
+    device-function calls find them patched; the launch's end undoes it all. A call outside a
+    launch, and a Triton whose interpreter patches some other way, are left to Triton."""
+    try:
+        import triton.language as tl
+        from triton.runtime import interpreter
+    except ModuleNotFoundError:  # the battery says that lesson 13 needs Triton
+        yield
+        return
+    patch_lang, grid_call = interpreter._patch_lang, interpreter.GridExecutor.__call__
+    if not hasattr(interpreter, "_LangPatchScope") or getattr(patch_lang, "once_per_launch",
+                                                              False):
+        yield
+        return
+    launches: list[bool] = []  # per launch running: is the language patched for it yet?
+    both = type("Languages", (), {"__globals__": {"tl": tl, "core": tl.core}})
+
+    def patched(fn):
+        if not launches:
+            return patch_lang(fn)
+        if launches[-1]:
+            return _AlreadyPatched()
+        if not any(value is tl or value is tl.core for value in fn.__globals__.values()):
+            return patch_lang(fn)  # Triton's own error: triton.language must be visible
+        launches[-1] = True
+        return patch_lang(both)
+
+    def launch(self, *args, **kwargs):
+        launches.append(False)
+        try:
+            return grid_call(self, *args, **kwargs)
+        finally:
+            launches.pop()
+
+    patched.once_per_launch = True
+    interpreter._patch_lang, interpreter.GridExecutor.__call__ = patched, launch
+    try:
+        yield
+    finally:
+        interpreter._patch_lang, interpreter.GridExecutor.__call__ = patch_lang, grid_call
+
+
 @contextmanager
 def float64_to_bfloat16():
     """The interpreter's float64 -> bfloat16 conversions inside the block, counted: Triton 3.9's

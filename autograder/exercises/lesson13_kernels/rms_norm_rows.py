@@ -14,6 +14,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, check_within_ulps, explain, kernel_battery,
                             name_bfloat16_failure, operator_calls)
 from .kernel_domain import kernel_operator
+from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .rms_norm_layouts import check_non_contiguous
 from .rms_norm_spec import EPS, RMS_NORM_ROWS
@@ -288,6 +289,7 @@ def _wide_rows(device, dtype) -> dict:
 
 EXERCISES = [
     Exercise("rms_norm_rows", "13_kernels", rms_norm_rows_full,
+             within=language_patched_once_per_launch,
              example=lambda: tuple(_values((3, 4), "cpu").values()),
              contract=("D not a power of two, up to 4096", "1-D x and no rows", "eps",
                        "gradcheck in float64", "non-contiguous inputs",

@@ -12,6 +12,7 @@ from .contracts import SILU_MUL_CLAUSES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery)
 from .kernel_domain import kernel_operator
+from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .silu_mul_precision import check_half, check_large_activations, computed_in_float32
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
@@ -231,6 +232,7 @@ def _large(device, dtype) -> dict:
 
 EXERCISES = [
     Exercise("silu_mul", "13_kernels", silu_mul_full,
+             within=language_patched_once_per_launch,
              example=lambda: tuple(silu_mul_values((3, 4), "cpu").values()),
              contract=("sizes not a multiple of the block", "0-d and empty inputs",
                        "gradcheck in float64", "non-contiguous inputs",
