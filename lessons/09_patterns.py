@@ -597,7 +597,8 @@ compare(prediction_3, slices.grad.tolist())
 #   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
 #   dim `dim` is;
 # - the gradient **exact and finite** whether a slice along `dim` holds no zero, exactly one
-#   zero, or several.
+#   zero, or several (exact: 0, not a tiny number, wherever the product of the other entries
+#   holds a zero).
 #
 # (A 0-dim `x` and an empty slice are not graded.) Derive it:
 #

@@ -42,10 +42,12 @@ PROD_OVER_DIM_CLAUSES = (
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)"}),
     Clause("the gradient **exact and finite** whether a slice along `dim` holds no zero, "
-           "exactly one zero, or several.",
+           "exactly one zero, or several (exact: 0, not a tiny number, wherever the product of "
+           "the other entries holds a zero).",
            {PROD_ + "divides-by-zero": "prod / x divides by zero",
             "case:wrong on a slice with exactly one zero": "y/x with nan_to_num (one zero gets 0)",
-            "case:wrong on a slice with two zeros": "several zeros treated like one"}),
+            "case:wrong on a slice with two zeros": "several zeros treated like one",
+            PROD_ + "not-exact-at-zeros": "zeros nudged to 1e-30 before dividing"}),
 )
 
 
@@ -102,6 +104,8 @@ NORMALIZE_CLAUSES = (
             NORMALIZE_ + "near-above-as-below":
                 "above eps told from the divisor with a safety margin "
                 "(divisor > ctx.eps * (1 + 1e-6))",
+            NORMALIZE_ + "rounded-test-off-grid-eps":
+                "above eps told from the saved reciprocal (1 / max(norm, eps) < 1 / eps)",
             NORMALIZE_ + "eps-as-float32-tensor":
                 "eps as torch.tensor(eps) in forward and backward",
             NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim"}),
@@ -135,5 +139,7 @@ CUMMAX_CLAUSES = (
            "is yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
-            CUMMAX_ + "narrow-indices": "the indices saved as int32"}),
+            CUMMAX_ + "narrow-indices": "the indices saved as int32",
+            CUMMAX_ + "saves-rebuilt-indices":
+                "the indices rebuilt by hand and saved (torch.cummax's discarded)"}),
 )

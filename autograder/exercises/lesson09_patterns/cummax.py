@@ -4,12 +4,14 @@ torch.cummax picks them: the latest of equal values), and many outputs share one
 gradients must add up (a scatter-add)."""
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from ...checks import Spec, case, check_gradcheck, check_is_function
+from ...checks import Spec, case, check_gradcheck, check_is_function, make_inputs, run_forward
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...probes import _shares_memory
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import CUMMAX_CLAUSES
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
@@ -172,6 +174,46 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
                            "where its value came from?")
 
 
+class _CummaxCalls(TorchDispatchMode):
+    """``indices``: the indices every torch.cummax of a floating-point tensor returned (its
+    second output) while the mode is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.indices: list[torch.Tensor] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if (func.overloadpacket is torch.ops.aten.cummax and isinstance(args[0], torch.Tensor)
+                and args[0].is_floating_point()):
+            self.indices.append(out[1])
+        return out
+
+
+def check_saves_cummax_indices(function, device) -> None:
+    """Where forward called torch.cummax on x, what it saves is the indices that call returned
+    (or a view of them), not a copy of them nor an int64 tensor of the same size rebuilt beside
+    them: a tensor made only to be saved, which the byte count alone does not tell apart (a
+    forward that finds the running maximum without torch.cummax is held to the byte count
+    only)."""
+    inputs = make_inputs({"x": TIES.to(device, torch.float64), "dim": 1})
+    with _CummaxCalls() as calls:
+        forward = run_forward(function, CUMMAX, inputs)
+    if not calls.indices:
+        return
+    for saved in forward.saved:
+        if saved.role == "intermediate" and not any(
+                _shares_memory(saved.tensor, indices) for indices in calls.indices):
+            raise GradingError(
+                f"CumMax saves a tensor ({str(saved.dtype)[6:]}, of shape "
+                f"{_shape(saved.shape)}) that forward made beside the indices torch.cummax "
+                "returned (a copy of them, or one rebuilt), not those indices themselves: a "
+                "tensor made only to be saved, whose bytes the contract rules out (the indices "
+                "torch.cummax gave forward are bytes it had anyway); save what torch.cummax "
+                "returned (with x of shape (3, 7), dim=1)",
+                mistake="CumMax/saves-rebuilt-indices")
+
+
 def cummax_case(function, values: dict) -> None:
     with case(described(values, torch.float64)):
         forward, _ = graded_case(function, CUMMAX, values)
@@ -182,6 +224,7 @@ def cummax_full(CumMax, device) -> None:
     function = check_is_function(CumMax, CUMMAX)
     check_ties_and_repeats(function, device)
     cummax_case(function, {"x": TIES.to(device, torch.float64), "dim": 1})
+    check_saves_cummax_indices(function, device)
     check_follows_dim(function, device)
     check_near_ties(function, device)
     cummax_case(function, {"x": TIES.T.contiguous().to(device, torch.float64), "dim": 0})

@@ -119,16 +119,11 @@ EQUIVALENTS = [
     _e("Normalize", "save_widened", "ctx.save_for_backward(y, norm)",
        "ctx.save_for_backward(y, norm.double())",
        "still one norm per row, as the contract says, and exact in float64"),
-    _e("Normalize", "save_widened", "ctx.save_for_backward(y, inverse)",
-       "ctx.save_for_backward(y, inverse.double())",
-       "still one number per row, as the contract says, and exact in float64"),
-    # CumMax: the indices are forward's own (only the values are returned)
+    # CumMax: the indices are forward's own (only the values are returned); .contiguous() of
+    # contiguous indices is those indices (a .clone() is a tensor made only to be saved, which
+    # check_saves_cummax_indices fails)
     _e("CumMax", "add_copy", "ctx.save_for_backward(indices)",
        "ctx.save_for_backward(indices.contiguous())", _MADE_IN_FORWARD),
-    _e("CumMax", "save_copy", "ctx.save_for_backward(indices)",
-       "ctx.save_for_backward(indices.clone())", _MADE_IN_FORWARD),
-    _e("CumMax", "save_copy", _CUMMAX_SAVE, _CUMMAX_SAVE.replace("(indices)", "(indices.clone())"),
-       _MADE_IN_FORWARD),
     _e("CumMax", "add_copy", _CUMMAX_SAVE,
        _CUMMAX_SAVE.replace("(indices)", "(indices.contiguous())"), _MADE_IN_FORWARD),
     _e("CumMax", "add_copy", "return values", "return values.clone()", _RETURNED_COPY),

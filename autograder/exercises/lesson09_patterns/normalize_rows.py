@@ -206,3 +206,47 @@ def eps_as_float32(function, spec, rows: torch.Tensor, eps: float) -> bool:
     truth = reference_gradients(spec, make_inputs({"x": x, "eps": eps32}), grad_output)["x"]
     return (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and bool(torch.isclose(got, truth).all()))
+
+
+# an eps off the grid of reciprocals: 1 / (one ulp above eps) rounds to 1 / eps, in float64 and
+# in float32 alike (as for many eps, though not for 0.01)
+OFF_GRID_EPS = 9e-4
+
+
+def check_off_grid_eps(function, spec, device) -> None:
+    """Rows of one entry (the norm that entry exactly) one ulp above and one ulp below eps =
+    9e-4, in float64 then float32: a test on a rounded quantity rather than the norm itself
+    (1 / max(norm, eps) < 1 / eps) calls the row above eps below it at this eps,
+    though it gets the rows around eps = 0.01 right. Rows exactly at eps are never tried (the
+    contract leaves them out)."""
+    for dtype in (torch.float64, torch.float32):
+        held = torch.tensor(OFF_GRID_EPS, dtype=dtype)
+        above = torch.nextafter(held, 2 * held)
+        x = torch.stack([_one_entry(above, 4, device),
+                         _one_entry(just_below(OFF_GRID_EPS, dtype), 4, device)])
+        grad_output = 1 + sample(x.shape, device, seed=10, dtype=dtype).abs()
+        got, truth, _ = gradient_for(function, spec, {"x": x, "eps": OFF_GRID_EPS},
+                                     grad_output=grad_output)
+        if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+            return  # the graded cases name a missing or mis-shaped gradient
+        scale = truth.abs().amax(-1, keepdim=True)
+        wrong = ((got - truth).abs() > 1e-3 * scale).any(-1)
+        if not wrong.any():
+            continue
+        where = (f"with x of shape (2, 4), rows of one entry one ulp above and one ulp below "
+                 f"eps = 0.0009, {str(dtype)[6:]}")
+        details = f"got {got.tolist()}\nexpected {truth.tolist()}"
+        as_below = (got[0] - grad_output[0] / held.to(device)).abs() <= 1e-3 * scale[0]
+        if wrong[0] and not wrong[1] and as_below.all():
+            raise GradingError(
+                "Normalize's gradient on a row one ulp above eps = 0.0009 is grad_output / eps, "
+                "the gradient of a row below eps, though rows one ulp above eps = 0.01 get the "
+                "right one: backward tested a rounded quantity, not the norm itself; one ulp "
+                "above this eps, 1 / norm rounds to 1 / eps, so a test such as "
+                "1 / max(norm, eps) < 1 / eps calls the row below eps; save the norm and test "
+                f"norm >= eps ({where})", details,
+                mistake="Normalize/rounded-test-off-grid-eps")
+        raise GradingError("Normalize's gradient is wrong on a row one ulp above or one ulp "
+                           "below eps = 0.0009, though right around eps = 0.01: the test in "
+                           "backward must tell the cases apart exactly at every eps "
+                           f"({where})", details)

@@ -150,7 +150,23 @@ def check_zero_slices(function, device, dim=1) -> None:
                     mistake="ProdOverDim/last-dim-only")
             raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
                                f"{where}: got {mine.tolist()}, expected {true.tolist()}")
+    check_exact_zeros_in_gradient(got, truth, where)
     graded_case(function, PROD, {"x": x, "dim": dim})
+
+
+def check_exact_zeros_in_gradient(got: torch.Tensor, truth: torch.Tensor, where: str) -> None:
+    """Exact where the contract says so: 0, not a tiny number, wherever the product of the
+    others holds a zero (every entry of a slice with two zeros or more, every entry but the zero
+    of a slice with one), which allclose alone lets pass."""
+    zero = truth == 0
+    if (got[zero] != 0).any():
+        raise GradingError("ProdOverDim's gradient is close to 0 but not exactly 0 where the "
+                           "product of the other entries holds a zero: the contract asks for "
+                           "an exact gradient; a zero replaced by a tiny number (or a product "
+                           "taken through logs) leaves a remainder there; compute the product "
+                           f"of the others from x as it is {where}",
+                           f"got {got[zero].tolist()} where 0 is exact",
+                           mistake="ProdOverDim/not-exact-at-zeros")
 
 
 def _right_along_last_dim(function, x, spec=PROD) -> bool:

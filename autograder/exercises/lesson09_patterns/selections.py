@@ -16,8 +16,8 @@ from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
-from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, eps_as_float32,
-                             near_above_rows, near_eps_rows, rows_around_eps)
+from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, check_off_grid_eps,
+                             eps_as_float32, near_above_rows, near_eps_rows, rows_around_eps)
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
@@ -290,6 +290,7 @@ def normalize_opening(Normalize, device="cpu") -> None:
 
 def normalize_full(Normalize, device) -> None:
     normalize_opening(Normalize, device)
+    check_off_grid_eps(Normalize, NORMALIZE, device)
     for seed, shape in enumerate(NORMALIZE_SHAPES):
         normalize_case(Normalize, sample(shape, device, seed=seed), EPS)
     # rows that a flattening view cannot reach: x of (3, 2, 4) with its leading dims swapped

@@ -156,6 +156,20 @@ MISTAKES = [
         indices, _ = ctx.saved_tensors
         return torch.zeros_like(g).scatter_add(ctx.dim, indices, g), None
 ''')),
+    # as many bytes as the indices, so the byte count passed it (review 09)
+    Mistake("CumMax", "the indices rebuilt by hand and saved (torch.cummax's discarded)",
+            "not those indices themselves", _cummax(_SCATTER_ADD, forward='''
+    def forward(ctx, x, dim):
+        values = torch.cummax(x, dim).values
+        n = x.shape[dim]
+        shape = [1] * x.dim()
+        shape[dim] = n
+        position = torch.arange(n, device=x.device).view(shape).expand_as(x)
+        held = torch.where(x == values, position, torch.full_like(position, -1))
+        ctx.save_for_backward(held.cummax(dim).values)
+        ctx.dim = dim
+        return values
+'''.lstrip("\n"))),
     Mistake("CumMax", "scatter_add along the last dim, whatever dim is",
             "CumMax's gradient is right when dim is the last dimension but wrong for dim=0",
             _cummax("        return torch.zeros_like(grad_output).scatter_add(-1, indices, "

@@ -25,20 +25,6 @@ UNUSUAL = [
         above = (grad_output - radial * y) / torch.clamp(norm, min=ctx.eps)
         return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None
 ''')),
-    Unusual("Normalize", "saves the reciprocal of the clamped norm", _function("Normalize", '''
-    def forward(ctx, x, eps):
-        inverse = 1 / x.norm(dim=-1, keepdim=True).clamp_min(eps)
-        y = x * inverse
-        ctx.save_for_backward(y, inverse)
-        ctx.eps = eps
-        return y
-''', '''
-    def backward(ctx, grad_output):
-        y, inverse = ctx.saved_tensors
-        above = inverse < 1 / ctx.eps  # 1 / max(norm, eps) is 1 / eps below eps
-        radial = (y * grad_output).sum(-1, keepdim=True)
-        return (grad_output - y * radial * above) * inverse, None
-''')),
     Unusual("Normalize", "the row dot product as an einsum (no 0-d branch: the contract has "
             "rows)", _normalize('''
         radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
@@ -85,6 +71,24 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # one ulp above most eps (0.0009 among them, not 0.01), 1 / norm rounds to 1 / eps, so the
+    # row is taken as below eps (review 09: once catalogued as correct)
+    Mistake("Normalize", "above eps told from the saved reciprocal (1 / max(norm, eps) < 1 / eps)",
+            "Normalize's gradient on a row one ulp above eps = 0.0009 is grad_output / eps",
+            _function("Normalize", '''
+    def forward(ctx, x, eps):
+        inverse = 1 / x.norm(dim=-1, keepdim=True).clamp_min(eps)
+        y = x * inverse
+        ctx.save_for_backward(y, inverse)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, inverse = ctx.saved_tensors
+        above = inverse < 1 / ctx.eps  # 1 / max(norm, eps) is 1 / eps below eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return (grad_output - y * radial * above) * inverse, None
+''')),
     Mistake("Normalize", "missing projection term", "missing the projection term", _normalize(
         "        return grad_output / norm.clamp_min(ctx.eps), None\n"),
             named=True, nbgrader=True),

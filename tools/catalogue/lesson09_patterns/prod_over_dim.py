@@ -191,6 +191,14 @@ MISTAKES = [
         others = (logs.sum(dim, keepdim=True) - logs).exp() * sign.prod(dim, keepdim=True) * sign
         return grad_output.unsqueeze(dim) * others, None
 ''')),
+    # allclose passes both: the gradient is 1e-30 or 1e-9 times a product where it is 0 exactly
+    # (review 09)
+    *(Mistake("ProdOverDim", f"zeros nudged to {tiny} before dividing",
+              "close to 0 but not exactly 0", _prod(f'''
+        nudged = torch.where(x == 0, torch.full_like(x, {tiny}), x)
+        others = nudged.prod(dim, keepdim=True) / nudged
+        return grad_output.unsqueeze(dim) * others, None
+''')) for tiny in ("1e-30", "1e-9")),
     Mistake("ProdOverDim", "zeros overwritten with ones in the saved x (x[x == 0] = 1)",
             "ProdOverDim.backward modified its input x in place", PROD_ZEROS_OVERWRITTEN),
     # the per-call check's calls share x's number of dims; a 1-D x beside a 2-D x tells them apart
