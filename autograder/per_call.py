@@ -1,5 +1,7 @@
-"""Two calls of a Function in one graph: each call's state kept on its own ctx, and no
-attribute of the Function's class changed by forward or backward."""
+"""Two calls of a Function in one graph, on different inputs and then on the same input
+tensors: each call's state kept on its own ctx (not in a global, not under a key the input
+gives), and no attribute of the Function's class changed by forward or backward, in place
+included (a dict on the class with a key added)."""
 
 import torch
 
@@ -13,47 +15,102 @@ from .probes import reachable
 
 
 def check_per_call(domain: Domain, function, device, _name) -> None:
-    """Two calls in one graph, with different constants and inputs (the optional ones passed
-    to the first call only), then one backward: each call's gradients are its own, and no
-    attribute of the Function class changes."""
+    """Two pairs of calls, each pair in one graph, both forwards before any backward: first
+    on different inputs with different constants (the optional inputs passed to the first
+    call only), then on the same input tensors with different constants (``_same_input_calls``).
+    Each call's gradients are its own, and no attribute of the Function class changes, nor
+    what a container or a tensor on the class holds."""
     low, high = per_call_constants(domain)
     calls = [domain.values(device, seed=seed, **constants)
              for seed, constants in ((11, low), (12, high))]
     for name in domain.optional:
         del calls[1][name]
-    first, second = (fresh_leaves(values) for values in calls)
+    inputs = tuple(fresh_leaves(values) for values in calls)
+    _two_calls(domain, function, calls, inputs, low, high, same_inputs=False)
+    _two_calls(domain, function, *_same_input_calls(domain, device, low, high), same_inputs=True)
+
+
+def _same_input_calls(domain: Domain, device, low: dict, high: dict) -> tuple:
+    """(values, inputs, constants, constants) of two calls on the same input tensors: state kept
+    outside ctx under a key the input gives (``id(x)``, in a global or a class's dict) is
+    shared by every call on that input, which different inputs never show. The second call
+    takes the other constants and the first call's tensors (the same objects) wherever the
+    domain gives both constants the same values; where every tensor depends on the constants
+    (x sampled away from a kink at lam), and where there are none, the two calls are the same
+    call twice: a key the input gives then finds the same values (harmless), and only state
+    one call consumes or accumulates for the other (a dict popped, a counter) tells."""
+    values = domain.values(device, seed=11, **low)
+    first = fresh_leaves(values)
+    other = domain.values(device, seed=11, **high)
+    shared = [n for n, v in values.items() if n not in low and isinstance(v, torch.Tensor)
+              and isinstance(other.get(n), torch.Tensor) and v.shape == other[n].shape
+              and v.dtype == other[n].dtype and torch.equal(v, other[n])]
+    if not shared or not low:
+        return [values, values], (first, dict(first)), {}, {}
+    second = fresh_leaves(other)
+    second.update({n: first[n] for n in shared})
+    return [values, {**other, **{n: values[n] for n in shared}}], (first, second), low, high
+
+
+def _two_calls(domain: Domain, function, calls: list, inputs: tuple, low: dict, high: dict, *,
+               same_inputs: bool) -> None:
+    """Forward on each of ``inputs`` in turn, then their backward: one backward for both calls,
+    or, on the same input tensors (whose gradients would add up), one per call, the first
+    call's first."""
+    first, second = inputs
     before = class_state(function)
     outputs, copies = [], []
-    for inputs in (first, second):  # after each call: the second may set back what was there
-        outputs.append(floating_outputs(run_forward(function, domain.spec, inputs).output))
+    for values in (first, second):  # after each call: the second may set back what was there
+        outputs.append(floating_outputs(run_forward(function, domain.spec, values).output))
         copies.append([o.detach().clone() for o in outputs[-1]])
         check_class_state(domain, function, before, "forward")
-    _outputs_kept(domain, function, calls, (first, second), outputs, copies)
+    _outputs_kept(domain, function, calls, (first, second), outputs, copies, same_inputs)
     generator = torch.Generator().manual_seed(7)
-    pairs = [(o, torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o))
-             for call in outputs for o in call if o.requires_grad]
-    wanted = [v for inputs in (first, second) for v in inputs.values()
-              if isinstance(v, torch.Tensor) and v.requires_grad]
-    if not pairs or not wanted:
+    per_call = [[(o, torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o))
+                 for o in call if o.requires_grad] for call in outputs]
+    pairs = [pair for call in per_call for pair in call]
+    wanted = [[v for v in values.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+              for values in (first, second)]
+    if not pairs or not any(wanted):
         return
     try:
-        grads = torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
-                                    allow_unused=True)
-    except RuntimeError as error:
-        failure = GradingError(f"{domain.spec.name}.backward raised RuntimeError with two calls "
-                               f"in one graph: {str(error).splitlines()[0]}", str(error))
-        raise _shared_state(domain, function, calls, failure) from error
+        if same_inputs:
+            grads = [g for call, leaves in zip(per_call, wanted)
+                     for g in torch.autograd.grad([o for o, _ in call], leaves,
+                                                  [g for _, g in call], allow_unused=True)]
+        else:
+            grads = torch.autograd.grad([o for o, _ in pairs], wanted[0] + wanted[1],
+                                        [g for _, g in pairs], allow_unused=True)
+    except GradingError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the learner's own (a KeyError from a dict)
+        text = (str(error).strip().splitlines() or [""])[0]
+        failure = GradingError(f"{domain.spec.name}.backward raised {type(error).__name__} "
+                               f"with {_pair(same_inputs)}: {text}", str(error))
+        raise _shared_state(domain, function, calls, failure, same_inputs) from error
     check_class_state(domain, function, before, "backward")
     try:
-        _each_call_own(domain, first, second, low, high, pairs, grads)
+        _each_call_own(domain, first, second, low, high, pairs, grads, same_inputs)
     except GradingError as error:
-        _gradients_kept(domain, grads, sum(isinstance(v, torch.Tensor) and v.requires_grad
-                                                for v in first.values()), error)
-        raise _shared_state(domain, function, calls, error) from error
+        _gradients_kept(domain, grads, len(wanted[0]), error)
+        raise _shared_state(domain, function, calls, error, same_inputs) from error
+
+
+def _pair(same_inputs: bool) -> str:
+    return ("two calls on the same input tensors in one graph" if same_inputs
+            else "two calls in one graph")
+
+
+def _remedy(same_inputs: bool) -> str:
+    """Where to keep what backward needs, and where not."""
+    return ("keep what backward needs on ctx, one per call, not in a global or on the class "
+            "under a key the input gives (id(x)): every call on that input shares it"
+            if same_inputs else
+            "keep what backward needs on ctx, one per call, not on the class or in a global")
 
 
 def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs: list,
-                  copies: list) -> None:
+                  copies: list, same_inputs: bool = False) -> None:
     """After both calls, each call's outputs are still what it returned, and right: an output
     a later call changed is a buffer kept between calls (named); a wrong one otherwise is
     blamed on shared state only when each call alone is right."""
@@ -83,11 +140,13 @@ def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs:
                         compare(domain, function, fresh_leaves(one))
                 except GradingError:
                     raise error from None
+                where = (" not in a global or on the class under a key the input gives (id(x))"
+                         if same_inputs else " not on the class or in a global")
                 raise GradingError(
-                    f"{name} is right for each call alone but not for two calls in one graph "
+                    f"{name} is right for each call alone but not for {_pair(same_inputs)} "
                     f"(the {'first' if k == 0 else 'second'} call's {error.hint}): one call "
-                    "changed what the other computes with; keep each call's state on ctx, not "
-                    "on the class or in a global", error.details,
+                    f"changed what the other computes with; keep each call's state on ctx,{where}",
+                    error.details,
                     mistake=f"{name}/state-shared-between-calls") from error
 
 
@@ -156,7 +215,8 @@ def per_call_separation(domain: Domain, device) -> float:
     return separation
 
 
-def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> None:
+def _each_call_own(domain: Domain, first, second, low, high, pairs, grads,
+                   same_inputs: bool = False) -> None:
     """Each call's gradients (``grads``, both calls' in order) are its own."""
     given = iter(grads)
     per_call = len(pairs) // 2
@@ -175,10 +235,10 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> No
                     and not torch.allclose(crossed[name], truth[name])):
                 names_ = ", ".join(other)
                 raise GradingError(
-                    f"{domain.spec.name}'s backward used another call's {names_}: with two calls "
-                    f"in one graph, the {'first' if k == 0 else 'second'} call's grad_{name} is "
-                    f"the one the other call's {names_} gives; keep what backward needs on ctx, "
-                    "one per call, not on the class or in a global",
+                    f"{domain.spec.name}'s backward used another call's {names_}: with "
+                    f"{_pair(same_inputs)}, the {'first' if k == 0 else 'second'} call's "
+                    f"grad_{name} is the one the other call's {names_} gives; "
+                    f"{_remedy(same_inputs)}",
                     mistake=f"{domain.spec.name}/state-shared-between-calls")
             diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
                               else got, truth[name], inputs=inputs,
@@ -187,7 +247,8 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads) -> No
                               else grad_outputs)
 
 
-def _shared_state(domain: Domain, function, calls: list, error: GradingError) -> GradingError:
+def _shared_state(domain: Domain, function, calls: list, error: GradingError,
+                  same_inputs: bool = False) -> GradingError:
     """A failure with two calls in one graph, blamed on state the calls share only when each
     call alone, on the same inputs, is right (whatever the failure itself proved: a None
     gradient, a wrong shape, are then what the shared state caused)."""
@@ -199,9 +260,9 @@ def _shared_state(domain: Domain, function, calls: list, error: GradingError) ->
     except GradingError:
         return error
     return GradingError(
-        f"{domain.spec.name} is right for each call alone but not for two calls in one graph "
-        f"({error.hint}): one call's forward changed what the other's backward reads; keep "
-        "what backward needs on ctx, one per call, not on the class or in a global",
+        f"{domain.spec.name} is right for each call alone but not for {_pair(same_inputs)} "
+        f"({error.hint}): one call's forward changed what the other's backward reads; "
+        f"{_remedy(same_inputs)}",
         error.details, mistake=f"{domain.spec.name}/state-shared-between-calls")
 
 
@@ -242,23 +303,97 @@ def _reference_grads(domain: Domain, inputs: dict, grad_outputs) -> dict:
     return {n: g if g is not None else torch.zeros_like(fresh[n]) for n, g in zip(wanted, grads)}
 
 
-def class_state(function) -> dict:
-    """Every attribute of the learner's classes in ``function``'s hierarchy, by identity."""
-    if not isinstance(function, type):
-        return {}
-    return {(cls.__name__, key): value for cls in function.__mro__
-            if not cls.__module__.startswith("torch") and cls is not object
-            for key, value in vars(cls).items()}
+class ClassState(dict):
+    """The attributes of a Function's classes, by identity, with ``frozen``: a copy of what
+    each holds, containers copied and tensors cloned, to compare them by value."""
+
+    frozen: dict
+
+
+def class_state(function) -> ClassState:
+    """Every attribute of the learner's classes in ``function``'s hierarchy, by identity, and
+    what each holds (``ClassState.frozen``): a dict on the class changed in place (a key
+    added, an entry replaced) is the same object, holding something else."""
+    state = ClassState()
+    if isinstance(function, type):
+        state.update({(cls.__name__, key): value for cls in function.__mro__
+                      if not cls.__module__.startswith("torch") and cls is not object
+                      for key, value in vars(cls).items()})
+    state.frozen = {key: _frozen(value) for key, value in state.items()}
+    return state
+
+
+# how deep into containers, and how many entries of each, the class state is copied: past
+# them a container is compared by its type and size alone
+_DEPTH, _ENTRIES = 4, 1000
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+
+
+class _Frozen:
+    """A copy of what a tensor or a container holds: ``kind`` and ``data``."""
+
+    __slots__ = ("kind", "data")
+
+    def __init__(self, kind: str, data):
+        self.kind, self.data = kind, data
+
+
+def _frozen(value, depth: int = 0):
+    """What ``value`` holds, copied: a tensor's values, a container's entries (each frozen);
+    anything else itself, compared by identity (a plain number or string by value)."""
+    if isinstance(value, torch.Tensor):
+        return _Frozen("tensor", value.detach().clone())
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return value
+    if depth >= _DEPTH or len(value) > _ENTRIES:
+        return _Frozen("size", (type(value), len(value)))
+    if isinstance(value, dict):
+        return _Frozen("dict", [(k, _frozen(v, depth + 1)) for k, v in value.items()])
+    if isinstance(value, (set, frozenset)):
+        return _Frozen("set", (type(value), len(value), set(map(id, value))))
+    return _Frozen(type(value).__name__, [_frozen(v, depth + 1) for v in value])
+
+
+def _same(now, was) -> bool:
+    """Whether two frozen values are the same."""
+    if isinstance(now, _Frozen) or isinstance(was, _Frozen):
+        if not (isinstance(now, _Frozen) and isinstance(was, _Frozen) and now.kind == was.kind):
+            return False
+        if now.kind == "tensor":
+            return (now.data.dtype == was.data.dtype and now.data.device == was.data.device
+                    and not _changed(now.data, was.data))
+        if now.kind == "dict":
+            return len(now.data) == len(was.data) and all(
+                _same(k, j) and _same(v, w) for (k, v), (j, w) in zip(now.data, was.data))
+        if now.kind in ("size", "set"):
+            return now.data == was.data
+        return len(now.data) == len(was.data) and all(map(_same, now.data, was.data))
+    if now is was:
+        return True
+    return type(now) is type(was) and isinstance(now, _PLAIN) and now == was
+
+
+def changed_attributes(before: dict, after: dict) -> list:
+    """The keys of ``after`` (a ``class_state``) that ``before`` lacks, holds another object
+    under, or holds the same object under with other contents (by ``frozen``, where both
+    have it)."""
+    frozen_before, frozen_after = (getattr(state, "frozen", None) for state in (before, after))
+    return [key for key in after
+            if key not in before or after[key] is not before[key]
+            or (frozen_before is not None and frozen_after is not None
+                and not _same(frozen_after[key], frozen_before[key]))]
 
 
 def check_class_state(domain: Domain, function, before: dict, phase: str) -> None:
     after = class_state(function)
-    changed = [key for key in after if key not in before or after[key] is not before[key]]
+    changed = changed_attributes(before, after)
     if changed:
         owner, attribute = changed[0]
         keep = ("save it with ctx.save_for_backward" if any(reachable(after[changed[0]], ""))
                 else f"keep it on ctx (ctx.{attribute} = ...)")
+        sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]
+                else "changes what is in")
         raise GradingError(
-            f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared by "
-            f"every call, so a second call in the same graph overwrites the first's; {keep}",
+            f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "
+            f"by every call, so a second call in the same graph overwrites the first's; {keep}",
             mistake=f"{domain.spec.name}/state-on-class")

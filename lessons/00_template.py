@@ -263,8 +263,8 @@ compare(predicted_gradcheck, {
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
 # the self-check and the hidden tests check:
 #
-# - `x` of any shape, a 0-d tensor included, in float64 or float32: the value and the gradient
-#   autograd gives `x ** 2`;
+# - `x` of any shape, a 0-d tensor included, in float64 or float32, `x = 0` included: the value
+#   and the gradient autograd gives `x ** 2`;
 # - forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` attribute,
 #   not on the class, not in a global;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
@@ -892,6 +892,7 @@ else:
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
+# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0 | `2 * x`: nothing to divide by |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input |

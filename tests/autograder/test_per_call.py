@@ -1,6 +1,7 @@
 """The per-call check's two calls: which constants they take, and how far apart that puts them."""
 
 import dataclasses
+from types import SimpleNamespace
 
 import torch
 
@@ -40,3 +41,100 @@ def test_a_softmax_one_hot_at_one_end_does_not_separate_the_calls():
 def test_no_constants_leave_nothing_to_separate():
     domain = Domain(SCALED, sampled(SCALED, {"x": (3,)}, {"c": 1.0}))
     assert per_call_separation(domain, "cpu") == float("inf")
+
+
+# The check itself: two pairs of calls, the second on the same input tensors, and the classes'
+# attributes compared by what they hold.
+
+import pytest
+
+from autograder.errors import GradingError
+from autograder.per_call import changed_attributes, check_class_state, check_per_call, class_state
+
+_KEPT: dict = {}
+
+
+def _scaled(forward, backward, **attributes):
+    """A Function c * x of ``SCALED``, its forward and backward given as functions."""
+    return type("Scaled", (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                 "__module__": __name__, **attributes})
+
+
+def _right_forward(ctx, x, c):
+    ctx.c = c
+    return c * x
+
+
+def _right_backward(ctx, grad_output):
+    return grad_output * ctx.c, None
+
+
+def _keyed_forward(ctx, x, c):  # c kept in a global under the input's id
+    ctx.key = id(x)
+    _KEPT[id(x)] = c
+    return c * x
+
+
+def _keyed_backward(ctx, grad_output):
+    return grad_output * _KEPT[ctx.key], None
+
+
+def _popped_backward(ctx, grad_output):  # the entry consumed: a second call on x finds none
+    return grad_output * _KEPT.pop(ctx.key), None
+
+
+def test_a_right_function_passes_both_pairs_of_calls():
+    check_per_call(_domain(SCALED, -2.0, 3.0), _scaled(_right_forward, _right_backward), "cpu",
+                   "per call")
+
+
+def test_state_under_the_input_s_id_is_named_by_the_calls_on_the_same_input():
+    """Two calls on different inputs have different keys: only the same input shows it."""
+    with pytest.raises(GradingError) as error:
+        check_per_call(_domain(SCALED, -2.0, 3.0), _scaled(_keyed_forward, _keyed_backward),
+                       "cpu", "per call")
+    assert error.value.mistake == "Scaled/state-shared-between-calls"
+    assert error.value.hint.startswith("Scaled's backward used another call's c: with two calls "
+                                       "on the same input tensors in one graph")
+
+
+def test_without_constants_state_one_call_consumes_is_named():
+    """No constants: the same call twice, where state keyed by the input finds the same values
+    (harmless), but state one call consumes is gone for the other."""
+    domain = Domain(SCALED, sampled(SCALED, {"x": (3,)}, {"c": 1.5}))
+    check_per_call(domain, _scaled(_keyed_forward, _keyed_backward), "cpu", "per call")
+    with pytest.raises(GradingError) as error:
+        check_per_call(domain, _scaled(_keyed_forward, _popped_backward), "cpu", "per call")
+    assert error.value.mistake == "Scaled/state-shared-between-calls"
+
+
+def _dict_forward(ctx, x, c):
+    ctx.key = id(x)
+    type(ctx)._forward_cls.kept[id(x)] = c
+    return c * x
+
+
+@pytest.mark.parametrize("change", [
+    lambda cls: cls.kept.__setitem__("c", 2.0),  # a key added to a dict
+    lambda cls: cls.rows.append(torch.ones(2)),  # an entry appended to a list
+    lambda cls: cls.rows[0].append(1),  # a list in a list
+    lambda cls: cls.buffer.mul_(2),  # a tensor changed in place
+], ids=["dict", "list", "nested", "tensor"])
+def test_a_class_attribute_changed_in_place_is_a_change(change):
+    cls = _scaled(_right_forward, _right_backward, kept={}, rows=[[]], buffer=torch.ones(3))
+    before = class_state(cls)
+    assert changed_attributes(before, class_state(cls)) == []
+    change(cls)
+    with pytest.raises(GradingError) as error:
+        check_class_state(SimpleNamespace(spec=SCALED), cls, before, "forward")
+    assert error.value.mistake == "Scaled/state-on-class"
+    assert "changes what is in Scaled." in error.value.hint
+
+
+def test_a_dict_on_the_class_keyed_by_the_input_is_named():
+    cls = _scaled(_dict_forward, lambda ctx, g: (g * type(ctx)._forward_cls.kept[ctx.key], None),
+                  kept={})
+    with pytest.raises(GradingError) as error:
+        check_per_call(_domain(SCALED, -2.0, 3.0), cls, "cpu", "per call")
+    assert error.value.mistake == "Scaled/state-on-class"

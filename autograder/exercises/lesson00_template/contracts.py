@@ -5,9 +5,10 @@ from ...clauses import Clause
 
 
 SQUARE_CLAUSES = (
-    Clause("`x` of any shape, a 0-d tensor included, in float64 or float32: the value and the "
-           "gradient autograd gives `x ** 2`;",
+    Clause("`x` of any shape, a 0-d tensor included, in float64 or float32, `x = 0` included: the "
+           "value and the gradient autograd gives `x ** 2`;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
+            "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",
             "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
     Clause("forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` "
@@ -44,7 +45,8 @@ WEIGHTED_SUM_CLAUSES = (
            "else.",
            {"WeightedSum/state-shared-between-calls": "weights kept on the class",
             "WeightedSum/state-on-input": "weights hung on the input x1",
-            "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx"}),
+            "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
+            "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1"}),
 )
 
 

@@ -46,6 +46,25 @@ def check_square_keeps_sign(function, device) -> None:
         "uses |x| where the derivative of x ** 2 is 2x", mistake="Square/uses-abs-x")
 
 
+def check_square_at_zero(function, device) -> None:
+    """x = 0 and x = -0.0 (no sample draws them), where the gradient 2x is 0: a gradient
+    recovered from the saved output by dividing by x (2 * y / x) is nan there and right
+    everywhere else; named."""
+    x = torch.tensor([0.0, -0.0, 1.5, -0.5], dtype=torch.float64, device=device)
+    with case("x = 0 and x = -0.0"):
+        try:
+            check_values_and_gradients(function, SQUARE, {"x": x})
+        except GradingError as error:
+            if error.mistake != "Square/non-finite-gradient":
+                raise
+            raise GradingError(
+                "your gradient for x is nan at x = 0, where 2x is 0: does backward divide by "
+                "x (2 * y / x, the output over the input)? x = 0 is in the contract; save x "
+                "and return grad_output * 2 * x", error.details,
+                mistake="Square/nan-at-zero") from error
+    covers("x = 0")
+
+
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
@@ -56,6 +75,7 @@ def square_full(Square, device) -> None:
             forward, _ = check_values_and_gradients(function, SQUARE, values)
             check_no_ctx_tensors(SQUARE, forward)
     covers("0-d x")
+    check_square_at_zero(function, device)
     check_strided_grad_output(function, SQUARE, {"x": sample((3, 4), device, seed=4)})
     with case("x of shape (5,)"):
         check_one_ctx_per_call(function, SQUARE, {"x": sample((5,), device, seed=1)},
@@ -241,7 +261,7 @@ WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
-             contract=("0-d x", "non-contiguous grad_output", "float32"),
+             contract=("0-d x", "x = 0", "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES,
              example=lambda: (sample((4,), "cpu"),),
              domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {

@@ -7,7 +7,7 @@ from ...checks import (Spec, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...domain import Domain
 from ...errors import GradingError
-from ...per_call import check_class_state, class_state
+from ...per_call import changed_attributes, check_class_state, class_state
 
 
 def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:
@@ -118,8 +118,7 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
         check_class_state(domain, function, before, phase)
     except GradingError as error:
         after = class_state(function)
-        owner, attribute = next(key for key in after
-                                if key not in before or after[key] is not before[key])
+        owner, attribute = changed_attributes(before, after)[0]
         if not _holds_tensor(after[(owner, attribute)]):
             raise
         raise GradingError(

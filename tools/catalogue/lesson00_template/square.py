@@ -102,6 +102,13 @@ MISTAKES = [
             named=True),
     Mistake("Square", "2|x|", "your gradient for x has the wrong sign wherever x < 0",
             _square(SAVE_X, READ_X + "        return grad_output * 2 * x.abs()")),
+    # a review's answer (lesson 00, score 7): y and x both saved, the gradient 2 * y / x: right
+    # wherever x != 0, nan at x = 0, which no sample draws (the battery tries 0 and -0.0)
+    Mistake("Square", "2 * y / x, from the saved output and x",
+            "your gradient for x is nan at x = 0",
+            _square("        y = x ** 2\n        ctx.save_for_backward(x, y)\n        return y",
+                    "        x, y = ctx.saved_tensors\n        return grad_output * 2 * y / x"),
+            named=True),
     # a review's answer (lesson 00, score 8): the chain rule's product written into grad_output
     Mistake("Square", "grad_output multiplied in place",
             "Square's backward modified grad_output in place",

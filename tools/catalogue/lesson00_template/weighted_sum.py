@@ -117,4 +117,34 @@ class WeightedSum(torch.autograd.Function):
                       "        return grad_output * w1, grad_output * w2, None, None",
                       "        x1._weights = (w1, w2)\n        ctx.save_for_backward(x1)\n"
                       "        return w1 * x1 + w2 * x2")),
+    # a review's answer (lesson 00, score 7): the weights in a module dict under id(x1), read
+    # back through a key on ctx; two calls on different inputs have different keys, so only
+    # two calls on the same x1 (the per-call check's second pair) show it
+    Mistake("WeightedSum", "weights in a global dict, keyed by x1",
+            "WeightedSum's backward used another call's w1, w2: with two calls on the same input "
+            "tensors",
+            "\n_WEIGHTS = {}\n" + _weighted(
+                "        w1, w2 = _WEIGHTS[ctx.key]\n"
+                "        return grad_output * w1, grad_output * w2, None, None",
+                "        ctx.key = id(x1)\n        _WEIGHTS[id(x1)] = (w1, w2)\n"
+                "        return w1 * x1 + w2 * x2")),
+    # the same in a dict on the class: the dict is the same object after forward, its contents
+    # are not (the class state is compared by value, containers copied)
+    Mistake("WeightedSum", "weights in a dict on the class, keyed by x1",
+            "WeightedSum.forward changes what is in WeightedSum.weights",
+            """
+class WeightedSum(torch.autograd.Function):
+    weights = {}
+
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.key = id(x1)
+        WeightedSum.weights[id(x1)] = (w1, w2)
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        w1, w2 = WeightedSum.weights[ctx.key]
+        return grad_output * w1, grad_output * w2, None, None
+"""),
 ]
