@@ -948,17 +948,17 @@ print(f"with the row made int64 first: {offsets[3:].tolist()}")
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row with loads and stores (the race in "The grid"), so
-#    each program stores **one partial row**, added up afterwards. Like the worked example's
-#    forward, the backward can launch a fixed number of programs, each looping over a group
-#    of `rows_per_program` consecutive rows into an accumulator. What is program $p$'s
-#    partial row? For $N$ rows, how big is the buffer of partial rows, and what would one
-#    partial row per row of $x$ cost?
+#    once cannot add into one shared row with loads and stores (the race in "The grid"). If
+#    each program stores **one partial row**, the sum over the rows it took, and the partial
+#    rows are added up afterwards: what is program $p$'s partial row, when it takes a group of
+#    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
+#    right layout for this kernel, or another? Keep that question for the design below.
 #
 # **Check both live.** Write step 1 as plain torch on a batch of rows, and step 2 as the
 # partial rows the programs store, in the next cell, then run it. It compares step 1 with
 # autograd through `F.rms_norm` on 10 rows of $D = 300$, and each of your partial rows with
-# autograd's weight gradient of that program's rows alone.
+# autograd's weight gradient of that program's rows alone, for groups of 4 rows and for one
+# row per program, and prints how many numbers each buffer of partial rows holds.
 
 # %%
 def my_rms_row_grads(x, w, g, eps):
@@ -1065,14 +1065,15 @@ for rows_per_program in (4, 1):
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
 # for `x` of shape $(\dots, D)$ (any number of rows, none included) and `weight` of shape
-# $(D,)$, computed by custom operators of the `autograd_course` namespace. The split is
-# yours: commonly a forward operator returning `(y, rstd)` and a backward operator, with
-# `rms_norm_rows` a plain function that calls the forward one. Write them in this one cell.
+# $(D,)$, computed by custom operators of the `autograd_course` namespace: how many operators,
+# what each returns and which one `rms_norm_rows` calls are yours to decide (below). Write
+# them in this one cell.
 #
 # The contract:
-# - a forward kernel, one program per row (or per block of rows), that computes one `rstd` per
-#   row ($r$ above, $\varepsilon$ inside the root), in float32 (float64 for float64 input),
-#   which `setup_context` saves with `ctx.save_for_backward` for the backward;
+# - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
+#   backward that does not sum a row's squares again: what `setup_context` saves with
+#   `ctx.save_for_backward` holds one floating number per row that gives it $r$, in float32
+#   (float64 for float64 input);
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
 #   included), and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
@@ -1086,15 +1087,27 @@ for rows_per_program in (4, 1):
 #   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
 #   them a value with `other=` (masked-off lanes are undefined on a GPU; the grader fills
 #   them with NaN);
-# - any number of rows: a fixed grid of programs over groups of rows must cover every row
-#   and stop at the last one (the self-check runs 137 rows, more than a grid you would fix;
-#   int64 row offsets, for tensors past 2**31 elements, are taught but not graded);
+# - any number of rows: every row computed, and nothing read past the last one (the
+#   self-check runs 137 rows, more than a number of programs you would fix; int64 row offsets,
+#   for tensors past 2**31 elements, are taught but not graded);
 # - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
 #   nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
 #   and adds up the partial rows;
 # - each kernel behind a custom operator with a fake implementation that describes its real
 #   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
+#
+# **Design it first**, before you write the cell (the answers are after your self-check):
+#
+# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it: which
+#    tensors, and in which dtype? Could it save `y` and recover $\hat x$ from it?
+# 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that
+#    your forward kernel computes reach it, while `rms_norm_rows` still returns `y` alone?
+#    What does the backward operator take and return, and how many gradients does the
+#    function given to `register_autograd` receive?
+# 3. The grids: how many programs does each kernel launch, and which rows does each take?
+#    For the backward, how big is the buffer of partial rows at 137 rows, and at a million,
+#    with your layout? What stops a program's loop at the last row?
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
 def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -1232,6 +1245,28 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 #    host (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
 #    partial rows behind a lock, then reduces them with a second kernel
 #    (`_layer_norm_bwd_dwdb`).
+#
+# The design:
+#
+# 1. `setup_context` saves `x`, `weight` and `rstd` (one $r$ per row, float32, or float64
+#    for float64 input): the backward kernel recomputes $\hat x = x\,r$ from them and never
+#    sums a row's squares again. Not `y`: $\hat x = y / w$ is $0/0$ wherever the weight has a
+#    zero entry. Not `rstd` in half precision: every entry of the row's gradient is
+#    multiplied by it.
+# 2. An operator's outputs are all `setup_context` sees of its work, so the forward operator
+#    returns `(y, rstd)` (a `tuple[torch.Tensor, torch.Tensor]` and a fake of both) and
+#    `rms_norm_rows` is a plain function returning its `[0]`. The backward operator takes
+#    `(grad_y, x, weight, rstd)` and returns `(grad_x, grad_weight)`; the registered backward
+#    receives one gradient per output, `grad_y` and a `grad_rstd` it ignores, and returns one
+#    per input, `None` for `eps`.
+# 3. Forward: one program per row, `BLOCK_D = next_power_of_2(D)` lanes masked past `D`
+#    ("The grid"). Backward: a fixed number of programs, since one per row needs a partial row
+#    per row of `x` (item 2). The course's solution launches `min(rows, 32)` programs
+#    (Liger-Kernel: one per streaming multiprocessor), each over
+#    `rows_per_program = cdiv(rows, programs)` consecutive rows (rounded up, or the last rows
+#    belong to no program), so the buffer is at most $(32, D)$, at 137 rows as at a million;
+#    each loop runs `min(rows_per_program, rows - first)` times, so a program whose group is
+#    short or empty stops at the last row.
 # </details>
 #
 # ## `triton_op`: letting the compiler see into the kernel

@@ -61,10 +61,10 @@ SILU_MUL_CLAUSES = (
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("a forward kernel, one program per row (or per block of rows), that computes one "
-           "`rstd` per row ($r$ above, $\\varepsilon$ inside the root), in float32 (float64 "
-           "for float64 input), which `setup_context` saves with `ctx.save_for_backward` for "
-           "the backward;",
+    Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
+           "and a backward that does not sum a row's squares again: what `setup_context` saves "
+           "with `ctx.save_for_backward` holds one floating number per row that gives it $r$, "
+           "in float32 (float64 for float64 input);",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/half-rstd": "rstd saved in x's dtype",
@@ -98,10 +98,9 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
             "rms_norm_rows/masked-load-without-other":
                 "masked loads without other= feeding tl.sum"}),
-    Clause("any number of rows: a fixed grid of programs over groups of rows must cover every "
-           "row and stop at the last one (the self-check runs 137 rows, more than a grid you "
-           "would fix; int64 row offsets, for tensors past 2**31 elements, are taught but not "
-           "graded);",
+    Clause("any number of rows: every row computed, and nothing read past the last one (the "
+           "self-check runs 137 rows, more than a number of programs you would fix; int64 row "
+           "offsets, for tensors past 2**31 elements, are taught but not graded);",
            {"rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row"}),

@@ -146,7 +146,7 @@ def check_saves_rstd(function, spec, values: dict) -> None:
     kept = ", ".join(f"{s.role.removeprefix('input ')} {s.shape}" for s in saved) or "nothing"
     raise GradingError(
         f"rms_norm_rows's forward saves no value per row for backward (it saved {kept}): the "
-        "contract's forward saves one rstd per row, "
-        "in float32 (float64 for float64 input), and backward reads it instead of computing "
-        "each row's sum of squares again; return it from the forward operator and save it in "
-        "setup_context", mistake="rms_norm_rows/rstd-not-saved")
+        "contract's backward reads r from one number per row that setup_context saved, in "
+        "float32 (float64 for float64 input), instead of computing each row's sum of squares "
+        "again; return rstd from the forward operator and save it in setup_context",
+        mistake="rms_norm_rows/rstd-not-saved")

@@ -1,6 +1,6 @@
 """Lesson 13: rms_norm_rows whose forward saves no rstd: a single-output forward operator,
 setup_context saving x, weight and ctx.eps, and a backward kernel that computes each row's rstd
-again (right values; the contract's forward saves one rstd per row)."""
+again (right values; the contract's backward reads one saved value per row instead)."""
 
 from .. import Mistake
 from .common import _edit
