@@ -17,6 +17,7 @@ SECTIONS = {
     "Outer/ignores-grad-output": _VECTOR_JACOBIAN,
     "Square/saves-output-loses-sign": _SAVED_OUTPUT,
     "Square/uses-abs-x": _SAVED_OUTPUT,
+    "Square/nan-at-zero": _SAVED_OUTPUT,
     "Square/state-shared-between-calls": _SEVERAL_INPUTS,
     "WeightedSum/state-shared-between-calls": _SEVERAL_INPUTS,
     "Outer/state-shared-between-calls": _SEVERAL_INPUTS,

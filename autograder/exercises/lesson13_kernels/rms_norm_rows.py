@@ -103,8 +103,8 @@ def check_zero_weight(function, device) -> None:
             raise
         raise GradingError(
             "rms_norm_rows's results are not finite where a weight entry is 0, though "
-            "F.rms_norm's are: x_hat recovered from a saved y by dividing by the weight? Save "
-            "x (and rstd), as the contract says, and compute x_hat = x * rstd again",
+            "F.rms_norm's are: x_hat recovered from a saved y by dividing by the weight? "
+            "Where the weight is 0, y holds nothing of x to recover",
             error.details, case=error.case,
             mistake="rms_norm_rows/not-finite-at-zero-weight") from error
 
