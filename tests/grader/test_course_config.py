@@ -123,7 +123,8 @@ def _answer(code: str) -> str:
 # the hint must contain). A change is ("answer", grade_id, code): the answer cell holds code;
 # or ("cell", grade_id, code): a new cell with code just before that cell. Every mistake of the
 # catalogue marked nbgrader=True is handed in (packed with mistakes in other exercises of its
-# lesson, see _packed); the rest try to fake a verdict, each alone.
+# lesson, see _packed); the rest try to fake a verdict, each alone, in the released copy with
+# only the tampered exercise answered (a fake that passed anything would score its neighbours).
 CATALOGUED = {re.sub(r"[^a-z0-9]+", "-", f"{m.exercise} {m.name}".lower()).strip("-"): (EXERCISES[m.exercise].lesson, m.exercise,
                                           [("answer", f"answer_{m.exercise}", m.answer_cell)],
                                           m.hint)
@@ -184,15 +185,15 @@ def _packed(lesson: str) -> dict[str, list[str]]:
     return {f"mistakes-{number}": list(pack.values()) for number, pack in enumerate(packs, 1)}
 
 
-def _submissions(lesson: str) -> dict[str, list]:
-    """Every submission made for ``lesson``: student -> the changes made to the solved copy
-    (None: the released copy, untouched)."""
-    made = {"solver": [], "untouched": None}
-    made |= {student: [change for mistake in mistakes for change in MISTAKES[mistake][2]]
+def _submissions(lesson: str) -> dict[str, tuple[bool, list]]:
+    """Every submission made for ``lesson``: student -> (made from the solved copy, rather than
+    the released one; the changes made to it)."""
+    made = {"solver": (True, []), "untouched": (False, [])}
+    made |= {student: (True, [change for mistake in mistakes for change in MISTAKES[mistake][2]])
              for student, mistakes in _packed(lesson).items()}
-    made |= {student: changes for student, (of, _, changes, _) in TAMPERING.items()
+    made |= {student: (False, changes) for student, (of, _, changes, _) in TAMPERING.items()
              if of == lesson}
-    made |= {student: changes for student, (of, changes) in CORRECT_BUT_NOISY.items()
+    made |= {student: (True, changes) for student, (of, changes) in CORRECT_BUT_NOISY.items()
              if of == lesson}
     return made
 
@@ -209,9 +210,9 @@ def _grade_group(lessons: list[str], root) -> None:
     them all in one nbgrader run."""
     for lesson in lessons:
         released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-        for student, changes in _submissions(lesson).items():
-            notebook = released if changes is None else solved(released, _source(lesson))
-            for kind, grade_id, code in changes or []:
+        for student, (from_solved, changes) in _submissions(lesson).items():
+            notebook = solved(released, _source(lesson)) if from_solved else released
+            for kind, grade_id, code in changes:
                 change = with_answer if kind == "answer" else with_cell_before
                 notebook = change(notebook, grade_id, _answer(code))
             folder = root / "submitted" / student / lesson
@@ -301,11 +302,14 @@ STUDENTS = _by_lesson(*[(lesson, student) for student, (lesson, *_) in MISTAKES.
 
 @pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])
 def test_a_mistake_loses_exactly_its_exercise(course, student):
-    """Does each broken or tampering submission lose its broken exercises' points (this
-    mistake's among them) and keep the rest?"""
+    """Does each broken submission lose its broken exercises' points (this mistake's among
+    them) and keep the rest, and a tampering one score nothing, its unsolved exercises too?"""
     root, lesson = course
     held = _packed(lesson).get(_handed_in_by(student), [student])
-    expected = _points(_source(lesson)) | {MISTAKES[mistake][1]: 0.0 for mistake in held}
+    points = _points(_source(lesson))
+    if student in TAMPERING:
+        points = dict.fromkeys(points, 0.0)
+    expected = points | {MISTAKES[mistake][1]: 0.0 for mistake in held}
     assert _scores(root, _handed_in_by(student), lesson) == expected
 
 
