@@ -10,7 +10,7 @@ from ...checks import case
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from ...per_call import check_class_state, class_state
+from ...class_state import check_class_state, class_state
 from .checkpoint_backward import CHECKPOINT
 from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
 

@@ -13,7 +13,7 @@ from ...diagnose import diagnose_gradient
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...per_call import check_class_state, class_state
+from ...class_state import check_class_state, class_state
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
                        check_leaf_error, check_on_view, check_plain_tensor, check_subnormals,
                        check_version_tracking, gradient_through, quoting_case, with_infinities,

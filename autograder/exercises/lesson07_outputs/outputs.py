@@ -15,7 +15,7 @@ from ...precision import precision_findings_now
 from ...domain import Case, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...per_call import check_class_state, class_state
+from ...class_state import check_class_state, class_state
 from ...probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_calls,
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401

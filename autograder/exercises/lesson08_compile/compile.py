@@ -16,7 +16,7 @@ from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
-from ...per_call import check_class_state, class_state
+from ...class_state import check_class_state, class_state
 from .contracts import LSE_CLAUSES
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))

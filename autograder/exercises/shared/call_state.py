@@ -7,7 +7,7 @@ from ...checks import (Spec, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...domain import Domain
 from ...errors import GradingError
-from ...per_call import changed_attributes, check_class_state, class_state
+from ...class_state import changed_attributes, check_class_state, class_state
 
 
 def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:

@@ -1,0 +1,111 @@
+"""The state a Function keeps on its classes, seen before and after a call: each attribute by
+identity, and what it holds, copied (containers entry by entry, tensors by value), so a class
+dict changed in place (a key added, an entry replaced) is seen as well as one replaced."""
+
+import torch
+
+from .domain import Domain
+from .errors import GradingError
+from .probes import reachable
+
+
+def changed(now: torch.Tensor, was: torch.Tensor) -> bool:
+    """Whether a tensor's shape or values (nan for nan) differ from its copy's."""
+    return (now.shape != was.shape or not torch.equal(now.isnan(), was.isnan())
+            or not torch.equal(now.nan_to_num(), was.nan_to_num()))
+
+
+class ClassState(dict):
+    """The attributes of a Function's classes, by identity, with ``frozen``: a copy of what
+    each holds, containers copied and tensors cloned, to compare them by value."""
+
+    frozen: dict
+
+
+def class_state(function) -> ClassState:
+    """Every attribute of the learner's classes in ``function``'s hierarchy, by identity, and
+    what each holds (``ClassState.frozen``): a dict on the class changed in place (a key
+    added, an entry replaced) is the same object, holding something else."""
+    state = ClassState()
+    if isinstance(function, type):
+        state.update({(cls.__name__, key): value for cls in function.__mro__
+                      if not cls.__module__.startswith("torch") and cls is not object
+                      for key, value in vars(cls).items()})
+    state.frozen = {key: _frozen(value) for key, value in state.items()}
+    return state
+
+
+# how deep into containers, and how many entries of each, the class state is copied: past
+# them a container is compared by its type and size alone
+_DEPTH, _ENTRIES = 4, 1000
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+
+
+class _Frozen:
+    """A copy of what a tensor or a container holds: ``kind`` and ``data``."""
+
+    __slots__ = ("kind", "data")
+
+    def __init__(self, kind: str, data):
+        self.kind, self.data = kind, data
+
+
+def _frozen(value, depth: int = 0):
+    """What ``value`` holds, copied: a tensor's values, a container's entries (each frozen);
+    anything else itself, compared by identity (a plain number or string by value)."""
+    if isinstance(value, torch.Tensor):
+        return _Frozen("tensor", value.detach().clone())
+    if not isinstance(value, (dict, list, tuple, set, frozenset)):
+        return value
+    if depth >= _DEPTH or len(value) > _ENTRIES:
+        return _Frozen("size", (type(value), len(value)))
+    if isinstance(value, dict):
+        return _Frozen("dict", [(k, _frozen(v, depth + 1)) for k, v in value.items()])
+    if isinstance(value, (set, frozenset)):
+        return _Frozen("set", (type(value), len(value), set(map(id, value))))
+    return _Frozen(type(value).__name__, [_frozen(v, depth + 1) for v in value])
+
+
+def _same(now, was) -> bool:
+    """Whether two frozen values are the same."""
+    if isinstance(now, _Frozen) or isinstance(was, _Frozen):
+        if not (isinstance(now, _Frozen) and isinstance(was, _Frozen) and now.kind == was.kind):
+            return False
+        if now.kind == "tensor":
+            return (now.data.dtype == was.data.dtype and now.data.device == was.data.device
+                    and not changed(now.data, was.data))
+        if now.kind == "dict":
+            return len(now.data) == len(was.data) and all(
+                _same(k, j) and _same(v, w) for (k, v), (j, w) in zip(now.data, was.data))
+        if now.kind in ("size", "set"):
+            return now.data == was.data
+        return len(now.data) == len(was.data) and all(map(_same, now.data, was.data))
+    if now is was:
+        return True
+    return type(now) is type(was) and isinstance(now, _PLAIN) and now == was
+
+
+def changed_attributes(before: dict, after: dict) -> list:
+    """The keys of ``after`` (a ``class_state``) that ``before`` lacks, holds another object
+    under, or holds the same object under with other contents (by ``frozen``, where both
+    have it)."""
+    frozen_before, frozen_after = (getattr(state, "frozen", None) for state in (before, after))
+    return [key for key in after
+            if key not in before or after[key] is not before[key]
+            or (frozen_before is not None and frozen_after is not None
+                and not _same(frozen_after[key], frozen_before[key]))]
+
+
+def check_class_state(domain: Domain, function, before: dict, phase: str) -> None:
+    after = class_state(function)
+    changed = changed_attributes(before, after)
+    if changed:
+        owner, attribute = changed[0]
+        keep = ("save it with ctx.save_for_backward" if any(reachable(after[changed[0]], ""))
+                else f"keep it on ctx (ctx.{attribute} = ...)")
+        sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]
+                else "changes what is in")
+        raise GradingError(
+            f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "
+            f"by every call, so a second call in the same graph overwrites the first's; {keep}",
+            mistake=f"{domain.spec.name}/state-on-class")
