@@ -185,12 +185,13 @@ def _packed(lesson: str) -> dict[str, list[str]]:
     return {f"mistakes-{number}": list(pack.values()) for number, pack in enumerate(packs, 1)}
 
 
-def _submissions(lesson: str) -> dict[str, tuple[bool, list]]:
-    """Every submission made for ``lesson``: student -> (made from the solved copy, rather than
-    the released one; the changes made to it)."""
+def _submissions(lesson: str, catalogued: bool) -> dict[str, tuple[bool, list]]:
+    """The submissions made for ``lesson``, its catalogued mistakes' packs or the others:
+    student -> (made from the solved copy, rather than the released one; the changes made)."""
+    if catalogued:
+        return {student: (True, [change for mistake in mistakes for change in MISTAKES[mistake][2]])
+                for student, mistakes in _packed(lesson).items()}
     made = {"solver": (True, []), "untouched": (False, [])}
-    made |= {student: (True, [change for mistake in mistakes for change in MISTAKES[mistake][2]])
-             for student, mistakes in _packed(lesson).items()}
     made |= {student: (False, changes) for student, (of, _, changes, _) in TAMPERING.items()
              if of == lesson}
     made |= {student: (True, changes) for student, (of, changes) in CORRECT_BUT_NOISY.items()
@@ -205,12 +206,12 @@ def _handed_in_by(mistake: str) -> str:
                 mistake)
 
 
-def _grade_group(lessons: list[str], root) -> None:
-    """Release ``lessons`` into ``root``, hand in every submission made for them, autograde
-    them all in one nbgrader run."""
+def _grade_group(lessons: list[str], root, catalogued: bool) -> None:
+    """Release ``lessons`` into ``root``, hand in the submissions made for them (their
+    catalogued mistakes' packs, or the others), autograde them all in one nbgrader run."""
     for lesson in lessons:
         released = nbformat.read(root / "release" / lesson / f"{lesson}.ipynb", as_version=4)
-        for student, (from_solved, changes) in _submissions(lesson).items():
+        for student, (from_solved, changes) in _submissions(lesson, catalogued).items():
             notebook = solved(released, _source(lesson)) if from_solved else released
             for kind, grade_id, code in changes:
                 change = with_answer if kind == "answer" else with_cell_before
@@ -221,10 +222,15 @@ def _grade_group(lessons: list[str], root) -> None:
     nbgrader("autograde", "*", "--force", "--log-level=WARN", root=root)
 
 
-def _group(lesson: str) -> str:
+def _group(lesson: str, catalogued: bool = False) -> str:
     """The course root a lesson is graded in: lessons paired first with last, and so on (the
     later lessons are the heavier), two pairs to a root and to one nbgrader run (each run
-    starts nbgrader and a zygote that imports torch: seconds of CPU that fewer runs save)."""
+    starts nbgrader and a zygote that imports torch: seconds of CPU that fewer runs save).
+    Every lesson's catalogued mistakes share one root of their own, graded only in the
+    exhaustive tier (`make test-all`): the catalogue's own test gives each its hint in every
+    tier, and the tampering submissions take the real nbgrader run in both."""
+    if catalogued:
+        return "course-catalogued"
     index = LESSONS.index(lesson)
     return f"course-{min(index, len(LESSONS) - 1 - index) // 2}"
 
@@ -232,23 +238,27 @@ def _group(lesson: str) -> str:
 @pytest.fixture(scope="module")
 def course(request, tmp_path_factory):
     """(root, lesson): the course root holding the lesson's submissions, autograded
-    (parametrized indirectly by lesson; the tests of one group share one xdist group, so one
-    worker, and the root is built once per run)."""
-    lesson = request.param
-    group = _group(lesson)
+    (parametrized indirectly by lesson, or by (lesson, True) for its catalogued mistakes; the
+    tests of one group share one xdist group, so one worker, and the root is built once)."""
+    lesson, catalogued = (request.param if isinstance(request.param, tuple)
+                          else (request.param, False))
+    group = _group(lesson, catalogued)
 
     def build(root):
-        lessons = [other for other in LESSONS if _group(other) == group]
+        lessons = [other for other in LESSONS if _group(other, catalogued) == group]
         released_root(tmp_path_factory, root, lessons)
-        _grade_group(lessons, root)
+        _grade_group(lessons, root, catalogued)
 
     return built_once(tmp_path_factory, group, build), lesson
 
 
-def _by_lesson(*cases):
+def _by_lesson(*cases, catalogued: bool = False):
     """Parameters ``(lesson, *rest)`` for tests taking the indirect ``course`` fixture."""
-    return [pytest.param(case[0], *case[1:], id="-".join(case[1:]) or case[0],
-                         marks=pytest.mark.xdist_group(_group(case[0]))) for case in cases]
+    marks = [pytest.mark.exhaustive] if catalogued else []
+    return [pytest.param((case[0], True) if catalogued else case[0], *case[1:],
+                         id="-".join(case[1:]) or case[0],
+                         marks=[*marks, pytest.mark.xdist_group(_group(case[0], catalogued))])
+            for case in cases]
 
 
 def _source_cell(notebook, grade_id: str):
@@ -297,7 +307,9 @@ def test_an_untouched_copy_fails_only_with_the_stubs(course):
     assert all(error.startswith("NotImplementedError") for errors in others for error in errors)
 
 
-STUDENTS = _by_lesson(*[(lesson, student) for student, (lesson, *_) in MISTAKES.items()])
+STUDENTS = (_by_lesson(*[(lesson, student) for student, (lesson, *_) in TAMPERING.items()])
+            + _by_lesson(*[(lesson, student) for student, (lesson, *_) in CATALOGUED.items()],
+                         catalogued=True))
 
 
 @pytest.mark.parametrize("course, student", STUDENTS, indirect=["course"])

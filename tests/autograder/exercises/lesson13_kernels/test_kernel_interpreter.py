@@ -14,7 +14,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[4]
 
 # One worker runs the module: its compiled-mode child process runs once, not once per worker.
-pytestmark = [pytest.mark.lesson13, pytest.mark.slow, pytest.mark.xdist_group("compiled-triton")]
+# The exhaustive tier (`make test-all`): five batteries in compiled mode, most of a minute.
+pytestmark = [pytest.mark.lesson13, pytest.mark.slow, pytest.mark.exhaustive,
+              pytest.mark.xdist_group("compiled-triton")]
 pytest.importorskip("triton")
 
 COMPILED_MODE = r"""
