@@ -4,6 +4,7 @@ the slips a learner makes fail with what is off."""
 import torch
 
 from tests.tools.shown.lesson_code import cell_from, live_check, run_code
+from tools.solutions import solution
 
 
 def test_worked_slope_passes_and_the_answer_in_y_fails():
@@ -39,22 +40,6 @@ def test_worked_branch_passes_and_the_other_side_or_an_overflow_fails():
         "Write your formula for x >= 0 into nonnegative_branch first."]
 
 
-class _Right(torch.autograd.Function):
-    """A right MyReLU, as the lesson's solution writes it (kept here: importing the solutions
-    costs seconds)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        positive = x > 0
-        ctx.save_for_backward(positive)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        positive, = ctx.saved_tensors
-        return torch.where(positive, grad_output, 0)
-
-
 class _NanToZero(torch.autograd.Function):
     """A MyReLU whose mask makes a nan 0 and whose backward multiplies: inf * 0 is nan."""
 
@@ -75,7 +60,7 @@ def test_the_relu_edges_cell_ends_with_a_verdict():
     with one verdict line, a tick for the worked answer and, for a slip, which entries
     differ (values or gradients), not a comparison left to the eye?"""
     cell = cell_from("01_sigmoid", 'edges = torch.tensor([-float("inf")')
-    assert run_code(cell, {"torch": torch, "MyReLU": _Right})[-1] == (
+    assert run_code(cell, {"torch": torch, "MyReLU": solution("MyReLU")})[-1] == (
         "✓ every entry matches torch.relu, values and gradients")
     assert run_code(cell, {"torch": torch, "MyReLU": _NanToZero})[-1] == (
         "✗ MyReLU differs from torch.relu: values at x = nan; gradients at x = -inf, -1, 0")
