@@ -19,8 +19,9 @@ CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "
 
 def export_grades(root: Path, output: Path, lessons: list[str] | None = None) -> list[dict]:
     """The grades CSV: nbgrader's export columns, one row per student, lesson and notebook,
-    with each notebook's status and reason from the ledger (only ``lessons``' rows when they
-    are given). Returns the rows."""
+    with each notebook's status and reason from the ledger. With ``lessons``, only their rows
+    are replaced: the CSV's rows of every other lesson are kept as they were (``kept_rows``).
+    Returns the rows it made (``lessons``' only when they are given)."""
     ledger = Ledger(root)
     rows = []
     with Gradebook(db_url(root)) as gradebook:
@@ -70,12 +71,22 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                     row[NOTED] = [(fault.kind, fault.cell) for fault in from_dicts(
                         (noted or {}).get("faults", [])) if fault.kind in NOTES]
                     rows.append(row)
+    kept = kept_rows(output, lessons) if lessons else []
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(sorted(kept + rows, key=lambda row: row["assignment"]))  # stable
     return rows
+
+
+def kept_rows(output: Path, lessons: list[str]) -> list[dict]:
+    """The rows of the grades CSV at ``output`` that a run for ``lessons`` keeps: those of every
+    other lesson, a lesson no longer in the course included (none if there is no CSV yet)."""
+    if not output.exists():
+        return []
+    with open(output, newline="") as handle:
+        return [row for row in csv.DictReader(handle) if row.get("assignment") not in lessons]
 
 
 NOTED = "_notes"  # a row's routine notes, (kind, cell): not a column of the CSV

@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook
 
 from . import batch, releases
 from .gradebook import db_url
-from .grades_csv import export_grades, status_report
+from .grades_csv import export_grades, kept_rows, status_report
 from .insight import class_insight, has_autograded
 from .insight_parts import earlier_sections
 from .insight_report import text_report, write_reports
@@ -232,11 +232,13 @@ def _generate_feedback(root: Path, lesson: str, progress: Progress | None) -> tu
 def grades(root: Path, output: Path, lessons: list[str] | None = None) -> None:
     """The grades CSV: scores per student, lesson and notebook, with a status and a reason; and
     on screen, how many notebooks have each status and the ones to look at. With ``lessons``,
-    theirs only (the CSV then holds no other lesson, and the line says so)."""
+    only their rows are replaced and shown; the CSV keeps the other lessons' rows as the last run
+    left them, and the line says so (as ``insight`` with lessons named)."""
+    kept = len(kept_rows(output, lessons)) if lessons else 0
     rows = export_grades(root, output, lessons)
-    only = (f"; lessons {', '.join(lessons)} only: without LESSONS= it holds every lesson"
-            if lessons else "")
-    print(f"grades written to {output} ({len(rows)} rows{only})")
+    scope = (f"; updated for {', '.join(lessons)}: {len(rows)} rows, the other {kept} as the "
+             "last run left them" if lessons else "; every lesson")
+    print(f"grades written to {output} ({len(rows) + kept} rows{scope})")
     print(status_report(rows))
 
 

@@ -1,5 +1,6 @@
 """grader.grades_csv: every notebook of every learner, graded or not, with its status."""
 
+import csv
 import os
 import sys
 from pathlib import Path
@@ -7,6 +8,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from grader.grades_csv import export_grades, status_report
+from grader.instructor import grades
 from grader.ledger import Ledger
 from grader.releases import db_url
 
@@ -67,9 +69,10 @@ def test_a_test_cell_added_later_is_one_line_per_lesson_not_a_status(tmp_path, m
                           "its answer and graded it"]
 
 
-def test_grades_of_some_lessons_only(tmp_path, monkeypatch):
-    """Does `make grades LESSONS=...` pass its lessons on, and the export then hold those
-    lessons' rows only?"""
+def test_grades_of_some_lessons_only(tmp_path, monkeypatch, capsys):
+    """Does `make grades LESSONS=...` pass its lessons on, and the export then replace those
+    lessons' rows only, keeping every other lesson's (one no longer in the course too), and
+    say so?"""
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
                                                 os.environ.get("PATH", "")]))
     with Gradebook(db_url(tmp_path)) as gradebook:
@@ -77,8 +80,20 @@ def test_grades_of_some_lessons_only(tmp_path, monkeypatch):
             gradebook.add_assignment(lesson)
             gradebook.add_notebook(lesson, lesson)
         gradebook.add_student("ana")
-    rows = export_grades(tmp_path, tmp_path / "grades.csv", ["01_demo"])
-    assert [row["assignment"] for row in rows] == ["01_demo"]
-    assert len(export_grades(tmp_path, tmp_path / "grades.csv")) == 2
+    output = tmp_path / "grades.csv"
+    assert len(export_grades(tmp_path, output)) == 2
+    with open(output, "a") as handle:  # a lesson taken out of the course since
+        handle.write("99_gone,99_gone,,,ana,,,,1.0,0.0,1.0,1.0,ok,\n")
+    with Gradebook(db_url(tmp_path)) as gradebook:
+        gradebook.add_student("ben")
+    grades(tmp_path, output, ["01_demo"])
+    with open(output) as handle:
+        written = [(row["assignment"], row["student_id"]) for row in csv.DictReader(handle)]
+    assert written == [("00_demo", "ana"), ("01_demo", "ana"), ("01_demo", "ben"),
+                       ("99_gone", "ana")]
+    said = capsys.readouterr().out
+    assert f"grades written to {output} (4 rows; updated for 01_demo: 2 rows, the other 2 as " \
+           "the last run left them)" in said
+    assert said.splitlines()[1] == "statuses: 2 not-submitted"
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     assert "-m grader grades $(LESSONS)" in makefile
