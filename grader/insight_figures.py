@@ -64,6 +64,34 @@ UNLETTERED = {"full marks": (FULL_MARKS, "white"), UNNAMED_LABEL: (UNNAMED, "bla
               NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black")}
 
 
+def legend_entries(rows: dict) -> list[tuple[str, str, str]]:
+    """The legend's swatches as (colour, hatch, label): only those some bar draws (a lesson
+    with one named mistake per exercise has no "B" to explain)."""
+    drawn, ranks = set(), set()
+    for segments in rows.values():
+        rank = 0
+        for letter, label, count in segments:
+            if count:
+                if letter:
+                    ranks.add(rank)
+                else:
+                    drawn.add(label)
+            rank += bool(letter)
+    entries = [(FULL_MARKS, "", "full marks")] if "full marks" in drawn else []
+    if 0 in ranks:
+        entries.append((*_style(0), "the most frequent named mistake (A below)"))
+    if 1 in ranks:
+        entries.append((*_style(1), "the next named mistake (B; C, D, ...: each its own colour "
+                        "and hatch)" if max(ranks) > 1 else "the next named mistake (B below)"))
+    if UNNAMED_LABEL in drawn:
+        entries.append((UNNAMED, "", "failed, no named mistake (wrong value, error, timeout, "
+                        "...)"))
+    if NOT_ATTEMPTED_LABEL in drawn:
+        entries.append((NOT_ATTEMPTED, "", "not attempted (the stub still raises "
+                        "NotImplementedError)"))
+    return entries
+
+
 def lesson_figure(insight: LessonInsight):
     """The lesson's figure (a matplotlib Figure, not shown). A lesson without a verdict to draw
     (``insight.exercises`` empty: nothing graded yet, or the grader failed on every notebook)
@@ -109,17 +137,11 @@ def lesson_figure(insight: LessonInsight):
     axes.set_title(f"{insight.lesson}: what the class got wrong", fontsize=11)
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
-    handles = [Patch(facecolor=FULL_MARKS, edgecolor="#333333", label="full marks"),
-               Patch(facecolor=_style(0)[0], hatch=_style(0)[1], edgecolor="#333333",
-                     label="the most frequent named mistake (A below)"),
-               Patch(facecolor=_style(1)[0], hatch=_style(1)[1], edgecolor="#333333",
-                     label="the next named mistake (B; C, D, ...: each its own colour and hatch)"),
-               Patch(facecolor=UNNAMED, edgecolor="#333333",
-                     label="failed, no named mistake (wrong value, error, timeout, ...)"),
-               Patch(facecolor=NOT_ATTEMPTED, edgecolor="#333333",
-                     label="not attempted (the stub still raises NotImplementedError)")]
-    figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8, frameon=False,
-                  bbox_to_anchor=(0.5, (key_band + 0.1) / height), borderaxespad=0)
+    handles = [Patch(facecolor=colour, hatch=hatch, edgecolor="#333333", label=label)
+               for colour, hatch, label in legend_entries(rows)]
+    if handles:
+        figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8, frameon=False,
+                      bbox_to_anchor=(0.5, (key_band + 0.1) / height), borderaxespad=0)
     for number, line in enumerate(key):
         figure.text(0.02, (key_band + 0.02 - 0.16 * number) / height, line, fontsize=7.5,
                     va="top", family="monospace")

@@ -181,7 +181,8 @@ def feedback(root: Path, lessons: list[str]) -> bool:
             waiting.append(lesson)
     total = sum(len(list((root / "autograded" / student / lesson).glob("*.ipynb")))
                 for lesson in lessons for student in students[lesson])
-    progress = Progress(total, done_word="fed back") if total else None
+    # feedback runs no cell: no time-limit hint when its estimate runs out
+    progress = Progress(total, done_word="fed back", stall_hint="") if total else None
     for lesson in lessons:
         if not students[lesson]:
             continue

@@ -16,10 +16,12 @@ class Progress:
     that a long run shows it is moving."""
 
     def __init__(self, total: int, stream=None, *, tick: float = 1.0, each: bool = True,
-                 done_word: str = "graded"):
+                 done_word: str = "graded",
+                 stall_hint: str = "a cell may be running into its time limit"):
         self.total, self.done, self.began = total, 0, time.monotonic()
         self.done_word = done_word  # "3/23 graded" in the bar
         self.each = each
+        self.stall_hint = stall_hint  # why the estimate may run out; "" where no cell runs
         self.last = self.began  # when a submission last finished
         self.first = None  # when the first finished: the start-up before it is not the pace
         self.stream = stream or sys.stdout
@@ -73,8 +75,9 @@ class Progress:
         left = mean * (self.total - self.done) - (at - self.last)
         if left >= 1:
             return f"ETA {_clock(left)}"
+        hint = f" ({self.stall_hint})" if self.stall_hint else ""
         return f"ETA unknown: {self.total - self.done} still running, {_clock(at - self.last)} " \
-               "since the last finished (a cell may be running into its time limit)"
+               f"since the last finished{hint}"
 
     def bar(self) -> str:
         filled = int(20 * self.done / self.total)

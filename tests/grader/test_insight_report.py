@@ -117,10 +117,34 @@ def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
     from matplotlib.colors import to_hex
 
     from grader.insight_figures import _style
-    swatches = [(to_hex(patch.get_facecolor()), patch.get_hatch() or "")
-                for patch in figure.legends[0].get_patches()]
-    assert [_style(0), _style(1)] == [(colour.upper(), hatch) for colour, hatch in swatches
-                                      if colour.upper() in dict([_style(0), _style(1)])]
+
+    def legend(figure):
+        return [((to_hex(patch.get_facecolor()).upper(), patch.get_hatch() or ""),
+                 text.get_text()) for patch, text in zip(figure.legends[0].get_patches(),
+                                                        figure.legends[0].get_texts())]
+
+    shown = legend(figure)
+    assert shown[1] == (_style(0), "the most frequent named mistake (A below)")
+    assert [label.split(" (")[0] for _, label in shown] == [
+        "full marks", "the most frequent named mistake", "failed, no named mistake",
+        "not attempted"]  # no bar has a B: no B in the legend
+
+
+def test_the_legend_shows_only_what_some_bar_draws(root):
+    """With a second named mistake, does the legend explain B (and C, D, ... only once a
+    bar has a C); with no failure without a name drawn, does it leave that swatch out?"""
+    from grader.insight_figures import _style, legend_entries
+
+    record(root, "eve-ix", {"Shift": failed("Shift/drops-sign", "Shift drops the sign"),
+                            "Scale": passed()})
+    rows = bars(class_insight(root, [LESSON])[0][0])
+    entries = legend_entries(rows)
+    assert (*_style(1), "the next named mistake (B below)") in entries
+    rows["Shift"].insert(3, ("C", "Shift/third", 1))
+    assert "C, D" in legend_entries(rows)[2][2]
+    only_passed = {"Shift": [("", "full marks", 3), ("", "failed, no named mistake", 0),
+                             ("", "not attempted", 0)]}
+    assert [label for *_, label in legend_entries(only_passed)] == ["full marks"]
 
 
 def _insight(root, *args):

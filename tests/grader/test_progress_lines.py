@@ -50,6 +50,9 @@ def test_the_eta_counts_down_and_never_reads_zero_while_one_still_runs():
     late = progress.eta(at=95.0)
     assert "0s" not in late.split("still")[0]
     assert late.startswith("ETA unknown: 2 still running, 1m15s since the last finished")
+    assert "time limit" in late  # autograde runs cells: one may be running into its limit
+    progress.stall_hint = ""  # as `make feedback` has it: it runs no cell
+    assert progress.eta(at=95.0) == "ETA unknown: 2 still running, 1m15s since the last finished"
 
 
 def test_without_a_terminal_each_line_carries_its_eta():
@@ -123,6 +126,9 @@ def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypa
         return _Finished(log)
 
     monkeypatch.setattr(instructor, "nbgrader_streamed", streamed)
+    made = []
+    monkeypatch.setattr(instructor, "Progress", lambda *args, **kwargs: made.append(
+        Progress(*args, **kwargs)) or made[-1])
     assert instructor.feedback(tmp_path, ["00_demo", "01_none"])
     lines = capsys.readouterr().out.splitlines()
     assert started == [("generate_feedback", "00_demo")]
@@ -130,6 +136,7 @@ def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypa
     assert lines[1] == "[2/2] bob 00_demo: feedback written  (done)"
     assert lines[2].startswith("00_demo: feedback for 2 students in ")
     assert lines[3] == "nothing autograded yet, no feedback (1 lesson): 01_none"
+    assert not made[0].stall_hint  # feedback runs no cell: no "time limit" in its ETA
 
 
 class _Finished:
