@@ -87,9 +87,11 @@ def _short(text: str, width: int = 200) -> str:
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False, settings: Settings | None = None,
-              students: list[str] | None = None, stream=None, each: bool = True) -> Summary:
+              students: list[str] | None = None, stream=None, each: bool = True,
+              written=None) -> Summary:
     """Grade every new, changed or failed submission of ``lessons`` in course root ``root``
-    (``each``: a line per submission as it finishes)."""
+    (``each``: a line per submission as it finishes; ``written(student, lesson)``, if given, is
+    called once a submission is in the gradebook, before its line gives its score)."""
     root = root.resolve()
     stream = stream or sys.stdout
     workers = workers or os.cpu_count() or 1
@@ -113,7 +115,8 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     progress = Progress(len(jobs), stream, each=each)
     quiet_notebook_warnings()
     with _kernel_factory(settings):
-        _grade(root, jobs, writer, ledger, summary, progress, scheduler, workers, stream)
+        _grade(root, jobs, writer, ledger, summary, progress, scheduler, workers, stream,
+               written)
     summary.seconds = time.monotonic() - began
     return summary
 
@@ -127,7 +130,7 @@ def _kernel_factory(settings: dict):
 
 
 def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summary, progress,
-           scheduler: str | None, workers: int, stream) -> None:
+           scheduler: str | None, workers: int, stream, written=None) -> None:
     executor = dask_executor(scheduler, workers) if scheduler else local_executor(workers)
     pending = {}
     try:
@@ -140,7 +143,7 @@ def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summar
                 result = {"student": job["student"], "lesson": job["lesson"],
                           "digest": job["digest"], "notebooks": {}, "seconds": 0.0,
                           "error": f"the worker running this job failed: {error!r}"}
-            status = _record(root, writer, ledger, job, result, summary)
+            status = _record(root, writer, ledger, job, result, summary, written)
             progress.update(f"{job['student']} {job['lesson']}: {status}")
     except KeyboardInterrupt:
         stream.write(f"\ninterrupted: {len(pending)} submissions left for the next run\n")
@@ -158,8 +161,9 @@ def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summar
 
 
 def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, result: dict,
-            summary: Summary) -> str:
-    """Write one finished job to the gradebook and the ledger; return its status."""
+            summary: Summary, written=None) -> str:
+    """Write one finished job to the gradebook and the ledger (then ``written``, if given);
+    return its status and score."""
     student, lesson = job["student"], job["lesson"]
     per_notebook, executed = {}, {}
     error = result.get("error")
@@ -180,6 +184,8 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
         began = time.monotonic()
         try:
             writer.write(student, lesson, executed)
+            if written:
+                written(student, lesson)
             scored = score_line(root, student, lesson)
             summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
                 time.monotonic() - began

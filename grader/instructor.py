@@ -119,8 +119,14 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     releases.record(root, lesson)
     print(f"released {lesson} again; regrading its {count} submissions (the old gradebook is "
           f"copied to {backup.relative_to(root)})", flush=True)
-    autograde(root, [lesson], workers=workers, force=True, each=False)
-    print(releases.kept_marks_line(releases.restore_marks(root, marks), len(marks)))
+    kept = []  # each submission's manual marks go back before its line gives its score
+
+    def put_back(student: str, lesson: str) -> None:
+        kept.append(releases.restore_marks(root, [mark for mark in marks
+                                                  if mark[2][1:] == (lesson, student)]))
+
+    autograde(root, [lesson], workers=workers, force=True, each=False, written=put_back)
+    print(releases.kept_marks_line(sum(kept), len(marks)))
     return True
 
 
@@ -145,17 +151,18 @@ def released(root: Path) -> set[str]:
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
               scheduler: str | None = None, force: bool = False,
               students: list[str] | None = None, each: bool = True,
-              expected: tuple[str, ...] = ()) -> batch.Summary:
+              expected: tuple[str, ...] = (), written=None) -> batch.Summary:
     """Autograde every new, changed or failed submission, in parallel (see ``grader.batch``):
     a line per submission as it finishes unless not ``each``, then the counts and the notebooks
-    worth a look (those with a status in ``expected`` are counted only)."""
+    worth a look (those with a status in ``expected`` are counted only); ``written``: see
+    ``batch.autograde``."""
     if not batch.submissions(root, lessons, students):
         print(f"nothing to grade: no {root / 'submitted'}/<student>/<lesson>/ folders")
         return batch.Summary()
     where = f"Dask scheduler {scheduler}" if scheduler else f"{workers or os.cpu_count()} workers"
     print(f"autograding {', '.join(lessons)} in {root} with {where}", flush=True)
     summary = batch.autograde(root, lessons, workers=workers, scheduler=scheduler, force=force,
-                             students=students, each=each)
+                             students=students, each=each, written=written)
     print(summary.line())
     if summary.report(expected=expected):
         print(summary.report(expected=expected))

@@ -156,12 +156,14 @@ def test_the_feedback_page_says_how_grading_went(feedback):
 
 @pytest.fixture(scope="module")
 def added(feedback):
-    """A test cell added to lesson 00's source after feedback was given, a comment the
-    instructor had written kept; returns the course root and what each release said."""
+    """A test cell added to lesson 00's source after feedback was given, a comment and half a
+    point of extra credit the instructor had given kept; returns the course root and what each
+    release said."""
     root, _ = feedback
     with Gradebook(db_url(root)) as gradebook:
         comment = gradebook.find_comment("answer_Square", LESSON, LESSON, "clean")
         comment.manual_comment = "Neat: you saved the input, not the output."
+        gradebook.find_grade("Square", LESSON, LESSON, "pasted").extra_credit = 0.5
         gradebook.db.commit()
     path = root / "source" / LESSON / f"{LESSON}.ipynb"
     source = nbformat.read(path, as_version=4)
@@ -189,7 +191,8 @@ def test_release_says_how_to_add_a_test_cell_under_grades(added):
 
 def test_regrade_releases_it_and_keeps_the_grades(added):
     """Does `--regrade` release the new test cell, grade every submission again (the new cell
-    included) and keep the instructor's comment?"""
+    included) and keep the instructor's comment and extra credit, the score on each
+    submission's line counting them (they are put back before it is printed)?"""
     root, _, (status, output) = added
     assert status == 0, output
     released = (root / "release" / LESSON / f"{LESSON}.ipynb").read_text()
@@ -201,6 +204,11 @@ def test_regrade_releases_it_and_keeps_the_grades(added):
             "Square": 1.0, "Square_again": 2.0, "WeightedSum": 1.0, "Outer": 2.0}
         assert gradebook.find_comment("answer_Square", LESSON, LESSON, "clean").manual_comment \
             == "Neat: you saved the input, not the output."
+        assert gradebook.find_grade("Square", LESSON, LESSON, "pasted").extra_credit == 0.5
+        pasted = gradebook.find_submission(LESSON, "pasted").score
+    assert pasted % 1 == 0.5
+    assert re.search(rf"\] pasted {LESSON}: [\w-]+ {pasted:g}/6\b", output), output
+    assert "kept all 2 manual grades and comments" in output
 
 
 def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
