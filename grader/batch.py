@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import sandbox, shared_zygote, verdict_store
+from . import one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
 from .faults import NOTES, SEVERITY, Fault, from_dicts, reason_of, status_of
 from .feedback import status_cell
@@ -71,7 +71,7 @@ class Summary:
                          f"{', '.join(cells)} added and graded in {count} "
                          f"notebook{'s' if count > 1 else ''} handed in before it (a note in "
                          "their reason; their status is their own)")
-        flagged = [f"  {student} {lesson}/{name}: {status}: {_short(reason)}"
+        flagged = [f"  {student} {lesson}/{name}: {status}: {one_line.reason(reason)}"
                    for student, lesson, name, status, reason in
                    sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))
                    if status not in expected]
@@ -79,10 +79,6 @@ class Summary:
             flagged[shown:] = [f"  ... and {len(flagged) - shown} more: `make grades` lists "
                                "them"]
         return "\n".join(lines + flagged)
-
-
-def _short(text: str, width: int = 200) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,

@@ -67,10 +67,13 @@ def status_of(faults) -> str:
     return min(kinds, key=SEVERITY.__getitem__) if kinds else "ok"
 
 
+SEPARATOR = "; "  # between the messages of a reason
+
+
 def reason_of(faults) -> str:
     """Every fault's message, most serious first, without repeats."""
     ordered = sorted(faults, key=lambda fault: SEVERITY[fault.kind])
-    return "; ".join(dict.fromkeys(fault.message for fault in ordered))
+    return SEPARATOR.join(dict.fromkeys(fault.message for fault in ordered))
 
 
 def from_dicts(items) -> list[Fault]:

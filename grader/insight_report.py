@@ -10,6 +10,7 @@ import re
 import time
 from pathlib import Path
 
+from . import one_line
 from .insight import ExerciseInsight, LessonInsight
 from .insight_figures import figure_bytes, lesson_figure
 from .insight_parts import (earlier_rows, earlier_sections, earlier_skipped,
@@ -19,10 +20,6 @@ from .ledger import STATE
 SHOWN = 12  # learners named per group on the terminal
 CSV_COLUMNS = ["lesson", "exercise", "student_id", "result", "score", "mistake", "named",
                "explanation", "section", "hint"]
-
-
-def _short(text: str, width: int = 150) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def lesson_summary(insight: LessonInsight, titled: bool = True, names: bool = False,
@@ -82,7 +79,7 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 if len(group.students) > SHOWN:
                     learners += f" ... and {len(group.students) - SHOWN} more (the CSV has all)"
                 lines.append(f"    {len(group.students):4d}  {group.mistake}: "
-                             f"{_short(group.explanation)}")
+                             f"{one_line.cut(group.explanation, 240)}")
                 if group.named and group.section != exercise.section:
                     lines.append(f"          taught in: {insight.label(group.section)}")
                 lines.append(f"          {learners}")

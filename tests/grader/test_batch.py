@@ -133,6 +133,12 @@ def test_a_report_can_leave_out_an_expected_status():
     assert summary.report().count("\n") == 1
     assert summary.report(expected=("added-test-cell",)) == (
         "  ben 00_template/00_template: timeout: a loop")
+    pasted = ("the notebook had no nbgrader cell metadata (answers pasted into a new notebook, or "
+              "a copy of the solutions?): matched 3 of 3 answer cells to the lesson's by their "
+              "code, put back the read-only and test cells it lacked, and graded it")
+    summary.flagged[1] = ("ben", "00_template", "00_template", "no-nbgrader-metadata", pasted)
+    assert summary.report(expected=("added-test-cell",)).endswith(
+        "and graded it")  # a long reason keeps what happened (its end), its middle cut
 
 
 def test_a_test_cell_added_later_is_a_note_not_a_status():

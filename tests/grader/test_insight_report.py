@@ -49,6 +49,19 @@ def test_the_terminal_lists_counts_groups_and_learners(root):
     assert re.search(r"1  unproven:wrong-value: wrong value, cause not proven", text)
 
 
+def test_a_long_explanation_keeps_its_end_on_the_terminal(root):
+    """Is a group's explanation too long for its line cut in its middle, so that the terminal
+    still says what went wrong (the end: "...which dims does your formula leave...?")?"""
+    long = ("Shift.backward returned grad_x of shape (4, 3) for x of shape (3,): autograd's "
+            "engine summed it down to x's shape for you here, but a gradient has its input's "
+            "shape; which dims does your formula leave that the input lacks?" + " Yes." * 10)
+    record(root, "eve-ix", {"Shift": failed("Shift/wrong-shape", long), "Scale": passed()})
+    line = next(line for line in text_report(*class_insight(root, [LESSON])).splitlines()
+                if "Shift/wrong-shape" in line)
+    assert " … " in line and line.endswith("the input lacks? Yes. Yes. Yes. Yes. Yes. Yes. Yes. "
+                                           "Yes. Yes. Yes.")
+
+
 def test_the_csv_has_a_row_per_learner_and_exercise(root):
     """Does the CSV hold one row per learner and exercise, each failure with its mistake, its
     hint and whether the mistake is named?"""

@@ -1,0 +1,41 @@
+"""grader.one_line: a long reason or explanation cut to one summary line keeps the part that
+says what happened, its end, not only its start (issue 48: `...put back the read-only and tes…`
+in make autograde and make grades, `...but a gradient has it…` in make insight)."""
+
+from grader.faults import Fault, reason_of
+from grader.one_line import cut, reason
+
+PASTED = ("the notebook had no nbgrader cell metadata (answers pasted into a new notebook, or a "
+          "copy of the solutions?): matched 3 of 3 answer cells to the lesson's by their code, "
+          "put back the read-only and test cells it lacked, and graded it")
+GRADIENT = ("Linear.backward returned grad_x of shape (4, 3) for x of shape (3,): autograd's "
+            "engine summed it down to x's shape for you here, but a gradient has its input's "
+            "shape; which dims does your formula leave that the input lacks?")
+
+
+def test_a_long_text_keeps_its_start_and_its_end():
+    """Cut to a width, does the text keep its first words and its last (what happened), whole
+    words only, the middle marked as left out; and a text that fits stay as it is?"""
+    short = reason(PASTED, 160)
+    assert len(short) <= 160 and " … " in short
+    assert short.startswith("the notebook had no nbgrader cell metadata")
+    assert short.endswith("put back the read-only and test cells it lacked, and graded it")
+    explained = cut(GRADIENT, 120)
+    assert len(explained) <= 120
+    assert explained.endswith("which dims does your formula leave that the input lacks?")
+    assert all(word in GRADIENT.split() for word in explained.replace(" … ", " ").split())
+    assert cut("a loop", 120) == reason("a loop", 120) == "a loop"
+
+
+def test_a_reason_of_several_faults_keeps_whole_messages_and_counts_the_rest():
+    """A reason of several faults (most serious first): are the first messages that fit kept
+    whole, the first always (the status's), and the others counted, not cut mid-word?"""
+    timeouts = [Fault("timeout", f"answer_{name} ran past the 60 s limit", f"answer_{name}")
+                for name in ("Outer", "Inner")]
+    text = reason_of([Fault("no-nbgrader-metadata", PASTED), *timeouts])
+    assert reason(text, 160) == ("answer_Outer ran past the 60 s limit; answer_Inner ran past "
+                                 "the 60 s limit (+1 more: the reason column of make grades)")
+    alone = reason(reason_of([Fault("no-nbgrader-metadata", PASTED),
+                              Fault("edited-locked-cell", "a read-only cell was edited")]), 200)
+    assert len(alone) <= 200 and alone.endswith(
+        "and graded it (+1 more: the reason column of make grades)")
