@@ -8,6 +8,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from . import one_line
 from .gradebook import db_url
 from .faults import NOTES, SEVERITY, from_dicts, status_of
 from .ledger import Ledger
@@ -131,11 +132,7 @@ def status_report(rows: list[dict]) -> str:
                      key=lambda row: SEVERITY.get(row["status"], -1))
     for row in flagged[:SHOWN]:
         lines.append(f"  {row['student_id']} {row['assignment']}/{row['notebook']}: "
-                     f"{row['status']}: {_short(row['reason'])}")
+                     f"{row['status']}: {one_line.reason(row['reason'])}")
     if len(flagged) > SHOWN:
         lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns")
     return "\n".join(lines)
-
-
-def _short(text: str, width: int = 200) -> str:
-    return text if len(text) <= width else text[:width - 1] + "…"
