@@ -8,6 +8,7 @@ x.half(), a write into the copy x.reshape(-1) makes of a transposed x). The corr
 ones must pass. Answers that repeat a catalogued one are not kept."""
 
 from .. import Mistake, Unusual
+from .abs_in_place import abs_answer
 
 UNUSUAL = [
     # Correct but unusual: a bool mask saved before the write (x not saved, so the output stays
@@ -140,61 +141,25 @@ class ReLUInPlace(torch.autograd.Function):
 '''),
     # AbsInPlace with its own leaf guard before the write (same idea as wrong_relu_own_leaf_guard).
     Mistake('AbsInPlace', "its own leaf guard with torch.abs_'s text, under no_grad too",
-            'refused a leaf that requires grad under torch.no_grad()', '''
-class AbsInPlace(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        if x.is_leaf and x.requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        sign = torch.sign(x).to(torch.int8)
-        x.abs_()
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(sign)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        sign, = ctx.saved_tensors
-        return grad_output * sign
-'''),
+            'refused a leaf that requires grad under torch.no_grad()', abs_answer(
+                ("        sign = torch.sign(x)",
+                 '        if x.is_leaf and x.requires_grad:\n'
+                 '            raise RuntimeError("a leaf Variable that requires grad is being used '
+                 'in an "\n                               "in-place operation.")\n'
+                 "        sign = torch.sign(x)"))),
     # AbsInPlace whose sign is read from a float16 copy of x ("one byte would do, half is cheap"):
     # float16 rounds |x| < 3e-8 to 0, so tiny entries get gradient 0 instead of +-grad_output.
     # Breaks: "the gradient of x is torch.abs's at every value of x ... beside 0".
     Mistake('AbsInPlace', 'the sign of x.half(), as int8',
-            'read in a narrower dtype than x', '''
-class AbsInPlace(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        sign = torch.sign(x.half()).to(torch.int8)
-        x.abs_()
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(sign)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        sign, = ctx.saved_tensors
-        return grad_output * sign
-'''),
+            'read in a narrower dtype than x',
+            abs_answer(("torch.sign(x)", "torch.sign(x.half())"))),
     # AbsInPlace that flattens first (to treat every shape alike, 0-d included) with reshape:
     # on a non-contiguous x, reshape copies, so the write lands in the copy and x is unchanged.
     # Breaks: "x of any strides an in-place write accepts: afterwards x holds exactly torch.abs(x)".
     Mistake('AbsInPlace', 'abs_ of x.reshape(-1), a copy for a transposed x',
-            'the write went into a copy', '''
-class AbsInPlace(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        flat = x.reshape(-1)
-        sign = torch.sign(flat).to(torch.int8).reshape(x.shape)
-        flat.abs_()
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(sign)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        sign, = ctx.saved_tensors
-        return grad_output * sign
-'''),
+            'the write went into a copy', abs_answer(
+                ("        sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
+                 "        flat = x.reshape(-1)\n"
+                 "        sign = torch.sign(flat).to(torch.int8).reshape(x.shape)\n"
+                 "        flat.abs_()"))),
 ]
