@@ -32,6 +32,8 @@ SORT_CLAUSES = (
            "which it ignores) and routes `grad_values` back along the last dimension as you "
            "derived above, each row with its own indices.",
            {"SortWithIndices/indexes-with-every-row": "every row's indices at once",
+            "SortWithIndices/right-on-one-row-only":
+                "the inverse read by grad_values[..., inverse], right on one row only",
             "raised:RuntimeError": "scatter along dim 0"}),
 )
 
@@ -93,7 +95,8 @@ RELU_CLAUSES = (
            "attribute), and forward makes no tensor to save beyond one byte per element: answer "
            "the question of the previous section for the clamp.",
            {"ReLUInPlace/saves-copy": "a clone of the output saved",
-            "ReLUInPlace/tensor-on-ctx": "the output kept as a ctx attribute"}),
+            "ReLUInPlace/tensor-on-ctx": "the output kept as a ctx attribute",
+            "ReLUInPlace/state-outside-ctx": "masks on a module-global stack, popped in backward"}),
 )
 
 

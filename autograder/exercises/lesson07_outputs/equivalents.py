@@ -44,6 +44,15 @@ EQUIVALENTS = [
     _sort("save_copy", _SAVE_INVERSE, _SAVE_INVERSE.replace("else indices)",
                                                             "else indices.clone())"),
           _INDICES_COPY),
+    _sort("drop_copy", "inverse = torch.argsort(indices, dim=-1) if x.dim() else indices.clone()",
+          "inverse = torch.argsort(indices, dim=-1) if x.dim() else indices",
+          "for a 0-d x the permutation is the one index 0: saving the indices themselves or a "
+          "copy of them keeps the same one int64 tensor the contract allows"),
+    _sort("drop_copy",
+          "return grad_values.gather(-1, inverse) if inverse.dim() else grad_values.clone()",
+          "return grad_values.gather(-1, inverse) if inverse.dim() else grad_values",
+          "for a 0-d x the gradient is grad_values itself; returning it uncopied, as "
+          "CloneBackward does, is allowed: backward only must not write into it"),
     EquivalentMutant("SplitHalves", "nudge_constant",
                      "out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)",
                      "out = present[-1].new_zeros(*present[0].shape[:-1], 2 * h)",

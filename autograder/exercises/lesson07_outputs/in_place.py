@@ -4,11 +4,13 @@ grad, the gradient through a view of a non-leaf, and the version counter bumped;
 battery; and the writable copy the checks generated from their domains write into."""
 
 import math
+from types import SimpleNamespace
 
 import torch
 
 from ...checks import (Spec, backward_outputs, check_is_function, check_no_ctx_tensors,
                       gradcheck_callable, run_forward)
+from ...class_state import check_class_state, class_state
 from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
@@ -261,6 +263,7 @@ IN_PLACE_LAYOUT_CLAUSE = ("x of any strides an in-place write accepts (transpose
 
 def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
     """Written in place, marked dirty, the gradient with 0 at x == 0, grad_output untouched."""
+    state = class_state(function)
     forward, got, pristine, before = gradient_through(function, RELU, x, seed)
     expected = pristine * (before > 0)
     if isinstance(got, torch.Tensor) and got.shape == x.shape and not torch.allclose(got, expected):
@@ -277,6 +280,15 @@ def check_relu(function, x: torch.Tensor, *, seed: int = 0) -> None:
         check_subnormals(RELU, got, expected, before, "mask")
         check_float32_reading(function, RELU, got, pristine, before, "mask")
     diagnose_gradient("x", got, expected, inputs={"x": before})
+    if not forward.saved and (before <= 0).any() and (before > 0).any():
+        check_class_state(SimpleNamespace(spec=RELU), function, state, "forward")
+        raise GradingError(
+            "ReLUInPlace saves nothing with ctx.save_for_backward, yet its backward knows where "
+            "x was clamped: it reads that from somewhere that is not this call's ctx (a module "
+            "global, a list it pops, a class attribute), which every call shares and whose "
+            "contents a second call, or a second backward on one graph, does not find as this "
+            "forward left them. Save what backward needs with ctx.save_for_backward",
+            mistake="ReLUInPlace/state-outside-ctx")
     check_relu_saved(forward, before)
 
 

@@ -21,7 +21,7 @@ from ...probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_cal
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
                        noise, quoting_case, relu_full, with_zeros, writing_into_a_copy)
 from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
-                          right_without_ties, same_values, sorted_as_float32_only, ties_hint)
+                          right_on_each_row, right_without_ties, same_values, sorted_as_float32_only, ties_hint)
 from .split_probes import (DtypeAllocationLog, both_allocated, check_unused_half_zero,
                            check_wider_dtype, fresh_memory_nan)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
@@ -112,11 +112,21 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
                            "dimension with every row's indices at once. Each row must route its "
                            "gradient with its own row of indices: which op writes along a "
                            "dimension, row by row, from an index tensor of the input's shape? "
-                           "(your my_sort_backward check, three rows)",
+                           "(your my_sort_backward check saw one row only)",
                            mistake="SortWithIndices/indexes-with-every-row")
     if (ties and isinstance(grad, torch.Tensor) and grad.shape == x.shape
             and not torch.allclose(grad, expected) and right_without_ties(function, x)):
         raise ties_hint(grad, expected)
+    if (isinstance(grad, torch.Tensor) and not (grad.shape == x.shape
+                                                 and torch.allclose(grad, expected))
+            and right_on_each_row(function, x)):
+        raise GradingError("SortWithIndices's gradient is right for a single row and wrong for "
+                           "a batch of rows: each row must be routed by its own indices (x of "
+                           f"shape {tuple(x.shape)} holds {x.shape[:-1].numel()} rows, each "
+                           "sorted by its own permutation along the last dimension). Does the "
+                           "op your backward routes with take one row of indices, or one index "
+                           "tensor of x's shape, row by row?",
+                           mistake="SortWithIndices/right-on-one-row-only")
     diagnose_gradient("x", grad, expected)
     if saved:  # a class or ctx attribute first: it would read as indices not saved at all
         check_class_state(SimpleNamespace(spec=SORT), function, state, "forward")

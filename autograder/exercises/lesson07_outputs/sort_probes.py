@@ -1,6 +1,7 @@
 """Probes for SortWithIndices's backward that its values alone cannot name: a gradient right on
 the same shape without ties (so a wrong one is about ties), and a gradient whose rows all received
-every row's gradients (the last dimension indexed with the whole tensor of indices at once);
+every row's gradients (the last dimension indexed with the whole tensor of indices at once), or
+one right for a single row and wrong for a batch of rows;
 an order that sorts x only as float32 numbers; and what forward saves for backward (the
 permutation, once)."""
 
@@ -89,6 +90,26 @@ def every_row_indexed(grad: torch.Tensor, indices: torch.Tensor, g: torch.Tensor
     # sent[a, p]: the gradient row a's indices send to position p
     sent = g.reshape(-1, n).gather(-1, torch.argsort(indices.reshape(-1, n), dim=-1))
     return bool((rows[0] == sent).any(0).all())
+
+
+def right_on_each_row(function, x: torch.Tensor) -> bool:
+    """The probe behind the batch hint: x has two rows or more (of two entries or more), and the
+    same Function is right on each of its first three rows given alone, as a 1-D x, routed by
+    the indices it returns for that row."""
+    if x.dim() < 2 or x.shape[:-1].numel() < 2 or x.shape[-1] < 2:
+        return False
+    for r, row in enumerate(x.detach().reshape(-1, x.shape[-1])[:3]):
+        leaf = row.clone().requires_grad_()
+        try:
+            values, indices = function.apply(leaf)
+            g = noise(values, 13 + r)
+            grad, = torch.autograd.grad(values, leaf, g)
+            expected = torch.zeros_like(g).scatter(-1, indices, g)
+        except Exception:  # the learner's code may raise anything: then it is not only batches
+            return False
+        if grad.shape != expected.shape or not torch.allclose(grad, expected):
+            return False
+    return True
 
 
 def check_saved_indices(forward, indices: torch.Tensor) -> None:

@@ -301,6 +301,10 @@ IDS = [
     ("AbsInPlace", "the sign of x.float(), as int8", "AbsInPlace/sign-in-float32"),
     ("SortWithIndices", "sorts a float32 copy of x, gathers the values from x",
      "SortWithIndices/sorted-in-float32"),
+    ("SortWithIndices", "the inverse read by grad_values[..., inverse], right on one row only",
+     "SortWithIndices/right-on-one-row-only"),
+    ("ReLUInPlace", "masks on a module-global stack, popped in backward",
+     "ReLUInPlace/state-outside-ctx"),
 ]
 
 
