@@ -168,30 +168,31 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 # 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
 #    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Backward has to send each
 #    `grad_values[j]` somewhere: is that a read as well? Which PyTorch op does it in one call?
-#    (A Python loop over `j` is a fine first answer to check on one row; the batch below then
-#    asks for an op that routes each row with its own row of indices.)
+#    (A Python loop over `j` is a fine first answer.)
 # 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
 #    applies some permutation to `grad_values` too. Which one, and for which permutations does
 #    it happen to give the right answer?
 #
-# Replace the guess until yours matches autograd's own `torch.sort` on one row and on a batch
-# of three rows, each sorted by its own permutation along the last dimension.
+# Replace the guess until yours matches autograd's own `torch.sort` on one row. The checker
+# stops there: a batch of rows, each sorted by its own permutation along the last dimension,
+# is Exercise 1's to decide.
 
 # %%
 def my_sort_backward(grad_values, indices):
     """grad_x from grad_values and the indices torch.sort returned: your derivation."""
     ### BEGIN WORKED
-    return torch.zeros_like(grad_values).scatter(-1, indices, grad_values)
+    grad_x = torch.zeros_like(grad_values)
+    grad_x[indices] = grad_values  # grad_x[indices[j]] = grad_values[j], for one row
+    return grad_x
     ### LEARNER
     return grad_values.gather(-1, indices)  # the first guess: replace it with yours
     ### END WORKED
 
 
 def check_sort_backward(my_sort_backward):
-    """✓ or ✗ against autograd's torch.sort: one row, then three rows in three orders."""
+    """✓ or ✗ against autograd's torch.sort, on one row."""
     row = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
-    rows = torch.stack([row, row.flip(0), row.roll(2)])  # each row sorted by its own permutation
-    for name, x in (("one row, shape (5,)", row), ("three rows, shape (3, 5)", rows)):
+    for name, x in (("one row, shape (5,)", row),):
         values, indices = torch.sort(x)
         grad_values = 10 * torch.arange(1.0, x.numel() + 1).reshape(x.shape)
         leaf = x.clone().requires_grad_()
@@ -259,14 +260,15 @@ compare("default and stable=True agree", my_same_indices, agree)
 #   it ignores) and routes `grad_values` back along the last dimension as you derived above,
 #   each row with its own indices.
 #
-# What does backward need of forward to route the gradient, and how many bytes per element of
-# `x` does that take? Decide before you write forward; the box gives the figure the self-check
-# holds you to.
+# Two decisions before you write. Your `my_sort_backward` was checked on one row: what
+# changes when `x` holds several rows, each routed by its own row of `indices`, and which op
+# does that along the last dimension? And what does backward need of forward to route the
+# gradient, and how many bytes per element of `x` does that take? Decide, then open the box
+# for the figure the self-check holds you to.
 #
 # <details><summary>The budget, in bytes (open after deciding)</summary>
 #
-# 8 bytes per element of `x` and no more: one int64 tensor of `x`'s shape, and no
-# floating-point tensor.
+# At most 8 bytes per element of `x`, all the tensors forward saves counted together.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
@@ -476,15 +478,17 @@ for name, b in measured.items():
 #
 # For `SplitHalves` below it is tempting to return `x[..., :h]` and `x[..., h:]`, which cost
 # nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`, and
-# PyTorch forbids writing into either kind a custom Function can return: a single view made
-# inside the Function (its message says autograd's view-and-in-place logic would override your
-# backward) and several views of one input (the first optional section after the summary shows
-# the error). They also change whenever `x` does. Return fresh tensors: what gives each half
-# memory of its own? That memory is the price of a Function whose outputs behave like any
-# other tensor.
+# PyTorch forbids writing in place into any view a custom Function returns from an input that
+# requires grad, with one of two messages: where the Function has one differentiable output,
+# that autograd's view-and-in-place logic would override your backward; where it has several,
+# as `SplitHalves` does, that the view "is the output of a function that returns multiple
+# views" (the first optional section after the summary shows it). They also change whenever
+# `x` does. Return fresh tensors: what gives each half memory of its own? That memory is the
+# price of a Function whose outputs behave like any other tensor.
 # Copying first and splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves
-# are then views of the copy, made inside forward, and writing into them raises the same
-# error. The checks write into your outputs.
+# are then views of the copy, made inside forward, and writing into one raises the same
+# several-outputs error. What counts is that an output is a view, of whichever tensor. The
+# checks write into your outputs.
 #
 # ## ✎ Exercise 2 · `SplitHalves`
 #
@@ -654,8 +658,7 @@ print("unmarked, the leaf was overwritten silently:", leaf)
 #
 # An ordinary Function can save its input. An in-place one overwrites it, so the question for
 # every in-place Function is: **can backward compute the derivative from the output $y$
-# alone?** And the answer decides what forward keeps, at what cost: the prediction after the
-# next checker asks how.
+# alone?** And the answer decides what forward keeps, at what cost.
 #
 # **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
 # function of the output $y$ alone, or say that $y$ is not enough: softplus,
@@ -720,40 +723,7 @@ check_derivatives_from_y(my_derivative_from_y)
 # $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
 # $\sin$ the output is not enough.
 #
-# Being invertible is enough for $y$ to be enough; is it needed? The clamp of Exercise 3,
-# $y = \max(x, 0)$, sends every $x \le 0$ to the same $y$: answer the question for it there.
-# </details>
-#
-# **Predict, then run.** PyTorch's own in-place ops face the same question. For `torch.tanh_`
-# ($y$ is enough) and `torch.sin_` ($y$ is not), what does each keep for its backward: **the
-# output** (the tensor it returns) or **a copy of the input** made before the write? And how
-# many bytes of new memory does that cost, for `x` of 1000 float32 numbers (4000 bytes)?
-
-# %%
-my_kept = {"tanh_": None, "sin_": None}  # "the output" or "a copy of the input"
-my_new_bytes = {"tanh_": None, "sin_": None}  # new bytes for x of 1000 float32
-
-
-# %%
-for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
-    kept = []  # every tensor autograd packs for the op's backward, as in lesson 01
-    a = torch.randn(1000, requires_grad=True)
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t.detach(),
-                                                  lambda t: t):
-        y = op(a.clone())
-    what = ["the output" if t is y else "a copy of the input" for t in kept]
-    compare(f"{name:>6} keeps", my_kept[name], what[0] if len(what) == 1 else what)
-    compare(f"{name:>6} new bytes", my_new_bytes[name],
-            sum(0 if t is y else t.nbytes for t in kept))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `torch.tanh_` keeps its output: backward computes $1 - y^2$ from it, and the tensor exists
-# anyway, so it costs no new memory. `torch.sin_` cannot: $\cos x$ needs the sign the output
-# lost, so before writing it keeps a copy of `x`, 4000 bytes, the memory the in-place write was
-# meant to save. Which of the two is the clamp of Exercise 3 like, and what does that let your
-# forward save, at what cost? Decide before you write it.
+# Being invertible is enough for $y$ to be enough. Is it needed?
 # </details>
 
 # %% [markdown]
@@ -774,6 +744,12 @@ for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
 #   the previous section for the clamp.
+#
+# Decide before you write forward, and put your reasons in a comment there: what does
+# backward need, and can it read that from the output? Then what will you keep: the output,
+# a tensor made before the write, or something else? What does it cost in new bytes, and
+# would it survive a later in-place write into the output by the rest of the model? (The
+# first optional section after the summary puts your choice to that test.)
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
 class ReLUInPlace(torch.autograd.Function):
@@ -815,10 +791,11 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # write passes too, at one byte per element; what it buys in exchange, the first optional
 # section after the summary shows.
 #
-# The rule `torch.tanh_` and `torch.sin_` follow, and yours: where $y$ is enough, keep the
-# output (0 new bytes), as `ctx.save_for_backward(x)` does after the write (and before it?
-# the section before Exercise 4 asks); where it is not, compute, *before* writing,
-# the smallest new tensor that fills the gap, and keep that. Exercise 4 is the second case.
+# The rule yours follows (and PyTorch's `torch.tanh_` and `torch.sin_`, as the first optional
+# section after the summary measures): where $y$ is enough, keep the output (0 new bytes), as
+# `ctx.save_for_backward(x)` does after the write (and before it? the section before
+# Exercise 4 asks); where it is not, compute, *before* writing, the smallest new tensor that
+# fills the gap, and keep that. Exercise 4 is the second case.
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
@@ -858,8 +835,9 @@ outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.fl
 # %% [markdown]
 # ## Saving the input before the write
 #
-# For the clamp the output was enough. Where it is not, as for $\sin$, `torch.sin_` keeps a
-# copy of the input. Could an in-place Function keep the input for free, by calling
+# For the clamp the output was enough. Where it is not, as for $\sin$, something of the input
+# has to be kept from before the write. Could an in-place Function keep the input for free, by
+# calling
 # `ctx.save_for_backward(x)` **before** the write, while `x` still holds it?
 #
 # **Predict, then run.** `SinSavedEarly` below saves `x`, then writes $\sin x$ into it, and
@@ -1042,9 +1020,9 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # lesson: Functions that `torch.func` and `torch.compile` can work with.
 
 # %% [markdown]
-# ## Optional (not graded): `(None, None)`, views, and a write after yours
+# ## Optional (not graded): `(None, None)`, views, what in-place ops keep, a later write
 #
-# Three short looks at what the main path stated without showing.
+# Four short looks at what the main path stated without showing.
 #
 # **Both gradients `None`.** The graph reaches your Function but no gradient arrives when the
 # one output used feeds an operation that returns no gradient: here `ZeroGrad`, a Function
@@ -1069,8 +1047,9 @@ ZeroGrad.apply(SinCosLazy.apply(angles)[0]).sum().backward()
 print("received:", received[-1], " x.grad:", angles.grad)
 
 # %% [markdown]
-# **Several views of one input.** A Function returning the even and the odd entries of `x` as
-# views: writing into one raises (its message says why):
+# **Views returned by a Function of several outputs.** A Function returning the even and the
+# odd entries of `x` as views: writing into one raises, with the message for a Function of
+# several differentiable outputs (views of a clone of `x` would get the same one):
 
 # %%
 class EvenAndOddAsViews(torch.autograd.Function):
@@ -1089,6 +1068,40 @@ try:
     even.mul_(2)
 except RuntimeError as error:
     print(first_line(error))
+
+# %% [markdown]
+# **What PyTorch's in-place ops keep. Predict, then run.** PyTorch's own in-place ops face the
+# question of "What to save before the write". For `torch.tanh_` ($y$ is enough) and
+# `torch.sin_` ($y$ is not), what does each keep for its backward: **the output** (the tensor
+# it returns) or **a copy of the input** made before the write? And how many bytes of new
+# memory does that cost, for `x` of 1000 float32 numbers (4000 bytes)?
+
+# %%
+my_kept = {"tanh_": None, "sin_": None}  # "the output" or "a copy of the input"
+my_new_bytes = {"tanh_": None, "sin_": None}  # new bytes for x of 1000 float32
+
+
+# %%
+for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
+    kept = []  # every tensor autograd packs for the op's backward, as in lesson 01
+    a = torch.randn(1000, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t.detach(),
+                                                  lambda t: t):
+        y = op(a.clone())
+    what = ["the output" if t is y else "a copy of the input" for t in kept]
+    compare(f"{name:>6} keeps", my_kept[name], what[0] if len(what) == 1 else what)
+    compare(f"{name:>6} new bytes", my_new_bytes[name],
+            sum(0 if t is y else t.nbytes for t in kept))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `torch.tanh_` keeps its output: backward computes $1 - y^2$ from it, and the tensor exists
+# anyway, so it costs no new memory. `torch.sin_` cannot: $\cos x$ needs the sign the output
+# lost, so before writing it keeps a copy of `x`, 4000 bytes, the memory the in-place write was
+# meant to save. The clamp is like `torch.tanh_`: its output is enough, so `ReLUInPlace` may
+# keep it for 0 new bytes.
+# </details>
 
 # %% [markdown]
 # **A write after yours. Predict, then run.** After `y = ReLUInPlace.apply(x)`, the model

@@ -15,12 +15,12 @@ def _sort_check(backward=None, learner: bool = False) -> list[str]:
     return [line for line in lines if line.startswith(("✓", "✗"))]
 
 
-def test_sort_backward_worked_passes_and_every_row_indices_fail_on_the_batch():
-    """Does the worked scatter pass on one row and on three rows, the first guess (a gather)
-    fail both, whole-tensor indexing fail only the batch, and a 1-D loop's IndexError on the
-    batch show as a ✗ instead of stopping Run All?"""
-    assert _sort_check() == ["✓ one row, shape (5,)", "✓ three rows, shape (3, 5)"]
-    assert _sort_check(learner=True) == ["✗ one row, shape (5,)", "✗ three rows, shape (3, 5)"]
+def test_sort_backward_checker_checks_one_row_only():
+    """Does the worked answer pass the one-row checker and the first guess (a gather) fail it,
+    while the checker leaves the batch to Exercise 1: whole-tensor indexing and a 1-D loop,
+    right on one row, pass it (grading names them on a batch)?"""
+    assert _sort_check() == ["✓ one row, shape (5,)"]
+    assert _sort_check(learner=True) == ["✗ one row, shape (5,)"]
 
     def every_row(grad_values, indices):
         grad_x = torch.zeros_like(grad_values)
@@ -33,10 +33,13 @@ def test_sort_backward_worked_passes_and_every_row_indices_fail_on_the_batch():
             grad_x[indices[j]] = grad_values[j]
         return grad_x
 
-    assert _sort_check(every_row) == ["✓ one row, shape (5,)", "✗ three rows, shape (3, 5)"]
-    lines = _sort_check(loop)
-    assert lines[0] == "✓ one row, shape (5,)"
-    assert lines[1].startswith("✗ three rows, shape (3, 5): your code raised IndexError")
+    assert _sort_check(every_row) == ["✓ one row, shape (5,)"]
+    assert _sort_check(loop) == ["✓ one row, shape (5,)"]
+
+    def raises(grad_values, indices):
+        return grad_values[indices[99]]
+
+    assert _sort_check(raises)[0].startswith("✗ one row, shape (5,): your code raised IndexError")
 
 
 def _clamp_check(clamp: type) -> list[str]:
