@@ -21,9 +21,9 @@
 # You derive both backwards yourself. Every derivation has guided steps, a small experiment and
 # collapsed hints that go one step further each (a question, the key step, numbers to hit): open
 # one only when you are stuck, and never before your own attempt. The closed forms wait after the
-# self-checks (LayerNorm's after ✎ 2, which repeats its derivation for RMSNorm). Four **quick
-# questions** (a fifth in the optional part) ask you to write a prediction into a variable
-# before the next cell compares it with what PyTorch does.
+# self-checks (LayerNorm's after ✎ 4, since ✎ 2 and ✎ 4 carry its derivation over). Four
+# **quick questions** (a fifth in the optional part) ask you to write a prediction into a
+# variable before the next cell compares it with what PyTorch does.
 #
 # By the end of this lesson you can:
 # 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
@@ -729,30 +729,6 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (here, after ✎ 2)</summary>
-#
-# With $\hat g = g \odot w$ (or $g$ with no weight),
-#
-# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
-#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
-#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
-#   \Big), \qquad
-#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
-#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
-#
-# the sums running over every leading dimension, so that both parameter gradients have shape
-# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
-#
-# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
-# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
-# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
-# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
-# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
-# directions of quick question 1, along which the output does not change. Backward projects
-# them out of $\hat g$ and scales by $r$.
-# </details>
-
-# %% [markdown]
 # <details><summary><b>Compare with yours</b> · ✎ 2, RMSNorm</summary>
 #
 # $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
@@ -833,7 +809,7 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 #
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
 #   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps it was
-#   built with; and `RMSNorm(dim, eps=None)`, which computes what
+#   built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
 #   `torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;
 # - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values), so that it loads
@@ -898,6 +874,8 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 #   `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python float:
 #   the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the gradients autograd
 #   gives it.
+# - As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep their
+#   accuracy (float32 groups such as $10^4 + \mathcal N(0, 1)$): never as $E[x^2] - E[x]^2$.
 # - Backward in closed form, by hand; `None` for `num_groups` and `eps`.
 # - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
 # - What forward saves for backward has a budget in bytes, as in ✎ 1: the size of `x` in
@@ -917,12 +895,12 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 # what is the forward of that row, before the weight and bias?
 # </details>
 #
-# <details><summary><b>Hint 2</b> · the key step</summary>
+# <details><summary><b>Hint 2</b> · the key step, as questions</summary>
 #
-# Seen as rows of length $M = (C / \text{num\_groups}) \cdot (\text{positions})$, the
-# normalisation is LayerNorm without weight and bias, with $M$ in place of $D$. What is new
-# is the weight: one row now holds several channels, each with its own $w_c$. Ask of it what
-# you asked in ✎ 1: does it enter before or after the row means, and along which dim of `x`
+# Which dims of `x` does one group's mean run over, and how many elements $M$ does it
+# average? Which steps of your ✎ 1 derivation change when a row is such a group, and which
+# do not? One row now holds several channels, each with its own $w_c$: where does that
+# weight enter the chain rule, before or after the group means, and along which dim of `x`
 # does it broadcast?
 # </details>
 #
@@ -991,6 +969,30 @@ self_check("GroupNormFunction", GroupNormFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (here, after ✎ 4)</summary>
+#
+# With $\hat g = g \odot w$ (or $g$ with no weight),
+#
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\underbrace{\hat g_j}_{\text{direct}}
+#   \;-\; \underbrace{\tfrac1D \textstyle\sum_i \hat g_i}_{\text{mean}}
+#   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
+#   \Big), \qquad
+#   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
+#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
+#
+# the sums running over every leading dimension, so that both parameter gradients have shape
+# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
+#
+# **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
+# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
+# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
+# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
+# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
+# directions of quick question 1, along which the output does not change. Backward projects
+# them out of $\hat g$ and scales by $r$.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
@@ -1291,13 +1293,11 @@ norm_terms_explorer(OneGroupPerRow, "layer_norm")
 # %% [markdown]
 # ### Your turn: a large offset
 #
-# ✎ 1's contract promises accuracy on float32 rows such as `1e4 + N(0, 1)`, and its grader
-# tests them. ✎ 4's contract promises `F.group_norm`'s values on the inputs it names and
-# says nothing about offsets, so its grader does not test them, and a one-pass variance,
-# $E[x^2] - E[x]^2$, passes it. Your network will not be so kind: nothing stops the channels
-# of a group from sharing a large common offset. Predict first: on float32 `x = 1e4 + N(0, 1)`
-# of shape $(2, 4, 8)$ with two groups, what is the largest error of your output against the
-# float64 truth, and of `F.group_norm`'s? Write two numbers.
+# ✎ 1's contract promises accuracy on float32 rows such as `1e4 + N(0, 1)`, and ✎ 4's the
+# same for groups, and both graders test them: nothing stops the channels of a group from
+# sharing a large common offset. Predict first: on float32 `x = 1e4 + N(0, 1)` of shape
+# $(2, 4, 8)$ with two groups, what is the largest error of your output against the float64
+# truth, and of `F.group_norm`'s? Write two numbers.
 
 # %%
 offset_error_prediction = {"your GroupNormFunction": None, "F.group_norm": None}
@@ -1349,7 +1349,8 @@ print("gradient matches:           ", torch.allclose(grad_ours, grad_theirs))
 # %% [markdown]
 # Two things set batch norm apart. It keeps **running** statistics for evaluation, updated in
 # training with the *unbiased* variance ($\frac{n}{n-1}$ times the one it normalises with, $n$
-# the number of values per channel: $N$ for `BatchNorm1d`, $N H W$ for `BatchNorm2d`);
+# the number of values per channel: $N$ for `BatchNorm1d` on $(N, C)$ and $N L$ on
+# $(N, C, L)$, $N H W$ for `BatchNorm2d`);
 # in `eval()` mode it uses them, and the layer becomes a fixed per-channel affine map whose
 # backward is element-wise. And in training mode every sample's output depends on the other
 # samples of its batch, so its backward couples them: the mean term and the projection term

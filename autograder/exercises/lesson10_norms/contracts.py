@@ -13,6 +13,8 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/misses-mean-term": "no mean term",
             "LayerNormFunction/ignores-weight": "grad_x ignores the weight",
             "LayerNormFunction/unbiased-variance": "unbiased variance (correction=1)",
+            "LayerNormFunction/mean-over-whole-tensor": "mean term's mean over the whole tensor",
+            "LayerNormFunction/wrong-row-length": "row means divided by x.shape[0]",
             "LayerNormFunction/state-on-class": "eps kept on the class",
             "LayerNormFunction/eps-outside-root": "eps added outside the square root",
             "LayerNormFunction/eps-as-floor": "eps as a floor under the variance",
@@ -67,6 +69,7 @@ RMS_NORM_CLAUSES = (
            "autograd gives it.",
            {"RMSNormFunction/misses-projection-term": "no projection term",
             "RMSNormFunction/subtracts-mean-term": "LayerNorm's mean term as well",
+            "RMSNormFunction/wrong-row-length": "projection's row mean divided by x.shape[0]",
             "RMSNormFunction/ignores-weight": "grad_x ignores the weight",
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
@@ -101,6 +104,7 @@ GROUP_NORM_CLAUSES = (
            "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
            "gradients autograd gives it.",
            {"GroupNormFunction/instance-norm": "statistics per channel (instance norm)",
+            "GroupNormFunction/unbiased-variance": "unbiased variance (correction=1)",
             "case:puts channel c in group c % num_groups": "channel c in group c % num_groups "
                                                            "(interleaved groups)",
             "case:normalises each position of a group separately": "statistics per position "
@@ -115,6 +119,10 @@ GROUP_NORM_CLAUSES = (
             "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
+    Clause("As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep "
+           "their accuracy (float32 groups such as $10^4 + \\mathcal N(0, 1)$): never as "
+           "$E[x^2] - E[x]^2$.",
+           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
     Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
            {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
     Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
@@ -140,13 +148,14 @@ GROUP_NORM_CLAUSES = (
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
            "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps "
-           "it was built with; and `RMSNorm(dim, eps=None)`, which computes what "
+           "it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what "
            "`torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
             "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
                                         "with",
+            "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)",
             "RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
             "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`;",

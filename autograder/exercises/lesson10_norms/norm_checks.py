@@ -78,58 +78,6 @@ EPS_AS_FLOOR = ("uses eps as a floor under the variance (with eps=0.5 its output
                 "as if eps were 0: compare where your eps enters with the lesson's formula for r")
 
 
-# The backwards people write, by the term they leave out or get wrong: (terms kept, hint, the
-# mistake's id after the exercise's name). The hints name the term and its cause, never its
-# formula: the learner's own derivation (Step 2's dr/dx, Step 3's Jacobian) holds it.
-WRONG_GRAD_X = [
-    (("direct", "mean"), "misses the projection term: rstd moves with x too, and its "
-                         "derivative dr/dx_j (your Step 2) adds a term to the sum over i",
-     "misses-projection-term"),
-    (("direct", "projection"), "misses the mean term: the mean moves with x too, and its "
-                               "derivative dmu/dx_j adds a term to the sum over i",
-     "misses-mean-term"),
-    (("direct",), "treats the mean and rstd as constants: differentiate them too (a mean "
-                  "term and a projection term)", "statistics-held-constant"),
-]
-
-
-def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool) -> None:
-    """Name the term a wrong grad_x leaves out, or the weight it forgot, when it is one of
-    those; otherwise leave the verdict to the generic comparison."""
-    if not isinstance(got, torch.Tensor) or got.shape != values["x"].shape:
-        return
-    x, weight, eps = values["x"], values["weight"], values["eps"]
-    terms = gradient_terms(x, weight, grad_output, eps, centred)
-    truth = sum(terms.values())
-    got = got.double()
-
-    def matches(candidate):
-        return torch.allclose(got, candidate, rtol=1e-4, atol=1e-6)
-
-    if matches(truth):
-        return
-    for kept, hint, mistake in WRONG_GRAD_X:
-        if not centred and "mean" not in kept:
-            continue
-        if matches(sum(terms[name] for name in kept)) and not matches(truth):
-            raise GradingError(f"{spec.name}'s grad_x {hint}", mistake=f"{spec.name}/{mistake}")
-    if not centred:
-        if matches(truth - terms["direct"].mean(-1, keepdim=True)):  # -rstd * mean(g)
-            raise GradingError(f"{spec.name}'s grad_x subtracts a mean term, as LayerNorm's "
-                               "does: RMSNorm never subtracts the mean, so its gradient has "
-                               "no such term", mistake=f"{spec.name}/subtracts-mean-term")
-    if weight is not None:
-        unweighted = sum(gradient_terms(x, None, grad_output, eps, centred).values())
-        if matches(unweighted):
-            raise GradingError(f"{spec.name}'s grad_x ignores the weight: y = weight * x_hat, "
-                               "so dL/dx_hat (your Step 1) carries it",
-                               mistake=f"{spec.name}/ignores-weight")
-        if matches(unweighted * weight.double()):
-            raise GradingError(f"{spec.name}'s grad_x multiplies by the weight after the row "
-                               "means: which g do Step 4's row sums take, dL/dy or dL/dx_hat?",
-                               mistake=f"{spec.name}/weight-after-row-means")
-
-
 # ------------------------------------------------------------------ what backward returned
 def record_backward_returns(function: type) -> tuple[type, list]:
     """A subclass of ``function`` whose backward records the tuple it returns, before the

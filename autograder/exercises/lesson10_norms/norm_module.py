@@ -16,7 +16,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
 from .norm_module_eps import (DEFAULT_EPS, DIM, NAME, build, check_default_eps, check_none_eps,
-                              check_own_eps, check_positional_eps)
+                              check_own_eps, check_positional_eps, check_zero_eps)
 
 def check_module_class(submission) -> type:
     """The submission is a subclass of nn.Module (the class itself)."""
@@ -240,6 +240,7 @@ def full(submission, device) -> None:
     check_default_eps(cls, device)
     check_positional_eps(cls, device)
     check_own_eps(cls, device)
+    check_zero_eps(cls, device)
     with case(f"x of shape (3, {DIM}), float32, the module as built (no .to(dtype))"):
         check_as_built(cls, device)
     check_each_input_alone(WithWeight(cls), MODULE,

@@ -110,20 +110,43 @@ def check_positional_eps(cls: type, device, eps: float = 1e-4) -> None:
                            mistake=f"{NAME}/eps-not-second-argument")
 
 
+def check_zero_eps(cls: type, device) -> None:
+    """``RMSNorm(dim, eps=0.0)`` uses eps = 0, as torch.nn.RMSNorm(dim, eps=0.0) does: float32
+    rows of mean square near float32's eps (none all zero), where treating 0.0 as None (``self.eps
+    or torch.finfo(x.dtype).eps``) shows."""
+    x = (3e-4 * sample((3, DIM), device, seed=14)).float()
+    if _ignores_eps(cls, device):
+        return  # the domain's to name
+    expected = nn.RMSNorm(DIM, eps=0.0).to(device)(x)
+    output = build(cls, DIM, eps=0.0).to(device)(x)
+    if isinstance(output, torch.Tensor) and output.shape == expected.shape and \
+            not torch.allclose(output, expected, rtol=1e-4):
+        raise GradingError(f"{NAME}({DIM}, eps=0.0) gives another output than "
+                           f"torch.nn.RMSNorm({DIM}, eps=0.0) on float32 rows of mean square "
+                           "near float32's eps (1.2e-07): is eps=0.0 kept as given all the way "
+                           "from __init__ to RMSNormFunction.apply, or taken for None on the "
+                           "way (0.0 is falsy)?", mistake=f"{NAME}/zero-eps-taken-for-none")
+
+
 def check_none_eps(cls: type, device) -> None:
     """``RMSNorm(dim, eps=None)`` uses torch.finfo(x.dtype).eps of each input, at call time:
     a float32 module given float64 rows of mean square near 1e-16, and float32 rows near
     1e-8, where float32's eps and float64's each show."""
-    x = 1e-2 * sample((3, DIM), device, seed=13)
-    outputs = [build(cls, DIM, eps=eps).to(device=device, dtype=torch.float64)(x)
-               for eps in (1e-4, 0.25)]
-    if all(isinstance(y, torch.Tensor) for y in outputs) and outputs[0].shape == \
-            outputs[1].shape and torch.allclose(*outputs):
+    if _ignores_eps(cls, device):
         return  # a module that ignores the eps it is given is the domain's to name
     with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
         warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
         for dtype, scale in ((torch.float64, 1e-8), (torch.float32, 1e-4)):
             _check_none_eps(cls, device, dtype, scale)
+
+
+def _ignores_eps(cls: type, device) -> bool:
+    """Whether modules built with eps=1e-4 and eps=0.25 give the same output."""
+    x = 1e-2 * sample((3, DIM), device, seed=13)
+    outputs = [build(cls, DIM, eps=eps).to(device=device, dtype=torch.float64)(x)
+               for eps in (1e-4, 0.25)]
+    return all(isinstance(y, torch.Tensor) for y in outputs) and outputs[0].shape == \
+        outputs[1].shape and torch.allclose(*outputs)
 
 
 def _check_none_eps(cls: type, device, dtype, scale: float) -> None:

@@ -6,64 +6,26 @@ import warnings
 
 import torch
 
-from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+from ...checks import (case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
                       run_forward)
 from ...contract import check_each_input_alone, covers
-from ...domain import Constant, Domain
+from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
                           check_strided_grad_output, gradient_terms, record_backward_returns)
+from .norm_offsets import check_shifted_rows
 from .norm_saved import check_budget, check_saved_precision
 from .contracts import GROUP_NORM_CLAUSES
+from .group_norm_spec import GROUP_NORM, NAME, describe, gn_values, group_norm
 
-NAME = "GroupNormFunction"
-
-
-def group_norm(x, num_groups, weight, bias, eps, *, eps_outside_root=False):
-    """F.group_norm as composed ops: each group of C / num_groups channels (with every
-    position of those channels) is one row, normalised; then the per-channel weight and bias.
-    ``eps_outside_root``: rstd = 1 / (sqrt(variance) + eps), a learner's slip."""
-    N, C = x.shape[:2]
-    rows = x.reshape(N, num_groups, (C // num_groups) * x.shape[2:].numel())  # N may be 0
-    mean = rows.mean(-1, keepdim=True)
-    centred = rows - mean
-    variance = centred.square().mean(-1, keepdim=True)
-    rstd = 1 / (variance.sqrt() + eps) if eps_outside_root else torch.rsqrt(variance + eps)
-    y = (centred * rstd).reshape(x.shape)
-    per_channel = (C,) + (1,) * (x.dim() - 2)
-    if weight is not None:
-        y = y * weight.reshape(per_channel)
-    if bias is not None:
-        y = y + bias.reshape(per_channel)
-    return y
-
-
-GROUP_NORM = Spec(NAME, ("x", "num_groups", "weight", "bias", "eps"), group_norm)
 KEEP = ("which of the tensors backward reads can it rebuild from the others, and which does "
         "the caller hold anyway?")
 # (x's shape, num_groups): spatial dims or none, one group (LayerNorm over C and positions),
 # one channel per group (instance norm), N = 1
 CASES = [((2, 6, 5), 3), ((3, 4), 2), ((2, 4, 2, 3), 2), ((2, 3, 4), 1), ((2, 4, 3), 4),
          ((1, 6, 2, 2), 3)]
-
-
-def gn_values(shape, num_groups, device, *, weight=True, bias=True, seed=0,
-              dtype=torch.float64, eps=1e-5) -> dict:
-    C = shape[1]
-    return {"x": sample(shape, device, seed=seed, dtype=dtype) * 2 + 0.5,
-            "num_groups": num_groups,
-            "weight": (1 + 0.5 * sample((C,), device, seed=seed + 1, dtype=dtype)
-                       if weight else None),
-            "bias": sample((C,), device, seed=seed + 2, dtype=dtype) if bias else None,
-            "eps": eps}
-
-
-def describe(values: dict) -> str:
-    parts = [f"x of shape {tuple(values['x'].shape)}", f"num_groups={values['num_groups']}"]
-    parts += [f"{n}=None" for n in ("weight", "bias") if values[n] is None]
-    return ", ".join(parts + [str(values["x"].dtype).removeprefix("torch.")])
 
 
 def check_terms(function, device) -> None:
@@ -124,6 +86,40 @@ def recognise_per_channel(function, values: dict) -> None:
         other = misreading(values)
         if other is not None and output.shape == other.shape and torch.allclose(output, other):
             raise GradingError(f"{NAME} {hint}")
+
+
+def recognise_unbiased(function, values: dict) -> None:
+    """Each group's variance divided by its count less one (torch.var's default)."""
+    x, groups = values["x"], values["num_groups"]
+    if x.numel() == 0 or x[0].numel() // groups < 2:
+        return
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(values, requires_grad=False).values())
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    rows = x.reshape(x.shape[0], groups, -1)
+    variance, mean = torch.var_mean(rows, -1, keepdim=True, correction=1)
+    unbiased = _affine(((rows - mean) * torch.rsqrt(variance + values["eps"])).reshape(x.shape),
+                       values)
+    if isinstance(output, torch.Tensor) and output.shape == unbiased.shape and \
+            torch.allclose(output, unbiased):
+        raise GradingError(f"{NAME} normalises each group with the unbiased variance (divided "
+                           "by the group's count less one, correction=1): group norm divides "
+                           "by the count (correction=0, unbiased=False)",
+                           mistake=f"{NAME}/unbiased-variance")
+
+
+def check_shifted(function, device) -> None:
+    """Groups far from 0 with a spread of 1, in float32 (1e4) and float64 (1e8), where
+    E[x^2] - E[x]^2 cancels: as LayerNorm's rows (the contract's accuracy bullet)."""
+    for dtype, shift in ((torch.float32, 1e4), (torch.float64, 1e8)):
+        values = gn_values((2, 4, 3), 2, device, seed=27, dtype=dtype)
+        values["x"] = values["x"] + shift
+        with case(f"groups like {shift:.0e} + N(0, 1), x of shape (2, 4, 3), num_groups=2, "
+                  f"{str(dtype).removeprefix('torch.')}".replace("e+0", "e")):
+            check_shifted_rows(function, GROUP_NORM, values, shift,
+                               tolerance=1e-2 if dtype == torch.float32 else 1e-6)
 
 
 def _affine(y, values: dict):
@@ -205,6 +201,7 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
         except GradingError:
             recognise_per_channel(function, values)
             recognise_weight(function, values)
+            recognise_unbiased(function, values)
             raise
         except NotImplementedError:
             raise
@@ -270,6 +267,9 @@ def full(submission, device) -> None:
         values = gn_values((2, 4, 3), 2, device, weight=weight, seed=seed)
         check_strided_grad_output(function, GROUP_NORM, values, describe(values))
     covers("non-contiguous grad_output")
+    check_shifted(function, device)
+    covers("groups like 1e4 + N(0, 1) in float32")
+    covers("groups like 1e8 + N(0, 1) in float64")
     # 6 groups, 4 channels, 12 (sample, channel) pairs: a group sum differs from the others
     with case("x of shape (3, 4, 2), num_groups=2"):
         check_needs_input_grad(function, GROUP_NORM, gn_values((3, 4, 2), 2, device, seed=26),
@@ -286,6 +286,15 @@ def full(submission, device) -> None:
     covers("an empty batch")
 
 
+def _groups_apart(device, dtype) -> dict:
+    """Groups of one tensor shifted far apart (0, 1e4, -3e3, 5e3): one shift for the whole
+    tensor leaves the others' variance to cancel."""
+    values = gn_values((2, 4, 3), 2, device, seed=28)
+    shift = torch.tensor([0.0, 1e4, -3e3, 5e3], dtype=torch.float64, device=device)
+    values["x"] = (values["x"].reshape(2, 2, -1) + shift.reshape(2, 2, 1)).reshape(2, 4, 3)
+    return {n: v.to(dtype) if isinstance(v, torch.Tensor) else v for n, v in values.items()}
+
+
 LATER_IN_LESSON = True  # the lesson's last exercise
 EXERCISES = [
     Exercise(NAME, "10_norms", full,
@@ -298,8 +307,12 @@ EXERCISES = [
                            constants={"num_groups": Constant(1, 4, "C divisible by num_groups",
                                                              integer=True),
                                       "eps": Constant(1e-12, 1.0, "eps a Python float > 0",
-                                                      also=(0.5,))}),
+                                                      also=(0.5,))},
+                           rows_apart=Case(_groups_apart, "float32 groups such as 1e4 + N(0, 1) "
+                                           "keep their accuracy, each group on its own",
+                                           torch.float32, Tolerance(0, 1e-2))),
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
-                       "non-contiguous grad_output", "an empty batch"),
+                       "non-contiguous grad_output", "groups like 1e4 + N(0, 1) in float32",
+                       "groups like 1e8 + N(0, 1) in float64", "an empty batch"),
              clauses=GROUP_NORM_CLAUSES),
 ]

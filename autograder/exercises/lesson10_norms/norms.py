@@ -14,9 +14,9 @@ from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
 from .norm_checks import (EPS_AS_FLOOR, EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
-                          check_strided_grad_output, describe, diagnose_grad_x,
-                          eps_outside_root, norm_values, record_backward_returns,
-                          scalar_weight_hint, unbiased_variance_hint)
+                          check_strided_grad_output, describe, eps_outside_root, norm_values,
+                          record_backward_returns, scalar_weight_hint, unbiased_variance_hint)
+from .norm_grad_x import diagnose_grad_x
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
 from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES

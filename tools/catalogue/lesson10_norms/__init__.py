@@ -1,13 +1,14 @@
 """Lesson 10 (normalisation layers): answers with known verdicts for LayerNormFunction,
 RMSNormFunction, the RMSNorm module and GroupNormFunction, one module per exercise
-(LayerNormFunction's builders and unusual answers in layer_norm, its mistakes in
-layer_norm_mistakes); domains.py holds what only the generated checks of each domain see,
-saved_budget.py the float64 copies only the float32 saved check sees."""
+(LayerNormFunction's and GroupNormFunction's builders and unusual answers in layer_norm and
+group_norm, their mistakes in layer_norm_mistakes and group_norm_mistakes); domains.py holds
+what only the generated checks of each domain see, saved_budget.py the float64 copies only the
+float32 saved check sees."""
 
-from . import (domains, group_norm, layer_norm, layer_norm_mistakes, rms_norm_function,
-               rms_norm_module, saved_budget)
+from . import (domains, group_norm, group_norm_mistakes, layer_norm, layer_norm_mistakes,
+               rms_norm_function, rms_norm_module, saved_budget)
 
 UNUSUAL = (layer_norm.UNUSUAL + rms_norm_function.UNUSUAL + rms_norm_module.UNUSUAL
            + group_norm.UNUSUAL)
 MISTAKES = (layer_norm_mistakes.MISTAKES + rms_norm_function.MISTAKES + rms_norm_module.MISTAKES
-            + group_norm.MISTAKES + domains.MISTAKES + saved_budget.MISTAKES)
+            + group_norm_mistakes.MISTAKES + domains.MISTAKES + saved_budget.MISTAKES)

@@ -204,4 +204,81 @@ class LayerNormFunction(torch.autograd.Function):
             out[0] = rstd / D * (D * g - s1 - x_hat * s2)
         return tuple(out)
 '''),
+    # the review 52's answers, as written
+    Unusual('LayerNormFunction', 'saves the centred input and rstd only', '''
+# Correct but unusual: saves the centred input x - mean (not x, not x_hat) and rstd only;
+# the mean is never kept. Statistics by torch.var_mean on a 2-D view; backward with einsum.
+class LayerNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+        centred = x - mean
+        rstd = (var + eps).rsqrt()
+        out = torch.addcmul(bias if bias is not None else torch.zeros((), dtype=x.dtype, device=x.device),
+                            centred * rstd, weight if weight is not None else torch.ones((), dtype=x.dtype, device=x.device))
+        ctx.save_for_backward(centred, weight, rstd)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        centred, weight, rstd = ctx.saved_tensors
+        D = centred.shape[-1]
+        want_x, want_w, want_b = ctx.needs_input_grad[:3]
+        gx = gw = gb = None
+        go2 = grad_output.reshape(-1, D)
+        if want_b:
+            gb = torch.einsum('rd->d', go2)
+        if want_w or want_x:
+            x_hat = centred * rstd
+        if want_w:
+            gw = torch.einsum('rd,rd->d', go2, x_hat.reshape(-1, D))
+        if want_x:
+            g = grad_output if weight is None else grad_output * weight
+            a = torch.einsum('...d->...', g)[..., None] / D
+            b = torch.einsum('...d,...d->...', g, x_hat)[..., None] / D
+            gx = rstd * (g - a - x_hat * b)
+        return gx, gw, gb, None
+'''),
+    Unusual('LayerNormFunction', "one-pass variance shifted by each row's first element, in float64", '''
+# Correct but unusual: a ONE-pass variance on data shifted by each row's first element,
+# K = x[..., :1]: var = E[(x-K)^2] - E[x-K]^2. Stable because |x_k - mean|^2 <= D * var for
+# any element, so the cancellation costs at most a factor ~D, not the offset squared.
+# Forward statistics in float64 for float32 input (saved in float32), backward by hand.
+class LayerNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        wide = x.double() if x.dtype == torch.float32 else x
+        d = wide - wide[..., :1]
+        m = d.mean(-1, keepdim=True)
+        var = (d * d).mean(-1, keepdim=True) - m * m
+        var = var.clamp_min(0)
+        mean = (m + wide[..., :1])
+        rstd = torch.rsqrt(var + eps)
+        y = ((wide - mean) * rstd).to(x.dtype)
+        mean, rstd = mean.to(x.dtype), rstd.to(x.dtype)
+        if weight is not None:
+            y = y * weight
+        if bias is not None:
+            y = y + bias
+        ctx.save_for_backward(x, weight, mean, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mean, rstd = ctx.saved_tensors
+        nx, nw, nb = ctx.needs_input_grad[:3]
+        D = x.shape[-1]
+        gx = gw = gb = None
+        if nb:
+            gb = grad_output.reshape(-1, D).sum(0)
+        if not (nx or nw):
+            return gx, gw, gb, None
+        x_hat = (x - mean) * rstd
+        if nw:
+            gw = (grad_output * x_hat).reshape(-1, D).sum(0)
+        if nx:
+            g = grad_output * weight if weight is not None else grad_output
+            gx = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, gb, None
+'''),
 ]

@@ -61,6 +61,15 @@ MISTAKES = [
     Mistake("LayerNormFunction", "no projection term", "misses the projection term", _ln_grad_x(
         "            grad_x = rstd * (g - g.mean(-1, keepdim=True))\n"),
         named=True, nbgrader=True),
+    # the review 52's: the mean term's dim forgotten, and D read off the first dim
+    Mistake("LayerNormFunction", "mean term's mean over the whole tensor",
+            "takes the mean term's mean over the whole tensor", _ln_grad_x(
+                "            grad_x = rstd * (g - g.mean() - x_hat * (g * x_hat).mean(-1, "
+                "keepdim=True))\n")),
+    Mistake("LayerNormFunction", "row means divided by x.shape[0]",
+            "a row mean divides by the row's length D", _ln_grad_x(
+                "            grad_x = rstd * (g - g.sum(-1, keepdim=True) / x.shape[0] - x_hat * "
+                "(g * x_hat).sum(-1, keepdim=True) / x.shape[0])\n")),
     Mistake("LayerNormFunction", "no mean term", "misses the mean term", _ln_grad_x(
         "            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))\n"),
         named=True),
@@ -275,4 +284,15 @@ class LayerNormFunction(torch.autograd.Function):
             grad_x = rstd * (g - mean_g - x_hat * mean_g_x_hat)
         return grad_x, grad_weight, grad_bias, None
 """)),
+    # the review 52's: one shift for the whole tensor before a one-pass variance (each row's
+    # own offset left to cancel), and x_hat rebuilt in place in the saved x
+    Mistake("LayerNormFunction", "one shift for the whole tensor, then a one-pass variance",
+            "rows of far-apart magnitude", edit(_ln_grad_x(_LN_CORRECT), (
+                "variance, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)",
+                "shift = x.mean()\n        d = x - shift\n"
+                "        m = d.mean(-1, keepdim=True)\n"
+                "        variance, mean = (d * d).mean(-1, keepdim=True) - m * m, m + shift"))),
+    Mistake("LayerNormFunction", "x_hat rebuilt in place in the saved x",
+            "modified its input x in place", edit(_ln_grad_x(_LN_CORRECT), (
+                "x_hat = (x - mean) * rstd", "x_hat = x.sub_(mean).mul_(rstd)"))),
 ]

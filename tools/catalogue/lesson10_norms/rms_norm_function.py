@@ -132,6 +132,11 @@ class RMSNormFunction(torch.autograd.Function):
 
 
 MISTAKES = [
+    # the review 52's: D read off the first dim (right for a 1-D x or a square one)
+    Mistake("RMSNormFunction", "projection's row mean divided by x.shape[0]",
+            "the projection term 2 times the right one", _rms_grad_x(
+                "            grad_x = rstd * (g - x_hat * (g * x_hat).sum(-1, keepdim=True) "
+                "/ x.shape[0])\n")),
     # the projection's row sum hoisted above the needs_input_grad test: grad_x's work when
     # only the weight needs a gradient
     Mistake("RMSNormFunction", "grad_x's row sum computed before needs_input_grad is read",
@@ -229,4 +234,59 @@ class RMSNormFunction(torch.autograd.Function):
         grad_weight = grads[1] if ctx.needs_input_grad[1] else None
         return grad_x, grad_weight, None
 ''', _RMS_FORWARD.replace("return y", "ctx.eps = eps\n        return y"))),
+    # the review 52's answers, as written
+    Mistake('RMSNormFunction', 'x.reshape(-1, D) saved (a copy for a strided x)', 'instead of x', '''
+# Mistake: works on x.reshape(-1, D) and saves that: a view of x when x is contiguous, but a
+# full-size copy when it is not (a transposed x): new memory the budget does not allow.
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rows = x.reshape(-1, x.shape[-1])
+        rstd = torch.rsqrt(rows.square().mean(-1, keepdim=True) + eps)
+        y = rows * rstd
+        if weight is not None:
+            y = y * weight
+        ctx.save_for_backward(rows, weight, rstd)
+        ctx.shape = x.shape
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        rows, weight, rstd = ctx.saved_tensors
+        go = grad_output.reshape(rows.shape)
+        gx = gw = None
+        x_hat = rows * rstd
+        if ctx.needs_input_grad[1]:
+            gw = (go * x_hat).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = go * weight if weight is not None else go
+            gx = (rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))).reshape(ctx.shape)
+        return gx, gw, None
+'''),
+    Mistake('RMSNormFunction', 'weight multiplied into grad_output in place', 'modified grad_output in place', '''
+# Mistake: multiplies the weight into grad_output in place to avoid a temporary.
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        y = x * rstd
+        if weight is not None:
+            y = y * weight
+        ctx.save_for_backward(x, weight, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        gx = gw = None
+        x_hat = x * rstd
+        if ctx.needs_input_grad[1]:
+            gw = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output
+            if weight is not None:
+                g = g.mul_(weight) if g.is_contiguous() else g * weight
+            gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, None
+'''),
 ]

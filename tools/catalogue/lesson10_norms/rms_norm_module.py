@@ -136,6 +136,17 @@ MISTAKES = [
         "        self.eps = torch.finfo(torch.get_default_dtype()).eps if eps is None else eps\n"
         "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
         "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+    # the review 52's wrong answers: eps=None resolved with `or` (so eps=0.0 is taken for
+    # None), taken for the default, and resolved from the weight's dtype
+    Mistake("RMSNorm", "eps=0.0 taken for None (self.eps or ...)",
+            "RMSNorm(6, eps=0.0) gives another output than torch.nn.RMSNorm(6, eps=0.0)",
+            _module(_INIT, "        return RMSNormFunction.apply(x, self.weight, "
+                           "self.eps or torch.finfo(x.dtype).eps)\n")),
+    Mistake("RMSNorm", "eps=None taken for the default 1e-6", "which dtype's torch.finfo",
+            _module(_INIT.replace("self.eps = eps", "self.eps = 1e-6 if eps is None else eps"),
+                    "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
+    Mistake("RMSNorm", "eps=None resolved from the weight's dtype", "which dtype's torch.finfo",
+            _module(_INIT, _APPLY.replace("finfo(x.dtype)", "finfo(self.weight.dtype)"))),
     Mistake("RMSNorm", "eps=None passed on to the Function", "takes eps=None too", _module(
         _INIT, "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
     # the review's W12: float(eps) to make sure eps is a number; the hint quotes the
