@@ -66,12 +66,15 @@ def check_layout_untouched(spec: Spec, grad_output, before: list) -> None:
                 mistake=f"{spec.name}/writes-grad-output")
 
 
-def run_backward(spec: Spec, output, inputs: dict, grad_output) -> BackwardTrace:
+def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
+                 count_flops: bool = False) -> BackwardTrace:
     """Backpropagate ``grad_output``, turning the learner's errors into hints (a grad_output
-    whose layout backward changed in place is named first)."""
+    whose layout backward changed in place is named first); ``count_flops`` as for
+    ``trace_backward``."""
     before = _layouts(grad_output)
     try:
-        trace = trace_backward(output, list(inputs.values()), grad_output)
+        trace = trace_backward(output, list(inputs.values()), grad_output,
+                               count_flops=count_flops)
     except (NotImplementedError, GradingError):
         raise
     except RuntimeError as error:

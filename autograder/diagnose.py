@@ -166,7 +166,7 @@ def diagnose_gradient(
             mistake=_named(exercise_name, "non-finite-gradient"))
     if note_precision(grad_name, got, expected, computed_in,
                       within=_close(got, expected, rtol, atol),
-                      where=_worst(got, expected, inputs, grad_output)):
+                      where=lambda: _worst(got, expected, inputs, grad_output)):
         return
     if _close(got, -expected, rtol, atol):
         raise GradingError(
@@ -226,6 +226,6 @@ def diagnose_values(
             "a numerically unstable formula?", mistake=_named(exercise_name, "non-finite-output"))
     if got.numel() == 0 or note_precision(
             what, got, expected, computed_in, within=_close(got, expected, rtol, atol),
-            where=_worst(got, expected, inputs)):
+            where=lambda: _worst(got, expected, inputs)):
         return
     raise GradingError(f"{what} is wrong: {_worst(got, expected, inputs)}")

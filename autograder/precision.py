@@ -7,6 +7,7 @@ the end of a battery that raised nothing else, and instead of a later failure th
 a value differs (gradcheck's, which a float32 forward's noise fails). Outside a battery it is
 raised at once."""
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -96,10 +97,11 @@ def rounded_to_float32(got: torch.Tensor, expected: torch.Tensor) -> bool:
 
 
 def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, computed_in,
-                   *, within: bool, where: str = "") -> bool:
+                   *, within: bool, where: Callable[[], str] = str) -> bool:
     """Note what ``got`` (computed in ``computed_in``) shows about lost digits; True when the
     only fault it shows is precision (noted), so the caller's other diagnoses do not apply.
-    ``within``: ``got`` met the caller's tolerance; ``where``: the largest error's place."""
+    ``within``: ``got`` met the caller's tolerance; ``where()``: the largest error's place
+    (called only for the note that quotes it: finding it costs more than the comparison)."""
     if computed_in != torch.float64 or got.dtype != torch.float64:
         return within
     near = within or (got.shape == expected.shape and torch.allclose(
@@ -111,7 +113,7 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
                        f"has float64's digits: {FLOAT32_STEP}", proven=True))
     elif not within:
         _note(_Finding(f"{label} agrees with the truth to five digits or more but is far "
-                       f"outside float64's precision ({where}): a step in float32 (a constant "
+                       f"outside float64's precision ({where()}): a step in float32 (a constant "
                        "such as torch.tensor(w) without dtype=, a tensor made without dtype=, a "
                        ".float(), a float32 accumulator) loses this much, and so does a small "
                        "constant added where the contract has none", proven=False))

@@ -5,7 +5,7 @@ import functools
 import inspect
 import sys
 import types
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -50,7 +50,7 @@ class ForwardTrace:
 class BackwardTrace:
     grads: tuple
     ops: list[str]
-    flops: int
+    flops: int | None  # None where not counted (trace_backward's count_flops)
     reentered_autograd: list[str]
 
 
@@ -212,19 +212,24 @@ def _watch_reentry(calls: list):
             setattr(owner, attr, original)
 
 
-def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor) -> BackwardTrace:
-    """Backpropagate ``grad_output`` from ``output`` to the inputs that require grad,
-    counting FLOPs and logging every op the backward dispatched (and the composite
-    ``*_backward`` ops it called, which dispatch only what they decompose to)."""
+def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor, *,
+                   count_flops: bool = False) -> BackwardTrace:
+    """Backpropagate ``grad_output`` from ``output`` to the inputs that require grad, logging
+    every op the backward dispatched (and the composite ``*_backward`` ops it called, which
+    dispatch only what they decompose to); with ``count_flops``, counting its FLOPs too
+    (FlopCounterMode costs more than the backward of a small test case: only asked for where a
+    check reads them)."""
     wanted = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     calls: list[str] = []
     autograd_grad = torch.autograd.grad  # bound before the watch, so this call is not counted
-    with FlopCounterMode(display=False) as flops, _OpLog() as log, _watch_reentry(calls):
+    flops = FlopCounterMode(display=False) if count_flops else nullcontext()
+    with flops, _OpLog() as log, _watch_reentry(calls):
         grads = autograd_grad(output, wanted, grad_output, allow_unused=True)
     by_input = iter(grads)
     aligned = tuple(next(by_input) if isinstance(t, torch.Tensor) and t.requires_grad else None
                     for t in inputs)
-    return BackwardTrace(aligned, log.ops, flops.get_total_flops(), calls)
+    return BackwardTrace(aligned, log.ops, flops.get_total_flops() if count_flops else None,
+                         calls)
 
 
 def record_grad_outputs(function: type) -> tuple[type, list]:

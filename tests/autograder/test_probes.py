@@ -143,15 +143,25 @@ class TestTraceBackward:
         """Are the two gradient matmuls of a linear layer counted, 2 * m * n * k each?"""
         x, weight = x_of(6, 3), x_of(4, 3)
         output = solution("MyLinearFunction").apply(x, weight)
-        trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64))
+        trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64),
+                               count_flops=True)
         assert trace.flops == 2 * (2 * 6 * 3 * 4)
 
     def test_skipped_matmul_costs_nothing(self):
         """When only x needs grad, does a backward that checks needs_input_grad do one matmul?"""
         x, weight = x_of(6, 3), x_of(4, 3, requires_grad=False)
         output = solution("MyLinearFunction").apply(x, weight)
-        trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64))
+        trace = trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64),
+                               count_flops=True)
         assert trace.flops == 2 * 6 * 3 * 4
+
+    def test_flops_are_counted_only_when_asked(self):
+        """Is a backward traced without count_flops left uncounted (None, not 0: no check may
+        read a count nobody took)?"""
+        x, weight = x_of(6, 3), x_of(4, 3)
+        output = solution("MyLinearFunction").apply(x, weight)
+        assert trace_backward(output, [x, weight], torch.ones(6, 4, dtype=torch.float64)).flops \
+            is None
 
     def test_logs_builtin_backward_ops(self):
         """Is aten.sigmoid_backward logged when backward calls it?"""

@@ -83,9 +83,10 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
             grad_output = torch.ones_like(forward.output)
             if count == 1:  # one input alone: watch the inputs its gradient does not read
                 backward, reads = backward_reading(spec, inputs, forward.output, grad_output,
-                                                   NEEDS)
+                                                   NEEDS, count_flops=True)
             else:
-                backward, reads = run_backward(spec, forward.output, inputs, grad_output), []
+                backward, reads = run_backward(spec, forward.output, inputs, grad_output,
+                                               count_flops=True), []
             needed = matmul_flops * len({"x", "weight"} & set(wanted))
             # grad_bias may be a matmul too (grad_output.new_ones(rows) @ grad_output)
             allowed = needed + (2 * 6 * OUT_FEATURES if "bias" in wanted else 0)

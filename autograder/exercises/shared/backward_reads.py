@@ -40,14 +40,15 @@ class ReadsOf(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
-def backward_reading(spec: Spec, inputs: dict, output, grad_output, needs: dict):
+def backward_reading(spec: Spec, inputs: dict, output, grad_output, needs: dict, *,
+                     count_flops: bool = False):
     """run_backward, watching the inputs whose values no wanted gradient depends on (``needs``:
     each input's gradient -> the inputs its formula reads). Returns (trace, unneeded reads)."""
     wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
     allowed = set().union(*(needs[n] for n in wanted))
     watched = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor) and n not in allowed}
     with ReadsOf(watched) as reads:
-        backward = run_backward(spec, output, inputs, grad_output)
+        backward = run_backward(spec, output, inputs, grad_output, count_flops=count_flops)
     return backward, reads.reads
 
 
