@@ -72,9 +72,7 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False,
         return []
     refused = []
     for lesson in lessons:
-        if _generate(root, lesson, regrade=regrade, workers=workers):
-            print(f"released {lesson} -> {root / 'release' / lesson}")
-        else:
+        if not _generate(root, lesson, regrade=regrade, workers=workers):
             refused.append(lesson)
     return refused
 
@@ -101,6 +99,7 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     said = (done.stdout + done.stderr).strip()
     if done.returncode == 0:
         releases.record(root, lesson)
+        print(f"released {lesson} -> {root / 'release' / lesson}")
         return True
     if releases.CHANGED_CELLS not in said:
         print(f"NOT released {lesson}: nbgrader generate_assignment failed:\n{_errors(said)}")
@@ -117,8 +116,8 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     nbgrader("generate_assignment", lesson, "--force", "--log-level=ERROR", root=root,
              capture=True)
     releases.record(root, lesson)
-    print(f"released {lesson} again; regrading its {count} submissions (the old gradebook is "
-          f"copied to {backup.relative_to(root)})", flush=True)
+    print(f"released {lesson} again -> {root / 'release' / lesson}; regrading its {count} "
+          f"submissions (the old gradebook is copied to {backup.relative_to(root)})", flush=True)
     kept = []  # each submission's manual marks go back before its line gives its score
 
     def put_back(student: str, lesson: str) -> None:

@@ -190,9 +190,10 @@ def test_release_says_how_to_add_a_test_cell_under_grades(added):
 
 
 def test_regrade_releases_it_and_keeps_the_grades(added):
-    """Does `--regrade` release the new test cell, grade every submission again (the new cell
-    included) and keep the instructor's comment and extra credit, the score on each
-    submission's line counting them (they are put back before it is printed)?"""
+    """Does `--regrade` release the new test cell (said once, before the grading), grade every
+    submission again (the new cell included), keep the instructor's comment and extra credit,
+    the score on each submission's line counting them (they are put back before it is
+    printed), and end with what it kept?"""
     root, _, (status, output) = added
     assert status == 0, output
     released = (root / "release" / LESSON / f"{LESSON}.ipynb").read_text()
@@ -208,7 +209,8 @@ def test_regrade_releases_it_and_keeps_the_grades(added):
         pasted = gradebook.find_submission(LESSON, "pasted").score
     assert pasted % 1 == 0.5
     assert re.search(rf"\] pasted {LESSON}: [\w-]+ {pasted:g}/6\b", output), output
-    assert "kept all 2 manual grades and comments" in output
+    assert "kept all 2 manual grades and comments" in output.strip().splitlines()[-1], output
+    assert output.count(f"released {LESSON}") == 1, "said released again after the summary"
 
 
 def test_a_test_cell_added_later_is_not_blamed_on_the_learner(added):
