@@ -37,6 +37,20 @@ def _forward_classes(output: torch.Tensor) -> list:
     return classes
 
 
+def _reaches(output: torch.Tensor, x: torch.Tensor) -> bool:
+    """Whether backward from the output can reach x: its graph holds x's AccumulateGrad node."""
+    seen, stack = set(), [output.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if getattr(node, "variable", None) is x:
+            return True
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
+
+
 def _custom_nodes(output: torch.Tensor) -> int:
     """How many custom Function nodes (checkpointed segments) the output's graph holds."""
     return len(_forward_classes(output))
@@ -177,6 +191,13 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                            "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
                            mistake="checkpoint_sequential/uses-torch-checkpoint")
     checkpointed = len(classes)
+    if checkpointed and not _reaches(output, x):  # before the segment checks it would trip
+        raise GradingError(
+            f"{where}: the output's graph does not reach x, so x.grad stays None (backward "
+            f"from the output goes through {checkpointed} checkpointed "
+            f"segment{'s' if checkpointed > 1 else ''} of {segments}, then stops): a segment was "
+            "fed a tensor cut from the graph before it",
+            mistake="checkpoint_sequential/cuts-graph")
     order = None
     if checkpointed == 0:  # no Function node: no checkpoint, or torch's non-reentrant one
         order = _backward(where, output, grad_output, layers)

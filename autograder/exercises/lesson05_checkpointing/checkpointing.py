@@ -248,6 +248,29 @@ def check_none_argument(function, device) -> None:
                 mistake="CheckpointFunction/none-taken-for-tensor") from error
 
 
+def check_ignored_input(function, device) -> None:
+    """The lesson's dummy input ("A first block on data"): a tensor argument that requires grad
+    and that run_fn ignores. Backward runs, x's gradient is right, and the dummy's is None."""
+    block = mlp_block(device, seed=5)
+    x = sample((4, WIDTH), device, seed=5).requires_grad_()
+    dummy = torch.ones((), device=device, dtype=x.dtype, requires_grad=True)
+    output = function.apply(lambda h, _: block(h), x, dummy)
+    grad_output = sample(tuple(output.shape), device, seed=99)
+    plain = x.detach().requires_grad_()
+    expected = torch.autograd.grad(block(plain), plain, grad_output)[0]
+    try:
+        output.backward(grad_output)
+    except RuntimeError as error:
+        raise GradingError(
+            "CheckpointFunction's backward raised RuntimeError when run_fn ignores a tensor "
+            "argument that requires grad (the lesson's dummy input, run_fn = lambda h, _: "
+            f"body(h)): {str(error).splitlines()[0]}", str(error)) from error
+    diagnose_gradient("x", x.grad, expected)
+    if dummy.grad is not None and bool(dummy.grad.detach().abs().max() > 0):
+        raise GradingError("CheckpointFunction gave a gradient to an argument run_fn ignores (the "
+                           "lesson's dummy input): run_fn run plainly gives it none")
+
+
 def checkpoint_full(CheckpointFunction, device) -> None:
     device = torch.device(device)
     function = check_is_function(CheckpointFunction, CHECKPOINT)
@@ -264,6 +287,9 @@ def checkpoint_full(CheckpointFunction, device) -> None:
             with case(f"{SEVERAL}, b {'' if b_requires_grad else 'not '}requiring grad"):
                 check_block(function, run_fn, values, wanted, parameters)
         check_none_argument(function, device)
+        with case("run_fn(x, dummy) ignoring dummy, a 0-d tensor requiring grad, x of shape "
+                  "(4, 5)"):
+            check_ignored_input(function, device)
         covers("parameters accumulate .grad")
         covers("1-D x")
         covers("non-tensor arguments")

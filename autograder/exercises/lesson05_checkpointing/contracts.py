@@ -121,7 +121,8 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            "to the number of layers;",
            {Q + "recomputes-other-layers": "late-binding closure in the loop",
             Q + "recomputes-fewer-layers":
-                "late-binding closure, the loop ending with start = end"}),
+                "late-binding closure, the loop ending with start = end",
+            Q + "cuts-graph": "each segment fed a detached copy of its input"}),
     Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
            "same stack again, on the next step).",
            {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),

@@ -30,6 +30,14 @@ EQUIVALENTS = [
     EquivalentMutant(SEQUENTIAL, "add_copy", "return h", "return h.clone()",
                      "a segment's output cloned: the same values, and autograd passes the "
                      "gradient through clone unchanged"),
+    # the catalogued answer with floor bounds whose last group runs plainly (review 52): one
+    # bound too many adds a group of no layer after it, checkpointed
+    EquivalentMutant(SEQUENTIAL, "nudge_constant",
+                     "bounds = [i * n // segments for i in range(segments + 1)]",
+                     "bounds = [i * n // segments for i in range(segments + 2)]",
+                     "an extra group of no layer after the last, through CheckpointFunction: an "
+                     "identity on the output, which the caller holds anyway, so the same values, "
+                     "gradients and memory; every layer still runs once, in `segments` groups"),
     EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = list(layers)", "pass",
                      "the contract's layers are a list or an nn.Sequential, which slice, len "
                      "and iterate alike, so the list() copy changes nothing"),

@@ -67,6 +67,60 @@ NO_ENABLE = ("        with torch.random.fork_rng(devices=ctx.devices):\n"
              "            output = ctx.run_fn(*args)\n")
 LEAVES = "[a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]"
 
+GRAPH_WALK = """
+
+def _leaves(output):
+    seen, stack, found = set(), [output.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            found.append(node.variable)
+        stack.extend(n for n, _ in node.next_functions)
+    return found
+
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn = run_fn
+        ctx.slots = [torch.is_tensor(a) for a in args]
+        ctx.others = [None if t else a for t, a in zip(ctx.slots, args)]
+        tensors = [a for a in args if torch.is_tensor(a)]
+        ctx.save_for_backward(*tensors)
+        ctx.gpus = sorted({t.device.index for t in tensors if t.is_cuda})
+        ctx.states = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.gpus])
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = iter(ctx.saved_tensors)
+        args = [next(saved).detach().requires_grad_(ctx.needs_input_grad[i + 1]) if t else o
+                for i, (t, o) in enumerate(zip(ctx.slots, ctx.others))]
+        caller = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.gpus])
+        torch.set_rng_state(ctx.states[0])
+        for d, s in zip(ctx.gpus, ctx.states[1]):
+            torch.cuda.set_rng_state(s, d)
+        try:
+            with torch.enable_grad():
+                out = ctx.run_fn(*args)
+        finally:
+            torch.set_rng_state(caller[0])
+            for d, s in zip(ctx.gpus, caller[1]):
+                torch.cuda.set_rng_state(s, d)
+        mine = [a for a in args if torch.is_tensor(a) and a.requires_grad]
+        others = [v for v in _leaves(out) if not any(v is m for m in mine)]
+        grads = torch.autograd.grad(out, mine + others, grad_output, allow_unused=True)
+        for p, gp in zip(others, grads[len(mine):]):
+            if gp is not None:
+                p.grad = gp if p.grad is None else p.grad + gp
+        it = iter(grads[:len(mine)])
+        return (None, *(next(it) if torch.is_tensor(a) and a.requires_grad else None
+                        for a in args))
+"""
+
 UNUSUAL = [
     Unusual("CheckpointFunction", "RNG state passed through save_for_backward", RNG_SAVED),
     Unusual("CheckpointFunction", "PyTorch's reentrant CheckpointFunction, preserve_rng_state=True",
@@ -105,6 +159,11 @@ class CheckpointFunction(torch.autograd.Function):
         output.backward(grad_output)
         return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
 """),
+    # review 52: no fork_rng (the caller's states read and written back by hand, in finally) and
+    # torch.autograd.grad instead of backward: the rebuilt graph's leaves found by walking it
+    # (AccumulateGrad nodes), the parameters' gradients added into .grad by hand
+    Unusual("CheckpointFunction", "states put back by hand, autograd.grad over the graph's leaves",
+            GRAPH_WALK),
 ]
 
 MISTAKES = [
@@ -283,4 +342,9 @@ class CheckpointFunction(torch.autograd.Function):
                 CORRECT_BACKWARD, FORWARD.replace(
                     "ctx.save_for_backward(*tensors)",
                     "ctx.save_for_backward(*[t.clone() for t in tensors])"))),
+    # review 52's answer above without allow_unused=True: the lesson's dummy input, which run_fn
+    # ignores, makes torch.autograd.grad raise (once passed: no check ignored an input)
+    Mistake("CheckpointFunction", "autograd.grad over the graph's leaves without allow_unused",
+            "when run_fn ignores a tensor argument that requires grad",
+            edit(GRAPH_WALK, ("grad_output, allow_unused=True)", "grad_output)"))),
 ]

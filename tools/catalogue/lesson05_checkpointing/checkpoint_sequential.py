@@ -260,4 +260,23 @@ def checkpoint_sequential(layers, segments, x):
         start = end
     return x
 """),
+    # review 52: each segment fed x.detach().requires_grad_() "so it keeps only its own input":
+    # backward stops at the first cut and x gets nothing (once "backward returned None for x,
+    # which requires grad: return grad_x", the generic message)
+    Mistake("checkpoint_sequential", "each segment fed a detached copy of its input",
+            "the output's graph does not reach x", HELPER + """
+from torch import nn
+
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, extra = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < extra)
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]),
+                                     x.detach().requires_grad_())
+        start = end
+    return x
+"""),
 ]

@@ -77,6 +77,20 @@ UNUSUAL = [
             _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward((z1, z2), (grad_y1, "
                       "grad_y2), inputs=[x1, x2, *ctx.f.parameters(), *ctx.g.parameters()])\n"
                       + RETURN)),
+    # review 52: RevNet's backward (Gomez et al., Algorithm 1), f and g each called once under
+    # grad on fresh leaves, the call that rebuilds an input also giving its vector-Jacobian
+    # product, grad_y2's direct term kept
+    Unusual("ReversibleCoupling", "RevNet's one-call backward, f and g called once each",
+            _coupling("        y1, y2 = ctx.saved_tensors\n"
+                      "        z1 = y1.detach().requires_grad_()\n"
+                      "        with torch.enable_grad():\n            gz = ctx.g(z1)\n"
+                      "        x2 = (y2 - gz).detach()\n"
+                      "        torch.autograd.backward(gz, grad_y2)\n"
+                      "        total_y1 = grad_y1 + z1.grad\n"
+                      "        x2 = x2.requires_grad_()\n"
+                      "        with torch.enable_grad():\n            fx = ctx.f(x2)\n"
+                      "        torch.autograd.backward(fx, total_y1)\n"
+                      "        return total_y1, grad_y2 + x2.grad, None, None")),
 ]
 
 MISTAKES = [
@@ -293,4 +307,21 @@ MISTAKES = [
                 INVERT + "        y1_leaf = y1.detach().requires_grad_()\n"
                 "        with torch.enable_grad():\n            z1 = x1 + ctx.f(x2)\n"
                 "            z2 = x2 + ctx.g(y1_leaf)\n" + RIGHT + RETURN)),
+    # review 52: torch.autograd.grad over x1, x2 and the parameters, the parameters' gradients
+    # then assigned to .grad, not added
+    Mistake("ReversibleCoupling", "autograd.grad over inputs and parameters, .grad assigned",
+            "replaced the .grad of parameter f.0.weight instead of adding to it", _coupling(
+                INVERT + "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+                + RECOMPUTE + "            grads = torch.autograd.grad((z1, z2), [x1, x2, "
+                "*params], (grad_y1, grad_y2))\n"
+                "        for p, grad in zip(params, grads[2:]):\n            p.grad = grad\n"
+                "        return grads[0], grads[1], None, None")),
+    # review 52: f and g handed to backward through a module-level dict, not ctx: right for one
+    # call, wrong for two calls in one graph (the two-call check, not the class-attribute one)
+    Mistake("ReversibleCoupling", "f and g kept in a module-level dict",
+            "is right for each call alone but not for two calls in one graph", "_BLOCKS = {}\n"
+            + _coupling(
+                (INVERT + RECOMPUTE + RIGHT + RETURN).replace("ctx.f", "_BLOCKS['f']")
+                .replace("ctx.g", "_BLOCKS['g']"),
+                edit(FORWARD, ("ctx.f, ctx.g = f, g", "_BLOCKS['f'], _BLOCKS['g'] = f, g")))),
 ]
