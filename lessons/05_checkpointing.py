@@ -39,6 +39,7 @@ from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
 from autograder.predictions import same_answer
+from autograder.probes import CountFlops
 from widgets import checkpointing_explorer
 
 _ = torch.manual_seed(0)
@@ -897,7 +898,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #
 # The 16-block MLP from the start of the lesson again, this time through your
 # `checkpoint_sequential` with $k = 1, 2, 4, 8, 16$ segments. For each $k$ the meter reports what
-# is kept after forward and the peak during the whole step.
+# is kept after forward and the peak during the whole step, and a counter (`CountFlops`, from
+# the grading library) the matrix-multiply FLOPs backward spends beyond a plain backward: the
+# price of the recomputation, counted rather than timed, so the same on every machine.
 
 # %%
 def step_memory(model, x, run):
@@ -907,6 +910,15 @@ def step_memory(model, x, run):
         kept = meter.now
         loss.backward()
     return kept, meter.peak
+
+
+def backward_flops(model, x, run):
+    """Matmul FLOPs of one backward, counted (the same on every machine): a checkpointed
+    segment's recomputation runs inside backward, so it is counted with it."""
+    loss = run(model, x).square().mean()
+    with CountFlops() as counter:
+        loss.backward()
+    return counter.total
 
 
 model = deep_mlp()
@@ -919,12 +931,13 @@ runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
 
 try:
     memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
+    flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
 
     print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
     for name, (kept, peak) in memory.items():
         print(f"{name:>17} {kib(kept):>19} {kib(peak):>17}")
 
-    fig, ax_memory = plt.subplots(figsize=(6, 3.6))
+    fig, ax_memory = plt.subplots(figsize=(6, 4.4))
     kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
     peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
     ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
@@ -934,9 +947,17 @@ try:
     ax_memory.axvline(math.sqrt(len(model) * 2), color="grey", ls=":",
                       label=r"$k=\sqrt{n a}$, $a = 2$")
     ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
-                  title="Activation memory, 16 blocks")
+                  title="Activation memory and recomputation, 16 blocks")
     ax_memory.set_xticks(segment_counts, [str(k) for k in segment_counts])
-    ax_memory.legend(fontsize=8)
+    ax_cost = ax_memory.twinx()  # the price: backward's FLOPs beyond a plain backward's
+    recomputed = [(flops[f"{k} segments"] - flops["no checkpointing"]) / 1e6
+                  for k in segment_counts]
+    ax_cost.plot(segment_counts, recomputed, "^-", color="C3",
+                 label="recomputed in backward (MFLOP, right axis)")
+    ax_cost.set(ylabel="recomputation MFLOP, counted", ylim=(0, 1.3 * max(recomputed) + 1))
+    handles = [h for ax in (ax_memory, ax_cost) for h in ax.get_legend_handles_labels()[0]]
+    ax_memory.legend(handles=handles, fontsize=8, ncol=2, loc="upper center",
+                     bbox_to_anchor=(0.5, -0.18))
     plt.tight_layout()
     plt.show()
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
@@ -953,6 +974,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
 # network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
 # output the loss keeps (the recomputed network holds everything else), almost no saving.
+# The price (right axis) does not move with $k$: whatever the split, backward recomputes each
+# checkpointed block once, here all 16, 33.6 MFLOP, one forward's worth on top of the plain
+# backward's 67.1. Only the memory depends on $k$; in time, each extra segment adds a little
+# overhead besides (one more `Function` call and random-state copy).
 # Every $k$ from 1 to $n$ with the work each costs (on 8 of these blocks), and PyTorch's own
 # `checkpoint_sequential` beside yours, are in an optional section after the summary.
 
@@ -985,9 +1010,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   copy; nothing tensor-valued on `ctx`; no activation of `f` or `g`, not even for a moment:
 #   forward records no graph of them, as grad is off in any forward, and the self-check
 #   measures it);
-# - backward reconstructs the inputs from the outputs, recomputes the block under grad, and
-#   returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters of `f` and
-#   `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` does;
+# - backward returns the gradients of `x1` and `x2` that the two equations give, `None` for `f`
+#   and `g`, even with several calls in one graph; the parameters of `f` and `g` receive theirs
+#   in `.grad`, added to what `.grad` already holds;
 # - a loss may use only one of the two outputs.
 #
 # Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again, to
@@ -999,11 +1024,12 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # The self-check tries one block at a time; real RevNets accept the drift or store a few exact
 # checkpoints.
 #
-# <details><summary><b>Hint 1</b>: inverting the block</summary>
+# <details><summary><b>Hint 1</b>: a question</summary>
 #
-# Which of the two equations can you solve first, given $y_1$ and $y_2$? Each one has a single
-# unknown once you take them in the right order. Is the reconstruction a computation autograd
-# should record?
+# The gradients depend on what $f$ and $g$ were fed, $x_2$ and $y_1$, and backward holds $y_1$
+# and $y_2$ only. Can the two equations give $x_2$ and $x_1$ back from those? Does one of them
+# have a single unknown, given $y_1$ and $y_2$? And is that computation one autograd should
+# record?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: from reconstructed inputs to gradients</summary>

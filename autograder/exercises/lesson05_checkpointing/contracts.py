@@ -28,10 +28,9 @@ REVERSIBLE_CLAUSES = (
                                         "back from it",
             R + "records-graph-in-forward":
                 "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
-    Clause("backward reconstructs the inputs from the outputs, recomputes the block under grad, "
-           "and returns the gradients of `x1` and `x2`, `None` for `f` and `g`; the parameters "
-           "of `f` and `g` receive theirs in `.grad`, accumulated, as your `CheckpointFunction` "
-           "does;",
+    Clause("backward returns the gradients of `x1` and `x2` that the two equations give, `None` "
+           "for `f` and `g`, even with several calls in one graph; the parameters of `f` and `g` "
+           "receive theirs in `.grad`, added to what `.grad` already holds;",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
             R + "records-inversion": "records the inversion under grad and differentiates with "
                                      "respect to the rebuilt x1 and x2",
