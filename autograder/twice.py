@@ -17,6 +17,25 @@ def _fix(name: str) -> str:
             "and a Jacobian taken row by row run backward more than once on one graph")
 
 
+def _saved_copies(outputs: list) -> list | None:
+    """Copies of what forward saved for backward (each output's node's saved tensors), or None
+    where they cannot be read: a saved tensor changed in place refuses to be unpacked."""
+    copies = []
+    for output in outputs:
+        try:
+            saved = getattr(output.grad_fn, "saved_tensors", ())
+        except RuntimeError:
+            return None
+        copies += [t.detach().clone() for t in saved if isinstance(t, torch.Tensor)]
+    return copies
+
+
+def _unchanged(before: list | None, after: list | None) -> bool:
+    return (before is not None and after is not None and len(before) == len(after)
+            and all(a.shape == b.shape and torch.equal(a.nan_to_num(), b.nan_to_num())
+                    for a, b in zip(before, after)))
+
+
 def _leaves(values: dict) -> dict:
     return {name: (value.detach().clone().requires_grad_(value.is_floating_point())
                    if isinstance(value, torch.Tensor) else value)
@@ -41,6 +60,7 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
                         for o in outputs]
         if not outputs or not wanted:
             return
+        saved = _saved_copies(outputs)
         first = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
                                     allow_unused=True)
     except Exception:  # the learner's code may raise anything: other checks name it
@@ -68,6 +88,15 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
         if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12,
                                                         equal_nan=True):
             continue
-        raise GradingError(f"{spec.name}'s gradient for {name} changes when backward runs a "
-                           f"second time on one graph: {_fix(spec.name)}", "", case,
+        changes = (f"{spec.name}'s gradient for {name} changes when backward runs a second "
+                   "time on one graph")
+        if _unchanged(saved, _saved_copies(outputs)):
+            raise GradingError(
+                f"{changes}, while what forward saved is unchanged: {spec.name}.backward "
+                "changes state it reads between runs (an attribute of ctx, a module global, a "
+                "list it pops or appends to); gradcheck, retain_graph=True and a Jacobian taken "
+                "row by row run backward more than once on one graph, so leave ctx and what "
+                "backward reads as forward left them", "", case,
+                mistake=f"{spec.name}/backward-changes-state-it-reads")
+        raise GradingError(f"{changes}: {_fix(spec.name)}", "", case,
                            mistake=f"{spec.name}/backward-modifies-saved-tensor")

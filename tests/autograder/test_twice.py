@@ -44,8 +44,35 @@ def test_a_gradient_that_changes_on_the_second_backward_is_named():
     answer = _square("two_x, = ctx.saved_tensors\n        ctx.calls[0] += 1\n"
                      "        return two_x * g * ctx.calls[0]")
     with pytest.raises(GradingError, match="Square's gradient for x changes when backward "
-                                           "runs a second time on one graph"):
+                                           "runs a second time on one graph, while what forward "
+                                           "saved is unchanged") as error:
         check_backward_twice(answer, SQUARE, _values())
+    assert error.value.mistake == "Square/backward-changes-state-it-reads"
+
+
+def test_a_saved_tensor_changed_in_place_without_the_version_counter_is_named():
+    """Is a backward that writes into a saved tensor through .data (which the version counter
+    does not see) told it changed what forward saved, not that it keeps state elsewhere?"""
+    answer = _square("two_x, = ctx.saved_tensors\n        two_x.data.mul_(2)\n"
+                     "        return two_x * g")
+    with pytest.raises(GradingError, match="Square.backward changes a tensor that forward "
+                                           "saved, in place") as error:
+        check_backward_twice(answer, SQUARE, _values())
+    assert error.value.mistake == "Square/backward-modifies-saved-tensor"
+
+
+def test_state_kept_outside_ctx_is_named_as_such():
+    """Is a backward that pops what it needs from a module-level list (forward pushes) told it
+    reads state that changes between runs, not that it changed a saved tensor?"""
+    namespace = {"torch": torch, "STACK": []}
+    exec("class Square(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x):\n"
+         "        STACK.append(2 * x)\n        return x * x\n"
+         "    @staticmethod\n    def backward(ctx, g):\n"
+         "        return (STACK.pop() if STACK else 0) * g\n", namespace)
+    with pytest.raises(GradingError, match="changes state it reads between runs") as error:
+        check_backward_twice(namespace["Square"], SQUARE, _values())
+    assert error.value.mistake == "Square/backward-changes-state-it-reads"
 
 
 def test_a_first_backward_that_raises_is_left_to_the_other_checks():
