@@ -87,9 +87,9 @@ def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
 
 
 def check_saves_no_x(function, values: dict) -> None:
-    """Forward saves what question 4 found (y, or a code of a byte or two per entry), and lam if
-    it likes, never x or a copy of it: x is told apart from y by the entries inside the
-    threshold (lam = 0.5)."""
+    """Forward saves what question 4 found and no more: y (or one tensor of its size), or a code
+    of at most 2 bytes per entry in all, and lam if it likes, never x or a copy of it: x is told
+    apart from y by the entries inside the threshold (lam = 0.5)."""
     inputs = {name: value.detach().clone().requires_grad_() for name, value in values.items()}
     forward = run_forward(function, SOFT, inputs)
     x = values["x"]
@@ -103,6 +103,46 @@ def check_saves_no_x(function, values: dict) -> None:
                 "4), y or a code of a byte or two per entry, and lam if you like, never x. "
                 "Mending BrokenSoftThreshold's lines is not deriving it",
                 mistake="SoftThreshold/saves-x")
+    shaped = [saved for saved in forward.saved if saved.tensor.numel() == x.numel()]
+    y = forward.output
+    size = y.element_size() if isinstance(y, torch.Tensor) else x.element_size()
+    per_entry = sum(saved.tensor.element_size() for saved in shaped)
+    if per_entry <= 2 or (len(shaped) == 1 and per_entry <= size):
+        return  # y or one tensor of its size, or a code of a byte or two per entry in all
+    what = ", ".join(f"{saved.role} {str(saved.dtype).removeprefix('torch.')}" for saved in shaped)
+    count = {1: f"an x-shaped {str(shaped[0].dtype).removeprefix('torch.')} tensor",
+             2: "two x-shaped tensors"}.get(len(shaped), f"{len(shaped)} x-shaped tensors")
+    raise GradingError(
+        f"SoftThreshold's forward saves {count} ({per_entry} bytes per element): the contract "
+        f"allows y ({size} bytes per element) or a code of at most 2 bytes per entry",
+        f"saved: {what}. Question 4: which one tensor already tells backward both which "
+        "entries pass and their signs?", mistake="SoftThreshold/saves-too-much")
+
+
+def check_small_y(function, device, dtype=torch.float64) -> None:
+    """Entries just outside the threshold (y of 1e-9 at lam = 0.5, y of 1e-300 at lam = 0) keep
+    gradient 1 for x: a saved code that rounds such a y to 0 (y in a narrower float) drops
+    them."""
+    for lam, gap in ((0.5, 1e-9), (0.0, 1e-300)):
+        x = torch.tensor([lam + gap, -(lam + gap), lam + 1.0, 0.1 * lam], dtype=dtype,
+                         device=device)
+        values = {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
+        with case(f"x just outside the threshold (|x| - lam = {gap:g}), lam={lam:g}"):
+            forward, backward = check_soft_case(function, values, check_gradients=False)
+            grad_x = backward.grads[0]
+            if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape and \
+                    (grad_x[:2] == 0).all() and grad_x[2] != 0:
+                narrow = [f"{str(s.dtype).removeprefix('torch.')} {s.role}" for s in forward.saved
+                          if s.tensor.is_floating_point() and s.tensor.dtype != dtype
+                          and s.tensor.numel() == x.numel()]
+                held = f" (the {narrow[0]} tensor forward saves holds y there as 0)" \
+                    if narrow else ""
+                raise GradingError(
+                    f"SoftThreshold's gradient for x is 0 at entries just outside the threshold "
+                    f"(|x| - lam = {gap:g}, lam = {lam:g}, y = +-{gap:g} there): those entries "
+                    f"lose their gradient{held}, though they lie outside it",
+                    mistake="SoftThreshold/code-loses-small-y")
+            diagnose_gradient("x", grad_x, (x.abs() > lam).to(dtype))
 
 
 def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **tolerance):

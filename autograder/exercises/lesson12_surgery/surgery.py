@@ -15,7 +15,7 @@ from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...precision import rounded_to_float32
-from .soft_threshold_checks import (check_kinks, check_saves_no_x, check_soft,
+from .soft_threshold_checks import (check_kinks, check_saves_no_x, check_small_y, check_soft,
                                     check_zero_at_lam_zero)
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
 from .contracts import REVERSAL_CLAUSES, CLIP_CLAUSES, SOFT_CLAUSES
@@ -312,6 +312,7 @@ def soft_full(SoftThreshold, device) -> None:
                   {"x": grad_output * mask, "lam": -(grad_output * torch.sign(values["x"]) * mask).sum()})
     with case("x of shape (3, 4), lam=0.5: what forward saves"):
         check_saves_no_x(function, values)
+    check_small_y(function, device)
 
 
 EXERCISES = [

@@ -69,6 +69,38 @@ UNUSUAL = [
         ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))
         return F.softshrink(x, lam.item())
 ''')),
+    # review of lesson 12 (fifth)
+    Unusual('SoftThreshold', 'sign(y) saved as a bfloat16 code',
+            '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.relu(x.abs() - lam)
+        ctx.save_for_backward(torch.sign(y).to(torch.bfloat16))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        code, = ctx.saved_tensors
+        code = code.to(grad_output.dtype)
+        passed = grad_output * code.abs()
+        return passed, -(grad_output * code).sum()
+'''),
+    # review of lesson 12 (fifth)
+    Unusual('SoftThreshold', 'y as x - clamp(x, -lam, lam), an int8 sign code saved',
+            '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = x - torch.clamp(x, min=-lam, max=lam)
+        ctx.save_for_backward(torch.sign(y).to(torch.int8))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        code, = ctx.saved_tensors
+        grad_x = grad_output * code.abs()  # int8 * float: promoted to grad_output's dtype
+        grad_lam = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
+        return grad_x, grad_lam
+'''),
 ]
 
 
@@ -162,4 +194,38 @@ MISTAKES = [
             y = torch.sign(x) * torch.relu(x.abs() - lam)
             return torch.autograd.grad(y, (x, lam), grad_output)
 '''), named=True),
+    # review of lesson 12 (fifth): passed while 'never x' was all the saves clause graded
+    Mistake('SoftThreshold', '|x| - lam and sign(x) saved, two float tensors',
+            'saves two x-shaped tensors (16 bytes per element): the contract allows y (8 bytes per element) or a code of at most 2 bytes per entry',
+            '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        shifted = x.abs() - lam
+        sign = torch.sign(x)
+        ctx.save_for_backward(shifted, sign)
+        return sign * torch.relu(shifted)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        shifted, sign = ctx.saved_tensors
+        passed = grad_output * (shifted > 0)
+        return passed, -(passed * sign).sum()
+'''),
+    # review of lesson 12 (fifth): its hint named a dtype to save in; now says what is lost and
+    # where
+    Mistake('SoftThreshold', 'y saved as a float16 code',
+            'lose their gradient (the float16 intermediate tensor forward saves holds y there as 0)',
+            '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.relu(x.abs() - lam)
+        ctx.save_for_backward(y.to(torch.float16))
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        code, = ctx.saved_tensors
+        passed = grad_output * (code != 0)
+        return passed, -(passed * torch.sign(code)).sum()
+'''),
 ]
