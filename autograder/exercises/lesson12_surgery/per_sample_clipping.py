@@ -90,7 +90,12 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
     squared = clip_factors(outer_norms ** 2, max_norm)
     summed = clip_factors(torch.linalg.vector_norm(grad_output, dim=1)
                           + torch.linalg.vector_norm(x, dim=1), max_norm)
+    whole = clip_factors(torch.linalg.vector_norm(grad_output) * torch.linalg.vector_norm(x, dim=1),
+                         max_norm)
     candidates = [
+        ((grad_output * whole[:, None]).T @ x,
+         "clips with the factor from ||grad_output|| ||x_n||: the factor uses one norm for the "
+         "whole batch, not each sample's ||g_n|| ||x_n||"),
         ((grad_output * by_x[:, None]).T @ x,
          "clips by ||x_n|| alone: sample n's gradient of weight is the outer product g_n x_n^T. "
          "What is its norm in terms of g_n and x_n? Fix the norms in backward, before the "
@@ -168,6 +173,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
     if hint:
         raise GradingError(f"PerSampleClippedLinear {hint}", mistake={
             "clips by ||x_n|| alone": "PerSampleClippedLinear/norm-of-x-alone",
+            "one norm for the whole batch": "PerSampleClippedLinear/whole-grad-output-norm",
             "by the squared norm": "PerSampleClippedLinear/squared-norm",
             "sums the per-sample gradients unclipped": "PerSampleClippedLinear/no-clipping",
             "clips by ||g_n|| alone": "PerSampleClippedLinear/norm-of-g-alone",

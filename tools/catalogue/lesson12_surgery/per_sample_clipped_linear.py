@@ -66,6 +66,49 @@ UNUSUAL = [
                 "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
                 "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
                 "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    # review of lesson 12 (fifth)
+    Unusual('PerSampleClippedLinear', "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear",
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return F.linear(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = torch.einsum("no,oi->ni", grad_output, weight) if ctx.needs_input_grad[0] else None
+        grad_weight = None
+        if ctx.needs_input_grad[1]:
+            norms = grad_output.norm(dim=1) * x.norm(dim=1)
+            factors = ctx.max_norm / norms.clamp(min=ctx.max_norm)  # exactly 1 at or below m, 0 -> 1
+            grad_weight = torch.einsum("no,ni->oi", grad_output, x * factors[:, None])
+        return grad_x, grad_weight, None
+'''),
+    # review of lesson 12 (fifth), written as a mistake: within the contract, which promises only
+    # samples whose ||g_n||^2, ||x_n||^2 and their product are finite (squared norms, as ghost
+    # clipping's, are common: two Unusual answers above multiply them too)
+    Unusual('PerSampleClippedLinear', 'squared norms multiplied before the square root',
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            norms = ((grad_output ** 2).sum(1) * (x ** 2).sum(1)).sqrt()
+            factors = (ctx.max_norm / norms).clamp(max=1)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+'''),
 ]
 
 MISTAKES = [
@@ -207,4 +250,74 @@ MISTAKES = [
                 "            factors = (ctx.max_norm / norms).clamp(max=1)\n"
                 "            grad_weight = (grad_output * factors[:, None]).T @ x\n"
                 "        return grad_x, grad_weight, None\n")),
+    # review of lesson 12 (fifth)
+    Mistake('PerSampleClippedLinear', 'outer products built two samples at a time',
+            'a chunk of the (N, out, in) stack',
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            norms = []
+            for start in range(0, x.shape[0], 2):
+                chunk = grad_output[start:start + 2, :, None] * x[start:start + 2, None, :]
+                norms.append(torch.linalg.vector_norm(chunk, dim=(1, 2)))
+            norms = torch.cat(norms)
+            factors = (ctx.max_norm / norms).clamp(max=1)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+'''),
+    # review of lesson 12 (fifth): was a generic 'gradient for weight is wrong'
+    Mistake('PerSampleClippedLinear', "||grad_output|| ||x_n|| as each sample's norm",
+            "the factor uses one norm for the whole batch, not each sample's ||g_n|| ||x_n||",
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            norms = grad_output.norm() * x.norm(dim=1)
+            factors = (ctx.max_norm / norms).clamp(max=1)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+'''),
+    # review of lesson 12 (fifth)
+    Mistake('PerSampleClippedLinear', 'a loop over samples, each outer product built for its norm',
+            'one step (or more) per sample',
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            norms = torch.stack([torch.outer(g, xn).norm() for g, xn in zip(grad_output, x)])
+            factors = (ctx.max_norm / norms).clamp(max=1)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+'''),
 ]
