@@ -56,6 +56,7 @@ from autograder.predictions import same_answer
 from autograder.custom import FunctionExercise
 from autograder.errors import GradingError
 from autograder.probes import trace_backward
+from autograder.exercises.lesson12_surgery.slopes import slope_verdicts
 from widgets import surgery_explorer
 
 _ = torch.manual_seed(0)
@@ -389,8 +390,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
 #   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
 #   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
-#   unchanged, and nothing `nan`; for `max_norm` any positive float and rows whose norm is
-#   finite in `grad_output`'s dtype; `None` for `max_norm`;
+#   unchanged, and nothing `nan`; for `max_norm` any positive float and rows whose squared
+#   norm (the sum of their squares) is finite in `grad_output`'s dtype; `None` for `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
@@ -838,14 +839,6 @@ def my_soft_threshold_slopes(x, lam):
     ### END WORKED
 
 
-def autograd_slopes(x, lam):
-    """dy_i/dx_i and dy_i/dlam, by autograd through the forward formula (one lam per entry)."""
-    x = x.clone().requires_grad_()
-    lams = torch.full_like(x, lam, requires_grad=True)
-    (torch.sign(x) * torch.relu(x.abs() - lams)).sum().backward()
-    return x.grad, lams.grad
-
-
 grid = torch.arange(-40, 41, dtype=torch.float64) / 20  # -2 to 2: 0, ±0.5 and ±1 lie on it
 fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
 empty = False
@@ -865,19 +858,12 @@ for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
         continue
     if empty:
         continue
-    truths = autograd_slopes(grid, lam)
-    for ax, mine, truth, name in zip(axes[1:], yours, truths, ("dy/dx", "dy/dλ")):
+    # the checker compares with autograd's slopes and names where yours differ, never the values
+    verdicts = slope_verdicts(grid, lam, dx, dlam)
+    for ax, mine, name, verdict in zip(axes[1:], yours, ("dy/dx", "dy/dλ"), verdicts):
         ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
         ax.set_title(name, fontsize=10)
-        wrong = ~torch.isclose(mine, truth)
-        classes = [("x > λ", grid > lam), ("x < -λ", grid < -lam), ("|x| < λ", grid.abs() < lam),
-                   ("|x| = λ", grid.abs() == lam)]
-        missed = [f"{where} ({int(wrong[at].sum())} of {int(at.sum())} points)"
-                  for where, at in classes if wrong[at].any()]
-        rest = "; the other classes agree" if len(missed) < sum(bool(at.any())
-                                                                for _, at in classes) else ""
-        print(f"{name}, λ = {lam}: " + ("✓ at all 81 points, the kinks included" if not missed
-              else "✗ on " + "; ".join(missed) + rest))
+        print(verdict)
 for ax in axes:
     if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
         ax.legend(fontsize=7)
@@ -1216,8 +1202,8 @@ for bug, answer, makes, passes_on in [
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
 #   tensors saved only through `save_for_backward`;
-# - forward saves the one tensor your answer to question 4 found (`y`, or a code of a byte or
-#   two per entry), and `lam` if you like, never `x`.
+# - forward saves what your answer to question 4 found and no more: `y` (or one tensor of its
+#   size), or a code of a byte or two per entry in all, and `lam` if you like, never `x`.
 #
 # Derive it, do not patch `BrokenSoftThreshold`: get both the indicator and the sign from the
 # one saved tensor. (`BrokenSoftThreshold` saves `x`, so a copy of it with its slips mended
@@ -1411,7 +1397,8 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 #   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
-#   `None` for `max_norm`;
+#   for samples whose $\lVert g_n \rVert^2$, $\lVert x_n \rVert^2$ and their product are
+#   finite in the dtype; `None` for `max_norm`;
 # - backward never builds a sample's gradient of `weight`: no tensor holding two or more
 #   samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it), not even for a
 #   moment, and no loop over samples (one step per sample that builds or adds its `(out, in)`

@@ -33,7 +33,8 @@ CLIP_CLAUSES = (
            "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
            "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
            "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float "
-           "and rows whose norm is finite in `grad_output`'s dtype; `None` for `max_norm`;",
+           "and rows whose squared norm (the sum of their squares) is finite in `grad_output`'s "
+           "dtype; `None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
@@ -65,7 +66,8 @@ SOFT_CLAUSES = (
             "SoftThreshold/lam-gradient-not-0d": "lam's gradient summed to shape (1,)",
             "SoftThreshold/nan-at-kink": "relu(z) / z as the slope",
             "SoftThreshold/lam-without-sign": "lam's gradient without sign(x) (issue 37)",
-            "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)"}),
+            "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)",
+            "SoftThreshold/code-loses-small-y": "y saved as a float16 code"}),
     Clause("each gradient right when the other input needs none (the self-check runs `x` and "
            "`lam` each alone requiring grad);",
            {"SoftThreshold/gate-on-wrong-entry": "lam's gradient gated on needs_input_grad[0]"}),
@@ -74,9 +76,11 @@ SOFT_CLAUSES = (
            {"SoftThreshold/asks-autograd": "autograd inside backward",
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
-    Clause("forward saves the one tensor your answer to question 4 found (`y`, or a code of a "
-           "byte or two per entry), and `lam` if you like, never `x`.",
-           {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended"}),
+    Clause("forward saves what your answer to question 4 found and no more: `y` (or one tensor "
+           "of its size), or a code of a byte or two per entry in all, and `lam` if you like, "
+           "never `x`.",
+           {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
+            "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
 )
 
 
@@ -89,10 +93,13 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            "`weight`, each scaled by $\\min(1,\\ m / \\lVert\\text{that gradient}\\rVert)$ with "
            "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
            "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
-           "`nan`; `None` for `max_norm`;",
+           "`nan`; for samples whose $\\lVert g_n \\rVert^2$, $\\lVert x_n \\rVert^2$ and their "
+           "product are finite in the dtype; `None` for `max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
+            "PerSampleClippedLinear/whole-grad-output-norm": "||grad_output|| ||x_n|| as each "
+                                                             "sample's norm",
             "case:clips by ||g_n|| + ||x_n||": "a sample's norm written as ||g_n|| + ||x_n||",
             "case:squared norm": "squared norms",
             "PerSampleClippedLinear/clips-summed-gradient": "the summed gradient clipped",

@@ -138,4 +138,22 @@ EQUIVALENTS = [
     EquivalentMutant('PerSampleClippedLinear', 'swap_comparison',
                      'factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)',
                      'factors = torch.where(squared >= limit, ctx.max_norm * torch.rsqrt(squared), 1.0)', _AT_MAX_NORM),
+    # the bfloat16 sign code of the fifth review: a copy of it, or it widened to float32, is
+    # still one tensor no larger than y (float64: 8 bytes per entry), which the contract allows
+    EquivalentMutant('SoftThreshold', 'save_copy',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16))',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16).clone())',
+                     _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'save_narrowed',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16))',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16).float())',
+                     "a float32 copy of a sign code in {-1, 0, 1}: one tensor no larger than y "
+                     "(float64 inputs), exact, which the contract's 'y (or one tensor of its "
+                     "size)' allows"),
+    # the torch.where answer of the fifth review
+    EquivalentMutant('ClipGradientNorm', 'add_copy', 'return x', 'return x.clone()', _IDENTITY),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
+                     'return torch.where(norms >= ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
+                     _AT_MAX_NORM),
 ]

@@ -24,6 +24,33 @@ UNUSUAL = [
     Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
+    # review of lesson 12 (fifth): a mistake under 'rows whose norm is finite'; the clause now
+    # promises rows whose squared norm is
+    Unusual('ClipGradientNorm', 'sqrt of the summed squares as the norm (rows whose squared norm is finite)',
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()
+        return grad_output * (ctx.max_norm / norms).clamp(max=1), None
+'''),
+    # review of lesson 12 (fifth)
+    Unusual('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        norms = grad_output.norm(dim=-1, keepdim=True)
+        return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
+'''),
 ]
 
 
@@ -92,4 +119,18 @@ MISTAKES = [
         ctx.max_norm = max_norm
         return x.mul_(1)  # the same values, written into x
 ''')),
+    # review of lesson 12 (fifth)
+    Mistake('ClipGradientNorm', 'eps 1e-12 added to the norm',
+            'with nothing added to the norm',
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
+        return grad_output * (ctx.max_norm / (norms + 1e-12)).clamp(max=1), None
+'''),
 ]

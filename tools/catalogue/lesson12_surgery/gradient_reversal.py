@@ -112,4 +112,45 @@ MISTAKES = [
             _reversal("        return grad_output * torch.tensor(-ctx.alpha), None\n")),
     Mistake("GradientReversal", "gradient returned in float32", "is float32 numbers throughout",
             _reversal("        return (-ctx.alpha * grad_output).float(), None\n")),
+    # review of lesson 12 (fifth)
+    Mistake('GradientReversal', "-|alpha|, reversed whatever alpha's sign",
+            'the expected gradient times -1, for alpha=-0.75',
+            '''class GradientReversal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -abs(ctx.alpha) * grad_output, None
+'''),
+    # review of lesson 12 (fifth)
+    Mistake('GradientReversal', 'None for x at alpha == 0',
+            'backward returned None for x, which requires grad',
+            '''class GradientReversal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.alpha == 0:
+            return None, None  # nothing flows back at alpha 0: skip the multiplication
+        return -ctx.alpha * grad_output, None
+'''),
+    # review of lesson 12 (fifth)
+    Mistake('GradientReversal', 'forward through .view(-1).view(shape)',
+            'view size is not compatible',
+            '''class GradientReversal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view(-1).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -ctx.alpha * grad_output, None
+'''),
 ]
