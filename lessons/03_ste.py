@@ -236,9 +236,11 @@ def round_failure(values, slopes):
 
 
 def sign_failure(values, slopes):
-    """Measured, never compared with an answer: sign(x) where |x| >= 1, and the steepest
-    slope, autograd's and between neighbouring grid points (0.05 apart)."""
+    """Measured, never compared with an answer: sign(x) where |x| >= 1 (to rounding: a few
+    ulps of x, which a closed form such as |x + 1| rounds by), and the steepest slope,
+    autograd's and between neighbouring grid points (0.05 apart)."""
     gap = torch.where(inside, 0.0, (values - torch.sign(grid)).abs())
+    gap = torch.where(gap > 4 * torch.finfo(grid.dtype).eps * grid.abs(), gap, 0.0)
     if gap.max() > 0:
         k = gap.argmax()  # the furthest from sign, every digit shown
         return (f"at x = {grid[k].item():g}, where |x| >= 1, yours is {values[k].item()!r}, "
@@ -291,8 +293,18 @@ else:
 # **The corner is a convention.** Where a function has a corner, any value between the two
 # one-sided slopes is a defensible choice. Autograd reports whatever the ops you wrote define
 # there, so two ways of writing the same stand-in can report different numbers at its corners
-# (after Exercise 2 you meet two of PyTorch's own that do). None of them reports $\tfrac12$
-# unless you write it to.
+# (after Exercise 2 you meet two of PyTorch's own that do). Run on torch 2.13:
+#
+# - a spelling that picks one piece by a comparison, such as `torch.where` on `x.abs() <= 1`
+#   (or `< 1`), reports 1 (or 0): the comparison decides which piece the corner belongs to.
+#   PyTorch's own two clips report 1 and 0, one each;
+# - a spelling where two inputs tie at the corner splits the difference and reports
+#   $\tfrac12$: `torch.maximum(torch.minimum(x, one), -one)` (at $x = 1$ the minimum's two
+#   inputs are equal, and `torch.minimum` gives each half the gradient), and the closed form
+#   $(|x + 1| - |x - 1|) / 2$ (the slope of $|u|$ at $u = 0$ is 0, halfway between its
+#   one-sided slopes $-1$ and $1$).
+#
+# So the answer is a fact about the ops you chose, not about the function they compute.
 # </details>
 #
 # No convention is more correct; a boundary convention only has to be stated and tested.
@@ -321,7 +333,8 @@ else:
 # - `SignSTE.apply(x)` returns exactly `torch.sign(x)`, in `x`'s dtype, for `x` of any shape,
 #   strides and value, and leaves `x` untouched;
 # - backward returns what autograd would give had forward computed whichever of your
-#   stand-ins never stops the gradient, for every `grad_output`;
+#   stand-ins never stops the gradient, for every `grad_output` and every `x`, $\pm\infty$
+#   and NaN included;
 # - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
 #   tensor on a `ctx` attribute, no copy of `x` or of the output.
 #
@@ -365,7 +378,8 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # - `RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s dtype, for
 #   `x` of any shape, strides and value;
 # - backward returns what autograd would give had forward computed your stand-in for round,
-#   for every `grad_output`, in `grad_output`'s dtype;
+#   for every `grad_output` and every `x`, $\pm\infty$ and NaN included, in `grad_output`'s
+#   dtype;
 # - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
 #   tensor on a `ctx` attribute, no copy of `x` or of the output.
 #
@@ -450,7 +464,8 @@ ste_explorer(RoundSTE, x=1.5)
 # - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, strides
 #   and value;
 # - backward returns what autograd would give had forward computed stand-in B, with slope 1
-#   at its corners $|x| = 1$ (they count as inside), in `grad_output`'s dtype;
+#   at its corners $|x| = 1$ (they count as inside), for every `x` but NaN (where B's slope
+#   depends on how B is written), in `grad_output`'s dtype;
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
@@ -1536,22 +1551,26 @@ else:
 # **`SignSTE`** (Exercise 1)
 #
 # - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and subnormals such as
-#   `5e-324`, in float64 and float32; "any strides": a transposed, a sliced and an expanded
-#   view.
+#   `5e-324`, in float64 and float32, for the output; and for the gradient, which is
+#   `grad_output` there too (a backward that zeroes it where `x` is NaN or infinite fails);
+#   "any strides": a transposed, a sliced and an expanded view.
 # - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
 #   as well as the values.
 # - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
 #
 # **`RoundSTE`** (Exercise 1)
 #
-# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32; "any
+# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32, for the
+#   output (`torch.round` keeps them) and for the gradient (`grad_output` there too); "any
 #   strides": a transposed, a sliced and an expanded view.
 # - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
 # - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
 #
 # **`SignClippedSTE`** (Exercise 2)
 #
-# - "Any value": $\pm\infty$ and NaN, in float64 and float32, as for `SignSTE`.
+# - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
+#   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window) but not at
+#   NaN, where stand-in B's slope depends on how B is written.
 # - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
 #   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
 # - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a

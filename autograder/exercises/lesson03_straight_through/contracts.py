@@ -88,8 +88,10 @@ STE_CLAUSES = {
                 "SignSTE/forward-in-float32": "sign of a float32 copy of x",
                 "unproven:wrong-value": "integer output"}),
         Clause("backward returns what autograd would give had forward computed whichever of "
-               "your stand-ins never stops the gradient, for every `grad_output`;",
+               "your stand-ins never stops the gradient, for every `grad_output` and every `x`, "
+               r"$\pm\infty$ and NaN included;",
                {"SignSTE/true-zero-gradient": "zero gradient (the true derivative)",
+                "SignSTE/gradient-stops-at-non-finite": "gradient zeroed where x is NaN",
                 "SignSTE/ignores-grad-output": "ones instead of grad_output",
                 "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
         Clause(ON_CTX, {"SignSTE/tensor-on-ctx": "x kept on ctx",
@@ -101,8 +103,8 @@ STE_CLAUSES = {
                {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf",
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "slope 1 at its corners $|x| = 1$ (they count as inside), in `grad_output`'s "
-               "dtype;",
+               "slope 1 at its corners $|x| = 1$ (they count as inside), for every `x` but NaN "
+               "(where B's slope depends on how B is written), in `grad_output`'s dtype;",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -135,8 +137,10 @@ STE_CLAUSES = {
                 "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
                 "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
         Clause("backward returns what autograd would give had forward computed your stand-in for "
-               "round, for every `grad_output`, in `grad_output`'s dtype;",
+               r"round, for every `grad_output` and every `x`, $\pm\infty$ and NaN included, in "
+               "`grad_output`'s dtype;",
                {"RoundSTE/true-zero-gradient": "zero gradient",
+                "RoundSTE/gradient-stops-at-non-finite": "gradient zeroed where x is not finite",
                 "RoundSTE/gradient-in-float32": "gradient built in the default dtype",
                 "unproven:wrong-value": "wrong sign"}),
         Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
@@ -165,6 +169,9 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
             "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
             "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
+            "FakeQuantize/scale-open-interval":
+                "scale's gradient with LSQ's open interval, x's closed",
+            "FakeQuantize/clipped-scale-times-scale": "a clipped element's dy/ds as qmax * scale",
             "FakeQuantize/edge-in-x-units":
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",

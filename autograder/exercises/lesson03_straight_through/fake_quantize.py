@@ -20,7 +20,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_scale_in_float32, check_x_units,
-                                      expected_gradients, local_gradients, scale_candidates)
+                                      expected_gradients, local_gradients,
+                                      probe_scale_gradient, scale_candidates)
 from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
@@ -265,7 +266,12 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
                                "stay untouched")
     # each returns the conventions it matches; one surrogate must give both gradients
     for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
-    for_scale = check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)
+    try:
+        for_scale = check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)
+    except GradingError as error:
+        if error.hint.startswith("your gradient for scale is wrong:"):  # no mistake named
+            probe_scale_gradient(function, FAKE_QUANTIZE, x.dtype, x.device)
+        raise
     if not for_x & for_scale:
         x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
         on, other = (next(c for c in CONVENTIONS if c in found) for found in (for_x, for_scale))

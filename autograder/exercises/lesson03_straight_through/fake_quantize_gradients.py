@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from ...checks import make_inputs, run_backward, run_forward
 from ...diagnose import exact
 from ...errors import GradingError
 from .fake_quantize_spec import judged
@@ -141,3 +142,47 @@ def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int)
         f"its {'gradient for x' if which == 0 else 'gradient for scale'} takes x as outside; "
         "the contract judges v = x / scale against qmin and qmax",
         mistake="FakeQuantize/edge-in-x-units")
+
+
+# one element each, scale = 0.25 (a power of two: v exact), qmin = -4, qmax = 3:
+# (x, what it is, d(output)/d(scale) of the contract under every convention)
+_PROBE_SCALE, _PROBE_QMIN, _PROBE_QMAX = 0.25, -4, 3
+_PROBES = ((0.75, "edge", 0.0), (-1.0, "edge", 0.0),          # v = qmax, v = qmin exactly
+           (1.25, "clipped", 3.0), (-1.5, "clipped", -4.0))   # v = 5 > qmax, v = -6 < qmin
+
+
+def probe_scale_gradient(function, spec, dtype, device) -> None:
+    """After a gradient for scale matched no named mistake: run ``function`` on one element at
+    a time (four tiny calls) and name the element whose d(output)/d(scale) is the open
+    interval's value at an edge, or the clipped output qmax * scale itself; return quietly
+    when neither shows (or the probe cannot run: the caller's hint stands)."""
+    s, qmin, qmax = _PROBE_SCALE, _PROBE_QMIN, _PROBE_QMAX
+    for at, kind, expected in _PROBES:
+        try:
+            inputs = make_inputs({"x": torch.tensor([at], dtype=dtype, device=device),
+                                  "scale": torch.tensor(s, dtype=dtype, device=device),
+                                  "qmin": qmin, "qmax": qmax})
+            output = run_forward(function, spec, inputs).output
+            grads = run_backward(spec, output, inputs,
+                                 torch.ones(1, dtype=dtype, device=device)).grads
+            got = float(grads[1].detach().sum())
+        except Exception:  # noqa: BLE001 - the caller's hint stands
+            return
+        if got == expected:
+            continue
+        v, code = at / s, qmax if at > 0 else qmin
+        bound = "qmax" if at > 0 else "qmin"
+        if kind == "edge" and got == code:
+            raise GradingError(
+                f"FakeQuantize: at v = {bound} exactly (x = {exact(at)}, scale = {exact(s)}, "
+                f"v = {exact(v)} = {bound}) your scale gradient uses the open interval's value, "
+                f"{bound} = {code}: there the contract's clamp counts v as inside, as it does "
+                "for x's gradient (LSQ's paper writes the open interval; this exercise follows "
+                "clamp)", mistake="FakeQuantize/scale-open-interval")
+        if kind == "clipped" and got == code * s:
+            raise GradingError(
+                f"FakeQuantize: for a clipped element (x = {exact(at)}, scale = {exact(s)}, "
+                f"v = {exact(v)} {'>' if at > 0 else '<'} {bound} = {code}) your dy/ds is "
+                f"{bound} * scale = {exact(got)}, not {bound}: {bound} * scale is the clipped "
+                "output y itself, not its derivative for scale",
+                mistake="FakeQuantize/clipped-scale-times-scale")

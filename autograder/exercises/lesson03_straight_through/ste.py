@@ -15,8 +15,8 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .ste_extremes import (check_non_finite, diagnose_sign_edges, extreme_values, finite_part,
-                           non_finite_values)
+from .ste_extremes import (check_gradient_at_non_finite, check_non_finite, diagnose_sign_edges,
+                           extreme_values, finite_part, non_finite_values)
 from .contracts import STE_CLAUSES, X_LAYOUT_CLAUSE
 
 # The contracts name no 0-d input, so none is graded.
@@ -241,6 +241,8 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
             f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "
             f"(SignClippedSTE); {name} passes grad_output through everywhere",
             mistake=f"{name}/clipped-estimator")
+    if not clipped:  # right at every finite x, not at ±inf
+        check_gradient_at_non_finite(name, got, expected, x, finite_only=True)
     if got.dtype == torch.float64 and matches(expected.float().to(got.dtype)):
         raise GradingError(
             f"{name}'s gradient is grad_output rounded to float32 "
@@ -294,13 +296,19 @@ def _full(spec: Spec):
                 forward, _ = check_straight_through(function, spec,
                                                     edge_values(spec, device, dtype))
                 check_no_ctx_tensors(spec, forward)
-            # forward only: NaN (and ±inf for round), which the reference and the gradient
-            # checks leave out
+            # NaN (and ±inf for round), which the reference and the gradient checks leave out:
+            # forward, and the plain estimators' backward (stand-in B's slope at NaN depends on
+            # how B is written: not judged)
             with case(f"x = nan{', ±inf' if spec is ROUND_STE else ''}, {name}"):
                 x = torch.tensor(non_finite_values(spec is ROUND_STE), dtype=dtype,
                                  device=device)
-                output = run_forward(function, spec, make_inputs({"x": x})).output
+                inputs = make_inputs({"x": x})
+                output = run_forward(function, spec, inputs).output
                 check_non_finite(spec.name, "round" if spec is ROUND_STE else "sign", output, x)
+                if spec is not SIGN_CLIPPED_STE:
+                    grad_output = torch.linspace(-1.5, 1.25, len(x), dtype=dtype, device=device)
+                    grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
+                    check_gradient_at_non_finite(spec.name, grad, grad_output, x)
         for seed, shape in enumerate(SHAPES):
             check_straight_through(function, spec, random_values(shape, device, seed=seed),
                                    seed=seed)

@@ -1,10 +1,14 @@
 """Lesson 03: the sign estimators at the values no finite, normal x reaches: ±inf, a subnormal
-and -0.0; and all three quantisers at NaN (round at ±inf too), forward only.
+and -0.0; and all three quantisers at NaN (round at ±inf too), forward and, for the two plain
+estimators, backward.
 
 The contracts put no limit on x, and sign(±inf) = ±1, sign(subnormal) = ±1, sign(-0.0) = ±0
 exactly as torch.sign gives them. The detach-trick reference cannot judge them (inf - inf is
 nan), so forward is judged against torch.sign directly and the gradient against grad_output
 (times the clip mask, 0 at ±inf); the reference comparison runs on the finite values only.
+SignSTE's and RoundSTE's stand-in has slope 1 at every x, NaN included, so their gradient is
+grad_output there too; SignClippedSTE's at NaN is not judged: stand-in B's slope there depends
+on how B is written (clamp's is 0, hardtanh's 1).
 A hand-made sign that patches only the zero of x / x.abs() is wrong at ±inf (inf / inf is nan,
 and nan_to_num makes it 0); one that clamps the denominator to torch.finfo(x.dtype).tiny is
 wrong at a subnormal x (5e-324 / tiny is 2.2e-16, not 1).
@@ -94,7 +98,7 @@ def non_finite_values(is_round: bool) -> list[float]:
 
 def check_non_finite(name: str, op: str, output, x: torch.Tensor) -> None:
     """Forward at NaN (and ±inf for round) is exactly the quantiser's: 0 for sign, nan for round.
-    Only forward is judged here: the contracts' "any value" is about the output."""
+    (The gradient there: ``check_gradient_at_non_finite``.)"""
     expected = getattr(torch, op)(x)
     got = output.detach() if isinstance(output, torch.Tensor) else output
     if (not isinstance(got, torch.Tensor) or got.shape != expected.shape
@@ -111,3 +115,27 @@ def check_non_finite(name: str, op: str, output, x: torch.Tensor) -> None:
         f" as torch.{op} gives it: the contract puts no limit on x, "
         f"{'±inf' if infinite else 'NaN'} included; use torch.{op}(x)",
         mistake=f"{name}/round-of-non-finite" if op == "round" else f"{name}/sign-of-nan")
+
+
+def check_gradient_at_non_finite(name: str, got, expected: torch.Tensor, x: torch.Tensor, *,
+                                 finite_only: bool = False) -> None:
+    """Name a plain estimator's gradient that is grad_output at every finite x but not at
+    ±inf or NaN (a backward "guarded" with isfinite or isnan): the stand-in that never stops
+    the gradient has slope 1 there too. Return quietly when it is wrong at a finite x as well
+    (the other checks name that), and, with ``finite_only``, when it is nan or inf there
+    (diagnose_gradient names a non-finite gradient)."""
+    if (not isinstance(got, torch.Tensor) or got.shape != expected.shape
+            or got.dtype != expected.dtype):
+        return
+    wrong = _differ(got.detach(), expected)
+    non_finite = ~x.isfinite()
+    if not (wrong & non_finite).any() or (wrong & ~non_finite).any():
+        return
+    if finite_only and not got.detach()[wrong & non_finite].isfinite().all():
+        return
+    i = tuple(int(k) for k in torch.nonzero(wrong & non_finite)[0])
+    raise GradingError(
+        f"{name}: at x = {exact(x[i].item())} your gradient is {exact(got[i].item())}; the "
+        "stand-in that never stops the gradient has slope 1 there too and passes grad_output "
+        f"({exact(expected[i].item())}): backward holds for x of any value, ±inf and NaN "
+        "included", mistake=f"{name}/gradient-stops-at-non-finite")

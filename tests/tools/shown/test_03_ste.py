@@ -87,6 +87,17 @@ def test_the_sign_checker_measures_properties_and_never_shows_stand_in_b():
     lines = _stand_ins(worked["stand_in_round"], lambda x: torch.tanh(x))
     assert lines[2] == ("    at x = -1, where |x| >= 1, yours is -0.7615941559557649, not "
                         "sign(x) = -1"), lines
+    # the closed form (|x + 1| - |x - 1|) / 2 is -1.0000000000000284 at x = -511.95, a rounding
+    # of |x + 1|: accepted, as maximum/minimum is; a miss by 1e-9 at x = 1000 is not
+    for exact_b in (lambda x: ((x + 1).abs() - (x - 1).abs()) / 2,
+                    lambda x: torch.maximum(torch.minimum(x, torch.ones_like(x)),
+                                            -torch.ones_like(x))):
+        lines = _stand_ins(worked["stand_in_round"], exact_b)
+        assert lines[1].endswith("✓"), lines
+    lines = _stand_ins(worked["stand_in_round"],
+                       lambda x: torch.clamp(x, -1, 1) * (1 + 1e-12 * (x.abs() >= 1000).to(x.dtype)))
+    assert lines[2] == ("    at x = -1000, where |x| >= 1, yours is -1.000000000001, not "
+                        "sign(x) = -1"), lines
     learner = source("03_ste", learner=True)
     before = learner[:learner.index("Exercise 2 · `SignClippedSTE`")]
     assert "hardtanh" not in before and "clamp(x, -1, 1)" not in before
