@@ -73,6 +73,8 @@ SWISH_CLAUSES = (
                                                    "|beta x| = 709",
             "SwishFunction/input-cut-off": "detaches in backward",
             "SwishFunction/backward-detached": "backward under torch.no_grad()",
+            "SwishFunction/backward-detached-alone":
+                "beta's gradient under torch.no_grad() when x needs none",
             "SwishFunction/once-differentiable": "@once_differentiable on a differentiable backward",
             "SwishFunction/beta-as-number": "beta.item()",
             "SwishFunction/number-in-backward": "beta.item() inside backward",

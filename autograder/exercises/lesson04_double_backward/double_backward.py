@@ -206,6 +206,8 @@ def _swish_checks(function, device) -> None:
     with case("x of shape (4,), beta=-0.7 not requiring grad, second derivatives"):
         check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7),
                                       ["x"])
+    with case("x of shape (4,) not requiring grad, beta=1.3 alone, second derivatives"):
+        check_differentiable_backward(function, SWISH, swish_values((4,), device), ["beta"])
     check_zeros_and_saturation(function)
     check_float32_saturation(function, device)
     covers("beta = 0")
@@ -226,6 +228,7 @@ def _swish_checks(function, device) -> None:
             check_gradcheck(function, SWISH, values)
             check_gradgradcheck(function, SWISH, values, ["x", "beta"])
             check_gradgradcheck(function, SWISH, values, ["x"])
+            check_gradgradcheck(function, SWISH, values, ["beta"])
 
 
 def check_second_backward_raises(function, spec: Spec, device) -> None:

@@ -82,6 +82,30 @@ def _reads_a_number(function, spec: Spec, values: dict, wanted: list) -> str | N
             "derivative; use the tensor itself (a 0-d tensor broadcasts like a number)")
 
 
+def _detached_alone(function, spec: Spec, values: dict, wanted: list, name: str) -> str | None:
+    """The message for a gradient with no graph when only ``wanted`` require grad, where with
+    every input requiring grad the same gradient has one: a no_grad or detach on one path only."""
+    every = [n for n in spec.input_names if n in values]
+    if set(wanted) >= set(every):
+        return None
+    inputs = make_inputs(values, requires_grad=set(every))
+    try:
+        output = run_forward(function, spec, inputs).output
+        first = torch.autograd.grad(output, inputs[name], torch.ones_like(output),
+                                    create_graph=True, allow_unused=True)[0]
+    except RuntimeError:
+        return None
+    if first is None or not first.requires_grad:
+        return None
+    fixed = " and ".join(n for n in every if n not in wanted)
+    return (f"with {' and '.join(wanted)} alone requiring grad ({fixed} not), your gradient for "
+            f"{name} has no graph (computed under torch.no_grad or from detached tensors on "
+            f"that path only): its second derivatives, with respect to {name} and grad_output, "
+            f"are lost, while with {fixed} requiring grad too it has one; the contract asks "
+            "for second derivatives whichever inputs require grad: compute "
+            f"grad_{name} with the same recorded tensor ops in every case")
+
+
 def check_differentiable_backward(function, spec: Spec, values: dict, wanted: list) -> None:
     """Second derivatives through the learner's backward against the composed reference."""
     inputs = make_inputs(values, requires_grad=set(wanted))
@@ -95,6 +119,9 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     for name, first in firsts.items():
         if first is not None and not first.requires_grad:
+            alone = _detached_alone(function, spec, values, wanted, name)
+            if alone:
+                raise GradingError(alone, mistake=f"{spec.name}/backward-detached-alone")
             raise GradingError(
                 f"grad_{name} from {spec.name}'s backward is cut off from autograd (a "
                 ".detach(), .data or torch.no_grad): with "

@@ -44,6 +44,15 @@ UNUSUAL = [
             "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"
             + _cube(CUBE_READ + "        return to_torch(to_numpy(grad_output) * 3 * "
                     "to_numpy(x) ** 2, x)")),
+    # review 52: x.detach() shares x's memory (not a copy); the mark above @staticmethod
+    Unusual("CubeOnce", "saves x.detach(), marked above @staticmethod, NumPy square",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        a = x.cpu().numpy()\n"
+                "        return grad_output * torch.tensor(3 * np.square(a), device=x.device)",
+                "        ctx.save_for_backward(x.detach())\n        return x ** 3",
+                decorator="").replace("    @staticmethod\n    def backward",
+                                      "    @once_differentiable\n    @staticmethod\n"
+                                      "    def backward")),
     Unusual("CubeOnce", "marked after the class without staticmethod (placement (c))",
             _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
             + "\n\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
@@ -98,4 +107,16 @@ MISTAKES = [
             "import numpy as np\n" + _cube(
                 "        return grad_output * torch.as_tensor(3 * ctx.a ** 2).to(grad_output)",
                 "        ctx.a = x.detach().cpu().numpy().copy()\n        return x ** 3")),
+    # review 52: NumPy writes through .numpy() into memory the caller owns
+    Mistake("CubeOnce", "NumPy backward squares x in place through .numpy()",
+            "CubeOnce.backward modified its input x in place",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        a = x.detach().cpu().numpy()\n        a *= a\n        a *= 3\n"
+                "        return grad_output * torch.as_tensor(a).to(x.device)")),
+    Mistake("CubeOnce", "NumPy backward multiplies into grad_output through .numpy()",
+            "CubeOnce's backward modified grad_output in place",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        g = grad_output.detach().cpu().numpy()\n"
+                "        g *= 3 * x.detach().cpu().numpy() ** 2\n"
+                "        return torch.as_tensor(g).to(x.device)")),
 ]

@@ -161,6 +161,11 @@ class NumpyTanh(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # review 52: made contiguous "for NumPy", so a transposed grad_output is saved as a copy
+    Mistake("NumpyTanh", "grad_output.contiguous() handed to the inner Function, which saves it",
+            "the Function NumpyTanh's backward calls saves a copy of grad_output",
+            _tanh("        y, = ctx.saved_tensors\n"
+                  "        return _TanhGrad.apply(grad_output.contiguous(), y)", _inner(RIGHT))),
     Mistake("NumpyTanh", "forward saves a float64 y and returns it cast to x's dtype",
             "forward saved the output as float64 before its cast",
             _tanh(CALL, _inner(RIGHT),

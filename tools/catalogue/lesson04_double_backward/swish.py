@@ -135,6 +135,18 @@ MISTAKES = [
     Mistake("SwishFunction", "backward under torch.no_grad()", "is cut off from autograd",
             _swish("        with torch.no_grad():\n" + "\n".join(
                 "    " + line for line in (READ + RETURN).splitlines())), named=True),
+    # right whenever x requires grad: only the beta-alone case has no graph (review 52)
+    Mistake("SwishFunction", "beta's gradient under torch.no_grad() when x needs none",
+            "with beta alone requiring grad (x not), your gradient for beta has no graph",
+            _swish("        x, beta = ctx.saved_tensors\n"
+                   "        if not ctx.needs_input_grad[0]:\n"
+                   "            with torch.no_grad():  # only beta: one number, nothing to record\n"
+                   "                s = torch.sigmoid(beta * x)\n"
+                   "                return None, (grad_output * x * x * s * (1 - s)).sum()\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n"
+                   "        grad_beta = (grad_output * x * x * ds).sum() if ctx.needs_input_grad[1] "
+                   "else None\n"
+                   "        return grad_output * (s + beta * x * ds), grad_beta")),
     Mistake("SwishFunction", "@once_differentiable on a differentiable backward",
             "SwishFunction's backward is marked @once_differentiable",
             _swish(READ + RETURN, decorator=ONCE), named=True),
@@ -227,4 +239,30 @@ MISTAKES = [
                    "(grad_output * x * x * ds).sum()",
                    "        SwishFunction.beta = beta\n        ctx.save_for_backward(x)\n"
                    "        return x * torch.sigmoid(beta * x)")),
+    # review 52
+    Mistake("SwishFunction", "beta kept in a module-level dict, not on ctx",
+            "SwishFunction's backward used another call's beta",
+            "_state = {}\n" + _swish(
+                "        x, = ctx.saved_tensors\n        beta = _state['beta']\n"
+                "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN,
+                "        _state['beta'] = beta\n        ctx.save_for_backward(x)\n"
+                "        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "saves x.double() and beta.double(), computes in float64",
+            "SwishFunction's forward saved a wider copy of x",
+            _swish("        x, beta = ctx.saved_tensors\n        g = grad_output.double()\n"
+                   "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n"
+                   "        return ((g * (s + beta * x * ds)).to(grad_output.dtype), "
+                   "(g * x * x * ds).sum().to(grad_output.dtype))",
+                   "        xd, bd = x.double(), beta.double()\n"
+                   "        ctx.save_for_backward(xd, bd)\n"
+                   "        return (xd * torch.sigmoid(bd * xd)).to(x.dtype)")),
+    Mistake("SwishFunction", "sigma' as exp(-z) * s ** 2: inf * 0 once exp(-z) overflows",
+            "grad_x contains inf or nan where the true gradient is finite",
+            _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+                   "        s = torch.sigmoid(z)\n        ds = torch.exp(-z) * s * s\n"
+                   "        return grad_output * (s + z * ds), (grad_output * x * x * ds).sum()")),
+    Mistake("SwishFunction", "F.silu(beta * x) / beta forward with no beta = 0 case",
+            "SwishFunction's output contains inf or nan where the true value is finite",
+            _swish(READ + RETURN, "        ctx.save_for_backward(x, beta)\n"
+                   "        return F.silu(beta * x) / beta")),
 ]
