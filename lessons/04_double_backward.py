@@ -227,11 +227,13 @@ plt.show()
 #    from? For each tensor you might save ($s$, $x$, $\beta$, $y$), is it an input, an output
 #    or neither, and which of them will double backward see as a function of $x$ and $\beta$?
 #
-# Write the two local derivatives of steps 2 and 3, $\partial y_i/\partial x_i$ and
-# $\partial y_i/\partial \beta$, as `my_dy_dx` and `my_dy_dbeta` in the cell after the hints;
-# the cell after that checks them against autograd at Hint 3's point, then at four values of
-# $\beta$, negative and zero included, and shows where a ✗ is furthest off. What backward
-# makes of them, `grad_output` and the sum for $\beta$ included, it leaves to you.
+# Write the local derivative of step 2, $\partial y_i/\partial x_i$, as `my_dy_dx` in the cell
+# after the hints; the cell after that checks it against autograd at Hint 3's point, then at
+# four values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
+# Step 3 goes straight into your backward: $\partial y_i/\partial \beta$, the sum over the
+# $g_i$ and its shape are yours (Hint 3 has the number to hit), and so is what backward makes
+# of `grad_output`. After your self-check, a cell compares the gradients your backward returns
+# with autograd's at the same five points, for when something is off.
 #
 # The self-check also hands your backward a `grad_output` that is not contiguous, as a later
 # `y.t()` gives.
@@ -266,48 +268,46 @@ plt.show()
 ### BEGIN WORKED
 my_dy_dx = lambda x, beta: (torch.sigmoid(beta * x)
                             * (1 + beta * x * (1 - torch.sigmoid(beta * x))))
-my_dy_dbeta = lambda x, beta: x * x * torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))
 ### LEARNER
-my_dy_dx = None     # step 2: lambda x, beta: ..., the tensor of all dy_i/dx_i
-my_dy_dbeta = None  # step 3: lambda x, beta: ..., the tensor of all dy_i/dbeta
+my_dy_dx = None  # step 2: lambda x, beta: ..., the tensor of all dy_i/dx_i
 ### END WORKED
 
-
 # %% tags=["skip-when-grading"]
+SWISH_POINTS = [("Hint 3, beta = 2.0", 2.0, torch.tensor([1.0, -0.5], dtype=torch.float64))]
+SWISH_POINTS += [(f"beta = {beta:4}", beta, torch.linspace(-3, 3, 7, dtype=torch.float64))
+                 for beta in (2.0, 0.5, -1.5, 0.0)]
+
+
+def compared(name, yours, want, x0, per_element=True):
+    """'name ✓', or '✗' with what is off: an exception, a shape, or the point furthest off."""
+    try:
+        got = torch.as_tensor(yours(), dtype=torch.float64)
+    except Exception as error:  # shown, not raised: Run All goes on
+        return f"{name} ✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0]
+    if got.shape != want.shape:
+        return (f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}"
+                + (": one derivative per element" if per_element else ""))
+    if torch.allclose(got, want):
+        return f"{name} ✓"
+    if got.dim() == 0:
+        return f"{name} ✗ yours {got.item():.4f}, autograd {want.item():.4f}"
+    worst = int((got - want).abs().nan_to_num(float("inf")).argmax())
+    return (f"{name} ✗ at x = {x0[worst].item():g}: yours {got[worst].item():.4f}, "
+            f"autograd {want[worst].item():.4f}")
+
+
 def check_swish_derivation():
-    """Your my_dy_dx and my_dy_dbeta against autograd on the composed ops: at Hint 3's point,
-    then at four beta on seven x. A ✗ shows the point where yours is furthest off."""
-    if my_dy_dx is None or my_dy_dbeta is None:
-        print("my_dy_dx or my_dy_dbeta: not written yet")
+    """Your my_dy_dx against autograd on the composed ops: at Hint 3's point, then at four beta
+    on seven x. A ✗ shows the point where yours is furthest off."""
+    if my_dy_dx is None:
+        print("my_dy_dx: not written yet")
         return
-    points = [("Hint 3, beta = 2.0", 2.0, torch.tensor([1.0, -0.5], dtype=torch.float64))]
-    x7 = torch.linspace(-3, 3, 7, dtype=torch.float64)
-    points += [(f"beta = {beta:4}", beta, x7) for beta in (2.0, 0.5, -1.5, 0.0)]
-    for label, beta_value, x0 in points:
+    for label, beta_value, x0 in SWISH_POINTS:
         x = x0.clone().requires_grad_()
-        betas = torch.full_like(x0, beta_value).requires_grad_()  # one beta per element
-        y = x * torch.sigmoid(betas * x)  # Swish, composed: autograd knows its derivatives
-        want_x, want_beta = torch.autograd.grad(y.sum(), (x, betas))  # y_i: x_i and beta only
+        y = x * torch.sigmoid(beta_value * x)  # Swish, composed: autograd knows its derivatives
+        want, = torch.autograd.grad(y.sum(), x)  # y_i depends on x_i only
         beta = torch.tensor(beta_value, dtype=torch.float64)
-        results = []
-        for name, yours, want in [("dy/dx", my_dy_dx, want_x),
-                                  ("dy/dbeta", my_dy_dbeta, want_beta)]:
-            try:
-                got = torch.as_tensor(yours(x0, beta), dtype=torch.float64)
-            except Exception as error:  # shown, not raised: Run All goes on
-                results.append(f"{name} ✗ raises {type(error).__name__}: "
-                               + (str(error).splitlines() or [""])[0])
-                continue
-            if got.shape != want.shape:
-                results.append(f"{name} ✗ shape {tuple(got.shape)}, not {tuple(want.shape)}: "
-                               "one derivative per element")
-            elif torch.allclose(got, want):
-                results.append(f"{name} ✓")
-            else:
-                worst = int((got - want).abs().nan_to_num(float("inf")).argmax())
-                results.append(f"{name} ✗ at x = {x0[worst].item():g}: yours "
-                               f"{got[worst].item():.4f}, autograd {want[worst].item():.4f}")
-        print(f"{label}: " + ", ".join(results))
+        print(f"{label}: " + compared("dy/dx", lambda: my_dy_dx(x0, beta), want, x0))
 
 
 check_swish_derivation()
@@ -340,6 +340,28 @@ self_check("SwishFunction", SwishFunction)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("SwishFunction", SwishFunction)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# For when something is off: the gradients your backward returns, with every $g_i = 1$, against
+# autograd's on the composed ops, at Hint 3's point and the four $\beta$ of the check above.
+
+
+# %% tags=["skip-when-grading"]
+def compare_swish_gradients():
+    """SwishFunction's dL/dx and dL/dbeta (L the sum of y) against autograd's, at each point."""
+    for label, beta_value, x0 in SWISH_POINTS:
+        x, beta = x0.clone().requires_grad_(), torch.tensor(beta_value, dtype=torch.float64,
+                                                            requires_grad=True)
+        want = torch.autograd.grad((x * torch.sigmoid(beta * x)).sum(), (x, beta))
+
+        def yours(i):
+            return lambda: torch.autograd.grad(SwishFunction.apply(x, beta).sum(), (x, beta))[i]
+
+        print(f"{label}: " + ", ".join(compared(name, yours(i), want[i], x0, per_element=False)
+                                        for i, name in enumerate(("dL/dx", "dL/dbeta"))))
+
+
+compare_swish_gradients()
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
@@ -890,9 +912,11 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # `MatmulBackward.backward` supplies the derivatives autograd cannot see. One difference from
 # yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
 # allows (its derivatives are matrix products again, which autograd records), so even third
-# derivatives come out right, as the last comparison shows. For a real kernel the backward of
-# the backward is kernel code too, as in yours (In practice, at the end, shows PyTorch's own
-# `tanh` built this way).
+# derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
+# backward too, is right to the second derivative only (a third, by `torch.autograd.grad`,
+# comes out wrong, with no error). PyTorch's own `tanh` (In practice, at the end) mixes the
+# two: a kernel for its backward, as in yours, and for the backward of that a rule written in
+# differentiable ops, so its third derivative is right as well.
 
 # %%
 class MatmulBackward(torch.autograd.Function):
@@ -948,7 +972,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
-# | in-place ops in backward (`s.mul_(1 - s)`) | with `create_graph=True`: "modified by an inplace operation" | out-of-place ops |
+# | in-place ops in backward (`s.mul_(1 - s)`, `s` from `torch.sigmoid`) | the first `grad(..., create_graph=True)` runs and is right; the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the `s` that `mul_` overwrote) | out-of-place ops (`s * (1 - s)`) |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
@@ -1489,9 +1513,15 @@ if len(yours) == 4:
 # it raises, on torch 2.13, *"In order to use an autograd.Function with functorch transforms
 # (vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod."*
 #
-# PyTorch's own `tanh` is built this way. Its backward calls `tanh_backward(grad, result)`, an
-# op of its own with an entry in `derivatives.yaml` (the file where ATen's ops declare their
-# derivatives) that says how to differentiate it in turn. That is how ATen makes a kernel
-# twice differentiable: one kernel for the backward, one rule for the backward of the
-# backward.
+# PyTorch's own `tanh` is built like the third way, with one difference. Its backward calls
+# `tanh_backward(grad, result)`, a kernel of its own, as your inner Function is, with an entry
+# in `derivatives.yaml` (the file where ATen's ops declare their derivatives) that says how to
+# differentiate it in turn: for `grad`, `tanh_backward(grad, output)` again, and for `output`,
+# `grad * (-2 * output * grad_output)`. That rule is written in ops autograd records, not in
+# kernel code: on torch 2.13 the second derivative of `torch.tanh(x).sum()` has `grad_fn`
+# `TanhBackwardBackward0`, fed by a `MulBackward0` and a `TanhBackward0`, so a third
+# differentiation goes on through them, and `torch.tanh`'s third derivative,
+# $(1 - y^2)(6y^2 - 2)$, comes out right. Your `NumpyTanh`, whose innermost backward is
+# NumPy, is right to the second; its third, by `torch.autograd.grad`, comes out wrong, with
+# no error.
 # </details>

@@ -3,23 +3,33 @@ is off."""
 
 import torch
 
-from tests.tools.shown.lesson_code import run_cells
+from tests.autograder.catalogued import mistake
+from tests.tools.shown.lesson_code import run_cells, source
+from tools.solutions import solution
 
 
 def test_swish_derivation_worked_passes_and_a_lost_beta_is_located():
-    """Does the worked my_dy_dx / my_dy_dbeta pass at Hint 3's point and every beta, a dy/dx
-    without beta fail with the point and both values, and a summed dy/dbeta fail on its shape
-    (the checker asks for one derivative per element, a step short of backward's sum)?"""
+    """Does the worked my_dy_dx pass at Hint 3's point and every beta, and one without beta
+    fail with the point and both values (the live check stops at dy/dx: the gradient for beta
+    is the exercise's)? After the self-check, do the solution's gradients pass the five-point
+    comparison, and a grad_beta missing a factor x fail on dL/dbeta with both values?"""
     cells = ["my_dy_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
     lines = run_cells("04_double_backward", cells)
-    assert len(lines) == 5 and all(line.endswith("dy/dbeta ✓") for line in lines), lines
-    summed = run_cells("04_double_backward", cells, my_dy_dbeta=lambda x, beta: (
-        x * x * torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))).sum())
-    assert "dy/dbeta ✗ shape (), not (2,): one derivative per element" in summed[0], summed
-    assert lines[0].startswith("Hint 3, beta = 2.0: dy/dx ✓"), lines
+    assert len(lines) == 5 and all(line.endswith(": dy/dx ✓") for line in lines), lines
+    assert lines[0] == "Hint 3, beta = 2.0: dy/dx ✓", lines
     no_beta = run_cells("04_double_backward", cells, my_dy_dx=lambda x, beta: (
         torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x)))))
     assert "dy/dx ✗ at x = -0.5: yours 0.2600, autograd 0.0723" in no_beta[0], no_beta
+    assert "dy/dbeta" not in source("04_double_backward", learner=True)
+    after = ["my_dy_dx = lambda", "def check_swish_derivation():\n",
+             "def compare_swish_gradients():"]
+    compared = run_cells("04_double_backward", after, SwishFunction=solution("SwishFunction"))[5:]
+    assert len(compared) == 5 and all(line.endswith("dL/dx ✓, dL/dbeta ✓")
+                                      for line in compared), compared
+    slip = run_cells("04_double_backward", after,
+                     SwishFunction=mistake("SwishFunction", "grad_beta misses a factor x"))[5:]
+    assert slip[0] == ("Hint 3, beta = 2.0: dL/dx ✓, dL/dbeta ✗ yours 0.0067, autograd 0.1541"),\
+        slip
 
 
 def test_backward_of_backward_worked_passes_and_slips_are_named():
