@@ -252,14 +252,14 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
             i for i, cell in enumerate(notebook.cells) if grade_id(cell) == before)
         notebook.cells.insert(at, _new_cell(entry))
         present.add(name)
-        if adopted:
-            continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
         added = reference.get("added", {}).get(name)
         if is_test[name] and added and (submitted_at is None or submitted_at < added):
             when = "handed in" + ("" if submitted_at else " (no timestamp.txt: date unknown)")
             faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
                                 f"on {added} UTC, after this notebook was {when}: put it in "
                                 "after its answer and graded it", name))
+        elif adopted:
+            continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
         elif is_test[name]:
             faults.append(Fault("deleted-test-cell", f"test cell {name} had been deleted: put it "
                                 "back after its answer and graded it", name))

@@ -104,3 +104,16 @@ def test_a_test_cell_added_after_a_notebook_without_a_timestamp_says_so():
     assert [(fault.kind, fault.cell) for fault in faults] == [("added-test-cell", "Twice")]
     assert ("added to the lesson on 2026-01-02 00:00:00 UTC, after this notebook was handed in "
             "(no timestamp.txt: date unknown)") in faults[0].message
+
+
+def test_a_pasted_notebook_counts_a_test_cell_added_after_it_was_handed_in():
+    """A pasted notebook (no metadata) handed in before a test cell was added: is the added
+    cell noted for it as for any other notebook, so a regrade's count of notebooks it was
+    graded in includes this one?"""
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    notebook = _pasted("twice = 2", "class Square:\n    def f(self): ...")
+    restored, faults = restore_cells(notebook, reference, submitted_at="2026-01-01 00:00:00")
+    assert [(fault.kind, fault.cell) for fault in faults] == [
+        ("no-nbgrader-metadata", ""), ("added-test-cell", "Twice")]
+    restored, faults = restore_cells(notebook, reference, submitted_at="2026-01-03 00:00:00")
+    assert [fault.kind for fault in faults] == ["no-nbgrader-metadata"]
