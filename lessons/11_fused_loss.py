@@ -225,7 +225,7 @@ def check_grad_row(my_grad_row):
             column = int((got - want).abs().argmax())
             where = "the target's class" if column == y else "a class that is not the target"
             print(f"{label}: ✗ largest error {error:.2g}, at class {column} ({where}); "
-                  f"your row sums to {got.sum().item():.4f}")
+                  f"your row sums to {round(got.sum().item(), 4) + 0.0:.4f}")  # + 0.0: no -0.0000
         except Exception as failure:  # shown, not raised: Run All goes on
             print(f"{label}: ✗ {first_line(failure)[:100]}")
 
