@@ -32,7 +32,8 @@
 # backward keeps, and notes on practice.
 #
 # Each exercise has a self-check cell, which runs every check the hidden tests run: until the
-# answer above it is right, it fails with a few lines that say what is wrong. Work top to
+# answer above it meets the exercise's contract, it fails with a few lines that say what is
+# wrong. Work top to
 # bottom: Run All goes on past an exercise not yet written (its self-check says so, a cell that
 # uses it says so in one line, the rest runs, and the last cell lists where you stand).
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
@@ -190,9 +191,10 @@ for name, formula in naive.items():
 # %% [markdown]
 # ## The fix: one formula per sign
 #
-# Each textbook formula breaks on one side as autograd runs it: the first's value is right
-# everywhere ($1/\infty = 0$), but autograd's gradient of the composed formula is `nan` for
-# $x < -709.8$; the second's value itself is `nan` for $x > 709.8$. Exercise 1 grades your
+# Each textbook formula breaks on one side as autograd runs it: the first's value stays finite
+# ($1/\infty = 0$, right to the last digit wherever $\sigma(x)$ is a normal float64, though it
+# drops the subnormal $\sigma(x)$ between $-745$ and $-709.8$), but autograd's gradient of the
+# composed formula is `nan` for $x < -709.8$; the second's value itself is `nan` for $x > 709.8$. Exercise 1 grades your
 # Function's values and gradients (its contract, below, says where). Work out a formula whose
 # every intermediate stays finite on both sides, so that neither its value nor any backward
 # built on it meets an `inf`. The hints lead to it and stop short of it; whether a simpler
@@ -277,22 +279,17 @@ else:
 #   step 4 (the grader fails a forward that saves more, or the wrong tensor);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
-# - in float64, values and gradients finite for $|x|$ up to 800, and values accurate
-#   **relative to their size** in the left tail, with relative error at most $10^{-12}$ for
-#   every $x$ from $0$ down to $-708$ (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a
-#   normal float64): $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+# - in float64, values and gradients finite for $|x|$ up to 800; for $x \ge 0$, values and
+#   gradients within $10^{-15}$ of $\sigma(x)$ and $\sigma'(x)$ (float64 holds a number near $1$
+#   to about $10^{-16}$); and values and gradients accurate **relative to their size** in the
+#   left tail, with relative error at most $10^{-12}$ for every $x$ from $0$ down to $-708$
+#   (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
+#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$. The self-check tries $x$ every $0.01$
+#   on $[-40, 40]$ and every $0.1$ down to $-708$.
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
 # memory? Your forward answers the four questions under "The fix".
-#
-# What the grader checks is the contract above: values, gradients and what forward saves, not
-# the formula your forward computes them with. So if the textbook $1/(1 + e^{-x})$ as your
-# forward, under your own backward from $y$, passes, that is by design, not a hole in the
-# grader: what broke above was autograd's backward of that formula, and your backward replaces
-# it. Which simpler forwards pass, and why the one-formula-per-sign form is still the one to
-# keep, is the optional part's "Would a simpler forward have done?". (`torch.sigmoid` would
-# pass too, but then there is nothing to learn.)
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -323,6 +320,12 @@ from autograder import grade; grade("MySigmoid", MySigmoid)
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# The grader checks the contract: values, gradients and what forward saves, not the formula
+# your forward computes them with. So some forwards other than the one-formula-per-sign form
+# pass too, by design (what broke above was autograd's backward of a composed formula, and your
+# backward replaces it); which ones, and why the per-sign form is still the one to keep, is the
+# optional part's "Would a simpler forward have done?".
 #
 # $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
 # with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
@@ -554,10 +557,11 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 #
 # - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
 #   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too), and `x` of any size
-#   (it tries $|x|$ up to $800$): the value and the gradient for `x` that autograd gives for
-#   `scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever the
-#   output `scale * sigmoid(x)` is a normal float64 number (at least $2.2 \times 10^{-308}$
-#   in size);
+#   (it tries $|x|$ up to $800$, and $x$ every $0.01$ on $[-40, 40]$): the value and the
+#   gradient for `x` that autograd gives for `scale * torch.sigmoid(x)` in float64, never
+#   `nan`, to float64's precision wherever the output `scale * sigmoid(x)` is a normal float64
+#   number (at least $2.2 \times 10^{-308}$ in size): within $10^{-15}$ of $|\text{scale}|$
+#   for $x \ge 0$, where $\sigma(x)$ is near $1$, and to $10^{-12}$ of their size for $x < 0$;
 # - backward returns one gradient per input, `scale` included;
 # - each call keeps its own `scale`: two calls in one graph do not share it.
 #
@@ -801,19 +805,14 @@ plt.show()
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
 # | `torch.where` of the two textbook formulas, left to autograd | finite values, `nan` gradients at $\pm 800$: the branch not picked gets $0 \cdot \infty$ | branches with nothing infinite in them, or a Function |
+# | a shortcut past a threshold: $y = 1$ for $x > 5$, or a gradient of $0$ there | past $x = 5$ the value is off by up to $0.0067$ and the gradient by up to $0.0066$ (in float64 $\sigma(x)$ reaches $1$ only at $x \approx 36.7$) | no threshold: $1/(1 + z)$ and $y(1 - y)$ are exact on the whole line |
 # | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
 # | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
 # | `grad_output * mask` as the ReLU's backward | `nan` where `grad_output` is $\pm\infty$ or `nan` at $x \le 0$ ($\infty \cdot 0$), where `torch.relu`'s gives $0$ | `torch.where(mask, grad_output, 0)` |
-# | `x * (x > 0)` as the ReLU's forward | `nan` at $x = -\infty$ ($-\infty \cdot 0$), where `torch.relu` gives $0$; the self-check does not try it, the cell after it does | `x.clamp(min=0)`, which also keeps a `nan` a `nan` (`torch.where(x > 0, x, 0)` turns it into $0$) |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
-# | an epsilon: `y / (scale + 1e-12)` | `inf` at `scale = -1e-12`; at `scale = 1e-12` it recovers $\sigma(x)/2$, not $\sigma(x)$ | test for `scale == 0` exactly, the one scale where `y / scale` is `nan` (it loses digits instead once $y$ is subnormal, below $2.2 \times 10^{-308}$: save `x` if scales that small matter) |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
-# | step 1's $e^{-x} / (1 + e^{-x})^2$ (or $e^{-x} \sigma(x)^2$) as `ScaledSigmoid`'s backward, from a saved `x` | `nan` gradients for $x < -709.8$ ($\infty / \infty$, $\infty \cdot 0$), and $0$ below $x \approx -355$ ($-372$ for the second), where the true gradient is still a normal number ($4.8 \times 10^{-174}$ at $x = -400$, $s = 2.5$) | $s\,\sigma(x)\,(1 - \sigma(x))$ from a stable $\sigma(x)$ |
-# | `y * (scale - y) / scale` from a saved `y` | a product about $s^2 / 4$ at most: $0$ for $|s|$ below about $3 \times 10^{-162}$, `inf` from $|s| \approx 3 \times 10^{154}$ up | `y * (1 - y / scale)`: no product of two scale-sized factors |
-# | `(x + x.abs()) / 2` as the ReLU's forward | `inf` where $x$ is above half the dtype's largest number ($32752$ in float16, $9 \times 10^{307}$ in float64), where `torch.relu` gives $x$ | `x.clamp(min=0)` |
-# | returning one gradient from `ScaledSigmoid.backward` | `RuntimeError: returned an incorrect number of gradients` | one value per input: `None` for `scale` |
 #
 # **Common misconceptions.**
 #
@@ -961,7 +960,8 @@ def inside_my_sigmoid(formula):
 
 def meets_contract(function):
     """Values and gradients finite at |x| <= 800, and the largest relative error of the
-    values in the left tail (the contract allows 1e-12), in float64."""
+    values in the left tail (the contract allows 1e-12), in float64: the clauses these four
+    forwards could break (none of them is off by 1e-15 for x >= 0)."""
     y, grad = value_and_gradient(function, torch.linspace(-800, 800, 33, dtype=torch.float64))
     tail = torch.cat([torch.tensor([-708.0, -300.0, -100.0], dtype=torch.float64),
                       torch.arange(-4000, 1, dtype=torch.float64) / 100])  # [-40, 0], 0.01 apart

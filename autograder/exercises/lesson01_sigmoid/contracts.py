@@ -43,11 +43,14 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",
             "MySigmoid/asks-autograd": "asks autograd inside backward",
             "MySigmoid/ignores-grad-output": "ignores grad_output"}),
-    Clause("in float64, values and gradients finite for $|x|$ up to 800, and values accurate "
+    Clause("in float64, values and gradients finite for $|x|$ up to 800; for $x \\ge 0$, "
+           "values and gradients within $10^{-15}$ of $\\sigma(x)$ and $\\sigma'(x)$ (float64 "
+           "holds a number near $1$ to about $10^{-16}$); and values and gradients accurate "
            "**relative to their size** in the left tail, with relative error at most "
            "$10^{-12}$ for every $x$ from $0$ down to $-708$ (where "
            "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
-           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
+           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$. The self-check tries $x$ "
+           "every $0.01$ on $[-40, 40]$ and every $0.1$ down to $-708$.",
            {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
             "MySigmoid/exp-x-in-left-tail": "exp(-F.softplus(-x)): e^x itself below x = -20",
             "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
@@ -56,7 +59,11 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/float32-sigmoid": "sigmoid computed in float32",
             "MySigmoid/swapped-branches": "branches swapped: sigma(-x)",
             "MySigmoid/x-clamped": "x clamped to [-30, 30], then 1 / (1 + exp(-x))",
-            "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output"}),
+            "MySigmoid/wrong-output-dtype": "x = x.float() first: a float32 output",
+            "MySigmoid/forward-saturates": "y = 1 exactly past x = 5, a saturation shortcut",
+            "MySigmoid/gradient-cut-to-zero": "backward 0 below x = -30, where y is tiny",
+            "case:a formula used on a stretch of the tail only":
+                "a series about x = -150 on (-200, -101)"}),
 )
 
 
@@ -86,10 +93,13 @@ MY_RELU_CLAUSES = (
 SCALED_SIGMOID_CLAUSES = (
     Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
            "self-check tries $\\pm 10^{-12}$, $\\pm 4.5 \\times 10^{-308}$ and $10^{300}$ "
-           "too), and `x` of any size (it tries $|x|$ up to $800$): the value and the gradient "
-           "for `x` that autograd gives for `scale * torch.sigmoid(x)` in float64, never `nan`, "
-           "to float64's precision wherever the output `scale * sigmoid(x)` is a normal float64 "
-           "number (at least $2.2 \\times 10^{-308}$ in size);",
+           "too), and `x` of any size (it tries $|x|$ up to $800$, and $x$ every $0.01$ on "
+           "$[-40, 40]$): the value and the gradient for `x` that autograd gives for "
+           "`scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever "
+           "the output `scale * sigmoid(x)` is a normal float64 number (at least "
+           "$2.2 \\times 10^{-308}$ in size): within $10^{-15}$ of $|\\text{scale}|$ for "
+           "$x \\ge 0$, where $\\sigma(x)$ is near $1$, and to $10^{-12}$ of their size for "
+           "$x < 0$;",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
             "ScaledSigmoid/epsilon-in-division":
                 "sigma recovered as y / (scale + 1e-12), an epsilon",
@@ -103,7 +113,9 @@ SCALED_SIGMOID_CLAUSES = (
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
             "ScaledSigmoid/float32-scale":
                 "scale as torch.tensor(scale), float32, in backward only",
-            "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward"}),
+            "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward",
+            "ScaledSigmoid/gradient-cut-to-zero": "backward treats sigma as 1 past x = 6",
+            "ScaledSigmoid/forward-saturates": "output scale exactly past x = 10"}),
     Clause("backward returns one gradient per input, `scale` included;",
            {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
             "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),

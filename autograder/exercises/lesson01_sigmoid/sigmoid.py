@@ -17,8 +17,11 @@ from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
                              overflow_cause)
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_uses_grad_output
-from .sigmoid_accuracy import check_near_zero, check_tails
+from .sigmoid_accuracy import (check_near_zero, check_tails, check_whole_line, judge_line,
+                               line_values)
 from .contracts import MY_SIGMOID_CLAUSES, MY_RELU_CLAUSES, SCALED_SIGMOID_CLAUSES
+
+LINE_SCALE = 2.5  # ScaledSigmoid's scale on the dense line of x
 
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
@@ -104,6 +107,8 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     check_near_zero(function, MY_SIGMOID, device)
     check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
+    # last: the mistakes named above show here too, on a denser grid that names them less well
+    check_whole_line(function, MY_SIGMOID, device)
 
 
 def check_mask_blocks_negatives(function, spec: Spec, device) -> None:
@@ -178,6 +183,23 @@ def check_saves_mask_or_output(function, device) -> None:
         mistake="MyReLU/saves-not-mask-or-output")
 
 
+def check_non_leaf_input_untouched(function, spec: Spec, device) -> None:
+    """Forward on an x that is not a leaf (an earlier layer's output, as in a network) leaves
+    it as it was: a forward that writes into x only when it is not a leaf passes every check
+    made on leaves. A call that raises is left to the battery."""
+    x = sample((3, 4), device, seed=3, away_from_zero=0.1).requires_grad_() * 1.0
+    before, version = x.detach().clone(), x._version
+    try:
+        run_forward(function, spec, {"x": x})
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    if x._version != version or not torch.equal(x.detach(), before):
+        raise GradingError(
+            f"{spec.name}.forward modified its input x in place: inputs must stay untouched, "
+            "leaves or not (here x is not a leaf: the output of an earlier op, as in a "
+            "network)", mistake=f"{spec.name}/writes-input")
+
+
 def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     check_class_untouched(function, MY_RELU_DOMAIN, device)
@@ -189,6 +211,7 @@ def my_relu_full(MyReLU, device) -> None:
             forward, backward = check_values_and_gradients(function, MY_RELU, values)
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
+    check_non_leaf_input_untouched(function, MY_RELU, device)
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
@@ -224,6 +247,10 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     # last: a float32 step or state shared between calls is named above, where it shows first
     check_scaled_large_x(function, SCALED_SIGMOID, device)
     covers("large |x|")
+    # a dense line of x, both halves, one call: sigma treated as 1 past a threshold shows here
+    if (line := line_values(function, SCALED_SIGMOID, device, scale=LINE_SCALE)) is not None:
+        judge_line(SCALED_SIGMOID, line, scale=LINE_SCALE)
+    covers("x on a dense line")
 
 
 MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))
@@ -242,7 +269,8 @@ SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
-             contract=("|x| up to 800", "left tail", "saves only its output"),
+             contract=("|x| up to 800", "left tail", "saves only its output", "right half",
+                       "gradients on both halves"),
              clauses=MY_SIGMOID_CLAUSES,
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
@@ -251,7 +279,8 @@ EXERCISES = [
              clauses=MY_RELU_CLAUSES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,
-             contract=("scale of 0", "negative scale", "tiny scales", "large |x|"),
+             contract=("scale of 0", "negative scale", "tiny scales", "large |x|",
+                       "x on a dense line"),
              clauses=SCALED_SIGMOID_CLAUSES,
              example=lambda: tuple(scaled_values((5,), "cpu", 2.5).values()),
              domain=SCALED_SIGMOID_DOMAIN),
