@@ -690,9 +690,9 @@ compare(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item
 #
 # <details><summary><b>Hint 1</b> (forward: questions)</summary>
 #
-# Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? For $x > 0$, can you take
-# $e^x$ out of the log, so that only $e^{-|x|}$ is left inside? And what is left, a
-# $\log(1 + \text{tiny})$: which section of this lesson is it?
+# Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? On the side where $e^x$ is
+# large, what can the log's rules do with it? And far out on either side, what does your
+# formula compute that this lesson has already met?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
