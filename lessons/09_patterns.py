@@ -595,7 +595,8 @@ compare(prediction_3, slices.grad.tolist())
 #
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
 #   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
-#   dim `dim` is;
+#   dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside
+#   $10^{150}$, and compares each gradient entry with the truth relative to its size);
 # - the gradient **exact and finite** whether a slice along `dim` holds no zero, exactly one
 #   zero, or several (exact: 0, not a tiny number, wherever the product of the other entries
 #   holds a zero).
@@ -896,9 +897,10 @@ compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
 # - `x` with at least one dim and `index` a 1-D int64 tensor whose entries may **repeat**, or
 #   that may be **empty**: the value and the gradient autograd gives
 #   `torch.index_select(x, 0, index)`, in `x`'s dtype;
-# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte of
-#   its own** (saving an input costs none, a copy costs its size), and keeps no tensor as a
-#   `ctx` attribute: what backward needs, and where each part goes, is your answer to step 4.
+# - forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do
+#   without and **no byte of its own** (saving an input costs none, a copy costs its size),
+#   and keeps no tensor as a `ctx` attribute: what backward needs, and where each part goes,
+#   is your answer to step 4.
 #
 # Derive it:
 #
@@ -1086,7 +1088,9 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 # - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
-#   `eps` on either side (a row exactly at `eps` is never tried);
+#   `eps` on either side (a row exactly at `eps` is never tried), each row placed by the norm
+#   as `F.normalize` computes it, `x.norm(dim=-1)`: a hand-written `(x * x).sum(-1).sqrt()`
+#   can round a few ulps away from it, and at `eps` one ulp changes the case;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
 # - forward saves the output and one number per row, nothing else: your answer to step 5 says
@@ -1291,10 +1295,9 @@ plt.show()
 #   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (where
 #   several entries equal the running maximum, `torch.cummax`'s `indices` say which one it
 #   took), and entries one ulp apart told apart;
-# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte of
-#   its own beyond what `torch.cummax` gave forward** (a conversion costs its size, as does
-#   any tensor made only to be saved): what backward needs, and why it is enough, is yours to
-#   find.
+# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no tensor
+#   made only to be saved** (a conversion or a copy costs its size; a tensor an op already
+#   gave forward costs none): what backward needs, and why it is enough, is yours to find.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1394,6 +1397,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
 # | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
 # | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
+# | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
@@ -1401,6 +1405,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
+# | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 #

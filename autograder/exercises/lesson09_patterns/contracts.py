@@ -35,12 +35,15 @@ BROADCAST_MUL_CLAUSES = (
 PROD_OVER_DIM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
            "has at least one entry: the value and the gradient autograd gives "
-           "`torch.prod(x, dim)`, whichever dim `dim` is;",
+           "`torch.prod(x, dim)`, whichever dim `dim` is, and however small a non-zero entry "
+           "(the grader tries $10^{-300}$ beside $10^{150}$, and compares each gradient entry "
+           "with the truth relative to its size);",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
-            "case:wrong on a slice with no zero": "inclusive cumprods (no shift)"}),
+            "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
+            PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)"}),
     Clause("the gradient **exact and finite** whether a slice along `dim` holds no zero, "
            "exactly one zero, or several (exact: 0, not a tiny number, wherever the product of "
            "the other entries holds a zero).",
@@ -80,10 +83,10 @@ INDEX_SELECT_CLAUSES = (
             SELECT_ + "repeats-not-summed": "index_reduce with 'mean': repeats averaged, not added",
             "case:keep the input's dtype": "zeros in the default dtype",
             OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"}),
-    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte "
-           "of its own** (saving an input costs none, a copy costs its size), and keeps no "
-           "tensor as a `ctx` attribute: what backward needs, and where each part goes, is your "
-           "answer to step 4.",
+    Clause("forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do "
+           "without and **no byte of its own** (saving an input costs none, a copy costs its "
+           "size), and keeps no tensor as a `ctx` attribute: what backward needs, and where each "
+           "part goes, is your answer to step 4.",
            {SELECT_ + "saves-tensor": "saves x",
             SELECT_ + "saves-copy-of-index": "index.contiguous() saved, a copy of a strided index",
             SELECT_ + "tensor-on-ctx": "index kept on ctx"}),
@@ -95,7 +98,9 @@ NORMALIZE_CLAUSES = (
            "$10^{-12}$ to $10$: the value and the gradient autograd gives "
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
            "**below** it (zeros included), however close to `eps` on either side (a row exactly "
-           "at `eps` is never tried);",
+           "at `eps` is never tried), each row placed by the norm as `F.normalize` computes it, "
+           "`x.norm(dim=-1)`: a hand-written `(x * x).sum(-1).sqrt()` can round a few ulps away "
+           "from it, and at `eps` one ulp changes the case;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
@@ -108,7 +113,8 @@ NORMALIZE_CLAUSES = (
                 "above eps told from the saved reciprocal (1 / max(norm, eps) < 1 / eps)",
             NORMALIZE_ + "eps-as-float32-tensor":
                 "eps as torch.tensor(eps) in forward and backward",
-            NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim"}),
+            NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim",
+            NORMALIZE_ + "norm-not-f-normalize": "norm as (x * x).sum(-1).sqrt()"}),
     Clause("backward in **closed form**: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
@@ -133,10 +139,10 @@ CUMMAX_CLAUSES = (
             CUMMAX_ + "negative-dim-changed": "a negative dim turned into -1 in backward",
             CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
             OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"}),
-    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no byte "
-           "of its own beyond what `torch.cummax` gave forward** (a conversion costs its size, as "
-           "does any tensor made only to be saved): what backward needs, and why it is enough, "
-           "is yours to find.",
+    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no "
+           "tensor made only to be saved** (a conversion or a copy costs its size; a tensor an op "
+           "already gave forward costs none): what backward needs, and why it is enough, is "
+           "yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32",

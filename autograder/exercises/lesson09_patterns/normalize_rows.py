@@ -250,3 +250,62 @@ def check_off_grid_eps(function, spec, device) -> None:
                            "below eps = 0.0009, though right around eps = 0.01: the test in "
                            "backward must tell the cases apart exactly at every eps "
                            f"({where})", details)
+
+
+@functools.lru_cache(maxsize=None)
+def _sum_of_squares_at_eps(eps: float, dtype: torch.dtype, width: int) -> torch.Tensor | None:
+    """Two rows (on the CPU) whose norm as F.normalize computes it (torch.linalg.vector_norm,
+    which x.norm calls) is one ulp below ``eps``, yet whose (x * x).sum(-1).sqrt() rounds to
+    eps or above: about one landed row in ten in float64 at eps = 0.01; None where a seeded
+    search finds fewer."""
+    held = torch.tensor(eps, dtype=dtype)
+    target = torch.nextafter(held, 0 * held)
+    generator = torch.Generator().manual_seed(11)
+    directions = torch.randn(256, width, generator=generator, dtype=torch.float64)
+    rows = _land(F.normalize(directions, dim=-1).to(dtype), target)
+    hit = ((torch.linalg.vector_norm(rows, dim=-1) < held)
+           & ((rows * rows).sum(-1).sqrt() >= held)).nonzero().flatten()
+    return rows[hit[:2]].clone() if len(hit) >= 2 else None
+
+
+def check_norm_as_f_normalize(function, spec, device) -> None:
+    """Rows one ulp below eps = 0.01 by F.normalize's norm, at eps or above by the textbook
+    sqrt of a sum of squares, beside a row far above eps and one far below: a backward (or a
+    forward's saved norm) that computes the norm as (x * x).sum(-1).sqrt() takes them for rows
+    above eps and projects. The contract places a row by F.normalize's own norm."""
+    eps = 1e-2
+    found = _sum_of_squares_at_eps(eps, torch.float64, 5)
+    if found is None:
+        return
+    held = torch.tensor(eps, dtype=torch.float64, device=device)
+    near = found.to(device)
+    near = near[(torch.linalg.vector_norm(near, dim=-1) < held)
+                & ((near * near).sum(-1).sqrt() >= held)]  # another device may round otherwise
+    if not len(near):
+        return
+    far = F.normalize(sample((2, 5), device, seed=12), dim=-1) * torch.tensor(
+        [[2.0], [1e-3]], dtype=torch.float64, device=device)
+    x = torch.cat([far, near])
+    got, truth, grad_output = gradient_for(function, spec, {"x": x, "eps": eps})
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return  # the graded cases name a missing or mis-shaped gradient
+    right = torch.isclose(got, truth).all(-1)
+    if right.all() or not right[:2].all():
+        return  # wrong far from eps too: the other checks name it
+    where = (f"with x of shape {tuple(x.shape)}: a row of norm 2, one of norm 1e-3, and "
+             f"{len(near)} whose norm as F.normalize computes it is one ulp below eps, eps=0.01")
+    details = f"got {got[2:].tolist()}\nexpected {truth[2:].tolist()}"
+    norm = (near * near).sum(-1, keepdim=True).sqrt()
+    y, g = near / norm, grad_output[2:]
+    projected = (g - y * (y * g).sum(-1, keepdim=True)) / norm
+    if torch.isclose(got[2:], projected).all():
+        raise GradingError("Normalize's gradient on a row one ulp below eps by F.normalize's "
+                           "norm is that of a row above eps: your norm is not F.normalize's; "
+                           "(x * x).sum(-1).sqrt() rounds this row's norm to eps or above, and "
+                           "the contract places a row by F.normalize's own norm, x.norm(dim=-1) "
+                           f"(torch.linalg.vector_norm) ({where})", details,
+                           mistake="Normalize/norm-not-f-normalize")
+    raise GradingError("Normalize's gradient is wrong on a row whose norm, as F.normalize "
+                       "computes it, is one ulp below eps, though right far above and far "
+                       "below eps: does backward place the row by the same norm as F.normalize, "
+                       f"x.norm(dim=-1), tested against eps exactly? ({where})", details)

@@ -16,8 +16,9 @@ from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
-from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above, check_off_grid_eps,
-                             eps_as_float32, near_above_rows, near_eps_rows, rows_around_eps)
+from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
+                             check_norm_as_f_normalize, check_off_grid_eps, eps_as_float32,
+                             near_above_rows, near_eps_rows, rows_around_eps)
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
@@ -41,9 +42,9 @@ def check_saves_index_only(forward, index: torch.Tensor) -> None:
         if saved.dtype.is_floating_point:
             what = "its input x" if saved.role == "input x" else (
                 f"a float tensor of shape {_shape(saved.shape)}")
-            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes), where the "
-                               "contract saves no floating-point tensor: which values does "
-                               "backward read, and what else of x does it need?",
+            raise GradingError(f"IndexSelect saves {what} ({saved.nbytes} bytes), which a "
+                               "correct backward can do without: which values does backward "
+                               "read, and what else of x does it need?",
                                mistake="IndexSelect/saves-tensor")
     own = [s for s in forward.saved if not s.role.startswith("input") and s.nbytes]
     if any(s.dtype == index.dtype and s.shape == tuple(index.shape)
@@ -282,6 +283,7 @@ def normalize_case(function, x, eps, layout="") -> None:
 def normalize_opening(Normalize, device="cpu") -> None:
     function = check_is_function(Normalize, NORMALIZE)
     check_projection(function, device)
+    check_norm_as_f_normalize(function, NORMALIZE, device)
     normalize_case(function, sample((4, 4), device), EPS)
     normalize_case(function, *rows_around_eps(device))
     check_closed_form(function, device)
