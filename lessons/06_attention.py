@@ -314,8 +314,8 @@ print("keys the first query sees under is_causal=True:",
 # self-check and the hidden tests check:
 #
 # - The output, and the gradients of `Q`, `K` and `V`, that `F.scaled_dot_product_attention`
-#   gives, in float64 and float32, for any number of leading dimensions, $N_q \ne N_k$ (a
-#   single query or key too), and inputs and `grad_output` in any layout (the usual multi-head
+#   gives, for any Python-float `scale` (0 and negative ones included), in float64 and
+#   float32, for any number of leading dimensions, $N_q \ne N_k$ (a single query or key too), and inputs and `grad_output` in any layout (the usual multi-head
 #   one, heads split off the features and moved before the sequence, is not contiguous);
 #   `None` for `scale` and for `mask`.
 # - `mask` is `None` (the most common call) or a boolean tensor broadcastable to
@@ -1174,9 +1174,10 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 #
 # - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
 #   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
-#   per batch-head beyond the inputs, outputs and per-row statistics (a whole row block of
-#   scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32 or wider;
-#   float64 for float64 inputs).
+#   per batch-head beyond the inputs, outputs and per-row statistics and pieces of them of at
+#   most `BLOCK` rows (a block of $Q$ or of $O$, `BLOCK x d`, is such a piece; a whole row
+#   block of scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32 or
+#   wider; float64 for float64 inputs).
 # - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
 #   marked `@once_differentiable`; return `None` for `scale` and `causal`.
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward

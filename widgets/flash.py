@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.memory import TensorAccounting
+from autograder.tiled import refuse_inside_a_function
 
 from . import markup
 from .figures import CURRENT, CUSTOM, DONE, INK, Frames, new_figure
@@ -22,6 +23,7 @@ from .view import View, html_pane, image_pane, on_change, show_figure
 def online_softmax_steps(scores: torch.Tensor, values: torch.Tensor, block: int) -> list[dict]:
     """The running max m, sum ell and partial output o / ell after each block of keys, for one
     query row (``scores`` of shape (L,), ``values`` (L, dv)); step 0 is before any block."""
+    refuse_inside_a_function("widgets.flash.online_softmax_steps")
     m = torch.tensor(float("-inf"), dtype=scores.dtype)
     ell = torch.zeros((), dtype=scores.dtype)
     o = torch.zeros(values.shape[-1], dtype=scores.dtype)

@@ -26,6 +26,7 @@ from .attention_known import (KNOWN_IDS, MASK_NONE, MASKED_TAKE_PART, grad_outpu
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 from .attention_saves import check_saves_no_copy
+from .attention_scale import check_any_scale, scale_ignored
 from .contracts import SCALED_DOT_PRODUCT_CLAUSES
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
@@ -51,6 +52,15 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                 if hint is not None:
                     raise GradingError(hint, str(error),
                                        mistake=f"{spec.name}/row-sum-without-keepdim") from error
+            try:
+                hint = scale_ignored(function, spec.name, values, attention_reference)
+                if hint is not None:
+                    raise GradingError(hint, str(error),
+                                       mistake=f"{spec.name}/scale-ignored") from error
+            except GradingError:
+                raise
+            except Exception:  # the learner's code may raise anything; keep the first hint
+                pass
             try:
                 hint = known_mistake(function, spec, values)
                 mistake = {phrase: f"{spec.name}/{name}" for phrase, name in KNOWN_IDS.items()}
@@ -135,6 +145,9 @@ def attention_full(function, spec: Spec, device) -> None:
         check_backward_by_hand(spec, backward)
     covers("mask None, causal, padding, broadcast 2-d")
     covers("Lq != Lk, one query, one key")
+    check_any_scale(function, spec.name, attention_values((2,), 3, 4, 2, 2, device,
+                                                          mask="causal", seed=13),
+                    attention_reference)
     values = attention_values((2, 3), 4, 5, 3, 2, device, mask="causal", seed=9)
     check_multihead_layout(lambda f, v: check_saves_no_copy(
         spec.name, check_attention(f, spec, v)[0], v), function, spec.name, values,

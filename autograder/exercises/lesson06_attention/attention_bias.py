@@ -18,6 +18,7 @@ from ...errors import GradingError
 from ...exercise import sample
 from ...probes import record_returned_gradients
 from .attention_double import check_second_derivative
+from .attention_scale import check_any_scale, scale_ignored
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, OneThreadExercise,
                                one_thread)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
@@ -253,13 +254,18 @@ def check_case(function, values: dict):
     try:
         return check_values_and_gradients(function, SPEC, values)
     except GradingError as error:
+        mistake = None
         try:
-            hint = recognise(function, values)
+            hint = scale_ignored(function, NAME, values, bias_reference)
+            if hint is not None:
+                mistake = f"{NAME}/scale-ignored"
+            else:
+                hint = recognise(function, values)
         except Exception:  # the learner's code may raise anything: keep the first hint
             hint = None
         if hint is None:
             raise
-        raise GradingError(hint, str(error)) from error
+        raise GradingError(hint, str(error), mistake=mistake) from error
 
 
 # (bias kind, B, H, Lq, Lk, d, dv): the shapes people use, a 1-D and a (Lq, 1) bias
@@ -284,6 +290,8 @@ def _full(function, device) -> None:
     covers("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)")
     covers("-inf padding in the bias")
     covers("grad_bias of exactly bias.shape")
+    check_any_scale(function, NAME, bias_values("relative", 2, 2, 3, 4, 2, 2, device, seed=14),
+                    bias_reference)
     for kind in ("heads", "padding"):
         values = bias_values(kind, 2, 2, 3, 4, 2, 2, device, seed=20)
         with case(describe(values) + ", each input alone requiring grad"):

@@ -69,7 +69,8 @@ def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int
     return keep.to(device)
 
 
-SCALE = Constant(1e-3, 10.0, "scale a Python float")
+SCALE = Constant(1e-3, 10.0, "scale any Python float, 0 and negative ones included",
+                 also=(0.0, -0.7))
 
 
 def attention_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:

@@ -14,7 +14,7 @@ from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attentio
 from .attention_containers import check_no_class_containers
 from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
                                attention_values, describe, one_thread)
-from .attention_recompute import check_backward_reads_lse
+from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
 from .contracts import MEMORY_EFFICIENT_CLAUSES
 
 
@@ -35,6 +35,12 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "kept for the caller); save the mask as given and fill with -inf where ~mask "
                 "in backward", mistake=f"{spec.name}/saves-mask-as-float")
     for saved in extra:
+        if mask is None and saved.dtype == torch.bool:
+            raise GradingError(
+                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
+                "that forward made though mask is None: a new mask kept until backward; save "
+                "the mask as given, None included, and skip masking in backward when it is None",
+                mistake=f"{spec.name}/saves-a-new-mask")
         if math.prod(saved.shape) >= rows * Lk and saved.dtype == torch.bool:
             raise GradingError(
                 f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes), "
@@ -62,6 +68,15 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
             f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
             f"one log-sum-exp per query row needs {budget // 2}: save only that",
             mistake=f"{spec.name}/saves-more-than-row-statistics")
+    others = [s for s in extra if math.prod(s.shape) != rows or not s.dtype.is_floating_point]
+    if others or len(extra) > 2:
+        shape = others[0].shape if others else extra[2].shape
+        raise GradingError(
+            f"{spec.name} saves a tensor of shape {shape} besides Q, K, V, the mask, O and "
+            f"{'its per-row statistics' if not others else 'one number per query row'}: "
+            "forward keeps only those, L (or a row maximum and a row sum) being the one "
+            "number (or two) per query row; a Python number such as scale stays a ctx "
+            "attribute, not a tensor", mistake=f"{spec.name}/saves-something-else")
 
 
 def memory_efficient_full(MemoryEfficientAttention, device) -> None:
@@ -83,6 +98,7 @@ def _memory_efficient_full(function, device) -> None:
     values = attention_values((2,), 5, 7, 3, 2, device, mask="padding", seed=55)
     with case(describe(values)):
         check_backward_reads_lse(function, MEMORY_EFFICIENT, values)
+        check_no_second_row_maximum(function, MEMORY_EFFICIENT, values)
     covers("backward recomputes P from L")
     attention_full(function, MEMORY_EFFICIENT, device)
 

@@ -11,6 +11,7 @@ rounding."""
 import math
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
@@ -61,3 +62,42 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
             "sum, which is what saving L is for; save L, one number per query row, and read "
             "it back in backward",
             mistake=f"{spec.name}/recomputes-softmax-without-lse")
+
+
+# the ops that take a row's maximum (or normalise a row, which takes it inside)
+_ROW_MAXIMUM_OPS = {"amax", "max", "aminmax", "logsumexp", "_softmax", "_log_softmax"}
+
+
+class _RowMaxima(TorchDispatchMode):
+    """Records each op of ``_ROW_MAXIMUM_OPS`` run on a tensor shaped as the scores."""
+
+    def __init__(self, scores_shape: tuple):
+        super().__init__()
+        self.scores_shape, self.found = scores_shape, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if (name in _ROW_MAXIMUM_OPS and args and isinstance(args[0], torch.Tensor)
+                and tuple(args[0].shape[-2:]) == self.scores_shape):
+            self.found.append(f"{name} on a tensor of shape {tuple(args[0].shape)}")
+        return func(*args, **(kwargs or {}))
+
+
+def check_no_second_row_maximum(function, spec: Spec, values: dict) -> None:
+    """Backward takes no maximum over a tensor shaped as the scores (Lq x Lk): P = exp(S - L)
+    needs none, and one read beside L (P = exp(S - m) * exp(m - L)) is a second pass over
+    each row that the shift probe cannot see, since the gradients still move with L."""
+    inputs = make_inputs(values)
+    output = run_forward(function, spec, inputs).output
+    grad_output = torch.ones_like(output)
+    scores_shape = (values["Q"].shape[-2], values["K"].shape[-2])
+    with _RowMaxima(scores_shape) as books:
+        torch.autograd.grad(output, [inputs[n] for n in ("Q", "K", "V")], grad_output,
+                            allow_unused=True)
+    if books.found:
+        raise GradingError(
+            f"{spec.name}'s backward takes each row's maximum again ({books.found[0]}, the "
+            f"scores' {scores_shape[0]} x {scores_shape[1]}): P = exp(S - L) needs no row "
+            "maximum and no row sum, which is what saving L is for; no second pass over each "
+            "row in backward",
+            mistake=f"{spec.name}/backward-takes-row-maximum-again")

@@ -13,7 +13,8 @@ B_ = "AttentionWithBias/"
 
 SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("The output, and the gradients of `Q`, `K` and `V`, that "
-           "`F.scaled_dot_product_attention` gives, in float64 and float32, for any number of "
+           "`F.scaled_dot_product_attention` gives, for any Python-float `scale` (0 and "
+           "negative ones included), in float64 and float32, for any number of "
            "leading dimensions, $N_q \\ne N_k$ (a single query or key too), and inputs and "
            "`grad_output` in any layout (the usual multi-head one, heads split off the features "
            "and moved before the sequence, is not contiguous); `None` for `scale` and for "
@@ -27,7 +28,9 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
             S_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
             S_ + "gradient-for-non-tensor": "a gradient for the float scale",
-            S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"}),
+            S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient",
+            S_ + "scale-ignored": "d ** -0.5 in place of the scale given",
+            S_ + "scale-out-of-range": "scale split as its square root over Q and K"}),
     Clause("`mask` is `None` (the most common call) or a boolean tensor broadcastable to "
            "`(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets "
            "probability exactly 0 whatever its score: the checks include float64 rows whose "
@@ -86,7 +89,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-mask-as-float": "mask saved as a float copy",
             M_ + "saves-in-lower-precision": "log-sum-exp kept in float32 for float64 inputs",
             M_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
-            M_ + "saves-more-than-row-statistics": "saves K transposed and made contiguous"}),
+            M_ + "saves-more-than-row-statistics": "saves K transposed and made contiguous",
+            M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L"}),
     Clause("Backward recomputes $P$, masked as in forward, from the saved $L$: no second "
            "softmax, no second pass for each row's maximum or sum.",
            {M_ + "recomputes-softmax-without-lse":
@@ -94,7 +98,9 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "renormalises-recomputed-probabilities":
                 "backward divides exp(S - L) by its row sum again",
             M_ + "backward-drops-mask": "mask left out of backward's recomputation",
-            M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask"}),
+            M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask",
+            M_ + "backward-takes-row-maximum-again":
+                "backward takes each row's maximum again beside the saved L"}),
     Clause("$L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach "
            "the thousands.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
@@ -106,9 +112,10 @@ MEMORY_EFFICIENT_CLAUSES = (
 FLASH_ATTENTION_CLAUSES = (
     Clause("**Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` "
            "rows with your online softmax, never creating a tensor with more than `BLOCK x "
-           "BLOCK` elements per batch-head beyond the inputs, outputs and per-row statistics (a "
-           "whole row block of scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ "
-           "(float32 or wider; float64 for float64 inputs).",
+           "BLOCK` elements per batch-head beyond the inputs, outputs and per-row statistics "
+           "and pieces of them of at most `BLOCK` rows (a block of $Q$ or of $O$, `BLOCK x d`, "
+           "is such a piece; a whole row block of scores, `BLOCK x Lk`, is too big). It saves "
+           "$Q, K, V, O$ and $L$ (float32 or wider; float64 for float64 inputs).",
            {F_ + "running-output-not-rescaled": "no rescaling of the running output",
             F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
             FULL: "full Lq x Lk matrix in forward",

@@ -28,6 +28,7 @@ from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
 from .attention_saves import check_saves_no_copy
+from .attention_scale import check_any_scale, scale_ignored
 from .flash_low_precision import check_low_precision, low_precision_values
 from .flash_magnitude import MAGNITUDES, check_far_below, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
@@ -41,7 +42,8 @@ from .contracts import FLASH_ATTENTION_CLAUSES
 
 
 # the ids of the hints check_flash's probes give, by a phrase of each
-NAMED = {"causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
+NAMED = {"ignores the scale it is given": f"{NAME}/scale-ignored",
+         "causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
          "nan under causal only": f"{NAME}/all-masked-first-tile",
          "causal mask is top-left": f"{NAME}/causal-mask-top-left",
          "leaves out each tile's offset": f"{NAME}/tile-mask-without-offset",
@@ -60,7 +62,8 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                                                            rtol=rtol, atol=atol)
         except GradingError as error:
             try:
-                hint = (recognise_hidden_diagonal(function, values)
+                hint = (scale_ignored(function, NAME, values, flash_reference)
+                        or recognise_hidden_diagonal(function, values)
                         or recognise_masked_first_tile(function, values)
                         or recognise_top_left(function, values)
                         or recognise_tile_mask_without_offset(function, values, block)
@@ -193,6 +196,9 @@ def _flash_full(function, device) -> None:
         check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
                                            seed=seed + 60 if seed < 7 else seed + 160), block)
     covers("causal, Lq != Lk, ragged blocks")
+    with block_size(function, 3):
+        check_any_scale(function, NAME, flash_values((2,), 5, 6, 3, 2, device, causal=True,
+                                                     seed=14), flash_reference)
     values = flash_values((2, 3), 7, 7, 4, 5, device, causal=True, seed=68)
     check_multihead_layout(lambda f, v: check_flash(f, v, 3), function, NAME, values,
                            describe(values, 3))
@@ -215,6 +221,8 @@ def _flash_full(function, device) -> None:
     covers("float32 against F.scaled_dot_product_attention")
     check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8)
     check_allocations(function, flash_values((1,), 16, 40, 3, 5, device), 8)
+    # d and dv above BLOCK: a block of Q, K, V or O (BLOCK x d) is more than BLOCK x BLOCK
+    check_allocations(function, flash_values((2,), 12, 12, 6, 5, device, causal=True), 4)
     # 96 x 96 scores in 36 tiles of 16 x 16, d = 2, dv = 1: a backward that keeps every dS
     # tile for a second (dQ) pass holds 96 x 96 of them at once, 2.8 times the budget of 3
     # whole inputs' worth and 8 tiles (the cases above are too small for the list to show)

@@ -1,6 +1,7 @@
 """Lesson 06: FlashAttention's memory clause: no tensor beyond BLOCK x BLOCK per batch-head
-besides the inputs, outputs and per-row statistics, forward and backward, with grad and
-without, by the allocations it makes and (on CUDA) its peak."""
+besides the inputs, outputs and per-row statistics and pieces of them of at most BLOCK rows,
+forward and backward, with grad and without, by the allocations it makes and (on CUDA) its
+peak."""
 
 import math
 
@@ -48,8 +49,9 @@ def _fixed_tile(function, device, phase: str) -> tuple | None:
 def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
     """The largest shape among ``shapes`` that holds more than BLOCK x BLOCK elements per
     batch-head and is not shaped as an input, an output or a per-row statistic (L, Lq x d,
-    d x Lk, ... per batch-head, any leading dimensions of size 1): a block of rows against
-    every key, say, which the element budget of one whole input lets through."""
+    d x Lk, ... per batch-head, any leading dimensions of size 1), or as a piece of one of at
+    most BLOCK rows (BLOCK x d, d x BLOCK): a block of rows against every key, say, which the
+    element budget of one whole input lets through."""
     Q, V = values["Q"], values["V"]
     lead, (Lq, d), Lk, dv = tuple(Q.shape[:-2]), Q.shape[-2:], values["K"].shape[-2], V.shape[-1]
     lengths, widths = {Lq, Lk}, {d, dv}
@@ -61,9 +63,11 @@ def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
             continue
         if len(own) == 1 and own[0] in lengths:  # a per-row statistic, or positions
             continue
-        if len(own) == 2 and ((own[0] in lengths and own[1] in widths)
-                              or (own[0] in widths and own[1] in lengths)):
-            continue  # an input's, an output's or a gradient's worth (or its transpose)
+        if len(own) == 2 and ((own[0] in lengths | set(range(1, block + 1))
+                               and own[1] in widths)
+                              or (own[0] in widths
+                                  and own[1] in lengths | set(range(1, block + 1)))):
+            continue  # an input's, an output's or a gradient's worth, or a BLOCK-row piece
         found.append(shape)
     return max(found, key=math.prod) if found else None
 
@@ -127,7 +131,7 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                         f"{NAME}'s forward creates a tensor of shape {shape}, {rows}: forward "
                         f"may create at most BLOCK x BLOCK = {block * block} elements per "
                         "batch-head besides tensors shaped as the inputs, outputs and per-row "
-                        "statistics; build each tile's mask (and anything else per tile) from "
+                        "statistics and pieces of them of at most BLOCK rows; build each tile's mask (and anything else per tile) from "
                         "that tile's query and key positions",
                         mistake="FlashAttention/row-block-tensor-in-forward")
             if books_.peak > budget:
