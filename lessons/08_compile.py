@@ -203,70 +203,18 @@ for name, attempt in attempts.items():
 # </details>
 
 # %% [markdown]
-# ## A Function that leaves PyTorch, under `vmap`
+# ## Where the generated rule stops
 #
 # `generate_vmap_rule = True` asks `torch.vmap` to batch a Function by running your own
-# `forward`, `setup_context`, `backward` and `jvp` under it. `NumpyExp` below computes $e^x$
-# with NumPy, in the setup_context form and with `generate_vmap_rule = True`.
-
-# %%
-import numpy as np
-
-
-class NumpyExp(torch.autograd.Function):
-    """exp(x) by NumPy: a stand-in for any kernel outside PyTorch."""
-
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x):
-        return torch.as_tensor(np.exp(x.detach().cpu().numpy()), device=x.device)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * y
-
-# %% [markdown]
-# **Predict.** `torch.vmap(NumpyExp.apply)` over the rows of a `(4, 3)` tensor: the right
-# values, wrong values, or an error? Write `"right"`, `"wrong"` or `"error"` into
-# `prediction_numpy` and run the cell; the cell after it checks.
-
-# %%
-prediction_numpy = None  # "right", "wrong" or "error"
-
-# %%
-rows = torch.randn(4, 3, dtype=torch.float64)
-try:
-    observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
-except RuntimeError as error:
-    observed = "error"
-    print("vmap:", str(error).splitlines()[0])
-compare(prediction_numpy, observed)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# An error. Under `vmap`, the generated rule runs your `forward` on **batched tensors**, which
-# carry the batch dimension out of sight; a batched tensor has no storage of its own for NumPy
-# to read (*"Cannot access data pointer of Tensor that doesn't have storage"*). The generated
-# rule relies on every op inside to handle a batched tensor: PyTorch's ops have batching
-# rules, NumPy has none. NumPy cannot be batched for you; you must say how. The generated rule
-# stops wherever your code leaves PyTorch's ops:
-#
-# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
-#   `.item()`, `.tolist()`;
-# - Python control flow that depends on values (`if x.max() > 0:`).
-# </details>
-#
-# Where the generated rule cannot work, you say how to batch yourself: a Function takes a `vmap`
-# staticmethod (an optional section after the summary writes one for `NumpyExp`), and a custom
-# operator a batching rule registered with `register_vmap`, which this lesson's Exercise 3
-# writes.
+# `forward`, `setup_context`, `backward` and `jvp` under it, on **batched tensors**, which
+# carry the batch dimension out of sight. That relies on every op inside having a batching
+# rule of its own, as PyTorch's ops do, and stops where your code leaves them, or branches in
+# Python on a tensor's values (`if x.max() > 0:`: under `vmap` one tensor holds the whole
+# batch, so there is no one value to branch on). There you say how to batch yourself: a
+# Function takes a `vmap` staticmethod, and a custom operator a batching rule registered with
+# `register_vmap`, which this lesson's Exercise 3 writes. (An optional section after the
+# summary runs a NumPy forward under `vmap`, after you predict what happens, and writes its
+# `vmap` staticmethod.)
 
 # %% [markdown]
 # ## The maths of log-sum-exp
@@ -279,7 +227,7 @@ compare(prediction_numpy, observed)
 # `grad_output`) and must return one number per $x_j$; jvp gets one tangent $\dot x_j$ per
 # $x_j$ and must return one number per slice. Which of the two products sums over $j$, and
 # which repeats a value along $j$? The hints are collapsed, and the checker after them tries
-# your answers.
+# your first step.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -317,60 +265,49 @@ compare(prediction_numpy, observed)
 # </details>
 #
 #
-# Write your two steps along the last dimension, from $x$ and $y$ alone (no new sum of
-# exponentials), and Hint 4's overflow-free forward along it (`lse_forward`); then run the
-# checker: it compares them with `torch.logsumexp` and autograd's through it, at $(0, 1, 2)$
-# and at $|x| = 1000$.
+# Write the first step only, $\partial y / \partial x_j$ for **one slice** (a 1-D $x$ of three
+# numbers, `lse_dy_dx`, computed from $x$ any way you like), and run the checker: it compares
+# your derivative with autograd's through `torch.logsumexp` at $(0, 1, 2)$ and at
+# $|x| = 1000$. The rest is the exercise's: which tensors backward and jvp read, the two
+# products along `dim` (Hint 3's numbers), and Hint 4's forward.
 
 # %%
 ### BEGIN WORKED
-lse_weights = lambda x, y: (x - y.unsqueeze(-1)).exp()
-lse_jvp = lambda x, y, x_dot: (lse_weights(x, y) * x_dot).sum(-1)
-lse_forward = lambda x: x.amax(-1) + (x - x.amax(-1, keepdim=True)).exp().sum(-1).log()
+lse_dy_dx = lambda x: (x - torch.logsumexp(x, 0)).exp()
 ### LEARNER
-lse_weights = None  # lambda x, y: dy/dx_j along the last dim, same shape as x
-lse_jvp = None  # lambda x, y, x_dot: y_dot, one number per slice (the shape of y)
-lse_forward = None  # lambda x: y along the last dim, with no positive exponent (Hint 4)
+lse_dy_dx = None  # lambda x: dy/dx_j for a 1-D x (one slice): a tensor of x's shape
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_lse_steps() -> None:
-    """Your lse_weights, lse_jvp and lse_forward against torch.logsumexp and autograd's
-    through it."""
-    rows = {"x = (0, 1, 2)": [0.0, 1.0, 2.0], "x = (1000, 999, 998)": [1000.0, 999.0, 998.0],
-            "x = (-1000, -1001, -1002)": [-1000.0, -1001.0, -1002.0],
-            "x = (-1000, 1000, 0)": [-1000.0, 1000.0, 0.0]}
-    x = torch.tensor(list(rows.values()), dtype=torch.float64)
-    x_dot = torch.tensor([[1.0, 0.0, -1.0]] * len(rows), dtype=torch.float64)
-    y = torch.logsumexp(x, -1)
-    truths = {"lse_weights": torch.vmap(torch.func.jacrev(lambda r: torch.logsumexp(r, -1)))(x),
-              "lse_jvp": torch.func.jvp(lambda x: torch.logsumexp(x, -1), (x,), (x_dot,))[1],
-              "lse_forward": y}
-    for name, step, args in [("lse_weights", lse_weights, (x, y)),
-                             ("lse_jvp", lse_jvp, (x, y, x_dot)),
-                             ("lse_forward", lse_forward, (x,))]:
-        truth = truths[name]
-        if step is None:
-            print(f"{name}: not written yet")
-            continue
+def check_lse_dy_dx() -> None:
+    """Your lse_dy_dx against autograd's gradient through torch.logsumexp, one slice at a
+    time."""
+    if lse_dy_dx is None:
+        print("lse_dy_dx: not written yet")
+        return
+    for row in ([0.0, 1.0, 2.0], [1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1002.0],
+                [-1000.0, 1000.0, 0.0]):
+        x = torch.tensor(row, dtype=torch.float64)
+        truth = torch.func.grad(lambda t: torch.logsumexp(t, 0))(x)
+        label = f"x = ({', '.join(f'{v:g}' for v in row)})"
         try:
-            yours = torch.as_tensor(step(*args), dtype=torch.float64)
+            yours = torch.as_tensor(lse_dy_dx(x), dtype=torch.float64)
         except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
-            print(f"{name}: ✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}")
+            print(f"dy/dx at {label}: ✗ {type(error).__name__}: "
+                  f"{str(error).splitlines()[0][:120]}")
             continue
         if yours.shape != truth.shape:
-            print(f"{name}: ✗ shape {tuple(yours.shape)}, autograd's is {tuple(truth.shape)}")
+            print(f"dy/dx at {label}: ✗ shape {tuple(yours.shape)}, autograd's is "
+                  f"{tuple(truth.shape)}")
             continue
-        for row, label in enumerate(rows):
-            shown = [[round(v, 5) for v in torch.atleast_1d(t[row]).tolist()]
-                     for t in (yours, truth)]
-            verdict = ("✓" if torch.allclose(yours[row], truth[row])
-                       else f"✗ yours {shown[0]}, autograd's {shown[1]}")
-            print(f"{name} at {label}: {verdict}")
+        shown = [[round(v, 5) for v in t.tolist()] for t in (yours, truth)]
+        verdict = ("✓" if torch.allclose(yours, truth)
+                   else f"✗ yours {shown[0]}, autograd's {shown[1]}")
+        print(f"dy/dx at {label}: {verdict}")
 
 
-check_lse_steps()
+check_lse_dy_dx()
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
@@ -450,8 +387,12 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # $y = m + \log \sum_j e^{x_j - m}$, $m = \max_j x_j$, so the sum lies between 1 and the
 # number of terms. `setup_context` keeps `x` and the output (with `save_for_backward` for
 # backward and again with `save_for_forward` for jvp: jvp sees only the second list), and each
-# derivative forms $p$ from them; saving $p$ itself instead, computed once in `setup_context`,
-# is as good. `dim`, an int, is no tensor: a plain attribute, `ctx.dim = dim`, one per call.
+# derivative forms $p$ from them. Saving $p$ itself instead, computed once in `setup_context`,
+# gives the same first derivatives, which is all this contract asks; but that $p$ has no graph
+# back to $x$, so a second derivative through this backward comes out as if $p$ were a
+# constant (lesson 04), while $p$ formed in backward from the saved $x$ and output is
+# recorded and differentiates. `dim`, an int, is no tensor: a plain attribute, `ctx.dim =
+# dim`, one per call.
 # </details>
 
 # %% [markdown]
@@ -589,37 +530,41 @@ except RuntimeError as error:
 # $\beta$, count the $\beta$s in the chain rule again.
 # </details>
 #
-# Write your slope $s'(x)$ and run the checker: it compares it with autograd's through
-# `torch.nn.functional.softplus` at the three points of the hint and one more.
+# Write the chain rule's first step only: with $z = \beta x$, the derivative $ds/dz$ of
+# $s = \frac{1}{\beta}\log(1 + e^{z})$, as a function of $z$ and $\beta$ (`softplus_ds_dz`),
+# and run the checker: it compares it with autograd's at the hint's three points and one more.
+# The second step, $dz/dx$, and what it does to the slope your backward returns, are the
+# exercise's (the hint's $s'$ is the whole slope).
 
 # %%
 ### BEGIN WORKED
-softplus_slope = lambda x, beta: torch.sigmoid(beta * x)
+softplus_ds_dz = lambda z, beta: torch.sigmoid(z) / beta
 ### LEARNER
-softplus_slope = None  # lambda x, beta: ds/dx at x (a float64 tensor), beta a float > 0
+softplus_ds_dz = None  # lambda z, beta: ds/dz at z = beta * x (a float64 tensor), beta > 0
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_softplus_slope() -> None:
-    """Your softplus_slope against autograd's through F.softplus, to a relative 1e-6."""
-    if softplus_slope is None:
-        print("softplus_slope: not written yet")
+def check_softplus_ds_dz() -> None:
+    """Your softplus_ds_dz against autograd's d/dz of F.softplus(z) / beta, to a relative
+    1e-6."""
+    if softplus_ds_dz is None:
+        print("softplus_ds_dz: not written yet")
         return
     for point, beta in [(1.0, 2.0), (-20.0, 2.0), (400.0, 2.0), (-3.0, 0.5)]:
-        at = torch.tensor(point, dtype=torch.float64)
-        truth = torch.func.grad(lambda t: F.softplus(t, beta))(at)
+        z = torch.tensor(beta * point, dtype=torch.float64)
+        truth = torch.func.grad(lambda t: F.softplus(t) / beta)(z)
         try:
-            yours = torch.as_tensor(softplus_slope(at, beta), dtype=torch.float64)
+            yours = torch.as_tensor(softplus_ds_dz(z, beta), dtype=torch.float64)
             ok = yours.shape == truth.shape and torch.allclose(yours, truth, rtol=1e-6, atol=0)
             verdict = ("✓" if ok else
                        f"✗ yours {yours.item():.5g}, autograd's {truth.item():.5g}")
         except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
             verdict = f"✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}"
-        print(f"s'(x) at x = {point:g}, beta = {beta:g}: {verdict}")
+        print(f"ds/dz at x = {point:g}, beta = {beta:g} (z = {z.item():g}): {verdict}")
 
 
-check_softplus_slope()
+check_softplus_ds_dz()
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
@@ -633,8 +578,8 @@ check_softplus_slope()
 #   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
 #   compares the left tail to a relative $10^{-5}$);
 # - have a fake implementation whose output has the real output's shape, dtype and strides
-#   (`opcheck` compares them; the self-check tries a transposed `x`, a column slice and an
-#   expanded `x` too);
+#   (`opcheck` compares them; the self-check tries a transposed `x`, a permuted 3-D `x`, a
+#   column slice and an expanded `x` too);
 # - have a backward written by hand, registered for autograd, whose gradient is accurate in
 #   the left tail too (the slope is tiny there, and the self-check compares it to a relative
 #   $10^{-5}$ as well);
@@ -645,8 +590,8 @@ check_softplus_slope()
 # must it return for an element-wise operator, so that `opcheck` finds the real output's
 # metadata when `x` is not contiguous (a transposed `x`, say)? `setup_context`: which tensor
 # does backward need, and where does `beta`, a Python float, go? `backward`: what does it
-# return for each of the two inputs? Your slope from the section above, with its $\beta$s
-# counted, is what backward multiplies `grad_output` by.
+# return for each of the two inputs? The slope $ds/dx$, your $ds/dz$ from the section above
+# carried through the chain rule's second step, is what backward multiplies `grad_output` by.
 #
 # Keep every registration in this one cell. Re-running a cell that defines an operator is fine
 # in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
@@ -1086,6 +1031,66 @@ for column, predicted in prediction_table.items():
 # The main line ends with the summary above. The sections below look further at your answers,
 # try one more derivation, and back the main line's claims with experiments; none is needed
 # for an exercise, and you can skip any of them. They use your `LogSumExp` and `softplus`.
+
+# %% [markdown]
+# ### A Function that leaves PyTorch, under `vmap`
+#
+# `NumpyExp` below computes $e^x$ with NumPy, a stand-in for a kernel outside PyTorch, in the
+# setup_context form and with `generate_vmap_rule = True`.
+
+# %%
+import numpy as np
+
+
+class NumpyExp(torch.autograd.Function):
+    """exp(x) by NumPy: a stand-in for any kernel outside PyTorch."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return torch.as_tensor(np.exp(x.detach().cpu().numpy()), device=x.device)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y
+
+# %% [markdown]
+# **Predict.** `torch.vmap(NumpyExp.apply)` over the rows of a `(4, 3)` tensor: the right
+# values, wrong values, or an error? Write `"right"`, `"wrong"` or `"error"` into
+# `prediction_numpy` and run the cell; the cell after it checks.
+
+# %%
+prediction_numpy = None  # "right", "wrong" or "error"
+
+# %%
+rows = torch.randn(4, 3, dtype=torch.float64)
+try:
+    observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
+except RuntimeError as error:
+    observed = "error"
+    print("vmap:", str(error).splitlines()[0])
+compare(prediction_numpy, observed)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# An error. Under `vmap`, the generated rule runs your `forward` on **batched tensors**, which
+# carry the batch dimension out of sight; a batched tensor has no storage of its own for NumPy
+# to read (*"Cannot access data pointer of Tensor that doesn't have storage"*). The generated
+# rule relies on every op inside to handle a batched tensor: PyTorch's ops have batching
+# rules, NumPy has none. NumPy cannot be batched for you; you must say how. The generated rule
+# stops wherever your code leaves PyTorch's ops:
+#
+# - data taken out of a tensor: `.numpy()`, a C or CUDA extension that reads the pointer,
+#   `.item()`, `.tolist()`;
+# - Python control flow that depends on values (`if x.max() > 0:`).
+# </details>
 
 # %% [markdown]
 # ### A `vmap` staticmethod for `NumpyExp`

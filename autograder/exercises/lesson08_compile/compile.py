@@ -1,11 +1,14 @@
 """Lesson 08: LogSumExp under vmap, jvp and forward-mode gradcheck (softplus, the custom
 operator, is in ``custom_op``)."""
 
+import gc
 import inspect
 import re
+import weakref
 from types import SimpleNamespace
 
 import torch
+import torch.autograd.forward_ad as forward_ad
 from torch.autograd.gradcheck import GradcheckError
 
 from ...checks import Spec, case, check_is_function, check_values_and_gradients, run_forward
@@ -13,6 +16,7 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
+from ...precision import rounded_to_float32
 from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
@@ -74,6 +78,34 @@ def check_lse_class_state(function, device) -> None:
             except Exception:  # noqa: BLE001 - the cases that follow report it
                 pass
             check_class_state(owner, function, before, phase)
+
+
+def check_lse_call_state_dies(function, device) -> None:
+    """A forward-mode call keeps nothing alive once the caller drops its input and output:
+    tensors jvp reads reach it through ctx.save_for_forward, which dies with the call, not
+    through a global or a cache that setup_context fills (forward mode runs jvp right after
+    setup_context, so values alone cannot tell the two apart)."""
+    x = lse_values((3, 4), device, seed=13)["x"]
+    tangent = sample((3, 4), device, seed=14, dtype=x.dtype)
+    try:
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(x, tangent)
+            out = function.apply(dual, 1)
+            refs = [weakref.ref(dual), weakref.ref(out)]
+            del dual, out
+    except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
+        return
+    if any(ref() is not None for ref in refs):
+        gc.collect()  # a reference cycle, freed only by the collector, is no leak
+    kept = [name for name, ref in zip(("input", "output"), refs) if ref() is not None]
+    if kept:
+        raise GradingError(
+            f"LogSumExp keeps a call's {' and '.join(kept)} alive after the call: once the "
+            "caller has dropped them, something still holds them (a global, a class attribute "
+            "or a cache that setup_context or jvp fills); jvp must read its tensors from ctx, "
+            "kept with ctx.save_for_forward, which belong to one call and die with it",
+            "checked with torch.autograd.forward_ad on x of shape (3, 4), dim=1",
+            mistake="LogSumExp/jvp-state-outside-ctx")
 
 
 def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError:
@@ -175,9 +207,28 @@ def check_lse_stable(function, device) -> None:
             "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
             "softmax weights overflow there; write them with exponents that are never positive "
             "(x minus the saved output)", f"got {got}", mistake="LogSumExp/jvp-softmax-overflows")
+    expected = (torch.softmax(x.detach(), 1) * tangent).sum(1)
+    check_lse_jvp_float32(got, expected)
     with case("x at |x| = 1000 (torch.func.jvp)"):
-        diagnose_values("LogSumExp.jvp's tangent", got,
-                        (torch.softmax(x.detach(), 1) * tangent).sum(1))
+        diagnose_values("LogSumExp.jvp's tangent", got, expected)
+
+
+def check_lse_jvp_float32(got, expected) -> None:
+    """At |x| = 1000 a float32 step in jvp costs about float32's spacing near 1000 (6.1e-5)
+    in the weights: right to a few digits, far from float64's; every value a float32 number
+    proves it."""
+    if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64
+            and got.shape == expected.shape) or torch.allclose(got, expected, rtol=1e-9,
+                                                                atol=1e-10):
+        return
+    error = ((got - expected).abs() / expected.abs().clamp(min=1e-3)).max().item()
+    if rounded_to_float32(got, expected) or 1e-7 < error < 1e-3:
+        raise GradingError(
+            f"LogSumExp.jvp loses digits at |x| = 1000: its tangent is off by a relative "
+            f"{error:.1g}, far outside float64's precision and about what float32 loses there "
+            "(float32's numbers near 1000 are 6.1e-5 apart): does jvp compute in float32 (a "
+            ".float(), a tensor made without dtype=)? Keep every step in x's dtype",
+            f"got {got}, expected {expected}", mistake="LogSumExp/jvp-in-float32")
 
 
 def check_lse_own_max(function, device) -> None:
@@ -257,8 +308,9 @@ def check_lse_jvp(function, values: dict) -> None:
     if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
             and torch.allclose(got, expected, rtol=1e-5, atol=1e-7)):
         raise GradingError("LogSumExp.jvp is wrong: its tangent differs from torch.logsumexp's; "
-                           "try your jvp step in the checker before Exercise 1 (at x = (0, 1, 2), "
-                           "tangent (1, 0, -1), y_dot = -0.57521)", f"got {got}, not {expected}")
+                           "check your forward-mode product against Hint 3's checkpoint before "
+                           "Exercise 1 (at x = (0, 1, 2), tangent (1, 0, -1), y_dot = -0.57521)",
+                           f"got {got}, not {expected}")
 
 
 def check_lse_vmap(function, values: dict) -> None:
@@ -296,6 +348,7 @@ def lse_full(LogSumExp, device) -> None:
     function = check_is_function(LogSumExp, LSE)
     check_lse_form(function)
     check_lse_class_state(function, device)
+    check_lse_call_state_dies(function, device)
     check_lse_grad_output_unsqueezed(function, device)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)

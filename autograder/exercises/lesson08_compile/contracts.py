@@ -31,7 +31,11 @@ SQUARED_NORM_CLAUSES = (
                 'a rule that loops over the samples with torch ops',
             'squared_norm/out-dims-is-in-dims':
                 "an element-wise rule's out_dims: the input's batch dim returned as the output's",
-            'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0'}),
+            'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
+            'squared_norm/rule-splits-batch':
+                'a rule that calls the operator on two halves of the batch',
+            'squared_norm/out-dims-wrong-at-tie':
+                'the batch dim left in place, out_dims counted with <= for <'}),
     Clause('pass `torch.library.opcheck`.',
            {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
 )
@@ -49,10 +53,13 @@ SOFTPLUS_CLAUSES = (
             'softplus/log-without-log1p':
                 'the stable form written with log, not log1p: 0.0 at beta * x = -40',
             'softplus/output-off-by-beta': 'forward without its final division by beta',
-            'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p'}),
+            'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p',
+            'softplus/threshold-switch': 'where(z > 15, z, log1p(exp(z))): a switch to z past 15',
+            'softplus/beta-rounded-to-float32':
+                "forward's beta made with torch.tensor(beta): float32"}),
     Clause("have a fake implementation whose output has the real output's shape, dtype "
            'and strides (`opcheck` compares them; the self-check tries a transposed `x`, a '
-           'column slice and an expanded `x` too);',
+           'permuted 3-D `x`, a column slice and an expanded `x` too);',
            {'softplus/no-fake': 'no register_fake',
             'softplus/fake-mismatch': 'a fake implementation with the wrong shape',
             'softplus/fake-strides':
@@ -77,6 +84,8 @@ SOFTPLUS_CLAUSES = (
                 'backward sigmoid(x): beta forgotten inside the sigmoid',
             'softplus/backward-in-float32':
                 'backward computes the slope in float32 (sigmoid of beta * x.float())',
+            'softplus/backward-beta-in-float32':
+                "backward's beta made with torch.tensor(beta): float32",
             'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
             'softplus/writes-grad-output': 'backward writes into grad_output',
             'softplus/backward-writes-input':
@@ -110,7 +119,9 @@ LSE_CLAUSES = (
                 'jvp without save_for_forward: tensors kept as ctx attributes',
             'LogSumExp/no-setup-context': 'old form: forward(ctx, ...) without setup_context',
             'LogSumExp/state-on-class':
-                'dim kept on the class by setup_context (LogSumExp.dim = dim)'}),
+                'dim kept on the class by setup_context (LogSumExp.dim = dim)',
+            'LogSumExp/jvp-state-outside-ctx':
+                'jvp reads x and the output from a global that setup_context fills'}),
     Clause('`backward(ctx, grad_output)`: your reverse-mode product from the section '
            'above, and `None` for `dim` (mind which dimension `grad_output` lacks);',
            {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim',
@@ -128,7 +139,8 @@ LSE_CLAUSES = (
             'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
             'LogSumExp/jvp-max-not-per-row':
                 "jvp's softmax shifted by the whole tensor's max, not each slice's",
-            'unnamed:check': 'jvp without the softmax weights'}),
+            'unnamed:check': 'jvp without the softmax weights',
+            'LogSumExp/jvp-in-float32': "jvp's weights computed in float32"}),
     Clause('keep `generate_vmap_rule = True`, already written for you.',
            {'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing',
             'LogSumExp/python-if-on-values':

@@ -271,8 +271,38 @@ def check_float32_overflow(softplus, device) -> None:
             mistake="softplus/float64-threshold")
 
 
+def check_no_switch(softplus, device) -> None:
+    """log(1 + e^z) = z + log1p(e^-z) for every z: a forward that returns z / beta (x itself)
+    past a threshold drops e^-z / beta, which float64's tolerance sees up to z of about 20
+    (F.softplus's own threshold, 20, stays inside it). Named only where every value the
+    tolerance rejects is exactly x."""
+    for beta in (1.0, 100.0):
+        z = torch.arange(5.0, 40.0, 0.25, dtype=torch.float64, device=device)
+        x = z / beta
+        try:
+            with torch.no_grad():
+                got = softplus(x, beta)
+        except Exception:  # noqa: BLE001 - the cases that follow report it
+            return
+        expected = SOFTPLUS.reference(x, beta)
+        if not isinstance(got, torch.Tensor) or got.shape != x.shape:
+            return
+        bad = ~torch.isclose(got, expected, rtol=1e-9, atol=1e-10)
+        if not bad.any() or not torch.equal(got[bad], x[bad]):
+            continue
+        first = int(bad.nonzero()[0])
+        raise GradingError(
+            f"softplus returns x itself from beta * x = {z[first].item():g} on (with "
+            f"beta={beta:g}, at x = {x[first].item():.6g} it returns {got[first].item():.10g}, "
+            f"the true value is {expected[first].item():.10g}): a switch to the asymptote z / "
+            "beta past a threshold; log(1 + e^z) = z + log1p(e^-z), and the term it drops, "
+            "e^-z / beta, is still larger than float64's precision there. Which form of log(1 + "
+            "e^z) needs no switch?", mistake="softplus/threshold-switch")
+
+
 def softplus_full(softplus, device) -> None:
     check_operator(softplus)
+    check_no_switch(softplus, device)
     for seed, shape in enumerate([(3, 4), (5,), (2, 3, 2), (), (0, 3)]):
         x = 2 * sample(shape, device, seed=seed)
         check_fake(softplus, x, 1.5)
@@ -300,6 +330,8 @@ def softplus_full(softplus, device) -> None:
         check_fake(softplus, sample((4, 5), device, seed=6)[:, :3], 1.5)
     with case("x of shape (4, 1) expanded to (4, 3) (stride 0)"):
         check_fake(softplus, sample((4, 1), device, seed=7).expand(4, 3), 1.5)
+    with case("x = base.permute(2, 0, 1) of a (2, 3, 4) base (dense, not contiguous)"):
+        check_fake(softplus, sample((2, 3, 4), device, seed=8).permute(2, 0, 1), 1.5)
     covers("torch.library.opcheck")
     check_compiled(softplus, sample((4, 3), device, seed=4), 1.5)
     covers("torch.compile(fullgraph=True)")

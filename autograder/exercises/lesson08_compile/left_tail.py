@@ -9,7 +9,10 @@ from ...diagnose import diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 
-LEFT_TAIL = [(1.0, (-40.0, -700.0, -30.0)), (2.5, (-16.0, -12.0))]  # beta, x: softplus is tiny
+# beta, x: softplus is tiny; beta = 0.3 is not a float32 number (float32's 0.3 is 4e-8 above
+# it), so a beta rounded to float32 moves beta * x = -700 by 2.8e-5, the slope e^(beta x) and
+# the output by that relative amount, past the contract's 1e-5
+LEFT_TAIL = [(1.0, (-40.0, -700.0, -30.0)), (2.5, (-16.0, -12.0)), (0.3, (-2333.0, -100.0))]
 
 
 def check_left_tail(softplus, device, spec, explain) -> None:
@@ -42,6 +45,13 @@ def check_left_tail(softplus, device, spec, explain) -> None:
                 "1 + e^(-|z|) rounds to 1 once e^(-|z|) is below 1.1e-16, so the log is 0; "
                 "torch.log1p(u) computes log(1 + u) without forming 1 + u",
                 mistake="softplus/log-without-log1p")
+        if _beta_rounded(got, expected, lambda b: spec.reference(x, b), beta):
+            raise GradingError(
+                f"softplus uses beta rounded to float32: {where}, which is the value for "
+                f"beta = {_float32(beta):.12g}, float32's nearest number to {beta}; "
+                "torch.tensor(beta) without dtype= makes a float32 tensor, and in the left tail "
+                "e^(beta x) moves by that rounding times |beta x|: keep beta a Python float "
+                "(or make it in x's dtype)", mistake="softplus/beta-rounded-to-float32")
         if apart and torch.allclose(got, narrow, rtol=1e-6, atol=0):
             ordinary = _relative_error(softplus, device, spec)
             raise GradingError(
@@ -73,6 +83,13 @@ def check_left_tail_gradient(softplus, x, beta, spec, explain) -> None:
     where = (f"at x = {x[worst].item():g} with beta={beta} it returns {got[worst].item():.4g}, "
              f"the true slope sigmoid(beta * x) is {expected[worst].item():.4g} (relative error "
              f"{error[worst].item():.2g})")
+    if _beta_rounded(got, expected, lambda b: torch.sigmoid(b * x.detach()), beta):
+        raise GradingError(
+            f"softplus's backward uses beta rounded to float32: {where}, which is the slope for "
+            f"beta = {_float32(beta):.12g}, float32's nearest number to {beta}; "
+            "torch.tensor(ctx.beta) without dtype= makes a float32 tensor, and in the left "
+            "tail sigmoid(beta x) moves by that rounding times |beta x|: multiply by the Python "
+            "float ctx.beta (or make it in x's dtype)", mistake="softplus/backward-beta-in-float32")
     # named only where the learner's gradient is 1 - exp(-beta * s) and the true slope is not
     cancelled = 1 - torch.exp(-beta * spec.reference(x.detach(), beta))
     if (not torch.allclose(cancelled, expected, rtol=1e-5, atol=0)
@@ -103,3 +120,17 @@ def _relative_error(softplus, device, spec) -> float:
         got = softplus(x, 1.5)
     expected = spec.reference(x, 1.5)
     return float(((got - expected).abs() / expected).max())
+
+
+def _float32(beta: float) -> float:
+    return torch.tensor(beta, dtype=torch.float32).item()
+
+
+def _beta_rounded(got, expected, at, beta) -> bool:
+    """Is ``got`` what ``at(beta)`` gives with beta rounded to float32, where that differs
+    from the truth?"""
+    if _float32(beta) == beta or not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        return False
+    rounded = at(_float32(beta))
+    return (not torch.allclose(rounded, expected, rtol=1e-5, atol=0)
+            and torch.allclose(got, rounded, rtol=1e-7, atol=0))

@@ -122,7 +122,8 @@ def check_batching_rule(squared_norm) -> None:
 
 def check_one_call(squared_norm, device) -> None:
     """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
-    when the rule computes the result itself), not once per sample as the fallback does; and
+    when the rule computes the result itself), not once per sample as the fallback does, nor
+    once per piece of the batch; and
     what the rule dispatches does not grow with the batch (a loop over the samples, calling
     the operator or not, dispatches more for a larger batch)."""
     counts = {}
@@ -138,6 +139,13 @@ def check_one_call(squared_norm, device) -> None:
             f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
             "once on the whole batched x, with dim translated past the batch dimension",
             mistake="squared_norm/rule-loops-over-samples")
+    calls = {size: names.count("autograd_course.squared_norm") for size, names in counts.items()}
+    if max(calls.values()) > 1:
+        raise GradingError(
+            f"squared_norm's batching rule calls the operator {calls[BATCHED[0]]} times for a "
+            f"batch of {BATCHED[0]} and {calls[2 * BATCHED[0]]} for {2 * BATCHED[0]}: it splits "
+            "the batch into pieces, a loop by hand; a batching rule calls the operator once, on "
+            "the whole batched x", mistake="squared_norm/rule-splits-batch")
     small, large = (len(counts[size]) for size in sorted(counts))
     if large > small:
         raise GradingError(

@@ -104,6 +104,19 @@ def _holds(wrong, predict) -> bool:
     return matched
 
 
+def _relabelled(got, loop):
+    """(where the batch dim was, where out_dims said) when ``got`` is the right result with
+    its batch dim reported at the wrong place, else None."""
+    if not isinstance(got, torch.Tensor) or got.dim() != loop.dim() or got.shape == loop.shape:
+        return None
+    for left_at in range(loop.dim()):
+        raw = loop.movedim(0, left_at)
+        for reported in range(loop.dim()):
+            if reported != left_at and _matches(got, raw.movedim(reported, 0)):
+                return left_at, reported
+    return None
+
+
 def _assumes_batch_dim_first(got, batch, dim: int) -> bool:
     """Is got the batched x reduced at the dim a rule uses when it takes the batch dim to be
     at 0 without looking at in_dims (dim + 1, a negative dim unchanged), reported at 0?"""
@@ -157,6 +170,18 @@ def _vmap_at(squared_norm, samples, position: int) -> None:
                 mistake="squared_norm/dim-not-shifted")
     if b < sample_dims and {dim for dim, _, _ in wrong} == {
             dim for dim in range(-sample_dims, sample_dims) if dim % sample_dims == b}:
+        relabelled = [_relabelled(got, loop) for _, got, loop in wrong]
+        if all(relabelled):
+            dim, got, loop = wrong[0]
+            left_at, reported = relabelled[0]
+            raise GradingError(
+                f"squared_norm's batching rule reduces the right dim but returns the wrong "
+                f"out_dims where a sample's dim is {b}, the batch dim's own place (dim={dim}, "
+                f"with {shown}): its one call leaves the batch dim at {left_at} of the output, "
+                f"and out_dims says {reported}; the reduced dim comes before the batch dim only "
+                f"when d < the batch dim's place (<, not <=)",
+                f"got shape {tuple(got.shape)}, the loop's {tuple(loop.shape)}",
+                mistake="squared_norm/out-dims-wrong-at-tie")
         raise GradingError(
             f"squared_norm's batching rule goes wrong only where a sample's dim is {b}, the "
             f"batch dim's own place (dim={b} and dim={b - sample_dims}, with {shown}): there it "

@@ -33,38 +33,34 @@ def test_the_cross_checker_catches_a_backward_with_the_factors_swapped():
     assert lines[0].startswith("backward (gradcheck) ✗"), lines
 
 
-def test_the_worked_log_sum_exp_steps_pass_the_live_checker():
-    """Do the worked lse_weights, lse_jvp and lse_forward pass every line of
-    check_lse_steps?"""
-    steps = definitions("08_compile", "lse_weights", "lse_jvp", "lse_forward")
-    lines = _check("check_lse_steps", **steps)
-    assert len(lines) == 12 and all(line.endswith("✓") for line in lines), lines
+def test_the_worked_log_sum_exp_derivative_passes_the_live_checker():
+    """Does the worked lse_dy_dx pass every line of check_lse_dy_dx?"""
+    steps = definitions("08_compile", "lse_dy_dx")
+    lines = _check("check_lse_dy_dx", **steps)
+    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
 
 
 def test_the_lse_checker_catches_weights_from_a_new_sum_of_exponentials():
     """Does e^x / sum(e^x), right near 0, fail the live checker at |x| = 1000?"""
-    naive = lambda x, y: x.exp() / x.exp().sum(-1, keepdim=True)  # noqa: E731
-    lines = _check("check_lse_steps", lse_weights=naive,
-                   lse_jvp=lambda x, y, x_dot: (naive(x, y) * x_dot).sum(-1), lse_forward=None)
+    naive = lambda x: x.exp() / x.exp().sum()  # noqa: E731
+    lines = _check("check_lse_dy_dx", lse_dy_dx=naive)
     assert lines[0].endswith("✓") and "1000, 999, 998): ✗" in lines[1], lines
 
 
-def test_the_lse_checker_catches_a_forward_shifted_by_the_slice_s_mean():
-    """Does a forward shifted by the slice's mean, finite at (1000, 999, 998), fail the live
-    checker at (-1000, 1000, 0), where only the max leaves no positive exponent?"""
-    mean = lambda x: x.mean(-1) + (x - x.mean(-1, keepdim=True)).exp().sum(-1).log()  # noqa: E731
-    lines = _check("check_lse_steps", lse_weights=None, lse_jvp=None, lse_forward=mean)
-    assert "lse_forward at x = (1000, 999, 998): ✓" in lines, lines
-    assert any(line.startswith("lse_forward at x = (-1000, 1000, 0): ✗") for line in lines), lines
+def test_the_lse_checker_checks_the_derivative_only():
+    """Is the live checker one step short of the exercise: it takes one slice's dy/dx (here
+    twice the softmax, backward's product for g = 2, fails), not a product or the forward?"""
+    lines = _check("check_lse_dy_dx", lse_dy_dx=lambda x: 2 * torch.softmax(x, 0))
+    assert all("✗" in line for line in lines), lines
 
 
-def test_the_worked_softplus_slope_passes_and_an_extra_beta_fails():
-    """Does the worked softplus_slope pass check_softplus_slope, and beta times it fail at
-    every point?"""
-    slope = definitions("08_compile", "softplus_slope")["softplus_slope"]
-    lines = _check("check_softplus_slope", softplus_slope=slope)
+def test_the_worked_softplus_ds_dz_passes_and_the_whole_slope_fails():
+    """Does the worked softplus_ds_dz pass check_softplus_ds_dz, while the whole slope ds/dx
+    (the exercise's, beta times it) fails at every point with beta != 1?"""
+    ds_dz = definitions("08_compile", "softplus_ds_dz")["softplus_ds_dz"]
+    lines = _check("check_softplus_ds_dz", softplus_ds_dz=ds_dz)
     assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
-    wrong = _check("check_softplus_slope", softplus_slope=lambda x, b: b * slope(x, b))
+    wrong = _check("check_softplus_ds_dz", softplus_ds_dz=lambda z, b: b * ds_dz(z, b))
     assert all("✗" in line for line in wrong), wrong
 
 
