@@ -517,8 +517,9 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 # `torch.set_rng_state(state)` do for the CPU's.
 # </details>
 #
-# A random state may be kept as a plain `ctx` attribute: it is bookkeeping, not a tensor
-# autograd differentiates or checks.
+# A random state may be kept as a plain `ctx` attribute (the solution does): it is
+# bookkeeping, not a tensor autograd differentiates or checks. Passing it through
+# `ctx.save_for_backward` works as well; the contract allows either.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CheckpointFunction`
@@ -528,11 +529,12 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 # mix tensors with anything else (floats, flags, `None`). The contract:
 #
 # - **returns** `run_fn(*args)`, one tensor;
-# - **keeps** for backward its tensor arguments and nothing more: no copy of one, no tensor on
-#   `ctx` outside `ctx.save_for_backward`, and no graph of `run_fn`, whose ops save nothing,
-#   not even for a moment (the self-check measures it);
+# - **keeps** for backward its tensor arguments and nothing more, besides the random states it
+#   restores (on `ctx` or through `ctx.save_for_backward`, either will do): no copy of an
+#   argument, no other tensor on `ctx` outside `ctx.save_for_backward`, and no graph of
+#   `run_fn`, whose ops save nothing, not even for a moment (the self-check measures it);
 # - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
-#   plainly gives, even when `run_fn` draws random numbers (dropout's masks are forward's, on
+#   plainly gives (`None` for one that does not require grad), even when `run_fn` draws random numbers (dropout's masks are forward's, on
 #   the CPU and on each CUDA device of a CUDA tensor argument), and after backward the caller's
 #   random streams are where they would be without the checkpoint;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
@@ -751,8 +753,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # hidden tests check:
 #
 # - every layer runs once, in order, in exactly `segments` consecutive groups, each group
-#   through `CheckpointFunction.apply` (the last group may run without one: backward needs its
-#   activations first anyway);
+#   through `CheckpointFunction.apply` whether or not `x` requires grad (the last group may run
+#   without one: backward needs its activations first anyway);
 # - no group is longer than it has to be: backward rebuilds one group at a time, so the longest
 #   group's activations are all alive at once at some point, and it holds no more layers than
 #   the best split into `segments` groups needs;

@@ -76,6 +76,19 @@ def _backward(spec: Spec, output, inputs: dict, grad_output) -> tuple:
                  for value in inputs.values())
 
 
+def _check_no_gradient_unasked(inputs: dict, returned: list) -> None:
+    """None for a tensor argument that does not require grad, as run_fn run plainly gives it
+    none: a gradient computed for it is work nobody reads (a frozen input, a batch of data)."""
+    tensors = [name for name, value in inputs.items() if torch.is_tensor(value)]
+    for name, grad in zip(tensors, returned[0] if returned else ()):
+        if grad is not None and not inputs[name].requires_grad:
+            raise GradingError(
+                f"CheckpointFunction's backward returned a gradient for {name}, which does not "
+                f"require grad: run_fn run plainly gives {name} none, and computing it is work "
+                "nobody reads (think of a frozen input, or a batch of data); which fresh leaves "
+                "should require grad?", mistake="CheckpointFunction/gradient-not-required")
+
+
 def through_backward(submission) -> type:
     """``submission`` with an ``apply`` graded through ``.backward()``; a subclass, so that an
     attribute forward or backward sets on the learner's class is still seen."""

@@ -10,7 +10,8 @@ from ...checks import case
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from ...class_state import check_class_state, class_state
+from ...probes import reachable
+from ...class_state import changed_attributes, check_class_state, class_state
 from .checkpoint_backward import CHECKPOINT
 from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
 
@@ -57,6 +58,24 @@ def _chain(apply, calls, a, b, grad_outputs, *, graphs: int = 1) -> list:
     return [leaf.grad for leaf in leaves] + [p.grad for p in parameters]
 
 
+def _check_class_state(function, before: dict) -> None:
+    """check_class_state, whose advice for a random state (uint8 tensors only) set on the class
+    is the lesson's: keep it on ctx, as the solution does, not save_for_backward."""
+    try:
+        check_class_state(SimpleNamespace(spec=CHECKPOINT), function, before, "forward")
+    except GradingError as error:
+        after = class_state(function)
+        changed = changed_attributes(before, after)
+        tensors = [t for _, t in reachable(after[changed[0]], "")] if changed else []
+        if not tensors or any(t.dtype != torch.uint8 for t in tensors):
+            raise
+        owner, attribute = changed[0]
+        raise GradingError(
+            f"{error.hint.split(';')[0]}; a random state is bookkeeping: keep it on ctx "
+            f"(ctx.{attribute} = ...), one per call", error.details,
+            mistake=error.mistake) from error
+
+
 def check_two_calls(function, device) -> None:
     """Two checkpoints in one graph, each drawing its own dropout mask, with arguments of other
     kinds: each call's backward must restore its own random state and read its own arguments
@@ -88,7 +107,7 @@ def check_two_calls(function, device) -> None:
         except NotImplementedError:
             raise
         except Exception as error:  # noqa: BLE001  (each call alone was right)
-            check_class_state(SimpleNamespace(spec=CHECKPOINT), function, before, "forward")
+            _check_class_state(function, before)
             raise GradingError(
                 "CheckpointFunction is right for each call alone but not for two calls in one "
                 f"graph ({described}): the second call's forward changed what the first call's "

@@ -12,10 +12,14 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
+from .sequential_probes import check_given_layers_ran, check_on_data, float_bounds_note
 from .segment_calls import (_outside_checkpoints, _recording_calls, _spans,
                             check_outside_checkpoints)
 
 SEQUENTIAL = "checkpoint_sequential"
+# stacks graded with every number of segments besides the first 7 layers: the three float cuts
+# of _float_bounds each go wrong at some k of one of them (15: k = 7, 9, 11, 13, 14; 26: k = 23, 26)
+SWEPT = (15, 26)
 REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunction's own "
              "backward while it ran, without end (the cell would hang): CheckpointFunction's "
              "backward must backpropagate only the output it recomputed from fresh leaves "
@@ -104,6 +108,10 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
             "may: its activations are the first backward needs, while the first group's would "
             "be kept for the whole step", mistake="checkpoint_sequential/first-group-plain")
     by_ceil = [min(ceil, n - start) for start in range(0, n, ceil)]
+    if note := float_bounds_note(n, segments, sizes=sizes):
+        raise GradingError(f"{where} recomputed segments of {sizes} layers, not {segments} "
+                           f"groups none longer than {ceil}: {note}",
+                           mistake="checkpoint_sequential/float-bounds")
     why = (f"ceil(n / k) layers per segment ({ceil} here) makes {len(by_ceil)} segments, not "
            f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
            else "the segments are not the ones asked for")
@@ -175,10 +183,14 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             "the caller runs the same stack again (the next step, the next segment count), so "
             "read the list and leave it as it was: take each group as a slice, layers[i:j]",
             mistake="checkpoint_sequential/mutates-layers")
+    check_given_layers_ran(where, layers, forward_calls, output)
     if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
             output.detach(), expected):
         for k in range(n):
             if torch.allclose(output.detach(), _run_layers(list(layers)[:k], x_value).detach()):
+                if note := float_bounds_note(n, segments, ran=k):
+                    raise GradingError(f"{where} ran only the first {k} layers: {note}",
+                                       mistake="checkpoint_sequential/float-bounds")
                 raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
                                    "once, in order (the layers left over after n // k per "
                                    "segment belong to segments too)",
@@ -272,10 +284,19 @@ def sequential_full(checkpoint_sequential, device) -> None:
         for segments in range(1, len(layers) + 1):
             check_sequential(checkpoint_sequential, layers, segments,
                              sample((3, WIDTH), device, seed=segments))
+        for n in SWEPT:  # every k: a float cut drops a layer or a group at some (n, k) only
+            stack = layer_stack(device, n, seed=n)
+            for segments in range(1, n + 1):
+                check_sequential(checkpoint_sequential, stack, segments,
+                                 sample((2, WIDTH), device, seed=segments))
         covers("every segment count from 1 to the number of layers")
         check_sequential(checkpoint_sequential, nn.Sequential(*layer_stack(device, 5, seed=3)), 2,
                          sample((2, 4, WIDTH), device, seed=9))
         covers("an nn.Sequential")
+        # another stack as long as the first: its own layers must run, not the first one's
+        check_sequential(checkpoint_sequential, layer_stack(device, 7, seed=11), 3,
+                         sample((3, WIDTH), device, seed=12))
+        check_on_data(checkpoint_sequential, device)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
     # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
     # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)

@@ -13,8 +13,8 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .checkpoint_backward import (CHECKPOINT, _backward, _domain_values, _spec_for,
-                                  through_backward)
+from .checkpoint_backward import (CHECKPOINT, _backward, _check_no_gradient_unasked,
+                                  _domain_values, _spec_for, through_backward)
 from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
                                 no_gradient_cause, parameters_of, reference, rng_states)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
@@ -83,20 +83,26 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
     hook = (run_fn.register_forward_pre_hook(lambda _, args: calls.append(
                 [a.requires_grad for a in args if torch.is_tensor(a)]))
             if isinstance(run_fn, nn.Module) else None)
+    returned = []  # what backward returned for the tensor arguments, as autograd got it
+    handles = [] if hook is None else [hook]
     try:
         forward = run_forward(function, spec, inputs)
         diagnose_values("CheckpointFunction's output", forward.output, expected)
         check_saves_only_inputs(forward, inputs, function)
+        node = getattr(forward.output, "grad_fn", None)
+        if isinstance(node, torch.autograd.function.BackwardCFunction):
+            handles.append(node.register_hook(lambda given, _: returned.append(given)))
         pristine = grad_output.clone()
         grads = _backward(spec, forward.output, inputs, grad_output)
     finally:
-        if hook is not None:
-            hook.remove()
+        for handle in handles:
+            handle.remove()
     if not torch.equal(grad_output, pristine):
         raise GradingError("backward modified grad_output in place: compute a new tensor instead")
     _check_leaves_require_grad(inputs, grads, calls)
     _check_input_grads(inputs, grads, truth)
     _check_parameter_grads(parameters, parameter_truth)
+    _check_no_gradient_unasked(inputs, returned)
     if accumulate:
         before = {name: p.grad.clone() for name, p in parameters.items()}
         inputs = make_inputs(values, requires_grad=wanted)

@@ -50,9 +50,11 @@ REVERSIBLE_CLAUSES = (
 CHECKPOINTING_CLAUSES = (
     Clause("**returns** `run_fn(*args)`, one tensor;",
            {"unproven:wrong-value": "forward returns (output,), a tuple"}),
-    Clause("**keeps** for backward its tensor arguments and nothing more: no copy of one, no "
-           "tensor on `ctx` outside `ctx.save_for_backward`, and no graph of `run_fn`, whose ops "
-           "save nothing, not even for a moment (the self-check measures it);",
+    Clause("**keeps** for backward its tensor arguments and nothing more, besides the random "
+           "states it restores (on `ctx` or through `ctx.save_for_backward`, either will do): no "
+           "copy of an argument, no other tensor on `ctx` outside `ctx.save_for_backward`, and no "
+           "graph of `run_fn`, whose ops save nothing, not even for a moment (the self-check "
+           "measures it);",
            {C + "keeps-activations": "run_fn under enable_grad in forward",
             C + "records-graph-in-forward":
                 "run_fn under enable_grad in forward, the graph dropped by apply",
@@ -60,7 +62,7 @@ CHECKPOINTING_CLAUSES = (
             C + "saves-non-tensor": "saves every argument",
             C + "saves-input-copy": "saves clones of its tensor arguments"}),
     Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
-           "run plainly gives, even when `run_fn` draws random numbers (dropout's masks are "
+           "run plainly gives (`None` for one that does not require grad), even when `run_fn` draws random numbers (dropout's masks are "
            "forward's, on the CPU and on each CUDA device of a CUDA tensor argument), and after "
            "backward the caller's random streams are where they would be without the "
            "checkpoint;",
@@ -68,6 +70,7 @@ CHECKPOINTING_CLAUSES = (
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
             C + "leaf-for-non-float": "requires_grad_() on every tensor",
+            C + "gradient-not-required": "fresh leaves require grad for every float tensor",
             C + "none-taken-for-tensor": "marks the tensor slots with None",
             C + "ignores-random-state": "ignores the random state",
             C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
@@ -99,8 +102,8 @@ CHECKPOINTING_CLAUSES = (
 
 CHECKPOINT_SEQUENTIAL_CLAUSES = (
     Clause("every layer runs once, in order, in exactly `segments` consecutive groups, each "
-           "group through `CheckpointFunction.apply` (the last group may run without one: "
-           "backward needs its activations first anyway);",
+           "group through `CheckpointFunction.apply` whether or not `x` requires grad (the last "
+           "group may run without one: backward needs its activations first anyway);",
            {Q + "checkpoints-nothing": "no checkpoints",
             Q + "wrong-segment-count": "len // segments chunks make too many segments",
             Q + "drops-remainder": "drops the remainder",
@@ -108,6 +111,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "runs-outside-checkpoints": "one-layer groups run without a checkpoint",
             Q + "uneven-segments": "ceil(n / k) layers per segment",
             Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)",
+            Q + "plain-on-data": "the stack run plainly when x requires no grad",
             Q + "uses-torch-checkpoint-non-reentrant":
                 "built on torch.utils.checkpoint(use_reentrant=False)"}),
     Clause("no group is longer than it has to be: backward rebuilds one group at a time, so the "
@@ -121,7 +125,10 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            {Q + "recomputes-other-layers": "late-binding closure in the loop",
             Q + "recomputes-fewer-layers":
                 "late-binding closure, the loop ending with start = end",
-            Q + "cuts-graph": "each segment fed a detached copy of its input"}),
+            Q + "cuts-graph": "each segment fed a detached copy of its input",
+            Q + "float-bounds": "bounds int(i * (n / k)), computed in floating point",
+            Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
+                                      "calls"}),
     Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
            "same stack again, on the next step).",
            {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),

@@ -1,0 +1,97 @@
+"""Lesson 05, checkpoint_sequential: probes beside the main check: bounds a floating-point cut
+gives (named where an answer's groups match them), a call whose output came from none of the
+layers given, and a call on an x that requires no grad (a batch of data)."""
+
+import torch
+from torch import nn
+
+from ...diagnose import diagnose_values
+from ...errors import GradingError
+from ...exercise import sample
+from .checkpoint_blocks import WIDTH, layer_stack
+from .segment_calls import _recording_calls, _spans
+
+
+def _run_layers(layers, x):
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
+def _float_bounds(n: int, segments: int) -> list[tuple[str, int, list[int]]]:
+    """Three floating-point ways of cutting n layers into ``segments`` groups, int(i * (n / k)),
+    int(i / k * n) and a running sum of n / k, where one gives a bound below the integer it
+    should be (int() truncates a value one ulp under an integer to the integer below: 11 * (15
+    / 11) is 14.999999999999998): how that bound reads, what int() makes it, and the bounds."""
+    step, running, forms = n / segments, [0.0], []
+    for _ in range(segments):
+        running.append(running[-1] + step)
+    for how, values in (
+            (lambda i: f"{i} * ({n} / {segments}) is {i * step!r}",
+             [i * step for i in range(segments + 1)]),
+            (lambda i: f"{i} / {segments} * {n} is {i / segments * n!r}",
+             [i / segments * n for i in range(segments + 1)]),
+            (lambda i: f"adding {n} / {segments} {i} times gives {running[i]!r}", running)):
+        bounds = [int(value) for value in values]
+        short = [i for i, b in enumerate(bounds)
+                 if i * n % segments == 0 and b == i * n // segments - 1]
+        if short:
+            forms.append((how(short[-1]), bounds[short[-1]], bounds))
+    return forms
+
+
+def float_bounds_note(n: int, segments: int, ran: int | None = None,
+                      sizes: list[int] | None = None) -> str:
+    """Why the layers run end at layer ``ran`` (or the groups recomputed are ``sizes`` long),
+    where one of _float_bounds' cuts does exactly that; '' otherwise."""
+    for how, truncated, bounds in _float_bounds(n, segments):
+        lengths = [b - a for a, b in zip(bounds, bounds[1:]) if b > a]
+        if ran is not None and ran == bounds[-1] or sizes is not None and sizes in (
+                lengths, lengths[:-1]):
+            return (f"its bounds look computed in floating point: {how}, which int() truncates "
+                    f"to {truncated}; compute them with integers (i * n // k, or divmod(n, k))")
+    return ""
+
+
+def check_given_layers_ran(where: str, layers, forward_calls: list, output) -> None:
+    """An output, yet none of the layers given ran in forward: it came from other layers, such
+    as the groups an earlier call built and a cache kept (whose values may even equal these)."""
+    if (forward_calls or not isinstance(output, torch.Tensor) or not layers
+            or not all(isinstance(layer, nn.Module) for layer in layers)):
+        return
+    raise GradingError(
+        f"{where} returned an output without running any of the {len(layers)} layers it was "
+        "given: it ran other layers, kept from an earlier call (groups cached by the number of "
+        "layers or segments?); build the groups from this call's layers every time: the next "
+        "call may pass another stack of the same length, and the layers of this one must "
+        "receive their gradients", mistake="checkpoint_sequential/runs-cached-layers")
+
+
+def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) -> None:
+    """x that requires no grad (a batch of data): the output is still the plain stack's, and
+    every group but the last still runs through CheckpointFunction.apply, whose forward runs
+    with grad off; a layer run with grad on outside the last group is named."""
+    layers = layer_stack(device, n, seed=5)
+    x = sample((3, WIDTH), device, seed=21)
+    where = (f"checkpoint_sequential(layers, segments={segments}, x) with {n} layers and an x "
+             "that requires no grad (a batch of data)")
+    with _recording_calls(layers) as forward_calls:
+        try:
+            output = checkpoint_sequential(list(layers), segments, x)
+        except (NotImplementedError, GradingError):
+            raise
+        except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
+            raise GradingError(f"{where} raised {type(error).__name__}: "
+                               f"{str(error).splitlines()[0] if str(error) else ''}",
+                               str(error)) from error
+    diagnose_values(f"{where}: the output", output, _run_layers(layers, x).detach())
+    plain = sorted({i for i, grad in forward_calls if grad})
+    ceil = -(-n // segments)
+    if plain and not (plain == list(range(plain[0], n)) and len(plain) <= ceil and plain[0] > 0):
+        raise GradingError(
+            f"{where} ran layer{'s' if len(plain) > 1 else ''} {_spans(plain)} with grad on, "
+            "outside every checkpoint: each group but the last goes through "
+            "CheckpointFunction.apply whatever x requires (a real model's first input is "
+            "data, and its activations are the ones a checkpoint must not keep); what the "
+            "parameters of a group on data need is the lesson's section \"A first block on "
+            "data\"", mistake="checkpoint_sequential/plain-on-data")
