@@ -33,7 +33,8 @@
 # stub's `NotImplementedError`, the rest runs, and the last cell lists where you stand. The
 # main line ends at the summary; the sections after it are optional.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it compares it with what PyTorch does.
+# after it compares it with what PyTorch does, and shows its measurements only once every
+# prediction it asks for is written.
 
 # %% nbgrader={"locked": true}
 import itertools
@@ -52,6 +53,12 @@ from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
+
+
+def written(predicted: dict) -> bool:
+    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
+    measurements only then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predicted.values())
 
 
 def compare(predicted: dict, actual: dict) -> None:
@@ -240,7 +247,11 @@ check_linear_entries()
 # When only `x` does? When all three do? Write the three numbers first.
 
 # %%
+### BEGIN WORKED
+predicted_flops = {"b": 0, "x": 480, "x, W, b": 960}
+### LEARNER
 predicted_flops = {"b": None, "x": None, "x, W, b": None}
+### END WORKED
 
 # %%
 IN, OUT, ROWS = 6, 4, 10
@@ -260,25 +271,33 @@ def backward_flops(linear, wanted):
 
 
 builtin = [backward_flops(F.linear, wanted) for wanted in CHOICES]
-for wanted, flops in zip(CHOICES, builtin):
-    print(f"requires grad: {', '.join(wanted):<8} backward FLOPs: {flops:>4}")
+if written(predicted_flops):  # every choice, once your three predictions are written
+    for wanted, flops in zip(CHOICES, builtin):
+        print(f"requires grad: {', '.join(wanted):<8} backward FLOPs: {flops:>4}")
 compare(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
                           if ", ".join(wanted) in predicted_flops})
 
 # %%
-labels = [", ".join(wanted) for wanted in CHOICES]
-fig, ax = plt.subplots(figsize=(7, 3.2))
-bars = ax.bar(labels, builtin, color="tab:blue", label="F.linear's backward")
-ax.bar_label(bars, fontsize=8)
-ax.axhline(2 * MATMUL_FLOPS, color="tab:red", ls="--",
-           label="a backward that ignores needs_input_grad")
-ax.set_ylim(0, 1.4 * 2 * MATMUL_FLOPS)
-ax.set_xlabel("inputs that require grad")
-ax.set_ylabel("FLOPs in backward")
-ax.set_title(f"One backward, x: ({ROWS}, {IN}), W: ({OUT}, {IN})")
-ax.legend(loc="upper center", ncol=2, fontsize=8)
-plt.tight_layout()
-plt.show()
+def plot_flops():
+    labels = [", ".join(wanted) for wanted in CHOICES]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    bars = ax.bar(labels, builtin, color="tab:blue", label="F.linear's backward")
+    ax.bar_label(bars, fontsize=8)
+    ax.axhline(2 * MATMUL_FLOPS, color="tab:red", ls="--",
+               label="a backward that ignores needs_input_grad")
+    ax.set_ylim(0, 1.4 * 2 * MATMUL_FLOPS)
+    ax.set_xlabel("inputs that require grad")
+    ax.set_ylabel("FLOPs in backward")
+    ax.set_title(f"One backward, x: ({ROWS}, {IN}), W: ({OUT}, {IN})")
+    ax.legend(loc="upper center", ncol=2, fontsize=8)
+    plt.tight_layout()
+    plt.show()
+
+
+if written(predicted_flops):
+    plot_flops()
+else:
+    print("the chart shows once your three predictions are written")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -447,7 +466,11 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
 # numbers first (the bytes of the memory behind each tensor it saves).
 
 # %%
+### BEGIN WORKED
+predicted_saved = {"F.linear, frozen weight": 16384, "F.linear, training": 49152}
+### LEARNER
 predicted_saved = {"F.linear, frozen weight": None, "F.linear, training": None}
+### END WORKED
 
 # %%
 def saved_bytes(linear, x_grad, weight_grad):
@@ -470,8 +493,9 @@ for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", 
     kept[f"F.linear, {label}"] = reference = saved_bytes(F.linear, x_grad, weight_grad)
     mine = saved_bytes(MyLinearFunction.apply, x_grad, weight_grad)
     more = "more (not graded, yours to save: what does each gradient read?)"
-    print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
-          f"{'same' if mine == reference else more}")
+    if written(predicted_saved):
+        print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
+              f"{'same' if mine == reference else more}")
 compare(predicted_saved, kept)
 
 # %% [markdown]
@@ -481,10 +505,8 @@ compare(predicted_saved, kept)
 # $x$, so with the weight frozen `F.linear` keeps only the weight (as the transposed view it
 # multiplied by), and never the activation: the weight is alive anyway, as a parameter, so
 # the layer costs nothing extra. A layer that always saves `x` keeps every activation of the
-# fine-tune for a gradient nobody asked for. `ctx.needs_input_grad` can be read in forward:
-# save `x` only if `weight` needs a gradient, and `weight` only if `x` does
-# (`save_for_backward` takes `None` in its place). The grader accepts both ways; the memory
-# is yours to save.
+# fine-tune for a gradient nobody asked for. Whether yours does is your answer to the second
+# question before Exercise 1; the grader accepts both ways, and the memory is yours to save.
 # </details>
 
 # %% [markdown]
@@ -555,8 +577,7 @@ show_saved("F.linear, then torch.relu",
 #    backward need to know about $z$, and what is the smallest tensor that holds it?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
 #    does each of the three gradients read, so which can forward skip saving when the weight
-#    needs no gradient, and which when $x$ needs none? (The contract below lists what forward
-#    saves; these answers say why.)
+#    needs no gradient, and which when $x$ needs none?
 # 3. An overflow upstream hands backward a `grad_output` holding $+\infty$ at an entry where
 #    $z < 0$ and `nan` at one where $z > 0$. What does `torch.relu`'s backward give at each of
 #    the two? Does $G$ times your mask give the same? So how should backward drop entries?
@@ -619,8 +640,8 @@ def check_relu_keeps():
                   "where does torch.relu pass grad_output on?")
         elif kept.dtype != torch.bool:
             print(f"{label:<20} ✗ {kept.dtype}, 1 byte per element, the right entries, but "
-                  "backward selects with it, and torch.where takes another dtype as its "
-                  "condition (uint8 is deprecated): which dtype does a comparison give?")
+                  "not torch.bool, the dtype the exercise's contract asks for: which dtype "
+                  "does a comparison give?")
         else:
             print(f"{label:<20} ✓ {kept.dtype}, 1 byte per element (z: {z.element_size()}), "
                   "marks where torch.relu passes grad_output on")
@@ -654,9 +675,10 @@ check_relu_keeps()
 #   whatever `grad_output` holds there ($\pm\infty$ included), and `grad_output` passed on
 #   unchanged wherever the pre-activation is $> 0$, however small, whatever it holds (nan and
 #   $\pm\infty$ included), as `torch.relu`;
-# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, at most one
-#   byte per output element for the ReLU, and `x` and `weight` (or `None` for either where no
-#   wanted gradient reads it, as in exercise 1): no float pre-activation or output;
+# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, a
+#   `torch.bool` tensor of the output's shape (not packed into bits), and what your gradients
+#   read of `x` and `weight`: no float pre-activation or output, saved or kept anywhere else
+#   (a global, the class);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -773,8 +795,13 @@ inspect_saved(FusedLinearReLU, block_x, block_weight, block_bias)
 # In which network does fusing keep less?
 
 # %%
+### BEGIN WORKED
+predicted_networks = {"plain, F.linear + torch.relu": 512, "plain, FusedLinearReLU": 576,
+                      "residual, F.linear + torch.relu": 960, "residual, FusedLinearReLU": 576}
+### LEARNER
 predicted_networks = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
                       "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
+### END WORKED
 
 # %%
 WIDTH, BATCH, DEPTH = 64, 256, 8
@@ -808,29 +835,34 @@ def step_memory(network, block):
     return kept / 1024, books.phase.peak / 1024
 
 
+def show_networks(measured):
+    """The table of the four networks and its chart."""
+    print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
+    for (net, name), (kept, peak) in measured.items():
+        print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
+    print()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
+    for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
+        for k, name in enumerate(blocks):
+            values = [measured[net, name][column] for net in networks]
+            bars = ax.bar([p + 0.38 * k for p in range(len(networks))], values, width=0.36,
+                          label=name)
+            ax.bar_label(bars, fmt="%.0f", fontsize=8)
+        ax.set_xticks([p + 0.19 for p in range(len(networks))], list(networks))
+        ax.set_title(title)
+    axes[0].set_ylabel("KiB")
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.suptitle(f"{DEPTH} blocks, width {WIDTH}, batch {BATCH}, float32")
+    plt.tight_layout()
+    plt.show()
+
+
 measured = {(net, name): step_memory(networks[net], block)
             for net in networks for name, block in blocks.items()}
-print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
-for (net, name), (kept, peak) in measured.items():
-    print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
-print()
+if written(predicted_networks):  # the table and the chart, once your four numbers are written
+    show_networks(measured)
 compare(predicted_networks, {f"{net}, {name}": round(kept)
                              for (net, name), (kept, _) in measured.items()})
-
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
-    for k, name in enumerate(blocks):
-        values = [measured[net, name][column] for net in networks]
-        bars = ax.bar([p + 0.38 * k for p in range(len(networks))], values, width=0.36,
-                      label=name)
-        ax.bar_label(bars, fmt="%.0f", fontsize=8)
-    ax.set_xticks([p + 0.19 for p in range(len(networks))], list(networks))
-    ax.set_title(title)
-axes[0].set_ylabel("KiB")
-axes[0].legend(loc="lower left", fontsize=8)
-fig.suptitle(f"{DEPTH} blocks, width {WIDTH}, batch {BATCH}, float32")
-plt.tight_layout()
-plt.show()
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1122,7 +1154,11 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # `F.linear` + `torch.relu`, and your `FusedLinearReLU` as you wrote it?
 
 # %%
+### BEGIN WORKED
+predicted_frozen = {"F.linear + torch.relu": 512, "FusedLinearReLU": 128}
+### LEARNER
 predicted_frozen = {"F.linear + torch.relu": None, "FusedLinearReLU": None}
+### END WORKED
 
 # %%
 for w in weights:
@@ -1131,7 +1167,8 @@ frozen = {name: step_memory(networks["plain"], block) for name, block in blocks.
 for w in weights:
     w.requires_grad_(True)
 for name, (kept, peak) in frozen.items():
-    print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
+    if written(predicted_frozen):
+        print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
 compare(predicted_frozen, {name: round(kept) for name, (kept, _) in frozen.items()})
 
 # %% [markdown]
@@ -1160,9 +1197,15 @@ compare(predicted_frozen, {name: round(kept) for name, (kept, _) in frozen.items
 # `True` or `False`.
 
 # %%
+### BEGIN WORKED
+predicted_engine = {"G.mT @ x, 3-D": False, "G.T @ x, 3-D": True,
+                    "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": False, "G.T @ x, 1-D": True,
+                    "the engine sums G.mT @ x to (4, 3)": True}
+### LEARNER
 predicted_engine = {"G.mT @ x, 3-D": None, "G.T @ x, 3-D": None,
                     "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": None, "G.T @ x, 1-D": None,
                     "the engine sums G.mT @ x to (4, 3)": None}
+### END WORKED
 
 # %%
 G3, x3 = torch.randn(2, 5, 4), torch.randn(2, 5, 3)
@@ -1173,15 +1216,19 @@ candidates = {
     "G.reshape(-1, 4).T @ x.reshape(-1, 3), 3-D": lambda: G3.reshape(-1, 4).T @ x3.reshape(-1, 3),
     "G.T @ x, 1-D": lambda: G1.T @ x1,
 }
+show = written(predicted_engine)  # the shapes and errors, once your answers are written
 raised = {}
 for label, candidate in candidates.items():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # .T on a 3-D tensor is deprecated
-            print(f"{label:<44} shape {tuple(candidate().shape)}")
+            shape = tuple(candidate().shape)
+        if show:
+            print(f"{label:<44} shape {shape}")
         raised[label] = False
     except RuntimeError as error:
-        print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
+        if show:
+            print(f"{label:<44} RuntimeError: {str(error).splitlines()[0][:60]}...")
         raised[label] = True
 
 
@@ -1202,11 +1249,13 @@ class HandBack(torch.autograd.Function):
 weight = torch.zeros(4, 3, requires_grad=True)
 try:
     HandBack.apply(weight, G3.mT @ x3).sum().backward()
-    print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
-          torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
+    if show:
+        print("weight.grad of shape", tuple(weight.grad.shape), "equal to the flattened product:",
+              torch.allclose(weight.grad, G3.reshape(-1, 4).T @ x3.reshape(-1, 3), atol=1e-5))
     summed = True
 except RuntimeError as error:
-    print("the engine refused it:", error)
+    if show:
+        print("the engine refused it:", error)
     summed = False
 compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 
@@ -1364,9 +1413,15 @@ print(f"over j first, an intermediate (64, 16, 256): {fastest['j'] * 1e3:.3f} ms
 # 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
 
 # %%
+### BEGIN WORKED
+predicted_transpose = {"error of G @ W.T, random square W": "large",
+                       "G @ W.T is grad_x when W is symmetric": True,
+                       "G @ W.T raises when in != out": True}
+### LEARNER
 predicted_transpose = {"error of G @ W.T, random square W": None,
                        "G @ W.T is grad_x when W is symmetric": None,
                        "G @ W.T raises when in != out": None}
+### END WORKED
 
 # %%
 x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
@@ -1382,9 +1437,11 @@ try:
     G_rect @ W_rect.T
     raises = False
 except RuntimeError as exc:
-    print("with in != out:", exc)
+    if written(predicted_transpose):
+        print("with in != out:", exc)
     raises = True
-print(f"largest error of G @ W.T with a random square W: {error:.3g}")
+if written(predicted_transpose):
+    print(f"largest error of G @ W.T with a random square W: {error:.3g}")
 compare(predicted_transpose, {
     "error of G @ W.T, random square W":
         "zero" if error == 0 else "rounding" if error < 1e-10 else "large",

@@ -2,10 +2,13 @@
 that needs none (then returned as None, so only the ops show it), and F.linear called for
 the products (it decomposes to a matrix product, so only the Python call shows it)."""
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from ...checks import Spec, make_inputs, run_backward, run_forward
 from ...errors import GradingError
@@ -43,14 +46,73 @@ def check_frozen_bias_not_summed(function, spec: Spec, values: dict) -> None:
     forward = run_forward(function, spec, inputs)
     with _Reductions(tuple(bias.shape)) as reductions:
         run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    position = list(values).index("bias")
     if reductions.ops:
-        position = list(values).index("bias")
         raise GradingError(
             f"{spec.name}.backward reduced a tensor to the bias's shape {tuple(bias.shape)} (in "
             f"aten.{reductions.ops[0]}) when bias was passed but does not require grad: that is "
             "grad_bias's work, done for nobody, even if backward then returns None for it; "
             f"compute grad_bias only when ctx.needs_input_grad[{position}] is True, not "
             "whenever there is a bias", mistake=f"{spec.name}/computes-frozen-gradient")
+    unused = _unused_work(function, spec, make_inputs(values, requires_grad=set(values) - {"bias"}))
+    if unused is not None:
+        name, shape = unused
+        raise GradingError(
+            f"{spec.name}.backward computed a tensor of shape {shape} (in aten.{name}) that "
+            "reaches none of the gradients it returns, when bias was passed but does not "
+            "require grad and every other input does: work done for nobody, grad_bias's when "
+            "only the bias is frozen, even if backward then returns None for it; compute it "
+            f"only when ctx.needs_input_grad[{position}] is True",
+            mistake=f"{spec.name}/computes-frozen-gradient")
+
+
+class _Flow(TorchDispatchMode):
+    """Every op run inside the block, as (name, shape, the storages it wrote, the storages it
+    read); its results are held, so that no storage is freed and its address reused."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops, self.held = [], []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        outs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor)]
+        ins = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        self.held.extend(outs)
+        self.ops.append((func.overloadpacket.__name__, tuple(outs[0].shape) if outs else (),
+                         {_key(t) for t in outs}, {_key(t) for t in ins}))
+        return result
+
+
+def _key(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().data_ptr() if tensor.numel() else id(tensor)
+
+
+def _unused_work(function, spec: Spec, inputs: dict):
+    """The first op of ``function``'s backward (run from inside it, as the engine runs it) whose
+    result reaches none of the gradients it returns, of more than one element: (name, shape),
+    or None."""
+    flow = _Flow()
+
+    def backward(ctx, *grad_outputs):
+        with flow:
+            grads = function.backward(ctx, *grad_outputs)
+        live = {_key(g) for g in tree_flatten(grads)[0] if isinstance(g, torch.Tensor)}
+        used = [False] * len(flow.ops)
+        for index in reversed(range(len(flow.ops))):
+            _, _, wrote, read = flow.ops[index]
+            if wrote & live:
+                used[index] = True
+                live |= read
+        flow.unused = [(name, shape) for (name, shape, *_), on in zip(flow.ops, used)
+                       if not on and math.prod(shape) > 1]
+        return grads
+
+    watched = type(function.__name__, (function,), {"backward": staticmethod(backward)})
+    forward = run_forward(watched, spec, inputs)
+    run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    return next(iter(getattr(flow, "unused", [])), None)
 
 
 class _Calls(TorchFunctionMode):

@@ -20,6 +20,7 @@ from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed
+from .size_one import squeeze_named
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
 
 LATER_IN_LESSON = True
@@ -153,6 +154,15 @@ def _bilinear_checks(function, device) -> None:
     with case("x1 and x2 of shape (5, 1), weight of shape (1, 1, 1) (out = 1), bias=a tensor"):
         check_values_and_gradients(function, BILINEAR, values)
         _check_returned_shapes(function, BILINEAR, make_inputs(values))
+    # x1 and x2 with no leading dimension, out = 1 and then n1 = 1: a squeeze() that undoes
+    # an added leading dimension drops the feature dimension too
+    for n1, out, sizes in ((3, 1, "out = 1"), (1, OUT, "n1 = 1")):
+        values = bilinear_values((), n1, 2, device, seed=12, out=out)
+        with case(f"x1 of shape ({n1},), x2 of shape (2,), weight of shape ({out}, {n1}, 2) "
+                  f"({sizes}), bias=a tensor"):
+            with squeeze_named(function, BILINEAR, values, sizes):
+                check_values_and_gradients(function, BILINEAR, values)
+                _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the

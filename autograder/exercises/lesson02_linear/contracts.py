@@ -25,6 +25,8 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "MyLinearFunction/empty-batch": "x flattened as x.reshape(rows, -1)",
+            "MyLinearFunction/squeezes-feature-dim":
+                "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "case:with transposed inputs": "the saved x flattened with .view in backward",
             "raised:TypeError": "+ bias with no bias=None path"}),
     Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
@@ -46,7 +48,9 @@ MY_LINEAR_CLAUSES = (
                 "saves conditionally, backward reads weight.shape for g2",
             "case:two calls in one graph": "the bias flag in a module global",
             "MyLinearFunction/state-shared-between-calls":
-                "x's shape in a module global, for grad_x's reshape"}),
+                "x's shape in a module global, for grad_x's reshape",
+            "MyLinearFunction/reads-unguarded-input":
+                "x and weight kept in a module dict keyed by id(ctx)"}),
     Clause("backward applies the formulas you derived yourself: no `F.linear` or autograd calls "
            "inside it;", {"MyLinearFunction/asks-autograd": "asks autograd inside backward",
                           "MyLinearFunction/linear-in-backward":
@@ -80,18 +84,23 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "FusedLinearReLU/empty-batch": "x flattened as x.reshape(rows, -1)",
+            "FusedLinearReLU/squeezes-feature-dim":
+                "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, at "
-           "most one byte per output element for the ReLU, and `x` and `weight` (or `None` for "
-           "either where no wanted gradient reads it, as in exercise 1): no float "
-           "pre-activation or output;",
+    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, a "
+           "`torch.bool` tensor of the output's shape (not packed into bits), and what your "
+           "gradients read of `x` and `weight`: no float pre-activation or output, saved or "
+           "kept anywhere else (a global, the class);",
            {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
             "FusedLinearReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "FusedLinearReLU/drops-needed-input":
-                "saves weight only when weight needs a gradient"}),
+                "saves weight only when weight needs a gradient",
+            "FusedLinearReLU/keeps-float-pre-activation":
+                "the float pre-activation kept in a module dict keyed by id(ctx)",
+            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte"}),
     Clause("backward never writes into `grad_output`, and still skips the gradients "
            "`ctx.needs_input_grad` rules out.",
            {"FusedLinearReLU/writes-grad-output": "masks grad_output in place",
@@ -127,6 +136,8 @@ BILINEAR_CLAUSES = (
             "Bilinear/bias-sums-features": "bias gradient summed over dim 0 only",
             "Bilinear/returns-gradient-of-another-shape":
                 "grad_bias kept as (1, out) by keepdim=True",
+            "Bilinear/squeezes-feature-dim":
+                "1-D x1, x2 unsqueezed, output and grads squeeze()d: shape () for out = 1",
             "case:view size is not compatible":
                 "grad_output.view on a non-contiguous grad_output",
             "case:with transposed inputs": "the saved x1 and x2 flattened with .view"}),

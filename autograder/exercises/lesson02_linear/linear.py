@@ -13,15 +13,17 @@ from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
-from ..shared.call_state import check_class_untouched
+from ..shared.call_state import check_class_untouched, check_input_version_tracking
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            values_and_gradients)
+from .size_one import squeeze_named
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
-                        check_infinite_grad_output_where_off, check_saves_bool_mask)
+                        check_infinite_grad_output_where_off, check_no_float_kept,
+                        check_saves_bool_mask)
 
 EMPTY = (0,)  # an empty batch: F.linear gives a (0, out) output and zero parameter gradients
 
@@ -91,18 +93,34 @@ def check_needs_input_grad(function, spec: Spec, device) -> None:
             # grad_bias may be a matmul too (grad_output.new_ones(rows) @ grad_output)
             allowed = needed + (2 * 6 * OUT_FEATURES if "bias" in wanted else 0)
             if backward.flops > allowed:
-                skipped = [name for name in ("x", "weight") if name not in wanted]
-                # with one input alone, what backward read tells which gradient it computed
-                read = {name for name, _ in reads}
-                skipped = [n for n in skipped if NEEDS[n] & read] or skipped
-                flags = " and ".join(f"ctx.needs_input_grad[{spec.input_names.index(n)}] is "
-                                     f"False for {n}" for n in skipped)
-                raise GradingError(
-                    f"backward did {backward.flops} FLOPs where {needed} suffice: {flags}, "
-                    f"so skip {' and '.join('grad_' + n for n in skipped)}",
-                    mistake=f"{spec.name}/ignores-needs-input-grad")
+                raise GradingError(_extra_work_hint(spec, backward.flops, needed, wanted, reads,
+                                                    matmul_flops),
+                                   mistake=f"{spec.name}/ignores-needs-input-grad")
             with case(f"only {' and '.join(wanted)} requiring grad"):
                 raise_unneeded_read(spec, inputs, backward, reads)
+
+
+def _extra_work_hint(spec: Spec, flops: int, needed: int, wanted: tuple, reads: list,
+                     matmul_flops: int) -> str:
+    """Which gradient nobody asked for the extra FLOPs belong to: a whole product for grad_x or
+    grad_weight (with one input alone, what backward read tells which), or, when the extra is
+    not a whole product of that size and the bias is frozen, a bias column's products (a
+    grad_bias computed by a matrix product, or folded into grad_weight's as G^T @ [x, 1])."""
+    extra = flops - needed
+    skipped = [name for name in ("x", "weight") if name not in wanted]
+    read = {name for name, _ in reads}
+    blamed = [n for n in skipped if NEEDS[n] & read] or (skipped if not read else [])
+    if extra < matmul_flops or extra % matmul_flops:
+        blamed = [n for n in blamed if extra >= matmul_flops]
+        if "bias" not in wanted:
+            blamed.append("bias")
+    blamed = blamed or skipped or ["bias"]
+    flags = " and ".join(f"ctx.needs_input_grad[{spec.input_names.index(n)}] is False for {n}"
+                         for n in blamed)
+    where = (f": the extra {extra} are products for a bias column, grad_bias's work, done "
+             "although the bias is frozen" if blamed == ["bias"] else "")
+    return (f"backward did {flops} FLOPs where {needed} suffice{where}: {flags}, so skip "
+            f"{' and '.join('grad_' + n for n in blamed)}")
 
 
 def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
@@ -161,11 +179,20 @@ def check_empty_batch(function, spec: Spec, device) -> None:
 def check_one_feature(function, spec: Spec, device) -> None:
     """in = out = 1 (a regression head, as the lesson's two-layer network ends): weight (1, 1)
     and bias (1,), where a squeeze() meant for another dimension of size 1 drops the feature
-    dimension too."""
+    dimension too; then a single vector x (no leading dimension) with out = 1, and with
+    in = 1, where a squeeze() that undoes an added leading dimension drops it as well."""
     values = linear_values((5,), device, features=(1, 1), seed=7)
     with case("x of shape (5, 1), weight of shape (1, 1) (in = out = 1), bias=a tensor"):
         check_values_and_gradients(function, spec, values)
         _check_returned_shapes(function, spec, make_inputs(values))
+    for features, sizes in (((IN_FEATURES, 1), "out = 1"), ((1, OUT_FEATURES), "in = 1")):
+        values = linear_values((), device, features=features, seed=8)
+        in_features, out_features = features
+        with case(f"x of shape ({in_features},), weight of shape ({out_features}, "
+                  f"{in_features}) ({sizes}), bias=a tensor"):
+            with squeeze_named(function, spec, values, sizes):
+                check_values_and_gradients(function, spec, values)
+                _check_returned_shapes(function, spec, make_inputs(values))
 
 
 def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
@@ -175,6 +202,15 @@ def check_each_alone(function, spec: Spec, device, *, frozen_get_none: bool,
     for bias in biases:
         check_each_input_alone(function, spec, linear_values((2, 5), device, bias=bias),
                                frozen_get_none=frozen_get_none)
+
+
+def check_saved_through_ctx(function, spec: Spec, device) -> None:
+    """x, then weight, changed in place between forward and backward: autograd must refuse (what
+    ctx.save_for_backward guards), or the gradients must be those of the values forward saw. A
+    backward reading x or weight kept in a global (a dict keyed by id(ctx)) uses the new ones."""
+    for name in ("x", "weight"):
+        with case(f"{name} changed in place after forward, x of shape (5, {IN_FEATURES})"):
+            check_input_version_tracking(function, spec, linear_values((5,), device), name)
 
 
 # what a None saved in place of an input that a wanted gradient reads is told
@@ -198,6 +234,7 @@ def _my_linear_checks(function, device) -> None:
     check_class_untouched(function, MY_LINEAR_DOMAIN, device)
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
+    check_saved_through_ctx(function, MY_LINEAR, device)
     check_empty_batch(function, MY_LINEAR, device)
     check_one_feature(function, MY_LINEAR, device)
     # names a gate slip before the FLOP count; the pass after it tries bias=None too
@@ -221,6 +258,9 @@ def _fused_checks(function, device) -> None:
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
+    check_saved_through_ctx(function, FUSED_LINEAR_RELU, device)
+    with case("x of shape (6, 3), weight of shape (4, 3), bias=a tensor"):
+        check_no_float_kept(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)

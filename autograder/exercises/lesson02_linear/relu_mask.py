@@ -3,10 +3,13 @@ gradient where a pre-activation is exactly 0, or just above it (down to the smal
 float64), an infinite grad_output where the ReLU is off and a nan or infinite one where it is
 on, and a bias gradient that skips the mask."""
 
+import gc
 import math
 
 import torch
 import torch.nn.functional as F
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import (Spec, case, check_values_and_gradients, make_inputs, reference_gradients,
                       run_backward, run_forward)
@@ -40,12 +43,23 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             "condition (uint8 is deprecated, the others refused; your relu_keeps' checker marks "
             "them ✗). Which dtype does the comparison that made it give?",
             mistake=f"{spec.name}/saves-integer-mask")
+    packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
+              and 0 < math.prod(s.shape) * 8 * s.dtype.itemsize < math.prod(output_shape) + 64]
+    if not masks and packed:
+        what = packed[0]
+        raise GradingError(
+            f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
+            f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
+            "mask packed into bits it seems: less memory, but not what the contract asks for, "
+            "which is what your relu_keeps keeps, a torch.bool tensor of the output's shape "
+            "(one byte per element) saved with ctx.save_for_backward",
+            mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
-            "backward needs what your relu_keeps keeps of the pre-activation, one byte per "
-            "output element, and forward, where the pre-activation is at hand, is where to "
-            "save it with ctx.save_for_backward (not recomputed in backward)",
+            "backward needs what your relu_keeps keeps of the pre-activation, a torch.bool "
+            "tensor of the output's shape, and forward, where the pre-activation is at hand, "
+            "is where to save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
 
 
@@ -203,3 +217,46 @@ def _matches(function, spec: Spec, values: dict) -> bool:
     except GradingError:
         return False
     return True
+
+
+class _FloatsMade(TorchDispatchMode):
+    """Weak references to the floating-point tensors of ``numel`` elements that own new memory,
+    made by the ops run inside the block."""
+
+    def __init__(self, numel: int):
+        super().__init__()
+        self.numel, self.made = numel, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not any(r.alias_info is not None for r in func._schema.returns):
+            for out in result if isinstance(result, (list, tuple)) else (result,):
+                if (isinstance(out, torch.Tensor) and out.dtype.is_floating_point
+                        and out.numel() == self.numel):
+                    self.made.append((StorageWeakRef(out.untyped_storage()), tuple(out.shape),
+                                      out.dtype))
+        return result
+
+
+def check_no_float_kept(function, spec: Spec, values: dict) -> None:
+    """After forward returns, no float tensor of the output's size that forward made may be
+    alive but the output itself: a pre-activation kept in a global, on the class or in a
+    closure holds the memory fusing is meant to drop, out of save_for_backward's sight. The
+    sizes of x, weight and the output differ, so only an output-sized tensor is counted."""
+    inputs = make_inputs(values)
+    numel = math.prod((*values["x"].shape[:-1], values["weight"].shape[0]))
+    with _FloatsMade(numel) as mode:
+        output = function.apply(*inputs.values())
+    gc.collect()
+    mine = StorageWeakRef(output.untyped_storage())
+    kept = [(shape, dtype) for ref, shape, dtype in mode.made
+            if not ref.expired() and ref != mine]
+    if kept:
+        shape, dtype = kept[0]
+        raise GradingError(
+            f"{spec.name} keeps {_a(dtype)} tensor of the output's size, shape {shape}, alive "
+            "after forward returned, outside ctx.save_for_backward (in a global, on the class "
+            "or in a closure): a float number per output element, the memory fusing is meant "
+            "to drop, and out of sight of autograd's checks. Backward needs only what your "
+            "relu_keeps keeps; what else does it read?",
+            mistake=f"{spec.name}/keeps-float-pre-activation")
