@@ -684,19 +684,15 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 #
 # 1. The tensor arguments go to `ctx.save_for_backward`; `run_fn`, the other arguments (and
 #    where each tensor sat among them) and the random states are plain `ctx` attributes.
-# 2. Backward recomputes on fresh leaves: each saved tensor detached, so the rebuilt graph ends
-#    at this block, and made to require grad only where the original did (a boolean mask
-#    cannot).
+# 2. and 4. are answered after Exercise 3, whose backward rests on the same two answers: the
+#    transfer is yours to make first.
 # 3. Forward records the CPU random state, and each CUDA device's, before it calls `run_fn`.
 #    Backward first reads the caller's current states, then writes forward's back, calls
 #    `run_fn` under `torch.enable_grad()`, and finally writes the caller's states back.
 #    PyTorch packages that reading and writing back as a context manager,
 #    `torch.random.fork_rng` (the next cell), which the solution uses.
-# 4. `torch.autograd.backward` on the rebuilt output, with `grad_output`: it accumulates into
-#    the `.grad` of every leaf it reaches, the parameters and the fresh leaves alike, and the
-#    gradients you return are the fresh leaves' `.grad`.
-# 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its fresh
-#    leaf's `.grad` if it is a tensor, `None` otherwise.
+# 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its
+#    gradient if it is a tensor that requires grad, `None` otherwise.
 # </details>
 #
 # Compare your answer to question 3 with `torch.random.fork_rng()`, a context manager that saves
@@ -1029,9 +1025,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
 # The gradients depend on what $f$ and $g$ were fed, $x_2$ and $y_1$, and backward holds $y_1$
-# and $y_2$ only. Can the two equations give $x_2$ and $x_1$ back from those? Does one of them
-# have a single unknown, given $y_1$ and $y_2$? And is that computation one autograd should
-# record?
+# and $y_2$ only. Can the two equations give $x_2$ and $x_1$ back from those, and in what
+# order? And is that computation one autograd should record?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: from reconstructed inputs to gradients</summary>
@@ -1091,7 +1086,14 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# The inversion takes the equations in reverse order, each with one unknown: $y_1$ is known,
+# First, Exercise 1's questions 2 and 4. Its backward recomputes on fresh leaves: each saved
+# tensor detached, so the rebuilt graph ends at the block, and made to require grad only where
+# the original did (a boolean mask cannot). Then `torch.autograd.backward` on the rebuilt
+# output, with `grad_output`, accumulates into the `.grad` of every leaf it reaches, the
+# parameters and the fresh leaves alike, and the gradients it returns are the fresh leaves'
+# `.grad`.
+#
+# Here, the inversion takes the equations in reverse order, each with one unknown: $y_1$ is known,
 # so $x_2 = y_2 - g(y_1)$ first, then $x_1 = y_1 - f(x_2)$. It runs without grad: it only
 # recovers values. Those values become fresh leaves that require grad; under
 # `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward` on both
@@ -1182,6 +1184,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
+# | group bounds in floating point, `int(i * (n / k))` | right for most $(n, k)$, but $11 \cdot (15/11)$ is 14.999999999999998 in float64: 15 layers in 11 segments never run the last | what does `int()` make of a float one ulp below 15? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
 # | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
