@@ -537,9 +537,9 @@ if my_backward_returns is not None:
         returns = [str(r.type) for r in schema.returns]
         print(f"returns: custom_op reads {returns}: " + (
             "✓ two tensors, and the fake returns as many" if returns == ["Tensor", "Tensor"]
-            else "one tensor for two gradients: it works if the kernel stacks them, "
-                 "shape (2, *a.shape), and backward indexes them apart; two tensors need "
-                 "no stacking" if returns == ["Tensor"] else
+            else "? one tensor for two gradients, each as big as a: where does the kernel "
+                 "store the second one, and what does backward then hand autograd for a and "
+                 "for b? Work it through before you settle on it" if returns == ["Tensor"] else
             "a list whose length the schema leaves open: what fixes it at two?"
             if returns == ["List[Tensor]"] else "✗ is that what the kernel stores?"))
     except Exception as error:  # custom_op's refusal is the answer: shown, not raised
@@ -662,8 +662,11 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
 # input, and once under a probe that lists every torch op your operator dispatches and every
 # kernel it launches: anything beyond allocating, viewing, copying and casting means the
-# arithmetic ran outside your kernels, and a second launch in one pass means a second pass
-# over memory.
+# arithmetic ran outside your kernels. It counts the launches too, on 37 elements and on
+# 1,049,600 (past the largest block Triton accepts): each pass is one kernel launched once,
+# its grid covering every element, as the contract says. A second kernel would read the
+# inputs a second time; a launch per chunk reads each element once, but is not the one
+# launch the contract asks for.
 #
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
@@ -1087,9 +1090,11 @@ for rows_per_program in (4, 1):
 #   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
 #   them a value with `other=` (masked-off lanes are undefined on a GPU; the grader fills
 #   them with NaN);
-# - any number of rows: every row computed, and nothing read past the last one (the
-#   self-check runs 137 rows, more than a number of programs you would fix; int64 row offsets,
-#   for tensors past 2**31 elements, are taught but not graded);
+# - any number of rows, none included: every row computed, nothing read past the last one,
+#   and nothing returned or reduced that no program stored (the grader fills every buffer
+#   you allocate uninitialised with NaN; the self-check runs 137 rows, more than a number of
+#   programs you would fix; int64 row offsets, for tensors past 2**31 elements, are taught
+#   but not graded);
 # - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
 #   nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,

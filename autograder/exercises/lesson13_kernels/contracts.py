@@ -67,7 +67,9 @@ RMS_NORM_ROWS_CLAUSES = (
            "in float32 (float64 for float64 input);",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
-            "rms_norm_rows/half-rstd": "rstd saved in x's dtype",
+            "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
+            "rms_norm_rows/rstd-not-read":
+                "rstd saved and passed, the backward kernel summing x**2 again",
             "rms_norm_rows/saves-narrower-dtype": "a float32 rstd for float64 input (issue 37)",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
@@ -98,12 +100,16 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
             "rms_norm_rows/masked-load-without-other":
                 "masked loads without other= feeding tl.sum"}),
-    Clause("any number of rows: every row computed, and nothing read past the last one (the "
-           "self-check runs 137 rows, more than a number of programs you would fix; int64 row "
-           "offsets, for tensors past 2**31 elements, are taught but not graded);",
+    Clause("any number of rows, none included: every row computed, nothing read past the last "
+           "one, and nothing returned or reduced that no program stored (the grader fills "
+           "every buffer you allocate uninitialised with NaN; the self-check runs 137 rows, "
+           "more than a number of programs you would fix; int64 row offsets, for tensors past "
+           "2**31 elements, are taught but not graded);",
            {"rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
-            "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row"}),
+            "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row",
+            "rms_norm_rows/reads-unwritten-memory":
+                "partial rows from torch.empty summed with no rows"}),
     Clause("float16/bfloat16 computing in float32, the output and both gradients in the "
            "inputs' dtype; nothing written into the inputs;",
            {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",

@@ -5,42 +5,64 @@ machine without a GPU: autograder.devices sets it) nothing more is needed: the o
 called as it is, so what its own autograd node saved is what the saved-dtype check reads. On a
 machine with a GPU the CPU pass must interpret the learner's kernels, forward and backward:
 each call then runs inside ``kernel_battery``, its backward too, through a wrapping Function.
+An exercise whose contract launches each kernel once (silu_mul) has its launches counted, by
+the same wrapping Function, on the domain's large case (past 2**20 elements, the largest block
+Triton accepts: where a launch per chunk of the input would show), forward and backward apart.
 """
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import torch
 
 from ...domain import Operator
 from ...errors import GradingError
-from .kernel_checks import NAMESPACE, explain, kernel_battery
+from .kernel_checks import NAMESPACE, counting_launches, explain, kernel_battery
 from .kernel_interpreter import interpreting
+
+
+def _launched_once(name: str, phase: str, launched: list, numel: int) -> None:
+    """One launch of one kernel in ``phase`` (the contract's "one kernel, launched once")."""
+    if len(launched) > 1:
+        raise GradingError(
+            f"{name}'s {phase} launched {len(launched)} Triton kernels "
+            f"({', '.join(dict.fromkeys(launched))}) on {numel:,} elements: a launch per chunk "
+            "of the input, or a kernel per gradient? The contract's pass over memory is one "
+            "kernel launched once, its grid covering every element, however large",
+            mistake=f"{name}/more-than-one-launch")
 
 
 class _Interpreted(torch.autograd.Function):
     """``submission(*args)`` with forward and backward inside ``kernel_battery`` on the
-    arguments' device (the CPU pass of a machine that compiles Triton for its GPU)."""
+    arguments' device (the CPU pass of a machine that compiles Triton for its GPU, when
+    ``interpret``), their kernel launches counted when ``count``: one each."""
 
     @staticmethod
-    def forward(ctx, name, submission, *args):
+    def forward(ctx, name, submission, interpret, count, *args):
         device = next(a.device for a in args if isinstance(a, torch.Tensor))
         leaves = [a.detach().requires_grad_(a.requires_grad)
                   if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-        with torch.enable_grad(), kernel_battery(name, submission, device):
+        numel = max(a.numel() for a in args if isinstance(a, torch.Tensor))
+        with torch.enable_grad(), (kernel_battery(name, submission, device) if interpret
+                                   else nullcontext()), counting_launches() as launched:
             output = submission(*leaves)
-        ctx.run = name, submission, device, leaves, output
+        if count:
+            _launched_once(name, "forward", launched, numel)
+        ctx.run = name, submission, device, leaves, output, interpret, count, numel
         return output.detach()
 
     @staticmethod
     def backward(ctx, grad_output):
-        name, submission, device, leaves, output = ctx.run
+        name, submission, device, leaves, output, interpret, count, numel = ctx.run
         wanted = [i for i, a in enumerate(leaves)
                   if isinstance(a, torch.Tensor) and a.requires_grad]
-        with kernel_battery(name, submission, device):
+        with (kernel_battery(name, submission, device) if interpret
+              else nullcontext()), counting_launches() as launched:
             grads = torch.autograd.grad(output, [leaves[i] for i in wanted], grad_output,
                                         allow_unused=True)
+        if count:
+            _launched_once(name, "backward", launched, numel)
         by_position = dict(zip(wanted, grads))
-        return None, None, *(by_position.get(i) for i in range(len(leaves)))
+        return None, None, None, None, *(by_position.get(i) for i in range(len(leaves)))
 
 
 @contextmanager
@@ -95,9 +117,10 @@ def check_gradient_dtypes(name: str, call, args: tuple) -> None:
             "before returning it)", mistake=f"{name}/wrong-gradient-dtype")
 
 
-def kernel_operator(name: str):
+def kernel_operator(name: str, *, launches_counted_past: int | None = None):
     """``Domain.prepare`` for a lesson 13 operator called ``name``: its call's errors quoted
-    as the battery quotes them (``explain``), the case and clause then added to them."""
+    as the battery quotes them (``explain``), the case and clause then added to them; a call
+    with more than ``launches_counted_past`` elements has its launches counted (one each)."""
     def prepare(submission):
         probed: set = set()
 
@@ -107,11 +130,14 @@ def kernel_operator(name: str):
                                            for a in args):
                 probed.add(dtype)
                 check_gradient_dtypes(name, on_device, args)
+            count = launches_counted_past is not None and any(
+                isinstance(a, torch.Tensor) and a.numel() > launches_counted_past for a in args)
             try:
-                if interpreting() or all(not isinstance(a, torch.Tensor)
-                                         or a.device.type == "cuda" for a in args):
+                here = interpreting() or all(not isinstance(a, torch.Tensor)
+                                             or a.device.type == "cuda" for a in args)
+                if here and not count:
                     return submission(*args)
-                return _Interpreted.apply(name, submission, *args)
+                return _Interpreted.apply(name, submission, not here, count, *args)
             except (GradingError, NotImplementedError):
                 raise
             except Exception as error:

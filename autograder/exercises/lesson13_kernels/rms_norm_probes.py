@@ -134,14 +134,61 @@ def half_rstd(function, x: torch.Tensor, weight: torch.Tensor, eps: float) -> bo
                for t in (*args, *kwargs.values()))
 
 
+def _per_row(saved, rows: int) -> list:
+    """The saved records that are floating tensors of one value per row, not inputs."""
+    return [s for s in saved if s.tensor.numel() == rows and s.dtype.is_floating_point
+            and not s.role.startswith("input")]
+
+
+def _gradients_with_saved_rows_scaled(function, values: dict, scale: float) -> tuple:
+    """(grad_x, grad_weight), grad_output all ones, with every floating tensor of one value
+    per row that forward saved multiplied by ``scale`` when backward unpacks it."""
+    x, weight = (values[n].detach().clone().requires_grad_() for n in ("x", "weight"))
+    rows = x.shape[:-1].numel()
+
+    def unpack(tensor):
+        if tensor.is_floating_point() and tensor.numel() == rows and tensor.shape != x.shape:
+            return tensor * scale
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(lambda tensor: tensor, unpack):
+        y = function.apply(x, weight, values["eps"])
+    return torch.autograd.grad(y, (x, weight), torch.ones_like(y))
+
+
 def check_saves_rstd(function, spec, values: dict) -> None:
     """What forward saved (its saved-tensor records) holds a floating tensor of one value per
-    row that is not an input: the contract's rstd. Its dtype is the domain's check."""
+    row that is not an input: the contract's rstd, in float32 for float32 and float16 input
+    (a narrower one for float64 input is the domain's check), and the backward reads it (its
+    gradients change when that value is doubled)."""
     inputs = make_inputs(values)
     rows = values["x"].shape[:-1].numel()
     saved = run_forward(function, spec, inputs).saved
-    if any(s.tensor.numel() == rows and s.dtype.is_floating_point
-           and not s.role.startswith("input") for s in saved):
+    if _per_row(saved, rows):
+        for dtype in (torch.float32, torch.float16):
+            narrow = make_inputs({n: v.to(dtype) if isinstance(v, torch.Tensor) else v
+                                  for n, v in values.items()})
+            try:
+                kept = _per_row(run_forward(function, spec, narrow).saved, rows)
+            except Exception:  # noqa: BLE001 -- the dtype checks after this one name it
+                continue
+            wrong = [s.dtype for s in kept if s.dtype != torch.float32]
+            if wrong:
+                raise GradingError(
+                    f"rms_norm_rows saves its per-row rstd in {wrong[0]} for {dtype} input: "
+                    "the contract keeps rstd in float32 for float32 and half input (float64 "
+                    "for float64 input only): the kernel computes in float32, so a wider rstd "
+                    "holds no digit more, and a narrower one loses some",
+                    mistake="rms_norm_rows/rstd-wrong-dtype")
+        plain, doubled = (_gradients_with_saved_rows_scaled(function, values, scale)
+                          for scale in (1.0, 2.0))
+        if all(torch.allclose(p, d, rtol=1e-9, atol=1e-12) for p, d in zip(plain, doubled)):
+            raise GradingError(
+                "rms_norm_rows's backward does not read the rstd that forward saved: its "
+                "gradients stay the same when the saved value of each row is doubled, so the "
+                "backward works r out again (a second sum of each row's squares). The contract's "
+                "backward reads r from what setup_context saved: pass the saved rstd to the "
+                "backward kernel and load it there", mistake="rms_norm_rows/rstd-not-read")
         return
     kept = ", ".join(f"{s.role.removeprefix('input ')} {s.shape}" for s in saved) or "nothing"
     raise GradingError(

@@ -22,7 +22,8 @@ from .rms_norm_spec import checked as _checked
 from .rms_norm_spec import gradients as _gradients
 from .rms_norm_spec import right as _right
 from .rms_norm_spec import values as _values
-from .rms_norm_probes import (check_saves_rstd, direct_path_only, half_rstd,
+from .kernel_unwritten import poisoned_allocations, reads_unwritten
+from .rms_norm_probes import (_run, check_saves_rstd, direct_path_only, half_rstd,
                               name_rows_left_out, one_rows_contribution_per_column)
 
 LATER_IN_LESSON = True  # after silu_mul
@@ -36,7 +37,7 @@ def check_rows(function, values: dict) -> None:
     rows is named from a probe that shows it."""
     shape = tuple(values["x"].shape)
     try:
-        with case(f"x of shape {shape}"):
+        with case(f"x of shape {shape}"), poisoned_allocations():
             _checked(function, values)
     except GradingError as error:
         x, D = values["x"], shape[-1]
@@ -86,6 +87,18 @@ def check_rows(function, values: dict) -> None:
                 "entries of the row: divide by D, in forward's mean of x**2 and in backward's "
                 "row sum", error.details, case=f"x of shape {shape}",
                 mistake="rms_norm_rows/mean-over-block") from error
+        # last: a probe above names what left memory unwritten where it can (rows left out)
+        if reads_unwritten(lambda: _run(function, values)):
+            rows = x.reshape(-1, D).shape[0]
+            raise GradingError(
+                "rms_norm_rows reads memory that no kernel wrote (x of shape "
+                f"{shape}): its results change with what a fresh torch.empty buffer holds (the "
+                "grader fills such buffers with NaN; on a GPU they hold whatever was there). "
+                + ("With no rows, which programs run, and what wrote the partial rows you sum? "
+                   if not rows else "Which entries of your buffers does no program store? ")
+                + "Every entry returned or reduced must be stored by a kernel first, or "
+                "allocated with torch.zeros", error.details, case=f"x of shape {shape}",
+                mistake="rms_norm_rows/reads-unwritten-memory") from error
         raise
 
 
@@ -271,9 +284,9 @@ def rms_norm_rows_full(function, device) -> None:
                                "differs from the numerical one")
         check_kernels(function, device)
         check_non_contiguous(function, device)
-        check_half(function, device)
-        covers("one rstd saved per row")
+        covers("one rstd saved per row")  # before the dtypes: names an rstd of another dtype
         check_saves_rstd(Calls(function), RMS_NORM_ROWS, _values((3, 2, 5), device, seed=8))
+        check_half(function, device)
         check_fake(function, device)
         check_operators(function, device)
         covers("torch.compile without graph breaks")

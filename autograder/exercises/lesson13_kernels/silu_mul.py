@@ -243,7 +243,7 @@ EXERCISES = [
              clauses=SILU_MUL_CLAUSES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: silu_mul_values(
                                (3, 5), device, seed=seed, dtype=dtype),
-                           prepare=kernel_operator("silu_mul"),
+                           prepare=kernel_operator("silu_mul", launches_counted_past=2**20),
                            dtypes=(torch.float64, torch.float32, *HALF),
                            dtype_clause="float32 and float64, and float16/bfloat16 computing in "
                                         "float32 and returning the input dtype",

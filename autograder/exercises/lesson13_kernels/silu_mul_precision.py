@@ -104,7 +104,9 @@ def check_large_activations(silu_mul, device) -> None:
                 raise GradingError(
                     f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
                     "where silu is finite: most likely an exp that overflows (in float32 exp(x) "
-                    "is inf once x > 88.7, and inf / inf is nan); write the sigmoid as "
-                    "1 / (1 + exp(-a)), whose exp can only overflow where the sigmoid is 0",
+                    "is inf once x > 88.7, and inf / inf and inf * 0 are nan); let an exp "
+                    "appear only inside the sigmoid, 1 / (1 + exp(-a)), whose exp overflows "
+                    "only where the sigmoid is 0, and write the rest from the sigmoid alone "
+                    "(exp(-a) * sigmoid**2 is inf * 0 at a = -89)",
                     mistake="silu_mul/exp-overflows")
         checked_call(silu_mul, values, rtol=1e-5, atol=1e-6)

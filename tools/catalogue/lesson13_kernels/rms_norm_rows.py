@@ -309,7 +309,7 @@ MISTAKES = [
                         "    rows = x if x.dim() == 2 else x.reshape(-1, D)\n"
                         "    y = torch.empty(rows.shape, dtype=x.dtype, device=x.device)")),
             named=True),
-    Mistake("rms_norm_rows", "rstd saved in x's dtype", "keeps its per-row rstd in torch.float16",
+    Mistake("rms_norm_rows", "rstd saved in x's dtype", "saves its per-row rstd in torch.float16",
             _edit(RMS, ("    rstd = torch.empty(rows.shape[0], device=x.device,\n"
                         "                       dtype=torch.float64 if x.dtype == torch.float64 "
                         "else torch.float32)",
