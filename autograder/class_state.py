@@ -102,10 +102,12 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
     if changed:
         owner, attribute = changed[0]
         keep = ("save it with ctx.save_for_backward" if any(reachable(after[changed[0]], ""))
-                else f"keep it on ctx (ctx.{attribute} = ...)")
+                else f"keep it on ctx (ctx.{attribute} = ...) if backward needs it; a count of "
+                f"calls belongs to the code that calls {domain.spec.name}.apply")
         sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]
                 else "changes what is in")
         raise GradingError(
             f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "
-            f"by every call, so a second call in the same graph overwrites the first's; {keep}",
+            "by every call, so what one call keeps there every other call sees and can change; "
+            f"{keep}",
             mistake=f"{domain.spec.name}/state-on-class")

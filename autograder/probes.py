@@ -2,8 +2,6 @@
 the ops and FLOPs of its backward, and any re-entry into autograd."""
 
 import functools
-import inspect
-import sys
 import types
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode, flop_registry  # noqa: E402
 
 from .composite_ops import OpLog  # noqa: E402
+from .reentry import watch_reentry as _watch_reentry  # noqa: E402
 
 _OpLog = OpLog  # the name lessons 04 and 11 import
 
@@ -157,59 +156,6 @@ def trace_forward(function: type, named_inputs: dict) -> ForwardTrace:
                          for p, _ in reachable(value, f"ctx.{name}",
                                                inputs=list(named_inputs.values()))]
     return ForwardTrace(output, saved, tensor_attributes, attributes)
-
-
-def _as_called(name: str, frame) -> str:
-    """``name``, and the torch function the learner's code called to reach it, when one is on
-    the stack: 'torch.autograd.grad through torch.func.vjp' (or 'through torch.func' for the
-    function torch.func.vjp returned)."""
-    torch_frames = []
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "torch":
-        torch_frames.append(frame)
-        frame = frame.f_back
-    for entered in reversed(torch_frames):
-        if _is_public_function(entered):
-            return f"{name} through {_public_module(entered)}.{entered.f_code.co_name}"
-    if torch_frames and _public_module(torch_frames[-1]) == "torch.func":
-        return f"{name} through torch.func"
-    return name
-
-
-def _public_module(frame) -> str:
-    module = frame.f_globals["__name__"]
-    return "torch.func" if module.startswith("torch._functorch") else module
-
-
-def _is_public_function(frame) -> bool:
-    """Does ``frame`` run a public module-level function (decorators unwrapped)?"""
-    function = frame.f_globals.get(frame.f_code.co_name)
-    if frame.f_code.co_name.startswith("_") or function is None:
-        return False
-    return getattr(inspect.unwrap(function), "__code__", None) is frame.f_code
-
-
-@contextmanager
-def _watch_reentry(calls: list):
-    """Record calls into autograd's entry points made while the block runs."""
-    originals = {
-        (torch.autograd, "grad"): torch.autograd.grad,
-        (torch.autograd, "backward"): torch.autograd.backward,
-        (torch.Tensor, "backward"): torch.Tensor.backward,
-    }
-
-    def recording(name, original):
-        def wrapper(*args, **kwargs):
-            calls.append(_as_called(name, sys._getframe(1)))
-            return original(*args, **kwargs)
-        return wrapper
-
-    for (owner, attr), original in originals.items():
-        setattr(owner, attr, recording(f"{owner.__name__}.{attr}", original))
-    try:
-        yield
-    finally:
-        for (owner, attr), original in originals.items():
-            setattr(owner, attr, original)
 
 
 def trace_backward(output: torch.Tensor, inputs: list, grad_output: torch.Tensor, *,

@@ -23,6 +23,9 @@
 # Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and at the end `Outer`, which
 # you write alone. Each has a self-check cell you can run as often as you like: it runs every
 # check the hidden tests run (they add a GPU run when the grader has one and you had none).
+# One rule holds in every exercise, whether or not its contract repeats it: forward and
+# backward set nothing on the Function's class, not even a call counter, since every call
+# shares the class.
 # Work top to bottom. Run All runs the whole lesson even while an exercise is unsolved: its
 # self-check shows what is missing (the stub raises `NotImplementedError`), the cells below
 # it run on, and the last cell lists where you stand. The main line ends at the summary; the
@@ -263,10 +266,10 @@ compare(predicted_gradcheck, {
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
 # the self-check and the hidden tests check:
 #
-# - `x` of any shape, a 0-d tensor included, in float64 or float32, `x = 0` included: the value
-#   and the gradient autograd gives `x ** 2`;
-# - forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` attribute,
-#   not on the class, not in a global;
+# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, `x = 0`
+#   included: the value and the gradient autograd gives `x ** 2`;
+# - forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it from
+#   `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a global;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
 #   strides;
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
@@ -467,68 +470,13 @@ compare(predicted_shift, {
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `(True, False)`, and all three raise. A Python float never needs a gradient: autograd cannot
-# even give it one. `save_for_backward` takes tensors (or `None`), nothing else. Backward
+# even give it one. `save_for_backward` takes tensors (or `None`), nothing else, and is called
+# once, with every tensor (the optional `SavesTwice` at the end shows what a second call
+# does). Backward
 # returns one value per input, two here, and for an input that is not a tensor autograd refuses
 # any tensor, a tensor of zeros included. So two questions are left for `WeightedSum` below,
 # which takes two such floats: what goes in their places in backward's return, and where can
 # forward keep a float that backward needs?
-# </details>
-
-# **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
-# `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
-# $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both print
-# `ctx.saved_tensors`. How many tensors does each print show? Is `a.grad` right? Is `b.grad`
-# right? Write numbers and `True` or `False` into the next cell first.
-
-# %%
-predicted_saves = {
-    "tensors printed in forward": None, "tensors printed in backward": None,
-    "a.grad is right": None, "b.grad is right": None
-}
-
-
-# %%
-class SavesTwice(torch.autograd.Function):
-    """y = a * b, with save_for_backward called once per tensor."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a)
-        ctx.save_for_backward(b)
-        print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
-        ctx.counts = [len(ctx.saved_tensors)]  # read back after backward, below
-        return a * b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved = ctx.saved_tensors
-        print("ctx.saved_tensors inside backward:", saved)
-        ctx.counts.append(len(saved))
-        first, last = saved[0], saved[-1]  # meant to be a and b
-        return grad_output * last, grad_output * first
-
-
-a = torch.tensor([1.0, 2.0], requires_grad=True)
-b = torch.tensor([10.0, 20.0], requires_grad=True)
-y = SavesTwice.apply(a, b)
-y.sum().backward()
-counts = y.grad_fn.counts
-print("a.grad =", a.grad, " b.grad =", b.grad)
-compare(predicted_saves, {
-    "tensors printed in forward": counts[0],
-    "tensors printed in backward": counts[1],
-    "a.grad is right": torch.equal(a.grad, b.detach()),
-    "b.grad is right": torch.equal(b.grad, a.detach())
-})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Inside forward `ctx.saved_tensors` is `()`, even after two calls: it is meant for backward.
-# Inside backward it holds only `b`: the second call replaced `(a,)`. So `first` and `last`
-# are both `b`: `a.grad` $= b$ is right by luck, `b.grad` $= b$ should be $a$, and nothing
-# warns you. (A backward that unpacks `a, b = ctx.saved_tensors` would at least raise.) Call
-# `save_for_backward` once, with every tensor.
 # </details>
 
 # %% [markdown]
@@ -537,8 +485,8 @@ compare(predicted_saves, {
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - `x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0
-#   included: the value and the gradients autograd gives;
+# - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` Python
+#   floats, 0 included: the value and the gradients autograd gives;
 # - backward returns one value for each of the four inputs;
 # - `w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
@@ -724,7 +672,9 @@ compare(predicted_first_difference, {
 #   ($0$ included), each gradient of its input's shape;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
-# - forward keeps only `u` and `v`, in the way autograd guards against in-place changes;
+# - forward keeps only `u` and `v`, in the way autograd guards against in-place changes, and
+#   backward takes them from `ctx.saved_tensors`: no copy kept aside, nothing set on the class
+#   (a call counter included);
 # - backward computes the gradients itself, from your sums, without asking autograd;
 # - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
 #   wider tensor): the gradients must not depend on its strides;
@@ -895,6 +845,7 @@ else:
 # | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0 | `2 * x`: nothing to divide by |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
+# | a copy of `x` in a global keyed by `id(ctx)`, read by backward | no call overwrites it, but neither the in-place guard nor saved-tensor hooks see it, and it outlives the graph unless backward removes it | read `x` from `ctx.saved_tensors`, keep no other copy |
 # | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input |
 # | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
 # | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
@@ -1009,6 +960,66 @@ compare(predicted_gradient_shapes, actual)
 # broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
 # lesson 09 shows where relying on the engine breaks, and `Outer`'s self-check rejects a
 # gradient of another shape, naming it, even where the engine would sum it.
+# </details>
+
+# %% [markdown]
+# ### Calling `save_for_backward` twice
+#
+# **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
+# `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
+# $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both print
+# `ctx.saved_tensors`. How many tensors does each print show? Is `a.grad` right? Is `b.grad`
+# right? Write numbers and `True` or `False` into the next cell first.
+
+# %%
+predicted_saves = {
+    "tensors printed in forward": None, "tensors printed in backward": None,
+    "a.grad is right": None, "b.grad is right": None
+}
+
+
+# %%
+class SavesTwice(torch.autograd.Function):
+    """y = a * b, with save_for_backward called once per tensor."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a)
+        ctx.save_for_backward(b)
+        print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
+        ctx.counts = [len(ctx.saved_tensors)]  # read back after backward, below
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved = ctx.saved_tensors
+        print("ctx.saved_tensors inside backward:", saved)
+        ctx.counts.append(len(saved))
+        first, last = saved[0], saved[-1]  # meant to be a and b
+        return grad_output * last, grad_output * first
+
+
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = torch.tensor([10.0, 20.0], requires_grad=True)
+y = SavesTwice.apply(a, b)
+y.sum().backward()
+counts = y.grad_fn.counts
+print("a.grad =", a.grad, " b.grad =", b.grad)
+compare(predicted_saves, {
+    "tensors printed in forward": counts[0],
+    "tensors printed in backward": counts[1],
+    "a.grad is right": torch.equal(a.grad, b.detach()),
+    "b.grad is right": torch.equal(b.grad, a.detach())
+})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Inside forward `ctx.saved_tensors` is `()`, even after two calls: it is meant for backward.
+# Inside backward it holds only `b`: the second call replaced `(a,)`. So `first` and `last`
+# are both `b`: `a.grad` $= b$ is right by luck, `b.grad` $= b$ should be $a$, and nothing
+# warns you. (A backward that unpacks `a, b = ctx.saved_tensors` would at least raise.) Call
+# `save_for_backward` once, with every tensor.
 # </details>
 
 # %% [markdown]

@@ -238,11 +238,40 @@ class TestTraceBackward:
         trace = trace_backward(output, [x], torch.ones(3, dtype=torch.float64))
         assert trace.reentered_autograd[0] == "Tensor.backward"
 
+    def test_detects_entry_points_bound_before_the_watch(self):
+        """Is autograd reached through a name imported before tracing (``from torch.autograd
+        import grad, backward``) recorded, at the engine, under the entry point's name?"""
+        from torch.autograd import backward, grad
+
+        class ImportedGrad(solution("MySigmoid")):
+            @staticmethod
+            def backward(ctx, grad_output):
+                y, = ctx.saved_tensors
+                with torch.enable_grad():
+                    x = torch.logit(y).detach().requires_grad_()
+                    return grad(torch.sigmoid(x), x, grad_output)[0]
+
+        class ImportedBackward(solution("MySigmoid")):
+            @staticmethod
+            def backward(ctx, grad_output):
+                y, = ctx.saved_tensors
+                with torch.enable_grad():
+                    x = torch.logit(y).detach().requires_grad_()
+                    backward(torch.sigmoid(x), grad_output)
+                return x.grad
+
+        for function, name in ((ImportedGrad, "torch.autograd.grad"),
+                               (ImportedBackward, "torch.autograd.backward")):
+            x = x_of(3)
+            trace = trace_backward(function.apply(x), [x], torch.ones(3, dtype=torch.float64))
+            assert trace.reentered_autograd == [name]
+
     def test_entry_points_are_put_back(self):
         """After tracing, even a backward that raised, are autograd's entry points (and the
         torch.ops call methods OpLog wraps) the originals?"""
         def entry_points():
             return (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward,
+                    torch.autograd._engine_run_backward,
                     torch._ops.OpOverload.__call__, torch._ops.OpOverloadPacket.__call__)
 
         originals = entry_points()

@@ -5,18 +5,21 @@ from ...clauses import Clause
 
 
 SQUARE_CLAUSES = (
-    Clause("`x` of any shape, a 0-d tensor included, in float64 or float32, `x = 0` included: the "
-           "value and the gradient autograd gives `x ** 2`;",
+    Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, `x = "
+           "0` included: the value and the gradient autograd gives `x ** 2`;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",
-            "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
-    Clause("forward keeps what backward needs with `ctx.save_for_backward`: not as a `ctx` "
-           "attribute, not on the class, not in a global;",
+            "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
+            "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
+    Clause("forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it "
+           "from `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a "
+           "global;",
            {"Square/tensor-on-ctx": "tensor on ctx",
             "Square/state-shared-between-calls": "x kept on the class",
             "Square/saves-untracked-alias": "saves x.data",
-            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)"}),
+            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)",
+            "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)"}),
     Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
            "strides;",
            {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
@@ -27,13 +30,14 @@ SQUARE_CLAUSES = (
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` tensors of the same shape, 0-d included, `w1` and `w2` Python floats, 0 "
-           "included: the value and the gradients autograd gives;",
+    Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` Python "
+           "floats, 0 included: the value and the gradients autograd gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
             "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
-            "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by"}),
+            "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
+            "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack"}),
     Clause("backward returns one value for each of the four inputs;",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
@@ -65,11 +69,14 @@ OUTER_CLAUSES = (
             "Outer/gate-on-wrong-entry": "entries of needs_input_grad swapped",
             "Outer/computes-unneeded-gradient":
                 "both gradients computed, None returned for the unneeded one"}),
-    Clause("forward keeps only `u` and `v`, in the way autograd guards against in-place changes;",
+    Clause("forward keeps only `u` and `v`, in the way autograd guards against in-place changes, "
+           "and backward takes them from `ctx.saved_tensors`: no copy kept aside, nothing set on "
+           "the class (a call counter included);",
            {"Outer/saves-more-than-inputs": "saves the output",
             "Outer/saves-untracked-alias": "saves u.data and v.data",
             "Outer/state-on-class": "u and v kept on the class",
-            "Outer/state-shared-between-calls": "u and v kept in a module global"}),
+            "Outer/state-shared-between-calls": "u and v kept in a module global",
+            "Outer/bypasses-saved-tensors": "copies of u and v in a module dict keyed by id(ctx)"}),
     Clause("backward computes the gradients itself, from your sums, without asking autograd;",
            {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
     Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "

@@ -2,7 +2,7 @@
 
 import torch
 
-from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
+from ...checks import (Spec, case, check_backward_by_hand, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
@@ -15,6 +15,7 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.returned_gradients import check_returned_shapes
 from .contracts import OUTER_CLAUSES
+from .kept import check_backward_reads_saved, gradcheck_named
 
 LATER_IN_LESSON = True
 
@@ -167,13 +168,14 @@ def outer_full(Outer, device) -> None:
                                _values(4, 3, device, seed=1))
         for name in ("u", "v"):
             check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
+        check_backward_reads_saved(function, OUTER, _values(4, 3, device, seed=2), "u and v")
     check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
     check_computes_only_what_is_needed(function, device)
     covers("gradient only when needed")
     # last but gradcheck: a failure there is one no other size or probe showed
     check_empty_sizes(function, device)
     covers("m or n = 0")
-    check_gradcheck(function, OUTER, _values(3, 2, device))
+    gradcheck_named(function, OUTER, _values(3, 2, device))
 
 
 # u and v are 1-D by contract: no transposed layout exists (a column slice of a 1-D tensor is

@@ -2,7 +2,7 @@
 
 import torch
 
-from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
@@ -12,10 +12,14 @@ from ...probes import reachable
 from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from .contracts import SQUARE_CLAUSES, WEIGHTED_SUM_CLAUSES
+from .kept import check_backward_reads_saved, check_empty_shapes, gradcheck_named
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.
 SHAPES = [(5,), (3, 4), (2, 3, 4), ()]
+# "any shape" includes an empty one: tried after every other shape, so that a failure there
+# (a loop over the entries joined by torch.stack) is named as one
+EMPTY_SHAPES = [(0,), (2, 0)]
 
 SQUARE = Spec("Square", ("x",), lambda x: x ** 2)
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
@@ -81,11 +85,15 @@ def square_full(Square, device) -> None:
         check_one_ctx_per_call(function, SQUARE, {"x": sample((5,), device, seed=1)},
                                {"x": sample((5,), device, seed=2)})
         check_input_version_tracking(function, SQUARE, {"x": sample((5,), device)})
+        check_backward_reads_saved(function, SQUARE, {"x": sample((5,), device, seed=3)}, "x")
     check_each_input_alone(function, SQUARE, {"x": sample((3, 4), device)})
     covers("float32")
     check_values_and_gradients(function, SQUARE, {"x": sample((3, 4), device, dtype=torch.float32)},
                                rtol=1e-5, atol=1e-6)
-    check_gradcheck(function, SQUARE, {"x": sample((3,), device)})
+    check_empty_shapes(function, SQUARE, [({"x": sample(shape, device)}, f"x of shape {shape}")
+                                          for shape in EMPTY_SHAPES], "x")
+    covers("empty x")
+    gradcheck_named(function, SQUARE, {"x": sample((3,), device)})
 
 
 def _weighted_values(shape, device, w1=0.5, w2=-2.0, seed=0, dtype=torch.float64) -> dict:
@@ -252,7 +260,11 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_values_and_gradients(function, WEIGHTED_SUM,
                                _weighted_values((3, 4), device, dtype=torch.float32),
                                rtol=1e-5, atol=1e-6)
-    check_gradcheck(function, WEIGHTED_SUM, _weighted_values((3,), device))
+    check_empty_shapes(function, WEIGHTED_SUM,
+                       [(_weighted_values(shape, device), f"x1 and x2 of shape {shape}")
+                        for shape in EMPTY_SHAPES], "x1 and x2")
+    covers("empty inputs")
+    gradcheck_named(function, WEIGHTED_SUM, _weighted_values((3,), device))
 
 
 # 2.0: a weight compared with a round number (w == 2) between the other points
@@ -261,13 +273,14 @@ WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
-             contract=("0-d x", "x = 0", "non-contiguous grad_output", "float32"),
+             contract=("0-d x", "x = 0", "empty x", "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES,
              example=lambda: (sample((4,), "cpu"),),
              domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
                  "x": sample((3, 4), device, seed=seed, dtype=dtype)})),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
-             contract=("a weight of 0", "0-d inputs", "float32"), clauses=WEIGHTED_SUM_CLAUSES,
+             contract=("a weight of 0", "0-d inputs", "empty inputs", "float32"),
+             clauses=WEIGHTED_SUM_CLAUSES,
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
              domain=Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,
                            w2=-2.0: _weighted_values((3, 4), device, w1, w2, seed, dtype),

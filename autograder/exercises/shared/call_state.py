@@ -123,6 +123,6 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
             raise
         raise GradingError(
             f"{domain.spec.name}.{phase} sets {owner}.{attribute}: a class attribute is shared "
-            "by every call, so a second call in the same graph overwrites the first's; save "
-            "the tensors backward needs with ctx.save_for_backward, one set per call",
+            "by every call, so what one call keeps there every other call sees and can change; "
+            "save the tensors backward needs with ctx.save_for_backward, one set per call",
             mistake=error.mistake) from error
