@@ -1,5 +1,5 @@
-"""Lesson 08: LogSumExp under vmap, jvp and forward-mode gradcheck (softplus, the custom
-operator, is in ``custom_op``)."""
+"""Lesson 08: LogSumExp under vmap, jvp and forward-mode gradcheck (its checks at |x| = 1000 are
+in ``lse_stability``; softplus, the custom operator, is in ``custom_op``)."""
 
 import gc
 import inspect
@@ -16,22 +16,18 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
-from ...precision import rounded_to_float32
 from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
 from .contracts import LSE_CLAUSES
+from .lse_stability import check_lse_stable
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
 # (shape, dim): negative dims, 1-d to a 0-d result, a size-1 dim that is not reduced (a
 # squeeze of every size-1 dim is wrong there), and a 0-size batch last
 LSE_CASES = [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), 0),
              ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1)]
-HUGE = torch.tensor([[1000.0, 999.0, -1000.0], [-1000.0, -999.5, -1000.0]])
-# slices where only their own max keeps every exponent <= 0: a shift by the mean or by the
-# first entry leaves exp(1333) or exp(2000) in the sum
-SHIFTED = torch.tensor([[1000.0, -1000.0, -1000.0], [-1000.0, 1000.0, 0.0]])
 
 
 def lse_values(shape, device, *, seed=0, dim=1, dtype=torch.float64) -> dict:
@@ -145,106 +141,6 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
                         f"{tuple(inputs['x'].shape)}, dim={inputs['dim']}: {message}", message)
 
 
-def _max_not_per_row(result: torch.Tensor) -> bool:
-    """At HUGE, dim=1: finite on the first row (it holds x's largest value, 1000) and nan on
-    the second (all near -1000), as softmax weights shifted by the whole tensor's max are:
-    exp(x - 1000) is 0 for every entry of the second row, and 0 / 0 = nan. A naive softmax
-    is nan on the first row too (inf / inf)."""
-    return (result.shape[:1] == HUGE.shape[:1] and bool(torch.isfinite(result[0]).all())
-            and bool(torch.isnan(result[1]).any()))
-
-
-def check_lse_stable(function, device) -> None:
-    """Finite and right values, gradients and tangents at |x| = 1000 in float64 (the contract's
-    magnitude): forward, backward and jvp each checked on their own."""
-    x = HUGE.to(device=device, dtype=torch.float64).requires_grad_()
-    out = run_forward(function, LSE, {"x": x, "dim": 1}).output
-    expected = torch.logsumexp(x.detach(), 1)
-    if not torch.isfinite(out).all():
-        if (out == float("-inf")).any() and not (out == float("inf")).any():
-            what = ("underflows on the row of values near -1000: every term of its sum is 0 "
-                    "and log(0) = -inf; subtract that row's own max along dim, so that its "
-                    "largest term is exactly exp(0) = 1")
-        else:
-            what = ("overflows at |x| = 1000: exp(1000) is inf in float64; which constant, "
-                    "taken out of the sum, leaves no positive exponent? (Hint 4 before "
-                    "Exercise 1)")
-        raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}",
-                           mistake={"overflows at |x| = 1000": "LogSumExp/overflows",
-                                    "underflows on the row": "LogSumExp/max-not-per-row"})
-    diagnose_values("LogSumExp's output at |x| = 1000", out, expected)
-    check_lse_own_max(function, device)
-    grad, = torch.autograd.grad(out.sum(), x)
-    if _max_not_per_row(grad):
-        raise GradingError(
-            "LogSumExp's backward gives nan on the row of values near -1000 and is right on the "
-            "row holding x's largest value: its softmax weights are shifted by one max for the "
-            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
-            "each slice by its own max along dim (or use x minus the output)", f"got {grad}",
-            mistake="LogSumExp/backward-max-not-per-row")
-    if not torch.isfinite(grad).all():
-        raise GradingError(
-            "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
-            "its softmax weights overflow there; write them with exponents that are never "
-            "positive (x minus the output, or minus the max)", f"got {grad}",
-            mistake="LogSumExp/backward-softmax-overflows")
-    diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
-    tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
-                           device=device)
-    try:
-        _, got = torch.func.jvp(lambda t: function.apply(t, 1), (x.detach(),), (tangent,))
-    except Exception as error:
-        raise _transform_error("jvp", error, {"x": x, "dim": 1}) from error
-    if isinstance(got, torch.Tensor) and _max_not_per_row(got.unsqueeze(1)):
-        raise GradingError(
-            "LogSumExp.jvp gives nan on the row of values near -1000 and is right on the row "
-            "holding x's largest value: its softmax weights are shifted by one max for the "
-            "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
-            "each slice by its own max along dim (or use x minus the saved output)",
-            f"got {got}", mistake="LogSumExp/jvp-max-not-per-row")
-    if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
-        raise GradingError(
-            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
-            "softmax weights overflow there; write them with exponents that are never positive "
-            "(x minus the saved output)", f"got {got}", mistake="LogSumExp/jvp-softmax-overflows")
-    expected = (torch.softmax(x.detach(), 1) * tangent).sum(1)
-    check_lse_jvp_float32(got, expected)
-    with case("x at |x| = 1000 (torch.func.jvp)"):
-        diagnose_values("LogSumExp.jvp's tangent", got, expected)
-
-
-def check_lse_jvp_float32(got, expected) -> None:
-    """At |x| = 1000 a float32 step in jvp costs about float32's spacing near 1000 (6.1e-5)
-    in the weights: right to a few digits, far from float64's; every value a float32 number
-    proves it."""
-    if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64
-            and got.shape == expected.shape) or torch.allclose(got, expected, rtol=1e-9,
-                                                                atol=1e-10):
-        return
-    error = ((got - expected).abs() / expected.abs().clamp(min=1e-3)).max().item()
-    if rounded_to_float32(got, expected) or 1e-7 < error < 1e-3:
-        raise GradingError(
-            f"LogSumExp.jvp loses digits at |x| = 1000: its tangent is off by a relative "
-            f"{error:.1g}, far outside float64's precision and about what float32 loses there "
-            "(float32's numbers near 1000 are 6.1e-5 apart): does jvp compute in float32 (a "
-            ".float(), a tensor made without dtype=)? Keep every step in x's dtype",
-            f"got {got}, expected {expected}", mistake="LogSumExp/jvp-in-float32")
-
-
-def check_lse_own_max(function, device) -> None:
-    """At SHIFTED, dim=1: finite only for a shift by each slice's own max (HUGE passed)."""
-    x = SHIFTED.to(device=device, dtype=torch.float64)
-    out = run_forward(function, LSE, {"x": x, "dim": 1}).output
-    expected = torch.logsumexp(x, 1)
-    if not torch.isfinite(out).all():
-        raise GradingError(
-            "LogSumExp's forward shifts by something other than the slice's own max: finite at "
-            "(1000, 999, -1000) and (-1000, -999.5, -1000), it is not at (1000, -1000, -1000) "
-            "and (-1000, 1000, 0): a positive exponent is left in the sum there (exp of more "
-            "than 709 is inf in float64)", f"got {out.detach()}, expected {expected}",
-            mistake="LogSumExp/shift-not-own-max")
-    with case("x with the slices (1000, -1000, -1000) and (-1000, 1000, 0), dim=1"):
-        diagnose_values("LogSumExp's output", out, expected)
 
 
 def check_lse_grad_output_unsqueezed(function, device) -> None:
@@ -361,7 +257,7 @@ def lse_full(LogSumExp, device) -> None:
                  "torch.vmap with per-sample gradients"):
         covers(edge)
     check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
-    check_lse_stable(function, device)
+    check_lse_stable(function, device, LSE, _transform_error)
     covers("|x| = 1000: values, gradients and jvp")
     for shape, dim in [((2, 3), 1), ((2, 3, 2), -2), ((4,), 0)]:
         check_lse_gradcheck(function, lse_values(shape, device, dim=dim), batched=True)

@@ -1,6 +1,7 @@
 """Lesson 09, broadcasting, reductions and scans: BroadcastMul, ProdOverDim and Cumsum (the
 selections and the normalisation are in ``selections.py``; the graded case every exercise of the
-lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``)."""
+lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``; ProdOverDim's
+exact zeros and tiny entries in ``prod_zeros.py``)."""
 
 import torch
 
@@ -18,6 +19,7 @@ from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 from .prod_unsqueeze import check_grad_output_unsqueezed
+from .prod_zeros import check_exact_zeros_in_gradient, check_tiny_entries
 
 BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
 PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
@@ -154,56 +156,6 @@ def check_zero_slices(function, device, dim=1) -> None:
     graded_case(function, PROD, {"x": x, "dim": dim})
 
 
-def check_exact_zeros_in_gradient(got: torch.Tensor, truth: torch.Tensor, where: str) -> None:
-    """Exact where the contract says so: 0, not a tiny number, wherever the product of the
-    others holds a zero (every entry of a slice with two zeros or more, every entry but the zero
-    of a slice with one), which allclose alone lets pass."""
-    zero = truth == 0
-    if (got[zero] != 0).any():
-        raise GradingError("ProdOverDim's gradient is close to 0 but not exactly 0 where the "
-                           "product of the other entries holds a zero: the contract asks for "
-                           "an exact gradient; a zero replaced by a tiny number (or a product "
-                           "taken through logs) leaves a remainder there; compute the product "
-                           f"of the others from x as it is {where}",
-                           f"got {got[zero].tolist()} where 0 is exact",
-                           mistake="ProdOverDim/not-exact-at-zeros")
-
-
-# Slices with tiny non-zero entries beside large ones: none, one zero, none.
-TINY_SLICES = torch.tensor([[1e-13, 1e6, 1e7, 2.0],
-                            [0.0, 1e-13, 3.0, -2.0],
-                            [1e-300, 1e150, 2.0, 1e140]], dtype=torch.float64)
-TINY_WHERE = ("(with x of shape (3, 4), dim=1, float64: rows [1e-13, 1e6, 1e7, 2], "
-              "[0, 1e-13, 3, -2] and [1e-300, 1e150, 2, 1e140], each gradient entry compared "
-              "with the truth relative to its size)")
-
-
-def check_tiny_entries(function, device) -> None:
-    """A tiny entry is not a zero: a zero test with a tolerance (x.abs() < 1e-12, isclose with
-    0) gives 0 where the product of the others holds the tiny entry and is not 0. allclose's
-    atol hides such a product (1e-13 x 3 x 2), so the comparison here is relative."""
-    x = TINY_SLICES.to(device)
-    got, truth, grad_output = gradient_for(function, PROD, {"x": x, "dim": 1})
-    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
-        return  # graded_case names a missing or mis-shaped gradient
-    wrong = ~torch.isclose(got, truth, rtol=1e-6, atol=0).all(-1)
-    if not wrong.any():
-        return
-    details = f"got {got.tolist()}\nexpected {truth.tolist()}"
-    as_zero = torch.where(x.abs() < 1e-12, torch.zeros_like(x), x)
-    zeroed = grad_output.unsqueeze(1) * torch.stack(
-        [torch.cat([row[:c], row[c + 1:]]).prod() for row in as_zero for c in range(4)]
-    ).reshape(x.shape)
-    if torch.isclose(got[wrong], zeroed[wrong], rtol=1e-6, atol=0).all():
-        raise GradingError("ProdOverDim's gradient treats a tiny entry as a zero: it is 0 where "
-                           "the product of the other entries is tiny but not 0; only an exact "
-                           f"0 is a zero (does your zero test have a tolerance?) {TINY_WHERE}",
-                           details,
-                           mistake="ProdOverDim/tiny-entry-as-zero")
-    raise GradingError("ProdOverDim's gradient is wrong on a slice with a tiny non-zero entry "
-                       f"beside large ones {TINY_WHERE}", details)
-
-
 def _right_along_last_dim(function, x, spec=PROD) -> bool:
     """Is the learner's gradient right on the same slices laid along the last dim?"""
     got, truth, _ = gradient_for(function, spec, {"x": x.contiguous(), "dim": x.dim() - 1})
@@ -215,7 +167,7 @@ def prod_opening(ProdOverDim, device="cpu") -> None:
     function = check_is_function(ProdOverDim, PROD)
     check_grad_output_unsqueezed(function, PROD, device)
     check_zero_slices(function, device)
-    check_tiny_entries(function, device)
+    check_tiny_entries(function, PROD, device)
     for x_shape, dim in DIM_CASES[:2]:
         values = {"x": sample(x_shape, device, away_from_zero=0.3), "dim": dim}
         with case(described(values, torch.float64)):

@@ -1,7 +1,8 @@
 """Lesson 09, selections and a normalisation: IndexSelect and Normalize. Normalize has a kink
 where a row's norm equals eps, so rows below eps are checked against autograd through
 ``F.normalize``, never by finite differences across it (the rows on either side of eps are
-built in ``normalize_rows.py``)."""
+built in ``normalize_rows.py``; what Normalize saves and allocates is checked in
+``normalize_memory.py``)."""
 
 import torch
 import torch.nn.functional as F
@@ -11,11 +12,11 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ...probes import AllocationLog
 from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
+from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
                              check_norm_as_f_normalize, check_off_grid_eps, eps_as_float32,
                              near_above_rows, near_eps_rows, rows_around_eps)
@@ -131,27 +132,6 @@ def select_full(IndexSelect, device) -> None:
 
 # Normalize --------------------------------------------------------------------------------
 
-def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
-    """The output, and at most one number per row."""
-    rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
-    if not any(s.role == "output" for s in forward.saved):
-        raise GradingError("Normalize did not save its output, which the contract saves beside "
-                           "one number per row: which tensor of x's size does the projection "
-                           "read?")
-    for saved in forward.saved:
-        if saved.role.startswith("input"):
-            raise GradingError("Normalize saves its input x: save the output and one norm per "
-                               "row instead; x = y * norm where the norm is at least eps",
-                               mistake="Normalize/saves-input")
-        if saved.role == "intermediate" and saved.tensor.numel() > rows:
-            raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
-                               f"save the output and one norm per row ({rows} numbers) only")
-    budget = (x.numel() + rows) * x.element_size()
-    if forward.saved_bytes > budget:
-        raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "
-                           f"the output and one norm per row take {budget}")
-
-
 def check_projection(function, device) -> None:
     """The two named mistakes: no projection term, and no eps branch."""
     x = sample((3, 4), device, seed=2)
@@ -258,21 +238,6 @@ def check_row_quantity_kept(function, error: GradingError, device) -> None:
                            mistake="Normalize/row-quantity-lost-dim") from error
 
 
-def check_closed_form(function, device) -> None:
-    """Backward allocates a few tensors of x's size, never a d x d Jacobian per row."""
-    x = sample((2, 64), device, seed=4).requires_grad_()
-    y = function.apply(x, EPS)
-    with AllocationLog() as log:
-        torch.autograd.grad(y, x, torch.ones_like(y))
-    budget = 12 * x.numel() * x.element_size()
-    if log.bytes > budget:
-        raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
-                           f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
-                           "row's 64 x 64 Jacobian; use the closed form, a projection",
-                           f"ops that allocated: {', '.join(log.ops)}",
-                           mistake="Normalize/builds-jacobian")
-
-
 def normalize_case(function, x, eps, layout="") -> None:
     values = {"x": x, "eps": eps}
     with case(described(values, torch.float64) + layout):
@@ -286,7 +251,7 @@ def normalize_opening(Normalize, device="cpu") -> None:
     check_norm_as_f_normalize(function, NORMALIZE, device)
     normalize_case(function, sample((4, 4), device), EPS)
     normalize_case(function, *rows_around_eps(device))
-    check_closed_form(function, device)
+    check_closed_form(function, device, EPS)
     check_gradcheck(function, NORMALIZE, {"x": sample((3, 4), device, seed=1), "eps": EPS})
 
 

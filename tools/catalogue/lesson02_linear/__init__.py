@@ -4,14 +4,15 @@ among them forwards that save only what the wanted gradients read and a 1-D x, w
 no leading dimension sums the features), the builders they share in ``answers``, in
 ``domains`` what only the checks generated from the contract's domain separate, and in
 ``whole_cells`` answers written out whole, in forms the builders do not write, and in
-``third_review``, ``review_edges`` and ``review53`` wrong answers reviews found passing
-(``review53`` with unusual answers too)."""
+``third_review``, ``review_edges`` and review 53's two modules wrong answers reviews found
+passing (``review53_squeezes``: a 1-D input's results squeeze()d; ``review53_state_and_work``:
+state kept outside ctx or packed, work done for a frozen bias, with unusual answers too)."""
 
-from . import (bilinear, domains, fused_linear_relu, linear, review53, review_edges,
-               third_review, whole_cells)
+from . import (bilinear, domains, fused_linear_relu, linear, review53_squeezes,
+               review53_state_and_work, review_edges, third_review, whole_cells)
 
 UNUSUAL = (linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL + whole_cells.UNUSUAL
-           + review53.UNUSUAL)
+           + review53_state_and_work.UNUSUAL)
 MISTAKES = (linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + domains.MISTAKES
             + whole_cells.MISTAKES + third_review.MISTAKES + review_edges.MISTAKES
-            + review53.MISTAKES)
+            + review53_squeezes.MISTAKES + review53_state_and_work.MISTAKES)

@@ -1,0 +1,47 @@
+"""Lesson 09's Normalize in memory: what forward saves (the output and at most one number per
+row, never x) and what backward allocates (a few tensors of x's size, never a d x d Jacobian
+per row)."""
+
+import torch
+
+from ...errors import GradingError
+from ...exercise import sample
+from ...probes import AllocationLog
+from .pattern_cases import _shape
+
+
+def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
+    """The output, and at most one number per row."""
+    rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
+    if not any(s.role == "output" for s in forward.saved):
+        raise GradingError("Normalize did not save its output, which the contract saves beside "
+                           "one number per row: which tensor of x's size does the projection "
+                           "read?")
+    for saved in forward.saved:
+        if saved.role.startswith("input"):
+            raise GradingError("Normalize saves its input x: save the output and one norm per "
+                               "row instead; x = y * norm where the norm is at least eps",
+                               mistake="Normalize/saves-input")
+        if saved.role == "intermediate" and saved.tensor.numel() > rows:
+            raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
+                               f"save the output and one norm per row ({rows} numbers) only")
+    budget = (x.numel() + rows) * x.element_size()
+    if forward.saved_bytes > budget:
+        raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "
+                           f"the output and one norm per row take {budget}")
+
+
+def check_closed_form(function, device, eps) -> None:
+    """Backward allocates a few tensors of x's size, never a d x d Jacobian per row (x of shape
+    (2, 64) normalised with ``eps``)."""
+    x = sample((2, 64), device, seed=4).requires_grad_()
+    y = function.apply(x, eps)
+    with AllocationLog() as log:
+        torch.autograd.grad(y, x, torch.ones_like(y))
+    budget = 12 * x.numel() * x.element_size()
+    if log.bytes > budget:
+        raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
+                           f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
+                           "row's 64 x 64 Jacobian; use the closed form, a projection",
+                           f"ops that allocated: {', '.join(log.ops)}",
+                           mistake="Normalize/builds-jacobian")
