@@ -42,6 +42,7 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
             "ClipGradientNorm/changes-tiny-row": "F.normalize's clamp at 1e-12",
+            "ClipGradientNorm/clamps-norm": "norm clamped at 1e-12, max_norm 1e-13",
             "ClipGradientNorm/clips-columns": "columns clipped",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
             "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
@@ -76,17 +77,18 @@ SOFT_CLAUSES = (
            {"SoftThreshold/asks-autograd": "autograd inside backward",
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
-    Clause("forward saves what your answer to question 4 found and no more: `y` (or one tensor "
-           "of its size), or a code of a byte or two per entry in all, and `lam` if you like, "
-           "never `x`.",
+    Clause("forward saves your answer to question 4 and no more: at most one tensor of `x`'s "
+           "shape (in `x`'s dtype or a narrower one), or `x`-shaped codes of two bytes per entry "
+           "or fewer in all, and `lam` if you like; never `x`, in any dtype.",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
             "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
 )
 
 
 PER_SAMPLE_CLIPPING_CLAUSES = (
-    Clause("forward returns `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape "
-           "`(out, in)` (`max_norm` a positive Python float), and backward, for `x`, "
+    Clause("forward returns `x @ weight.T` for `x` of shape `(N, in)`, an empty batch `N = 0` "
+           "included, and `weight` of shape `(out, in)` (`max_norm` any positive Python float), "
+           "and backward, for `x`, "
            "`grad_output @ weight`, as for any linear layer (not clipped);",
            {"PerSampleClippedLinear/clips-grad-x": "grad_x clipped too"}),
     Clause("backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of "
@@ -107,11 +109,13 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
             "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",
             "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
+            "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14",
+            "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
     Clause("backward never builds a sample's gradient of `weight`: no tensor holding two or more "
-           "samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it), not even "
-           "for a moment, and no loop over samples (one step per sample that builds or adds its "
-           "`(out, in)` gradient, in place or not);",
+           "samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it, in any "
+           "layout), not even for a moment, and no loop over samples (one step per sample that "
+           "builds or adds its `(out, in)` gradient, in place or not);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "

@@ -46,17 +46,32 @@ def check_no_gradient_per_sample(made: int, n: int, d_out: int, d_in: int) -> No
             mistake="PerSampleClippedLinear/gradient-per-sample")
 
 
-def check_no_chunk_of_gradients(shapes, d_out: int, d_in: int) -> None:
-    """No created tensor holds two or more samples' (out, in) gradients side by side: a chunk
-    of the (N, out, in) stack, which the size check misses once the chunk is smaller than N."""
-    if d_out * d_in <= 1:
+def _chunk_of_gradients(shape, d_out: int, d_in: int) -> int:
+    """How many samples' (out, in) gradients ``shape`` holds side by side, in any layout: dims
+    out and in (or one dim of out * in) beside dims whose product k is 2 or more; 0 if none."""
+    dims = list(shape)
+    for pair in ((d_out, d_in), (d_in, d_out), (d_out * d_in,)):
+        rest = list(dims)
+        if all(size in rest and not rest.remove(size) for size in pair):
+            if len(rest) >= 1 and math.prod(rest) >= 2:
+                return math.prod(rest)
+    return 0
+
+
+def check_no_chunk_of_gradients(shapes, n: int, d_out: int, d_in: int) -> None:
+    """No created tensor holds two or more samples' (out, in) gradients side by side, in any
+    layout ((k, out, in), (out, k, in), (k, out * in), ...): a chunk of the (N, out, in) stack,
+    which the size check misses once the chunk is smaller than N. Sizes backward needs (N * out,
+    N * in, N, out * in) are never taken for one."""
+    if d_out < 2 or d_in < 2:
         return
+    needed = {n * d_out, n * d_in, n, d_out * d_in}
     for shape in sorted(shapes):
-        if len(shape) >= 3 and tuple(shape[-2:]) in ((d_out, d_in), (d_in, d_out)) and \
-                math.prod(shape[:-2]) >= 2:
+        k = _chunk_of_gradients(shape, d_out, d_in) if math.prod(shape) not in needed else 0
+        if k >= 2:
             raise GradingError(
                 f"PerSampleClippedLinear's backward created a tensor of shape {shape}: the "
-                f"(out, in) = {(d_out, d_in)} gradients of {math.prod(shape[:-2])} samples side "
+                f"(out, in) = {(d_out, d_in)} gradients of {k} samples side "
                 "by side, a chunk of the (N, out, in) stack. The norm of g_n x_n^T needs no "
                 "outer product (what is it in terms of g_n and x_n?), and the scaled sum is one "
                 "matrix product", mistake="PerSampleClippedLinear/per-sample-outer-products")

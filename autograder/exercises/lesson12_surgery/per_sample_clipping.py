@@ -154,7 +154,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "g_n x_n^T needs no outer product (what is it in terms of g_n and x_n?), and the scaled sum is "
             "one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
-    check_no_chunk_of_gradients(books.phase.shapes, d_out, d_in)
+    check_no_chunk_of_gradients(books.phase.shapes, n, d_out, d_in)
     check_no_gradient_per_sample(books.made, n, d_out, d_in)
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
@@ -211,6 +211,47 @@ def check_tiny_samples(function, device) -> None:
                         mistake="PerSampleClippedLinear/changes-tiny-sample")
         diagnose_gradient("weight", got,
                           expected_gradients(x, values["weight"], 1.0, grad_output)["weight"])
+    max_norm = 1e-14  # below any clamp of the norm: sample 0's factor is 1e-14 / 5e-13 = 0.02
+    with case(f"x of shape (3, 3), weight of shape (2, 3), max_norm={max_norm:g}, samples whose "
+              "gradients have norms 5e-13, 4e-13 and 10"):
+        inputs = make_inputs({**values, "max_norm": max_norm})
+        output = run_forward(function, SPEC, inputs).output
+        got = run_backward(SPEC, output, inputs, grad_output.clone()).grads[1]
+        if isinstance(got, torch.Tensor) and got.shape == (2, 3) and torch.isfinite(got).all():
+            norm = abs(got[0, 0].item())  # s_0 g_0 x_0^T: one entry, the other samples' 0 there
+            if not abs(norm / max_norm - 1) <= 1e-9:
+                raise GradingError(
+                    f"PerSampleClippedLinear brings a sample whose gradient has norm 5e-13 to "
+                    f"norm {norm:.3g}, not to max_norm={max_norm:g}: max_norm may be any "
+                    "positive float, and a clamp or an eps on the norm (as F.normalize's 1e-12) "
+                    "changes the factor of every sample whose norm lies below it. The factor is "
+                    "min(1, max_norm / norm), with the norm itself",
+                    mistake="PerSampleClippedLinear/clamps-norm")
+        diagnose_gradient("weight", got, expected_gradients(x, values["weight"], max_norm,
+                                                            grad_output)["weight"])
+
+
+def check_empty_batch(function, device) -> None:
+    """N = 0 is a batch like any other: grad_weight is the empty sum, zeros of weight's shape,
+    and grad_x has shape (0, in). A shortcut through norms.max() (or any reduction with no
+    identity) raises there."""
+    values = clipping_values(0, 4, 3, device, max_norm=0.5, seed=3)
+    grad_output = torch.zeros((0, 3), dtype=torch.float64, device=device)
+    with case("x of shape (0, 4), weight of shape (3, 4), max_norm=0.5: an empty batch"):
+        inputs = make_inputs(values)
+        output = run_forward(function, SPEC, inputs).output
+        try:
+            grads = run_backward(SPEC, output, inputs, grad_output).grads
+        except GradingError as error:
+            raise GradingError(
+                "PerSampleClippedLinear's backward fails on an empty batch (N = 0): the sum "
+                "over no samples is zeros of weight's shape, and grad_x has shape (0, in). "
+                "Which step of yours needs at least one sample (a max, an index, a loop's "
+                "first item)? What it raised: " + str(error).splitlines()[0],
+                mistake="PerSampleClippedLinear/fails-on-empty-batch") from None
+        expected = expected_gradients(values["x"], values["weight"], 0.5, grad_output)
+        diagnose_gradient("x", grads[0], expected["x"])
+        diagnose_gradient("weight", grads[1], expected["weight"])
 
 
 def _factors(grad_output, x, max_norm):
@@ -231,6 +272,8 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
                                           atol=1e-7 * min(1.0, max_norm))
     for edge in ("a zero sample", "one sample", "no sample clipped"):
         covers(edge)
+    check_empty_batch(function, device)
+    covers("an empty batch")
     check_tiny_samples(function, device)
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
@@ -279,7 +322,7 @@ def domain_values(device, dtype=torch.float64, seed=0, max_norm=1.0) -> dict:
 
 EXERCISES = [
     Exercise("PerSampleClippedLinear", "12_surgery", clipped_linear_full,
-             contract=("a zero sample", "one sample", "no sample clipped",
+             contract=("a zero sample", "one sample", "no sample clipped", "an empty batch",
                        "non-contiguous grad_output"),
              clauses=PER_SAMPLE_CLIPPING_CLAUSES,
              domain=Domain(SPEC, domain_values,

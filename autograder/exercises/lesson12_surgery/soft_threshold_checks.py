@@ -87,20 +87,25 @@ def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
 
 
 def check_saves_no_x(function, values: dict) -> None:
-    """Forward saves what question 4 found and no more: y (or one tensor of its size), or a code
-    of at most 2 bytes per entry in all, and lam if it likes, never x or a copy of it: x is told
-    apart from y by the entries inside the threshold (lam = 0.5)."""
+    """Forward saves what question 4 found and no more: at most one tensor of x's shape (in x's
+    dtype or narrower), or codes of at most 2 bytes per entry in all, and lam if it likes, never
+    x or a copy of it in any dtype: x is told apart from y by the entries inside the threshold
+    (lam = 0.5)."""
     inputs = {name: value.detach().clone().requires_grad_() for name, value in values.items()}
     forward = run_forward(function, SOFT, inputs)
     x = values["x"]
     for saved in forward.saved:
         tensor = saved.tensor
-        if tuple(tensor.shape) == tuple(x.shape) and tensor.is_floating_point() and \
-                torch.equal(tensor.detach().to(x.dtype), x):
+        if tuple(tensor.shape) != tuple(x.shape) or not tensor.is_floating_point():
+            continue
+        narrower = tensor.dtype != x.dtype and torch.equal(tensor.detach(), x.to(tensor.dtype))
+        if torch.equal(tensor.detach().to(x.dtype), x) or narrower:
+            copy = f"x in {str(tensor.dtype).removeprefix('torch.')}, " if narrower else ""
             raise GradingError(
-                f"SoftThreshold's forward saves x ({saved.role}): the contract asks for the one "
-                "tensor that tells backward both which entries pass and their signs (question "
-                "4), y or a code of a byte or two per entry, and lam if you like, never x. "
+                f"SoftThreshold's forward saves x ({copy}{saved.role}): the contract asks "
+                "for what tells backward which entries pass and their signs (question 4): at "
+                "most one tensor of x's shape, or codes of two bytes per entry or fewer, and "
+                "lam if you like; never x, in any dtype. "
                 "Mending BrokenSoftThreshold's lines is not deriving it",
                 mistake="SoftThreshold/saves-x")
     shaped = [saved for saved in forward.saved if saved.tensor.numel() == x.numel()]
@@ -114,16 +119,17 @@ def check_saves_no_x(function, values: dict) -> None:
              2: "two x-shaped tensors"}.get(len(shaped), f"{len(shaped)} x-shaped tensors")
     raise GradingError(
         f"SoftThreshold's forward saves {count} ({per_entry} bytes per element): the contract "
-        f"allows y ({size} bytes per element) or a code of at most 2 bytes per entry",
+        f"allows one tensor of x's shape ({size} bytes per element) or codes of at most 2 "
+        "bytes per entry in all",
         f"saved: {what}. Question 4: which one tensor already tells backward both which "
         "entries pass and their signs?", mistake="SoftThreshold/saves-too-much")
 
 
 def check_small_y(function, device, dtype=torch.float64) -> None:
-    """Entries just outside the threshold (y of 1e-9 at lam = 0.5, y of 1e-300 at lam = 0) keep
-    gradient 1 for x: a saved code that rounds such a y to 0 (y in a narrower float) drops
-    them."""
-    for lam, gap in ((0.5, 1e-9), (0.0, 1e-300)):
+    """Entries just outside the threshold (y of 1e-9 at lam = 0.5, y of 1e-300 and of the
+    subnormal 1e-310 at lam = 0) keep gradient 1 for x: a saved code that rounds such a y to 0
+    (y in a narrower float), or a mask y.abs() > finfo.tiny, drops them."""
+    for lam, gap in ((0.5, 1e-9), (0.0, 1e-300), (0.0, 1e-310)):  # 1e-310: a subnormal y
         x = torch.tensor([lam + gap, -(lam + gap), lam + 1.0, 0.1 * lam], dtype=dtype,
                          device=device)
         values = {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
@@ -137,6 +143,9 @@ def check_small_y(function, device, dtype=torch.float64) -> None:
                           and s.tensor.numel() == x.numel()]
                 held = f" (the {narrow[0]} tensor forward saves holds y there as 0)" \
                     if narrow else ""
+                if not narrow and gap < torch.finfo(dtype).tiny:
+                    held = (" (y there is a subnormal number, below finfo.tiny but not 0: which "
+                            "comparison tells an entry that passes from one that does not?)")
                 raise GradingError(
                     f"SoftThreshold's gradient for x is 0 at entries just outside the threshold "
                     f"(|x| - lam = {gap:g}, lam = {lam:g}, y = +-{gap:g} there): those entries "

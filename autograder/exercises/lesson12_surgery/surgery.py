@@ -264,6 +264,28 @@ def check_tiny_rows(function, device) -> None:
                         "F.normalize's 1e-12) scales every row below it; a row at or below "
                         "max_norm passes unchanged", mistake="ClipGradientNorm/changes-tiny-row")
             diagnose_gradient("x", got, clipped(grad_output, max_norm))
+    check_tiny_max_norm(function, device, grad_output)
+
+
+def check_tiny_max_norm(function, device, grad_output) -> None:
+    """max_norm any positive float: at max_norm = 1e-13 the row of norm 5e-13 is brought to norm
+    1e-13 exactly; a clamp of the norm at 1e-12 (F.normalize's), harmless at max_norm >= 1e-12,
+    makes it 5e-14."""
+    max_norm = 1e-13
+    with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
+        _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=41), max_norm,
+                                   grad_output.clone())
+        got = backward.grads[0]
+        if isinstance(got, torch.Tensor) and got.shape == grad_output.shape:
+            norm = torch.linalg.vector_norm(got[0]).item()
+            if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
+                raise GradingError(
+                    f"ClipGradientNorm brings a row of norm 5e-13 to norm {norm:.3g}, not to "
+                    f"max_norm={max_norm:g}: max_norm may be any positive float, and a clamp or "
+                    "an eps on the norm (as F.normalize's 1e-12) changes the factor of every row "
+                    "whose norm lies below it. The factor is max_norm / norm, with the norm "
+                    "itself", mistake="ClipGradientNorm/clamps-norm")
+        diagnose_gradient("x", got, clipped(grad_output, max_norm))
 
 
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
