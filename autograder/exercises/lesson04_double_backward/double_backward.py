@@ -20,7 +20,8 @@ from ..shared.reentry import limit_nesting
 from ..shared.returned_gradients import check_returned_shapes
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
-                                 check_differentiable_backward, name_nan_second_derivative)
+                                 check_differentiable_backward, check_second_at_beta_zero,
+                                 name_nan_second_derivative)
 from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
@@ -210,6 +211,8 @@ def _swish_checks(function, device) -> None:
         check_differentiable_backward(function, SWISH, swish_values((4,), device), ["beta"])
     check_zeros_and_saturation(function)
     check_float32_saturation(function, device)
+    with case("x of shape (4,), beta=0, second derivatives for x and beta"):
+        check_second_at_beta_zero(function, SWISH, swish_values((4,), device, beta=0.0, seed=3))
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))

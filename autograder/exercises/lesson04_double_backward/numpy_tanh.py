@@ -103,8 +103,9 @@ def _first_derivative(function, values: dict) -> None:
     torch.autograd.grad(function.apply(x), x, torch.ones_like(x), create_graph=True)
 
 
-def check_second_derivatives(function, values: dict) -> None:
-    """Differentiate the gradient again: with respect to x and to grad_output."""
+def check_second_derivatives(function, values: dict, other_call: bool = True) -> None:
+    """Differentiate the gradient again: with respect to x and to grad_output; with
+    ``other_call``, another call's first derivative runs between the first and the second."""
     inputs = make_inputs(values)
     output = _apply(function, inputs)
     grad_output = sample(values["x"].shape, "cpu", seed=41).requires_grad_()
@@ -119,7 +120,8 @@ def check_second_derivatives(function, values: dict) -> None:
             "backward return the result of a Function of your own (its forward the NumPy "
             "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
     check_inner_ctx(first.grad_fn)
-    check_inner_class_state(function, first, lambda: _first_derivative(function, values))
+    check_inner_class_state(function, first, lambda: other_call and _first_derivative(
+        function, values))
     direction = sample(first.shape, "cpu", seed=42)
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward(first, direction)
@@ -163,6 +165,8 @@ def check_second_derivatives(function, values: dict) -> None:
                     "with respect to x is zero": "NumpyTanh/detaches-saved-tensor",
                     "with respect to grad_output is zero": "NumpyTanh/detaches-grad-output"})
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
+            if other_call:
+                _name_shared_state(function, values, name)
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
                 "Function your backward calls computes b = grad_output * tanh'(x) from "
@@ -171,6 +175,21 @@ def check_second_derivatives(function, values: dict) -> None:
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _name_shared_state(function, values: dict, name: str) -> None:
+    """A second derivative wrong only when another call ran in between: right alone."""
+    try:
+        check_second_derivatives(function, values, other_call=False)
+    except (GradingError, RuntimeError, TypeError, ValueError, IndexError):
+        return
+    raise GradingError(
+        f"NumpyTanh keeps state shared between calls (a module-level list or variable, a "
+        f"class attribute): its second derivative with respect to {name} is right for one call "
+        "alone but wrong once another call has run in between; the second backward runs "
+        "NumpyTanh's backward again, for the path through y, and it read the other call's "
+        "tensor; take what backward needs from ctx.saved_tensors, one set per call",
+        mistake="NumpyTanh/state-shared-between-calls")
 
 
 WATCHED = {"x": "its input x", "y": "its output y (the tensor the caller holds, also the one "

@@ -215,3 +215,35 @@ def name_nan_second_derivative(function, spec: Spec, values: dict, error: Gradin
         f"there are finite: {cause}; compute s = torch.sigmoid(beta * x), whose derivative "
         "autograd computes without overflow", str(error),
         mistake=f"{spec.name}/nan-second-derivative") from error
+
+
+def check_second_at_beta_zero(function, spec: Spec, values: dict) -> None:
+    """Second derivatives at beta = 0, once they are right at beta = 1.3 and -0.7: a wrong one
+    here is backward treating 0 apart (a branch on beta's value whose formula has no beta in it,
+    or beta.abs() or sign, whose derivative jumps at 0), named from backward's op log."""
+    try:
+        check_differentiable_backward(function, spec, values, ["x", "beta"])
+    except GradingError as error:
+        if "largest error in the second derivative" not in str(error.details):
+            raise
+        inputs = make_inputs(values, requires_grad={"x", "beta"})
+        try:
+            output = function.apply(*inputs.values())
+            with _OpLog() as log:  # backward's ops only
+                torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
+                                    create_graph=True, allow_unused=True)
+            ops = log.ops
+        except RuntimeError:
+            ops = []
+        how = ("a branch on beta's value (.item(), float(beta), beta == 0) whose formula has no "
+               "beta in it, so autograd sees a constant there" if "_local_scalar_dense" in ops
+               else "a torch.where, abs or sign on beta, whose derivative in beta at 0 is not "
+               "the composed ops'"
+               if {"abs", "sign", "sgn", "where"} & set(ops) else
+               "a formula for beta = 0 that differs from the one for other values")
+        raise GradingError(
+            f"{spec.name}'s second derivatives are right at beta = 1.3 and -0.7 but wrong at "
+            f"beta = 0: backward treats beta = 0 apart ({how}); the contract asks for the "
+            "derivatives of the composed ops at every beta, 0 included: compute "
+            "s = torch.sigmoid(beta * x) and the gradients the same way for every beta",
+            str(error.details), mistake=f"{spec.name}/beta-zero-special-case") from error
