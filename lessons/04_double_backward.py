@@ -550,16 +550,11 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # What your backward computes with is not graded: a torch-op backward, marked, passes too. The
 # exercise plays the case the mark is for, so make the local derivative in NumPy, and bring it
 # back as a tensor that works wherever `x` works. NumPy and torch meet at a border with rules
-# of its own; settle these before you type, each by running a line in a scratch cell:
-#
-# 1. What must forward save, and is it an input, an output or neither?
-# 2. What does `.numpy()` say about a tensor that requires grad, with grad mode on? And inside
-#    a backward marked `once_differentiable`, where autograd is off?
-# 3. Which memory can NumPy read? (The self-check tries a GPU only on a machine that has one;
-#    on one without, read yours for where `x` lives and where your result goes.)
-# 4. What does NumPy arithmetic on a 0-d array return: an array, or something else? Does
-#    `torch.from_numpy` take it?
-# 5. In which dtype does your result come back for a float32 `x`?
+# of its own; meet them by running your code, not by reading: before the self-check, call
+# `CubeOnce.apply` in a scratch cell on a 1-D float64 `x`, a 0-d `x` and a float32 `x`, each
+# requiring grad, and `.backward()` each sum. What does each error tell you about the value
+# crossing the border? (The self-check tries a GPU only on a machine that has one; on one
+# without, read yours for where `x` lives and where your result goes.)
 #
 # Start without the mark: write forward and a backward whose local derivative is made in
 # NumPy, and leave the stub's two lines under the class for later (the cell raises there, after
@@ -580,17 +575,15 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # <details><summary><b>Hint</b>: two decorators</summary>
 #
-# `backward` already carries `@staticmethod`. Decorators apply from the bottom up: `@a` over
-# `@b` over `def f` means `a(b(f))`. Which of the two needs the plain function, and which
-# turns a function into what a class body should hold? Applied by hand after the class, what
-# does `CubeOnce.backward` hand you, and in what order must the two calls nest? (PyTorch's
-# documentation shows one order; whether the other runs is placement (b) above.)
+# `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
+# two is applied first? What does each of your two decorators expect to receive, and what does
+# it return? Applied by hand after the class, what does `CubeOnce.backward` hand you?
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>
 #
-# Question 4: run `type(3 * np.ones(()) ** 2)`. Is what NumPy returned an array? Which of
-# torch's ways of making a tensor from data accept a value of that type as well as an array?
+# Print the type of what your NumPy arithmetic returned for the 0-d `x`. Is it what your
+# conversion back to torch expects?
 # </details>
 
 # %%
@@ -685,7 +678,9 @@ for label, function, predicted in [
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# 1. The input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
+# The border's rules, one by one:
+#
+# 1. Forward saves the input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
 # 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
 #    `.detach()`. A marked backward runs with grad mode off, and there `.numpy()` takes it;
 #    `.detach()` first works in both.
@@ -821,8 +816,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# Write $\tanh'(x)$ with the output $y = \tanh x$ instead of $x$. Which tensor would you then
-# save, and what does that spare your backward?
+# Can $\tanh'(x)$ be written without $x$? Which tensors could forward save, and what would each
+# choice cost your backward?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the inner Function</summary>
@@ -833,11 +828,11 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # forward as a formula, then take its partial derivative with respect to each input.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: why $y$ and not $x$ suffices</summary>
+# <details><summary><b>Hint 3</b>: back to $x$</summary>
 #
-# The second derivative with respect to $x$ flows from your inner Function's result to $y$,
-# then from $y$ to $x$ through `NumpyTanh`'s own backward: autograd chains them. Nothing in
-# your inner Function needs $\partial y/\partial x$.
+# If your inner Function takes a saved tensor other than $x$, how does a second derivative with
+# respect to $x$ get from that tensor back to $x$? Which backward does autograd run for that
+# step, and does your inner Function have to know about it?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>

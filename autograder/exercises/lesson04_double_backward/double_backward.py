@@ -313,7 +313,7 @@ def check_zero_dim(function, device) -> None:
         raise GradingError(
             f"with a 0-d x, CubeOnce raised TypeError: {str(error).splitlines()[0]}: "
             "torch.from_numpy takes NumPy arrays only; what does NumPy arithmetic on a 0-d "
-            "array return? (question 4)", str(error),
+            "array return? (print its type for a 0-d x)", str(error),
             mistake="CubeOnce/from-numpy-on-a-scalar") from error
 
 
