@@ -25,7 +25,7 @@ SORT_CLAUSES = (
            {"SortWithIndices/saves-float-tensor": "saves the values too",
             "SortWithIndices/saves-more-than-one-permutation":
                 "indices and their inverse both saved",
-            "SortWithIndices/indices-narrowed": "indices saved as int32",
+            "SortWithIndices/indices-narrowed": "indices saved as int16",
             "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute",
             "SortWithIndices/state-on-class": "indices kept on the Function class"}),
     Clause("backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, "
@@ -73,8 +73,9 @@ RELU_CLAUSES = (
             "ReLUInPlace/own-leaf-guard":
                 "its own leaf guard with torch.relu_'s text, under no_grad too"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
-           "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly "
-           "`torch.relu(x)`, and the gradient "
+           "with entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every "
+           "entry (exact, no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero "
+           "passes), and the gradient "
            "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN "
            "entries are outside the contract: at a NaN `torch.relu`'s backward passes "
            "`grad_output` on, which is no derivative, and nothing asks yours to);",
@@ -108,7 +109,9 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/own-leaf-guard":
                 "its own leaf guard with torch.abs_'s text, under no_grad too"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
-           "with entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the gradient "
+           "with entries at 0, beside 0 or infinite: afterwards `x == torch.abs(x)` at every "
+           "entry (exact, no tolerance, either zero passing, as for `ReLUInPlace`), and the "
+           "gradient "
            "of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside the "
            "contract);",
            {"AbsInPlace/write-not-exact": "the write negates only x < -1e-6",

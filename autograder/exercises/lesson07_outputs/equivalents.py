@@ -76,4 +76,8 @@ EQUIVALENTS = [
                      _ABS_WHERE.replace("grad_output * sign", "grad_output / sign"),
                      "where sign is not 0 (the branch kept) it is -1 or 1, and dividing by +-1 "
                      "is multiplying by it"),
+    _sort("swap_arithmetic", "dtype = torch.int16 if n <= 2 ** 15 else torch.int32",
+          "dtype = torch.int16 if n <= 2 * 15 else torch.int32",
+          "int32 holds every position as int16 does for short rows: the threshold only moves "
+          "where the saved permutation switches to the wider dtype, which the contract allows"),
 ]

@@ -32,11 +32,14 @@ SUBNORMAL = {torch.float64: 5e-324, torch.float32: 1e-40}
 
 
 def with_zeros(x: torch.Tensor) -> torch.Tensor:
-    """``x`` with every third entry exactly 0, where the derivative's convention matters,
+    """``x`` with every third entry exactly 0 (one of them -0.0), where the derivative's
+    convention matters,
     (float64) entries right beside 0, where a mask read in float32 or with a threshold errs, and
     (float64 and float32) a subnormal of each sign, which a cutoff at finfo.tiny misreads."""
     flat = x.detach().clone().reshape(-1)
     flat[::3] = 0
+    if flat.numel() >= 12:
+        flat[3] = -0.0  # -0.0: compared with ==, either zero passes; the gradient there is 0
     if flat.dtype == torch.float64 and flat.numel() >= 12:
         flat[[4, 5, 7, 8]] = torch.tensor(NEAR_ZERO, dtype=flat.dtype, device=flat.device)
     if flat.dtype in SUBNORMAL and flat.numel() >= 12:
@@ -146,7 +149,7 @@ def check_exact(spec: Spec, y: torch.Tensor, before: torch.Tensor, where=None) -
     expected = spec.reference(before)
     if y.shape != expected.shape:
         return
-    wrong = (y.detach() != expected) & ~torch.isnan(expected)
+    wrong = (y.detach() != expected) & ~torch.isnan(expected)  # == : -0.0 is 0.0
     if where is not None:
         wrong &= where(y.detach())
     if bool(wrong.any()):

@@ -131,7 +131,7 @@ def check_sort(function, x: torch.Tensor, *, seed: int = 0, ties: bool = False,
     if saved:  # a class or ctx attribute first: it would read as indices not saved at all
         check_class_state(SimpleNamespace(spec=SORT), function, state, "forward")
         check_no_ctx_tensors(SORT, forward)
-        check_saved_indices(forward, indices)
+        check_saved_indices(forward, indices, function)
 
 
 class _Values:

@@ -112,9 +112,37 @@ def right_on_each_row(function, x: torch.Tensor) -> bool:
     return True
 
 
-def check_saved_indices(forward, indices: torch.Tensor) -> None:
-    """Backward needs the permutation and nothing else: the indices, or the same permutation
-    inverted (an int64 tensor of the same size, which routes the gradient by a gather)."""
+def _holds_permutation(saved: torch.Tensor, indices: torch.Tensor, inverse) -> bool:
+    """``saved`` holds the permutation (or its inverse), in any integer dtype: equal values."""
+    if saved.dtype.is_floating_point or saved.dtype.is_complex or saved.shape != indices.shape:
+        return False
+    if saved.dtype == torch.bool:
+        return False
+    wide = saved.detach().long()
+    return torch.equal(wide, indices) or torch.equal(wide, inverse)
+
+
+def _overflows(function, dtype: torch.dtype, device) -> bool:
+    """The probe behind the narrow-dtype hint: on one row of iinfo(dtype).max + 2 entries (a
+    position the dtype cannot hold) the Function's gradient is wrong, or backward raises."""
+    n = torch.iinfo(dtype).max + 2
+    x = torch.randperm(n, generator=torch.Generator().manual_seed(3)).to(device, torch.float64)
+    leaf = x.requires_grad_()
+    try:
+        values, indices = function.apply(leaf)
+        g = torch.arange(n, dtype=torch.float64, device=device)
+        grad, = torch.autograd.grad(values, leaf, g)
+    except Exception:  # the learner's code may raise anything: a wrapped index, say
+        return True
+    expected = torch.zeros_like(g).scatter(-1, torch.sort(x.detach(), -1).indices, g)
+    return grad.shape != expected.shape or not torch.equal(grad, expected)
+
+
+def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
+    """Backward needs the permutation and nothing else: one tensor holding it, the indices or
+    the same permutation inverted (which routes the gradient by a gather), in any integer dtype
+    that holds every position (int32 halves the bytes; int16 or int8 hold short rows only), at
+    most the returned indices' 8 bytes per element."""
     names = {"input x": "its input x", "output": "the values"}
     for saved in forward.saved:
         if saved.dtype.is_floating_point:
@@ -123,23 +151,21 @@ def check_saved_indices(forward, indices: torch.Tensor) -> None:
                                "needs only where each value came from; save the indices alone",
                                mistake="SortWithIndices/saves-float-tensor")
     inverse = torch.argsort(indices, dim=-1) if indices.dim() else indices
-    if not any(same_values(saved.tensor, indices) or same_values(saved.tensor, inverse)
-               for saved in forward.saved):
-        for saved in forward.saved:
-            if (saved.dtype != indices.dtype and saved.tensor.shape == indices.shape
-                    and (torch.equal(saved.tensor.long(), indices)
-                         or torch.equal(saved.tensor.long(), inverse))):
-                raise GradingError(
-                    f"SortWithIndices saves the permutation as {str(saved.dtype)[6:]}: save the "
-                    "int64 indices torch.sort returned (or their inverse), as they are: the "
-                    "narrowed copy is new memory beside the indices forward returns, which "
-                    "backward can use unchanged",
-                    mistake="SortWithIndices/indices-narrowed")
+    held = [saved for saved in forward.saved if _holds_permutation(saved.tensor, indices, inverse)]
+    if not held:
         raise GradingError("SortWithIndices did not save its indices: backward needs them; "
                            "call ctx.save_for_backward(indices)")
     total = sum(saved.nbytes for saved in forward.saved)
-    if total > indices.numel() * indices.element_size():
-        raise GradingError(f"SortWithIndices saves {total} bytes where the indices are "
-                           f"{indices.numel() * indices.element_size()}: one permutation is all "
-                           "backward needs; save the indices alone",
+    if total > indices.numel() * indices.element_size() or len(held) > 1:
+        raise GradingError(f"SortWithIndices saves {total} bytes in {len(forward.saved)} "
+                           "tensors: one permutation is all backward needs (the indices, or "
+                           "their inverse, not both); save one",
                            mistake="SortWithIndices/saves-more-than-one-permutation")
+    narrow = held[0].dtype
+    if (function is not None and torch.iinfo(narrow).max < 2 ** 31 - 1
+            and _overflows(function, narrow, indices.device)):
+        raise GradingError(
+            f"SortWithIndices saves the permutation as {str(narrow)[6:]}, which holds positions "
+            f"up to {torch.iinfo(narrow).max}: on a row of {torch.iinfo(narrow).max + 2} entries "
+            "its gradient is wrong. The contract takes rows of any length: which integer dtype "
+            "holds every position of such a row?", mistake="SortWithIndices/indices-narrowed")

@@ -204,12 +204,13 @@ MISTAKES = [
         indices, inverse = ctx.saved_tensors
         return grad_values.gather(-1, inverse)
 ''')),
-    Mistake("SortWithIndices", "indices saved as int32", "saves the permutation as int32", _sort('''
+    # int32 is accepted (review 53): int16 holds positions up to 32767 only
+    Mistake("SortWithIndices", "indices saved as int16", "saves the permutation as int16", _sort('''
     @staticmethod
     def forward(ctx, x):
         values, indices = torch.sort(x, dim=-1)
         ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices.to(torch.int32))
+        ctx.save_for_backward(indices.to(torch.int16))
         return values, indices
 ''', _sort_backward(
         "        return torch.zeros_like(grad_values).scatter(-1, indices.long(), grad_values)\n"))),

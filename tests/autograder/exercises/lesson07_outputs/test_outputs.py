@@ -264,7 +264,7 @@ IDS = [
      "SortWithIndices/positions-by-value"),
     ("SortWithIndices", "indices and their inverse both saved",
      "SortWithIndices/saves-more-than-one-permutation"),
-    ("SortWithIndices", "indices saved as int32", "SortWithIndices/indices-narrowed"),
+    ("SortWithIndices", "indices saved as int16", "SortWithIndices/indices-narrowed"),
     ("SplitHalves", "set_materialize_grads not called", "SplitHalves/gradients-materialised"),
     ("SplitHalves", "zeros built for the missing half", "SplitHalves/zeros-for-missing-half"),
     ("SplitHalves", "zeros when both gradients are None", "SplitHalves/tensor-when-both-none"),
