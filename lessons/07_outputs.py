@@ -313,8 +313,10 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 # undoing it, which is right only for the permutations that are their own inverse, such as a
 # swap of two elements (or no change at all: an already sorted `x` hides it). Exercise 1 wrote it
 # for any leading shape, along the last dimension. Nothing in it reads `x` or the values: the
-# permutation alone routes the gradient, so one int64 tensor is all forward needs to keep (the
-# indices, or their inverse for a gather).
+# permutation alone routes the gradient, so one permutation is all forward needs to keep: the
+# indices as they are (no new memory while the caller holds them, since forward returns them),
+# their inverse for a gather, or a copy in `int32` (half the bytes, but new memory beside the
+# returned indices). `int16` or `int8` hold short rows only, and the grader tries a long one.
 # </details>
 
 # %% [markdown]
@@ -596,13 +598,12 @@ print("w untouched:", w)
 # Clone it first (`w.clone()` is not a leaf: it has a `grad_fn`), or do the write under
 # `torch.no_grad()` when it is not part of the model, as optimisers update parameters.
 #
-# An in-place Function tells autograd what it did with **`ctx.mark_dirty(x)`**, and returns
-# `x`. Autograd then rewrites `x`'s history so that `x.grad_fn` is your backward, bumps its
-# version, and raises the leaf error for you. Without the mark, autograd sees an input
-# returned as it was: it hands back a new tensor object, a view of `x`, and leaves `x`'s own
-# history untouched. Here is that case, an in-place scaling, $y = 3x$ written over $x$, with
-# no mark. Its derivative is the constant 3, so backward needs nothing saved at all (what
-# other in-place ops must save is the next section's question):
+# A custom Function that writes into its input has to tell autograd so. Here is one that
+# does not: an in-place scaling, $y = 3x$ written over $x$. Its derivative is the constant 3,
+# so backward needs nothing saved at all (what other in-place ops must save is the next
+# section's question). **Predict before you run the cell**: is the returned `y` the tensor
+# `x` itself? What will `x.grad_fn` be, and does a loss built on `x` get the gradient
+# `3 * weights`?
 
 # %%
 class TripleUnmarked(torch.autograd.Function):
@@ -634,8 +635,10 @@ weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
 through_x(TripleUnmarked)
 
 # %% [markdown]
-# Unmarked, `x` now holds $3a$ while its history still says "a copy of `a`", so a loss built
-# on `x` gets a **silently wrong** gradient (the weights alone, as if nothing had happened).
+# Autograd saw an input returned as it was: it handed back a new tensor object, a view of
+# `x`, and left `x`'s own history untouched. So `x` now holds $3a$ while its history still
+# says "a copy of `a`", and a loss built on `x` gets a **silently wrong** gradient (the weights
+# alone, as if nothing had happened).
 # The returned view cannot be written into either, and a leaf is overwritten without a word:
 
 # %%
@@ -650,9 +653,11 @@ TripleUnmarked.apply(leaf)
 print("unmarked, the leaf was overwritten silently:", leaf)
 
 # %% [markdown]
-# With the mark, all three go right: the gradient, a write into what comes back, and a leaf
-# refused, though only after forward has written it. After Exercise 3, `TripleMarked`, this
-# Function with the mark, shows both.
+# Three things went wrong: the gradient, a write into what came back, and a leaf overwritten
+# without a word. One call on `ctx` in forward fixes all three: which one, from the list at the
+# top of this lesson, and what must forward then return? That is your first decision in
+# Exercise 3 (its self-check names the symptom if you miss it). After Exercise 3,
+# `TripleMarked` shows this Function fixed, and what the fix does to `x`'s history.
 #
 # ## What to save before the write
 #
@@ -736,7 +741,8 @@ check_derivatives_from_y(my_derivative_from_y)
 #   afterwards gets the gradient through the clamp, and a leaf that requires grad raises
 #   PyTorch's own error, as `torch.relu_` does;
 # - `x` of any shape (empty included) and of any strides an in-place write accepts, with
-#   entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.relu(x)`, and the
+#   entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every entry (exact,
+#   no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero passes), and the
 #   gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN
 #   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
 #   on, which is no derivative, and nothing asks yours to);
@@ -799,8 +805,10 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
-# section with `ctx.mark_dirty(x)` added, as yours has it. The same loss through `x` now gets
-# the true gradient, and a leaf that requires grad raises:
+# section with `ctx.mark_dirty(x)` added, as yours has it. With the mark, autograd rewrites
+# `x`'s history so that `x.grad_fn` is your backward, bumps its version, and raises the leaf
+# error for you. The same loss through `x` now gets the true gradient, and a leaf that requires
+# grad raises:
 
 # %%
 class TripleMarked(TripleUnmarked):
@@ -899,7 +907,8 @@ compare("backward sees", my_saved_early, outcome)
 # - as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was
 #   written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;
 # - `x` of any shape (empty included) and of any strides an in-place write accepts, with
-#   entries at 0, beside 0 or infinite: afterwards `x` holds exactly `torch.abs(x)`, and the
+#   entries at 0, beside 0 or infinite: afterwards `x == torch.abs(x)` at every entry (exact,
+#   no tolerance, either zero passing, as for `ReLUInPlace`), and the
 #   gradient of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside
 #   the contract);
 # - forward saves, through `ctx.save_for_backward` (never as a `ctx` attribute), one tensor
