@@ -818,19 +818,22 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # 3. The same $\lambda$ is used by **every** entry of $x$. With $\partial L/\partial y_i$
 #    arriving for each entry $i$, what is $\partial L / \partial \lambda$, and what shape must
 #    backward return for it?
-# 4. What does backward need from forward? Is there one saved tensor that tells backward both
-#    which entries pass and their signs?
+# 4. What does backward need from forward, and what is the least it can save? Backward must
+#    know, per entry, whether it passes and with which sign: which tensors could tell it that,
+#    and what does each cost per entry?
 #
-# **Check steps 1 and 2 live.** Write your two derivatives, entry by entry, as expressions of a
+# **Check step 1 live.** Write your two derivatives, entry by entry, as expressions of a
 # tensor `x` and a float `lam` in the first lines of the next cell, then run it. It compares
-# them with autograd's, through the forward formula, at $\lambda = 0.5$ and $\lambda = 0$ on
-# a grid that holds every kink, tells you on which class of points yours differ ($x > \lambda$,
-# $x < -\lambda$, $|x| < \lambda$, or the kinks $|x| = \lambda$), never the right values, and
-# plots yours.
+# them with autograd's, through the forward formula, at $\lambda = 0.5$ and $\lambda = 0$,
+# on the three pieces ($x > \lambda$, $x < -\lambda$, $|x| < \lambda$) only, tells you on
+# which piece yours differ, never the right values, and plots yours. The kinks
+# $|x| = \lambda$ lie on its grid too, but it does not judge them: step 2 is yours to settle
+# (the self-check grades it).
 
 # %%
 def my_soft_threshold_slopes(x, lam):
-    """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape)."""
+    """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape).
+    The checker below judges step 1 (the pieces), not the kinks."""
     ### BEGIN WORKED
     passes = (x.abs() > lam).to(x.dtype)  # strictly: at the kink, relu's slope is 0
     return passes, -torch.sign(x) * passes
@@ -1202,12 +1205,12 @@ for bug, answer, makes, passes_on in [
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
 #   tensors saved only through `save_for_backward`;
-# - forward saves what your answer to question 4 found and no more: `y` (or one tensor of its
-#   size), or a code of a byte or two per entry in all, and `lam` if you like, never `x`.
+# - forward saves your answer to question 4 and no more: at most one tensor of `x`'s shape (in
+#   `x`'s dtype or a narrower one), or `x`-shaped codes of two bytes per entry or fewer in all,
+#   and `lam` if you like; never `x`, in any dtype.
 #
-# Derive it, do not patch `BrokenSoftThreshold`: get both the indicator and the sign from the
-# one saved tensor. (`BrokenSoftThreshold` saves `x`, so a copy of it with its slips mended
-# fails the last bullet.)
+# Derive it, do not patch `BrokenSoftThreshold`. (`BrokenSoftThreshold` saves `x`, so a copy of
+# it with its slips mended fails the last bullet.)
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -1390,9 +1393,9 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 # Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - forward returns `x @ weight.T` for `x` of shape `(N, in)` and `weight` of shape
-#   `(out, in)` (`max_norm` a positive Python float), and backward, for `x`,
-#   `grad_output @ weight`, as for any linear layer (not clipped);
+# - forward returns `x @ weight.T` for `x` of shape `(N, in)`, an empty batch `N = 0` included,
+#   and `weight` of shape `(out, in)` (`max_norm` any positive Python float), and backward, for
+#   `x`, `grad_output @ weight`, as for any linear layer (not clipped);
 # - backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of
 #   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
@@ -1400,9 +1403,9 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 #   for samples whose $\lVert g_n \rVert^2$, $\lVert x_n \rVert^2$ and their product are
 #   finite in the dtype; `None` for `max_norm`;
 # - backward never builds a sample's gradient of `weight`: no tensor holding two or more
-#   samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it), not even for a
-#   moment, and no loop over samples (one step per sample that builds or adds its `(out, in)`
-#   gradient, in place or not);
+#   samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it, in any layout),
+#   not even for a moment, and no loop over samples (one step per sample that builds or adds
+#   its `(out, in)` gradient, in place or not);
 # - backward writes into none of `grad_output`, `x` and `weight` (the tensors
 #   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
