@@ -34,5 +34,6 @@ def slope_verdicts(grid: torch.Tensor, lam: float, dx: torch.Tensor, dlam: torch
         lines.append(f"{name}, λ = {lam}: " + (
             f"✓ at the {pieces} points off the kinks" if not missed
             else "✗ on " + "; ".join(missed) + rest)
-            + f" (the {kinks} kink points |x| = λ not checked: step 2 is yours)")
+            + f" ({kinks} kink point{'s' * (kinks != 1)} |x| = λ not checked: step 2 is "
+               "yours)")
     return lines
