@@ -46,7 +46,8 @@ def _outcome(part: Part, name: str, submission) -> tuple[str, str] | None:
         return (f"{name} is not implemented yet: its stub still raises NotImplementedError",
                 NOT_IMPLEMENTED)
     except Exception as error:  # the learner's code may raise anything
-        return f"{name} raised {type(error).__name__}: {error}", mistake_of(error)
+        said = f": {error}" if str(error).strip() else ""  # nothing after a bare assert
+        return f"{name} raised {type(error).__name__}{said}", mistake_of(error)
     return None
 
 

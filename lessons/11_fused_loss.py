@@ -489,15 +489,14 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 #
 # ### Step 3: gradients in forward
 #
-# The loss is a scalar. Whatever comes after it, backward receives one number $g$ and the
-# chain rule says $\partial(\cdot)/\partial x = g \cdot \partial L / \partial x$. So forward
-# can compute $\partial L/\partial x$ and $\partial L/\partial W$ (the gradients for $g = 1$)
-# chunk by chunk, keep them, and backward only multiplies them by `grad_output`. This costs
-# no extra FLOPs (the two gradient products are the ones backward would have done), and the
-# only tensors kept are the size of `x` and `weight`.
+# The loss is a scalar: whatever comes after it, backward receives one number $g$,
+# `grad_output`. By the chain rule, what is $\partial(\cdot)/\partial x$ in terms of $g$
+# and $\partial L/\partial x$? So what could forward compute while each chunk's logits exist,
+# what would it keep for backward, and what would be left for backward to do? Count what that
+# costs in FLOPs and in memory against the composed loss.
 #
-# Keep two questions for ✎ 2, where you answer them in code: in chunk $[s, s + c)$, which rows
-# of $\text{grad}_x$ are complete once the chunk is done, and what becomes of
+# Keep these questions for ✎ 2, where you answer them in code: in chunk $[s, s + c)$, which
+# rows of $\text{grad}_x$ are complete once the chunk is done, and what becomes of
 # $\text{grad}_W$? And what must be known before the first chunk for each chunk's share of the
 # gradient to be final?
 
@@ -629,17 +628,16 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # %% [markdown]
 # The bfloat16 running sum stops growing once each term is below half a unit in the last
 # place of the sum. So for bfloat16 `x` and `weight`: in which dtype must the running loss and
-# $\text{grad}_W$ be kept, in which dtype do you compute each chunk's logits and softmax, and
-# when do you cast to the input's dtype? And for float16 inputs, in which dtype do you keep
+# $\text{grad}_W$ be kept, in which dtype do you compute each chunk's softmax, and when do you
+# cast to the input's dtype? And for float16 inputs, in which dtype do you keep
 # each chunk's $G = (P - Y)/N$, whose entries away from the target are about $1/(NV)$, when
 # float16's smallest normal number is $6 \cdot 10^{-5}$?
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
-# target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`. You may add
-# arguments to `LinearCrossEntropy`'s forward (the grader calls only `linear_cross_entropy`).
-# The contract, as a checklist (the self-check and the hidden tests check each line):
+# target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`. The contract, as a
+# checklist (the self-check and the hidden tests check each line):
 #
 # - the value and gradients of `F.cross_entropy(x @ weight.T, target)` (the mean over all $N$
 #   rows; every target a valid class) for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$
@@ -655,12 +653,21 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
 #   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 # - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as
-#   accumulating in float32 makes them, in every grad mode; what forward keeps for backward no
+#   accumulating in float32 makes them (each chunk's logits may be multiplied in the input's
+#   dtype, as the composed loss does), in every grad mode; what forward keeps for backward no
 #   wider than the input's dtype. The grader compares with float64 over 512 chunks in float16
 #   and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.
+#
+# <details><summary><b>Hint</b> · for the grad-mode bullet, after Step 4</summary>
+#
+# The grader calls only `linear_cross_entropy(x, weight, target, chunk_size)`, never
+# `LinearCrossEntropy.apply`: forward's signature is yours to choose. Where in
+# `linear_cross_entropy` is the caller's grad mode visible, and through which of forward's
+# inputs, ones it has now or one more, could that answer reach forward?
+# </details>
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
 class LinearCrossEntropy(torch.autograd.Function):
@@ -778,15 +785,19 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # 3. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
 #    any number of backward calls.
 # 4. Step 6: float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a
-#    bfloat16 running sum stalls, as the demo showed. Compute each chunk's logits, softmax and
-#    gradient in float32 (upcast the chunk of `x` and the weight), and cast to the input's
-#    dtype once, at the end: the loss before it is returned, the gradients before they are
-#    saved (saved in float32, they would double what stays alive until backward). $G$ stays
-#    in float32 until both products are done: rounded to float16, its entries of about
-#    $1/(NV)$ are subnormal, with a few significant bits or none (the optional sections measure
-#    it). The rows of $\text{grad}_x$ are final per chunk: the course's solution keeps them in
-#    float32 too, but casting each chunk's rows as you write them gives the same values and
-#    saves a float32 $N \times d$ buffer.
+#    bfloat16 running sum stalls, as the demo showed. Compute each chunk's softmax and $G$ in
+#    float32, accumulate in float32, and cast to the input's dtype once, at the end: the loss
+#    before it is returned, the gradients before they are saved (saved in float32, they would
+#    double what stays alive until backward). $G$ stays in float32 until both products are
+#    done: rounded to float16, its entries of about $1/(NV)$ are subnormal, with a few
+#    significant bits or none (the optional sections measure it). The rows of
+#    $\text{grad}_x$ are final per chunk: the course's solution keeps them in float32 too, but
+#    casting each chunk's rows as you write them gives the same values and saves a float32
+#    $N \times d$ buffer. The chunk's logits may be multiplied in the input's dtype and then
+#    upcast, as the composed loss and Liger-Kernel do; the course's solution upcasts the chunk
+#    of `x` and the weight first, at the cost of a float32 copy of the weight, and its bfloat16
+#    gradients come out about 3 times closer to float64 (relative error 1.7e-3 against 5e-3 at
+#    $N = 1024$, $d = 64$, $V = 2048$; the composed loss's is 5.3e-3). Both meet the contract.
 # </details>
 
 # %% [markdown]

@@ -115,8 +115,9 @@ LCE_CLAUSES = (
             "case:answers True inside forward": "torch.is_grad_enabled() asked inside "
                                                 "forward"}),
     Clause("float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as "
-           "accumulating in float32 makes them, in every grad mode; what forward keeps for "
-           "backward no wider than the input's dtype. The grader compares with float64 over 512 "
+           "accumulating in float32 makes them (each chunk's logits may be multiplied in the "
+           "input's dtype, as the composed loss does), in every grad mode; what forward keeps "
+           "for backward no wider than the input's dtype. The grader compares with float64 over 512 "
            "chunks in float16 and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.",
            {"linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",

@@ -5,7 +5,7 @@ import torch
 
 from ...checks import case, make_inputs, run_backward, run_forward
 from ...errors import GradingError
-from ...memory import TensorAccounting, cuda_peak
+from ...memory import _MATMULS, TensorAccounting, cuda_peak
 from .fused_loss_work import LCE, NAME, Called, _describe, _sizes
 
 
@@ -34,11 +34,18 @@ def check_largest_tensor(function: Called, values: dict) -> None:
         for phase in phases:
             largest = books.phases[phase].largest
             if largest is not None and largest.numel > limit:
+                if largest.op in _MATMULS:  # a product that large is the logits of every row
+                    advice = ("the logits of more than chunk_size rows at once: compute "
+                              "chunk_size rows of logits at a time, never all N x V, whichever "
+                              "gradients are needed")
+                else:
+                    advice = (f"{largest.op} is not a matrix product, so this is no chunk's "
+                              "logits but a tensor as large as all of them (a one-hot, a mask, a "
+                              "buffer for every row?): build it chunk by chunk, as the logits")
                 raise GradingError(
                     f"{NAME}'s {phase}{situation} creates a tensor of shape {largest.shape} "
                     f"({largest.numel} elements, by {largest.op}) where chunks need at most "
-                    f"{limit}: compute chunk_size rows of logits at a time, never all N x V, "
-                    f"whichever gradients are needed (with {_describe(values)})",
+                    f"{limit}: {advice} (with {_describe(values)})",
                     mistake="linear_cross_entropy/materialises-logits")
 
 

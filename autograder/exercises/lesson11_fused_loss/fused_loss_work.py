@@ -281,8 +281,8 @@ def check_grad_mode(function: Called, values: dict) -> None:
                     f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
                     f"{needed}: forward skips the gradients when no input requires grad, but "
                     "not under no_grad, where ctx.needs_input_grad still says True; ask "
-                    "torch.is_grad_enabled() in linear_cross_entropy, before apply (as in "
-                    "my_wrapper), and act on it for both x and weight",
+                    "torch.is_grad_enabled() in linear_cross_entropy, before apply, and act on it "
+                    "for both x and weight",
                     mistake="linear_cross_entropy/no-grad-mode-check")
 
 
