@@ -1,5 +1,6 @@
 """What forward saves costs no memory an input or the output already holds: a saved copy of
-one (a ``.clone()``, a ``.contiguous()`` of a strided input, a cast) keeps a second set of
+one (a ``.clone()``, a ``.contiguous()``, ``.reshape()`` or ``.flatten()`` of a strided input, a
+cast) keeps a second set of
 bytes for values the graph keeps anyway. The input itself, or the output, costs nothing. Nor
 is a tensor saved cast wider than the inputs' dtype when that dtype holds all its values."""
 
@@ -22,8 +23,9 @@ def _held(forward: ForwardTrace, inputs: dict) -> dict:
 
 
 def check_no_copy_saved(spec: Spec, forward: ForwardTrace, inputs: dict) -> None:
-    """No saved tensor holds exactly the values of an input or of the output (in their shape),
-    in their dtype or a wider one, without being that tensor or a view of it (a narrower copy
+    """No saved tensor holds exactly the values of an input or of the output (in their shape,
+    or reshaped: a flatten or reshape of a strided or expanded input copies), in their dtype or
+    a wider one, without being that tensor or a view of it (a narrower copy
     loses digits: the exercises' precision checks name that); then nothing saved wider than it
     need be (``check_nothing_saved_wider``)."""
     held = _held(forward, inputs)
@@ -31,17 +33,23 @@ def check_no_copy_saved(spec: Spec, forward: ForwardTrace, inputs: dict) -> None
         if saved.role != "intermediate" or not saved.dtype.is_floating_point:
             continue
         for name, value in held.items():
-            if (tuple(value.shape) == saved.shape and value.numel() > 0
+            reshaped = tuple(value.shape) != saved.shape
+            if ((value.numel() > 1 if reshaped else value.numel() > 0)
+                    and value.numel() == saved.tensor.numel()
                     and torch.finfo(saved.dtype).bits >= torch.finfo(value.dtype).bits
-                    and torch.equal(value.detach().to(saved.dtype), saved.tensor.detach())):
+                    and torch.equal(value.detach().reshape(-1).to(saved.dtype),
+                                    saved.tensor.detach().reshape(-1))):
                 how = ("a wider copy" if saved.dtype != value.dtype
+                       else f"a copy, reshaped to {saved.shape}," if reshaped
                        else "a contiguous copy" if not value.is_contiguous() else "a copy")
                 raise GradingError(
                     f"{spec.name}'s forward saved {how} of {name} ({saved.nbytes} bytes): the "
                     f"copy holds nothing {name} lacks, and is memory {name} itself would not "
                     f"cost, since the {'caller' if name in inputs else 'graph'} keeps it; save "
                     f"{name} as it is (a .clone(), .contiguous() or dtype cast before "
-                    "save_for_backward makes the copy)", mistake=f"{spec.name}/saves-copy")
+                    "save_for_backward makes the copy, and so does a reshape or flatten of a "
+                    "strided or expanded tensor: reshape in backward instead)",
+                    mistake=f"{spec.name}/saves-copy")
     check_nothing_saved_wider(spec, forward, inputs)
 
 
