@@ -295,9 +295,9 @@ else:
 # there, so two ways of writing the same stand-in can report different numbers at its corners
 # (after Exercise 2 you meet two of PyTorch's own that do). Run on torch 2.13:
 #
-# - a spelling that picks one piece by a comparison, such as `torch.where` on `x.abs() <= 1`
-#   (or `< 1`), reports 1 (or 0): the comparison decides which piece the corner belongs to.
-#   PyTorch's own two clips report 1 and 0, one each;
+# - a spelling that picks one piece by a comparison reports 1 or 0: whether the comparison
+#   is strict decides which piece the corner belongs to. PyTorch's own two clips report 1
+#   and 0, one each;
 # - a spelling where two inputs tie at the corner splits the difference and reports
 #   $\tfrac12$: `torch.maximum(torch.minimum(x, one), -one)` (at $x = 1$ the minimum's two
 #   inputs are equal, and `torch.minimum` gives each half the gradient), and the closed form
@@ -806,8 +806,8 @@ plt.show()
 #   strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
 #   Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
-#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative; it returns `None` for
-#   `qmin` and `qmax`;
+#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` as
+#   computed in `x`'s dtype; it returns `None` for `qmin` and `qmax`;
 # - forward keeps no copy of an input or of the output: the caller and the graph keep them.
 #
 # One place is left open on purpose: the **half-step band** just outside each edge of the
@@ -986,8 +986,8 @@ tau = 0.5
 
 leaf = logits.clone().requires_grad_()
 y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
-y_hard = F.one_hot(y_soft.argmax(dim=-1), 4).to(y_soft.dtype)
-(y_hard + (y_soft - y_soft.detach())).backward(grad_output)  # the exact form, see above
+# the detach trick's y_hard is a constant to autograd and adds no gradient, so it is left out
+(y_soft - y_soft.detach()).backward(grad_output)
 
 identity = grad_output  # what the misconception's backward hands the logits, untouched
 for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identity)]:

@@ -93,6 +93,7 @@ STE_CLAUSES = {
                {"SignSTE/true-zero-gradient": "zero gradient (the true derivative)",
                 "SignSTE/gradient-stops-at-non-finite": "gradient zeroed where x is NaN",
                 "SignSTE/ignores-grad-output": "ones instead of grad_output",
+                "SignSTE/changes-non-finite-grad-output": "nan_to_num on grad_output",
                 "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
         Clause(ON_CTX, {"SignSTE/tensor-on-ctx": "x kept on ctx",
                         "SignSTE/saves-copy": "saves a copy of x it never reads"}),
@@ -142,6 +143,8 @@ STE_CLAUSES = {
                {"RoundSTE/true-zero-gradient": "zero gradient",
                 "RoundSTE/gradient-stops-at-non-finite": "gradient zeroed where x is not finite",
                 "RoundSTE/gradient-in-float32": "gradient built in the default dtype",
+                "RoundSTE/changes-non-finite-grad-output":
+                    "grad_output zeroed where it is not finite",
                 "unproven:wrong-value": "wrong sign"}),
         Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
@@ -160,7 +163,8 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative; it returns `None` for `qmin` and `qmax`;",
+           "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype; it returns "
+           "`None` for `qmin` and `qmax`;",
            {"case:gradient for x is not clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",
@@ -172,6 +176,7 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/scale-open-interval":
                 "scale's gradient with LSQ's open interval, x's closed",
             "FakeQuantize/clipped-scale-times-scale": "a clipped element's dy/ds as qmax * scale",
+            "FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
             "FakeQuantize/edge-in-x-units":
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",

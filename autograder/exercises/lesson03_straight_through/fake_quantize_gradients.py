@@ -118,9 +118,40 @@ def x_units(x, scale, qmin, qmax):
     return inside, torch.where(inside, torch.round(v) - v, clipped)
 
 
+def check_v_widened(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
+    """Name a gradient ``got`` that judges "inside" on v = x / scale computed in float64 for
+    narrower x, where that differs from v in x's dtype (the quotient rounds onto an edge)."""
+    if x.dtype == torch.float64:
+        return
+    v, wide = x / scale, x.double() / scale.double()
+    inside = (v >= qmin) & (v <= qmax)
+    wide_inside = (wide >= qmin) & (wide <= qmax)
+    moved = inside != wide_inside
+    if not moved.any():
+        return
+    if which == 0:
+        candidate = (grad_output * wide_inside).to(got.dtype)
+    else:
+        local = torch.where(wide_inside, torch.round(wide) - wide,
+                            torch.where(wide < qmin, float(qmin), float(qmax)))
+        candidate = (grad_output.double() * local).sum().to(got.dtype)
+    if not torch.allclose(got, candidate, *tolerance):
+        return
+    i = tuple(int(k) for k in torch.nonzero(moved)[0])
+    raise GradingError(
+        f"FakeQuantize computes v = x / scale in float64 for {str(x.dtype).removeprefix('torch.')}"
+        f" x: at x = {exact(x[i].item())}, scale = {exact(scale.item())}, x / scale in x's "
+        f"dtype is {exact(v[i].item())} but in float64 {exact(wide[i].item())}, so its "
+        f"{'gradient for x' if which == 0 else 'gradient for scale'} judges that element "
+        f"{'inside' if wide_inside[i] else 'outside'}; the contract judges v as forward's "
+        "x / scale gives it, in x's dtype", mistake="FakeQuantize/v-in-float64")
+
+
 def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
     """Name a gradient ``got`` (``which``: 0 for x, 1 for scale) that is the contract's with
-    the clip judged in x's units, where that differs from judging x / scale."""
+    v computed in float64 (``check_v_widened``), or with the clip judged in x's units, where
+    that differs from judging x / scale."""
+    check_v_widened(x, scale, qmin, qmax, grad_output, got, tolerance, which)
     inside, local = x_units(x, scale, qmin, qmax)
     v = x / scale
     rounded = torch.round(v)

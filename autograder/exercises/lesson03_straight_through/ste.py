@@ -15,8 +15,9 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .ste_extremes import (check_gradient_at_non_finite, check_non_finite, diagnose_sign_edges,
-                           extreme_values, finite_part, non_finite_values)
+from .ste_extremes import (check_gradient_at_non_finite, check_non_finite,
+                           check_non_finite_grad_output, diagnose_sign_edges, extreme_values,
+                           finite_part, non_finite_values)
 from .contracts import STE_CLAUSES, X_LAYOUT_CLAUSE
 
 # The contracts name no 0-d input, so none is graded.
@@ -309,6 +310,15 @@ def _full(spec: Spec):
                     grad_output = torch.linspace(-1.5, 1.25, len(x), dtype=dtype, device=device)
                     grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
                     check_gradient_at_non_finite(spec.name, grad, grad_output, x)
+            if spec is not SIGN_CLIPPED_STE:  # grad_output ±inf and NaN at finite x
+                with case(f"grad_output = inf, nan, -inf, {name}"):
+                    inputs = make_inputs({"x": torch.tensor([0.5, -2.0, 2.5], dtype=dtype,
+                                                            device=device)})
+                    output = run_forward(function, spec, inputs).output
+                    grad_output = torch.tensor([float("inf"), float("nan"), float("-inf")],
+                                               dtype=dtype, device=device)
+                    grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
+                    check_non_finite_grad_output(spec.name, grad, grad_output)
         for seed, shape in enumerate(SHAPES):
             check_straight_through(function, spec, random_values(shape, device, seed=seed),
                                    seed=seed)

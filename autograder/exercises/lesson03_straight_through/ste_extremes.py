@@ -139,3 +139,22 @@ def check_gradient_at_non_finite(name: str, got, expected: torch.Tensor, x: torc
         "stand-in that never stops the gradient has slope 1 there too and passes grad_output "
         f"({exact(expected[i].item())}): backward holds for x of any value, ±inf and NaN "
         "included", mistake=f"{name}/gradient-stops-at-non-finite")
+
+
+def check_non_finite_grad_output(name: str, got, grad_output: torch.Tensor) -> None:
+    """The plain estimators pass every grad_output on unchanged, ±inf and NaN included (a loss
+    that overflowed must show in the gradient, not vanish): a backward that "cleans" grad_output
+    with nan_to_num or isfinite hides it."""
+    if (not isinstance(got, torch.Tensor) or got.shape != grad_output.shape
+            or got.dtype != grad_output.dtype):
+        return
+    wrong = _differ(got.detach(), grad_output)
+    if not wrong.any():
+        return
+    i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+    raise GradingError(
+        f"{name} changes a non-finite grad_output: where grad_output is "
+        f"{exact(grad_output[i].item())} your gradient is {exact(got[i].item())}; the stand-in "
+        "that never stops the gradient passes every grad_output on as it is, ±inf and NaN "
+        "included (a nan_to_num or an isfinite filter in backward hides an overflowed loss)",
+        mistake=f"{name}/changes-non-finite-grad-output")
