@@ -475,10 +475,11 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # - Backward is your derivation, **by hand** (no `torch.autograd.grad`, no
 #   `native_layer_norm_backward`), and returns each input's gradient in forward's order:
 #   `None` for `eps`, and `None` for, and no gradient computed for, any input whose
-#   `ctx.needs_input_grad` is `False` (the ops backward runs are logged: asking for one more
-#   gradient must add some, and with `x` frozen none may sum a tensor made from `grad_output`
-#   to one number per row, as grad_x's row sums do); `weight=None` or `bias=None` gives
-#   `False` there.
+#   `ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. The
+#   ops backward runs are logged: asking for one more gradient must add some; with `x`
+#   frozen, none may make a full-size tensor from the weight or sum a tensor made from
+#   `grad_output` to one number per row (grad_x's work); with only `bias` asking, none may
+#   make a full-size tensor from `x`.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
 #   however many there are, none included.
 #
@@ -682,7 +683,8 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #   above: the box after the contract gives it (open it once you have decided).
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
-#   that needs none (the ops are logged and read as in ✎ 1).
+#   that needs none (the ops are logged and read as in ✎ 1: with `x` frozen, no full-size
+#   tensor made from the weight, no row sums of a tensor made from `grad_output`).
 #
 # <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
 # save)</summary>
@@ -812,17 +814,18 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 #   built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
 #   `torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;
 # - `forward(x)` computes through your `RMSNormFunction`;
-# - the same `state_dict` (its keys, shapes, dtypes and initial values), so that it loads
-#   `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` loads;
+# - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
+#   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
+#   `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input
 #   to a float32 module;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
-# <details><summary><b>Hint</b> · questions</summary>
+# <details><summary><b>Hint</b> · a question</summary>
 #
-# With `eps=None`, which number does `torch.nn.RMSNorm` use, and what does it depend on that
-# `__init__` cannot know yet?
+# Give `nn.RMSNorm(8, eps=None)` a float32 row and a float64 row whose mean square is about
+# `1e-14`: does one number for eps explain both outputs?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -882,8 +885,9 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 #   `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, whichever is wider.
 #   The weight saved itself is free; everything else saved counts.
 # - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
-#   gradient computed for, an input that needs none (with `x` frozen, no group sums of a
-#   tensor made from `grad_output`).
+#   gradient computed for, an input that needs none (logged as in ✎ 1: with `x` frozen, no
+#   full-size tensor made from the weight and no group sums of a tensor made from
+#   `grad_output`; with only the bias asking, no full-size tensor made from `x`).
 #
 # The grader compares your gradients with the same formula in composed ops, not with
 # `F.group_norm`'s backward: in torch 2.13 on the CPU that backward raises "tensor does not
@@ -1556,7 +1560,9 @@ print("gradcheck:", torch.autograd.gradcheck(
 #     print(LayerNormFloat32.apply(hidden, w.float(), b.float(), 1e-5).dtype)
 # ```
 #
-# One answer: forward, decorated with `custom_fwd(device_type="cpu",
+# <details><summary><b>One answer</b> (open after trying)</summary>
+#
+# Forward, decorated with `custom_fwd(device_type="cpu",
 # cast_inputs=torch.float32)`, casts `x`, the weight and the bias to float32 itself (outside
 # autocast the decorator does not), calls `LayerNormFunction.forward` on them and returns the
 # result cast to the dtype of the `x` it was given; backward, decorated with
@@ -1568,6 +1574,7 @@ print("gradcheck:", torch.autograd.gradcheck(
 # device (on CUDA `layer_norm` and `group_norm` are on it, and `F.layer_norm` returns
 # float32, as yours does; the CPU's list leaves them out). Either output is safe to pass on:
 # under autocast the ops that follow cast their inputs as they need.
+# </details>
 #
 # The mistakes of practice, beside the graded ones of the common-mistakes table:
 #

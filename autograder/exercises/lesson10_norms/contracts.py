@@ -43,10 +43,11 @@ LAYER_NORM_CLAUSES = (
     Clause("Backward is your derivation, **by hand** (no `torch.autograd.grad`, no "
            "`native_layer_norm_backward`), and returns each input's gradient in forward's "
            "order: `None` for `eps`, and `None` for, and no gradient computed for, any input whose "
-           "`ctx.needs_input_grad` is `False` (the ops backward runs are logged: asking for "
-           "one more gradient must add some, and with `x` frozen none may sum a tensor made "
-           "from `grad_output` to one number per row, as grad_x's row sums do); `weight=None` "
-           "or `bias=None` gives `False` there.",
+           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. "
+           "The ops backward runs are logged: asking for one more gradient must add some; with "
+           "`x` frozen, none may make a full-size tensor from the weight or sum a tensor made "
+           "from `grad_output` to one number per row (grad_x's work); with only `bias` asking, "
+           "none may make a full-size tensor from `x`.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
             "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
             "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
@@ -55,7 +56,10 @@ LAYER_NORM_CLAUSES = (
                                                        "needs_input_grad entry",
             "case:does as much work": "grad_x computed even when only weight needs a gradient",
             "LayerNormFunction/grad-x-work-for-frozen-x": "grad_x's row sums computed before "
-                                                          "needs_input_grad is read"}),
+                                                          "needs_input_grad is read",
+            "LayerNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen",
+            "LayerNormFunction/x-hat-for-bias-only": "x_hat recomputed when only the bias needs "
+                                                     "a gradient"}),
     Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
            "however many there are, none included.",
            {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
@@ -86,13 +90,16 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("Backward by hand, from your derivation; the weight gradient summed over every "
            "leading dim to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient "
-           "computed for, an input that needs none (the ops are logged and read as in ✎ 1).",
+           "computed for, an input that needs none (the ops are logged and read as in ✎ 1: "
+           "with `x` frozen, no full-size tensor made from the weight, no row sums of a tensor "
+           "made from `grad_output`).",
            {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
             "case:returned grad_weight of shape": "weight gradient not summed",
             "case:does as much work": "weight gradient computed whatever needs_input_grad "
                                        "says",
             "RMSNormFunction/grad-x-work-for-frozen-x": "grad_x's row sum computed before "
-                                                        "needs_input_grad is read"}),
+                                                        "needs_input_grad is read",
+            "RMSNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen"}),
 )
 
 
@@ -135,13 +142,17 @@ GROUP_NORM_CLAUSES = (
                                                   "float32 x",
             "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, "
-           "and no gradient computed for, an input that needs none (with `x` frozen, no group "
-           "sums of a tensor made from `grad_output`).",
+           "and no gradient computed for, an input that needs none (logged as in ✎ 1: with "
+           "`x` frozen, no full-size tensor made from the weight and no group sums of a tensor "
+           "made from `grad_output`; with only the bias asking, no full-size tensor made from "
+           "`x`).",
            {"case:returned a gradient for weight, which needs none": "grad_weight computed "
                                                                       "whenever there is a "
                                                                       "weight",
             "GroupNormFunction/grad-x-work-for-frozen-x": "grad_x's group sums computed "
-                                                          "before needs_input_grad is read"}),
+                                                          "before needs_input_grad is read",
+            "GroupNormFunction/x-hat-for-bias-only": "x_hat recomputed when only the bias "
+                                                     "needs a gradient"}),
 )
 
 
@@ -160,14 +171,15 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`;",
            {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
-    Clause("the same `state_dict` (its keys, shapes, dtypes and initial values), so that it "
-           "loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm` "
-           "loads;",
+    Clause("the same `state_dict` (its keys, shapes, dtypes and initial values: each new "
+           "module's own weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` "
+           "and saves one that `torch.nn.RMSNorm` loads;",
            {"case:its weight is a plain tensor": "weight a plain tensor",
             "case:give it exactly one, named weight": "parameter named scale",
             "case:does not start as ones": "weight starts random",
             "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer",
-            "RMSNorm/weight-dtype": "weight built in float64"}),
+            "RMSNorm/weight-dtype": "weight built in float64",
+            "RMSNorm/shared-weight": "every RMSNorm(dim) wraps one cached ones tensor"}),
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
            "same state and input: an input in the module's dtype, float32 or float64, and a "
            "float64 input to a float32 module;",

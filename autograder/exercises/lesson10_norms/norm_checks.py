@@ -3,6 +3,7 @@ backward returns, counted work per needed gradient, and the gradient's terms (wh
 backward left out); norm_saved checks what forward saved."""
 
 import itertools
+from typing import NamedTuple
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -146,17 +147,28 @@ def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
 
 
-class _FromGradOutput(TorchDispatchMode):
-    """Each op backward runs, as (name, numel of its largest input made from grad_output, 0 if
-    none, numels of its new outputs): a tensor is made from grad_output when an op that read
-    grad_output, or a tensor made from it, wrote it (in place included). Every such tensor is
-    kept alive to the end, so that no other one can take its memory and its mark."""
+class Op(NamedTuple):
+    """One op backward ran, as ``_FromGradOutput`` logs it."""
+    name: str
+    derived: int  # numel of its largest input made from grad_output, 0 if none
+    new: list  # numels of its new outputs
+    written: list  # numels of the outputs it wrote: new ones, in-place and out= ones (no views)
+    other: int  # numel of its largest tensor input not made from grad_output (x, x_hat, ...)
+    weight: bool  # reads the weight (itself or a view of it)
 
-    def __init__(self, grad_output: torch.Tensor):
+
+class _FromGradOutput(TorchDispatchMode):
+    """Each op backward runs, as an ``Op``: a tensor is made from grad_output when an op that
+    read grad_output, or a tensor made from it, wrote it (in place included). Every such tensor
+    is kept alive to the end, so that no other one can take its memory and its mark."""
+
+    def __init__(self, grad_output: torch.Tensor, weight=None):
         super().__init__()
         self.kept = [grad_output]
         self.marked = {grad_output.untyped_storage().data_ptr()}
-        self.ops: list[tuple[str, int, list[int]]] = []
+        self.weight = (weight.untyped_storage().data_ptr()
+                       if isinstance(weight, torch.Tensor) and weight.numel() else None)
+        self.ops: list[Op] = []
 
     def _made_from(self, tensor) -> int:
         if not isinstance(tensor, torch.Tensor) or not tensor.numel():
@@ -168,10 +180,13 @@ class _FromGradOutput(TorchDispatchMode):
         name = func.overloadpacket.__name__
         # new_ones, zeros_like and their kin read only a tensor's shape and dtype
         factory = name.startswith("new_") or name.endswith("_like")
-        derived = 0 if factory else max(map(self._made_from, tree_flatten((args, kwargs))[0]),
-                                        default=0)
+        tensors = [] if factory else [t for t in tree_flatten((args, kwargs))[0]
+                                      if isinstance(t, torch.Tensor) and t.numel()]
+        derived = max(map(self._made_from, tensors), default=0)
+        other = max((t.numel() for t in tensors if not self._made_from(t)), default=0)
+        weight = any(t.untyped_storage().data_ptr() == self.weight for t in tensors)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
-        new = []
+        new, written = [], []
         for returned, value in zip(func._schema.returns, outputs):
             if not isinstance(value, torch.Tensor):
                 continue
@@ -180,11 +195,13 @@ class _FromGradOutput(TorchDispatchMode):
                 self.marked.add(value.untyped_storage().data_ptr())
             if returned.alias_info is None:
                 new.append(value.numel())
-        self.ops.append((name, derived, new))
+            if returned.alias_info is None or returned.alias_info.is_write:
+                written.append(value.numel())
+        self.ops.append(Op(name, derived, new, written, other, weight))
         return out
 
 
-def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, list]:
+def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, list[Op]]:
     """(ops backward dispatched, what it returned, each op as ``_FromGradOutput`` logs it) when
     only ``wanted`` require grad."""
     probe, returned = record_backward_returns(function)
@@ -192,7 +209,7 @@ def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, 
     forward = run_forward(probe, spec, inputs)
     tensors = {n: v for n, v in inputs.items() if isinstance(v, torch.Tensor)}
     grad_output = torch.ones_like(forward.output)
-    with _FromGradOutput(grad_output) as log:
+    with _FromGradOutput(grad_output, inputs.get("weight")) as log:
         backward = run_backward(spec, forward.output, tensors, grad_output)
     check_returned(spec, returned[-1], inputs)
     return sum(op not in BOOKKEEPING for op in backward.ops), returned[-1], log.ops
@@ -201,10 +218,12 @@ def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, 
 def check_needs_input_grad(function, spec: Spec, values: dict, *,
                            rows: int | None = None) -> None:
     """None for an input that needs no gradient, and strictly more work whenever one more
-    gradient is needed; then, given ``rows``, read off the ops: with x frozen, no sum of a full-size tensor
-    made from grad_output down to one number per row (``rows``: per group for GroupNorm),
-    which only grad_x needs (x_hat itself, shared with grad_weight, is left free). ``values``
-    must make ``rows`` differ from every other size a weight gradient passes through."""
+    gradient is needed; then, given ``rows``, read off the ops: with x frozen, no sum of a
+    full-size tensor made from grad_output down to one number per row (``rows``: per group for
+    GroupNorm), which only grad_x needs, and no full-size tensor from the weight
+    (``check_frozen_x_work``); with only the bias wanted, no full-size tensor from x either
+    (x_hat, shared by grad_weight and grad_x). ``values`` must make ``rows`` differ from every
+    other size a weight gradient passes through."""
     names = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
     work, logs = {}, {}
     for count in range(1, len(names) + 1):
@@ -229,16 +248,39 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
     for wanted, ops in logs.items():
         if "x" in wanted:
             continue
-        for op, derived, new in ops:
-            if derived == full and rows in new:
-                needed = " and ".join(sorted(wanted, key=names.index))
+        needed = " and ".join(sorted(wanted, key=names.index))
+        requires = f"require{'s' if len(wanted) == 1 else ''}"
+        for op in ops:
+            if op.derived == full and rows in op.new:
                 raise GradingError(
                     f"{spec.name}.backward sums a full-size tensor made from grad_output to one "
-                    f"number per {unit} ({op}) when only {needed} require"
-                    f"{'s' if len(wanted) == 1 else ''} grad: those {unit} sums are grad_x's, "
-                    "and x needs no gradient here; where does your backward read "
-                    "ctx.needs_input_grad[0], before or after them?",
+                    f"number per {unit} ({op.name}) when only {needed} {requires} grad: those "
+                    f"{unit} sums are grad_x's, and x needs no gradient here; where does your "
+                    "backward read ctx.needs_input_grad[0], before or after them?",
                     mistake=f"{spec.name}/grad-x-work-for-frozen-x")
+        check_frozen_x_work(spec, ops, full, needed, requires, wanted)
+
+
+def check_frozen_x_work(spec: Spec, ops: list[Op], full: int, needed: str, requires: str,
+                        wanted: frozenset) -> None:
+    """With x frozen, no full-size tensor written from the weight (grad_output * weight is
+    dL/dx_hat, which only grad_x reads); with only the bias wanted, no full-size tensor written
+    from anything but grad_output (x_hat, made from x, is for grad_weight and grad_x)."""
+    for op in ops:
+        if full not in op.written:
+            continue
+        if op.weight:
+            raise GradingError(
+                f"{spec.name}.backward makes a full-size tensor from the weight ({op.name}) "
+                f"when only {needed} {requires} grad: the weight enters grad_x alone (as "
+                "grad_output * weight), and x needs no gradient here; compute it only when "
+                "ctx.needs_input_grad[0] is True", mistake=f"{spec.name}/g-hat-for-frozen-x")
+        if wanted == {"bias"} and op.other == full:
+            raise GradingError(
+                f"{spec.name}.backward makes a full-size tensor from x ({op.name}, x_hat's "
+                "work) when only bias requires grad: the bias gradient reads grad_output "
+                "alone, and x_hat serves grad_weight and grad_x; build it only when "
+                "ctx.needs_input_grad asks for one of those", mistake=f"{spec.name}/x-hat-for-bias-only")
 
 
 # ------------------------------------------------------------- accuracy at a large offset

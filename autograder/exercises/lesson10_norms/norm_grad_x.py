@@ -86,5 +86,16 @@ def _diagnose_row_means(spec: Spec, got, values: dict, grad_output, terms: dict,
     if off and all(abs(f) > 1e-3 for f in factors) and matches(fitted):
         which = " and ".join(f"the {n} term {f:.3g} times the right one" for n, f in off)
         raise GradingError(f"{spec.name}'s grad_x has {which}: a row mean divides by the "
-                           f"row's length D = x.shape[-1] ({x.shape[-1]} here); what does "
-                           "yours divide by?", mistake=f"{spec.name}/wrong-row-length")
+                           f"row's length D = x.shape[-1] ({x.shape[-1]} here); "
+                           f"{_divisor(x, off[0][1])}", mistake=f"{spec.name}/wrong-row-length")
+
+
+def _divisor(x: torch.Tensor, factor: float) -> str:
+    """What a row mean off by ``factor`` divided by, named when it is another size of x."""
+    divisor = x.shape[-1] / factor
+    sizes = [(f"x.shape[{dim}]", x.shape[dim]) for dim in range(x.dim() - 1)]
+    sizes.append(("the number of rows", x.numel() // max(x.shape[-1], 1)))
+    for name, size in sizes:
+        if size and abs(divisor - size) < 1e-3 * size:
+            return f"yours divides by {size}, {name} here: which dim is the row's?"
+    return "what does yours divide by?"

@@ -56,6 +56,21 @@ def check_parameter(module: nn.Module, dim: int) -> None:
                            "the identity scaling, torch.ones(dim)")
 
 
+def check_own_weight(cls: type, dim: int) -> None:
+    """Two modules built alike own two weights: a weight shared between instances (a cached
+    tensor wrapped in nn.Parameter, a class attribute) moves them all when one trains or
+    loads a state_dict."""
+    first, second = build(cls, dim), build(cls, dim)
+    weights = [getattr(module, "weight", None) for module in (first, second)]
+    if not all(isinstance(weight, torch.Tensor) and weight.numel() for weight in weights):
+        return  # check_parameter names a missing weight
+    if weights[0].untyped_storage().data_ptr() == weights[1].untyped_storage().data_ptr():
+        raise GradingError(f"two {NAME}({dim}) modules share one weight tensor: loading a "
+                           "state_dict into one, or training it, changes the other; each "
+                           "module must build its own weight in __init__",
+                           mistake=f"{NAME}/shared-weight")
+
+
 def _custom_node(output: torch.Tensor) -> bool:
     """True when a custom Function's node is in the output's graph (near its end)."""
     stack, seen = [output.grad_fn], set()
@@ -225,6 +240,7 @@ def _module_values(device, dtype=torch.float64, seed=0, eps=DEFAULT_EPS) -> dict
 def full(submission, device) -> None:
     """The hidden battery on ``device``."""
     cls = check_module_class(submission)
+    check_own_weight(cls, DIM)
     for dim in (DIM, 1):
         check_parameter(build(cls, dim), dim)
     for seed, shape in enumerate([(3, 4, DIM), (DIM,), (1, DIM), (5, 1)]):

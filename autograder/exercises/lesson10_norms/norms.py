@@ -61,6 +61,19 @@ def check_grad_x_terms(function, spec: Spec, device) -> None:
     diagnose_grad_x(spec, grads[0], values, pristine, centred=_centred(spec))
 
 
+def grad_x_hint(function, spec: Spec, values: dict) -> None:
+    """After a failed case, name a slip of grad_x on that case's own inputs: a row length read
+    off another dim shows only where that dim's size differs from D."""
+    inputs = make_inputs(values, requires_grad={"x"})
+    grad_output = _grad_output(values, seed=3)
+    try:
+        output = function.apply(*inputs.values())
+        grad_x, = torch.autograd.grad(output, inputs["x"], grad_output)
+    except Exception:  # the learner's code may raise anything: the first hint stands
+        return
+    diagnose_grad_x(spec, grad_x, values, grad_output, centred=_centred(spec))
+
+
 def check_eps_used(function, spec: Spec, device) -> None:
     """With eps = 0.5 the output must differ from what a fixed small eps gives."""
     values = _values(spec, (3,), 4, device, eps=0.5, seed=4)
@@ -93,6 +106,7 @@ def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None
         except GradingError:
             scalar_weight_hint(spec, returned, values)
             unbiased_variance_hint(function, spec, values)
+            grad_x_hint(function, spec, values)
             raise
         check_returned(spec, returned[-1], make_inputs(values))
         check_no_ctx_tensors(spec, forward)

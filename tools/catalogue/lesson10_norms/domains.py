@@ -19,7 +19,8 @@ MISTAKES = [
          "        LayerNormFunction.eps = eps\n        ctx.save_for_backward(x, weight, mean)\n"),
         ("        x, weight, mean, rstd = ctx.saved_tensors\n        wide = rstd.dtype\n",
          "        x, weight, mean = ctx.saved_tensors\n        wide = mean.dtype\n"
-         "        rstd = torch.rsqrt((x.to(wide) - mean).pow(2).mean(-1, keepdim=True)"
+         "        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:\n"
+         "            rstd = torch.rsqrt((x.to(wide) - mean).pow(2).mean(-1, keepdim=True)"
          " + LayerNormFunction.eps)\n"))),
     # statistics always in float32: float64 inputs keep a float32 mean and rstd
     Mistake("LayerNormFunction", "float32 statistics saved for float64 inputs",

@@ -32,7 +32,8 @@ _HEAD = '''
         M = C // ctx.num_groups * x.shape[2:].numel()
         shape = (C,) + (1,) * (x.dim() - 2)
         summed = [0, *range(2, x.dim())]
-        x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[2]:  # never for the bias alone
+            x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd
         grad_x = grad_weight = grad_bias = None
         if ctx.needs_input_grad[2]:
             grad_weight = (grad_output * x_hat.reshape(x.shape)).sum(summed)
@@ -51,6 +52,14 @@ _TAIL = '''            grad_x = grad_x.reshape(x.shape)
 
 _RIGHT = ("            grad_x = rstd * (g - g.mean(-1, keepdim=True)"
           " - x_hat * (g * x_hat).mean(-1, keepdim=True))\n")
+
+
+# the head as first written, x_hat built whatever is needed: the base of mistakes that hoist
+# grad_x's work, whose own slip the grader names first
+_HEAD_EAGER = _HEAD.replace(
+    "        if ctx.needs_input_grad[0] or ctx.needs_input_grad[2]:  # never for the bias alone\n"
+    "            x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd\n",
+    "        x_hat = (x.reshape(N, ctx.num_groups, M) - mean) * rstd\n")
 
 
 def _gn(backward: str, forward: str = _FORWARD) -> str:
@@ -94,7 +103,9 @@ UNUSUAL = [
         G = ctx.num_groups
         X = x.reshape(N, C, x.shape[2:].numel())
         dY = grad_output.reshape(X.shape)
-        ds, db = (dY * X).sum(-1), dY.sum(-1)  # (N, C)
+        db = dY.sum(-1)  # (N, C)
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[2]:  # not for the bias alone
+            ds = (dY * X).sum(-1)
         dx = dgamma = dbeta = None
         mean2, rstd2 = mean.reshape(N, G), rstd.reshape(N, G)
         if ctx.needs_input_grad[0]:
@@ -160,7 +171,7 @@ UNUSUAL = [
         xl = x.movedim(1, -1)
         m = mean.reshape(N, *([1] * (x.dim() - 2)), G).repeat_interleave(C // G, -1)
         r = rstd.reshape(N, *([1] * (x.dim() - 2)), G).repeat_interleave(C // G, -1)
-        x_hat = (xl - m) * r
+        x_hat = (xl - m) * r if ctx.needs_input_grad[0] or ctx.needs_input_grad[2] else None
         grads = [None] * 5
         lead = tuple(range(x.dim() - 1))
         if ctx.needs_input_grad[2]:

@@ -2,7 +2,7 @@
 backward head, the right grad_x line) by edits."""
 
 from .. import Mistake, edit
-from .group_norm import _FORWARD, _HEAD, _NATIVE, _RIGHT, _TAIL, _gn, _grad_x
+from .group_norm import _FORWARD, _HEAD, _HEAD_EAGER, _NATIVE, _RIGHT, _TAIL, _gn, _grad_x
 
 
 MISTAKES = [
@@ -160,7 +160,7 @@ class GroupNormFunction(torch.autograd.Function):
     # only the weight or the bias needs a gradient
     Mistake("GroupNormFunction", "grad_x's group sums computed before needs_input_grad is read",
             "to one number per group", _gn(edit(
-                _HEAD, ("        if ctx.needs_input_grad[0]:\n"
+                _HEAD_EAGER, ("        if ctx.needs_input_grad[0]:\n"
                         "            g = grad_output * weight.reshape(shape) if weight is not None"
                         " else grad_output\n            g = g.reshape(x_hat.shape)\n",
                         "        g = grad_output * weight.reshape(shape) if weight is not None"

@@ -27,12 +27,20 @@ _LN_HEAD = '''
         need_x, need_weight, need_bias = ctx.needs_input_grad[:3]
         grad_x = grad_weight = grad_bias = None
         D = x.shape[-1]
-        x_hat = (x - mean) * rstd
+        if need_x or need_weight:  # x_hat serves these two, never the bias
+            x_hat = (x - mean) * rstd
         if need_weight:
             grad_weight = (grad_output * x_hat).reshape(-1, D).sum(0)
         if need_bias:
             grad_bias = grad_output.reshape(-1, D).sum(0)
 '''
+
+
+# the head as first written, x_hat built whatever is needed: the base of mistakes that hoist
+# grad_x's work, whose own slip the grader names first
+_LN_HEAD_EAGER = _LN_HEAD.replace(
+    "        if need_x or need_weight:  # x_hat serves these two, never the bias\n"
+    "            x_hat = (x - mean) * rstd\n", "        x_hat = (x - mean) * rstd\n")
 
 
 def _ln(backward: str, forward: str = _LN_FORWARD) -> str:
@@ -97,7 +105,8 @@ UNUSUAL = [
     def backward(ctx, grad_output):
         x, weight, mean, std = ctx.saved_tensors
         grad_x = grad_weight = grad_bias = None
-        x_hat = (x - mean) / std
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            x_hat = (x - mean) / std
         if ctx.needs_input_grad[1]:
             grad_weight = torch.einsum("...d,...d->d", grad_output, x_hat)
         if ctx.needs_input_grad[2]:
@@ -126,12 +135,14 @@ UNUSUAL = [
     def backward(ctx, grad_output):
         rows, weight, mean, rstd = ctx.saved_tensors
         g_rows = grad_output.reshape(rows.shape)
-        x_hat = (rows - mean[:, None]) * rstd[:, None]
         grads = [None, None, None, None]
-        if ctx.needs_input_grad[1]:
-            grads[1] = (g_rows * x_hat).sum(0)
         if ctx.needs_input_grad[2]:
             grads[2] = g_rows.sum(0)
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            return tuple(grads)
+        x_hat = (rows - mean[:, None]) * rstd[:, None]
+        if ctx.needs_input_grad[1]:
+            grads[1] = (g_rows * x_hat).sum(0)
         if ctx.needs_input_grad[0]:
             g = g_rows if weight is None else g_rows * weight
             inner = g - g.mean(1, keepdim=True) - x_hat * (g * x_hat).mean(1, keepdim=True)
@@ -159,10 +170,10 @@ UNUSUAL = [
         # c1 = sum(xhat * wdy) / N, c2 = sum(wdy) / N, dx = (wdy - (xhat * c1 + c2)) * rstd
         X, W, Mean, Rstd = ctx.saved_tensors
         N = X.shape[-1]
-        xhat = (X - Mean) * Rstd
-        wdy = DY * W if W is not None else DY
+        xhat = (X - Mean) * Rstd if ctx.needs_input_grad[0] or ctx.needs_input_grad[1] else None
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
+            wdy = DY * W if W is not None else DY
             c1 = (xhat * wdy).sum(-1, keepdim=True) / N
             c2 = wdy.sum(-1, keepdim=True) / N
             dx = (wdy - (xhat * c1 + c2)) * Rstd
@@ -190,9 +201,10 @@ class LayerNormFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, weight, rstd = ctx.saved_tensors
-        x_hat = (x - x.mean(-1, keepdim=True)) * rstd
         D = x.shape[-1]
         out = [None, None, None, None]
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            x_hat = (x - x.mean(-1, keepdim=True)) * rstd
         if ctx.needs_input_grad[1]:
             out[1] = torch.einsum("...d,...d->d", grad_output, x_hat)
         if ctx.needs_input_grad[2]:

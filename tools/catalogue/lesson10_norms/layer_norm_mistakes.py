@@ -3,7 +3,7 @@ misplaced, gradients computed or saved beyond need, and slips of a LayerNorm com
 float32 or wider (WIDE_LAYER_NORM, the lesson's bf16 advice)."""
 
 from .. import Mistake, edit
-from .layer_norm import _LN_CORRECT, _LN_FORWARD, _LN_HEAD, _ln, _ln_grad_x
+from .layer_norm import _LN_CORRECT, _LN_FORWARD, _LN_HEAD, _LN_HEAD_EAGER, _ln, _ln_grad_x
 
 
 # LayerNorm computed in float32 or wider: the base each LayerNorm slip below edits
@@ -29,7 +29,8 @@ class LayerNormFunction(torch.autograd.Function):
         x, weight, mean, rstd = ctx.saved_tensors
         wide = rstd.dtype
         D = x.shape[-1]
-        x_hat = (x.to(wide) - mean) * rstd
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:  # never for the bias alone
+            x_hat = (x.to(wide) - mean) * rstd
         go = grad_output.to(wide)
         gx = gw = gb = None
         if ctx.needs_input_grad[1]:
@@ -131,7 +132,7 @@ MISTAKES = [
         return grad_x, grad_weight, grad_bias, None
 '''), named=True),
     Mistake("LayerNormFunction", "grad_x computed even when only weight needs a gradient",
-            "does as much work when only", _ln(_LN_HEAD + """\
+            "does as much work when only", _ln(_LN_HEAD_EAGER + """\
         g = grad_output * weight if weight is not None else grad_output
         full = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
         grad_x = full if need_x else None
@@ -277,7 +278,7 @@ class LayerNormFunction(torch.autograd.Function):
     # grad_x's two row sums hoisted above the needs_input_grad test, "shared" with nothing:
     # more work for each gradient asked, yet grad_x's work when only weight or bias needs one
     Mistake("LayerNormFunction", "grad_x's row sums computed before needs_input_grad is read",
-            "to one number per row", _ln(_LN_HEAD + """\
+            "to one number per row", _ln(_LN_HEAD_EAGER + """\
         g = grad_output * weight if weight is not None else grad_output
         mean_g, mean_g_x_hat = g.mean(-1, keepdim=True), (g * x_hat).mean(-1, keepdim=True)
         if need_x:
