@@ -139,7 +139,7 @@ for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
 #
 # LayerNorm ignores both: adding a constant to a row moves its mean and nothing else (the
 # change printed is rounding), and scaling a row scales $x - \mu$ and $\sigma$ alike; only
-# $\varepsilon$ breaks the tie, by a few 1e-5 here (a relative change of the order of
+# $\varepsilon$ breaks the tie, by up to a few 1e-5 here (a relative change of the order of
 # $\varepsilon/\sigma^2$). RMSNorm has no mean to subtract, so a shift changes its output; a
 # scale, again, only through $\varepsilon$.
 #
@@ -1027,7 +1027,7 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
-# | every gradient computed whatever `needs_input_grad` says | work, and memory, for gradients nobody asked for | test `ctx.needs_input_grad[i]` before each one |
+# | every gradient computed whatever `needs_input_grad` says, or `x_hat` and `grad_output * weight` built first thing | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x) | test `ctx.needs_input_grad[i]` before each gradient and before what only it reads |
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
 # | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
