@@ -6,8 +6,9 @@ import torch
 import torch.nn.functional as F
 
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson12_surgery.surgery import (CLIP_SHAPES, SHAPES, clip_grad_output,
-                                                           clipped)
+from autograder.exercises.lesson12_surgery.clip_gradient_norm import (CLIP_SHAPES, clip_grad_output,
+                                                                      clipped)
+from autograder.exercises.lesson12_surgery.surgery import SHAPES
 from autograder.exercises.lesson12_surgery.surgery_checks import SOFT, kink_values, soft_values
 from tools.catalogue import lesson12_surgery
 

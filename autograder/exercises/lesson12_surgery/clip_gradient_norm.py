@@ -1,0 +1,188 @@
+"""Lesson 12's ClipGradientNorm: backward scales each row of grad_output (last dim) whose norm
+is above max_norm down to norm max_norm, and passes the others unchanged; forward is x itself.
+gradcheck would reject it by design, so backward is compared with the intended surgery, on rows
+far below, far above, exactly at max_norm and at zero norm."""
+
+import torch
+
+from ...checks import (Spec, case, check_backward_by_hand, check_is_function)
+from ...contract import check_each_input_alone, covers
+from ...diagnose import diagnose_gradient
+from ...errors import GradingError
+from ...exercise import sample
+from .surgery_checks import Intended, check_strided, matches, strided_grad_output, surgery_case
+
+CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
+CLIP_SHAPES = [(8, 3), (2, 3, 4), (6,), (5, 3), (4, 1), (1, 7)]  # rows are the last dim
+
+
+def clipped(grad_output: torch.Tensor, max_norm: float) -> torch.Tensor:
+    """Each row (last dim) of norm above ``max_norm`` scaled down to norm ``max_norm``."""
+    norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
+    return torch.where(norms > max_norm, grad_output * (max_norm / norms), grad_output)
+
+
+def clip_grad_output(shape, device, *, max_norm: float, seed: int = 0,
+                     dtype=torch.float64) -> torch.Tensor:
+    """Rows far below, far above, exactly at (3-4-5 scaled) and at zero norm, in turn."""
+    grad = sample(shape, device, seed=seed, dtype=dtype)
+    rows = grad.reshape(-1, shape[-1])
+    for i in range(rows.shape[0]):
+        kind = i % 4
+        norm = torch.linalg.vector_norm(rows[i])
+        if kind == 0:
+            rows[i] *= 4 * max_norm / norm
+        elif kind == 1:
+            rows[i] *= 0.5 * max_norm / norm
+        elif kind == 2 and shape[-1] >= 2:
+            rows[i] = 0
+            rows[i, :2] = torch.tensor([0.6, 0.8], dtype=dtype) * max_norm  # norm max_norm
+        elif kind == 3:
+            rows[i] = 0
+    return rows.reshape(shape)
+
+
+def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
+    grad_output = clip_grad_output(x.shape, x.device, max_norm=max_norm, seed=seed + 1,
+                                   dtype=x.dtype)
+    pristine = grad_output.clone()
+    forward, backward = surgery_case(function, CLIP, x, max_norm, grad_output)
+    got, expected = backward.grads[0], clipped(pristine, max_norm)
+    total = torch.linalg.vector_norm(pristine)
+    mistakes = [
+        (pristine * min(1.0, max_norm / total.item()),
+         "clips by the norm of the whole gradient, as clip_grad_norm_ does: clip each row "
+         "(last dim) by its own L2 norm"),
+        (pristine.clamp(-max_norm, max_norm),
+         "clamps each element to [-max_norm, max_norm]: clip each row's L2 norm instead"),
+        (pristine * max_norm / torch.linalg.vector_norm(pristine, dim=-1, keepdim=True)
+         .clamp(min=1e-300),
+         "scales every row to norm max_norm, the small ones up too: rows at or below max_norm "
+         "pass unchanged"),
+    ]
+    squares = (pristine * pristine).sum(-1, keepdim=True)
+    squared = torch.where(squares > max_norm, pristine * (max_norm / squares.sqrt()), pristine)
+    at_one = clipped(pristine, 1.0)
+    if not torch.allclose(at_one, pristine) and not torch.allclose(at_one, squared):
+        # only where clipping at 1 is neither no clipping nor the squared comparison
+        mistakes.append((at_one, "clips rows at norm 1 whatever max_norm is: where does max_norm "
+                                 "enter your factor? Hint 4's rows at max_norm = 2 show it"))
+    mistakes.append((squared, f"compares each row's squared norm with max_norm: at "
+                              f"max_norm={max_norm:g} it misjudges the rows whose norm lies "
+                              "between max_norm and sqrt(max_norm). Compare the norm with "
+                              "max_norm (or the squared norm with max_norm ** 2)"))
+    if pristine.dim() >= 2:
+        columns = torch.linalg.vector_norm(pristine, dim=-2, keepdim=True)
+        mistakes.append((torch.where(columns > max_norm, pristine * (max_norm / columns),
+                                     pristine),
+                         "clips columns (the norm over dim -2): clip each row, the norm over "
+                         "the last dim"))
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        rows = torch.linalg.vector_norm(pristine, dim=-1) > 0  # a mistake may divide by 0 there
+        for candidate, hint in mistakes:
+            if matches(got[rows], candidate[rows], expected[rows]):
+                raise GradingError(f"ClipGradientNorm {hint}", mistake={
+                    "clips by the norm of the whole gradient": "ClipGradientNorm/whole-norm",
+                    "clamps each element": "ClipGradientNorm/clamps-elements",
+                    "scales every row to norm max_norm": "ClipGradientNorm/scales-small-rows-up",
+                    "clips rows at norm 1 whatever": "ClipGradientNorm/ignores-max-norm",
+                    "compares each row's squared norm": "ClipGradientNorm/squared-norm-compared",
+                    "clips columns": "ClipGradientNorm/clips-columns"})
+        if not torch.isfinite(got).all():
+            raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
+                               "grad_output is all zeros: a row of norm 0 is below max_norm and "
+                               "passes unchanged (divide only where the norm exceeds max_norm)",
+                               mistake="ClipGradientNorm/nan-on-zero-row")
+    # no eps: the factor is max_norm / norm to float64's rounding, at every max_norm (an eps
+    # added to the norm, as torch.renorm's 1e-7, is 1e-7 / norm of the gradient, a relative
+    # error an absolute tolerance hides once max_norm is small)
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
+            not torch.allclose(got, expected, rtol=1e-9, atol=0) and \
+            torch.allclose(got, expected, rtol=1e-2, atol=0):
+        off = f"{((got - expected).abs() / expected.abs().clamp(min=1e-300)).max():.1g}"
+        rounded = float(torch.tensor(max_norm, dtype=torch.float32))
+        if rounded != max_norm and torch.allclose(got, clipped(pristine, rounded), rtol=1e-12,
+                                                  atol=0):
+            raise GradingError(f"ClipGradientNorm computes with a float32 constant in float64 "
+                               f"arithmetic: its clipped rows are off by a relative {off} at "
+                               f"max_norm={max_norm:g}, exactly what max_norm rounded to float32 "
+                               "gives. Which tensor holds max_norm, and in what dtype?",
+                               mistake="ClipGradientNorm/float32-constant")
+        grown = (got.abs() - expected.abs()) / expected.abs().clamp(min=1e-300)
+        if grown.max() > 1e-12 and grown.abs().max() < 2 ** -22:  # an eps only shrinks a row
+            raise GradingError(f"ClipGradientNorm computes a step in float32 in float64 "
+                               f"arithmetic: its clipped rows are off by a relative {off} at "
+                               f"max_norm={max_norm:g}, some of them too long (an eps added to "
+                               "the norm only shortens them), float32's rounding. Which of your "
+                               "tensors is float32?", mistake="ClipGradientNorm/float32-step")
+        raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative {off} at "
+                           f"max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
+                           "with nothing added to the norm (an eps, as torch.renorm's, shows once "
+                           "the norms are small)", mistake="ClipGradientNorm/eps-in-norm")
+    diagnose_gradient("x", got, expected)
+    return forward, backward
+
+def check_tiny_rows(function, device) -> None:
+    """Rows of norm 5e-13 and 5e-14, non-zero and below max_norm, pass unchanged: a clamp of
+    the norm at 1e-12 (F.normalize's) or an eps scales them, far below any tolerance's notice."""
+    grad_output = torch.tensor([[3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [3.0, 0.0, 4.0],
+                                [0.0, 0.0, 0.0]], dtype=torch.float64, device=device)
+    for max_norm in (1.0, 1e-4):
+        with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
+            _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=40), max_norm,
+                                       grad_output.clone())
+            got = backward.grads[0]
+            for row, norm in ((0, "5e-13"), (1, "5e-14")):
+                if isinstance(got, torch.Tensor) and got.shape == grad_output.shape and \
+                        not torch.allclose(got[row], grad_output[row], rtol=1e-9, atol=0):
+                    raise GradingError(
+                        f"ClipGradientNorm changed a row of norm {norm}, below "
+                        f"max_norm={max_norm:g}: it returns {got[row].tolist()} for "
+                        f"{grad_output[row].tolist()}. A clamp or an eps on the norm (as "
+                        "F.normalize's 1e-12) scales every row below it; a row at or below "
+                        "max_norm passes unchanged", mistake="ClipGradientNorm/changes-tiny-row")
+            diagnose_gradient("x", got, clipped(grad_output, max_norm))
+    check_tiny_max_norm(function, device, grad_output)
+
+
+def check_tiny_max_norm(function, device, grad_output) -> None:
+    """max_norm any positive float: at max_norm = 1e-13 the row of norm 5e-13 is brought to norm
+    1e-13 exactly; a clamp of the norm at 1e-12 (F.normalize's), harmless at max_norm >= 1e-12,
+    makes it 5e-14."""
+    max_norm = 1e-13
+    with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
+        _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=41), max_norm,
+                                   grad_output.clone())
+        got = backward.grads[0]
+        if isinstance(got, torch.Tensor) and got.shape == grad_output.shape:
+            norm = torch.linalg.vector_norm(got[0]).item()
+            if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
+                raise GradingError(
+                    f"ClipGradientNorm brings a row of norm 5e-13 to norm {norm:.3g}, not to "
+                    f"max_norm={max_norm:g}: max_norm may be any positive float, and a clamp or "
+                    "an eps on the norm (as F.normalize's 1e-12) changes the factor of every row "
+                    "whose norm lies below it. The factor is max_norm / norm, with the norm "
+                    "itself", mistake="ClipGradientNorm/clamps-norm")
+        diagnose_gradient("x", got, clipped(grad_output, max_norm))
+
+
+INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
+                     lambda x, max_norm: Intended.apply(x, max_norm, clipped))
+
+
+def clip_full(ClipGradientNorm, device) -> None:
+    function = check_is_function(ClipGradientNorm, CLIP)
+    for seed, shape in enumerate(CLIP_SHAPES):
+        for max_norm in (1.0, 3.0, 0.25, 1e-4):  # 3.0 before 0.25: see check_clip
+            with case(f"x of shape {shape}, max_norm={max_norm}, rows of grad_output above, "
+                      "below, at max_norm and zero"):
+                _, backward = check_clip(function, sample(shape, device, seed=seed),
+                                         max_norm, seed=seed)
+    for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
+        covers(edge)
+    check_tiny_rows(function, device)
+    check_backward_by_hand(CLIP, backward)
+    check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})
+    grad_output = strided_grad_output((2, 4, 3), device, seed=6)
+    check_strided(function, CLIP, {"x": sample((2, 4, 3), device), "max_norm": 1.0}, grad_output,
+                  {"x": clipped(grad_output, 1.0)})
