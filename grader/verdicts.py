@@ -4,6 +4,7 @@ mistake, is returned for the record (``grader.verdict_store``)."""
 
 from nbformat.notebooknode import NotebookNode
 
+from autograder.mistakes import RAISED
 from autograder.verdict import read_signed
 
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
@@ -19,11 +20,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
     each test cell's record, by grade_id (``record``)."""
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
     records = {}
-    answer, lost = None, []  # lost: kernels lost since the previous test cell
+    answer, answer_error, lost = None, None, []  # lost: kernels lost since the previous test
     for index, cell in enumerate(nb.cells):
         metadata = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and metadata.get("solution"):
-            answer = metadata.get("grade_id")
+            answer, answer_error = metadata.get("grade_id"), _raised(cell)
         if cell_label(cell, index) in stopped and not is_test_cell(cell):
             lost.append(stopped[cell_label(cell, index)])
         if not is_test_cell(cell):
@@ -38,6 +39,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             cell.outputs = [error_output("NoVerdict", message)]
             continue
         passed, message, score, mistake = found
+        if not passed and mistake == UNDEFINED and answer_error is not None:
+            # a name the answer cell never defined: what stopped that cell is the mistake
+            message = (f"your answer cell stopped with {answer_error.ename}: "
+                       f"{answer_error.evalue}; then: {message}")
+            mistake = f"{RAISED}{answer_error.ename}"
         # a kernel lost before this test explains its failure better than what followed
         records[exercise] = record(passed, message, score, before[-1].kind if before and not
                                    passed else mistake)
@@ -58,6 +64,15 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
 
 
 NO_VERDICT = "no-verdict"  # the test cell published none, and no fault says why
+UNDEFINED = f"{RAISED}NameError"
+
+
+def _raised(cell):
+    """The error that stopped an answer cell, if any: not an unanswered stub's."""
+    errors = [output for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    if errors and errors[-1].get("ename") != "NotImplementedError":
+        return errors[-1]
+    return None
 
 
 def record(passed: bool, message: str, score: float | None, mistake: str) -> dict:

@@ -85,3 +85,23 @@ def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
         "ana": {"digest": "d2", "notebooks": {}},
         "ben": {"digest": "d3", "notebooks": {"00_template": {}}}}
     assert verdict_store.read_lesson(tmp_path, "01_sigmoid") == {}
+
+
+def test_a_name_the_answer_cell_never_defined_is_blamed_on_what_stopped_that_cell():
+    """A syntax error in the answer cell leaves the exercise undefined, so its test raises a
+    NameError: is the failure recorded as the answer cell's SyntaxError, first, with the
+    NameError after it? An unanswered stub's NotImplementedError is not blamed."""
+    undefined = (False, "the test raised NameError (line 1 of the test cell): name 'Square' is "
+                 "not defined", None, "raised:NameError")
+    notebook = _notebook(_signed(undefined))
+    notebook.cells[0].outputs = [nbformat.v4.new_output(
+        "error", ename="SyntaxError", evalue="expected ':' (cell, line 1)", traceback=[])]
+    record = apply_verdicts(notebook, KEY)["Square"]
+    assert record["mistake"] == "raised:SyntaxError"
+    assert record["hint"] == ("your answer cell stopped with SyntaxError: expected ':' (cell, line "
+                              "1); then: the test raised NameError (line 1 of the test cell): name "
+                              "'Square' is not defined")
+    stub = _notebook(_signed(undefined))
+    stub.cells[0].outputs = [nbformat.v4.new_output(
+        "error", ename="NotImplementedError", evalue="", traceback=[])]
+    assert apply_verdicts(stub, KEY)["Square"]["mistake"] == "raised:NameError"
