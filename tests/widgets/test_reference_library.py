@@ -84,7 +84,10 @@ FAILING_BACKWARD = {
     "MyReLU: overwrites the saved input in backward", "ScaledSigmoid: a float gradient for scale",
     # the engine refuses these gradients: a wrong shape, a gradient for a float, one too few
     "MyLinearFunction: grad_x as (grad_output @ weight).mT",
-    "WeightedSum: a gradient for the float w1", "ScaledSigmoid: one gradient for two inputs"}
+    "WeightedSum: a gradient for the float w1", "ScaledSigmoid: one gradient for two inputs",
+    # backward pops what forward kept by id(ctx): the explorer's second backward finds nothing
+    "Square: a copy of x popped from a module dict keyed by id(ctx)",
+    "Square: a flag in a module dict keyed by id(ctx), popped by backward"}
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY_00_02))

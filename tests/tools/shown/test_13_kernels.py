@@ -52,8 +52,8 @@ def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_on
 
 def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
     """Does Exercise 1's design cell give ✓ to the worked answers, a ✗ to a y saved alone, no ✗
-    to one tensor (both gradients stacked in it is a valid design), and custom_op's own refusal
-    of tuple[torch.Tensor, ...]?"""
+    to one tensor (both gradients stacked in it is a valid design) but a question that leaves
+    the design to the learner, and custom_op's own refusal of tuple[torch.Tensor, ...]?"""
     import torch
 
     checker = cell_from("13_kernels", "if my_saved is not None:")
@@ -63,7 +63,8 @@ def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_a
     lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
                                "my_backward_returns": "torch.Tensor"})
     assert lines[0].startswith("saved: ✗ a and b missing"), lines
-    assert "✗" not in lines[1] and "stacks them, shape (2, *a.shape)" in lines[1], lines
+    assert "✗" not in lines[1] and "where does the kernel store the second one" in lines[1], lines
+    assert "tuple" not in lines[1], lines  # the question does not hand the tuple return over
     lines = run_code(checker, {**worked, "torch": torch,
                                "my_backward_returns": "tuple[torch.Tensor, ...]"})
     assert lines[1].startswith("returns: ✗ custom_op refuses it: ValueError"), lines
