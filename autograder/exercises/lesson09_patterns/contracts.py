@@ -20,7 +20,7 @@ BROADCAST_MUL_CLAUSES = (
                 "leading dims summed with t.sum(()) when there are none"}),
     Clause("backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the "
            "broadcast dims itself (the engine's sum, above, does not count);",
-           {"case:you forgot to sum the broadcast dims": "forgot to sum the broadcast dims",
+           {BM_ + "broadcast-dims-not-summed": "forgot to sum the broadcast dims",
             "case:a dim of size 1 that a has was dropped": "sum without keepdim",
             BM_ + "extra-size-1-dims":
                 "summed with keepdim after left-padding (extra dims of size 1)",

@@ -45,6 +45,18 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
     return shape_hint(name, got, expected)
 
 
+def _shape_mistake(spec: Spec, got: tuple, expected: tuple) -> str:
+    """The id ``returned_shape_hint`` names, where the shapes prove it."""
+    if _drops_ones(expected, got):
+        return f"{spec.name}/extra-size-1-dims"
+    try:
+        if torch.broadcast_shapes(expected, got) == torch.Size(got):
+            return f"{spec.name}/broadcast-dims-not-summed"
+    except RuntimeError:
+        pass
+    return ""
+
+
 def _drops_ones(got: tuple, expected: tuple) -> bool:
     """Is ``got`` ``expected`` with one or more of its dims of size 1 left out?"""
     rest = iter(expected)  # got must be a subsequence of expected, differing only by ones
@@ -63,9 +75,8 @@ def check_returned_shapes(spec: Spec, returned: list, values: dict,
                 continue
             if grad.shape != value.shape:
                 got, expected = tuple(grad.shape), tuple(value.shape)
-                extra = _drops_ones(expected, got)
                 raise GradingError(returned_shape_hint(spec, name, got, expected, values_right),
-                                   mistake=f"{spec.name}/extra-size-1-dims" if extra else "")
+                                   mistake=_shape_mistake(spec, got, expected))
             if grad.dtype != value.dtype:
                 said = (f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} "
                         f"in {value.dtype}: keep the input's dtype")

@@ -208,6 +208,7 @@ def test_prod_zero_cases_without_division():
      "BroadcastMul/divides-by-input"),
     ("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
      "BroadcastMul/extra-size-1-dims"),
+    ("BroadcastMul", "forgot to sum the broadcast dims", "BroadcastMul/broadcast-dims-not-summed"),
     ("BroadcastMul", "leading dims summed with t.sum(()) when there are none",
      "BroadcastMul/sum-of-no-dims-sums-all"),
     ("BroadcastMul", "size-1 dims summed left-aligned, before the leading dims",
