@@ -254,7 +254,8 @@ def bias_sum_named(function, values: dict, device):
             f"{tuple(values['x1'].shape)}, while your backward is right with leading dimensions: "
             "with none, your sum over the leading dimensions summed the output features "
             "(sum(0) of a 1-D tensor does, and so does sum(dim=()), which sums every dimension, "
-            "not none); flatten every leading dimension into rows first, then sum the rows",
+            "not none): what shape do x1's leading dimensions take when there are none, and "
+            "which sum is the same for every number of them?",
             error.details or error.hint, mistake="Bilinear/bias-sums-features") from error
 
 

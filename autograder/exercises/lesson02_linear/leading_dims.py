@@ -39,8 +39,8 @@ def values_and_gradients(function, spec: Spec, values: dict, device):
                 f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
                 "with no leading dimension, your sum over the leading dimensions summed the "
                 "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
-                "sums every dimension, not none); flatten every leading dimension into rows "
-                "first, then sum the rows",
+                "sums every dimension, not none): what shape do the leading dimensions of x "
+                "take when there are none, and which sum is the same for every number of them?",
                 error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not works_for_rows(function, spec, device)):

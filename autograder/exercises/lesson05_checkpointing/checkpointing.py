@@ -196,8 +196,8 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                                         for a, b in zip(states, rng_states(device))):
             raise GradingError(
                 "CheckpointFunction's backward left the global random state rewound to the "
-                "forward's, so later random numbers repeat: restore it inside "
-                "torch.random.fork_rng(), which puts the caller's state back afterwards",
+                "forward's, so later random numbers repeat: after the recomputation, whose "
+                "random state should the caller's next random numbers come from?",
                 mistake="CheckpointFunction/leaves-state-rewound")
 
 

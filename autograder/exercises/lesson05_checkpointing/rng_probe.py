@@ -44,8 +44,7 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
                        "state: nothing restored forward's state before run_fn ran, or "
                        "something put the caller's state back first (a torch.random.fork_rng() "
                        "block that closed before the recomputation does: closing restores the "
-                       "caller's state); save "
-                       f"torch.get_rng_state(){cuda} in forward, restore it and recompute inside "
-                       "one fork_rng block")
-    return head + ("the recomputation drew new random numbers; save torch.get_rng_state()"
-                   f"{cuda} in forward and restore it before recomputing")
+                       "caller's state): which state must the recomputation start from"
+                       f"{cuda}, and what must still hold it when run_fn runs again?")
+    return head + ("the recomputation drew new random numbers: which random state did forward's "
+                   f"run_fn start from{cuda}, and does the recomputation start from it?")

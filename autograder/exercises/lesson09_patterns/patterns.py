@@ -211,8 +211,8 @@ def check_scan_direction(function, device) -> None:
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and not torch.allclose(got, truth) and torch.allclose(got, grad_output.cumsum(1))):
         raise GradingError("Cumsum's backward ran the scan the same way as forward: y_o sums "
-                           "x_i for i <= o, so x_i reaches every y_o with o >= i; scan "
-                           "grad_output in reverse (with x of shape (3, 5), dim=1)",
+                           "x_i for i <= o, so x_i reaches every y_o with o >= i: which g_o "
+                           "does x_i's gradient add up? (with x of shape (3, 5), dim=1)",
                            mistake="Cumsum/scans-forward")
     inclusive = grad_output.sum(1, keepdim=True) - grad_output.cumsum(1)
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
