@@ -22,6 +22,16 @@ def notebook() -> str | None:
     return Path(session).stem if session else None
 
 
+HINT_LENGTH = 300  # characters of a hint kept in the record
+
+
+def _clipped(hint: str) -> str:
+    """``hint`` as recorded: whole, or cut at a word with an ellipsis, so a cut shows."""
+    if len(hint) <= HINT_LENGTH:
+        return hint
+    return hint[:HINT_LENGTH - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+
+
 def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Path | None = None
            ) -> None:
     """Remember the outcome of ``exercise``'s self-check; never fails the self-check itself.
@@ -35,7 +45,7 @@ def record(exercise: str, lesson: str, outcome: str, hint: str = "", folder: Pat
         if (here is not None and here != lesson and isinstance(kept, dict)
                 and kept.get("notebook") == lesson):
             return
-        entries[exercise] = {"lesson": lesson, "outcome": outcome, "hint": hint[:300],
+        entries[exercise] = {"lesson": lesson, "outcome": outcome, "hint": _clipped(hint),
                              "when": now(), "at": time.time(), "notebook": here}
         scratch = path.with_name(f"{FILE_NAME}.{os.getpid()}")
         scratch.write_text(json.dumps(entries, indent=1, sort_keys=True))

@@ -142,3 +142,16 @@ def test_when_says_its_time_zone(folder):
         time.tzset()
     when = progress.recorded()["Square"]["when"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\+05:30", when), when
+
+
+def test_a_long_hint_is_cut_at_a_word_and_says_so(folder):
+    """Is a hint longer than the record keeps cut between words, with an ellipsis, and a short
+    one kept whole?"""
+    long = "the mask is a write too " * 20
+    progress.record("Square", "00_template", progress.FAILED, long)
+    progress.record("Outer", "00_template", progress.FAILED, "short and whole")
+    kept = json.loads((folder / progress.FILE_NAME).read_text())
+    cut = kept["Square"]["hint"]
+    assert cut.endswith("…") and len(cut) <= 300
+    assert long.startswith(cut[:-1]) and long[len(cut) - 1] == " "  # a whole word last
+    assert kept["Outer"]["hint"] == "short and whole"
