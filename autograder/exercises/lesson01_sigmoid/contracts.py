@@ -86,7 +86,8 @@ MY_RELU_CLAUSES = (
             "MyReLU/state-on-class": "mask kept on the class"}),
     Clause("never modify `grad_output` or `x` in place: return a new tensor.",
            {"MyReLU/writes-grad-output": "masks grad_output in place",
-            "MyReLU/writes-input": "x.clamp_ in forward"}),
+            "MyReLU/writes-input": "x.clamp_ in forward",
+            "MyReLU/returns-input": "x itself returned when every entry is above 0"}),
 )
 
 

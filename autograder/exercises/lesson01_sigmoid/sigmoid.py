@@ -200,6 +200,24 @@ def check_non_leaf_input_untouched(function, spec: Spec, device) -> None:
             "network)", mistake=f"{spec.name}/writes-input")
 
 
+def check_output_is_new(function, spec: Spec, device) -> None:
+    """Where every entry of x is above 0, relu(x) has x's values: an answer that returns x itself
+    there hands the caller x's memory, so a write into the output writes into x."""
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=device)
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad):
+            leaf = x.clone().requires_grad_(grad)
+            y = function.apply(leaf)
+            if isinstance(y, torch.Tensor) and y.untyped_storage().data_ptr() == \
+                    leaf.untyped_storage().data_ptr():
+                raise GradingError(
+                    f"{spec.name} returned x itself where every entry of x is above 0 (x = "
+                    f"[1, 2, 3], grad {'enabled' if grad else 'disabled'}): its output shares "
+                    "x's memory, so a caller who writes into the output writes into x (or, "
+                    "with grad, autograd refuses the write); what must forward return, "
+                    "whatever x holds?", mistake=f"{spec.name}/returns-input")
+
+
 def my_relu_full(MyReLU, device) -> None:
     function = check_is_function(MyReLU, MY_RELU)
     check_class_untouched(function, MY_RELU_DOMAIN, device)
@@ -212,6 +230,7 @@ def my_relu_full(MyReLU, device) -> None:
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
     check_non_leaf_input_untouched(function, MY_RELU, device)
+    check_output_is_new(function, MY_RELU, device)
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)

@@ -48,6 +48,15 @@ MISTAKES = [
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n"
                   "        return torch.where(mask, grad_output, 0)")),
+    # second review 53: returns x as it is when nothing needs zeroing (breaks "return a new
+    # tensor": the caller's writes into the output reach x)
+    Mistake("MyReLU", "x itself returned when every entry is above 0",
+            "MyReLU returned x itself where every entry of x is above 0",
+            _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
+                  "        if bool(mask.all()):\n            return x\n"
+                  "        return x.clamp(min=0)",
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output, 0)")),
     Mistake("ScaledSigmoid", "backward treats sigma as 1 past x = 6",
             "your backward treat sigma(x) as saturated",
             _scaled(SCALED_FORWARD,
