@@ -32,9 +32,9 @@
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass: three short demos (a backward called with `(None, None)`,
-# views returned, a write after yours), a try-it (`ClampInPlace`, a learned clipping range), an
-# in-place op that loses a row's scale, and four asides from the main path (an integer output
+# ungraded sections for a second pass: four short demos (a backward called with `(None, None)`,
+# views returned, what in-place ops keep, a write after yours), a try-it (`ClampInPlace`, a
+# learned clipping range), an in-place op that loses a row's scale, and four asides from the main path (an integer output
 # left unmarked, a float output marked non-differentiable, the explorer on `SinCos` and on your
 # sort, a saved tensor your in-place write makes stale). Each exercise has a self-check cell: it
 # runs every check the hidden tests run (they add a GPU run when the grader has one and you had
