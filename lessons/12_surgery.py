@@ -1206,8 +1206,8 @@ for bug, answer, makes, passes_on in [
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
 #   tensors saved only through `save_for_backward`;
 # - forward saves your answer to question 4 and no more: at most one tensor of `x`'s shape (in
-#   `x`'s dtype or a narrower one), or `x`-shaped codes of two bytes per entry or fewer in all,
-#   and `lam` if you like; never `x`, in any dtype.
+#   `x`'s dtype: a narrower float loses the smallest entries), or `x`-shaped codes of two bytes
+#   per entry or fewer in all, and `lam` if you like; never `x`, in any dtype.
 #
 # Derive it, do not patch `BrokenSoftThreshold`. (`BrokenSoftThreshold` saves `x`, so a copy of
 # it with its slips mended fails the last bullet.)

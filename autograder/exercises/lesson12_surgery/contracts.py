@@ -78,8 +78,9 @@ SOFT_CLAUSES = (
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
     Clause("forward saves your answer to question 4 and no more: at most one tensor of `x`'s "
-           "shape (in `x`'s dtype or a narrower one), or `x`-shaped codes of two bytes per entry "
-           "or fewer in all, and `lam` if you like; never `x`, in any dtype.",
+           "shape (in `x`'s dtype: a narrower float loses the smallest entries), or `x`-shaped "
+           "codes of two bytes per entry or fewer in all, and `lam` if you like; never `x`, in "
+           "any dtype.",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
             "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
 )
