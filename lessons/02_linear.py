@@ -676,9 +676,9 @@ check_relu_keeps()
 #   unchanged wherever the pre-activation is $> 0$, however small, whatever it holds (nan and
 #   $\pm\infty$ included), as `torch.relu`;
 # - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, a
-#   `torch.bool` tensor of the output's shape (not packed into bits), and what your gradients
-#   read of `x` and `weight`: no float pre-activation or output, saved or kept anywhere else
-#   (a global, the class);
+#   `torch.bool` tensor, one entry per output element (the output's shape, or flattened to rows;
+#   not packed into bits), and what your gradients read of `x` and `weight`: no float
+#   pre-activation or output, saved or kept anywhere else (a global, the class);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
