@@ -92,9 +92,7 @@ def classified_verdict(name: str, submission) -> Verdict:
         return Verdict(False, f"{name} is not implemented yet: its stub still raises "
                        "NotImplementedError", mistake=mistakes.NOT_IMPLEMENTED)
     except Exception as error:  # the learner's code may raise anything
-        # no ": " after the type for an empty message (a bare assert), as the self-check shows it
-        said = f": {error}" if str(error).strip() else ""
-        return Verdict(False, f"{name} raised {type(error).__name__}{said}",
+        return Verdict(False, mistakes.raised_message(name, error),
                        mistake=mistakes.raised(error))
     return Verdict(True, exercise.passed_message(devices))
 

@@ -50,6 +50,13 @@ def raised(error: BaseException) -> str:
     return f"{RAISED}{type(error).__name__}"
 
 
+def raised_message(name: str, error: BaseException) -> str:
+    """What a verdict says of an error the learner's code raised: ``Square raised KeyError: 3``,
+    without ": " for an empty message (a bare assert), as the self-check shows it."""
+    said = f": {error}" if str(error).strip() else ""
+    return f"{name} raised {type(error).__name__}{said}"
+
+
 def mistake_of(error: BaseException) -> str:
     """The id of the mistake ``error`` proves, or the category of what it shows."""
     if not isinstance(error, GradingError):

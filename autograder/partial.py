@@ -19,7 +19,7 @@ from typing import Callable
 from .devices import grading_devices
 from .errors import GradingError
 from .exercise import Exercise
-from .mistakes import NOT_IMPLEMENTED, mistake_of
+from .mistakes import NOT_IMPLEMENTED, mistake_of, raised_message
 from .torch_state import known_state
 from .verdict import Verdict
 
@@ -46,8 +46,7 @@ def _outcome(part: Part, name: str, submission) -> tuple[str, str] | None:
         return (f"{name} is not implemented yet: its stub still raises NotImplementedError",
                 NOT_IMPLEMENTED)
     except Exception as error:  # the learner's code may raise anything
-        said = f": {error}" if str(error).strip() else ""  # nothing after a bare assert
-        return f"{name} raised {type(error).__name__}{said}", mistake_of(error)
+        return raised_message(name, error), mistake_of(error)
     return None
 
 
