@@ -159,7 +159,7 @@ def _grade(root: Path, jobs: list[dict], writer, ledger: Ledger, summary: Summar
 def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, result: dict,
             summary: Summary, written=None) -> str:
     """Write one finished job to the gradebook and the ledger (then ``written``, if given);
-    return its status and score."""
+    return its score and, but "ok" (an instructor read "ok 2/7" as passed), its status."""
     student, lesson = job["student"], job["lesson"]
     per_notebook, executed = {}, {}
     error = result.get("error")
@@ -203,8 +203,10 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                  for name, faults in per_notebook.items()}
     verdict_store.write(root, student, lesson, job["digest"], {} if error else {
         name: outcome.get("verdicts", {}) for name, outcome in result["notebooks"].items()})
-    summary.flagged += [(student, lesson, name, entry["status"], entry["reason"])
-                        for name, entry in notebooks.items() if entry["status"] != "ok"]
+    summary.flagged += [  # its routine notes have a line of their own in the report
+        (student, lesson, name, entry["status"],
+         reason_of([fault for fault in per_notebook[name] if fault.kind not in NOTES]))
+        for name, entry in notebooks.items() if entry["status"] != "ok"]
     summary.noted += [(student, lesson, name, fault.kind, fault.cell)
                       for name, faults in per_notebook.items() for fault in faults
                       if fault.kind in NOTES]
@@ -213,7 +215,7 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
-    return status if error else f"{status} {scored}"
+    return status if error else f"{scored} points" + ("" if status == "ok" else f", {status}")
 
 
 def _own_status(faults: list[Fault]) -> str:

@@ -171,5 +171,6 @@ class FeedbackSummary(NbGraderPreprocessor):
 
 
 def _cell_text(text: str) -> str:
-    """Text safe inside a markdown table cell (no HTML, no pipes, one line)."""
-    return html.escape(text.replace("|", "¦").replace("\n", " "))[:400]
+    """Text safe inside a markdown table cell: one line, no HTML, its pipes escaped (a hint's
+    "||g_n||" reads as it does in the terminal)."""
+    return html.escape(text.replace("\n", " ")[:400]).replace("|", "\\|")

@@ -190,13 +190,15 @@ def layout(root: Path, lesson: str) -> Layout:
 
 def explanation(mistake: str, hints: list[str]) -> str:
     """One line for a group: a category's own words, or a named mistake's hint as most of its
-    learners read it (without the inputs it failed for); for checks without an id, the hint
-    most of them read, and whether others read other hints."""
+    learners read it (without the inputs it failed for); for checks without an id and errors
+    the learner's code raised, the hint (the error quoted) most of them read, and whether
+    others read other hints."""
     counted = Counter(without_case(hint) for hint in hints if hint)
-    if mistake == mistakes.UNNAMED_CHECK and counted:
+    if (mistake == mistakes.UNNAMED_CHECK or mistake.startswith(mistakes.RAISED)) and counted:
         common, others = counted.most_common(1)[0][0], len(counted) - 1
+        kind = "check" if mistake == mistakes.UNNAMED_CHECK else "error"
         return common if not others else (f"{common} (and {others} other "
-                                          f"check{'s' if others > 1 else ''}: the CSV has each "
+                                          f"{kind}{'s' if others > 1 else ''}: the CSV has each "
                                           "hint)")
     if mistake in CATEGORIES:
         return CATEGORIES[mistake]

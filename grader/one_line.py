@@ -1,7 +1,10 @@
 """Long texts cut to fit one summary line without losing what they say happened: a reason or an
 explanation ends with it ("..., put back the read-only and test cells it lacked, and graded
 it"; "...; which dims does your formula leave that the input lacks?"), so the middle goes, not
-the end."""
+the end; and the subject at its start stays ("FusedLinearReLU saved ..."), so clauses go
+whole."""
+
+import re
 
 from .faults import SEPARATOR
 
@@ -9,17 +12,22 @@ ELLIPSIS = " … "
 
 
 def cut(text: str, width: int = 200) -> str:
-    """``text`` if it fits ``width``; else its start and its end, at word boundaries, the
-    middle left out (the end gets two thirds: it says what happened)."""
+    """``text`` if it fits ``width``; else its start, cut at a word, and its last whole clauses
+    (after ", ", "; ", ": " or a sentence's end) in up to two thirds of the width, the middle
+    left out; where not even the last clause fits, the start alone: a clause cut at both ends
+    reads as nonsense ("...of shape (4,) (32 bytes) for … is meant to drop.")."""
     if len(text) <= width:
         return text
     tail_room = (width - len(ELLIPSIS)) * 2 // 3
-    head_room = width - len(ELLIPSIS) - tail_room
+    tails = [text[found.end():] for found in _CLAUSE_END.finditer(text)]
+    tail = next((tail for tail in tails if len(tail) <= tail_room), "")
+    head_room = width - len(ELLIPSIS) - len(tail) if tail else width - len(ELLIPSIS.rstrip())
     head = text[:head_room + 1].rsplit(" ", 1)[0] if " " in text[:head_room + 1] else \
         text[:head_room]
-    tail = text[-tail_room - 1:]
-    tail = tail.split(" ", 1)[1] if " " in tail else text[-tail_room:]
-    return (head.rstrip() + ELLIPSIS + tail.lstrip())[:width]
+    return head.rstrip(" ,;:") + (ELLIPSIS + tail if tail else ELLIPSIS.rstrip())
+
+
+_CLAUSE_END = re.compile(r"[,;:.?!] +")
 
 
 def reason(text: str, width: int = 200) -> str:

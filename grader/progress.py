@@ -46,7 +46,7 @@ class Progress:
                 else:
                     self.stopped.set()
             else:
-                self.stream.write(f"{line}  ({self.eta()})\n")
+                self.stream.write(f"{line}  ({self._rest()})\n")
             self.stream.flush()
 
     def note(self, text: str) -> None:
@@ -58,6 +58,10 @@ class Progress:
             else:
                 self.stream.write(text + "\n")
             self.stream.flush()
+
+    def _rest(self) -> str:
+        """The ETA on a submission's line, worded as the batch's, not that submission's."""
+        return "all done" if self.done >= self.total else f"the rest: {self.eta()}"
 
     def eta(self, at: float | None = None) -> str:
         """The time left: the pace since the first submission finished (the start-up before

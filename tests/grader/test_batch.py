@@ -70,12 +70,12 @@ def test_a_batch_grades_everyone_with_progress_and_eta(course):
     assert (summary.graded, summary.skipped, summary.failed) == (4, 0, 0)
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 4
-    assert all(re.search(r"^\[\d/4\] \w+ 00_template: [\w-]+ \d+/4  \((ETA \w+|done)",
-                         line) for line in lines), lines
-    assert lines[-1].endswith("(done)")
-    scores = dict(re.findall(r"(\w+) 00_template: ([\w-]+ \d+/4)", output))
-    assert scores == {"alice": "ok 4/4", "bob": "ok 4/4", "carol": "ok 3/4",
-                      "dave": "invalid-notebook 0/4"}
+    assert all(re.search(r"^\[\d/4\] \w+ 00_template: \d+/4 points(, [\w-]+)?  "
+                         r"\((the rest: ETA \w+|all done)", line) for line in lines), lines
+    assert lines[-1].endswith("(all done)")
+    scores = dict(re.findall(r"(\w+) 00_template: (\d+/4 points(?:, [\w-]+)?)", output))
+    assert scores == {"alice": "4/4 points", "bob": "4/4 points", "carol": "3/4 points",
+                      "dave": "0/4 points, invalid-notebook"}
 
 
 def test_the_single_writer_records_each_submission_once(course):

@@ -107,8 +107,8 @@ def test_the_batch_ends_within_its_timeouts(course):
     assert max(slow.values()) <= SETTINGS.notebook_timeout + SLACK, slow
     assert summary.failed == 0 and summary.graded == len(EXPECTED)
     lines = output.splitlines()
-    assert len(lines) == len(EXPECTED) and all("(ETA " in line for line in lines[:-1])
-    assert lines[-1].endswith("(done)")
+    assert len(lines) == len(EXPECTED) and all("(the rest: ETA " in line for line in lines[:-1])
+    assert lines[-1].endswith("(all done)")
 
 
 def test_no_process_outlives_the_batch(course):

@@ -107,6 +107,17 @@ def test_feedback_lists_each_test_with_points_and_hint(feedback):
     assert html.escape(hint) in summary
 
 
+def test_a_hint_with_pipes_reads_as_written_in_the_summary_table():
+    """Does a hint's "||g_n||" reach the page as written (not as "¦¦g_n¦¦", issue 48), in its
+    own cell of the table, with its HTML escaped?"""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    from grader.feedback import _cell_text
+    hint = "PerSampleClippedLinear clips by ||g_n|| alone: <x> should be scaled\nper sample"
+    page = markdown2html_mistune(f"| Test | Hint |\n|---|---|\n| a | {_cell_text(hint)} |")
+    assert "<td>PerSampleClippedLinear clips by ||g_n|| alone: &lt;x&gt; should be scaled " \
+           "per sample</td>" in page
+
+
 def test_feedback_explains_an_unreadable_notebook(feedback):
     """Does a learner whose notebook was not JSON read why every test scored 0?"""
     page = feedback[1]["unreadable"]

@@ -61,11 +61,12 @@ def test_only_a_proven_id_is_a_named_group(root):
 
 def test_a_named_group_is_explained_by_its_hint_without_the_inputs(root):
     """Is a named mistake explained by the hint most of its learners read, without the
-    inputs it failed for; a category by its own words?"""
+    inputs it failed for; an error the learner's code raised by the error, quoted; a category
+    by its own words?"""
     shift = lesson_insight(root, LESSON).exercises[0]
     explained = {group.mistake: group.explanation for group in shift.groups}
     assert explained["Shift/forgets-offset"] == "Shift forgets the offset"
-    assert explained["raised:ValueError"] == "the learner's code raised ValueError"
+    assert explained["raised:ValueError"] == "Shift raised ValueError: no"
     assert "stub still raises NotImplementedError" in explained["not-implemented"]
 
 

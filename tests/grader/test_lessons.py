@@ -13,6 +13,15 @@ def test_the_readme_table_gives_each_lesson_id_that_lessons_takes():
     assert table == sorted(lesson_names())
 
 
+def test_the_readme_names_every_answer_cell_graded_or_practice():
+    """Does the README name every answer cell of every lesson (an instructor matching pasted
+    notebooks counts them all), the practice ones worth no points included?"""
+    readme = (ROOT / "README.md").read_text()
+    answers = {name for source in (ROOT / "lessons").glob("*.py")
+               for name in re.findall(r'"grade_id": "answer_(\w+)"', source.read_text())}
+    assert answers and not {name for name in answers if f"`{name}`" not in readme}
+
+
 def test_a_lesson_is_taken_by_its_number_or_a_unique_prefix():
     """Does a command take a lesson by its number (07 or 7) or a prefix of its name that only
     it has, refuse an ambiguous one naming the lessons it could be, and suggest the lesson an

@@ -27,6 +27,23 @@ def test_a_long_text_keeps_its_start_and_its_end():
     assert cut("a loop", 120) == reason("a loop", 120) == "a loop"
 
 
+def test_a_clause_is_kept_whole_or_left_out_never_cut_at_both_ends():
+    """Is the end kept only as whole clauses, so that no fragment like "... for … is meant to
+    drop." is left (issue 48's instructor trial); and where no clause fits, the start alone,
+    its subject first, marked as cut?"""
+    saved = ("FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for the "
+             "backward pass, which the packed mask of one torch.bool per output element is "
+             "meant to drop.")
+    short = cut(saved, 120)
+    assert len(short) <= 120 and short.startswith("FusedLinearReLU saved")
+    assert short.endswith(" … which the packed mask of one torch.bool per output element is "
+                          "meant to drop.")
+    one_clause = "IndexSelect lost repeated rows of index and summed " + "every row " * 20
+    alone = cut(one_clause, 80)
+    assert len(alone) <= 80 and alone.startswith("IndexSelect lost repeated rows")
+    assert alone.endswith(" …") and alone.count("…") == 1
+
+
 def test_a_reason_of_several_faults_keeps_whole_messages_and_counts_the_rest():
     """A reason of several faults (most serious first): are the first messages that fit kept
     whole, the first always (the status's), and the others counted, not cut mid-word?"""

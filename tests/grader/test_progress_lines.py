@@ -63,8 +63,8 @@ def test_without_a_terminal_each_line_carries_its_eta():
     progress.update("bob 00_template: ok")
     lines = log.getvalue().splitlines()
     assert len(lines) == 2 and "\r" not in log.getvalue()
-    assert lines[0].startswith("[1/2] alice 00_template: ok  (ETA ")
-    assert lines[1] == "[2/2] bob 00_template: ok  (done)"
+    assert lines[0].startswith("[1/2] alice 00_template: ok  (the rest: ETA ")
+    assert lines[1] == "[2/2] bob 00_template: ok  (all done)"
 
 
 def test_a_submissions_duplicated_cell_ids_do_not_break_the_lines():
@@ -95,10 +95,11 @@ def test_a_batch_may_ask_for_the_bar_and_no_line_per_submission():
     get autograde's [n/N] line per submission (`make release REGRADE=1 > log`)?"""
     log = io.StringIO()
     progress = Progress(2, log, tick=0, each=False)
-    progress.update("alice 00_template: ok 4/4")
-    progress.update("bob 00_template: ok 3/4")
-    assert log.getvalue().splitlines()[0].startswith("[1/2] alice 00_template: ok 4/4  (ETA ")
-    assert log.getvalue().splitlines()[1] == "[2/2] bob 00_template: ok 3/4  (done)"
+    progress.update("alice 00_template: 4/4 points")
+    progress.update("bob 00_template: 3/4 points")
+    assert log.getvalue().splitlines()[0].startswith(
+        "[1/2] alice 00_template: 4/4 points  (the rest: ETA ")
+    assert log.getvalue().splitlines()[1] == "[2/2] bob 00_template: 3/4 points  (all done)"
     terminal = Terminal()
     progress = Progress(3, terminal, tick=0, each=False)
     progress.update("alice 00_template: ok")
@@ -132,8 +133,8 @@ def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypa
     assert instructor.feedback(tmp_path, ["00_demo", "01_none"])
     lines = capsys.readouterr().out.splitlines()
     assert started == [("generate_feedback", "00_demo")]
-    assert lines[0].startswith("[1/2] alice 00_demo: feedback written  (ETA ")
-    assert lines[1] == "[2/2] bob 00_demo: feedback written  (done)"
+    assert lines[0].startswith("[1/2] alice 00_demo: feedback written  (the rest: ETA ")
+    assert lines[1] == "[2/2] bob 00_demo: feedback written  (all done)"
     assert lines[2].startswith("00_demo: feedback for 2 students in ")
     assert lines[3] == "nothing autograded yet, no feedback (1 lesson): 01_none"
     assert not made[0].stall_hint  # feedback runs no cell: no "time limit" in its ETA
