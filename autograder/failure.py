@@ -150,8 +150,10 @@ def summary(name: str, error: BaseException, shell=None) -> list[str]:
     lines += [(DETAIL_LABEL if i == 0 else " " * len(DETAIL_LABEL)) + line
               for i, line in enumerate(said)]
     frames = learner_frames(error, shell)
+    # an untouched stub's frame is its own raise, not code the learner wrote: where to write
+    where_said = "the stub to replace" if _unwritten_stub(error) else "in your code"
     for where, line, function, source in frames:
-        lines.append(f"  in your code, {where}, line {line}, in {function}:")
+        lines.append(f"  {where_said}, {where}, line {line}, in {function}:")
         if source:
             lines.append(f"      {source}")
     # %tb only where it shows more: the learner's own error, or details cut here; never

@@ -5,6 +5,7 @@ Jacobians or what backward returned show something, one note where they show not
 from IPython.display import HTML, display
 
 from autograder.grading import SELF_CHECK_FAILURE_HOOKS
+from autograder.mistakes import NOT_IMPLEMENTED, is_mistake_id, mistake_of
 
 from .functions import is_function_class, input_names
 from .gradcheck_explorer import compare_jacobians, explore_gradients, failure_html
@@ -17,8 +18,11 @@ UNNEEDED_WORK = ("computes-unneeded-gradient", "computes-frozen-gradient", "gate
 
 def offer_gradient_explorer(exercise, submission, error) -> None:
     """Analytic against numerical Jacobians at the exercise's example inputs, saying whether
-    they show the failure the self-check found (``error``) or that it lies elsewhere."""
-    if exercise.example is None or not is_function_class(submission):
+    they show the failure the self-check found (``error``) or that it lies elsewhere; nothing
+    under an unwritten stub, nor a note that they show nothing under a hint that names the
+    mistake (a learner read it as noise, or as contradicting the hint)."""
+    if (exercise.example is None or not is_function_class(submission)
+            or mistake_of(error) == NOT_IMPLEMENTED):
         return
     inputs = exercise.example()
     hint = failure_hint(error)
@@ -29,7 +33,8 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
     notes = relevant_notes(backward_notes(submission, *inputs), error)
     if (comparison is not None and not notes
             and all(comparison.agrees(k) for k in range(len(comparison.names)))):
-        display(HTML(failure_html(comparison, [])))  # nothing to see in heatmaps: one line
+        if not is_mistake_id(mistake_of(error)):  # nothing to see in heatmaps: one line
+            display(HTML(failure_html(comparison, [])))
         return
     display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
                  "differences of your forward, for small inputs."))

@@ -10,6 +10,7 @@ from nbclient import NotebookClient
 import widgets  # noqa: F401  (installs the hook)
 from autograder import self_check
 from autograder.errors import GradingError
+from autograder.exercises import EXERCISES
 from autograder.grading import SELF_CHECK_FAILURE_HOOKS
 from tests.autograder.catalogued import mistake
 from tools.catalogue import mistake as catalogued
@@ -44,15 +45,25 @@ def test_a_failing_self_check_shows_the_explorer_and_still_raises_the_hint(shown
 
 
 def test_a_failure_the_jacobians_cannot_show_gets_one_note_not_the_panel(shown):
-    """Where backward agrees with central differences of forward (a tensor kept on ctx), is the
-    learner told in one note that the failure lies elsewhere, with no heatmaps?"""
-    with pytest.raises(GradingError, match="ctx.x"):
-        self_check("Square", mistake("Square", "tensor on ctx"))
-    assert not any(isinstance(item, View) for item in shown)
+    """Where backward agrees with central differences of forward and the hint proves no
+    mistake, is the learner told in one note that the failure lies elsewhere, with no
+    heatmaps?"""
+    unproven = GradingError("Square's gradient differs for float32 x")
+    hook_module.offer_gradient_explorer(EXERCISES["Square"], solution("Square"), unproven)
     note, = shown
     assert "At these small example inputs" in note.data
     assert "the failure is in a case above" in note.data
-    assert "ctx.x" not in note.data and "self-check said" not in note.data  # shown above it
+    assert "float32" not in note.data  # the hint is shown above it
+
+
+def test_a_named_mistake_or_a_stub_gets_no_note_under_its_hint(shown):
+    """Under a hint that names the mistake (a tensor kept on ctx), or an unwritten stub, is
+    nothing added (issue 48: the note read as noise, or as contradicting the hint)?"""
+    with pytest.raises(GradingError, match="ctx.x"):
+        self_check("Square", mistake("Square", "tensor on ctx"))
+    with pytest.raises(NotImplementedError):
+        self_check("Square", mistake("Square", "backward left as the stub"))
+    assert shown == []
 
 
 def test_a_disagreement_does_not_repeat_the_hint_above_it(shown):
@@ -172,14 +183,15 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_s
 @pytest.mark.slow
 def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error(learner_session):
     """Does an untouched stub's cell keep its NotImplementedError (what the learner-copy tests
-    and nbgrader see), shown in a few lines that point at the stub's line, and not at a %tb
-    that would show only the stub's raise (issue 48: lesson 00's Run All)?"""
+    and nbgrader see), shown in a few lines that point at the stub's line as the stub to
+    replace (not as "your code": issue 48's learner never wrote it), and not at a %tb that
+    would show only the stub's raise (issue 48: lesson 00's Run All)?"""
     (error,) = learner_session["stub-check"]
     assert error.ename == "NotImplementedError"
     assert _lines(error) == [
         "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
         "NotImplementedError",
-        "  in your code, Cell In[5], line 6, in forward:",
+        "  the stub to replace, Cell In[5], line 6, in forward:",
         "      raise NotImplementedError()"]
 
 
