@@ -46,8 +46,19 @@ def input_names(function, count: int) -> list[str]:
 
 
 def error_summary(function, error: BaseException) -> str:
-    """One line naming what the learner's code raised."""
+    """One line naming what the learner's code raised; for a stub, the method that is one
+    (a demo subclass of the learner's ``Normalize`` names ``Normalize.forward``, not itself)."""
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if isinstance(error, NotImplementedError):
-        return f"{display_name(function)} is not implemented yet (it raised NotImplementedError)"
+        return f"{_raised_in(error) or display_name(function)} is not implemented yet (it " \
+               "raised NotImplementedError)"
     return f"{display_name(function)} raised {type(error).__name__}: {first}".rstrip(": ")
+
+
+def _raised_in(error: BaseException) -> str | None:
+    """``Class.method`` whose code raised ``error`` (its innermost frame), where it is a method."""
+    traceback = error.__traceback__
+    while traceback is not None and traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    parts = (traceback.tb_frame.f_code.co_qualname if traceback is not None else "").split(".")
+    return ".".join(parts[-2:]) if len(parts) > 1 and not parts[-2].startswith("<") else None

@@ -129,3 +129,26 @@ def test_does_a_match_under_a_failed_self_check_get_no_tick(tmp_path, monkeypatc
     kind, text = readout(pair, wrong, last_failure("BroadcastMul"))
     assert kind == "note" and "returned a gradient for b" in text and "does not check" in text
     assert "✓" not in jacobian_view(wrong, mul, A, B).panes["readout"].value
+
+
+def test_a_demo_on_an_unwritten_stub_names_the_stub_not_the_demo():
+    """Does a demo subclass of the learner's unwritten Function say which method is still the
+    stub (issue 48: "NormalizeWithoutProjection is not implemented yet" named the demo)?"""
+    from widgets.functions import error_summary
+
+    class Normalize(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, eps):
+            raise NotImplementedError()
+
+    class NormalizeWithoutProjection(Normalize):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output, None
+
+    try:
+        NormalizeWithoutProjection.apply(torch.ones(2, requires_grad=True), 0.5)
+    except NotImplementedError as error:
+        said = error_summary(NormalizeWithoutProjection, error)
+    assert said.startswith("Normalize.forward is not implemented yet")
+    assert "NormalizeWithoutProjection" not in said

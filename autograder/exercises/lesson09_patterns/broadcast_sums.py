@@ -1,6 +1,7 @@
-"""Lesson 09's BroadcastMul: two ways the sum down to an input's shape goes wrong, each proven by
-a probe run once a case has failed: ``t.sum(())``, which sums every dim where the learner meant
-none, and size-1 dims found with the shapes lined up from the left."""
+"""Lesson 09's BroadcastMul: three mistakes, each proven by a probe run once a case has failed:
+``t.sum(())``, which sums every dim where the learner meant none; size-1 dims found with the
+shapes lined up from the left; and an input's gradient built from that input itself, not from
+the other factor."""
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -81,3 +82,20 @@ def check_left_aligned(function: type, spec: Spec, values: dict, error: GradingE
                     "from the left. Broadcasting lines them up from the right: which dims of "
                     "the output are the leading ones?", error.hint,
                     mistake=f"{spec.name}/size-1-dims-left-aligned") from error
+
+
+def check_own_factor(function: type, spec: Spec, values: dict, error: GradingError) -> None:
+    """A failed case where an input's gradient is grad_output times that input itself, summed
+    to its shape: d(a*b)/da is b, not a."""
+    tensors = {n: v for n, v in values.items() if isinstance(v, torch.Tensor)}
+    output = torch.broadcast_shapes(*(v.shape for v in tensors.values()))
+    for grads in _run(function, spec, values)[:1]:
+        for (name, value), grad in zip(tensors.items(), grads):
+            own = value.detach().expand(output).sum_to_size(value.shape)
+            if (isinstance(grad, torch.Tensor) and grad.shape == value.shape
+                    and grad.dtype == own.dtype and torch.allclose(grad, own)):
+                raise GradingError(
+                    f"{spec.name}'s gradient for {name} is grad_output times {name} itself "
+                    f"(summed to {name}'s shape): in the product a * b, which factor does the "
+                    f"derivative with respect to {name} leave?", error.hint,
+                    mistake=f"{spec.name}/multiplies-by-own-input") from error

@@ -14,7 +14,7 @@ BROADCAST_MUL_CLAUSES = (
     Clause("`a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, "
            "along dims of size 1, missing leading dims, or both, and either may be 0-dim; the "
            "value and the gradients autograd gives `a * b`, inputs holding zeros included;",
-           {"unproven:wrong-value": "gradients swapped",
+           {BM_ + "multiplies-by-own-input": "gradients swapped",
             BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "sum-of-no-dims-sums-all":
                 "leading dims summed with t.sum(()) when there are none"}),

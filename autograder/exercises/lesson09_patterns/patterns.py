@@ -13,7 +13,7 @@ from ...custom import FunctionExercise
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .broadcast_sums import check_left_aligned, check_sums_every_dim
+from .broadcast_sums import check_left_aligned, check_own_factor, check_sums_every_dim
 from .contracts import BROADCAST_MUL_CLAUSES, CUMSUM_CLAUSES, PROD_OVER_DIM_CLAUSES
 from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
@@ -56,6 +56,7 @@ def broadcast_case(function, a_shape, b_shape, device, seed=0) -> None:
         except GradingError as error:
             check_sums_every_dim(function, BROADCAST_MUL, values, error)
             check_left_aligned(function, BROADCAST_MUL, values, error)
+            check_own_factor(function, BROADCAST_MUL, values, error)
             raise
 
 

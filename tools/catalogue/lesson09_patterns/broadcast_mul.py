@@ -128,7 +128,7 @@ MISTAKES = [
             grad_b = (grad_output * y / b).sum_to_size(b.shape)
         return grad_a, grad_b
 """)),
-    Mistake("BroadcastMul", "gradients swapped", "wrong", _mul(
+    Mistake("BroadcastMul", "gradients swapped", "grad_output times a itself", _mul(
         "        return (grad_output * a).sum_to_size(a.shape), "
         "(grad_output * b).sum_to_size(b.shape)\n")),
     Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)", "you forgot to sum the broadcast dims",
