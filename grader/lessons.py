@@ -29,23 +29,20 @@ PACKAGE_VARIABLE = "AUTOGRAD_COURSE_PACKAGE"
 # The course is published nowhere: a learner installs it from a copy of the course or its wheel
 # (README, "Learners"), or the first cell installs what AUTOGRAD_COURSE_PACKAGE names.
 SETUP_CELL = """\
-# Setup. In Colab, on a JupyterHub or in any Jupyter where the course is not installed, this
-# installs what ${variable} names (a wheel, a folder or a pip requirement).
-# Under `make lab` it does nothing.
+# Setup. Under `make lab` it does nothing; where the course is not installed (Colab, a
+# JupyterHub) it installs what ${variable} names (a wheel, a folder or a pip requirement).
 import importlib.util, os, subprocess, sys
 
 if importlib.util.find_spec("autograder") is None:
     course_package = os.environ.get("${variable}")
     if not course_package:
         raise ModuleNotFoundError(
-            "The course package (autograder, widgets) is not installed in this kernel. Install "
-            "the course's wheel (from your instructor, or built in a copy of the course with "
-            "`pip wheel --no-deps .`) with "
-            "`%pip install ${wheel}`, "
-            "or a copy of the course with `%pip install /path/to/the/course`, then run this "
-            "cell again; or set ${variable} to that wheel, folder or pip "
-            "requirement (`%env ${variable}=...` in a cell above) and this "
-            "cell installs it.")
+            "The course package (autograder, widgets) is not installed in this kernel: "
+            "`%pip install ${wheel}` "
+            "(the course's wheel, from your instructor or built by `pip wheel --no-deps .` in "
+            "a copy of the course) or `%pip install /path/to/the/course`, then run this cell "
+            "again; or set ${variable} to one of them "
+            "(`%env ${variable}=...` in a cell above) and this cell installs it.")
     print(f"Installing the course package: pip install {course_package}")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", course_package], check=True)
     importlib.invalidate_caches()
@@ -73,6 +70,8 @@ def course_wheel() -> str:
 
 
 def setup_cell() -> nbformat.NotebookNode:
+    """The first cell (``source_notebook`` collapses its code in JupyterLab: a learner trial read
+    its install code, which does nothing under `make lab`, as noise; its output shows)."""
     source = (SETUP_CELL.replace("${variable}", PACKAGE_VARIABLE)
               .replace("${wheel}", course_wheel()))
     return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"locked": True}})
@@ -144,6 +143,8 @@ def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNo
         metadata = _nbgrader_metadata(cell, index)
         skipped = SKIP_WHEN_GRADING in cell.metadata.get("tags", [])
         cell.metadata = {"nbgrader": metadata} if metadata else {}
+        if cell is setup:  # collapsed in JupyterLab: a learner needs its output, not its code
+            cell.metadata["jupyter"] = {"source_hidden": True}
         if cell.cell_type == "code" and cell is not setup:
             cell.metadata["tags"] = [RUN_ON, SKIP_WHEN_GRADING] if skipped else [RUN_ON]
     notebook.metadata = {

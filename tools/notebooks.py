@@ -29,10 +29,11 @@ QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 
 
 def solution_notebook(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Solutions kept, hidden tests and solution markers removed, nbgrader metadata dropped."""
+    """Solutions kept, hidden tests and solution markers removed, nbgrader metadata dropped (a
+    collapsed cell stays collapsed)."""
     notebook = copy.deepcopy(source)
     for cell in notebook.cells:
-        cell.metadata = {}
+        cell.metadata = {key: cell.metadata[key] for key in ("jupyter",) if key in cell.metadata}
         if cell.cell_type == "code":
             cell.source = without_solution_markers(without_hidden_tests(cell.source)).rstrip()
     return notebook

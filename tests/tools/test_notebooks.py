@@ -109,6 +109,17 @@ def test_solution_copies_hold_no_hidden_tests(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
+def test_the_setup_cell_alone_opens_collapsed(lesson):
+    """Does each copy open with its setup cell's code collapsed (a learner trial read its
+    install code, which does nothing under `make lab`, as noise), and no other cell hidden?"""
+    for folder in (COURSE, SOLUTIONS):
+        cells = nbformat.read(folder / f"{lesson}.ipynb", as_version=4).cells
+        hidden = [i for i, cell in enumerate(cells)
+                  if cell.metadata.get("jupyter", {}).get("source_hidden")]
+        assert hidden == [0] and "autograder.check_environment()" in cells[0].source
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
 def test_committed_solutions_were_executed_cleanly(lesson):
     """Does every code cell of the committed solutions have run, without an error output?"""
     notebook = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
