@@ -9,6 +9,10 @@ _STATISTIC_COPY = ("a copy of a per-row statistic forward just computed replaces
 _OUTPUT_COPY = ("a copy of a result just computed is returned in its place: the same values, "
                 "and the original is freed on return")
 
+_SHIFTED_ONE_PASS = ("the one-pass variance on x shifted by each row's first element loses at "
+                     "most a factor of about D to cancellation, not the offset squared: float32 "
+                     "keeps the accuracy the contract asks for without widening")
+
 _SIZE_ONE_DIMS = ("a 1-D parameter, and per_channel only appends size-1 dims: view allows that "
                   "for any stride")
 
@@ -49,6 +53,21 @@ EQUIVALENTS = [
     EquivalentMutant("LayerNormFunction", "add_copy",
                      "return grad_x, grad_weight, grad_bias, None",
                      "return grad_x, grad_weight, grad_bias.clone(), None", _OUTPUT_COPY),
+    EquivalentMutant("LayerNormFunction", "save_copy",
+                     "ctx.save_for_backward(x, weight, mean, rstd)",
+                     "ctx.save_for_backward(x.clone(), weight, mean, rstd)", _X_COPY),
+    EquivalentMutant("LayerNormFunction", "narrow_accumulator",
+                     "wide = x.double() if x.dtype == torch.float32 else x",
+                     "wide = x.double() if x.dtype == torch.float16 else x", _SHIFTED_ONE_PASS),
+    EquivalentMutant("LayerNormFunction", "narrow_accumulator",
+                     "wide = x.double() if x.dtype == torch.float32 else x",
+                     "wide = x.float() if x.dtype == torch.float32 else x", _SHIFTED_ONE_PASS),
+    EquivalentMutant("LayerNormFunction", "drop_copy",
+                     "grad_bias = grad_output.sum(leading) if leading else grad_output.clone()",
+                     "grad_bias = grad_output.sum(leading) if leading else grad_output",
+                     "with no leading dims the bias gradient is grad_output itself: autograd "
+                     "accepts a gradient that is grad_output (the contract forbids writing into "
+                     "it, not returning it)"),
     EquivalentMutant("RMSNormFunction", "save_copy", _RMS_SAVE,
                      _RMS_SAVE.replace("rstd)", "rstd.clone())"), _STATISTIC_COPY),
     EquivalentMutant("RMSNormFunction", "add_copy", _RMS_SAVE,
@@ -98,4 +117,9 @@ EQUIVALENTS = [
                      "elementwise ops: contiguous"),
     EquivalentMutant("GroupNormFunction", "add_copy", "return y", "return y.clone()",
                      _OUTPUT_COPY),
+    EquivalentMutant("GroupNormFunction", "add_copy",
+                     "return grad_x, None, grad_weight, grad_bias, None  # x_hat only for those "
+                     "two",
+                     "return grad_x, None, grad_weight, grad_bias.clone(), None  # x_hat only "
+                     "for those two", _OUTPUT_COPY),
 ]
