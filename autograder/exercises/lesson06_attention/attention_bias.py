@@ -322,9 +322,10 @@ def _full(function, device) -> None:
 
 def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
     """B 2, H 2, Lk 4: at seed 0 a (3, 4) bias (Lq 3); at other seeds (Lq 3 or 4 by parity)
-    a bias of shape (H, 1, Lk) or a full one, so that two calls in one graph differ in every
-    shape, the bias's included."""
-    kind = "relative" if seed == 0 else ("heads" if seed % 2 else "full")
+    a full bias or one of shape (H, 1, Lk), so that two calls in one graph differ in every
+    shape, the bias's included: the first full, so that its backward run with the second's
+    bias shape (kept in a global) returns a gradient the engine cannot sum back to it."""
+    kind = "relative" if seed == 0 else ("full" if seed % 2 else "heads")
     return bias_values(kind, 2, 2, 3 + seed % 2, 4, 2, 3, device, seed=seed, dtype=dtype,
                        scale=scale)
 

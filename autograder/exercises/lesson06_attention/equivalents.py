@@ -48,3 +48,49 @@ EQUIVALENTS = [
     _saved(FA, "add_copy", FLASH_SAVE, "O,", "O.contiguous(),",
            CONTIGUOUS.format("O", "Q.new_empty")),
 ]
+
+# found by the uncapped mutants (session 54), past the default cap of 60 per exercise
+ROW_STATS_SAVE = "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeeze(-1), mask)"
+WIDER_L = ("the contract asks for L in the inputs' dtype or wider: a float64 L is one of the "
+           "wider ones, a few bytes per row")
+EQUIVALENTS += [
+    _saved(S, "add_copy", "ctx.save_for_backward(Qs, K, V, P)", "Qs,", "Qs.contiguous(),",
+           SAVED_CLONE.format("Q * scale")),
+    _saved(M, "save_copy", ROW_STATS_SAVE, "z.squeeze(-1),", "z.squeeze(-1).clone(),",
+           SAVED_CLONE.format("the row sum z")),
+    _saved(M, "add_copy", ROW_STATS_SAVE, "output,", "output.contiguous(),",
+           CONTIGUOUS.format("output", "the matmul P @ V")),
+    _saved(M, "save_input_not_output", MEMORY_SAVE, "output,", "Q,",
+           "this answer's backward takes D from dP * P on the recomputed P and never reads the "
+           "saved output: Q saved a second time costs no bytes"),
+    _saved(M, "save_widened", MEMORY_SAVE, "lse.squeeze(-1),", "lse.squeeze(-1).double(),",
+           WIDER_L),
+    _saved(FA, "save_widened", FLASH_SAVE, "L)", "L.double())", WIDER_L),
+    EquivalentMutant(FA, "nudge_constant",
+                     'm = torch.full(q.shape[:-1], float("-inf"), dtype=wide, device=Q.device)',
+                     'm = torch.full(q.shape[:0], float("-inf"), dtype=wide, device=Q.device)',
+                     "a 0-dim running max of -inf broadcasts against the first key tile's row "
+                     "maxima, and from then on has the rows' shape"),
+    EquivalentMutant(FA, "nudge_constant",
+                     "o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)",
+                     "o = torch.zeros(*q.shape[:0], V.shape[-1], dtype=wide, device=Q.device)",
+                     "a running output of zeros of shape (dv,) broadcasts against the first "
+                     "tile's P @ V, and from then on has the rows' shape (every query row sees "
+                     "at least one key tile)"),
+    *[EquivalentMutant(FA, "nudge_constant",
+                       "first = max(0, j - (Lk - Lq)) // block * block if ctx.causal else 0",
+                       f"first = max({bound}, j - (Lk - Lq)) // block * block if ctx.causal "
+                       "else 0", reason)
+      for bound, reason in (
+          ("-1", "-1 // block * block is -block: the query slice [-block:0] it starts at is "
+                 "empty, and the next starts at 0"),
+          ("1", "1 // block * block is 0 for every block larger than 1, as 0 // block * block "
+                "is"))],
+    EquivalentMutant(AB, "nudge_constant",
+                     "if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:",
+                     "if any(ctx.needs_input_grad[:3]) or ctx.needs_input_grad[3]:",
+                     "dP and dS built when V alone needs a gradient: the work the contract "
+                     "accepts and names as built for nothing"),
+    EquivalentMutant(AB, "add_copy", "return None, None, dV, None, None",
+                     "return None, None, dV.clone(), None, None", GRADIENT_CLONE),
+]

@@ -47,3 +47,22 @@ EQUIVALENTS = [
     EquivalentMutant("softplus", "swap_comparison", _WHERE, _WHERE.replace("z > 0", "z >= 0"),
                      _BRANCHES),
 ]
+
+# found by the uncapped mutants (session 54), past the default cap of 40 per exercise
+_NEVER_EQUAL = ("the reduced dim is placed in the batched x past the batch dim, so it never "
+                "equals it: < and <= pick the same branch")
+EQUIVALENTS += [
+    EquivalentMutant("squared_norm", "swap_reduction", "return torch.empty_like(x).sum(dim)",
+                     "return torch.empty_like(x).mean(dim)",
+                     "a fake carries a shape, a dtype and a device, never values: sum and mean "
+                     "over dim give the same three"),
+    EquivalentMutant("squared_norm", "save_copy", "ctx.save_for_backward(2 * x)",
+                     "ctx.save_for_backward((2 * x).clone())", _COPY),
+    EquivalentMutant("squared_norm", "swap_comparison",
+                     "return squared_norm(x, d), (b if b < d else b - 1)",
+                     "return squared_norm(x, d), (b if b <= d else b - 1)", _NEVER_EQUAL),
+    EquivalentMutant("squared_norm", "swap_comparison",
+                     "return squared_norm(x, real), x_bdim if x_bdim < real else x_bdim - 1",
+                     "return squared_norm(x, real), x_bdim if x_bdim <= real else x_bdim - 1",
+                     _NEVER_EQUAL),
+]

@@ -123,3 +123,23 @@ EQUIVALENTS = [
                      "return grad_x, None, grad_weight, grad_bias.clone(), None  # x_hat only "
                      "for those two", _OUTPUT_COPY),
 ]
+
+# found by the uncapped mutants (session 54), past the default cap of 120 per exercise
+_FRESH_VIEW = ("a fresh elementwise result is contiguous: view gives what reshape gives")
+EQUIVALENTS += [
+    EquivalentMutant("GroupNormFunction", "reshape_to_view",
+                     "ds_g = (ds * gam).reshape(N, G, C // G).sum(-1)",
+                     "ds_g = (ds * gam).view(N, G, C // G).sum(-1)", _FRESH_VIEW),
+    EquivalentMutant("GroupNormFunction", "reshape_to_view",
+                     "y = ((rows - mean) * rstd).reshape(x.shape)",
+                     "y = ((rows - mean) * rstd).view(x.shape)", _FRESH_VIEW),
+    EquivalentMutant("GroupNormFunction", "drop_copy",
+                     "y = x_hat * weight.reshape(view) if weight is not None else x_hat.clone()",
+                     "y = x_hat * weight.reshape(view) if weight is not None else x_hat",
+                     "with no weight the output is the saved x_hat itself: the same values and "
+                     "no more memory; autograd saves it as an output, so an in-place change "
+                     "downstream raises at backward instead of changing the gradient"),
+    EquivalentMutant("GroupNormFunction", "save_copy",
+                     "ctx.save_for_backward(x_hat, weight, rstd)",
+                     "ctx.save_for_backward(x_hat, weight, rstd.clone())", _STATISTIC_COPY),
+]

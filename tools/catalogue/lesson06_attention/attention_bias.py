@@ -63,6 +63,14 @@ class AttentionWithBias(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # found by the uncapped mutants (session 54): the per-call check's two calls had a bias the
+    # engine could sum the wrong-shaped gradient back to, so the shared shape went unseen
+    Mistake(AB, "bias shape kept in a module global, shared by every call",
+            "is right for each call alone but not for two calls in one graph",
+            _bias(("ctx.scale, ctx.bias_shape = scale, bias.shape",
+                   "global _bias_shape\n        ctx.scale, _bias_shape = scale, bias.shape"),
+                  ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.sum_to_size(_bias_shape)"))),
     Mistake(AB, "bias gradient left at the scores' shape", "returns grad_bias of shape",
             _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S")),
             nbgrader=True),
