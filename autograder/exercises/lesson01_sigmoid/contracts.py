@@ -14,7 +14,7 @@ SOFTPLUS_CLAUSES = (
            "tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64 "
            "number. $\\mathrm{softplus}(-40) \\approx 4.2 \\times 10^{-18}$, not $0$; the "
            "gradient at $x = 40$ is $1 - 4.2 \\times 10^{-18}$, and at $x = -40$ it is about "
-           "$4.2 \\times 10^{-18}$.",
+           "$4.2 \\times 10^{-18}$;",
            {"case:an exponential past 709.78 overflows": "log(1 + exp(x)) as written",
             "Softplus/x-in-right-tail": "F.softplus forward (threshold=20)",
             "Softplus/exp-x-in-left-tail": "e^x itself below x = -25.5",
@@ -26,6 +26,9 @@ SOFTPLUS_CLAUSES = (
             "Softplus/float32-step": "forward rounded through float32",
             "Softplus/gradient-x-minus-sigmoid":
                 "gradient x - sigmoid(x), as a source text gives it"}),
+    Clause("forward returns a new tensor, never `x` itself, whatever `x` holds: a caller who "
+           "writes into the output must not change `x`.",
+           {"Softplus/returns-input": "x itself returned when every entry is above 37"}),
 )
 
 
@@ -116,6 +119,8 @@ SCALED_SIGMOID_CLAUSES = (
                 "scale as torch.tensor(scale), float32, in backward only",
             "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward",
             "ScaledSigmoid/gradient-cut-to-zero": "backward treats sigma as 1 past x = 6",
+            "ScaledSigmoid/gradient-cancels":
+                "backward 1/4 - (sigma - 1/2)^2: cancels in the tail",
             "ScaledSigmoid/forward-saturates": "output scale exactly past x = 10"}),
     Clause("backward returns one gradient per input, `scale` included;",
            {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",

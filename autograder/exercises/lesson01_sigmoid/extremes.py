@@ -56,10 +56,57 @@ def check_scaled_large_x(function, spec: Spec, device) -> None:
         what = "nan" if bool(grad.isnan().all()) else repr(grad.item())
         said = (f"ScaledSigmoid's gradient is {what} at {where}, where the true one is "
                 f"{true.item():.3g}" + (" (a normal float64 number, as the output is)"
-                                         if normal else "") + _large_x_cause(rows))
+                                         if normal else "")
+                + (_large_x_cause(rows) or _tail_shape(function, spec, device)))
         raise GradingError(said, mistake={
             "step 1's formula": "ScaledSigmoid/step-1-formula-overflows",
-            "e^-x * sigma(x)^2": "ScaledSigmoid/exp-times-sigma-squared"})
+            "e^-x * sigma(x)^2": "ScaledSigmoid/exp-times-sigma-squared",
+            "a cutoff, not lost digits": "ScaledSigmoid/gradient-cut-to-zero",
+            "cancellation, not a cutoff": "ScaledSigmoid/gradient-cancels"})
+
+
+# x from -0.5 down to -400, 0.5 apart: where a cutoff and a cancellation differ. A cutoff
+# (sigma or the gradient set to 0 past a threshold) is right to 1e-12 above it and exactly 0
+# below; a subtraction of two nearly equal numbers loses digits steadily as x falls (1e-12 near
+# x = -10, 1e-8 near -20) before it reaches 0.
+TAIL_PROBE = [-step / 2 for step in range(1, 801)]
+
+
+def _tail_shape(function, spec: Spec, device) -> str:
+    """Name a cutoff or a cancellation from the gradient's relative error on TAIL_PROBE (scale
+    2.5, grad_output 1); the plain reminder where neither shape is proven."""
+    plain = ": the contract holds for every x, however large"
+    x = torch.tensor(TAIL_PROBE, dtype=torch.float64, device=device)
+    inputs = make_inputs({"x": x, "scale": 2.5})
+    try:
+        ones = torch.ones_like(x)
+        grad = run_backward(spec, run_forward(function, spec, inputs).output, inputs,
+                            ones).grads[0]
+    except Exception:  # noqa: BLE001 - the probe names nothing; the battery reports it
+        return plain
+    if not comparable(grad, x):
+        return plain
+    grad, true = grad.detach(), reference_gradients(spec, inputs, ones)["x"]
+    relative = (grad - true).abs() / true.abs()
+    lost = relative > 1e-12
+    if not bool(lost.any()):
+        return plain
+    first = int(lost.nonzero()[0])  # the lost point nearest 0
+    if bool((grad[lost] == 0).all()) and bool(lost[first:].all()):
+        kept = f"down to x = {TAIL_PROBE[first - 1]:g}" if first else "nowhere"
+        return (f": a cutoff, not lost digits: your gradient is right (to 1e-12) {kept} and "
+                f"exactly 0 from x = {TAIL_PROBE[first]:g} down, while the true one stays a "
+                "normal float64 number down to x = -708; does your code set sigma(x), or the "
+                "gradient, to 0 past a threshold?")
+    partial = lost & (grad != 0) & (relative < 0.5)
+    if bool(partial.any()):
+        at = [int(i) for i in partial.nonzero().flatten()]
+        steps = sorted({at[0], at[len(at) // 2], at[-1]})
+        growth = ", ".join(f"{relative[i].item():.1g} at x = {TAIL_PROBE[i]:g}" for i in steps)
+        return (f": cancellation, not a cutoff: your gradient's relative error grows as x falls "
+                f"({growth}) before it reaches 0; digits lost steadily are a subtraction of two "
+                "nearly equal numbers: which step of your backward subtracts them?")
+    return plain
 
 
 def _float32_step(function, spec: Spec, device, grad, x_value, scale) -> bool:
@@ -95,7 +142,7 @@ def _large_x_cause(rows) -> str:
                               rtol=1e-9, atol=0, equal_nan=True)
                for x, scale, _, grad, _ in rows):
             return cause
-    return ": the contract holds for every x, however large"
+    return ""
 
 
 def check_relu_largest_finite(function, spec: Spec, device) -> None:

@@ -200,10 +200,12 @@ def check_non_leaf_input_untouched(function, spec: Spec, device) -> None:
             "network)", mistake=f"{spec.name}/writes-input")
 
 
-def check_output_is_new(function, spec: Spec, device) -> None:
-    """Where every entry of x is above 0, relu(x) has x's values: an answer that returns x itself
-    there hands the caller x's memory, so a write into the output writes into x."""
-    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, device=device)
+def check_output_is_new(function, spec: Spec, device, values=(1.0, 2.0, 3.0),
+                        where="above 0") -> None:
+    """Where every entry of x is ``where`` (above 0 for relu), the output has x's values: an
+    answer that returns x itself there hands the caller x's memory, so a write into the output
+    writes into x."""
+    x = torch.tensor(values, dtype=torch.float64, device=device)
     for grad in (True, False):
         with torch.set_grad_enabled(grad):
             leaf = x.clone().requires_grad_(grad)
@@ -211,8 +213,9 @@ def check_output_is_new(function, spec: Spec, device) -> None:
             if isinstance(y, torch.Tensor) and y.untyped_storage().data_ptr() == \
                     leaf.untyped_storage().data_ptr():
                 raise GradingError(
-                    f"{spec.name} returned x itself where every entry of x is above 0 (x = "
-                    f"[1, 2, 3], grad {'enabled' if grad else 'disabled'}): its output shares "
+                    f"{spec.name} returned x itself where every entry of x is {where} (x = "
+                    f"[{', '.join(f'{v:g}' for v in values)}], grad "
+                    f"{'enabled' if grad else 'disabled'}): its output shares "
                     "x's memory, so a caller who writes into the output writes into x (or, "
                     "with grad, autograd refuses the write); what must forward return, "
                     "whatever x holds?", mistake=f"{spec.name}/returns-input")

@@ -1,4 +1,4 @@
-"""Lesson 01's transfer exercise: Softplus, y = log(1 + exp(x)) exactly, saving only y."""
+"""Lesson 01's transfer exercise: Softplus, y = log(1 + exp(x)) to 1e-12 relative, saving only y."""
 
 import math
 
@@ -10,7 +10,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .sigmoid import check_class_untouched
+from .sigmoid import check_class_untouched, check_output_is_new
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES
 
@@ -306,6 +306,9 @@ def softplus_full(Softplus, device) -> None:
     covers("saves only its output")
     check_large_inputs(function, device)
     check_tails(function, device)
+    # above x = 37, log(1 + e^x) rounds to x in float64: x itself would pass every value check
+    check_output_is_new(function, SOFTPLUS, device, (40.0, 100.0, 800.0), "above 37")
+    covers("a new tensor")
     check_each_input_alone(function, SOFTPLUS, {"x": 4 * sample((3, 4), device)})
     check_gradcheck(function, SOFTPLUS, {"x": sample((4,), device)})
 
@@ -316,7 +319,7 @@ SOFTPLUS_DOMAIN = Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0))
 EXERCISES = [
     Exercise("Softplus", "01_sigmoid", softplus_full,
              contract=("saves only its output", "|x| up to 800", "values in both tails",
-                       "gradients in both tails"),
+                       "gradients in both tails", "a new tensor"),
              clauses=SOFTPLUS_CLAUSES,
              example=lambda: (4 * sample((5,), "cpu"),), domain=SOFTPLUS_DOMAIN),
 ]
