@@ -10,6 +10,7 @@ from .comparison import floating_outputs, fresh_leaves, input_gradients, referen
 from .diagnose import diagnose_gradient
 from .domain import TOLERANCES, Domain
 from .errors import GradingError
+from .precision import precision_findings_now
 
 
 def strided_like(output: torch.Tensor, generator: torch.Generator):
@@ -38,7 +39,8 @@ def check_grad_output_layout(domain: Domain, function, device) -> None:
     contiguous (``strided_like``): the gradients are the reference's for the same grad_output,
     and grad_output is left as it was. Where every output is 0-d there is nothing to lay out."""
     spec = domain.spec
-    inputs = fresh_leaves(domain.values(device))
+    values = domain.values(device)
+    inputs = fresh_leaves(values)
     dtype = next((v.dtype for v in inputs.values()
                   if isinstance(v, torch.Tensor) and v.is_floating_point()), torch.float64)
     tolerance = domain.tolerances.get(dtype) or TOLERANCES[dtype]
@@ -63,7 +65,30 @@ def check_grad_output_layout(domain: Domain, function, device) -> None:
                                  allow_unused=True)
     pristine = [(g.clone(), g._version) for g in given]
 
+    def gradients(grad_outputs, leaves) -> dict:
+        """The learner's gradients for ``grad_outputs`` at ``leaves``, each checked against
+        the truth (the diagnosis raised as it is)."""
+        forward_here = run_forward(function, spec, leaves)
+        here = [o for o in floating_outputs(forward_here.output) if o.requires_grad]
+        grads = input_gradients(domain, forward_here.output, here, leaves, grad_outputs)
+        for name, truth in zip(wanted, truths):
+            truth = truth if truth is not None else torch.zeros_like(fresh[name])
+            got = grads[name]
+            diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor)
+                              else got, truth, rtol=tolerance.rtol, atol=tolerance.atol,
+                              inputs=leaves, computed_in=leaves[name].dtype,
+                              exercise_name=spec.name)
+        return grads
+
     def blamed(error: GradingError, what: str) -> GradingError:
+        """The layout blamed only when a probe confirms it: the same call with the same values
+        of grad_output, laid out contiguous, passes. Where that fails too the fault is not the
+        layout (a float32 step, a wrong formula), and its own diagnosis is raised."""
+        try:
+            with precision_findings_now():  # a float32 step found here is no layout's fault
+                gradients([g.contiguous() for g in given], fresh_leaves(values))
+        except GradingError as dense_error:
+            return dense_error
         return GradingError(
             f"{spec.name}.backward assumes a contiguous grad_output: it {what} when grad_output "
             f"was {short} ({error.hint.rstrip('.')}); autograd hands backward a grad_output "

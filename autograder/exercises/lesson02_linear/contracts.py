@@ -21,6 +21,8 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
             "MyLinearFunction/fails-without-leading-dims":
                 "leading dims flattened with flatten(0, -2): no dim -2 for 1-D x",
+            "MyLinearFunction/transposes-a-vector":
+                "grad_weight = grad_output.mT @ x (learner trial 53)",
             "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "MyLinearFunction/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",

@@ -6,6 +6,7 @@ import torch
 from ...checks import Spec, check_values_and_gradients, make_inputs, reference_gradients
 from ...errors import GradingError
 from ...exercise import sample
+from ..shared.returned_gradients import _check_returned_shapes
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 # a first leading dimension of size 1 last: a batch of one, (1, in), and (1, 5, in), where a
@@ -29,14 +30,17 @@ def linear_values(leading, device, *, bias=True, seed=0, dtype=torch.float64,
 def values_and_gradients(function, spec: Spec, values: dict, device):
     """check_values_and_gradients, naming unflattened leading dimensions: a backward that
     raises for 1-D or 3-D x but works for 2-D x wrote the 2-D formulas (``grad_output.T @ x``);
-    one that raises for 1-D x alone flattened in a way that needs a leading dimension."""
+    one that raises for 1-D x alone is told what its error proves (``_raise_without_leading_dims``).
+    "Works" is probed, each returned gradient's shape included."""
     try:
         return check_values_and_gradients(function, spec, values)
     except GradingError as error:
         if values["x"].dim() == 1 and _sums_the_features(function, spec, values, device):
+            right = ("2-D and 3-D x" if works_for_rows(function, spec, device, (2, 5))
+                     else "2-D x")  # each gradient's shape too: a sum(0) leaves (5, out)
             raise GradingError(
                 f"grad_bias has shape () but bias has shape ({OUT_FEATURES},) for x of shape "
-                f"{tuple(values['x'].shape)}, while your backward is right for 2-D and 3-D x: "
+                f"{tuple(values['x'].shape)}, while your backward is right for {right}: "
                 "with no leading dimension, your sum over the leading dimensions summed the "
                 "output features (sum(0) of a 1-D tensor does, and so does sum(dim=()), which "
                 "sums every dimension, not none): what shape do the leading dimensions of x "
@@ -45,17 +49,46 @@ def values_and_gradients(function, spec: Spec, values: dict, device):
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not works_for_rows(function, spec, device)):
             raise
-        if values["x"].dim() == 1 and works_for_rows(function, spec, device, (2, 5)):
-            raise GradingError(
-                f"{spec.name}.backward fails only with no leading dimension, for x of shape "
-                f"{tuple(values['x'].shape)}, and works for 2-D and 3-D x: your flattening "
-                "needs at least one leading dimension (x.flatten(0, -2) does: a 1-D x has no "
-                "dim -2). Which reshape gives (rows, in) for x with any number of leading "
-                "dimensions, none included?", error.details or error.hint,
-                mistake=f"{spec.name}/fails-without-leading-dims") from error
+        if values["x"].dim() == 1:
+            _raise_without_leading_dims(function, spec, values, device, error)
         hint = _two_d_only_hint(spec, values, _failing_gradients(function, values))
         raise GradingError(hint, error.details or error.hint,
                            mistake=f"{spec.name}/two-d-only") from error
+
+
+def _raise_without_leading_dims(function, spec: Spec, values: dict, device,
+                                error: GradingError) -> None:
+    """Backward raised for 1-D x and is right for 2-D x (shapes returned included): the cause
+    named only where the error proves it. ``.mT`` (or ``.mH``) of a 1-D tensor raises whatever
+    else the backward does; a dimension out of range is a flattening or index that needs a
+    leading dimension; any other error is only said to come with no leading dimension. Where
+    3-D x fails too (returns nothing here), the 2-D-only hint follows."""
+    detail = error.details or error.hint
+    three_d = works_for_rows(function, spec, device, (2, 5))
+    shape, right = tuple(values["x"].shape), "2-D and 3-D x" if three_d else "2-D x"
+    vectors = (f"with no leading dimension grad_output has shape ({OUT_FEATURES},) and x "
+               f"{shape}, vectors, not matrices")
+    question = ("Which 2-D matrices, one row per position, can you make from grad_output and "
+                "x for any number of leading dimensions, none included?")
+    transposed = next((t for t in (".mT", ".mH") if f"tensor{t} is only supported" in detail),
+                      None)
+    if transposed:
+        raise GradingError(
+            f"{spec.name}.backward takes {transposed} of a 1-D tensor for x of shape {shape}: "
+            f"{vectors}, and {transposed} needs at least two dimensions. Your backward is right "
+            f"for {right}{'' if three_d else ', not for 3-D x'}. " + question, detail,
+            mistake=f"{spec.name}/transposes-a-vector") from error
+    if not three_d:
+        return
+    if "out of range" in detail:  # flatten(0, -2), x.shape[-2], sum(dim=-2): no such dim
+        cause = ("it asks for a dimension a 1-D x lacks (x.flatten(0, -2), x.shape[-2] and "
+                 "sum(dim=-2) each need a leading dimension)")
+    else:
+        cause = f"{vectors}. Which line of your backward needs a leading dimension?"
+    raise GradingError(
+        f"{spec.name}.backward fails only with no leading dimension, for x of shape {shape}, "
+        f"and is right for {right}: {cause} {question}", detail,
+        mistake=f"{spec.name}/fails-without-leading-dims") from error
 
 
 def _failing_gradients(function, values: dict) -> list[str]:
@@ -99,9 +132,14 @@ def _two_d_only_hint(spec: Spec, values: dict, failing: list[str]) -> str:
             f"written for 2-D x, one row per example, and this x has {leading}. {question}")
 
 
-def works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
+def works_for_rows(function, spec: Spec, device, leading=(5,), *, shapes=True) -> bool:
+    """Right for x of this leading shape: values, gradients and (``shapes``) each gradient's
+    shape as backward returned it (the engine sums a batched grad_weight to the right values)."""
+    values = linear_values(leading, device)
     try:
-        check_values_and_gradients(function, spec, linear_values(leading, device))
+        check_values_and_gradients(function, spec, values)
+        if shapes:
+            _check_returned_shapes(function, spec, make_inputs(values))
     except GradingError:
         return False
     return True
@@ -110,7 +148,8 @@ def works_for_rows(function, spec: Spec, device, leading=(5,)) -> bool:
 def _sums_the_features(function, spec: Spec, values: dict, device) -> bool:
     """Probe for 1-D x: right for 2-D and 3-D x, yet backward's own grad_bias (read before the
     engine checks its shape) is the sum of every entry of the true one."""
-    if "bias" not in values or not all(works_for_rows(function, spec, device, leading)
+    if "bias" not in values or not all(works_for_rows(function, spec, device, leading,
+                                                      shapes=False)
                                        for leading in ((5,), (2, 5))):
         return False
     try:
