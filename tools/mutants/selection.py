@@ -1,10 +1,11 @@
-"""Which mutants run: at most ``cap`` per exercise, chosen the same way every run.
+"""Which mutants run: every one of the solution's, then the catalogued answers' up to ``cap``
+per exercise in all, chosen the same way every run.
 
-The solution's mutants come first, then the catalogued answers': within each, operators take
-turns (in their registered order), so a cap keeps every operator, and an operator's mutants
-go by a hash of what they change, so a mutant keeps its place when other lines move. Only
-mutants that compile take a place. A slow lesson has a smaller cap (``CAPS``): every run of
-``make mutants`` fits in 20 minutes on 2 cores.
+The solution's mutants come first, all of them, then the catalogued answers': within each,
+operators take turns (in their registered order), so a cap keeps every operator, and an
+operator's mutants go by a hash of what they change, so a mutant keeps its place when other
+lines move. Only mutants that compile take a place. A slow lesson has a smaller cap
+(``CAPS``): every run of ``make mutants`` fits in 20 minutes on 2 cores.
 """
 
 import itertools
@@ -45,10 +46,12 @@ def _order(mutants: list[Mutant]) -> list[Mutant]:
 
 
 def chosen(mutants: list[Mutant], answers: dict[str, Answer], limit: int | None) -> list[Mutant]:
-    """The first ``limit`` compiling mutants in capping order (all that compile when None)."""
+    """Every compiling mutant of the solution, however small ``limit`` (issue 45: the
+    solution's mutants are the promise), then the catalogued answers' in capping order until
+    ``limit`` in all (all that compile when None)."""
     picked = []
     for mutant in _order(mutants):
-        if limit is not None and len(picked) == limit:
+        if limit is not None and len(picked) >= limit and mutant.origin != SOLUTION:
             break
         if mutant.compiles(answers[mutant.origin]):
             picked.append(mutant)

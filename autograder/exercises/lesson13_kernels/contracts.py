@@ -22,6 +22,8 @@ SILU_MUL_CLAUSES = (
             "silu_mul/bfloat16-step-in-interpreter":
                 "silu(a) cast back to the input's dtype before the product with b",
             "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
+            "silu_mul/bfloat16-through-float16": "bfloat16 carried to the forward kernel as "
+                                                 "float16",
             "silu_mul/not-finite-at-zero":
                 "silu and sigmoid recovered from the saved output, y / b and silu / a"}),
     Clause("**one** forward kernel, and **one** backward kernel, launched once, that computes "
@@ -123,6 +125,8 @@ RMS_NORM_ROWS_CLAUSES = (
            "its real outputs, strides included; non-contiguous inputs made contiguous (a column "
            "slice too).",
            {"rms_norm_rows/fake-strides": "register_fake with the input's strides",
+            "rms_norm_rows/forward-fake-mismatch":
+                "the forward operator's fake with a float16 rstd for float32 x",
             "rms_norm_rows/backward-fake-mismatch":
                 "the backward operator's fake with the saved x's strides",
             "rms_norm_rows/kernel-on-fake-tensor":

@@ -30,3 +30,79 @@ EQUIVALENTS = [
                      "product to float32 first: the same arithmetic, bit for bit in float16 and "
                      "bfloat16"),
 ]
+
+# found by grading every mutant of the solutions (session 54), past the cap of 12
+_MASKED_LANE = ("a masked-off lane's {} meets a factor loaded as 0 there ({}), in every product "
+                "that reaches a sum or a store; masked lanes are never stored")
+_PROGRAMS = ("rows_per_program = cdiv(rows, programs): any number of programs from 1 to the "
+             "rows covers every row once")
+_EMPTY_GRID = ("the guard skips a launch with no rows; a grid of zero programs launches nothing "
+               "either, and D is never 0")
+_BRANCHES = ("both branches are exact forms of silu, each within an ulp on either side of 0, "
+             "so which one takes |a| <= 1e-6 changes no digit the contract sees")
+_UNUSED_SAVED = ("this answer's backward never reads the output it saves: a saved a second time "
+                 "costs no bytes")
+EQUIVALENTS += [
+    EquivalentMutant("silu_mul", "nudge_constant", "BLOCK = 1024", "BLOCK = 1023",
+                     "this answer never reads the module's BLOCK: each launch passes "
+                     "BLOCK=triton.next_power_of_2(width)"),
+    EquivalentMutant("silu_mul", "save_input_not_output",
+                     "ctx.save_for_backward(inputs[0], inputs[1], output)",
+                     "ctx.save_for_backward(inputs[0], inputs[1], inputs[0])", _UNUSED_SAVED),
+    EquivalentMutant("silu_mul", "add_copy",
+                     "ctx.save_for_backward(inputs[0], inputs[1], output)",
+                     "ctx.save_for_backward(inputs[0], inputs[1], output.contiguous())",
+                     "the operator's output is torch.empty_like of a contiguous a: contiguous, so "
+                     ".contiguous() returns it"),
+    *[EquivalentMutant("silu_mul", "move_threshold",
+                       "y = tl.where(a > 0, a / (1 + tl.exp(-a)),",
+                       f"y = tl.where(a > {bound}, a / (1 + tl.exp(-a)),", _BRANCHES)
+      for bound in ("-1e-06", "1e-06")],
+    EquivalentMutant("rms_norm_rows", "add_copy", "return grad_x, grad_weight, None",
+                     "return grad_x.clone(), grad_weight, None", _COPY_RETURNED),
+    EquivalentMutant("rms_norm_rows", "drop_statement", "w = w.to(tl.float32)", "pass",
+                     "a half w meets only float32 values (grad and x converted in the loop, rstd "
+                     "loaded from float32), and Triton converts the half operand of each product "
+                     "to float32 first"),
+    EquivalentMutant("rms_norm_rows", "add_copy", "ctx.save_for_backward(x, weight, rstd)",
+                     "ctx.save_for_backward(x, weight.contiguous(), rstd)",
+                     "a contiguous copy of the 1-D weight, D numbers, holds its values; the "
+                     "contract bounds what gives r, not the weight's layout"),
+    EquivalentMutant("rms_norm_rows", "add_copy", "ctx.save_for_backward(x, weight, rstd)",
+                     "ctx.save_for_backward(x.contiguous(), weight, rstd)",
+                     "the backward operator makes x contiguous anyway: the copy moves from "
+                     "backward to forward, and the contract sets no budget on x"),
+    EquivalentMutant("rms_norm_rows", "change_dim",
+                     "rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
+                     "rstd = 1 / tl.sqrt(tl.sum(x * x, axis=-1) / D + eps)",
+                     "x * x is one row, a 1-D block: its axis -1 is its axis 0"),
+    EquivalentMutant("rms_norm_rows", "add_copy", "ctx.save_for_backward(x, weight, rstd)",
+                     "ctx.save_for_backward(x, weight, rstd.contiguous())",
+                     "rstd is a fresh torch.empty the kernel wrote: contiguous, so .contiguous() "
+                     "returns it"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "x = tl.load(x_ptr + offsets, mask=mask, other=0.0)",
+                     "x = tl.load(x_ptr + offsets, mask=mask, other=1.0)",
+                     _MASKED_LANE.format("x", "grad and w")),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "grad = tl.load(grad_ptr + offsets, mask=mask, other=0.0)",
+                     "grad = tl.load(grad_ptr + offsets, mask=mask, other=1.0)",
+                     _MASKED_LANE.format("grad", "w and x")),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "w = tl.load(w_ptr + columns, mask=mask, other=0.0)",
+                     "w = tl.load(w_ptr + columns, mask=mask, other=1.0)",
+                     "in forward a masked-off lane's w only scales a y that is never stored; the "
+                     "sum of squares reads x alone, loaded as 0 there"),
+    *[EquivalentMutant("rms_norm_rows", "nudge_constant", "if rows.shape[0]:",
+                       f"if rows.shape[{dim}]:", _EMPTY_GRID) for dim in ("1", "-1")],
+    *[EquivalentMutant("rms_norm_rows", "nudge_constant",
+                       "programs = min(rows.shape[0], 32)  # a fixed number, whatever the batch "
+                       "(Liger: one per SM)",
+                       f"programs = min(rows.shape[0], {count})  # a fixed number, whatever the "
+                       "batch (Liger: one per SM)", _PROGRAMS) for count in ("31", "33")],
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "rows_per_program = triton.cdiv(rows.shape[0], max(programs, 1))",
+                     "rows_per_program = triton.cdiv(rows.shape[0], max(programs, 2))",
+                     "programs is at least 2 whenever there are 2 rows; for one row cdiv(1, 2) is "
+                     "1, as cdiv(1, 1) is; no rows launch nothing"),
+]

@@ -1,7 +1,8 @@
 """Lesson 13: the registrations behind an exercise's autograd. The fake implementation of each
 operator its backward calls, against what that operator really returns, for saved inputs that
-are transposed views (opcheck's fake-tensor test, without opcheck's other runs); and the
-tensors setup_context keeps, which go through save_for_backward, never onto ctx."""
+are transposed views, and of each operator its forward calls, every output (opcheck's
+fake-tensor test, without opcheck's other runs); and the tensors setup_context keeps, which go
+through save_for_backward, never onto ctx."""
 
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
@@ -49,17 +50,8 @@ def check_backward_fakes(name: str, function, args: tuple) -> None:
 
 
 def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     real = operator(*op_args, **op_kwargs)
-    try:
-        with FakeTensorMode() as mode:
-            fake_args, fake_kwargs = tree_map(
-                lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t,
-                (op_args, op_kwargs))
-            fake = operator(*fake_args, **fake_kwargs)
-    except Exception as error:
-        raise explain(name, f"fake implementation of {operator}", error) from error
+    fake = _fake_outputs(name, operator, op_args, op_kwargs)
     for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
         if isinstance(truth, torch.Tensor) and _layout(mine) != _layout(truth):
             shape, dtype, strides = _layout(mine)
@@ -74,6 +66,37 @@ def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
                 "(memory_format=torch.contiguous_format for contiguous gradients: "
                 "empty_like(t) alone keeps t's strides)",
                 mistake=f"{name}/backward-fake-mismatch")
+
+
+def check_forward_fakes(name: str, function, args: tuple) -> None:
+    """Every operator the forward of ``function(*args)`` calls, its fake against its real
+    outputs, every one of them (an output the exercise's function keeps to itself, a saved
+    statistic, included): shape and dtype."""
+    for operator, op_args, op_kwargs in operator_calls(lambda: function(*args)):
+        real = operator(*op_args, **op_kwargs)
+        fake = _fake_outputs(name, operator, op_args, op_kwargs)
+        for index, (mine, truth) in enumerate(zip(tree_leaves(fake), tree_leaves(real))):
+            if isinstance(truth, torch.Tensor) and _layout(mine)[:2] != _layout(truth)[:2]:
+                raise GradingError(
+                    f"{name}'s operator {operator}: for a {args[0].dtype} x its fake "
+                    f"implementation gives output {index} shape {tuple(mine.shape)}, "
+                    f"{mine.dtype}, but the operator returns {tuple(truth.shape)}, "
+                    f"{truth.dtype}: register_fake must describe every real output, whatever "
+                    "the input's dtype (torch.compile plans with it)",
+                    mistake=f"{name}/forward-fake-mismatch")
+
+
+def _fake_outputs(name: str, operator, op_args, op_kwargs):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    try:
+        with FakeTensorMode() as mode:
+            fake_args, fake_kwargs = tree_map(
+                lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t,
+                (op_args, op_kwargs))
+            return operator(*fake_args, **fake_kwargs)
+    except Exception as error:
+        raise explain(name, f"fake implementation of {operator}", error) from error
 
 
 def check_ctx_tensors(name: str, output: torch.Tensor) -> None:

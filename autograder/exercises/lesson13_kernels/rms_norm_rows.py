@@ -15,7 +15,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             name_bfloat16_failure, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
-from .kernel_fakes import check_backward_fakes, check_ctx_tensors
+from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
 from .rms_norm_layouts import check_non_contiguous
 from .rms_norm_spec import EPS, RMS_NORM_ROWS
 from .rms_norm_spec import checked as _checked
@@ -236,6 +236,7 @@ def check_fake(function, device) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     x, weight, eps = _values((3, 2, 5), device, dtype=torch.float32).values()
+    check_forward_fakes("rms_norm_rows", function, (x, weight, eps))  # rstd's dtype, float32
     transposed = _values((3, 5), device)["x"].t()  # float64
     for where, x in [("", x), (" for a transposed x", transposed)]:
         weight = weight[:x.shape[-1]].to(x.dtype)

@@ -14,29 +14,35 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
-from .silu_mul_precision import check_half, check_large_activations, computed_in_float32
+from .silu_mul_precision import (check_bfloat16_range, check_half, check_large_activations,
+                                 computed_in_float32)
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
 
 
 def check_non_contiguous(silu_mul, device) -> None:
-    """A transposed a and a column-sliced b: the kernel must not read them as flat memory."""
+    """A transposed a and a column-sliced b, in 2-D and in 3-D (a's leading dims swapped: no
+    view of it flattens them): the kernel must not read them as flat memory."""
     covers("non-contiguous inputs")
-    values = {"a": 2 * sample((7, 5), device, seed=3).t(), "b": sample((5, 14), device)[:, ::2]}
-    try:
-        with case("a transposed, b a strided slice"):
-            checked_call(silu_mul, values)
-    except GradingError as error:
-        dense = {name: value.contiguous() for name, value in values.items()}
+    for where, values in [
+            ("a transposed, b a strided slice",
+             {"a": 2 * sample((7, 5), device, seed=3).t(), "b": sample((5, 14), device)[:, ::2]}),
+            ("a of shape (2, 3, 4) with its first two dims swapped, b a strided slice",
+             {"a": 2 * sample((3, 2, 4), device, seed=5).transpose(0, 1),
+              "b": sample((2, 3, 8), device, seed=6)[..., ::2]})]:
         try:
-            checked_call(silu_mul, dense)
-        except GradingError:
-            raise error from None
-        raise GradingError(
-            "silu_mul is right for contiguous inputs but wrong for the same values in a "
-            "transposed or strided view: a kernel indexes flat memory, so make the inputs "
-            "contiguous on the host (a.contiguous()) or pass their strides to the kernel",
-            error.details, case="a transposed, b a strided slice",
-            mistake="silu_mul/strided-read-as-flat") from error
+            with case(where):
+                checked_call(silu_mul, values)
+        except GradingError as error:
+            dense = {name: value.contiguous() for name, value in values.items()}
+            try:
+                checked_call(silu_mul, dense)
+            except GradingError:
+                raise error from None
+            raise GradingError(
+                "silu_mul is right for contiguous inputs but wrong for the same values in a "
+                "transposed or strided view: a kernel indexes flat memory, so make the inputs "
+                "contiguous on the host (a.contiguous()) or pass their strides to the kernel",
+                error.details, case=where, mistake="silu_mul/strided-read-as-flat") from error
     covers("non-contiguous grad_output")
     a, b = (v.detach().clone().requires_grad_() for v in silu_mul_values((6, 4), device).values())
     grad_output = sample((4, 6), device, seed=4).t()
@@ -213,6 +219,7 @@ def silu_mul_full(silu_mul, device) -> None:
         check_non_contiguous(silu_mul, device)
         check_large_activations(silu_mul, device)
         check_half(silu_mul, device)
+        check_bfloat16_range(silu_mul, device)
         check_fake(silu_mul, device)
         covers("opcheck")
         check_opcheck("silu_mul", "silu_mul",

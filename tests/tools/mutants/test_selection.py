@@ -38,6 +38,16 @@ def test_the_solution_comes_first():
     assert [mutant.origin for mutant in picked] == [SOLUTION] * solution + ["other"]
 
 
+def test_a_cap_never_leaves_out_a_mutant_of_the_solution():
+    """Under a cap smaller than the solution's mutants, does every one of them still run, and
+    none of another answer's?"""
+    answers = _answers()
+    made = _made(answers)
+    solution = sum(mutant.origin == SOLUTION for mutant in chosen(made, answers, None))
+    assert solution > 2
+    assert [mutant.origin for mutant in chosen(made, answers, 2)] == [SOLUTION] * solution
+
+
 def test_capping_is_deterministic_and_without_a_cap_takes_all():
     """Does the cap choose the same mutants each time, and no cap every compiling mutant?"""
     answers = _answers()
