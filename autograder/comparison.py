@@ -95,7 +95,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
                         rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs, computed_in=dtype,
                         exercise_name=spec.name)
     compute = compute or domain.accumulates.get(dtype, dtype)
-    check_saved_dtypes(domain, forward, dtype, compute)
+    check_saved_dtypes(domain, forward, dtype, compute, inputs)
     check_no_widened_copy_saved(domain, forward, inputs, compute)
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
@@ -148,14 +148,28 @@ def _whole_numbers(tensor: torch.Tensor) -> bool:
     return bool(((tensor == tensor.round()) & (tensor.abs() <= exact)).all())
 
 
-def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: torch.dtype) -> None:
+def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: torch.dtype,
+                       inputs: dict | None = None) -> None:
     """A floating tensor forward computed and saved (not an input, not an output) keeps the
     digits the computation has: a float32 statistic saved for float64 inputs loses them; a
-    mask, a sign or a constant such as 2 (whole numbers the dtype holds) has none to lose."""
+    mask, a sign or a constant such as 2 (whole numbers the dtype holds) has none to lose. One
+    of ``inputs`` saved cast narrower (x.float()) is named as the copy it is."""
     for saved in forward.saved:
         if (saved.role == "intermediate" and saved.dtype.is_floating_point
                 and torch.finfo(saved.dtype).bits < torch.finfo(compute).bits
                 and not _whole_numbers(saved.tensor)):
+            for name, value in (inputs or {}).items():
+                if (isinstance(value, torch.Tensor) and value.is_floating_point()
+                        and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
+                        and torch.equal(value.detach().to(saved.dtype).reshape(-1),
+                                        saved.tensor.reshape(-1))):
+                    raise GradingError(
+                        f"{domain.spec.name} saved {name} as a "
+                        f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) "
+                        f"for {str(value.dtype).removeprefix('torch.')} inputs: the copy is memory "
+                        f"{name} itself would not cost, and drops digits; save {name} as it is, "
+                        "or nothing if backward does not read it",
+                        mistake=f"{domain.spec.name}/saves-copy")
             raise GradingError(
                 f"{domain.spec.name} saved a {str(saved.dtype).removeprefix('torch.')} tensor of "
                 f"shape {saved.shape} for {str(dtype).removeprefix('torch.')} inputs: it keeps "

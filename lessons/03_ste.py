@@ -32,6 +32,7 @@
 # bottom: the cells after an exercise run your answer. Run All does not stop at an exercise not
 # yet written: its self-check says its stub still raises `NotImplementedError`, the cells that
 # use it show that error too, and the lesson's last cell lists where each exercise stands.
+# **Predict, then run** cells show what PyTorch did only once your prediction is written.
 # The main line ends at the summary. The sections after it are optional and never graded: the
 # detach trick tried inside a Function's forward, your `FakeQuantize` and
 # `StraightThroughSoftmax` seen whole, the experiment in which the step of
@@ -53,6 +54,12 @@ from widgets import ste_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+
+
+def written(*predictions) -> bool:
+    """Whether every prediction is written: a predict-then-run cell prints its measurements only
+    then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predictions)
 
 
 def compare(what, predicted, observed):
@@ -276,7 +283,11 @@ if None not in (stand_in_round, stand_in_sign):
 # Write your prediction below, then run the cell after.
 
 # %%
+### BEGIN WORKED
+predicted_corners = (1.0, 1.0)
+### LEARNER
 predicted_corners = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: autograd's slope of yours
+### END WORKED
 
 # %%
 if stand_in_sign is None:
@@ -284,7 +295,8 @@ if stand_in_sign is None:
 else:
     corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
     stand_in_sign(corners).sum().backward()
-    print("autograd's slope of your stand-in for sign at x = -1 and 1:", corners.grad.tolist())
+    if written(predicted_corners):
+        print("autograd's slope of your stand-in for sign at x = -1 and 1:", corners.grad.tolist())
     compare("your stand-in's slope at x = -1 and 1", predicted_corners, corners.grad.tolist())
 
 # %% [markdown]
@@ -376,7 +388,7 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # self-check and the hidden tests check:
 #
 # - `RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s dtype, for
-#   `x` of any shape, strides and value;
+#   `x` of any shape, strides and value, and leaves `x` untouched;
 # - backward returns what autograd would give had forward computed your stand-in for round,
 #   for every `grad_output` and every `x`, $\pm\infty$ and NaN included, in `grad_output`'s
 #   dtype;
@@ -387,11 +399,16 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
 
 # %%
+### BEGIN WORKED
+predicted_round_halves = [-2.0, -2.0, -0.0, 0.0, 2.0, 2.0]
+### LEARNER
 predicted_round_halves = None  # six numbers: torch.round at -2.5, -1.5, -0.5, 0.5, 1.5, 2.5
+### END WORKED
 
 # %%
 halves = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
-print("torch.round:", torch.round(halves))
+if written(predicted_round_halves):
+    print("torch.round:", torch.round(halves))
 compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
 
 # %% [markdown]
@@ -465,7 +482,9 @@ ste_explorer(RoundSTE, x=1.5)
 #   and value;
 # - backward returns what autograd would give had forward computed stand-in B, with slope 1
 #   at its corners $|x| = 1$ (they count as inside), for every `x` but NaN (where B's slope
-#   depends on how B is written), in `grad_output`'s dtype;
+#   depends on how B is written) and every `grad_output`, $\pm\infty$ and NaN included
+#   (beyond the corners, where autograd gives 0, NaN is accepted too: $0 \cdot \infty$), in
+#   `grad_output`'s dtype;
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
@@ -556,8 +575,13 @@ ste_explorer(SignClippedSTE)
 # what does each hold for your `SignSTE`: `"zeros"`, `"identity"` or `"something else"`?
 
 # %%
+### BEGIN WORKED
+predicted_numerical_jacobian = "zeros"
+predicted_analytical_jacobian = "identity"
+### LEARNER
 predicted_numerical_jacobian = None  # "zeros", "identity" or "something else"
 predicted_analytical_jacobian = None
+### END WORKED
 
 # %%
 def jacobian_kind(matrix):
@@ -569,8 +593,9 @@ def jacobian_kind(matrix):
 x = torch.tensor([-1.5, -0.3, 0.2, 0.9], dtype=torch.float64, requires_grad=True)
 try:
     torch.autograd.gradcheck(SignSTE.apply, (x,))
-except GradcheckError as error:
-    print("gradcheck:", str(error).strip())
+except GradcheckError as error:  # its message shows both Jacobians
+    if written(predicted_numerical_jacobian, predicted_analytical_jacobian):
+        print("gradcheck:", str(error).strip())
 step = 1e-6  # gradcheck's own step
 numerical = torch.stack([(torch.sign(x.detach() + step * e) - torch.sign(x.detach() - step * e))
                          / (2 * step) for e in torch.eye(4, dtype=torch.float64)], dim=1)
@@ -660,7 +685,11 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
 # Write your answer below, then run the experiment.
 
 # %%
+### BEGIN WORKED
+predicted_learning_parameters = {"b2"}
+### LEARNER
 predicted_learning_parameters = None  # a set of names, from {"W1", "b1", "w2", "b2"}
+### END WORKED
 
 # %% tags=["skip-when-grading"]
 def xor_data(n=512, seed=0):
@@ -731,7 +760,9 @@ axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
 axes[1].set_title("Decision regions, SignClippedSTE")
 plt.show()
 for name, run in results.items():
-    print(f"{name:27s} non-zero gradient at the first step: {sorted(run.nonzero_at_first_step)}")
+    if written(predicted_learning_parameters):
+        print(f"{name:27s} non-zero gradient at the first step: "
+              f"{sorted(run.nonzero_at_first_step)}")
 for name, run in results.items():
     print(f"{name:27s} readout weights never moved: {run.readout_never_moved} of 64")
 compare("learn with the true gradient", predicted_learning_parameters,
@@ -802,8 +833,8 @@ plt.show()
 # Learned step-size quantisation (LSQ, Esser et al., 2020) trains $s$ by gradient descent along
 # with the weights. The contract, LSQ without its gradient-scale factor:
 #
-# - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape and
-#   strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
+# - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape (an
+#   empty one included) and strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
 #   Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` as
@@ -813,7 +844,8 @@ plt.show()
 # One place is left open on purpose: the **half-step band** just outside each edge of the
 # clip. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside, but
 # $\operatorname{round}(v) = 3$ is inside. There either convention is accepted: judge "inside"
-# on $v$ or on $\operatorname{round}(v)$, the same way for both gradients at a given edge. The
+# on $v$ or on $\operatorname{round}(v)$, the same way for every $v$ in the band and for both
+# gradients at a given edge. The
 # edges themselves are inside (clamp's derivative is 1 there, Exercise 2's convention).
 #
 # The edge cases the grader also tries are listed in the appendix at the end of the lesson
@@ -868,9 +900,15 @@ plt.show()
 
 # %%
 # question 5, before you write FakeQuantize: s = 0.5, qmin = -4, qmax = 3, x = (0.7, -3.0, 1.8)
+### BEGIN WORKED
+predicted_y = [0.5, -2.0, 1.5]
+predicted_dy_dx = [1.0, 0.0, 0.0]
+predicted_dy_ds = [-0.4, -4.0, 3.0]
+### LEARNER
 predicted_y = None      # three numbers
 predicted_dy_dx = None  # three numbers
 predicted_dy_ds = None  # three numbers
+### END WORKED
 
 
 # %% tags=["skip-when-grading"]
@@ -1013,8 +1051,13 @@ print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 # number? Write your predictions below, then run the cell after.
 
 # %%
+### BEGIN WORKED
+predicted_tau_limit = 0.135
+predicted_second_entry = "0"
+### LEARNER
 predicted_tau_limit = None     # a number with three decimals, such as 0.123
 predicted_second_entry = None  # "nan", "0" or "positive"
+### END WORKED
 
 # %%
 near_tie = torch.tensor([12.0, 11.8, -2.0])  # float32; the top two are close
@@ -1028,8 +1071,10 @@ def by_definition(tau):
 taus = [k / 1000 for k in range(100, 201)]  # 0.100, 0.101, ..., 0.200
 tau_limit = max(tau for tau in taus if not math.isfinite(by_definition(tau)[0].item()))
 second = by_definition(tau_limit)[1].item()
-print(f"τ = {tau_limit + 0.001:.3f}, by definition:", by_definition(tau_limit + 0.001).tolist())
-print(f"τ = {tau_limit:.3f}, by definition:", by_definition(tau_limit).tolist())
+if written(predicted_tau_limit, predicted_second_entry):
+    print(f"τ = {tau_limit + 0.001:.3f}, by definition:",
+          by_definition(tau_limit + 0.001).tolist())
+    print(f"τ = {tau_limit:.3f}, by definition:", by_definition(tau_limit).tolist())
 compare("largest τ with a non-finite first entry", predicted_tau_limit, tau_limit)
 compare("the second entry there", predicted_second_entry,
         "nan" if math.isnan(second) else "0" if second == 0 else "positive")
@@ -1070,8 +1115,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 #   probabilities, or to equal values once divided by `tau`, and argmax then picks the first
 #   (see "How close?" in the optional sections); `topk` and `sort` do not promise which of tied
 #   values comes first.
-#   `tau` is a positive Python float. (The caller adds Gumbel noise to `logits` when it wants
-#   a sample; this Function does not draw it.)
+#   `tau` is a Python float, at least 0.001 (the grader tries 0.001 itself, on logits a few
+#   thousandths apart). (The caller adds Gumbel noise to `logits` when it wants a sample; this
+#   Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
 #   last dim would have: its Jacobian applied to `grad_output`, **computed by hand** in tensor
 #   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
@@ -1210,9 +1256,15 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # slope), 2 (the backward's) or 3 (the trick's and the backward's added)?
 
 # %%
+### BEGIN WORKED
+predicted_grad_enabled = False
+predicted_grad_fn_none = True
+predicted_x_grad = 2
+### LEARNER
 predicted_grad_enabled = None   # True or False
 predicted_grad_fn_none = None   # True or False
 predicted_x_grad = None         # 0, 1, 2 or 3
+### END WORKED
 
 # %%
 class DetachTrickInForward(torch.autograd.Function):
@@ -1235,7 +1287,8 @@ seen_inside = {}
 x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64, requires_grad=True)
 y = DetachTrickInForward.apply(x)
 y.sum().backward()
-print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
+if written(predicted_grad_enabled, predicted_grad_fn_none, predicted_x_grad):
+    print("forward:", y.detach().tolist(), "  x.grad:", x.grad.tolist())
 compare("grad enabled inside forward", predicted_grad_enabled, seen_inside["grad_enabled"])
 compare("y.grad_fn is None inside forward", predicted_grad_fn_none, seen_inside["grad_fn_none"])
 compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
@@ -1556,7 +1609,8 @@ else:
 #   "any strides": a transposed, a sliced and an expanded view.
 # - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
 #   as well as the values.
-# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+# - `x` saved cast to another dtype is a copy: wider adds no digit `x` lacks, narrower drops
+#   some.
 #
 # **`RoundSTE`** (Exercise 1)
 #
@@ -1564,13 +1618,15 @@ else:
 #   output (`torch.round` keeps them) and for the gradient (`grad_output` there too); "any
 #   strides": a transposed, a sliced and an expanded view.
 # - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
-# - A saved tensor cast wider than `x`'s dtype adds no digit `x` lacks: it counts as a copy.
+# - `x` saved cast to another dtype is a copy: wider adds no digit `x` lacks, narrower drops
+#   some.
 #
 # **`SignClippedSTE`** (Exercise 2)
 #
 # - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
 #   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window) but not at
-#   NaN, where stand-in B's slope depends on how B is written.
+#   NaN, where stand-in B's slope depends on how B is written; `grad_output` $\pm\infty$ and
+#   NaN inside the window and beyond it.
 # - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
 #   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
 # - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
@@ -1578,7 +1634,8 @@ else:
 #
 # **`FakeQuantize`** (Exercise 3)
 #
-# - `x` transposed, sliced and expanded; float64 and float32.
+# - `x` transposed, sliced and expanded, and empty (shape $(0,)$, where $s$'s gradient is a
+#   sum over no element, 0); float64 and float32.
 # - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
 #   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
 # - The half-step band at both edges, for both conventions. Judge it on
@@ -1586,7 +1643,9 @@ else:
 #   sends halves to even, so whether that half rounds inside depends on $q_\text{min}$'s
 #   parity, and the grader tries both. The two edges may follow different conventions; at one
 #   edge, $x$'s gradient judged one way and $s$'s the other is the derivative of no surrogate
-#   of the forward, while each consistent choice is one's.
+#   of the forward, while each consistent choice is one's. Within one band every $v$ is judged
+#   alike: $v$ a hair past an edge ($2^{-21}$ past, and $2^{-40}$ in float64) sits beside
+#   $v = 3.2$, and a tolerance on the edge judges the two apart.
 # - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
 #   open interval there, another corner; this exercise follows clamp.
 # - Scales that are not powers of two, with $x$ at an edge: at $s = 0.3$, $x = 0.9$ gives

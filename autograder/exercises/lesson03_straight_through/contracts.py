@@ -20,8 +20,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
            "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
            "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
            "picks the first (see \"How close?\" in the optional sections); `topk` and `sort` do "
-           "not promise which of tied values comes first. `tau` is a positive Python float. (The "
-           "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
+           "not promise which of tied values comes first. `tau` is a Python float, at least 0.001 "
+           "(the grader tries 0.001 itself, on logits a few thousandths apart). (The caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
            "draw it.)",
            {"case:output is not one-hot": "softmax in forward",
             "case:output has dtype torch.int64": "int64 one-hot",
@@ -31,7 +31,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "StraightThroughSoftmax/argmax-of-scaled-logits": "argmax of logits * (1 / tau)",
             "StraightThroughSoftmax/argmax-of-softmax":
                 "one-hot of the softmax's argmax, as the Gumbel cell writes",
-            "StraightThroughSoftmax/topk-or-sort-on-ties": "one-hot of topk(1)"}),
+            "StraightThroughSoftmax/topk-or-sort-on-ties": "one-hot of topk(1)",
+            "case:wrong at tau=0.001 alone": "tau floored at 0.01 \"for stability\""}),
     Clause(r"backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ "
            "over the last dim would have: its Jacobian applied to `grad_output`, **computed by "
            "hand** in tensor ops (no `torch.autograd.grad` and no built-in softmax backward "
@@ -105,7 +106,9 @@ STE_CLAUSES = {
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed stand-in B, with "
                "slope 1 at its corners $|x| = 1$ (they count as inside), for every `x` but NaN "
-               "(where B's slope depends on how B is written), in `grad_output`'s dtype;",
+               "(where B's slope depends on how B is written) and every `grad_output`, "
+               r"$\pm\infty$ and NaN included (beyond the corners, where autograd gives 0, NaN "
+               r"is accepted too: $0 \cdot \infty$), in `grad_output`'s dtype;",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -113,6 +116,7 @@ STE_CLAUSES = {
                 "SignClippedSTE/mask-from-output": "mask from the saved output",
                 "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
                 "SignClippedSTE/gradient-in-float32": "gradient returned in float32",
+                "SignClippedSTE/changes-non-finite-grad-output": "nan_to_num on grad_output",
                 "unnamed:check": "a tolerance on the window, |x| <= 1 + 1e-6"}),
         Clause("what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` "
                "attribute, no copy of `x` or of the output; backward leaves it and "
@@ -127,7 +131,7 @@ STE_CLAUSES = {
     ),
     "RoundSTE": (
         Clause("`RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s "
-               "dtype, for `x` of any shape, strides and value;",
+               "dtype, for `x` of any shape, strides and value, and leaves `x` untouched;",
                {"RoundSTE/round-of-non-finite": "round of x.nan_to_num(): finite at NaN and ±inf",
                 "RoundSTE/floors": "floor", "RoundSTE/truncates": "x.long() truncates",
                 "RoundSTE/halves-not-to-even": "floor(x + 0.5) rounds halves up",
@@ -136,6 +140,7 @@ STE_CLAUSES = {
                 "RoundSTE/floor-of-x-plus-half": "floor(x + 0.5) with halves sent to even",
                 "RoundSTE/forward-in-float32": "rounded in float32, no detach trick",
                 "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
+                "case:modified its input x in place": "round_ on x.detach(), which shares x's memory",
                 "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
         Clause("backward returns what autograd would give had forward computed your stand-in for "
                r"round, for every `grad_output` and every `x`, $\pm\infty$ and NaN included, in "
@@ -153,14 +158,15 @@ STE_CLAUSES = {
 
 FAKE_QUANTIZE_CLAUSES = (
     Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape "
-           "and strides; `scale` is a positive 0-d tensor that may require grad, "
+           "(an empty one included) and strides; `scale` is a positive 0-d tensor that may require grad, "
            "`qmin < 0 < qmax` are Python ints;",
            {"case:returns the integer codes": "returns the integer codes",
             "case:codes are floor(x / scale)": "floor for round",
             "case:rounds halves up": "floor(v + 0.5): halves rounded up",
             "case:clips x to [qmin, qmax]": "clips x instead of the codes",
             "FakeQuantize/codes-in-float32": "forward computed on x.float()",
-            "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine"}),
+            "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine",
+            "FakeQuantize/scale-gradient-of-empty-x": "scale's gradient as a mean times numel"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
            "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype; it returns "
@@ -181,7 +187,8 @@ FAKE_QUANTIZE_CLAUSES = (
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
             "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
-            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
+            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
+            "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge"}),
     Clause("forward keeps no copy of an input or of the output: the caller and the graph "
            "keep them.",
            {"FakeQuantize/saves-copy": "saves x.clone()",

@@ -19,7 +19,8 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .fake_quantize_gradients import (check_scale_in_float32, check_x_units,
+from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
+                                      check_scale_in_float32, check_x_units,
                                       expected_gradients, local_gradients,
                                       probe_scale_gradient, scale_candidates)
 from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
@@ -168,6 +169,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
                 f"{'inside' if qmin <= to <= qmax else 'outside'} [{qmin}, {qmax}]); judge "
                 "on v against qmin and qmax, or on round(v) itself",
                 mistake="FakeQuantize/half-offset-bounds")
+    check_band_judged_one_way(x, scale, qmin, qmax, grad_output, got, (rtol, atol))
     if any(matches(grad_output - r) for r in references):
         raise GradingError("FakeQuantize's clip mask for x is inverted: pass grad_output where "
                            "x / scale is inside [qmin, qmax] and 0 outside")
@@ -202,6 +204,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
         raise GradingError(
             "FakeQuantize returned None for scale, which requires grad: the step is learnable; "
             "return the sum of grad_output times d(output)/d(scale)")
+    check_empty_scale_gradient(x, got)
     if not isinstance(got, torch.Tensor) or got.shape != () or got.dtype != x.dtype:
         diagnose_gradient("scale", got, references[0])
     rtol, atol = tolerance(x.dtype)
@@ -307,6 +310,8 @@ def full(submission, device) -> None:
                                qmax=qmax)
         with case(f"x of shape {shape}, scale={0.05 * (seed + 1):.2f}, qmin={qmin}, qmax={qmax}"):
             check_fake_quantize(function, values, seed=seed)
+    with case("x empty, of shape (0,)"):  # "any shape": scale's gradient a sum over none, 0
+        check_fake_quantize(function, random_values((0,), device))
     covers("x / scale at the clip edges")
     covers("halves")
     covers("float32")

@@ -217,3 +217,36 @@ def probe_scale_gradient(function, spec, dtype, device) -> None:
                 f"{bound} * scale = {exact(got)}, not {bound}: {bound} * scale is the clipped "
                 "output y itself, not its derivative for scale",
                 mistake="FakeQuantize/clipped-scale-times-scale")
+
+
+def check_empty_scale_gradient(x, got) -> None:
+    """On an empty x, scale's gradient is a sum over no elements: 0, not a mean's 0 / 0."""
+    if x.numel() or (isinstance(got, torch.Tensor) and got.shape == () and bool(got == 0)):
+        return
+    shown = exact(got.item()) if isinstance(got, torch.Tensor) and got.numel() == 1 else got
+    raise GradingError(
+        f"FakeQuantize's gradient for scale on an empty x is {shown}, expected 0: a sum over no "
+        "elements is 0, where a mean over none is 0 / 0 = nan (look for a .mean(), or a "
+        "division by x.numel()); the contract takes x of any shape, an empty one included",
+        mistake="FakeQuantize/scale-gradient-of-empty-x")
+
+
+def check_band_judged_one_way(x, scale, qmin, qmax, grad_output, got, tolerance) -> None:
+    """Each element follows the clip judged on v or on round(v), but within one half-step band
+    some follow v and some round(v) (a tolerance on the edge, such as v <= qmax + 1e-3): at a
+    given edge the contract judges every v one way."""
+    inside = [local_gradients(x, scale, qmin, qmax, c)[0] for c in ("v", "round(v)")]
+    on_v, on_round = (torch.isclose(got, grad_output * mask, *tolerance) for mask in inside)
+    if not (on_v | on_round).all():
+        return
+    v = x / scale
+    for edge, beyond in ((qmax, v > qmax), (qmin, v < qmin)):
+        as_round, as_v = beyond & on_round & ~on_v, beyond & on_v & ~on_round
+        if as_round.any() and as_v.any():
+            a, b, to = v[as_round][0].item(), v[as_v][0].item(), torch.round(v[as_round][0])
+            raise GradingError(
+                f"FakeQuantize's gradient for x judges the half-step band beyond {edge} two ways: "
+                f"at x / scale = {exact(a)} it follows round(v) = {exact(to.item())}, at "
+                f"{exact(b)} it follows v itself; judge every v in that band one way, on v or "
+                f"on round(v) (a tolerance on the edge, such as {edge} ± 1e-3, is neither)",
+                mistake="FakeQuantize/band-judged-two-ways")

@@ -7,11 +7,14 @@ import torch
 def edge_values(device, dtype=torch.float64) -> dict:
     """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
     edges, just inside and in the half-step band outside them (where the two conventions
-    differ), halves that round to even, 0 and values far outside; last, codes 2^-30 from a
-    half on the side away from its even neighbour, which float32 rounds to the half itself."""
+    differ), halves that round to even, 0 and values far outside; then codes 2^-30 from a
+    half on the side away from its even neighbour, which float32 rounds to the half itself;
+    last, codes a hair beyond each edge (2^-21, and 2^-40 in float64), in the same band as
+    3.2 and -4.4: a clip with a tolerance on the edge judges them apart from the rest."""
     codes = [-9.0, -4.5, -4.4, -4.0, -3.7, -3.5, -2.5, -1.5, -0.5, -0.2, 0.0, 0.3, 0.5, 1.5,
              2.5, 2.7, 3.0, 3.2, 3.5, 3.6, 8.0,  # halves where half-up and half-to-even differ
-             2.5 + 2 ** -30, -1.5 + 2 ** -30]  # round to 3 and -1; in float32, to 2 and -2
+             2.5 + 2 ** -30, -1.5 + 2 ** -30,  # round to 3 and -1; in float32, to 2 and -2
+             3 + 2 ** -21, -4 - 2 ** -21, 3 + 2 ** -40, -4 - 2 ** -40]  # a hair beyond an edge
     scale = 0.5
     return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}

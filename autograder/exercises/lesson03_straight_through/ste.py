@@ -310,15 +310,16 @@ def _full(spec: Spec):
                     grad_output = torch.linspace(-1.5, 1.25, len(x), dtype=dtype, device=device)
                     grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
                     check_gradient_at_non_finite(spec.name, grad, grad_output, x)
-            if spec is not SIGN_CLIPPED_STE:  # grad_output ±inf and NaN at finite x
-                with case(f"grad_output = inf, nan, -inf, {name}"):
-                    inputs = make_inputs({"x": torch.tensor([0.5, -2.0, 2.5], dtype=dtype,
-                                                            device=device)})
-                    output = run_forward(function, spec, inputs).output
-                    grad_output = torch.tensor([float("inf"), float("nan"), float("-inf")],
-                                               dtype=dtype, device=device)
-                    grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
-                    check_non_finite_grad_output(spec.name, grad, grad_output)
+            # grad_output ±inf and NaN at finite x, inside the clip's window and beyond it
+            with case(f"grad_output = inf, nan, -inf, {name}"):
+                x = torch.tensor([0.5, -2.0, 2.5, -1.0, 0.0, 3.0], dtype=dtype, device=device)
+                inputs = make_inputs({"x": x})
+                output = run_forward(function, spec, inputs).output
+                grad_output = torch.tensor([float("inf"), float("nan"), float("-inf")] * 2,
+                                           dtype=dtype, device=device)
+                grad = run_backward(spec, output, inputs, grad_output.clone()).grads[0]
+                check_non_finite_grad_output(spec.name, grad, grad_output,
+                                             x if spec is SIGN_CLIPPED_STE else None)
         for seed, shape in enumerate(SHAPES):
             check_straight_through(function, spec, random_values(shape, device, seed=seed),
                                    seed=seed)

@@ -141,20 +141,31 @@ def check_gradient_at_non_finite(name: str, got, expected: torch.Tensor, x: torc
         "included", mistake=f"{name}/gradient-stops-at-non-finite")
 
 
-def check_non_finite_grad_output(name: str, got, grad_output: torch.Tensor) -> None:
+def check_non_finite_grad_output(name: str, got, grad_output: torch.Tensor,
+                                 window_x=None) -> None:
     """The plain estimators pass every grad_output on unchanged, ±inf and NaN included (a loss
     that overflowed must show in the gradient, not vanish): a backward that "cleans" grad_output
-    with nan_to_num or isfinite hides it."""
+    with nan_to_num or isfinite hides it. The clipped one (``window_x``: its x) passes it
+    on inside its window; beyond it, where stand-in B is flat, autograd gives 0 and a product
+    with the mask 0 * inf = NaN: either is accepted."""
     if (not isinstance(got, torch.Tensor) or got.shape != grad_output.shape
             or got.dtype != grad_output.dtype):
         return
-    wrong = _differ(got.detach(), grad_output)
+    got = got.detach()
+    wrong = _differ(got, grad_output)
+    window = None if window_x is None else window_x.abs() <= 1
+    if window is not None:
+        wrong = torch.where(window, wrong, (got != 0) & ~got.isnan())
     if not wrong.any():
         return
     i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+    where = "" if window is None else f" at x = {exact(window_x[i].item())}"
+    stand_in = ("inside its window |x| <= 1 stand-in B passes every grad_output on as it is, "
+                "±inf and NaN included (beyond it, 0 or 0 * inf = NaN)" if window is not None
+                else "the stand-in that never stops the gradient passes every grad_output on as "
+                "it is, ±inf and NaN included")
     raise GradingError(
         f"{name} changes a non-finite grad_output: where grad_output is "
-        f"{exact(grad_output[i].item())} your gradient is {exact(got[i].item())}; the stand-in "
-        "that never stops the gradient passes every grad_output on as it is, ±inf and NaN "
-        "included (a nan_to_num or an isfinite filter in backward hides an overflowed loss)",
+        f"{exact(grad_output[i].item())}{where} your gradient is {exact(got[i].item())}; "
+        f"{stand_in} (a nan_to_num or an isfinite filter in backward hides an overflowed loss)",
         mistake=f"{name}/changes-non-finite-grad-output")

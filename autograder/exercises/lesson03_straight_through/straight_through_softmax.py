@@ -21,8 +21,8 @@ from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .straight_through_softmax_argmax import (check_argmax_of_scaled, check_argmax_of_softmax,
                                               check_narrowed_argmax, first_row, one_hot_argmax)
-from .straight_through_softmax_values import (near_ties, overflow_values, rows_apart, tied_values,
-                                              values)
+from .straight_through_softmax_values import (LOWEST_TAU, low_tau, near_ties, overflow_values,
+                                              rows_apart, tied_values, values)
 from .contracts import LOGITS_LAYOUT_CLAUSE, STRAIGHT_THROUGH_SOFTMAX_CLAUSES
 
 
@@ -295,6 +295,17 @@ def full(submission, device) -> None:
         for dtype in (torch.float64, torch.float32):
             with case(f"near ties at tau={tau:g}, {str(dtype).removeprefix('torch.')}"):
                 check_straight_through_softmax(function, near_ties(device, dtype, tau=tau))
+    with case(f"logits a few thousandths apart at tau={LOWEST_TAU:g}, the contract's lowest"):
+        try:
+            check_straight_through_softmax(function, low_tau(device))
+        except GradingError as error:  # right at every larger tau above: tau itself changed
+            if not error.hint.startswith("your gradient for logits is wrong"):
+                raise
+            raise GradingError(
+                f"StraightThroughSoftmax's gradient for logits is wrong at tau={LOWEST_TAU:g} "
+                "alone, right at every larger tau tried: does it use another tau (a floor such "
+                f"as max(tau, 0.01))? The contract takes tau down to {LOWEST_TAU:g}, where the "
+                "softmax of logits a few thousandths apart is far from one-hot", error.hint) from None
     with case("a row of magnitude 1000 beside rows of magnitude 1"):
         check_straight_through_softmax(function, rows_apart(device, torch.float64))
     for dtype in (torch.float64, torch.float32):
@@ -327,8 +338,9 @@ EXERCISES = [
              example=lambda: (sample((2, 4), "cpu"), 0.5),
              domain=Domain(STS, lambda device, dtype=torch.float64, seed=0, tau=0.7:
                            values((3, 4), device, tau=tau, seed=seed, dtype=dtype),
-                           constants={"tau": Constant(0.01, 100.0, "tau a positive Python float")},
-                           # at tau = 0.01 the softmax is one-hot and its gradient 0 whatever tau
+                           constants={"tau": Constant(LOWEST_TAU, 100.0,
+                                                     "tau a positive Python float, at least 0.001")},
+                           # at tau = 0.001 the softmax of random logits is one-hot and its gradient 0 whatever tau
                            # backward divides by: two calls at 0.3 and 40 tell a tau kept
                            # outside ctx from each call's own
                            per_call_constants=({"tau": 0.3}, {"tau": 40.0}),

@@ -55,3 +55,15 @@ def rows_apart(device, dtype) -> dict:
     maximum underflows every exp of the small rows."""
     rows = [[0.0, 1.0, -1.0, 0.5], [1000.0, 0.0, 2.0, 999.5], [-2.0, 0.3, 0.1, 0.0]]
     return {"logits": torch.tensor(rows, dtype=dtype, device=device), "tau": 0.7}
+
+
+LOWEST_TAU = 1e-3  # the contract's floor for tau
+
+
+def low_tau(device) -> dict:
+    """float64 logits a few thousandths apart at the contract's lowest tau: the softmax is far
+    from one-hot and its gradient of order 1 / tau, so a tau floored or rounded up (such as
+    max(tau, 0.01), "for stability") gives another gradient."""
+    rows = [[0.0, 0.0004, -0.0007, 0.0012], [0.7040, 0.7041, 0.2, 0.7035],
+            [-1.0, 0.5, 0.5005, 0.4995]]
+    return {"logits": torch.tensor(rows, dtype=torch.float64, device=device), "tau": LOWEST_TAU}
