@@ -45,6 +45,12 @@ from widgets import checkpointing_explorer
 _ = torch.manual_seed(0)
 
 
+def written(*predictions):
+    """Whether every prediction is written: a predict-then-run cell shows its measurements only
+    then (Run All would hand them over before you predict)."""
+    return all(p is not None for p in predictions)
+
+
 def compare(what, predicted, observed):
     """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
     All would hand it over before you predict)."""
@@ -284,15 +290,10 @@ elif my_best_k is not None:
 #
 # **Quick question 1.** `forward` below calls `fancy(x)` with no precautions. When the meter
 # watches `RecomputedFancy.apply(x)`, does it see only `x` kept, or `x` and `fancy`'s
-# intermediates too? Then a variant, `EagerFancy`, whose forward wraps the same call in
-# `with torch.enable_grad():` "to be safe", so that `fancy`'s ops record while it runs. `apply`
-# then gives the output its own node, whose backward is the hand-written one. Once `apply` has
-# returned, does the meter count only `x` for `EagerFancy` too?
-# Write your predictions into the cell below, then run the next two cells.
+# intermediates too? Write your prediction into the cell below, then run the next cell.
 
 # %%
 predicted_keeps_only_x = None              # True or False, for RecomputedFancy
-predicted_eager_keeps_only_x = None        # True or False, for EagerFancy
 
 # %%
 def fancy(x):
@@ -320,46 +321,19 @@ for name, f in [("plain autograd", fancy), ("RecomputedFancy", RecomputedFancy.a
     with ActivationMeter() as meter:
         y = f(x)
         kept[name] = meter.now
+    if written(predicted_keeps_only_x):
         print(f"{name:>16}: keeps {meter.now:>6} bytes for backward")
 x5 = x[:5].detach().requires_grad_()
 print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
-
-# %%
-class EagerFancy(RecomputedFancy):
-    """RecomputedFancy, but its forward switches autograd on around fancy(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        with torch.enable_grad():
-            return fancy(x)
-
-
-with ActivationMeter() as meter:
-    y = EagerFancy.apply(x)
-    kept["EagerFancy"] = meter.now
-    print(f"{'EagerFancy':>16}: keeps {meter.now:>6} bytes for backward, "
-          f"after a peak of {meter.peak} bytes inside forward")
 only_x = x.numel() * x.element_size()
 compare("RecomputedFancy keeps only x", predicted_keeps_only_x, kept["RecomputedFancy"] == only_x)
-compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFancy"] == only_x)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # `RecomputedFancy` keeps only `x`: `Function.apply` runs forward with autograd off, so
-# `fancy`'s ops record nothing and save nothing. `EagerFancy` ends up keeping only `x` too, but
-# not for that reason. Under `enable_grad` the same ops record their own graph and save $t$, $s$
-# and `x` while they run: the peak is what plain autograd keeps. Then `apply` gives the output
-# its own node in place of that graph's last one; nothing else refers to the graph, so it and
-# what it saved are freed before `apply` returns. The price is paid inside forward: the time to
-# record a graph no backward will use, and the peak memory of it.
-#
-# It is worse when the output is a **view** of a tensor made inside forward (return
-# `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
-# graph stays, 24000 bytes here, even after backward, for as long as the output lives (make
-# that change in `EagerFancy` and run its cell again to see it). So a checkpoint's forward
-# leaves grad off, as `apply` set it (the common-mistakes table lists it).
+# `fancy`'s ops record nothing and save nothing. (A forward that switches autograd back on "to
+# be safe" is an optional section after the summary.)
 # </details>
 #
 # One input of 8000 bytes kept instead of three tensors, and the same gradient.
@@ -370,64 +344,22 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x, kept["EagerFanc
 # engine decide how:
 #
 # - whether anything is recorded inside an ordinary `backward` depends on its grad mode
-#   (lesson 04's quick question 1 asked it; predict it again below);
+#   (lesson 04's quick question 1 asked it; an optional section after the summary runs it
+#   again);
 # - where a recorded graph ends depends on what it was recorded from: predict it below;
 # - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
 #   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
 #   gradients go, which matters as soon as the block has parameters.
 #
-# **Predict, then run.** The backward of `GradModeReports` below calls `fancy` on a fresh leaf
-# that requires grad, once as it is and once inside `with torch.enable_grad():`. Does
-# `fancy`'s output require grad, each time?
-
-# %%
-predicted_records_in_backward = None       # True or False: fancy called as it is
-predicted_records_under_enable_grad = None  # True or False: inside torch.enable_grad()
-
-# %%
-class GradModeReports(torch.autograd.Function):
-    """The identity, whose backward reports whether fancy's ops record."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        leaf = torch.ones(3, requires_grad=True)
-        seen["as it is"] = fancy(leaf).requires_grad
-        with torch.enable_grad():
-            seen["under enable_grad"] = fancy(leaf).requires_grad
-        return grad_output
-
-
-seen = {}
-GradModeReports.apply(torch.ones(3, requires_grad=True)).sum().backward()
-print("inside backward, fancy's output requires grad:", seen)
-compare("records, as it is", predicted_records_in_backward, seen["as it is"])
-compare("records, under enable_grad", predicted_records_under_enable_grad,
-        seen["under enable_grad"])
-
-# %% [markdown]
-# Grad mode is off inside an ordinary backward, so nothing there is recorded unless you switch
-# it on: the context manager `torch.enable_grad()` does that for the code inside its `with`
-# block.
-#
 # **Predict now, settle while you write Exercise 1.** `h = x * 3` is part of a caller's graph,
 # whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
 # itself, once from `copy = h.detach().requires_grad_()`, the same data with no history. After
 # each, is `x.grad` written? Nothing here runs it: your backward will, and a cell after the
-# exercise shows both.
-
-# %%
-predicted_x_grad_from_h = None     # True or False: recorded from h itself
-predicted_x_grad_from_copy = None  # True or False: recorded from the detached copy
-
-# %% [markdown]
+# exercise shows both. (Write these two into the cell after the next section, with two more.)
+#
 # Then two complications that a real network brings: layers **with parameters**, and layers
 # that draw **random numbers**.
-
-# %% [markdown]
+#
 # ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
 #
 # `torch.autograd.grad(outputs, inputs, grad_outputs)` computes the gradients of the tensors
@@ -444,6 +376,8 @@ predicted_x_grad_from_copy = None  # True or False: recorded from the detached c
 # runs both.
 
 # %%
+predicted_x_grad_from_h = None     # True or False: recorded from h itself
+predicted_x_grad_from_copy = None  # True or False: recorded from the detached copy
 predicted_weight_grad_from_grad = None      # True or False: after torch.autograd.grad
 predicted_weight_grad_from_backward = None  # True or False: after Tensor.backward
 
@@ -467,45 +401,24 @@ torch.manual_seed(0)
 dropout = nn.Dropout(0.5)
 ones = torch.ones(8)
 first_mask, second_mask = dropout(ones) != 0, dropout(ones) != 0
-print("first call keeps: ", first_mask.int().tolist())
-print("second call keeps:", second_mask.int().tolist())
 state = torch.get_rng_state()
 a = torch.rand(3)
 torch.set_rng_state(state)
 b = torch.rand(3)
-print("a:", [round(v, 2) for v in a.tolist()], " b:", [round(v, 2) for v in b.tolist()])
+if written(predicted_same_mask_twice, predicted_b_repeats_a):
+    print("first call keeps: ", first_mask.int().tolist())
+    print("second call keeps:", second_mask.int().tolist())
+    print("a:", [round(v, 2) for v in a.tolist()], " b:", [round(v, 2) for v in b.tolist()])
 compare("same mask twice", predicted_same_mask_twice, torch.equal(first_mask, second_mask))
 compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 
 # %% [markdown]
 # So a recomputation with no precaution draws another mask than forward did, and gives the
-# gradients of another network, with no error. And a state written back rewinds the generator
-# for whoever draws next. What would forward have to keep, and how could backward put it back
-# for the recomputation alone? Two tools answer it.
+# gradients of another network, with no error. The same cell showed a way to replay a draw,
+# and its price: a state written back rewinds the generator for whoever draws next (`b`
+# repeated `a`). How backward replays forward's mask **and** leaves the caller's stream where it
+# found it is question 3 of the exercise.
 #
-# Reading and writing a state (`torch.get_rng_state()` returns a small `uint8` tensor), here
-# on a generator of your own (a `torch.Generator`, which
-# `torch.rand` accepts as an argument; dropout takes none and draws from the global CPU
-# generator, whose state `torch.set_rng_state(state)` writes back in the same way):
-
-# %%
-gen = torch.Generator().manual_seed(7)
-snapshot = gen.get_state()         # a small uint8 tensor: where the generator is now
-first = torch.rand(6, generator=gen)
-later = torch.rand(6, generator=gen)   # the generator has moved on
-gen.set_state(snapshot)            # back to where it was
-replay = torch.rand(6, generator=gen)
-print("first draw :", [round(v, 2) for v in first.tolist()])
-print("a later one:", [round(v, 2) for v in later.tolist()])
-print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.equal(first, replay))
-
-# %% [markdown]
-# So backward can replay forward's mask by writing forward's state back, and the cell above
-# showed the price: whoever draws next repeats numbers already drawn (`b` repeated `a`). How
-# backward replays the mask **and** leaves the caller's stream where it found it is question 3
-# of the exercise.
-
-# %% [markdown]
 # On a GPU, a CUDA tensor's dropout does not draw from the global CPU generator: each device
 # has a **generator of its own**. What must forward note for each device, and what must
 # backward put back for each?
@@ -534,9 +447,12 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 #   argument, no other tensor on `ctx` outside `ctx.save_for_backward`, and no graph of
 #   `run_fn`, whose ops save nothing, not even for a moment (the self-check measures it);
 # - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
-#   plainly gives (`None` for one that does not require grad), even when `run_fn` draws random numbers (dropout's masks are forward's, on
-#   the CPU and on each CUDA device of a CUDA tensor argument), and after backward the caller's
-#   random streams are where they would be without the checkpoint;
+#   plainly gives, one per position (`None` for one that does not require grad; a tensor passed
+#   in two positions gets each position's own gradient, which autograd adds up for it),
+#   recomputed on the arguments as forward saw them, dtype included, even when `run_fn` draws
+#   random numbers (dropout's masks are forward's, on the CPU and on each CUDA device of a CUDA
+#   tensor argument), and after backward the caller's random streams are where they would be
+#   without the checkpoint;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
 #   one tensor argument requires grad;
@@ -568,7 +484,7 @@ print("replayed   :", [round(v, 2) for v in replay.tolist()], " same:", torch.eq
 # Backward has to run `run_fn` again and differentiate what it builds. For that rebuilt graph,
 # ask three things: will anything be recorded at all, inside a `backward`? Where does the graph
 # end: at this block, or somewhere in the caller's graph? And which dropout mask will it draw?
-# Each answer is a section above, or a prediction you made there.
+# Each answer is a section above (or lesson 04), or a prediction you made there.
 # </details>
 #
 # <details><summary><b>Hint 2</b> (what the recomputation is fed)</summary>
@@ -648,15 +564,19 @@ from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 # The two predictions you made before the exercise, settled:
 
 # %%
+shown = written(predicted_x_grad_from_h, predicted_x_grad_from_copy,
+               predicted_weight_grad_from_grad, predicted_weight_grad_from_backward)
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3  # the caller's graph: x -> h
 ((h * 2) ** 2).sum().backward()
 from_h = x.grad is not None
-print("recorded from h:    x.grad =", x.grad)
+if shown:
+    print("recorded from h:    x.grad =", x.grad)
 x.grad = None
 copy = h.detach().requires_grad_()  # same data, no history: a new leaf
 ((copy * 2) ** 2).sum().backward()
-print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
+if shown:
+    print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
 compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
 compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
 
@@ -664,11 +584,13 @@ layer = nn.Linear(3, 2)
 x = torch.randn(4, 3, requires_grad=True)
 g = torch.ones(4, 2)
 grad_x, = torch.autograd.grad(layer(x), x, g)
-print("after torch.autograd.grad: weight.grad is", layer.weight.grad)
 from_grad = layer.weight.grad is not None
+if shown:
+    print("after torch.autograd.grad: weight.grad is", layer.weight.grad)
 layer(x).backward(g)  # Tensor.backward is torch.autograd.backward on one output
-print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
-      "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
+if shown:
+    print("after Tensor.backward:     weight.grad is", layer.weight.grad.shape,
+          "and x.grad equals the gradient above:", torch.allclose(x.grad, grad_x))
 compare("weight.grad written by autograd.grad", predicted_weight_grad_from_grad, from_grad)
 compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
         layer.weight.grad is not None)
@@ -748,15 +670,16 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # an `nn.Sequential`) on `x` in checkpointed groups. The contract, which the self-check and the
 # hidden tests check:
 #
-# - every layer runs once, in order, in exactly `segments` consecutive groups, each group
-#   through `CheckpointFunction.apply` whether or not `x` requires grad (the last group may run
-#   without one: backward needs its activations first anyway);
+# - every layer runs once in forward (no extra run, not even under `torch.no_grad()`), in order,
+#   in exactly `segments` consecutive groups, each group through `CheckpointFunction.apply`
+#   whether or not `x` requires grad (the last group may run without one: backward needs its
+#   activations first anyway);
 # - no group is longer than it has to be: backward rebuilds one group at a time, so the longest
 #   group's activations are all alive at once at some point, and it holds no more layers than
 #   the best split into `segments` groups needs;
-# - the output is the plain stack's, and so, whenever `x` requires grad, are the gradients of
-#   `x` and of every layer's parameters, for every number of segments from 1 to the number of
-#   layers;
+# - the output is the plain stack's (with dropout layers too, run from the same seed: the same
+#   masks), and so, whenever `x` requires grad, are the gradients of `x` and of every layer's
+#   parameters, for every number of segments from 1 to the number of layers;
 # - `layers` is the caller's: read it and leave it as it was given (the caller runs the same
 #   stack again, on the next step).
 #
@@ -845,17 +768,21 @@ try:
     h = CheckpointFunction.apply(body, batch)
     head(h).square().mean().backward()
     body_count = with_grad(body)
-    print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
-          body_count, "of 4 · head's:", with_grad(head), "of 2")
+    shown = written(predicted_body_params_with_grad, predicted_sequential_on_data)
+    if shown:
+        print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
+              body_count, "of 4 · head's:", with_grad(head), "of 2")
     body.zero_grad(set_to_none=True)
     try:
         checkpoint_sequential(body, 2, batch).square().mean().backward()
         sequential = "runs"
-        print("checkpoint_sequential on data runs; body parameters with a gradient:",
-              with_grad(body), "of 4")
+        if shown:
+            print("checkpoint_sequential on data runs; body parameters with a gradient:",
+                  with_grad(body), "of 4")
     except RuntimeError as error:
         sequential = "raises"
-        print("checkpoint_sequential on data raises:", error)
+        if shown:
+            print("checkpoint_sequential on data raises:", error)
     compare("body parameters with a gradient", predicted_body_params_with_grad, body_count)
     compare("checkpoint_sequential on data", predicted_sequential_on_data, sequential)
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
@@ -873,23 +800,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
 # </details>
 #
-# The usual cure for a `Function`-based checkpoint: a dummy input that requires grad, which
-# `run_fn` ignores.
-
-# %%
-body.zero_grad(set_to_none=True)
-dummy = torch.ones((), requires_grad=True)
-try:
-    head(CheckpointFunction.apply(lambda h, _: body(h), batch, dummy)).square().mean().backward()
-    print("yours, with a dummy input:", with_grad(body), "of 4")
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# A dummy 0-d tensor that requires grad makes your output require grad, for the price of one
-# more argument. (Setting `x.requires_grad_()` also works, and makes backward compute a
-# gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
-# body is in an optional section after the summary.
+# The usual cure for a `Function`-based checkpoint, a dummy input that requires grad, is in an
+# optional section after the summary, and what PyTorch's own checkpoint does with the same body
+# in another.
 
 # %% [markdown]
 # ## Memory against the number of segments
@@ -1013,29 +926,41 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   in `.grad`, added to what `.grad` already holds;
 # - a loss may use only one of the two outputs.
 #
-# Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again, to
-# invert the block and to recompute it, and needs the very values forward got. A dropout inside
-# breaks that unless its random state is replayed, as in Exercise 1; the self-check uses no
-# random $f$, and the demo after it shows what goes wrong. And the inputs backward rebuilds
-# equal forward's only up to rounding (in floating point, a value added and then taken away
-# again may come back with its last bits changed), and the drift grows with depth in a stack.
+# Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again and
+# needs the very values forward got. A dropout inside breaks that unless its random state is
+# replayed, as in Exercise 1; the self-check uses no random $f$, and an optional section after
+# the summary shows what goes wrong. And the inputs backward rebuilds equal forward's only up
+# to rounding (in floating point, a value added and then taken away again may come back with
+# its last bits changed), and the drift grows with depth in a stack.
 # The self-check tries one block at a time; real RevNets accept the drift or store a few exact
 # checkpoints.
 #
+# Design it before you write it; the page does not answer these before your self-check is
+# green:
+#
+# 1. Backward holds $y_1$ and $y_2$ only. Which input can you compute first from them, and
+#    then the other? (The cell after the hints checks this step alone.)
+# 2. Which of your backward's calls of $f$ and $g$ must autograd record, and on which tensors
+#    should the recorded graph start? Does any call need no graph?
+# 3. How many times does your backward call $f$, and $g$? Could one call serve two purposes?
+#    (Either answer can pass; know what yours costs.)
+# 4. Two outputs, two incoming gradients, and parameters inside $f$ and $g$: how do both
+#    gradients reach $x_1$, $x_2$ and every parameter's `.grad`, each counted once?
+#
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
-# The gradients depend on what $f$ and $g$ were fed, $x_2$ and $y_1$, and backward holds $y_1$
-# and $y_2$ only. Can the two equations give $x_2$ and $x_1$ back from those, and in what
-# order? And is that computation one autograd should record?
+# The gradients depend on what $f$ and $g$ were fed, $x_2$ and $y_1$. Which of those two does
+# backward already hold? And is rebuilding the other a computation you need the gradient of, or
+# only its value?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: from reconstructed inputs to gradients</summary>
+# <details><summary><b>Hint 2</b>: a question</summary>
 #
-# Once $x_1$ and $x_2$ are back, which of Exercise 1's ideas carry over? Which call takes two
-# outputs and their two gradients at once? And which tensors may it backpropagate: anything
-# linked to the saved $y_1$ and $y_2$ leads back into this very node, and backward would
-# re-enter itself without end (the self-check stops it and says so; a plain cell runs until
-# memory or threads run out, then raises or takes the kernel down).
+# Once $x_1$ and $x_2$ are back, what in Exercise 1's backward carries over, and what changes
+# with two outputs? Which tensors may the graph you backpropagate start from: what happens if
+# it is linked to the saved $y_1$ and $y_2$, which lead back into this very node? (Backward
+# would re-enter itself without end: the self-check stops it and says so; a plain cell runs
+# until memory or threads run out, then raises or takes the kernel down.)
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -1045,6 +970,40 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # then $x_1 = 1$. With both incoming gradients 1, it returns 4 for $x_1$ and 17 for $x_2$, and
 # `w.grad` becomes 5.
 # </details>
+#
+# Question 1, checked alone: write `my_inverse(y1, y2, f, g)` returning `(x1, x2)`. The cell
+# after it runs it under `torch.no_grad()` on a random block and compares with the inputs; it
+# says nothing about which calls your backward should record, nor about the gradients.
+
+# %%
+### BEGIN WORKED
+def my_inverse(y1, y2, f, g):
+    x2 = y2 - g(y1)
+    return y1 - f(x2), x2
+### LEARNER
+my_inverse = None  # question 1: def my_inverse(y1, y2, f, g): ... return x1, x2
+### END WORKED
+
+# %%
+if my_inverse is None:
+    print("Write my_inverse first (question 1).")
+else:
+    torch.manual_seed(2)
+    f_try = nn.Sequential(nn.Linear(4, 4), nn.Tanh()).double()
+    g_try = nn.Linear(4, 4).double()
+    x1_try, x2_try = torch.randn(2, 3, 4, dtype=torch.float64)
+    with torch.no_grad():
+        y1_try = x1_try + f_try(x2_try)
+        y2_try = x2_try + g_try(y1_try)
+        try:
+            rebuilt = tuple(my_inverse(y1_try, y2_try, f_try, g_try))
+        except Exception as error:  # shown, not raised: Run All goes on
+            rebuilt = ()
+            print(f"my_inverse raises {type(error).__name__}:",
+                  (str(error).splitlines() or [""])[0], "✗")
+    for name, got, true in zip(("x1", "x2"), rebuilt, (x1_try, x2_try)):
+        right = torch.is_tensor(got) and got.shape == true.shape and torch.allclose(got, true)
+        print(f"{name} rebuilt from y1 and y2:", "✓" if right else "✗")
 
 
 # %% nbgrader={"grade_id": "answer_ReversibleCoupling", "solution": true}
@@ -1108,61 +1067,6 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # call that helps rebuild an input is made with grad, on a fresh leaf, and its value serves both
 # the inversion and the backpropagation. The grader accepts either.
 # </details>
-#
-# **With dropout inside $f$** (read once your block passes). Your backward calls $f$ again,
-# and each call draws a new mask: no error, and a gradient for
-# $x_2$ that belongs to another network. The fix is Exercise 1's: note the random state when
-# forward calls $f$, and replay it, inside `fork_rng`, on every later call. Below it goes into
-# a wrapper around $f$, so your block stays as it is. The Hugging Face Reformer solves the same
-# problem another way: each layer draws a fresh seed in forward (`torch.seed()`, which reseeds
-# the global generator) and sets it again in backward. That changes which masks the model
-# draws, so Exercise 1's contract, a checkpoint that draws exactly what the unchecked model
-# draws, rules it out there.
-
-# %%
-class SameMask(nn.Module):
-    """Calls `inner` with the random state of its first call, every time."""
-
-    def __init__(self, inner):
-        super().__init__()
-        self.inner, self.state = inner, None
-
-    def forward(self, h):
-        if self.state is None:  # forward's call: note where the generator is
-            self.state = torch.get_rng_state()
-            return self.inner(h)
-        with torch.random.fork_rng(devices=[]):  # a later call: the same draw, nobody rewound
-            torch.set_rng_state(self.state)
-            return self.inner(h)
-
-
-torch.manual_seed(0)
-f = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5)).double()
-g = nn.Linear(6, 6).double()
-x1 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
-x2 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
-
-
-def grad_x2(run):
-    x2.grad = None
-    torch.manual_seed(1)
-    y1, y2 = run()
-    (y1.sum() + 2 * y2.sum()).backward()
-    return x2.grad
-
-
-plain = grad_x2(lambda: (lambda y1: (y1, x2 + g(y1)))(x1 + f(x2)))
-try:
-    print("dropout in f, x2's gradient right:",
-          torch.allclose(plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, f, g))))
-    print("f wrapped in SameMask, x2's gradient right:", torch.allclose(
-        plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, SameMask(f), g))))
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# A `SameMask` serves one step: the next forward needs a new one (or `state = None`), or
-# every step would draw the same mask.
 
 # %% [markdown]
 # ## Common mistakes
@@ -1727,3 +1631,184 @@ if torch.cuda.is_available():
               "above the model")
 else:
     print("No GPU here: the saved-tensor meter above is the CPU's measure.")
+
+
+# %% [markdown]
+# ## Optional (not graded): four asides from the main path
+#
+# Each one runs something the main path only states, or takes a step further. None is needed
+# for the exercises, and each uses only what the main path defined.
+#
+# ### Inside backward: is anything recorded?
+#
+# Lesson 04's quick question 1 again. The backward of `GradModeReports` below calls `fancy` on
+# a fresh leaf that requires grad, once as it is and once inside `with torch.enable_grad():`.
+# Does `fancy`'s output require grad, each time? Predict, then run.
+
+ **Predict, then run.** The backward of `GradModeReports` below calls `fancy` on a fresh leaf
+# that requires grad, once as it is and once inside `with torch.enable_grad():`. Does
+# `fancy`'s output require grad, each time?
+
+# %%
+predicted_records_in_backward = None       # True or False: fancy called as it is
+predicted_records_under_enable_grad = None  # True or False: inside torch.enable_grad()
+
+# %%
+class GradModeReports(torch.autograd.Function):
+    """The identity, whose backward reports whether fancy's ops record."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        leaf = torch.ones(3, requires_grad=True)
+        seen["as it is"] = fancy(leaf).requires_grad
+        with torch.enable_grad():
+            seen["under enable_grad"] = fancy(leaf).requires_grad
+        return grad_output
+
+
+seen = {}
+GradModeReports.apply(torch.ones(3, requires_grad=True)).sum().backward()
+if written(predicted_records_in_backward, predicted_records_under_enable_grad):
+    print("inside backward, fancy's output requires grad:", seen)
+compare("records, as it is", predicted_records_in_backward, seen["as it is"])
+compare("records, under enable_grad", predicted_records_under_enable_grad,
+        seen["under enable_grad"])
+
+# %% [markdown]
+# Grad mode is off inside an ordinary backward, so nothing there is recorded unless you switch
+# it on: the context manager `torch.enable_grad()` does that for the code inside its `with`
+# block.
+
+# %% [markdown]
+# ### A forward that records "to be safe"
+#
+# `EagerFancy` is `RecomputedFancy` (Quick question 1) with its forward wrapping the same call
+# in `with torch.enable_grad():` "to be safe", so that `fancy`'s ops record while it runs.
+# `apply` then gives the output its own node, whose backward is the hand-written one. Once
+# `apply` has returned, does the meter count only `x` for `EagerFancy`, as for
+# `RecomputedFancy`?
+
+# %%
+predicted_eager_keeps_only_x = None        # True or False, for EagerFancy
+
+# %%
+class EagerFancy(RecomputedFancy):
+    """RecomputedFancy, but its forward switches autograd on around fancy(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with torch.enable_grad():
+            return fancy(x)
+
+
+x_fancy = torch.randn(1000, dtype=torch.float64, requires_grad=True)
+with ActivationMeter() as meter:
+    y = EagerFancy.apply(x_fancy)
+    eager_kept = meter.now
+if written(predicted_eager_keeps_only_x):
+    print(f"{'EagerFancy':>16}: keeps {meter.now:>6} bytes for backward, "
+          f"after a peak of {meter.peak} bytes inside forward")
+compare("EagerFancy keeps only x", predicted_eager_keeps_only_x,
+        eager_kept == x_fancy.numel() * x_fancy.element_size())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `EagerFancy` ends up keeping only `x`, as `RecomputedFancy` does, but not for the same
+# reason. Under `enable_grad` the same ops record their own graph and save $t$, $s$
+# and `x` while they run: the peak is what plain autograd keeps. Then `apply` gives the output
+# its own node in place of that graph's last one; nothing else refers to the graph, so it and
+# what it saved are freed before `apply` returns. The price is paid inside forward: the time to
+# record a graph no backward will use, and the peak memory of it.
+#
+# It is worse when the output is a **view** of a tensor made inside forward (return
+# `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
+# graph stays, 24000 bytes here, even after backward, for as long as the output lives (make
+# that change in `EagerFancy` and run its cell again to see it). So a checkpoint's forward
+# leaves grad off, as `apply` set it (the common-mistakes table lists it).
+# </details>
+
+# %% [markdown]
+# ### A first block on data: a dummy input
+#
+# The body, head and batch of Quick question 2, where yours gave the body nothing. The usual
+# cure for a `Function`-based checkpoint: a dummy input that requires grad, which
+# `run_fn` ignores.
+
+# %%
+body.zero_grad(set_to_none=True)
+dummy = torch.ones((), requires_grad=True)
+try:
+    head(CheckpointFunction.apply(lambda h, _: body(h), batch, dummy)).square().mean().backward()
+    print("yours, with a dummy input:", with_grad(body), "of 4")
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# A dummy 0-d tensor that requires grad makes your output require grad, for the price of one
+# more argument. (Setting `x.requires_grad_()` also works, and makes backward compute a
+# gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
+# body is in the section "Yours and `torch.utils.checkpoint`, side by side" above.
+
+# %% [markdown]
+# ### Dropout inside a reversible block
+#
+# Your backward calls $f$ again,
+# and each call draws a new mask: no error, and a gradient for
+# $x_2$ that belongs to another network. The fix is Exercise 1's: note the random state when
+# forward calls $f$, and replay it, inside `fork_rng`, on every later call. Below it goes into
+# a wrapper around $f$, so your block stays as it is. The Hugging Face Reformer solves the same
+# problem another way: each layer draws a fresh seed in forward (`torch.seed()`, which reseeds
+# the global generator) and sets it again in backward. That changes which masks the model
+# draws, so Exercise 1's contract, a checkpoint that draws exactly what the unchecked model
+# draws, rules it out there.
+
+# %%
+class SameMask(nn.Module):
+    """Calls `inner` with the random state of its first call, every time."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.state = inner, None
+
+    def forward(self, h):
+        if self.state is None:  # forward's call: note where the generator is
+            self.state = torch.get_rng_state()
+            return self.inner(h)
+        with torch.random.fork_rng(devices=[]):  # a later call: the same draw, nobody rewound
+            torch.set_rng_state(self.state)
+            return self.inner(h)
+
+
+torch.manual_seed(0)
+f = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5)).double()
+g = nn.Linear(6, 6).double()
+x1 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+x2 = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+
+
+def grad_x2(run):
+    x2.grad = None
+    torch.manual_seed(1)
+    y1, y2 = run()
+    (y1.sum() + 2 * y2.sum()).backward()
+    return x2.grad
+
+
+plain = grad_x2(lambda: (lambda y1: (y1, x2 + g(y1)))(x1 + f(x2)))
+try:
+    print("dropout in f, x2's gradient right:",
+          torch.allclose(plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, f, g))))
+    print("f wrapped in SameMask, x2's gradient right:", torch.allclose(
+        plain, grad_x2(lambda: ReversibleCoupling.apply(x1, x2, SameMask(f), g))))
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# A `SameMask` serves one step: the next forward needs a new one (or `state = None`), or
+# every step would draw the same mask.

@@ -21,6 +21,8 @@ from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it 
 from .rng_probe import late_mask, wrong_start
 from .checkpoint_calls import check_two_calls
 from .checkpoint_reuse import check_reuse
+from .argument_probes import (check_ignored_input, check_recompute_dtypes,
+                              check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .contracts import CHECKPOINTING_CLAUSES
 
@@ -79,9 +81,10 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
     for parameter in parameters.values():
         parameter.grad = None
     inputs = make_inputs(values, requires_grad=wanted)
-    calls = []  # which tensor arguments required grad, at each call of a module run_fn
+    calls, dtypes = [], []  # requires_grad and dtype of the tensor arguments, at each call
     hook = (run_fn.register_forward_pre_hook(lambda _, args: calls.append(
-                [a.requires_grad for a in args if torch.is_tensor(a)]))
+                [a.requires_grad for a in args if torch.is_tensor(a)]) or dtypes.append(
+                [a.dtype for a in args if torch.is_tensor(a)]))
             if isinstance(run_fn, nn.Module) else None)
     returned = []  # what backward returned for the tensor arguments, as autograd got it
     handles = [] if hook is None else [hook]
@@ -93,10 +96,15 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
         if isinstance(node, torch.autograd.function.BackwardCFunction):
             handles.append(node.register_hook(lambda given, _: returned.append(given)))
         pristine = grad_output.clone()
-        grads = _backward(spec, forward.output, inputs, grad_output)
+        try:
+            grads = _backward(spec, forward.output, inputs, grad_output)
+        except GradingError as error:
+            check_recompute_dtypes(dtypes, error)
+            raise
     finally:
         for handle in handles:
             handle.remove()
+    check_recompute_dtypes(dtypes)
     if not torch.equal(grad_output, pristine):
         raise GradingError("backward modified grad_output in place: compute a new tensor instead")
     _check_leaves_require_grad(inputs, grads, calls)
@@ -254,29 +262,6 @@ def check_none_argument(function, device) -> None:
                 mistake="CheckpointFunction/none-taken-for-tensor") from error
 
 
-def check_ignored_input(function, device) -> None:
-    """The lesson's dummy input ("A first block on data"): a tensor argument that requires grad
-    and that run_fn ignores. Backward runs, x's gradient is right, and the dummy's is None."""
-    block = mlp_block(device, seed=5)
-    x = sample((4, WIDTH), device, seed=5).requires_grad_()
-    dummy = torch.ones((), device=device, dtype=x.dtype, requires_grad=True)
-    output = function.apply(lambda h, _: block(h), x, dummy)
-    grad_output = sample(tuple(output.shape), device, seed=99)
-    plain = x.detach().requires_grad_()
-    expected = torch.autograd.grad(block(plain), plain, grad_output)[0]
-    try:
-        output.backward(grad_output)
-    except RuntimeError as error:
-        raise GradingError(
-            "CheckpointFunction's backward raised RuntimeError when run_fn ignores a tensor "
-            "argument that requires grad (the lesson's dummy input, run_fn = lambda h, _: "
-            f"body(h)): {str(error).splitlines()[0]}", str(error)) from error
-    diagnose_gradient("x", x.grad, expected)
-    if dummy.grad is not None and bool(dummy.grad.detach().abs().max() > 0):
-        raise GradingError("CheckpointFunction gave a gradient to an argument run_fn ignores (the "
-                           "lesson's dummy input): run_fn run plainly gives it none")
-
-
 def checkpoint_full(CheckpointFunction, device) -> None:
     device = torch.device(device)
     function = check_is_function(CheckpointFunction, CHECKPOINT)
@@ -296,6 +281,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         with case("run_fn(x, dummy) ignoring dummy, a 0-d tensor requiring grad, x of shape "
                   "(4, 5)"):
             check_ignored_input(function, device)
+        check_repeated_argument(function, device)
         covers("parameters accumulate .grad")
         covers("1-D x")
         covers("non-tensor arguments")

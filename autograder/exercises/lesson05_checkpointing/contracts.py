@@ -62,10 +62,12 @@ CHECKPOINTING_CLAUSES = (
             C + "saves-non-tensor": "saves every argument",
             C + "saves-input-copy": "saves clones of its tensor arguments"}),
     Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
-           "run plainly gives (`None` for one that does not require grad), even when `run_fn` draws random numbers (dropout's masks are "
-           "forward's, on the CPU and on each CUDA device of a CUDA tensor argument), and after "
-           "backward the caller's random streams are where they would be without the "
-           "checkpoint;",
+           "run plainly gives, one per position (`None` for one that does not require grad; a "
+           "tensor passed in two positions gets each position's own gradient, which autograd "
+           "adds up for it), recomputed on the arguments as forward saw them, dtype included, "
+           "even when `run_fn` draws random numbers (dropout's masks are forward's, on the CPU "
+           "and on each CUDA device of a CUDA tensor argument), and after backward the caller's "
+           "random streams are where they would be without the checkpoint;",
            {C + "recomputes-without-grad": "recomputes with gradients off",
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
@@ -79,7 +81,11 @@ CHECKPOINTING_CLAUSES = (
             C + "leaves-state-rewound": "set_rng_state without fork_rng",
             C + "state-shared-between-calls": "the CPU random state kept in a global",
             C + "state-on-run-fn": "random state kept on run_fn (run_fn._ckpt_rng_state)",
-            C + "state-in-shared-container": "random states on a stack kept on the class"}),
+            C + "state-in-shared-container": "random states on a stack kept on the class",
+            C + "one-leaf-for-repeated-tensor":
+                "one fresh leaf per distinct saved tensor (a memo by id)",
+            C + "recomputes-in-another-dtype":
+                "recomputes on float32 copies of the saved tensors"}),
     Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
            {C + "no-none-for-run-fn": "forgets the None for run_fn",
             C + "no-none-for-non-tensors":
@@ -101,7 +107,8 @@ CHECKPOINTING_CLAUSES = (
 
 
 CHECKPOINT_SEQUENTIAL_CLAUSES = (
-    Clause("every layer runs once, in order, in exactly `segments` consecutive groups, each "
+    Clause("every layer runs once in forward (no extra run, not even under `torch.no_grad()`), "
+           "in order, in exactly `segments` consecutive groups, each "
            "group through `CheckpointFunction.apply` whether or not `x` requires grad (the last "
            "group may run without one: backward needs its activations first anyway);",
            {Q + "checkpoints-nothing": "no checkpoints",
@@ -113,22 +120,25 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "uses-torch-checkpoint": "built on torch.utils.checkpoint(use_reentrant=True)",
             Q + "plain-on-data": "the stack run plainly when x requires no grad",
             Q + "uses-torch-checkpoint-non-reentrant":
-                "built on torch.utils.checkpoint(use_reentrant=False)"}),
+                "built on torch.utils.checkpoint(use_reentrant=False)",
+            Q + "runs-layers-twice": "the whole stack run once under no_grad before the groups"}),
     Clause("no group is longer than it has to be: backward rebuilds one group at a time, so the "
            "longest group's activations are all alive at once at some point, and it holds no "
            "more layers than the best split into `segments` groups needs;",
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
-    Clause("the output is the plain stack's, and so, whenever `x` requires grad, are the "
-           "gradients of `x` and of every layer's parameters, for every number of segments from 1 "
-           "to the number of layers;",
+    Clause("the output is the plain stack's (with dropout layers too, run from the same seed: "
+           "the same masks), and so, whenever `x` requires grad, are the gradients of `x` and of "
+           "every layer's parameters, for every number of segments from 1 to the number of "
+           "layers;",
            {Q + "recomputes-other-layers": "late-binding closure in the loop",
             Q + "recomputes-fewer-layers":
                 "late-binding closure, the loop ending with start = end",
             Q + "cuts-graph": "each segment fed a detached copy of its input",
             Q + "float-bounds": "bounds int(i * (n / k)), computed in floating point",
             Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
-                                      "calls"}),
+                                      "calls",
+            Q + "draws-other-masks": "the generator seeded before the groups"}),
     Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
            "same stack again, on the next step).",
            {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),

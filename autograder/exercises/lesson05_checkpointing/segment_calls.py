@@ -67,3 +67,22 @@ def _spans(indices: list[int]) -> str:
             runs.append([i])
     parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
     return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def check_runs_once(where: str, n: int, forward_calls) -> None:
+    """Every layer runs once in forward, however it runs: a layer run again, even under
+    torch.no_grad() (a "shape check" or "warm-up" run of the stack), is named; its dropout would
+    draw a mask the plain stack never draws, and it costs a forward."""
+    counts = [sum(1 for i, _ in forward_calls if i == k) for k in range(n)]
+    twice = [k for k, count in enumerate(counts) if count > 1]
+    if not twice:
+        return
+    quiet = sorted({i for i, grad in forward_calls if not grad and i in twice})
+    raise GradingError(
+        f"{where} ran layer{'s' if len(twice) > 1 else ''} {_spans(twice)} more than once in "
+        f"forward ({max(counts)} times"
+        + (f", {'all' if quiet == twice else 'some'} under torch.no_grad()" if quiet else "")
+        + "): every layer runs once, in order, inside its group's checkpoint; an extra run costs "
+        "a forward and draws random numbers the plain stack never draws (another dropout mask "
+        "for every layer after it), so take it out",
+        mistake="checkpoint_sequential/runs-layers-twice")

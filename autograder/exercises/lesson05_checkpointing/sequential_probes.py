@@ -1,6 +1,7 @@
 """Lesson 05, checkpoint_sequential: probes beside the main check: bounds a floating-point cut
 gives (named where an answer's groups match them), a call whose output came from none of the
-layers given, and a call on an x that requires no grad (a batch of data)."""
+layers given, a call on an x that requires no grad (a batch of data), and a stack with dropout
+run from the same seed as the plain stack."""
 
 import torch
 from torch import nn
@@ -8,8 +9,8 @@ from torch import nn
 from ...diagnose import diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, layer_stack
-from .segment_calls import _recording_calls, _spans
+from .checkpoint_blocks import WIDTH, _linear, layer_stack
+from .segment_calls import _recording_calls, _spans, check_runs_once
 
 
 def _run_layers(layers, x):
@@ -95,3 +96,28 @@ def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) 
             "data, and its activations are the ones a checkpoint must not keep); what the "
             "parameters of a group on data need is the lesson's section \"A first block on "
             "data\"", mistake="checkpoint_sequential/plain-on-data")
+
+
+def check_random_layers(checkpoint_sequential, device, segments: int = 2) -> None:
+    """Two nn.Dropout(0.5) among five layers, run from the same seed as the plain stack: every
+    layer runs once and the output is the plain stack's, the same masks drawn in the same order
+    (a layer run twice, or a seed or a draw of the function's own, draws others)."""
+    layers = [_linear(WIDTH, WIDTH, device, 61), nn.Dropout(0.5), nn.Tanh(),
+              _linear(WIDTH, WIDTH, device, 63), nn.Dropout(0.5)]
+    x = sample((3, WIDTH), device, seed=22)
+    where = (f"checkpoint_sequential(layers, segments={segments}, x) with {len(layers)} layers, "
+             "two of them nn.Dropout(0.5), from the seed the plain stack ran from")
+    torch.manual_seed(8)
+    expected = _run_layers(layers, x).detach()
+    torch.manual_seed(8)
+    with _recording_calls(layers) as forward_calls:
+        output = checkpoint_sequential(list(layers), segments, x.detach().requires_grad_())
+    check_runs_once(where, len(layers), forward_calls)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and not torch.allclose(output.detach(), expected)):
+        raise GradingError(
+            f"{where}: the output is not the plain stack's, so its dropout layers drew other "
+            "masks: every random number the layers draw must come from the caller's stream as "
+            "it stands, in the plain stack's order; set no seed and draw nothing of your own",
+            mistake="checkpoint_sequential/draws-other-masks")
+    diagnose_values(f"{where}: the output", output, expected)

@@ -4,11 +4,13 @@ unusual answers and its mistakes; CheckpointFunction's mistakes in three), with 
 CheckpointFunction builders both checkpoint modules use in ``answers``."""
 
 from . import (checkpoint_arguments, checkpoint_function, checkpoint_sequential,
-               checkpoint_state, reversible_coupling, review52, review53)
+               checkpoint_state, reversible_coupling, review52, review53,
+               review54)
 
 UNUSUAL = (checkpoint_function.UNUSUAL + checkpoint_arguments.UNUSUAL
            + checkpoint_sequential.UNUSUAL + reversible_coupling.UNUSUAL + review52.UNUSUAL
-           + review53.UNUSUAL)
+           + review53.UNUSUAL + review54.UNUSUAL)
 MISTAKES = (checkpoint_function.MISTAKES + checkpoint_arguments.MISTAKES
             + checkpoint_state.MISTAKES + checkpoint_sequential.MISTAKES
-            + reversible_coupling.MISTAKES + review52.MISTAKES + review53.MISTAKES)
+            + reversible_coupling.MISTAKES + review52.MISTAKES + review53.MISTAKES
+            + review54.MISTAKES)

@@ -1,0 +1,99 @@
+"""Lesson 05: CheckpointFunction with tensor arguments an ordinary block rarely gets: one that
+run_fn ignores (the lesson's dummy input), and one tensor passed in two positions, whose two
+positions are two inputs of apply, each with its own gradient."""
+
+import torch
+
+from ...diagnose import diagnose_gradient
+from ...errors import GradingError
+from ...exercise import sample
+from .checkpoint_blocks import WIDTH, mlp_block
+
+
+def check_ignored_input(function, device) -> None:
+    """The lesson's dummy input ("A first block on data"): a tensor argument that requires grad
+    and that run_fn ignores. Backward runs, x's gradient is right, and the dummy's is None."""
+    block = mlp_block(device, seed=5)
+    x = sample((4, WIDTH), device, seed=5).requires_grad_()
+    dummy = torch.ones((), device=device, dtype=x.dtype, requires_grad=True)
+    output = function.apply(lambda h, _: block(h), x, dummy)
+    grad_output = sample(tuple(output.shape), device, seed=99)
+    plain = x.detach().requires_grad_()
+    expected = torch.autograd.grad(block(plain), plain, grad_output)[0]
+    try:
+        output.backward(grad_output)
+    except RuntimeError as error:
+        raise GradingError(
+            "CheckpointFunction's backward raised RuntimeError when run_fn ignores a tensor "
+            "argument that requires grad (the lesson's dummy input, run_fn = lambda h, _: "
+            f"body(h)): {str(error).splitlines()[0]}", str(error)) from error
+    diagnose_gradient("x", x.grad, expected)
+    if dummy.grad is not None and bool(dummy.grad.detach().abs().max() > 0):
+        raise GradingError("CheckpointFunction gave a gradient to an argument run_fn ignores (the "
+                           "lesson's dummy input): run_fn run plainly gives it none")
+
+
+def _scaled_tanh(a, b):
+    return a * torch.tanh(b)  # a's gradient is not b's: the two positions differ
+
+
+def _positions(got: list, a_part, b_part, whole) -> bool:
+    """Did backward return, for both positions, x's whole gradient rather than its own?"""
+    return (len(got) == 2 and all(g is not None and g.shape == whole.shape for g in got)
+            and not torch.allclose(a_part, b_part)
+            and all(torch.allclose(g, whole) for g in got))
+
+
+def check_repeated_argument(function, device) -> None:
+    """apply(run_fn, x, x) with x a leaf, then with x a non-leaf (h = 1.5 * y): the caller's
+    leaf gets the sum of the two positions' gradients, each position its own (one fresh leaf
+    made for both gives each the sum: twice the true gradient)."""
+    value = sample((3, WIDTH), device, seed=31)
+    grad_output = sample((3, WIDTH), device, seed=32)
+    for kind, scale in (("a leaf", 1.0), ("a non-leaf (h = 1.5 * y)", 1.5)):
+        a, b = (value * scale).requires_grad_(), (value * scale).requires_grad_()
+        torch.autograd.backward(_scaled_tanh(a, b), grad_output)
+        leaf = value.detach().requires_grad_()
+        x = leaf if scale == 1.0 else leaf * scale
+        returned = []
+        where = f"CheckpointFunction.apply(run_fn, x, x), run_fn(a, b) = a * tanh(b), x {kind}"
+        output = function.apply(_scaled_tanh, x, x)
+        node = getattr(output, "grad_fn", None)
+        handle = (node.register_hook(lambda given, _: returned.append(given))
+                  if isinstance(node, torch.autograd.function.BackwardCFunction) else None)
+        try:
+            output.backward(grad_output)
+        except RuntimeError as error:
+            raise GradingError(f"{where}: backward raised RuntimeError: "
+                               f"{str(error).splitlines()[0]}", str(error)) from error
+        finally:
+            if handle is not None:
+                handle.remove()
+        got = [g for g in (returned[0] if returned else ()) if g is not None]
+        if _positions(got, a.grad, b.grad, a.grad + b.grad):
+            raise GradingError(
+                f"{where}: backward returned x's whole gradient for each of the two positions, "
+                "so the caller's x got it twice: the recomputation fed one fresh leaf to both "
+                "positions; each position is an input of apply of its own and gets its own "
+                "gradient (autograd adds them up for x), so make one fresh leaf per position",
+                mistake="CheckpointFunction/one-leaf-for-repeated-tensor")
+        diagnose_gradient(f"the caller's x ({kind}), passed in two positions",
+                          leaf.grad, scale * (a.grad + b.grad))
+
+
+def check_recompute_dtypes(dtypes: list, error: GradingError | None = None) -> None:
+    """The dtypes of run_fn's tensor arguments at each call (forward's first, the recomputation
+    last): a recomputation on copies in another dtype (.float(), .to(...)) is named, before the
+    failure it causes (a dtype mismatch in a layer, or gradients of float32 precision)."""
+    if len(dtypes) < 2 or dtypes[-1] == dtypes[0]:
+        return
+    changed = [(old, new) for old, new in zip(dtypes[0], dtypes[-1]) if old != new]
+    old, new = changed[0] if changed else (dtypes[0], dtypes[-1])
+    raise GradingError(
+        f"CheckpointFunction's backward recomputed run_fn on {str(new).removeprefix('torch.')} "
+        f"copies of arguments that were {str(old).removeprefix('torch.')} in forward: the "
+        "recomputation changed the dtype, so it is not the computation forward ran (a layer "
+        "refuses the mix, or the gradients lose precision); make each fresh leaf from the saved "
+        "tensor as it is (t.detach()), with no .float() or .to()",
+        error.details if error is not None else "",
+        mistake="CheckpointFunction/recomputes-in-another-dtype")
