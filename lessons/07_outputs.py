@@ -32,17 +32,18 @@
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass: four short demos (a backward called with `(None, None)`,
+# ungraded sections for a second pass: four short looks (a backward called with `(None, None)`,
 # views returned, what in-place ops keep, a write after yours), a try-it (`ClampInPlace`, a
-# learned clipping range), an in-place op that loses a row's scale, and four asides from the main path (an integer output
-# left unmarked, a float output marked non-differentiable, the explorer on `SinCos` and on your
-# sort, a saved tensor your in-place write makes stale). Each exercise has a self-check cell: it
+# learned clipping range), an in-place op that loses a row's scale, and five asides from the
+# main path (how `torch.sort` orders ties, an integer output left unmarked, a float output
+# marked non-differentiable, the explorer on your four Functions and on `SinCos`, a saved
+# tensor your in-place write makes stale). Each exercise has a self-check cell: it
 # runs every check the hidden tests run (they add a GPU run when the grader has one and you had
 # none). Work top to bottom: the cells after an exercise run your answer. Run All goes on past
 # an exercise not yet written (its stub raises `NotImplementedError`): its self-check and the
 # cells that use it show the error, the rest runs, and the last cell lists where you stand.
 # **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it compares it with what PyTorch does.
+# after it shows what PyTorch does only once the prediction is written.
 
 # %% nbgrader={"locked": true}
 import math
@@ -63,6 +64,12 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def written(predicted: dict) -> bool:
+    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
+    measurements only then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predicted.values())
 
 
 def compare(what, predicted, observed):
@@ -213,33 +220,10 @@ check_sort_backward(my_sort_backward)
 
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
-# the tied positions each value is said to come from is a choice.
-#
-# **Predict, then run.** For a tensor of 32 numbers with many ties, do `torch.sort`'s default
-# (`stable=False`) and `stable=True` return the same indices?
-
-# %%
-my_same_indices = None  # True or False
-
-
-# %%
-tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
-agree = torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices)
-compare("default and stable=True agree", my_same_indices, agree)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Where this lesson was checked (torch 2.13, CPU) they did not; the line above says what they
-# did on yours. `torch.sort` promises sorted values, not which of several equal entries
-# comes first unless you ask for `stable=True`; the default may use a faster algorithm that
-# orders ties differently, so on another machine or build they may agree: that is the point,
-# nothing promises either answer. Both answers are valid permutations, so both lead to valid
-# (different) gradients, as long as backward uses the indices forward returned.
-# </details>
-
-# %% [markdown]
-# Whichever indices forward returns, backward must use **those**. A backward that finds
+# the tied positions each value is said to come from is a choice; `torch.sort` promises none
+# unless you ask for `stable=True` (whether its default and `stable=True` agree is a prediction
+# in the last optional section). Whichever indices forward returns, backward must use **those**.
+# A backward that finds
 # positions by comparing values (`x == values[j]`) finds every tied position, and counts one
 # gradient several times.
 #
@@ -254,11 +238,15 @@ compare("default and stable=True agree", my_same_indices, agree)
 #   `torch.sort` promises none); the gradient of `x` is the one `x.gather(-1, indices)` gets for
 #   the indices you return;
 # - `indices` marked with `ctx.mark_non_differentiable`;
-# - forward saves, with `ctx.save_for_backward`, no more than backward needs (the self-check
-#   measures what it saves);
+# - forward saves, with `ctx.save_for_backward`, what backward needs and nothing besides:
+#   decide what that is, and in how many bytes (the self-check looks at every tensor forward
+#   saves);
 # - backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, which
 #   it ignores) and routes `grad_values` back along the last dimension as you derived above,
-#   each row with its own indices.
+#   each row with its own indices;
+# - backward allocates at most 64 bytes per element of `x`, whatever the length of a row (the
+#   self-check measures it on rows of 64; the int64 zeros autograd hands backward for
+#   `grad_indices` count too).
 #
 # Two decisions before you write. Your `my_sort_backward` was checked on one row: what
 # changes when `x` holds several rows, each routed by its own row of `indices`, and which op
@@ -456,15 +444,18 @@ received.clear()
 measured = {name: backward_bytes(f) for name, f in [("SinCos", SinCos),
                                                      ("SinCosLazy", SinCosLazy)]}
 received.clear()
-fig, ax = plt.subplots(figsize=(6, 2.2))
-ax.barh(["SinCos (materialised zeros)", "SinCosLazy (None)"],
-        [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
-ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
-ax.invert_yaxis()
-plt.show()
+if written(my_tensors_allocated):  # the chart and the bytes, once both predictions are written
+    fig, ax = plt.subplots(figsize=(6, 2.2))
+    ax.barh(["SinCos (materialised zeros)", "SinCosLazy (None)"],
+            [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
+    ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
+    ax.invert_yaxis()
+    plt.show()
 for name, b in measured.items():
-    print(f"{name}: {b / 2 ** 20:.1f} MiB")
-    compare("   tensors of x's size", my_tensors_allocated[name], round(b / (4 * 1_000_000)))
+    if written(my_tensors_allocated):
+        print(f"{name}: {b / 2 ** 20:.1f} MiB")
+    compare(f"{name}: tensors of x's size", my_tensors_allocated[name],
+            round(b / (4 * 1_000_000)))
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -746,6 +737,8 @@ check_derivatives_from_y(my_derivative_from_y)
 #   gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN
 #   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
 #   on, which is no derivative, and nothing asks yours to);
+# - forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, which is
+#   the memory writing in place saves (the self-check measures it);
 # - backward never writes into `grad_output` (autograd may still use it);
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
@@ -797,11 +790,9 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # write passes too, at one byte per element; what it buys in exchange, the first optional
 # section after the summary shows.
 #
-# The rule yours follows (and PyTorch's `torch.tanh_` and `torch.sin_`, as the first optional
-# section after the summary measures): where $y$ is enough, keep the output (0 new bytes), as
-# `ctx.save_for_backward(x)` does after the write (and before it? the section before
-# Exercise 4 asks); where it is not, compute, *before* writing, the smallest new tensor that
-# fills the gap, and keep that. Exercise 4 is the second case.
+# Where $y$ is enough, keep the output (0 new bytes), as `ctx.save_for_backward(x)` does after
+# the write (and before it? the section before Exercise 4 asks). Where $y$ is not enough is
+# Exercise 4's question.
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
@@ -834,11 +825,6 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # itself. A forward could check `x.is_leaf and x.requires_grad` and refuse earlier, but it
 # cannot see whether the call was made under `torch.no_grad()` (`ctx.needs_input_grad` says
 # `True` there too), so it would also refuse the writes PyTorch allows under `no_grad`.
-#
-# And the explorer on it: one output, a tensor `grad_output` when it feeds the loss.
-
-# %%
-outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
 
 # %% [markdown]
 # ## Saving the input before the write
@@ -870,21 +856,22 @@ class SinSavedEarly(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         saved, = ctx.saved_tensors
-        print("   backward sees:", saved.detach())
         seen.append(saved.detach().clone())
         return grad_output * torch.cos(saved)  # right only if saved is the input
 
 
 seen = []  # what SinSavedEarly's backward found saved
 a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
-print("input a:", a.detach(), "  sin(a):", a.detach().sin())
 try:
     SinSavedEarly.apply(a.clone()).sum().backward()
-    print("a.grad:", a.grad, "  the true gradient cos(a):", a.detach().cos())
     outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
+    shown = [f"input a: {a.detach()}   sin(a): {a.detach().sin()}",
+             f"backward sees: {seen[-1]}",
+             f"a.grad: {a.grad}   the true gradient cos(a): {a.detach().cos()}"]
 except RuntimeError as error:
-    print(first_line(error))
-    outcome = "error"
+    outcome, shown = "error", [first_line(error)]
+if written({"saved early": my_saved_early}):  # what backward saw, once you have predicted
+    print(*shown, sep="\n")
 compare("backward sees", my_saved_early, outcome)
 
 # %% [markdown]
@@ -911,12 +898,17 @@ compare("backward sees", my_saved_early, outcome)
 #   no tolerance, either zero passing, as for `ReLUInPlace`), and the
 #   gradient of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside
 #   the contract);
-# - forward saves, through `ctx.save_for_backward` (never as a `ctx` attribute), one tensor
-#   computed **before** the write, of **at most one byte per element**, and not the returned
-#   tensor, so that the output stays free for later in-place writes, as after `torch.sin_`.
+# - as for `ReLUInPlace`: forward allocates nothing of `x`'s size, and backward never writes
+#   into `grad_output`;
+# - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx`
+#   attribute), **at most one byte per element** of `x` in all, and backward still works
+#   after the rest of the model writes into the returned `x` in place again.
 #
-# Nothing in this lesson works it through: use the question of "What to save before the
-# write". Hints, collapsed; open them one at a time, only if you are stuck.
+# Nothing in this lesson works it through. Decide before you write forward, and put your
+# reasons in a comment there: what does backward need that the output no longer holds? How
+# many different values must what you keep hold per element, and which dtype holds them in
+# one byte? When must you compute it, and with which ops, so that no tensor as large as `x`
+# is made on the way? Hints, collapsed; open them one at a time, only if you are stuck.
 #
 # <details><summary>Hint 1: the output</summary>
 #
@@ -944,7 +936,9 @@ class AbsInPlace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ### BEGIN SOLUTION
-        sign = torch.sign(x).to(torch.int8)  # -1, 0 or 1: lost once x holds |x|
+        # backward needs sign(x), three values that |x| has lost: computed before the write,
+        # from two comparisons (one byte each; torch.sign(x) would be a float tensor of x's size)
+        sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)
         x.abs_()
         ctx.mark_dirty(x)
         ctx.save_for_backward(sign)
@@ -975,17 +969,13 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 #
 # and, saved **alone**, the tensor has to tell $-1$, $0$ and $+1$ apart. A bool holds two, so
 # any single mask merges two of the three values (the zeros with one sign, or the two signs);
-# `int8` holds all three in the same one byte per element that a bool takes. With the output
-# saved beside it, a bool of $x < 0$ would do ($y = 0$ exactly where $x = 0$), as for $\sin$;
-# but then a later in-place write into the output breaks backward, which is why the contract
-# keeps the output free.
+# `int8` holds all three in the same one byte per element that a bool takes. It has to be a
+# tensor of its own, made before the write: with the output saved beside it, a bool of $x < 0$
+# would do ($y = 0$ exactly where $x = 0$), but then a later in-place write into the output
+# breaks backward. And the way there matters: `torch.sign(x)` is a float tensor as large as
+# `x`, made only to be cast down, where two comparisons, a bool each, give the same int8 sign
+# in a few bytes per element.
 # </details>
-#
-# The explorer on your `AbsInPlace`: watch the entry where $x = 0$, and compare the share of the
-# input gradient with the signs of the input.
-
-# %%
-outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
 # ## Common mistakes
@@ -994,6 +984,8 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # |---|---|---|
 # | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
 # | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
+# | saving a tensor backward never reads beside the indices (a mask, `x`'s shape) | memory for nothing | save what backward reads, nothing besides |
+# | building the permutation matrix $P$ in backward (a one-hot of the indices) | $n^2$ numbers per row where $n$ do | route with the indices themselves |
 # | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
 # | `grad_x[..., indices] = grad_values` (or a loop over `j` of such writes) | every row's indices index every row: right on one row, wrong on a batch | an op that routes each row with its own row of indices |
 # | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
@@ -1005,6 +997,7 @@ outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.fl
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
+# | an in-place forward that computes out of place and copies in (`x.copy_(torch.relu(x))`), or makes a float temporary (`torch.sign(x)`) | a tensor as large as `x`: the memory writing in place saves | an in-place op for the write; comparisons (a byte each) for what you keep |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
 # | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
@@ -1138,8 +1131,9 @@ for name, op in [("ReLUInPlace", ReLUInPlace.apply), ("relu_", torch.relu_),
     except RuntimeError as error:
         outcome = "error"
         inplace = "modified by an inplace" in str(error)
-        print(f"{name:>11}:", "... has been modified by an inplace operation" if inplace
-              else first_line(error))
+        if written(my_after_write):  # the error, once your three predictions are written
+            print(f"{name:>11}:", "... has been modified by an inplace operation" if inplace
+                  else first_line(error))
     compare(f"{name:>11}", my_after_write[name], outcome)
 
 # %% [markdown]
@@ -1343,14 +1337,38 @@ except RuntimeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# ## Optional (not graded): integer and float outputs, two more explorers, a stale saved tensor
+# ## Optional (not graded): ties, integer and float outputs, the explorers, a stale saved tensor
 #
-# Four asides the main path pointed to.
+# Five asides the main path pointed to.
 #
+# **How `torch.sort` orders ties. Predict, then run.** For a tensor of 32 numbers with many
+# ties, do `torch.sort`'s default (`stable=False`) and `stable=True` return the same indices?
+
+# %%
+my_same_indices = None  # True or False
+
+
+# %%
+tied = torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.0, 0.0] * 4)
+agree = torch.equal(torch.sort(tied).indices, torch.sort(tied, stable=True).indices)
+compare("default and stable=True agree", my_same_indices, agree)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Where this lesson was checked (torch 2.13, CPU) they did not; the line above says what they
+# did on yours. `torch.sort` promises sorted values, not which of several equal entries
+# comes first unless you ask for `stable=True`; the default may use a faster algorithm that
+# orders ties differently, so on another machine or build they may agree: that is the point,
+# nothing promises either answer. Both answers are valid permutations, so both lead to valid
+# (different) gradients, as long as backward uses the indices forward returned.
+# </details>
+
+# %% [markdown]
 # **An integer output left unmarked.** What if the output with no derivative is an integer
 # tensor, and you forget to mark it? **Predict, then run.** `ArgMax` below returns the maximum
 # and its `int64` index and marks nothing. Is `index.requires_grad` `True` or `False`? Its
-# backward prints the `grad_index` it receives: `None`, float zeros, integer zeros, or is
+# backward keeps the `grad_index` it receives: `None`, float zeros, integer zeros, or is
 # backward called with one gradient only? Write both down first.
 
 # %%
@@ -1374,7 +1392,6 @@ class ArgMax(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_values, grad_index):
-        print("   backward received grad_index =", grad_index)
         grad_index_received.append(grad_index)
         index, = ctx.saved_tensors
         one_hot = torch.nn.functional.one_hot(index.squeeze(-1), ctx.shape[-1])
@@ -1382,8 +1399,11 @@ class ArgMax(torch.autograd.Function):
 
 
 values, index = ArgMax.apply(torch.tensor([[1.0, 5.0, 2.0]], requires_grad=True))
-print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
 values.sum().backward()
+if written({"requires_grad": my_index_requires_grad, "grad_index": my_grad_index}):
+    print("unmarked integer output: index.requires_grad =", index.requires_grad, index.dtype)
+    print("backward received grad_index =", grad_index_received[-1] if grad_index_received
+          else "(not passed)")
 handed = (["not passed"] + [
     "None" if g is None else "float zeros" if g.is_floating_point() else "integer zeros"
     for g in grad_index_received])[-1]
@@ -1447,15 +1467,23 @@ except RuntimeError as error:
 # it, and a loss built on it alone raises instead of quietly giving zeros. The mark is a
 # contract you choose; without it, you promise a zero gradient.
 #
-# **The explorer on `SinCos` and on your `SortWithIndices`.** `SinCos` was written before
-# `set_materialize_grads(False)`: untick an output and see what its backward is handed. The
-# indices of your sort cannot feed a loss at all.
+# **The explorer on `SinCos`, your `SortWithIndices`, `ReLUInPlace` and `AbsInPlace`.**
+# `SinCos` was written before `set_materialize_grads(False)`: untick an output and see what its
+# backward is handed. The indices of your sort cannot feed a loss at all. The in-place ones have
+# one output, a tensor `grad_output` when it feeds the loss; on `AbsInPlace`, watch the entry
+# where $x = 0$, and compare the share of the input gradient with the signs of the input.
 
 # %%
 outputs_explorer(SinCos, torch.linspace(0, 3, 4, dtype=torch.float64))
 
 # %%
 outputs_explorer(SortWithIndices, torch.tensor([0.3, -1.2, 2.5, 0.9], dtype=torch.float64))
+
+# %%
+outputs_explorer(ReLUInPlace, torch.tensor([-1.0, 0.0, 0.5, 2.0], dtype=torch.float64))
+
+# %%
+outputs_explorer(AbsInPlace, torch.tensor([-1.5, 0.0, 0.5, -2.0], dtype=torch.float64))
 
 # %% [markdown]
 # **A stale saved tensor.** The saving of an in-place op is real only when nothing else needs

@@ -14,6 +14,7 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
+from .forward_memory import check_forward_memory
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
                        check_leaf_error, check_on_view, check_plain_tensor, check_subnormals,
                        check_version_tracking, gradient_through, quoting_case, with_infinities,
@@ -178,6 +179,13 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
                 raise GradingError(_nonzero_at_zero(forward, before, at_zero), mistake={
                     "as from the bool mask": "AbsInPlace/bool-mask-takes-sides-at-zero",
                     "the sign it saves is": "AbsInPlace/sign-nonzero-at-zero"})
+        inside = (before != 0) & (before.abs() < 1)
+        if inside.any() and torch.allclose(got, torch.where(inside, 0, expected)):
+            raise GradingError(
+                f"{NAME}'s gradient is 0 where 0 < |x| < 1 and right elsewhere: what it saved "
+                "is 0 there, as when x itself (or x clamped to [-1, 1]) is cast to int8, which "
+                "truncates toward 0. What must the tensor you cast hold, so that the cast keeps it?",
+                mistake="AbsInPlace/sign-truncated-by-cast")
         one_bool = _one_bool_multiplied(forward, got, pristine, before)
         if one_bool is not None:
             raise GradingError(one_bool, mistake="AbsInPlace/one-sign-mask")
@@ -216,6 +224,8 @@ def abs_full(AbsInPlace, device) -> None:
     check_plain_tensor(function, ABS, device)
     check_version_tracking(function, ABS, device)
     covers("version counter")
+    with quoting_case(ABS, "x of shape (4, 16) in float32: what forward allocates"):
+        check_forward_memory(function, ABS, device, both_signs)
     gradcheck_callable(ABS, lambda t: function.apply(t.clone()),
                        sample((2, 4), device, seed=1, away_from_zero=0.1))
 

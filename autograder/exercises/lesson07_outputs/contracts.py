@@ -20,21 +20,29 @@ SORT_CLAUSES = (
     Clause("`indices` marked with `ctx.mark_non_differentiable`;",
            {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable",
             "SortWithIndices/marks-a-copy-of-indices": "a clone of the indices marked"}),
-    Clause("forward saves, with `ctx.save_for_backward`, no more than backward needs (the "
-           "self-check measures what it saves);",
+    Clause("forward saves, with `ctx.save_for_backward`, what backward needs and nothing "
+           "besides: decide what that is, and in how many bytes (the self-check looks at every "
+           "tensor forward saves);",
            {"SortWithIndices/saves-float-tensor": "saves the values too",
             "SortWithIndices/saves-more-than-one-permutation":
                 "indices and their inverse both saved",
             "SortWithIndices/indices-narrowed": "indices saved as int16",
+            "SortWithIndices/saves-beyond-permutation":
+                "int32 indices and an unused bool mask of x's non-finite entries",
             "SortWithIndices/tensor-on-ctx": "indices kept as a ctx attribute",
             "SortWithIndices/state-on-class": "indices kept on the Function class"}),
     Clause("backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, "
            "which it ignores) and routes `grad_values` back along the last dimension as you "
-           "derived above, each row with its own indices.",
+           "derived above, each row with its own indices;",
            {"SortWithIndices/indexes-with-every-row": "every row's indices at once",
             "SortWithIndices/right-on-one-row-only":
                 "the inverse read by grad_values[..., inverse], right on one row only",
             "raised:RuntimeError": "scatter along dim 0"}),
+    Clause("backward allocates at most 64 bytes per element of `x`, whatever the length of a "
+           "row (the self-check measures it on rows of 64; the int64 zeros autograd hands "
+           "backward for `grad_indices` count too).",
+           {"SortWithIndices/backward-memory-grows-with-row":
+                "the permutation matrix, a one-hot of the indices, multiplied in"}),
 )
 
 
@@ -90,6 +98,10 @@ RELU_CLAUSES = (
             "unproven:wrong-value": "the mask y / y with nan made 0",
             "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
             "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"}),
+    Clause("forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, "
+           "which is the memory writing in place saves (the self-check measures it);",
+           {"ReLUInPlace/allocates-as-much-as-x":
+                "torch.relu(x) computed out of place, copied into x"}),
     Clause("backward never writes into `grad_output` (autograd may still use it);",
            {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"}),
     Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
@@ -125,11 +137,15 @@ ABS_IN_PLACE_CLAUSES = (
             "AbsInPlace/writes-into-a-copy": "abs_ of x.reshape(-1), a copy for a transposed x",
             "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
             "AbsInPlace/subnormal-read-as-zero": "a sign with a dead zone at finfo.tiny",
+            "AbsInPlace/sign-truncated-by-cast": "x.clamp(-1, 1) cast to int8",
             "unproven:wrong-value": "the sign x / |x| with nan made 0"}),
-    Clause("forward saves, through `ctx.save_for_backward` (never as a `ctx` attribute), one "
-           "tensor computed **before** the write, of **at most one byte per element**, and not "
-           "the returned tensor, so that the output stays free for later in-place writes, as "
-           "after `torch.sin_`.",
+    Clause("as for `ReLUInPlace`: forward allocates nothing of `x`'s size, and backward never "
+           "writes into `grad_output`;",
+           {"AbsInPlace/allocates-as-much-as-x": "the sign taken with torch.sign(x), then int8",
+            "AbsInPlace/modifies-grad-output": "grad_output multiplied by the sign in place"}),
+    Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
+           "attribute), **at most one byte per element** of `x` in all, and backward still "
+           "works after the rest of the model writes into the returned `x` in place again.",
            {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",
             "AbsInPlace/saves-nothing": "the int8 sign kept in a module global",
             "AbsInPlace/sign-read-after-write": "sign read from the returned tensor",

@@ -16,6 +16,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import _shares_memory, record_ctx_calls
+from .forward_memory import check_forward_memory
 from .leaf_probes import check_leaf_error  # noqa: F401 (AbsInPlace's battery imports it here)
 from .quoting import quoting_case
 
@@ -335,5 +336,7 @@ def relu_full(ReLUInPlace, device) -> None:
     check_plain_tensor(function, RELU, device)
     check_version_tracking(function, RELU, device)
     covers("version counter")
+    with quoting_case(RELU, "x of shape (4, 16) in float32: what forward allocates"):
+        check_forward_memory(function, RELU, device, with_zeros)
     gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
                        sample((2, 4), device, seed=1, away_from_zero=0.1))

@@ -20,8 +20,9 @@ from ...probes import (AllocationLog, NoGradient, _shares_memory, record_ctx_cal
                       record_grad_outputs)
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAPES,  # noqa: F401
                        noise, quoting_case, relu_full, with_zeros, writing_into_a_copy)
-from .sort_probes import (check_saved_indices, every_row_indexed, float32_twins,
-                          right_on_each_row, right_without_ties, same_values, sorted_as_float32_only, ties_hint)
+from .sort_probes import (check_backward_memory, check_saved_indices, every_row_indexed,
+                          float32_twins, right_on_each_row, right_without_ties, same_values,
+                          sorted_as_float32_only, ties_hint)
 from .split_probes import (DtypeAllocationLog, both_allocated, check_unused_half_zero,
                            check_wider_dtype, fresh_memory_nan)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
@@ -173,6 +174,8 @@ def sort_full(SortWithIndices, device) -> None:
     with quoting_case(SORT, "x of shape (2, 32), the lesson's tied tensor and it reversed"):
         check_sort(function, torch.stack([tied, tied.flip(-1)]).to(device), seed=14, ties=True)
     covers("ties")
+    with quoting_case(SORT, "x of shape (4, 64): what backward allocates"):
+        check_backward_memory(function, device)
     gradcheck_callable(SORT, lambda t: function.apply(t)[0], sample((2, 4), device, seed=1))
 
 

@@ -8,7 +8,14 @@ permutation, once)."""
 import torch
 
 from ...errors import GradingError
+from ...exercise import sample
+from ...probes import AllocationLog
 from .in_place import noise
+
+# backward's budget: bytes per element of x, on rows of BACKWARD_ROW entries (the engine's
+# int64 zeros for grad_indices among them); a permutation matrix takes 8 * BACKWARD_ROW
+BACKWARD_BYTES_PER_ELEMENT = 64
+BACKWARD_ROW = 64
 
 
 def same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -155,6 +162,14 @@ def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
     if not held:
         raise GradingError("SortWithIndices did not save its indices: backward needs them; "
                            "call ctx.save_for_backward(indices)")
+    extra = [saved for saved in forward.saved if not any(saved is h for h in held)]
+    if len(held) == 1 and extra:
+        what = ", ".join(f"a tensor of shape {tuple(s.shape)} ({str(s.dtype)[6:]})" for s in extra)
+        raise GradingError(
+            f"SortWithIndices saves, besides the permutation, {what} that backward does not "
+            "need to route the gradient: the contract asks forward to save what backward needs "
+            "and nothing besides; what does backward read of each saved tensor?",
+            mistake="SortWithIndices/saves-beyond-permutation")
     total = sum(saved.nbytes for saved in forward.saved)
     if total > indices.numel() * indices.element_size() or len(held) > 1:
         raise GradingError(f"SortWithIndices saves {total} bytes in {len(forward.saved)} "
@@ -169,3 +184,24 @@ def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
             f"up to {torch.iinfo(narrow).max}: on a row of {torch.iinfo(narrow).max + 2} entries "
             "its gradient is wrong. The contract takes rows of any length: which integer dtype "
             "holds every position of such a row?", mistake="SortWithIndices/indices-narrowed")
+
+
+def check_backward_memory(function, device) -> None:
+    """Backward's memory grows with x, not with the square of a row's length: at most
+    BACKWARD_BYTES_PER_ELEMENT bytes per element of x on rows of BACKWARD_ROW entries, where an
+    n x n permutation matrix per row (a one-hot of the indices, multiplied in) takes 8n."""
+    leaf = sample((4, BACKWARD_ROW), device, seed=15).requires_grad_()
+    values, _ = function.apply(leaf)
+    g = noise(values, 16)
+    with AllocationLog() as log:
+        torch.autograd.grad(values, leaf, g)
+    per_element = log.bytes / leaf.numel()
+    if per_element > BACKWARD_BYTES_PER_ELEMENT:
+        ops = ", ".join(dict.fromkeys(log.ops))
+        raise GradingError(
+            f"SortWithIndices's backward allocates {per_element:.0f} bytes per element of x on "
+            f"rows of {BACKWARD_ROW} (ops: {ops}), more than the contract's "
+            f"{BACKWARD_BYTES_PER_ELEMENT}, whatever a row's length: something in it grows with "
+            "the square of a row's length. Which of these ops builds a tensor of n x n per row, "
+            "and can the indices route the gradient without it?",
+            mistake="SortWithIndices/backward-memory-grows-with-row")

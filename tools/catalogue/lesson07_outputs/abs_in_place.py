@@ -21,6 +21,11 @@ class AbsInPlace(torch.autograd.Function):
 '''
 
 
+# the sign from two comparisons, no tensor as large as x (torch.sign(x) is one)
+COMPARISONS = ("sign = torch.sign(x).to(torch.int8)",
+               "sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)")
+
+
 def abs_answer(*changes) -> str:
     """AbsInPlace's answer with each (old, new) replaced."""
     return edit(_ABS, *changes)
@@ -30,9 +35,12 @@ UNUSUAL = [
     Unusual("AbsInPlace", "two comparisons make the int8 sign, the write is mul_ by it", abs_answer(
         ("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
          "sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)\n        x.mul_(sign)"))),
-    Unusual("AbsInPlace", "copy_ of torch.abs, sign as char(), torch.where in backward", abs_answer(
+    # was "copy_ of torch.abs": a tensor as large as x, which the contract now rules out
+    # (review54 catalogues it as a mistake)
+    Unusual("AbsInPlace", "the sign as char() of two comparisons, torch.where in backward",
+            abs_answer(
         ("sign = torch.sign(x).to(torch.int8)\n        x.abs_()",
-         "sign = x.sign().char()\n        x.copy_(torch.abs(x))"),
+         "sign = (x > 0).char() - (x < 0).char()\n        x.abs_()"),
         ("return grad_output * sign",
          "return torch.where(sign == 0, torch.zeros_like(grad_output), grad_output * sign)"))),
     Unusual("AbsInPlace", "torch.abs_ and the sign kept as a bool pair packed in int8", abs_answer(
@@ -42,11 +50,13 @@ UNUSUAL = [
         ("return grad_output * sign",
          "return grad_output * ((sign == 2).to(grad_output.dtype) - (sign == 1).to("
          "grad_output.dtype))"))),
-    Unusual("AbsInPlace", "torch.abs with out=x", abs_answer(("x.abs_()", "torch.abs(x, out=x)"))),
+    Unusual("AbsInPlace", "torch.abs with out=x", abs_answer(
+        ("x.abs_()", "torch.abs(x, out=x)"), COMPARISONS)),
     # the contract's bound is one byte per element: a float8 sign is within it (-1, 0 and 1 are
     # exact); a float8 copy of x is the float copy the contract rules out
     Unusual("AbsInPlace", "the sign as float8_e4m3fn, one byte per element", abs_answer(
-        ("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x).to(torch.float8_e4m3fn)"),
+        ("sign = torch.sign(x).to(torch.int8)",
+         "sign = ((x > 0).to(torch.int8) - (x < 0).to(torch.int8)).to(torch.float8_e4m3fn)"),
         ("return grad_output * sign", "return grad_output * sign.to(grad_output.dtype)"))),
 ]
 
@@ -129,7 +139,8 @@ MISTAKES = [
                 ("return grad_output * sign", "return grad_output * sign.to(grad_output.dtype)"))),
     Mistake("AbsInPlace", "the gradient computed in float32 (grad_output.float())",
             "exactly a float32 number",
-            abs_answer(("return grad_output * sign", "return grad_output.float() * sign"))),
+            abs_answer(("return grad_output * sign", "return grad_output.float() * sign"),
+                       COMPARISONS)),
     Mistake("AbsInPlace", "the sign of x.float(), as int8",
             "sign is read from x rounded to float32",
             abs_answer(("torch.sign(x).to(torch.int8)", "torch.sign(x.float()).to(torch.int8)"))),

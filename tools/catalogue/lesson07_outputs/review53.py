@@ -48,7 +48,7 @@ class ReLUInPlace(torch.autograd.Function):
 class AbsInPlace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        s = torch.sign(x).to(torch.int8)
+        s = (x >= 0).to(torch.int8) - (x <= 0).to(torch.int8)  # 0 at 0: 1 - 1
         x.mul_(s)
         ctx.mark_dirty(x)
         ctx.save_for_backward(s)
