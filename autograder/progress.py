@@ -72,11 +72,18 @@ def _read(path: Path) -> dict:
 
 
 def recorded(folder: Path | None = None) -> dict[str, dict]:
-    """Every recorded outcome in ``folder`` and the folders beside it: per exercise, the newest
-    its lesson's own notebook recorded, else the newest."""
+    """Every recorded outcome in ``folder`` and in the lesson folders beside it (nbgrader
+    fetches each lesson into a folder named by its id; other folders beside it, a scratch
+    folder or another project's, are not the course): per exercise, the newest its lesson's
+    own notebook recorded, else the newest."""
+    from .exercises import EXERCISES
+
     folder = Path(folder or os.getcwd())
+    lessons = {exercise.lesson for exercise in EXERCISES.values()}
+    beside = [path for path in sorted(folder.parent.glob(f"*/{FILE_NAME}"))
+              if path.parent.name in lessons]
     found: dict[str, dict] = {}
-    for path in [*sorted(folder.parent.glob(f"*/{FILE_NAME}")), folder / FILE_NAME]:
+    for path in [*beside, folder / FILE_NAME]:
         for exercise, entry in _read(path).items():
             if isinstance(entry, dict) and _rank(entry) >= _rank(found.get(exercise, {})):
                 found[exercise] = entry

@@ -61,6 +61,17 @@ def test_the_table_reads_the_folders_beside_this_one(tmp_path, monkeypatch):
     assert rows["Square"]["outcome"] == progress.PASSED
 
 
+def test_a_folder_beside_that_is_no_lesson_is_not_read(tmp_path, monkeypatch):
+    """Does a folder beside this one that is not a lesson's (another project's, a reviewer's
+    scratch folder in /tmp) leave the table alone?"""
+    (tmp_path / "someone_else").mkdir()
+    (tmp_path / "01_sigmoid").mkdir()
+    progress.record("Square", "00_template", progress.PASSED, folder=tmp_path / "someone_else")
+    monkeypatch.chdir(tmp_path / "01_sigmoid")
+    rows = {row["exercise"]: row for row in progress.table()}
+    assert rows["Square"]["outcome"] == progress.NOT_TRIED
+
+
 def test_a_broken_or_unwritable_file_never_fails_a_self_check(folder):
     """Does a corrupt progress file read as empty, and an unwritable folder cost nothing?"""
     (folder / progress.FILE_NAME).write_text("{not json")
