@@ -391,7 +391,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
 #   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
 #   unchanged, and nothing `nan`; for `max_norm` any positive float and rows whose squared
-#   norm (the sum of their squares) is finite in `grad_output`'s dtype; `None` for `max_norm`;
+#   norm (the sum of their squares) is a normal number (from `torch.finfo(dtype).tiny` to
+#   `.max`) in float64 or float32, and for a float16 `grad_output` with `max_norm` from 0.1
+#   to 2 and rows of norm up to $10^4 \cdot$ `max_norm`; `None` for `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
@@ -897,7 +899,8 @@ plt.show()
 # $x = (2, -0.5, -3, 0.7)$ and $\lambda = 1$: $\partial y/\partial x = (1, 0, 1, 0)$ and
 # $\partial y/\partial \lambda = (-1, 0, 1, 0)$, entry by entry. With $g = (1, 2, 3, 4)$
 # arriving, $\partial L/\partial x = (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a
-# 0-d tensor. At $x = \pm 0.5$ with $\lambda = 0.5$ both derivatives are 0.
+# 0-d tensor. At $x = \pm 0.5$ with $\lambda = 0.5$: what does step 2's convention give there,
+# and does your indicator give the same?
 # </details>
 #
 # Now the broken version. A colleague wrote it, and the model it sits in went `nan`: a layer
@@ -1200,7 +1203,8 @@ for bug, answer, makes, passes_on in [
 #
 # - forward returns $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor
 #   that may require grad, and backward the gradients you derived: for `x`, and for `lam`
-#   summed to `lam`'s shape, both 0 at $|x| = \lambda$;
+#   summed to `lam`'s shape; at $|x| = \lambda$ ($\lambda = 0$ included) the values of step
+#   2's convention;
 # - each gradient right when the other input needs none (the self-check runs `x` and `lam`
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
@@ -1400,12 +1404,13 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 #   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
-#   for samples whose $\lVert g_n \rVert^2$, $\lVert x_n \rVert^2$ and their product are
-#   finite in the dtype; `None` for `max_norm`;
-# - backward never builds a sample's gradient of `weight`: no tensor holding two or more
-#   samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it, in any layout),
-#   not even for a moment, and no loop over samples (one step per sample that builds or adds
-#   its `(out, in)` gradient, in place or not);
+#   for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
+#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32); `None` for `max_norm`;
+# - backward never builds a sample's gradient of `weight`, whole or in part: no tensor holding
+#   pieces of two or more samples' gradients side by side, scaled or not (the `(N, out, in)`
+#   stack, a block of it such as its first `out // 2` rows, a slice such as `[:, o, :]`, in any
+#   layout), not even for a moment, and no loop over samples (one step per sample that builds
+#   or adds its `(out, in)` gradient, in place or not);
 # - backward writes into none of `grad_output`, `x` and `weight` (the tensors
 #   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning

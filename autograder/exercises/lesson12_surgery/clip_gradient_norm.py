@@ -10,6 +10,7 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
+from .clip_dtypes import check_dtype_edges
 from .surgery_checks import Intended, check_strided, matches, strided_grad_output, surgery_case
 
 CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
@@ -181,6 +182,8 @@ def clip_full(ClipGradientNorm, device) -> None:
     for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
         covers(edge)
     check_tiny_rows(function, device)
+    check_dtype_edges(function, CLIP, device)
+    covers("float32 and float16 rows at the edges of their range")
     check_backward_by_hand(CLIP, backward)
     check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})
     grad_output = strided_grad_output((2, 4, 3), device, seed=6)

@@ -33,8 +33,10 @@ CLIP_CLAUSES = (
            "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
            "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
            "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float "
-           "and rows whose squared norm (the sum of their squares) is finite in `grad_output`'s "
-           "dtype; `None` for `max_norm`;",
+           "and rows whose squared norm (the sum of their squares) is a normal number (from "
+           "`torch.finfo(dtype).tiny` to `.max`) in float64 or float32, and for a float16 "
+           "`grad_output` with `max_norm` from 0.1 to 2 and rows of norm up to $10^4 \\cdot$ "
+           "`max_norm`; `None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
@@ -47,6 +49,7 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
             "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
             "ClipGradientNorm/float32-step": "norms computed in float32",
+            "ClipGradientNorm/float16-squares": "squares summed in float16",
             "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
             "raised:RuntimeError": "rows through .view"}),
     Clause("backward never writes into `grad_output`, and forward saves no tensor.",
@@ -57,7 +60,8 @@ CLIP_CLAUSES = (
 SOFT_CLAUSES = (
     Clause("forward returns $\\operatorname{sign}(x)\\max(|x| - \\lambda, 0)$ for `lam` a 0-d "
            "tensor that may require grad, and backward the gradients you derived: for `x`, and "
-           "for `lam` summed to `lam`'s shape, both 0 at $|x| = \\lambda$;",
+           "for `lam` summed to `lam`'s shape; at $|x| = \\lambda$ ($\\lambda = 0$ included) the "
+           "values of step 2's convention;",
            {"SoftThreshold/passes-kink": "gradient 1 at |x| == lam",
             "SoftThreshold/passes-kink-at-lam-0": "grad_output passed through at lam == 0",
             "SoftThreshold/lam-counts-kink": "lam's gradient alone counts the kink",
@@ -96,8 +100,9 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            "`weight`, each scaled by $\\min(1,\\ m / \\lVert\\text{that gradient}\\rVert)$ with "
            "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
            "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
-           "`nan`; for samples whose $\\lVert g_n \\rVert^2$, $\\lVert x_n \\rVert^2$ and their "
-           "product are finite in the dtype; `None` for `max_norm`;",
+           "`nan`; for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and "
+           "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32); `None` for "
+           "`max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
@@ -113,10 +118,11 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14",
             "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
-    Clause("backward never builds a sample's gradient of `weight`: no tensor holding two or more "
-           "samples' `(out, in)` gradients (the `(N, out, in)` stack or a chunk of it, in any "
-           "layout), not even for a moment, and no loop over samples (one step per sample that "
-           "builds or adds its `(out, in)` gradient, in place or not);",
+    Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "
+           "holding pieces of two or more samples' gradients side by side, scaled or not (the "
+           "`(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such "
+           "as `[:, o, :]`, in any layout), not even for a moment, and no loop over samples (one "
+           "step per sample that builds or adds its `(out, in)` gradient, in place or not);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "

@@ -156,4 +156,8 @@ EQUIVALENTS = [
                      'return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
                      'return torch.where(norms >= ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
                      _AT_MAX_NORM),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'out = torch.where(norms > ctx.max_norm, g / norms * ctx.max_norm, g)',
+                     'out = torch.where(norms >= ctx.max_norm, g / norms * ctx.max_norm, g)',
+                     _AT_MAX_NORM),
 ]

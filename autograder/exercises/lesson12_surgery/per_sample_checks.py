@@ -16,18 +16,67 @@ _EPSILONS = (1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12)
 
 class CountingAccounting(TensorAccounting):
     """TensorAccounting that also counts the tensors of exactly ``numel`` elements each op
-    creates or writes in place (views are neither): ``made``."""
+    creates or writes in place (views are neither): ``made``; and keeps a copy of each small
+    floating tensor so created or written, as it was then: ``kept``."""
 
     def __init__(self, numel: int):
         super().__init__()
-        self.numel, self.made = numel, 0
+        self.numel, self.made, self.kept = numel, 0, []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = super().__torch_dispatch__(func, types, args, kwargs)
         if all(r.alias_info is None or r.alias_info.is_write for r in func._schema.returns):
-            self.made += sum(1 for t in tree_flatten(out)[0]
-                             if isinstance(t, torch.Tensor) and t.numel() == self.numel)
+            made = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            self.made += sum(1 for t in made if t.numel() == self.numel)
+            self.kept += [t.detach().to(torch.float64, copy=True) for t in made
+                          if t.is_floating_point() and 4 <= t.numel() <= _KEPT]
         return out
+
+
+_KEPT = 4096  # the battery's cases are small: every tensor backward makes is kept
+
+
+def check_no_pieces_of_gradients(kept, grad_output, x, factors) -> None:
+    """No tensor backward made holds entries g_n[o] x_n[i] (scaled by s_n or not) of two or
+    more samples: pieces of their gradients of weight, side by side, in any shape (a block
+    (N, out / 2, in) of the stack, a slice (N, 1, in), a row g[:, o:o+1] * x of shape (N, in)),
+    which the size and shape checks miss once a piece is no larger than x. Random values: no
+    tensor a right answer makes (norms, factors, a scaled x or grad_output, grad_weight's sums)
+    shares its entries with these products. Checked where out >= 2 and in >= 2 (else a sample's
+    whole gradient is a row of a scaled x or grad_output)."""
+    n, d_out, d_in = grad_output.shape[0], grad_output.shape[1], x.shape[1]
+    if n < 2 or d_out < 2 or d_in < 2:
+        return
+    products = grad_output[:, :, None] * x[:, None, :]
+    owner = torch.arange(n)[:, None, None].expand_as(products).reshape(-1)
+    for stack in (products, products * factors[:, None, None]):
+        values = stack.reshape(-1).cpu()
+        nonzero = values != 0
+        values, owners = values[nonzero], owner[nonzero]
+        order = values.argsort()
+        values, owners = values[order], owners[order]
+        if values.numel() == 0:
+            return
+        for tensor in kept:
+            entries = tensor.reshape(-1).cpu()
+            entries = entries[(entries != 0) & entries.isfinite()]
+            if entries.numel() < 4:
+                continue
+            at = torch.searchsorted(values, entries).clamp(max=values.numel() - 1)
+            below = (at - 1).clamp(min=0)
+            nearest = torch.where((values[at] - entries).abs() <= (values[below] - entries).abs(),
+                                  at, below)
+            hit = (values[nearest] - entries).abs() <= 1e-9 * entries.abs()
+            samples = owners[nearest[hit]].unique().numel()
+            if hit.sum() >= max(4, entries.numel() // 2) and samples >= 2:
+                raise GradingError(
+                    f"PerSampleClippedLinear's backward created a tensor of shape "
+                    f"{tuple(tensor.shape)} that holds pieces of {samples} samples' gradients "
+                    "of weight: its entries are products g_n[o] * x_n[i], entries of g_n x_n^T, "
+                    "side by side for several samples, a part of the (N, out, in) stack "
+                    "however it is cut. The norm of g_n x_n^T needs no outer product (what is "
+                    "it in terms of g_n and x_n?), and the scaled sum over samples is one "
+                    "matrix product", mistake="PerSampleClippedLinear/per-sample-outer-products")
 
 
 def check_no_gradient_per_sample(made: int, n: int, d_out: int, d_in: int) -> None:

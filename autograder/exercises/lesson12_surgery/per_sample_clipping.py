@@ -22,7 +22,8 @@ from ...exercise import Exercise, sample
 from ...memory import TensorAccounting
 from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
-                                check_no_chunk_of_gradients, check_no_gradient_per_sample)
+                                check_no_chunk_of_gradients, check_no_gradient_per_sample,
+                                check_no_pieces_of_gradients)
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -156,6 +157,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             mistake="PerSampleClippedLinear/per-sample-outer-products")
     check_no_chunk_of_gradients(books.phase.shapes, n, d_out, d_in)
     check_no_gradient_per_sample(books.made, n, d_out, d_in)
+    check_no_pieces_of_gradients(books.kept, pristine, x, _factors(pristine, x, max_norm))
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
     if isinstance(grad_weight, torch.Tensor) and not torch.isfinite(grad_weight).all():

@@ -24,20 +24,8 @@ UNUSUAL = [
     Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
-    # review of lesson 12 (fifth): a mistake under 'rows whose norm is finite'; the clause now
-    # promises rows whose squared norm is
-    Unusual('ClipGradientNorm', 'sqrt of the summed squares as the norm (rows whose squared norm is finite)',
-            '''class ClipGradientNorm(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, max_norm):
-        ctx.max_norm = max_norm
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()
-        return grad_output * (ctx.max_norm / norms).clamp(max=1), None
-'''),
+    # review 54: 'sqrt of the summed squares as the norm' moved to review54.MISTAKES (its
+    # float16 squares overflow)
     # review of lesson 12 (fifth)
     Unusual('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
             '''class ClipGradientNorm(torch.autograd.Function):
