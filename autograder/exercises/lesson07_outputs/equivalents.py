@@ -72,6 +72,11 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(code.clone())", _SIGN_COPY),
     EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(code)",
                      "ctx.save_for_backward(code.contiguous())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "reshape_to_view",
+                     "codes = codes[:g.numel()].reshape(g.shape)  # g has x's shape",
+                     "codes = codes[:g.numel()].view(g.shape)  # g has x's shape",
+                     "codes is a leading slice of a flattened new tensor, contiguous, so view "
+                     "never needs the copy reshape may make"),
     EquivalentMutant("AbsInPlace", "swap_arithmetic", _ABS_WHERE,
                      _ABS_WHERE.replace("grad_output * sign", "grad_output / sign"),
                      "where sign is not 0 (the branch kept) it is -1 or 1, and dividing by +-1 "

@@ -18,14 +18,13 @@ class AbsInPlace(torch.autograd.Function):
         packed = code[:, 0] | (code[:, 1] << 2) | (code[:, 2] << 4) | (code[:, 3] << 6)
         x.abs_()
         ctx.mark_dirty(x)
-        ctx.shape = x.shape
         ctx.save_for_backward(packed)
         return x
     @staticmethod
     def backward(ctx, g):
         packed, = ctx.saved_tensors
         codes = torch.stack([(packed >> s) & 3 for s in (0, 2, 4, 6)], dim=-1).reshape(-1)
-        codes = codes[:g.numel()].reshape(ctx.shape)
+        codes = codes[:g.numel()].reshape(g.shape)  # g has x's shape
         sign = (codes == 1).to(torch.int8) - (codes == 2).to(torch.int8)
         return g * sign
 '''),
