@@ -559,7 +559,8 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # of `SplitHalves` and there is no loss at all, so backward is never called: the call with
 # `(None, None)` needs a graph that reaches your Function (the first optional section after
 # the summary builds one). The last optional section has the same explorer on `SinCos`, which
-# materialises zeros, and on your `SortWithIndices`, whose indices cannot feed a loss at all.
+# materialises zeros, on your `SortWithIndices`, whose indices cannot feed a loss at all, and on
+# your two in-place Functions.
 
 # %%
 outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
