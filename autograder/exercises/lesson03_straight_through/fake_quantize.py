@@ -144,8 +144,9 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
             "taken as 1, what does the outer factor scale do to the 1 / scale from "
             "v = x / scale? (Hint 1 of Exercise 3)")
     v = x / scale
-    for judged in (v, torch.round(v)):
-        strict = grad_output * ((judged > qmin) & (judged < qmax))
+    for judged, closed in ((j, c) for j in (v, torch.round(v)) for c in ("", "qmin", "qmax")):
+        low = judged >= qmin if closed == "qmin" else judged > qmin  # both edges open, or one
+        strict = grad_output * (low & ((judged <= qmax) if closed == "qmax" else (judged < qmax)))
         if matches(strict) and not any(torch.allclose(strict, r, rtol=rtol, atol=atol)
                                        for r in references):
             raise GradingError(

@@ -1,9 +1,9 @@
 """Lesson 03: answers written by the reviewer of review 54, kept with their verdicts, and the
-variants their fixes probe: a scale gradient as a mean times numel (nan on an empty x), a clip
-with a tolerance on the edge (the half-step band judged two ways), a tau floored "for
-stability" (wrong below the floor only), a clipped estimator that cleans a non-finite
-grad_output, an x rounded in place through a detached alias, and a float32 copy of x saved and
-never read."""
+variants their fixes probe: a scale gradient as a mean times numel (nan on an empty x), a
+clip open at one edge, a clip with a tolerance on the edge (the half-step band judged two
+ways), a tau floored "for stability" (wrong below the floor only), a clipped estimator that
+cleans a non-finite grad_output, an x rounded in place through a detached alias, and a float32
+copy of x saved and never read."""
 
 from .. import Mistake, Unusual
 
@@ -39,6 +39,9 @@ MISTAKES = [
             "judges the half-step band beyond 3 two ways", _FQ + _FQ_BACKWARD.format(
                 inside="(v >= ctx.qmin - 1e-9) & (v <= ctx.qmax + 1e-9)",
                 scale_gradient="(g * local).sum()")),
+    Mistake('FakeQuantize', 'the top edge open, v < qmax, for both gradients',
+            "drops the clip's edges", _FQ + _FQ_BACKWARD.format(
+                inside="(v >= ctx.qmin) & (v < ctx.qmax)", scale_gradient="(g * local).sum()")),
     Mistake('StraightThroughSoftmax', 'tau floored at 0.01 "for stability"',
             "wrong at tau=0.001 alone", '''
 class StraightThroughSoftmax(torch.autograd.Function):

@@ -105,7 +105,7 @@ class FakeQuantize(torch.autograd.Function):
         return grad_output * inside, (grad_output * local).sum(), None, None
 '''),
     Mistake('FakeQuantize', "LSQ's open interval at the lower edge only",
-            'your gradient for x is wrong: at x / scale = -4', '''
+            "drops the clip's edges", '''
 class FakeQuantize(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale, qmin, qmax):
