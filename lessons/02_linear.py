@@ -19,7 +19,8 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU, and measure when that saves memory and when it does not;
+# 4. fuse a linear layer with a ReLU so that backward keeps a boolean mask, not a float tensor
+#    (an optional section measures when that saves memory in a network, and when it does not);
 # 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
 #    number of indices;
 # 6. (in "In practice" at the end) run your Function under mixed precision without breaking
@@ -381,34 +382,6 @@ from autograder import grade; grade("MyLinearFunction", MyLinearFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a matrix
-# the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero,
-# and backward never builds it. Each gradient is a vector-Jacobian product done in one
-# operation:
-#
-# $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
-#   \;\Rightarrow\;
-#   \underbrace{\texttt{grad\_x}}_{(N,\,\text{in})} =
-#   \underbrace{G}_{(N,\,\text{out})}\,\underbrace{W}_{(\text{out},\,\text{in})},
-#   \qquad
-#   \frac{\partial L}{\partial W_{ij}} = \sum_n G_{ni}\, x_{nj}
-#   \;\Rightarrow\;
-#   \underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})} =
-#   \underbrace{G^\top}_{(\text{out},\,N)}\,\underbrace{x}_{(N,\,\text{in})},$$
-#
-# and $\texttt{grad\_bias}_i = \sum_n G_{ni}$, the sum of the rows of $G$. With leading
-# dimensions, $G W$ is one product per position, and the parameters' gradients sum over every
-# position $p$: $\texttt{grad\_weight} = \sum_p g_p x_p^\top = G_2^\top x_2$, where $G_2$
-# $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every leading dimension
-# flattened into rows; `grad_bias` is the sum of the rows of $G_2$. Flattening also covers a
-# single vector ($M = 1$). Summing over the leading dimensions by name instead,
-# `dim=tuple(range(G.dim() - 1))`, asks for `dim=()` there, and PyTorch reads an empty `dim`
-# as every dimension: the sum takes the out features too.
-# </details>
-
-# %% [markdown]
 # ### Compare: the worked example in code
 #
 # `FeatureScale`'s two formulas as a Function, beside yours: its parameter's sum over the
@@ -501,29 +474,13 @@ compare(predicted_saved, kept)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# 16384 and 49152. `grad_x` $= G W$ reads the weight and `grad_weight` $= G^\top x$ reads
-# $x$, so with the weight frozen `F.linear` keeps only the weight (as the transposed view it
+# 16384 and 49152. With the weight frozen only `grad_x` is computed, and of $x$ and $W$ it
+# reads the weight alone, so `F.linear` keeps only the weight (as the transposed view it
 # multiplied by), and never the activation: the weight is alive anyway, as a parameter, so
 # the layer costs nothing extra. A layer that always saves `x` keeps every activation of the
 # fine-tune for a gradient nobody asked for. Whether yours does is your answer to the second
 # question before Exercise 1; the grader accepts both ways, and the memory is yours to save.
 # </details>
-
-# %% [markdown]
-# ### Your layer inside a network
-#
-# A two-layer network built from your Function, $\mathrm{relu}(x W_1^\top + b_1) W_2^\top + b_2$,
-# and its backward one node at a time. The data `x` needs no gradient, so when the first
-# layer's backward runs (the last `MyLinearFunction.backward`) its `grad_x` goes nowhere:
-# with `ctx.needs_input_grad[0]` False, your backward returns `None` instead of paying for it.
-
-# %%
-data = torch.randn(2, 3)  # a batch of 2, 3 features; no gradient wanted
-W1, b1 = torch.randn(4, 3, requires_grad=True), torch.randn(4, requires_grad=True)
-W2, b2 = torch.randn(1, 4, requires_grad=True), torch.randn(1, requires_grad=True)
-hidden = torch.relu(MyLinearFunction.apply(data, W1, b1))
-prediction = MyLinearFunction.apply(hidden, W2, b2)
-backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
 
 # %% [markdown]
 # ## Fusing a linear layer and a ReLU
@@ -590,10 +547,10 @@ show_saved("F.linear, then torch.relu",
 # </details>
 #
 # Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$. The
-# checker under it counts the bytes per element of what you keep, and checks, at a $z$ with
-# entries **exactly** 0, that it tells the entries where `torch.relu`'s backward passes
-# `grad_output` on from those where it passes 0. The formula for $\partial L / \partial z$
-# from what you keep is yours to write in the exercise.
+# checker under it checks one thing, at a $z$ with entries **exactly** 0: that what you keep
+# tells the entries where `torch.relu`'s backward passes `grad_output` on from those where it
+# passes 0. Whether it is the smallest tensor that does, and the formula for
+# $\partial L / \partial z$ from it, are yours to settle in the exercise.
 
 # %%
 def relu_keeps(z):
@@ -607,8 +564,8 @@ def relu_keeps(z):
 
 # %% tags=["skip-when-grading"]
 def check_relu_keeps():
-    """Your relu_keeps: its bytes per element, and where torch.relu's backward passes
-    grad_output, at z with exact zeros."""
+    """Whether what your relu_keeps keeps tells where torch.relu's backward passes grad_output
+    on, at z with exact zeros (not whether it is the smallest tensor that does)."""
     generator = torch.Generator().manual_seed(3)
     z = torch.randn(64, 16, generator=generator)
     z[z.abs() < 0.5] = 0.0  # 395 of the 1024 entries exactly 0
@@ -629,22 +586,15 @@ def check_relu_keeps():
             print(f"{label:<20} ✗ a {type(kept).__name__}, not a tensor")
         elif kept.shape != z.shape:
             print(f"{label:<20} ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}")
-        elif kept.element_size() > 1:
-            print(f"{label:<20} ✗ {kept.dtype}, {kept.element_size()} bytes per element (z: "
-                  f"{z.element_size()}): does backward need a number at each entry?")
         elif not (torch.equal(kept != 0, passes) or torch.equal(kept == 0, passes)):
             at_zero = (kept != 0) != passes
             where = "only at entries where z is exactly 0" if bool((z[at_zero] == 0).all()) \
                 else "at entries where z is not 0"
-            print(f"{label:<20} ✗ 1 byte per element, but it marks the wrong entries, {where}: "
-                  "where does torch.relu pass grad_output on?")
-        elif kept.dtype != torch.bool:
-            print(f"{label:<20} ✗ {kept.dtype}, 1 byte per element, the right entries, but "
-                  "not torch.bool, the dtype the exercise's contract asks for: which dtype "
-                  "does a comparison give?")
+            print(f"{label:<20} ✗ it marks the wrong entries, {where}: where does torch.relu "
+                  "pass grad_output on?")
         else:
-            print(f"{label:<20} ✓ {kept.dtype}, 1 byte per element (z: {z.element_size()}), "
-                  "marks where torch.relu passes grad_output on")
+            print(f"{label:<20} ✓ tells where torch.relu passes grad_output on (smallest? "
+                  "question 1 is yours)")
 
 
 check_relu_keeps()
@@ -675,10 +625,10 @@ check_relu_keeps()
 #   whatever `grad_output` holds there ($\pm\infty$ included), and `grad_output` passed on
 #   unchanged wherever the pre-activation is $> 0$, however small, whatever it holds (nan and
 #   $\pm\infty$ included), as `torch.relu`;
-# - forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, a
-#   `torch.bool` tensor, one entry per output element (the output's shape, or flattened to rows;
-#   not packed into bits), and what your gradients read of `x` and `weight`: no float
-#   pre-activation or output, saved or kept anywhere else (a global, the class);
+# - forward saves, through `ctx.save_for_backward`, a `torch.bool` tensor, one entry per
+#   output element (the output's shape, or flattened to rows; not packed into bits), and what
+#   your gradients read of `x` and `weight`: no float pre-activation or output, saved or kept
+#   anywhere else (a global, the class);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -725,7 +675,38 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+# <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
+#
+# (It waited until now: Exercise 2 reuses these formulas, and working out how is part of
+# Exercise 2.)
+#
+# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a matrix
+# the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero,
+# and backward never builds it. Each gradient is a vector-Jacobian product done in one
+# operation:
+#
+# $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
+#   \;\Rightarrow\;
+#   \underbrace{\texttt{grad\_x}}_{(N,\,\text{in})} =
+#   \underbrace{G}_{(N,\,\text{out})}\,\underbrace{W}_{(\text{out},\,\text{in})},
+#   \qquad
+#   \frac{\partial L}{\partial W_{ij}} = \sum_n G_{ni}\, x_{nj}
+#   \;\Rightarrow\;
+#   \underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})} =
+#   \underbrace{G^\top}_{(\text{out},\,N)}\,\underbrace{x}_{(N,\,\text{in})},$$
+#
+# and $\texttt{grad\_bias}_i = \sum_n G_{ni}$, the sum of the rows of $G$. With leading
+# dimensions, $G W$ is one product per position, and the parameters' gradients sum over every
+# position $p$: $\texttt{grad\_weight} = \sum_p g_p x_p^\top = G_2^\top x_2$, where $G_2$
+# $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every leading dimension
+# flattened into rows; `grad_bias` is the sum of the rows of $G_2$. Flattening also covers a
+# single vector ($M = 1$). Summing over the leading dimensions by name instead,
+# `dim=tuple(range(G.dim() - 1))`, asks for `dim=()` there, and PyTorch reads an empty `dim`
+# as every dimension: the sum takes the out features too.
+# </details>
+
+# %% [markdown]
+# <details><summary><b>Compare with yours: Exercise 2</b>, after your self-check is green</summary>
 #
 # $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: the ReLU part needs only
 # **where** $z > 0$, a boolean mask, 1 byte per element where the float output took 4. The
@@ -755,140 +736,10 @@ show_saved("FusedLinearReLU",
            lambda: FusedLinearReLU.apply(block_x, block_weight, block_bias))
 
 # %% [markdown]
-# The inspector shows the same from inside your Function: `x` and `weight` are inputs the
-# caller holds anyway; the boolean mask is the only new memory. Untick `weight.requires_grad`
-# and watch `ctx.needs_input_grad` change, and with it what forward saves: a row reads `None`
-# where your forward saved `None`.
-
-# %%
-inspect_saved(FusedLinearReLU, block_x, block_weight, block_bias)
-
-# %% [markdown]
 # The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
-# quarter, or an eighth in float64.
-#
-# **Measure in context, though**, and keep two numbers apart:
-#
-# - **bytes kept between the passes**: what the graph holds from the end of forward until
-#   backward frees it. In a deep network every layer's share is alive at once when backward
-#   starts, so this is what grows with depth.
-# - **peak memory**: the most that is alive at any moment of the step. Inside this one block
-#   fusing does not lower it: `FusedLinearReLU.forward` still materialises $z$, the output
-#   and the mask at the same time, where the composed version has only $z$ and the output.
-#
-# What each node keeps: `F.linear` its input and weight, `torch.relu` its output, an addition
-# nothing, your Function its input, its weight and a mask. Saving never copies, so memory
-# that two nodes save is kept once. Two networks of eight blocks, width 64, a batch of 256,
-# each built once from PyTorch's ops and once from your Function:
-#
-# - **plain**, $h \leftarrow \mathrm{relu}(h W_i^\top + b_i)$;
-# - **residual**, $h \leftarrow h + \mathrm{relu}(h W_i^\top + b_i)$.
-#
-# `TensorAccounting` (from the grading library) watches every tensor created during one
-# training step and reports the bytes alive after forward and the peak, beyond the inputs
-# and weights that exist before the step. (Read the bytes alive with `live_bytes()`: it
-# first drops the tensors freed since the last operation, such as the `h` deleted below.)
-#
-# **Predict, then run.** Each activation $h$ is $256 \times 64$ float32 numbers, 64 KiB; each
-# mask is 16 KiB. Count what each of the four networks keeps after forward (weights and the
-# input batch exist before the step and do not count), and write the four numbers of KiB first.
-# In which network does fusing keep less?
-
-# %%
-### BEGIN WORKED
-predicted_networks = {"plain, F.linear + torch.relu": 512, "plain, FusedLinearReLU": 576,
-                      "residual, F.linear + torch.relu": 960, "residual, FusedLinearReLU": 576}
-### LEARNER
-predicted_networks = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
-                      "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
-### END WORKED
-
-# %%
-WIDTH, BATCH, DEPTH = 64, 256, 8
-weights = [(torch.randn(WIDTH, WIDTH) / WIDTH ** 0.5).requires_grad_() for _ in range(DEPTH)]
-biases = [torch.zeros(WIDTH, requires_grad=True) for _ in range(DEPTH)]
-inputs = torch.randn(BATCH, WIDTH)
-
-blocks = {
-    "F.linear + torch.relu": lambda h, w, b: torch.relu(F.linear(h, w, b)),
-    "FusedLinearReLU": lambda h, w, b: FusedLinearReLU.apply(h, w, b),
-}
-networks = {
-    "plain": lambda block, h, w, b: block(h, w, b),
-    "residual": lambda block, h, w, b: h + block(h, w, b),
-}
-
-
-def step_memory(network, block):
-    """(KiB kept after forward, KiB at the peak of forward and backward) for one step."""
-    with TensorAccounting() as books:
-        h = inputs
-        for w, b in zip(weights, biases):
-            h = network(block, h, w, b)
-        loss = h.sum()
-        del h
-        kept = books.live_bytes()
-        loss.backward()
-        del loss
-    for p in weights + biases:
-        p.grad = None
-    return kept / 1024, books.phase.peak / 1024
-
-
-def show_networks(measured):
-    """The table of the four networks and its chart."""
-    print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
-    for (net, name), (kept, peak) in measured.items():
-        print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
-    print()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-    for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
-        for k, name in enumerate(blocks):
-            values = [measured[net, name][column] for net in networks]
-            bars = ax.bar([p + 0.38 * k for p in range(len(networks))], values, width=0.36,
-                          label=name)
-            ax.bar_label(bars, fmt="%.0f", fontsize=8)
-        ax.set_xticks([p + 0.19 for p in range(len(networks))], list(networks))
-        ax.set_title(title)
-    axes[0].set_ylabel("KiB")
-    axes[0].legend(loc="lower left", fontsize=8)
-    fig.suptitle(f"{DEPTH} blocks, width {WIDTH}, batch {BATCH}, float32")
-    plt.tight_layout()
-    plt.show()
-
-
-measured = {(net, name): step_memory(networks[net], block)
-            for net in networks for name, block in blocks.items()}
-if written(predicted_networks):  # the table and the chart, once your four numbers are written
-    show_networks(measured)
-compare(predicted_networks, {f"{net}, {name}": round(kept)
-                             for (net, name), (kept, _) in measured.items()})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Count activations (64 KiB) and masks (16 KiB); the loss adds 4 bytes.
-#
-# - **plain, composed**: each ReLU saves its output $h_i$, which the next linear saves too,
-#   kept once: $8 \times 64 = 512$ KiB. (The last ReLU's output is kept for its own
-#   backward.)
-# - **plain, fused**: each block saves its input and a mask. $h_1, \dots, h_7$ are inputs of
-#   the next block; $h_8$ is saved by nobody and freed: $7 \times 64 + 8 \times 16 = 576$ KiB.
-#   More than composed: the masks are new memory, while the outputs they replace are kept by
-#   the next layer anyway.
-# - **residual, composed**: the linears keep $h_1, \dots, h_7$ and the ReLUs keep their own
-#   outputs, which nothing else needs: $15 \times 64 = 960$ KiB.
-# - **residual, fused**: $h_1, \dots, h_7$ and eight masks: $576$ KiB.
-#
-# So fusing keeps less and lowers the peak in the residual network, and keeps more in the
-# plain one, where a version that saved its output instead of a mask (the ReLU's derivative
-# can be read from $y > 0$) would only match the composed version. The rule: when the next
-# layer saves the ReLU's output anyway (a trainable linear layer does, for `grad_weight`), the
-# composed version's saved output costs nothing extra and your mask is the extra; fusing wins
-# when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
-# with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
-# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
-# </details>
+# quarter, or an eighth in float64. Whether a whole network then keeps less depends on what
+# the layers around the block keep; the optional section "Fusing inside a network" predicts
+# and measures it for four networks, after the summary.
 
 # %% [markdown]
 # ## Index notation as code: `einsum` and a weight with three indices
@@ -1137,10 +988,165 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # ---
 # ## Optional sections (not graded)
 #
-# The main line ends with the summary above; nothing below is needed for an exercise. First a
-# measurement that backs `FusedLinearReLU`'s saving rule, then what the engine sums for you
-# when a gradient comes back with extra dimensions, then notes from practice (`einsum`'s
-# swap rule among them), and last how the transpose slip in `grad_x` shows itself, or hides.
+# The main line ends with the summary above; nothing below is needed for an exercise. First
+# two views of what your Functions keep (an inspector, and your layer's backward node by node),
+# then fusing measured inside whole networks and with frozen weights, then what the engine
+# sums for you when a gradient comes back with extra dimensions, then notes from practice
+# (`einsum`'s swap rule among them), and last how the transpose slip in `grad_x` shows itself,
+# or hides.
+
+# %% [markdown]
+# ### Inside your Function, and inside a network
+#
+# The saved-tensor inspector shows what your `FusedLinearReLU` keeps, from inside: `x` and
+# `weight` are inputs the caller holds anyway; the boolean mask is the only new memory. Untick
+# `weight.requires_grad` and watch `ctx.needs_input_grad` change, and with it what forward
+# saves: a row reads `None` where your forward saved `None`.
+
+# %%
+inspect_saved(FusedLinearReLU, block_x, block_weight, block_bias)
+
+# %% [markdown]
+# And a two-layer network built from your Function,
+# $\mathrm{relu}(x W_1^\top + b_1) W_2^\top + b_2$, and its backward one node at a time. The
+# data `x` needs no gradient, so when the first layer's backward runs (the last
+# `MyLinearFunction.backward`) its `grad_x` goes nowhere: with `ctx.needs_input_grad[0]`
+# False, your backward returns `None` instead of paying for it.
+
+# %%
+data = torch.randn(2, 3)  # a batch of 2, 3 features; no gradient wanted
+W1, b1 = torch.randn(4, 3, requires_grad=True), torch.randn(4, requires_grad=True)
+W2, b2 = torch.randn(1, 4, requires_grad=True), torch.randn(1, requires_grad=True)
+hidden = torch.relu(MyLinearFunction.apply(data, W1, b1))
+prediction = MyLinearFunction.apply(hidden, W2, b2)
+backward_flow(prediction.sum(), names=dict(W1=W1, b1=b1, W2=W2, b2=b2))
+
+# %% [markdown]
+# ### Fusing inside a network
+#
+# In one block the mask is a quarter of the float output it replaces. Measure in a whole
+# network, though, and keep two numbers apart:
+#
+# - **bytes kept between the passes**: what the graph holds from the end of forward until
+#   backward frees it. In a deep network every layer's share is alive at once when backward
+#   starts, so this is what grows with depth.
+# - **peak memory**: the most that is alive at any moment of the step. Inside this one block
+#   fusing does not lower it: `FusedLinearReLU.forward` still materialises $z$, the output
+#   and the mask at the same time, where the composed version has only $z$ and the output.
+#
+# What each node keeps: `F.linear` its input and weight, `torch.relu` its output, an addition
+# nothing, your Function its input, its weight and a mask. Saving never copies, so memory
+# that two nodes save is kept once. Two networks of eight blocks, width 64, a batch of 256,
+# each built once from PyTorch's ops and once from your Function:
+#
+# - **plain**, $h \leftarrow \mathrm{relu}(h W_i^\top + b_i)$;
+# - **residual**, $h \leftarrow h + \mathrm{relu}(h W_i^\top + b_i)$.
+#
+# `TensorAccounting` (from the grading library) watches every tensor created during one
+# training step and reports the bytes alive after forward and the peak, beyond the inputs
+# and weights that exist before the step. (Read the bytes alive with `live_bytes()`: it
+# first drops the tensors freed since the last operation, such as the `h` deleted below.)
+#
+# **Predict, then run.** Each activation $h$ is $256 \times 64$ float32 numbers, 64 KiB; each
+# mask is 16 KiB. Count what each of the four networks keeps after forward (weights and the
+# input batch exist before the step and do not count), and write the four numbers of KiB first.
+# In which network does fusing keep less?
+
+# %%
+### BEGIN WORKED
+predicted_networks = {"plain, F.linear + torch.relu": 512, "plain, FusedLinearReLU": 576,
+                      "residual, F.linear + torch.relu": 960, "residual, FusedLinearReLU": 576}
+### LEARNER
+predicted_networks = {"plain, F.linear + torch.relu": None, "plain, FusedLinearReLU": None,
+                      "residual, F.linear + torch.relu": None, "residual, FusedLinearReLU": None}
+### END WORKED
+
+# %%
+WIDTH, BATCH, DEPTH = 64, 256, 8
+weights = [(torch.randn(WIDTH, WIDTH) / WIDTH ** 0.5).requires_grad_() for _ in range(DEPTH)]
+biases = [torch.zeros(WIDTH, requires_grad=True) for _ in range(DEPTH)]
+inputs = torch.randn(BATCH, WIDTH)
+
+blocks = {
+    "F.linear + torch.relu": lambda h, w, b: torch.relu(F.linear(h, w, b)),
+    "FusedLinearReLU": lambda h, w, b: FusedLinearReLU.apply(h, w, b),
+}
+networks = {
+    "plain": lambda block, h, w, b: block(h, w, b),
+    "residual": lambda block, h, w, b: h + block(h, w, b),
+}
+
+
+def step_memory(network, block):
+    """(KiB kept after forward, KiB at the peak of forward and backward) for one step."""
+    with TensorAccounting() as books:
+        h = inputs
+        for w, b in zip(weights, biases):
+            h = network(block, h, w, b)
+        loss = h.sum()
+        del h
+        kept = books.live_bytes()
+        loss.backward()
+        del loss
+    for p in weights + biases:
+        p.grad = None
+    return kept / 1024, books.phase.peak / 1024
+
+
+def show_networks(measured):
+    """The table of the four networks and its chart."""
+    print(f"{'':<33} {'kept after forward':>19} {'peak of the step':>17}")
+    for (net, name), (kept, peak) in measured.items():
+        print(f"{net + ', ' + name:<33} {kept:>15.0f} KiB {peak:>13.0f} KiB")
+    print()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
+    for ax, column, title in zip(axes, (0, 1), ("kept after forward", "peak of the step")):
+        for k, name in enumerate(blocks):
+            values = [measured[net, name][column] for net in networks]
+            bars = ax.bar([p + 0.38 * k for p in range(len(networks))], values, width=0.36,
+                          label=name)
+            ax.bar_label(bars, fmt="%.0f", fontsize=8)
+        ax.set_xticks([p + 0.19 for p in range(len(networks))], list(networks))
+        ax.set_title(title)
+    axes[0].set_ylabel("KiB")
+    axes[0].legend(loc="lower left", fontsize=8)
+    fig.suptitle(f"{DEPTH} blocks, width {WIDTH}, batch {BATCH}, float32")
+    plt.tight_layout()
+    plt.show()
+
+
+measured = {(net, name): step_memory(networks[net], block)
+            for net in networks for name, block in blocks.items()}
+if written(predicted_networks):  # the table and the chart, once your four numbers are written
+    show_networks(measured)
+compare(predicted_networks, {f"{net}, {name}": round(kept)
+                             for (net, name), (kept, _) in measured.items()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Count activations (64 KiB) and masks (16 KiB); the loss adds 4 bytes.
+#
+# - **plain, composed**: each ReLU saves its output $h_i$, which the next linear saves too,
+#   kept once: $8 \times 64 = 512$ KiB. (The last ReLU's output is kept for its own
+#   backward.)
+# - **plain, fused**: each block saves its input and a mask. $h_1, \dots, h_7$ are inputs of
+#   the next block; $h_8$ is saved by nobody and freed: $7 \times 64 + 8 \times 16 = 576$ KiB.
+#   More than composed: the masks are new memory, while the outputs they replace are kept by
+#   the next layer anyway.
+# - **residual, composed**: the linears keep $h_1, \dots, h_7$ and the ReLUs keep their own
+#   outputs, which nothing else needs: $15 \times 64 = 960$ KiB.
+# - **residual, fused**: $h_1, \dots, h_7$ and eight masks: $576$ KiB.
+#
+# So fusing keeps less and lowers the peak in the residual network, and keeps more in the
+# plain one, where a version that saved its output instead of a mask (the ReLU's derivative
+# can be read from $y > 0$) would only match the composed version. The rule: when the next
+# layer saves the ReLU's output anyway (a trainable linear layer does, for `grad_weight`), the
+# composed version's saved output costs nothing extra and your mask is the extra; fusing wins
+# when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
+# with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
+# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
+# </details>
 
 # %% [markdown]
 # ### Frozen weights: what `FusedLinearReLU` keeps

@@ -89,11 +89,10 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/squeezes-feature-dim":
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves, through `ctx.save_for_backward`, what your `relu_keeps` keeps, a "
-           "`torch.bool` tensor, one entry per output element (the output's shape, or flattened "
-           "to rows; not packed into bits), and what your gradients read of `x` and `weight`: "
-           "no float pre-activation or output, saved or kept anywhere else (a global, the "
-           "class);",
+    Clause("forward saves, through `ctx.save_for_backward`, a `torch.bool` tensor, one entry "
+           "per output element (the output's shape, or flattened to rows; not packed into "
+           "bits), and what your gradients read of `x` and `weight`: no float pre-activation or "
+           "output, saved or kept anywhere else (a global, the class);",
            {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":

@@ -33,15 +33,15 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{what.shape} ({what.nbytes} bytes) for backward: a float number per output "
             "element, the memory fusing is meant to drop. What does the ReLU part of backward "
             "need to know about the pre-activation at each element, and how few bytes hold "
-            "that (your relu_keeps)?", mistake=f"{spec.name}/saves-float-mask")
+            "that (question 1 before the exercise)?", mistake=f"{spec.name}/saves-float-mask")
     integers = [s for s in forward.saved if s.role == "intermediate"
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
             f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
             "element: backward selects with it, and torch.where takes another dtype as its "
-            "condition (uint8 is deprecated, the others refused; your relu_keeps' checker marks "
-            "them ✗). Which dtype does the comparison that made it give?",
+            "condition (uint8 is deprecated, the others refused), and the contract asks for "
+            "torch.bool. Which dtype does the comparison that made it give?",
             mistake=f"{spec.name}/saves-integer-mask")
     packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
               and 0 < math.prod(s.shape) * 8 * s.dtype.itemsize < math.prod(output_shape) + 64]
@@ -51,15 +51,16 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "which is what your relu_keeps keeps, a torch.bool tensor of the output's shape "
-            "(one byte per element) saved with ctx.save_for_backward",
+            "a torch.bool tensor with one entry per output element (one byte each) saved with "
+            "ctx.save_for_backward",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
-            "backward needs what your relu_keeps keeps of the pre-activation, a torch.bool "
-            "tensor of the output's shape, and forward, where the pre-activation is at hand, "
-            "is where to save it with ctx.save_for_backward",
+            "backward needs to know something of the pre-activation at each output element "
+            "(question 1 before the exercise), which the contract asks for as a torch.bool "
+            "tensor, one entry per output element; forward, where the pre-activation is at "
+            "hand, is where to save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
 
 
@@ -257,6 +258,6 @@ def check_no_float_kept(function, spec: Spec, values: dict) -> None:
             f"{spec.name} keeps {_a(dtype)} tensor of the output's size, shape {shape}, alive "
             "after forward returned, outside ctx.save_for_backward (in a global, on the class "
             "or in a closure): a float number per output element, the memory fusing is meant "
-            "to drop, and out of sight of autograd's checks. Backward needs only what your "
-            "relu_keeps keeps; what else does it read?",
+            "to drop, and out of sight of autograd's checks. Backward needs only a boolean "
+            "mask of the pre-activation besides x and weight; what else does yours read?",
             mistake=f"{spec.name}/keeps-float-pre-activation")

@@ -39,7 +39,7 @@ class TestSavesBoolMask:
                          "for backward: a float number per output element, the memory fusing "
                          "is meant to drop. What does the ReLU part of backward need to know "
                          "about the pre-activation at each element, and how few bytes hold "
-                         "that (your relu_keeps)?") as hint:
+                         "that (question 1 before the exercise)?") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesOutput))
         assert "> 0" not in str(hint.value) and "bool" not in str(hint.value), \
             "the hint gives the answer"
@@ -54,7 +54,8 @@ class TestSavesBoolMask:
                 return torch.relu(x @ weight.T + bias)
 
         with raises_hint("FusedLinearReLU saved no boolean mask of the output's shape: the "
-                         "ReLU part of backward needs what your relu_keeps keeps") as hint:
+                         "ReLU part of backward needs to know something of the "
+                         "pre-activation at each output element") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
         assert "> 0" not in str(hint.value), "the hint gives the answer's line"
 
