@@ -967,7 +967,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a permuted 3-D `grad_output`, a transposed batch `x`); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
+# | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a 3-D `grad_output` or `x` whose dimensions were permuted or transposed; a 2-D one that already has shape `(rows, n)` passes, whatever its strides); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | `ctx.mask = z > 0` | skips autograd's in-place check on what backward reads; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
 
