@@ -972,7 +972,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # </details>
 #
 # Question 1, checked alone: write `my_inverse(y1, y2, f, g)` returning `(x1, x2)`. The cell
-# after it runs it under `torch.no_grad()` on a random block and compares with the inputs; it
+# after it runs it on a random block, recording no graph, and compares with the inputs; it
 # says nothing about which calls your backward should record, nor about the gradients.
 
 # %%
