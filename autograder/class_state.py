@@ -2,6 +2,7 @@
 identity, and what it holds, copied (containers entry by entry, tensors by value), so a class
 dict changed in place (a key added, an entry replaced) is seen as well as one replaced."""
 
+import numpy as np
 import torch
 
 from .domain import Domain
@@ -101,7 +102,10 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
     changed = changed_attributes(before, after)
     if changed:
         owner, attribute = changed[0]
-        keep = ("save it with ctx.save_for_backward" if any(reachable(after[changed[0]], ""))
+        held = [item for _, item in reachable(after[changed[0]], "", (torch.Tensor, np.ndarray))]
+        keep = ("save it with ctx.save_for_backward" + (
+                    ", as a tensor (torch.from_numpy of the array)" if any(
+                        isinstance(item, np.ndarray) for item in held) else "") if held
                 else f"keep it on ctx (ctx.{attribute} = ...) if backward needs it; a count of "
                 f"calls belongs to the code that calls {domain.spec.name}.apply")
         sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]

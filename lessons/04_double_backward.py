@@ -32,8 +32,9 @@
 # error, the rest runs, and the last cell lists where you stand. The main line ends at the
 # summary. The sections after it are optional and never graded: tensors kept on `ctx` under
 # double backward, a gradient penalty through your Swish, a `torch.where` trap that shows only
-# in second derivatives, where `@once_differentiable` guards and where it stays silent, your
-# `NumpyTanh` differentiated a third time, and notes on practice.
+# in second derivatives, where the mark can go and where `@once_differentiable` guards and
+# where it stays silent, the NumPy border rule by rule, your `NumpyTanh` differentiated a third
+# time, and notes on practice.
 
 # %% nbgrader={"locked": true}
 import math
@@ -50,6 +51,12 @@ from widgets import explore_gradients, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
+
+
+def written(*predictions) -> bool:
+    """Whether every prediction is written: a predict-then-run cell shows its measurements only
+    then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predictions)
 
 
 def compare(what, predicted, observed):
@@ -69,8 +76,13 @@ def compare(what, predicted, observed):
 # into the cell below; a cell after the worked example checks them.
 
 # %%
+### BEGIN WORKED
+predicted_plain_backward = False
+predicted_create_graph = True
+### LEARNER
 predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
 predicted_create_graph = None    # True or False: the same under create_graph=True
+### END WORKED
 
 # %% [markdown]
 # ## The maths: backward is a function too
@@ -87,13 +99,13 @@ predicted_create_graph = None    # True or False: the same under create_graph=Tr
 # $$H v = \nabla_x \big(\nabla_x f(x) \cdot v\big).$$
 #
 # Autograd can only record what your backward does with tensors it can see: the tensors from
-# `ctx.saved_tensors` (inputs and outputs come back linked to the graph) and `grad_output`.
+# `ctx.saved_tensors` and `grad_output`.
 
 # %% [markdown]
 # ## Worked example: `Sin`, twice
 #
-# `Sin` saves its input and computes `grad_output * torch.cos(x)`: ordinary, differentiable
-# tensor ops on a saved input. That is all double backward needs.
+# `Sin` saves its input and computes `grad_output * torch.cos(x)` with tensor ops; the cell
+# differentiates it twice.
 
 # %%
 class Sin(torch.autograd.Function):
@@ -122,20 +134,17 @@ print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Sin's 
 
 # %%
 class SinReports(Sin):
-    """Sin, printing the grad mode its backward runs under."""
+    """Sin, recording the grad mode its backward runs under."""
 
     @staticmethod
     def backward(ctx, grad_output):
-        print("  grad mode inside backward:", torch.is_grad_enabled())
-        grad_modes.append(torch.is_grad_enabled())
+        grad_modes.append(torch.is_grad_enabled())  # shown below, once you have predicted
         return Sin.backward(ctx, grad_output)
 
 
 grad_modes = []
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-print("plain backward:")
-SinReports.apply(x).sum().backward()
-print("create_graph=True:")
+SinReports.apply(x).sum().backward()  # a plain backward
 _ = torch.autograd.grad(SinReports.apply(x).sum(), x, create_graph=True)
 compare("grad mode, plain backward", predicted_plain_backward, grad_modes[0])
 compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
@@ -213,8 +222,9 @@ plt.show()
 #   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
 #   strides;
-# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or on
-#   the class, and no copy of an input.
+# - forward keeps tensors only with `ctx.save_for_backward`, and backward reads them from
+#   `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, and no copy of
+#   an input.
 #
 # Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
@@ -227,13 +237,14 @@ plt.show()
 #    from? For each tensor you might save ($s$, $x$, $\beta$, $y$), is it an input, an output
 #    or neither, and which of them will double backward see as a function of $x$ and $\beta$?
 #
-# Write the local derivative of step 2, $\partial y_i/\partial x_i$, as `my_dy_dx` in the cell
-# after the hints; the cell after that checks it against autograd at Hint 3's point, then at
-# four values of $\beta$, negative and zero included, and shows where a ✗ is furthest off.
-# Step 3 goes straight into your backward: $\partial y_i/\partial \beta$, the sum over the
-# $g_i$ and its shape are yours (Hint 3 has the number to hit), and so is what backward makes
-# of `grad_output`. After your self-check, a cell compares the gradients your backward returns
-# with autograd's at the same five points, for when something is off.
+# Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
+# half, $\partial s_i/\partial x_i$, as `my_ds_dx` in the cell after the hints; the cell after
+# that checks it against autograd at Hint 3's point, then at four values of $\beta$, negative
+# and zero included, and shows where a ✗ is furthest off. The product rule, step 3 (its sum
+# over the $g_i$ and its shape) and what backward makes of `grad_output` go straight into your
+# backward, unchecked until the self-check (Hint 3 has the numbers to hit). After your
+# self-check, a cell compares the gradients your backward returns with autograd's at the same
+# five points, for when something is off.
 #
 # The self-check also hands your backward a `grad_output` that is not contiguous, as a later
 # `y.t()` gives.
@@ -266,10 +277,9 @@ plt.show()
 
 # %%
 ### BEGIN WORKED
-my_dy_dx = lambda x, beta: (torch.sigmoid(beta * x)
-                            * (1 + beta * x * (1 - torch.sigmoid(beta * x))))
+my_ds_dx = lambda x, beta: beta * torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))
 ### LEARNER
-my_dy_dx = None  # step 2: lambda x, beta: ..., the tensor of all dy_i/dx_i
+my_ds_dx = None  # step 2's first half: lambda x, beta: ..., the tensor of all ds_i/dx_i
 ### END WORKED
 
 # %% tags=["skip-when-grading"]
@@ -297,17 +307,17 @@ def compared(name, yours, want, x0, per_element=True):
 
 
 def check_swish_derivation():
-    """Your my_dy_dx against autograd on the composed ops: at Hint 3's point, then at four beta
+    """Your my_ds_dx against autograd on the composed ops: at Hint 3's point, then at four beta
     on seven x. A ✗ shows the point where yours is furthest off."""
-    if my_dy_dx is None:
-        print("my_dy_dx: not written yet")
+    if my_ds_dx is None:
+        print("my_ds_dx: not written yet")
         return
     for label, beta_value, x0 in SWISH_POINTS:
         x = x0.clone().requires_grad_()
-        y = x * torch.sigmoid(beta_value * x)  # Swish, composed: autograd knows its derivatives
-        want, = torch.autograd.grad(y.sum(), x)  # y_i depends on x_i only
+        s = torch.sigmoid(beta_value * x)  # composed: autograd knows its derivatives
+        want, = torch.autograd.grad(s.sum(), x)  # s_i depends on x_i only
         beta = torch.tensor(beta_value, dtype=torch.float64)
-        print(f"{label}: " + compared("dy/dx", lambda: my_dy_dx(x0, beta), want, x0))
+        print(f"{label}: " + compared("ds/dx", lambda: my_ds_dx(x0, beta), want, x0))
 
 
 check_swish_derivation()
@@ -543,9 +553,10 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
-# - forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute (nor a
-#   NumPy array of `x`, view or copy), and no copy of an input or of the output, nor a tensor
-#   cast wider than `x`'s dtype where that adds no digit.
+# - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
+#   from `ctx.saved_tensors`: no tensor and no NumPy array (of `x` or computed from it) on a
+#   `ctx` attribute, on the class or in a global; no copy of an input or of the output, nor a
+#   tensor cast wider than `x`'s dtype where that adds no digit.
 #
 # What your backward computes with is not graded: a torch-op backward, marked, passes too. The
 # exercise plays the case the mark is for, so make the local derivative in NumPy, and bring it
@@ -556,22 +567,16 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # crossing the border? (The self-check tries a GPU only on a machine that has one; on one
 # without, read yours for where `x` lives and where your result goes.)
 #
+# One design decision first: backward needs $3x^2$. Forward could save `x`, its output, or
+# $3x^2$ itself (as a tensor). What does each choice cost in memory, given what the caller
+# already holds, and what does it leave backward to compute?
+#
 # Start without the mark: write forward and a backward whose local derivative is made in
 # NumPy, and leave the stub's two lines under the class for later (the cell raises there, after
 # defining the class). **Predict** before you run the self-check: does a second backward
 # through this unmarked version raise, or run? The self-check's message answers, and says what
 # the contract still asks for. Do that, in the class or in the lines under it, as you choose,
 # and delete the `raise`.
-#
-# **Where the mark goes: predict before you place it.** Three other placements: (a)
-# `@once_differentiable` on `forward` (under its `@staticmethod`) instead of on `backward`;
-# (b) on `backward`, but written *above* `@staticmethod`; (c) no decorator in the class, and
-# after it `CubeOnce.backward = once_differentiable(CubeOnce.backward)`, without
-# `staticmethod`. For each, when the gradient flowing into the backward requires grad,
-# what does a second `.backward()` do: raise `"once_differentiable's error"`, raise
-# `"another error"` (at the class, at the call, or in a backward), or return `"a tensor"`?
-# Write your three answers in the cell below; a cell after your self-check tries each
-# placement on `Sin`.
 #
 # <details><summary><b>Hint</b>: two decorators</summary>
 #
@@ -585,11 +590,6 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # Print the type of what your NumPy arithmetic returned for the 0-d `x`. Is it what your
 # conversion back to torch expects?
 # </details>
-
-# %%
-predicted_mark_on_forward = None  # (a) "once_differentiable's error", "another error", "a tensor"
-predicted_mark_above_staticmethod = None  # (b): the same three choices
-predicted_mark_after_class_plain = None  # (c): the same three choices
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
@@ -623,98 +623,17 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# The three placements of the question before your answer, tried on `Sin`: a second
-# `.backward()` through `sin(x)²`, whose gradient flowing into `Sin`'s backward, $2\sin x$,
-# requires grad.
-
-# %%
-class SinMarkOnForward(Sin):  # (a): the mark on forward, under its @staticmethod
-    forward = staticmethod(once_differentiable(Sin.forward))
-
-
-class SinMarkAboveStaticmethod(Sin):  # (b): @once_differentiable written above @staticmethod
-    backward = once_differentiable(staticmethod(Sin.backward))
-
-
-class SinMarkAfterClassPlain(Sin):  # (c): marked after the class, without staticmethod
-    pass
-
-
-SinMarkAfterClassPlain.backward = once_differentiable(SinMarkAfterClassPlain.backward)
-
-
-def second_backward(function):
-    """A second .backward() through function's backward: what came out."""
-    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
-    try:
-        first, = torch.autograd.grad((function.apply(x) ** 2).sum(), x, create_graph=True)
-        first.sum().backward()
-    except RuntimeError as error:
-        return ("once_differentiable's error" if "once_differentiable" in str(error)
-                else "another error")
-    return "a tensor"
-
-
-for label, function, predicted in [
-        ("(a) on forward", SinMarkOnForward, predicted_mark_on_forward),
-        ("(b) above @staticmethod", SinMarkAboveStaticmethod, predicted_mark_above_staticmethod),
-        ("(c) after the class, plain", SinMarkAfterClassPlain, predicted_mark_after_class_plain)]:
-    compare(label, predicted, second_backward(function))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# (a) returns a tensor: the mark guards nothing on `forward`. Forward always runs with grad
-# mode off, and `once_differentiable` attaches its error node only when grad mode is on, so
-# the backward stays unmarked and the second pass runs through it (through a NumPy backward,
-# to a wrong number). (b) and (c) raise the mark's error: since Python 3.10 a `staticmethod`
-# object can be called, so `once_differentiable` wraps it in (b) as it would the plain
-# function, and the class then holds a plain function, as in (c). Autograd calls
-# `backward` on the class, `cls.backward(ctx, *grads)`, and a plain function looked up on a
-# class is that function, so both work. The documented order, `@staticmethod` on top, is the
-# one that reads right on every Python.
-# </details>
-
-# %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# The border's rules, one by one:
-#
-# 1. Forward saves the input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
-# 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
-#    `.detach()`. A marked backward runs with grad mode off, and there `.numpy()` takes it;
-#    `.detach()` first works in both.
-# 3. CPU memory only: `.cpu()` before `.numpy()`, and `.to(x.device)` on the way back
-#    (`torch.from_numpy` shares the array's memory, on the CPU).
-# 4. A NumPy *scalar*, such as `numpy.float64`, which `torch.from_numpy` refuses (*"expected
-#    np.ndarray"*) and `torch.as_tensor` accepts; `torch.as_tensor` also takes a `dtype` and a
-#    `device`.
-# 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
-#    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
-#
-# The mark: `@once_differentiable` written under `@staticmethod`, nearest the `def`, so it wraps
-# the plain function and `staticmethod` wraps the result (PyTorch's documented order); by hand
-# after the class, the calls nest the same way, around the plain function `CubeOnce.backward`
-# gives.
+# Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
+# squares it. Saving $3x^2$ costs a new tensor of `x`'s size; saving the output works too, with
+# a cube root in backward. Backward crosses the border with `.detach().cpu().numpy()` and comes
+# back with `torch.as_tensor(...).to(x.device)`; the optional section "The NumPy border, rule
+# by rule", at the end, goes through why each piece is there. The mark: `@once_differentiable`
+# written under `@staticmethod`, nearest the `def`, so it wraps the plain function and
+# `staticmethod` wraps the result (PyTorch's documented order); by hand after the class, the
+# calls nest the same way, around the plain function `CubeOnce.backward` gives.
 # </details>
-#
-# The same border crossings, run (a square root in NumPy between the two):
-
-# %%
-t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
-try:
-    t.numpy()
-except RuntimeError as error:
-    print(".numpy() on a tensor that requires grad:", str(error).split(".")[0])
-roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
-print("sqrt in NumPy, back in torch:", roots, roots.dtype)
-scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
-print("NumPy on a 0-d array returns", type(scalar).__name__)
-try:
-    torch.from_numpy(scalar)
-except TypeError as error:
-    print("torch.from_numpy refuses it:", error)
-print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -803,10 +722,11 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #   with NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
 # - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
 #   the backward of the backward, is accepted, not required);
-# - neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the graph
-#   already keeps (`x`, the output, `grad_output`), in its dtype or in another (in float32,
-#   save the tensor you return, not a float64 one before its cast), and neither keeps a tensor
-#   or a NumPy array on a `ctx` attribute or on its class.
+# - each of `NumpyTanh` and the Function its backward calls keeps tensors only with
+#   `ctx.save_for_backward` and reads them from `ctx.saved_tensors`: neither keeps a tensor or
+#   a NumPy array on a `ctx` attribute, on its class or in a global, and neither saves a copy
+#   of a tensor the graph already keeps (`x`, the output, `grad_output`), in its dtype or in
+#   another (in float32, save the tensor you return, not a float64 one before its cast).
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which
 # tensors the inner Function takes, what each Function saves, what each backward returns. The
@@ -1031,8 +951,13 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # one)? Write your predictions below, then run the cell after.
 
 # %%
+### BEGIN WORKED
+predicted_passes_gradgradcheck = False
+predicted_second = "wrong number"
+### LEARNER
 predicted_passes_gradgradcheck = None  # True or False
 predicted_second = None  # "raises", "true value" or "wrong number"
+### END WORKED
 
 # %%
 class SinhOnCtx(torch.autograd.Function):
@@ -1051,16 +976,18 @@ class SinhOnCtx(torch.autograd.Function):
 
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 passes = torch.autograd.gradgradcheck(SinhOnCtx.apply, (x,), raise_exception=False)
-print("SinhOnCtx passes gradgradcheck:", passes)
+show = written(predicted_passes_gradgradcheck, predicted_second)  # the numbers, once predicted
 one = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
 try:
     first, = torch.autograd.grad(SinhOnCtx.apply(one) ** 2 / 2, one, create_graph=True)
     second, = torch.autograd.grad(first, one)
     true = torch.cosh(one) ** 2 + torch.sinh(one) ** 2
-    print(f"f''(1) through SinhOnCtx: {second.item():.4f}   true: {true.item():.4f}")
+    if show:
+        print(f"f''(1) through SinhOnCtx: {second.item():.4f}   true: {true.item():.4f}")
     got = "true value" if torch.isclose(second, true) else "wrong number"
 except RuntimeError as error:
-    print("the second torch.autograd.grad raised:", error)
+    if show:
+        print("the second torch.autograd.grad raised:", error)
     got = "raises"
 compare("SinhOnCtx passes gradgradcheck", predicted_passes_gradgradcheck, passes)
 compare("f''(1)", predicted_second, got)
@@ -1190,15 +1117,20 @@ check_gradient_penalty()
 # read its second derivatives for a `nan`.
 
 # %%
+### BEGIN WORKED
+predicted_nan_at = [-100.0, 100.0]
+### LEARNER
 predicted_nan_at = None  # a list of the points among -100, 1, 100 ([] if none)
+### END WORKED
 
 # %%
 x = torch.tensor([-100.0, 1.0, 100.0], requires_grad=True)  # float32, as in training
 s = torch.where(x >= 0, 1 / (1 + torch.exp(-x)), torch.exp(x) / (1 + torch.exp(x)))
 where_derivative = torch.autograd.grad(s.sum(), x)[0]
-print("where-built sigmoid:       ", s.detach())
-print("its derivative:            ", where_derivative)
-print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
+if written(predicted_nan_at):  # the derivatives, once your prediction is written
+    print("where-built sigmoid:       ", s.detach())
+    print("its derivative:            ", where_derivative)
+    print("torch.sigmoid's derivative:", torch.autograd.grad(torch.sigmoid(x).sum(), x)[0])
 compare("nan at", predicted_nan_at,
         [point for point, d in zip(x.tolist(), where_derivative.tolist()) if math.isnan(d)])
 beta = torch.tensor(1.0, requires_grad=True)
@@ -1240,6 +1172,122 @@ def softplus_derivative(x):
 explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
 
 # %% [markdown]
+# ### Where the mark goes: three other placements
+#
+# Your `CubeOnce` puts the mark where PyTorch documents it. **Predict** what three other
+# placements do: (a) `@once_differentiable` on `forward` (under its `@staticmethod`) instead of
+# on `backward`; (b) on `backward`, but written *above* `@staticmethod`; (c) no decorator in
+# the class, and after it `CubeOnce.backward = once_differentiable(CubeOnce.backward)`, without
+# `staticmethod`. For each, when the gradient flowing into the backward requires grad, what
+# does a second `.backward()` do: raise `"once_differentiable's error"`, raise `"another
+# error"` (at the class, at the call, or in a backward), or return `"a tensor"`? Write your
+# three answers in the cell below; the cell after it tries each placement on `Sin`.
+
+# %%
+### BEGIN WORKED
+predicted_mark_on_forward = "a tensor"
+predicted_mark_above_staticmethod = "once_differentiable's error"
+predicted_mark_after_class_plain = "once_differentiable's error"
+### LEARNER
+predicted_mark_on_forward = None  # (a) "once_differentiable's error", "another error", "a tensor"
+predicted_mark_above_staticmethod = None  # (b): the same three choices
+predicted_mark_after_class_plain = None  # (c): the same three choices
+### END WORKED
+
+
+# %% [markdown]
+# The three placements tried on `Sin`: a second
+# `.backward()` through `sin(x)²`, whose gradient flowing into `Sin`'s backward, $2\sin x$,
+# requires grad.
+
+# %%
+class SinMarkOnForward(Sin):  # (a): the mark on forward, under its @staticmethod
+    forward = staticmethod(once_differentiable(Sin.forward))
+
+
+class SinMarkAboveStaticmethod(Sin):  # (b): @once_differentiable written above @staticmethod
+    backward = once_differentiable(staticmethod(Sin.backward))
+
+
+class SinMarkAfterClassPlain(Sin):  # (c): marked after the class, without staticmethod
+    pass
+
+
+SinMarkAfterClassPlain.backward = once_differentiable(SinMarkAfterClassPlain.backward)
+
+
+def second_backward(function):
+    """A second .backward() through function's backward: what came out."""
+    x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)
+    try:
+        first, = torch.autograd.grad((function.apply(x) ** 2).sum(), x, create_graph=True)
+        first.sum().backward()
+    except RuntimeError as error:
+        return ("once_differentiable's error" if "once_differentiable" in str(error)
+                else "another error")
+    return "a tensor"
+
+
+for label, function, predicted in [
+        ("(a) on forward", SinMarkOnForward, predicted_mark_on_forward),
+        ("(b) above @staticmethod", SinMarkAboveStaticmethod, predicted_mark_above_staticmethod),
+        ("(c) after the class, plain", SinMarkAfterClassPlain, predicted_mark_after_class_plain)]:
+    compare(label, predicted, second_backward(function))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# (a) returns a tensor: the mark guards nothing on `forward`. Forward always runs with grad
+# mode off, and `once_differentiable` attaches its error node only when grad mode is on, so
+# the backward stays unmarked and the second pass runs through it (through a NumPy backward,
+# to a wrong number). (b) and (c) raise the mark's error: since Python 3.10 a `staticmethod`
+# object can be called, so `once_differentiable` wraps it in (b) as it would the plain
+# function, and the class then holds a plain function, as in (c). Autograd calls
+# `backward` on the class, `cls.backward(ctx, *grads)`, and a plain function looked up on a
+# class is that function, so both work. The documented order, `@staticmethod` on top, is the
+# one that reads right on every Python.
+# </details>
+
+
+# %% [markdown]
+# ### The NumPy border, rule by rule
+#
+# <details><summary><b>Open after your <code>CubeOnce</code> self-check is green</b></summary>
+#
+# The border's rules, one by one, each met by the scratch calls the exercise asked for:
+#
+# 1. Forward saves the input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
+# 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
+#    `.detach()`. A marked backward runs with grad mode off, and there `.numpy()` takes it;
+#    `.detach()` first works in both.
+# 3. CPU memory only: `.cpu()` before `.numpy()`, and `.to(x.device)` on the way back
+#    (`torch.from_numpy` shares the array's memory, on the CPU).
+# 4. A NumPy *scalar*, such as `numpy.float64`, which `torch.from_numpy` refuses (*"expected
+#    np.ndarray"*) and `torch.as_tensor` accepts; `torch.as_tensor` also takes a `dtype` and a
+#    `device`.
+# 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
+#    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
+# </details>
+#
+# The same border crossings, run (a square root in NumPy between the two):
+
+# %%
+t = torch.tensor([0.25, 4.0], dtype=torch.float64, requires_grad=True)
+try:
+    t.numpy()
+except RuntimeError as error:
+    print(".numpy() on a tensor that requires grad:", str(error).split(".")[0])
+roots = torch.from_numpy(np.sqrt(t.detach().cpu().numpy())).to(t.device)
+print("sqrt in NumPy, back in torch:", roots, roots.dtype)
+scalar = np.sqrt(torch.tensor(9.0, dtype=torch.float64).numpy())  # a 0-d input
+print("NumPy on a 0-d array returns", type(scalar).__name__)
+try:
+    torch.from_numpy(scalar)
+except TypeError as error:
+    print("torch.from_numpy refuses it:", error)
+print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
+
+# %% [markdown]
 # ### What the mark guards, and what it does not
 #
 # `CubeOnce`'s mark raised in its self-check because the gradient sent into its backward
@@ -1255,8 +1303,13 @@ explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.floa
 # `"a tensor"`.
 
 # %%
+### BEGIN WORKED
+predicted_with_backward = "once_differentiable's error"
+predicted_with_grad = "another error"
+### LEARNER
 predicted_with_backward = None  # "once_differentiable's error", "another error" or "a tensor"
 predicted_with_grad = None  # the same three choices
+### END WORKED
 
 
 # %%
@@ -1267,7 +1320,8 @@ def second_pass(run):
     try:
         run(first.sum(), x)
     except RuntimeError as error:
-        print("   raises:", str(error).splitlines()[0])
+        if written(predicted_with_backward, predicted_with_grad):  # the message, once predicted
+            print("   raises:", str(error).splitlines()[0])
         return ("once_differentiable's error" if "once_differentiable" in str(error)
                 else "another error")
     return "a tensor"
@@ -1302,7 +1356,11 @@ compare("   with torch.autograd.grad", predicted_with_grad,
 # `lambda` on a tensor), or `"raises"` if you expect an error.
 
 # %%
+### BEGIN WORKED
+predicted_unmarked = lambda x: -9 * x ** 4 * torch.sin(x ** 3)
+### LEARNER
 predicted_unmarked = None  # e.g. lambda x: ..., or "raises"
+### END WORKED
 
 # %%
 unmarked = getattr(CubeOnce.backward, "__wrapped__", CubeOnce.backward)
@@ -1318,11 +1376,13 @@ x = torch.tensor([0.5, 1.0, 1.5], dtype=torch.float64, requires_grad=True)
 try:
     first, = torch.autograd.grad(torch.sin(CubeUnmarked.apply(x)).sum(), x, create_graph=True)
     unmarked_second, = torch.autograd.grad(first.sum(), x)
-    print("unmarked, second derivative:  ", unmarked_second)
+    if written(predicted_unmarked):  # the numbers, once your prediction is written
+        print("unmarked, second derivative:  ", unmarked_second)
 except NotImplementedError:  # your CubeOnce is still the stub
     raise
 except RuntimeError as error:
-    print("unmarked, second backward:", str(error).splitlines()[0])
+    if written(predicted_unmarked):
+        print("unmarked, second backward:", str(error).splitlines()[0])
     unmarked_second = "raises"
 x = x.detach()
 print("true 6x cos(x³) - 9x⁴ sin(x³):", 6 * x * torch.cos(x ** 3) - 9 * x ** 4 * torch.sin(x ** 3))
@@ -1400,12 +1460,16 @@ except GradcheckError as error:
 # ### Your `NumpyTanh`, differentiated a third time
 #
 # The contract asks for two orders. The cell after next differentiates your `NumpyTanh` a third
-# time and plots all four curves beside `torch.tanh`'s. The true third derivative at $x = 0$ is
-# $-2$. Predict what yours gives there: which factors of the second derivative did autograd
-# record, and what is each worth at $y = 0$?
+# time and plots the curves beside `torch.tanh`'s (the third derivative's once you have
+# predicted). The true third derivative at $x = 0$ is $-2$. Predict what yours gives there:
+# which factors of the second derivative did autograd record, and what is each worth at $y = 0$?
 
 # %%
+### BEGIN WORKED
+predicted_third_at_0 = 0.0
+### LEARNER
 predicted_third_at_0 = None  # a number
+### END WORKED
 
 
 # %%
@@ -1427,7 +1491,8 @@ def derivatives(f, xs, orders=3):
 
 xs = torch.linspace(-3, 3, 121, dtype=torch.float64, requires_grad=True)
 yours, reference = derivatives(NumpyTanh.apply, xs), derivatives(torch.tanh, xs)
-fig, axes = plt.subplots(1, 4, figsize=(13, 3))
+shown = 4 if written(predicted_third_at_0) else 3  # the third derivative, once predicted
+fig, axes = plt.subplots(1, shown, figsize=(3.3 * shown, 3))
 for order, (ax, title) in enumerate(zip(axes, ("tanh", "tanh′", "tanh″", "tanh‴"))):
     ax.plot(xs.detach(), reference[order], lw=3, alpha=0.5, label="torch.tanh")
     if order < len(yours):
@@ -1436,6 +1501,8 @@ for order, (ax, title) in enumerate(zip(axes, ("tanh", "tanh′", "tanh″", "ta
     ax.set_xlabel("x")
 axes[0].legend()
 plt.show()
+if shown == 3:
+    print("the third derivative's panel shows once your prediction is written")
 if len(yours) == 4:
     compare("third derivative at 0", predicted_third_at_0, round(yours[3][60].item(), 6) + 0.0)
 

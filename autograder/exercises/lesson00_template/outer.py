@@ -15,7 +15,8 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.returned_gradients import check_returned_shapes
 from .contracts import OUTER_CLAUSES
-from .kept import check_backward_reads_saved, gradcheck_named
+from ..shared.saved_reads import check_backward_reads_saved
+from .kept import gradcheck_named
 
 LATER_IN_LESSON = True
 

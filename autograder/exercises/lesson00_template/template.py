@@ -12,7 +12,8 @@ from ...probes import reachable
 from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from .contracts import SQUARE_CLAUSES, WEIGHTED_SUM_CLAUSES
-from .kept import check_backward_reads_saved, check_empty_shapes, gradcheck_named
+from ..shared.saved_reads import check_backward_reads_saved
+from .kept import check_empty_shapes, gradcheck_named
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.

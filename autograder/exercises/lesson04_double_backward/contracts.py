@@ -37,11 +37,16 @@ NUMPY_TANH_CLAUSES = (
     Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
            "backward, the backward of the backward, is accepted, not required);",
            {"NumpyTanh/once-differentiable": "once_differentiable"}),
-    Clause("neither `NumpyTanh` nor the Function its backward calls saves a copy of a tensor the "
-           "graph already keeps (`x`, the output, `grad_output`), in its dtype or in another "
-           "(in float32, save the tensor you return, not a float64 one before its cast), and "
-           "neither keeps a tensor or a NumPy array on a `ctx` attribute or on its class.",
-           {"NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
+    Clause("each of `NumpyTanh` and the Function its backward calls keeps tensors only with "
+           "`ctx.save_for_backward` and reads them from `ctx.saved_tensors`: neither keeps a "
+           "tensor or a NumPy array on a `ctx` attribute, on its class or in a global, and "
+           "neither saves a copy of a tensor the graph already keeps (`x`, the output, "
+           "`grad_output`), in its dtype or in another (in float32, save the tensor you return, "
+           "not a float64 one before its cast).",
+           {"NumpyTanh/bypasses-saved-tensors": "forward keeps y in a module dict keyed by id(ctx)",
+            "NumpyTanh/inner-bypasses-saved-tensors":
+                "the inner Function keeps its tensors in a module dict keyed by id(ctx)",
+            "NumpyTanh/inner-saves-copy": "inner Function saves y.clone()",
             "NumpyTanh/saves-wider-output":
                 "forward saves a float64 y and returns it cast to x's dtype",
             "NumpyTanh/array-on-ctx": "forward keeps a NumPy tanh array on ctx",
@@ -86,9 +91,11 @@ SWISH_CLAUSES = (
     Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
            "strides;",
            {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
-    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute or "
-           "on the class, and no copy of an input.",
+    Clause("forward keeps tensors only with `ctx.save_for_backward`, and backward reads them "
+           "from `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, "
+           "and no copy of an input.",
            {"SwishFunction/tensor-on-ctx": "tensors on ctx",
+            "SwishFunction/bypasses-saved-tensors": "(x, beta) in a module dict keyed by id(ctx)",
             "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
             "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
 )
@@ -106,10 +113,13 @@ CUBE_ONCE_CLAUSES = (
            "requires grad (the self-check sends one that does);",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
-    Clause("forward keeps tensors only with `ctx.save_for_backward`, never on a `ctx` attribute "
-           "(nor a NumPy array of `x`, view or copy), and no copy of an input or of the output, "
-           "nor a tensor cast wider than `x`'s dtype where that adds no digit.",
+    Clause("forward keeps what backward needs only with `ctx.save_for_backward`, and backward "
+           "reads it from `ctx.saved_tensors`: no tensor and no NumPy array (of `x` or computed "
+           "from it) on a `ctx` attribute, on the class or in a global; no copy of an input or "
+           "of the output, nor a tensor cast wider than `x`'s dtype where that adds no digit.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
+            "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",
+            "CubeOnce/state-on-class": "3x^2 as a NumPy array on the class",
             "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",
             "CubeOnce/saves-widened": "saves x squared widened to float64",
             "case:a copy of the output": "returns a copy of the output it saves"}),

@@ -1,6 +1,6 @@
 """Lesson 04: what a NumPy answer keeps besides save_for_backward. A NumPy array on ctx is a
-tensor autograd cannot see: a view of x (``.numpy()``) follows an in-place change of x that the
-version counter would have refused, and a ``.copy()`` is memory x already holds."""
+tensor autograd cannot see: saved-tensor hooks never reach it, and a view of x (``.numpy()``)
+follows an in-place change of x that the version counter would have refused."""
 
 import numpy as np
 import torch
@@ -11,14 +11,18 @@ from ...probes import ForwardTrace
 
 
 def check_no_ctx_arrays(spec: Spec, forward: ForwardTrace) -> None:
-    """No NumPy array kept as a ctx attribute."""
+    """No NumPy array kept as a ctx attribute, of x or computed from it: the contract keeps what
+    backward needs only with save_for_backward."""
     for name, value in forward.ctx_attributes.items():
         if isinstance(value, np.ndarray):
             raise GradingError(
-                f"{spec.name} keeps a NumPy array as ctx.{name}: a view of x (.numpy()) changes "
-                "with an in-place write into x that autograd never sees, and a copy holds what "
-                "x already holds; save the tensor with ctx.save_for_backward and convert it in "
-                "backward", mistake=f"{spec.name}/array-on-ctx")
+                f"{spec.name} keeps a NumPy array as ctx.{name}: the contract keeps what "
+                "backward needs only with ctx.save_for_backward, and an array on ctx is outside "
+                "autograd's view: saved-tensor hooks (lesson 05) never see it, and one that "
+                "shares x's memory (.numpy()) follows an in-place write into x that the version "
+                "counter would have refused; save a tensor (x, or torch.from_numpy of your "
+                "array) with ctx.save_for_backward and read it from ctx.saved_tensors",
+                mistake=f"{spec.name}/array-on-ctx")
 
 
 def check_saves_output_itself(spec: Spec, forward: ForwardTrace, x: torch.Tensor) -> None:

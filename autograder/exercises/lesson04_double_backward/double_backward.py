@@ -15,10 +15,12 @@ from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
+from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
 from ..shared.returned_gradients import check_returned_shapes
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from ..shared.saved_reads import check_backward_reads_saved
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward, check_second_at_beta_zero,
                                  name_nan_second_derivative)
@@ -27,9 +29,8 @@ from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
-# a scalar that torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and
-# an empty x in check_float32_saturation (the syllabus grades 0-d inputs where a contract names
-# them).
+# a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
+# empty x in check_float32_saturation (0-d inputs are graded where a contract names them).
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
 BETAS = [1.3, -0.7, 0.0]
 _ONCE_WRAPPER = once_differentiable(lambda ctx: None).__code__  # every wrapper's code object
@@ -187,6 +188,7 @@ SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors a
 def swish_full(SwishFunction, device) -> None:
     function = check_is_function(SwishFunction, SWISH)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
+        check_class_untouched(function, SWISH_DOMAIN, device)  # before the copy-kept-aside check
         with swapped_flags_named(function, swish_values((3,), device)):
             _swish_checks(function, device)
 
@@ -216,6 +218,9 @@ def _swish_checks(function, device) -> None:
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x of shape (3, 4), beta=1.3, saved tensors doctored by saved-tensor hooks"):
+        check_backward_reads_saved(function, SWISH, swish_values((3, 4), device, seed=6),
+                                   "x and beta")
     with case("x of shape (3, 4), beta=1.3, the gradients backward itself returns"):
         check_returned_shapes(function, SWISH, swish_values((3, 4), device, seed=6))
     with case("x transposed, (4, 3)"):
@@ -259,22 +264,24 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
                 + (", and the gradient it returns has no graph (a NumPy result, or a .detach(), "
                    "is a constant to autograd), so the second backward finds nothing to "
                    "differentiate" if not grad_x.requires_grad else "")
-                + "; the contract asks for once_differentiable's own clear error there (the "
-                "hint 'two decorators' is about where the mark goes)", str(error),
+                + "; the contract asks for once_differentiable's own clear error there: where "
+                "does the mark go, on a backward that already carries @staticmethod?", str(error),
                 mistake=f"{spec.name}/unmarked-second-backward-raises") from error
-        raise GradingError(f"{raised} instead of once_differentiable's clear error: mark "
-                           "backward with @once_differentiable, under @staticmethod",
-                           str(error)) from error
+        raise GradingError(f"{raised} instead of once_differentiable's clear error, though "
+                           "backward carries the mark: what raised before the mark's error node "
+                           "was reached? (the details show it)", str(error)) from error
     raise GradingError(
         f"a second backward through {spec.name} succeeded: its backward is not marked "
         "@once_differentiable, and the contract asks that a second backward raise "
-        "once_differentiable's error (the hint 'two decorators' is about where the mark goes)",
+        "once_differentiable's error: where does the mark go, on a backward that already "
+        "carries @staticmethod?",
         mistake=f"{spec.name}/not-once-differentiable")
 
 
 def cube_once_full(CubeOnce, device) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
+        check_class_untouched(function, CUBE_DOMAIN, device)  # before the copy-kept-aside check
         _cube_once_checks(function, device)
 
 
@@ -287,6 +294,9 @@ def _cube_once_checks(function, device) -> None:
             check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
+    with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
+        check_backward_reads_saved(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)},
+                                   "what it needs")
     with case("x of shape (3, 4), float32"):
         inputs = make_inputs({"x": sample((3, 4), device, seed=7, dtype=torch.float32)})
         check_no_copy_saved(CUBE_ONCE, run_forward(function, CUBE_ONCE, inputs), inputs)
@@ -317,22 +327,24 @@ def check_zero_dim(function, device) -> None:
             mistake="CubeOnce/from-numpy-on-a-scalar") from error
 
 
+SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
+                      swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
+                      # any real beta: negative, tiny (down to where a series switch still
+                      # shows beyond float64's tolerance) and 0 too
+                      constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
+                                                  also=(1e-4, -1e-4, 1e-6, -1e-8, 0.0))})
+CUBE_DOMAIN = Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}),
+                     cuda="a CUDA x, whose backward's NumPy round trip must go through the CPU "
+                          "and bring its result back to x's device")
+
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,
              contract=("beta = 0", "beta not requiring grad", "non-contiguous grad_output",
                        "float32 saturation", "0-d and empty x"),
              clauses=SWISH_CLAUSES,
-             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64)),
-             domain=Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
-                           swish_values((3, 4), device, beta=beta, seed=seed, dtype=dtype),
-                           # any real beta: negative, tiny (down to where a series switch
-                           # still shows beyond float64's tolerance) and 0 too
-                           constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
-                                                       also=(1e-4, -1e-4, 1e-6, -1e-8, 0.0))})),
+             domain=SWISH_DOMAIN,
+             example=lambda: (sample((5,), "cpu"), torch.tensor(1.3, dtype=torch.float64))),
     Exercise("CubeOnce", "04_double_backward", cube_once_full,
              contract=("a second backward raises", "0-d x"), clauses=CUBE_ONCE_CLAUSES,
-             example=lambda: (sample((5,), "cpu"),),
-             domain=Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}),
-                           cuda="a CUDA x, whose backward's NumPy round trip must go through "
-                                "the CPU and bring its result back to x's device")),
+             example=lambda: (sample((5,), "cpu"),), domain=CUBE_DOMAIN),
 ]

@@ -19,13 +19,14 @@ from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
-from .numpy_tanh_graph import (check_inner_class_state, check_inner_ctx, name_saved_copy,
-                               reaches)
+from .numpy_tanh_graph import (check_inner_class_state, check_inner_ctx,
+                               check_inner_reads_saved, name_saved_copy, reaches)
 from .ctx_arrays import check_no_ctx_arrays, check_saves_output_itself
 from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from ..shared.saved_reads import check_backward_reads_saved
 from .contracts import NUMPY_TANH_CLAUSES
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
@@ -49,7 +50,10 @@ def _arithmetic(ops: list[str]) -> list[str]:
 
 
 def _values(shape, seed=0) -> dict:
-    return {"x": 1.5 * sample(shape, "cpu", seed=seed)}
+    x = 1.5 * sample(shape, "cpu", seed=seed)
+    if seed == 0:  # zeros, where y = 0: a second backward dividing by g * y gives nan there
+        x[::3] = 0.0
+    return {"x": x}
 
 
 def check_forward_in_numpy(function, values: dict) -> None:
@@ -300,7 +304,7 @@ def _case_checks(function, values: dict) -> None:
 def _checks(function) -> None:
     for seed, shape in enumerate(SHAPES):
         values = _values(shape, seed)
-        with case(f"x of shape {shape}"):
+        with case(f"x of shape {shape}" + (", holding 0 (y = 0 there)" if seed == 0 else "")):
             try:
                 _case_checks(function, values)
             except GradingError as error:
@@ -313,6 +317,9 @@ def _checks(function) -> None:
                                                       dtype=torch.float64)})
     covers("saturated tanh")
     check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
+    with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
+        check_backward_reads_saved(function, NUMPY_TANH, _values((3, 4), 11), "y (or x)")
+        check_inner_reads_saved(function, *(sample((3, 4), "cpu", seed=s) for s in (11, 43, 44)))
     with case("x transposed, (4, 3)"):
         check_no_copy_saved_strided(function, NUMPY_TANH, _values((3, 4), 9), "x")
     with case("x of shape (3, 4), float32"):

@@ -6,6 +6,7 @@ import torch
 
 from ...errors import GradingError
 from ...class_state import class_state
+from ..shared.saved_reads import doubled_saved_tensors, stayed
 
 
 def name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
@@ -92,3 +93,27 @@ def check_inner_class_state(function, first: torch.Tensor, call_again) -> None:
                 "derivative reads the second call's values; keep its tensors with "
                 "ctx.save_for_backward, one set per call",
                 mistake="NumpyTanh/inner-state-on-class")
+
+
+def check_inner_reads_saved(function, x: torch.Tensor, grad_output: torch.Tensor,
+                            direction: torch.Tensor) -> None:
+    """The Function NumpyTanh's backward calls saves its tensors while the first backward runs:
+    with saved-tensor hooks doubling what it saves there, both second derivatives must change.
+    One that stays the true one came from tensors kept aside (a dict keyed by id(ctx))."""
+    x, grad_output = x.detach().requires_grad_(), grad_output.detach().requires_grad_()
+    output = function.apply(x)
+    with doubled_saved_tensors():
+        first, = torch.autograd.grad(output, x, grad_output, create_graph=True)
+    grads = torch.autograd.grad(first, (x, grad_output), direction, allow_unused=True)
+    y, g = torch.tanh(x.detach()), grad_output.detach()
+    truths = (-2 * g * direction * y * (1 - y * y), direction * (1 - y * y))
+    for name, grad, truth in zip(("x", "grad_output"), grads, truths):
+        if stayed(grad, truth):
+            raise GradingError(
+                "the Function NumpyTanh's backward calls reads its tensors from somewhere other "
+                "than ctx.saved_tensors: handed other values for what its forward saved (as "
+                "saved-tensor hooks may hand them), its backward gave the second derivative "
+                f"with respect to {name} of the values it was called with, so it used a copy "
+                "kept aside (on the class, in a global, in a dict keyed by id(ctx)); keep its "
+                "tensors only with ctx.save_for_backward and read them from ctx.saved_tensors",
+                mistake="NumpyTanh/inner-bypasses-saved-tensors")

@@ -9,19 +9,21 @@ from tools.solutions import solution
 
 
 def test_swish_derivation_worked_passes_and_a_lost_beta_is_located():
-    """Does the worked my_dy_dx pass at Hint 3's point and every beta, and one without beta
-    fail with the point and both values (the live check stops at dy/dx: the gradient for beta
-    is the exercise's)? After the self-check, do the solution's gradients pass the five-point
-    comparison, and a grad_beta missing a factor x fail on dL/dbeta with both values?"""
-    cells = ["my_dy_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
+    """Does the worked my_ds_dx pass at Hint 3's point and every beta, and one without the chain
+    rule's factor beta fail with the point and both values (the live check stops one step short
+    of the exercise: at ds/dx, the chain rule's half of dy/dx, whose product rule and gradient
+    for beta are the exercise's)? After the self-check, do the solution's gradients pass the
+    five-point comparison, and a grad_beta missing a factor x fail on dL/dbeta with both values?"""
+    cells = ["my_ds_dx = lambda", "def check_swish_derivation():\n"]  # the cell calls it
     lines = run_cells("04_double_backward", cells)
-    assert len(lines) == 5 and all(line.endswith(": dy/dx ✓") for line in lines), lines
-    assert lines[0] == "Hint 3, beta = 2.0: dy/dx ✓", lines
-    no_beta = run_cells("04_double_backward", cells, my_dy_dx=lambda x, beta: (
-        torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x)))))
-    assert "dy/dx ✗ at x = -0.5: yours 0.2600, autograd 0.0723" in no_beta[0], no_beta
-    assert "dy/dbeta" not in source("04_double_backward", learner=True)
-    after = ["my_dy_dx = lambda", "def check_swish_derivation():\n",
+    assert len(lines) == 5 and all(line.endswith(": ds/dx ✓") for line in lines), lines
+    assert lines[0] == "Hint 3, beta = 2.0: ds/dx ✓", lines
+    no_beta = run_cells("04_double_backward", cells, my_ds_dx=lambda x, beta: (
+        torch.sigmoid(beta * x) * (1 - torch.sigmoid(beta * x))))
+    assert "ds/dx ✗ at x = -0.5: yours 0.1966, autograd 0.3932" in no_beta[0], no_beta
+    learner = source("04_double_backward", learner=True)
+    assert "dy/dbeta" not in learner and "my_dy_dx" not in learner
+    after = ["my_ds_dx = lambda", "def check_swish_derivation():\n",
              "def compare_swish_gradients():"]
     compared = run_cells("04_double_backward", after, SwishFunction=solution("SwishFunction"))[5:]
     assert len(compared) == 5 and all(line.endswith("dL/dx ✓, dL/dbeta ✓")
