@@ -108,7 +108,7 @@ def test_the_halves_verdict_takes_0_for_minus_0():
     """Is the prediction (-2, -2, 0, 0, 2, 2) right against torch.round's -0., and rounding
     halves up wrong?"""
     def verdict(predicted):
-        lesson = definitions("03_ste", "compare", same_answer=same_answer,
+        lesson = definitions("03_ste", "compare", "written", same_answer=same_answer,
                              predicted_round_halves=predicted)
         return run_code(cell_from("03_ste", "halves = torch.tensor"), lesson)[-1]
 
@@ -118,8 +118,8 @@ def test_the_halves_verdict_takes_0_for_minus_0():
 
 def _quick_question_3(second_entry) -> list[str]:
     """What quick question 3's run cell prints for the prediction ``second_entry``."""
-    lesson = definitions("03_ste", "compare", same_answer=same_answer, predicted_tau_limit=0.135,
-                         predicted_second_entry=second_entry)
+    lesson = definitions("03_ste", "compare", "written", same_answer=same_answer,
+                         predicted_tau_limit=0.135, predicted_second_entry=second_entry)
     return [line for line in run_code(cell_from("03_ste", "near_tie = torch.tensor"), lesson)
             if line.startswith(("largest τ", "the second entry"))]
 
