@@ -1645,10 +1645,6 @@ else:
 # a fresh leaf that requires grad, once as it is and once inside `with torch.enable_grad():`.
 # Does `fancy`'s output require grad, each time? Predict, then run.
 
- **Predict, then run.** The backward of `GradModeReports` below calls `fancy` on a fresh leaf
-# that requires grad, once as it is and once inside `with torch.enable_grad():`. Does
-# `fancy`'s output require grad, each time?
-
 # %%
 predicted_records_in_backward = None       # True or False: fancy called as it is
 predicted_records_under_enable_grad = None  # True or False: inside torch.enable_grad()
