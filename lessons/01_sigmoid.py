@@ -281,10 +281,14 @@ else:
 #
 # Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$. The contract, which the
 # self-check and the hidden tests check (as every grader of this course does, they also fail a
-# Function that writes into `grad_output` or into its input):
+# Function that writes into `grad_output` or into its input, whether or not `x` needs a
+# gradient):
 #
+# - forward is your formula from "The fix", not PyTorch's own sigmoid (`torch.sigmoid`,
+#   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);
 # - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
-#   step 4 (the grader fails a forward that saves more, or the wrong tensor);
+#   step 4 (the grader fails a forward that saves more, or the wrong tensor, on any call it
+#   makes: large `x`, `x` that is not a leaf);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
 # - in float64, values and gradients finite for $|x|$ up to 800; for $x \ge 0$, values and
@@ -329,11 +333,12 @@ from autograder import grade; grade("MySigmoid", MySigmoid)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# The grader checks the contract: values, gradients and what forward saves, not the formula
-# your forward computes them with. So some forwards other than the one-formula-per-sign form
-# pass too, by design (what broke above was autograd's backward of a composed formula, and your
-# backward replaces it); which ones, and why the per-sign form is still the one to keep, is the
-# optional part's "Would a simpler forward have done?".
+# The grader checks the contract: values, gradients, what forward saves, and that the sigmoid
+# is computed by your own formula, not by PyTorch's; it does not check which formula. So some
+# forwards of your own other than the one-formula-per-sign form pass too, by design (what
+# broke above was autograd's backward of a composed formula, and your backward replaces it);
+# which ones, and why the per-sign form is still the one to keep, is the optional part's
+# "Would a simpler forward have done?".
 #
 # $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
 # with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
@@ -389,19 +394,14 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` and
 #   `grad_output` are finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there
 #   to see which value it chose);
-# - forward saves one tensor with `ctx.save_for_backward`, your answer to question 3: the least
-#   new memory you can justify;
+# - forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, any size,
+#   `x` a leaf or not): your answer to question 3, the least new memory you can justify (a
+#   boolean tensor means `torch.bool`). Two of question 3's three tensors pass; which two, the
+#   box after the self-check says;
 # - never modify `grad_output` or `x` in place: return a new tensor.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
-#
-# <details><summary><b>What the grader accepts</b> (open after you have decided)</summary>
-#
-# One tensor: the output $y$ itself (no new memory where the next layer keeps it anyway), or a
-# mask of its own in `torch.bool`, one byte an element. Not `x`, not a copy, and not a mask in
-# another dtype (a float32 mask is four bytes an element, a float64 one eight).
-# </details>
 #
 # Before you settle, work out what your forward returns at $x = -\infty$, where `torch.relu`
 # returns $0$ (an overflow upstream, in float16 say, puts infinities there), and what your
@@ -439,6 +439,14 @@ from autograder import grade; grade("MyReLU", MyReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>What the grader accepts</b>, after your self-check is green</summary>
+#
+# One tensor: the output $y$ itself (no new memory where the next layer keeps it anyway), or a
+# mask of its own in `torch.bool`, one byte an element. Not `x` (after a linear layer nothing
+# else keeps it, so saving it keeps all of it alive), not a copy, and not a mask in another
+# dtype (a float32 mask is four bytes an element, a float64 one eight).
+# </details>
+#
 # The check the contract leaves to you: your `MyReLU` beside `torch.relu` on infinities and a
 # `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it);
 # then both gradients for a `grad_output` of $\infty$ everywhere. Every entry should match:

@@ -29,8 +29,6 @@ def _softplus(operator: str, before: str, after: str, reason: str = _SOFTPLUS_BR
 
 
 # the solutions' save lines, comment included, as the mutants quote them
-_SIGMOID_SAVE = ("ctx.save_for_backward(y)  # y(1 - y) needs no exponential; the next layer "
-                 "keeps y anyway")
 _SCALED_SAVE = ("ctx.save_for_backward(x)  # sigma(x) again in backward: no special case at "
                 "scale = 0")
 _SOLUTION = "y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))"
@@ -50,10 +48,6 @@ EQUIVALENTS = [
     _sigmoid("swap_comparison", _ONE_MINUS, _ONE_MINUS.replace(">= 0", "> 0")),
     _sigmoid("swap_comparison", _TEXTBOOK, _TEXTBOOK.replace(">= 0", "> 0"),
              "at x = 0 exactly both textbook formulas give 1/2; elsewhere the test is unchanged"),
-    _sigmoid("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
-             _NOOP_COPY),
-    _sigmoid("add_copy", _SIGMOID_SAVE, _SIGMOID_SAVE.replace("(y)", "(y.contiguous())"),
-             _NOOP_COPY),
     _sigmoid("reshape_to_view", "return grad_output * (y * (1 - y)).reshape(grad_output.shape)",
              "return grad_output * (y * (1 - y)).view(grad_output.shape)", _VIEW),
     _sigmoid("reshape_to_view", "return y.reshape(x.shape)", "return y.view(x.shape)", _VIEW),
@@ -71,10 +65,6 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(positive.contiguous())", _NOOP_COPY),
     EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(mask)",
                      "ctx.save_for_backward(mask.contiguous())", _NOOP_COPY),
-    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(y)",
-                     "ctx.save_for_backward(y.contiguous())",
-                     "y = x.clamp(min=0) is a fresh contiguous output: .contiguous() returns it "
-                     "itself, so the output is what is saved"),
     _scaled("save_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.clone())"),
     _scaled("save_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.clone())"),
     _scaled("add_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.contiguous())"),
@@ -102,8 +92,6 @@ EQUIVALENTS = [
     _softplus("move_threshold", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x > -1e-06")),
     _softplus("move_threshold", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x > 1e-06")),
     _softplus("swap_comparison", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x >= 0")),
-    _softplus("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
-              _NOOP_COPY),
     _softplus("swap_comparison", "y = torch.where(x > -threshold, x, torch.where(",
               "y = torch.where(x >= -threshold, x, torch.where(",
               "at x = -threshold exactly (34.0), x itself is within 1e-14 of softplus(x)"),

@@ -1,5 +1,7 @@
 """Lesson 01: MySigmoid, MyReLU and ScaledSigmoid."""
 
+from contextlib import suppress
+
 import torch
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
@@ -12,14 +14,17 @@ from ...exercise import Exercise, sample
 from .extremes import check_relu_largest_finite, check_scaled_large_x
 from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
                             check_tiny_scales)
-from .sigmoid_probes import (check_branches_not_swapped, check_mask_not_float32,
-                             check_output_used_as_sigmoid, check_scale_not_float32, comparable,
-                             overflow_cause)
+from .sigmoid_probes import (check_branches_not_swapped, check_gradient_count,
+                             check_mask_not_float32, check_output_used_as_sigmoid,
+                             check_scale_not_float32, comparable, overflow_cause)
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_uses_grad_output
 from .sigmoid_accuracy import (check_near_zero, check_tails, check_whole_line, judge_line,
                                line_values)
 from .contracts import MY_SIGMOID_CLAUSES, MY_RELU_CLAUSES, SCALED_SIGMOID_CLAUSES
+from .saving import (check_input_untouched, check_saves_mask_or_output, check_saves_only_output,
+                     relu_watch, sigmoid_watch)
+from .watch import Watch
 
 LINE_SCALE = 2.5  # ScaledSigmoid's scale on the dense line of x
 
@@ -28,39 +33,6 @@ SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 MY_SIGMOID = Spec("MySigmoid", ("x",), lambda x: torch.sigmoid(x))
 MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
-
-
-# ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
-# recomputes what forward already did
-EXPONENTIALS = frozenset({"exp", "exp2", "expm1", "sigmoid", "tanh", "softplus", "log_sigmoid",
-                          "log_sigmoid_forward", "logsigmoid"})
-
-
-def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
-    """Sigmoid's derivative is y * (1 - y): the output is all backward needs. ``backward``: its
-    trace, which says whether backward computed an exponential again (only then is it said)."""
-    if (roles := [saved.role for saved in forward.saved]) == ["output"]:
-        return
-    again = backward is not None and any(op in EXPONENTIALS for op in backward.ops)
-    if any(role.startswith("input") for role in roles):
-        if "output" in roles:
-            said = (f"{spec.name} saved its input x as well as its output y: backward needs "
-                    "only y, since step 2 of the maths writes the derivative without x")
-            said += ("; and your backward computes an exponential again, which y makes "
-                     "unnecessary" if again else "; save y alone")
-        elif again or backward is None:
-            said = (f"{spec.name} saved its input x: its backward then computes an exponential "
-                    "again, where step 2 of the maths writes the derivative without x")
-        else:
-            said = (f"{spec.name} saved its input x: step 2 of the maths writes the derivative "
-                    "without x, from the output y alone; save y")
-        raise GradingError(said, mistake=f"{spec.name}/saves-input")
-    if not roles:
-        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
-                           "output y", mistake=f"{spec.name}/saves-nothing")
-    raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
-                       f"({', '.join(roles)}): save exactly the output y",
-                       mistake=f"{spec.name}/saves-more-than-output")
 
 
 def check_extreme_inputs(function, spec: Spec, device) -> None:
@@ -90,7 +62,8 @@ def check_extreme_inputs(function, spec: Spec, device) -> None:
 
 
 def my_sigmoid_full(MySigmoid, device) -> None:
-    function = check_is_function(MySigmoid, MY_SIGMOID)
+    watch = sigmoid_watch(MY_SIGMOID)  # every call below: what it saves, its ops, x untouched
+    function = watch.wrap(check_is_function(MySigmoid, MY_SIGMOID))
     check_class_untouched(function, MY_SIGMOID_DOMAIN, device)
     check_branches_not_swapped(function, MY_SIGMOID, device)
     check_uses_grad_output(function, MY_SIGMOID, {"x": 3 * sample((7,), device)})
@@ -101,7 +74,7 @@ def my_sigmoid_full(MySigmoid, device) -> None:
             check_no_ctx_tensors(MY_SIGMOID, forward)
             check_saves_only_output(MY_SIGMOID, forward, backward)
             check_backward_by_hand(MY_SIGMOID, backward)
-    covers("saves only its output")
+    check_input_untouched(function, MY_SIGMOID, {"x": 3 * sample((32, 32), device)})
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_extreme_inputs(function, MY_SIGMOID, device)
     check_near_zero(function, MY_SIGMOID, device)
@@ -109,6 +82,9 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
     # last: the mistakes named above show here too, on a denser grid that names them less well
     check_whole_line(function, MY_SIGMOID, device)
+    watch.settle()  # on every call above, large, non-leaf and grad-free x included
+    covers("saves only its output")
+    covers("its own forward")
 
 
 def check_mask_blocks_negatives(function, spec: Spec, device) -> None:
@@ -160,46 +136,6 @@ def check_gradient_at_zero(function, spec: Spec, device) -> None:
     covers("x exactly 0")
 
 
-def _kept(saved) -> str:
-    """One saved tensor in words: 'its input x', 'its output y', 'a float32 intermediate'."""
-    if saved.role.startswith("input"):
-        return "its input x"
-    if saved.role == "output":
-        return "its output y"
-    return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
-
-
-def check_saves_mask_or_output(function, device) -> None:
-    """The contract: forward saves one tensor, a boolean mask (1 byte an element) or the output
-    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask."""
-    inputs = make_inputs({"x": sample((3, 4), device, seed=5, away_from_zero=0.1)})
-    saved = run_forward(function, MY_RELU, inputs).saved
-    if len(saved) == 1 and (saved[0].role == "output" or saved[0].dtype == torch.bool):
-        return
-    raise GradingError(
-        f"MyReLU saved {', '.join(map(_kept, saved)) or 'nothing'}: the contract saves one "
-        "tensor, a boolean mask (torch.bool, 1 byte an element) or the output y itself, which "
-        "the graph holds anyway; not x, not a copy, not a mask in another dtype",
-        mistake="MyReLU/saves-not-mask-or-output")
-
-
-def check_non_leaf_input_untouched(function, spec: Spec, device) -> None:
-    """Forward on an x that is not a leaf (an earlier layer's output, as in a network) leaves
-    it as it was: a forward that writes into x only when it is not a leaf passes every check
-    made on leaves. A call that raises is left to the battery."""
-    x = sample((3, 4), device, seed=3, away_from_zero=0.1).requires_grad_() * 1.0
-    before, version = x.detach().clone(), x._version
-    try:
-        run_forward(function, spec, {"x": x})
-    except Exception:  # noqa: BLE001 - the battery reports it
-        return
-    if x._version != version or not torch.equal(x.detach(), before):
-        raise GradingError(
-            f"{spec.name}.forward modified its input x in place: inputs must stay untouched, "
-            "leaves or not (here x is not a leaf: the output of an earlier op, as in a "
-            "network)", mistake=f"{spec.name}/writes-input")
-
-
 def check_output_is_new(function, spec: Spec, device, values=(1.0, 2.0, 3.0),
                         where="above 0") -> None:
     """Where every entry of x is ``where`` (above 0 for relu), the output has x's values: an
@@ -222,7 +158,8 @@ def check_output_is_new(function, spec: Spec, device, values=(1.0, 2.0, 3.0),
 
 
 def my_relu_full(MyReLU, device) -> None:
-    function = check_is_function(MyReLU, MY_RELU)
+    watch = relu_watch(MY_RELU)  # every call below: what it saves, x untouched
+    function = watch.wrap(check_is_function(MyReLU, MY_RELU))
     check_class_untouched(function, MY_RELU_DOMAIN, device)
     check_uses_grad_output(function, MY_RELU, {"x": sample((7,), device, away_from_zero=0.1)})
     check_mask_blocks_negatives(function, MY_RELU, device)
@@ -232,21 +169,28 @@ def my_relu_full(MyReLU, device) -> None:
             forward, backward = check_values_and_gradients(function, MY_RELU, values)
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
-    check_non_leaf_input_untouched(function, MY_RELU, device)
+    for dtype in MY_RELU_DOMAIN.dtypes:  # x of 8192 entries: the watch sees what these save
+        x = sample((64, 128), device, seed=7, dtype=dtype, away_from_zero=0.1).requires_grad_()
+        with suppress(Exception):  # a call that raises is left to the checks of each dtype
+            function.apply(x)
+    check_input_untouched(function, MY_RELU, {"x": sample((32, 32), device, seed=3,
+                                                          away_from_zero=0.1)})
     check_output_is_new(function, MY_RELU, device)
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
     check_relu_largest_finite(function, MY_RELU, device)
     covers("largest finite x")
-    check_saves_mask_or_output(function, device)
-    covers("a boolean mask or the output")
+    check_saves_mask_or_output(function, MY_RELU, device)
     check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
+    watch.settle()  # on every call above: each dtype, the largest finite x, non-leaf x
+    covers("a boolean mask or the output")
 
 
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
-    function = check_is_function(ScaledSigmoid, SCALED_SIGMOID)
+    watch = Watch(SCALED_SIGMOID)  # every call below: x untouched, no attribute set on x
+    function = watch.wrap(check_is_function(ScaledSigmoid, SCALED_SIGMOID))
     check_class_untouched(function, SCALED_SIGMOID_DOMAIN, device)
     with case("x of shape (7,), scale=0.0"):
         check_no_division_by_scale(function, device)
@@ -264,6 +208,8 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     covers("scale of 0")
     covers("negative scale")
     check_tiny_scales(function, device)
+    check_gradient_count(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
+    check_input_untouched(function, SCALED_SIGMOID, scaled_values((32, 32), device, 2.5))
     check_each_input_alone(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
     check_gradcheck(function, SCALED_SIGMOID, scaled_values((3,), device, -1.5))
     # last: a float32 step or state shared between calls is named above, where it shows first
@@ -273,10 +219,14 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     if (line := line_values(function, SCALED_SIGMOID, device, scale=LINE_SCALE)) is not None:
         judge_line(SCALED_SIGMOID, line, scale=LINE_SCALE)
     covers("x on a dense line")
+    watch.settle()
 
 
-MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0))
+# the domain's checks (after the battery) watched too, each finding raised at once
+MY_SIGMOID_DOMAIN = Domain(MY_SIGMOID, sampled(MY_SIGMOID, {"x": (3, 4)}, scale=3.0),
+                           prepare=lambda answer: sigmoid_watch(MY_SIGMOID).prepare(answer))
 MY_RELU_DOMAIN = Domain(MY_RELU, sampled(MY_RELU, {"x": (3, 4)}, away_from_zero=0.1),
+                        prepare=lambda answer: relu_watch(MY_RELU).prepare(answer),
                         dtypes=(torch.float64, torch.float32, torch.float16),
                         dtype_clause="the value and the gradient of torch.relu in float64, "
                                      "float32 and float16, each in the input's dtype")
@@ -286,13 +236,14 @@ SCALE = Constant(-1e3, 1e3, "scale a Python float (any sign, 0 and tiny magnitud
                  also=(0.0, -1e-12, 1e-6))
 SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
                                sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
+                               prepare=lambda answer: Watch(SCALED_SIGMOID).prepare(answer),
                                constants={"scale": SCALE})
 
 
 EXERCISES = [
     Exercise("MySigmoid", "01_sigmoid", my_sigmoid_full,
              contract=("|x| up to 800", "left tail", "saves only its output", "right half",
-                       "gradients on both halves"),
+                       "gradients on both halves", "its own forward"),
              clauses=MY_SIGMOID_CLAUSES,
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,

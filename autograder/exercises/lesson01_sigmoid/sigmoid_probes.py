@@ -8,6 +8,7 @@ import torch
 from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
 from ...errors import GradingError
 from ...exercise import sample
+from ...probes import record_returned_gradients
 
 
 def comparable(got, like: torch.Tensor) -> bool:
@@ -132,3 +133,23 @@ def check_mask_not_float32(function, spec: Spec, device) -> None:
             "the gradient is grad_output (1 here): at every x probed your gradient is the mask "
             "x > 0 taken in float32, where 1e-300 rounds to 0; take the mask of x in its own "
             "dtype", mistake=f"{spec.name}/mask-in-float32")
+
+
+def check_gradient_count(function, spec: Spec, values: dict) -> None:
+    """Backward returns one gradient per input, no more: the engine drops extra trailing
+    Nones without a word, so only what backward itself returned shows them. A call that raises
+    is left to the battery."""
+    probe, returned = record_returned_gradients(function)
+    inputs = make_inputs(values)
+    try:
+        forward = run_forward(probe, spec, inputs)
+        run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    for grads in returned:
+        if isinstance(grads, tuple) and len(grads) > len(inputs):
+            raise GradingError(
+                f"{spec.name}.backward returned {len(grads)} gradients for {len(inputs)} inputs "
+                f"({', '.join(inputs)}): the contract asks one per input, in forward's order; "
+                "PyTorch drops extra trailing Nones without a word, but an extra gradient "
+                "that is not None fails", mistake=f"{spec.name}/wrong-gradient-count")

@@ -13,6 +13,7 @@ from ...exercise import Exercise, sample
 from .sigmoid import check_class_untouched, check_output_is_new
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES
+from .saving import check_input_untouched, softplus_watch
 
 LATER_IN_LESSON = True
 
@@ -285,7 +286,8 @@ def _raise_named_tail_cause(function, device, generic: GradingError) -> None:
 
 
 def softplus_full(Softplus, device) -> None:
-    function = check_is_function(Softplus, SOFTPLUS)
+    watch = softplus_watch(SOFTPLUS, check_saves_only_output)  # every call: its saves, x kept
+    function = watch.wrap(check_is_function(Softplus, SOFTPLUS))
     check_class_untouched(function, SOFTPLUS_DOMAIN, device)
     check_named_gradient_slips(function, device)
     check_uses_grad_output(function, SOFTPLUS, {"x": 4 * sample((7,), device)})
@@ -303,7 +305,7 @@ def softplus_full(Softplus, device) -> None:
         with case(f"x of shape {shape}"):
             check_no_ctx_tensors(SOFTPLUS, forward)
             check_saves_only_output(forward)
-    covers("saves only its output")
+    check_input_untouched(function, SOFTPLUS, {"x": 4 * sample((32, 32), device)})
     check_large_inputs(function, device)
     check_tails(function, device)
     # above x = 37, log(1 + e^x) rounds to x in float64: x itself would pass every value check
@@ -311,9 +313,13 @@ def softplus_full(Softplus, device) -> None:
     covers("a new tensor")
     check_each_input_alone(function, SOFTPLUS, {"x": 4 * sample((3, 4), device)})
     check_gradcheck(function, SOFTPLUS, {"x": sample((4,), device)})
+    watch.settle()  # on every call above: the tails' and the large x, non-leaf x included
+    covers("saves only its output")
 
 
-SOFTPLUS_DOMAIN = Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0))
+SOFTPLUS_DOMAIN = Domain(SOFTPLUS, sampled(SOFTPLUS, {"x": (3, 4)}, scale=4.0),
+                         prepare=lambda answer: softplus_watch(
+                             SOFTPLUS, check_saves_only_output).prepare(answer))
 
 
 EXERCISES = [

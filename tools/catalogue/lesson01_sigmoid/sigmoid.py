@@ -25,8 +25,6 @@ UNUSUAL = [
     Unusual("MySigmoid", "1 / (1 + exp(-x)) inside a Function: 1 / inf = 0, never nan",
             _sigmoid("        y = torch.reciprocal(1 + torch.exp(-x))\n"
                      "        ctx.save_for_backward(y)\n        return y", FROM_Y)),
-    Unusual("MySigmoid", "exp(logsigmoid(x)), a log-space form exact in the tail",
-            _sigmoid("        y = torch.exp(F.logsigmoid(x))\n" + SAVE_Y, FROM_Y)),
     Unusual("MySigmoid", "torch.where on the sign with expm1-free branches, y - y * y backward",
             _sigmoid("        e = torch.exp(torch.where(x >= 0, -x, x))\n"
                      "        y = torch.where(x >= 0, 1 / (1 + e), e / (1 + e))\n" + SAVE_Y,
@@ -36,10 +34,7 @@ UNUSUAL = [
                      "        if not ctx.needs_input_grad[0]:\n            return None\n"
                      "        y, = ctx.saved_tensors\n"
                      "        return torch.addcmul(torch.zeros_like(y), grad_output, y * (1 - y))")),
-    # ATen's sigmoid backward kernel computes grad_output * (1 - y) * y from the saved result
-    Unusual("MySigmoid", "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
-            _sigmoid("        y = torch.sigmoid(x)\n" + SAVE_Y,
-                     "        y, = ctx.saved_tensors\n        return grad_output * (1 - y) * y")),
+    # (PyTorch's own sigmoid in forward, torch.sigmoid or F.logsigmoid: review54b.py's mistakes)
     Unusual("MySigmoid", "torch.where over both textbook formulas (inf and nan in the branch not taken)",
             _sigmoid("        y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),\n"
                      "                        torch.exp(x) / (1 + torch.exp(x)))\n" + SAVE_Y, FROM_Y)),

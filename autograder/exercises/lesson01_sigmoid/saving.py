@@ -1,0 +1,138 @@
+"""Lesson 01: what forward saves and whether it leaves x untouched, judged on every call a
+battery makes (``watch.Watch``: each exercise's judge below) and by the probes that set up the
+calls the sizes and dtypes do not: x not a leaf, x needing no gradient, grad disabled."""
+
+from types import SimpleNamespace
+
+import torch
+
+from ...checks import Spec, make_inputs, run_forward
+from ...errors import GradingError
+from ...exercise import sample
+from .watch import Call, Watch
+
+# ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
+# recomputes what forward already did
+EXPONENTIALS = frozenset({"exp", "exp2", "expm1", "sigmoid", "tanh", "softplus", "log_sigmoid",
+                          "log_sigmoid_forward", "logsigmoid"})
+# PyTorch's own sigmoid, as forward's ops show it: torch.sigmoid, Tensor.sigmoid,
+# torch.special.expit and nn.Sigmoid run aten.sigmoid; F.logsigmoid runs log_sigmoid_forward
+BUILTIN_SIGMOID = frozenset({"sigmoid", "sigmoid_", "log_sigmoid", "log_sigmoid_forward"})
+# what a backward trace is where none was run: no ops, so nothing is said about them
+NO_BACKWARD = SimpleNamespace(ops=())
+
+
+def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
+    """Sigmoid's derivative is y * (1 - y): the output is all backward needs. ``backward``: its
+    trace, which says whether backward computed an exponential again (only then is it said)."""
+    if (roles := [saved.role for saved in forward.saved]) == ["output"]:
+        return
+    again = backward is not None and any(op in EXPONENTIALS for op in backward.ops)
+    if any(role.startswith("input") for role in roles):
+        if "output" in roles:
+            said = (f"{spec.name} saved its input x as well as its output y: backward needs "
+                    "only y, since step 2 of the maths writes the derivative without x")
+            said += ("; and your backward computes an exponential again, which y makes "
+                     "unnecessary" if again else "; save y alone")
+        elif again or backward is None:
+            said = (f"{spec.name} saved its input x: its backward then computes an exponential "
+                    "again, where step 2 of the maths writes the derivative without x")
+        else:
+            said = (f"{spec.name} saved its input x: step 2 of the maths writes the derivative "
+                    "without x, from the output y alone; save y")
+        raise GradingError(said, mistake=f"{spec.name}/saves-input")
+    if not roles:
+        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
+                           "output y", mistake=f"{spec.name}/saves-nothing")
+    raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
+                       f"({', '.join(roles)}): save exactly the output y",
+                       mistake=f"{spec.name}/saves-more-than-output")
+
+
+def sigmoid_watch(spec: Spec) -> Watch:
+    """MySigmoid's calls: forward saves only y, and is the learner's formula, not PyTorch's."""
+    def judge(call: Call) -> None:
+        if builtin := sorted(BUILTIN_SIGMOID.intersection(call.ops)):
+            raise GradingError(
+                f"{spec.name}.forward runs PyTorch's own sigmoid (aten.{builtin[0]}; "
+                "torch.sigmoid, torch.special.expit and nn.Sigmoid run aten.sigmoid, "
+                "F.logsigmoid runs log_sigmoid_forward): the contract's forward is your formula "
+                "from 'The fix', one whose exponentials you have bounded yourself",
+                mistake=f"{spec.name}/builtin-forward")
+        if call.saved is not None:
+            check_saves_only_output(spec, SimpleNamespace(saved=call.saved), NO_BACKWARD)
+    return Watch(spec, judge, ops=True)
+
+
+def softplus_watch(spec: Spec, check_saved) -> Watch:
+    """Softplus's calls: forward saves only y (``check_saved``, the battery's own check)."""
+    def judge(call: Call) -> None:
+        if call.saved is not None:
+            check_saved(SimpleNamespace(saved=call.saved))
+    return Watch(spec, judge)
+
+
+def _kept(saved) -> str:
+    """One saved tensor in words: 'its input x', 'its output y', 'a float32 intermediate'."""
+    if saved.role.startswith("input"):
+        return "its input x"
+    if saved.role == "output":
+        return "its output y"
+    return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
+
+
+def judge_mask_or_output(saved: list) -> None:
+    """The contract: forward saves one tensor, a boolean mask (1 byte an element) or the output
+    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask."""
+    if len(saved) == 1 and (saved[0].role == "output" or saved[0].dtype == torch.bool):
+        return
+    kept = " and ".join(map(_kept, saved)) or "nothing"
+    raise GradingError(
+        f"MyReLU saved {f'{len(saved)} tensors, ' if len(saved) > 1 else ''}{kept}: the "
+        "contract saves one "
+        "tensor, a boolean mask (torch.bool, 1 byte an element) or the output y itself, which "
+        "the graph holds anyway; not x, not a copy, not a mask in another dtype",
+        mistake="MyReLU/saves-not-mask-or-output")
+
+
+def relu_watch(spec: Spec) -> Watch:
+    """MyReLU's calls: one tensor saved, a boolean mask or the output."""
+    def judge(call: Call) -> None:
+        if call.saved is not None:
+            judge_mask_or_output(call.saved)
+    return Watch(spec, judge)
+
+
+def check_saves_mask_or_output(function, spec: Spec, device) -> None:
+    """What MyReLU saves on a small float64 leaf x."""
+    inputs = make_inputs({"x": sample((3, 4), device, seed=5, away_from_zero=0.1)})
+    judge_mask_or_output(run_forward(function, spec, inputs).saved)
+
+
+# (the state in words, x a leaf, x requiring grad, grad enabled)
+STATES = (("x is not a leaf (the output of an earlier op, as in a network)", False, True, True),
+          ("x needs no gradient (requires_grad=False: a data tensor, a frozen feature)",
+           True, False, True),
+          ("grad is disabled (torch.no_grad(): inference)", True, True, False))
+
+
+def check_input_untouched(function, spec: Spec, values: dict) -> None:
+    """Forward leaves x as it was however it is called: on an x that is not a leaf, on one that
+    needs no gradient, and under torch.no_grad(). A forward that works in x's memory only where
+    nothing differentiates it passes every call made on leaves that need a gradient. A call
+    that raises is left to the battery."""
+    rest = list(values.values())[1:]
+    for state, leaf, requires_grad, grad_enabled in STATES:
+        x = values["x"].detach().clone().requires_grad_(requires_grad)
+        x = x if leaf else x * 1.0
+        before, version = x.detach().clone(), x._version
+        try:
+            with torch.set_grad_enabled(grad_enabled):
+                function.apply(x, *rest)
+        except Exception:  # noqa: BLE001 - the battery reports it
+            return
+        if x._version != version or not torch.equal(x.detach(), before):
+            raise GradingError(
+                f"{spec.name}.forward modified its input x in place: inputs must stay "
+                f"untouched, leaf or not, needing a gradient or not (here {state})",
+                mistake=f"{spec.name}/writes-input")
