@@ -47,6 +47,12 @@ from widgets import backward_flow, inspect_saved, jacobian_view
 _ = torch.manual_seed(0)
 
 
+def written(predicted: dict) -> bool:
+    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
+    measurements only then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predicted.values())
+
+
 def compare(predicted: dict, actual: dict) -> None:
     """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
     All would hand it over before you predict)."""
@@ -92,10 +98,11 @@ def compare(predicted: dict, actual: dict) -> None:
 #   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
 #
 # Do not build the Jacobian $J$: it has an entry for every pair of an output and an input
-# entry, mostly zeros. (No check measures what your backward allocates; this is the method,
-# not a graded rule.) The method, every time: write one entry $\partial y_i / \partial x_j$
-# with its indices, see which entries are zero, and do the sum over $i$ on paper. What is left
-# is a formula in tensors, and its shapes check it.
+# entry, mostly zeros. Every contract below says so (backward's memory is linear in the
+# sizes), and the checks measure what your backward holds at once. The method, every time:
+# write one entry $\partial y_i / \partial x_j$ with its indices, see which entries are zero,
+# and do the sum over $i$ on paper. What is left is a formula in tensors, and its shapes check
+# it.
 
 # %% [markdown]
 # ## Worked example: `Norm`
@@ -166,10 +173,17 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 # three answers first.
 
 # %%
+### BEGIN WORKED
+predicted_forward = {
+    "grad mode on inside forward": False, "x.square() recorded inside forward": False,
+    "class of y.grad_fn": "NormReportsBackward"
+}
+### LEARNER
 predicted_forward = {
     "grad mode on inside forward": None, "x.square() recorded inside forward": None,
     "class of y.grad_fn": None
 }
+### END WORKED
 
 
 # %%
@@ -206,9 +220,9 @@ compare(predicted_forward, {
 # ### Look inside: what forward saved
 #
 # `inspect_saved` runs `Norm.forward` once and lists what went through `save_for_backward`:
-# two tensors, the input `x` and the output `y`. Neither is new memory: the caller holds `x`,
-# and `y` is the result it receives. Untick `x.requires_grad`: autograd then records nothing,
-# and forward's `ctx` is thrown away.
+# two tensors, the input `x` and the output `y`. Neither is a copy: `x` is the caller's own
+# tensor and `y` the result it receives; saving them keeps them alive until backward. Untick
+# `x.requires_grad`: autograd then records nothing, and forward's `ctx` is thrown away.
 
 # %%
 inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
@@ -225,7 +239,11 @@ inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
 # next cell before you run the one after it.
 
 # %%
+### BEGIN WORKED
+predicted_gradcheck = {"gradcheck passes in float64": True, "gradcheck passes in float32": False}
+### LEARNER
 predicted_gradcheck = {"gradcheck passes in float64": None, "gradcheck passes in float32": None}
+### END WORKED
 
 
 # %%
@@ -268,6 +286,8 @@ compare(predicted_gradcheck, {
 #
 # - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, `x = 0`
 #   included: the value and the gradient autograd gives `x ** 2`;
+# - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive
+#   at once, never the Jacobian as a matrix;
 # - forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it from
 #   `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a global;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
@@ -334,7 +354,9 @@ from autograder import grade; grade("Square", Square)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of
-# $x$'s shape. It needs $x$, which costs no new memory, since the caller holds it.
+# $x$'s shape. It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
+# model's input, a weight); for an intermediate the caller would free, saving it is what keeps
+# it alive until backward.
 # </details>
 
 # %% [markdown]
@@ -345,9 +367,15 @@ from autograder import grade; grade("Square", Square)
 # negative $x$? For positive $x$? Write `True` or `False` into the next cell first.
 
 # %%
+### BEGIN WORKED
+predicted_from_output = {
+    "gradcheck passes": False, "right for negative x": False, "right for positive x": True
+}
+### LEARNER
 predicted_from_output = {
     "gradcheck passes": None, "right for negative x": None, "right for positive x": None
 }
+### END WORKED
 
 
 # %%
@@ -369,7 +397,9 @@ class SquareFromOutput(torch.autograd.Function):
 x_signed = torch.tensor([-1.5, -0.5, 0.5, 1.5], dtype=torch.float64, requires_grad=True)
 SquareFromOutput.apply(x_signed).sum().backward()
 right = torch.isclose(x_signed.grad, 2 * x_signed.detach())
-print("x_signed.grad =", x_signed.grad.tolist(), " (2x =", (2 * x_signed.detach()).tolist(), ")")
+if written(predicted_from_output):  # the gradients, once your three answers are written
+    print("x_signed.grad =", x_signed.grad.tolist(), " (2x =", (2 * x_signed.detach()).tolist(),
+          ")")
 compare(predicted_from_output, {
     "gradcheck passes": passes_gradcheck(SquareFromOutput.apply, x_signed),
     "right for negative x": bool(right[x_signed < 0].all()),
@@ -422,18 +452,27 @@ except GradcheckError as error:
 # tuple and three `True` (raises) or `False` first.
 
 # %%
+### BEGIN WORKED
+predicted_shift = {
+    "needs_input_grad of Shift.apply(x, 2.0)": (True, False),
+    "save_for_backward(x, c) raises": True,
+    "backward returning grad_output alone raises": True,
+    "backward returning zeros for c raises": True
+}
+### LEARNER
 predicted_shift = {
     "needs_input_grad of Shift.apply(x, 2.0)": None,
     "save_for_backward(x, c) raises": None,
     "backward returning grad_output alone raises": None,
     "backward returning zeros for c raises": None
 }
+### END WORKED
 
 
 # %%
 def shift(save, returns):
     """Build y = x + c (c a Python float) with the given forward save and backward return,
-    run it forward and backward at c = 2.0, print any error; (needs_input_grad, raised)."""
+    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
 
     class Shift(torch.autograd.Function):
         @staticmethod
@@ -451,19 +490,21 @@ def shift(save, returns):
         needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
         y.sum().backward()
     except (TypeError, RuntimeError) as error:
-        print(f"{type(error).__name__}: {str(error).splitlines()[0]}")
-        return needs, True
-    return needs, False
+        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    return needs, None
 
 
 _, saving_c = shift(lambda x, c: (x, c), lambda g: g)
 needs, alone = shift(lambda x, c: (), lambda g: g)
 _, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
+if written(predicted_shift):  # the errors, once your four answers are written
+    for error in (saving_c, alone, zeros_for_c):
+        print(error or "no error")
 compare(predicted_shift, {
     "needs_input_grad of Shift.apply(x, 2.0)": needs,
-    "save_for_backward(x, c) raises": saving_c,
-    "backward returning grad_output alone raises": alone,
-    "backward returning zeros for c raises": zeros_for_c
+    "save_for_backward(x, c) raises": saving_c is not None,
+    "backward returning grad_output alone raises": alone is not None,
+    "backward returning zeros for c raises": zeros_for_c is not None
 })
 
 # %% [markdown]
@@ -472,11 +513,9 @@ compare(predicted_shift, {
 # `(True, False)`, and all three raise. A Python float never needs a gradient: autograd cannot
 # even give it one. `save_for_backward` takes tensors (or `None`), nothing else, and is called
 # once, with every tensor (the optional `SavesTwice` at the end shows what a second call
-# does). Backward
-# returns one value per input, two here, and for an input that is not a tensor autograd refuses
-# any tensor, a tensor of zeros included. So two questions are left for `WeightedSum` below,
-# which takes two such floats: what goes in their places in backward's return, and where can
-# forward keep a float that backward needs?
+# does). So two questions are left for `WeightedSum` below, which takes two such floats: what
+# goes in their places in backward's return, and where can forward keep a float that backward
+# needs?
 # </details>
 
 # %% [markdown]
@@ -487,17 +526,21 @@ compare(predicted_shift, {
 #
 # - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` Python
 #   floats, 0 included: the value and the gradients autograd gives;
+# - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at
+#   once, never a Jacobian as a matrix;
 # - backward returns one value for each of the four inputs;
 # - `w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
-#   before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere else.
+#   before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere else;
+# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
+#   may read it after your backward.
 #
 # Answer on paper first, with what `shift` showed you:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. Backward returns four values. Which inputs get a gradient, and what can go in the other
-#    places, where autograd refuses any tensor?
+#    places?
 # 3. So what must forward keep for backward, and where? Your answer to step 1 says which
 #    inputs backward reads; `shift` showed where a float cannot go.
 #
@@ -557,7 +600,8 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
 # appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
 # Function that saves no tensor keeps no memory alive between the passes. Backward returns
-# `None` in the places of `w1` and `w2`.
+# `None` in the places of `w1` and `w2`: for an input that is not a tensor autograd refuses
+# any tensor, a tensor of zeros included (what `shift` showed).
 #
 # Why `ctx`: every call gets its own `ctx`, while the class and the module's globals are
 # shared by every call, and an input tensor by every call made on it, so a second call made
@@ -642,7 +686,11 @@ jacobian_view(FirstDifference,
 # tuple you expect.
 
 # %%
+### BEGIN WORKED
+predicted_first_difference = {"needs_input_grad": (True, True, False)}
+### LEARNER
 predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, False)
+### END WORKED
 
 # %%
 y = FirstDifference.apply(u, v, 2.0)
@@ -670,6 +718,8 @@ compare(predicted_first_difference, {
 #
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$
 #   ($0$ included), each gradient of its input's shape;
+# - backward's memory is linear in the sizes: at most a few tensors of the output's size alive
+#   at once, never a Jacobian as a matrix;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes, and
@@ -840,7 +890,7 @@ else:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
-# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
+# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, which the self-check measures, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
 # | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0 | `2 * x`: nothing to divide by |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
@@ -918,10 +968,17 @@ plt.show()
 # `False` for each into the next cell.
 
 # %%
+### BEGIN WORKED
+predicted_gradient_shapes = {
+    "(3,) given a (2, 3) gradient raises": False,
+    "(2, 3) given a (1, 3) gradient raises": True
+}
+### LEARNER
 predicted_gradient_shapes = {
     "(3,) given a (2, 3) gradient raises": None,
     "(2, 3) given a (1, 3) gradient raises": None
 }
+### END WORKED
 
 
 # %%
@@ -938,17 +995,20 @@ class GradientOfShape(torch.autograd.Function):
         return torch.ones(ctx.shape), None
 
 
-actual = {}
+actual, seen = {}, []
 for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
     x = torch.ones(input_shape, requires_grad=True)
     try:
         GradientOfShape.apply(x, grad_shape).sum().backward()
-        print(f"input {input_shape}, gradient {grad_shape}: x.grad = {x.grad.tolist()}")
+        seen.append(f"input {input_shape}, gradient {grad_shape}: x.grad = {x.grad.tolist()}")
         raised = False
     except RuntimeError as error:
-        print(f"input {input_shape}, gradient {grad_shape}: error:", str(error).splitlines()[0])
+        seen.append(f"input {input_shape}, gradient {grad_shape}: error: "
+                    + str(error).splitlines()[0])
         raised = True
     actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
+if written(predicted_gradient_shapes):  # what happened, once your two answers are written
+    print("\n".join(seen))
 compare(predicted_gradient_shapes, actual)
 
 # %% [markdown]
@@ -967,15 +1027,22 @@ compare(predicted_gradient_shapes, actual)
 #
 # **Predict, then run.** `SavesTwice` computes $y = a\,b$. Its forward calls
 # `save_for_backward` once for each tensor; its backward expects to find `(a, b)` and returns
-# $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both print
-# `ctx.saved_tensors`. How many tensors does each print show? Is `a.grad` right? Is `b.grad`
+# $b \cdot$ `grad_output` for `a` and $a \cdot$ `grad_output` for `b`. Both note
+# `ctx.saved_tensors`, printed after the run. How many tensors does each hold? Is `a.grad` right? Is `b.grad`
 # right? Write numbers and `True` or `False` into the next cell first.
 
 # %%
+### BEGIN WORKED
 predicted_saves = {
-    "tensors printed in forward": None, "tensors printed in backward": None,
+    "tensors held in forward": 0, "tensors held in backward": 1,
+    "a.grad is right": True, "b.grad is right": False
+}
+### LEARNER
+predicted_saves = {
+    "tensors held in forward": None, "tensors held in backward": None,
     "a.grad is right": None, "b.grad is right": None
 }
+### END WORKED
 
 
 # %%
@@ -986,15 +1053,13 @@ class SavesTwice(torch.autograd.Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a)
         ctx.save_for_backward(b)
-        print("ctx.saved_tensors inside forward: ", ctx.saved_tensors)
-        ctx.counts = [len(ctx.saved_tensors)]  # read back after backward, below
+        ctx.seen = [ctx.saved_tensors]  # read back after backward, below
         return a * b
 
     @staticmethod
     def backward(ctx, grad_output):
         saved = ctx.saved_tensors
-        print("ctx.saved_tensors inside backward:", saved)
-        ctx.counts.append(len(saved))
+        ctx.seen.append(saved)
         first, last = saved[0], saved[-1]  # meant to be a and b
         return grad_output * last, grad_output * first
 
@@ -1003,11 +1068,14 @@ a = torch.tensor([1.0, 2.0], requires_grad=True)
 b = torch.tensor([10.0, 20.0], requires_grad=True)
 y = SavesTwice.apply(a, b)
 y.sum().backward()
-counts = y.grad_fn.counts
-print("a.grad =", a.grad, " b.grad =", b.grad)
+in_forward, in_backward = y.grad_fn.seen
+if written(predicted_saves):  # what each held, once your four answers are written
+    print("ctx.saved_tensors inside forward: ", in_forward)
+    print("ctx.saved_tensors inside backward:", in_backward)
+    print("a.grad =", a.grad, " b.grad =", b.grad)
 compare(predicted_saves, {
-    "tensors printed in forward": counts[0],
-    "tensors printed in backward": counts[1],
+    "tensors held in forward": len(in_forward),
+    "tensors held in backward": len(in_backward),
     "a.grad is right": torch.equal(a.grad, b.detach()),
     "b.grad is right": torch.equal(b.grad, a.detach())
 })

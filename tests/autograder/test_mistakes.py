@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The lessons whose proven hints carry ids, and the files under autograder/exercises/ that raise
 # them (shared/: the checks lesson 00 first used, which raise them with the exercise's name).
 NAMED_LESSONS = {"00_template": ("lesson00_template/template.py", "lesson00_template/outer.py",
+                                 "lesson00_template/linear_memory.py",
                                  "shared/grad_output.py", "shared/call_state.py"),
                  "12_surgery": ("lesson12_surgery/surgery.py",
                                 "lesson12_surgery/clip_gradient_norm.py",

@@ -10,8 +10,10 @@ SQUARE_CLAUSES = (
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",
-            "raised:RuntimeError": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
             "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
+    Clause("backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size "
+           "alive at once, never the Jacobian as a matrix;",
+           {"Square/builds-jacobian": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
     Clause("forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it "
            "from `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a "
            "global;",
@@ -38,6 +40,9 @@ WEIGHTED_SUM_CLAUSES = (
             "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
             "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
             "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack"}),
+    Clause("backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive "
+           "at once, never a Jacobian as a matrix;",
+           {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye"}),
     Clause("backward returns one value for each of the four inputs;",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
@@ -46,11 +51,14 @@ WEIGHTED_SUM_CLAUSES = (
            {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
     Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
            "before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere "
-           "else.",
+           "else;",
            {"WeightedSum/state-shared-between-calls": "weights kept on the class",
             "WeightedSum/state-on-input": "weights hung on the input x1",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
             "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1"}),
+    Clause("backward never writes into `grad_output` (its values, its shape or its strides): "
+           "autograd may read it after your backward.",
+           {"WeightedSum/writes-grad-output": "grad_output scaled in place for grad_x2"}),
 )
 
 
@@ -63,6 +71,9 @@ OUTER_CLAUSES = (
                 "grad_u as a (1, m) row, which the engine sums to (m,)",
             "Outer/ignores-grad-output": "forgets grad_output",
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
+    Clause("backward's memory is linear in the sizes: at most a few tensors of the output's size "
+           "alive at once, never a Jacobian as a matrix;",
+           {"Outer/builds-jacobian": "both Jacobians built and summed over the outputs"}),
     Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
            "which inputs need none?);",
            {"Outer/computes-frozen-gradient": "ignores needs_input_grad",

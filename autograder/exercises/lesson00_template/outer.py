@@ -17,6 +17,7 @@ from ..shared.returned_gradients import check_returned_shapes
 from .contracts import OUTER_CLAUSES
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import gradcheck_named
+from .linear_memory import check_backward_memory_linear
 
 LATER_IN_LESSON = True
 
@@ -158,6 +159,9 @@ def outer_full(Outer, device) -> None:
             # the derivation is the exercise: no autograd inside backward (one asking it for
             # both gradients is left by raise_unneeded_read to this check)
             check_backward_by_hand(OUTER, backward)
+    check_backward_memory_linear(function, OUTER, _values(32, 32, device, seed=4),
+                                 "u and v of shape (32,)")
+    covers("memory linear in the sizes")
     check_saves_only_strided_inputs(function, device)
     covers("saves only u and v")
     covers("m != n")
@@ -188,6 +192,7 @@ DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column 
 EXERCISES = [
     Exercise("Outer", "00_template", outer_full, clauses=OUTER_CLAUSES,
              contract=("saves only u and v", "m != n", "m or n = 0",
-                       "non-contiguous grad_output", "gradient only when needed"),
+                       "memory linear in the sizes", "non-contiguous grad_output",
+                       "gradient only when needed"),
              example=lambda: tuple(_values(4, 3, "cpu").values()), domain=DOMAIN),
 ]

@@ -14,6 +14,7 @@ from ..shared.grad_output import check_strided_grad_output, check_uses_grad_outp
 from .contracts import SQUARE_CLAUSES, WEIGHTED_SUM_CLAUSES
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import check_empty_shapes, gradcheck_named
+from .linear_memory import check_backward_memory_linear
 
 # 0-d last: on a single element every wrong gradient looks like a sign or a constant factor,
 # so the first failure should come from a shape whose hint can tell them apart.
@@ -74,6 +75,11 @@ def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
     check_square_keeps_sign(function, device)
+    # 1-D, before the other shapes: a torch.diag(2 * x) of a 1-D x is named, not the error
+    # the same code raises on a 2-D x
+    check_backward_memory_linear(function, SQUARE, {"x": sample((256,), device, seed=5)},
+                                 "x of shape (256,)")
+    covers("memory linear in the size of x")
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed)}
         with case(f"x of shape {shape}"):
@@ -246,6 +252,9 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_no_state_on_inputs(function, device)
     check_weights_not_swapped(function, device)
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
+    check_backward_memory_linear(function, WEIGHTED_SUM, _weighted_values((256,), device, seed=5),
+                                 "x1 and x2 of shape (256,)")
+    covers("memory linear in the sizes")
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (0.0, 1.5), (3.0, 3.0)]:
             values = _weighted_values(shape, device, w1, w2, seed)
@@ -274,13 +283,15 @@ WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
-             contract=("0-d x", "x = 0", "empty x", "non-contiguous grad_output", "float32"),
+             contract=("memory linear in the size of x", "0-d x", "x = 0", "empty x",
+                       "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES,
              example=lambda: (sample((4,), "cpu"),),
              domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
                  "x": sample((3, 4), device, seed=seed, dtype=dtype)})),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
-             contract=("a weight of 0", "0-d inputs", "empty inputs", "float32"),
+             contract=("memory linear in the sizes", "a weight of 0", "0-d inputs",
+                       "empty inputs", "float32"),
              clauses=WEIGHTED_SUM_CLAUSES,
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
              domain=Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,

@@ -87,8 +87,9 @@ MISTAKES = [
             + "\nimport warnings\nwith warnings.catch_warnings():\n"
               "    warnings.simplefilter('ignore')\n    Square = Square()\n", named=True),
     Mistake("Square", "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
-            "Square.backward raised RuntimeError with x of shape (3, 4)",
-            _square(SAVE_X, READ_X + "        return grad_output @ torch.diag(2 * x)")),
+            "Square's backward builds a Jacobian as a matrix",
+            _square(SAVE_X, READ_X + "        return grad_output @ torch.diag(2 * x)"),
+            named=True),
     Mistake("Square", "x kept on the class", "Square's backward used another call's inputs",
             _square("        Square.saved = x.detach()\n        return x ** 2",
                     "        return 2 * Square.saved * grad_output"), named=True),
