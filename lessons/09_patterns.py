@@ -45,17 +45,17 @@
 # cell lists where you stand.
 #
 # Plan your time: the main line (the six exercises and the sections that lead to them, up to
-# the Summary) holds six derivations you check live, six predictions and six Functions to
-# write; plan on about three hours, in two sittings, the first ending after Exercise 3
-# (`Cumsum`). Everything after the Summary is
-# **optional** and never graded: the section "Both at once: the running product" (no exercise
-# needs its cells; skip them, or run them with `prediction_6` left at `None`) and the
-# **In practice** block.
+# the Summary) holds six derivations you check live, four predictions and six Functions to
+# write; plan on about two and a half hours, in two sittings, the first ending after
+# Exercise 3 (`Cumsum`). Everything after the Summary is **optional** and never graded (no
+# exercise needs its cells; skip them, or run them with their predictions left at `None`):
+# what the engine does with a gradient of the wrong shape, ties in `torch.cummax`, the
+# running product, and the **In practice** block.
 #
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
-# 2. bring the gradient of a broadcast input to that input's exact shape, and say what the
-#    autograd engine does when you do not;
+# 2. bring the gradient of a broadcast input to that input's exact shape (and, in an
+#    optional section, say what the autograd engine does when you do not);
 # 3. expand a reduced gradient without copying it (`expand`);
 # 4. differentiate a product with zeros in it without dividing by zero;
 # 5. find the backward of a scan (a running sum; in the optional section, a running product
@@ -84,6 +84,14 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def written(prediction) -> bool:
+    """Whether a prediction is written (every entry, for a dict of them): a predict-then-run
+    cell prints its measurements only then (Run All would hand them over before you predict)."""
+    if isinstance(prediction, dict):
+        return all(answer is not None for answer in prediction.values())
+    return prediction is not None
 
 
 def compare(prediction, observed) -> None:
@@ -149,12 +157,13 @@ prediction_1 = None  # "g_r" or "g_c"
 # %%
 g = torch.tensor([1.0, 2.0, 3.0])
 compare(prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
-print("g.expand(3, 3):\n", g.expand(3, 3))
-print("g.unsqueeze(1).expand(3, 3):\n", g.unsqueeze(1).expand(3, 3))
-try:
-    g.expand(3, 4)  # the same mistake when x has shape (3, 4)
-except RuntimeError as error:
-    print(first_line(error))
+if written(prediction_1):  # the expansions show the answer: printed once you have predicted
+    print("g.expand(3, 3):\n", g.expand(3, 3))
+    print("g.unsqueeze(1).expand(3, 3):\n", g.unsqueeze(1).expand(3, 3))
+    try:
+        g.expand(3, 4)  # the same mistake when x has shape (3, 4)
+    except RuntimeError as error:
+        print(first_line(error))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -311,81 +320,6 @@ check_add_grads()
 # </details>
 
 # %% [markdown]
-# ### What the engine does with a gradient of the wrong shape
-#
-# Backward must return, for each input, a gradient of that input's shape. The autograd engine
-# checks what backward returned: does it refuse every other shape? Here is a Function that
-# returns a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
-#
-# **Quick question 2.** The input has shape $(3, 1)$ and backward returns a gradient of shape
-# $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
-# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1? Write
-# each answer as `(shape, value of every entry)` or `"refused"` into `prediction_2`.
-
-# %%
-prediction_2 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
-
-
-# %%
-class ReturnsShape(torch.autograd.Function):
-    """Identity forward; backward returns ones of the shape ``ReturnsShape.returned``."""
-
-    returned = ()
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.clone()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
-
-
-observed_2, table_2 = {}, []
-for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
-                              ((), (3,)), ((4,), (1, 4)),
-                              ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))]:
-    ReturnsShape.returned = returned
-    x = torch.zeros(input_shape, requires_grad=True)
-    try:
-        ReturnsShape.apply(x).sum().backward()
-        verdict = f"summed to {tuple(x.grad.shape)}, values {x.grad.unique().tolist()}"
-        outcome = (tuple(x.grad.shape), x.grad.unique().item())
-    except RuntimeError as error:
-        verdict, outcome = "refused: " + str(error).split(" - ")[1], "refused"
-    if input_shape == (3, 1) and returned in prediction_2:
-        observed_2[returned] = outcome
-    table_2.append(f"input {str(input_shape):8} returned {str(returned):10} -> {verdict}")
-if all(answer is not None for answer in prediction_2.values()):  # the table holds the answers
-    print("\n".join(table_2))
-else:
-    print("the table of every shape tried shows once both predictions are written")
-for returned, observed in observed_2.items():
-    print(f"input (3, 1), returned {returned}: ", end="")
-    compare(prediction_2[returned], observed)
-
-# %% [markdown]
-# <details><summary><b>Answer</b> (open after your prediction)</summary>
-#
-# $(3, 1)$ broadcasts to $(2, 3, 4)$, so the engine accepts that gradient and sums it over the
-# leading dimension and the last one, keeping the size-1 dimension: `x.grad` has shape
-# $(3, 1)$ and every entry is $2 \times 4 = 8$. A gradient of shape $(3,)$ is refused: $(3, 1)$
-# does not broadcast to $(3,)$, even though the numbers would fit. The engine sums; it never
-# adds or reshapes a dimension.
-# </details>
-#
-# So why should backward reduce at all? Because the engine's help is narrower than it looks:
-#
-# - it is part of the **engine's** call, not of your Function. Anything that calls your
-#   backward itself (another Function reusing it in a fused backward, a test, a reader checking
-#   the maths) gets a gradient of the wrong shape;
-# - it covers only shapes the input broadcasts to: a sum that dropped a dimension of size 1 is
-#   refused, as above, so "the engine fixes my shapes" is half a rule;
-# - the contract of `backward` (and of every exercise here) is one gradient **of the input's
-#   shape** per input. The grader records what your backward returns *before* the engine sees
-#   it, and so does the Jacobian view: a forgotten sum shows as extra columns.
-
-# %% [markdown]
 # ## ✎ Exercise 1 · `BroadcastMul`
 #
 # Write `BroadcastMul`, with `BroadcastMul.apply(a, b)` returning `a * b`. The contract, which
@@ -395,7 +329,8 @@ for returned, observed in observed_2.items():
 #   dims of size 1, missing leading dims, or both, and either may be 0-dim; the value and the
 #   gradients autograd gives `a * b`, inputs holding zeros included;
 # - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
-#   broadcast dims itself (the engine's sum, above, does not count);
+#   broadcast dims itself (the autograd engine sums some gradients of a broadcast shape for
+#   you; that does not count);
 # - `None`, and no work, for the gradient of an input that needs none.
 #
 # Derive it before you write it:
@@ -462,8 +397,8 @@ check_bm_grads()
 # deltas. Ask the same of $\partial y_{p,r,k} / \partial b_{s,0}$. Multiply each by
 # $g_{p,r,k}$ and sum over $p$, $r$ and $k$: which sums do the deltas remove, and which are
 # left for $a$ and for $b$? The check of `bm_grads` above and Hint 3's numbers tell you when
-# they are right. Bringing a tensor of shape $(B, R, C)$ down to a shape that broadcasts up
-# to it is common enough that `Tensor` has a method for it: which?
+# they are right. For inputs of any two shapes, which dims of $g$ must backward sum, which of
+# them keep a size of 1, and how can it find them from the shapes alone?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -569,17 +504,17 @@ jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
 # of shape $(R, C)$ and `dim=1`, $y_r = \prod_c x_{r,c}$. For its gradient, ask: what is
 # left of $y_r$ when you take out the factor $x_{r,c}$? Zeros make the answer interesting.
 #
-# **Quick question 3.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
-# the product with respect to each entry? Write all six numbers into `prediction_3`; the next
+# **Quick question 2.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
+# the product with respect to each entry? Write all six numbers into `prediction_2`; the next
 # cell runs autograd on `torch.prod`.
 
 # %%
-prediction_3 = None  # [[., ., .], [., ., .]]
+prediction_2 = None  # [[., ., .], [., ., .]]
 
 # %%
 slices = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0]], requires_grad=True)
 torch.prod(slices, dim=1).sum().backward()
-compare(prediction_3, slices.grad.tolist())
+compare(prediction_2, slices.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -601,21 +536,26 @@ compare(prediction_3, slices.grad.tolist())
 #   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
 #   dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside
 #   $10^{150}$, and compares each gradient entry with the truth relative to its size);
-# - the gradient **exact and finite** whether a slice along `dim` holds no zero, exactly one
-#   zero, or several (exact: 0, not a tiny number, wherever the product of the other entries
-#   holds a zero).
+# - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
+#   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
+#   holds a zero.
 #
-# (A 0-dim `x` and an empty slice are not graded.) Derive it:
+# (A 0-dim `x` and an empty slice are not graded, nor a slice where a product of some of its
+# entries underflows to 0 or overflows: there the truth depends on the order of the products.
+# On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own gradient is
+# $[0, 0, 0]$ where the product of the others is $[3 \cdot 10^{-200}, 3 \cdot 10^{-200},
+# 10^{-400}]$.) Derive it:
 #
 # 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$: for which $r$ is it
 #    non-zero, and what is left of $y_r$ there once the factor $x_{s,c}$ is taken out?
 # 2. Multiply by $g_r$ and sum over $r$. Which pattern of the worked example does $g$ follow,
 #    and what does that mean for its shape when `keepdim` is not used?
 # 3. Can "the product of the others" be computed from $y_s$ and $x_{s,c}$ alone? Try your
-#    formula on the two slices of quick question 3: where does it fail, and why there?
+#    formula on the two slices of quick question 2: where does it fail, and why there?
 # 4. The second clause is the exercise: the product of the others at every position of every
-#    slice, along any `dim`, exact whatever the zeros. How will you compute it, and why is your
-#    way exact? Nothing above this cell does it for you.
+#    slice, along any `dim`, finite, and exactly 0 where it holds a zero. How will you compute
+#    it, and why does your way meet that in all three cases? Nothing above this cell does it
+#    for you.
 #
 # **Check your step 1 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
 # `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, by any formula
@@ -634,7 +574,7 @@ prod_J_row = None  # your step 1: lambda x: a vector of x's length, entry c = dy
 # %%
 def check_prod_J_row():
     """Your prod_J_row against autograd's gradient of the product of one slice: slices with no
-    zero are checked, the slices of quick question 3 shown."""
+    zero are checked, the slices of quick question 2 shown."""
     cases = []
     for row in ([2, 1, 3, 4], [1.5, -2, 0.5, 3]):
         x = torch.tensor(row, dtype=torch.float64)
@@ -668,10 +608,10 @@ check_prod_J_row()
 # not contain it? Write it with a delta and a product. Multiply by $g_r$ and sum over $r$:
 # which $r$ survives, and which index of the input does no factor on the right carry? With
 # one zero at position $k$, what does $y_s / x_{s,k}$ give, and what should the gradient be
-# there? With two zeros, what does every product of the others contain? Without dividing:
-# which factors of a slice come before position $c$, and which after it? Which op gives a
-# product of every prefix of a slice at once? (Counting the zeros of each slice and treating
-# each count apart is another route.) Hint 3's numbers tell you when you are right.
+# there? With two zeros, what does every product of the others contain? Can you get the
+# product of the others without dividing by the entry itself, or by dividing only where that
+# is safe, and what must your way do in each of the three cases? Hint 3's numbers tell you
+# when you are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -862,23 +802,24 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # what if two go to the same place? First, the tool most people reach for, an indexed write:
 # `t[index] = v` writes row $k$ of `v` to row `index[k]`, for every $k$. And `t[index] += v`?
 #
-# **Quick question 4.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
+# **Quick question 3.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
 # does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
-# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_4`.
+# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_3`.
 
 # %%
-prediction_4 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
+prediction_3 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
 
 # %%
 idx, v = torch.tensor([4, 0, 4]), torch.tensor([1.0, 2.0, 3.0])
-written = torch.zeros(5)
-written[idx] = v
-written_plus = torch.zeros(5)
-written_plus[idx] += v
-print("z[idx] = v: ", written)
-print("z[idx] += v:", written_plus)
-compare(prediction_4, tuple("sum" if z[4].item() == 4.0 else "one of them"
-                            for z in (written, written_plus)))
+z_written = torch.zeros(5)
+z_written[idx] = v
+z_plus = torch.zeros(5)
+z_plus[idx] += v
+compare(prediction_3, tuple("sum" if z[4].item() == 4.0 else "one of them"
+                            for z in (z_written, z_plus)))
+if written(prediction_3):
+    print("z[idx] = v: ", z_written)
+    print("z[idx] += v:", z_plus)
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -1057,20 +998,21 @@ jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 # where $\varepsilon$ keeps a row of zeros (or nearly) from dividing by zero: such a row is
 # divided by $\varepsilon$ instead and stays short.
 #
-# **Quick question 5.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
+# **Quick question 4.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
 # (the loss grows when the output grows along its own direction). What is the gradient with
 # respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
-# `"not zero"` for each row into `prediction_5`.
+# `"not zero"` for each row into `prediction_4`.
 
 # %%
-prediction_5 = None  # ("zero" or "not zero" for the long row, the same for the short row)
+prediction_4 = None  # ("zero" or "not zero" for the long row, the same for the short row)
 
 # %%
 row = torch.tensor([[3.0, 4.0], [0.003, 0.004]], dtype=torch.float64, requires_grad=True)
 y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
-print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
-compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
+if written(prediction_4):
+    print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
+compare(prediction_4, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -1093,12 +1035,13 @@ compare(prediction_5, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for 
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
 #   `eps` on either side (a row exactly at `eps` is never tried), each row placed by the norm
-#   as `F.normalize` computes it, `x.norm(dim=-1)`: a hand-written `(x * x).sum(-1).sqrt()`
-#   can round a few ulps away from it, and at `eps` one ulp changes the case;
+#   as `F.normalize` computes it, `x.norm(dim=-1)` in `x`'s dtype: a hand-written
+#   `(x * x).sum(-1).sqrt()`, or a norm taken in float64 for a float32 `x`, can differ from it
+#   by an ulp or more, and at `eps` one ulp changes the case;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
-# - forward saves the output and one number per row, nothing else: your answer to step 5 says
-#   which number, and why the output rather than `x`.
+# - forward saves the output and one number per row in `x`'s dtype, nothing else: your answer
+#   to step 5 says which number, and why the output rather than `x`.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
@@ -1354,20 +1297,6 @@ from autograder import grade; grade("CumMax", CumMax)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Predict, then run** (after your attempt: your backward has already met ties). For
-# `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report for each output: the first
-# of the equal 3s, or the latest? Write your answer into `predicted_indices` (five ints), run
-# that cell, then the next.
-
-# %%
-predicted_indices = None  # five ints: the position reported for each output
-
-# %%
-values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
-print("values: ", values.tolist())
-compare(predicted_indices, indices.tolist())
-
-# %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $$\frac{\partial L}{\partial x_i} = \sum_o [m_o = i]\, g_o:$$
@@ -1396,7 +1325,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | the engine refuses the shape (`invalid gradient`), or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1: the wrong shape, which the engine may refuse, or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
 # | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
@@ -1410,6 +1339,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
 # | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
+# | the norm taken in float64 "for accuracy" on a float32 `x` | `F.normalize` places a float32 row by its float32 norm: a row whose float32 norm is an ulp above `eps` while its exact norm is below (or the reverse) lands on the other side, and a float64 norm saved per row costs bytes of its own | the norm in `x`'s dtype, `x.norm(dim=-1)` |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 #
@@ -1420,13 +1350,105 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
 # `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
 # scan reversed, a selection an `index_add` or `scatter_add` that accumulates repeats, a
-# normalisation a projection that removes the component along the output. The engine sums a
-# gradient that backward left in a broadcast shape, but only for shapes the input broadcasts
-# to, and only on its own path: return exact shapes. Next lesson: these patterns assembled into
+# normalisation a projection that removes the component along the output. Whatever the
+# engine does with a gradient left in a broadcast shape, backward returns exact shapes. Next
+# lesson: these patterns assembled into
 # LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
 #
-# The main line ends here. The rest is optional: a running product, which is a scan and a
-# product with zeros at once, and the In practice block.
+# The main line ends here. The rest is optional: what the engine does with a gradient of the
+# wrong shape, ties in `torch.cummax`, a running product (a scan and a product with zeros at
+# once), and the In practice block.
+
+# %% [markdown]
+# ## What the engine does with a gradient of the wrong shape (optional, not graded)
+#
+# Backward must return, for each input, a gradient of that input's shape. The autograd engine
+# checks what backward returned: does it refuse every other shape? Here is a Function that
+# returns a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
+#
+# **Quick question 5.** The input has shape $(3, 1)$ and backward returns a gradient of shape
+# $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
+# And for a gradient of shape $(3,)$, the same numbers without the dimension of size 1? Write
+# each answer as `(shape, value of every entry)` or `"refused"` into `prediction_5`.
+
+# %%
+prediction_5 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
+
+
+# %%
+class ReturnsShape(torch.autograd.Function):
+    """Identity forward; backward returns ones of the shape ``ReturnsShape.returned``."""
+
+    returned = ()
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
+
+
+observed_2, table_2 = {}, []
+for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
+                              ((), (3,)), ((4,), (1, 4)),
+                              ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))]:
+    ReturnsShape.returned = returned
+    x = torch.zeros(input_shape, requires_grad=True)
+    try:
+        ReturnsShape.apply(x).sum().backward()
+        verdict = f"summed to {tuple(x.grad.shape)}, values {x.grad.unique().tolist()}"
+        outcome = (tuple(x.grad.shape), x.grad.unique().item())
+    except RuntimeError as error:
+        verdict, outcome = "refused: " + str(error).split(" - ")[1], "refused"
+    if input_shape == (3, 1) and returned in prediction_5:
+        observed_2[returned] = outcome
+    table_2.append(f"input {str(input_shape):8} returned {str(returned):10} -> {verdict}")
+if written(prediction_5):  # the table holds the answers
+    print("\n".join(table_2))
+else:
+    print("the table of every shape tried shows once both predictions are written")
+for returned, observed in observed_2.items():
+    print(f"input (3, 1), returned {returned}: ", end="")
+    compare(prediction_5[returned], observed)
+
+# %% [markdown]
+# <details><summary><b>Answer</b> (open after your prediction)</summary>
+#
+# $(3, 1)$ broadcasts to $(2, 3, 4)$, so the engine accepts that gradient and sums it over the
+# leading dimension and the last one, keeping the size-1 dimension: `x.grad` has shape
+# $(3, 1)$ and every entry is $2 \times 4 = 8$. A gradient of shape $(3,)$ is refused: $(3, 1)$
+# does not broadcast to $(3,)$, even though the numbers would fit. The engine sums; it never
+# adds or reshapes a dimension.
+# </details>
+#
+# So why should backward reduce at all? Because the engine's help is narrower than it looks:
+#
+# - it is part of the **engine's** call, not of your Function. Anything that calls your
+#   backward itself (another Function reusing it in a fused backward, a test, a reader checking
+#   the maths) gets a gradient of the wrong shape;
+# - it covers only shapes the input broadcasts to: a sum that dropped a dimension of size 1 is
+#   refused, as above, so "the engine fixes my shapes" is half a rule;
+# - the contract of `backward` (and of every exercise here) is one gradient **of the input's
+#   shape** per input. The grader records what your backward returns *before* the engine sees
+#   it, and so does the Jacobian view: a forgotten sum shows as extra columns.
+
+# %% [markdown]
+# ## Ties in `torch.cummax` (optional, not graded)
+#
+# **Predict, then run** (your `CumMax` has already met ties). For
+# `x = [1, 3, 3, 2, 3]`, which position does `torch.cummax` report for each output: the first
+# of the equal 3s, or the latest? Write your answer into `predicted_indices` (five ints), run
+# that cell, then the next.
+
+# %%
+predicted_indices = None  # five ints: the position reported for each output
+
+# %%
+values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
+print("values: ", values.tolist())
+compare(predicted_indices, indices.tolist())
 
 # %% [markdown]
 # ## Both at once: the running product, with zeros (optional, not graded)
@@ -1449,7 +1471,7 @@ torch.cumprod(x4, 0).sum().backward()
 compare(prediction_6, x4.grad.tolist())
 through_logs = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
 torch.cumsum(through_logs.log(), 0).exp().sum().backward()  # cumprod for x >= 0
-if prediction_6 is not None:
+if written(prediction_6):
     print("through logs (divides by x):", through_logs.grad.tolist())
 
 # %% [markdown]

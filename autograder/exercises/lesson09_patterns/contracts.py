@@ -19,7 +19,8 @@ BROADCAST_MUL_CLAUSES = (
             BM_ + "sum-of-no-dims-sums-all":
                 "leading dims summed with t.sum(()) when there are none"}),
     Clause("backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the "
-           "broadcast dims itself (the engine's sum, above, does not count);",
+           "broadcast dims itself (the autograd engine sums some gradients of a broadcast shape "
+           "for you; that does not count);",
            {BM_ + "broadcast-dims-not-summed": "forgot to sum the broadcast dims",
             "case:a dim of size 1 that a has was dropped": "sum without keepdim",
             BM_ + "extra-size-1-dims":
@@ -44,9 +45,9 @@ PROD_OVER_DIM_CLAUSES = (
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
             PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)"}),
-    Clause("the gradient **exact and finite** whether a slice along `dim` holds no zero, "
-           "exactly one zero, or several (exact: 0, not a tiny number, wherever the product of "
-           "the other entries holds a zero).",
+    Clause("the gradient **finite** whether a slice along `dim` holds no zero, exactly one "
+           "zero, or several, and **exactly 0** (not a tiny number) wherever the product of the "
+           "other entries holds a zero.",
            {PROD_ + "divides-by-zero": "prod / x divides by zero",
             "case:wrong on a slice with exactly one zero": "y/x with nan_to_num (one zero gets 0)",
             "case:wrong on a slice with two zeros": "several zeros treated like one",
@@ -99,8 +100,9 @@ NORMALIZE_CLAUSES = (
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
            "**below** it (zeros included), however close to `eps` on either side (a row exactly "
            "at `eps` is never tried), each row placed by the norm as `F.normalize` computes it, "
-           "`x.norm(dim=-1)`: a hand-written `(x * x).sum(-1).sqrt()` can round a few ulps away "
-           "from it, and at `eps` one ulp changes the case;",
+           "`x.norm(dim=-1)` in `x`'s dtype: a hand-written `(x * x).sum(-1).sqrt()`, or a norm "
+           "taken in float64 for a float32 `x`, can differ from it by an ulp or more, and at "
+           "`eps` one ulp changes the case;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
@@ -114,13 +116,17 @@ NORMALIZE_CLAUSES = (
             NORMALIZE_ + "eps-as-float32-tensor":
                 "eps as torch.tensor(eps) in forward and backward",
             NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim",
-            NORMALIZE_ + "norm-not-f-normalize": "norm as (x * x).sum(-1).sqrt()"}),
+            NORMALIZE_ + "norm-not-f-normalize": "norm as (x * x).sum(-1).sqrt()",
+            NORMALIZE_ + "norm-in-another-dtype":
+                "the norm taken in float64 for accuracy, saved in float64"}),
     Clause("backward in **closed form**: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
-    Clause("forward saves the output and one number per row, nothing else: your answer to step 5 "
-           "says which number, and why the output rather than `x`.",
-           {NORMALIZE_ + "saves-input": "saves x"}),
+    Clause("forward saves the output and one number per row in `x`'s dtype, nothing else: your "
+           "answer to step 5 says which number, and why the output rather than `x`.",
+           {NORMALIZE_ + "saves-input": "saves x",
+            NORMALIZE_ + "row-number-in-another-dtype":
+                "x's norm saved in float64 (placed right, bytes of its own)"}),
 )
 
 

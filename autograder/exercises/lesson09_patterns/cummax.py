@@ -195,23 +195,26 @@ def check_saves_cummax_indices(function, device) -> None:
     (or a view of them), not a copy of them nor an int64 tensor of the same size rebuilt beside
     them: a tensor made only to be saved, which the byte count alone does not tell apart (a
     forward that finds the running maximum without torch.cummax is held to the byte count
-    only)."""
-    inputs = make_inputs({"x": TIES.to(device, torch.float64), "dim": 1})
-    with _CummaxCalls() as calls:
-        forward = run_forward(function, CUMMAX, inputs)
-    if not calls.indices:
-        return
-    for saved in forward.saved:
-        if saved.role == "intermediate" and not any(
-                _shares_memory(saved.tensor, indices) for indices in calls.indices):
-            raise GradingError(
-                f"CumMax saves a tensor ({str(saved.dtype)[6:]}, of shape "
-                f"{_shape(saved.shape)}) that forward made beside the indices torch.cummax "
-                "returned (a copy of them, or one rebuilt), not those indices themselves: a "
-                "tensor made only to be saved, whose bytes the contract rules out (the indices "
-                "torch.cummax gave forward are bytes it had anyway); save what torch.cummax "
-                "returned (with x of shape (3, 7), dim=1)",
-                mistake="CumMax/saves-rebuilt-indices")
+    only). Tried along the last dim and along dim 0 and -2, where a copy taken after a movedim
+    (.contiguous(), .clone()) is one, though along the last dim it is a no-op."""
+    for dim in (1, 0, -2):
+        inputs = make_inputs({"x": TIES.to(device, torch.float64), "dim": dim})
+        with _CummaxCalls() as calls:
+            forward = run_forward(function, CUMMAX, inputs)
+        if not calls.indices:
+            return
+        for saved in forward.saved:
+            if saved.role == "intermediate" and not any(
+                    _shares_memory(saved.tensor, indices) for indices in calls.indices):
+                raise GradingError(
+                    f"CumMax saves a tensor ({str(saved.dtype)[6:]}, of shape "
+                    f"{_shape(saved.shape)}) that forward made beside the indices torch.cummax "
+                    "returned (a copy of them, or one rebuilt), not those indices themselves: a "
+                    "tensor made only to be saved, whose bytes the contract rules out (the "
+                    "indices torch.cummax gave forward are bytes it had anyway); save what "
+                    "torch.cummax returned, or a view of it (with x of shape (3, 7), "
+                    f"dim={dim})",
+                    mistake="CumMax/saves-rebuilt-indices")
 
 
 def cummax_case(function, values: dict) -> None:

@@ -22,6 +22,13 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
             raise GradingError("Normalize saves its input x: save the output and one norm per "
                                "row instead; x = y * norm where the norm is at least eps",
                                mistake="Normalize/saves-input")
+        if (saved.role == "intermediate" and saved.dtype != x.dtype
+                and saved.dtype.is_floating_point and saved.tensor.numel() <= rows):
+            raise GradingError(f"Normalize saves its number per row in {str(saved.dtype)[6:]} "
+                               f"for x in {str(x.dtype)[6:]}: the contract's one number per row "
+                               "is in x's dtype, the dtype F.normalize computes the norm in and "
+                               "places each row by; which of your lines changed its dtype?",
+                               mistake="Normalize/row-number-in-another-dtype")
         if saved.role == "intermediate" and saved.tensor.numel() > rows:
             raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
                                f"save the output and one norm per row ({rows} numbers) only")

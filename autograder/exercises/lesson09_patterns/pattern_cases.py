@@ -111,6 +111,25 @@ def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
                         "line with x's", error.details)
 
 
+def check_ctx_tensors(spec: Spec, forward) -> None:
+    """No tensor as a ctx attribute, said as a question: save_for_backward is the place for a
+    tensor backward needs, and half of this lesson's exercises need none of what a learner keeps
+    there (Cumsum's x, IndexSelect's x), which moving it into save_for_backward would not fix.
+    A differentiable output kept on ctx keeps the shared message, which names the cycle."""
+    if not forward.ctx_tensor_attributes or any(
+            value is output for value in forward.ctx_attributes.values()
+            for output in (forward.output if isinstance(forward.output, tuple)
+                           else (forward.output,))):
+        check_no_ctx_tensors(spec, forward)
+        return
+    where = ", ".join(forward.ctx_tensor_attributes)
+    raise GradingError(
+        f"{spec.name} stores a tensor as {where}, out of autograd's sight (no check of in-place "
+        "changes, no saved-tensor hooks): does backward need that tensor at all? One it needs "
+        "goes through ctx.save_for_backward; one it can do without (the contract's saving "
+        "clause) is not kept anywhere", mistake=f"{spec.name}/tensor-on-ctx")
+
+
 def graded_case(function, spec: Spec, values: dict, tolerance=None):
     """Values and gradients against the reference, grad_output and inputs untouched, the exact
     shapes backward returned, no tensors on ctx, a backward written by hand."""
@@ -121,7 +140,7 @@ def graded_case(function, spec: Spec, values: dict, tolerance=None):
         check_returned_shapes(spec, returned, values, values_right=False)  # the precise hint
         raise explain_broadcast_error(spec, error) from error
     check_returned_shapes(spec, returned, values)
-    check_no_ctx_tensors(spec, forward)
+    check_ctx_tensors(spec, forward)
     check_backward_by_hand(spec, backward)
     return forward, backward
 

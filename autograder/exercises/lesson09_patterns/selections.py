@@ -16,11 +16,12 @@ from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
+from .normalize_float32 import check_float32_rows_at_eps
 from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
                              check_norm_as_f_normalize, check_off_grid_eps, eps_as_float32,
                              near_above_rows, near_eps_rows, rows_around_eps)
-from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+from .pattern_cases import FLOAT32, LESSON, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
 NORMALIZE = Spec("Normalize", ("x", "eps"),
@@ -240,8 +241,9 @@ def check_row_quantity_kept(function, error: GradingError, device) -> None:
 
 def normalize_case(function, x, eps, layout="") -> None:
     values = {"x": x, "eps": eps}
-    with case(described(values, torch.float64) + layout):
-        forward, _ = graded_case(function, NORMALIZE, values)
+    with case(described(values, x.dtype) + layout):
+        forward, _ = graded_case(function, NORMALIZE, values, FLOAT32 if x.dtype == torch.float32
+                                 else None)
         check_saves_output_and_norms(forward, x)
 
 
@@ -251,6 +253,8 @@ def normalize_opening(Normalize, device="cpu") -> None:
     check_norm_as_f_normalize(function, NORMALIZE, device)
     normalize_case(function, sample((4, 4), device), EPS)
     normalize_case(function, *rows_around_eps(device))
+    check_float32_rows_at_eps(function, NORMALIZE, device)
+    normalize_case(function, sample((3, 4), device, seed=2, dtype=torch.float32), 1e-2)
     check_closed_form(function, device, EPS)
     check_gradcheck(function, NORMALIZE, {"x": sample((3, 4), device, seed=1), "eps": EPS})
 
