@@ -30,10 +30,13 @@
 #    `torch.utils.cpp_extension.load_inline`, and give it the same fake and autograd
 #    registrations from Python.
 #
-# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. **Optional**, and
-# never graded: the predict-then-run questions (run their cells with your guesses left empty
-# if you skip them), the C++ section's **Your turn**, and the **In practice** block after it
-# (timings on a GPU, production notes).
+# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. The main line runs
+# from here to the summary, `triton_op` and `torch.export` included. The **optional appendix**
+# after the summary is never graded, and its cells run with the rest: the interpreter's finer
+# differences from a GPU, the speed of the fused op (bytes counted, then timed), the int32
+# offset trap, the C++ kernel with its **Your turn**, and **In practice** (timings on a GPU,
+# production notes). A predict-then-run cell shows what it measured once your prediction is
+# written (run it with the prediction left empty to skip it).
 #
 # This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
 # brings both; elsewhere the cell below installs whichever is missing, at the versions the
@@ -78,6 +81,13 @@ from autograder import self_check
 from autograder.predictions import same_answer
 from widgets import kernel_grid_view
 
+
+def written(*predictions) -> bool:
+    """Whether every prediction is written: a predict-then-run cell shows what it measured
+    only then (Run All would hand it over before you predict)."""
+    return all(p not in (None, "", (None, None)) for p in predictions)
+
+
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 _ = torch.manual_seed(0)
 print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
@@ -93,31 +103,11 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # other, in Python, with NumPy arrays standing for the blocks. The results are the same
 # operations in the same order (float64 works, `print` inside a kernel works), but every `tl.`
 # call is a Python call on one block, and each program makes its calls anew: expect a kernel
-# to take hundreds of times as long as the composed torch ops (the timing cell after Exercise
-# 1 prints the factor on this machine, at 16384 elements), so keep tensors small. Not bit for
-# bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast approximations, so they
-# may differ from the interpreter's NumPy results in the last bits. Not with the same types
-# either: a compiled kernel types a Python `float` argument as float32 (an `eps=1e-5` arrives
-# as 9.999999747378752e-06), where the interpreter keeps it a float64 number. And not for
-# **bfloat16** arithmetic: the interpreter computes on a bfloat16 value's raw bits, so convert
-# after loading, `x.to(tl.float32)`, as the exercises ask for half precision anyway.
-#
-# <details><summary><b>More on those differences</b> (optional: eps in Exercise 2, and what
-# the interpreter does with bfloat16)</summary>
-#
-# Exercise 2's solution passes `eps` as a Python float: on a GPU its float64 `rstd` then uses
-# `eps` rounded to float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at most about
-# $3\cdot 10^{-8}\,\varepsilon/(q + \varepsilon)$ relative ($q$ the row's mean square): nothing
-# for rows well above `eps`, up to $3\cdot 10^{-8}$ for a row near zero (pass a float64
-# tensor and load it to keep float64 exact).
-#
-# NumPy has no bfloat16, so Triton 3.9's interpreter keeps a bfloat16 value as the 16-bit
-# integer of its bits, and an operation on bfloat16 values (`x * x`, `x + y`, `-x`,
-# `x * 2.0`, `tl.sum(x)`) computes on those integers and gives garbage: for
-# `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
-# computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
-# side first). Two conversions into bfloat16 differ too (Common mistakes, at the end).
-# </details>
+# to take hundreds of times as long as the composed torch ops (the appendix's timing cell
+# prints the factor on this machine), so keep tensors small. Not bit for bit, either (the
+# appendix has the details), and not for **bfloat16** arithmetic: the interpreter computes on a
+# bfloat16 value's raw bits, so convert after loading, `x.to(tl.float32)`, as the exercises ask
+# for half precision anyway.
 #
 # Running the programs one at a time also hides **races** (a predict-then-run in "The
 # grid" shows one).
@@ -189,7 +179,7 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 #   Python;
 # - `tl.num_programs(0)`, the size of the grid, for the step; and the first start made int64,
 #   `tl.program_id(0).to(tl.int64) * BLOCK`, so that the offsets carried through the loop do
-#   not wrap past $2^{31}$ (a trap run below).
+#   not wrap past $2^{31}$ (a trap the appendix runs).
 #
 # The backward: $\partial L/\partial x_i = 2g\,x_i$, where $g = \partial L/\partial s$ is the
 # one number in `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)`
@@ -340,8 +330,13 @@ print("n = 100000 matches x.square().sum():",
 # and the first and last index the last program loads.
 
 # %%
+### BEGIN WORKED
+my_prediction = "wrong values"  # nothing stops the read: the buffer has room past n
+my_last_block = (896, 1023)  # the last block, 7 * 128 to 8 * 128 - 1
+### LEARNER
 my_prediction = ""  # "error", "wrong values" or "right values"
 my_last_block = (None, None)  # (first index, last index) the last program loads
+### END WORKED
 
 # %%
 @triton.jit
@@ -357,23 +352,25 @@ def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
 x_padded = torch.randn(1024, device=DEVICE)
 partials = torch.empty(fixed_grid(1000), device=DEVICE)
 right = x_padded[:1000].square().sum()
-try:
-    sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
-    outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
-except Exception as error:  # any failure of the launch is the outcome "error"
-    outcome = "error"
-    print(type(error).__name__, str(error).splitlines()[0])
-verdict = ("write your prediction first" if not my_prediction else
-           "as you predicted" if same_answer(my_prediction, outcome) else "not what you predicted: why?")
-print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
-if outcome != "error":
-    print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
-last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
-index_verdict = ("write your prediction first" if my_last_block == (None, None) else
-                 "as you predicted" if tuple(my_last_block) == last else
-                 "not what you predicted: why?")
-print(f"the last program loads indices {last[0]} to {last[1]}; you predicted {my_last_block} "
-      f"({index_verdict})")
+if not written(my_prediction, my_last_block):  # what happened, once both are written
+    print("write both predictions first, then run this cell again")
+else:
+    try:
+        sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+        outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
+    except Exception as error:  # any failure of the launch is the outcome "error"
+        outcome = "error"
+        print(type(error).__name__, str(error).splitlines()[0])
+    verdict = ("as you predicted" if same_answer(my_prediction, outcome)
+               else "not what you predicted: why?")
+    print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
+    if outcome != "error":
+        print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
+    last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
+    index_verdict = ("as you predicted" if tuple(my_last_block) == last else
+                     "not what you predicted: why?")
+    print(f"the last program loads indices {last[0]} to {last[1]}; you predicted "
+          f"{my_last_block} ({index_verdict})")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -493,18 +490,23 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 # right, where $e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$ overflows).
 # </details>
 #
-# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, with
-# the worked example's five pieces (decorate the function, or wrap it after its definition:
-# `silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul,
-# mutates_args=())`), its kernels, its backward operator and every registration in this one
-# cell. The worked example's backward had one tensor to read besides a single number, and one
-# gradient to write; this one has two inputs and a gradient as big as `y`. Design the backward
-# operator before writing it: what it takes, what it returns and what its fake returns, what
-# `setup_context` saves, and which of its tensors can arrive non-contiguous.
+# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`
+# (decorate the function, or wrap it after its definition: `silu_mul =
+# torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutates_args=())`), with its
+# kernels and every registration in this one cell. The worked example's backward read one
+# tensor besides a single number and wrote one gradient; this one reads two inputs and a
+# gradient as big as `y`, and writes two gradients. Design the backward before writing it:
 #
-# **Design it first.** Answer two of those questions in the next cell and run it: it checks
-# what you save against your derivation above, and hands your return annotation to
-# `custom_op` itself, on a stand-in operator, to see what it makes of it.
+# 1. Where does the backward kernel launch, so that `torch.compile`, which traces the
+#    backward with fake tensors, never hands it one?
+# 2. What does that launch site take and return: how does it hand back two gradients, each a
+#    tensor of its own, and what does its fake return?
+# 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
+#
+# **Design it first.** Answer two of them in the next cell (what `setup_context` saves, and a
+# return annotation for question 2) and run it: it checks what you save against your
+# derivation above, and hands your annotation to `custom_op` itself, on a stand-in operator,
+# to see what it makes of it.
 
 # %%
 ### BEGIN WORKED
@@ -539,7 +541,8 @@ if my_backward_returns is not None:
             "✓ two tensors, and the fake returns as many" if returns == ["Tensor", "Tensor"]
             else "? one tensor for two gradients, each as big as a: where does the kernel "
                  "store the second one, and what does backward then hand autograd for a and "
-                 "for b? Work it through before you settle on it" if returns == ["Tensor"] else
+                 "for b? Work it through against the contract's last bullet before you "
+                 "settle on it" if returns == ["Tensor"] else
             "a list whose length the schema leaves open: what fixes it at two?"
             if returns == ["List[Tensor]"] else "✗ is that what the kernel stores?"))
     except Exception as error:  # custom_op's refusal is the answer: shown, not raised
@@ -558,13 +561,15 @@ else:
 #   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so
 #   has a gate or a `b` of 0);
 # - **one** forward kernel, and **one** backward kernel, launched once, that computes both
-#   gradients in a single pass over memory, behind its own custom operator
-#   (`torch.library.custom_op`, not `triton_op`); a fake
-#   implementation for both operators; an autograd registration on `silu_mul`, whose
+#   gradients in a single pass over memory; `torch.library.opcheck` passes and
+#   `torch.compile(fullgraph=True)` of a function calling `silu_mul` matches eager, forward
+#   and backward; every operator you define a `torch.library.custom_op` (not `triton_op`)
+#   with a fake implementation; an autograd registration on `silu_mul`, whose
 #   `setup_context` saves tensors with `ctx.save_for_backward`;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
-# - inputs and `grad_output` never written, and every output a new tensor of its own: no
-#   buffer kept from one call to the next, and no two outputs views of one buffer.
+# - inputs and `grad_output` never written, and every output a new tensor of its own, the
+#   two gradients included: no buffer kept from one call to the next, and no two outputs
+#   views of one buffer.
 #
 # Re-running the cell redefines the operators (a handle from before a re-run must not be
 # called again: re-run the cells that use it).
@@ -658,7 +663,8 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # %% [markdown]
 # The self-check runs your kernels on sizes that are not a multiple of any block, on a
 # transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
-# bfloat16 (within 2 ulp of the float32-computed result), under `opcheck` and
+# bfloat16 (within 2 ulp of the float32-computed result, float16 also at gates from -16 to
+# -10, where sigmoid(a) and silu(a) fall below float16's normal range), under `opcheck` and
 # `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
 # input, and once under a probe that lists every torch op your operator dispatches and every
 # kernel it launches: anything beyond allocating, viewing, copying and casting means the
@@ -675,94 +681,13 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # $\frac{d}{da}\,a\,s = s + a\,s(1 - s)$. One exponential serves both.
 # </details>
 #
-# ## Speed, derived before it is measured
-#
-# A kernel like this does a few operations per element and spends its time moving elements
-# between memory and the chip. So count what moves. **Derive, then run:** for $n$ elements,
-# how many elements does each version read plus write, **forward and backward together**
-# (backward called with a gradient `g` for `y`)?
-#
-# - the composed ops, `F.silu(a) * b`, as autograd runs them: every op reads each of its
-#   tensor inputs once and writes its output once. Which ops does autograd's backward run, and
-#   what does each read?
-# - your operator: one forward kernel and one backward kernel; read their loads and stores.
-#
-# Write both counts in units of $n$ in `my_moved`, composed first.
-
-# %%
-### BEGIN WORKED
-my_moved = (14, 8)  # composed: silu 2n, mul 3n, backward 9n; fused: 3n forward, 5n backward
-### LEARNER
-my_moved = (None, None)  # (composed, fused): elements read + written, in units of n
-### END WORKED
-
-# %%
-class Traffic(TorchDispatchMode):
-    """Logs every op that runs, forward and backward, with the elements it reads (its tensor
-    arguments) and writes (its results)."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        if not func.is_view:  # a view (detach, reshape) moves no data
-            def elements(tree):
-                return sum(t.numel() for t in torch.utils._pytree.tree_leaves(tree)
-                           if isinstance(t, torch.Tensor))
-            self.calls.append((str(func), elements((args, kwargs)), elements(result)))
-        return result
-
-
-def traffic(f, n):
-    """The ops that forward and backward of f(a, b) run, on meta tensors (sizes, no data)."""
-    a, b = (torch.empty(n, device="meta", requires_grad=True) for _ in range(2))
-    g = torch.empty(n, device="meta")  # the gradient for y, made before logging starts
-    with Traffic() as log:
-        f(a, b).backward(g)
-    return log.calls
-
-
-n = 1 << 20
-moved = {}
-for name, f in [("composed", lambda a, b: F.silu(a) * b), ("fused", silu_mul)]:
-    try:
-        calls = traffic(f, n)  # a custom operator runs its fake on meta tensors
-    except NotImplementedError:
-        print(f"{name}: solve Exercise 1 first")
-        continue
-    moved[name] = sum(read + written for _, read, written in calls) / n
-    for op, read, written in calls:
-        print(f"  {name:>8} {op:<40} reads {read / n:.0f}n, writes {written / n:.0f}n")
-measured = tuple(moved.get(k) for k in ("composed", "fused"))
-verdict = ("write your counts first" if my_moved == (None, None) else "as you derived"
-           if tuple(my_moved) == measured else "not what you derived: which op did you miss?")
-print(f"you said {my_moved}; measured (composed, fused) = {measured}, in units of n ({verdict})")
-if len(moved) == 2:
-    print(f"fused / composed = {moved['fused'] / moved['composed']:.3f}: the shortest time the "
-          "fused op can take, as a fraction of the composed ops' time, when both move bytes "
-          "at the same rate")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Composed: forward runs `silu` (reads $n$, writes $n$) and `mul` ($2n$, $n$): $5n$. Backward
-# runs three ops of $3n$ each: $g \cdot \mathrm{silu}(a)$ for `b`'s gradient (which is why
-# autograd keeps `silu(a)`), $g \cdot b$ for the gradient reaching silu, and `silu_backward`
-# reading that and `a`: $9n$, $14n$ in all. Fused: $a, b$ in and $y$ out, then
-# $g, a, b$ in and both gradients out: $3n + 5n = 8n$. So the fused op can at best take
-# $8/14 = 0.571$ of the composed time: the temporaries it saves are the gain, and nothing
-# else.
-# </details>
-#
-# ### The grid
+# ## The grid
 #
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
 # program's tail. `rms_norm_rows` needs a whole row's sum in one program: **one program per
 # row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. (How the block
-# size and the number of programs meet a GPU's hardware: In practice, after the exercises.)
+# size and the number of programs meet a GPU's hardware: In practice, in the appendix.)
 #
 # **Derive, then run.** For rows of `D = 300`, what fraction of a program's lanes is masked
 # off?
@@ -775,13 +700,16 @@ my_idle_fraction = None  # masked-off lanes / all lanes, for D = 300
 ### END WORKED
 
 # %%
-for D in (300, 4096, 4097):
-    lanes = triton.next_power_of_2(D)
-    print(f"D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
-idle = (triton.next_power_of_2(300) - 300) / triton.next_power_of_2(300)
-verdict = ("write your fraction first" if my_idle_fraction is None else "as you derived"
-           if abs(my_idle_fraction - idle) < 0.01 else "not what you derived: why?")
-print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
+if not written(my_idle_fraction):  # the fractions, once yours is written
+    print("write your fraction first, then run this cell again")
+else:
+    for D in (300, 4096, 4097):
+        lanes = triton.next_power_of_2(D)
+        print(f"D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
+    idle = (triton.next_power_of_2(300) - 300) / triton.next_power_of_2(300)
+    verdict = ("as you derived" if abs(my_idle_fraction - idle) < 0.01
+               else "not what you derived: why?")
+    print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
 
 # %% [markdown]
 # Masked lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
@@ -794,7 +722,11 @@ print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
 # `"the first program's partial"` or `"the last program's partial"`?
 
 # %%
+### BEGIN WORKED
+my_race_prediction = "the last program's partial"  # one program at a time, each overwriting
+### LEARNER
 my_race_prediction = ""  # "the whole sum", "the first program's partial" or "the last ..."
+### END WORKED
 
 # %%
 @triton.jit
@@ -816,11 +748,14 @@ sum_of_squares_kernel[fixed_grid(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
 candidates = {"the whole sum": partials.sum(), "the first program's partial": partials[0],
               "the last program's partial": partials[-1]}
 outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")
-verdict = ("write your prediction first" if not my_race_prediction else "as you predicted"
-           if same_answer(my_race_prediction, outcome) else "not what you predicted: why?")
-print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
-      f"{[round(p, 2) for p in partials.tolist()]}")
-print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
+if not written(my_race_prediction):  # what was stored, once your prediction is written
+    print("write your prediction first, then run this cell again")
+else:
+    verdict = ("as you predicted" if same_answer(my_race_prediction, outcome)
+               else "not what you predicted: why?")
+    print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
+          f"{[round(p, 2) for p in partials.tolist()]}")
+    print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -835,110 +770,6 @@ print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
 # (`tl.atomic_add`: each load, add and store is one indivisible step, so no update is lost,
 # but the order of the additions, and so the last bits of a float sum, varies from run to
 # run).
-# </details>
-#
-# ### Timing it
-#
-# On a GPU, the next cell times forward and backward of your operator and of the composed
-# ops from $2^{20}$ to $2^{28}$ elements (1 Mi to 256 Mi), and prints both times, the ratio
-# against the byte ratio, your kernels' achieved bandwidth (bytes moved over time) and its
-# fraction of the device's peak (In practice, after the exercises, reads these numbers). On
-# CPU the kernels run in the interpreter, one program after another in NumPy: that time says
-# nothing about a GPU, and the cell shows it once at a small size, then prints the byte model
-# only.
-
-# %%
-def forward_backward_seconds(f, n, rounds):
-    """Seconds per forward and backward of f(a, b) on n float32 elements."""
-    a, b = (torch.randn(n, device=DEVICE, requires_grad=True) for _ in range(2))
-    g = torch.randn(n, device=DEVICE)
-    for i in range(rounds + 1):  # call 0 warms up (and compiles, on a GPU)
-        if i == 1:
-            if DEVICE == "cuda":
-                torch.cuda.synchronize()
-            started = time.perf_counter()
-        a.grad = b.grad = None  # store the gradients, not add to old ones
-        f(a, b).backward(g)
-    if DEVICE == "cuda":
-        torch.cuda.synchronize()
-    return (time.perf_counter() - started) / rounds
-
-
-composed_op = lambda a, b: F.silu(a) * b  # noqa: E731
-byte_ratio = 8 / 14  # fused / composed, forward and backward: the derivation above
-try:
-    solved = silu_mul(torch.ones(1, device=DEVICE), torch.ones(1, device=DEVICE)) is not None
-except NotImplementedError:
-    solved = False
-    print("solve Exercise 1 first")
-if solved and DEVICE == "cuda":
-    props = torch.cuda.get_device_properties(0)
-    peak = (2 * getattr(props, "memory_bus_width", 0) / 8
-            * getattr(props, "memory_clock_rate", 0) * 1e3)  # bytes/s; the clock is in kHz
-    print(f"{props.name}, peak {peak / 1e9:.0f} GB/s (bus width x memory clock x 2); byte "
-          f"ratio {byte_ratio:.3f}")
-    print(f"{'n':>6} {'composed':>10} {'fused':>10} {'ratio':>6} {'fused GB/s':>11} "
-          f"{'of peak':>8}")
-    for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28):
-        rounds = 20 if n <= 1 << 24 else 5
-        t_composed = forward_backward_seconds(composed_op, n, rounds)
-        t_fused = forward_backward_seconds(silu_mul, n, rounds)
-        achieved = 8 * n * 4 / t_fused
-        print(f"{n >> 20:>4}Mi {t_composed * 1e3:>8.3f}ms {t_fused * 1e3:>8.3f}ms "
-              f"{t_fused / t_composed:>6.3f} {achieved / 1e9:>11.0f} "
-              f"{achieved / peak if peak else float('nan'):>8.2f}")
-elif solved:
-    n = 1 << 14  # best of 5, the composed op over 100 calls: a single call is noisy
-    t_composed = min(forward_backward_seconds(composed_op, n, 100) for _ in range(5))
-    t_fused = min(forward_backward_seconds(silu_mul, n, 1) for _ in range(5))
-    print(f"interpreter, n = {n}: fused {t_fused * 1e3:.1f} ms, composed {t_composed * 1e3:.2f} "
-          f"ms, {t_fused / t_composed:.0f} times slower: a measure of Python, not of a GPU")
-    for n in (1 << 20, 1 << 28):
-        print(f"n = {n >> 20} Mi float32: composed moves {14 * n * 4 / 2**20:,.0f} MiB, fused "
-              f"{8 * n * 4 / 2**20:,.0f} MiB: at best {byte_ratio:.3f} of the composed time")
-    print("timing the kernels needs a GPU")
-
-# %% [markdown]
-# **Predict, then run.** Rows of `D = 2**30` elements would take 4 GiB each in float32, but
-# no memory is needed to see what the third program (`row = 2`, from `tl.program_id(0)`)
-# computes as its row's first offset, `row * D`, with `D` passed as the Python int `2**30`.
-# The kernel stores it into an int64 tensor. Predict the number stored.
-
-# %%
-### BEGIN WORKED
-my_offset = -2**31  # 2 * 2**30 = 2**31 wraps in int32
-### LEARNER
-my_offset = None  # the value the third program stores for row * D
-### END WORKED
-
-# %%
-@triton.jit
-def row_offsets(out_ptr, D):
-    row = tl.program_id(0)
-    tl.store(out_ptr + row, row * D)
-    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)
-
-
-offsets = torch.empty(6, dtype=torch.int64, device=DEVICE)
-row_offsets[(3,)](offsets, 2**30)
-stored = offsets[2].item()
-verdict = ("write your prediction first" if my_offset is None else
-           "as you predicted" if my_offset == stored else "not what you predicted: why?")
-print(f"row * D for rows 0, 1, 2: {offsets[:3].tolist()} ({verdict})")
-print(f"with the row made int64 first: {offsets[3:].tolist()}")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `tl.program_id(0)` is an int32, and so is an integer argument that fits in one, such as
-# `D`: their product is computed in int32 before it is stored, whatever the tensor's dtype.
-# $2 \cdot 2^{30} = 2^{31}$ does not fit in an int32 and wraps to $-2^{31}$, in the interpreter
-# as in a compiled kernel: the third row's loads would start 8 GiB before the tensor. Any
-# tensor past $2^{31}$ elements reaches such offsets, and the grader's small tensors never do,
-# so a kernel meant for large tensors makes the row int64 first:
-# `tl.program_id(0).to(tl.int64)`, as Liger-Kernel's SwiGLU and cross-entropy kernels do. In a
-# loop over rows, carry an int64 offset and add `D` each row: under the interpreter the loop
-# index is a Python int, and a Python int times the int32 `D` is an int32 again.
 # </details>
 #
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
@@ -1074,9 +905,11 @@ for rows_per_program in (4, 1):
 #
 # The contract:
 # - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that does not sum a row's squares again: what `setup_context` saves with
-#   `ctx.save_for_backward` holds one floating number per row that gives it $r$, in float32
-#   (float64 for float64 input);
+#   backward that does not sum a row's squares again: it gets each row's $r$ from what
+#   `setup_context` saved with `ctx.save_for_backward` (the grader doubles every saved value
+#   that comes one per row and watches the gradients change), within a budget of one such
+#   tensor besides the inputs, stored as precisely as the kernels compute: float32 for
+#   float32, float16 and bfloat16 input, float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
 #   included), and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
@@ -1104,8 +937,9 @@ for rows_per_program in (4, 1):
 #
 # **Design it first**, before you write the cell (the answers are after your self-check):
 #
-# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it: which
-#    tensors, and in which dtype? Could it save `y` and recover $\hat x$ from it?
+# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it,
+#    within the budget: which tensors, and which number per row? Could it save `y` and
+#    recover $\hat x$ from it?
 # 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that
 #    your forward kernel computes reach it, while `rms_norm_rows` still returns `y` alone?
 #    What does the backward operator take and return, and how many gradients does the
@@ -1342,7 +1176,264 @@ print("exported program matches the module:",
       torch.allclose(exported.module()(example, target), model(example, target)))
 
 # %% [markdown]
-# ## C++ behind an operator (not graded)
+# ## Common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
+# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
+# | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
+# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
+# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
+# | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
+# | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
+# | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
+# | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
+# | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
+# | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
+# | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
+# | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
+# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
+# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials (or `tl.atomic_add`, whose sum varies in its last bits from run to run) |
+# | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
+# | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
+# | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
+# | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
+# | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
+#
+# ## Summary
+#
+# A Triton kernel is a function over blocks: a grid of programs, each loading a masked block
+# of pointers, computing, storing. Behind `custom_op` with `register_fake` and
+# `register_autograd`, with its backward kernel behind an operator of its own, it works in
+# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`, compiled
+# on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
+# per block; a reduction across programs becomes per-program partials summed afterwards. A
+# C++ kernel takes the same place (the appendix builds one): `TORCH_LIBRARY` defines the
+# operator and binds its CPU kernel, and the same `register_fake` and `register_autograd`
+# calls complete it from Python.
+#
+# ## Optional appendix (not graded; its cells run with the rest)
+#
+# Everything below deepens the main line and nothing after it depends on it: read it
+# when you have time.
+#
+# ### The interpreter against a compiled kernel
+#
+# Not bit for bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast
+# approximations, so they may differ from the interpreter's NumPy results in the last bits.
+# Not with the same types either: a compiled kernel types a Python `float` argument as float32
+# (an `eps=1e-5` arrives as 9.999999747378752e-06), where the interpreter keeps it a float64
+# number. Exercise 2's solution passes `eps` as a Python float: on a GPU its float64 `rstd`
+# then uses `eps` rounded to float32, at most $2^{-24}$ of `eps` off, which moves `rstd` by at
+# most about $3\cdot 10^{-8}\,\varepsilon/(q + \varepsilon)$ relative ($q$ the row's mean
+# square): nothing for rows well above `eps`, up to $3\cdot 10^{-8}$ for a row near zero (pass
+# a float64 tensor and load it to keep float64 exact).
+#
+# NumPy has no bfloat16, so Triton 3.9's interpreter keeps a bfloat16 value as the 16-bit
+# integer of its bits, and an operation on bfloat16 values (`x * x`, `x + y`, `-x`,
+# `x * 2.0`, `tl.sum(x)`) computes on those integers and gives garbage: for
+# `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
+# computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
+# side first). Two conversions into bfloat16 differ too (Common mistakes).
+#
+# ### Speed, derived before it is measured
+#
+# A kernel like this does a few operations per element and spends its time moving elements
+# between memory and the chip. So count what moves. **Derive, then run:** for $n$ elements,
+# how many elements does each version read plus write, **forward and backward together**
+# (backward called with a gradient `g` for `y`)?
+#
+# - the composed ops, `F.silu(a) * b`, as autograd runs them: every op reads each of its
+#   tensor inputs once and writes its output once. Which ops does autograd's backward run, and
+#   what does each read?
+# - your operator: one forward kernel and one backward kernel; read their loads and stores.
+#
+# Write both counts in units of $n$ in `my_moved`, composed first.
+
+# %%
+### BEGIN WORKED
+my_moved = (14, 8)  # composed: silu 2n, mul 3n, backward 9n; fused: 3n forward, 5n backward
+### LEARNER
+my_moved = (None, None)  # (composed, fused): elements read + written, in units of n
+### END WORKED
+
+# %%
+class Traffic(TorchDispatchMode):
+    """Logs every op that runs, forward and backward, with the elements it reads (its tensor
+    arguments) and writes (its results)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not func.is_view:  # a view (detach, reshape) moves no data
+            def elements(tree):
+                return sum(t.numel() for t in torch.utils._pytree.tree_leaves(tree)
+                           if isinstance(t, torch.Tensor))
+            self.calls.append((str(func), elements((args, kwargs)), elements(result)))
+        return result
+
+
+def traffic(f, n):
+    """The ops that forward and backward of f(a, b) run, on meta tensors (sizes, no data)."""
+    a, b = (torch.empty(n, device="meta", requires_grad=True) for _ in range(2))
+    g = torch.empty(n, device="meta")  # the gradient for y, made before logging starts
+    with Traffic() as log:
+        f(a, b).backward(g)
+    return log.calls
+
+
+n = 1 << 20
+moved = {}
+for name, f in [("composed", lambda a, b: F.silu(a) * b), ("fused", silu_mul)]:
+    try:
+        calls = traffic(f, n)  # a custom operator runs its fake on meta tensors
+    except NotImplementedError:
+        print(f"{name}: solve Exercise 1 first")
+        continue
+    moved[name] = sum(read + wrote for _, read, wrote in calls) / n
+    if written(*my_moved):  # each op's traffic, once your counts are written
+        for op, read, wrote in calls:
+            print(f"  {name:>8} {op:<40} reads {read / n:.0f}n, writes {wrote / n:.0f}n")
+measured = tuple(moved.get(k) for k in ("composed", "fused"))
+if not written(*my_moved):
+    print("write both counts first, then run this cell again")
+else:
+    verdict = ("as you derived" if tuple(my_moved) == measured
+               else "not what you derived: which op did you miss?")
+    print(f"you said {my_moved}; measured (composed, fused) = {measured}, in units of n "
+          f"({verdict})")
+if len(moved) == 2 and written(*my_moved):
+    print(f"fused / composed = {moved['fused'] / moved['composed']:.3f}: the shortest time the "
+          "fused op can take, as a fraction of the composed ops' time, when both move bytes "
+          "at the same rate")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Composed: forward runs `silu` (reads $n$, writes $n$) and `mul` ($2n$, $n$): $5n$. Backward
+# runs three ops of $3n$ each: $g \cdot \mathrm{silu}(a)$ for `b`'s gradient (which is why
+# autograd keeps `silu(a)`), $g \cdot b$ for the gradient reaching silu, and `silu_backward`
+# reading that and `a`: $9n$, $14n$ in all. Fused: $a, b$ in and $y$ out, then
+# $g, a, b$ in and both gradients out: $3n + 5n = 8n$. So the fused op can at best take
+# $8/14 = 0.571$ of the composed time: the temporaries it saves are the gain, and nothing
+# else.
+# </details>
+#
+# ### Timing it
+#
+# On a GPU, the next cell times forward and backward of your operator and of the composed
+# ops from $2^{20}$ to $2^{28}$ elements (1 Mi to 256 Mi), and prints both times, the ratio
+# against the byte ratio, your kernels' achieved bandwidth (bytes moved over time) and its
+# fraction of the device's peak (In practice, at the end of the appendix, reads these numbers). On
+# CPU the kernels run in the interpreter, one program after another in NumPy: that time says
+# nothing about a GPU, and the cell shows it once at a small size, then prints the byte model
+# only.
+
+# %%
+def forward_backward_seconds(f, n, rounds):
+    """Seconds per forward and backward of f(a, b) on n float32 elements."""
+    a, b = (torch.randn(n, device=DEVICE, requires_grad=True) for _ in range(2))
+    g = torch.randn(n, device=DEVICE)
+    for i in range(rounds + 1):  # call 0 warms up (and compiles, on a GPU)
+        if i == 1:
+            if DEVICE == "cuda":
+                torch.cuda.synchronize()
+            started = time.perf_counter()
+        a.grad = b.grad = None  # store the gradients, not add to old ones
+        f(a, b).backward(g)
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - started) / rounds
+
+
+composed_op = lambda a, b: F.silu(a) * b  # noqa: E731
+byte_ratio = 8 / 14  # fused / composed, forward and backward: the derivation above
+try:
+    solved = silu_mul(torch.ones(1, device=DEVICE), torch.ones(1, device=DEVICE)) is not None
+except NotImplementedError:
+    solved = False
+    print("solve Exercise 1 first")
+if solved and DEVICE == "cuda":
+    props = torch.cuda.get_device_properties(0)
+    peak = (2 * getattr(props, "memory_bus_width", 0) / 8
+            * getattr(props, "memory_clock_rate", 0) * 1e3)  # bytes/s; the clock is in kHz
+    print(f"{props.name}, peak {peak / 1e9:.0f} GB/s (bus width x memory clock x 2); byte "
+          f"ratio {byte_ratio:.3f}")
+    print(f"{'n':>6} {'composed':>10} {'fused':>10} {'ratio':>6} {'fused GB/s':>11} "
+          f"{'of peak':>8}")
+    for n in (1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28):
+        rounds = 20 if n <= 1 << 24 else 5
+        t_composed = forward_backward_seconds(composed_op, n, rounds)
+        t_fused = forward_backward_seconds(silu_mul, n, rounds)
+        achieved = 8 * n * 4 / t_fused
+        print(f"{n >> 20:>4}Mi {t_composed * 1e3:>8.3f}ms {t_fused * 1e3:>8.3f}ms "
+              f"{t_fused / t_composed:>6.3f} {achieved / 1e9:>11.0f} "
+              f"{achieved / peak if peak else float('nan'):>8.2f}")
+elif solved:
+    n = 1 << 14  # best of 5, the composed op over 100 calls: a single call is noisy
+    t_composed = min(forward_backward_seconds(composed_op, n, 100) for _ in range(5))
+    t_fused = min(forward_backward_seconds(silu_mul, n, 1) for _ in range(5))
+    print(f"interpreter, n = {n}: fused {t_fused * 1e3:.1f} ms, composed {t_composed * 1e3:.2f} "
+          f"ms, {t_fused / t_composed:.0f} times slower: a measure of Python, not of a GPU")
+    for n in (1 << 20, 1 << 28):
+        print(f"n = {n >> 20} Mi float32: composed moves {14 * n * 4 / 2**20:,.0f} MiB, fused "
+              f"{8 * n * 4 / 2**20:,.0f} MiB: at best {byte_ratio:.3f} of the composed time")
+    print("timing the kernels needs a GPU")
+
+# %% [markdown]
+# ### int32 offsets
+#
+# **Predict, then run.** Rows of `D = 2**30` elements would take 4 GiB each in float32, but
+# no memory is needed to see what the third program (`row = 2`, from `tl.program_id(0)`)
+# computes as its row's first offset, `row * D`, with `D` passed as the Python int `2**30`.
+# The kernel stores it into an int64 tensor. Predict the number stored.
+
+# %%
+### BEGIN WORKED
+my_offset = -2**31  # 2 * 2**30 = 2**31 wraps in int32
+### LEARNER
+my_offset = None  # the value the third program stores for row * D
+### END WORKED
+
+# %%
+@triton.jit
+def row_offsets(out_ptr, D):
+    row = tl.program_id(0)
+    tl.store(out_ptr + row, row * D)
+    tl.store(out_ptr + 3 + row, row.to(tl.int64) * D)
+
+
+offsets = torch.empty(6, dtype=torch.int64, device=DEVICE)
+row_offsets[(3,)](offsets, 2**30)
+stored = offsets[2].item()
+if not written(my_offset):  # what was stored, once your prediction is written
+    print("write your prediction first, then run this cell again")
+else:
+    verdict = "as you predicted" if my_offset == stored else "not what you predicted: why?"
+    print(f"row * D for rows 0, 1, 2: {offsets[:3].tolist()} ({verdict})")
+    print(f"with the row made int64 first: {offsets[3:].tolist()}")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `tl.program_id(0)` is an int32, and so is an integer argument that fits in one, such as
+# `D`: their product is computed in int32 before it is stored, whatever the tensor's dtype.
+# $2 \cdot 2^{30} = 2^{31}$ does not fit in an int32 and wraps to $-2^{31}$, in the interpreter
+# as in a compiled kernel: the third row's loads would start 8 GiB before the tensor. Any
+# tensor past $2^{31}$ elements reaches such offsets, and the grader's small tensors never do,
+# so a kernel meant for large tensors makes the row int64 first:
+# `tl.program_id(0).to(tl.int64)`, as Liger-Kernel's SwiGLU and cross-entropy kernels do. In a
+# loop over rows, carry an int64 offset and add `D` each row: under the interpreter the loop
+# index is a Python int, and a Python int times the int32 `D` is an int32 again.
+# </details>
+#
+# ### C++ behind an operator
 #
 # Before Triton, a custom kernel meant C++ or CUDA, the path the textbooks describe. The C++
 # below puts an elementwise op, softsign $x / (1 + |x|)$ with derivative $1 / (1 + |x|)^2$,
@@ -1486,18 +1577,24 @@ if cpp_loaded:
 # `"float32 result"`?
 
 # %%
+### BEGIN WORKED
+my_half_prediction = "error"  # no case of the switch for float16
+### LEARNER
 my_half_prediction = ""  # "error", "float16 result" or "float32 result"
+### END WORKED
 
 # %% tags=["skip-when-grading"]
-if cpp_loaded:
+if cpp_loaded and not written(my_half_prediction):  # the outcome, once yours is written
+    print("write your prediction first, then run this cell again")
+elif cpp_loaded:
     try:
         half_outcome = str(softsign_cpp(torch.randn(5).half()).dtype).removeprefix("torch.")
         half_outcome += " result"
     except RuntimeError as error:
         half_outcome = "error"
         print("RuntimeError:", str(error).splitlines()[0])
-    verdict = ("write your prediction first" if not my_half_prediction else "as you predicted"
-               if same_answer(my_half_prediction, half_outcome) else "not what you predicted: why?")
+    verdict = ("as you predicted" if same_answer(my_half_prediction, half_outcome)
+               else "not what you predicted: why?")
     print(f"you predicted {my_half_prediction!r}; it gave {half_outcome!r} ({verdict})")
 
 # %% [markdown]
@@ -1583,41 +1680,3 @@ if cpp_loaded:
 # custom operator the writes would have to be declared (`mutates_args`), which is why this
 # exercise keeps its inputs untouched.
 # </details>
-#
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
-# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
-# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
-# | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
-# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
-# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
-# | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
-# | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
-# | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
-# | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
-# | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
-# | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
-# | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
-# | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
-# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
-# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials (or `tl.atomic_add`, whose sum varies in its last bits from run to run) |
-# | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
-# | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
-# | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
-# | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
-# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
-# | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
-#
-# ## Summary
-#
-# A Triton kernel is a function over blocks: a grid of programs, each loading a masked block
-# of pointers, computing, storing. Behind `custom_op` with `register_fake` and
-# `register_autograd`, with its backward kernel behind an operator of its own, it works in
-# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`, compiled
-# on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
-# per block; a reduction across programs becomes per-program partials summed afterwards. A
-# C++ kernel takes the same place: `TORCH_LIBRARY` defines the operator and binds its CPU
-# kernel, and the same `register_fake` and `register_autograd` calls complete it from Python.

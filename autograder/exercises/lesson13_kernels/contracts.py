@@ -24,12 +24,15 @@ SILU_MUL_CLAUSES = (
             "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
             "silu_mul/bfloat16-through-float16": "bfloat16 carried to the forward kernel as "
                                                  "float16",
+            "silu_mul/half-step-in-float16":
+                "float16: sigmoid in float32, the two products in float16",
             "silu_mul/not-finite-at-zero":
                 "silu and sigmoid recovered from the saved output, y / b and silu / a"}),
     Clause("**one** forward kernel, and **one** backward kernel, launched once, that computes "
-           "both gradients in a single pass over memory, behind its own custom operator "
-           "(`torch.library.custom_op`, not `triton_op`); a fake implementation for both "
-           "operators; an autograd registration on `silu_mul`, "
+           "both gradients in a single pass over memory; `torch.library.opcheck` passes and "
+           "`torch.compile(fullgraph=True)` of a function calling `silu_mul` matches eager, "
+           "forward and backward; every operator you define a `torch.library.custom_op` (not "
+           "`triton_op`) with a fake implementation; an autograd registration on `silu_mul`, "
            "whose `setup_context` saves tensors with `ctx.save_for_backward`;",
            {"silu_mul/more-than-one-launch":
                 "the backward kernel launched twice, one gradient each",
@@ -47,8 +50,9 @@ SILU_MUL_CLAUSES = (
            "casts;",
            {"silu_mul/host-arithmetic":
                 "a host fast path for small tensors: F.silu(a) * b below 9 elements"}),
-    Clause("inputs and `grad_output` never written, and every output a new tensor of its own: "
-           "no buffer kept from one call to the next, and no two outputs views of one buffer.",
+    Clause("inputs and `grad_output` never written, and every output a new tensor of its own, "
+           "the two gradients included: no buffer kept from one call to the next, and no two "
+           "outputs views of one buffer.",
            {"silu_mul/writes-input": "the output written into the input a",
             "silu_mul/same-output-every-call":
                 "the output buffer kept per shape and returned again by every call",
@@ -58,21 +62,27 @@ SILU_MUL_CLAUSES = (
             "silu_mul/returns-input":
                 "the gradients written into a and b and returned (Liger-Kernel's way)",
             "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer",
-            "silu_mul/outputs-alias-each-other": "two gradients returned as views of one buffer"}),
+            "silu_mul/outputs-alias-each-other": "two gradients returned as views of one buffer",
+            "silu_mul/gradients-share-a-buffer":
+                "the backward operator returns one (2, ...) tensor, its rows the two gradients"}),
 )
 
 
 RMS_NORM_ROWS_CLAUSES = (
     Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that does not sum a row's squares again: what `setup_context` saves "
-           "with `ctx.save_for_backward` holds one floating number per row that gives it $r$, "
-           "in float32 (float64 for float64 input);",
+           "and a backward that does not sum a row's squares again: it gets each row's $r$ "
+           "from what `setup_context` saved with `ctx.save_for_backward` (the grader doubles "
+           "every saved value that comes one per row and watches the gradients change), "
+           "within a budget of one such tensor besides the inputs, stored as precisely as the "
+           "kernels compute: float32 for float32, float16 and bfloat16 input, float64 for "
+           "float64 input;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
             "rms_norm_rows/rstd-not-read":
                 "rstd saved and passed, the backward kernel summing x**2 again",
             "rms_norm_rows/saves-narrower-dtype": "a float32 rstd for float64 input (issue 37)",
+            "rms_norm_rows/saves-more-per-row": "rstd saved twice, two tensors of one value per row",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
             "rms_norm_rows/tensor-on-ctx":

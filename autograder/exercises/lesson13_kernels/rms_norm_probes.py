@@ -158,14 +158,21 @@ def _gradients_with_saved_rows_scaled(function, values: dict, scale: float) -> t
 
 def check_saves_rstd(function, spec, values: dict) -> None:
     """What forward saved (its saved-tensor records) holds a floating tensor of one value per
-    row that is not an input: the contract's rstd, in float32 for float32 and float16 input
-    (a narrower one for float64 input is the domain's check), and the backward reads it (its
-    gradients change when that value is doubled)."""
+    row that is not an input, one at most (the contract's budget): the contract's rstd, in
+    float32 for float32, float16 and bfloat16 input (a narrower one for float64 input is the
+    domain's check), and the backward reads it (its gradients change when that value is
+    doubled)."""
     inputs = make_inputs(values)
     rows = values["x"].shape[:-1].numel()
     saved = run_forward(function, spec, inputs).saved
-    if _per_row(saved, rows):
-        for dtype in (torch.float32, torch.float16):
+    if len(per_row := _per_row(saved, rows)) > 1:
+        raise GradingError(
+            f"rms_norm_rows saves {len(per_row)} tensors of one value per row for backward "
+            f"({', '.join(f'{s.role} {s.shape}' for s in per_row)}): the contract's budget is "
+            "one such tensor besides the inputs, enough to give the backward each row's r",
+            mistake="rms_norm_rows/saves-more-per-row")
+    if per_row:
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
             narrow = make_inputs({n: v.to(dtype) if isinstance(v, torch.Tensor) else v
                                   for n, v in values.items()})
             try:

@@ -14,8 +14,8 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
-from .silu_mul_precision import (check_bfloat16_range, check_half, check_large_activations,
-                                 computed_in_float32)
+from .silu_mul_precision import (check_bfloat16_range, check_float16_steps, check_half,
+                                 check_large_activations, computed_in_float32)
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
 
 
@@ -76,6 +76,24 @@ def check_zeros(silu_mul, device) -> None:
             "gradients are: silu(a) or sigmoid(a) recovered from the saved output by dividing "
             "by b or a? Save a and b, and compute sigmoid(a) again in the backward kernel",
             error.details, case=error.case, mistake="silu_mul/not-finite-at-zero") from error
+
+
+def check_gradients_own_memory(silu_mul, device) -> None:
+    """The two gradients are tensors of their own: not rows of one (2, ...) buffer that the
+    backward operator returned and the registered backward split (a.grad would keep b.grad's
+    memory alive, and the reverse)."""
+    covers("every output a new tensor of its own")
+    a, b = (v.requires_grad_() for v in silu_mul_values((3, 5), device, seed=16).values())
+    grad_a, grad_b = torch.autograd.grad(silu_mul(a, b), (a, b), torch.ones(3, 5, device=device,
+                                                                          dtype=a.dtype))
+    if grad_a.untyped_storage().data_ptr() == grad_b.untyped_storage().data_ptr():
+        raise GradingError(
+            "silu_mul's gradients for a and b are views of one buffer: both lie in the memory "
+            f"of one allocation (grad_a at offset {grad_a.storage_offset()}, grad_b at "
+            f"{grad_b.storage_offset()}), such as out[0] and out[1] of a (2, ...) tensor the "
+            "backward operator returned. The contract asks for every output a tensor of its "
+            "own: a.grad would keep b.grad's memory alive. What should the backward operator "
+            "return, then, for two gradients?", mistake="silu_mul/gradients-share-a-buffer")
 
 
 def _reads_one_gradient(silu_mul, device) -> bool:
@@ -196,6 +214,7 @@ def silu_mul_full(silu_mul, device) -> None:
                 error.details, case=error.case,
                 mistake="silu_mul/grad-output-read-once") from error
         check_zeros(silu_mul, device)
+        check_gradients_own_memory(silu_mul, device)
         a, b = (v.requires_grad_() for v in silu_mul_values((3, 5), device).values())
         check_ctx_tensors("silu_mul", silu_mul(a, b))
         covers("sizes not a multiple of the block")
@@ -219,6 +238,7 @@ def silu_mul_full(silu_mul, device) -> None:
         check_non_contiguous(silu_mul, device)
         check_large_activations(silu_mul, device)
         check_half(silu_mul, device)
+        check_float16_steps(silu_mul, device)
         check_bfloat16_range(silu_mul, device)
         check_fake(silu_mul, device)
         covers("opcheck")
@@ -246,7 +266,9 @@ EXERCISES = [
                        "non-contiguous grad_output",
                        "large activations in float32", "float16 and bfloat16 within 2 ulp",
                        "arithmetic in the learner's kernels", "one kernel launch per pass",
-                       "opcheck", "torch.compile without graph breaks"),
+                       "opcheck", "torch.compile without graph breaks",
+                       "every output a new tensor of its own",
+                       "float16 past float16's normal range"),
              clauses=SILU_MUL_CLAUSES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: silu_mul_values(
                                (3, 5), device, seed=seed, dtype=dtype),

@@ -4,12 +4,13 @@ gates far from 0, and float64 inputs computed in float32."""
 import warnings
 
 import torch
+import torch.nn.functional as F
 
 from ...checks import case
 from ...contract import covers
 from ...errors import GradingError
 from ...exercise import sample
-from .kernel_checks import check_within_ulps, explain, name_bfloat16_failure
+from .kernel_checks import check_within_ulps, explain, name_bfloat16_failure, ulps
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
 
 
@@ -52,6 +53,39 @@ def _check_half(silu_mul, device) -> None:
             for name, got, truth in zip("ab", grads, want_grads):
                 check_within_ulps("silu_mul", f"the gradient for {name}", got, truth.to(dtype),
                                   right_from_float32=right32)
+
+
+def check_float16_steps(silu_mul, device) -> None:
+    """float16 gates from -16 to -10 with a b in the thousands: sigmoid(a) and silu(a) lie
+    below float16's smallest normal number (6.1e-5), where float16 keeps only a few digits,
+    while y and the gradient for a are ordinary float16 numbers. Computed in float32 and cast
+    once they are within 1 ulp; a product (or sigmoid(a)) rounded to float16 on the way is off
+    by several, which random values in [-4, 4] never show (there the rounding stays under
+    2 ulp)."""
+    covers("float16 past float16's normal range")
+    a = torch.tensor([-10.0, -11.0, -12.0, -13.0, -14.0, -15.0, -16.0, -12.5], device=device)
+    b = (-0.2 / F.silu(a)).clamp(max=6e4).round()  # y about -0.2
+    a16, b16 = (t.half().requires_grad_() for t in (a, b))
+    a32, b32 = (t.detach().float().requires_grad_() for t in (a16, b16))
+    want = SILU_MUL.reference(a32, b32)
+    want = (want, *torch.autograd.grad(want, (a32, b32), torch.ones_like(want)))
+    with case("float16, a from -16 to -10 and b in the thousands"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = silu_mul(a16, b16)
+        got = (out, *torch.autograd.grad(out, (a16, b16), torch.ones_like(out)))
+    for what, mine, truth in zip(("output", "gradient for a", "gradient for b"), got, want):
+        truth = truth.detach().half()
+        worst = ulps(mine.detach(), truth)
+        if worst.max().item() > 2:
+            i = int(worst.argmax())
+            raise GradingError(
+                f"silu_mul's {what} in float16 is {worst[i].item():.3g} ulp off at a = "
+                f"{a[i].item():g}, b = {b[i].item():g} (got {mine[i].item()!r}, expected "
+                f"{truth[i].item()!r}), where sigmoid(a) and silu(a) lie below float16's "
+                "smallest normal number (6.1e-5) but the result does not: a step computed in "
+                "float16 (a product, or sigmoid(a) rounded to float16) keeps only a few digits "
+                "there. The contract computes half precision in float32: convert after loading "
+                "and cast only when storing", mistake="silu_mul/half-step-in-float16")
 
 
 def computed_in_float32(silu_mul, a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -11,18 +11,19 @@ outputs aliasing each other, a triton_op);
 rms_norm_rows_domain: what only the generated checks of its domain see; ctx_tensors: tensors
 kept as ctx attributes, for both; review53: launches per chunk, an rstd saved but not read or
 saved in float64, partial rows never written; mutants54: a forward fake whose rstd dtype is not
-the operator's)."""
+the operator's; review54: both gradients in one buffer, float16 products in float16, a
+list[Tensor] backward operator)."""
 
-from . import (ctx_tensors, kernels_review, mutants54, review53, rms_norm_rows,
+from . import (ctx_tensors, kernels_review, mutants54, review53, review54, rms_norm_rows,
                rms_norm_rows_domain, rms_norm_rows_groups, rms_norm_rows_layouts,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
                silu_mul_design, silu_mul_maths, silu_mul_registration)
 
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
-           + rms_norm_rows_lock.UNUSUAL)
+           + rms_norm_rows_lock.UNUSUAL + review54.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + kernels_review.MISTAKES + review53.MISTAKES
-            + mutants54.MISTAKES)
+            + mutants54.MISTAKES + review54.MISTAKES)
