@@ -339,41 +339,22 @@ compare("RecomputedFancy keeps only x", predicted_keeps_only_x, kept["Recomputed
 # One input of 8000 bytes kept instead of three tensors, and the same gradient.
 #
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
-# a function `run_fn` handed to it. Its backward cannot apply a formula; it has to let autograd
-# build the block's graph again and differentiate that, inside backward. Three facts about the
-# engine decide how:
+# a function `run_fn` handed to it. Its backward cannot apply a formula: it runs `run_fn` again
+# so that autograd records the block's graph, and differentiates that. (Is anything recorded
+# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it; an optional
+# section after the summary runs it again.) Two predictions decide the rest. Write them now;
+# your backward settles them, and a cell after the exercise shows both.
 #
-# - whether anything is recorded inside an ordinary `backward` depends on its grad mode
-#   (lesson 04's quick question 1 asked it; an optional section after the summary runs it
-#   again);
-# - where a recorded graph ends depends on what it was recorded from: predict it below;
-# - the vector-Jacobian product of a graph you recorded, with `grad_output` as the vector, is
-#   what `torch.autograd.grad` and `torch.autograd.backward` compute. They differ in where the
-#   gradients go, which matters as soon as the block has parameters.
-#
-# **Predict now, settle while you write Exercise 1.** `h = x * 3` is part of a caller's graph,
+# **Prediction A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph,
 # whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
 # itself, once from `copy = h.detach().requires_grad_()`, the same data with no history. After
-# each, is `x.grad` written? Nothing here runs it: your backward will, and a cell after the
-# exercise shows both. (Write these two into the cell after the next section, with two more.)
+# each, is `x.grad` written?
 #
-# Then two complications that a real network brings: layers **with parameters**, and layers
-# that draw **random numbers**.
-#
-# ### Parameters inside the block: `torch.autograd.grad` against `torch.autograd.backward`
-#
-# `torch.autograd.grad(outputs, inputs, grad_outputs)` computes the gradients of the tensors
-# you list in `inputs` and **returns** them. `Tensor.backward(g)` calls
-# `torch.autograd.backward`, which takes any number of outputs and their gradients and returns
-# nothing. A block such as `nn.Linear` also uses `weight` and `bias`, and the optimiser will
-# look for their gradients in `.grad`. Those are not inputs of the `Function`, so they are
-# reachable only through the rebuilt graph.
-#
-# **Predict now, settle while you write Exercise 1.** With `layer = nn.Linear(3, 2)` and `x`
-# requiring grad, is `layer.weight.grad` written by `torch.autograd.grad(layer(x), x, g)`? By
-# `layer(x).backward(g)`? Which of the two a recomputing backward needs, and where it then
-# finds the gradients it must return, is question 4 of the exercise; a cell after the exercise
-# runs both.
+# **Prediction B: parameters inside the block.** `nn.Linear` also uses `weight` and `bias`,
+# which are not inputs of the `Function`; the optimiser looks for their gradients in `.grad`.
+# With `layer = nn.Linear(3, 2)` and `x` requiring grad, is `layer.weight.grad` written by
+# `torch.autograd.grad(layer(x), x, g)`, which returns the gradients of the tensors you list?
+# By `layer(x).backward(g)`, which returns nothing?
 
 # %%
 predicted_x_grad_from_h = None     # True or False: recorded from h itself
@@ -382,13 +363,12 @@ predicted_weight_grad_from_grad = None      # True or False: after torch.autogra
 predicted_weight_grad_from_backward = None  # True or False: after Tensor.backward
 
 # %% [markdown]
-# ### Randomness inside the block: replaying the random state
+# ### Randomness inside the block
 #
-# Dropout draws its mask from the global CPU generator, a new one on every call.
-#
-# **Predict, then run.** The cell after next seeds once, then calls the same `nn.Dropout` twice
-# on the same input: do the two calls drop the same elements? Then it reads the generator's
-# state with `torch.get_rng_state()`, draws `a = torch.rand(3)`, writes the state back with
+# Dropout draws a new mask from the global CPU generator on every call. **Predict, then run.**
+# The cell after next seeds once, then calls the same `nn.Dropout` twice on the same input: do
+# the two calls drop the same elements? Then it reads the generator's state with
+# `torch.get_rng_state()`, draws `a = torch.rand(3)`, writes the state back with
 # `torch.set_rng_state`, and draws `b = torch.rand(3)`, as the caller's next draw: does `b`
 # repeat `a`?
 
@@ -414,25 +394,10 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 
 # %% [markdown]
 # So a recomputation with no precaution draws another mask than forward did, and gives the
-# gradients of another network, with no error. The same cell showed a way to replay a draw,
-# and its price: a state written back rewinds the generator for whoever draws next (`b`
-# repeated `a`). How backward replays forward's mask **and** leaves the caller's stream where it
-# found it is question 3 of the exercise.
-#
-# On a GPU, a CUDA tensor's dropout does not draw from the global CPU generator: each device
-# has a **generator of its own**. What must forward note for each device, and what must
-# backward put back for each?
-#
-# <details><summary><b>The CUDA calls</b> (the CPU-only self-check cannot teach them)</summary>
-#
-# `torch.cuda.get_rng_state(device)` reads one device's state and
-# `torch.cuda.set_rng_state(state, device)` writes it back, as `torch.get_rng_state()` and
-# `torch.set_rng_state(state)` do for the CPU's.
-# </details>
-#
-# A random state may be kept as a plain `ctx` attribute (the solution does): it is
-# bookkeeping, not a tensor autograd differentiates or checks. Passing it through
-# `ctx.save_for_backward` works as well; the contract allows either.
+# gradients of another network, with no error. Writing a state back replays a draw, at a
+# price: it rewinds the generator for whoever draws next (`b` repeated `a`). Replaying
+# forward's mask **and** leaving the caller's stream where it was is question 3 of the
+# exercise.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CheckpointFunction`
@@ -450,9 +415,9 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   plainly gives, one per position (`None` for one that does not require grad; a tensor passed
 #   in two positions gets each position's own gradient, which autograd adds up for it),
 #   recomputed on the arguments as forward saw them, dtype included, even when `run_fn` draws
-#   random numbers (dropout's masks are forward's, on the CPU and on each CUDA device of a CUDA
-#   tensor argument), and after backward the caller's random streams are where they would be
-#   without the checkpoint;
+#   random numbers (dropout's masks are forward's, on the CPU and, graded only where the grader
+#   has a GPU, on each CUDA device of a CUDA tensor argument), and after backward the caller's
+#   random streams are where they would be without the checkpoint;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
 #   one tensor argument requires grad;
@@ -460,9 +425,12 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
 #   dropout masks as the same model unchecked; the self-check compares the two.
 #
-# On a machine with no GPU the self-check runs on the CPU only, so a green check there has not
-# tried your CUDA branch: read that part against the contract yourself. Grading tries it only
-# where a GPU is.
+# **The CUDA part is graded only on a GPU.** A CUDA tensor's dropout draws from its device's
+# own generator, which `torch.cuda.get_rng_state(device)` reads and
+# `torch.cuda.set_rng_state(state, device)` writes back. Without a GPU neither your self-check
+# nor grading can run that branch: the self-check's green line then says "not exercised without
+# a GPU", and only a grader with a GPU checks it. Read that branch against the contract
+# yourself: what must forward note for each device, and backward put back?
 #
 # Design it before you write it:
 #
@@ -1083,6 +1051,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
+# | fresh leaves cast with `.float()` or `.to(grad_output.dtype)` | not forward's computation: a layer refuses the mix of dtypes, or a float64 argument is recomputed in float32 (`grad_output` has the output's dtype, not the arguments') and its gradient loses precision, with no error | in which dtype did forward see each argument? |
 # | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
 # | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |

@@ -81,19 +81,59 @@ def check_repeated_argument(function, device) -> None:
                           leaf.grad, scale * (a.grad + b.grad))
 
 
-def check_recompute_dtypes(dtypes: list, error: GradingError | None = None) -> None:
+def check_recompute_dtypes(dtypes: list, error: GradingError | None = None,
+                           grad_dtype: torch.dtype | None = None) -> None:
     """The dtypes of run_fn's tensor arguments at each call (forward's first, the recomputation
     last): a recomputation on copies in another dtype (.float(), .to(...)) is named, before the
-    failure it causes (a dtype mismatch in a layer, or gradients of float32 precision)."""
+    failure it causes (a dtype mismatch in a layer, or gradients of float32 precision); a cast
+    to ``grad_dtype`` (grad_output's) is named as that."""
     if len(dtypes) < 2 or dtypes[-1] == dtypes[0]:
         return
     changed = [(old, new) for old, new in zip(dtypes[0], dtypes[-1]) if old != new]
     old, new = changed[0] if changed else (dtypes[0], dtypes[-1])
+    new_name = str(new).removeprefix('torch.')
+    why = (f" ({new_name} is grad_output's dtype, the output's, not the arguments')"
+           if new == grad_dtype else "")
     raise GradingError(
-        f"CheckpointFunction's backward recomputed run_fn on {str(new).removeprefix('torch.')} "
-        f"copies of arguments that were {str(old).removeprefix('torch.')} in forward: the "
+        f"CheckpointFunction's backward recomputed run_fn on {new_name} "
+        f"copies of arguments that were {str(old).removeprefix('torch.')} in forward{why}: the "
         "recomputation changed the dtype, so it is not the computation forward ran (a layer "
         "refuses the mix, or the gradients lose precision); make each fresh leaf from the saved "
         "tensor as it is (t.detach()), with no .float() or .to()",
         error.details if error is not None else "",
         mistake="CheckpointFunction/recomputes-in-another-dtype")
+
+
+def _precision_edge(a, b):
+    """float64 a and float32 b in, float32 out: (a - 1)² is only exact in a's float64."""
+    return ((a - 1.0) ** 2).float() * torch.tanh(b)
+
+
+def check_mixed_dtypes(function, device) -> None:
+    """run_fn(a, b) with a float64, b float32 and a float32 output, so grad_output is float32:
+    the recomputation must see a float64 and b float32 again. One cast for every leaf (to
+    grad_output's dtype, to float64, to the default dtype) changes a or b, and is named."""
+    a = (1.0 + 1e-4 * sample((3, WIDTH), device, seed=41)).requires_grad_()
+    b = sample((3, WIDTH), device, seed=42, dtype=torch.float32).requires_grad_()
+    seen = []  # the dtypes of run_fn's tensor arguments at each call
+
+    def run_fn(x, y):
+        seen.append([t.dtype for t in (x, y) if torch.is_tensor(t)])
+        return _precision_edge(x, y)
+
+    plain_a, plain_b = a.detach().requires_grad_(), b.detach().requires_grad_()
+    output = function.apply(run_fn, a, b)
+    grad_output = sample(tuple(output.shape), device, seed=43, dtype=torch.float32)
+    expected = torch.autograd.grad(_precision_edge(plain_a, plain_b), (plain_a, plain_b),
+                                   grad_output)
+    try:
+        output.backward(grad_output)
+    except RuntimeError as error:
+        raised = GradingError("CheckpointFunction's backward raised RuntimeError when run_fn "
+                              "takes a float64 a and a float32 b and returns float32: "
+                              f"{str(error).splitlines()[0]}", str(error))
+        check_recompute_dtypes(seen, raised, grad_output.dtype)
+        raise raised from error
+    check_recompute_dtypes(seen, None, grad_output.dtype)
+    diagnose_gradient("a (float64)", a.grad, expected[0])
+    diagnose_gradient("b (float32)", b.grad, expected[1])

@@ -21,7 +21,7 @@ from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it 
 from .rng_probe import late_mask, wrong_start
 from .checkpoint_calls import check_two_calls
 from .checkpoint_reuse import check_reuse
-from .argument_probes import (check_ignored_input, check_recompute_dtypes,
+from .argument_probes import (check_ignored_input, check_mixed_dtypes, check_recompute_dtypes,
                               check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .contracts import CHECKPOINTING_CLAUSES
@@ -282,6 +282,8 @@ def checkpoint_full(CheckpointFunction, device) -> None:
                   "(4, 5)"):
             check_ignored_input(function, device)
         check_repeated_argument(function, device)
+        with case("run_fn(a, b) with a float64, b float32, its output float32 (grad_output too)"):
+            check_mixed_dtypes(function, device)
         covers("parameters accumulate .grad")
         covers("1-D x")
         covers("non-tensor arguments")
@@ -331,5 +333,6 @@ EXERCISES = [
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
                            second_backward_may_raise=True,
                            cuda="backward restoring the forward's CUDA random state (dropout "
-                                "inside run_fn on a GPU)")),
+                                "inside run_fn on a GPU), graded only where the grader has a "
+                                "GPU: read that branch against the contract yourself")),
 ]

@@ -66,7 +66,8 @@ CHECKPOINTING_CLAUSES = (
            "tensor passed in two positions gets each position's own gradient, which autograd "
            "adds up for it), recomputed on the arguments as forward saw them, dtype included, "
            "even when `run_fn` draws random numbers (dropout's masks are forward's, on the CPU "
-           "and on each CUDA device of a CUDA tensor argument), and after backward the caller's "
+           "and, graded only where the grader has a GPU, on each CUDA device of a CUDA tensor "
+           "argument), and after backward the caller's "
            "random streams are where they would be without the checkpoint;",
            {C + "recomputes-without-grad": "recomputes with gradients off",
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
