@@ -267,10 +267,33 @@ class NoGradient(torch.autograd.Function):
         return None
 
 
+def _vector_product_flops(name: str, args: tuple, output) -> int:
+    """2 FLOPs per multiply-add of the products flop_counter has no formula for: ``mv``,
+    ``addmv``, ``addr``, ``dot``, ``vdot``, ``addbmm``, and a broadcasting ``mul`` of two
+    tensors (``torch.outer``, ``a[:, None] * b`` and einsum's outer products dispatch to it;
+    a product by a number or by a tensor of one element is a scaling, not counted)."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if name in ("mv", "dot", "vdot"):
+        return 2 * tensors[0].numel()
+    if name == "addmv":  # self, matrix, vector
+        return 2 * tensors[1].numel()
+    if name == "addr":  # self, vec1, vec2
+        return 2 * tensors[1].numel() * tensors[2].numel()
+    if name == "addbmm":  # self, (b, n, m), (b, m, p)
+        return 2 * tensors[1].numel() * tensors[2].shape[-1]
+    if name == "mul" and isinstance(output, torch.Tensor) and len(tensors) == 2 and \
+            min(t.numel() for t in tensors) > 1 and \
+            any(t.numel() < output.numel() for t in tensors):
+        return 2 * output.numel()
+    return 0
+
+
 class CountFlops(TorchDispatchMode):
-    """FLOPs of the ops torch.utils.flop_counter has formulas for, in-place ones included:
-    FlopCounterMode counts ``addmm`` but not ``grad_weight.addmm_(...)``, the natural way to
-    add up a gradient chunk by chunk."""
+    """FLOPs of the ops torch.utils.flop_counter has formulas for, in-place ones included
+    (FlopCounterMode counts ``addmm`` but not ``grad_weight.addmm_(...)``, the natural way to
+    add up a gradient chunk by chunk), and of the vector products it leaves out
+    (``_vector_product_flops``: a gradient built row by row with ``mv`` and ``addr_`` costs
+    what the matrix products cost)."""
 
     def __init__(self):
         super().__init__()
@@ -285,6 +308,8 @@ class CountFlops(TorchDispatchMode):
         formula = flop_registry.get(packet)
         if formula is not None:
             self.total += formula(*args, **kwargs, out_val=output)
+        else:
+            self.total += _vector_product_flops(packet.__name__, args, output)
         return output
 
 

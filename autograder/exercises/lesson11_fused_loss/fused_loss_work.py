@@ -303,22 +303,28 @@ def check_backward_only_scales(function: Called, values: dict) -> None:
 
 
 def check_one_gradient(function: Called, values: dict) -> None:
-    """With one input needing a gradient, about 2 N d V FLOPs fewer than with both."""
+    """With one input needing a gradient, about 2 N d V FLOPs fewer than with both. Judged
+    only where the counter saw both gradients' work (with both needed, at least 1.5 x 2NdV
+    above the loss alone): an unneeded gradient is named only once it was seen computed."""
     N, d, V, _ = _sizes(values)
+    product = 2 * N * d * V  # the logits', or one gradient's
 
     def total(wanted):
         return _flops(lambda: _grads(function, values, [1.0], requires_grad=wanted))
 
     both = total({"x", "weight"})
+    loss_only = _flops(lambda: function.apply(*make_inputs(values, requires_grad=False).values()))
+    seen = both - loss_only >= 0.75 * 2 * product
     for name, other in (("x", "weight"), ("weight", "x")):
         with case(_describe(values) + f", only {name} requiring grad"):
             (grads,) = _grads(function, values, [1.0], requires_grad={name})
             _, truth = _truth(values)
             diagnose_gradient(name, grads[0].double(), truth[("x", "weight").index(name)])
             spent = total({name})
-            if spent > both - 1.5 * N * d * V:
+            if seen and spent > both - 0.75 * product:
                 index = LCE.input_names.index(other)
                 raise GradingError(
                     f"with only {name} requiring grad, {NAME} did {spent} FLOPs, where both "
-                    f"gradients cost {both}: skip grad_{other} when "
+                    f"gradients cost {both} and the loss alone {loss_only}: grad_{other}'s "
+                    f"{product} are still spent; skip grad_{other} when "
                     f"ctx.needs_input_grad[{index}] is False")
