@@ -498,9 +498,17 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
 # save)</summary>
 #
-# The size of `x` in `x`'s dtype, plus what `F.layer_norm` keeps beyond its arguments: two
-# numbers per row, each in float32 or `x`'s dtype, whichever is wider. The weight saved itself
-# is free; everything else saved counts, `x` itself included.
+# Every byte forward saves counts, `x` itself included, except the weight itself. At most:
+#
+# | `x` | bytes saved, the weight not counted |
+# |---|---|
+# | float32, shape `(512, 1024)` | 2,101,248 |
+# | float32, shape `(8, 64, 2048)` | 4,198,400 |
+# | float64, shape `(512, 1024)` | 4,202,496 |
+# | bfloat16, shape `(512, 1024)` | 1,052,672 |
+#
+# In general: `x.nbytes`, plus 8 bytes per row (16 when `x` is float64). Does what you chose
+# fit, in every dtype?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
@@ -689,9 +697,18 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
 # save)</summary>
 #
-# `x` and the weight saved themselves are free (a copy of `x` counts, whatever its strides);
-# everything else saved counts, up to one number per row, in float32 or `x`'s dtype,
-# whichever is wider.
+# Only the tensors the caller already holds are free: the input `x` itself and the weight
+# itself. Every other tensor forward saves counts, a copy of `x` included, whatever its
+# strides. At most, beyond those two:
+#
+# | `x` | bytes saved, `x` and the weight themselves not counted |
+# |---|---|
+# | float32, shape `(512, 1024)` | 2,048 |
+# | float32, shape `(8, 64, 2048)` | 2,048 |
+# | float64, shape `(512, 1024)` | 4,096 |
+# | bfloat16, shape `(512, 1024)` | 2,048 |
+#
+# In general: 4 bytes per row (8 when `x` is float64).
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
@@ -795,7 +812,8 @@ print("gradients:", {name: getattr(offsets, name).grad for name in "abc"})
 # PyTorch's own module is the contract to match. Look at it before you write: what does
 # `reference.state_dict()` hold, under which key and of what shape, and is `eps` in it? This
 # cell leaves that to you; it prints only a surprise of the default: `eps=None`, which ✎ 3
-# takes too, with the meaning `torch.nn.RMSNorm`'s documentation gives it.
+# takes too, with the meaning `torch.nn.RMSNorm`'s documentation gives it (read the `eps`
+# entry of `help(nn.RMSNorm)` before you write).
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
@@ -812,20 +830,23 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
 #   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps it was
 #   built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
-#   `torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;
+#   `torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below;
 # - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
 #   `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input
-#   to a float32 module;
+#   to a float32 module; and for a float16 or bfloat16 module given an input in its dtype,
+#   the same output in that dtype, to that dtype's precision;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · a question</summary>
 #
 # Give `nn.RMSNorm(8, eps=None)` a float32 row and a float64 row whose mean square is about
-# `1e-14`: does one number for eps explain both outputs?
+# `1e-14`, and `nn.RMSNorm(8, eps=None).bfloat16()` a bfloat16 row whose mean square is about
+# `1e-3`: which `torch.finfo(...).eps` explains each output, and in which dtype does torch
+# compute the bfloat16 one?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -841,8 +862,10 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):
         ### BEGIN SOLUTION
-        # eps=None: torch.nn.RMSNorm's meaning, the eps of this input's dtype, known only now
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        # eps=None: torch.nn.RMSNorm's meaning, known only now: the eps of the dtype torch
+        # computes in, x's but at least float32 (float32's eps for float16 and bfloat16)
+        eps = torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps \
+            if self.eps is None else self.eps
         return RMSNormFunction.apply(x, self.weight, eps)
         ### END SOLUTION
 
@@ -1033,7 +1056,8 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
 # | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
 # | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
-# | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`: the eps of the input's dtype, at each call |
+# | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`, at each call: the eps of the dtype it computes in |
+# | `eps=None` as `torch.finfo(x.dtype).eps` | right for float32 and float64; for bfloat16 it adds 0.0078 where torch adds float32's 1.2e-07 (it computes bfloat16 and float16 in float32): rows of small mean square come out far too small | `torch.finfo` of the computation dtype, x's but at least float32, as `nn.RMSNorm`'s documentation says |
 # | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
 # | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |
 #

@@ -77,6 +77,7 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/ignores-weight": "grad_x ignores the weight",
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
+            "RMSNormFunction/eps-as-floor": "eps as a floor under the mean square",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
     # the bytes are in a collapsed box after the contract, not in the bullet that would answer
     # the statement's question (what is the least forward can keep)
@@ -123,6 +124,7 @@ GROUP_NORM_CLAUSES = (
             "GroupNormFunction/weight-after-group-means": "weight multiplied in after the group means",
             "case:ignores its eps argument": "eps hard-coded to 1e-5",
             "GroupNormFunction/eps-outside-root": "eps added outside the square root",
+            "GroupNormFunction/eps-as-floor": "eps as a floor under the variance",
             "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
@@ -140,7 +142,9 @@ GROUP_NORM_CLAUSES = (
            {"case:saved the bias": "saves the bias",
             "GroupNormFunction/saves-wider-copy": "a float64 normalised copy saved for a "
                                                   "float32 x",
-            "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
+            "GroupNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs",
+            "GroupNormFunction/saves-wider-statistics": "float64 mean and rstd saved for a "
+                                                        "float32 x"}),
     Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, "
            "and no gradient computed for, an input that needs none (logged as in ✎ 1: with "
            "`x` frozen, no full-size tensor made from the weight and no group sums of a tensor "
@@ -160,7 +164,7 @@ RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
            "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps "
            "it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what "
-           "`torch.nn.RMSNorm(dim, eps=None)` computes, whatever the input's dtype;",
+           "`torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
@@ -168,6 +172,7 @@ RMS_NORM_MODULE_CLAUSES = (
                                         "with",
             "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)",
             "RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
+            "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
             "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`;",
            {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
@@ -182,8 +187,10 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/shared-weight": "every RMSNorm(dim) wraps one cached ones tensor"}),
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
            "same state and input: an input in the module's dtype, float32 or float64, and a "
-           "float64 input to a float32 module;",
-           {"case:float64, the module's weight float32": "x cast to the weight's dtype",
+           "float64 input to a float32 module; and for a float16 or bfloat16 module given an "
+           "input in its dtype, the same output in that dtype, to that dtype's precision;",
+           {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
+            "case:float64, the module's weight float32": "x cast to the weight's dtype",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",
             "case:its backward returns None for it": "the Function returns None for the "

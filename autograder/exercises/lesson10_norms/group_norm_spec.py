@@ -10,16 +10,18 @@ from ...exercise import sample
 NAME = "GroupNormFunction"
 
 
-def group_norm(x, num_groups, weight, bias, eps, *, eps_outside_root=False):
+def group_norm(x, num_groups, weight, bias, eps, *, eps_outside_root=False, eps_floor=False):
     """F.group_norm as composed ops: each group of C / num_groups channels (with every
     position of those channels) is one row, normalised; then the per-channel weight and bias.
-    ``eps_outside_root``: rstd = 1 / (sqrt(variance) + eps), a learner's slip."""
+    ``eps_outside_root``: rstd = 1 / (sqrt(variance) + eps), and ``eps_floor``:
+    rstd = 1 / sqrt(max(variance, eps)), a learner's slips."""
     N, C = x.shape[:2]
     rows = x.reshape(N, num_groups, (C // num_groups) * x.shape[2:].numel())  # N may be 0
     mean = rows.mean(-1, keepdim=True)
     centred = rows - mean
     variance = centred.square().mean(-1, keepdim=True)
-    rstd = 1 / (variance.sqrt() + eps) if eps_outside_root else torch.rsqrt(variance + eps)
+    rstd = (1 / (variance.sqrt() + eps) if eps_outside_root else
+            variance.clamp_min(eps).rsqrt() if eps_floor else torch.rsqrt(variance + eps))
     y = (centred * rstd).reshape(x.shape)
     per_channel = (C,) + (1,) * (x.dim() - 2)
     if weight is not None:

@@ -74,9 +74,12 @@ EPS_OUTSIDE_ROOT = ("adds eps outside the square root (with eps=0.5 its output i
                     "rstd = 1 / (sqrt(variance) + eps)): compare where your eps enters with the "
                     "lesson's formula for r")
 
-EPS_AS_FLOOR = ("uses eps as a floor under the variance (with eps=0.5 its output is the one for "
-                "rstd = 1 / sqrt(max(variance, eps))), which leaves rows of variance above eps "
-                "as if eps were 0: compare where your eps enters with the lesson's formula for r")
+def eps_as_floor(statistic: str = "variance", unit: str = "rows") -> str:
+    """The hint for eps used as a floor under ``statistic`` (the variance, or RMSNorm's mean
+    square), found on rows (``unit``) whose statistic lies below eps and above it."""
+    return (f"uses eps as a floor under the {statistic} (with eps=0.5 its output is the one for "
+            f"rstd = 1 / sqrt(max({statistic}, eps))), which leaves {unit} of {statistic} above eps "
+            "as if eps were 0: compare where your eps enters with the lesson's formula for r")
 
 
 # ------------------------------------------------------------------ what backward returned

@@ -15,8 +15,9 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
-from .norm_module_eps import (DEFAULT_EPS, DIM, NAME, build, check_default_eps, check_none_eps,
-                              check_own_eps, check_positional_eps, check_zero_eps)
+from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, build, check_default_eps,
+                              check_half, check_none_eps, check_own_eps, check_positional_eps,
+                              check_zero_eps, loaded_pair)
 
 def check_module_class(submission) -> type:
     """The submission is a subclass of nn.Module (the class itself)."""
@@ -119,23 +120,6 @@ def _reaches(node, weight: torch.Tensor) -> bool:
             return True
         stack.extend(next_node for next_node, _ in node.next_functions)
     return False
-
-
-def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
-    """(torch.nn.RMSNorm with a random weight, the learner's module loaded from its
-    state_dict), both on ``device`` in ``dtype``."""
-    reference = nn.RMSNorm(dim, eps=eps).to(device=device, dtype=dtype)
-    with torch.no_grad():
-        reference.weight.copy_(1 + 0.5 * sample((dim,), device, seed=seed + 50, dtype=dtype))
-    mine = build(cls, dim, eps=eps).to(device=device, dtype=dtype)
-    try:
-        mine.load_state_dict(reference.state_dict())
-    except RuntimeError as error:
-        raise GradingError(f"{NAME} cannot load torch.nn.RMSNorm's state_dict ("
-                           f"{str(error).splitlines()[-1].strip()}): keep exactly one entry, "
-                           "the parameter weight; store eps as a plain attribute",
-                           str(error)) from error
-    return reference, mine
 
 
 def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=DEFAULT_EPS,
@@ -251,6 +235,9 @@ def full(submission, device) -> None:
                       tolerance={"rtol": 1e-5, "atol": 1e-5})
     with case(f"x of shape (3, {DIM}), float64, the module's weight float32"):
         check_matches(cls, (3, DIM), device, seed=5, state_dtype=torch.float32)
+    for dtype in HALF:  # the output only, in the input's dtype, to its precision
+        check_half(cls, device, dtype)
+    covers("float16 and bfloat16 outputs")
     # eps across its range, float32 and strided inputs: the domain's, through WithWeight
     covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
@@ -277,6 +264,7 @@ EXERCISES = [
     # its parameter; what is particular to a module (its parameter, state_dict, default eps,
     # training) stays in the battery
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
+                                               "float16 and bfloat16 outputs",
                                                "SGD steps beside torch.nn.RMSNorm"),
              clauses=RMS_NORM_MODULE_CLAUSES,
              domain=Domain(MODULE, _module_values,

@@ -1,6 +1,7 @@
 """Lesson 10's RMSNorm module: how it is built (``build``) and which eps it uses, by
-default, by position, per instance, and for ``eps=None`` (torch.finfo of each input's dtype,
-at call time, as torch.nn.RMSNorm)."""
+default, by position, per instance, and for ``eps=None`` (as torch.nn.RMSNorm, at call time:
+the eps of the dtype it computes in, float32 for float16, bfloat16 and float32 inputs, float64
+for float64 ones), and its output for float16 and bfloat16 inputs."""
 
 import linecache
 import warnings
@@ -53,6 +54,23 @@ def _raising_line(error: BaseException) -> str:
             line = linecache.getline(filename, traceback.tb_lineno).strip() or line
         traceback = traceback.tb_next
     return line
+
+
+def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
+    """(torch.nn.RMSNorm with a random weight, the learner's module loaded from its
+    state_dict), both on ``device`` in ``dtype``."""
+    reference = nn.RMSNorm(dim, eps=eps).to(device=device, dtype=dtype)
+    with torch.no_grad():
+        reference.weight.copy_(1 + 0.5 * sample((dim,), device, seed=seed + 50, dtype=dtype))
+    mine = build(cls, dim, eps=eps).to(device=device, dtype=dtype)
+    try:
+        mine.load_state_dict(reference.state_dict())
+    except RuntimeError as error:
+        raise GradingError(f"{NAME} cannot load torch.nn.RMSNorm's state_dict ("
+                           f"{str(error).splitlines()[-1].strip()}): keep exactly one entry, "
+                           "the parameter weight; store eps as a plain attribute",
+                           str(error)) from error
+    return reference, mine
 
 
 def check_own_eps(cls: type, device, eps: float = 1e-4, other: float = 0.25) -> None:
@@ -129,15 +147,18 @@ def check_zero_eps(cls: type, device) -> None:
 
 
 def check_none_eps(cls: type, device) -> None:
-    """``RMSNorm(dim, eps=None)`` uses torch.finfo(x.dtype).eps of each input, at call time:
+    """``RMSNorm(dim, eps=None)`` uses the eps of the dtype torch computes in, at call time:
     a float32 module given float64 rows of mean square near 1e-16, and float32 rows near
-    1e-8, where float32's eps and float64's each show."""
+    1e-8, where float32's eps and float64's each show; then bfloat16 and float16 modules given
+    rows of their dtype near 1e-3, where their own eps (not float32's) would show."""
     if _ignores_eps(cls, device):
         return  # a module that ignores the eps it is given is the domain's to name
     with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
         warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
         for dtype, scale in ((torch.float64, 1e-8), (torch.float32, 1e-4)):
             _check_none_eps(cls, device, dtype, scale)
+    for dtype in HALF:
+        check_half(cls, device, dtype, eps=None)
 
 
 def _ignores_eps(cls: type, device) -> bool:
@@ -168,3 +189,57 @@ def _check_none_eps(cls: type, device, dtype, scale: float) -> None:
                        f"eps=None) on rows of mean square near {scale ** 2:g}: which "
                        "dtype's torch.finfo(...).eps does torch.nn.RMSNorm use, and when "
                        "does it decide?", mistake=f"{NAME}/none-eps-not-per-call")
+
+
+HALF = {torch.bfloat16: 2e-2, torch.float16: 5e-3}  # a tolerance each: a few roundings in it
+
+
+def _named(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
+    """A module moved to ``dtype`` (bfloat16 or float16), loaded from torch.nn.RMSNorm's state,
+    given an x in that dtype: torch.nn.RMSNorm's output, in that dtype, to its precision. For
+    ``eps=None`` rows of mean square near 1e-3, where x's own finfo eps (bfloat16's 0.0078,
+    float16's 0.00098) would show beside float32's, the one torch adds."""
+    reference, mine = loaded_pair(cls, DIM, device, dtype, eps=eps, seed=16)
+    x = ((0.03 if eps is None else 1.0) * sample((3, DIM), device, seed=16)).to(dtype)
+    described = f"{NAME}({DIM}, eps={eps!r}) moved to {_named(dtype)}, given a {_named(dtype)} x"
+    with torch.no_grad():
+        expected = reference(x)
+        try:
+            output = mine(x)
+        except (NotImplementedError, GradingError):
+            raise
+        except Exception as error:  # the learner's own error, quoted
+            raise GradingError(f"{described} raised {type(error).__name__}: {error}",
+                               str(error)) from error
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
+        return  # the float32 and float64 cases name these
+    if output.dtype != dtype:
+        raise GradingError(f"{described} returns {_named(output.dtype)}, where "
+                           f"torch.nn.RMSNorm returns {_named(dtype)}: keep the input's dtype",
+                           mistake=f"{NAME}/half-output-dtype")
+    tolerance = HALF[dtype]
+    if torch.allclose(output.double(), expected.double(), rtol=tolerance, atol=tolerance):
+        return
+    off = (output.double() - expected.double()).abs().max().item()
+    if eps is None:
+        own = torch.finfo(dtype).eps
+        wide = x.double()
+        as_own = wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + own) * \
+            mine.weight.detach().double()
+        if torch.allclose(output.double(), as_own, rtol=tolerance, atol=tolerance):
+            raise GradingError(
+                f"{described} resolves eps=None as torch.finfo(x.dtype).eps ({_named(dtype)}'s, "
+                f"{own:.2g}), where torch.nn.RMSNorm adds float32's (1.2e-07), the eps of the "
+                f"dtype it computes in: off by {off:.3g} on rows of mean square "
+                "near 1e-3; read eps in help(torch.nn.RMSNorm)",
+                mistake=f"{NAME}/none-eps-input-dtype")
+        raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
+                           f"eps=None) on rows of mean square near 1e-3 (off by {off:.3g}): "
+                           f"which eps does torch.nn.RMSNorm add for a {_named(dtype)} x?",
+                           mistake=f"{NAME}/none-eps-not-per-call")
+    raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}) (off by "
+                       f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g})")

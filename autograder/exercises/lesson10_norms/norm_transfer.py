@@ -14,7 +14,8 @@ from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
-                          check_strided_grad_output, gradient_terms, record_backward_returns)
+                          check_strided_grad_output, eps_as_floor, gradient_terms,
+                          record_backward_returns)
 from .norm_offsets import check_shifted_rows
 from .norm_saved import check_budget, check_saved_precision
 from .contracts import GROUP_NORM_CLAUSES
@@ -224,7 +225,8 @@ def _raised(error: Exception, values: dict) -> GradingError:
 
 
 def check_eps_used(function, values: dict) -> None:
-    """With eps = 0.5 the output is not the one a fixed small eps gives."""
+    """With eps = 0.5 the output is not the one a fixed small eps gives (groups of variance
+    below eps and above it tell eps used as a floor from eps ignored)."""
     try:
         with torch.no_grad():
             output = function.apply(*make_inputs(values, requires_grad=False).values())
@@ -242,6 +244,9 @@ def check_eps_used(function, values: dict) -> None:
     if torch.allclose(output, group_norm(**values, eps_outside_root=True)):
         raise GradingError(f"{NAME} {EPS_OUTSIDE_ROOT}", case=describe(values),
                            mistake=f"{NAME}/eps-outside-root")
+    if torch.allclose(output, group_norm(**values, eps_floor=True)):
+        raise GradingError(f"{NAME} {eps_as_floor(unit='groups')}", case=describe(values),
+                           mistake=f"{NAME}/eps-as-floor")
 
 
 def full(submission, device) -> None:
@@ -250,7 +255,9 @@ def full(submission, device) -> None:
     with case("x of shape (2, 4, 3), num_groups=2, float64"):
         check_saved_precision(function, GROUP_NORM, gn_values((2, 4, 3), 2, device))
     check_terms(function, device)
-    check_eps_used(function, gn_values((2, 4, 3), 2, device, seed=24, eps=0.5))
+    spread = gn_values((2, 4, 3), 2, device, seed=24, eps=0.5)
+    spread["x"][:, :2] *= 0.1  # the first group's variance far below eps, the second's above
+    check_eps_used(function, spread)
     covers("eps=0.5")  # eps across its range, float32 and strided inputs: the domain's
     for seed, (shape, groups) in enumerate(CASES):
         check_case(function, gn_values(shape, groups, device, seed=seed))

@@ -13,9 +13,10 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, Tolerance
 from ...errors import GradingError
 from ...exercise import Exercise
-from .norm_checks import (EPS_AS_FLOOR, EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
-                          check_strided_grad_output, describe, eps_outside_root, norm_values,
-                          record_backward_returns, scalar_weight_hint, unbiased_variance_hint)
+from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
+                          check_strided_grad_output, describe, eps_as_floor, eps_outside_root,
+                          norm_values, record_backward_returns, scalar_weight_hint,
+                          unbiased_variance_hint)
 from .norm_grad_x import diagnose_grad_x
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
@@ -75,8 +76,12 @@ def grad_x_hint(function, spec: Spec, values: dict) -> None:
 
 
 def check_eps_used(function, spec: Spec, device) -> None:
-    """With eps = 0.5 the output must differ from what a fixed small eps gives."""
+    """With eps = 0.5 the output must differ from what a fixed small eps gives; rows whose
+    variance (mean square) lies far below eps and far above it tell eps used as a floor from
+    eps ignored."""
     values = _values(spec, (3,), 4, device, eps=0.5, seed=4)
+    values["x"] = values["x"] * torch.tensor([[0.1], [1.0], [4.0]], dtype=values["x"].dtype,
+                                             device=values["x"].device)
     output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
     if not isinstance(output, torch.Tensor):
         return
@@ -86,13 +91,15 @@ def check_eps_used(function, spec: Spec, device) -> None:
                 not torch.allclose(output, spec.reference(**values)):
             raise GradingError(f"{spec.name} ignores its eps argument (with eps=0.5 its output "
                                f"is the one for eps={fixed:g}): add the eps it is given")
+    statistic = "variance" if _centred(spec) else "mean square"
     outside = eps_outside_root(values, _centred(spec))
     if output.shape == outside.shape and torch.allclose(output, outside):
-        raise GradingError(f"{spec.name} {EPS_OUTSIDE_ROOT}",
+        raise GradingError(f"{spec.name} {EPS_OUTSIDE_ROOT.replace('variance', statistic)}",
                            mistake=f"{spec.name}/eps-outside-root")
     floor = eps_outside_root(values, _centred(spec), floor=True)
     if output.shape == floor.shape and torch.allclose(output, floor):
-        raise GradingError(f"{spec.name} {EPS_AS_FLOOR}", mistake=f"{spec.name}/eps-as-floor")
+        raise GradingError(f"{spec.name} {eps_as_floor(statistic)}",
+                           mistake=f"{spec.name}/eps-as-floor")
 
 
 def check_case(function, spec: Spec, values: dict, *, saved=True, tolerance=None) -> None:

@@ -237,7 +237,8 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(_ONES.setdefault(dim, torch.ones(dim)))
 
     def forward(self, x):
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        eps = torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps \\
+            if self.eps is None else self.eps
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
 ]

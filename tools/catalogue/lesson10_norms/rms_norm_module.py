@@ -7,8 +7,10 @@ from .. import Mistake, Unusual
 from .rms_norm_function import _rms
 
 
-# eps=None, torch.nn.RMSNorm's meaning: the eps of the input's dtype, known only per call
-_EPS = "        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps\n"
+# eps=None, torch.nn.RMSNorm's meaning: the eps of the dtype it computes in (float32 for
+# float16, bfloat16 and float32 inputs, float64 for float64), known only per call
+_OPMATH = "torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps"
+_EPS = f"        eps = {_OPMATH} if self.eps is None else self.eps\n"
 _APPLY = _EPS + "        return RMSNormFunction.apply(x, self.weight, eps)\n"
 
 
@@ -25,7 +27,8 @@ UNUSUAL = [
     Unusual("RMSNorm", "register_parameter and keyword arguments", _module(
         "        super().__init__()\n        self.eps = eps\n"
         "        self.register_parameter('weight', torch.nn.Parameter(torch.ones(dim)))\n",
-        "        eps = self.eps if self.eps is not None else torch.finfo(x.dtype).eps\n"
+        "        eps = self.eps if self.eps is not None else torch.finfo(\n"
+        "            torch.float64 if x.dtype == torch.float64 else torch.float32).eps\n"
         "        return RMSNormFunction.apply(x, self.weight, eps)\n")),
     Unusual("RMSNorm", "factory kwargs and reset_parameters, as torch's own modules", _module(
         "        super().__init__()\n        self.normalized_shape = (dim,)\n"
@@ -38,7 +41,7 @@ UNUSUAL = [
     Unusual("RMSNorm", "a module-level function between the module and the Function", _module(
         _INIT, "        return rms_norm(x, self.weight, self.eps)\n") +
         "\n\ndef rms_norm(x, weight, eps=None):\n"
-        "    eps = torch.finfo(x.dtype).eps if eps is None else eps\n"
+        f"    eps = {_OPMATH} if eps is None else eps\n"
         "    return RMSNormFunction.apply(x, weight, eps)\n"),
     Unusual('RMSNorm', 'a subclass of torch.nn.RMSNorm', '''
 class RMSNormFunction(torch.autograd.Function):
@@ -67,7 +70,9 @@ class RMSNorm(torch.nn.RMSNorm):
         super().__init__(dim, eps=eps)
 
     def forward(self, x):
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        # eps=None: the eps of the dtype torch computes in (x's, at least float32)
+        wide = x.dtype if x.dtype == torch.float64 else torch.float32
+        eps = torch.finfo(wide).eps if self.eps is None else self.eps
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
     Unusual('RMSNorm', 'eps as a non-persistent buffer, nn.init.ones_', '''
@@ -101,7 +106,8 @@ class RMSNorm(torch.nn.Module):
                              torch.tensor(eps, dtype=torch.float64), persistent=False)
 
     def forward(self, x):
-        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps.item()
+        eps = (torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps
+               if self.eps is None else self.eps.item())
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
 ]
@@ -146,7 +152,9 @@ MISTAKES = [
             _module(_INIT.replace("self.eps = eps", "self.eps = 1e-6 if eps is None else eps"),
                     "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
     Mistake("RMSNorm", "eps=None resolved from the weight's dtype", "which dtype's torch.finfo",
-            _module(_INIT, _APPLY.replace("finfo(x.dtype)", "finfo(self.weight.dtype)"))),
+            _module(_INIT, "        eps = torch.finfo(self.weight.dtype).eps if self.eps is None "
+                           "else self.eps\n        return RMSNormFunction.apply(x, self.weight, "
+                           "eps)\n")),
     Mistake("RMSNorm", "eps=None passed on to the Function", "takes eps=None too", _module(
         _INIT, "        return RMSNormFunction.apply(x, self.weight, self.eps)\n")),
     # the review's W12: float(eps) to make sure eps is a number; the hint quotes the
