@@ -648,8 +648,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   `V * d`, in every grad mode.
 # - When gradients are needed: forward keeps for backward only tensors of `x`'s and
 #   `weight`'s shapes and ones of at most $N$ elements (no logits), and backward does no matrix
-#   product; a loss multiplied by any factor gets that many times the gradients, and a graph
-#   walked twice (`retain_graph=True`) gives the same gradients both times.
+#   product; a loss multiplied by any factor gets that many times the gradients, a graph
+#   walked twice (`retain_graph=True`) gives the same gradients both times, and backward
+#   returns new tensors, never one forward saved (not even when `grad_output` is 1).
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
 #   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 # - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as

@@ -101,8 +101,12 @@ LCE_CLAUSES = (
     Clause("When gradients are needed: forward keeps for backward only tensors of `x`'s and "
            "`weight`'s shapes and ones of at most $N$ elements (no logits), and backward does no "
            "matrix product; a loss multiplied by any factor gets that many times the gradients, "
-           "and a graph walked twice (`retain_graph=True`) gives the same gradients both times.",
+           "a graph walked twice (`retain_graph=True`) gives the same gradients both times, and "
+           "backward returns new tensors, never one forward saved (not even when `grad_output` "
+           "is 1).",
            {"linear_cross_entropy/scales-saved-in-place": "saved gradients scaled in place",
+            "linear_cross_entropy/returns-saved-tensor": "the saved gradients themselves "
+                                                         "returned when grad_output == 1",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
             "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
                                              "Cross-Entropy)"}),

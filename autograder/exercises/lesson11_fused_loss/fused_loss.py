@@ -22,7 +22,7 @@ from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
                                    check_g_range, check_low_precision, g_range_values)
-from .fused_loss_calls import check_two_calls
+from .fused_loss_calls import check_returns_new_tensors, check_two_calls
 from .fused_loss_memory import check_largest_tensor, check_lce_cuda_peak
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
                               check_hand_written_forward, check_lce_saved, check_one_gradient,
@@ -248,6 +248,7 @@ def lce_full(linear_cross_entropy, device) -> None:
     check_lce_stable(function, device)
     covers("logits past float32's exp range")
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
+    check_returns_new_tensors(function, lce_values(9, 3, 6, 4, device, seed=52))
     check_two_calls(function, lce_values(9, 3, 6, 4, device, seed=62),
                     lce_values(9, 3, 6, 4, device, seed=63))
     for dtype in (torch.float64, torch.float16):  # float16: a converted copy of weight is new

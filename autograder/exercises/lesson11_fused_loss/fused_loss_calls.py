@@ -1,11 +1,41 @@
-"""Lesson 11: linear_cross_entropy called twice in one graph, each call's gradients its own."""
+"""Lesson 11: linear_cross_entropy called twice in one graph, each call's gradients its own;
+backward's gradients new tensors, never the saved ones, even at grad_output == 1."""
 
 import torch
+from torch.autograd.graph import saved_tensors_hooks
 
 from ...checks import case, make_inputs
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
+from ...probes import _shares_memory
 from .fused_loss_work import NAME, Called, _describe, _truth
+
+
+def check_returns_new_tensors(function: Called, values: dict) -> None:
+    """At grad_output == 1, where multiplying changes nothing, no gradient backward returns
+    shares memory with a tensor forward saved: handing the saved gradient itself back lets a
+    caller who changes it in place (clipping it, say) change what the next walk of the graph
+    reads."""
+    inputs = make_inputs(values)
+    saved: list[torch.Tensor] = []
+
+    def pack(tensor):
+        saved.append(tensor)
+        return tensor
+
+    with case(_describe(values) + ", grad_output=1"):
+        with saved_tensors_hooks(pack, lambda tensor: tensor):
+            output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, (inputs["x"], inputs["weight"]),
+                                    torch.ones_like(output))
+        for name, grad in zip(("x", "weight"), grads):
+            if any(_shares_memory(grad, kept) for kept in saved):
+                raise GradingError(
+                    f"{NAME}'s backward returned the tensor forward saved, itself, as "
+                    f"grad_{name} at grad_output == 1: a caller who changes that gradient in "
+                    "place (clipping it) changes what the next walk of the graph reads; return "
+                    f"a new tensor, grad_output * grad_{name}, whatever grad_output is",
+                    mistake=f"{NAME}/returns-saved-tensor")
 
 
 def check_two_calls(function: Called, first: dict, second: dict) -> None:

@@ -1,9 +1,12 @@
 """Lesson 11, review 54: linear_cross_entropy's gradients built row by row with ``mv`` and
 ``addr_`` (the page's grad_W = sum_i G_i^T x_i), which the work probe once could not see: the
 course's design so written is correct (it failed, blamed for a grad_weight it skips); without the
-grad-mode check it is named for that; with grad_weight always computed, for that."""
+grad-mode check it is named for that; with grad_weight always computed, for that. And the
+saved gradients handed back themselves when grad_output == 1 (nothing to scale), which a caller
+who clips the gradient in place turns into a version error on the next walk."""
 
 from .. import Mistake, Unusual, edit
+from .answers import LINEAR
 
 LCE = "linear_cross_entropy"
 
@@ -72,4 +75,10 @@ MISTAKES = [
          "                    if True:\n                        grad_weight.addr_"),
         ("None if grad_weight is None else grad_weight.to(weight.dtype)",
          "grad_weight.to(weight.dtype) if want_weight else None"))),
+    Mistake(LCE, "the saved gradients themselves returned when grad_output == 1",
+            "returned the tensor forward saved, itself", edit(
+        LINEAR, ("        grad_x, grad_weight = ctx.saved_tensors\n",
+                 "        grad_x, grad_weight = ctx.saved_tensors\n"
+                 "        if grad_output == 1:  # nothing to scale: hand them back as they are\n"
+                 "            return grad_x, grad_weight, None, None, None\n"))),
 ]

@@ -203,6 +203,8 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
     ("linear_cross_entropy", "detaching wrapper, forward ignores needs_input_grad",
      "linear_cross_entropy/ignores-needs-input-grad"),
     ("linear_cross_entropy", "no grad-mode check", "linear_cross_entropy/no-grad-mode-check"),
+    ("linear_cross_entropy", "the saved gradients themselves returned when grad_output == 1",
+     "linear_cross_entropy/returns-saved-tensor"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (the count of rows, ignored rows, grad_output, saved
