@@ -116,9 +116,6 @@ EQUIVALENTS = [
        "ctx.save_for_backward(y, norm.contiguous())", _MADE_IN_FORWARD),
     _e("Normalize", "add_copy", "ctx.save_for_backward(y, n)",
        "ctx.save_for_backward(y, n.contiguous())", _MADE_IN_FORWARD),
-    _e("Normalize", "save_widened", "ctx.save_for_backward(y, norm)",
-       "ctx.save_for_backward(y, norm.double())",
-       "still one norm per row, as the contract says, and exact in float64"),
     # CumMax: the indices are forward's own (only the values are returned); .contiguous() of
     # contiguous indices is those indices (a .clone() is a tensor made only to be saved, which
     # check_saves_cummax_indices fails)
@@ -170,9 +167,6 @@ EQUIVALENTS = [
     _e("Normalize", "swap_comparison",
        "gx = (g - y * dot * (n >= ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)",
        "gx = (g - y * dot * (n > ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)", _EXACT_EPS),
-    _e("Normalize", "save_widened", "ctx.save_for_backward(y, n)",
-       "ctx.save_for_backward(y, n.double())",
-       "still one norm per row, as the contract says, and exact in float64"),
     _e("Normalize", "add_copy", "return gx, None", "return gx.clone(), None", _RETURNED_COPY),
     _e("CumMax", "save_copy", "ctx.save_for_backward(indices.movedim(-1, dim))",
        "ctx.save_for_backward(indices.movedim(-1, dim).clone())", _MADE_IN_FORWARD),

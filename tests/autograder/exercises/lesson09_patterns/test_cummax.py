@@ -82,3 +82,14 @@ def test_a_proven_mistake_is_graded_with_its_id(name, expected):
     """Does each mistake a probe proves (the tie convention, the direction of the indices, a
     write where outputs share an entry, what is saved) carry a stable id?"""
     assert graded_mistake("CumMax", name) == expected
+
+
+def test_indices_copied_after_a_movedim_are_named_along_dim_0():
+    """Is a copy of torch.cummax's indices (cummax on x.movedim(dim, -1), the indices moved back
+    with .contiguous()) named, though along the last dim .contiguous() copies nothing?"""
+    from autograder.exercises.lesson09_patterns.cummax import check_saves_cummax_indices
+    from tools.catalogue.lesson09_patterns.review54 import MISTAKES
+    copy, = [m for m in MISTAKES if m.exercise == "CumMax"]
+    with pytest.raises(AssertionError, match=r"dim=0\)"):
+        check_saves_cummax_indices(copy.load(), "cpu")
+    check_saves_cummax_indices(solution("CumMax"), "cpu")

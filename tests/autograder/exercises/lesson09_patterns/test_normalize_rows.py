@@ -149,3 +149,26 @@ def test_a_right_normalize_is_not_a_float32_eps():
     row[0, 0] = just_below(0.01, torch.float64)
     assert float(torch.tensor(0.01, dtype=torch.float32)) <= row[0, 0].item() < 0.01
     assert not eps_as_float32(solution("Normalize"), NORMALIZE, row, 0.01)
+
+
+def test_float32_rows_at_eps_fall_on_the_other_side_by_their_float64_norm():
+    """Does the search find a float32 row whose float32 norm is one ulp above eps = 0.1 (as
+    float32 holds it) while its float64 norm is below 0.1, and one the other way round, so the
+    check runs rather than skips; and does F.normalize place them by the float32 norm, as the
+    solution does?"""
+    from autograder.exercises.lesson09_patterns.normalize_float32 import (EPS32,
+                                                                          rows_at_eps_float32)
+    x = rows_at_eps_float32("cpu")
+    assert x is not None and x.dtype == torch.float32
+    held = torch.tensor(EPS32, dtype=torch.float32)
+    n32, n64 = x.norm(dim=-1), x.double().norm(dim=-1)
+    assert n32[2] == torch.nextafter(held, 2 * held) and n64[2] < EPS32
+    assert n32[3] == torch.nextafter(held, 0 * held) and n64[3] >= EPS32
+    leaf = x.clone().requires_grad_()
+    g = torch.randn_like(x)
+    mine, = torch.autograd.grad(solution("Normalize").apply(leaf, EPS32), leaf, g)
+    truth, = torch.autograd.grad(F.normalize(leaf, dim=-1, eps=EPS32), leaf, g)
+    y = (x / n32.unsqueeze(-1))
+    projected = (g - y * (y * g).sum(-1, keepdim=True)) / n32.unsqueeze(-1)
+    assert torch.allclose(truth[2], projected[2]) and torch.allclose(truth[3], g[3] / EPS32)
+    assert torch.allclose(mine, truth)
