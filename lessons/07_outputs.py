@@ -494,9 +494,10 @@ for name, b in measured.items():
 # - forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and
 #   `grad_second`, either or both of which may be `None`, and returns `None` when both are
 #   (no gradient at all);
-# - backward allocates, in bytes, the gradient of `x` and next to nothing besides, with one
-#   half missing as with both present: nothing of a half's size for a missing output, no copy
-#   beyond the gradient.
+# - backward allocates one tensor, the gradient of `x`, and next to nothing besides, with one
+#   half missing as with both present: no zero tensor for a missing half that is then
+#   concatenated, wherever it is made (forward saves nothing of a half's size), no copy beyond
+#   the gradient.
 #
 # Which entries of `x` does each output's gradient reach, and what do the others get? With one
 # half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how

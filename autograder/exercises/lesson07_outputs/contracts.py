@@ -60,10 +60,13 @@ SPLIT_CLAUSES = (
            {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
             "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
             "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("backward allocates, in bytes, the gradient of `x` and next to nothing besides, with "
-           "one half missing as with both present: nothing of a half's size for a missing "
-           "output, no copy beyond the gradient.",
+    Clause("backward allocates one tensor, the gradient of `x`, and next to nothing besides, "
+           "with one half missing as with both present: no zero tensor for a missing half that "
+           "is then concatenated, wherever it is made (forward saves nothing of a half's size), "
+           "no copy beyond the gradient.",
            {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
+            "SplitHalves/zeros-saved-in-forward":
+                "zeros of a half made in forward and saved, concatenated in backward",
             "SplitHalves/gradient-in-wider-dtype":
                 "the gradient buffer built as float64 whatever x's dtype",
             "SplitHalves/pads-both-halves": "each half padded to full width, the two added",

@@ -23,8 +23,9 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAP
 from .sort_probes import (check_backward_memory, check_saved_indices, every_row_indexed,
                           float32_twins, right_on_each_row, right_without_ties, same_values,
                           sorted_as_float32_only, ties_hint)
-from .split_probes import (DtypeAllocationLog, both_allocated, check_unused_half_zero,
-                           check_wider_dtype, fresh_memory_nan)
+from .split_probes import (DtypeAllocationLog, both_allocated, check_saves_nothing_large,
+                           check_unused_half_zero, check_wider_dtype, fresh_memory_nan,
+                           halves as _halves)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
 from .contracts import SORT_CLAUSES, SPLIT_CLAUSES, RELU_CLAUSES
 
@@ -182,11 +183,6 @@ def sort_full(SortWithIndices, device) -> None:
 # SplitHalves ------------------------------------------------------------------------------
 
 
-def _halves(x: torch.Tensor):
-    h = x.shape[-1] // 2
-    return x[..., :h], x[..., h:]
-
-
 def _one_output_used(function, x: torch.Tensor, used: int, grad: torch.Tensor) -> None:
     """Only output ``used`` feeds the loss: backward must get None for the other, and allocate
     nothing beyond the gradient it returns."""
@@ -261,6 +257,7 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
                            "does",
                            mistake="SplitHalves/returns-views-of-x")
     check_no_ctx_tensors(SPLIT, forward)
+    check_saves_nothing_large(outputs, leaf)
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]
     pristine = [g.clone() for g in grads]

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import torch
 
 from ...errors import GradingError
-from ...probes import AllocationLog
+from ...probes import AllocationLog, _shares_memory
 
 
 class DtypeAllocationLog(AllocationLog):
@@ -98,3 +98,23 @@ def both_allocated(log: DtypeAllocationLog, x: torch.Tensor) -> None:
     raise GradingError(f"SplitHalves's backward allocated {spent}: one tensor of x's shape is "
                        "the least; which of these is not the gradient itself?",
                        mistake="SplitHalves/allocates-beyond-gradient")
+
+
+def check_saves_nothing_large(outputs, x: torch.Tensor) -> None:
+    """Forward saves nothing of a half's size: zeros for a missing half made in forward, saved
+    and concatenated in backward, are the zeros backward must not make, kept alive longer."""
+    grad_fn = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
+    saved = getattr(grad_fn, "saved_tensors", ()) or ()
+    for tensor in saved:
+        if (isinstance(tensor, torch.Tensor) and 2 * tensor.numel() >= x.numel() > 0
+                and not _shares_memory(tensor, x)):
+            zeros = bool((tensor == 0).all())
+            raise GradingError(
+                f"SplitHalves's forward saves a{' zero' if zeros else ''} tensor of shape "
+                f"{tuple(tensor.shape)} ({tensor.numel() * tensor.element_size()} bytes, for x "
+                f"of {x.numel() * x.element_size()}): the contract asks for no zero tensor for a "
+                "missing half that is then concatenated, wherever it is made; saved in forward, "
+                "it lives as long as the graph. Forward saves nothing of a half's size: how can "
+                "backward build the one gradient tensor from the half it has?",
+                mistake="SplitHalves/zeros-saved-in-forward")
+
