@@ -18,8 +18,8 @@
 #
 # A wrong gradient does not say where it came from. The second half of the lesson is about
 # finding it: tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets,
-# and bugs gradcheck does not report. You debug a broken `SoftThreshold`, derive and write a
-# correct one, and find one more failure on your own (two more in the optional sections).
+# and bugs gradcheck does not report. You debug a broken `SoftThreshold` and derive and write a
+# correct one; three more failures to find on your own wait in the optional sections.
 #
 # By the end of this lesson you can:
 # 1. derive and write a gradient reversal layer, and say why it makes a min-max game
@@ -67,6 +67,12 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
+
+
+def written(*predictions) -> bool:
+    """Whether every prediction is written: a predict-then-run cell shows its measurements only
+    then (Run All would hand them over before you predict)."""
+    return all(answer is not None for answer in predictions)
 
 
 def compare(question: str, prediction, actual) -> None:
@@ -127,10 +133,12 @@ def compare(question: str, prediction, actual) -> None:
 # rate? Differentiate it with respect to $h$ and write the result in terms of $g$.
 # </details>
 #
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
+# <details><summary><b>Hint 3</b>: check yours on numbers</summary>
 #
-# With $\alpha = 0.5$ and $g = (1, -2)$ arriving at $R$, your backward sends $(-0.5, 1)$
-# to $h$; with $\alpha = 0$ it sends zeros.
+# Take $\alpha = 0.5$ and $g = (1, -2)$ arriving at $R$. Which vector $v$ does your backward
+# send to $h$? A small step $h \leftarrow h - \eta\, v$ changes $L_d$ by about $g \cdot
+# (-\eta\, v)$: is that change positive, and how many times the decrease that a plain step
+# $h \leftarrow h - \eta\, g$ makes? And with $\alpha = 0$, what should the features hear?
 # </details>
 #
 # ## ✎ Exercise 1 · `GradientReversal`
@@ -183,9 +191,15 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 # first lines of the next cell, then run it.
 
 # %%
+### BEGIN WORKED
+gradcheck_passes_reversal = False
+numerical_diagonal = 1.0
+analytical_diagonal = -0.5
+### LEARNER
 gradcheck_passes_reversal = None  # your prediction: True or False
 numerical_diagonal = None  # your prediction: a number
 analytical_diagonal = None  # your prediction: a number
+### END WORKED
 
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 reverse = lambda t: GradientReversal.apply(t, 0.5)
@@ -193,7 +207,8 @@ try:
     passed = torch.autograd.gradcheck(reverse, (x,))
 except GradcheckError as error:
     passed = False
-    print("\n".join(str(error).splitlines()[:7]))
+    if written(gradcheck_passes_reversal, numerical_diagonal, analytical_diagonal):
+        print("\n".join(str(error).splitlines()[:7]))  # the report, once you have predicted
 with torch.no_grad():  # central differences of forward, one column per input, as gradcheck
     numerical = torch.stack([(reverse(x + 1e-6 * e) - reverse(x - 1e-6 * e)) / 2e-6
                              for e in torch.eye(3, dtype=x.dtype)], dim=1)
@@ -360,9 +375,10 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # <details><summary><b>Hint 2</b>: every row, no branch</summary>
 #
-# One expression for all rows must give 1 at or below $m$ and your $c_r$ above: compare the
-# two numbers, for a row just below $m$ and one far above it. For a row of zeros, IEEE floating
-# point gives $m / 0 = +\infty$ (no error): does your expression still give 1?
+# Work out $c_r$ for a row of norm $m/2$ and for one of norm $5m$. Which of the two rows must
+# keep factor 1, and is its $c_r$ above or below 1? Which torch operations choose between two
+# values entry by entry, with no `if` (more than one works)? Then a row of zeros: IEEE floating
+# point gives $m / 0 = +\infty$ (no error). What does your choice give that row?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
@@ -446,8 +462,13 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # two numbers in the first lines of the next cell, then run it.
 
 # %%
+### BEGIN WORKED
+cosine_after_clip_grad_norm = 0.74
+cosine_after_per_sample_clipping = 0.99
+### LEARNER
 cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
 cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
+### END WORKED
 
 torch.manual_seed(0)
 regression = nn.Linear(4, 2)
@@ -475,9 +496,10 @@ compared = {
 }
 cosines = {name: F.cosine_similarity(grad, clean, dim=0).item()
            for name, grad in compared.items()}
-for name, grad in compared.items():
-    print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
-          f"{cosines[name]:.3f}")
+if written(cosine_after_clip_grad_norm, cosine_after_per_sample_clipping):  # once predicted
+    for name, grad in compared.items():
+        print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
+              f"{cosines[name]:.3f}")
 compare("cosine after clip_grad_norm_", cosine_after_clip_grad_norm,
         round(cosines["clip_grad_norm_(1.0)"], 3))
 compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
@@ -512,9 +534,15 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # end? Write your predictions in the first lines of the next cell, then run it.
 
 # %%
+### BEGIN WORKED
+second_hook_doubles_w1_grad = True
+first_hook_sees_the_doubled_gradient = False
+norms_in_seen_at_the_end = 2
+### LEARNER
 second_hook_doubles_w1_grad = None  # your prediction: True or False
 first_hook_sees_the_doubled_gradient = None  # your prediction: True or False
 norms_in_seen_at_the_end = None  # your prediction: a whole number
+### END WORKED
 
 w1 = torch.randn(3, 4, requires_grad=True)
 w2 = torch.randn(4, 1, requires_grad=True)
@@ -536,8 +564,10 @@ double.remove()
 w1.grad = None
 output.backward()
 compare("norms in seen at the end", norms_in_seen_at_the_end, len(seen))
-print("after remove(): w1.grad is the plain gradient again:", torch.allclose(w1.grad, reference),
-      "; norms the first hook saw:", seen)
+if written(second_hook_doubles_w1_grad, first_hook_sees_the_doubled_gradient,
+           norms_in_seen_at_the_end):  # what the hooks saw, once you have predicted
+    print("after remove(): w1.grad is the plain gradient again:",
+          torch.allclose(w1.grad, reference), "; norms the first hook saw:", seen)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
@@ -695,8 +725,13 @@ print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, un
 # Write your predictions in the first lines of the next cell, then run it.
 
 # %%
+### BEGIN WORKED
+passing_gradcheck = 3
+seed_gradient_still_ones = False
+### LEARNER
 passing_gradcheck = None  # your prediction: 0, 1, 2 or 3
 seed_gradient_still_ones = None  # your prediction: True or False
+### END WORKED
 
 
 class WritesGradOutput(torch.autograd.Function):
@@ -745,7 +780,8 @@ passed = 0
 for function, inputs in [(WritesGradOutput, (a,)), (KeepsOnCtx, (a,)), (IgnoresNeeds, (a, b))]:
     result = torch.autograd.gradcheck(function.apply, inputs)
     passed += result
-    print(f"{function.__name__:>16}: gradcheck {result}")
+    if written(passing_gradcheck):  # each verdict, once you have predicted
+        print(f"{function.__name__:>16}: gradcheck {result}")
 compare("how many pass gradcheck", passing_gradcheck, passed)
 
 # %% [markdown]
@@ -765,8 +801,9 @@ seed_gradient = torch.ones(3)
 (q * 1 + WritesGradOutput.apply(p)).backward(seed_gradient)
 compare("the caller's seed_gradient still holds ones", seed_gradient_still_ones,
         torch.equal(seed_gradient, torch.ones(3)))
-print("1. the caller's gradient tensor after backward:", seed_gradient,
-      "(was ones; q.grad =", q.grad, ")")
+if written(seed_gradient_still_ones):  # the tensors, once you have predicted
+    print("1. the caller's gradient tensor after backward:", seed_gradient,
+          "(was ones; q.grad =", q.grad, ")")
 
 x = torch.randn(3, dtype=torch.float64, requires_grad=True)
 hidden = x * 1
@@ -824,18 +861,18 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 #    know, per entry, whether it passes and with which sign: which tensors could tell it that,
 #    and what does each cost per entry?
 #
-# **Check step 1 live.** Write your two derivatives, entry by entry, as expressions of a
-# tensor `x` and a float `lam` in the first lines of the next cell, then run it. It compares
-# them with autograd's, through the forward formula, at $\lambda = 0.5$ and $\lambda = 0$,
-# on the three pieces ($x > \lambda$, $x < -\lambda$, $|x| < \lambda$) only, tells you on
-# which piece yours differ, never the right values, and plots yours. The kinks
-# $|x| = \lambda$ lie on its grid too, but it does not judge them: step 2 is yours to settle
-# (the self-check grades it).
+# **Check part of step 1 live.** Write your two derivatives, entry by entry, as expressions
+# of a tensor `x` and a float `lam` in the first lines of the next cell, then run it. It plots
+# both, and compares your $\partial y/\partial x$ with autograd's, through the forward
+# formula, at $\lambda = 0.5$ and $\lambda = 0$, off the kinks only: it says whether yours
+# agrees there, and at how many points not, never where or the right values. Your
+# $\partial y/\partial\lambda$ and the kinks $|x| = \lambda$ (step 2) it does not judge:
+# they are yours to settle (the self-check grades them).
 
 # %%
 def my_soft_threshold_slopes(x, lam):
     """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape).
-    The checker below judges step 1 (the pieces), not the kinks."""
+    The checker below judges dy/dx off the kinks only."""
     ### BEGIN WORKED
     passes = (x.abs() > lam).to(x.dtype)  # strictly: at the kink, relu's slope is 0
     return passes, -torch.sign(x) * passes
@@ -863,12 +900,11 @@ for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
         continue
     if empty:
         continue
-    # the checker compares with autograd's slopes and names where yours differ, never the values
-    verdicts = slope_verdicts(grid, lam, dx, dlam)
-    for ax, mine, name, verdict in zip(axes[1:], yours, ("dy/dx", "dy/dλ"), verdicts):
+    # the checker compares your dy/dx with autograd's off the kinks: a verdict, never the values
+    print("\n".join(slope_verdicts(grid, lam, dx, dlam)))
+    for ax, mine, name in zip(axes[1:], yours, ("dy/dx", "dy/dλ")):
         ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
         ax.set_title(name, fontsize=10)
-        print(verdict)
 for ax in axes:
     if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
         ax.legend(fontsize=7)
@@ -896,10 +932,9 @@ plt.show()
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# $x = (2, -0.5, -3, 0.7)$ and $\lambda = 1$: $\partial y/\partial x = (1, 0, 1, 0)$ and
-# $\partial y/\partial \lambda = (-1, 0, 1, 0)$, entry by entry. With $g = (1, 2, 3, 4)$
-# arriving, $\partial L/\partial x = (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a
-# 0-d tensor. At $x = \pm 0.5$ with $\lambda = 0.5$: what does step 2's convention give there,
+# $x = (2, -0.5, -3, 0.7)$ and $\lambda = 1$, with $g = (1, 2, 3, 4)$ arriving:
+# $\partial L/\partial x = (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a 0-d
+# tensor. Which entries contribute to the 2, and with which signs? At $x = \pm 0.5$ with $\lambda = 0.5$: what does step 2's convention give there,
 # and does your indicator give the same?
 # </details>
 #
@@ -964,8 +999,13 @@ except GradcheckError as error:
 # tells you whether you read the report right, without telling you the fix.
 
 # %%
+### BEGIN WORKED
+bug_1_input = 1
+bug_1_factor = -1
+### LEARNER
 bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
 bug_1_factor = None  # the number c with analytical = c * numerical in that column
+### END WORKED
 
 
 def jacobian_columns(function, inputs, position):
@@ -987,8 +1027,9 @@ columns = [jacobian_columns(BrokenSoftThreshold, (x, lam), position) for positio
 wrong_input = next(p for p, (a, n) in enumerate(columns) if not torch.allclose(a, n))
 analytical, numerical = columns[wrong_input]
 wrong = ~torch.isclose(analytical, numerical)
-print(f"analytical column for input {wrong_input}:", analytical,
-      f"\nnumerical column for input {wrong_input}: ", numerical)
+if written(bug_1_input, bug_1_factor):  # the columns, once your diagnosis is written
+    print(f"analytical column for input {wrong_input}:", analytical,
+          f"\nnumerical column for input {wrong_input}: ", numerical)
 compare("the input with the wrong gradient", bug_1_input, wrong_input)
 compare("analytical = c * numerical, c", bug_1_factor,
         round((analytical[wrong] / numerical[wrong]).mean().item(), 6))
@@ -1064,9 +1105,15 @@ if broken[2]._backward_hooks:
 # gradients the hooks did not look at, in the first lines of the next cell; run it to compare.
 
 # %%
+### BEGIN WORKED
+nan_arrives_from_above = False
+lam_grad_has_nan = True
+first_layer_grad_has_nan = False
+### LEARNER
 nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
 lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
 first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
+### END WORKED
 
 broken = sparse_model(BrokenSoftThreshold)
 arriving = []
@@ -1110,12 +1157,21 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # it checks your reading without printing the answer.
 
 # %%
+### BEGIN WORKED
+backward_in_anomaly_mode(lambda: sparse_model(BrokenSoftThreshold)(source[:8]).sum())
+### LEARNER
 # your anomaly-mode run here
+### END WORKED
 
 
 # %%
+### BEGIN WORKED
+anomaly_node = "BrokenSoftThresholdBackward"
+anomaly_gradient_of = "x"
+### LEARNER
 anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
 anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
+### END WORKED
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -1134,7 +1190,11 @@ compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[posi
 # first line of the next cell, and run it.
 
 # %%
+### BEGIN WORKED
+nan_x, nan_lam = 0.0, 0.0  # |x| = lam: relu(0) / 0
+### LEARNER
 nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
+### END WORKED
 
 if nan_x is None:
     print("write a value of x and of lam in the first line of this cell first")
@@ -1168,8 +1228,13 @@ else:
 # lines without showing them (it compares a fingerprint of your line with one of the answer's).
 
 # %%
+### BEGIN WORKED
+bug_1_line = "grad_lam = (grad_output * slope * torch.sign(x)).sum()"
+bug_2_line = "slope = torch.relu(shifted) / shifted"
+### LEARNER
 bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
 bug_2_line = None  # the line that makes the nan, as a string
+### END WORKED
 
 
 def fingerprint(line) -> str:
@@ -1209,12 +1274,11 @@ for bug, answer, makes, passes_on in [
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
 #   tensors saved only through `save_for_backward`;
-# - forward saves your answer to question 4 and no more: at most one tensor of `x`'s shape (in
-#   `x`'s dtype: a narrower float loses the smallest entries), or `x`-shaped codes of two bytes
-#   per entry or fewer in all, and `lam` if you like; never `x`, in any dtype.
+# - forward saves your answer to question 4 and no more, within a budget per entry of `x`: one
+#   number in `x`'s dtype (a narrower float loses the smallest entries) or two bytes of codes,
+#   in all, and `lam` if you like; never `x` itself, in any dtype.
 #
-# Derive it, do not patch `BrokenSoftThreshold`. (`BrokenSoftThreshold` saves `x`, so a copy of
-# it with its slips mended fails the last bullet.)
+# Derive it, do not patch `BrokenSoftThreshold`.
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):
@@ -1274,114 +1338,6 @@ builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
 print("gradient for x:", ours, " F.softshrink's:", builtin)
 
 # %% [markdown]
-# ## On your own: a model that goes `nan`
-#
-# A short script, broken in a way this lesson's tools find. It comes with the cell that
-# shows the failure and a check that says whether you found it; no hints this time. (Two
-# more, each meeting one of the two errors everyone meets, are in the optional sections
-# after the summary.)
-#
-# **A model that goes `nan`, alone.** A small model with a row-normalising Function in it,
-# and one batch, pooled from recordings of different lengths. One backward, and a parameter's
-# gradient is `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which
-# module's backward first makes the `nan`** (its name, as `model.named_modules()` gives it)
-# and **which sample of the batch** (a row index) it comes from; then say why. Leave the
-# model and the data as they are.
-
-# %%
-class RowNormalize(torch.autograd.Function):
-    """Each row divided by its L2 norm; a row of zeros stays zeros."""
-
-    @staticmethod
-    def forward(ctx, x):
-        norms = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
-        ctx.save_for_backward(x, norms)
-        return x / norms.clamp(min=1e-12)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, norms = ctx.saved_tensors
-        y = x / norms
-        return (grad_output - y * (grad_output * y).sum(-1, keepdim=True)) / norms
-
-
-class Normalise(nn.Module):
-    def forward(self, x):
-        return RowNormalize.apply(x)
-
-
-def padded_model():
-    torch.manual_seed(1)
-    return nn.Sequential(OrderedDict(embed=nn.Linear(3, 6, bias=False), norm=Normalise(),
-                                     mix=nn.Linear(6, 6), act=nn.Tanh(), out=nn.Linear(6, 1)))
-
-
-def pooled(recordings):
-    """One row per recording: the sum of its readings (3 numbers each)."""
-    return torch.stack([recording.sum(0) for recording in recordings])
-
-
-readings = torch.Generator().manual_seed(25)
-recordings = [torch.randn(int(length), 3, generator=readings)
-              for length in torch.randint(0, 5, (8,), generator=readings)]
-padded_batch = pooled(recordings)
-model = padded_model()
-model(padded_batch).pow(2).mean().backward()
-print("parameters whose gradient holds a nan:",
-      [name for name, p in model.named_parameters() if p.grad.isnan().any()])
-
-# %%
-# your investigation here
-
-
-# %%
-nan_module = None  # the name of the module whose backward first makes the nan, e.g. "mix"
-nan_sample = None  # the row of padded_batch it comes from
-# your two answers above, then run this cell: it checks them without printing them
-
-model = padded_model()
-found = {}  # the first module whose grad_input holds a nan, in the order backward runs
-
-
-def first_nan(module, grad_input, grad_output, name):
-    sent = grad_input[0]
-    if sent is not None and sent.isnan().any() and not found:
-        found.update(module=name, rows=sent.isnan().any(1).nonzero().flatten().tolist())
-
-
-for name, module in model.named_children():  # a model used once: its hooks go with it
-    module.register_full_backward_hook(
-        lambda module, grad_input, grad_output, name=name: first_nan(module, grad_input,
-                                                                     grad_output, name))
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # embed's input needs no gradient: a warning, not news
-    model(padded_batch).pow(2).mean().backward()
-compare("the module whose backward makes the nan", nan_module, found["module"])
-compare("the sample it comes from", nan_sample, found["rows"][0])
-
-# %% [markdown]
-# <details><summary><b>Explanation</b>, after your check</summary>
-#
-# Anomaly mode names the node at once: `RowNormalizeBackward` returned `nan` in its 0th
-# output. Hooks on the modules give the rest: `norm` is the first whose `grad_input` holds a
-# `nan` (`mix`, `act` and `out` ran before it in backward and sent finite gradients), in one
-# row only, the recording with no readings: its sum is a row of zeros, so its norm is 0.
-# Forward survives that row, dividing by `norms.clamp(min=1e-12)`; backward recomputes
-# $y = x / \lVert x\rVert$ with the norm **unclamped**, and $0/0$ is `nan`. The fix is in
-# `RowNormalize`, not in the data: backward must use the norm forward used (save the clamped
-# norms, or clamp them again). It then gives that row what autograd through forward's own
-# formula gives, as `F.normalize` does: `grad_output` times $10^{12}$, large but finite. A
-# backward and a forward that disagree on such a guard pass `gradcheck` on random inputs:
-# only a zero row reaches it.
-#
-# Anomaly mode checks for `nan` only. Had backward returned `inf` (a division by an exact
-# zero), it would have passed, and the node named would be further down, where an `inf` first
-# became `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the
-# gradients above it and look for `inf` too (`torch.isfinite`).
-# </details>
-
-
-# %% [markdown]
 # ## ✎ Exercise 4 (transfer) · `PerSampleClippedLinear`
 #
 # Differentially private training (DP-SGD: Abadi et al., 2016; Opacus in PyTorch) needs a
@@ -1405,7 +1361,8 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
 #   for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
-#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32); `None` for `max_norm`;
+#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are;
+#   `None` for `max_norm`;
 # - backward never builds a sample's gradient of `weight`, whole or in part: no tensor holding
 #   pieces of two or more samples' gradients side by side, scaled or not (the `(N, out, in)`
 #   stack, a block of it such as its first `out // 2` rows, a slice such as `[:, o, :]`, in any
@@ -1653,10 +1610,118 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
                  ClipGradientNorm)
 
 # %% [markdown]
-# ### Two more failures on your own
+# ### Three failures on your own
 #
-# Two short scripts, each broken by one of the two errors everyone meets. Each comes
-# with the cell that shows the failure and a check that says whether you found it.
+# Three short scripts, each broken in a way this lesson's tools find. Each comes with the
+# cell that shows the failure and a check that says whether you found it; no hints this time.
+#
+# **A model that goes `nan`.** A small model with a row-normalising Function in it,
+# and one batch, pooled from recordings of different lengths. One backward, and a parameter's
+# gradient is `nan`. Using anomaly mode and hooks (your own, in the empty cell), find **which
+# module's backward first makes the `nan`** (its name, as `model.named_modules()` gives it)
+# and **which sample of the batch** (a row index) it comes from; then say why. Leave the
+# model and the data as they are.
+
+# %%
+class RowNormalize(torch.autograd.Function):
+    """Each row divided by its L2 norm; a row of zeros stays zeros."""
+
+    @staticmethod
+    def forward(ctx, x):
+        norms = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        ctx.save_for_backward(x, norms)
+        return x / norms.clamp(min=1e-12)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, norms = ctx.saved_tensors
+        y = x / norms
+        return (grad_output - y * (grad_output * y).sum(-1, keepdim=True)) / norms
+
+
+class Normalise(nn.Module):
+    def forward(self, x):
+        return RowNormalize.apply(x)
+
+
+def padded_model():
+    torch.manual_seed(1)
+    return nn.Sequential(OrderedDict(embed=nn.Linear(3, 6, bias=False), norm=Normalise(),
+                                     mix=nn.Linear(6, 6), act=nn.Tanh(), out=nn.Linear(6, 1)))
+
+
+def pooled(recordings):
+    """One row per recording: the sum of its readings (3 numbers each)."""
+    return torch.stack([recording.sum(0) for recording in recordings])
+
+
+readings = torch.Generator().manual_seed(25)
+recordings = [torch.randn(int(length), 3, generator=readings)
+              for length in torch.randint(0, 5, (8,), generator=readings)]
+padded_batch = pooled(recordings)
+model = padded_model()
+model(padded_batch).pow(2).mean().backward()
+print("parameters whose gradient holds a nan:",
+      [name for name, p in model.named_parameters() if p.grad.isnan().any()])
+
+# %%
+# your investigation here
+
+
+# %%
+### BEGIN WORKED
+nan_module = "norm"
+nan_sample = 3
+### LEARNER
+nan_module = None  # the name of the module whose backward first makes the nan, e.g. "mix"
+nan_sample = None  # the row of padded_batch it comes from
+### END WORKED
+# your two answers above, then run this cell: it checks them without printing them
+
+model = padded_model()
+found = {}  # the first module whose grad_input holds a nan, in the order backward runs
+
+
+def first_nan(module, grad_input, grad_output, name):
+    sent = grad_input[0]
+    if sent is not None and sent.isnan().any() and not found:
+        found.update(module=name, rows=sent.isnan().any(1).nonzero().flatten().tolist())
+
+
+for name, module in model.named_children():  # a model used once: its hooks go with it
+    module.register_full_backward_hook(
+        lambda module, grad_input, grad_output, name=name: first_nan(module, grad_input,
+                                                                     grad_output, name))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # embed's input needs no gradient: a warning, not news
+    model(padded_batch).pow(2).mean().backward()
+compare("the module whose backward makes the nan", nan_module, found["module"])
+compare("the sample it comes from", nan_sample, found["rows"][0])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b>, after your check</summary>
+#
+# Anomaly mode names the node at once: `RowNormalizeBackward` returned `nan` in its 0th
+# output. Hooks on the modules give the rest: `norm` is the first whose `grad_input` holds a
+# `nan` (`mix`, `act` and `out` ran before it in backward and sent finite gradients), in one
+# row only, the recording with no readings: its sum is a row of zeros, so its norm is 0.
+# Forward survives that row, dividing by `norms.clamp(min=1e-12)`; backward recomputes
+# $y = x / \lVert x\rVert$ with the norm **unclamped**, and $0/0$ is `nan`. The fix is in
+# `RowNormalize`, not in the data: backward must use the norm forward used (save the clamped
+# norms, or clamp them again). It then gives that row what autograd through forward's own
+# formula gives, as `F.normalize` does: `grad_output` times $10^{12}$, large but finite. A
+# backward and a forward that disagree on such a guard pass `gradcheck` on random inputs:
+# only a zero row reaches it.
+#
+# Anomaly mode checks for `nan` only. Had backward returned `inf` (a division by an exact
+# zero), it would have passed, and the node named would be further down, where an `inf` first
+# became `nan` (`inf - inf`, `0 * inf`). When the named node looks innocent, hook the
+# gradients above it and look for `inf` too (`torch.isfinite`).
+# </details>
+
+
+# %% [markdown]
+# The next two are each broken by one of the two errors everyone meets.
 #
 # **A step that works once.** A training script runs its first step and fails on the
 # second: the cell after `three_steps` runs it. Read the error, and fix `three_steps` in place

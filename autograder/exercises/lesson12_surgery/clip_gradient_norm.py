@@ -149,22 +149,35 @@ def check_tiny_rows(function, device) -> None:
 def check_tiny_max_norm(function, device, grad_output) -> None:
     """max_norm any positive float: at max_norm = 1e-13 the row of norm 5e-13 is brought to norm
     1e-13 exactly; a clamp of the norm at 1e-12 (F.normalize's), harmless at max_norm >= 1e-12,
-    makes it 5e-14."""
-    max_norm = 1e-13
-    with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
-        _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=41), max_norm,
-                                   grad_output.clone())
-        got = backward.grads[0]
-        if isinstance(got, torch.Tensor) and got.shape == grad_output.shape:
-            norm = torch.linalg.vector_norm(got[0]).item()
-            if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
-                raise GradingError(
-                    f"ClipGradientNorm brings a row of norm 5e-13 to norm {norm:.3g}, not to "
-                    f"max_norm={max_norm:g}: max_norm may be any positive float, and a clamp or "
-                    "an eps on the norm (as F.normalize's 1e-12) changes the factor of every row "
-                    "whose norm lies below it. The factor is max_norm / norm, with the norm "
-                    "itself", mistake="ClipGradientNorm/clamps-norm")
-        diagnose_gradient("x", got, clipped(grad_output, max_norm))
+    makes it 5e-14. Then the float64 end: a row of norm 1e-153 (its squared norm 1e-306, a
+    normal number) at max_norm 1e-154, every product of the steps a normal number in any order,
+    which any guard on the norm above 1e-153 (1e-20, float32's tiny 1.2e-38) misjudges."""
+    end = torch.zeros((2, 3), dtype=torch.float64, device=device)
+    end[0, :2] = torch.tensor([6e-154, 8e-154], dtype=torch.float64)
+    end[1] = grad_output[2]
+    for max_norm, grad, norm_text, seed in ((1e-13, grad_output, "5e-13", 41),
+                                           (1e-154, end, "1e-153", 43)):
+        with case(f"x of shape {tuple(grad.shape)}, max_norm={max_norm:g}, a row of norm "
+                  f"{norm_text}"):
+            _, backward = surgery_case(function, CLIP, sample(grad.shape, device, seed=seed),
+                                       max_norm, grad.clone())
+            got = backward.grads[0]
+            if isinstance(got, torch.Tensor) and got.shape == grad.shape:
+                top = got[0].abs().max()  # scaled: the squares of a row near 1e-154 underflow
+                norm = (top * torch.linalg.vector_norm(got[0] / top)).item() if top > 0 else 0.0
+                if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
+                    true_norm = torch.linalg.vector_norm(grad[0]).item()
+                    divided_by = max_norm * true_norm / norm if norm > 0 else float("inf")
+                    guard = (f", as a clamp (a floor) of the norm at about {divided_by:.2g} "
+                             "would make it" if divided_by > true_norm * (1 + 1e-6) else "")
+                    raise GradingError(
+                        f"ClipGradientNorm brings a row of norm {norm_text} to norm "
+                        f"{norm:.3g}, not to max_norm={max_norm:g}{guard}: max_norm may be any "
+                        "positive float, and a clamp, a floor or an eps on the norm (as "
+                        "F.normalize's 1e-12) changes the factor of every row whose norm lies "
+                        "below it. The factor is max_norm / norm, with the norm itself",
+                        mistake="ClipGradientNorm/clamps-norm")
+            diagnose_gradient("x", got, clipped(grad, max_norm))
 
 
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),

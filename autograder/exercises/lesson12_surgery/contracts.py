@@ -81,10 +81,9 @@ SOFT_CLAUSES = (
            {"SoftThreshold/asks-autograd": "autograd inside backward",
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
-    Clause("forward saves your answer to question 4 and no more: at most one tensor of `x`'s "
-           "shape (in `x`'s dtype: a narrower float loses the smallest entries), or `x`-shaped "
-           "codes of two bytes per entry or fewer in all, and `lam` if you like; never `x`, in "
-           "any dtype.",
+    Clause("forward saves your answer to question 4 and no more, within a budget per entry of "
+           "`x`: one number in `x`'s dtype (a narrower float loses the smallest entries) or two "
+           "bytes of codes, in all, and `lam` if you like; never `x` itself, in any dtype.",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
             "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
 )
@@ -101,8 +100,8 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
            "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
            "`nan`; for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and "
-           "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32); `None` for "
-           "`max_norm`;",
+           "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and "
+           "`out` are; `None` for `max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
@@ -116,6 +115,7 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",
             "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
             "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14",
+            "PerSampleClippedLinear/float32-overflow": "product of the two squared norms",
             "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
     Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "

@@ -135,9 +135,6 @@ EQUIVALENTS = [
     EquivalentMutant('PerSampleClippedLinear', 'add_copy',
                      'ctx.save_for_backward(x, weight)',
                      'ctx.save_for_backward(x.contiguous(), weight)', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison',
-                     'factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)',
-                     'factors = torch.where(squared >= limit, ctx.max_norm * torch.rsqrt(squared), 1.0)', _AT_MAX_NORM),
     # the bfloat16 sign code of the fifth review: a copy of it, or it widened to float32, is
     # still one tensor no larger than y (float64: 8 bytes per entry), which the contract allows
     EquivalentMutant('SoftThreshold', 'save_copy',
@@ -160,4 +157,11 @@ EQUIVALENTS = [
                      'out = torch.where(norms > ctx.max_norm, g / norms * ctx.max_norm, g)',
                      'out = torch.where(norms >= ctx.max_norm, g / norms * ctx.max_norm, g)',
                      _AT_MAX_NORM),
+    # review 54b: float16 rows' squares summed in float32 instead of float64
+    EquivalentMutant('ClipGradientNorm', 'narrow_accumulator',
+                     'n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)',
+                     'n = rows.float().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)',
+                     "float16 squares summed in float32: the contract's float16 rows have norm "
+                     "at most 2e4 (squared 4e8, a float32 number), and float32 rounds far below "
+                     "float16"),
 ]

@@ -24,6 +24,7 @@ from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
                                 check_no_chunk_of_gradients, check_no_gradient_per_sample,
                                 check_no_pieces_of_gradients)
+from .per_sample_ends import check_float32_wide_layer, check_tiny_samples
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -187,52 +188,6 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
     return backward
 
 
-def check_tiny_samples(function, device) -> None:
-    """Samples whose gradients have norms 5e-13 and 4e-13, non-zero and below max_norm, keep
-    factor 1: a clamp of the norm at 1e-12 (F.normalize's) or an eps scales them. x's rows are
-    orthogonal, so grad_weight[n, n] is sample n's term alone (n = 0, 1)."""
-    x = torch.tensor([[5e-7, 0.0, 0.0], [0.0, 4e-7, 0.0], [0.0, 0.0, 2.0]], dtype=torch.float64,
-                     device=device)
-    grad_output = torch.tensor([[1e-6, 0.0], [0.0, 1e-6], [3.0, 4.0]], dtype=torch.float64,
-                               device=device)
-    values = {"x": x, "weight": sample((2, 3), device, seed=60), "max_norm": 1.0}
-    with case("x of shape (3, 3), weight of shape (2, 3), max_norm=1, samples whose gradients "
-              "have norms 5e-13, 4e-13 and 10"):
-        inputs = make_inputs(values)
-        output = run_forward(function, SPEC, inputs).output
-        got = run_backward(SPEC, output, inputs, grad_output.clone()).grads[1]
-        if isinstance(got, torch.Tensor) and got.shape == (2, 3):
-            for n, norm in ((0, "5e-13"), (1, "4e-13")):
-                factor = (got[n, n] / (grad_output[n, n] * x[n, n])).item()
-                if not abs(factor - 1) <= 1e-9:
-                    raise GradingError(
-                        f"PerSampleClippedLinear changed a sample whose gradient has norm "
-                        f"{norm}, below max_norm=1: its factor is {factor:.3g}, not 1. A clamp "
-                        "or an eps on the norm (as F.normalize's 1e-12) scales every sample "
-                        "below it; a sample at or below max_norm keeps factor 1",
-                        mistake="PerSampleClippedLinear/changes-tiny-sample")
-        diagnose_gradient("weight", got,
-                          expected_gradients(x, values["weight"], 1.0, grad_output)["weight"])
-    max_norm = 1e-14  # below any clamp of the norm: sample 0's factor is 1e-14 / 5e-13 = 0.02
-    with case(f"x of shape (3, 3), weight of shape (2, 3), max_norm={max_norm:g}, samples whose "
-              "gradients have norms 5e-13, 4e-13 and 10"):
-        inputs = make_inputs({**values, "max_norm": max_norm})
-        output = run_forward(function, SPEC, inputs).output
-        got = run_backward(SPEC, output, inputs, grad_output.clone()).grads[1]
-        if isinstance(got, torch.Tensor) and got.shape == (2, 3) and torch.isfinite(got).all():
-            norm = abs(got[0, 0].item())  # s_0 g_0 x_0^T: one entry, the other samples' 0 there
-            if not abs(norm / max_norm - 1) <= 1e-9:
-                raise GradingError(
-                    f"PerSampleClippedLinear brings a sample whose gradient has norm 5e-13 to "
-                    f"norm {norm:.3g}, not to max_norm={max_norm:g}: max_norm may be any "
-                    "positive float, and a clamp or an eps on the norm (as F.normalize's 1e-12) "
-                    "changes the factor of every sample whose norm lies below it. The factor is "
-                    "min(1, max_norm / norm), with the norm itself",
-                    mistake="PerSampleClippedLinear/clamps-norm")
-        diagnose_gradient("weight", got, expected_gradients(x, values["weight"], max_norm,
-                                                            grad_output)["weight"])
-
-
 def check_empty_batch(function, device) -> None:
     """N = 0 is a batch like any other: grad_weight is the empty sum, zeros of weight's shape,
     and grad_x has shape (0, in). A shortcut through norms.max() (or any reduction with no
@@ -276,7 +231,8 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
         covers(edge)
     check_empty_batch(function, device)
     covers("an empty batch")
-    check_tiny_samples(function, device)
+    check_tiny_samples(function, SPEC, expected_gradients, device)
+    check_float32_wide_layer(function, SPEC, device)
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)

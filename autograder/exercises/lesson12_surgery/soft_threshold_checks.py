@@ -87,9 +87,9 @@ def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
 
 
 def check_saves_no_x(function, values: dict) -> None:
-    """Forward saves what question 4 found and no more: at most one tensor of x's shape (in x's
-    dtype or narrower), or codes of at most 2 bytes per entry in all, and lam if it likes, never
-    x or a copy of it in any dtype: x is told apart from y by the entries inside the threshold
+    """Forward saves what question 4 found and no more, within a budget per entry of x: one
+    number in x's dtype (or narrower), or codes of at most 2 bytes in all, and lam if it likes,
+    never x or a copy of it in any dtype: x is told apart from y by the entries inside the threshold
     (lam = 0.5)."""
     inputs = {name: value.detach().clone().requires_grad_() for name, value in values.items()}
     forward = run_forward(function, SOFT, inputs)
@@ -103,9 +103,9 @@ def check_saves_no_x(function, values: dict) -> None:
             copy = f"x in {str(tensor.dtype).removeprefix('torch.')}, " if narrower else ""
             raise GradingError(
                 f"SoftThreshold's forward saves x ({copy}{saved.role}): the contract asks "
-                "for what tells backward which entries pass and their signs (question 4): at "
-                "most one tensor of x's shape, or codes of two bytes per entry or fewer, and "
-                "lam if you like; never x, in any dtype. "
+                "for what tells backward which entries pass and their signs (question 4), "
+                "within a budget per entry of x of one number in x's dtype or two bytes of "
+                "codes, and lam if you like; never x itself, in any dtype. "
                 "Mending BrokenSoftThreshold's lines is not deriving it",
                 mistake="SoftThreshold/saves-x")
     shaped = [saved for saved in forward.saved if saved.tensor.numel() == x.numel()]
@@ -118,9 +118,9 @@ def check_saves_no_x(function, values: dict) -> None:
     count = {1: f"an x-shaped {str(shaped[0].dtype).removeprefix('torch.')} tensor",
              2: "two x-shaped tensors"}.get(len(shaped), f"{len(shaped)} x-shaped tensors")
     raise GradingError(
-        f"SoftThreshold's forward saves {count} ({per_entry} bytes per element): the contract "
-        f"allows one tensor of x's shape ({size} bytes per element) or codes of at most 2 "
-        "bytes per entry in all",
+        f"SoftThreshold's forward saves {count} ({per_entry} bytes per element): the contract's "
+        f"budget per entry of x is one number in x's dtype ({size} bytes) or two bytes of "
+        "codes, in all",
         f"saved: {what}. Question 4: which one tensor already tells backward both which "
         "entries pass and their signs?", mistake="SoftThreshold/saves-too-much")
 

@@ -36,11 +36,6 @@ UNUSUAL = [
     Unusual("PerSampleClippedLinear", "einsum with the factors as a third operand", _weight_only(
         _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
         "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
-    Unusual("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled", _weight_only(
-        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
-        "        limit = ctx.max_norm ** 2\n"
-        "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
-        "        grad_weight = grad_output.T @ (x * factors[:, None])")),
     Unusual("PerSampleClippedLinear", "x and weight kept transposed, addmm into zeros", _clipped(
         '''        xt, weight = ctx.saved_tensors
         grad_x = grad_weight = None
@@ -59,13 +54,6 @@ UNUSUAL = [
         ctx.max_norm = float(max_norm)
         return torch.mm(x, weight.T)
 ''')),
-    # review of lesson 12: an (N, N) Gram matrix is smaller than N * out * in, so not the
-    # per-sample stack the contract forbids
-    Unusual("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
-            _weight_only(
-                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
-                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
-                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
     # review of lesson 12 (fifth)
     Unusual('PerSampleClippedLinear', "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear",
             '''class PerSampleClippedLinear(torch.autograd.Function):
@@ -86,10 +74,26 @@ UNUSUAL = [
             grad_weight = torch.einsum("no,ni->oi", grad_output, x * factors[:, None])
         return grad_x, grad_weight, None
 '''),
-    # review of lesson 12 (fifth), written as a mistake: within the contract, which promises only
-    # samples whose ||g_n||^2, ||x_n||^2 and their product are finite (squared norms, as ghost
-    # clipping's, are common: two Unusual answers above multiply them too)
-    Unusual('PerSampleClippedLinear', 'squared norms multiplied before the square root',
+]
+
+MISTAKES = [
+    # review 54b: the product of the two squared norms overflows float32 (in = out = 2048,
+    # entries 1e8, within the contract's range): Unusual while only small layers were graded
+    # (an (N, N) Gram matrix is no per-sample stack, but its diagonals are squared norms too)
+    Mistake("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled",
+            "but their product (4.2e+38) overflows float32", _weight_only(
+        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
+        "        limit = ctx.max_norm ** 2\n"
+        "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
+        "        grad_weight = grad_output.T @ (x * factors[:, None])")),
+    Mistake("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
+            "but their product (4.2e+38) overflows float32",
+            _weight_only(
+                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
+                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    Mistake('PerSampleClippedLinear', 'squared norms multiplied before the square root',
+            "but their product (4.2e+38) overflows float32",
             '''class PerSampleClippedLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, max_norm):
@@ -109,9 +113,6 @@ UNUSUAL = [
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
 '''),
-]
-
-MISTAKES = [
     # review of lesson 12 (fourth): passed while no sample's norm lay between 0 and 1e-12; a
     # sample of norm 5e-13 gets factor 0.5
     Mistake("PerSampleClippedLinear", "a clamp of the norm at 1e-12",

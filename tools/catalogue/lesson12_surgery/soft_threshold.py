@@ -196,7 +196,7 @@ MISTAKES = [
 '''), named=True),
     # review of lesson 12 (fifth): passed while 'never x' was all the saves clause graded
     Mistake('SoftThreshold', '|x| - lam and sign(x) saved, two float tensors',
-            'saves two x-shaped tensors (16 bytes per element): the contract allows one tensor of x',
+            'saves two x-shaped tensors (16 bytes per element): the contract\'s budget per entry',
             '''class SoftThreshold(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lam):

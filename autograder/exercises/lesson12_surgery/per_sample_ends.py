@@ -1,0 +1,114 @@
+"""PerSampleClippedLinear at the ends of its contract: samples of tiny norm (a clamp or an eps
+on the norm scales them), max_norm far below any guard a learner might put on the norm (down
+to where float64's entries of 1e-60 take it), and float32 entries of 1e8 in a layer wide
+enough that the product of a sample's two squared norms overflows float32."""
+
+import torch
+
+from ...checks import case, make_inputs, run_backward, run_forward
+from ...diagnose import diagnose_gradient
+from ...errors import GradingError
+from ...exercise import sample
+
+
+def _backward(function, spec, values, grad_output, requires_grad=True):
+    inputs = make_inputs(values, requires_grad=requires_grad)
+    output = run_forward(function, spec, inputs).output
+    return run_backward(spec, output, inputs, grad_output.clone()).grads[1]
+
+
+def check_tiny_samples(function, spec, expected_gradients, device) -> None:
+    """Samples whose gradients have norms 5e-13 and 4e-13, non-zero and below max_norm, keep
+    factor 1: a clamp of the norm at 1e-12 (F.normalize's) or an eps scales them. x's rows are
+    orthogonal, so grad_weight[n, n] is sample n's term alone (n = 0, 1)."""
+    x = torch.tensor([[5e-7, 0.0, 0.0], [0.0, 4e-7, 0.0], [0.0, 0.0, 2.0]], dtype=torch.float64,
+                     device=device)
+    grad_output = torch.tensor([[1e-6, 0.0], [0.0, 1e-6], [3.0, 4.0]], dtype=torch.float64,
+                               device=device)
+    values = {"x": x, "weight": sample((2, 3), device, seed=60), "max_norm": 1.0}
+    with case("x of shape (3, 3), weight of shape (2, 3), max_norm=1, samples whose gradients "
+              "have norms 5e-13, 4e-13 and 10"):
+        got = _backward(function, spec, values, grad_output)
+        if isinstance(got, torch.Tensor) and got.shape == (2, 3):
+            for n, norm in ((0, "5e-13"), (1, "4e-13")):
+                factor = (got[n, n] / (grad_output[n, n] * x[n, n])).item()
+                if not abs(factor - 1) <= 1e-9:
+                    raise GradingError(
+                        f"PerSampleClippedLinear changed a sample whose gradient has norm "
+                        f"{norm}, below max_norm=1: its factor is {factor:.3g}, not 1. A clamp "
+                        "or an eps on the norm (as F.normalize's 1e-12) scales every sample "
+                        "below it; a sample at or below max_norm keeps factor 1",
+                        mistake="PerSampleClippedLinear/changes-tiny-sample")
+        diagnose_gradient("weight", got,
+                          expected_gradients(x, values["weight"], 1.0, grad_output)["weight"])
+    # max_norm below any guard on the norm: 1e-14 against a sample of norm 5e-13, then the
+    # float64 end, entries of 2e-60 and 5e-60 (a norm of 1e-119) against max_norm 1e-120
+    check_max_norm_end(function, spec, expected_gradients, values, grad_output, 1e-14, "5e-13")
+    x_end = torch.tensor([[2e-60, 0.0, 0.0], [0.0, 0.0, 2.0]], dtype=torch.float64,
+                         device=device)
+    g_end = torch.tensor([[5e-60, 0.0], [3.0, 4.0]], dtype=torch.float64, device=device)
+    check_max_norm_end(function, spec, expected_gradients,
+                       {**values, "x": x_end}, g_end, 1e-120, "1e-119")
+
+
+def check_max_norm_end(function, spec, expected_gradients, values, grad_output, max_norm,
+                       norm_text) -> None:
+    """Sample 0's term alone sits at grad_weight[0, 0] (x's rows orthogonal), its norm there
+    brought to max_norm exactly; a guard on the norm (a clamp, a floor, an eps) shows as the
+    norm it divided by instead, which the message gives."""
+    x = values["x"]
+    shape = f"({x.shape[0]}, {x.shape[1]})"
+    with case(f"x of shape {shape}, weight of shape (2, 3), max_norm={max_norm:g}, sample 0's "
+              f"gradient of norm {norm_text} (entries {x[0, 0].item():g} in x, "
+              f"{grad_output[0, 0].item():g} in grad_output)"):
+        got = _backward(function, spec, {**values, "max_norm": max_norm}, grad_output)
+        if isinstance(got, torch.Tensor) and got.shape == (2, 3) and torch.isfinite(got).all():
+            norm = abs(got[0, 0].item())  # s_0 g_0 x_0^T: one entry, the other samples' 0 there
+            if not abs(norm / max_norm - 1) <= 1e-9:
+                true_norm = abs((grad_output[0, 0] * x[0, 0]).item())
+                divided_by = max_norm * true_norm / norm if norm > 0 else float("inf")
+                guard = (f", as a clamp (a floor) of the norm at about {divided_by:.2g} would "
+                         "make it" if divided_by > true_norm * (1 + 1e-6) else "")
+                raise GradingError(
+                    f"PerSampleClippedLinear brings a sample whose gradient has norm "
+                    f"{norm_text} to norm {norm:.3g}, not to max_norm={max_norm:g}{guard}: "
+                    "max_norm may be any positive float, and a clamp, a floor or an eps on the "
+                    "norm changes the factor of every sample whose norm lies below it. The "
+                    "factor is min(1, max_norm / norm), with the norm itself",
+                    mistake="PerSampleClippedLinear/clamps-norm")
+        diagnose_gradient("weight", got, expected_gradients(x, values["weight"], max_norm,
+                                                            grad_output)["weight"])
+
+
+WIDE = 2048  # in = out: a squared norm 2048 * 1e16 fits float32, a product of two, 4.2e38, not
+
+
+def check_float32_wide_layer(function, spec, device) -> None:
+    """One float32 sample, x and grad_output all 1e8 (the contract's float32 end), in = out =
+    2048 (a 16 MB weight): its gradient's norm, 2048 * 1e16 = 2e19, is a float32 number, and
+    so is each of ||g||^2 and ||x||^2 (2e19 each), but their product 4.2e38 is above float32's
+    largest (3.4e38). Only weight requires grad: grad_x would be one more (1, 2048) product."""
+    x = torch.full((1, WIDE), 1e8, dtype=torch.float32, device=device)
+    grad_output = torch.full((1, WIDE), 1e8, dtype=torch.float32, device=device)
+    weight = torch.zeros((WIDE, WIDE), dtype=torch.float32, device=device)
+    values = {"x": x, "weight": weight, "max_norm": 1.0}
+    norm = WIDE * 1e16  # ||g|| ||x||: every entry of g x^T is 1e16
+    with case(f"float32 x and grad_output of shape (1, {WIDE}) with every entry 1e8, weight of "
+              f"shape ({WIDE}, {WIDE}), max_norm=1"):
+        got = _backward(function, spec, values, grad_output, requires_grad={"weight"})
+        if not isinstance(got, torch.Tensor) or got.shape != weight.shape:
+            return  # the small cases name a missing or misshapen gradient
+        want = 1e16 / norm  # each entry of g x^T, times the factor 1 / norm
+        if (got - want).abs().max() <= 1e-4 * want:  # every entry the same: no tensor of want
+            return
+        if not torch.isfinite(got).all() or not got.any():
+            raise GradingError(
+                f"PerSampleClippedLinear returns a grad_weight of "
+                f"{'zeros' if torch.isfinite(got).all() else 'nan or inf'} for one float32 "
+                f"sample with every entry 1e8 and in = out = {WIDE}, where each entry is "
+                f"{want:.3g}: its norm, ||g|| ||x|| = {norm:.2g}, is a float32 number, and so is "
+                f"each squared norm ({norm:.2g}), but their product ({norm * norm:.2g}) overflows "
+                "float32 (its largest is 3.4e38). The contract covers float32 entries up to 1e8 "
+                "whatever in and out are: which of your steps leaves float32's range?",
+                mistake="PerSampleClippedLinear/float32-overflow")
+        diagnose_gradient("weight", got, torch.full_like(got, want), rtol=1e-4, atol=0)  # names it
