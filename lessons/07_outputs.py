@@ -647,9 +647,9 @@ print("unmarked, the leaf was overwritten silently:", leaf)
 
 # %% [markdown]
 # Three things went wrong: the gradient, a write into what came back, and a leaf overwritten
-# without a word. One call on `ctx` in forward fixes all three: which one, from the list at the
-# top of this lesson, and what must forward then return? That is your first decision in
-# Exercise 3 (its self-check names the symptom if you miss it). After Exercise 3,
+# without a word. All three have one cause: what did autograd never learn about `x`, and what
+# did forward return instead of `x`? Finding the fix is your first decision in Exercise 3 (its
+# self-check names the symptom if you miss it). After Exercise 3,
 # `TripleMarked` shows this Function fixed, and what the fix does to `x`'s history.
 #
 # ## What to save before the write
@@ -907,10 +907,9 @@ compare("backward sees", my_saved_early, outcome)
 #   after the rest of the model writes into the returned `x` in place again.
 #
 # Nothing in this lesson works it through. Decide before you write forward, and put your
-# reasons in a comment there: what does backward need that the output no longer holds? How
-# many different values must what you keep hold per element, and which dtype holds them in
-# one byte? When must you compute it, and with which ops, so that no tensor as large as `x`
-# is made on the way? Hints, collapsed; open them one at a time, only if you are stuck.
+# reasons in a comment there: what does backward need that the output no longer holds, and
+# what is the least you can keep of it? Hints, collapsed; open them one at a time, only if
+# you are stuck.
 #
 # <details><summary>Hint 1: the output</summary>
 #
@@ -923,7 +922,19 @@ compare("backward sees", my_saved_early, outcome)
 # elements of `x` does what you saved confuse them with?
 # </details>
 #
-# <details><summary>Hint 3: numbers to hit</summary>
+# <details><summary>Hint 3: what you keep</summary>
+#
+# The derivative of $|x|$ (0 at $x = 0$, as `torch.abs` has it) takes how many different
+# values over all $x$? How many bits does a per-element code for that many values need?
+# </details>
+#
+# <details><summary>Hint 4: the way there</summary>
+#
+# Can it be computed after the write? On the way from $x$ to what you keep, each
+# intermediate has $x$'s number of elements: how many bytes per element may each one have?
+# </details>
+#
+# <details><summary>Hint 5: numbers to hit</summary>
 #
 # For `x = (-1.5, 0, 0.5, -2)` and a `grad_output` of `(1, 2, 3, 4)`, the gradient of the
 # input is `(-1, 0, 3, -4)` (`torch.abs`'s, run on 2.13), and what forward saves takes at most
