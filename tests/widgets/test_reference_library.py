@@ -87,7 +87,9 @@ FAILING_BACKWARD = {
     "WeightedSum: a gradient for the float w1", "ScaledSigmoid: one gradient for two inputs",
     # backward pops what forward kept by id(ctx): the explorer's second backward finds nothing
     "Square: a copy of x popped from a module dict keyed by id(ctx)",
-    "Square: a flag in a module dict keyed by id(ctx), popped by backward"}
+    "Square: a flag in a module dict keyed by id(ctx), popped by backward",
+    # backward doubles the saved x in place: the engine's version check refuses it
+    "Square: the saved x doubled in place"}
 
 
 @pytest.mark.parametrize("name", sorted(LIBRARY_00_02))
