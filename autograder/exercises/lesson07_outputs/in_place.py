@@ -76,13 +76,15 @@ def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor,
 def check_float32_reading(function, spec: Spec, got, pristine, before, what: str) -> None:
     """A wrong float64 gradient that is what x.float() gives, and again on +-1e-30 (which
     float32 keeps, and a threshold such as 1e-6 misreads) beside +-1e-300 (rounded to 0); or
-    what x.half() gives, which rounds 1e-30 and 1e-9 to 0 but not 1e-7."""
+    what x.half() gives, which rounds 1e-30 and 1e-9 to 0 but not 1e-7; or x.bfloat16(), which
+    keeps 1e-30 and rounds 1e-42 (a float32 subnormal) to 0."""
     if before.dtype != torch.float64 or not torch.allclose(
             got, _float32_reading(spec, before, pristine)):
         return
     # +-1e-7, which float16 keeps, and +-1e-9, which it rounds to 0: a threshold (1e-6, 1e-10)
     # reads them otherwise
-    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5, 1e-7, -1e-7, 1e-9, -1e-9],
+    probe = torch.tensor([1e-30, -1e-30, 1e-300, -1e-300, 0.5, -0.5, 1e-7, -1e-7, 1e-9, -1e-9,
+                          1e-42, -1e-42],
                          dtype=torch.float64, device=before.device)
     try:
         _, grad, g, _ = gradient_through(function, spec, probe, seed=3)
@@ -96,6 +98,11 @@ def check_float32_reading(function, spec: Spec, got, pristine, before, what: str
             "0, as do +-1e-300 and even +-1e-30 (which float32 keeps and float16 does not, as "
             f"from x.half()), and its gradient treats them as 0: build the {what} from x "
             "itself", mistake=f"{spec.name}/{what}-in-narrower-dtype")
+    if torch.allclose(grad, _float32_reading(spec, probe, g, torch.bfloat16)):
+        raise GradingError(
+            f"{spec.name}'s {what} is read from x rounded to bfloat16: x.bfloat16() rounds "
+            "+-1e-300 and even +-1e-42 (which float32 keeps) to 0, and its gradient treats "
+            f"them as 0; build the {what} from x itself", mistake=f"{spec.name}/{what}-in-bfloat16")
     if torch.allclose(grad, _float32_reading(spec, probe, g)):
         raise GradingError(
             f"{spec.name}'s {what} is read from x rounded to float32: x.float() rounds x = "
