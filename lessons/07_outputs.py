@@ -32,12 +32,8 @@
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass: four short looks (a backward called with `(None, None)`,
-# views returned, what in-place ops keep, a write after yours), a try-it (`ClampInPlace`, a
-# learned clipping range), an in-place op that loses a row's scale, and five asides from the
-# main path (how `torch.sort` orders ties, an integer output left unmarked, a float output
-# marked non-differentiable, the explorer on your four Functions and on `SinCos`, a saved
-# tensor your in-place write makes stale). Each exercise has a self-check cell: it
+# ungraded sections for a second pass; the main path names each where it fits, and you can
+# skip them all. Each exercise has a self-check cell: it
 # runs every check the hidden tests run (they add a GPU run when the grader has one and you had
 # none). Work top to bottom: the cells after an exercise run your answer. Run All goes on past
 # an exercise not yet written (its stub raises `NotImplementedError`): its self-check and the
