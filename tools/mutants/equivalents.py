@@ -25,8 +25,8 @@ def listed(exercises: list[str]) -> dict[tuple, EquivalentMutant]:
 
 def stale(listing: dict[tuple, EquivalentMutant], made: list[Mutant],
           failed: dict[tuple, str]) -> list[tuple[EquivalentMutant, str]]:
-    """Listings no mutant matches any more, or whose every graded mutant fails (``failed``:
-    key -> the mistake grading names): (entry, why)."""
+    """Listings no mutant matches any more, or whose every mutant fails (``failed``: key -> the
+    mistake grading names, for edits no capped-out answer also makes): (entry, why)."""
     made_keys = {mutant.key for mutant in made}
     found = []
     for key, entry in listing.items():
