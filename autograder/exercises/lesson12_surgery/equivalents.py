@@ -16,12 +16,15 @@ _UNNEEDED_LAM = ("SoftThreshold's contract asks each gradient to be right when t
 _AT_KINK = ("at x == lam (x == -lam) the branch gives x - lam (x + lam), which is 0, the value "
             "of the zero branch; backward is the Function's own, untouched")
 _ZERO_D_VIEW = "a 0-d sum viewed as lam's shape: lam is 0-d, and view of a 0-d tensor to () works"
-_SAVED_DTYPE = ("the contract names which tensors forward saves, not their dtype: a widened copy "
-                "holds the same values (signs and a mask are exact in float64)")
 _FRESH_COPY = ("a copy (or .contiguous()) of a tensor forward just computed replaces it in the "
                "saved set: still one tensor, the same values")
 _BROADCAST = ("the norms (N,) become (1, N), which broadcast against grad_output.T (out, N) as "
               "(N,) does: the same factors on the same columns")
+_ONE_CODE = ("one sign code in {-1, 0, 1} in another dtype: exact, and still one tensor no larger "
+             "than y for float32 and float64 x, which the contract's budget (one number in x's "
+             "dtype, or two bytes of codes) allows")
+_AT_MAX_NORM_SAMPLE = ("at norm == max_norm the factor max_norm / norm is 1 to the last bit: "
+                       "both branches give factor 1")
 _INPUT_COPY_LINEAR = ("the contract bounds the tensors backward creates (none per sample, "
                       "output and input), not what forward saves: a copy of x or weight holds "
                       "the same values")
@@ -81,9 +84,6 @@ EQUIVALENTS = [
     EquivalentMutant('SoftThreshold', 'add_copy',
                      'ctx.save_for_backward(y)',
                      'ctx.save_for_backward(y.contiguous())', _FRESH_COPY),
-    EquivalentMutant('SoftThreshold', 'save_widened',
-                     'ctx.save_for_backward(direction, lam)',
-                     'ctx.save_for_backward(direction.double(), lam)', _SAVED_DTYPE),
     EquivalentMutant('SoftThreshold', 'add_copy',
                      'return grad_x, grad_lam',
                      'return grad_x.clone(), grad_lam', _COPY_RETURNED),
@@ -102,9 +102,6 @@ EQUIVALENTS = [
     EquivalentMutant('SoftThreshold', 'swap_comparison',
                      'return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))',
                      'return torch.where(x >= lam, x - lam, torch.where(x < -lam, x + lam, zero))', _AT_KINK),
-    EquivalentMutant('SoftThreshold', 'save_widened',
-                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))',
-                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8).double())', _SAVED_DTYPE),
     EquivalentMutant('SoftThreshold', 'save_copy',
                      'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))',
                      'ctx.save_for_backward((x.abs() > lam).clone(), torch.sign(x).to(torch.int8))', _FRESH_COPY),
@@ -164,4 +161,61 @@ EQUIVALENTS = [
                      "float16 squares summed in float32: the contract's float16 rows have norm "
                      "at most 2e4 (squared 4e8, a float32 number), and float32 rounds far below "
                      "float16"),
+    # review 54b's ClipGradientNorm: rows flattened, divided by n / max_norm
+    EquivalentMutant('ClipGradientNorm', 'reshape_to_view',
+                     'return out.reshape(g.shape), None',
+                     'return out.view(g.shape), None',
+                     "out is torch.where's fresh contiguous result, so view to g.shape always works"),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'out = torch.where(n > ctx.max_norm, rows / (n / ctx.max_norm), rows)',
+                     'out = torch.where(n >= ctx.max_norm, rows / (n / ctx.max_norm), rows)',
+                     "at n == max_norm the divisor n / max_norm is 1 exactly: both branches give rows"),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)',
+                     'n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype != torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)',
+                     "vector_norm of float16 accumulates in float32 (a norm of 2e4 does not "
+                     "overflow), and float32/float64 squares summed in float64 cannot overflow "
+                     "for the contract's normal squared norms: the same norms either way"),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
+                     'ctx.save_for_backward(x if need_w else None, weight if need_x else None)',
+                     'ctx.save_for_backward(x if need_w else None, weight.clone() if need_x else None)',
+                     _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison',
+                     'f = torch.where(n > ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))',
+                     'f = torch.where(n >= ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))',
+                     _AT_MAX_NORM_SAMPLE),
+]
+
+# review 53/54: an int8 sign code saved (F.softshrink forward; x - clamp(x, -lam, lam))
+_SOFTSHRINK_CODE = 'ctx.save_for_backward(torch.sign(y).to(torch.int8))   # -1, 0, 1: mask and sign in one byte'
+_CLAMP_CODE = 'ctx.save_for_backward(torch.sign(y).to(torch.int8))'
+for _line in (_SOFTSHRINK_CODE, _CLAMP_CODE):
+    _call = 'ctx.save_for_backward(torch.sign(y).to(torch.int8))'
+    EQUIVALENTS.append(EquivalentMutant('SoftThreshold', 'save_copy', _line,
+                                        _line.replace(_call, _call[:-1] + '.clone())'), _FRESH_COPY))
+    for _widen in ('float', 'half'):
+        EQUIVALENTS.append(EquivalentMutant('SoftThreshold', 'save_narrowed', _line,
+                                            _line.replace(_call, _call[:-1] + f'.{_widen}())'),
+                                            _ONE_CODE))
+EQUIVALENTS += [
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'grad_x = grad_output * code.abs() if ctx.needs_input_grad[0] else None',
+                     'grad_x = grad_output * code.abs() if True else None', _UNNEEDED_LAM),
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'if ctx.needs_input_grad[1] else None',
+                     'if True else None', _UNNEEDED_LAM),
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'grad_lam = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None',
+                     'grad_lam = -(grad_output * code).sum() if True else None', _UNNEEDED_LAM),
+    # the bfloat16 sign code: type promotion widens it as .to(grad_output.dtype) did
+    EquivalentMutant('SoftThreshold', 'drop_statement',
+                     'code = code.to(grad_output.dtype)', 'pass',
+                     "a bfloat16 code times a float32 or float64 grad_output is computed in "
+                     "grad_output's dtype (type promotion), and -1, 0, 1 are exact in both"),
+    EquivalentMutant('SoftThreshold', 'saved_in_place',
+                     'return passed, -(grad_output * code).sum()',
+                     'return passed, -(code.mul_(grad_output)).sum()',
+                     "code.to(grad_output.dtype) is a fresh copy for float32 and float64 "
+                     "grad_output (the saved code is bfloat16), and passed is already computed: "
+                     "mul_ writes into neither the saved code nor grad_output"),
 ]
