@@ -110,4 +110,35 @@ EQUIVALENTS = [
               "grad_x2 = (a.unsqueeze(1) @ gw).reshape(x2.shape) if need[1] else None",
               "grad_x2 = (a.unsqueeze(1) @ gw).view(x2.shape) if need[1] else None",
               "a.unsqueeze(1) @ gw is a fresh contiguous matmul result: view and reshape agree"),
+    # review 54's catalogue answers
+    *[_linear(op, "ctx.bias_given = len(inputs) > 2 and inputs[2] is not None",
+              "ctx.bias_given = len(inputs) " + cmp + " and inputs[2] is not None",
+              "with setup_context, apply binds forward's defaults: inputs always has 3 entries "
+              "(bias=None filled in when apply(x, weight) omits it), so > 2 and " + cmp
+              + " both hold")
+      for op, cmp in (("swap_comparison", ">= 2"), ("move_threshold", "> 1.0"))],
+    _linear("save_copy", "ctx.save_for_backward(x if n[1] else None, weight if n[0] else None)",
+            "ctx.save_for_backward(x.clone() if n[1] else None, weight if n[0] else None)"),
+    _linear("ignore_needs_input_grad",
+            "ctx.save_for_backward(x if n[1] else None, weight if n[0] else None)",
+            "ctx.save_for_backward(x if n[1] else None, weight if True else None)", _SAVES_ALWAYS),
+    _fused("ignore_needs_input_grad",
+           "ctx.save_for_backward(on, x if n[1] else None, weight if n[0] else None)",
+           "ctx.save_for_backward(on, x if n[1] else None, weight if True else None)",
+           _SAVES_ALWAYS),
+    _fused("reshape_to_view", ").reshape(*x.shape[:-1], weight.shape[0])",
+           ").view(*x.shape[:-1], weight.shape[0])",
+           "torch.relu of a fresh (rows, out) matmul result is contiguous: view and reshape "
+           "agree"),
+    _bilinear("reshape_to_view",
+              "gw = (G.T @ (a.unsqueeze(2) * b.unsqueeze(1)).reshape(-1, n1 * n2))"
+              ".reshape(out, n1, n2)",
+              "gw = (G.T @ (a.unsqueeze(2) * b.unsqueeze(1)).reshape(-1, n1 * n2))"
+              ".view(out, n1, n2)",
+              "G.T @ ... is a fresh contiguous (out, n1 * n2) matmul result: view and reshape "
+              "agree"),
+    _bilinear("save_copy", "ctx.save_for_backward(x1 if (n[1] or n[2]) else None,",
+              "ctx.save_for_backward(x1.clone() if (n[1] or n[2]) else None,"),
+    _bilinear("save_copy", "x2 if (n[0] or n[2]) else None,",
+              "x2.clone() if (n[0] or n[2]) else None,"),
 ]

@@ -81,3 +81,21 @@ EQUIVALENTS += [
                      "ctx.save_for_backward(gx if gx is None else gx.to(x.dtype).clone(),",
                      _GRADIENT_COPY),
 ]
+
+# review 53's counted rows by index_select
+_INDEX_SELECT_LOSS = ("loss = (torch.logsumexp(z, 1) - z.gather(1, target[rows, None]).squeeze(1))"
+                      ".mean()")
+EQUIVALENTS += [
+    EquivalentMutant("CrossEntropy", "flip_keepdim", _INDEX_SELECT_LOSS,
+                     _INDEX_SELECT_LOSS.replace("logsumexp(z, 1)", "logsumexp(z, 1, keepdim=True)"),
+                     "(M, 1) minus (M,) broadcasts to (M, M), and the mean of lse_i - t_j over all "
+                     "pairs is mean(lse) - mean(t): the same loss (an M x M temporary, which the "
+                     "contract does not bound), and backward does not read it"),
+    EquivalentMutant("CrossEntropy", "add_copy", "return loss", "return loss.clone()",
+                     "the loss returned is a copy of a fresh scalar, the same value; nothing saved "
+                     "refers to it"),
+    EquivalentMutant("CrossEntropy", "add_copy", "return g, None, None",
+                     "return g.clone(), None, None",
+                     "g is a fresh tensor backward just made: its copy holds the same gradient, "
+                     "and the contract bounds what forward saves, not backward's temporaries"),
+]
