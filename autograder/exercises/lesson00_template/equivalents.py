@@ -49,6 +49,9 @@ EQUIVALENTS = [
     EquivalentMutant("WeightedSum", "ignore_needs_input_grad",
                      "grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None",
                      "grad_x2 = grad_output * ctx.w2 if True else None", _UNNEEDED),
+    EquivalentMutant("WeightedSum", "add_copy", "return x1", "return x1.clone()",
+                     "at w1 = 1, w2 = 0 a copy of x1 holds w1 * x1 + w2 * x2's values; the "
+                     "contract asks for the value, and a new tensor is what the formula returns"),
 ]
 
 _SAVED_WEIGHTS = ("ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype), "

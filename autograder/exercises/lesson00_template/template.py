@@ -229,6 +229,14 @@ def _check_weighted(function, values: dict):
             "weight?", mistake="WeightedSum/fails-at-zero-weight") from error
 
 
+def check_weight_special_cases(function, device) -> None:
+    """A special case on the weights taken where it is wrong (x1 itself returned under a test
+    such as w1 == 1 and w2 != 0, or w2 == 1): values and gradients at pairs beside the usual
+    ones, w1 = 1 with w2 of +-1 and +-1e-6, w1 = 2 with w2 = 0, both weights 0."""
+    for w1, w2 in [(1.0, 1.0), (1.0, -1.0), (1.0, 1e-6), (1.0, -1e-6), (2.0, 0.0), (0.0, 0.0)]:
+        _check_weighted(function, _weighted_values((2, 3), device, w1, w2, seed=11))
+
+
 def check_one_ctx_per_call_weights(function, device) -> None:
     """check_one_ctx_per_call, its hint in WeightedSum's terms: the gradients depend on the
     weights alone, so what another call's backward used is its weights."""
@@ -262,6 +270,7 @@ def weighted_sum_full(WeightedSum, device) -> None:
             check_weights_kept_as_floats(forward, values)
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
     check_weights_not_rounded(function, device)
+    check_weight_special_cases(function, device)
     covers("a weight of 0")
     covers("0-d inputs")
     check_one_ctx_per_call_weights(function, device)

@@ -136,4 +136,11 @@ EQUIVALENTS = [
     _softplus("nudge_constant", _TWO_BRANCHES, _TWO_BRANCHES.replace("x > 0", "x > -1"),
               "x + log1p(exp(-x)) is softplus(x) for every x, and for x in (-1, 0] exp(-x) is "
               "at most e: nothing overflows or cancels, every digit the contract sees is kept"),
+    _sigmoid("swap_comparison", "y = torch.where(x > 0, r, e * r)",
+             "y = torch.where(x >= 0, r, e * r)",
+             "at x = 0 exactly e = exp(-|x|) = 1, and r = 1 / (1 + e) and e * r are both 1/2"),
+    _softplus("nudge_constant", "y = F.softplus(x, threshold=29.0)",
+              "y = F.softplus(x, threshold=58.0)",
+              "F.softplus's log1p(exp(x)) then also takes x in (29, 58]: exp(x) < 2e25 does not "
+              "overflow, and log1p(exp(x)) equals x + log1p(exp(-x)) to float64's rounding"),
 ]

@@ -52,6 +52,13 @@ EQUIVALENTS = [
     EquivalentMutant("SignClippedSTE", "save_copy",
                      "ctx.save_for_backward((x * x <= 1).to(torch.uint8))",
                      "ctx.save_for_backward((x * x <= 1).to(torch.uint8).clone())", _FRESH),
+    EquivalentMutant("SignClippedSTE", "save_copy", "ctx.save_for_backward(x.abs() > 1)",
+                     "ctx.save_for_backward((x.abs() > 1).clone())", _FRESH),
+    EquivalentMutant("SignClippedSTE", "save_narrowed",
+                     "ctx.save_for_backward((x * x <= 1).to(torch.uint8))",
+                     "ctx.save_for_backward((x * x <= 1).to(torch.uint8).float())",
+                     "the window's 0 and 1 in float32 (no copy of x), as the listed "
+                     "(x.abs() <= 1).float() keeps it: keep.bool() gives the same mask back"),
     EquivalentMutant("SignClippedSTE", "save_narrowed", "ctx.save_for_backward(x.abs() <= 1)",
                      "ctx.save_for_backward((x.abs() <= 1).float())", _MASK),
     EquivalentMutant("SignClippedSTE", "save_narrowed",
