@@ -15,6 +15,16 @@ _SIGN_COPY = ("a copy of the one-byte sign forward made and then drops: the same
 _MASK_COPY = ("a copy of the bool mask forward made and then drops: one byte per element "
               "saved, as the contract allows")
 
+_PERMUTATION_COPY = ("a copy of the one permutation forward made and then drops (narrowed or "
+                     "inverted as it was): the same bytes saved, one tensor, as the contract "
+                     "allows")
+_ZERO_DIM_GRAD = ("for a 0-d x the gradient is grad_values itself; returning it uncopied, as "
+                  "CloneBackward does, is allowed: backward only must not write into it")
+_VIEW_OF_FRESH = ("the tensor reshaped is a fresh contiguous result (stack or cat), so view "
+                  "never needs the copy reshape may make")
+_PACKED_COPY = ("a copy of the packed 2-bit codes forward made and then drops: the same bytes "
+                "saved, under one byte per element, as the contract allows")
+
 
 def _sort(operator: str, before: str, after: str, reason: str):
     return EquivalentMutant("SortWithIndices", operator, before, after, reason)
@@ -85,4 +95,57 @@ EQUIVALENTS = [
           "dtype = torch.int16 if n <= 2 * 15 else torch.int32",
           "int32 holds every position as int16 does for short rows: the threshold only moves "
           "where the saved permutation switches to the wider dtype, which the contract allows"),
+    _sort("swap_comparison", "dtype = torch.int16 if n <= 2 ** 15 else torch.int32",
+          "dtype = torch.int16 if n < 2 ** 15 else torch.int32",
+          "only a row of exactly 2 ** 15 changes, saved as int32 instead of int16: a wider "
+          "permutation holding the same positions, as the contract allows"),
+    _sort("save_copy", "ctx.save_for_backward(indices.to(dtype))",
+          "ctx.save_for_backward(indices.to(dtype).clone())", _PERMUTATION_COPY),
+    _sort("save_copy", "ctx.save_for_backward(indices.to(torch.int32))",
+          "ctx.save_for_backward(indices.to(torch.int32).clone())", _PERMUTATION_COPY),
+    _sort("save_copy", "ctx.save_for_backward(inverse)", "ctx.save_for_backward(inverse.clone())",
+          _PERMUTATION_COPY),
+    _sort("save_copy",
+          "ctx.save_for_backward(torch.argsort(indices, dim=-1) if indices.dim() else indices)",
+          "ctx.save_for_backward(torch.argsort(indices, dim=-1) if indices.dim() else "
+          "indices.clone())", _INDICES_COPY),
+    _sort("flip_boolean", "indices = torch.argsort(x, dim=-1, stable=True)",
+          "indices = torch.argsort(x, dim=-1, stable=False)", _UNSTABLE),
+    _sort("drop_copy", "return grad_values.clone()", "return grad_values", _ZERO_DIM_GRAD),
+    _sort("drop_copy",
+          "values = torch.take_along_dim(x, indices, dim=-1) if x.dim() else x.clone()",
+          "values = torch.take_along_dim(x, indices, dim=-1) if x.dim() else x",
+          "for a 0-d x the values are x's one entry: autograd hands back an input returned "
+          "as-is as a new tensor with the same value, and the contract asks the values, not "
+          "fresh memory (that promise is SplitHalves')"),
+    EquivalentMutant("ReLUInPlace", "save_copy", "ctx.save_for_backward(positive)",
+                     "ctx.save_for_backward(positive.clone())", _MASK_COPY),
+    EquivalentMutant("ReLUInPlace", "swap_comparison", "x[x < 0] = 0", "x[x <= 0] = 0",
+                     "where x == 0 the write puts the 0 already there (-0.0 becomes +0.0, "
+                     "both clamped to >= 0 and equal)"),
+    EquivalentMutant("ReLUInPlace", "add_copy",
+                     "return grad_output  # nothing clamped: pass it through",
+                     "return grad_output.clone()  # nothing clamped: pass it through",
+                     _OUTPUT_COPY),
+    EquivalentMutant("ReLUInPlace", "swap_comparison",
+                     "x.masked_fill_(x <= 0, 0); ctx.mark_dirty(x); ctx.save_for_backward(x); "
+                     "return x",
+                     "x.masked_fill_(x < 0, 0); ctx.mark_dirty(x); ctx.save_for_backward(x); "
+                     "return x",
+                     "where x == 0 the fill is skipped and the 0 stays (-0.0 stays -0.0, == 0.0); "
+                     "the saved output is 0 there either way, so the gradient is too"),
+    EquivalentMutant("AbsInPlace", "reshape_to_view",
+                     "codes = torch.stack([(packed >> s) & 3 for s in (0, 2, 4, 6)], "
+                     "dim=-1).reshape(-1)",
+                     "codes = torch.stack([(packed >> s) & 3 for s in (0, 2, 4, 6)], "
+                     "dim=-1).view(-1)", _VIEW_OF_FRESH),
+    EquivalentMutant("AbsInPlace", "reshape_to_view",
+                     "code = torch.cat([code, code.new_zeros(pad)]).reshape(-1, 4)",
+                     "code = torch.cat([code, code.new_zeros(pad)]).view(-1, 4)", _VIEW_OF_FRESH),
+    EquivalentMutant("AbsInPlace", "save_copy", "ctx.save_for_backward(packed)",
+                     "ctx.save_for_backward(packed.clone())", _PACKED_COPY),
+    EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(s)",
+                     "ctx.save_for_backward(s.contiguous())", _SIGN_COPY),
+    EquivalentMutant("AbsInPlace", "save_copy", "ctx.save_for_backward(s)",
+                     "ctx.save_for_backward(s.clone())", _SIGN_COPY),
 ]
