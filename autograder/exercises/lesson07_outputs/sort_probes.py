@@ -131,13 +131,17 @@ def _holds_permutation(saved: torch.Tensor, indices: torch.Tensor, inverse) -> b
 
 def _overflows(function, dtype: torch.dtype, device) -> bool:
     """The probe behind the narrow-dtype hint: on one row of iinfo(dtype).max + 2 entries (a
-    position the dtype cannot hold) the Function's gradient is wrong, or backward raises."""
+    position the dtype cannot hold) the Function's gradient is wrong, or backward raises. Two
+    such rows, so that a dtype chosen from the length of the first dimension (x.shape[0], 2)
+    rather than of a row is caught too."""
     n = torch.iinfo(dtype).max + 2
-    x = torch.randperm(n, generator=torch.Generator().manual_seed(3)).to(device, torch.float64)
+    generator = torch.Generator().manual_seed(3)
+    x = torch.stack([torch.randperm(n, generator=generator) for _ in range(2)])
+    x = x.to(device, torch.float64)
     leaf = x.requires_grad_()
     try:
         values, indices = function.apply(leaf)
-        g = torch.arange(n, dtype=torch.float64, device=device)
+        g = torch.arange(2 * n, dtype=torch.float64, device=device).reshape(2, n)
         grad, = torch.autograd.grad(values, leaf, g)
     except Exception:  # the learner's code may raise anything: a wrapped index, say
         return True
@@ -181,9 +185,9 @@ def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
             and _overflows(function, narrow, indices.device)):
         raise GradingError(
             f"SortWithIndices saves the permutation as {str(narrow)[6:]}, which holds positions "
-            f"up to {torch.iinfo(narrow).max}: on a row of {torch.iinfo(narrow).max + 2} entries "
-            "its gradient is wrong. The contract takes rows of any length: which integer dtype "
-            "holds every position of such a row?", mistake="SortWithIndices/indices-narrowed")
+            f"up to {torch.iinfo(narrow).max}: on rows of {torch.iinfo(narrow).max + 2} entries "
+            "(x of shape (2, that)) its gradient is wrong. The contract takes rows of any "
+            "length: which integer dtype holds every position of such a row?", mistake="SortWithIndices/indices-narrowed")
 
 
 def check_backward_memory(function, device) -> None:
