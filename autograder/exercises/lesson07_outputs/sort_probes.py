@@ -187,7 +187,8 @@ def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
             f"SortWithIndices saves the permutation as {str(narrow)[6:]}, which holds positions "
             f"up to {torch.iinfo(narrow).max}: on rows of {torch.iinfo(narrow).max + 2} entries "
             "(x of shape (2, that)) its gradient is wrong. The contract takes rows of any "
-            "length: which integer dtype holds every position of such a row?", mistake="SortWithIndices/indices-narrowed")
+            "length: which integer dtype holds every position of such a row?",
+            mistake="SortWithIndices/indices-narrowed")
 
 
 def check_backward_memory(function, device) -> None:
