@@ -576,7 +576,10 @@ check_softplus_ds_dz()
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
 #   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
 #   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
-#   compares the left tail to a relative $10^{-5}$);
+#   compares the left tail to a relative $10^{-5}$), in float64 and in float32 (both are
+#   graded; the output keeps `x`'s dtype). `F.softplus`'s own switch to $x$ past
+#   $\beta x = 20$ is accepted: the term it drops is within the stated tolerance (a relative
+#   error near $10^{-10}$ in float64); a switch much earlier, at $\beta x = 15$ say, is not;
 # - have a fake implementation whose output has the real output's shape, dtype and strides
 #   (`opcheck` compares them; the self-check tries a transposed `x`, a permuted 3-D `x`, a
 #   column slice and an expanded `x` too);

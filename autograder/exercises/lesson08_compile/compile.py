@@ -27,7 +27,7 @@ LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
 # (shape, dim): negative dims, 1-d to a 0-d result, a size-1 dim that is not reduced (a
 # squeeze of every size-1 dim is wrong there), and a 0-size batch last
 LSE_CASES = [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), -1), ((2, 3, 4), -2), ((2, 3, 4), 0),
-             ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1)]
+             ((6,), 0), ((6,), -1), ((3, 1, 4), -1), ((0, 4), -1), ((4, 4), 0), ((2, 3, 3), 1)]
 
 
 def lse_values(shape, device, *, seed=0, dim=1, dtype=torch.float64) -> dict:
@@ -163,6 +163,31 @@ def check_lse_grad_output_unsqueezed(function, device) -> None:
             "grad_output before it meets x", mistake="LogSumExp/grad-output-not-unsqueezed")
 
 
+def check_lse_dim_from_shapes(function, device) -> None:
+    """dim guessed from shapes (the first place x and the output differ, else the last): right
+    for x of shape (3, 5) with dim=0, but for (4, 4) with dim=0 the guess is the last dim."""
+    def grad(shape, dim, seed):
+        x = lse_values(shape, device, seed=seed)["x"].requires_grad_()
+        g = sample(shape[:dim] + shape[dim + 1:], device, seed=seed + 1, dtype=x.dtype)
+        try:
+            got, = torch.autograd.grad(function.apply(x, dim), x, g)
+        except Exception:  # noqa: BLE001 - the cases that follow report it
+            return None, x.detach(), g
+        return got, x.detach(), g
+    got, x, g = grad((3, 5), 0, 21)
+    if got is None or not torch.allclose(got, g.unsqueeze(0) * torch.softmax(x, 0)):
+        return
+    got, x, g = grad((4, 4), 0, 23)
+    if (got is not None and got.shape == x.shape
+            and torch.allclose(got, g.unsqueeze(-1)
+                               * (x - torch.logsumexp(x, 0).unsqueeze(-1)).exp())):
+        raise GradingError(
+            "LogSumExp's backward guesses dim from shapes: right for x of shape (3, 5) with "
+            "dim=0, but for x of shape (4, 4) with dim=0 x and grad_output agree in their first "
+            "size, so the guess is the last dim; keep dim itself (ctx.dim) from setup_context",
+            mistake="LogSumExp/dim-guessed-from-shapes")
+
+
 def check_lse_case(function, values: dict, **tolerances) -> None:
     """Values and gradients for one (shape, dim); a backward that fails only away from the last
     dimension gets the unsqueeze hint."""
@@ -246,6 +271,7 @@ def lse_full(LogSumExp, device) -> None:
     check_lse_class_state(function, device)
     check_lse_call_state_dies(function, device)
     check_lse_grad_output_unsqueezed(function, device)
+    check_lse_dim_from_shapes(function, device)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)
         check_lse_case(function, values)

@@ -23,7 +23,7 @@ LATER_IN_LESSON = True
 OPERATOR = "autograd_course::squared_norm"
 # (x's shape, dim): first, middle, last and negative dims, a 1-D x to a 0-d result
 CASES = [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((2, 3, 4), -3), ((5,), 0),
-         ((5,), -1)]
+         ((5,), -1), ((4, 4), 0), ((2, 3, 3), 1)]
 
 
 def check_operator(squared_norm) -> None:
@@ -108,6 +108,45 @@ def check_grad_output_unsqueezed(squared_norm, device) -> None:
             "grad_output before it meets x", mistake="squared_norm/grad-output-not-unsqueezed")
 
 
+def check_dim_from_shapes(squared_norm, device) -> None:
+    """dim guessed from shapes (the first place x and grad_output differ, else the last): right
+    for x of shape (3, 4) with dim=0, but for (4, 4) with dim=0 the guess is the last dim."""
+    def grad(shape, dim, seed):
+        x = sample(shape, device, seed=seed).requires_grad_()
+        g = sample(shape[:dim] + shape[dim + 1:], device, seed=seed + 1, dtype=x.dtype)
+        try:
+            got, = torch.autograd.grad(squared_norm(x, dim), x, g)
+        except Exception:  # noqa: BLE001 - the cases that follow report it
+            return None, x.detach(), g
+        return got, x.detach(), g
+    got, x, g = grad((3, 4), 0, 21)
+    if got is None or not torch.allclose(got, 2 * x * g.unsqueeze(0)):
+        return
+    got, x, g = grad((4, 4), 0, 23)
+    if (got is not None and got.shape == x.shape
+            and torch.allclose(got, 2 * x * g.unsqueeze(-1))):
+        raise GradingError(
+            "squared_norm's backward guesses dim from shapes: right for x of shape (3, 4) with "
+            "dim=0, but for x of shape (4, 4) with dim=0 x and grad_output agree in their first "
+            "size, so the guess is the last dim; keep dim itself on ctx in setup_context",
+            mistake="squared_norm/dim-guessed-from-shapes")
+
+
+def check_vmap_equal_sizes(squared_norm, device) -> None:
+    """torch.vmap on samples with equal sizes and a reduced dim that is not the last: (4, 4)
+    with dim=0 and (2, 3, 3) with dim=1 (torch.func.grad does not run through a custom op)."""
+    for seed, (shape, dim) in enumerate([((4, 4), 0), ((2, 3, 3), 1)]):
+        batch = sample((3, *shape), device, seed=30 + seed)
+        with case(f"torch.vmap over a batch of 3, x of shape {shape}, dim={dim}"):
+            try:
+                got = torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)
+            except Exception as error:
+                raise _operator_error("vmap", error, dim) from error
+            if not torch.allclose(got, (batch * batch).sum(dim + 1)):
+                raise GradingError(f"squared_norm's output under vmap is wrong for x of shape "
+                                   f"{shape}, dim={dim}", f"got {got}")
+
+
 def check_batching_rule(squared_norm) -> None:
     """A rule registered with register_vmap: without one, vmap runs the operator once per
     sample (PyTorch's C++ fallback, BatchedFallback.cpp, and its 'performance drop' warning)."""
@@ -169,6 +208,7 @@ def check_opcheck(squared_norm, x, dim) -> None:
 def squared_norm_full(squared_norm, device) -> None:
     check_operator(squared_norm)
     check_grad_output_unsqueezed(squared_norm, device)
+    check_dim_from_shapes(squared_norm, device)
     for seed, (shape, dim) in enumerate(CASES):
         x = sample(shape, device, seed=seed)
         with case(f"x of shape {shape}, dim={dim}"):
@@ -185,6 +225,7 @@ def squared_norm_full(squared_norm, device) -> None:
     check_batching_rule(squared_norm)
     covers("a rule registered with register_vmap")
     check_vmap(squared_norm, device)
+    check_vmap_equal_sizes(squared_norm, device)
     covers("torch.vmap matches a loop for every dim")
     covers("the batch dim anywhere in x")
     check_one_call(squared_norm, device)
