@@ -66,4 +66,26 @@ EQUIVALENTS = [
                      "force only matters off the CPU or for a tensor requiring grad with grad "
                      "mode on; the contract's tensors are CPU tensors, and every call here runs "
                      "in a Function's forward or in a backward run without create_graph"),
+    # catalogued answers added in review 54
+    EquivalentMutant("SwishFunction", "ignore_needs_input_grad",
+                     "if ctx.needs_input_grad[1] else None)", "if True else None)", _SKIP),
+    EquivalentMutant("SwishFunction", "ignore_needs_input_grad",
+                     "grad_x = grad_output * (s + z * s * t) if ctx.needs_input_grad[0] else None",
+                     "grad_x = grad_output * (s + z * s * t) if True else None", _SKIP),
+    EquivalentMutant("SwishFunction", "add_copy", "ctx.save_for_backward(x, beta)",
+                     "ctx.save_for_backward(x, beta.contiguous())", _ZERO_D),
+    EquivalentMutant("SwishFunction", "add_copy", "return grad_x, grad_beta",
+                     "return grad_x, grad_beta.clone()",
+                     "grad_beta is a fresh sum backward has just made: its clone has the same "
+                     "value, and the original is freed as backward returns"),
+    EquivalentMutant("CubeOnce", "save_copy",
+                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))",
+                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device).clone())",
+                     "a copy of a fresh tensor made from a new NumPy array, held by nothing "
+                     "else: the same bytes kept"),
+    EquivalentMutant("CubeOnce", "save_widened",
+                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))",
+                     "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device).double())",
+                     "this answer makes 3x^2 in float64 NumPy, so the saved tensor is float64 "
+                     "already: .double() returns it unchanged"),
 ]
