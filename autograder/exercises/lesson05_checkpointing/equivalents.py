@@ -99,4 +99,45 @@ EQUIVALENTS = [
     *(EquivalentMutant(CHECKPOINT, "nudge_constant", f"for d, s in zip(ctx.cuda, {held}[1]):",
                        f"for d, s in zip(ctx.cuda, {held}[0]):", CUDA_ONLY)
       for held in ("ctx.rng", "caller")),
+    # catalogued answers added in review 54
+    EquivalentMutant(CHECKPOINT, "nudge_constant", "for d, s in zip(ctx.gpus, ctx.states[1]):",
+                     "for d, s in zip(ctx.gpus, ctx.states[0]):", CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "ctx_to_global",
+                     "ctx.devices = sorted({t.get_device() for t in distinct if t.is_cuda})\n"
+                     "ctx.states = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in "
+                     "ctx.devices])\nwith torch.random.fork_rng(devices=ctx.devices):\n"
+                     "for device, state in zip(ctx.devices, ctx.states[1]):",
+                     "global _shared_devices; _shared_devices = sorted({t.get_device() for t in "
+                     "distinct if t.is_cuda})\nctx.states = (torch.get_rng_state(), "
+                     "[torch.cuda.get_rng_state(d) for d in _shared_devices])\n"
+                     "with torch.random.fork_rng(devices=_shared_devices):\n"
+                     "for device, state in zip(_shared_devices, ctx.states[1]):", CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "ctx_to_global",
+                     "ctx.cuda = sorted({args[i].device.index for i in ctx.where if "
+                     "args[i].is_cuda})\nctx.states = (torch.get_rng_state(), "
+                     "[torch.cuda.get_rng_state(d) for d in ctx.cuda])\ncaller = "
+                     "(torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.cuda])\n"
+                     "for d, s in zip(ctx.cuda, ctx.states[1]):\nfor d, s in zip(ctx.cuda, "
+                     "caller[1]):",
+                     "global _shared_cuda; _shared_cuda = sorted({args[i].device.index for i in "
+                     "ctx.where if args[i].is_cuda})\nctx.states = (torch.get_rng_state(), "
+                     "[torch.cuda.get_rng_state(d) for d in _shared_cuda])\ncaller = "
+                     "(torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in "
+                     "_shared_cuda])\nfor d, s in zip(_shared_cuda, ctx.states[1]):\n"
+                     "for d, s in zip(_shared_cuda, caller[1]):", CUDA_ONLY),
+    EquivalentMutant(CHECKPOINT, "nudge_constant",
+                     "ctx.slot[i] = found[0] if found else len(distinct)",
+                     "ctx.slot[i] = found[-1] if found else len(distinct)",
+                     "distinct gains a tensor only when it is not found, so found has at most one "
+                     "index: found[-1] is found[0]"),
+    EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = tuple(layers)", "pass",
+                     "the contract's layers are a list or an nn.Sequential, which slice, len "
+                     "and iterate alike, so the tuple() copy changes nothing"),
+    *(EquivalentMutant(SEQUENTIAL, operator,
+                       "x = run(x) if i == segments - 1 else CheckpointFunction.apply(run, x)",
+                       f"x = run(x) if i == {after} else CheckpointFunction.apply(run, x)",
+                       "the last group checkpointed instead of run plainly, which the contract "
+                       "allows either way: the same values, gradients and layer runs")
+      for operator, after in (("swap_arithmetic", "segments + 1"),
+                              ("nudge_constant", "segments - 0"), ("drop_term", "segments"))),
 ]
