@@ -174,10 +174,9 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 
 # %%
 ### BEGIN WORKED
-predicted_forward = {
-    "grad mode on inside forward": False, "x.square() recorded inside forward": False,
-    "class of y.grad_fn": "NormReportsBackward"
-}
+predicted_forward = {"grad mode on inside forward": False,
+                     "x.square() recorded inside forward": False,
+                     "class of y.grad_fn": "NormReportsBackward"}
 ### LEARNER
 predicted_forward = {
     "grad mode on inside forward": None, "x.square() recorded inside forward": None,
@@ -368,9 +367,8 @@ from autograder import grade; grade("Square", Square)
 
 # %%
 ### BEGIN WORKED
-predicted_from_output = {
-    "gradcheck passes": False, "right for negative x": False, "right for positive x": True
-}
+predicted_from_output = {"gradcheck passes": False, "right for negative x": False,
+                         "right for positive x": True}
 ### LEARNER
 predicted_from_output = {
     "gradcheck passes": None, "right for negative x": None, "right for positive x": None
@@ -453,12 +451,10 @@ except GradcheckError as error:
 
 # %%
 ### BEGIN WORKED
-predicted_shift = {
-    "needs_input_grad of Shift.apply(x, 2.0)": (True, False),
-    "save_for_backward(x, c) raises": True,
-    "backward returning grad_output alone raises": True,
-    "backward returning zeros for c raises": True
-}
+predicted_shift = {"needs_input_grad of Shift.apply(x, 2.0)": (True, False),
+                   "save_for_backward(x, c) raises": True,
+                   "backward returning grad_output alone raises": True,
+                   "backward returning zeros for c raises": True}
 ### LEARNER
 predicted_shift = {
     "needs_input_grad of Shift.apply(x, 2.0)": None,
@@ -969,10 +965,8 @@ plt.show()
 
 # %%
 ### BEGIN WORKED
-predicted_gradient_shapes = {
-    "(3,) given a (2, 3) gradient raises": False,
-    "(2, 3) given a (1, 3) gradient raises": True
-}
+predicted_gradient_shapes = {"(3,) given a (2, 3) gradient raises": False,
+                             "(2, 3) given a (1, 3) gradient raises": True}
 ### LEARNER
 predicted_gradient_shapes = {
     "(3,) given a (2, 3) gradient raises": None,
@@ -1033,10 +1027,8 @@ compare(predicted_gradient_shapes, actual)
 
 # %%
 ### BEGIN WORKED
-predicted_saves = {
-    "tensors held in forward": 0, "tensors held in backward": 1,
-    "a.grad is right": True, "b.grad is right": False
-}
+predicted_saves = {"tensors held in forward": 0, "tensors held in backward": 1,
+                   "a.grad is right": True, "b.grad is right": False}
 ### LEARNER
 predicted_saves = {
     "tensors held in forward": None, "tensors held in backward": None,

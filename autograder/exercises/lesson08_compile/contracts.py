@@ -46,7 +46,10 @@ SOFTPLUS_CLAUSES = (
            'the thousands, and accurate where it is tiny (at $\\beta x = -40$, $\\log(1 + '
            'e^{\\beta x})$ is about $4.2 \\times 10^{-18}$, and the output is that divided '
            'by $\\beta$, not 0: the self-check compares the left tail to a relative '
-           '$10^{-5}$);',
+           "$10^{-5}$), in float64 and in float32 (both are graded; the output keeps `x`'s "
+           "dtype). `F.softplus`'s own switch to $x$ past $\\beta x = 20$ is accepted: the "
+           'term it drops is within the stated tolerance (a relative error near $10^{-10}$ in '
+           'float64); a switch much earlier, at $\\beta x = 15$ say, is not;',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
             'softplus/float64-threshold':
                 "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",
