@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx "/.whl/" .git/info/exclude 2>/dev/null || echo "/.whl/" >> .git/info/exclude
-pins=$(.venv/bin/python -m pip freeze | grep -iE "^(asttokens|comm|executing|fastjsonschema|ipython|ipython.pygments.lexers|ipywidgets|jedi|jsonschema|jsonschema.specifications|jupyter.core|jupyterlab.widgets|jupytext|matplotlib.inline|mdit.py.plugins|nbformat|parso|pexpect|platformdirs|prompt.toolkit|ptyprocess|pure.eval|referencing|rpds.py|stack.data|traitlets|wcwidth|widgetsnbextension)==")
+pins=$(.venv/bin/python -m pip freeze | grep -iE "^(asttokens|comm|executing|fastjsonschema|ipython|ipython.pygments.lexers|ipywidgets|jedi|jsonschema|jsonschema.specifications|jupyter.client|jupyter.core|jupyterlab.widgets|jupytext|matplotlib.inline|mdit.py.plugins|nbclient|nbformat|parso|pexpect|platformdirs|prompt.toolkit|ptyprocess|pure.eval|python.dateutil|pyzmq|referencing|rpds.py|six|stack.data|tornado|traitlets|wcwidth|widgetsnbextension)==")
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 -d .whl $pins

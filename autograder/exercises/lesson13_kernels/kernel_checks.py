@@ -1,6 +1,7 @@
 """Lesson 13: checks shared by the Triton exercises (silu_mul, rms_norm_rows): the operator, the
-memory a kernel touches (guarded in kernel_memory), where the arithmetic runs, half precision in ulps, opcheck and
-torch.compile. Triton is imported only when a battery runs: the rest of the course needs none."""
+memory a kernel touches (guarded in kernel_memory), where the arithmetic runs, opcheck and
+torch.compile; half precision in ulps is kernel_ulps. Triton is imported only when a battery
+runs: the rest of the course needs none."""
 
 import logging
 import warnings
@@ -14,7 +15,7 @@ from torch.utils._pytree import tree_leaves
 from ...checks import case
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
-from .kernel_interpreter import bfloat16_steps, float64_to_bfloat16, interpreting, kernels_on
+from .kernel_interpreter import interpreting, kernels_on
 from .kernel_memory import guarded_memory
 
 NAMESPACE = "autograd_course"
@@ -133,12 +134,19 @@ def check_operator(submission, name: str, example: tuple) -> None:
         raise GradingError(f"{name} is an older definition: {submission._qualname} was defined "
                            f"again after it, and an old handle must not be called: re-run the "
                            f"cell defining {name}", mistake=f"{name}/stale-operator")
+    if isinstance(submission, CustomOpDef):  # before a GPU machine runs it outside the interpreter
+        _refuse_triton_op(name, [submission._qualname.replace("::", ".", 1)])
     called = operators_called(submission, *example)
     if not any(op.startswith(f"{NAMESPACE}.") for op in called):
         raise GradingError(f"{name} calls no custom operator of the {NAMESPACE} namespace: "
                            f'define it with @torch.library.custom_op("{operator}", '
                            "mutates_args=())", mistake=f"{name}/not-a-custom-op")
-    traced = [op for op in dict.fromkeys(called) if _is_triton_op(op)]
+    _refuse_triton_op(name, list(dict.fromkeys(called)))
+
+
+def _refuse_triton_op(name: str, operators: list[str]) -> None:
+    """None of ``operators`` ("ns.name") is a triton_op."""
+    traced = [op for op in operators if _is_triton_op(op)]
     if traced:
         raise GradingError(
             f"{traced[0]} is a torch.library.triton_op: the contract asks for "
@@ -174,65 +182,6 @@ def check_in_kernels(name: str, phase: str, run) -> list[str]:
                            "@triton.jit kernel with kernel[grid](...)",
                            mistake=f"{name}/no-kernel-launched")
     return launched
-
-
-def ulps(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
-    """|got - expected| in units in the last place of ``expected``'s dtype at ``expected``;
-    a result that cancels to far below the tensor's largest is measured with float32's spacing
-    at that largest (float32 arithmetic, in any order, cannot resolve it better)."""
-    info = torch.finfo(expected.dtype)
-    exponent = torch.frexp(expected.float().abs()).exponent
-    spacing = torch.ldexp(torch.ones_like(expected, dtype=torch.float32), exponent - 1)
-    largest = expected.float().abs().max() if expected.numel() else torch.tensor(0.0)
-    floor = max(info.smallest_normal * info.eps, 4 * torch.finfo(torch.float32).eps
-                * largest.item())
-    spacing = (spacing * info.eps).clamp(min=floor)
-    return (got.float() - expected.float()).abs() / spacing
-
-
-def check_within_ulps(name: str, what: str, got, expected: torch.Tensor, *, ulp=2.0,
-                      right_from_float32=False) -> None:
-    """Half precision: within ``ulp`` of the float32-computed reference cast to the dtype
-    (``name``: the exercise's)."""
-    diagnose_values(what, got, expected, rtol=0.0, atol=float("inf"))
-    worst = ulps(got.detach(), expected)
-    if worst.numel() and worst.max().item() > ulp:
-        index = tuple(int(i) for i in torch.unravel_index(torch.argmax(worst), worst.shape))
-        first = (f"{what} loses precision in {expected.dtype}: the same values computed from "
-                 f"float32 inputs are right, so a step uses a value rounded to {expected.dtype}: "
-                 "a half accumulator, or a half tensor read back (such as the saved output)"
-                 if right_from_float32 else f"{what} is off by more than {ulp:g} ulp in "
-                 f"{expected.dtype}")
-        raise GradingError(f"{first}: {worst.max().item():.3g} ulp at index {index} (got "
-                           f"{got[index].item()!r}, expected {expected[index].item()!r})",
-                           mistake=f"{name}/half-rounded-step" if right_from_float32 else "")
-
-
-def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
-    """A bfloat16 failure in the interpreter (float16, checked first, passed), named from what
-    the interpreter did while ``run()`` repeats the bfloat16 call: arithmetic on bfloat16
-    operands, or a float64 value converted to bfloat16 (both wrong in Triton 3.9's)."""
-    if not interpreting():
-        return
-    with float64_to_bfloat16() as converted, bfloat16_steps() as steps:
-        try:
-            run()
-        except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
-            pass
-    if steps:
-        raise GradingError(
-            f"{name} computes a step in bfloat16 inside a kernel (float16 passed), and Triton "
-            "3.9's interpreter computes on the raw bits of bfloat16 values, not on the numbers "
-            "(1.5 * 1.5 gives 2.5e-29): convert after loading (.to(tl.float32)) and cast back "
-            "only when storing", error.details, case=error.case,
-            mistake=f"{name}/bfloat16-step-in-interpreter") from error
-    if converted:
-        raise GradingError(
-            f"{name} converts a float64 value to bfloat16 inside a kernel, and Triton 3.9's "
-            "interpreter gets that conversion wrong (0.55 becomes 0): convert to float32 first, "
-            "value.to(tl.float32).to(tl.bfloat16), or keep float64 for float64 input only",
-            error.details, case=error.case,
-            mistake=f"{name}/float64-to-bfloat16-in-interpreter") from error
 
 
 def explain(name: str, phase: str, error: Exception) -> GradingError:

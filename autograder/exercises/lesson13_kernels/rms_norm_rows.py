@@ -11,11 +11,11 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_ROWS_CLAUSES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
-                            check_operator, check_within_ulps, explain, kernel_battery,
-                            name_bfloat16_failure, operator_calls)
+                            check_operator, explain, kernel_battery, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
+from .kernel_ulps import check_within_ulps, name_bfloat16_failure
 from .rms_norm_layouts import check_non_contiguous
 from .rms_norm_spec import EPS, RMS_NORM_ROWS
 from .rms_norm_spec import checked as _checked

@@ -44,7 +44,7 @@ MISTAKES = [
                  ("y.view(", "y.reshape("),
                  ("        grad_b = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None\n",
                   "        grad_b = None\n        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
-                  "            grad_b = torch.zeros(weight.shape[0])\n"
+                  "            grad_b = torch.zeros(weight.shape[0], device=weight.device)\n"
                   "            for row in g2:\n                grad_b += row\n"))),
     # from the third review of lesson 02: .view on what forward saved, in backward
     Mistake("MyLinearFunction", "the saved x flattened with .view in backward",

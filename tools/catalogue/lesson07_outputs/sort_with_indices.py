@@ -239,6 +239,6 @@ MISTAKES = [
                 "        values = x.gather(-1, indices)"), _SCATTER)),
     Mistake("SortWithIndices", "scattered into torch.zeros (float32)",
             "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
-                "        g = torch.zeros(grad_values.shape)\n"
+                "        g = torch.zeros(grad_values.shape, device=grad_values.device)\n"
                 "        return g.scatter(-1, indices, grad_values.to(g.dtype))\n"))),
 ]

@@ -22,7 +22,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         N = x.shape[0]
         acc = torch.float64
         w = weight.to(acc)
-        total = torch.zeros((), dtype=acc)
+        total = torch.zeros((), dtype=acc, device=x.device)
         gx_parts, gw = [], (torch.zeros_like(w) if want_w else None)
         for xc, tc in zip(torch.split(x, chunk_size), torch.split(target, chunk_size)):
             xc = xc.to(acc)
@@ -31,7 +31,8 @@ class LinearCrossEntropy(torch.autograd.Function):
             total = total + (lse - z.gather(1, tc[:, None]).squeeze(1)).sum()
             if want_x or want_w:
                 G = torch.exp(z - lse[:, None])
-                G.scatter_add_(1, tc[:, None], torch.full((len(tc), 1), -1.0, dtype=acc))
+                G.scatter_add_(1, tc[:, None], torch.full((len(tc), 1), -1.0, dtype=acc,
+                                                           device=x.device))
                 G.div_(N)
                 if want_x:
                     gx_parts.append((G @ w).to(x.dtype))
@@ -89,7 +90,8 @@ class SmoothedCrossEntropy(torch.autograd.Function):
         C = logits.shape[1]
         t = target.masked_fill(~keep, 0)
         q = torch.full_like(logits, label_smoothing / C).scatter_add_(
-            1, t[:, None], torch.full((len(t), 1), 1.0 - label_smoothing, dtype=logits.dtype))
+            1, t[:, None], torch.full((len(t), 1), 1.0 - label_smoothing, dtype=logits.dtype,
+                                     device=logits.device))
         lse = torch.logsumexp(logits, 1, keepdim=True)
         per_row = (q * (lse - logits)).sum(1) + z_loss * lse.squeeze(1) ** 2
         ctx.M, ctx.eps, ctx.z, ctx.ii = int(keep.sum()), label_smoothing, z_loss, ignore_index
@@ -103,7 +105,8 @@ class SmoothedCrossEntropy(torch.autograd.Function):
         C = logits.shape[1]
         q = torch.full_like(logits, ctx.eps / C).scatter_add_(
             1, target.masked_fill(~keep, 0)[:, None],
-            torch.full((len(target), 1), 1.0 - ctx.eps, dtype=logits.dtype))
+            torch.full((len(target), 1), 1.0 - ctx.eps, dtype=logits.dtype,
+                       device=logits.device))
         p = torch.exp(logits - lse)
         g = (1 + 2 * ctx.z * lse) * p - q
         return g.masked_fill(~keep[:, None], 0) * (grad_output / ctx.M), None, None, None, None

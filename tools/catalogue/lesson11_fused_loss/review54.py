@@ -18,9 +18,9 @@ class LinearCrossEntropy(torch.autograd.Function):
         N = x.shape[0]
         wide = torch.promote_types(x.dtype, torch.float32)
         weight_wide = weight.to(wide)
-        loss = torch.zeros((), dtype=wide)
-        grad_x = torch.empty(x.shape, dtype=wide) if want_x else None
-        grad_weight = torch.zeros(weight.shape, dtype=wide) if want_weight else None
+        loss = x.new_zeros((), dtype=wide)
+        grad_x = x.new_empty(x.shape, dtype=wide) if want_x else None
+        grad_weight = x.new_zeros(weight.shape, dtype=wide) if want_weight else None
         for start in range(0, N, chunk_size):
             rows = slice(start, start + chunk_size)
             x_chunk, target_chunk = x[rows].to(wide), target[rows]
@@ -69,8 +69,8 @@ MISTAKES = [
                   ""))),
     Mistake(LCE, "row by row with mv and addr_, grad_weight always computed",
             "skip grad_weight when ctx.needs_input_grad[1] is False", edit(
-        ROWWISE, ("grad_weight = torch.zeros(weight.shape, dtype=wide) if want_weight else None",
-                  "grad_weight = torch.zeros(weight.shape, dtype=wide)"),
+        ROWWISE, ("grad_weight = x.new_zeros(weight.shape, dtype=wide) if want_weight else None",
+                  "grad_weight = x.new_zeros(weight.shape, dtype=wide)"),
         ("                    if want_weight:\n                        grad_weight.addr_",
          "                    if True:\n                        grad_weight.addr_"),
         ("None if grad_weight is None else grad_weight.to(weight.dtype)",

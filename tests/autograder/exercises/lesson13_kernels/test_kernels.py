@@ -7,7 +7,8 @@ import torch
 from autograder.errors import GradingError
 from autograder.exercises.lesson13_kernels import kernel_checks
 from autograder.exercises.lesson13_kernels.kernel_checks import (check_in_kernels, guarded_memory,
-                                                                 interpreting, require_triton, ulps)
+                                                                 interpreting, require_triton)
+from autograder.exercises.lesson13_kernels.kernel_ulps import ulps
 
 pytestmark = pytest.mark.lesson13
 triton = pytest.importorskip("triton")
