@@ -66,6 +66,8 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False,
         elif edited and lesson in lesson_names():
             print(f"keeping your edited {target.relative_to(root)} (--overwrite-sources "
                   f"replaces it with lessons/{lesson}.py)")
+        if target.exists() and (tagged := releases.tag_test_cells(target)):
+            print(releases.tagged_line(lesson, tagged))
         record_path.parent.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps(written, indent=1, sort_keys=True))
     if len(lessons) > 1 and _generate_all(root, lessons):

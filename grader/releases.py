@@ -18,12 +18,38 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
 from .ledger import STATE
+from .lessons import RUN_ON
 from .notebook_format import grade_id, is_test_cell
 
 HISTORY = f"{STATE}/releases.json"
 CHANGED_CELLS = "Cannot add or remove cells"
 ADDED_LATER = "added-test-cell"  # the status of a notebook handed in before a test cell existed
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+def tag_test_cells(source: Path) -> list[str]:
+    """Give each test cell of the source notebook at ``source`` that lacks it the tag every
+    course test cell carries (``lessons.RUN_ON``, ``raises-exception``), so that a learner's Run
+    All goes on past a test cell the instructor added while an exercise is unsolved; the
+    cells tagged (the notebook is rewritten only if there are any)."""
+    notebook = nbformat.read(source, as_version=4)
+    tagged = []
+    for cell in notebook.cells:
+        tags = cell.metadata.get("tags", [])
+        if is_test_cell(cell) and RUN_ON not in tags:
+            cell.metadata["tags"] = [*tags, RUN_ON]
+            tagged.append(grade_id(cell))
+    if tagged:
+        nbformat.write(notebook, source)
+    return tagged
+
+
+def tagged_line(lesson: str, tagged: list[str]) -> str:
+    """What ``make release`` says of the test cells it tagged."""
+    cells = ", ".join(tagged)
+    return (f"{lesson}: tagged test cell{'s' if len(tagged) > 1 else ''} {cells} "
+            f"{RUN_ON}, as the course's own test cells are, so a learner's Run All goes on "
+            "past it while an exercise is unsolved")
 
 
 def db_url(root: Path) -> str:

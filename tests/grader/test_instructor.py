@@ -146,6 +146,20 @@ def test_release_keeps_the_instructors_edited_source(course):
     assert "keeping your edited source/00_template/00_template.ipynb" in output
 
 
+def test_release_tags_an_added_test_cell_so_run_all_goes_on(course):
+    """Does the release give the instructor's test cells the course's raises-exception tag, and
+    say so, so that a learner's Run All goes on past them while an exercise is unsolved?"""
+    root, _, output = course
+    assert ("00_template: tagged test cells Square_asserts, Square_partial raises-exception"
+            in output)
+    released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
+    tags = {cell.metadata.nbgrader.grade_id: cell.metadata.get("tags", [])
+            for cell in released.cells if cell.metadata.get("nbgrader", {}).get("grade")
+            and not cell.metadata.nbgrader.get("solution")}
+    assert {"Square_asserts", "Square_partial"} < set(tags)
+    assert all("raises-exception" in cell_tags for cell_tags in tags.values())
+
+
 def test_plain_asserts_give_a_correct_answer_their_points(course):
     """Does a correct Square earn the 2 points of a test cell that has only asserts, and the
     full 2 of a cell whose result is the number of points?"""
