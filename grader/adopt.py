@@ -5,6 +5,8 @@ functions it defines (or, failing that, by where it stands between the read-only
 
 import re
 
+import nbformat
+
 from .faults import Fault
 from .notebook_format import grade_id, without_hidden_tests
 
@@ -61,14 +63,35 @@ def adopt_cells(notebook, reference: dict) -> list[Fault]:
         _stamp(cell, entry)
         if entry["locked"]:
             cell.source = entry["released_source"]
+    for name in missing:
+        _put_stub(notebook, reference["cells"], name)
     found_answers = len(answers) - len(missing)
     message = (f"the notebook had no nbgrader cell metadata (answers pasted into a new "
                f"notebook, or a copy of the solutions?): matched {found_answers} of "
                f"{len(answers)} answer cells to the lesson's by their code, put back the "
                "read-only and test cells it lacked, and graded it")
     if missing:
-        message += f"; found no answer for {', '.join(missing)} (scored 0 there)"
-    return [Fault("no-nbgrader-metadata", message)]
+        message += (f"; found no answer for {', '.join(missing)} (the lesson's stub put in its "
+                    "place: scored 0 there, not answered)")
+    return [Fault("no-nbgrader-metadata", message, ", ".join(missing))]
+
+
+def _put_stub(notebook, entries: list[dict], name: str) -> None:
+    """Put the lesson's released stub in for answer ``name``, which the notebook lacks, after
+    the cell of the nearest lesson cell before it that the notebook has: its tests then see an
+    unanswered exercise (not-implemented), not a name that was never defined."""
+    position = next(i for i, entry in enumerate(entries) if entry["grade_id"] == name)
+    stub = nbformat.v4.new_code_cell(entries[position]["released_source"])
+    stub.id = f"not-found-{name}"[:64]
+    _stamp(stub, entries[position])
+    at = 0
+    for earlier in reversed(entries[:position]):
+        found = [i for i, cell in enumerate(notebook.cells) if grade_id(cell) ==
+                 earlier["grade_id"]]
+        if found:
+            at = found[-1] + 1
+            break
+    notebook.cells.insert(at, stub)
 
 
 def _between(free: list, positions: dict, matched: dict, entries: list, position: int):

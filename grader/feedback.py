@@ -42,6 +42,10 @@ FOR_LEARNERS = {
                        "too",
 }
 
+# How a learner's line names the cells a fault touched, where " (cells)" would not say enough.
+CELLS_SAID = {"no-nbgrader-metadata": "; no answer was found for {cells}, so the lesson's "
+                                      "unanswered stub was graded in its place (0 points)"}
+
 
 def status_cell(faults: list[Fault]) -> NotebookNode:
     """A markdown cell at the top of the autograded notebook (what the formgrader shows) saying
@@ -66,7 +70,8 @@ def learner_text(faults: list[Fault]) -> str:
     def said(kind: str) -> str:
         cells = ", ".join(dict.fromkeys(f.cell for f in faults if f.kind == kind and f.cell))
         line = FOR_LEARNERS.get(kind, STATUSES[kind])
-        return line[:1].upper() + line[1:] + (f" ({cells})." if cells else ".")
+        where = CELLS_SAID.get(kind, " ({cells})").format(cells=cells) if cells else ""
+        return line[:1].upper() + line[1:] + where + "."
 
     others = "".join(f"\n- {html.escape(said(kind), quote=False)}" for kind in kinds[1:])
     return (f"**Grading status: `{kinds[0]}`**: {html.escape(said(kinds[0]), quote=False)}"

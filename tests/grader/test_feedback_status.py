@@ -49,3 +49,15 @@ def test_each_kind_of_fault_is_a_line_of_its_own():
 def test_every_status_a_learner_can_read_has_their_wording():
     """Has every status a learner's feedback can show a line written for learners?"""
     assert set(STATUSES) - set(FOR_LEARNERS) == {"ok"} | NOT_FOR_LEARNERS
+
+
+def test_a_learner_is_told_which_answer_was_not_found():
+    """A pasted notebook that lacked an answer: does the learner's line say that no answer was
+    found for it and that its stub was graded (0 points), not only that the notebook was
+    pasted?"""
+    missing = Fault("no-nbgrader-metadata", PASTED.message + "; found no answer for "
+                    "answer_SoftThreshold", "answer_SoftThreshold")
+    shown = _learner_sees(missing)
+    assert shown.endswith("found by their code and graded; no answer was found for "
+                          "answer_SoftThreshold, so the lesson's unanswered stub was graded in "
+                          "its place (0 points).")

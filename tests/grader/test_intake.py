@@ -88,8 +88,20 @@ def test_a_copy_of_the_solutions_is_graded_as_it_stands():
 def test_an_answer_that_cannot_be_found_is_named():
     """Does the fault say which answer it could not find (so the instructor knows why that
     exercise scored 0)?"""
-    restored, faults = restore_cells(_pasted("twice = 2"), _reference())
+    restored, faults = restore_cells(_pasted("print('between')", "twice = 2"), _reference())
     assert "found no answer for answer_Square" in faults[0].message
+    assert faults[0].cell == "answer_Square"  # the learner's feedback names it
+
+
+def test_an_answer_that_cannot_be_found_is_graded_as_not_answered():
+    """A pasted notebook that lacks an answer: is the lesson's stub put in its place, before its
+    test cell, so that the test finds an unanswered exercise (not-implemented) rather than a
+    name the learner never defined (raised:NameError)?"""
+    restored, _ = restore_cells(_pasted("print('between')", "twice = 2"), _reference())
+    assert [grade_id(cell) for cell in restored.cells] == [
+        "cell-001", "answer_Square", "Square", "cell-004", "answer_Twice", "Twice"]
+    assert restored.cells[1].source == "# YOUR CODE HERE\nraise NotImplementedError()"
+    assert restored.cells[1].metadata.nbgrader.solution
 
 
 def test_a_test_cell_added_after_a_notebook_without_a_timestamp_says_so():
@@ -111,7 +123,7 @@ def test_a_pasted_notebook_counts_a_test_cell_added_after_it_was_handed_in():
     cell noted for it as for any other notebook, so a regrade's count of notebooks it was
     graded in includes this one?"""
     reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
-    notebook = _pasted("twice = 2", "class Square:\n    def f(self): ...")
+    notebook = _pasted("print('between')", "twice = 2", "class Square:\n    def f(self): ...")
     restored, faults = restore_cells(notebook, reference, submitted_at="2026-01-01 00:00:00")
     assert [(fault.kind, fault.cell) for fault in faults] == [
         ("no-nbgrader-metadata", ""), ("added-test-cell", "Twice")]
