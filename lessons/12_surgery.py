@@ -406,10 +406,12 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
 #   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
 #   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
-#   unchanged, and nothing `nan`; for `max_norm` any positive float and rows whose squared
-#   norm (the sum of their squares) is a normal number (from `torch.finfo(dtype).tiny` to
-#   `.max`) in float64 or float32, and for a float16 `grad_output` with `max_norm` from 0.1
-#   to 2 and rows of norm up to $10^4 \cdot$ `max_norm`; `None` for `max_norm`;
+#   unchanged, and nothing `nan`; for `max_norm` any positive float (`1e300` and `1e-300`
+#   included) and rows whose squared norm (the sum of their squares) is a normal number (from
+#   `torch.finfo(dtype).tiny` to `.max`) in float64 or float32, as long as a clipped row's
+#   `max_norm / norm` is at least $10^{-310}$ in float64 ($10^{-39}$ in float32), and for a
+#   float16 `grad_output` with `max_norm` from 0.1 to 2 and rows of norm up to
+#   $10^4 \cdot$ `max_norm`; `None` for `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
@@ -1354,14 +1356,16 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # The contract, which the self-check and the hidden tests check:
 #
 # - forward returns `x @ weight.T` for `x` of shape `(N, in)`, an empty batch `N = 0` included,
-#   and `weight` of shape `(out, in)` (`max_norm` any positive Python float), and backward, for
-#   `x`, `grad_output @ weight`, as for any linear layer (not clipped);
+#   and `weight` of shape `(out, in)` (`max_norm` any positive Python float, `1e300` and
+#   `1e-300` included), and backward, for `x`, `grad_output @ weight`, as for any linear layer
+#   (not clipped);
 # - backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of
 #   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
 #   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
 #   for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
-#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are;
+#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are, as
+#   long as a clipped sample's `max_norm / norm` is at least $10^{-310}$ ($10^{-39}$);
 #   `None` for `max_norm`;
 # - backward never builds a sample's gradient of `weight`, whole or in part: no tensor holding
 #   pieces of two or more samples' gradients side by side, scaled or not (the `(N, out, in)`

@@ -11,6 +11,7 @@ from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
 from .clip_dtypes import check_dtype_edges
+from .max_norm_ends import check_clip_max_norm_ends
 from .surgery_checks import Intended, check_strided, matches, strided_grad_output, surgery_case
 
 CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
@@ -116,12 +117,32 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                f"max_norm={max_norm:g}, some of them too long (an eps added to "
                                "the norm only shortens them), float32's rounding. Which of your "
                                "tensors is float32?", mistake="ClipGradientNorm/float32-step")
+        if _float32_step(function, got.device):
+            raise GradingError(f"ClipGradientNorm computes its factor in float32 arithmetic for "
+                               f"float64 rows: its clipped rows are off by a relative {off} at "
+                               f"max_norm={max_norm:g}, and rows of norm 1e8 too, where an eps "
+                               "added to the norm would be lost: float32's rounding. Which of "
+                               "your tensors is float32 (a .float(), a float32 constant)?",
+                               mistake="ClipGradientNorm/float32-factor")
         raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative {off} at "
                            f"max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
                            "with nothing added to the norm (an eps, as torch.renorm's, shows once "
                            "the norms are small)", mistake="ClipGradientNorm/eps-in-norm")
     diagnose_gradient("x", got, expected)
     return forward, backward
+
+def _float32_step(function, device) -> bool:
+    """Rows of norm about 1e8 at max_norm 3: an eps up to 1e-3 on the norm moves their factor
+    by less than 1e-11, float32's rounding by about 1e-8."""
+    grad_output = torch.tensor([[61234567.891, 80123456.789], [1e8 / 3, 7e7 / 3],
+                                [9.87654321e7, 1.23456789e7]], dtype=torch.float64,
+                               device=device)
+    got = surgery_case(function, CLIP, sample((3, 2), device, seed=45), 3.0,
+                       grad_output.clone())[1].grads[0]
+    expected = clipped(grad_output, 3.0)
+    return isinstance(got, torch.Tensor) and got.shape == expected.shape and bool(
+        ((got - expected).abs() > 1e-9 * expected.abs()).any())
+
 
 def check_tiny_rows(function, device) -> None:
     """Rows of norm 5e-13 and 5e-14, non-zero and below max_norm, pass unchanged: a clamp of
@@ -196,6 +217,7 @@ def clip_full(ClipGradientNorm, device) -> None:
         covers(edge)
     check_tiny_rows(function, device)
     check_dtype_edges(function, CLIP, device)
+    check_clip_max_norm_ends(function, CLIP, device)
     covers("float32 and float16 rows at the edges of their range")
     check_backward_by_hand(CLIP, backward)
     check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})

@@ -33,10 +33,12 @@ CLIP_CLAUSES = (
            "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
            "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
            "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float "
-           "and rows whose squared norm (the sum of their squares) is a normal number (from "
-           "`torch.finfo(dtype).tiny` to `.max`) in float64 or float32, and for a float16 "
-           "`grad_output` with `max_norm` from 0.1 to 2 and rows of norm up to $10^4 \\cdot$ "
-           "`max_norm`; `None` for `max_norm`;",
+           "(`1e300` and `1e-300` included) and rows whose squared norm (the sum of their "
+           "squares) is a normal number (from `torch.finfo(dtype).tiny` to `.max`) in float64 "
+           "or float32, as long as a clipped row's `max_norm / norm` is at least $10^{-310}$ in "
+           "float64 ($10^{-39}$ in float32), and for a float16 `grad_output` with `max_norm` "
+           "from 0.1 to 2 and rows of norm up to $10^4 \\cdot$ `max_norm`; `None` for "
+           "`max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
@@ -49,6 +51,10 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)",
             "ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
             "ClipGradientNorm/float32-step": "norms computed in float32",
+            "ClipGradientNorm/float32-factor": "factor from a float32 rsqrt for float64 rows",
+            "ClipGradientNorm/max-norm-product-overflows": "divide by the norm clamped from "
+                                                           "below",
+            "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)",
             "ClipGradientNorm/float16-squares": "squares summed in float16",
             "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
             "raised:RuntimeError": "rows through .view"}),
@@ -91,8 +97,8 @@ SOFT_CLAUSES = (
 
 PER_SAMPLE_CLIPPING_CLAUSES = (
     Clause("forward returns `x @ weight.T` for `x` of shape `(N, in)`, an empty batch `N = 0` "
-           "included, and `weight` of shape `(out, in)` (`max_norm` any positive Python float), "
-           "and backward, for `x`, "
+           "included, and `weight` of shape `(out, in)` (`max_norm` any positive Python float, "
+           "`1e300` and `1e-300` included), and backward, for `x`, "
            "`grad_output @ weight`, as for any linear layer (not clipped);",
            {"PerSampleClippedLinear/clips-grad-x": "grad_x clipped too"}),
     Clause("backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of "
@@ -101,7 +107,8 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
            "`nan`; for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and "
            "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and "
-           "`out` are; `None` for `max_norm`;",
+           "`out` are, as long as a clipped sample's `max_norm / norm` is at least $10^{-310}$ "
+           "($10^{-39}$); `None` for `max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
@@ -116,6 +123,10 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
             "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14",
             "PerSampleClippedLinear/float32-overflow": "product of the two squared norms",
+            "PerSampleClippedLinear/max-norm-product-overflows": "TF's order, g * m / max(n, m)",
+            "PerSampleClippedLinear/norm-ratio-overflows": "F.linear, factor 1 / clamp(norm / "
+                                                              "m, min=1), x's rows clipped, "
+                                                              "einsum",
             "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
     Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "

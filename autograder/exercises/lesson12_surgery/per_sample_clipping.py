@@ -24,6 +24,7 @@ from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
                                 check_no_chunk_of_gradients, check_no_gradient_per_sample,
                                 check_no_pieces_of_gradients)
+from .max_norm_ends import check_per_sample_max_norm_ends
 from .per_sample_ends import check_float32_wide_layer, check_tiny_samples
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
@@ -233,6 +234,7 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
     covers("an empty batch")
     check_tiny_samples(function, SPEC, expected_gradients, device)
     check_float32_wide_layer(function, SPEC, device)
+    check_per_sample_max_norm_ends(function, SPEC, device)
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)

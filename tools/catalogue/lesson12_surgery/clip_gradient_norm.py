@@ -6,21 +6,9 @@ from .answers import _NORMS, _clip
 
 
 UNUSUAL = [
-    Unusual("ClipGradientNorm", "divided by max(1, norm / max_norm), as a public norm_grad hook",
-            _clip("        norm = grad_output.norm(p=2, dim=-1, keepdim=True)\n"
-                  "        return grad_output / (norm / ctx.max_norm).clamp(min=1), None\n")),
     Unusual("ClipGradientNorm", "torch.where", _clip(
         _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
         "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
-    Unusual("ClipGradientNorm", "divide by the norm clamped from below", _clip(
-        "        norms = grad_output.norm(dim=-1, keepdim=True)\n"
-        "        return grad_output * ctx.max_norm / norms.clamp(min=ctx.max_norm), None\n",
-        forward='''
-    @staticmethod
-    def forward(ctx, x, max_norm):
-        ctx.max_norm = max_norm
-        return x.clone()
-''')),
     Unusual("ClipGradientNorm", "torch.minimum with ones", _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
@@ -43,6 +31,22 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # review 55: an Unusual answer until max_norm 1e300 was graded (g * m overflows)
+    Mistake("ClipGradientNorm", "divide by the norm clamped from below",
+            'multiplies by max_norm before dividing', _clip(
+        "        norms = grad_output.norm(dim=-1, keepdim=True)\n"
+        "        return grad_output * ctx.max_norm / norms.clamp(min=ctx.max_norm), None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.clone()
+''')),
+    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
+    Mistake("ClipGradientNorm", "divided by max(1, norm / max_norm), as a public norm_grad hook",
+            'divides by norm / max_norm, which overflows float64',
+            _clip("        norm = grad_output.norm(p=2, dim=-1, keepdim=True)\n"
+                  "        return grad_output / (norm / ctx.max_norm).clamp(min=1), None\n")),
     # review of lesson 12 (fourth): an Unusual answer until rows of norm below 1e-12 were
     # graded; F.normalize divides by max(norm, 1e-12), so a row of norm 5e-13 is halved
     Mistake("ClipGradientNorm", "F.normalize's clamp at 1e-12",

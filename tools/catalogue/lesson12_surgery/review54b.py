@@ -6,8 +6,6 @@ three unusual answers that pass, with a guard at the dtype's tiny, harmless in t
 from .. import Mistake, Unusual
 
 UNUSUAL = [
-    Unusual('ClipGradientNorm', 'rows flattened, divided by n / max_norm, float16 norms in float64',
-            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, g):\n        rows = g.reshape(-1, g.shape[-1])\n        n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)\n        out = torch.where(n > ctx.max_norm, rows / (n / ctx.max_norm), rows)\n        return out.reshape(g.shape), None\n'),
     Unusual('PerSampleClippedLinear', 'torch.where factors, (x.T @ (g * f)).T',
             'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            n = torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            f = torch.where(n > ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))\n            gw = (x.T @ (g * f.unsqueeze(1))).T\n        return gx, gw, None\n'),
     Unusual('GradientReversal', 'empty_like().copy_(x) forward, g.neg() * alpha',
@@ -17,6 +15,10 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
+    Mistake('ClipGradientNorm', 'rows flattened, divided by n / max_norm, float16 norms in float64',
+            'divides by norm / max_norm, which overflows float64',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, g):\n        rows = g.reshape(-1, g.shape[-1])\n        n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)\n        out = torch.where(n > ctx.max_norm, rows / (n / ctx.max_norm), rows)\n        return out.reshape(g.shape), None\n'),
     Mistake('ClipGradientNorm', 'norm clamped at 1e-20',
             'a floor) of the norm at about 1e-20', 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n'),
     Mistake('ClipGradientNorm', 'norm clamped at float64 eps',
