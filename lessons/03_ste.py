@@ -320,7 +320,7 @@ else:
 # </details>
 #
 # No convention is more correct; a boundary convention only has to be stated and tested.
-# Exercise 2 states one.
+# Exercise 2 states one by naming an op; which slope that op gives is yours to work out.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE` and `RoundSTE`: one stand-in, two quantisers
@@ -474,17 +474,16 @@ ste_explorer(RoundSTE, x=1.5)
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward; backward returns what backward would return had forward computed your
-# stand-in for sign, stand-in B, with slope 1 at its corners (quick question 1).
-# The contract, which the self-check and the hidden tests check:
+# Same forward; backward returns what it would return had forward computed stand-in B,
+# spelled `torch.clamp(x, -1, 1)`: at the corners $x = \pm 1$ too, where quick question 1
+# showed that the spelling decides the slope. The contract, which the self-check and the
+# hidden tests check:
 #
 # - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, strides
 #   and value;
-# - backward returns what autograd would give had forward computed stand-in B, with slope 1
-#   at its corners $|x| = 1$ (they count as inside), for every `x` but NaN (where B's slope
-#   depends on how B is written) and every `grad_output`, $\pm\infty$ and NaN included
-#   (beyond the corners, where autograd gives 0, NaN is accepted too: $0 \cdot \infty$), in
-#   `grad_output`'s dtype;
+# - backward returns what autograd would give had forward computed `torch.clamp(x, -1, 1)`,
+#   corners included, for every `x` and `grad_output`, in `grad_output`'s dtype (two
+#   exceptions, NaN `x` and an infinite `grad_output`: see the appendix);
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
@@ -493,9 +492,12 @@ ste_explorer(RoundSTE, x=1.5)
 #
 # Answer these before you write the class:
 #
-# 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
-# 2. Which tensor must forward save for that? Could it save something smaller?
-# 3. Forward's output is at hand too. Why can a mask built from it not do the job?
+# 1. What slope does autograd give `torch.clamp(x, -1, 1)` at $x = -1$ and at $x = 1$: 0, 1
+#    or $\tfrac12$? Decide it (reason, or try it in a scratch cell) before you write a mask:
+#    the mask's comparison must agree with it.
+# 2. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
+# 3. Which tensor must forward save for that? Could it save something smaller?
+# 4. Forward's output is at hand too. Why can a mask built from it not do the job?
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -526,14 +528,15 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # The stand-in is $\operatorname{hardtanh}(x) = \operatorname{clamp}(x, -1, 1)$, whose slope
-# is 1 where $|x| < 1$ and 0 where $|x| > 1$; the contract's convention adds the corners,
-# which is `torch.clamp`'s (the cell after this one).
+# is 1 where $|x| < 1$ and 0 where $|x| > 1$.
 #
-# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
+# 1. 1 at both corners: `torch.clamp` keeps its bounds inside (the cell after this one shows
+#    it, beside `F.hardtanh`, which does not), so the mask is $|x| \le 1$, not $|x| < 1$.
+# 2. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
 #    gradient $g$: the surrogate, element by element, times the incoming gradient.
-# 2. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
+# 3. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
 #    element instead of four or eight).
-# 3. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
+# 4. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
 #    it clips nothing.
 #
 # Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
@@ -605,13 +608,10 @@ compare("analytical Jacobian", predicted_analytical_jacobian, jacobian_kind(anal
 
 # %% [markdown]
 # `gradcheck` asks *is backward the derivative of forward?* and measures the derivative with
-# central differences, $\big(q(x+\varepsilon) - q(x-\varepsilon)\big)/2\varepsilon$. For a step
-# function that is 0 away from a jump and (height of the jump)$/2\varepsilon$ across one:
-# $1/\varepsilon$ for sign, which jumps by 2 at 0, and $1/(2\varepsilon)$ for round, which
-# jumps by 1 at every half. An
-# STE answers 1 on purpose, so the two disagree wherever the surrogate is not 0: at every $x$
-# for `SignSTE`, inside the window for `SignClippedSTE` (beyond it both say 0, and `gradcheck`
-# passes `SignClippedSTE` on inputs that all lie there). The plot shows what each one sees.
+# central differences, $\big(q(x+\varepsilon) - q(x-\varepsilon)\big)/2\varepsilon$: for a
+# step function, 0 away from a jump and huge across one. An STE answers 1 on purpose, so the
+# two disagree wherever the surrogate is not 0. The plot shows what each one sees (numbers,
+# and where `gradcheck` passes `SignClippedSTE`: the appendix's notes).
 
 # %%
 xs = torch.linspace(-1.5, 1.5, 601, dtype=torch.float64)
@@ -633,17 +633,15 @@ plt.show()
 #
 # 1. **forward is the quantiser, exactly**: `torch.equal` with `torch.sign` or
 #    `torch.round`, in float32 and float64, on the values where mistakes show: `0` and `-0`,
-#    `±1`, `±inf`, a subnormal such as `5e-324`, halves such as `2.5` (`torch.equal` counts
-#    `-0` and `0` as equal; the grader also compares `torch.signbit`, since
-#    `torch.round(-0.4)` is `-0` and `torch.sign(-0.0)` is `0`);
+#    `±1`, `±inf`, a subnormal such as `5e-324`, halves such as `2.5`, and the sign of a zero
+#    (the appendix's notes);
 # 2. **backward is the intended surrogate, exactly**, for a random `grad_output`;
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
 #
 # For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
 # records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$ at every
-# finite $x$, exactly up to the sign of a zero (`x - x.detach()` is exactly $+0$, and
-# $-0 + 0 = +0$, so where `torch.round` gives $-0$ the trick gives $0$), and the
-# **derivative** 1, because the detached parts count as constants. That is the "detach
+# finite $x$ (to the sign of a zero: the appendix's notes) and the **derivative** 1, because
+# the detached parts count as constants. That is the "detach
 # trick", and the grader's reference for backward; forward is judged against `q(x)` itself.
 # For the clipped estimator, put the stand-in in place of `x` in the bracket. (Other ways to
 # write the trick, and where they stop being exact, are in *In practice* at the end.)
@@ -1598,6 +1596,20 @@ else:
 # ---
 # ## Appendix: what the grader also probes
 #
+# <details><summary><b>Notes to the main line</b> (<code>gradcheck</code> on a step; the sign
+# of a zero)</summary>
+#
+# - **What `gradcheck` measures on a step.** Across a jump the central difference is (height
+#   of the jump)$/2\varepsilon$: $1/\varepsilon$ for sign, which jumps by 2 at 0, and
+#   $1/(2\varepsilon)$ for round, which jumps by 1 at every half. It disagrees with an STE at
+#   every $x$ for `SignSTE`, but for `SignClippedSTE` only inside the window: beyond it both
+#   say 0, and `gradcheck` passes `SignClippedSTE` on inputs that all lie there.
+# - **The sign of a zero.** `torch.equal` counts `-0` and `0` as equal, so the grader also
+#   compares `torch.signbit`: `torch.round(-0.4)` is `-0` and `torch.sign(-0.0)` is `0`. The
+#   detach trick is exact at every finite $x$ but for that sign: `x - x.detach()` is exactly
+#   $+0$, and $-0 + 0 = +0$, so where `torch.round` gives $-0$ the trick gives $0$.
+# </details>
+#
 # <details><summary><b>What the grader also probes</b>, exercise by exercise (open when a
 # self-check names a case you did not expect)</summary>
 #
@@ -1624,9 +1636,13 @@ else:
 # **`SignClippedSTE`** (Exercise 2)
 #
 # - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
-#   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window) but not at
-#   NaN, where stand-in B's slope depends on how B is written; `grad_output` $\pm\infty$ and
-#   NaN inside the window and beyond it.
+#   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window);
+#   `grad_output` $\pm\infty$ and NaN inside the window and beyond it.
+# - The contract's two exceptions. At NaN `x` the gradient is not judged: stand-in B's slope
+#   there depends on how B is written (clamp's autograd gives 0, `~(x.abs() > 1)` gives 1).
+#   Beyond the corners, where clamp's autograd gives 0 whatever `grad_output` is, NaN is
+#   accepted too for an infinite `grad_output`: `grad_output * mask` gives $0 \cdot \infty$
+#   there, which is NaN.
 # - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
 #   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
 # - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a

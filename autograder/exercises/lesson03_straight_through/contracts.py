@@ -104,11 +104,10 @@ STE_CLAUSES = {
                "strides and value;",
                {"SignClippedSTE/sign-of-infinity": "where(x == 0, x, x / x.abs()): nan at ±inf",
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
-        Clause("backward returns what autograd would give had forward computed stand-in B, with "
-               "slope 1 at its corners $|x| = 1$ (they count as inside), for every `x` but NaN "
-               "(where B's slope depends on how B is written) and every `grad_output`, "
-               r"$\pm\infty$ and NaN included (beyond the corners, where autograd gives 0, NaN "
-               r"is accepted too: $0 \cdot \infty$), in `grad_output`'s dtype;",
+        Clause("backward returns what autograd would give had forward computed "
+               "`torch.clamp(x, -1, 1)`, corners included, for every `x` and `grad_output`, in "
+               "`grad_output`'s dtype (two exceptions, NaN `x` and an infinite `grad_output`: "
+               "see the appendix);",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -117,7 +116,7 @@ STE_CLAUSES = {
                 "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
                 "SignClippedSTE/gradient-in-float32": "gradient returned in float32",
                 "SignClippedSTE/changes-non-finite-grad-output": "nan_to_num on grad_output",
-                "unnamed:check": "a tolerance on the window, |x| <= 1 + 1e-6"}),
+                "SignClippedSTE/window-tolerance": "a tolerance on the window, |x| <= 1 + 1e-6"}),
         Clause("what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` "
                "attribute, no copy of `x` or of the output; backward leaves it and "
                "`grad_output` as they were.",
@@ -183,6 +182,7 @@ FAKE_QUANTIZE_CLAUSES = (
                 "scale's gradient with LSQ's open interval, x's closed",
             "FakeQuantize/clipped-scale-times-scale": "a clipped element's dy/ds as qmax * scale",
             "FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
+            "FakeQuantize/v-in-float32": "v = x / scale computed in float32 for float64 x",
             "FakeQuantize/edge-in-x-units":
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",

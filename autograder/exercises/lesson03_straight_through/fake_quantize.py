@@ -22,7 +22,8 @@ from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strid
 from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
                                       check_scale_in_float32, check_x_units,
                                       expected_gradients, local_gradients,
-                                      probe_scale_gradient, scale_candidates)
+                                      probe_scale_gradient, probe_v_in_float32,
+                                      scale_candidates, scale_near_miss)
 from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
@@ -242,7 +243,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
     except GradingError as error:
         if not str(error).startswith("your gradient for scale is wrong:"):
             raise
-        raise GradingError(  # a 0-d gradient has no index worth naming
+        raise GradingError(scale_near_miss(got, references) or  # a 0-d gradient: no index
             f"your gradient for scale is wrong: it gives {exact(got.item())}, expected "
             f"{exact(references[0].item())} (or {exact(references[1].item())} with the clip "
             "judged on round(v)); try Exercise 3's question 5, its three elements one at a "
@@ -269,7 +270,12 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
             raise GradingError(f"FakeQuantize modified its input {name} in place: inputs must "
                                "stay untouched")
     # each returns the conventions it matches; one surrogate must give both gradients
-    for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
+    try:
+        for_x = check_grad_x(forward, values, backward.grads[0], pristine) or set(CONVENTIONS)
+    except GradingError as error:
+        if error.mistake == "FakeQuantize/band-judged-two-ways" and x.dtype == torch.float64:
+            probe_v_in_float32(function, FAKE_QUANTIZE, x.device)
+        raise
     try:
         for_scale = check_grad_scale(values, backward.grads[1], pristine) or set(CONVENTIONS)
     except GradingError as error:

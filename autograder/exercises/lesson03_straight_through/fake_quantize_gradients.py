@@ -80,6 +80,14 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
         ((g * inside * (rounded - v)).sum() + (g * below * qmax + g * above * qmin).sum(),
          "qmin and qmax are swapped: below the clip the output is qmin * scale, above it "
          "qmax * scale: which code does each side's derivative for scale give?"),
+        ((g * inside * (rounded - v)).sum() + (g * (below | above) * torch.sign(v) * qmax).sum(),
+         f"elements below the clip (v < qmin) contribute -qmax = {-qmax}, expected qmin = "
+         f"{qmin}: sign(v) * qmax assumes a symmetric range; below the clip the output is "
+         "qmin * scale, whose derivative for scale is qmin"),
+        ((g * inside * (rounded - v)).sum() + (g * (below | above) * torch.sign(v) * -qmin).sum(),
+         f"elements above the clip (v > qmax) contribute -qmin = {-qmin}, expected qmax = "
+         f"{qmax}: sign(v) * |qmin| assumes a symmetric range; above the clip the output is "
+         "qmax * scale, whose derivative for scale is qmax"),
         (true * factor,
          "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's "
          "contract leaves it out (apply it in the optimiser or a hook instead)"),
@@ -120,10 +128,13 @@ def x_units(x, scale, qmin, qmax):
 
 def check_v_widened(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
     """Name a gradient ``got`` that judges "inside" on v = x / scale computed in float64 for
-    narrower x, where that differs from v in x's dtype (the quotient rounds onto an edge)."""
-    if x.dtype == torch.float64:
+    narrower x, or in float32 for float64 x, where that differs from v in x's dtype (the
+    quotient rounds onto an edge)."""
+    other = torch.float32 if x.dtype == torch.float64 else torch.float64
+    if other == torch.float32 and which == 0:  # x's mask: probe_v_in_float32 tells it apart
         return
-    v, wide = x / scale, x.double() / scale.double()
+    v = x / scale
+    wide = (x.to(other) / scale.to(other)).to(torch.float64)
     inside = (v >= qmin) & (v <= qmax)
     wide_inside = (wide >= qmin) & (wide <= qmax)
     moved = inside != wide_inside
@@ -138,13 +149,29 @@ def check_v_widened(x, scale, qmin, qmax, grad_output, got, tolerance, which: in
     if not torch.allclose(got, candidate, *tolerance):
         return
     i = tuple(int(k) for k in torch.nonzero(moved)[0])
+    named = str(other).removeprefix('torch.')
     raise GradingError(
-        f"FakeQuantize computes v = x / scale in float64 for {str(x.dtype).removeprefix('torch.')}"
-        f" x: at x = {exact(x[i].item())}, scale = {exact(scale.item())}, x / scale in x's "
-        f"dtype is {exact(v[i].item())} but in float64 {exact(wide[i].item())}, so its "
+        f"FakeQuantize computes v = x / scale in {named} for "
+        f"{str(x.dtype).removeprefix('torch.')} x: at x = {exact(x[i].item())}, scale = "
+        f"{exact(scale.item())}, x / scale in x's dtype is {exact(v[i].item())} but in {named} "
+        f"{exact(wide[i].item())}, so its "
         f"{'gradient for x' if which == 0 else 'gradient for scale'} judges that element "
         f"{'inside' if wide_inside[i] else 'outside'}; the contract judges v as forward's "
-        "x / scale gives it, in x's dtype", mistake="FakeQuantize/v-in-float64")
+        "x / scale gives it, in x's dtype" + (" (look for a .float())" if named == "float32"
+                                              else ""), mistake=f"FakeQuantize/v-in-{named}")
+
+
+def scale_near_miss(got, references) -> str | None:
+    """A first line for a gradient for scale within a relative 1e-4 of the contract's, but
+    beyond rounding: a factor near 1, which the generic hint would not name."""
+    for reference in references:
+        if reference != 0 and abs(got / reference - 1) < 1e-4:
+            ratio = (got / reference).item()
+            return (f"FakeQuantize's gradient for scale is {ratio!r} times the contract's "
+                    f"(it gives {exact(got.item())}, expected {exact(reference.item())}): off by "
+                    f"a relative {abs(ratio - 1):.1e}, beyond rounding in x's dtype: a factor "
+                    "near 1, or a step in a narrower dtype, somewhere in backward")
+    return None
 
 
 def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
@@ -250,3 +277,28 @@ def check_band_judged_one_way(x, scale, qmin, qmax, grad_output, got, tolerance)
                 f"{exact(b)} it follows v itself; judge every v in that band one way, on v or "
                 f"on round(v) (a tolerance on the edge, such as {edge} ± 1e-3, is neither)",
                 mistake="FakeQuantize/band-judged-two-ways")
+
+
+def probe_v_in_float32(function, spec, device) -> None:
+    """After x's gradient judged a half-step band two ways in float64: run ``function`` once on
+    v = 3 + 7 * 2^-26 (1.04e-7 past) and 3 + 2^-22 (scale 0.25, qmax 3, both v exact) and name
+    v computed in float32, which rounds the first to 3 (inside) but not the second (outside),
+    where either convention judges the two alike and a tolerance up to 1e-7 keeps both
+    outside (one of 1.1e-7 would pass for float32: no test point tells those apart)."""
+    x = torch.tensor([0.75 + 7 * 2.0 ** -28, 0.75 + 2.0 ** -24], dtype=torch.float64,
+                     device=device)
+    try:
+        inputs = make_inputs({"x": x, "scale": torch.tensor(0.25, dtype=torch.float64,
+                                                            device=device),
+                              "qmin": -4, "qmax": 3})
+        output = run_forward(function, spec, inputs).output
+        got = run_backward(spec, output, inputs, torch.ones_like(x)).grads[0].tolist()
+    except Exception:  # noqa: BLE001 - the caller's hint stands
+        return
+    if got == [1.0, 0.0]:
+        raise GradingError(
+            "FakeQuantize computes v = x / scale in float32 for float64 x: at v = 3 + 7 * 2^-26 "
+            "(x = 0.75 + 7 * 2^-28, scale = 0.25, qmax = 3) its gradient for x is 1, at 3 + 2^-22 "
+            "it is 0: float32 rounds the first v to 3, inside, and keeps the second; the "
+            "contract judges v as forward's x / scale gives it, in x's dtype (look for a "
+            ".float())", mistake="FakeQuantize/v-in-float32")

@@ -16,8 +16,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .ste_extremes import (check_gradient_at_non_finite, check_non_finite,
-                           check_non_finite_grad_output, diagnose_sign_edges, extreme_values,
-                           finite_part, non_finite_values)
+                           check_non_finite_grad_output, check_window_tolerance,
+                           diagnose_sign_edges, extreme_values, finite_part, non_finite_values)
 from .contracts import STE_CLAUSES, X_LAYOUT_CLAUSE
 
 # The contracts name no 0-d input, so none is graded.
@@ -217,8 +217,8 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
                 mistake="SignClippedSTE/not-clipped")
         if matches(grad_output * (x.abs() < 1)):
             raise GradingError(
-                f"{name} drops the gradient at |x| == 1: this exercise's clip includes its "
-                "boundary: the corners of your stand-in count as inside, |x| <= 1, not |x| < 1",
+                f"{name} drops the gradient at |x| == 1: the contract's corners are "
+                "torch.clamp(x, -1, 1)'s, whose slope there is 1: |x| <= 1, not |x| < 1",
                 mistake="SignClippedSTE/drops-boundary")
         if matches(grad_output * (x.abs() > 1)) or matches(grad_output * (x.abs() >= 1)):
             raise GradingError(
@@ -237,6 +237,7 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
                 f"({_first_difference(got, expected, x)}): x.float() rounds values just "
                 "outside the window, such as 1 + 1e-9, to ±1, inside it; build the mask from x "
                 "itself", mistake="SignClippedSTE/mask-in-float32")
+        check_window_tolerance(name, got, expected, x, grad_output)
     elif matches(grad_output * inside):
         raise GradingError(
             f"{name} zeroes the gradient where |x| > 1: that is the clipped estimator "

@@ -169,3 +169,19 @@ def check_non_finite_grad_output(name: str, got, grad_output: torch.Tensor,
         f"{exact(grad_output[i].item())}{where} your gradient is {exact(got[i].item())}; "
         f"{stand_in} (a nan_to_num or an isfinite filter in backward hides an overflowed loss)",
         mistake=f"{name}/changes-non-finite-grad-output")
+
+
+def check_window_tolerance(name: str, got, expected, x: torch.Tensor, grad_output) -> None:
+    """Name a clipped gradient that is right but for values just past |x| = 1, where it passes
+    grad_output: a tolerance on the window (|x| <= 1 + 1e-12), however small."""
+    wrong = got != expected
+    near = (x.abs() > 1) & (x.abs() - 1 <= 1e-6)
+    if not wrong.any() or not (wrong <= near).all() or not torch.equal(got[wrong],
+                                                                     grad_output[wrong]):
+        return
+    at = x[wrong][0].item()
+    raise GradingError(
+        f"{name}'s window is judged with a tolerance: at x = {exact(at)}, just past "
+        f"{'' if at > 0 else '-'}1 (by {exact(abs(at) - 1)}), it passes grad_output, where "
+        "stand-in B is flat and its slope is 0; the window ends at |x| = 1 exactly: compare "
+        "|x| with 1 itself, no epsilon", mistake="SignClippedSTE/window-tolerance")

@@ -49,7 +49,7 @@ MISTAKES = [
                      "torch.copysign(torch.ones_like(x), x))")),
     # the window's tolerance below any earlier test point: the float next to 1 shows it
     Mistake("SignClippedSTE", "a tolerance of 1e-12 on the window",
-            "your gradient for x is wrong: at x = 1.0000000000000002",
+            "SignClippedSTE's window is judged with a tolerance: at x = 1.0000000000000002",
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-12)")),
     Mistake("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
             "forward saved a float64 tensor of shape",
@@ -93,8 +93,8 @@ MISTAKES = [
     Mistake("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE's clip mask is "
             "built on x rounded to float32 (at x = -1.000000001", _clipped(READ_X + "        return grad_output * "
                                          "(x.float().abs() <= 1)")),
-    Mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6", "your gradient for x "
-            "is wrong: at x = -1.000000001 it gives",  # not told float32: 1 + 1e-7 tells them apart
+    Mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6", "SignClippedSTE's "
+            "window is judged with a tolerance",  # not told float32: 1 + 1e-7 tells them apart
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-6)")),
     Mistake("SignClippedSTE", "boundary kept at -1 only", "your gradient for x is wrong: at x = 1 ",
             _clipped(READ_X + "        return grad_output * ((x >= -1) & (x < 1))")),

@@ -59,7 +59,8 @@ MISTAKES = [
      "SignClippedSTE's gradient is not clipped: it passes grad_output where |x| > 1 too, "
      "where your stand-in for sign is flat and its slope is 0"),
     ("SignClippedSTE", "clip with |x| < 1",
-     "SignClippedSTE drops the gradient at |x| == 1: this exercise's clip includes its"),
+     "SignClippedSTE drops the gradient at |x| == 1: the contract's corners are "
+     "torch.clamp(x, -1, 1)'s"),
     ("SignClippedSTE", "inverted clip", "SignClippedSTE's clip mask is inverted"),
     ("SignClippedSTE", "clamps grad_output",
      "SignClippedSTE clips grad_output instead of masking by the input"),
@@ -295,9 +296,10 @@ def test_a_mask_on_float32_x_is_named(raises_hint):
 
 
 def test_a_tolerance_on_the_window_is_not_told_float32(raises_hint):
-    """Is a mask |x| <= 1 + 1e-6, which lets in 1 + 1e-9 as a float32 mask does, told where it
-    is wrong, not that it used x.float() (1 + 1e-7 stays outside a float32 mask)?"""
-    with raises_hint("your gradient for x is wrong: at x = -1.000000001 it gives"):
+    """Is a mask |x| <= 1 + 1e-6, which lets in 1 + 1e-9 as a float32 mask does, told that the
+    window has a tolerance, not that it used x.float() (1 + 1e-7 stays outside a float32
+    mask)?"""
+    with raises_hint("SignClippedSTE's window is judged with a tolerance: at x = -1.000000001"):
         run("SignClippedSTE",
             mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6"))
 
@@ -328,6 +330,9 @@ IDS = [
     ("RoundSTE", "gradient built in the default dtype", "RoundSTE/gradient-in-float32"),
     ("SignSTE", "sign of a float32 copy of x", "SignSTE/forward-in-float32"),
     ("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE/mask-in-float32"),
+    ("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6",
+     "SignClippedSTE/window-tolerance"),
+    ("SignClippedSTE", "a tolerance of 1e-12 on the window", "SignClippedSTE/window-tolerance"),
     ("RoundSTE", "rounded in float32, no detach trick", "RoundSTE/forward-in-float32"),
     ("RoundSTE", "round(x) + 0.0: -0 turned into 0", "RoundSTE/signed-zero"),
 ]
