@@ -18,7 +18,7 @@
 # - `ctx.mark_non_differentiable(t)`: this output never has a gradient (indices, masks);
 # - `ctx.set_materialize_grads(False)`: hand backward `None`, not zeros, for an output the
 #   loss never used;
-# - `ctx.mark_dirty(x)`: forward overwrote its input `x`, and returns it.
+# - `ctx.mark_dirty(x)`: forward overwrote its input `x`.
 #
 # By the end of this lesson you can:
 # 1. write a backward that receives one `grad_output` per output and adds up their
@@ -170,8 +170,8 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 #    P_{ji}$. For a given $i$, which $j$ has $P_{ji} \ne 0$?
 # 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
 #    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Backward has to send each
-#    `grad_values[j]` somewhere: is that a read as well? Which PyTorch op does it in one call?
-#    (A Python loop over `j` is a fine first answer.)
+#    `grad_values[j]` somewhere: is that a read as well? (A Python loop over `j` is a fine
+#    first answer.)
 # 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
 #    applies some permutation to `grad_values` too. Which one, and for which permutations does
 #    it happen to give the right answer?
@@ -490,10 +490,11 @@ for name, b in measured.items():
 # - forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and
 #   `grad_second`, either or both of which may be `None`, and returns `None` when both are
 #   (no gradient at all);
-# - backward allocates one tensor, the gradient of `x`, and next to nothing besides, with one
-#   half missing as with both present: no zero tensor for a missing half that is then
-#   concatenated, wherever it is made (forward saves nothing of a half's size), no copy beyond
-#   the gradient.
+# - forward saves no tensor, `x` included (saved, `x` would break backward once the model
+#   writes into it in place);
+# - backward allocates at most 1.25 times the bytes of `x` in all, with one half missing as
+#   with both present: the gradient it returns and next to nothing besides (a zero half then
+#   concatenated is over it).
 #
 # Which entries of `x` does each output's gradient reach, and what do the others get? With one
 # half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how
@@ -736,7 +737,8 @@ check_derivatives_from_y(my_derivative_from_y)
 #   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
 #   on, which is no derivative, and nothing asks yours to);
 # - forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, which is
-#   the memory writing in place saves (the self-check measures it);
+#   the memory writing in place saves, for `x` in float64, float32, float16 or bfloat16 (the
+#   self-check measures each);
 # - backward never writes into `grad_output` (autograd may still use it);
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
@@ -789,8 +791,8 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # section after the summary shows.
 #
 # Where $y$ is enough, keep the output (0 new bytes), as `ctx.save_for_backward(x)` does after
-# the write (and before it? the section before Exercise 4 asks). Where $y$ is not enough is
-# Exercise 4's question.
+# the write (and before it? the first optional section after the summary asks). Where $y$ is
+# not enough is Exercise 4's question.
 # </details>
 #
 # The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
@@ -823,65 +825,6 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # itself. A forward could check `x.is_leaf and x.requires_grad` and refuse earlier, but it
 # cannot see whether the call was made under `torch.no_grad()` (`ctx.needs_input_grad` says
 # `True` there too), so it would also refuse the writes PyTorch allows under `no_grad`.
-
-# %% [markdown]
-# ## Saving the input before the write
-#
-# For the clamp the output was enough. Where it is not, as for $\sin$, something of the input
-# has to be kept from before the write. Could an in-place Function keep the input for free, by
-# calling
-# `ctx.save_for_backward(x)` **before** the write, while `x` still holds it?
-#
-# **Predict, then run.** `SinSavedEarly` below saves `x`, then writes $\sin x$ into it, and
-# its backward multiplies by $\cos$ of what it saved. Does backward see the input $a$, the
-# output $\sin a$, or does autograd raise an error?
-
-# %%
-my_saved_early = None  # "input", "output" or "error"
-
-
-# %%
-class SinSavedEarly(torch.autograd.Function):
-    """Saves x, then writes sin(x) into it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)  # before the write: x still holds the input here
-        x.sin_()
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved, = ctx.saved_tensors
-        seen.append(saved.detach().clone())
-        return grad_output * torch.cos(saved)  # right only if saved is the input
-
-
-seen = []  # what SinSavedEarly's backward found saved
-a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
-try:
-    SinSavedEarly.apply(a.clone()).sum().backward()
-    outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
-    shown = [f"input a: {a.detach()}   sin(a): {a.detach().sin()}",
-             f"backward sees: {seen[-1]}",
-             f"a.grad: {a.grad}   the true gradient cos(a): {a.detach().cos()}"]
-except RuntimeError as error:
-    outcome, shown = "error", [first_line(error)]
-if written({"saved early": my_saved_early}):  # what backward saw, once you have predicted
-    print(*shown, sep="\n")
-compare("backward sees", my_saved_early, outcome)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The output, and no error. `save_for_backward` only notes *which* tensors to keep; autograd
-# packs them when forward returns, after the write, and then `x`, dirty and returned, is the
-# output with its new version. So the place of the call inside forward changes nothing, and
-# the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
-# something of the input, forward must compute a **new** tensor from `x` before the write
-# (at worst `x.clone()`, which costs the memory the in-place write saved).
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `AbsInPlace` (transfer)
@@ -1031,9 +974,9 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # lesson: Functions that `torch.func` and `torch.compile` can work with.
 
 # %% [markdown]
-# ## Optional (not graded): `(None, None)`, views, what in-place ops keep, a later write
+# ## Optional (not graded): `(None, None)`, views, what in-place ops keep, saving early, a later write
 #
-# Four short looks at what the main path stated without showing.
+# Five short looks at what the main path stated without showing.
 #
 # **Both gradients `None`.** The graph reaches your Function but no gradient arrives when the
 # one output used feeds an operation that returns no gradient: here `ZeroGrad`, a Function
@@ -1112,6 +1055,61 @@ for name, op in [("tanh_", torch.tanh_), ("sin_", torch.sin_)]:
 # lost, so before writing it keeps a copy of `x`, 4000 bytes, the memory the in-place write was
 # meant to save. The clamp is like `torch.tanh_`: its output is enough, so `ReLUInPlace` may
 # keep it for 0 new bytes.
+# </details>
+
+# %% [markdown]
+# **Saving the input before the write. Predict, then run.** Where the output is not enough, as
+# for $\sin$, could an in-place Function keep the input for free, by calling
+# `ctx.save_for_backward(x)` **before** the write, while `x` still holds it? `SinSavedEarly`
+# below saves `x`, then writes $\sin x$ into it, and
+# its backward multiplies by $\cos$ of what it saved. Does backward see the input $a$, the
+# output $\sin a$, or does autograd raise an error?
+
+# %%
+my_saved_early = None  # "input", "output" or "error"
+
+
+# %%
+class SinSavedEarly(torch.autograd.Function):
+    """Saves x, then writes sin(x) into it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # before the write: x still holds the input here
+        x.sin_()
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved, = ctx.saved_tensors
+        seen.append(saved.detach().clone())
+        return grad_output * torch.cos(saved)  # right only if saved is the input
+
+
+seen = []  # what SinSavedEarly's backward found saved
+a = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+try:
+    SinSavedEarly.apply(a.clone()).sum().backward()
+    outcome = "output" if torch.equal(seen[-1], a.detach().sin()) else "input"
+    shown = [f"input a: {a.detach()}   sin(a): {a.detach().sin()}",
+             f"backward sees: {seen[-1]}",
+             f"a.grad: {a.grad}   the true gradient cos(a): {a.detach().cos()}"]
+except RuntimeError as error:
+    outcome, shown = "error", [first_line(error)]
+if written({"saved early": my_saved_early}):  # what backward saw, once you have predicted
+    print(*shown, sep="\n")
+compare("backward sees", my_saved_early, outcome)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The output, and no error. `save_for_backward` only notes *which* tensors to keep; autograd
+# packs them when forward returns, after the write, and then `x`, dirty and returned, is the
+# output with its new version. So the place of the call inside forward changes nothing, and
+# the gradient comes out silently wrong: $\cos(\sin a)$ instead of $\cos a$. To keep
+# something of the input, forward must compute a **new** tensor from `x` before the write
+# (at worst `x.clone()`, which costs the memory the in-place write saved).
 # </details>
 
 # %% [markdown]

@@ -16,8 +16,8 @@ from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
 from .forward_memory import check_forward_memory
 from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
-                       check_leaf_error, check_on_view, check_plain_tensor, check_subnormals,
-                       check_version_tracking, gradient_through, quoting_case, with_infinities,
+                       check_forward_grad_mode, check_leaf_error, check_on_view,
+                       check_plain_tensor, check_subnormals, check_version_tracking, gradient_through, quoting_case, with_infinities,
                        with_zeros, writing_into_a_copy)
 from .contracts import ABS_IN_PLACE_CLAUSES
 
@@ -201,6 +201,7 @@ def check_abs(function, x: torch.Tensor, *, seed: int = 0) -> None:
 
 def abs_full(AbsInPlace, device) -> None:
     function = check_is_function(AbsInPlace, ABS)
+    check_forward_grad_mode(function, ABS, device)
     for seed, shape in enumerate(SHAPES):
         with quoting_case(ABS, f"x of shape {shape} with some entries exactly 0"):
             check_abs(function, both_signs(sample(shape, device, seed=seed)), seed=seed)
@@ -224,7 +225,7 @@ def abs_full(AbsInPlace, device) -> None:
     check_plain_tensor(function, ABS, device)
     check_version_tracking(function, ABS, device)
     covers("version counter")
-    with quoting_case(ABS, "x of shape (4, 16) in float32: what forward allocates"):
+    with quoting_case(ABS, "x of shape (4, 16): what forward allocates"):
         check_forward_memory(function, ABS, device, both_signs)
     gradcheck_callable(ABS, lambda t: function.apply(t.clone()),
                        sample((2, 4), device, seed=1, away_from_zero=0.1))

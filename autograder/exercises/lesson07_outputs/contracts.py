@@ -60,13 +60,16 @@ SPLIT_CLAUSES = (
            {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
             "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
             "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("backward allocates one tensor, the gradient of `x`, and next to nothing besides, "
-           "with one half missing as with both present: no zero tensor for a missing half that "
-           "is then concatenated, wherever it is made (forward saves nothing of a half's size), "
-           "no copy beyond the gradient.",
-           {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
+    Clause("forward saves no tensor, `x` included (saved, `x` would break backward once the "
+           "model writes into it in place);",
+           {"SplitHalves/saves-x": "x saved to read its shape in backward",
             "SplitHalves/zeros-saved-in-forward":
                 "zeros of a half made in forward and saved, concatenated in backward",
+            "SplitHalves/saves-a-tensor": "an empty half saved in forward"}),
+    Clause("backward allocates at most 1.25 times the bytes of `x` in all, with one half "
+           "missing as with both present: the gradient it returns and next to nothing besides "
+           "(a zero half then concatenated is over it).",
+           {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
             "SplitHalves/gradient-in-wider-dtype":
                 "the gradient buffer built as float64 whatever x's dtype",
             "SplitHalves/pads-both-halves": "each half padded to full width, the two added",
@@ -102,7 +105,8 @@ RELU_CLAUSES = (
             "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
             "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"}),
     Clause("forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, "
-           "which is the memory writing in place saves (the self-check measures it);",
+           "which is the memory writing in place saves, for `x` in float64, float32, float16 "
+           "or bfloat16 (the self-check measures each);",
            {"ReLUInPlace/allocates-as-much-as-x":
                 "torch.relu(x) computed out of place, copied into x"}),
     Clause("backward never writes into `grad_output` (autograd may still use it);",

@@ -31,18 +31,22 @@ class SizedAllocationLog(AllocationLog):
 
 
 def check_forward_memory(function, spec: Spec, device, prepare=lambda x: x) -> None:
-    """On a float32 x of 64 entries (some 0, both signs), no tensor forward makes is as large
-    as x in bytes: a float32 temporary of x's shape is, and so is an int32 or int64 one."""
-    x = prepare(sample((4, 16), device, seed=21, dtype=torch.float32))
-    inner = x.detach().clone().requires_grad_().clone()  # not a leaf: forward may write into it
-    with SizedAllocationLog() as log:
-        function.apply(inner)
-    large = [made for made in log.made if made[3] >= x.numel() * x.element_size()]
-    if large:
-        op, dtype, shape, nbytes = large[0]
-        raise GradingError(
-            f"{spec.name}'s forward allocates a tensor of shape {shape} ({str(dtype)[6:]}, "
-            f"{nbytes} bytes, by {op}), as large as x itself ({x.numel() * x.element_size()} "
-            "bytes): the contract asks forward to allocate nothing of x's size, the memory "
-            "writing in place saves. Which op made it, and what could compute the same without "
-            "a tensor that large?", mistake=f"{spec.name}/allocates-as-much-as-x")
+    """On x of 64 entries (some 0, both signs), in float64, float32, float16 and bfloat16, no
+    tensor forward makes is as large as x in bytes: a temporary in x's dtype of x's shape is,
+    and so is an int64 one for float64 x, an int32 one for float32 x, or an int16 one for a
+    two-byte x (where int8 and bool are not)."""
+    for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+        x = prepare(sample((4, 16), device, seed=21, dtype=dtype))
+        inner = x.detach().clone().requires_grad_().clone()  # not a leaf: forward may write it
+        with SizedAllocationLog() as log:
+            function.apply(inner)
+        large = [made for made in log.made if made[3] >= x.numel() * x.element_size()]
+        if large:
+            op, made_dtype, shape, nbytes = large[0]
+            raise GradingError(
+                f"{spec.name}'s forward allocates a tensor of shape {shape} "
+                f"({str(made_dtype)[6:]}, {nbytes} bytes, by {op}), as large as x itself "
+                f"({str(dtype)[6:]}, {x.numel() * x.element_size()} bytes): the contract asks "
+                "forward to allocate nothing of x's size, the memory writing in place saves, "
+                "for x of every floating dtype. Which op made it, and what could compute the "
+                "same without a tensor that large?", mistake=f"{spec.name}/allocates-as-much-as-x")

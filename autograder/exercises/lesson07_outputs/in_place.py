@@ -17,7 +17,7 @@ from ...errors import GradingError
 from ...exercise import sample
 from ...probes import _shares_memory, record_ctx_calls
 from .forward_memory import check_forward_memory
-from .leaf_probes import check_leaf_error  # noqa: F401 (AbsInPlace's battery imports it here)
+from .leaf_probes import check_forward_grad_mode, check_leaf_error  # noqa: F401 (AbsInPlace too)
 from .quoting import quoting_case
 
 RELU = Spec("ReLUInPlace", ("x",), torch.relu)
@@ -319,6 +319,7 @@ def check_relu_saved(forward, x: torch.Tensor) -> None:
 
 def relu_full(ReLUInPlace, device) -> None:
     function = check_is_function(ReLUInPlace, RELU)
+    check_forward_grad_mode(function, RELU, device)
     for seed, shape in enumerate(RELU_SHAPES):
         with quoting_case(RELU, f"x of shape {shape} with some entries exactly 0"):
             check_relu(function, with_zeros(sample(shape, device, seed=seed)), seed=seed)
@@ -343,7 +344,7 @@ def relu_full(ReLUInPlace, device) -> None:
     check_plain_tensor(function, RELU, device)
     check_version_tracking(function, RELU, device)
     covers("version counter")
-    with quoting_case(RELU, "x of shape (4, 16) in float32: what forward allocates"):
+    with quoting_case(RELU, "x of shape (4, 16): what forward allocates"):
         check_forward_memory(function, RELU, device, with_zeros)
     gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
                        sample((2, 4), device, seed=1, away_from_zero=0.1))

@@ -3,6 +3,7 @@ on (which ctx.mark_dirty triggers, after forward ran), and under torch.no_grad()
 written, as the built-in in-place ops write it."""
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ...checks import Spec
 from ...errors import GradingError
@@ -59,3 +60,36 @@ def _check_leaf_refused(function, spec: Spec, device) -> None:
     raise GradingError(f"{spec.name} overwrote a leaf that requires grad without an error: call "
                        "ctx.mark_dirty(x), and PyTorch raises \"a leaf Variable that requires "
                        "grad has been used in an in-place operation\"")
+
+
+class _GradModeLog(TorchFunctionMode):
+    """The ops called with autograd on and an argument that requires grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.recorded: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", str(func))
+        if (torch.is_grad_enabled() and not name.startswith("_") and any(
+                isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+            self.recorded.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+def check_forward_grad_mode(function, spec: Spec, device) -> None:
+    """Forward runs with autograd off, as PyTorch calls it: an op under torch.enable_grad()
+    there is recorded by autograd (for an in-place write, with a copy of x saved for its own
+    backward), and a leaf is refused under torch.no_grad() too."""
+    x = torch.tensor([-1.0, 0.0, 2.0], dtype=torch.float64, device=device,
+                     requires_grad=True).clone()
+    with _GradModeLog() as log:
+        function.apply(x)
+    if log.recorded:
+        raise GradingError(
+            f"{spec.name}'s forward runs {log.recorded[0]} with autograd on (torch.enable_grad() "
+            "inside forward?): autograd records that op as a graph of its own, which for an "
+            "in-place write saves a copy of x, and a leaf is then refused under torch.no_grad() "
+            f"too, where torch.{spec.reference.__name__}_ writes it. Run forward's ops as PyTorch "
+            "calls forward, with autograd off, and let ctx.mark_dirty raise the leaf error",
+            mistake=f"{spec.name}/forward-under-enable-grad")

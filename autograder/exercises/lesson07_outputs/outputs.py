@@ -23,7 +23,7 @@ from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, RELU, RELU_SHAP
 from .sort_probes import (check_backward_memory, check_saved_indices, every_row_indexed,
                           float32_twins, right_on_each_row, right_without_ties, same_values,
                           sorted_as_float32_only, ties_hint)
-from .split_probes import (DtypeAllocationLog, both_allocated, check_saves_nothing_large,
+from .split_probes import (DtypeAllocationLog, both_allocated, check_saves_nothing,
                            check_unused_half_zero, check_wider_dtype, fresh_memory_nan,
                            halves as _halves)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
@@ -257,7 +257,7 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
                            "does",
                            mistake="SplitHalves/returns-views-of-x")
     check_no_ctx_tensors(SPLIT, forward)
-    check_saves_nothing_large(outputs, leaf)
+    check_saves_nothing(outputs, leaf)
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]
     pristine = [g.clone() for g in grads]

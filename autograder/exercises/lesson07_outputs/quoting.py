@@ -61,16 +61,23 @@ def quoting_case(spec: Spec, description: str):
     a 0-d x, a ValueError of its own) quoted as a hint, so that its first line names the inputs
     too; the category stays ``raised:<Type>`` (``autograder.mistakes``). A .view of a tensor
     that is not contiguous is named, with its line (``_view_hint``)."""
-    with case(description):
-        try:
-            yield
-        except GradingError as error:
-            hinted = _view_hint(error)
-            if hinted is error:
+    try:
+        with case(description):
+            try:
+                yield
+            except GradingError as error:
+                hinted = _view_hint(error)
+                if hinted is error:
+                    raise
+                raise hinted from error.__cause__
+            except NotImplementedError:
                 raise
-            raise hinted from error.__cause__
-        except NotImplementedError:
-            raise
-        except Exception as error:  # the learner's code may raise anything
-            raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
-                               str(error)) from error
+            except Exception as error:  # the learner's code may raise anything
+                raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
+                                   str(error)) from error
+    except GradingError as error:  # a probe that names its own x (a long row): said once
+        inner = error.__cause__
+        if (isinstance(inner, GradingError) and " of shape " in description
+                and inner.case.startswith(description.split(" of shape ")[0] + " of shape ")):
+            raise inner from inner.__cause__
+        raise

@@ -186,8 +186,9 @@ def check_saved_indices(forward, indices: torch.Tensor, function=None) -> None:
         raise GradingError(
             f"SortWithIndices saves the permutation as {str(narrow)[6:]}, which holds positions "
             f"up to {torch.iinfo(narrow).max}: on rows of {torch.iinfo(narrow).max + 2} entries "
-            "(x of shape (2, that)) its gradient is wrong. The contract takes rows of any "
-            "length: which integer dtype holds every position of such a row?",
+            "its gradient is wrong. The contract takes rows of any length: which integer dtype "
+            "holds every position of such a row?",
+            case=f"x of shape (2, {torch.iinfo(narrow).max + 2})",
             mistake="SortWithIndices/indices-narrowed")
 
 

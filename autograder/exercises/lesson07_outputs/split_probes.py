@@ -100,21 +100,27 @@ def both_allocated(log: DtypeAllocationLog, x: torch.Tensor) -> None:
                        mistake="SplitHalves/allocates-beyond-gradient")
 
 
-def check_saves_nothing_large(outputs, x: torch.Tensor) -> None:
-    """Forward saves nothing of a half's size: zeros for a missing half made in forward, saved
-    and concatenated in backward, are the zeros backward must not make, kept alive longer."""
+def check_saves_nothing(outputs, x: torch.Tensor) -> None:
+    """Forward saves no tensor: not x (reading it in backward raises once the model writes into
+    x in place), not zeros for a missing half (the zeros backward must not make, kept alive as
+    long as the graph), nothing else."""
     grad_fn = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
-    saved = getattr(grad_fn, "saved_tensors", ()) or ()
+    saved = [t for t in getattr(grad_fn, "saved_tensors", ()) or () if isinstance(t, torch.Tensor)]
     for tensor in saved:
-        if (isinstance(tensor, torch.Tensor) and 2 * tensor.numel() >= x.numel() > 0
-                and not _shares_memory(tensor, x)):
-            zeros = bool((tensor == 0).all())
+        if _shares_memory(tensor, x):
             raise GradingError(
-                f"SplitHalves's forward saves a{' zero' if zeros else ''} tensor of shape "
-                f"{tuple(tensor.shape)} ({tensor.numel() * tensor.element_size()} bytes, for x "
-                f"of {x.numel() * x.element_size()}): the contract asks for no zero tensor for a "
-                "missing half that is then concatenated, wherever it is made; saved in forward, "
-                "it lives as long as the graph. Forward saves nothing of a half's size: how can "
-                "backward build the one gradient tensor from the half it has?",
-                mistake="SplitHalves/zeros-saved-in-forward")
-
+                f"SplitHalves's forward saves x (or a view of it, shape {tuple(tensor.shape)}), "
+                "where the contract asks it to save no tensor: once the model writes into x in "
+                "place (x.mul_(2) after the call), reading it in backward raises \"one of the "
+                "variables needed for gradient computation has been modified by an inplace "
+                "operation\", though the gradient of a split never depends on x's values. What "
+                "does backward need of x, and does what it receives not hold it already?",
+                mistake="SplitHalves/saves-x")
+        zeros = bool((tensor == 0).all()) and tensor.numel() > 0
+        raise GradingError(
+            f"SplitHalves's forward saves a{' zero' if zeros else ''} tensor of shape "
+            f"{tuple(tensor.shape)} ({tensor.numel() * tensor.element_size()} bytes, for x "
+            f"of {x.numel() * x.element_size()}), where the contract asks it to save no tensor: "
+            "saved in forward, it lives as long as the graph. How can backward build the one "
+            "gradient tensor from the gradients it receives alone?",
+            mistake="SplitHalves/zeros-saved-in-forward" if zeros else "SplitHalves/saves-a-tensor")
