@@ -242,9 +242,13 @@ elif my_best_k is not None:
         for n, a in [(16, 2), (64, 1), (48, 3)]:
             grid = [1 + i / 1000 for i in range(1000 * (n - 1) + 1)]  # real k from 1 to n
             best_real = min(grid, key=lambda k: my_peak(n, a, k))  # by search, not by formula
-            print(f"n = {n:2}, a = {a}: your best k {my_best_k(n, a):6.2f}, the smallest of M(k) "
-                  f"over real k is at {best_real:6.2f}",
-                  "✓" if math.isclose(my_best_k(n, a), best_real, rel_tol=1e-2) else "✗")
+            mine = float(my_best_k(n, a))  # the search's k is shown only once yours is on it
+            if math.isclose(mine, best_real, rel_tol=1e-2):
+                print(f"n = {n:2}, a = {a}: your best k {mine:6.2f}: the smallest of M(k) over "
+                      "real k is there ✓")
+            else:
+                print(f"n = {n:2}, a = {a}: your best k {mine:6.2f}: M(k) is smaller at some "
+                      f"{'larger' if best_real > mine else 'smaller'} k; where is dM/dk = 0? ✗")
         smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
         print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
               ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
@@ -413,8 +417,10 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   `run_fn`, whose ops save nothing, not even for a moment (the self-check measures it);
 # - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
 #   plainly gives, one per position (`None` for one that does not require grad; a tensor passed
-#   in two positions gets each position's own gradient, which autograd adds up for it),
-#   recomputed on the arguments as forward saw them, dtype included, even when `run_fn` draws
+#   in two positions gets each position's own gradient, which autograd adds up for it), the
+#   same again when backward runs a second time on one graph (`retain_graph=True`), recomputed
+#   on the arguments as forward saw them, dtype included (an argument changed in place between
+#   forward and backward makes backward raise PyTorch's in-place error), even when `run_fn` draws
 #   random numbers (dropout's masks are forward's, on the CPU and, graded only where the grader
 #   has a GPU, on each CUDA device of a CUDA tensor argument), and after backward the caller's
 #   random streams are where they would be without the checkpoint;
@@ -890,8 +896,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   forward records no graph of them, as grad is off in any forward, and the self-check
 #   measures it);
 # - backward returns the gradients of `x1` and `x2` that the two equations give, `None` for `f`
-#   and `g`, even with several calls in one graph; the parameters of `f` and `g` receive theirs
-#   in `.grad`, added to what `.grad` already holds;
+#   and `g`, even with several calls in one graph, and the same again when backward runs a
+#   second time on one graph (`retain_graph=True`); `y1` or `y2` changed in place between
+#   forward and backward makes backward raise PyTorch's in-place error; the parameters of `f`
+#   and `g` receive theirs in `.grad`, added to what `.grad` already holds;
 # - a loss may use only one of the two outputs.
 #
 # Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again and
@@ -1249,8 +1257,10 @@ check_reversible_stack()
 # 192 KiB, the lowest peak of all, where $M(k)$ would pick $k = 4$.
 # `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
 # $\lfloor n/k \rfloor$ blocks and the last one the rest, which your self-check rejects: at
-# $k = 5$ that is 1 block in each of 4 segments and 4 in the last, rebuilt first with all five
-# inputs alive, a peak of 384 KiB, twice the best split's. With torch's own function, choose a
+# $k = 5$ that is 1 block in each of 4 segments and 4 in the last, which torch runs plainly,
+# not checkpointed: its activations stay alive from forward on, next to the four checkpointed
+# segments' inputs, a peak of 384 KiB (the same as rebuilding it first: kept activations weigh
+# what rebuilt ones do), twice the best split's. With torch's own function, choose a
 # $k$ that divides $n$, where the two rules agree.
 
 # %%

@@ -24,6 +24,7 @@ from .checkpoint_reuse import check_reuse
 from .argument_probes import (check_ignored_input, check_mixed_dtypes, check_recompute_dtypes,
                               check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
+from .second_use import check_checkpoint_second_use
 from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
@@ -302,6 +303,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         check_each_input_alone(function, device)
         check_two_calls(function, device)
         check_reuse(function, device)
+        check_checkpoint_second_use(function, device)
 
 
 def _two_inputs(a, b):

@@ -29,8 +29,11 @@ REVERSIBLE_CLAUSES = (
             R + "records-graph-in-forward":
                 "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
     Clause("backward returns the gradients of `x1` and `x2` that the two equations give, `None` "
-           "for `f` and `g`, even with several calls in one graph; the parameters of `f` and `g` "
-           "receive theirs in `.grad`, added to what `.grad` already holds;",
+           "for `f` and `g`, even with several calls in one graph, and the same again when "
+           "backward runs a second time on one graph (`retain_graph=True`); `y1` or `y2` changed "
+           "in place between forward and backward makes backward raise PyTorch's in-place "
+           "error; the parameters of `f` and `g` receive theirs in `.grad`, added to what "
+           "`.grad` already holds;",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
             R + "records-inversion": "records the inversion under grad and differentiates with "
                                      "respect to the rebuilt x1 and x2",
@@ -41,7 +44,10 @@ REVERSIBLE_CLAUSES = (
             R + "g-on-own-leaf": "recomputes g on a fresh leaf of the saved y1",
             R + "grad-skips-parameters": "autograd.grad: parameters get nothing",
             R + "backward-inputs-only": "torch.autograd.backward with inputs=[x1, x2] only",
-            R + "state-on-class": "f and g kept on the class"}),
+            R + "state-on-class": "f and g kept on the class",
+            R + "reuses-leaves-across-backwards": "the inverse computed once, its leaves cached "
+                                                  "on ctx for a second backward",
+            R + "saves-unversioned-alias": "saves y1.data and y2.data"}),
     Clause("a loss may use only one of the two outputs.",
            {R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
 )
@@ -64,8 +70,10 @@ CHECKPOINTING_CLAUSES = (
     Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
            "run plainly gives, one per position (`None` for one that does not require grad; a "
            "tensor passed in two positions gets each position's own gradient, which autograd "
-           "adds up for it), recomputed on the arguments as forward saw them, dtype included, "
-           "even when `run_fn` draws random numbers (dropout's masks are forward's, on the CPU "
+           "adds up for it), the same again when backward runs a second time on one graph "
+           "(`retain_graph=True`), recomputed on the arguments as forward saw them, dtype "
+           "included (an argument changed in place between forward and backward makes backward "
+           "raise PyTorch's in-place error), even when `run_fn` draws random numbers (dropout's masks are forward's, on the CPU "
            "and, graded only where the grader has a GPU, on each CUDA device of a CUDA tensor "
            "argument), and after backward the caller's "
            "random streams are where they would be without the checkpoint;",
@@ -86,7 +94,10 @@ CHECKPOINTING_CLAUSES = (
             C + "one-leaf-for-repeated-tensor":
                 "one fresh leaf per distinct saved tensor (a memo by id)",
             C + "recomputes-in-another-dtype":
-                "recomputes on float32 copies of the saved tensors"}),
+                "recomputes on float32 copies of the saved tensors",
+            C + "reuses-leaves-across-backwards":
+                "fresh leaves built once, cached on ctx for a second backward",
+            C + "saves-unversioned-alias": "saves the tensor arguments' .data"}),
     Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
            {C + "no-none-for-run-fn": "forgets the None for run_fn",
             C + "no-none-for-non-tensors":

@@ -16,6 +16,7 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)
 from .reversible_saves import check_saves_only_outputs
+from .second_use import check_coupling_second_use
 from .contracts import REVERSIBLE_CLAUSES
 
 
@@ -332,6 +333,9 @@ def full(submission, device) -> None:
             check_coupling(function, _values((3, WIDTH), device, 3), unused=unused)
     covers("one output unused")
     check_each_input_alone(function, _values((3, WIDTH), device, 4))
+    values = _values((3, WIDTH), device, 7)
+    check_coupling_second_use(function, values, _parameters(values),
+                              lambda: _values((3, WIDTH), device, 8))
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential

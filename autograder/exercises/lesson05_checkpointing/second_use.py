@@ -1,0 +1,135 @@
+"""Lesson 05: what happens to a checkpoint's graph after forward, for both exercises: backward
+run twice on one graph (``retain_graph=True``) gives the same gradients each time (leaves kept
+on ctx from the first run accumulate into the same .grad: the second run returns twice the
+first), and a tensor forward saved, changed in place before backward, makes backward raise
+PyTorch's in-place error (an alias autograd's version counter does not watch, such as
+``t.data``, lets backward run on values forward never saw). Tiny probes: a few small products."""
+
+import torch
+
+from ...checks import case
+from ...errors import GradingError
+from ...exercise import sample
+from .checkpoint_blocks import WIDTH, fork_rng, mlp_block, parameters_of
+
+INPLACE = "modified by an inplace operation"
+
+
+def _grads(leaves: dict, parameters: dict) -> dict:
+    """Each leaf's and parameter's .grad, copied (a later backward may add into the same
+    tensor), and reset to None for the next run."""
+    grads = {}
+    for key, tensor in {**leaves, **{f"parameter {n}": p for n, p in parameters.items()}}.items():
+        grads[key] = None if tensor.grad is None else tensor.grad.detach().clone()
+        tensor.grad = None
+    return grads
+
+
+def _compare_runs(name: str, first: dict, second: dict, situation: str) -> None:
+    for tensor, one in first.items():
+        two = second[tensor]
+        if one is None or two is None or torch.allclose(one, two, rtol=1e-6, atol=1e-12):
+            continue
+        if torch.allclose(two, 2 * one, rtol=1e-6, atol=1e-12):
+            raise GradingError(
+                f"{name}'s gradient for {tensor} doubled when backward ran a second time on one "
+                f"graph ({situation}): backward reused fresh leaves kept on ctx from its first "
+                "run, whose .grad already held that run's gradient, and autograd added the new "
+                "one to it; make new leaves (and recompute) in every backward, and keep on ctx "
+                "only what forward put there",
+                mistake=f"{name}/reuses-leaves-across-backwards")
+        raise GradingError(
+            f"{name}'s gradient for {tensor} changes when backward runs a second time on one graph "
+            f"({situation}): backward changes state it reads between runs (an attribute of "
+            "ctx, a list it pops); leave ctx as forward left it",
+            mistake=f"{name}/backward-changes-state-it-reads")
+
+
+def _twice(name: str, run, leaves: dict, parameters: dict, situation: str) -> None:
+    """``run(retain)`` builds nothing: it backpropagates the one graph; twice, each run's
+    gradients read alone. A second run that raises is left to the clause that allows it."""
+    _grads(leaves, parameters)
+    run(True)
+    first = _grads(leaves, parameters)
+    try:
+        run(False)
+    except RuntimeError:  # refusing a second backward is allowed; other gradients are not
+        return
+    _compare_runs(name, first, _grads(leaves, parameters), situation)
+
+
+def _check_inplace_refused(name: str, edited: str, run, fix: str) -> None:
+    try:
+        run()
+    except RuntimeError as error:
+        if INPLACE in str(error):
+            return
+        raise GradingError(
+            f"{name}'s backward raised {type(error).__name__} after {edited} was changed in "
+            f"place between forward and backward, not PyTorch's in-place error "
+            f"('{INPLACE}'): {(str(error).splitlines() or [''])[0]}", str(error),
+            mistake=f"{name}/saves-unversioned-alias") from error
+    raise GradingError(
+        f"{name}'s backward ran without error although {edited} was changed in place after "
+        f"forward ({edited}.add_(1) between forward and backward), so it gave gradients of "
+        "values forward never computed, silently: what forward saved is an alias autograd's "
+        f"version counter does not watch (t.data?); {fix}",
+        mistake=f"{name}/saves-unversioned-alias")
+
+
+def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
+    """CheckpointFunction: a dropout block's backward twice on one graph; then each kind of
+    tensor argument (requiring grad, and not) changed in place before backward."""
+    block = mlp_block(device, seed=seed, dropout=0.5)
+    parameters = parameters_of(block)
+    x = sample((3, WIDTH), device, seed=seed).requires_grad_()
+    grad_output = sample((3, WIDTH), device, seed=seed + 1)
+    situation = "loss.backward(retain_graph=True), then loss.backward()"
+    with fork_rng(device), case(f"a dropout block, {situation}"):
+        torch.manual_seed(seed)
+        output = function.apply(block, x)
+        _twice("CheckpointFunction", lambda retain: torch.autograd.backward(
+            output, grad_output, retain_graph=retain), {"x": x}, parameters, situation)
+
+    def run_fn(a, b):
+        return torch.tanh(a) * b + a
+
+    for edited in ("a", "b"):
+        leaf = sample((3, WIDTH), device, seed=seed + 2).requires_grad_()
+        values = {"a": leaf * 1, "b": sample((3, WIDTH), device, seed=seed + 3)}
+        with case(f"run_fn(a, b) = tanh(a) * b + a, a requiring grad, b not, {edited} changed "
+                  "in place between forward and backward"):
+            output = function.apply(run_fn, *values.values())
+            with torch.no_grad():
+                values[edited].add_(1)
+            _check_inplace_refused(
+                "CheckpointFunction", edited,
+                lambda: torch.autograd.backward(output, torch.ones_like(output)),
+                "save the tensor arguments themselves, ctx.save_for_backward(*tensors), and "
+                "PyTorch refuses such a backward with its in-place error")
+
+
+def check_coupling_second_use(function, values: dict, parameters: dict, rebuild) -> None:
+    """ReversibleCoupling: backward twice on one graph; then y1, and y2, changed in place
+    before backward. ``parameters``: f's and g's, by name; ``rebuild()`` gives fresh values of
+    the same kind."""
+    x1, x2 = (values[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
+    grad_outputs = [sample(x1.shape, x1.device, seed=70 + k) for k in range(2)]
+    situation = "loss.backward(retain_graph=True), then loss.backward()"
+    with case(f"{situation}, x1 and x2 of shape {tuple(x1.shape)}"):
+        outputs = function.apply(x1, x2, values["f"], values["g"])
+        _twice("ReversibleCoupling", lambda retain: torch.autograd.backward(
+            list(outputs), grad_outputs, retain_graph=retain), {"x1": x1, "x2": x2},
+            parameters, situation)
+    for k, edited in enumerate(("y1", "y2")):
+        fresh = rebuild()
+        x1, x2 = (fresh[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
+        with case(f"{edited} changed in place between forward and backward"):
+            outputs = function.apply(x1, x2, fresh["f"], fresh["g"])
+            with torch.no_grad():
+                outputs[k].add_(1)
+            _check_inplace_refused(
+                "ReversibleCoupling", edited,
+                lambda: torch.autograd.backward(list(outputs), grad_outputs),
+                "save the outputs themselves, ctx.save_for_backward(y1, y2), and PyTorch "
+                "refuses such a backward with its in-place error")
