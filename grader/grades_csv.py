@@ -107,15 +107,41 @@ QUIET = ("ok", "not-submitted")  # nothing to look at
 SHOWN = 20
 
 
-def status_report(rows: list[dict]) -> str:
-    """How many notebooks have each status, one line per lesson and routine note (a test cell
-    added and graded in so many notebooks), then each notebook to look at (its status and
-    reason)."""
+def grades_summary(rows: list[dict], output: Path, lessons: list[str] | None, kept: int) -> str:
+    """What `make grades` prints: where the CSV is and how many rows a run over ``lessons``
+    (None: every lesson) updated; the lessons named that nobody has handed in, plainly (as
+    `make insight` says it); then ``status_report`` of the rest, saying which lessons it
+    covers."""
+    if not lessons:
+        return (f"grades written to {output} ({len(rows)} rows; every lesson)\n"
+                + status_report(rows))
+    handed_in = {row["assignment"] for row in rows if row["status"] != "not-submitted"}
+    nobody = [lesson for lesson in lessons if lesson not in handed_in]
+    if not handed_in:
+        return (f"nothing to update for {', '.join(nobody)}: nobody has handed "
+                f"{'it' if len(nobody) == 1 else 'them'} in yet; {output} keeps its other "
+                f"{kept} rows as the last run left them")
+    shown = [lesson for lesson in lessons if lesson in handed_in]
+    lines = [f"grades written to {output} ({len(rows) + kept} rows; updated for "
+             f"{', '.join(lessons)}: {len(rows)} rows, the other {kept} as the last run left "
+             "them)"]
+    if nobody:
+        lines.append(f"nobody has handed in {', '.join(nobody)} yet")
+    return "\n".join(lines + [status_report([row for row in rows if row["assignment"] in shown],
+                                            only=shown)])
+
+
+def status_report(rows: list[dict], only: list[str] | None = None) -> str:
+    """How many notebooks have each status (of the lessons ``only``, where given, and saying
+    so), one line per lesson and routine note (a test cell added and graded in so many
+    notebooks), then each notebook to look at (its status and reason)."""
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     order = sorted(counts, key=lambda status: SEVERITY.get(status, len(SEVERITY)))
-    lines = ["statuses: " + ", ".join(f"{counts[status]} {status}" for status in order)]
+    scope = f" of {', '.join(only)} only ({len(rows)} notebooks)" if only else ""
+    lines = [f"statuses{scope}: " + (", ".join(f"{counts[status]} {status}" for status in order)
+                                     or "no notebooks")]
     notes: dict[tuple[str, str], set] = {}
     for row in rows:
         for kind, cell in row.get(NOTED, ()):
@@ -134,5 +160,6 @@ def status_report(rows: list[dict]) -> str:
         lines.append(f"  {row['student_id']} {row['assignment']}/{row['notebook']}: "
                      f"{row['status']}: {one_line.reason(row['reason'])}")
     if len(flagged) > SHOWN:
-        lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns")
+        lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns "
+                     "of grades.csv")
     return "\n".join(lines)

@@ -69,7 +69,7 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
     """What the terminal shows: per lesson and exercise, the counts and each group, most
     frequent first, with its explanation, the section that teaches it and its learners; then
     one line for the lessons nobody handed in."""
-    lines = []
+    lines, shortened = [], False
     for insight in insights:
         lines.append(lesson_summary(insight, names=True, shown=SHOWN))
         for exercise in insight.exercises:
@@ -78,12 +78,19 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 learners = ", ".join(group.students[:SHOWN])
                 if len(group.students) > SHOWN:
                     learners += f" ... and {len(group.students) - SHOWN} more (the CSV has all)"
-                lines.append(f"    {len(group.students):4d}  {group.mistake}: "
-                             f"{one_line.cut(group.explanation, 240)}")
+                explanation = one_line.cut(group.explanation, 240)
+                shortened |= explanation != group.explanation
+                lines.append(f"    {len(group.students):4d}  {group.mistake}: {explanation}")
                 if group.named and group.section != exercise.section:
                     lines.append(f"          taught in: {insight.label(group.section)}")
                 lines.append(f"          {learners}")
+    if shortened:
+        lines.append(CUT_NOTE)
     return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
+
+
+CUT_NOTE = ("(… marks a hint cut short to fit a line here: the page, insight.html, and insight.csv's "
+            "explanation and hint columns have each one whole)")
 
 
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:

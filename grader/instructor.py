@@ -20,7 +20,7 @@ from nbgrader.api import Gradebook
 
 from . import batch, releases
 from .gradebook import db_url
-from .grades_csv import export_grades, kept_rows, status_report
+from .grades_csv import export_grades, grades_summary, kept_rows
 from .insight import class_insight, has_autograded
 from .insight_parts import earlier_sections
 from .insight_report import text_report, write_reports
@@ -244,11 +244,7 @@ def grades(root: Path, output: Path, lessons: list[str] | None = None) -> None:
     only their rows are replaced and shown; the CSV keeps the other lessons' rows as the last run
     left them, and the line says so (as ``insight`` with lessons named)."""
     kept = len(kept_rows(output, lessons)) if lessons else 0
-    rows = export_grades(root, output, lessons)
-    scope = (f"; updated for {', '.join(lessons)}: {len(rows)} rows, the other {kept} as the "
-             "last run left them" if lessons else "; every lesson")
-    print(f"grades written to {output} ({len(rows) + kept} rows{scope})")
-    print(status_report(rows))
+    print(grades_summary(export_grades(root, output, lessons), output, lessons, kept))
 
 
 def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False,

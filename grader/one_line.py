@@ -12,34 +12,64 @@ ELLIPSIS = " … "
 
 
 def cut(text: str, width: int = 200) -> str:
-    """``text`` if it fits ``width``; else its start, cut at a word, and its last whole clauses
-    (after ", ", "; ", ": " or a sentence's end) in up to two thirds of the width, the middle
-    left out; where not even the last clause fits, the start alone: a clause cut at both ends
-    reads as nonsense ("...of shape (4,) (32 bytes) for … is meant to drop.")."""
+    """``text`` if it fits ``width``; else its start and its last whole clauses (after ", ",
+    "; ", ": " or a sentence's end, outside brackets) in up to two thirds of the width, the
+    middle left out; the start ends at a clause end or before a bracket where one leaves room
+    ("... for backward", not "... for backward: a"), else at a word. Where not even the last
+    clause fits, the start alone: a clause cut at both ends reads as nonsense ("...of shape
+    (4,) (32 bytes) for … is meant to drop.")."""
     if len(text) <= width:
         return text
     tail_room = (width - len(ELLIPSIS)) * 2 // 3
     tails = [text[found.end():] for found in _CLAUSE_END.finditer(text)]
-    tail = next((tail for tail in tails if len(tail) <= tail_room), "")
-    head_room = width - len(ELLIPSIS) - len(tail) if tail else width - len(ELLIPSIS.rstrip())
-    head = text[:head_room + 1].rsplit(" ", 1)[0] if " " in text[:head_room + 1] else \
-        text[:head_room]
-    return head.rstrip(" ,;:") + (ELLIPSIS + tail if tail else ELLIPSIS.rstrip())
+    tails = [tail for tail in tails if len(tail) <= tail_room and _balanced(tail)]
+    for tail in tails:  # the longest end whose start can also be cut at a clause end
+        head = _clause_head(text, width - len(ELLIPSIS) - len(tail))
+        if head:
+            return head.rstrip(" ,;:") + ELLIPSIS + tail
+    if tails:
+        head = _word_head(text, width - len(ELLIPSIS) - len(tails[0]))
+        return head.rstrip(" ,;:") + ELLIPSIS + tails[0]
+    room = width - len(ELLIPSIS.rstrip())
+    return (_clause_head(text, room) or _word_head(text, room)).rstrip(" ,;:") + \
+        ELLIPSIS.rstrip()
 
 
 _CLAUSE_END = re.compile(r"[,;:.?!] +")
+_ASIDE = re.compile(r" \(")  # a start may also end before a bracket's aside
+SHORTEST_HEAD = 24  # a start cut at a clause end shorter than this says too little: cut at a word
+
+
+def _clause_head(text: str, room: int) -> str:
+    """The start of ``text`` up to its last clause end in ``room``, outside brackets ("... for
+    backward:", not "... for backward: a"); "" where there is none long enough to say much."""
+    for pattern in (_CLAUSE_END, _ASIDE):  # a clause end first, else before an aside
+        ends = [found.start() + (pattern is _CLAUSE_END) for found in
+                pattern.finditer(text[:room + 1]) if found.start() + 1 <= room
+                and _balanced(text[:found.start()])]
+        if ends and ends[-1] >= SHORTEST_HEAD:
+            return text[:ends[-1]]
+    return ""
+
+
+def _word_head(text: str, room: int) -> str:
+    return text[:room + 1].rsplit(" ", 1)[0] if " " in text[:room + 1] else text[:room]
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")
 
 
 def reason(text: str, width: int = 200) -> str:
     """A notebook's reason (its faults' messages, most serious first) in ``width``: the
     messages that fit whole, the first always (cut in its middle if it alone is too long: it
-    is the status's), and how many more the reason column of `make grades` has."""
+    is the status's), and how many more the reason column of grades.csv has."""
     if len(text) <= width:
         return text
     messages = text.split(SEPARATOR)
 
     def more(kept: int) -> str:
-        return f" (+{len(messages) - kept} more: the reason column of make grades)"
+        return f" (+{len(messages) - kept} more: the reason column of grades.csv)"
 
     for kept in range(len(messages) - 1, 0, -1):
         if len(SEPARATOR.join(messages[:kept]) + more(kept)) <= width:

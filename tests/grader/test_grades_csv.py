@@ -72,7 +72,8 @@ def test_a_test_cell_added_later_is_one_line_per_lesson_not_a_status(tmp_path, m
 def test_grades_of_some_lessons_only(tmp_path, monkeypatch, capsys):
     """Does `make grades LESSONS=...` pass its lessons on, and the export then replace those
     lessons' rows only, keeping every other lesson's (one no longer in the course too), and
-    say so?"""
+    say so; say plainly of a lesson nobody handed in that nobody did (no bare "statuses: "),
+    and that the status counts cover the lessons named only?"""
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
                                                 os.environ.get("PATH", "")]))
     with Gradebook(db_url(tmp_path)) as gradebook:
@@ -92,8 +93,15 @@ def test_grades_of_some_lessons_only(tmp_path, monkeypatch, capsys):
     assert written == [("00_demo", "ana"), ("01_demo", "ana"), ("01_demo", "ben"),
                        ("99_gone", "ana")]
     said = capsys.readouterr().out
-    assert f"grades written to {output} (4 rows; updated for 01_demo: 2 rows, the other 2 as " \
-           "the last run left them)" in said
-    assert said.splitlines()[1] == "statuses: 2 not-submitted"
+    assert said == (f"nothing to update for 01_demo: nobody has handed it in yet; {output} "
+                    "keeps its other 2 rows as the last run left them\n")
+    (tmp_path / "submitted" / "ben" / "01_demo").mkdir(parents=True)
+    grades(tmp_path, output, ["01_demo", "00_demo"])
+    said = capsys.readouterr().out.splitlines()
+    assert said[:3] == [
+        f"grades written to {output} (5 rows; updated for 01_demo, 00_demo: 4 rows, the other 1 "
+        "as the last run left them)",
+        "nobody has handed in 00_demo yet",
+        "statuses of 01_demo only (2 notebooks): 1 not-submitted, 1 not-graded"]
     makefile = (Path(__file__).parents[2] / "Makefile").read_text()
     assert "-m grader grades $(LESSONS)" in makefile

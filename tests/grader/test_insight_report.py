@@ -51,13 +51,17 @@ def test_the_terminal_lists_counts_groups_and_learners(root):
 
 def test_a_long_explanation_keeps_its_end_on_the_terminal(root):
     """Is a group's explanation too long for its line cut in its middle, so that the terminal
-    still says what went wrong (the end: "...which dims does your formula leave...?")?"""
+    still says what went wrong (the end: "...which dims does your formula leave...?"), and does
+    the terminal say where the whole hint is, only when one was cut?"""
     long = ("Shift.backward returned grad_x of shape (4, 3) for x of shape (3,): autograd's "
             "engine summed it down to x's shape for you here, but a gradient has its input's "
             "shape; which dims does your formula leave that the input lacks?" + " Yes." * 10)
+    assert "… marks a hint cut short" not in text_report(*class_insight(root, [LESSON]))
     record(root, "eve-ix", {"Shift": failed("Shift/wrong-shape", long), "Scale": passed()})
-    line = next(line for line in text_report(*class_insight(root, [LESSON])).splitlines()
-                if "Shift/wrong-shape" in line)
+    text = text_report(*class_insight(root, [LESSON]))
+    assert ("(… marks a hint cut short to fit a line here: the page, insight.html, and "
+            "insight.csv's explanation and hint columns have each one whole)") in text
+    line = next(line for line in text.splitlines() if "Shift/wrong-shape" in line)
     assert " … " in line and line.endswith("the input lacks? Yes. Yes. Yes. Yes. Yes. Yes. Yes. "
                                            "Yes. Yes. Yes.")
 

@@ -51,8 +51,38 @@ def test_a_reason_of_several_faults_keeps_whole_messages_and_counts_the_rest():
                 for name in ("Outer", "Inner")]
     text = reason_of([Fault("no-nbgrader-metadata", PASTED), *timeouts])
     assert reason(text, 160) == ("answer_Outer ran past the 60 s limit; answer_Inner ran past "
-                                 "the 60 s limit (+1 more: the reason column of make grades)")
+                                 "the 60 s limit (+1 more: the reason column of grades.csv)")
     alone = reason(reason_of([Fault("no-nbgrader-metadata", PASTED),
                               Fault("edited-locked-cell", "a read-only cell was edited")]), 200)
     assert len(alone) <= 200 and alone.endswith(
-        "and graded it (+1 more: the reason column of make grades)")
+        "and graded it (+1 more: the reason column of grades.csv)")
+
+
+SAVED = ("FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
+         "float number per output element, the memory fusing is meant to drop. What does the ReLU "
+         "part of backward need to know about the pre-activation at each element, and how few "
+         "bytes hold that (question 1 before the exercise)?")
+ON_CLASS = ("GradientReversal.forward sets GradientReversal.alpha: a class attribute is shared by "
+            "every call, so what one call keeps there every other call sees and can change; keep "
+            "it on ctx (ctx.alpha = ...) if backward needs it; a count of calls belongs to the "
+            "code that calls GradientReversal.apply")
+
+
+def test_the_start_of_a_cut_text_ends_at_a_clause_end():
+    """Does the start kept end where a clause ends, never mid-clause ("for backward: a …",
+    "so what one …", issue 48's second trial), nor inside a bracket's aside (the reason's
+    "(answers pasted into a new …"), and the end start outside brackets too?"""
+    assert cut(SAVED, 240) == ("FusedLinearReLU saved a float64 intermediate of shape (4,) (32 "
+                               "bytes) for backward … What does the ReLU part of backward need "
+                               "to know about the pre-activation at each element, and how few "
+                               "bytes hold that (question 1 before the exercise)?")
+    assert cut(ON_CLASS, 240).startswith("GradientReversal.forward sets GradientReversal.alpha: "
+                                         "a class attribute is shared by every call … keep it")
+    assert reason(PASTED, 200) == ("the notebook had no nbgrader cell metadata … matched 3 of 3 "
+                                   "answer cells to the lesson's by their code, put back the "
+                                   "read-only and test cells it lacked, and graded it")
+    for text in (SAVED, ON_CLASS, PASTED, GRADIENT):
+        for width in (60, 90, 120, 160):
+            head, _, tail = cut(text, width).partition(" … ")
+            assert head.count("(") == head.count(")") or not tail, (text, width)
+            assert tail.count("(") == tail.count(")"), (text, width)
