@@ -162,17 +162,21 @@ def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNo
 
 def resolve_lessons(given: list[str], known: list[str]) -> list[str]:
     """Each of ``given`` as one of ``known``: its full name, its number (``07`` or ``7`` for
-    ``07_outputs``) or a prefix of one lesson's name (``07_out``). Raises
-    ValueError naming each one that matches no lesson or several, with the lessons it could
-    mean."""
+    ``07_outputs``), or its number and the start of the rest of one lesson's name (``07_out``,
+    ``7_out``, ``1_``: the number is read as a number wherever it is given, so ``1`` and ``1_``
+    are both 01_sigmoid, never 10_norms). Raises ValueError naming each one that matches no
+    lesson or several, with the lessons it could mean."""
     resolved, problems = [], []
     for name in given:
         if name in known:
             resolved.append(name)
             continue
-        if name.isdigit():  # a lesson's number: 7 and 07 are 07_outputs, 1 is not 10_norms
-            candidates = [lesson for lesson in known if lesson.split("_")[0].isdigit()
-                          and int(lesson.split("_")[0]) == int(name)]
+        number = re.match(r"\d+", name)
+        if number:  # a lesson's number, then the start of its name: 7, 07, 7_out are 07_outputs
+            rest = name[number.end():]
+            candidates = [lesson for lesson in known if re.match(r"\d+", lesson)
+                          and int(re.match(r"\d+", lesson)[0]) == int(number[0])
+                          and lesson[re.match(r"\d+", lesson).end():].startswith(rest)]
         else:
             candidates = [lesson for lesson in known if lesson.startswith(name)]
         if len(candidates) == 1:

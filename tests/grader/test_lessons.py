@@ -31,5 +31,10 @@ def test_a_lesson_is_taken_by_its_number_or_a_unique_prefix():
         "07_outputs", "01_sigmoid", "10_norms", "08_compile"]
     with pytest.raises(ValueError, match=r"'08' could be 08_compile or 08_demo"):
         resolve_lessons(["08"], known)
+    # the number is a number however it is written: 1 and 1_ alike, never 10_norms (issue 48)
+    assert resolve_lessons(["1_", "1_sig", "01_", "7_out", "10"], known) == [
+        "01_sigmoid", "07_outputs", "10_norms"]
+    with pytest.raises(ValueError, match=r"'8_' could be 08_compile or 08_demo"):
+        resolve_lessons(["8_"], known)
     with pytest.raises(ValueError, match=r"no lesson 'outputs' \(did you mean 07_outputs\?\)"):
         resolve_lessons(["outputs"], known)
