@@ -17,9 +17,9 @@
 # the samples are summed, which `torch.nn.utils.clip_grad_norm_` cannot do).
 #
 # A wrong gradient does not say where it came from. The second half of the lesson is about
-# finding it: tensor hooks, module backward hooks, anomaly mode, the two errors everybody meets,
-# and bugs gradcheck does not report. You debug a broken `SoftThreshold` and derive and write a
-# correct one; three more failures to find on your own wait in the optional sections.
+# finding it: tensor hooks, module backward hooks, anomaly mode, and bugs gradcheck does not
+# report. You debug a broken `SoftThreshold` and derive and write a correct one; the two errors
+# everybody meets, and three more failures to find on your own, wait in the optional sections.
 #
 # By the end of this lesson you can:
 # 1. derive and write a gradient reversal layer, and say why it makes a min-max game
@@ -27,8 +27,8 @@
 # 2. clip per-sample gradients inside backward, and say what that does that clipping the
 #    parameters' gradient cannot;
 # 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
-# 4. locate a NaN with `torch.autograd.detect_anomaly` and hooks, and fix the code behind the
-#    two classic errors;
+# 4. locate a NaN with `torch.autograd.detect_anomaly` and hooks (and, in an optional
+#    section, fix the code behind the two classic errors);
 # 5. say which bugs gradcheck reports and which it does not, and what catches the others;
 # 6. derive and write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
 #    backward, with no `(N, out, in)` tensor of per-sample gradients.
@@ -38,7 +38,6 @@
 # the summary; the sections after it are optional and never graded.
 
 # %% nbgrader={"locked": true}
-import hashlib
 import inspect
 import math
 import re
@@ -56,7 +55,7 @@ from autograder.predictions import same_answer
 from autograder.custom import FunctionExercise
 from autograder.errors import GradingError
 from autograder.probes import trace_backward
-from autograder.exercises.lesson12_surgery.slopes import slope_verdicts
+from autograder.exercises.lesson12_surgery.slopes import diagnosis_verdicts, slope_verdicts
 from widgets import surgery_explorer
 
 _ = torch.manual_seed(0)
@@ -667,50 +666,6 @@ backward_in_anomaly_mode(lambda: torch.where(x > 0, torch.sqrt(x), torch.zeros_l
 # its result is not used (the In practice block at the end shows why `x.clamp(min=0)` is not
 # enough).
 #
-# ## Two errors everyone meets
-#
-# **A second backward through a freed graph.** Backward frees the tensors each node saved as
-# soon as it has used them. Calling backward again through the same nodes finds them gone:
-
-# %%
-x = torch.randn(3, requires_grad=True)
-loss = torch.exp(x).sum()  # exp saves its output for backward
-loss.backward()
-try:
-    loss.backward()
-except RuntimeError as error:
-    print(first_line(error))
-
-# %% [markdown]
-# Usually this means a tensor computed once, outside the training loop (a running total, a
-# cached embedding), is used in each step's loss: the second step backpropagates into the
-# first step's freed graph. Recompute it per step, or `.detach()` it if no gradient should
-# flow. `loss.backward(retain_graph=True)` is the right answer only when you do need two
-# backward passes through one graph, and it keeps every saved tensor alive until the graph
-# goes.
-#
-# **A differentiated tensor not used in the graph.** `torch.autograd.grad(outputs, inputs)`
-# refuses an input the outputs do not depend on:
-
-# %%
-used, unused = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
-try:
-    torch.autograd.grad((used * 2).sum(), [used, unused])
-except RuntimeError as error:
-    print(first_line(error))
-print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, unused],
-                                                      allow_unused=True)[1])
-
-# %% [markdown]
-# (Older versions said "One of the differentiated Tensors appears to not have been used in
-# the graph".) In custom-Function code it most often means the graph was cut: an input
-# was `.detach()`ed, went through `.data` or `.item()`, or reached the output only from
-# inside a Function's `forward` without being one of `apply`'s arguments (a global, an
-# attribute): autograd is off in `forward` and gives gradients to the arguments alone, so
-# the output depends on that tensor and the graph still does not hold it. `allow_unused=True`
-# returns `None` for it; use that when "no gradient" is the right answer, not to silence a
-# cut graph.
-#
 # ## Three bugs, and what gradcheck says of them
 #
 # gradcheck compares the Jacobian your backward implies with central differences, one row at
@@ -947,7 +902,8 @@ plt.show()
 
 # %%
 class BrokenSoftThreshold(torch.autograd.Function):
-    """sign(x) * relu(|x| - lam), with two bugs in backward."""
+    """sign(x) * relu(|x| - lam), with two bugs in backward, which walks forward's graph back
+    one node at a time, as autograd would."""
 
     @staticmethod
     def forward(ctx, x, lam):
@@ -957,10 +913,10 @@ class BrokenSoftThreshold(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         x, lam = ctx.saved_tensors
-        shifted = x.abs() - lam
-        slope = torch.relu(shifted) / shifted
-        grad_x = grad_output * slope
-        grad_lam = (grad_output * slope * torch.sign(x)).sum()
+        shifted = x.abs() - lam  # the node relu reads
+        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
+        grad_x = grad_shifted * torch.sign(x)  # back through |x|
+        grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
         return grad_x, grad_lam
 
 
@@ -1046,8 +1002,8 @@ compare("analytical = c * numerical, c", bug_1_factor,
 # <details><summary><b>Hint 2</b> for bug 1</summary>
 #
 # Raise $\lambda$ a little. Does $y$ move towards 0 or away from it, for $x > \lambda$ and
-# for $x < -\lambda$? Compare with your derivation, then with the factor that the code's
-# gradient for `lam` multiplies by. gradcheck found no fault with input 0 at these points:
+# for $x < -\lambda$? Compare with your derivation, then follow the code's gradient for `lam`
+# from `grad_shifted`: by what does `shifted` change when $\lambda$ grows by 1? gradcheck found no fault with input 0 at these points:
 # that does not mean it has none.
 # </details>
 #
@@ -1227,40 +1183,22 @@ else:
 # `BrokenSoftThreshold.backward`, each copied as it is written there (spaces do not matter):
 # the line that computes the wrong gradient for `lam`, and the line that makes the `nan`, in
 # the first lines of the next cell. It tells you whether your evidence led you to the right
-# lines without showing them (it compares a fingerprint of your line with one of the answer's).
+# lines without showing them. (Trying every line until one is "found" defeats the point: the
+# evidence, not the checker, should pick the line.)
 
 # %%
 ### BEGIN WORKED
-bug_1_line = "grad_lam = (grad_output * slope * torch.sign(x)).sum()"
-bug_2_line = "slope = torch.relu(shifted) / shifted"
+bug_1_line = "grad_lam = grad_shifted.sum()"
+bug_2_line = "grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted"
 ### LEARNER
 bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
 bug_2_line = None  # the line that makes the nan, as a string
 ### END WORKED
 
 
-def fingerprint(line) -> str:
-    """A short hash of a line of code, comments and spaces removed: equal lines, equal hashes."""
-    return hashlib.sha256("".join(str(line).split("#")[0].split()).encode()).hexdigest()[:12]
-
-
-lines_of_backward = {fingerprint(line)
-                     for line in inspect.getsource(BrokenSoftThreshold.backward).splitlines()}
-for bug, answer, makes, passes_on in [
-        ("bug 1, lam's gradient", bug_1_line, "1a356410423c", {"4dd3fa373437"}),
-        ("bug 2, the nan", bug_2_line, "175cc7692175",
-         {"1d6c0c303c3e", "1a356410423c", "4dd3fa373437"})]:
-    if answer is None:
-        print(f"{bug}: no line written at the top of this cell: write yours, then run it again")
-    elif fingerprint(answer) not in lines_of_backward:
-        print(f"{bug}: not a line of BrokenSoftThreshold.backward: copy one as it is written")
-    elif fingerprint(answer) == makes:
-        print(f"{bug}: found. Now derive, not patch: write SoftThreshold from your formulas")
-    elif fingerprint(answer) in passes_on:
-        print(f"{bug}: that line passes the fault on; which line computes it first?")
-    else:
-        print(f"{bug}: that line is not at fault; what did gradcheck, the hooks and anomaly mode "
-              "point to?")
+# the verdicts come from the lesson's library, which knows the faulty lines only as hashes
+print("\n".join(diagnosis_verdicts(bug_1_line, bug_2_line,
+                                   inspect.getsource(BrokenSoftThreshold.backward))))
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `SoftThreshold`
@@ -1276,9 +1214,9 @@ for bug, answer, makes, passes_on in [
 #   each alone requiring grad);
 # - by hand (no autograd inside backward), without writing into `grad_output`, and with
 #   tensors saved only through `save_for_backward`;
-# - forward saves your answer to question 4 and no more, within a budget per entry of `x`: one
-#   number in `x`'s dtype (a narrower float loses the smallest entries) or two bytes of codes,
-#   in all, and `lam` if you like; never `x` itself, in any dtype.
+# - forward saves your answer to question 4 and no more: per entry of `x`, at most as many
+#   bytes as that entry of `x` takes, in all (and `lam` if you like), never `x` itself in any
+#   dtype, and enough for backward to be exact.
 #
 # Derive it, do not patch `BrokenSoftThreshold`.
 
@@ -1583,8 +1521,8 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # find a wrong gradient: gradcheck's report names the input; tensor and module hooks show
 # where a gradient changes (a module hook registered before the forward, both removed after);
 # anomaly mode names the backward node that made a `nan` (not an `inf`) and the forward line
-# behind it; the two classic errors name a graph freed by an earlier backward and an input
-# whose gradient never arrived. And gradcheck is blind to writes into
+# behind it; the two classic errors (an optional section) name a graph freed by an earlier
+# backward and an input whose gradient never arrived. And gradcheck is blind to writes into
 # `grad_output`, tensors on `ctx` and wasted work, which is why this course checks them
 # separately.
 
@@ -1612,6 +1550,53 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # %% tags=["skip-when-grading"]
 surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
                  ClipGradientNorm)
+
+# %% [markdown]
+# ### Two errors everyone meets
+#
+# Two error messages every autograd user meets sooner or later, and what each usually means.
+#
+# **A second backward through a freed graph.** Backward frees the tensors each node saved as
+# soon as it has used them. Calling backward again through the same nodes finds them gone:
+
+# %%
+x = torch.randn(3, requires_grad=True)
+loss = torch.exp(x).sum()  # exp saves its output for backward
+loss.backward()
+try:
+    loss.backward()
+except RuntimeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# Usually this means a tensor computed once, outside the training loop (a running total, a
+# cached embedding), is used in each step's loss: the second step backpropagates into the
+# first step's freed graph. Recompute it per step, or `.detach()` it if no gradient should
+# flow. `loss.backward(retain_graph=True)` is the right answer only when you do need two
+# backward passes through one graph, and it keeps every saved tensor alive until the graph
+# goes.
+#
+# **A differentiated tensor not used in the graph.** `torch.autograd.grad(outputs, inputs)`
+# refuses an input the outputs do not depend on:
+
+# %%
+used, unused = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+try:
+    torch.autograd.grad((used * 2).sum(), [used, unused])
+except RuntimeError as error:
+    print(first_line(error))
+print("with allow_unused=True:", torch.autograd.grad((used * 2).sum(), [used, unused],
+                                                      allow_unused=True)[1])
+
+# %% [markdown]
+# (Older versions said "One of the differentiated Tensors appears to not have been used in
+# the graph".) In custom-Function code it most often means the graph was cut: an input
+# was `.detach()`ed, went through `.data` or `.item()`, or reached the output only from
+# inside a Function's `forward` without being one of `apply`'s arguments (a global, an
+# attribute): autograd is off in `forward` and gives gradients to the arguments alone, so
+# the output depends on that tensor and the graph still does not hold it. `allow_unused=True`
+# returns `None` for it; use that when "no gradient" is the right answer, not to silence a
+# cut graph.
 
 # %% [markdown]
 # ### Three failures on your own

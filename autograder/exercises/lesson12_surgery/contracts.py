@@ -87,9 +87,9 @@ SOFT_CLAUSES = (
            {"SoftThreshold/asks-autograd": "autograd inside backward",
             "SoftThreshold/writes-grad-output": "grad_output masked in place",
             "SoftThreshold/tensor-on-ctx": "lam kept on ctx"}),
-    Clause("forward saves your answer to question 4 and no more, within a budget per entry of "
-           "`x`: one number in `x`'s dtype (a narrower float loses the smallest entries) or two "
-           "bytes of codes, in all, and `lam` if you like; never `x` itself, in any dtype.",
+    Clause("forward saves your answer to question 4 and no more: per entry of `x`, at most as "
+           "many bytes as that entry of `x` takes, in all (and `lam` if you like), never `x` "
+           "itself in any dtype, and enough for backward to be exact.",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
             "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
 )

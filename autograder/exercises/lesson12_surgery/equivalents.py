@@ -21,8 +21,8 @@ _FRESH_COPY = ("a copy (or .contiguous()) of a tensor forward just computed repl
 _BROADCAST = ("the norms (N,) become (1, N), which broadcast against grad_output.T (out, N) as "
               "(N,) does: the same factors on the same columns")
 _ONE_CODE = ("one sign code in {-1, 0, 1} in another dtype: exact, and still one tensor no larger "
-             "than y for float32 and float64 x, which the contract's budget (one number in x's "
-             "dtype, or two bytes of codes) allows")
+             "than y for float32 and float64 x, which the contract's budget (the bytes x's own "
+             "entry takes) allows")
 _AT_MAX_NORM_SAMPLE = ("at norm == max_norm the factor max_norm / norm is 1 to the last bit: "
                        "both branches give factor 1")
 _INPUT_COPY_LINEAR = ("the contract bounds the tensors backward creates (none per sample, "

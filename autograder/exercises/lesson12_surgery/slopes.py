@@ -4,7 +4,10 @@ only whether it agrees there, and at how many points not: never the right values
 piece. dy/dλ and the kinks |x| = λ are left to the learner and the self-check (a checker that
 confirmed them too, or named the piece that differs, would confirm the whole formula the
 exercise asks for). The reference lives here, not in the learner's cell, where printing it
-would hand the answer over."""
+would hand the answer over. The diagnosis checker of BrokenSoftThreshold's two faulty lines
+lives here too, for the same reason."""
+
+import hashlib
 
 import torch
 
@@ -27,3 +30,38 @@ def slope_verdicts(grid: torch.Tensor, lam: float, dx: torch.Tensor, dlam: torch
                "y's shows where")
     return [f"dy/dx, λ = {lam}: {verdict} ({kinks} kink point{'s' * (kinks != 1)} |x| = λ not "
             "checked, nor dy/dλ: they are yours, and the self-check grades them)"]
+
+
+# BrokenSoftThreshold.backward's faulty lines, and the lines that pass each fault on, as
+# fingerprints only: the notebook prints verdicts, never a line or a hash
+_MAKES = {"bug 1, lam's gradient": "0b70f2e8762f", "bug 2, the nan": "e2ae1c1910b4"}
+_PASSES_ON = {"bug 1, lam's gradient": {"4dd3fa373437"},
+              "bug 2, the nan": {"c226f84c0421", "0b70f2e8762f", "4dd3fa373437"}}
+
+
+def fingerprint(line) -> str:
+    """A short hash of a line of code, comments and spaces removed: equal lines, equal hashes."""
+    return hashlib.sha256("".join(str(line).split("#")[0].split()).encode()).hexdigest()[:12]
+
+
+def diagnosis_verdicts(bug_1_line, bug_2_line, backward_source: str) -> list:
+    """One line per bug: found, passes the fault on, not at fault, or not a line at all."""
+    lines = {fingerprint(line) for line in backward_source.splitlines()}
+    verdicts = []
+    for bug, answer in (("bug 1, lam's gradient", bug_1_line), ("bug 2, the nan", bug_2_line)):
+        if answer is None:
+            verdicts.append(f"{bug}: no line written at the top of this cell: write yours, then "
+                            "run it again")
+        elif fingerprint(answer) not in lines:
+            verdicts.append(f"{bug}: not a line of BrokenSoftThreshold.backward: copy one as it "
+                            "is written")
+        elif fingerprint(answer) == _MAKES[bug]:
+            verdicts.append(f"{bug}: found. Now derive, not patch: write SoftThreshold from your "
+                            "formulas")
+        elif fingerprint(answer) in _PASSES_ON[bug]:
+            verdicts.append(f"{bug}: that line passes the fault on; which line computes it "
+                            "first?")
+        else:
+            verdicts.append(f"{bug}: that line is not at fault; what did gradcheck, the hooks "
+                            "and anomaly mode point to?")
+    return verdicts

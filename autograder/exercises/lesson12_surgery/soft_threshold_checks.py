@@ -87,8 +87,8 @@ def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
 
 
 def check_saves_no_x(function, values: dict) -> None:
-    """Forward saves what question 4 found and no more, within a budget per entry of x: one
-    number in x's dtype (or narrower), or codes of at most 2 bytes in all, and lam if it likes,
+    """Forward saves what question 4 found and no more, within a budget per entry of x: the
+    bytes x's own entry takes (2 at least), in all, and lam if it likes,
     never x or a copy of it in any dtype: x is told apart from y by the entries inside the threshold
     (lam = 0.5)."""
     inputs = {name: value.detach().clone().requires_grad_() for name, value in values.items()}
@@ -104,23 +104,22 @@ def check_saves_no_x(function, values: dict) -> None:
             raise GradingError(
                 f"SoftThreshold's forward saves x ({copy}{saved.role}): the contract asks "
                 "for what tells backward which entries pass and their signs (question 4), "
-                "within a budget per entry of x of one number in x's dtype or two bytes of "
-                "codes, and lam if you like; never x itself, in any dtype. "
+                "within a budget per entry of x of the bytes x's own entry takes, and lam if you "
+                "like; never x itself, in any dtype. "
                 "Mending BrokenSoftThreshold's lines is not deriving it",
                 mistake="SoftThreshold/saves-x")
     shaped = [saved for saved in forward.saved if saved.tensor.numel() == x.numel()]
     y = forward.output
     size = y.element_size() if isinstance(y, torch.Tensor) else x.element_size()
     per_entry = sum(saved.tensor.element_size() for saved in shaped)
-    if per_entry <= 2 or (len(shaped) == 1 and per_entry <= size):
-        return  # y or one tensor of its size, or a code of a byte or two per entry in all
+    if per_entry <= max(size, 2):
+        return  # y, or codes no larger per entry than x's own entry, in all
     what = ", ".join(f"{saved.role} {str(saved.dtype).removeprefix('torch.')}" for saved in shaped)
     count = {1: f"an x-shaped {str(shaped[0].dtype).removeprefix('torch.')} tensor",
              2: "two x-shaped tensors"}.get(len(shaped), f"{len(shaped)} x-shaped tensors")
     raise GradingError(
         f"SoftThreshold's forward saves {count} ({per_entry} bytes per element): the contract's "
-        f"budget per entry of x is one number in x's dtype ({size} bytes) or two bytes of "
-        "codes, in all",
+        f"budget per entry of x is what x's own entry takes ({size} bytes), in all",
         f"saved: {what}. Question 4: which one tensor already tells backward both which "
         "entries pass and their signs?", mistake="SoftThreshold/saves-too-much")
 
