@@ -721,10 +721,12 @@ report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().ma
 #
 # - Every bullet of Exercise 1's contract.
 # - Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output $O$ and
-#   the log-sum-exp $L$ of shape $(\dots, N_q)$ (or a row maximum and a row sum, two numbers
-#   per row), $L$ in the inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between
-#   forward and backward**, no mask made in forward (`~mask`, a float copy, one expanded to
-#   the scores' shape), no copy of an input or of $O$.
+#   the log-sum-exp $L$ of shape $(\dots, N_q)$ (or $(\dots, N_q, 1)$, as `keepdim=True`
+#   leaves it; or a row maximum and a row sum, two numbers per row, shaped alike), $L$ in the
+#   inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between forward and
+#   backward**, no new mask tensor made in forward (`~mask`, a float copy, an expanded copy;
+#   a view of the mask given, such as `mask.expand`, shares its memory and is fine), no copy
+#   of an input or of $O$.
 # - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, no
 #   second pass for each row's maximum or sum.
 # - $L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach the
@@ -909,12 +911,16 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 #    does that mistake go unnoticed?
 # 4. After the last block, how do you get the output row, and the log-sum-exp $L$ that
 #    backward needs?
+# 5. Before the first block nothing has been seen. What must $m$, $\ell$ and $o$ be then, so
+#    that your update of question 2 is right for the first block too, however low that row's
+#    scores lie?
 #
-# Write your update in `combine` and your answer to question 4 in `finish`, then run the
-# check: it processes a row of 12 scores in blocks of 4 and compares your output row and $L$
-# with those of the whole row. The placeholder `combine` adds each block as if nothing had
-# been seen before: against its own maximum, with nothing rescaled; the placeholder `finish`
-# returns $o$ and $m$ as they are.
+# Write your update in `combine`, your answer to question 4 in `finish` and your answer to
+# question 5 in `start`, then run the check: it processes a row of 12 scores in blocks of 4,
+# and the same row moved 1000 down (softmax does not change), and compares your output rows
+# and $L$ with those of the whole row. The placeholder `combine` adds each block as if nothing
+# had been seen before: against its own maximum, with nothing rescaled; the placeholder
+# `finish` returns $o$ and $m$ as they are; the placeholder `start` starts everything at 0.
 
 # %%
 row = torch.randn(12, dtype=torch.float64) * 3
@@ -944,15 +950,29 @@ def finish(m, ell, o):
     ### END WORKED
 
 
+def start():
+    """(m, ell, o) before the first block, for this check's float64 rows (question 5)."""
+    ### BEGIN WORKED
+    return (torch.tensor(float("-inf"), dtype=torch.float64), 0.0,
+            torch.zeros(2, dtype=torch.float64))
+    ### LEARNER
+    return (torch.tensor(0.0, dtype=torch.float64), 0.0,
+            torch.zeros(2, dtype=torch.float64))  # the placeholder: replace with yours
+    ### END WORKED
+
+
 def error_online():
-    """Your combine over the row's three blocks and your finish, against the whole row."""
-    m, ell = torch.tensor(float("-inf"), dtype=torch.float64), 0.0
-    o = torch.zeros(2, dtype=torch.float64)
-    for start in range(0, 12, 4):
-        m, ell, o = combine(m, ell, o, row[start:start + 4], values[start:start + 4])
-    output, lse = finish(m, ell, o)
-    output_error = (output - torch.softmax(row, dim=0) @ values).abs().max().item()
-    return max(output_error, (torch.as_tensor(lse) - torch.logsumexp(row, 0)).abs().item())
+    """Your start, combine over the row's three blocks and finish, against the whole row;
+    and the same for the row moved 1000 down."""
+    errors = []
+    for scores in (row, row - 1000):
+        m, ell, o = start()
+        for first in range(0, 12, 4):
+            m, ell, o = combine(m, ell, o, scores[first:first + 4], values[first:first + 4])
+        output, lse = finish(m, ell, o)
+        errors += [(output - torch.softmax(scores, dim=0) @ values).abs().max().item(),
+                   (torch.as_tensor(lse) - torch.logsumexp(scores, 0)).abs().item()]
+    return torch.tensor(errors).max().item()  # nan (a start that leaves 0 / 0) fails
 
 
 report("output and L, block by block", error_online, 1e-12)
@@ -971,11 +991,11 @@ my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blo
 
 # %%
 masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
-m, ell, o = torch.tensor(float("-inf"), dtype=torch.float64), 0.0, torch.zeros(2, dtype=torch.float64)
+m, ell, o = start()
 m, ell, o = combine(m, ell, o, masked[:4], values[:4])
 print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
-for start in range(4, 12, 4):
-    m, ell, o = combine(m, ell, o, masked[start:start + 4], values[start:start + 4])
+for first in range(4, 12, 4):
+    m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
 print("output after every block:", finish(m, ell, o)[0], "  you predicted",
       my_masked_first_block)
 print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
@@ -983,10 +1003,12 @@ print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so your `combine`'s rescaling factor
-# $\alpha$ is then $e^{-\infty + \infty} = e^{\text{nan}}$ and each $e^{S'_j - m_{\text{new}}}$
-# is nan too: the update poisons $\ell$ and $o$, and no later block can repair a nan. The exact answer ignores
-# the masked keys and is perfectly finite. Fused kernels guard the exponent: where
+# With $m$ started at $-\infty$, $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so your
+# `combine`'s rescaling factor $\alpha$ is then $e^{-\infty + \infty} = e^{\text{nan}}$ and each
+# $e^{S'_j - m_{\text{new}}}$ is nan too: the update poisons $\ell$ and $o$, and no later block
+# can repair a nan. The exact answer ignores the masked keys and is perfectly finite. (A
+# `start` at `torch.finfo(torch.float64).min`, which passes the check above too, keeps
+# $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused kernels guard the exponent: where
 # $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
 # and leaves the zeros as they were. In Exercise 3 the causal mask is bottom-right with
 # $N_q \le N_k$, so key 0 is visible to every query: visiting key blocks from the first, no
@@ -1013,7 +1035,8 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # Write `tiled_forward(Q, K, V, scale, block)` for inputs of shape $(\dots, N, d)$, no mask:
 #
 # - an outer loop over query blocks $Q_i$ of at most `block` rows; for each, a running
-#   maximum $m$, sum $\ell$ and output $o$ per query row, started at $-\infty$, $0$, $0$;
+#   maximum $m$, sum $\ell$ and output $o$ per query row, started as your `start` starts
+#   them (now one per row, in `Q`'s dtype);
 # - an inner loop over key blocks $K_j, V_j$: the tile of scores $\tau Q_i K_j^\top$, then
 #   your `combine` step, now for a whole block of rows at once (where a per-row number
 #   meets a tile, which dimension must it gain?);

@@ -68,6 +68,17 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
             f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
             f"one log-sum-exp per query row needs {budget // 2}: save only that",
             mistake=f"{spec.name}/saves-more-than-row-statistics")
+    per_row = (tuple(Q.shape[:-1]), (*Q.shape[:-1], 1))
+    for saved in extra:  # one number per row, laid out as something else: squeeze() on 1s
+        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
+                and saved.shape not in per_row):
+            raise GradingError(
+                f"{spec.name} saves its per-row statistic with shape {saved.shape} where Q "
+                f"{tuple(Q.shape)} has rows {per_row[0]}: L is one number per query row, shape "
+                "(..., Lq) or keepdim's (..., Lq, 1); squeeze() drops every dimension of size 1 "
+                "(a batch of one, a single query), so its rows no longer line up with the "
+                "scores': squeeze(-1) drops only the keepdim one",
+                mistake=f"{spec.name}/row-statistic-misshapen")
     others = [s for s in extra if math.prod(s.shape) != rows or not s.dtype.is_floating_point]
     if others or len(extra) > 2:
         shape = others[0].shape if others else extra[2].shape

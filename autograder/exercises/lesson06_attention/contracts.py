@@ -79,10 +79,12 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
     Clause("Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output "
-           "$O$ and the log-sum-exp $L$ of shape $(\\dots, N_q)$ (or a row maximum and a row "
-           "sum, two numbers per row), $L$ in the inputs' dtype or wider: **no $N_q \\times "
-           "N_k$ tensor kept between forward and backward**, no mask made in forward (`~mask`, "
-           "a float copy, one expanded to the scores' shape), no copy of an input or of $O$.",
+           "$O$ and the log-sum-exp $L$ of shape $(\\dots, N_q)$ (or $(\\dots, N_q, 1)$, as "
+           "`keepdim=True` leaves it; or a row maximum and a row sum, two numbers per row, "
+           "shaped alike), $L$ in the inputs' dtype or wider: **no $N_q \\times N_k$ tensor "
+           "kept between forward and backward**, no new mask tensor made in forward (`~mask`, "
+           "a float copy, an expanded copy; a view of the mask given, such as `mask.expand`, "
+           "shares its memory and is fine), no copy of an input or of $O$.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
             M_ + "saves-expanded-mask": "saves the mask expanded to the scores' shape",
             M_ + "saves-a-new-mask": "the inverted mask saved",
@@ -90,7 +92,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-in-lower-precision": "log-sum-exp kept in float32 for float64 inputs",
             M_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             M_ + "saves-more-than-row-statistics": "saves K transposed and made contiguous",
-            M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L"}),
+            M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
+            M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1"}),
     Clause("Backward recomputes $P$, masked as in forward, from the saved $L$: no second "
            "softmax, no second pass for each row's maximum or sum.",
            {M_ + "recomputes-softmax-without-lse":
@@ -128,7 +131,9 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)",
             F_ + "log-sum-exp-narrower-than-inputs":
-                "log-sum-exp kept in float32 for float64 inputs"}),
+                "log-sum-exp kept in float32 for float64 inputs",
+            F_ + "blocks-of-more-than-block-rows":
+                "query blocks of 1 row, key blocks of BLOCK^2 rows"}),
     Clause("**Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand, "
            "marked `@once_differentiable`; return `None` for `scale` and `causal`.",
            {F_ + "recomputes-softmax-without-lse":

@@ -36,6 +36,7 @@ from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_acc
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_tile_mask_without_offset, recognise_top_left,
                            tagged_values)
+from .flash_blocks import check_block_rows, later_maximum_values
 from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
 from .contracts import FLASH_ATTENTION_CLAUSES
@@ -195,7 +196,12 @@ def _flash_full(function, device) -> None:
             ((2,), 8, 11, 3, 2, True, 4), ((2,), 8, 12, 3, 2, True, 4)]):
         check_flash(function, flash_values(lead, Lq, Lk, d, dv, device, causal=causal,
                                            seed=seed + 60 if seed < 7 else seed + 160), block)
+    # more keys than BLOCK^2, each row's maximum in a late key block: a layout of 1 query x
+    # BLOCK^2 keys per tile fits the element budget, and rescales only here
+    check_flash(function, later_maximum_values(device), 2)
     covers("causal, Lq != Lk, ragged blocks")
+    check_block_rows(function, device, small_tiles_only=True)  # before the magnitudes: a
+    # whole row of keys at once, no online softmax, fails there first but is not a start of m
     with block_size(function, 3):
         check_any_scale(function, NAME, flash_values((2,), 5, 6, 3, 2, device, causal=True,
                                                      seed=14), flash_reference)
@@ -229,6 +235,7 @@ def _flash_full(function, device) -> None:
     check_allocations(function, flash_values((), 96, 96, 2, 1, device, seed=5), 16)
     check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8,
                       grad=False)
+    check_block_rows(function, device, small_tiles_only=False)
     covers("largest tensor and peak")
     check_causal_tiles(function, device)
     covers("causal tiles skipped")

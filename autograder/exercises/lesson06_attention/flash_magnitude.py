@@ -101,10 +101,10 @@ def recognise_magnitude(function, values: dict, reference) -> str | None:
     level = f"{level:.3g}" if abs(level) > 1e7 else int(round(level, -1))
     return (f"{NAME}'s forward underflows: rows whose {dtype} scores all lie near {level} come "
             "out nan or wrong, and right once each row's scores are moved up by a constant "
-            "(softmax does not change): your running maximum m starts at a finite number "
-            "above these rows' scores and stays there while every score is below it, so "
-            "exp(S - m) is 0 for every score (0, -1e4, -1e9 and float16's -65504 are above "
-            "some float32 and float64 scores, float32's finfo.min = -3.4e38 above some float64 "
+            "(softmax does not change): the usual cause is a running maximum m started at a "
+            "finite number above these rows' scores, where it stays while every score is "
+            "below it, so that exp(S - m) is 0 for every score (0, -1e4, -1e9 and float16's "
+            "-65504 are above some float32 and float64 scores, float32's finfo.min = -3.4e38 above some float64 "
             "ones); start m at -inf (or torch.finfo(d).min for the dtype d that m is kept in, "
             "which no score lies below), or at the first tile's row maximum")
 

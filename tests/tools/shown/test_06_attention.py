@@ -106,18 +106,32 @@ def test_combine_worked_passes_and_no_rescale_fails():
     assert not torch.allclose(placeholder[0], exact)
 
 
-def test_online_check_needs_finish_and_shows_no_answer():
-    """Does the online-softmax check give ✓ only with the worked combine and finish, and does
-    the learner's copy of its code leave question 4 (o / ell, m + log ell) to the learner?"""
+def test_online_check_needs_finish_and_start_and_shows_no_answer():
+    """Does the online-softmax check give ✓ only with the worked combine, finish and start
+    (the placeholder start, m at 0, leaves 0 / 0 on the row moved 1000 down; finfo.min
+    passes), and does the learner's copy of its code leave question 4 (o / ell, m + log ell)
+    and question 5 (m starts at -inf) to the learner?"""
     lesson = definitions("06_attention", "report", "row", "values", "combine", "finish",
-                         "error_online")
-    assert printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0].startswith("✓")
+                         "start", "error_online")
+
+    def verdict() -> str:
+        return printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0]
+
+    assert verdict().startswith("✓")
+    lesson["start"] = _answer("start", learner=True)
+    assert verdict().startswith("✗")
+    lesson["start"] = lambda: (torch.tensor(torch.finfo(torch.float64).min,
+                                            dtype=torch.float64), 0.0,
+                               torch.zeros(2, dtype=torch.float64))
+    assert verdict().startswith("✓")
+    lesson["start"] = _answer("start")
     lesson["finish"] = _answer("finish", learner=True)
-    assert printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0].startswith("✗")
+    assert verdict().startswith("✗")
     checks = [cell for cell in code_cells("06_attention", learner=True)
               if "def error_online" in cell or "after the masked first block" in cell]
     assert len(checks) == 2
     assert not any("/ ell" in cell or "log(ell)" in cell for cell in checks)
+    assert not any("-inf" in cell for cell in checks if "def error_online" in cell)
 
 
 def _tiled_forward_check(tiled_forward) -> list[str]:

@@ -1,0 +1,55 @@
+"""Lesson 06, review 55: the reviewer's answers that passed (FlashAttention with rectangular
+tiles of BLOCK x BLOCK elements, 1 query x BLOCK^2 keys or BLOCK/2 x 2 BLOCK, one of them
+never rescaling, right only while Lk <= BLOCK^2; one query row against every key at once) or
+whose first line missed the mistake (L squeezed of every dimension of size 1), and two answers
+the reworded Exercise 2 contract accepts (L kept with keepdim, the mask saved as an expanded
+view of the one given). The reviewer's other answers duplicate entries already here."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FA, FLASH, MEMORY, M
+
+_SAVE = "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)"
+_RECOMPUTE = "P = (scores - lse.unsqueeze(-1)).exp()"
+_ROWS = "blocks of more than BLOCK rows"
+
+
+def _rectangular(query_rows: str, key_rows: str) -> str:
+    """FLASH with query blocks of ``query_rows`` and key blocks of ``key_rows`` rows."""
+    return edit(
+        FLASH,
+        ("block, Lq, Lk = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2]",
+         f"Lq, Lk = Q.shape[-2], K.shape[-2]\n        block, kb = {query_rows}, {key_rows}"),
+        ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype",
+         "Lq, Lk, wide = Q.shape[-2], K.shape[-2], L.dtype\n"
+         f"        block, kb = {query_rows}, {key_rows}"),
+        ("for j in range(0, end, block):", "for j in range(0, end, kb):"),
+        ("for j in range(0, Lk, block):", "for j in range(0, Lk, kb):"),
+        ("k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)",
+         "k, v = K[..., j:j + kb, :].to(wide), V[..., j:j + kb, :].to(wide)"),
+        ("grad_K[..., j:j + block, :] = dk", "grad_K[..., j:j + kb, :] = dk"),
+        ("grad_V[..., j:j + block, :] = dv", "grad_V[..., j:j + kb, :] = dv"))
+
+
+_ROW_BY_ROW = _rectangular("1", "FlashAttention.BLOCK ** 2")
+
+UNUSUAL = [
+    Unusual(M, "L saved with keepdim, shape (..., Lq, 1)", edit(
+        MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse, mask)"),
+        (_RECOMPUTE, "P = (scores - lse).exp()"))),
+    Unusual(M, "the mask saved as an expanded view of the one given", edit(
+        MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
+                        "None if mask is None else mask.expand(scores.shape))"))),
+]
+
+MISTAKES = [
+    Mistake(FA, "query blocks of 1 row, key blocks of BLOCK^2 rows", _ROWS, _ROW_BY_ROW),
+    Mistake(FA, "query blocks of BLOCK // 2 rows, key blocks of 2 BLOCK", _ROWS, _rectangular(
+        "max(1, FlashAttention.BLOCK // 2)", "2 * FlashAttention.BLOCK")),
+    Mistake(FA, "one query row against every key at once", _ROWS, _rectangular("1", "Lk")),
+    Mistake(FA, "1 x BLOCK^2 tiles, the running output never rescaled",
+            "does not rescale the running output", edit(
+                _ROW_BY_ROW, ("alpha = torch.exp(m - m_new)", "alpha = torch.ones_like(m)"))),
+    Mistake(M, "L squeezed of every dimension of size 1",
+            "saves its per-row statistic with shape", edit(
+                MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse.squeeze(), mask)"))),
+]
