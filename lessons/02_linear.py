@@ -207,9 +207,9 @@ check_linear_entries()
 # 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
 #    (Hint: `@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
-#    In `FeatureScale` the sum over $p$ was of an element-wise product; here it sits inside a
-#    matrix product. Which two 2-D matrices make it **one** matrix product,
-#    whatever the number of leading dimensions, and which of them is transposed?
+#    In `FeatureScale` the sum over $p$ was of an element-wise product; here each term of the
+#    sum is an $(\text{out}, \text{in})$ matrix. How can **one** operation compute the whole
+#    sum, whatever the number of leading dimensions?
 # 3. The same question for `grad_bias`.
 # 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
 #
@@ -427,62 +427,6 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
           f"  {verdict}")
 
 # %% [markdown]
-# ### What backward keeps when the weight is frozen
-#
-# Skipping a product saves time. In a frozen-weight fine-tune ($x$ needs a gradient, $W$ none)
-# there is memory to save as well: whatever forward keeps stays alive until backward runs,
-# for every layer of the network. Take $x$ of shape $(64, 128)$ and $W$ of shape $(32, 128)$,
-# both float32: $x$ is 32768 bytes and $W$ 16384.
-#
-# **Predict, then run.** How many bytes does PyTorch's `F.linear` keep for backward with the
-# weight frozen, and how many in ordinary training, when both need a gradient? Write the two
-# numbers first (the bytes of the memory behind each tensor it saves).
-
-# %%
-### BEGIN WORKED
-predicted_saved = {"F.linear, frozen weight": 16384, "F.linear, training": 49152}
-### LEARNER
-predicted_saved = {"F.linear, frozen weight": None, "F.linear, training": None}
-### END WORKED
-
-# %%
-def saved_bytes(linear, x_grad, weight_grad):
-    """Bytes of the tensors autograd packs for backward during one forward."""
-    packed = []
-
-    def pack(tensor):
-        packed.append(tensor.untyped_storage().nbytes())
-        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
-
-    x = torch.randn(64, 128, requires_grad=x_grad)
-    weight = torch.randn(32, 128, requires_grad=weight_grad)
-    with saved_tensors_hooks(pack, lambda tensor: tensor):
-        linear(x, weight)
-    return sum(packed)
-
-
-kept = {}
-for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", True, True)]:
-    kept[f"F.linear, {label}"] = reference = saved_bytes(F.linear, x_grad, weight_grad)
-    mine = saved_bytes(MyLinearFunction.apply, x_grad, weight_grad)
-    more = "more (not graded, yours to save: what does each gradient read?)"
-    if written(predicted_saved):
-        print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
-              f"{'same' if mine == reference else more}")
-compare(predicted_saved, kept)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# 16384 and 49152. With the weight frozen only `grad_x` is computed, and of $x$ and $W$ it
-# reads the weight alone, so `F.linear` keeps only the weight (as the transposed view it
-# multiplied by), and never the activation: the weight is alive anyway, as a parameter, so
-# the layer costs nothing extra. A layer that always saves `x` keeps every activation of the
-# fine-tune for a gradient nobody asked for. Whether yours does is your answer to the second
-# question before Exercise 1; the grader accepts both ways, and the memory is yours to save.
-# </details>
-
-# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -538,6 +482,7 @@ show_saved("F.linear, then torch.relu",
 # 3. An overflow upstream hands backward a `grad_output` holding $+\infty$ at an entry where
 #    $z < 0$ and `nan` at one where $z > 0$. What does `torch.relu`'s backward give at each of
 #    the two? Does $G$ times your mask give the same? So how should backward drop entries?
+#    (A cell after `relu_keeps` measures it once you have written your answer.)
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
@@ -600,6 +545,31 @@ def check_relu_keeps():
 check_relu_keeps()
 
 # %% [markdown]
+# **Predict, then run** (question 3). Take $z = (-1, 2)$ and $G = (+\infty, \text{nan})$. What
+# does `torch.relu`'s backward give at each entry, and what does $G$ times the mask $z > 0$
+# give at the first? Write numbers (`float("inf")`, `float("nan")`, or the text `"nan"`).
+
+# %%
+### BEGIN WORKED
+predicted_relu_backward = {"torch.relu's backward at z = -1, G = +inf": 0.0,
+                           "torch.relu's backward at z = 2, G = nan": "nan",
+                           "G * (z > 0) at z = -1, G = +inf": "nan"}
+### LEARNER
+predicted_relu_backward = {"torch.relu's backward at z = -1, G = +inf": None,
+                           "torch.relu's backward at z = 2, G = nan": None,
+                           "G * (z > 0) at z = -1, G = +inf": None}
+### END WORKED
+
+# %%
+relu_z = torch.tensor([-1.0, 2.0], requires_grad=True)
+relu_g = torch.tensor([float("inf"), float("nan")])
+torch.relu(relu_z).backward(relu_g)
+compare(predicted_relu_backward, {
+    "torch.relu's backward at z = -1, G = +inf": relu_z.grad[0].item(),
+    "torch.relu's backward at z = 2, G = nan": relu_z.grad[1].item(),
+    "G * (z > 0) at z = -1, G = +inf": (relu_g * (relu_z > 0))[0].item()})
+
+# %% [markdown]
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # With the $x$ and $W$ of the linear layer's example and a zero bias,
@@ -621,14 +591,15 @@ check_relu_keeps()
 #
 # - shapes and strides as in exercise 1, an empty batch included: the value and the
 #   gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's
-#   shape, with a gradient of 0 where the pre-activation is $\le 0$, **including exactly 0**,
-#   whatever `grad_output` holds there ($\pm\infty$ included), and `grad_output` passed on
-#   unchanged wherever the pre-activation is $> 0$, however small, whatever it holds (nan and
-#   $\pm\infty$ included), as `torch.relu`;
-# - forward saves, through `ctx.save_for_backward`, a `torch.bool` tensor, one entry per
-#   output element (the output's shape, or flattened to rows; not packed into bits), and what
-#   your gradients read of `x` and `weight`: no float pre-activation or output, saved or kept
-#   anywhere else (a global, the class);
+#   shape (the value also where a pre-activation overflows to $-\infty$ or $+\infty$, in
+#   float32 and float64), with a gradient of 0 where the pre-activation is $\le 0$,
+#   **including exactly 0**, whatever `grad_output` holds there ($\pm\infty$ included), and
+#   `grad_output` passed on unchanged wherever the pre-activation is $> 0$, however small,
+#   whatever it holds (nan and $\pm\infty$ included), as `torch.relu`;
+# - forward saves, through `ctx.save_for_backward`, what question 1 asked for as a
+#   `torch.bool` tensor, one entry per output element (the output's shape, or flattened to
+#   rows; not packed into bits), and what your gradients read of `x` and `weight`: no float
+#   pre-activation or output, saved or kept anywhere else (a global, the class);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 
@@ -969,7 +940,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # |---|---|---|
 # | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a 3-D `grad_output` or `x` whose dimensions were permuted or transposed; a 2-D one that already has shape `(rows, n)` passes, whatever its strides); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
 # | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
-# | `ctx.mask = z > 0` | skips autograd's in-place check on what backward reads; saved-tensor hooks miss it | `ctx.save_for_backward(x, weight, mask)` |
+# | `ctx.mask = z > 0` | breaks the contract (the mask goes through `ctx.save_for_backward`); saved-tensor hooks (offloading to CPU, the inspector) never see it, and it outlives backward for as long as the output's graph does, where saved tensors are freed | `ctx.save_for_backward(x, weight, mask)` |
 
 # %% [markdown]
 # ## Summary
@@ -990,10 +961,10 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First
 # two views of what your Functions keep (an inspector, and your layer's backward node by node),
-# then fusing measured inside whole networks and with frozen weights, then what the engine
-# sums for you when a gradient comes back with extra dimensions, then notes from practice
-# (`einsum`'s swap rule among them), and last how the transpose slip in `grad_x` shows itself,
-# or hides.
+# then fusing measured inside whole networks, what `F.linear` and your Functions keep with
+# frozen weights, then what the engine sums for you when a gradient comes back with extra
+# dimensions, then notes from practice (`einsum`'s swap rule among them), and last how the
+# transpose slip in `grad_x` shows itself, or hides.
 
 # %% [markdown]
 # ### Inside your Function, and inside a network
@@ -1146,6 +1117,62 @@ compare(predicted_networks, {f"{net}, {name}": round(kept)
 # when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
 # with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
 # gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
+# </details>
+
+# %% [markdown]
+# ### What `F.linear` keeps when the weight is frozen
+#
+# Skipping a product saves time (Exercise 1). In a frozen-weight fine-tune ($x$ needs a
+# gradient, $W$ none) there is memory to save as well: whatever forward keeps stays alive
+# until backward runs, for every layer of the network. Take $x$ of shape $(64, 128)$ and $W$
+# of shape $(32, 128)$, both float32: $x$ is 32768 bytes and $W$ 16384.
+#
+# **Predict, then run.** How many bytes does PyTorch's `F.linear` keep for backward with the
+# weight frozen, and how many in ordinary training, when both need a gradient? Write the two
+# numbers first (the bytes of the memory behind each tensor it saves).
+
+# %%
+### BEGIN WORKED
+predicted_saved = {"F.linear, frozen weight": 16384, "F.linear, training": 49152}
+### LEARNER
+predicted_saved = {"F.linear, frozen weight": None, "F.linear, training": None}
+### END WORKED
+
+# %%
+def saved_bytes(linear, x_grad, weight_grad):
+    """Bytes of the tensors autograd packs for backward during one forward."""
+    packed = []
+
+    def pack(tensor):
+        packed.append(tensor.untyped_storage().nbytes())
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
+
+    x = torch.randn(64, 128, requires_grad=x_grad)
+    weight = torch.randn(32, 128, requires_grad=weight_grad)
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        linear(x, weight)
+    return sum(packed)
+
+
+kept = {}
+for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", True, True)]:
+    kept[f"F.linear, {label}"] = reference = saved_bytes(F.linear, x_grad, weight_grad)
+    mine = saved_bytes(MyLinearFunction.apply, x_grad, weight_grad)
+    more = "more (not graded, yours to save: what does each gradient read?)"
+    if written(predicted_saved):
+        print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
+              f"{'same' if mine == reference else more}")
+compare(predicted_saved, kept)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# 16384 and 49152. With the weight frozen only `grad_x` is computed, and of $x$ and $W$ it
+# reads the weight alone, so `F.linear` keeps only the weight (as the transposed view it
+# multiplied by), and never the activation: the weight is alive anyway, as a parameter, so
+# the layer costs nothing extra. A layer that always saves `x` keeps every activation of the
+# fine-tune for a gradient nobody asked for. Whether yours does is your answer to the second
+# question before Exercise 1; the grader accepts both ways, and the memory is yours to save.
 # </details>
 
 # %% [markdown]

@@ -206,13 +206,23 @@ def weight_indices_named(function, values: dict):
         yield
     except GradingError as error:
         n1, n2 = values["x1"].shape[-1], values["x2"].shape[-1]
-        name = _weight_swapped_in(function, values) if n1 == n2 else None
+        # n1 != n2: a weight read as weight[o, j, i] raises (or gives a wrong shape); probe
+        # the same leading shape with n1 == n2, where it runs
+        square = values if n1 == n2 else bilinear_values(
+            tuple(values["x1"].shape[:-1]), n1, n1, values["x1"].device,
+            bias="bias" in values, seed=7)
+        name = _weight_swapped_in(function, square)
         if name is None:
             raise
+        first = (f"your grad_{name} is right when n1 != n2 and wrong for n1 == n2: it is what "
+                 "weight[o, j, i] in place of weight[o, i, j] gives, the weight's last two "
+                 "indices swapped, which only a square weight[o] lets run" if n1 == n2 else
+                 f"your grad_{name} reads the weight as weight[o, j, i] in place of "
+                 "weight[o, i, j], its last two indices swapped: that fails for n1 != n2, and "
+                 "for n1 == n2, where a square weight[o] lets it run, it is what the swapped "
+                 "weight gives")
         raise GradingError(
-            f"your grad_{name} is right when n1 != n2 and wrong for n1 == n2: it is what "
-            "weight[o, j, i] in place of weight[o, i, j] gives, the weight's last two indices "
-            "swapped, which only a square weight[o] lets run. In y[p, o] = "
+            f"{first}. In y[p, o] = "
             "sum_ij x1[p, i] W[o, i, j] x2[p, j], which index of W goes with x1, and which "
             "with x2?", error.details or error.hint,
             mistake="Bilinear/weight-indices-swapped") from error

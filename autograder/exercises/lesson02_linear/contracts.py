@@ -67,12 +67,15 @@ MY_LINEAR_CLAUSES = (
 FUSED_CLAUSES = (
     Clause("shapes and strides as in exercise 1, an empty batch included: the value and the "
            "gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its "
-           "input's shape, with a gradient of 0 where the pre-activation is $\\le 0$, "
-           "**including exactly 0**, whatever `grad_output` holds there ($\\pm\\infty$ "
-           "included), and `grad_output` passed on unchanged wherever the pre-activation is "
-           "$> 0$, however small, whatever it holds (nan and $\\pm\\infty$ included), as "
-           "`torch.relu`;",
+           "input's shape (the value also where a pre-activation overflows to $-\\infty$ or "
+           "$+\\infty$, in float32 and float64), with a gradient of 0 where the pre-activation "
+           "is $\\le 0$, **including exactly 0**, whatever `grad_output` holds there "
+           "($\\pm\\infty$ included), and `grad_output` passed on unchanged wherever the "
+           "pre-activation is $> 0$, however small, whatever it holds (nan and $\\pm\\infty$ "
+           "included), as `torch.relu`;",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
+            "FusedLinearReLU/output-multiplies-mask":
+                "forward returns z * mask: nan where z overflows to -inf",
             "FusedLinearReLU/mask-multiplies-infinite-grad":
                 "grad_output times the mask: inf * 0 is nan where z <= 0",
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
@@ -89,11 +92,14 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/squeezes-feature-dim":
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves, through `ctx.save_for_backward`, a `torch.bool` tensor, one entry "
-           "per output element (the output's shape, or flattened to rows; not packed into "
-           "bits), and what your gradients read of `x` and `weight`: no float pre-activation or "
-           "output, saved or kept anywhere else (a global, the class);",
-           {"FusedLinearReLU/saves-float-mask": "saves the float pre-activation",
+    Clause("forward saves, through `ctx.save_for_backward`, what question 1 asked for as a "
+           "`torch.bool` tensor, one entry per output element (the output's shape, or "
+           "flattened to rows; not packed into bits), and what your gradients read of `x` "
+           "and `weight`: no float pre-activation or output, saved or kept anywhere else (a "
+           "global, the class);",
+           {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
+            "FusedLinearReLU/saves-float-mask": "a float mask",
+            "FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",

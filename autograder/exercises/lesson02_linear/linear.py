@@ -23,7 +23,7 @@ from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_val
 from .size_one import squeeze_named
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
                         check_infinite_grad_output_where_off, check_no_float_kept,
-                        check_saves_bool_mask)
+                        check_overflowing_pre_activation, check_saves_bool_mask)
 
 EMPTY = (0,)  # an empty batch: F.linear gives a (0, out) output and zero parameter gradients
 
@@ -264,6 +264,7 @@ def _fused_checks(function, device) -> None:
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
+    check_overflowing_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
@@ -303,6 +304,7 @@ EXERCISES = [
              contract=("x with no leading dimension", "bias=None", "non-contiguous grad_output",
                        "an empty batch", "saves a boolean mask",
                        "pre-activations exactly 0",
+                       "pre-activations that overflow to -inf and +inf",
                        "an infinite grad_output where the ReLU is off"),
              clauses=FUSED_CLAUSES,
              example=lambda: tuple(linear_values((5,), "cpu").values()), domain=FUSED_DOMAIN),

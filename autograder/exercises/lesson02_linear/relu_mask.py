@@ -33,7 +33,7 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{what.shape} ({what.nbytes} bytes) for backward: a float number per output "
             "element, the memory fusing is meant to drop. What does the ReLU part of backward "
             "need to know about the pre-activation at each element, and how few bytes hold "
-            "that (question 1 before the exercise)?", mistake=f"{spec.name}/saves-float-mask")
+            "that (question 1 before the exercise)?", mistake=f"{spec.name}/{_float_kind(what)}")
     integers = [s for s in forward.saved if s.role == "intermediate"
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
@@ -62,6 +62,15 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             "tensor, one entry per output element; forward, where the pre-activation is at "
             "hand, is where to save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
+
+
+def _float_kind(saved) -> str:
+    """The id of a saved float tensor of the output's size: a mask of 0s and 1s, the output,
+    or (anything else) the pre-activation."""
+    values = saved.tensor.detach()
+    if bool(((values == 0) | (values == 1)).all()) and bool((values == 1).any()):
+        return "saves-float-mask"
+    return "saves-float-output" if saved.role == "output" else "saves-float-pre-activation"
 
 
 def _bytes(dtype: torch.dtype) -> str:
@@ -261,3 +270,43 @@ def check_no_float_kept(function, spec: Spec, values: dict) -> None:
             "to drop, and out of sight of autograd's checks. Backward needs only a boolean "
             "mask of the pre-activation besides x and weight; what else does yours read?",
             mistake=f"{spec.name}/keeps-float-pre-activation")
+
+
+# pre-activations that overflow: row 0 of the float64 case is -inf, +inf and 1.5 + 1e200 (1e200
+# * -1e200 overflows), row 1 finite; the float32 case overflows at 3e38 * 2, without a bias
+OVERFLOW = (
+    ({"x": [[1e200, 1.0], [1.0, -1.0]], "weight": [[-1e200, 0.0], [1e200, 0.0], [1.0, 1.0]],
+      "bias": [0.0, 0.0, 0.5]}, torch.float64),
+    ({"x": [[3e38, 1.0], [-1.0, 2.0]], "weight": [[-2.0, 0.0], [2.0, 0.0], [1.0, 1.0]]},
+     torch.float32),
+)
+
+
+def check_overflowing_pre_activation(function, spec: Spec, device) -> None:
+    """Forward's value where x @ weight.T + bias overflows to -inf or +inf, in float64 and in
+    float32: torch.relu gives 0 and +inf there; the pre-activation times a mask gives
+    -inf * 0 = nan where it is -inf."""
+    for given, dtype in OVERFLOW:
+        values = {name: torch.tensor(v, dtype=dtype, device=device) for name, v in given.items()}
+        bias = "a tensor" if "bias" in values else "None"
+        with case(f"{dtype} pre-activations that overflow to -inf and +inf, bias={bias}"):
+            with torch.no_grad():
+                output = function.apply(*values.values())
+                truth = spec.reference(**values)
+            if not isinstance(output, torch.Tensor) or output.shape != truth.shape:
+                return  # a wrong type or shape is for the other checks to name
+            if (output.isnan() & ~truth.isnan()).any():
+                raise GradingError(
+                    "your output holds nan where torch.relu gives 0: where the pre-activation "
+                    "x @ weight.T + bias overflows to -inf, the pre-activation times your mask "
+                    "is -inf * 0 = nan. How else can forward zero the entries where the ReLU is "
+                    "off, without multiplying?", f"your output: {output.tolist()}\n"
+                    f"torch.relu's: {truth.tolist()}",
+                    mistake=f"{spec.name}/output-multiplies-mask")
+            if not torch.equal(output, truth.to(output.dtype)):
+                raise GradingError(
+                    "your output differs from torch.relu's where the pre-activation "
+                    "x @ weight.T + bias overflows to -inf or +inf: torch.relu gives 0 and "
+                    "+inf there", f"your output: {output.tolist()}\n"
+                    f"torch.relu's: {truth.tolist()}")
+    covers("pre-activations that overflow to -inf and +inf")

@@ -27,7 +27,7 @@ GUARDED = ("        grad_x = grad_output @ weight if ctx.needs_input_grad[0] els
 
 FUSED_FORWARD = ("        z = x @ weight.T\n        if bias is not None:\n            z = z + bias\n"
                  "        mask = z > 0\n        ctx.save_for_backward(x, weight, mask)\n"
-                 "        ctx.has_bias = bias is not None\n        return z * mask")
+                 "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")
 FUSED_READ = ("        x, weight, mask = ctx.saved_tensors\n"
               "        g = torch.where(mask, grad_output, 0.0)\n"
               "        g2 = g.reshape(-1, weight.shape[0])\n"

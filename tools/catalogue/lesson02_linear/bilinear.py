@@ -128,7 +128,7 @@ MISTAKES = [
                       "if ctx.has_bias else None\n"
                       f"        return {GX1}, {GX2}, {GW}, grad_bias"), nbgrader=True),
     Mistake("Bilinear", "weight indices read as (out, n2, n1)",
-            "Bilinear.backward raised RuntimeError",
+            "your grad_x1 reads the weight as weight[o, j, i] in place of weight[o, i, j]",
             _bilinear_with(GX1.replace("oij", "oji"), GX2, GW)),
     # right for n1 != n2, and for n1 == n2 the weight's last two indices swapped in grad_x2
     # (as the review of lesson 02 wrote it, B2: a slip only a square weight[o] lets run)

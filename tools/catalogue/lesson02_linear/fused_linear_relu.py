@@ -1,6 +1,6 @@
 """Lesson 02: answers with known verdicts for FusedLinearReLU."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 from .answers import (_BROADCAST, _LEADING, _ONE_D, _RETURN, FUSED_FORWARD, FUSED_READ,
                       FUSED_RETURN, _fused)
 
@@ -25,7 +25,7 @@ UNUSUAL = [
                    "        if bias is not None:\n            z = z + bias\n"
                    "        mask = z > 0\n        ctx.save_for_backward(rows, weight, mask)\n"
                    "        ctx.has_bias, ctx.x_shape = bias is not None, x.shape\n"
-                   "        return (z * mask).reshape(*x.shape[:-1], weight.shape[0])")),
+                   "        return torch.where(mask, z, 0.0).reshape(*x.shape[:-1], weight.shape[0])")),
     Unusual("FusedLinearReLU", "einsum everywhere, bias gradient by new_ones @ g2",
             _fused(FUSED_READ +
                    "        grad_x = torch.einsum('...o,oi->...i', g, weight) if "
@@ -121,7 +121,9 @@ MISTAKES = [
     # a mutant (issue 45): a mask with a threshold loses tiny positive pre-activations
     Mistake("FusedLinearReLU", "mask z > 1e-6",
             "FusedLinearReLU's output agrees with the truth to five digits or more",
-            _fused(FUSED_READ + FUSED_RETURN, FUSED_FORWARD.replace("z > 0", "z > 1e-6"))),
+            _fused(FUSED_READ + FUSED_RETURN,  # the output masked too
+                   edit(FUSED_FORWARD, ("z > 0", "z > 1e-6"),
+                        ("return z.clamp(min=0)", "return z * mask")))),
     Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
             "it decides whether to compute grad_x from another input's entry of "
             "ctx.needs_input_grad (entry 0 belongs to x)",
