@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from .devices import grading_devices
+from .grad_output_watch import grad_output_watched
 from .precision import precision_findings_last
 from .clauses import Clause
 from .domain import Domain
@@ -34,9 +35,10 @@ class Exercise:
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades
         on; returns those devices. A backward that starts itself without end fails the battery
-        instead of hanging it."""
+        instead of hanging it; one that writes into grad_output on any call fails it."""
         devices = grading_devices()
-        with stopping_endless_backward(), precision_findings_last(self.name), self.within():
+        with (stopping_endless_backward(), precision_findings_last(self.name),
+              grad_output_watched(self.name, submission), self.within()):
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

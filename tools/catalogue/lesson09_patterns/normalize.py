@@ -122,4 +122,13 @@ MISTAKES = [
         above = norm >= ctx.eps
         return (grad_output - y * radial * above) / norm, None
 ''')),
+    Mistake("Normalize", "grad_output's buffer reused once it is large (the grader's own "
+            "checks of grad_output use small rows)", "modified grad_output in place on one of",
+            _normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        above = norm >= ctx.eps
+        if grad_output.numel() > 100:  # saves an allocation on big batches
+            return grad_output.sub_(y * radial * above).div_(norm.clamp_min(ctx.eps)), None
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+''')),
 ]

@@ -1,0 +1,92 @@
+"""grad_output untouched on every call a battery makes, not only on the calls its checks choose:
+a backward that writes into grad_output on one call of many fails, with that mistake named."""
+
+import torch
+
+from autograder.errors import GradingError
+from autograder.exercise import Exercise
+from autograder.exercises import EXERCISES
+from autograder.grading import classified_verdict
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 2 * grad_output
+
+
+class DoubleWritingWhenLarge(Double):
+    """Wrong: doubles grad_output in place when it has more than 100 entries."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.mul_(2) if grad_output.numel() > 100 else 2 * grad_output
+
+
+class DoubleInherited(Double):
+    """Right: backward inherited from Double."""
+
+
+def _calls(sizes):
+    """A battery that runs backward once per size and checks nothing itself."""
+    def battery(function, device):
+        for size in sizes:
+            x = torch.ones(size, dtype=torch.float64, requires_grad=True)
+            torch.autograd.grad(function.apply(x), x, torch.ones(size, dtype=torch.float64))
+    return battery
+
+
+def _verdict(function, battery):
+    EXERCISES["WatchedDouble"] = Exercise("WatchedDouble", "00_template", battery)
+    try:
+        return classified_verdict("WatchedDouble", function)
+    finally:
+        del EXERCISES["WatchedDouble"]
+
+
+def test_a_write_on_one_large_call_fails_and_is_named():
+    passed, message, _, mistake = _verdict(DoubleWritingWhenLarge, _calls([3, 1000, 4]))
+    assert not passed and mistake == "WatchedDouble/writes-grad-output"
+    assert message.startswith("WatchedDouble.backward modified grad_output in place on one of "
+                              "the grader's calls (grad_output of shape (1000,), float64)")
+
+
+def test_the_same_answer_passes_where_no_call_is_large():
+    """The watch reports what happened, never a guess: no large call, no write, no failure."""
+    assert _verdict(DoubleWritingWhenLarge, _calls([3, 4])).passed
+
+
+def test_a_right_answer_passes_and_its_class_comes_back_as_it_was():
+    for function in (Double, DoubleInherited):
+        before = dict(vars(function))
+        assert _verdict(function, _calls([3, 1000])).passed
+        assert dict(vars(function)) == before
+
+
+def test_an_unnamed_failure_after_the_write_is_blamed_on_the_write():
+    """The battery's later unnamed failure ('values differ') is the write's consequence."""
+    def battery(function, device):
+        _calls([1000])(function, device)
+        raise GradingError("the gradient for x is wrong", mistake="")
+
+    verdict = _verdict(DoubleWritingWhenLarge, battery)
+    assert verdict.mistake == "WatchedDouble/writes-grad-output"
+
+
+def test_the_battery_own_named_failure_comes_first():
+    def battery(function, device):
+        _calls([1000])(function, device)
+        raise GradingError("a finer word", mistake="WatchedDouble/own-check")
+
+    assert _verdict(DoubleWritingWhenLarge, battery).mistake == "WatchedDouble/own-check"
+
+
+def test_outside_a_battery_backward_runs_unwatched():
+    x = torch.ones(1000, dtype=torch.float64, requires_grad=True)
+    grad_output = torch.ones(1000, dtype=torch.float64)
+    torch.autograd.grad(DoubleWritingWhenLarge.apply(x), x, grad_output)
+    assert grad_output[0].item() == 2.0  # written, and nobody objected
