@@ -116,23 +116,26 @@ STATES = (("x is not a leaf (the output of an earlier op, as in a network)", Fal
           ("grad is disabled (torch.no_grad(): inference)", True, True, False))
 
 
-def check_input_untouched(function, spec: Spec, values: dict) -> None:
+def check_input_untouched(function, spec: Spec, *values: dict) -> None:
     """Forward leaves x as it was however it is called: on an x that is not a leaf, on one that
-    needs no gradient, and under torch.no_grad(). A forward that works in x's memory only where
-    nothing differentiates it passes every call made on leaves that need a gradient. A call
-    that raises is left to the battery."""
-    rest = list(values.values())[1:]
-    for state, leaf, requires_grad, grad_enabled in STATES:
-        x = values["x"].detach().clone().requires_grad_(requires_grad)
-        x = x if leaf else x * 1.0
-        before, version = x.detach().clone(), x._version
-        try:
-            with torch.set_grad_enabled(grad_enabled):
-                function.apply(x, *rest)
-        except Exception:  # noqa: BLE001 - the battery reports it
-            return
-        if x._version != version or not torch.equal(x.detach(), before):
-            raise GradingError(
-                f"{spec.name}.forward modified its input x in place: inputs must stay "
-                f"untouched, leaf or not, needing a gradient or not (here {state})",
-                mistake=f"{spec.name}/writes-input")
+    needs no gradient, and under torch.no_grad(), for each of ``values`` (a small x and one
+    of 8192 entries, say: a forward that writes into x only past some size is caught too). A
+    forward that works in x's memory only where nothing differentiates it passes every call
+    made on leaves that need a gradient. A call that raises is left to the battery."""
+    for each in values:
+        rest = list(each.values())[1:]
+        for state, leaf, requires_grad, grad_enabled in STATES:
+            x = each["x"].detach().clone().requires_grad_(requires_grad)
+            x = x if leaf else x * 1.0
+            before, version = x.detach().clone(), x._version
+            try:
+                with torch.set_grad_enabled(grad_enabled):
+                    function.apply(x, *rest)
+            except Exception:  # noqa: BLE001 - the battery reports it
+                return
+            if x._version != version or not torch.equal(x.detach(), before):
+                raise GradingError(
+                    f"{spec.name}.forward modified its input x in place: inputs must stay "
+                    f"untouched, leaf or not, needing a gradient or not (here {state}, x of "
+                    f"{x.numel()} entries, {str(x.dtype).removeprefix('torch.')})",
+                    mistake=f"{spec.name}/writes-input")

@@ -28,11 +28,18 @@ from .watch import Watch
 
 LINE_SCALE = 2.5  # ScaledSigmoid's scale on the dense line of x
 
+LARGE = (64, 128)  # 8192 entries: a Function that behaves otherwise past some size shows here
+
 # 0-d last, so that the first failure comes from a shape whose hint can name the mistake.
 SHAPES = [(7,), (3, 4), (2, 3, 4), ()]
 
 MY_SIGMOID = Spec("MySigmoid", ("x",), lambda x: torch.sigmoid(x))
 MY_RELU = Spec("MyReLU", ("x",), lambda x: torch.relu(x))
+
+
+def extreme_line(device) -> torch.Tensor:
+    """x from -800 to 800, 8193 points: large |x| and a large x in one."""
+    return torch.linspace(-800, 800, 8193, dtype=torch.float64, device=device)
 
 
 def check_extreme_inputs(function, spec: Spec, device) -> None:
@@ -74,7 +81,8 @@ def my_sigmoid_full(MySigmoid, device) -> None:
             check_no_ctx_tensors(MY_SIGMOID, forward)
             check_saves_only_output(MY_SIGMOID, forward, backward)
             check_backward_by_hand(MY_SIGMOID, backward)
-    check_input_untouched(function, MY_SIGMOID, {"x": 3 * sample((32, 32), device)})
+    check_input_untouched(function, MY_SIGMOID, {"x": 3 * sample((32, 32), device)},
+                          {"x": 3 * sample(LARGE, device)}, {"x": extreme_line(device)})
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_extreme_inputs(function, MY_SIGMOID, device)
     check_near_zero(function, MY_SIGMOID, device)
@@ -169,16 +177,24 @@ def my_relu_full(MyReLU, device) -> None:
             forward, backward = check_values_and_gradients(function, MY_RELU, values)
             check_no_ctx_tensors(MY_RELU, forward)
             check_backward_by_hand(MY_RELU, backward)
-    for dtype in MY_RELU_DOMAIN.dtypes:  # x of 8192 entries: the watch sees what these save
-        x = sample((64, 128), device, seed=7, dtype=dtype, away_from_zero=0.1).requires_grad_()
+    for dtype in MY_RELU_DOMAIN.dtypes:  # x of 8192 entries: the watch sees what these save,
+        # and whether backward writes into grad_output
+        x = sample(LARGE, device, seed=7, dtype=dtype, away_from_zero=0.1).requires_grad_()
         with suppress(Exception):  # a call that raises is left to the checks of each dtype
-            function.apply(x)
+            function.apply(x).backward(sample(LARGE, device, seed=8, dtype=dtype))
+        check_input_untouched(function, MY_RELU, {"x": x})
     check_input_untouched(function, MY_RELU, {"x": sample((32, 32), device, seed=3,
-                                                          away_from_zero=0.1)})
-    check_output_is_new(function, MY_RELU, device)
+                                                          away_from_zero=0.1)},
+                          {"x": 1e300 * sample(LARGE, device, seed=4, away_from_zero=0.1)})
+    for values in ((1.0, 2.0, 3.0), (700.0, 800.0), (1e300,)):
+        check_output_is_new(function, MY_RELU, device, values)
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
+    with case("x of 8192 entries, exact zeros among them"):  # a size-gated mask shows here
+        large = sample(LARGE, device, seed=9)
+        large[::7] = 0.0
+        check_values_and_gradients(function, MY_RELU, {"x": large})
     check_relu_largest_finite(function, MY_RELU, device)
     covers("largest finite x")
     check_saves_mask_or_output(function, MY_RELU, device)
@@ -209,7 +225,9 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     covers("negative scale")
     check_tiny_scales(function, device)
     check_gradient_count(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
-    check_input_untouched(function, SCALED_SIGMOID, scaled_values((32, 32), device, 2.5))
+    check_input_untouched(function, SCALED_SIGMOID, scaled_values((32, 32), device, 2.5),
+                          scaled_values(LARGE, device, 0.0), {"x": extreme_line(device),
+                                                              "scale": -1.0})
     check_each_input_alone(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
     check_gradcheck(function, SCALED_SIGMOID, scaled_values((3,), device, -1.5))
     # last: a float32 step or state shared between calls is named above, where it shows first

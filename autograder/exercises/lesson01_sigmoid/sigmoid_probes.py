@@ -67,7 +67,7 @@ def check_output_used_as_sigmoid(function, spec: Spec, device) -> None:
             "ScaledSigmoid's grad_x at scale = 2.5 is MySigmoid's derivative in y (times scale "
             "or not) applied to the output y = scale * sigmoid(x): that derivative holds for "
             "y = sigma(x), which this y is only at scale = 1. What does backward start from, and where does the "
-            "factor scale go? (Hints 1 to 3 of the scaled sigmoid ask)",
+            "factor scale go? (Hint 1 of the scaled sigmoid asks)",
             mistake="ScaledSigmoid/output-used-as-sigmoid")
 
 
