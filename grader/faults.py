@@ -22,6 +22,9 @@ STATUSES = {
     "timeout": "a cell ran past the time limit and was stopped",
     "stray-process": "a child process was still running when grading ended; it was killed",
     "output-limit": "a cell printed more than the output limit; the rest was dropped",
+    "syntax-error": "an answer cell does not parse (a SyntaxError): none of it ran, so the tests "
+                    "of what it defines scored 0",
+    "unanswered": "every answer cell is still the lesson's stub (the wrong file handed in?)",
     "no-nbgrader-metadata": "the notebook's cells had no nbgrader metadata (pasted into a new "
                             "notebook?): its cells were matched to the lesson's by their code "
                             "and graded",

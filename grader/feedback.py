@@ -27,6 +27,10 @@ FOR_LEARNERS = {
     "timeout": "a cell ran past the time limit and was stopped",
     "stray-process": "a process your code started was still running at the end; it was stopped",
     "output-limit": "a cell printed too much; the rest of its output was dropped",
+    "syntax-error": "an answer cell has a syntax error, so Python ran none of it: the tests of "
+                    "what it defines scored 0",
+    "unanswered": "every answer was still the lesson's unanswered stub: did you hand in the "
+                  "notebook you worked in?",
     "no-nbgrader-metadata": "your notebook had lost the lesson's cell information (pasted into "
                             "a new notebook?): your answers were found by their code and graded",
     "deleted-test-cell": "a test cell was missing: it was put back and graded",

@@ -18,6 +18,7 @@ from nbgrader.api import Gradebook
 from nbgrader.nbgraderformat import MetadataValidator
 
 from .adopt import adopt_cells, has_metadata
+from .answers import answer_faults
 from .faults import Fault
 from .notebook_format import NBGRADER_SCHEMA, grade_id
 from .releases import submitted_at
@@ -128,7 +129,7 @@ def read_submission(files: dict[str, bytes], expected: str, reference: dict,
     faults += problems
     if notebook is not None:
         notebook, problems = restore_cells(notebook, reference, submitted_at(files))
-        faults += problems
+        faults += problems + answer_faults(notebook, reference)
     return Intake(notebook, beside, _unique(faults))
 
 

@@ -129,3 +129,39 @@ def test_a_pasted_notebook_counts_a_test_cell_added_after_it_was_handed_in():
         ("no-nbgrader-metadata", ""), ("added-test-cell", "Twice")]
     restored, faults = restore_cells(notebook, reference, submitted_at="2026-01-03 00:00:00")
     assert [fault.kind for fault in faults] == ["no-nbgrader-metadata"]
+
+
+def test_an_answer_that_does_not_parse_is_a_fault_of_its_own():
+    """An answer cell with a SyntaxError: is it a syntax-error fault naming the cell, the line
+    and what Python said (so the notebook is worth a look), while magics and shell escapes in
+    an answer are not taken for one?"""
+    from grader.answers import answer_faults
+
+    notebook = _pasted("print('between')", "twice = 2", "class Square:\n    def f(self)\n"
+                       "        pass")
+    restored, _ = restore_cells(notebook, _reference())
+    faults = answer_faults(restored, _reference())
+    assert [(fault.kind, fault.cell) for fault in faults] == [("syntax-error", "answer_Square")]
+    assert "answer cell answer_Square does not parse (SyntaxError at line 2: expected ':')" in \
+        faults[0].message
+    magic = _pasted("print('between')", "%time twice = 2", "class Square:\n    pass")
+    assert answer_faults(restore_cells(magic, _reference())[0], _reference()) == []
+
+
+def test_a_notebook_whose_every_answer_is_the_stub_is_a_fault():
+    """The released notebook handed in unchanged: is it an unanswered fault (the wrong file
+    handed in?), and a notebook with one answer written not?"""
+    from grader.answers import answer_faults
+    from grader.intake import _new_cell
+
+    reference = _reference()
+    released = [_new_cell(entry) for entry in reference["cells"]]
+    for cell, entry in zip(released, reference["cells"]):
+        cell.source = entry["released_source"]
+    restored, _ = restore_cells(nbformat.v4.new_notebook(cells=released), reference)
+    faults = answer_faults(restored, reference)
+    assert [fault.kind for fault in faults] == ["unanswered"]
+    assert faults[0].message.startswith("every answer cell (2) is still the lesson's stub")
+    released[4].source = "twice = 2"
+    restored, _ = restore_cells(nbformat.v4.new_notebook(cells=released), reference)
+    assert answer_faults(restored, reference) == []
