@@ -9,7 +9,7 @@ from autograder.exercises.lesson03_straight_through.ste import (SIGN_CLIPPED_STE
                                                                 check_surrogate, edge_values)
 from autograder.exercises.lesson03_straight_through.ste_extremes import (SUBNORMAL, extreme_values,
                                                                          finite_part)
-from tests.autograder.catalogued import graded_mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
@@ -78,3 +78,19 @@ def test_the_float32_edges_show_the_subnormal_too(raises_hint):
     clamped = x / x.abs().clamp(min=torch.finfo(x.dtype).tiny)
     with raises_hint("is subnormal, below torch.finfo(float32).tiny, and x / x.abs().clamp"):
         check_forward_exact(SIGN_STE, clamped, x)
+
+
+def test_a_tolerance_on_the_window_is_not_told_float32(raises_hint):
+    """Is a mask |x| <= 1 + 1e-6, which lets in 1 + 1e-9 as a float32 mask does, told that the
+    window has a tolerance, not that it used x.float() (1 + 1e-7 stays outside a float32
+    mask)?"""
+    with raises_hint("SignClippedSTE's window is judged with a tolerance: at x = -1.000000001"):
+        run("SignClippedSTE",
+            mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6"))
+
+
+@pytest.mark.parametrize("entry", ["a tolerance on the window, |x| <= 1 + 1e-6",
+                                   "a tolerance of 1e-12 on the window"])
+def test_a_window_tolerance_is_graded_with_its_id(entry):
+    """Does a tolerance on the window, however small, record its stable id?"""
+    assert graded_mistake("SignClippedSTE", entry) == "SignClippedSTE/window-tolerance"
