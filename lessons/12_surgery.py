@@ -364,6 +364,10 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    What does yours do to a row of zeros?
 # 3. How do you get $n_r$ for all rows at once, for a `grad_output` with any number of
 #    leading dimensions?
+# 4. `max_norm` may be any positive float, `1e300` or `1e-300` as well as 1. Your factor is a
+#    product or quotient of $g_r$, $m$ and $n_r$: which orders of those steps keep every
+#    intermediate inside float64's range (about $10^{\pm 308}$) at both ends, for a row of
+#    norm $5 \cdot 10^{10}$?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one row</summary>
@@ -1322,6 +1326,9 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
 # 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
 #    gradient) without the per-sample matrices?
+# 4. Your factor from `ClipGradientNorm` took a norm that was one `vector_norm`. Here the norm
+#    is built from two: in float32, with entries up to $10^8$ and `in` = `out` = 2048, which
+#    ways of combining them stay inside float32's range (about $3.4 \cdot 10^{38}$)?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
@@ -1408,6 +1415,7 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # | a tensor returned for `alpha` or `max_norm` | `RuntimeError`: it is not a tensor | `None` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
+# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)` | `inf` at `max_norm = 1e300`; zeros at `max_norm = 1e-300` (the product, or the quotient, overflows) | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
 # | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
 # | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ (at $x = 0$ when $\lambda = 0$ too, where $y = x$) | it breaks the convention the contract fixes, 0 there as `F.softshrink`; random test points never land on the kink | test the kink itself, $\lambda = 0$ included, against `F.softshrink` |
 # | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |

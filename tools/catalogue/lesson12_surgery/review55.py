@@ -7,6 +7,21 @@ the MISTAKES of clip_gradient_norm.py, review53.py and review54b.py; the float32
 here show the float32 ends are graded too."""
 from .. import Mistake, Unusual, edit
 
+# the lesson's BrokenSoftThreshold (review 55's node-by-node form), renamed
+_BROKEN_SOFT = '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, lam = ctx.saved_tensors
+        shifted = x.abs() - lam
+        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
+        grad_x = grad_shifted * torch.sign(x)
+        grad_lam = grad_shifted.sum()
+        return grad_x, grad_lam
+'''
 _CLIP = '''class ClipGradientNorm(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, max_norm):
@@ -103,6 +118,11 @@ class SoftThreshold(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    Mistake('SoftThreshold', "review 55's node-by-node BrokenSoftThreshold with its two lines mended",
+            'forward saves x', edit(_BROKEN_SOFT, (
+                "        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted\n",
+                "        grad_shifted = grad_output * torch.sign(x) * (shifted > 0)\n"), (
+                "        grad_lam = grad_shifted.sum()\n", "        grad_lam = -grad_shifted.sum()\n"))),
     Mistake('ClipGradientNorm', "TF's order in float32 only",
             'overflows float32', edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
     Mistake('ClipGradientNorm', 'g / max(n / m, 1) in float32 only',
