@@ -365,7 +365,7 @@ print("indices.requires_grad:", indices.requires_grad)
 
 # %%
 class SinCosLazy(torch.autograd.Function):
-    """(sin x, cos x), skipping the term of an output nobody used."""
+    """(sin x, cos x), skipping the term of cos when it went unused (that case alone)."""
 
     @staticmethod
     def forward(ctx, x):
@@ -377,13 +377,9 @@ class SinCosLazy(torch.autograd.Function):
     def backward(ctx, grad_sin, grad_cos):
         received.append((grad_sin, grad_cos))
         x, = ctx.saved_tensors
-        grad_x = None
-        if grad_sin is not None:
-            grad_x = grad_sin * torch.cos(x)
-        if grad_cos is not None:
-            term = -grad_cos * torch.sin(x)
-            grad_x = term if grad_x is None else grad_x + term
-        return grad_x  # None when neither output had a gradient
+        if grad_cos is None:  # cos unused: its term is zero, so skip it
+            return grad_sin * torch.cos(x)
+        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
 
 
 x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
@@ -392,28 +388,20 @@ print("only sin used: grad_sin =", received[-1][0], " grad_cos =", received[-1][
 print("x.grad =", x.grad)
 
 # %% [markdown]
-# The price is that **every** gradient may now be `None`, and `None` is not a tensor. The
-# first thing most people write, the formula with both terms, fails the moment an output goes
-# unused:
+# The price is that **every** gradient may now be `None`, and `None` is not a tensor.
+# `SinCosLazy` checks one of its two; use only the other output, and it fails:
 
 # %%
-class SinCosCareless(SinCosLazy):
-    @staticmethod
-    def backward(ctx, grad_sin, grad_cos):
-        x, = ctx.saved_tensors
-        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
-
-
 try:
-    SinCosCareless.apply(x)[0].sum().backward()
+    SinCosLazy.apply(x)[1].sum().backward()
 except TypeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# Both gradients can be `None` at once, when the graph reaches your Function but no gradient
-# arrives (the first optional section after the summary builds such a graph). Autograd still
-# calls backward, with `(None, None)`, and `None` is then the right answer: no gradient at all,
-# which is what `SinCosLazy` returns.
+# Both gradients can be `None` at once, too, when the graph reaches your Function but no
+# gradient arrives (the first optional section after the summary builds such a graph):
+# autograd still calls backward, with `(None, None)`. What should backward return then?
+# Exercise 2's contract says.
 #
 # What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
 # bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
@@ -981,7 +969,8 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # **Both gradients `None`.** The graph reaches your Function but no gradient arrives when the
 # one output used feeds an operation that returns no gradient: here `ZeroGrad`, a Function
 # whose backward returns `None`. `SinCosLazy`'s backward is still called, with
-# `(None, None)`, and returns `None`: `x.grad` stays `None`.
+# `(None, None)`, and its one check does not cover that case; your `SplitHalves` returns `None`
+# there, and `x.grad` stays `None`.
 
 # %%
 class ZeroGrad(torch.autograd.Function):
@@ -997,8 +986,11 @@ class ZeroGrad(torch.autograd.Function):
 
 
 angles = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
-ZeroGrad.apply(SinCosLazy.apply(angles)[0]).sum().backward()
-print("received:", received[-1], " x.grad:", angles.grad)
+try:
+    ZeroGrad.apply(SinCosLazy.apply(angles)[0]).sum().backward()
+except TypeError as error:
+    print(first_line(error))
+print("received:", received[-1])
 
 # %% [markdown]
 # **Views returned by a Function of several outputs.** A Function returning the even and the
