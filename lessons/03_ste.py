@@ -483,7 +483,7 @@ ste_explorer(RoundSTE, x=1.5)
 #   and value;
 # - backward returns what autograd would give had forward computed `torch.clamp(x, -1, 1)`,
 #   corners included, for every `x` and `grad_output`, in `grad_output`'s dtype (two
-#   exceptions, NaN `x` and an infinite `grad_output`: see the appendix);
+#   exceptions, NaN `x` and a non-finite `grad_output` beyond the corners: see the appendix);
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
@@ -1641,8 +1641,8 @@ else:
 # - The contract's two exceptions. At NaN `x` the gradient is not judged: stand-in B's slope
 #   there depends on how B is written (clamp's autograd gives 0, `~(x.abs() > 1)` gives 1).
 #   Beyond the corners, where clamp's autograd gives 0 whatever `grad_output` is, NaN is
-#   accepted too for an infinite `grad_output`: `grad_output * mask` gives $0 \cdot \infty$
-#   there, which is NaN.
+#   accepted too for a `grad_output` of $\pm\infty$ or NaN: `grad_output * mask` gives
+#   $\infty \cdot 0$ or NaN $\cdot\, 0$ there, both NaN.
 # - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
 #   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
 # - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a

@@ -106,8 +106,8 @@ STE_CLAUSES = {
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed "
                "`torch.clamp(x, -1, 1)`, corners included, for every `x` and `grad_output`, in "
-               "`grad_output`'s dtype (two exceptions, NaN `x` and an infinite `grad_output`: "
-               "see the appendix);",
+               "`grad_output`'s dtype (two exceptions, NaN `x` and a non-finite `grad_output` "
+               "beyond the corners: see the appendix);",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -182,7 +182,7 @@ FAKE_QUANTIZE_CLAUSES = (
                 "scale's gradient with LSQ's open interval, x's closed",
             "FakeQuantize/clipped-scale-times-scale": "a clipped element's dy/ds as qmax * scale",
             "FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
-            "FakeQuantize/v-in-float32": "v = x / scale computed in float32 for float64 x",
+            "FakeQuantize/v-in-float32": "v recomputed in float32 in backward, for float64 x",
             "FakeQuantize/edge-in-x-units":
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
