@@ -1,8 +1,10 @@
-"""One figure per lesson: for each exercise a horizontal bar of its graded learners, stacked as
-full marks, each named mistake (most frequent first), the other failures (tried, no probe named
-why) and the exercises not attempted (the stub still raises). Counts only, never learner ids. Each named segment carries a letter, and a key under the axes says
-which mistake each letter of each exercise is; colours are colour-blind safe and hatched, so a
-greyscale print still reads."""
+"""One figure per lesson: for each exercise a horizontal bar of the class, stacked as full marks,
+each named mistake (most frequent first), the other failures (tried, no probe named why), the
+exercises not attempted (the stub still raises) and the learners who did not hand the lesson in.
+Counts only, never learner ids. Each named segment carries a letter, and a key under the axes
+says which mistake each letter of each row is (a letter stands for a different mistake on each
+row, and the legend says so); colours are colour-blind safe and hatched, so a greyscale print
+still reads."""
 
 import io
 import string
@@ -17,6 +19,8 @@ UNNAMED = "#999999"
 NOT_ATTEMPTED = "#FFFFFF"
 UNNAMED_LABEL = "failed, no named mistake"
 NOT_ATTEMPTED_LABEL = "not attempted"
+NOT_HANDED_IN = "#FFFFFF"
+NOT_HANDED_IN_LABEL = "not handed in"
 NAMED = ["#E69F00", "#56B4E9", "#D55E00", "#CC79A7", "#0072B2", "#F0E442"]
 HATCHES = ["", "//", "..", "xx", "\\\\", "++"]
 KEY_WIDTH = 118  # characters per line of the key
@@ -30,7 +34,8 @@ def _style(rank: int) -> tuple[str, str]:
 def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
     """Per exercise, its segments as (letter, label, count): full marks (letter ""), each named
     mistake lettered A, B, ... most frequent first, then the other failures and the learners
-    who did not attempt it (letter "")."""
+    who did not attempt it, and those of the class who did not hand the lesson in (letter
+    "")."""
     rows = {}
     for exercise in insight.exercises:
         named = [group for group in exercise.groups if group.named]
@@ -43,12 +48,14 @@ def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
                                + [(string.ascii_uppercase[rank % 26], group.mistake,
                                    len(group.students)) for rank, group in enumerate(named)]
                                + [("", UNNAMED_LABEL, counts[""]),
-                                  ("", NOT_ATTEMPTED_LABEL, counts[NOT_IMPLEMENTED])])
+                                  ("", NOT_ATTEMPTED_LABEL, counts[NOT_IMPLEMENTED]),
+                                  ("", NOT_HANDED_IN_LABEL, len(insight.not_submitted))])
     return rows
 
 
 def key_lines(rows: dict) -> list[str]:
-    """The key under the axes: for each exercise with named mistakes, each letter's id."""
+    """The key under the axes: for each exercise with named mistakes, each letter's id (a
+    heading line says that a letter names a different mistake on each row)."""
     lines = []
     for name, segments in rows.items():
         entries = [f"{letter} {label.partition('/')[2]} ({count})"
@@ -56,12 +63,16 @@ def key_lines(rows: dict) -> list[str]:
         if entries:
             lines += textwrap.wrap(f"{name}: " + " · ".join(entries), KEY_WIDTH,
                                    subsequent_indent="    ")
-    return lines
+    return [KEY_HEADING] + lines if lines else []
 
 
-# the segments without a letter: their colour and the colour of their count
-UNLETTERED = {"full marks": (FULL_MARKS, "white"), UNNAMED_LABEL: (UNNAMED, "black"),
-              NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black")}
+KEY_HEADING = "Key, row by row (a letter stands for a different mistake on each row):"
+
+
+# the segments without a letter: their colour, the colour of their count, and their hatch
+UNLETTERED = {"full marks": (FULL_MARKS, "white", ""), UNNAMED_LABEL: (UNNAMED, "black", ""),
+              NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black", ""),
+              NOT_HANDED_IN_LABEL: (NOT_HANDED_IN, "black", "..")}
 
 
 def legend_entries(rows: dict) -> list[tuple[str, str, str]]:
@@ -79,16 +90,20 @@ def legend_entries(rows: dict) -> list[tuple[str, str, str]]:
             rank += bool(letter)
     entries = [(FULL_MARKS, "", "full marks")] if "full marks" in drawn else []
     if 0 in ranks:
-        entries.append((*_style(0), "the most frequent named mistake (A below)"))
+        entries.append((*_style(0), "A: the row's most frequent named mistake (which one: the "
+                        "key below)"))
     if 1 in ranks:
-        entries.append((*_style(1), "the next named mistake (B; C, D, ...: each its own colour "
-                        "and hatch)" if max(ranks) > 1 else "the next named mistake (B below)"))
+        entries.append((*_style(1), "B: the row's next named mistake (C, D, ...: each its own "
+                        "colour and hatch)" if max(ranks) > 1 else
+                        "B: the row's next named mistake (which one: the key below)"))
     if UNNAMED_LABEL in drawn:
         entries.append((UNNAMED, "", "failed, no named mistake (wrong value, error, timeout, "
                         "...)"))
     if NOT_ATTEMPTED_LABEL in drawn:
         entries.append((NOT_ATTEMPTED, "", "not attempted (the stub still raises "
                         "NotImplementedError)"))
+    if NOT_HANDED_IN_LABEL in drawn:
+        entries.append((NOT_HANDED_IN, "..", "not handed in (the lesson's notebook)"))
     return entries
 
 
@@ -118,7 +133,8 @@ def lesson_figure(insight: LessonInsight):
         start, rank = 0, 0
         for letter, label, count in rows[name]:
             if count:
-                colour, hatch = (_style(rank) if letter else (UNLETTERED[label][0], ""))
+                colour, hatch = (_style(rank) if letter else (UNLETTERED[label][0],
+                                                              UNLETTERED[label][2]))
                 axes.barh(y, count, left=start, color=colour, hatch=hatch, height=0.7,
                           edgecolor="#333333", linewidth=0.6)
                 text = f"{letter} {count}" if letter else str(count)
@@ -132,7 +148,8 @@ def lesson_figure(insight: LessonInsight):
     axes.set_yticks(range(len(names)), names)
     axes.set_ylim(-0.5, len(names) - 0.5)
     axes.set_xlim(0, widest)
-    axes.set_xlabel("learners graded", fontsize=9)
+    axes.set_xlabel("learners of the class (graded, or not handed in)" if insight.not_submitted
+                    else "learners graded", fontsize=9)
     axes.xaxis.get_major_locator().set_params(integer=True)
     axes.set_title(f"{insight.lesson}: what the class got wrong", fontsize=11)
     for side in ("top", "right"):

@@ -81,8 +81,8 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 explanation = one_line.cut(group.explanation, 240)
                 shortened |= explanation != group.explanation
                 lines.append(f"    {len(group.students):4d}  {group.mistake}: {explanation}")
-                if group.named and group.section != exercise.section:
-                    lines.append(f"          taught in: {insight.label(group.section)}")
+                if group.named:
+                    lines.append(f"          taught in: {taught_in(insight, exercise, group)}")
                 lines.append(f"          {learners}")
     if shortened:
         lines.append(CUT_NOTE)
@@ -91,6 +91,13 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
 
 CUT_NOTE = ("(… marks a hint cut short to fit a line here: the page, insight.html, and insight.csv's "
             "explanation and hint columns have each one whole)")
+
+
+def taught_in(insight: LessonInsight, exercise, group) -> str:
+    """The section of the lesson that teaches the point a named mistake misses: one
+    ``mistake_sections`` gives, else the exercise's own (its questions teach it), said so."""
+    own = " (the exercise's own section)" if group.section == exercise.section else ""
+    return insight.label(group.section) + own
 
 
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:
@@ -144,9 +151,9 @@ def _inline(text: str) -> str:
 
 def lesson_table(insight: LessonInsight, names: bool = False) -> str:
     """An HTML table: each exercise's counts, then its groups (learner ids only if ``names``).
-    A group's "taught in" is shown where a section other than its exercise's teaches it; the
-    column is left out when no group of the lesson has one."""
-    elsewhere = any(group.section != exercise.section for exercise in insight.exercises
+    Each named group's "taught in" is shown (``taught_in``); the column is left out when no
+    group of the lesson is named (a group without a name proves no point it misses)."""
+    elsewhere = any(group.named for exercise in insight.exercises
                     for group in exercise.groups)
     head = ["learners", "what went wrong (the mistake's id below)"] + (
         ["taught in"] if elsewhere else []) + (["who"] if names else [])
@@ -162,8 +169,8 @@ def lesson_table(insight: LessonInsight, names: bool = False) -> str:
                      f"<td>{html.escape(group.explanation)}<br>"
                      f"<code{kind}>{html.escape(group.mistake)}</code></td>"]
             if elsewhere:
-                cells.append("<td>" + (_inline(insight.label(group.section))
-                                       if group.section != exercise.section else "") + "</td>")
+                cells.append("<td>" + (_inline(taught_in(insight, exercise, group))
+                                       if group.named else "") + "</td>")
             if names:
                 cells.append(f"<td>{html.escape(', '.join(group.students))}</td>")
             rows.append("<tr>" + "".join(cells) + "</tr>")

@@ -45,7 +45,8 @@ def test_the_terminal_lists_counts_groups_and_learners(root):
     assert text.splitlines()[-1] == ("not handed in by anyone yet, skipped (2 lessons): "
                                      "08_later, 09_later")
     assert "Shift: 4 graded, 1 full marks, 3 failed" in text
-    assert re.search(r"2  Shift/forgets-offset: Shift forgets b\n\s+ben-ix, cam-ix", text)
+    assert re.search(r"2  Shift/forgets-offset: Shift forgets b\n\s+taught in: .*\n\s+ben-ix, "
+                     r"cam-ix", text)
     assert re.search(r"1  unproven:wrong-value: wrong value, cause not proven", text)
 
 
@@ -120,15 +121,19 @@ def test_the_page_is_self_contained(root, tmp_path):
 
 def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
     """Does each exercise's bar hold full marks, each named mistake lettered, then the other
-    failures, and apart from them the learners who did not attempt it (the stub still raises);
-    does the key say which mistake each letter is; and does it draw?"""
+    failures, and apart from them the learners who did not attempt it (the stub still raises)
+    and those who did not hand it in; does the key say which mistake each letter is, row by row,
+    and the legend that a letter names a different mistake on each row; and does it draw?"""
     insight = class_insight(root, [LESSON])[0][0]
     assert bars(insight) == {
         "Shift": [("", "full marks", 1), ("A", "Shift/forgets-offset", 2),
-                  ("", "failed, no named mistake", 0), ("", "not attempted", 1)],
+                  ("", "failed, no named mistake", 0), ("", "not attempted", 1),
+                  ("", "not handed in", 0)],
         "Scale": [("", "full marks", 2), ("", "failed, no named mistake", 1),
-                  ("", "not attempted", 1)]}
-    assert key_lines(bars(insight)) == ["Shift: A forgets-offset (2)"]
+                  ("", "not attempted", 1), ("", "not handed in", 0)]}
+    assert key_lines(bars(insight)) == [
+        "Key, row by row (a letter stands for a different mistake on each row):",
+        "Shift: A forgets-offset (2)"]
     figure = lesson_figure(insight)
     assert figure_bytes(figure, "svg").lstrip().startswith(b"<?xml")
     from matplotlib.colors import to_hex
@@ -141,9 +146,10 @@ def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
                                                         figure.legends[0].get_texts())]
 
     shown = legend(figure)
-    assert shown[1] == (_style(0), "the most frequent named mistake (A below)")
+    assert shown[1] == (_style(0), "A: the row's most frequent named mistake (which one: the "
+                                   "key below)")
     assert [label.split(" (")[0] for _, label in shown] == [
-        "full marks", "the most frequent named mistake", "failed, no named mistake",
+        "full marks", "A: the row's most frequent named mistake", "failed, no named mistake",
         "not attempted"]  # no bar has a B: no B in the legend
 
 
@@ -156,7 +162,7 @@ def test_the_legend_shows_only_what_some_bar_draws(root):
                             "Scale": passed()})
     rows = bars(class_insight(root, [LESSON])[0][0])
     entries = legend_entries(rows)
-    assert (*_style(1), "the next named mistake (B below)") in entries
+    assert (*_style(1), "B: the row's next named mistake (which one: the key below)") in entries
     rows["Shift"].insert(3, ("C", "Shift/third", 1))
     assert "C, D" in legend_entries(rows)[2][2]
     only_passed = {"Shift": [("", "full marks", 3), ("", "failed, no named mistake", 0),
@@ -271,8 +277,8 @@ def test_a_run_over_some_lessons_replaces_only_their_parts(root, tmp_path):
 
 def test_learners_who_did_not_hand_a_lesson_in_are_counted(root, tmp_path):
     """Does a learner of the class who did not hand the lesson in read as "not handed in" in the
-    lesson's line (named on the terminal, and on the page only with names), and get a
-    not-submitted row per exercise in the CSV?"""
+    lesson's line (named on the terminal, and on the page only with names), get a
+    not-submitted row per exercise in the CSV, and a segment of each bar of the figure?"""
     release(root, "08_other")
     record(root, "eve-ix", {"Shift": passed(), "Scale": passed()}, lesson="08_other")
     found, skipped = class_insight(root, [LESSON])
@@ -282,6 +288,13 @@ def test_learners_who_did_not_hand_a_lesson_in_are_counted(root, tmp_path):
         ("Shift", "not-submitted", "0"), ("Scale", "not-submitted", "0")]
     counts = lesson_html(found[0], None)
     assert "not handed in: 1" in counts and "eve-ix" not in counts
+    assert all(row[-1] == ("", "not handed in", 1) for row in bars(found[0]).values())
+    from grader.insight_figures import legend_entries
+
+    assert legend_entries(bars(found[0]))[-1] == ("#FFFFFF", "..", "not handed in (the lesson's "
+                                                                   "notebook)")
+    figure = lesson_figure(found[0])
+    assert figure.axes[0].get_xlabel() == "learners of the class (graded, or not handed in)"
     assert "not handed in: 1 (eve-ix)" in lesson_html(found[0], None, names=True)
 
 
@@ -295,12 +308,13 @@ def test_the_page_renders_code_in_headings_and_labels(root):
     assert "Exercise 1 · <code>Shift</code>" in page and "`" not in page
 
 
-def test_the_csv_words_sections_as_the_page_and_shows_only_other_sections_taught_in(
+def test_the_csv_words_sections_as_the_page_and_every_named_mistake_is_taught_in(
         root, monkeypatch):
     """Does the CSV word an exercise's section as the terminal and page do ("✎ Exercise 2 ·
-    `Scale` (transfer)", not the heading "✎ Transfer exercise · `Scale`"); does the page's
-    "taught in" name only a section other than the exercise's own, and leave the column out
-    when no group has one?"""
+    `Scale` (transfer)", not the heading "✎ Transfer exercise · `Scale`"); do the terminal and
+    the page give "taught in" for every named mistake (its exercise's own section, said so,
+    where no other section is listed for it: issue 48 found it for 2 of 17), and none for a
+    group without a name?"""
     import grader.insight
 
     path = root / "release" / LESSON / f"{LESSON}.ipynb"
@@ -311,9 +325,14 @@ def test_the_csv_words_sections_as_the_page_and_shows_only_other_sections_taught
     sections = {row["section"] for row in csv_rows(found) if row["exercise"] == "Scale"
                 and row["result"] != "full-marks"}
     assert sections == {label} and f"[{label}]" in text_report(found, skipped)
+    own = "✎ Exercise 1 · `Shift` (the exercise's own section)"
+    assert text_report(found, skipped).count("taught in:") == 1
+    assert f"taught in: {own}" in text_report(found, skipped)
     page = lesson_html(found[0], None)
-    assert "this exercise" not in page and "taught in" not in page
+    assert "<th>taught in</th>" in page
+    assert page.count("<td>✎ Exercise 1 · <code>Shift</code> (the exercise&#x27;s own "
+                      "section)</td>") == 1
     monkeypatch.setitem(grader.insight.SECTIONS, "Shift/forgets-offset", "Background 0")
     page = lesson_html(class_insight(root, [LESSON])[0][0], None)
-    assert "<th>taught in</th>" in page and "this exercise" not in page
+    assert "<th>taught in</th>" in page and "own section" not in page
     assert page.count("<td>Background 0</td>") == 1 and page.count("<td></td>") == 3
