@@ -9,7 +9,9 @@ SOFTPLUS_CLAUSES = (
            "recovers the derivative from $y$;",
            {"Softplus/saves-not-only-output": "saves the input x",
             "Softplus/saves-nothing": "output kept in a module global",
-            "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
+            "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y",
+            "Softplus/state-shared-between-calls":
+                "saves y, backward reads the last call's y from a module global"}),
     Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both "
            "tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64 "
            "number. $\\mathrm{softplus}(-40) \\approx 4.2 \\times 10^{-18}$, not $0$; the "
@@ -45,7 +47,9 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/saves-nothing": "output kept in a module global",
             "MySigmoid/tensor-on-ctx": "output kept as ctx.y",
             "MySigmoid/state-on-class":
-                "the output kept on the class (MySigmoid.last_output = y)"}),
+                "the output kept on the class (MySigmoid.last_output = y)",
+            "MySigmoid/state-shared-between-calls":
+                "saves y, backward reads the last call's y from a module global"}),
     Clause("backward is your derivation, written by hand: no `torch.sigmoid` backward op such as "
            "`torch.ops.aten.sigmoid_backward`, no autograd call inside backward;",
            {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",

@@ -17,7 +17,7 @@ from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_
 from .sigmoid_probes import (check_branches_not_swapped, check_gradient_count,
                              check_mask_not_float32, check_output_used_as_sigmoid,
                              check_scale_not_float32, comparable, overflow_cause)
-from ..shared.call_state import check_class_untouched
+from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .sigmoid_accuracy import (check_near_zero, check_tails, check_whole_line, judge_line,
                                line_values)
@@ -86,6 +86,9 @@ def my_sigmoid_full(MySigmoid, device) -> None:
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_extreme_inputs(function, MY_SIGMOID, device)
     check_near_zero(function, MY_SIGMOID, device)
+    # two calls in flight: a backward that reads a global gets the later call's y
+    check_one_ctx_per_call(function, MY_SIGMOID, {"x": 3 * sample((5,), device, seed=1)},
+                           {"x": 3 * sample((5,), device, seed=2)})
     check_version_tracking(function, MY_SIGMOID, {"x": sample((4,), device)})
     check_gradcheck(function, MY_SIGMOID, {"x": sample((3,), device)})
     # last: the mistakes named above show here too, on a denser grid that names them less well
@@ -199,6 +202,9 @@ def my_relu_full(MyReLU, device) -> None:
     covers("largest finite x")
     check_saves_mask_or_output(function, MY_RELU, device)
     check_each_input_alone(function, MY_RELU, {"x": sample((3, 4), device, away_from_zero=0.1)})
+    check_one_ctx_per_call(function, MY_RELU, {"x": sample((5,), device, seed=1,
+                                                          away_from_zero=0.1)},
+                           {"x": sample((5,), device, seed=2, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
     watch.settle()  # on every call above: each dtype, the largest finite x, non-leaf x
     covers("a boolean mask or the output")

@@ -11,6 +11,7 @@ from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .sigmoid import LARGE, check_class_untouched, check_output_is_new, extreme_line
+from ..shared.call_state import check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES
 from .saving import check_input_untouched, softplus_watch
@@ -317,6 +318,8 @@ def softplus_full(Softplus, device) -> None:
         check_output_is_new(function, SOFTPLUS, device, values, "above 37")
     covers("a new tensor")
     check_each_input_alone(function, SOFTPLUS, {"x": 4 * sample((3, 4), device)})
+    check_one_ctx_per_call(function, SOFTPLUS, {"x": 4 * sample((5,), device, seed=1)},
+                           {"x": 4 * sample((5,), device, seed=2)})
     check_gradcheck(function, SOFTPLUS, {"x": sample((4,), device)})
     watch.settle()  # on every call above: the tails' and the large x, non-leaf x included
     covers("saves only its output")

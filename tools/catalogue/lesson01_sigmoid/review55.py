@@ -67,4 +67,20 @@ MISTAKES = [
             edit(_softplus(SOFTPLUS_STABLE + SAVE_Y, SOFTPLUS_BACKWARD),
                  ("        return grad_output *", LARGE + "            return "
                   "grad_output.mul_(-torch.expm1(-y))\n        return grad_output *"))),
+    Mistake("MySigmoid", "saves y, backward reads the last call's y from a module global",
+            "backward used another call's inputs",
+            "_LAST = {}\n" + edit(_sigmoid(STABLE + SAVE_Y, FROM_Y),
+                                  ("        ctx.save_for_backward(y)\n",
+                                   "        ctx.save_for_backward(y)\n"
+                                   "        _LAST['y'] = y.detach()\n"),
+                                  ("        y, = ctx.saved_tensors\n",
+                                   "        y = _LAST['y']\n"))),
+    Mistake("Softplus", "saves y, backward reads the last call's y from a module global",
+            "backward used another call's inputs",
+            "_LAST = {}\n" + edit(_softplus(SOFTPLUS_STABLE + SAVE_Y, SOFTPLUS_BACKWARD),
+                                  ("        ctx.save_for_backward(y)\n",
+                                   "        ctx.save_for_backward(y)\n"
+                                   "        _LAST['y'] = y.detach()\n"),
+                                  ("        y, = ctx.saved_tensors\n",
+                                   "        y = _LAST['y']\n"))),
 ]
