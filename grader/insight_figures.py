@@ -142,7 +142,7 @@ def lesson_figure(insight: LessonInsight):
                     axes.text(start + count / 2, y, text, ha="center", va="center", fontsize=8,
                               fontweight="bold", color="black" if letter
                               else UNLETTERED[label][1],
-                              backgroundcolor="none" if not letter else "white")
+                              backgroundcolor="white" if letter or hatch else "none")
                 start += count
             rank += bool(letter)
     axes.set_yticks(range(len(names)), names)
