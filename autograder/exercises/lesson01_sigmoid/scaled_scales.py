@@ -102,6 +102,20 @@ def _zeros_cause(function, device) -> str:
     return ": all zeros, where the true gradient is not 0 at any x"
 
 
+def _product_cause(function, device) -> str:
+    """A gradient wrong (not zero) at a tiny scale: name a product of two scale-sized factors
+    (y * y / scale) only when it is right at 1e150 and 1e-150 and wrong at both 1e-170 and
+    1e160, where such a product (about scale^2) underflows and overflows."""
+    if not (_right_at(function, device, 1e150) and _right_at(function, device, 1e-150)):
+        return ""
+    if _right_at(function, device, 1e-170) or _right_at(function, device, 1e160):
+        return ""
+    return (": it is wrong at scale = 1e-170 and 1e160 too, while right at 1e150 and 1e-150: "
+            "backward multiplies two factors of the scale's size (such as y * y), whose "
+            "product, about scale^2, underflows below |scale| of about 1e-162 and overflows "
+            "from about 1e154; which form of the derivative has one factor of scale only?")
+
+
 def check_tiny_scales(function, device) -> None:
     """Values and gradients right relative to their size (rtol 1e-9, no atol) at
     scale = +-1e-12, +-SMALLEST_SCALE and 1e300 (a Python float, as any)."""
@@ -113,7 +127,7 @@ def check_tiny_scales(function, device) -> None:
         if comparable(grad, true) and not torch.allclose(grad, true, rtol=1e-6, atol=0):
             at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
             cause = (_zeros_cause(function, device) if not bool(grad.any())
-                     else _epsilon_cause(function, device))
+                     else _epsilon_cause(function, device) or _product_cause(function, device))
             raise GradingError(
                 f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
                 f"true one is {true[at].item()!r}{cause}", mistake={

@@ -83,4 +83,11 @@ MISTAKES = [
                                    "        _LAST['y'] = y.detach()\n"),
                                   ("        y, = ctx.saved_tensors\n",
                                    "        y = _LAST['y']\n"))),
+    Mistake("ScaledSigmoid", "keeps y, backward y - y * y / scale: y * y about scale^2",
+            "backward multiplies two factors of the scale's size (such as y * y)",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        if ctx.scale == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * (y - y * y / ctx.scale), None")),
 ]
