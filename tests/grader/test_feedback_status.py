@@ -61,3 +61,12 @@ def test_a_learner_is_told_which_answer_was_not_found():
     assert shown.endswith("found by their code and graded; no answer was found for "
                           "answer_SoftThreshold, so the lesson's unanswered stub was graded in "
                           "its place (0 points).")
+
+
+def test_every_status_is_named_in_the_readme():
+    """Does the README's account of grades.csv name every status a notebook can have (the
+    answer cells' syntax-error and unanswered too)?"""
+    from grader.lessons import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    assert [status for status in STATUSES if f"`{status}`" not in readme] == []

@@ -2,6 +2,7 @@
 a release gives the test cells an instructor added."""
 
 import nbformat
+import pytest
 
 from grader.releases import kept_marks_line, tag_test_cells
 
@@ -39,3 +40,35 @@ def test_a_release_tags_only_the_test_cells_that_lack_the_tag(tmp_path):
     written = path.stat().st_mtime_ns
     assert tag_test_cells(path) == []
     assert path.stat().st_mtime_ns == written
+
+
+def test_the_readme_says_what_the_shell_sees_when_a_release_is_held_back(tmp_path):
+    """`python -m grader release` exits 1 when it held a lesson back (tests/grader/test_term.py);
+    does the shell see make's 2 after `make release` (here a stand-in that exits 1), as the
+    README says, rather than the 1 it used to promise?"""
+    import shutil
+    import subprocess
+
+    from grader.lessons import ROOT
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    installed = tmp_path / "installed"  # newer than requirements.txt: make builds nothing
+    installed.touch()
+    done = subprocess.run(["make", "--no-print-directory", "release", "PYTHON=false",
+                           f"INSTALLED={installed}", f"COURSE_ROOT={tmp_path}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "release] Error 1" in done.stderr
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "the shell sees make's own status, 2" in readme
+
+
+@pytest.mark.parametrize("written", ["2026-11-27 03:50:00.000000 UTC", "2026-11-27 03:50:00 UTC",
+                                     "2026-11-27 03:50:00", "2026-11-27T04:50:00+01:00"])
+def test_the_timestamp_formats_the_readme_gives_are_read(written):
+    """Is a timestamp.txt in nbgrader's format, or any of the forms the README says will do,
+    read as the same UTC hand-in time; and one that cannot be read as none?"""
+    from grader.releases import submitted_at
+
+    assert submitted_at({"timestamp.txt": f"{written}\n".encode()}) == "2026-11-27 03:50:00"
+    assert submitted_at({"timestamp.txt": b"yesterday"}) is None
