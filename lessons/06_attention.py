@@ -57,10 +57,20 @@ from torch.nn.attention.bias import causal_lower_right
 from autograder import self_check
 from autograder.exercises.lesson06_attention.attention_steps import row_sum_is_right, tile_errors
 from autograder.memory import TensorAccounting
+from autograder.predictions import written
 from widgets import attention_explorer
 from widgets.flash import measure_attention, online_softmax_stepper, peak_and_time_figure
 
 _ = torch.manual_seed(0)
+
+
+def withheld(*predictions) -> bool:
+    """True, after saying so, while a prediction is not written: a predict-then-run cell
+    shows what it measured only then (Run All would hand the answers over before you predict)."""
+    if written(*predictions):
+        return False
+    print("no prediction written: write yours, then run this again")
+    return True
 
 # %% [markdown]
 # ## The forward
@@ -259,9 +269,15 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # 3. with `is_causal=True` and 2 queries against 4 keys, how many keys the first query sees.
 
 # %%
+### BEGIN WORKED
+my_softmax_of_masked_row = "nan"
+my_sdpa_for_masked_query = "zeros"
+my_keys_seen_by_first_query = 1
+### LEARNER
 my_softmax_of_masked_row = None  # "nan", "zeros" or "uniform"
 my_sdpa_for_masked_query = None  # "nan", "zeros" or "uniform"
 my_keys_seen_by_first_query = None  # 1, 2, 3 or 4
+### END WORKED
 
 # %%
 def kind(row):
@@ -271,24 +287,26 @@ def kind(row):
     return "zeros" if torch.all(row == 0) else "uniform" if torch.allclose(row, row[0]) else "other"
 
 
-masked_row = torch.softmax(torch.full((3,), float("-inf")), dim=0)
-print("softmax of a fully masked row:", masked_row, "  you predicted", my_softmax_of_masked_row,
-      "  it is", kind(masked_row))
-print("SDPA's output for that query: ", wrong[0, 3, :3], "  you predicted",
-      my_sdpa_for_masked_query, "  it is", kind(wrong[0, 3]))
-q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
-for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
-                        ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
-    same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
-                          F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
-    print(f"is_causal=True is {name}:", same)
-bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
-print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
-    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
-    F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
-print("keys the first query sees under is_causal=True:",
-      int(torch.ones(2, 4, dtype=torch.bool).tril()[0].sum()),
-      "  you predicted", my_keys_seen_by_first_query)
+if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
+                my_keys_seen_by_first_query):
+    masked_row = torch.softmax(torch.full((3,), float("-inf")), dim=0)
+    print("softmax of a fully masked row:", masked_row, "  you predicted",
+          my_softmax_of_masked_row, "  it is", kind(masked_row))
+    print("SDPA's output for that query: ", wrong[0, 3, :3], "  you predicted",
+          my_sdpa_for_masked_query, "  it is", kind(wrong[0, 3]))
+    q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
+    for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
+                            ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
+        same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
+                              F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
+        print(f"is_causal=True is {name}:", same)
+    bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
+    print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
+        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
+        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
+    print("keys the first query sees under is_causal=True:",
+          int(torch.ones(2, 4, dtype=torch.bool).tril()[0].sum()),
+          "  you predicted", my_keys_seen_by_first_query)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -453,8 +471,13 @@ for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results
 # decorator?
 
 # %%
+### BEGIN WORKED
+my_without_decorator = "wrong"
+my_with_decorator = "raises"
+### LEARNER
 my_without_decorator = None  # "raises", "right" or "wrong"
 my_with_decorator = None  # "raises", "right" or "wrong"
+### END WORKED
 
 
 # %%
@@ -486,15 +509,17 @@ def second_derivative(attention):
 
 
 reference = second_derivative(composed)
-for name, attention, guess in [("without the decorator", Undecorated.apply, my_without_decorator),
-                               ("with it", ScaledDotProductAttention.apply, my_with_decorator)]:
-    try:
-        error = (second_derivative(attention) - reference).abs().max().item()
-        print(f"{name}: largest error {error:.3g}", "  you predicted", guess)
-    except NotImplementedError:  # your Function is not written yet
-        raise
-    except RuntimeError as raised:
-        print(f"{name}: RuntimeError: {str(raised).splitlines()[0]}", "  you predicted", guess)
+if not withheld(my_without_decorator, my_with_decorator):
+    for name, attention, guess in [
+            ("without the decorator", Undecorated.apply, my_without_decorator),
+            ("with it", ScaledDotProductAttention.apply, my_with_decorator)]:
+        try:
+            error = (second_derivative(attention) - reference).abs().max().item()
+            print(f"{name}: largest error {error:.3g}", "  you predicted", guess)
+        except NotImplementedError:  # your Function is not written yet
+            raise
+        except RuntimeError as raised:
+            print(f"{name}: RuntimeError: {str(raised).splitlines()[0]}", "  you predicted", guess)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -584,8 +609,13 @@ print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d
 # your Function keep? Write both guesses in bytes before running on.
 
 # %%
+### BEGIN WORKED
+my_composed_bytes = 327_680  # P, and the inverted mask masked_fill keeps
+my_function_bytes = 262_144  # P alone
+### LEARNER
 my_composed_bytes = None  # bytes autograd keeps for the composed ops
 my_function_bytes = None  # bytes your ScaledDotProductAttention keeps
+### END WORKED
 
 
 # %%
@@ -616,13 +646,15 @@ Q, K, V = (torch.randn(1, 256, 32, requires_grad=True) for _ in range(3))  # N =
 causal_256 = torch.ones(256, 256, dtype=torch.bool).tril()
 print(f"N = 256, d = 32, float32: P alone is {256 * 256 * 4:,} bytes")
 kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal_256)
-print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
-      f"(you predicted {my_composed_bytes})")
+if not withheld(my_composed_bytes, my_function_bytes):
+    print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
+          f"(you predicted {my_composed_bytes})")
 
 # %%
 kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
-print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
-      f"(you predicted {my_function_bytes})")
+if not withheld(my_composed_bytes, my_function_bytes):
+    print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
+          f"(you predicted {my_function_bytes})")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -811,7 +843,11 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # alive at the same moment, before you answer.
 
 # %%
+### BEGIN WORKED
+my_peak_prediction = "higher"
+### LEARNER
 my_peak_prediction = None  # "lower", "same" or "higher"
+### END WORKED
 
 
 # %%
@@ -830,13 +866,14 @@ def peak_bytes(attention, N, d=64):
 
 
 MiB = 2**20
-for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
-                ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
-    forward_peak, backward_peak, kept, step_peak = peak_bytes(f, 1024)
-    print(f"{name:<26} N = 1024: forward {forward_peak / MiB:5.2f} MiB, kept "
-          f"{kept / MiB:5.2f}, backward {backward_peak / MiB:5.2f} on top, "
-          f"step {step_peak / MiB:5.2f}")
-print("you predicted:", my_peak_prediction)
+if not withheld(my_peak_prediction):
+    for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
+                    ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
+        forward_peak, backward_peak, kept, step_peak = peak_bytes(f, 1024)
+        print(f"{name:<26} N = 1024: forward {forward_peak / MiB:5.2f} MiB, kept "
+              f"{kept / MiB:5.2f}, backward {backward_peak / MiB:5.2f} on top, "
+              f"step {step_peak / MiB:5.2f}")
+    print("you predicted:", my_peak_prediction)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -987,18 +1024,23 @@ report("output and L, block by block", error_online, 1e-12)
 # blocks after it?
 
 # %%
+### BEGIN WORKED
+my_masked_first_block = "nan"
+### LEARNER
 my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blocks
+### END WORKED
 
 # %%
 masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
 m, ell, o = start()
 m, ell, o = combine(m, ell, o, masked[:4], values[:4])
-print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
-for first in range(4, 12, 4):
-    m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
-print("output after every block:", finish(m, ell, o)[0], "  you predicted",
-      my_masked_first_block)
-print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
+if not withheld(my_masked_first_block):
+    print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
+    for first in range(4, 12, 4):
+        m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
+    print("output after every block:", finish(m, ell, o)[0], "  you predicted",
+          my_masked_first_block)
+    print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1008,8 +1050,8 @@ print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
 # $e^{S'_j - m_{\text{new}}}$ is nan too: the update poisons $\ell$ and $o$, and no later block
 # can repair a nan. The exact answer ignores the masked keys and is perfectly finite. (A
 # `start` at `torch.finfo(torch.float64).min`, which passes the check above too, keeps
-# $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused kernels guard the exponent: where
-# $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
+# $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused
+# kernels guard the exponent: where $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
 # and leaves the zeros as they were. In Exercise 3 the causal mask is bottom-right with
 # $N_q \le N_k$, so key 0 is visible to every query: visiting key blocks from the first, no
 # row ever starts with a block it cannot see (a diagonal tile later on may hide all of a row's
