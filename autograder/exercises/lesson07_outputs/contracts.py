@@ -65,7 +65,7 @@ SPLIT_CLAUSES = (
            {"SplitHalves/saves-x": "x saved to read its shape in backward",
             "SplitHalves/zeros-saved-in-forward":
                 "zeros of a half made in forward and saved, concatenated in backward",
-            "SplitHalves/saves-a-tensor": "an empty half saved in forward"}),
+            "SplitHalves/saves-a-tensor": "the half width saved as a 0-d tensor"}),
     Clause("backward allocates at most 1.25 times the bytes of `x` in all, with one half "
            "missing as with both present: the gradient it returns and next to nothing besides "
            "(a zero half then concatenated is over it).",
@@ -85,7 +85,8 @@ RELU_CLAUSES = (
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor",
             "ReLUInPlace/own-leaf-guard":
-                "its own leaf guard with torch.relu_'s text, under no_grad too"}),
+                "its own leaf guard with torch.relu_'s text, under no_grad too",
+            "ReLUInPlace/forward-under-enable-grad": "the clamp made under torch.enable_grad()"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
            "with entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every "
            "entry (exact, no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero "
@@ -126,7 +127,8 @@ ABS_IN_PLACE_CLAUSES = (
            {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
             "AbsInPlace/returns-new-tensor": "a new tensor returned",
             "AbsInPlace/own-leaf-guard":
-                "its own leaf guard with torch.abs_'s text, under no_grad too"}),
+                "its own leaf guard with torch.abs_'s text, under no_grad too",
+            "AbsInPlace/forward-under-enable-grad": "the write made under torch.enable_grad()"}),
     Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
            "with entries at 0, beside 0 or infinite: afterwards `x == torch.abs(x)` at every "
            "entry (exact, no tolerance, either zero passing, as for `ReLUInPlace`), and the "
