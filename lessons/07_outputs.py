@@ -526,6 +526,8 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
+# Forward saves nothing: the gradients backward receives carry every shape it needs (a saved
+# `x` would make backward raise once the model writes into `x` in place).
 # With both halves `None`, there is no gradient: `None`, no allocation at all. Otherwise
 # backward returns a gradient of `x`'s shape, so one new tensor is the least it can allocate,
 # and the known half has to land in it without a second one: a zero-initialised tensor of the
@@ -934,6 +936,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
 # | both halves padded to the full width and added, as `SinCosLazy` adds its terms | three tensors of `x`'s shape where one does | one tensor of the full shape, both halves copied in (or one `torch.cat`) |
 # | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
+# | `SplitHalves` saving `x` to read its shape in backward | a later in-place write into `x` makes backward raise | read the shapes from the gradients backward receives |
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
