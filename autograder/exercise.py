@@ -7,12 +7,12 @@ from dataclasses import dataclass
 import torch
 
 from .devices import grading_devices
-from .grad_output_watch import grad_output_watched
 from .precision import precision_findings_last
 from .clauses import Clause
 from .domain import Domain
 from .nesting import stopping_endless_backward
 from .properties import check_domain
+from .untouched import calls_watched
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,10 @@ class Exercise:
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades
         on; returns those devices. A backward that starts itself without end fails the battery
-        instead of hanging it; one that writes into grad_output on any call fails it."""
+        instead of hanging it; one that writes into grad_output or an input on any call fails it."""
         devices = grading_devices()
         with (stopping_endless_backward(), precision_findings_last(self.name),
-              grad_output_watched(self.name, submission), self.within()):
+              calls_watched(self.name, submission), self.within()):
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

@@ -61,8 +61,11 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
         if not outputs or not wanted:
             return
         saved = _saved_copies(outputs)
-        first = torch.autograd.grad(outputs, wanted, grad_outputs, retain_graph=True,
-                                    allow_unused=True)
+        # copies: a gradient tensor backward keeps (a leaf's .grad kept on ctx) would be
+        # changed in place by the second run, and the two runs would always agree
+        first = [None if g is None else g.detach().clone()
+                 for g in torch.autograd.grad(outputs, wanted, grad_outputs,
+                                              retain_graph=True, allow_unused=True)]
     except Exception:  # the learner's code may raise anything: other checks name it
         return
     try:

@@ -89,3 +89,16 @@ def test_gradcheck_meeting_a_saved_tensor_changed_by_backward_names_it():
     with pytest.raises(GradingError) as error:
         check_gradcheck(answer, SQUARE, _values())
     assert error.value.mistake == "Square/backward-modifies-saved-tensor"
+
+
+def test_a_gradient_backward_keeps_and_adds_into_is_caught():
+    """A backward returning a tensor it keeps on ctx and adds into: the first run's gradient is
+    that very tensor, so it must be copied before the second run changes it."""
+    answer = _square("two_x, = ctx.saved_tensors\n"
+                     "        if not hasattr(ctx, 'kept'):\n"
+                     "            ctx.kept = torch.zeros_like(two_x)\n"
+                     "        return ctx.kept.add_(two_x * g)")
+    with pytest.raises(GradingError, match="gradient for x changes when backward runs a "
+                                           "second time") as error:
+        check_backward_twice(answer, SQUARE, _values())
+    assert error.value.mistake == "Square/backward-changes-state-it-reads"

@@ -153,7 +153,7 @@ MISTAKES = [
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "backward divides the saved logits in place",
-            "StraightThroughSoftmax modified its input logits in place",
+            "modified its input logits in place",
             _sts("        logits, = ctx.saved_tensors\n"
                  "        soft = torch.softmax(logits.div_(ctx.tau), dim=-1)\n" + RIGHT,
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"

@@ -1,5 +1,6 @@
-"""grad_output untouched on every call a battery makes, not only on the calls its checks choose:
-a backward that writes into grad_output on one call of many fails, with that mistake named."""
+"""grad_output and the inputs untouched on every call a battery makes, not only on the calls its
+checks choose: a Function that writes into them on one call of many fails, with that mistake
+named."""
 
 import torch
 
@@ -90,3 +91,74 @@ def test_outside_a_battery_backward_runs_unwatched():
     grad_output = torch.ones(1000, dtype=torch.float64)
     torch.autograd.grad(DoubleWritingWhenLarge.apply(x), x, grad_output)
     assert grad_output[0].item() == 2.0  # written, and nobody objected
+
+
+class DoubleClampingLargeInput(Double):
+    """Wrong: forward clamps x in place when it has more than 100 entries."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * (x.clamp_(min=0) if x.numel() > 100 else x.clamp(min=0))
+
+
+class DoubleScalingSavedInput(torch.autograd.Function):
+    """Wrong: backward scales the saved x (the caller's tensor) in place when it is large."""
+
+    @staticmethod
+    def forward(x):
+        return 2 * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if x.numel() > 100:
+            x.mul_(0)
+        return 2 * grad_output
+
+
+class ReluInPlace(torch.autograd.Function):
+    """Right: writes into x, marks it dirty and returns it (the in-place contract)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.mark_dirty(x)
+        return x.clamp_(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+def _calls_on_inputs_needing_no_gradient(sizes):
+    def battery(function, device):
+        for size in sizes:
+            function.apply(torch.ones(size, dtype=torch.float64))
+    return battery
+
+
+def test_a_forward_writing_into_a_large_input_fails_and_is_named():
+    verdict = _verdict(DoubleClampingLargeInput, _calls_on_inputs_needing_no_gradient([3, 500]))
+    assert verdict.mistake == "WatchedDouble/writes-input"
+    assert verdict.message.startswith("WatchedDouble.forward modified its input x in place on "
+                                      "one of the grader's calls (x of shape (500,), float64, "
+                                      "needing no gradient)")
+
+
+def test_a_backward_writing_into_a_saved_input_fails_and_is_named():
+    verdict = _verdict(DoubleScalingSavedInput, _calls([3, 500]))
+    assert verdict.mistake == "WatchedDouble/writes-input"
+    assert verdict.message.startswith("WatchedDouble.backward modified its input x in place")
+
+
+def test_an_input_written_and_returned_as_marked_dirty_passes():
+    def battery(function, device):
+        x = torch.randn(500, dtype=torch.float64, requires_grad=True)
+        torch.autograd.grad(function.apply(x.clone()).sum(), x)
+
+    before = dict(vars(ReluInPlace))
+    assert _verdict(ReluInPlace, battery).passed
+    assert dict(vars(ReluInPlace)) == before

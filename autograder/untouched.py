@@ -1,0 +1,206 @@
+"""What a Function is given stays as it was given, on every call a battery makes.
+
+The batteries look at grad_output and at the inputs on the calls they choose; a Function that
+writes into them only on some calls (a large tensor, float32, an input that needs no gradient,
+the second call) slipped past them. While an exercise runs, ``calls_watched`` puts wrappers in
+front of the learner's forward, setup_context and backward that compare version counters
+(bumped by every in-place op on a tensor or a view of it, and reading them costs no op or
+allocation a probe could count) before and after each call:
+
+- forward must leave its tensor inputs unchanged, except one it returns (``mark_dirty``'s
+  in-place contract);
+- backward must leave grad_output unchanged, and the forward's inputs too.
+
+The first write seen is held to the end of the battery, so that the battery's own named
+failure comes first, and raised then, or instead of a later failure the battery does not name
+(a value that differs, an error: the write's consequence)."""
+
+import functools
+import inspect
+import weakref
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import torch
+
+from .errors import GradingError
+from .mistakes import mistake_of
+
+
+class _Watch:
+    """One exercise's run: the first write seen, and each ctx's inputs (held weakly)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.found: GradingError | None = None
+        self.inputs: dict = {}  # weakref(ctx) -> [(input name, weakref(tensor))]
+
+    def note(self, hint: str, mistake: str) -> None:
+        if self.found is None:
+            self.found = GradingError(hint, mistake=f"{self.name}/{mistake}")
+
+    def remember(self, ctx, named: list) -> None:
+        try:
+            key = weakref.ref(ctx, self.inputs.pop)
+        except TypeError:  # a stand-in ctx of a probe's direct forward call
+            return
+        self.inputs[key] = [(name, weakref.ref(t)) for name, t in named]
+
+    def inputs_of(self, ctx) -> list:
+        try:
+            refs = self.inputs.get(weakref.ref(ctx), [])
+        except TypeError:
+            return []
+        return [(name, t) for name, ref in refs if (t := ref()) is not None]
+
+
+_active: ContextVar[_Watch | None] = ContextVar("calls_watched", default=None)
+
+
+def _version(tensor: torch.Tensor) -> int | None:
+    """The version counter, where the tensor has one (not a functorch wrapper's)."""
+    try:
+        return tensor._version
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+def _described(tensor: torch.Tensor, *, an_input: bool = True) -> str:
+    said = [f"of shape {tuple(tensor.shape)}", str(tensor.dtype).removeprefix("torch.")]
+    if not tensor.is_contiguous():
+        said.append("not contiguous")
+    if an_input and tensor.is_leaf and not tensor.requires_grad:
+        said.append("needing no gradient")
+    return ", ".join(said)
+
+
+def _versions(named: list) -> list:
+    return [(name, t, _version(t)) for name, t in named]
+
+
+def _written(before: list) -> list:
+    return [(name, t) for name, t, version in before
+            if version is not None and _version(t) != version]
+
+
+def _watching() -> _Watch | None:
+    watch = _active.get()
+    return None if watch is None or torch.compiler.is_compiling() else watch
+
+
+def _input_names(function: type) -> list[str]:
+    """forward's parameter names, ctx left out."""
+    try:
+        names = list(inspect.signature(function.forward).parameters)
+    except (TypeError, ValueError):
+        return []
+    return names if _defines(function, "setup_context") else names[1:]
+
+
+def _tensors(names: list[str], args: tuple) -> list:
+    return [(names[i] if i < len(names) else f"argument {i}", a)
+            for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+
+def _forward(function: type, forward):
+    names, with_ctx = _input_names(function), not _defines(function, "setup_context")
+
+    @functools.wraps(forward)
+    def watched(*args, **kwargs):
+        watch = _watching()
+        if watch is None:
+            return forward(*args, **kwargs)
+        ctx, inputs = (args[0], args[1:]) if with_ctx else (None, args)
+        named = _tensors(names, inputs)
+        before = _versions(named)
+        output = forward(*args, **kwargs)
+        returned = output if isinstance(output, tuple) else (output,)
+        for name, tensor in _written(before):
+            if not any(tensor is out for out in returned):
+                watch.note(f"{watch.name}.forward modified its input {name} in place on one of "
+                           f"the grader's calls ({name} {_described(tensor)}): inputs must "
+                           "come back unchanged on every call, whether they need a gradient "
+                           "or not; compute a new tensor instead", "writes-input")
+        if ctx is not None:
+            watch.remember(ctx, named)
+        return output
+
+    return watched
+
+
+def _setup_context(function: type, setup_context):
+    names = _input_names(function)
+
+    @functools.wraps(setup_context)
+    def watched(ctx, inputs, output):
+        result = setup_context(ctx, inputs, output)
+        if (watch := _watching()) is not None:
+            watch.remember(ctx, _tensors(names, tuple(inputs)))
+        return result
+
+    return watched
+
+
+def _backward(backward):
+    @functools.wraps(backward)
+    def watched(ctx, *grad_outputs):
+        watch = _watching()
+        if watch is None:
+            return backward(ctx, *grad_outputs)
+        one = len(grad_outputs) == 1
+        before = _versions([("grad_output" if one else f"grad_output {i}", g)
+                            for i, g in enumerate(grad_outputs) if isinstance(g, torch.Tensor)])
+        inputs_before = _versions(watch.inputs_of(ctx))
+        result = backward(ctx, *grad_outputs)
+        for which, tensor in _written(before):
+            watch.note(f"{watch.name}.backward modified {which} in place on one of the grader's "
+                       f"calls ({which} {_described(tensor, an_input=False)}): grad_output is "
+                       "the caller's tensor and must come back unchanged on every call, whatever "
+                       "its size, dtype or layout and whichever inputs need a gradient; compute "
+                       "a new tensor instead", "writes-grad-output")
+        for name, tensor in _written(inputs_before):
+            watch.note(f"{watch.name}.backward modified its input {name} in place on one of "
+                       f"the grader's calls ({name} {_described(tensor)}): the caller's tensors "
+                       "must come back unchanged; compute a new tensor instead", "writes-input")
+        return result
+
+    return watched
+
+
+def _defines(function: type, method: str) -> bool:
+    """Whether ``function`` (or a class between it and Function) defines ``method``."""
+    return getattr(function, method, None) is not getattr(torch.autograd.Function, method)
+
+
+@contextmanager
+def calls_watched(name: str, submission):
+    """While the block runs, every call of the autograd.Function ``submission`` is watched for
+    writes into what it was given; the first is raised at the end of the block."""
+    if not (isinstance(submission, type) and issubclass(submission, torch.autograd.Function)):
+        yield
+        return
+    wrappers = {"forward": lambda f: _forward(submission, f), "backward": _backward,
+                "setup_context": lambda f: _setup_context(submission, f)}
+    patched = {method: vars(submission).get(method) for method in wrappers
+               if _defines(submission, method) and callable(getattr(submission, method))}
+    for method in patched:  # resolved before any is replaced: _input_names reads forward
+        wrappers[method] = wrappers[method](getattr(submission, method))
+    watch = _Watch(name)
+    token = _active.set(watch)
+    for method in patched:
+        setattr(submission, method, staticmethod(wrappers[method]))
+    try:
+        yield
+    except GradingError as error:  # named by the battery: its words; else the write's symptom
+        if watch.found is not None and not mistake_of(error).startswith(f"{name}/"):
+            raise watch.found from error
+        raise
+    finally:
+        _active.reset(token)
+        for method, own in patched.items():  # put back as it was, inherited or not
+            if own is None:
+                delattr(submission, method)
+            else:
+                setattr(submission, method, own)
+    if watch.found is not None:
+        raise watch.found
