@@ -1,9 +1,10 @@
-"""Does a learner's prediction say what PyTorch did? Judged on meaning, not spelling: a list and
-a tuple of the same entries agree, numbers agree to a relative tolerance (1 and 1.0 do; 1e-20
-and 0 do not), text that reads as a number is that number (the answer "0" and 0.0 agree), other
-text agrees whatever its case and spacing, a tensor is read as its list, and
-where PyTorch's answer is a set the prediction must name the same members, in any order (one
-member: the prediction may be that member alone)."""
+"""Does a learner's prediction say what PyTorch did? Judged on meaning, not spelling: a list
+and a tuple of the same entries agree, numbers agree to a relative tolerance (1 and 1.0 do;
+1e-20 and 0 do not), text that reads as a number is that number (the answer "0" and 0.0 agree),
+other text agrees whatever its case and spacing, a tensor is read as its list, and where
+PyTorch's answer is a set the prediction must name the same members, in any order (one member:
+the prediction may be that member alone). ``written``, ``compare`` and ``compare_all`` are what
+every predict-then-run cell of the lessons calls."""
 
 import math
 from collections.abc import Mapping
@@ -70,3 +71,39 @@ def _same(predicted, observed, rel_tol: float, abs_tol: float) -> bool:
     if isinstance(observed, bool) or isinstance(predicted, bool):
         return type(predicted) is type(observed) and predicted == observed
     return predicted == observed
+
+
+# A predict-then-run cell shows what it measured only once the learner has written every
+# prediction: Run All would otherwise hand the answers over before anyone predicts.
+
+def written(*predictions) -> bool:
+    """Whether every prediction is written: none is None (for a dict of them, no entry)."""
+    return all(all(answer is not None for answer in prediction.values())
+               if isinstance(prediction, Mapping) else prediction is not None
+               for prediction in predictions)
+
+
+def compare(what: str, predicted, observed, *, who: str = "PyTorch", if_wrong: str = "") -> None:
+    """Print a prediction beside what ``who`` did, with ✓ or ✗ (and ``if_wrong`` after a ✗);
+    without a prediction, not the answer."""
+    if predicted is None:
+        print(f"{what}: no prediction written: write yours, then run this again")
+        return
+    verdict = "✓" if same_answer(predicted, observed) else f"✗ {if_wrong}".rstrip()
+    print(f"{what}: you said {predicted!r}, {who}: {observed!r}  {verdict}")
+
+
+def compare_all(predicted: dict, actual: dict) -> None:
+    """Print each prediction beside what PyTorch did, one question a line, as a table; without
+    a prediction, not the answer."""
+    width = max(map(len, actual))
+    answer_width = max(len(repr(truth)) for truth in actual.values())
+    for question, truth in actual.items():
+        guess = predicted.get(question)
+        if guess is None:
+            print(f"{question:<{width}}  {'?':<{answer_width}}  no prediction written: write "
+                  "yours, then run this again")
+            continue
+        verdict = ("✓ as you predicted" if same_answer(guess, truth)
+                   else f"✗ you predicted {guess!r}")
+        print(f"{question:<{width}}  {truth!r:<{answer_width}}  {verdict}")

@@ -41,31 +41,10 @@ import torch
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare_all, written
 from widgets import backward_flow, inspect_saved, jacobian_view
 
 _ = torch.manual_seed(0)
-
-
-def written(predicted: dict) -> bool:
-    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
-    measurements only then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predicted.values())
-
-
-def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    width = max(map(len, actual))
-    answer_width = max(len(repr(truth)) for truth in actual.values())
-    for question, truth in actual.items():
-        guess = predicted.get(question)
-        if guess is None:
-            print(f"{question:<{width}}  {'?':<{answer_width}}  no prediction written: write "
-                  "yours, then run this again")
-            continue
-        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
-        print(f"{question:<{width}}  {truth!r:<{answer_width}}  {verdict}")
 
 
 # %% [markdown]
@@ -198,7 +177,7 @@ class NormReports(Norm):
 
 x = torch.tensor([[3.0, 4.0]], requires_grad=True)
 y = NormReports.apply(x)
-compare(predicted_forward, {
+compare_all(predicted_forward, {
     "grad mode on inside forward": y.grad_fn.grad_enabled,
     "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None,
     "class of y.grad_fn": type(y.grad_fn).__name__
@@ -255,7 +234,7 @@ def passes_gradcheck(function, *inputs):
 
 x64 = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
 x32 = x64.detach().float().requires_grad_()
-compare(predicted_gradcheck, {
+compare_all(predicted_gradcheck, {
     "gradcheck passes in float64": passes_gradcheck(Norm.apply, x64),
     "gradcheck passes in float32": passes_gradcheck(Norm.apply, x32)
 })
@@ -398,7 +377,7 @@ right = torch.isclose(x_signed.grad, 2 * x_signed.detach())
 if written(predicted_from_output):  # the gradients, once your three answers are written
     print("x_signed.grad =", x_signed.grad.tolist(), " (2x =", (2 * x_signed.detach()).tolist(),
           ")")
-compare(predicted_from_output, {
+compare_all(predicted_from_output, {
     "gradcheck passes": passes_gradcheck(SquareFromOutput.apply, x_signed),
     "right for negative x": bool(right[x_signed < 0].all()),
     "right for positive x": bool(right[x_signed > 0].all())
@@ -496,7 +475,7 @@ _, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
 if written(predicted_shift):  # the errors, once your four answers are written
     for error in (saving_c, alone, zeros_for_c):
         print(error or "no error")
-compare(predicted_shift, {
+compare_all(predicted_shift, {
     "needs_input_grad of Shift.apply(x, 2.0)": needs,
     "save_for_backward(x, c) raises": saving_c is not None,
     "backward returning grad_output alone raises": alone is not None,
@@ -691,7 +670,7 @@ predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, Fa
 # %%
 y = FirstDifference.apply(u, v, 2.0)
 grad_u, = torch.autograd.grad(y.sum(), [u])
-compare(predicted_first_difference, {
+compare_all(predicted_first_difference, {
     "needs_input_grad": y.grad_fn.needs_input_grad
 })  # y.grad_fn is ctx
 
@@ -1003,7 +982,7 @@ for input_shape, grad_shape in [((3,), (2, 3)), ((2, 3), (1, 3))]:
     actual[f"{input_shape} given a {grad_shape} gradient raises"] = raised
 if written(predicted_gradient_shapes):  # what happened, once your two answers are written
     print("\n".join(seen))
-compare(predicted_gradient_shapes, actual)
+compare_all(predicted_gradient_shapes, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1065,7 +1044,7 @@ if written(predicted_saves):  # what each held, once your four answers are writt
     print("ctx.saved_tensors inside forward: ", in_forward)
     print("ctx.saved_tensors inside backward:", in_backward)
     print("a.grad =", a.grad, " b.grad =", b.grad)
-compare(predicted_saves, {
+compare_all(predicted_saves, {
     "tensors held in forward": len(in_forward),
     "tensors held in backward": len(in_backward),
     "a.grad is right": torch.equal(a.grad, b.detach()),

@@ -46,27 +46,12 @@ from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare, written
 from widgets import explore_gradients, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
-
-def written(*predictions) -> bool:
-    """Whether every prediction is written: a predict-then-run cell shows its measurements only
-    then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predictions)
-
-
-def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    if predicted is None:
-        print(f"{what}: no prediction written: write yours, then run this again")
-    else:
-        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
-              "✓" if same_answer(predicted, observed) else "✗")
 
 # %% [markdown]
 # **Quick question 1**, before anything else. Autograd switches grad mode (recording) on or off

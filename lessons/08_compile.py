@@ -45,21 +45,12 @@ import torch
 import torch.nn.functional as F
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare
 from widgets import compile_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
-
-def compare(prediction, observed, who="PyTorch") -> None:
-    """Your prediction beside what happened; without a prediction, not the answer (Run All
-    would hand it over before you predict)."""
-    if prediction is None:
-        print("no prediction written down: set the variable, then run this again")
-    else:
-        verdict = "✓" if same_answer(prediction, observed) else "✗ read the explanation below"
-        print(f"you predicted {prediction!r}; {who}: {observed!r}  {verdict}")
 
 # %% [markdown]
 # ## The maths: two directions of one derivative
@@ -187,8 +178,7 @@ for name, attempt in attempts.items():
     except RuntimeError as error:
         observed = "raises"
         print(f"{name}: {str(error)[:128]}...")
-    print(f"{name}: ", end="")
-    compare(prediction_old_form[name], observed)
+    compare(name, prediction_old_form[name], observed, if_wrong="read the explanation below")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -963,8 +953,8 @@ for name, function in candidates.items():
     measured = dict(zip(headers[1:], row))  # the last row, the operator's, stays
 
 for column, predicted in prediction_table.items():
-    print(f"custom operator under {column}: ", end="")
-    compare(predicted, measured[column].split(" ")[0])
+    compare(f"custom operator under {column}", predicted, measured[column].split(" ")[0],
+            if_wrong="read the explanation below")
 
 # %% [markdown]
 # Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
@@ -1078,7 +1068,7 @@ try:
 except RuntimeError as error:
     observed = "error"
     print("vmap:", str(error).splitlines()[0])
-compare(prediction_numpy, observed)
+compare("vmap of NumpyExp", prediction_numpy, observed, if_wrong="read the explanation below")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1363,8 +1353,8 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
             print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
     observed = ("raises when called" if raised["called"] else
                 "only opcheck" if raised["opcheck"] else "neither")
-    print(f"{name:>14}: ", end="")
-    compare(prediction_promises[name], observed)
+    compare(f"{name:>14}", prediction_promises[name], observed,
+            if_wrong="read the explanation below")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

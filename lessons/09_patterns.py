@@ -72,7 +72,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare, written
 from widgets import jacobian_view
 from widgets.jacobian import reference_jacobian
 
@@ -84,24 +84,6 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
-
-
-def written(prediction) -> bool:
-    """Whether a prediction is written (every entry, for a dict of them): a predict-then-run
-    cell prints its measurements only then (Run All would hand them over before you predict)."""
-    if isinstance(prediction, dict):
-        return all(answer is not None for answer in prediction.values())
-    return prediction is not None
-
-
-def compare(prediction, observed) -> None:
-    """Your prediction beside what PyTorch did; without a prediction, not the answer (Run All
-    would hand it over before you predict)."""
-    if prediction is None:
-        print("no prediction written down: set the variable, then run this again")
-    else:
-        verdict = "✓" if same_answer(prediction, observed) else "✗ not what PyTorch did: open the answer below"
-        print(f"you predicted {prediction!r}; PyTorch: {observed!r}  {verdict}")
 
 
 # %% [markdown]
@@ -156,7 +138,7 @@ prediction_1 = None  # "g_r" or "g_c"
 
 # %%
 g = torch.tensor([1.0, 2.0, 3.0])
-compare(prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
+compare("every row of the expansion is", prediction_1, "g_c" if torch.equal(g.expand(3, 3)[0], g) else "g_r")
 if written(prediction_1):  # the expansions show the answer: printed once you have predicted
     print("g.expand(3, 3):\n", g.expand(3, 3))
     print("g.unsqueeze(1).expand(3, 3):\n", g.unsqueeze(1).expand(3, 3))
@@ -514,7 +496,7 @@ prediction_2 = None  # [[., ., .], [., ., .]]
 # %%
 slices = torch.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 3.0]], requires_grad=True)
 torch.prod(slices, dim=1).sum().backward()
-compare(prediction_2, slices.grad.tolist())
+compare("slices.grad", prediction_2, slices.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -815,8 +797,8 @@ z_written = torch.zeros(5)
 z_written[idx] = v
 z_plus = torch.zeros(5)
 z_plus[idx] += v
-compare(prediction_3, tuple("sum" if z[4].item() == 4.0 else "one of them"
-                            for z in (z_written, z_plus)))
+compare("z[4] written, z[4] +=", prediction_3,
+        tuple("sum" if z[4].item() == 4.0 else "one of them" for z in (z_written, z_plus)))
 if written(prediction_3):
     print("z[idx] = v: ", z_written)
     print("z[idx] += v:", z_plus)
@@ -1012,7 +994,7 @@ y = F.normalize(row, dim=-1, eps=0.01)
 grad_row, = torch.autograd.grad(y, row, y.detach())
 if written(prediction_4):
     print("y:", y.detach(), "\ngradient for grad_output = y:", grad_row)
-compare(prediction_4, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
+compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-12 else "not zero" for r in grad_row))
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -1410,8 +1392,7 @@ if written(prediction_5):  # the table holds the answers
 else:
     print("the table of every shape tried shows once both predictions are written")
 for returned, observed in observed_2.items():
-    print(f"input (3, 1), returned {returned}: ", end="")
-    compare(prediction_5[returned], observed)
+    compare(f"input (3, 1), returned {returned}", prediction_5[returned], observed)
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
@@ -1448,7 +1429,7 @@ predicted_indices = None  # five ints: the position reported for each output
 # %%
 values, indices = torch.cummax(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 0)
 print("values: ", values.tolist())
-compare(predicted_indices, indices.tolist())
+compare("indices", predicted_indices, indices.tolist())
 
 # %% [markdown]
 # ## Both at once: the running product, with zeros (optional, not graded)
@@ -1468,7 +1449,7 @@ prediction_6 = None  # [dL/dx_0, dL/dx_1, dL/dx_2, dL/dx_3]
 # %%
 x4 = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
 torch.cumprod(x4, 0).sum().backward()
-compare(prediction_6, x4.grad.tolist())
+compare("x4.grad", prediction_6, x4.grad.tolist())
 through_logs = torch.tensor([2.0, 0.0, 3.0, 0.5], requires_grad=True)
 torch.cumsum(through_logs.log(), 0).exp().sum().backward()  # cumprod for x >= 0
 if written(prediction_6):

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from autograder.predictions import same_answer
+from autograder.predictions import compare, compare_all, same_answer, written
 
 
 @pytest.mark.parametrize("predicted, observed", [
@@ -58,3 +58,27 @@ def test_a_prediction_of_the_wrong_kind_never_raises():
 def test_the_tolerance_can_be_widened_for_a_rough_estimate():
     assert not same_answer(0.74, 0.743)
     assert same_answer(0.74, 0.743, abs_tol=0.05)
+
+
+def test_a_cell_shows_its_answers_only_once_every_prediction_is_written():
+    assert written(1, "a", {"x": 0, "y": False})
+    assert not written(1, None)
+    assert not written({"x": 0, "y": None})
+
+
+def test_compare_withholds_the_answer_until_a_prediction_is_written(capsys):
+    compare("f''(1)", None, 42.0)
+    compare("f''(1)", 42, 42.0)
+    compare("runs", "yes", "no", who="torch.compile", if_wrong="read the explanation below")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "f''(1): no prediction written: write yours, then run this again"
+    assert "42.0" not in lines[0]
+    assert lines[1] == "f''(1): you said 42, PyTorch: 42.0  ✓"
+    assert lines[2] == "runs: you said 'yes', torch.compile: 'no'  ✗ read the explanation below"
+
+
+def test_compare_all_prints_a_table_and_hides_what_was_not_predicted(capsys):
+    compare_all({"x.grad": (2, 3), "y.grad": None}, {"x.grad": (2, 3), "y.grad": (4,)})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("x.grad  (2, 3)") and lines[0].endswith("✓ as you predicted")
+    assert lines[1].startswith("y.grad  ?") and "(4,)" not in lines[1]
