@@ -690,6 +690,9 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$
 # (question 3). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
 # included: mending the product afterwards with `torch.nan_to_num` would rewrite those too.
+# Forward's output is the same choice: $z$ times the mask is $-\infty \cdot 0$, `nan`, where
+# a pre-activation overflows to $-\infty$ and `torch.relu` gives $0$; `torch.relu(z)`,
+# `z.clamp(min=0)` or `torch.where(mask, z, 0)` select.
 #
 # As in exercise 1, `grad_weight` reads $x$ and `grad_x` reads $W$, so forward may save `None`
 # for $x$ when the weight needs no gradient, and for $W$ when $x$ needs none. Saving both
