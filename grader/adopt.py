@@ -71,8 +71,9 @@ def adopt_cells(notebook, reference: dict) -> list[Fault]:
                f"{len(answers)} answer cells to the lesson's by their code, put back the "
                "read-only and test cells it lacked, and graded it")
     if missing:
-        message += (f"; found no answer for {', '.join(missing)} (the lesson's stub put in its "
-                    "place: scored 0 there, not answered)")
+        # one message, no "; ": a summary line cut to fit keeps this end, the news
+        message += (f", but found no answer for {', '.join(missing)} (its stub graded "
+                    "instead: 0 points)")
     return [Fault("no-nbgrader-metadata", message, ", ".join(missing))]
 
 

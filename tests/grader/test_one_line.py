@@ -86,3 +86,17 @@ def test_the_start_of_a_cut_text_ends_at_a_clause_end():
             head, _, tail = cut(text, width).partition(" … ")
             assert head.count("(") == head.count(")") or not tail, (text, width)
             assert tail.count("(") == tail.count(")"), (text, width)
+
+
+def test_a_pasted_notebooks_missing_answer_stays_on_its_summary_line():
+    """A pasted notebook that lacked an answer: does its summary line keep which answer was not
+    found (the end of the message), not hide it among "+N more"?"""
+    from grader.adopt import adopt_cells
+    from tests.grader.test_intake import _pasted, _reference
+
+    fault, = adopt_cells(_pasted("print('between')", "twice = 2"), _reference())
+    added = Fault("added-test-cell", "test cell extra was added to the lesson on 2026-01-02 UTC, "
+                  "after this notebook was handed in: put it in after its answer and graded it")
+    line = reason(reason_of([fault, added]))
+    assert line.endswith("but found no answer for answer_Square (its stub graded instead: 0 "
+                         "points) (+1 more: the reason column of grades.csv)")
