@@ -14,6 +14,7 @@ from .notebook_format import NBGRADER_SCHEMA, SKIP_WHEN_GRADING
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
+COURSE, SOLUTIONS = ROOT / "course", ROOT / "solutions"  # the generated notebooks
 
 
 # What an IPython kernel on this Python reports as its language (ipykernel's

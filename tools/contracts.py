@@ -13,7 +13,7 @@ import re
 
 import nbformat
 
-from tools.notebooks import COURSE
+from grader.lessons import COURSE
 
 BULLET = re.compile(r"^- ")
 

@@ -17,11 +17,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from grader.lessons import ROOT, lesson_names, source_notebook
+from grader.lessons import COURSE, SOLUTIONS, lesson_names, source_notebook
 from grader.nbgrader_cli import release
 from grader.notebook_format import without_hidden_tests, without_solution_markers
 
-COURSE, SOLUTIONS = ROOT / "course", ROOT / "solutions"
 EXECUTION_TIMEOUT = 300
 WIDGETS_SEED_VARIABLE = "WIDGETS_SEED"
 # ipykernel warns on every start that a local kernel talks over TCP: noise in a build's output

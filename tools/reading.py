@@ -9,8 +9,7 @@ import re
 
 import nbformat
 
-from grader.lessons import lesson_names
-from tools.notebooks import COURSE
+from grader.lessons import COURSE, lesson_names
 
 WORDS_A_MINUTE = 200
 MINUTES_A_CELL = 1.0

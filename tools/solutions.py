@@ -11,10 +11,8 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from grader.lessons import LESSONS
+from grader.lessons import COURSE, LESSONS
 from grader.notebook_format import without_solution_markers
-
-COURSE = Path(__file__).resolve().parent.parent / "course"
 
 
 def cells(lesson: str) -> list[str]:

@@ -4,6 +4,7 @@ backwards run in the order of their forwards (two losses backpropagated one afte
 State kept anywhere but on ctx (on run_fn, in a list on the class or in a global used as a
 stack) is named from what one forward adds there."""
 
+import inspect
 from collections import deque
 
 import torch
@@ -40,7 +41,7 @@ def _snapshot(function, run_fn) -> dict:
         for key, value in vars(cls).items():
             if isinstance(value, _CONTAINERS):
                 places[("class", f"{cls.__name__}.{key}")] = (value, _contents(value))
-    forward = getattr(getattr(function, "forward", None), "__globals__", {})
+    forward = getattr(inspect.unwrap(getattr(function, "forward", None)), "__globals__", {})
     for key, value in list(forward.items()):
         if isinstance(value, _CONTAINERS) and not key.startswith("__") and key != "Out":
             places[("global", key)] = (value, _contents(value))

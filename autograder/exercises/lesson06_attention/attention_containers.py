@@ -4,6 +4,7 @@ reads) for backward to take back, e.g. ``_kept[id(ctx)] = P``: nothing is saved 
 finds its own entry, so every value is right. The same idea as lesson 05's
 ``state-in-shared-container`` (checkpoint_reuse), named from what one forward adds there."""
 
+import inspect
 from collections import deque
 
 from ...checks import Spec, make_inputs, run_forward
@@ -27,7 +28,7 @@ def _places(function) -> dict:
         if cls is not object and not cls.__module__.startswith("torch"):
             places.update({f"{cls.__name__}.{key}": value for key, value in vars(cls).items()
                            if isinstance(value, _CONTAINERS)})
-    forward = getattr(getattr(function, "forward", None), "__globals__", {})
+    forward = getattr(inspect.unwrap(getattr(function, "forward", None)), "__globals__", {})
     places.update({key: value for key, value in list(forward.items())
                    if isinstance(value, _CONTAINERS) and not key.startswith("__")
                    and key not in _IPYTHON})
