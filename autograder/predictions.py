@@ -83,13 +83,15 @@ def written(*predictions) -> bool:
                for prediction in predictions)
 
 
-def compare(what: str, predicted, observed, *, who: str = "PyTorch", if_wrong: str = "") -> None:
-    """Print a prediction beside what ``who`` did, with ✓ or ✗ (and ``if_wrong`` after a ✗);
-    without a prediction, not the answer."""
+def compare(what: str, predicted, observed, *, who: str = "PyTorch", if_wrong: str = "",
+            abs_tol: float = 0.0) -> None:
+    """Print a prediction beside what ``who`` did, with ✓ or ✗ (and ``if_wrong`` after a ✗;
+    numbers agree within ``abs_tol`` too); without a prediction, not the answer."""
     if predicted is None:
         print(f"{what}: no prediction written: write yours, then run this again")
         return
-    verdict = "✓" if same_answer(predicted, observed) else f"✗ {if_wrong}".rstrip()
+    verdict = ("✓" if same_answer(predicted, observed, abs_tol=abs_tol)
+               else f"✗ {if_wrong}".rstrip())
     print(f"{what}: you said {predicted!r}, {who}: {observed!r}  {verdict}")
 
 

@@ -48,31 +48,12 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare_all, written
 from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
 
-
-def written(predicted: dict) -> bool:
-    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
-    measurements only then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predicted.values())
-
-
-def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    width = max(map(len, actual))
-    for question, truth in actual.items():
-        guess = predicted.get(question)
-        if guess is None:
-            print(f"{question:<{width}}  {'?':<16} no prediction written: write yours, then run "
-                  "this again")
-            continue
-        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
-        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
 # ## Why rewrite a sigmoid?
@@ -655,7 +636,7 @@ for name, plain, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-s
     if written(predicted_tiny):  # the naive results hold the answers
         print(f"{name:<11} naive:   {plain.tolist()}\n{'':<11} careful: {careful.tolist()}")
 error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
-compare(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
+compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
                     "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
                     "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
 
@@ -881,7 +862,7 @@ kept = ("mask" if saved.dtype == torch.bool else "output" if torch.equal(saved, 
 y.sum().backward()
 if written(predicted_relu):  # x.grad holds the gradient at 0
     print("x.grad =", x.grad)
-compare(predicted_relu, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
+compare_all(predicted_relu, {"gradient at x = 0": x.grad[1].item(), "relu's node keeps": kept})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -997,7 +978,7 @@ for name, formula in candidates.items():
     if written(predicted_forwards):  # the table holds the four answers
         print(f"{name:<24} values finite: {values!s:<5}  gradients finite: {gradients!s:<5}  "
               f"tail relative error: {relative:<8.2g}")
-compare(predicted_forwards, meets)
+compare_all(predicted_forwards, meets)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1045,7 +1026,7 @@ y, ours = value_and_gradient(inside_my_sigmoid(picked), ends)
 _, by_autograd = value_and_gradient(picked, ends)
 if written(predicted_where):
     print("value:", y, " gradient inside MySigmoid:", ours, " gradient by autograd:", by_autograd)
-compare(predicted_where, {"values finite": bool(torch.isfinite(y).all()),
+compare_all(predicted_where, {"values finite": bool(torch.isfinite(y).all()),
                     "gradients finite inside MySigmoid": bool(torch.isfinite(ours).all()),
                     "gradients finite, autograd": bool(torch.isfinite(by_autograd).all())})
 
@@ -1095,7 +1076,7 @@ textbook = torch.log(probe + torch.sqrt(probe * probe + 1))
 if written(predicted_asinh):
     print("textbook:   ", textbook.item())
     print("torch.asinh:", torch.asinh(probe).item())
-compare(predicted_asinh, {"textbook asinh at x = -1e8": textbook.item()})
+compare_all(predicted_asinh, {"textbook asinh at x = -1e8": textbook.item()})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1314,7 +1295,7 @@ if written(predicted_ctx):  # each line holds an answer
     print("true gradient     ", truth)
     report("AsinhOnCtx (y kept as ctx.y)", lambda: AsinhOnCtx.apply(x_many))
 actual["bytes report finds"] = saved_for_backward(lambda: AsinhOnCtx.apply(x_many))[1]
-compare(predicted_ctx, actual)
+compare_all(predicted_ctx, actual)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1402,7 +1383,7 @@ shown.append(f"warnings after .backward(g): {len(caught)}")
 actual["g after .backward(g)"] = g.tolist()
 if written(predicted_grad_output):  # the warnings tell what happened
     print("\n".join(shown))
-compare(predicted_grad_output, actual)
+compare_all(predicted_grad_output, actual)
 if written(predicted_grad_output):
     print("(the true gradients: a.grad = [1, 0, 0, 0], b.grad = [0, 1, 1, 1]; g should stay "
           "[1, 1, 1, 1])")

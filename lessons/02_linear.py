@@ -48,32 +48,13 @@ from torch.autograd.graph import saved_tensors_hooks
 from torch.utils.flop_counter import FlopCounterMode
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare_all, written
 from autograder.memory import TensorAccounting
 from widgets import backward_flow, inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_printoptions(precision=4)
 
-
-def written(predicted: dict) -> bool:
-    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
-    measurements only then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predicted.values())
-
-
-def compare(predicted: dict, actual: dict) -> None:
-    """Print each prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    width = max(map(len, actual))
-    for question, truth in actual.items():
-        guess = predicted.get(question)
-        if guess is None:
-            print(f"{question:<{width}}  {'?':<16} no prediction written: write yours, then run "
-                  "this again")
-            continue
-        verdict = "✓ as you predicted" if same_answer(guess, truth) else f"✗ you predicted {guess!r}"
-        print(f"{question:<{width}}  {truth!r:<16} {verdict}")
 
 # %% [markdown]
 # ## The maths: shapes first
@@ -275,7 +256,7 @@ builtin = [backward_flops(F.linear, wanted) for wanted in CHOICES]
 if written(predicted_flops):  # every choice, once your three predictions are written
     for wanted, flops in zip(CHOICES, builtin):
         print(f"requires grad: {', '.join(wanted):<8} backward FLOPs: {flops:>4}")
-compare(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
+compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
                           if ", ".join(wanted) in predicted_flops})
 
 # %%
@@ -564,7 +545,7 @@ predicted_relu_backward = {"torch.relu's backward at z = -1, G = +inf": None,
 relu_z = torch.tensor([-1.0, 2.0], requires_grad=True)
 relu_g = torch.tensor([float("inf"), float("nan")])
 torch.relu(relu_z).backward(relu_g)
-compare(predicted_relu_backward, {
+compare_all(predicted_relu_backward, {
     "torch.relu's backward at z = -1, G = +inf": relu_z.grad[0].item(),
     "torch.relu's backward at z = 2, G = nan": relu_z.grad[1].item(),
     "G * (z > 0) at z = -1, G = +inf": (relu_g * (relu_z > 0))[0].item()})
@@ -1093,7 +1074,7 @@ measured = {(net, name): step_memory(networks[net], block)
             for net in networks for name, block in blocks.items()}
 if written(predicted_networks):  # the table and the chart, once your four numbers are written
     show_networks(measured)
-compare(predicted_networks, {f"{net}, {name}": round(kept)
+compare_all(predicted_networks, {f"{net}, {name}": round(kept)
                              for (net, name), (kept, _) in measured.items()})
 
 # %% [markdown]
@@ -1165,7 +1146,7 @@ for label, x_grad, weight_grad in [("frozen weight", True, False), ("training", 
     if written(predicted_saved):
         print(f"{label:<14} yours: {mine:>6} B  F.linear: {reference:>6} B  "
               f"{'same' if mine == reference else more}")
-compare(predicted_saved, kept)
+compare_all(predicted_saved, kept)
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1205,7 +1186,7 @@ for w in weights:
 for name, (kept, peak) in frozen.items():
     if written(predicted_frozen):
         print(f"plain, {name:<22} weights frozen: {kept:4.0f} KiB, peak {peak:4.0f} KiB")
-compare(predicted_frozen, {name: round(kept) for name, (kept, _) in frozen.items()})
+compare_all(predicted_frozen, {name: round(kept) for name, (kept, _) in frozen.items()})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1293,7 +1274,7 @@ except RuntimeError as error:
     if show:
         print("the engine refused it:", error)
     summed = False
-compare(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
+compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": summed})
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1478,7 +1459,7 @@ except RuntimeError as exc:
     raises = True
 if written(predicted_transpose):
     print(f"largest error of G @ W.T with a random square W: {error:.3g}")
-compare(predicted_transpose, {
+compare_all(predicted_transpose, {
     "error of G @ W.T, random square W":
         "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
     "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),

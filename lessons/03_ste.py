@@ -49,27 +49,12 @@ from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
 from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
-from autograder.predictions import same_answer
+from autograder.predictions import compare, written
 from widgets import ste_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
-
-def written(*predictions) -> bool:
-    """Whether every prediction is written: a predict-then-run cell prints its measurements only
-    then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predictions)
-
-
-def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did, with ✓ or ✗ (numbers to 1e-6); without a
-    prediction, not the answer (Run All would hand it over before you predict)."""
-    if predicted is None:
-        print(f"{what}: no prediction written: write yours, then run this again")
-        return
-    print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
-          "✓" if same_answer(predicted, observed) else "✗")  # "0" and 0.0 agree
 
 # %% [markdown]
 # ## The problem: a gradient of zeros

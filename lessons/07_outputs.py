@@ -48,7 +48,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare, written
 from autograder.probes import AllocationLog
 from widgets import outputs_explorer
 
@@ -60,22 +60,6 @@ torch.set_printoptions(precision=4)
 def first_line(error: BaseException) -> str:
     """The first line of an error message, which is where PyTorch says what went wrong."""
     return f"{type(error).__name__}: {str(error).splitlines()[0]}"
-
-
-def written(predicted: dict) -> bool:
-    """Whether every prediction in ``predicted`` is written: a predict-then-run cell prints its
-    measurements only then (Run All would hand them over before you predict)."""
-    return all(answer is not None for answer in predicted.values())
-
-
-def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    if predicted is None:
-        print(f"{what}: no prediction written: write yours, then run this again")
-    else:
-        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
-              "✓" if same_answer(predicted, observed) else "✗")
 
 
 # %% [markdown]
