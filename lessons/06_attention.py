@@ -21,15 +21,13 @@
 # shown only after the live check or self-check that asks for them, in a collapsed **Compare
 # with yours** block.
 #
-# Plan two sittings, about four hours in all. The first, about 90 minutes: the backward
-# derived step by step, Exercises 1 and 2, and the memory they keep (up to "Derive: the online
-# softmax"). The second, about two and a half hours: the online softmax and FlashAttention
-# (Exercise 3, two hours or so), then the transfer exercise (about half an hour). **Optional**,
-# and never graded: the predict-then-run questions (run their cells with your guesses left at
-# `None` if you skip them), and the **In practice** block at the very end (timings, PyTorch's
-# own kernels, production notes, a learned ALiBi slope to derive, and an explorer of your
-# Exercise 1 on heads and masks). Run the section "Kept and peak", though no exercise needs
-# its cells: it is where you measure peak memory (goals 3 and 5 below).
+# Plan about 90 minutes for the main line, in one or two sittings: the backward derived step
+# by step and Exercises 1 and 2 (about 40 minutes, with "Kept and peak", where you measure
+# peak memory), then the online softmax, the two steps that build FlashAttention's pieces,
+# and Exercise 3 (about 35 minutes), and the transfer exercise (about 15). Each predict-then-run
+# question takes a minute; leave its guesses at `None` to skip it. Everything after the
+# **Summary** is optional and never graded: pictures, `@once_differentiable`'s limits, more
+# measurements, common mistakes and the **In practice** notes.
 #
 # By the end of this lesson you can:
 # 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
@@ -332,27 +330,34 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # self-check and the hidden tests check:
 #
 # - The output, and the gradients of `Q`, `K` and `V`, that `F.scaled_dot_product_attention`
-#   gives, for any Python-float `scale` (0 and negative ones included), in float64 and
-#   float32, for any number of leading dimensions, $N_q \ne N_k$ (a single query or key too), and inputs and `grad_output` in any layout (the usual multi-head
-#   one, heads split off the features and moved before the sequence, is not contiguous);
-#   `None` for `scale` and for `mask`.
-# - `mask` is `None` (the most common call) or a boolean tensor broadcastable to
-#   `(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets probability
-#   exactly 0 whatever its score: the checks include float64 rows whose masked scores lie tens
-#   of thousands above the visible ones, and float32 and float64 rows whose every score lies
-#   at or below `-torch.finfo(dtype).max / 2`, so what you fill masked scores with must lie
-#   far below the largest visible score of its row.
-# - Scores of any size: the checks' float64 scores reach the thousands, where `exp` of a
-#   score overflows (above about 709; 88 in float32).
+#   gives, for any Python-float `scale`, in float64 and float32, for any number of leading
+#   dimensions, any $N_q$ and $N_k$, and inputs and `grad_output` in any layout (the table below
+#   lists the cases the checks use); `None` for `scale` and for `mask`.
+# - `mask` is `None` (the most common call) or a boolean tensor broadcastable to `(..., Lq,
+#   Lk)`, `True` = attend and `False` = masked out: a masked key gets probability exactly 0,
+#   whatever its score and the scores of its row.
+# - Scores of any magnitude softmax handles (the table below).
 # - Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no built-in
 #   `*_backward` op, and no tensor that forward saved changed in place.
 # - Forward keeps what backward reads through `ctx.save_for_backward`, one call's state per
-#   `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an input, that
-#   is no saved tensor holding an input's very values, transposed or not, in any dtype
-#   (`.clone()`, `.to(torch.float64)`, `.contiguous()` on a strided one); a tensor computed
-#   from an input, such as `Q * scale`, is not a copy and may be saved.
-# - Keep the `@once_differentiable` that `backward` comes with (lesson 04): the question after
-#   the self-check, and its explanation, show what it guards and what it lets through.
+#   `ctx`: no tensor as a `ctx` attribute, on the class or in a module global, and no saved copy
+#   of an input (its very values, transposed or not, in any dtype); a tensor computed from an
+#   input, such as `Q * scale`, may be saved.
+# - Keep the `@once_differentiable` that `backward` comes with (lesson 04; an optional block at
+#   the end shows what it guards and what it lets through).
+#
+# The cases and magnitudes the checks use, for every exercise of this lesson:
+#
+# | | the checks use |
+# |---|---|
+# | `scale` | the usual $d^{-1/2}$, 0, and negative values |
+# | shapes | 0 to 3 leading dimensions; $N_q < N_k$ and $N_q > N_k$, a single query, a single key |
+# | layouts | the usual multi-head one (heads split off the features and moved before the sequence: not contiguous), for inputs and `grad_output` |
+# | large scores | float64 scores in the thousands (`exp` overflows above about 709 in float64, 88 in float32); float32 rows reaching 100 to 150 |
+# | low scores | float32 rows near $-160$, float64 rows near $-20000$ and near $-10^6$; float32 and float64 rows at or below `-torch.finfo(dtype).max / 2` |
+# | masked scores | float64 rows whose masked scores lie tens of thousands above the visible ones |
+# | float16, bfloat16 | scores up to about 85, where bfloat16 numbers are 0.5 apart (Exercise 3) |
+# | `FlashAttention.BLOCK` | 2 to 16, so that small inputs span several tiles (Exercise 3) |
 #
 # Forward may call `torch.softmax`: it subtracts each row's maximum before `exp`. Which fill
 # lies far enough below every score, in every dtype? Where your formulas transpose a matrix,
@@ -421,249 +426,15 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # </details>
 
 # %% [markdown]
-# The two pieces of $J$, side by side, for the five scores of "Derive the backward" (open
-# after your self-check is green, like the block above). The first guess $p \odot v$ keeps only
-# the diagonal's $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated
-# like a sigmoid), keeps the whole diagonal and still misses every off-diagonal entry.
-
-# %%
-s5 = torch.randn(5, dtype=torch.float64)
-p5, v5 = torch.softmax(s5, dim=0), torch.randn(5, dtype=torch.float64)
-J5 = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s5)
-fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
-for ax, matrix, title in zip(axes, [J5, torch.diag(p5), -torch.outer(p5, p5)],
-                             ["J", "diag(p)", "−p pᵀ (the row-sum term)"]):
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-0.3, vmax=0.3)
-    ax.set_title(title)
-    ax.set_xticks([])
-    ax.set_yticks([])
-fig.colorbar(image, ax=axes, shrink=0.8)
-plt.show()
-for name, wrong in [("p * v", p5 * v5), ("p * (1 - p) * v", p5 * (1 - p5) * v5)]:
-    print(f"{name:>16}: largest error {(wrong - J5.T @ v5).abs().max().item():.3f}")
-
-# %% [markdown]
-# Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right
-# causal mask and $N_q \ne N_k$, in float32:
-
-# %%
-Q, K, V = torch.randn(2, 4, 6, 16), torch.randn(2, 4, 9, 16), torch.randn(2, 4, 9, 8)
-mask = torch.ones(6, 9, dtype=torch.bool).tril(diagonal=3)
-grad_O = torch.randn(2, 4, 6, 8)
-results = {}
-for name, attention in [
-        ("ours", lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, 0.25, mask)),
-        ("torch", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                                                 scale=0.25))]:
-    q, k, v = (t.clone().requires_grad_() for t in (Q, K, V))
-    output = attention(q, k, v)
-    output.backward(grad_O)
-    results[name] = [output.detach(), q.grad, k.grad, v.grad]
-for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results["torch"]):
-    print(f"{label:>2} matches F.scaled_dot_product_attention:",
-          torch.allclose(ours, theirs, rtol=1e-4, atol=1e-5))
-
-# %% [markdown]
-# **Predict, then run.** Take your Function with its backward *without*
-# `@once_differentiable`, and ask for a second derivative: the gradient, in $Q$, $K$ and $V$,
-# of the first gradients against fixed directions (a Hessian-vector product, as a gradient
-# penalty needs). Does it raise, come out right, or come out wrong without a word? And with the
-# decorator?
-
-# %%
-### BEGIN WORKED
-my_without_decorator = "wrong"
-my_with_decorator = "raises"
-### LEARNER
-my_without_decorator = None  # "raises", "right" or "wrong"
-my_with_decorator = None  # "raises", "right" or "wrong"
-### END WORKED
-
-
-# %%
-class Undecorated(ScaledDotProductAttention):
-    """Your Function, its backward without @once_differentiable."""
-    backward = staticmethod(getattr(ScaledDotProductAttention.backward, "__wrapped__",
-                                    ScaledDotProductAttention.backward))
-
-
-def composed(Q, K, V, scale, mask):
-    """The same attention in ordinary ops, which autograd differentiates twice."""
-    scores = ((Q @ K.transpose(-2, -1)) * scale).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
-
-
-inputs2 = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]  # Q, K, V
-directions = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]
-mask2 = torch.ones(5, 5, dtype=torch.bool).tril()
-grad_O2 = torch.randn(1, 5, 4, dtype=torch.float64)
-
-
-def second_derivative(attention):
-    """The gradient, in Q, K and V, of <first gradients, directions>."""
-    leaves = [t.clone().requires_grad_() for t in inputs2]
-    first = torch.autograd.grad(attention(*leaves, 0.5, mask2), leaves, grad_O2,
-                                create_graph=True)
-    inner = sum((g * d).sum() for g, d in zip(first, directions))
-    return torch.cat([g.flatten() for g in torch.autograd.grad(inner, leaves)])
-
-
-reference = second_derivative(composed)
-if not withheld(my_without_decorator, my_with_decorator):
-    for name, attention, guess in [
-            ("without the decorator", Undecorated.apply, my_without_decorator),
-            ("with it", ScaledDotProductAttention.apply, my_with_decorator)]:
-        try:
-            error = (second_derivative(attention) - reference).abs().max().item()
-            print(f"{name}: largest error {error:.3g}", "  you predicted", guess)
-        except NotImplementedError:  # your Function is not written yet
-            raise
-        except RuntimeError as raised:
-            print(f"{name}: RuntimeError: {str(raised).splitlines()[0]}", "  you predicted", guess)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# If your forward saved $P$ (as most do): without the decorator, backward runs under
-# `create_graph=True` and records its own ops, so the first gradients do have a history, but
-# $P$ in it is a saved intermediate of forward, with no history of its own: autograd
-# differentiates everything around it and treats $P$ as a constant. The numbers come out, and
-# they are wrong. (A backward that recomputes $P$ from the saved $Q$ and $K$ with ordinary ops
-# is twice differentiable and comes out right: lesson 04's first fix, as `SwishFunction`
-# recomputes its sigmoid.) With the decorator, backward runs without recording, so its
-# results have no history at all, and the second `grad` raises: here nothing else in `inner`
-# requires grad. Were that term one part of a larger loss, say `torch.autograd.grad(inner +
-# (Q ** 2).sum(), Q)`, nothing would raise: the other term carries the graph, and this
-# Function's share is dropped without a word (through `.backward()` too, unless the
-# `grad_output` reaching your backward has a history). The decorator guards only a second
-# derivative that has no other path; lesson 04 shows how to make such a Function twice
-# differentiable.
-# </details>
-
-# %% [markdown]
-# ## What the gradients look like
-#
-# One head, ten tokens, causal mask, and a loss $\phi = \sum O \odot T$ for a random target $T$
-# (so $dO = T$), differentiated by autograd through PyTorch's own ops, so that you can compare
-# with your Function below. Left: the attention weights $P$. Middle: $dP$, the gradient with respect to the
-# weights, which knows nothing about the mask. Right: $dS$, the gradient with respect to the
-# scores. The mask zeroes it above the diagonal, and **each row of $dS$ sums to zero**: adding
-# the same number to all the scores of a row does not change the softmax, so the loss cannot
-# change in that direction. That makes a quick sanity check for any attention backward.
-
-# %%
-N, d = 10, 8
-q, k, v, target = torch.randn(N, d), torch.randn(N, d), torch.randn(N, d), torch.randn(N, d)
-causal = torch.ones(N, N, dtype=torch.bool).tril()
-raw = ((q @ k.T) / math.sqrt(d)).requires_grad_()  # the scores, as a leaf: autograd fills .grad
-weights = torch.softmax(raw.masked_fill(~causal, float("-inf")), dim=-1)
-weights.retain_grad()  # keep dphi/dP too
-(weights @ v * target).sum().backward()  # phi = sum(O * T), so dO = T
-weights, grad_P, grad_S = weights.detach(), weights.grad, raw.grad
-print("rows of dS sum to zero:", torch.allclose(grad_S.sum(-1), torch.zeros(N), atol=1e-6))
-
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
-for ax, matrix, title, cmap in [(axes[0], weights, "attention weights P", "viridis"),
-                                (axes[1], grad_P, "dφ/dP", "RdBu_r"),
-                                (axes[2], grad_S, "dφ/dS (masked, rows sum to 0)", "RdBu_r")]:
-    limit = matrix.abs().max().item()
-    image = ax.imshow(matrix, cmap=cmap, vmin=0 if cmap == "viridis" else -limit, vmax=limit)
-    ax.set(title=title, xlabel="key", ylabel="query")
-    fig.colorbar(image, ax=ax, shrink=0.8)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# And the gradients your Function hands back for the same problem. Query $i$'s gradient
-# $dQ_i = \tau\sum_j dS_{ij} K_j$ mixes only the keys it could see; key $j$'s gradients
-# $dK_j = \tau\sum_i dS_{ij} Q_i$ and $dV_j = \sum_i P_{ij}\, dO_i$ collect only from the queries
-# that could see it. The last key is seen by the last query alone, so its $dV$ is just
-# $P_{N-1,N-1}\, dO_{N-1}$. And the first query sees only the first key: its weight is 1
-# whatever its score, so its $dQ$ row is exactly zero.
-
-# %%
-q_, k_, v_ = (t.clone().requires_grad_() for t in (q, k, v))
-ScaledDotProductAttention.apply(q_, k_, v_, 1 / math.sqrt(d), causal).backward(target)
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.0))
-for ax, grad, title in zip(axes, [q_.grad, k_.grad, v_.grad], ["dQ", "dK", "dV"]):
-    limit = grad.abs().max().item()
-    image = ax.imshow(grad, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
-    ax.set(title=title, xlabel="feature", ylabel="token")
-    fig.colorbar(image, ax=ax, shrink=0.8)
-plt.tight_layout()
-plt.show()
-print("dV of the last key = P[-1, -1] * dO[-1]:",
-      torch.allclose(v_.grad[-1], weights[-1, -1] * target[-1], atol=1e-6))
-print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d), atol=1e-6))
-
-# %% [markdown]
 # ## What is kept for backward, and how much
 #
 # The inputs $Q$, $K$, $V$ are kept by the caller anyway. What costs memory is what backward
 # needs of size $N_q \times N_k$ **per head**: one such float32 matrix at $N = 4096$ is
 # 64 MiB per head, per layer, which is why long sequences run out of memory.
 #
-# **Predict, then run.** With $N = 256$, $d = 32$, float32 and a causal mask, how many bytes
-# does autograd keep besides the inputs when the same attention is written with ordinary ops
-# (`composed_attention` below: count what each op's backward must read), and how many does
-# your Function keep? Write both guesses in bytes before running on.
-
-# %%
-### BEGIN WORKED
-my_composed_bytes = 327_680  # P, and the inverted mask masked_fill keeps
-my_function_bytes = 262_144  # P alone
-### LEARNER
-my_composed_bytes = None  # bytes autograd keeps for the composed ops
-my_function_bytes = None  # bytes your ScaledDotProductAttention keeps
-### END WORKED
-
-
-# %%
-def saved_bytes(f, *args):
-    """Bytes autograd keeps for backward while f(*args) runs, counting each piece of memory
-    once and leaving out the tensor arguments, which the caller holds anyway."""
-    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-    kept = {}
-
-    def pack(tensor):
-        key = tensor.untyped_storage().data_ptr()
-        if key not in own:
-            kept[key] = tensor.untyped_storage().nbytes()
-        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
-
-    with saved_tensors_hooks(pack, lambda tensor: tensor):
-        f(*args)
-    return sum(kept.values())
-
-
-def composed_attention(Q, K, V, scale, mask):
-    """The same attention, left to autograd."""
-    scores = (Q @ K.transpose(-2, -1)) * scale
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ V
-
-
-Q, K, V = (torch.randn(1, 256, 32, requires_grad=True) for _ in range(3))  # N = 256, d = 32
-causal_256 = torch.ones(256, 256, dtype=torch.bool).tril()
-print(f"N = 256, d = 32, float32: P alone is {256 * 256 * 4:,} bytes")
-kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal_256)
-if not withheld(my_composed_bytes, my_function_bytes):
-    print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
-          f"(you predicted {my_composed_bytes})")
-
-# %%
-kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
-if not withheld(my_composed_bytes, my_function_bytes):
-    print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
-          f"(you predicted {my_function_bytes})")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Autograd through the composed operations keeps the same $P$ (softmax saves its output, and
-# `P @ V` needs it), plus the inverted mask `~mask` it computed on the way (one byte per
-# entry). Your Function keeps exactly $P$. A hand-written backward saves memory only if you
-# decide to keep something smaller: that is the next step.
-# </details>
+# How many such matrices does your Exercise 1 keep, and how many does autograd keep when the
+# same attention is written with ordinary ops? An optional predict-then-run at the end, "What
+# is kept, counted", measures both.
 
 # %% [markdown]
 # ## Derive: one number per query row
@@ -752,17 +523,14 @@ report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().ma
 # which the self-check and the hidden tests check:
 #
 # - Every bullet of Exercise 1's contract.
-# - Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output $O$ and
-#   the log-sum-exp $L$ of shape $(\dots, N_q)$ (or $(\dots, N_q, 1)$, as `keepdim=True`
-#   leaves it; or a row maximum and a row sum, two numbers per row, shaped alike), $L$ in the
-#   inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between forward and
-#   backward**, no new mask tensor made in forward (`~mask`, a float copy, an expanded copy;
-#   a view of the mask given, such as `mask.expand`, shares its memory and is fine), no copy
-#   of an input or of $O$.
+# - Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such as
+#   `mask.expand`, is fine), the output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$ or
+#   $(\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike), in the inputs' dtype or
+#   wider: **no $N_q \times N_k$ tensor kept between forward and backward**, in `ctx` or
+#   anywhere else, no new mask tensor, no copy of an input or of $O$.
 # - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, no
 #   second pass for each row's maximum or sum.
-# - $L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach the
-#   thousands.
+# - $L$ right at any magnitude of score (the table under Exercise 1).
 #
 # How does the mask reach backward, and does that way still work when it is `None`? (Tensors
 # on `ctx` as attributes escape the in-place version check and saved-tensor hooks, lessons 00
@@ -922,16 +690,12 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 
 # %% [markdown]
 # Here the log-sum-exp pays however backward is written: twelve saved $P$ matrices against
-# twelve rows of numbers, and the peak of the step falls by more than half. (With the
-# straightforward backward it starts to pay at three layers of this size: at two, the two
-# saved $P$ still weigh less than the extra tensors the recomputation builds.) What is left is
+# twelve rows of numbers, and the peak of the step falls by more than half. What is left is
 # one layer's $N_q \times N_k$ working memory in backward (and in forward). To remove that
 # too, the $N_q \times N_k$ matrices must never exist. That is FlashAttention.
 
 # %% [markdown]
 # ## Derive: the online softmax
-#
-# *The second sitting starts here: FlashAttention (Exercise 3), then the transfer exercise.*
 #
 # Split the keys into blocks of $B$. For one query row, can you compute its output while
 # seeing the scores **one block at a time**, keeping only a few numbers between blocks?
@@ -1052,23 +816,14 @@ if not withheld(my_masked_first_block):
 # `start` at `torch.finfo(torch.float64).min`, which passes the check above too, keeps
 # $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused
 # kernels guard the exponent: where $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
-# and leaves the zeros as they were. In Exercise 3 the causal mask is bottom-right with
-# $N_q \le N_k$, so key 0 is visible to every query: visiting key blocks from the first, no
-# row ever starts with a block it cannot see (a diagonal tile later on may hide all of a row's
-# keys, and that is harmless once $m$ is finite). Visit them from the last and the first tile
-# of some rows is all $-\infty$.
-# </details>
-
-# %% [markdown]
-# ### Watch it converge
+# and leaves the zeros as they were.
 #
-# One query row, 24 keys in blocks of 4. Step through the blocks: the running maximum jumps
-# when a block holds a larger score, every earlier contribution shrinks by your `combine`'s
-# factor $\alpha$, and the partial output $o/\ell$ moves towards the exact row (black ticks),
-# which it reaches after the last block.
-
-# %%
-online_softmax_stepper(length=24, block=4, seed=3)
+# A question for Exercise 3, whose causal mask is bottom-right with $N_q \le N_k$: which keys
+# does every query see, whatever its position? In which order must you visit the key blocks,
+# then, for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
+# not matter? And a diagonal tile later on may hide every key of some row: is that harmful
+# once $m$ is finite?
+# </details>
 
 # %% [markdown]
 # ## Step: the tiled forward, on its own
@@ -1212,21 +967,19 @@ else:
 
 # %% [markdown]
 # **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
-# alignment, as in `causal_lower_right`, not `is_causal`'s top-left. A tile whose first key
-# lies beyond the last key its **last** query may see is entirely masked: it is all zeros in
-# $P$, so skip it, in forward and in backward; tiles on the diagonal need the mask inside. For
-# $N_q = N_k$ that skips almost half the work.
+# alignment, as in `causal_lower_right`, not `is_causal`'s top-left. Before Exercise 3, answer
+# on paper: for a tile of query rows $i_0..i_1$ and keys $j_0..j_1$, which query decides
+# whether the tile holds a single visible key, and what inequality between $j_0$ and that
+# query's last visible key makes the whole tile zero in $P$? Which tiles then need no work at
+# all, in forward and in backward, and which still need a mask inside? For $N_q = N_k$, about
+# what fraction of the work is that?
 #
 # **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
 # exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
 # the results back to the input dtype (the kernels round $P$ to the input dtype for the
 # product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or
-# wider) too: bfloat16 has 8 significant bits, so near $L = 10$ its values are $0.0625$ apart,
-# and an error of $0.03$ in $L$ is a 3% error in every probability of the row,
-# $e^{0.03} \approx 1.03$.
-
-# %%
-print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
+# wider) too: every probability of a row is $e^{S - L}$, so an error in $L$ is the same
+# relative error in all of them (the optional "More measurements" puts numbers on it).
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -1237,26 +990,21 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # key 0); `BLOCK` is a class attribute, 64 by default. The contract, which the self-check and
 # the hidden tests check:
 #
-# - **Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` rows
-#   with your online softmax, never creating a tensor with more than `BLOCK x BLOCK` elements
-#   per batch-head beyond the inputs, outputs and per-row statistics and pieces of them of at
-#   most `BLOCK` rows (a block of $Q$ or of $O$, `BLOCK x d`, is such a piece; a whole row
-#   block of scores, `BLOCK x Lk`, is too big). It saves $Q, K, V, O$ and $L$ (float32 or
-#   wider; float64 for float64 inputs).
+# - **Forward** loops over query and key blocks of at most `FlashAttention.BLOCK` rows with your
+#   online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head
+#   besides the inputs, the outputs, the per-row statistics and pieces of them of at most
+#   `BLOCK` rows (a `BLOCK x d` block of $Q$ or $O$; a `BLOCK x Lk` row block of scores is too
+#   big). It saves $Q, K, V, O$ and $L$ (float32 or wider; float64 for float64 inputs).
 # - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
 #   marked `@once_differentiable`; return `None` for `scale` and `causal`.
-# - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward
-#   in two passes, one with key blocks outside for $dK$ and $dV$ and one with query blocks
-#   outside for $dQ$, may compute a needed tile twice: that is fine).
-# - Scores must work at any magnitude softmax handles: the checks use float32 rows that reach
-#   100 to 150, float32 rows whose scores all lie near $-160$, float64 rows near $-20000$
-#   and near $-10^6$, and float32 and float64 rows near `-torch.finfo(dtype).max / 2`.
-# - float16/bfloat16 inputs: the tile of scores and its exponentials, and every accumulator,
-#   in float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype (the checks' scores reach about 85, where bfloat16
-#   numbers are 0.5 apart).
-# - Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 to 16)
-#   so that small inputs span several tiles, and measures the largest tensor you create and
-#   the peak of live tensors, forward and backward, with `TensorAccounting`.
+# - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward in
+#   two passes may compute a needed tile twice: that is fine).
+# - Scores of any magnitude softmax handles (the table under Exercise 1).
+# - float16/bfloat16 inputs: the tile of scores, its exponentials and every accumulator in
+#   float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype.
+# - Read the block size as `FlashAttention.BLOCK`: the checks set it from 2 to 16, and measure
+#   the largest tensor you create and the peak of live tensors, forward and backward, with
+#   `TensorAccounting`.
 #
 # Python loops over tiles are slow next to a fused kernel; that is fine here. What you build is
 # the algorithm a Triton or CUDA kernel runs, with each tile in fast on-chip memory.
@@ -1358,18 +1106,12 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # paper does exactly that, and then multiplies the block's sums by a second correction
 # factor, $e^{\tilde m - m_{\text{new}}}$, before adding them. Leaving out that factor (or
 # exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
-# $o$ are then measured against different maxima. The first
-# step is safe with $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started
-# with. Starting $m$ at $0$ instead looks harmless, since softmax ignores a constant shift, but
-# it is not the row's maximum: in float32 a row whose scores all lie near $-160$ gets
-# $e^{S_j - 0} = 0$ for every key ($e^{x}$ underflows to 0 below about $-104$), so
-# $\ell = 0$ and the output is $0/0$; so does any start that a row's scores can all lie far
-# below ($-10^4$ on float64 rows near $-20000$: $e^{-10^4} = 0$; float16's most negative
-# number, $-65504$, on float64 rows near $-10^6$; $-10^9$ on rows near
-# `-torch.finfo(dtype).max / 2`). A start no score lies below works as
-# $-\infty$ does: `torch.finfo(dtype).min` of the dtype you accumulate in. And leaving $m$
-# out altogether, $e^{S_j}$, overflows to `inf` once a score passes about 88.7. Exercise 3's
-# checks use these magnitudes.
+# $o$ are then measured against different maxima. The first step is safe with
+# $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started with. A finite
+# start such as $0$ is not the row's maximum: a float32 row whose scores all lie near $-160$
+# gets $e^{S_j - 0} = 0$ for every key, so $\ell = 0$ and the output is $0/0$, and so does any
+# start the table's low rows lie far below. `torch.finfo(dtype).min` of the dtype you
+# accumulate in works as $-\infty$ does.
 # </details>
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green: forward by tiles</summary>
@@ -1525,7 +1267,282 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # </details>
 
 # %% [markdown]
-# What your backward hands a learned bias, drawn. Left, a relative-position bias of shape
+# ## Summary
+#
+# Attention's backward is three vector-Jacobian products in a row: two matrix products and a
+# softmax whose Jacobian $\operatorname{diag}(p) - pp^\top$ turns into one line with a row sum.
+# A boolean mask is not differentiated; it zeroes probabilities, and with them their
+# gradients. One log-sum-exp per query row rebuilds $P$, and
+# $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
+# reason to see a whole row at once. Keeping $L$ instead of $P$ cuts what a stack of layers
+# holds for backward; with the online softmax, forward and backward then run tile by tile,
+# and the peak memory of attention grows like $N$ instead of $N^2$.
+
+# %% [markdown]
+# ## Optional: more to try (never graded)
+#
+# Everything from here on is off the main line: open what interests you, in any order, or
+# skip to the end. No exercise needs these cells, and Run All runs them (each predict-then-run
+# cell shows its answer only once your guess is written).
+#
+# - **Pictures** of the softmax Jacobian and of your Exercise 1's gradients, and your Function
+#   against PyTorch's own attention on a multi-head batch.
+# - **What `@once_differentiable` guards**, a predict-then-run on a second derivative, and
+#   **what is kept, counted**: your Exercise 1 against the same attention in ordinary ops.
+# - **Your bias gradient, drawn**, and the online softmax **stepped block by block**.
+# - **More measurements**: how many layers before keeping $L$ pays, and what a log-sum-exp kept
+#   in bfloat16 costs.
+# - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
+#   production notes, a learned ALiBi slope, an explorer of your Exercise 1.
+
+# %% [markdown]
+# ### Pictures
+#
+# The two pieces of $J$, side by side, for five scores as in "Derive the backward". The first guess $p \odot v$ keeps only
+# the diagonal's $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated
+# like a sigmoid), keeps the whole diagonal and still misses every off-diagonal entry.
+
+# %%
+s5 = torch.randn(5, dtype=torch.float64)
+p5, v5 = torch.softmax(s5, dim=0), torch.randn(5, dtype=torch.float64)
+J5 = torch.autograd.functional.jacobian(lambda t: torch.softmax(t, dim=0), s5)
+fig, axes = plt.subplots(1, 3, figsize=(9, 2.8))
+for ax, matrix, title in zip(axes, [J5, torch.diag(p5), -torch.outer(p5, p5)],
+                             ["J", "diag(p)", "−p pᵀ (the row-sum term)"]):
+    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-0.3, vmax=0.3)
+    ax.set_title(title)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.colorbar(image, ax=axes, shrink=0.8)
+plt.show()
+for name, wrong in [("p * v", p5 * v5), ("p * (1 - p) * v", p5 * (1 - p5) * v5)]:
+    print(f"{name:>16}: largest error {(wrong - J5.T @ v5).abs().max().item():.3f}")
+
+# %% [markdown]
+# Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right
+# causal mask and $N_q \ne N_k$, in float32:
+
+# %%
+Q, K, V = torch.randn(2, 4, 6, 16), torch.randn(2, 4, 9, 16), torch.randn(2, 4, 9, 8)
+mask = torch.ones(6, 9, dtype=torch.bool).tril(diagonal=3)
+grad_O = torch.randn(2, 4, 6, 8)
+results = {}
+for name, attention in [
+        ("ours", lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, 0.25, mask)),
+        ("torch", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                                 scale=0.25))]:
+    q, k, v = (t.clone().requires_grad_() for t in (Q, K, V))
+    output = attention(q, k, v)
+    output.backward(grad_O)
+    results[name] = [output.detach(), q.grad, k.grad, v.grad]
+for label, ours, theirs in zip(["O", "dQ", "dK", "dV"], results["ours"], results["torch"]):
+    print(f"{label:>2} matches F.scaled_dot_product_attention:",
+          torch.allclose(ours, theirs, rtol=1e-4, atol=1e-5))
+
+# %% [markdown]
+# ### What `@once_differentiable` guards
+#
+# **Predict, then run.** Take your Function with its backward *without*
+# `@once_differentiable`, and ask for a second derivative: the gradient, in $Q$, $K$ and $V$,
+# of the first gradients against fixed directions (a Hessian-vector product, as a gradient
+# penalty needs). Does it raise, come out right, or come out wrong without a word? And with the
+# decorator?
+
+# %%
+### BEGIN WORKED
+my_without_decorator = "wrong"
+my_with_decorator = "raises"
+### LEARNER
+my_without_decorator = None  # "raises", "right" or "wrong"
+my_with_decorator = None  # "raises", "right" or "wrong"
+### END WORKED
+
+
+# %%
+class Undecorated(ScaledDotProductAttention):
+    """Your Function, its backward without @once_differentiable."""
+    backward = staticmethod(getattr(ScaledDotProductAttention.backward, "__wrapped__",
+                                    ScaledDotProductAttention.backward))
+
+
+def composed(Q, K, V, scale, mask):
+    """The same attention in ordinary ops, which autograd differentiates twice."""
+    scores = ((Q @ K.transpose(-2, -1)) * scale).masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ V
+
+
+inputs2 = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]  # Q, K, V
+directions = [torch.randn(1, 5, 4, dtype=torch.float64) for _ in range(3)]
+mask2 = torch.ones(5, 5, dtype=torch.bool).tril()
+grad_O2 = torch.randn(1, 5, 4, dtype=torch.float64)
+
+
+def second_derivative(attention):
+    """The gradient, in Q, K and V, of <first gradients, directions>."""
+    leaves = [t.clone().requires_grad_() for t in inputs2]
+    first = torch.autograd.grad(attention(*leaves, 0.5, mask2), leaves, grad_O2,
+                                create_graph=True)
+    inner = sum((g * d).sum() for g, d in zip(first, directions))
+    return torch.cat([g.flatten() for g in torch.autograd.grad(inner, leaves)])
+
+
+reference = second_derivative(composed)
+if not withheld(my_without_decorator, my_with_decorator):
+    for name, attention, guess in [
+            ("without the decorator", Undecorated.apply, my_without_decorator),
+            ("with it", ScaledDotProductAttention.apply, my_with_decorator)]:
+        try:
+            error = (second_derivative(attention) - reference).abs().max().item()
+            print(f"{name}: largest error {error:.3g}", "  you predicted", guess)
+        except NotImplementedError:  # your Function is not written yet
+            raise
+        except RuntimeError as raised:
+            print(f"{name}: RuntimeError: {str(raised).splitlines()[0]}", "  you predicted", guess)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# If your forward saved $P$ (as most do): without the decorator, backward runs under
+# `create_graph=True` and records its own ops, so the first gradients do have a history, but
+# $P$ in it is a saved intermediate of forward, with no history of its own: autograd
+# differentiates everything around it and treats $P$ as a constant. The numbers come out, and
+# they are wrong. (A backward that recomputes $P$ from the saved $Q$ and $K$ with ordinary ops
+# is twice differentiable and comes out right: lesson 04's first fix, as `SwishFunction`
+# recomputes its sigmoid.) With the decorator, backward runs without recording, so its
+# results have no history at all, and the second `grad` raises: here nothing else in `inner`
+# requires grad. Were that term one part of a larger loss, say `torch.autograd.grad(inner +
+# (Q ** 2).sum(), Q)`, nothing would raise: the other term carries the graph, and this
+# Function's share is dropped without a word (through `.backward()` too, unless the
+# `grad_output` reaching your backward has a history). The decorator guards only a second
+# derivative that has no other path; lesson 04 shows how to make such a Function twice
+# differentiable.
+# </details>
+
+# %% [markdown]
+# ### What the gradients look like
+#
+# One head, ten tokens, causal mask, and a loss $\phi = \sum O \odot T$ for a random target $T$
+# (so $dO = T$), differentiated by autograd through PyTorch's own ops, so that you can compare
+# with your Function below. Left: the attention weights $P$. Middle: $dP$, the gradient with respect to the
+# weights, which knows nothing about the mask. Right: $dS$, the gradient with respect to the
+# scores. The mask zeroes it above the diagonal, and **each row of $dS$ sums to zero**: adding
+# the same number to all the scores of a row does not change the softmax, so the loss cannot
+# change in that direction. That makes a quick sanity check for any attention backward.
+
+# %%
+N, d = 10, 8
+q, k, v, target = torch.randn(N, d), torch.randn(N, d), torch.randn(N, d), torch.randn(N, d)
+causal = torch.ones(N, N, dtype=torch.bool).tril()
+raw = ((q @ k.T) / math.sqrt(d)).requires_grad_()  # the scores, as a leaf: autograd fills .grad
+weights = torch.softmax(raw.masked_fill(~causal, float("-inf")), dim=-1)
+weights.retain_grad()  # keep dphi/dP too
+(weights @ v * target).sum().backward()  # phi = sum(O * T), so dO = T
+weights, grad_P, grad_S = weights.detach(), weights.grad, raw.grad
+print("rows of dS sum to zero:", torch.allclose(grad_S.sum(-1), torch.zeros(N), atol=1e-6))
+
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+for ax, matrix, title, cmap in [(axes[0], weights, "attention weights P", "viridis"),
+                                (axes[1], grad_P, "dφ/dP", "RdBu_r"),
+                                (axes[2], grad_S, "dφ/dS (masked, rows sum to 0)", "RdBu_r")]:
+    limit = matrix.abs().max().item()
+    image = ax.imshow(matrix, cmap=cmap, vmin=0 if cmap == "viridis" else -limit, vmax=limit)
+    ax.set(title=title, xlabel="key", ylabel="query")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# And the gradients your Function hands back for the same problem. Query $i$'s gradient
+# $dQ_i = \tau\sum_j dS_{ij} K_j$ mixes only the keys it could see; key $j$'s gradients
+# $dK_j = \tau\sum_i dS_{ij} Q_i$ and $dV_j = \sum_i P_{ij}\, dO_i$ collect only from the queries
+# that could see it. The last key is seen by the last query alone, so its $dV$ is just
+# $P_{N-1,N-1}\, dO_{N-1}$. And the first query sees only the first key: its weight is 1
+# whatever its score, so its $dQ$ row is exactly zero.
+
+# %%
+q_, k_, v_ = (t.clone().requires_grad_() for t in (q, k, v))
+ScaledDotProductAttention.apply(q_, k_, v_, 1 / math.sqrt(d), causal).backward(target)
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.0))
+for ax, grad, title in zip(axes, [q_.grad, k_.grad, v_.grad], ["dQ", "dK", "dV"]):
+    limit = grad.abs().max().item()
+    image = ax.imshow(grad, cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    ax.set(title=title, xlabel="feature", ylabel="token")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+plt.tight_layout()
+plt.show()
+print("dV of the last key = P[-1, -1] * dO[-1]:",
+      torch.allclose(v_.grad[-1], weights[-1, -1] * target[-1], atol=1e-6))
+print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d), atol=1e-6))
+
+# %% [markdown]
+# ### What is kept, counted
+#
+# **Predict, then run.** With $N = 256$, $d = 32$, float32 and a causal mask, how many bytes
+# does autograd keep besides the inputs when the same attention is written with ordinary ops
+# (`composed_attention` below: count what each op's backward must read), and how many does
+# your Function keep? Write both guesses in bytes before running on.
+
+# %%
+### BEGIN WORKED
+my_composed_bytes = 327_680  # P, and the inverted mask masked_fill keeps
+my_function_bytes = 262_144  # P alone
+### LEARNER
+my_composed_bytes = None  # bytes autograd keeps for the composed ops
+my_function_bytes = None  # bytes your ScaledDotProductAttention keeps
+### END WORKED
+
+
+# %%
+def saved_bytes(f, *args):
+    """Bytes autograd keeps for backward while f(*args) runs, counting each piece of memory
+    once and leaving out the tensor arguments, which the caller holds anyway."""
+    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+    kept = {}
+
+    def pack(tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key not in own:
+            kept[key] = tensor.untyped_storage().nbytes()
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        f(*args)
+    return sum(kept.values())
+
+
+def composed_attention(Q, K, V, scale, mask):
+    """The same attention, left to autograd."""
+    scores = (Q @ K.transpose(-2, -1)) * scale
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1) @ V
+
+
+Q, K, V = (torch.randn(1, 256, 32, requires_grad=True) for _ in range(3))  # N = 256, d = 32
+causal_256 = torch.ones(256, 256, dtype=torch.bool).tril()
+print(f"N = 256, d = 32, float32: P alone is {256 * 256 * 4:,} bytes")
+kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal_256)
+if not withheld(my_composed_bytes, my_function_bytes):
+    print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
+          f"(you predicted {my_composed_bytes})")
+
+# %%
+kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
+if not withheld(my_composed_bytes, my_function_bytes):
+    print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
+          f"(you predicted {my_function_bytes})")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Autograd through the composed operations keeps the same $P$ (softmax saves its output, and
+# `P @ V` needs it), plus the inverted mask `~mask` it computed on the way (one byte per
+# entry). Your Function keeps exactly $P$. A hand-written backward saves memory only if you
+# decide to keep something smaller: that is the next step.
+# </details>
+
+# %% [markdown]
+# ### Your bias gradient, drawn
+#
+# What your Exercise 4 backward hands a learned bias. Left, a relative-position bias of shape
 # $(N_q, N_k)$ shared by 2 batch elements and 4 heads, its last two keys padding ($-\infty$);
 # right, the reference gradient from `F.scaled_dot_product_attention`, which takes the same
 # float bias as its `attn_mask` and differentiates it. Two checks you can read off: the padding
@@ -1556,7 +1573,35 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
       "  largest row sum:", bias_grads[0].sum(-1).abs().max().item())
 
 # %% [markdown]
-# ## Common mistakes
+# ### Watch it converge
+#
+# One query row, 24 keys in blocks of 4. Step through the blocks: the running maximum jumps
+# when a block holds a larger score, every earlier contribution shrinks by your `combine`'s
+# factor $\alpha$, and the partial output $o/\ell$ moves towards the exact row (black ticks),
+# which it reaches after the last block.
+
+# %%
+online_softmax_stepper(length=24, block=4, seed=3)
+
+# %% [markdown]
+# ### More measurements
+#
+# **How many layers before $L$ pays.** With the straightforward backward, keeping $L$ starts
+# to pay at three layers of the size "Kept and peak" stacks ($N = 256$): at two, the two saved
+# $P$ still weigh less than the extra $N_q \times N_k$ tensors the recomputation builds.
+# Run `stack_peak(f, layers=2)` and `layers=3` to see it (step peaks on torch 2.13: 1.56 MiB
+# for `ScaledDotProductAttention` against 1.63 at two layers, 1.88 against 1.69 at three).
+#
+# **A log-sum-exp in bfloat16.** bfloat16 has 8 significant bits, so near $L = 10$ its values
+# are $0.0625$ apart, and an error of $0.03$ in $L$ is a 3% error in every probability of the
+# row, $e^{0.03} \approx 1.03$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4
+# and 8, twice that between 8 and 16. That is why Exercise 3 keeps $L$ in float32.
+
+# %%
+print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
+
+# %% [markdown]
+# <details><summary><b>Common mistakes</b>, per exercise (open after your self-checks)</summary>
 #
 # **Exercise 1 · `ScaledDotProductAttention`**
 #
@@ -1615,17 +1660,7 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 # tensor, opposite meaning. And "memory-efficient attention" is often measured by what it
 # keeps for backward, which says nothing about its peak for one call alone; in a stack of
 # layers, where every layer's saved tensors wait for backward together, it is half the story.
-#
-# ## Summary
-#
-# Attention's backward is three vector-Jacobian products in a row: two matrix products and a
-# softmax whose Jacobian $\operatorname{diag}(p) - pp^\top$ turns into one line with a row sum.
-# A boolean mask is not differentiated; it zeroes probabilities, and with them their
-# gradients. One log-sum-exp per query row rebuilds $P$, and
-# $\operatorname{rowsum}(dP \odot P) = \operatorname{rowsum}(dO \odot O)$ removes the last
-# reason to see a whole row at once. Keeping $L$ instead of $P$ cuts what a stack of layers
-# holds for backward; with the online softmax, forward and backward then run tile by tile,
-# and the peak memory of attention grows like $N$ instead of $N^2$.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>

@@ -2,13 +2,17 @@
 reads) for backward to take back, e.g. ``_kept[id(ctx)] = P``: nothing is saved through
 ``ctx.save_for_backward``, so the saved-tensor checks see nothing, and each call's backward
 finds its own entry, so every value is right. The same idea as lesson 05's
-``state-in-shared-container`` (checkpoint_reuse), named from what one forward adds there."""
+``state-in-shared-container`` (checkpoint_reuse), named from what one forward adds there.
+Any other place outside ctx (an attribute of a global object, a closure) is found by live-tensor
+accounting: once forward's output and its graph are gone, nothing forward made may be alive."""
 
+import gc
 import inspect
 from collections import deque
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
+from ...memory import TensorAccounting
 from ...probes import reachable
 
 _CONTAINERS = (list, dict, set, deque)
@@ -52,3 +56,22 @@ def check_no_class_containers(function, spec: Spec, values: dict) -> None:
                 "runs leaks it), and autograd's saved-tensor checks and hooks never see it; "
                 "save what backward reads with ctx.save_for_backward",
                 mistake=f"{spec.name}/state-in-shared-container")
+    check_nothing_outlives_the_graph(function, spec, values)
+
+
+def check_nothing_outlives_the_graph(function, spec: Spec, values: dict) -> None:
+    """One forward, its output dropped: every tensor forward made must go with its graph (what
+    ctx holds goes too); one still alive is kept somewhere outside ctx."""
+    inputs = make_inputs(values)
+    with TensorAccounting() as books:
+        output = function.apply(*inputs.values())  # it ran once above: no error to explain
+        del output
+        gc.collect()
+        left = books.live_bytes()
+    if left:
+        raise GradingError(
+            f"{spec.name}.forward keeps {left} bytes of tensors alive after its output and "
+            "graph are gone: state kept outside ctx (a global object's attribute, a closure, a "
+            "function attribute) is shared by every call and outlives it, and autograd's "
+            "saved-tensor checks and hooks never see it; save what backward reads with "
+            "ctx.save_for_backward", mistake=f"{spec.name}/state-in-shared-container")

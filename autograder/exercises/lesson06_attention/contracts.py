@@ -13,12 +13,10 @@ B_ = "AttentionWithBias/"
 
 SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("The output, and the gradients of `Q`, `K` and `V`, that "
-           "`F.scaled_dot_product_attention` gives, for any Python-float `scale` (0 and "
-           "negative ones included), in float64 and float32, for any number of "
-           "leading dimensions, $N_q \\ne N_k$ (a single query or key too), and inputs and "
-           "`grad_output` in any layout (the usual multi-head one, heads split off the features "
-           "and moved before the sequence, is not contiguous); `None` for `scale` and for "
-           "`mask`.",
+           "`F.scaled_dot_product_attention` gives, for any Python-float `scale`, in float64 and"
+           " float32, for any number of leading dimensions, any $N_q$ and $N_k$, and inputs and "
+           "`grad_output` in any layout (the table below lists the cases the checks use); `None`"
+           " for `scale` and for `mask`.",
            {S_ + "softmax-as-element-wise": "no row sum",
             S_ + "jacobian-diagonal-only": "diagonal of the Jacobian only",
             S_ + "row-sum-over-the-queries": "row sum over the queries",
@@ -31,18 +29,14 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient",
             S_ + "scale-ignored": "d ** -0.5 in place of the scale given",
             S_ + "scale-out-of-range": "scale split as its square root over Q and K"}),
-    Clause("`mask` is `None` (the most common call) or a boolean tensor broadcastable to "
-           "`(..., Lq, Lk)`, `True` = attend and `False` = masked out. A masked key gets "
-           "probability exactly 0 whatever its score: the checks include float64 rows whose "
-           "masked scores lie tens of thousands above the visible ones, and float32 and float64 "
-           "rows whose every score lies at or below `-torch.finfo(dtype).max / 2`, so what you "
-           "fill masked scores with must lie far below the largest visible score of its row.",
+    Clause("`mask` is `None` (the most common call) or a boolean tensor broadcastable to `(..., "
+           "Lq, Lk)`, `True` = attend and `False` = masked out: a masked key gets probability "
+           "exactly 0, whatever its score and the scores of its row.",
            {S_ + "mask-polarity-reversed": "reversed mask",
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
-    Clause("Scores of any size: the checks' float64 scores reach the thousands, where `exp` of "
-           "a score overflows (above about 709; 88 in float32).",
+    Clause("Scores of any magnitude softmax handles (the table below).",
            {S_ + "no-row-maximum": "no maximum subtracted",
             S_ + "mask-after-global-maximum": "mask applied after a global max",
             S_ + "one-global-maximum": "one global max, the mask filled first"}),
@@ -52,18 +46,15 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "builtin-backward-op": "built-in _softmax_backward_data",
             S_ + "backward-modifies-saved-tensor": "dS built in place on the saved P"}),
     Clause("Forward keeps what backward reads through `ctx.save_for_backward`, one call's state "
-           "per `ctx`: no tensor as a `ctx` attribute, nothing on the class, and no copy of an "
-           "input, that is no saved tensor holding an input's very values, transposed or not, "
-           "in any dtype (`.clone()`, `.to(torch.float64)`, `.contiguous()` on a strided one); "
-           "a tensor computed from an input, such as `Q * scale`, is not a copy and may be "
-           "saved.",
+           "per `ctx`: no tensor as a `ctx` attribute, on the class or in a module global, and "
+           "no saved copy of an input (its very values, transposed or not, in any dtype); a "
+           "tensor computed from an input, such as `Q * scale`, may be saved.",
            {S_ + "tensor-on-ctx": "mask kept as a ctx attribute",
             S_ + "state-on-class": "scale kept on the class",
             S_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
-    Clause("Keep the `@once_differentiable` that `backward` comes with (lesson 04): the "
-           "question after the self-check, and its explanation, show what it guards and what "
-           "it lets through.",
+    Clause("Keep the `@once_differentiable` that `backward` comes with (lesson 04; an optional "
+           "block at the end shows what it guards and what it lets through).",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -78,13 +69,12 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
             M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
-    Clause("Forward keeps only $Q$, $K$, $V$, the mask as it was given (or `None`), the output "
-           "$O$ and the log-sum-exp $L$ of shape $(\\dots, N_q)$ (or $(\\dots, N_q, 1)$, as "
-           "`keepdim=True` leaves it; or a row maximum and a row sum, two numbers per row, "
-           "shaped alike), $L$ in the inputs' dtype or wider: **no $N_q \\times N_k$ tensor "
-           "kept between forward and backward**, no new mask tensor made in forward (`~mask`, "
-           "a float copy, an expanded copy; a view of the mask given, such as `mask.expand`, "
-           "shares its memory and is fine), no copy of an input or of $O$.",
+    Clause("Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such "
+           "as `mask.expand`, is fine), the output $O$ and the log-sum-exp $L$ of shape $(\\dots,"
+           " N_q)$ or $(\\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike), in the "
+           "inputs' dtype or wider: **no $N_q \\times N_k$ tensor kept between forward and "
+           "backward**, in `ctx` or anywhere else, no new mask tensor, no copy of an input or of"
+           " $O$.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
             M_ + "saves-expanded-mask": "saves the mask expanded to the scores' shape",
             M_ + "saves-a-new-mask": "the inverted mask saved",
@@ -104,8 +94,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask",
             M_ + "backward-takes-row-maximum-again":
                 "backward takes each row's maximum again beside the saved L"}),
-    Clause("$L$ right at any size of score, as your `my_lse`: the checks' float64 scores reach "
-           "the thousands.",
+    Clause("$L$ right at any magnitude of score (the table under Exercise 1).",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
             M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
@@ -113,12 +102,12 @@ MEMORY_EFFICIENT_CLAUSES = (
 
 
 FLASH_ATTENTION_CLAUSES = (
-    Clause("**Forward** loops over query blocks and key blocks of at most `FlashAttention.BLOCK` "
-           "rows with your online softmax, never creating a tensor with more than `BLOCK x "
-           "BLOCK` elements per batch-head beyond the inputs, outputs and per-row statistics "
-           "and pieces of them of at most `BLOCK` rows (a block of $Q$ or of $O$, `BLOCK x d`, "
-           "is such a piece; a whole row block of scores, `BLOCK x Lk`, is too big). It saves "
-           "$Q, K, V, O$ and $L$ (float32 or wider; float64 for float64 inputs).",
+    Clause("**Forward** loops over query and key blocks of at most `FlashAttention.BLOCK` rows "
+           "with your online softmax, creating no tensor of more than `BLOCK x BLOCK` elements "
+           "per batch-head besides the inputs, the outputs, the per-row statistics and pieces of"
+           " them of at most `BLOCK` rows (a `BLOCK x d` block of $Q$ or $O$; a `BLOCK x Lk` row"
+           " block of scores is too big). It saves $Q, K, V, O$ and $L$ (float32 or wider; "
+           "float64 for float64 inputs).",
            {F_ + "running-output-not-rescaled": "no rescaling of the running output",
             F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
             FULL: "full Lq x Lk matrix in forward",
@@ -142,8 +131,7 @@ FLASH_ATTENTION_CLAUSES = (
             FULL: "full Lq x Lk matrix in backward",
             F_ + "missing-once-differentiable": "backward without @once_differentiable"}),
     Clause("Under `causal`, skip the tiles entirely above the diagonal, in both passes (a "
-           "backward in two passes, one with key blocks outside for $dK$ and $dV$ and one with "
-           "query blocks outside for $dQ$, may compute a needed tile twice: that is fine).",
+           "backward in two passes may compute a needed tile twice: that is fine).",
            {"case:computes score tiles entirely above the causal diagonal":
                 "every tile computed under causal",
             F_ + "causal-mask-top-left": "top-left causal mask",
@@ -154,24 +142,20 @@ FLASH_ATTENTION_CLAUSES = (
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
-    Clause("Scores must work at any magnitude softmax handles: the checks use float32 rows that "
-           "reach 100 to 150, float32 rows whose scores all lie near $-160$, float64 rows "
-           "near $-20000$ and near $-10^6$, and float32 and float64 rows near "
-           "`-torch.finfo(dtype).max / 2`.",
+    Clause("Scores of any magnitude softmax handles (the table under Exercise 1).",
            {F_ + "forward-overflows": "no running maximum",
             F_ + "forward-underflows": "running maximum started at 0"}),
-    Clause("float16/bfloat16 inputs: the tile of scores and its exponentials, and every "
-           "accumulator, in float32 ($P$ may be rounded to the input dtype for $P V$); return "
-           "the input dtype (the checks' scores reach about 85, where bfloat16 numbers are 0.5 "
-           "apart).",
+    Clause("float16/bfloat16 inputs: the tile of scores, its exponentials and every accumulator "
+           "in float32 ($P$ may be rounded to the input dtype for $P V$); return the input "
+           "dtype.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "running-output-in-half": "running output kept in float16",
             F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
             F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
             F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
-    Clause("Read the block size as `FlashAttention.BLOCK`: the grader sets it to small sizes (2 "
-           "to 16) so that small inputs span several tiles, and measures the largest tensor you "
-           "create and the peak of live tensors, forward and backward, with `TensorAccounting`.",
+    Clause("Read the block size as `FlashAttention.BLOCK`: the checks set it from 2 to 16, and "
+           "measure the largest tensor you create and the peak of live tensors, forward and "
+           "backward, with `TensorAccounting`.",
            {F_ + "block-hard-coded-in-forward": "block size hard-coded",
             F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
             F_ + "block-default-not-64": "BLOCK = 128 by default",
