@@ -13,6 +13,8 @@ lesson's order, into two lists:
   ``nbgrader=True``: it is also handed in as a notebook and autograded by the real nbgrader,
   and must lose exactly its exercise, with its hint (the others are proven by ``self_check``
   and ``grade`` in-process; one each keeps a lesson's mistakes in one graded notebook).
+  A ``gpu`` mistake breaks only what a contract grades on a GPU (a CUDA generator, say): a CPU
+  grader passes it, as that contract says, so its test runs where a GPU is present.
 
 Every entry's ``code`` is what a learner would type into the answer cell: it defines the
 exercise under its own name and is self-contained, given ``PRELUDE``.
@@ -48,6 +50,7 @@ class Mistake:
     code: str
     named: bool = False  # the lesson names this mistake: the self-check must catch it too
     nbgrader: bool = False  # also submitted through the real `nbgrader autograde` in the tests
+    gpu: bool = False  # wrong on CUDA only (a contract's GPU bullet): graded as wrong on a GPU
 
     def load(self):
         return load(self.exercise, self.code)

@@ -75,7 +75,7 @@ def check_repeated_argument(function, device) -> None:
                 f"{where}: backward returned x's whole gradient for each of the two positions, "
                 "so the caller's x got it twice: the recomputation fed one fresh leaf to both "
                 "positions; each position is an input of apply of its own and gets its own "
-                "gradient (autograd adds them up for x), so make one fresh leaf per position",
+                "gradient (autograd adds them up for x)",
                 mistake="CheckpointFunction/one-leaf-for-repeated-tensor")
         diagnose_gradient(f"the caller's x ({kind}), passed in two positions",
                           leaf.grad, scale * (a.grad + b.grad))

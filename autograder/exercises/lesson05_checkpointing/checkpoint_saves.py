@@ -49,9 +49,9 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
         raise GradingError(
             f"CheckpointFunction saved a copy of its argument {name} ({saved.nbytes} bytes, a "
             "new tensor with the same values, such as t.clone()), kept besides the tensor the "
-            "caller holds: that is one more copy of every input per checkpoint; save the tensor "
-            "arguments themselves, ctx.save_for_backward(*tensors) (autograd's version counter "
-            "already tells backward if the caller changed one in place)",
+            "caller holds: that is one more copy of every input per checkpoint, where the caller's "
+            "own tensor would do (autograd's version counter already tells backward if the "
+            "caller changed one in place)",
             mistake="CheckpointFunction/saves-input-copy")
     if extra:
         total = sum(s.nbytes for s in extra)
@@ -72,9 +72,8 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
         raise GradingError(
             f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
             f"tensor{'' if len(extra) == 1 else 's'}) "
-            f"besides its {given} bytes of inputs: save only the tensor arguments "
-            "(ctx.save_for_backward(*tensors)) and recompute the rest in backward, "
-            "with run_fn run under no grad in forward",
+            f"besides its {given} bytes of inputs: tensors run_fn computed, which a checkpoint "
+            "recomputes in backward instead of keeping",
             mistake="CheckpointFunction/keeps-activations")
     for name, value in forward.ctx_attributes.items():
         for path, tensor in reachable(value, f"ctx.{name}", inputs=list(inputs.values())):

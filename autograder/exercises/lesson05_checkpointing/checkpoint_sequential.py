@@ -182,7 +182,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             f"{where} changed the caller's list of layers: it held {n} layers, and after the "
             f"call it holds {len(given)}{'' if len(given) != n else ', in another order'}; "
             "the caller runs the same stack again (the next step, the next segment count), so "
-            "read the list and leave it as it was: take each group as a slice, layers[i:j]",
+            "it must find the list as it gave it",
             mistake="checkpoint_sequential/mutates-layers")
     check_given_layers_ran(where, layers, forward_calls, output)
     check_runs_once(where, n, forward_calls)
@@ -202,7 +202,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
     if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):
         raise GradingError(f"{where} checkpointed its segments with PyTorch's own Function "
                            "(torch.utils.checkpoint, use_reentrant=True): the exercise builds it "
-                           "on your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
+                           "on your CheckpointFunction",
                            mistake="checkpoint_sequential/uses-torch-checkpoint")
     checkpointed = len(classes)
     if checkpointed and not _reaches(output, x):  # before the segment checks it would trip
@@ -220,11 +220,11 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                 f"{where} recomputed layers in backward with no Function node in the graph: "
                 "that is PyTorch's non-reentrant checkpoint (torch.utils.checkpoint.checkpoint, "
                 "use_reentrant=False), not yours; the exercise builds checkpoint_sequential on "
-                "your CheckpointFunction, CheckpointFunction.apply(run_segment, x)",
+                "your CheckpointFunction",
                 mistake="checkpoint_sequential/uses-torch-checkpoint-non-reentrant")
     if segments > 1 and checkpointed == 0:
-        raise GradingError(f"{where} checkpointed nothing: run each segment through "
-                           "CheckpointFunction.apply(run_segment, x)",
+        raise GradingError(f"{where} checkpointed nothing: no CheckpointFunction node is in "
+                           "the output's graph, so no segment went through your checkpoint",
                            mistake="checkpoint_sequential/checkpoints-nothing")
     if checkpointed not in (segments - 1, segments):
         if checkpointed < segments - 1 and all(isinstance(layer, nn.Module) for layer in layers):

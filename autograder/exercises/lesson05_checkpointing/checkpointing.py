@@ -65,7 +65,7 @@ def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
-                "it: gradients accumulate; let torch.autograd.backward do the accumulating",
+                "it: the gradient an earlier backward had left there is gone (gradients accumulate)",
                 mistake="CheckpointFunction/overwrites-parameter-grad")
         expected = truth[name] if before is None else before[name] + truth[name]
         diagnose_gradient(f"parameter {name}", parameter.grad, expected)
@@ -180,6 +180,8 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                 "stream, and keep fork_rng for backward, around the restore and the recomputation",
                 mistake="CheckpointFunction/forks-rng-in-forward")
         torch.rand(1000, device=device)  # layers after the block draw random numbers too
+        if device.type == "cuda":  # on the CPU too: a CPU-only restore then shows (wrong_start)
+            torch.rand(1000)
         states = rng_states(device)
         grads = _backward(spec, forward.output, inputs, grad_output)
         calls = list(starts)  # the calls after this one are the grader's
@@ -200,7 +202,9 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                                mistake={"state torch.manual_seed(seed) gives":
                                         "CheckpointFunction/replays-seed",
                                         "from the caller's current state":
-                                        "CheckpointFunction/ignores-random-state"}) from error
+                                        "CheckpointFunction/ignores-random-state",
+                                        "but not the CUDA device's":
+                                        "CheckpointFunction/ignores-cuda-state"}) from error
         if not all(torch.equal(a, b)
                                         for a, b in zip(states, rng_states(device))):
             raise GradingError(
@@ -334,7 +338,7 @@ EXERCISES = [
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
                            second_backward_may_raise=True,
-                           cuda="backward restoring the forward's CUDA random state (dropout "
-                                "inside run_fn on a GPU), graded only where the grader has a "
-                                "GPU: read that branch against the contract yourself")),
+                           cuda="the contract's GPU bullet (dropout's masks and random "
+                                "stream on a CUDA argument's device), which only a grader with "
+                                "a GPU checks: read that branch against it yourself")),
 ]

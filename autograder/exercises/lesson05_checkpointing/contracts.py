@@ -47,7 +47,9 @@ REVERSIBLE_CLAUSES = (
             R + "state-on-class": "f and g kept on the class",
             R + "reuses-leaves-across-backwards": "the inverse computed once, its leaves cached "
                                                   "on ctx for a second backward",
-            R + "saves-unversioned-alias": "saves y1.data and y2.data"}),
+            R + "saves-unversioned-alias": "saves y1.data and y2.data",
+            R + "recomputes-in-another-dtype": "fresh leaves cast to float32 (.float()) in "
+                                               "backward"}),
     Clause("a loss may use only one of the two outputs.",
            {R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
 )
@@ -58,46 +60,57 @@ CHECKPOINTING_CLAUSES = (
            {"unproven:wrong-value": "forward returns (output,), a tuple"}),
     Clause("**keeps** for backward its tensor arguments and nothing more, besides the random "
            "states it restores (on `ctx` or through `ctx.save_for_backward`, either will do): no "
-           "copy of an argument, no other tensor on `ctx` outside `ctx.save_for_backward`, and no "
-           "graph of `run_fn`, whose ops save nothing, not even for a moment (the self-check "
-           "measures it);",
+           "copy of an argument, and no other tensor on `ctx` outside `ctx.save_for_backward`;",
            {C + "keeps-activations": "run_fn under enable_grad in forward",
-            C + "records-graph-in-forward":
-                "run_fn under enable_grad in forward, the graph dropped by apply",
             C + "tensor-on-ctx": "arguments kept on ctx",
             C + "saves-non-tensor": "saves every argument",
             C + "saves-input-copy": "saves clones of its tensor arguments"}),
+    Clause("**records no graph** of `run_fn` in forward, whose ops save nothing, not even for a "
+           "moment (the self-check measures it), and leaves nothing of the graph backward "
+           "rebuilds on `ctx` once backward returns;",
+           {C + "records-graph-in-forward":
+                "run_fn under enable_grad in forward, the graph dropped by apply",
+            C + "keeps-rebuilt-graph": "the rebuilt graph kept on ctx for a second backward"}),
     Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
-           "run plainly gives, one per position (`None` for one that does not require grad; a "
-           "tensor passed in two positions gets each position's own gradient, which autograd "
-           "adds up for it), the same again when backward runs a second time on one graph "
-           "(`retain_graph=True`), recomputed on the arguments as forward saw them, dtype "
-           "included (an argument changed in place between forward and backward makes backward "
-           "raise PyTorch's in-place error), even when `run_fn` draws random numbers (dropout's masks are forward's, on the CPU "
-           "and, graded only where the grader has a GPU, on each CUDA device of a CUDA tensor "
-           "argument), and after backward the caller's "
-           "random streams are where they would be without the checkpoint;",
+           "run plainly gives, one per position;",
            {C + "recomputes-without-grad": "recomputes with gradients off",
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
-            C + "leaf-for-non-float": "requires_grad_() on every tensor",
-            C + "gradient-not-required": "fresh leaves require grad for every float tensor",
-            C + "none-taken-for-tensor": "marks the tensor slots with None",
-            C + "ignores-random-state": "ignores the random state",
+            C + "none-taken-for-tensor": "marks the tensor slots with None"}),
+    Clause("a tensor argument that does not require grad gets `None`;",
+           {C + "leaf-for-non-float": "requires_grad_() on every tensor",
+            C + "gradient-not-required": "fresh leaves require grad for every float tensor"}),
+    Clause("a tensor passed in two positions gets each position's own gradient (autograd adds "
+           "them up for it);",
+           {C + "one-leaf-for-repeated-tensor":
+                "one fresh leaf per distinct saved tensor (a memo by id)"}),
+    Clause("a second backward on one graph (`retain_graph=True`) gets the same gradients again;",
+           {C + "reuses-leaves-across-backwards":
+                "fresh leaves built once, cached on ctx for a second backward"}),
+    Clause("backward recomputes on the arguments as forward saw them, dtype included: an "
+           "argument changed in place between forward and backward makes backward raise "
+           "PyTorch's in-place error;",
+           {C + "recomputes-in-another-dtype":
+                "recomputes on float32 copies of the saved tensors",
+            C + "saves-unversioned-alias": "saves the tensor arguments' .data"}),
+    Clause("**random numbers**: when `run_fn` draws them on the CPU, the recomputation draws the "
+           "same ones (dropout's masks are forward's);",
+           {C + "ignores-random-state": "ignores the random state",
             C + "replays-seed": "replays the seed (torch.initial_seed()), not the state",
             C + "records-state-late": "random state recorded after run_fn ran",
             C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
-            C + "leaves-state-rewound": "set_rng_state without fork_rng",
             C + "state-shared-between-calls": "the CPU random state kept in a global",
             C + "state-on-run-fn": "random state kept on run_fn (run_fn._ckpt_rng_state)",
-            C + "state-in-shared-container": "random states on a stack kept on the class",
-            C + "one-leaf-for-repeated-tensor":
-                "one fresh leaf per distinct saved tensor (a memo by id)",
-            C + "recomputes-in-another-dtype":
-                "recomputes on float32 copies of the saved tensors",
-            C + "reuses-leaves-across-backwards":
-                "fresh leaves built once, cached on ctx for a second backward",
-            C + "saves-unversioned-alias": "saves the tensor arguments' .data"}),
+            C + "state-in-shared-container": "random states on a stack kept on the class"}),
+    Clause("after backward the caller's random stream is where it would be without the "
+           "checkpoint;",
+           {C + "leaves-state-rewound": "set_rng_state without fork_rng"}),
+    Clause("**on a GPU** (graded only by a grader with one, on one device; a CPU grader cannot "
+           "run CUDA, so neither your self-check nor grading there checks this bullet, and the "
+           "self-check's green line says so): the two bullets above hold for the generator of "
+           "each CUDA tensor argument's device too;",
+           {C + "ignores-cuda-state": "restores the CPU random state only, never a CUDA "
+                                      "device's"}),
     Clause("**returns `None`** for `run_fn` and for every non-tensor argument;",
            {C + "no-none-for-run-fn": "forgets the None for run_fn",
             C + "no-none-for-non-tensors":

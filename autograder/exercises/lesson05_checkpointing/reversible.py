@@ -15,7 +15,7 @@ from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)
-from .reversible_saves import check_saves_only_outputs
+from .reversible_saves import check_saves_only_outputs, recomputed_in_other_dtype
 from .second_use import check_coupling_second_use
 from .contracts import REVERSIBLE_CLAUSES
 
@@ -102,6 +102,8 @@ def _backward(outputs, grad_outputs, inputs: dict) -> None:
                 "ReversibleCoupling.backward recomputed f and g with gradients off (autograd "
                 "disables them inside backward): recompute inside torch.enable_grad()",
                 str(error), mistake="ReversibleCoupling/recomputes-without-grad") from error
+        if (cast := recomputed_in_other_dtype(_CALLS, inputs)) is not None:
+            raise cast from error
         raise _explain_runtime_error(REVERSIBLE, "backward", error, inputs) from error
 
 
@@ -293,7 +295,8 @@ def _check_parameters(parameters: dict, truth: dict, before: dict | None = None)
         if before is not None and torch.allclose(parameter.grad, truth[name]):
             raise GradingError(
                 f"ReversibleCoupling replaced the .grad of parameter {name} instead of adding "
-                "to it: gradients accumulate; let torch.autograd.backward do the accumulating")
+                "to it: the gradient an earlier backward had left there is gone (gradients "
+                "accumulate)")
         expected = truth[name] if before is None else before[name] + truth[name]
         diagnose_gradient(f"parameter {name}", parameter.grad, expected)
 

@@ -133,3 +133,17 @@ def check_saves_only_outputs(forward, inputs: dict | None = None, tracked=()) ->
             "reversible block keeps no activation of f or g, not even for a moment "
             "(save_for_backward(y1, y2) is right): apply runs forward with grad off, so leave "
             "out torch.enable_grad() there", mistake="ReversibleCoupling/records-graph-in-forward")
+
+
+def recomputed_in_other_dtype(calls: list, inputs: dict) -> GradingError | None:
+    """Backward raised: did it run f or g on tensors of another dtype than forward's inputs (a
+    cast of the rebuilt inputs, such as .float())? ``calls``: (block, its input, under grad)."""
+    dtype = inputs["x1"].dtype
+    cast = next(((name, seen.dtype) for name, seen, _ in calls if seen.dtype != dtype), None)
+    if cast is None:
+        return None
+    return GradingError(
+        f"ReversibleCoupling.backward ran {cast[0]} on {cast[1]} tensors, where forward ran it "
+        f"on the {dtype} inputs: the rebuilt inputs were cast before the recomputation, so it "
+        "is not the computation forward ran (and f's parameters are still in the inputs' dtype)",
+        mistake="ReversibleCoupling/recomputes-in-another-dtype")

@@ -29,7 +29,8 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
     """The hint for a recomputation that drew other numbers (not the mask after forward's), from
     the state backward's first run_fn call began at: a fresh torch.manual_seed(seed) state (the
     seed replayed), the caller's current state (no restore, or one undone by a closed fork_rng),
-    or neither proved (what to do, no cause asserted)."""
+    on a CUDA device forward's CPU state with the caller's CUDA state (the CUDA generator never
+    restored), or neither proved (what to do, no cause asserted)."""
     again = starts[n_forward:]
     head = "with dropout inside run_fn the gradients differ from an un-checkpointed run: "
     cuda = " (and torch.cuda.get_rng_state() for CUDA tensors)" if device.type == "cuda" else ""
@@ -46,5 +47,11 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
                        "block that closed before the recomputation does: closing restores the "
                        "caller's state): which state must the recomputation start from"
                        f"{cuda}, and what must still hold it when run_fn runs again?")
+    if (device.type == "cuda" and n_forward == 1 and again and len(again[0]) > 1
+            and torch.equal(again[0][0], starts[0][0]) and torch.equal(again[0][1], states[1])):
+        return head + ("the CPU random state was restored, but not the CUDA device's: dropout "
+                       "on a CUDA tensor draws from its device's own generator, and the "
+                       "recomputation found that one where the caller had left it: which "
+                       "state did forward's run_fn start from on that device?")
     return head + ("the recomputation drew new random numbers: which random state did forward's "
                    f"run_fn start from{cuda}, and does the recomputation start from it?")

@@ -10,6 +10,7 @@ import torch
 from ...checks import case
 from ...errors import GradingError
 from ...exercise import sample
+from ...probes import reachable
 from .checkpoint_blocks import WIDTH, fork_rng, mlp_block, parameters_of
 
 INPLACE = "modified by an inplace operation"
@@ -45,11 +46,60 @@ def _compare_runs(name: str, first: dict, second: dict, situation: str) -> None:
             mistake=f"{name}/backward-changes-state-it-reads")
 
 
-def _twice(name: str, run, leaves: dict, parameters: dict, situation: str) -> None:
+def _activations_alive(tensor, skip: set) -> int:
+    """Bytes the graph behind ``tensor`` still saves (not freed by a backward), its own storage
+    and ``skip`` (the parameters' and inputs' storages) left out."""
+    held, seen, stack = {}, set(), [tensor.grad_fn]
+    skip = skip | {tensor.untyped_storage().data_ptr()}
+    while stack and len(seen) < 200:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for attribute in (a for a in dir(node) if a.startswith("_saved_")):
+            try:
+                value = getattr(node, attribute)
+            except RuntimeError:  # freed by a backward
+                continue
+            for saved in value if isinstance(value, (tuple, list)) else [value]:
+                if isinstance(saved, torch.Tensor):
+                    storage = saved.untyped_storage()
+                    if storage.data_ptr() not in skip:
+                        held[storage.data_ptr()] = storage.nbytes()
+        stack.extend(child for child, _ in node.next_functions)
+    return sum(held.values())
+
+
+def _graph_left_on_ctx(name: str, node, skip: set) -> None:
+    """After a backward: does ctx (the output's grad_fn) hold a tensor of a recorded graph?"""
+    try:
+        attributes = dict(vars(node))
+    except TypeError:
+        return
+    for attribute, value in attributes.items():
+        for path, tensor in reachable(value, f"ctx.{attribute}"):
+            if tensor.grad_fn is not None:
+                alive = _activations_alive(tensor, skip)
+                also = (f", and {alive} bytes of activations its graph saved and no backward "
+                        "freed," if alive else "")
+                raise GradingError(
+                    f"{name}'s backward left {path} on ctx, a tensor of the graph it rebuilt "
+                    f"(its grad_fn: {type(tensor.grad_fn).__name__}): its "
+                    f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
+                    "backward, for as long as the caller holds the output",
+                    mistake=f"{name}/keeps-rebuilt-graph")
+
+
+def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
+           node=None) -> None:
     """``run(retain)`` builds nothing: it backpropagates the one graph; twice, each run's
-    gradients read alone. A second run that raises is left to the clause that allows it."""
+    gradients read alone. A second run that raises is left to the clause that allows it. Given
+    ``node`` (the output's grad_fn, its ctx), nothing of a recorded graph is left on it."""
     _grads(leaves, parameters)
     run(True)
+    if node is not None:
+        _graph_left_on_ctx(name, node, {t.untyped_storage().data_ptr() for t in (
+            *leaves.values(), *parameters.values())})
     first = _grads(leaves, parameters)
     try:
         run(False)
@@ -89,7 +139,8 @@ def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
         torch.manual_seed(seed)
         output = function.apply(block, x)
         _twice("CheckpointFunction", lambda retain: torch.autograd.backward(
-            output, grad_output, retain_graph=retain), {"x": x}, parameters, situation)
+            output, grad_output, retain_graph=retain), {"x": x}, parameters, situation,
+            getattr(output, "grad_fn", None))
 
     def run_fn(a, b):
         return torch.tanh(a) * b + a
@@ -105,8 +156,8 @@ def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
             _check_inplace_refused(
                 "CheckpointFunction", edited,
                 lambda: torch.autograd.backward(output, torch.ones_like(output)),
-                "save the tensor arguments themselves, ctx.save_for_backward(*tensors), and "
-                "PyTorch refuses such a backward with its in-place error")
+                "the contract asks for PyTorch's in-place error here: which tensors does "
+                "autograd's version counter watch?")
 
 
 def check_coupling_second_use(function, values: dict, parameters: dict, rebuild) -> None:
@@ -131,5 +182,5 @@ def check_coupling_second_use(function, values: dict, parameters: dict, rebuild)
             _check_inplace_refused(
                 "ReversibleCoupling", edited,
                 lambda: torch.autograd.backward(list(outputs), grad_outputs),
-                "save the outputs themselves, ctx.save_for_backward(y1, y2), and PyTorch "
-                "refuses such a backward with its in-place error")
+                "the contract asks for PyTorch's in-place error here: which tensors does "
+                "autograd's version counter watch?")

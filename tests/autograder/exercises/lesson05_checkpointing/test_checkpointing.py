@@ -74,7 +74,7 @@ class TestMistakes:
                 return right.backward(ctx, grad_output)
 
         CHECKPOINT.battery(RestoresOnlyCPUState, torch.device("cpu"))
-        with raises_hint("torch.cuda.get_rng_state() for CUDA tensors"):
+        with raises_hint("the CPU random state was restored, but not the CUDA device's"):
             CHECKPOINT.battery(RestoresOnlyCPUState, cuda)
 
     def test_cpu_state_only_is_told_cuda_was_not_exercised(self, monkeypatch):
@@ -91,8 +91,8 @@ class TestMistakes:
 
         passed, message = verdict("CheckpointFunction", RestoresOnlyCPUState)
         assert passed, message
-        assert ("not exercised without a GPU: backward restoring the forward's CUDA random "
-                "state") in message.splitlines()[0]
+        assert ("not exercised without a GPU: the contract's GPU bullet (dropout's masks and "
+                "random stream on a CUDA argument's device)") in message.splitlines()[0]
 
     def test_not_a_function(self, raises_hint):
         """Is a plain function passed as CheckpointFunction told what it must be?"""
@@ -228,6 +228,19 @@ class TestWrongStartCause:
         hint = self._hint([self.FORWARD, self.CALLER])
         assert "nothing restored forward's state before run_fn ran, or something put" in hint
 
+    def test_cpu_state_only_on_cuda(self):
+        """On a CUDA device: backward began from forward's CPU state and the caller's CUDA
+        state (two generators each): the CUDA generator was never restored."""
+        from autograder.exercises.lesson05_checkpointing.rng_probe import wrong_start
+        forward, caller = [torch.tensor([0]), torch.tensor([10])], [torch.tensor([3]),
+                                                                     torch.tensor([13])]
+        hint = wrong_start([forward, [forward[0], caller[1]]], 1, caller,
+                           [torch.tensor([1]), torch.tensor([11])], torch.device("cuda"))
+        assert "the CPU random state was restored, but not the CUDA device's" in hint
+        everything = wrong_start([forward, caller], 1, caller,
+                                 [torch.tensor([1]), torch.tensor([11])], torch.device("cuda"))
+        assert "from the caller's current state" in everything
+
     @pytest.mark.parametrize("starts, n_forward", [([], 0), ([FORWARD, OTHER], 1),
                                                    ([FORWARD, FORWARD, SEEDED], 2)])
     def test_unproved_names_no_cause(self, starts, n_forward):
@@ -256,6 +269,8 @@ class TestWrongStartCause:
     ("CheckpointFunction", "an extra run_fn call in backward before the recomputation",
      "CheckpointFunction/extra-run-fn-call"),
     ("CheckpointFunction", "ignores the random state", "CheckpointFunction/ignores-random-state"),
+    ("CheckpointFunction", "the rebuilt graph kept on ctx for a second backward",
+     "CheckpointFunction/keeps-rebuilt-graph"),
     ("CheckpointFunction", "replays the seed (torch.initial_seed()), not the state",
      "CheckpointFunction/replays-seed"),
     ("CheckpointFunction", "set_rng_state without fork_rng",
@@ -302,6 +317,8 @@ class TestWrongStartCause:
      "ReversibleCoupling/grad-skips-parameters"),
     ("ReversibleCoupling", "torch.autograd.backward with inputs=[x1, x2] only",
      "ReversibleCoupling/backward-inputs-only"),
+    ("ReversibleCoupling", "fresh leaves cast to float32 (.float()) in backward",
+     "ReversibleCoupling/recomputes-in-another-dtype"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 05 (what forward kept, fresh leaves, .grad of
