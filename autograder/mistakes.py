@@ -44,8 +44,9 @@ def is_mistake_id(text: str) -> bool:
 
 
 def raised(error: BaseException) -> str:
-    """The category of an error the learner's code raised."""
-    if isinstance(error, NotImplementedError):
+    """The category of an error the learner's code raised (the stub's: a bare
+    NotImplementedError)."""
+    if isinstance(error, NotImplementedError) and not str(error).strip():
         return NOT_IMPLEMENTED
     return f"{RAISED}{type(error).__name__}"
 

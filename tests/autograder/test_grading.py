@@ -89,6 +89,19 @@ class TestVerdict:
         passed, message = grading.verdict("Square", mistake("Square", "backward left as the stub"))
         assert not passed and "not implemented yet" in message
 
+    def test_torch_not_implementing_an_op_is_not_the_stub(self):
+        """A NotImplementedError with a message is torch's (an op it lacks for a dtype), not the
+        bare one of nbgrader's stub: the verdict quotes it and does not call the answer
+        unwritten."""
+        class SquareViaMissingOp(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                raise NotImplementedError('"abs_cpu" not implemented for \'Float8_e4m3fn\'')
+
+        verdict = grading.classified_verdict("Square", SquareViaMissingOp)
+        assert verdict.message.startswith("Square raised NotImplementedError: \"abs_cpu\" not")
+        assert verdict.mistake == "raised:NotImplementedError"
+
     def test_mistake(self):
         """Is a mistake's hint the first line of the message?"""
         passed, message = grading.verdict("WeightedSum",
