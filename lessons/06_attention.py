@@ -1298,9 +1298,10 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # %% [markdown]
 # ### Pictures
 #
-# The two pieces of $J$, side by side, for five scores as in "Derive the backward". The first guess $p \odot v$ keeps only
-# the diagonal's $p_i$; the other popular mistake, $p(1-p) \odot v$ (softmax differentiated
-# like a sigmoid), keeps the whole diagonal and still misses every off-diagonal entry.
+# The two pieces of $J$, side by side, for five scores as in "Derive the backward". The
+# first guess $p \odot v$ keeps only the diagonal's $p_i$; the other popular mistake,
+# $p(1-p) \odot v$ (softmax differentiated like a sigmoid), keeps the whole diagonal and still
+# misses every off-diagonal entry.
 
 # %%
 s5 = torch.randn(5, dtype=torch.float64)
