@@ -1074,11 +1074,11 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # <details><summary><b>Explanation</b>, and one way to write the hooks</summary>
 #
 # The gradient arrives clean and leaves the layer with `nan` in it: the layer's backward makes
-# it. `lam` is shared by every entry, so its gradient is a sum, and one `nan` makes the sum
-# `nan`. The first layer is spared because ReLU's backward is a selection, not a product: it
-# puts 0 wherever its input was $\le 0$, whatever arrives there. After one optimiser step
-# `lam` is `nan`, and so is every output of the layer, $\operatorname{sign}(x)\,
-# \max(|x| - \text{nan}, 0)$.
+# it, and `lam.grad` is `nan` too (step 3 of Exercise 3's derivation says why one `nan` is
+# enough there). The first layer is spared because ReLU's backward is a selection, not a
+# product: it puts 0 wherever its input was $\le 0$, whatever arrives there. After one
+# optimiser step `lam` is `nan`, and so is every output of the layer,
+# $\operatorname{sign}(x)\, \max(|x| - \text{nan}, 0)$.
 #
 # ```python
 # module_handle = shrink.register_full_backward_hook(
@@ -1247,7 +1247,8 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 # \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
 # indicator and the sign, and the output $y$ alone holds both ($y \ne 0$ exactly where
 # $|x| > \lambda$, with the sign of $x$ there); $x$ and $\lambda$ would too, which is what
-# `BrokenSoftThreshold` saves.
+# `BrokenSoftThreshold` saves. `lam` is shared by every entry, so its gradient is a sum, and
+# one `nan` makes the sum `nan`: the `lam.grad` of the hooks task.
 # </details>
 #
 # Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
@@ -1290,8 +1291,10 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 #   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
 #   for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
 #   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are, as
-#   long as a clipped sample's `max_norm / norm` is at least $10^{-310}$ ($10^{-39}$);
-#   `None` for `max_norm`;
+#   long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least $10^{-310}$
+#   ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of `x` and
+#   `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about
+#   $2.2 \cdot 10^{-308}$; $1.2 \cdot 10^{-38}$); `None` for `max_norm`;
 # - backward never builds a sample's gradient of `weight`, whole or in part: no tensor holding
 #   pieces of two or more samples' gradients side by side, scaled or not (the `(N, out, in)`
 #   stack, a block of it such as its first `out // 2` rows, a slice such as `[:, o, :]`, in any
@@ -1385,8 +1388,13 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
 # $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
 # g_n x_n^\top$. A sum over $n$ of outer products is one matrix product of two matrices with
-# $N$ rows each; put $s_n$ on either factor's row $n$. A norm of 0 gives $m/0 = \infty$ and a
-# factor of 1, as in `ClipGradientNorm`.
+# $N$ rows each; put $s_n$ on either factor's row $n$. In the contract's range either choice is
+# exact, because $s_n g_n$ and $s_n x_n$ both stay normal numbers there; that is where the
+# contract stops. Beyond it the choice matters: at $g_n$ entries $10^{-60}$, $x_n$ entries
+# $10^{60}$ and $m = 10^{-300}$ ($s_n = 10^{-300}$), $s_n g_n = 10^{-360}$ underflows to 0
+# although the answer, $10^{-300}$, is a float64 number, and $s_n x_n$ fails the same way at
+# the mirror point. $\sqrt{s_n}$ on each side keeps every step in range at both. A norm of 0
+# gives $m/0 = \infty$ and a factor of 1, as in `ClipGradientNorm`.
 # </details>
 
 # %% [markdown]

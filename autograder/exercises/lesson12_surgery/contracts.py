@@ -78,7 +78,8 @@ SOFT_CLAUSES = (
             "SoftThreshold/nan-at-kink": "relu(z) / z as the slope",
             "SoftThreshold/lam-without-sign": "lam's gradient without sign(x) (issue 37)",
             "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)",
-            "SoftThreshold/code-loses-small-y": "y saved as a float16 code"}),
+            "SoftThreshold/code-loses-small-y": "y saved as a float16 code",
+            "SoftThreshold/wrong-on-one-side": "x < -lam dropped (relu's gradient, y > 0)"}),
     Clause("each gradient right when the other input needs none (the self-check runs `x` and "
            "`lam` each alone requiring grad);",
            {"SoftThreshold/gate-on-wrong-entry": "lam's gradient gated on needs_input_grad[0]"}),
@@ -107,8 +108,10 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
            "`nan`; for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and "
            "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and "
-           "`out` are, as long as a clipped sample's `max_norm / norm` is at least $10^{-310}$ "
-           "($10^{-39}$); `None` for `max_norm`;",
+           "`out` are, as long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least "
+           "$10^{-310}$ ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of "
+           "`x` and `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about "
+           "$2.2 \\cdot 10^{-308}$; $1.2 \\cdot 10^{-38}$); `None` for `max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
@@ -128,7 +131,9 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
                                                               "m, min=1), x's rows clipped, "
                                                               "einsum",
             "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
-            "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"}),
+            "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor",
+            "PerSampleClippedLinear/underflows-inside-range": "max_norm on grad_output's rows, "
+                                                              "1 / norm on x's rows"}),
     Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "
            "holding pieces of two or more samples' gradients side by side, scaled or not (the "
            "`(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such "

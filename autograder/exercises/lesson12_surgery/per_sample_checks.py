@@ -133,8 +133,7 @@ def check_inputs_untouched(inputs: dict, values: dict) -> None:
             raise GradingError(
                 f"PerSampleClippedLinear's backward wrote into {name}: the tensor "
                 f"save_for_backward keeps is the caller's own, so the caller's {name} changed. "
-                "Compute a new tensor (x * factors[:, None], or scale grad_output's rows) and "
-                "never write into a saved tensor",
+                "Compute a new tensor and never write into a saved tensor",
                 mistake="PerSampleClippedLinear/writes-into-input")
 
 

@@ -25,7 +25,7 @@ from .per_sample_checks import (CountingAccounting, check_exact_factors, check_i
                                 check_no_chunk_of_gradients, check_no_gradient_per_sample,
                                 check_no_pieces_of_gradients)
 from .max_norm_ends import check_per_sample_max_norm_ends
-from .per_sample_ends import check_float32_wide_layer, check_tiny_samples
+from .per_sample_ends import check_float32_wide_layer, check_range_edges, check_tiny_samples
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -143,7 +143,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
         backward = run_backward(SPEC, forward.output, inputs, grad_output)
     if not torch.equal(grad_output, pristine):
         raise GradingError("PerSampleClippedLinear's backward modified grad_output in place: "
-                           "compute a new tensor (grad_output * factors[:, None])",
+                           "leave it as it is and compute a new tensor",
                            mistake="PerSampleClippedLinear/modifies-grad-output")
     check_inputs_untouched(inputs, values)
     largest = books.phase.largest
@@ -235,6 +235,7 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
     check_tiny_samples(function, SPEC, expected_gradients, device)
     check_float32_wide_layer(function, SPEC, device)
     check_per_sample_max_norm_ends(function, SPEC, device)
+    check_range_edges(function, SPEC, device)
     check_backward_by_hand(SPEC, backward)
     check_each_input_alone(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5),
                            frozen_get_none=True)

@@ -112,3 +112,59 @@ def check_float32_wide_layer(function, spec, device) -> None:
                 "whatever in and out are: which of your steps leaves float32's range?",
                 mistake="PerSampleClippedLinear/float32-overflow")
         diagnose_gradient("weight", got, torch.full_like(got, want), rtol=1e-4, atol=0)  # names it
+
+
+# The range clause at its edge: s_n times every non-zero entry of the sample's rows a normal
+# number, and no more. (dtype, max_norm, grad_output, x, what): x's rows orthogonal, so
+# grad_weight[n, n] is sample n's term alone, and each is exactly max_norm (g_n x_n / norm = 1)
+_RANGE_CASES = (
+    (torch.float64, 5e-248, ([1e-60, 0.0], [0.0, 1e60]), ([1e60, 0.0], [0.0, 1e-60]),
+     "tiny grad_output with huge x, and the mirror"),
+    (torch.float32, 3e-30, ([1e-8, 0.0], [0.0, 1e8]), ([1e8, 0.0], [0.0, 1e-8]),
+     "tiny grad_output with huge x, and the mirror"),
+    (torch.float64, 1e-300, ([1e-60, 0.0], [0.0, 1e-60]), ([1e-60, 0.0], [0.0, 1e-60]),
+     "both tiny"),
+    (torch.float32, 1e-36, ([1e-8, 0.0], [0.0, 1e-8]), ([1e-8, 0.0], [0.0, 1e-8]),
+     "both tiny"),
+)
+
+
+def check_range_edges(function, spec, device) -> None:
+    """Each sample at the edge of the contract's range (s_n times its smallest entry 2 to 3
+    times the dtype's tiny, or well above it with both factors tiny): scaling either factor's
+    row by s_n, or dividing max_norm by one norm then the other, stays in range there;
+    max_norm * grad_output (or a split of the factor that starts with it) underflows."""
+    for dtype, max_norm, grads, xs, what in _RANGE_CASES:
+        kind = str(dtype).removeprefix("torch.")
+        grad_output = torch.tensor(grads, dtype=dtype, device=device)
+        x = torch.tensor(xs, dtype=dtype, device=device)
+        values = {"x": x, "weight": sample((2, 2), device, seed=62, dtype=dtype),
+                  "max_norm": max_norm}
+        with case(f"{kind} x and grad_output of shape (2, 2), max_norm={max_norm:g}, {what}"):
+            for wanted in ({"weight"}, True):  # weight alone, then x too: either path
+                got = _backward(function, spec, values, grad_output, requires_grad=wanted)
+                if not isinstance(got, torch.Tensor) or got.shape != (2, 2):
+                    return  # the float64 cases name a missing or misshapen gradient
+                _name_range_edge(got, grad_output, x, max_norm, dtype)
+                expected = torch.diag(torch.tensor([max_norm, max_norm], dtype=torch.float64))
+                rtol = 1e-9 if dtype == torch.float64 else 1e-5
+                diagnose_gradient("weight", got.double(), expected.to(device), rtol=rtol, atol=0)
+
+
+def _name_range_edge(got, grad_output, x, max_norm, dtype) -> None:
+    rtol = 1e-9 if dtype == torch.float64 else 1e-5
+    for n in range(2):
+        value = got[n, n].item()
+        if abs(value / max_norm - 1) <= rtol:
+            continue
+        g, xn = grad_output[n, n].item(), x[n, n].item()
+        factor = max_norm / abs(g * xn)
+        kind = str(dtype).removeprefix("torch.")
+        raise GradingError(
+            f"PerSampleClippedLinear gives {value:.3g}, not {max_norm:g}, for a {kind} sample "
+            f"with entry {g:g} in grad_output and {xn:g} in x at max_norm={max_norm:g}: its "
+            f"factor s_n = {factor:.3g}, and s_n times each entry is a normal {kind} number, "
+            f"inside the contract's range, yet a step of yours leaves {kind}'s range (a product "
+            "such as max_norm * grad_output underflows to 0, or to a subnormal number that has "
+            "lost digits). In which order do your steps stay in range?",
+            mistake="PerSampleClippedLinear/underflows-inside-range")

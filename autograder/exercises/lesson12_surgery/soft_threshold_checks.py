@@ -37,6 +37,7 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
                                "F.softshrink) takes 0 at the kink, but your backward lets "
                                "those entries through: which comparison leaves them out?",
                                mistake="SoftThreshold/passes-kink")
+    _name_wrong_side(grad_x, x, lam, grad_output * outside)
     diagnose_gradient("x", grad_x, grad_output * outside)
     expected_lam = -(grad_output * torch.sign(x) * outside).sum()
     right, counted = f"{expected_lam.item():g}", None
@@ -66,6 +67,22 @@ def check_kinks(function, device, dtype=torch.float64) -> None:
         raise GradingError(WRONG_SIGN, mistake="SoftThreshold/lam-wrong-sign")
     check_lam_not_averaged(function, values, grad_lam=grad_lam)
     diagnose_gradient("lam", grad_lam, expected_lam)
+
+
+def _name_wrong_side(grad_x, x, lam, expected) -> None:
+    """A gradient for x wrong on one piece of the forward alone is named by that piece."""
+    if not isinstance(grad_x, torch.Tensor) or grad_x.shape != x.shape:
+        return
+    wrong = ~((grad_x - expected).abs() <= 1e-9)
+    sides = {"x < -lam": x < -lam, "x > lam": x > lam, "|x| <= lam": x.abs() <= lam}
+    for side, where in sides.items():
+        if wrong.any() and not (wrong & ~where).any():
+            at = tuple(wrong.nonzero()[0].tolist())
+            raise GradingError(
+                f"SoftThreshold's gradient for x is wrong only where {side}: at x = "
+                f"{x[at].item():g} (lam = {lam.item():g}) it is {grad_x[at].item():g}, not "
+                f"{expected[at].item():g}. What is forward there, as a function of x, and what "
+                "is its slope?", mistake="SoftThreshold/wrong-on-one-side")
 
 
 def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
