@@ -38,27 +38,11 @@ from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import compare, written
 from autograder.probes import CountFlops
 from widgets import checkpointing_explorer
 
 _ = torch.manual_seed(0)
-
-
-def written(*predictions):
-    """Whether every prediction is written: a predict-then-run cell shows its measurements only
-    then (Run All would hand them over before you predict)."""
-    return all(p is not None for p in predictions)
-
-
-def compare(what, predicted, observed):
-    """Print a prediction beside what PyTorch did; without a prediction, not the answer (Run
-    All would hand it over before you predict)."""
-    if predicted is None:
-        print(f"{what}: no prediction written: write yours, then run this again")
-    else:
-        print(f"{what}: you said {predicted!r}, PyTorch: {observed!r}",
-              "✓" if same_answer(predicted, observed) else "✗")
 
 # %% [markdown]
 # ## Where the memory goes
