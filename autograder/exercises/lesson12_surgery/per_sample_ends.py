@@ -1,7 +1,8 @@
 """PerSampleClippedLinear at the ends of its contract: samples of tiny norm (a clamp or an eps
 on the norm scales them), max_norm far below any guard a learner might put on the norm (down
 to where float64's entries of 1e-60 take it), and float32 entries of 1e8 in a layer wide
-enough that the product of a sample's two squared norms overflows float32."""
+enough that the product of a sample's two squared norms overflows float32; and the edge of the
+range clause (s_n times each entry of the sample's rows a normal number), in both dtypes."""
 
 import torch
 
