@@ -67,8 +67,8 @@ def check_saves_only_inputs(forward: ForwardTrace, inputs: dict, function=None) 
                 f"bytes of activations ({len(extra)} tensor{'' if len(extra) == 1 else 's'}) "
                 "while forward ran, time and peak memory a checkpoint must not spend, for a "
                 "graph apply then threw away (had run_fn returned a view, it would have been "
-                "kept): apply runs forward with grad off, so call run_fn without "
-                "torch.enable_grad() there", mistake="CheckpointFunction/records-graph-in-forward")
+                "kept): apply runs forward with grad off, and something in your forward "
+                "switched it back on", mistake="CheckpointFunction/records-graph-in-forward")
         raise GradingError(
             f"CheckpointFunction kept {total} bytes of activations ({len(extra)} "
             f"tensor{'' if len(extra) == 1 else 's'}) "

@@ -38,8 +38,8 @@ def wrong_start(starts, n_forward: int, states, seeded, device) -> str:
         return head + ("backward's run_fn began from the state torch.manual_seed(seed) gives, not "
                        "the state forward's run_fn began from: the seed (torch.initial_seed()) "
                        "is not the state, and the grader drew random numbers between seeding "
-                       "and apply, as earlier layers do; record torch.get_rng_state()"
-                       f"{cuda} in forward and restore that")
+                       "and apply, as earlier layers do: what must forward record instead"
+                       f"{cuda}?")
     if n_forward == 1 and again and _same(again[0], states):
         return head + ("the recomputation drew new random numbers, from the caller's current "
                        "state: nothing restored forward's state before run_fn ran, or "
