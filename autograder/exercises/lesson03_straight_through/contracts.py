@@ -15,13 +15,9 @@ ON_CTX = ("what forward keeps for backward, if anything, goes through `ctx.save_
 
 STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
     Clause("`StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of "
-           "`argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). "
-           "Take the argmax of the logits, not of the softmax (the Gumbel cell above took the "
-           "softmax's, as `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round "
-           "to equal probabilities, or to equal values once divided by `tau`, and argmax then "
-           "picks the first (see \"How close?\" in the optional sections); `topk` and `sort` do "
-           "not promise which of tied values comes first. `tau` is a Python float, at least 0.001 "
-           "(the grader tries 0.001 itself, on logits a few thousandths apart). (The caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
+           "`argmax(logits, -1)`, the argmax of the logits themselves, in `logits`' dtype, ties "
+           "as `torch.argmax` (the first maximum); `tau` is a Python float, at least 0.001. (The "
+           "caller adds Gumbel noise to `logits` when it wants a sample; this Function does not "
            "draw it.)",
            {"case:output is not one-hot": "softmax in forward",
             "case:output has dtype torch.int64": "int64 one-hot",
@@ -51,11 +47,9 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "StraightThroughSoftmax/backward-modifies-saved-tensor":
                 "softmax's vector-Jacobian product built on the saved softmax in place",
             "case:modified its input logits in place": "backward divides the saved logits in place"}),
-    Clause(r"`logits` has at least one dim, of any leading shape, an empty batch such as "
-           r"$(0, n)$ included, and of any strides; the grader tries float64 and "
-           "float32, ties, a `grad_output` that is not contiguous, and a low temperature "
-           r"($\tau = 0.1$ with float32 logits of a dozen or so), where the softmax and its "
-           "gradient are finite.",
+    Clause(r"`logits`, float64 or float32, has at least one dim, of any leading shape (an "
+           r"empty batch such as $(0, n)$ included) and any strides, and so has `grad_output`; "
+           r"backward is finite wherever the softmax and its gradient are, at a low $\tau$ too.",
            {"case:has float32's precision": "softmax computed in float32 for float64 logits",
             "StraightThroughSoftmax/saves-narrower-dtype": "softmax saved as bfloat16",
             "case:without keepdim=True": "row sum without keepdim",
@@ -66,8 +60,8 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "case:logits of shape (0, 5)":
                 "rows looped with torch.stack: raises on an empty batch"}),
     Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
-           "global, and no copy of an input or of the output, nor a tensor cast wider than the "
-           "logits' dtype where that adds no digit.",
+           "global; no copy of an input or of the output, and nothing saved after a cast to a "
+           "wider dtype.",
            {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
             "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
             "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
@@ -106,8 +100,7 @@ STE_CLAUSES = {
                 "SignClippedSTE/sign-of-nan": "copysign(1, x) with 0 kept: ±1 at NaN"}),
         Clause("backward returns what autograd would give had forward computed "
                "`torch.clamp(x, -1, 1)`, corners included, for every `x` and `grad_output`, in "
-               "`grad_output`'s dtype (two exceptions, NaN `x` and a non-finite `grad_output` "
-               "beyond the corners: see the appendix);",
+               "`grad_output`'s dtype (NaN aside: the appendix);",
                {"SignClippedSTE/not-clipped": "forgets the clip",
                 "SignClippedSTE/drops-boundary": "clip with |x| < 1",
                 "SignClippedSTE/inverted-mask": "inverted clip",
@@ -139,6 +132,8 @@ STE_CLAUSES = {
                 "RoundSTE/floor-of-x-plus-half": "floor(x + 0.5) with halves sent to even",
                 "RoundSTE/forward-in-float32": "rounded in float32, no detach trick",
                 "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
+                "RoundSTE/large-x-left-unrounded":
+                    "round by 1.5 * 2^52 (2^23), |x| >= 2^51 (2^22) left as it is",
                 "case:modified its input x in place": "round_ on x.detach(), which shares x's memory",
                 "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
         Clause("backward returns what autograd would give had forward computed your stand-in for "
@@ -165,7 +160,9 @@ FAKE_QUANTIZE_CLAUSES = (
             "case:clips x to [qmin, qmax]": "clips x instead of the codes",
             "FakeQuantize/codes-in-float32": "forward computed on x.float()",
             "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine",
-            "FakeQuantize/scale-gradient-of-empty-x": "scale's gradient as a mean times numel"}),
+            "FakeQuantize/scale-gradient-of-empty-x": "scale's gradient as a mean times numel",
+            "FakeQuantize/large-x-left-unrounded":
+                "codes by the 1.5 * 2^52 trick with an early exit at 2^51"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
            "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype; it returns "
@@ -176,6 +173,8 @@ FAKE_QUANTIZE_CLAUSES = (
             "case:returned None for scale": "None for scale",
             "case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
             "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
+            "case:inside the clip it rounds halves up":
+                "scale's gradient with floor(v + 0.5) for round(v) in backward",
             "FakeQuantize/gate-on-wrong-entry": "needs_input_grad index slip",
             "FakeQuantize/half-offset-bounds": "inside as qmin - 0.5 <= v < qmax + 0.5",
             "FakeQuantize/scale-open-interval":

@@ -90,6 +90,10 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(soft.contiguous())",
                      "a contiguous copy, where one is made, of the softmax forward made and "
                      "nothing else holds: the original is freed, the bytes kept are the same"),
+    EquivalentMutant("RoundSTE", "swap_comparison", "small = x.abs() < p",
+                     "small = x.abs() <= p",
+                     "they differ only at |x| = 2^23 (2^52 in float64), an integer, where "
+                     "(|x| + p) - p is exactly |x|: both return x"),
     EquivalentMutant("FakeQuantize", "swap_comparison",
                      "clipped = torch.where(v < ctx.qmin, float(ctx.qmin), float(ctx.qmax))",
                      "clipped = torch.where(v <= ctx.qmin, float(ctx.qmin), float(ctx.qmax))",

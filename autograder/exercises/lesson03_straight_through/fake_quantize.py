@@ -28,7 +28,7 @@ from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
 from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, domain_values, edge_values,
-                                   off_grid_edge_values, odd_edge_values, random_values)
+                                   check_large_halves, off_grid_edge_values, odd_edge_values, random_values)
 
 
 def check_forward(output, values: dict) -> None:
@@ -304,6 +304,8 @@ def full(submission, device) -> None:
     for dtype in (torch.float64, torch.float32):
         with case(f"x / scale at the clip edges, {str(dtype).removeprefix('torch.')}"):
             check_fake_quantize(function, edge_values(device, dtype))
+        with case(f"forward at x / scale halves up to 2^52, {str(dtype).removeprefix('torch.')}"):
+            check_large_halves(function, device, dtype)
     with case("x / scale at the clip edges, qmin odd and qmax even"):
         check_fake_quantize(function, odd_edge_values(device))
     # off powers of two, x / scale exactly at an edge where qmax * scale rounds below x
@@ -319,9 +321,8 @@ def full(submission, device) -> None:
             check_fake_quantize(function, values, seed=seed)
     with case("x empty, of shape (0,)"):  # "any shape": scale's gradient a sum over none, 0
         check_fake_quantize(function, random_values((0,), device))
-    covers("x / scale at the clip edges")
-    covers("halves")
-    covers("float32")
+    for edge in ("x / scale at the clip edges", "halves", "float32"):
+        covers(edge)
     rtol, atol = tolerance(torch.float64)  # alone_values are float64
     check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
     covers("scale not requiring grad")  # x alone above: a fixed quantiser

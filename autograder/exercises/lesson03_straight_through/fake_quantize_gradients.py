@@ -88,6 +88,12 @@ def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
          f"elements above the clip (v > qmax) contribute -qmin = {-qmin}, expected qmax = "
          f"{qmax}: sign(v) * |qmin| assumes a symmetric range; above the clip the output is "
          "qmax * scale, whose derivative for scale is qmax"),
+        ((g * inside * (torch.floor(v + 0.5) - v)).sum() + clipped_part,
+         "inside the clip it rounds halves up, floor(v + 0.5), where torch.round sends them to "
+         "even (at v = 2.5 round(v) - v is -0.5, not 0.5): use the forward's own torch.round(v)"),
+        ((g * inside * (torch.sign(v) * torch.floor(v.abs() + 0.5) - v)).sum() + clipped_part,
+         "inside the clip it rounds halves away from zero, where torch.round sends them to "
+         "even (at v = 2.5 round(v) - v is -0.5, not 0.5): use the forward's own torch.round(v)"),
         (true * factor,
          "it includes LSQ's gradient-scale factor 1 / sqrt(numel * qmax): this exercise's "
          "contract leaves it out (apply it in the optimiser or a hook instead)"),

@@ -3,6 +3,12 @@ halves, and the domain's codes kept out of the half-step band where either conve
 
 import torch
 
+from ...checks import make_inputs, run_forward
+from ...diagnose import exact
+from ...errors import GradingError
+from .fake_quantize_spec import FAKE_QUANTIZE
+from .ste_extremes import LARGE_HALVES, check_large_left_unrounded
+
 
 def edge_values(device, dtype=torch.float64) -> dict:
     """v = x / scale exact (scale a power of two) at the places mistakes differ: both clip
@@ -18,6 +24,40 @@ def edge_values(device, dtype=torch.float64) -> dict:
     scale = 0.5
     return {"x": torch.tensor(codes, dtype=dtype, device=device) * scale,
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -4, "qmax": 3}
+
+
+def large_half_values(device, dtype=torch.float64) -> dict:
+    """Codes at halves up to the largest each dtype holds (2^23 - 0.5 in float32, 2^52 - 0.5
+    in float64; the float64 ones are integers in float32), scale 0.5, inside a clip of +-2^53: a round
+    that leaves every |v| past some threshold unchanged, taking them for integers, is wrong at
+    the largest whatever the threshold."""
+    codes = [0.5, 2.5, -1.5] + LARGE_HALVES
+    return {"x": torch.tensor(codes, dtype=dtype, device=device) * 0.5,
+            "scale": torch.tensor(0.5, dtype=dtype, device=device), "qmin": -2 ** 53,
+            "qmax": 2 ** 53}
+
+
+def check_large_halves(function, device, dtype) -> None:
+    """Forward alone, exactly, at large_half_values (the battery's forward check has a
+    tolerance, and a code off by 0.5 at 2^51 is within it; scale's gradient there is a sum of
+    terms near 2^51 whose digits cancel, which no contract clause asks to keep): an early exit
+    for large codes named, any other difference shown."""
+    values = large_half_values(device, dtype)
+    output = run_forward(function, FAKE_QUANTIZE, make_inputs(values)).output
+    scale = values["scale"]
+    v = values["x"] / scale  # exact: scale is a power of two
+    expected = torch.round(v) * scale
+    if not isinstance(output, torch.Tensor) or output.shape != v.shape:
+        return  # the other cases name the type and shape
+    got = output.detach()
+    check_large_left_unrounded("FakeQuantize", got / scale, torch.round(v), v, "x / scale")
+    if not torch.equal(got, expected):
+        i = int(torch.nonzero(got != expected)[0, 0])
+        raise GradingError(
+            f"FakeQuantize's output at x / scale = {exact(v[i].item())} (scale = 0.5, inside "
+            f"the clip) is {exact(got[i].item())}, expected round(x / scale) * scale = "
+            f"{exact(expected[i].item())}: the codes are round(x / scale) exactly, however "
+            "large", mistake="FakeQuantize/large-codes-not-rounded")
 
 
 def odd_edge_values(device, dtype=torch.float64) -> dict:

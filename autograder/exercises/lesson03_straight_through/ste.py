@@ -15,7 +15,8 @@ from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
-from .ste_extremes import (check_gradient_at_non_finite, check_non_finite,
+from .ste_extremes import (LARGE_HALVES, check_gradient_at_non_finite,
+                           check_large_left_unrounded, check_non_finite,
                            check_non_finite_grad_output, check_window_tolerance,
                            diagnose_sign_edges, extreme_values, finite_part, non_finite_values)
 from .contracts import STE_CLAUSES, X_LAYOUT_CLAUSE
@@ -63,10 +64,10 @@ SIGN_EDGES = [-1e17, -3.0, -1.0, -0.999, -0.25, -1e-30, 0.0, 1e-30, 0.25, 0.999,
 # integers 2^23 + 1 and 2^52 + 1 (x + 0.5 rounds to the even integer above). 2^52 + 1 is also
 # where a float32 copy of x and float64 tricks such as (x + 1.5 * 2^52) - 1.5 * 2^52 both give
 # 2^52; 2^40 + 1.5, which float64 tricks round right and a float32 copy turns into 2^40, tells
-# them apart.
+# them apart. Last, halves up to the largest each dtype holds (ste_extremes.LARGE_HALVES).
 ROUND_EDGES = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.49, 0.51, -3.7, 3.7, 0.0, -0.0, 7.0, 1e6 + 0.5,
                0.49999999999999994, 0.4999999701976776, 2.0 ** 23 + 1, 2.0 ** 52 + 1,
-               2.0 ** 40 + 1.5]
+               2.0 ** 40 + 1.5] + LARGE_HALVES
 
 
 def edge_values(spec: Spec, device, dtype=torch.float64) -> dict:
@@ -131,6 +132,7 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
                 "torch.round sends 0.5 to 0, 1.5 to 2 and 2.5 to 2; use torch.round(x)",
                 mistake="RoundSTE/halves-not-to-even")
     if spec is ROUND_STE:
+        check_large_left_unrounded(name, got, expected, x)
         wrong = got != expected
         if torch.equal(got[wrong], torch.floor(x + 0.5)[wrong]):
             raise GradingError(

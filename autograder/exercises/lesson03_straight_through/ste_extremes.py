@@ -185,3 +185,34 @@ def check_window_tolerance(name: str, got, expected, x: torch.Tensor, grad_outpu
         f"{'' if at > 0 else '-'}1 (by {exact(abs(at) - 1)}), it passes grad_output, where "
         "stand-in B is flat and its slope is 0; the window ends at |x| = 1 exactly: compare "
         "|x| with 1 itself, no epsilon", mistake="SignClippedSTE/window-tolerance")
+
+
+# Halves among large x, appended to round's edges: float32 has halves up to 2^23 - 0.5 and
+# float64 up to 2^52 - 0.5, so a round that returns every |x| beyond some threshold unchanged
+# ("they are integers already") is wrong at the largest of them whatever the threshold; the
+# sweep 2^k + 0.5 also names where it starts. In float32 the float64 ones are integers.
+LARGE_HALVES = [s * h for h in [2.0 ** k + 0.5 for k in range(20, 52)]
+                + [6e6 + 0.5, 2.0 ** 23 - 0.5, 2.0 ** 52 - 0.5] for s in (1, -1)]
+
+
+def check_large_left_unrounded(name: str, got: torch.Tensor, expected: torch.Tensor,
+                               x: torch.Tensor, what: str = "x") -> None:
+    """Name a round that is right for small x but returns x unchanged wherever |x| is at least
+    some threshold (the 1.5 * 2^23 trick with an early exit at 2^22, say); ``what`` names x
+    (FakeQuantize's codes: x / scale, its scale 1)."""
+    wrong = got != expected
+    if not wrong.any() or not torch.equal(got[wrong], x[wrong]):
+        return
+    start = x[wrong].abs().min()
+    rounded = (x != torch.round(x)) & ~wrong & (x.abs() < start)  # non-integers it did round
+    if not rounded.any():
+        return
+    i = tuple(int(k) for k in torch.nonzero(wrong & (x.abs() == start))[0])
+    top = "2^23 - 0.5 in float32" if x.dtype == torch.float32 else "2^52 - 0.5 in float64"
+    raise GradingError(
+        f"{name} leaves {what} unrounded at {what} = {exact(x[i].item())}, where round({what}) "
+        f"is {exact(expected[i].item())}, though it rounds smaller ones: an early exit for large "
+        "values "
+        f"that takes them for integers already; a float can be a half up to {top} "
+        "(every float from 2^23 in float32, 2^52 in float64, on is an integer): use "
+        f"torch.round({what})", mistake=f"{name}/large-x-left-unrounded")

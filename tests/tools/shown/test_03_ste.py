@@ -6,7 +6,7 @@ properties, and the quick questions' verdicts."""
 import torch
 
 from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
-from autograder.predictions import same_answer
+from autograder.predictions import compare, same_answer, written
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code, source
 
 
@@ -108,7 +108,7 @@ def test_the_halves_verdict_takes_0_for_minus_0():
     """Is the prediction (-2, -2, 0, 0, 2, 2) right against torch.round's -0., and rounding
     halves up wrong?"""
     def verdict(predicted):
-        lesson = definitions("03_ste", "compare", "written", same_answer=same_answer,
+        lesson = definitions("03_ste", compare=compare, written=written,
                              predicted_round_halves=predicted)
         return run_code(cell_from("03_ste", "halves = torch.tensor"), lesson)[-1]
 
@@ -118,7 +118,7 @@ def test_the_halves_verdict_takes_0_for_minus_0():
 
 def _quick_question_3(second_entry) -> list[str]:
     """What quick question 3's run cell prints for the prediction ``second_entry``."""
-    lesson = definitions("03_ste", "compare", "written", same_answer=same_answer,
+    lesson = definitions("03_ste", compare=compare, written=written,
                          predicted_tau_limit=0.135, predicted_second_entry=second_entry)
     return [line for line in run_code(cell_from("03_ste", "near_tie = torch.tensor"), lesson)
             if line.startswith(("largest τ", "the second entry"))]
@@ -126,9 +126,25 @@ def _quick_question_3(second_entry) -> list[str]:
 
 def test_quick_question_3_marks_the_right_words_right():
     assert _quick_question_3("0") == [
-        "largest τ with a non-finite first entry: you said 0.135, PyTorch: 0.135 ✓",
-        "the second entry there: you said '0', PyTorch: '0' ✓"]
+        "largest τ with a non-finite first entry: you said 0.135, PyTorch: 0.135  ✓",
+        "the second entry there: you said '0', PyTorch: '0'  ✓"]
     assert _quick_question_3(0.0)[1].endswith("✓")  # the number for the word "0"
     assert _quick_question_3("nan")[1].endswith("✗")
     assert _quick_question_3(None)[1] == ("the second entry there: no prediction written: "
                                           "write yours, then run this again")  # not the answer
+
+
+def test_quick_question_1_asks_about_a_spelling_exercise_2_does_not_use():
+    """Does quick question 1 measure the closed form (|x + 1| - |x - 1|) / 2, never the learner's
+    stand-in (most often torch.clamp, whose corners are Exercise 2's question 1), and withhold
+    its slopes until a prediction is written?"""
+    cell = cell_from("03_ste", "corners = torch.tensor")
+    assert "stand_in_sign" not in cell and "clamp" not in cell
+
+    def lines(predicted):
+        return run_code(cell, {"torch": torch, "compare": compare, "written": written,
+                               "predicted_corners": predicted})
+
+    assert lines((0.5, 0.5))[-1].endswith("✓")
+    assert lines((1.0, 1.0))[-1].endswith("✗")
+    assert not any("[0.5, 0.5]" in line for line in lines(None))
