@@ -110,8 +110,25 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
                 f"calls belongs to the code that calls {domain.spec.name}.apply")
         sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]
                 else "changes what is in")
+        if sets != "sets" and _grew(before, after, changed[0]):  # an entry per call: id(ctx)
+            raise GradingError(
+                f"{domain.spec.name}.{phase} changes what is in {owner}.{attribute}, adding an "
+                "entry to a dict on the class: a call whose backward never runs (no backward, "
+                "grad disabled, an error) leaves its entry there for good, and a class "
+                "attribute is shared by every call; " + (keep if held else "keep what backward needs on ctx (ctx.<name> = "
+                            "...), one per call, freed with the call's graph"),
+                mistake=f"{domain.spec.name}/state-on-class")
         raise GradingError(
             f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "
             "by every call, so what one call keeps there every other call sees and can change; "
             f"{keep}",
             mistake=f"{domain.spec.name}/state-on-class")
+
+
+def _grew(before: ClassState, after: ClassState, key) -> bool:
+    """Whether a dict on the class holds more entries than it did (forward keeping one per
+    call, keyed by id(ctx) say)."""
+    was, now = (getattr(state, "frozen", {}).get(key) for state in (before, after))
+    return (isinstance(after.get(key), dict) and isinstance(was, _Frozen)
+            and isinstance(now, _Frozen) and was.kind == now.kind == "dict"
+            and len(now.data) > len(was.data))

@@ -191,8 +191,8 @@ for name, formula in naive.items():
 #
 # 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
 #    Which one for $x < 0$?
-# 2. Find one exponential $z$, of $|x|$, that serves both sides and can never overflow.
-#    Write each side's formula in terms of $z$ alone.
+# 2. Find one exponential $z$ that serves both sides and can never overflow. Write each
+#    side's formula in terms of $z$ alone.
 # 3. In which range do the two denominators then lie? What happens to your formula for very
 #    negative $x$, where $z$ rounds to $0$?
 # 4. Your two formulas hold on different entries of one tensor. How can one tensor
@@ -202,8 +202,8 @@ for name, formula in naive.items():
 # <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
 # On each side of $0$, one of the two exponentials $e^{x}$, $e^{-x}$ is at most $1$: which
-# one, and which textbook formula is written with it? Can you write that exponential, on
-# both sides at once, with $|x|$?
+# one, and which textbook formula is written with it? What do the two small ones have in
+# common, as one expression in $x$?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (numbers to hit)</summary>
@@ -265,20 +265,17 @@ else:
 # also fail a Function that writes into `grad_output` or into its input, whether or not `x`
 # needs a gradient):
 #
-# - forward is your formula from "The fix", not PyTorch's own sigmoid (`torch.sigmoid`,
+# - forward is a formula of your own, not PyTorch's sigmoid (`torch.sigmoid`,
 #   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);
 # - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
 #   step 4 (the grader fails a forward that saves more, or the wrong tensor, on any call it
-#   makes: large `x`, `x` that is not a leaf);
+#   makes: `x` of up to $2^{20}$ entries, `x` that is not a leaf);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
-# - in float64, values and gradients finite for $|x|$ up to 800; for $x \ge 0$, values and
-#   gradients within $10^{-15}$ of $\sigma(x)$ and $\sigma'(x)$ (float64 holds a number near $1$
-#   to about $10^{-16}$); and values and gradients accurate **relative to their size** in the
-#   left tail, with relative error at most $10^{-12}$ for every $x$ from $0$ down to $-708$
-#   (where $\sigma(x) \approx 3.3 \times 10^{-308}$, still a normal float64):
-#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$. The self-check tries $x$ every $0.01$
-#   on $[-40, 40]$ and every $0.1$ down to $-708$.
+# - in float64, values and gradients finite for $|x|$ up to 800, within $10^{-15}$ for
+#   $x \ge 0$, and **relative to their size** for $x$ from $0$ down to $-708$ (relative error
+#   at most $10^{-12}$: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$). The self-check
+#   tries $x$ every $0.01$ on $[-40, 40]$ and every $0.1$ down to $-708$.
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
 # will your backward read, and what would the other choice have cost, in work and in
@@ -374,11 +371,11 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 #
 # - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` and
 #   `grad_output` are finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there
-#   to see which value it chose);
-# - forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, any size,
-#   `x` a leaf or not): your answer to question 3, the least new memory you can justify (a
-#   boolean tensor means `torch.bool`). Two of question 3's three tensors pass; which two, the
-#   box after the self-check says;
+#   to see which value it chose), and each dtype's smallest positive numbers;
+# - forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, `x` of
+#   up to $2^{20}$ entries, a leaf or not): your answer to question 3, the least new memory
+#   you can justify (a boolean tensor means `torch.bool`). Two of question 3's three tensors
+#   pass; which two, the box after the self-check says;
 # - never modify `grad_output` or `x` in place: return a new tensor.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
@@ -528,6 +525,46 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 #
 # At $x = 1$ with $s = -2$ and `grad_output` $= 1$, your gradient for $x$ is $-0.3932$.
 # </details>
+#
+# **Measure before you choose.** Question 2's answer decides the design. Write the gradient
+# for `x` (with `grad_output` $= 1$) as a backward that kept only the output would compute it,
+# from $y = s\,\sigma(x)$ and the float $s$ alone (a `lambda y, s: ...`), then run the cell
+# after it. It feeds yours $y$ at 33 points from $-8$ to $8$ for five scales the contract
+# allows and prints, per scale, how far yours is from the gradient computed from $x$. Which
+# scales does it fail, and is each failure one the contract forbids? Then choose what
+# Exercise 3 saves: $y$ (and what you do about those scales) or $x$ (and what that costs).
+
+# %%
+### BEGIN WORKED
+gradient_from_y = lambda y, s: y * (1 - y / s)
+### LEARNER
+gradient_from_y = None  # the gradient for x from y and s alone: lambda y, s: ...
+### END WORKED
+
+# %%
+if gradient_from_y is None:
+    print("Write the gradient from y and s into gradient_from_y first.")
+else:
+    x = torch.linspace(-8, 8, 33, dtype=torch.float64)
+    sig = torch.sigmoid(x)
+    for s in (2.5, -1.0, 1e-12, 1e-310, 0.0):
+        truth = s * (sig * (1 - sig))  # from x: sigma(x) computed again, as saving x would
+        note = ("   (y is subnormal here: the contract asks for no digits)"
+                if 0 < abs(s) < 2.2e-308 else "")
+        try:
+            yours = torch.as_tensor(gradient_from_y(s * sig, s), dtype=x.dtype).expand_as(x)
+        except Exception as error:  # an error in your lambda, shown in one line
+            print(f"scale {s:<7g} ✗ raised {type(error).__name__}: {error}")
+            continue
+        if not bool(torch.isfinite(yours).all()):
+            bad = int((~torch.isfinite(yours)).sum())
+            print(f"scale {s:<7g} ✗ {bad} of 33 values not finite (first: "
+                  f"{yours[~torch.isfinite(yours)][0].item()})")
+        elif s == 0:
+            print(f"scale {s:<7g} {'✓ exactly 0' if bool((yours == 0).all()) else '✗ not 0'}")
+        else:
+            worst = ((yours - truth).abs() / truth.abs()).max().item()
+            print(f"scale {s:<7g} worst relative error {worst:.2g}{note}")
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
@@ -543,12 +580,13 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 #   number (at least $2.2 \times 10^{-308}$ in size): within $10^{-15}$ of $|\text{scale}|$
 #   for $x \ge 0$, where $\sigma(x)$ is near $1$, and to $10^{-12}$ of their size for $x < 0$;
 # - backward returns one gradient per input, `scale` included;
-# - each call keeps its own `scale`: two calls in one graph do not share it.
+# - each call keeps its own `scale`, on its `ctx`: two calls in one graph do not share it,
+#   and nothing is kept on the class or in a module global.
 #
-# You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input.
-# Decide before you write, and say why in a comment beside what you save: which tensor does
-# your backward start from, and does it give the gradient for every scale the contract
-# allows? If the self-check disagrees, it names the scale where your design breaks.
+# You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input
+# and what to save. Say why in a comment beside what you save, with the measurement above:
+# which tensor does your backward start from, and what does it do at each scale the cell
+# tried? If the self-check disagrees, it names the scale where your design breaks.
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -557,7 +595,9 @@ class ScaledSigmoid(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale):
         ### BEGIN SOLUTION
-        ctx.save_for_backward(x)  # sigma(x) again in backward: no special case at scale = 0
+        # x: from y the measured gradient was nan at scale 0 (y / s); from x it costs one
+        # exponential more in backward, and no scale needs a special case
+        ctx.save_for_backward(x)
         ctx.scale = scale  # a float: a plain attribute
         return scale * torch.sigmoid(x)
         ### END SOLUTION

@@ -35,13 +35,13 @@ SOFTPLUS_CLAUSES = (
 
 
 MY_SIGMOID_CLAUSES = (
-    Clause("forward is your formula from \"The fix\", not PyTorch's own sigmoid "
+    Clause("forward is a formula of your own, not PyTorch's sigmoid "
            "(`torch.sigmoid`, `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);",
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand"}),
     Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
            "to step 4 (the grader fails a forward that saves more, or the wrong tensor, on any "
-           "call it makes: large `x`, `x` that is not a leaf);",
+           "call it makes: `x` of up to $2^{20}$ entries, `x` that is not a leaf);",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
             "MySigmoid/saves-nothing": "output kept in a module global",
@@ -55,14 +55,11 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-backward-op": "built-in sigmoid_backward",
             "MySigmoid/asks-autograd": "asks autograd inside backward",
             "MySigmoid/ignores-grad-output": "ignores grad_output"}),
-    Clause("in float64, values and gradients finite for $|x|$ up to 800; for $x \\ge 0$, "
-           "values and gradients within $10^{-15}$ of $\\sigma(x)$ and $\\sigma'(x)$ (float64 "
-           "holds a number near $1$ to about $10^{-16}$); and values and gradients accurate "
-           "**relative to their size** in the left tail, with relative error at most "
-           "$10^{-12}$ for every $x$ from $0$ down to $-708$ (where "
-           "$\\sigma(x) \\approx 3.3 \\times 10^{-308}$, still a normal float64): "
-           "$\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$. The self-check tries $x$ "
-           "every $0.01$ on $[-40, 40]$ and every $0.1$ down to $-708$.",
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, within $10^{-15}$ "
+           "for $x \\ge 0$, and **relative to their size** for $x$ from $0$ down to $-708$ "
+           "(relative error at most $10^{-12}$: $\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, "
+           "not $0$). The self-check tries $x$ every $0.01$ on $[-40, 40]$ and every $0.1$ "
+           "down to $-708$.",
            {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
             "MySigmoid/exp-x-in-left-tail": "exp(-F.softplus(-x)): e^x itself below x = -20",
             "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
@@ -82,7 +79,8 @@ MY_SIGMOID_CLAUSES = (
 MY_RELU_CLAUSES = (
     Clause("the value and the gradient of `torch.relu` in float64, float32 and float16, where "
            "`x` and `grad_output` are finite, **$x = 0$ exactly included** (question 1: run "
-           "`torch.relu` there to see which value it chose);",
+           "`torch.relu` there to see which value it chose), and each dtype's smallest positive "
+           "numbers;",
            {"MyReLU/mask-includes-zero": "mask x >= 0",
             "unproven:wrong-value": "leaky threshold x > -10",
             "MyReLU/mask-in-float32": "mask on x.float()",
@@ -92,7 +90,7 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
     Clause("forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, "
-           "any size, `x` a leaf or not): your answer to question 3, the least new memory you "
+           "`x` of up to $2^{20}$ entries, a leaf or not): your answer to question 3, the least new memory you "
            "can justify (a boolean tensor means `torch.bool`). Two of question 3's three "
            "tensors pass; which two, the box after the self-check says;",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
@@ -136,7 +134,8 @@ SCALED_SIGMOID_CLAUSES = (
     Clause("backward returns one gradient per input, `scale` included;",
            {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
             "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),
-    Clause("each call keeps its own `scale`: two calls in one graph do not share it.",
+    Clause("each call keeps its own `scale`, on its `ctx`: two calls in one graph do not "
+           "share it, and nothing is kept on the class or in a module global.",
            {"ScaledSigmoid/state-on-class": "scale kept on the class",
             "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global"}),
 )

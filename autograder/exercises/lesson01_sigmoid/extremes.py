@@ -175,3 +175,35 @@ def check_relu_largest_finite(function, spec: Spec, device) -> None:
                 f"torch.relu's is {true[at].item():g}{cause}; the contract holds wherever x is "
                 "finite", mistake={"(x + |x|) / 2 overflows": "MyReLU/half-abs-overflows",
                                    "an intermediate overflows": "MyReLU/overflows-near-max"})
+
+
+def check_relu_smallest_positive(function, spec: Spec, device) -> None:
+    """torch.relu's value and gradient at the smallest positive numbers of each dtype the
+    contract names: its smallest subnormal, a subnormal between, its smallest normal
+    (finfo.tiny) and their negatives. A mask x > threshold, with the threshold a dtype's tiny
+    or its eps, passes the float64 probe at 1e-300 and misplaces these."""
+    for dtype, between in ((torch.float16, 1e-5), (torch.float32, 1e-39),
+                           (torch.float64, 1e-310)):
+        info = torch.finfo(dtype)
+        least = info.tiny * info.eps  # the smallest subnormal: 2^-24, 2^-149, 2^-1074
+        points = (info.tiny, between, least, -least, -info.tiny, 1.0)
+        x = torch.tensor(points, dtype=dtype, device=device)
+        inputs = make_inputs({"x": x})
+        forward = run_forward(function, spec, inputs)
+        grad = run_backward(spec, forward.output, inputs, torch.ones_like(x)).grads[0]
+        name = str(dtype).removeprefix("torch.")
+        for what, got, true in (("gradient", grad, (x.detach() > 0).to(dtype)),
+                                ("output", forward.output, torch.relu(x.detach()))):
+            if not comparable(got, x) or torch.equal(got.detach(), true):
+                continue
+            at = int((got.detach() != true).nonzero()[0])
+            kind = ("its smallest normal number, finfo.tiny" if at in (0, 4)
+                    else "a subnormal number")
+            raise GradingError(
+                f"{spec.name}'s {what} at x = {x[at].item():.4g} ({name}: {kind}) is "
+                f"{got[at].item()!r}, where torch.relu's is {true[at].item():g}"
+                + (": the mask's threshold lies above 0 (x > 0 exactly is torch.relu's: every "
+                   "positive x, however small, passes grad_output through)"
+                   if at < 3 and what == "gradient" else
+                   ": the contract holds for every finite x, the smallest numbers included"),
+                mistake={"threshold lies above 0": f"{spec.name}/mask-threshold-above-zero"})

@@ -56,8 +56,8 @@ def sigmoid_watch(spec: Spec) -> Watch:
             raise GradingError(
                 f"{spec.name}.forward runs PyTorch's own sigmoid (aten.{builtin[0]}; "
                 "torch.sigmoid, torch.special.expit and nn.Sigmoid run aten.sigmoid, "
-                "F.logsigmoid runs log_sigmoid_forward): the contract's forward is your formula "
-                "from 'The fix', one whose exponentials you have bounded yourself",
+                "F.logsigmoid runs log_sigmoid_forward): the contract's forward is a formula of "
+                "your own, one whose exponentials you have bounded yourself",
                 mistake=f"{spec.name}/builtin-forward")
         if call.saved is not None:
             check_saves_only_output(spec, SimpleNamespace(saved=call.saved), NO_BACKWARD)
@@ -139,3 +139,19 @@ def check_input_untouched(function, spec: Spec, *values: dict) -> None:
                     f"untouched, leaf or not, needing a gradient or not (here {state}, x of "
                     f"{x.numel()} entries, {str(x.dtype).removeprefix('torch.')})",
                     mistake=f"{spec.name}/writes-input")
+
+
+HUGE = (1024, 1024)  # 2^20 entries: one call past any size where an answer could change course
+
+
+def check_huge_call(function, spec: Spec, values: dict) -> None:
+    """One call of ``values`` (x of 2^20 entries) on a leaf that needs a gradient, forward and
+    backward, for the watch to judge (what forward saves, grad_output untouched), then
+    ``check_input_untouched`` on it: x not a leaf, needing no gradient, grad disabled."""
+    x = values["x"].detach().clone().requires_grad_()
+    try:
+        y = function.apply(x, *list(values.values())[1:])
+        y.backward(torch.ones_like(y))
+    except Exception:  # noqa: BLE001 - the battery reports it
+        return
+    check_input_untouched(function, spec, values)

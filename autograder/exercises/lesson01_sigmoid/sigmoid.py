@@ -11,7 +11,8 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .extremes import check_relu_largest_finite, check_scaled_large_x
+from .extremes import (check_relu_largest_finite, check_relu_smallest_positive,
+                       check_scaled_large_x)
 from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
                             check_tiny_scales)
 from .sigmoid_probes import (check_branches_not_swapped, check_gradient_count,
@@ -22,8 +23,8 @@ from ..shared.grad_output import check_uses_grad_output
 from .sigmoid_accuracy import (check_near_zero, check_tails, check_whole_line, judge_line,
                                line_values)
 from .contracts import MY_SIGMOID_CLAUSES, MY_RELU_CLAUSES, SCALED_SIGMOID_CLAUSES
-from .saving import (check_input_untouched, check_saves_mask_or_output, check_saves_only_output,
-                     relu_watch, sigmoid_watch)
+from .saving import (HUGE, check_huge_call, check_input_untouched, check_saves_mask_or_output,
+                     check_saves_only_output, relu_watch, sigmoid_watch)
 from .watch import Watch
 
 LINE_SCALE = 2.5  # ScaledSigmoid's scale on the dense line of x
@@ -83,6 +84,7 @@ def my_sigmoid_full(MySigmoid, device) -> None:
             check_backward_by_hand(MY_SIGMOID, backward)
     check_input_untouched(function, MY_SIGMOID, {"x": 3 * sample((32, 32), device)},
                           {"x": 3 * sample(LARGE, device)}, {"x": extreme_line(device)})
+    check_huge_call(function, MY_SIGMOID, {"x": 3 * sample(HUGE, device, seed=11)})
     check_each_input_alone(function, MY_SIGMOID, {"x": 3 * sample((3, 4), device)})
     check_extreme_inputs(function, MY_SIGMOID, device)
     check_near_zero(function, MY_SIGMOID, device)
@@ -189,11 +191,15 @@ def my_relu_full(MyReLU, device) -> None:
     check_input_untouched(function, MY_RELU, {"x": sample((32, 32), device, seed=3,
                                                           away_from_zero=0.1)},
                           {"x": 1e300 * sample(LARGE, device, seed=4, away_from_zero=0.1)})
+    for dtype in MY_RELU_DOMAIN.dtypes:  # 2^20 entries, forward and backward, in each dtype
+        check_huge_call(function, MY_RELU, {"x": sample(HUGE, device, seed=10, dtype=dtype)})
     for values in ((1.0, 2.0, 3.0), (700.0, 800.0), (1e300,)):
         check_output_is_new(function, MY_RELU, device, values)
     covers("grad_output and x untouched")
     check_mask_not_float32(function, MY_RELU, device)
     check_gradient_at_zero(function, MY_RELU, device)
+    check_relu_smallest_positive(function, MY_RELU, device)
+    covers("smallest positive x")
     with case("x of 8192 entries, exact zeros among them"):  # a size-gated mask shows here
         large = sample(LARGE, device, seed=9)
         large[::7] = 0.0
@@ -234,6 +240,7 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     check_input_untouched(function, SCALED_SIGMOID, scaled_values((32, 32), device, 2.5),
                           scaled_values(LARGE, device, 0.0), {"x": extreme_line(device),
                                                               "scale": -1.0})
+    check_huge_call(function, SCALED_SIGMOID, scaled_values(HUGE, device, -1.5, seed=12))
     check_each_input_alone(function, SCALED_SIGMOID, scaled_values((3, 4), device, 2.5))
     check_gradcheck(function, SCALED_SIGMOID, scaled_values((3,), device, -1.5))
     # last: a float32 step or state shared between calls is named above, where it shows first
@@ -271,7 +278,7 @@ EXERCISES = [
              clauses=MY_SIGMOID_CLAUSES,
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
-             contract=("x exactly 0", "grad_output and x untouched",
+             contract=("x exactly 0", "smallest positive x", "grad_output and x untouched",
                        "a boolean mask or the output", "largest finite x"),
              clauses=MY_RELU_CLAUSES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),

@@ -14,7 +14,7 @@ from .sigmoid import LARGE, check_class_untouched, check_output_is_new, extreme_
 from ..shared.call_state import check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES
-from .saving import check_input_untouched, softplus_watch
+from .saving import HUGE, check_huge_call, check_input_untouched, softplus_watch
 
 LATER_IN_LESSON = True
 
@@ -310,6 +310,7 @@ def softplus_full(Softplus, device) -> None:
             check_saves_only_output(forward)
     check_input_untouched(function, SOFTPLUS, {"x": 4 * sample((32, 32), device)},
                           {"x": 4 * sample(LARGE, device)}, {"x": extreme_line(device)})
+    check_huge_call(function, SOFTPLUS, {"x": 4 * sample(HUGE, device, seed=11)})
     check_large_inputs(function, device)
     check_tails(function, device)
     # above x = 37, log(1 + e^x) rounds to x in float64: x itself would pass every value check,
