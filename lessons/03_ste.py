@@ -262,27 +262,26 @@ if None not in (stand_in_round, stand_in_sign):
     plt.show()
 
 # %% [markdown]
-# **Quick question 1.** Once the checker above is green, your stand-in for sign has a corner at
-# $x = -1$ and at $x = 1$, where it has no derivative. Autograd still reports a number there.
-# Predict what it reports for your stand-in at $x = -1$ and at $x = 1$: 0, 1 or $\tfrac12$?
-# Write your prediction below, then run the cell after.
+# **Quick question 1.** Stand-in B has a corner at $x = -1$ and at $x = 1$, where it has no
+# derivative. Autograd still reports a number there, and the same function can be spelled in
+# several ways. Take one spelling of B, the closed form $(|x + 1| - |x - 1|)/2$, built from
+# `torch.abs`. Predict what autograd reports for it at $x = -1$ and at $x = 1$: 0, 1 or
+# $\tfrac12$? (What slope does autograd give $|u|$ at $u = 0$?) Write your prediction below,
+# then run the cell after.
 
 # %%
 ### BEGIN WORKED
-predicted_corners = (1.0, 1.0)
+predicted_corners = (0.5, 0.5)
 ### LEARNER
-predicted_corners = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: autograd's slope of yours
+predicted_corners = None  # (at x = -1, at x = 1), each 0, 1 or 0.5: autograd's slope
 ### END WORKED
 
 # %%
-if stand_in_sign is None:
-    print("write stand-in B in the cell with stand_in_sign first")
-else:
-    corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
-    stand_in_sign(corners).sum().backward()
-    if written(predicted_corners):
-        print("autograd's slope of your stand-in for sign at x = -1 and 1:", corners.grad.tolist())
-    compare("your stand-in's slope at x = -1 and 1", predicted_corners, corners.grad.tolist())
+corners = torch.tensor([-1.0, 1.0], dtype=torch.float64, requires_grad=True)
+(((corners + 1).abs() - (corners - 1).abs()) / 2).sum().backward()
+if written(predicted_corners):
+    print("autograd's slope of (|x + 1| - |x - 1|) / 2 at x = -1 and 1:", corners.grad.tolist())
+compare("the closed form's slope at x = -1 and 1", predicted_corners, corners.grad.tolist())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -467,8 +466,8 @@ ste_explorer(RoundSTE, x=1.5)
 # - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, strides
 #   and value;
 # - backward returns what autograd would give had forward computed `torch.clamp(x, -1, 1)`,
-#   corners included, for every `x` and `grad_output`, in `grad_output`'s dtype (two
-#   exceptions, NaN `x` and a non-finite `grad_output` beyond the corners: see the appendix);
+#   corners included, for every `x` and `grad_output`, in `grad_output`'s dtype (NaN aside:
+#   the appendix);
 # - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
 #   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
 #
@@ -756,7 +755,9 @@ compare("learn with the true gradient", predicted_learning_parameters,
 #
 # With the true gradient the loss barely moves: $W_1$, $b_1$ and $w_2$ all sit upstream of a
 # `sign` and receive exactly zero; only the output bias $b_2$ learns, and a bias alone can only
-# match the label frequency. Both estimators train the whole network.
+# match the label frequency. Both estimators give all four a gradient at the first step;
+# the clip, though, leaves 18 of the 64 readout weights where they started (*In practice* at
+# the end says which half of the network its clip helps).
 # </details>
 #
 # The clipped estimator trains to the lower loss here (0.235 against 0.348); which half of
@@ -874,10 +875,9 @@ plt.show()
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # With $s = 0.25$, $q_\text{min} = -4$, $q_\text{max} = 3$ and $x = (0.3, -1.3, 0.9)$, forward
-# gives $y = (0.25, -1, 0.75)$. Element by element, $\partial y_i/\partial x_i = (1, 0, 0)$ and
-# $\partial y_i/\partial s = (-0.2, -4, 3)$; so for `grad_output` $= (1, -1, 2)$ your backward
-# returns $(1, 0, 0)$ for $x$ and $9.8$ for $s$. (No $v_i$ here lies in a half-step band, so
-# both conventions agree.)
+# gives $y = (0.25, -1, 0.75)$, and for `grad_output` $= (1, -1, 2)$ your backward returns
+# $(1, 0, 0)$ for $x$ and $9.8$ for $s$. (No $v_i$ here lies in a half-step band, so both
+# conventions agree.)
 # </details>
 
 
@@ -1092,25 +1092,18 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # The contract:
 #
 # - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
-#   `argmax(logits, -1)`, in `logits`' dtype (ties as `torch.argmax`: the first maximum). Take
-#   the argmax of the logits, not of the softmax (the Gumbel cell above took the softmax's, as
-#   `F.gumbel_softmax` does), nor of `logits / tau`: close logits can round to equal
-#   probabilities, or to equal values once divided by `tau`, and argmax then picks the first
-#   (see "How close?" in the optional sections); `topk` and `sort` do not promise which of tied
-#   values comes first.
-#   `tau` is a Python float, at least 0.001 (the grader tries 0.001 itself, on logits a few
-#   thousandths apart). (The caller adds Gumbel noise to `logits` when it wants a sample; this
-#   Function does not draw it.)
+#   `argmax(logits, -1)`, the argmax of the logits themselves, in `logits`' dtype, ties as
+#   `torch.argmax` (the first maximum); `tau` is a Python float, at least 0.001. (The caller
+#   adds Gumbel noise to `logits` when it wants a sample; this Function does not draw it.)
 # - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
 #   last dim would have: its Jacobian applied to `grad_output`, **computed by hand** in tensor
 #   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
 #   `None` for `tau`.
-# - `logits` has at least one dim, of any leading shape, an empty batch such as $(0, n)$
-#   included, and of any strides; the grader tries float64 and float32, ties, a `grad_output` that is not contiguous, and a low temperature ($\tau = 0.1$ with
-#   float32 logits of a dozen or so), where the softmax and its gradient are finite.
-# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global,
-#   and no copy of an input or of the output, nor a tensor cast wider than the logits' dtype
-#   where that adds no digit.
+# - `logits`, float64 or float32, has at least one dim, of any leading shape (an empty batch
+#   such as $(0, n)$ included) and any strides, and so has `grad_output`; backward is finite
+#   wherever the softmax and its gradient are, at a low $\tau$ too.
+# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global; no
+#   copy of an input or of the output, and nothing saved after a cast to a wider dtype.
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #
@@ -1614,6 +1607,10 @@ else:
 # - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32, for the
 #   output (`torch.round` keeps them) and for the gradient (`grad_output` there too); "any
 #   strides": a transposed, a sliced and an expanded view.
+# - Halves as large as each dtype holds them: up to $2^{23} - 0.5$ in float32 and
+#   $2^{52} - 0.5$ in float64, and $2^k + 0.5$ on the way. Only from $2^{23}$ (float32) or
+#   $2^{52}$ (float64) on is every float an integer, so a hand-made round with an early exit for
+#   large $|x|$ below that fails.
 # - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
 # - `x` saved cast to another dtype is a copy: wider adds no digit `x` lacks, narrower drops
 #   some.
@@ -1623,11 +1620,11 @@ else:
 # - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
 #   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window);
 #   `grad_output` $\pm\infty$ and NaN inside the window and beyond it.
-# - The contract's two exceptions. At NaN `x` the gradient is not judged: stand-in B's slope
-#   there depends on how B is written (clamp's autograd gives 0, `~(x.abs() > 1)` gives 1).
-#   Beyond the corners, where clamp's autograd gives 0 whatever `grad_output` is, NaN is
-#   accepted too for a `grad_output` of $\pm\infty$ or NaN: `grad_output * mask` gives
-#   $\infty \cdot 0$ or NaN $\cdot\, 0$ there, both NaN.
+# - "NaN aside", the contract's two exceptions. At NaN `x` the gradient is not judged:
+#   stand-in B's slope there depends on how B is written (clamp's autograd gives 0,
+#   `~(x.abs() > 1)` gives 1). Beyond the corners, where clamp's autograd gives 0 whatever
+#   `grad_output` is, NaN is accepted too for a `grad_output` of $\pm\infty$ or NaN:
+#   `grad_output * mask` gives $\infty \cdot 0$ or NaN $\cdot\, 0$ there, both NaN.
 # - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
 #   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
 # - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
@@ -1639,14 +1636,11 @@ else:
 #   sum over no element, 0); float64 and float32.
 # - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
 #   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
-# - The half-step band at both edges, for both conventions. Judge it on
-#   $\operatorname{round}(v)$ itself, not on $v$ against $q_\text{min} - 0.5$: `torch.round`
-#   sends halves to even, so whether that half rounds inside depends on $q_\text{min}$'s
-#   parity, and the grader tries both. The two edges may follow different conventions; at one
-#   edge, $x$'s gradient judged one way and $s$'s the other is the derivative of no surrogate
-#   of the forward, while each consistent choice is one's. Within one band every $v$ is judged
-#   alike: $v$ a hair past an edge ($2^{-21}$ past, and $2^{-40}$ in float64) sits beside
-#   $v = 3.2$, and a tolerance on the edge judges the two apart.
+# - The half-step band at both edges, for both conventions, with $q_\text{min}$ even and odd
+#   (whether $q_\text{min} - 0.5$ rounds inside depends on its parity: judge on
+#   $\operatorname{round}(v)$ itself). One convention per edge, for both gradients; every $v$ of
+#   a band judged alike, a hair past the edge as at $v = 3.2$.
+# - Codes at halves up to $2^{52}$, as for `RoundSTE` (forward only).
 # - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
 #   open interval there, another corner; this exercise follows clamp.
 # - Scales that are not powers of two, with $x$ at an edge: at $s = 0.3$, $x = 0.9$ gives
@@ -1655,5 +1649,16 @@ else:
 #   every convention above agrees.
 # - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
 #
-# **`StraightThroughSoftmax`** (Exercise 4): its contract above lists its cases.
+# **`StraightThroughSoftmax`** (Exercise 4)
+#
+# - The argmax of the logits themselves: not of the softmax (the straight-through
+#   Gumbel-softmax described above takes the softmax's, as `F.gumbel_softmax` does), nor of
+#   `logits / tau`, since close logits can round to equal probabilities, or to equal values once
+#   divided by `tau`, and argmax then picks the first ("How close?" in the optional sections).
+#   `topk` and `sort` do not promise which of tied values comes first.
+# - $\tau = 0.001$ on logits a few thousandths apart; $\tau = 0.1$ with float32 logits of a
+#   dozen or so, where the softmax and its gradient are finite; ties; a `grad_output` that is
+#   not contiguous.
+# - A softmax saved widened to float64 after it was computed in float32 adds no digit: it
+#   counts as a copy (one computed in float64 from the start is fine).
 # </details>
