@@ -19,7 +19,7 @@
 # 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
 # 2. handle inputs with any number of leading dimensions, including none;
 # 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU so that backward keeps a boolean mask, not a float tensor
+# 4. fuse a linear layer with a ReLU so that backward keeps less than the float pre-activation
 #    (an optional section measures when that saves memory in a network, and when it does not);
 # 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
 #    number of indices;
@@ -296,19 +296,19 @@ else:
 # Write `MyLinearFunction`, with `MyLinearFunction.apply(x, weight, bias=None)` returning
 # `x @ weight.T + bias`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` of shape $(*, \text{in})$, any number of leading dimensions **including none**, each
-#   of any size **including 0** (an empty batch), `weight` of shape $(\text{out}, \text{in})$,
-#   `bias` of shape $(\text{out},)$ or `None`, each of any strides `F.linear` accepts (a
-#   transposed, sliced or expanded view too): the value and the gradients `F.linear` gives,
-#   each gradient of its input's shape;
+# - `x` of shape $(*, \text{in})$: any number of leading dimensions, **none** included, each
+#   of any size, **0** included (an empty batch);
+# - `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
+#   the value and the gradients `F.linear` gives, each gradient of its input's shape;
+# - the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a transposed,
+#   sliced or expanded view too), and for a `grad_output` that is not contiguous in memory
+#   (autograd hands one to backward for `y.transpose(0, 1)`);
 # - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
 #   input required grad when forward ran), and `None` otherwise;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
 #   `ctx`: nothing on the class, nothing in a global;
 # - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
-#   inside it;
-# - autograd may hand backward a `grad_output` that is not contiguous in memory (the
-#   gradient of `y.transpose(0, 1)` is one): your gradients must be right for it too.
+#   inside it.
 #
 # Two questions before you write it:
 #
@@ -453,30 +453,24 @@ show_saved("F.linear, then torch.relu",
 # $(64, 16)$, 4 bytes per element. Autograd never keeps $z$ itself: nothing saves it, so it
 # is freed as soon as the ReLU has run.
 #
-# One Function that does both may keep less. Before the exercise, answer on paper:
+# One Function that does both may keep less. Two questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
 #    backward need to know about $z$, and what is the smallest tensor that holds it?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
-#    does each of the three gradients read, so which can forward skip saving when the weight
-#    needs no gradient, and which when $x$ needs none?
-# 3. An overflow upstream hands backward a `grad_output` holding $+\infty$ at an entry where
-#    $z < 0$ and `nan` at one where $z > 0$. What does `torch.relu`'s backward give at each of
-#    the two? Does $G$ times your mask give the same? So how should backward drop entries?
-#    (A cell after `relu_keeps` measures it once you have written your answer.)
+#    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
 # Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? Then
-# the chain rule through two steps, $x \to z \to y$: which of your Exercise 1 results still
-# apply, and to what in place of $G$?
+# the chain rule through $x \to z \to y$: which Exercise 1 results apply, to what in place of
+# $G$?
 # </details>
 #
 # Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$. The
 # checker under it checks one thing, at a $z$ with entries **exactly** 0: that what you keep
-# tells the entries where `torch.relu`'s backward passes `grad_output` on from those where it
-# passes 0. Whether it is the smallest tensor that does, and the formula for
-# $\partial L / \partial z$ from it, are yours to settle in the exercise.
+# tells apart the entries where `torch.relu`'s backward passes `grad_output` on. Whether it is
+# the smallest tensor that does is yours to settle.
 
 # %%
 def relu_keeps(z):
@@ -526,9 +520,11 @@ def check_relu_keeps():
 check_relu_keeps()
 
 # %% [markdown]
-# **Predict, then run** (question 3). Take $z = (-1, 2)$ and $G = (+\infty, \text{nan})$. What
-# does `torch.relu`'s backward give at each entry, and what does $G$ times the mask $z > 0$
-# give at the first? Write numbers (`float("inf")`, `float("nan")`, or the text `"nan"`).
+# **Predict, then run** (a third question). An overflow upstream can hand backward a `grad_output`
+# of $+\infty$ where $z < 0$ and `nan` where $z > 0$. Take $z = (-1, 2)$ and
+# $G = (+\infty, \text{nan})$: what does `torch.relu`'s backward give at each entry, and what
+# does $G$ times the mask $z > 0$ give at the first? So how should your backward drop entries?
+# Write numbers (`float("inf")`, `float("nan")`, or the text `"nan"`).
 
 # %%
 ### BEGIN WORKED
@@ -570,19 +566,29 @@ compare_all(predicted_relu_backward, {
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
 # `relu(x @ weight.T + bias)`. The contract, which the self-check and the hidden tests check:
 #
-# - shapes and strides as in exercise 1, an empty batch included: the value and the
-#   gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its input's
-#   shape (the value also where a pre-activation overflows to $-\infty$ or $+\infty$, in
-#   float32 and float64), with a gradient of 0 where the pre-activation is $\le 0$,
-#   **including exactly 0**, whatever `grad_output` holds there ($\pm\infty$ included), and
-#   `grad_output` passed on unchanged wherever the pre-activation is $> 0$, however small,
-#   whatever it holds (nan and $\pm\infty$ included), as `torch.relu`;
-# - forward saves, through `ctx.save_for_backward`, what question 1 asked for as a
-#   `torch.bool` tensor, one entry per output element (the output's shape, or flattened to
-#   rows; not packed into bits), and what your gradients read of `x` and `weight`: no float
-#   pre-activation or output, saved or kept anywhere else (a global, the class);
+# - shapes and strides as in Exercise 1, an empty batch and a non-contiguous `grad_output`
+#   included: the value and the gradients autograd gives
+#   `torch.relu(F.linear(x, weight, bias))`, each of its input's shape;
+# - the value also where a pre-activation overflows to $-\infty$ or $+\infty$, in float32
+#   and float64;
+# - a gradient of 0 where the pre-activation is $\le 0$, **exactly 0 included**, whatever
+#   `grad_output` holds there ($\pm\infty$ included);
+# - `grad_output` passed on unchanged where the pre-activation is $> 0$, however small,
+#   whatever it holds (nan and $\pm\infty$ included);
+# - no float tensor of the output's size, neither the pre-activation nor the output, saved
+#   for backward or kept after forward anywhere else (a global, the class, a closure):
+#   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
+#   `weight`, and what backward needs of the pre-activation;
+# - what it saves of the pre-activation is one tensor in the form **The saved form** below
+#   gives (open it once you have answered question 1);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
+#
+# <details><summary><b>The saved form</b> (open it once you have answered question 1)</summary>
+#
+# One `torch.bool` tensor with one entry per output element, in any shape (the output's, or
+# flattened): not another dtype, and not packed 8 entries to a byte.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
@@ -669,7 +675,7 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
 # 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
 # $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$
-# (question 3). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
+# (the third question). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
 # included: mending the product afterwards with `torch.nan_to_num` would rewrite those too.
 # Forward's output is the same choice: $z$ times the mask is $-\infty \cdot 0$, `nan`, where
 # a pre-activation overflows to $-\infty$ and `torch.relu` gives $0$; `torch.relu(z)`,
@@ -1294,9 +1300,13 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # </details>
 
 # %% [markdown]
-# <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
+# ### In practice
 #
-# **Your layer under mixed precision.** Large models are often trained under
+# Beyond the main line: four short topics, each folded; open one when you have time.
+#
+# <details><summary><b>Your layer under mixed precision</b></summary>
+#
+# Large models are often trained under
 # `torch.autocast`, which runs matrix products in bfloat16 (or float16) while the weights stay
 # float32: the forward pass runs inside `with torch.autocast(...)`, and `loss.backward()` is
 # called after the block. Run your `MyLinearFunction` with float32 `x` $(10, 6)$ and `weight`
@@ -1329,12 +1339,18 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # `F.linear` does.
 # (`custom_fwd(..., cast_inputs=torch.float32)` instead runs forward in float32 with autocast
 # off: for an op that must not run in low precision.)
+# </details>
 #
-# **Real fused kernels.** Fusing in Python changes what is kept. Fused kernels win twice
+# <details><summary><b>Real fused kernels</b></summary>
+#
+# Fusing in Python changes what is kept. Fused kernels win twice
 # more: they apply the ReLU to $z$ in fast on-chip memory instead of writing $z$ out and
 # reading it back, and some pack the mask into one **bit** per element.
+# </details>
 #
-# **`einsum`'s speed.** `einsum` is a clear way to write a backward, not always the fastest:
+# <details><summary><b><code>einsum</code>'s speed</b></summary>
+#
+# `einsum` is a clear way to write a backward, not always the fastest:
 # it picks an order of contraction for you, and for two operands it becomes one batched
 # matrix product, which is what you would write by hand. With three operands the order
 # matters, and a FLOP count barely shows why. Take `Bilinear`'s forward with $P = 64$
@@ -1347,8 +1363,11 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # not: the intermediate's size, not the arithmetic.
 # (PyTorch chooses the order with `opt_einsum` when it is installed, and otherwise contracts
 # left to right, in the order you list the operands.)
+# </details>
 #
-# **The swap rule, and einsums outside it.** In `Bilinear`'s gradients and in
+# <details><summary><b>The swap rule, and einsums outside it</b></summary>
+#
+# In `Bilinear`'s gradients and in
 # `HeadwiseLinear`'s backward, each gradient is the forward product with the factor you
 # differentiate and the output swapped: `grad_output` takes the output's letters, the result
 # takes the factor's letters, and the other factors stay as they were, since the derivative of
@@ -1392,8 +1411,8 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # </details>
 
 # %% [markdown]
-# The cell below belongs to **In practice** above (what `einsum`'s order costs). It takes
-# about a second.
+# The cell below belongs to **In practice** above (`einsum`'s speed: what its order costs).
+# It takes about a second.
 
 # %%
 from torch.utils.benchmark import Timer

@@ -20,6 +20,7 @@ from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed
+from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
 
@@ -188,6 +189,7 @@ def check_empty_batch(function, device) -> None:
         try:
             check_values_and_gradients(function, BILINEAR, values)
         except GradingError as error:
+            raise_none_for_empty(function, BILINEAR, values, "F.bilinear")
             raise GradingError(
                 "Bilinear fails for an empty batch, x1 of shape (0, 3) and x2 of shape (0, 2), "
                 "and is right for every other leading shape: there F.bilinear's output has "

@@ -11,26 +11,31 @@ BILINEAR_LAYOUT_CLAUSE = ("x1, x2, weight and bias of any strides F.bilinear acc
 
 
 MY_LINEAR_CLAUSES = (
-    Clause("`x` of shape $(*, \\text{in})$, any number of leading dimensions **including none**, "
-           "each of any size **including 0** (an empty batch), `weight` of shape "
-           "$(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or `None`, each of any "
-           "strides `F.linear` accepts (a transposed, sliced or expanded view too): the value "
-           "and the gradients `F.linear` gives, each gradient of its input's shape;",
-           {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
-            "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
-            "MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
+    Clause("`x` of shape $(*, \\text{in})$: any number of leading dimensions, **none** included, "
+           "each of any size, **0** included (an empty batch);",
+           {"MyLinearFunction/two-d-only": "2-D only, as in PyTorch's docs",
             "MyLinearFunction/fails-without-leading-dims":
                 "leading dims flattened with flatten(0, -2): no dim -2 for 1-D x",
             "MyLinearFunction/transposes-a-vector":
                 "grad_weight = grad_output.mT @ x (learner trial 53)",
-            "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "MyLinearFunction/returns-gradient-of-another-shape":
                 "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
             "MyLinearFunction/empty-batch": "x flattened as x.reshape(rows, -1)",
             "MyLinearFunction/squeezes-feature-dim":
-                "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
-            "case:with transposed inputs": "the saved x flattened with .view in backward",
+                "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1"}),
+    Clause("`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or "
+           "`None`: the value and the gradients `F.linear` gives, each gradient of its input's "
+           "shape;",
+           {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
+            "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
+            "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "raised:TypeError": "+ bias with no bias=None path"}),
+    Clause("the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a "
+           "transposed, sliced or expanded view too), and for a `grad_output` that is not "
+           "contiguous in memory (autograd hands one to backward for `y.transpose(0, 1)`);",
+           {"case:with transposed inputs": "the saved x flattened with .view in backward",
+            "case:view size is not compatible":
+                "grad_output.view on a non-contiguous grad_output"}),
     Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
            "input required grad when forward ran), and `None` otherwise;",
            {"MyLinearFunction/ignores-needs-input-grad": "ignores needs_input_grad",
@@ -54,34 +59,17 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/reads-unguarded-input":
                 "x and weight kept in a module dict keyed by id(ctx)"}),
     Clause("backward applies the formulas you derived yourself: no `F.linear` or autograd calls "
-           "inside it;", {"MyLinearFunction/asks-autograd": "asks autograd inside backward",
+           "inside it.", {"MyLinearFunction/asks-autograd": "asks autograd inside backward",
                           "MyLinearFunction/linear-in-backward":
                               "F.linear for the products in backward"}),
-    Clause("autograd may hand backward a `grad_output` that is not contiguous in memory (the "
-           "gradient of `y.transpose(0, 1)` is one): your gradients must be right for it too.",
-           {"case:view size is not compatible":
-                "grad_output.view on a non-contiguous grad_output"}),
 )
 
 
 FUSED_CLAUSES = (
-    Clause("shapes and strides as in exercise 1, an empty batch included: the value and the "
-           "gradients autograd gives `torch.relu(F.linear(x, weight, bias))`, each of its "
-           "input's shape (the value also where a pre-activation overflows to $-\\infty$ or "
-           "$+\\infty$, in float32 and float64), with a gradient of 0 where the pre-activation "
-           "is $\\le 0$, **including exactly 0**, whatever `grad_output` holds there "
-           "($\\pm\\infty$ included), and `grad_output` passed on unchanged wherever the "
-           "pre-activation is $> 0$, however small, whatever it holds (nan and $\\pm\\infty$ "
-           "included), as `torch.relu`;",
-           {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
-            "FusedLinearReLU/output-multiplies-mask":
-                "forward returns z * mask: nan where z overflows to -inf",
-            "FusedLinearReLU/mask-multiplies-infinite-grad":
-                "grad_output times the mask: inf * 0 is nan where z <= 0",
-            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
-            "FusedLinearReLU/changes-grad-output-where-on":
-                "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0",
-            "FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
+    Clause("shapes and strides as in Exercise 1, an empty batch and a non-contiguous "
+           "`grad_output` included: the value and the gradients autograd gives "
+           "`torch.relu(F.linear(x, weight, bias))`, each of its input's shape;",
+           {"FusedLinearReLU/grad-bias-unmasked": "grad_bias from the unmasked grad_output",
             "FusedLinearReLU/grad-x-transposed": "grad_x = grad_z @ weight.T",
             "FusedLinearReLU/grad-x-unmasked": "forgets the ReLU in backward",
             "FusedLinearReLU/bias-sums-features":
@@ -92,22 +80,37 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/squeezes-feature-dim":
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("forward saves, through `ctx.save_for_backward`, what question 1 asked for as a "
-           "`torch.bool` tensor, one entry per output element (the output's shape, or "
-           "flattened to rows; not packed into bits), and what your gradients read of `x` "
-           "and `weight`: no float pre-activation or output, saved or kept anywhere else (a "
-           "global, the class);",
+    Clause("the value also where a pre-activation overflows to $-\\infty$ or $+\\infty$, in "
+           "float32 and float64;",
+           {"FusedLinearReLU/output-multiplies-mask":
+                "forward returns z * mask: nan where z overflows to -inf"}),
+    Clause("a gradient of 0 where the pre-activation is $\\le 0$, **exactly 0 included**, "
+           "whatever `grad_output` holds there ($\\pm\\infty$ included);",
+           {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
+            "FusedLinearReLU/mask-multiplies-infinite-grad":
+                "grad_output times the mask: inf * 0 is nan where z <= 0"}),
+    Clause("`grad_output` passed on unchanged where the pre-activation is $> 0$, however small, "
+           "whatever it holds (nan and $\\pm\\infty$ included);",
+           {"FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+            "FusedLinearReLU/changes-grad-output-where-on":
+                "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
+    Clause("no float tensor of the output's size, neither the pre-activation nor the output, "
+           "saved for backward or kept after forward anywhere else (a global, the class, a "
+           "closure): forward saves, with `ctx.save_for_backward`, what your gradients read of "
+           "`x` and `weight`, and what backward needs of the pre-activation;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
             "FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
-            "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
-            "FusedLinearReLU/saves-no-mask":
-                "no mask saved: the pre-activation recomputed in backward",
             "FusedLinearReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "FusedLinearReLU/drops-needed-input":
                 "saves weight only when weight needs a gradient",
             "FusedLinearReLU/keeps-float-pre-activation":
-                "the float pre-activation kept in a module dict keyed by id(ctx)",
+                "the float pre-activation kept in a module dict keyed by id(ctx)"}),
+    Clause("what it saves of the pre-activation is one tensor in the form **The saved form** "
+           "below gives (open it once you have answered question 1);",
+           {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
+            "FusedLinearReLU/saves-no-mask":
+                "no mask saved: the pre-activation recomputed in backward",
             "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte"}),
     Clause("backward never writes into `grad_output`, and still skips the gradients "
            "`ctx.needs_input_grad` rules out.",

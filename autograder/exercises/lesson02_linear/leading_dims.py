@@ -162,3 +162,25 @@ def _sums_the_features(function, spec: Spec, values: dict, device) -> bool:
         return False
     return (isinstance(grad_bias, torch.Tensor) and grad_bias.dim() == 0
             and torch.allclose(grad_bias.detach(), truth.sum()))
+
+
+def raise_none_for_empty(function, spec: Spec, values: dict, reference: str) -> None:
+    """An empty batch where backward returned None for an input that requires grad: the
+    reference's gradient is zeros of the input's shape (a sum over no rows), and a shortcut
+    that skips the work for zero rows returns nothing in its place."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
+                                    allow_unused=True)
+    except Exception:  # an error is for the caller's message to name
+        return
+    nones = [name for name, grad in zip(inputs, grads) if grad is None]
+    if nones:
+        named = [f"grad_{name}" for name in nones]
+        listed = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+        raise GradingError(
+            f"{spec.name} returned None for {listed} with an empty batch, where zeros of the "
+            f"input's shape are due ({reference} gives them: a sum over no rows is 0, not "
+            "nothing). What does your backward return when there are no rows?",
+            mistake=f"{spec.name}/empty-batch")
