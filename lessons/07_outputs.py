@@ -18,22 +18,23 @@
 # - `ctx.mark_non_differentiable(t)`: this output never has a gradient (indices, masks);
 # - `ctx.set_materialize_grads(False)`: hand backward `None`, not zeros, for an output the
 #   loss never used;
-# - `ctx.mark_dirty(x)`: forward overwrote its input `x`.
+# - and one more, for a forward that overwrites its input: which one, and why it is needed,
+#   you find out in Exercise 3.
 #
 # By the end of this lesson you can:
 # 1. write a backward that receives one `grad_output` per output and adds up their
 #    contributions;
 # 2. mark outputs that carry no gradient, and know what autograd does for them anyway;
 # 3. skip work for unused outputs with `set_materialize_grads(False)` and `None` checks;
-# 4. write an in-place Function with `mark_dirty`, and read the errors PyTorch raises around
+# 4. write an in-place Function that autograd tracks, and read the errors PyTorch raises around
 #    in-place writes: on a leaf that requires grad, on a returned input, on a returned view;
 # 5. decide what an in-place Function must save **before** it writes, because the write
 #    destroys it.
 #
 # Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
 # `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass; the main path names each where it fits, and you can
-# skip them all. Each exercise has a self-check cell: it
+# ungraded sections for a second pass; you can skip them all. Each exercise has a self-check
+# cell: it
 # runs every check the hidden tests run (they add a GPU run when the grader has one and you had
 # none). Work top to bottom: the cells after an exercise run your answer. Run All goes on past
 # an exercise not yet written (its stub raises `NotImplementedError`): its self-check and the
@@ -133,13 +134,11 @@ print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,))
 # tells autograd that the output `t` has none: `t` does not require grad, later ops record no
 # graph for it, and a loss built on it alone raises instead of quietly giving zeros. (For a
 # float output with no derivative worth passing on, such as $\lfloor x \rfloor$, the mark is a
-# choice against a promised zero gradient: the last optional section after the summary shows
-# both.)
+# choice against a promised zero gradient.)
 #
 # Mark integer outputs (indices, counts) too: `mark_non_differentiable` states the contract
 # where a reader (and this course's grader) can see it, and it keeps the Function right if the
-# output ever becomes a float. What autograd does with an integer output left unmarked, and
-# what backward is handed for it, is a prediction in the last optional section.
+# output ever becomes a float.
 
 # %% [markdown]
 # ## Sorting is a permutation: derive its backward
@@ -201,10 +200,8 @@ check_sort_backward(my_sort_backward)
 # %% [markdown]
 # **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
 # the tied positions each value is said to come from is a choice; `torch.sort` promises none
-# unless you ask for `stable=True` (whether its default and `stable=True` agree is a prediction
-# in the last optional section). Whichever indices forward returns, backward must use **those**.
-# A backward that finds
-# positions by comparing values (`x == values[j]`) finds every tied position, and counts one
+# unless you ask for `stable=True`. Whichever indices forward returns, backward must use
+# **those**. A backward that finds positions by comparing values (`x == values[j]`) finds every tied position, and counts one
 # gradient several times.
 #
 # ## ✎ Exercise 1 · `SortWithIndices`
@@ -212,8 +209,8 @@ check_sort_backward(my_sort_backward)
 # Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
 # `torch.sort(x, dim=-1)`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts it):
-#   the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each row a
+# - `x` of any number of leading dimensions, a 0-dim `x` and an empty `x` included, such as
+#   shapes (0, 5) and (3, 0) (`torch.sort` accepts them): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each row a
 #   permutation with `x.gather(-1, indices) == values` (tied entries in any order, as
 #   `torch.sort` promises none); the gradient of `x` is the one `x.gather(-1, indices)` gets for
 #   the indices you return;
@@ -384,8 +381,8 @@ except TypeError as error:
 # %% [markdown]
 # Both gradients can be `None` at once, too, when the graph reaches your Function but no
 # gradient arrives (the first optional section after the summary builds such a graph):
-# autograd still calls backward, with `(None, None)`. What should backward return then?
-# Exercise 2's contract says.
+# autograd still calls backward, with `(None, None)`. What should backward return then? That
+# is yours to decide in Exercise 2.
 #
 # What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
 # bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
@@ -443,7 +440,7 @@ for name, b in measured.items():
 # requires grad, with one of two messages: where the Function has one differentiable output,
 # that autograd's view-and-in-place logic would override your backward; where it has several,
 # as `SplitHalves` does, that the view "is the output of a function that returns multiple
-# views" (the first optional section after the summary shows it). They also change whenever
+# views". They also change whenever
 # `x` does. Return fresh tensors: what gives each half memory of its own? That memory is the
 # price of a Function whose outputs behave like any other tensor.
 # Copying first and splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves
@@ -458,20 +455,22 @@ for name, b in measured.items():
 # the hidden tests check:
 #
 # - the two halves as **fresh** tensors, which the caller may write into in place, and the
-#   gradient of `x` autograd gives them;
-# - forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and
-#   `grad_second`, either or both of which may be `None`, and returns `None` when both are
-#   (no gradient at all);
-# - forward saves no tensor, `x` included (saved, `x` would break backward once the model
-#   writes into it in place);
-# - backward allocates at most 1.25 times the bytes of `x` in all, with one half missing as
-#   with both present: the gradient it returns and next to nothing besides (a zero half then
-#   concatenated is over it).
+#   gradient of `x` autograd gives them, for `x` of any leading shape, empty included, such as
+#   shapes (0, 4) and (3, 0);
+# - a half the loss does not use costs nothing: autograd makes no zeros for its gradient, and
+#   when neither half's gradient is defined, backward returns no gradient and allocates
+#   nothing;
+# - forward saves no tensor, `x` included;
+# - backward allocates at most 1.25 times the bytes of `x` in all, whichever halves the loss
+#   used (measured on every `x` that is not empty).
 #
-# Which entries of `x` does each output's gradient reach, and what do the others get? With one
-# half missing, how many new tensors does a gradient of `x`'s shape take at the least, and how
-# does the known half get into it? And with both halves present, how do both get in? (The
-# self-check measures what backward allocates, in every case.)
+# The decisions are yours. What does backward receive for a half the loss did not use, and
+# what must forward do so that no zeros are made for it? With nothing saved, where does
+# backward find the shape and dtype of the gradient it returns, and what can it return when
+# there is nothing to read them from? Which entries of `x` does each output's gradient reach,
+# and what do the others get? With one half missing, how many new tensors does a gradient of
+# `x`'s shape take at the least, and how does the known half get into it? And with both
+# present? (The self-check measures what backward allocates, in every case.)
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -530,9 +529,7 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # or zeros it materialised; and that output's share of the input gradient. Untick both halves
 # of `SplitHalves` and there is no loss at all, so backward is never called: the call with
 # `(None, None)` needs a graph that reaches your Function (the first optional section after
-# the summary builds one). The last optional section has the same explorer on `SinCos`, which
-# materialises zeros, on your `SortWithIndices`, whose indices cannot feed a loss at all, and on
-# your two in-place Functions.
+# the summary builds one).
 
 # %%
 outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
@@ -562,66 +559,27 @@ print("w untouched:", w)
 # Clone it first (`w.clone()` is not a leaf: it has a `grad_fn`), or do the write under
 # `torch.no_grad()` when it is not part of the model, as optimisers update parameters.
 #
-# A custom Function that writes into its input has to tell autograd so. Here is one that
-# does not: an in-place scaling, $y = 3x$ written over $x$. Its derivative is the constant 3,
-# so backward needs nothing saved at all (what other in-place ops must save is the next
-# section's question). **Predict before you run the cell**: is the returned `y` the tensor
-# `x` itself? What will `x.grad_fn` be, and does a loss built on `x` get the gradient
-# `3 * weights`?
-
-# %%
-class TripleUnmarked(torch.autograd.Function):
-    """Writes 3 * x into x but does not call mark_dirty."""
-
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(3)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return 3 * grad_output  # d(3x)/dx = 3: nothing saved
-
-
-def through_x(function):
-    """Apply ``function`` to x = a.clone(), then backpropagate a loss built on x itself."""
-    a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
-    x = a.clone()
-    version = x._version
-    y = function.apply(x)
-    print(f"{function.__name__}: y is x: {y is x}; x.grad_fn: {type(x.grad_fn).__name__}; "
-          f"version {version} -> {x._version}")
-    (x * weights).sum().backward()  # a loss that uses x, the tensor the write changed
-    print(f"   a.grad through x = {a.grad}   (true: {3 * weights})")
-
-
-weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
-through_x(TripleUnmarked)
-
-# %% [markdown]
-# Autograd saw an input returned as it was: it handed back a new tensor object, a view of
-# `x`, and left `x`'s own history untouched. So `x` now holds $3a$ while its history still
-# says "a copy of `a`", and a loss built on `x` gets a **silently wrong** gradient (the weights
-# alone, as if nothing had happened).
-# The returned view cannot be written into either, and a leaf is overwritten without a word:
-
-# %%
-y = TripleUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
-try:
-    y.add_(1)
-except RuntimeError as error:
-    print(first_line(error))
-
-leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
-TripleUnmarked.apply(leaf)
-print("unmarked, the leaf was overwritten silently:", leaf)
-
-# %% [markdown]
-# Three things went wrong: the gradient, a write into what came back, and a leaf overwritten
-# without a word. All three have one cause: what did autograd never learn about `x`, and what
-# did forward return instead of `x`? Finding the fix is your first decision in Exercise 3 (its
-# self-check names the symptom if you miss it). After Exercise 3,
-# `TripleMarked` shows this Function fixed, and what the fix does to `x`'s history.
+# A custom Function that writes into its input has to tell autograd so. Take one that does
+# not, `TripleUnmarked`: an in-place scaling, $y = 3x$ written over $x$ by `x.mul_(3)`, whose
+# forward returns `x` and whose backward returns `3 * grad_output` (the derivative is the
+# constant 3, so nothing is saved). Run on $x$ = `a.clone()` for
+# `a = (-1, 0.5, 2, -3)`, with a loss `(x * weights).sum()` built on `x` afterwards,
+# `weights = (1, 2, 3, 4)`, three things go wrong on torch 2.13:
+#
+# - the gradient: `a.grad` comes out `(1, 2, 3, 4)`, the weights alone, where $3\times$ the
+#   weights is true; `x.grad_fn` is still `CloneBackward0`, though `x` now holds $3a$ (its
+#   version went from 0 to 1); and the returned `y` is not `x` but a new tensor object;
+# - writing into that returned `y` raises: "Output 0 of TripleUnmarked is a view and is being
+#   modified inplace. This view was created inside a custom Function (or because an input was
+#   returned as-is)...";
+# - applied to a leaf that requires grad, `(-1, 2)`, it overwrites the leaf without a word:
+#   the leaf holds `(-3, 6)` afterwards.
+#
+# All three have one cause: what did autograd never learn about `x`, and so what did it hand
+# back instead of `x`? Finding the `ctx` call that tells it is your first decision in
+# Exercise 3 (`help(torch.autograd.function.FunctionCtx)` lists the calls `ctx` offers; the
+# self-check names the symptom if you miss it). After Exercise 3 you run `TripleUnmarked`
+# itself, beside its fix.
 #
 # ## What to save before the write
 #
@@ -702,8 +660,9 @@ check_derivatives_from_y(my_derivative_from_y)
 # contract, which the self-check and the hidden tests check:
 #
 # - `x` itself is the returned tensor, and autograd knows it was written: a loss built on `x`
-#   afterwards gets the gradient through the clamp, and a leaf that requires grad raises
-#   PyTorch's own error, as `torch.relu_` does;
+#   afterwards gets the gradient through the clamp, and a leaf that requires grad gets a
+#   RuntimeError from PyTorch itself, not from your code (`torch.relu_` refuses such a leaf
+#   too, in its own words);
 # - `x` of any shape (empty included) and of any strides an in-place write accepts, with
 #   entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every entry (exact,
 #   no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero passes), and the
@@ -718,8 +677,9 @@ check_derivatives_from_y(my_derivative_from_y)
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
 #   the previous section for the clamp.
 #
-# Decide before you write forward, and put your reasons in a comment there: what does
-# backward need, and can it read that from the output? Then what will you keep: the output,
+# Decide before you write forward, and put your reasons in a comment there. Which `ctx` call
+# keeps away all three of `TripleUnmarked`'s symptoms? What does backward need, and can it
+# read that from the output? Then what will you keep: the output,
 # a tensor made before the write, or something else? What does it cost in new bytes, and
 # would it survive a later in-place write into the output by the rest of the model? (The
 # first optional section after the summary puts your choice to that test.)
@@ -765,15 +725,58 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # section after the summary shows.
 #
 # Where $y$ is enough, keep the output (0 new bytes), as `ctx.save_for_backward(x)` does after
-# the write (and before it? the first optional section after the summary asks). Where $y$ is
-# not enough is Exercise 4's question.
+# the write. Where $y$ is not enough is Exercise 4's question.
 # </details>
 #
-# The mark on its own, for comparison: `TripleMarked` is the `TripleUnmarked` of the in-place
-# section with `ctx.mark_dirty(x)` added, as yours has it. With the mark, autograd rewrites
-# `x`'s history so that `x.grad_fn` is your backward, bumps its version, and raises the leaf
-# error for you. The same loss through `x` now gets the true gradient, and a leaf that requires
-# grad raises:
+# The unmarked Function of the in-place section, `TripleUnmarked`, run (after your self-check
+# is green): the three symptoms listed there.
+
+# %%
+class TripleUnmarked(torch.autograd.Function):
+    """Writes 3 * x into x but does not call mark_dirty."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(3)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 3 * grad_output  # d(3x)/dx = 3: nothing saved
+
+
+def through_x(function):
+    """Apply ``function`` to x = a.clone(), then backpropagate a loss built on x itself."""
+    a = torch.tensor([-1.0, 0.5, 2.0, -3.0], requires_grad=True)
+    x = a.clone()
+    version = x._version
+    y = function.apply(x)
+    print(f"{function.__name__}: y is x: {y is x}; x.grad_fn: {type(x.grad_fn).__name__}; "
+          f"version {version} -> {x._version}")
+    (x * weights).sum().backward()  # a loss that uses x, the tensor the write changed
+    print(f"   a.grad through x = {a.grad}   (true: {3 * weights})")
+
+
+weights = torch.tensor([1.0, 2.0, 3.0, 4.0])
+through_x(TripleUnmarked)
+
+# %%
+y = TripleUnmarked.apply(torch.tensor([-1.0, 2.0], requires_grad=True).clone())
+try:
+    y.add_(1)
+except RuntimeError as error:
+    print(first_line(error))
+
+leaf = torch.tensor([-1.0, 2.0], requires_grad=True)
+TripleUnmarked.apply(leaf)
+print("unmarked, the leaf was overwritten silently:", leaf)
+
+# %% [markdown]
+# Autograd saw an input returned as it was: it handed back a new tensor object, a view of
+# `x`, and left `x`'s own history untouched. `TripleMarked` is the same Function with
+# `ctx.mark_dirty(x)` added, as yours has it. With the mark, autograd rewrites `x`'s history so
+# that `x.grad_fn` is your backward, bumps its version, and raises the leaf error for you. The
+# same loss through `x` now gets the true gradient, and a leaf that requires grad raises:
 
 # %%
 class TripleMarked(TripleUnmarked):
@@ -807,7 +810,8 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # contract, which the self-check and the hidden tests check:
 #
 # - as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was
-#   written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;
+#   written; a leaf that requires grad gets a RuntimeError from PyTorch itself (as
+#   `torch.abs_` refuses it, in its own words);
 # - `x` of any shape (empty included) and of any strides an in-place write accepts, with
 #   entries at 0, beside 0 or infinite: afterwards `x == torch.abs(x)` at every entry (exact,
 #   no tolerance, either zero passing, as for `ReLUInPlace`), and the
@@ -908,29 +912,18 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | indices not marked with `mark_non_differentiable` | integer outputs are exempt anyway, but the contract is unsaid, and a float output would require grad | `ctx.mark_non_differentiable(indices)` |
 # | saving the values (or `x`) as well as, or instead of, the indices | memory for nothing: routing a gradient needs only the permutation | save one permutation |
-# | saving a tensor backward never reads beside the indices (a mask, `x`'s shape) | memory for nothing | save what backward reads, nothing besides |
-# | building the permutation matrix $P$ in backward (a one-hot of the indices) | $n^2$ numbers per row where $n$ do | route with the indices themselves |
 # | gathering `grad_values` with the indices | the permutation is applied twice instead of undone: wrong gradient | scatter back, the transpose of a gather |
 # | `grad_x[..., indices] = grad_values` (or a loop over `j` of such writes) | every row's indices index every row: right on one row, wrong on a batch | an op that routes each row with its own row of indices |
 # | finding positions by comparing values | ties receive the same gradient twice | use the indices forward returned |
 # | `set_materialize_grads(False)` not called | backward gets tensors of zeros for unused outputs, allocated for nothing | call it in forward |
 # | adding or concatenating a `None` gradient | `TypeError` as soon as an output goes unused | `if grad is None` before using it |
 # | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
-# | both halves padded to the full width and added, as `SinCosLazy` adds its terms | three tensors of `x`'s shape where one does | one tensor of the full shape, both halves copied in (or one `torch.cat`) |
-# | a tensor of zeros when every gradient is `None` | an allocation for no gradient | return `None` |
-# | `SplitHalves` saving `x` to read its shape in backward | a later in-place write into `x` makes backward raise | read the shapes from the gradients backward receives |
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
-# | an in-place Function that returns a new tensor | no memory saved, `x` unchanged (and with `mark_dirty`, an error) | write into `x` and return it |
 # | an in-place forward that computes out of place and copies in (`x.copy_(torch.relu(x))`), or makes a float temporary (`torch.sign(x)`) | a tensor as large as `x`: the memory writing in place saves | an in-place op for the write; comparisons (a byte each) for what you keep |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
-# | an in-place write into a tensor another op saved for its backward | that backward raises: "modified by an inplace operation" | write in place only into what nothing else saved, or use the out-of-place op |
-# | saving the output when backward does not need it | a later in-place write into the output makes backward raise | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, or of $x$ under $|x|$) | save it before writing, in as few bytes as it needs |
-# | in `AbsInPlace`, a saved tensor that sends the zeros of `x` to one side | the gradient at $x = 0$ is $\pm$`grad_output`, where `torch.abs`'s is 0 | count the values the saved tensor must hold per element, and those its dtype holds |
-# | a mask that is True at $x = 0$ for the clamp | the gradient passes where `torch.relu`'s is 0 | a strict comparison |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
 
 # %% [markdown]

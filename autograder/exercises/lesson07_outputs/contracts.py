@@ -5,8 +5,8 @@ from ...clauses import Clause
 
 
 SORT_CLAUSES = (
-    Clause("`x` of any number of leading dimensions, a 0-dim `x` included (`torch.sort` accepts "
-           "it): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each "
+    Clause("`x` of any number of leading dimensions, a 0-dim `x` and an empty `x` included, "
+           "such as shapes (0, 5) and (3, 0) (`torch.sort` accepts them): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each "
            "row a permutation with `x.gather(-1, indices) == values` (tied entries in any order, "
            "as `torch.sort` promises none); the gradient of `x` is the one "
            "`x.gather(-1, indices)` gets for the indices you return;",
@@ -16,7 +16,9 @@ SORT_CLAUSES = (
                 "stable sort's indices returned, argsort's saved",
             "SortWithIndices/sorted-in-float32":
                 "sorts a float32 copy of x, gathers the values from x",
-            "SortWithIndices/float32-step": "scattered into torch.zeros (float32)"}),
+            "SortWithIndices/float32-step": "scattered into torch.zeros (float32)",
+            "case:x of shape (0, 5)":
+                "the saved dtype picked from indices.max(), raising on an empty x"}),
     Clause("`indices` marked with `ctx.mark_non_differentiable`;",
            {"SortWithIndices/indices-not-marked": "indices not marked non-differentiable",
             "SortWithIndices/marks-a-copy-of-indices": "a clone of the indices marked"}),
@@ -48,27 +50,29 @@ SORT_CLAUSES = (
 
 SPLIT_CLAUSES = (
     Clause("the two halves as **fresh** tensors, which the caller may write into in place, and "
-           "the gradient of `x` autograd gives them;",
+           "the gradient of `x` autograd gives them, for `x` of any leading shape, empty "
+           "included, such as shapes (0, 4) and (3, 0);",
            {"SplitHalves/returns-views-of-x": "views returned",
             "SplitHalves/outputs-not-writable": "chunks of a clone",
             "SplitHalves/state-shared-between-calls": "x's shape kept in a module global",
             "SplitHalves/float32-step": "the gradient built in torch.zeros (float32)",
-            "SplitHalves/unused-half-not-zero": "new_empty, the missing half left unwritten"}),
-    Clause("forward calls `ctx.set_materialize_grads(False)`: backward receives `grad_first` and "
-           "`grad_second`, either or both of which may be `None`, and returns `None` when both "
-           "are (no gradient at all);",
+            "SplitHalves/unused-half-not-zero": "new_empty, the missing half left unwritten",
+            "case:x of shape (0, 4)":
+                "halves by reshape(*lead, 2, -1).unbind(-2), raising on an empty x",
+            "case:x of shape (3, 0)": "torch.split(x, h), one piece when h is 0"}),
+    Clause("a half the loss does not use costs nothing: autograd makes no zeros for its "
+           "gradient, and when neither half's gradient is defined, backward returns no gradient "
+           "and allocates nothing;",
            {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
             "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
             "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("forward saves no tensor, `x` included (saved, `x` would break backward once the "
-           "model writes into it in place);",
+    Clause("forward saves no tensor, `x` included;",
            {"SplitHalves/saves-x": "x saved to read its shape in backward",
             "SplitHalves/zeros-saved-in-forward":
                 "zeros of a half made in forward and saved, concatenated in backward",
             "SplitHalves/saves-a-tensor": "the half width saved as a 0-d tensor"}),
-    Clause("backward allocates at most 1.25 times the bytes of `x` in all, with one half "
-           "missing as with both present: the gradient it returns and next to nothing besides "
-           "(a zero half then concatenated is over it).",
+    Clause("backward allocates at most 1.25 times the bytes of `x` in all, whichever halves "
+           "the loss used (measured on every `x` that is not empty).",
            {"SplitHalves/zeros-for-missing-half": "zeros built for the missing half",
             "SplitHalves/gradient-in-wider-dtype":
                 "the gradient buffer built as float64 whatever x's dtype",
@@ -81,7 +85,8 @@ SPLIT_CLAUSES = (
 RELU_CLAUSES = (
     Clause("`x` itself is the returned tensor, and autograd knows it was written: a loss built "
            "on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad "
-           "raises PyTorch's own error, as `torch.relu_` does;",
+           "gets a RuntimeError from PyTorch itself, not from your code (`torch.relu_` refuses "
+           "such a leaf too, in its own words);",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor",
             "ReLUInPlace/own-leaf-guard":
@@ -123,7 +128,8 @@ RELU_CLAUSES = (
 
 ABS_IN_PLACE_CLAUSES = (
     Clause("as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was "
-           "written; a leaf that requires grad raises PyTorch's own error, as `torch.abs_` does;",
+           "written; a leaf that requires grad gets a RuntimeError from PyTorch itself (as "
+           "`torch.abs_` refuses it, in its own words);",
            {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
             "AbsInPlace/returns-new-tensor": "a new tensor returned",
             "AbsInPlace/own-leaf-guard":

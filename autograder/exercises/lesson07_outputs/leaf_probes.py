@@ -86,9 +86,9 @@ def check_forward_grad_mode(function, spec: Spec, device) -> None:
     try:
         with _GradModeLog() as log:
             function.apply(x)
-    except NotImplementedError:
-        raise
-    except Exception:  # named, with its case, by the checks that follow
+    except Exception as error:  # named, with its case, by the checks that follow
+        if isinstance(error, NotImplementedError) and not str(error):
+            raise  # the stub's bare NotImplementedError: not written yet
         return
     if log.recorded:
         raise GradingError(

@@ -59,7 +59,8 @@ def _view_hint(error: GradingError) -> GradingError:
 def quoting_case(spec: Spec, description: str):
     """``case``, with any other error the learner's code raises in the block (an IndexError on
     a 0-d x, a ValueError of its own) quoted as a hint, so that its first line names the inputs
-    too; the category stays ``raised:<Type>`` (``autograder.mistakes``). A .view of a tensor
+    too; the category stays ``raised:<Type>`` (``autograder.mistakes``). A NotImplementedError
+    with a message (torch's, for an op it lacks for a dtype) is quoted too; the stub's is bare. A .view of a tensor
     that is not contiguous is named, with its line (``_view_hint``)."""
     try:
         with case(description):
@@ -70,9 +71,9 @@ def quoting_case(spec: Spec, description: str):
                 if hinted is error:
                     raise
                 raise hinted from error.__cause__
-            except NotImplementedError:
-                raise
             except Exception as error:  # the learner's code may raise anything
+                if isinstance(error, NotImplementedError) and not str(error):
+                    raise  # the stub's bare NotImplementedError: not written yet
                 raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
                                    str(error)) from error
     except GradingError as error:  # a probe that names its own x (a long row): said once

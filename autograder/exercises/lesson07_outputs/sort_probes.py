@@ -88,7 +88,8 @@ def every_row_indexed(grad: torch.Tensor, indices: torch.Tensor, g: torch.Tensor
     """The probe behind the whole-index hint: two rows or more, all of grad's rows the same, and
     each entry one of the gradients that some row's indices send to its position, which is what
     ``grad_x[..., indices] = grad_values`` (or a loop of such writes over j) leaves."""
-    if grad.dim() < 2 or grad.shape != indices.shape or grad.shape[:-1].numel() < 2:
+    if (grad.dim() < 2 or grad.shape != indices.shape or grad.shape[:-1].numel() < 2
+            or grad.numel() == 0):
         return False
     n = grad.shape[-1]
     rows = grad.detach().reshape(-1, n)

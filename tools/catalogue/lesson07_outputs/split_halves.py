@@ -73,12 +73,12 @@ UNUSUAL = [
             b = known.new_zeros(()).expand_as(known)
         return torch.cat([a, b], dim=-1)
 ''')),
-    Unusual("SplitHalves", "torch.split, list of gradients", _split('''
+    Unusual("SplitHalves", "torch.split by sizes [h, h], list of gradients", _split('''
     @staticmethod
     def forward(ctx, x):
         ctx.set_materialize_grads(False)
         h = x.shape[-1] // 2
-        return tuple(part.clone() for part in torch.split(x, h, dim=-1))
+        return tuple(part.clone() for part in torch.split(x, [h, h], dim=-1))
 ''', '''
     @staticmethod
     def backward(ctx, *grads):
@@ -87,7 +87,7 @@ UNUSUAL = [
             return None
         h = present[0].shape[-1]
         out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)
-        for part, g in zip(out.split(h, dim=-1), grads):
+        for part, g in zip(out.split([h, h], dim=-1), grads):
             if g is not None:
                 part.copy_(g)
         return out
