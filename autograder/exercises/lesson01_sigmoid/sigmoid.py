@@ -15,7 +15,8 @@ from .extremes import (check_relu_largest_finite, check_relu_smallest_positive,
                        check_scaled_large_x)
 from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
                             check_tiny_scales)
-from .sigmoid_probes import (check_branches_not_swapped, check_gradient_count,
+from .sigmoid_probes import (check_branches_not_swapped, check_globals_untouched,
+                             check_gradient_count,
                              check_mask_not_float32, check_output_used_as_sigmoid,
                              check_scale_not_float32, comparable, overflow_cause)
 from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
@@ -220,6 +221,7 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
     watch = Watch(SCALED_SIGMOID)  # every call below: x untouched, no attribute set on x
     function = watch.wrap(check_is_function(ScaledSigmoid, SCALED_SIGMOID))
     check_class_untouched(function, SCALED_SIGMOID_DOMAIN, device)
+    check_globals_untouched(function, SCALED_SIGMOID, scaled_values((7,), device, 2.5))
     with case("x of shape (7,), scale=0.0"):
         check_no_division_by_scale(function, device)
     with case("x of shape (7,), scale=2.5"):

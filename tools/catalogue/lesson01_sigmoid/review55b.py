@@ -1,7 +1,8 @@
 """Lesson 01, review 55b: answers that differ from a right one only where the grader once did
 not look (a mask threshold at a dtype's smallest normal number, probed in float64 alone at
 1e-300; x saved only past 65536 entries, where the largest watched call had 8193), a dict
-on the class keyed by id(ctx) (named for the entry it leaks), and two unusual answers."""
+on the class or in a module global keyed by id(ctx) (named for the entry it leaks), and two
+unusual answers."""
 
 from .. import Mistake, Unusual, edit
 from .answers import (FROM_Y, SAVE_Y, SCALED_FORWARD, SCALED_READ, SOFTPLUS_STABLE, STABLE,
@@ -22,6 +23,12 @@ UNUSUAL = [
                   "        y, = ctx.saved_tensors\n"
                   "        return grad_output.masked_fill(y == 0, 0)")),
 ]
+
+SCALE_IN_CLASS_DICT = edit(
+    _scaled(SCALED_FORWARD, SCALED_READ + "        return grad_output * ctx.scale * s * (1 - s), None"),
+    ("(torch.autograd.Function):\n", "(torch.autograd.Function):\n    scales = {}\n\n"),
+    ("        ctx.scale = scale\n", "        ScaledSigmoid.scales[id(ctx)] = scale\n"),
+    ("ctx.scale * s", "ScaledSigmoid.scales.pop(id(ctx)) * s"))
 
 MISTAKES = [
     Mistake("MyReLU", "mask x > finfo(x.dtype).tiny: positive subnormals get gradient 0",
@@ -52,12 +59,9 @@ MISTAKES = [
                   "        y, = ctx.saved_tensors\n        if ctx.big:\n"
                   "            y = y.clamp(min=0) + torch.log1p(torch.exp(-y.abs()))\n"))),
     Mistake("ScaledSigmoid", "scale in a dict on the class keyed by id(ctx), popped in backward",
-            "adding an entry to a dict on the class",
-            edit(
-                _scaled(SCALED_FORWARD, SCALED_READ
-                        + "        return grad_output * ctx.scale * s * (1 - s), None"),
-                ("(torch.autograd.Function):\n",
-                 "(torch.autograd.Function):\n    scales = {}\n\n"),
-                ("        ctx.scale = scale\n", "        ScaledSigmoid.scales[id(ctx)] = scale\n"),
-                ("ctx.scale * s", "ScaledSigmoid.scales.pop(id(ctx)) * s"))),
+            "adding an entry to a dict on the class", SCALE_IN_CLASS_DICT),
+    Mistake("ScaledSigmoid", "scale in a module dict keyed by id(ctx), popped in backward",
+            "adds an entry to the module global _scales",
+            "\n_scales = {}\n" + edit(SCALE_IN_CLASS_DICT, ("    scales = {}\n\n", ""),
+                                        ("ScaledSigmoid.scales", "_scales"))),
 ]
