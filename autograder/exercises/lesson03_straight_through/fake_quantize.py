@@ -27,8 +27,9 @@ from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_sca
 from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
-from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, domain_values, edge_values,
-                                   check_large_halves, off_grid_edge_values, odd_edge_values, random_values)
+from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, check_large_halves,
+                                   domain_values, edge_values, off_grid_edge_values,
+                                   odd_edge_values, random_values)
 
 
 def check_forward(output, values: dict) -> None:

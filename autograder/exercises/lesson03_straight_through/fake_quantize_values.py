@@ -28,9 +28,9 @@ def edge_values(device, dtype=torch.float64) -> dict:
 
 def large_half_values(device, dtype=torch.float64) -> dict:
     """Codes at halves up to the largest each dtype holds (2^23 - 0.5 in float32, 2^52 - 0.5
-    in float64; the float64 ones are integers in float32), scale 0.5, inside a clip of +-2^53: a round
-    that leaves every |v| past some threshold unchanged, taking them for integers, is wrong at
-    the largest whatever the threshold."""
+    in float64; the float64 ones are integers in float32), scale 0.5, inside a clip of +-2^53:
+    a round that leaves every |v| past some threshold unchanged, taking them for integers, is
+    wrong at the largest whatever the threshold."""
     codes = [0.5, 2.5, -1.5] + LARGE_HALVES
     return {"x": torch.tensor(codes, dtype=dtype, device=device) * 0.5,
             "scale": torch.tensor(0.5, dtype=dtype, device=device), "qmin": -2 ** 53,
