@@ -45,12 +45,13 @@
 # cell lists where you stand.
 #
 # Plan your time: the main line (the six exercises and the sections that lead to them, up to
-# the Summary) holds six derivations you check live, four predictions and six Functions to
-# write; plan on about two and a half hours, in two sittings, the first ending after
-# Exercise 3 (`Cumsum`). Everything after the Summary is **optional** and never graded (no
-# exercise needs its cells; skip them, or run them with their predictions left at `None`):
-# what the engine does with a gradient of the wrong shape, ties in `torch.cummax`, the
-# running product, and the **In practice** block.
+# the Summary) holds six short derivations you check live, four predictions and six small
+# Functions to write; plan on about two hours, in one sitting (if you need a break, take it
+# after Exercise 3, `Cumsum`). Everything after the Summary is **optional** and never graded
+# (no exercise needs its cells; skip them, or run them with their predictions left at
+# `None`): the common mistakes as a table, the five patterns as pictures, three backwards
+# that are wrong on purpose, what the engine does with a gradient of the wrong shape, ties
+# in `torch.cummax`, the running product, and the **In practice** block.
 #
 # By the end of this lesson you can:
 # 1. turn a forward written with indices into its backward by summing over the output index;
@@ -309,7 +310,8 @@ check_add_grads()
 #
 # - `a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, along
 #   dims of size 1, missing leading dims, or both, and either may be 0-dim; the value and the
-#   gradients autograd gives `a * b`, inputs holding zeros included;
+#   gradients autograd gives `a * b`, inputs holding zeros included, and factors so small or
+#   so large that `a * b` underflows to 0 or overflows to inf (float64 and float32);
 # - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
 #   broadcast dims itself (the autograd engine sums some gradients of a broadcast shape for
 #   you; that does not count);
@@ -458,28 +460,6 @@ b_example = torch.randn(4, dtype=torch.float64)
 jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
 
 # %% [markdown]
-# And this is what a backward that forgets the sum looks like, on the sum $a + b$ (not your
-# exercise), whose gradient for either input is $g$ summed to that input's shape: this
-# backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
-# $(3, 1)$. The engine would sum it and `a.grad` would be right; the picture shows what backward
-# actually returned, twelve columns where $a$ has three.
-
-# %%
-class AddWithoutSum(torch.autograd.Function):
-    """Wrong on purpose: a + b whose backward returns the broadcast-sized gradient unsummed."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return a + b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output, grad_output
-
-
-jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
-
-# %% [markdown]
 # ## Reductions that are not sums: the product
 #
 # `torch.prod(x, dim)` multiplies the entries along `dim` and removes that dimension. For $x$
@@ -517,7 +497,8 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
 #   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
 #   dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside
-#   $10^{150}$, and compares each gradient entry with the truth relative to its size);
+#   $10^{150}$, and subnormal entries in float64 and float32, and compares each gradient entry
+#   with the truth relative to its size);
 # - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
 #   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
 #   holds a zero.
@@ -823,11 +804,12 @@ if written(prediction_3):
 #
 # - `x` with at least one dim and `index` a 1-D int64 tensor whose entries may **repeat**, or
 #   that may be **empty**: the value and the gradient autograd gives
-#   `torch.index_select(x, 0, index)`, in `x`'s dtype;
+#   `torch.index_select(x, 0, index)`, backward returning that gradient in `x`'s dtype
+#   (float32 too);
 # - forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do
-#   without and **no byte of its own** (saving an input costs none, a copy costs its size),
-#   and keeps no tensor as a `ctx` attribute: what backward needs, and where each part goes,
-#   is your answer to step 4.
+#   without and **no byte of its own** (nothing made only to be saved), and keeps no tensor
+#   as a `ctx` attribute: what backward needs, and where each part goes, is your answer to
+#   step 4.
 #
 # Derive it:
 #
@@ -932,10 +914,7 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 
 # %% [markdown]
 # Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
-# three ones, one per output row that copied it. Below it, a backward that writes instead of
-# adding, `grad[index] = grad_output` (`+=` does the same, as the quick question on
-# `z[idx] = v` showed): each row of the gradient keeps one write, on CPU today the last. The
-# outlined entries are the repeats it lost.
+# three ones, one per output row that copied it.
 
 # %%
 rows = torch.randn(5, 2, dtype=torch.float64)
@@ -948,26 +927,6 @@ def index_select_rows(x, index):
 
 jacobian_view(IndexSelect, index_select_rows, rows, repeated)
 
-
-# %%
-class SelectByAssignment(torch.autograd.Function):
-    """Wrong on purpose: index_select whose backward writes rows instead of adding them."""
-
-    @staticmethod
-    def forward(ctx, x, index):
-        ctx.save_for_backward(index)
-        ctx.rows = x.shape
-        return torch.index_select(x, 0, index)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        index, = ctx.saved_tensors
-        grad = grad_output.new_zeros(ctx.rows)
-        grad[index] = grad_output  # a write: one row of grad_output survives per row of x
-        return grad, None
-
-
-jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
 
 # %% [markdown]
 # ## Normalisation: dividing by a norm
@@ -1016,14 +975,20 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
-#   `eps` on either side (a row exactly at `eps` is never tried), each row placed by the norm
-#   as `F.normalize` computes it, `x.norm(dim=-1)` in `x`'s dtype: a hand-written
-#   `(x * x).sum(-1).sqrt()`, or a norm taken in float64 for a float32 `x`, can differ from it
-#   by an ulp or more, and at `eps` one ulp changes the case;
+#   `eps` on either side (a row exactly at `eps` is never tried), each row on the side of
+#   `eps` where `F.normalize` puts it, in float32 as in float64;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
-# - forward saves the output and one number per row in `x`'s dtype, nothing else: your answer
-#   to step 5 says which number, and why the output rather than `x`.
+# - forward saves the output and one number per row in `x`'s dtype, nothing else: which
+#   number is your answer to step 5.
+#
+# <details><summary>A note for rows within an ulp of <code>eps</code> (open if the self-check
+# names one)</summary>
+#
+# Near `eps`, which side a row lands on depends on the last bit of its norm, so "the side
+# where `F.normalize` puts it" means: measured as `F.normalize` measures it, in `x`'s dtype.
+# A norm written another way, or taken in a wider dtype, can differ from it by an ulp.
+# </details>
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
@@ -1039,10 +1004,11 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #    the quick question on `grad_output` equal to $y$.
 # 5. Which tensors does your formula read? Which one number per row lets backward both divide
 #    and tell a row below `eps` from one above it, exactly, however close to `eps` the row is?
-#    Your formula could be written with $x$ instead of $y$: why does saving the output cost
-#    less in a network, where the next layer reads $y$? (At a norm exactly equal to `eps`,
-#    `F.normalize`'s own gradient takes the "above" formula; the grader never puts a row
-#    there.)
+#    Your formula could be written with $x$ instead of $y$: in a network, when does saving the
+#    output cost less than saving $x$, and when do the two cost the same? (Compare a next layer
+#    `y @ W` with a next layer `y + 1`: which of them saves $y$?) (At a norm exactly equal to
+#    `eps`, `F.normalize`'s own gradient takes the "above" formula; the grader never puts a
+#    row there.)
 #
 # **Check your step 2 live.** Write $\partial y_j / \partial x_i$ above $\varepsilon$ for one
 # row as a function of $y$ (a vector of length $d$) and $n$ (a number), returning the $d \times d$
@@ -1143,9 +1109,7 @@ from autograder import grade; grade("Normalize", Normalize)
 # %% [markdown]
 # Your `Normalize` on three rows of four with `eps = 0.5`, the last row (norm 0.3) below it:
 # one dense $4 \times 4$ block per row, since every output of a row depends on every input of
-# that row, and a diagonal block, $1/\varepsilon = 2$, for the short row. Below it, a
-# backward without the projection term: it is wrong in every entry of the two long rows, and
-# right only on the short one.
+# that row, and a diagonal block, $1/\varepsilon = 2$, for the short row.
 
 # %%
 short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.6, 0.2, -0.8, 0.4],
@@ -1159,56 +1123,6 @@ def normalize_rows(x, eps):
 jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 
 
-# %%
-divisor = short_row.norm(dim=-1, keepdim=True).clamp(min=0.5)  # max(||x||, eps), one per row
-
-
-class NormalizeWithoutProjection(Normalize):
-    """Wrong on purpose: your forward, and a backward that holds each row's divisor fixed."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output / divisor, None
-
-
-jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
-
-# %% [markdown]
-# ## The five patterns as pictures
-#
-# Autograd's Jacobians of the five forwards, side by side: a broadcast is the reduction's
-# picture transposed, each input feeding a block of outputs (its columns sum in backward), a
-# reduction is a row of blocks (its gradient is an expand), a scan is a triangle (the reversed
-# scan reads it by columns), a selection is one 1 per row (repeats stack in one column), and a
-# normalisation is a dense block per row (identity minus $y y^\top$, over the norm).
-
-# %%
-patterns = [
-    ("broadcast: a (3, 1) to (3, 4)", lambda a: a.expand(3, 4),
-     (torch.randn(3, 1, dtype=torch.float64),)),
-    ("reduction: sum of (3, 4) over dim 1", lambda x: x.sum(1),
-     (torch.randn(3, 4, dtype=torch.float64),)),
-    ("scan: cumsum of 6", lambda x: torch.cumsum(x, 0), (torch.randn(6, dtype=torch.float64),)),
-    ("selection: entries [3, 0, 3, 1] of 4", lambda x: x[torch.tensor([3, 0, 3, 1])],
-     (torch.randn(4, dtype=torch.float64),)),
-    ("normalisation: 2 rows of 3", lambda x: F.normalize(x, dim=-1),
-     (torch.randn(2, 3, dtype=torch.float64),)),
-]
-fig, axes = plt.subplots(1, len(patterns), figsize=(14, 3.2))
-for ax, (title, forward, inputs) in zip(axes, patterns):
-    J = reference_jacobian(forward, inputs, 0)
-    limit = J.abs().max().item()
-    ax.imshow(J.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest",
-              aspect="auto")
-    ax.set_title(title, fontsize=9)
-    ax.set_xlabel("input entry i", fontsize=8)
-    ax.set_ylabel("output entry o", fontsize=8)
-    ax.set_xticks(range(J.shape[1]))
-    ax.set_yticks(range(J.shape[0]))
-    ax.tick_params(labelsize=7)
-plt.tight_layout()
-plt.show()
-
 # %% [markdown]
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
@@ -1221,12 +1135,11 @@ plt.show()
 # check:
 #
 # - `x` with at least one dim and `dim` any of its dims, negative too: the value and the
-#   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (where
-#   several entries equal the running maximum, `torch.cummax`'s `indices` say which one it
-#   took), and entries one ulp apart told apart;
+#   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (as
+#   `torch.cummax` breaks them), and entries one ulp apart told apart;
 # - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no tensor
-#   made only to be saved** (a conversion or a copy costs its size; a tensor an op already
-#   gave forward costs none): what backward needs, and why it is enough, is yours to find.
+#   made only to be saved** (no conversion, no copy): what backward needs, and why it is
+#   enough, is yours to find.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1302,29 +1215,6 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
                            dtype=torch.float64), 1)
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1: the wrong shape, which the engine may refuse, or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
-# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
-# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
-# | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
-# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
-# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
-# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
-# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
-# | the norm taken in float64 "for accuracy" on a float32 `x` | `F.normalize` places a float32 row by its float32 norm: a row whose float32 norm is an ulp above `eps` while its exact norm is below (or the reverse) lands on the other side, and a float64 norm saved per row costs bytes of its own | the norm in `x`'s dtype, `x.norm(dim=-1)` |
-# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
-# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
-#
 # ## Summary
 #
 # Write one output entry with indices, differentiate by one input entry (deltas where indices
@@ -1337,9 +1227,143 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # lesson: these patterns assembled into
 # LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
 #
-# The main line ends here. The rest is optional: what the engine does with a gradient of the
-# wrong shape, ties in `torch.cummax`, a running product (a scan and a product with zeros at
-# once), and the In practice block.
+# The main line ends here. The rest is optional: the common mistakes as a table, the five
+# patterns as pictures, three backwards that are wrong on purpose, what the engine does with a
+# gradient of the wrong shape, ties in `torch.cummax`, a running product (a scan and a product
+# with zeros at once), and the In practice block.
+
+# %% [markdown]
+# ## Common mistakes (optional reading)
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1: the wrong shape, which the engine may refuse, or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
+# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
+# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
+# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
+# | `y / a` for the gradient of `a * b` | nan where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | the other factor itself, no division |
+# | a zero found with a tolerance (`x.abs() < 1e-12`, or below `torch.finfo(x.dtype).tiny`, which takes subnormals for zeros) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
+# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
+# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
+# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
+# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
+# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
+# | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
+# | the norm taken in float64 "for accuracy" on a float32 `x` | `F.normalize` places a float32 row by its float32 norm: a row whose float32 norm is an ulp above `eps` while its exact norm is below (or the reverse) lands on the other side, and a float64 norm saved per row costs bytes of its own | the norm in `x`'s dtype, `x.norm(dim=-1)` |
+# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
+# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
+
+# %% [markdown]
+# ## The five patterns as pictures (optional, not graded)
+#
+# Autograd's Jacobians of the five forwards, side by side: a broadcast is the reduction's
+# picture transposed, each input feeding a block of outputs (its columns sum in backward), a
+# reduction is a row of blocks (its gradient is an expand), a scan is a triangle (the reversed
+# scan reads it by columns), a selection is one 1 per row (repeats stack in one column), and a
+# normalisation is a dense block per row (identity minus $y y^\top$, over the norm).
+
+# %%
+patterns = [
+    ("broadcast: a (3, 1) to (3, 4)", lambda a: a.expand(3, 4),
+     (torch.randn(3, 1, dtype=torch.float64),)),
+    ("reduction: sum of (3, 4) over dim 1", lambda x: x.sum(1),
+     (torch.randn(3, 4, dtype=torch.float64),)),
+    ("scan: cumsum of 6", lambda x: torch.cumsum(x, 0), (torch.randn(6, dtype=torch.float64),)),
+    ("selection: entries [3, 0, 3, 1] of 4", lambda x: x[torch.tensor([3, 0, 3, 1])],
+     (torch.randn(4, dtype=torch.float64),)),
+    ("normalisation: 2 rows of 3", lambda x: F.normalize(x, dim=-1),
+     (torch.randn(2, 3, dtype=torch.float64),)),
+]
+fig, axes = plt.subplots(1, len(patterns), figsize=(14, 3.2))
+for ax, (title, forward, inputs) in zip(axes, patterns):
+    J = reference_jacobian(forward, inputs, 0)
+    limit = J.abs().max().item()
+    ax.imshow(J.numpy(), cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest",
+              aspect="auto")
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("input entry i", fontsize=8)
+    ax.set_ylabel("output entry o", fontsize=8)
+    ax.set_xticks(range(J.shape[1]))
+    ax.set_yticks(range(J.shape[0]))
+    ax.tick_params(labelsize=7)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## Three backwards that are wrong on purpose (optional, not graded)
+#
+# Each is drawn as your backward's Jacobian beside autograd's; outlined entries are where
+# they differ.
+#
+# First, what a backward that forgets the sum looks like, on the sum $a + b$ (not your
+# exercise), whose gradient for either input is $g$ summed to that input's shape: this
+# backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
+# $(3, 1)$. The engine would sum it and `a.grad` would be right; the picture shows what backward
+# actually returned, twelve columns where $a$ has three.
+
+# %%
+class AddWithoutSum(torch.autograd.Function):
+    """Wrong on purpose: a + b whose backward returns the broadcast-sized gradient unsummed."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, grad_output
+
+
+jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
+
+# %% [markdown]
+# Second, a selection whose backward writes instead of adding, `grad[index] = grad_output`
+# (`+=` does the same, as the quick question on `z[idx] = v` showed), with `index = [3, 0,
+# 3, 3]`: each row of the gradient keeps one write, on CPU today the last. The outlined
+# entries are the repeats it lost.
+
+# %%
+class SelectByAssignment(torch.autograd.Function):
+    """Wrong on purpose: index_select whose backward writes rows instead of adding them."""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.rows = x.shape
+        return torch.index_select(x, 0, index)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        index, = ctx.saved_tensors
+        grad = grad_output.new_zeros(ctx.rows)
+        grad[index] = grad_output  # a write: one row of grad_output survives per row of x
+        return grad, None
+
+
+jacobian_view(SelectByAssignment, index_select_rows, rows, repeated)
+
+# %% [markdown]
+# Third, a `Normalize` backward without the projection term, on the three rows with
+# `eps = 0.5`: it is wrong in every entry of the two long rows, and right only on the short
+# one.
+
+# %%
+divisor = short_row.norm(dim=-1, keepdim=True).clamp(min=0.5)  # max(||x||, eps), one per row
+
+
+class NormalizeWithoutProjection(Normalize):
+    """Wrong on purpose: your forward, and a backward that holds each row's divisor fixed."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output / divisor, None
+
+
+jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
 
 # %% [markdown]
 # ## What the engine does with a gradient of the wrong shape (optional, not graded)

@@ -13,7 +13,9 @@ OTHER_DTYPE = "case:added values into a tensor of another dtype"
 BROADCAST_MUL_CLAUSES = (
     Clause("`a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, "
            "along dims of size 1, missing leading dims, or both, and either may be 0-dim; the "
-           "value and the gradients autograd gives `a * b`, inputs holding zeros included;",
+           "value and the gradients autograd gives `a * b`, inputs holding zeros included, and "
+           "factors so small or so large that `a * b` underflows to 0 or overflows to inf "
+           "(float64 and float32);",
            {BM_ + "multiplies-by-own-input": "gradients swapped",
             BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "sum-of-no-dims-sums-all":
@@ -37,8 +39,8 @@ PROD_OVER_DIM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
            "has at least one entry: the value and the gradient autograd gives "
            "`torch.prod(x, dim)`, whichever dim `dim` is, and however small a non-zero entry "
-           "(the grader tries $10^{-300}$ beside $10^{150}$, and compares each gradient entry "
-           "with the truth relative to its size);",
+           "(the grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and "
+           "float32, and compares each gradient entry with the truth relative to its size);",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
@@ -79,14 +81,15 @@ CUMSUM_CLAUSES = (
 INDEX_SELECT_CLAUSES = (
     Clause("`x` with at least one dim and `index` a 1-D int64 tensor whose entries may "
            "**repeat**, or that may be **empty**: the value and the gradient autograd gives "
-           "`torch.index_select(x, 0, index)`, in `x`'s dtype;",
+           "`torch.index_select(x, 0, index)`, backward returning that gradient in `x`'s dtype "
+           "(float32 too);",
            {SELECT_ + "writes-repeated-rows": "grad[index] = grad_output",
             SELECT_ + "repeats-not-summed": "index_reduce with 'mean': repeats averaged, not added",
             "case:keep the input's dtype": "zeros in the default dtype",
             OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"}),
     Clause("forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do "
-           "without and **no byte of its own** (saving an input costs none, a copy costs its "
-           "size), and keeps no tensor as a `ctx` attribute: what backward needs, and where each "
+           "without and **no byte of its own** (nothing made only to be saved), and keeps no "
+           "tensor as a `ctx` attribute: what backward needs, and where each "
            "part goes, is your answer to step 4.",
            {SELECT_ + "saves-tensor": "saves x",
             SELECT_ + "saves-copy-of-index": "index.contiguous() saved, a copy of a strided index",
@@ -99,10 +102,8 @@ NORMALIZE_CLAUSES = (
            "$10^{-12}$ to $10$: the value and the gradient autograd gives "
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
            "**below** it (zeros included), however close to `eps` on either side (a row exactly "
-           "at `eps` is never tried), each row placed by the norm as `F.normalize` computes it, "
-           "`x.norm(dim=-1)` in `x`'s dtype: a hand-written `(x * x).sum(-1).sqrt()`, or a norm "
-           "taken in float64 for a float32 `x`, can differ from it by an ulp or more, and at "
-           "`eps` one ulp changes the case;",
+           "at `eps` is never tried), each row on the side of `eps` where `F.normalize` puts it, "
+           "in float32 as in float64;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
@@ -122,8 +123,8 @@ NORMALIZE_CLAUSES = (
     Clause("backward in **closed form**: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
-    Clause("forward saves the output and one number per row in `x`'s dtype, nothing else: your "
-           "answer to step 5 says which number, and why the output rather than `x`.",
+    Clause("forward saves the output and one number per row in `x`'s dtype, nothing else: "
+           "which number is your answer to step 5.",
            {NORMALIZE_ + "saves-input": "saves x",
             NORMALIZE_ + "row-number-in-another-dtype":
                 "x's norm saved in float64 (placed right, bytes of its own)"}),
@@ -132,9 +133,8 @@ NORMALIZE_CLAUSES = (
 
 CUMMAX_CLAUSES = (
     Clause("`x` with at least one dim and `dim` any of its dims, negative too: the value and the "
-           "gradient autograd gives through `torch.cummax(x, dim).values`, ties included (where "
-           "several entries equal the running maximum, `torch.cummax`'s `indices` say which one "
-           "it took), and entries one ulp apart told apart;",
+           "gradient autograd gives through `torch.cummax(x, dim).values`, ties included (as "
+           "`torch.cummax` breaks them), and entries one ulp apart told apart;",
            {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)",
             CUMMAX_ + "gathers-with-indices":
                 "grad_output gathered with the indices (the forward's direction)",
@@ -146,9 +146,8 @@ CUMMAX_CLAUSES = (
             CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
             OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"}),
     Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no "
-           "tensor made only to be saved** (a conversion or a copy costs its size; a tensor an op "
-           "already gave forward costs none): what backward needs, and why it is enough, is "
-           "yours to find.",
+           "tensor made only to be saved** (no conversion, no copy): what backward needs, and why "
+           "it is enough, is yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32",

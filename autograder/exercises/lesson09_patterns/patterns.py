@@ -1,7 +1,8 @@
 """Lesson 09, broadcasting, reductions and scans: BroadcastMul, ProdOverDim and Cumsum (the
 selections and the normalisation are in ``selections.py``; the graded case every exercise of the
 lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``; ProdOverDim's
-exact zeros and tiny entries in ``prod_zeros.py``)."""
+exact zeros and tiny entries in ``prod_zeros.py``; BroadcastMul at the ends of the float range
+in ``range_ends.py``)."""
 
 import torch
 
@@ -20,6 +21,7 @@ from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 from .prod_unsqueeze import check_grad_output_unsqueezed
 from .prod_zeros import check_exact_zeros_in_gradient, check_tiny_entries
+from .range_ends import check_range_ends
 
 BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
 PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
@@ -92,6 +94,8 @@ def broadcast_opening(BroadcastMul, device="cpu") -> None:
     function = check_is_function(BroadcastMul, BROADCAST_MUL)
     for a_shape, b_shape in BROADCAST_SHAPES[:3]:
         broadcast_case(function, a_shape, b_shape, device)
+    check_exact_zeros(function, device)
+    check_range_ends(function, BROADCAST_MUL, device)
     COUNTED_WORK.check_needs_input_grad(function, device)
     check_gradcheck(function, BROADCAST_MUL, {"a": sample((3, 1), device),
                                               "b": sample((4,), device, seed=1)})
@@ -105,7 +109,6 @@ def broadcast_full(BroadcastMul, device) -> None:
     covers("b broadcast")
     covers("size-1 dims and missing leading dims")
     covers("0-d inputs")
-    check_exact_zeros(BroadcastMul, device)
     for a_shape, b_shape in BROADCAST_SHAPES[:3]:
         broadcast_case(BroadcastMul, b_shape, a_shape, device, seed=7)
     for a_shape, b_shape in [((3, 1), (1, 4)), ((2, 3, 4), (4,))]:
