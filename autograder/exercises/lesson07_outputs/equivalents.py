@@ -22,6 +22,9 @@ _ZERO_DIM_GRAD = ("for a 0-d x the gradient is grad_values itself; returning it 
                   "CloneBackward does, is allowed: backward only must not write into it")
 _VIEW_OF_FRESH = ("the tensor reshaped is a fresh contiguous result (stack or cat), so view "
                   "never needs the copy reshape may make")
+_WIDER_AT_BOUNDARY = ("the narrowest dtype picked one step wider at a row length at its boundary "
+                      "(128, 32768, ...): the wider dtype still holds every index, within the "
+                      "8 bytes per element the contract allows")
 _PACKED_COPY = ("a copy of the packed 2-bit codes forward made and then drops: the same bytes "
                 "saved, under one byte per element, as the contract allows")
 
@@ -148,4 +151,10 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(s.contiguous())", _SIGN_COPY),
     EquivalentMutant("AbsInPlace", "save_copy", "ctx.save_for_backward(s)",
                      "ctx.save_for_backward(s.clone())", _SIGN_COPY),
+    _sort("swap_arithmetic", "if n - 1 <= torch.iinfo(d).max)",
+          "if n + 1 <= torch.iinfo(d).max)", _WIDER_AT_BOUNDARY),
+    _sort("drop_term", "if n - 1 <= torch.iinfo(d).max)", "if n <= torch.iinfo(d).max)",
+          _WIDER_AT_BOUNDARY),
+    _sort("swap_comparison", "if n - 1 <= torch.iinfo(d).max)",
+          "if n - 1 < torch.iinfo(d).max)", _WIDER_AT_BOUNDARY),
 ]
