@@ -117,8 +117,8 @@ def _forward(function: type, forward):
         returned = output if isinstance(output, tuple) else (output,)
         for name, tensor in _written(before):
             if not any(tensor is out for out in returned):
-                watch.note(f"{watch.name}.forward modified its input {name} in place on one of "
-                           f"the grader's calls ({name} {_described(tensor)}): inputs must "
+                watch.note(f"{function.__name__}.forward modified its input {name} in place on "
+                           f"one of the grader's calls ({name} {_described(tensor)}): inputs must "
                            "come back unchanged on every call, whether they need a gradient "
                            "or not; compute a new tensor instead", "writes-input")
         if ctx is not None:
@@ -141,7 +141,7 @@ def _setup_context(function: type, setup_context):
     return watched
 
 
-def _backward(backward):
+def _backward(function: type, backward):
     @functools.wraps(backward)
     def watched(ctx, *grad_outputs):
         watch = _watching()
@@ -153,13 +153,14 @@ def _backward(backward):
         inputs_before = _versions(watch.inputs_of(ctx))
         result = backward(ctx, *grad_outputs)
         for which, tensor in _written(before):
-            watch.note(f"{watch.name}.backward modified {which} in place on one of the grader's "
-                       f"calls ({which} {_described(tensor, an_input=False)}): grad_output is "
-                       "the caller's tensor and must come back unchanged on every call, whatever "
-                       "its size, dtype or layout and whichever inputs need a gradient; compute "
-                       "a new tensor instead", "writes-grad-output")
+            described = _described(tensor, an_input=False)
+            watch.note(f"{function.__name__}.backward modified {which} in place on one of the "
+                       f"grader's calls ({which} {described}): grad_output is the caller's tensor "
+                       "and must come back unchanged on every call, whatever its size, dtype or "
+                       "layout and whichever inputs need a gradient; compute a new tensor "
+                       "instead", "writes-grad-output")
         for name, tensor in _written(inputs_before):
-            watch.note(f"{watch.name}.backward modified its input {name} in place on one of "
+            watch.note(f"{function.__name__}.backward modified its input {name} in place on one of "
                        f"the grader's calls ({name} {_described(tensor)}): the caller's tensors "
                        "must come back unchanged; compute a new tensor instead", "writes-input")
         return result
@@ -172,23 +173,33 @@ def _defines(function: type, method: str) -> bool:
     return getattr(function, method, None) is not getattr(torch.autograd.Function, method)
 
 
+def functions_of(submission) -> list[type]:
+    """The autograd.Functions a submission is or uses: itself, or those its code names (a
+    function calling ``LinearCrossEntropy.apply``, a module whose forward does), found through
+    the globals of the functions it defines."""
+    if isinstance(submission, type) and issubclass(submission, torch.autograd.Function):
+        return [submission]
+    codes = ([submission] if inspect.isfunction(submission) else
+             [f for f in vars(submission).values() if inspect.isfunction(f)]
+             if isinstance(submission, type) else [])
+    found = []
+    for code in codes:
+        for name in inspect.unwrap(code).__code__.co_names:
+            value = code.__globals__.get(name)
+            if (isinstance(value, type) and issubclass(value, torch.autograd.Function)
+                    and value.__module__ != "torch" and not value.__module__.startswith("torch.")
+                    and value not in found):
+                found.append(value)
+    return found
+
+
 @contextmanager
 def calls_watched(name: str, submission):
-    """While the block runs, every call of the autograd.Function ``submission`` is watched for
-    writes into what it was given; the first is raised at the end of the block."""
-    if not (isinstance(submission, type) and issubclass(submission, torch.autograd.Function)):
-        yield
-        return
-    wrappers = {"forward": lambda f: _forward(submission, f), "backward": _backward,
-                "setup_context": lambda f: _setup_context(submission, f)}
-    patched = {method: vars(submission).get(method) for method in wrappers
-               if _defines(submission, method) and callable(getattr(submission, method))}
-    for method in patched:  # resolved before any is replaced: _input_names reads forward
-        wrappers[method] = wrappers[method](getattr(submission, method))
+    """While the block runs, every call of the autograd.Functions ``submission`` is or uses is
+    watched for writes into what it was given; the first is raised at the end of the block."""
     watch = _Watch(name)
     token = _active.set(watch)
-    for method in patched:
-        setattr(submission, method, staticmethod(wrappers[method]))
+    restore = [_patch(function) for function in functions_of(submission)]
     try:
         yield
     except GradingError as error:  # named by the battery: its words; else the write's symptom
@@ -197,10 +208,29 @@ def calls_watched(name: str, submission):
         raise
     finally:
         _active.reset(token)
-        for method, own in patched.items():  # put back as it was, inherited or not
-            if own is None:
-                delattr(submission, method)
-            else:
-                setattr(submission, method, own)
+        for put_back in reversed(restore):
+            put_back()
     if watch.found is not None:
         raise watch.found
+
+
+def _patch(function: type):
+    """Put the watching wrappers in front of ``function``'s methods; returns what undoes it."""
+    wrappers = {"forward": lambda f: _forward(function, f),
+                "backward": lambda f: _backward(function, f),
+                "setup_context": lambda f: _setup_context(function, f)}
+    patched = {method: vars(function).get(method) for method in wrappers
+               if _defines(function, method) and callable(getattr(function, method))}
+    for method in patched:  # resolved before any is replaced: _input_names reads forward
+        wrappers[method] = wrappers[method](getattr(function, method))
+    for method in patched:
+        setattr(function, method, staticmethod(wrappers[method]))
+
+    def put_back():
+        for method, own in patched.items():  # as it was, inherited or not
+            if own is None:
+                delattr(function, method)
+            else:
+                setattr(function, method, own)
+
+    return put_back

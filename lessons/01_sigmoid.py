@@ -269,7 +269,7 @@ else:
 #   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);
 # - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
 #   step 4 (the grader fails a forward that saves more, or the wrong tensor, on any call it
-#   makes: `x` of up to $2^{20}$ entries, `x` that is not a leaf);
+#   makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
 # - in float64, values and gradients finite for $|x|$ up to 800, within $10^{-15}$ for
@@ -373,7 +373,7 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 #   `grad_output` are finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there
 #   to see which value it chose), and each dtype's smallest positive numbers;
 # - forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, `x` of
-#   up to $2^{20}$ entries, a leaf or not): your answer to question 3, the least new memory
+#   up to $2^{17}$ entries, a leaf or not): your answer to question 3, the least new memory
 #   you can justify (a boolean tensor means `torch.bool`). Two of question 3's three tensors
 #   pass; which two, the box after the self-check says;
 # - never modify `grad_output` or `x` in place: return a new tensor.

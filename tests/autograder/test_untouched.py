@@ -52,8 +52,8 @@ def _verdict(function, battery):
 def test_a_write_on_one_large_call_fails_and_is_named():
     passed, message, _, mistake = _verdict(DoubleWritingWhenLarge, _calls([3, 1000, 4]))
     assert not passed and mistake == "WatchedDouble/writes-grad-output"
-    assert message.startswith("WatchedDouble.backward modified grad_output in place on one of "
-                              "the grader's calls (grad_output of shape (1000,), float64)")
+    assert message.startswith("DoubleWritingWhenLarge.backward modified grad_output in place on "
+                              "one of the grader's calls (grad_output of shape (1000,), float64)")
 
 
 def test_the_same_answer_passes_where_no_call_is_large():
@@ -143,15 +143,16 @@ def _calls_on_inputs_needing_no_gradient(sizes):
 def test_a_forward_writing_into_a_large_input_fails_and_is_named():
     verdict = _verdict(DoubleClampingLargeInput, _calls_on_inputs_needing_no_gradient([3, 500]))
     assert verdict.mistake == "WatchedDouble/writes-input"
-    assert verdict.message.startswith("WatchedDouble.forward modified its input x in place on "
-                                      "one of the grader's calls (x of shape (500,), float64, "
-                                      "needing no gradient)")
+    assert verdict.message.startswith("DoubleClampingLargeInput.forward modified its input x in "
+                                      "place on one of the grader's calls (x of shape (500,), "
+                                      "float64, needing no gradient)")
 
 
 def test_a_backward_writing_into_a_saved_input_fails_and_is_named():
     verdict = _verdict(DoubleScalingSavedInput, _calls([3, 500]))
     assert verdict.mistake == "WatchedDouble/writes-input"
-    assert verdict.message.startswith("WatchedDouble.backward modified its input x in place")
+    assert verdict.message.startswith("DoubleScalingSavedInput.backward modified its input x in "
+                                      "place")
 
 
 def test_an_input_written_and_returned_as_marked_dirty_passes():
@@ -162,3 +163,30 @@ def test_an_input_written_and_returned_as_marked_dirty_passes():
     before = dict(vars(ReluInPlace))
     assert _verdict(ReluInPlace, battery).passed
     assert dict(vars(ReluInPlace)) == before
+
+
+def double_function(x):
+    """A plain function submission, as linear_cross_entropy is: the Function it calls is watched."""
+    return DoubleWritingWhenLarge.apply(x)
+
+
+class DoubleModule(torch.nn.Module):
+    """A module submission, as RMSNorm is: the Function its forward calls is watched."""
+
+    def forward(self, x):
+        return DoubleWritingWhenLarge.apply(x)
+
+
+def test_the_functions_a_function_or_a_module_calls_are_watched():
+    def battery(submission, device):
+        call = submission() if isinstance(submission, type) else submission
+        for size in (3, 1000):
+            x = torch.ones(size, dtype=torch.float64, requires_grad=True)
+            torch.autograd.grad(call(x), x, torch.ones(size, dtype=torch.float64))
+
+    before = dict(vars(DoubleWritingWhenLarge))
+    for submission in (double_function, DoubleModule):
+        verdict = _verdict(submission, battery)
+        assert verdict.mistake == "WatchedDouble/writes-grad-output"
+        assert verdict.message.startswith("DoubleWritingWhenLarge.backward modified grad_output")
+    assert dict(vars(DoubleWritingWhenLarge)) == before

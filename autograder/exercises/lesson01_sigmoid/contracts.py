@@ -41,7 +41,7 @@ MY_SIGMOID_CLAUSES = (
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand"}),
     Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
            "to step 4 (the grader fails a forward that saves more, or the wrong tensor, on any "
-           "call it makes: `x` of up to $2^{20}$ entries, `x` that is not a leaf);",
+           "call it makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
             "MySigmoid/saves-nothing": "output kept in a module global",
@@ -90,7 +90,7 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
     Clause("forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, "
-           "`x` of up to $2^{20}$ entries, a leaf or not): your answer to question 3, the least new memory you "
+           "`x` of up to $2^{17}$ entries, a leaf or not): your answer to question 3, the least new memory you "
            "can justify (a boolean tensor means `torch.bool`). Two of question 3's three "
            "tensors pass; which two, the box after the self-check says;",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",

@@ -192,7 +192,7 @@ def my_relu_full(MyReLU, device) -> None:
     check_input_untouched(function, MY_RELU, {"x": sample((32, 32), device, seed=3,
                                                           away_from_zero=0.1)},
                           {"x": 1e300 * sample(LARGE, device, seed=4, away_from_zero=0.1)})
-    for dtype in MY_RELU_DOMAIN.dtypes:  # 2^20 entries, forward and backward, in each dtype
+    for dtype in MY_RELU_DOMAIN.dtypes:  # 2^17 entries, forward and backward, in each dtype
         check_huge_call(function, MY_RELU, {"x": sample(HUGE, device, seed=10, dtype=dtype)})
     for values in ((1.0, 2.0, 3.0), (700.0, 800.0), (1e300,)):
         check_output_is_new(function, MY_RELU, device, values)
