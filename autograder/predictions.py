@@ -77,10 +77,16 @@ def _same(predicted, observed, rel_tol: float, abs_tol: float) -> bool:
 # prediction: Run All would otherwise hand the answers over before anyone predicts.
 
 def written(*predictions) -> bool:
-    """Whether every prediction is written: none is None (for a dict of them, no entry)."""
-    return all(all(answer is not None for answer in prediction.values())
-               if isinstance(prediction, Mapping) else prediction is not None
-               for prediction in predictions)
+    """Whether every prediction is written: none is None or blank text, nor holds one (the
+    entries of a dict, tuple or list of them)."""
+    def one(prediction) -> bool:
+        if isinstance(prediction, Mapping):
+            return all(one(answer) for answer in prediction.values())
+        if isinstance(prediction, (tuple, list)):
+            return all(one(answer) for answer in prediction)
+        return prediction is not None and not (isinstance(prediction, str)
+                                               and not prediction.strip())
+    return all(one(prediction) for prediction in predictions)
 
 
 def compare(what: str, predicted, observed, *, who: str = "PyTorch", if_wrong: str = "",

@@ -1312,8 +1312,8 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
 # 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
 #    gradient) without the per-sample matrices?
-# 4. Your factor from `ClipGradientNorm` took a norm that was one `vector_norm`. Here the norm
-#    is built from two: in float32, with entries up to $10^8$ and `in` = `out` = 2048, which
+# 4. Your factor from `ClipGradientNorm` took one norm of one tensor. Here the norm is built
+#    from two: in float32, with entries up to $10^8$ and `in` = `out` = 2048, which
 #    ways of combining them stay inside float32's range (about $3.4 \cdot 10^{38}$)?
 
 # %% [markdown]
@@ -1559,8 +1559,8 @@ surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal
 # soon as it has used them. Calling backward again through the same nodes finds them gone:
 
 # %%
-x = torch.randn(3, requires_grad=True)
-loss = torch.exp(x).sum()  # exp saves its output for backward
+leaf = torch.randn(3, requires_grad=True)
+loss = torch.exp(leaf).sum()  # exp saves its output for backward
 loss.backward()
 try:
     loss.backward()

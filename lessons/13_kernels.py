@@ -78,14 +78,8 @@ import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder import self_check
-from autograder.predictions import same_answer
+from autograder.predictions import same_answer, written
 from widgets import kernel_grid_view
-
-
-def written(*predictions) -> bool:
-    """Whether every prediction is written: a predict-then-run cell shows what it measured
-    only then (Run All would hand it over before you predict)."""
-    return all(p not in (None, "", (None, None)) for p in predictions)
 
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"

@@ -64,6 +64,8 @@ def test_a_cell_shows_its_answers_only_once_every_prediction_is_written():
     assert written(1, "a", {"x": 0, "y": False})
     assert not written(1, None)
     assert not written({"x": 0, "y": None})
+    assert not written("  ") and not written((None, None)) and not written([1, None])
+    assert written((0, 0)) and written([])
 
 
 def test_compare_withholds_the_answer_until_a_prediction_is_written(capsys):

@@ -94,14 +94,3 @@ def test_gradcheck_call_on_the_stub_or_a_wrong_backward_is_told_what_happened():
                        my_gradcheck=quiet)
     assert lines[0].startswith("✗ gradcheck returned False: it found that WeightedSum's "
                                "backward disagrees with finite differences"), lines
-
-
-def test_a_prediction_not_written_is_not_answered():
-    """Issue 48: on Run All, before the learner predicts, does a predict-then-run table keep
-    PyTorch's answer to itself, and show it beside a prediction once one is written?"""
-    from tests.tools.shown.lesson_code import definitions, printed
-
-    compare = definitions("00_template", "compare", same_answer=lambda a, b: a == b)["compare"]
-    unwritten, = printed(compare, {"passes gradcheck": None}, {"passes gradcheck": False})
-    assert "False" not in unwritten and "no prediction written: write yours" in unwritten
-    assert "False" in printed(compare, {"passes gradcheck": True}, {"passes gradcheck": False})[0]

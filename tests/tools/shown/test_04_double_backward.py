@@ -45,16 +45,3 @@ def test_backward_of_backward_worked_passes_and_slips_are_named():
                       grad_a=lambda gbar_a, gbar_c, g, a, c: gbar_c @ g.T)
     assert slips[0].startswith("grad_g ✗ 12 of 12 entries differ; furthest off at"), slips
     assert slips[1] == "grad_a ✗ shape (2, 3), not (3, 2): the transpose's shape", slips
-
-
-def test_a_prediction_not_written_is_not_answered():
-    """Issue 48: on Run All, before the learner predicts, does a predict-then-run cell keep
-    PyTorch's answer to itself ("no prediction written: write yours ..."), and show it beside
-    a prediction once one is written?"""
-    from tests.tools.shown.lesson_code import definitions, printed
-
-    compare = definitions("04_double_backward", "compare",
-                          same_answer=lambda a, b: a == b)["compare"]
-    unwritten, = printed(compare, "f''(1)", None, 6.0)
-    assert "6.0" not in unwritten and "no prediction written: write yours" in unwritten
-    assert "PyTorch: 6.0" in printed(compare, "f''(1)", 6.0, 6.0)[0]

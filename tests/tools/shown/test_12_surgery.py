@@ -3,17 +3,6 @@
 from tests.tools.shown.lesson_code import definitions, printed
 
 
-def test_a_prediction_not_written_is_not_answered():
-    """Issue 48: on Run All, before the learner predicts, does a predict-then-run cell keep
-    PyTorch's answer to itself (cell 51 said "the nan arrives from above: no prediction
-    written; PyTorch says False"), and show it beside a prediction once one is written?"""
-    compare = definitions("12_surgery", "compare", same_answer=lambda a, b, abs_tol: a == b)[
-        "compare"]
-    unwritten, = printed(compare, "the nan arrives from above", None, False)
-    assert "False" not in unwritten and "no prediction written: write yours" in unwritten
-    assert "PyTorch says False" in printed(compare, "the nan arrives from above", True, False)[0]
-
-
 def test_the_slopes_checker_on_an_untouched_answer_warns_of_nothing(recwarn):
     """Issue 48: on Run All of the untouched lesson, does the my_soft_threshold_slopes checker
     say only that the derivatives are not written, without matplotlib's "No artists with
