@@ -229,7 +229,10 @@ print("torch.ones(3).sum(dim=())      =", torch.ones(3).sum(dim=()))
 #   $\partial L/\partial \hat x$ through $y = w \odot \hat x + b$, on one row.
 # - `my_rstd_grad`, Step 2 · starts from zeros · against autograd's $\partial r/\partial x_j$.
 # - `my_layer_norm_jacobian`, Step 3 · starts as $r\,\delta_{ij}$, the first thing many people
-#   write (the statistics treated as constants) · against autograd's $J$.
+#   write (the statistics treated as constants) · one step short of the whole $J$: what your
+#   $J$ does to the two directions a norm ignores (a shift, $J\mathbf 1$, and a scaling,
+#   $J\hat x$) and the sum of its diagonal, each against autograd's. Whether every entry is
+#   right is for ✎ 1's self-check to say.
 #
 # Step 4 has no checker: the vector-Jacobian product, computed without ever building a
 # $D \times D$ matrix (a backward works on rows of thousands of features), is the heart of ✎ 1,
@@ -320,10 +323,18 @@ def check_layer_norm_steps(param_grads, g_hat_of, rstd_grad, jacobian):
             lambda t: 1 / torch.sqrt(t.var(unbiased=False) + 1e-5), row_),
         "Step 3, the Jacobian": torch.autograd.functional.jacobian(
             lambda t: F.layer_norm(t, (8,), eps=1e-5), row_)}
-    for (step, want_), function in zip(truths.items(), (rstd_grad, jacobian)):
-        got = try_step(step, function, hat_, rstd_)
-        if got is not None:
-            verdict(step, got, want_)
+    got = try_step("Step 2, dr/dx", rstd_grad, hat_, rstd_)
+    if got is not None:
+        verdict("Step 2, dr/dx", got, truths["Step 2, dr/dx"])
+    got = try_step("Step 3, the Jacobian", jacobian, hat_, rstd_)
+    if got is not None:  # one step short: two directions and the trace, not every entry
+        got, want_ = torch.as_tensor(got, dtype=torch.float64), truths["Step 3, the Jacobian"]
+        if got.shape != want_.shape:
+            verdict("Step 3, the Jacobian", got, want_)
+            return
+        verdict("Step 3, J @ ones (a shift)", got @ torch.ones_like(hat_), want_.sum(-1))
+        verdict("Step 3, J @ x_hat (a scaling)", got @ hat_, want_ @ hat_)
+        verdict("Step 3, trace of J", got.trace(), want_.trace())
 
 
 check_layer_norm_steps(my_param_grads, my_g_hat, my_rstd_grad, my_layer_norm_jacobian)
@@ -463,8 +474,9 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)`. The
 # contract, which the self-check and the hidden tests check:
 #
-# - for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape `(D,)` or
-#   `None`, independently, and `eps` a Python float: the value of
+# - for a float32 or float64 `x` of shape `(*, D)` (a 1-D `x` included; half precision is not
+#   graded here, only in ✎ 3), `weight` and `bias` each of shape `(D,)` or `None`,
+#   independently, and `eps` a Python float: the value of
 #   `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives it.
 # - Forward computes the variance so that rows far from $0$ keep their accuracy, float32 rows
 #   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$: never
@@ -505,7 +517,6 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # | float32, shape `(512, 1024)` | 2,101,248 |
 # | float32, shape `(8, 64, 2048)` | 4,198,400 |
 # | float64, shape `(512, 1024)` | 4,202,496 |
-# | bfloat16, shape `(512, 1024)` | 1,052,672 |
 #
 # In general: `x.nbytes`, plus 8 bytes per row (16 when `x` is float64). Does what you chose
 # fit, in every dtype?
@@ -616,19 +627,6 @@ for label, function, args in [("F.layer_norm", F.layer_norm, (x, (1024,), weight
 # </details>
 
 # %% [markdown]
-# ## The view: a row's statistics and the terms of its gradient
-#
-# Your `LayerNormFunction` on four rows of eight features. The figure splits the reference
-# $\partial L/\partial x$ of the chosen row into its three terms (bars) and their sum (dots),
-# and puts your gradient (bars) beside the reference (ticks); the tables give the row's mean
-# and rstd, what your forward kept per row, and how much of each term your gradient holds
-# (×1 each when it is right). Choose **grad_output = along x_hat** with the weight fixed at
-# ones: the projection term cancels the direct one, and the gradient vanishes.
-
-# %%
-norm_terms_explorer(LayerNormFunction, "layer_norm")
-
-# %% [markdown]
 # ## RMSNorm: repeat the derivation
 #
 # Repeat Steps 1 to 4 for RMSNorm, $\hat x_i = x_i\, r$ with
@@ -685,8 +683,9 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #
 # The contract, which the self-check and the hidden tests check:
 #
-# - for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python float: the
-#   value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
+# - for a float32 or float64 `x` of shape `(*, D)` (as in ✎ 1, half precision is ✎ 3's),
+#   `weight` of shape `(D,)` or `None`, `eps` a Python float: the value of
+#   `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
 # - What forward saves for backward has a budget in bytes, the least that answers the question
 #   above: the box after the contract gives it (open it once you have decided).
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
@@ -706,7 +705,6 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # | float32, shape `(512, 1024)` | 2,048 |
 # | float32, shape `(8, 64, 2048)` | 2,048 |
 # | float64, shape `(512, 1024)` | 4,096 |
-# | bfloat16, shape `(512, 1024)` | 2,048 |
 #
 # In general: 4 bytes per row (8 when `x` is float64).
 # </details>
@@ -838,15 +836,14 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input
 #   to a float32 module; and for a float16 or bfloat16 module given an input in its dtype,
-#   the same output in that dtype, to that dtype's precision;
+#   the same output in that dtype, to that dtype's precision, on rows of `|x|` near 1, near
+#   300, and near `1e-4` with `eps=None`;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · a question</summary>
 #
-# Give `nn.RMSNorm(8, eps=None)` a float32 row and a float64 row whose mean square is about
-# `1e-14`, and `nn.RMSNorm(8, eps=None).bfloat16()` a bfloat16 row whose mean square is about
-# `1e-3`: which `torch.finfo(...).eps` explains each output, and in which dtype does torch
-# compute the bfloat16 one?
+# In which dtype does `nn.RMSNorm` compute a float16 row, and what is $300^2$ next to
+# float16's largest number? (For `eps=None`, `help(nn.RMSNorm)`; the optional part has a probe.)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -862,11 +859,12 @@ class RMSNorm(nn.Module):
 
     def forward(self, x):
         ### BEGIN SOLUTION
-        # eps=None: torch.nn.RMSNorm's meaning, known only now: the eps of the dtype torch
-        # computes in, x's but at least float32 (float32's eps for float16 and bfloat16)
-        eps = torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps \
-            if self.eps is None else self.eps
-        return RMSNormFunction.apply(x, self.weight, eps)
+        # torch computes in x's dtype but at least float32: a float16 square overflows past
+        # 256 (65504 is float16's largest), so half inputs are computed in float32, cast back
+        wide = torch.promote_types(x.dtype, torch.float32)
+        eps = torch.finfo(wide).eps if self.eps is None else self.eps  # eps=None: wide's
+        y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), eps)
+        return y.to(torch.promote_types(x.dtype, self.weight.dtype))
         ### END SOLUTION
 
 
@@ -1045,6 +1043,8 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
 # | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
+# | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
+# | a float16 `x` squared in float16 (✎ 3) | squares overflow in float16 past 256 (65504 is its largest number): the mean square is inf and the output 0; near `1e-4` they underflow | compute a half `x` in float32 and cast the output back, as `nn.RMSNorm` does |
 # | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
@@ -1167,6 +1167,27 @@ plt.show()
 # At $c = 10^3$ the one-pass variance is already off by about a quarter (22-33% for the
 # worst of these 64 rows, depending on the draw); by $c \approx 3 \cdot 10^3$ by more than
 # 100%, and at $10^4$ by a factor of 30.
+
+# %% [markdown]
+# ## Optional · The terms view: a row's statistics and the terms of its gradient
+#
+# Your `LayerNormFunction` on four rows of eight features. The figure splits the reference
+# $\partial L/\partial x$ of the chosen row into its three terms (bars) and their sum (dots),
+# and puts your gradient (bars) beside the reference (ticks); the tables give the row's mean
+# and rstd, what your forward kept per row, and how much of each term your gradient holds
+# (×1 each when it is right). Choose **grad_output = along x_hat** with the weight fixed at
+# ones: the projection term cancels the direct one, and the gradient vanishes.
+
+# %%
+norm_terms_explorer(LayerNormFunction, "layer_norm")
+
+# %% [markdown]
+# ## Optional · What `eps=None` means in `nn.RMSNorm`
+#
+# ✎ 3's contract takes `eps=None` as `torch.nn.RMSNorm` does. Give `nn.RMSNorm(8, eps=None)` a
+# float32 row and a float64 row whose mean square is about `1e-14`, and
+# `nn.RMSNorm(8, eps=None).bfloat16()` a bfloat16 row whose mean square is about `1e-3`: which
+# `torch.finfo(...).eps` explains each output, and when does the module decide which?
 
 # %% [markdown]
 # ## Optional · Your RMSNorm in the terms view

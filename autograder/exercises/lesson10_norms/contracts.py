@@ -5,8 +5,9 @@ from ...clauses import Clause
 
 
 LAYER_NORM_CLAUSES = (
-    Clause("for `x` of shape `(*, D)` (a 1-D `x` included), `weight` and `bias` each of shape "
-           "`(D,)` or `None`, independently, and `eps` a Python float: the value of "
+    Clause("for a float32 or float64 `x` of shape `(*, D)` (a 1-D `x` included; half precision "
+           "is not graded here, only in ✎ 3), `weight` and `bias` each of shape `(D,)` or "
+           "`None`, independently, and `eps` a Python float: the value of "
            "`F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives "
            "it.",
            {"LayerNormFunction/misses-projection-term": "no projection term",
@@ -18,6 +19,7 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/state-on-class": "eps kept on the class",
             "LayerNormFunction/eps-outside-root": "eps added outside the square root",
             "LayerNormFunction/eps-as-floor": "eps as a floor under the variance",
+            "LayerNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
             "raised:TypeError": "weight assumed present in backward",
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
     Clause("Forward computes the variance so that rows far from $0$ keep their accuracy, "
@@ -68,9 +70,9 @@ LAYER_NORM_CLAUSES = (
 
 
 RMS_NORM_CLAUSES = (
-    Clause("for `x` of shape `(*, D)`, `weight` of shape `(D,)` or `None`, `eps` a Python "
-           "float: the value of `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients "
-           "autograd gives it.",
+    Clause("for a float32 or float64 `x` of shape `(*, D)` (as in ✎ 1, half precision is ✎ 3's), "
+           "`weight` of shape `(D,)` or `None`, `eps` a Python float: the value of "
+           "`F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.",
            {"RMSNormFunction/misses-projection-term": "no projection term",
             "RMSNormFunction/subtracts-mean-term": "LayerNorm's mean term as well",
             "RMSNormFunction/wrong-row-length": "projection's row mean divided by x.shape[0]",
@@ -78,6 +80,7 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "RMSNormFunction/eps-as-floor": "eps as a floor under the mean square",
+            "RMSNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
     # the bytes are in a collapsed box after the contract, not in the bullet that would answer
     # the statement's question (what is the least forward can keep)
@@ -125,6 +128,7 @@ GROUP_NORM_CLAUSES = (
             "case:ignores its eps argument": "eps hard-coded to 1e-5",
             "GroupNormFunction/eps-outside-root": "eps added outside the square root",
             "GroupNormFunction/eps-as-floor": "eps as a floor under the variance",
+            "GroupNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
             "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
@@ -188,8 +192,10 @@ RMS_NORM_MODULE_CLAUSES = (
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
            "same state and input: an input in the module's dtype, float32 or float64, and a "
            "float64 input to a float32 module; and for a float16 or bfloat16 module given an "
-           "input in its dtype, the same output in that dtype, to that dtype's precision;",
+           "input in its dtype, the same output in that dtype, to that dtype's precision, on "
+           "rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
            {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
+            "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
             "case:float64, the module's weight float32": "x cast to the weight's dtype",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",

@@ -16,8 +16,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
 from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, build, check_default_eps,
-                              check_half, check_none_eps, check_own_eps, check_positional_eps,
-                              check_zero_eps, loaded_pair)
+                              check_half, check_half_range, check_none_eps, check_own_eps,
+                              check_positional_eps, check_zero_eps, loaded_pair)
 
 def check_module_class(submission) -> type:
     """The submission is a subclass of nn.Module (the class itself)."""
@@ -255,7 +255,9 @@ def full(submission, device) -> None:
     with case("Linear -> RMSNorm -> Linear, float32"):
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
     covers("SGD steps beside torch.nn.RMSNorm")
-    check_none_eps(cls, device)  # last: a slip of eps=None after every other clause
+    check_none_eps(cls, device)  # a slip of eps=None after every other clause
+    for dtype in HALF:  # last: both ends of float16's range, |x| near 300 and (eps=None) 1e-4
+        check_half_range(cls, device, dtype)
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises

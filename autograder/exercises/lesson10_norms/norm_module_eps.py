@@ -243,3 +243,49 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
                            mistake=f"{NAME}/none-eps-not-per-call")
     raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}) (off by "
                        f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g})")
+
+
+# (scale of x, eps, what float16 arithmetic does to the squares there): rows at both ends of
+# float16's range, where a module that squares a half x in its own dtype leaves torch's output
+RANGE_ENDS = ((300.0, DEFAULT_EPS, "squares overflow in float16 past 256 (65504 is float16's "
+                                   "largest number), the mean square is inf and the output 0"),
+              (1e-4, None, "squares underflow in float16 below 6.1e-05 (float16's smallest "
+                           "normal number) and lose their digits"))
+
+
+def check_half_range(cls: type, device, dtype) -> None:
+    """A ``dtype`` module (float16 or bfloat16) given rows of |x| near 300 (eps=1e-6) and near
+    1e-4 (eps=None): torch.nn.RMSNorm computes them in float32 and casts back, so its output
+    is right to the dtype's precision there; squares computed in float16 overflow past 256 and
+    lose their digits near 1e-4 (bfloat16's range is float32's: the same probes, no slip)."""
+    if _ignores_eps(cls, device):
+        return  # a module that ignores the eps it is given is the domain's to name
+    for scale, eps, slip in RANGE_ENDS:
+        reference, mine = loaded_pair(cls, DIM, device, dtype, eps=eps, seed=17)
+        x = (scale * sample((3, DIM), device, seed=18)).to(dtype)
+        described = (f"{NAME}({DIM}, eps={eps!r}) moved to {_named(dtype)}, given a "
+                     f"{_named(dtype)} x of |x| near {scale:g}")
+        with torch.no_grad():
+            expected = reference(x).double()
+            try:
+                output = mine(x)
+            except (NotImplementedError, GradingError):
+                raise
+            except Exception as error:  # the learner's own error, quoted
+                raise GradingError(f"{described} raised {type(error).__name__}: {error}",
+                                   str(error)) from error
+        if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
+                output.dtype != dtype:
+            return  # check_half names these
+        tolerance = HALF[dtype]
+        if torch.allclose(output.double(), expected, rtol=tolerance, atol=tolerance):
+            continue
+        off = (output.double() - expected).abs().max().nan_to_num(float("inf")).item()
+        if dtype == torch.float16:
+            raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off "
+                               f"by {off:.3g}): {slip}; torch computes a float16 x in float32 "
+                               "and casts the output back: do the same",
+                               mistake=f"{NAME}/half-computed-in-half")
+        raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off by "
+                           f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g}): "
+                           "torch computes a bfloat16 x in float32 and casts the output back")

@@ -16,6 +16,7 @@ from ...exercise import Exercise, sample
 from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_returned,
                           check_strided_grad_output, eps_as_floor, gradient_terms,
                           record_backward_returns)
+from .norm_eps_backward import check_eps_in_backward
 from .norm_offsets import check_shifted_rows
 from .norm_saved import check_budget, check_saved_precision
 from .contracts import GROUP_NORM_CLAUSES
@@ -234,6 +235,8 @@ def check_eps_used(function, values: dict) -> None:
         return
     if not isinstance(output, torch.Tensor) or output.shape != values["x"].shape or \
             torch.allclose(output, group_norm(**values)):
+        if isinstance(output, torch.Tensor) and output.shape == values["x"].shape:
+            check_eps_in_backward(function, GROUP_NORM, values)  # forward right: backward's eps
         return
     for fixed in (1e-5, 1e-6, 0.0):
         ignored = group_norm(**{**values, "eps": fixed})

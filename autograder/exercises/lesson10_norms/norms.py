@@ -17,6 +17,7 @@ from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_return
                           check_strided_grad_output, describe, eps_as_floor, eps_outside_root,
                           norm_values, record_backward_returns, scalar_weight_hint,
                           unbiased_variance_hint)
+from .norm_eps_backward import check_eps_in_backward
 from .norm_grad_x import diagnose_grad_x
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
@@ -84,6 +85,9 @@ def check_eps_used(function, spec: Spec, device) -> None:
                                              device=values["x"].device)
     output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
     if not isinstance(output, torch.Tensor):
+        return
+    if output.shape == values["x"].shape and torch.allclose(output, spec.reference(**values)):
+        check_eps_in_backward(function, spec, values)  # forward right: backward's eps next
         return
     for fixed in (1e-5, 1e-6, 0.0):
         ignored = spec.reference(**{**values, "eps": fixed})

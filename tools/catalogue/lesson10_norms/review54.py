@@ -30,6 +30,8 @@ UNUSUAL = [
         if eps is None:  # torch computes float16 and bfloat16 in float32, and adds its eps
             wide = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
             eps = torch.finfo(wide).eps
+        if x.dtype in (torch.float16, torch.bfloat16):  # torch computes these in float32
+            return RMSNormFunction.apply(x.float(), self.weight.float(), eps).to(x.dtype)
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
 ]

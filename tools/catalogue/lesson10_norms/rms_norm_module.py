@@ -11,7 +11,10 @@ from .rms_norm_function import _rms
 # float16, bfloat16 and float32 inputs, float64 for float64), known only per call
 _OPMATH = "torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps"
 _EPS = f"        eps = {_OPMATH} if self.eps is None else self.eps\n"
-_APPLY = _EPS + "        return RMSNormFunction.apply(x, self.weight, eps)\n"
+_APPLY = _EPS + ("        if x.dtype in (torch.float16, torch.bfloat16):  # as torch: in float32\n"
+                 "            return RMSNormFunction.apply(x.float(), self.weight.float(), "
+                 "eps).to(x.dtype)\n"
+                 "        return RMSNormFunction.apply(x, self.weight, eps)\n")
 
 
 def _module(init: str, forward: str = _APPLY, head: str = "dim, eps=1e-6") -> str:
@@ -29,6 +32,9 @@ UNUSUAL = [
         "        self.register_parameter('weight', torch.nn.Parameter(torch.ones(dim)))\n",
         "        eps = self.eps if self.eps is not None else torch.finfo(\n"
         "            torch.float64 if x.dtype == torch.float64 else torch.float32).eps\n"
+        "        if x.dtype in (torch.float16, torch.bfloat16):  # in float32, as torch\n"
+        "            y = RMSNormFunction.apply(x.float(), self.weight.float(), eps)\n"
+        "            return y.to(x.dtype)\n"
         "        return RMSNormFunction.apply(x, self.weight, eps)\n")),
     Unusual("RMSNorm", "factory kwargs and reset_parameters, as torch's own modules", _module(
         "        super().__init__()\n        self.normalized_shape = (dim,)\n"
@@ -73,6 +79,8 @@ class RMSNorm(torch.nn.RMSNorm):
         # eps=None: the eps of the dtype torch computes in (x's, at least float32)
         wide = x.dtype if x.dtype == torch.float64 else torch.float32
         eps = torch.finfo(wide).eps if self.eps is None else self.eps
+        if x.dtype in (torch.float16, torch.bfloat16):  # torch computes these in float32
+            return RMSNormFunction.apply(x.float(), self.weight.float(), eps).to(x.dtype)
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
     Unusual('RMSNorm', 'eps as a non-persistent buffer, nn.init.ones_', '''
@@ -108,6 +116,8 @@ class RMSNorm(torch.nn.Module):
     def forward(self, x):
         eps = (torch.finfo(torch.promote_types(x.dtype, torch.float32)).eps
                if self.eps is None else self.eps.item())
+        if x.dtype in (torch.float16, torch.bfloat16):  # torch computes these in float32
+            return RMSNormFunction.apply(x.float(), self.weight.float(), eps).to(x.dtype)
         return RMSNormFunction.apply(x, self.weight, eps)
 '''),
 ]
