@@ -42,9 +42,9 @@
 # Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**, and
 # a transfer exercise nobody works through for you, **✎ 4 `GroupNormFunction`**. The main
 # path ends with ✎ 4, the common mistakes and the summary. Everything after them is the
-# **optional part**, ungraded, for a second sitting: what other saving choices cost, pictures
-# of the projection, your module in training, batch normalisation, convolution, and notes
-# on speed and low precision.
+# **optional part**, ungraded, for a second sitting: what other saving choices cost, a view of
+# each gradient's terms, pictures of the projection, what `eps=None` means, your module in
+# training, batch normalisation, convolution, and notes on speed and low precision.
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt

@@ -2,7 +2,8 @@
 until then, a float16 x squared in float16: its squares overflow past 256, its output is 0)
 or whose first line named no mistake (eps left out of backward's rstd, in LayerNorm, RMSNorm
 and GroupNorm: forward saves the variance and backward rebuilds rsqrt(variance)), and the
-module computing a half x in float32, written another way; the reviewer's other answers
+module computing a half x in float32 and a LayerNormFunction that saves x alone, written
+another way; the reviewer's other answers
 duplicate entries already here."""
 
 from .. import Mistake, Unusual, edit
@@ -18,6 +19,46 @@ _LN_RIGHT = _LN_HEAD + '''        if need_x:
 ''' + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n"
 
 UNUSUAL = [
+    # no statistics saved at all: a one-pass variance shifted by each row's first entry (its
+    # cancellation is bounded by the spread, not the offset), recomputed in backward
+    Unusual("LayerNormFunction", "x alone saved, a pivot-shifted one-pass variance recomputed "
+            "in backward, einsum for the parameters", '''
+# unusual but correct: a *shifted* one-pass variance (pivot = each row's first entry), and
+# forward saves only x: backward recomputes mean and rstd itself (eps kept on ctx)
+def stats(x, eps):
+    s = x - x[..., :1]
+    m = s.mean(-1, keepdim=True)
+    var = (s * s).mean(-1, keepdim=True) - m * m
+    return m + x[..., :1], torch.rsqrt(var.clamp_min(0) + eps)
+class LayerNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        mean, rstd = stats(x, eps)
+        y = (x - mean) * rstd
+        if weight is not None: y = y * weight
+        if bias is not None: y = y + bias
+        ctx.save_for_backward(x, weight)
+        ctx.eps = eps
+        return y
+    @staticmethod
+    def backward(ctx, go):
+        x, weight = ctx.saved_tensors
+        D = x.shape[-1]
+        sum_rows = lambda t: torch.einsum('...d->d', t)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[2]:
+            gb = sum_rows(go)
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            return gx, gw, gb, None
+        mean, rstd = stats(x, ctx.eps)
+        x_hat = (x - mean) * rstd
+        if ctx.needs_input_grad[1]:
+            gw = sum_rows(go * x_hat)
+        if ctx.needs_input_grad[0]:
+            g = go * weight if weight is not None else go
+            gx = rstd * (g - g.mean(-1, keepdim=True) - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return gx, gw, gb, None
+'''),
     Unusual("RMSNorm", "a half x computed in float32 by .float(), the output cast back",
             _rms() + _INIT + f'''        eps = {_OPMATH} if self.eps is None else self.eps
         if x.dtype in (torch.float16, torch.bfloat16):  # as torch: float32 inside

@@ -48,7 +48,9 @@ UNUSUAL = [
         _INIT, "        return rms_norm(x, self.weight, self.eps)\n") +
         "\n\ndef rms_norm(x, weight, eps=None):\n"
         f"    eps = {_OPMATH} if eps is None else eps\n"
-        "    return RMSNormFunction.apply(x, weight, eps)\n"),
+        "    wide = torch.promote_types(x.dtype, torch.float32)  # torch computes half in float32\n"
+        "    y = RMSNormFunction.apply(x.to(wide), weight.to(wide), eps)\n"
+        "    return y.to(torch.promote_types(x.dtype, weight.dtype))\n"),
     Unusual('RMSNorm', 'a subclass of torch.nn.RMSNorm', '''
 class RMSNormFunction(torch.autograd.Function):
     @staticmethod
