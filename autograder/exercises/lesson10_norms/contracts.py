@@ -19,7 +19,8 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/state-on-class": "eps kept on the class",
             "LayerNormFunction/eps-outside-root": "eps added outside the square root",
             "LayerNormFunction/eps-as-floor": "eps as a floor under the variance",
-            "LayerNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
+            "LayerNormFunction/eps-lost-in-backward": "backward rebuilds rstd from the variance "
+                                                      "without eps",
             "raised:TypeError": "weight assumed present in backward",
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
     Clause("Forward computes the variance so that rows far from $0$ keep their accuracy, "
@@ -80,7 +81,8 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/state-on-class": "eps kept on the class",
             "case:ignores its eps argument": "eps ignored",
             "RMSNormFunction/eps-as-floor": "eps as a floor under the mean square",
-            "RMSNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
+            "RMSNormFunction/eps-lost-in-backward": "backward rebuilds rstd from the mean square "
+                                                    "without eps",
             "raised:RuntimeError": "grad_weight's rows flattened with .view"}),
     # the bytes are in a collapsed box after the contract, not in the bullet that would answer
     # the statement's question (what is the least forward can keep)
@@ -128,7 +130,8 @@ GROUP_NORM_CLAUSES = (
             "case:ignores its eps argument": "eps hard-coded to 1e-5",
             "GroupNormFunction/eps-outside-root": "eps added outside the square root",
             "GroupNormFunction/eps-as-floor": "eps as a floor under the variance",
-            "GroupNormFunction/eps-lost-in-backward": "backward rebuilds rstd without eps",
+            "GroupNormFunction/eps-lost-in-backward": "backward rebuilds rstd from the variance "
+                                                      "without eps",
             "case:x of shape (0, 4, 3)": "rows of length -1, an empty batch unhandled",
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
