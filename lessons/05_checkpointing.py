@@ -18,8 +18,8 @@
 # 1. measure what a forward pass keeps for backward, with saved-tensor hooks;
 # 2. write a backward that re-runs its forward under autograd and differentiates it;
 # 3. make dropout draw the same mask twice by restoring the random state;
-# 4. make the parameters used inside a recomputed block receive their gradients, wherever the
-#    block sits in the model;
+# 4. make the parameters used inside a recomputed block receive their gradients whenever an
+#    input of the block requires grad (a first block on data alone is a case of its own);
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
 #    (and, in an optional section after the summary, a stack of them whose memory does not
@@ -199,14 +199,18 @@ else:
                   f"{(str(error).splitlines() or [''])[0]} ✗")
     # one unit less on every line: the shared segment input counted once, also right
     once = len(rows) == len(cases) and all(math.isclose(y, c - 1) for *_, c, y in rows)
-    for n, a, k, counted, yours in rows:
-        print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f}",
-              "✓" if once or math.isclose(yours, counted) else "✗")
+    right = once or all(math.isclose(y, c) for *_, c, y in rows)
+    for n, a, k, counted, yours in rows:  # the count is shown only once every line is ✓
+        if right:
+            print(f"n = {n:2}, a = {a}, k = {k:2}: counted {counted:3}, yours {yours:6.2f} ✓")
+        else:
+            print(f"n = {n:2}, a = {a}, k = {k:2}: yours {yours:6.2f}",
+                  "✓" if math.isclose(yours, counted) else
+                  f"✗ (too {'high' if yours > counted else 'low'})")
     if once:
         print("✓ you counted the shared input once, as the meter will; the count here has it "
               "twice (step 2): one unit apart, the same best k")
-    peak_right = len(rows) == len(cases) and (
-        once or all(math.isclose(y, c) for *_, c, y in rows))
+    peak_right = len(rows) == len(cases) and right
 if peak_right:  # 5 does not divide 16: is k a real number in your M(k)?
     try:
         at_5 = float(my_peak(16, 2, 5))
@@ -214,7 +218,7 @@ if peak_right:  # 5 does not divide 16: is k a real number in your M(k)?
         at_5 = f"{type(error).__name__}: {(str(error).splitlines() or [''])[0]}"
     if at_5 in (5 + 16 // 5 * 2 - once, 5 + -(-16 // 5) * 2 - once):
         print(f"n = 16, a = 2, k =  5: yours {at_5:6.2f}; step 4 treats k as a real number: "
-              "write n / k, not n // k (nor any rounding) ✗")
+              "does your M(k) round n / k somewhere? ✗")
         peak_right = False
     elif not isinstance(at_5, float):
         print(f"n = 16, a = 2, k =  5: my_peak raises {at_5}; step 4 needs k real ✗")

@@ -98,8 +98,8 @@ def check_recompute_dtypes(dtypes: list, error: GradingError | None = None,
         f"CheckpointFunction's backward recomputed run_fn on {new_name} "
         f"copies of arguments that were {str(old).removeprefix('torch.')} in forward{why}: the "
         "recomputation changed the dtype, so it is not the computation forward ran (a layer "
-        "refuses the mix, or the gradients lose precision); make each fresh leaf from the saved "
-        "tensor as it is (t.detach()), with no .float() or .to()",
+        "refuses the mix, or the gradients lose precision); where did a fresh leaf change dtype "
+        "on its way from the saved tensor?",
         error.details if error is not None else "",
         mistake="CheckpointFunction/recomputes-in-another-dtype")
 

@@ -156,14 +156,13 @@ def no_gradient_cause(who: str) -> str:
     """Why the parameters of ``who`` got no .grad, as far as ``CALLS`` proves it."""
     if "backward inputs=" in CALLS:
         return ("backward passed inputs=[...] to torch.autograd.backward (or .backward()), "
-                "which accumulates .grad into the listed tensors only: leave inputs= out, so "
-                f".grad accumulates on the parameters of {who} too")
+                "which accumulates .grad into the listed tensors only, and the parameters of "
+                f"{who} are not among them")
     if "grad" in CALLS and "backward" not in CALLS:
-        return ("torch.autograd.grad returns gradients for the tensors it lists only; call "
-                "torch.autograd.backward(outputs, grad_outputs) on the recomputed outputs so "
-                f".grad accumulates on the parameters of {who} too, then return the inputs' .grad")
-    return (f"call torch.autograd.backward(outputs, grad_outputs) on the outputs recomputed from "
-            f"fresh leaves under grad, so .grad accumulates on the parameters of {who}")
+        return ("torch.autograd.grad returns gradients for the tensors it lists only, and "
+                f"writes no .grad: which call accumulates .grad on the parameters of {who} too?")
+    return (f"nothing in backward accumulated .grad on the parameters of {who}: which call on "
+            "the outputs recomputed from fresh leaves under grad does?")
 
 
 class AnyDtype(nn.Module):

@@ -176,8 +176,8 @@ def check_random_state(function, device, *, seed: int = 0, closure: bool = False
                 "CheckpointFunction's forward put the random state back (fork_rng in forward?): "
                 "run_fn's dropout drew from it, yet forward left it where it found it, while the "
                 "same block unchecked leaves it advanced, so the layers after a checkpoint would "
-                "draw the very numbers its dropout drew; in forward run run_fn on the caller's "
-                "stream, and keep fork_rng for backward, around the restore and the recomputation",
+                "draw the very numbers its dropout drew; which of forward and backward should leave "
+                "the caller's stream untouched?",
                 mistake="CheckpointFunction/forks-rng-in-forward")
         torch.rand(1000, device=device)  # layers after the block draw random numbers too
         if device.type == "cuda":  # on the CPU too: a CPU-only restore then shows (wrong_start)

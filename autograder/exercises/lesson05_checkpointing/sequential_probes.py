@@ -50,7 +50,7 @@ def float_bounds_note(n: int, segments: int, ran: int | None = None,
         if ran is not None and ran == bounds[-1] or sizes is not None and sizes in (
                 lengths, lengths[:-1]):
             return (f"its bounds look computed in floating point: {how}, which int() truncates "
-                    f"to {truncated}; compute them with integers (i * n // k, or divmod(n, k))")
+                    f"to {truncated}; which number type gives a cut that is exact at every i?")
     return ""
 
 
