@@ -250,7 +250,7 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
         grad_x, = torch.autograd.grad(forward.output, inputs["x"], grad_output,
                                       create_graph=True, allow_unused=True)
     except RuntimeError as error:
-        raise _explain_runtime_error(spec, "backward", error, inputs) from error
+        raise _create_graph_error(function, spec, error, inputs) from error
     diagnose_gradient("x", grad_x, 3 * values["x"] ** 2 * grad_output.detach())
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward((grad_x * _random_like(grad_x, 22)).sum())
@@ -278,11 +278,47 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
         mistake=f"{spec.name}/not-once-differentiable")
 
 
+def _create_graph_error(function, spec: Spec, error: RuntimeError, inputs) -> GradingError:
+    """A backward that passed a plain .backward() but raised under create_graph=True: say so
+    first, since the scratch cell and the Jacobian view ran it without create_graph."""
+    explained = _explain_runtime_error(spec, "backward", error, inputs)
+    first = str(error).splitlines()[0]
+    when = (f"{spec.name}.backward raised RuntimeError only when run with create_graph=True "
+            "(the first backward of a second-order check), not in a plain .backward(): there "
+            "grad mode stays on inside backward, so the saved x still requires grad")
+    if "numpy() on Tensor that requires grad" in first:
+        return GradingError(
+            f"{when}, and x.numpy() refuses it (\"{first}\")"
+            + ("" if is_marked(function) else ": your backward is not marked @once_differentiable")
+            + "; what does the mark change about grad mode inside backward?",
+            str(error), mistake=f"{spec.name}/numpy-under-create-graph")
+    return GradingError(f"{when}: {explained.hint}", explained.details,
+                        mistake=explained.mistake)
+
+
 def cube_once_full(CubeOnce, device) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
         check_class_untouched(function, CUBE_DOMAIN, device)  # before the copy-kept-aside check
-        _cube_once_checks(function, device)
+        try:
+            _cube_once_checks(function, device)
+        except GradingError as error:
+            if _NUMPY_SAID not in str(error) or "returned a NumPy array" in error.hint:
+                raise
+            raise _numpy_returned(error) from error
+
+
+_NUMPY_SAID = "expected Variable or None (got numpy.ndarray)"
+
+
+def _numpy_returned(error: GradingError) -> GradingError:
+    """The engine's "expected Variable or None (got numpy.ndarray)" in the course's words."""
+    said = _NUMPY_SAID
+    return GradingError(
+        "CubeOnce.backward returned a NumPy array where autograd needs a tensor (or None) for "
+        f"each input: PyTorch's words for it are \"{said}\"; which line of your backward "
+        "hands back NumPy's result as it is?", error.details, error.case,
+        mistake="CubeOnce/returns-numpy-array")
 
 
 def _cube_once_checks(function, device) -> None:
