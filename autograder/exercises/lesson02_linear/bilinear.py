@@ -13,6 +13,7 @@ from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, chec
                       reference_gradients, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
+from .global_state import check_same_shape_calls, check_weight_stepped
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
@@ -120,6 +121,9 @@ SAVE_ADVICE = ("save each input that a wanted gradient reads (grad_x1 reads x2 a
 
 
 def _bilinear_checks(function, device) -> None:
+    check_weight_stepped(function, BILINEAR, bilinear_values((5,), 3, 2, device))
+    check_same_shape_calls(function, BILINEAR, bilinear_values((5,), 3, 2, device, bias=False),
+                           bilinear_values((5,), 3, 2, device, bias=False, seed=7))
     check_class_untouched(function, DOMAIN, device)
     # every leading shape, with and without a bias, for n1 != n2; n1 == n2 (where a weight read
     # as (out, n2, n1) runs) needs one case only

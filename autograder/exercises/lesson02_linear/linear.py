@@ -17,6 +17,7 @@ from ..shared.call_state import check_class_untouched, check_input_version_track
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
+from .global_state import check_same_shape_calls, check_weight_stepped
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
@@ -232,7 +233,15 @@ def my_linear_full(MyLinearFunction, device) -> None:
         _my_linear_checks(function, device)
 
 
+def _same_shapes(function, spec: Spec, device) -> None:
+    """State in a global named first: a stale cached weight.T, then two calls of one shape."""
+    check_weight_stepped(function, spec, linear_values((5,), device))
+    check_same_shape_calls(function, spec, linear_values((2, 3), device, bias=False),
+                           linear_values((2, 3), device, bias=False, seed=7))
+
+
 def _my_linear_checks(function, device) -> None:
+    _same_shapes(function, MY_LINEAR, device)
     check_class_untouched(function, MY_LINEAR_DOMAIN, device)
     check_grad_x_formula(function, MY_LINEAR, device)
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
@@ -256,6 +265,7 @@ def fused_full(FusedLinearReLU, device) -> None:
 
 
 def _fused_checks(function, device) -> None:
+    _same_shapes(function, FUSED_LINEAR_RELU, device)
     check_class_untouched(function, FUSED_DOMAIN, device)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)

@@ -9,16 +9,17 @@ passing (``review53_squeezes``: a 1-D input's results squeeze()d; ``review53_sta
 state kept outside ctx or packed, work done for a frozen bias, with unusual answers too;
 ``review54``: a float32 step once blamed on grad_output's layout, .mT of a 1-D tensor;
 ``review55``: a forward that multiplies by its mask, nan where the pre-activation is -inf;
-``review55b``: None returned for an empty batch, a mask flattened to one dimension)."""
+``review55b``: None returned for an empty batch, a mask flattened to one dimension;
+``review55c``: state kept in a global, an output or mask buffer per shape, a cached weight.T)."""
 
 from . import (bilinear, domains, fused_linear_relu, linear, review53_squeezes,
-               review53_state_and_work, review54, review55, review55b, review_edges, third_review,
-               whole_cells)
+               review53_state_and_work, review54, review55, review55b, review55c, review_edges,
+               third_review, whole_cells)
 
 UNUSUAL = (linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL + whole_cells.UNUSUAL
            + review53_state_and_work.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL
-           + review55b.UNUSUAL)
+           + review55b.UNUSUAL + review55c.UNUSUAL)
 MISTAKES = (linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + domains.MISTAKES
             + whole_cells.MISTAKES + third_review.MISTAKES + review_edges.MISTAKES
             + review53_squeezes.MISTAKES + review53_state_and_work.MISTAKES + review54.MISTAKES
-            + review55.MISTAKES + review55b.MISTAKES)
+            + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES)
