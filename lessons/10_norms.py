@@ -54,6 +54,7 @@ from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from autograder.predictions import compare, written
 from widgets import norm_terms_explorer
 
 _ = torch.manual_seed(0)
@@ -128,11 +129,15 @@ for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
                    ("rms_norm", lambda t: F.rms_norm(t, (8,), eps=1e-5))]:
     shifted = (norm(row + 5) - norm(row)).abs().max().item()
     scaled = (norm(3 * row) - norm(row)).abs().max().item()
+    if not written(my_prediction):  # the gaps, once your four answers are written
+        print(f"{name:>10}: write your four True/False answers above, then run this again")
+        continue
     print(f"{name:>10}: x + 5 changes the output by up to {shifted:.1e}, "
           f"3x by up to {scaled:.1e}")
     for change, gap in (("x + 5", shifted), ("3x", scaled)):
-        print(f"{'':>12}{change}: you said {my_prediction[f'{name}: {change}']}, "
-              f"PyTorch says {gap < 1e-3}")
+        guess = my_prediction[f"{name}: {change}"]
+        compare(f"{'':>12}{change} leaves the output equal", guess, gap < 1e-3,
+                if_wrong="" if isinstance(guess, bool) else "(write True or False)")
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
@@ -410,8 +415,11 @@ def composed_layer_norm(x, weight, bias, eps=1e-5):
     return (x - mean) * rstd * weight + bias
 
 
-print(f"composed ops keep {kept_bytes(composed_layer_norm, x, weight, bias):,} bytes "
-      f"(you said {predicted_bytes})")
+if written(predicted_bytes):  # the count, once your number is written
+    compare("bytes the composed ops keep", predicted_bytes,
+            kept_bytes(composed_layer_norm, x, weight, bias))
+else:
+    print("write your number of bytes above, then run this again")
 
 
 # %% [markdown]
@@ -791,11 +799,14 @@ class ThreeOffsets(nn.Module):
 
 
 offsets = ThreeOffsets()
-print("parameters():", [name for name, _ in offsets.named_parameters()],
-      f"(you said {predicted_names['parameters']})")
-print("state_dict():", list(offsets.state_dict()), f"(you said {predicted_names['state_dict']})")
-offsets(torch.ones(3)).sum().backward()
-print("gradients:", {name: getattr(offsets, name).grad for name in "abc"})
+if written(predicted_names):  # the names, once both lists are written
+    compare("parameters()", predicted_names["parameters"],
+            {name for name, _ in offsets.named_parameters()})
+    compare("state_dict()", predicted_names["state_dict"], set(offsets.state_dict()))
+    offsets(torch.ones(3)).sum().backward()
+    print("gradients:", {name: getattr(offsets, name).grad for name in "abc"})
+else:
+    print("write both lists of names above, then run this again")
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
@@ -1422,11 +1433,17 @@ print("running_var is the unbiased variance:",
 predicted_outcome = None
 
 # %%
-print("you said:", predicted_outcome)
-try:
-    print(nn.BatchNorm1d(3)(torch.randn(1, 3)))
-except ValueError as error:
-    print(f"ValueError: {error}")
+if written(predicted_outcome):  # what happens, once your answer is written
+    try:
+        print(nn.BatchNorm1d(3)(torch.randn(1, 3)))
+        happened = "no error"
+    except ValueError as error:
+        print(f"ValueError: {error}")
+        happened = "error"
+    compare("one sample in training mode", predicted_outcome, happened,
+            if_wrong="(your own words? the line above says what happened)")
+else:
+    print("write your answer above, then run this again")
 
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
