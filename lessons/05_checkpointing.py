@@ -380,7 +380,15 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
 # `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
-# mix tensors with anything else (floats, flags, `None`). The contract:
+# mix tensors with anything else (floats, flags, `None`). In short, forward returns
+# `run_fn(*args)` and keeps less for backward than a plain run would; backward returns, for
+# each tensor argument, the gradient a plain run gives, the parameters inside `run_fn` get
+# theirs in `.grad`, and dropout draws forward's masks again. How is the design's work, and
+# the questions below lead you through it.
+#
+# <details><summary><b>The full contract</b> (graded bullet by bullet: open it when a check names one)</summary>
+#
+# The full contract, bullet by bullet:
 #
 # - **returns** `run_fn(*args)`, one tensor;
 # - **keeps** for backward its tensor arguments and nothing more, besides the random states it
@@ -415,6 +423,7 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # For the GPU bullet: a CUDA tensor's dropout draws from its device's own generator, which
 # `torch.cuda.get_rng_state(device)` reads and `torch.cuda.set_rng_state(state, device)` writes
 # back. What must forward note for each such device, and backward put back?
+# </details>
 #
 # Design it before you write it:
 #
