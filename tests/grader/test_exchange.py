@@ -77,13 +77,14 @@ def test_collect_brings_each_learner_s_notebook_as_submitted(course):
 
 
 def test_grades_are_full_for_the_solved_notebook_and_zero_for_the_untouched_one(course):
-    """Does the course's autograde give the solved copy full marks and the stubs none?"""
+    """Does the course's autograde give the solved copy full marks and the stubs none (graded,
+    and listed as unanswered: every answer cell still holds its stub)?"""
     root, _ = course
     with (root / "grades.csv").open() as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert float(rows["ada"]["score"]) == float(rows["ada"]["max_score"]) > 0
     assert float(rows["bob"]["score"]) == 0
-    assert rows["ada"]["status"] == rows["bob"]["status"] == "ok"
+    assert (rows["ada"]["status"], rows["bob"]["status"]) == ("ok", "unanswered")
 
 
 def test_each_learner_fetches_the_instructor_s_feedback(course):
