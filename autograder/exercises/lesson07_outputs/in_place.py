@@ -66,8 +66,7 @@ def check_subnormals(spec: Spec, got, expected, before: torch.Tensor, what: str)
 
 def _float32_reading(spec: Spec, x: torch.Tensor, grad_output: torch.Tensor,
                      dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """The gradient a mask or sign read from x.float() (or x.to(dtype)) gives: the
-    reference's, at x rounded."""
+    """The gradient a mask or sign read from x.to(dtype) gives: the reference's at x rounded."""
     rounded = x.detach().to(dtype).to(x.dtype).requires_grad_()
     grad, = torch.autograd.grad(spec.reference(rounded), rounded, grad_output)
     return grad
@@ -122,17 +121,18 @@ def forward_in_place(function, spec: Spec, x: torch.Tensor):
         forward = run_forward(function, spec, {"x": x})
     y = forward.output
     if not isinstance(y, torch.Tensor):
-        raise GradingError(f"{spec.name}.forward must return x; it returned "
-                           f"{type(y).__name__}")
+        raise GradingError(f"{spec.name}.forward must return x; it returned {type(y).__name__}")
     if y is not x:
         if _shares_memory(y, x):
             raise GradingError(
-                f"{spec.name} did not call ctx.mark_dirty(x): autograd got its input back "
-                "unmarked and returned a view of it, while x itself keeps its old history, so "
-                "gradients through x are silently wrong", mistake=f"{spec.name}/mark-dirty-missing")
+                f"{spec.name}.apply returned a view of x, not x itself, and x's grad_fn is still "
+                f"{type(x.grad_fn).__name__} though forward wrote into x: autograd never learned "
+                "of the write, so gradients through x are silently wrong. Which ctx call tells "
+                "it? help(torch.autograd.function.FunctionCtx)",
+                mistake=f"{spec.name}/mark-dirty-missing")
         unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
         raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "
-                           "place, call ctx.mark_dirty(x) and return x itself",
+                           "place, tell autograd of the write through ctx and return x itself",
                            mistake=f"{spec.name}/returns-new-tensor")
     if (not x.is_contiguous() and torch.equal(x.detach(), before)
             and not torch.equal(spec.reference(before), before)):

@@ -3,11 +3,11 @@ integer output), SplitHalves (two outputs, gradients that may be None; split_hal
 a backward that allocates more than the gradient it returns), ReLUInPlace and AbsInPlace (writes
 into the input), one module per exercise; ``reviewed``, ``later_review`` and
 ``fresh_review`` (and ``fresh_review_in_place``), ``review53``, ``review54``, ``review54b``,
-``review55`` and ``review55b`` for reviewers' answers kept as written."""
+``review55``, ``review55b`` and ``review55c`` for reviewers' answers kept as written."""
 
 from . import (abs_in_place, fresh_review, fresh_review_in_place, later_review, relu_in_place,
-               review53, review54, review54b, review55, review55b, reviewed, sort_with_indices,
-               split_halves, split_halves_allocations)
+               review53, review54, review54b, review55, review55b, review55c, reviewed,
+               sort_with_indices, split_halves, split_halves_allocations)
 
 UNUSUAL = (sort_with_indices.UNUSUAL + split_halves.UNUSUAL + relu_in_place.UNUSUAL
            + abs_in_place.UNUSUAL + reviewed.UNUSUAL + later_review.UNUSUAL
@@ -17,4 +17,4 @@ MISTAKES = (sort_with_indices.MISTAKES + split_halves.MISTAKES + split_halves_al
             + relu_in_place.MISTAKES + abs_in_place.MISTAKES + reviewed.MISTAKES
             + later_review.MISTAKES + fresh_review.MISTAKES + fresh_review_in_place.MISTAKES
             + review53.MISTAKES + review54.MISTAKES + review54b.MISTAKES + review55.MISTAKES
-            + review55b.MISTAKES)
+            + review55b.MISTAKES + review55c.MISTAKES)
