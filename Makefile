@@ -39,7 +39,9 @@ install: $(INSTALLED) ## create .venv with the pinned course environment (CPU to
 
 # One line through `env`, no shell: make runs JupyterLab itself, so a SIGTERM reaches it.
 LAB_CONFIG  = $(LEARNER_LAB)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
-LAB_OPTIONS = --ServerApp.root_dir=course --ServerApp.port=$(PORT) --LabApp.extension_manager=readonly
+# the course's own workspace (open tabs, layout), not one another course left in ~/.jupyter
+LAB_OPTIONS = --ServerApp.root_dir=course --ServerApp.port=$(PORT) --LabApp.extension_manager=readonly \
+	--LabApp.workspaces_dir=$(VENV)/lab-workspaces
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 	env JUPYTER_CONFIG_PATH=$(LAB_CONFIG) $(VENV)/bin/jupyter lab $(LAB_OPTIONS) $(ROOT_FLAG) $(LAB_ARGS)
 

@@ -128,3 +128,11 @@ def test_the_instructor_guide_names_the_menus_nbgrader_has():
     assert "**Nbgrader → Create\n  assignment**" in readme or "Nbgrader → Create assignment" in readme
     assert "Nbgrader → Formgrader" in readme
     assert "Cell Toolbar" not in readme
+
+
+def test_make_lab_keeps_its_workspace_in_the_course():
+    """Issue 48: does `make lab` keep JupyterLab's workspace (the tabs it reopens, and the kernels
+    they start) inside the course's own .venv, not one another course left in ~/.jupyter?"""
+    command = subprocess.run(["make", "--no-print-directory", "-n", "lab"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+    assert "--LabApp.workspaces_dir=.venv/lab-workspaces" in command
