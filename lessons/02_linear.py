@@ -1294,8 +1294,10 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # $(2, 1, 3, 3)$ a $(1, 4, 3)$ is left, which the engine would sum too.
 # `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
 # `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
-# product, which fails for vectors of sizes 4 and 3. Flattening first works for every shape
-# and says what you mean: one $(\text{out}, \text{in})$ gradient summed over every position.
+# product, which fails for vectors of sizes 4 and 3. Flattening first works for every
+# **leading** shape, none and size 0 included, and says what you mean: one
+# $(\text{out}, \text{in})$ gradient summed over every position. (With `in` or `out` 0,
+# `reshape(-1, 0)` is ambiguous and raises; feature sizes of 0 are outside the contract.)
 # Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
 # </details>
 
