@@ -144,6 +144,40 @@ def _float32_step(function, device) -> bool:
         ((got - expected).abs() > 1e-9 * expected.abs()).any())
 
 
+# rows just above max_norm, as multiples of it: a slack on the threshold leaves them unclipped
+THRESHOLD_SLACKS = {torch.float64: (1 + 2 ** -40, 1.0005, 1.005),
+                    torch.float32: (1 + 2 ** -16, 1.0005, 1.005)}
+
+
+def check_threshold(function, device) -> None:
+    """Every row above max_norm is clipped, however slightly above: rows of norm
+    max_norm * (1 + 2^-40) (float32: 1 + 2^-16), * 1.0005 and * 1.005, beside a row at
+    max_norm exactly, which passes unchanged."""
+    for dtype, slacks in THRESHOLD_SLACKS.items():
+        for max_norm in (1.0, 0.2, 3.0):
+            rows = [[0.6 * max_norm * f, 0.8 * max_norm * f, 0.0] for f in (1.0,) + slacks]
+            grad_output = torch.tensor(rows, dtype=torch.float64).to(device, dtype)
+            with case(f"x of shape {tuple(grad_output.shape)} in {dtype}, max_norm={max_norm:g}, "
+                      "rows of norm just above max_norm"):
+                _, backward = surgery_case(function, CLIP, sample(grad_output.shape, device,
+                                                                  seed=44, dtype=dtype),
+                                           max_norm, grad_output.clone())
+                got, expected = backward.grads[0], clipped(grad_output, max_norm)
+                if not (isinstance(got, torch.Tensor) and got.shape == expected.shape):
+                    continue
+                for row, f in enumerate(slacks, start=1):
+                    if torch.equal(got[row], grad_output[row]) and \
+                            not torch.equal(expected[row], grad_output[row]):
+                        raise GradingError(
+                            f"ClipGradientNorm left a row of norm {f:.13g} * max_norm unclipped "
+                            f"(max_norm={max_norm:g}, {str(dtype).removeprefix('torch.')}): "
+                            "a slack on the threshold (norms "
+                            "> max_norm * (1 + something), or a tolerance): every row above "
+                            "max_norm, however slightly, is brought to norm max_norm",
+                            mistake="ClipGradientNorm/slack-on-threshold")
+                diagnose_gradient("x", got, expected)
+
+
 def check_tiny_rows(function, device) -> None:
     """Rows of norm 5e-13 and 5e-14, non-zero and below max_norm, pass unchanged: a clamp of
     the norm at 1e-12 (F.normalize's) or an eps scales them, far below any tolerance's notice."""
@@ -215,6 +249,7 @@ def clip_full(ClipGradientNorm, device) -> None:
                                          max_norm, seed=seed)
     for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
         covers(edge)
+    check_threshold(function, device)
     check_tiny_rows(function, device)
     check_dtype_edges(function, CLIP, device)
     check_clip_max_norm_ends(function, CLIP, device)

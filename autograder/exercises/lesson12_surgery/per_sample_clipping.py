@@ -25,7 +25,8 @@ from .per_sample_checks import (CountingAccounting, check_exact_factors, check_i
                                 check_no_chunk_of_gradients, check_no_gradient_per_sample,
                                 check_no_pieces_of_gradients)
 from .max_norm_ends import check_per_sample_max_norm_ends
-from .per_sample_ends import check_float32_wide_layer, check_range_edges, check_tiny_samples
+from .per_sample_ends import (check_float32_wide_layer, check_range_edges, check_threshold,
+                              check_tiny_samples)
 from .surgery_checks import check_strided, matches, strided_grad_output
 from .contracts import PER_SAMPLE_CLIPPING_CLAUSES
 
@@ -230,6 +231,7 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
                                           atol=1e-7 * min(1.0, max_norm))
     for edge in ("a zero sample", "one sample", "no sample clipped"):
         covers(edge)
+    check_threshold(function, SPEC, expected_gradients, device)
     check_empty_batch(function, device)
     covers("an empty batch")
     check_tiny_samples(function, SPEC, expected_gradients, device)

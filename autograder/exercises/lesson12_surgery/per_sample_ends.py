@@ -169,3 +169,41 @@ def _name_range_edge(got, grad_output, x, max_norm, dtype) -> None:
             "such as max_norm * grad_output underflows to 0, or to a subnormal number that has "
             "lost digits). In which order do your steps stay in range?",
             mistake="PerSampleClippedLinear/underflows-inside-range")
+
+
+# samples whose gradients' norms lie just above max_norm, as multiples of it
+THRESHOLD_SLACKS = {torch.float64: (1 + 2 ** -40, 1.0005, 1.005),
+                    torch.float32: (1 + 2 ** -16, 1.0005, 1.005)}
+
+
+def check_threshold(function, spec, expected_gradients, device) -> None:
+    """Every sample whose gradient's norm is above max_norm is clipped, however slightly above:
+    x = the identity, so grad_weight's column n is s_n g_n, with g_n of norm max_norm * f for
+    f = 1 (at max_norm: kept) and f = 1 + 2^-40 (float32: 1 + 2^-16), 1.0005, 1.005."""
+    for dtype, slacks in THRESHOLD_SLACKS.items():
+        factors = (1.0,) + slacks
+        for max_norm in (1.0, 0.2, 3.0):
+            grad_output = torch.tensor([[0.6 * max_norm * f, 0.8 * max_norm * f]
+                                        for f in factors], dtype=torch.float64).to(device, dtype)
+            n = len(factors)
+            values = {"x": torch.eye(n, dtype=dtype, device=device),
+                      "weight": sample((2, n), device, seed=63, dtype=dtype), "max_norm": max_norm}
+            with case(f"{str(dtype).removeprefix('torch.')} x of shape ({n}, {n}) (the identity), "
+                      f"weight of shape (2, {n}), max_norm={max_norm:g}, samples whose gradients' "
+                      "norms are just above max_norm"):
+                got = _backward(function, spec, values, grad_output)
+                expected = expected_gradients(values["x"].double(), values["weight"].double(),
+                                              max_norm, grad_output.double())["weight"]
+                if not isinstance(got, torch.Tensor) or got.shape != (2, n):
+                    return  # the battery names a missing or misshapen gradient
+                for k, f in enumerate(slacks, start=1):
+                    if torch.equal(got[:, k], grad_output[k]):
+                        raise GradingError(
+                            f"PerSampleClippedLinear left a sample whose gradient has norm "
+                            f"{f:.13g} * max_norm unclipped (max_norm={max_norm:g}, "
+                            f"{str(dtype).removeprefix('torch.')}): a slack on the threshold "
+                            "(norms > max_norm * (1 + something), or a tolerance): every sample "
+                            "above max_norm, however slightly, is scaled by max_norm / norm",
+                            mistake="PerSampleClippedLinear/slack-on-threshold")
+                rtol = 1e-9 if dtype == torch.float64 else 1e-5
+                diagnose_gradient("weight", got.double(), expected, rtol=rtol, atol=0)
