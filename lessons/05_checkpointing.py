@@ -280,8 +280,7 @@ elif my_best_k is not None:
 # $s$ a second time from `x`, then applies the chain rule by hand, as in lesson 00. Its
 # `forward` calls `fancy(x)` with no precautions, and the meter below still sees only `x`
 # kept: `Function.apply` runs forward with autograd off, so `fancy`'s ops record nothing and
-# save nothing. (A forward that switches autograd back on "to be safe" is an optional section
-# after the summary.)
+# save nothing.
 
 # %%
 def fancy(x):
@@ -319,9 +318,9 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
 # a function `run_fn` handed to it. Its backward cannot apply a formula: it runs `run_fn` again
 # so that autograd records the block's graph, and differentiates that. (Is anything recorded
-# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it; an optional
-# section after the summary runs it again.) Two predictions decide the rest. Write them now;
-# your backward settles them, and a cell after the exercise shows both.
+# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it.) Two
+# predictions decide the rest. Write them now; your backward settles them, and a cell after the
+# exercise shows both.
 #
 # **Prediction A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph,
 # whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
@@ -762,9 +761,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
 # </details>
 #
-# The usual cure for a `Function`-based checkpoint, a dummy input that requires grad, is in an
-# optional section after the summary, and what PyTorch's own checkpoint does with the same body
-# in another.
+# The usual cure, a dummy input that requires grad, is in the optional part.
 
 # %% [markdown]
 # ## Memory against the number of segments
@@ -851,8 +848,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # checkpointed block once, here all 16, 33.6 MFLOP, one forward's worth on top of the plain
 # backward's 67.1. Only the memory depends on $k$; in time, each extra segment adds a little
 # overhead besides (one more `Function` call and random-state copy).
-# Every $k$ from 1 to $n$ with the work each costs (on 8 of these blocks), and PyTorch's own
-# `checkpoint_sequential` beside yours, are in an optional section after the summary.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -892,10 +887,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #
 # Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again and
 # needs the very values forward got. A dropout inside breaks that unless its random state is
-# replayed, as in Exercise 1; the self-check uses no random $f$, and an optional section after
-# the summary shows what goes wrong. And the inputs backward rebuilds equal forward's only up
-# to rounding (in floating point, a value added and then taken away again may come back with
-# its last bits changed), and the drift grows with depth in a stack.
+# replayed, as in Exercise 1; the self-check uses no random $f$. And the inputs backward
+# rebuilds equal forward's only up to rounding (in floating point, a value added and then taken
+# away again may come back with its last bits changed), and the drift grows with depth in a
+# stack.
 # The self-check tries one block at a time; real RevNets accept the drift or store a few exact
 # checkpoints.
 #
