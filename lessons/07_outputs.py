@@ -670,8 +670,9 @@ check_derivatives_from_y(my_derivative_from_y)
 #   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
 #   on, which is no derivative, and nothing asks yours to);
 # - forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, which is
-#   the memory writing in place saves, for `x` in float64, float32, float16 or bfloat16 (the
-#   self-check measures each);
+#   the memory writing in place saves, for `x` in float64, float32, float16 or bfloat16 and of
+#   either sign (the self-check measures each, on mixed-sign, all-negative and all-positive
+#   `x`);
 # - backward never writes into `grad_output` (autograd may still use it);
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of
@@ -720,9 +721,7 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 # $$\frac{\partial L}{\partial x} = G \odot \mathbb{1}[y > 0],$$
 #
 # with the strict comparison giving $0$ at $x = 0$, where $y = 0$. Forward saves `x`, which is
-# the output once forward returns: no extra memory. A bool mask of $x > 0$ made before the
-# write passes too, at one byte per element; what it buys in exchange, the first optional
-# section after the summary shows.
+# the output once forward returns: no extra memory.
 #
 # Where $y$ is enough, keep the output (0 new bytes), as `ctx.save_for_backward(x)` does after
 # the write. Where $y$ is not enough is Exercise 4's question.
@@ -905,6 +904,10 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # breaks backward. And the way there matters: `torch.sign(x)` is a float tensor as large as
 # `x`, made only to be cast down, where two comparisons, a bool each, give the same int8 sign
 # in a few bytes per element.
+#
+# The same choice exists for `ReLUInPlace`: a bool mask of $x > 0$ made before the write passes
+# too, at one byte per element; what it buys in exchange, the first optional section after
+# the summary shows.
 # </details>
 
 # %% [markdown]
@@ -922,6 +925,7 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place forward that computes out of place and copies in (`x.copy_(torch.relu(x))`), or makes a float temporary (`torch.sign(x)`) | a tensor as large as `x`: the memory writing in place saves | an in-place op for the write; comparisons (a byte each) for what you keep |
+# | writing through a boolean mask (`x[x < 0] *= -1`, `x[neg] = -x[neg]`) | `x[mask]` copies the selected entries, and the kernel makes their int64 positions (at least 8 bytes per selected entry): as large as `x` or larger when most entries are selected | an in-place op over all of `x` (`x[mask] = 0`, a single value, takes `masked_fill_`'s path and makes neither) |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, or of $x$ under $|x|$) | save it before writing, in as few bytes as it needs |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |

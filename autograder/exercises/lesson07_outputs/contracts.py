@@ -112,9 +112,11 @@ RELU_CLAUSES = (
             "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"}),
     Clause("forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, "
            "which is the memory writing in place saves, for `x` in float64, float32, float16 "
-           "or bfloat16 (the self-check measures each);",
+           "or bfloat16 and of either sign (the self-check measures each, on mixed-sign, "
+           "all-negative and all-positive `x`);",
            {"ReLUInPlace/allocates-as-much-as-x":
-                "torch.relu(x) computed out of place, copied into x"}),
+                "torch.relu(x) computed out of place, copied into x",
+            "ReLUInPlace/boolean-mask-indexing": "x[neg] = torch.zeros_like(x[neg])"}),
     Clause("backward never writes into `grad_output` (autograd may still use it);",
            {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"}),
     Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
@@ -157,6 +159,7 @@ ABS_IN_PLACE_CLAUSES = (
     Clause("as for `ReLUInPlace`: forward allocates nothing of `x`'s size, and backward never "
            "writes into `grad_output`;",
            {"AbsInPlace/allocates-as-much-as-x": "the sign taken with torch.sign(x), then int8",
+            "AbsInPlace/boolean-mask-indexing": "x[x < 0] *= -1",
             "AbsInPlace/modifies-grad-output": "grad_output multiplied by the sign in place"}),
     Clause("what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` "
            "attribute), **at most one byte per element** of `x` in all, and backward still "
