@@ -13,7 +13,6 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
-from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
@@ -27,6 +26,7 @@ from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
 from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
+from .cube_once_errors import _create_graph_error, numpy_return_named
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -250,7 +250,7 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
         grad_x, = torch.autograd.grad(forward.output, inputs["x"], grad_output,
                                       create_graph=True, allow_unused=True)
     except RuntimeError as error:
-        raise _create_graph_error(function, spec, error, inputs) from error
+        raise _create_graph_error(is_marked(function), spec, error, inputs) from error
     diagnose_gradient("x", grad_x, 3 * values["x"] ** 2 * grad_output.detach())
     try:  # backward(), not grad(): only a full backward runs once_differentiable's error node
         torch.autograd.backward((grad_x * _random_like(grad_x, 22)).sum())
@@ -278,47 +278,11 @@ def check_second_backward_raises(function, spec: Spec, device) -> None:
         mistake=f"{spec.name}/not-once-differentiable")
 
 
-def _create_graph_error(function, spec: Spec, error: RuntimeError, inputs) -> GradingError:
-    """A backward that passed a plain .backward() but raised under create_graph=True: say so
-    first, since the scratch cell and the Jacobian view ran it without create_graph."""
-    explained = _explain_runtime_error(spec, "backward", error, inputs)
-    first = str(error).splitlines()[0]
-    when = (f"{spec.name}.backward raised RuntimeError only when run with create_graph=True "
-            "(the first backward of a second-order check), not in a plain .backward(): there "
-            "grad mode stays on inside backward, so the saved x still requires grad")
-    if "numpy() on Tensor that requires grad" in first:
-        return GradingError(
-            f"{when}, and x.numpy() refuses it (\"{first}\")"
-            + ("" if is_marked(function) else ": your backward is not marked @once_differentiable")
-            + "; what does the mark change about grad mode inside backward?",
-            str(error), mistake=f"{spec.name}/numpy-under-create-graph")
-    return GradingError(f"{when}: {explained.hint}", explained.details,
-                        mistake=explained.mistake)
-
-
 def cube_once_full(CubeOnce, device) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
         check_class_untouched(function, CUBE_DOMAIN, device)  # before the copy-kept-aside check
-        try:
-            _cube_once_checks(function, device)
-        except GradingError as error:
-            if _NUMPY_SAID not in str(error) or "returned a NumPy array" in error.hint:
-                raise
-            raise _numpy_returned(error) from error
-
-
-_NUMPY_SAID = "expected Variable or None (got numpy.ndarray)"
-
-
-def _numpy_returned(error: GradingError) -> GradingError:
-    """The engine's "expected Variable or None (got numpy.ndarray)" in the course's words."""
-    said = _NUMPY_SAID
-    return GradingError(
-        "CubeOnce.backward returned a NumPy array where autograd needs a tensor (or None) for "
-        f"each input: PyTorch's words for it are \"{said}\"; which line of your backward "
-        "hands back NumPy's result as it is?", error.details, error.case,
-        mistake="CubeOnce/returns-numpy-array")
+        numpy_return_named(lambda: _cube_once_checks(function, device))
 
 
 def _cube_once_checks(function, device) -> None:

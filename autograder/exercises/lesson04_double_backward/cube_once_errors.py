@@ -1,0 +1,48 @@
+"""CubeOnce's failures in the course's words: a backward that fails only under create_graph=True
+(the scratch cell and the Jacobian view run a plain .backward()), and a NumPy array returned
+where the engine wants a tensor."""
+
+from ...checks import Spec
+from ...errors import GradingError
+from ...explain import _explain_runtime_error
+
+
+def _create_graph_error(marked: bool, spec: Spec, error: RuntimeError, inputs) -> GradingError:
+    """A backward that passed a plain .backward() but raised under create_graph=True: say so
+    first, since the scratch cell and the Jacobian view ran it without create_graph."""
+    explained = _explain_runtime_error(spec, "backward", error, inputs)
+    first = str(error).splitlines()[0]
+    when = (f"{spec.name}.backward raised RuntimeError only when run with create_graph=True "
+            "(the first backward of a second-order check), not in a plain .backward(): there "
+            "grad mode stays on inside backward, so the saved x still requires grad")
+    if "numpy() on Tensor that requires grad" in first:
+        return GradingError(
+            f"{when}, and x.numpy() refuses it (\"{first}\")"
+            + ("" if marked else ": your backward is not marked @once_differentiable")
+            + "; what does the mark change about grad mode inside backward?",
+            str(error), mistake=f"{spec.name}/numpy-under-create-graph")
+    return GradingError(f"{when}: {explained.hint}", explained.details,
+                        mistake=explained.mistake)
+
+
+_NUMPY_SAID = "expected Variable or None (got numpy.ndarray)"
+
+
+def _numpy_returned(error: GradingError) -> GradingError:
+    """The engine's "expected Variable or None (got numpy.ndarray)" in the course's words."""
+    said = _NUMPY_SAID
+    return GradingError(
+        "CubeOnce.backward returned a NumPy array where autograd needs a tensor (or None) for "
+        f"each input: PyTorch's words for it are \"{said}\"; which line of your backward "
+        "hands back NumPy's result as it is?", error.details, error.case,
+        mistake="CubeOnce/returns-numpy-array")
+
+
+def numpy_return_named(checks) -> None:
+    """Run ``checks``, naming the engine's NumPy-array complaint in the course's words."""
+    try:
+        checks()
+    except GradingError as error:
+        if _NUMPY_SAID not in str(error) or "returned a NumPy array" in error.hint:
+            raise
+        raise _numpy_returned(error) from error
