@@ -311,7 +311,8 @@ check_add_grads()
 # - `a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, along
 #   dims of size 1, missing leading dims, or both, and either may be 0-dim; the value and the
 #   gradients autograd gives `a * b`, inputs holding zeros included, and factors so small or
-#   so large that `a * b` underflows to 0 or overflows to inf (float64 and float32);
+#   so large that `a * b` underflows to 0 or overflows to inf (float64 and float32), backward
+#   returning each gradient in its input's dtype;
 # - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
 #   broadcast dims itself (the autograd engine sums some gradients of a broadcast shape for
 #   you; that does not count);
@@ -495,10 +496,13 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # contract, which the self-check and the hidden tests check:
 #
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
-#   least one entry: the value and the gradient autograd gives `torch.prod(x, dim)`, whichever
-#   dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside
-#   $10^{150}$, and subnormal entries in float64 and float32, and compares each gradient entry
-#   with the truth relative to its size);
+#   least one entry: the value of `torch.prod(x, dim)` and, as the gradient for each entry, $g$
+#   times the exact product of the other entries of its slice, whichever dim `dim` is, and
+#   however small a non-zero entry (the grader tries $10^{-300}$ beside $10^{150}$, and
+#   subnormal entries in float64 and float32, and compares each gradient entry with that product
+#   relative to its size). That is the gradient autograd gives `torch.prod`, except beside a
+#   subnormal entry: its backward divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives
+#   $1.0$ where the product of the others is $1.3$;
 # - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
 #   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
 #   holds a zero.
@@ -524,7 +528,7 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, by any formula
 # that is right on a slice with **no zero**. The cell after it compares it with autograd's at
 # $x = (2, 1, 3, 4)$ and $(1.5, -2, 0.5, 3)$, then shows what it gives on the slices of quick
-# question 3, for your step 3.
+# question 2, for your step 3.
 
 # %%
 ### BEGIN WORKED
@@ -572,9 +576,9 @@ check_prod_J_row()
 # which $r$ survives, and which index of the input does no factor on the right carry? With
 # one zero at position $k$, what does $y_s / x_{s,k}$ give, and what should the gradient be
 # there? With two zeros, what does every product of the others contain? Can you get the
-# product of the others without dividing by the entry itself, or by dividing only where that
-# is safe, and what must your way do in each of the three cases? Hint 3's numbers tell you
-# when you are right.
+# product of the others without dividing by the entry itself (is dividing safe beside a
+# subnormal entry, where $y$ rounds?), and what must your way do in each of the three cases?
+# Hint 3's numbers tell you when you are right.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -623,8 +627,9 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 #   = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
 #
 # an **exclusive** running product from the front times one from the back (an empty product is
-# 1), both along `dim`, whichever dimension that is. No zero is ever divided by. (Counting the
-# zeros of each slice and treating the three cases apart is also correct.)
+# 1), both along `dim`, whichever dimension that is. Nothing is ever divided by. (Counting the
+# zeros of each slice and treating the three cases apart is also correct, as long as the
+# zero-free case does not divide: beside a subnormal entry $y / x$ is off, 1.0 for 1.3.)
 # </details>
 
 # %% [markdown]
@@ -975,8 +980,11 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
-#   `eps` on either side (a row exactly at `eps` is never tried), each row on the side of
-#   `eps` where `F.normalize` puts it, in float32 as in float64;
+#   `eps` on either side, each row on the side of `eps` where `F.normalize` puts it, in float32
+#   as in float64. For a float32 `x`, `eps` means `eps` as float32 holds it: a row whose norm
+#   is exactly that is at `eps`, which `F.normalize` counts as above, and is tried (`[0.1, 0]`
+#   with `eps=0.1`: its norm, float32's 0.10000000149, is `eps` as float32 holds it); a float64
+#   row exactly at `eps` is never tried;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
 # - forward saves the output and one number per row in `x`'s dtype, nothing else: which
@@ -1241,7 +1249,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1: the wrong shape, which the engine may refuse, or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" | divided by zero: `nan` in every slice with a zero | exclusive running products from both ends, or count the zeros |
+# | `y / x` for "the product of the others" (even only where no zero) | divided by zero: `nan` in every slice with a zero; beside a subnormal entry $y$ rounds, and on $[5 \cdot 10^{-324}, 1.3]$ $y / x$ gives 1.0 for 1.3 | exclusive running products from both ends, which never divide |
 # | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
 # | `y / a` for the gradient of `a * b` | nan where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | the other factor itself, no division |
 # | a zero found with a tolerance (`x.abs() < 1e-12`, or below `torch.finfo(x.dtype).tiny`, which takes subnormals for zeros) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |

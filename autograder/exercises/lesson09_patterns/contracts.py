@@ -15,7 +15,7 @@ BROADCAST_MUL_CLAUSES = (
            "along dims of size 1, missing leading dims, or both, and either may be 0-dim; the "
            "value and the gradients autograd gives `a * b`, inputs holding zeros included, and "
            "factors so small or so large that `a * b` underflows to 0 or overflows to inf "
-           "(float64 and float32);",
+           "(float64 and float32), backward returning each gradient in its input's dtype;",
            {BM_ + "multiplies-by-own-input": "gradients swapped",
             BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "sum-of-no-dims-sums-all":
@@ -37,16 +37,20 @@ BROADCAST_MUL_CLAUSES = (
 
 PROD_OVER_DIM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
-           "has at least one entry: the value and the gradient autograd gives "
-           "`torch.prod(x, dim)`, whichever dim `dim` is, and however small a non-zero entry "
-           "(the grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and "
-           "float32, and compares each gradient entry with the truth relative to its size);",
+           "has at least one entry: the value of `torch.prod(x, dim)` and, as the gradient for "
+           "each entry, $g$ times the exact product of the other entries of its slice, whichever "
+           "dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside "
+           "$10^{150}$, and subnormal entries in float64 and float32, and compares each gradient "
+           "entry with that product relative to its size). That is the gradient autograd gives "
+           "`torch.prod`, except beside a subnormal entry: its backward divides $y$ by $x$, and "
+           "on $[5 \\cdot 10^{-324}, 1.3]$ gives $1.0$ where the product of the others is $1.3$;",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
-            PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)"}),
+            PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)",
+            PROD_ + "divides-subnormal": "y / x on slices with no zero"}),
     Clause("the gradient **finite** whether a slice along `dim` holds no zero, exactly one "
            "zero, or several, and **exactly 0** (not a tiny number) wherever the product of the "
            "other entries holds a zero.",
@@ -101,9 +105,12 @@ NORMALIZE_CLAUSES = (
     Clause("`x` with at least one dim, rows along the last, and `eps` a Python float from "
            "$10^{-12}$ to $10$: the value and the gradient autograd gives "
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
-           "**below** it (zeros included), however close to `eps` on either side (a row exactly "
-           "at `eps` is never tried), each row on the side of `eps` where `F.normalize` puts it, "
-           "in float32 as in float64;",
+           "**below** it (zeros included), however close to `eps` on either side, each row on "
+           "the side of `eps` where `F.normalize` puts it, in float32 as in float64. For a "
+           "float32 `x`, `eps` means `eps` as float32 holds it: a row whose norm is exactly that "
+           "is at `eps`, which `F.normalize` counts as above, and is tried (`[0.1, 0]` with "
+           "`eps=0.1`: its norm, float32's 0.10000000149, is `eps` as float32 holds it); a float64 "
+           "row exactly at `eps` is never tried;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":

@@ -86,3 +86,29 @@ def check_float32_rows_at_eps(function, spec, device) -> None:
                        "though right far above and far below it: does backward place each row "
                        "by its norm as F.normalize computes it, in x's dtype, tested against "
                        f"eps exactly? ({WHERE32})", details)
+
+
+def check_float32_row_at_held_eps(function, spec, device) -> None:
+    """A float32 row [0.1, 0] with eps = 0.1: its norm is float32(0.1) = 0.10000000149, eps as
+    float32 holds it, above the Python float 0.1. F.normalize compares in float32 and puts the
+    row with the rows above (norm >= eps); a backward testing `norm > eps` (or a clamped
+    divisor > eps) takes it for a row below and leaves out the projection."""
+    x = torch.tensor([[0.1, 0.0]], dtype=torch.float32, device=device)
+    grad_output = torch.ones_like(x)
+    got, truth, _ = gradient_for(function, spec, {"x": x, "eps": EPS32}, grad_output=grad_output)
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return  # the graded cases name a missing or mis-shaped gradient
+    if torch.allclose(got.to(truth.dtype), truth, rtol=1e-4, atol=1e-5):
+        return
+    details = f"got {got.tolist()}\nexpected {truth.tolist()}"
+    if torch.allclose(got.to(truth.dtype), grad_output / EPS32, rtol=1e-4, atol=1e-5):
+        raise GradingError("Normalize takes a float32 row whose norm equals eps as float32 "
+                           "holds it for a row below eps: F.normalize compares the norm with "
+                           "eps in x's dtype and counts a row at eps as above (norm >= eps), "
+                           "so a test `norm > eps`, or `divisor > eps` on a clamped divisor, "
+                           "drops its projection (with x = [[0.1, 0]], float32, eps=0.1: the "
+                           "norm is float32(0.1) = 0.10000000149; grad_output of ones)", details,
+                           mistake="Normalize/at-eps-float32")
+    raise GradingError("Normalize's gradient is wrong on a float32 row whose norm is eps as "
+                       "float32 holds it (with x = [[0.1, 0]], float32, eps=0.1, grad_output "
+                       "of ones)", details)

@@ -96,6 +96,11 @@ def broadcast_opening(BroadcastMul, device="cpu") -> None:
         broadcast_case(function, a_shape, b_shape, device)
     check_exact_zeros(function, device)
     check_range_ends(function, BROADCAST_MUL, device)
+    # the gradients in the inputs' dtype: float32 in, float32 out (IndexSelect's rule too)
+    values = {"a": sample((3, 1), device, seed=2, dtype=torch.float32),
+              "b": sample((4,), device, seed=3, dtype=torch.float32)}
+    with case(described(values, torch.float32)):
+        graded_case(function, BROADCAST_MUL, values)
     COUNTED_WORK.check_needs_input_grad(function, device)
     check_gradcheck(function, BROADCAST_MUL, {"a": sample((3, 1), device),
                                               "b": sample((4,), device, seed=1)})

@@ -16,7 +16,7 @@ from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
-from .normalize_float32 import check_float32_rows_at_eps
+from .normalize_float32 import check_float32_row_at_held_eps, check_float32_rows_at_eps
 from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
                              check_norm_as_f_normalize, check_off_grid_eps, eps_as_float32,
@@ -266,6 +266,7 @@ def normalize_opening(Normalize, device="cpu") -> None:
 def normalize_full(Normalize, device) -> None:
     normalize_opening(Normalize, device)
     check_off_grid_eps(Normalize, NORMALIZE, device)
+    check_float32_row_at_held_eps(Normalize, NORMALIZE, device)
     for seed, shape in enumerate(NORMALIZE_SHAPES):
         normalize_case(Normalize, sample(shape, device, seed=seed), EPS)
     # rows that a flattening view cannot reach: x of (3, 2, 4) with its leading dims swapped

@@ -5,12 +5,13 @@ from the lesson's forwards and backward bodies (answers.py); domains.py holds wh
 generated domain checks separate."""
 
 from . import (broadcast_mul, cummax, cumsum, domains, index_select, normalize,
-               normalize_eps_branch, prod_over_dim, review53, review54, review55)
+               normalize_eps_branch, prod_over_dim, review53, review54, review55,
+               review55c)
 
 UNUSUAL = (broadcast_mul.UNUSUAL + prod_over_dim.UNUSUAL + cumsum.UNUSUAL + index_select.UNUSUAL
            + normalize.UNUSUAL + cummax.UNUSUAL + review53.UNUSUAL + review54.UNUSUAL
-           + review55.UNUSUAL)
+           + review55.UNUSUAL + review55c.UNUSUAL)
 MISTAKES = (broadcast_mul.MISTAKES + prod_over_dim.MISTAKES + cumsum.MISTAKES
             + index_select.MISTAKES + normalize.MISTAKES + normalize_eps_branch.MISTAKES
             + cummax.MISTAKES + domains.MISTAKES + review53.MISTAKES
-            + review54.MISTAKES + review55.MISTAKES)
+            + review54.MISTAKES + review55.MISTAKES + review55c.MISTAKES)

@@ -6,20 +6,6 @@ from .answers import _PROJECTION, _function, _normalize
 
 
 UNUSUAL = [
-    Unusual("Normalize", "saves the clamped norm; the branch from the output's length",
-            _normalize('''
-        eps = ctx.eps
-        radial = (y * grad_output).sum(-1, keepdim=True)
-        projected = torch.where(norm > eps, grad_output - y * radial, grad_output)
-        return projected / norm, None
-''', forward='''
-    def forward(ctx, x, eps):
-        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(eps)
-        y = x / norm
-        ctx.save_for_backward(y, norm)
-        ctx.eps = eps
-        return y
-''')),
     Unusual("Normalize", "two branches with torch.where", _normalize('''
         radial = (y * grad_output).sum(dim=-1, keepdim=True)
         above = (grad_output - radial * y) / torch.clamp(norm, min=ctx.eps)

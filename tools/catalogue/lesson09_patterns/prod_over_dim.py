@@ -19,16 +19,6 @@ PROD_ZEROS_OVERWRITTEN = _prod('''
 
 
 UNUSUAL = [
-    Unusual("ProdOverDim", "count the zeros, divide only where safe", _prod('''
-        zeros = (x == 0).sum(dim, keepdim=True)
-        safe = torch.where(x == 0, torch.ones_like(x), x)
-        product_of_nonzeros = safe.prod(dim, keepdim=True)
-        others = torch.where(x == 0, product_of_nonzeros, product_of_nonzeros / safe)
-        local = torch.where(zeros == 0, others,
-                            torch.where((zeros == 1) & (x == 0), others, torch.zeros_like(x)))
-        g = grad_output.unsqueeze(dim) if x.dim() else grad_output
-        return g * local, None
-''')),
     Unusual("ProdOverDim", "exclusive products from both ends", _prod(_PROD_EXACT)),
     Unusual("ProdOverDim", "product of the others by masking each entry", _prod('''
         if x.dim() == 0:
@@ -40,56 +30,6 @@ UNUSUAL = [
                              moved.unsqueeze(-2).expand(*moved.shape, n)).prod(-1)
         return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
 ''')),
-    Unusual("ProdOverDim", "PyTorch 0.3's Prod (torch/autograd/_functions/reduce.py, ported to "
-            "torch 2): divide "
-            "when no slice holds a zero, exclusive cumprods from both ends otherwise", """
-class ProdOverDim(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, input, dim):
-        ctx.dim = dim
-        ctx.input_size = input.size()
-        output = input.prod(dim)
-        ctx.save_for_backward(input, output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        def safe_zeros_backward(inp, dim):
-            # input:                        [    a,     b,     c]
-            # cumprod(exclusive, normal):   [1    ,     a, a * b]
-            # cumprod(exclusive, reverse):  [b * c,     c,     1]
-            # product:                      [b * c, a * c, a * b]
-            if inp.size(dim) == 1:
-                return grad_output.expand_as(inp).clone()
-            ones_size = torch.Size((inp.size()[:dim] + (1,) + inp.size()[dim + 1:]))
-            ones = grad_output.new_ones(ones_size)
-            exclusive_normal = torch.cat((ones, inp.narrow(dim, 0, inp.size(dim) - 1)),
-                                         dim).cumprod(dim)
-
-            def reverse_dim(var, dim):
-                index = torch.arange(var.size(dim) - 1, -1, -1, device=var.device)
-                return var.index_select(dim, index)
-
-            narrow_reverse = reverse_dim(inp.narrow(dim, 1, inp.size(dim) - 1), dim)
-            exclusive_reverse = reverse_dim(torch.cat((ones, narrow_reverse), dim).cumprod(dim),
-                                            dim)
-            return grad_output.expand_as(exclusive_normal).mul(
-                exclusive_normal.mul(exclusive_reverse))
-
-        input, output = ctx.saved_tensors
-        dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()
-        if len(ctx.input_size) != 1:
-            grad_output = grad_output.unsqueeze(dim)
-            output = output.unsqueeze(dim)
-        zero_mask = input == 0
-        slice_zero_count = zero_mask.sum(dim, True)
-        total_zeros = slice_zero_count.sum()
-        if total_zeros == 0:
-            grad_input = grad_output.mul(output).expand_as(input).div(input)
-        else:
-            grad_input = safe_zeros_backward(input, dim)
-        return grad_input, None
-"""),
     Unusual("ProdOverDim", "exclusive products from both ends, with no 0-d branch (the "
             "contract has no 0-d x)", _prod(_PROD_EXACT.replace(
                 "        if x.dim() == 0:\n            return grad_output.clone(), None\n", ""))),
@@ -202,7 +142,8 @@ MISTAKES = [
     Mistake("ProdOverDim", "zeros overwritten with ones in the saved x (x[x == 0] = 1)",
             "ProdOverDim.backward modified its input x in place", PROD_ZEROS_OVERWRITTEN),
     # the per-call check's calls share x's number of dims; a 1-D x beside a 2-D x tells them apart
-    Mistake("ProdOverDim", "PyTorch 0.3's Prod with the input size in a module global",
+    Mistake("ProdOverDim", "PyTorch 0.3's Prod (cumprods always) with the input size in a module "
+            "global",
             "ProdOverDim is right for each call alone", """
 class ProdOverDim(torch.autograd.Function):
     @staticmethod
@@ -243,13 +184,7 @@ class ProdOverDim(torch.autograd.Function):
         if len(INPUT_SIZE) != 1:
             grad_output = grad_output.unsqueeze(dim)
             output = output.unsqueeze(dim)
-        zero_mask = input == 0
-        slice_zero_count = zero_mask.sum(dim, True)
-        total_zeros = slice_zero_count.sum()
-        if total_zeros == 0:
-            grad_input = grad_output.mul(output).expand_as(input).div(input)
-        else:
-            grad_input = safe_zeros_backward(input, dim)
+        grad_input = safe_zeros_backward(input, dim)  # review 55c: never y / x
         return grad_input, None
 """),
 ]

@@ -33,21 +33,6 @@ _F64_NORM = '''
 UNUSUAL = [
     Unusual("CumMax", "cummax along the last dim after movedim, the indices saved as a view",
             _function("CumMax", _MOVEDIM_FORWARD.replace("KEEP", ""), _SCATTER_BACK)),
-    Unusual("Normalize", "saves the clamped divisor; above eps told by divisor > eps",
-            _function("Normalize", '''
-    def forward(ctx, x, eps):
-        divisor = x.norm(dim=-1, keepdim=True).clamp_min(eps)
-        y = x / divisor
-        ctx.save_for_backward(y, divisor)
-        ctx.eps = eps
-        return y
-''', '''
-    def backward(ctx, grad_output):
-        y, divisor = ctx.saved_tensors
-        above = divisor > ctx.eps
-        radial = torch.where(above, y * (y * grad_output).sum(-1, keepdim=True), 0)
-        return (grad_output - radial) / divisor, None
-''')),
 ]
 
 MISTAKES = [
