@@ -569,12 +569,10 @@ compare_all(predicted_relu_backward, {
 # - shapes and strides as in Exercise 1, an empty batch and a non-contiguous `grad_output`
 #   included: the value and the gradients autograd gives
 #   `torch.relu(F.linear(x, weight, bias))`, each of its input's shape;
-# - the value also where a pre-activation overflows to $-\infty$ or $+\infty$, in float32
-#   and float64;
-# - a gradient of 0 where the pre-activation is $\le 0$, **exactly 0 included**, whatever
-#   `grad_output` holds there ($\pm\infty$ included);
-# - `grad_output` passed on unchanged where the pre-activation is $> 0$, however small,
-#   whatever it holds (nan and $\pm\infty$ included);
+# - the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every
+#   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
+#   $\pm\infty$ entries included; the value also where a pre-activation overflows to
+#   $-\infty$ or $+\infty$, in float32 and float64;
 # - no float tensor of the output's size, neither the pre-activation nor the output, saved
 #   for backward or kept after forward anywhere else (a global, the class, a closure):
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and

@@ -80,18 +80,16 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/squeezes-feature-dim":
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
             "unproven:wrong-value": "mask taken before the bias is added"}),
-    Clause("the value also where a pre-activation overflows to $-\\infty$ or $+\\infty$, in "
-           "float32 and float64;",
+    Clause("the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every "
+           "pre-activation, exactly 0 and however small included, for any `grad_output`, nan "
+           "and $\\pm\\infty$ entries included; the value also where a pre-activation "
+           "overflows to $-\\infty$ or $+\\infty$, in float32 and float64;",
            {"FusedLinearReLU/output-multiplies-mask":
-                "forward returns z * mask: nan where z overflows to -inf"}),
-    Clause("a gradient of 0 where the pre-activation is $\\le 0$, **exactly 0 included**, "
-           "whatever `grad_output` holds there ($\\pm\\infty$ included);",
-           {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
+                "forward returns z * mask: nan where z overflows to -inf",
+            "FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/mask-multiplies-infinite-grad":
-                "grad_output times the mask: inf * 0 is nan where z <= 0"}),
-    Clause("`grad_output` passed on unchanged where the pre-activation is $> 0$, however small, "
-           "whatever it holds (nan and $\\pm\\infty$ included);",
-           {"FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+                "grad_output times the mask: inf * 0 is nan where z <= 0",
+            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
     Clause("no float tensor of the output's size, neither the pre-activation nor the output, "
