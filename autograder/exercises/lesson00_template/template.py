@@ -177,8 +177,8 @@ def check_weights_not_rounded(function, device) -> None:
                 raise GradingError(
                     f"{what} is what {weights} would give ({given} rounded to float32): a "
                     "weight made into a float32 tensor (torch.tensor(w) without dtype= gives "
-                    "float32) loses the digits float64 inputs keep; use the Python float "
-                    "itself, or a tensor of the input's dtype",
+                    "float32) loses the digits float64 inputs keep: where does your code turn "
+                    "a weight into a tensor, and of which dtype?",
                     mistake="WeightedSum/float32-constant")
 
 

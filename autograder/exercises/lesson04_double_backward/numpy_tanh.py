@@ -120,9 +120,9 @@ def check_second_derivatives(function, values: dict, other_call: bool = True) ->
     if not first.requires_grad:
         raise GradingError(
             "grad_x from NumpyTanh's backward is cut off from autograd (as a NumPy result, a "
-            ".detach() or torch.no_grad leaves it), so a second backward sees a constant; make "
-            "backward return the result of a Function of your own (its forward the NumPy "
-            "gradient, its backward NumPy too)", mistake="NumpyTanh/backward-detached")
+            ".detach() or torch.no_grad leaves it), so a second backward sees a constant: "
+            "autograd cannot record NumPy, so what could record the NumPy gradient as one step "
+            "of a graph?", mistake="NumpyTanh/backward-detached")
     check_inner_ctx(first.grad_fn)
     check_inner_class_state(function, first, lambda: other_call and _first_derivative(
         function, values))

@@ -44,8 +44,8 @@ def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict) -> str
         kept = intermediates[0]
         return (f"{spec.name} saved an intermediate of shape {kept.shape} (such as "
                 "sigmoid(beta * x)) with save_for_backward; forward runs without autograd, so to "
-                "double backward it is a constant: save the inputs and recompute it in backward "
-                "(or return it as an extra output)")
+                "double backward it is a constant: what can backward compute it from that "
+                "double backward does see?")
     saved_roles = {s.role for s in forward.saved}
     numbers = [name for name, value in forward.ctx_attributes.items()
                if isinstance(value, (float, int)) and not isinstance(value, bool)]

@@ -108,9 +108,9 @@ def check_returned(spec: Spec, returned: tuple, inputs: dict) -> None:
         if wanted and isinstance(grad, torch.Tensor) and grad.shape != value.shape:
             raise GradingError(
                 f"{spec.name}.backward returned grad_{name} of shape {tuple(grad.shape)} for "
-                f"{name} of shape {tuple(value.shape)}: return exactly {name}'s shape (sum over "
-                "every leading dim; the engine sums a broadcastable gradient, but only by luck "
-                "of the shapes)")
+                f"{name} of shape {tuple(value.shape)}: the engine sums a broadcastable "
+                f"gradient, but only by luck of the shapes; over which dims does {name} act "
+                "alike, and does your sum cover them all?")
 
 
 def scalar_weight_hint(spec: Spec, returned: list, values: dict) -> None:

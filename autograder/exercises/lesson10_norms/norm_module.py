@@ -36,8 +36,8 @@ def check_parameter(module: nn.Module, dim: int) -> None:
     if not parameters:
         plain = isinstance(getattr(module, "weight", None), torch.Tensor)
         raise GradingError(f"{NAME} has no parameters" + (
-            ": its weight is a plain tensor; wrap it in nn.Parameter so that optimisers, "
-            ".to() and state_dict see it" if plain else ": give it one nn.Parameter, weight"))
+            ": its weight is a plain tensor attribute, which optimisers, .to() and state_dict "
+            "do not see: what makes a module count a tensor as one of its parameters?" if plain else ": give it one nn.Parameter, weight"))
     if list(parameters) != ["weight"]:
         raise GradingError(f"{NAME} has the parameters {list(parameters)}: give it exactly one, "
                            "named weight, as torch.nn.RMSNorm (its state_dict key)")

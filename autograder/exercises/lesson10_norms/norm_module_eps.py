@@ -233,9 +233,9 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
         if torch.allclose(output.double(), as_own, rtol=tolerance, atol=tolerance):
             raise GradingError(
                 f"{described} resolves eps=None as torch.finfo(x.dtype).eps ({_named(dtype)}'s, "
-                f"{own:.2g}), where torch.nn.RMSNorm adds float32's (1.2e-07), the eps of the "
-                f"dtype it computes in: off by {off:.3g} on rows of mean square "
-                "near 1e-3; read eps in help(torch.nn.RMSNorm)",
+                f"{own:.2g}), which is not the eps torch.nn.RMSNorm adds: off by {off:.3g} "
+                "on rows of mean square near 1e-3; which dtype's eps does "
+                "help(torch.nn.RMSNorm) name, and in which dtype does it compute?",
                 mistake=f"{NAME}/none-eps-input-dtype")
         raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
                            f"eps=None) on rows of mean square near 1e-3 (off by {off:.3g}): "
