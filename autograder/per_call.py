@@ -87,13 +87,20 @@ def _two_calls(domain: Domain, function, calls: list, inputs: tuple, low: dict, 
         text = (str(error).strip().splitlines() or [""])[0]
         failure = GradingError(f"{domain.spec.name}.backward raised {type(error).__name__} "
                                f"with {_pair(same_inputs)}: {text}", str(error))
-        raise _shared_state(domain, function, calls, failure, same_inputs) from error
+        raise _shared_state(domain, function, calls, failure, same_inputs,
+                            _grad_outputs(per_call)) from error
     check_class_state(domain, function, before, "backward")
     try:
         _each_call_own(domain, first, second, low, high, pairs, grads, same_inputs)
     except GradingError as error:
         _gradients_kept(domain, grads, len(wanted[0]), error)
-        raise _shared_state(domain, function, calls, error, same_inputs) from error
+        raise _shared_state(domain, function, calls, error, same_inputs,
+                            _grad_outputs(per_call)) from error
+
+
+def _grad_outputs(per_call: list) -> list:
+    """Each call's grad_outputs in the pair, to run that call alone with."""
+    return [[g for _, g in call] for call in per_call]
 
 
 def _pair(same_inputs: bool) -> str:
@@ -242,22 +249,44 @@ def _each_call_own(domain: Domain, first, second, low, high, pairs, grads,
 
 
 def _shared_state(domain: Domain, function, calls: list, error: GradingError,
-                  same_inputs: bool = False) -> GradingError:
+                  same_inputs: bool = False, grad_outputs: list | None = None) -> GradingError:
     """A failure with two calls in one graph, blamed on state the calls share only when each
-    call alone, on the same inputs, is right (whatever the failure itself proved: a None
-    gradient, a wrong shape, are then what the shared state caused)."""
+    call alone, on the same inputs and with the same grad_outputs as in the pair, is right
+    (whatever the failure itself proved: a None gradient, a wrong shape, are then what the
+    shared state caused); a call wrong alone keeps the pair's failure, unblamed."""
     if str(error.mistake).endswith("/state-shared-between-calls"):
         return error
     try:
         for values in calls:
             compare(domain, function, fresh_leaves(values))
+        for values, given in zip(calls, grad_outputs or []):
+            _alone(domain, function, values, given)
     except GradingError:
+        return error
+    except Exception:  # noqa: BLE001 - the learner's backward failing alone: not shared state
         return error
     return GradingError(
         f"{domain.spec.name} is right for each call alone but not for {_pair(same_inputs)} "
         f"({error.hint}): one call's forward changed what the other's backward reads; "
         f"{_remedy(same_inputs)}",
         error.details, mistake=f"{domain.spec.name}/state-shared-between-calls")
+
+
+def _alone(domain: Domain, function, values: dict, grad_outputs: list) -> None:
+    """One call alone, backward with ``grad_outputs``: its gradients against the reference."""
+    inputs = fresh_leaves(values)
+    outputs = [o for o in floating_outputs(run_forward(function, domain.spec, inputs).output)
+               if o.requires_grad]
+    names = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    if not outputs or not names or len(outputs) != len(grad_outputs):
+        return
+    grads = torch.autograd.grad(outputs, [inputs[n] for n in names], grad_outputs,
+                                allow_unused=True)
+    truth = _reference_grads(domain, inputs, grad_outputs)
+    for name, got in zip(names, grads):
+        diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
+                          truth[name], inputs=inputs, computed_in=inputs[name].dtype,
+                          exercise_name=domain.spec.name)
 
 
 def with_constants(inputs: dict, constants: dict) -> dict:
