@@ -174,7 +174,15 @@ def outer_full(Outer, device) -> None:
         for name in ("u", "v"):
             check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
         check_backward_reads_saved(function, OUTER, _values(4, 3, device, seed=2), "u and v")
-    check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
+    try:
+        check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
+    except GradingError as error:  # the shared wording gives the fix; ask instead
+        said = ": test ctx.needs_input_grad and return None"
+        if error.mistake != "Outer/computes-frozen-gradient" or said not in error.hint:
+            raise
+        raise GradingError(error.hint.split(said)[0] + ": which attribute of ctx tells backward "
+                           "what is wanted, and what stands for no gradient?", error.details,
+                           error.case, mistake=error.mistake) from error
     check_computes_only_what_is_needed(function, device)
     covers("gradient only when needed")
     # last but gradcheck: a failure there is one no other size or probe showed
