@@ -17,6 +17,8 @@ BROADCAST_MUL_CLAUSES = (
            "factors so small or so large that `a * b` underflows to 0 or overflows to inf "
            "(float64 and float32), backward returning each gradient in its input's dtype;",
            {BM_ + "multiplies-by-own-input": "gradients swapped",
+            "case:keep the input's dtype":
+                "reduced in float64 and returned in float64 for float32 inputs",
             BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "sum-of-no-dims-sums-all":
                 "leading dims summed with t.sum(()) when there are none"}),
@@ -50,7 +52,8 @@ PROD_OVER_DIM_CLAUSES = (
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
             PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)",
-            PROD_ + "divides-subnormal": "y / x on slices with no zero"}),
+            PROD_ + "divides-subnormal":
+                "y / x on slices with no zero (zeros counted exactly)"}),
     Clause("the gradient **finite** whether a slice along `dim` holds no zero, exactly one "
            "zero, or several, and **exactly 0** (not a tiny number) wherever the product of the "
            "other entries holds a zero.",
@@ -112,6 +115,8 @@ NORMALIZE_CLAUSES = (
            "`eps=0.1`: its norm, float32's 0.10000000149, is `eps` as float32 holds it); a float64 "
            "row exactly at `eps` is never tried;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
+            NORMALIZE_ + "at-eps-float32":
+                "saves the clamped divisor; above eps told by divisor > eps",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
                 "above eps told from the length of y (length > 0.99)",
