@@ -354,7 +354,7 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # | shapes | 0 to 3 leading dimensions; $N_q < N_k$ and $N_q > N_k$, a single query, a single key |
 # | layouts | the usual multi-head one (heads split off the features and moved before the sequence: not contiguous), for inputs and `grad_output` |
 # | large scores | float64 scores in the thousands (`exp` overflows above about 709 in float64, 88 in float32); float32 rows reaching 100 to 150 |
-# | low scores | float32 rows near $-160$, float64 rows near $-20000$ and near $-10^6$; float32 and float64 rows at or below `-torch.finfo(dtype).max / 2` |
+# | low scores | float32 rows near $-160$, float64 rows near $-20000$ and near $-10^6$; float32 and float64 rows at or below `-torch.finfo(dtype).max / 2`, and rows whose visible score is `torch.finfo(dtype).min` itself |
 # | masked scores | float64 rows whose masked scores lie tens of thousands above the visible ones |
 # | float16, bfloat16 | scores up to about 85, where bfloat16 numbers are 0.5 apart (Exercise 3) |
 # | `FlashAttention.BLOCK` | 2 to 16, so that small inputs span several tiles (Exercise 3) |
@@ -1613,7 +1613,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
 # | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
-# | masked scores filled with `-1e4`, or `-10000` added to them (as in BERT's code) | right only while the masked scores end up far below the row's largest visible one; the checks' rows go past that, and the output is wrong with no error | a fill far below any score: `-inf`, or `torch.finfo(dtype).min` |
+# | masked scores filled with `-1e4`, or `-10000` added to them (as in BERT's code) | right only while the masked scores end up far below the row's largest visible one; the checks' rows go past that, and the output is wrong with no error | `-inf`: no finite fill lies below every score, since a visible score can be `torch.finfo(dtype).min` itself, which that fill only ties |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
 # | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |

@@ -61,6 +61,16 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "that forward made, besides the mask it was given: a new tensor kept until "
                 "backward; save the mask as given and derive what backward needs from it there",
                 mistake=f"{spec.name}/saves-a-new-mask")
+    output = forward.output
+    for saved in extra:  # O.clone(), O.detach().clone(): the output, kept twice
+        if (isinstance(output, torch.Tensor) and saved.shape == tuple(output.shape)
+                and saved.dtype == output.dtype
+                and torch.equal(saved.tensor.detach(), output.detach())):
+            raise GradingError(
+                f"{spec.name} saved a copy of its output O ({saved.nbytes} bytes, shape "
+                f"{saved.shape}): save the output itself, ctx.save_for_backward(..., output, ...), "
+                "which the caller keeps anyway and costs nothing more",
+                mistake=f"{spec.name}/saves-copy-of-output")
     budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
     total = sum(s.nbytes for s in extra)
     if total > budget:

@@ -35,6 +35,7 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            {S_ + "mask-polarity-reversed": "reversed mask",
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
+            S_ + "finfo-min-mask-fill": "masked scores filled with torch.finfo(dtype).min",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
     Clause("Scores of any magnitude softmax handles (the table below).",
            {S_ + "no-row-maximum": "no maximum subtracted",
@@ -67,6 +68,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "view-on-multihead-grad-output": "grad_output flattened by .view",
             M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient",
             M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
+            M_ + "finfo-min-mask-fill": "masked scores filled with torch.finfo(dtype).min",
             M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
     Clause("Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such "
@@ -82,6 +84,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-in-lower-precision": "log-sum-exp kept in float32 for float64 inputs",
             M_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             M_ + "saves-more-than-row-statistics": "saves K transposed and made contiguous",
+            M_ + "saves-copy-of-output": "saves a copy of the output",
             M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
             M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1"}),
     Clause("Backward recomputes $P$, masked as in forward, from the saved $L$: no second "
@@ -151,6 +154,7 @@ FLASH_ATTENTION_CLAUSES = (
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "running-output-in-half": "running output kept in float16",
             F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
+            F_ + "row-sum-D-in-half": "D = rowsum(dO * O) in float16",
             F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
             F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
     Clause("Read the block size as `FlashAttention.BLOCK`: the checks set it from 2 to 16, and "

@@ -326,10 +326,19 @@ def _check_case(function, values: dict, grad_output, tolerance: float, queries: 
               "the output matches, and grad_K and grad_V are sums over the query blocks: "
               "accumulate dK and dV in float32 across the query loop, casting at the end"
               if queries and what in ("grad_K", "grad_V") else
+              "the output matches, but grad_Q and grad_K both lose precision: "
+              "what every tile's dS takes from outside the tiles, D = rowsum(dO * O), is "
+              "rounded to float16; widen dO and O to float32 before the product and its sum"
+              if what == "grad_Q" and errors["grad_K"] > tolerance else
+              "the output, grad_K and grad_V match, and grad_Q alone loses precision: dQ is "
+              "summed over the key blocks in float16; accumulate it in float32 "
+              "across the key loop, casting at the end" if what == "grad_Q" else
               "the output matches, so backward keeps something in float16: compute "
               "D = rowsum(dO * O) and accumulate dQ, dK, dV in float32, casting at the end")
     raise GradingError(f"{off}; yours matches in float32 (to {wide[what]:.1g}): a precision "
                        f"loss, not a wrong formula; {advice}", mistake={
                            "keep the running output": f"{NAME}/running-output-in-half",
                            "sums over the query blocks": f"{NAME}/dk-dv-accumulated-in-half",
+                           "both lose precision": f"{NAME}/row-sum-D-in-half",
+                           "grad_Q alone loses": f"{NAME}/backward-accumulates-in-half",
                            "backward keeps": f"{NAME}/backward-accumulates-in-half"})

@@ -40,13 +40,13 @@ MISTAKES = [
                 "L = torch.empty(Q.shape[:-1], dtype=torch.float32, device=Q.device)"))),
     # key blocks visited last to first: at BLOCK 64 dQ in float16 was off by 1.75e-4 only,
     # under the old tolerance of 2.5e-4; at BLOCK 16 by 5.6e-4, against the solution's 7.4e-5
-    Mistake(FA, "dQ accumulated in float16, key blocks last to first", "backward keeps "
-            "something in float16", edit(
+    Mistake(FA, "dQ accumulated in float16, key blocks last to first", "grad_Q alone "
+            "loses precision: dQ is summed", edit(
                 FLASH, ("grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
                         "grad_Q = torch.zeros_like(Q)"),
                 ("for j in range(0, Lk, block):\n            k, v",
                  "for j in reversed(range(0, Lk, block)):\n            k, v"))),
-    Mistake(FA, "dQ accumulated in float16", "backward keeps something in float16", edit(
+    Mistake(FA, "dQ accumulated in float16", "grad_Q alone loses precision: dQ", edit(
         FLASH, ("grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)",
                 "grad_Q = torch.zeros_like(Q)"))),
     Mistake("FlashAttention", "running output kept in float16",
@@ -56,7 +56,7 @@ MISTAKES = [
          "o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype, device=Q.device)"),
         ("o = alpha.unsqueeze(-1) * o + p @ v", "o = (alpha.unsqueeze(-1) * o + p @ v).to(Q.dtype)"))),
     Mistake("FlashAttention", "D = rowsum(dO * O) in float16",
-            "a precision loss, not a wrong formula; the output matches, so backward keeps", edit(
+            "grad_Q and grad_K both lose precision: what every tile's dS takes", edit(
         SOLUTION,
         ("D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)",
          "D = (grad_output * O).sum(dim=-1).to(wide)"))),

@@ -39,9 +39,9 @@ UNUSUAL = [
         ("Q, K, V, P = ctx.saved_tensors", "Qs, K, V, P = ctx.saved_tensors"),
         ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
          "grad_K = grad_S.transpose(-2, -1) @ Qs"))),
-    # far below any score the checks make: as right as -inf wherever a row keeps a key
-    Unusual(S, "masked scores filled with torch.finfo(dtype).min", edit(
-        SDPA, (FILL, "scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)"))),
+    # a select rather than a fill (torch.finfo(dtype).min is a mistake: review55c.py)
+    Unusual(S, "masked scores selected away by torch.where(mask, scores, -inf)", edit(
+        SDPA, (FILL, 'scores = torch.where(mask, scores, float("-inf"))'))),
 ]
 
 MISTAKES = [

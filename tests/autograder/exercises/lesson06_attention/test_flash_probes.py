@@ -111,7 +111,7 @@ def test_accumulation_case_separates_the_half_accumulators():
     check_domain(case, solution("FlashAttention"), torch.device("cpu"))
     check_accumulation(solution("FlashAttention"), "cpu")
     for name, said in (("running output kept in float16", "keep the running output"),
-                       ("D = rowsum(dO * O) in float16", "the output matches, so backward")):
+                       ("D = rowsum(dO * O) in float16", "the output matches, but grad_Q and grad_K")):
         wrong = mistake("FlashAttention", name)
         with pytest.raises(GradingError, match="is wrong"):
             check_domain(case, wrong, torch.device("cpu"))
