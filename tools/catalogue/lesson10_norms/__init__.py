@@ -6,11 +6,11 @@ what only the generated checks of each domain see, saved_budget.py the float64 c
 float32 saved check sees, review53.py, review54.py and review55.py the answers of reviews 53 to 55."""
 
 from . import (domains, group_norm, group_norm_mistakes, layer_norm, layer_norm_mistakes,
-               rms_norm_function, rms_norm_module, review53, review54, review55,
+               learner55, rms_norm_function, rms_norm_module, review53, review54, review55,
                saved_budget)
 
 UNUSUAL = (layer_norm.UNUSUAL + rms_norm_function.UNUSUAL + rms_norm_module.UNUSUAL
            + group_norm.UNUSUAL + review53.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL)
 MISTAKES = (layer_norm_mistakes.MISTAKES + rms_norm_function.MISTAKES + rms_norm_module.MISTAKES
             + group_norm_mistakes.MISTAKES + domains.MISTAKES + saved_budget.MISTAKES
-            + review53.MISTAKES + review54.MISTAKES + review55.MISTAKES)
+            + review53.MISTAKES + review54.MISTAKES + review55.MISTAKES + learner55.MISTAKES)
