@@ -1015,8 +1015,8 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #    Your formula could be written with $x$ instead of $y$: in a network, when does saving the
 #    output cost less than saving $x$, and when do the two cost the same? (Compare a next layer
 #    `y @ W` with a next layer `y + 1`: which of them saves $y$?) (At a norm exactly equal to
-#    `eps`, `F.normalize`'s own gradient takes the "above" formula; the grader never puts a
-#    row there.)
+#    `eps`, `F.normalize`'s own gradient takes the "above" formula; the grader puts a float32
+#    row there, at `eps` as float32 holds it, never a float64 one.)
 #
 # **Check your step 2 live.** Write $\partial y_j / \partial x_i$ above $\varepsilon$ for one
 # row as a function of $y$ (a vector of length $d$) and $n$ (a number), returning the $d \times d$

@@ -10,7 +10,6 @@ _RETURNED_COPY = ("a gradient or output returned as a copy, or as grad_output it
                   "same values; autograd accepts both")
 _NO_ZERO_DIM = ("the contract grades no 0-d x with a dim argument (the syllabus): the 0-d "
                 "branch is never needed, and the general branch gives the same result")
-_INT_TEST = "an int compared with a non-integer or a negative number: the branch it guards is "
 _EMPTY = ("the branch for an empty tensor only: the general path gives the same (empty or "
           "zero) result there, and a one-element slice's gradient is grad_output itself")
 _ONE_D_INDEX = "index is 1-D: its first and last dims are the same"
@@ -47,21 +46,10 @@ EQUIVALENTS = [
        "a if True else None)", "saves a where backward then does not read it; "
        + _NO_SAVING_RULE),
     # ProdOverDim
-    _e("ProdOverDim", "move_threshold", "if inp.size(dim) == 1:", "if inp.size(dim) == 0.5:",
-       _INT_TEST + "a shortcut for slices of size 1, which the general path computes alike"),
-    _e("ProdOverDim", "flip_boolean", "slice_zero_count = zero_mask.sum(dim, True)",
-       "slice_zero_count = zero_mask.sum(dim, False)",
-       "slice_zero_count is only summed again into total_zeros: its keepdim changes no sum"),
-    _e("ProdOverDim", "save_copy", "ctx.save_for_backward(input, output)",
-       "ctx.save_for_backward(input, output.clone())", _NO_SAVING_RULE),
-    _e("ProdOverDim", "add_copy", "ctx.save_for_backward(input, output)",
-       "ctx.save_for_backward(input, output.contiguous())", _NO_SAVING_RULE),
     _e("ProdOverDim", "save_copy", "ctx.save_for_backward(x)", "ctx.save_for_backward(x.clone())",
        _NO_SAVING_RULE),
     _e("ProdOverDim", "add_copy", "ctx.save_for_backward(x)",
        "ctx.save_for_backward(x.contiguous())", _NO_SAVING_RULE),
-    _e("ProdOverDim", "drop_copy", "return grad_output.expand_as(inp).clone()",
-       "return grad_output.expand_as(inp)", _RETURNED_COPY),
     _e("ProdOverDim", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
        _RETURNED_COPY),
     _e("ProdOverDim", "nudge_constant", "ones = torch.ones_like(x.narrow(dim, 0, 1))",
@@ -104,9 +92,6 @@ EQUIVALENTS = [
        "return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None",
        "return torch.where(norm > ctx.eps, above, grad_output / ctx.eps), None", _EXACT_EPS),
     _e("Normalize", "swap_comparison",
-       "above = norm >= ctx.eps  # below eps the divisor is a constant: no projection",
-       "above = norm > ctx.eps  # below eps the divisor is a constant: no projection", _EXACT_EPS),
-    _e("Normalize", "swap_comparison",
        "return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
        "return torch.where(n <= ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
        _EXACT_EPS),
@@ -145,12 +130,6 @@ EQUIVALENTS = [
        "dims = [i for i, size in enumerate(own.shape) if size == 1 and g.shape[i] != 0.5]",
        "the test then also keeps dims where g has size 1 too: summing those with keepdim "
        "changes nothing"),
-    _e("ProdOverDim", "move_threshold", "dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()",
-       "dim = ctx.dim if ctx.dim >= -1e-06 else ctx.dim + input.dim()",
-       "ctx.dim is an int: >= -1e-06 and >= 0 hold for the same dims"),
-    _e("ProdOverDim", "swap_comparison", "zero_mask = input == 0", "zero_mask = input != 0",
-       "the mask only chooses the division shortcut: inverted, the general path, exact for any "
-       "slice (zeros or not), always runs"),
     _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == -1e-06:", _EMPTY_SLICE),
     _e("ProdOverDim", "nudge_constant", "if x.dim() == 0:", "if x.dim() == -1:", _NO_ZERO_DIM),
     _e("IndexSelect", "reshape_to_view", "return (one_hot.T @ flat).reshape(ctx.shape), None",
