@@ -660,39 +660,11 @@ if not withheld(my_peak_prediction):
 # described in the **In practice** block at the end of the lesson.)
 # </details>
 #
-# A model is not one call. In a stack of layers, forward runs every layer before backward
-# starts, so **every layer's saved tensors are alive at once** when backward begins (lesson 05
-# builds on exactly this). The peak of the whole step is then what all layers saved, plus one
-# layer's working memory in backward. Here are 12 attention layers at $N = 256$, each feeding
-# the next:
-
-# %%
-def stack_peak(attention, layers=12, N=256, d=64):
-    """Bytes alive when backward starts (all layers' saved tensors) and the step's peak."""
-    x = torch.randn(1, N, d, requires_grad=True)
-    with TensorAccounting() as books:
-        books.start("forward")
-        hidden = x
-        for _ in range(layers):
-            hidden = attention(hidden, hidden, hidden, d ** -0.5)
-        forward_peak = books.phases["forward"].peak
-        books.start("backward")
-        alive = books.now  # everything the 12 layers keep for backward
-        hidden.sum().backward()
-    return alive, max(forward_peak, alive + books.phases["backward"].peak)
-
-
-for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
-                ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
-    alive, peak = stack_peak(f)
-    print(f"{name:<26} 12 layers: {alive / 2**20:5.1f} MiB alive as backward starts, "
-          f"peak {peak / 2**20:5.1f} MiB")
-
-# %% [markdown]
-# Here the log-sum-exp pays however backward is written: twelve saved $P$ matrices against
-# twelve rows of numbers, and the peak of the step falls by more than half. What is left is
-# one layer's $N_q \times N_k$ working memory in backward (and in forward). To remove that
-# too, the $N_q \times N_k$ matrices must never exist. That is FlashAttention.
+# A model is not one call: in a stack of layers every layer's saved tensors are alive at once
+# when backward begins, and there the log-sum-exp pays however backward is written (the
+# optional **More measurements** at the end counts 12 layers). What is left is one layer's
+# $N_q \times N_k$ working memory in backward (and in forward). To remove that too, the
+# $N_q \times N_k$ matrices must never exist. That is FlashAttention.
 
 # %% [markdown]
 # ## Derive: the online softmax
@@ -1290,8 +1262,8 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # - **What `@once_differentiable` guards**, a predict-then-run on a second derivative, and
 #   **what is kept, counted**: your Exercise 1 against the same attention in ordinary ops.
 # - **Your bias gradient, drawn**, and the online softmax **stepped block by block**.
-# - **More measurements**: how many layers before keeping $L$ pays, and what a log-sum-exp kept
-#   in bfloat16 costs.
+# - **More measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
+#   what a log-sum-exp kept in bfloat16 costs.
 # - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
 #   production notes, a learned ALiBi slope, an explorer of your Exercise 1.
 
@@ -1587,8 +1559,40 @@ online_softmax_stepper(length=24, block=4, seed=3)
 # %% [markdown]
 # ### More measurements
 #
+# **A stack of layers.** In a stack of layers, forward runs every layer before backward
+# starts, so **every layer's saved tensors are alive at once** when backward begins (lesson 05
+# builds on exactly this). The peak of the whole step is then what all layers saved, plus one
+# layer's working memory in backward. Here are 12 attention layers at $N = 256$, each feeding
+# the next:
+
+# %%
+def stack_peak(attention, layers=12, N=256, d=64):
+    """Bytes alive when backward starts (all layers' saved tensors) and the step's peak."""
+    x = torch.randn(1, N, d, requires_grad=True)
+    with TensorAccounting() as books:
+        books.start("forward")
+        hidden = x
+        for _ in range(layers):
+            hidden = attention(hidden, hidden, hidden, d ** -0.5)
+        forward_peak = books.phases["forward"].peak
+        books.start("backward")
+        alive = books.now  # everything the 12 layers keep for backward
+        hidden.sum().backward()
+    return alive, max(forward_peak, alive + books.phases["backward"].peak)
+
+
+for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
+                ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
+    alive, peak = stack_peak(f)
+    print(f"{name:<26} 12 layers: {alive / 2**20:5.1f} MiB alive as backward starts, "
+          f"peak {peak / 2**20:5.1f} MiB")
+
+# %% [markdown]
+# Here the log-sum-exp pays however backward is written: twelve saved $P$ matrices against
+# twelve rows of numbers, and the peak of the step falls by more than half.
+#
 # **How many layers before $L$ pays.** With the straightforward backward, keeping $L$ starts
-# to pay at three layers of the size "Kept and peak" stacks ($N = 256$): at two, the two saved
+# to pay at three layers of the size stacked above ($N = 256$): at two, the two saved
 # $P$ still weigh less than the extra $N_q \times N_k$ tensors the recomputation builds.
 # Run `stack_peak(f, layers=2)` and `layers=3` to see it (step peaks on torch 2.13: 1.56 MiB
 # for `ScaledDotProductAttention` against 1.63 at two layers, 1.88 against 1.69 at three).
