@@ -827,7 +827,8 @@ else:
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
 # look inside reference here (its state_dict, named_parameters(), eps)
-print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
+print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
+      "(✎ 3's RMSNorm defaults to 1e-6 instead, and takes eps=None too)")
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `RMSNorm`
@@ -837,8 +838,9 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps)
 # check:
 #
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
-#   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default, each module keeping the eps it was
-#   built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
+#   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default (this exercise's choice, a common
+#   one for LLaMA-style models; `torch.nn.RMSNorm`'s own default is the `None` printed
+#   above), each module keeping the eps it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
 #   `torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below;
 # - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
