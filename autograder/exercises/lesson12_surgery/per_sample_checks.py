@@ -79,20 +79,59 @@ def check_no_pieces_of_gradients(kept, grad_output, x, factors) -> None:
                     "matrix product", mistake="PerSampleClippedLinear/per-sample-outer-products")
 
 
-def check_no_gradient_per_sample(made: int, n: int, d_out: int, d_in: int) -> None:
+def check_no_gradient_per_sample(made: int, kept, grad_output, x, factors) -> None:
     """A loop over samples builds or adds one (out, in) term per sample (never an (N, out, in)
     tensor): N or more ops that create or update a tensor of out * in elements, where the answer
-    needs one or two. Checked where N >= 5 and out * in is no other size backward needs
-    (N * out, N * in, N)."""
+    needs one or two, and among them, for most samples, that sample's own gradient g_n x_n^T
+    (scaled by s_n or not), alone or as the step between two of them (in place too): all but
+    one of the samples whose gradient is not 0. A sum over chunks of 2 or more samples makes as
+    many ops but no step of one sample (save a chunk whose other samples are 0). Checked where
+    N >= 5, at least 4 samples' gradients are not 0, and out * in is no other size backward
+    needs (N * out, N * in, N)."""
+    n, d_out, d_in = grad_output.shape[0], grad_output.shape[1], x.shape[1]
     size = d_out * d_in
-    if n >= 5 and made >= n and size not in (n * d_out, n * d_in, n):
-        raise GradingError(
-            f"PerSampleClippedLinear's backward created or updated a tensor of {size} elements, "
-            f"the size of weight, {made} times for N = {n} samples: one step (or more) per "
-            "sample, as a loop over samples that builds or adds each sample's g_n x_n^T does. "
-            "The norm of g_n x_n^T needs no outer product (what is it in terms of g_n and "
-            "x_n?), and the scaled sum over samples is one matrix product",
-            mistake="PerSampleClippedLinear/gradient-per-sample")
+    if n < 5 or made < n or size in (n * d_out, n * d_in, n):
+        return
+    steps = _samples_stepped(kept, grad_output, x, factors)
+    nonzero = int(((grad_output != 0).any(1) & (x != 0).any(1)).sum())
+    if nonzero < 4 or steps < nonzero - 1:  # a chunk beside a zero sample: one term
+        return
+    raise GradingError(
+        f"PerSampleClippedLinear's backward created or updated a tensor of {size} elements, "
+        f"the size of weight, {made} times for N = {n} samples, {steps} of them one sample's "
+        "g_n x_n^T alone or added alone: one step (or more) per sample, as a loop over "
+        "samples that "
+        "builds or adds each sample's g_n x_n^T does. The norm of g_n x_n^T needs no outer "
+        "product (what is it in terms of g_n and x_n?), and the scaled sum over samples is one "
+        "matrix product", mistake="PerSampleClippedLinear/gradient-per-sample")
+
+
+def _samples_stepped(kept, grad_output, x, factors) -> int:
+    """How many samples' gradients g_n x_n^T (scaled or not, (out, in) or (in, out)) are a
+    weight-sized tensor backward made, or the difference of two of them."""
+    g, xs = grad_output.double().cpu(), x.double().cpu()
+    size = g.shape[1] * xs.shape[1]
+    made = [t.reshape(-1).cpu() for t in kept if t.numel() == size]
+    if not made:
+        return 0
+    made = torch.stack(made)
+    pairs = (made[None, :, :] - made[:, None, :]).reshape(-1, size)
+    items = torch.cat([made, pairs])
+    products = g[:, :, None] * xs[:, None, :]  # (N, out, in)
+    scaled = products * factors.double().cpu()[:, None, None]
+    candidates = torch.cat([products, scaled]).reshape(-1, size)
+    candidates = torch.cat([candidates,
+                            torch.cat([products, scaled]).transpose(1, 2).reshape(-1, size)])
+    owners = torch.arange(g.shape[0]).repeat(4)
+    scale = candidates.abs().amax(1)
+    live = scale > 0
+    candidates, owners, scale = candidates[live], owners[live], scale[live]
+    stepped = set()
+    for chunk in items.split(256):
+        gap = (chunk[:, None, :] - candidates[None, :, :]).abs().amax(2)
+        hit = (gap <= 1e-9 * scale[None, :]).any(0)
+        stepped.update(owners[hit].tolist())
+    return len(stepped)
 
 
 def _chunk_of_gradients(shape, d_out: int, d_in: int) -> int:

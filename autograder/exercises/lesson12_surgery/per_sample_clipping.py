@@ -159,7 +159,8 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "one matrix product",
             mistake="PerSampleClippedLinear/per-sample-outer-products")
     check_no_chunk_of_gradients(books.phase.shapes, n, d_out, d_in)
-    check_no_gradient_per_sample(books.made, n, d_out, d_in)
+    check_no_gradient_per_sample(books.made, books.kept, pristine, x,
+                                 _factors(pristine, x, max_norm))
     check_no_pieces_of_gradients(books.kept, pristine, x, _factors(pristine, x, max_norm))
     expected = expected_gradients(x, weight, max_norm, pristine)
     grad_x, grad_weight = backward.grads[:2]
