@@ -751,51 +751,14 @@ def error_online():
 report("output and L, block by block", error_online, 1e-12)
 
 # %% [markdown]
-# ### A block in which a row sees no key
-#
-# Masks put $-\infty$ into scores, and a block can hold nothing but $-\infty$ for some row: a
-# padded sequence whose first keys are padding, or a causal mask visited from its last key
-# block. **Predict, then run:** with your `combine`, what are $m$, $\ell$ and $o$ after a
-# *first* block whose scores are all $-\infty$, and does the row's output survive the
-# blocks after it?
-
-# %%
-### BEGIN WORKED
-my_masked_first_block = "nan"
-### LEARNER
-my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blocks
-### END WORKED
-
-# %%
-masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
-m, ell, o = start()
-m, ell, o = combine(m, ell, o, masked[:4], values[:4])
-if not withheld(my_masked_first_block):
-    print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
-    for first in range(4, 12, 4):
-        m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
-    print("output after every block:", finish(m, ell, o)[0], "  you predicted",
-          my_masked_first_block)
-    print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With $m$ started at $-\infty$, $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so your
-# `combine`'s rescaling factor $\alpha$ is then $e^{-\infty + \infty} = e^{\text{nan}}$ and each
-# $e^{S'_j - m_{\text{new}}}$ is nan too: the update poisons $\ell$ and $o$, and no later block
-# can repair a nan. The exact answer ignores the masked keys and is perfectly finite. (A
-# `start` at `torch.finfo(torch.float64).min`, which passes the check above too, keeps
-# $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused
-# kernels guard the exponent: where $m_{\text{new}} = -\infty$ they subtract 0 instead, so the masked block adds $e^{-\infty} = 0$
-# and leaves the zeros as they were.
+# A mask can fill a whole block of some row with $-\infty$ (the optional **A block in which a
+# row sees no key** at the end runs it through your `combine`).
 #
 # A question for Exercise 3, whose causal mask is bottom-right with $N_q \le N_k$: which keys
 # does every query see, whatever its position? In which order must you visit the key blocks,
 # then, for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
 # not matter? And a diagonal tile later on may hide every key of some row: is that harmful
 # once $m$ is finite?
-# </details>
 
 # %% [markdown]
 # ## Step: the tiled forward, on its own
@@ -1261,7 +1224,8 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 #   against PyTorch's own attention on a multi-head batch.
 # - **What `@once_differentiable` guards**, a predict-then-run on a second derivative, and
 #   **what is kept, counted**: your Exercise 1 against the same attention in ordinary ops.
-# - **Your bias gradient, drawn**, and the online softmax **stepped block by block**.
+# - **Your bias gradient, drawn**, the online softmax **stepped block by block**, and **a
+#   block in which a row sees no key**.
 # - **More measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
 #   what a log-sum-exp kept in bfloat16 costs.
 # - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
@@ -1555,6 +1519,47 @@ print("same gradient:", torch.allclose(bias_grads[0], bias_grads[1], atol=1e-5),
 
 # %%
 online_softmax_stepper(length=24, block=4, seed=3)
+
+# %% [markdown]
+# ### A block in which a row sees no key
+#
+# Masks put $-\infty$ into scores, and a block can hold nothing but $-\infty$ for some row: a
+# padded sequence whose first keys are padding, or a causal mask visited from its last key
+# block. **Predict, then run:** with your `combine`, what are $m$, $\ell$ and $o$ after a
+# *first* block whose scores are all $-\infty$, and does the row's output survive the
+# blocks after it?
+
+# %%
+### BEGIN WORKED
+my_masked_first_block = "nan"
+### LEARNER
+my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blocks
+### END WORKED
+
+# %%
+masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
+m, ell, o = start()
+m, ell, o = combine(m, ell, o, masked[:4], values[:4])
+if not withheld(my_masked_first_block):
+    print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
+    for first in range(4, 12, 4):
+        m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
+    print("output after every block:", finish(m, ell, o)[0], "  you predicted",
+          my_masked_first_block)
+    print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With $m$ started at $-\infty$, $m_{\text{new}} = \max(-\infty, -\infty) = -\infty$, so your
+# `combine`'s rescaling factor $\alpha$ is then $e^{-\infty + \infty} = e^{\text{nan}}$ and each
+# $e^{S'_j - m_{\text{new}}}$ is nan too: the update poisons $\ell$ and $o$, and no later block
+# can repair a nan. The exact answer ignores the masked keys and is perfectly finite. (A
+# `start` at `torch.finfo(torch.float64).min`, which passes the check of `start` too, keeps
+# $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused
+# kernels guard the exponent: where $m_{\text{new}} = -\infty$ they subtract 0 instead, so the
+# masked block adds $e^{-\infty} = 0$ and leaves the zeros as they were.
+# </details>
 
 # %% [markdown]
 # ### More measurements
