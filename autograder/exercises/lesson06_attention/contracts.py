@@ -154,7 +154,7 @@ FLASH_ATTENTION_CLAUSES = (
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "running-output-in-half": "running output kept in float16",
             F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
-            F_ + "row-sum-D-in-half": "D = rowsum(dO * O) in float16",
+            F_ + "row-sum-d-in-half": "D = rowsum(dO * O) in float16",
             F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
             F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
     Clause("Read the block size as `FlashAttention.BLOCK`: the checks set it from 2 to 16, and "

@@ -339,6 +339,6 @@ def _check_case(function, values: dict, grad_output, tolerance: float, queries: 
                        f"loss, not a wrong formula; {advice}", mistake={
                            "keep the running output": f"{NAME}/running-output-in-half",
                            "sums over the query blocks": f"{NAME}/dk-dv-accumulated-in-half",
-                           "both lose precision": f"{NAME}/row-sum-D-in-half",
+                           "both lose precision": f"{NAME}/row-sum-d-in-half",
                            "grad_Q alone loses": f"{NAME}/backward-accumulates-in-half",
                            "backward keeps": f"{NAME}/backward-accumulates-in-half"})
