@@ -333,39 +333,37 @@ check_add_grads()
 # 4. What does backward need from forward? Can it tell which gradient nobody asked for, and
 #    what does it return in that gradient's place? What may it skip when only $a$ needs one?
 #
-# **Check your step 2 live.** Write your two gradients for the shapes of step 1 as
-# `bm_grads(a, b, g)`: $a$ of shape $(B, 1, C)$, $b$ of shape $(R, 1)$ and $g$ of shape
-# $(B, R, C)$ in, the pair `(grad_a, grad_b)` out, of shapes $(B, 1, C)$ and $(R, 1)$, each
-# written with the sums of your step 2. The cell after it compares your pair with autograd's
-# gradients of `a * b`, for two sets of sizes. Making it work for any pair of shapes (step 3)
-# is the exercise.
+# **Check your step 2 live, for $b$.** Write your gradient of $b$ for the shapes of step 1 as
+# `bm_grad_b(a, g)`: $a$ of shape $(B, 1, C)$ and $g$ of shape $(B, R, C)$ in, the gradient of
+# $b$, of shape $(R, 1)$, out, written with the sums of your step 2. The cell after it compares
+# it with autograd's gradient of `a * b` for $b$, for two sets of sizes. The gradient of $a$
+# (which dims does it sum, and which size-1 dim must it keep?) is yours to check with Hint 3,
+# and making both work for any pair of shapes (step 3) is the exercise.
 
 # %%
 ### BEGIN WORKED
-def bm_grads(a, b, g):
-    grad_a = (g * b).sum(1, keepdim=True)  # sum over r, the dim a was repeated along
-    grad_b = (g * a).sum((0, 2)).unsqueeze(1)  # sum over p and k; b keeps its dim of size 1
-    return grad_a, grad_b
+def bm_grad_b(a, g):
+    return (g * a).sum((0, 2)).unsqueeze(1)  # sum over p and k; b keeps its dim of size 1
 ### LEARNER
-bm_grads = None  # your step 2: def bm_grads(a, b, g): ... return grad_a, grad_b
+bm_grad_b = None  # your step 2: def bm_grad_b(a, g): ... return the gradient of b
 ### END WORKED
 
 
 # %%
-def check_bm_grads():
-    """Your bm_grads against autograd's gradients of a * b, a (B, 1, C) and b (R, 1)."""
+def check_bm_grad_b():
+    """Your bm_grad_b against autograd's gradient for b of a * b, a (B, 1, C) and b (R, 1)."""
     rng = torch.Generator().manual_seed(1)  # leaves the notebook's own seed alone
     cases = []
     for B, R, C in [(2, 2, 2), (2, 3, 4)]:
         a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
                    for shape in [(B, 1, C), (R, 1), (B, R, C)])
         leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
-        truth = torch.autograd.grad(leaves[0] * leaves[1], leaves, g)
-        cases.append((f"B, R, C = {B}, {R}, {C}", (a, b, g), truth))
-    live_check("bm_grads", bm_grads, cases)
+        truth = torch.autograd.grad(leaves[0] * leaves[1], leaves[1], g)[0]
+        cases.append((f"B, R, C = {B}, {R}, {C}", (a, g), truth))
+    live_check("bm_grad_b", bm_grad_b, cases)
 
 
-check_bm_grads()
+check_bm_grad_b()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -381,7 +379,7 @@ check_bm_grads()
 # there: which factor of $y_{p,r,k}$ is left when you take $a_{q,0,c}$ away? Write it with
 # deltas. Ask the same of $\partial y_{p,r,k} / \partial b_{s,0}$. Multiply each by
 # $g_{p,r,k}$ and sum over $p$, $r$ and $k$: which sums do the deltas remove, and which are
-# left for $a$ and for $b$? The check of `bm_grads` above and Hint 3's numbers tell you when
+# left for $a$ and for $b$? The check of `bm_grad_b` above and Hint 3's numbers tell you when
 # they are right. For inputs of any two shapes, which dims of $g$ must backward sum, which of
 # them keep a size of 1, and how can it find them from the shapes alone?
 # </details>
