@@ -1016,32 +1016,34 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #    `eps`, `F.normalize`'s own gradient takes the "above" formula; the grader puts a float32
 #    row there, at `eps` as float32 holds it, never a float64 one.)
 #
-# **Check your step 2 live.** Write $\partial y_j / \partial x_i$ above $\varepsilon$ for one
-# row as a function of $y$ (a vector of length $d$) and $n$ (a number), returning the $d \times d$
-# matrix whose entry $[j, i]$ is $\partial y_j / \partial x_i$. The cell after it compares your
-# matrix with autograd's Jacobian of `F.normalize` on three rows. At $x = (3, 4)$ the matrix is
-# $\begin{pmatrix}0.128 & -0.096\\ -0.096 & 0.072\end{pmatrix}$.
+# **Check your step 2 live, for one column.** Write $\partial y_j / \partial x_0$ above
+# $\varepsilon$ for one row, every $j$ at once, as a function of $y$ (a vector of length $d$)
+# and $n$ (a number): `jacobian_column(y, n)` returns the vector whose entry $j$ is
+# $\partial y_j / \partial x_0$, how every output moves with the first input. The cell after it
+# compares it with column 0 of autograd's Jacobian of `F.normalize` on three rows. At
+# $x = (3, 4)$ it is $(0.128, -0.096)$. Every other column, and what step 3 does with them, is
+# yours.
 
 # %%
 ### BEGIN WORKED
-jacobian_from_y = lambda y, n: (torch.eye(len(y), dtype=y.dtype) - torch.outer(y, y)) / n
+jacobian_column = lambda y, n: (torch.eye(len(y), dtype=y.dtype)[:, 0] - y * y[0]) / n
 ### LEARNER
-jacobian_from_y = None  # your step 2: lambda y, n: a (d, d) tensor, entry [j, i] = dy_j/dx_i
+jacobian_column = None  # your step 2: lambda y, n: a (d,) tensor, entry j = dy_j/dx_0
 ### END WORKED
 
 # %%
-def check_jacobian_from_y():
-    """Your jacobian_from_y against autograd's Jacobian of F.normalize on three rows."""
+def check_jacobian_column():
+    """Your jacobian_column against column 0 of autograd's Jacobian of F.normalize, 3 rows."""
     cases = []
     for probe in ([3.0, 4.0], [1.0, -2.0, 2.0], [0.5, -1.5, 2.0, 0.25, -3.0]):
         probe = torch.tensor(probe, dtype=torch.float64)
         truth = torch.autograd.functional.jacobian(lambda x: F.normalize(x, dim=-1), probe)
         n = probe.norm()
-        cases.append((f"x = {probe.tolist()}", (probe / n, n), truth))
-    live_check("jacobian_from_y", jacobian_from_y, cases)
+        cases.append((f"x = {probe.tolist()}", (probe / n, n), truth[:, 0]))
+    live_check("jacobian_column", jacobian_column, cases)
 
 
-check_jacobian_from_y()
+check_jacobian_column()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>

@@ -7,7 +7,7 @@ from tests.tools.shown.lesson_code import definitions, printed
 
 CHECKS = {"bm_grad_b": "check_bm_grad_b", "prod_J_row": "check_prod_J_row",
           "cumsum_J": "check_cumsum_J", "select_J": "check_select_J",
-          "add_grads": "check_add_grads", "jacobian_from_y": "check_jacobian_from_y"}
+          "add_grads": "check_add_grads", "jacobian_column": "check_jacobian_column"}
 
 
 def _live(name: str, yours=None, learner: bool = False) -> list[str]:
@@ -48,12 +48,12 @@ def test_live_checks_fail_the_named_slips():
     assert len(lines) == 3 and all("raised ZeroDivisionError" in line for line in lines), lines
 
 
-def test_add_grads_and_jacobian_from_y_checks_fail_their_slips():
+def test_add_grads_and_jacobian_column_checks_fail_their_slips():
     # b's gradient summed over the wrong dim (its shape is a's length, not b's)
     lines = _live("add_grads", lambda a, b, g: (g.sum(1, keepdim=True), g.sum(1)))
     assert len(lines) == 2 and all(line.startswith("✗") and "shapes" in line for line in lines)
     # Normalize's Jacobian without the term from dn/dx
-    lines = _live("jacobian_from_y", lambda y, n: torch.eye(len(y), dtype=y.dtype) / n)
+    lines = _live("jacobian_column", lambda y, n: torch.eye(len(y), dtype=y.dtype)[:, 0] / n)
     assert len(lines) == 3 and all(line.startswith("✗") and "error" in line for line in lines)
 
 
