@@ -20,10 +20,13 @@ def _layer_norm_lines(learner: bool = False, **replaced) -> list[str]:
 
 
 def test_layer_norm_worked_steps_pass_and_the_first_guesses_fail():
-    """Do the worked Steps 0 to 3 get five ticks, and the learner's starting points (zeros,
+    """Do the worked Steps 0 to 3 get seven ticks (Step 3 checked one step short of the whole
+    Jacobian: J @ ones, J @ x_hat and its trace), and the learner's starting points (zeros,
     grad_output, zeros, r * I) a cross on every line?"""
     lines = _layer_norm_lines()
-    assert len(lines) == 5 and all(": ✓" in line for line in lines), lines
+    assert len(lines) == 7 and all(": ✓" in line for line in lines), lines
+    assert [line.split(":")[0] for line in lines[4:]] == [
+        "Step 3, J @ ones (a shift)", "Step 3, J @ x_hat (a scaling)", "Step 3, trace of J"]
     assert all(": ✗" in line for line in _layer_norm_lines(learner=True))
 
 
