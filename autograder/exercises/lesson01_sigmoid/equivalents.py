@@ -29,8 +29,6 @@ def _softplus(operator: str, before: str, after: str, reason: str = _SOFTPLUS_BR
 
 
 # the solutions' save lines, comment included, as the mutants quote them
-_SCALED_SAVE = ("ctx.save_for_backward(x)  # sigma(x) again in backward: no special case at "
-                "scale = 0")
 _SOLUTION = "y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))"
 _ONE_MINUS = "y = torch.where(x >= 0, 1 - z / (1 + z), z / (1 + z))"
 _FLAT = "y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z))"
@@ -73,8 +71,6 @@ EQUIVALENTS = [
     _scaled("add_copy", "return y", "return y.clone()",
             "the output returned is a copy of y: same values, and the saved y becomes an "
             "intermediate, which the exercise's contract allows"),
-    _scaled("save_copy", _SCALED_SAVE, _SCALED_SAVE.replace("(x)", "(x.clone())", 1)),
-    _scaled("add_copy", _SCALED_SAVE, _SCALED_SAVE.replace("(x)", "(x.contiguous())", 1)),
     _scaled("save_widened", "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype))",
             "ctx.save_for_backward(x, torch.tensor(scale, dtype=x.dtype).double())",
             "a 0-d scale in float64 holds the Python float at least as exactly (8 bytes)"),

@@ -15,8 +15,6 @@ _EMPTY = ("the branch for an empty tensor only: the general path gives the same 
 _ONE_D_INDEX = "index is 1-D: its first and last dims are the same"
 _EMPTY_SLICE = ("differs only for an empty slice along dim or a 0-d x, which the syllabus never "
                 "grades for an exercise with a dim argument")
-_EXACT_EPS = ("differs only at a norm exactly equal to eps, which the lesson says the grader "
-              "never tests ('the grader never puts a row exactly there')")
 
 
 def _e(exercise, operator, before, after, reason):
@@ -88,15 +86,10 @@ EQUIVALENTS = [
        "index is 1-D: view only appends dims of size 1, which any stride allows"),
     _e("IndexSelect", "add_copy", "return out, None", "return out.clone(), None", _RETURNED_COPY),
     # Normalize
-    _e("Normalize", "swap_comparison",
-       "return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None",
-       "return torch.where(norm > ctx.eps, above, grad_output / ctx.eps), None", _EXACT_EPS),
-    _e("Normalize", "swap_comparison",
-       "return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
-       "return torch.where(n <= ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
-       _EXACT_EPS),
     _e("Normalize", "save_copy", "ctx.save_for_backward(y, norm)",
        "ctx.save_for_backward(y, norm.clone())", _MADE_IN_FORWARD),
+    _e("Normalize", "save_copy", "ctx.save_for_backward(y, n)",
+       "ctx.save_for_backward(y, n.clone())", _MADE_IN_FORWARD),
     _e("Normalize", "add_copy", "ctx.save_for_backward(y, norm)",
        "ctx.save_for_backward(y, norm.contiguous())", _MADE_IN_FORWARD),
     _e("Normalize", "add_copy", "ctx.save_for_backward(y, n)",
@@ -141,11 +134,6 @@ EQUIVALENTS = [
     _e("IndexSelect", "nudge_constant", _COO, _COO.replace("n == 0", "n == -1"), _EMPTY),
     _e("IndexSelect", "add_copy", "return grad_x, None", "return grad_x.clone(), None",
        _RETURNED_COPY),
-    _e("Normalize", "swap_comparison", "mask = (norm >= ctx.eps).to(y.dtype)",
-       "mask = (norm > ctx.eps).to(y.dtype)", _EXACT_EPS),
-    _e("Normalize", "swap_comparison",
-       "gx = (g - y * dot * (n >= ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)",
-       "gx = (g - y * dot * (n > ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)", _EXACT_EPS),
     _e("Normalize", "add_copy", "return gx, None", "return gx.clone(), None", _RETURNED_COPY),
     _e("CumMax", "save_copy", "ctx.save_for_backward(indices.movedim(-1, dim))",
        "ctx.save_for_backward(indices.movedim(-1, dim).clone())", _MADE_IN_FORWARD),
