@@ -12,7 +12,8 @@ from ...errors import GradingError
 from ...exercise import sample
 from .clip_dtypes import check_dtype_edges
 from .max_norm_ends import check_clip_max_norm_ends
-from .surgery_checks import Intended, check_strided, matches, strided_grad_output, surgery_case
+from .surgery_checks import (Intended, check_strided, clamp_guard, matches, strided_grad_output,
+                             surgery_case)
 
 CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
 CLIP_SHAPES = [(8, 3), (2, 3, 4), (6,), (5, 3), (4, 1), (1, 7)]  # rows are the last dim
@@ -221,10 +222,7 @@ def check_tiny_max_norm(function, device, grad_output) -> None:
                 top = got[0].abs().max()  # scaled: the squares of a row near 1e-154 underflow
                 norm = (top * torch.linalg.vector_norm(got[0] / top)).item() if top > 0 else 0.0
                 if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
-                    true_norm = torch.linalg.vector_norm(grad[0]).item()
-                    divided_by = max_norm * true_norm / norm if norm > 0 else float("inf")
-                    guard = (f", as a clamp (a floor) of the norm at about {divided_by:.2g} "
-                             "would make it" if divided_by > true_norm * (1 + 1e-6) else "")
+                    guard = clamp_guard(max_norm, torch.linalg.vector_norm(grad[0]).item(), norm)
                     raise GradingError(
                         f"ClipGradientNorm brings a row of norm {norm_text} to norm "
                         f"{norm:.3g}, not to max_norm={max_norm:g}{guard}: max_norm may be any "

@@ -10,6 +10,7 @@ from ...checks import case, make_inputs, run_backward, run_forward
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
+from .surgery_checks import clamp_guard
 
 
 def _backward(function, spec, values, grad_output, requires_grad=True):
@@ -66,10 +67,7 @@ def check_max_norm_end(function, spec, expected_gradients, values, grad_output, 
         if isinstance(got, torch.Tensor) and got.shape == (2, 3) and torch.isfinite(got).all():
             norm = abs(got[0, 0].item())  # s_0 g_0 x_0^T: one entry, the other samples' 0 there
             if not abs(norm / max_norm - 1) <= 1e-9:
-                true_norm = abs((grad_output[0, 0] * x[0, 0]).item())
-                divided_by = max_norm * true_norm / norm if norm > 0 else float("inf")
-                guard = (f", as a clamp (a floor) of the norm at about {divided_by:.2g} would "
-                         "make it" if divided_by > true_norm * (1 + 1e-6) else "")
+                guard = clamp_guard(max_norm, abs((grad_output[0, 0] * x[0, 0]).item()), norm)
                 raise GradingError(
                     f"PerSampleClippedLinear brings a sample whose gradient has norm "
                     f"{norm_text} to norm {norm:.3g}, not to max_norm={max_norm:g}{guard}: "

@@ -147,3 +147,11 @@ def soft_ties(device, dtype) -> dict:
     up, down = torch.nextafter(lam, lam + 1), torch.nextafter(lam, lam - 1)
     x = torch.stack([lam, up, down, -lam, -up, -down, 0 * lam, 2 * lam, -2 * lam])
     return {"x": x.reshape(3, 3).to(device), "lam": lam.to(device)}
+
+
+def clamp_guard(max_norm: float, true_norm: float, norm: float) -> str:
+    """The words naming a clamp of the norm, where dividing by one explains the norm reached:
+    max_norm * true_norm / norm is the norm divided by, above the true one."""
+    divided_by = max_norm * true_norm / norm if norm > 0 else float("inf")
+    return (f", as a clamp (a floor) of the norm at about {divided_by:.2g} would make it"
+            if divided_by > true_norm * (1 + 1e-6) else "")
