@@ -126,9 +126,17 @@ class TensorAccounting(TorchDispatchMode):
         return out
 
 
+def _warm_matrix_products(device) -> None:
+    """cuBLAS takes a 32 MiB workspace at a thread's first product on a device (the caller's
+    and autograd's backward thread each): taken here, it is no step's peak."""
+    leaf = torch.ones(2, 2, device=device, requires_grad=True)
+    (leaf @ leaf).sum().backward()
+
+
 def cuda_peak(step, device) -> int:
     """Bytes allocated on a CUDA ``device`` at the peak of ``step()``, above what was allocated
     before it (``torch.cuda.max_memory_allocated``)."""
+    _warm_matrix_products(device)
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     base = torch.cuda.memory_allocated(device)

@@ -57,7 +57,7 @@ MISTAKES = [
                                        "known.new_zeros(SHAPE[0])")))),
     # a TypeError of the learner's own, with both gradients present: no None is blamed
     Mistake("SplitHalves", "torch.cat given the halves without a list",
-            "SplitHalves.backward raised TypeError: cat() takes", _split(backward='''
+            "SplitHalves.backward raised TypeError: cat()", _split(backward='''
     @staticmethod
     def backward(ctx, a, b):
         if a is None or b is None:

@@ -89,8 +89,7 @@ def test_no_line_of_a_solution_is_on_screen_outside_its_answer_cell():
     import jupytext
     import nbformat
 
-    from grader.lessons import LESSONS
-    from tools.notebooks import COURSE
+    from grader.lessons import COURSE, LESSONS
 
     source = jupytext.read(LESSONS / "12_surgery.py", fmt="py:percent")
     solved = {line.split("#")[0].strip()
