@@ -5,12 +5,14 @@ device). For each op it records the tensors that own *new* memory (not views, no
 results), keeps their storage bytes while they are alive, and so knows the peak of live bytes,
 the largest tensor created, and every matrix product with its shapes. Where ``probes`` records
 what a Function *saved*, this records what it *created*: FlashAttention's point is that its
-peak stays small even though it works on an ``Lq x Lk`` problem.
+peak stays small even though it works on an ``Lq x Lk`` problem. ``kept_bytes`` is the
+lessons' own measure of what autograd keeps for backward.
 """
 
 from dataclasses import dataclass, field
 
 import torch
+from torch.autograd.graph import saved_tensors_hooks
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -143,3 +145,20 @@ def cuda_peak(step, device) -> int:
     step()
     torch.cuda.synchronize(device)
     return torch.cuda.max_memory_allocated(device) - base
+
+
+def kept_bytes(f, *args) -> int:
+    """Bytes autograd keeps for backward while ``f(*args)`` runs: each piece of memory packed by
+    a saved-tensor hook counted once, the tensor arguments left out (the caller holds them)."""
+    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
+    kept = {}
+
+    def pack(tensor):
+        key = tensor.untyped_storage().data_ptr()
+        if key not in own:
+            kept[key] = tensor.untyped_storage().nbytes()
+        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
+
+    with saved_tensors_hooks(pack, lambda tensor: tensor):
+        f(*args)
+    return sum(kept.values())

@@ -49,12 +49,11 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
-from torch.autograd.graph import saved_tensors_hooks
 from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
 from autograder.exercises.lesson06_attention.attention_steps import row_sum_is_right, tile_errors
-from autograder.memory import TensorAccounting
+from autograder.memory import TensorAccounting, kept_bytes
 from autograder.predictions import written
 from widgets import attention_explorer
 from widgets.flash import measure_attention, online_softmax_stepper, peak_and_time_figure
@@ -1417,7 +1416,8 @@ print("dQ of the first query is zero:", torch.allclose(q_.grad[0], torch.zeros(d
 # **Predict, then run.** With $N = 256$, $d = 32$, float32 and a causal mask, how many bytes
 # does autograd keep besides the inputs when the same attention is written with ordinary ops
 # (`composed_attention` below: count what each op's backward must read), and how many does
-# your Function keep? Write both guesses in bytes before running on.
+# your Function keep? Write both guesses in bytes before running on. (`kept_bytes`, from
+# `autograder.memory`, counts them with saved-tensor hooks, each piece of memory once.)
 
 # %%
 ### BEGIN WORKED
@@ -1430,23 +1430,6 @@ my_function_bytes = None  # bytes your ScaledDotProductAttention keeps
 
 
 # %%
-def saved_bytes(f, *args):
-    """Bytes autograd keeps for backward while f(*args) runs, counting each piece of memory
-    once and leaving out the tensor arguments, which the caller holds anyway."""
-    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-    kept = {}
-
-    def pack(tensor):
-        key = tensor.untyped_storage().data_ptr()
-        if key not in own:
-            kept[key] = tensor.untyped_storage().nbytes()
-        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
-
-    with saved_tensors_hooks(pack, lambda tensor: tensor):
-        f(*args)
-    return sum(kept.values())
-
-
 def composed_attention(Q, K, V, scale, mask):
     """The same attention, left to autograd."""
     scores = (Q @ K.transpose(-2, -1)) * scale
@@ -1456,13 +1439,13 @@ def composed_attention(Q, K, V, scale, mask):
 Q, K, V = (torch.randn(1, 256, 32, requires_grad=True) for _ in range(3))  # N = 256, d = 32
 causal_256 = torch.ones(256, 256, dtype=torch.bool).tril()
 print(f"N = 256, d = 32, float32: P alone is {256 * 256 * 4:,} bytes")
-kept = saved_bytes(composed_attention, Q, K, V, 0.2, causal_256)
+kept = kept_bytes(composed_attention, Q, K, V, 0.2, causal_256)
 if not withheld(my_composed_bytes, my_function_bytes):
     print(f"autograd through the composed ops keeps {kept:,} bytes besides the inputs "
           f"(you predicted {my_composed_bytes})")
 
 # %%
-kept = saved_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
+kept = kept_bytes(ScaledDotProductAttention.apply, Q, K, V, 0.2, causal_256)
 if not withheld(my_composed_bytes, my_function_bytes):
     print(f"ScaledDotProductAttention keeps         {kept:,} bytes besides the inputs "
           f"(you predicted {my_function_bytes})")

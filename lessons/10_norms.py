@@ -51,32 +51,15 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
+from autograder.memory import kept_bytes  # bytes kept for backward, by saved-tensor hooks
 from autograder.predictions import compare, written
 from widgets import norm_terms_explorer
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # small tensors: one thread is fastest, and results do not vary with it
 torch.set_printoptions(precision=4)
-
-
-def kept_bytes(f, *args):
-    """Bytes autograd keeps for backward while f(*args) runs, each piece of memory counted
-    once, leaving out the tensor arguments (the caller holds those anyway)."""
-    own = {a.untyped_storage().data_ptr() for a in args if isinstance(a, torch.Tensor)}
-    kept = {}
-
-    def pack(tensor):
-        key = tensor.untyped_storage().data_ptr()
-        if key not in own:
-            kept[key] = tensor.untyped_storage().nbytes()
-        return tensor.detach()  # not the tensor itself: a saved output would hold its own graph
-
-    with saved_tensors_hooks(pack, lambda tensor: tensor):
-        f(*args)
-    return sum(kept.values())
 
 
 # %% [markdown]
@@ -598,8 +581,8 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # ## What `F.layer_norm` keeps, beside your choice
 #
 # PyTorch's own LayerNorm made the same decision. A node's saved tensors are readable as
-# `grad_fn._saved_*` attributes; `kept_bytes` (the first cell) counts what yours keeps beyond
-# its arguments, on a $(512, 1024)$ input as in quick question 2:
+# `grad_fn._saved_*` attributes; `kept_bytes` (imported in the first cell) counts what yours
+# keeps beyond its arguments, on a $(512, 1024)$ input as in quick question 2:
 
 # %%
 x = torch.randn(512, 1024, requires_grad=True)
