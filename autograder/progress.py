@@ -143,6 +143,7 @@ def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
 
 
 SYMBOLS = {PASSED: "✓", FAILED: "✗", NOT_STARTED: "…", NOT_TRIED: "·"}
+LESSONS_PER_LINE = 5
 
 
 def summary(folder: Path | None = None, lesson: str | None = None) -> str:
@@ -163,9 +164,12 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
         count[1] += 1
     done = sum(passed for passed, _ in counts.values())
     lines.append(f"Course: {done} of {len(rows)} exercises pass their self-check.")
-    lines.append("By lesson: " + " · ".join(
-        f"{name.split('_')[0]} {passed}/{total}" + (" ✓" if passed == total else "")
-        for name, (passed, total) in counts.items()))
+    lessons = [f"{name.split('_')[0]} {passed}/{total}" + (" ✓" if passed == total else "")
+               for name, (passed, total) in counts.items()]
+    # five lessons a line: a notebook's output wraps a longer one anywhere, even inside "12"
+    for start in range(0, len(lessons), LESSONS_PER_LINE):
+        lines.append(("By lesson: " if start == 0 else " " * len("By lesson: "))
+                     + " · ".join(lessons[start:start + LESSONS_PER_LINE]))
     upcoming = next((row for row in rows if row["next"]), None)
     if upcoming is None:
         lines.append("All done.")

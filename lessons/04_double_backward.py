@@ -47,6 +47,7 @@ from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
 from autograder.predictions import compare, written
+from autograder.probes import record_returned_gradients
 from widgets import explore_gradients, inspect_saved
 
 _ = torch.manual_seed(0)
@@ -339,18 +340,25 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 # %% [markdown]
 # For when something is off: the gradients your backward returns, with every $g_i = 1$, against
 # autograd's on the composed ops, at Hint 3's point and the four $\beta$ of the check above.
+# They are read as backward returns them, before the engine sums a gradient down to its
+# input's shape (which would hide a `grad_beta` of `x`'s shape).
 
 
 # %% tags=["skip-when-grading"]
 def compare_swish_gradients():
-    """SwishFunction's dL/dx and dL/dbeta (L the sum of y) against autograd's, at each point."""
+    """What SwishFunction.backward returns for dL/dx and dL/dbeta (L the sum of y), against
+    autograd's gradients, at each point."""
+    recording, returned = record_returned_gradients(SwishFunction)
     for label, beta_value, x0 in SWISH_POINTS:
         x, beta = x0.clone().requires_grad_(), torch.tensor(beta_value, dtype=torch.float64,
                                                             requires_grad=True)
         want = torch.autograd.grad((x * torch.sigmoid(beta * x)).sum(), (x, beta))
 
         def yours(i):
-            return lambda: torch.autograd.grad(SwishFunction.apply(x, beta).sum(), (x, beta))[i]
+            def returned_by_backward():
+                torch.autograd.grad(recording.apply(x, beta).sum(), (x, beta))
+                return returned[-1][i]
+            return returned_by_backward
 
         print(f"{label}: " + ", ".join(compared(name, yours(i), want[i], x0, per_element=False)
                                         for i, name in enumerate(("dL/dx", "dL/dbeta"))))

@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 from . import markup
 from .figures import INK, Frames, css_width, new_figure
 from .functions import display_name, error_summary, input_names
-from .gradcheck_probes import float64_copy, flat_output, backward_notes
+from .gradcheck_probes import backward_notes, flat_output, float64_copy, floating_outputs
 from .markup import code, format_number
 from .view import View, html_pane, show_figure
 
@@ -41,12 +41,13 @@ class JacobianTooLarge(ValueError):
 @dataclass
 class JacobianComparison:
     """Per differentiable input k, ``analytic[k]`` and ``numerical[k]`` are
-    (output elements, input elements) matrices: d output[i] / d input[j]."""
+    (output elements, input elements) matrices: d output[i] / d input[j], the floating outputs
+    (of shapes ``output_shapes``) flattened one after another into the rows."""
 
     function: str
     names: list[str]
     input_shapes: list[tuple]
-    output_shape: tuple
+    output_shapes: list[tuple]
     analytic: list[torch.Tensor]
     numerical: list[torch.Tensor]
     eps: float
@@ -121,14 +122,15 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
     if not wrt:
         raise ValueError("no floating-point tensor input to differentiate")
     with torch.no_grad():
-        output_shape = tuple(flat_output(function, args).shape)
-    entries = output_shape[0] * sum(args[i].numel() for i in wrt)
+        output_shapes = [tuple(o.shape) for o in floating_outputs(function, args)]
+    entries = sum(math.prod(shape) for shape in output_shapes) * sum(args[i].numel()
+                                                                     for i in wrt)
     if entries > MAX_ENTRIES:
         raise JacobianTooLarge(f"the Jacobian would have {entries:,} entries, one backward per "
                                f"output element: explore with smaller inputs (at most "
                                f"{MAX_ENTRIES:,} entries)")
     return JacobianComparison(display_name(function), [names[i] for i in wrt],
-                              [tuple(args[i].shape) for i in wrt], output_shape,
+                              [tuple(args[i].shape) for i in wrt], output_shapes,
                               analytic_jacobian(function, args, wrt),
                               numerical_jacobian(function, args, wrt, eps), eps)
 
@@ -144,6 +146,16 @@ def element_name(name: str, flat: int, shape: tuple) -> str:
     return f"{name}[{', '.join(map(str, reversed(index)))}]"
 
 
+def output_element(row: int, shapes: list[tuple]) -> str:
+    """Row ``row`` of a Jacobian in the output's own indices: ``output[1, 2]``, or
+    ``outputs[1][0]`` for the second of several outputs."""
+    for k, shape in enumerate(shapes):
+        if row < math.prod(shape):
+            return element_name("output" if len(shapes) == 1 else f"outputs[{k}]", row, shape)
+        row -= math.prod(shape)
+    raise IndexError(f"row {row} is past the outputs' {sum(map(math.prod, shapes))} elements")
+
+
 def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -> str:
     """Verdict for input k and the worst entry, in words. ``failed``: shown under a failed
     self-check, where agreement here is no tick (the failure lies elsewhere)."""
@@ -151,21 +163,21 @@ def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -
     row, column = comparison.worst(k)
     analytic = comparison.analytic[k][row, column].item()
     numerical = comparison.numerical[k][row, column].item()
-    where = (f"d {element_name('output', row, comparison.output_shape)} / "
+    where = (f"d {output_element(row, comparison.output_shapes)} / "
              f"d {element_name(name, column, comparison.input_shapes[k])}")
     worst = (f"Largest difference {format_number(abs(analytic - numerical))} at "
-             f"{code(where)}: your backward gives {format_number(analytic)}, central "
+             f"{code(where)}: backward gives {format_number(analytic)}, central "
              f"differences give {format_number(numerical)}.")
     nans = comparison.nans(k)
     if nans:
-        worst += (f" {nans} entr{'y' if nans == 1 else 'ies'} of your Jacobian "
+        worst += (f" {nans} entr{'y' if nans == 1 else 'ies'} of the analytic Jacobian "
                   f"{'is' if nans == 1 else 'are'} nan or inf, drawn yellow.")
     if comparison.agrees(k):
         verdict = markup.box("note" if failed else "ok",
                              f"For {code(name)} the two Jacobians agree within gradcheck's "
                              f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
     else:
-        verdict = markup.box("warning", f"For {code(name)} your backward disagrees with central "
+        verdict = markup.box("warning", f"For {code(name)} backward disagrees with central "
                                         f"differences. {worst} The black outline marks it.")
     others = [f"{code(n)} {'agrees' if comparison.agrees(i) else 'differs'}"
               for i, n in enumerate(comparison.names)]
@@ -201,7 +213,7 @@ class JacobianFigure:
     """Three heatmaps: analytic, numerical (one colour scale) and their difference, with the
     worst entry boxed; drawn once, then updated in place."""
 
-    TITLES = ("analytic: your backward", "numerical: central differences",
+    TITLES = ("analytic: from backward", "numerical: central differences",
               "analytic − numerical")
 
     def __init__(self):

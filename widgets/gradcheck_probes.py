@@ -18,15 +18,19 @@ def float64_copy(value):
     return value
 
 
-def flat_output(function, args: list) -> torch.Tensor:
-    """Every floating output of ``function(*args)``, flattened into one vector."""
+def floating_outputs(function, args: list) -> list[torch.Tensor]:
+    """Every floating output of ``function(*args)``, in order."""
     output = apply(function, *args)
     outputs = output if isinstance(output, (tuple, list)) else (output,)
-    tensors = [o.reshape(-1) for o in outputs
-               if isinstance(o, torch.Tensor) and o.is_floating_point()]
+    tensors = [o for o in outputs if isinstance(o, torch.Tensor) and o.is_floating_point()]
     if not tensors:
         raise TypeError(f"forward returned {type(output).__name__}: return a floating tensor")
-    return torch.cat(tensors)
+    return tensors
+
+
+def flat_output(function, args: list) -> torch.Tensor:
+    """Every floating output of ``function(*args)``, flattened into one vector."""
+    return torch.cat([o.reshape(-1) for o in floating_outputs(function, args)])
 
 
 def _leaves(args: list, wrt: list[int], requiring) -> list:

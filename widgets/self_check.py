@@ -1,9 +1,11 @@
 """When a visible self-check fails, show the gradient-check explorer on the learner's Function,
 below the hint (in a notebook, once the cell has shown its error): the whole panel where the
-Jacobians or what backward returned show something, one note where they show nothing."""
+Jacobians or what backward returned show something, one note where they show nothing, and
+nothing where the hint already says all they could (a named mistake, an error raised)."""
 
 from IPython.display import HTML, display
 
+from autograder.errors import GradingError
 from autograder.grading import SELF_CHECK_FAILURE_HOOKS
 from autograder.mistakes import NOT_IMPLEMENTED, is_mistake_id, mistake_of
 
@@ -25,21 +27,24 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
             or mistake_of(error) == NOT_IMPLEMENTED):
         return
     inputs = exercise.example()
-    hint = failure_hint(error)
     try:
         comparison = compare_jacobians(submission, *inputs)
-    except Exception:  # the learner's Function may raise anything: the panel shows it
-        comparison = None
-    notes = relevant_notes(backward_notes(submission, *inputs), error)
-    if (comparison is not None and not notes
-            and all(comparison.agrees(k) for k in range(len(comparison.names)))):
-        if not is_mistake_id(mistake_of(error)):  # nothing to see in heatmaps: one line
-            display(HTML(failure_html(comparison, [])))
+    except Exception:  # the Function raised here too: the hint above already says so
         return
-    display(HTML(f"<b>{exercise.name}'s Jacobian</b>, from your backward beside central "
-                 "differences of your forward, for small inputs."))
-    display(explore_gradients(submission, *inputs, failure=hint, notes=notes,
+    notes = relevant_notes(backward_notes(submission, *inputs), error)
+    if not notes and all(comparison.agrees(k) for k in range(len(comparison.names))):
+        if not (is_mistake_id(mistake_of(error)) or raised_in_learners_code(error)):
+            display(HTML(failure_html(comparison, [])))  # nothing to see in heatmaps: one line
+        return
+    display(explore_gradients(submission, *inputs, failure=failure_hint(error), notes=notes,
                               names=input_names(submission, len(inputs))))
+
+
+def raised_in_learners_code(error) -> bool:
+    """Did the failure come from an exception the learner's code raised (a second backward, a
+    dtype it cannot take)? The hint quotes it; a note that Jacobians agree would only
+    contradict it."""
+    return not isinstance(error, GradingError) or error.__cause__ is not None
 
 
 def relevant_notes(notes: list[str], error) -> list[str]:

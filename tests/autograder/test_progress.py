@@ -166,3 +166,18 @@ def test_a_long_hint_is_cut_at_a_word_and_says_so(folder):
     assert cut.endswith("…") and len(cut) <= 300
     assert long.startswith(cut[:-1]) and long[len(cut) - 1] == " "  # a whole word last
     assert kept["Outer"]["hint"] == "short and whole"
+
+
+def test_the_lessons_count_lines_stay_short_enough_not_to_wrap(folder):
+    """Issue 48: a notebook wrapped the one 'By lesson' line inside "12": are the counts on
+    lines of at most 5 lessons, each under 80 characters, every lesson once and in order?"""
+    for name, exercise in EXERCISES.items():
+        progress.record(name, exercise.lesson, progress.PASSED)
+    lines = progress.summary().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("By lesson: "))
+    count_lines = [lines[start]] + [line for line in lines[start + 1:]
+                                    if line.startswith(" " * len("By lesson: "))]
+    assert all(len(line) < 80 for line in count_lines)
+    numbers = [entry.split()[0] for line in count_lines
+               for entry in line.removeprefix("By lesson: ").strip().split(" · ")]
+    assert numbers == sorted({exercise.lesson[:2] for exercise in EXERCISES.values()})

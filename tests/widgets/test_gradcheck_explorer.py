@@ -3,13 +3,14 @@
 import pytest
 import torch
 
-from widgets.gradcheck_explorer import compare_jacobians, element_name, explore_gradients
+from widgets.gradcheck_explorer import (compare_jacobians, element_name, explore_gradients,
+                                        output_element)
 
 
 def test_does_a_correct_function_agree(ref):
     x = torch.randn(2, 3)
     comparison = compare_jacobians(ref.Square, x)
-    assert comparison.names == ["x"] and comparison.output_shape == (6,)
+    assert comparison.names == ["x"] and comparison.output_shapes == [(2, 3)]
     torch.testing.assert_close(comparison.analytic[0], torch.diag(2 * x.double().flatten()))
     assert comparison.agrees(0)
     assert comparison.max_error(0) < 1e-8
@@ -40,6 +41,17 @@ def test_does_it_skip_non_tensor_inputs_and_work_in_float64(ref):
 def test_does_it_name_elements_by_index():
     assert element_name("x", 5, (2, 3)) == "x[1, 2]"
     assert element_name("beta", 0, ()) == "beta"
+
+
+def test_does_it_name_a_jacobian_row_in_the_outputs_own_indices():
+    """Issue 48: 'd output[21] / d x[1, 3, 0]' mixed a flat index with a nested one: is row 21
+    of a (2, 4, 3) output output[1, 3, 0], and a row past the first of two outputs named in
+    the second?"""
+    assert output_element(21, [(2, 4, 3)]) == "output[1, 3, 0]"
+    assert output_element(0, [()]) == "output"
+    assert output_element(7, [(2, 3), (4,)]) == "outputs[1][1]"
+    with pytest.raises(IndexError):
+        output_element(10, [(2, 3), (4,)])
 
 
 def test_does_the_view_open_on_the_wrong_input(ref):

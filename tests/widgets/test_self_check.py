@@ -66,6 +66,20 @@ def test_a_named_mistake_or_a_stub_gets_no_note_under_its_hint(shown):
     assert shown == []
 
 
+def test_an_error_the_learners_code_raised_gets_nothing_below_its_hint(shown):
+    """Issue 48: under "CubeOnce.backward raised RuntimeError" (a second backward), a note that
+    the Jacobians agree read as contradicting the hint, and a Function that raised at the
+    example inputs too got an empty panel repeating the error: is nothing shown in both?"""
+    raised = GradingError("Square.backward raised RuntimeError: boom")
+    raised.__cause__ = RuntimeError("boom")
+    hook_module.offer_gradient_explorer(EXERCISES["Square"], solution("Square"), raised)
+    namespace = {}
+    exec(RAISES_IN_BACKWARD, namespace)
+    with pytest.raises(GradingError, match="raised IndexError"):
+        self_check("Square", namespace["Square"])
+    assert shown == []
+
+
 def test_a_disagreement_does_not_repeat_the_hint_above_it(shown):
     """Issue 48: below the red hint, does the panel's own box leave the hint out?"""
     with pytest.raises(GradingError, match="ignores grad_output"):
@@ -169,7 +183,7 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_s
     lines = _lines(error)
     assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): ")
     assert wrong.hint in lines[0] and lines[1:] == []
-    assert [o.output_type for o in check[1:]] == ["display_data", "display_data"]
+    assert [o.output_type for o in check[1:]] == ["display_data"]  # one heading, the view's
     assert "application/vnd.jupyter.widget-view+json" in check[-1].data
     everything = "\n".join(_lines(full[0]))
     assert full[0].ename == "GradingError" and "Traceback (most recent call last)" in everything

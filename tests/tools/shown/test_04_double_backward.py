@@ -3,6 +3,7 @@ is off."""
 
 import torch
 
+from autograder.probes import record_returned_gradients
 from tests.autograder.catalogued import mistake
 from tests.tools.shown.lesson_code import run_cells, source
 from tools.solutions import solution
@@ -25,13 +26,34 @@ def test_swish_derivation_worked_passes_and_a_lost_beta_is_located():
     assert "dy/dbeta" not in learner and "my_dy_dx" not in learner
     after = ["my_ds_dx = lambda", "def check_swish_derivation():\n",
              "def compare_swish_gradients():"]
-    compared = run_cells("04_double_backward", after, SwishFunction=solution("SwishFunction"))[5:]
+    given = {"record_returned_gradients": record_returned_gradients}
+    compared = run_cells("04_double_backward", after, SwishFunction=solution("SwishFunction"),
+                         **given)[5:]
     assert len(compared) == 5 and all(line.endswith("dL/dx ✓, dL/dbeta ✓")
                                       for line in compared), compared
     slip = run_cells("04_double_backward", after,
-                     SwishFunction=mistake("SwishFunction", "grad_beta misses a factor x"))[5:]
+                     SwishFunction=mistake("SwishFunction", "grad_beta misses a factor x"),
+                     **given)[5:]
     assert slip[0] == ("Hint 3, beta = 2.0: dL/dx ✓, dL/dbeta ✗ yours 0.0067, autograd 0.1541"),\
         slip
+    unsummed = run_cells("04_double_backward", after,
+                         SwishFunction=_grad_beta_unsummed(solution("SwishFunction")),
+                         **given)[5:]
+    assert all(line.endswith("dL/dx ✓, dL/dbeta ✗ shape (7,), not ()") for line in unsummed[1:]),\
+        unsummed
+
+
+def _grad_beta_unsummed(swish):
+    """Issue 48: the table showed ✓ for a grad_beta of x's shape, which the engine sums down."""
+    class Unsummed(swish):
+        @staticmethod
+        def backward(ctx, grad_output):
+            grad_x, _ = swish.backward(ctx, grad_output)
+            x, beta = ctx.saved_tensors
+            s = torch.sigmoid(beta * x)
+            return grad_x, grad_output * x * x * s * (1 - s)
+
+    return Unsummed
 
 
 def test_backward_of_backward_worked_passes_and_slips_are_named():
