@@ -140,3 +140,25 @@ EQUIVALENTS = [
               "F.softplus's log1p(exp(x)) then also takes x in (29, 58]: exp(x) < 2e25 does not "
               "overflow, and log1p(exp(x)) equals x + log1p(exp(-x)) to float64's rounding"),
 ]
+
+
+# the unusual answer that saves y below 4096 entries and a bool mask above: either is what the
+# contract allows, so where the size switch lies (or a copy of the fresh mask) changes nothing
+_Y_OR_MASK = "ctx.save_for_backward(y if x.numel() < 4096 else x > 0)"
+_EITHER = ("y and a bool mask are both what the contract allows MyReLU to save, and backward "
+           "reads either right: moving the size at which it switches changes no value")
+EQUIVALENTS += [
+    *(EquivalentMutant("MyReLU", operator, _Y_OR_MASK, _Y_OR_MASK.replace("< 4096", after),
+                       _EITHER)
+      for operator, after in (("move_threshold", "< 2048.0"), ("move_threshold", "< 8192"),
+                              ("nudge_constant", "< 4095"), ("nudge_constant", "< 4097"),
+                              ("swap_comparison", "<= 4096"))),
+    EquivalentMutant("MyReLU", "save_copy", _Y_OR_MASK,
+                     _Y_OR_MASK.replace("else x > 0", "else (x > 0).clone()"),
+                     "a copy of a bool mask forward just made is still a bool mask, and the "
+                     "same new memory (the original is freed when forward returns)"),
+    EquivalentMutant("MyReLU", "swap_comparison", "y = torch.where(x > 0, x, 0.0)",
+                     "y = torch.where(x >= 0, x, 0.0)",
+                     "they differ only at x = -0.0, where y is x itself, -0.0 (as torch.relu "
+                     "gives) for 0.0; masked_fill(y == 0) still gives gradient 0 there"),
+]

@@ -181,29 +181,40 @@ def check_relu_smallest_positive(function, spec: Spec, device) -> None:
     """torch.relu's value and gradient at the smallest positive numbers of each dtype the
     contract names: its smallest subnormal, a subnormal between, its smallest normal
     (finfo.tiny) and their negatives. A mask x > threshold, with the threshold a dtype's tiny
-    or its eps, passes the float64 probe at 1e-300 and misplaces these."""
+    or its eps, passes the float64 probe at 1e-300 and misplaces these. Each dtype's points
+    are probed alone and repeated over 2^17 entries: a threshold used only past some size
+    (a mask saved for large x, the output below) shows there."""
     for dtype, between in ((torch.float16, 1e-5), (torch.float32, 1e-39),
                            (torch.float64, 1e-310)):
-        info = torch.finfo(dtype)
-        least = info.tiny * info.eps  # the smallest subnormal: 2^-24, 2^-149, 2^-1074
-        points = (info.tiny, between, least, -least, -info.tiny, 1.0)
-        x = torch.tensor(points, dtype=dtype, device=device)
-        inputs = make_inputs({"x": x})
-        forward = run_forward(function, spec, inputs)
-        grad = run_backward(spec, forward.output, inputs, torch.ones_like(x)).grads[0]
-        name = str(dtype).removeprefix("torch.")
-        for what, got, true in (("gradient", grad, (x.detach() > 0).to(dtype)),
-                                ("output", forward.output, torch.relu(x.detach()))):
-            if not comparable(got, x) or torch.equal(got.detach(), true):
-                continue
-            at = int((got.detach() != true).nonzero()[0])
-            kind = ("its smallest normal number, finfo.tiny" if at in (0, 4)
-                    else "a subnormal number")
-            raise GradingError(
-                f"{spec.name}'s {what} at x = {x[at].item():.4g} ({name}: {kind}) is "
-                f"{got[at].item()!r}, where torch.relu's is {true[at].item():g}"
-                + (": the mask's threshold lies above 0 (x > 0 exactly is torch.relu's: every "
-                   "positive x, however small, passes grad_output through)"
-                   if at < 3 and what == "gradient" else
-                   ": the contract holds for every finite x, the smallest numbers included"),
-                mistake={"threshold lies above 0": f"{spec.name}/mask-threshold-above-zero"})
+        for repeats in (1, SIZE_GATED):
+            _smallest_positive(function, spec, device, dtype, between, repeats)
+
+
+SIZE_GATED = 21846  # the six points repeated: 131076 entries, past saving.HUGE's 2^17
+
+
+def _smallest_positive(function, spec: Spec, device, dtype, between, repeats) -> None:
+    info = torch.finfo(dtype)
+    least = info.tiny * info.eps  # the smallest subnormal: 2^-24, 2^-149, 2^-1074
+    points = (info.tiny, between, least, -least, -info.tiny, 1.0)
+    x = torch.tensor(points, dtype=dtype, device=device).repeat(repeats)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    grad = run_backward(spec, forward.output, inputs, torch.ones_like(x)).grads[0]
+    name = str(dtype).removeprefix("torch.")
+    for what, got, true in (("gradient", grad, (x.detach() > 0).to(dtype)),
+                            ("output", forward.output, torch.relu(x.detach()))):
+        if not comparable(got, x) or torch.equal(got.detach(), true):
+            continue
+        at = int((got.detach() != true).nonzero()[0])
+        kind = ("its smallest normal number, finfo.tiny" if at % 6 in (0, 4)
+                else "a subnormal number")
+        size = "" if repeats == 1 else f", in x of {x.numel()} entries"
+        raise GradingError(
+            f"{spec.name}'s {what} at x = {x[at].item():.4g} ({name}: {kind}{size}) is "
+            f"{got[at].item()!r}, where torch.relu's is {true[at].item():g}"
+            + (": the mask's threshold lies above 0 (x > 0 exactly is torch.relu's: every "
+               "positive x, however small, passes grad_output through)"
+               if at % 6 < 3 and what == "gradient" else
+               ": the contract holds for every finite x, the smallest numbers included"),
+            mistake={"threshold lies above 0": f"{spec.name}/mask-threshold-above-zero"})

@@ -111,3 +111,67 @@ EQUIVALENTS = [
                      "grad_x = grad_output * inside if ctx.needs_input_grad[0] else None",
                      "grad_x = grad_output * inside if True else None", _SKIP),
 ]
+
+
+_CLAMP_MASK = "ctx.save_for_backward(torch.clamp(x, -1, 1) == x)"
+_CLAMPED = "torch.clamp(x, -1, 1) == x"
+_FLOAT_MASK = ("the window's 0 and 1 are exact in float16 and float32, so grad_output times it "
+               "is the boolean mask's product (the engine casts it back to x's dtype); "
+               "SignClippedSTE's contract bounds no memory")
+_BOTH_EDGES = ("they differ only where the test is at qmin exactly, which is inside the clip: "
+               "there backward takes r - v and never reads this choice")
+_RETURNED = ("a copy of a gradient backward just made: the same values, and the contract asks "
+             "for the gradient's values, not a new tensor")
+_DEAD = "below and above are assigned and never read: the line is dead code"
+_FQ_SAVE = "ctx.save_for_backward(x, scale, codes)"
+_TENSORDOT = "ctx.save_for_backward(v, scale)"
+_LOCAL = "torch.where(inside, r - v, torch.where({} qmin, float(qmin), float(qmax)){})"
+_PAIR = "ctx.save_for_backward(inside, local)"
+EQUIVALENTS += [
+    EquivalentMutant("SignClippedSTE", "save_copy", _CLAMP_MASK,
+                     _CLAMP_MASK.replace(_CLAMPED, f"({_CLAMPED}).clone()"), _FRESH),
+    *(EquivalentMutant("SignClippedSTE", "save_narrowed", before, before.replace(mask, after),
+                       _FLOAT_MASK)
+      for before, mask, after in (
+          (_CLAMP_MASK, _CLAMPED, f"({_CLAMPED}).float()"),
+          (_CLAMP_MASK, _CLAMPED, f"({_CLAMPED}).half()"),
+          ("ctx.save_for_backward(x.abs() <= 1)", "x.abs() <= 1", "(x.abs() <= 1).half()"),
+          ("ctx.save_for_backward((x * x <= 1).to(torch.uint8))", ".to(torch.uint8)",
+           ".to(torch.uint8).half()"))),
+    *(EquivalentMutant("FakeQuantize", operator, before, after, reason)
+      for operator, before, after, reason in (
+          ("add_copy", "return grad_x, grad_scale, None, None",
+           "return grad_x, grad_scale.clone(), None, None", _RETURNED),
+          ("add_copy", "return grad_x, grad_scale, None, None",
+           "return grad_x.clone(), grad_scale, None, None", _RETURNED),
+          ("add_copy", "return grad_x, torch.sum(grad_output * local), None, None",
+           "return grad_x.clone(), torch.sum(grad_output * local), None, None", _RETURNED),
+          ("add_copy", "return grad_output * inside, grad_scale, None, None",
+           "return grad_output * inside, grad_scale.clone(), None, None", _RETURNED),
+          ("save_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.clone())"), _FRESH),
+          ("add_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.contiguous())"), _FRESH),
+          ("swap_comparison", "below, above = codes == ctx.qmin, codes == ctx.qmax",
+           "below, above = codes != ctx.qmin, codes == ctx.qmax", _DEAD),
+          ("swap_comparison", "below, above = codes == ctx.qmin, codes == ctx.qmax",
+           "below, above = codes == ctx.qmin, codes != ctx.qmax", _DEAD),
+          ("save_copy", _TENSORDOT, "ctx.save_for_backward(v.clone(), scale)", _FRESH),
+          ("add_copy", _TENSORDOT, "ctx.save_for_backward(v.contiguous(), scale)", _FRESH),
+          ("add_copy", _TENSORDOT, "ctx.save_for_backward(v, scale.contiguous())",
+           "scale is a 0-d tensor, always contiguous: .contiguous() returns scale itself"),
+          ("save_copy", "ctx.save_for_backward(v)", "ctx.save_for_backward(v.clone())", _FRESH),
+          ("add_copy", "ctx.save_for_backward(v)", "ctx.save_for_backward(v.contiguous())",
+           _FRESH),
+          ("save_copy", _PAIR, "ctx.save_for_backward(inside.clone(), local)", _FRESH),
+          ("add_copy", _PAIR, "ctx.save_for_backward(inside, local.contiguous())", _FRESH),
+          ("save_narrowed", _PAIR, "ctx.save_for_backward(inside.float(), local)", _MASK),
+          ("swap_comparison", "local = " + _LOCAL.format("r <", ""),
+           "local = " + _LOCAL.format("r <=", ""), _BOTH_EDGES),
+          ("swap_comparison", "local = " + _LOCAL.format("v <", ".to(x.dtype)"),
+           "local = " + _LOCAL.format("v <=", ".to(x.dtype)"), _BOTH_EDGES),
+          ("swap_comparison", "local = torch.where(inside, r - v, torch.where(v < ctx.qmin, "
+           "float(ctx.qmin), float(ctx.qmax)))", "local = torch.where(inside, r - v, "
+           "torch.where(v <= ctx.qmin, float(ctx.qmin), float(ctx.qmax)))", _BOTH_EDGES),
+          ("swap_comparison", "local = torch.where(inside, code - v, torch.where(code < "
+           "ctx.qmin, ctx.qmin, ctx.qmax).to(x.dtype))", "local = torch.where(inside, code - v, "
+           "torch.where(code <= ctx.qmin, ctx.qmin, ctx.qmax).to(x.dtype))", _BOTH_EDGES))),
+]

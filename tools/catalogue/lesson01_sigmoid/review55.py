@@ -13,14 +13,16 @@ MASK_FORWARD = ("        m = x > 0\n        ctx.save_for_backward(m)\n"
 MASK_BACKWARD = "        m, = ctx.saved_tensors\n        return torch.where(m, grad_output, 0)"
 SOFTPLUS_BACKWARD = "        y, = ctx.saved_tensors\n        return grad_output * -torch.expm1(-y)"
 
-UNUSUAL = [
-    Unusual("MyReLU", "saves y below 4096 entries, a bool mask above; maximum and masked_fill",
-            _relu("        y = torch.maximum(x, torch.zeros((), dtype=x.dtype, device=x.device))"
+Y_OR_MASK = _relu("        y = torch.maximum(x, torch.zeros((), dtype=x.dtype, device=x.device))"
                   "\n        ctx.save_for_backward(y if x.numel() < 4096 else x > 0)\n"
                   "        return y",
                   "        s, = ctx.saved_tensors\n"
                   "        m = s if s.dtype == torch.bool else s > 0\n"
-                  "        return grad_output.masked_fill(~m, 0)")),
+                  "        return grad_output.masked_fill(~m, 0)")
+
+UNUSUAL = [
+    Unusual("MyReLU", "saves y below 4096 entries, a bool mask above; maximum and masked_fill",
+            Y_OR_MASK),
     Unusual("ScaledSigmoid", "saves x; sigma'(x) as exp(logsigmoid(x) + logsigmoid(-x))",
             edit(_scaled(SCALED_FORWARD, SCALED_READ
                          + "        return grad_output * ctx.scale * s * (1 - s), None"),
@@ -42,6 +44,9 @@ MISTAKES = [
             edit(_relu(MASK_FORWARD, MASK_BACKWARD),
                  ("        return torch.where", LARGE + "            return "
                   "grad_output.masked_fill_(~m, 0)\n        return torch.where"))),
+    Mistake("MyReLU", "the mask above 4096 entries is x > 1e-6 (mutants' move_threshold)",
+            "the mask's threshold lies above 0",
+            edit(Y_OR_MASK, ("else x > 0)", "else x > 1e-06)"))),
     Mistake("MyReLU", "x.clamp_ in forward above 1024 entries, when x needs no gradient",
             "MyReLU.forward modified its input x in place",
             edit(_relu(MASK_FORWARD, MASK_BACKWARD),
