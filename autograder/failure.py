@@ -16,6 +16,7 @@ import copy
 import html
 import linecache
 import os
+import re
 import sys
 import sysconfig
 import types
@@ -29,6 +30,9 @@ MORE_DETAIL_AND_TRACEBACK = "All the details and the full traceback: run %tb in 
 MAX_LEARNER_FRAMES = 3
 DETAIL_LABEL = "  Details: "
 MAX_DETAIL_LINES, MAX_DETAIL_WIDTH = 5, 500  # a few lines (a row of numbers each), not a page
+SHOWN_WIDTH = 100  # visible characters a shown line takes before it breaks between words
+CODE_INDENT = " " * 6  # a line of the learner's code, shown as it is
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Code that is not the learner's: this library, torch, IPython and the standard library.
 _GRADING_DIR = os.path.realpath(os.path.dirname(__file__)) + os.sep
@@ -155,7 +159,7 @@ def summary(name: str, error: BaseException, shell=None) -> list[str]:
     for where, line, function, source in frames:
         lines.append(f"  {where_said}, {where}, line {line}, in {function}:")
         if source:
-            lines.append(f"      {source}")
+            lines.append(f"{CODE_INDENT}{source}")
     # %tb only where it shows more: the learner's own error, or details cut here; never
     # after an untouched stub (its traceback is the stub's raise) or a hint said in full
     if cut:
@@ -163,6 +167,24 @@ def summary(name: str, error: BaseException, shell=None) -> list[str]:
     elif frames and not _unwritten_stub(error):
         lines.append(f"  {FULL_TRACEBACK}")
     return lines
+
+
+def wrapped(line: str, width: int = SHOWN_WIDTH) -> list[str]:
+    """``line`` in pieces of at most ``width`` visible characters, broken between words, each
+    piece after the first indented two spaces more than the line (JupyterLab breaks a long
+    error line anywhere, even inside a word); lines of code are left as they are."""
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    if len(_ANSI.sub("", line)) <= width or indent == CODE_INDENT:
+        return [line]
+    pieces, current = [], indent
+    for word in line[len(indent):].split(" "):
+        candidate = f"{current} {word}" if current.strip() else current + word
+        if len(_ANSI.sub("", candidate)) > width and current.strip():
+            pieces.append(current)
+            current = indent + "  " + word
+        else:
+            current = candidate
+    return pieces + [current]
 
 
 def _learners_only(traceback, shell):
@@ -206,7 +228,7 @@ def shorten(name: str, error: BaseException) -> None:
         vars(error).pop("_render_traceback_", None)  # %tb later: IPython's traceback
         lines = summary(name, error, shell)
         keep_learner_frames(error, shell)
-        return lines
+        return [part for line in lines for part in wrapped(line)]
 
     try:
         error._render_traceback_ = render_once

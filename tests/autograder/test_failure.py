@@ -202,3 +202,20 @@ def test_tb_shows_a_failed_self_check_once_and_the_learners_error_when_theirs():
     tb_chain = _shown_by_tb(error)
     assert [type(link) for link in tb_chain] == [GradingError, RuntimeError]
     assert any(tb.tb_frame.f_code.co_name == "backward" for tb in _walk(tb_chain[1].__traceback__))
+
+
+def test_a_long_line_breaks_between_words_within_the_width():
+    """Issue 48: JupyterLab broke a long red line inside a word ("NotImplementedE" / "rror"):
+    is it cut between words, colour codes not counted, the pieces after the first indented,
+    and a line of the learner's code left whole?"""
+    from autograder.failure import CODE_INDENT, RED_BOLD, RESET, wrapped
+
+    line = f"{RED_BOLD}✗ GroupNormFunction failed its self-check:{RESET} " + "word " * 30
+    pieces = wrapped(line.rstrip(), width=40)
+    assert all(len(ANSI.sub("", piece)) <= 40 for piece in pieces)
+    assert ANSI.sub("", " ".join(piece.strip() for piece in pieces)) == ANSI.sub("", line).strip()
+    assert pieces[0].startswith(RED_BOLD) and all(p.startswith("  ") for p in pieces[1:])
+    assert wrapped("  Details: " + "x " * 60, width=40)[1].startswith(" " * 4)
+    code = CODE_INDENT + "return 2 * x * grad_output.shape[3]" * 4
+    assert wrapped(code, width=40) == [code]
+    assert wrapped("short", width=40) == ["short"]

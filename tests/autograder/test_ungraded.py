@@ -58,7 +58,8 @@ def test_the_textbook_formula_fails_where_its_exponentials_overflow():
     1, fail with the log-sum-exp hint at logits of about 1e3 in float32?"""
     with pytest.raises(GradingError) as failure:
         check_chunked(textbook)
-    assert "not finite at logits of magnitude 1e3" in failure.value._render_traceback_()[0]
+    shown = " ".join(line.strip() for line in failure.value._render_traceback_())
+    assert "not finite at logits of magnitude 1e3" in shown
 
 
 def test_the_grad_mode_designs_that_work_are_a_and_c(capsys):

@@ -171,6 +171,11 @@ def _lines(error_output) -> list[str]:
     return ANSI.sub("", "\n".join(error_output.traceback)).splitlines()
 
 
+def _joined(lines: list[str]) -> str:
+    """Shown lines as one text (a long line breaks between words, its pieces indented)."""
+    return " ".join(line.strip() for line in lines)
+
+
 @pytest.mark.slow
 def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_session):
     """In a notebook, does a wrong Square's self-check cell fail (so Run All stops) with the hint
@@ -182,7 +187,7 @@ def test_a_failing_self_check_cell_shows_the_hint_first_in_a_few_lines(learner_s
     assert error.output_type == "error" and error.ename == "GradingError"
     lines = _lines(error)
     assert lines[0].startswith("✗ Square failed its self-check (tried with x of shape (5,)): ")
-    assert wrong.hint in lines[0] and lines[1:] == []
+    assert wrong.hint in _joined(lines) and len(lines) == 2  # one line, broken between words
     assert [o.output_type for o in check[1:]] == ["display_data"]  # one heading, the view's
     assert "application/vnd.jupyter.widget-view+json" in check[-1].data
     everything = "\n".join(_lines(full[0]))
@@ -203,8 +208,8 @@ def test_a_stub_in_a_notebook_still_fails_with_not_implemented_error(learner_ses
     (error,) = learner_session["stub-check"]
     assert error.ename == "NotImplementedError"
     assert _lines(error) == [
-        "✗ Square failed its self-check: Square is not implemented yet: its stub still raises "
-        "NotImplementedError",
+        "✗ Square failed its self-check: Square is not implemented yet: its stub still raises",
+        "  NotImplementedError",
         "  the stub to replace, Cell In[5], line 6, in forward:",
         "      raise NotImplementedError()"]
 
@@ -215,7 +220,7 @@ def test_tb_after_an_error_in_the_learners_backward_shows_their_line_not_the_lib
     """Does %tb after a self-check whose backward raised show the cell and the learner's own
     line, with no frame of the grading library or torch in between?"""
     check, full = learner_session["raises-check"], learner_session["raises-tb"]
-    assert "tuple index out of range" in _lines(check[0])[0]
+    assert "tuple index out of range" in _joined(_lines(check[0])[:2])
     everything = "\n".join(_lines(full[0]))
     assert 'self_check("Square", Square)' in everything
     assert "return 2 * x * grad_output.shape[3]" in everything
