@@ -122,7 +122,6 @@ _BOTH_EDGES = ("they differ only where the test is at qmin exactly, which is ins
                "there backward takes r - v and never reads this choice")
 _RETURNED = ("a copy of a gradient backward just made: the same values, and the contract asks "
              "for the gradient's values, not a new tensor")
-_DEAD = "below and above are assigned and never read: the line is dead code"
 _FQ_SAVE = "ctx.save_for_backward(x, scale, codes)"
 _TENSORDOT = "ctx.save_for_backward(v, scale)"
 _LOCAL = "torch.where(inside, r - v, torch.where({} qmin, float(qmin), float(qmax)){})"
@@ -150,10 +149,6 @@ EQUIVALENTS += [
            "return grad_output * inside, grad_scale.clone(), None, None", _RETURNED),
           ("save_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.clone())"), _FRESH),
           ("add_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.contiguous())"), _FRESH),
-          ("swap_comparison", "below, above = codes == ctx.qmin, codes == ctx.qmax",
-           "below, above = codes != ctx.qmin, codes == ctx.qmax", _DEAD),
-          ("swap_comparison", "below, above = codes == ctx.qmin, codes == ctx.qmax",
-           "below, above = codes == ctx.qmin, codes != ctx.qmax", _DEAD),
           ("save_copy", _TENSORDOT, "ctx.save_for_backward(v.clone(), scale)", _FRESH),
           ("add_copy", _TENSORDOT, "ctx.save_for_backward(v.contiguous(), scale)", _FRESH),
           ("add_copy", _TENSORDOT, "ctx.save_for_backward(v, scale.contiguous())",

@@ -25,7 +25,6 @@ UNUSUAL = [
     Unusual("FakeQuantize", "saves the clamped codes; local gradient from (y - x) / scale",
             _fake_quantize(
                 "        x, scale, codes = ctx.saved_tensors\n"
-                "        below, above = codes == ctx.qmin, codes == ctx.qmax\n"
                 "        v = x / scale\n"
                 "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
                 "        local = torch.where(inside, (codes * scale - x) / scale, codes)\n"
