@@ -84,8 +84,9 @@ predicted_create_graph = None    # True or False: the same under create_graph=Tr
 #
 # $$H v = \nabla_x \big(\nabla_x f(x) \cdot v\big).$$
 #
-# Autograd can only record what your backward does with tensors it can see: the tensors from
-# `ctx.saved_tensors` and `grad_output`.
+# Autograd records every op your backward runs on a tensor that requires grad, wherever the
+# backward got that tensor. Which of the tensors your backward uses carry a history back to the
+# inputs, and which are constants to autograd, is what this lesson is about.
 
 # %% [markdown]
 # ## Worked example: `Sin`, twice
@@ -224,16 +225,8 @@ plt.show()
 #    or neither, and which of them will double backward see as a function of $x$ and $\beta$?
 #
 # Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
-# half, $\partial s_i/\partial x_i$, as `my_ds_dx` in the cell after the hints; the cell after
-# that checks it against autograd at Hint 3's point, then at four values of $\beta$, negative
-# and zero included, and shows where a ✗ is furthest off. The product rule, step 3 (its sum
-# over the $g_i$ and its shape) and what backward makes of `grad_output` go straight into your
-# backward, unchecked until the self-check (Hint 3 has the numbers to hit). After your
-# self-check, a cell compares the gradients your backward returns with autograd's at the same
-# five points, for when something is off.
-#
-# The self-check also hands your backward a `grad_output` that is not contiguous, as a later
-# `y.t()` gives.
+# half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the rest goes straight
+# into your backward (Hint 3 has numbers to hit).
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -454,8 +447,7 @@ inspect_saved(SoftplusSavesSigmoid, torch.linspace(-3, 3, 8, dtype=torch.float64
 # `.sum()`), so the first derivative comes back with no graph at all, and a second
 # `torch.autograd.grad` on it raises: in your own code, that error is what the trap looks like
 # here. When `grad_output` has a graph of its own, the same trap gives a wrong number and no
-# error, as quick question 2 (in the optional section on tensors kept on `ctx`) shows. The
-# plotting helper below catches the error and plots the zero it stands for.
+# error. The plotting helper below catches the error and plots the zero it stands for.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -534,8 +526,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # node to the result: a second backward that reaches it raises
 # *"trying to differentiate twice a function that was marked with @once_differentiable"*
 # instead of returning wrong numbers. When the incoming gradient does not require grad, it
-# attaches nothing, and that share of a second derivative is dropped without a word: an
-# optional section after the summary shows when.
+# attaches nothing (what that costs comes after the exercise).
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
@@ -621,12 +612,18 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
 # squares it. Saving $3x^2$ costs a new tensor of `x`'s size; saving the output works too, with
 # a cube root in backward. Backward crosses the border with `.detach().cpu().numpy()` and comes
-# back with `torch.as_tensor(...).to(x.device)`; the optional section "The NumPy border, rule
-# by rule", at the end, goes through why each piece is there. The mark: `@once_differentiable`
+# back with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable`
 # written under `@staticmethod`, nearest the `def`, so it wraps the plain function and
 # `staticmethod` wraps the result (PyTorch's documented order); by hand after the class, the
 # calls nest the same way, around the plain function `CubeOnce.backward` gives.
 # </details>
+#
+# **What the mark does not catch.** Its error node fires only when the gradient coming into the
+# marked backward requires grad, and only for a second pass that runs through the node. A plain
+# sum (the incoming gradient a constant 1), `torch.autograd.grad(..., inputs=x)` and
+# `torch.autograd.functional.hvp` can each lose the marked backward's share of a second
+# derivative without an error. `gradgradcheck` fails for any backward that is not truly
+# differentiable, marked or not: that is the test to trust.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -750,10 +747,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
-# At $x = 0.5$, $y = \tanh x = 0.4621$. With `grad_output` $= 1$ your first backward returns
-# $0.7864$. Your inner Function's backward, handed $1$ for its result, returns $0.7864$ for
-# `grad_output` and $-0.9242$ for $y$; chained through $\partial y/\partial x$, the second
-# derivative at $0.5$ comes out $-0.7269$.
+# At $x = 0.5$, with `grad_output` $= 1$: the first derivative your backward returns is
+# $0.7864$, and the second derivative, through the Function your backward calls, is $-0.7269$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
@@ -822,9 +817,7 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # allows (its derivatives are matrix products again, which autograd records), so even third
 # derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
 # backward too, is right to the second derivative only (a third, by `torch.autograd.grad`,
-# comes out wrong, with no error). PyTorch's own `tanh` (In practice, at the end) mixes the
-# two: a kernel for its backward, as in yours, and for the backward of that a rule written in
-# differentiable ops, so its third derivative is right as well.
+# comes out wrong, with no error).
 
 # %%
 class MatmulBackward(torch.autograd.Function):
@@ -901,8 +894,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   flowing into the marked backward requires grad and the second pass runs through its error
 #   node. When that gradient does not require grad (a plain sum), the backward's results carry
 #   no history and their share of the second derivative is dropped silently;
-#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node (an optional section
-#   below shows each). Test with `gradgradcheck`, or make the backward a Function of its own.
+#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node. Test with
+#   `gradgradcheck`, or make the backward a Function of its own.
 
 # %% [markdown]
 # ## Summary
@@ -1416,8 +1409,10 @@ else:
 # It is a guard, not a guarantee. The error node fires only when the gradient coming in
 # requires grad **and** the second pass actually runs through the node:
 #
-# - with `CubeOnce.apply(x).sum()` directly, the incoming gradient is a constant 1, no error
-#   node is attached, and the cube's share of the second derivative silently disappears;
+# - in a plain sum with other terms, here `(CubeOnce.apply(x) + x ** 2).sum()`, the incoming
+#   gradient is a constant 1, no error node is attached, and the cube's share of the second
+#   derivative silently disappears (with the cube alone, the first derivative has no graph at
+#   all, and the second pass raises *"element 0 of tensors does not require grad"*);
 # - `torch.autograd.grad(..., inputs=x)` never runs the error node, as quick question 3
 #   showed: on $\sin(x^3) + x^2$ it returns the $x^2$ term's share, $2$, alone, where
 #   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
