@@ -118,10 +118,12 @@ class Norm(torch.autograd.Function):
 
 
 # %% [markdown]
-# Four things to notice:
+# Five things to notice:
 #
 # - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, is a context
 #   object that carries information from forward to backward.
+# - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only:
+#   read inside forward, it is still `()`.
 # - `forward` runs ordinary tensor operations (`square`, `sum`, `sqrt`), on an `x` that
 #   requires grad. Does autograd record them? The cells after the demo below ask you.
 # - `backward` returns **one gradient per input of forward**, of that input's shape.
@@ -195,17 +197,6 @@ compare_all(predicted_forward, {
 # </details>
 
 # %% [markdown]
-# ### Look inside: what forward saved
-#
-# `inspect_saved` runs `Norm.forward` once and lists what went through `save_for_backward`:
-# two tensors, the input `x` and the output `y`. Neither is a copy: `x` is the caller's own
-# tensor and `y` the result it receives; saving them keeps them alive until backward. Untick
-# `x.requires_grad`: autograd then records nothing, and forward's `ctx` is thrown away.
-
-# %%
-inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
-
-# %% [markdown]
 # ## Check a backward with `gradcheck`
 #
 # `torch.autograd.gradcheck` compares your backward with **finite differences**,
@@ -262,8 +253,9 @@ compare_all(predicted_gradcheck, {
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
 # the self-check and the hidden tests check:
 #
-# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, `x = 0`
-#   included: the value and the gradient autograd gives `x ** 2`;
+# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any
+#   finite value (`x = 0` included, and `x` whose square overflows to inf): the value and the
+#   gradient autograd gives `x ** 2`;
 # - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive
 #   at once, never the Jacobian as a matrix;
 # - forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it from
@@ -499,14 +491,16 @@ compare_all(predicted_shift, {
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` Python
-#   floats, 0 included: the value and the gradients autograd gives;
+# - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any Python
+#   floats, 0 and tiny ones (`5e-8`) included: the value and the gradients autograd gives;
 # - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at
 #   once, never a Jacobian as a matrix;
 # - backward returns one value for each of the four inputs;
-# - `w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of them;
+# - `w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs keep
+#   every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
-#   before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere else;
+#   before it, on the same tensors included; a tensor kept for backward goes through
+#   `ctx.save_for_backward`, nowhere else;
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
@@ -867,7 +861,7 @@ else:
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, which the self-check measures, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
-# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0 | `2 * x`: nothing to divide by |
+# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0, and `inf` where `x ** 2` overflows (`x = 1e160` in float64), where `2x` is finite | `2 * x`: nothing to divide by, nothing squared |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
 # | a copy of `x` in a global keyed by `id(ctx)`, read by backward | no call overwrites it, but neither the in-place guard nor saved-tensor hooks see it, and it outlives the graph unless backward removes it | read `x` from `ctx.saved_tensors`, keep no other copy |
@@ -895,7 +889,19 @@ else:
 # ## Optional: beyond the main line (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise.
+
+# %% [markdown]
+# ### Look inside: what `Norm`'s forward saved
 #
+# `inspect_saved` runs `Norm.forward` once and lists what went through `save_for_backward`:
+# two tensors, the input `x` and the output `y`. Neither is a copy: `x` is the caller's own
+# tensor and `y` the result it receives; saving them keeps them alive until backward. Untick
+# `x.requires_grad`: autograd then records nothing, and forward's `ctx` is thrown away.
+
+# %%
+inspect_saved(Norm, torch.tensor([[3.0, 4.0], [1.0, -1.0]]))
+
+# %% [markdown]
 # ### Watch the gradient flow back
 #
 # The graph autograd built for `(Norm.apply(x) * w).sum()`: your Function is one node among

@@ -5,10 +5,13 @@ from ...clauses import Clause
 
 
 SQUARE_CLAUSES = (
-    Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, `x = "
-           "0` included: the value and the gradient autograd gives `x ** 2`;",
+    Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
+           "finite value (`x = 0` included, and `x` whose square overflows to inf): the value and "
+           "the gradient autograd gives `x ** 2`;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
+            "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
+                                            "overflows",
             "Square/ignores-grad-output": "forgets grad_output",
             "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
     Clause("backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size "
@@ -21,7 +24,8 @@ SQUARE_CLAUSES = (
             "Square/state-shared-between-calls": "x kept on the class",
             "Square/saves-untracked-alias": "saves x.data",
             "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)",
-            "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)"}),
+            "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)",
+            "Square/cache-keyed-by-input": "2x cached in a module dict keyed by x.data_ptr()"}),
     Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
            "strides;",
            {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
@@ -32,30 +36,34 @@ SQUARE_CLAUSES = (
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` Python "
-           "floats, 0 included: the value and the gradients autograd gives;",
+    Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any "
+           "Python floats, 0 and tiny ones (`5e-8`) included: the value and the gradients "
+           "autograd gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
             "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
             "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
-            "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack"}),
+            "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack",
+            "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0"}),
     Clause("backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive "
            "at once, never a Jacobian as a matrix;",
            {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye"}),
     Clause("backward returns one value for each of the four inputs;",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
-    Clause("`w1` and `w2` never go through a float32 tensor: float64 inputs keep every digit of "
-           "them;",
+    Clause("`w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs "
+           "keep every digit of them;",
            {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
     Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
-           "before it; a tensor kept for backward goes through `ctx.save_for_backward`, nowhere "
-           "else;",
+           "before it, on the same tensors included; a tensor kept for backward goes through "
+           "`ctx.save_for_backward`, nowhere else;",
            {"WeightedSum/state-shared-between-calls": "weights kept on the class",
             "WeightedSum/state-on-input": "weights hung on the input x1",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
-            "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1"}),
+            "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1",
+            "WeightedSum/cache-keyed-by-input":
+                "weights cached in a module dict keyed by x1.data_ptr()"}),
     Clause("backward never writes into `grad_output` (its values, its shape or its strides): "
            "autograd may read it after your backward.",
            {"WeightedSum/writes-grad-output": "grad_output scaled in place for grad_x2"}),
@@ -87,7 +95,8 @@ OUTER_CLAUSES = (
             "Outer/saves-untracked-alias": "saves u.data and v.data",
             "Outer/state-on-class": "u and v kept on the class",
             "Outer/state-shared-between-calls": "u and v kept in a module global",
-            "Outer/bypasses-saved-tensors": "copies of u and v in a module dict keyed by id(ctx)"}),
+            "Outer/bypasses-saved-tensors": "copies of u and v in a module dict keyed by id(ctx)",
+            "Outer/cache-keyed-by-input": "v cached in a module dict keyed by u.data_ptr()"}),
     Clause("backward computes the gradients itself, from your sums, without asking autograd;",
            {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
     Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "

@@ -14,6 +14,7 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.returned_gradients import check_returned_shapes
+from ..shared.reuse import check_second_call_after_step
 from .contracts import OUTER_CLAUSES
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import gradcheck_named
@@ -174,6 +175,7 @@ def outer_full(Outer, device) -> None:
         for name in ("u", "v"):
             check_input_version_tracking(function, OUTER, _values(4, 3, device), name)
         check_backward_reads_saved(function, OUTER, _values(4, 3, device, seed=2), "u and v")
+        check_second_call_after_step(function, OUTER, _values(4, 3, device, seed=7))
     try:
         check_each_input_alone(function, OUTER, _values(4, 3, device), frozen_get_none=True)
     except GradingError as error:  # the shared wording gives the fix; ask instead

@@ -8,18 +8,31 @@ from ...checks import Spec, make_inputs, reference_gradients
 from ...errors import GradingError
 
 # what the saved-tensor hooks below hand backward for each floating tensor forward saved:
-# that tensor times 2 (exact in floating point). A gradient built from what was saved then
-# changes (doubles, where it is linear in it, as Square's and Outer's are); one that stays the
-# true gradient was built from values kept elsewhere
+# that tensor times a factor of its own, 2 for the first saved, 3 for the second, 5, 7, ...
+# (exact in floating point). A gradient built from what was saved then changes (doubles, where
+# it is linear in one saved tensor, as Square's is); one that stays the true gradient was built
+# from values kept elsewhere. One factor for all would leave a ratio of two saved tensors
+# (2 * y / x from a saved x and y) unchanged, and blame a backward that reads only them
 SCALE = 2.0
+FACTORS = (2.0, 3.0, 5.0, 7.0, 11.0, 13.0)
 
 
 def doubled_saved_tensors():
-    """Saved-tensor hooks whose unpack hands backward each saved floating tensor times 2: what
-    is saved inside the block comes back doctored, whenever backward reads it."""
-    return torch.autograd.graph.saved_tensors_hooks(
-        lambda tensor: tensor,
-        lambda tensor: tensor * SCALE if tensor.is_floating_point() else tensor)
+    """Saved-tensor hooks whose unpack hands backward each saved floating tensor times a factor
+    of its own (2 for the first saved, then 3, 5, ...): what is saved inside the block comes
+    back doctored, whenever backward reads it, and no two saved tensors by the same factor."""
+    count = [0]
+
+    def pack(tensor):
+        factor = FACTORS[count[0] % len(FACTORS)]
+        count[0] += 1
+        return tensor, factor
+
+    def unpack(packed):
+        tensor, factor = packed
+        return tensor * factor if tensor.is_floating_point() else tensor
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, unpack)
 
 
 def stayed(grad, truth: torch.Tensor) -> bool:
@@ -30,8 +43,8 @@ def stayed(grad, truth: torch.Tensor) -> bool:
 
 
 def check_backward_reads_saved(function, spec: Spec, values: dict, kept: str) -> None:
-    """Under saved-tensor hooks whose unpack hands backward each saved floating tensor times 2,
-    every gradient must change. One that stays the true gradient came from values backward
+    """Under saved-tensor hooks whose unpack hands backward each saved floating tensor times a
+    factor of its own (2, 3, ...), every gradient must change. One that stays the true gradient came from values backward
     kept elsewhere: a copy in a global keyed by id(ctx), on an attribute, a closure."""
     inputs = make_inputs(values)
     with doubled_saved_tensors():

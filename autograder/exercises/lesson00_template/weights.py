@@ -1,0 +1,214 @@
+"""Lesson 00: WeightedSum's weights, Python floats: each call's own, never swapped, never
+rounded through a narrower dtype, never dropped when tiny or 0, never a tensor on ctx."""
+
+import torch
+
+from ...checks import Spec, check_values_and_gradients, make_inputs, run_backward, run_forward
+from ...contract import covers
+from ...errors import GradingError
+from ...exercise import sample
+from ...probes import reachable
+from ..shared.call_state import check_one_ctx_per_call
+
+WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
+                    lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
+
+
+def _weighted_values(shape, device, w1=0.5, w2=-2.0, seed=0, dtype=torch.float64) -> dict:
+    return {"x1": sample(shape, device, seed=seed, dtype=dtype),
+            "x2": sample(shape, device, seed=seed + 100, dtype=dtype), "w1": w1, "w2": w2}
+
+
+def check_weights_not_swapped(function, device) -> None:
+    """grad_x1 = w2 * grad_output and grad_x2 = w1 * grad_output: name the swap."""
+    values = _weighted_values((4,), device)
+    inputs = make_inputs(values)
+    forward = run_forward(function, WEIGHTED_SUM, inputs)
+    grad_output = sample((4,), device, seed=7)
+    grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+    w1, w2 = values["w1"], values["w2"]
+    if (all(isinstance(g, torch.Tensor) and g.shape == grad_output.shape for g in grads[:2])
+            and torch.allclose(grads[0], w2 * grad_output)
+            and torch.allclose(grads[1], w1 * grad_output)):
+        raise GradingError(
+            f"the weights are swapped: with w1={w1} and w2={w2} grad_x1 is w2 * grad_output and "
+            "grad_x2 is w1 * grad_output; since y = w1 * x1 + w2 * x2, grad_x1 = w1 * "
+            "grad_output", mistake="WeightedSum/swaps-weights")
+
+
+def check_no_state_on_inputs(function, device) -> None:
+    """An attribute forward hangs on an input tensor (x1._weights = ...) is state every call on
+    that tensor shares, and save_for_backward does not keep it: saved-tensor hooks (the grader
+    runs under them) hand backward a tensor without it. Named before backward reads it."""
+    inputs = make_inputs(_weighted_values((4,), device))
+    before = {name: set(vars(value)) for name, value in inputs.items()
+              if isinstance(value, torch.Tensor)}
+    run_forward(function, WEIGHTED_SUM, inputs)
+    for name, had in before.items():
+        added = sorted(set(vars(inputs[name])) - had)
+        if added:
+            raise GradingError(
+                f"WeightedSum.forward set {name}.{added[0]}, an attribute on its input {name}: "
+                f"every call on {name} shares it (a second call made before the first one's "
+                "backward overwrites it), and save_for_backward does not keep it (under "
+                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
+                "keep what backward needs on ctx, one per call",
+                mistake="WeightedSum/state-on-input")
+
+
+# dtypes a weight may have gone through on its way to a float64 result, narrowest last
+NARROWER = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def check_weights_not_rounded(function, device) -> None:
+    """Weights float32 cannot hold (0.1, -1/3): a result equal, to float64's precision, to the
+    one for a weight rounded through float32 (or bfloat16, float16), and not to the true one,
+    proves that weight went through a tensor of that dtype (torch.tensor(w) without dtype= is
+    float32)."""
+    values = _weighted_values((4,), device, w1=0.1, w2=-1 / 3, seed=3)
+    inputs = make_inputs(values)
+    forward = run_forward(function, WEIGHTED_SUM, inputs)
+    grad_output = sample((4,), device, seed=9)
+    grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+    x1, x2 = values["x1"], values["x2"]
+    true = {"w1": values["w1"], "w2": values["w2"]}
+    # (what, the result, its weights' names, the result as a function of those weights)
+    results = [("WeightedSum's output", forward.output, ("w1", "w2"),
+                lambda w1, w2: w1 * x1 + w2 * x2),
+               ("grad_x1", grads[0], ("w1",), lambda w1: w1 * grad_output),
+               ("grad_x2", grads[1], ("w2",), lambda w2: w2 * grad_output)]
+    for what, got, names, result in results:
+        if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64
+                and got.shape == x1.shape):
+            continue
+        truth = result(*(true[n] for n in names))
+        if torch.allclose(got, truth, rtol=1e-12, atol=0):
+            continue
+        for dtype in NARROWER:
+            rounded = {n: torch.tensor(w, dtype=dtype).item() for n, w in true.items()}
+            for chosen in [names[:1], names[1:], names] if len(names) > 1 else [names]:
+                if torch.allclose(got, result(*(rounded[n] if n in chosen else true[n]
+                                                 for n in names)), rtol=1e-12, atol=0):
+                    weights = " and ".join(f"{n} = {rounded[n]!r}" for n in chosen)
+                    given = " and ".join(repr(true[n]) for n in chosen)
+                    kind = str(dtype).removeprefix("torch.")
+                    raise GradingError(
+                        f"{what} is what {weights} would give ({given} rounded to {kind}): a "
+                        f"weight made into a {kind} tensor (torch.tensor(w) without dtype= "
+                        "gives float32) loses the digits float64 inputs keep: where does your "
+                        "code turn a weight into a tensor, and of which dtype?",
+                        mistake="WeightedSum/float32-constant")
+
+
+# weights far below any threshold a rounding-noise test would pick, each alone and together
+TINY_WEIGHTS = [(5e-8, 1.5), (-0.5, -1e-9), (5e-8, -1e-9)]
+
+
+def check_tiny_weights(function, device) -> None:
+    """Tiny non-zero weights (5e-8, -1e-9) are weights like any other: the value and the
+    gradients compared relatively (an absolute tolerance would pass 0 for 5e-8 * grad_output),
+    in float64 and float32. A weight taken for 0 below a threshold is named."""
+    for dtype, rtol in ((torch.float64, 1e-10), (torch.float32, 1e-5)):
+        for w1, w2 in TINY_WEIGHTS:
+            values = _weighted_values((2, 3), device, w1, w2, seed=13, dtype=dtype)
+            inputs = make_inputs(values)
+            forward = run_forward(function, WEIGHTED_SUM, inputs)
+            grad_output = sample((2, 3), device, seed=14, dtype=dtype)
+            grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+            x1, x2 = values["x1"].double(), values["x2"].double()
+            g = grad_output.double()
+            # (what, the result, the true one, the size of its terms: a sum's error is
+            # relative to its terms, which may cancel, a product's to itself)
+            results = [("grad_x1", grads[0], w1 * g, (w1 * g).abs(), w1),
+                       ("grad_x2", grads[1], w2 * g, (w2 * g).abs(), w2),
+                       ("WeightedSum's output", forward.output, w1 * x1 + w2 * x2,
+                        (w1 * x1).abs() + (w2 * x2).abs(), None)]
+            for what, got, truth, size, weight in results:
+                if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+                    continue
+                error = (got.detach().double() - truth).abs()
+                if bool((error <= rtol * size).all()):
+                    continue
+                dropped = [n for n, w in (("w1", w1), ("w2", w2))
+                           if abs(w) < 1e-6 and (weight is None or w == weight)]
+                raise GradingError(
+                    f"{what} is wrong with w1={w1}, w2={w2} ({dtype}): largest relative error "
+                    f"{(error / size).max().item():.3g}; "
+                    + (f"a tiny weight ({' and '.join(dropped)}) is a weight like any other, "
+                       "not rounding noise: is it treated as 0 below some threshold? "
+                       if dropped else "")
+                    + "the contract takes any float weight", mistake="WeightedSum/drops-tiny-weight")
+    covers("tiny weights")
+
+
+def check_weights_kept_as_floats(forward, values: dict) -> None:
+    """A 0-d tensor on ctx that forward made (it requires no grad, so it is no input) holding
+    w1's or w2's value: a weight made into a tensor, ctx.w1 = torch.tensor(w1). Named before
+    check_no_ctx_tensors, whose save_for_backward remedy would keep the float32 tensor."""
+    for attribute, value in forward.ctx_attributes.items():
+        for path, tensor in reachable(value, f"ctx.{attribute}"):
+            if tensor.dim() != 0 or tensor.requires_grad or not tensor.is_floating_point():
+                continue
+            for name in ("w1", "w2"):
+                if tensor.item() == torch.tensor(values[name], dtype=tensor.dtype).item():
+                    raise GradingError(
+                        f"WeightedSum keeps {name} on ctx as a 0-d {tensor.dtype} tensor, "
+                        f"{path}: {name} is a Python float: keep it as one, a plain attribute "
+                        f"(ctx.{name} = {name}); backward needs no tensor from forward here",
+                        mistake="WeightedSum/weight-as-tensor-on-ctx")
+
+
+def _check_weighted(function, values: dict):
+    """Values and gradients; a None returned for the input whose weight is 0 is named so, and
+    an error the learner's code raises at a weight of 0 (a division by it) given its case."""
+    w1, w2 = values["w1"], values["w2"]
+    try:
+        return check_values_and_gradients(function, WEIGHTED_SUM, values)[0]
+    except GradingError as error:
+        for name, weight in (("x1", w1), ("x2", w2)):
+            if weight == 0 and error.hint.startswith(f"backward returned None for {name},"):
+                raise GradingError(
+                    f"backward returned None for {name} when its weight is 0 (w1={w1}, "
+                    f"w2={w2}): {name} still requires grad, and its gradient is a "
+                    f"tensor of zeros; None leaves {name}.grad at None and makes "
+                    f"torch.autograd.grad raise for {name}: return grad_{name} whatever the "
+                    "weight", error.details, mistake="WeightedSum/none-for-zero-weight"
+                ) from error
+        raise
+    except NotImplementedError:
+        raise
+    except Exception as error:  # the learner's own error (explain names only torch's)
+        if 0 not in (w1, w2):
+            raise
+        text = (str(error).strip().splitlines() or [""])[0]
+        raise GradingError(
+            f"WeightedSum raised {type(error).__name__} with w1={w1}, w2={w2}"
+            + (f" ({text})" if text else "") + ": a weight of 0 is in the contract, and "
+            "every weight before it passed; does your forward or backward divide by a "
+            "weight?", mistake="WeightedSum/fails-at-zero-weight") from error
+
+
+def check_weight_special_cases(function, device) -> None:
+    """A special case on the weights taken where it is wrong (x1 itself returned under a test
+    such as w1 == 1 and w2 != 0, or w2 == 1): values and gradients at pairs beside the usual
+    ones, w1 = 1 with w2 of +-1 and +-1e-6, w1 = 2 with w2 = 0, both weights 0."""
+    for w1, w2 in [(1.0, 1.0), (1.0, -1.0), (1.0, 1e-6), (1.0, -1e-6), (2.0, 0.0), (0.0, 0.0)]:
+        _check_weighted(function, _weighted_values((2, 3), device, w1, w2, seed=11))
+
+
+def check_one_ctx_per_call_weights(function, device) -> None:
+    """check_one_ctx_per_call, its hint in WeightedSum's terms: the gradients depend on the
+    weights alone, so what another call's backward used is its weights."""
+    first = _weighted_values((4,), device)
+    second = _weighted_values((4,), device, 3.0, 1.5, seed=1)
+    try:
+        check_one_ctx_per_call(function, WEIGHTED_SUM, first, second)
+    except GradingError as error:
+        if error.mistake != "WeightedSum/state-shared-between-calls":
+            raise
+        raise GradingError(
+            "WeightedSum's backward used another call's weights: called twice, with w1="
+            f"{first['w1']}, w2={first['w2']} and then w1={second['w1']}, w2={second['w2']}, the "
+            "first call's gradients are the second call's weights times grad_output; keep what "
+            "backward needs on ctx, which is one per call, not where calls share it (the class, "
+            "a global)", error.details, mistake=error.mistake) from error
