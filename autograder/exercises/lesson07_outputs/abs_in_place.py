@@ -7,18 +7,17 @@ from types import SimpleNamespace
 
 import torch
 
-from ...checks import Spec, check_is_function, gradcheck_callable
-from ...contract import check_each_input_alone, covers
+from ...checks import Spec, check_is_function
+from ...contract import covers
 from ...diagnose import diagnose_gradient
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
-from .forward_memory import check_forward_memory
-from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, Cloned, check_float32_reading,
-                       check_forward_grad_mode, check_leaf_error, check_on_view,
-                       check_plain_tensor, check_subnormals, check_version_tracking, gradient_through, quoting_case, with_infinities,
-                       with_zeros, writing_into_a_copy)
+from .in_place import (IN_PLACE_LAYOUT_CLAUSE, IN_PLACE_LAYOUTS, check_float32_reading,
+                       check_forward_grad_mode, check_subnormals, gradient_through,
+                       quoting_case, with_infinities, with_zeros, writing_into_a_copy)
+from .in_place_rules import check_in_place_rules
 from .contracts import ABS_IN_PLACE_CLAUSES
 
 LATER_IN_LESSON = True
@@ -215,20 +214,7 @@ def abs_full(AbsInPlace, device) -> None:
     with quoting_case(ABS, "x with +-inf entries"):
         check_abs(function, with_infinities(device), seed=7)
     covers("the sign saved in one byte per element")
-    check_leaf_error(function, ABS, device)
-    covers("a leaf that requires grad")
-    check_each_input_alone(Cloned(function), ABS, {"x": sample((3, 4), device, seed=5,
-                                                                 away_from_zero=0.1)})
-    with quoting_case(ABS, "x a view, b[1:], of a tensor b that is not a leaf"):
-        check_on_view(function, ABS, device)
-    covers("a view of a non-leaf")
-    check_plain_tensor(function, ABS, device)
-    check_version_tracking(function, ABS, device)
-    covers("version counter")
-    with quoting_case(ABS, "x of shape (4, 16): what forward allocates"):
-        check_forward_memory(function, ABS, device, both_signs)
-    gradcheck_callable(ABS, lambda t: function.apply(t.clone()),
-                       sample((2, 4), device, seed=1, away_from_zero=0.1))
+    check_in_place_rules(function, ABS, device, both_signs)
 
 
 EXERCISES = [

@@ -1,7 +1,7 @@
 """Checks for an in-place Function of one input (lesson 07's ReLUInPlace and AbsInPlace):
-written into x, marked dirty, x itself returned, PyTorch's own error for a leaf that requires
-grad, the gradient through a view of a non-leaf, and the version counter bumped; ReLUInPlace's
-battery; and the writable copy the checks generated from their domains write into."""
+written into x, marked dirty, x itself returned, grad_output untouched, exact at and beside 0;
+ReLUInPlace's battery; and the writable copy the checks generated from their domains write
+into. What every in-place Function owes besides is in ``in_place_rules``."""
 
 import math
 from types import SimpleNamespace
@@ -9,15 +9,15 @@ from types import SimpleNamespace
 import torch
 
 from ...checks import (Spec, backward_outputs, check_is_function, check_no_ctx_tensors,
-                      gradcheck_callable, run_forward)
+                      run_forward)
 from ...class_state import check_class_state, class_state
-from ...contract import check_each_input_alone, covers
+from ...contract import covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from ...probes import _shares_memory, record_ctx_calls
-from .forward_memory import check_forward_memory
-from .leaf_probes import check_forward_grad_mode, check_leaf_error  # noqa: F401 (AbsInPlace too)
+from .in_place_rules import check_in_place_rules
+from .leaf_probes import check_forward_grad_mode  # noqa: F401 (AbsInPlace too)
 from .quoting import quoting_case
 
 RELU = Spec("ReLUInPlace", ("x",), torch.relu)
@@ -197,56 +197,6 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
     return forward, got, pristine, before
 
 
-def check_on_view(function, spec: Spec, device) -> None:
-    """Writing through a view of a non-leaf: the base's gradient sees the write."""
-    a = torch.tensor([-1.0, 3.0, -2.0, 0.5, 0.0], dtype=torch.float64, device=device,
-                     requires_grad=True)
-    b = a.clone()
-    function.apply(b[1:])
-    weights = torch.arange(1.0, 6.0, dtype=torch.float64, device=device)
-    got = backward_outputs(spec, (b,), a, (weights,))
-    fresh = a.detach().clone().requires_grad_()
-    expected, = torch.autograd.grad(torch.cat([fresh[:1], spec.reference(fresh[1:])]), fresh,
-                                    weights)
-    diagnose_gradient("x", got, expected)
-
-
-def check_plain_tensor(function, spec: Spec, device) -> None:
-    """On a tensor that requires no grad the write still happens, and x comes back."""
-    plain = torch.tensor([-1.0, 2.0], device=device)
-    if function.apply(plain) is not plain or not torch.equal(
-            plain, spec.reference(torch.tensor([-1.0, 2.0], device=device))):
-        raise GradingError(f"{spec.name} on a tensor that requires no grad must still write it in "
-                           "place and return it")
-
-
-def check_version_tracking(function, spec: Spec, device) -> None:
-    """An op that saved x before the in-place write must refuse to backpropagate."""
-    b = sample((4,), device, seed=9).requires_grad_().clone()
-    saved_by_sin = b.sin()
-    function.apply(b)
-    try:
-        saved_by_sin.sum().backward()
-    except RuntimeError as error:
-        if "modified by an inplace operation" in str(error):
-            return
-        raise
-    raise GradingError(f"sin(x) computed before {spec.name} backpropagated without an error: "
-                       f"{spec.name} must write into x with an in-place op, which bumps its "
-                       "version counter")
-
-
-class Cloned:
-    """An in-place Function applied to a clone of x: a function of a leaf x, for the contract
-    checks that make each input a leaf requiring grad."""
-
-    def __init__(self, function):
-        self.function = function
-
-    def apply(self, x):
-        return self.function.apply(x.clone())
-
-
 def writable_copy(x: torch.Tensor) -> torch.Tensor:
     """A non-leaf copy of ``x`` with x's strides (a column slice stays a column slice), its
     gradient flowing back to x: an in-place Function may write into it."""
@@ -334,17 +284,4 @@ def relu_full(ReLUInPlace, device) -> None:
         check_relu(function, with_zeros(sample((4, 3), device, seed=6)).mT, seed=6)
     with quoting_case(RELU, "x with +-inf entries"):
         check_relu(function, with_infinities(device), seed=7)
-    check_leaf_error(function, RELU, device)
-    covers("a leaf that requires grad")
-    check_each_input_alone(Cloned(function), RELU, {"x": sample((3, 4), device, seed=5,
-                                                                  away_from_zero=0.1)})
-    with quoting_case(RELU, "x a view, b[1:], of a tensor b that is not a leaf"):
-        check_on_view(function, RELU, device)
-    covers("a view of a non-leaf")
-    check_plain_tensor(function, RELU, device)
-    check_version_tracking(function, RELU, device)
-    covers("version counter")
-    with quoting_case(RELU, "x of shape (4, 16): what forward allocates"):
-        check_forward_memory(function, RELU, device, with_zeros)
-    gradcheck_callable(RELU, lambda t: function.apply(t.clone()),
-                       sample((2, 4), device, seed=1, away_from_zero=0.1))
+    check_in_place_rules(function, RELU, device, with_zeros)

@@ -8,7 +8,8 @@ import torch
 from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
 from autograder.exercises.lesson07_outputs.abs_in_place import ABS, both_signs
-from autograder.exercises.lesson07_outputs.in_place import check_leaf_error, quoting_case
+from autograder.exercises.lesson07_outputs.in_place import quoting_case
+from autograder.exercises.lesson07_outputs.leaf_probes import check_leaf_error
 from autograder.exercises.lesson07_outputs.outputs import (RELU_SHAPES, SORT, SORT_SHAPES,
                                                            check_sort, check_split, with_zeros)
 from autograder.exercises.lesson07_outputs.sort_probes import float32_twins, sorted_as_float32_only
