@@ -125,6 +125,15 @@ EQUIVALENTS = [
        "changes nothing"),
     _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == -1e-06:", _EMPTY_SLICE),
     _e("ProdOverDim", "nudge_constant", "if x.dim() == 0:", "if x.dim() == -1:", _NO_ZERO_DIM),
+    # found by the uncapped mutants (session 56)
+    _e("ProdOverDim", "move_threshold", "if x.dim() == 0:", "if x.dim() == -1e-06:", _NO_ZERO_DIM),
+    _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == 1e-06:", _EMPTY_SLICE),
+    _e("ProdOverDim", "nudge_constant", "if n == 0:", "if n == -1:", _EMPTY_SLICE),
+    _e("ProdOverDim", "change_dim",
+       "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),",
+       "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-2),",
+       "a tensor of ones broadcast to (..., n, n) from (..., n, 1) or (..., 1, n) is ones "
+       "either way: where(eye, ...) picks 1 on the diagonal alike"),
     _e("IndexSelect", "reshape_to_view", "return (one_hot.T @ flat).reshape(ctx.shape), None",
        "return (one_hot.T @ flat).view(ctx.shape), None",
        "a matrix product returns a contiguous tensor: view and reshape agree"),

@@ -200,6 +200,8 @@ RMS_NORM_MODULE_CLAUSES = (
            "rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
            {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
+            "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
+                                                       ".half(), a bfloat16 one through float16",
             "case:float64, the module's weight float32": "x cast to the weight's dtype",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",

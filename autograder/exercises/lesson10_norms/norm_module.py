@@ -15,9 +15,9 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
-from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, build, check_default_eps,
-                              check_half, check_half_range, check_none_eps, check_own_eps,
-                              check_positional_eps, check_zero_eps, loaded_pair)
+from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, build, check_bfloat16_weight_range,
+                              check_default_eps, check_half, check_half_range, check_none_eps,
+                              check_own_eps, check_positional_eps, check_zero_eps, loaded_pair)
 
 def check_module_class(submission) -> type:
     """The submission is a subclass of nn.Module (the class itself)."""
@@ -258,6 +258,8 @@ def full(submission, device) -> None:
     check_none_eps(cls, device)  # a slip of eps=None after every other clause
     for dtype in HALF:  # last: both ends of float16's range, |x| near 300 and (eps=None) 1e-4
         check_half_range(cls, device, dtype)
+    with case(f"x of shape (3, {DIM}), bfloat16, the module's weight holding 1e5 and 1e-8"):
+        check_bfloat16_weight_range(cls, device)
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises

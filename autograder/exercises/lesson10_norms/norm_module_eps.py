@@ -56,12 +56,14 @@ def _raising_line(error: BaseException) -> str:
     return line
 
 
-def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0):
-    """(torch.nn.RMSNorm with a random weight, the learner's module loaded from its
-    state_dict), both on ``device`` in ``dtype``."""
+def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0, weight=None):
+    """(torch.nn.RMSNorm with ``weight``, by default a random one, the learner's module loaded
+    from its state_dict), both on ``device`` in ``dtype``."""
     reference = nn.RMSNorm(dim, eps=eps).to(device=device, dtype=dtype)
+    if weight is None:
+        weight = 1 + 0.5 * sample((dim,), device, seed=seed + 50, dtype=dtype)
     with torch.no_grad():
-        reference.weight.copy_(1 + 0.5 * sample((dim,), device, seed=seed + 50, dtype=dtype))
+        reference.weight.copy_(weight)
     mine = build(cls, dim, eps=eps).to(device=device, dtype=dtype)
     try:
         mine.load_state_dict(reference.state_dict())
@@ -289,3 +291,43 @@ def check_half_range(cls: type, device, dtype) -> None:
         raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off by "
                            f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g}): "
                            "torch computes a bfloat16 x in float32 and casts the output back")
+
+
+# a bfloat16 weight float16 cannot hold: above its largest number (65504) and below its smallest
+# (6e-08), where bfloat16 keeps float32's range
+WIDE_WEIGHT = (1e5, 1e-8, 1.0, -2.0, 3e4, 0.5)
+
+
+def check_bfloat16_weight_range(cls: type, device) -> None:
+    """A bfloat16 module loaded with a weight of entries 1e5 and 1e-8 (``WIDE_WEIGHT``), given
+    rows near 1: torch.nn.RMSNorm's output, entry by entry to bfloat16's precision; a weight
+    passed through float16 on the way (``.half()`` where ``.float()`` was meant) gives inf and 0
+    there."""
+    weight = torch.tensor(WIDE_WEIGHT, dtype=torch.bfloat16, device=device)
+    reference, mine = loaded_pair(cls, DIM, device, torch.bfloat16, weight=weight)
+    x = sample((3, DIM), device, seed=19).to(torch.bfloat16)
+    described = (f"{NAME}({DIM}) moved to bfloat16, its weight holding 1e5 and 1e-8, given a "
+                 "bfloat16 x")
+    with torch.no_grad():
+        expected = reference(x).double()
+        output = mine(x)
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
+            output.dtype != torch.bfloat16:
+        return  # check_half names these
+    tolerance = HALF[torch.bfloat16]
+    got = output.double()
+    if ((got - expected).abs() <= tolerance * expected.abs()).all():
+        return
+    wide = x.double()
+    through_half = (wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + DEFAULT_EPS)
+                    * weight.half().double()).to(torch.bfloat16).double()
+    if torch.equal(got.isfinite(), through_half.isfinite()) and \
+            torch.equal(got == 0, through_half == 0) and not torch.equal(got == 0, expected == 0):
+        raise GradingError(f"{described}, gives inf and 0 where torch.nn.RMSNorm gives "
+                           "numbers: its weight passes through float16 on the way (a .half() "
+                           "where .float() was meant?), whose range ends at 65504 and 6e-08; "
+                           "bfloat16 holds float32's range, so compute a bfloat16 module in "
+                           "float32", mistake=f"{NAME}/bfloat16-weight-through-float16")
+    off = ((got - expected).abs() / expected.abs()).nan_to_num(float("inf")).max().item()
+    raise GradingError(f"{described}, gives another output than torch.nn.RMSNorm (off by "
+                       f"{off:.3g} of an entry, beyond bfloat16's precision, {tolerance:g})")

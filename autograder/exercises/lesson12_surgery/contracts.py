@@ -92,7 +92,9 @@ SOFT_CLAUSES = (
            "many bytes as that entry of `x` takes, in all (and `lam` if you like), never `x` "
            "itself in any dtype, and enough for backward to be exact.",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
-            "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors"}),
+            "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors",
+            "SoftThreshold/casts-non-finite-to-integer": "int8 code as sign(x) / [|x| > lam]: "
+                                                         "inf and nan cast to int8"}),
 )
 
 

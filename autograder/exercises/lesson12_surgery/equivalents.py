@@ -205,3 +205,73 @@ EQUIVALENTS += [
                      "grad_output (the saved code is bfloat16), and passed is already computed: "
                      "mul_ writes into neither the saved code nor grad_output"),
 ]
+
+# found by the uncapped mutants (session 56): copies, and codes widened within the byte budget
+_MASK_AND_SIGN = ("a bool mask and an int8 sign, one of them widened to float16: exact, and 3 "
+                  "bytes per entry, within the contract's budget for float32 (4) and float64 "
+                  "(8) x, the dtypes it grades")
+_SOFT_CODE = 'ctx.save_for_backward(code)'
+_SOFT_MASK = 'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8))'
+_SIGNED_MASK = 'ctx.save_for_backward(direction, lam)'
+EQUIVALENTS += [
+    EquivalentMutant('SoftThreshold', 'save_copy', 'ctx.save_for_backward(x > lam, x < -lam)',
+                     'ctx.save_for_backward(x > lam, (x < -lam).clone())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'save_copy', _SOFT_CODE,
+                     'ctx.save_for_backward(code.clone())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy', _SOFT_CODE,
+                     'ctx.save_for_backward(code.contiguous())', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'save_copy', _SIGNED_MASK,
+                     'ctx.save_for_backward(direction.clone(), lam)', _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'save_copy', _SOFT_MASK,
+                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8).clone())',
+                     _FRESH_COPY),
+    EquivalentMutant('SoftThreshold', 'add_copy', _SIGNED_MASK,
+                     'ctx.save_for_backward(direction, lam.contiguous())',
+                     "lam is a 0-d tensor, always contiguous: .contiguous() returns lam itself"),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SOFT_CODE,
+                     'ctx.save_for_backward(code.half())', _ONE_CODE),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SOFT_CODE,
+                     'ctx.save_for_backward(code.float())', _ONE_CODE),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SIGNED_MASK,
+                     'ctx.save_for_backward(direction.half(), lam)', _ONE_CODE),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SIGNED_MASK,
+                     'ctx.save_for_backward(direction.float(), lam)', _ONE_CODE),
+    EquivalentMutant('SoftThreshold', 'save_narrowed',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16))',
+                     'ctx.save_for_backward(torch.sign(y).to(torch.bfloat16).half())', _ONE_CODE),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SOFT_MASK,
+                     'ctx.save_for_backward((x.abs() > lam).half(), torch.sign(x).to(torch.int8))',
+                     _MASK_AND_SIGN),
+    EquivalentMutant('SoftThreshold', 'save_narrowed', _SOFT_MASK,
+                     'ctx.save_for_backward(x.abs() > lam, torch.sign(x).to(torch.int8).half())',
+                     _MASK_AND_SIGN),
+    EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, grad_lam',
+                     'return grad_x, grad_lam.clone()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'add_copy', 'return passed, -(grad_output * code).sum()',
+                     'return passed.clone(), -(grad_output * code).sum()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, -(grad_x * torch.sign(y)).sum()',
+                     'return grad_x.clone(), -(grad_x * torch.sign(y)).sum()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'add_copy', 'return gx, -(gx * y.sign()).sum()',
+                     'return gx.clone(), -(gx * y.sign()).sum()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, -(grad_x * sign).sum()',
+                     'return grad_x.clone(), -(grad_x * sign).sum()', _COPY_RETURNED),
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'gl = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None',
+                     'gl = -(grad_output * code).sum() if True else None', _UNNEEDED_LAM),
+    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
+                     'return (gx if ctx.needs_input_grad[0] else None), gl',
+                     'return (gx if True else None), gl', _UNNEEDED_LAM),
+    # ClipGradientNorm, review 55's answer (x itself returned, float32 work for half)
+    EquivalentMutant('ClipGradientNorm', 'add_copy', 'return grad_output, None',
+                     'return grad_output.clone(), None',
+                     "a copy of grad_output returned where no row is clipped: the same values, "
+                     "and the contract bounds no memory for backward"),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
+                     'return g * torch.where(norms > ctx.max_norm, ctx.max_norm / norms, '
+                     'torch.ones_like(norms)), None',
+                     'return g * torch.where(norms >= ctx.max_norm, ctx.max_norm / norms, '
+                     'torch.ones_like(norms)), None',
+                     "at norm == max_norm the factor max_norm / norm (max_norm * (1 / norm) in "
+                     "torch) is 1 to within one rounding: the row moves by one ulp at most, "
+                     "far inside the tolerance every row is graded to"),
+]

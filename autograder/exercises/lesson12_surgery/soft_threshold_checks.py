@@ -2,6 +2,7 @@
 and beside them, and lam's gradient summed, not averaged."""
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import (case, check_backward_by_hand, check_no_ctx_tensors, check_untouched, check_values_and_gradients,
                       run_backward, run_forward)
@@ -168,6 +169,47 @@ def check_small_y(function, device, dtype=torch.float64) -> None:
                     f"lose their gradient{held}, though they lie outside it",
                     mistake="SoftThreshold/code-loses-small-y")
             diagnose_gradient("x", grad_x, (x.abs() > lam).to(dtype))
+
+
+class _NonFiniteToInteger(TorchDispatchMode):
+    """Notes the first float tensor holding inf or nan that an op converts to an integer dtype
+    (``.to(torch.int8)``, ``.long()``, a ``copy_`` into an integer tensor)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = ""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        pairs = {torch.ops.aten._to_copy: (args[0], out), torch.ops.aten.copy_: args[1::-1]}
+        source, target = pairs.get(func.overloadpacket, (None, None))
+        if not self.found and isinstance(source, torch.Tensor) and source.is_floating_point() \
+                and isinstance(target, torch.Tensor) and not target.is_floating_point() \
+                and not target.is_complex() and target.dtype != torch.bool \
+                and not bool(torch.isfinite(source).all()):
+            self.found = str(target.dtype).removeprefix("torch.")
+        return out
+
+
+def check_finite_casts(function, device) -> None:
+    """Forward converts no inf or nan to an integer dtype: that cast is undefined (C++'s rule,
+    which PyTorch keeps: int8 gets 0 on x86 CPUs, other numbers on ARM CPUs and CUDA), so a code
+    built as sign(x) / mask is right on one machine by chance."""
+    values = kink_values(device)
+    x, lam = (values[k].detach().clone().requires_grad_() for k in ("x", "lam"))
+    probe = _NonFiniteToInteger()
+    try:
+        with probe:
+            function.apply(x, lam)
+    except Exception:  # noqa: BLE001 - a probe: the value checks name a forward that raises
+        return
+    if probe.found:
+        raise GradingError(
+            f"SoftThreshold's forward casts inf or nan to {probe.found}: a float that is not "
+            "finite has no integer value, and PyTorch leaves that cast undefined: x86 CPUs, ARM "
+            "CPUs and CUDA each give their own number, so a code right on one machine is wrong "
+            "on another. Build it from finite values: which comparisons give -1, 0 and 1 "
+            "without a division?", mistake="SoftThreshold/casts-non-finite-to-integer")
 
 
 def check_soft_case(function, values: dict, *, seed=0, check_gradients=True, **tolerance):

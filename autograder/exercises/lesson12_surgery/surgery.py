@@ -15,8 +15,8 @@ from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...precision import rounded_to_float32
-from .soft_threshold_checks import (check_kinks, check_saves_no_x, check_small_y, check_soft,
-                                    check_zero_at_lam_zero)
+from .soft_threshold_checks import (check_finite_casts, check_kinks, check_saves_no_x,
+                                    check_small_y, check_soft, check_zero_at_lam_zero)
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
 from .contracts import REVERSAL_CLAUSES, CLIP_CLAUSES, SOFT_CLAUSES
 from .clip_gradient_norm import INTENDED_CLIP, clip_full
@@ -162,6 +162,9 @@ def soft_full(SoftThreshold, device) -> None:
     # saves too much in float32: a float64 code is 8 bytes per entry, above float32's one number
     with case("x of shape (3, 4) in float32, lam=0.5: what forward saves"):
         check_saves_no_x(function, {name: value.float() for name, value in values.items()})
+    with case("x with entries at +-lam, at 0 and inside the threshold, lam=0.5: what forward "
+              "computes"):
+        check_finite_casts(function, device)
     check_small_y(function, device)
 
 

@@ -4,7 +4,8 @@ or whose first line named no mistake (eps left out of backward's rstd, in LayerN
 and GroupNorm: forward saves the variance and backward rebuilds rsqrt(variance)), and the
 module computing a half x in float32 and a LayerNormFunction that saves x alone, written
 another way; the reviewer's other answers
-duplicate entries already here."""
+duplicate entries already here. Also that module with its weight cast by .half(), which a
+bfloat16 weight beyond float16's range shows (a mutant once listed as equivalent)."""
 
 from .. import Mistake, Unusual, edit
 from .group_norm import _FORWARD, _HEAD, _RIGHT, _TAIL, _gn
@@ -17,6 +18,12 @@ _EPS_LOST = "backward rebuilds rstd without eps"
 _LN_RIGHT = _LN_HEAD + '''        if need_x:
             g = grad_output * weight if weight is not None else grad_output
 ''' + _LN_CORRECT + "        return grad_x, grad_weight, grad_bias, None\n"
+
+_HALF_IN_FLOAT32 = _rms() + _INIT + f'''        eps = {_OPMATH} if self.eps is None else self.eps
+        if x.dtype in (torch.float16, torch.bfloat16):  # as torch: float32 inside
+            return RMSNormFunction.apply(x.float(), self.weight.float(), eps).to(x.dtype)
+        return RMSNormFunction.apply(x, self.weight, eps)
+'''
 
 UNUSUAL = [
     # no statistics saved at all: a one-pass variance shifted by each row's first entry (its
@@ -60,11 +67,7 @@ class LayerNormFunction(torch.autograd.Function):
         return gx, gw, gb, None
 '''),
     Unusual("RMSNorm", "a half x computed in float32 by .float(), the output cast back",
-            _rms() + _INIT + f'''        eps = {_OPMATH} if self.eps is None else self.eps
-        if x.dtype in (torch.float16, torch.bfloat16):  # as torch: float32 inside
-            return RMSNormFunction.apply(x.float(), self.weight.float(), eps).to(x.dtype)
-        return RMSNormFunction.apply(x, self.weight, eps)
-'''),
+            _HALF_IN_FLOAT32),
 ]
 
 MISTAKES = [
@@ -73,6 +76,12 @@ MISTAKES = [
     Mistake("RMSNorm", "a float16 x squared in float16", "squares overflow in float16 past 256",
             _rms() + _INIT + f"        eps = {_OPMATH} if self.eps is None else self.eps\n"
             "        return RMSNormFunction.apply(x, self.weight, eps)\n", named=True),
+    # right for float16 (.half() is its identity) and for bfloat16 weights float16 holds, as
+    # weights near 1 are: a bfloat16 weight of 1e5 becomes inf, one of 1e-8 becomes 0 (a mutant
+    # of the answer above, listed as equivalent until weights beyond float16's range were graded)
+    Mistake("RMSNorm", "a half module's weight cast with .half(), a bfloat16 one through float16",
+            "its weight passes through float16", edit(_HALF_IN_FLOAT32, (
+                "self.weight.float()", "self.weight.half()"))),
     Mistake("LayerNormFunction", "backward rebuilds rstd from the variance without eps",
             _EPS_LOST, _ln(edit(_LN_RIGHT, (
                 "        x, weight, mean, rstd = ctx.saved_tensors\n",

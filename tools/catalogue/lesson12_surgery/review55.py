@@ -4,7 +4,8 @@ g / max(n / m, 1), whose n / m overflows at max_norm 1e-300 against rows of norm
 computed in float32 for float64 rows (named as such, no longer as an eps), and five unusual
 answers that pass. The float64 forms of the first two were Unusual entries until now, moved to
 the MISTAKES of clip_gradient_norm.py, review53.py and review54b.py; the float32-only forms
-here show the float32 ends are graded too."""
+here show the float32 ends are graded too; and the int8-code answer with its code divided by
+the mask, right on x86 CPUs only by an undefined cast of inf and nan."""
 from .. import Mistake, Unusual, edit
 
 # the lesson's BrokenSoftThreshold (review 55's node-by-node form), renamed
@@ -21,6 +22,21 @@ _BROKEN_SOFT = '''class SoftThreshold(torch.autograd.Function):
         grad_x = grad_shifted * torch.sign(x)
         grad_lam = grad_shifted.sum()
         return grad_x, grad_lam
+'''
+# sign and mask in one int8 code, built by multiplying
+_SOFT_CODE = '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = x - torch.clamp(x, -lam, lam)
+        code = (torch.sign(x) * (x.abs() > lam)).to(torch.int8)
+        ctx.save_for_backward(code)
+        return y
+    @staticmethod
+    def backward(ctx, grad_output):
+        code, = ctx.saved_tensors
+        gx = grad_output * (code != 0)
+        gl = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
+        return (gx if ctx.needs_input_grad[0] else None), gl
 '''
 _CLIP = '''class ClipGradientNorm(torch.autograd.Function):
     @staticmethod
@@ -81,20 +97,7 @@ UNUSUAL = [
         return g * torch.where(norms > ctx.max_norm, ctx.max_norm / norms, torch.ones_like(norms)), None
 '''),
     Unusual('SoftThreshold', 'one int8 code sign(x) * [|x| > lam]; forward x - clamp(x, -lam, lam)',
-            '''class SoftThreshold(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, lam):
-        y = x - torch.clamp(x, -lam, lam)
-        code = (torch.sign(x) * (x.abs() > lam)).to(torch.int8)
-        ctx.save_for_backward(code)
-        return y
-    @staticmethod
-    def backward(ctx, grad_output):
-        code, = ctx.saved_tensors
-        gx = grad_output * (code != 0)
-        gl = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
-        return (gx if ctx.needs_input_grad[0] else None), gl
-'''),
+            _SOFT_CODE),
     Unusual('SoftThreshold', 'F.softshrink(x, lam.item()), y saved',
             '''import torch.nn.functional as F
 class SoftThreshold(torch.autograd.Function):
@@ -118,6 +121,12 @@ class SoftThreshold(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # the code divided by the mask: inf inside the threshold, nan at 0, which x86 CPUs happen
+    # to cast to int8 as 0: a mutant of the int8-code answer that passed until forward's casts
+    # were probed
+    Mistake('SoftThreshold', 'int8 code as sign(x) / [|x| > lam]: inf and nan cast to int8',
+            'casts inf or nan to int8', edit(_SOFT_CODE, (
+                "torch.sign(x) * (x.abs() > lam)", "torch.sign(x) / (x.abs() > lam)"))),
     Mistake('SoftThreshold', "review 55's node-by-node BrokenSoftThreshold with its two lines mended",
             'forward saves x', edit(_BROKEN_SOFT, (
                 "        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted\n",
