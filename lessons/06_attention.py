@@ -913,7 +913,9 @@ else:
 # the results back to the input dtype (the kernels round $P$ to the input dtype for the
 # product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or
 # wider) too: every probability of a row is $e^{S - L}$, so an error in $L$ is the same
-# relative error in all of them (the optional "More measurements" puts numbers on it).
+# relative error in all of them (the optional "More measurements" puts numbers on it). $Q$,
+# $K$, $V$ and $O$ need no such care: backward widens their tiles as forward does, while a
+# float32 copy of them, kept until backward, is new memory twice their size.
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -928,7 +930,10 @@ else:
 #   online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head
 #   besides the inputs, the outputs, the per-row statistics and pieces of them of at most
 #   `BLOCK` rows (a `BLOCK x d` block of $Q$ or $O$; a `BLOCK x Lk` row block of scores is too
-#   big). It saves $Q, K, V, O$ and $L$ (float32 or wider; float64 for float64 inputs).
+#   big).
+# - Forward saves $Q$, $K$, $V$ and the $O$ it returns themselves, no copy of them in any dtype
+#   (for float16/bfloat16 inputs, no float32 copy either), and $L$, one number per query row in
+#   float32 or wider (float64 for float64 inputs): nothing else.
 # - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
 #   marked `@once_differentiable`; return `None` for `scale` and `causal`.
 # - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward in
@@ -1228,7 +1233,8 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # - **More measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
 #   what a log-sum-exp kept in bfloat16 costs.
 # - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
-#   production notes, a learned ALiBi slope, an explorer of your Exercise 1.
+#   production notes, a leaner Exercise 2 to write and measure, a learned ALiBi slope, an
+#   explorer of your Exercise 1.
 
 # %% [markdown]
 # ### Pictures
@@ -1680,14 +1686,16 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # none of the Python loop's cost. (Given 3-D inputs, it falls back to the composed reference
 # path and creates $N \times N$ tensors: measure with the shapes your model uses.)
 #
-# **A leaner `MemoryEfficientAttention`.** Written so that no step makes an $N_q \times N_k$
-# tensor it can avoid (the scores scaled, shifted by $L$ and exponentiated in their own buffer
-# with `mul_`, `sub_` and `exp_`, in forward and again in backward; $dS$ made in place on $dP$;
-# $\tau$ applied after the products with $K$ and $Q$ rather than to $dS$), at most two are
-# alive at once, and the step peak of one call at $N = 1024$ falls to about half of
-# `ScaledDotProductAttention`'s 17.0 MiB, even for one call (9.0 MiB for one such version on
-# torch 2.13; the exact figure depends on how each step is written, so count with
-# `peak_bytes` from "Kept and peak").
+# **Try it: a leaner `MemoryEfficientAttention`** (the sixth and seventh cells; ungraded).
+# "Kept and peak" showed Exercise 2 keeping far less than Exercise 1 yet peaking higher for one
+# call. Write `LeanMemoryEfficientAttention`, called as `apply(Q, K, V, scale)` (no mask), so
+# that no step makes an $N_q \times N_k$ tensor it can avoid. Which of your steps could write
+# into an $N_q \times N_k$ buffer that is already alive (PyTorch's in-place ops end in `_`)?
+# Where can $\tau$ be applied to a tensor smaller than the scores? How many such tensors are
+# alive at once at your peak? The check measures its step peak at $N = 1024$ with `peak_bytes`
+# and compares its gradients with your Exercise 2's. Target: about half of
+# `ScaledDotProductAttention`'s 17.0 MiB (8.5 MiB for one version with at most two alive at
+# once, on torch 2.13; the exact figure depends on how each step is written).
 #
 # **Why FlashAttention-2 puts the keys outside.** On a GPU each outer block of the backward is
 # a separate program, and all of them run at once. Whatever several programs add into must be
@@ -1822,6 +1830,66 @@ check_slope_gradient()
 # gradient is the sum of $dS'$ over the scores in its bucket (`index_add_` over the bucket
 # indices).
 # </details>
+
+
+# %%
+class LeanMemoryEfficientAttention(torch.autograd.Function):
+    """MemoryEfficientAttention without a mask, with as few Nq x Nk tensors alive as it can."""
+
+    @staticmethod
+    def forward(ctx, Q, K, V, scale):
+        ### BEGIN WORKED
+        scores = (Q @ K.transpose(-2, -1)).mul_(scale)  # the first Nq x Nk buffer
+        row_max = scores.amax(dim=-1, keepdim=True)
+        shifted = (scores - row_max).exp_()  # the second, gone after the next line
+        lse = row_max + shifted.sum(dim=-1, keepdim=True).log()
+        del shifted
+        output = scores.sub_(lse).exp_() @ V  # P written over the scores
+        ctx.save_for_backward(Q, K, V, output, lse)
+        ctx.scale = scale
+        return output
+        ### LEARNER
+        raise NotImplementedError  # yours: Exercise 2's forward, leaner
+        ### END WORKED
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        ### BEGIN WORKED
+        Q, K, V, output, lse = ctx.saved_tensors
+        P = (Q @ K.transpose(-2, -1)).mul_(ctx.scale).sub_(lse).exp_()
+        grad_V = P.transpose(-2, -1) @ grad_output
+        D = (grad_output * output).sum(dim=-1, keepdim=True)
+        dS = (grad_output @ V.transpose(-2, -1)).sub_(D).mul_(P)  # dS / scale, on dP's buffer
+        del P
+        return ((dS @ K).mul_(ctx.scale), (dS.transpose(-2, -1) @ Q).mul_(ctx.scale), grad_V,
+                None)
+        ### LEARNER
+        raise NotImplementedError  # yours
+        ### END WORKED
+
+
+# %% tags=["skip-when-grading"]
+def check_lean():
+    """Your LeanMemoryEfficientAttention: gradients against autograd's, then its step peak."""
+    Q, K, V = (torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    try:
+        mine = torch.autograd.grad(LeanMemoryEfficientAttention.apply(Q, K, V, 0.5).sum(),
+                                   (Q, K, V))
+    except NotImplementedError:
+        print("LeanMemoryEfficientAttention is not written yet")
+        return
+    reference = torch.softmax(Q @ K.transpose(-2, -1) * 0.5, dim=-1) @ V
+    if not all(torch.allclose(a, b) for a, b in
+               zip(mine, torch.autograd.grad(reference.sum(), (Q, K, V)))):
+        print("✗ its gradients differ from autograd's through the composed ops")
+        return
+    step = peak_bytes(LeanMemoryEfficientAttention.apply, 1024)[3]
+    print(f"✓ gradients agree; step peak at N = 1024: {step / MiB:.2f} MiB (target: about 9, "
+          "against ScaledDotProductAttention's 17.0)")
+
+
+check_lean()
 
 # %%
 attention_explorer(ScaledDotProductAttention)

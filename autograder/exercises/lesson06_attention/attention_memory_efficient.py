@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ...checks import Spec, case, check_is_function
+from ...checks import Spec, case, check_is_function, make_inputs, run_forward
 from ...contract import covers
 from ...domain import Domain
 from ...errors import GradingError
@@ -14,6 +14,7 @@ from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attentio
 from .attention_containers import check_no_class_containers
 from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
                                attention_values, describe, one_thread)
+from .attention_saves import check_saves_no_copy
 from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
 from .contracts import MEMORY_EFFICIENT_CLAUSES
 
@@ -71,12 +72,21 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 f"{saved.shape}): save the output itself, ctx.save_for_backward(..., output, ...), "
                 "which the caller keeps anyway and costs nothing more",
                 mistake=f"{spec.name}/saves-copy-of-output")
-    budget = 2 * rows * torch.finfo(Q.dtype).bits // 8  # e.g. a row maximum and a row sum
+    for saved in extra:  # "in the inputs' dtype or wider", float32 inputs too
+        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
+                and saved.dtype.itemsize < Q.element_size()):
+            raise GradingError(
+                f"{spec.name} keeps its log-sum-exp in {str(saved.dtype)[6:]} for "
+                f"{str(Q.dtype)[6:]} inputs: every recomputed probability of a row carries its "
+                "rounding; keep L in the inputs' dtype or wider",
+                mistake=f"{spec.name}/saves-in-lower-precision")
+    # a row maximum and a row sum, in float64 at most (wider than float32 inputs is allowed)
+    budget = 2 * rows * max(Q.element_size(), 8)
     total = sum(s.nbytes for s in extra)
     if total > budget:
         raise GradingError(
             f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
-            f"one log-sum-exp per query row needs {budget // 2}: save only that",
+            f"one log-sum-exp per query row needs {rows * Q.element_size()}: save only that",
             mistake=f"{spec.name}/saves-more-than-row-statistics")
     per_row = (tuple(Q.shape[:-1]), (*Q.shape[:-1], 1))
     for saved in extra:  # one number per row, laid out as something else: squeeze() on 1s
@@ -114,6 +124,14 @@ def _memory_efficient_full(function, device) -> None:
         values = attention_values(lead, L, L + 3, 4, 3, device, mask=mask, seed=seed + 50)
         # a log-sum-exp kept narrower than the inputs is named by check_attention's probe
         forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
+        check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+    # the same clause in float32, the contract's other dtype (no values compared here:
+    # attention_full compares float32 against F.scaled_dot_product_attention)
+    values = attention_values((2,), 6, 9, 4, 3, device, mask="padding", seed=56,
+                              dtype=torch.float32)
+    with case(describe(values)):
+        forward = run_forward(function, MEMORY_EFFICIENT, make_inputs(values))
+        check_saves_no_copy(MEMORY_EFFICIENT.name, forward, values)  # named as copies first
         check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
     covers("only O(Lq) numbers saved besides Q, K, V, mask, output")
     values = attention_values((2,), 5, 7, 3, 2, device, mask="padding", seed=55)

@@ -109,8 +109,7 @@ FLASH_ATTENTION_CLAUSES = (
            "with your online softmax, creating no tensor of more than `BLOCK x BLOCK` elements "
            "per batch-head besides the inputs, the outputs, the per-row statistics and pieces of"
            " them of at most `BLOCK` rows (a `BLOCK x d` block of $Q$ or $O$; a `BLOCK x Lk` row"
-           " block of scores is too big). It saves $Q, K, V, O$ and $L$ (float32 or wider; "
-           "float64 for float64 inputs).",
+           " block of scores is too big).",
            {F_ + "running-output-not-rescaled": "no rescaling of the running output",
             F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
             FULL: "full Lq x Lk matrix in forward",
@@ -119,13 +118,19 @@ FLASH_ATTENTION_CLAUSES = (
             "case:builds a full Lq x Lk mask": "full causal mask, sliced per tile",
             F_ + "row-block-tensor-in-forward":
                 "a query block's causal mask against every key, sliced per tile",
-            "case:tensors besides Q, K, V and O": "every score tile saved for backward",
-            F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)",
-            F_ + "log-sum-exp-narrower-than-inputs":
-                "log-sum-exp kept in float32 for float64 inputs",
             F_ + "blocks-of-more-than-block-rows":
                 "query blocks of 1 row, key blocks of BLOCK^2 rows"}),
+    Clause("Forward saves $Q$, $K$, $V$ and the $O$ it returns themselves, no copy of them in "
+           "any dtype (for float16/bfloat16 inputs, no float32 copy either), and $L$, one number"
+           " per query row in float32 or wider (float64 for float64 inputs): nothing else.",
+           {"case:tensors besides Q, K, V and O": "every score tile saved for backward",
+            F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
+            F_ + "saves-output-accumulator":
+                "the float32 accumulator of O saved for half inputs, O rounded returned",
+            F_ + "saves-something-else-than-the-inputs": "Q * scale saved in place of Q",
+            F_ + "log-sum-exp-narrower-than-inputs":
+                "log-sum-exp kept in float32 for float64 inputs"}),
     Clause("**Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand, "
            "marked `@once_differentiable`; return `None` for `scale` and `causal`.",
            {F_ + "recomputes-softmax-without-lse":

@@ -7,8 +7,6 @@ tiles it computes under ``causal``. ``FlashAttention.BLOCK`` is set to small siz
 grading, so that small inputs span several tiles.
 """
 
-import math
-
 import torch
 import torch.nn.functional as F
 
@@ -27,7 +25,7 @@ from .attention_containers import check_no_class_containers
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
-from .attention_saves import check_saves_no_copy
+from .flash_saves import check_flash_saves
 from .attention_scale import check_any_scale, scale_ignored
 from .flash_low_precision import check_low_precision, low_precision_values
 from .flash_magnitude import MAGNITUDES, check_far_below, check_magnitudes
@@ -78,32 +76,10 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                 raise
             raise GradingError(hint, str(error), mistake=NAMED) from error
         check_no_ctx_tensors(FLASH, forward)
-        check_saved(forward, values)
-        check_saves_no_copy(NAME, forward, values)
+        check_flash_saves(forward, values)
         check_backward_by_hand(FLASH, backward)
         if any("scaled_dot_product" in op for op in backward.ops):
             raise GradingError(f"{NAME}.backward calls PyTorch's attention: write it by tiles")
-
-
-def check_saved(forward, values: dict) -> None:
-    """Kept between the passes: Q, K, V, O and per-row numbers (a float32 copy of O at most)."""
-    rows, dv = math.prod(values["Q"].shape[:-1]), values["V"].shape[-1]
-    extra = [s for s in forward.saved if not s.role.startswith("input") and s.role != "output"]
-    wide = torch.promote_types(values["Q"].dtype, torch.float32)
-    for saved in extra:
-        if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
-                and saved.dtype.itemsize < wide.itemsize):
-            low, high = str(saved.dtype)[6:], str(values["Q"].dtype)[6:]
-            raise GradingError(
-                f"{NAME} keeps its log-sum-exp L in {low} for {high} inputs: P = exp(S - L) "
-                f"then carries {low}'s rounding into every entry of its row; keep L in "
-                f"{str(wide)[6:]} (the inputs' dtype, float32 at least)",
-                mistake="FlashAttention/log-sum-exp-narrower-than-inputs")
-    if sum(math.prod(s.shape) for s in extra) > rows * (dv + 2):
-        raise GradingError(
-            f"{NAME} saves {len(extra)} tensors besides Q, K, V and O, "
-            f"{sum(math.prod(s.shape) for s in extra)} numbers where one log-sum-exp per query "
-            f"row is {rows}: keep L alone and recompute each tile of P from it in backward")
 
 
 def check_against_sdpa(function, values: dict, block: int, device) -> None:
@@ -112,8 +88,7 @@ def check_against_sdpa(function, values: dict, block: int, device) -> None:
     with block_size(function, block), case(describe(values, block) + ", against F.sdpa"):
         inputs = make_inputs(values)
         forward = run_forward(function, FLASH, inputs)
-        check_saved(forward, values)
-        check_saves_no_copy(NAME, forward, values)
+        check_flash_saves(forward, values)
         fresh = make_inputs(values)
         Lq, Lk = values["Q"].shape[-2], values["K"].shape[-2]
         mask = (torch.ones(Lq, Lk, dtype=torch.bool, device=device).tril(Lk - Lq)

@@ -14,6 +14,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...probes import record_returned_gradients
 from .flash_probes import NAME, block_size, flash_values
+from .flash_saves import check_flash_saves
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
 
 
@@ -67,7 +68,8 @@ def rounded_scores(output, values: dict, expected: torch.Tensor,
 
 
 def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:
-    """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32."""
+    """float16 / bfloat16 in and out, float32 accumulation, log-sum-exp saved in float32, and
+    Q, K, V and O saved as themselves (no float32 copy of them)."""
     dtype = values["Q"].dtype
     wide = {n: (v.double() if isinstance(v, torch.Tensor) else v) for n, v in values.items()}
     recorder, returned = record_returned_gradients(function)  # before the engine casts them
@@ -82,6 +84,7 @@ def check_low_precision(function, values: dict, block: int, tolerance: float) ->
                 raise GradingError(
                     f"{NAME} saves its log-sum-exp in {str(saved.dtype)[6:]}, low precision: "
                     "keep L in float32 (an error of 0.01 in L is 1% in every probability)")
+        check_flash_saves(forward, values)  # where .to(float32) copies: Q, K, V, O themselves
         output = forward.output
         if not isinstance(output, torch.Tensor) or output.dtype != dtype:
             got = getattr(output, "dtype", type(output).__name__)

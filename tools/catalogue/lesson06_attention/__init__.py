@@ -7,12 +7,14 @@ backward without @once_differentiable (``once_differentiable``)."""
 
 from . import (attention_bias, flash_attention, flash_causal, flash_low_precision,
                memory_efficient, multi_head_layout, once_differentiable, review53,
-               review55, review55b, review55c, scaled_dot_product)
+               review55, review55b, review55c, review56, scaled_dot_product)
 
 UNUSUAL = (scaled_dot_product.UNUSUAL + memory_efficient.UNUSUAL + flash_attention.UNUSUAL
            + flash_causal.UNUSUAL + attention_bias.UNUSUAL + once_differentiable.UNUSUAL
-           + review53.UNUSUAL + review55.UNUSUAL + review55b.UNUSUAL)
+           + review53.UNUSUAL + review55.UNUSUAL + review55b.UNUSUAL
+           + review56.UNUSUAL)
 MISTAKES = (scaled_dot_product.MISTAKES + memory_efficient.MISTAKES + flash_attention.MISTAKES
             + flash_causal.MISTAKES + flash_low_precision.MISTAKES + attention_bias.MISTAKES
             + multi_head_layout.MISTAKES + once_differentiable.MISTAKES + review53.MISTAKES
-            + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES)
+            + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES
+            + review56.MISTAKES)
