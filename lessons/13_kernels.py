@@ -532,7 +532,8 @@ if my_backward_returns is not None:
                                          mutates_args=())._opoverload._schema
         returns = [str(r.type) for r in schema.returns]
         print(f"returns: custom_op reads {returns}: " + (
-            "✓ two tensors, and the fake returns as many" if returns == ["Tensor", "Tensor"]
+            "two outputs in the schema: what must the fake return, then, and does the kernel "
+            "store each gradient into memory of its own?" if returns == ["Tensor", "Tensor"]
             else "? one tensor for two gradients, each as big as a: where does the kernel "
                  "store the second one, and what does backward then hand autograd for a and "
                  "for b? Work it through against the contract's last bullet before you "
@@ -551,9 +552,10 @@ else:
 #   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous; int64
 #   offsets, for tensors past 2**31 elements, are taught but not graded: no graded tensor
 #   gets there);
-# - float32 and float64; float16 and bfloat16 computing in float32 and returning the input's
-#   dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so
-#   has a gate or a `b` of 0);
+# - float32, and float64 to float64's own precision at every gate; float16 and bfloat16
+#   computing in float32 (every product included) and returning the input's dtype; finite
+#   wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so has a gate or
+#   a `b` of 0);
 # - **one** forward kernel, and **one** backward kernel, launched once, that computes both
 #   gradients in a single pass over memory; `torch.library.opcheck` passes and
 #   `torch.compile(fullgraph=True)` of a function calling `silu_mul` matches eager, forward
@@ -563,7 +565,8 @@ else:
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
 # - inputs and `grad_output` never written, and every output a new tensor of its own, the
 #   two gradients included: no buffer kept from one call to the next, and no two outputs
-#   views of one buffer.
+#   views of one buffer; each call's backward runs on its own call's sizes, whatever calls
+#   of other sizes ran in between (nothing it needs kept in a global).
 #
 # Re-running the cell redefines the operators (a handle from before a re-run must not be
 # called again: re-run the cells that use it).
@@ -899,9 +902,8 @@ for rows_per_program in (4, 1):
 #
 # The contract:
 # - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that does not sum a row's squares again: it gets each row's $r$ from what
-#   `setup_context` saved with `ctx.save_for_backward` (the grader doubles every saved value
-#   that comes one per row and watches the gradients change), within a budget of one such
+#   backward that does not sum a row's squares again (the grader doubles every saved value
+#   that comes one per row and watches the gradients change), saving at most one per-row
 #   tensor besides the inputs, stored as precisely as the kernels compute: float32 for
 #   float32, float16 and bfloat16 input, float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
@@ -919,9 +921,8 @@ for rows_per_program in (4, 1):
 #   them with NaN);
 # - any number of rows, none included: every row computed, nothing read past the last one,
 #   and nothing returned or reduced that no program stored (the grader fills every buffer
-#   you allocate uninitialised with NaN; the self-check runs 137 rows, more than a number of
-#   programs you would fix; int64 row offsets, for tensors past 2**31 elements, are taught
-#   but not graded);
+#   you allocate uninitialised with NaN; int64 row offsets, for tensors past 2**31 elements,
+#   are taught but not graded); each call's backward runs on its own call's sizes;
 # - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
 #   nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,

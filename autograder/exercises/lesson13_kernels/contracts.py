@@ -14,10 +14,15 @@ SILU_MUL_CLAUSES = (
                 "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
             "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
             "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous"}),
-    Clause("float32 and float64; float16 and bfloat16 computing in float32 and returning the "
-           "input's dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite "
-           "answer, and so has a gate or a `b` of 0);",
-           {"silu_mul/float64-in-float32": "float64 computed in float32",
+    Clause("float32, and float64 to float64's own precision at every gate; float16 and "
+           "bfloat16 computing in float32 (every product included) and returning the input's "
+           "dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, "
+           "and so has a gate or a `b` of 0);",
+           {"silu_mul/float64-gate-saturated":
+                "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
+            "silu_mul/half-product-overflows":
+                "float16 backward: grad_output * b in float16, the rest in float32",
+            "silu_mul/float64-in-float32": "float64 computed in float32",
             "silu_mul/half-not-converted": "half precision loaded and never converted",
             "silu_mul/bfloat16-step-in-interpreter":
                 "silu(a) cast back to the input's dtype before the product with b",
@@ -52,8 +57,11 @@ SILU_MUL_CLAUSES = (
                 "a host fast path for small tensors: F.silu(a) * b below 9 elements"}),
     Clause("inputs and `grad_output` never written, and every output a new tensor of its own, "
            "the two gradients included: no buffer kept from one call to the next, and no two "
-           "outputs views of one buffer.",
-           {"silu_mul/writes-input": "the output written into the input a",
+           "outputs views of one buffer; each call's backward runs on its own call's sizes, "
+           "whatever calls of other sizes ran in between (nothing it needs kept in a global).",
+           {"silu_mul/state-shared-between-calls":
+                "the launch grid kept in a module global by forward, reused by backward",
+            "silu_mul/writes-input": "the output written into the input a",
             "silu_mul/same-output-every-call":
                 "the output buffer kept per shape and returned again by every call",
             "silu_mul/output-changed-by-later-call":
@@ -70,12 +78,11 @@ SILU_MUL_CLAUSES = (
 
 RMS_NORM_ROWS_CLAUSES = (
     Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that does not sum a row's squares again: it gets each row's $r$ "
-           "from what `setup_context` saved with `ctx.save_for_backward` (the grader doubles "
-           "every saved value that comes one per row and watches the gradients change), "
-           "within a budget of one such tensor besides the inputs, stored as precisely as the "
-           "kernels compute: float32 for float32, float16 and bfloat16 input, float64 for "
-           "float64 input;",
+           "and a backward that does not sum a row's squares again (the grader doubles every "
+           "saved value that comes one per row and watches the gradients change), saving at "
+           "most one per-row tensor besides the inputs, stored as precisely as the kernels "
+           "compute: float32 for float32, float16 and bfloat16 input, float64 for float64 "
+           "input;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -114,10 +121,12 @@ RMS_NORM_ROWS_CLAUSES = (
                 "masked loads without other= feeding tl.sum"}),
     Clause("any number of rows, none included: every row computed, nothing read past the last "
            "one, and nothing returned or reduced that no program stored (the grader fills "
-           "every buffer you allocate uninitialised with NaN; the self-check runs 137 rows, "
-           "more than a number of programs you would fix; int64 row offsets, for tensors past "
-           "2**31 elements, are taught but not graded);",
-           {"rms_norm_rows/rows-left-out":
+           "every buffer you allocate uninitialised with NaN; int64 row offsets, for tensors "
+           "past 2**31 elements, are taught but not graded); each call's backward runs on its "
+           "own call's sizes;",
+           {"rms_norm_rows/state-shared-between-calls":
+                "the backward's grid (the number of rows) kept in a module global by forward",
+            "rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row",
             "rms_norm_rows/reads-unwritten-memory":

@@ -23,6 +23,7 @@ from .rms_norm_spec import gradients as _gradients
 from .rms_norm_spec import right as _right
 from .rms_norm_spec import values as _values
 from .kernel_unwritten import poisoned_allocations, reads_unwritten
+from ..shared.call_state import check_calls_of_two_sizes
 from .rms_norm_probes import (_run, check_saves_rstd, direct_path_only, half_rstd,
                               name_rows_left_out, one_rows_contribution_per_column)
 
@@ -277,6 +278,9 @@ def rms_norm_rows_full(function, device) -> None:
         for shape in [(7,), (0, 6)]:
             check_rows(function, _values(shape, device, seed=5))
         check_each_input_alone(Calls(function), RMS_NORM_ROWS, _values((4, 6), device, seed=2))
+        with case("a call on x of (40, 33), then one on (2, 5)"), poisoned_allocations():
+            check_calls_of_two_sizes(Calls(function), RMS_NORM_ROWS, _values((40, 33), device,
+                                     seed=13), _values((2, 5), device, seed=14))
         covers("gradcheck in float64")
         x, weight = (v.requires_grad_() for v in list(_values((2, 3), device).values())[:2])
         if not torch.autograd.gradcheck(lambda x, w: function(x, w, EPS), (x, weight),

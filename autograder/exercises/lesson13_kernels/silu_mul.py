@@ -14,8 +14,10 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
-from .silu_mul_precision import (check_bfloat16_range, check_float16_steps, check_half,
-                                 check_large_activations, computed_in_float32)
+from .kernel_unwritten import poisoned_allocations
+from ..shared.call_state import check_calls_of_two_sizes
+from .silu_mul_precision import (check_bfloat16_range, check_float16_steps, check_float64_gates,
+                                 check_half, check_large_activations, computed_in_float32)
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
 
 
@@ -223,6 +225,11 @@ def silu_mul_full(silu_mul, device) -> None:
             with case(f"a and b of shape {shape}"):
                 checked_call(silu_mul, silu_mul_values(shape, device, seed=9))
         check_each_input_alone(Calls(silu_mul), SILU_MUL, silu_mul_values((6, 5), device, seed=2))
+        covers("each call's own state")  # past any block a learner picks (4096), then 3
+        with case("a call on 4099 elements, then one on 3"), poisoned_allocations():
+            check_calls_of_two_sizes(Calls(silu_mul), SILU_MUL,
+                                     silu_mul_values((4099,), device, seed=17),
+                                     silu_mul_values((3,), device, seed=18))
         covers("gradcheck in float64")
         a, b = (v.requires_grad_() for v in silu_mul_values((6,), device, seed=5).values())
         if not torch.autograd.gradcheck(silu_mul, (a, b), raise_exception=False):
@@ -237,6 +244,7 @@ def silu_mul_full(silu_mul, device) -> None:
         check_kernels_do_the_work(silu_mul, device)  # before the dtypes: names host arithmetic
         check_non_contiguous(silu_mul, device)
         check_large_activations(silu_mul, device)
+        check_float64_gates(silu_mul, device)
         check_half(silu_mul, device)
         check_float16_steps(silu_mul, device)
         check_bfloat16_range(silu_mul, device)
@@ -268,7 +276,8 @@ EXERCISES = [
                        "arithmetic in the learner's kernels", "one kernel launch per pass",
                        "opcheck", "torch.compile without graph breaks",
                        "every output a new tensor of its own",
-                       "float16 past float16's normal range"),
+                       "float16 past float16's normal range", "each call's own state",
+                       "float64 gates up to 36"),
              clauses=SILU_MUL_CLAUSES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: silu_mul_values(
                                (3, 5), device, seed=seed, dtype=dtype),

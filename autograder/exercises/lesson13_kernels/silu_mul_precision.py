@@ -74,6 +74,9 @@ def check_float16_steps(silu_mul, device) -> None:
         warnings.simplefilter("ignore", RuntimeWarning)
         out = silu_mul(a16, b16)
         got = (out, *torch.autograd.grad(out, (a16, b16), torch.ones_like(out)))
+    with case("float16, b and grad_output of 300"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _check_grad_times_b(silu_mul, device)
     for what, mine, truth in zip(("output", "gradient for a", "gradient for b"), got, want):
         truth = truth.detach().half()
         worst = ulps(mine.detach(), truth)
@@ -87,6 +90,58 @@ def check_float16_steps(silu_mul, device) -> None:
                 "float16 (a product, or sigmoid(a) rounded to float16) keeps only a few digits "
                 "there. The contract computes half precision in float32: convert after loading "
                 "and cast only when storing", mistake="silu_mul/half-step-in-float16")
+
+
+def _check_grad_times_b(silu_mul, device) -> None:
+    """float16 grad_output and b of 300: grad_output * b = 90000 is past float16's largest
+    number (65504), while the gradient for a (g * b * silu'(a), silu'(-5) = -0.027) is not."""
+    a, b, g = (torch.tensor([-5.0, -6.0, -8.0], device=device) for _ in range(3))
+    b, g = b.fill_(300.0), g.fill_(300.0)
+    a16, b16 = (t.half().requires_grad_() for t in (a, b))
+    a64, b64 = (t.double().requires_grad_() for t in (a, b))
+    got = torch.autograd.grad(silu_mul(a16, b16), (a16, b16), g.half())
+    want = torch.autograd.grad(SILU_MUL.reference(a64, b64), (a64, b64), g.double())
+    for name, mine, truth in zip("ab", got, want):
+        bad = ~torch.isfinite(mine)
+        if bad.any():
+            i = int(bad.nonzero()[0])
+            raise GradingError(
+                f"silu_mul's gradient for {name} in float16 is {mine[i].item()} at a = "
+                f"{a[i].item():g}, b = 300, grad_output = 300, where it is {truth[i].item():.4g}: "
+                "grad_output * b computed in float16 overflows (90000 is past float16's largest "
+                "number, 65504). The contract computes half precision in float32: convert "
+                "grad_output, a and b after loading, every product included",
+                mistake="silu_mul/half-product-overflows")
+
+
+def check_float64_gates(silu_mul, device) -> None:
+    """float64 gates from 10 to 36, both signs: sigmoid(a) there differs from 1 (or silu(a) from
+    0) by less than float32 can hold but far more than float64 rounds away, so a shortcut that
+    takes sigmoid(a) as 1 past a float32 threshold is off by far more than float64's
+    rounding."""
+    covers("float64 gates up to 36")
+    magnitudes = torch.tensor([10.0, 12.0, 15.5, 17.0, 20.0, 24.0, 28.0, 32.0, 36.0],
+                              dtype=torch.float64, device=device)
+    a = torch.cat([magnitudes, -magnitudes])
+    b = sample(a.shape, device, seed=19).abs() + 0.5
+    leaves = [t.clone().requires_grad_() for t in (a, b)]
+    refs = [t.clone().requires_grad_() for t in (a, b)]
+    with case("float64, |a| from 10 to 36"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = silu_mul(*leaves)
+        got = (out, *torch.autograd.grad(out, leaves, torch.ones_like(out)))
+    want = SILU_MUL.reference(*refs)
+    want = (want, *torch.autograd.grad(want, refs, torch.ones_like(want)))
+    for what, mine, truth in zip(("output", "gradient for a", "gradient for b"), got, want):
+        error = ((mine.detach() - truth.detach()).abs() / truth.detach().abs()).nan_to_num(1.0)
+        if error.max().item() > 1e-11:
+            i = int(error.argmax())
+            raise GradingError(
+                f"silu_mul's {what} in float64 is {error[i].item():.2g} off (relative) at a = "
+                f"{a[i].item():g}, where float64 is good to about 1e-15: sigmoid(a) taken as "
+                "1 (or 0) past some |a|, or computed in float32? At a = 15.5, 1 - sigmoid(a) is "
+                "1.9e-7, below float32's step but not float64's: compute 1 / (1 + exp(-a)) at "
+                "every a, in the input's precision", mistake="silu_mul/float64-gate-saturated")
 
 
 def computed_in_float32(silu_mul, a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -126,3 +126,43 @@ def _check_class_untouched(domain: Domain, function, before: dict, phase: str) -
             "by every call, so what one call keeps there every other call sees and can change; "
             "save the tensors backward needs with ctx.save_for_backward, one set per call",
             mistake=error.mistake) from error
+
+
+def check_calls_of_two_sizes(function, spec: Spec, larger: dict, smaller: dict) -> None:
+    """Two calls in flight on inputs of different sizes: forward on ``larger``, forward on
+    ``smaller``, then the larger call's backward. A size, grid or block kept outside ctx (a
+    global, the class, the module) then belongs to the smaller call, which two calls of one
+    size never show. Raises only when the first call's gradients are wrong and the same call
+    alone is right."""
+    inputs, later = make_inputs(larger), make_inputs(smaller)
+    output = function.apply(*inputs.values())
+    function.apply(*later.values())
+    grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype,
+                                   generator=torch.Generator().manual_seed(5)).to(output.device)
+    wanted = [n for n, v in inputs.items() if isinstance(v, torch.Tensor) and v.requires_grad]
+    grads = torch.autograd.grad(output, [inputs[n] for n in wanted], grad_output,
+                                allow_unused=True)
+    truth = reference_gradients(spec, inputs, grad_output)
+    for name, grad in zip(wanted, grads):
+        want = truth[name]
+        if (isinstance(grad, torch.Tensor) and grad.shape == want.shape
+                and torch.allclose(grad.double(), want.double(), rtol=1e-5, atol=1e-6)):
+            continue
+        alone = make_inputs(larger)
+        again = torch.autograd.grad(function.apply(*alone.values()),
+                                    [alone[n] for n in wanted], grad_output, allow_unused=True)
+        if not all(isinstance(g, torch.Tensor) and g.shape == truth[n].shape
+                   and torch.allclose(g.double(), truth[n].double(), rtol=1e-5, atol=1e-6)
+                   for n, g in zip(wanted, again)):
+            return  # wrong alone: the battery's own checks name it
+        sizes = [tuple(next(v for v in call.values() if isinstance(v, torch.Tensor)).shape)
+                 for call in (larger, smaller)]
+        wrong = (~torch.isclose(grad.double(), want.double(), rtol=1e-5, atol=1e-6)).sum().item() \
+            if isinstance(grad, torch.Tensor) and grad.shape == want.shape else want.numel()
+        raise GradingError(
+            f"{spec.name}'s backward used a later call's size: a call on {sizes[0]}, then one "
+            f"on {sizes[1]}, then the first call's backward gives grad_{name} wrong in {wrong} "
+            f"of {want.numel()} entries, while the same call alone is right; a size, grid or "
+            "block kept where calls share it (a global, the class) belongs to whichever call "
+            "ran last: compute it in backward from the tensors it gets, or keep it on ctx",
+            mistake=f"{spec.name}/state-shared-between-calls")
