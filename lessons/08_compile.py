@@ -566,7 +566,8 @@ check_softplus_ds_dz()
 # - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
 #   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
 #   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
-#   compares the left tail to a relative $10^{-5}$), in float64 and in float32 (both are
+#   compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and a few
+#   points further out, to a relative $10^{-5}$), in float64 and in float32 (both are
 #   graded; the output keeps `x`'s dtype). `F.softplus`'s own switch to $x$ past
 #   $\beta x = 20$ is accepted: the term it drops is within the stated tolerance (a relative
 #   error near $10^{-10}$ in float64); a switch much earlier, at $\beta x = 15$ say, is not;
@@ -981,29 +982,20 @@ for column, predicted in prediction_table.items():
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
 # | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
-# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
 # | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
-# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
-# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
 # | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
 # | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
-# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
 # | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous, and so is the output of a forward that copies `x` with `.contiguous()`), `x.new_empty(...)` with the reduced shape for a reduction |
-# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
-# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
 # | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | `-torch.expm1(-beta * s)`, or save `x` and use $\sigma(\beta x)$ |
 # | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
 # | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
-# | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
-# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
-# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
-# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
 # | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | translate `dim` past the batch dim, wherever it is |
 # | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | find where the batch dim is in what the one call returned |
-# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
+#
+# Twelve more rows, most of them ending in an error that names the problem, are in the
+# optional section *More common mistakes* after the summary.
 #
 # ## Summary
 #
@@ -1414,6 +1406,27 @@ except RuntimeError as error:
 # operator and drops the rule registered on the old one (vmap falls back to the loop again).
 # Re-run the rule's cell too, or, better, keep an operator's registrations in the cell that
 # defines it, as the exercises do.
+
+# %% [markdown]
+# ### More common mistakes
+#
+# The rows below complete the main line's table: mistakes whose error names the problem,
+# and a few that give no error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
+# | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
+# | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
+# | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
+# | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |
+# | `register_autograd(backward)` without `setup_context` | `ctx` is empty in backward | pass `setup_context=` |
+# | the operator's `setup_context(ctx, inp, out)` | *"unexpected keyword argument 'inputs'"*: `register_autograd` passes `ctx=`, `inputs=`, `output=` | name them exactly `ctx, inputs, output` |
+# | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
+# | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
+# | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 
 # %% [markdown]
 # ### In practice

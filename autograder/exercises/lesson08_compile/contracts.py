@@ -45,7 +45,8 @@ SOFTPLUS_CLAUSES = (
     Clause('compute $\\log(1 + e^{\\beta x}) / \\beta$ **stably**: finite for $\\beta x$ in '
            'the thousands, and accurate where it is tiny (at $\\beta x = -40$, $\\log(1 + '
            'e^{\\beta x})$ is about $4.2 \\times 10^{-18}$, and the output is that divided '
-           'by $\\beta$, not 0: the self-check compares the left tail to a relative '
+           'by $\\beta$, not 0: the self-check compares the left tail, every $\\beta x$ from '
+           '$-40$ to $-5$ in steps of $1/8$ and a few points further out, to a relative '
            "$10^{-5}$), in float64 and in float32 (both are graded; the output keeps `x`'s "
            "dtype). `F.softplus`'s own switch to $x$ past $\\beta x = 20$ is accepted: the "
            'term it drops is within the stated tolerance (a relative error near $10^{-10}$ in '
@@ -59,7 +60,9 @@ SOFTPLUS_CLAUSES = (
             'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p',
             'softplus/threshold-switch': 'where(z > 15, z, log1p(exp(z))): a switch to z past 15',
             'softplus/beta-rounded-to-float32':
-                "forward's beta made with torch.tensor(beta): float32"}),
+                "forward's beta made with torch.tensor(beta): float32",
+            'softplus/left-tail-shortcut':
+                "value and slope e^z below beta * x = -10 (the reviewer's answer)"}),
     Clause("have a fake implementation whose output has the real output's shape, dtype "
            'and strides (`opcheck` compares them; the self-check tries a transposed `x`, a '
            'permuted 3-D `x`, a column slice and an expanded `x` too);',
@@ -89,6 +92,8 @@ SOFTPLUS_CLAUSES = (
                 'backward computes the slope in float32 (sigmoid of beta * x.float())',
             'softplus/backward-beta-in-float32':
                 "backward's beta made with torch.tensor(beta): float32",
+            'softplus/left-tail-slope-shortcut':
+                'slope e^z below beta * x = -10, the value exact',
             'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
             'softplus/writes-grad-output': 'backward writes into grad_output',
             'softplus/backward-writes-input':

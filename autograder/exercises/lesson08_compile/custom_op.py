@@ -19,6 +19,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import trace_backward
 from .custom_op_probes import check_beta_slips, check_output_beta
+from .left_sweep import check_left_switch, check_left_tail_sweep
 from .left_tail import check_left_tail
 from .right_tail import check_float32_overflow, check_no_switch
 from .contracts import SOFTPLUS_CLAUSES
@@ -261,6 +262,7 @@ def check_compiled(softplus, x, beta) -> None:
 def softplus_full(softplus, device) -> None:
     check_operator(softplus)
     check_no_switch(softplus, device, SOFTPLUS)
+    check_left_switch(softplus, device, _softplus_error)
     for seed, shape in enumerate([(3, 4), (5,), (2, 3, 2), (), (0, 3)]):
         x = 2 * sample(shape, device, seed=seed)
         check_fake(softplus, x, 1.5)
@@ -273,6 +275,7 @@ def softplus_full(softplus, device) -> None:
     covers("beta * x in the thousands")
     check_float32_overflow(softplus, device)
     check_left_tail(softplus, device, SOFTPLUS, _softplus_error)
+    check_left_tail_sweep(softplus, device, _softplus_error)
     covers("the left tail, relative error")
     covers("the left tail's gradient, relative error")
     check_fake(softplus, sample((3,), device, dtype=torch.float32), 2.0)

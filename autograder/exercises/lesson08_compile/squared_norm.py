@@ -17,7 +17,8 @@ from ...exercise import Exercise, sample
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import SQUARED_NORM_CLAUSES
-from .squared_norm_vmap import BATCHED, SQUARED_NORM, _operator_error, _vmapped, check_vmap
+from .squared_norm_vmap import (BATCH_POSITIONS, BATCHED, SQUARED_NORM, _operator_error,
+                                _vmapped, check_vmap)
 
 LATER_IN_LESSON = True
 OPERATOR = "autograd_course::squared_norm"
@@ -160,38 +161,46 @@ def check_batching_rule(squared_norm) -> None:
 
 
 def check_one_call(squared_norm, device) -> None:
-    """The rule batches: under vmap the operator runs once on the whole batch (or not at all,
-    when the rule computes the result itself), not once per sample as the fallback does, nor
-    once per piece of the batch; and
-    what the rule dispatches does not grow with the batch (a loop over the samples, calling
+    """The rule batches, wherever x's batch dim is (first, between a sample's dims, last): under
+    vmap the operator runs once on the whole batch (or not at all, when the rule computes the
+    result itself), not once per sample as the fallback does, nor once per piece of the batch;
+    and what the rule dispatches does not grow with the batch (a loop over the samples, calling
     the operator or not, dispatches more for a larger batch)."""
+    for position in (0, *BATCH_POSITIONS):
+        _one_call_at(squared_norm, device, position)
+
+
+def _one_call_at(squared_norm, device, position: int) -> None:
     counts = {}
     for size in (BATCHED[0], 2 * BATCHED[0]):
-        batch = sample((size, *BATCHED[1:]), device, seed=7)
+        batch = sample((size, *BATCHED[1:]), device, seed=7).movedim(0, position)
         with _Calls() as calls:
-            _vmapped(squared_norm, batch, 1)
+            _vmapped(squared_norm, batch, 1, position)
         counts[size] = vars(calls).get("names", [])
+    where = "" if position == 0 else (
+        f" with x's batch dim at {position % len(BATCHED)} (in_dims=({position}, None)), "
+        "though one call when it is first")
     count = counts[BATCHED[0]].count("autograd_course.squared_norm")
     if count >= BATCHED[0]:
         raise GradingError(
             f"squared_norm's batching rule calls the operator once per sample ({count} calls "
-            f"for a batch of {BATCHED[0]}): that is the fallback's loop written by hand; call it "
-            "once on the whole batched x, with dim translated past the batch dimension",
-            mistake="squared_norm/rule-loops-over-samples")
+            f"for a batch of {BATCHED[0]}{where}): that is the fallback's loop written by hand; "
+            "call it once on the whole batched x, with dim translated past the batch dimension, "
+            "wherever in_dims puts it", mistake="squared_norm/rule-loops-over-samples")
     calls = {size: names.count("autograd_course.squared_norm") for size, names in counts.items()}
     if max(calls.values()) > 1:
         raise GradingError(
             f"squared_norm's batching rule calls the operator {calls[BATCHED[0]]} times for a "
-            f"batch of {BATCHED[0]} and {calls[2 * BATCHED[0]]} for {2 * BATCHED[0]}: it splits "
-            "the batch into pieces, a loop by hand; a batching rule calls the operator once, on "
-            "the whole batched x", mistake="squared_norm/rule-splits-batch")
+            f"batch of {BATCHED[0]} and {calls[2 * BATCHED[0]]} for {2 * BATCHED[0]}{where}: it "
+            "splits the batch into pieces, a loop by hand; a batching rule calls the operator "
+            "once, on the whole batched x", mistake="squared_norm/rule-splits-batch")
     small, large = (len(counts[size]) for size in sorted(counts))
     if large > small:
         raise GradingError(
             f"squared_norm's batching rule dispatches {small} operations for a batch of "
-            f"{BATCHED[0]} samples and {large} for {2 * BATCHED[0]}: it works sample by sample "
-            "(a loop over the batch), where a batching rule runs the same few operations on "
-            "the whole batched x whatever its size",
+            f"{BATCHED[0]} samples and {large} for {2 * BATCHED[0]}{where}: it works sample by "
+            "sample (a loop over the batch), where a batching rule runs the same few operations "
+            "on the whole batched x whatever its size and wherever its batch dim",
             mistake="squared_norm/rule-loops-over-samples")
 
 
