@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # them (shared/: the checks lesson 00 first used, which raise them with the exercise's name).
 NAMED_LESSONS = {"00_template": ("lesson00_template/template.py", "lesson00_template/outer.py",
                                  "lesson00_template/linear_memory.py",
-                                 "shared/grad_output.py", "shared/call_state.py"),
+                                 "lesson00_template/weights.py",
+                                 "shared/grad_output.py", "shared/call_state.py",
+                                 "shared/reuse.py"),
                  "12_surgery": ("lesson12_surgery/surgery.py",
                                 "lesson12_surgery/clip_gradient_norm.py",
                                 "lesson12_surgery/surgery_checks.py",

@@ -25,7 +25,8 @@ SQUARE_CLAUSES = (
             "Square/saves-untracked-alias": "saves x.data",
             "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)",
             "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)",
-            "Square/cache-keyed-by-input": "2x cached in a module dict keyed by x.data_ptr()"}),
+            "Square/cache-keyed-by-input":
+                "2x cached by the tensor x in forward, saved for backward"}),
     Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
            "strides;",
            {"case:view size is not compatible": "grad_output flattened with .view(-1)"}),
@@ -63,7 +64,7 @@ WEIGHTED_SUM_CLAUSES = (
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
             "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1",
             "WeightedSum/cache-keyed-by-input":
-                "weights cached in a module dict keyed by x1.data_ptr()"}),
+                "the output cached by the tensors x1, x2 and the weights"}),
     Clause("backward never writes into `grad_output` (its values, its shape or its strides): "
            "autograd may read it after your backward.",
            {"WeightedSum/writes-grad-output": "grad_output scaled in place for grad_x2"}),
@@ -96,7 +97,7 @@ OUTER_CLAUSES = (
             "Outer/state-on-class": "u and v kept on the class",
             "Outer/state-shared-between-calls": "u and v kept in a module global",
             "Outer/bypasses-saved-tensors": "copies of u and v in a module dict keyed by id(ctx)",
-            "Outer/cache-keyed-by-input": "v cached in a module dict keyed by u.data_ptr()"}),
+            "Outer/cache-keyed-by-input": "the output cached by the tensors u and v"}),
     Clause("backward computes the gradients itself, from your sums, without asking autograd;",
            {"Outer/asks-autograd": "asks autograd for both gradients inside backward"}),
     Clause("`grad_output` may come as a non-contiguous view (transposed, or every other column of "

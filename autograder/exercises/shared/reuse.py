@@ -58,19 +58,22 @@ def check_second_call_after_step(function, spec: Spec, values: dict, later: dict
               "backward needs on ctx, one per call, never in a cache shared by calls")
     with torch.no_grad():
         expected = spec.reference(**now)
+    wrong = None  # (what is wrong, whether it is what the old values give)
     if not _close(second.output, expected):
-        if any(_close(second.output, spec.reference(**s)) for s in stale):
-            raise GradingError(f"{what}, returned the output of the old values: {remedy}",
-                               mistake=f"{spec.name}/cache-keyed-by-input")
-        raise GradingError(f"{what}, returned a wrong output, right on the first call: {remedy}",
+        wrong = ("the output", any(_close(second.output, spec.reference(**s)) for s in stale))
+    else:
+        truth = reference_gradients(spec, make_inputs(now, requires_grad=set(stepped)),
+                                    grad_output)
+        for name in stepped:
+            if not _close(grads[name], truth[name]):
+                wrong = (f"grad_{name}", any(
+                    _close(grads[name], reference_gradients(spec, s, grad_output)[name])
+                    for s in stale))
+                break
+    if wrong is None:
+        return
+    if wrong[1]:
+        raise GradingError(f"{what}, returned {wrong[0]} of the old values: {remedy}",
                            mistake=f"{spec.name}/cache-keyed-by-input")
-    truth = reference_gradients(spec, make_inputs(now, requires_grad=set(stepped)), grad_output)
-    for name in stepped:
-        if _close(grads[name], truth[name]):
-            continue
-        if any(_close(grads[name], reference_gradients(spec, s, grad_output)[name])
-               for s in stale):
-            raise GradingError(f"{what}, got grad_{name} for the old values: {remedy}",
-                               mistake=f"{spec.name}/cache-keyed-by-input")
-        raise GradingError(f"{what}, got a wrong grad_{name}, right on the first call: {remedy}",
-                           mistake=f"{spec.name}/cache-keyed-by-input")
+    raise GradingError(f"{what}, returned a wrong {wrong[0]}, right on the first call: {remedy}",
+                       mistake=f"{spec.name}/wrong-after-in-place-step")

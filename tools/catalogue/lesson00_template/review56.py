@@ -1,12 +1,12 @@
-"""Lesson 00, review 56: caches keyed by the input tensor (Square's 2x, Square's, WeightedSum's and
-Outer's outputs), stale after an in-place update between calls (an optimizer step); the review
-keyed them by x.data_ptr() or id(x), which a freed tensor's successor can reuse, so that an
-earlier check fails them by chance: here the key is the tensor object itself (its id, checked
-by a weakref), which only the same tensor finds; 2 * y / x guarded at 0, which
+"""Lesson 00, review 56: caches keyed by the input tensor (Square's 2x; Square's, WeightedSum's
+and Outer's outputs), stale after an in-place update between calls (an optimizer step). The
+review keyed them by x.data_ptr() or id(x), which a freed tensor's successor can reuse, so that
+an earlier check fails them by chance: here the key is the tensor object itself (its id,
+checked by a weakref), which only the same tensor finds. Also 2 * y / x guarded at 0, which
 overflows where x ** 2 does (inf where 2x is finite); tiny weights taken for 0; weights rounded
-through bfloat16. Unusual: saved x.detach() with set_materialize_grads(False) and an in-place
-multiply on a fresh tensor, x * x and x + x reshaped to a shape kept on ctx, torch.add with
-alpha= and a generator over needs_input_grad."""
+through bfloat16; float32 arithmetic in WeightedSum's backward, named before the tiny weights.
+Unusual: x.detach() saved with set_materialize_grads(False) and an in-place multiply on a fresh
+tensor; torch.add with alpha= and a generator over needs_input_grad."""
 
 from .. import Mistake, Unusual, edit
 from .answers import READ_X, SAVE_X, _outer, _square, _weighted
@@ -35,9 +35,6 @@ UNUSUAL = [
                     "        ctx.save_for_backward(x.detach())\n        return torch.mul(x, x)",
                     "        if grad_output is None:\n            return None\n"
                     + READ_X + "        return grad_output.mul(x).mul_(2)")),
-    Unusual("Square", "x * x and x + x, reshaped to a shape kept on ctx", edit(
-        _SOLUTION_SQUARE, ("return x ** 2", "ctx.shape = tuple(x.shape)\n        return x * x"),
-        ("return grad_output * 2 * x", "return (grad_output * (x + x)).reshape(ctx.shape)"))),
     Unusual("WeightedSum", "torch.add with alpha=, a generator over needs_input_grad", _weighted(
         "        grads = tuple(grad_output * w if need else None\n"
         "                      for w, need in zip(ctx.weights, ctx.needs_input_grad))\n"
@@ -48,7 +45,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("Square", "2x cached by the tensor x in forward, saved for backward",
-            "got grad_x for the old values", _CACHE + _square(
+            "returned grad_x of the old values", _CACHE + _square(
                 "        ctx.save_for_backward(_cached((x,), (), lambda: 2 * x))\n"
                 "        return x ** 2",
                 "        two_x, = ctx.saved_tensors\n        return grad_output * two_x")),
@@ -71,6 +68,11 @@ MISTAKES = [
                 "        w = torch.tensor([ctx.w1, ctx.w2], dtype=torch.bfloat16)"
                 ".to(grad_output.dtype)\n"
                 "        return grad_output * w[0], grad_output * w[1], None, None")),
+    Mistake("WeightedSum", "float32 arithmetic in backward, tiny weights graded after it",
+            "every value of grad_x1 is exactly a float32 number", edit(
+                _SOLUTION_WEIGHTED, ("return grad_output * ctx.w1, grad_output * ctx.w2",
+                                     "g = grad_output.float()\n"
+                                     "        return g * ctx.w1, g * ctx.w2"))),
     Mistake("WeightedSum", "the output cached by the tensors x1, x2 and the weights",
             _OLD_OUTPUT, _CACHE + edit(
                 _SOLUTION_WEIGHTED,
