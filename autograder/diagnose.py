@@ -82,6 +82,26 @@ def _worst(got: torch.Tensor, expected: torch.Tensor, inputs: dict | None,
             f"(got {shown[0]}, expected {shown[1]}{random})")
 
 
+def _non_finite_where(got: torch.Tensor, inputs: dict | None) -> str:
+    """Where a gradient is inf or nan: with an empty input, that; else the first such entry,
+    the inputs there, and whether it is so exactly where an input is negative."""
+    tensors = {name: value for name, value in (inputs or {}).items()
+               if isinstance(value, torch.Tensor)}
+    empty = [name for name, value in tensors.items() if value.numel() == 0]
+    if empty:
+        return (f", with {empty[0]} empty: a sum over no elements is 0, but a mean (or a "
+                "division by a count) over none is not")
+    bad = ~torch.isfinite(got)
+    if got.dim() == 0:
+        return ": a numerically unstable formula?"
+    first = tuple(int(i) for i in bad.nonzero()[0])
+    negative = [name for name, value in tensors.items() if value.shape == got.shape
+                and value.numel() > 1 and torch.equal(bad, value.detach() < 0)]
+    where = f", exactly where {negative[0]} < 0" if negative else ""
+    return (f", first {_at(first, inputs, got.shape)} ({got[first].item()}){where}: a formula "
+            "undefined there, or numerically unstable?")
+
+
 def _misshapen(name: str, got: torch.Tensor, expected: torch.Tensor) -> str:
     """The shape hint, and what the values prove: the right ones with the dimensions in another
     order (an einsum's output letters), or flattened."""
@@ -161,9 +181,8 @@ def diagnose_gradient(
     got, expected = got.detach(), expected.detach()
     if not torch.isfinite(got).all() and torch.isfinite(expected).all():
         raise GradingError(
-            f"{grad_name} contains inf or nan where the true gradient is finite: "
-            "a numerically unstable formula?",
-            mistake=_named(exercise_name, "non-finite-gradient"))
+            f"{grad_name} contains inf or nan where the true gradient is finite"
+            + _non_finite_where(got, inputs), mistake=_named(exercise_name, "non-finite-gradient"))
     if note_precision(grad_name, got, expected, computed_in,
                       within=_close(got, expected, rtol, atol),
                       where=lambda: _worst(got, expected, inputs, grad_output)):

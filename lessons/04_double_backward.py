@@ -532,8 +532,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 or
 #   float32, on the CPU or a GPU, and its backward the first derivative, for every
-#   `grad_output`, as a tensor on `x`'s device (the CUDA part is graded where the grader has a
-#   GPU; a self-check without one says so when it passes);
+#   `grad_output`, as a tensor on `x`'s device (without a GPU, the self-check checks that on
+#   a stand-in device that calls itself `meta`; a real GPU is tried where the grader has one);
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
@@ -548,8 +548,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # of its own; meet them by running your code, not by reading: before the self-check, call
 # `CubeOnce.apply` in a scratch cell on a 1-D float64 `x`, a 0-d `x` and a float32 `x`, each
 # requiring grad, and `.backward()` each sum. What does each error tell you about the value
-# crossing the border? (The self-check tries a GPU only on a machine that has one; on one
-# without, read yours for where `x` lives and where your result goes.)
+# crossing the border? Then read yours for where `x` lives and where your result goes: the
+# self-check also tries an `x` that is not in CPU memory.
 #
 # One design decision first: backward needs $3x^2$. Forward could save `x`, its output, or
 # $3x^2$ itself (as a tensor). What does each choice cost in memory, given what the caller

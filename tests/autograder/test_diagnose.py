@@ -153,6 +153,24 @@ def test_non_finite_gradient(raises_hint):
         diagnose_gradient("x", got, values(4))
 
 
+def test_non_finite_gradient_where_an_input_is_negative(raises_hint):
+    """Is a nan exactly at the negative x named there (a y ** (2/3) for x ** 2)?"""
+    x = torch.tensor([1.0, -0.5, 2.0, -3.0], dtype=torch.float64)
+    got = torch.where(x < 0, float("nan"), 3 * x ** 2)
+    with raises_hint("grad_x contains inf or nan where the true gradient is finite, first at "
+                     "index (1,), where x = -0.5 (nan), exactly where x < 0"):
+        diagnose_gradient("x", got, 3 * x ** 2, inputs={"x": x})
+
+
+def test_non_finite_gradient_with_an_empty_input(raises_hint):
+    """Is a nan gradient for beta with an empty x blamed on the empty x (a mean over none)?"""
+    x = torch.zeros(2, 0, dtype=torch.float64)
+    with raises_hint("grad_beta contains inf or nan where the true gradient is finite, with x "
+                     "empty"):
+        diagnose_gradient("beta", torch.tensor(float("nan")), torch.tensor(0.0),
+                          inputs={"x": x, "beta": torch.tensor(1.0)})
+
+
 def test_unrecognised_mistake_reports_worst_index(raises_hint):
     """Does an arbitrary error report the largest error, where, and both values?"""
     expected = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)

@@ -52,7 +52,9 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/array-on-ctx": "forward keeps a NumPy tanh array on ctx",
             "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y",
-            "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class"}),
+            "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class",
+            "NumpyTanh/inner-array-on-ctx":
+                "the inner Function keeps 1 - y^2 as a NumPy array on ctx"}),
 )
 
 
@@ -104,10 +106,13 @@ SWISH_CLAUSES = (
 CUBE_ONCE_CLAUSES = (
     Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 "
            "or float32, on the CPU or a GPU, and its backward the first derivative, for every "
-           "`grad_output`, as a tensor on `x`'s device (the CUDA part is graded where the grader "
-           "has a GPU; a self-check without one says so when it passes);",
+           "`grad_output`, as a tensor on `x`'s device (without a GPU, the self-check checks that "
+           "on a stand-in device that calls itself `meta`; a real GPU is tried where the grader "
+           "has one);",
            {"unproven:wrong-value": "3x instead of 3x^2",
-            "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x"}),
+            "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
+            "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
+            "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
     Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
            "it raises once_differentiable's error when the gradient flowing into its backward "
            "requires grad (the self-check sends one that does);",

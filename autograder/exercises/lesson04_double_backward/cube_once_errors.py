@@ -2,8 +2,9 @@
 (the scratch cell and the Jacobian view run a plain .backward()), and a NumPy array returned
 where the engine wants a tensor."""
 
-from ...checks import Spec
+from ...checks import Spec, check_values_and_gradients
 from ...errors import GradingError
+from ...exercise import sample
 from ...explain import _explain_runtime_error
 
 
@@ -46,3 +47,17 @@ def numpy_return_named(checks) -> None:
         if _NUMPY_SAID not in str(error) or "returned a NumPy array" in error.hint:
             raise
         raise _numpy_returned(error) from error
+
+
+def check_zero_dim(function, spec: Spec, device) -> None:
+    """A 0-d x: NumPy arithmetic on a 0-d array returns a NumPy scalar, not an array."""
+    try:
+        check_values_and_gradients(function, spec, {"x": sample((), device, seed=9)})
+    except TypeError as error:
+        if "expected np.ndarray" not in str(error):  # only torch.from_numpy says this
+            raise
+        raise GradingError(
+            f"with a 0-d x, {spec.name} raised TypeError: {str(error).splitlines()[0]}: "
+            "torch.from_numpy takes NumPy arrays only; what does NumPy arithmetic on a 0-d "
+            "array return? (print its type for a 0-d x)", str(error),
+            mistake=f"{spec.name}/from-numpy-on-a-scalar") from error

@@ -26,7 +26,8 @@ from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
 from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
-from .cube_once_errors import _create_graph_error, numpy_return_named
+from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
+from .stand_in_device import check_result_on_x_device
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -309,22 +310,11 @@ def _cube_once_checks(function, device) -> None:
         check_second_backward_raises(function, CUBE_ONCE, device)
     covers("a second backward raises")
     with case("x 0-d, shape ()"):
-        check_zero_dim(function, device)
+        check_zero_dim(function, CUBE_ONCE, device)
     covers("0-d x")
-
-
-def check_zero_dim(function, device) -> None:
-    """A 0-d x: NumPy arithmetic on a 0-d array returns a NumPy scalar, not an array."""
-    try:
-        check_values_and_gradients(function, CUBE_ONCE, {"x": sample((), device, seed=9)})
-    except TypeError as error:
-        if "expected np.ndarray" not in str(error):  # only torch.from_numpy says this
-            raise
-        raise GradingError(
-            f"with a 0-d x, CubeOnce raised TypeError: {str(error).splitlines()[0]}: "
-            "torch.from_numpy takes NumPy arrays only; what does NumPy arithmetic on a 0-d "
-            "array return? (print its type for a 0-d x)", str(error),
-            mistake="CubeOnce/from-numpy-on-a-scalar") from error
+    if device.type == "cpu":  # a GPU run tries CUDA itself
+        with case("x of shape (3, 4) on a stand-in device (as a GPU's), without a GPU"):
+            check_result_on_x_device(function, CUBE_ONCE)
 
 
 SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:
@@ -334,8 +324,8 @@ SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.
                       constants={"beta": Constant(-8.0, 8.0, "beta a 0-d tensor",
                                                   also=(1e-4, -1e-4, 1e-6, -1e-8, 0.0))})
 CUBE_DOMAIN = Domain(CUBE_ONCE, sampled(CUBE_ONCE, {"x": (3, 4)}),
-                     cuda="a CUDA x, whose backward's NumPy round trip must go through the CPU "
-                          "and bring its result back to x's device")
+                     cuda="a real CUDA x (a stand-in device checked that your backward brings "
+                          "its NumPy result back to x's device)")
 
 EXERCISES = [
     Exercise("SwishFunction", "04_double_backward", swish_full,

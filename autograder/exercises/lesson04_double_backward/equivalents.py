@@ -7,6 +7,186 @@ _SKIP = ("the contract asks for no skipping: a gradient returned for an input th
 _THIRD = ("in the innermost Function, whose backward is the third derivative, which the contract "
           "does not ask for (gradcheck and gradgradcheck: two orders)")
 _ZERO_D = "beta is a 0-d tensor, always contiguous: .contiguous() returns beta itself"
+_CONTIGUOUS_LINES = (  # the answer with .cpu().contiguous() before every .numpy()
+    "y = torch.from_numpy(np.tanh(x.detach().cpu().contiguous().numpy()))",
+    "g, y = g.detach().cpu().contiguous().numpy(), y.detach().cpu().contiguous().numpy()",
+    "gb, g, y = grad_b.detach().cpu().contiguous().numpy(), g.detach().cpu().contiguous().numpy(), "
+    "y.detach().cpu().contiguous().numpy()")
+
+
+def _without_nth(line: str, text: str, n: int) -> str:
+    """``line`` with the n-th (from 0) ``text`` in it removed."""
+    at = -1
+    for _ in range(n + 1):
+        at = line.index(text, at + 1)
+    return line[:at] + line[at + len(text):]
+
+
+_DG = "dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[{}] else None"
+_FRESH = "a tensor backward or forward has just made, held by nothing else: the same values"
+_STRIDES = ("NumPy reads any strides, and every array here feeds a NumPy op that returns a new "
+            "array: .contiguous() before .numpy() changes no value")
+_Y_NEEDS = ("y, NumpyTanh's saved output, requires grad whenever the inner Function runs under "
+            "create_graph, so this computes dg every time: a gradient returned for an input that "
+            "does not require grad is dropped by the engine")
+
+# the three-level answer's innermost Function (its backward is the third derivative): each
+# line as it stands, and its edits that survive every check (review 56, --cap 0)
+_THIRD_ORDER_EDITS = [
+    ('torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+     ' + w * g)))', [
+        ('drop_term',
+         'torch.from_numpy(gb * y), torch.from_numpy(-2 * gb * (u * y + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy((-2) * gb * y), torch.from_numpy(-2 * gb * (u * y +'
+         ' w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w / g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * y), torch.from_numpy(-2 * gb * (u * y + w *'
+         ' g)))'),
+        ('nudge_constant',
+         'torch.from_numpy(-3 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb), torch.from_numpy(-2 * gb * (u * y + w'
+         ' * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u / y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w / gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb / y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 / gb * (u * y'
+         ' + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u + w'
+         ' * g)))'),
+        ('nudge_constant',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-1 * gb * (u * y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 / w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u *'
+         ' y)))'),
+        ('nudge_constant',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-3 * gb * (u * y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' - w * g)))'),
+        ('nudge_constant',
+         'torch.from_numpy(-1 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w * g)))'),
+        ('swap_arithmetic',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb / (u * y'
+         ' + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(w * gb * y), torch.from_numpy(-2 * gb * (u * y + w *'
+         ' g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy((u * y + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (w *'
+         ' g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy((-2) * (u * y + w'
+         ' * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(gb * (u * y + w *'
+         ' g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (u * y'
+         ' + w)))'),
+        ('drop_term',
+         'torch.from_numpy(y), torch.from_numpy(-2 * gb * (u * y + w * g)))'),
+        ('drop_term',
+         'torch.from_numpy(-2 * w * gb * y), torch.from_numpy(-2 * gb * (y + w'
+         ' * g)))'),
+    ]),
+    ('ctx.save_for_backward(gb, g, y)', [
+        ('drop_statement',
+         'pass'),
+        ('add_copy',
+         'ctx.save_for_backward(gb, g, y.contiguous())'),
+        ('add_copy',
+         'ctx.save_for_backward(gb.contiguous(), g, y)'),
+        ('save_copy',
+         'ctx.save_for_backward(gb.clone(), g, y)'),
+        ('save_copy',
+         'ctx.save_for_backward(gb, g, y.clone())'),
+        ('save_narrowed',
+         'ctx.save_for_backward(gb, g.float(), y)'),
+        ('save_widened',
+         'ctx.save_for_backward(gb, g.double(), y)'),
+        ('add_copy',
+         'ctx.save_for_backward(gb, g.contiguous(), y)'),
+        ('save_narrowed',
+         'ctx.save_for_backward(gb, g.half(), y)'),
+        ('save_widened',
+         'ctx.save_for_backward(gb.double(), g, y)'),
+        ('save_narrowed',
+         'ctx.save_for_backward(gb.float(), g, y)'),
+        ('save_narrowed',
+         'ctx.save_for_backward(gb, g, y.float())'),
+    ]),
+    ('return (torch.from_numpy(u * (1 - y * y) - 2 * w * g * y),', [
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 - y * y) + 2 * w * g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 / w * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y) - 2 * w * g * y),'),
+        ('nudge_constant',
+         'return (torch.from_numpy(u * (2 - y * y) - 2 * w * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1) - 2 * w * g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 + y * y) - 2 * w * g * y),'),
+        ('nudge_constant',
+         'return (torch.from_numpy(u * (0 - y * y) - 2 * w * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - w * g * y),'),
+        ('nudge_constant',
+         'return (torch.from_numpy(u * (1 - y * y) - 3 * w * g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 * w * g / y),'),
+        ('drop_term',
+         'return (torch.from_numpy((1 - y * y) - 2 * w * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u - 2 * w * g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 * w / g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u * (1 - y / y) - 2 * w * g * y),'),
+        ('swap_arithmetic',
+         'return (torch.from_numpy(u / (1 - y * y) - 2 * w * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 * g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y)),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 * w * g),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - g * y),'),
+        ('drop_term',
+         'return (torch.from_numpy(u * (1 - y * y) - 2 * w * y),'),
+    ]),
+]
 
 EQUIVALENTS = [
     *(EquivalentMutant("SwishFunction", "ignore_needs_input_grad", before, after, _SKIP)
@@ -88,4 +268,25 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device).double())",
                      "this answer makes 3x^2 in float64 NumPy, so the saved tensor is float64 "
                      "already: .double() returns it unchanged"),
+    # review 56, every mutant (--cap 0)
+    *(EquivalentMutant("NumpyTanh", operator, before, after, _THIRD)
+      for before, edits in _THIRD_ORDER_EDITS for operator, after in edits),
+    *(EquivalentMutant("NumpyTanh", "nudge_constant", _DG.format(0), _DG.format(i), _Y_NEEDS)
+      for i in ("1", "-1")),
+    EquivalentMutant("NumpyTanh", "add_copy", "return dg, dy", "return dg, dy.clone()", _FRESH),
+    *(EquivalentMutant("NumpyTanh", "add_copy", f"ctx.save_for_backward({before})",
+                       f"ctx.save_for_backward({before[:-1]}y.contiguous())", _FRESH)
+      for before in ("g, y", "y")),
+    *(EquivalentMutant("NumpyTanh", "drop_copy", before, _without_nth(before, ".contiguous()", n),
+                       _STRIDES)
+      for before in _CONTIGUOUS_LINES for n in range(before.count(".contiguous()"))),
+    EquivalentMutant("SwishFunction", "add_copy", "return grad_x, grad_beta",
+                     "return grad_x.clone(), grad_beta", _FRESH),
+    EquivalentMutant("SwishFunction", "add_copy", "ctx.save_for_backward(x, beta, y)",
+                     "ctx.save_for_backward(x, beta.contiguous(), y)", _ZERO_D),
+    EquivalentMutant("SwishFunction", "add_copy",
+                     "ctx.save_for_backward(x, beta, s)  # s is an output: its graph link is kept",
+                     "ctx.save_for_backward(x, beta, s.contiguous())  # s is an output: its graph "
+                     "link is kept", "s, torch.sigmoid's fresh output, is contiguous: "
+                     ".contiguous() returns s itself"),
 ]

@@ -2,6 +2,7 @@
 it calls, what that saves, and whether the graph reaches x."""
 
 
+import numpy as np
 import torch
 
 from ...errors import GradingError
@@ -53,14 +54,17 @@ def check_inner_ctx(node) -> None:
     """The Function backward calls keeps its tensors through save_for_backward too (a custom
     Function's node is its ctx: attributes set in forward sit in the node's __dict__)."""
     for node in graph(node):
-        kept = [name for name, value in getattr(node, "__dict__", {}).items()
-                if isinstance(value, torch.Tensor)]
+        kept = [(name, "a tensor" if isinstance(value, torch.Tensor) else "a NumPy array")
+                for name, value in getattr(node, "__dict__", {}).items()
+                if isinstance(value, (torch.Tensor, np.ndarray))]
         if kept:
             raise GradingError(
                 f"the Function your backward calls ({type(node).__name__.removesuffix('Backward')})"
-                f" stores a tensor as ctx.{kept[0]}: use ctx.save_for_backward there too, so "
-                "autograd can detect in-place changes and saved-tensor hooks see it",
-                mistake="NumpyTanh/inner-tensor-on-ctx")
+                f" stores {kept[0][1]} as ctx.{kept[0][0]}: use ctx.save_for_backward there too "
+                "(a tensor; torch.from_numpy of an array), so autograd can detect in-place "
+                "changes and saved-tensor hooks see it",
+                mistake="NumpyTanh/inner-tensor-on-ctx" if kept[0][1] == "a tensor"
+                else "NumpyTanh/inner-array-on-ctx")
 
 
 def reaches(node, leaf: torch.Tensor) -> bool:

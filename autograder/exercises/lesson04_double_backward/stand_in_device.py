@@ -1,0 +1,130 @@
+"""CubeOnce's "as a tensor on x's device" without a GPU: x on a stand-in device.
+
+A CPU-only torch has no second device with data (a CUDA tensor cannot even be described there,
+and a meta tensor holds no numbers), so the probe makes one: ``Elsewhere`` is a CPU tensor that
+says it lives on the meta device, and a dispatch mode keeps the pretence up for every op of one
+forward and backward. As on a GPU, ``.cpu()`` brings its numbers to the CPU, ``.to(x.device)``
+(or ``device=x.device``, ``.to(grad_output)``, ``.cuda()``) takes a CPU tensor back, an op that
+mixes it with a CPU tensor of one dim or more raises, and ``.numpy()`` refuses it. A 0-d x is not
+tried: a 0-d CPU tensor mixes with a GPU tensor on a real GPU too.
+"""
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
+
+from ...checks import Spec
+from ...errors import GradingError
+
+STAND_IN = torch.device("meta")
+_MOVES = {"meta", "cuda"}  # .cuda() on a stand-in x means "to x's device", as on a GPU
+
+
+class Elsewhere(torch.Tensor):
+    """A CPU tensor that says it is on the stand-in device (``is_cuda`` too, as on a GPU)."""
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor):
+        made = torch.Tensor._make_wrapper_subclass(
+            cls, inner.shape, strides=inner.stride(), dtype=inner.dtype, device=STAND_IN,
+            requires_grad=inner.requires_grad)
+        made.inner = inner
+        return made
+
+    is_cuda = property(lambda self: True)
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        return _run(func, args, kwargs or {})
+
+
+def _wrap(value):
+    return Elsewhere(value) if type(value) is torch.Tensor else value
+
+
+def _run(func, args, kwargs):
+    stand_in, cpu = [], []
+
+    def unwrap(value):
+        if isinstance(value, Elsewhere):
+            stand_in.append(value)
+            return value.inner
+        if isinstance(value, torch.Tensor):
+            cpu.append(value)
+        return value
+
+    args, kwargs = tree_map(unwrap, (args, kwargs))
+    target = kwargs.get("device")
+    target = None if target is None else torch.device(target).type
+    if target in _MOVES:  # onto the stand-in device: made on the CPU, then wrapped
+        return tree_map(_wrap, func(*args, **{**kwargs, "device": torch.device("cpu")}))
+    if target == "cpu" or not stand_in:
+        return func(*args, **kwargs)
+    if any(t.dim() > 0 for t in cpu):
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {STAND_IN} and cpu! (in {func})")
+    return tree_map(_wrap, func(*args, **kwargs))
+
+
+class _StandIn(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return _run(func, args, kwargs or {})
+
+
+def _is_cuda(device) -> bool:
+    return isinstance(device, (str, torch.device)) and str(device).split(":")[0] == "cuda"
+
+
+def _gradient(function, x: Elsewhere):
+    """x's gradient through ``function``, every op under the stand-in's rules; ``.cuda()`` and
+    ``.to("cuda")``, which start CUDA before they dispatch, go to the stand-in device meanwhile
+    (an answer that tests ``x.is_cuda`` moves its result as it would on a GPU)."""
+    cuda, to = torch.Tensor.cuda, torch.Tensor.to
+
+    def moved(self, *args, **kwargs):
+        args = [STAND_IN if _is_cuda(arg) else arg for arg in args]
+        if _is_cuda(kwargs.get("device")):
+            kwargs["device"] = STAND_IN
+        return to(self, *args, **kwargs)
+
+    torch.Tensor.cuda, torch.Tensor.to = lambda self, *_, **__: to(self, STAND_IN), moved
+    try:
+        with _StandIn():
+            return torch.autograd.grad(function.apply(x).sum(), x)[0]
+    finally:
+        torch.Tensor.cuda, torch.Tensor.to = cuda, to
+
+
+def check_result_on_x_device(function, spec: Spec) -> None:
+    """One forward and backward with x (shape (3, 4)) on the stand-in device: the gradient must
+    come back there, and nothing on the way may mix the two devices."""
+    inner = torch.linspace(-2, 2, 12, dtype=torch.float64).reshape(3, 4)
+    x = Elsewhere(inner).requires_grad_()
+    try:
+        grad = _gradient(function, x)
+    except RuntimeError as error:
+        said = str(error).splitlines()[0]
+        if "same device" in said:
+            raise GradingError(
+                f"with x on another device than the CPU (as a GPU's), {spec.name} mixed a "
+                f"tensor on x's device with one left on the CPU (\"{said}\"): where does your "
+                "NumPy result go back to torch, and to which device?", str(error),
+                mistake=f"{spec.name}/result-left-on-cpu") from error
+        if "numpy" in said.lower():
+            raise GradingError(
+                f"with x on another device than the CPU (as a GPU's), {spec.name} called "
+                f".numpy() on a tensor not in CPU memory (\"{said}\"; on a GPU: \"can't convert "
+                "cuda:0 device type tensor to numpy\"): NumPy reads CPU memory only",
+                str(error), mistake=f"{spec.name}/numpy-off-cpu") from error
+        raise
+    if not isinstance(grad, Elsewhere):
+        raise GradingError(
+            f"with x on another device than the CPU (as a GPU's), {spec.name}'s backward "
+            f"returned its gradient on {grad.device}, not on x's device: the contract asks for "
+            "it on x's device; where does your NumPy result go back to torch?",
+            mistake=f"{spec.name}/result-left-on-cpu")
+    if not torch.allclose(grad.inner, 3 * inner ** 2):
+        raise GradingError(f"with x on another device than the CPU, {spec.name}'s gradient is "
+                           "wrong, though it is right with x on the CPU",
+                           mistake=f"{spec.name}/wrong-on-another-device")
