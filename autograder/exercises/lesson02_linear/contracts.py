@@ -34,6 +34,8 @@ MY_LINEAR_CLAUSES = (
            "transposed, sliced or expanded view too), and for a `grad_output` that is not "
            "contiguous in memory (autograd hands one to backward for `y.transpose(0, 1)`);",
            {"case:with transposed inputs": "the saved x flattened with .view in backward",
+            "case:with transposed inputs, bias=None":
+                "x flattened with .view on the bias=None path only",
             "case:view size is not compatible":
                 "grad_output.view on a non-contiguous grad_output"}),
     Clause("in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its "
@@ -79,7 +81,9 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/empty-batch": "x flattened as x.reshape(rows, -1)",
             "FusedLinearReLU/squeezes-feature-dim":
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1",
-            "unproven:wrong-value": "mask taken before the bias is added"}),
+            "unproven:wrong-value": "mask taken before the bias is added",
+            "case:with transposed inputs, bias=None":
+                "x flattened with .view on the bias=None path only"}),
     Clause("the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every "
            "pre-activation, exactly 0 and however small included, for any `grad_output`, nan "
            "and $\\pm\\infty$ entries included; the value also where a pre-activation "
@@ -149,7 +153,11 @@ BILINEAR_CLAUSES = (
                 "1-D x1, x2 unsqueezed, output and grads squeeze()d: shape () for out = 1",
             "case:view size is not compatible":
                 "grad_output.view on a non-contiguous grad_output",
-            "case:with transposed inputs": "the saved x1 and x2 flattened with .view"}),
+            "case:with transposed inputs": "the saved x1 and x2 flattened with .view",
+            "case:with transposed inputs, bias=None":
+                "x1 and x2 flattened with .view on the bias=None path only",
+            "case:with transposed x1 alone":
+                "outer product of x1 and x2 rows flattened with .view"}),
     Clause("backward written by hand: deriving the gradients is the exercise.",
            {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
 )

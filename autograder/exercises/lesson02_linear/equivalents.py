@@ -1,31 +1,12 @@
 """Lesson 02's surviving mutants that leave the answer correct (see autograder.equivalents)."""
 
-from ...equivalents import EquivalentMutant
+from .equivalents_answers import OTHERS, SAVES
+from .equivalent_reasons import _COPY, _MASK_COPY, _SAVES_ALWAYS, _bilinear, _fused, _linear
 
-_COPY = ("a copy (.clone(), or .contiguous() of a strided input) holds the same values, so "
-         "backward gives the same gradients; the contract forbids no copy of an input (only "
-         "FusedLinearReLU's float pre-activation and output, which this is not)")
-_MASK_COPY = ("a copy of the bool mask forward just made, or .contiguous() of it (already "
-              "contiguous: itself), is still a bool mask of the output's shape")
-_SAVES_ALWAYS = ("saving an input whatever needs_input_grad says keeps more memory, which the "
-                 "contract allows (\"saving x and weight always also passes\"); the gradients "
-                 "are unchanged")
 _SOLUTION_SAVE = "ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None)"
 _FUSED_SAVE = ("ctx.save_for_backward(x if needs_weight else None, weight if needs_x else None, "
                "positive)")
 _NEEDS = "needs_x, needs_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]"
-
-
-def _linear(operator: str, before: str, after: str, reason: str = _COPY):
-    return EquivalentMutant("MyLinearFunction", operator, before, after, reason)
-
-
-def _fused(operator: str, before: str, after: str, reason: str = _COPY):
-    return EquivalentMutant("FusedLinearReLU", operator, before, after, reason)
-
-
-def _bilinear(operator: str, before: str, after: str, reason: str = _COPY):
-    return EquivalentMutant("Bilinear", operator, before, after, reason)
 
 
 EQUIVALENTS = [
@@ -142,3 +123,5 @@ EQUIVALENTS = [
     _bilinear("save_copy", "x2 if (n[0] or n[2]) else None,",
               "x2.clone() if (n[0] or n[2]) else None,"),
 ]
+
+EQUIVALENTS += SAVES + OTHERS  # the catalogued answers' own (make mutants --cap 0)

@@ -18,6 +18,7 @@ from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
 from .global_state import check_same_shape_calls, check_weight_stepped
+from .layouts import check_layouts
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
@@ -256,6 +257,7 @@ def _my_linear_checks(function, device) -> None:
     covers("skips every unneeded matmul")
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
+    check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
 
 
 def fused_full(FusedLinearReLU, device) -> None:
@@ -283,6 +285,7 @@ def _fused_checks(function, device) -> None:
     check_frozen_bias_not_summed(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
+    check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
 
 
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices

@@ -10,9 +10,11 @@ state kept outside ctx or packed, work done for a frozen bias, with unusual answ
 ``review54``: a float32 step once blamed on grad_output's layout, .mT of a 1-D tensor;
 ``review55``: a forward that multiplies by its mask, nan where the pre-activation is -inf;
 ``review55b``: None returned for an empty batch, a mask flattened to one dimension;
-``review55c``: state kept in a global, an output or mask buffer per shape, a cached weight.T)."""
+``review55c``: state kept in a global, an output or mask buffer per shape, a cached weight.T;
+``layouts_without_bias``: an input viewed on the bias=None path alone)."""
 
-from . import (bilinear, domains, fused_linear_relu, linear, review53_squeezes,
+from . import (bilinear, domains, fused_linear_relu, layouts_without_bias, linear,
+               review53_squeezes,
                review53_state_and_work, review54, review55, review55b, review55c, review_edges,
                third_review, whole_cells)
 
@@ -22,4 +24,5 @@ UNUSUAL = (linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL + whole
 MISTAKES = (linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + domains.MISTAKES
             + whole_cells.MISTAKES + third_review.MISTAKES + review_edges.MISTAKES
             + review53_squeezes.MISTAKES + review53_state_and_work.MISTAKES + review54.MISTAKES
-            + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES)
+            + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES
+            + layouts_without_bias.MISTAKES)
