@@ -37,6 +37,14 @@ _SAVE = "ctx.save_for_backward(indices)"
 _SAVE_SOLUTION = "ctx.save_for_backward(indices)  # the permutation is all backward needs"
 _SAVE_INVERSE = ("ctx.save_for_backward(torch.argsort(indices, dim=-1) if x.dim() else "
                  "indices)")
+_ZERO_DIM_N = "n = x.shape[-1] if x.dim() else 1"
+_SAVE_INVERSE_OF_INDICES = ("ctx.save_for_backward(torch.argsort(indices, dim=-1) if "
+                            "indices.dim() else indices)")
+_TOPK = ("values, indices = torch.topk(x, x.shape[-1] if x.dim() else 1, dim=-1, "
+         "largest=False)")
+_EARLIER_WIDER = ("int32 holds every position int16 does: the threshold only moves where the "
+                  "saved permutation switches to the wider dtype, within the 8 bytes per "
+                  "element the contract allows")
 _ABS_WHERE = ("return torch.where(sign == 0, torch.zeros_like(grad_output), grad_output * "
               "sign)")
 
@@ -157,4 +165,28 @@ EQUIVALENTS = [
           _WIDER_AT_BOUNDARY),
     _sort("swap_comparison", "if n - 1 <= torch.iinfo(d).max)",
           "if n - 1 < torch.iinfo(d).max)", _WIDER_AT_BOUNDARY),
+    # the catalogued answers' own, found by make mutants --cap 0
+    _sort("nudge_constant", "dtype = torch.int16 if n <= 2 ** 15 else torch.int32",
+          "dtype = torch.int16 if n <= 2 ** 14 else torch.int32", _EARLIER_WIDER),
+    _sort("nudge_constant", "dtype = torch.int16 if n <= 2 ** 15 else torch.int32",
+          "dtype = torch.int16 if n <= 1 ** 15 else torch.int32", _EARLIER_WIDER),
+    *[_sort("nudge_constant", _ZERO_DIM_N, _ZERO_DIM_N.replace("else 1", f"else {n}"),
+            "for a 0-d x, n only picks the saved dtype, and 0, 1 and 2 pick the same one for "
+            "its one index 0") for n in (0, 2)],
+    _sort("nudge_constant", "if n - 1 <= torch.iinfo(d).max)", "if n - 0 <= torch.iinfo(d).max)",
+          _WIDER_AT_BOUNDARY),
+    _sort("save_copy", "ctx.save_for_backward(indices.to(narrow))",
+          "ctx.save_for_backward(indices.to(narrow).clone())", _PERMUTATION_COPY),
+    _sort("save_copy", _SAVE_INVERSE,
+          _SAVE_INVERSE.replace("dim=-1) if", "dim=-1).clone() if"), _PERMUTATION_COPY),
+    _sort("save_copy", _SAVE_INVERSE_OF_INDICES,
+          _SAVE_INVERSE_OF_INDICES.replace("dim=-1) if", "dim=-1).clone() if"),
+          _PERMUTATION_COPY),
+    _sort("add_copy", "ctx.save_for_backward(inverse)",
+          "ctx.save_for_backward(inverse.contiguous())",
+          "the inverse permutation itself, or where it is strided a contiguous copy of it that "
+          "forward saves in its place: one int64 tensor of x's shape, as the contract allows"),
+    _sort("nudge_constant", _TOPK, _TOPK.replace("else 1", "else 0"),
+          "for a 0-d x torch.topk takes k = 0 as k = 1 (a 0-d tensor's one entry): the same "
+          "value and index 0, so the same gradient"),
 ]
