@@ -28,7 +28,31 @@ def _second_derivatives(output, inputs: dict, wanted: list, grad_output, directi
     return firsts, terms
 
 
-def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict) -> str:
+def _wrong_first(function, spec: Spec, values: dict, wanted: list, target: str,
+                 grad_output: torch.Tensor, directions: dict) -> str | None:
+    """Of the gradients backward returns, the one alone whose derivative in ``target`` is off
+    (None when one gradient is asked for, or several are off)."""
+    wrong = []
+    for name in wanted if len(wanted) > 1 else ():
+        derivatives = []
+        for run in (lambda i: run_forward(function, spec, i).output, lambda i: spec.reference(**i)):
+            inputs = make_inputs(values, requires_grad=set(wanted))
+            g = grad_output.detach().clone().requires_grad_()
+            try:
+                first, = torch.autograd.grad(run(inputs), inputs[name], g, create_graph=True)
+                there = g if target == "grad_output" else inputs[target]
+                got, = torch.autograd.grad((first * directions[name]).sum(), there,
+                                           allow_unused=True)
+            except RuntimeError:
+                return None
+            derivatives.append(torch.zeros_like(there) if got is None else got)
+        if not torch.allclose(*derivatives, rtol=1e-5, atol=1e-7):
+            wrong.append(name)
+    return wrong[0] if len(wrong) == 1 else None
+
+
+def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict,
+           culprit: str | None = None) -> str:
     """Why a backward's own derivative is wrong, from what forward kept and whether autograd
     found any path from ``target`` to the gradients backward returned."""
     views = [s for s in forward.saved
@@ -59,6 +83,11 @@ def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict) -> str
                 f"path from {target} to the gradients backward returned, so to double backward "
                 f"{target} is a constant; which use of {target} in backward did autograd not "
                 "record?")
+    if culprit:
+        return (f"the derivative of {spec.name}'s backward with respect to {target} is wrong in "
+                f"grad_{culprit}, the gradient it returns for {culprit} (the others' are right): "
+                f"double backward differentiates the ops that build grad_{culprit}; which factor "
+                "of it does autograd see differently from the derivative you wrote?")
     return (f"the derivative of {spec.name}'s backward with respect to {target} is wrong: "
             "double backward differentiates the ops backward runs; which factor of your gradient "
             "does autograd see differently from the derivative you wrote?")
@@ -161,7 +190,9 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         reached, mine = mine is not None, torch.zeros_like(truth) if mine is None else mine
         if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
             raise GradingError(_reads_a_number(function, spec, values, wanted)
-                               or _cause(spec, forward, target, reached, inputs),
+                               or _cause(spec, forward, target, reached, inputs, _wrong_first(
+                                   function, spec, values, wanted, target, grad_output,
+                                   directions)),
                                f"largest error in the second derivative with respect to "
                                f"{target}: {(mine - truth).abs().max().item():.3g}", mistake={
                                    "saved an intermediate": "SwishFunction/saves-intermediate",

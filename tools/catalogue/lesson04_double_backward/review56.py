@@ -92,7 +92,7 @@ MISTAKES = [
             edit(SWISH, ("        return x * torch.sigmoid(beta * x)",
                          "        return x.double() * torch.sigmoid(beta.double() * x.double())"))),
     Mistake("SwishFunction", "grad_beta from x.detach()",
-            "the derivative of SwishFunction's backward with respect to x is wrong",
+            "the derivative of SwishFunction's backward with respect to x is wrong in grad_beta",
             edit(SWISH, ("(grad_output * x * x * ds).sum()",
                          "(grad_output * x.detach() ** 2 * torch.sigmoid(beta * x.detach())"
                          " * (1 - torch.sigmoid(beta * x.detach()))).sum()"))),
