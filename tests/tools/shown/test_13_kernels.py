@@ -51,15 +51,17 @@ def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_on
 
 
 def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
-    """Does Exercise 1's design cell give ✓ to the worked answers, a ✗ to a y saved alone, no ✗
-    to one tensor (both gradients stacked in it is a valid design) but a question that leaves
-    the design to the learner, and custom_op's own refusal of tuple[torch.Tensor, ...]?"""
+    """Does Exercise 1's design cell give ✓ to the worked saved tensors, a ✗ to a y saved
+    alone, no verdict on the return annotation (two tensors and one tensor both get a question
+    that leaves the design to the learner), and custom_op's own refusal of
+    tuple[torch.Tensor, ...]?"""
     import torch
 
     checker = cell_from("13_kernels", "if my_saved is not None:")
     worked = definitions("13_kernels", "my_saved", "my_backward_returns")
     lines = run_code(checker, {**worked, "torch": torch})
-    assert len(lines) == 2 and all("✓" in line for line in lines), lines
+    assert len(lines) == 2 and "✓" in lines[0], lines
+    assert "✓" not in lines[1] and "memory of its own?" in lines[1], lines
     lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
                                "my_backward_returns": "torch.Tensor"})
     assert lines[0].startswith("saved: ✗ a and b missing"), lines

@@ -25,3 +25,35 @@ def test_version_tracking_accepts_an_independent_copy():
     values = {"x": torch.randn(4, dtype=torch.float64)}
     check_input_version_tracking(SavesTwiceX, SQUARE, values)
     check_input_version_tracking(solution("Square"), SQUARE, values)
+
+
+def test_two_sizes_name_a_size_kept_in_a_global_and_pass_ctx():
+    """Does the two-size probe (a call on 9 elements, one on 2, then the first call's backward)
+    name a Square whose backward reads the element count forward left in a global, and leave
+    the solution, which keeps it on ctx, alone?"""
+    import pytest
+
+    from autograder.errors import GradingError
+    from autograder.exercises.shared.call_state import check_calls_of_two_sizes
+
+    state = {}
+
+    class GlobalCount(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            state["n"] = x.numel()
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, = ctx.saved_tensors
+            grad = torch.zeros_like(x)
+            grad[:state["n"]] = 2 * x[:state["n"]] * grad_output[:state["n"]]
+            return grad
+
+    larger, smaller = ({"x": torch.randn(n, dtype=torch.float64)} for n in (9, 2))
+    check_calls_of_two_sizes(solution("Square"), SQUARE, larger, smaller)
+    with pytest.raises(GradingError, match="backward used a later call's size") as info:
+        check_calls_of_two_sizes(GlobalCount, SQUARE, larger, smaller)
+    assert info.value.mistake == "Square/state-shared-between-calls"
