@@ -105,9 +105,24 @@ EQUIVALENTS += [
     EquivalentMutant("softplus", "nudge_constant", _CLAMP, _CLAMP.replace("20", "21"),
                      "the clamp feeds only the branch torch.where takes for z <= 20, which a "
                      "clamp at 21 leaves unchanged"),
-    EquivalentMutant("softplus", "nudge_constant", _SWITCH, _SWITCH.replace("20", "21"),
-                     "a switch to z later than F.softplus's drops a smaller term"),
     EquivalentMutant("softplus", "nudge_constant", _SWITCH, _SWITCH.replace("20", "19"),
                      "a switch to z at 19 drops e^-19 / z, a relative 3e-10, within the "
                      "contract's tolerance as F.softplus's at 20 is (one at 15, 2e-8, is not)"),
+]
+
+_INT_DIM = "dim is an int: dim >= -1e-06 and dim >= 0 hold for the same dims"
+_X_SAVED = "ctx.save_for_backward(x); ctx.dim = dim"
+EQUIVALENTS += [
+    EquivalentMutant("squared_norm", "move_threshold",
+                     "return squared_norm(x, dim if dim >= 0 else dim - 1), -1",
+                     "return squared_norm(x, dim if dim >= -1e-06 else dim - 1), -1", _INT_DIM),
+    EquivalentMutant("squared_norm", "move_threshold", "d = dim if dim >= 0 else dim - 1",
+                     "d = dim if dim >= -1e-06 else dim - 1", _INT_DIM),
+    EquivalentMutant("squared_norm", "save_copy", _X_SAVED,
+                     _X_SAVED.replace("(x)", "(x.clone())"), _COPY),
+    EquivalentMutant("squared_norm", "add_copy", _X_SAVED,
+                     _X_SAVED.replace("(x)", "(x.contiguous())"), _COPY),
+    EquivalentMutant("squared_norm", "swap_reduction", "return x.sum(dim)", "return x.mean(dim)",
+                     "a fake carries a shape, a dtype and a device, never values: sum and mean "
+                     "over dim give the same three"),
 ]
