@@ -54,7 +54,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y",
             "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class",
             "NumpyTanh/inner-array-on-ctx":
-                "the inner Function keeps 1 - y^2 as a NumPy array on ctx"}),
+                "the inner Function keeps 1 - y^2 as a NumPy array on ctx",
+            "NumpyTanh/stack-popped-empty": "y on a module-level stack, popped in backward"}),
 )
 
 

@@ -40,3 +40,20 @@ def check_saves_output_itself(spec: Spec, forward: ForwardTrace, x: torch.Tensor
                 "to x, so the second derivative through it is wrong in float32; compute in the "
                 "wider dtype if you like, but save the tensor you return",
                 mistake=f"{spec.name}/saves-wider-output")
+
+
+def named_empty_pop(spec: Spec, checks) -> None:
+    """Run ``checks``; a list popped empty (a stack forward fills and backward empties, in a
+    global or on the class) is named as the state shared between calls it is."""
+    try:
+        checks()
+    except IndexError as error:
+        if "pop from empty list" not in str(error):
+            raise
+        raise GradingError(
+            f"{spec.name}'s backward popped from an empty list (\"{error}\"): a list that forward "
+            "fills and backward empties, in a global or on the class, is state shared between "
+            "calls, and it runs dry when backward runs more often than forward, as a second "
+            f"derivative runs {spec.name}'s backward again for the path through y; take what "
+            "backward needs from ctx.saved_tensors, one set per call", str(error),
+            mistake=f"{spec.name}/stack-popped-empty") from error

@@ -128,6 +128,12 @@ MISTAKES = [
                  ("g.detach().numpy(), y.detach().numpy()\n        return torch.from_numpy(gb",
                   "g.detach().numpy(), np.tanh(y.detach().numpy())\n"
                   "        return torch.from_numpy(gb"))),
+    Mistake("NumpyTanh", "y on a module-level stack, popped in backward",
+            "NumpyTanh's backward popped from an empty list",
+            "_YS = []\n" + edit(TANH, ("        ctx.save_for_backward(y)\n",
+                                       "        ctx.save_for_backward(y)\n        _YS.append(y)\n"),
+                                (CALL, "        ctx.saved_tensors\n"
+                                       "        return _TanhGrad.apply(grad_output, _YS.pop())"))),
     Mistake("NumpyTanh", "the inner Function keeps 1 - y^2 as a NumPy array on ctx",
             "stores a NumPy array as ctx.d",
             edit(TANH, (INNER_FORWARD, "        g, y = g.detach().numpy(), y.detach().numpy()\n"
