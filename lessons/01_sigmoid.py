@@ -266,10 +266,12 @@ else:
 # needs a gradient):
 #
 # - forward is a formula of your own, not PyTorch's sigmoid (`torch.sigmoid`,
-#   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);
+#   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`, nor `F.glu` or `F.silu`, which run
+#   it inside theirs);
 # - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
-#   step 4 (the grader fails a forward that saves more, or the wrong tensor, on any call it
-#   makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);
+#   step 4, saved as itself: `t.detach()` or a view of `t` is a tensor of its own, cut from
+#   the graph (the grader fails a forward that saves more, the wrong tensor, or an alias, on
+#   any call it makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);
 # - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
 #   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
 # - in float64, values and gradients finite for $|x|$ up to 800, within $10^{-15}$ for
@@ -346,8 +348,9 @@ print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()
 # %% [markdown]
 # The inspector runs your `MySigmoid` forward once and lists each saved tensor with its
 # **role**: one tensor, role `output`, of 7.8 KiB (1000 float64 numbers of 8 bytes, in units
-# of 1024 bytes). If it says `input` or `intermediate`, or warns about a tensor on `ctx`,
-# revisit what your forward saves.
+# of 1024 bytes). If it says `input` or `intermediate` (`intermediate (the output's memory)`
+# is an alias of $y$, such as `y.detach()`), or warns about a tensor on `ctx`, revisit what
+# your forward saves.
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
@@ -369,23 +372,26 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$. The contract, which the
 # self-check and the hidden tests check:
 #
-# - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` and
-#   `grad_output` are finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there
-#   to see which value it chose), and each dtype's smallest positive numbers;
-# - forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, `x` of
-#   up to $2^{17}$ entries, a leaf or not): your answer to question 3, the least new memory
-#   you can justify (a boolean tensor means `torch.bool`). Two of question 3's three tensors
-#   pass; which two, the box after the self-check says;
+# - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` is
+#   finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there to see which
+#   value it chose), and each dtype's smallest positive numbers: the gradient is
+#   `grad_output` where $x > 0$ and $0$ where $x \le 0$, whatever `grad_output` holds
+#   ($\pm\infty$ and `nan` included);
+# - forward saves one tensor with `ctx.save_for_backward`, on every call that records a graph
+#   (any dtype, `x` of up to $2^{17}$ entries, a leaf or not): your answer to question 3, the
+#   least new memory you can justify (a boolean tensor means `torch.bool`), saved as itself,
+#   not `.detach()` or a view of it. Two of question 3's three tensors pass; which two, the
+#   box after the self-check says;
 # - never modify `grad_output` or `x` in place: return a new tensor.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
 #
-# Before you settle, work out what your forward returns at $x = -\infty$, where `torch.relu`
-# returns $0$ (an overflow upstream, in float16 say, puts infinities there), and what your
-# backward returns at $x = -1$ for a `grad_output` of $\infty$, where `torch.relu`'s gives $0$.
-# The contract names no infinities, so the self-check does not try them; the cell after it
-# does.
+# Before you settle, work out what your backward returns at $x = -1$ for a `grad_output` of
+# $\infty$ (an overflow upstream, in float16 say, puts infinities there), where `torch.relu`'s
+# gives $0$: the self-check tries it. It does not try an infinite `x`: what does your forward
+# return at $x = -\infty$, where `torch.relu` returns $0$? The cell after the self-check shows
+# both.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
 class MyReLU(torch.autograd.Function):
@@ -425,10 +431,10 @@ from autograder import grade; grade("MyReLU", MyReLU)
 # dtype (a float32 mask is four bytes an element, a float64 one eight).
 # </details>
 #
-# The check the contract leaves to you: your `MyReLU` beside `torch.relu` on infinities and a
+# What the contract leaves to you: your `MyReLU` beside `torch.relu` on an infinite `x` and a
 # `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it);
-# then both gradients for a `grad_output` of $\infty$ everywhere. Every entry should match:
-# the last line says whether it does.
+# then both gradients for a `grad_output` of $\infty$ everywhere (the part the self-check
+# tried). Every entry should match: the last line says whether it does.
 
 # %%
 edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
@@ -531,8 +537,8 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # from $y = s\,\sigma(x)$ and the float $s$ alone (a `lambda y, s: ...`), then run the cell
 # after it. It feeds yours $y$ at 33 points from $-8$ to $8$ for five scales the contract
 # allows and prints, per scale, how far yours is from the gradient computed from $x$. Which
-# scales does it fail, and is each failure one the contract forbids? Then choose what
-# Exercise 3 saves: $y$ (and what you do about those scales) or $x$ (and what that costs).
+# scales does it fail, and is each failure one the contract forbids? Then decide what
+# Exercise 3 saves.
 
 # %%
 ### BEGIN WORKED
@@ -580,8 +586,8 @@ else:
 #   number (at least $2.2 \times 10^{-308}$ in size): within $10^{-15}$ of $|\text{scale}|$
 #   for $x \ge 0$, where $\sigma(x)$ is near $1$, and to $10^{-12}$ of their size for $x < 0$;
 # - backward returns one gradient per input, `scale` included;
-# - each call keeps its own `scale`, on its `ctx`: two calls in one graph do not share it,
-#   and nothing is kept on the class or in a module global.
+# - each call keeps its own `scale`: two calls in one graph do not share it, and nothing is
+#   kept on the class, on `x` or in a module global.
 #
 # You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input
 # and what to save. Say why in a comment beside what you save, with the measurement above:
@@ -624,16 +630,9 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # designs pass:
 #
 # - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
-#   $y / s$ is `nan` at $s = 0$. Near $0$ it loses digits instead: once $|y|$ is below
-#   $2.2 \times 10^{-308}$ (a subnormal float64, with fewer digits, where the contract
-#   promises nothing), $\sigma(x) = y / s$ has no more digits than $y$. On $x \in [-8, 8]$
-#   it is off by up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$,
-#   $7 \times 10^{-6}$ at $10^{-315}$ and $47\%$ at $10^{-320}$, as badly near $x = 8$ as
-#   near $x = -8$: a subnormal $y$ is known to within the same step ($5 \times 10^{-324}$)
-#   everywhere, large next to $y$ near $x = -8$, and large next to $s - y$, what
-#   $1 - y / s$ keeps after cancelling, near $x = 8$. With a `grad_output` near
-#   $1$ the true gradient is that small too, and every design loses the same digits; with a
-#   large one ($10^{30}$), keeping $x$ gives it as accurately as at $s = 2.5$;
+#   $y / s$ is `nan` at $s = 0$. Once $|y|$ is subnormal (below $2.2 \times 10^{-308}$, where
+#   the contract promises nothing), $\sigma(x) = y / s$ has no more digits than $y$: off by
+#   up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$ and $47\%$ at $10^{-320}$;
 # - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
 #   special case;
 # - keep $\sigma(x)$, a new float tensor: enough for first derivatives, but lesson 04 shows
@@ -702,7 +701,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # contract:
 #
 # - forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward
-#   recovers the derivative from $y$;
+#   recovers the derivative from $y$; $y$ itself, the tensor forward returns, not
+#   `y.detach()` or a view of it (a tensor of its own, cut from the graph);
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both
 #   tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64
 #   number. $\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$; the gradient at

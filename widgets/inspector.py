@@ -80,6 +80,9 @@ class _Provenance(TorchDispatchMode):
         return _storage(tensor) in self.constants - self.not_constant
 
 
+OUTPUT_ALIAS = "intermediate (the output's memory)"
+
+
 def _storage(tensor: torch.Tensor) -> int:
     return tensor.untyped_storage().data_ptr()
 
@@ -100,6 +103,12 @@ def save_warnings(inspection: Inspection) -> list[str]:
         warnings.append(f"{path} holds a tensor: pass it to ctx.save_for_backward instead. "
                         f"A tensor kept as a ctx attribute {consequence}.")
     for saved in inspection.saved:
+        if saved.role == OUTPUT_ALIAS:
+            warnings.append(
+                "a tensor in the output's memory was saved, but not the output itself "
+                "(y.detach(), or a view or reshape of y): save the tensor forward returns. "
+                "Autograd links a saved output back to its node; an alias is cut from the "
+                "graph, so double backward cannot go through it.")
         if is_risky_intermediate(saved):
             warnings.append(
                 f"a {format_dtype(saved.dtype)} intermediate of shape {format_shape(saved.shape)} "
@@ -130,11 +139,15 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
                          requires_grad=True if requires_grad is None else requires_grad)
     with _Provenance(values.values()) as provenance:
         trace = trace_forward(function, values)
-    saved = [replace(s, role="constant") if s.role == "intermediate"
-             and provenance.is_constant(s.tensor) else s for s in trace.saved]
     outputs = trace.output if isinstance(trace.output, tuple) else (trace.output,)
     ctx = next((o.grad_fn for o in outputs
                 if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
+    # an output's memory saved as another tensor (y.detach(), a view of y): not y itself,
+    # which autograd links back to ctx
+    saved = [replace(s, role="constant") if s.role == "intermediate"
+             and provenance.is_constant(s.tensor) else
+             replace(s, role=OUTPUT_ALIAS) if s.role == "output" and s.tensor.grad_fn is not ctx
+             else s for s in trace.saved]
     needs = tuple(ctx.needs_input_grad) if ctx is not None and hasattr(ctx, "needs_input_grad") \
         else None
     tensor_roots = {path.removeprefix("ctx.").split("[")[0] for path in trace.ctx_tensor_attributes}
@@ -165,6 +178,9 @@ def _role_note(saved: SavedTensor) -> str:
         return "already in memory (the caller holds it)"
     if saved.role == "output":
         return "already in memory (the result)"
+    if saved.role == OUTPUT_ALIAS:
+        return ("no new memory, but not the output itself (y.detach() or a view of y): saved "
+                "cut from the graph, so double backward cannot go through it")
     if is_risky_intermediate(saved):
         return "new memory; breaks double backward"
     if saved.role == "constant":

@@ -12,6 +12,25 @@ def test_does_it_see_a_saved_output(ref):
     assert inspection.saved_bytes == inspection.input_bytes == 20
 
 
+def test_does_it_tell_an_alias_of_the_output_from_the_output():
+    """Review 56: y.detach() shares y's memory but is saved cut from the graph."""
+    class SavesDetached(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = torch.sigmoid(x)
+            ctx.save_for_backward(y.detach())
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            y, = ctx.saved_tensors
+            return grad_output * y * (1 - y)
+
+    inspection = inspect_forward(SavesDetached, torch.randn(5))
+    assert [s.role for s in inspection.saved] == ["intermediate (the output's memory)"]
+    assert inspection.new_bytes == 0 and "not the output itself" in inspection.warnings[0]
+
+
 def test_is_the_green_line_free_of_double_backward_for_lesson_00(ref):
     """Issue 48: lesson 00 shows this line; double backward is lesson 04's."""
     html = inspection_html(inspect_forward(ref.Square, torch.randn(3)))

@@ -6,8 +6,10 @@ from ...clauses import Clause
 
 SOFTPLUS_CLAUSES = (
     Clause("forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward "
-           "recovers the derivative from $y$;",
+           "recovers the derivative from $y$; $y$ itself, the tensor forward returns, not "
+           "`y.detach()` or a view of it (a tensor of its own, cut from the graph);",
            {"Softplus/saves-not-only-output": "saves the input x",
+            "Softplus/saves-output-alias": "saves y.detach()",
             "Softplus/saves-nothing": "output kept in a module global",
             "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y",
             "Softplus/state-shared-between-calls":
@@ -36,13 +38,17 @@ SOFTPLUS_CLAUSES = (
 
 MY_SIGMOID_CLAUSES = (
     Clause("forward is a formula of your own, not PyTorch's sigmoid "
-           "(`torch.sigmoid`, `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`);",
+           "(`torch.sigmoid`, `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`, nor "
+           "`F.glu` or `F.silu`, which run it inside theirs);",
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand"}),
     Clause("forward saves only what backward needs, through `ctx.save_for_backward`: your answer "
-           "to step 4 (the grader fails a forward that saves more, or the wrong tensor, on any "
-           "call it makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);",
+           "to step 4, saved as itself: `t.detach()` or a view of `t` is a tensor of its own, "
+           "cut from the graph (the grader fails a forward that saves more, the wrong tensor, "
+           "or an alias, on any call it makes: `x` of up to $2^{17}$ entries, `x` that is not "
+           "a leaf);",
            {"MySigmoid/saves-input": "saves the input x",
+            "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z",
             "MySigmoid/saves-nothing": "output kept in a module global",
             "MySigmoid/tensor-on-ctx": "output kept as ctx.y",
@@ -78,10 +84,12 @@ MY_SIGMOID_CLAUSES = (
 
 MY_RELU_CLAUSES = (
     Clause("the value and the gradient of `torch.relu` in float64, float32 and float16, where "
-           "`x` and `grad_output` are finite, **$x = 0$ exactly included** (question 1: run "
-           "`torch.relu` there to see which value it chose), and each dtype's smallest positive "
-           "numbers;",
+           "`x` is finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there to "
+           "see which value it chose), and each dtype's smallest positive numbers: the gradient "
+           "is `grad_output` where $x > 0$ and $0$ where $x \\le 0$, whatever `grad_output` "
+           "holds ($\\pm\\infty$ and `nan` included);",
            {"MyReLU/mask-includes-zero": "mask x >= 0",
+            "MyReLU/multiplies-by-mask": "bool mask, backward grad_output * mask",
             "unproven:wrong-value": "leaky threshold x > -10",
             "MyReLU/mask-in-float32": "mask on x.float()",
             "MyReLU/ignores-grad-output": "ignores grad_output",
@@ -89,11 +97,14 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-passes-negatives": "saves y, masks with y >= 0: every entry passes",
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
-    Clause("forward saves one tensor with `ctx.save_for_backward`, on every call (any dtype, "
-           "`x` of up to $2^{17}$ entries, a leaf or not): your answer to question 3, the least new memory you "
-           "can justify (a boolean tensor means `torch.bool`). Two of question 3's three "
-           "tensors pass; which two, the box after the self-check says;",
+    Clause("forward saves one tensor with `ctx.save_for_backward`, on every call that records "
+           "a graph (any dtype, `x` of up to $2^{17}$ entries, a leaf or not): your answer to "
+           "question 3, the least new memory you can justify (a boolean tensor means "
+           "`torch.bool`), saved as itself, not `.detach()` or a view of it. Two of question 3's "
+           "three tensors pass; which two, the box after the self-check says;",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
+            "MyReLU/saves-output-alias":
+                "saves y.detach(), masks with torch.where(y > 0)",
             "MyReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "MyReLU/state-on-class": "mask kept on the class"}),
     Clause("never modify `grad_output` or `x` in place: return a new tensor.",
@@ -134,8 +145,8 @@ SCALED_SIGMOID_CLAUSES = (
     Clause("backward returns one gradient per input, `scale` included;",
            {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
             "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"}),
-    Clause("each call keeps its own `scale`, on its `ctx`: two calls in one graph do not "
-           "share it, and nothing is kept on the class or in a module global.",
+    Clause("each call keeps its own `scale`: two calls in one graph do not share it, and "
+           "nothing is kept on the class, on `x` or in a module global.",
            {"ScaledSigmoid/state-on-class": "scale kept on the class",
             "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global"}),
 )

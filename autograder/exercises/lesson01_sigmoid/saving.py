@@ -16,16 +16,40 @@ from .watch import Call, Watch
 EXPONENTIALS = frozenset({"exp", "exp2", "expm1", "sigmoid", "tanh", "softplus", "log_sigmoid",
                           "log_sigmoid_forward", "logsigmoid"})
 # PyTorch's own sigmoid, as forward's ops show it: torch.sigmoid, Tensor.sigmoid,
-# torch.special.expit and nn.Sigmoid run aten.sigmoid; F.logsigmoid runs log_sigmoid_forward
-BUILTIN_SIGMOID = frozenset({"sigmoid", "sigmoid_", "log_sigmoid", "log_sigmoid_forward"})
+# torch.special.expit and nn.Sigmoid run aten.sigmoid; F.logsigmoid runs log_sigmoid_forward;
+# F.glu and F.silu run the sigmoid kernel inside their own (glu([1, x]) is sigmoid(x) bit for bit)
+BUILTIN_SIGMOID = frozenset({"sigmoid", "sigmoid_", "log_sigmoid", "log_sigmoid_forward",
+                             "glu", "silu", "silu_"})
 # what a backward trace is where none was run: no ops, so nothing is said about them
 NO_BACKWARD = SimpleNamespace(ops=())
+
+
+def check_output_itself(name: str, forward) -> None:
+    """A saved tensor in the output's memory must be the output y itself, the tensor forward
+    returns: y.detach(), a view or reshape of y, or y where forward returns a view of it, costs
+    no memory but is saved as a tensor of its own, cut from the graph (autograd links a saved
+    output back to its node: a second derivative goes through it). ``forward``: its ``saved``
+    and its ``output``. Judged where the saved tensors are read as saved: not under another
+    saved-tensor hook (the battery's trace reads them through its own), which unpacks them
+    detached."""
+    node = getattr(getattr(forward, "output", None), "grad_fn", None)
+    if node is None or torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
+        return
+    for saved in forward.saved:
+        if saved.role == "output" and saved.tensor.grad_fn is not node:
+            raise GradingError(
+                f"{name} saved an alias of its output y, not y itself (y.detach(), a view or "
+                "reshape of y, or y where forward returns a view of it): save_for_backward the "
+                "very tensor forward returns; an alias is saved as a tensor of its own, cut "
+                "from the graph, so a second derivative (lesson 04) cannot go through it",
+                mistake=f"{name}/saves-output-alias")
 
 
 def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
     """Sigmoid's derivative is y * (1 - y): the output is all backward needs. ``backward``: its
     trace, which says whether backward computed an exponential again (only then is it said)."""
     if (roles := [saved.role for saved in forward.saved]) == ["output"]:
+        check_output_itself(spec.name, forward)
         return
     again = backward is not None and any(op in EXPONENTIALS for op in backward.ops)
     if any(role.startswith("input") for role in roles):
@@ -56,11 +80,13 @@ def sigmoid_watch(spec: Spec) -> Watch:
             raise GradingError(
                 f"{spec.name}.forward runs PyTorch's own sigmoid (aten.{builtin[0]}; "
                 "torch.sigmoid, torch.special.expit and nn.Sigmoid run aten.sigmoid, "
-                "F.logsigmoid runs log_sigmoid_forward): the contract's forward is a formula of "
+                "F.logsigmoid runs log_sigmoid_forward, F.glu and F.silu run the sigmoid "
+                "kernel inside theirs): the contract's forward is a formula of "
                 "your own, one whose exponentials you have bounded yourself",
                 mistake=f"{spec.name}/builtin-forward")
         if call.saved is not None:
-            check_saves_only_output(spec, SimpleNamespace(saved=call.saved), NO_BACKWARD)
+            check_saves_only_output(spec, SimpleNamespace(saved=call.saved, output=call.output),
+                                    NO_BACKWARD)
     return Watch(spec, judge, ops=True)
 
 
@@ -68,7 +94,7 @@ def softplus_watch(spec: Spec, check_saved) -> Watch:
     """Softplus's calls: forward saves only y (``check_saved``, the battery's own check)."""
     def judge(call: Call) -> None:
         if call.saved is not None:
-            check_saved(SimpleNamespace(saved=call.saved))
+            check_saved(SimpleNamespace(saved=call.saved, output=call.output))
     return Watch(spec, judge)
 
 
@@ -81,10 +107,14 @@ def _kept(saved) -> str:
     return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
 
 
-def judge_mask_or_output(saved: list) -> None:
+def judge_mask_or_output(saved: list, output=None) -> None:
     """The contract: forward saves one tensor, a boolean mask (1 byte an element) or the output
-    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask."""
-    if len(saved) == 1 and (saved[0].role == "output" or saved[0].dtype == torch.bool):
+    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask,
+    not an alias of y (``output``: what forward returned)."""
+    if len(saved) == 1 and saved[0].role == "output":
+        check_output_itself("MyReLU", SimpleNamespace(saved=saved, output=output))
+        return
+    if len(saved) == 1 and saved[0].dtype == torch.bool:
         return
     kept = " and ".join(map(_kept, saved)) or "nothing"
     raise GradingError(
@@ -99,14 +129,15 @@ def relu_watch(spec: Spec) -> Watch:
     """MyReLU's calls: one tensor saved, a boolean mask or the output."""
     def judge(call: Call) -> None:
         if call.saved is not None:
-            judge_mask_or_output(call.saved)
+            judge_mask_or_output(call.saved, call.output)
     return Watch(spec, judge)
 
 
 def check_saves_mask_or_output(function, spec: Spec, device) -> None:
     """What MyReLU saves on a small float64 leaf x."""
     inputs = make_inputs({"x": sample((3, 4), device, seed=5, away_from_zero=0.1)})
-    judge_mask_or_output(run_forward(function, spec, inputs).saved)
+    forward = run_forward(function, spec, inputs)
+    judge_mask_or_output(forward.saved, forward.output)
 
 
 # (the state in words, x a leaf, x requiring grad, grad enabled)

@@ -11,8 +11,8 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .extremes import (check_relu_largest_finite, check_relu_smallest_positive,
-                       check_scaled_large_x)
+from .extremes import (check_relu_largest_finite, check_relu_non_finite_grad_output,
+                       check_relu_smallest_positive, check_scaled_large_x)
 from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
                             check_tiny_scales)
 from .sigmoid_probes import (check_branches_not_swapped, check_globals_untouched,
@@ -215,6 +215,9 @@ def my_relu_full(MyReLU, device) -> None:
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
     watch.settle()  # on every call above: each dtype, the largest finite x, non-leaf x
     covers("a boolean mask or the output")
+    # last: an answer that breaks another clause and multiplies by its mask is named for that
+    check_relu_non_finite_grad_output(function, MY_RELU, device)
+    covers("grad_output not finite")
 
 
 def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
@@ -281,7 +284,8 @@ EXERCISES = [
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
              contract=("x exactly 0", "smallest positive x", "grad_output and x untouched",
-                       "a boolean mask or the output", "largest finite x"),
+                       "a boolean mask or the output", "largest finite x",
+                       "grad_output not finite"),
              clauses=MY_RELU_CLAUSES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),
     Exercise("ScaledSigmoid", "01_sigmoid", scaled_sigmoid_full,

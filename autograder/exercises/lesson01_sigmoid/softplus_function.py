@@ -14,7 +14,8 @@ from .sigmoid import LARGE, check_class_untouched, check_output_is_new, extreme_
 from ..shared.call_state import check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES
-from .saving import HUGE, check_huge_call, check_input_untouched, softplus_watch
+from .saving import (HUGE, check_huge_call, check_input_untouched, check_output_itself,
+                     softplus_watch)
 
 LATER_IN_LESSON = True
 
@@ -39,7 +40,7 @@ def check_saves_only_output(forward) -> None:
     """The derivative sigmoid(x) can be written in y alone: the output is all backward keeps."""
     roles = [saved.role for saved in forward.saved]
     if roles == ["output"]:
-        return
+        return check_output_itself("Softplus", forward)
     if not roles:
         raise GradingError("Softplus saved nothing with ctx.save_for_backward: the contract "
                            "saves the output y", mistake="Softplus/saves-nothing")

@@ -4,9 +4,8 @@ from .. import Mistake, Unusual
 from .answers import RELU_FORWARD, RELU_READ, _relu
 
 UNUSUAL = [
-    Unusual("MyReLU", "saves the output, masks with y > 0",
-            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y)\n        return y",
-                  "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),
+    # "saves the output, masks with y > 0" (grad_output * (y > 0)) moved to review56's
+    # mistakes: inf * 0 is nan where torch.relu's gradient is 0
     Unusual("MyReLU", "saves a boolean mask, torch.where backward",
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
                   "        return torch.where(mask, x, torch.zeros_like(x))",
@@ -18,7 +17,8 @@ UNUSUAL = [
     # a trailing None past the inputs: PyTorch accepts extra gradients when they are all None
     Unusual("MyReLU", "a bool mask, backward returns (gradient, None) as Select's pattern",
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n        return x.clamp(min=0)",
-                  "        mask, = ctx.saved_tensors\n        return grad_output * mask, None")),
+                  "        mask, = ctx.saved_tensors\n"
+                  "        return torch.where(mask, grad_output, 0), None")),
 ]
 
 MISTAKES = [

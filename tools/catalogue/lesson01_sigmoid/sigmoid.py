@@ -46,12 +46,8 @@ UNUSUAL = [
             _sigmoid("        flat = x.reshape(-1)\n        z = torch.exp(-flat.abs())\n"
                      "        y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z)).reshape(x.shape)\n"
                      + SAVE_Y, FROM_Y)),
-    Unusual("MySigmoid", "saves the flat y, returns it reshaped: the output is a view of it",
-            _sigmoid("        flat = x.reshape(-1)\n        z = torch.exp(-flat.abs())\n"
-                     "        y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z))\n"
-                     "        ctx.save_for_backward(y)\n        return y.reshape(x.shape)",
-                     "        y, = ctx.saved_tensors\n"
-                     "        return grad_output * (y * (1 - y)).reshape(grad_output.shape)")),
+    # "saves the flat y, returns it reshaped" moved to review56's mistakes: the saved flat y is
+    # not the output, but a tensor of its own cut from the graph
     Unusual("MySigmoid", "softmax over stack([x, 0]), a view into the stack",
             _sigmoid("        y = torch.softmax(torch.stack([x, torch.zeros_like(x)]), 0)[0]\n" + SAVE_Y,
                      FROM_Y)),

@@ -278,3 +278,20 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     left only, the mask at 0 or in float32, a backward that ignores grad_output, a division
     by scale, a tail shortcut, a step or a scale in float32) carry a stable id, and a hint that names no cause none?"""
     assert graded_mistake(exercise, name) == expected
+
+
+def test_alias_of_the_output_is_named_only_outside_other_hooks():
+    """Review 56: y.detach() saved is named where the saved tensors are read as saved; under
+    another saved-tensor hook (the battery's trace) the check leaves it to that trace."""
+    from torch.autograd.graph import saved_tensors_hooks
+    from types import SimpleNamespace
+    from autograder.exercises.lesson01_sigmoid.saving import check_output_itself
+    alias = mistake("MySigmoid", "saves y.detach()")
+    x = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    forward = run_forward(alias, MY_SIGMOID, {"x": x})
+    with pytest.raises(GradingError, match="saved an alias of its output y"):
+        check_output_itself("MySigmoid", forward)
+    check_output_itself("MySigmoid", run_forward(solution("MySigmoid"), MY_SIGMOID, {"x": x}))
+    y = alias.apply(x)
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        check_output_itself("MySigmoid", SimpleNamespace(saved=[], output=y))  # nothing judged
