@@ -94,3 +94,25 @@ EQUIVALENTS += [
     EquivalentMutant(AB, "add_copy", "return None, None, dV, None, None",
                      "return None, None, dV.clone(), None, None", GRADIENT_CLONE),
 ]
+
+# found by the uncapped mutants of review 56, in answers catalogued since session 54
+KEEPDIM_SAVE = "ctx.save_for_backward(Q, K, V, output, lse, mask)"
+EXPANDED_SAVE = ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), None if mask is None "
+                 "else mask.expand(scores.shape))")
+OPTIONAL_SAVE = ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), *([] if mask is None "
+                 "else [mask]))")
+EQUIVALENTS += [
+    _saved(M, "add_copy", KEEPDIM_SAVE, "lse,", "lse.contiguous(),",
+           CONTIGUOUS.format("lse", "the addition that makes it (a new tensor)")),
+    _saved(M, "save_copy", KEEPDIM_SAVE, "lse,", "lse.clone(),", SAVED_CLONE.format("lse")),
+    _saved(M, "save_copy", ROW_STATS_SAVE, "m.squeeze(-1),", "m.squeeze(-1).clone(),",
+           SAVED_CLONE.format("the row maximum m")),
+    *[_saved(M, "add_copy", line, "output,", "output.contiguous(),",
+             CONTIGUOUS.format("output", "the matmul P @ V"))
+      for line in (KEEPDIM_SAVE, EXPANDED_SAVE, OPTIONAL_SAVE)],
+    *[_saved(M, "save_copy", line, "lse.squeeze(-1),", "lse.squeeze(-1).clone(),",
+             SAVED_CLONE.format("lse")) for line in (EXPANDED_SAVE, OPTIONAL_SAVE)],
+    EquivalentMutant(M, "nudge_constant", "mask = rest[0] if rest else None",
+                     "mask = rest[-1] if rest else None",
+                     "rest holds the mask alone when there is one: its first item is its last"),
+]
