@@ -18,13 +18,14 @@ def course(tmp_path):
 
 
 def test_the_list_is_about_the_lesson_the_learner_is_in(course):
-    """In lesson 09, with lesson 00 half done, does the list show lesson 09's exercises, one
-    line of counts, lesson 09's first exercise as the next, and one line on what is open
-    before it, in a few lines?"""
+    """In lesson 09, with lesson 00 half done, does the list show lesson 09's exercises, the
+    counts (five lessons a line), lesson 09's first exercise as the next, and one line on what
+    is open before it, in a few lines?"""
     progress.record("Square", "00_template", progress.PASSED, folder=course)
     text = progress.summary(course, "09_patterns")
     here = [name for name, exercise in EXERCISES.items() if exercise.lesson == "09_patterns"]
-    assert len(text.splitlines()) == len(here) + 5
+    count_lines = -(-len({e.lesson for e in EXERCISES.values()}) // progress.LESSONS_PER_LINE)
+    assert len(text.splitlines()) == len(here) + 4 + count_lines
     assert text.splitlines()[-1] == (
         "Still open before this lesson: 2 exercises in 00; lessons 01-08 not begun.")
     assert text.startswith("This lesson (09_patterns):")

@@ -59,7 +59,7 @@ SILU_MUL_CLAUSES = (
            "the two gradients included: no buffer kept from one call to the next, and no two "
            "outputs views of one buffer; each call's backward runs on its own call's sizes, "
            "whatever calls of other sizes ran in between (nothing it needs kept in a global).",
-           {"silu_mul/state-shared-between-calls":
+           {"silu_mul/size-shared-between-calls":
                 "the launch grid kept in a module global by forward, reused by backward",
             "silu_mul/writes-input": "the output written into the input a",
             "silu_mul/same-output-every-call":
@@ -124,7 +124,7 @@ RMS_NORM_ROWS_CLAUSES = (
            "every buffer you allocate uninitialised with NaN; int64 row offsets, for tensors "
            "past 2**31 elements, are taught but not graded); each call's backward runs on its "
            "own call's sizes;",
-           {"rms_norm_rows/state-shared-between-calls":
+           {"rms_norm_rows/size-shared-between-calls":
                 "the backward's grid (the number of rows) kept in a module global by forward",
             "rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",

@@ -165,4 +165,4 @@ def check_calls_of_two_sizes(function, spec: Spec, larger: dict, smaller: dict) 
             f"of {want.numel()} entries, while the same call alone is right; a size, grid or "
             "block kept where calls share it (a global, the class) belongs to whichever call "
             "ran last: compute it in backward from the tensors it gets, or keep it on ctx",
-            mistake=f"{spec.name}/state-shared-between-calls")
+            mistake=f"{spec.name}/size-shared-between-calls")

@@ -56,4 +56,4 @@ def test_two_sizes_name_a_size_kept_in_a_global_and_pass_ctx():
     check_calls_of_two_sizes(solution("Square"), SQUARE, larger, smaller)
     with pytest.raises(GradingError, match="backward used a later call's size") as info:
         check_calls_of_two_sizes(GlobalCount, SQUARE, larger, smaller)
-    assert info.value.mistake == "Square/state-shared-between-calls"
+    assert info.value.mistake == "Square/size-shared-between-calls"
