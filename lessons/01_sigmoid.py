@@ -125,7 +125,8 @@ else:
 # <details><summary><b>Hint</b> (step 2)</summary>
 #
 # Your step 1 is a product of two fractions, or can be split into one. Which factor is $y$?
-# What is $1 - y$, written with $e^{-x}$, and which factor does it match?
+# The other is a fraction in $e^{-x}$ too: which short expression in $y$ takes the same
+# values as it at $x = 0$ and at $x = 2$?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (step 2, after your attempt)</summary>

@@ -46,9 +46,6 @@ EQUIVALENTS = [
     _sigmoid("swap_comparison", _ONE_MINUS, _ONE_MINUS.replace(">= 0", "> 0")),
     _sigmoid("swap_comparison", _TEXTBOOK, _TEXTBOOK.replace(">= 0", "> 0"),
              "at x = 0 exactly both textbook formulas give 1/2; elsewhere the test is unchanged"),
-    _sigmoid("reshape_to_view", "return grad_output * (y * (1 - y)).reshape(grad_output.shape)",
-             "return grad_output * (y * (1 - y)).view(grad_output.shape)", _VIEW),
-    _sigmoid("reshape_to_view", "return y.reshape(x.shape)", "return y.view(x.shape)", _VIEW),
     _sigmoid("ignore_needs_input_grad", "if not ctx.needs_input_grad[0]:", "if not True:",
              _ONE_INPUT),
     EquivalentMutant("MyReLU", "save_copy", "ctx.save_for_backward(positive)",
@@ -161,4 +158,60 @@ EQUIVALENTS += [
                      "y = torch.where(x >= 0, x, 0.0)",
                      "they differ only at x = -0.0, where y is x itself, -0.0 (as torch.relu "
                      "gives) for 0.0; masked_fill(y == 0) still gives gradient 0 there"),
+]
+
+# review 56 (uncapped runs of MySigmoid, MyReLU and Softplus)
+_EXACT_BOTH = ("both branches are exact formulas, accurate to a few ulps on either side of the "
+               "moved threshold (no overflow, no cancellation within |x| <= 1): which one takes "
+               "x there changes no digit the contract's 1e-15 / 1e-12 sees")
+_TF = ("below x = log(eps) + c (c from -2 to 3, x about -38 to -33) e^x is within e^x / 2 < "
+       "1e-14 (relative) of softplus(x), and above -(log(eps) + c) x is within e^-x < 1e-14: "
+       "far inside 1e-12 either way")
+_TEXTBOOK_LINE = "y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),"
+EQUIVALENTS += [
+    EquivalentMutant("MyReLU", "ignore_needs_input_grad", "if ctx.needs_input_grad[0]:",
+                     "if True:", "MyReLU has one input: a graph is recorded only when it needs "
+                     "a gradient, and then the test is True; otherwise the mask is thrown away"),
+    EquivalentMutant("MyReLU", "nudge_constant", "if ctx.needs_input_grad[0]:",
+                     "if ctx.needs_input_grad[-1]:", "one input: index -1 is index 0"),
+    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(m)",
+                     "ctx.save_for_backward(m.contiguous())",
+                     "x > 0 is contiguous: .contiguous() returns the mask itself"),
+    EquivalentMutant("MyReLU", "save_copy", "ctx.save_for_backward(m)",
+                     "ctx.save_for_backward(m.clone())",
+                     "a copy of a bool mask forward just made is still a bool mask, and the "
+                     "same new memory (the original is freed when forward returns)"),
+    _sigmoid("nudge_constant", "if not ctx.needs_input_grad[0]:",
+             "if not ctx.needs_input_grad[-1]:", "one input: index -1 is index 0"),
+    *(_sigmoid(operator, _TEXTBOOK_LINE, _TEXTBOOK_LINE.replace(">= 0", after), _EXACT_BOTH)
+      for operator, after in (("move_threshold", ">= 1e-06"), ("move_threshold", ">= -1e-06"),
+                              ("nudge_constant", ">= -1"), ("nudge_constant", ">= 1"))),
+    _sigmoid("swap_comparison", _FLAT + ".reshape(x.shape)",
+             _FLAT.replace(">= 0", "> 0") + ".reshape(x.shape)"),
+    _sigmoid("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
+             "y is contiguous where this survives (a reshape of a fresh tensor, a row of a "
+             "stack): .contiguous() returns y itself, the output"),
+    _sigmoid("drop_once_differentiable",
+             "@torch.autograd.function.once_differentiable\ndef backward(ctx, grad_output):",
+             "def backward(ctx, grad_output):",
+             "lesson 01's contract grades first derivatives only; once_differentiable changes "
+             "none"),
+    _softplus("add_copy", "ctx.save_for_backward(y)", "ctx.save_for_backward(y.contiguous())",
+              "-logsigmoid(-x) is a fresh contiguous tensor: .contiguous() returns y itself"),
+    _softplus("nudge_constant", "y = torch.where(x > 0, x + torch.log1p(torch.exp(-x)),",
+              "y = torch.where(x > 1, x + torch.log1p(torch.exp(-x)),", _EXACT_BOTH),
+    _softplus("nudge_constant",
+              "y = torch.where(x < -14, e - e * e / 2, torch.logaddexp(x, 0 * x))",
+              "y = torch.where(x < -15, e - e * e / 2, torch.logaddexp(x, 0 * x))",
+              "logaddexp is exact at x in [-15, -14], and the series is within 1e-13 below -14"),
+    *(_softplus(operator, "threshold = math.log(torch.finfo(x.dtype).eps) + 2", after, _TF)
+      for operator, after in (
+          ("nudge_constant", "threshold = math.log(torch.finfo(x.dtype).eps) + 1"),
+          ("nudge_constant", "threshold = math.log(torch.finfo(x.dtype).eps) + 3"),
+          ("drop_term", "threshold = math.log(torch.finfo(x.dtype).eps)"),
+          ("swap_arithmetic", "threshold = math.log(torch.finfo(x.dtype).eps) - 2"))),
+    _softplus("nudge_constant", "y = F.softplus(x, threshold=40.0)",
+              "y = F.softplus(x, threshold=80.0)",
+              "F.softplus is log1p(exp(x)) below its threshold, exact and finite up to x = 709; "
+              "from x = 37 on it rounds to x, what the threshold returns"),
 ]
