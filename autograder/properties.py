@@ -91,6 +91,9 @@ def _dtype(domain: Domain, function, device, name: str) -> None:
 
 
 def _layout(domain: Domain, function, device, name: str) -> None:
+    """Every input the layout applies to in it at once, then each alone, the others
+    contiguous: a kernel that copes with all inputs strided (or none) may still assume one
+    layout per input (a ``.view`` valid only while another input is contiguous)."""
     layout = name.removeprefix("layout ")
     values = domain.values(device)
     inputs = fresh_leaves(values, layout, domain.layout_inputs)
@@ -99,6 +102,9 @@ def _layout(domain: Domain, function, device, name: str) -> None:
         raise ValueError(f"no input of {domain.spec.name}'s domain can be {layout}: declare "
                          "the layouts its contract allows")
     compare(domain, function, inputs)
+    for alone in strided if len(strided) > 1 else ():
+        with case(f"{alone} alone {layout}"):
+            compare(domain, function, fresh_leaves(values, layout, (alone,)))
 
 
 def _grad_output(domain: Domain, function, device, _name) -> None:
