@@ -97,6 +97,12 @@ def changed_attributes(before: dict, after: dict) -> list:
                 and not _same(frozen_after[key], frozen_before[key]))]
 
 
+def _counts(was, now) -> bool:
+    """An int that grew: a count of calls, kept where every call adds to it."""
+    return (isinstance(was, int) and isinstance(now, int) and not isinstance(now, bool)
+            and now > was)
+
+
 def check_class_state(domain: Domain, function, before: dict, phase: str) -> None:
     after = class_state(function)
     changed = changed_attributes(before, after)
@@ -106,8 +112,9 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
         keep = ("save it with ctx.save_for_backward" + (
                     ", as a tensor (torch.from_numpy of the array)" if any(
                         isinstance(item, np.ndarray) for item in held) else "") if held
-                else f"keep it on ctx (ctx.{attribute} = ...) if backward needs it; a count of "
-                f"calls belongs to the code that calls {domain.spec.name}.apply")
+                else f"a count of calls belongs to the code that calls {domain.spec.name}.apply"
+                if _counts(before.get(changed[0]), after[changed[0]])
+                else "which object does each call get of its own, for what its backward needs?")
         sets = ("sets" if changed[0] not in before or after[changed[0]] is not before[changed[0]]
                 else "changes what is in")
         if sets != "sets" and _grew(before, after, changed[0]):  # an entry per call: id(ctx)

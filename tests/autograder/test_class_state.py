@@ -34,3 +34,21 @@ def test_a_class_attribute_changed_in_place_is_a_change(change):
         check_class_state(SimpleNamespace(spec=SCALED), cls, before, "forward")
     assert error.value.mistake == "Scaled/state-on-class"
     assert "changes what is in Scaled." in error.value.hint
+
+
+@pytest.mark.parametrize("before, after, said", [
+    ({}, {"c": 2.0}, "which object does each call get of its own"),
+    ({"calls": 0}, {"calls": 1}, "a count of calls belongs to the code that calls Scaled.apply"),
+], ids=["a value", "a count"])
+def test_a_class_attribute_is_met_with_a_question_unless_it_counts_calls(before, after, said):
+    """Issue 48: "keep it on ctx (ctx.scale = ...)" handed the fix over, and every such hint
+    ended on counts of calls: is a value met with a question, and only a count that grew told
+    where counts belong?"""
+    cls = _scaled(**before)
+    state = class_state(cls)
+    for name, value in after.items():
+        setattr(cls, name, value)
+    with pytest.raises(GradingError) as error:
+        check_class_state(SimpleNamespace(spec=SCALED), cls, state, "forward")
+    assert said in error.value.hint and "ctx." not in error.value.hint
+    assert ("count of calls" in error.value.hint) == ("calls" in before)
