@@ -25,6 +25,7 @@ from .errors import GradingError
 from .domain import Constant, Domain
 from .exercise import Exercise, sample
 from .probes import record_returned_gradients
+from .saved_output import check_output_itself
 
 SAVES = ("output", "inputs", "nothing")
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
@@ -227,6 +228,9 @@ class FunctionExercise:
         if self.second_order:
             self.check_second_order(function, self.values((3,), device))
         self.check_version_tracking(function, device)
+        if self.saves == "output":  # after the version counter's check, which names .data
+            check_output_itself(self.name, run_forward(
+                function, self.spec, make_inputs(self.values((4,), device))))
         if self.needs_input_grad:
             self.check_needs_input_grad(function, device)
 

@@ -39,6 +39,8 @@ class MyTanh(torch.autograd.Function):
 """
 TANH_SAVES_DATA = TANH.format(gradient="grad_output * (1 - y * y)").replace(
     "ctx.save_for_backward(y)", "ctx.save_for_backward(y.data)")
+TANH_SAVES_DETACHED = TANH.format(gradient="grad_output * (1 - y * y)").replace(
+    "ctx.save_for_backward(y)", "ctx.save_for_backward(y.detach())")
 PRODUCT_CODE = """
 class Product(torch.autograd.Function):
     @staticmethod
@@ -66,6 +68,7 @@ MISTAKES = [
     (MY_TANH, TANH_SAVES_INPUT, "MyTanh saved its input: save the output instead"),
     (MY_TANH, TANH.format(gradient="1 - y * y"), "grad_output"),
     (MY_TANH, TANH_SAVES_DATA, "did not notice its saved output was changed in place"),
+    (MY_TANH, TANH_SAVES_DETACHED, "MyTanh saved an alias of its output y, not y itself"),
     (PRODUCT, PRODUCT_ALWAYS_BOTH, "check ctx.needs_input_grad"),
 ]
 
@@ -90,6 +93,7 @@ def test_each_mistake_gets_its_hint(exercise, code, hint):
     (MY_TANH, TANH_SAVES_INPUT, "MyTanh/saves-other-than-output"),
     (MY_TANH, TANH.format(gradient="1 - y * y"), "MyTanh/ignores-grad-output"),
     (MY_TANH, TANH_SAVES_DATA, "MyTanh/saved-untracked"),
+    (MY_TANH, TANH_SAVES_DETACHED, "MyTanh/saves-output-alias"),
     (PRODUCT, PRODUCT_ALWAYS_BOTH, "Product/ignores-needs-input-grad"),
     (FunctionExercise("MyTanh", reference=torch.tanh, saves=8), TANH.format(
         gradient="grad_output * (1 - y * y)"), "MyTanh/saves-too-many-bytes"),

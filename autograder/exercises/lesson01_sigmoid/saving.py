@@ -9,6 +9,7 @@ import torch
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
 from ...exercise import sample
+from ...saved_output import check_output_itself
 from .watch import Call, Watch
 
 # ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
@@ -22,27 +23,6 @@ BUILTIN_SIGMOID = frozenset({"sigmoid", "sigmoid_", "log_sigmoid", "log_sigmoid_
                              "glu", "silu", "silu_"})
 # what a backward trace is where none was run: no ops, so nothing is said about them
 NO_BACKWARD = SimpleNamespace(ops=())
-
-
-def check_output_itself(name: str, forward) -> None:
-    """A saved tensor in the output's memory must be the output y itself, the tensor forward
-    returns: y.detach(), a view or reshape of y, or y where forward returns a view of it, costs
-    no memory but is saved as a tensor of its own, cut from the graph (autograd links a saved
-    output back to its node: a second derivative goes through it). ``forward``: its ``saved``
-    and its ``output``. Judged where the saved tensors are read as saved: not under another
-    saved-tensor hook (the battery's trace reads them through its own), which unpacks them
-    detached."""
-    node = getattr(getattr(forward, "output", None), "grad_fn", None)
-    if node is None or torch._C._autograd._top_saved_tensors_default_hooks(False) is not None:
-        return
-    for saved in forward.saved:
-        if saved.role == "output" and saved.tensor.grad_fn is not node:
-            raise GradingError(
-                f"{name} saved an alias of its output y, not y itself (y.detach(), a view or "
-                "reshape of y, or y where forward returns a view of it): save_for_backward the "
-                "very tensor forward returns; an alias is saved as a tensor of its own, cut "
-                "from the graph, so a second derivative (lesson 04) cannot go through it",
-                mistake=f"{name}/saves-output-alias")
 
 
 def check_saves_only_output(spec: Spec, forward, backward=None) -> None:

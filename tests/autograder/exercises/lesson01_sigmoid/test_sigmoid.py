@@ -285,7 +285,7 @@ def test_alias_of_the_output_is_named_only_outside_other_hooks():
     another saved-tensor hook (the battery's trace) the check leaves it to that trace."""
     from torch.autograd.graph import saved_tensors_hooks
     from types import SimpleNamespace
-    from autograder.exercises.lesson01_sigmoid.saving import check_output_itself
+    from autograder.saved_output import check_output_itself
     alias = mistake("MySigmoid", "saves y.detach()")
     x = torch.randn(4, dtype=torch.float64, requires_grad=True)
     forward = run_forward(alias, MY_SIGMOID, {"x": x})
