@@ -382,8 +382,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # mix tensors with anything else (floats, flags, `None`). In short, forward returns
 # `run_fn(*args)` and keeps less for backward than a plain run would; backward returns, for
 # each tensor argument, the gradient a plain run gives, the parameters inside `run_fn` get
-# theirs in `.grad`, and dropout draws forward's masks again. How is the design's work, and
-# the questions below lead you through it.
+# theirs in `.grad`, and dropout draws forward's masks again. How it does so is yours to
+# design; the questions below lead you through it.
 #
 # <details><summary><b>The full contract</b> (graded bullet by bullet: open it when a check names one)</summary>
 #
@@ -663,7 +663,7 @@ predicted_calls = None  # a list of three numbers
 
 # %%
 functions = [lambda: i for i in range(3)]  # three functions, defined in a loop
-compare("[f() for f in functions]", predicted_calls, [f() for f in functions])
+compare("[f() for f in functions]", predicted_calls, [f() for f in functions], who="Python")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>

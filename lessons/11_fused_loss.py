@@ -45,6 +45,7 @@ from torch.autograd.graph import saved_tensors_hooks
 
 from autograder import self_check
 from autograder.memory import TensorAccounting
+from autograder.predictions import compare_all, written
 from autograder.probes import CountFlops
 from widgets import fused_loss_explorer
 
@@ -77,16 +78,21 @@ def saved_shapes(loss_fn, *inputs):
 # tensor is 32 MiB, while `x` is 0.25 MiB and `weight` 2 MiB.
 #
 # **Predict, then run.** Which tensors does autograd keep for backward of
-# `F.cross_entropy(F.linear(x, weight), target)`? In units of one $(N, V)$ tensor, what is
-# the peak of the tensors the forward creates, and the peak of the whole step, forward then
-# backward? Write your prediction into `predicted_memory` first.
+# `F.cross_entropy(F.linear(x, weight), target)`? In units of one $(N, V)$ tensor, how much
+# new memory is that, what is the peak of the tensors the forward creates, and the peak of the
+# whole step, forward then backward? Write your prediction into `predicted_memory` first.
 
 # %%
-predicted_memory = {"kept for backward": None, "forward peak in (N, V) tensors": None,
-             "whole-step peak in (N, V) tensors": None}
+### BEGIN WORKED
+predicted_memory = {"kept for backward, in (N, V) tensors": 1,
+                    "forward peak in (N, V) tensors": 2, "whole-step peak in (N, V) tensors": 3}
+### LEARNER
+predicted_memory = {"kept for backward, in (N, V) tensors": None,
+                    "forward peak in (N, V) tensors": None,
+                    "whole-step peak in (N, V) tensors": None}
+### END WORKED
 
 # %%
-print("you predicted:", predicted_memory)
 N, d, V = 1024, 64, 8192
 x = torch.randn(N, d, requires_grad=True)
 weight = (torch.randn(V, d) / d ** 0.5).requires_grad_()
@@ -99,13 +105,18 @@ with TensorAccounting() as books:  # counts the tensors created inside, alive at
     books.start("backward")  # each phase's peak counts from what was alive when it began
     loss.backward()
 one_logits = N * V * 4
-print("kept for backward:", shapes)
 forward, backward = books.phases["forward"], books.phases["backward"]
-print(f" forward peak: {forward.peak / one_logits:.1f} x (N, V), largest tensor "
-      f"{forward.largest.shape}; alive when it ends: {kept / one_logits:.1f} x (N, V)")
-print(f"backward peak: {backward.peak / one_logits:.1f} x (N, V) created, "
-      f"largest tensor {backward.largest.shape}")
-print(f"whole step: {max(forward.peak, kept + backward.peak) / one_logits:.1f} x (N, V)")
+whole = max(forward.peak, kept + backward.peak)
+if written(predicted_memory):  # the printout holds the answers
+    print("kept for backward:", shapes)
+    print(f" forward peak: {forward.peak / one_logits:.1f} x (N, V), largest tensor "
+          f"{forward.largest.shape}; alive when it ends: {kept / one_logits:.1f} x (N, V)")
+    print(f"backward peak: {backward.peak / one_logits:.1f} x (N, V) created, "
+          f"largest tensor {backward.largest.shape}\n")
+compare_all(predicted_memory, {
+    "kept for backward, in (N, V) tensors": round(kept / one_logits, 1),
+    "forward peak in (N, V) tensors": round(forward.peak / one_logits, 1),
+    "whole-step peak in (N, V) tensors": round(whole / one_logits, 1)})
 
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
@@ -138,20 +149,26 @@ print(f"whole step: {max(forward.peak, kept + backward.peak) / one_logits:.1f} x
 #
 # **Predict, then run.** Logits of magnitude $10^4$ happen (a model that has diverged, or
 # logits divided by a small temperature). What does the textbook formula, the first
-# expression for $\ell_i$ taken literally, give in float64, and what does `F.cross_entropy`?
-# Write your prediction into `predicted_stability` first.
+# expression for $\ell_i$ taken literally, give in float64 for the two rows below (a number,
+# `inf` or `nan`), and what does `F.cross_entropy` (the mean of the two rows' losses: work it
+# out)? Write your prediction into `predicted_stability` first.
 
 # %%
+### BEGIN WORKED
+predicted_stability = {"textbook": "nan", "F.cross_entropy": 4999}
+### LEARNER
 predicted_stability = {"textbook": None, "F.cross_entropy": None}
+### END WORKED
 
 # %%
-print("you predicted:", predicted_stability)
 huge = torch.tensor([[1e4, -1e4, 0.0], [3.0, 1e4, 2.0]], dtype=torch.float64)
 huge_target = torch.tensor([0, 2])
 textbook = (-(huge.exp() / huge.exp().sum(1, keepdim=True)).log()
             .gather(1, huge_target[:, None])).mean()
-print("textbook:", textbook.item(), "   F.cross_entropy:",
-      F.cross_entropy(huge, huge_target).item())
+stable = F.cross_entropy(huge, huge_target)
+if written(predicted_stability):  # the printout holds the answers
+    print("textbook:", textbook.item(), "   F.cross_entropy:", stable.item())
+compare_all(predicted_stability, {"textbook": textbook.item(), "F.cross_entropy": stable.item()})
 
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
@@ -159,8 +176,9 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 # $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$; in float32 $e^{89}$ is
 # already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted log-sum-exp:
 # subtracting the row's maximum $m_i$ changes nothing mathematically, $\operatorname{lse}(z_i) =
-# m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then $\le 0$. Row 1's loss is $10^4 -
-# 2 \approx 9998$, a perfectly good number. Two more traps hide in the textbook line: the log of
+# m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then $\le 0$. Row 0's loss is 0 to
+# float64's precision (its target holds the maximum), row 1's is $10^4 - 2 = 9998$, a
+# perfectly good number, and their mean 4999. Two more traps hide in the textbook line: the log of
 # each probability (a probability of $e^{-10^4}$ is exactly 0 in any float, and its log is
 # $-\infty$), and the division (the log-sum-exp needs none).
 # </details>
@@ -190,11 +208,12 @@ print("textbook:", textbook.item(), "   F.cross_entropy:",
 # becomes code in `CrossEntropy`'s backward, which its self-check judges.
 
 # %%
-logits = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+generator = torch.Generator().manual_seed(0)  # the same logits on every rerun
+logits = torch.randn(5, 4, dtype=torch.float64, generator=generator).requires_grad_()
 labels = torch.tensor([2, -100, 0, -100, 3])
 F.cross_entropy(logits, labels).backward()
-print("autograd's grad_logits:\n", logits.grad.numpy().round(4))
-print("row sums:", logits.grad.sum(1).numpy().round(12))
+print("autograd's grad_logits:\n", logits.grad.numpy().round(4) + 0.0)  # + 0.0: no -0.
+print("row sums:", logits.grad.sum(1).numpy().round(12) + 0.0)
 
 
 def my_grad_row(z, y):
@@ -397,6 +416,16 @@ def check_linear_grads(my_linear_grads):
         got = tuple(my_linear_grads(G_small, x_small.detach(), weight_small.detach()))
     except Exception as failure:  # shown, not raised: Run All goes on
         print(f"my_linear_grads: ✗ {first_line(failure)[:100]}")
+        shapes = {"G": tuple(G_small.shape), "x": tuple(x_small.shape),
+                  "weight": tuple(weight_small.shape)}
+        for name, other, like in (("grad_x", "weight", "x"), ("grad_W", "x", "weight")):
+            rows, cols = shapes[other]
+            if f"{rows}x{cols}" in str(failure) or f"{cols}x{rows}" in str(failure):
+                print(f"   in {name}, the product with {other} {shapes[other]} in it: {name} "
+                      f"must have shape {shapes[like]}, {like}'s, from G {shapes['G']} and {other}")
+                return
+        print(f"   grad_x must have shape {shapes['x']} and grad_W {shapes['weight']}, from G "
+              f"{shapes['G']}, x {shapes['x']} and weight {shapes['weight']}")
         return
     for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
         if tuple(mine_.shape) != tuple(theirs_.shape):
@@ -1053,8 +1082,13 @@ plt.show()
 # what forward keeps for backward: a whole step peaks higher (the composed loss by the
 # log-probabilities it keeps, yours by the gradients it saved), as the cells further down
 # measure. Small chunks keep the peak near the size of the gradients, `x` and `weight`, but
-# do many small matrix products; large chunks approach the composed loss's peak. Move the
-# slider, and press "measure again" to see how much the timings vary on a busy machine.
+# do many small matrix products. Large chunks raise it by every chunk-sized tensor alive at
+# once, and at `chunk_size` 512 $= N$ one chunk is the whole $(N, V)$: the course's solution,
+# one chunk-sized buffer turned into $G$ in place, peaks at 9 MiB there against the composed
+# loss's 16 (two $(N, V)$ tensors), while a correct answer that keeps the logits, an int64
+# one-hot and $G$ alive together passes it (25 MiB at 256, 41 at 512). The contract bounds each
+# tensor's size, not how many are alive: count yours. Move the slider, and press "measure
+# again" to see how much the timings vary on a busy machine.
 
 # %%
 fused_loss_explorer(linear_cross_entropy)

@@ -117,8 +117,10 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
            f"{segments}" if len(by_ceil) != segments and sizes in (by_ceil, by_ceil[:-1])
            else "the segments are not the ones asked for")
     raise GradingError(
-        f"{where} recomputed segments of {sizes} layers: {why}; cut the layers into exactly "
-        f"{segments} consecutive groups, none longer than {ceil} layers",
+        f"{where} recomputed segments of {sizes} layers: {why}; "
+        + (f"{n} layers do not split evenly into {segments} segments: how many of the "
+           f"{segments} get one layer more than the rest?" if n % segments
+           else f"how many layers does each of the {segments} segments get from {n}?"),
         mistake="checkpoint_sequential/uneven-segments")
 
 

@@ -87,6 +87,8 @@ LCE_CLAUSES = (
            "`weight` hold at each call (an optimizer step changes `weight` in place), stable "
            "where the logits pass float32's `exp` range.",
            {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
+            "linear_cross_entropy/divides-chunk-by-its-rows": "each chunk's G divided by its own "
+                                                              "rows, not N",
             "linear_cross_entropy/stale-after-in-place-update": "a float32 weight copy cached on "
                                                                 "the class, keyed by data_ptr",
             "linear_cross_entropy/buffer-shared-between-calls": "a grad_weight buffer kept "

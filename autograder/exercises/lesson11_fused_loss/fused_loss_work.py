@@ -15,6 +15,7 @@ from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import sample
 from ...probes import CountFlops, _OpLog, _watch_reentry
+from .fused_loss_chunks import recognise_chunk_rows
 
 NAME = "linear_cross_entropy"
 LCE = Spec(NAME, ("x", "weight", "target", "chunk_size"),
@@ -77,15 +78,18 @@ def recognise_chunk_means(function: Called, values: dict) -> str | None:
 
 @contextmanager
 def naming_chunk_means(function: Called, values: dict):
-    """A GradingError raised inside, named as the mean of chunk means where that is the cause."""
+    """A GradingError raised inside, named as the mean of chunk means, or each chunk's G over
+    its own rows, where that is the cause."""
     try:
         yield
     except GradingError as error:
-        hint = recognise_chunk_means(function, values)
-        if hint is None:
-            raise
-        raise GradingError(hint, str(error),
-                           mistake="linear_cross_entropy/averages-chunk-means") from error
+        if hint := recognise_chunk_means(function, values):
+            raise GradingError(hint, str(error),
+                               mistake="linear_cross_entropy/averages-chunk-means") from error
+        if hint := recognise_chunk_rows(function, values):
+            raise GradingError(hint, str(error),
+                               mistake="linear_cross_entropy/divides-chunk-by-its-rows") from error
+        raise
 
 
 def check_lce_saved(forward, values: dict) -> None:
@@ -134,8 +138,9 @@ def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
             if "modified by an inplace operation" in str(error):
                 raise GradingError(
                     "LinearCrossEntropy.backward scaled its saved gradients in place: a second "
-                    "backward (retain_graph=True, or a loss used twice) finds them changed; "
-                    "return grad_output * grad_x, a new tensor", str(error),
+                    "backward (retain_graph=True, or a loss used twice) finds what forward "
+                    "saved changed; in your backward, which tensor holds the product with "
+                    "grad_output, and what will the next backward read from it?", str(error),
                     mistake="linear_cross_entropy/scales-saved-in-place") from error
             if _reads_grad_mode_in_forward(function, values, requires_grad):
                 raise GradingError(
@@ -238,8 +243,9 @@ def check_retained_backward(function: Called, values: dict) -> None:
             if torch.allclose(two.double(), 2 * true):
                 raise GradingError(
                     f"{NAME}'s second backward gives twice the gradient of the first: backward "
-                    "scaled its saved gradients in place; return grad_output * grad_x, a new "
-                    "tensor", mistake="linear_cross_entropy/scales-saved-in-place")
+                    "scaled its saved gradients in place, so the second walk read the first's "
+                    "product; in your backward, which tensor holds the product with "
+                    "grad_output?", mistake="linear_cross_entropy/scales-saved-in-place")
             diagnose_gradient(name, two.double(), true)
 
 
@@ -277,12 +283,15 @@ def check_grad_mode(function: Called, values: dict) -> None:
                     "(False, False); skip each gradient whose entry is False",
                     mistake="linear_cross_entropy/ignores-needs-input-grad")
             if flops > 1.5 * needed:
+                question = ("one gradient's worth more: does what your code does with the "
+                            "caller's grad mode reach both x and weight?" if flops < 2.5 * needed
+                            else "where in your code is the caller's grad mode still visible, "
+                            "and how could forward learn of it?")
                 raise GradingError(
                     f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
                     f"{needed}: forward skips the gradients when no input requires grad, but "
-                    "not under no_grad, where ctx.needs_input_grad still says True; ask "
-                    "torch.is_grad_enabled() in linear_cross_entropy, before apply, and act on it "
-                    "for both x and weight",
+                    "not under no_grad, where ctx.needs_input_grad still says True and forward "
+                    f"cannot see grad mode (Step 4's printout); {question}",
                     mistake="linear_cross_entropy/no-grad-mode-check")
 
 

@@ -1,7 +1,8 @@
 """Lesson 05's live checker of the memory model M(k) and the best k: the worked answer passes
-every counted case, a peak that forgets the held inputs fails."""
+every counted case, a peak that forgets the held inputs fails; the closure quiz's verdict."""
 
-from tests.tools.shown.lesson_code import run_cells
+from autograder.predictions import compare
+from tests.tools.shown.lesson_code import run_cells, source
 
 
 def test_peak_worked_passes_and_a_peak_without_the_held_inputs_fails():
@@ -34,3 +35,20 @@ def test_peak_counting_the_shared_input_once_passes_and_a_floor_division_is_name
                         "does your M(k) round n / k somewhere? ✗"), floor
     assert floor[6].startswith("my_best_k: checked once every my_peak line"), floor
     assert len(floor) == 7, floor
+
+
+def test_closure_quiz_credits_python_not_pytorch():
+    """Does the late-binding quiz, plain Python with no tensor in it, print its result as
+    Python's (not PyTorch's), with a ✓ for the right prediction?"""
+    lines = run_cells("05_checkpointing", ["predicted_calls = None",
+                                           "functions = [lambda: i for i in range(3)]"],
+                      predicted_calls=[2, 2, 2], compare=compare)
+    assert lines == ["[f() for f in functions]: you said [2, 2, 2], Python: [2, 2, 2]  ✓"], lines
+
+
+def test_exercise_1_prompt_reads_as_a_sentence():
+    """Does Exercise 1's prompt hand the design to the learner in a sentence that parses (the
+    learner's report quoted "How is the design's work, and the questions below ...")?"""
+    text = source("05_checkpointing")
+    assert "How is the design's work" not in text
+    assert "How it does so is yours to\n# design; the questions below lead you through it." in text

@@ -2,9 +2,11 @@
 gradients print a verdict per point: the worked answers pass them, the placeholders and a slip
 fail; and the optional section's accumulation numbers reproduce."""
 
+import re
+
 import torch
 
-from tests.tools.shown.lesson_code import definitions, printed, source
+from tests.tools.shown.lesson_code import definitions, printed, run_cells, source
 
 
 def _grad_row_lines(answer=None, learner=False) -> list[str]:
@@ -59,6 +61,18 @@ def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fail
     assert all("✗ shape" in line for line in swapped), swapped
 
 
+def test_linear_grads_a_product_that_cannot_run_names_its_gradient_and_shape():
+    """Does a transpose slip that PyTorch refuses to multiply (G x^T for grad_W, G W^T for
+    grad_x) say which gradient the product is in and the shape that gradient must have?"""
+    lesson = definitions("11_fused_loss", "first_line", "my_linear_grads", "check_linear_grads")
+    check = lesson["check_linear_grads"]
+    grad_w_slip = printed(check, lambda G, x, weight: (G @ weight, G @ x.T))
+    assert "✗ RuntimeError: mat1 and mat2 shapes cannot be multiplied" in grad_w_slip[0]
+    assert grad_w_slip[1].strip().startswith("in grad_W") and "shape (5, 3)" in grad_w_slip[1]
+    grad_x_slip = printed(check, lambda G, x, weight: (G @ weight.T, G.T @ x))
+    assert grad_x_slip[1].strip().startswith("in grad_x") and "shape (4, 3)" in grad_x_slip[1]
+
+
 def test_the_accumulation_numbers_reproduce_for_seed_0():
     """Do the optional section's numbers on accumulating in bfloat16 / float16 hold for seed 0 at
     N = 512, d = 32, V = 512: the course's low-memory copy (working dtype = input dtype) against
@@ -99,3 +113,66 @@ def test_the_accumulation_numbers_reproduce_for_seed_0():
     assert max(errors(torch.float16, lesson["LinearCrossEntropy"], 1)) <= 0.03
     half = torch.tensor(2048.0, dtype=torch.float16)
     assert half + 1 == half  # a float16 running sum of ones stops at 2048
+
+
+def test_the_explorer_text_states_what_large_chunks_measure():
+    """Does the explorer's text give the peaks the explorer measures (N = 512, d = 64, V = 4096):
+    the solution's 9 MiB at chunk_size 512 below the composed loss's 16, and a correct answer
+    with a one-hot per chunk above it, 25 MiB at 256 and 41 at 512 (a learner's valid answer
+    once passed the composed loss where the text said large chunks only approach it)?"""
+    from tests.autograder.catalogued import unusual
+    from tools.solutions import solution
+    from widgets.fused_loss import loss_inputs, measure_chunks
+
+    text = source("11_fused_loss")
+    stated = text[text.index("### Peak memory and time against chunk size"):]
+    stated = " ".join(stated[:stated.index("fused_loss_explorer(")].replace("#", " ").split())
+    assert "approach the composed loss's peak" not in stated
+    assert "peaks at 9 MiB there against the composed loss's 16" in stated
+    assert "passes it (25 MiB at 256, 41 at 512)" in stated
+    inputs = loss_inputs(512, 64, 4096)
+
+    def mib(function):
+        return [round(run.peak_bytes / 2 ** 20) for run in measure_chunks(function, *inputs,
+                                                                          (256, 512), 1)]
+
+    assert mib(solution("linear_cross_entropy")) == [16, 5, 9]
+    one_hot = unusual("linear_cross_entropy",
+                      "torch.logsumexp and a one-hot per chunk, the gradient summed with +=")
+    assert mib(one_hot) == [16, 25, 41]
+
+
+def _first_predictions(learner: bool) -> list[str]:
+    from autograder.memory import TensorAccounting
+    from autograder.predictions import compare_all, written
+
+    from torch.autograd.graph import saved_tensors_hooks
+
+    lesson = definitions("11_fused_loss", "saved_shapes", saved_tensors_hooks=saved_tensors_hooks)
+    helpers = {"compare_all": compare_all, "written": written,
+               "TensorAccounting": TensorAccounting, "saved_shapes": lesson["saved_shapes"]}
+    return (run_cells("11_fused_loss", ["predicted_memory = {", "N, d, V = 1024"], learner,
+                      **helpers)
+            + run_cells("11_fused_loss", ["predicted_stability = {", "huge = torch.tensor"],
+                        learner, **helpers))
+
+
+def test_the_first_two_predictions_are_judged_and_the_answers_wait_for_them():
+    """Do the memory and stability predict-then-run cells judge each prediction with ✓ or ✗,
+    as lessons 01 and 05 do (not only echo it), and print nothing of the answers before the
+    learner has written a prediction?"""
+    solved = _first_predictions(learner=False)
+    judged = [line for line in solved if "as you predicted" in line]
+    assert len(judged) == 5 and all("✓" in line for line in judged), solved
+    assert any(line.startswith("kept for backward: [") for line in solved), solved
+    blank = _first_predictions(learner=True)
+    assert len(blank) == 5 and all("no prediction written" in line for line in blank), blank
+
+
+def test_the_derivation_example_is_the_same_on_every_run_and_prints_no_negative_zero():
+    """Does the cell printing autograd's grad_logits draw the same logits on every rerun (the
+    learner compares them with their own work) and print its row sums without '-0.'?"""
+    cell = ["logits = torch.randn(5, 4"]
+    first, again = run_cells("11_fused_loss", cell), run_cells("11_fused_loss", cell)
+    assert first == again and not re.search(r"-0\.0*(?!\d)", "\n".join(first)), first
+    assert "row sums: [0. 0. 0. 0. 0.]" in first, first

@@ -18,8 +18,13 @@ LOOP_GRADS = '''                if want_x:
 
 
 MISTAKES = [
-    Mistake(LCE, "no grad-mode check", "torch.is_grad_enabled()", edit(
+    Mistake(LCE, "no grad-mode check", "but not under no_grad", edit(
         LINEAR, ("torch.is_grad_enabled())", "True)")), named=True, nbgrader=True),
+    # the learner's slip (review 56): only numbers, once; the last chunk's gradient N/rows too large
+    Mistake(LCE, "each chunk's G divided by its own rows, not N",
+            "divides each chunk's G = P - Y by that chunk's own rows", edit(
+                LINEAR, ("                probs /= N\n", "                probs /= len(target_chunk)\n")),
+            named=True),
     Mistake(LCE, "saved gradients scaled in place", "in place", edit(
         LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
                  "                None if grad_weight is None else grad_output * grad_weight,",

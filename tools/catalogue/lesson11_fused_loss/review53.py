@@ -154,7 +154,7 @@ MISTAKES = [
                  "        for start in range(0, N, chunk_size):\n"),
         ("probs[torch.arange(len(target_chunk), device=x.device), target_chunk] -= 1",
          "probs -= Y[rows]"))),
-    Mistake(LCE, "only x detached under no_grad", "act on it for both x and weight", edit(
+    Mistake(LCE, "only x detached under no_grad", "reach both x and weight?", edit(
         LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
                  "torch.is_grad_enabled())",
                  "    if not torch.is_grad_enabled():\n        x = x.detach()\n"

@@ -64,7 +64,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake(LCE, "row by row with mv and addr_, no grad-mode check",
-            "ask torch.is_grad_enabled() in linear_cross_entropy", edit(
+            "but not under no_grad", edit(
         ROWWISE, ("    if not torch.is_grad_enabled():\n        x, weight = x.detach(), weight.detach()\n",
                   ""))),
     Mistake(LCE, "row by row with mv and addr_, grad_weight always computed",

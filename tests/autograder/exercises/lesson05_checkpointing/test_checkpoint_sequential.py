@@ -81,3 +81,13 @@ def test_layers_outside_every_checkpoint_are_named(raises_hint):
         check_outside_checkpoints("w", 7, 5, 2, [4, 5, 6])
     with raises_hint("layer 0 ran in forward outside every checkpoint"):
         check_outside_checkpoints("w", 7, 1, 1, [0])
+
+
+def test_ceil_sized_segments_are_named_and_the_split_is_asked_not_given():
+    """Does ceil(n / k) layers per segment fail naming that split on its first line, and end in
+    a question about the remainder rather than spelling out the groups to cut?"""
+    message = verdict("checkpoint_sequential",
+                      mistake("checkpoint_sequential", "ceil(n / k) layers per segment"))[1]
+    first = message.splitlines()[0]
+    assert "ceil(n / k) layers per segment" in first and first.endswith("?")
+    assert "exactly 5" not in message and "none longer than" not in message

@@ -9,9 +9,9 @@ from autograder.errors import GradingError
 from autograder.exercises import EXERCISES
 from autograder.exercises.lesson11_fused_loss.fused_loss_memory import check_largest_tensor
 from autograder.exercises.lesson11_fused_loss.fused_loss_work import Called, lce_values
-from autograder.grading import self_check
+from autograder.grading import self_check, verdict
 from autograder.probes import CountFlops
-from tests.autograder.catalogued import graded_mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tools.catalogue import lesson11_fused_loss
 from tools.catalogue.lesson11_fused_loss.answers import LINEAR
 
@@ -198,6 +198,8 @@ def test_the_accumulation_case_fails_a_float16_accumulator_and_passes_a_float32_
      "linear_cross_entropy/ignores-grad-output"),
     ("linear_cross_entropy", "the mean of each chunk's mean",
      "linear_cross_entropy/averages-chunk-means"),
+    ("linear_cross_entropy", "each chunk's G divided by its own rows, not N",
+     "linear_cross_entropy/divides-chunk-by-its-rows"),
     ("linear_cross_entropy", "the loop stops before a short last chunk",
      "linear_cross_entropy/misses-short-chunk"),
     ("linear_cross_entropy", "detaching wrapper, forward ignores needs_input_grad",
@@ -210,3 +212,18 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves (the count of rows, ignored rows, grad_output, saved
     tensors, the chunk loop) carry a stable id, so that a class's failures group by it?"""
     assert graded_mistake(exercise, name) == expected
+
+
+@pytest.mark.parametrize("name, names, gives_away", [
+    ("saved gradients scaled in place", "scaled its saved gradients in place",
+     "return grad_output * grad_x"),
+    ("no grad-mode check", "but not under no_grad", "is_grad_enabled() in linear_cross_entropy"),
+    ("each chunk's G divided by its own rows, not N", "N / rows times too large", "divide by N"),
+])
+def test_a_named_slip_is_said_and_the_fix_asked_for(name, names, gives_away):
+    """Does the failure's first line name the slip and end in a question, without the line of
+    code that fixes it (nor, for grad mode, the answer to the grad_mode_design question)?"""
+    message = verdict("linear_cross_entropy", mistake("linear_cross_entropy", name))[1]
+    first = message.splitlines()[0]
+    assert names in first and "?" in first
+    assert gives_away not in message
