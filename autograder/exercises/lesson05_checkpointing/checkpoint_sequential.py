@@ -186,7 +186,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             "the caller runs the same stack again (the next step, the next segment count), so "
             "it must find the list as it gave it",
             mistake="checkpoint_sequential/mutates-layers")
-    check_given_layers_ran(where, layers, forward_calls, output)
+    check_given_layers_ran(where, layers, forward_calls, output, x)
     check_runs_once(where, n, forward_calls)
     if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
             output.detach(), expected):

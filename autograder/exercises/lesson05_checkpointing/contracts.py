@@ -163,6 +163,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "float-bounds": "bounds int(i * (n / k)), computed in floating point",
             Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
                                       "calls",
+            Q + "runs-no-layer": "segments - 1 groups checkpointed, the last never run",
             Q + "draws-other-masks": "the generator seeded before the groups"}),
     Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
            "same stack again, on the next step).",

@@ -54,12 +54,18 @@ def float_bounds_note(n: int, segments: int, ran: int | None = None,
     return ""
 
 
-def check_given_layers_ran(where: str, layers, forward_calls: list, output) -> None:
-    """An output, yet none of the layers given ran in forward: it came from other layers, such
-    as the groups an earlier call built and a cache kept (whose values may even equal these)."""
+def check_given_layers_ran(where: str, layers, forward_calls: list, output, x) -> None:
+    """An output, yet none of the layers given ran in forward: x itself handed back (a loop
+    that never ran), or an output from other layers, such as the groups an earlier call built
+    and a cache kept (whose values may even equal these)."""
     if (forward_calls or not isinstance(output, torch.Tensor) or not layers
             or not all(isinstance(layer, nn.Module) for layer in layers)):
         return
+    if output is x or output.shape == x.shape and torch.equal(output.detach(), x.detach()):
+        raise GradingError(
+            f"{where} returned x as it was given, without running any of the {len(layers)} "
+            "layers: which loop of yours runs no times for this number of segments, and what "
+            "then runs the layers?", mistake="checkpoint_sequential/runs-no-layer")
     raise GradingError(
         f"{where} returned an output without running any of the {len(layers)} layers it was "
         "given: it ran other layers, kept from an earlier call (groups cached by the number of "

@@ -1,7 +1,7 @@
 """Lesson 05: answers with known verdicts for checkpoint_sequential, built on the lesson's
 CheckpointFunction (not on torch.utils.checkpoint's own reentrant Function)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 from .answers import CORRECT_BACKWARD, _checkpoint
 
 HELPER = _checkpoint(CORRECT_BACKWARD)  # the CheckpointFunction checkpoint_sequential builds on
@@ -73,6 +73,10 @@ def checkpoint_sequential(layers, segments, x):
 ]
 
 MISTAKES = [
+    # a newcomer instructor's planted slip, once named as layers cached by an earlier call
+    Mistake("checkpoint_sequential", "segments - 1 groups checkpointed, the last never run",
+            "returned x as it was given, without running any of the", edit(
+                UNUSUAL[1].code, ("    for layer in layers[start:]:\n        x = layer(x)\n", ""))),
     Mistake("checkpoint_sequential", "no checkpoints", "checkpointed nothing", _sequential(
         "    for layer in layers:\n        x = layer(x)\n    return x\n"), nbgrader=True),
     Mistake("checkpoint_sequential", "len // segments chunks make too many segments",
