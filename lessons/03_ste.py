@@ -93,21 +93,18 @@ print("d round/dx =", x.grad)
 # below.
 
 # %% [markdown]
-# ## Worked example: a spike with a learnable threshold
+# ## Worked example: a spike
 #
 # Spiking neural networks fire when a membrane potential crosses a threshold $\theta$: a
-# Heaviside step $y = H(x - \theta) = \mathbb{1}[x > \theta]$. Some learn the threshold
-# too, one number per layer, so the step needs a gradient for $\theta$ as well as for $x$.
-# Both come from one stand-in, a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose slope is
-# a bump around the threshold:
+# Heaviside step $y = H(x - \theta) = \mathbb{1}[x > \theta]$, whose derivative is 0 wherever
+# it exists. One common stand-in is a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose
+# slope is a bump around the threshold:
 #
-# $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),
-# \qquad \frac{\partial y_i}{\partial \theta} \approx -k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big),$$
+# $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big).$$
 #
-# the minus sign because $u$ falls as $\theta$ rises. $\theta$ is one number used by every
-# element, so its gradient is a sum over all of them, as for any broadcast input (lesson 00).
-# The surrogate depends on $x$ and $\theta$, so forward saves both; the slope `k` is a number,
-# so it is a plain attribute.
+# Here the threshold and the steepness `k` are plain Python numbers the caller fixes, not
+# tensors that learn, so they need no gradient and can be kept on `ctx` as they are. The bump
+# depends on $x$, so forward saves $x$.
 
 # %%
 class SpikeSurrogate(torch.autograd.Function):
@@ -115,34 +112,27 @@ class SpikeSurrogate(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, threshold, k):
-        ctx.save_for_backward(x, threshold)
-        ctx.k = k
+        ctx.save_for_backward(x)
+        ctx.threshold, ctx.k = threshold, k
         return (x > threshold).to(x.dtype)  # exact step, same dtype as x
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, threshold = ctx.saved_tensors
-        s = torch.sigmoid(ctx.k * (x - threshold))
-        bump = grad_output * ctx.k * s * (1 - s)  # chain rule through u = x - threshold
-        # theta: du/dtheta = -1, and one theta serves every element, so sum
-        grad_x = bump if ctx.needs_input_grad[0] else None
-        grad_threshold = -bump.sum() if ctx.needs_input_grad[1] else None
-        return grad_x, grad_threshold, None
+        x, = ctx.saved_tensors
+        s = torch.sigmoid(ctx.k * (x - ctx.threshold))
+        return grad_output * ctx.k * s * (1 - s), None, None  # None for threshold and k
 
 
 x = torch.tensor([-1.0, -0.1, 0.0, 0.1, 1.0], requires_grad=True)
-threshold = torch.tensor(0.0, requires_grad=True)  # 0-d, learnable
-spikes = SpikeSurrogate.apply(x, threshold, 4.0)
+spikes = SpikeSurrogate.apply(x, 0.0, 4.0)
 spikes.sum().backward()
-print("forward          :", spikes.detach())
-print("surrogate for x  :", x.grad)
-print("for the threshold:", threshold.grad, "(minus the sum of the line above)")
+print("forward        :", spikes.detach())
+print("surrogate for x:", x.grad)
 
 # %% [markdown]
-# Nothing here is new since lesson 00: `forward` computes the real thing, `backward` returns
-# one gradient per input (`None` for `k`), and an input used by every element gets the sum.
-# The only difference is intent: this backward is not the derivative of this forward, on
-# purpose.
+# Nothing here is new since lesson 00: `forward` computes the real thing, and `backward`
+# returns one gradient per input (`None` for the two numbers). The only difference is intent:
+# this backward is not the derivative of this forward, on purpose.
 
 # %% [markdown]
 # ## Your stand-ins for round and sign
@@ -318,8 +308,8 @@ compare("the closed form's slope at x = -1 and 1", predicted_corners, corners.gr
 # 1. Which of your two stand-ins, A or B, never stops the gradient? Why can round use it with
 #    no clip, while Exercise 2 gives sign the other one?
 # 2. By the chain rule, what does backward return, in terms of `grad_output`?
-# 3. What must forward save for that, if anything? (The worked example saved $x$ and
-#    $\theta$: why?)
+# 3. What must forward save for that, if anything? (The worked example saved $x$ and kept
+#    $\theta$ and $k$ on `ctx`: why?)
 # 4. Your backward will return the same gradient at $x = 0.3$ and at $x = 30$. For which
 #    forward, sign or round, would you defend that at $x = 30$? Decide from what each forward
 #    does over a window of width 2 around $x = 30$, on average.
@@ -438,7 +428,7 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 # 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
 #    returns `grad_output` as it came, in both classes.
 # 3. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
-#    worked example's surrogate did depend on $x$ and $\theta$, so it had to keep them.
+#    worked example's bump did depend on $x$ and $\theta$, so it had to keep them.
 # 4. Round's. From $x = 29$ to $31$ round climbs from 29 to 31, an average slope of 1 as at
 #    any $x$: the identity's slope is round's, averaged over its steps. Sign stays at 1 over the
 #    whole window, an average slope of 0; only a window around $x = 0$ sees sign move (by 2
@@ -1635,7 +1625,12 @@ else:
 # - `x` transposed, sliced and expanded, and empty (shape $(0,)$, where $s$'s gradient is a
 #   sum over no element, 0); float64 and float32.
 # - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
-#   is accepted too: the grader keeps $v$ off the exact halves where the two round apart.
+#   is accepted too. It can be one ulp away from `x / scale`, and where that ulp crosses a line
+#   the two part: at an exact half-code they can round apart, and at an exact edge `x * (1 /
+#   scale)` can land just outside (float64, $x = 7 \cdot 0.1$, $s = 0.1$: `x / scale` is $7$,
+#   `x * (1 / scale)` is $7.000000000000001$, past $q_\text{max} = 7$). The grader judges neither
+#   kind of point: its halves use power-of-two scales, where the two are equal, and its edges at
+#   other scales are ones where both give the edge's code exactly.
 # - The half-step band at both edges, for both conventions, with $q_\text{min}$ even and odd
 #   (whether $q_\text{min} - 0.5$ rounds inside depends on its parity: judge on
 #   $\operatorname{round}(v)$ itself). One convention per edge, for both gradients; every $v$ of
@@ -1644,9 +1639,9 @@ else:
 # - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
 #   open interval there, another corner; this exercise follows clamp.
 # - Scales that are not powers of two, with $x$ at an edge: at $s = 0.3$, $x = 0.9$ gives
-#   $v = 3$ exactly, inside $[-3, 3]$, while $q_\text{max} \cdot s$ rounds to
-#   $0.8999999999999999$, below $x$. Whether $x$ is inside is a question about $v$, and there
-#   every convention above agrees.
+#   $v = 3$ exactly (computed either way), inside $[-3, 3]$, while $q_\text{max} \cdot s$ rounds
+#   to $0.8999999999999999$, below $x$. Whether $x$ is inside is a question about $v$, not about
+#   $x$ against $q_\text{max} \cdot s$.
 # - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
 #
 # **`StraightThroughSoftmax`** (Exercise 4)

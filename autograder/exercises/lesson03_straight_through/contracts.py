@@ -34,7 +34,7 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
            "hand** in tensor ops (no `torch.autograd.grad` and no built-in softmax backward "
            "inside backward), and `None` for `tau`.",
            {"case:it returns grad_output unchanged": "identity backward",
-            "case:it lacks the factor 1 / tau": "no 1 / tau",
+            "StraightThroughSoftmax/missing-one-over-tau": "no 1 / tau",
             "case:it keeps only the diagonal": "diagonal of the Jacobian only",
             "case:row sum <g, s> is taken over the whole tensor":
                 "<g, s> summed over the whole tensor",
@@ -167,7 +167,7 @@ FAKE_QUANTIZE_CLAUSES = (
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
            "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype; it returns "
            "`None` for `qmin` and `qmax`;",
-           {"case:gradient for x is not clipped": "grad_x not clipped",
+           {"FakeQuantize/grad-x-not-clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",
             "case:returned None for scale": "None for scale",

@@ -135,7 +135,7 @@ def check_grad_x(forward, values: dict, got, grad_output) -> None:
         raise GradingError(
             "FakeQuantize's gradient for x is not clipped: it passes grad_output where x / scale "
             "is outside [qmin, qmax] too, where the output is constant; multiply by the inside "
-            "mask")
+            "mask", mistake="FakeQuantize/grad-x-not-clipped")
     if not got.any():
         raise GradingError(
             "FakeQuantize's gradient for x is zero everywhere: that is round's true derivative, "

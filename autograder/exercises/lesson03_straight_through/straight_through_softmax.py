@@ -235,7 +235,9 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
             "tensor in forward or backward)")
     for candidate, hint in _candidates(logits, tau, grad_output):
         if torch.allclose(got, candidate, rtol=rtol, atol=atol):
-            raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}")
+            raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}",
+                               mistake={"lacks the factor 1 / tau":
+                                        "StraightThroughSoftmax/missing-one-over-tau"})
     diagnose_gradient("logits", got, expected, rtol=rtol, atol=atol)
 
 
@@ -266,9 +268,8 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
     if not torch.equal(grad_output, pristine):
         raise GradingError("backward modified grad_output in place: compute a new tensor")
     if not torch.equal(inputs["logits"].detach(), before):
-        raise GradingError("StraightThroughSoftmax modified its input logits in place (in "
-                           "forward or backward): inputs must stay untouched; compute a new "
-                           "tensor, such as logits / tau")
+        raise GradingError("StraightThroughSoftmax modified its input logits in place (forward or "
+                           "backward): keep inputs untouched; compute a new tensor")
     check_gradient(values_, backward.grads[0], pristine, forward)
     check_no_ctx_tensors(STS, forward)
     check_no_copy_saved(STS, forward, inputs)
@@ -313,8 +314,7 @@ def full(submission, device) -> None:
             check_straight_through_softmax(function, tied_values(device, dtype))
     for edge in ("float32", "large logits / tau", "1-D logits", "ties"):
         covers(edge)
-    # a (2, 3, 5) view of a (3, 2, 5) tensor: its leading dims cannot merge, so a backward
-    # that flattens grad_output with .view(-1, n) raises here (a 2-D transpose would not)
+    # a (2, 3, 5) view of a (3, 2, 5) tensor, whose leading dims cannot merge: .view(-1, n) raises
     transposed = sample((3, 2, 5), device, seed=9).transpose(0, 1)
     with case("a non-contiguous grad_output, logits of shape (2, 3, 5)"):
         check_straight_through_softmax(function, values((2, 3, 5), device),
