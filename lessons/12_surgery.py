@@ -344,7 +344,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # 2. Backward handles every row at once, in tensor operations: Python's `if`, `min` and `max`
 #    ask one True or False of a whole tensor, which raises as soon as there are two rows. How
 #    do you treat the rows above $m$ and leave the others as they are, in one computation?
-#    What does yours do to a row of zeros?
+#    What does yours do to a row of zeros, in float64 and in float32 (where `1e-300` rounds
+#    to 0)?
 # 3. How do you get $n_r$ for all rows at once, for a `grad_output` with any number of
 #    leading dimensions?
 # 4. `max_norm` may be any positive float, `1e300` or `1e-300` as well as 1. Your factor is a
@@ -364,7 +365,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # Work out $c_r$ for a row of norm $m/2$ and for one of norm $5m$. Which of the two rows must
 # keep factor 1, and is its $c_r$ above or below 1? Which torch operations choose between two
 # values entry by entry, with no `if` (more than one works)? Then a row of zeros: IEEE floating
-# point gives $m / 0 = +\infty$ (no error). What does your choice give that row?
+# point gives $m / 0 = +\infty$ (no error), but $0 / 0$ is `nan`, and a Python float is
+# rounded to the tensor's dtype: `1e-300 / torch.zeros(1)` is `nan` in float32. What does your
+# choice give that row, and which steps does it need for it?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
@@ -415,8 +418,8 @@ class ClipGradientNorm(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
-        scale = (ctx.max_norm / norms).clamp(max=1)  # 1 for small rows and rows of zeros
-        return grad_output * scale, None
+        clipped = norms > ctx.max_norm  # never a row of zeros, whatever max_norm rounds to
+        return torch.where(clipped, grad_output * (ctx.max_norm / norms), grad_output), None
         ### END SOLUTION
 
 
@@ -430,8 +433,12 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # With $c_r = m / n_r$, the factor is $s_r = \min(1,\ m / n_r)$: 1 for rows at or below $m$,
-# $c_r$ above. For a row of zeros, IEEE floating point gives $m / 0 = +\infty$ (no error),
-# and $\min(1, \infty) = 1$: the row stays zeros. The gradient is $s_r\, g_r$, row by row.
+# $c_r$ above; the gradient is $s_r\, g_r$, row by row. Computed as
+# `(max_norm / norms).clamp(max=1)` it relies on $m / 0 = +\infty$ for a row of zeros, which
+# fails in float32 at `max_norm = 1e-300`: the Python float rounds to 0 there and $0 / 0$ is
+# `nan`. Choosing by `norms > max_norm` (`torch.where`) keeps a row of zeros whatever `max_norm`
+# rounds to, as the solution does; `grad_output * (max_norm / norms)` then divides first, since
+# `grad_output * max_norm` underflows for a row of norm $5 \cdot 10^{-150}$ at `1e-300`.
 # </details>
 
 # %% [markdown]
@@ -1295,11 +1302,11 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 #   ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of `x` and
 #   `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about
 #   $2.2 \cdot 10^{-308}$; $1.2 \cdot 10^{-38}$); `None` for `max_norm`;
-# - backward never builds a sample's gradient of `weight`, whole or in part: no tensor holding
-#   pieces of two or more samples' gradients side by side, scaled or not (the `(N, out, in)`
-#   stack, a block of it such as its first `out // 2` rows, a slice such as `[:, o, :]`, in any
-#   layout), not even for a moment, and no loop over samples (one step per sample that builds
-#   or adds its `(out, in)` gradient, in place or not);
+# - backward never builds a sample's gradient of `weight`, whole or in part: no tensor (nor
+#   NumPy array) holding pieces of two or more samples' gradients side by side, scaled or not
+#   (the `(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such as
+#   `[:, o, :]`, in any layout), not even for a moment, and no loop over samples (one step per
+#   sample that builds or adds its `(out, in)` gradient, in place or not);
 # - backward writes into none of `grad_output`, `x` and `weight` (the tensors
 #   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
@@ -1370,7 +1377,8 @@ class PerSampleClippedLinear(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             # ||g_n x_n^T|| = ||g_n|| ||x_n||: one norm per sample, no outer product
             norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
-            factors = (ctx.max_norm / norms).clamp(max=1)  # a norm of 0: inf, then 1
+            # a norm of 0 keeps factor 1, even where max_norm rounds to 0 (0 / 0 unused)
+            factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
         ### END SOLUTION
@@ -1394,7 +1402,8 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # $10^{60}$ and $m = 10^{-300}$ ($s_n = 10^{-300}$), $s_n g_n = 10^{-360}$ underflows to 0
 # although the answer, $10^{-300}$, is a float64 number, and $s_n x_n$ fails the same way at
 # the mirror point. $\sqrt{s_n}$ on each side keeps every step in range at both. A norm of 0
-# gives $m/0 = \infty$ and a factor of 1, as in `ClipGradientNorm`.
+# keeps factor 1 by the `where`, even in float32 at `max_norm = 1e-300` (rounded to 0, where
+# $m / 0$ would be $0 / 0$), as in `ClipGradientNorm`.
 # </details>
 
 # %% [markdown]
@@ -1406,8 +1415,9 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # | a tensor returned for `alpha` or `max_norm` | `RuntimeError`: it is not a tensor | `None` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
-# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)` | for a row with entries above about `1.8e8`, such as `(3e10, 4e10)`: `inf` at `max_norm = 1e300` (the product `grad_output * max_norm` overflows), zeros at `max_norm = 1e-300` (the quotient `norm / max_norm` overflows); a row such as `(3, 4)` comes out right with both | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
+# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)`, or `where(norm > max_norm, grad_output * max_norm / norm, grad_output)` | for a row with entries above about `1.8e8`, such as `(3e10, 4e10)`: `inf` at `max_norm = 1e300` (the product `grad_output * max_norm` overflows), zeros at `max_norm = 1e-300` (the quotient `norm / max_norm` overflows); the third gives zeros for a row of norm `5e-150` at `1e-300` (`grad_output * max_norm` underflows); a row such as `(3, 4)` comes out right with all three | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
 # | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
+# | `(max_norm / norm).clamp(max=1)` in float32 | `nan` for a row (or sample) of zeros at `max_norm = 1e-300`, which float32 rounds to 0: $0 / 0$ | choose by `norm > max_norm`, so a row of zeros never needs the quotient |
 # | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ (at $x = 0$ when $\lambda = 0$ too, where $y = x$) | it breaks the convention the contract fixes, 0 there as `F.softshrink`; random test points never land on the kink | test the kink itself, $\lambda = 0$ included, against `F.softshrink` |
 # | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |
 # | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |

@@ -56,6 +56,10 @@ CLIP_CLAUSES = (
                                                            "below",
             "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)",
             "ClipGradientNorm/float16-squares": "squares summed in float16",
+            "ClipGradientNorm/underflows-inside-range": "grad_output * m / norms inside the "
+                                                        "where, float32 rows only",
+            "ClipGradientNorm/nan-on-zeros-at-tiny-max-norm": "the lesson's former solution, "
+                                                              "(m / norms).clamp(max=1)",
             "ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)",
             "raised:RuntimeError": "rows through .view"}),
     Clause("backward never writes into `grad_output`, and forward saves no tensor.",
@@ -135,16 +139,22 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty batch",
             "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor",
             "PerSampleClippedLinear/underflows-inside-range": "max_norm on grad_output's rows, "
-                                                              "1 / norm on x's rows"}),
+                                                              "1 / norm on x's rows",
+            "PerSampleClippedLinear/nan-on-zeros-at-tiny-max-norm": "the lesson's former "
+                                                                    "solution, (m / norms)"
+                                                                    ".clamp(max=1)"}),
     Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "
-           "holding pieces of two or more samples' gradients side by side, scaled or not (the "
+           "(nor NumPy array) holding pieces of two or more samples' gradients side by side, "
+           "scaled or not (the "
            "`(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such "
            "as `[:, o, :]`, in any layout), not even for a moment, and no loop over samples (one "
            "step per sample that builds or adds its `(out, in)` gradient, in place or not);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "
-                                                          "product each"}),
+                                                          "product each",
+            "PerSampleClippedLinear/stack-outside-torch": "the (N, out, in) stack built in "
+                                                          "NumPy"}),
     Clause("backward writes into none of `grad_output`, `x` and `weight` (the tensors "
            "`save_for_backward` keeps are the caller's own);",
            {"PerSampleClippedLinear/modifies-grad-output": "grad_output scaled in place",

@@ -4,7 +4,10 @@ samples below it, which must pass unchanged, and a tiny max_norm (1e-300; 1e-30)
 or samples of norm 5e9 or 5e8, which must come out at norm max_norm. Every step of a sound order
 stays in range there (the factor max_norm / norm is 2e-310 or 2e-39, a subnormal number that
 still carries 13 or 6 digits); grad_output * max_norm overflows at the huge end, and
-norm / max_norm (5e309, 5e38) at the tiny end, so the first gives inf and the second zeros."""
+norm / max_norm (5e309, 5e38) at the tiny end, so the first gives inf and the second zeros.
+Rows and samples of norm 5e-150 (float32: 5e-19) at the tiny end, where grad_output * max_norm
+underflows (and every sound order stays in range); and float32 rows and samples of zeros at
+max_norm=1e-300, which float32 rounds to 0, so that max_norm / norm is 0 / 0 there."""
 
 import torch
 
@@ -20,14 +23,21 @@ _CLIP_CASES = (
     (torch.float32, 1e30, ([3e9, 4e9, 0.0], [1.0, 0.0, 2.0]), "rows of norm 5e9 and 2.2"),
     (torch.float64, 1e-300, ([3e10, 4e10, 0.0], [0.0, 3e9, 4e9]), "rows of norm 5e10 and 5e9"),
     (torch.float32, 1e-30, ([3e8, 4e8, 0.0], [0.0, 6e8, 8e8]), "rows of norm 5e8 and 1e9"),
+    (torch.float64, 1e-300, ([3e-150, 4e-150, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-150 and 0"),
+    (torch.float32, 1e-30, ([3e-19, 4e-19, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-19 and 0"),
+    (torch.float32, 1e300, ([3e9, 4e9, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e9 and 0"),
 )
+# float32 zeros at max_norm=1e-300, which float32 rounds to 0: run last (check_zeros_at_tiny_max_norm)
+_CLIP_ZEROS = ((torch.float32, 1e-300, ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), "two rows of zeros"),)
 # (dtype, max_norm, grad_output, x): x's rows orthogonal, so each sample's term stands alone
 _PS_CASES = (
     (torch.float64, 1e300, ([3e10, 4e10], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
     (torch.float32, 1e31, ([6e7, 8e7], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
     (torch.float64, 1e-300, ([3e4, 4e4], [0.0, 5e3]), ([1e5, 0.0, 0.0], [0.0, 4e5, 3e5])),
     (torch.float32, 1e-30, ([3e3, 4e3], [0.0, 5e2]), ([1e5, 0.0, 0.0], [0.0, 4e5, 3e5])),
+    (torch.float32, 1e300, ([6e7, 8e7], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
 )
+_PS_ZEROS = ((torch.float32, 1e-300, ([1.0, -2.0], [0.0, 0.0]), ([0.0, 0.0, 0.0], [0.0, 3.0, 0.0])),)
 
 
 def _scaled(terms: torch.Tensor, max_norm: float) -> torch.Tensor:
@@ -39,9 +49,18 @@ def _scaled(terms: torch.Tensor, max_norm: float) -> torch.Tensor:
 
 
 def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
-    """The first line for a wrong answer at an end of max_norm: inf at the huge end, zeros (or
-    a wrong norm) at the tiny end."""
+    """The first line for a wrong answer at an end of max_norm: nan for zeros where max_norm
+    rounds to 0, inf at the huge end, zeros (or a wrong norm) at the tiny end: norm / max_norm
+    overflowing, or else a product such as grad_output * max_norm underflowing."""
     kind = str(dtype).removeprefix("torch.")
+    if norm == 0 and not torch.isfinite(got).all():
+        raise GradingError(
+            f"{name} returns nan at max_norm={max_norm:g}, which {kind} rounds to 0 (its "
+            f"smallest positive number is "
+            f"{torch.finfo(dtype).smallest_normal * torch.finfo(dtype).eps:.2g}), for a {kind} "
+            f"{unit} that is all zeros: it keeps factor 1 whatever max_norm is. Which of your "
+            f"steps computes 0 / 0 there, and does that {unit} need its result?",
+            mistake=f"{name}/nan-on-zeros-at-tiny-max-norm")
     if not torch.isfinite(got).all():
         raise GradingError(
             f"{name} multiplies by max_norm before dividing by the norm: at max_norm="
@@ -49,7 +68,7 @@ def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
             f"comes back inf or nan, as grad_output * max_norm overflows {kind} (its largest is "
             f"{torch.finfo(dtype).max:.2g}). max_norm may be any positive float: in which order "
             "do your steps stay in range?", mistake=f"{name}/max-norm-product-overflows")
-    if max_norm < 1 and not got.any():
+    if max_norm < 1 and not got.any() and norm / max_norm > torch.finfo(dtype).max:
         raise GradingError(
             f"{name} divides by norm / max_norm, which overflows {kind} at max_norm="
             f"{max_norm:g}: its {unit} of norm {norm:.2g} comes back as zeros (x / inf), not at "
@@ -57,10 +76,30 @@ def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
             f"{kind}'s range, and which one stays in it (max_norm / norm = "
             f"{max_norm / norm:.1g} is a subnormal number, still accurate)?",
             mistake=f"{name}/norm-ratio-overflows")
+    if max_norm < 1 and norm > max_norm:
+        top = got.double().abs().max()  # scaled: the squares of 6e-301 underflow
+        got_norm = (top * torch.linalg.vector_norm(got.double() / top)).item() if top else 0.0
+        raise underflow_error(name, f"a {unit} of norm {got_norm:.3g}",
+                              f"a {kind} {unit} of norm {norm:.2g}",
+                              max_norm, "max_norm / norm", max_norm / norm, dtype)
 
 
-def check_clip_max_norm_ends(function, spec, device) -> None:
-    for dtype, max_norm, rows, what in _CLIP_CASES:
+def underflow_error(name: str, value: str, subject: str, max_norm: float, factor_name: str,
+                    factor: float, dtype) -> GradingError:
+    """The first line for an answer that leaves the dtype's range inside the contract's range
+    at a tiny max_norm (grad_output * max_norm underflowing, say), for both exercises."""
+    kind = str(dtype).removeprefix("torch.")
+    return GradingError(
+        f"{name} gives {value}, not {max_norm:g}, for {subject} at max_norm={max_norm:g}: its "
+        f"factor {factor_name} = {factor:.3g}, and {factor_name} times each entry is a normal "
+        f"{kind} number, inside the contract's range, yet a step of yours leaves {kind}'s range "
+        "(a product such as max_norm * grad_output underflows to 0, or to a subnormal number "
+        "that has lost digits). In which order do your steps stay in range?",
+        mistake=f"{name}/underflows-inside-range")
+
+
+def check_clip_max_norm_ends(function, spec, device, cases=_CLIP_CASES) -> None:
+    for dtype, max_norm, rows, what in cases:
         kind = str(dtype).removeprefix("torch.")
         with case(f"a {kind} grad_output of shape ({len(rows)}, 3), max_norm={max_norm:g}, "
                   f"{what}"):
@@ -73,7 +112,7 @@ def check_clip_max_norm_ends(function, spec, device) -> None:
             if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
                 continue  # the float64 cases name a missing or odd gradient
             rtol = 1e-9 if dtype == torch.float64 else 1e-5
-            scale = torch.linalg.vector_norm(expected, dim=-1, keepdim=True)
+            scale = expected.abs().amax(dim=-1, keepdim=True)  # a norm of 6e-301 underflows
             close = (got.double() - expected).abs() <= rtol * scale
             if close.all():
                 continue
@@ -83,8 +122,8 @@ def check_clip_max_norm_ends(function, spec, device) -> None:
             diagnose_gradient("x", got.double(), expected, rtol=rtol, atol=0)
 
 
-def check_per_sample_max_norm_ends(function, spec, device) -> None:
-    for dtype, max_norm, grads, xs in _PS_CASES:
+def check_per_sample_max_norm_ends(function, spec, device, cases=_PS_CASES) -> None:
+    for dtype, max_norm, grads, xs in cases:
         kind = str(dtype).removeprefix("torch.")
         grad_output = torch.tensor(grads, dtype=dtype, device=device)
         x = torch.tensor(xs, dtype=dtype, device=device)
@@ -113,9 +152,22 @@ def _check_sample_ends(got, grad_output, x, norms, max_norm, dtype) -> None:
         return
     # x's rows are orthogonal: sample n's term is x_n's columns of grad_weight
     for n in range(2):
+        if norms[n] == 0:  # its columns hold others' terms: any nan is a 0 / 0 of its own
+            if not torch.isfinite(got).all():
+                _name_end("PerSampleClippedLinear", "sample's gradient", got, max_norm, dtype, 0.0)
+            continue
         columns = x[n] != 0
         part = got[:, columns]
         if not torch.isfinite(part).all() or not part.any():
             _name_end("PerSampleClippedLinear", "sample's gradient", part, max_norm, dtype,
                       norms[n].item())
     diagnose_gradient("weight", got.double(), expected, rtol=rtol, atol=0)
+
+
+def check_zeros_at_tiny_max_norm(name: str, function, spec, device) -> None:
+    """Last in each battery (a second defect of many answers, named after their first): float32
+    rows or samples of zeros at max_norm=1e-300, which float32 rounds to 0, come back zeros."""
+    if name == "ClipGradientNorm":
+        check_clip_max_norm_ends(function, spec, device, _CLIP_ZEROS)
+    else:
+        check_per_sample_max_norm_ends(function, spec, device, _PS_ZEROS)

@@ -3,11 +3,14 @@ gradient of ``weight`` built one at a time, no write into a saved input, and cli
 exact to float64's rounding (no eps added to the norm, no step in float32)."""
 
 import math
+import tracemalloc
 
 import torch
 from torch.utils._pytree import tree_flatten
 
+from ...checks import case, make_inputs, run_backward, run_forward
 from ...errors import GradingError
+from ...exercise import sample
 from ...memory import TensorAccounting
 
 # eps a learner may add to the norm (Opacus-style 1e-6 down to 1e-12), inside or outside a sqrt
@@ -228,3 +231,39 @@ def check_exact_factors(got, grad_output, x, max_norm: float, expected) -> None:
             "min(1, max_norm / norm) exactly, with nothing added to the norm (an eps shows once "
             "the norms are small) and every step in float64 (a float32 constant or tensor "
             "loses digits)")
+
+
+def check_no_stack_outside_torch(function, spec, device) -> None:
+    """No (N, out, in) stack built outside torch (a NumPy einsum, Python lists), where the
+    tensor accounting cannot see it: tracemalloc counts what backward allocates outside torch
+    (NumPy's buffers, Python objects; torch's own are not traced). N = 32 and in = out = 128
+    make the stack 524288 entries; the threshold, one byte an entry, lies far above what a
+    right answer allocates outside torch (a few kB) and above x and grad_output as Python lists."""
+    n, width = 32, 128
+    values = {"x": sample((n, width), device, seed=64), "weight": sample((width, width), device,
+                                                                          seed=65),
+              "max_norm": 1.0}
+    stack = n * width * width
+    with case(f"x of shape ({n}, {width}), weight of shape ({width}, {width}), max_norm=1"):
+        inputs = make_inputs(values, requires_grad={"weight"})
+        output = run_forward(function, spec, inputs).output
+        grad_output = sample((n, width), device, seed=66)
+        tracing = tracemalloc.is_tracing()
+        if not tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            run_backward(spec, output, inputs, grad_output)
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            if not tracing:
+                tracemalloc.stop()
+    if peak >= stack:
+        raise GradingError(
+            f"PerSampleClippedLinear's backward allocated {peak / 2 ** 20:.1f} MiB outside "
+            f"torch (NumPy arrays or Python objects) for x of shape ({n}, {width}) and weight "
+            f"of shape ({width}, {width}): as much as the (N, out, in) stack of per-sample "
+            f"gradients, {stack} entries, or more. Built in NumPy it is still the stack: the "
+            "norm of g_n x_n^T needs no outer product, and the scaled sum is one matrix product",
+            mistake="PerSampleClippedLinear/stack-outside-torch")

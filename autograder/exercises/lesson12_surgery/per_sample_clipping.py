@@ -22,9 +22,10 @@ from ...exercise import Exercise, sample
 from ...memory import TensorAccounting
 from ..lesson10_norms.norm_checks import check_needs_input_grad
 from .per_sample_checks import (CountingAccounting, check_exact_factors, check_inputs_untouched,
+                                check_no_stack_outside_torch,
                                 check_no_chunk_of_gradients, check_no_gradient_per_sample,
                                 check_no_pieces_of_gradients)
-from .max_norm_ends import check_per_sample_max_norm_ends
+from .max_norm_ends import check_per_sample_max_norm_ends, check_zeros_at_tiny_max_norm
 from .per_sample_ends import (check_float32_wide_layer, check_range_edges, check_threshold,
                               check_tiny_samples)
 from .surgery_checks import check_strided, matches, strided_grad_output
@@ -244,10 +245,12 @@ def clipped_linear_full(PerSampleClippedLinear, device) -> None:
                            frozen_get_none=True)
     check_needs_input_grad(function, SPEC, clipping_values(6, 4, 3, device, max_norm=0.5))
     check_no_norms_for_x_alone(function, clipping_values(7, 4, 3, device, max_norm=0.5))
+    check_no_stack_outside_torch(function, SPEC, device)
     values = clipping_values(5, 4, 6, device, max_norm=0.5, seed=9)
     grad_output = strided_grad_output((5, 6), device, seed=10)
     check_strided(function, SPEC, values, grad_output,
                   expected_gradients(values["x"], values["weight"], 0.5, grad_output))
+    check_zeros_at_tiny_max_norm("PerSampleClippedLinear", function, SPEC, device)
 
 
 def check_no_norms_for_x_alone(function, values: dict) -> None:

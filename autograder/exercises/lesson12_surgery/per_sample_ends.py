@@ -10,6 +10,7 @@ from ...checks import case, make_inputs, run_backward, run_forward
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
+from .max_norm_ends import underflow_error
 from .surgery_checks import clamp_guard
 
 
@@ -159,14 +160,9 @@ def _name_range_edge(got, grad_output, x, max_norm, dtype) -> None:
         g, xn = grad_output[n, n].item(), x[n, n].item()
         factor = max_norm / abs(g * xn)
         kind = str(dtype).removeprefix("torch.")
-        raise GradingError(
-            f"PerSampleClippedLinear gives {value:.3g}, not {max_norm:g}, for a {kind} sample "
-            f"with entry {g:g} in grad_output and {xn:g} in x at max_norm={max_norm:g}: its "
-            f"factor s_n = {factor:.3g}, and s_n times each entry is a normal {kind} number, "
-            f"inside the contract's range, yet a step of yours leaves {kind}'s range (a product "
-            "such as max_norm * grad_output underflows to 0, or to a subnormal number that has "
-            "lost digits). In which order do your steps stay in range?",
-            mistake="PerSampleClippedLinear/underflows-inside-range")
+        raise underflow_error("PerSampleClippedLinear", f"{value:.3g}",
+                              f"a {kind} sample with entry {g:g} in grad_output and {xn:g} in x",
+                              max_norm, "s_n", factor, dtype)
 
 
 # samples whose gradients' norms lie just above max_norm, as multiples of it

@@ -16,8 +16,9 @@ MISTAKES = [
 ''')),
     Mistake("ClipGradientNorm", "max_norm kept on the class (issue 37)",
             "ClipGradientNorm.forward sets ClipGradientNorm.max_norm: a class attribute is shared",
-            _clip(_NORMS + "        scale = (ClipGradientNorm.max_norm / norms).clamp(max=1)\n"
-                  "        return grad_output * scale, None\n", forward='''
+            _clip(_NORMS + "        m = ClipGradientNorm.max_norm\n"
+                  "        return torch.where(norms > m, grad_output * (m / norms), grad_output), None\n",
+                  forward='''
     @staticmethod
     def forward(ctx, x, max_norm):
         ClipGradientNorm.max_norm = max_norm

@@ -1,0 +1,154 @@
+"""Lesson 12, review 56: the clipping contracts graded at every configuration they state.
+max_norm 1e-300 in float32 rounds to 0, so max_norm / norm is 0 / 0 = nan for a row or sample
+of zeros: the lesson's former solutions, (max_norm / norm).clamp(max=1), failed there (now a
+where on norm > max_norm); max_norm 1e300 in float32 rounds to inf, where clamp(min=max_norm)
+raises; and grad_output * max_norm / norm underflows for a row of norm 5e-150 at 1e-300 (the
+probe PerSampleClippedLinear had, now shared). Unusual answers of earlier reviews that these
+cases fail move to MISTAKES here (``regraded``), with where-form versions kept as Unusual. A
+(N, out, in) stack built in NumPy is seen by what backward allocates outside torch."""
+from .. import Mistake, Unusual, edit
+from .review55 import _CLIP, _CLIP_RIGHT, _PS, _PS_RIGHT
+
+_NAN32 = 'returns nan at max_norm=1e-300, which float32 rounds to 0'
+_RAISES32 = 'value cannot be converted to type float without overflow'
+# Unusual until review 56, failed by a case of the contract's range graded since: first lines
+WRONG_SINCE = {
+    'torch.minimum with ones': _NAN32,
+    'forward returns x itself, torch.where on the rows': 'gives a row of norm 0, not 1e-300, '
+                                                         'for a float64 row of norm 5e-150',
+    'einsum with the factors as a third operand': _NAN32,
+    'x and weight kept transposed, addmm into zeros': _NAN32,
+    "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear": _RAISES32,
+    'saves x or weight only when needed, m / norm.clamp(min=m)': _RAISES32,
+    'a loop over outputs, each row a vector-matrix product': _NAN32,
+    'norms from the diagonals of two (N, N) Gram matrices': _NAN32,
+    'sqrt of the factor on each side': _NAN32,
+    'max_norm divided by one norm, then by the other': _NAN32,
+    'multi_dot with diag(s)': _NAN32,
+    'a sum over chunks of 2 samples': _NAN32,
+    'a sum over chunks of 3 samples': _NAN32,
+}
+
+
+def regraded(unusual: list, mistakes: list) -> tuple[list, list]:
+    """The package's lists with WRONG_SINCE's entries moved from unusual to mistakes."""
+    moved = [Mistake(u.exercise, u.name, WRONG_SINCE[u.name], u.code) for u in unusual
+             if u.name in WRONG_SINCE]
+    assert len(moved) == len(WRONG_SINCE), "an entry of WRONG_SINCE is not catalogued"
+    return [u for u in unusual if u.name not in WRONG_SINCE], mistakes + moved
+
+
+def _where(code: str, clamp: str, m: str = "m") -> str:
+    """``code`` with its factor (m / norms).clamp(max=1) chosen by a where instead."""
+    return edit(code, (clamp, f"torch.where(norms > {m}, {m} / norms, 1.0)"))
+
+
+_FORMER_CLIP = edit(_CLIP, (_CLIP_RIGHT, "        return grad_output * (m / norms).clamp(max=1), None\n"))
+_FLOAT32_GMN = edit(_CLIP, (_CLIP_RIGHT,
+    "        if grad_output.dtype == torch.float32:\n"
+    "            return torch.where(norms > m, grad_output * m / norms, grad_output), None\n"
+    + _CLIP_RIGHT))
+_FORMER_PS = edit(_PS, (_PS_RIGHT,
+    "            grad_weight = (grad_output * (m / norms).clamp(max=1)[:, None]).T @ x\n"))
+_PS_WHERE = edit(_PS, (_PS_RIGHT,
+    "            grad_weight = (grad_output * torch.where(norms > m, m / norms, 1.0)[:, None]).T @ x\n"))
+# the reviewer's NumPy stack, its factor chosen by a where (right in every other respect)
+_NUMPY_STACK = "import numpy as np\n" + edit(_PS_WHERE, (
+    "            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
+    "            stack = np.einsum('no,ni->noi', grad_output.detach().double().cpu().numpy(), x.detach().double().cpu().numpy())\n"
+    "            norms = torch.from_numpy(np.sqrt((stack ** 2).sum((1, 2)))).to(x)\n"))
+
+_U1 = '''class GradientReversal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x
+    @staticmethod
+    def backward(ctx, g):
+        return torch.neg(g * ctx.alpha), None
+'''
+_U2 = '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight); ctx.max_norm = max_norm
+        return torch.mm(x, weight.t())
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = gw = None
+        if ctx.needs_input_grad[0]:
+            gx = torch.mm(g, w)
+        if ctx.needs_input_grad[1]:
+            gn = torch.linalg.vector_norm(g, dim=1)
+            xn = torch.linalg.vector_norm(x, dim=1)
+            s = torch.minimum(ctx.max_norm / gn / xn, torch.ones_like(gn))
+            s = torch.where(torch.isnan(s), torch.ones_like(s), s)  # 0-norm sample: factor 1
+            r = s.sqrt()[:, None]
+            gw = torch.einsum("no,ni->oi", g * r, x * r)
+        return gx, gw, None
+'''
+_U3 = '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        keep = x.abs() > lam
+        y = torch.where(keep, x - lam * torch.sign(x), torch.zeros_like(x))
+        ctx.save_for_backward(keep, torch.sign(x).to(torch.int8))
+        return y
+    @staticmethod
+    def backward(ctx, g):
+        keep, s = ctx.saved_tensors
+        gx = torch.where(keep, g, torch.zeros_like(g))
+        gl = -(gx * s).sum() if ctx.needs_input_grad[1] else None
+        return gx, gl
+'''
+_U4 = '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x.view_as(x)
+    @staticmethod
+    def backward(ctx, g):
+        a = g.abs().amax(-1, keepdim=True)
+        safe = torch.where(a > 0, a, torch.ones_like(a))
+        n = safe * torch.linalg.vector_norm(g / safe, dim=-1, keepdim=True)
+        return torch.where(n > ctx.max_norm, g * (ctx.max_norm / n), g), None
+'''
+_ST7 = '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.relu(x.abs() - lam)
+        ctx.save_for_backward(torch.sign(y).to(torch.int8))
+        return y
+    @staticmethod
+    def backward(ctx, g):
+        s, = ctx.saved_tensors
+        p = g * (s != 0)
+        return p, -(g * s).sum()
+'''
+
+UNUSUAL = [
+    Unusual('GradientReversal', 'x itself returned, torch.neg of a scaled copy (review 56)', _U1),
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, nan guarded to 1, einsum '
+            '(review 56)', _U2),
+    Unusual('SoftThreshold', 'a bool mask and an int8 sign saved, forward by where (review 56)', _U3),
+    Unusual('SoftThreshold', 'the int8 sign of y alone saved (review 56)', _ST7),
+    Unusual('ClipGradientNorm', "LAPACK's max-abs-scaled norm, factor by where (review 56)", _U4),
+    Unusual('ClipGradientNorm', 'torch.fmin with ones: nan-ignoring minimum',
+            edit(_CLIP, (_CLIP_RIGHT, "        return grad_output * torch.fmin(m / norms, "
+                                      "torch.ones_like(norms)), None\n"))),
+    Unusual('PerSampleClippedLinear', 'the factor chosen by where, on grad_output', _PS_WHERE),
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, chosen by where',
+            edit(_PS, (_PS_RIGHT, "            root = torch.where(norms > m, m / norms, 1.0).sqrt()[:, None]\n"
+                                  "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
+]
+
+MISTAKES = [
+    Mistake('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _NAN32, _FORMER_CLIP),
+    Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
+            'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
+    Mistake('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _NAN32, _FORMER_PS),
+    Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
+            'allocated', _NUMPY_STACK),
+]
