@@ -5,7 +5,7 @@ import itertools
 import torch
 
 from .errors import GradingError
-from .precision import FLOAT32_STEP, note_precision  # noqa: F401 (FLOAT32_STEP: exercises quote it)
+from .precision import FLOAT32_STEP, note_precision, running_exercise  # noqa: F401 (FLOAT32_STEP: exercises quote it)
 
 
 def exact(value: float) -> str:
@@ -40,8 +40,9 @@ def input_value(value: float) -> str:
 
 
 def _named(exercise_name: str, suffix: str) -> str:
-    """The id ``Exercise/suffix`` of a fact the check proved, where the caller named the
-    exercise (the shared checks do); none otherwise."""
+    """The id ``Exercise/suffix`` of a fact the check proved: of the exercise the caller named,
+    else of the exercise whose battery is running; none outside a battery."""
+    exercise_name = exercise_name or running_exercise()
     return f"{exercise_name}/{suffix}" if exercise_name else ""
 
 
@@ -152,10 +153,11 @@ def diagnose_gradient(
 ) -> None:
     """Raise a GradingError naming the mistake if ``got`` is not the gradient ``expected``;
     ``inputs`` name their values where the error is largest; ``computed_in`` is the dtype the
-    learner's code ran in (None where unknown: ``got`` may be widened); ``exercise_name`` gives
-    the facts it proves their ids (None, not a tensor, shape, device, dtype; inf or nan where the
-    true gradient is finite; the true one times -1, zero everywhere, times one constant factor,
-    or transposed), a gradient that only differs none; ``grad_output``, the random one (or ones)
+    learner's code ran in (None where unknown: ``got`` may be widened); ``exercise_name`` (by
+    default the exercise whose battery runs) gives the facts it proves their ids (None, not a
+    tensor, shape, device, dtype; inf or nan where the true gradient is finite; the true one
+    times -1, zero everywhere, times one constant factor, or transposed), a gradient that only
+    differs none; ``grad_output``, the random one (or ones)
     the gradients were taken with, is said to be random."""
     grad_name = f"grad_{name}"
     if got is None:

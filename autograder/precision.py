@@ -58,6 +58,12 @@ def _first(held: list[_Finding]) -> _Finding:
     return min(held, key=lambda finding: not finding.proven)
 
 
+def running_exercise() -> str:
+    """The name of the exercise whose battery is running ("" outside one): the default owner
+    of the ids a shared comparison proves (``diagnose``)."""
+    return (_held.get() or ("", None))[0]
+
+
 @contextmanager
 def precision_findings_now():
     """Raise precision findings at once inside the block: the checks after it would only name
