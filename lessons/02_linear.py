@@ -299,7 +299,9 @@ else:
 # - `x` of shape $(*, \text{in})$: any number of leading dimensions, **none** included, each
 #   of any size, **0** included (an empty batch);
 # - `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
-#   the value and the gradients `F.linear` gives, each gradient of its input's shape;
+#   the value and the gradients `F.linear` gives, each gradient of its input's shape, the
+#   value computed in the inputs' dtype (in float32, $+\infty$ where `x @ weight.T`
+#   overflows before the bias is added, as `F.linear` gives);
 # - the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a transposed,
 #   sliced or expanded view too), and for a `grad_output` that is not contiguous in memory
 #   (autograd hands one to backward for `y.transpose(0, 1)`);
@@ -572,7 +574,8 @@ compare_all(predicted_relu_backward, {
 # - the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
-#   $-\infty$ or $+\infty$, in float32 and float64;
+#   $-\infty$ or $+\infty$; in float32 and float64, the pre-activation computed in the
+#   inputs' dtype, as `F.linear` computes it (a nan pre-activation is outside the contract);
 # - no float tensor of the output's size, neither the pre-activation nor the output, saved
 #   for backward or kept after forward anywhere else (a global, the class, a closure):
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
@@ -745,7 +748,8 @@ show_saved("FusedLinearReLU",
 # - the value and the gradients `F.bilinear` gives, each of its input's shape, for `x1`,
 #   `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, sliced or
 #   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
-#   included;
+#   included, the value computed in the inputs' dtype (in float32, $+\infty$ where the sum
+#   over $i, j$ overflows before the bias is added, as `F.bilinear` gives);
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.

@@ -21,6 +21,7 @@ from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed
+from .float32 import BILINEAR_OVERFLOW, check_float32_overflow
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
@@ -184,6 +185,7 @@ def _bilinear_checks(function, device) -> None:
     check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
+    check_float32_overflow(function, BILINEAR, device, BILINEAR_OVERFLOW, "x1 W x2")
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
 
 

@@ -25,8 +25,10 @@ MY_LINEAR_CLAUSES = (
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1"}),
     Clause("`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or "
            "`None`: the value and the gradients `F.linear` gives, each gradient of its input's "
-           "shape;",
-           {"MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
+           "shape, the value computed in the inputs' dtype (in float32, $+\\infty$ where "
+           "`x @ weight.T` overflows before the bias is added, as `F.linear` gives);",
+           {"MyLinearFunction/computes-in-wider-dtype": "forward in float64, cast back",
+            "MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
             "MyLinearFunction/bias-sums-features": "bias gradient summed over dim 0 only",
             "raised:TypeError": "+ bias with no bias=None path"}),
@@ -87,8 +89,12 @@ FUSED_CLAUSES = (
     Clause("the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every "
            "pre-activation, exactly 0 and however small included, for any `grad_output`, nan "
            "and $\\pm\\infty$ entries included; the value also where a pre-activation "
-           "overflows to $-\\infty$ or $+\\infty$, in float32 and float64;",
-           {"FusedLinearReLU/output-multiplies-mask":
+           "overflows to $-\\infty$ or $+\\infty$; in float32 and float64, the pre-activation "
+           "computed in the inputs' dtype, as `F.linear` computes it (a nan pre-activation is "
+           "outside the contract);",
+           {"FusedLinearReLU/computes-in-wider-dtype":
+                "the pre-activation in float64, the output cast back",
+            "FusedLinearReLU/output-multiplies-mask":
                 "forward returns z * mask: nan where z overflows to -inf",
             "FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/mask-multiplies-infinite-grad":
@@ -141,8 +147,11 @@ BILINEAR_CLAUSES = (
     Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for "
            "`x1`, `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, "
            "sliced or expanded view too) and for any `grad_output` autograd hands you, a "
-           "non-contiguous one included;",
-           {"unproven:wrong-value": "grad_x2 sums over the wrong input",
+           "non-contiguous one included, the value computed in the inputs' dtype (in float32, "
+           "$+\\infty$ where the sum over $i, j$ overflows before the bias is added, as "
+           "`F.bilinear` gives);",
+           {"Bilinear/computes-in-wider-dtype": "forward in float64, cast back",
+            "unproven:wrong-value": "grad_x2 sums over the wrong input",
             "Bilinear/weight-indices-swapped":
                 "grad_x2 reads weight[o, j, i] where the shapes let it (n1 == n2)",
             "Bilinear/empty-batch": "grad_bias over numel // out rows",

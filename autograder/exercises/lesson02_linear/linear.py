@@ -23,6 +23,8 @@ from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
+from .float32 import (OVERFLOW_IN_FLOAT32, check_float32_overflow,
+                      check_float32_zero_pre_activation)
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
                         check_infinite_grad_output_where_off, check_no_float_kept,
                         check_overflowing_pre_activation, check_saves_bool_mask)
@@ -257,6 +259,7 @@ def _my_linear_checks(function, device) -> None:
     covers("skips every unneeded matmul")
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
+    check_float32_overflow(function, MY_LINEAR, device, OVERFLOW_IN_FLOAT32, "x @ weight.T")
     check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
 
 
@@ -278,7 +281,10 @@ def _fused_checks(function, device) -> None:
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
+    check_float32_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_overflowing_pre_activation(function, FUSED_LINEAR_RELU, device)
+    check_float32_overflow(function, FUSED_LINEAR_RELU, device, OVERFLOW_IN_FLOAT32,
+                           "x @ weight.T")
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)

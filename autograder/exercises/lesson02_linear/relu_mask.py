@@ -1,6 +1,6 @@
 """FusedLinearReLU's ReLU: what forward saves for it (one bit per output element), the
 gradient where a pre-activation is exactly 0, or just above it (down to the smallest positive
-float64), an infinite grad_output where the ReLU is off and a nan or infinite one where it is
+float64 and float32), an infinite grad_output where the ReLU is off and a nan or infinite one where it is
 on, and a bias gradient that skips the mask."""
 
 import gc
@@ -124,24 +124,30 @@ def check_exact_zero_pre_activation(function, spec: Spec, device) -> None:
 # subnormal), and 1e-300, beside 1 and negatives; a mask z > finfo.eps or z > finfo.tiny drops
 # them, where torch.relu passes grad_output on
 TINY_X = [[5e-324, 1e-300, -5e-324], [1.0, 5e-324, -1.0], [1e-300, -1e-300, 0.0]]
+TINY_X32 = [[1e-45, 1e-38, -1e-45], [1.0, 1e-45, -1.0], [1e-38, -1e-38, 0.0]]  # float32's
 
 
 def check_tiny_positive_pre_activation(function, spec: Spec, device) -> None:
-    """Pre-activations that are positive but as small as a float64 gets: torch.relu passes
+    """Pre-activations that are positive but as small as a float64 or float32 gets: torch.relu passes
     grad_output on wherever z > 0, however small."""
-    values = {"x": torch.tensor(TINY_X, dtype=torch.float64, device=device),
-              "weight": torch.eye(3, dtype=torch.float64, device=device),
-              "bias": torch.zeros(3, dtype=torch.float64, device=device)}
-    with case("pre-activations 5e-324 and 1e-300, bias=a tensor"):
-        try:
-            check_values_and_gradients(function, spec, values)
-        except GradingError as error:
-            raise GradingError(
-                "where the pre-activation x @ weight.T + bias is positive but tiny (5e-324, the "
-                "smallest positive float64, and 1e-300), your backward passes no gradient, and "
-                "torch.relu passes grad_output on wherever it is > 0, however small: which "
-                "entries does your mask keep?", error.details or error.hint,
-                mistake=f"{spec.name}/mask-drops-tiny-positive") from error
+    for rows, dtype, smallest in ((TINY_X, torch.float64, "5e-324, the smallest positive "
+                                   "float64, and 1e-300"),
+                                  (TINY_X32, torch.float32, "1e-45, the smallest positive "
+                                   "float32, and 1e-38")):
+        values = {"x": torch.tensor(rows, dtype=dtype, device=device),
+                  "weight": torch.eye(3, dtype=dtype, device=device),
+                  "bias": torch.zeros(3, dtype=dtype, device=device)}
+        with case(f"{dtype} pre-activations {smallest.split(',')[0]} and "
+                  f"{smallest.split()[-1]}, bias=a tensor"):
+            try:
+                check_values_and_gradients(function, spec, values)
+            except GradingError as error:
+                raise GradingError(
+                    f"where the pre-activation x @ weight.T + bias is positive but tiny "
+                    f"({smallest}), your backward passes no gradient, and torch.relu passes "
+                    "grad_output on wherever it is > 0, however small: which entries does your "
+                    "mask keep?", error.details or error.hint,
+                    mistake=f"{spec.name}/mask-drops-tiny-positive") from error
 
 
 # where the pre-activation is > 0 (rows 1 to 3 of ZERO_X's), grad_output holds nan, +inf and

@@ -1,0 +1,83 @@
+"""Float32 inputs, computed in float32: probes that tell a forward run in the inputs' dtype, as
+F.linear and F.bilinear run it, from one run in float64 and cast back (more exact, but a
+different value where float32 rounds a pre-activation to exactly 0 or overflows to +inf).
+
+Each probe has one product per output entry (one input feature), so no order of summation
+or fused multiply-add can change the float32 value a correct answer gets."""
+
+import torch
+
+from ...checks import Spec, case, check_values_and_gradients
+from ...errors import GradingError
+from .relu_mask import _matches
+
+A = 1 + 2 ** -13  # A * A is 1 + 2**-12 + 2**-26: float32 rounds it to 1 + 2**-12
+
+# float32 pre-activations: entry (0, 0) is A * A - (1 + 2**-12), exactly 0 in float32 and
+# 2**-26 (1.5e-8) in float64; the others are positive or negative in both
+ZERO_IN_FLOAT32 = {"x": [[A], [1.0]], "weight": [[A], [2.0]], "bias": [-(1 + 2 ** -12), -1.0]}
+
+# entry (0, 0) is 2e19 * 2e19 - 2e38: the product overflows float32 to +inf before the bias
+# is added, and in float64 the sum, 2e38, fits a float32
+OVERFLOW_IN_FLOAT32 = {"x": [[2e19], [1.0]], "weight": [[2e19], [1.0]], "bias": [-2e38, 0.0]}
+BILINEAR_OVERFLOW = {"x1": [[2e19], [1.0]], "x2": [[2e19], [1.0]],
+                     "weight": [[[1.0]], [[1.0]]], "bias": [-2e38, 0.0]}
+
+
+def float32_values(given: dict, device) -> dict:
+    return {name: torch.tensor(v, dtype=torch.float32, device=device)
+            for name, v in given.items()}
+
+
+def widened(spec: Spec) -> Spec:
+    """``spec``'s reference computed in float64 and cast back to the inputs' dtype."""
+    return Spec(spec.name, spec.input_names, lambda **values: spec.reference(
+        **{n: v.double() for n, v in values.items()}).to(next(iter(values.values())).dtype))
+
+
+def wider_dtype_error(spec: Spec, what: str, details: str) -> GradingError:
+    """What an answer that computes in float64 and casts back is told."""
+    return GradingError(
+        f"{spec.name} computes in a wider dtype than its float32 inputs (float64, then cast "
+        f"back): {what}. The contract asks for the value in the inputs' dtype; which dtype do "
+        "your forward's products run in?", details, mistake=f"{spec.name}/computes-in-wider-dtype")
+
+
+def check_float32_overflow(function, spec: Spec, device, given: dict, sum_named: str) -> None:
+    """The float32 value where ``sum_named`` overflows to +inf before the bias is added: +inf,
+    as the reference gives; a forward run in float64 and cast back gives 2e38."""
+    values = float32_values(given, device)
+    with case("float32 inputs whose products overflow to +inf before the bias is added"):
+        with torch.no_grad():
+            output = function.apply(*values.values())
+            truth = spec.reference(**values)
+            wide = widened(spec).reference(**values)
+        if not isinstance(output, torch.Tensor) or output.shape != truth.shape \
+                or output.dtype != truth.dtype or torch.equal(output, truth):
+            return  # a wrong type, shape or dtype is for the other checks to name
+        if torch.equal(output, wide):
+            raise wider_dtype_error(
+                spec, f"where {sum_named} overflows float32 to +inf before the bias of -2e38 is "
+                "added, the reference gives +inf, and yours a finite 2e38",
+                f"your output: {output.tolist()}\nthe reference's: {truth.tolist()}")
+        raise GradingError(
+            f"your float32 output differs from the reference's where {sum_named} overflows "
+            "float32 to +inf before the bias is added: the reference gives +inf there",
+            f"your output: {output.tolist()}\nthe reference's: {truth.tolist()}")
+
+
+def check_float32_zero_pre_activation(function, spec: Spec, device) -> None:
+    """Where the float32 pre-activation x @ weight.T + bias is exactly 0, as F.linear computes
+    it, torch.relu passes no gradient; in float64 it is 1.5e-8, and a forward that computes
+    there and casts back passes grad_output on (and outputs 1.5e-8)."""
+    values = float32_values(ZERO_IN_FLOAT32, device)
+    with case("float32 pre-activations exactly 0 in float32 (1.5e-8 in float64), bias=a tensor"):
+        try:
+            check_values_and_gradients(function, spec, values)
+        except GradingError as error:
+            if not _matches(function, widened(spec), values):
+                raise
+            raise wider_dtype_error(
+                spec, "where the float32 pre-activation x @ weight.T + bias is exactly 0, as "
+                "F.linear computes it, yours is 1.5e-8 (its float64 value), so the ReLU passes "
+                "grad_output on where torch.relu passes 0", error.details or error.hint) from error
