@@ -137,6 +137,7 @@ LCE_CLAUSES = (
            "untouched; a tensor kept for backward goes through `ctx.save_for_backward`, never "
            "onto a `ctx` attribute.",
            {"case:LinearCrossEntropy.forward calls": "autograd inside forward",
+            "linear_cross_entropy/not-a-custom-function": "the composed loss, no Function",
             "linear_cross_entropy/writes-input": "x scaled by 1/N in place for grad_weight",
             "linear_cross_entropy/tensor-on-ctx": "the gradients kept on ctx"}),
 )

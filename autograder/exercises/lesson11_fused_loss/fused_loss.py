@@ -191,7 +191,8 @@ def check_is_callable(linear_cross_entropy) -> Called:
     output = linear_cross_entropy(*make_inputs(values).values())
     if not isinstance(getattr(output, "grad_fn", None), torch.autograd.function.BackwardCFunction):
         raise GradingError("linear_cross_entropy's loss was not made by a custom Function: "
-                           "return LinearCrossEntropy.apply(...), not composed PyTorch ops")
+                           "return LinearCrossEntropy.apply(...), not composed PyTorch ops",
+                           mistake="linear_cross_entropy/not-a-custom-function")
     return Called(linear_cross_entropy)
 
 

@@ -18,6 +18,10 @@ LOOP_GRADS = '''                if want_x:
 
 
 MISTAKES = [
+    # a newcomer instructor's planted slip: named, but without an id insight could group by
+    Mistake(LCE, "the composed loss, no Function", "not made by a custom Function", edit(
+        LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())", "    return F.cross_entropy(x @ weight.T, target)"))),
     Mistake(LCE, "no grad-mode check", "but not under no_grad", edit(
         LINEAR, ("torch.is_grad_enabled())", "True)")), named=True, nbgrader=True),
     # the learner's slip (review 56): only numbers, once; the last chunk's gradient N/rows too large
