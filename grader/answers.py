@@ -18,16 +18,22 @@ def answer_faults(notebook, reference: dict) -> list[Fault]:
                if cell.cell_type == "code" and grade_id(cell) in stubs]
     faults = []
     for cell in answers:
-        problem = syntax_error(cell.source)
-        if problem:
-            faults.append(Fault("syntax-error", f"answer cell {grade_id(cell)} does not parse "
-                                f"({problem}): Python ran none of it, so the tests of what it "
-                                "defines scored 0", grade_id(cell)))
+        said = unparsed(cell)
+        if said:
+            faults.append(Fault("syntax-error", said, grade_id(cell)))
     if answers and all(cell.source.strip() == stubs[grade_id(cell)].strip() for cell in answers):
         faults.append(Fault("unanswered", f"every answer cell ({len(answers)}) is still the "
                             "lesson's stub: nothing was answered (the released notebook handed "
                             "in unchanged, or the wrong file?)"))
     return faults
+
+
+def unparsed(cell) -> str:
+    """What the reason, the insight report and the feedback say of an answer cell that does not
+    parse ("" for one that does): one wording, without the kernel's file name."""
+    problem = syntax_error(cell.source)
+    return (f"answer cell {grade_id(cell)} does not parse ({problem}): Python ran none of it, so "
+            "the tests of what it defines scored 0") if problem else ""
 
 
 def syntax_error(source: str) -> str:

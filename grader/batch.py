@@ -18,7 +18,7 @@ import nbformat
 
 from . import one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
-from .faults import NOTES, SEVERITY, Fault, from_dicts, reason_of, status_of
+from .faults import NOTES, SEVERITY, Fault, from_dicts, own_status, reason_of
 from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
@@ -220,4 +220,4 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
 
 def _own_status(faults: list[Fault]) -> str:
     """A notebook's status: its most serious fault but the routine notes ("ok" if none)."""
-    return status_of([fault for fault in faults if fault.kind not in NOTES])
+    return own_status(faults)

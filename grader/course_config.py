@@ -47,6 +47,10 @@ def configure(c) -> None:
                                         FeedbackSummary, CSSHTMLHeaderPreprocessor]
     # Learner outputs are untrusted HTML: no scripts in feedback or in the formgrader.
     c.HTMLExporter.sanitize_html = True
+    # No "In [n]" prompts on feedback pages: grading runs only the cells it needs, so the
+    # numbers would show on some cells and "In [ ]" on others, in no order a learner knows.
+    c.HTMLExporter.exclude_input_prompt = True
+    c.HTMLExporter.exclude_output_prompt = True
     # Grading is decided by signed verdicts (autograder.seal), not by what a cell printed, so
     # warnings a correct answer prints on stderr cost nothing.
     c.IgnorePattern.pattern = ".*(Warning|warn)"

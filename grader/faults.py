@@ -73,10 +73,25 @@ def status_of(faults) -> str:
 SEPARATOR = "; "  # between the messages of a reason
 
 
+# A reason's order: most serious first, but a cell stopped at its time limit (the cause) before
+# the notebook's time running out (what it led to), and the routine notes last.
+REASON_ORDER = {**SEVERITY, "timeout": SEVERITY["notebook-timeout"] - 0.5,
+                **{note: len(SEVERITY) for note in NOTES}}
+
+
+def in_reason_order(faults) -> list[Fault]:
+    """``faults`` in the order a reason lists them (``REASON_ORDER``)."""
+    return sorted(faults, key=lambda fault: REASON_ORDER[fault.kind])
+
+
+def own_status(faults) -> str:
+    """A notebook's status: its most serious fault but the routine notes ("ok" if none)."""
+    return status_of([fault for fault in faults if fault.kind not in NOTES])
+
+
 def reason_of(faults) -> str:
-    """Every fault's message, most serious first, without repeats."""
-    ordered = sorted(faults, key=lambda fault: SEVERITY[fault.kind])
-    return SEPARATOR.join(dict.fromkeys(fault.message for fault in ordered))
+    """Every fault's message in ``REASON_ORDER``, without repeats."""
+    return SEPARATOR.join(dict.fromkeys(fault.message for fault in in_reason_order(faults)))
 
 
 def from_dicts(items) -> list[Fault]:

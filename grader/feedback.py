@@ -7,7 +7,7 @@ import html
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .faults import SEVERITY, STATUSES, Fault, from_dicts, status_of
+from .faults import REASON_ORDER, STATUSES, Fault, from_dicts, in_reason_order, own_status
 from .notebook_format import HIDDEN_TESTS, is_test_cell, without_hidden_tests
 
 HIDDEN = "[hidden test]"
@@ -60,16 +60,19 @@ def status_cell(faults: list[Fault]) -> NotebookNode:
 
 
 def _status_text(faults: list[Fault]) -> str:
-    status = status_of(faults)
+    status = own_status(faults)  # as grades.csv has it: a routine note is not the status
     items = "\n".join(f"- {html.escape(message)}" for message in dict.fromkeys(
-        fault.message for fault in sorted(faults, key=lambda fault: SEVERITY[fault.kind])))
+        fault.message for fault in in_reason_order(faults)))
     return f"**Grading status: `{status}`**: {STATUSES[status]}.\n\n{items}"
 
 
 def learner_text(faults: list[Fault]) -> str:
     """The status as a learner reads it: the status and one short line (``FOR_LEARNERS``), and
     a line for each other kind of fault, most serious first."""
-    kinds = sorted({fault.kind for fault in faults}, key=SEVERITY.__getitem__)
+    status = own_status(faults)  # as grades.csv has it: a routine note is not the status
+    kinds = [status] * (status == "ok") + sorted({fault.kind for fault in faults},
+                                                 key=REASON_ORDER.__getitem__)
+    kinds.sort(key=lambda kind: kind != status)  # the status heads the list
 
     def said(kind: str) -> str:
         cells = ", ".join(dict.fromkeys(f.cell for f in faults if f.kind == kind and f.cell))

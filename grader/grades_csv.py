@@ -10,7 +10,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from . import one_line
 from .gradebook import db_url
-from .faults import NOTES, SEVERITY, from_dicts, status_of
+from .faults import NOTES, SEVERITY, from_dicts, own_status, reason_of
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
@@ -69,8 +69,12 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                                    reason=(noted or {}).get(
                                        "reason", "" if noted else "graded outside `make "
                                        "autograde`: no fault record"))
-                    row[NOTED] = [(fault.kind, fault.cell) for fault in from_dicts(
-                        (noted or {}).get("faults", [])) if fault.kind in NOTES]
+                    faults = from_dicts((noted or {}).get("faults", []))
+                    row[NOTED] = [(fault.kind, fault.cell) for fault in faults
+                                  if fault.kind in NOTES]
+                    if row[NOTED]:  # the summary's line of a notebook leaves them to theirs
+                        row[FAULTS_SAID] = reason_of([fault for fault in faults
+                                                      if fault.kind not in NOTES])
                     rows.append(row)
     kept = kept_rows(output, lessons) if lessons else []
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -91,6 +95,7 @@ def kept_rows(output: Path, lessons: list[str]) -> list[dict]:
 
 
 NOTED = "_notes"  # a row's routine notes, (kind, cell): not a column of the CSV
+FAULTS_SAID = "_faults"  # its reason less those notes, where it has any: not a column either
 
 
 def _status(noted: dict | None) -> str:
@@ -99,8 +104,7 @@ def _status(noted: dict | None) -> str:
         return "ok"
     if "faults" not in noted:  # recorded by an older version
         return noted.get("status", "ok")
-    return status_of([fault for fault in from_dicts(noted["faults"])
-                      if fault.kind not in NOTES])
+    return own_status(from_dicts(noted["faults"]))
 
 
 QUIET = ("ok", "not-submitted")  # nothing to look at
@@ -157,8 +161,9 @@ def status_report(rows: list[dict], only: list[str] | None = None) -> str:
     flagged = sorted((row for row in rows if row["status"] not in QUIET),
                      key=lambda row: SEVERITY.get(row["status"], -1))
     for row in flagged[:SHOWN]:
+        said = row.get(FAULTS_SAID, row["reason"])  # its notes have their line above
         lines.append(f"  {row['student_id']} {row['assignment']}/{row['notebook']}: "
-                     f"{row['status']}: {one_line.reason(row['reason'])}")
+                     f"{row['status']}: {one_line.reason(said)}")
     if len(flagged) > SHOWN:
         lines.append(f"  ... and {len(flagged) - SHOWN} more: see the status and reason columns "
                      "of grades.csv")

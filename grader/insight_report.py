@@ -105,21 +105,22 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
     ``not-submitted`` (in the class, the lesson not handed in: as in ``make grades``); the score
     is the fraction of the test's points the autograder gave (1, 0, or nbgrader's partial
     credit; marks given by hand in the formgrader are not read); the section is worded as the
-    terminal and the page word it (``LessonInsight.label``)."""
+    terminal and the page word it (``LessonInsight.label``). Exercises in the lesson's order,
+    each one's learners in alphabetical order."""
     rows = []
     for insight in insights:
         for exercise in insight.exercises:
             base = {"lesson": insight.lesson, "exercise": exercise.name}
-            rows += [base | {"student_id": student, "result": "full-marks", "score": "1"}
-                     for student in exercise.passed]
-            rows += [base | {"student_id": student, "result": "not-submitted", "score": "0",
-                             "section": insight.label(exercise.section)}
-                     for student in insight.not_submitted]
+            learners = [base | {"student_id": student, "result": "full-marks", "score": "1"}
+                        for student in exercise.passed]
+            learners += [base | {"student_id": student, "result": "not-submitted", "score": "0",
+                                 "section": insight.label(exercise.section)}
+                         for student in insight.not_submitted]
             for group in exercise.groups:
                 hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
                 for student in group.students:
                     failure = hints[student]
-                    rows.append(base | {
+                    learners.append(base | {
                         "student_id": student,
                         "result": "partial" if failure.score else "failed",
                         "score": f"{failure.score or 0:.4g}",
@@ -127,6 +128,7 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                         "explanation": group.explanation,
                         "section": insight.label(group.section),
                         "hint": failure.hint})
+            rows += sorted(learners, key=lambda row: row["student_id"])
     return rows
 
 

@@ -7,6 +7,7 @@ from nbformat.notebooknode import NotebookNode
 from autograder.mistakes import RAISED
 from autograder.verdict import read_signed
 
+from .answers import unparsed
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
@@ -21,10 +22,12 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
     records = {}
     answer, answer_error, lost = None, None, []  # lost: kernels lost since the previous test
+    said_unparsed = ""  # the answer cell's SyntaxError, as the notebook's reason words it
     for index, cell in enumerate(nb.cells):
         metadata = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and metadata.get("solution"):
             answer, answer_error = metadata.get("grade_id"), _raised(cell)
+            said_unparsed = unparsed(cell) if answer_error is not None else ""
         if cell_label(cell, index) in stopped and not is_test_cell(cell):
             lost.append(stopped[cell_label(cell, index)])
         if not is_test_cell(cell):
@@ -40,9 +43,10 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             continue
         passed, message, score, mistake = found
         if not passed and mistake == UNDEFINED and answer_error is not None:
-            # a name the answer cell never defined: what stopped that cell is the mistake
-            message = (f"your answer cell stopped with {answer_error.ename}: "
-                       f"{answer_error.evalue}; then: {message}")
+            # a name the answer cell never defined: what stopped that cell is the mistake, in
+            # the words of the notebook's reason where it did not parse (no kernel file name)
+            message = said_unparsed or (f"your answer cell stopped with {answer_error.ename}: "
+                                        f"{answer_error.evalue}; then: {message}")
             mistake = f"{RAISED}{answer_error.ename}"
         # a kernel lost before this test explains its failure better than what followed
         records[exercise] = record(passed, message, score, before[-1].kind if before and not

@@ -25,9 +25,9 @@ def test_a_learner_reads_one_short_line_in_their_words():
     """Does the learner's feedback say in one line, once, what happened to their notebook,
     without the instructor's account (no timestamp, where the cell was put, what was
     matched)?"""
-    added = _learner_sees(ADDED)
-    assert added == ("**Grading status: `added-test-cell`**: A test was added to the lesson "
-                     "after you handed it in: it was graded too (extra).")
+    added = _learner_sees(ADDED)  # a routine note: the status stays ok, as in grades.csv
+    assert added == ("**Grading status: `ok`**: Graded normally.\n\n- A test was added to the "
+                     "lesson after you handed it in: it was graded too (extra).")
     pasted = _learner_sees(PASTED)
     assert len(pasted.splitlines()) == 1 and "matched 3 of 3" not in pasted
     assert pasted.count("pasted into a new notebook") == 1
@@ -70,3 +70,49 @@ def test_every_status_is_named_in_the_readme():
 
     readme = (ROOT / "README.md").read_text()
     assert [status for status in STATUSES if f"`{status}`" not in readme] == []
+
+
+def test_the_status_cell_is_headed_by_the_status_grades_csv_gives():
+    """After a regrade that added a test cell, is the formgrader's status cell headed by the
+    notebook's own status (as in grades.csv), the note listed after its faults?"""
+    alone = status_cell([ADDED]).source
+    assert alone.startswith("**Grading status: `ok`**: graded normally.")
+    assert alone.splitlines()[-1].startswith("- test cell extra was added")
+    looped = Fault("timeout", "checkpoint_sequential ran past the 60 s limit and was interrupted "
+                   "(an endless loop?)", "checkpoint_sequential")
+    out_of_time = Fault("notebook-timeout", "the notebook used up its 240 s before cell 57",
+                        'cell 57 "x = 1"')
+    items = status_cell([ADDED, out_of_time, looped]).source.splitlines()
+    assert items[0].startswith("**Grading status: `notebook-timeout`**")
+    assert [item[:24] for item in items[2:]] == ["- checkpoint_sequential ",
+                                                  "- the notebook used up i",
+                                                  "- test cell extra was ad"]
+
+
+def test_feedback_pages_show_no_run_counts():
+    """Does a feedback page number no cell ("In [1]" where grading ran a cell, "In [ ]" where it
+    did not): the same look on every page, whichever cells grading needed?"""
+    from pathlib import Path
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+    from nbformat.v4 import new_code_cell, new_output
+    from traitlets.config import Config
+
+    from grader.course_config import configure
+
+    config = Config()
+    configure(config)
+    formgrader = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+    config.HTMLExporter.template_name = "feedback"  # as nbgrader's GenerateFeedback sets it
+    config.HTMLExporter.extra_template_basedirs = [str(formgrader / "templates")]
+    config.HTMLExporter.extra_template_paths = [
+        str(formgrader / "static" / "node_modules" / "bootstrap" / "dist" / "css")]
+    ran = new_code_cell("1 + 1", execution_count=3, outputs=[new_output(
+        "execute_result", data={"text/plain": "2"}, execution_count=3)])
+    page, _ = HTMLExporter(config=config).from_notebook_node(
+        new_notebook(cells=[ran, new_code_cell("x = 1")]),
+        resources={"nbgrader": {"notebook": "00_demo", "score": 1, "max_score": 1,
+                               "late_penalty": 0}})
+    assert page.count('<div class="input">') == 2  # both cells shown, neither numbered:
+    assert not any(prompt in page for prompt in ("In\xa0[", "In&nbsp;[", "Out["))

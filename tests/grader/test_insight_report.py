@@ -68,10 +68,13 @@ def test_a_long_explanation_keeps_its_end_on_the_terminal(root):
 
 
 def test_the_csv_has_a_row_per_learner_and_exercise(root):
-    """Does the CSV hold one row per learner and exercise, each failure with its mistake, its
-    hint and whether the mistake is named?"""
+    """Does the CSV hold one row per learner and exercise, learners in alphabetical order within
+    each exercise, each failure with its mistake, its hint and whether the mistake is named?"""
     rows = csv_rows(class_insight(root, [LESSON])[0])
     assert len(rows) == 2 * len(STUDENTS)
+    for exercise in ("Shift", "Scale"):
+        learners = [row["student_id"] for row in rows if row["exercise"] == exercise]
+        assert learners == sorted(STUDENTS), learners
     by_key = {(row["exercise"], row["student_id"]): row for row in rows}
     assert by_key["Shift", "ana-ix"]["result"] == "full-marks"
     assert (by_key["Shift", "ben-ix"]["mistake"], by_key["Shift", "ben-ix"]["named"]) == (

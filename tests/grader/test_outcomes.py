@@ -3,6 +3,8 @@
 import nbformat
 import pytest
 
+from grader.faults import SEPARATOR, Fault, own_status, reason_of, status_of
+from grader.notebook_format import cell_label
 from grader.outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
                              outcome_fault)
 
@@ -59,11 +61,41 @@ def _cells():
 def test_running_out_of_time_fails_every_test_not_run():
     """Does every test cell after the stop get a notebook-timeout fault of its own?"""
     faults = out_of_time_faults(_cells(), 0, 120)
-    assert [(f.kind, f.cell) for f in faults] == [("notebook-timeout", "cell 1"),
+    assert [(f.kind, f.cell) for f in faults] == [("notebook-timeout", 'cell 1 "x = 1"'),
                                                  ("notebook-timeout", "T")]
 
 
 def test_giving_up_on_the_kernel_names_what_did_not_run():
     faults = gave_up_faults(_cells(), 0, 3)
-    assert "restarted 3 times; the cells after cell 1 did not run" in faults[0].message
+    assert "restarted 3 times; the cells after cell 1 \"x = 1\" did not run" in faults[0].message
     assert [f.cell for f in faults[1:]] == ["T"]
+
+
+def test_a_cell_is_named_as_the_learner_finds_it():
+    """Is a cell without a grade_id named by its place from the top (counted from 1) and its
+    first line, cut with its brackets balanced, and a graded cell by its grade_id?"""
+    cells = _cells()
+    assert cell_label(cells[1], 1) == "T"
+    long = nbformat.v4.new_code_cell("\n# run me\ncheckpointing_explorer(checkpoint_sequential, "
+                                     "lambda x: x, layers=7)")
+    assert cell_label(long, 53) == 'cell 54 "# run me"'
+    long.source = "checkpointing_explorer(checkpoint_sequential, lambda x: x, layers=7)"
+    assert cell_label(long, 53) == 'cell 54 "checkpointing_explorer(…)"'
+    assert cell_label(nbformat.v4.new_code_cell(""), 2) == "cell 3"
+
+
+def test_a_reason_puts_the_cause_first_and_routine_notes_last():
+    """When cells ran past their limit and the notebook then ran out of time, does the reason
+    say first which cell looped (the cause), keep the status notebook-timeout, and put a routine
+    note (a test cell added later) last, outside the status?"""
+    faults = [Fault("added-test-cell", "test cell extra was added", "extra"),
+              Fault("notebook-timeout", 'cell 54 "explorer(…)" was stopped when the notebook '
+                    "used up its 240 s", 'cell 54 "explorer(…)"'),
+              Fault("timeout", "checkpoint_sequential ran past the 60 s limit and was "
+                    "interrupted (an endless loop?)", "checkpoint_sequential")]
+    assert status_of(faults) == own_status(faults) == "notebook-timeout"
+    assert reason_of(faults).split(SEPARATOR) == [
+        "checkpoint_sequential ran past the 60 s limit and was interrupted (an endless loop?)",
+        'cell 54 "explorer(…)" was stopped when the notebook used up its 240 s',
+        "test cell extra was added"]
+    assert own_status(faults[:1]) == "ok"

@@ -10,6 +10,7 @@ from autograder.errors import GradingError
 from autograder.verdict import read_signed
 from grader import verdict_store
 from grader.faults import Fault
+from grader.answers import unparsed
 from grader.verdicts import apply_verdicts
 from tools.solutions import solution
 
@@ -105,3 +106,21 @@ def test_a_name_the_answer_cell_never_defined_is_blamed_on_what_stopped_that_cel
     stub.cells[0].outputs = [nbformat.v4.new_output(
         "error", ename="NotImplementedError", evalue="", traceback=[])]
     assert apply_verdicts(stub, KEY)["Square"]["mistake"] == "raised:NameError"
+
+
+def test_an_answer_that_does_not_parse_is_worded_as_the_reason_words_it():
+    """Does a test whose answer cell does not parse say what grades.csv's reason says (the
+    parse error with its line), without the kernel's temp-file name or the knock-on NameError?"""
+    undefined = (False, "the test raised NameError (line 1 of the test cell): name 'Square' is "
+                 "not defined", None, "raised:NameError")
+    notebook = _notebook(_signed(undefined))
+    notebook.cells[0].source = "class Square:\n    def forward(ctx, x:\n        return x"
+    notebook.cells[0].outputs = [nbformat.v4.new_output(
+        "error", ename="SyntaxError", evalue="incomplete input (511447697.py, line 2)",
+        traceback=[])]
+    record = apply_verdicts(notebook, KEY)["Square"]
+    assert record["mistake"] == "raised:SyntaxError"
+    assert record["hint"] == unparsed(notebook.cells[0])
+    assert record["hint"].startswith("answer cell answer_Square does not parse (SyntaxError at "
+                                     "line 2: '(' was never closed)")
+    assert ".py" not in record["hint"] and "NameError" not in record["hint"]
