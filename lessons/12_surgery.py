@@ -393,15 +393,21 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # - forward returns `x` unchanged in value (`x` has at least one dimension);
 # - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
-#   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm
-#   (as in `PerSampleClippedLinear` later); every other row, a row of zeros included,
-#   unchanged, and nothing `nan`; for `max_norm` any positive float (`1e300` and `1e-300`
-#   included) and rows whose squared norm (the sum of their squares) is a normal number (from
-#   `torch.finfo(dtype).tiny` to `.max`) in float64 or float32, as long as a clipped row's
-#   `max_norm / norm` is at least $10^{-310}$ in float64 ($10^{-39}$ in float32), and for a
-#   float16 `grad_output` with `max_norm` from 0.1 to 2 and rows of norm up to
-#   $10^4 \cdot$ `max_norm`; `None` for `max_norm`;
+#   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm;
+#   every other row, a row of zeros included, unchanged, and nothing `nan`; for `max_norm` any
+#   positive float and float64, float32 or float16 rows, in the range below; `None` for
+#   `max_norm`;
 # - backward never writes into `grad_output`, and forward saves no tensor.
+#
+# <details><summary>The exact range the tests use</summary>
+#
+# `max_norm` any positive float, `1e300` and `1e-300` included (in float32 they round to `inf`
+# and to 0; a row of zeros still comes back as zeros). Rows whose squared norm (the sum of
+# their squares) is a normal number (from `torch.finfo(dtype).tiny` to `.max`) in float64 or
+# float32, as long as a clipped row's `max_norm / norm` is at least $10^{-310}$ in float64
+# ($10^{-39}$ in float32). A float16 `grad_output` with `max_norm` from 0.1 to 2 and rows of
+# norm up to $10^4 \cdot$ `max_norm`.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):
@@ -1294,23 +1300,29 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 #   (not clipped);
 # - backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of
 #   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
-#   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in
-#   `ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is `nan`;
-#   for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
-#   magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are, as
-#   long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least $10^{-310}$
-#   ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of `x` and
-#   `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about
-#   $2.2 \cdot 10^{-308}$; $1.2 \cdot 10^{-38}$); `None` for `max_norm`;
-# - backward never builds a sample's gradient of `weight`, whole or in part: no tensor (nor
-#   NumPy array) holding pieces of two or more samples' gradients side by side, scaled or not
-#   (the `(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such as
-#   `[:, o, :]`, in any layout), not even for a moment, and no loop over samples (one step per
-#   sample that builds or adds its `(out, in)` gradient, in place or not);
+#   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm; a sample whose
+#   gradient is 0 keeps factor 1, and nothing is `nan`; in float64 and float32, in the range
+#   below; `None` for `max_norm`;
+# - backward never builds a sample's gradient of `weight`, whole or in part, in any layout: no
+#   tensor or NumPy array holding pieces of two or more samples' gradients side by side,
+#   scaled or not (a block or a slice of the `(N, out, in)` stack too), not even for a moment,
+#   and no loop over samples (one step per sample that builds or adds its `(out, in)` gradient,
+#   in place or not);
 # - backward writes into none of `grad_output`, `x` and `weight` (the tensors
 #   `save_for_backward` keeps are the caller's own);
 # - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
 #   `None` otherwise.
+#
+# <details><summary>The exact range the tests use</summary>
+#
+# `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
+# magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are, as
+# long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least $10^{-310}$
+# ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of `x` and
+# `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about
+# $2.2 \cdot 10^{-308}$; $1.2 \cdot 10^{-38}$). In float32, `max_norm = 1e300` and `1e-300`
+# round to `inf` and to 0; a sample whose gradient is 0 still keeps factor 1.
+# </details>
 #
 # **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
 #

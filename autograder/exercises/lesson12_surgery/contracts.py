@@ -31,14 +31,9 @@ CLIP_CLAUSES = (
            {"ClipGradientNorm/modifies-x-in-place": "forward writes into x"}),
     Clause("backward returns `grad_output` with every row (last dimension) whose L2 norm is "
            "above `max_norm` brought to norm `max_norm`, its direction kept, with no eps added "
-           "to the norm (as in `PerSampleClippedLinear` later); every other row, a row of "
-           "zeros included, unchanged, and nothing `nan`; for `max_norm` any positive float "
-           "(`1e300` and `1e-300` included) and rows whose squared norm (the sum of their "
-           "squares) is a normal number (from `torch.finfo(dtype).tiny` to `.max`) in float64 "
-           "or float32, as long as a clipped row's `max_norm / norm` is at least $10^{-310}$ in "
-           "float64 ($10^{-39}$ in float32), and for a float16 `grad_output` with `max_norm` "
-           "from 0.1 to 2 and rows of norm up to $10^4 \\cdot$ `max_norm`; `None` for "
-           "`max_norm`;",
+           "to the norm; every other row, a row of zeros included, unchanged, and nothing "
+           "`nan`; for `max_norm` any positive float and float64, float32 or float16 rows, in "
+           "the range below; `None` for `max_norm`;",
            {"ClipGradientNorm/whole-norm": "global norm, as clip_grad_norm_",
             "ClipGradientNorm/ignores-max-norm": "factor ignores max_norm",
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
@@ -110,14 +105,9 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
            {"PerSampleClippedLinear/clips-grad-x": "grad_x clipped too"}),
     Clause("backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of "
            "`weight`, each scaled by $\\min(1,\\ m / \\lVert\\text{that gradient}\\rVert)$ with "
-           "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm (as in "
-           "`ClipGradientNorm`); a sample whose gradient is 0 keeps factor 1, and nothing is "
-           "`nan`; for `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and "
-           "$10^{60}$ in magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and "
-           "`out` are, as long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least "
-           "$10^{-310}$ ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of "
-           "`x` and `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about "
-           "$2.2 \\cdot 10^{-308}$; $1.2 \\cdot 10^{-38}$); `None` for `max_norm`;",
+           "$m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm; a sample "
+           "whose gradient is 0 keeps factor 1, and nothing is `nan`; in float64 and float32, in "
+           "the range below; `None` for `max_norm`;",
            {"PerSampleClippedLinear/no-clipping": "no clipping",
             "PerSampleClippedLinear/norm-of-g-alone": "clipped by ||g_n|| alone",
             "PerSampleClippedLinear/norm-of-x-alone": "clipped by ||x_n|| alone",
@@ -143,12 +133,11 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/nan-on-zeros-at-tiny-max-norm": "the lesson's former "
                                                                     "solution, (m / norms)"
                                                                     ".clamp(max=1)"}),
-    Clause("backward never builds a sample's gradient of `weight`, whole or in part: no tensor "
-           "(nor NumPy array) holding pieces of two or more samples' gradients side by side, "
-           "scaled or not (the "
-           "`(N, out, in)` stack, a block of it such as its first `out // 2` rows, a slice such "
-           "as `[:, o, :]`, in any layout), not even for a moment, and no loop over samples (one "
-           "step per sample that builds or adds its `(out, in)` gradient, in place or not);",
+    Clause("backward never builds a sample's gradient of `weight`, whole or in part, in any "
+           "layout: no tensor or NumPy array holding pieces of two or more samples' gradients "
+           "side by side, scaled or not (a block or a slice of the `(N, out, in)` stack too), not "
+           "even for a moment, and no loop over samples (one step per sample that builds or "
+           "adds its `(out, in)` gradient, in place or not);",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "

@@ -23,8 +23,9 @@ _BROADCAST = ("the norms (N,) become (1, N), which broadcast against grad_output
 _ONE_CODE = ("one sign code in {-1, 0, 1} in another dtype: exact, and still one tensor no larger "
              "than y for float32 and float64 x, which the contract's budget (the bytes x's own "
              "entry takes) allows")
-_AT_MAX_NORM_SAMPLE = ("at norm == max_norm the factor max_norm / norm is 1 to the last bit: "
-                       "both branches give factor 1")
+_SCALE_GUARD = ("the norm is scaled by the row's largest entry or by 1, the same norm either way "
+                "for rows whose squared norm is normal; a row of zeros gets 0 / 0 = nan, which "
+                "where's norms > max_norm reads as False: the row passes unchanged")
 _INPUT_COPY_LINEAR = ("the contract bounds the tensors backward creates (none per sample, "
                       "output and input), not what forward saves: a copy of x or weight holds "
                       "the same values")
@@ -51,9 +52,6 @@ EQUIVALENTS = [
     EquivalentMutant('GradientReversal', 'add_copy',
                      'return x',
                      'return x.clone()', _IDENTITY),
-    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
-                     'return torch.where(norms > ctx.max_norm, scaled, grad_output), None',
-                     'return torch.where(norms >= ctx.max_norm, scaled, grad_output), None', _AT_MAX_NORM),
     EquivalentMutant('SoftThreshold', 'save_copy',
                      "ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there",
                      "ctx.save_for_backward(shrunk.clone())  # y != 0 exactly where |x| > lam, with x's sign there", _FRESH_COPY),
@@ -111,21 +109,6 @@ EQUIVALENTS = [
     EquivalentMutant('PerSampleClippedLinear', 'add_copy',
                      'ctx.save_for_backward(x, weight)',
                      'ctx.save_for_backward(x, weight.contiguous())', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
-                     'ctx.save_for_backward(xt, weight)',
-                     'ctx.save_for_backward(xt.clone(), weight)', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
-                     'ctx.save_for_backward(xt, weight)',
-                     'ctx.save_for_backward(xt, weight.contiguous())', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
-                     'ctx.save_for_backward(xt, weight)',
-                     'ctx.save_for_backward(xt, weight.clone())', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'add_copy',
-                     'ctx.save_for_backward(xt, weight)',
-                     'ctx.save_for_backward(xt.contiguous(), weight)', _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'flip_keepdim',
-                     'norms = grad_output.norm(dim=1) * xt.norm(dim=0)',
-                     'norms = grad_output.norm(dim=1) * xt.norm(dim=0, keepdim=True)', _BROADCAST),
     EquivalentMutant('PerSampleClippedLinear', 'add_copy',
                      'ctx.save_for_backward(x, weight)',
                      'ctx.save_for_backward(x.contiguous(), weight)', _INPUT_COPY_LINEAR),
@@ -144,10 +127,6 @@ EQUIVALENTS = [
     # the torch.where answer of the fifth review
     EquivalentMutant('ClipGradientNorm', 'add_copy', 'return x', 'return x.clone()', _IDENTITY),
     EquivalentMutant('ClipGradientNorm', 'swap_comparison',
-                     'return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
-                     'return torch.where(norms >= ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None',
-                     _AT_MAX_NORM),
-    EquivalentMutant('ClipGradientNorm', 'swap_comparison',
                      'out = torch.where(norms > ctx.max_norm, g / norms * ctx.max_norm, g)',
                      'out = torch.where(norms >= ctx.max_norm, g / norms * ctx.max_norm, g)',
                      _AT_MAX_NORM),
@@ -162,14 +141,6 @@ EQUIVALENTS = [
                      'if not bool((norms >= ctx.max_norm).any()):',
                      "the early return only skips work: with a row at max_norm exactly and none "
                      "above, the torch.where path returns grad_output's values too"),
-    EquivalentMutant('PerSampleClippedLinear', 'save_copy',
-                     'ctx.save_for_backward(x if need_w else None, weight if need_x else None)',
-                     'ctx.save_for_backward(x if need_w else None, weight.clone() if need_x else None)',
-                     _INPUT_COPY_LINEAR),
-    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison',
-                     'f = torch.where(n > ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))',
-                     'f = torch.where(n >= ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))',
-                     _AT_MAX_NORM_SAMPLE),
 ]
 
 # review 53/54: an int8 sign code saved (F.softshrink forward; x - clamp(x, -lam, lam))
@@ -274,4 +245,26 @@ EQUIVALENTS += [
                      "at norm == max_norm the factor max_norm / norm (max_norm * (1 / norm) in "
                      "torch) is 1 to within one rounding: the row moves by one ulp at most, "
                      "far inside the tolerance every row is graded to"),
+    # review 56's LAPACK-style norm: the guard only picks the scale of rows whose largest entry
+    # is at or below the threshold; a row of zeros divided by 0 gets norm nan, and where's
+    # nan > max_norm is False, so it passes unchanged as well
+    EquivalentMutant('ClipGradientNorm', 'move_threshold', 'safe = torch.where(a > 0, a, torch.ones_like(a))',
+                     'safe = torch.where(a > 1e-06, a, torch.ones_like(a))', _SCALE_GUARD),
+    EquivalentMutant('ClipGradientNorm', 'move_threshold', 'safe = torch.where(a > 0, a, torch.ones_like(a))',
+                     'safe = torch.where(a > -1e-06, a, torch.ones_like(a))', _SCALE_GUARD),
+    EquivalentMutant('ClipGradientNorm', 'nudge_constant', 'safe = torch.where(a > 0, a, torch.ones_like(a))',
+                     'safe = torch.where(a > 1, a, torch.ones_like(a))', _SCALE_GUARD),
+    EquivalentMutant('ClipGradientNorm', 'nudge_constant', 'safe = torch.where(a > 0, a, torch.ones_like(a))',
+                     'safe = torch.where(a > -1, a, torch.ones_like(a))', _SCALE_GUARD),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'safe = torch.where(a > 0, a, torch.ones_like(a))',
+                     'safe = torch.where(a >= 0, a, torch.ones_like(a))', _SCALE_GUARD),
+    # review 56's sqrt-on-each-side answer: a copy of an input saved
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy', 'ctx.save_for_backward(x, weight); ctx.max_norm = max_norm',
+                     'ctx.save_for_backward(x.clone(), weight); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy', 'ctx.save_for_backward(x, weight); ctx.max_norm = max_norm',
+                     'ctx.save_for_backward(x, weight.clone()); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy', 'ctx.save_for_backward(x, weight); ctx.max_norm = max_norm',
+                     'ctx.save_for_backward(x, weight.contiguous()); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy', 'ctx.save_for_backward(x, weight); ctx.max_norm = max_norm',
+                     'ctx.save_for_backward(x.contiguous(), weight); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
 ]
