@@ -812,7 +812,8 @@ plt.show()
 #   Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
 #   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` as
-#   computed in `x`'s dtype; it returns `None` for `qmin` and `qmax`;
+#   computed in `x`'s dtype (or `x * (1 / scale)`: the appendix says where the two part, points
+#   the grader leaves unjudged); it returns `None` for `qmin` and `qmax`;
 # - forward keeps no copy of an input or of the output: the caller and the graph keep them.
 #
 # One place is left open on purpose: the **half-step band** just outside each edge of the

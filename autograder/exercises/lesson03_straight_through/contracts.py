@@ -81,7 +81,7 @@ STE_CLAUSES = {
                 "SignSTE/smooth-forward": "tanh(100 x) in forward",
                 "SignSTE/detach-trick-in-forward": "detach trick inside forward",
                 "SignSTE/forward-in-float32": "sign of a float32 copy of x",
-                "unproven:wrong-value": "integer output"}),
+                "SignSTE/wrong-output-dtype": "integer output"}),
         Clause("backward returns what autograd would give had forward computed whichever of "
                "your stand-ins never stops the gradient, for every `grad_output` and every `x`, "
                r"$\pm\infty$ and NaN included;",
@@ -144,7 +144,7 @@ STE_CLAUSES = {
                 "RoundSTE/gradient-in-float32": "gradient built in the default dtype",
                 "RoundSTE/changes-non-finite-grad-output":
                     "grad_output zeroed where it is not finite",
-                "unproven:wrong-value": "wrong sign"}),
+                "RoundSTE/wrong-gradient-sign": "wrong sign"}),
         Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
 }
@@ -165,8 +165,9 @@ FAKE_QUANTIZE_CLAUSES = (
                 "codes by the 1.5 * 2^52 trick with an early exit at 2^51"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype; it returns "
-           "`None` for `qmin` and `qmax`;",
+           "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype (or "
+           "`x * (1 / scale)`: the appendix says where the two part, points the grader leaves "
+           "unjudged); it returns `None` for `qmin` and `qmax`;",
            {"FakeQuantize/grad-x-not-clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",

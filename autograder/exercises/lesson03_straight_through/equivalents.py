@@ -169,4 +169,18 @@ EQUIVALENTS += [
           ("swap_comparison", "local = torch.where(inside, code - v, torch.where(code < "
            "ctx.qmin, ctx.qmin, ctx.qmax).to(x.dtype))", "local = torch.where(inside, code - v, "
            "torch.where(code <= ctx.qmin, ctx.qmin, ctx.qmax).to(x.dtype))", _BOTH_EDGES))),
+    # review 56's unusual FakeQuantize gates each gradient on its own line
+    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
+                     "gx = grad_output * inside if ctx.needs_input_grad[0] else None",
+                     "gx = grad_output * inside if True else None", _SKIP),
+    EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
+                     "if ctx.needs_input_grad[1] else None)", "if True else None)", _SKIP),
+    EquivalentMutant("SignClippedSTE", "save_copy", "ctx.save_for_backward(x.abs())",
+                     "ctx.save_for_backward(x.abs().clone())", _FRESH),
+    EquivalentMutant("StraightThroughSoftmax", "save_copy",
+                     "ctx.save_for_backward(torch.exp(torch.log_softmax(logits / tau, -1)))",
+                     "ctx.save_for_backward(torch.exp(torch.log_softmax(logits / tau, -1)).clone())",
+                     _FRESH),
+    EquivalentMutant("StraightThroughSoftmax", "add_copy", "ctx.save_for_backward(z)",
+                     "ctx.save_for_backward(z.contiguous())", _FRESH),
 ]
