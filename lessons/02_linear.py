@@ -455,12 +455,16 @@ show_saved("F.linear, then torch.relu",
 # $(64, 16)$, 4 bytes per element. Autograd never keeps $z$ itself: nothing saves it, so it
 # is freed as soon as the ReLU has run.
 #
-# One Function that does both may keep less. Two questions on paper before the exercise:
+# One Function that does both may keep less. Three questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
-#    backward need to know about $z$, and what is the smallest tensor that holds it?
+#    backward need to know about $z$, and how few bytes per element hold that? Lesson 01's `MyReLU` met this part: what did its
+#    forward save, and how did its backward drop entries of $G$ (and why not by multiplying,
+#    when $G$ can hold $\pm\infty$)?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
 #    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
+# 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
+#    $\partial L / \partial z$, and why? (The numbers to hit below tell the two apart.)
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
@@ -468,85 +472,6 @@ show_saved("F.linear, then torch.relu",
 # the chain rule through $x \to z \to y$: which Exercise 1 results apply, to what in place of
 # $G$?
 # </details>
-#
-# Try your answer to 1 here: `relu_keeps(z)` returns what forward would keep of $z$. The
-# checker under it checks one thing, at a $z$ with entries **exactly** 0: that what you keep
-# tells apart the entries where `torch.relu`'s backward passes `grad_output` on. Whether it is
-# the smallest tensor that does is yours to settle.
-
-# %%
-def relu_keeps(z):
-    """What forward keeps of the pre-activation z for the ReLU part of backward: question 1."""
-    ### BEGIN WORKED
-    return z > 0
-    ### LEARNER
-    return None  # question 1: the smallest tensor that holds what backward needs of z
-    ### END WORKED
-
-
-# %% tags=["skip-when-grading"]
-def check_relu_keeps():
-    """Whether what your relu_keeps keeps tells where torch.relu's backward passes grad_output
-    on, at z with exact zeros (not whether it is the smallest tensor that does)."""
-    generator = torch.Generator().manual_seed(3)
-    z = torch.randn(64, 16, generator=generator)
-    z[z.abs() < 0.5] = 0.0  # 395 of the 1024 entries exactly 0
-    for label, z in [("the numbers to hit", torch.tensor([[1.0, 0.0, 6.0], [0.0, 1.0, -3.0]])),
-                     ("z of shape (64, 16)", z)]:
-        leaf = z.clone().requires_grad_()
-        torch.relu(leaf).sum().backward()
-        passes = leaf.grad != 0  # where torch.relu's backward passes grad_output on
-        try:
-            kept = relu_keeps(z)
-        except Exception as error:  # shown, not raised: Run All goes on
-            print(f"{label:<20} ✗ raises {type(error).__name__}: "
-                  f"{str(error).splitlines()[0][:70]}")
-            continue
-        if kept is None:
-            print(f"{label:<20} not written yet: write relu_keeps, then run this cell again")
-        elif not isinstance(kept, torch.Tensor):
-            print(f"{label:<20} ✗ a {type(kept).__name__}, not a tensor")
-        elif kept.shape != z.shape:
-            print(f"{label:<20} ✗ shape {tuple(kept.shape)}, not z's {tuple(z.shape)}")
-        elif not (torch.equal(kept != 0, passes) or torch.equal(kept == 0, passes)):
-            at_zero = (kept != 0) != passes
-            where = "only at entries where z is exactly 0" if bool((z[at_zero] == 0).all()) \
-                else "at entries where z is not 0"
-            print(f"{label:<20} ✗ it marks the wrong entries, {where}: where does torch.relu "
-                  "pass grad_output on?")
-        else:
-            print(f"{label:<20} ✓ tells where torch.relu passes grad_output on (smallest? "
-                  "question 1 is yours)")
-
-
-check_relu_keeps()
-
-# %% [markdown]
-# **Predict, then run** (a third question). An overflow upstream can hand backward a `grad_output`
-# of $+\infty$ where $z < 0$ and `nan` where $z > 0$. Take $z = (-1, 2)$ and
-# $G = (+\infty, \text{nan})$: what does `torch.relu`'s backward give at each entry, and what
-# does $G$ times the mask $z > 0$ give at the first? So how should your backward drop entries?
-# Write numbers (`float("inf")`, `float("nan")`, or the text `"nan"`).
-
-# %%
-### BEGIN WORKED
-predicted_relu_backward = {"torch.relu's backward at z = -1, G = +inf": 0.0,
-                           "torch.relu's backward at z = 2, G = nan": "nan",
-                           "G * (z > 0) at z = -1, G = +inf": "nan"}
-### LEARNER
-predicted_relu_backward = {"torch.relu's backward at z = -1, G = +inf": None,
-                           "torch.relu's backward at z = 2, G = nan": None,
-                           "G * (z > 0) at z = -1, G = +inf": None}
-### END WORKED
-
-# %%
-relu_z = torch.tensor([-1.0, 2.0], requires_grad=True)
-relu_g = torch.tensor([float("inf"), float("nan")])
-torch.relu(relu_z).backward(relu_g)
-compare_all(predicted_relu_backward, {
-    "torch.relu's backward at z = -1, G = +inf": relu_z.grad[0].item(),
-    "torch.relu's backward at z = 2, G = nan": relu_z.grad[1].item(),
-    "G * (z > 0) at z = -1, G = +inf": (relu_g * (relu_z > 0))[0].item()})
 
 # %% [markdown]
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
@@ -559,7 +484,8 @@ compare_all(predicted_relu_backward, {
 # fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
 # `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your mask let the two
-# exact zeros through: which convention did lesson 01 settle on at $0$?
+# exact zeros through: which convention did lesson 01 settle on at $0$? And $(2, 2, 1)$ is
+# $G$ summed without the mask, as if the bias were added after the ReLU.
 # </details>
 
 # %% [markdown]
@@ -676,7 +602,7 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
 # 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
 # $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$
-# (the third question). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
+# (question 1). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
 # included: mending the product afterwards with `torch.nan_to_num` would rewrite those too.
 # Forward's output is the same choice: $z$ times the mask is $-\infty \cdot 0$, `nan`, where
 # a pre-activation overflows to $-\infty$ and `torch.relu` gives $0$; `torch.relu(z)`,
@@ -687,21 +613,6 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # always also passes; an optional section after the summary measures why saving `None` is
 # worth it.
 # </details>
-
-# %% [markdown]
-# ## What did fusing save?
-#
-# The same block as before, now through your Function:
-
-# %%
-show_saved("FusedLinearReLU",
-           lambda: FusedLinearReLU.apply(block_x, block_weight, block_bias))
-
-# %% [markdown]
-# The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
-# quarter, or an eighth in float64. Whether a whole network then keeps less depends on what
-# the layers around the block keep; the optional section "Fusing inside a network" predicts
-# and measures it for four networks, after the summary.
 
 # %% [markdown]
 # ## Index notation as code: `einsum` and a weight with three indices
@@ -952,11 +863,27 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # ## Optional sections (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First
-# two views of what your Functions keep (an inspector, and your layer's backward node by node),
+# what fusing saved in one block, then two views of what your Functions keep (an inspector, and your layer's backward node by node),
 # then fusing measured inside whole networks, what `F.linear` and your Functions keep with
 # frozen weights, then what the engine sums for you when a gradient comes back with extra
 # dimensions, then notes from practice (`einsum`'s swap rule among them), and last how the
 # transpose slip in `grad_x` shows itself, or hides.
+
+# %% [markdown]
+# ### What did fusing save?
+#
+# The block of the fusing section ($x$ of shape $(64, 32)$, a $(64, 16)$ output, float32), now
+# through your Function:
+
+# %%
+show_saved("FusedLinearReLU",
+           lambda: FusedLinearReLU.apply(block_x, block_weight, block_bias))
+
+# %% [markdown]
+# The $(64, 16)$ float32 output (4096 bytes) became a $(64, 16)$ mask (1024 bytes): a
+# quarter, or an eighth in float64. Whether a whole network then keeps less depends on what
+# the layers around the block keep; "Fusing inside a network" below predicts and measures it
+# for four networks.
 
 # %% [markdown]
 # ### Inside your Function, and inside a network

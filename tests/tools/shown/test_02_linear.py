@@ -1,9 +1,7 @@
-"""Lesson 02's live checkers (the Jacobian entries of x @ W.T, the fused layer's ReLU part,
-Bilinear's entry dy/dx1): each passes the worked answer, and the placeholder and the slips fail."""
+"""Lesson 02's live checkers (the Jacobian entries of x @ W.T, Bilinear's entry dy/dx1): each
+passes the worked answer, and the placeholder and the slips fail."""
 
 import itertools
-
-import torch
 
 from tests.tools.shown.lesson_code import definitions, printed
 
@@ -30,36 +28,6 @@ def test_linear_entry_checker_passes_the_worked_entries_and_names_each_slip():
                                 "= (0, 0, 1, 0)"), every_row
     transposed = _check_entries(worked["dy_dx"], lambda n, i, k, j, x, W: W[j, i])[1]
     assert transposed.startswith("dy_dW ✗ raises IndexError"), transposed
-
-
-def _check_relu(keeps) -> list[str]:
-    """What check_relu_keeps prints for ``keeps``, one line per z."""
-    return printed(definitions("02_linear", "check_relu_keeps", relu_keeps=keeps)[
-        "check_relu_keeps"])
-
-
-def test_relu_checker_passes_the_worked_mask_and_names_each_slip():
-    """Does the fused layer's question-1 checker pass the mask (and its complement), and the
-    float output too (it checks one step short: what is kept tells the entries apart, not that
-    it is the smallest tensor that does, which the exercise settles), name a float z and a mask
-    that lets the exact zeros through, and show an unwritten one as not written yet, without a
-    word on dtype or bytes?"""
-    worked = definitions("02_linear", "relu_keeps")["relu_keeps"]
-    lines = _check_relu(worked)
-    assert len(lines) == 2 and all(
-        "✓ tells where torch.relu passes grad_output on" in line for line in lines), lines
-    assert all(" ✓ " in line for line in _check_relu(lambda z: z <= 0))
-    assert all(" ✓ " in line for line in _check_relu(torch.relu))  # one step short: not sized
-    placeholder = definitions("02_linear", "relu_keeps", learner=True)["relu_keeps"]
-    assert all("not written yet" in line and "✗" not in line
-               for line in _check_relu(placeholder))  # an untouched notebook shows no failure
-    assert all("✗ it marks the wrong entries, at entries where z is not 0" in line
-               for line in _check_relu(lambda z: z))
-    at_zero = _check_relu(lambda z: z >= 0)
-    assert all("✗ it marks the wrong entries, only at entries where z is exactly 0" in line
-               for line in at_zero), at_zero
-    for line in lines + at_zero:
-        assert "bool" not in line and "byte" not in line, line
 
 
 def _check_x1(entry) -> list[str]:
