@@ -288,7 +288,7 @@ def full(submission, device) -> None:
         check_straight_through_softmax(function, overflow_values(device))
     # before the generated cases, for their proven hints (argmax of rounded logits or of a
     # softmax, a softmax shifted by the tensor's maximum)
-    with case("maxima one ulp above the runner-up"):
+    with case("maxima tied, or one ulp above the runner-up"):
         check_straight_through_softmax(function, near_ties(device, torch.float64))
     # at tau = 10 a softmax's argmax ties logits one ulp apart; at 0.7 and 10, logits / tau
     # does, for the pairs _SCALED_TIES lists

@@ -32,12 +32,12 @@ _SCALED_TIES = {(torch.float64, 0.7): (0.704,), (torch.float32, 0.7): (0.701,),
 
 
 def near_ties(device, dtype, tau=0.5) -> dict:
-    """Maxima one ulp above the runner-up: an argmax of rounded logits ties and picks first, and
-    so, at tau = 10, does an argmax of their softmax; then 1e-20 above 0, which a softmax ties
-    at any tau, and 4e-17, which float64's softmax ties at tau = 1, not at tau = 0.5. At
-    tau = 10 a row keeps the two first apart: 1e-9 (float64) or 1e-3 (float32) above the
-    runner-up, a tie only once rounded. Last, at tau = 0.7 and 10, maxima one ulp above the
-    runner-up that logits / tau (or logits * (1 / tau)) ties."""
+    """Maxima one ulp above the runner-up (one row with two tied): an argmax of rounded logits
+    ties and picks first, and so, at tau = 10, does an argmax of their softmax; then 1e-20 above
+    0, which a softmax ties at any tau, and 4e-17, which float64's softmax ties at tau = 1, not
+    at tau = 0.5. At tau = 10 a row keeps the two first apart: 1e-9 (float64) or 1e-3 (float32)
+    above the runner-up, a tie only once rounded. Last, at tau = 0.7 and 10, maxima one ulp
+    above the runner-up that logits / tau (or logits * (1 / tau)) ties."""
     one = torch.tensor(1.0, dtype=dtype)
     up = torch.nextafter(one, torch.tensor(2.0, dtype=dtype)).item()
     rows = [[1.0, up, 0.2, -1.0], [up, 1.0, 1.0, 0.0], [-0.5, 1.0, up, up],
