@@ -119,12 +119,14 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                "the norm only shortens them), float32's rounding. Which of your "
                                "tensors is float32?", mistake="ClipGradientNorm/float32-step")
         if _float32_step(function, got.device):
-            raise GradingError(f"ClipGradientNorm computes its factor in float32 arithmetic for "
+            # float32 rounds to a relative 6e-8, float16 and bfloat16 to 5e-4 and 4e-3
+            low = "float32" if float(off) < 2 ** -16 else "float16 (or bfloat16)"
+            raise GradingError(f"ClipGradientNorm computes its factor in {low} arithmetic for "
                                f"float64 rows: its clipped rows are off by a relative {off} at "
                                f"max_norm={max_norm:g}, and rows of norm 1e8 too, where an eps "
-                               "added to the norm would be lost: float32's rounding. Which of "
-                               "your tensors is float32 (a .float(), a float32 constant)?",
-                               mistake="ClipGradientNorm/float32-factor")
+                               f"added to the norm would be lost: {low}'s rounding. Which of "
+                               f"your tensors is {low} (a .float() or .half(), a narrower "
+                               "constant)?", mistake="ClipGradientNorm/float32-factor")
         raise GradingError(f"ClipGradientNorm's clipped rows are off by a relative {off} at "
                            f"max_norm={max_norm:g}: the factor is max_norm / norm exactly, "
                            "with nothing added to the norm (an eps, as torch.renorm's, shows once "

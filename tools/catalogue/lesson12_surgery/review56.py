@@ -5,7 +5,9 @@ where on norm > max_norm); max_norm 1e300 in float32 rounds to inf, where clamp(
 raises; and grad_output * max_norm / norm underflows for a row of norm 5e-150 at 1e-300 (the
 probe PerSampleClippedLinear had, now shared). Unusual answers of earlier reviews that these
 cases fail move to MISTAKES here (``regraded``), with where-form versions kept as Unusual. A
-(N, out, in) stack built in NumPy is seen by what backward allocates outside torch."""
+(N, out, in) stack built in NumPy is seen by what backward allocates outside torch. A factor
+computed in float16 for float64 rows was named as float32: the message now names the width its
+error shows."""
 from .. import Mistake, Unusual, edit
 from .review55 import _CLIP, _CLIP_RIGHT, _PS, _PS_RIGHT
 
@@ -147,6 +149,11 @@ MISTAKES = [
             _NAN32, _FORMER_CLIP),
     Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
             'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
+    Mistake('ClipGradientNorm', 'the norm computed in float16 for float64 rows (was named as '
+            'float32)', 'computes its factor in float16 (or bfloat16) arithmetic',
+            edit(_CLIP, ("norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)",
+                         "norms = torch.linalg.vector_norm(grad_output.half(), dim=-1, "
+                         "keepdim=True).to(grad_output.dtype)"))),
     Mistake('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
             _NAN32, _FORMER_PS),
     Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
