@@ -512,9 +512,10 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops to
 # 1, but a positive factor cannot change a **direction**, so the cosine does not move, and the
 # mislabelled sample still sets the direction. Clipping
-# each row of the predictions' gradient bounds what any one sample can contribute before the
-# samples are summed, so the 63 clean samples get their say back, and the cosine rises close
-# to 1. (For a squared error, clipping the per-sample gradient at the prediction is a
+# each row of the predictions' gradient bounds each sample's gradient at the predictions
+# before the samples are summed (its gradient of a weight still scales with its input, as
+# the last exercise shows), so the 63 clean samples get their say back, and the cosine rises
+# close to 1. (For a squared error, clipping the per-sample gradient at the prediction is a
 # multi-dimensional cousin of the Huber loss.) The price is per-sample norms, which the
 # global clip never needs; differentially private training (the last exercise) pays it on
 # purpose.
@@ -1537,7 +1538,8 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 #
 # A Function may return a gradient that is not its derivative, on purpose: gradient reversal
 # makes a min-max game trainable by one backward pass, and clipping each row of
-# `grad_output` bounds what one sample contributes, which clipping the parameters cannot. Such
+# `grad_output` bounds each sample's gradient there, before the sum, which clipping the
+# parameters cannot. Such
 # Functions are checked against the gradient they are meant to return, not by gradcheck. To
 # find a wrong gradient: gradcheck's report names the input; tensor and module hooks show
 # where a gradient changes (a module hook registered before the forward, both removed after);
