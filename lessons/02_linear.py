@@ -365,39 +365,34 @@ from autograder import grade; grade("MyLinearFunction", MyLinearFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### Compare: the worked example in code
+# <details><summary><b>Compare: the worked example in code</b>, after your self-check is
+# green</summary>
 #
 # `FeatureScale`'s two formulas as a Function, beside yours: its parameter's sum over the
 # positions, written for every number of leading dimensions, and its gradients computed only
-# where `ctx.needs_input_grad` asks. `gradcheck` with no leading dimension, one, and two:
-
-# %%
-class FeatureScale(torch.autograd.Function):
-    """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
-
-    @staticmethod
-    def forward(ctx, x, s):
-        ctx.save_for_backward(x, s)
-        return x * s
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, s = ctx.saved_tensors
-        grad_x = grad_s = None  # None: this input does not require grad
-        if ctx.needs_input_grad[0]:
-            grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
-        if ctx.needs_input_grad[1]:
-            d = s.shape[0]
-            grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
-        return grad_x, grad_s
-
-
-# %%
-s = torch.randn(4, dtype=torch.float64, requires_grad=True)
-for shape in [(4,), (5, 4), (2, 3, 4)]:
-    x = torch.randn(shape, dtype=torch.float64, requires_grad=True)
-    print(f"x of shape {str(shape):<10} gradcheck:",
-          torch.autograd.gradcheck(FeatureScale.apply, (x, s)))
+# where `ctx.needs_input_grad` asks.
+#
+# ```python
+# class FeatureScale(torch.autograd.Function):
+#     """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
+#
+#     @staticmethod
+#     def forward(ctx, x, s):
+#         ctx.save_for_backward(x, s)
+#         return x * s
+#
+#     @staticmethod
+#     def backward(ctx, grad_output):
+#         x, s = ctx.saved_tensors
+#         grad_x = grad_s = None  # None: this input does not require grad
+#         if ctx.needs_input_grad[0]:
+#             grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
+#         if ctx.needs_input_grad[1]:
+#             d = s.shape[0]
+#             grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
+#         return grad_x, grad_s
+# ```
+# </details>
 
 # %% [markdown]
 # The work your backward does, next to PyTorch's:
@@ -458,9 +453,9 @@ show_saved("F.linear, then torch.relu",
 # One Function that does both may keep less. Three questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
-#    backward need to know about $z$, and how few bytes per element hold that? Lesson 01's `MyReLU` met this part: what did its
-#    forward save, and how did its backward drop entries of $G$ (and why not by multiplying,
-#    when $G$ can hold $\pm\infty$)?
+#    backward need to know about $z$, and how few bytes per element hold that? Lesson 01's
+#    `MyReLU` met this part: what did its forward save, and how did its backward drop entries
+#    of $G$ (and why not by multiplying, when $G$ can hold $\pm\infty$)?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
 #    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
 # 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or

@@ -223,7 +223,7 @@ def check_bias_gradient_masked(function, spec: Spec, device) -> None:
             "grad_bias sums grad_output where the pre-activation is <= 0 too, as if the bias "
             "were added after the ReLU: it is added before, so where the ReLU is off no "
             "gradient reaches the bias either. What takes grad_output's place in grad_bias, as "
-            "in grad_x and grad_weight?", mistake=f"{spec.name}/grad-bias-unmasked")
+            "in grad_x and grad_weight (question 3 before the exercise)?", mistake=f"{spec.name}/grad-bias-unmasked")
 
 
 def _matches(function, spec: Spec, values: dict) -> bool:
