@@ -253,11 +253,13 @@ compare_all(predicted_gradcheck, {
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
 # the self-check and the hidden tests check:
 #
-# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any
-#   finite value (`x = 0` included, and `x` whose square overflows to inf): the value and the
-#   gradient autograd gives `x ** 2`;
-# - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive
-#   at once, never the Jacobian as a matrix;
+# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any finite
+#   value (`x = 0` included, and `x` whose square overflows to inf, or underflows to 0 or to a
+#   subnormal number): the value and the gradient autograd gives `x ** 2`;
+# - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive at
+#   once, never the Jacobian as a matrix;
+# - `x` in any layout torch's own ops accept: transposed, a column slice of a wider tensor, or
+#   expanded (strides other than its shape's): the same value and gradient;
 # - forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it from
 #   `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a global;
 # - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
@@ -492,7 +494,10 @@ compare_all(predicted_shift, {
 # The contract, which the self-check and the hidden tests check:
 #
 # - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any Python
-#   floats, 0 and tiny ones (`5e-8`) included: the value and the gradients autograd gives;
+#   floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`,
+#   `1e-200` beside `1e200`) included: the value and the gradients autograd gives;
+# - `x1` and `x2` in any layout torch's own ops accept, each alone or both: transposed, a column
+#   slice of a wider tensor, or expanded: the same value and gradients;
 # - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at
 #   once, never a Jacobian as a matrix;
 # - backward returns one value for each of the four inputs;
@@ -689,6 +694,8 @@ compare_all(predicted_first_difference, {
 #   ($0$ included), each gradient of its input's shape;
 # - backward's memory is linear in the sizes: at most a few tensors of the output's size alive
 #   at once, never a Jacobian as a matrix;
+# - `u` and `v` of any stride, each alone or both: every other element of a longer tensor, or
+#   expanded (stride 0): the same value and gradients;
 # - a gradient for each input only when it is needed, `None` otherwise (can backward tell
 #   which inputs need none?);
 # - forward keeps only `u` and `v`, in the way autograd guards against in-place changes, and
@@ -861,7 +868,7 @@ else:
 # | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, which the self-check measures, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
 # | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
-# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0, and `inf` where `x ** 2` overflows (`x = 1e160` in float64), where `2x` is finite | `2 * x`: nothing to divide by, nothing squared |
+# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0, `inf` where `x ** 2` overflows (`x = 1e160` in float64), where `2x` is finite, and `0` or a few digits off where `x ** 2` underflows (`x = 1e-170`, or a subnormal square such as `x = 3e-160`), where `2x` is not small enough to vanish | `2 * x`: nothing to divide by, nothing squared |
 # | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
 # | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
 # | a copy of `x` in a global keyed by `id(ctx)`, read by backward | no call overwrites it, but neither the in-place guard nor saved-tensor hooks see it, and it outlives the graph unless backward removes it | read `x` from `ctx.saved_tensors`, keep no other copy |

@@ -3,20 +3,33 @@ the checks that enforce each and a wrong answer each check fails (autograder.cla
 
 from ...clauses import Clause
 
+# the layouts each exercise's domain tries (autograder.domain.LAYOUTS): the grader quotes these
+# words when one fails, and the lesson's contract lists them
+SQUARE_LAYOUTS = ("`x` in any layout torch's own ops accept: transposed, a column slice of a "
+                  "wider tensor, or expanded (strides other than its shape's)")
+WEIGHTED_SUM_LAYOUTS = ("`x1` and `x2` in any layout torch's own ops accept, each alone or both: "
+                        "transposed, a column slice of a wider tensor, or expanded")
+OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other element of a longer "
+                 "tensor, or expanded (stride 0)")
+
 
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
-           "finite value (`x = 0` included, and `x` whose square overflows to inf): the value and "
-           "the gradient autograd gives `x ** 2`;",
+           "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows to "
+           "0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
                                             "overflows",
+            "Square/underflows-from-output": "2 * y / x guarded at x = 0 and where y is inf: "
+                                             "0 where x ** 2 underflows",
             "Square/ignores-grad-output": "forgets grad_output",
             "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
     Clause("backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size "
            "alive at once, never the Jacobian as a matrix;",
            {"Square/builds-jacobian": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
+    Clause(f"{SQUARE_LAYOUTS}: the same value and gradient;",
+           {"case:transposed inputs": "x flattened with .view(-1) in forward"}),
     Clause("forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it "
            "from `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a "
            "global;",
@@ -38,15 +51,19 @@ SQUARE_CLAUSES = (
 
 WEIGHTED_SUM_CLAUSES = (
     Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any "
-           "Python floats, 0 and tiny ones (`5e-8`) included: the value and the gradients "
-           "autograd gives;",
+           "Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside "
+           "`1.0`, `1e-200` beside `1e200`) included: the value and the gradients autograd "
+           "gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
             "WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
             "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
             "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack",
-            "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0"}),
+            "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0",
+            "WeightedSum/weight-ratio": "grad_x2 as grad_x1 * (w2 / w1), guarded at w1 = 0"}),
+    Clause(f"{WEIGHTED_SUM_LAYOUTS}: the same value and gradients;",
+           {"case:transposed inputs": "x1 and x2 flattened with .view(-1) in forward"}),
     Clause("backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive "
            "at once, never a Jacobian as a matrix;",
            {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye"}),
@@ -83,6 +100,8 @@ OUTER_CLAUSES = (
     Clause("backward's memory is linear in the sizes: at most a few tensors of the output's size "
            "alive at once, never a Jacobian as a matrix;",
            {"Outer/builds-jacobian": "both Jacobians built and summed over the outputs"}),
+    Clause(f"{OUTER_LAYOUTS}: the same value and gradients;",
+           {"case:column slice inputs": "u spread down the rows with as_strided, stride 1"}),
     Clause("a gradient for each input only when it is needed, `None` otherwise (can backward tell "
            "which inputs need none?);",
            {"Outer/computes-frozen-gradient": "ignores needs_input_grad",

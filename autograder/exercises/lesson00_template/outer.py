@@ -15,7 +15,7 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.returned_gradients import check_returned_shapes
 from ..shared.reuse import check_second_call_after_step
-from .contracts import OUTER_CLAUSES
+from .contracts import OUTER_CLAUSES, OUTER_LAYOUTS
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import gradcheck_named
 from .linear_memory import check_backward_memory_linear
@@ -196,7 +196,7 @@ def outer_full(Outer, device) -> None:
 # u and v are 1-D by contract: no transposed layout exists (a column slice of a 1-D tensor is
 # every other element, a stride of 2)
 DOMAIN = Domain(OUTER, sampled(OUTER, {"u": (4,), "v": (3,)}), layouts=("column slice", "expanded"),
-                layout_clause="1-D u (m,) and v (n,) of any stride")
+                layout_clause=OUTER_LAYOUTS)
 
 
 EXERCISES = [

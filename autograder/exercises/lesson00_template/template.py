@@ -11,13 +11,15 @@ from ...exercise import Exercise, sample
 from ...probes import reachable
 from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
-from .contracts import SQUARE_CLAUSES, WEIGHTED_SUM_CLAUSES
+from .contracts import (SQUARE_CLAUSES, SQUARE_LAYOUTS, WEIGHTED_SUM_CLAUSES,
+                        WEIGHTED_SUM_LAYOUTS)
 from ..shared.reuse import check_second_call_after_step
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import check_empty_shapes, gradcheck_named
 from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: F401
                       check_no_state_on_inputs, check_one_ctx_per_call_weights,
-                      check_tiny_weights, check_weight_special_cases,
+                      check_extreme_weights, check_tiny_weights,
+                      check_weight_special_cases,
                       check_weights_kept_as_floats, check_weights_not_rounded,
                       check_weights_not_swapped)
 from .linear_memory import check_backward_memory_linear
@@ -108,6 +110,50 @@ def check_square_large_x(function, device) -> None:
     covers("x whose square overflows")
 
 
+# per dtype, an |x| whose square underflows to 0, one whose square is subnormal (a few digits
+# left), and one whose square is a normal number but which a narrower dtype flushes (float32's
+# range ends near 1e-45, float16's near 6e-8): 2x is a normal number at all of them
+SMALL_X = {torch.float64: (1e-170, 3e-160, 1e-50), torch.float32: (1e-25, 3e-22, 1e-7)}
+SMALL_RTOL = {torch.float64: 1e-12, torch.float32: 1e-5}
+
+
+def check_square_small_x(function, device) -> None:
+    """x so small that x ** 2 underflows to 0 (1e-170 in float64, 1e-25 in float32) or to a
+    subnormal with few digits (3e-160, 3e-22) while 2x is a normal number: a gradient recovered
+    from the saved output (2 * y / x, guarded at x = 0 and where y is inf) is 0 or a few digits
+    off there; compared relatively (the true gradient is tiny), named, in both dtypes."""
+    for dtype, (zero, subnormal, moderate) in SMALL_X.items():
+        # the last two right unless the arithmetic is narrower (0.3711: no bfloat16 holds it)
+        x = torch.tensor([zero, -zero, subnormal, -subnormal, moderate, 0.3711], dtype=dtype,
+                         device=device)
+        inputs = make_inputs({"x": x})
+        forward = run_forward(function, SQUARE, inputs)
+        grad_output = torch.full_like(x, 0.25)
+        grad, = run_backward(SQUARE, forward.output, inputs, grad_output).grads
+        if not (isinstance(grad, torch.Tensor) and grad.shape == x.shape):
+            continue  # named by the checks above
+        truth = 2 * x.double() * 0.25
+        got = grad.detach().double()
+        bad = (~((got - truth).abs() <= SMALL_RTOL[dtype] * truth.abs())).nonzero().flatten()
+        if (len(bad) == 0 or bad[-1].item() >= 4
+                or any(saved.tensor.dtype != dtype for saved in forward.saved)):
+            continue  # a narrower copy saved, or narrower arithmetic: named by later checks
+        at = bad[0].item()
+        from_output = any(saved.role == "output" for saved in forward.saved)
+        square = (x[at] ** 2).item()
+        raise GradingError(
+            f"your gradient for x is {got[at].item():.6g} at x = {x[at].item():g} ({dtype}), "
+            f"where autograd gives 2x * grad_output = {truth[at].item():.6g}: x ** 2 "
+            + ("underflows to 0 there" if square == 0 else
+               f"is {square:.4g} there, a subnormal number with few digits left")
+            + ", 2x does not; "
+            + ("backward computes from the saved output (2 * y / x?)"
+               if from_output else "does backward square x, or divide by it?")
+            + " Any finite x is in the contract, the tiny ones too: which saved tensor gives 2x "
+            "without passing through x ** 2?", mistake="Square/underflows-from-output")
+    covers("x whose square underflows")
+
+
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
@@ -142,6 +188,7 @@ def square_full(Square, device) -> None:
     # last: a float32 copy saved, or float32 arithmetic, overflows there too, and is named
     # by the checks above
     check_square_large_x(function, device)
+    check_square_small_x(function, device)
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
@@ -161,6 +208,7 @@ def weighted_sum_full(WeightedSum, device) -> None:
     check_weights_not_rounded(function, device)
     check_weight_special_cases(function, device)
     check_tiny_weights(function, device)
+    check_extreme_weights(function, device)
     covers("a weight of 0")
     covers("0-d inputs")
     check_one_ctx_per_call_weights(function, device)
@@ -184,18 +232,21 @@ WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
              contract=("memory linear in the size of x", "0-d x", "x = 0", "empty x",
-                       "x whose square overflows",
+                       "x whose square overflows", "x whose square underflows",
                        "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES,
              example=lambda: (sample((4,), "cpu"),),
              domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
-                 "x": sample((3, 4), device, seed=seed, dtype=dtype)})),
+                 "x": sample((3, 4), device, seed=seed, dtype=dtype)},
+                 layout_clause=SQUARE_LAYOUTS)),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
-             contract=("memory linear in the sizes", "a weight of 0", "tiny weights", "0-d inputs",
+             contract=("memory linear in the sizes", "a weight of 0", "tiny weights",
+                       "weights at the ends of the range", "0-d inputs",
                        "empty inputs", "float32"),
              clauses=WEIGHTED_SUM_CLAUSES,
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
              domain=Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,
                            w2=-2.0: _weighted_values((3, 4), device, w1, w2, seed, dtype),
-                           constants={"w1": WEIGHT, "w2": WEIGHT})),
+                           constants={"w1": WEIGHT, "w2": WEIGHT},
+                           layout_clause=WEIGHTED_SUM_LAYOUTS)),
 ]
