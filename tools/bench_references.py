@@ -84,16 +84,6 @@ def best_times(steps: dict, device: torch.device, rounds: int) -> dict:
     return best
 
 
-def cuda_peak(step, device: torch.device) -> int:
-    """Bytes allocated at the peak of ``step`` above what was allocated before it."""
-    synchronize(device)
-    torch.cuda.reset_peak_memory_stats(device)
-    base = torch.cuda.memory_allocated(device)
-    step()
-    synchronize(device)
-    return torch.cuda.max_memory_allocated(device) - base
-
-
 def mib(nbytes: float) -> str:
     return f"{nbytes / 2**20:,.2f} MiB"
 

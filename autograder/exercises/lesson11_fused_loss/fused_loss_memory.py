@@ -1,11 +1,12 @@
 """Lesson 11, linear_cross_entropy's memory: no tensor near the N x V logits, forward or
-backward, in any grad mode; on CUDA, the peak of each pass under a budget."""
+backward, in any grad mode (the contract bounds each tensor, not how many live at once: the
+peak is the lesson's measurement, not a grade)."""
 
 import torch
 
 from ...checks import case, make_inputs, run_backward, run_forward
 from ...errors import GradingError
-from ...memory import _MATMULS, TensorAccounting, cuda_peak
+from ...memory import _MATMULS, TensorAccounting
 from .fused_loss_work import LCE, NAME, Called, _describe, _sizes
 
 
@@ -47,26 +48,3 @@ def check_largest_tensor(function: Called, values: dict) -> None:
                     f"({largest.numel} elements, by {largest.op}) where chunks need at most "
                     f"{limit}: {advice} (with {_describe(values)})",
                     mistake="linear_cross_entropy/materialises-logits")
-
-
-def check_lce_cuda_peak(function: Called, values: dict) -> None:
-    """On CUDA: the peak in forward and backward stays under three tensors the size of each
-    input (copies, gradients, accumulators: up to float64) and half the N x V logits (the
-    contract bounds each tensor, not how many chunks live at once)."""
-    N, d, V, chunk = _sizes(values)
-    width = max(values["x"].element_size(), 4)
-    budget = 3 * (N * d + V * d) * 8 + N * V // 2 * width
-    inputs = make_inputs(values)
-    held = {}
-    with case(_describe(values)):
-        peaks = {"forward": cuda_peak(lambda: held.update(loss=function.apply(*inputs.values())),
-                                      values["x"].device),
-                 "backward": cuda_peak(lambda: held["loss"].backward(), values["x"].device)}
-    for phase, peak in peaks.items():
-        if peak > budget:
-            raise GradingError(
-                f"{NAME}'s {phase} allocated {peak} bytes at its CUDA peak, over {budget}: three "
-                f"float64 tensors the size of each input and half the N x V logits (all of "
-                f"them: {N * V * width} bytes): "
-                f"compute chunk_size rows of logits at a time and let each chunk go before the "
-                f"next (with {_describe(values)})")
