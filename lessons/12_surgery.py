@@ -350,8 +350,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    leading dimensions?
 # 4. `max_norm` may be any positive float, `1e300` or `1e-300` as well as 1. Your factor is a
 #    product or quotient of $g_r$, $m$ and $n_r$: which orders of those steps keep every
-#    intermediate inside float64's range (about $10^{\pm 308}$) at both ends, for a row of
-#    norm $5 \cdot 10^{10}$?
+#    intermediate inside float64's range (about $10^{\pm 308}$) at both ends, for rows of
+#    norm $5 \cdot 10^{10}$ and $5 \cdot 10^{-150}$?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: one row</summary>
@@ -443,7 +443,7 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # `(max_norm / norms).clamp(max=1)` it relies on $m / 0 = +\infty$ for a row of zeros, which
 # fails in float32 at `max_norm = 1e-300`: the Python float rounds to 0 there and $0 / 0$ is
 # `nan`. Choosing by `norms > max_norm` (`torch.where`) keeps a row of zeros whatever `max_norm`
-# rounds to, as the solution does; `grad_output * (max_norm / norms)` then divides first, since
+# rounds to; the chosen branch, `grad_output * (max_norm / norms)`, divides first, since
 # `grad_output * max_norm` underflows for a row of norm $5 \cdot 10^{-150}$ at `1e-300`.
 # </details>
 
