@@ -57,7 +57,7 @@ REVERSIBLE_CLAUSES = (
 
 CHECKPOINTING_CLAUSES = (
     Clause("**returns** `run_fn(*args)`, one tensor;",
-           {"unproven:wrong-value": "forward returns (output,), a tuple"}),
+           {C + "output-not-a-tensor": "forward returns (output,), a tuple"}),
     Clause("**keeps** for backward its tensor arguments and nothing more, besides the random "
            "states it restores (on `ctx` or through `ctx.save_for_backward`, either will do): no "
            "copy of an argument, and no other tensor on `ctx` outside `ctx.save_for_backward`;",
