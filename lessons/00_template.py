@@ -267,6 +267,12 @@ compare_all(predicted_gradcheck, {
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
+# *Layouts*, for the third and fourth bullets: a tensor's strides say how many elements apart in
+# memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of a wider
+# `a`, and `r.expand(3, 4)` of a row `r` of shape `(1, 4)` (the row repeated, stride 0) are
+# views with the shape you expect and strides a fresh tensor of that shape would not have. Element-wise operations, `@` and
+# `.sum` take any strides; not every tensor method does.
+#
 # Answer on paper first, with the method of the worked example:
 #
 # 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
@@ -878,7 +884,7 @@ else:
 # | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
 # | `grad_u` of shape $(1, m)$ for `u` of shape $(m,)$ | the engine sums it to $(m,)$ without a word; `Outer`'s self-check names it | a gradient of its input's shape |
 # | `torch.autograd.grad` inside backward | autograd derives the gradient, not you: `Outer`'s self-check refuses it | the gradient from your own sums |
-# | `grad_output.view(-1)` in backward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` comes transposed, as `Square`'s and `Outer`'s self-checks send it | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
+# | `grad_output.view(-1)` in backward, or `x.view(-1)` in forward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` or `x` comes transposed, as the self-checks send them | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
 
 # %% [markdown]
 # ## Summary

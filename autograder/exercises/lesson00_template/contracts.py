@@ -15,8 +15,8 @@ OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other ele
 
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
-           "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows to "
-           "0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`;",
+           "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows "
+           "to 0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
@@ -51,8 +51,8 @@ SQUARE_CLAUSES = (
 
 WEIGHTED_SUM_CLAUSES = (
     Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any "
-           "Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside "
-           "`1.0`, `1e-200` beside `1e200`) included: the value and the gradients autograd "
+           "Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` "
+           "beside `1.0`, `1e-200` beside `1e200`) included: the value and the gradients autograd "
            "gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",

@@ -65,3 +65,12 @@ for _operator, _suffix in (("save_copy", ".clone()"), ("save_widened", ".double(
         EQUIVALENTS.append(EquivalentMutant(
             "WeightedSum", _operator, _SAVED_WEIGHTS,
             _SAVED_WEIGHTS.replace(_made, _made + _suffix), _WEIGHT_TENSOR))
+# review 56b's unusual answer: one float64 tensor of both weights, made in forward and read back
+# with tolist(); a copy of it, or .double() on it, is the same values in another tensor
+_BOTH_WEIGHTS = "ctx.save_for_backward(torch.tensor([w1, w2], dtype=torch.float64))"
+for _operator, _suffix in (("save_copy", ".clone()"), ("save_widened", ".double()")):
+    EQUIVALENTS.append(EquivalentMutant(
+        "WeightedSum", _operator, _BOTH_WEIGHTS,
+        _BOTH_WEIGHTS.replace("float64)", f"float64){_suffix}"),
+        "a copy of the float64 tensor of both weights forward built, or .double() on it, holds "
+        "the same two values (16 bytes); the gradients are unchanged"))

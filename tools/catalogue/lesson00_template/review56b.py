@@ -12,8 +12,10 @@ from . import review56
 from .answers import READ_UV, READ_X, SAVE_X, _outer, _square, _weighted
 
 _GUARDED = next(m.code for m in review56.MISTAKES if m.name.startswith("2 * y / x with x = 0"))
-_INF_GUARDED = edit(_GUARDED, ("2 * y / safe)", "torch.where(torch.isinf(y), 2 * x, 2 * y / safe))"))
-_SOLUTION_WEIGHTED = _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None")
+_INF_GUARDED = edit(_GUARDED, ("2 * y / safe)",
+                               "torch.where(torch.isinf(y), 2 * x, 2 * y / safe))"))
+_SOLUTION_WEIGHTED = _weighted(
+    "        return grad_output * ctx.w1, grad_output * ctx.w2, None, None")
 _RATIO = ("        g1 = grad_output * ctx.w1\n"
           "        g2 = g1 * (ctx.w2 / ctx.w1) if ctx.w1 != 0 else grad_output * ctx.w2\n"
           "        return g1, g2, None, None")
@@ -34,7 +36,8 @@ MISTAKES = [
             "x ** 2 underflows to 0 there", _INF_GUARDED),
     Mistake("Square", "2 * y / x below float64's smallest normal y guarded: wrong in float32",
             "a subnormal number with few digits left",
-            edit(_INF_GUARDED, ("2 * y / safe))", "torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))"))),
+            edit(_INF_GUARDED, ("2 * y / safe))", "torch.where(y.double() < 2.3e-308, 2 * x, "
+                                                   "2 * y / safe)))"))),
     Mistake("Square", "x flattened with .view(-1) in forward", "view size is not compatible",
             _square("        ctx.save_for_backward(x)\n        flat = x.view(-1)\n"
                     "        return (flat * flat).view(x.shape)",
@@ -48,7 +51,8 @@ MISTAKES = [
     Mistake("WeightedSum", "x1 and x2 flattened with .view(-1) in forward",
             "view size is not compatible", edit(
                 _SOLUTION_WEIGHTED, ("return w1 * x1 + w2 * x2",
-                                     "return (w1 * x1.view(-1) + w2 * x2.view(-1)).view(x1.shape)"))),
+                                     "return (w1 * x1.view(-1) + w2 * x2.view(-1))"
+                                     ".view(x1.shape)"))),
     Mistake("Outer", "u spread down the rows with as_strided, stride 1",
             "with column slice inputs", _outer(
                 READ_UV + _BOTH, forward="        ctx.save_for_backward(u, v)\n"
