@@ -267,11 +267,11 @@ compare_all(predicted_gradcheck, {
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
-# *Layouts*, for the third and fourth bullets: a tensor's strides say how many elements apart in
-# memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of a wider
-# `a`, and `r.expand(3, 4)` of a row `r` of shape `(1, 4)` (the row repeated, stride 0) are
-# views with the shape you expect and strides a fresh tensor of that shape would not have. Element-wise operations, `@` and
-# `.sum` take any strides; not every tensor method does.
+# *Layouts*, for the bullets on layouts and strides: a tensor's strides say how many elements
+# apart in memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of
+# a wider `a`, and `r.expand(3, 4)` of a row `r` of shape `(1, 4)` (the row repeated, stride 0)
+# are views with the shape you expect and strides a fresh tensor of that shape would not have.
+# Element-wise operations, `@` and `.sum` take any strides; not every tensor method does.
 #
 # Answer on paper first, with the method of the worked example:
 #
