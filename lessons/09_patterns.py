@@ -495,21 +495,27 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 #
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
 #   least one entry: the value of `torch.prod(x, dim)` and, as the gradient for each entry, $g$
-#   times the exact product of the other entries of its slice, whichever dim `dim` is, and
-#   however small a non-zero entry (the grader tries $10^{-300}$ beside $10^{150}$, and
-#   subnormal entries in float64 and float32, and compares each gradient entry with that product
-#   relative to its size). That is the gradient autograd gives `torch.prod`, except beside a
-#   subnormal entry: its backward divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives
-#   $1.0$ where the product of the others is $1.3$;
+#   times the product of the other entries of its slice, up to rounding (compared relative to
+#   its size: any order of the products passes), whichever dim `dim` is, and however small a
+#   non-zero entry, subnormals included;
 # - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
 #   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
 #   holds a zero.
 #
-# (A 0-dim `x` and an empty slice are not graded, nor a slice where a product of some of its
-# entries underflows to 0 or overflows: there the truth depends on the order of the products.
-# On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own gradient is
-# $[0, 0, 0]$ where the product of the others is $[3 \cdot 10^{-200}, 3 \cdot 10^{-200},
-# 10^{-400}]$.) Derive it:
+# <details><summary>Precision fine print (open if the self-check names a tiny or subnormal
+# entry)</summary>
+#
+# The grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and float32.
+# There the product of the others is not the gradient autograd gives `torch.prod`: its backward
+# divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives $1.0$ where the product of the
+# others is $1.3$. A 0-dim `x` and an empty slice are not graded, nor a slice where a product of
+# some of its entries underflows to 0 or overflows: there the truth depends on the order of the
+# products. On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own
+# gradient is $[0, 0, 0]$ where the product of the others is $[3 \cdot 10^{-200},
+# 3 \cdot 10^{-200}, 10^{-400}]$.
+# </details>
+#
+# Derive it:
 #
 # 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$: for which $r$ is it
 #    non-zero, and what is left of $y_r$ there once the factor $x_{s,c}$ is taken out?
@@ -979,9 +985,9 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
 #   `eps` on either side, each row on the side of `eps` where `F.normalize` puts it, in float32
-#   as in float64. For a float32 `x`, `eps` means `eps` as float32 holds it: a row whose norm
-#   is exactly that is at `eps`, which `F.normalize` counts as above, and is tried (`[0.1, 0]`
-#   with `eps=0.1`: its norm, float32's 0.10000000149, is `eps` as float32 holds it); a float64
+#   as in float64. For a float32 `x`, `eps` means `eps` as float32 holds it, whether float32
+#   rounds it up or down: a row whose norm is exactly that is at `eps`, which `F.normalize`
+#   counts as above, and is tried at several `eps`, both ends of the range included; a float64
 #   row exactly at `eps` is never tried;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
@@ -993,7 +999,10 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #
 # Near `eps`, which side a row lands on depends on the last bit of its norm, so "the side
 # where `F.normalize` puts it" means: measured as `F.normalize` measures it, in `x`'s dtype.
-# A norm written another way, or taken in a wider dtype, can differ from it by an ulp.
+# A norm written another way, or taken in a wider dtype, can differ from it by an ulp. And
+# `eps` is compared as `x`'s dtype holds it: float32 holds 0.1 as 0.10000000149, above the
+# Python float, and 0.7 as 0.69999999 and $10^{-12}$ as $9.99999996 \cdot 10^{-13}$, below it.
+# A float32 row `[0.7, 0]` with `eps=0.7` is at `eps`.
 # </details>
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
@@ -1012,9 +1021,9 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #    and tell a row below `eps` from one above it, exactly, however close to `eps` the row is?
 #    Your formula could be written with $x$ instead of $y$: in a network, when does saving the
 #    output cost less than saving $x$, and when do the two cost the same? (Compare a next layer
-#    `y @ W` with a next layer `y + 1`: which of them saves $y$?) (At a norm exactly equal to
-#    `eps`, `F.normalize`'s own gradient takes the "above" formula; the grader puts a float32
-#    row there, at `eps` as float32 holds it, never a float64 one.)
+#    `y @ W` with a next layer `y + 1`: which of them saves $y$?) At a norm exactly equal to
+#    `eps`, which formula does `F.normalize`'s own gradient take? (Try a float32 row `[0.7, 0]`
+#    with `eps=0.7` against autograd.)
 #
 # **Check your step 2 live, for one column.** Write $\partial y_j / \partial x_0$ above
 # $\varepsilon$ for one row, every $j$ at once, as a function of $y$ (a vector of length $d$)
@@ -1262,6 +1271,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
 # | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
 # | the norm taken in float64 "for accuracy" on a float32 `x` | `F.normalize` places a float32 row by its float32 norm: a row whose float32 norm is an ulp above `eps` while its exact norm is below (or the reverse) lands on the other side, and a float64 norm saved per row costs bytes of its own | the norm in `x`'s dtype, `x.norm(dim=-1)` |
+# | the float32 norm compared with `eps` in float64 (`norm.double() >= eps`) | float32 holds `eps` rounded (0.7 as 0.69999999): a row whose norm is `eps` as float32 holds it is at `eps` for `F.normalize`, so above, but below the float64 `eps` | compare in `x`'s dtype, `norm >= eps` |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 

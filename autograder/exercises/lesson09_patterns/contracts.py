@@ -40,12 +40,9 @@ BROADCAST_MUL_CLAUSES = (
 PROD_OVER_DIM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
            "has at least one entry: the value of `torch.prod(x, dim)` and, as the gradient for "
-           "each entry, $g$ times the exact product of the other entries of its slice, whichever "
-           "dim `dim` is, and however small a non-zero entry (the grader tries $10^{-300}$ beside "
-           "$10^{150}$, and subnormal entries in float64 and float32, and compares each gradient "
-           "entry with that product relative to its size). That is the gradient autograd gives "
-           "`torch.prod`, except beside a subnormal entry: its backward divides $y$ by $x$, and "
-           "on $[5 \\cdot 10^{-324}, 1.3]$ gives $1.0$ where the product of the others is $1.3$;",
+           "each entry, $g$ times the product of the other entries of its slice, up to rounding "
+           "(compared relative to its size: any order of the products passes), whichever dim "
+           "`dim` is, and however small a non-zero entry, subnormals included;",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
@@ -110,13 +107,15 @@ NORMALIZE_CLAUSES = (
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
            "**below** it (zeros included), however close to `eps` on either side, each row on "
            "the side of `eps` where `F.normalize` puts it, in float32 as in float64. For a "
-           "float32 `x`, `eps` means `eps` as float32 holds it: a row whose norm is exactly that "
-           "is at `eps`, which `F.normalize` counts as above, and is tried (`[0.1, 0]` with "
-           "`eps=0.1`: its norm, float32's 0.10000000149, is `eps` as float32 holds it); a float64 "
-           "row exactly at `eps` is never tried;",
+           "float32 `x`, `eps` means `eps` as float32 holds it, whether float32 rounds it up or "
+           "down: a row whose norm is exactly that is at `eps`, which `F.normalize` counts as "
+           "above, and is tried at several `eps`, both ends of the range included; a float64 row "
+           "exactly at `eps` is never tried;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "at-eps-float32":
                 "saves the clamped divisor; above eps told by divisor > eps",
+            NORMALIZE_ + "eps-compared-in-float64":
+                "float32 norm compared with eps in float64 (norm.double() >= eps)",
             NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
                 "above eps told from the length of y (length > 0.99)",

@@ -18,9 +18,10 @@ from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 LATER_IN_LESSON = True
 CUMMAX = Spec("CumMax", ("x", "dim"), lambda x, dim: torch.cummax(x, dim).values)
-# (x's shape, dim): first, middle, last and negative dims, a 1-D x
+# (x's shape, dim): first, middle, last and negative dims, a 1-D x (dim 0 and -1), and a dim of
+# size 1 (a running maximum of one entry)
 CASES = [((4, 6), 1), ((6,), 0), ((5, 3), 0), ((2, 3, 5), -1), ((2, 5, 3), 1), ((4, 2, 3), 0),
-         ((3, 5), -2)]
+         ((3, 5), -2), ((5,), -1), ((3, 1), 1)]
 # ties (equal running maxima: torch.cummax takes the latest) and long runs under one maximum
 TIES = torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0, 0.5, 4.0],
                      [5.0, 1.0, 2.0, 5.0, -1.0, 5.0, 0.0],

@@ -128,6 +128,14 @@ EQUIVALENTS = [
     # found by the uncapped mutants (session 56)
     _e("ProdOverDim", "move_threshold", "if x.dim() == 0:", "if x.dim() == -1e-06:", _NO_ZERO_DIM),
     _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == 1e-06:", _EMPTY_SLICE),
+    # the route through logs (review 56): nz holds no zero, and sign is +1 or -1
+    _e("ProdOverDim", "swap_comparison", "sign = torch.where(nz < 0, -1.0, 1.0).to(x.dtype)",
+       "sign = torch.where(nz <= 0, -1.0, 1.0).to(x.dtype)",
+       "nz has its zeros replaced by ones, so no entry of it is 0"),
+    _e("ProdOverDim", "swap_arithmetic",
+       "others_nz = sign.prod(dim, keepdim=True) * sign * torch.exp(total_log - logs)",
+       "others_nz = sign.prod(dim, keepdim=True) / sign * torch.exp(total_log - logs)",
+       "sign is +1 or -1, so multiplying by it and dividing by it are the same"),
     _e("ProdOverDim", "nudge_constant", "if n == 0:", "if n == -1:", _EMPTY_SLICE),
     _e("ProdOverDim", "change_dim",
        "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),",
@@ -155,4 +163,21 @@ EQUIVALENTS = [
        "out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)",
        "out.scatter_add_(ctx.dim % max(grad_output.dim(), 0), indices, grad_output)",
        _EMPTY_SLICE),
+    # CumMax's catalogued correct answers (review 56)
+    _e("CumMax", "nudge_constant", "if indices.numel() == 0:", "if indices.numel() == -1:",
+       _EMPTY),
+    _e("CumMax", "nudge_constant",
+       "flat = torch.zeros(g.numel() // max(n, 1), n, dtype=g.dtype, device=g.device)",
+       "flat = torch.zeros(g.numel() // max(n, 0), n, dtype=g.dtype, device=g.device)",
+       _EMPTY_SLICE),
+    _e("CumMax", "nudge_constant",
+       "best, where = moved[..., 0], torch.zeros_like(moved[..., 0], dtype=torch.int64)",
+       "best, where = moved[..., 0], torch.zeros_like(moved[..., -1], dtype=torch.int64)",
+       "the first and last entries along dim have the same shape: zeros of one are zeros of "
+       "the other"),
+    _e("CumMax", "nudge_constant",
+       "out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 1])",
+       "out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 2])",
+       "scatter_add_ reads src only where index has entries: the extra column of src is never "
+       "read"),
 ]

@@ -85,30 +85,52 @@ def check_float32_rows_at_eps(function, spec, device) -> None:
     raise GradingError("Normalize's gradient is wrong on a float32 row within one ulp of eps, "
                        "though right far above and far below it: does backward place each row "
                        "by its norm as F.normalize computes it, in x's dtype, tested against "
-                       f"eps exactly? ({WHERE32})", details)
+                       f"eps as x's dtype holds it? ({WHERE32})", details)
+
+
+# eps where float32 rounds eps up (0.1), then down (0.7, and 1e-12, the range's low end), then
+# holds it exactly (10, the high end): a row whose float32 norm is eps as float32 holds it
+HELD_EPS = (0.1, 0.7, 1e-12, 10.0)
+
+
+def _held(eps: float) -> str:
+    held = torch.tensor(eps, dtype=torch.float32).item()
+    side = "above" if held > eps else "below" if held < eps else "equal to"
+    return f"float32({eps:g}) = {held!r}, {side} the Python float {eps:g}"
 
 
 def check_float32_row_at_held_eps(function, spec, device) -> None:
-    """A float32 row [0.1, 0] with eps = 0.1: its norm is float32(0.1) = 0.10000000149, eps as
-    float32 holds it, above the Python float 0.1. F.normalize compares in float32 and puts the
-    row with the rows above (norm >= eps); a backward testing `norm > eps` (or a clamped
-    divisor > eps) takes it for a row below and leaves out the projection."""
-    x = torch.tensor([[0.1, 0.0]], dtype=torch.float32, device=device)
-    grad_output = torch.ones_like(x)
-    got, truth, _ = gradient_for(function, spec, {"x": x, "eps": EPS32}, grad_output=grad_output)
-    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
-        return  # the graded cases name a missing or mis-shaped gradient
-    if torch.allclose(got.to(truth.dtype), truth, rtol=1e-4, atol=1e-5):
-        return
-    details = f"got {got.tolist()}\nexpected {truth.tolist()}"
-    if torch.allclose(got.to(truth.dtype), grad_output / EPS32, rtol=1e-4, atol=1e-5):
-        raise GradingError("Normalize takes a float32 row whose norm equals eps as float32 "
-                           "holds it for a row below eps: F.normalize compares the norm with "
-                           "eps in x's dtype and counts a row at eps as above (norm >= eps), "
-                           "so a test `norm > eps`, or `divisor > eps` on a clamped divisor, "
-                           "drops its projection (with x = [[0.1, 0]], float32, eps=0.1: the "
-                           "norm is float32(0.1) = 0.10000000149; grad_output of ones)", details,
-                           mistake="Normalize/at-eps-float32")
-    raise GradingError("Normalize's gradient is wrong on a float32 row whose norm is eps as "
-                       "float32 holds it (with x = [[0.1, 0]], float32, eps=0.1, grad_output "
-                       "of ones)", details)
+    """A float32 row [eps, 0] at each eps of HELD_EPS: its norm is eps as float32 holds it,
+    which F.normalize compares with in float32 and puts with the rows above (norm >= eps). A
+    backward testing `norm > eps` (or a clamped divisor > eps) takes it for a row below at
+    every eps; one comparing with eps in float64 (`norm.double() >= eps`) only where float32
+    rounds eps down (0.7, 1e-12), so eps = 0.1 comes first and names the strict test."""
+    for eps in HELD_EPS:
+        x = torch.tensor([[eps, 0.0]], dtype=torch.float32, device=device)
+        grad_output = torch.ones_like(x)
+        got, truth, _ = gradient_for(function, spec, {"x": x, "eps": eps},
+                                     grad_output=grad_output)
+        if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+            return  # the graded cases name a missing or mis-shaped gradient
+        if torch.allclose(got.to(truth.dtype), truth, rtol=1e-4, atol=1e-5):
+            continue
+        where = (f"with x = [[{eps:g}, 0]], float32, eps={eps:g}: the norm is {_held(eps)}; "
+                 "grad_output of ones")
+        details = f"got {got.tolist()}\nexpected {truth.tolist()}"
+        below = torch.allclose(got.to(truth.dtype), grad_output / eps, rtol=1e-4, atol=1e-5)
+        if below and torch.tensor(eps, dtype=torch.float32).item() < eps:
+            raise GradingError("Normalize compares a float32 row's norm with eps in float64 "
+                               "(the Python float), not with eps as float32 holds it: where "
+                               "float32 rounds eps down, a row whose norm is eps as float32 "
+                               "holds it is below the float64 eps, yet F.normalize, comparing "
+                               "in x's dtype, counts it as at eps, so above, and projects "
+                               f"({where})", details, mistake="Normalize/eps-compared-in-float64")
+        if below:
+            raise GradingError("Normalize takes a float32 row whose norm equals eps as float32 "
+                               "holds it for a row below eps: F.normalize compares the norm with "
+                               "eps in x's dtype and counts a row at eps as above (norm >= eps), "
+                               "so a test `norm > eps`, or `divisor > eps` on a clamped divisor, "
+                               f"drops its projection ({where})", details,
+                               mistake="Normalize/at-eps-float32")
+        raise GradingError("Normalize's gradient is wrong on a float32 row whose norm is eps as "
+                           f"float32 holds it ({where})", details)

@@ -26,11 +26,12 @@ def check_exact_zeros_in_gradient(got: torch.Tensor, truth: torch.Tensor, where:
 
 # Slices with tiny non-zero entries beside large ones: none, one zero, none, and a subnormal
 # entry (below torch.finfo(x.dtype).tiny, yet not 0); float32's own subnormal slice too.
-TINY_SLICES = torch.tensor([[1e-13, 1e6, 1e7, 2.0],
+# The first tiny entry is negative: a sign taken with a tolerance (x < -1e-6) loses it.
+TINY_SLICES = torch.tensor([[-1e-13, 1e6, 1e7, 2.0],
                             [0.0, 1e-13, 3.0, -2.0],
                             [1e-300, 1e150, 2.0, 1e140],
                             [1e-310, 2.0, 3.0, -1.0]], dtype=torch.float64)
-TINY_WHERE = ("(with x of shape (4, 4), dim=1, float64: rows [1e-13, 1e6, 1e7, 2], "
+TINY_WHERE = ("(with x of shape (4, 4), dim=1, float64: rows [-1e-13, 1e6, 1e7, 2], "
               "[0, 1e-13, 3, -2], [1e-300, 1e150, 2, 1e140] and the subnormal [1e-310, 2, 3, "
               "-1], each gradient entry compared with the truth relative to its size)")
 TINY_SLICES_32 = torch.tensor([[1e-40, 2.0, 3.0, -1.0]], dtype=torch.float32)
