@@ -506,11 +506,11 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # entry)</summary>
 #
 # The grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and float32.
-# There the product of the others is not the gradient autograd gives `torch.prod`: its backward
-# divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives $1.0$ where the product of the
-# others is $1.3$. A 0-dim `x` and an empty slice are not graded, nor a slice where a product of
-# some of its entries underflows to 0 or overflows: there the truth depends on the order of the
-# products. On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own
+# Beside a subnormal entry the product of the others is not the gradient autograd gives
+# `torch.prod`: its backward divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives $1.0$
+# where the product of the others is $1.3$. A 0-dim `x` and an empty slice are not graded, nor
+# a slice where a product of some of its entries underflows to 0 or overflows: there the truth
+# depends on the order of the products. On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own
 # gradient is $[0, 0, 0]$ where the product of the others is $[3 \cdot 10^{-200},
 # 3 \cdot 10^{-200}, 10^{-400}]$.
 # </details>
