@@ -53,6 +53,10 @@ def check_operator(softplus) -> None:
     if isinstance(softplus, type) and issubclass(softplus, torch.autograd.Function):
         raise GradingError("softplus is an autograd.Function: define it as the custom operator "
                            f"{OPERATOR} with @torch.library.custom_op")
+    if isinstance(softplus, CustomOpDef) and softplus._qualname != OPERATOR:
+        raise GradingError(f"softplus is the custom operator {softplus._qualname}, where the "
+                           f"contract names {OPERATOR}: which name did you give "
+                           "@torch.library.custom_op?")
     if isinstance(softplus, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not softplus:
         raise GradingError(f"softplus is an older definition: {OPERATOR} was defined again after "
                            "it, and an old handle must not be called: re-run the cell defining "

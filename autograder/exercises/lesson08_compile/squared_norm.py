@@ -32,6 +32,10 @@ def check_operator(squared_norm) -> None:
     if isinstance(squared_norm, type):
         raise GradingError("squared_norm is a class: define it as the custom operator "
                            f"{OPERATOR} with @torch.library.custom_op")
+    if isinstance(squared_norm, CustomOpDef) and squared_norm._qualname != OPERATOR:
+        raise GradingError(f"squared_norm is the custom operator {squared_norm._qualname}, where the "
+                           f"contract names {OPERATOR}: which name did you give "
+                           "@torch.library.custom_op?")
     if isinstance(squared_norm, CustomOpDef) and _maybe_get_opdef(OPERATOR) is not squared_norm:
         raise GradingError(f"squared_norm is an older definition: {OPERATOR} was defined again "
                            "after it, and an old handle must never be called: re-run the cell "

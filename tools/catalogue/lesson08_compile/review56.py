@@ -87,4 +87,10 @@ MISTAKES = [
                                  "        return squared_norm(x, dim + 1 if dim >= 0 else dim), 0\n"
                                  "    return torch.stack([squared_norm(s, dim) "
                                  "for s in x.unbind(x_bdim)]), 0"))),
+    # review 56b: another namespace was blamed on a re-run that never happened
+    Mistake("softplus", "registered as mylib::softplus", "is the custom operator mylib::softplus",
+            _edit(SOFTPLUS, ('"autograd_course::softplus"', '"mylib::softplus"'))),
+    Mistake("squared_norm", "registered as mylib::squared_norm",
+            "is the custom operator mylib::squared_norm",
+            _edit(SQUARED_NORM, ('"autograd_course::squared_norm"', '"mylib::squared_norm"'))),
 ]
