@@ -121,6 +121,7 @@ def note_precision(label: str, got: torch.Tensor, expected: torch.Tensor, comput
         _note(_Finding(f"{label} agrees with the truth to five digits or more but is far "
                        f"outside float64's precision ({where()}): a step in float32 (a constant "
                        "such as torch.tensor(w) without dtype=, a tensor made without dtype=, a "
-                       ".float(), a float32 accumulator) loses this much, and so does a small "
-                       "constant added where the contract has none", proven=False))
+                       ".float(), a float32 accumulator) loses this much, and so do a small "
+                       "constant added and a clamp or cut-off (z.clamp(-30, 30)) where the "
+                       "contract has none", proven=False))
     return True

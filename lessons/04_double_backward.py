@@ -622,8 +622,10 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # marked backward requires grad, and only for a second pass that runs through the node. A plain
 # sum (the incoming gradient a constant 1), `torch.autograd.grad(..., inputs=x)` and
 # `torch.autograd.functional.hvp` can each lose the marked backward's share of a second
-# derivative without an error. `gradgradcheck` fails for any backward that is not truly
-# differentiable, marked or not: that is the test to trust.
+# derivative without an error. `gradgradcheck` compares your backward's derivatives with
+# finite differences, marked or not: the test to trust, but only at the points you give it. A
+# backward wrong at a single point (a kink at 0) or only where a dropped term vanishes passes at
+# points that miss it: give it `x = 0`, saturating values and any threshold your code has.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -870,14 +872,13 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
-# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`s.mul_(1 - s)`, `s` from `torch.sigmoid`) | the first `grad(..., create_graph=True)` runs and is right; the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the `s` that `mul_` overwrote) | out-of-place ops (`s * (1 - s)`) |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
-# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck` |
+# | a flag or cache kept in a global (`_needs[0] = beta.requires_grad` in forward, $3x^2$ memoised under `x.data_ptr()`) | right for one call at a time; wrong when a second call runs its forward before the first one's backward, or after an optimizer step changes `x` in place | keep what backward needs on `ctx`, one per call; read `ctx.needs_input_grad` in backward |
+# | trusting `@once_differentiable` to catch everything | `hvp` returns zeros, plain sums lose terms | test with `gradgradcheck`, at points that include 0 and the ends of your ranges |
 # | `gradgradcheck` in float32 | spurious failures | float64 |
 #
 # ## Common misconceptions
@@ -895,7 +896,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #   node. When that gradient does not require grad (a plain sum), the backward's results carry
 #   no history and their share of the second derivative is dropped silently;
 #   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node. Test with
-#   `gradgradcheck`, or make the backward a Function of its own.
+#   `gradgradcheck` at points that include 0 and saturation, or make the backward a Function
+#   of its own.
 
 # %% [markdown]
 # ## Summary
@@ -1136,6 +1138,13 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # $|\beta x|$ up to 806, past both overflows. It does try second derivatives in float64 at
 # $|\beta x| = 806$, past float64's 710, and there it names a `nan` and the points where it
 # appears.
+#
+# Two traps of this kind (an op in backward whose derivative goes wrong at some points):
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
+# | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # </details>
 
 # %% [markdown]
@@ -1418,8 +1427,8 @@ else:
 #   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
 #   silently reports zeros.
 #
-# `gradgradcheck` is the reliable test: it fails for a backward that is not truly
-# differentiable, marked or not.
+# `gradgradcheck` is the reliable test, marked or not, at the points you give it: include
+# `x = 0`, saturating values and any threshold, where a wrong second derivative can hide.
 
 # %%
 x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)

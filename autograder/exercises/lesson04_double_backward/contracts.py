@@ -55,7 +55,9 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class",
             "NumpyTanh/inner-array-on-ctx":
                 "the inner Function keeps 1 - y^2 as a NumPy array on ctx",
-            "NumpyTanh/stack-popped-empty": "y on a module-level stack, popped in backward"}),
+            "NumpyTanh/stack-popped-empty": "y on a module-level stack, popped in backward",
+            "NumpyTanh/cache-keyed-by-input":
+                "forward memoises NumPy's tanh in a global dict keyed by x.data_ptr()"}),
 )
 
 
@@ -71,7 +73,9 @@ SWISH_CLAUSES = (
             "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
             "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
                                               "NaN in float32 past |beta x| = 88.7",
-            "case:tests the other input's flag": "needs_input_grad indices swapped"}),
+            "case:tests the other input's flag": "needs_input_grad indices swapped",
+            "SwishFunction/requires-grad-shared-between-calls":
+                "beta's needs-grad flag kept in a global, set in forward"}),
     Clause("backward is differentiable: the second derivatives through it, with respect to `x`, "
            "`beta` and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;",
            {"SwishFunction/saves-intermediate": "saves the intermediate sigmoid",
@@ -113,7 +117,8 @@ CUBE_ONCE_CLAUSES = (
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
             "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
-            "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
+            "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()",
+            "CubeOnce/grad-output-one-number": "multiplies by grad_output's first entry only"}),
     Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
            "it raises once_differentiable's error when the gradient flowing into its backward "
            "requires grad (the self-check sends one that does);",
@@ -128,5 +133,6 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/state-on-class": "3x^2 as a NumPy array on the class",
             "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",
             "CubeOnce/saves-widened": "saves x squared widened to float64",
+            "CubeOnce/cache-keyed-by-input": "3x^2 memoised in a global dict keyed by x.data_ptr()",
             "case:a copy of the output": "returns a copy of the output it saves"}),
 )

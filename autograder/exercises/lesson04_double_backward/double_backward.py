@@ -28,6 +28,7 @@ from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
 from .stand_in_device import check_result_on_x_device
+from .call_probes import check_calls_independent
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -190,6 +191,7 @@ def swish_full(SwishFunction, device) -> None:
     function = check_is_function(SwishFunction, SWISH)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
         check_class_untouched(function, SWISH_DOMAIN, device)  # before the copy-kept-aside check
+        check_calls_independent(function, SWISH, swish_values((4,), device, seed=11), "(4,)")
         with swapped_flags_named(function, swish_values((3,), device)):
             _swish_checks(function, device)
 
@@ -283,7 +285,9 @@ def cube_once_full(CubeOnce, device) -> None:
     function = check_is_function(CubeOnce, CUBE_ONCE)
     with limit_nesting(function, SAVED_OUTPUT_FIX):
         check_class_untouched(function, CUBE_DOMAIN, device)  # before the copy-kept-aside check
-        numpy_return_named(lambda: _cube_once_checks(function, device))
+        numpy_return_named(lambda: (check_calls_independent(
+            function, CUBE_ONCE, {"x": sample((4,), device, seed=11)}, "(4,)"),
+            _cube_once_checks(function, device)))
 
 
 def _cube_once_checks(function, device) -> None:

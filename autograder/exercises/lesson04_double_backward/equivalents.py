@@ -289,4 +289,14 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(x, beta, s.contiguous())  # s is an output: its graph "
                      "link is kept", "s, torch.sigmoid's fresh output, is contiguous: "
                      ".contiguous() returns s itself"),
+    # catalogued answers added in review 56b
+    EquivalentMutant("SwishFunction", "ignore_needs_input_grad",
+                     "gx = grad_output * (s + beta * y * (1 - s)) if ctx.needs_input_grad[0] "
+                     "else None", "gx = grad_output * (s + beta * y * (1 - s)) if True else None",
+                     _SKIP),
+    EquivalentMutant("SwishFunction", "ignore_needs_input_grad",
+                     "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if "
+                     "ctx.needs_input_grad[1] else None",
+                     "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if True else None",
+                     _SKIP),
 ]

@@ -28,6 +28,7 @@ from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
 from .contracts import NUMPY_TANH_CLAUSES
+from .call_probes import check_calls_independent
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
@@ -331,6 +332,8 @@ def _checks(function) -> None:
         check_saves_output_itself(NUMPY_TANH, forward, inputs["x"])
         check_no_copy_saved(NUMPY_TANH, forward, inputs)
         check_backward_saves_no_copy(function, float32)
+    # after the checks that name a NumPy write (which also spoils a second call), before gradcheck
+    check_calls_independent(function, NUMPY_TANH, _values((4,), 12), "(4,)")
     with case("x of shape (4,)"):
         check_gradcheck(function, NUMPY_TANH, _values((4,), 8))
         check_gradgradcheck(function, _values((4,), 8))

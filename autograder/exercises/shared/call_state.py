@@ -166,3 +166,44 @@ def check_calls_of_two_sizes(function, spec: Spec, larger: dict, smaller: dict) 
             "block kept where calls share it (a global, the class) belongs to whichever call "
             "ran last: compute it in backward from the tensors it gets, or keep it on ctx",
             mistake=f"{spec.name}/size-shared-between-calls")
+
+
+def check_requires_grad_per_call(function, spec: Spec, values: dict) -> None:
+    """Two calls in flight on the same values: the first with every input requiring grad, the
+    second with fewer (each proper subset, none first), then the first call's backward. Which
+    inputs need a gradient is one per call (ctx.needs_input_grad); a flag kept where calls share
+    it (a global, the class) belongs to whichever call ran last, so the first call's backward
+    drops or changes a gradient it owes. Raises only when the same call alone is right."""
+    names = [n for n, v in values.items()
+             if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    subsets = [set()] + [set(names) - {n} for n in names if len(names) > 1]
+    for subset in subsets:
+        inputs = make_inputs(values)
+        output = function.apply(*inputs.values())
+        function.apply(*make_inputs(values, requires_grad=subset).values())
+        grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype, generator=torch.Generator(
+            ).manual_seed(6)).to(output.device)
+        grads = torch.autograd.grad(output, [inputs[n] for n in names], grad_output,
+                                    allow_unused=True)
+        truth = reference_gradients(spec, inputs, grad_output)
+        for name, grad in zip(names, grads):
+            if (isinstance(grad, torch.Tensor) and grad.shape == truth[name].shape
+                    and torch.allclose(grad.double(), truth[name].double())):
+                continue
+            alone = make_inputs(values)
+            again = torch.autograd.grad(function.apply(*alone.values()),
+                                        [alone[n] for n in names], grad_output, allow_unused=True)
+            if not all(isinstance(g, torch.Tensor) and g.shape == truth[n].shape
+                       and torch.allclose(g.double(), truth[n].double())
+                       for n, g in zip(names, again)):
+                return  # wrong alone: the battery's own checks name it
+            later = " and ".join(sorted(subset)) + " requiring grad" if subset else \
+                "no input requiring grad"
+            raise GradingError(
+                f"{spec.name}'s backward read which inputs need grad from another call: a call "
+                f"with every input requiring grad, then a second call's forward (with {later}), "
+                f"then the first call's backward gives grad_{name} "
+                f"{'None' if grad is None else 'wrong'}, while the same call alone is right; a "
+                "flag kept where calls share it (a global, the class) belongs to whichever call "
+                "ran last: read ctx.needs_input_grad in backward, which is one per call",
+                mistake=f"{spec.name}/requires-grad-shared-between-calls")

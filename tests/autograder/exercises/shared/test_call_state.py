@@ -57,3 +57,40 @@ def test_two_sizes_name_a_size_kept_in_a_global_and_pass_ctx():
     with pytest.raises(GradingError, match="backward used a later call's size") as info:
         check_calls_of_two_sizes(GlobalCount, SQUARE, larger, smaller)
     assert info.value.mistake == "Square/size-shared-between-calls"
+
+
+def test_requires_grad_per_call_names_a_flag_kept_in_a_global_and_passes_ctx():
+    """Does the probe (a call with x and w requiring grad, a second call's forward with fewer,
+    then the first call's backward) name a Function that keeps which inputs need grad in a
+    global, and leave one that reads ctx.needs_input_grad alone?"""
+    import pytest
+
+    from autograder.checks import Spec
+    from autograder.errors import GradingError
+    from autograder.exercises.shared.call_state import check_requires_grad_per_call
+
+    spec = Spec("Scale", ("x", "w"), lambda x, w: x * w)
+    needs = [True, True]
+
+    def scale(flags):
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                needs[:] = [x.requires_grad, w.requires_grad]
+                ctx.save_for_backward(x, w)
+                return x * w
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                x, w = ctx.saved_tensors
+                wanted = flags(ctx)
+                return (grad_output * w if wanted[0] else None,
+                        (grad_output * x).sum() if wanted[1] else None)
+        return Scale
+
+    values = {"x": torch.randn(4, dtype=torch.float64), "w": torch.tensor(1.5,
+                                                                         dtype=torch.float64)}
+    check_requires_grad_per_call(scale(lambda ctx: ctx.needs_input_grad), spec, values)
+    with pytest.raises(GradingError, match="read which inputs need grad from another call") as info:
+        check_requires_grad_per_call(scale(lambda ctx: needs), spec, values)
+    assert info.value.mistake == "Scale/requires-grad-shared-between-calls"

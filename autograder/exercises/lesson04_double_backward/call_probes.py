@@ -1,0 +1,57 @@
+"""Lesson 04: what a call keeps belongs to that call. Run early in each battery (right after the
+class check), so that a cache or flag kept in a global is named before a generic check trips on
+it, in a fresh process as after self_check: an optimizer-like in-place step between two calls
+(a cache keyed by x.data_ptr() or id(x) goes stale) and a second call in flight with fewer
+inputs requiring grad (a needs-grad flag kept in a global belongs to the last call)."""
+
+import torch
+
+from ...checks import Spec, case, check_values_and_gradients, make_inputs, reference_gradients
+from ...errors import GradingError
+from ..shared.call_state import check_requires_grad_per_call
+from ..shared.reuse import check_second_call_after_step
+
+
+def check_calls_independent(function, spec: Spec, values: dict, shape: str) -> None:
+    """One call alone first: wrong alone, the answer is left to the battery's checks unless the
+    step probe finds a cache (a cache left by an earlier run in this process can spoil the
+    first call too) or one number multiplies every entry; right alone, the two probes name
+    what calls share."""
+    with case(f"x of shape {shape}: a second call after an in-place step of the inputs"):
+        try:
+            check_values_and_gradients(function, spec, values)
+        except GradingError as error:
+            try:
+                check_second_call_after_step(function, spec, values)
+            except GradingError as cached:
+                if (cached.mistake or "").endswith("/cache-keyed-by-input"):
+                    raise cached from error
+            _name_one_number(function, spec, values, error)
+            return  # the battery's own checks name what is wrong alone
+        check_second_call_after_step(function, spec, values)
+    with case(f"x of shape {shape}: a second call in flight with fewer inputs requiring grad"):
+        check_requires_grad_per_call(function, spec, values)
+
+
+def _name_one_number(function, spec: Spec, values: dict, error: GradingError) -> None:
+    """A gradient of x's shape that is the local derivative times one number for every entry
+    (grad_output[0], its sum or its mean) where grad_output holds one number per entry."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        grad_output = 0.5 + torch.rand(output.shape, dtype=output.dtype,
+                                       generator=torch.Generator().manual_seed(8))
+        grad_x = torch.autograd.grad(output, inputs["x"], grad_output.to(output.device))[0]
+    except Exception:  # noqa: BLE001 - the battery's own message stands
+        return
+    local = reference_gradients(spec, inputs, torch.ones_like(grad_output))["x"]
+    if grad_x is None or grad_x.shape != local.shape or local.numel() < 2:
+        return
+    ratio = (grad_x / local)[local.abs() > 1e-3].detach().cpu()
+    if ratio.numel() > 1 and torch.allclose(ratio, ratio[0].expand_as(ratio), rtol=1e-6):
+        raise GradingError(
+            f"your gradient for x is the local derivative times one number ({ratio[0]:.4g}) "
+            "for every entry, where grad_output holds one number per output entry: backward "
+            "multiplies by a single value (an entry of grad_output, its sum or mean); which "
+            "entry of grad_output belongs to which entry of x?", error.details,
+            mistake=f"{spec.name}/grad-output-one-number") from error
