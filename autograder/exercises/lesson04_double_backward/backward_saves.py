@@ -32,7 +32,14 @@ def check_backward_saves_no_copy(function, values: dict) -> None:
     transposed = len(shape) == 2
     inputs = make_inputs({"x": values["x"].t().contiguous().t()} if transposed else values)
     x = inputs["x"]
-    output = function.apply(x)
+    forward_saved = []  # what NumpyTanh's own forward saves: a copy made there is its fault
+
+    def keep(tensor):
+        forward_saved.append(tensor)
+        return tensor
+
+    with saved_tensors_hooks(keep, lambda tensor: tensor):
+        output = function.apply(x)
     grad_output = (sample(shape[::-1], "cpu", seed=43).t() if transposed
                    else sample(shape, "cpu", seed=43)).to(x.dtype).requires_grad_()
     packed = []
@@ -56,6 +63,13 @@ def check_backward_saves_no_copy(function, values: dict) -> None:
                 "through it then has float32's digits only; save it as it came",
                 mistake="NumpyTanh/inner-saves-narrower")
         how = "a wider copy" if saved.dtype != held[name].dtype else "a copy"
+        if any(_shares_memory(saved, kept_there) for kept_there in forward_saved):
+            raise GradingError(
+                f"NumpyTanh's forward saves {how} of {name} ({kept}; x is transposed here), "
+                "which the Function its backward calls saves again: the graph keeps "
+                f"{name} anyway; save {name} as it came (a .clone(), .contiguous() "
+                "or dtype cast before save_for_backward makes the copy)",
+                mistake="NumpyTanh/saves-copy")
         raise GradingError(
             f"the Function NumpyTanh's backward calls saves {how} of {name} ({kept}): the graph "
             f"keeps {name} anyway, so the copy is memory for nothing; save {name} as it came "

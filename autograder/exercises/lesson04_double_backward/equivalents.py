@@ -297,6 +297,7 @@ EQUIVALENTS = [
     EquivalentMutant("SwishFunction", "ignore_needs_input_grad",
                      "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if "
                      "ctx.needs_input_grad[1] else None",
-                     "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if True else None",
+                     "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if True "
+                     "else None",
                      _SKIP),
 ]

@@ -1,15 +1,16 @@
 """Lesson 04, review 56b: state kept outside ctx, between calls: a needs-grad flag in a global
 (set by the last forward, read by an earlier call's backward), 3x^2 memoised in a global dict
 keyed by x.data_ptr() (stale after an optimizer's in-place step), NumPy's tanh memoised the same
-way in NumpyTanh.forward; a backward that multiplies by grad_output's first entry only; a clamp
-on beta * x in backward. Unusual: torch.func.vjp inside backward, expit and a float64
+way in NumpyTanh.forward; x.contiguous() saved in NumpyTanh.forward (named there, not in the
+inner Function); a backward that multiplies by grad_output's first entry only; a clamp on
+beta * x in backward. Unusual: torch.func.vjp inside backward, expit and a float64
 accumulator, a tanh-based sigmoid with the output saved, once_differentiable applied after the
 class (the reviewer's NumpyTanh with x saved and the innermost backward marked is already
 catalogued in numpy_tanh.py)."""
 
 from .. import Mistake, Unusual, edit
 from .cube_once import CUBE_READ, _cube
-from .numpy_tanh import CALL, FORWARD, RIGHT, _inner, _tanh
+from .numpy_tanh import CALL, FORWARD, INNER_ON_X, RIGHT, SAVE_X, _inner, _tanh
 from .swish import READ, RETURN, _swish
 
 NUMPY = "import numpy as np\n"
@@ -38,16 +39,25 @@ MISTAKES = [
                          "else None)"))),
     Mistake("SwishFunction", "clamps beta * x to +-30 in backward",
             "and a clamp or cut-off",
-            edit(SWISH, ("s = torch.sigmoid(beta * x)", "s = torch.sigmoid((beta * x).clamp(-30, 30))"))),
+            edit(SWISH, ("s = torch.sigmoid(beta * x)",
+                         "s = torch.sigmoid((beta * x).clamp(-30, 30))"))),
     Mistake("CubeOnce", "3x^2 memoised in a global dict keyed by x.data_ptr()",
             "returned grad_x of the old values",
-            "_CACHE = {}\n" + edit(CUBE, (LOCAL, "        key = (x.data_ptr(), tuple(x.shape), x.dtype)\n"
+            "_CACHE = {}\n" + edit(CUBE, (LOCAL, "        key = (x.data_ptr(), tuple(x.shape), "
+                                          "x.dtype)\n"
                                           "        if key not in _CACHE:\n    " + LOCAL.replace(
                                               "local =", "_CACHE[key] =") +
                                           "        local = _CACHE[key]\n"))),
     Mistake("CubeOnce", "multiplies by grad_output's first entry only",
             "the local derivative times one number",
             edit(CUBE, ("grad_output * local", "local * grad_output.reshape(-1)[0]"))),
+    Mistake("NumpyTanh", "forward saves x.contiguous(), the inner Function on (grad_output, x)",
+            "NumpyTanh's forward saves a copy of x",
+            _tanh("        x, = ctx.saved_tensors\n"
+                  "        return _TanhGradOfX.apply(grad_output, x)",
+                  INNER_ON_X, edit(SAVE_X, ("        ctx.save_for_backward(x)\n",
+                                            "        x = x.contiguous()\n"
+                                            "        ctx.save_for_backward(x)\n")))),
     Mistake("NumpyTanh", "forward memoises NumPy's tanh in a global dict keyed by x.data_ptr()",
             "returned the output of the old values",
             "_TANH = {}\n" + edit(TANH, (FORWARD, (
