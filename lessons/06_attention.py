@@ -524,8 +524,8 @@ report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().ma
 # - Every bullet of Exercise 1's contract.
 # - Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such as
 #   `mask.expand`, is fine), the output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$ or
-#   $(\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike), in the inputs' dtype or
-#   wider: **no $N_q \times N_k$ tensor kept between forward and backward**, in `ctx` or
+#   $(\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike: at most two numbers per
+#   query row), in the inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between forward and backward**, in `ctx` or
 #   anywhere else, no new mask tensor, no copy of an input or of $O$.
 # - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, no
 #   second pass for each row's maximum or sum.
@@ -844,8 +844,8 @@ check_tiled_forward()
 # %% [markdown]
 # ## Derive: the backward by tiles
 #
-# Forward saves $Q, K, V, O$ and $L$ (one float32 number per query row). In backward, for a
-# tile of query block $i$ and key block $j$:
+# Forward saves $Q, K, V, O$ and $L$ (one number per query row, float32 or wider: float64 for
+# float64 inputs). In backward, for a tile of query block $i$ and key block $j$:
 #
 # 1. How do you get the tile $P_{ij}$ back without any row statistic but $L_i$?
 # 2. Your softmax VJP needs $\operatorname{rowsum}(dP \odot P)$ for each query row: a sum over

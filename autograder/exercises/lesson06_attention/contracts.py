@@ -73,8 +73,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
     Clause("Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such "
            "as `mask.expand`, is fine), the output $O$ and the log-sum-exp $L$ of shape $(\\dots,"
-           " N_q)$ or $(\\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike), in the "
-           "inputs' dtype or wider: **no $N_q \\times N_k$ tensor kept between forward and "
+           " N_q)$ or $(\\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike: at most "
+           "two numbers per query row), in the inputs' dtype or wider: **no $N_q \\times N_k$ tensor kept between forward and "
            "backward**, in `ctx` or anywhere else, no new mask tensor, no copy of an input or of"
            " $O$.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
