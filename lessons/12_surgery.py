@@ -204,9 +204,11 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 #
 # gradcheck compares backward with central differences of **forward**, and forward is the
 # identity: the numerical Jacobian is $I$, the analytical one $-0.5\,I$. A Function that
-# changes a gradient on purpose fails gradcheck by design, like lesson 03's straight-through
-# estimators; it is checked instead against the gradient it is meant to return, which is
-# what the self-check above did.
+# changes a gradient on purpose is not its forward's derivative, like lesson 03's
+# straight-through estimators, so gradcheck has nothing to agree with: it fails here, yet at
+# `alpha = -1`, or for a clipping whose rows gradcheck never makes long enough to clip, it
+# passes without proving anything. Such a Function is checked instead against the gradient it
+# is meant to return, which is what the self-check above did.
 # </details>
 #
 # ## A model where reversal is the point
@@ -404,7 +406,7 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # `max_norm` any positive float, `1e300` and `1e-300` included (in float32 they round to `inf`
 # and to 0; a row of zeros still comes back as zeros). Rows whose squared norm (the sum of
 # their squares) is a normal number (from `torch.finfo(dtype).tiny` to `.max`) in float64 or
-# float32, as long as a clipped row's `max_norm / norm` is at least $10^{-310}$ in float64
+# float32, as long as a clipped row's `max_norm / norm` is at least $10^{-311}$ in float64
 # ($10^{-39}$ in float32). A float16 `grad_output` with `max_norm` from 0.1 to 2 and rows of
 # norm up to $10^4 \cdot$ `max_norm`.
 # </details>
