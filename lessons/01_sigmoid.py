@@ -688,9 +688,9 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
 # cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
 # them whenever an argument can be tiny. What they cost beside the plain forms depends on the
-# CPU: from about as much to several times as long (`expm1` took 3 to 4.5 times as long as
-# `exp` on one machine this lesson was checked on); the timing cell after "In practice", in
-# the optional part, measures yours.
+# CPU, either way: `log1p` was faster than `log` on the machine this lesson was last run on,
+# while `expm1` took 3 to 4.5 times as long as `exp` on another; the timing cell after "In
+# practice", in the optional part, measures yours.
 # </details>
 
 # %% [markdown]
