@@ -70,7 +70,7 @@ def test_a_view_that_assumes_contiguous_memory_fails_on_a_transposed_input(raise
                      "x, = ctx.saved_tensors\n        return (2 * x * g).view(-1).view(x.shape)")
     with raises_hint("view size is not compatible"):
         _domain_only(SQUARE).run(answer)
-    with pytest.raises(AssertionError, match="transposed inputs; contract: inputs of any layout"):
+    with pytest.raises(AssertionError, match="transposed inputs; contract: `x` in any layout"):
         _domain_only(SQUARE).run(answer)
 
 

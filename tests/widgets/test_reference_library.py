@@ -65,7 +65,10 @@ SAVES_AN_INTERMEDIATE = {"ScaledSigmoid: saves sigmoid(x), a new tensor",
                          # lesson 02 asks no double backward; the copy cuts its path to weight
                          "FusedLinearReLU: a contiguous copy of weight.T saved beside the mask",
                          "FusedLinearReLU: a contiguous weight.T and x saved only when they will "
-                         "be read"}
+                         "be read",
+                         # lesson 00 asks no double backward; a tensor of the weights made in
+                         # forward is an intermediate to the inspector like any other
+                         "WeightedSum: weights as a float64 tensor saved, read back with tolist()"}
 FLAGGED_BY_INSPECTOR = SAVES_AN_INTERMEDIATE | {
     "Square: tensor on ctx", "MySigmoid: output kept as ctx.y",
     "MySigmoid: output hidden in a list on ctx", "MyReLU: mask kept as ctx.mask",

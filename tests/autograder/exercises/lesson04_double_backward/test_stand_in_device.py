@@ -83,3 +83,13 @@ def test_result_returned_on_the_cpu_fails():
             return grad_output.cpu() * torch.as_tensor(np.square(x.cpu().numpy()) * 3)
     with pytest.raises(GradingError, match="returned its gradient on cpu, not on x's device"):
         check_result_on_x_device(Cube, CUBE_ONCE)
+
+
+def test_torch_tensor_is_left_as_it_was():
+    """A sealed kernel fails a grading that leaves torch changed: after the check, does
+    torch.Tensor hold no attribute of its own for .to and .cuda (both inherited, as before), the
+    solution's grading through real nbgrader having once lost its point to exactly that?"""
+    before = dict(vars(torch.Tensor))
+    check_result_on_x_device(_cube(lambda x, g: torch.from_numpy(
+        3 * x.cpu().numpy() ** 2).to(x.device)), CUBE_ONCE)
+    assert dict(vars(torch.Tensor)) == before
