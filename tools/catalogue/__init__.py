@@ -61,6 +61,22 @@ class Mistake:
         return PRELUDE + self.code.strip() + "\n"
 
 
+# A cache keyed by the tensor object itself (its id, confirmed by a weakref): only the same
+# tensor finds its entry, so a wrong answer built on it fails where it is meant to (a second call
+# after an in-place step), never by chance where a freed tensor's memory or id is reused.
+CACHED_BY_TENSOR = """import weakref
+_cache = {}
+
+
+def _cached(tensors, extra, make):
+    key = tuple(id(t) for t in tensors) + extra
+    hit = _cache.get(key)
+    if hit is None or any(ref() is not t for ref, t in zip(hit[0], tensors)):
+        hit = _cache[key] = ([weakref.ref(t) for t in tensors], make())
+    return hit[1]
+"""
+
+
 def edit(code: str, *changes: tuple[str, str]) -> str:
     """An answer written as another with each ``(old, new)`` replaced; fails if ``old`` is
     missing, so an edit cannot silently stop applying when its base changes."""

@@ -57,7 +57,7 @@ NUMPY_TANH_CLAUSES = (
                 "the inner Function keeps 1 - y^2 as a NumPy array on ctx",
             "NumpyTanh/stack-popped-empty": "y on a module-level stack, popped in backward",
             "NumpyTanh/cache-keyed-by-input":
-                "forward memoises NumPy's tanh in a global dict keyed by x.data_ptr()"}),
+                "forward memoises NumPy's tanh in a global cache keyed by the tensor x"}),
 )
 
 

@@ -8,7 +8,7 @@ through bfloat16; float32 arithmetic in WeightedSum's backward, named before the
 Unusual: x.detach() saved with set_materialize_grads(False) and an in-place multiply on a fresh
 tensor; torch.add with alpha= and a generator over needs_input_grad."""
 
-from .. import Mistake, Unusual, edit
+from .. import CACHED_BY_TENSOR as _CACHE, Mistake, Unusual, edit
 from .answers import READ_X, SAVE_X, _outer, _square, _weighted
 
 _SOLUTION_SQUARE = _square(SAVE_X, READ_X + "        return grad_output * 2 * x")
@@ -16,17 +16,6 @@ _SOLUTION_WEIGHTED = _weighted("        return grad_output * ctx.w1, grad_output
 _BOTH = ("        u, v = ctx.saved_tensors\n"
          "        return (grad_output @ v if ctx.needs_input_grad[0] else None,\n"
          "                u @ grad_output if ctx.needs_input_grad[1] else None)")
-_CACHE = """import weakref
-_cache = {}
-
-
-def _cached(tensors, extra, make):
-    key = tuple(id(t) for t in tensors) + extra
-    hit = _cache.get(key)
-    if hit is None or any(ref() is not t for ref, t in zip(hit[0], tensors)):
-        hit = _cache[key] = ([weakref.ref(t) for t in tensors], make())
-    return hit[1]
-"""
 _OLD_OUTPUT = "returned the output of the old values"
 
 UNUSUAL = [

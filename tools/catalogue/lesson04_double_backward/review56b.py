@@ -1,14 +1,16 @@
 """Lesson 04, review 56b: state kept outside ctx, between calls: a needs-grad flag in a global
 (set by the last forward, read by an earlier call's backward), 3x^2 memoised in a global dict
-keyed by x.data_ptr() (stale after an optimizer's in-place step), NumPy's tanh memoised the same
-way in NumpyTanh.forward; x.contiguous() saved in NumpyTanh.forward (named there, not in the
-inner Function); a backward that multiplies by grad_output's first entry only; a clamp on
-beta * x in backward. Unusual: torch.func.vjp inside backward, expit and a float64
+keyed by x.data_ptr() (stale after an optimizer's in-place step; backward's saved x is a new
+object at each unpacking, so only its memory can key it), NumPy's tanh memoised in
+NumpyTanh.forward in a cache keyed by the tensor x itself (a data_ptr key there made the
+failure's first line vary with memory reuse); x.contiguous() saved in NumpyTanh.forward
+(named there, not in the inner Function); a backward that multiplies by grad_output's first
+entry only; a clamp on beta * x in backward. Unusual: torch.func.vjp inside backward, expit and a float64
 accumulator, a tanh-based sigmoid with the output saved, once_differentiable applied after the
 class (the reviewer's NumpyTanh with x saved and the innermost backward marked is already
 catalogued in numpy_tanh.py)."""
 
-from .. import Mistake, Unusual, edit
+from .. import CACHED_BY_TENSOR, Mistake, Unusual, edit
 from .cube_once import CUBE_READ, _cube
 from .numpy_tanh import CALL, FORWARD, INNER_ON_X, RIGHT, SAVE_X, _inner, _tanh
 from .swish import READ, RETURN, _swish
@@ -58,14 +60,10 @@ MISTAKES = [
                   INNER_ON_X, edit(SAVE_X, ("        ctx.save_for_backward(x)\n",
                                             "        x = x.contiguous()\n"
                                             "        ctx.save_for_backward(x)\n")))),
-    Mistake("NumpyTanh", "forward memoises NumPy's tanh in a global dict keyed by x.data_ptr()",
-            "returned the output of the old values",
-            "_TANH = {}\n" + edit(TANH, (FORWARD, (
-                "        key = (x.data_ptr(), tuple(x.shape), tuple(x.stride()), x.dtype)\n"
-                "        if key not in _TANH:\n"
-                "            _TANH[key] = np.tanh(x.detach().numpy())\n"
-                "        y = torch.from_numpy(_TANH[key])\n"
-                "        ctx.save_for_backward(y)\n        return y")))),
+    Mistake("NumpyTanh", "forward memoises NumPy's tanh in a global cache keyed by the tensor x",
+            "returned the output of the old values", CACHED_BY_TENSOR + edit(TANH, (FORWARD, (
+                "        y = torch.from_numpy(_cached((x,), (), lambda: np.tanh(x.detach().numpy()"
+                ")))\n        ctx.save_for_backward(y)\n        return y")))),
 ]
 
 UNUSUAL = [
