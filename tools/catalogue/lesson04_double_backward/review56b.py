@@ -1,7 +1,8 @@
 """Lesson 04, review 56b: state kept outside ctx, between calls: a needs-grad flag in a global
 (set by the last forward, read by an earlier call's backward), 3x^2 memoised in a global dict
-keyed by x.data_ptr() (stale after an optimizer's in-place step; backward's saved x is a new
-object at each unpacking, so only its memory can key it), NumPy's tanh memoised in
+keyed by x.data_ptr(), x kept alive beside it (stale after an optimizer's in-place step;
+backward's saved x is a new object at each unpacking, so only its memory can key it, and a
+memory no other tensor can reuse while the cache holds it), NumPy's tanh memoised in
 NumpyTanh.forward in a cache keyed by the tensor x itself (a data_ptr key there made the
 failure's first line vary with memory reuse); x.contiguous() saved in NumpyTanh.forward
 (named there, not in the inner Function); a backward that multiplies by grad_output's first
@@ -47,9 +48,9 @@ MISTAKES = [
             "returned grad_x of the old values",
             "_CACHE = {}\n" + edit(CUBE, (LOCAL, "        key = (x.data_ptr(), tuple(x.shape), "
                                           "x.dtype)\n"
-                                          "        if key not in _CACHE:\n    " + LOCAL.replace(
-                                              "local =", "_CACHE[key] =") +
-                                          "        local = _CACHE[key]\n"))),
+                                          "        if key not in _CACHE:  # x kept alive with it\n"
+                                          "    " + LOCAL.replace("local =", "_CACHE[key] = x,") +
+                                          "        local = _CACHE[key][1]\n"))),
     Mistake("CubeOnce", "multiplies by grad_output's first entry only",
             "the local derivative times one number",
             edit(CUBE, ("grad_output * local", "local * grad_output.reshape(-1)[0]"))),
