@@ -1,7 +1,7 @@
 """Lesson 09: answers with known verdicts for ProdOverDim (the product of the others, exact
 where a slice holds one zero or several)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 from .answers import _PROD_EXACT, _prod
 
 
@@ -59,6 +59,57 @@ UNUSUAL = [
         return (grad_output.unsqueeze(-1) * before * after).movedim(-1, dim), None
 ''')),
 ]
+
+
+# PyTorch 0.3's Prod (torch/autograd/_functions/reduce.py), ported to torch 2
+PROD_03 = """
+class ProdOverDim(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input, dim):
+        ctx.dim = dim
+        ctx.input_size = input.size()
+        output = input.prod(dim)
+        ctx.save_for_backward(input, output)
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        def safe_zeros_backward(inp, dim):
+            # input:                        [    a,     b,     c]
+            # cumprod(exclusive, normal):   [1    ,     a, a * b]
+            # cumprod(exclusive, reverse):  [b * c,     c,     1]
+            # product:                      [b * c, a * c, a * b]
+            if inp.size(dim) == 1:
+                return grad_output.expand_as(inp).clone()
+            ones_size = torch.Size((inp.size()[:dim] + (1,) + inp.size()[dim + 1:]))
+            ones = grad_output.new_ones(ones_size)
+            exclusive_normal = torch.cat((ones, inp.narrow(dim, 0, inp.size(dim) - 1)),
+                                         dim).cumprod(dim)
+
+            def reverse_dim(var, dim):
+                index = torch.arange(var.size(dim) - 1, -1, -1, device=var.device)
+                return var.index_select(dim, index)
+
+            narrow_reverse = reverse_dim(inp.narrow(dim, 1, inp.size(dim) - 1), dim)
+            exclusive_reverse = reverse_dim(torch.cat((ones, narrow_reverse), dim).cumprod(dim),
+                                            dim)
+            return grad_output.expand_as(exclusive_normal).mul(
+                exclusive_normal.mul(exclusive_reverse))
+
+        input, output = ctx.saved_tensors
+        dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()
+        if len(ctx.input_size) != 1:
+            grad_output = grad_output.unsqueeze(dim)
+            output = output.unsqueeze(dim)
+        zero_mask = input == 0
+        slice_zero_count = zero_mask.sum(dim, True)
+        total_zeros = slice_zero_count.sum()
+        if total_zeros == 0:
+            grad_input = grad_output.mul(output).expand_as(input).div(input)
+        else:
+            grad_input = safe_zeros_backward(input, dim)
+        return grad_input, None
+"""
 
 
 MISTAKES = [
@@ -144,47 +195,11 @@ MISTAKES = [
     # the per-call check's calls share x's number of dims; a 1-D x beside a 2-D x tells them apart
     Mistake("ProdOverDim", "PyTorch 0.3's Prod (cumprods always) with the input size in a module "
             "global",
-            "ProdOverDim is right for each call alone", """
-class ProdOverDim(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, input, dim):
-        ctx.dim = dim
-        global INPUT_SIZE
-        INPUT_SIZE = input.size()
-        output = input.prod(dim)
-        ctx.save_for_backward(input, output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        def safe_zeros_backward(inp, dim):
-            # input:                        [    a,     b,     c]
-            # cumprod(exclusive, normal):   [1    ,     a, a * b]
-            # cumprod(exclusive, reverse):  [b * c,     c,     1]
-            # product:                      [b * c, a * c, a * b]
-            if inp.size(dim) == 1:
-                return grad_output.expand_as(inp).clone()
-            ones_size = torch.Size((inp.size()[:dim] + (1,) + inp.size()[dim + 1:]))
-            ones = grad_output.new_ones(ones_size)
-            exclusive_normal = torch.cat((ones, inp.narrow(dim, 0, inp.size(dim) - 1)),
-                                         dim).cumprod(dim)
-
-            def reverse_dim(var, dim):
-                index = torch.arange(var.size(dim) - 1, -1, -1, device=var.device)
-                return var.index_select(dim, index)
-
-            narrow_reverse = reverse_dim(inp.narrow(dim, 1, inp.size(dim) - 1), dim)
-            exclusive_reverse = reverse_dim(torch.cat((ones, narrow_reverse), dim).cumprod(dim),
-                                            dim)
-            return grad_output.expand_as(exclusive_normal).mul(
-                exclusive_normal.mul(exclusive_reverse))
-
-        input, output = ctx.saved_tensors
-        dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()
-        if len(INPUT_SIZE) != 1:
-            grad_output = grad_output.unsqueeze(dim)
-            output = output.unsqueeze(dim)
-        grad_input = safe_zeros_backward(input, dim)  # review 55c: never y / x
-        return grad_input, None
-"""),
+            "ProdOverDim is right for each call alone", edit(
+        PROD_03,
+        ("        ctx.input_size = input.size()\n",
+         "        global INPUT_SIZE\n        INPUT_SIZE = input.size()\n"),
+        ("len(ctx.input_size)", "len(INPUT_SIZE)"),
+        (PROD_03[PROD_03.index("        zero_mask"):PROD_03.index("        return grad_input")],
+         "        grad_input = safe_zeros_backward(input, dim)  # review 55c: never y / x\n"))),
 ]

@@ -8,62 +8,14 @@ does."""
 
 from .. import Mistake
 from .answers import _function, _mul, _normalize, _prod
+from .prod_over_dim import PROD_03
 from .review53 import _COUNT_ZEROS
-
-_PROD_03 = """
-class ProdOverDim(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, input, dim):
-        ctx.dim = dim
-        ctx.input_size = input.size()
-        output = input.prod(dim)
-        ctx.save_for_backward(input, output)
-        return output
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        def safe_zeros_backward(inp, dim):
-            # input:                        [    a,     b,     c]
-            # cumprod(exclusive, normal):   [1    ,     a, a * b]
-            # cumprod(exclusive, reverse):  [b * c,     c,     1]
-            # product:                      [b * c, a * c, a * b]
-            if inp.size(dim) == 1:
-                return grad_output.expand_as(inp).clone()
-            ones_size = torch.Size((inp.size()[:dim] + (1,) + inp.size()[dim + 1:]))
-            ones = grad_output.new_ones(ones_size)
-            exclusive_normal = torch.cat((ones, inp.narrow(dim, 0, inp.size(dim) - 1)),
-                                         dim).cumprod(dim)
-
-            def reverse_dim(var, dim):
-                index = torch.arange(var.size(dim) - 1, -1, -1, device=var.device)
-                return var.index_select(dim, index)
-
-            narrow_reverse = reverse_dim(inp.narrow(dim, 1, inp.size(dim) - 1), dim)
-            exclusive_reverse = reverse_dim(torch.cat((ones, narrow_reverse), dim).cumprod(dim),
-                                            dim)
-            return grad_output.expand_as(exclusive_normal).mul(
-                exclusive_normal.mul(exclusive_reverse))
-
-        input, output = ctx.saved_tensors
-        dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()
-        if len(ctx.input_size) != 1:
-            grad_output = grad_output.unsqueeze(dim)
-            output = output.unsqueeze(dim)
-        zero_mask = input == 0
-        slice_zero_count = zero_mask.sum(dim, True)
-        total_zeros = slice_zero_count.sum()
-        if total_zeros == 0:
-            grad_input = grad_output.mul(output).expand_as(input).div(input)
-        else:
-            grad_input = safe_zeros_backward(input, dim)
-        return grad_input, None
-"""
 
 MISTAKES = [
     Mistake("ProdOverDim", "PyTorch 0.3's Prod (torch/autograd/_functions/reduce.py, ported to "
             "torch 2): divide when no slice holds a zero, exclusive cumprods otherwise "
             "(catalogued as unusual before review 55c)",
-            "divides the product by the entry (y / x)", _PROD_03, named=True),
+            "divides the product by the entry (y / x)", PROD_03, named=True),
     Mistake("ProdOverDim", "y / x on slices with no zero (zeros counted exactly)",
             "divides the product by the entry (y / x)",
             _prod(_COUNT_ZEROS.replace("TEST", "x == 0")), named=True),
