@@ -4,41 +4,13 @@ of zeros: the lesson's former solutions, (max_norm / norm).clamp(max=1), failed 
 where on norm > max_norm); max_norm 1e300 in float32 rounds to inf, where clamp(min=max_norm)
 raises; and grad_output * max_norm / norm underflows for a row of norm 5e-150 at 1e-300 (the
 probe PerSampleClippedLinear had, now shared). Unusual answers of earlier reviews that these
-cases fail move to MISTAKES here (``regraded``), with where-form versions kept as Unusual. A
+cases fail are Mistakes in their own modules now, with where-form versions kept as Unusual. A
 (N, out, in) stack built in NumPy is seen by what backward allocates outside torch. A factor
 computed in float16 for float64 rows was named as float32: the message now names the width its
 error shows."""
 from .. import Mistake, Unusual, edit
+from .answers import NAN_AT_TINY_FLOAT32
 from .review55 import _CLIP, _CLIP_RIGHT, _PS, _PS_RIGHT
-
-_NAN32 = 'returns nan at max_norm=1e-300, which float32 rounds to 0'
-_RAISES32 = 'value cannot be converted to type float without overflow'
-# Unusual until review 56, failed by a case of the contract's range graded since: first lines
-WRONG_SINCE = {
-    'torch.minimum with ones': _NAN32,
-    'forward returns x itself, torch.where on the rows': 'gives a row of norm 0, not 1e-300, '
-                                                         'for a float64 row of norm 5e-150',
-    'einsum with the factors as a third operand': _NAN32,
-    'x and weight kept transposed, addmm into zeros': _NAN32,
-    "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear": _RAISES32,
-    'saves x or weight only when needed, m / norm.clamp(min=m)': _RAISES32,
-    'a loop over outputs, each row a vector-matrix product': _NAN32,
-    'norms from the diagonals of two (N, N) Gram matrices': _NAN32,
-    'sqrt of the factor on each side': _NAN32,
-    'max_norm divided by one norm, then by the other': _NAN32,
-    'multi_dot with diag(s)': _NAN32,
-    'a sum over chunks of 2 samples': _NAN32,
-    'a sum over chunks of 3 samples': _NAN32,
-}
-
-
-def regraded(unusual: list, mistakes: list) -> tuple[list, list]:
-    """The package's lists with WRONG_SINCE's entries moved from unusual to mistakes."""
-    moved = [Mistake(u.exercise, u.name, WRONG_SINCE[u.name], u.code) for u in unusual
-             if u.name in WRONG_SINCE]
-    assert len(moved) == len(WRONG_SINCE), "an entry of WRONG_SINCE is not catalogued"
-    return [u for u in unusual if u.name not in WRONG_SINCE], mistakes + moved
-
 
 def _where(code: str, clamp: str, m: str = "m") -> str:
     """``code`` with its factor (m / norms).clamp(max=1) chosen by a where instead."""
@@ -146,7 +118,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
-            _NAN32, _FORMER_CLIP),
+            NAN_AT_TINY_FLOAT32, _FORMER_CLIP),
     Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
             'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
     Mistake('ClipGradientNorm', 'the norm computed in float16 for float64 rows (was named as '
@@ -155,7 +127,7 @@ MISTAKES = [
                          "norms = torch.linalg.vector_norm(grad_output.half(), dim=-1, "
                          "keepdim=True).to(grad_output.dtype)"))),
     Mistake('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
-            _NAN32, _FORMER_PS),
+            NAN_AT_TINY_FLOAT32, _FORMER_PS),
     Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
             'allocated', _NUMPY_STACK),
 ]
