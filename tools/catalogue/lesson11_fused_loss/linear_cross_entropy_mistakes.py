@@ -2,7 +2,7 @@
 missing or asked inside forward, gradients always computed or recomputed in backward,
 accumulation in bfloat16, chunks averaged or cut short."""
 
-from .. import Mistake, edit
+from .. import CACHED_BY_TENSOR, Mistake, edit
 from .answers import LINEAR
 from .linear_cross_entropy_unusual import LIGER_IN_INPUT_DTYPE, UNUSUAL
 
@@ -233,16 +233,14 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
                  "def linear_cross_entropy(x, weight, target, chunk_size=1024):\n"
                  "    if not torch.is_grad_enabled():  # no gradient: nothing to fuse\n"
                  "        return F.cross_entropy(x @ weight.T, target)\n"))),
-    # a converted copy of the weight cached between calls, keyed by its memory: an optimizer
-    # step changes the weight in place, same data_ptr, and the next call uses the old values
-    Mistake(LCE, "a float32 weight copy cached on the class, keyed by data_ptr",
-            "returned a stale loss", edit(
+    # a converted copy of the weight cached between calls, keyed by the weight tensor: an
+    # optimizer step changes the weight in place and the next call uses the old values (keyed by
+    # the tensor, not its data_ptr, which a later tensor's memory can reuse by chance)
+    Mistake(LCE, "a float32 weight copy cached between calls, keyed by the weight",
+            "returned a stale loss", CACHED_BY_TENSOR + edit(
                 LINEAR, ("        weight_wide = weight.to(wide)\n",
-                         "        key = (weight.data_ptr(), wide)\n"
-                         "        cache = LinearCrossEntropy.__dict__.get('_cache')\n"
-                         "        if cache is None or cache[0] != key:\n"
-                         "            LinearCrossEntropy._cache = cache = (key, weight.to(wide))\n"
-                         "        weight_wide = cache[1]\n")), named=True),
+                         "        weight_wide = _cached((weight,), (wide,), lambda: weight.to(wide))\n")),
+            named=True),
     # a make-mutants survivor: the loss-only path under no_grad summed float16 chunk losses
     Mistake(LCE, "a float16 running sum on the loss-only path under no_grad",
             "accumulate the loss in float32 whatever the grad mode", edit(
