@@ -513,13 +513,57 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
 #
-# Now combine both ideas with an input that is not a tensor: $y = s\,\sigma(x)$, where the
-# scale $s$ is a Python float that may be negative or zero. Answer on paper:
+# Now an input that is not a tensor: $y = s\,\sigma(x)$, where the scale $s$ is a Python
+# float that may be negative or zero, and of any size. `MySigmoid` kept its output because
+# $y$ alone gave its derivative. Does that still hold once a scale sits in front? Answer on
+# paper:
 #
 # 1. What is $\partial y / \partial x$, and what does backward return for $s$?
-# 2. Could forward save only its output $y$, as `MySigmoid` does?
-# 3. What are the choices, and what does each cost?
+# 2. Which tensors could forward keep for backward? List every candidate, and for each, what
+#    backward computes from it and what memory it costs that nothing else in a network keeps.
+# 3. For each candidate, take the scales the contract below allows, the smallest and largest
+#    included: does backward get the gradient from it at every one, to float64's precision?
+#    Lesson 00's `SquareFromOutput` met this question once: what did its output lose?
 #
+# **Check question 1 live, at one point.** Work out $\partial y / \partial x$ at $x = 1$ with
+# $s = -2$, as a number ($\sigma(1) \approx 0.7311$), write it into the next cell, then run the
+# one after it: it compares your number with autograd's derivative of `-2 * torch.sigmoid(x)`
+# there. Questions 2 and 3 are Exercise 3's decisions: no cell tries a design before its
+# self-check.
+
+# %%
+### BEGIN WORKED
+scaled_slope = -2 * 0.7311 * (1 - 0.7311)
+### LEARNER
+scaled_slope = None  # your number: dy/dx at x = 1, s = -2
+### END WORKED
+
+# %%
+if scaled_slope is None:
+    print("Write your number for question 1 into scaled_slope first.")
+else:
+    at = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    (-2.0 * torch.sigmoid(at)).backward()
+    truth, sig = at.grad.item(), torch.sigmoid(at).item()
+    try:
+        mine = float(scaled_slope)
+    except (TypeError, ValueError, RuntimeError):  # a lambda or a tensor of several numbers
+        mine = None
+    near = lambda a, b: a is not None and abs(a - b) <= 1e-3 * abs(b)  # 4 digits will do
+    if mine is None:
+        print(f"✗ scaled_slope is a {type(scaled_slope).__name__}: write one number")
+    elif near(mine, truth):
+        print(f"✓ {mine:.4g}: autograd's derivative at x = 1, s = -2 is {truth:.6g}")
+    elif near(mine, -truth):
+        print("✗ the sign: at s = -2, does y rise or fall as x grows?")
+    elif near(mine, sig * (1 - sig)):
+        print("✗ that is σ'(1) alone: what does the chain rule do with a constant factor?")
+    elif near(mine, -2 * sig):
+        print("✗ that is y itself at x = 1: differentiate σ, as in step 1 of the maths")
+    else:
+        print(f"✗ {mine:.4g} is not ∂y/∂x at x = 1, s = -2: redo question 1 there by hand")
+
+# %% [markdown]
 # <details><summary><b>Hint 1</b> (the derivative: questions)</summary>
 #
 # What does the chain rule do with a constant factor in front of a function? Of the two
@@ -528,50 +572,29 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # mask above)?
 # </details>
 #
-# <details><summary><b>Hint 2</b> (numbers to hit)</summary>
+# <details><summary><b>Hint 2</b> (what to save: the candidates)</summary>
 #
-# At $x = 1$ with $s = -2$ and `grad_output` $= 1$, your gradient for $x$ is $-0.3932$.
+# Besides $x$ and $y$, forward computes $\sigma(x)$ on the way: a third candidate. Which of the
+# three does the caller or the next layer hold anyway, and which is memory only your Function
+# keeps? Which of them is neither an input nor an output of your Function (lesson 04 says why
+# that matters)?
 # </details>
 #
-# **Measure before you choose.** Question 2's answer decides the design. Write the gradient
-# for `x` (with `grad_output` $= 1$) as a backward that kept only the output would compute it,
-# from $y = s\,\sigma(x)$ and the float $s$ alone (a `lambda y, s: ...`), then run the cell
-# after it. It feeds yours $y$ at 33 points from $-8$ to $8$ for five scales the contract
-# allows and prints, per scale, how far yours is from the gradient computed from $x$. Which
-# scales does it fail, and is each failure one the contract forbids? Then decide what
-# Exercise 3 saves.
-
-# %%
-### BEGIN WORKED
-gradient_from_y = lambda y, s: y * (1 - y / s)
-### LEARNER
-gradient_from_y = None  # the gradient for x from y and s alone: lambda y, s: ...
-### END WORKED
-
-# %%
-if gradient_from_y is None:
-    print("Write the gradient from y and s into gradient_from_y first.")
-else:
-    x = torch.linspace(-8, 8, 33, dtype=torch.float64)
-    sig = torch.sigmoid(x)
-    for s in (2.5, -1.0, 1e-12, 1e-310, 0.0):
-        truth = s * (sig * (1 - sig))  # from x: sigma(x) computed again, as saving x would
-        note = ("   (y is subnormal here: the contract asks for no digits)"
-                if 0 < abs(s) < 2.2e-308 else "")
-        try:
-            yours = torch.as_tensor(gradient_from_y(s * sig, s), dtype=x.dtype).expand_as(x)
-        except Exception as error:  # an error in your lambda, shown in one line
-            print(f"scale {s:<7g} ✗ raised {type(error).__name__}: {error}")
-            continue
-        if not bool(torch.isfinite(yours).all()):
-            bad = int((~torch.isfinite(yours)).sum())
-            print(f"scale {s:<7g} ✗ {bad} of 33 values not finite (first: "
-                  f"{yours[~torch.isfinite(yours)][0].item()})")
-        elif s == 0:
-            print(f"scale {s:<7g} {'✓ exactly 0' if bool((yours == 0).all()) else '✗ not 0'}")
-        else:
-            worst = ((yours - truth).abs() / truth.abs()).max().item()
-            print(f"scale {s:<7g} worst relative error {worst:.2g}{note}")
+# <details><summary><b>Hint 3</b> (question 3: questions)</summary>
+#
+# Write $\sigma(x)$ in terms of $y$ and $s$. Is there a scale the contract allows at which
+# that expression is not a number? What does $y$ hold there, for every $x$: could any
+# backward tell $x = -3$ from $x = 5$ by it? And what is the true gradient there?
+# </details>
+#
+# <details><summary><b>Hint 4</b> (the sizes: the last rung)</summary>
+#
+# At $s = 0$, $y$ is $0$ for every $x$ and the gradient is exactly $0$: a backward that starts
+# from $y$ must say so itself, one that starts from $x$ need not. Then count factors of $s$:
+# if your backward multiplies $y$ by $y$, how large is that product at $s = 10^{300}$, and how
+# small at $s = 4.5 \times 10^{-308}$? Which order of the same operations keeps one factor of
+# $s$ in every intermediate?
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
@@ -590,10 +613,11 @@ else:
 # - each call keeps its own `scale`: two calls in one graph do not share it, and nothing is
 #   kept on the class, on `x` or in a module global.
 #
-# You may use `torch.sigmoid` here (it is stable too): this exercise is about the extra input
-# and what to save. Say why in a comment beside what you save, with the measurement above:
-# which tensor does your backward start from, and what does it do at each scale the cell
-# tried? If the self-check disagrees, it names the scale where your design breaks.
+# You may use `torch.sigmoid` here (it is stable too): what is new is the extra input and what
+# to save. Decide before you write, and say why in a comment beside what you save: which
+# tensor does your backward start from, what does it cost in memory that nothing else keeps,
+# and what does it do at each scale the contract lists? Nothing above has tried a design at
+# those scales; if the self-check disagrees with yours, it names the scale where it breaks.
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -602,8 +626,9 @@ class ScaledSigmoid(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale):
         ### BEGIN SOLUTION
-        # x: from y the measured gradient was nan at scale 0 (y / s); from x it costs one
-        # exponential more in backward, and no scale needs a special case
+        # x: from y, sigma(x) = y / s is 0/0 at scale 0 and y * y overflows at 1e300; from x
+        # it costs one exponential more in backward (and x's memory, where nothing else keeps
+        # it), and no scale needs a special case
         ctx.save_for_backward(x)
         ctx.scale = scale  # a float: a plain attribute
         return scale * torch.sigmoid(x)
@@ -630,12 +655,17 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # $\partial y / \partial x = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$, and `None` for $s$. Three
 # designs pass:
 #
-# - keep $y$ and write the case $s = 0$ out (the gradient is exactly $0$ there), since
-#   $y / s$ is `nan` at $s = 0$. Once $|y|$ is subnormal (below $2.2 \times 10^{-308}$, where
-#   the contract promises nothing), $\sigma(x) = y / s$ has no more digits than $y$: off by
-#   up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$ and $47\%$ at $10^{-320}$;
+# - keep $y$, as `MySigmoid` did: no new memory where the next layer keeps it. Two things
+#   to write out. The case $s = 0$ (the gradient is exactly $0$ there), since $y / s$ is `nan`
+#   at $s = 0$. And one factor of $s$ in every intermediate: $y\,(1 - y / s)$, not
+#   $y - y^2 / s$, whose $y^2$ is `inf` at $s = 10^{300}$ and $0$ at
+#   $s = 4.5 \times 10^{-308}$. Once $|y|$ is subnormal (below $2.2 \times 10^{-308}$, where
+#   the contract promises nothing), $\sigma(x) = y / s$ has no more digits than $y$: on
+#   $[-8, 8]$, off by up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$ and $47\%$
+#   at $10^{-320}$;
 # - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
-#   special case;
+#   special case, and new memory wherever nothing else keeps $x$ (after a linear layer,
+#   nothing does);
 # - keep $\sigma(x)$, a new float tensor: enough for first derivatives, but lesson 04 shows
 #   that a saved intermediate gives wrong second derivatives. The grader checks first
 #   derivatives only, so it accepts all three.

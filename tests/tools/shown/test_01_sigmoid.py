@@ -67,3 +67,21 @@ def test_the_relu_edges_cell_ends_with_a_verdict():
         "✓ every entry matches torch.relu, values and gradients")
     assert run_code(cell, {"torch": torch, "MyReLU": _NanToZero})[-1] == (
         "✗ MyReLU differs from torch.relu: values at x = nan; gradients at x = -inf, -1, 0")
+
+
+def test_scaled_slope_checks_one_number_and_names_each_slip():
+    """Does the ScaledSigmoid live checker take one number (dy/dx at x = 1, s = -2), never a
+    formula, pass the worked one, and meet the sign, the missing factor s and y itself each with
+    a question, without printing the answer for a wrong number?"""
+    assert live_check("01_sigmoid", "scaled_slope")[0].startswith("✓ -0.3932"), (
+        live_check("01_sigmoid", "scaled_slope"))
+    sig = torch.sigmoid(torch.tensor(1.0, dtype=torch.float64)).item()
+    slips = {0.3932: "✗ the sign", sig * (1 - sig): "✗ that is σ'(1) alone",
+             -2 * sig: "✗ that is y itself", 0.5: "✗ 0.5 is not ∂y/∂x",
+             (lambda x, s: x): "✗ scaled_slope is a function: write one number"}
+    for slip, start in slips.items():
+        lines = live_check("01_sigmoid", "scaled_slope", scaled_slope=slip)
+        assert len(lines) == 1 and lines[0].startswith(start), (slip, lines)
+        assert "0.393" not in lines[0], lines
+    assert live_check("01_sigmoid", "scaled_slope", learner=True) == [
+        "Write your number for question 1 into scaled_slope first."]
