@@ -869,6 +869,7 @@ plt.show()
 # | `grad_output * mask` as the ReLU's backward | `nan` where `grad_output` is $\pm\infty$ or `nan` at $x \le 0$ ($\infty \cdot 0$), where `torch.relu`'s gives $0$ | `torch.where(mask, grad_output, 0)` |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
 # | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
+# | `y - y * y / scale` as `ScaledSigmoid`'s gradient from `y` | `y * y` is `inf` at `scale = 1e300` and `0` at `4.5e-308`: the gradient is infinite at the first and `y` itself at the second | one factor of the scale in every intermediate: $y\,(1 - y / s)$ |
 # | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
 #
 # **Common misconceptions.**
