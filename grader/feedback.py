@@ -51,6 +51,16 @@ CELLS_SAID = {"no-nbgrader-metadata": "; no answer was found for {cells}, so the
                                       "unanswered stub was graded in its place (0 points)"}
 
 
+# Faults whose own message is the learner's line: it names the cell and the limit, and nothing
+# that is for the instructor only ("ClipGradientNorm ran past the 30 s limit and was ...").
+SAID_WHOLE = {"timeout"}
+
+
+def sentence(text: str) -> str:
+    """``text`` ended with a full stop, unless it ends with its own ("... worked in?")."""
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def status_cell(faults: list[Fault]) -> NotebookNode:
     """A markdown cell at the top of the autograded notebook (what the formgrader shows) saying
     how grading went: the status, what it means, and each fault."""
@@ -78,7 +88,9 @@ def learner_text(faults: list[Fault]) -> str:
         cells = ", ".join(dict.fromkeys(f.cell for f in faults if f.kind == kind and f.cell))
         line = FOR_LEARNERS.get(kind, STATUSES[kind])
         where = CELLS_SAID.get(kind, " ({cells})").format(cells=cells) if cells else ""
-        return line[:1].upper() + line[1:] + where + "."
+        if kind in SAID_WHOLE:  # which cell, and the limit it ran past (a name: as written)
+            return sentence("; ".join(dict.fromkeys(f.message for f in faults if f.kind == kind)))
+        return sentence(line[:1].upper() + line[1:] + where)
 
     others = "".join(f"\n- {html.escape(said(kind), quote=False)}" for kind in kinds[1:])
     return (f"**Grading status: `{kinds[0]}`**: {html.escape(said(kinds[0]), quote=False)}"

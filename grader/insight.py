@@ -21,11 +21,16 @@ from autograder import mistakes
 from . import verdict_store
 from .faults import RETRIED, STATUSES
 from .ledger import LEDGER
+from .insight_layout import OWN_TEST, Layout, label, layout  # noqa: F401 (re-exported)
 from .mistake_sections import SECTIONS
 
 # Faults that leave a notebook without verdicts: every test of it fails for that reason.
 UNREADABLE = ("grader-error", "invalid-notebook", "missing-notebook")
 NO_VERDICT = "no-verdict"
+SYNTAX_ERROR = "syntax-error"  # grades.csv's status, one vocabulary: not raised:SyntaxError
+# Groups whose line quotes the hint most of their learners read: the error, the check, the cell
+# and line that did not parse, the test that ran past the limit (and the limit)
+QUOTED = (mistakes.UNNAMED_CHECK, mistakes.TIMEOUT, SYNTAX_ERROR)
 
 CATEGORIES = {
     mistakes.NOT_IMPLEMENTED: "not answered: the stub still raises NotImplementedError",
@@ -34,7 +39,9 @@ CATEGORIES = {
     mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id",
     mistakes.TEST_FAILED: "an assert of the test cell failed",  # + its message (failed_assert)
     mistakes.TAMPERED: "replaced torch or the grading library while it was graded",
-    mistakes.TIMEOUT: "timed out: a cell ran past the time limit (an endless loop?)",
+    mistakes.TIMEOUT: "a test ran past the cell time limit and was interrupted (an endless "
+                      "loop?)",
+    SYNTAX_ERROR: STATUSES[SYNTAX_ERROR],  # as grades.csv says it: none of the cell ran
     mistakes.UNKNOWN_EXERCISE: "the test cell names an exercise the grading library lacks",
     "notebook-timeout": "the notebook ran out of time before this test finished",
     "kernel-died": "the kernel died (os._exit, a crash) before or while this test ran",
@@ -97,106 +104,17 @@ class LessonInsight:
         return self.labels.get(section, section)
 
 
-@dataclass(frozen=True)
-class Layout:
-    """A released lesson as insight reads it: its title, its headings, each notebook's test
-    cells (grade_ids, in order) and the section each stands in."""
-
-    title: str
-    headings: frozenset
-    tests: dict  # notebook name -> grade_ids
-    sections: dict  # grade_id -> section title
-    labels: dict = field(default_factory=dict)  # exercise heading -> ``label``
-
-
-_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*$", re.MULTILINE)
-# An exercise's heading as the lessons write it: "✎ Exercise 4 · `AbsInPlace` (transfer)",
-# "✎ Exercise 6 (transfer) · `CumMax`", "✎ Transfer exercise · `Outer`", "✎ Exercise 3 ·
-# `FakeQuantize`: a quantiser that learns its step"
-_EXERCISE = re.compile(r"^(?P<mark>✎\s*)?(?:Exercise\s+(?P<number>\d+)|(?P<transfer>Transfer)"
-                       r"\s+exercise)(?P<between>[^·]*)·\s*(?P<rest>.+)$", re.IGNORECASE)
-
-
-def label(heading: str, previous: int = 0) -> tuple[str, int]:
-    """An exercise heading in one style, ``✎ Exercise N · `Name` (transfer)``: its number (one
-    after ``previous``, the exercise before it, where the heading gives none), the name(s) it
-    names and whether it is a transfer exercise; and that number. Other headings as they are."""
-    found = _EXERCISE.match(heading)
-    if not found:
-        return heading, previous
-    number = int(found["number"]) if found["number"] else previous + 1
-    transfer = bool(found["transfer"]) or "transfer" in (found["between"] + found["rest"]).lower()
-    names = re.split(r"\s*(?::|,|\s\()", found["rest"], maxsplit=1)[0].strip()
-    return (f"{found['mark'] or ''}Exercise {number} · {names}"
-            + (" (transfer)" if transfer else "")), number
-
-
-OWN_TEST = "your test cell"  # the section of a test cell that names no exercise of its lesson
-_GRADED_NAME = re.compile(r"""\b(?:grade|self_check)\(\s*["'](\w+)["']""")
-
-
-def exercise_names(heading: str) -> list[str]:
-    """The names an exercise heading gives in `code` (none for another heading)."""
-    return re.findall(r"`([A-Za-z_]\w*)`", heading) if _EXERCISE.match(heading) else []
-
-
-def named_section(code: str, exercises: dict[str, str]) -> str | None:
-    """The section of the exercise a test cell's ``code`` names (``exercises``: name -> its
-    heading): the one its ``grade("X"``/``self_check("X"`` grades, else the one exercise whose
-    name appears in it (``Square.apply(x)``); None when it names none, or several apart."""
-    graded = [exercises[name] for name in _GRADED_NAME.findall(code) if name in exercises]
-    if graded:
-        return graded[0]
-    named = {exercises[name] for name in exercises if re.search(rf"\b{name}\b", code)}
-    return named.pop() if len(named) == 1 else None
-
-
-def layout(root: Path, lesson: str) -> Layout:
-    """The released notebooks' headings and test cells (read as JSON: no nbformat needed). A
-    test cell stands in the section of the exercise its code names, wherever it is placed (an
-    instructor's cell for ``Square`` added after ``Outer``'s test is ``Square``'s), and in
-    ``OWN_TEST`` when it names none, never in the section it happens to follow; in a lesson
-    without exercise headings (one the instructor wrote) each stands in the heading above it."""
-    title, headings, tests, sections, labels, number = lesson, set(), {}, {}, {}, 0
-    cells, exercises = {}, {}
-    for path in sorted((root / "release" / lesson).glob("*.ipynb")):
-        cells[path.stem] = json.loads(path.read_text()).get("cells", [])
-    for notebook in cells.values():
-        for cell in notebook:
-            if cell.get("cell_type") == "markdown":
-                for hashes, text in _HEADING.findall("".join(cell.get("source", ""))):
-                    if len(hashes) == 2:
-                        for name in exercise_names(text):
-                            exercises.setdefault(name, text)
-    for name, notebook in cells.items():
-        section, tests[name] = "", []
-        for cell in notebook:
-            source = "".join(cell.get("source", ""))
-            metadata = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.get("cell_type") == "markdown":
-                for hashes, text in _HEADING.findall(source):
-                    headings.add(text)
-                    if len(hashes) == 1 and title == lesson:
-                        title = text
-                    elif len(hashes) == 2:
-                        section = text
-                        labels[text], number = label(text, number)
-            elif metadata.get("grade") and not metadata.get("solution"):
-                sections[metadata["grade_id"]] = (
-                    named_section(source, exercises) or OWN_TEST if exercises else section)
-                tests[name].append(metadata["grade_id"])
-    return Layout(title, frozenset(headings), tests, sections, labels)
-
-
 def explanation(mistake: str, hints: list[str]) -> str:
     """One line for a group: a category's own words, or a named mistake's hint as most of its
-    learners read it (without the inputs it failed for); for checks without an id and errors
-    the learner's code raised, the hint (the error quoted) most of them read, and whether
-    others read other hints."""
+    learners read it (without the inputs it failed for); for checks without an id, errors the
+    learner's code raised, answer cells that did not parse and tests stopped at the time limit,
+    the hint (the error, the cell and line, the test and the limit) most of them read, and
+    whether others read other hints."""
     counted = Counter(without_case(hint) for hint in hints if hint)
-    if (mistake == mistakes.UNNAMED_CHECK or mistake.startswith(mistakes.RAISED)) and counted:
+    if (mistake in QUOTED or mistake.startswith(mistakes.RAISED)) and counted:
         common, others = counted.most_common(1)[0][0], len(counted) - 1
-        kind = "check" if mistake == mistakes.UNNAMED_CHECK else "error"
+        kind = ("check" if mistake == mistakes.UNNAMED_CHECK else "hint" if mistake in QUOTED
+                else "error")
         return common if not others else (f"{common} (and {others} other "
                                           f"{kind}{'s' if others > 1 else ''}: the CSV has each "
                                           "hint)")
@@ -284,7 +202,7 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
     for grade_id, by_student in outcomes.items():
         section = shape.sections.get(grade_id, "")
         passed = tuple(sorted(s for s, found in by_student.items() if found and found["passed"]))
-        failures = [Failure(student, (found or {}).get("mistake") or NO_VERDICT,
+        failures = [Failure(student, mistake_of(found),
                             (found or {}).get("hint", ""), (found or {}).get("score"))
                     for student, found in sorted(by_student.items())
                     if not (found and found["passed"])]
@@ -298,6 +216,16 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                          tuple(sorted(not_graded)), tuple(sorted(grader_failed)),
                          tuple(sorted(unrecorded)), tuple(exercises),
                          tuple(sorted(everyone - submitted - set(graded))), shape.labels)
+
+
+def mistake_of(found: dict | None) -> str:
+    """A failure's group: the mistake its verdict recorded; ``syntax-error`` for an answer cell
+    that did not parse, also as notebooks graded before that name recorded it
+    (``raised:SyntaxError``, though none of the cell ran)."""
+    mistake = (found or {}).get("mistake") or NO_VERDICT
+    if mistake == f"{mistakes.RAISED}SyntaxError" and "does not parse" in found.get("hint", ""):
+        return SYNTAX_ERROR
+    return mistake
 
 
 def roster(root: Path, ledger: dict | None = None) -> set[str]:

@@ -4,7 +4,9 @@ mistake, is returned for the record (``grader.verdict_store``)."""
 
 from nbformat.notebooknode import NotebookNode
 
-from autograder.mistakes import RAISED
+import re
+
+from autograder.mistakes import RAISED, TIMEOUT
 from autograder.verdict import read_signed
 
 from .answers import unparsed
@@ -47,7 +49,9 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             # the words of the notebook's reason where it did not parse (no kernel file name)
             message = said_unparsed or (f"your answer cell stopped with {answer_error.ename}: "
                                         f"{answer_error.evalue}; then: {message}")
-            mistake = f"{RAISED}{answer_error.ename}"
+            mistake = SYNTAX_ERROR if said_unparsed else f"{RAISED}{answer_error.ename}"
+        if not passed and mistake == TIMEOUT and exercise in stopped:  # name it, and the limit
+            message = interrupted(exercise, stopped[exercise].message)
         # a kernel lost before this test explains its failure better than what followed
         records[exercise] = record(passed, message, score, before[-1].kind if before and not
                                    passed else mistake)
@@ -68,7 +72,18 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
 
 
 NO_VERDICT = "no-verdict"  # the test cell published none, and no fault says why
+SYNTAX_ERROR = "syntax-error"  # grades.csv's status: the answer cell did not parse, none of it ran
 UNDEFINED = f"{RAISED}NameError"
+
+
+def interrupted(exercise: str, said: str) -> str:
+    """What a test interrupted at the cell time limit says (the kernel knows only "interrupted"):
+    which test, the limit, and where to look, from the fault the grader recorded (``said``)."""
+    limit = re.search(r"past the (\d+) s limit", said)
+    if not limit:
+        return f"the test cell {exercise} was interrupted: {said}"
+    return (f"the test cell {exercise} ran past the {limit[1]} s time limit and was interrupted: "
+            "does the code it grades (a forward or backward) loop endlessly?")
 
 
 def _raised(cell):

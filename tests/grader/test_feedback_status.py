@@ -39,11 +39,29 @@ def test_each_kind_of_fault_is_a_line_of_its_own():
     shown = _learner_sees(ADDED, Fault("timeout", "answer_Outer ran past the 60 s limit",
                                        "answer_Outer"),
                           Fault("suspicious-code", "line 3 reads the verdict key"))
-    assert shown.splitlines()[0].startswith("**Grading status: `timeout`**: A cell ran past")
+    assert shown.splitlines()[0] == ("**Grading status: `timeout`**: answer_Outer ran past the "
+                                     "60 s limit.")  # which cell, and the limit (issue 48)
     assert shown.splitlines()[-1] == ("- A test was added to the lesson after you handed it in: "
                                       "it was graded too (extra).")
     assert "verdict key" not in shown
     assert _learner_sees(Fault("suspicious-code", "line 3 reads the verdict key")) == ""
+
+
+def test_a_line_that_ends_in_a_question_gets_no_full_stop_after_it():
+    """Does the unanswered notebook's line end "...worked in?", not "...worked in?." (issue
+    48), while the other lines still end with a full stop?"""
+    shown = _learner_sees(Fault("unanswered", "every answer cell (4) is still the stub"))
+    assert shown.endswith("did you hand in the notebook you worked in?")
+    assert _learner_sees(ADDED).endswith("it was graded too (extra).")
+
+
+def test_a_timeout_names_the_test_and_the_limit_to_the_learner():
+    """Does a learner whose test ran past the limit read which one and the limit, as
+    grades.csv's reason says it (issue 48: it said only "a cell ran past the time limit")?"""
+    shown = _learner_sees(Fault("timeout", "ClipGradientNorm ran past the 30 s limit and was "
+                                "interrupted (an endless loop?)", "ClipGradientNorm"))
+    assert shown == ("**Grading status: `timeout`**: ClipGradientNorm ran past the 30 s limit "
+                     "and was interrupted (an endless loop?).")
 
 
 def test_every_status_a_learner_can_read_has_their_wording():

@@ -232,3 +232,29 @@ def test_an_added_test_cell_stands_under_the_exercise_its_code_names(root):
     sections = {exercise.name: exercise.section for exercise in lesson_insight(root, LESSON)
                 .exercises}
     assert sections["shift_extra"] == SECTIONS["Shift"] and sections["own_check"] == OWN_TEST
+
+
+def test_an_answer_that_did_not_parse_is_grouped_as_grades_csv_words_it(root):
+    """Is a failure whose answer cell did not parse grouped as `syntax-error`, grades.csv's
+    status, with the cell and line quoted, also where an older run recorded it as
+    `raised:SyntaxError` (issue 48: none of the cell ran, so nothing raised)?"""
+    said = ("answer cell answer_Shift does not parse (SyntaxError at line 7: unmatched ')'): "
+            "Python ran none of it, so the tests of what it defines scored 0")
+    record(root, "ivy", {"Shift": failed("syntax-error", said), "Scale": passed()})
+    record(root, "jon", {"Shift": failed("raised:SyntaxError", said), "Scale": passed()})
+    record(root, "kit", {"Shift": failed("raised:SyntaxError", "Shift raised SyntaxError: eval"),
+                         "Scale": passed()})  # code that raised it at run time: raised
+    shift = lesson_insight(root, LESSON).exercises[0]
+    groups = {group.mistake: group for group in shift.groups}
+    assert groups["syntax-error"].students == ("ivy", "jon")
+    assert groups["syntax-error"].explanation == said
+    assert groups["raised:SyntaxError"].students == ("kit",)
+
+
+def test_a_timeout_group_names_the_test_and_the_limit():
+    """Does a timeout group quote the hint its learners read, which names the test and the
+    limit (issue 48), rather than only "a cell ran past the time limit"?"""
+    said = ("the test cell Scale ran past the 30 s time limit and was interrupted: does the "
+            "code it grades (a forward or backward) loop endlessly?")
+    assert explanation("timeout", [said]) == said
+    assert explanation("timeout", []).startswith("a test ran past the cell time limit")

@@ -339,3 +339,21 @@ def test_the_csv_words_sections_as_the_page_and_every_named_mistake_is_taught_in
     page = lesson_html(class_insight(root, [LESSON])[0][0], None)
     assert "<th>taught in</th>" in page and "own section" not in page
     assert page.count("<td>Background 0</td>") == 1 and page.count("<td></td>") == 3
+
+
+def test_each_csv_column_has_one_meaning(root, monkeypatch):
+    """Is `section` the exercise's own section on every row of it (full marks, failures,
+    not handed in), so that the CSV can be grouped by it, and `taught_in` the section that
+    teaches a named mistake's point, empty on every other row (issue 48: one column held
+    both)?"""
+    import grader.insight
+
+    record(root, "eve-ix", {})  # handed nothing of the lesson in: not-submitted rows
+    (root / "submitted" / "fay-ix").mkdir(parents=True)
+    monkeypatch.setitem(grader.insight.SECTIONS, "Shift/forgets-offset", "Background 0")
+    rows = [row for row in csv_rows(class_insight(root, [LESSON])[0]) if row["exercise"] ==
+            "Shift"]
+    assert {row["result"] for row in rows} >= {"full-marks", "failed", "not-submitted"}
+    assert {row.get("section") for row in rows} == {"✎ Exercise 1 · `Shift`"}
+    assert {row["student_id"]: row.get("taught_in", "") for row in rows if row.get(
+        "taught_in")} == {"ben-ix": "Background 0", "cam-ix": "Background 0"}

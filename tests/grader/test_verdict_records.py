@@ -110,7 +110,9 @@ def test_a_name_the_answer_cell_never_defined_is_blamed_on_what_stopped_that_cel
 
 def test_an_answer_that_does_not_parse_is_worded_as_the_reason_words_it():
     """Does a test whose answer cell does not parse say what grades.csv's reason says (the
-    parse error with its line), without the kernel's temp-file name or the knock-on NameError?"""
+    parse error with its line), without the kernel's temp-file name or the knock-on NameError,
+    and is it recorded as grades.csv's `syntax-error`, not `raised:SyntaxError` (issue 48: none
+    of that cell ran, so nothing raised)?"""
     undefined = (False, "the test raised NameError (line 1 of the test cell): name 'Square' is "
                  "not defined", None, "raised:NameError")
     notebook = _notebook(_signed(undefined))
@@ -119,8 +121,23 @@ def test_an_answer_that_does_not_parse_is_worded_as_the_reason_words_it():
         "error", ename="SyntaxError", evalue="incomplete input (511447697.py, line 2)",
         traceback=[])]
     record = apply_verdicts(notebook, KEY)["Square"]
-    assert record["mistake"] == "raised:SyntaxError"
+    assert record["mistake"] == "syntax-error"  # grades.csv's status: none of the cell ran
     assert record["hint"] == unparsed(notebook.cells[0])
     assert record["hint"].startswith("answer cell answer_Square does not parse (SyntaxError at "
                                      "line 2: '(' was never closed)")
     assert ".py" not in record["hint"] and "NameError" not in record["hint"]
+
+
+def test_a_test_stopped_at_the_time_limit_names_itself_and_the_limit():
+    """The kernel's verdict for a test interrupted at the cell limit says only "interrupted
+    (time limit)": does the record (insight's hint) and the feedback's output name the test and
+    the limit, as grades.csv's reason does (issue 48)?"""
+    interrupted = _notebook(_signed((False, "the test cell was interrupted (time limit)", None,
+                                     "timeout")))
+    stopped = [Fault("timeout", "Square ran past the 30 s limit and was interrupted (an endless "
+                     "loop?)", "Square")]
+    record = apply_verdicts(interrupted, KEY, stopped)["Square"]
+    said = ("the test cell Square ran past the 30 s time limit and was interrupted: does the "
+            "code it grades (a forward or backward) loop endlessly?")
+    assert record == {"passed": False, "score": None, "mistake": "timeout", "hint": said}
+    assert interrupted.cells[1].outputs[0]["evalue"] == said
