@@ -660,7 +660,9 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # $\text{grad}_W$ be kept, in which dtype do you compute each chunk's softmax, and when do you
 # cast to the input's dtype? And for float16 inputs, in which dtype do you keep
 # each chunk's $G = (P - Y)/N$, whose entries away from the target are about $1/(NV)$, when
-# float16's smallest normal number is $6 \cdot 10^{-5}$?
+# float16's smallest normal number is $6 \cdot 10^{-5}$? Its largest is 65504: the loss and
+# $\text{grad}_W$ are means, but what are their sums over the rows, before the division by $N$,
+# at $N = 8192$ rows of loss 10?
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
@@ -681,12 +683,14 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   walked twice (`retain_graph=True`) gives the same gradients both times, and backward
 #   returns new tensors, never one forward saved (not even when `grad_output` is 1).
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
-#   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
+#   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient (about $2NdV$
+#   FLOPs fewer than both).
 # - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as
 #   accumulating in float32 makes them (each chunk's logits may be multiplied in the input's
 #   dtype, as the composed loss does), in every grad mode; what forward keeps for backward no
 #   wider than the input's dtype. The grader compares with float64 over 512 chunks in float16
-#   and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.
+#   and 64 in bfloat16, at $N = 4096$, $V = 512$ in float16, and in float16 where the sums over
+#   the rows, before the division by $N$, pass 65504.
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.
@@ -694,9 +698,7 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # <details><summary><b>Hint</b> · for the grad-mode bullet, after Step 4</summary>
 #
 # The grader calls only `linear_cross_entropy(x, weight, target, chunk_size)`, never
-# `LinearCrossEntropy.apply`: forward's signature is yours to choose. Where in
-# `linear_cross_entropy` is the caller's grad mode visible, and through which of forward's
-# inputs, ones it has now or one more, could that answer reach forward?
+# `LinearCrossEntropy.apply`. Where is the caller's grad mode still visible?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
@@ -823,8 +825,12 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 #    significant bits or none (the optional sections measure it). The rows of
 #    $\text{grad}_x$ are final per chunk: the course's solution keeps them in float32 too, but
 #    casting each chunk's rows as you write them gives the same values and saves a float32
-#    $N \times d$ buffer. The chunk's logits may be multiplied in the input's dtype and then
-#    upcast, as the composed loss and Liger-Kernel do; the course's solution upcasts the chunk
+#    $N \times d$ buffer. Divide by $N$ before the cast, in float32: the sums over the rows can
+#    pass float16's 65504 (8192 rows of loss 10 do) where the means lie far inside it. The
+#    chunk's logits may be multiplied in the input's dtype (as Liger-Kernel and the composed
+#    loss do; the composed loss's `log_softmax` computes in float32 only inside its kernel),
+#    then upcast: a log-sum-exp and softmax computed in float16, `logits - lse` and its `exp`
+#    rounded, lose the accuracy the contract asks for. The course's solution upcasts the chunk
 #    of `x` and the weight first, at the cost of a float32 copy of the weight. How much closer
 #    to float64 that brings its bfloat16 gradients depends on the logits' size. Measured as
 #    $\|g - g_{64}\| / \|g_{64}\|$ for $\text{grad}_W$, against float64 on the same bfloat16
@@ -1028,7 +1034,8 @@ plt.show()
 # The cross-entropy's gradient is $(\text{softmax} - \text{one-hot})/M$, with $M$ the rows
 # that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
 # chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
-# logits never exist, at no extra FLOPs. The price is discipline: forward must learn from
+# logits never exist, and with each chunk's logits computed once the FLOPs are the composed
+# loss's, about $6NdV$ (the contract counts only the cases that need less). The price is discipline: forward must learn from
 # its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
 # gradients nobody needs, must accumulate low precision in float32, and backward must leave
 # what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of

@@ -89,8 +89,9 @@ LCE_CLAUSES = (
            {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
             "linear_cross_entropy/divides-chunk-by-its-rows": "each chunk's G divided by its own "
                                                               "rows, not N",
-            "linear_cross_entropy/stale-after-in-place-update": "a float32 weight copy cached on "
-                                                                "the class, keyed by data_ptr",
+            "linear_cross_entropy/stale-after-in-place-update": "a float32 weight copy cached "
+                                                                "between calls, keyed by the "
+                                                                "weight",
             "linear_cross_entropy/buffer-shared-between-calls": "a grad_weight buffer kept "
                                                                 "between calls",
             "linear_cross_entropy/state-shared-between-calls": "gradients kept on the class",
@@ -113,7 +114,8 @@ LCE_CLAUSES = (
             "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
                                              "Cross-Entropy)"}),
     Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's "
-           "work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.",
+           "work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient "
+           "(about $2NdV$ FLOPs fewer than both).",
            {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
             "case:skip grad_weight when": "both gradients always",
             "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
@@ -124,8 +126,14 @@ LCE_CLAUSES = (
            "accumulating in float32 makes them (each chunk's logits may be multiplied in the "
            "input's dtype, as the composed loss does), in every grad mode; what forward keeps "
            "for backward no wider than the input's dtype. The grader compares with float64 over 512 "
-           "chunks in float16 and 64 in bfloat16, and at $N = 4096$, $V = 512$ in float16.",
-           {"linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
+           "chunks in float16 and 64 in bfloat16, at $N = 4096$, $V = 512$ in float16, and in "
+           "float16 where the sums over the rows, before the division by $N$, pass 65504.",
+           {"linear_cross_entropy/casts-before-dividing-by-n": "the float32 loss cast to float16 "
+                                                               "before the division by N",
+            "linear_cross_entropy/softmax-in-float16": "each chunk's log-sum-exp and softmax "
+                                                       "computed in float16, accumulators in "
+                                                       "float32",
+            "linear_cross_entropy/g-rounded-to-float16": "G rounded to float16 before the two "
                                                          "products",
             "case:accumulate the loss and the gradients in float32": "accumulating in bfloat16",
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "

@@ -21,7 +21,8 @@ from ...comparison import check_saved_dtypes
 from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
-                                   check_g_range, check_low_precision, g_range_values)
+                                   check_float16_range, check_g_range, check_low_precision,
+                                   float16_range_values, g_range_values)
 from .fused_loss_calls import check_returns_new_tensors, check_two_calls
 from .fused_loss_memory import check_largest_tensor
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
@@ -266,6 +267,7 @@ def lce_full(linear_cross_entropy, device) -> None:
         check_low_precision(function, lce_values(256, 32, 64, 4, device, seed=57 + seed,
                                                  dtype=dtype))
     check_g_range(function, g_range_values(device))
+    check_float16_range(function, float16_range_values(device))
     covers("float16 and bfloat16")
     with case("gradcheck, chunk_size=2"):
         check_gradcheck(function, LCE, lce_values(5, 2, 3, 2, device, seed=60))

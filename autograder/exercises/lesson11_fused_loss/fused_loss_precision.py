@@ -99,11 +99,30 @@ def check_g_range(function: Called, values: dict) -> None:
                     f"{1 / (N * V):.2g} away from the target, lie below float16's smallest "
                     "normal number (6.1e-5), where they keep a few significant bits or none",
                     mistake=f"{NAME}/g-rounded-to-float16")
+            narrow = product(_g_from_float16_softmax(values))
+            if ((got.float() - narrow).abs().max() / scale).item() < error / 4:
+                raise GradingError(
+                    f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at "
+                    f"N={N}, V={V}, as with each chunk's log-sum-exp and softmax computed in "
+                    "float16 (logits - lse and its exp rounded to float16, about 3 significant "
+                    "digits): a row's P no longer sums to 1, and G = (P - Y)/N carries that "
+                    "error into both products; upcast the chunk's logits to float32 before the "
+                    "log-sum-exp and the softmax",
+                    mistake=f"{NAME}/softmax-in-float16")
             raise GradingError(
                 f"{NAME}'s {name} is off by {error:.2g} of its largest entry in float16 at N={N}, "
-                f"V={V}, where G's entries (about 1/(NV) = {1 / (N * V):.2g}) lie below "
-                f"float16's normal range and float32 accumulation with G in float32 stays "
-                f"within {G_RANGE_TOLERANCE:g}")
+                f"V={V}, where float32 accumulation, with the softmax and G = (P - Y)/N in "
+                f"float32, stays within {G_RANGE_TOLERANCE:g}: which of your steps runs in "
+                "float16?")
+
+
+def _g_from_float16_softmax(values: dict) -> torch.Tensor:
+    """G = (P - Y)/N in float32, with P as an answer that computes the softmax in float16 has
+    it: the float16 logits, their log-sum-exp, the difference and its exp each rounded."""
+    logits, target = values["x"] @ values["weight"].T, values["target"]
+    G = (logits - torch.logsumexp(logits, 1, keepdim=True)).exp().float()
+    G[torch.arange(len(target), device=G.device), target] -= 1
+    return G / len(target)
 
 
 def check_low_precision_without_grad(function: Called, values: dict, loss, tolerance: float):
@@ -156,3 +175,56 @@ def check_saved_dtype(forward, values: dict) -> None:
                 f"{str(dtype)[6:]} inputs: {saved.nbytes} bytes kept from forward to backward "
                 f"where the input's dtype takes {narrow}; cast the float32 accumulator to the "
                 "input's dtype before saving it")
+
+
+def float16_range_values(device) -> dict:
+    """float16, N = 4096: x near 32 and every row's target the class with the lowest mean
+    logit, so the sum of the rows' losses (about 1.3e5) and grad_weight's target row before the
+    division by N (about -1.3e5) both pass float16's largest number, 65504, while the mean and
+    grad_weight itself lie well inside it."""
+    generator = torch.Generator().manual_seed(65)
+    x = (torch.randn(4096, 8, generator=generator) + 32).half()
+    weight = (torch.randn(16, 8, generator=generator) / 10).half()
+    lowest = (x.double() @ weight.double().T).mean(0).argmin()
+    return {"x": x.to(device), "weight": weight.to(device),
+            "target": torch.full((4096,), int(lowest), device=device), "chunk_size": 1024}
+
+
+# measured: the course's answer and one that multiplies the logits in float16 stay within 4e-4
+# of the truth's largest entry (loss and grad_weight); the overflow makes them inf
+RANGE_TOLERANCE = 2e-3
+
+
+def check_float16_range(function: Called, values: dict) -> None:
+    """The loss (with grad and without) and grad_weight (with both gradients and alone) finite
+    and accurate where their sums over rows, before the division by N, pass float16's range."""
+    N = values["x"].shape[0]
+    loss, (_, grad_weight) = _truth(values)
+    sums = {"loss": N * loss.abs().max().item(), "grad_weight": N * grad_weight.abs().max().item()}
+    for situation, wanted in (("", {"x", "weight"}), (" with only weight requiring grad",
+                                                      {"weight"}), (" under torch.no_grad()", ())):
+        with case(_describe(values) + situation):
+            inputs = make_inputs(values)
+            for name in {"x", "weight"} - set(wanted):
+                inputs[name].requires_grad_(False)
+            with torch.set_grad_enabled(bool(wanted)):
+                output = function.apply(*inputs.values())
+            got = {"loss": output.detach()}
+            if wanted:
+                got["grad_weight"] = torch.autograd.grad(output, inputs["weight"])[0]
+            for name, true in (("loss", loss), ("grad_weight", grad_weight)):
+                if name not in got:
+                    continue
+                value = got[name]
+                error = ((value.double() - true).abs().max() / true.abs().max()).item()
+                if not value.isfinite().all():
+                    raise GradingError(
+                        f"{NAME}'s {name} is not finite in float16{situation} (N={N}) where "
+                        f"its largest true entry is {true.abs().max().item():.3g}: its sum over "
+                        f"the rows before the division by N reaches {sums[name]:.3g}, past "
+                        "float16's largest number (65504), so casting that float32 sum to "
+                        "float16 before dividing by N overflows; divide by N in float32, then "
+                        "cast", mistake=f"{NAME}/casts-before-dividing-by-n")
+                if not error <= RANGE_TOLERANCE:
+                    diagnose_values(f"{NAME}'s {name}{situation}", value.double(), true,
+                                    rtol=0, atol=RANGE_TOLERANCE * true.abs().max().item())
