@@ -491,7 +491,7 @@ except RuntimeError as error:
 # `op.register_autograd(backward, setup_context=setup_context)`, two functions in the roles
 # they play in a Function. `setup_context(ctx, inputs, output)` keeps what backward needs;
 # `backward(ctx, grad_output)` returns one gradient per input of the operator, in the order of
-# its signature, `None` for an input that is not a tensor. One difference from a Function:
+# its signature, the inputs that are not tensors included. One difference from a Function:
 # `register_autograd` calls `setup_context` with keyword arguments,
 # `setup_context(ctx=..., inputs=..., output=...)`, so its parameters must be named exactly
 # `ctx, inputs, output` (a Function's may be named as you like). (`matvec`'s own backward, two
@@ -503,58 +503,105 @@ except RuntimeError as error:
 # promises and shows who notices.
 
 # %% [markdown]
-# ## The maths of softplus with a scale
+# ## Softplus with a scale: the questions before Exercise 2
 #
 # **Softplus** with a positive scale $\beta$, $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# is Exercise 2's operator. You wrote softplus with $\beta = 1$ alone in lesson 01 (its
-# transfer exercise): its derivative, its overflow-free form and its left tail carry over
-# unchanged to $\mathrm{softplus}(z)$ with $z = \beta x$. Only $\beta$ is new: by the chain
-# rule, what does it do to the value and to the derivative, and does the tiny left tail stay
-# accurate after the division by $\beta$?
+# is Exercise 2's operator. You wrote softplus with $\beta = 1$ in lesson 01 (its transfer
+# exercise), so $\log(1 + e^{z})$, its derivative and its overflow-free form are yours
+# already; here $z = \beta x$, and the log is divided by $\beta$. Answer on paper:
 #
-# <details><summary><b>Hint</b>: a numeric checkpoint</summary>
+# 1. What is $ds/dx$? Count the factors of $\beta$: those the chain rule brings in, and the
+#    one in front of the log.
+# 2. Which tensors could `setup_context` keep for backward? List every candidate (an input,
+#    the output, something forward computes on the way), and for each, how backward gets the
+#    slope of question 1 from it.
+# 3. The contract grades the gradient to a relative $10^{-5}$ in the left tail, down to
+#    $\beta x = -40$, where $s$ is about $10^{-18}$. For each candidate of question 2, does
+#    backward's formula keep those digits there, in float64 and in float32?
+# 4. $\beta$ is a Python float. Where does backward find it, and what does backward return
+#    for it?
 #
-# In float64, at $x = 1$, $\beta = 2$: $s = 1.06346$, $s' = 0.88080$. At $x = -20$,
-# $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0) and $s' = 4.2484 \times 10^{-18}$. At
-# $x = 400$, $\beta = 2$: $s = 400$ and $s' = 1$, finite. If your $s'$ is off by a factor
-# $\beta$, count the $\beta$s in the chain rule again.
-# </details>
-#
-# Write the chain rule's first step only: with $z = \beta x$, the derivative $ds/dz$ of
-# $s = \frac{1}{\beta}\log(1 + e^{z})$, as a function of $z$ and $\beta$ (`softplus_ds_dz`),
-# and run the checker: it compares it with autograd's at the hint's three points and one more.
-# The second step, $dz/dx$, and what it does to the slope your backward returns, are the
-# exercise's (the hint's $s'$ is the whole slope).
+# **Check question 1 live, at one point.** Work out $ds/dx$ at $x = 0.5$ with $\beta = 4$ as
+# a number (evaluate your formula with Python or torch), write it into the next cell, then run
+# the one after it: it compares your number with autograd's derivative of
+# `F.softplus(4 * x) / 4` there. Questions 2 to 4 are the exercise's decisions: no cell tries
+# a design before its self-check.
 
 # %%
 ### BEGIN WORKED
-softplus_ds_dz = lambda z, beta: torch.sigmoid(z) / beta
+softplus_slope = torch.sigmoid(torch.tensor(4 * 0.5, dtype=torch.float64)).item()
 ### LEARNER
-softplus_ds_dz = None  # lambda z, beta: ds/dz at z = beta * x (a float64 tensor), beta > 0
+softplus_slope = None  # your number: ds/dx at x = 0.5, beta = 4
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_softplus_ds_dz() -> None:
-    """Your softplus_ds_dz against autograd's d/dz of F.softplus(z) / beta, to a relative
-    1e-6."""
-    if softplus_ds_dz is None:
-        print("softplus_ds_dz: not written yet")
+def check_softplus_slope() -> None:
+    """Your number for ds/dx at x = 0.5, beta = 4 against autograd's, with a question for each
+    usual slip."""
+    if softplus_slope is None:
+        print("Write your number for question 1 into softplus_slope first.")
         return
-    for point, beta in [(1.0, 2.0), (-20.0, 2.0), (400.0, 2.0), (-3.0, 0.5)]:
-        z = torch.tensor(beta * point, dtype=torch.float64)
-        truth = torch.func.grad(lambda t: F.softplus(t) / beta)(z)
-        try:
-            yours = torch.as_tensor(softplus_ds_dz(z, beta), dtype=torch.float64)
-            ok = yours.shape == truth.shape and torch.allclose(yours, truth, rtol=1e-6, atol=0)
-            verdict = ("✓" if ok else
-                       f"✗ yours {yours.item():.5g}, autograd's {truth.item():.5g}")
-        except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
-            verdict = f"✗ {type(error).__name__}: {str(error).splitlines()[0][:120]}"
-        print(f"ds/dz at x = {point:g}, beta = {beta:g} (z = {z.item():g}): {verdict}")
+    def slope(f, at: float) -> float:
+        return torch.func.grad(f)(torch.tensor(at, dtype=torch.float64)).item()
+
+    truth = slope(lambda x: F.softplus(4 * x) / 4, 0.5)  # autograd's, through F.softplus
+    try:
+        mine = float(softplus_slope)
+    except (TypeError, ValueError, RuntimeError):  # a lambda, or a tensor of several numbers
+        print(f"✗ softplus_slope is a {type(softplus_slope).__name__}: write one number")
+        return
+    slips = [  # each computed by autograd from the slip itself
+        (slope(lambda z: F.softplus(z) / 4, 2.0),
+         "that is ds/dz at z = 2, the chain rule's first step: what is dz/dx?"),
+        (4 * truth, "one factor of β too many: what does the 1/β in front of the log do?"),
+        (slope(F.softplus, 0.5),
+         "that is the slope with β = 1: where does β sit inside the log?"),
+        (slope(lambda x: F.softplus(x) / 4, 0.5),
+         "at which z is the derivative of log(1 + e^z) taken here?"),
+        (F.softplus(torch.tensor(2.0, dtype=torch.float64)).item() / 4,
+         "that is s itself at x = 0.5: the value, not the slope"),
+        (slope(lambda x: F.softplus(4 * x) / 4, -0.5),
+         "that is the slope at x = -0.5: check the sign of z in d/dz log(1 + e^z)"),
+        (slope(torch.func.grad(F.softplus), 2.0),
+         "one derivative too many: what is d/dz log(1 + e^z) itself?"),
+    ]
+    near = lambda a, b: abs(a - b) <= 1e-3 * abs(b)  # noqa: E731 - four digits will do
+    if near(mine, truth):
+        print(f"✓ {mine:.4g}: autograd's ds/dx at x = 0.5, β = 4 is {truth:.6g}")
+        return
+    said = [question for value, question in slips if near(mine, value)]
+    print(f"✗ {said[0]}" if said else
+          f"✗ {mine:.4g} is not ds/dx at x = 0.5, β = 4: redo question 1 there by hand")
 
 
-check_softplus_ds_dz()
+check_softplus_slope()
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b> (question 1: questions)</summary>
+#
+# Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$, lesson 01's softplus, and
+# $z = \beta x$. What is $du/dz$, what is $dz/dx$, and what is left of the $\beta$s once you
+# multiply the three factors? Forward numbers to hit, in float64: at $x = 1$, $\beta = 2$,
+# $s = 1.06346$; at $x = 400$, $\beta = 2$, $s = 400$, finite.
+# </details>
+#
+# <details><summary><b>Hint 2</b> (question 2: the candidates)</summary>
+#
+# Forward has $x$, its output $s$, and on the way $z = \beta x$ and whatever your overflow-free
+# form computes. Which of them does the caller or the next layer keep anyway? Can the slope
+# be written from $s$ alone: what is $e^{\beta s}$, in terms of $z$?
+# </details>
+#
+# <details><summary><b>Hint 3</b> (question 3: the last rung)</summary>
+#
+# At $x = -20$, $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0), and the slope is $\beta$
+# times that, $4.2484 \times 10^{-18}$ (why is the ratio $\beta$ so far left?). From $s$, your
+# slope is $1$ minus an exponential of $-\beta s$: what is that exponential in float64, and
+# what is left after the subtraction? Lesson 01 met a function that computes $e^{u} - 1$ for a
+# tiny $u$ without subtracting; and the slope written from $x$ has no subtraction to lose
+# digits in. Which will you keep, and what does each cost in memory?
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
@@ -580,12 +627,13 @@ check_softplus_ds_dz()
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
 #   of a function calling it must match eager values and gradients.
 #
-# Decide three things before you write it, none of which `matvec` settled. The fake: what
-# must it return for an element-wise operator, so that `opcheck` finds the real output's
-# metadata when `x` is not contiguous (a transposed `x`, say)? `setup_context`: which tensor
-# does backward need, and where does `beta`, a Python float, go? `backward`: what does it
-# return for each of the two inputs? The slope $ds/dx$, your $ds/dz$ from the section above
-# carried through the chain rule's second step, is what backward multiplies `grad_output` by.
+# Decide before you write it; `matvec` settled none of this. The fake: what must it return
+# for an element-wise operator, so that `opcheck` finds the real output's metadata when `x` is
+# not contiguous (a transposed `x`, say)? What `setup_context` keeps: your answers to
+# questions 2 and 3 above. Say why in a comment beside it: which tensor backward starts from,
+# what its formula gives at $\beta x = -40$, and what it costs in memory. What backward
+# returns for each of the two inputs: questions 1 and 4. Nothing above has tried a design; if
+# the self-check disagrees with yours, its first line names what broke.
 #
 # Keep every registration in this one cell. Re-running a cell that defines an operator is fine
 # in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
@@ -635,9 +683,13 @@ from autograder import grade; grade("softplus", softplus)
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
 # With $z = \beta x$: $s = \big(\max(z, 0) + \operatorname{log1p}(e^{-|z|})\big) / \beta$, and
-# $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel,
-# so backward keeps $x$ (with `save_for_backward`) and $\beta$ (a plain attribute: a float is
-# not a tensor), and returns `None` for $\beta$. The fake is `torch.empty_like(x)`, which
+# $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel.
+# The solution keeps $x$ (with `save_for_backward`) and computes $\sigma(\beta x)$ again, one
+# exponential, with no subtraction to lose digits in. Keeping the output $s$ instead, one
+# tensor of the same size, passes too, with $\sigma(\beta x) = 1 - e^{-\beta s}$ written as
+# `-torch.expm1(-beta * s)`: as $1 -$ `torch.exp(...)` it is `0.0` at $\beta x = -40$, where
+# $e^{-\beta s}$ rounds to 1. $\beta$ is a plain attribute (a float is not a tensor), and
+# backward returns `None` for it. The fake is `torch.empty_like(x)`, which
 # keeps `x`'s shape and dtype, and its strides where `x` is dense (a transposed `x`), giving
 # contiguous strides where it is not (a column slice `x[:, :3]`, an expanded `x`), as the real
 # element-wise output does; `x.new_empty(x.shape)` has the shape but is contiguous, which a

@@ -54,14 +54,26 @@ def test_the_lse_checker_checks_the_derivative_only():
     assert all("✗" in line for line in lines), lines
 
 
-def test_the_worked_softplus_ds_dz_passes_and_the_whole_slope_fails():
-    """Does the worked softplus_ds_dz pass check_softplus_ds_dz, while the whole slope ds/dx
-    (the exercise's, beta times it) fails at every point with beta != 1?"""
-    ds_dz = definitions("08_compile", "softplus_ds_dz")["softplus_ds_dz"]
-    lines = _check("check_softplus_ds_dz", softplus_ds_dz=ds_dz)
-    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
-    wrong = _check("check_softplus_ds_dz", softplus_ds_dz=lambda z, b: b * ds_dz(z, b))
-    assert all("✗" in line for line in wrong), wrong
+def test_the_worked_softplus_slope_passes_the_one_number_checker():
+    """Does the worked softplus_slope, ds/dx at x = 0.5 and beta = 4, pass check_softplus_slope?"""
+    slope = definitions("08_compile", "softplus_slope")["softplus_slope"]
+    lines = _check("check_softplus_slope", softplus_slope=slope)
+    assert len(lines) == 1 and lines[0].startswith("✓ 0.8808"), lines
+
+
+def test_the_softplus_slope_checker_asks_about_each_usual_slip():
+    """Does check_softplus_slope meet ds/dz alone, a beta too many, the beta = 1 slope, s itself
+    and the wrong sign each with its own question, a lambda with 'one number', and never print
+    the slope it expects on a wrong answer?"""
+    sigmoid_2, sigmoid_half = (torch.sigmoid(torch.tensor(u)).item() for u in (2.0, 0.5))
+    slips = {sigmoid_2 / 4: "dz/dx", 4 * sigmoid_2: "too many", sigmoid_half: "β = 1",
+             0.5317: "the value", 1 - sigmoid_2: "sign", 0.5: "redo question 1"}
+    for number, words in slips.items():
+        lines = _check("check_softplus_slope", softplus_slope=number)
+        assert len(lines) == 1 and lines[0].startswith("✗") and words in lines[0], (number, lines)
+        assert "0.8808" not in lines[0], lines
+    lines = _check("check_softplus_slope", softplus_slope=lambda z, beta: torch.sigmoid(z))
+    assert lines == ["✗ softplus_slope is a function: write one number"], lines
 
 
 def _batch_dim_check(rule_returns_input_bdim: bool) -> list[str]:
