@@ -217,7 +217,7 @@ for name, attempt in attempts.items():
 # `grad_output`) and must return one number per $x_j$; jvp gets one tangent $\dot x_j$ per
 # $x_j$ and must return one number per slice. Which of the two products sums over $j$, and
 # which repeats a value along $j$? The hints are collapsed, and the checker after them tries
-# your first step.
+# one entry of your first step.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -255,49 +255,54 @@ for name, attempt in attempts.items():
 # </details>
 #
 #
-# Write the first step only, $\partial y / \partial x_j$ for **one slice** (a 1-D $x$ of three
-# numbers, `lse_dy_dx`, computed from $x$ any way you like), and run the checker: it compares
-# your derivative with autograd's through `torch.logsumexp` at $(0, 1, 2)$ and at
-# $|x| = 1000$. The rest is the exercise's: which tensors backward and jvp read, the two
-# products along `dim` (Hint 3's numbers), and Hint 4's forward.
+# **Check your first step live, at one point.** Work out one entry of the Jacobian,
+# $\partial y / \partial x_3$ at $x = (1000, 1000, 1001)$, as a number (evaluate your formula
+# with Python or torch: does it give a number there?), write it into the next cell, then run
+# the one after it: it compares your number with autograd's derivative of `torch.logsumexp`
+# there. The rest is the exercise's: which tensors backward and jvp read, the two products
+# along `dim` (Hint 3's numbers), and Hint 4's forward.
 
 # %%
 ### BEGIN WORKED
-lse_dy_dx = lambda x: (x - torch.logsumexp(x, 0)).exp()
+lse_entry = 1 / (2 * math.exp(-1) + 1)  # e^1001 / (2 e^1000 + e^1001), e^1001 divided out
 ### LEARNER
-lse_dy_dx = None  # lambda x: dy/dx_j for a 1-D x (one slice): a tensor of x's shape
+lse_entry = None  # your number: dy/dx_3 at x = (1000, 1000, 1001)
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"]
-def check_lse_dy_dx() -> None:
-    """Your lse_dy_dx against autograd's gradient through torch.logsumexp, one slice at a
-    time."""
-    if lse_dy_dx is None:
-        print("lse_dy_dx: not written yet")
+def check_lse_entry() -> None:
+    """Your number for dy/dx_3 at x = (1000, 1000, 1001) against autograd's, with a question
+    for each usual slip."""
+    if lse_entry is None:
+        print("Write your number for dy/dx_3 into lse_entry first.")
         return
-    for row in ([0.0, 1.0, 2.0], [1000.0, 999.0, 998.0], [-1000.0, -1001.0, -1002.0],
-                [-1000.0, 1000.0, 0.0]):
-        x = torch.tensor(row, dtype=torch.float64)
-        truth = torch.func.grad(lambda t: torch.logsumexp(t, 0))(x)
-        label = f"x = ({', '.join(f'{v:g}' for v in row)})"
-        try:
-            yours = torch.as_tensor(lse_dy_dx(x), dtype=torch.float64)
-        except Exception as error:  # noqa: BLE001 - shown, not raised: the check is a guide
-            print(f"dy/dx at {label}: ✗ {type(error).__name__}: "
-                  f"{str(error).splitlines()[0][:120]}")
-            continue
-        if yours.shape != truth.shape:
-            print(f"dy/dx at {label}: ✗ shape {tuple(yours.shape)}, autograd's is "
-                  f"{tuple(truth.shape)}")
-            continue
-        shown = [[round(v, 5) for v in t.tolist()] for t in (yours, truth)]
-        verdict = ("✓" if torch.allclose(yours, truth)
-                   else f"✗ yours {shown[0]}, autograd's {shown[1]}")
-        print(f"dy/dx at {label}: {verdict}")
+    at = torch.tensor([1000.0, 1000.0, 1001.0], dtype=torch.float64)
+    jacobian_row = torch.func.grad(lambda t: torch.logsumexp(t, 0))(at).tolist()
+    truth = jacobian_row[2]
+    try:
+        mine = float(lse_entry)
+    except (TypeError, ValueError, RuntimeError):  # a lambda, or a tensor of several numbers
+        print(f"✗ lse_entry is a {type(lse_entry).__name__}: write one number")
+        return
+    near = lambda a, b: abs(a - b) <= 1e-3 * abs(b)  # noqa: E731 - four digits will do
+    if near(mine, truth):
+        print(f"✓ {mine:.4g}: autograd's dy/dx_3 at x = (1000, 1000, 1001) is {truth:.6g}")
+    elif not math.isfinite(mine):
+        print(f"✗ {mine}: an exponential overflowed. Hint 2 asks how to write the entry so"
+              " that no exponent in it is positive")
+    elif near(mine, jacobian_row[0]):
+        print("✗ that is the entry of x_1 (and of x_2): which entry belongs to x_3?")
+    elif near(mine, math.log(truth)):
+        print("✗ that is the logarithm of the entry: is your answer dy/dx_3, or its log?")
+    elif near(mine, 1.0):
+        print("✗ 1 is the slope of max(x) alone: y depends on x_1 and x_2 too. The three"
+              " entries add up to 1: why must they?")
+    else:
+        print(f"✗ {mine:.4g} is not dy/dx_3 there: redo the derivative at this point by hand")
 
 
-check_lse_dy_dx()
+check_lse_entry()
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`

@@ -33,25 +33,27 @@ def test_the_cross_checker_catches_a_backward_with_the_factors_swapped():
     assert lines[0].startswith("backward (gradcheck) ✗"), lines
 
 
-def test_the_worked_log_sum_exp_derivative_passes_the_live_checker():
-    """Does the worked lse_dy_dx pass every line of check_lse_dy_dx?"""
-    steps = definitions("08_compile", "lse_dy_dx")
-    lines = _check("check_lse_dy_dx", **steps)
-    assert len(lines) == 4 and all(line.endswith("✓") for line in lines), lines
+def test_the_worked_log_sum_exp_entry_passes_the_live_checker():
+    """Does the worked lse_entry, dy/dx_3 at x = (1000, 1000, 1001), pass check_lse_entry?"""
+    entry = definitions("08_compile", "lse_entry")["lse_entry"]
+    lines = _check("check_lse_entry", lse_entry=entry)
+    assert len(lines) == 1 and lines[0].startswith("✓ 0.5761"), lines
 
 
-def test_the_lse_checker_catches_weights_from_a_new_sum_of_exponentials():
-    """Does e^x / sum(e^x), right near 0, fail the live checker at |x| = 1000?"""
-    naive = lambda x: x.exp() / x.exp().sum()  # noqa: E731
-    lines = _check("check_lse_dy_dx", lse_dy_dx=naive)
-    assert lines[0].endswith("✓") and "1000, 999, 998): ✗" in lines[1], lines
-
-
-def test_the_lse_checker_checks_the_derivative_only():
-    """Is the live checker one step short of the exercise: it takes one slice's dy/dx (here
-    twice the softmax, backward's product for g = 2, fails), not a product or the forward?"""
-    lines = _check("check_lse_dy_dx", lse_dy_dx=lambda x: 2 * torch.softmax(x, 0))
-    assert all("✗" in line for line in lines), lines
+def test_the_lse_checker_asks_about_each_usual_slip():
+    """Does check_lse_entry meet an overflow (nan from e^x / sum(e^x) at 1000), x_1's entry,
+    the entry's log and the max's slope each with its own question, a lambda with 'one
+    number', and never print the entry it expects on a wrong answer?"""
+    at = torch.tensor([1000.0, 1000.0, 1001.0], dtype=torch.float64)
+    naive = (at.exp() / at.exp().sum())[2].item()
+    slips = {naive: "overflowed", float("inf"): "overflowed", 0.21194: "x_1",
+             -0.55144: "logarithm", 1.0: "max(x)", 0.5: "redo the derivative"}
+    for number, words in slips.items():
+        lines = _check("check_lse_entry", lse_entry=number)
+        assert len(lines) == 1 and lines[0].startswith("✗") and words in lines[0], (number, lines)
+        assert "0.5761" not in lines[0], lines
+    lines = _check("check_lse_entry", lse_entry=lambda x: torch.softmax(x, 0))
+    assert lines == ["✗ lse_entry is a function: write one number"], lines
 
 
 def test_the_worked_softplus_slope_passes_the_one_number_checker():
