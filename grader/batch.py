@@ -215,7 +215,7 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                                     "notebooks": notebooks, "seconds": result.get("seconds", 0),
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
-    return status if error else f"{scored} points" + ("" if status == "ok" else f", {status}")
+    return status if error else scored + ("" if status == "ok" else f", {status}")
 
 
 def _own_status(faults: list[Fault]) -> str:

@@ -95,7 +95,8 @@ class GradebookWriter:
 
 
 def score_line(root: Path, student: str, lesson: str) -> str:
-    """``student``'s score for ``lesson`` as the gradebook now holds it: "3/4"."""
+    """``student``'s score for ``lesson`` as the gradebook now holds it: "3/4 points", and how
+    many of them were given by hand (manual grades, extra credit): "5/9 points (1 by hand)"."""
     from nbgrader.api import MissingEntry
 
     with Gradebook(db_url(root)) as gradebook:
@@ -103,7 +104,11 @@ def score_line(root: Path, student: str, lesson: str) -> str:
             submission = gradebook.find_submission(lesson, student)
         except MissingEntry:
             return "(no score)"
-        return f"{submission.score:g}/{submission.max_score:g}"
+        by_hand = sum((grade.manual_score or 0) + (grade.extra_credit or 0)
+                      for notebook in submission.notebooks for grade in notebook.grades
+                      if grade.manual_score is not None or grade.extra_credit)
+        hand = f" ({by_hand:g} by hand)" if by_hand else ""
+        return f"{submission.score:g}/{submission.max_score:g} points{hand}"
 
 
 def placeholder(root: Path, lesson: str, name: str, reference: dict, reason: str):

@@ -131,6 +131,14 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     return True
 
 
+def refused_line(refused: list[str]) -> str:
+    """The last line of a release that left lessons out: expected, not a crash, and why the
+    status is not 0 (so that ``make release && make autograde`` stops until you choose)."""
+    return (f"not released: {', '.join(refused)} (why: above; any other lesson was released). "
+            "Exit status 1, so that `make release && make autograde` stops here; make adds "
+            "its own line, `make: *** [Makefile:..: release] Error 1`.")
+
+
 def _errors(text: str) -> str:
     """nbgrader's own error lines, without its tracebacks."""
     lines = [line for line in text.splitlines() if "| ERROR]" in line or "Error" in line[:40]]
@@ -190,10 +198,13 @@ def feedback(root: Path, lessons: list[str]) -> bool:
     total = sum(len(list((root / "autograded" / student / lesson).glob("*.ipynb")))
                 for lesson in lessons for student in students[lesson])
     # feedback runs no cell: no time-limit hint when its estimate runs out
-    progress = Progress(total, done_word="fed back", stall_hint="") if total else None
+    progress = Progress(total, done_word="fed back", stall_hint="",  # one nbgrader a lesson
+                        groups=sum(map(bool, students.values()))) if total else None
     for lesson in lessons:
         if not students[lesson]:
             continue
+        if progress:
+            progress.start_group()
         code, said = _generate_feedback(root, lesson, progress)
         if code:
             succeeded = False
@@ -312,9 +323,9 @@ def main() -> None:
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":
-        if release(root, lessons, overwrite=args.overwrite_sources, regrade=args.regrade,
-                   workers=args.workers):
-            raise SystemExit(1)
+        if refused := release(root, lessons, overwrite=args.overwrite_sources,
+                              regrade=args.regrade, workers=args.workers):
+            raise SystemExit(refused_line(refused))
     elif args.command == "autograde":
         try:
             autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,

@@ -11,9 +11,11 @@ again, and hands it back to be regraded from the submitted folders.
 import json
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import nbformat
+from nbformat.warnings import MissingIDFieldWarning
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
@@ -31,15 +33,20 @@ def tag_test_cells(source: Path) -> list[str]:
     """Give each test cell of the source notebook at ``source`` that lacks it the tag every
     course test cell carries (``lessons.RUN_ON``, ``raises-exception``), so that a learner's Run
     All goes on past a test cell the instructor added while an exercise is unsolved; the
-    cells tagged (the notebook is rewritten only if there are any)."""
-    notebook = nbformat.read(source, as_version=4)
+    cells tagged. A cell without the ``id`` nbformat 4.5 requires (cell metadata written by
+    hand) is given one, as JupyterLab would, so that nbgrader does not warn of it (the notebook
+    is rewritten only if a cell was tagged or given an id)."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", MissingIDFieldWarning)
+        notebook = nbformat.read(source, as_version=4)  # gives each cell without one an id
+    without_id = any(issubclass(warning.category, MissingIDFieldWarning) for warning in said)
     tagged = []
     for cell in notebook.cells:
         tags = cell.metadata.get("tags", [])
         if is_test_cell(cell) and RUN_ON not in tags:
             cell.metadata["tags"] = [*tags, RUN_ON]
             tagged.append(grade_id(cell))
-    if tagged:
+    if tagged or without_id:
         nbformat.write(notebook, source)
     return tagged
 

@@ -162,3 +162,26 @@ def test_a_note_stays_above_the_bar_and_an_unfinished_bar_is_erased():
     assert " 1/3 fed back" in screen(terminal.getvalue())[-1]
     progress.close()
     assert screen(terminal.getvalue() + "\n")[-1] == "00_template: feedback for 1 students"
+
+
+def test_an_eta_over_groups_with_their_own_start_up_does_not_rise_at_each_group(monkeypatch):
+    """`make feedback` runs nbgrader once per lesson, each run with its own start-up: with 12
+    notebooks in 3 lessons of 4 (4 s start-up, then 1 s a notebook), does its ETA count the
+    start-ups still to come, and so fall steadily to the true time left, never rise at a new
+    lesson as it did (19 s, then 28 s: issue 48)?"""
+    import grader.progress
+
+    clock = [0.0]
+    monkeypatch.setattr(grader.progress.time, "monotonic", lambda: clock[0])
+    progress = Progress(12, io.StringIO(), tick=0, stall_hint="", groups=3)
+    etas = []
+    for lesson in range(3):
+        clock[0] = lesson * 8.0
+        progress.start_group()
+        for notebook in range(4):
+            clock[0] = lesson * 8.0 + 4.0 + notebook + 1.0
+            progress.update(f"notebook {lesson}.{notebook}")
+            if 3 <= progress.done < 12:
+                etas.append((progress.eta(at=clock[0]), 24.0 - clock[0]))
+    assert etas[0][0] == "ETA estimating" or etas[0][0] == f"ETA {etas[0][1]:g}s"
+    assert all(said == f"ETA {left:g}s" for said, left in etas[1:])

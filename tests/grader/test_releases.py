@@ -42,6 +42,47 @@ def test_a_release_tags_only_the_test_cells_that_lack_the_tag(tmp_path):
     assert path.stat().st_mtime_ns == written
 
 
+def test_a_test_cell_written_by_hand_without_an_id_gets_one_and_no_warning(tmp_path):
+    """A test cell whose metadata the instructor wrote by hand, without the cell `id` nbformat
+    4.5 requires: does the release give it one, so that nbgrader reads the notebook without a
+    MissingIDFieldWarning (issue 48), and leave the other cells' ids as they were?"""
+    import json
+    import warnings
+
+    from nbformat.warnings import MissingIDFieldWarning
+
+    answer = nbformat.v4.new_code_cell("pass")
+    path = tmp_path / "lesson.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[answer]), path)
+    saved = json.loads(path.read_text())
+    saved["cells"].append({"cell_type": "code", "execution_count": None, "outputs": [],
+                           "source": "assert True", "metadata": {"nbgrader": {
+                               "grade": True, "solution": False, "locked": True,
+                               "grade_id": "mine", "points": 1, "schema_version": 3}}})
+    path.write_text(json.dumps(saved))
+    assert tag_test_cells(path) == ["mine"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingIDFieldWarning)
+        cells = nbformat.read(path, as_version=4).cells
+    assert cells[0].id == answer.id and cells[1].id
+    saved = json.loads(path.read_text())  # a tagged cell with no id: given one all the same
+    del saved["cells"][1]["id"]
+    path.write_text(json.dumps(saved))
+    assert tag_test_cells(path) == [] and "id" in json.loads(path.read_text())["cells"][1]
+
+
+def test_a_held_back_release_ends_with_a_line_that_says_it_is_expected():
+    """Does a release that held a lesson back end with a line saying which, that the reason is
+    above, and why the exit status is 1 and make adds its own Error line, so that make's
+    `make: *** ... Error 1` reads as expected, not as a crash (issue 48)?"""
+    from grader.instructor import refused_line
+
+    said = refused_line(["12_surgery"])
+    assert said.startswith("not released: 12_surgery (why: above")
+    assert "Exit status 1, so that `make release && make autograde` stops here" in said
+    assert "make: *** [Makefile:..: release] Error 1" in said
+
+
 def test_the_readme_says_what_the_shell_sees_when_a_release_is_held_back(tmp_path):
     """`python -m grader release` exits 1 when it held a lesson back (tests/grader/test_term.py);
     does the shell see make's 2 after `make release` (here a stand-in that exits 1), as the
@@ -72,3 +113,33 @@ def test_the_timestamp_formats_the_readme_gives_are_read(written):
 
     assert submitted_at({"timestamp.txt": f"{written}\n".encode()}) == "2026-11-27 03:50:00"
     assert submitted_at({"timestamp.txt": b"yesterday"}) is None
+
+
+def test_the_score_line_says_how_many_points_were_given_by_hand(tmp_path, monkeypatch):
+    """After a regrade that kept a manual grade, does the score line say how many of the points
+    are manual ("5/9" gave no sign of it: issue 48), and say nothing more without one?"""
+    import os
+    import sys
+    from pathlib import Path
+
+    from nbgrader.api import Gradebook
+
+    from grader.gradebook import score_line
+    from grader.releases import db_url
+
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent),
+                                                os.environ.get("PATH", "")]))  # alembic
+    with Gradebook(db_url(tmp_path)) as gradebook:
+        gradebook.add_assignment("L")
+        gradebook.add_notebook("L", "L")
+        for cell in ("A", "B"):
+            gradebook.add_grade_cell(cell, "L", "L", max_score=2, cell_type="code")
+        gradebook.add_student("bob")
+        gradebook.add_submission("L", "bob")
+        gradebook.find_grade("A", "L", "L", "bob").auto_score = 2
+        gradebook.db.commit()
+    assert score_line(tmp_path, "bob", "L") == "2/4 points"
+    with Gradebook(db_url(tmp_path)) as gradebook:
+        gradebook.find_grade("B", "L", "L", "bob").manual_score = 1
+        gradebook.db.commit()
+    assert score_line(tmp_path, "bob", "L") == "3/4 points (1 by hand)"
