@@ -826,11 +826,11 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 #    $\text{grad}_x$ are final per chunk: the course's solution keeps them in float32 too, but
 #    casting each chunk's rows as you write them gives the same values and saves a float32
 #    $N \times d$ buffer. Divide by $N$ before the cast, in float32: the sums over the rows can
-#    pass float16's 65504 (8192 rows of loss 10 do) where the means lie far inside it. The
-#    chunk's logits may be multiplied in the input's dtype (as Liger-Kernel and the composed
-#    loss do; the composed loss's `log_softmax` computes in float32 only inside its kernel),
-#    then upcast: a log-sum-exp and softmax computed in float16, `logits - lse` and its `exp`
-#    rounded, lose the accuracy the contract asks for. The course's solution upcasts the chunk
+#    pass float16's 65504 (8192 rows of loss 10 do) where the means lie far inside it. Each
+#    chunk's logits may be multiplied in the input's dtype (Liger-Kernel and the composed loss
+#    multiply them so); upcast them then, before the log-sum-exp and the softmax: computed in
+#    float16, with `logits - lse` and its `exp` rounded, those lose the accuracy the contract
+#    asks for (the self-check names it). The course's solution upcasts the chunk
 #    of `x` and the weight first, at the cost of a float32 copy of the weight. How much closer
 #    to float64 that brings its bfloat16 gradients depends on the logits' size. Measured as
 #    $\|g - g_{64}\| / \|g_{64}\|$ for $\text{grad}_W$, against float64 on the same bfloat16
@@ -1035,10 +1035,10 @@ plt.show()
 # that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
 # chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
 # logits never exist, and with each chunk's logits computed once the FLOPs are the composed
-# loss's, about $6NdV$ (the contract counts only the cases that need less). The price is discipline: forward must learn from
-# its caller whether grad mode is on (`ctx.needs_input_grad` does not say), must skip the
-# gradients nobody needs, must accumulate low precision in float32, and backward must leave
-# what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
+# loss's, about $6NdV$ (the contract counts only the cases that need less). The price is
+# discipline: forward must learn from its caller whether grad mode is on
+# (`ctx.needs_input_grad` does not say), must skip the gradients nobody needs, must accumulate
+# low precision in float32, and backward must leave what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of
 # the weight, so measure at your own proportions and dtype. Label smoothing and z-loss each
 # add a term to the per-row loss, and each term's gradient comes out of the same derivation
 # through the log-sum-exp.

@@ -99,3 +99,19 @@ EQUIVALENTS += [
                      "g is a fresh tensor backward just made: its copy holds the same gradient, "
                      "and the contract bounds what forward saves, not backward's temporaries"),
 ]
+
+# review 53's and review 57's grad-mode flag with torch.split: grad_weight copied as it is saved,
+# and the -1 of the one-hot added by scatter_add_ from a src wider than its index
+_SCATTER_WIDER = ("scatter_add_ reads src only where index has an entry: index is (c, 1), so a "
+                  "second column of -1 is never read")
+_FULL = "G.scatter_add_(1, tc[:, None], torch.full((len(tc), 1), -1.0, dtype=acc,"
+_ONES = "G.scatter_add_(1, tc[:, None], -torch.ones(len(tc), 1, dtype=acc, device=x.device))"
+_GW_SAVE = "ctx.save_for_backward(gx, None if gw is None else gw.to(weight.dtype))"
+EQUIVALENTS += [
+    EquivalentMutant("linear_cross_entropy", "save_copy", _GW_SAVE,
+                     _GW_SAVE.replace("weight.dtype))", "weight.dtype).clone())"), _GRADIENT_COPY),
+    EquivalentMutant("linear_cross_entropy", "nudge_constant", _FULL,
+                     _FULL.replace("(len(tc), 1)", "(len(tc), 2)"), _SCATTER_WIDER),
+    EquivalentMutant("linear_cross_entropy", "nudge_constant", _ONES,
+                     _ONES.replace("len(tc), 1,", "len(tc), 2,"), _SCATTER_WIDER),
+]
