@@ -82,13 +82,13 @@ torch.set_printoptions(precision=4)
 #
 # **Step 2, `grad_x`.** The chain rule sums over every output the variable touches:
 # $\dfrac{\partial L}{\partial x_{mj}} = \sum_{n,i} G_{ni}\,
-# \dfrac{\partial y_{ni}}{\partial x_{mj}}$. Simplify it with step 1, then write the result as
-# one matrix product of $G$ $(N, \text{out})$ and $W$ $(\text{out}, \text{in})$. Does it have
-# the shape of $x$?
+# \dfrac{\partial y_{ni}}{\partial x_{mj}}$. Simplify it with step 1 until one sum is left:
+# over which index, and which two tensors does it multiply? Then write it without a loop, and
+# check the result's indices against $x$'s.
 #
 # **Step 3, `grad_weight`.** Which outputs $y_{ni}$ does $W_{ij}$ touch? Write
-# $\partial L / \partial W_{ij}$ as a sum over one index, then as a matrix product of $G$ and
-# $x$, transposing whichever factor the shape $(\text{out}, \text{in})$ requires.
+# $\partial L / \partial W_{ij}$ as a sum over one index: which tensors meet in it, and which
+# index do they share? Write it without a loop, its indices in $W$'s order.
 #
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
@@ -455,7 +455,7 @@ show_saved("F.linear, then torch.relu",
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
 #    backward need to know about $z$, and how few bytes per element hold that? Lesson 01's
 #    `MyReLU` met this part: what did its forward save, and how did its backward drop entries
-#    of $G$ (and why not by multiplying, when $G$ can hold $\pm\infty$)?
+#    of $G$? Does that way still give autograd's gradient for every $G$ the contract lists?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
 #    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
 # 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
@@ -656,6 +656,8 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 #   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
 #   included, the value computed in the inputs' dtype (in float32, $+\infty$ where the sum
 #   over $i, j$ overflows before the bias is added, as `F.bilinear` gives);
+# - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
+#   `ctx`, as in Exercise 1: nothing on the class, nothing in a global;
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.

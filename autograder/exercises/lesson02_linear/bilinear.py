@@ -17,7 +17,8 @@ from .global_state import check_same_shape_calls, check_weight_stepped
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
-from ..shared.call_state import check_class_untouched, check_one_ctx_per_call
+from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
+                                 check_one_ctx_per_call)
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed
@@ -177,6 +178,12 @@ def _bilinear_checks(function, device) -> None:
     with case("two calls in one graph, x1 of shape (5, 3) then (5, 2)"):
         check_one_ctx_per_call(function, BILINEAR, bilinear_values((5,), 3, 2, device),
                                bilinear_values((5,), 2, 3, device, seed=9))
+    # x1, x2, then weight changed in place between forward and backward: autograd refuses
+    # (what ctx.save_for_backward guards), or the gradients are those of the values forward saw
+    for name in ("x1", "x2", "weight"):
+        with case(f"{name} changed in place after forward, x1 of shape (5, 3)"):
+            check_input_version_tracking(function, BILINEAR, bilinear_values((5,), 3, 2, device),
+                                         name)
     for bias in (True, False):
         check_each_input_alone(function, BILINEAR,
                                bilinear_values((5,), 3, 2, device, bias=bias),
@@ -296,9 +303,18 @@ def _bias_sums_features(function, values: dict, device) -> bool:
             and torch.allclose(grad_bias.detach(), truth.sum()))
 
 
-DOMAIN = Domain(BILINEAR, sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
-                                             "bias": (5,)}), optional=("bias",),
-                layout_clause=BILINEAR_LAYOUT_CLAUSE)
+def _by_seed():
+    """The domain's values: x1 (2, 4, 3), x2 (2, 4, 2), out 5 for even seeds, and every size
+    another for odd ones (the per-call check's first call), so that a size kept where calls
+    share it (out in a global, for grad_bias's reshape) is the other call's."""
+    even = sampled(BILINEAR, {"x1": (2, 4, 3), "x2": (2, 4, 2), "weight": (5, 3, 2),
+                              "bias": (5,)})
+    odd = sampled(BILINEAR, {"x1": (6, 2), "x2": (6, 4), "weight": (3, 2, 4), "bias": (3,)})
+    return lambda device, dtype=torch.float64, seed=0, **given: (
+        odd if seed % 2 else even)(device, dtype, seed, **given)
+
+
+DOMAIN = Domain(BILINEAR, _by_seed(), optional=("bias",), layout_clause=BILINEAR_LAYOUT_CLAUSE)
 
 
 EXERCISES = [

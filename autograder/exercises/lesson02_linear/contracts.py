@@ -167,6 +167,10 @@ BILINEAR_CLAUSES = (
                 "x1 and x2 flattened with .view on the bias=None path only",
             "case:with transposed x1 alone":
                 "outer product of x1 and x2 rows flattened with .view"}),
+    Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
+           "`ctx`, as in Exercise 1: nothing on the class, nothing in a global;",
+           {"Bilinear/state-shared-between-calls": "out kept in a module global, for grad_bias",
+            "Bilinear/saves-untracked-alias": "x1, x2 and weight saved as .data"}),
     Clause("backward written by hand: deriving the gradients is the exercise.",
            {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
 )

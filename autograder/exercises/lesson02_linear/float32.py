@@ -2,8 +2,9 @@
 F.linear and F.bilinear run it, from one run in float64 and cast back (more exact, but a
 different value where float32 rounds a pre-activation to exactly 0 or overflows to +inf).
 
-Each probe has one product per output entry (one input feature), so no order of summation
-or fused multiply-add can change the float32 value a correct answer gets."""
+Each probe but the bias-order ones has one product per output entry (one input feature); those
+have two exact (or overflowing) products, whose sum no order of summation or fused multiply-add
+changes, so only where the bias joins the sum changes the float32 value an answer gets."""
 
 import torch
 
@@ -81,3 +82,45 @@ def check_float32_zero_pre_activation(function, spec: Spec, device) -> None:
                 spec, "where the float32 pre-activation x @ weight.T + bias is exactly 0, as "
                 "F.linear computes it, yours is 1.5e-8 (its float64 value), so the ReLU passes "
                 "grad_output on where torch.relu passes 0", error.details or error.hint) from error
+
+
+R = 1.4e19  # R * R is 1.96e38, a float32; two of them overflow float32 to +inf
+
+# bias-order probes: two input features. Entry (0, 0) of x @ weight.T + bias, as F.linear sums
+# it (the products first, then the bias), is +inf (1.96e38 + 1.96e38 overflows, then - 2e38)
+# and exactly 0 (1 + 2**-24 rounds to 1, then - 1); summed with the bias first (the x0 = 1
+# trick: a column of ones in x, the bias a column of weight) it is 1.92e38 and 2**-24
+BIAS_FIRST_OVERFLOW = {"x": [[R, R], [1.0, 1.0]], "weight": [[R, R], [1.0, 1.0]],
+                       "bias": [-2e38, 0.0]}
+BIAS_FIRST_ZERO = {"x": [[1.0, 2 ** -24], [1.0, 1.0]], "weight": [[1.0, 1.0], [2.0, 1.0]],
+                   "bias": [-1.0, 0.0]}
+
+
+def _bias_first(spec: Spec, activation) -> Spec:
+    """``spec``'s value with the bias summed first, then each input feature's product in turn."""
+    def reference(x, weight, bias=None):
+        z = bias
+        for k in range(x.shape[-1]):
+            z = z + x[..., k:k + 1] * weight[:, k]
+        return activation(z)
+    return Spec(spec.name, spec.input_names, reference)
+
+
+def check_float32_bias_order(function, spec: Spec, device, activation, probes) -> None:
+    """float32 inputs with two features, where F.linear's order (the products summed, then the
+    bias) and the bias summed first give other values: +inf and 1.92e38, 0 and 2**-24."""
+    for given, where in probes:
+        values = float32_values(given, device)
+        with case(f"float32 inputs with two features, bias=a tensor, where {where}"):
+            try:
+                check_values_and_gradients(function, spec, values)
+            except GradingError as error:
+                if not _matches(function, _bias_first(spec, activation), values):
+                    raise
+                raise GradingError(
+                    f"{spec.name} adds the bias inside the sum over the input features (the "
+                    "x0 = 1 trick: a column of ones in x, the bias a column of weight), so its "
+                    "float32 value is not F.linear's, which adds the bias after the products: "
+                    f"where {where}, yours differs. In which order does your forward add the terms "
+                    "of x @ weight.T + bias?", error.details or error.hint,
+                    mistake=f"{spec.name}/bias-summed-with-products") from error

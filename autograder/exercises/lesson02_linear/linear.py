@@ -23,7 +23,8 @@ from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
-from .float32 import (OVERFLOW_IN_FLOAT32, check_float32_overflow,
+from .float32 import (BIAS_FIRST_OVERFLOW, BIAS_FIRST_ZERO, OVERFLOW_IN_FLOAT32,
+                      check_float32_bias_order, check_float32_overflow,
                       check_float32_zero_pre_activation)
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
                         check_infinite_grad_output_where_off, check_no_float_kept,
@@ -260,7 +261,11 @@ def _my_linear_checks(function, device) -> None:
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
     check_float32_overflow(function, MY_LINEAR, device, OVERFLOW_IN_FLOAT32, "x @ weight.T")
+    check_float32_bias_order(function, MY_LINEAR, device, lambda z: z, BIAS_ORDER[:1])
     check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
+
+
+_FRESH_ROWS = itertools.count()
 
 
 def fused_full(FusedLinearReLU, device) -> None:
@@ -276,8 +281,11 @@ def _fused_checks(function, device) -> None:
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_saved_through_ctx(function, FUSED_LINEAR_RELU, device)
-    with case("x of shape (6, 3), weight of shape (4, 3), bias=a tensor"):
-        check_no_float_kept(function, FUSED_LINEAR_RELU, linear_values((6,), device))
+    # a batch size this process has not probed yet: a workspace kept per shape in a global is
+    # then made by this forward, on a rerun of the self-check too
+    rows = 7 + next(_FRESH_ROWS) % 4000
+    with case(f"x of shape ({rows}, 3), weight of shape (4, 3), bias=a tensor"):
+        check_no_float_kept(function, FUSED_LINEAR_RELU, linear_values((rows,), device))
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
@@ -285,6 +293,7 @@ def _fused_checks(function, device) -> None:
     check_overflowing_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_float32_overflow(function, FUSED_LINEAR_RELU, device, OVERFLOW_IN_FLOAT32,
                            "x @ weight.T")
+    check_float32_bias_order(function, FUSED_LINEAR_RELU, device, torch.relu, BIAS_ORDER)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
@@ -294,16 +303,24 @@ def _fused_checks(function, device) -> None:
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
 
 
+# F.linear's float32 order of the sum, where the bias joins it last: +inf, and an exact 0
+BIAS_ORDER = ((BIAS_FIRST_OVERFLOW, "1.96e38 + 1.96e38 overflows to +inf before the bias of -2e38 "
+               "is added"),
+              (BIAS_FIRST_ZERO, "1 + 2**-24 rounds to 1 before the bias of -1 is added, so the "
+               "pre-activation is exactly 0"))
+
+
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices
 SHAPES = {"x": (2, 3, 4), "weight": (5, 4), "bias": (5,)}
-# odd seeds (the per-call check's first call) take x of another leading shape, as many
-# elements: x's shape kept in a global for backward's reshape is the other call's
-ROWS = {**SHAPES, "x": (6, 4)}
+# odd seeds (the per-call check's first call) take every size another value: x of another
+# leading shape and in, weight and bias of another out (a size kept in a global for backward's
+# reshape is then the other call's, whichever size it is)
+ROWS = {"x": (6, 3), "weight": (2, 3), "bias": (2,)}
 
 
 def _by_seed(spec: Spec):
-    """The domain's values, x of shape (2, 3, 4) for even seeds and (6, 4) for odd ones, so
-    that the per-call check's two calls differ in leading shape."""
+    """The domain's values, x (2, 3, 4) and weight (5, 4) for even seeds, x (6, 3) and weight
+    (2, 3) for odd ones, so that the per-call check's two calls differ in every size."""
     even, odd = sampled(spec, SHAPES), sampled(spec, ROWS)
     return lambda device, dtype=torch.float64, seed=0, **given: (
         odd if seed % 2 else even)(device, dtype, seed, **given)

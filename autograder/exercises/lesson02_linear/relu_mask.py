@@ -304,9 +304,10 @@ def check_overflowing_pre_activation(function, spec: Spec, device) -> None:
             if (output.isnan() & ~truth.isnan()).any():
                 raise GradingError(
                     "your output holds nan where torch.relu gives 0: where the pre-activation "
-                    "x @ weight.T + bias overflows to -inf, the pre-activation times your mask "
-                    "is -inf * 0 = nan. How else can forward zero the entries where the ReLU is "
-                    "off, without multiplying?", f"your output: {output.tolist()}\n"
+                    "x @ weight.T + bias overflows to -inf, your forward's arithmetic on it "
+                    "makes nan (the pre-activation times a mask is -inf * 0; (z + |z|) / 2 is "
+                    "-inf + inf). How else can forward zero the entries where the ReLU is off, "
+                    "without arithmetic on the pre-activation there?", f"your output: {output.tolist()}\n"
                     f"torch.relu's: {truth.tolist()}",
                     mistake=f"{spec.name}/output-multiplies-mask")
             if not torch.equal(output, truth.to(output.dtype)):
