@@ -517,9 +517,10 @@ except RuntimeError as error:
 #
 # 1. What is $ds/dx$? Count the factors of $\beta$: those the chain rule brings in, and the
 #    one in front of the log.
-# 2. Which tensors could `setup_context` keep for backward? List every candidate (an input,
-#    the output, something forward computes on the way), and for each, how backward gets the
-#    slope of question 1 from it.
+# 2. Which tensors could `setup_context` keep for backward? It sees `inputs` and `output`,
+#    not what forward computed on the way. List every candidate (an input, the output, a
+#    tensor `setup_context` computes from them), and for each, how backward gets the slope of
+#    question 1 from it.
 # 3. The contract grades the gradient to a relative $10^{-5}$ in the left tail, down to
 #    $\beta x = -40$, where $s$ is about $10^{-18}$. For each candidate of question 2, does
 #    backward's formula keep those digits there, in float64 and in float32?
@@ -593,9 +594,10 @@ check_softplus_slope()
 #
 # <details><summary><b>Hint 2</b> (question 2: the candidates)</summary>
 #
-# Forward has $x$, its output $s$, and on the way $z = \beta x$ and whatever your overflow-free
-# form computes. Which of them does the caller or the next layer keep anyway? Can the slope
-# be written from $s$ alone: what is $e^{\beta s}$, in terms of $z$?
+# `setup_context` has $x$ and the output $s$; anything else, the slope itself say, it would
+# compute again and keep as one more tensor. Which of them does the caller or the next layer
+# keep anyway? Can the slope be written from $s$ alone: what is $e^{\beta s}$, in terms of
+# $z$?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (question 3: the last rung)</summary>
