@@ -454,7 +454,7 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # %% [markdown]
 # Activations with a large common offset and a small spread are not exotic (a feature that is
 # large in every token, an embedding far from the origin), which is why fused LayerNorm kernels
-# use Welford's algorithm or two passes. Computing the one pass in float64 only moves the
+# use Welford's algorithm or two passes. Computing the one pass in a wider dtype only moves the
 # trap: float64 rows like $10^8 + \mathcal N(0, 1)$ square to numbers near $10^{16}$, which
 # float64 spaces 2 apart. ✎ 1 is graded on both. (How the error grows with the offset: the
 # optional part.)
@@ -470,8 +470,8 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #   independently, and `eps` a Python float: the value of
 #   `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives it.
 # - Forward computes the variance so that rows far from $0$ keep their accuracy, float32 rows
-#   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$: never
-#   as $E[x^2] - E[x]^2$, in any precision.
+#   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$:
+#   $E[x^2] - E[x]^2$ in `x`'s own dtype fails both.
 # - What forward saves for backward has a budget in bytes, given in the box after the three
 #   decisions below (open it once you have made the first): the weight saved itself is free;
 #   everything else saved counts, `x` itself included.
@@ -824,7 +824,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #   `RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default (this exercise's choice, a common
 #   one for LLaMA-style models; `torch.nn.RMSNorm`'s own default is the `None` printed
 #   above), each module keeping the eps it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what
-#   `torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below;
+#   `torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below, one module
+#   given them one after another;
 # - `forward(x)` computes through your `RMSNormFunction`;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
@@ -839,7 +840,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 # <details><summary><b>Hint</b> · a question</summary>
 #
 # In which dtype does `nn.RMSNorm` compute a float16 row, and what is $300^2$ next to
-# float16's largest number? (For `eps=None`, `help(nn.RMSNorm)`; the optional part has a probe.)
+# float16's largest number? (For `eps=None`: `help(nn.RMSNorm)`, then the optional part's
+# question on it. Does one module decide its eps once, or at each call?)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -895,7 +897,8 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 #   the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the gradients autograd
 #   gives it.
 # - As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep their
-#   accuracy (float32 groups such as $10^4 + \mathcal N(0, 1)$): never as $E[x^2] - E[x]^2$.
+#   accuracy (float32 groups such as $10^4 + \mathcal N(0, 1)$): $E[x^2] - E[x]^2$ in `x`'s
+#   own dtype fails.
 # - Backward in closed form, by hand; `None` for `num_groups` and `eps`.
 # - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
 # - What forward saves for backward has a budget in bytes, as in ✎ 1: the size of `x` in
@@ -1063,7 +1066,8 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # along the directions the norm removes (the constant row and the row itself for LayerNorm, the
 # row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
 # scales by rstd. Forward keeps the input and one or two numbers per row, not the normalised
-# tensor, and computes the variance in two passes, never as $E[x^2] - E[x]^2$; for low-precision
+# tensor, and computes the variance in two passes, never as $E[x^2] - E[x]^2$ in the input's
+# own dtype; for low-precision
 # input it computes the row in float32 and rounds only the output (under autocast, through
 # `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
 # sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its

@@ -25,7 +25,8 @@ LAYER_NORM_CLAUSES = (
             "raised:RuntimeError": "grad_output flattened with .view for the bias gradient"}),
     Clause("Forward computes the variance so that rows far from $0$ keep their accuracy, "
            "float32 rows such as $10^4 + \\mathcal N(0, 1)$ and float64 rows such as "
-           "$10^8 + \\mathcal N(0, 1)$: never as $E[x^2] - E[x]^2$, in any precision.",
+           "$10^8 + \\mathcal N(0, 1)$: $E[x^2] - E[x]^2$ in `x`'s own dtype fails "
+           "both.",
            {"case:a precision loss": "E[x^2] - E[x]^2 variance",
             "case:on rows like 1e8 + N(0, 1) in float64": "E[x^2] - E[x]^2 variance accumulated "
                                                          "in float64"}),
@@ -136,8 +137,8 @@ GROUP_NORM_CLAUSES = (
             "GroupNormFunction/state-on-class": "num_groups kept on the class",
             "raised:RuntimeError": "grad_output viewed as rows"}),
     Clause("As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep "
-           "their accuracy (float32 groups such as $10^4 + \\mathcal N(0, 1)$): never as "
-           "$E[x^2] - E[x]^2$.",
+           "their accuracy (float32 groups such as $10^4 + \\mathcal N(0, 1)$): $E[x^2] - "
+           "E[x]^2$ in `x`'s own dtype fails.",
            {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
     Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
            {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
@@ -172,7 +173,8 @@ RMS_NORM_MODULE_CLAUSES = (
            "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default (this exercise's choice, a common "
            "one for LLaMA-style models; `torch.nn.RMSNorm`'s own default is the `None` printed "
            "above), each module keeping the eps it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what "
-           "`torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below;",
+           "`torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below, one module "
+           "given them one after another;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
@@ -180,6 +182,7 @@ RMS_NORM_MODULE_CLAUSES = (
                                         "with",
             "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)",
             "RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
+            "RMSNorm/none-eps-resolved-once": "eps=None resolved at the first call and kept",
             "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
             "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`;",

@@ -157,8 +157,9 @@ def check_none_eps(cls: type, device) -> None:
         return  # a module that ignores the eps it is given is the domain's to name
     with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
         warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+        module = None  # one module for both: torch decides at each call, not once
         for dtype, scale in ((torch.float64, 1e-8), (torch.float32, 1e-4)):
-            _check_none_eps(cls, device, dtype, scale)
+            module = _check_none_eps(cls, device, dtype, scale, module)
     for dtype in HALF:
         check_half(cls, device, dtype, eps=None)
 
@@ -172,12 +173,17 @@ def _ignores_eps(cls: type, device) -> bool:
         outputs[1].shape and torch.allclose(*outputs)
 
 
-def _check_none_eps(cls: type, device, dtype, scale: float) -> None:
+def _check_none_eps(cls: type, device, dtype, scale: float, module=None):
+    """The module that gave nn.RMSNorm's output (``module``, if given, has run on another dtype
+    before: a cached eps shows)."""
     x = (scale * sample((3, DIM), device, seed=12)).to(dtype)
     expected = nn.RMSNorm(DIM, eps=None).to(device)(x)
     described = f"{NAME}({DIM}, eps=None), float32, given a {str(dtype)[6:]} x"
+    if module is not None:
+        described += " after a call on a float64 x"
     try:
-        output = build(cls, DIM, eps=None).to(device)(x)
+        module = build(cls, DIM, eps=None).to(device) if module is None else module
+        output = module(x)
     except (NotImplementedError, GradingError):
         raise
     except Exception as error:  # the learner's own error, quoted
@@ -186,7 +192,13 @@ def _check_none_eps(cls: type, device, dtype, scale: float) -> None:
                            "then?", str(error), mistake=f"{NAME}/none-eps-raises") from error
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
             torch.allclose(output, expected, rtol=1e-4):
-        return
+        return module
+    if "after a call" in described and torch.allclose(
+            output, nn.RMSNorm(DIM, eps=torch.finfo(torch.float64).eps).to(device)(x), rtol=1e-4):
+        raise GradingError(f"{described} still uses float64's eps (2.2e-16) where "
+                           f"torch.nn.RMSNorm({DIM}, eps=None) uses float32's: eps=None was "
+                           "resolved once and kept; torch resolves it at each call, from "
+                           "that call's dtype", mistake=f"{NAME}/none-eps-resolved-once")
     raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
                        f"eps=None) on rows of mean square near {scale ** 2:g}: which "
                        "dtype's torch.finfo(...).eps does torch.nn.RMSNorm use, and when "

@@ -281,9 +281,11 @@ def full(submission, device) -> None:
     covers("groups like 1e4 + N(0, 1) in float32")
     covers("groups like 1e8 + N(0, 1) in float64")
     # 6 groups, 4 channels, 12 (sample, channel) pairs: a group sum differs from the others
-    with case("x of shape (3, 4, 2), num_groups=2"):
-        check_needs_input_grad(function, GROUP_NORM, gn_values((3, 4, 2), 2, device, seed=26),
-                               rows=6)
+    # (and with weight=None or bias=None: a branch for a missing weight reads needs_input_grad too)
+    for weight, bias in ((True, True), (False, True), (True, False)):
+        values = gn_values((3, 4, 2), 2, device, weight=weight, bias=bias, seed=26)
+        with case(describe(values)):
+            check_needs_input_grad(function, GROUP_NORM, values, rows=6)
     # the contract: None for, and nothing computed of, a gradient nobody needs
     check_each_input_alone(function, GROUP_NORM, gn_values((2, 4, 3), 2, device, seed=22),
                            frozen_get_none=True)

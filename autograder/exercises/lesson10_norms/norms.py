@@ -180,8 +180,13 @@ def full(submission, spec: Spec, device) -> None:
         check_shifted(function, spec, device)
         covers("rows like 1e4 + N(0, 1) in float32")
         covers("rows like 1e8 + N(0, 1) in float64")
-    with case("x of shape (4, 3)"):  # 4 rows, 3 features: a row sum and a weight's differ
-        check_needs_input_grad(function, spec, _values(spec, (4,), 3, device), rows=4)
+    # 4 rows, 3 features: a row sum and a weight's differ; every weight/bias combination that
+    # leaves x something to be frozen beside (a weight=None branch has its own needs_input_grad)
+    for weight, bias in _optional_inputs(spec):
+        values = _values(spec, (4,), 3, device, weight=weight, bias=bias)
+        if sum(isinstance(v, torch.Tensor) for v in values.values()) > 1:
+            with case(describe(values)):
+                check_needs_input_grad(function, spec, values, rows=4)
     # the contract: "returns None for, and computes nothing of" a gradient nobody needs
     check_each_input_alone(function, spec, _values(spec, (3,), 5, device, seed=21),
                            frozen_get_none=True)
