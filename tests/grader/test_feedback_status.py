@@ -134,3 +134,19 @@ def test_feedback_pages_show_no_run_counts():
                                "late_penalty": 0}})
     assert page.count('<div class="input">') == 2  # both cells shown, neither numbered:
     assert not any(prompt in page for prompt in ("In\xa0[", "In&nbsp;[", "Out["))
+
+
+def test_the_readme_tables_the_statuses_most_serious_first():
+    """Does the README's table of grades.csv's statuses give every status, one row each, most
+    serious first as a notebook's status is chosen (a table, not the one long sentence issue 48
+    found slow to search)?"""
+    import re
+
+    from grader.lessons import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("`grades.csv` has nbgrader's export columns"):]
+    rows = re.findall(r"^\| `([a-z-]+)` \| ", section.split("\n\n\n")[0].split("\n\nA fault")[0],
+                      re.MULTILINE)
+    table = [status for status in rows if status in STATUSES]
+    assert table == list(STATUSES)
