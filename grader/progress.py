@@ -95,9 +95,9 @@ class Progress:
             return "done"
         if self.done < PACED or self.first is None or self.last <= self.first:
             return "ETA estimating"
-        if self.groups:
-            if not self.paced[1]:
-                return "ETA estimating"
+        if self.groups and not self.paced[1]:  # one item a group so far: start-ups and all
+            mean, waiting = (self.last - self.began) / self.done, 0.0
+        elif self.groups:
             mean = self.paced[0] / self.paced[1]
             startup = max(0.0, sum(self.startups) / len(self.startups) - mean)
             waiting = startup * max(0, self.groups - len(self.group_began))

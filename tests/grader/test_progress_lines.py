@@ -185,3 +185,18 @@ def test_an_eta_over_groups_with_their_own_start_up_does_not_rise_at_each_group(
                 etas.append((progress.eta(at=clock[0]), 24.0 - clock[0]))
     assert etas[0][0] == "ETA estimating" or etas[0][0] == f"ETA {etas[0][1]:g}s"
     assert all(said == f"ETA {left:g}s" for said, left in etas[1:])
+
+
+def test_an_eta_over_groups_of_one_is_given_all_the_same(monkeypatch):
+    """With one notebook per lesson (no pace within a lesson to measure), is there still an
+    ETA after a few, the start-ups counted in the pace, rather than "estimating" to the end?"""
+    import grader.progress
+
+    clock = [0.0]
+    monkeypatch.setattr(grader.progress.time, "monotonic", lambda: clock[0])
+    progress = Progress(6, io.StringIO(), tick=0, stall_hint="", groups=6)
+    for lesson in range(3):
+        progress.start_group()
+        clock[0] += 5.0
+        progress.update(f"notebook {lesson}")
+    assert progress.eta(at=clock[0]) == "ETA 15s"
