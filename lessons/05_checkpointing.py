@@ -394,8 +394,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   restores (on `ctx` or through `ctx.save_for_backward`, either will do): no copy of an
 #   argument, and no other tensor on `ctx` outside `ctx.save_for_backward`;
 # - **records no graph** of `run_fn` in forward, whose ops save nothing, not even for a moment
-#   (the self-check measures it), and leaves nothing of the graph backward rebuilds on `ctx`
-#   once backward returns;
+#   (the self-check measures it), and leaves nothing of what backward builds on `ctx` once
+#   backward returns (not the rebuilt graph, its fresh leaves or their gradients);
 # - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
 #   plainly gives, one per position;
 # - a tensor argument that does not require grad gets `None`;
@@ -644,8 +644,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # - `layers` is the caller's: read it and leave it as it was given (the caller runs the same
 #   stack again, on the next step).
 #
-# Before you write the split, work it out on paper: for $n$ layers in $k$ groups, how many
-# layers must the longest group hold at least, and how many groups of each length reach it?
+# Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
+# fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
 #
 # <details><summary><b>Hint</b> (two rules that come to mind, and fail)</summary>
 #
@@ -850,6 +850,73 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # overhead besides (one more `Function` call and random-state copy).
 
 # %% [markdown]
+# ## The production tool: `torch.utils.checkpoint`
+#
+# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
+# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
+# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
+# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
+# placeholders, and the first time backward unpacks one, the segment is recomputed. That
+# version also gives gradients to parameters when no input requires grad (the first block on
+# data, above), works with `torch.autograd.grad`, and supports nested structures of inputs.
+# This is the one to use in a real model. Its `checkpoint_sequential`
+# also runs the **last** segment without checkpointing, since backward needs those activations
+# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
+# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
+# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
+# yours:
+
+# %%
+from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
+
+model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
+
+
+def gradients(run):
+    model.zero_grad(set_to_none=True)
+    x.grad = None
+    run().square().mean().backward()
+    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
+
+
+try:
+    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
+    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
+    print("same gradients as torch.utils.checkpoint:",
+          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
+    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
+    kept_theirs = step_memory(
+        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
+    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# And the first block on data: what the two variants do with the body, head and batch of
+# "A first block on data", where yours gave the body nothing.
+
+# %%
+import warnings
+
+from torch.utils.checkpoint import checkpoint
+
+for reentrant in (True, False):
+    body.zero_grad(set_to_none=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = checkpoint(body, batch, use_reentrant=reentrant)
+    head(h).square().mean().backward()
+    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
+          *(f"(it warns: {w.message})" for w in caught))
+
+# %% [markdown]
+# The reentrant variant is a `Function` like yours: it warns, and the body still gets
+# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
+# would, so the block's graph reaches its parameters and the output requires grad through
+# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
+# backward.
+
+# %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
 #
 # Checkpointing keeps a block's inputs. A **reversible** block keeps only its outputs: its
@@ -1039,6 +1106,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
 # | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
 # | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
+# | restore the random state only when `run_fn` holds an `nn.Dropout` | a block that draws with `F.dropout` or `torch.rand` gets new numbers in the recomputation: gradients for another network, no error | can your backward see every op in `run_fn` that draws? |
 # | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
@@ -1222,9 +1290,7 @@ check_reversible_stack()
 # blocks.
 
 # %% [markdown]
-# ## Optional (not graded): every segment count, and `torch.utils.checkpoint`
-#
-# ### Every segment count, and the price in work
+# ## Optional (not graded): every segment count, and the price in work
 #
 # The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n$, on the blocks of
 # the memory table but only $n = 8$ of them, so that measuring all nine runs stays quick.
@@ -1256,73 +1322,6 @@ checkpointing_explorer(checkpoint_sequential, lambda: deep_mlp(depth=8), x_deep,
 # blocks, 17 runs, a few seconds): it measures milliseconds, with a button to measure again.
 # Each extra segment then costs a little more than its FLOPs (one more `Function` call and
 # random-state copy), which matters for small blocks like these.
-
-# %% [markdown]
-# ### The production tool: `torch.utils.checkpoint`
-#
-# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
-# use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
-# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
-# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
-# placeholders, and the first time backward unpacks one, the segment is recomputed. That
-# version also gives gradients to parameters when no input requires grad (the first block on
-# data, above), works with
-# `torch.autograd.grad`, and supports nested structures of inputs. Its `checkpoint_sequential`
-# also runs the **last** segment without checkpointing, since backward needs those activations
-# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
-# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
-# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
-# yours:
-
-# %%
-from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
-
-model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
-
-
-def gradients(run):
-    model.zero_grad(set_to_none=True)
-    x.grad = None
-    run().square().mean().backward()
-    return [x.grad.clone()] + [p.grad.clone() for p in model.parameters()]
-
-
-try:
-    ours = gradients(lambda: checkpoint_sequential(model, 4, x))
-    theirs = gradients(lambda: torch_checkpoint_sequential(model, 4, x, use_reentrant=False))
-    print("same gradients as torch.utils.checkpoint:",
-          all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, theirs)))
-    kept_ours = step_memory(model, x, lambda m, h: checkpoint_sequential(m, 4, h))[0]
-    kept_theirs = step_memory(
-        model, x, lambda m, h: torch_checkpoint_sequential(m, 4, h, use_reentrant=False))[0]
-    print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# And the first block on data: what the two variants do with the body, head and batch of
-# "A first block on data", where yours gave the body nothing.
-
-# %%
-import warnings
-
-from torch.utils.checkpoint import checkpoint
-
-for reentrant in (True, False):
-    body.zero_grad(set_to_none=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        h = checkpoint(body, batch, use_reentrant=reentrant)
-    head(h).square().mean().backward()
-    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
-          *(f"(it warns: {w.message})" for w in caught))
-
-# %% [markdown]
-# The reentrant variant is a `Function` like yours: it warns, and the body still gets
-# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
-# would, so the block's graph reaches its parameters and the output requires grad through
-# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
-# backward.
 
 # %% [markdown]
 # ## Optional (not graded): yours and `torch.utils.checkpoint`, side by side

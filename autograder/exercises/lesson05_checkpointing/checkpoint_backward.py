@@ -7,10 +7,12 @@ import re
 import torch
 
 from ...checks import Spec, check_is_function
+from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, ThroughBackward, custom_nodes, refuse_reentry, watch_calls
+from .checkpoint_blocks import (WIDTH, ThroughBackward, custom_nodes, no_gradient_cause,
+                                refuse_reentry, watch_calls)
 
 CHECKPOINT = Spec("CheckpointFunction", ("run_fn", "x"), lambda run_fn, x: run_fn(x))
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
@@ -113,3 +115,24 @@ def _domain_values(device, dtype=torch.float64, seed: int = 0) -> dict:
     return {"run_fn": run_fn, "x": sample((3, WIDTH), device, seed=seed, dtype=dtype)}
 
 
+def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
+    for name, grad in zip(inputs, grads):
+        if name in truth:
+            diagnose_gradient(name, grad, truth[name])
+
+
+def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
+    for name, parameter in parameters.items():
+        if parameter.grad is None:
+            raise GradingError(
+                "the parameters used inside run_fn got no gradient (.grad is None): "
+                + no_gradient_cause("run_fn"), mistake={
+                    "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
+                    "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})
+        if before is not None and torch.allclose(parameter.grad, truth[name]):
+            raise GradingError(
+                f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
+                "it: the gradient an earlier backward had left there is gone (gradients accumulate)",
+                mistake="CheckpointFunction/overwrites-parameter-grad")
+        expected = truth[name] if before is None else before[name] + truth[name]
+        diagnose_gradient(f"parameter {name}", parameter.grad, expected)

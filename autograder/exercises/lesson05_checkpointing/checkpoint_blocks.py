@@ -29,11 +29,25 @@ def _linear(n_in: int, n_out: int, device, seed: int) -> nn.Linear:
     return layer
 
 
-def mlp_block(device, *, seed: int = 0, dropout: float = 0.0) -> nn.Sequential:
-    """Linear, tanh, (dropout), Linear: a block with parameters and activations worth saving."""
+class _Noise(nn.Module):
+    """Dropout drawn with F.dropout by a module that is no nn.Dropout: random numbers a
+    checkpoint that looks for nn.Dropout before replaying the random state would miss."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        return nn.functional.dropout(x, self.p, self.training)
+
+
+def mlp_block(device, *, seed: int = 0, dropout: float = 0.0,
+              functional: bool = False) -> nn.Sequential:
+    """Linear, tanh, (dropout), Linear: a block with parameters and activations worth saving.
+    With ``functional`` its dropout is F.dropout called by a plain module, not nn.Dropout."""
     layers = [_linear(WIDTH, 2 * WIDTH, device, seed), nn.Tanh()]
     if dropout:
-        layers.append(nn.Dropout(dropout))
+        layers.append(_Noise(dropout) if functional else nn.Dropout(dropout))
     layers.append(_linear(2 * WIDTH, WIDTH, device, seed + 2))
     return nn.Sequential(*layers).train()
 

@@ -118,8 +118,9 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
            else "the segments are not the ones asked for")
     raise GradingError(
         f"{where} recomputed segments of {sizes} layers: {why}; "
-        + (f"{n} layers do not split evenly into {segments} segments: how many of the "
-           f"{segments} get one layer more than the rest?" if n % segments
+        + (f"{n} layers do not split evenly into {segments} segments: which {segments} "
+           f"lengths add up to {n} with the longest as short as it can be?"
+           if n % segments
            else f"how many layers does each of the {segments} segments get from {n}?"),
         mistake="checkpoint_sequential/uneven-segments")
 

@@ -9,16 +9,17 @@ from torch import nn
 
 from ...checks import case, check_is_function, make_inputs, run_forward
 from ...contract import EACH_INPUT_ALONE, covers
-from ...diagnose import diagnose_gradient, diagnose_values
+from ...diagnose import diagnose_values
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .checkpoint_backward import (CHECKPOINT, _backward, _check_no_gradient_unasked,
+from .checkpoint_backward import (CHECKPOINT, _backward, _check_input_grads,
+                                  _check_no_gradient_unasked, _check_parameter_grads,
                                   _domain_values, _spec_for, through_backward)
-from .checkpoint_blocks import (WIDTH, _linear, clear_grads, fork_rng, layer_stack, mlp_block,
-                                no_gradient_cause, parameters_of, reference, rng_states)
+from .checkpoint_blocks import (WIDTH, _linear, fork_rng, layer_stack, mlp_block,
+                                parameters_of, reference)
 from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it from here)
-from .rng_probe import late_mask, wrong_start
+from .random_state import check_random_state
 from .checkpoint_calls import check_two_calls
 from .checkpoint_reuse import check_reuse
 from .argument_probes import (check_ignored_input, check_mixed_dtypes, check_recompute_dtypes,
@@ -28,12 +29,6 @@ from .second_use import check_checkpoint_second_use
 from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
-
-
-def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
-    for name, grad in zip(inputs, grads):
-        if name in truth:
-            diagnose_gradient(name, grad, truth[name])
 
 
 def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
@@ -52,23 +47,6 @@ def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
                 "fresh leaf require grad where its input did "
                 "(t.detach().requires_grad_(t.requires_grad))",
                 mistake="CheckpointFunction/leaves-without-grad")
-
-
-def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
-    for name, parameter in parameters.items():
-        if parameter.grad is None:
-            raise GradingError(
-                "the parameters used inside run_fn got no gradient (.grad is None): "
-                + no_gradient_cause("run_fn"), mistake={
-                    "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
-                    "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})
-        if before is not None and torch.allclose(parameter.grad, truth[name]):
-            raise GradingError(
-                f"CheckpointFunction replaced the .grad of parameter {name} instead of adding to "
-                "it: the gradient an earlier backward had left there is gone (gradients accumulate)",
-                mistake="CheckpointFunction/overwrites-parameter-grad")
-        expected = truth[name] if before is None else before[name] + truth[name]
-        diagnose_gradient(f"parameter {name}", parameter.grad, expected)
 
 
 def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *,
@@ -118,100 +96,6 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
         forward = run_forward(function, spec, inputs)
         _backward(spec, forward.output, inputs, grad_output)
         _check_parameter_grads(parameters, parameter_truth, before=before)
-
-
-def _same_states(a: list, b: list) -> bool:
-    return all(torch.equal(p, q) for p, q in zip(a, b))
-
-
-def _recomputed_on(states, block, x, device) -> torch.Tensor:
-    """x's true gradient through the block with dropout drawing from ``states``."""
-    with fork_rng(device):
-        torch.set_rng_state(states[0])
-        if device.type == "cuda":
-            torch.cuda.set_rng_state(states[1], device)
-        return reference(lambda x: block(x), {"x": x}, {"x"}, {})[2]["x"]
-
-
-def check_random_state(function, device, *, seed: int = 0, closure: bool = False) -> None:
-    """With dropout inside run_fn, gradients equal an un-checkpointed run with the same seed,
-    and backward leaves the caller's random streams where they were. With ``closure``, run_fn
-    is a plain function calling the block, not the module itself (no nn.Dropout to find)."""
-    block = mlp_block(device, seed=seed, dropout=0.5)
-    parameters = parameters_of(block)
-
-    def run_block(x):
-        return block(x)
-
-    values = {"run_fn": run_block if closure else block,
-              "x": sample((4, WIDTH), device, seed=seed + 10)}
-    spec = _spec_for(values)
-    with fork_rng(device):
-        torch.manual_seed(seed)
-        seeded = rng_states(device)  # a seed replayed in backward starts here (wrong_start)
-        torch.rand(17, device=device)  # code before the block draws after seeding, as in training
-        expected, grad_output, truth, parameter_truth = reference(
-            lambda x: block(x), {"x": values["x"]}, {"x"}, parameters)
-        unchecked = rng_states(device)  # where the block unchecked leaves the random state
-        clear_grads(block)
-        torch.manual_seed(seed)
-        inputs = make_inputs(values)
-        torch.rand(17, device=device)
-        starts = []  # the random state as each call of run_fn began (rng_probe.late_mask)
-        block.register_forward_pre_hook(lambda *_: starts.append(rng_states(device)))
-        before = rng_states(device)
-        forward = run_forward(function, spec, inputs)
-        n_forward = len(starts)
-        if (isinstance(forward.output, torch.Tensor) and forward.output.shape == expected.shape
-                and not torch.allclose(forward.output, expected)):
-            raise GradingError(
-                "CheckpointFunction's output with dropout inside run_fn differs from run_fn's "
-                "own with the same seed: forward should run run_fn on the random state it "
-                "finds (record it, don't reseed)")
-        diagnose_values("CheckpointFunction's output", forward.output, expected)
-        after_run_fn = rng_states(device)  # a state recorded too late: dropout has drawn
-        if n_forward and not _same_states(after_run_fn, unchecked) \
-                and _same_states(after_run_fn, before):
-            raise GradingError(
-                "CheckpointFunction's forward put the random state back (fork_rng in forward?): "
-                "run_fn's dropout drew from it, yet forward left it where it found it, while the "
-                "same block unchecked leaves it advanced, so the layers after a checkpoint would "
-                "draw the very numbers its dropout drew; which of forward and backward should leave "
-                "the caller's stream untouched?",
-                mistake="CheckpointFunction/forks-rng-in-forward")
-        torch.rand(1000, device=device)  # layers after the block draw random numbers too
-        if device.type == "cuda":  # on the CPU too: a CPU-only restore then shows (wrong_start)
-            torch.rand(1000)
-        states = rng_states(device)
-        grads = _backward(spec, forward.output, inputs, grad_output)
-        calls = list(starts)  # the calls after this one are the grader's
-        try:
-            _check_input_grads(inputs, grads, {"x": truth["x"]})
-            _check_parameter_grads(parameters, parameter_truth)
-        except GradingError as error:
-            if "no gradient" in error.hint or ".grad of the caller" in error.hint:
-                raise
-            got = dict(zip(inputs, grads))["x"]
-            if got is not None and got.shape == values["x"].shape and torch.allclose(
-                    got, _recomputed_on(after_run_fn, block, values["x"], device)):
-                raise GradingError(late_mask(calls, n_forward, after_run_fn), str(error), mistake={
-                    "the state was recorded after run_fn(*args) ran; record it before":
-                        "CheckpointFunction/records-state-late",
-                    "spent forward's mask": "CheckpointFunction/extra-run-fn-call"}) from error
-            raise GradingError(wrong_start(calls, n_forward, states, seeded, device), str(error),
-                               mistake={"state torch.manual_seed(seed) gives":
-                                        "CheckpointFunction/replays-seed",
-                                        "from the caller's current state":
-                                        "CheckpointFunction/ignores-random-state",
-                                        "but not the CUDA device's":
-                                        "CheckpointFunction/ignores-cuda-state"}) from error
-        if not all(torch.equal(a, b)
-                                        for a, b in zip(states, rng_states(device))):
-            raise GradingError(
-                "CheckpointFunction's backward left the global random state rewound to the "
-                "forward's, so later random numbers repeat: after the recomputation, whose "
-                "random state should the caller's next random numbers come from?",
-                mistake="CheckpointFunction/leaves-state-rewound")
 
 
 # --------------------------------------------------------------------------- CheckpointFunction
@@ -299,6 +183,9 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         with case("dropout inside run_fn, a function calling a block (no module), x of shape "
                   "(4, 5)"):
             check_random_state(function, device, closure=True)
+        with case("dropout drawn by F.dropout inside run_fn, a module with no nn.Dropout "
+                  "among its modules, x of shape (4, 5)"):
+            check_random_state(function, device, seed=2, functional=True)
         covers("dropout: the forward's random state")
         small = nn.Sequential(_linear(3, 3, device, 7), nn.Tanh())
         with case("run_fn = Linear(3, 3) then Tanh, x of shape (2, 3)"):

@@ -66,11 +66,13 @@ CHECKPOINTING_CLAUSES = (
             C + "saves-non-tensor": "saves every argument",
             C + "saves-input-copy": "saves clones of its tensor arguments"}),
     Clause("**records no graph** of `run_fn` in forward, whose ops save nothing, not even for a "
-           "moment (the self-check measures it), and leaves nothing of the graph backward "
-           "rebuilds on `ctx` once backward returns;",
+           "moment (the self-check measures it), and leaves nothing of what backward builds on "
+           "`ctx` once backward returns (not the rebuilt graph, its fresh leaves or their "
+           "gradients);",
            {C + "records-graph-in-forward":
                 "run_fn under enable_grad in forward, the graph dropped by apply",
-            C + "keeps-rebuilt-graph": "the rebuilt graph kept on ctx for a second backward"}),
+            C + "keeps-rebuilt-graph": "the rebuilt graph kept on ctx for a second backward",
+            C + "keeps-backward-tensors": "the fresh leaves (and so their .grad) kept on ctx"}),
     Clause("**gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` "
            "run plainly gives, one per position;",
            {C + "recomputes-without-grad": "recomputes with gradients off",
@@ -86,7 +88,9 @@ CHECKPOINTING_CLAUSES = (
                 "one fresh leaf per distinct saved tensor (a memo by id)"}),
     Clause("a second backward on one graph (`retain_graph=True`) gets the same gradients again;",
            {C + "reuses-leaves-across-backwards":
-                "fresh leaves built once, cached on ctx for a second backward"}),
+                "fresh leaves built once, cached on ctx for a second backward",
+            C + "backward-changes-state-it-reads":
+                "run_fn dropped from ctx by the first backward (ctx.run_fn = None)"}),
     Clause("backward recomputes on the arguments as forward saw them, dtype included: an "
            "argument changed in place between forward and backward makes backward raise "
            "PyTorch's in-place error;",
@@ -101,7 +105,9 @@ CHECKPOINTING_CLAUSES = (
             C + "extra-run-fn-call": "an extra run_fn call in backward before the recomputation",
             C + "state-shared-between-calls": "the CPU random state kept in a global",
             C + "state-on-run-fn": "random state kept on run_fn (run_fn._ckpt_rng_state)",
-            C + "state-in-shared-container": "random states on a stack kept on the class"}),
+            C + "state-in-shared-container": "random states on a stack kept on the class",
+            C + "replays-only-for-dropout-modules":
+                "restores the random state only when run_fn holds an nn.Dropout"}),
     Clause("after backward the caller's random stream is where it would be without the "
            "checkpoint;",
            {C + "leaves-state-rewound": "set_rng_state without fork_rng"}),

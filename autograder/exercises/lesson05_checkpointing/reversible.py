@@ -208,8 +208,8 @@ def _inversion_hint(calls: list, known: dict, inputs: dict, truth: dict) -> str 
     if any(block == "g" for block, _, _ in calls) and \
             not any(block == "g" and tracked for block, _, tracked in calls):
         return ("ReversibleCoupling.backward never ran g under grad on a tensor that requires "
-                "grad, so no gradient flows through g to x1, x2 or f's parameters: recompute "
-                "z1 = x1 + f(x2) from the fresh leaves, then z2 = x2 + g(z1), with autograd on")
+                "grad, so no gradient flows through g to x1, x2 or f's parameters: in your "
+                "recomputation, what is g's input built from, and is autograd recording then?")
     return None
 
 
@@ -256,8 +256,8 @@ def _lost_path_hint(values: dict, grad_outputs: list, inputs: dict, truth: dict)
         return None
     return ("ReversibleCoupling.backward's gradients are those of a graph where g ran on a leaf "
             "of its own, not on the rebuilt z1 = x1 + f(x2): grad_y2's path through g stops at "
-            "that leaf and never reaches x1 or x2 (x1's gradient came out as grad_y1 alone); "
-            "recompute z2 = x2 + g(z1) on the z1 you rebuilt, so both paths meet in one graph")
+            "that leaf and never reaches x1 or x2 (x1's gradient came out as grad_y1 alone): "
+            "which tensor of your rebuilt graph should g be fed, so that both paths meet?")
 
 
 def _recorded_inversion_hint(values: dict, inputs: dict, truth: dict) -> str | None:

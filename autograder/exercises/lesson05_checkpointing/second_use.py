@@ -90,6 +90,28 @@ def _graph_left_on_ctx(name: str, node, skip: set) -> None:
                     mistake=f"{name}/keeps-rebuilt-graph")
 
 
+def _tensors_left_on_ctx(name: str, node) -> None:
+    """After backward: ctx holds a tensor backward made (a fresh leaf, a gradient)? Forward may
+    leave only random states (uint8 tensors) on it."""
+    try:
+        attributes = dict(vars(node))
+    except TypeError:
+        return
+    for attribute, value in attributes.items():
+        for path, tensor in reachable(value, f"ctx.{attribute}"):
+            if tensor.dtype != torch.uint8:
+                what = ("a fresh leaf of the graph it rebuilt (it requires grad)"
+                        if tensor.requires_grad else "a tensor it computed")
+                grad = tensor.grad if tensor.requires_grad else None
+                also = "" if grad is None else f", and its .grad's {grad.nbytes} bytes"
+                raise GradingError(
+                    f"{name}'s backward left {path} on ctx, {what}: its "
+                    f"{tensor.untyped_storage().nbytes()} bytes{also} stay in memory after "
+                    "backward, for as long as the caller holds the output; what does a second "
+                    "backward need that forward did not already keep?",
+                    mistake=f"{name}/keeps-backward-tensors")
+
+
 def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
            node=None) -> None:
     """``run(retain)`` builds nothing: it backpropagates the one graph; twice, each run's
@@ -104,8 +126,19 @@ def _twice(name: str, run, leaves: dict, parameters: dict, situation: str,
     try:
         run(False)
     except RuntimeError:  # refusing a second backward is allowed; other gradients are not
+        if node is not None:
+            _tensors_left_on_ctx(name, node)
         return
+    except Exception as error:  # noqa: BLE001  (the learner's backward broke on the rerun)
+        raise GradingError(
+            f"{name}'s backward raised {type(error).__name__} when it ran a second time on one "
+            f"graph ({situation}), though the first run passed: the first backward changed "
+            f"something the second reads ({(str(error).splitlines() or [''])[0]}); leave ctx "
+            "as forward left it", str(error),
+            mistake=f"{name}/backward-changes-state-it-reads") from error
     _compare_runs(name, first, _grads(leaves, parameters), situation)
+    if node is not None:
+        _tensors_left_on_ctx(name, node)
 
 
 def _check_inplace_refused(name: str, edited: str, run, fix: str) -> None:
