@@ -20,6 +20,10 @@ SMOOTHED_LOSS_CLAUSES = (
                                                     "classes",
             "SmoothedCrossEntropy/z-loss-not-squared": "z-loss of lse, not lse ** 2, in forward and backward",
             "SmoothedCrossEntropy/z-loss-over-every-row": "z-loss averaged over every row",
+            "SmoothedCrossEntropy/z-loss-divided-by-all-rows": "the z-loss summed over the "
+                                                               "counted rows, divided by N",
+            "SmoothedCrossEntropy/smoothing-over-every-row": "the smoothing term averaged over "
+                                                             "every row, ignored ones included",
             "SmoothedCrossEntropy/z-loss-gradient-without-lse": "z-loss gradient without the "
                                                                 "log-sum-exp factor",
             "SmoothedCrossEntropy/ignored-rows-get-gradient": "ignored rows left in the gradient",

@@ -102,8 +102,8 @@ EQUIVALENTS += [
 
 # review 53's and review 57's grad-mode flag with torch.split: grad_weight copied as it is saved,
 # and the -1 of the one-hot added by scatter_add_ from a src wider than its index
-_SCATTER_WIDER = ("scatter_add_ reads src only where index has an entry: index is (c, 1), so a "
-                  "second column of -1 is never read")
+_SCATTER_WIDER = ("scatter_add_ reads src only where index has an entry: index is (rows, 1), "
+                  "so src's second column is never read")
 _FULL = "G.scatter_add_(1, tc[:, None], torch.full((len(tc), 1), -1.0, dtype=acc,"
 _ONES = "G.scatter_add_(1, tc[:, None], -torch.ones(len(tc), 1, dtype=acc, device=x.device))"
 _GW_SAVE = "ctx.save_for_backward(gx, None if gw is None else gw.to(weight.dtype))"
@@ -114,4 +114,41 @@ EQUIVALENTS += [
                      _FULL.replace("(len(tc), 1)", "(len(tc), 2)"), _SCATTER_WIDER),
     EquivalentMutant("linear_cross_entropy", "nudge_constant", _ONES,
                      _ONES.replace("len(tc), 1,", "len(tc), 2,"), _SCATTER_WIDER),
+]
+
+# SmoothedCrossEntropy's unusual answers (smoothed_cross_entropy, review 53): per-row tensors and
+# masks saved as copies, made contiguous, widened or, for a 0/1 mask, narrowed
+_MASK_NARROWED = ("a 0/1 mask holds its values exactly in float16 or float32: the same N "
+                  "elements, and backward multiplies or selects by it all the same")
+_Q_SAVE = "ctx.save_for_backward(logits, lse, target)"
+_SAVED = {(_LIGER_SAVE, "valid)"): ("clone", "contiguous", "double", "float", "half"),
+          (_LIGER_SAVE, "lse,"): ("contiguous", "double"),
+          (_LIGER_SAVE, "0),"): ("clone",),
+          (_FLOAT_MASK_SAVE, "lse,"): ("clone", "contiguous"),
+          (_FLOAT_MASK_SAVE, "t,"): ("clone", "contiguous"),
+          (_FLOAT_MASK_SAVE, "mask)"): ("clone", "contiguous", "double"),
+          (_Q_SAVE, "lse,"): ("clone", "contiguous", "double"),
+          (_Q_SAVE, "target)"): ("clone", "contiguous")}
+_OPERATORS = {"clone": ("save_copy", _ROW_COPY), "contiguous": ("add_copy", _ROW_CONTIGUOUS),
+              "double": ("save_widened", _ROW_WIDENED), "float": ("save_narrowed", _MASK_NARROWED),
+              "half": ("save_narrowed", _MASK_NARROWED)}
+for (_line, _name), _methods in _SAVED.items():
+    for _method in _methods:
+        _operator, _reason = _OPERATORS[_method]
+        EQUIVALENTS.append(EquivalentMutant(
+            "SmoothedCrossEntropy", _operator, _line,
+            _line.replace(f" {_name}", f" {_name[:-1]}.{_method}(){_name[-1]}", 1), _reason))
+_CLAMP = "t = target.clamp(min=0) * (target != ignore_index)"
+_Q_FULL = "1, t[:, None], torch.full((len(t), 1), 1.0 - label_smoothing, dtype=logits.dtype,"
+_Q_FULL_BACKWARD = "torch.full((len(target), 1), 1.0 - ctx.eps, dtype=logits.dtype,"
+EQUIVALENTS += [
+    EquivalentMutant("SmoothedCrossEntropy", "nudge_constant", _CLAMP,
+                     _CLAMP.replace("min=0", "min=-1"),
+                     "only an ignored row's target can be negative, and the mask multiplies it "
+                     "by 0 either way"),
+    EquivalentMutant("SmoothedCrossEntropy", "nudge_constant", _Q_FULL,
+                     _Q_FULL.replace("(len(t), 1)", "(len(t), 2)"), _SCATTER_WIDER),
+    EquivalentMutant("SmoothedCrossEntropy", "nudge_constant", _Q_FULL_BACKWARD,
+                     _Q_FULL_BACKWARD.replace("(len(target), 1)", "(len(target), 2)"),
+                     _SCATTER_WIDER),
 ]

@@ -43,7 +43,7 @@ def _variants(values: dict) -> dict:
     logits, target = values["logits"].detach(), values["target"]
     eps, z = values["label_smoothing"], values["z_loss"]
     counted = target != values["ignore_index"]
-    C = logits.shape[1]
+    N, C = logits.shape
     lse = torch.logsumexp(logits, -1)
     picked = logits.gather(1, torch.where(counted, target, 0)[:, None]).squeeze(1)
     variants = {}
@@ -61,6 +61,12 @@ def _variants(values: dict) -> dict:
         variants["every row, over M"] = (smoothed_cross_entropy(
             logits, target, values["ignore_index"], eps, 0.0)
             + z * (lse ** 2).sum() / counted.sum())
+        variants["counted rows, over N"] = (smoothed_cross_entropy(
+            logits, target, values["ignore_index"], eps, 0.0) + z * (lse ** 2)[counted].sum() / N)
+    if eps and not counted.all():
+        variants["smoothing over every row"] = ((1 - eps) * F.cross_entropy(
+            logits, target, ignore_index=values["ignore_index"]) + eps * (lse - logits.mean(-1))
+            .mean() + z * (lse ** 2)[counted].mean())
     return variants
 
 
@@ -84,12 +90,20 @@ def recognise(function, values: dict) -> str | None:
             if variant == "lse not squared":
                 return (f"{NAME} adds z_loss * lse, not z_loss * lse ** 2: PaLM's z-loss "
                         "squares the log-sum-exp")
+            counted = values["target"] != values["ignore_index"]
             if variant == "every row, over M":
-                counted = values["target"] != values["ignore_index"]
                 return (f"{NAME}'s z-loss counts the ignored rows: its loss is the one a "
                         f"sum of lse ** 2 over all {len(counted)} rows "
                         f"({int((~counted).sum())} of them ignored) gives, divided by "
                         f"M = {int(counted.sum())}, the number of counted rows")
+            M, N = int(counted.sum()), len(counted)
+            if variant == "smoothing over every row":
+                return (f"{NAME} averages the smoothing term over every row, N = {N}, the "
+                        "ignored ones included: like the cross-entropy, it is the mean over "
+                        f"the M = {M} counted rows")
+            if variant == "counted rows, over N":
+                return (f"{NAME}'s z-loss divides the counted rows' sum of lse ** 2 by N = {N}, "
+                        f"all the rows, where the mean is over the M = {M} counted rows")
             return (f"{NAME} averages the z-loss over every row; ignored rows do not count "
                     "for it either: the mean of lse ** 2 is over the counted rows, as the "
                     "cross-entropy's is")
@@ -180,6 +194,8 @@ SCE_MISTAKES = {  # a phrase of each hint recognise proves, and its stable id (f
     "spreads label_smoothing over the C - 1 classes": f"{NAME}/smoothing-over-other-classes",
     "adds z_loss * lse, not": f"{NAME}/z-loss-not-squared",
     "averages the z-loss over every row": f"{NAME}/z-loss-over-every-row",
+    "averages the smoothing term over every row": f"{NAME}/smoothing-over-every-row",
+    "divides the counted rows' sum of lse ** 2 by N": f"{NAME}/z-loss-divided-by-all-rows",
     "divides by N, all the rows": f"{NAME}/divides-by-all-rows",
     "misses the smoothing term": f"{NAME}/misses-smoothing-term",
     "your backward ignores label_smoothing": f"{NAME}/gradient-ignores-smoothing",

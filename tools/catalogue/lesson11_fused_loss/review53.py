@@ -162,7 +162,7 @@ MISTAKES = [
     Mistake(SCE, "label_smoothing / N in the gradient", "is label_smoothing / N", edit(
         SMOOTHED, ("smoothing / logits.shape[1]", "smoothing / logits.shape[0]"))),
     Mistake(SCE, "the smoothing term averaged over every row, ignored ones included",
-            "your smoothing term's value is off", '''
+            "averages the smoothing term over every row", '''
 class SmoothedCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss):

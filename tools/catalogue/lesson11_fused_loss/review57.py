@@ -1,14 +1,16 @@
 """Lesson 11, review 57: linear_cross_entropy's float32 sums cast to float16 before the division
 by N (the loss, grad_weight, under no_grad, with only weight requiring grad), whose sums over
-the rows pass 65504 where the means do not; the log-sum-exp and softmax computed in float16.
+the rows pass 65504 where the means do not; the log-sum-exp and softmax computed in float16;
+SmoothedCrossEntropy's z-loss summed over the counted rows and divided by N.
 Unusual: a grad-mode flag, torch.split, float16 products upcast, grad_x written in the input
 dtype chunk by chunk; a second pass that recomputes every chunk's logits for the gradients
 (8NdV FLOPs, not 6NdV, which the contract does not bound)."""
 
 from .. import Mistake, Unusual, edit
 from .answers import LINEAR
+from .smoothed_cross_entropy import ANSWER as SMOOTHED
 
-LCE = "linear_cross_entropy"
+LCE, SCE = "linear_cross_entropy", "SmoothedCrossEntropy"
 _RETURN = "        return (loss / N).to(x.dtype)\n"
 _SAVE_W = "None if grad_weight is None else grad_weight.to(weight.dtype)"
 
@@ -99,4 +101,18 @@ MISTAKES = [
                  "            loss += (lse - logits.gather(1, target_chunk[:, None])).to(wide).sum()\n"
                  "            probs = (logits - lse).exp().to(wide)\n"),
         ("                probs /= sums\n", ""))),
+    Mistake(SCE, "the z-loss summed over the counted rows, divided by N",
+            "divides the counted rows' sum of lse ** 2 by N", edit(
+        SMOOTHED, ("        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth\n"
+                   "                   + z_loss * lse ** 2)\n",
+                   "        per_row = (1 - label_smoothing) * (lse - picked) + label_smoothing * smooth\n"),
+        ("        return torch.where(counted, per_row, 0.0).sum() / counted.sum()\n",
+         "        return (torch.where(counted, per_row, 0.0).sum() / counted.sum()\n"
+         "                + z_loss * torch.where(counted, lse ** 2, 0.0).sum() / len(target))\n"),
+        ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
+         "grad = probs - smoothing / logits.shape[1]"),
+        ("        return grad * scale[:, None], None, None, None, None",
+         "        z_rows = grad_output * counted / len(target)\n"
+         "        z_grad = 2 * z_loss * lse[:, None] * probs * z_rows[:, None]\n"
+         "        return grad * scale[:, None] + z_grad, None, None, None, None"))),
 ]
