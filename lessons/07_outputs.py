@@ -209,11 +209,10 @@ check_sort_backward(my_sort_backward)
 # Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
 # `torch.sort(x, dim=-1)`. The contract, which the self-check and the hidden tests check:
 #
-# - `x` of any number of leading dimensions, a 0-dim `x` and an empty `x` included, such as
-#   shapes (0, 5) and (3, 0) (`torch.sort` accepts them): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each row a
-#   permutation with `x.gather(-1, indices) == values` (tied entries in any order, as
-#   `torch.sort` promises none); the gradient of `x` is the one `x.gather(-1, indices)` gets for
-#   the indices you return;
+# - `x` of any shape, 0-dim and empty ((0, 5), (3, 0)) included: the values of
+#   `torch.sort(x, dim=-1)` and int64 indices of `x`'s shape, each row a permutation with
+#   `x.gather(-1, indices) == values` (ties in any order); the gradient of `x` is the one
+#   `x.gather(-1, indices)` gets for your indices;
 # - `indices` marked with `ctx.mark_non_differentiable`;
 # - forward saves, with `ctx.save_for_backward`, what backward needs and nothing besides:
 #   decide what that is, and in how many bytes (the self-check looks at every tensor forward
@@ -342,94 +341,13 @@ print("indices.requires_grad:", indices.requires_grad)
 # Back to the zeros `SinCos` received for its unused `cos`. For a small tensor they cost
 # nothing; for an output of a gigabyte they cost a gigabyte, plus the work of multiplying
 # them by `sin(x)` and adding the result. `ctx.set_materialize_grads(False)`, called in
-# forward, tells autograd to pass `None` instead, and backward skips the term:
-
-# %%
-class SinCosLazy(torch.autograd.Function):
-    """(sin x, cos x), skipping the term of cos when it went unused (that case alone)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.set_materialize_grads(False)
-        ctx.save_for_backward(x)
-        return torch.sin(x), torch.cos(x)
-
-    @staticmethod
-    def backward(ctx, grad_sin, grad_cos):
-        received.append((grad_sin, grad_cos))
-        x, = ctx.saved_tensors
-        if grad_cos is None:  # cos unused: its term is zero, so skip it
-            return grad_sin * torch.cos(x)
-        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
-
-
-x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
-SinCosLazy.apply(x)[0].sum().backward()
-print("only sin used: grad_sin =", received[-1][0], " grad_cos =", received[-1][1])
-print("x.grad =", x.grad)
-
-# %% [markdown]
-# The price is that **every** gradient may now be `None`, and `None` is not a tensor.
-# `SinCosLazy` checks one of its two; use only the other output, and it fails:
-
-# %%
-try:
-    SinCosLazy.apply(x)[1].sum().backward()
-except TypeError as error:
-    print(first_line(error))
-
-# %% [markdown]
-# Both gradients can be `None` at once, too, when the graph reaches your Function but no
-# gradient arrives (the first optional section after the summary builds such a graph):
-# autograd still calls backward, with `(None, None)`. What should backward return then? That
-# is yours to decide in Exercise 2.
-#
-# What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
-# bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
-# million float32 numbers (3.8 MiB each).
-#
-# **Predict, then run.** How many tensors of `x`'s size does each backward allocate, `SinCos`
-# (materialised zeros) and `SinCosLazy` (`None`)? Count the ops in their `backward` bodies.
-
-# %%
-my_tensors_allocated = {"SinCos": None, "SinCosLazy": None}  # how many tensors of x's size
-
-
-# %%
-def backward_bytes(function, n=1_000_000):
-    x = torch.randn(n, requires_grad=True)
-    sin_x = function.apply(x)[0]
-    grad_sin = torch.ones(n)
-    with AllocationLog() as log:
-        torch.autograd.grad(sin_x, x, grad_sin)
-    return log.bytes
-
-
-received.clear()
-measured = {name: backward_bytes(f) for name, f in [("SinCos", SinCos),
-                                                     ("SinCosLazy", SinCosLazy)]}
-received.clear()
-if written(my_tensors_allocated):  # the chart and the bytes, once both predictions are written
-    fig, ax = plt.subplots(figsize=(6, 2.2))
-    ax.barh(["SinCos (materialised zeros)", "SinCosLazy (None)"],
-            [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
-    ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
-    ax.invert_yaxis()
-    plt.show()
-for name, b in measured.items():
-    if written(my_tensors_allocated):
-        print(f"{name}: {b / 2 ** 20:.1f} MiB")
-    compare(f"{name}: tensors of x's size", my_tensors_allocated[name],
-            round(b / (4 * 1_000_000)))
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Six against two. The default allocates the zeros for `grad_cos`, then computes both terms
-# ($\cos x$, $\sin x$, two products) and their difference: six tensors of `x`'s size. The lazy
-# version computes $\cos x$ and one product: two. The zeros themselves are only one of the
-# six; the rest is the work backward then does with them.
-# </details>
+# forward, tells autograd to pass `None` instead of those zeros, and `None` is not a tensor:
+# which of backward's arguments can then be `None`, and what does backward do with each? Both
+# can be `None` at once, too, when the graph reaches your Function but no gradient arrives
+# (the first optional section after the summary builds such a graph): autograd still calls
+# backward, with `(None, None)`. What backward returns then, and what it builds in each other
+# case, is yours to decide in Exercise 2; after it, `SinCosLazy` puts the same call on `SinCos`
+# and measures what the zeros cost.
 
 # %% [markdown]
 # ### Returning views of an input
@@ -522,6 +440,94 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # </details>
 
 # %% [markdown]
+# ## `SinCosLazy`: what the zeros cost
+#
+# `SinCos` with `set_materialize_grads(False)`, as your `SplitHalves` has it, and a backward
+# that skips the term of an unused `cos` (that case alone):
+
+# %%
+class SinCosLazy(torch.autograd.Function):
+    """(sin x, cos x), skipping the term of cos when it went unused (that case alone)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x)
+        return torch.sin(x), torch.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_sin, grad_cos):
+        received.append((grad_sin, grad_cos))
+        x, = ctx.saved_tensors
+        if grad_cos is None:  # cos unused: its term is zero, so skip it
+            return grad_sin * torch.cos(x)
+        return grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
+
+
+x = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64, requires_grad=True)
+SinCosLazy.apply(x)[0].sum().backward()
+print("only sin used: grad_sin =", received[-1][0], " grad_cos =", received[-1][1])
+print("x.grad =", x.grad)
+
+# %% [markdown]
+# `SinCosLazy` checks `grad_cos` only, but with the call **every** gradient may be `None`, as
+# your `SplitHalves` allows for: use `cos` alone, and it fails:
+
+# %%
+try:
+    SinCosLazy.apply(x)[1].sum().backward()
+except TypeError as error:
+    print(first_line(error))
+
+# %% [markdown]
+# What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
+# bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
+# million float32 numbers (3.8 MiB each).
+#
+# **Predict, then run.** How many tensors of `x`'s size does each backward allocate, `SinCos`
+# (materialised zeros) and `SinCosLazy` (`None`)? Count the ops in their `backward` bodies.
+
+# %%
+my_tensors_allocated = {"SinCos": None, "SinCosLazy": None}  # how many tensors of x's size
+
+
+# %%
+def backward_bytes(function, n=1_000_000):
+    x = torch.randn(n, requires_grad=True)
+    sin_x = function.apply(x)[0]
+    grad_sin = torch.ones(n)
+    with AllocationLog() as log:
+        torch.autograd.grad(sin_x, x, grad_sin)
+    return log.bytes
+
+
+received.clear()
+measured = {name: backward_bytes(f) for name, f in [("SinCos", SinCos),
+                                                     ("SinCosLazy", SinCosLazy)]}
+received.clear()
+if written(my_tensors_allocated):  # the chart and the bytes, once both predictions are written
+    fig, ax = plt.subplots(figsize=(6, 2.2))
+    ax.barh(["SinCos (materialised zeros)", "SinCosLazy (None)"],
+            [b / 2 ** 20 for b in measured.values()], color=["#56B4E9", "#E69F00"])
+    ax.set_xlabel("MiB allocated during backward (x: 10⁶ float32, only sin used)")
+    ax.invert_yaxis()
+    plt.show()
+for name, b in measured.items():
+    if written(my_tensors_allocated):
+        print(f"{name}: {b / 2 ** 20:.1f} MiB")
+    compare(f"{name}: tensors of x's size", my_tensors_allocated[name],
+            round(b / (4 * 1_000_000)))
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Six against two. The default allocates the zeros for `grad_cos`, then computes both terms
+# ($\cos x$, $\sin x$, two products) and their difference: six tensors of `x`'s size. The lazy
+# version computes $\cos x$ and one product: two. The zeros themselves are only one of the
+# six; the rest is the work backward then does with them.
+# </details>
+
+# %% [markdown]
 # ## The explorer: which outputs got a gradient
 #
 # Tick the outputs that feed the loss (each is multiplied by fixed random weights and
@@ -559,21 +565,19 @@ print("w untouched:", w)
 # Clone it first (`w.clone()` is not a leaf: it has a `grad_fn`), or do the write under
 # `torch.no_grad()` when it is not part of the model, as optimisers update parameters.
 #
-# A custom Function that writes into its input has to tell autograd so. Take one that does
-# not, `TripleUnmarked`: an in-place scaling, $y = 3x$ written over $x$ by `x.mul_(3)`, whose
-# forward returns `x` and whose backward returns `3 * grad_output` (the derivative is the
-# constant 3, so nothing is saved). Run on $x$ = `a.clone()` for
-# `a = (-1, 0.5, 2, -3)`, with a loss `(x * weights).sum()` built on `x` afterwards,
-# `weights = (1, 2, 3, 4)`, three things go wrong on torch 2.13:
+# A custom Function that writes into its input has to tell autograd so. `TripleUnmarked` does
+# not: forward runs `x.mul_(3)` and returns `x`, backward returns `3 * grad_output`. On $x$ =
+# `a.clone()`, `a = (-1, 0.5, 2, -3)`, with the loss `(x * weights).sum()` built on `x`
+# afterwards, `weights = (1, 2, 3, 4)`, torch 2.13 shows three symptoms:
 #
-# - the gradient: `a.grad` comes out `(1, 2, 3, 4)`, the weights alone, where $3\times$ the
-#   weights is true; `x.grad_fn` is still `CloneBackward0`, though `x` now holds $3a$ (its
-#   version went from 0 to 1); and the returned `y` is not `x` but a new tensor object;
-# - writing into that returned `y` raises: "Output 0 of TripleUnmarked is a view and is being
-#   modified inplace. This view was created inside a custom Function (or because an input was
-#   returned as-is)...";
-# - applied to a leaf that requires grad, `(-1, 2)`, it overwrites the leaf without a word:
-#   the leaf holds `(-3, 6)` afterwards.
+# - `a.grad` is `(1, 2, 3, 4)`, not $3\times$ the weights: `x.grad_fn` is still
+#   `CloneBackward0` though `x` now holds $3a$ (version 0 → 1), and the returned `y` is a new
+#   tensor object, not `x`;
+# - writing into `y` raises "Output 0 of TripleUnmarked is a view and is being modified
+#   inplace. This view was created inside a custom Function (or because an input was returned
+#   as-is)...";
+# - on a leaf that requires grad, `(-1, 2)`, it overwrites the leaf silently: `(-3, 6)`
+#   afterwards.
 #
 # All three have one cause: what did autograd never learn about `x`, and so what did it hand
 # back instead of `x`? Finding the `ctx` call that tells it is your first decision in
@@ -659,20 +663,16 @@ check_derivatives_from_y(my_derivative_from_y)
 # Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**. The
 # contract, which the self-check and the hidden tests check:
 #
-# - `x` itself is the returned tensor, and autograd knows it was written: a loss built on `x`
-#   afterwards gets the gradient through the clamp, and a leaf that requires grad gets a
-#   RuntimeError from PyTorch itself, not from your code (`torch.relu_` refuses such a leaf
-#   too, in its own words);
-# - `x` of any shape (empty included) and of any strides an in-place write accepts, with
-#   entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every entry (exact,
-#   no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero passes), and the
-#   gradient is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN
-#   entries are outside the contract: at a NaN `torch.relu`'s backward passes `grad_output`
-#   on, which is no derivative, and nothing asks yours to);
-# - forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, which is
-#   the memory writing in place saves, for `x` in float64, float32, float16 or bfloat16 and of
-#   either sign (the self-check measures each, on mixed-sign, all-negative and all-positive
-#   `x`);
+# - `x` itself is returned, and autograd knows it was written: a loss built on `x` afterwards
+#   gets the gradient through the clamp, and a leaf that requires grad gets a RuntimeError
+#   from PyTorch itself, not from your code (as `torch.relu_` does);
+# - `x` of any shape (empty included) and any strides an in-place write accepts, entries at
+#   0, beside 0 or infinite: afterwards `x == torch.relu(x)` exactly (`-0.0 == 0.0`, so either
+#   zero passes), and the gradient is `torch.relu`'s, **0 at $x = 0$** included, as for
+#   `MyReLU` in lesson 01 (NaN entries are outside the contract);
+# - forward allocates no new tensor as large as `x` in bytes (the memory writing in place
+#   saves), for `x` in float64, float32, float16 or bfloat16, mixed-sign, all-negative or
+#   all-positive;
 # - backward never writes into `grad_output` (autograd may still use it);
 # - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
 #   and forward makes no tensor to save beyond one byte per element: answer the question of

@@ -75,9 +75,18 @@ def check_saved_sign(forward, x: torch.Tensor) -> None:
         check_not_narrow_copy(saved)
     total = sum(saved.nbytes for saved in forward.saved)
     if total > max(x.numel(), 1):
+        kinds = ", ".join(f"{str(s.dtype)[6:]} ({s.tensor.element_size()} "
+                          f"byte{'s' * (s.tensor.element_size() > 1)} per element)"
+                          for s in forward.saved)
+        if len(forward.saved) == 1:
+            what, question = (f"one tensor, {kinds}", "how many values must it hold, and which "
+                              "one-byte dtype holds them all?")
+        else:
+            what, question = (f"{len(forward.saved)} tensors, {kinds}",
+                              "which one tensor holds all the gradient needs of x?")
         raise GradingError(
             f"{NAME} saves {total} bytes for {x.numel()} elements: the contract allows at most "
-            "one byte per element; which one tensor holds all the gradient needs of x?")
+            f"one byte per element, and it saves {what}; {question}")
 
 
 def _lost_sign(forward, before: torch.Tensor) -> str:
@@ -109,8 +118,11 @@ def _nonzero_at_zero(forward, before: torch.Tensor, at_zero: float) -> str:
         for convention, mask in masks.items():
             if tensor.dtype == torch.bool and torch.equal(tensor, mask):
                 side = "negative" if at_zero < 0 else "positive"
+                # the probe's zeros are +0: signbit(x) saves the same bool as x < 0 there
+                twin = {"x < 0": " (so does signbit(x): both are False at +0)",
+                        "x >= 0": " (so does ~signbit(x): both are True at +0)"}.get(convention, "")
                 return (f"{said}, as from the bool mask {convention} it saves: the zeros of x "
-                        f"were read as {side}, but torch.abs's gradient is 0 there; how many "
+                        f"were read as {side}{twin}, but torch.abs's gradient is 0 there; how many "
                         "values must the saved tensor hold per element, and how many does a "
                         "bool hold?")
         if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and bool(

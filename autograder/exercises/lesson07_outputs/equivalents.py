@@ -131,6 +131,8 @@ EQUIVALENTS = [
           "fresh memory (that promise is SplitHalves')"),
     EquivalentMutant("ReLUInPlace", "save_copy", "ctx.save_for_backward(positive)",
                      "ctx.save_for_backward(positive.clone())", _MASK_COPY),
+    EquivalentMutant("ReLUInPlace", "add_copy", "ctx.save_for_backward(positive)",
+                     "ctx.save_for_backward(positive.contiguous())", _MASK_COPY),
     EquivalentMutant("ReLUInPlace", "swap_comparison", "x[x < 0] = 0", "x[x <= 0] = 0",
                      "where x == 0 the write puts the 0 already there (-0.0 becomes +0.0, "
                      "both clamped to >= 0 and equal)"),

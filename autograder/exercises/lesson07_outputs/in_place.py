@@ -125,10 +125,11 @@ def forward_in_place(function, spec: Spec, x: torch.Tensor):
     if y is not x:
         if _shares_memory(y, x):
             raise GradingError(
-                f"{spec.name}.apply returned a view of x, not x itself, and x's grad_fn is still "
-                f"{type(x.grad_fn).__name__} though forward wrote into x: autograd never learned "
-                "of the write, so gradients through x are silently wrong. Which ctx call tells "
-                "it? help(torch.autograd.function.FunctionCtx)",
+                f"{spec.name}.apply(x) gave back a new tensor that views x, not x itself, "
+                "which apply does when forward returns its input x (or a view of it) without "
+                "telling autograd that forward wrote into x: autograd never learned of the "
+                "write, so gradients through x are silently wrong. Which ctx call tells "
+                "autograd that forward modified x? help(torch.autograd.function.FunctionCtx)",
                 mistake=f"{spec.name}/mark-dirty-missing")
         unchanged = " and left x unchanged" if torch.equal(x.detach(), before) else ""
         raise GradingError(f"{spec.name} returned a new tensor{unchanged}: write into x in "

@@ -18,13 +18,27 @@ def _quoted(error: BaseException) -> str:
 
 
 def _phase(error: BaseException) -> str:
-    """``.backward`` or ``.forward``: the learner's method the error came out of, if any."""
+    """``.backward`` or ``.forward``: the learner's method the error came out of, if any, and
+    the line of it that raised: ``.backward raised ... at `n = idx.shape[-1]` (line 13)``
+    is built from the two parts (``_where``)."""
     phase, traceback = "", error.__traceback__
     while traceback is not None:
         if traceback.tb_frame.f_code.co_name in ("forward", "backward"):
             phase = f".{traceback.tb_frame.f_code.co_name}"
         traceback = traceback.tb_next
     return phase
+
+
+def _where(error: BaseException) -> str:
+    """`` at `line` (line N)``: the learner's line in forward or backward that raised, as the
+    view hint quotes it; empty where no such line is found."""
+    frame, lineno, traceback = None, 0, error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_name in ("forward", "backward"):
+            frame, lineno = traceback.tb_frame, traceback.tb_lineno
+        traceback = traceback.tb_next
+    line = linecache.getline(frame.f_code.co_filename, lineno).strip() if frame else ""
+    return f" at `{line}` (line {lineno})" if line else ""
 
 
 def _view_hint(error: GradingError) -> GradingError:
@@ -74,8 +88,8 @@ def quoting_case(spec: Spec, description: str):
             except Exception as error:  # the learner's code may raise anything
                 if isinstance(error, NotImplementedError) and not str(error):
                     raise  # the stub's bare NotImplementedError: not written yet
-                raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}",
-                                   str(error)) from error
+                raise GradingError(f"{spec.name}{_phase(error)} raised {_quoted(error)}"
+                                   f"{_where(error)}", str(error)) from error
     except GradingError as error:  # a probe that names its own x (a long row): said once
         inner = error.__cause__
         if (isinstance(inner, GradingError) and " of shape " in description

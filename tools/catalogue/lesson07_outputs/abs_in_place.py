@@ -88,7 +88,7 @@ MISTAKES = [
     Mistake("AbsInPlace", "a float copy of x saved before the write", "saves a float64 tensor",
             abs_answer(("sign = torch.sign(x).to(torch.int8)", "sign = torch.sign(x.clone())"),
                  ("ctx.save_for_backward(sign)", "ctx.save_for_backward(sign.clone())"))),
-    Mistake("AbsInPlace", "mark_dirty not called", "returned a view of x, not x itself",
+    Mistake("AbsInPlace", "mark_dirty not called", "forward returns its input x (or a view of it) without telling autograd",
             abs_answer(("        ctx.mark_dirty(x)\n", ""))),
     Mistake("AbsInPlace", "a new tensor returned", "returned a new tensor",
             abs_answer(("x.abs_()\n        ctx.mark_dirty(x)", "x = x.abs()"))),

@@ -226,7 +226,7 @@ class AbsInPlace(torch.autograd.Function):
     # graded AbsInPlace/bool-mask-takes-sides-at-zero
     Mistake('AbsInPlace',
             'torch.signbit(x) saved, +g at x == 0',
-            "AbsInPlace's gradient at x == 0 is grad_output, as from the bool mask x < 0 it",
+            "were read as positive (so does signbit(x): both are False at +0)",
             '''
 class AbsInPlace(torch.autograd.Function):
     @staticmethod

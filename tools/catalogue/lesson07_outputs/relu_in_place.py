@@ -87,7 +87,7 @@ MISTAKES = [
             "ReLUInPlace.forward raised RuntimeError with x of shape (0, 3)", _relu(
                 _RELU_FORWARD.replace("        x.clamp_(min=0)",
                                       "        if x.min() < 0:\n            x.clamp_(min=0)"))),
-    Mistake("ReLUInPlace", "mark_dirty not called", "returned a view of x, not x itself", _relu(
+    Mistake("ReLUInPlace", "mark_dirty not called", "forward returns its input x (or a view of it) without telling autograd", _relu(
         '''        x.clamp_(min=0)
         ctx.save_for_backward(x)
         return x'''), named=True, nbgrader=True),

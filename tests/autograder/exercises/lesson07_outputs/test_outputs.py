@@ -114,8 +114,10 @@ def test_an_error_of_the_learners_own_is_quoted_with_its_case():
     with pytest.raises(GradingError) as raised:
         with quoting_case(SORT, "x of shape ()"):
             check_sort(ReshapesTo2d, torch.tensor(0.5, dtype=torch.float64))
-    assert _first_line(raised.value) == ("SortWithIndices.backward raised IndexError: tuple "
-                                         "index out of range (with x of shape ())")
+    line = _first_line(raised.value)  # the learner's line that raised, quoted with its number
+    assert line.startswith("SortWithIndices.backward raised IndexError: tuple index out of "
+                           "range at `rows = grad_values.reshape(-1, grad_values.shape[-1])")
+    assert line.endswith(") (with x of shape ())") and "(line " in line
     assert mistake_of(raised.value) == "raised:IndexError"
 
     class OwnLeafError(solution("AbsInPlace")):
@@ -313,3 +315,17 @@ IDS = [
 def test_a_probed_mistake_is_graded_with_its_id(name, entry, expected):
     """Does grading a catalogued mistake record its stable id, not only its hint?"""
     assert graded_mistake(name, entry) == expected
+
+
+@pytest.mark.parametrize("name", ["ReLUInPlace", "AbsInPlace"])
+def test_missing_mark_dirty_hint_is_true_of_return_x(name):
+    """For a forward that writes into x and returns x without the mark (issue 48), does the
+    first line say what apply did with it, ask for the ctx call, and never call the grader's
+    clone the learner's?"""
+    from tests.autograder.catalogued import mistake
+
+    with pytest.raises(GradingError) as caught:
+        EXERCISES[name].run(mistake(name, "mark_dirty not called"))
+    line = _first_line(caught.value)
+    assert "forward returns its input x" in line and "Which ctx call" in line
+    assert "Clone" not in line and "returned a view of x" not in line
