@@ -2,6 +2,8 @@
 identity, and what it holds, copied (containers entry by entry, tensors by value), so a class
 dict changed in place (a key added, an entry replaced) is seen as well as one replaced."""
 
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 
@@ -139,3 +141,31 @@ def _grew(before: ClassState, after: ClassState, key) -> bool:
     return (isinstance(after.get(key), dict) and isinstance(was, _Frozen)
             and isinstance(now, _Frozen) and was.kind == now.kind == "dict"
             and len(now.data) > len(was.data))
+
+
+# the ids of a failure blamed on state shared between calls, where the check cannot see whether
+# that state is a global or a class attribute; ``state_placed`` looks at the class
+_SHARED_STATE = ("state-shared-between-calls", "-in-global")
+
+
+@contextmanager
+def state_placed(function):
+    """Name where shared state lives: a failure blamed on "a global" is reworded when the run
+    set or changed an attribute of the learner's class (``MyLinearFunction.saved = ...``),
+    which the contract tells apart from a global ("nothing on the class, nothing in a
+    global")."""
+    before = class_state(function)
+    try:
+        yield
+    except GradingError as error:
+        if not str(error.mistake).endswith(_SHARED_STATE) or "in a global" not in error.hint:
+            raise
+        changed = changed_attributes(before, class_state(function))
+        if not changed:
+            raise
+        owner, attribute = changed[0]
+        place = f"on the class ({owner}.{attribute})"
+        hint = (error.hint.replace("on the class or in a global", "in a global")
+                .replace("not in a global", "not on the class")
+                .replace("in a global", place, 1))
+        raise GradingError(hint, error.details, mistake=error.mistake) from error

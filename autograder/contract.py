@@ -104,11 +104,12 @@ def _explain_frozen(function, spec, values, name, other, grad_output, alone) -> 
         return GradingError(
             f"{spec.name}.backward computes grad_{other} when only {name} requires grad and "
             f"returns None for {other} when {other} alone does: it decides whether to compute "
-            f"grad_{other} from another input's entry of ctx.needs_input_grad (entry {position} "
-            f"belongs to {other})", case=alone, mistake=f"{spec.name}/gate-on-wrong-entry")
+            f"grad_{other} from another input's entry of ctx.needs_input_grad: which entry is "
+            f"{other}'s?", case=alone, mistake=f"{spec.name}/gate-on-wrong-entry")
     return GradingError(
         f"{spec.name}.backward returned a gradient for {other} although only {name} requires "
-        "grad: test ctx.needs_input_grad and return None for an input that needs no gradient",
+        "grad: what does ctx.needs_input_grad say about it, and what may backward return for an "
+        "input that needs no gradient?",
         case=alone, mistake=f"{spec.name}/computes-frozen-gradient")
 
 
@@ -127,8 +128,8 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
         return GradingError(
             f"{spec.name}.backward returns None for {name} when {name} is the only input that "
             f"requires grad, yet the right gradient when every input does: it decides whether to "
-            f"compute grad_{name} from another input's entry of ctx.needs_input_grad (entry "
-            f"{position} belongs to {name})", str(error), case=case,
+            f"compute grad_{name} from another input's entry of ctx.needs_input_grad: which entry "
+            f"is {name}'s?", str(error), case=case,
             mistake=f"{spec.name}/gate-on-wrong-entry")
     if right_with_all:
         return GradingError(

@@ -143,8 +143,9 @@ class FunctionExercise:
             if given:
                 raise GradingError(
                     f"{self.name}.backward returns a tensor for {', '.join(given)} when only "
-                    f"{name} requires grad, computed as when every input does: check "
-                    f"ctx.needs_input_grad and return None for {', '.join(others)}",
+                    f"{name} requires grad, computed as when every input does: what does "
+                    f"ctx.needs_input_grad say about {', '.join(others)}, and what may backward "
+                    "return for an input that needs no gradient?",
                     mistake=f"{self.name}/ignores-needs-input-grad")
             raise GradingError(
                 f"{self.name}.backward does the same work when only {name} requires grad as "

@@ -22,7 +22,14 @@ class GradingError(AssertionError):
         self.details = details
         self.case = case
         self.mistake = mistake
-        super().__init__(f"{self.hint}\n{details}".rstrip())
+        super().__init__(f"{self.hint}\n{unsaid(self.hint, details)}".rstrip())
+
+
+def unsaid(hint: str, details: str) -> str:
+    """``details`` without the lines ``hint`` already quotes (the learner's own error, whose
+    first line a hint often ends with): ``%tb`` and nbgrader print each once."""
+    return "\n".join(line for line in details.splitlines()
+                     if not line.strip() or line.strip().rstrip(".") not in hint).strip("\n")
 
 
 def _parts(case: str) -> list[str]:
@@ -38,6 +45,7 @@ def _parts(case: str) -> list[str]:
 
 
 _INPUT = re.compile(r"\w+ of shape \(.*\)|\w+=.+")  # how a case names one input
+_SHAPE = re.compile(r"\w+ of shape \(.*\)")
 
 
 def _says(hint: str, text: str) -> bool:
@@ -50,5 +58,13 @@ def new_context(hint: str, case: str) -> str:
     Other context ('grad_output not contiguous') is kept unless the hint says all of it."""
     if not case or _says(hint, case):
         return ""
-    kept = [part for part in _parts(case) if not (_INPUT.fullmatch(part) and _says(hint, part))]
-    return ", ".join(kept)
+    # 'a grad_output transposed; x of shape (2, 3)': each clause its own parts. The shapes go
+    # only when the hint names every one: a hint about a of shape (3, 1) keeps the case's
+    # 'a of shape (3, 1), b of shape (1, 4)', the pair it failed for, not b's shape alone
+    clauses = [_parts(clause) for clause in case.split("; ")]
+    shapes = [part for parts in clauses for part in parts if _SHAPE.fullmatch(part)]
+    every_shape = all(_says(hint, part) for part in shapes)
+    kept = [", ".join(part for part in parts if not (
+        _INPUT.fullmatch(part) and _says(hint, part)
+        and (every_shape or not _SHAPE.fullmatch(part)))) for parts in clauses]
+    return "; ".join(clause for clause in kept if clause)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .class_state import state_placed
 from .devices import grading_devices
 from .precision import precision_findings_last
 from .clauses import Clause
@@ -38,7 +39,7 @@ class Exercise:
         instead of hanging it; one that writes into grad_output or an input on any call fails it."""
         devices = grading_devices()
         with (stopping_endless_backward(), precision_findings_last(self.name),
-              calls_watched(self.name, submission), self.within()):
+              calls_watched(self.name, submission), state_placed(submission), self.within()):
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

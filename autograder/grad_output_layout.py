@@ -93,7 +93,8 @@ def check_grad_output_layout(domain: Domain, function, device) -> None:
             f"{spec.name}.backward assumes a contiguous grad_output: it {what} when grad_output "
             f"was {short} ({error.hint.rstrip('.')}); autograd hands backward a grad_output "
             "laid out as the graph downstream leaves it (y.t() there gives a transposed one, "
-            "y.sum() an expanded one): read it by its shape, not its memory (reshape, not view)",
+            "y.sum() an expanded one): which op of your backward reads grad_output by its "
+            "memory rather than its shape?",
             error.details, f"a grad_output {how}",
             mistake=f"{spec.name}/assumes-contiguous-grad-output")
 

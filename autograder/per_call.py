@@ -110,10 +110,12 @@ def _pair(same_inputs: bool) -> str:
 
 def _remedy(same_inputs: bool) -> str:
     """Where to keep what backward needs, and where not."""
-    return ("keep what backward needs on ctx, one per call, not in a global or on the class "
-            "under a key the input gives (id(x)): every call on that input shares it"
+    return ("state kept in a global or on the class under a key the input gives (id(x)) is "
+            "shared by every call on that input: where can each call keep what its backward "
+            "needs, its own?"
             if same_inputs else
-            "keep what backward needs on ctx, one per call, not on the class or in a global")
+            "state kept on the class or in a global is shared by every call: where can each call "
+            "keep what its backward needs, its own?")
 
 
 def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs: list,
@@ -147,12 +149,13 @@ def _outputs_kept(domain: Domain, function, calls: list, inputs: tuple, outputs:
                         compare(domain, function, fresh_leaves(one))
                 except GradingError:
                     raise error from None
-                where = (" not in a global or on the class under a key the input gives (id(x))"
-                         if same_inputs else " not on the class or in a global")
+                where = (" in a global or on the class under a key the input gives (id(x))"
+                         if same_inputs else " on the class or in a global")
                 raise GradingError(
                     f"{name} is right for each call alone but not for {_pair(same_inputs)} "
                     f"(the {'first' if k == 0 else 'second'} call's {error.hint}): one call "
-                    f"changed what the other computes with; keep each call's state on ctx,{where}",
+                    f"changed what the other computes with, kept{where}: where can each call keep "
+                    "what its backward needs so that no other call sees it?",
                     error.details,
                     mistake=f"{name}/state-shared-between-calls") from error
 

@@ -144,11 +144,13 @@ def table(folder: Path | None = None, lesson: str | None = None) -> list[dict]:
 
 SYMBOLS = {PASSED: "✓", FAILED: "✗", NOT_STARTED: "…", NOT_TRIED: "·"}
 LESSONS_PER_LINE = 5
+STILL_OPEN = "Still open in lessons you began before this one"
 
 
 def summary(folder: Path | None = None, lesson: str | None = None) -> str:
     """Where you stand, in a few lines: this lesson's exercises one a line (a failure with its
-    hint), every lesson's count on one line, and the next exercise to do."""
+    hint), every lesson's count on one line, the next exercise to do, and what is still open
+    in the lessons begun before this one (a lesson not begun shows in the counts alone)."""
     rows = table(folder, lesson)
     here = [row for row in rows if row["lesson"] == lesson]
     lines = [f"This lesson ({lesson}):"] if here else []
@@ -178,45 +180,28 @@ def summary(folder: Path | None = None, lesson: str | None = None) -> str:
                      f"{upcoming['lesson']}.")
     else:
         lines.append(f"Next: {upcoming['exercise']} in {upcoming['lesson']}.")
-    before = [row for row in rows if lesson and row["lesson"] < lesson]
-    if any(row["outcome"] != NOT_TRIED for row in before):  # a course begun before this lesson
-        still_open = _still_open(before)
-        if still_open:
-            lines.append(f"Still open before this lesson: {still_open}.")
+    # one rule in every lesson, said in the line itself: what is open in the lessons begun
+    # before this one; a lesson not begun is in the counts above, never listed here
+    still_open = _still_open([row for row in rows if lesson and row["lesson"] < lesson])
+    if still_open:
+        lines.append(f"{STILL_OPEN}: {still_open}.")
     return "\n".join(lines)
 
 
 def _still_open(rows: list[dict]) -> str:
-    """The open exercises of ``rows``: by name or count in a lesson begun, and the lessons not
-    begun as ranges ('Softplus in 01; 2 exercises in 03; lessons 02, 04-06 not begun')."""
+    """The open exercises of ``rows`` in the lessons begun, by name or count ('Softplus in 01;
+    2 exercises in 03'); a lesson whose every exercise is untried is left out."""
     by_lesson: dict[str, list[dict]] = {}
     for row in rows:
         by_lesson.setdefault(row["lesson"], []).append(row)
-    begun, untouched = [], []
+    begun = []
     for name, lesson_rows in by_lesson.items():
         number = name.split("_")[0]
         open_rows = [row["exercise"] for row in lesson_rows if row["outcome"] != PASSED]
-        if all(row["outcome"] == NOT_TRIED for row in lesson_rows):
-            untouched.append(int(number))
-        elif open_rows:
+        if open_rows and not all(row["outcome"] == NOT_TRIED for row in lesson_rows):
             begun.append(f"{open_rows[0]} in {number}" if len(open_rows) == 1
                          else f"{len(open_rows)} exercises in {number}")
-    if untouched:
-        plural = "s" if len(untouched) > 1 else ""
-        begun.append(f"lesson{plural} {_ranges(untouched)} not begun")
     return "; ".join(begun)
-
-
-def _ranges(numbers: list[int]) -> str:
-    """[2, 3, 4, 6] -> '02-04, 06'."""
-    spans: list[list[int]] = []
-    for number in sorted(numbers):
-        if spans and number == spans[-1][1] + 1:
-            spans[-1][1] = number
-        else:
-            spans.append([number, number])
-    return ", ".join(f"{low:02d}" if low == high else f"{low:02d}-{high:02d}"
-                     for low, high in spans)
 
 
 def show_progress(lesson: str | None = None, folder: Path | None = None) -> None:

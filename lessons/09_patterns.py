@@ -1314,8 +1314,8 @@ plt.show()
 # %% [markdown]
 # ## Three backwards that are wrong on purpose (optional, not graded)
 #
-# Each is drawn as your backward's Jacobian beside autograd's; outlined entries are where
-# they differ.
+# Each backward's Jacobian is drawn beside autograd's (these backwards are the lesson's, not yours);
+# outlined entries are where they differ.
 #
 # First, what a backward that forgets the sum looks like, on the sum $a + b$ (not your
 # exercise), whose gradient for either input is $g$ summed to that input's shape: this

@@ -156,6 +156,20 @@ def index_labels(name: str, shape: tuple) -> list[str]:
     return labels
 
 
+def learners(function) -> bool:
+    """Is ``function`` one the learner writes (an exercise's name), not one the lesson defines
+    (a worked example, a broken demo), or unknown (None)?"""
+    from autograder.exercises import EXERCISES
+
+    return function is None or display_name(function) in EXERCISES
+
+
+def whose_backward(function) -> str:
+    """'your backward' for an exercise, 'its backward (the lesson's, not yours)' for a Function
+    the lesson defines."""
+    return "your backward" if learners(function) else "its backward (the lesson's, not yours)"
+
+
 def summary(pair: JacobianPair, function=None) -> str:
     """What the two pictures say, in one or two sentences of plain text."""
     who = display_name(function) if function is not None else "your Function"
@@ -189,7 +203,8 @@ def summary(pair: JacobianPair, function=None) -> str:
     out_label = index_labels("y", pair.output_shape)[o]
     in_label = index_labels(pair.name, pair.input_shape)[i]
     return (f"{int(wrong.sum())} of {total} entries differ (outlined); the first is "
-            f"d{out_label}/d{in_label}: yours {markup.format_number(pair.learner[o, i].item())}, "
+            f"d{out_label}/d{in_label}: {'yours' if learners(function) else 'backward'} "
+            f"{markup.format_number(pair.learner[o, i].item())}, "
             f"autograd's {markup.format_number(pair.reference[o, i].item())}")
 
 
@@ -247,7 +262,7 @@ def jacobian_figure(pair: JacobianPair, function=None):
                   ha="center", va="center", fontsize=8, wrap=True, transform=left.transAxes)
         left.set_axis_off()
     else:
-        title = f"{who}: from your backward"
+        title = f"{who}: from {'your ' if learners(function) else ''}backward"
         if not pair.same_shape:
             title += f"\nreturned shape {markup.format_shape(pair.returned_shape)}"
         _panel(left, pair.learner, limit, title, rows, mine_columns, pair.mismatch,
@@ -288,7 +303,8 @@ def jacobian_view(function, reference, *inputs) -> View:
     """
     shown = _function_class(function) or function
     heading = html_pane(markup.heading(
-        f"{code(display_name(shown))}: the Jacobian from your backward beside autograd's"))
+        f"{code(display_name(shown))}: the Jacobian from {whose_backward(shown)} beside "
+        "autograd's"))
     pairs = jacobian_pairs(function, reference, *inputs)
     choice = ipywidgets.ToggleButtons(options=[p.name for p in pairs],
                                       description="with respect to",
@@ -308,4 +324,4 @@ def jacobian_view(function, reference, *inputs) -> View:
     update()
     children = [heading] + ([choice] if len(pairs) > 1 else []) + [picture, words]
     return View(children, controls={"input": choice},
-                panes={"plot": picture, "readout": words})
+                panes={"heading": heading, "plot": picture, "readout": words})

@@ -176,8 +176,11 @@ def terms_html(trace: TermsTrace, row: int) -> str:
     rows = []
     for name in TERMS:
         size = trace.terms[name][row].norm().item()
-        if size < 1e-12:
+        if name == "mean" and trace.mean is None:
             rows.append([name, "0 (none in this norm)", "—"])
+            continue
+        if size < 1e-12:  # a term the norm has, zero for this grad_output: mean(g) = 0, say
+            rows.append([name, "0 for this grad_output (choose random to see it)", "—"])
             continue
         yours = ("×1" if agrees(trace, row) else times(fitted[name]) if name in fitted
                  else "—")
@@ -186,9 +189,44 @@ def terms_html(trace: TermsTrace, row: int) -> str:
                         numeric={1, 2})
 
 
+# a gradient below this share of its largest term is said to vanish, and the right panel says
+# how small it is (on the terms' scale its bars cannot be seen)
+VANISHES = 1e-2
+
+
+def _limits(trace: TermsTrace, row: int) -> tuple[float, float]:
+    """One y-range for both panels: every term, the sum and the learner's gradient, so that a
+    gradient much smaller than its terms looks as small as it is (not rescaled to fill)."""
+    values = torch.cat([*(trace.terms[name][row] for name in TERMS), trace.reference[row],
+                        *([trace.learner[row]] if trace.learner is not None else [])])
+    values = values[torch.isfinite(values)]
+    low, high = min(values.min().item(), 0.0), max(values.max().item(), 0.0)
+    margin = 0.08 * max(high - low, 1e-12)
+    return low - margin, high + margin
+
+
+def vanishing_note(trace: TermsTrace, row: int) -> str | None:
+    """What the right panel says when the gradient is too small to see on the terms' scale:
+    its size, and its share of the largest term."""
+    def size(values: torch.Tensor) -> float:
+        finite = values[torch.isfinite(values)]
+        return finite.abs().max().item() if finite.numel() else float("inf")
+
+    largest = max(trace.terms[name][row].abs().max().item() for name in TERMS)
+    shown = trace.learner[row] if trace.learner is not None else trace.reference[row]
+    if largest <= 0 or size(shown) >= VANISHES * largest:
+        return None
+    why = ("the terms cancel" if size(trace.reference[row]) < VANISHES * largest
+           else "the reference's does not: see its ticks")
+    whose = "your dL/dx" if trace.learner is not None else "dL/dx"
+    return (f"{whose} vanishes at this scale: at most {size(shown):.1e},\n"
+            f"{size(shown) / largest:.0e} of the largest term ({why})")
+
+
 def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
     """Left: the reference's terms per feature and their sum. Right: the learner's gradient
-    (bars) against the reference (ticks), mismatching features in red."""
+    (bars) against the reference (ticks), mismatching features in red. Both on one scale,
+    so a gradient whose terms cancel looks as small as it is, and says how small."""
     figure = new_figure(9.6, 3.0)
     left, right = figure.subplots(1, 2)
     features = trace.reference.shape[1]
@@ -212,7 +250,13 @@ def terms_figure_png(trace: TermsTrace, row: int) -> bytes:
         right.text(0.5, 0.5, "no gradient: see the message below", ha="center",
                    transform=right.transAxes, fontsize=9)
     right.plot(positions, trace.reference[row].tolist(), "_", color=INK, markersize=18, mew=2)
+    note = vanishing_note(trace, row)
+    if note:
+        right.text(0.5, 0.92, note, ha="center", va="top", transform=right.transAxes,
+                   fontsize=8.5, color=INK)
+    limits = _limits(trace, row)
     for ax in (left, right):
+        ax.set_ylim(*limits)
         ax.axhline(0, color=INK, linewidth=0.6)
         ax.set_xticks(range(features), [f"x[{i}]" for i in range(features)], fontsize=8)
         ax.tick_params(axis="y", labelsize=8)

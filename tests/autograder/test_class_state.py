@@ -52,3 +52,40 @@ def test_a_class_attribute_is_met_with_a_question_unless_it_counts_calls(before,
         check_class_state(SimpleNamespace(spec=SCALED), cls, state, "forward")
     assert said in error.value.hint and "ctx." not in error.value.hint
     assert ("count of calls" in error.value.hint) == ("calls" in before)
+
+
+_ON_THE_CLASS = '''
+class MyLinearFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        MyLinearFunction.saved = (x, weight)
+        ctx.has_bias = bias is not None
+        y = x @ weight.T
+        return y + bias if bias is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = MyLinearFunction.saved
+        g2 = grad_output.reshape(-1, weight.shape[0])
+        grad_x = grad_output @ weight if ctx.needs_input_grad[0] else None
+        grad_weight = g2.T @ x.reshape(-1, weight.shape[1]) if ctx.needs_input_grad[1] else None
+        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_weight, grad_bias
+'''
+
+
+def test_state_kept_on_the_class_is_not_called_a_global():
+    """Issue 48 (learner 57): MyLinearFunction.saved = (x, weight) was reported as 'keeps state
+    in a global', where the contract tells the two apart ('nothing on the class, nothing in a
+    global'). Does the first line name the class attribute instead, and a true global still
+    read as a global?"""
+    from autograder.grading import verdict
+    from tools.catalogue import load, mistake
+
+    passed, message = verdict("MyLinearFunction", load("MyLinearFunction", _ON_THE_CLASS))
+    first = message.splitlines()[0]
+    assert not passed and "on the class (MyLinearFunction.saved)" in first, first
+    assert "in a global" not in first and "not on the class" in first, first
+    cached = mistake("MyLinearFunction", "weight.T cached in a global under id(weight)")
+    passed, message = verdict("MyLinearFunction", cached.load())
+    assert "keeps state in a global" in message.splitlines()[0]

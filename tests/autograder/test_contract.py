@@ -39,7 +39,7 @@ def _values():
 def test_a_gate_on_the_wrong_entry_is_named(raises_hint):
     """Is grad_x gated on needs_input_grad[1] named, since the probe with every input proves it?"""
     with raises_hint("it decides whether to compute grad_x from another input's entry of "
-                     "ctx.needs_input_grad (entry 0 belongs to x)"):
+                     "ctx.needs_input_grad: which entry is x's?"):
         check_each_input_alone(_affine("needs[1]"), AFFINE, _values())
 
 
@@ -69,5 +69,19 @@ def test_a_gate_on_the_other_input_s_entry_is_named_when_frozen_inputs_get_none(
                     grad_output * x if needs[0] else None, grad_output if needs[2] else None)
 
     with raises_hint("it decides whether to compute grad_weight from another input's entry of "
-                     "ctx.needs_input_grad (entry 1 belongs to weight)"):
+                     "ctx.needs_input_grad: which entry is weight's?"):
         check_each_input_alone(Affine, AFFINE, _values(), frozen_get_none=True)
+
+
+def test_a_gradient_for_an_input_needing_none_is_asked_about_not_handed_over():
+    """Issue 48 (learner 57): 'check ctx.needs_input_grad and return None for b' handed over
+    the fix. Does BroadcastMul's first line still name the mistake, end in a question, and
+    leave 'return None' to the learner?"""
+    from autograder.grading import verdict
+    from tools.catalogue import mistake
+
+    passed, message = verdict("BroadcastMul", mistake("BroadcastMul",
+                                                      "ignores needs_input_grad").load())
+    first = message.splitlines()[0]
+    assert not passed and "returns a tensor for b when only a requires grad" in first
+    assert "return None for" not in first and "?" in first, first

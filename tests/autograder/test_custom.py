@@ -69,7 +69,7 @@ MISTAKES = [
     (MY_TANH, TANH.format(gradient="1 - y * y"), "grad_output"),
     (MY_TANH, TANH_SAVES_DATA, "did not notice its saved output was changed in place"),
     (MY_TANH, TANH_SAVES_DETACHED, "MyTanh saved an alias of its output y, not y itself"),
-    (PRODUCT, PRODUCT_ALWAYS_BOTH, "check ctx.needs_input_grad"),
+    (PRODUCT, PRODUCT_ALWAYS_BOTH, "when only x requires grad, computed as when every input"),
 ]
 
 

@@ -219,3 +219,34 @@ def test_a_long_line_breaks_between_words_within_the_width():
     code = CODE_INDENT + "return 2 * x * grad_output.shape[3]" * 4
     assert wrapped(code, width=40) == [code]
     assert wrapped("short", width=40) == ["short"]
+
+
+def test_a_hint_about_one_input_keeps_the_pair_it_failed_for():
+    """Issue 48 (learner 57): BroadcastMul's header read '(tried with b of shape (1, 4))' above
+    a message about grad_a for a of shape (3, 1). Where the hint names only some of the
+    case's shapes, does the case keep them all, so the header names the pair it failed for?"""
+    hint = "BroadcastMul.backward returned grad_a of shape (3, 4) for a of shape (3, 1): sum?"
+    error = GradingError(hint, case="a of shape (3, 1), b of shape (1, 4), float64")
+    assert error.case == "a of shape (3, 1), b of shape (1, 4), float64"
+
+
+def test_a_case_of_two_clauses_says_the_inputs_once():
+    """Issue 48 (learner 57): '(tried with a non-contiguous grad_output, its first two dims
+    transposed; x of shape (2, 3, 4))' came above 'raised RuntimeError with x of shape (2, 3,
+    4), weight of shape (4,)': is an input the hint names dropped from a clause after a ';'?"""
+    hint = ("RMSNormFunction.backward raised RuntimeError with x of shape (2, 3, 4), weight of "
+            "shape (4,): view size is not compatible")
+    error = GradingError(hint, case="a non-contiguous grad_output, its first two dims "
+                                    "transposed; x of shape (2, 3, 4)")
+    assert error.case == "a non-contiguous grad_output, its first two dims transposed"
+    assert shown(error, "RMSNormFunction")[0].count("x of shape (2, 3, 4)") == 1
+
+
+def test_the_full_message_quotes_the_learners_error_once():
+    """Issue 48 (learner 57): %tb's last line printed PyTorch's message twice, in the hint and
+    again as the details. Does the message (what %tb and nbgrader print) say it once, and keep
+    details the hint does not say?"""
+    said = "view size is not compatible with input tensor's size and stride. Use .reshape(...)."
+    error = GradingError(f"F.backward raised RuntimeError: {said}", f"{said}\nmore context")
+    assert str(error).count("view size is not compatible") == 1
+    assert str(error).endswith("\nmore context") and said in error.details

@@ -20,14 +20,15 @@ def course(tmp_path):
 def test_the_list_is_about_the_lesson_the_learner_is_in(course):
     """In lesson 09, with lesson 00 half done, does the list show lesson 09's exercises, the
     counts (five lessons a line), lesson 09's first exercise as the next, and one line on what
-    is open before it, in a few lines?"""
+    is open in the lessons begun before it (lessons not begun are in the counts), in a few
+    lines?"""
     progress.record("Square", "00_template", progress.PASSED, folder=course)
     text = progress.summary(course, "09_patterns")
     here = [name for name, exercise in EXERCISES.items() if exercise.lesson == "09_patterns"]
     count_lines = -(-len({e.lesson for e in EXERCISES.values()}) // progress.LESSONS_PER_LINE)
     assert len(text.splitlines()) == len(here) + 4 + count_lines
     assert text.splitlines()[-1] == (
-        "Still open before this lesson: 2 exercises in 00; lessons 01-08 not begun.")
+        "Still open in lessons you began before this one: 2 exercises in 00.")
     assert text.startswith("This lesson (09_patterns):")
     assert f"Next: {here[0]} in 09_patterns." in text
     assert "00 1/3" in text and "Square" not in text

@@ -116,14 +116,34 @@ def test_a_scratch_notebook_does_not_replace_the_lessons_record(folder, monkeypa
 
 def test_a_lesson_done_names_what_is_still_open_before_it(folder):
     """After the last exercise of a later lesson, does the summary point on, and also name
-    what is open before it: an exercise by name, the lessons not begun as a range?"""
+    what is open in the lessons begun before it: an exercise by name, a count, and never a
+    lesson not begun (the counts above show those)?"""
     for name, exercise in EXERCISES.items():
         if exercise.lesson < "02" and name != "Softplus" or exercise.lesson.startswith("07"):
             progress.record(name, exercise.lesson, progress.PASSED)
+    progress.record("BroadcastMul", "09_patterns", progress.PASSED)
+    progress.record("MyLinearFunction", "02_linear", progress.PASSED)
     text = progress.summary(lesson="07_outputs")
     assert "This lesson is done. Next: LogSumExp in 08_compile." in text
     assert text.splitlines()[-1] == (
-        "Still open before this lesson: Softplus in 01; lessons 02-06 not begun.")
+        "Still open in lessons you began before this one: Softplus in 01; 2 exercises in 02.")
+    assert "not begun" not in text
+
+
+def test_every_lesson_states_the_same_rule_for_earlier_lessons(folder):
+    """Issue 48 (learner 57): lesson 02 had no 'still open' line with 00 and 01 not begun,
+    while 09 listed 'lessons 00-01, 03-08 not begun'. Does every lesson follow one rule, said
+    in the line: what is open in lessons begun before it, and nothing of lessons not begun?"""
+    progress.record("MyLinearFunction", "02_linear", progress.PASSED)
+    progress.record("BroadcastMul", "09_patterns", progress.PASSED)
+    for lesson in ("02_linear", "09_patterns", "10_norms"):
+        text = progress.summary(lesson=lesson)
+        assert "not begun" not in text and "00" not in text.splitlines()[-1], text
+    assert "before" not in progress.summary(lesson="02_linear")
+    for lesson in ("09_patterns", "10_norms"):
+        last = progress.summary(lesson=lesson).splitlines()[-1]
+        assert last.startswith(progress.STILL_OPEN + ": ") and " in 02" in last, last
+    assert progress.summary(lesson="10_norms").splitlines()[-1].endswith("exercises in 09.")
 
 
 def test_a_learner_who_starts_at_a_later_lesson_is_not_told_of_earlier_ones(folder):

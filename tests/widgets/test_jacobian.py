@@ -152,3 +152,30 @@ def test_a_demo_on_an_unwritten_stub_names_the_stub_not_the_demo():
         said = error_summary(NormalizeWithoutProjection, error)
     assert said.startswith("Normalize.forward is not implemented yet")
     assert "NormalizeWithoutProjection" not in said
+
+
+def test_a_function_the_lesson_defines_is_not_called_yours():
+    """Issue 48 (learner 57): lesson 09's view of its own worked example, SumOverDim, was
+    titled 'the Jacobian from your backward'. Does the view of a Function the lesson defines
+    say whose backward it is (its own, the lesson's), in the heading, the panel and the
+    readout, and the view of an exercise still say 'your backward'?"""
+
+    class SumOverDim(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, dim):
+            ctx.shape, ctx.dim = x.shape, dim
+            return x.sum(dim)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output.unsqueeze(ctx.dim).expand(ctx.shape), None
+
+    x = torch.randn(2, 3, dtype=torch.float64)
+    lesson = jacobian_view(SumOverDim, lambda x, dim: x.sum(dim), x, 1)
+    heading = lesson.panes["heading"].value
+    assert "your backward" not in heading and "the lesson's, not yours" in heading, heading
+    pair, = jacobian_pairs(SumOverDim, lambda x, dim: x.sum(dim), x, 1)
+    titles = [ax.get_title() for ax in jacobian_figure(pair, SumOverDim).axes]
+    assert not any("your" in title for title in titles), titles
+    mine = jacobian_view(solution("BroadcastMul"), mul, A, B)
+    assert "from your backward" in mine.panes["heading"].value

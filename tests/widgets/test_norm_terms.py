@@ -97,3 +97,36 @@ def test_does_every_control_redraw_the_view():
         view.controls[name].value = new
         assert (view.panes["figure"].value, view.panes["message"].value) != before, name
     assert all(name in view.panes["terms"].value for name in TERMS)
+
+
+def test_a_layernorm_mean_term_zero_for_this_grad_output_is_not_said_to_be_absent():
+    """Issue 48 (learner 57): along x_hat, LayerNorm's mean term is 0 for that grad_output
+    alone; did the table say 'none in this norm', which is RMSNorm's case? It must say the
+    term is 0 for this grad_output, and RMSNorm's still 'none in this norm'."""
+    trace = _trace(solution("LayerNormFunction"), choice="along x_hat", random_weight=False)
+    html = terms_html(trace, 0)
+    assert "none in this norm" not in html and "0 for this grad_output" in html
+    rms = _trace(solution("RMSNormFunction"), kind="rms_norm", choice="along x_hat",
+                 random_weight=False)
+    assert "none in this norm" in terms_html(rms, 0)
+
+
+def test_a_vanishing_gradient_is_drawn_on_its_terms_scale_and_says_how_small():
+    """Issue 48 (learner 57): along x_hat the text says the gradient vanishes, but the right
+    panel rescaled to ~2e-4 and drew tall bars. Do both panels share the terms' y-range, with
+    a note giving the gradient's size against its largest term; and is there no note where the
+    gradient is of the terms' size (random grad_output)?"""
+    import io
+
+    import matplotlib.image
+
+    from widgets import norm_terms
+
+    trace = _trace(solution("LayerNormFunction"), choice="along x_hat", random_weight=False)
+    low, high = norm_terms._limits(trace, 0)
+    largest = max(trace.terms[name][0].abs().max().item() for name in TERMS)
+    assert high - low > largest  # the terms' scale, not the ~1e-4 gradient's
+    note = norm_terms.vanishing_note(trace, 0)
+    assert note and "vanishes" in note and "the terms cancel" in note
+    assert matplotlib.image.imread(io.BytesIO(terms_figure_png(trace, 0)), "png").ndim == 3
+    assert norm_terms.vanishing_note(_trace(solution("LayerNormFunction")), 0) is None

@@ -51,3 +51,27 @@ def test_the_view_and_the_summary_name_the_same_next_exercise(tmp_path, monkeypa
     assert f"Next: {upcoming} in 13_kernels." in progress.summary(folder, "12_surgery")
     status = progress_view(folder).panes["table"].value.rpartition("Next: ")[2]
     assert status.endswith(f">{upcoming}</code> in 13_kernels.</div>")
+
+
+def test_the_time_zone_is_said_once_in_the_heading(tmp_path, monkeypatch):
+    """Issue 48 (learner 57): every time read '09:40 UTC+00:00'. Is the zone said once, in the
+    'when' heading ('UTC' for an offset of 0), and each time given without it; and where the
+    times' zones differ, does each time keep its own?"""
+    folder = _rows(tmp_path)
+    monkeypatch.setenv("TZ", "UTC")
+    import time
+    time.tzset()
+    try:
+        progress.record("Square", "00_template", progress.PASSED, folder=folder)
+        progress.record("Outer", "00_template", progress.FAILED, "wrong", folder=folder)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    html = progress_html(progress.table(folder))
+    assert "when (UTC)" in html and html.count("UTC") == 1, html
+    rows = progress.table(folder)
+    for row in rows:
+        if row["exercise"] == "Outer":
+            row["when"] = "2026-11-27 10:40 UTC+01:00"
+    html = progress_html(rows)
+    assert "when (" not in html and "10:40 UTC+01:00" in html and "UTC+00:00" in html

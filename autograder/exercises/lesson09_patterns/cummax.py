@@ -98,8 +98,8 @@ def check_near_ties(function, device) -> None:
         if torch.allclose(got, torch.zeros_like(got).scatter_add(1, rounded, grad_output)):
             raise GradingError(
                 "CumMax's gradient goes where the running maxima of a rounded copy of x lie "
-                f"(x in {str(narrow)[6:]}): values one ulp apart become ties there; take the "
-                "indices torch.cummax returns for x itself (with x of shape (2, 6), dim=1, "
+                f"(x in {str(narrow)[6:]}): values one ulp apart become ties there; whose running "
+                "maxima does the contract route the gradient to? (with x of shape (2, 6), dim=1, "
                 "running maxima one ulp apart, float64)",
                 f"x = {values['x'].tolist()}\ngot {got.tolist()}\nexpected {truth.tolist()}",
                 mistake="CumMax/indices-from-rounded-copy")
@@ -136,10 +136,11 @@ def check_negative_dim(function, x: torch.Tensor) -> None:
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and not torch.allclose(got, truth)):
         raise GradingError("CumMax's gradient is right for dim=0 but wrong for dim=-2, the same "
-                           "dim of a 2-D x: use ctx.dim as forward was given it (scatter_add, "
-                           "gather and movedim all count a negative dim from the end) (with x of "
-                           "shape (4, 4), dim=-2)", f"got {got.tolist()}, expected "
-                           f"{truth.tolist()}", mistake="CumMax/negative-dim-changed")
+                           "dim of a 2-D x: which line of your backward turns the dim it was "
+                           "given into another one? (scatter_add, gather and movedim all count a "
+                           "negative dim from the end) (with x of shape (4, 4), dim=-2)",
+                           f"got {got.tolist()}, expected {truth.tolist()}",
+                           mistake="CumMax/negative-dim-changed")
 
 
 def check_saves_indices_only(forward, x: torch.Tensor) -> None:
@@ -212,8 +213,8 @@ def check_saves_cummax_indices(function, device) -> None:
                     f"{_shape(saved.shape)}) that forward made beside the indices torch.cummax "
                     "returned (a copy of them, or one rebuilt), not those indices themselves: a "
                     "tensor made only to be saved, whose bytes the contract rules out (the "
-                    "indices torch.cummax gave forward are bytes it had anyway); save what "
-                    "torch.cummax returned, or a view of it (with x of shape (3, 7), "
+                    "indices torch.cummax gave forward are bytes it had anyway): which tensor did "
+                    "forward already hold that backward could read? (with x of shape (3, 7), "
                     f"dim={dim})",
                     mistake="CumMax/saves-rebuilt-indices")
 

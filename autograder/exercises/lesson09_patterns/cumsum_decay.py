@@ -57,7 +57,8 @@ def check_decaying_grad_output(function, spec, device) -> None:
                 "Cumsum's gradient written as the total minus a running sum (total - cumsum + "
                 "g) is equal only in exact arithmetic: where early gradients are much larger "
                 "than late ones, the subtraction cancels and the late entries lose their "
-                f"digits; run the sum from the end instead (x of shape (2, {LENGTH}), dim=1, "
+                f"digits: which way can each entry's sum run so that nothing cancels? (x of shape "
+                f"(2, {LENGTH}), dim=1, "
                 f"{where})", details, mistake="Cumsum/total-minus-prefix")
         raise GradingError(
             "Cumsum's gradient is off by more than rounding where grad_output decays along dim: "

@@ -79,8 +79,9 @@ def check_float32_rows_at_eps(function, spec, device) -> None:
                            "F.normalize's: F.normalize computes a float32 row's norm in float32, "
                            "x.norm(dim=-1), and compares it with eps as float32 holds it, so a "
                            "row whose float32 norm is one ulp above eps is above it even where "
-                           "its float64 norm is below eps (and the other way round); compute "
-                           f"the norm in x's dtype ({WHERE32})", details,
+                           "its float64 norm is below eps (and the other way round): in which "
+                           "dtype must backward take the norm to place the row as forward did? "
+                           f"({WHERE32})", details,
                            mistake="Normalize/norm-in-another-dtype")
     raise GradingError("Normalize's gradient is wrong on a float32 row within one ulp of eps, "
                        "though right far above and far below it: does backward place each row "

@@ -19,8 +19,9 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
                            "read?")
     for saved in forward.saved:
         if saved.role.startswith("input"):
-            raise GradingError("Normalize saves its input x: save the output and one norm per "
-                               "row instead; x = y * norm where the norm is at least eps",
+            raise GradingError("Normalize saves its input x, a full-size tensor the output "
+                               "already carries: x = y * norm where the norm is at least eps; "
+                               "what of x's size, and what per row, does backward need?",
                                mistake="Normalize/saves-input")
         if (saved.role == "intermediate" and saved.dtype != x.dtype
                 and saved.dtype.is_floating_point and saved.tensor.numel() <= rows):
@@ -49,6 +50,7 @@ def check_closed_form(function, device, eps) -> None:
     if log.bytes > budget:
         raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
                            f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
-                           "row's 64 x 64 Jacobian; use the closed form, a projection",
+                           "row's 64 x 64 Jacobian: what does the Jacobian of a row, applied to "
+                           "grad_output, reduce to without forming it?",
                            f"ops that allocated: {', '.join(log.ops)}",
                            mistake="Normalize/builds-jacobian")

@@ -147,8 +147,9 @@ def check_near_above(function, spec, rows: torch.Tensor, eps: float, got: torch.
                            "the gradient of a row below eps: backward rebuilt the norm as |y| "
                            "x divisor, and on this row |y| = |x / norm| rounds so far below 1 "
                            "that |y| x norm < eps (a row one ulp above eps whose |y| x norm does "
-                           "not round below eps gets the right gradient); save the norm itself "
-                           f"and test norm >= eps ({AROUND_EPS})", details,
+                           "not round below eps gets the right gradient): which quantity did "
+                           f"forward compare with eps, and does backward have it? ({AROUND_EPS})",
+                           details,
                            mistake="Normalize/near-above-as-below")
     if wrong.any():
         raise GradingError("Normalize's gradient on a row just above eps is grad_output / eps, "
@@ -243,8 +244,8 @@ def check_off_grid_eps(function, spec, device) -> None:
                 "the gradient of a row below eps, though rows one ulp above eps = 0.01 get the "
                 "right one: backward tested a rounded quantity, not the norm itself; one ulp "
                 "above this eps, 1 / norm rounds to 1 / eps, so a test such as "
-                "1 / max(norm, eps) < 1 / eps calls the row below eps; save the norm and test "
-                f"norm >= eps ({where})", details,
+                "1 / max(norm, eps) < 1 / eps calls the row below eps: which quantity did forward "
+                f"compare with eps, and does backward test that one? ({where})", details,
                 mistake="Normalize/rounded-test-off-grid-eps")
         raise GradingError("Normalize's gradient is wrong on a row one ulp above or one ulp "
                            "below eps = 0.0009, though right around eps = 0.01: the test in "

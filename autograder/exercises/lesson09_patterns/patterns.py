@@ -20,7 +20,8 @@ from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 from .prod_unsqueeze import check_grad_output_unsqueezed
-from .prod_zeros import check_exact_zeros_in_gradient, check_tiny_entries
+from .prod_zeros import (check_exact_zeros_in_gradient, check_tiny_entries, short_slice,
+                         slice_question)
 from .range_ends import check_range_ends
 
 BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
@@ -150,7 +151,8 @@ def check_zero_slices(function, device, dim=1) -> None:
                            "of the other entries, and what in your backward divides by that "
                            f"zero or takes its log? {where}",
                            f"got {got.tolist()}")
-    for kind, mine, true in zip(ZERO_KINDS, got.movedim(dim, -1), truth.movedim(dim, -1)):
+    for row, (kind, mine, true) in enumerate(zip(ZERO_KINDS, got.movedim(dim, -1),
+                                                 truth.movedim(dim, -1))):
         if not torch.allclose(mine, true):
             if dim not in (-1, x.dim() - 1) and _right_along_last_dim(function, x.T):
                 raise GradingError(
@@ -159,8 +161,11 @@ def check_zero_slices(function, device, dim=1) -> None:
                     f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
                     f"got {mine.tolist()}, expected {true.tolist()}",
                     mistake="ProdOverDim/last-dim-only")
-            raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind} "
-                               f"{where}: got {mine.tolist()}, expected {true.tolist()}")
+            raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind}: "
+                               f"{slice_question(kind)} {where}",
+                               f"x's slice {short_slice(x.movedim(dim, -1)[row])}, grad_output "
+                               f"there {grad_output.flatten()[row]:.4g} (random)\n"
+                               f"got {short_slice(mine)}\nexpected {short_slice(true)}")
     check_exact_zeros_in_gradient(got, truth, where)
     graded_case(function, PROD, {"x": x, "dim": dim})
 
@@ -309,7 +314,7 @@ def _broadcast_values(device, dtype=torch.float64, seed=0) -> dict:
 
 EXERCISES = [
     Exercise("BroadcastMul", LESSON, broadcast_full,
-             example=lambda: (sample((3, 1), "cpu"), sample((4,), "cpu", seed=1)),
+             example=lambda: (sample((3, 1), "cpu"), sample((1, 4), "cpu", seed=1)),
              contract=("a broadcast", "b broadcast", "size-1 dims and missing leading dims",
                        "0-d inputs", "skips the gradient nobody needs",
                        "non-contiguous grad_output"),

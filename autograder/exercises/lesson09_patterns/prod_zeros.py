@@ -9,6 +9,22 @@ from ...errors import GradingError
 from .pattern_cases import gradient_for
 
 
+def short_slice(values: torch.Tensor) -> str:
+    """A slice's entries to four significant digits, a zero as 0 whatever its sign."""
+    return "[" + ", ".join(f"{v + 0.0:.4g}" for v in values.tolist()) + "]"
+
+
+def slice_question(kind: str) -> str:
+    """What to ask about a slice with ``kind`` zeros where the gradient is wrong."""
+    if kind == "exactly one zero":
+        return ("at the zero, the product of the other entries is not 0; which entries of "
+                "this slice get a non-zero gradient, and does your backward give them one?")
+    if kind == "no zero":
+        return "with no zero in the slice, what is the product of the entries other than x_i?"
+    return ("with two zeros or more, every product of the others holds a zero: what should "
+            "each entry's gradient be?")
+
+
 def check_exact_zeros_in_gradient(got: torch.Tensor, truth: torch.Tensor, where: str) -> None:
     """Exact where the contract says so: 0, not a tiny number, wherever the product of the
     others holds a zero (every entry of a slice with two zeros or more, every entry but the zero
@@ -18,8 +34,8 @@ def check_exact_zeros_in_gradient(got: torch.Tensor, truth: torch.Tensor, where:
         raise GradingError("ProdOverDim's gradient is close to 0 but not exactly 0 where the "
                            "product of the other entries holds a zero: the contract asks for "
                            "an exact gradient; a zero replaced by a tiny number (or a product "
-                           "taken through logs) leaves a remainder there; compute the product "
-                           f"of the others from x as it is {where}",
+                           "taken through logs) leaves a remainder there: does your backward take "
+                           f"the product of the others from x as it is? {where}",
                            f"got {got[zero].tolist()} where 0 is exact",
                            mistake="ProdOverDim/not-exact-at-zeros")
 

@@ -220,9 +220,8 @@ def check_eps_as_float32(function, rows: torch.Tensor, eps: float, details: str)
         raise GradingError("Normalize's gradient on a row one ulp below eps is that of a row "
                            "above eps, and every row is right with eps rounded to float32: eps "
                            "became a float32 tensor (torch.tensor(eps) rounds 0.01 to "
-                           "0.0099999998, below this row's norm); use the Python float "
-                           "(norm.clamp_min(eps), norm >= eps) or torch.tensor(eps, "
-                           f"dtype=x.dtype) ({AROUND_EPS})", details,
+                           "0.0099999998, below this row's norm): in which dtype does your "
+                           f"backward hold eps when it compares? ({AROUND_EPS})", details,
                            mistake="Normalize/eps-as-float32-tensor")
 
 

@@ -70,7 +70,7 @@ MISTAKES = [
             _outer(READ_UV + "        return grad_output @ v, u @ grad_output"), nbgrader=True),
     Mistake("Outer", "entries of needs_input_grad swapped",
             "it decides whether to compute grad_u from another input's entry of "
-            "ctx.needs_input_grad (entry 0 belongs to u)",
+            "ctx.needs_input_grad: which entry is u's?",
             _outer(READ_UV + "        need_v, need_u = ctx.needs_input_grad\n"
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)")),

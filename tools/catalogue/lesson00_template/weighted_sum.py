@@ -71,7 +71,7 @@ MISTAKES = [
                       "        return ones * ctx.w1, ones * ctx.w2, None, None")),
     Mistake("WeightedSum", "grad_x1 gated on needs_input_grad[1]",
             "it decides whether to compute grad_x1 from another input's entry of "
-            "ctx.needs_input_grad (entry 0 belongs to x1)",
+            "ctx.needs_input_grad: which entry is x1's?",
             _weighted("        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[1] else None\n"
                       "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
                       "        return grad_x1, grad_x2, None, None"), named=True),

@@ -126,7 +126,7 @@ MISTAKES = [
                         ("return z.clamp(min=0)", "return z * mask")))),
     Mistake("FusedLinearReLU", "grad_x gated on needs_input_grad[1]",
             "it decides whether to compute grad_x from another input's entry of "
-            "ctx.needs_input_grad (entry 0 belongs to x)",
+            "ctx.needs_input_grad: which entry is x's?",
             _fused(FUSED_READ + FUSED_RETURN.replace("ctx.needs_input_grad[0]",
                                                      "ctx.needs_input_grad[1]")), named=True),
     Mistake("FusedLinearReLU", "every gradient by broadcasting, needs_input_grad ignored",

@@ -172,7 +172,7 @@ MISTAKES = [
                     "        return y + bias if bias is not None else y")),
     Mistake("MyLinearFunction", "grad_x gated on needs_input_grad[1]",
             "it decides whether to compute grad_x from another input's entry of "
-            "ctx.needs_input_grad (entry 0 belongs to x)",
+            "ctx.needs_input_grad: which entry is x's?",
             _linear(FLAT + GUARDED.replace("ctx.needs_input_grad[0]", "ctx.needs_input_grad[1]")
                     + "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
                     "else None\n        return grad_x, grad_weight, grad_bias"), named=True),

@@ -175,7 +175,7 @@ MISTAKES = [
     Mistake("FakeQuantize", "dv/ds with the wrong sign", "the term through v has the wrong sign",
             _fq_scale("torch.where(inside, r + v, clipped)")),
     Mistake("FakeQuantize", "needs_input_grad index slip", "it decides whether to compute "
-            "grad_x from another input's entry of ctx.needs_input_grad (entry 0 belongs to x)",
+            "grad_x from another input's entry of ctx.needs_input_grad: which entry is x's?",
             _fake_quantize(FQ_LOCAL + "        grad_x = grad_output * inside if ctx.needs_input_grad[1] "
                            "else None\n"
                            "        grad_scale = (grad_output * local).sum() if "

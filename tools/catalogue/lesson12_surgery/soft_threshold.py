@@ -136,7 +136,7 @@ MISTAKES = [
                 "            return grad_output, grad_lam\n"
                 "        return grad_output * mask, grad_lam\n")),
     Mistake("SoftThreshold", "lam's gradient gated on needs_input_grad[0]",
-            "entry 1 belongs to lam", _soft_saved(
+            "ctx.needs_input_grad: which entry is lam's?", _soft_saved(
                 "        passed = grad_output * (x.abs() > lam)\n"
                 "        grad_lam = -(passed * torch.sign(x)).sum() if ctx.needs_input_grad[0] "
                 "else None\n        return passed, grad_lam\n")),

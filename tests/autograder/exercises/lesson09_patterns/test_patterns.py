@@ -2,6 +2,7 @@
 does not cover for BroadcastMul, ProdOverDim, Cumsum, IndexSelect and Normalize, and the
 PyTorch behaviour the lesson states."""
 
+import re
 import pytest
 import torch
 import torch.nn.functional as F
@@ -290,3 +291,19 @@ def test_left_aligned_shape_is_the_one_a_left_to_right_sum_gives():
     assert _left_aligned((2, 3, 4), (3, 1)) == (1, 4)
     assert _left_aligned((2, 3, 4), (4,)) == (4,)  # no size-1 dim: only the leading drop
     assert _left_aligned((3, 4), (3, 1)) == (3, 1)  # same number of dims: both alignments agree
+
+
+def test_a_wrong_slice_of_prod_asks_and_shows_short_numbers():
+    """Issue 48 (learner 57): ProdOverDim's one-zero failure printed 17-digit floats and asked
+    nothing. Does its first line name the slice and end in a question, and the details show
+    x's slice, grad_output there (said to be random) and the values to four digits?"""
+    from autograder.grading import verdict
+
+    passed, message = verdict("ProdOverDim", mistake(
+        "ProdOverDim", "y/x with nan_to_num (one zero gets 0)"))
+    first, *rest = message.splitlines()
+    assert not passed and "wrong on a slice with exactly one zero" in first
+    assert first.split(" (with ")[0].endswith("?"), first
+    details = "\n".join(rest)
+    assert "x's slice [" in details and "(random)" in details and "expected [" in details
+    assert not re.search(r"\d\.\d{6,}", message), message
