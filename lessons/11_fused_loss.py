@@ -1021,13 +1021,14 @@ plt.show()
 # %% [markdown]
 # ## Common mistakes
 #
-# Two mistakes that a test of your own at small sizes does not show: the loss comes out right,
-# and the cost, memory or accuracy, appears only at larger sizes. The self-check refuses both.
+# Three mistakes that a test of your own at small sizes does not show: the loss comes out right,
+# and the cost, memory or accuracy, appears only at larger sizes. The self-check refuses each.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again, and the loss still right | gradients in forward |
 # | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0 (at a language model's sizes nearly all of them; the optional sections measure it), and the gradients with them | keep $G$ in float32 until both products are done |
+# | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do), though the mean lies far inside float16's range | divide by $N$ in float32, then cast |
 #
 # ## Summary
 #
