@@ -514,19 +514,55 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
-# on purpose. Nothing stops double backward from running through them anyway, and then a
-# second derivative can be silently wrong. Take a sine whose backward returns
-# `grad_output * torch.cos(x.detach())`: autograd sees $\cos x$ as a constant, so the second
-# derivative of $\sin x + x^3$ through it comes out $6x$, without the $-\sin x$, and nothing
-# warns. A NumPy backward is cut off in the same way.
-#
-# PyTorch's guard for a backward autograd cannot differentiate is the decorator
-# `once_differentiable`, from `torch.autograd.function` (the setup cell imported it). It runs
-# backward with autograd off and, when the incoming gradient requires grad, attaches an error
-# node to the result: a second backward that reaches it raises
+# on purpose. Nothing stops double backward from running through them anyway. What comes out?
+# `SinCut` below is `Sin` with a backward that returns `grad_output * torch.cos(x.detach())`:
+# autograd sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after
+# it differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true
+# second derivative is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or
+# the number (three decimals are enough).
+
+# %%
+### BEGIN WORKED
+predicted_cut_second = 6.0
+### LEARNER
+predicted_cut_second = None  # "an error", or the number the second pass returns
+### END WORKED
+
+
+# %%
+class SinCut(Sin):
+    """Sin with cos(x) cut off the graph: a constant to autograd, as a NumPy factor would be."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.cos(x.detach())
+
+
+def second_through(function):
+    """d²/dx² of function(x) + x³ at x = 1, or "an error"."""
+    x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    first, = torch.autograd.grad(function(x) + x ** 3, x, create_graph=True)
+    try:
+        return round(torch.autograd.grad(first, x)[0].item(), 3)
+    except RuntimeError:
+        return "an error"
+
+
+compare("second derivative through SinCut", predicted_cut_second, second_through(SinCut.apply),
+        abs_tol=1e-3)
+
+# %% [markdown]
+# Which term went missing, and why did no error tell you? That silence is what PyTorch's guard
+# is for: the decorator `once_differentiable`, from `torch.autograd.function` (the setup cell
+# imported it). A second backward that reaches a marked backward raises
 # *"trying to differentiate twice a function that was marked with @once_differentiable"*
-# instead of returning wrong numbers. When the incoming gradient does not require grad, it
-# attaches nothing (what that costs comes after the exercise).
+# instead of returning a number. But the guard has to arm itself during the **first** backward,
+# before anyone knows whether a second pass will come, and it can judge only by what that
+# backward receives. The contract's second bullet says what it judges by. Before you write,
+# answer for yourself: had `SinCut`'s backward been marked, would the cell above have raised?
+# (What did that backward receive, and did it require grad?) The cell after the exercise runs
+# it.
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
@@ -551,9 +587,12 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # crossing the border? Then read yours for where `x` lives and where your result goes: the
 # self-check also tries an `x` that is not in CPU memory.
 #
-# One design decision first: backward needs $3x^2$. Forward could save `x`, its output, or
-# $3x^2$ itself (as a tensor). What does each choice cost in memory, given what the caller
-# already holds, and what does it leave backward to compute?
+# What forward saves is yours to decide, and to defend. Backward needs $3x^2$; forward could
+# save `x`, its output, or $3x^2$ itself (as a tensor). The trap section's case against saving
+# an intermediate was about second derivatives: does it bear on a backward that refuses them?
+# Whatever is left to decide on: what does each choice cost in memory, given what the caller
+# already holds, and what does it leave backward to compute in NumPy (from the output, for
+# negative values too)?
 #
 # Start without the mark: write forward and a backward whose local derivative is made in
 # NumPy, and leave the stub's two lines under the class for later (the cell raises there, after
@@ -562,11 +601,18 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # the contract still asks for. Do that, in the class or in the lines under it, as you choose,
 # and delete the `raise`.
 #
-# <details><summary><b>Hint</b>: two decorators</summary>
+# <details><summary><b>Hint 1</b>: two decorators</summary>
 #
 # `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
 # two is applied first? What does each of your two decorators expect to receive, and what does
-# it return? Applied by hand after the class, what does `CubeOnce.backward` hand you?
+# it return?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the mark under the class</summary>
+#
+# Applied by hand after the class, what does `CubeOnce.backward` hand you: the `staticmethod`
+# object, or the plain function? So which of the two decorators has already been undone, and
+# must be applied again, outermost?
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>
@@ -610,19 +656,47 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
-# squares it. Saving $3x^2$ costs a new tensor of `x`'s size; saving the output works too, with
-# a cube root in backward. Backward crosses the border with `.detach().cpu().numpy()` and comes
-# back with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable`
-# written under `@staticmethod`, nearest the `def`, so it wraps the plain function and
-# `staticmethod` wraps the result (PyTorch's documented order); by hand after the class, the
-# calls nest the same way, around the plain function `CubeOnce.backward` gives.
+# squares it. Saving $3x^2$ is correct here, though an intermediate: the trap cost only second
+# derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size. Saving the
+# output works too, with a cube root in backward: `np.cbrt`, since `y ** (1 / 3)` is `nan` for
+# negative `y`. Backward crosses the border with `.detach().cpu().numpy()` and comes back with
+# `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
+# `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
+# the result (PyTorch's documented order); by hand after the class, the calls nest the same
+# way, around the plain function `CubeOnce.backward` gives.
 # </details>
 #
-# **What the mark does not catch.** Its error node fires only when the gradient coming into the
-# marked backward requires grad, and only for a second pass that runs through the node. A plain
-# sum (the incoming gradient a constant 1), `torch.autograd.grad(..., inputs=x)` and
-# `torch.autograd.functional.hvp` can each lose the marked backward's share of a second
-# derivative without an error. `gradgradcheck` compares your backward's derivatives with
+# **What the mark does not catch.** The guard judges by the gradient your backward receives: it
+# runs the backward with grad mode off and, only when that gradient requires grad, attaches an
+# error node to the result. In the `SinCut` cell the gradient coming in was the constant 1 that
+# `torch.autograd.grad` starts from, so a marked `SinCut` attaches nothing, and the same wrong
+# number comes back:
+
+# %%
+class SinCutMarked(SinCut):
+    """SinCut with its backward marked @once_differentiable."""
+
+
+SinCutMarked.backward = staticmethod(once_differentiable(SinCut.backward))
+if written(predicted_cut_second):  # the number answers the SinCut prediction
+    print("sin x + x³ through SinCut, marked:", second_through(SinCutMarked.apply))
+else:
+    print("sin x + x³ through SinCut, marked: write your SinCut prediction first")
+x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+first, = torch.autograd.grad(torch.sin(SinCutMarked.apply(x)), x, create_graph=True)
+try:  # the gradient flowing into the marked backward, cos(sin x), requires grad
+    first.backward()
+except RuntimeError as error:
+    print("sin(sin x), marked, .backward():", str(error).splitlines()[0])
+
+# %% [markdown]
+# With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
+# requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
+# only then, and only for a second pass that runs through the node (quick question 3, in the
+# optional part, asks what `torch.autograd.grad` does there). A plain sum,
+# `torch.autograd.grad(..., inputs=x)` and `torch.autograd.functional.hvp` can each lose the
+# marked backward's share of a second derivative without an error (the optional section
+# "What the mark guards" runs each). `gradgradcheck` compares your backward's derivatives with
 # finite differences, marked or not: the test to trust, but only at the points you give it. A
 # backward wrong at a single point (a kink at 0) or only where a dropped term vanishes passes at
 # points that miss it: give it `x = 0`, saturating values and any threshold your code has.
