@@ -111,9 +111,9 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
     if changed:
         owner, attribute = changed[0]
         held = [item for _, item in reachable(after[changed[0]], "", (torch.Tensor, np.ndarray))]
-        keep = ("save it with ctx.save_for_backward" + (
-                    ", as a tensor (torch.from_numpy of the array)" if any(
-                        isinstance(item, np.ndarray) for item in held) else "") if held
+        keep = ("where can each call keep a tensor its backward needs, its own and tracked by "
+                "autograd" + (" (an array is no tensor yet)" if any(
+                    isinstance(item, np.ndarray) for item in held) else "") + "?" if held
                 else f"a count of calls belongs to the code that calls {domain.spec.name}.apply"
                 if _counts(before.get(changed[0]), after[changed[0]])
                 else "which object does each call get of its own, for what its backward needs?")
@@ -124,8 +124,8 @@ def check_class_state(domain: Domain, function, before: dict, phase: str) -> Non
                 f"{domain.spec.name}.{phase} changes what is in {owner}.{attribute}, adding an "
                 "entry to a dict on the class: a call whose backward never runs (no backward, "
                 "grad disabled, an error) leaves its entry there for good, and a class "
-                "attribute is shared by every call; " + (keep if held else "keep what backward needs on ctx (ctx.<name> = "
-                            "...), one per call, freed with the call's graph"),
+                "attribute is shared by every call; " + (keep if held else "where can each call "
+                "keep what its backward needs, freed with the call's graph?"),
                 mistake=f"{domain.spec.name}/state-on-class")
         raise GradingError(
             f"{domain.spec.name}.{phase} {sets} {owner}.{attribute}: a class attribute is shared "

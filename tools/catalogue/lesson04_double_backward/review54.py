@@ -71,8 +71,9 @@ MISTAKES = [
                           LOCAL.format(where="ctx") + "        return x ** 3")),
     Mistake("CubeOnce", "3x^2 as a NumPy array on the class",
             "CubeOnce.forward sets CubeOnce.local: a class attribute is shared by every call, so "
-            "what one call keeps there every other call sees and can change; save it with "
-            "ctx.save_for_backward, as a tensor",
+            "what one call keeps there every other call sees and can change; where can each "
+            "call keep a tensor its backward needs, its own and tracked by autograd (an array "
+            "is no tensor yet)?",
             NUMPY + _cube("        return grad_output * torch.as_tensor(CubeOnce.local)"
                           ".to(grad_output)",
                           LOCAL.format(where="CubeOnce") + "        return x ** 3")),
