@@ -76,3 +76,17 @@ class TestSavesBoolMask:
 
         with raises_hint(f"FusedLinearReLU saved {named} per element: backward selects"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
+
+
+def test_workspace_per_shape_fails_every_run():
+    """Does a pre-activation written into a global workspace kept per shape fail the self-check
+    on a second run in the same process too (each run probes a batch size not used before)?"""
+    import autograder
+    from autograder.errors import GradingError
+    from tests.autograder.catalogued import mistake
+
+    function = mistake("FusedLinearReLU", "the pre-activation written into a global workspace "
+                                          "per shape")
+    for _ in range(2):
+        with pytest.raises(GradingError, match="keeps a float64 tensor of the output's size"):
+            autograder.self_check("FusedLinearReLU", function)
