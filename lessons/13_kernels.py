@@ -26,7 +26,7 @@
 #    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
 # 4. know when `torch.library.triton_op` is the better wrapper, and why it needs a GPU;
 # 5. export a module that calls your operator with `torch.export`;
-# 6. register a C++ CPU kernel as a PyTorch operator with `TORCH_LIBRARY`, compile it with
+# 6. (optional appendix) register a C++ CPU kernel as a PyTorch operator with `TORCH_LIBRARY`, compile it with
 #    `torch.utils.cpp_extension.load_inline`, and give it the same fake and autograd
 #    registrations from Python.
 #
@@ -175,11 +175,11 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 #   `tl.program_id(0).to(tl.int64) * BLOCK`, so that the offsets carried through the loop do
 #   not wrap past $2^{31}$ (a trap the appendix runs).
 #
-# The backward: $\partial L/\partial x_i = 2g\,x_i$, where $g = \partial L/\partial s$ is the
-# one number in `grad_output`, a 0-d tensor: each program loads it with `tl.load(grad_ptr)`
-# and uses it on every lane.
+# The backward, $\partial L/\partial x_i = 2g\,x_i$ with $g = \partial L/\partial s$ the one
+# number in `grad_output`, is **composed torch ops** here: this example is about the forward
+# kernel and the registrations, and a kernel for the backward is Exercise 1's to place.
 #
-# Five pieces:
+# Four pieces:
 #
 # 1. a forward kernel: a fixed number of programs looping over blocks, masked loads, one
 #    partial stored per program;
@@ -187,23 +187,21 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 #    kernel and reduces the partials;
 # 3. `register_fake`: the output's shape, dtype and device without running anything, for
 #    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
-# 4. the backward: **a kernel behind its own custom operator** (a kernel launched directly in
-#    the registered backward would be handed fake tensors when `torch.compile` traces the
-#    backward, and fail), with a fake of its own. Its inputs and outputs are your design: here
-#    one tensor in the saved state and one gradient out, so it returns `torch.Tensor` (how an
-#    operator declares more outputs than one is Exercise 1's design question);
-# 5. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
+# 4. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
 #    output and saves what backward needs; backward receives one gradient per output of the
 #    operator and returns one per input (`None` for an input that is not a tensor).
 #
 # A masked load needs `other` when its lanes are added up: a masked-off lane loads `other`, and
-# without it Triton leaves the value undefined (the interpreter happens to give 0). Half
-# precision loads as float16, so the kernels compute in float32: the forward converts each
-# block to its accumulator's dtype, the partials' (float32, or float64 for float64 input);
-# the backward converts after loading and back when storing, and keeps float64 as float64
-# (the `if` on a dtype is resolved when the kernel compiles). The backward is elementwise, and
-# runs on the forward's grid: the same programs loop over the same blocks, each writing
-# $2g\,x_i$ where it had added $x_i^2$.
+# without it Triton leaves the value undefined (the interpreter happens to give 0). A masked
+# store, `tl.store(ptr + offsets, value, mask=mask)`, writes only the lanes the mask keeps.
+# Half precision loads as float16, and Triton's math functions (`tl.exp`, `tl.sqrt`) refuse
+# it, so the kernel computes in float32: it converts each block with `.to(...)` to its
+# accumulator's dtype, the partials' (float32, or float64 for float64 input). A kernel may
+# also branch on a block's dtype (`if x.dtype != tl.float64:`): the `if` is resolved when the
+# kernel compiles, once per dtype.
+#
+# The cell records which kind of tensor the operator's body and the registered backward are
+# handed, in eager mode and while `torch.compile` traces: watch the second line it prints.
 
 # %%
 SUM_BLOCK, SUM_PROGRAMS = 128, 8
@@ -222,21 +220,6 @@ def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
     tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))  # one partial per program
 
 
-@triton.jit
-def sum_of_squares_backward_kernel(grad_ptr, x_ptr, grad_x_ptr, n, BLOCK: tl.constexpr):
-    """dL/dx = 2 g x, g the one number in grad_output, on the blocks this program summed."""
-    g = tl.load(grad_ptr)  # a scalar: the same for every lane
-    first = tl.program_id(0).to(tl.int64) * BLOCK
-    for start in range(first, n, tl.num_programs(0) * BLOCK):  # the forward's loop
-        offsets = start + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        if x.dtype != tl.float64:
-            x = x.to(tl.float32)
-        tl.store(grad_x_ptr + offsets, (2 * g.to(x.dtype) * x).to(grad_x_ptr.dtype.element_ty),
-                 mask=mask)
-
-
 def fixed_grid(n):
     """The forward's grid: SUM_PROGRAMS programs, fewer if there are fewer blocks."""
     return (max(1, min(triton.cdiv(n, SUM_BLOCK), SUM_PROGRAMS)),)
@@ -250,6 +233,7 @@ def blocks(n):
 
 @torch.library.custom_op("autograd_course::sum_of_squares", mutates_args=())
 def sum_of_squares(x: torch.Tensor) -> torch.Tensor:
+    handed.append(("forward body", type(x).__name__))  # which tensors reach the kernel
     x = x.contiguous()  # the kernel reads flat memory
     partials = torch.zeros(fixed_grid(x.numel()), device=x.device,
                            dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
@@ -263,21 +247,6 @@ def _(x):
     return x.new_empty(())  # a 0-d tensor of x's dtype, on x's device
 
 
-@torch.library.custom_op("autograd_course::sum_of_squares_backward", mutates_args=())
-def sum_of_squares_backward(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    x = x.contiguous()
-    grad_x = torch.empty_like(x)
-    if x.numel():
-        sum_of_squares_backward_kernel[fixed_grid(x.numel())](grad, x, grad_x, x.numel(),
-                                                              BLOCK=SUM_BLOCK)
-    return grad_x
-
-
-@sum_of_squares_backward.register_fake
-def _(grad, x):
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
 def sum_of_squares_setup_context(ctx, inputs, output):
     x, = inputs
     ctx.save_for_backward(x)  # the output is not needed
@@ -285,21 +254,28 @@ def sum_of_squares_setup_context(ctx, inputs, output):
 
 def sum_of_squares_autograd(ctx, grad_output):
     x, = ctx.saved_tensors
-    return sum_of_squares_backward(grad_output, x)  # one gradient: one input
+    handed.append(("backward", type(x).__name__))
+    return 2 * grad_output * x  # composed ops; one gradient: one input
 
 
 sum_of_squares.register_autograd(sum_of_squares_autograd,
                                  setup_context=sum_of_squares_setup_context)
 
+handed = []  # (who, type of tensor it was handed), appended by the two functions above
 x = torch.randn(1000, dtype=torch.float64, device=DEVICE, requires_grad=True)
+sum_of_squares(x).backward()
+print("eager forward and backward were handed:", handed)
+handed.clear()
+compiled = torch.compile(lambda x: sum_of_squares(x * 2).sqrt(), fullgraph=True,
+                         backend="aot_eager")
+compiled(x).backward()
+print("torch.compile, its trace and its run:   ", handed)
 print("forward matches x.square().sum():",
       torch.allclose(sum_of_squares(x), x.square().sum()))
 print("gradcheck (float64, 10 elements):", torch.autograd.gradcheck(
     sum_of_squares, (x[:10].detach().requires_grad_(),)))
 torch.library.opcheck(sum_of_squares, (x[:50].detach().requires_grad_(),))
 print("opcheck: schema, fake tensor, autograd registration and AOT dispatch all pass")
-compiled = torch.compile(lambda x: sum_of_squares(x * 2).sqrt(), fullgraph=True,
-                         backend="aot_eager")
 print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(x), sum_of_squares(x * 2).sqrt()))
 for n in (1000, 100_000):
@@ -311,6 +287,13 @@ print("n = 100000 matches x.square().sum():",
       torch.allclose(sum_of_squares(big), big.square().sum()))
 
 # %% [markdown]
+# Under `torch.compile` the operator's body was handed real tensors only: while it traces, the
+# compiler asks `register_fake` for the output instead of running the body. The registered
+# backward was handed something else while it was traced: a `FunctionalTensor`, a wrapper over
+# a fake tensor, with a shape, a dtype and a device and no memory behind it (its data pointer
+# raises). Composed torch ops trace through it. A Triton kernel reads memory at a pointer:
+# keep that for Exercise 1, whose backward is a kernel.
+#
 # The compile line uses `backend="aot_eager"`: it traces forward and backward with fake
 # tensors, as the default backend does, and that tracing is what a custom operator must
 # survive; then it runs the traced graphs eagerly instead of generating and compiling C++ for
@@ -391,68 +374,55 @@ else:
 # 1. Which quantity do the two gradients share, so that the kernel computes it once for both?
 # 2. How few exponentials per element can the backward kernel get away with?
 #
-# **Check your derivation live.** Write both gradients as plain torch expressions of `a`, `b`
-# and `g` in the next cell (no autograd, no `F.silu`: the arithmetic your backward kernel will
-# do), and your answers to the two questions, then run it. It compares your gradients with
-# autograd's in float64 on a grid from -6 to 6, and in float32 at gates an LLM reaches, where
-# silu and its gradients are finite, and gives a verdict on each answer.
+# **Check one step live.** Not the formulas: one entry of the Jacobian, a number. At
+# $a = -2$, $b = 3$, what is $\partial y/\partial a$? Work it out from your derivation (by
+# hand, or a line of torch on those two numbers: no autograd, no `F.silu`), write it and your
+# answers to the two questions in the next cell, and run it. It compares your number with
+# autograd's in float64, and gives a verdict on each answer.
 
 # %%
-def my_silu_mul_grads(a, b, g):
-    """Your derivation: (dL/da, dL/db) for y = silu(a) * b, given g = dL/dy."""
-    ### BEGIN WORKED
-    s = 1 / (1 + torch.exp(-a))
-    return g * b * s * (1 + a * (1 - s)), g * a * s
-    ### LEARNER
-    return None, None  # your two expressions of a, b and g
-    ### END WORKED
-
-
 ### BEGIN WORKED
+my_dy_da = -0.2724  # b s (1 + a (1 - s)) at a = -2, b = 3, s = sigmoid(-2) = 0.1192
 my_shared = "sigmoid(a)"  # both gradients need it; silu(a) = a * sigmoid(a) is one product
 my_exps_per_element = 1  # exp(-a), inside sigmoid(a)
 ### LEARNER
+my_dy_da = None  # dy/da at a = -2, b = 3: a number, 4 decimals
 my_shared = None  # question 1: copy one of "sigmoid(a)", "silu(a) * b" or "g * b"
 my_exps_per_element = None  # question 2: a whole number
 ### END WORKED
 
 
-def autograd_silu_mul_grads(a, b, g):
-    """(dL/da, dL/db) by autograd through F.silu(a) * b."""
-    a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
-    return torch.autograd.grad(F.silu(a) * b, (a, b), g)
+def autograd_dy_da(a, b):
+    """dy/da at one point, by autograd through F.silu(a) * b in float64."""
+    a = torch.tensor(float(a), dtype=torch.float64, requires_grad=True)
+    (F.silu(a) * b).backward()
+    return a.grad.item()
 
 
-gates = torch.linspace(-6, 6, 49, dtype=torch.float64)
-checks = [("float64, a from -6 to 6", gates, torch.cos(gates) + 1.5,
-           torch.sin(3 * gates)),
-          ("float32, a = 100 and -1e4", torch.tensor([100.0, -1e4]), torch.tensor([0.5, 2.0]),
-           torch.tensor([1.0, 1.0]))]
-for name, a, b, g in checks:
+truth = autograd_dy_da(-2.0, 3.0)
+sigmoid_2 = torch.sigmoid(torch.tensor(-2.0, dtype=torch.float64)).item()
+slips = {3 * sigmoid_2: "3·σ(-2): the product rule has a second term. silu(a) = a·σ(a), and "
+                        "σ moves with a too: what does σ'(a) add?",
+         truth / 3: "d silu/da alone: y is silu(a)·b, so what does b = 3 do to it?",
+         3 * sigmoid_2 * (1 + 2 * (1 - sigmoid_2)): "a sign: what is σ'(a) in terms of σ(a), "
+                                                    "and what is a here?",
+         -2 * sigmoid_2: "silu(-2): that is dy/db, not dy/da"}
+if my_dy_da is None:
+    print("dy/da: write your number into my_dy_da first")
+else:
     try:
-        da, db = my_silu_mul_grads(a, b, g)
-    except Exception as error:  # shown, not raised: Run All goes on
-        print(f"{name}: ✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0])
-        continue
-    if da is None:
-        print("write your two gradients into my_silu_mul_grads first")
-        break
-    for which, mine, truth in zip(("dL/da", "dL/db"), (da, db), autograd_silu_mul_grads(a, b, g)):
-        try:
-            mine = torch.as_tensor(mine, dtype=a.dtype).expand_as(a)
-        except Exception as error:  # a shape or type slip: shown, not raised
-            print(f"{which}, {name}: ✗ {type(error).__name__}: "
-                  + (str(error).splitlines() or [""])[0])
-            continue
-        misses = (~torch.isclose(mine, truth, rtol=1e-5, atol=1e-6)).nonzero().flatten()
-        print(f"{which}, {name}: " + (f"✓ at all {len(a)} points" if not len(misses) else
-              f"✗ at a = {a[misses[:3]].tolist()}: yours {mine[misses[:3]].tolist()}, "
-              f"autograd {truth[misses[:3]].tolist()}"))
+        mine = float(my_dy_da)
+        near = next((why for value, why in slips.items() if abs(mine - value) < 5e-4), None)
+        print("dy/da at a = -2, b = 3: " + (
+            "✓ negative, as autograd's: silu decreases below a ≈ -1.28" if abs(mine - truth) < 5e-4
+            else f"✗ {mine}: " + (near or "not autograd's. Which factors of y move with a?")))
+    except (TypeError, ValueError):  # not a number: shown, not raised
+        print(f"dy/da: ✗ {my_dy_da!r} is not a number")
 shared = None if my_shared is None else "".join(str(my_shared).split()).casefold()
 print("question 1: " + ("answer it in my_shared" if shared is None else
       "✓ both gradients need it" if shared in {"sigmoid(a)", "sigmoid", "σ(a)", "σ",
                                                "torch.sigmoid(a)"} else
-      "✗ is that a factor of both? Read your two expressions: which factor is in each?"
+      "✗ is that a factor of both? Write both gradients out: which factor is in each?"
       if shared in {"silu(a)*b", "g*b"} else
       f"✗ {my_shared!r} is none of the three answers: copy one of the strings offered"))
 print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_element is None else
@@ -474,25 +444,27 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 # and can you factor $\sigma(a)$ out of the sum?
 # </details>
 #
-# <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
+# <details><summary><b>Hint 3 · close to it</b> (open after your attempt)</summary>
 #
-# At $a = 1$, $b = 2$, $g = 1$: $\partial L/\partial a = 1.8553$ and
-# $\partial L/\partial b = 0.7311$. At $a = -2$, $b = 3$, $g = 0.5$:
-# $\partial L/\partial a = -0.1362$ and $\partial L/\partial b = -0.1192$ (autograd in
-# float64). If only $\partial L/\partial a$ is off, look again at the product rule. Compute
-# $\sigma(a)$ as $1/(1 + e^{-a})$: in float32 it is 1 at $a = 100$ and 0 at $a = -10^4$, both
-# right, where $e^{a}/(1 + e^{a})$ is `nan` from about $a = 89$ on ($e^{89}$ overflows).
+# $\frac{d}{da}\,\mathrm{silu}(a) = \sigma(a) + a\,\sigma'(a)$. With $\sigma' = \sigma(1 -
+# \sigma)$, what is left in the bracket once $\sigma(a)$ is factored out, and for which $a$ is
+# it negative? $\partial L/\partial a$ is then $g$ times $b$ times that; $\partial L/\partial b$
+# needs no product rule at all. For the kernel: in float32, which of $1/(1 + e^{-a})$ and
+# $e^{a}/(1 + e^{a})$ is still finite at $a = 100$ (what is $e^{100}$ in float32?)
 # </details>
 #
 # Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`
 # (decorate the function, or wrap it after its definition: `silu_mul =
 # torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutates_args=())`), with its
-# kernels and every registration in this one cell. The worked example's backward read one
-# tensor besides a single number and wrote one gradient; this one reads two inputs and a
-# gradient as big as `y`, and writes two gradients. Design the backward before writing it:
+# kernels and every registration in this one cell. Unlike the worked example, both passes
+# are elementwise: no program needs another's lanes, so the grid, the block and the mask are
+# yours to choose (Triton's model above has the pieces). And unlike it, the backward is a
+# kernel, which reads two inputs and a gradient as big as `y`, and writes two gradients.
+# Design the backward before writing it:
 #
-# 1. Where does the backward kernel launch, so that `torch.compile`, which traces the
-#    backward with fake tensors, never hands it one?
+# 1. The worked example printed what its operator's body and its registered backward were
+#    handed while `torch.compile` traced them. Which of the two never saw a fake tensor?
+#    Where, then, must the backward's kernel launch?
 # 2. What does that launch site take and return: how does it hand back two gradients, each a
 #    tensor of its own, and what does its fake return?
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
