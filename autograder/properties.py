@@ -13,12 +13,13 @@ from .contract import covers
 from .domain import Domain
 from .errors import GradingError
 from .grad_output_layout import check_grad_output_layout
+from .outside_ctx import check_no_state_outside_ctx
 from .per_call import check_per_call, with_constants
 from .twice import check_backward_twice
 
 
 def check_domain(domain: Domain, submission, device: torch.device) -> None:
-    """Every property ``domain`` implies, on ``device``."""
+    """Every property ``domain`` implies, on ``device``, then no state kept outside ctx."""
     function = (domain.prepare(submission) if domain.prepare is not None
                 else check_is_function(submission, domain.spec))
     clauses = domain.clauses()
@@ -26,6 +27,9 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
         with case(f"{_what(name)}; contract: {clauses[name]}"):
             _PROPERTIES[name.split(" ")[0]](domain, function, device, name)
         covers(f"domain: {name}")
+    # last: a battery's checks name shared state by its effect where they see one
+    with case("one call, forward then backward"):
+        check_no_state_outside_ctx(function, domain.spec.name, domain.values(device))
 
 
 _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",

@@ -617,8 +617,25 @@ plt.show()
 # finite $x$ (to the sign of a zero: the appendix's notes) and the **derivative** 1, because
 # the detached parts count as constants. That is the "detach
 # trick", and the grader's reference for backward; forward is judged against `q(x)` itself.
-# For the clipped estimator, put the stand-in in place of `x` in the bracket. (Other ways to
-# write the trick, and where they stop being exact, are in *In practice* at the end.)
+# (Other ways to write the trick, and where they stop being exact, are in *In practice* at the
+# end.)
+#
+# **Your turn.** Write the reference for `SignClippedSTE` the same way: ordinary ops whose
+# value is `sign(x)` and whose derivative is clamp's, corners included. Which part of the
+# bracket carries the derivative, and what must it become? The cell after yours tests both of
+# your Functions against their references.
+
+# %%
+### BEGIN WORKED
+def clipped_reference(x):
+    """sign(x) in value; in derivative, torch.clamp(x, -1, 1)'s."""
+    window = torch.clamp(x, -1, 1)
+    return torch.sign(x.detach()) + (window - window.detach())
+### LEARNER
+def clipped_reference(x):
+    """sign(x) in value; in derivative, torch.clamp(x, -1, 1)'s."""
+    return None  # the detach trick, with clamp's derivative
+### END WORKED
 
 # %%
 x = torch.tensor([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0], dtype=torch.float64)
@@ -626,11 +643,18 @@ grad_output = torch.randn(x.shape, dtype=torch.float64)
 
 plain = x.clone().requires_grad_()  # the plain reference
 (torch.sign(plain.detach()) + (plain - plain.detach())).backward(grad_output)
-clipped = x.clone().requires_grad_()  # the clipped reference: clamp's derivative, corners kept
-window = torch.clamp(clipped, -1, 1)
-(torch.sign(clipped.detach()) + (window - window.detach())).backward(grad_output)
+clipped = x.clone().requires_grad_()  # yours
+reference_output = clipped_reference(clipped)
+if reference_output is None:
+    print("clipped_reference returns None: write it first; only SignSTE is tested below")
+else:
+    print("clipped_reference's value is sign(x):",
+          torch.equal(reference_output.detach(), torch.sign(x)))
+    reference_output.backward(grad_output)
 
 for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # yours
+    if reference.grad is None:
+        continue
     mine = x.clone().requires_grad_()
     y = Function.apply(mine)
     y.backward(grad_output)
@@ -811,17 +835,16 @@ plt.show()
 #   empty one included) and strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
 #   Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
-#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` as
-#   computed in `x`'s dtype (or `x * (1 / scale)`: the appendix says where the two part, points
-#   the grader leaves unjudged); it returns `None` for `qmin` and `qmax`;
-# - forward keeps no copy of an input or of the output: the caller and the graph keep them.
+#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` in
+#   `x`'s dtype (`x * (1 / scale)` accepted too: the appendix); it returns `None` for `qmin`
+#   and `qmax`;
+# - forward keeps no copy of an input or of the output: the caller and the graph keep them;
+#   backward leaves `grad_output` as it was.
 #
-# One place is left open on purpose: the **half-step band** just outside each edge of the
-# clip. Take $v = 3.2$ with $q_\text{max} = 3$: $v$ is outside, but
-# $\operatorname{round}(v) = 3$ is inside. There either convention is accepted: judge "inside"
-# on $v$ or on $\operatorname{round}(v)$, the same way for every $v$ in the band and for both
-# gradients at a given edge. The
-# edges themselves are inside (clamp's derivative is 1 there, Exercise 2's convention).
+# One place is left open on purpose: the **half-step band** just outside each edge. At
+# $v = 3.2$ with $q_\text{max} = 3$, $v$ is outside but $\operatorname{round}(v) = 3$ is
+# inside: judge "inside" on either, one convention per edge (the appendix says exactly what
+# that means). The edges themselves are inside.
 #
 # The edge cases the grader also tries are listed in the appendix at the end of the lesson
 # ("What the grader also probes").
@@ -1094,7 +1117,8 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 #   such as $(0, n)$ included) and any strides, and so has `grad_output`; backward is finite
 #   wherever the softmax and its gradient are, at a low $\tau$ too.
 # - what backward needs is kept on `ctx`, one per call: not on the class, not in a global; no
-#   copy of an input or of the output, and nothing saved after a cast to a wider dtype.
+#   copy of an input or of the output, and nothing saved after a cast to a wider dtype;
+#   backward leaves `grad_output` as it was.
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #

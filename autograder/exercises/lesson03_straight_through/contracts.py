@@ -61,10 +61,13 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
                 "rows looped with torch.stack: raises on an empty batch"}),
     Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
            "global; no copy of an input or of the output, and nothing saved after a cast to a "
-           "wider dtype.",
+           "wider dtype; backward leaves `grad_output` as it was.",
            {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
+            "StraightThroughSoftmax/state-outside-ctx":
+                "softmax kept in a module-global dict keyed by id(ctx)",
             "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
-            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
+            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64",
+            "StraightThroughSoftmax/writes-grad-output": "grad_output changed in place"}),
 )
 
 
@@ -91,6 +94,8 @@ STE_CLAUSES = {
                 "SignSTE/changes-non-finite-grad-output": "nan_to_num on grad_output",
                 "SignSTE/clipped-estimator": "clips: the other exercise's estimator"}),
         Clause(ON_CTX, {"SignSTE/tensor-on-ctx": "x kept on ctx",
+                        "SignSTE/state-outside-ctx":
+                            "x kept in a module-global dict by id(ctx), popped by backward",
                         "SignSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
     "SignClippedSTE": (
@@ -117,6 +122,7 @@ STE_CLAUSES = {
                 "SignClippedSTE/backward-modifies-saved-tensor":
                     "saved mask multiplied by grad_output in place",
                 "SignClippedSTE/tensor-on-ctx": "x kept on ctx",
+                "SignClippedSTE/state-outside-ctx": "x kept in a module-global dict keyed by id(ctx)",
                 "SignClippedSTE/saves-copy": "saves x.clone()",
                 "SignClippedSTE/saves-widened": "saves the mask as float64, whatever x's dtype",
                 "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
@@ -145,7 +151,8 @@ STE_CLAUSES = {
                 "RoundSTE/changes-non-finite-grad-output":
                     "grad_output zeroed where it is not finite",
                 "RoundSTE/wrong-gradient-sign": "wrong sign"}),
-        Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
+        Clause(ON_CTX, {"RoundSTE/saves-copy": "saves a copy of x it never reads",
+                        "RoundSTE/state-outside-ctx": "x bound to a module global by forward"}),
     ),
 }
 
@@ -165,9 +172,8 @@ FAKE_QUANTIZE_CLAUSES = (
                 "codes by the 1.5 * 2^52 trick with an early exit at 2^51"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative, with $v$ = `x / scale` as computed in `x`'s dtype (or "
-           "`x * (1 / scale)`: the appendix says where the two part, points the grader leaves "
-           "unjudged); it returns `None` for `qmin` and `qmax`;",
+           "true derivative, with $v$ = `x / scale` in `x`'s dtype (`x * (1 / scale)` accepted "
+           "too: the appendix); it returns `None` for `qmin` and `qmax`;",
            {"FakeQuantize/grad-x-not-clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",
@@ -190,7 +196,8 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
             "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge"}),
     Clause("forward keeps no copy of an input or of the output: the caller and the graph "
-           "keep them.",
-           {"FakeQuantize/saves-copy": "saves x.clone()",
+           "keep them; backward leaves `grad_output` as it was.",
+           {"FakeQuantize/writes-grad-output": "grad_output multiplied by the mask in place",
+            "FakeQuantize/saves-copy": "saves x.clone()",
             "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
 )

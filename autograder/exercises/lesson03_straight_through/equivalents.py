@@ -21,6 +21,12 @@ EQUIVALENTS = [
                      "return grad_output / 1", _TIMES_ONE),
     EquivalentMutant("RoundSTE", "drop_term", "return 1.0 * grad_output", "return grad_output",
                      _TIMES_ONE),
+    *(EquivalentMutant("RoundSTE", operator,
+                       "return grad_output * torch.ones((), dtype=grad_output.dtype)", after,
+                       _TIMES_ONE)
+      for operator, after in (("drop_term", "return grad_output"),
+                              ("swap_arithmetic",
+                               "return grad_output / torch.ones((), dtype=grad_output.dtype)"))),
     *(EquivalentMutant(exercise, operator, "return grad_output if ctx.needs_input_grad[0] else None",
                        after, _ONE_INPUT)
       for exercise in ("SignSTE", "RoundSTE")
