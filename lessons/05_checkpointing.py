@@ -1303,7 +1303,7 @@ check_reversible_stack()
 # longest segment is rebuilt; backward rebuilds the last segment first and frees each
 # segment's input as it leaves it, so long segments at the front are rebuilt when fewer inputs
 # are left. Which order is yours? At $k = 5$ the longer-first split (2, 2, 2, 1, 1) reads
-# 192 KiB, the lowest peak of all, where $M(k)$ would pick $k = 4$.
+# 192 KiB, the lowest peak of the nine the explorer shows, where $M(k)$ would pick $k = 4$.
 # `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
 # $\lfloor n/k \rfloor$ blocks and the last one the rest, which your self-check rejects: at
 # $k = 5$ that is 1 block in each of 4 segments and 4 in the last, which torch runs plainly,

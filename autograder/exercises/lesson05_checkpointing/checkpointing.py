@@ -187,6 +187,15 @@ def checkpoint_full(CheckpointFunction, device) -> None:
                   "among its modules, x of shape (4, 5)"):
             check_random_state(function, device, seed=2, functional=True)
         covers("dropout: the forward's random state")
+        shared = _linear(WIDTH, WIDTH, device, 21)
+
+        def twice(x):  # a parameter reached by two paths of the rebuilt graph
+            return shared(torch.tanh(shared(x)))
+
+        with case("run_fn(x) = shared(tanh(shared(x))), one Linear used twice inside run_fn"):
+            check_block(function, twice, {"run_fn": twice, "x": sample((3, WIDTH), device,
+                                                                         seed=22)},
+                        {"x"}, parameters_of(shared))
         small = nn.Sequential(_linear(3, 3, device, 7), nn.Tanh())
         with case("run_fn = Linear(3, 3) then Tanh, x of shape (2, 3)"):
             check_block(function, small, {"run_fn": small, "x": sample((2, 3), device, seed=8)},

@@ -46,6 +46,11 @@ EQUIVALENTS = [
                        "cloned on return: the same values, the original freed as backward returns")
       for after in ("return x1_grad.clone(), x2_grad, None, None",
                     "return x1_grad, x2_grad.clone(), None, None")),
+    EquivalentMutant("ReversibleCoupling", "add_copy",
+                     "return total_y1, grad_y2 + x2.grad, None, None",
+                     "return total_y1.clone(), grad_y2 + x2.grad, None, None",
+                     "total_y1 = grad_y1 + z1.grad is a new tensor backward has just summed: a "
+                     "clone of it on return has the same values, the original freed at once"),
     EquivalentMutant(CHECKPOINT, "save_copy",
                      "ctx.save_for_backward(torch.get_rng_state(), *(args[i] for i in "
                      "ctx.positions))",
@@ -125,11 +130,44 @@ EQUIVALENTS = [
                      "(torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in "
                      "_shared_cuda])\nfor d, s in zip(_shared_cuda, ctx.states[1]):\n"
                      "for d, s in zip(_shared_cuda, caller[1]):", CUDA_ONLY),
+    # catalogued answers whose CUDA-state lines changed since (review 57's full mutant run)
+    *(EquivalentMutant(CHECKPOINT, "nudge_constant", f"for {pair} in zip({devices}, {held}[1]):",
+                       f"for {pair} in zip({devices}, {held}[0]):", CUDA_ONLY)
+      for pair, devices, held in (("d, s", "ctx.gpus", "caller"),
+                                  ("device, state", "ctx.devices", "ctx.states"),
+                                  ("d, s", "ctx.cuda", "ctx.states"))),
+    *(EquivalentMutant(
+        CHECKPOINT, "ctx_to_global",
+        f"ctx.{name} = sorted({{{found} if {cuda}}})\n"
+        f"ctx.{kept} = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.{name}])\n"
+        f"caller = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in ctx.{name}])\n"
+        f"for d, s in zip(ctx.{name}, ctx.{kept}[1]):\nfor d, s in zip(ctx.{name}, caller[1]):",
+        f"global _shared_{name}; _shared_{name} = sorted({{{found} if {cuda}}})\n"
+        f"ctx.{kept} = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in "
+        f"_shared_{name}])\n"
+        f"caller = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in _shared_{name}])"
+        f"\nfor d, s in zip(_shared_{name}, ctx.{kept}[1]):\n"
+        f"for d, s in zip(_shared_{name}, caller[1]):", CUDA_ONLY)
+      for name, kept, found, cuda in (
+          ("gpus", "states", "t.device.index for t in tensors", "t.is_cuda"),
+          ("cuda", "rng", "a.device.index for a in args", "torch.is_tensor(a) and a.is_cuda"))),
     EquivalentMutant(CHECKPOINT, "nudge_constant",
                      "ctx.slot[i] = found[0] if found else len(distinct)",
                      "ctx.slot[i] = found[-1] if found else len(distinct)",
                      "distinct gains a tensor only when it is not found, so found has at most one "
                      "index: found[-1] is found[0]"),
+    # review 57's rounded bounds, the last group plain when x requires grad: the same two kinds
+    EquivalentMutant(SEQUENTIAL, "nudge_constant",
+                     "bounds = [round(i * n / segments) for i in range(segments + 1)]",
+                     "bounds = [round(i * n / segments) for i in range(segments + 2)]",
+                     "an extra group of no layer after the last, through CheckpointFunction: an "
+                     "identity on the output, so the same values, gradients and memory"),
+    *(EquivalentMutant(SEQUENTIAL, operator, "last = i == segments - 1 and x.requires_grad",
+                       f"last = i == {after} and x.requires_grad",
+                       "the last group checkpointed instead of run plainly, which the contract "
+                       "allows either way: the same values, gradients and layer runs")
+      for operator, after in (("swap_arithmetic", "segments + 1"),
+                              ("nudge_constant", "segments - 0"), ("drop_term", "segments"))),
     EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = tuple(layers)", "pass",
                      "the contract's layers are a list or an nn.Sequential, which slice, len "
                      "and iterate alike, so the tuple() copy changes nothing"),
