@@ -757,88 +757,66 @@ else:
 #    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
 #    right layout for this kernel, or another? Keep that question for the design below.
 #
-# **Check both live.** Write step 1 as plain torch on a batch of rows, and step 2 as the
-# partial rows the programs store, in the next cell, then run it. It compares step 1 with
-# autograd through `F.rms_norm` on 10 rows of $D = 300$, and each of your partial rows with
-# autograd's weight gradient of that program's rows alone, for groups of 4 rows and for one
-# row per program, and prints how many numbers each buffer of partial rows holds.
+# **Check one step of each live.** Not the formulas: one entry of the Jacobian and one
+# layout. For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $\varepsilon = 0$: what is
+# $\partial y_0/\partial x_1$ (torch's indexing: `y[0]` against `x[1]`), a number from your
+# derivation? For step 2, 10 rows and `rows_per_program = 4`: how many partial rows do the
+# programs store, and which rows does the last program's partial row add up? Write them in
+# the next cell and run it: it compares the entry with autograd's Jacobian through
+# `F.rms_norm` in float64, checks the layout, and prints how many numbers the buffer of
+# partial rows holds for that layout and for one row per program.
 
 # %%
-def my_rms_row_grads(x, w, g, eps):
-    """Your step 1: dL/dx for rows x of shape (N, D), weight w of shape (D,), g = dL/dy."""
-    ### BEGIN WORKED
-    r = 1 / torch.sqrt(x.square().mean(-1, keepdim=True) + eps)
-    x_hat, g_hat = x * r, g * w
-    return r * (g_hat - x_hat * (g_hat * x_hat).mean(-1, keepdim=True))
-    ### LEARNER
-    return None  # your expression of x, w, g and eps
-    ### END WORKED
+### BEGIN WORKED
+my_dy0_dx1 = -0.0661  # x_0 w_0 dr/dx_1 = -x_0 w_0 r^3 x_1 / D: y_0 feels x_1 through r only
+my_partial_rows = 3  # groups of 4 in 10 rows: rows 0-3, 4-7, 8-9
+my_last_rows = (8, 9)  # the last group is short
+### LEARNER
+my_dy0_dx1 = None  # dy[0]/dx[1] for that row: a number, 4 decimals
+my_partial_rows = None  # how many partial rows, 10 rows in groups of 4
+my_last_rows = None  # the rows the last program adds up, e.g. (0, 1, 2)
+### END WORKED
 
-
-def my_weight_partials(x_hat, g, rows_per_program):
-    """Your step 2: the partial rows of dL/dw, one per program, program p over rows
-    p * rows_per_program onwards (the last group may be shorter): shape (programs, D)."""
-    ### BEGIN WORKED
-    return torch.stack([(g_rows * x_rows).sum(0) for g_rows, x_rows in
-                        zip(g.split(rows_per_program), x_hat.split(rows_per_program))])
-    ### LEARNER
-    return None  # a tensor of one partial row per program
-    ### END WORKED
-
-
-def autograd_rms_grads(x, w, g, eps):
-    """(dL/dx, dL/dw) by autograd through F.rms_norm."""
-    x, w = x.clone().requires_grad_(), w.clone().requires_grad_()
-    return torch.autograd.grad(F.rms_norm(x, x.shape[-1:], w, eps), (x, w), g)
-
-
-N, D, eps = 10, 300, 1e-6
-x, g = torch.randn(2, N, D, dtype=torch.float64)
-w = torch.rand(D, dtype=torch.float64) + 0.5
-x_hat = F.rms_norm(x, (D,), None, eps)  # x r: the normalised rows, without the weight
-
-
-def raised(error):
-    """A learner's exception in one line: shown, not raised, so that Run All goes on."""
-    return f"✗ raises {type(error).__name__}: " + (str(error).splitlines() or [""])[0]
-
-
-try:
-    mine, verdict = my_rms_row_grads(x, w, g, eps), None
-    if mine is not None:
-        error = (torch.as_tensor(mine, dtype=x.dtype) - autograd_rms_grads(x, w, g, eps)[0]).abs()
-        verdict = ("✓ matches autograd" if error.max() < 1e-9 else
-                   f"✗ largest error {error.max():.3g} at (row, column) "
-                   f"{tuple(divmod(error.argmax().item(), D))}")
-except Exception as exception:  # noqa: BLE001 - shown, not raised
-    verdict = raised(exception)
-print(f"dL/dx, {N} rows of D = {D}: {verdict}" if verdict else
-      "write step 1 into my_rms_row_grads first")
-for rows_per_program in (4, 1):
-    groups, same_shape = range(0, N, rows_per_program), False
+row, w_row = (torch.tensor(v, dtype=torch.float64) for v in ((1.0, 2.0, 3.0), (1.0, 0.5, 2.0)))
+jacobian = torch.autograd.functional.jacobian(lambda x: F.rms_norm(x, (3,), w_row, 0.0), row)
+r_row = row.square().mean().rsqrt().item()
+entry_slips = {0.0: "0: y_0 = x_0 r w_0 has no x_1 in it, but r does. Which sum is r made of?",
+               -2 * r_row ** 3: "no 1/D: r is the root of a mean; what does the mean bring "
+                                "to dr/dx_1?",
+               -jacobian[0, 1].item(): "the sign: r = (q + ε)^(-1/2) falls as x_1 grows",
+               jacobian[1, 0].item(): "that is dy_1/dx_0: which index is the output's?"}
+if my_dy0_dx1 is None:
+    print("dy[0]/dx[1]: write your number into my_dy0_dx1 first")
+else:
     try:
-        partials = my_weight_partials(x_hat, g, rows_per_program)
-        if partials is None:
-            print("write step 2 into my_weight_partials first")
-            break
-        partials = torch.as_tensor(partials, dtype=x.dtype)
-        truth = torch.stack([autograd_rms_grads(x[i:i + rows_per_program], w,
-                                                g[i:i + rows_per_program], eps)[1]
-                             for i in groups])
-        same_shape = partials.shape == truth.shape
-        wrong = (~torch.isclose(partials, truth)).any(1).nonzero().flatten().tolist() \
-            if same_shape else None
-        verdict = (f"✗ shape {tuple(partials.shape)}, one partial row per program is "
-                   f"{tuple(truth.shape)}" if not same_shape else
-                   "✓ each program's row matches autograd on its rows alone" if not wrong else
-                   f"✗ rows {wrong} differ from autograd on those programs' rows")
-    except Exception as exception:  # noqa: BLE001 - shown, not raised
-        verdict = raised(exception)
-    print(f"rows_per_program = {rows_per_program}: {len(groups)} programs, {verdict}")
-    if same_shape:
-        full = autograd_rms_grads(x, w, g, eps)[1]
-        print(f"  their sum is dL/dw: {torch.allclose(partials.sum(0), full)}; the buffer holds "
-              f"{partials.numel()} numbers, x holds {x.numel()}")
+        mine = float(my_dy0_dx1)
+        truth = jacobian[0, 1].item()
+        near = next((why for value, why in entry_slips.items() if abs(mine - value) < 5e-4),
+                    None)
+        print("dy[0]/dx[1]: " + ("✓ autograd's: the path through r reaches every y_k"
+                                 if abs(mine - truth) < 5e-4 else
+                                 f"✗ {mine}: " + (near or "not autograd's. Through which of "
+                                                  "y_0's factors does x_1 reach it?")))
+    except (TypeError, ValueError):  # not a number: shown, not raised
+        print(f"dy[0]/dx[1]: ✗ {my_dy0_dx1!r} is not a number")
+if my_partial_rows is None or my_last_rows is None:
+    print("layout: write my_partial_rows and my_last_rows first")
+else:
+    groups = [tuple(range(i, min(i + 4, 10))) for i in range(0, 10, 4)]
+    count_ok = my_partial_rows == len(groups)
+    try:
+        last_ok = tuple(my_last_rows) == groups[-1]
+    except TypeError:  # not a sequence: shown, not raised
+        last_ok = False
+    print("layout: " + ("✓ one partial row per group, the last group short" if count_ok and last_ok
+                        else "✗ " + ("how many groups of 4 does it take to cover 10 rows, the "
+                                     "last one included?" if not count_ok else
+                                     "the groups are consecutive: where does the third "
+                                     "start, and where do the rows end?")))
+    D = 300
+    for rows_per_program in (4, 1):
+        print(f"  10 rows of D = {D}, rows_per_program = {rows_per_program}: a buffer of "
+              f"{len(range(0, 10, rows_per_program)) * D} numbers (x holds {10 * D})")
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -862,8 +840,8 @@ for rows_per_program in (4, 1):
 #    $r = 0.46291$, and your $\partial L/\partial x = (0.36372, -0.42985, 0.16533)$ (autograd
 #    in float64 through `F.rms_norm`).
 # 2. For the same row, $\partial L/\partial w = (0.46291, -0.92582, 0.69437)$; with a second
-#    row it is the sum of the two rows' values. With 10 rows and 4 rows per program, 3
-#    programs store 3 partial rows (the last over 2 rows), whatever $D$.
+#    row it is the sum of the two rows' values. So program $p$'s partial row is that sum over
+#    which rows only? And does it depend on $D$ how many partial rows there are?
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`

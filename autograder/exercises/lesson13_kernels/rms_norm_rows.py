@@ -49,8 +49,8 @@ def check_rows(function, values: dict) -> None:
         if got_x is not None and direct_path_only(got_x, values):
             raise GradingError(
                 "rms_norm_rows's gradient for x has only the direct path through y_j: r "
-                "depends on every x_k of the row. Which sum does that add? my_rms_row_grads, "
-                "above the exercise's answer cell, checks yours", error.details,
+                "depends on every x_k of the row. Which sum does that add? my_dy0_dx1, above "
+                "the exercise's answer cell, checks one Jacobian entry that only it reaches", error.details,
                 case=f"x of shape {shape}", mistake="rms_norm_rows/direct-path-only") from error
         short = _values((2, 5), x.device, seed=11)
         if D > 16 and _right(function, short):

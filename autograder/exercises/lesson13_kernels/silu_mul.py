@@ -202,8 +202,8 @@ def silu_mul_full(silu_mul, device) -> None:
                 raise GradingError(
                     f"silu_mul's gradient for a is g * b times the derivative of silu(a) = "
                     f"a * sigmoid(a) with {fixed} held fixed: both factors move with a. What "
-                    "does the product rule add? my_silu_mul_grads, above the exercise's answer "
-                    "cell, checks your formula against autograd",
+                    "does the product rule add? my_dy_da, above the exercise's answer cell, "
+                    "checks one entry of it against autograd",
                     error.details, case=error.case,
                     mistake="silu_mul/product-rule-one-factor") from error
             if not _reads_one_gradient(silu_mul, device):

@@ -1,19 +1,17 @@
-"""Lesson 13's live checker of Exercise 1's design: the worked answers to its two questions
-pass, two exponentials (or another shared quantity) fail."""
+"""Lesson 13's live checkers: one Jacobian entry and a design answer per exercise, the worked
+answers passing and each slip answered with a question."""
 
-from autograder.predictions import same_answer
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
 def test_design_answers_worked_pass_and_two_exponentials_fail():
-    """Do the worked answers to Exercise 1's two design questions get ✓ (question 1 in any of
-    sigmoid's spellings), and 2 exponentials (or another shared quantity) a ✗, one off the
-    list told to copy a string offered?"""
-    checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
-    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element",
-                         same_answer=same_answer)
+    """Do the worked answers to Exercise 1's live cell get ✓ (question 1 in any of sigmoid's
+    spellings), and 2 exponentials (or another shared quantity) a ✗, one off the list told to
+    copy a string offered?"""
+    checker = cell_from("13_kernels", "def autograd_dy_da")
+    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element")
     lines = run_code(checker, dict(worked))
-    assert len(lines) == 6 and all("✓" in line for line in lines), lines
+    assert len(lines) == 3 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
     for spelling in (" Sigmoid(A) ", "sigmoid", "σ(a)", "torch.sigmoid( a )"):
@@ -25,29 +23,38 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     assert "none of the three answers: copy one" in lines[-2], lines
 
 
-def test_silu_checker_shows_a_learners_exception_in_one_line_and_goes_on():
-    """Does a my_silu_mul_grads that raises on the float64 grid get a one-line ✗ there, and do
-    the float32 points and both questions still get their verdicts?"""
-    checker = cell_from("13_kernels", "def autograd_silu_mul_grads")
-    worked = definitions("13_kernels", "my_silu_mul_grads", "my_shared", "my_exps_per_element",
-                         same_answer=same_answer)
-    lines = run_code(checker, {**worked, "my_silu_mul_grads": lambda a, b, g: (a.view(2, -1), g)})
-    assert lines[0].startswith("float64, a from -6 to 6: ✗ raises RuntimeError"), lines
-    assert len(lines) == 5 and "✓" in lines[-1], lines
+def test_silu_checker_asks_one_jacobian_entry_and_names_each_slip_with_a_question():
+    """Does Exercise 1's live cell check a number (dy/da at a = -2, b = 3), not a formula, and
+    answer the product rule's missing term, b left out, a sign and silu itself each with a
+    question, a non-number in one line with both questions still answered?"""
+    checker = cell_from("13_kernels", "def autograd_dy_da")
+    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element")
+    for slip, phrase in ((0.3576, "what does σ'(a) add?"), (-0.0908, "what does b = 3 do"),
+                         (0.9876, "a sign"), (-0.2384, "that is dy/db"),
+                         (0.5, "Which factors of y move with a?")):
+        lines = run_code(checker, {**worked, "my_dy_da": slip})
+        assert lines[0].startswith("dy/da at a = -2, b = 3: ✗") and phrase in lines[0], lines
+    lines = run_code(checker, {**worked, "my_dy_da": "-0.27 or so"})
+    assert lines[0] == "dy/da: ✗ '-0.27 or so' is not a number" and len(lines) == 3, lines
+    assert "✓" in lines[1] and "✓" in lines[2], lines
 
 
-def test_rms_checker_passes_the_worked_answer_and_shows_a_list_of_partials_in_one_line():
-    """Do the worked my_rms_row_grads and my_weight_partials get ✓ throughout, and do partial
-    rows returned as a list (not stacked) get a one-line ✗ for each grouping, step 1 kept ✓?"""
-    checker = cell_from("13_kernels", "def autograd_rms_grads")
-    worked = definitions("13_kernels", "my_rms_row_grads", "my_weight_partials")
+def test_rms_checker_asks_one_jacobian_entry_and_the_groups_not_the_formulas():
+    """Does Exercise 2's live cell give ✓ to the worked entry and layout, ask about r's sum when
+    the entry is 0 (the direct path only) and about the 1/D when the mean is dropped, and a ✗
+    to a count or a last group that is off, a last group that is no sequence included?"""
+    checker = cell_from("13_kernels", "row, w_row = ")
+    worked = definitions("13_kernels", "my_dy0_dx1", "my_partial_rows", "my_last_rows")
     lines = run_code(checker, dict(worked))
-    assert [line.count("✓") for line in lines if "✗" not in line] == [1, 1, 0, 1, 0], lines
-    listed = lambda x_hat, g, rows: [(g_rows * x_rows).sum(0) for g_rows, x_rows in  # noqa: E731
-                                     zip(g.split(rows), x_hat.split(rows))]
-    lines = run_code(checker, {**worked, "my_weight_partials": listed})
-    assert "✓" in lines[0] and len(lines) == 3, lines
-    assert all("✗ raises ValueError" in line for line in lines[1:]), lines
+    assert "✓" in lines[0] and "✓" in lines[1] and len(lines) == 4, lines
+    assert "a buffer of 900 numbers" in lines[2] and "a buffer of 3000" in lines[3], lines
+    lines = run_code(checker, {**worked, "my_dy0_dx1": 0})
+    assert "✗" in lines[0] and "Which sum is r made of?" in lines[0], lines
+    lines = run_code(checker, {**worked, "my_dy0_dx1": -0.1984})
+    assert "✗" in lines[0] and "no 1/D" in lines[0], lines
+    for slip in ({"my_partial_rows": 2}, {"my_last_rows": (8, 9, 10, 11)}, {"my_last_rows": 9}):
+        lines = run_code(checker, {**worked, **slip})
+        assert "✓" in lines[0] and lines[1].startswith("layout: ✗"), (slip, lines)
 
 
 def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
