@@ -191,4 +191,38 @@ EQUIVALENTS = [
     _sort("nudge_constant", _TOPK, _TOPK.replace("else 1", "else 0"),
           "for a 0-d x torch.topk takes k = 0 as k = 1 (a 0-d tensor's one entry): the same "
           "value and index 0, so the same gradient"),
+    # review 57's copysign_ answer: copysign reads only the sign of its second argument, and
+    # the all-+1 shortcut returns what grad_output * sign gives there anyway
+    *(EquivalentMutant("AbsInPlace", "nudge_constant", "x.copysign_(1.0)",
+                       f"x.copysign_({c})", "copysign takes the magnitude of x and only the sign "
+                       "of its second argument: any positive number writes |x|")
+      for c in ("0.5", "2.0")),
+    *(EquivalentMutant("AbsInPlace", "move_threshold", "if bool((sign == 1).all()):",
+                       f"if bool((sign == {c}).all()):", "the shortcut for an all-positive x "
+                       "skipped: grad_output * sign, which it then returns, is grad_output there")
+      for c in ("2", "0.5")),
+    EquivalentMutant("AbsInPlace", "add_copy", "return grad_output", "return grad_output.clone()",
+                     _OUTPUT_COPY),
+    EquivalentMutant("AbsInPlace", "add_copy", "ctx.save_for_backward(packed)",
+                     "ctx.save_for_backward(packed.contiguous())", _PACKED_COPY),
+    *(EquivalentMutant("AbsInPlace", "move_threshold",
+                       "return torch.where(sign == 0, torch.zeros_like(grad_output), "
+                       "grad_output * sign)",
+                       f"return torch.where(sign == {c}, torch.zeros_like(grad_output), "
+                       "grad_output * sign)",
+                       "an int8 sign never equals +-1e-6, and grad_output * sign is already 0 "
+                       "where the sign is 0: the where only spelled that out")
+      for c in ("1e-06", "-1e-06")),
+    EquivalentMutant("AbsInPlace", "swap_comparison",
+                     "x.mul_(1 - 2 * (x < 0).to(torch.int8))  # |x| by a sign flip, exact at "
+                     "+-inf",
+                     "x.mul_(1 - 2 * (x <= 0).to(torch.int8))  # |x| by a sign flip, exact at "
+                     "+-inf",
+                     "at x == 0 the flip writes -0.0, which == counts equal to abs's 0 (the "
+                     "contract's exactness is ==)"),
+    *(EquivalentMutant("SplitHalves", "nudge_constant", before, before.replace(
+        "present[0].shape", "present[-1].shape"), "with both halves present they have one "
+        "shape (the last dim is even): either gives the same width and leading shape")
+      for before in ("h = present[0].shape[-1]",
+                     "out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)")),
 ]
