@@ -94,6 +94,16 @@ BIAS_FIRST_OVERFLOW = {"x": [[R, R], [1.0, 1.0]], "weight": [[R, R], [1.0, 1.0]]
                        "bias": [-2e38, 0.0]}
 BIAS_FIRST_ZERO = {"x": [[1.0, 2 ** -24], [1.0, 1.0]], "weight": [[1.0, 1.0], [2.0, 1.0]],
                    "bias": [-1.0, 0.0]}
+# the same exact 0 in float64: 1 + 2**-53 rounds to 1 (2**-53 summed with the bias first)
+BIAS_FIRST_ZERO_64 = {**BIAS_FIRST_ZERO, "x": [[1.0, 2 ** -53], [1.0, 1.0]]}
+
+# the bias-order probes, with where each differs and its dtype
+BIAS_ORDER = ((BIAS_FIRST_OVERFLOW, "1.96e38 + 1.96e38 overflows to +inf before the bias of -2e38 "
+               "is added", torch.float32),
+              (BIAS_FIRST_ZERO, "1 + 2**-24 rounds to 1 before the bias of -1 is added, so the "
+               "pre-activation is exactly 0", torch.float32),
+              (BIAS_FIRST_ZERO_64, "1 + 2**-53 rounds to 1 before the bias of -1 is added, so "
+               "the pre-activation is exactly 0", torch.float64))
 
 
 def _bias_first(spec: Spec, activation) -> Spec:
@@ -107,11 +117,12 @@ def _bias_first(spec: Spec, activation) -> Spec:
 
 
 def check_float32_bias_order(function, spec: Spec, device, activation, probes) -> None:
-    """float32 inputs with two features, where F.linear's order (the products summed, then the
-    bias) and the bias summed first give other values: +inf and 1.92e38, 0 and 2**-24."""
-    for given, where in probes:
-        values = float32_values(given, device)
-        with case(f"float32 inputs with two features, bias=a tensor, where {where}"):
+    """Inputs with two features, where F.linear's order (the products summed, then the bias) and
+    the bias summed first give other values: in float32 +inf and 1.92e38, 0 and 2**-24; in
+    float64 0 and 2**-53."""
+    for given, where, dtype in probes:
+        values = {name: torch.tensor(v, dtype=dtype, device=device) for name, v in given.items()}
+        with case(f"{dtype} inputs with two features, bias=a tensor, where {where}"):
             try:
                 check_values_and_gradients(function, spec, values)
             except GradingError as error:
@@ -120,7 +131,7 @@ def check_float32_bias_order(function, spec: Spec, device, activation, probes) -
                 raise GradingError(
                     f"{spec.name} adds the bias inside the sum over the input features (the "
                     "x0 = 1 trick: a column of ones in x, the bias a column of weight), so its "
-                    "float32 value is not F.linear's, which adds the bias after the products: "
+                    "value is not F.linear's, which adds the bias after the products: "
                     f"where {where}, yours differs. In which order does your forward add the terms "
                     "of x @ weight.T + bias?", error.details or error.hint,
                     mistake=f"{spec.name}/bias-summed-with-products") from error

@@ -23,7 +23,7 @@ from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
-from .float32 import (BIAS_FIRST_OVERFLOW, BIAS_FIRST_ZERO, OVERFLOW_IN_FLOAT32,
+from .float32 import (BIAS_ORDER, OVERFLOW_IN_FLOAT32,
                       check_float32_bias_order, check_float32_overflow,
                       check_float32_zero_pre_activation)
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
@@ -301,13 +301,6 @@ def _fused_checks(function, device) -> None:
     check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
-
-
-# F.linear's float32 order of the sum, where the bias joins it last: +inf, and an exact 0
-BIAS_ORDER = ((BIAS_FIRST_OVERFLOW, "1.96e38 + 1.96e38 overflows to +inf before the bias of -2e38 "
-               "is added"),
-              (BIAS_FIRST_ZERO, "1 + 2**-24 rounds to 1 before the bias of -1 is added, so the "
-               "pre-activation is exactly 0"))
 
 
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices

@@ -52,6 +52,11 @@ MISTAKES = [
             f"FusedLinearReLU {_BIAS_FIRST}",
             edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
                           f"        if bias is not None:\n            z = {_TRICK}\n"))),
+    Mistake("FusedLinearReLU", "the bias trick in float64 only (the float64 exact 0)",
+            f"FusedLinearReLU {_BIAS_FIRST}",
+            edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
+                          "        if bias is not None:\n            z = z + bias if x.dtype != "
+                          f"torch.float64 else {_TRICK}\n"))),
     Mistake("FusedLinearReLU", "the pre-activation written into a global workspace per shape",
             "FusedLinearReLU keeps a float64 tensor of the output's size",
             "_WORK = {}\n" + edit(_FUSED, ("z = x @ weight.T", "z = torch.matmul(x, weight.T, "
