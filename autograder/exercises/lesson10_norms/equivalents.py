@@ -1,20 +1,10 @@
 """Lesson 10's surviving mutants that leave the answer correct (see autograder.equivalents)."""
 
 from ...equivalents import EquivalentMutant
+from .equivalents_answers import EQUIVALENTS as ANSWER_EQUIVALENTS
+from .equivalent_reasons import (_FRESH_VIEW, _OUTPUT_COPY, _SHIFTED_ONE_PASS, _SIZE_ONE_DIMS,
+                                 _STATISTIC_COPY, _X_COPY)
 
-_X_COPY = ("the contract's budget has room for x's size in x's dtype, x or the normalised x: a "
-           "copy of x costs what the normalised x costs, and holds x's values")
-_STATISTIC_COPY = ("a copy of a per-row statistic forward just computed replaces it in the "
-                   "saved set: the same count of per-row tensors, the same values")
-_OUTPUT_COPY = ("a copy of a result just computed is returned in its place: the same values, "
-                "and the original is freed on return")
-
-_SHIFTED_ONE_PASS = ("the one-pass variance on x shifted by each row's first element loses at "
-                     "most a factor of about D to cancellation, not the offset squared: float32 "
-                     "keeps the accuracy the contract asks for without widening")
-
-_SIZE_ONE_DIMS = ("a 1-D parameter, and per_channel only appends size-1 dims: view allows that "
-                  "for any stride")
 
 _LN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward"
 _RMS_SAVE = "ctx.save_for_backward(x, weight, rstd)"
@@ -125,7 +115,6 @@ EQUIVALENTS = [
 ]
 
 # found by the uncapped mutants (session 54), past the default cap of 120 per exercise
-_FRESH_VIEW = ("a fresh elementwise result is contiguous: view gives what reshape gives")
 EQUIVALENTS += [
     EquivalentMutant("GroupNormFunction", "reshape_to_view",
                      "ds_g = (ds * gam).reshape(N, G, C // G).sum(-1)",
@@ -143,3 +132,6 @@ EQUIVALENTS += [
                      "ctx.save_for_backward(x_hat, weight, rstd)",
                      "ctx.save_for_backward(x_hat, weight, rstd.clone())", _STATISTIC_COPY),
 ]
+
+
+EQUIVALENTS += ANSWER_EQUIVALENTS  # the catalogued answers', in their own module

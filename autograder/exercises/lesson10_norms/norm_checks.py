@@ -291,7 +291,8 @@ def check_frozen_x_work(spec: Spec, ops: list[Op], full: int, needed: str, requi
 def strided_grad_outputs(x: torch.Tensor) -> dict:
     """Non-contiguous grad_outputs of x's shape, by layout: every other column of a wider
     tensor (a slice downstream), and, for 3 or more dims, the first two dims transposed (a
-    transpose downstream: no view flattens the leading dims then)."""
+    transpose downstream: no view flattens the leading dims then), and for 4 or more the last
+    two transposed."""
     shape, device, dtype = tuple(x.shape), x.device, x.dtype
     wide = sample((*shape[:-1], 2 * shape[-1]), device, seed=13, dtype=dtype)
     layouts = {"every other column of a wider tensor": wide[..., ::2]}
@@ -299,6 +300,10 @@ def strided_grad_outputs(x: torch.Tensor) -> dict:
         swapped = (shape[1], shape[0], *shape[2:])
         layouts["its first two dims transposed"] = sample(swapped, device, seed=14,
                                                           dtype=dtype).transpose(0, 1)
+    if x.dim() >= 4:  # two spatial dims or more: no view flattens them once they are swapped
+        swapped = (*shape[:-2], shape[-1], shape[-2])
+        layouts["its last two dims transposed"] = sample(swapped, device, seed=15,
+                                                         dtype=dtype).transpose(-1, -2)
     return layouts
 
 

@@ -273,8 +273,14 @@ def full(submission, device) -> None:
                                        seed=10 + seed))
     covers("weight=None")
     covers("bias=None")
-    for seed, weight in ((21, True), (25, False)):
-        values = gn_values((2, 4, 3), 2, device, weight=weight, seed=seed)
+    values = gn_values((2, 4, 2, 3), 2, device, seed=29)
+    values["x"] = values["x"].transpose(2, 3)  # a view no view() flattens the spatial dims of
+    with case("its spatial dims transposed"):
+        check_case(function, values)
+    # a 4-D x too: there flattening the spatial dims of a strided grad_output is no view
+    for seed, weight, shape in ((21, True, (2, 4, 3)), (25, False, (2, 4, 3)),
+                                (27, True, (2, 4, 3, 2))):
+        values = gn_values(shape, 2, device, weight=weight, seed=seed)
         check_strided_grad_output(function, GROUP_NORM, values, describe(values))
     covers("non-contiguous grad_output")
     check_shifted(function, device)
