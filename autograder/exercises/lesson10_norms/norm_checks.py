@@ -142,8 +142,8 @@ def unbiased_variance_hint(function, spec: Spec, values: dict) -> None:
     if isinstance(output, torch.Tensor) and output.shape == unbiased.shape and \
             torch.allclose(output, unbiased):
         raise GradingError(f"{spec.name} normalises with the unbiased variance (divided by D - 1, "
-                           "correction=1): LayerNorm divides by D (correction=0, "
-                           "unbiased=False)", mistake=f"{spec.name}/unbiased-variance")
+                           "correction=1): does LayerNorm divide the squared deviations by D or "
+                           "by D - 1?", mistake=f"{spec.name}/unbiased-variance")
 
 
 # ------------------------------------------------------------------------ counted work
@@ -240,8 +240,8 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
                 raise GradingError(
                     f"{spec.name}.backward does as much work when only {needed} "
                     f"require{'s' if len(wanted) == 1 else ''} grad as when {extra} does too "
-                    f"({ops} ops): check ctx.needs_input_grad and compute nothing of grad_"
-                    f"{extra} when it is False")
+                    f"({ops} ops): does it compute grad_{extra} when ctx.needs_input_grad "
+                    f"says {extra} needs none?")
     if rows is None:
         return
     full = values["x"].numel()

@@ -48,8 +48,8 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
     if not centred:
         if matches(truth - terms["direct"].mean(-1, keepdim=True)):  # -rstd * mean(g)
             raise GradingError(f"{spec.name}'s grad_x subtracts a mean term, as LayerNorm's "
-                               "does: RMSNorm never subtracts the mean, so its gradient has "
-                               "no such term", mistake=f"{spec.name}/subtracts-mean-term")
+                               "does: does RMSNorm's forward subtract a mean, and if not, where "
+                               "would that term come from?", mistake=f"{spec.name}/subtracts-mean-term")
     if weight is not None:
         unweighted = sum(gradient_terms(x, None, grad_output, eps, centred).values())
         if matches(unweighted):

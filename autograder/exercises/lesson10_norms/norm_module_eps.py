@@ -297,8 +297,8 @@ def check_half_range(cls: type, device, dtype) -> None:
         off = (output.double() - expected).abs().max().nan_to_num(float("inf")).item()
         if dtype == torch.float16:
             raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off "
-                               f"by {off:.3g}): {slip}; torch computes a float16 x in float32 "
-                               "and casts the output back: do the same",
+                               f"by {off:.3g}): {slip}; in which dtype does torch compute a float16 "
+                               "x before it casts the output back?",
                                mistake=f"{NAME}/half-computed-in-half")
         raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off by "
                            f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g}): "

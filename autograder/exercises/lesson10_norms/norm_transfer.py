@@ -107,8 +107,8 @@ def recognise_unbiased(function, values: dict) -> None:
     if isinstance(output, torch.Tensor) and output.shape == unbiased.shape and \
             torch.allclose(output, unbiased):
         raise GradingError(f"{NAME} normalises each group with the unbiased variance (divided "
-                           "by the group's count less one, correction=1): group norm divides "
-                           "by the count (correction=0, unbiased=False)",
+                           "by the group's count less one, correction=1): does group norm divide "
+                           "by the count or by the count less one?",
                            mistake=f"{NAME}/unbiased-variance")
 
 

@@ -225,7 +225,7 @@ MISTAKES = [
                                    "when x is already wide)\n"
                                    "        mean = torch.zeros_like(mean)\n"))),
     Mistake('LayerNormFunction', 'bias gradient computed, then dropped, when only weight needs one',
-            'compute nothing of grad_bias', edit(
+            'does it compute grad_bias when', edit(
                 WIDE_LAYER_NORM,
                 ("        wide = rstd.dtype\n",
                  "        bias_needed = ctx.needs_input_grad[2]\n        wide = rstd.dtype\n"),

@@ -63,10 +63,10 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("LayerNormFunction", "a weight=None branch computes grad_x whatever x needs",
-            "compute nothing of grad_x when it is False",
+            "does it compute grad_x when ctx.needs_input_grad says x needs none",
             _ln(edit(_LN_RIGHT, (_LN_D, _LN_NO_WEIGHT_BRANCH)))),
     Mistake("LayerNormFunction", "a bias=None branch computes grad_x and grad_weight whatever "
-            "they need", "compute nothing of grad_weight when it is False",
+            "they need", "does it compute grad_weight when ctx.needs_input_grad says weight needs none",
             _ln(edit(_LN_RIGHT, (_LN_D, _LN_NO_BIAS_BRANCH)), edit(_LN_FORWARD, (
                 "        ctx.save_for_backward(", "        ctx.bias_was_none = bias is None\n"
                 "        ctx.save_for_backward(")))),
