@@ -13,13 +13,13 @@ class GradingError(AssertionError):
     probed mistakes matched, pass a mapping from a phrase of each hint to its id instead. A hint
     that only says which value differs, or quotes the learner's own error, has no id."""
 
-    def __init__(self, hint: str, details: str = "", case: str = "", *,
+    def __init__(self, hint: str, details: str | None = "", case: str = "", *,
                  mistake: str | dict[str, str] = ""):
         if isinstance(mistake, dict):
             mistake = next((named for phrase, named in mistake.items() if phrase in hint), "")
         case = new_context(hint, case)
         self.hint = f"{hint} (with {case})" if case else hint
-        self.details = details
+        self.details = details = details or ""
         self.case = case
         self.mistake = mistake
         super().__init__(f"{self.hint}\n{unsaid(self.hint, details)}".rstrip())
