@@ -35,7 +35,7 @@ def check_same_shape_calls(function, spec: Spec, first: dict, second: dict) -> N
                 y1.numel() and y1.untyped_storage().data_ptr() == y2.untyped_storage().data_ptr()):
             raise GradingError(
                 _first_line(name, "output") + ": the second call wrote its output over the "
-                "first's; allocate each output in the call that returns it",
+                "first's: where is the tensor each call returns allocated?",
                 mistake=f"{name}/output-buffer-in-global")
         leaves = [v for v in a.values() if isinstance(v, torch.Tensor)]
         grad = torch.randn(y1.shape, generator=torch.Generator().manual_seed(3),
@@ -48,8 +48,8 @@ def check_same_shape_calls(function, spec: Spec, first: dict, second: dict) -> N
             return
         raise GradingError(
             _first_line(name, "saved tensor") + ": the second call wrote into a tensor the "
-            "first call saved for backward, so autograd refused its backward; make each saved "
-            "tensor in the call that saves it", str(error),
+            "first call saved for backward, so autograd refused its backward: where was the "
+            "tensor each call saves made?", str(error),
             mistake=f"{name}/saved-buffer-in-global") from error
     except Exception:  # noqa: BLE001 - the learner's own error: the battery names it
         return
@@ -65,7 +65,8 @@ def check_same_shape_calls(function, spec: Spec, first: dict, second: dict) -> N
     if all(g is not None and torch.allclose(g, w) for g, w in zip(right, want)):
         raise GradingError(
             _first_line(name, "state") + ": the first call's gradients are right alone but "
-            "wrong after the second call; keep each call's state on ctx, not in a global",
+            "wrong after the second call: what does the first call's backward read that the "
+            "second call changed, and where does it live?",
             mistake=f"{name}/state-shared-between-calls")
 
 
@@ -89,6 +90,6 @@ def check_weight_stepped(function, spec: Spec, values: dict) -> None:
         raise GradingError(
             f"{name} keeps state in a global: a copy of weight (weight.T, say) cached under "
             "id(weight) between calls is stale once the weight changes in place, as an "
-            "optimizer step changes it, and the second call's output was the old weight's; "
-            "compute from weight in every call",
+            "optimizer step changes it, and the second call's output was the old weight's: "
+            "what does the second call read that the step left stale?",
             mistake=f"{name}/weight-cached-in-global")
