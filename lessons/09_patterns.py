@@ -309,10 +309,11 @@ check_add_grads()
 # the self-check and the hidden tests check:
 #
 # - `a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, along
-#   dims of size 1, missing leading dims, or both, and either may be 0-dim; the value and the
-#   gradients autograd gives `a * b`, inputs holding zeros included, and factors so small or
-#   so large that `a * b` underflows to 0 or overflows to inf (float64 and float32), backward
-#   returning each gradient in its input's dtype;
+#   dims of size 1 (against a dim of size 0 too), missing leading dims, or both, and either
+#   may be 0-dim; the value and the gradients autograd gives `a * b`, inputs holding zeros
+#   included, and factors so small or so large that `a * b` underflows to 0 or overflows to
+#   inf; `a` and `b` of one dtype, float64 or float32 (mixed dtypes are not tried), backward
+#   returning each gradient in that dtype;
 # - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
 #   broadcast dims itself (the autograd engine sums some gradients of a broadcast shape for
 #   you; that does not count);
@@ -495,15 +496,23 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 #
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
 #   least one entry: the value of `torch.prod(x, dim)` and, as the gradient for each entry, $g$
-#   times the product of the other entries of its slice, up to rounding (compared relative to
-#   its size: any order of the products passes), whichever dim `dim` is, and however small a
-#   non-zero entry, subnormals included;
+#   times the product of the other entries of its slice, up to rounding (the fine print below
+#   puts numbers on it: any order of the products passes), whichever dim `dim` is, and however
+#   small a non-zero entry, subnormals included, backward returning the gradient in `x`'s
+#   dtype (float64 and float32);
 # - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
 #   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
 #   holds a zero.
 #
 # <details><summary>Precision fine print (open if the self-check names a tiny or subnormal
 # entry)</summary>
+#
+# "Up to rounding", in numbers: an entry $e$ of your gradient whose exact value is $t$ passes
+# when $|e - t| \le 10^{-10} + 10^{-9}|t|$ in float64 ($10^{-5} + 10^{-4}|t|$ in float32), and
+# on the slices with a tiny or subnormal entry when $|e - t| \le 10^{-9}|t|$ ($10^{-4}|t|$ in
+# float32), no absolute part. Any order of the products is far inside that; so is the product
+# of the others taken as `exp` of a sum of logs with the zeros counted apart, though it is
+# hundreds of ulps off in float64 where the products are a few.
 #
 # The grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and float32.
 # Beside a subnormal entry the product of the others is not the gradient autograd gives
@@ -661,7 +670,8 @@ jacobian_view(ProdOverDim, torch.prod,
 # returns `None` for `dim`. The contract, which the self-check and the hidden tests check:
 #
 # - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
-#   least one entry: the value and the gradient autograd gives `torch.cumsum(x, dim)`;
+#   least one entry: the value and the gradient autograd gives `torch.cumsum(x, dim)`,
+#   backward returning the gradient in `x`'s dtype (float64 and float32);
 # - each entry of the gradient within a few roundings of the entries of `grad_output` it adds
 #   up, also where `grad_output` decays along `dim` (the self-check tries $10^8$ down to
 #   $10^{-8}$ in float64, $10^3$ down to $10^{-3}$ in float32);
@@ -720,7 +730,7 @@ check_cumsum_J()
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # A vector of four entries and $g = (1, 2, 3, 4)$: your backward returns
-# $(10, 9, 7, 4)$, whatever $x$ is.
+# $(10, 9, 7, 4)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Cumsum", "solution": true}
@@ -984,11 +994,9 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
 #   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
 #   whose norm is above `eps` and on rows **below** it (zeros included), however close to
-#   `eps` on either side, each row on the side of `eps` where `F.normalize` puts it, in float32
-#   as in float64. For a float32 `x`, `eps` means `eps` as float32 holds it, whether float32
-#   rounds it up or down: a row whose norm is exactly that is at `eps`, which `F.normalize`
-#   counts as above, and is tried at several `eps`, both ends of the range included; a float64
-#   row exactly at `eps` is never tried;
+#   `eps` on either side, each row on the side of `eps` where `F.normalize` puts it (the note
+#   below says what that means at `eps` itself), in float32 as in float64, backward returning
+#   the gradient in `x`'s dtype;
 # - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
 #   row;
 # - forward saves the output and one number per row in `x`'s dtype, nothing else: which
@@ -1003,6 +1011,12 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # `eps` is compared as `x`'s dtype holds it: float32 holds 0.1 as 0.10000000149, above the
 # Python float, and 0.7 as 0.69999999 and $10^{-12}$ as $9.99999996 \cdot 10^{-13}$, below it.
 # A float32 row `[0.7, 0]` with `eps=0.7` is at `eps`.
+#
+# For a float32 `x`, then, `eps` means `eps` as float32 holds it, whether float32 rounds it up
+# or down, and a row whose float32 norm is exactly that is **at** `eps`: it must take the
+# formula `F.normalize`'s own gradient takes there (step 5 asks which). Such rows are tried at
+# several `eps`, both ends of the range included; a float64 row exactly at `eps` is never
+# tried.
 # </details>
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
@@ -1017,8 +1031,9 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #    to broadcast against $g$?
 # 4. Geometrically, what does subtracting the term with the sum do to $g$? Check it against
 #    the quick question on `grad_output` equal to $y$.
-# 5. Which tensors does your formula read? Which one number per row lets backward both divide
-#    and tell a row below `eps` from one above it, exactly, however close to `eps` the row is?
+# 5. Which tensors does your formula read? Besides $y$, what must backward know per row, to
+#    compute it and to pick the formula of step 1 or of step 2, however close to `eps` the row
+#    is? Can one number per row do both, and which candidates fail a row an ulp from `eps`?
 #    Your formula could be written with $x$ instead of $y$: in a network, when does saving the
 #    output cost less than saving $x$, and when do the two cost the same? (Compare a next layer
 #    `y @ W` with a next layer `y + 1`: which of them saves $y$?) At a norm exactly equal to
@@ -1153,10 +1168,11 @@ jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 #
 # - `x` with at least one dim and `dim` any of its dims, negative too: the value and the
 #   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (as
-#   `torch.cummax` breaks them), and entries one ulp apart told apart;
-# - forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no tensor
-#   made only to be saved** (no conversion, no copy): what backward needs, and why it is
-#   enough, is yours to find.
+#   `torch.cummax` breaks them), and entries one ulp apart told apart, backward returning the
+#   gradient in `x`'s dtype (float64 and float32);
+# - forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do
+#   without and **no tensor made only to be saved** (no conversion, no copy): what backward
+#   needs, and why it is enough, is yours to find.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>

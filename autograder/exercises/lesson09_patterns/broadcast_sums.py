@@ -92,8 +92,8 @@ def check_own_factor(function: type, spec: Spec, values: dict, error: GradingErr
     for grads in _run(function, spec, values)[:1]:
         for (name, value), grad in zip(tensors.items(), grads):
             own = value.detach().expand(output).sum_to_size(value.shape)
-            if (isinstance(grad, torch.Tensor) and grad.shape == value.shape
-                    and grad.dtype == own.dtype and torch.allclose(grad, own)):
+            if (isinstance(grad, torch.Tensor) and grad.shape == value.shape and 0 not in output
+                    and grad.dtype == own.dtype and torch.allclose(grad, own)):  # 0: all agree
                 raise GradingError(
                     f"{spec.name}'s gradient for {name} is grad_output times {name} itself "
                     f"(summed to {name}'s shape): in the product a * b, which factor does the "

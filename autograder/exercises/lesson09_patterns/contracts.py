@@ -12,16 +12,19 @@ OTHER_DTYPE = "case:added values into a tensor of another dtype"
 
 BROADCAST_MUL_CLAUSES = (
     Clause("`a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, "
-           "along dims of size 1, missing leading dims, or both, and either may be 0-dim; the "
-           "value and the gradients autograd gives `a * b`, inputs holding zeros included, and "
-           "factors so small or so large that `a * b` underflows to 0 or overflows to inf "
-           "(float64 and float32), backward returning each gradient in its input's dtype;",
+           "along dims of size 1 (against a dim of size 0 too), missing leading dims, or both, "
+           "and either may be 0-dim; the value and the gradients autograd gives `a * b`, inputs "
+           "holding zeros included, and factors so small or so large that `a * b` underflows to "
+           "0 or overflows to inf; `a` and `b` of one dtype, float64 or float32 (mixed dtypes "
+           "are not tried), backward returning each gradient in that dtype;",
            {BM_ + "multiplies-by-own-input": "gradients swapped",
             "case:keep the input's dtype":
                 "reduced in float64 and returned in float64 for float32 inputs",
             BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "sum-of-no-dims-sums-all":
-                "leading dims summed with t.sum(()) when there are none"}),
+                "leading dims summed with t.sum(()) when there are none",
+            "case:the output size 0 was not summed":
+                "sums only the dims where the input is smaller than the output"}),
     Clause("backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the "
            "broadcast dims itself (the autograd engine sums some gradients of a broadcast shape "
            "for you; that does not count);",
@@ -41,8 +44,9 @@ PROD_OVER_DIM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
            "has at least one entry: the value of `torch.prod(x, dim)` and, as the gradient for "
            "each entry, $g$ times the product of the other entries of its slice, up to rounding "
-           "(compared relative to its size: any order of the products passes), whichever dim "
-           "`dim` is, and however small a non-zero entry, subnormals included;",
+           "(the fine print below puts numbers on it: any order of the products passes), "
+           "whichever dim `dim` is, and however small a non-zero entry, subnormals included, "
+           "backward returning the gradient in `x`'s dtype (float64 and float32);",
            {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
@@ -50,7 +54,9 @@ PROD_OVER_DIM_CLAUSES = (
             "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
             PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)",
             PROD_ + "divides-subnormal":
-                "y / x on slices with no zero (zeros counted exactly)"}),
+                "y / x on slices with no zero (zeros counted exactly)",
+            "case:keep the input's dtype":
+                "exclusive products taken in float64, returned in float64"}),
     Clause("the gradient **finite** whether a slice along `dim` holds no zero, exactly one "
            "zero, or several, and **exactly 0** (not a tiny number) wherever the product of the "
            "other entries holds a zero.",
@@ -64,13 +70,15 @@ PROD_OVER_DIM_CLAUSES = (
 CUMSUM_CLAUSES = (
     Clause("`x` with at least one dim and `dim` a Python int, negative allowed, along which `x` "
            "has at least one entry: the value and the gradient autograd gives "
-           "`torch.cumsum(x, dim)`;",
+           "`torch.cumsum(x, dim)`, backward returning the gradient in `x`'s dtype (float64 "
+           "and float32);",
            {CUMSUM_ + "scans-forward": "forward scan in backward",
             CUMSUM_ + "total-minus-inclusive": "total minus the inclusive running sum (off by one)",
             CUMSUM_ + "last-dim-only": "flips and scans the last dim, whatever dim is",
             CUMSUM_ + "wrong-first-entry":
                 "total less an exclusive scan shifted with roll (wraps round)",
-            "unproven:wrong-value": "flips only once"}),
+            "unproven:wrong-value": "flips only once",
+            "case:keep the input's dtype": "the reversed scan in float64, returned in float64"}),
     Clause("each entry of the gradient within a few roundings of the entries of `grad_output` it "
            "adds up, also where `grad_output` decays along `dim` (the self-check tries $10^8$ "
            "down to $10^{-8}$ in float64, $10^3$ down to $10^{-3}$ in float32);",
@@ -106,11 +114,9 @@ NORMALIZE_CLAUSES = (
            "$10^{-12}$ to $10$: the value and the gradient autograd gives "
            "`F.normalize(x, dim=-1, eps=eps)`, on rows whose norm is above `eps` and on rows "
            "**below** it (zeros included), however close to `eps` on either side, each row on "
-           "the side of `eps` where `F.normalize` puts it, in float32 as in float64. For a "
-           "float32 `x`, `eps` means `eps` as float32 holds it, whether float32 rounds it up or "
-           "down: a row whose norm is exactly that is at `eps`, which `F.normalize` counts as "
-           "above, and is tried at several `eps`, both ends of the range included; a float64 row "
-           "exactly at `eps` is never tried;",
+           "the side of `eps` where `F.normalize` puts it (the note below says what that means "
+           "at `eps` itself), in float32 as in float64, backward returning the gradient in "
+           "`x`'s dtype;",
            {NORMALIZE_ + "missing-projection": "missing projection term",
             NORMALIZE_ + "at-eps-float32":
                 "saves the clamped divisor; above eps told by divisor > eps",
@@ -130,7 +136,8 @@ NORMALIZE_CLAUSES = (
             NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim",
             NORMALIZE_ + "norm-not-f-normalize": "norm as (x * x).sum(-1).sqrt()",
             NORMALIZE_ + "norm-in-another-dtype":
-                "the norm taken in float64 for accuracy, saved in float64"}),
+                "the norm taken in float64 for accuracy, saved in float64",
+            "case:keep the input's dtype": "the projection taken in float64, returned in float64"}),
     Clause("backward in **closed form**: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
@@ -145,7 +152,8 @@ NORMALIZE_CLAUSES = (
 CUMMAX_CLAUSES = (
     Clause("`x` with at least one dim and `dim` any of its dims, negative too: the value and the "
            "gradient autograd gives through `torch.cummax(x, dim).values`, ties included (as "
-           "`torch.cummax` breaks them), and entries one ulp apart told apart;",
+           "`torch.cummax` breaks them), and entries one ulp apart told apart, backward returning "
+           "the gradient in `x`'s dtype (float64 and float32);",
            {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)",
             CUMMAX_ + "gathers-with-indices":
                 "grad_output gathered with the indices (the forward's direction)",
@@ -155,10 +163,11 @@ CUMMAX_CLAUSES = (
             CUMMAX_ + "last-dim-only": "scatter_add along the last dim, whatever dim is",
             CUMMAX_ + "negative-dim-changed": "a negative dim turned into -1 in backward",
             CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
-            OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"}),
-    Clause("forward saves, with `ctx.save_for_backward`, no floating-point tensor and **no "
-           "tensor made only to be saved** (no conversion, no copy): what backward needs, and why "
-           "it is enough, is yours to find.",
+            OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is",
+            "case:keep the input's dtype": "scatter_add into a float64 buffer, returned in float64"}),
+    Clause("forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do "
+           "without and **no tensor made only to be saved** (no conversion, no copy): what "
+           "backward needs, and why it is enough, is yours to find.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32",

@@ -220,7 +220,7 @@ def check_saves_cummax_indices(function, device) -> None:
 
 
 def cummax_case(function, values: dict) -> None:
-    with case(described(values, torch.float64)):
+    with case(described(values, values["x"].dtype)):
         forward, _ = graded_case(function, CUMMAX, values)
         check_saves_indices_only(forward, values["x"])
 
@@ -233,6 +233,7 @@ def cummax_full(CumMax, device) -> None:
     check_follows_dim(function, device)
     check_near_ties(function, device)
     cummax_case(function, {"x": TIES.T.contiguous().to(device, torch.float64), "dim": 0})
+    cummax_case(function, {"x": TIES.to(device, torch.float32), "dim": 1})  # grad in x's dtype
     covers("ties as torch.cummax")
     covers("outputs that share an entry add up")
     for seed, (shape, dim) in enumerate(CASES):

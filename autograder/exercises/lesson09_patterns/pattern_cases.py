@@ -35,6 +35,11 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
         what = f"{name}'s values but " if values_right and expands else ""
         return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; which line "
                 "of your backward added them?")
+    if expands and any(e == 1 and g == 0 for e, g in zip(expected[::-1], got[::-1])):
+        return (f"{returned}: a dim where {name} has size 1 and the output size 0 was not "
+                f"summed (the engine summed it for you here); {name} was broadcast along it "
+                "too, though not to a larger size: which test picks the dims your backward "
+                "sums?")
     if expands:
         return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
                 f"you here); along which dims was {name} repeated, and what brings the "

@@ -28,10 +28,11 @@ BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
 PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
 CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
 
-# (a's shape, b's shape): either side broadcasts, size-1 dims, missing leading dims, 0-d
+# (a's shape, b's shape): either side broadcasts, size-1 dims, missing leading dims, 0-d, and a
+# size-1 dim broadcast against a size-0 one on either side (a dim to sum, though not smaller)
 BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4), (3, 4)),
                     ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
-                    ((2, 3), ()), ((), ()), ((2, 1), (1, 2))]
+                    ((2, 3), ()), ((), ()), ((2, 1), (1, 2)), ((1, 3), (0, 1)), ((0,), (1,))]
 # (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x. No 0-d x: an
 # exercise with a dim argument is not graded on one (the syllabus).
 DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
@@ -93,7 +94,7 @@ def check_exact_zeros(function, device) -> None:
 
 def broadcast_opening(BroadcastMul, device="cpu") -> None:
     function = check_is_function(BroadcastMul, BROADCAST_MUL)
-    for a_shape, b_shape in BROADCAST_SHAPES[:3]:
+    for a_shape, b_shape in BROADCAST_SHAPES[:3] + BROADCAST_SHAPES[-2:]:
         broadcast_case(function, a_shape, b_shape, device)
     check_exact_zeros(function, device)
     check_range_ends(function, BROADCAST_MUL, device)
@@ -182,10 +183,11 @@ def prod_opening(ProdOverDim, device="cpu") -> None:
     check_grad_output_unsqueezed(function, PROD, device)
     check_zero_slices(function, device)
     check_tiny_entries(function, PROD, device)
-    for x_shape, dim in DIM_CASES[:2]:
-        values = {"x": sample(x_shape, device, away_from_zero=0.3), "dim": dim}
-        with case(described(values, torch.float64)):
-            graded_case(function, PROD, values)
+    for dtype in (torch.float64, torch.float32):  # the gradient in x's dtype: float32 too
+        for x_shape, dim in DIM_CASES[:2]:
+            values = {"x": sample(x_shape, device, away_from_zero=0.3, dtype=dtype), "dim": dim}
+            with case(described(values, dtype)):
+                graded_case(function, PROD, values)
     check_gradcheck(function, PROD, {"x": ZERO_SLICES.double().to(device), "dim": 1})
 
 
@@ -259,9 +261,9 @@ def check_follows_dim(function, device) -> None:
                            mistake="Cumsum/last-dim-only")
 
 
-def cumsum_case(function, x_shape, dim, device, seed=0) -> None:
-    values = {"x": sample(x_shape, device, seed=seed), "dim": dim}
-    with case(described(values, torch.float64)):
+def cumsum_case(function, x_shape, dim, device, seed=0, dtype=torch.float64) -> None:
+    values = {"x": sample(x_shape, device, seed=seed, dtype=dtype), "dim": dim}
+    with case(described(values, dtype)):
         forward, _ = graded_case(function, CUMSUM, values)
         check_saves_nothing(forward)
 
@@ -272,6 +274,7 @@ def cumsum_opening(Cumsum, device="cpu") -> None:
     check_follows_dim(function, device)
     for x_shape, dim in DIM_CASES[:3]:
         cumsum_case(function, x_shape, dim, device)
+    cumsum_case(function, *DIM_CASES[0], device, dtype=torch.float32)  # the gradient in x's dtype
     check_gradcheck(function, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
 
 
