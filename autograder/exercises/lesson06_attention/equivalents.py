@@ -116,3 +116,68 @@ EQUIVALENTS += [
                      "mask = rest[-1] if rest else None",
                      "rest holds the mask alone when there is one: its first item is its last"),
 ]
+
+# found by the uncapped mutants of review 57 (session 57's catalogue answers)
+TILE_COPY = ("a copy of one tile (at most BLOCK rows), no bigger than the tiles the answer "
+             "makes anyway, dropped once the tile is used")
+MASK_MORE = ("the causal mask applied on more tiles: on a tile every query of which sees every "
+             "key, triu(q_start - k_start + 1) masks nothing")
+RAGGED_END = ("min(block, Lq - i) differs only at a ragged last query block, where "
+              "i + BLOCK + Lk - Lq >= Lk: min(Lk, ...) is Lk either way")
+LUCID_SAVE = "ctx.save_for_backward(q, k, v, out, lse)"
+LUCID_MASK = "if causal and q_start_index < k_start_index + kc.shape[-2] - 1:"
+TWO_PASS_TILE = "return q, k, p, do, ds"
+TWO_PASS_SEES = "return not ctx.causal or j < min(Lk, i + min(block, Lq - i) + Lk - Lq)"
+FA1_END = "end = min(Lk, i + min(block, Lq - i) + Lk - Lq) if ctx.causal else Lk"
+WIDE_L_SAVE = "ctx.save_for_backward(Q, K, V, O, L.double())"
+EQUIVALENTS += [
+    _saved(S, "save_copy", "ctx.save_for_backward(Q, K, V, scores)", "scores)", "scores.clone())",
+           SAVED_CLONE.format("the scores")),
+    _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, scores)", "scores)",
+           "scores.contiguous())", CONTIGUOUS.format("the scores", "the multiply (or "
+                                                    "masked_fill) that makes them")),
+    _saved(S, "save_copy", "ctx.save_for_backward(Qs, K, V, P)", "Qs,", "Qs.clone(),",
+           SAVED_CLONE.format("Q * scale")),
+    _saved(S, "save_copy", "ctx.save_for_backward(Qs, K, V, P)", "P)", "P.clone())",
+           SAVED_CLONE.format("P")),
+    _saved(S, "add_copy", "ctx.save_for_backward(Qs, K, V, P)", "P)", "P.contiguous())",
+           CONTIGUOUS.format("P", "torch.softmax")),
+    _saved(S, "save_copy", "ctx.save_for_backward(Q, K, V, P, O)", "P,", "P.clone(),",
+           SAVED_CLONE.format("P")),
+    _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, P, O)", "P,", "P.contiguous(),",
+           CONTIGUOUS.format("P", "torch.softmax")),
+    _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, P, O)", "O)", "O.contiguous())",
+           CONTIGUOUS.format("O", "the matmul P @ V")),
+    *_returns(FA, "return grad_Q, grad_K, grad_V, None, None", ("grad_Q", "grad_K", "grad_V")),
+    *[EquivalentMutant(FA, "add_copy", TWO_PASS_TILE,
+                       TWO_PASS_TILE.replace(f" {name}", f" {name}.clone()", 1), TILE_COPY)
+      for name in ("q", "k", "p", "do", "ds")],
+    *[EquivalentMutant(FA, operator, line, line.replace("min(block, Lq - i)", bound), RAGGED_END)
+      for line in (TWO_PASS_SEES, FA1_END)
+      for operator, bound in (("drop_term", "min(block, Lq)"),
+                              ("swap_arithmetic", "min(block, Lq + i)"))],
+    *[EquivalentMutant(FA, operator, LUCID_MASK, LUCID_MASK.replace(old, new), MASK_MORE)
+      for operator, old, new in (("swap_comparison", " < ", " <= "),
+                                 ("nudge_constant", "- 1:", "- 0:"), ("drop_term", " - 1:", ":"),
+                                 ("swap_arithmetic", "- 1:", "+ 1:"))],
+    _saved(FA, "add_copy", LUCID_SAVE, "lse)", "lse.contiguous())",
+           CONTIGUOUS.format("lse", "the addition that makes it (a new tensor)")),
+    _saved(FA, "save_copy", LUCID_SAVE, "lse)", "lse.clone())", SAVED_CLONE.format("lse")),
+    _saved(FA, "save_widened", LUCID_SAVE, "lse)", "lse.double())", WIDER_L),
+    _saved(FA, "add_copy", LUCID_SAVE, "out,", "out.contiguous(),",
+           CONTIGUOUS.format("out", "torch.zeros (o) and .to (a new tensor if the dtype "
+                                    "changes)")),
+    EquivalentMutant(FA, "nudge_constant",
+                     "m = torch.full(q.shape[:-1], torch.finfo(wide).min, dtype=wide, "
+                     "device=Q.device)",
+                     "m = torch.full(q.shape[:0], torch.finfo(wide).min, dtype=wide, "
+                     "device=Q.device)",
+                     "a 0-dim running max of finfo.min broadcasts against the first key tile's "
+                     "row maxima, and from then on has the rows' shape"),
+    _saved(FA, "save_copy", WIDE_L_SAVE, "L.double())", "L.double().clone())",
+           SAVED_CLONE.format("L.double()")),
+    _saved(FA, "save_widened", WIDE_L_SAVE, "L.double())", "L.double().double())",
+           "L.double() is float64 already: a second .double() returns it unchanged"),
+    _saved(FA, "add_copy", WIDE_L_SAVE, "O,", "O.contiguous(),",
+           CONTIGUOUS.format("O", "Q.new_empty")),
+]

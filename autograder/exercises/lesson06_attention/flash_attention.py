@@ -125,9 +125,16 @@ def check_not_causal_by_default(function, device) -> None:
 def check_causal_tiles(function, device) -> None:
     """Under causal, no score tile whose every key lies after every query's last visible key,
     in forward or in backward: the contract's quantity, counted on the tiles themselves (a
-    backward that computes each needed tile twice, in a dK/dV pass and a dQ pass, is fine)."""
-    values = tagged_values((2,), 10, 13, 5, 3, device, causal=True, seed=90)
-    Lq, Lk, block = 10, 13, 4
+    backward that computes each needed tile twice, in a dK/dV pass and a dQ pass, is fine).
+    Lk - Lq = 3, 0, 1 and 2 (mod BLOCK = 4), ragged last query blocks and full ones: at 0 (a
+    square problem) a key block starts right after a query block's last visible key, the
+    tile that a skip bound off by one (j > end, j <= end) computes."""
+    for seed, (Lq, Lk) in enumerate(((10, 13), (8, 8), (7, 12), (6, 8))):
+        _causal_tiles(function, tagged_values((2,), Lq, Lk, 5, 3, device, causal=True,
+                                              seed=90 + seed), Lq, Lk, 4)
+
+
+def _causal_tiles(function, values: dict, Lq: int, Lk: int, block: int) -> None:
     inputs = make_inputs(values)
     with block_size(function, block), case(describe(values, block)):
         with ScoreTiles(Lq, Lk, 5) as tiles:

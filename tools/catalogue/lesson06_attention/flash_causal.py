@@ -6,6 +6,7 @@ blocks shows."""
 
 from .. import Mistake, Unusual, edit
 from .answers import FA, FLASH
+from .flash_attention import _TWO_PASS_BACKWARD, LUCIDRAINS
 
 END = "end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk"
 FIRST = "first = max(0, j - (Lk - Lq)) // block * block if ctx.causal else 0"
@@ -15,13 +16,18 @@ FIRST_PLUS_ONE = (FIRST, "first = max(0, j - (Lk - Lq) + 1) // block * block if 
                          "else 0")
 FORWARD_SKIPS = "forward skips a key tile whose first key the query block's last query"
 
+CONTINUE = edit(
+    FLASH, ("for j in range(0, end, block):\n",
+            "for j in range(0, Lk, block):\n                if j >= end:\n"
+            "                    continue\n"),
+    ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
+     'return torch.where(key <= query[:, None] + (Lk - Lq), s, float("-inf"))'))
+ABOVE = "computes score tiles entirely above"
+TWO_PASS = FLASH[:FLASH.index("    @staticmethod\n    @once_differentiable")] + _TWO_PASS_BACKWARD
+
 UNUSUAL = [
-    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where", edit(
-        FLASH, ("for j in range(0, end, block):\n",
-                "for j in range(0, Lk, block):\n                if j >= end:\n"
-                "                    continue\n"),
-        ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
-         'return torch.where(key <= query[:, None] + (Lk - Lq), s, float("-inf"))'))),
+    Unusual(FA, "causal tiles skipped with continue, every tile masked by torch.where",
+            CONTINUE),
 ]
 
 MISTAKES = [
@@ -74,4 +80,15 @@ MISTAKES = [
             "backward leaves out a tile that causal attention needs", edit(FLASH, FIRST_PLUS_ONE)),
     Mistake(FA, "both skip bounds off by one", FORWARD_SKIPS,
             edit(FLASH, INCLUSIVE_END, FIRST_PLUS_ONE)),
+    # one tile too many, the key block that starts right after a query block's last visible
+    # key, only where Lk - Lq = 0 (mod BLOCK): masked to nothing, every value right (mutants
+    # of the catalogue's answers; the tile count once ran at Lk - Lq = 3 (mod 4) alone)
+    Mistake(FA, "continue only past end (j > end)", ABOVE,
+            edit(CONTINUE, ("if j >= end:", "if j > end:"))),
+    Mistake(FA, "two-pass backward: a tile visible when j <= end", ABOVE, edit(
+        TWO_PASS, ("j < min(Lk, i + min(block, Lq - i) + Lk - Lq)",
+                   "j <= min(Lk, i + min(block, Lq - i) + Lk - Lq)"))),
+    Mistake(FA, "lucidrains-style: break only past the block's rows", ABOVE, edit(
+        LUCIDRAINS, ("k_start_index > q_start_index + qc.shape[-2] - 1:",
+                     "k_start_index > q_start_index + qc.shape[-2]:"))),
 ]
