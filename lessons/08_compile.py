@@ -45,7 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder import self_check
-from autograder.predictions import compare
+from autograder.predictions import compare, written
 from widgets import compile_explorer
 
 _ = torch.manual_seed(0)
@@ -70,14 +70,17 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
 #
-# Three changes from lesson 00: `forward` takes **no `ctx`**; a separate `setup_context(ctx,
-# inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`);
-# and two new class members, `generate_vmap_rule = True` and a `jvp` staticmethod. `jvp`
-# receives one tangent per input of forward and returns one tangent per output; inside it,
-# `ctx.saved_tensors` holds what `setup_context` passed to **`ctx.save_for_forward`**. The two
-# lists are independent: each derivative gets only what was saved for it, so each keeps what
-# it reads. `Exp` below keeps the output for backward and, to show the lists apart, the input
-# for jvp, which then computes $e^x$ once more.
+# Two changes from lesson 00: `forward` takes **no `ctx`**, and a separate `setup_context(ctx,
+# inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`).
+# One new class member, `generate_vmap_rule = True`, lets `torch.vmap` batch the Function.
+# `Exp` below has backward only, and its last line shows what it still lacks.
+#
+# Forward mode is one more staticmethod, `jvp(ctx, *tangents)`: it receives one tangent per
+# input of `forward` (`None` for an input that is not a tensor) and returns one tangent per
+# output. It reads its tensors from `ctx.saved_tensors` too, but inside `jvp` that list holds
+# only what `setup_context` passed to **`ctx.save_for_forward(...)`**, a list of its own:
+# `save_for_backward` fills backward's list and nothing else. Exercise 1 writes the course's
+# first `jvp`, and decides what goes into each list.
 
 # %%
 class Exp(torch.autograd.Function):
@@ -91,49 +94,40 @@ class Exp(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, = inputs
-        ctx.save_for_backward(output)  # for backward: y
-        ctx.save_for_forward(x)  # for jvp, a separate list: here x
+        ctx.save_for_backward(output)  # y: backward's slope, e^x = y
 
     @staticmethod
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors  # what save_for_backward kept
         return grad_output * y  # d/dx exp(x) = exp(x)
 
-    @staticmethod
-    def jvp(ctx, x_tangent):
-        x, = ctx.saved_tensors  # what save_for_forward kept
-        return x_tangent * torch.exp(x)  # the same slope, computed again from x
-
 
 x = torch.tensor([[0.0, 1.0, 2.0], [-1.0, 0.5, 3.0]], dtype=torch.float64)
-tangent = torch.ones_like(x)
 print("vmap over rows:     ", torch.allclose(torch.vmap(Exp.apply)(x), x.exp()))
-y, y_dot = torch.func.jvp(Exp.apply, (x,), (tangent,))
-print("torch.func.jvp:     ", torch.allclose(y_dot, x.exp()))
-jacobian = torch.func.jacfwd(Exp.apply)(x[0])  # one jvp per input coordinate
-print("jacfwd is diag(e^x):", torch.allclose(jacobian, torch.diag(x[0].exp())))
 per_sample = torch.vmap(torch.func.grad(lambda row: Exp.apply(row).sum()))(x)
 print("per-sample grads:   ", torch.allclose(per_sample, x.exp()))
-print("gradcheck, both modes:", torch.autograd.gradcheck(
-    Exp.apply, (x.clone().requires_grad_(),), check_forward_ad=True, check_batched_grad=True))
+print("gradcheck, batched: ", torch.autograd.gradcheck(
+    Exp.apply, (x.clone().requires_grad_(),), check_batched_grad=True))
+try:
+    torch.func.jvp(Exp.apply, (x,), (torch.ones_like(x),))
+except NotImplementedError as error:  # forward mode needs a jvp staticmethod
+    print("torch.func.jvp:      NotImplementedError:", error)
 
 # %% [markdown]
 # **Predict.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)` saves
 # inside forward, and there is no `setup_context`. The cell after next tries four ways in:
-# `torch.vmap` and `torch.func.jvp`, which `Exp` passed above; `gradcheck` with
-# `check_forward_ad=True` (forward mode through `torch.autograd.forward_ad`, not `torch.func`);
-# and `torch.compile(fullgraph=True)` of a function calling `ExpOldForm` without its `jvp`.
-# (`torch.compile`'s front end, TorchDynamo, reads your Python and records the tensor
-# operations it meets into a graph; `fullgraph=True` turns anything it cannot record into an
-# error. A later section looks closer.) For each, write `"works"` or `"raises"` into
-# `prediction_old_form` and run the cell.
+# `torch.vmap` and per-sample gradients with `torch.func.grad`, which `Exp` passed above;
+# `gradcheck` (ordinary reverse mode); and `torch.compile(fullgraph=True)` of a function
+# calling `ExpOldForm`. (`torch.compile`'s front end, TorchDynamo, reads your Python and
+# records the tensor operations it meets into a graph; `fullgraph=True` turns anything it
+# cannot record into an error. A later section looks closer.) For each, write `"works"` or
+# `"raises"` into `prediction_old_form` and run the cell.
 
 # %%
-prediction_old_form = {"gradcheck forward_ad": None,  # "works" or "raises", for each
+prediction_old_form = {"gradcheck": None,  # "works" or "raises", for each
                        "compile fullgraph": None,
                        "vmap": None,
-                       "func.jvp": None}
+                       "func.grad": None}
 
 # %% tags=["skip-when-grading"]
 class ExpOldForm(torch.autograd.Function):
@@ -143,7 +137,6 @@ class ExpOldForm(torch.autograd.Function):
     def forward(ctx, x):
         y = torch.exp(x)
         ctx.save_for_backward(y)
-        ctx.save_for_forward(x)
         return y
 
     @staticmethod
@@ -151,25 +144,16 @@ class ExpOldForm(torch.autograd.Function):
         y, = ctx.saved_tensors
         return grad_output * y
 
-    @staticmethod
-    def jvp(ctx, x_tangent):
-        x, = ctx.saved_tensors
-        return x_tangent * torch.exp(x)
 
-
-class ExpOldFormNoJvp(ExpOldForm):
-    jvp = torch.autograd.Function.jvp  # the default: no forward mode
-
-
-compiled_old = torch.compile(lambda t: ExpOldFormNoJvp.apply(t).sin(), fullgraph=True,
+compiled_old = torch.compile(lambda t: ExpOldForm.apply(t).sin(), fullgraph=True,
                              backend="aot_eager")
 attempts = {
-    "gradcheck forward_ad": lambda: torch.autograd.gradcheck(
-        ExpOldForm.apply, (x.clone().requires_grad_(),), check_forward_ad=True),
+    "gradcheck": lambda: torch.autograd.gradcheck(ExpOldForm.apply,
+                                                  (x.clone().requires_grad_(),)),
     "compile fullgraph": lambda: torch.allclose(compiled_old(x.clone().requires_grad_()),
                                                 x.exp().sin()),
     "vmap": lambda: torch.vmap(ExpOldForm.apply)(x),
-    "func.jvp": lambda: torch.func.jvp(ExpOldForm.apply, (x,), (tangent,)),
+    "func.grad": lambda: torch.vmap(torch.func.grad(lambda r: ExpOldForm.apply(r).sum()))(x),
 }
 for name, attempt in attempts.items():
     try:
@@ -177,19 +161,18 @@ for name, attempt in attempts.items():
         observed = "works"
     except RuntimeError as error:
         observed = "raises"
-        print(f"{name}: {str(error)[:128]}...")
+        if written(prediction_old_form):  # the errors, once your four predictions are written
+            print(f"{name}: {str(error)[:128]}...")
     compare(name, prediction_old_form[name], observed, if_wrong="read the explanation below")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `gradcheck` and `torch.compile` work. `forward_ad` calls the Function the ordinary way, with
-# a `ctx`; dynamo traces `forward` and `backward` into its graph itself, with a ctx of its own
-# (but not a `jvp`: a Function with a `jvp` and an input that requires grad stops it with
-# "Unsupported custom jvp", the reason this cell compiles a copy without one). The two
-# `torch.func` transforms, `vmap` and `func.jvp`, refuse it, with an error that names the fix:
-# they must run `forward` on their own wrapped tensors and then decide what to save, so the
-# saving has to live in a separate `setup_context`. Nothing fails in silence.
+# `gradcheck` and `torch.compile` work. `gradcheck` calls the Function the ordinary way, with
+# a `ctx`; dynamo traces `forward` and `backward` into its graph itself, with a ctx of its own.
+# The two `torch.func` transforms, `vmap` and `func.grad`, refuse it, with an error that names
+# the fix: they must run `forward` on their own wrapped tensors and then decide what to save,
+# so the saving has to live in a separate `setup_context`. Nothing fails in silence.
 # </details>
 
 # %% [markdown]
@@ -210,8 +193,8 @@ for name, attempt in attempts.items():
 # ## The maths of log-sum-exp
 #
 # Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built this
-# $y$ for the rows of a score matrix in lesson 06 (`my_lse`), and rebuilt the softmax from it
-# (`my_P_from_lse`); here it runs along any `dim`, and it needs a jvp as well as a backward.
+# $y$ for the rows of a score matrix in lesson 06 (`my_lse`); here it runs along any `dim`, and
+# it needs a jvp as well as a backward.
 # Derive $\partial y / \partial x_j$ again (Hints 1 and 2 if lesson 06 is far), then the new
 # question, on paper: backward gets one $g$ per slice (the dimension `dim` is gone from
 # `grad_output`) and must return one number per $x_j$; jvp gets one tangent $\dot x_j$ per
@@ -311,9 +294,11 @@ check_lse_entry()
 # `dim` a Python int, possibly negative, naming a dimension of size 1 or more (a reduction over
 # an empty dimension is outside the contract: `torch.logsumexp` gives `-inf` there, and the
 # reference solution's `amax` raises), in the setup_context form. Decide before you write
-# `setup_context`: what do backward and jvp each read (`x` and $y$, or the weights themselves),
-# and how does `dim`, an int, reach them? The contract, which the self-check and the hidden
-# tests check:
+# `setup_context`: which tensors does each derivative read, into which of the two lists does
+# each go, and how does `dim`, an int, reach them? Say why in a comment beside it, and answer
+# one more question there that no check grades: would a second derivative taken through your
+# backward (lesson 04's double backward) still be right with what you kept? The contract,
+# which the self-check and the hidden tests check:
 #
 # - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
 #   Hint 4 above: how does a per-slice number meet the slice it came from?);
@@ -324,7 +309,8 @@ check_lse_entry()
 # - `backward(ctx, grad_output)`: your reverse-mode product from the section above, and `None`
 #   for `dim` (mind which dimension `grad_output` lacks);
 # - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
-#   int has no tangent); finite at $|x| = 1000$ too;
+#   int has no tangent), from what `setup_context` passed to `ctx.save_for_forward`; finite at
+#   $|x| = 1000$ too;
 # - keep `generate_vmap_rule = True`, already written for you.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
@@ -600,14 +586,14 @@ check_softplus_slope()
 # $z$?
 # </details>
 #
-# <details><summary><b>Hint 3</b> (question 3: the last rung)</summary>
+# <details><summary><b>Hint 3</b> (question 3: questions, and numbers to hit)</summary>
 #
 # At $x = -20$, $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0), and the slope is $\beta$
-# times that, $4.2484 \times 10^{-18}$ (why is the ratio $\beta$ so far left?). From $s$, your
-# slope is $1$ minus an exponential of $-\beta s$: what is that exponential in float64, and
-# what is left after the subtraction? Lesson 01 met a function that computes $e^{u} - 1$ for a
-# tiny $u$ without subtracting; and the slope written from $x$ has no subtraction to lose
-# digits in. Which will you keep, and what does each cost in memory?
+# times that, $4.2484 \times 10^{-18}$ (why is the ratio $\beta$ so far left?). Evaluate each
+# of your candidate formulas there, in float64, one operation at a time: what is each
+# intermediate, and which step loses the $10^{-18}$? How many significant digits does a
+# float64 number near 1 keep? Where a step loses them, can the formula be rearranged so that it
+# never forms a number near 1?
 # </details>
 
 # %% [markdown]
@@ -823,7 +809,8 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 # <details><summary><b>Hint 2</b>: the fake implementation</summary>
 #
 # The output is $x$'s shape with the dimension `dim` removed; a negative `dim` counts from the
-# end, so find the dimension it names before removing it.
+# end, so find the dimension it names before removing it. The self-check permutes $x$: is the
+# real output's layout then $x$'s, or contiguous? Print its `stride()` and see.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the batching rule</summary>
@@ -1000,7 +987,9 @@ truths = {"Function with jvp": lambda x: torch.logsumexp(x, -1),
           "custom operator": lambda x: F.softplus(x)}
 widths = (22, 26, 26, 12, 20)
 headers = ("", "compile fullgraph", "torch.func.jvp", "vmap", "func.grad")
-print("".join(f"{h:{w}}" for h, w in zip(headers, widths)))
+show = written(prediction_table)  # the table, once your two predictions are written
+print("".join(f"{h:{w}}" for h, w in zip(headers, widths)) if show else
+      "the table shows once your two predictions are written")
 for name, function in candidates.items():
     truth = truths[name]
     row = [works(compiles_fully(function)),
@@ -1009,7 +998,8 @@ for name, function in candidates.items():
            works(lambda: torch.allclose(torch.vmap(function)(x), truth(x))),
            works(lambda: torch.allclose(torch.func.grad(lambda x: function(x).sum())(x),
                                         torch.func.grad(lambda x: truth(x).sum())(x)))]
-    print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
+    if show:
+        print("".join(f"{cell:{w}}" for cell, w in zip([name, *row], widths)))
     measured = dict(zip(headers[1:], row))  # the last row, the operator's, stays
 
 for column, predicted in prediction_table.items():
@@ -1037,25 +1027,6 @@ for column, predicted in prediction_table.items():
 
 
 # %% [markdown]
-# ## Common mistakes
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
-# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
-# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
-# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
-# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous, and so is the output of a forward that copies `x` with `.contiguous()`), `x.new_empty(...)` with the reduced shape for a reduction |
-# | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | `-torch.expm1(-beta * s)`, or save `x` and use $\sigma(\beta x)$ |
-# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
-# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
-# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
-# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | translate `dim` past the batch dim, wherever it is |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | find where the batch dim is in what the one call returned |
-#
-# Twelve more rows, most of them ending in an error that names the problem, are in the
-# optional section *More common mistakes* after the summary.
-#
 # ## Summary
 #
 # The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
@@ -1067,6 +1038,9 @@ for column, predicted in prediction_table.items():
 # differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
 # `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
 # the view above.
+#
+# The common mistakes of this lesson, each with what happens and its fix, are in a table in
+# the optional section *Common mistakes* below.
 
 # %% [markdown]
 # ---
@@ -1118,7 +1092,8 @@ try:
     observed = "right" if torch.allclose(torch.vmap(NumpyExp.apply)(rows), rows.exp()) else "wrong"
 except RuntimeError as error:
     observed = "error"
-    print("vmap:", str(error).splitlines()[0])
+    if written(prediction_numpy):  # the error, once your prediction is written
+        print("vmap:", str(error).splitlines()[0])
 compare("vmap of NumpyExp", prediction_numpy, observed, if_wrong="read the explanation below")
 
 # %% [markdown]
@@ -1398,10 +1373,12 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
         try:
             attempt()
             raised[how] = False
-            print(f"{name:>14} {how:>7}: no error")
+            if written(prediction_promises):  # what happened, once your predictions are written
+                print(f"{name:>14} {how:>7}: no error")
         except Exception as error:
             raised[how] = True
-            print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
+            if written(prediction_promises):
+                print(f"{name:>14} {how:>7}: {type(error).__name__}: {reason(error)}")
     observed = ("raises when called" if raised["called"] else
                 "only opcheck" if raised["opcheck"] else "neither")
     compare(f"{name:>14}", prediction_promises[name], observed,
@@ -1467,10 +1444,27 @@ except RuntimeError as error:
 # defines it, as the exercises do.
 
 # %% [markdown]
-# ### More common mistakes
+# ### Common mistakes
 #
-# The rows below complete the main line's table: mistakes whose error names the problem,
-# and a few that give no error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
+# The first table holds the mistakes the three exercises meet most often, each with what
+# happens and its fix.
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
+# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
+# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
+# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous, and so is the output of a forward that copies `x` with `.contiguous()`), `x.new_empty(...)` with the reduced shape for a reduction |
+# | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | `-torch.expm1(-beta * s)`, or save `x` and use $\sigma(\beta x)$ |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
+# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
+# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
+# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | translate `dim` past the batch dim, wherever it is |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | find where the batch dim is in what the one call returned |
+#
+# The rows below are the rest: mistakes whose error names the problem, and a few that give no
+# error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|

@@ -32,6 +32,8 @@ SQUARED_NORM_CLAUSES = (
             'squared_norm/out-dims-is-in-dims':
                 "an element-wise rule's out_dims: the input's batch dim returned as the output's",
             'squared_norm/batch-dim-assumed-first': 'a rule that assumes the batch dim is 0',
+            'squared_norm/transposed-batch-dim':
+                'the rule swaps the batch dim to the front with transpose(0, b)',
             'squared_norm/rule-splits-batch':
                 'a rule that calls the operator on two halves of the batch',
             'squared_norm/out-dims-wrong-at-tie':
@@ -141,7 +143,8 @@ LSE_CLAUSES = (
             'LogSumExp/grad-output-not-unsqueezed':
                 'backward without unsqueeze: grad_output meets x along its last dim'}),
     Clause('`jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` '
-           'is `None`: an int has no tangent); finite at $|x| = 1000$ too;',
+           'is `None`: an int has no tangent), from what `setup_context` passed to '
+           '`ctx.save_for_forward`; finite at $|x| = 1000$ too;',
            {'LogSumExp/no-jvp': 'no jvp staticmethod',
             'LogSumExp/jvp-softmax-overflows': 'jvp through a naive softmax, exp(x) / sum(exp(x))',
             'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',

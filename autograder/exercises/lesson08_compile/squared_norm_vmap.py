@@ -123,6 +123,19 @@ def _assumes_batch_dim_first(got, batch, dim: int) -> bool:
     return _matches(got, SQUARED_NORM.reference(batch, dim + 1 if dim >= 0 else dim))
 
 
+def _transposed(batch, position: int, dim: int, q: int):
+    """What vmap returns from a rule that swaps x's batch dim with dim q by transpose (not
+    movedim) and then counts a sample's dim as if the other dims kept their order."""
+    n = batch.dim()
+    b = position % n
+    if b == q:
+        return None
+    d = dim % (n - 1)
+    reduced = d + (d >= q)  # where the sample's dim d would be with the batch dim at q
+    out = SQUARED_NORM.reference(batch.transpose(b, q), reduced)
+    return out.movedim(q - (reduced < q), 0)
+
+
 def _vmap_at(squared_norm, samples, position: int) -> None:
     """torch.vmap with x's batch dim at ``position``, against a loop over the samples, for every
     dim of a sample; a wrong result is named when it is what a rule with one of the lesson's
@@ -206,6 +219,14 @@ def _vmap_at(squared_norm, samples, position: int) -> None:
                 f"batch dim after {_where(q, position, n)}: the output's batch dim is where the one "
                 f"call left it (with {shown} and dim={dim}, at {q - (dim % sample_dims < q)} of "
                 "the output), not where it was in x", mistake="squared_norm/out-dims-is-in-dims")
+    for q in (0, n - 1):
+        if tensors and _holds(wrong, lambda dim: _transposed(batch, position, dim, q)):
+            raise GradingError(
+                f"squared_norm's batching rule reorders a sample's dims: with {shown} and "
+                f"dim={shown_dim}, it gives what a rule gives that swaps x's batch dim with dim "
+                f"{q} by transpose: the sample's dim that was at {q} lands at {b}, out of order "
+                "with the others; which op moves one dim and keeps the order of the rest?",
+                mistake="squared_norm/transposed-batch-dim")
     if tensors and all(_assumes_batch_dim_first(got, batch, dim) for dim, got, _ in tensors):
         raise GradingError(
             "squared_norm's batching rule takes x's batch dim to be at 0 whatever in_dims "
