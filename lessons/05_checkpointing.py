@@ -168,7 +168,7 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # $n = 16$, $a = 2$: $M(1) = 33$, $M(4) = 12$, $M(16) = 18$; the smallest $M$ over real $k$ is
-# $11.3$, at $k = 5.66$. For $n = 64$ the smallest is $22.6$.
+# $11.3$. For $n = 64$ the smallest is $22.6$.
 # </details>
 
 # %%
@@ -240,10 +240,9 @@ elif my_best_k is not None:
         smallest = {n: my_peak(n, 2, my_best_k(n, 2)) for n in (16, 64, 256)}
         print("a = 2, the smallest peak for n = 16, 64, 256 blocks:",
               ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
-        ties = [k for k in range(1, 17) if 16 % k == 0 and my_peak(16, 2, k) == min(
-            my_peak(16, 2, j) for j in range(1, 17) if 16 % j == 0)]
-        print("segments hold whole blocks: among the k that divide 16, the smallest M(k) is at",
-              "k =", " and ".join(map(str, ties)))
+        print("n = 16, a = 2, whole k near the best:", ", ".join(
+            f"M({k}) = {my_peak(16, 2, k):.2f}" for k in (4, 5, 6, 7, 8)),
+            "(which k would you pick? the plot after Exercise 2 measures every k)")
     except Exception as error:  # shown, not raised: Run All goes on
         print(f"my_best_k raises {type(error).__name__}:",
               (str(error).splitlines() or [""])[0], "✗")
@@ -414,7 +413,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   argument's device too;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
-#   one tensor argument requires grad;
+#   one tensor argument requires grad; a frozen one (`requires_grad=False`, as in fine-tuning)
+#   gets none, and backward still runs;
 # - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
 #   dropout masks as the same model unchecked; the self-check compares the two.
@@ -647,11 +647,10 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
 # fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
 #
-# <details><summary><b>Hint</b> (two rules that come to mind, and fail)</summary>
+# <details><summary><b>Hint</b> (a rule that comes to mind, and fails)</summary>
 #
-# $\lceil n/k \rceil$ layers per group: count the groups it makes for $n = 7$, $k = 6$.
-# $\lfloor n/k \rfloor$ layers per group and the rest in the last: how long is the last group
-# for $n = 16$, $k = 6$, against the best split's longest?
+# $\lceil n/k \rceil$ layers per group: count the groups it makes for $n = 7$, $k = 6$. Does
+# the rule you use instead keep every group as short as the contract asks, for every $k$?
 # </details>
 #
 # One trap: `CheckpointFunction` calls `run_fn` again in backward, long after your loop has
@@ -767,7 +766,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # ## Memory against the number of segments
 #
 # The 16-block MLP from the start of the lesson again, this time through your
-# `checkpoint_sequential` with $k = 1, 2, 4, 8, 16$ segments. For each $k$ the meter reports what
+# `checkpoint_sequential` with every $k$ from 1 to 16 segments. For each $k$ the meter reports what
 # is kept after forward and the peak during the whole step, and a counter (`CountFlops`, from
 # the grading library) the matrix-multiply FLOPs backward spends beyond a plain backward: the
 # price of the recomputation, counted rather than timed, so the same on every machine.
@@ -794,7 +793,7 @@ def backward_flops(model, x, run):
 model = deep_mlp()
 # A Function's output requires grad only if one of its inputs does ("A first block on data").
 x_deep = torch.randn(64, 128, requires_grad=True)
-segment_counts = [1, 2, 4, 8, 16]
+segment_counts = list(range(1, 17))
 runs = {"no checkpointing": lambda m, h: m(h)}
 runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
              for k in segment_counts})
@@ -818,7 +817,7 @@ try:
                       label=r"$k=\sqrt{n a}$, $a = 2$")
     ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
                   title="Activation memory and recomputation, 16 blocks")
-    ax_memory.set_xticks(segment_counts, [str(k) for k in segment_counts])
+    ax_memory.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
     ax_cost = ax_memory.twinx()  # the price: backward's FLOPs beyond a plain backward's
     recomputed = [(flops[f"{k} segments"] - flops["no checkpointing"]) / 1e6
                   for k in segment_counts]
@@ -839,10 +838,16 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # one segment's activations rebuilt during backward, $(n/k)\,a$, which shrink as $k$ grows.
 # (The meter reads one unit less, 11 units of 32 KiB at $k = 4$ where $M(4) = 12$: a segment's
 # input is also its first block's saved input, the same memory, counted once.)
-# With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$. Segments
-# hold whole blocks, though, and $k = 4$ and $k = 8$, which divide 16 evenly, tie, each at a
-# third of the unsegmented peak. With $k = 1$ you keep one input but recompute the whole
-# network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
+# With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$, and
+# segments hold whole blocks, but $k$ need not divide 16. $k = 4$ and $k = 8$, which do, tie
+# at 352 KiB, a third of the unsegmented peak. Now read $k = 5$, 6 and 7: with the longer
+# groups first (3, 3, 3, 3, 2, 2 at $k = 6$) they peak lower, and $k = 6$, at 288 KiB (9
+# units), is the lowest of all sixteen, below even $M$'s real-$k$ minimum; with the longer
+# groups last they peak at 352 KiB or more. $M(k)$ charges every segment input for the whole
+# time the longest segment is rebuilt, but backward rebuilds the last segment first and frees
+# each segment's input as it leaves it: long segments at the front are rebuilt when fewer
+# inputs are left. Which order did yours use? With $k = 1$ you keep one input but recompute
+# the whole network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
 # output the loss keeps (the recomputed network holds everything else), almost no saving.
 # The price (right axis) does not move with $k$: whatever the split, backward recomputes each
 # checkpointed block once, here all 16, 33.6 MFLOP, one forward's worth on top of the plain
@@ -949,7 +954,8 @@ for reentrant in (True, False):
 #   and `g`, even with several calls in one graph, and the same again when backward runs a
 #   second time on one graph (`retain_graph=True`); `y1` or `y2` changed in place between
 #   forward and backward makes backward raise PyTorch's in-place error; the parameters of `f`
-#   and `g` receive theirs in `.grad`, added to what `.grad` already holds;
+#   and `g` receive theirs in `.grad`, added to what `.grad` already holds (a frozen one,
+#   `requires_grad=False`, gets none, and backward still runs);
 # - a loss may use only one of the two outputs.
 #
 # Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again and
@@ -1102,6 +1108,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | Mistake | What happens | Ask yourself |
 # |---|---|---|
 # | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
+# | `torch.autograd.grad` (or `backward(inputs=...)`) over every parameter of the block, listed by hand | a frozen parameter (`requires_grad=False`, as in fine-tuning) among them makes backward raise | does every tensor you ask a gradient for require grad? |
 # | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
 # | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
 # | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |

@@ -26,6 +26,7 @@ from .argument_probes import (check_ignored_input, check_mixed_dtypes, check_rec
                               check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
+from .frozen_parameters import check_checkpoint_frozen
 from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
@@ -204,6 +205,9 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         check_two_calls(function, device)
         check_reuse(function, device)
         check_checkpoint_second_use(function, device)
+        with case("run_fn = Linear (frozen: requires_grad=False), Tanh, Linear, x of shape "
+                  "(3, 5)"):
+            check_checkpoint_frozen(function, device, check_block)
 
 
 def _two_inputs(a, b):

@@ -33,7 +33,8 @@ REVERSIBLE_CLAUSES = (
            "backward runs a second time on one graph (`retain_graph=True`); `y1` or `y2` changed "
            "in place between forward and backward makes backward raise PyTorch's in-place "
            "error; the parameters of `f` and `g` receive theirs in `.grad`, added to what "
-           "`.grad` already holds;",
+           "`.grad` already holds (a frozen one, `requires_grad=False`, gets none, and backward "
+           "still runs);",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
             R + "records-inversion": "records the inversion under grad and differentiates with "
                                      "respect to the rebuilt x1 and x2",
@@ -48,6 +49,8 @@ REVERSIBLE_CLAUSES = (
             R + "reuses-leaves-across-backwards": "the inverse computed once, its leaves cached "
                                                   "on ctx for a second backward",
             R + "saves-unversioned-alias": "saves y1.data and y2.data",
+            R + "frozen-parameter": "autograd.grad over x1, x2 and every parameter of f and g, "
+                                    "frozen ones too",
             R + "recomputes-in-another-dtype": "fresh leaves cast to float32 (.float()) in "
                                                "backward"}),
     Clause("a loss may use only one of the two outputs.",
@@ -122,11 +125,14 @@ CHECKPOINTING_CLAUSES = (
             C + "no-none-for-non-tensors":
                 "returns gradients for the tensors only (no None for scale and use_tanh)"}),
     Clause("**parameters** used inside `run_fn` receive their gradients in `.grad` whenever at "
-           "least one tensor argument requires grad;",
+           "least one tensor argument requires grad; a frozen one (`requires_grad=False`, as in "
+           "fine-tuning) gets none, and backward still runs;",
            {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
             C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
                                         "inputs=leaves)",
-            C + "overwrites-parameter-grad": "overwrites the parameters' .grad"}),
+            C + "overwrites-parameter-grad": "overwrites the parameters' .grad",
+            C + "frozen-parameter": "autograd.grad over a module run_fn's every parameter, "
+                                    "frozen ones too"}),
     Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
            "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
            "the same dropout masks as the same model unchecked; the self-check compares the "

@@ -1,7 +1,6 @@
-"""Lesson 05, transfer: ReversibleCoupling, ``(y1, y2) = (x1 + f(x2), x2 + g(y1))``, RevNet's
-additive coupling. Forward saves only the outputs; backward rebuilds x2 = y2 - g(y1) and
-x1 = y1 - f(x2), recomputes under grad and lets f's and g's parameters accumulate their .grad,
-as CheckpointFunction does. Graded the way it is used, with ``.backward()``."""
+"""Lesson 05, transfer: ReversibleCoupling, ``(y1, y2) = (x1 + f(x2), x2 + g(y1))`` (RevNet).
+Forward saves only the outputs; backward rebuilds x2 = y2 - g(y1), x1 = y1 - f(x2), recomputes
+under grad and lets f's and g's parameters accumulate .grad. Graded with ``.backward()``."""
 
 import torch
 from torch import nn
@@ -17,6 +16,7 @@ from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, n
                                 parameters_of, refuse_reentry, watch_calls)
 from .reversible_saves import check_saves_only_outputs, recomputed_in_other_dtype
 from .second_use import check_coupling_second_use
+from .frozen_parameters import check_coupling_frozen
 from .contracts import REVERSIBLE_CLAUSES
 
 
@@ -71,8 +71,8 @@ def _values(shape, device, seed: int = 0, dtype=torch.float64, *,
 
 
 def _parameters(values: dict) -> dict:
-    return {f"{block}.{name}": p for block in ("f", "g")
-            for name, p in parameters_of(values[block]).items()}
+    return {f"{block}.{name}": p for block in ("f", "g")  # a frozen one is no leaf
+            for name, p in parameters_of(values[block]).items() if p.requires_grad}
 
 
 def _reference(values: dict, grad_outputs):
@@ -302,10 +302,9 @@ def _check_parameters(parameters: dict, truth: dict, before: dict | None = None)
 
 
 def check_each_input_alone(function, values: dict) -> None:
-    """x1, then x2, as the only input that requires grad: its gradient right, through
-    ``.backward()`` as the contract asks. (contract.check_each_input_alone differentiates with
-    autograd.grad under the FLOP counter, whose hooks on f and g would reject a correct backward
-    that calls autograd.grad on the parameters itself.)"""
+    """x1, then x2, as the only input that requires grad, through ``.backward()`` (not
+    contract.check_each_input_alone: its FLOP counter's hooks on f and g would reject a correct
+    backward that calls autograd.grad on the parameters itself)."""
     covers(EACH_INPUT_ALONE)
     generator = torch.Generator().manual_seed(6)
     grad_outputs = [torch.randn(values["x1"].shape, generator=generator,
@@ -339,6 +338,8 @@ def full(submission, device) -> None:
     values = _values((3, WIDTH), device, 7)
     check_coupling_second_use(function, values, _parameters(values),
                               lambda: _values((3, WIDTH), device, 8))
+    with case("f = Linear then Tanh with its Linear frozen (requires_grad=False), shape (3, 5)"):
+        check_coupling_frozen(function, _values((3, WIDTH), device, 9), check_coupling)
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential

@@ -54,14 +54,6 @@ UNUSUAL = [
                       "            fx2.backward(x1_grad)\n"
                       "        with torch.no_grad():\n            x2_grad = grad_y2 + x2.grad\n"
                       "        return x1_grad, x2_grad, None, None")),
-    Unusual("ReversibleCoupling", "autograd.grad over inputs and parameters, accumulated by hand",
-            _coupling(INVERT + RECOMPUTE +
-                      "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
-                      "        grads = torch.autograd.grad((z1, z2), [x1, x2, *params], "
-                      "(grad_y1, grad_y2))\n"
-                      "        for p, grad in zip(params, grads[2:]):\n"
-                      "            p.grad = grad if p.grad is None else p.grad + grad\n"
-                      "        return grads[0], grads[1], None, None")),
     Unusual("ReversibleCoupling", "detach instead of no_grad, one backward on the summed products",
             _coupling("        y1, y2 = ctx.saved_tensors\n"
                       "        x2 = (y2 - ctx.g(y1)).detach().requires_grad_()\n"
@@ -72,10 +64,6 @@ UNUSUAL = [
             _coupling("        y1, y2 = ctx.saved_tensors\n"
                       "        x2 = (y2 - ctx.g(y1)).requires_grad_()\n"
                       "        x1 = (y1 - ctx.f(x2)).requires_grad_()\n" + RECOMPUTE + RIGHT
-                      + RETURN)),
-    Unusual("ReversibleCoupling", "torch.autograd.backward with inputs= listing the parameters",
-            _coupling(INVERT + RECOMPUTE + "        torch.autograd.backward((z1, z2), (grad_y1, "
-                      "grad_y2), inputs=[x1, x2, *ctx.f.parameters(), *ctx.g.parameters()])\n"
                       + RETURN)),
     # review 52: RevNet's backward (Gomez et al., Algorithm 1), f and g each called once under
     # grad on fresh leaves, the call that rebuilds an input also giving its vector-Jacobian

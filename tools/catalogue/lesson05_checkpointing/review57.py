@@ -5,11 +5,15 @@ and backward's fresh leaves (so their .grad) kept on ctx (now named, with the by
 the gradients kept on ctx too. One was caught with the learner's own exception: run_fn dropped
 from ctx by the first backward (now named as the second backward's failure). Unusual: bounds
 int(i * (n / k)) with an exact final bound, and rounded bounds with the last group plain. Not
-here: the reviewer's other answers, each already catalogued in the same form."""
+here: the reviewer's other answers, each already catalogued in the same form. Round C: a frozen
+parameter (requires_grad=False) inside run_fn or f, now graded: autograd.grad over every
+parameter raises there (review 57's r8; the same answer was catalogued as unusual before)."""
 
 from .. import Mistake, Unusual, edit
 from .answers import CORRECT_BACKWARD, RESTORE, _checkpoint
+from .checkpoint_function import GRAPH_WALK
 from .checkpoint_sequential import _sequential
+from .reversible_coupling import INVERT, RECOMPUTE, _coupling
 
 SOLUTION = _checkpoint(CORRECT_BACKWARD)
 BACKWARD = "        torch.autograd.backward(output, grad_output)\n"
@@ -38,7 +42,39 @@ WRONG_03_GRADS_ON_CTX = edit(
 # backward (retain_graph=True) calls None.
 WRONG_04_DROPS_RUN_FN = edit(SOLUTION, (BACKWARD, BACKWARD + "        ctx.run_fn = None\n"))
 
+# ReversibleCoupling (review 57, r8): torch.autograd.grad over x1, x2 and every parameter of f
+# and g, accumulated by hand: a frozen parameter among them makes autograd.grad raise.
+_GRAD_ALL = (INVERT + RECOMPUTE + "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+             "        grads = torch.autograd.grad((z1, z2), [x1, x2, *params], (grad_y1, grad_y2))\n"
+             "        for p, grad in zip(params, grads[2:]):\n"
+             "            p.grad = grad if p.grad is None else p.grad + grad\n"
+             "        return grads[0], grads[1], None, None")
+PARAMS = "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+WRONG_05_GRAD_ALL_PARAMS = _coupling(_GRAD_ALL)
+
+# CheckpointFunction: the graph walk for a function, but a module's run_fn.parameters() all
+# listed for autograd.grad, the frozen one too.
+OTHERS = "        others = [v for v in _leaves(out) if not any(v is m for m in mine)]\n"
+WRONG_06_ALL_MODULE_PARAMS = "from torch import nn\n" + edit(GRAPH_WALK, (OTHERS, (
+    "        others = (list(ctx.run_fn.parameters()) if isinstance(ctx.run_fn, nn.Module)\n"
+    "                  else [v for v in _leaves(out) if not any(v is m for m in mine)])\n")))
+
+# ReversibleCoupling: torch.autograd.backward with inputs= listing every parameter (catalogued
+# as unusual before the frozen parameter was graded): a frozen one among them makes it raise.
+_INPUTS_ALL = (INVERT + RECOMPUTE + "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2), "
+               "inputs=[x1, x2, *ctx.f.parameters(), *ctx.g.parameters()])\n"
+               "        return x1.grad, x2.grad, None, None")
+WRONG_07_INPUTS_ALL_PARAMS = _coupling(_INPUTS_ALL)
+
 UNUSUAL = [
+    Unusual("ReversibleCoupling", "torch.autograd.backward with inputs= listing the parameters "
+            "that require grad", _coupling(edit(_INPUTS_ALL, (
+                "*ctx.f.parameters(), *ctx.g.parameters()]",
+                "*(p for m in (ctx.f, ctx.g) for p in m.parameters() if p.requires_grad)]")))),
+    Unusual("ReversibleCoupling", "autograd.grad over the inputs and the parameters that "
+            "require grad, accumulated by hand",
+            _coupling(edit(_GRAD_ALL, (PARAMS, PARAMS.replace(
+                "]\n", "]\n        params = [p for p in params if p.requires_grad]\n"))))),
     Unusual("checkpoint_sequential", "bounds int(i * (n / k)) with the last bound n itself",
             _sequential("    layers = list(layers)\n    n = len(layers)\n"
                         "    bounds = [int(i * (n / segments)) for i in range(segments)] + [n]\n"
@@ -69,4 +105,11 @@ MISTAKES = [
     Mistake("CheckpointFunction", "run_fn dropped from ctx by the first backward "
             "(ctx.run_fn = None)", "raised TypeError when it ran a second time on one graph",
             WRONG_04_DROPS_RUN_FN),
+    Mistake("ReversibleCoupling", "autograd.grad over x1, x2 and every parameter of f and g, "
+            "frozen ones too", "when f holds a frozen parameter", WRONG_05_GRAD_ALL_PARAMS),
+    Mistake("CheckpointFunction", "autograd.grad over a module run_fn's every parameter, "
+            "frozen ones too", "when run_fn holds a frozen parameter", WRONG_06_ALL_MODULE_PARAMS),
+    Mistake("ReversibleCoupling", "torch.autograd.backward with inputs= listing every "
+            "parameter, frozen ones too", "when f holds a frozen parameter",
+            WRONG_07_INPUTS_ALL_PARAMS),
 ]

@@ -1,0 +1,65 @@
+"""Lesson 05: a frozen parameter (``requires_grad=False``, as in fine-tuning) inside run_fn, or
+inside f, gets no gradient, and backward still runs. An answer that lists the parameters for
+``torch.autograd.grad`` passes every other check and raises here ("One of the differentiated
+Tensors does not require grad")."""
+
+import torch
+from torch import nn
+
+from ...errors import GradingError
+from ...exercise import sample
+from .checkpoint_blocks import WIDTH, _linear, parameters_of
+
+
+def _raised(who: str, holder: str, error: Exception, mistake: str) -> GradingError:
+    return GradingError(
+        f"{who} raised {type(error).__name__} in backward when {holder} holds a frozen parameter "
+        "(requires_grad=False, as in fine-tuning): it gets no gradient, and asking autograd for "
+        "one raises; which tensors does your backward ask gradients for, and does every one "
+        "of them require grad?", str(error), mistake=mistake)
+
+
+def _check_untouched(who: str, frozen: nn.Module, mistake: str) -> None:
+    for name, parameter in parameters_of(frozen).items():
+        if parameter.grad is not None:
+            raise GradingError(
+                f"{who} gave the frozen parameter {name} (requires_grad=False) a .grad: a plain "
+                "run gives it none; which parameters should receive one?", mistake=mistake)
+
+
+def frozen_block(device, seed: int = 30) -> tuple[nn.Module, nn.Module]:
+    """Linear (frozen), Tanh, Linear (trained): the block, and its frozen Linear."""
+    frozen = _linear(WIDTH, WIDTH, device, seed).requires_grad_(False)
+    return nn.Sequential(frozen, nn.Tanh(), _linear(WIDTH, WIDTH, device, seed + 1)), frozen
+
+
+def check_checkpoint_frozen(function, device, check_block) -> None:
+    """CheckpointFunction with a frozen Linear in run_fn: runs, leaves it without .grad, and
+    gives the rest the gradients a plain run gives."""
+    block, frozen = frozen_block(device)
+    x = sample((3, WIDTH), device, seed=32)
+    mistake = "CheckpointFunction/frozen-parameter"
+    try:
+        function.apply(block, x.clone().requires_grad_()).sum().backward()
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
+        raise _raised("CheckpointFunction", "run_fn", error, mistake) from error
+    _check_untouched("CheckpointFunction", frozen, mistake)
+    trained = {name: p for name, p in parameters_of(block).items() if p.requires_grad}
+    check_block(function, block, {"run_fn": block, "x": x}, {"x"}, trained)
+
+
+def check_coupling_frozen(function, values: dict, check_coupling) -> None:
+    """ReversibleCoupling with f = Linear (frozen), Tanh: the same three things."""
+    frozen = values["f"][0].requires_grad_(False)
+    mistake = "ReversibleCoupling/frozen-parameter"
+    x1, x2 = (values[n].clone().requires_grad_() for n in ("x1", "x2"))
+    try:
+        sum(y.sum() for y in function.apply(x1, x2, values["f"], values["g"])).backward()
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
+        raise _raised("ReversibleCoupling", "f", error, mistake) from error
+    _check_untouched("ReversibleCoupling", frozen, mistake)
+    check_coupling(function, values)
