@@ -580,9 +580,8 @@ out = Probe.apply(a.detach(), b.detach())
 # </details>
 #
 # Forward cannot see the caller's grad mode, and `ctx.needs_input_grad` does not tell it. Yet
-# ✎ 2's contract asks forward to skip the gradients' work under `torch.no_grad()`. Before you
-# write it, decide: where in your code is the caller's grad mode still visible, and how does
-# that knowledge reach forward, using only what the printout above showed?
+# ✎ 2's contract asks forward to skip the gradients' work under `torch.no_grad()`. That is a
+# design decision of yours, and ✎ 2 is where you make it.
 #
 # ### Step 5: backward must not scale what it saved in place
 #
@@ -672,9 +671,10 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #
 # - the value and gradients of `F.cross_entropy(x @ weight.T, target)` (the mean over all $N$
 #   rows; every target a valid class) for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$
-#   and any `chunk_size` from 1 past $N$, from the values `x` and `weight` hold at each call
-#   (an optimizer step changes `weight` in place), stable where the logits pass float32's
-#   `exp` range.
+#   and any `chunk_size` from 1 past $N$, from the values `x` and `weight` hold at each call,
+#   however they were changed since the last (an optimizer step in place, or a write through
+#   `weight.data`, which leaves `weight._version` as it was), stable where the logits pass
+#   float32's `exp` range.
 # - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
 #   `V * d`, in every grad mode.
 # - When gradients are needed: forward keeps for backward only tensors of `x`'s and
@@ -690,16 +690,11 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   dtype, as the composed loss does), in every grad mode; what forward keeps for backward no
 #   wider than the input's dtype. The grader compares with float64 over 512 chunks in float16
 #   and 64 in bfloat16, at $N = 4096$, $V = 512$ in float16, and in float16 where the sums over
-#   the rows, before the division by $N$, pass 65504.
+#   the rows, before the division by $N$, pass 65504 (at `chunk_size` 1024 and past $N$).
 # - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
 #   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
 #   attribute.
-#
-# <details><summary><b>Hint</b> · for the grad-mode bullet, after Step 4</summary>
-#
-# The grader calls only `linear_cross_entropy(x, weight, target, chunk_size)`, never
-# `LinearCrossEntropy.apply`. Where is the caller's grad mode still visible?
-# </details>
+
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
 class LinearCrossEntropy(torch.autograd.Function):
@@ -816,29 +811,13 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 #    `ctx.needs_input_grad` say `False`, and forward needs no new argument.
 # 3. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
 #    any number of backward calls.
-# 4. Step 6: float32 for the loss and $\text{grad}_W$: both are sums over many chunks, and a
-#    bfloat16 running sum stalls, as the demo showed. Compute each chunk's softmax and $G$ in
-#    float32, accumulate in float32, and cast to the input's dtype once, at the end: the loss
-#    before it is returned, the gradients before they are saved (saved in float32, they would
-#    double what stays alive until backward). $G$ stays in float32 until both products are
-#    done: rounded to float16, its entries of about $1/(NV)$ are subnormal, with a few
-#    significant bits or none (the optional sections measure it). The rows of
-#    $\text{grad}_x$ are final per chunk: the course's solution keeps them in float32 too, but
-#    casting each chunk's rows as you write them gives the same values and saves a float32
-#    $N \times d$ buffer. Divide by $N$ before the cast, in float32: the sums over the rows can
-#    pass float16's 65504 (8192 rows of loss 10 do) where the means lie far inside it. Each
-#    chunk's logits may be multiplied in the input's dtype (Liger-Kernel and the composed loss
-#    multiply them so); upcast them then, before the log-sum-exp and the softmax: computed in
-#    float16, with `logits - lse` and its `exp` rounded, those lose the accuracy the contract
-#    asks for (the self-check names it). The course's solution upcasts the chunk
-#    of `x` and the weight first, at the cost of a float32 copy of the weight. How much closer
-#    to float64 that brings its bfloat16 gradients depends on the logits' size. Measured as
-#    $\|g - g_{64}\| / \|g_{64}\|$ for $\text{grad}_W$, against float64 on the same bfloat16
-#    inputs (seed 0, $N = 1024$, $d = 64$, $V = 2048$): with `x` and `weight` standard normal
-#    (logits of standard deviation 8), 1.6e-3, about what rounding the result to bfloat16
-#    costs alone, against 8.2e-3 (the composed loss's: 8.3e-3); with `weight` divided by
-#    $\sqrt{d}$ (logits of standard deviation 1), 1.65e-3 against 1.66e-3 (composed: 1.8e-3).
-#    Both meet the contract.
+# 4. Step 6: float32 for the loss, $\text{grad}_W$, each chunk's softmax and $G$; accumulate in
+#    float32 and cast to the input's dtype once, at the end: the loss after the division by
+#    $N$ (its sum over the rows can pass float16's 65504 where the mean does not), the
+#    gradients before they are saved (saved in float32, they would double what stays alive
+#    until backward). Each chunk's logits may be multiplied in the input's dtype if they are
+#    upcast before the log-sum-exp. The optional section on accumulating in bfloat16 and
+#    float16 measures what each choice costs.
 # </details>
 
 # %% [markdown]
@@ -1255,6 +1234,16 @@ for label, function in [
 # of $G$ is 0. A kernel that multiplies in the input's dtype keeps $G$ in float32 for float16
 # inputs (or scales the loss up first, as mixed-precision training's loss scaling does);
 # bfloat16 has float32's range and does not need it.
+#
+# Where to upcast, measured as $\|g - g_{64}\| / \|g_{64}\|$ for $\text{grad}_W$ against float64
+# on the same bfloat16 inputs (seed 0, $N = 1024$, $d = 64$, $V = 2048$). With `x` and `weight`
+# standard normal (logits of standard deviation 8): the course's solution, which upcasts each
+# chunk of `x` and the weight before the product (at the cost of a float32 copy of the
+# weight), 1.6e-3, about what rounding the result to bfloat16 costs alone; an answer that
+# multiplies each chunk's logits in bfloat16 and upcasts them before the log-sum-exp (as
+# Liger-Kernel does), 8.2e-3; the composed loss, 8.3e-3. With `weight` divided by $\sqrt{d}$
+# (logits of standard deviation 1): 1.65e-3, 1.66e-3 and 1.8e-3. Both answers meet the
+# contract.
 
 # %% [markdown]
 # ### Not twice differentiable

@@ -88,14 +88,15 @@ LCE_CLAUSES = (
     Clause("the value and gradients of `F.cross_entropy(x @ weight.T, target)` (the mean over "
            "all $N$ rows; every target a valid class) for `x` $(N, d)$, `weight` $(V, d)$, "
            "`target` $(N,)$ and any `chunk_size` from 1 past $N$, from the values `x` and "
-           "`weight` hold at each call (an optimizer step changes `weight` in place), stable "
-           "where the logits pass float32's `exp` range.",
+           "`weight` hold at each call, however they were changed since the last (an optimizer "
+           "step in place, or a write through `weight.data`, which leaves `weight._version` as "
+           "it was), stable where the logits pass float32's `exp` range.",
            {"linear_cross_entropy/averages-chunk-means": "the mean of each chunk's mean",
             "linear_cross_entropy/divides-chunk-by-its-rows": "each chunk's G divided by its own "
                                                               "rows, not N",
             "linear_cross_entropy/stale-after-in-place-update": "a float32 weight copy cached "
-                                                                "between calls, keyed by the "
-                                                                "weight",
+                                                                "between calls, keyed on id "
+                                                                "and _version",
             "linear_cross_entropy/buffer-shared-between-calls": "a grad_weight buffer kept "
                                                                 "between calls",
             "linear_cross_entropy/state-shared-between-calls": "gradients kept on the class",
@@ -131,7 +132,8 @@ LCE_CLAUSES = (
            "input's dtype, as the composed loss does), in every grad mode; what forward keeps "
            "for backward no wider than the input's dtype. The grader compares with float64 over 512 "
            "chunks in float16 and 64 in bfloat16, at $N = 4096$, $V = 512$ in float16, and in "
-           "float16 where the sums over the rows, before the division by $N$, pass 65504.",
+           "float16 where the sums over the rows, before the division by $N$, pass 65504 (at "
+           "`chunk_size` 1024 and past $N$).",
            {"linear_cross_entropy/casts-before-dividing-by-n": "the float32 loss cast to float16 "
                                                                "before the division by N",
             "linear_cross_entropy/softmax-in-float16": "each chunk's log-sum-exp and softmax "

@@ -1,11 +1,12 @@
 """Lesson 11: linear_cross_entropy called twice in one graph, each call's gradients its own;
-backward's gradients new tensors, never the saved ones, even at grad_output == 1."""
+backward's gradients new tensors, never the saved ones, even at grad_output == 1; a weight
+changed between calls (in place, and through .data) read afresh by the next call."""
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from ...checks import case, make_inputs
-from ...diagnose import diagnose_gradient
+from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...probes import _shares_memory
 from .fused_loss_work import NAME, Called, _describe, _truth
@@ -69,3 +70,67 @@ def check_two_calls(function: Called, first: dict, second: dict) -> None:
                     f"graph ({error.hint}): one call changed what the other saved or computes "
                     "with", error.details,
                     mistake=f"{NAME}/state-shared-between-calls") from error
+
+
+# every weight the between-calls check made, kept alive for the life of the process: a later
+# weight cannot take the address (id() or data_ptr()) of one whose copy a cache may still hold
+_KEPT: list[torch.Tensor] = []
+# the check's weight enters its first call at this _version, which no other weight of the
+# battery reaches: a cache keyed on _version cannot mistake it for a freed one at its address
+_FIRST_VERSION = 40
+
+
+def check_weight_changed_between_calls(function: Called, values: dict) -> None:
+    """Three calls on one weight: as made, after an optimizer step (in place under no_grad,
+    which bumps weight._version), and after a write through weight.data (same tensor, same
+    address, same _version, new values): each call's loss and gradients are those of what
+    weight holds at that call. A copy of weight cached between calls and keyed on id(),
+    data_ptr() or _version fails here, on purpose, rather than by a chance address reuse."""
+    inputs = make_inputs(values)
+    x, weight, target, chunk = (inputs[n] for n in ("x", "weight", "target", "chunk_size"))
+    _KEPT.extend((x, weight))
+    with torch.no_grad():
+        while weight._version < _FIRST_VERSION:
+            weight.add_(0)
+    # float16: a few units in the last place of a loss near 2 (0.1% apart): the answers
+    # whose chunk loop is wrong are off by more on a first call, and left to the value checks
+    tolerance = 3e-3 if x.dtype.itemsize < 4 else 1e-6
+    with case(_describe(values) + ", weight changed between calls"):
+        before = {**values, "weight": weight.detach().clone()}
+        try:
+            loss = function.apply(x, weight, target, chunk)
+            got = (loss, *torch.autograd.grad(loss, (x, weight)))
+        except Exception:  # the learner's code may raise anything: the later checks explain it
+            return
+        true, truth = _truth(before)
+        if not all(isinstance(one, torch.Tensor) and one.shape == want.shape and
+                   torch.allclose(one.detach().double(), want, rtol=0,
+                                  atol=tolerance * want.abs().max().item())
+                   for one, want in zip(got, (true, *truth))):
+            return  # wrong on a first call: the checks of values name why
+        for how, change in (("in place under torch.no_grad() (an optimizer step, which bumps "
+                             "weight._version)", lambda: weight.mul_(3)),
+                            ("through weight.data (same tensor, same address, same _version, "
+                             "as an EMA update or weight.data.copy_ writes)",
+                             lambda: weight.data.mul_(-0.5))):
+            with torch.no_grad():
+                change()
+            after = {**values, "weight": weight.detach().clone()}
+            loss = function.apply(x, weight, target, chunk)
+            grads = torch.autograd.grad(loss, (x, weight))
+            (stale, _), (true, truth) = _truth(before), _truth(after)
+            if not torch.allclose(loss.double(), true, rtol=tolerance) and \
+                    torch.allclose(loss.double(), stale, rtol=tolerance):
+                raise GradingError(
+                    f"{NAME} returned a stale loss, from a cache kept between calls: called "
+                    f"again after weight was changed {how}, it gave {loss.item():.4g}, the loss "
+                    f"of the weight before the change, where the changed weight gives "
+                    f"{true.item():.4g}; which tensor computed from weight outlived the call "
+                    "that computed it, and what key told it the weight was unchanged?",
+                    mistake=f"{NAME}/stale-after-in-place-update")
+            diagnose_values(f"{NAME}'s loss on a second call, after weight was changed {how}",
+                            loss.double(), true, rtol=tolerance, atol=tolerance * true.abs())
+            for name, grad, want in zip(("x", "weight"), grads, truth):
+                diagnose_gradient(name, grad.double(), want, rtol=tolerance,
+                                  atol=tolerance * want.abs().max().item())
+            before = after

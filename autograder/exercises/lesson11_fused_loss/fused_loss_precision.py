@@ -1,6 +1,8 @@
 """Lesson 11, linear_cross_entropy in float16 and bfloat16: the loss and gradients as accurate
 as accumulating in float32 makes them, returned and saved in the input's dtype."""
 
+import itertools
+
 import torch
 
 from ...checks import case, make_inputs, run_backward, run_forward
@@ -201,16 +203,18 @@ def check_float16_range(function: Called, values: dict) -> None:
     N = values["x"].shape[0]
     loss, (_, grad_weight) = _truth(values)
     sums = {"loss": N * loss.abs().max().item(), "grad_weight": N * grad_weight.abs().max().item()}
-    for situation, wanted in (("", {"x", "weight"}), (" with only weight requiring grad",
-                                                      {"weight"}), (" under torch.no_grad()", ())):
-        with case(_describe(values) + situation):
-            inputs = make_inputs(values)
+    situations = (("", {"x", "weight"}), (" with only weight requiring grad", {"weight"}),
+                  (" with only x requiring grad", {"x"}), (" under torch.no_grad()", ()))
+    # 1024 rows a chunk, and one chunk past N: a chunk's own sum passes 65504 only there
+    for (situation, wanted), chunk in itertools.product(situations, (1024, N + 904)):
+        with case(_describe({**values, "chunk_size": chunk}) + situation):
+            inputs = make_inputs({**values, "chunk_size": chunk})
             for name in {"x", "weight"} - set(wanted):
                 inputs[name].requires_grad_(False)
             with torch.set_grad_enabled(bool(wanted)):
                 output = function.apply(*inputs.values())
             got = {"loss": output.detach()}
-            if wanted:
+            if "weight" in wanted:
                 got["grad_weight"] = torch.autograd.grad(output, inputs["weight"])[0]
             for name, true in (("loss", loss), ("grad_weight", grad_weight)):
                 if name not in got:
@@ -219,12 +223,14 @@ def check_float16_range(function: Called, values: dict) -> None:
                 error = ((value.double() - true).abs().max() / true.abs().max()).item()
                 if not value.isfinite().all():
                     raise GradingError(
-                        f"{NAME}'s {name} is not finite in float16{situation} (N={N}) where "
-                        f"its largest true entry is {true.abs().max().item():.3g}: its sum over "
-                        f"the rows before the division by N reaches {sums[name]:.3g}, past "
-                        "float16's largest number (65504), so casting that float32 sum to "
-                        "float16 before dividing by N overflows; divide by N in float32, then "
-                        "cast", mistake=f"{NAME}/casts-before-dividing-by-n")
+                        f"{NAME}'s {name} is not finite in float16{situation} (N={N}, "
+                        f"chunk_size={chunk}) where its largest true entry is "
+                        f"{true.abs().max().item():.3g}: its sum over the rows before the "
+                        f"division by N reaches {sums[name]:.3g}, past float16's largest number "
+                        "(65504), so a sum over rows held in float16 before dividing by N (a "
+                        "float32 sum cast early, or a chunk's rows summed in float16) "
+                        "overflows; where is yours in float16 before the division?",
+                        mistake=f"{NAME}/casts-before-dividing-by-n")
                 if not error <= RANGE_TOLERANCE:
                     diagnose_values(f"{NAME}'s {name}{situation}", value.double(), true,
                                     rtol=0, atol=RANGE_TOLERANCE * true.abs().max().item())

@@ -1,6 +1,6 @@
 """Lesson 11, linear_cross_entropy: what the fused loss does, beyond its values. The FLOPs it
 spends when fewer gradients are needed (counted), its saved gradients scaled by any grad_output
-and never in place, a weight changed in place between calls. Its memory: ``fused_loss_memory``;
+and never in place. A weight changed between calls: ``fused_loss_calls``. Its memory: ``fused_loss_memory``;
 its precision: ``fused_loss_precision``."""
 
 import math
@@ -187,38 +187,6 @@ def check_scaling(function: Called, values: dict, grad_output: float = 3.0) -> N
                 check_short_chunk(grad.double(), true, values["chunk_size"])
             with naming_chunk_means(function, values):
                 diagnose_gradient(name, grad.double(), true)
-
-
-def check_weight_updated_in_place(function: Called, values: dict) -> None:
-    """Two calls on the same weight, changed in place between them as an optimizer step
-    changes it: each call's loss and gradients are those of what weight holds at that call (an
-    answer that keeps a converted copy of weight between calls, keyed by its data_ptr, returns
-    the loss of the weight before the step)."""
-    inputs = make_inputs(values)
-    x, weight, target, chunk = (inputs[n] for n in ("x", "weight", "target", "chunk_size"))
-    before = {**values, "weight": weight.detach().clone()}
-    with case(_describe(values) + ", weight changed in place between two calls"):
-        function.apply(x, weight, target, chunk)
-        with torch.no_grad():
-            weight.mul_(3)  # an optimizer step: same tensor, same memory, new values
-        after = {**values, "weight": weight.detach().clone()}
-        loss = function.apply(x, weight, target, chunk)
-        grads = torch.autograd.grad(loss, (x, weight))
-        (stale, _), (true, truth) = _truth(before), _truth(after)
-        tolerance = 1e-2 if x.dtype.itemsize < 4 else 1e-6
-        if not torch.allclose(loss.double(), true, rtol=tolerance) and \
-                torch.allclose(loss.double(), stale, rtol=tolerance):
-            raise GradingError(
-                f"{NAME} returned a stale loss: called again after weight was changed in place "
-                f"(an optimizer step), it gave {loss.item():.4g}, the loss of the weight before "
-                f"the change, where the changed weight gives {true.item():.4g}; something "
-                "computed from weight outlived the call that computed it",
-                mistake=f"{NAME}/stale-after-in-place-update")
-        diagnose_values(f"{NAME}'s loss on a second call, after weight was changed in place",
-                        loss.double(), true, rtol=tolerance, atol=tolerance * 1e-2)
-        for name, grad, want in zip(("x", "weight"), grads, truth):
-            diagnose_gradient(name, grad.double(), want, rtol=tolerance,
-                              atol=tolerance * want.abs().max().item())
 
 
 def check_short_chunk(grad_x: torch.Tensor, true: torch.Tensor, chunk: int) -> None:

@@ -72,14 +72,14 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake(LCE, "the float32 loss cast to float16 before the division by N",
-            "loss is not finite in float16 (N=4096)", edit(
+            "loss is not finite in float16 (N=4096", edit(
         LINEAR, (_RETURN, "        return loss.to(x.dtype) / N\n"))),
     Mistake(LCE, "the loss cast before the division by N only under no_grad",
             "loss is not finite in float16 under torch.no_grad()", edit(
         LINEAR, (_RETURN, "        if grad_enabled:\n    " + _RETURN
                  + "        return loss.to(x.dtype) / N\n"))),
     Mistake(LCE, "G = P - Y per chunk, the gradients cast, then divided by N",
-            "grad_weight is not finite in float16 (N=4096)", edit(
+            "grad_weight is not finite in float16 (N=4096", edit(
         LINEAR, ("                probs /= N\n", ""),
         ("ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),",
          "ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype) / N,"),
