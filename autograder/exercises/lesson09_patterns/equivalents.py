@@ -180,4 +180,36 @@ EQUIVALENTS = [
        "out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 2])",
        "scatter_add_ reads src only where index has entries: the extra column of src is never "
        "read"),
+    # found by the uncapped mutants (review 57): the unusual answers' own copies and branches
+    _e("BroadcastMul", "move_threshold",
+       "keep = [i for i in range(own.dim()) if own.shape[i] == 1 and g.shape[i] != 1]",
+       "keep = [i for i in range(own.dim()) if own.shape[i] == 1 and g.shape[i] != 0.5]",
+       "the test then also keeps dims where g has size 1 too: summing those with keepdim "
+       "changes nothing"),
+    _e("BroadcastMul", "move_threshold", "if own.dim() == 0:", "if own.dim() == -1e-06:",
+       "dim() is an int, never -1e-06: the general branch, which handles a 0-d input too, runs"),
+    _e("BroadcastMul", "nudge_constant", "if own.dim() == 0:", "if own.dim() == -1:",
+       "dim() is never -1: the general branch, which handles a 0-d input too, runs"),
+    *(_e("BroadcastMul", op, "ctx.save_for_backward(a, b, y)", after, _NO_SAVING_RULE)
+      for op, after in (("save_copy", "ctx.save_for_backward(a, b, y.clone())"),
+                        ("add_copy", "ctx.save_for_backward(a, b, y.contiguous())"),
+                        ("add_copy", "ctx.save_for_backward(a.contiguous(), b, y)"),
+                        ("save_copy", "ctx.save_for_backward(a, b.clone(), y)"),
+                        ("add_copy", "ctx.save_for_backward(a, b.contiguous(), y)"))),
+    _e("BroadcastMul", "add_copy", "return y", "return y.clone()", _RETURNED_COPY),
+    _e("BroadcastMul", "ignore_needs_input_grad",
+       "ctx.save_for_backward(b if ctx.needs_input_grad[0] else None,",
+       "ctx.save_for_backward(b if True else None,",
+       "saves b where backward then does not read it; " + _NO_SAVING_RULE),
+    _e("BroadcastMul", "save_copy", "a if ctx.needs_input_grad[1] else None)",
+       "a.clone() if ctx.needs_input_grad[1] else None)", _NO_SAVING_RULE),
+    _e("CumMax", "reshape_to_view",
+       "return out.reshape(grad_output.movedim(d, -1).shape).movedim(-1, d), None",
+       "return out.view(grad_output.movedim(d, -1).shape).movedim(-1, d), None",
+       "out is a fresh contiguous tensor: view and reshape give the same view of it"),
+    _e("CumMax", "nudge_constant", "out[r] = out[r].index_add(0, i[r], g[r])",
+       "out[r] = out[r].index_add(-1, i[r], g[r])", "out[r] is 1-D: dims 0 and -1 are the same"),
+    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]", "[2:]"),
+       "a shortcut for an empty gradient only: where shape[1] is 0 the sparse path builds the "
+       "same empty result"),
 ]
