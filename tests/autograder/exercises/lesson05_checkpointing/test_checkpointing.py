@@ -319,6 +319,13 @@ class TestWrongStartCause:
      "ReversibleCoupling/backward-inputs-only"),
     ("ReversibleCoupling", "fresh leaves cast to float32 (.float()) in backward",
      "ReversibleCoupling/recomputes-in-another-dtype"),
+    # review 57: a frozen parameter inside run_fn or f (fine-tuning)
+    ("CheckpointFunction", "autograd.grad over a module run_fn's every parameter, frozen ones too",
+     "CheckpointFunction/frozen-parameter"),
+    ("ReversibleCoupling", "autograd.grad over x1, x2 and every parameter of f and g, frozen "
+     "ones too", "ReversibleCoupling/frozen-parameter"),
+    ("ReversibleCoupling", "torch.autograd.backward with inputs= listing every parameter, "
+     "frozen ones too", "ReversibleCoupling/frozen-parameter"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 05 (what forward kept, fresh leaves, .grad of
