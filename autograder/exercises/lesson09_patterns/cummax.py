@@ -152,9 +152,10 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
             what = "its input x" if saved.role == "input x" else (
                 "its output" if saved.role == "output" else
                 f"a float tensor of shape {_shape(saved.shape)}")
-            raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes), where the contract "
-                               "saves no floating-point tensor: what does backward need to know "
-                               "about x, beyond its values?", mistake="CumMax/saves-float-tensor")
+            raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes), a float tensor a "
+                               "correct backward can do without: what does backward need to "
+                               "know about x, beyond its values?",
+                               mistake="CumMax/saves-float-tensor")
     budget = 8 * x.numel()
     if forward.saved_bytes > budget:
         raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
