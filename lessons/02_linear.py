@@ -189,8 +189,8 @@ check_linear_entries()
 #    (Hint: `@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
 #    In `FeatureScale` the sum over $p$ was of an element-wise product; here each term of the
-#    sum is an $(\text{out}, \text{in})$ matrix. How can **one** operation compute the whole
-#    sum, whatever the number of leading dimensions?
+#    sum is an $(\text{out}, \text{in})$ matrix. How will you compute the whole sum,
+#    whatever the number of leading dimensions, without a Python loop over $p$?
 # 3. The same question for `grad_bias`.
 # 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
 #
@@ -201,8 +201,7 @@ check_linear_entries()
 # $(1, 2, 2)$, and `grad_weight` and `grad_bias` are exactly the $(3, 2)$ and $(3,)$ results
 # above, since only the layout of the positions changed. For a single vector,
 # $x = (1, 2)$ with $G = (1, 0, 2)$: `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4
-# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$, three numbers, not one. If your `grad_bias`
-# came out as one number there, look at which dimensions your sum took.
+# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$.
 # </details>
 
 # %% [markdown]
@@ -650,12 +649,14 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # has shape $(\text{out}, n_1, n_2)$ and `bias` $(\text{out},)$ or is `None`. The contract:
 #
 # - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
-#   is `None` otherwise;
+#   is `None` otherwise, whichever of the inputs require grad (one, two, three or all four);
 # - the value and the gradients `F.bilinear` gives, each of its input's shape, for `x1`,
 #   `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, sliced or
 #   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
-#   included, the value computed in the inputs' dtype (in float32, $+\infty$ where the sum
-#   over $i, j$ overflows before the bias is added, as `F.bilinear` gives);
+#   included, the value computed in the inputs' dtype, not in a wider one and cast back (in
+#   float32, where a partial sum over $i, j$ overflows or rounds depends on the order you
+#   contract in; a single term, $n_1 = n_2 = 1$, that overflows gives $+\infty$ before the
+#   bias is added, as `F.bilinear` gives);
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
 #   `ctx`, as in Exercise 1: nothing on the class, nothing in a global;
 # - backward written by hand: deriving the gradients is the exercise.

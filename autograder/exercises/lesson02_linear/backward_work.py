@@ -2,6 +2,7 @@
 that needs none (then returned as None, so only the ops show it), and F.linear called for
 the products (it decomposes to a matrix product, so only the Python call shows it)."""
 
+import itertools
 import math
 
 import torch
@@ -81,7 +82,7 @@ class _Flow(TorchDispatchMode):
         ins = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
         self.held.extend(outs)
         self.ops.append((func.overloadpacket.__name__, tuple(outs[0].shape) if outs else (),
-                         {_key(t) for t in outs}, {_key(t) for t in ins}))
+                         {_key(t) for t in outs}, {_key(t) for t in ins}, func.is_view))
         return result
 
 
@@ -93,7 +94,15 @@ def _unused_work(function, spec: Spec, inputs: dict):
     """The first op of ``function``'s backward (run from inside it, as the engine runs it) whose
     result reaches none of the gradients it returns, of more than one element: (name, shape),
     or None."""
+    return next(iter(_backward_flow(function, spec, inputs).unused), None)
+
+
+def _backward_flow(function, spec: Spec, inputs: dict) -> "_Flow":
+    """``function``'s backward run from inside it, as the engine runs it: its ops, the
+    gradients it returned (``grads``) and the ops whose results reach none of them
+    (``unused``: (name, shape), of more than one element; a view computes nothing)."""
     flow = _Flow()
+    flow.grads, flow.unused = (), []
 
     def backward(ctx, *grad_outputs):
         with flow:
@@ -101,18 +110,51 @@ def _unused_work(function, spec: Spec, inputs: dict):
         live = {_key(g) for g in tree_flatten(grads)[0] if isinstance(g, torch.Tensor)}
         used = [False] * len(flow.ops)
         for index in reversed(range(len(flow.ops))):
-            _, _, wrote, read = flow.ops[index]
+            _, _, wrote, read, _ = flow.ops[index]
             if wrote & live:
                 used[index] = True
                 live |= read
-        flow.unused = [(name, shape) for (name, shape, *_), on in zip(flow.ops, used)
-                       if not on and math.prod(shape) > 1]
+        flow.unused = [(name, shape) for (name, shape, _, _, view), on in zip(flow.ops, used)
+                       if not on and not view and math.prod(shape) > 1]
+        flow.grads = grads if isinstance(grads, tuple) else (grads,)
         return grads
 
     watched = type(function.__name__, (function,), {"backward": staticmethod(backward)})
     forward = run_forward(watched, spec, inputs)
     run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
-    return next(iter(getattr(flow, "unused", [])), None)
+    return flow
+
+
+def check_no_work_for_frozen(function, spec: Spec, values: dict) -> None:
+    """Every subset of two or more inputs requiring grad, the rest passed but frozen (one input
+    alone is probed by what backward reads): backward returns None for each frozen input and
+    computes nothing that reaches none of the gradients it returns, whatever its ops (FLOP
+    counts see matrix products only)."""
+    names = list(values)
+    for count in range(2, len(names)):
+        for wanted in itertools.combinations(names, count):
+            flow = _backward_flow(function, spec, make_inputs(values, requires_grad=set(wanted)))
+            frozen = [n for n in names if n not in wanted]
+            only = " and ".join(wanted)
+            returned = [n for n, g in zip(names, flow.grads) if n in frozen and g is not None]
+            if returned:
+                raise GradingError(
+                    f"{spec.name}.backward returned a gradient for {returned[0]} when only "
+                    f"{only} require grad: the contract asks for None there, and for no work "
+                    f"done for it. Which entry of ctx.needs_input_grad decides whether "
+                    f"grad_{returned[0]} is computed?",
+                    mistake=f"{spec.name}/computes-frozen-gradient")
+            if flow.unused:
+                op, shape = flow.unused[0]
+                whose = [n for n in frozen if tuple(values[n].shape) == shape]
+                work = (f"grad_{whose[0]}'s work" if whose else "work for a gradient nobody "
+                        f"asked for ({' and '.join(frozen)} frozen)")
+                raise GradingError(
+                    f"{spec.name}.backward computed a tensor of shape {shape} (in aten.{op}) "
+                    f"that reaches none of the gradients it returns, when only {only} require "
+                    f"grad: {work}, done for nobody, even if backward then returns None for "
+                    "it. Which entry of ctx.needs_input_grad does that computation wait for?",
+                    mistake=f"{spec.name}/computes-frozen-gradient")
 
 
 class _Calls(TorchFunctionMode):

@@ -21,8 +21,9 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
-from .backward_work import check_frozen_bias_not_summed
-from .float32 import BILINEAR_OVERFLOW, check_float32_overflow
+from .backward_work import check_frozen_bias_not_summed, check_no_work_for_frozen
+from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW,
+                      check_float32_cast_before_bias, check_float32_overflow)
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
@@ -190,9 +191,12 @@ def _bilinear_checks(function, device) -> None:
                                frozen_get_none=True)
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
+    check_no_work_for_frozen(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
     check_float32_overflow(function, BILINEAR, device, BILINEAR_OVERFLOW, "x1 W x2")
+    check_float32_cast_before_bias(function, BILINEAR, device, BILINEAR_CAST_BEFORE_BIAS,
+                                   F.bilinear)
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
 
 

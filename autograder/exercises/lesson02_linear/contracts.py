@@ -134,7 +134,8 @@ FUSED_CLAUSES = (
 
 BILINEAR_CLAUSES = (
     Clause("each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, "
-           "and is `None` otherwise;",
+           "and is `None` otherwise, whichever of the inputs require grad (one, two, three or "
+           "all four);",
            {"Bilinear/computes-frozen-gradient": "ignores needs_input_grad",
             "Bilinear/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
             "Bilinear/computes-unneeded-gradient":
@@ -147,9 +148,10 @@ BILINEAR_CLAUSES = (
     Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for "
            "`x1`, `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, "
            "sliced or expanded view too) and for any `grad_output` autograd hands you, a "
-           "non-contiguous one included, the value computed in the inputs' dtype (in float32, "
-           "$+\\infty$ where the sum over $i, j$ overflows before the bias is added, as "
-           "`F.bilinear` gives);",
+           "non-contiguous one included, the value computed in the inputs' dtype, not in a wider "
+           "one and cast back (in float32, where a partial sum over $i, j$ overflows or rounds "
+           "depends on the order you contract in; a single term, $n_1 = n_2 = 1$, that "
+           "overflows gives $+\\infty$ before the bias is added, as `F.bilinear` gives);",
            {"Bilinear/computes-in-wider-dtype": "forward in float64, cast back",
             "unproven:wrong-value": "grad_x2 sums over the wrong input",
             "Bilinear/weight-indices-swapped":
@@ -169,7 +171,8 @@ BILINEAR_CLAUSES = (
                 "outer product of x1 and x2 rows flattened with .view"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
            "`ctx`, as in Exercise 1: nothing on the class, nothing in a global;",
-           {"Bilinear/state-shared-between-calls": "out kept in a module global, for grad_bias",
+           {"Bilinear/state-shared-between-calls":
+                "out kept in a module global, for grad_bias's reshape",
             "Bilinear/saves-untracked-alias": "x1, x2 and weight saved as .data"}),
     Clause("backward written by hand: deriving the gradients is the exercise.",
            {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),

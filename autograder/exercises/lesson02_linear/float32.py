@@ -135,3 +135,38 @@ def check_float32_bias_order(function, spec: Spec, device, activation, probes) -
                     f"where {where}, yours differs. In which order does your forward add the terms "
                     "of x @ weight.T + bias?", error.details or error.hint,
                     mistake=f"{spec.name}/bias-summed-with-products") from error
+
+
+# three exact products per entry (x times weights of 1 and 0): 2**64, 2**40 and 2**14 sum to
+# 2**64 in float32 in every order (2**64 + 2**40 is a tie, rounded to even; 2**14 is below half
+# a unit), so the bias of -2**64 leaves exactly 0; their float64 sum, cast back to float32
+# before the bias is added, rounds up to 2**64 + 2**41 (past the tie), and the bias leaves 2**41
+CAST_BEFORE_BIAS = {"x": [[2.0 ** 64, 2.0 ** 40, 2.0 ** 14], [1.0, 1.0, 1.0]],
+                    "weight": [[1.0, 1.0, 1.0], [0.0, 0.0, 1.0]], "bias": [-2.0 ** 64, 0.0]}
+BILINEAR_CAST_BEFORE_BIAS = {"x1": [[1.0], [1.0]], "x2": CAST_BEFORE_BIAS["x"],
+                             "weight": [[row] for row in CAST_BEFORE_BIAS["weight"]],
+                             "bias": CAST_BEFORE_BIAS["bias"]}
+
+
+def check_float32_cast_before_bias(function, spec: Spec, device, given: dict, products,
+                                   activation=None) -> None:
+    """The float32 sum of three products whose float64 sum, cast back, differs whatever the
+    order of summation: a forward that computes ``products`` (the inputs but the bias) in
+    float64 and casts back before adding the bias in float32 gives 2**41 where the reference
+    gives 0 (one that adds the bias in float64 too is named by the probes above)."""
+    values = float32_values(given, device)
+    with case("float32 inputs whose products, 2**64, 2**40 and 2**14, meet a bias of -2**64"):
+        with torch.no_grad():
+            output = function.apply(*values.values())
+            truth = spec.reference(**values)
+            *inputs, bias = values.values()
+            wide = products(*(v.double() for v in inputs)).to(bias.dtype) + bias
+            wide = wide if activation is None else activation(wide)
+        if isinstance(output, torch.Tensor) and output.shape == truth.shape \
+                and output.dtype == truth.dtype and not torch.equal(output, truth) \
+                and torch.equal(output, wide):
+            raise wider_dtype_error(
+                spec, "float32 sums the products 2**64, 2**40 and 2**14 to 2**64 in every order, "
+                "so the bias of -2**64 leaves exactly 0, and yours gives 2**41 (their float64 sum "
+                "cast back to float32 before the bias is added)",
+                f"your output: {output.tolist()}\nthe reference's: {truth.tolist()}")

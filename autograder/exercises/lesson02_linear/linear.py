@@ -16,15 +16,17 @@ from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsav
 from ..shared.call_state import check_class_untouched, check_input_version_tracking
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
-from .backward_work import check_frozen_bias_not_summed, check_no_linear_in_backward
+from .backward_work import (check_frozen_bias_not_summed, check_no_linear_in_backward,
+                            check_no_work_for_frozen)
 from .global_state import check_same_shape_calls, check_weight_stepped
 from .layouts import check_layouts
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
-from .float32 import (BIAS_ORDER, OVERFLOW_IN_FLOAT32,
-                      check_float32_bias_order, check_float32_overflow,
+from .float32 import (BIAS_ORDER, CAST_BEFORE_BIAS, OVERFLOW_IN_FLOAT32,
+                      check_float32_bias_order, check_float32_cast_before_bias,
+                      check_float32_overflow,
                       check_float32_zero_pre_activation)
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
                         check_infinite_grad_output_where_off, check_no_float_kept,
@@ -257,11 +259,13 @@ def _my_linear_checks(function, device) -> None:
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
     check_frozen_bias_not_summed(function, MY_LINEAR, linear_values((6,), device))
+    check_no_work_for_frozen(function, MY_LINEAR, linear_values((6,), device))
     covers("skips every unneeded matmul")
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
     check_float32_overflow(function, MY_LINEAR, device, OVERFLOW_IN_FLOAT32, "x @ weight.T")
     check_float32_bias_order(function, MY_LINEAR, device, lambda z: z, BIAS_ORDER[:1])
+    check_float32_cast_before_bias(function, MY_LINEAR, device, CAST_BEFORE_BIAS, F.linear)
     check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
 
 
@@ -294,10 +298,13 @@ def _fused_checks(function, device) -> None:
     check_float32_overflow(function, FUSED_LINEAR_RELU, device, OVERFLOW_IN_FLOAT32,
                            "x @ weight.T")
     check_float32_bias_order(function, FUSED_LINEAR_RELU, device, torch.relu, BIAS_ORDER)
+    check_float32_cast_before_bias(function, FUSED_LINEAR_RELU, device, CAST_BEFORE_BIAS,
+                                   F.linear, torch.relu)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
     check_frozen_bias_not_summed(function, FUSED_LINEAR_RELU, linear_values((6,), device))
+    check_no_work_for_frozen(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
