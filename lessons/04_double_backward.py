@@ -575,31 +575,29 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #   grad (the self-check sends one that does);
 # - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
 #   from `ctx.saved_tensors`: no tensor and no NumPy array (of `x` or computed from it) on a
-#   `ctx` attribute, on the class or in a global; no copy of an input or of the output, nor a
-#   tensor cast wider than `x`'s dtype where that adds no digit.
+#   `ctx` attribute, on the class or in a global; what it saves of `x` or of the output is that
+#   tensor itself, whose version counter lets autograd refuse a backward after an in-place
+#   change to it (not a tensor made from its memory, such as `torch.from_numpy(x.numpy())`);
+#   no copy of an input or of the output (a CPU copy of a GPU `x` is one), nor a tensor cast
+#   wider than `x`'s dtype where that adds no digit.
 #
-# What your backward computes with is not graded: a torch-op backward, marked, passes too. The
-# exercise plays the case the mark is for, so make the local derivative in NumPy, and bring it
-# back as a tensor that works wherever `x` works. NumPy and torch meet at a border with rules
-# of its own; meet them by running your code, not by reading: before the self-check, call
+# What your backward computes with is not graded (a torch-op backward, marked, passes too),
+# but the exercise plays the case the mark is for: make the local derivative in NumPy and bring
+# it back as a tensor that works wherever `x` works. Before the self-check, call
 # `CubeOnce.apply` in a scratch cell on a 1-D float64 `x`, a 0-d `x` and a float32 `x`, each
-# requiring grad, and `.backward()` each sum. What does each error tell you about the value
-# crossing the border? Then read yours for where `x` lives and where your result goes: the
-# self-check also tries an `x` that is not in CPU memory.
+# requiring grad, and `.backward()` each sum: what does each error tell you about the value
+# crossing the border? Where does `x` live, and where does your result go? (The self-check also
+# tries an `x` that is not in CPU memory.)
 #
-# What forward saves is yours to decide, and to defend. Backward needs $3x^2$; forward could
-# save `x`, its output, or $3x^2$ itself (as a tensor). The trap section's case against saving
-# an intermediate was about second derivatives: does it bear on a backward that refuses them?
-# Whatever is left to decide on: what does each choice cost in memory, given what the caller
-# already holds, and what does it leave backward to compute in NumPy (from the output, for
-# negative values too)?
+# What forward saves is yours to decide: `x`, the output, or $3x^2$. Does the trap section's
+# case against saving an intermediate bear on a backward that refuses second derivatives? What
+# does each choice cost in memory, given what the caller already holds, and what does it leave
+# backward to compute in NumPy (for negative values too)?
 #
-# Start without the mark: write forward and a backward whose local derivative is made in
-# NumPy, and leave the stub's two lines under the class for later (the cell raises there, after
-# defining the class). **Predict** before you run the self-check: does a second backward
-# through this unmarked version raise, or run? The self-check's message answers, and says what
-# the contract still asks for. Do that, in the class or in the lines under it, as you choose,
-# and delete the `raise`.
+# Start without the mark, and leave the stub's two lines under the class (the cell raises
+# there). **Predict**: does a second backward through this unmarked version raise, or run? The
+# self-check answers, and says what the contract still asks for; add it, in the class or under
+# it, and delete the `raise`.
 #
 # <details><summary><b>Hint 1</b>: two decorators</summary>
 #
@@ -610,9 +608,9 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #
 # <details><summary><b>Hint 2</b>: the mark under the class</summary>
 #
-# Applied by hand after the class, what does `CubeOnce.backward` hand you: the `staticmethod`
-# object, or the plain function? So which of the two decorators has already been undone, and
-# must be applied again, outermost?
+# Applying it by hand after the class? Print `type(CubeOnce.__dict__["backward"])` and
+# `type(CubeOnce.backward)`: are they the same object? What you assign to `CubeOnce.backward`
+# replaces the first of the two.
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>
@@ -780,12 +778,15 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # kernel is NumPy. The contract:
 #
 # - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
-#   least one dim, in float64 or float32: return `x`'s dtype (the self-check tries both);
+#   least one dim, at every finite value (where $\tanh$ rounds to $\pm 1$ included), in float64
+#   or float32: return `x`'s dtype (the self-check tries both);
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
-# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its backward
-#   calls a Function of its own, as in the third way, and **that Function's backward computes
-#   with NumPy as well**: the kernel's derivatives exist only as kernel code, at both levels;
+# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and its second
+#   derivatives are right at every finite `x`, where $\tanh$ rounds to $\pm 1$ included (the
+#   self-check tries both dtypes there); so its backward calls a Function of its own, as in the
+#   third way, and **that Function's backward computes with NumPy as well**: the kernel's
+#   derivatives exist only as kernel code, at both levels;
 # - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
 #   the backward of the backward, is accepted, not required);
 # - each of `NumpyTanh` and the Function its backward calls keeps tensors only with
@@ -1603,13 +1604,16 @@ if len(yours) == 4:
 #
 # <details><summary><b>In practice</b> (beyond the main line; open when you have time)</summary>
 #
-# **Two everyday tools refuse double backward.** Both fail loudly, as a marked
-# backward does, on the second differentiation (checked on torch 2.13, CPU):
+# **Two everyday tools refuse double backward**, on the second differentiation (checked on
+# torch 2.13, CPU), though not always in words that say so:
 #
-# - a function compiled with `torch.compile` (the default backend and `"aot_eager"` alike, both
-#   built on AOTAutograd): the first `torch.autograd.grad(..., create_graph=True)` runs, and
-#   the second raises *"torch.compile with aot_autograd does not currently support double
-#   backward"*;
+# - a function compiled with `torch.compile` (checked with `backend="aot_eager"`, built on
+#   AOTAutograd as the default backend is): the first `torch.autograd.grad(...,
+#   create_graph=True)` runs; a second `.backward()` raises *"torch.compile with aot_autograd
+#   does not currently support double backward"*, but on `torch.tanh(x).sum()` a second
+#   `torch.autograd.grad` says only that the differentiated tensor *"appears to not have been
+#   used in the graph"*, and with `allow_unused=True` returns `None`: the blind spot of a
+#   marked backward, so take the second pass with `.backward()` when you test;
 # - `torch.nn.functional.scaled_dot_product_attention` on CPU runs a fused kernel whose
 #   backward has no derivative of its own: *"derivative for
 #   aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented"*. Under

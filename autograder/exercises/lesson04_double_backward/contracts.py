@@ -6,8 +6,8 @@ from ...clauses import Clause
 
 NUMPY_TANH_CLAUSES = (
     Clause("`NumpyTanh.apply(x)` returns $\\tanh(x)$, computed with NumPy, for a CPU tensor `x` of "
-           "at least one dim, in float64 or float32: return `x`'s dtype (the self-check tries "
-           "both);",
+           "at least one dim, at every finite value (where $\\tanh$ rounds to $\\pm 1$ included), "
+           "in float64 or float32: return `x`'s dtype (the self-check tries both);",
            {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
             "NumpyTanh/wrong-output-dtype":
                 "forward computes in float64 and returns float64 for a float32 x",
@@ -17,7 +17,9 @@ NUMPY_TANH_CLAUSES = (
            "`torch.from_numpy`, `.to`), no torch arithmetic;",
            {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
             "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
-    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, so its "
+    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and its "
+           "second derivatives are right at every finite `x`, where $\\tanh$ rounds to $\\pm 1$ "
+           "included (the self-check tries both dtypes there); so its "
            "backward calls a Function of its own, as in the third way, and **that Function's "
            "backward computes with NumPy as well**: the kernel's derivatives exist only as kernel "
            "code, at both levels;",
@@ -27,6 +29,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/torch-in-inner-backward": "inner backward in torch",
             "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
             "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
+            "NumpyTanh/nan-at-saturation":
+                "the inner Function saves its output b and divides it by 1 - y^2",
             "NumpyTanh/inner-tensor-on-ctx": "the inner Function keeps g and y as ctx attributes",
             "NumpyTanh/saves-copy-of-output":
                 "forward saves a second torch.from_numpy of the same array",
@@ -126,13 +130,19 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("forward keeps what backward needs only with `ctx.save_for_backward`, and backward "
            "reads it from `ctx.saved_tensors`: no tensor and no NumPy array (of `x` or computed "
-           "from it) on a `ctx` attribute, on the class or in a global; no copy of an input or "
-           "of the output, nor a tensor cast wider than `x`'s dtype where that adds no digit.",
+           "from it) on a `ctx` attribute, on the class or in a global; what it saves of `x` or "
+           "of the output is that tensor itself, whose version counter lets autograd refuse a "
+           "backward after an in-place change to it (not a tensor made from its memory, such as "
+           "`torch.from_numpy(x.numpy())`); no copy of an input or of the output (a CPU copy of a "
+           "GPU `x` is one), nor a tensor cast wider than `x`'s dtype where that adds no digit.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",
             "CubeOnce/state-on-class": "3x^2 as a NumPy array on the class",
             "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",
             "CubeOnce/saves-widened": "saves x squared widened to float64",
+            "CubeOnce/saves-unguarded-alias": "saves torch.from_numpy(x.numpy()), an alias of x",
+            "CubeOnce/saves-cpu-copy":
+                "saves a CPU copy of x when x is on a GPU, for NumPy in backward",
             "CubeOnce/cache-keyed-by-input": "3x^2 memoised in a global dict keyed by x.data_ptr()",
             "case:a copy of the output": "returns a copy of the output it saves"}),
 )

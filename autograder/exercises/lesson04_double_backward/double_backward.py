@@ -29,6 +29,7 @@ from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent
+from .saved_alias import check_saved_guarded
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -302,6 +303,8 @@ def _cube_once_checks(function, device) -> None:
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)},
                                    "what it needs")
+    with case("x of shape (4,), changed in place after forward"):
+        check_saved_guarded(function, CUBE_ONCE, device)
     with case("x of shape (3, 4), float32"):
         inputs = make_inputs({"x": sample((3, 4), device, seed=7, dtype=torch.float32)})
         check_no_copy_saved(CUBE_ONCE, run_forward(function, CUBE_ONCE, inputs), inputs)

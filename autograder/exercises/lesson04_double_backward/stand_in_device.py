@@ -77,7 +77,7 @@ def _is_cuda(device) -> bool:
     return isinstance(device, (str, torch.device)) and str(device).split(":")[0] == "cuda"
 
 
-def _gradient(function, x: Elsewhere):
+def _gradient(function, x: Elsewhere, saved: list):
     """x's gradient through ``function``, every op under the stand-in's rules; ``.cuda()`` and
     ``.to("cuda")``, which start CUDA before they dispatch, go to the stand-in device meanwhile
     (an answer that tests ``x.is_cuda`` moves its result as it would on a GPU)."""
@@ -93,7 +93,9 @@ def _gradient(function, x: Elsewhere):
     torch.Tensor.cuda, torch.Tensor.to = lambda self, *_, **__: to(self, STAND_IN), moved
     try:
         with _StandIn():
-            return torch.autograd.grad(function.apply(x).sum(), x)[0]
+            output = function.apply(x)
+            saved.extend(getattr(output.grad_fn, "saved_tensors", ()))
+            return torch.autograd.grad(output.sum(), x)[0]
     finally:  # as it was: both are inherited from TensorBase (a sealed kernel checks)
         for name, value in own.items():
             if value is _INHERITED:
@@ -106,10 +108,11 @@ def check_result_on_x_device(function, spec: Spec) -> None:
     """One forward and backward with x (shape (3, 4)) on the stand-in device: the gradient must
     come back there, and nothing on the way may mix the two devices."""
     inner = torch.linspace(-2, 2, 12, dtype=torch.float64).reshape(3, 4)
-    x = Elsewhere(inner).requires_grad_()
+    x, saved = Elsewhere(inner).requires_grad_(), []
     try:
-        grad = _gradient(function, x)
+        grad = _gradient(function, x, saved)
     except RuntimeError as error:
+        _name_cpu_copy(spec, saved, inner)
         said = str(error).splitlines()[0]
         if "same device" in said:
             raise GradingError(
@@ -130,7 +133,24 @@ def check_result_on_x_device(function, spec: Spec) -> None:
             f"returned its gradient on {grad.device}, not on x's device: the contract asks for "
             "it on x's device; where does your NumPy result go back to torch?",
             mistake=f"{spec.name}/result-left-on-cpu")
+    _name_cpu_copy(spec, saved, inner)
     if not torch.allclose(grad.inner, 3 * inner ** 2):
         raise GradingError(f"with x on another device than the CPU, {spec.name}'s gradient is "
                            "wrong, though it is right with x on the CPU",
                            mistake=f"{spec.name}/wrong-on-another-device")
+
+
+def _name_cpu_copy(spec: Spec, saved: list, inner: torch.Tensor) -> None:
+    """A CPU tensor among the saved ones holding x's or the output's numbers: a copy made with
+    .cpu(), which a GPU run would keep in host memory beside x."""
+    for tensor in saved:
+        if type(tensor) is not torch.Tensor or tensor.shape != inner.shape:
+            continue
+        for what, kept in (("x", inner), ("the output", inner ** 3)):
+            if torch.equal(tensor.to(inner.dtype), kept):
+                raise GradingError(
+                    f"with x on another device than the CPU (as a GPU's), {spec.name}'s forward "
+                    f"saved a CPU copy of {what} (made with .cpu()): on a GPU that is a second "
+                    "tensor of x's size, in host memory, which the contract's \"no copy of an "
+                    "input or of the output\" rules out; what does the caller already hold?",
+                    mistake=f"{spec.name}/saves-cpu-copy")

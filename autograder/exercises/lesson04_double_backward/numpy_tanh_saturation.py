@@ -1,0 +1,76 @@
+"""NumpyTanh where tanh saturates: the contract's "every finite x" at both dtypes' saturation
+points. Past |x| of about 19.1 in float64 and 9.1 in float32, np.tanh rounds to exactly +-1, so
+1 - y^2 is 0 there: an inner backward that recovers grad_output as b / (1 - y^2) (b the inner
+Function's own saved output) computes 0 / 0, a NaN second derivative that x = 1.5 randn never
+reaches. Tiny probes: five values per dtype, gradgradcheck on three float64 ones."""
+
+import torch
+from torch.autograd.gradcheck import GradcheckError
+
+from ...checks import Spec, check_values_and_gradients
+from ...errors import GradingError
+
+# at or past each dtype's saturation point, both signs, and one unsaturated value beside them
+SATURATED = {torch.float64: (-25.0, -19.5, 0.5, 19.5, 25.0),
+             torch.float32: (-12.0, -9.5, 0.5, 9.5, 12.0)}
+_NAMES = {torch.float64: "float64", torch.float32: "float32"}
+
+
+def _second_derivatives(function, x: torch.Tensor):
+    """(second derivative w.r.t. x, w.r.t. grad_output, grad_output, direction), or None where
+    the first or second pass cannot run (the battery's earlier checks name those)."""
+    x = x.clone().requires_grad_()
+    grad_output = torch.linspace(0.5, 1.5, x.numel(), dtype=x.dtype).requires_grad_()
+    direction = torch.linspace(-1.0, 2.0, x.numel(), dtype=x.dtype)
+    try:
+        first, = torch.autograd.grad(function.apply(x), x, grad_output, create_graph=True)
+        if not first.requires_grad:
+            return None
+        got = torch.autograd.grad(first, (x, grad_output), direction, allow_unused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return None
+    return [torch.zeros_like(x) if g is None else g.detach() for g in got], \
+        grad_output.detach(), direction
+
+
+def check_saturated(function, spec: Spec) -> None:
+    """Value, gradient and both second derivatives at saturation, float64 and float32."""
+    for dtype, points in SATURATED.items():
+        x = torch.tensor(points, dtype=dtype)
+        check_values_and_gradients(function, spec, {"x": x})
+        found = _second_derivatives(function, x)
+        if found is None:
+            continue
+        (by_x, by_g), g, v = found
+        y = torch.tanh(x)
+        truths = (-2 * g * v * y * (1 - y * y), v * (1 - y * y))
+        for name, got, truth in (("x", by_x, truths[0]), ("grad_output", by_g, truths[1])):
+            bad = ~torch.isfinite(got)
+            if bad.any():
+                at = x[bad][0].item()
+                raise GradingError(
+                    f"NumpyTanh's second derivative with respect to {name} is "
+                    f"{got[bad][0].item()} at x = {at:g} ({_NAMES[dtype]}), where tanh rounds to "
+                    f"{'+' if at > 0 else '-'}1 and 1 - y^2 is 0: does the Function your backward "
+                    "calls divide by 1 - y^2 (recovering grad_output from its own output b), or "
+                    "by anything else that is 0 where tanh saturates? The contract asks for every "
+                    "finite x; compute from what needs no division",
+                    f"x: {x.tolist()}\nsecond derivative: {got.tolist()}\nexpected: "
+                    f"{truth.tolist()}", mistake="NumpyTanh/nan-at-saturation")
+            close = torch.isclose(got, truth, rtol=1e-5, atol=1e-6)
+            if not close.all():
+                only = bool(close[2])  # x = 0.5, the one unsaturated point, is right
+                raise GradingError(
+                    f"NumpyTanh's second derivative with respect to {name} is wrong at "
+                    f"x = {points} ({_NAMES[dtype]})" + (
+                        ", where tanh saturates, though right at x = 0.5: what in the Function "
+                        "your backward calls behaves differently once y rounds to +-1?"
+                        if only else ""),
+                    f"got: {got.tolist()}\nexpected: {truth.tolist()}")
+    x = torch.tensor((-25.0, 0.5, 19.5), dtype=torch.float64, requires_grad=True)
+    try:
+        torch.autograd.gradgradcheck(function.apply, (x,), eps=1e-6, atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError("gradgradcheck failed for NumpyTanh at x = (-25, 0.5, 19.5), where "
+                           "tanh saturates: the derivatives of your backward differ from the "
+                           "numerical ones there", str(error)) from error
