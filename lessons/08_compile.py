@@ -34,7 +34,7 @@
 # Exercises are marked **✎ Exercise**: ✎ 1 `LogSumExp`, ✎ 2 `softplus`, and the transfer
 # exercise ✎ 3 `squared_norm`. Each has a self-check cell that runs every check grading runs.
 # The main line ends with the summary; the optional sections after it (an ungraded derivation,
-# experiments, production notes) are not needed for any exercise.
+# experiments, a table of common mistakes, production notes) are not needed for any exercise.
 
 # %% nbgrader={"locked": true}
 import math
@@ -230,9 +230,9 @@ for name, attempt in attempts.items():
 #
 # <details><summary><b>Hint 4</b>: an overflow-free forward, a question</summary>
 #
-# $\log \sum_j e^{x_j} = c + \log \sum_j e^{x_j - c}$ for any constant $c$: check it by
-# taking $e^{c}$ out of every term. Which $c$ makes every exponent left $\le 0$, and what is
-# then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
+# Write every term as $e^{c} \cdot e^{x_j - c}$ for a constant $c$ and take $e^{c}$ out of
+# the sum: what does the log make of it? Which $c$ makes every exponent left $\le 0$, and
+# what is then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
 # `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$ (the $(0, 1, 2)$ answer
 # shifted by 998).
 # </details>

@@ -126,3 +126,136 @@ EQUIVALENTS += [
                      "a fake carries a shape, a dtype and a device, never values: sum and mean "
                      "over dim give the same three"),
 ]
+
+# the review-57 unusual answer that takes e^z for value and slope below beta * x = -12
+_LEFT_VALUE = "return torch.where(z < -12, torch.exp(z), exact) / beta"
+_LEFT_SLOPE = "return grad_output * torch.where(z < -12, torch.exp(z), torch.sigmoid(z)), None"
+_LEFT = ("below z = -12 e^z is within a relative e^z / 2 of log(1 + e^z) and e^z of sigmoid(z), "
+         "under the contract's 1e-5 from any switch at or left of -12")
+EQUIVALENTS += [
+    EquivalentMutant("softplus", "swap_comparison", _LEFT_VALUE, _LEFT_VALUE.replace("<", "<="),
+                     _LEFT),
+    EquivalentMutant("softplus", "swap_comparison", _LEFT_SLOPE, _LEFT_SLOPE.replace("<", "<="),
+                     _LEFT),
+    EquivalentMutant("softplus", "move_threshold", _LEFT_VALUE, _LEFT_VALUE.replace("-12", "-24"),
+                     _LEFT),
+    EquivalentMutant("softplus", "move_threshold", _LEFT_SLOPE, _LEFT_SLOPE.replace("-12", "-24"),
+                     _LEFT),
+    EquivalentMutant("softplus", "nudge_constant", _LEFT_VALUE, _LEFT_VALUE.replace("-12", "-13"),
+                     _LEFT),
+    EquivalentMutant("softplus", "nudge_constant", _LEFT_SLOPE, _LEFT_SLOPE.replace("-12", "-13"),
+                     _LEFT),
+    EquivalentMutant("softplus", "nudge_constant", _LEFT_VALUE, _LEFT_VALUE.replace("-12", "-11"),
+                     "the value's error below z = -11 is e^z / 2 <= 8.4e-6, under the "
+                     "contract's relative 1e-5 (the slope's, e^-11 = 1.7e-5, is not: that "
+                     "mutant is killed)"),
+]
+
+# review 57: uncapped mutants of the LogSumExp answers of reviews 53-56
+_GUARD = ("m is -inf, +inf or nan only on a slice of -inf, +inf or nan, which the contract (|x| "
+          "up to 1000) leaves ungraded: the catalogue's unusual 'the max subtracted with no "
+          "guard'")
+_BDIM0 = ('the contract vmaps LogSumExp with in_dims=(0, None) only: the batch dim is already '
+          'at 0')
+_DIM_TENSOR = ('the saved 0-d tensor only carries dim, a small int that float32, float16 and '
+               'a copy hold exactly, and int() reads back')
+_INDEX = ('a 0-d integer tensor is accepted as a dim (through __index__), so int() changes '
+          'nothing')
+_WIDENED = ('a float64 p only makes the weights more exact; the engine casts the gradient back to'
+            " x's dtype, and the contract bounds no saved memory")
+_EMPTY = ('the else branch runs only for an empty x, where sum and mean over dim give the same '
+          'empty m')
+EQUIVALENTS += [
+    EquivalentMutant('LogSumExp', 'move_threshold',
+                     'inner = dim + 1 if dim >= 0 else dim',
+                     'inner = dim + 1 if dim >= -1e-06 else dim',
+                     _INT_DIM),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'x = x.movedim(x_bdim, 0)',
+                     'pass',
+                     _BDIM0),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'm = torch.where(torch.isfinite(m), m, torch.zeros_like(m))',
+                     'pass',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'm = torch.where(m.isinf(), torch.zeros_like(m), m)',
+                     'pass',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'save_narrowed',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x, torch.tensor(dim).float())',
+                     _DIM_TENSOR),
+    EquivalentMutant('LogSumExp', 'save_narrowed',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x, torch.tensor(dim).half())',
+                     _DIM_TENSOR),
+    EquivalentMutant('LogSumExp', 'save_copy',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x.clone(), torch.tensor(dim))',
+                     _COPY),
+    EquivalentMutant('LogSumExp', 'save_widened',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x, torch.tensor(dim).double())',
+                     _DIM_TENSOR),
+    EquivalentMutant('LogSumExp', 'save_copy',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x, torch.tensor(dim).clone())',
+                     _DIM_TENSOR),
+    EquivalentMutant('LogSumExp', 'add_copy',
+                     'ctx.save_for_backward(x, torch.tensor(dim))',
+                     'ctx.save_for_backward(x.contiguous(), torch.tensor(dim))',
+                     _COPY),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'd = int(d)',
+                     'pass',
+                     _INDEX),
+    EquivalentMutant('LogSumExp', 'nudge_constant',
+                     'm = torch.nan_to_num(m, neginf=0.0, posinf=0.0)',
+                     'm = torch.nan_to_num(m, neginf=1.0, posinf=0.0)',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'save_copy',
+                     'ctx.save_for_backward(inputs[0])',
+                     'ctx.save_for_backward(inputs[0].clone())',
+                     _COPY),
+    EquivalentMutant('LogSumExp', 'nudge_constant',
+                     'm = torch.nan_to_num(m, neginf=0.0, posinf=0.0)',
+                     'm = torch.nan_to_num(m, neginf=0.0, posinf=1.0)',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'm = torch.nan_to_num(m, neginf=0.0, posinf=0.0)',
+                     'pass',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'swap_reduction',
+                     'm = x.max(dim).values if x.numel() else x.sum(dim)',
+                     'm = x.max(dim).values if x.numel() else x.mean(dim)',
+                     _EMPTY),
+    EquivalentMutant('LogSumExp', 'nudge_constant',
+                     'm = m.nan_to_num(0.0, 0.0, 0.0)',
+                     'm = m.nan_to_num(0.0, 1.0, 0.0)',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'nudge_constant',
+                     'm = m.nan_to_num(0.0, 0.0, 0.0)',
+                     'm = m.nan_to_num(1.0, 0.0, 0.0)',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'drop_statement',
+                     'm = m.nan_to_num(0.0, 0.0, 0.0)',
+                     'pass',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'nudge_constant',
+                     'm = m.nan_to_num(0.0, 0.0, 0.0)',
+                     'm = m.nan_to_num(0.0, 0.0, 1.0)',
+                     _GUARD),
+    EquivalentMutant('LogSumExp', 'save_copy',
+                     'ctx.save_for_backward(p)',
+                     'ctx.save_for_backward(p.clone())',
+                     _COPY),
+    EquivalentMutant('LogSumExp', 'save_widened',
+                     'ctx.save_for_backward(p)',
+                     'ctx.save_for_backward(p.double())',
+                     _WIDENED),
+    EquivalentMutant('LogSumExp', 'add_copy',
+                     'ctx.save_for_backward(p)',
+                     'ctx.save_for_backward(p.contiguous())',
+                     _COPY),
+]
