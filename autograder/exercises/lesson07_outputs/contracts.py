@@ -5,11 +5,10 @@ from ...clauses import Clause
 
 
 SORT_CLAUSES = (
-    Clause("`x` of any number of leading dimensions, a 0-dim `x` and an empty `x` included, "
-           "such as shapes (0, 5) and (3, 0) (`torch.sort` accepts them): the values of `torch.sort(x, dim=-1)`, and int64 indices of `x`'s shape, each "
-           "row a permutation with `x.gather(-1, indices) == values` (tied entries in any order, "
-           "as `torch.sort` promises none); the gradient of `x` is the one "
-           "`x.gather(-1, indices)` gets for the indices you return;",
+    Clause("`x` of any shape, 0-dim and empty ((0, 5), (3, 0)) included: the values of "
+           "`torch.sort(x, dim=-1)` and int64 indices of `x`'s shape, each row a permutation "
+           "with `x.gather(-1, indices) == values` (ties in any order); the gradient of `x` is "
+           "the one `x.gather(-1, indices)` gets for your indices;",
            {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
             "SortWithIndices/positions-by-value": "positions found by comparing values",
             "SortWithIndices/ties-in-another-order":
@@ -83,22 +82,18 @@ SPLIT_CLAUSES = (
 
 
 RELU_CLAUSES = (
-    Clause("`x` itself is the returned tensor, and autograd knows it was written: a loss built "
-           "on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad "
-           "gets a RuntimeError from PyTorch itself, not from your code (`torch.relu_` refuses "
-           "such a leaf too, in its own words);",
+    Clause("`x` itself is returned, and autograd knows it was written: a loss built on `x` "
+           "afterwards gets the gradient through the clamp, and a leaf that requires grad gets a "
+           "RuntimeError from PyTorch itself, not from your code (as `torch.relu_` does);",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor",
             "ReLUInPlace/own-leaf-guard":
                 "its own leaf guard with torch.relu_'s text, under no_grad too",
             "ReLUInPlace/forward-under-enable-grad": "the clamp made under torch.enable_grad()"}),
-    Clause("`x` of any shape (empty included) and of any strides an in-place write accepts, "
-           "with entries at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` at every "
-           "entry (exact, no tolerance; `==` counts `-0.0` and `0.0` equal, so either zero "
-           "passes), and the gradient "
-           "is `torch.relu`'s, **0 at $x = 0$** included, as for `MyReLU` in lesson 01 (NaN "
-           "entries are outside the contract: at a NaN `torch.relu`'s backward passes "
-           "`grad_output` on, which is no derivative, and nothing asks yours to);",
+    Clause("`x` of any shape (empty included) and any strides an in-place write accepts, entries "
+           "at 0, beside 0 or infinite: afterwards `x == torch.relu(x)` exactly (`-0.0 == 0.0`, "
+           "so either zero passes), and the gradient is `torch.relu`'s, **0 at $x = 0$** "
+           "included, as for `MyReLU` in lesson 01 (NaN entries are outside the contract);",
            {"ReLUInPlace/write-not-exact": "masked_fill_ of x < -1e-6",
             "ReLUInPlace/gradient-at-zero": "gradient 1 at x == 0",
             "ReLUInPlace/mask-always-true": "mask y >= 0 after the clamp",
@@ -110,10 +105,9 @@ RELU_CLAUSES = (
             "unproven:wrong-value": "the mask y / y with nan made 0",
             "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
             "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"}),
-    Clause("forward allocates nothing of `x`'s size: no new tensor as large as `x` in bytes, "
-           "which is the memory writing in place saves, for `x` in float64, float32, float16 "
-           "or bfloat16 and of either sign (the self-check measures each, on mixed-sign, "
-           "all-negative and all-positive `x`);",
+    Clause("forward allocates no new tensor as large as `x` in bytes (the memory writing in "
+           "place saves), for `x` in float64, float32, float16 or bfloat16, mixed-sign, "
+           "all-negative or all-positive;",
            {"ReLUInPlace/allocates-as-much-as-x":
                 "torch.relu(x) computed out of place, copied into x",
             "ReLUInPlace/boolean-mask-indexing": "x[neg] = torch.zeros_like(x[neg])"}),
