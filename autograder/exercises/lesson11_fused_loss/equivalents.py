@@ -152,3 +152,45 @@ EQUIVALENTS += [
                      _Q_FULL_BACKWARD.replace("(len(target), 1)", "(len(target), 2)"),
                      _SCATTER_WIDER),
 ]
+
+# CrossEntropy's unusual answers, every mutant (--cap 0, review 57 round C): per-row tensors
+# saved as copies, made contiguous, widened or narrowed (a 0/1 mask), and three no-op edits
+_TARGETS_COPY = ("a copy of an (N,) or (M,) integer tensor forward just made or was given: a "
+                 "saved tensor of at most N elements, as the contract allows, the same values")
+_TARGETS_CONTIGUOUS = ("target and the per-row tensors forward makes are 1-D and contiguous: "
+                       ".contiguous() returns them")
+_CE_ROWS = {(_BOOLEAN_SAVE, "rows,"): ("clone",), (_BOOLEAN_SAVE, "kept_targets,"):
+            ("clone", "contiguous"), (_BOOLEAN_SAVE, "lse)"): ("clone",),
+            (_CE_SAVE, "lse,"): ("clone", "contiguous"),
+            (_CE_SAVE, "safe_target,"): ("clone", "contiguous"),
+            (_CE_SAVE, "counted)"): ("double", "float", "half"),
+            ("ctx.save_for_backward(logits.detach(), target)", "target)"): ("clone", "contiguous"),
+            (_LOG_SOFTMAX_SAVE, "target)"): ("contiguous",)}
+_CE_REASONS = {"clone": ("save_copy", _TARGETS_COPY),
+               "contiguous": ("add_copy", _TARGETS_CONTIGUOUS),
+               "double": ("save_widened", _ROW_WIDENED), "float": ("save_narrowed", _MASK_NARROWED),
+               "half": ("save_narrowed", _MASK_NARROWED)}
+for (_line, _name), _methods in _CE_ROWS.items():
+    for _method in _methods:
+        _operator, _reason = _CE_REASONS[_method]
+        EQUIVALENTS.append(EquivalentMutant(
+            "CrossEntropy", _operator, _line,
+            _line.replace(f" {_name}", f" {_name[:-1]}.{_method}(){_name[-1]}", 1), _reason))
+_PICKED = "loss = (lse - sub.gather(1, kept_targets[:, None])[:, 0]).mean()"
+_SCALE = "scale = grad_output * counted / counted.sum()"
+EQUIVALENTS += [
+    EquivalentMutant("CrossEntropy", "add_copy", "return grad, None, None",
+                     "return grad.clone(), None, None",
+                     "grad is a fresh tensor backward just made: its copy is the same gradient"),
+    EquivalentMutant("CrossEntropy", "nudge_constant", _PICKED, _PICKED.replace("[:, 0]", "[:, -1]"),
+                     "gather with an (M, 1) index gives (M, 1): column -1 is column 0"),
+    EquivalentMutant("CrossEntropy", "swap_arithmetic", _SCALE,
+                     _SCALE.replace("grad_output * counted", "grad_output / counted"),
+                     "a counted row divides by True (1), as it multiplied; an ignored row's inf "
+                     "or nan is replaced by 0 by the torch.where that returns the gradient"),
+    EquivalentMutant("CrossEntropy", "change_dim", _INDEX_SELECT_LOSS,
+                     _INDEX_SELECT_LOSS.replace("squeeze(1)", "squeeze(0)"),
+                     "the gathered (M, 1) stays (M, 1) (or (1,) at M = 1), and lse - it "
+                     "broadcasts to (M, M), whose mean is mean(lse) - mean(t): the same loss, "
+                     "as with keepdim above; backward does not read it"),
+]
