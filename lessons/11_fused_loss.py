@@ -285,8 +285,7 @@ check_grad_row(my_grad_row)
 #   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
 #   rows' targets (such as -100) become first?
 # - Save the logits themselves (not a copy of them, whatever their strides) and, besides
-#   them, only tensors of at most $N$ elements; **not** the probabilities. What, besides the
-#   logits, does backward need to compute the softmax?
+#   them, only tensors of at most $N$ elements; **not** the probabilities.
 # - Backward follows your derivation, by hand, and returns `None` for `target` and
 #   `ignore_index`.
 # - As in every lesson: forward and backward leave `logits` untouched (no in-place write),

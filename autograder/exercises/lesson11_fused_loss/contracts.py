@@ -70,8 +70,7 @@ CE_CLAUSES = (
            "the ignored rows' targets (such as -100) become first?",
            {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
     Clause("Save the logits themselves (not a copy of them, whatever their strides) and, "
-           "besides them, only tensors of at most $N$ elements; **not** the probabilities. "
-           "What, besides the logits, does backward need to compute the softmax?",
+           "besides them, only tensors of at most $N$ elements; **not** the probabilities.",
            {"CrossEntropy/saves-probabilities": "saves the probabilities",
             "CrossEntropy/saves-logits-copy": "logits saved as a contiguous copy"}),
     Clause("Backward follows your derivation, by hand, and returns `None` for `target` and "
