@@ -6,6 +6,9 @@ version counter, saved-tensor hooks and one-ctx-per-call do not reach, though ev
 battery compares can still be right."""
 
 import inspect
+import weakref
+from collections import deque
+from collections.abc import Mapping, MutableSequence, Set as AbstractSet
 
 import torch
 
@@ -14,6 +17,8 @@ from .errors import GradingError
 
 _METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
 _LIMIT = 1000  # entries of one container looked into: past it, its size alone tells
+# the notebook's own history, which a cell run changes, never a forward
+_IPYTHON = frozenset({"In", "Out", "_ih", "_oh", "_dh"})
 
 
 def _namespaces(function) -> list[tuple[str, dict]]:
@@ -61,26 +66,52 @@ def _owned(value, module: str | None) -> bool:
             and not isinstance(value, type))) and hasattr(value, "__dict__")
 
 
+def _entries(value) -> list[tuple] | None:
+    """(key, item) pairs of a container, keys by position for a sequence and None for a set;
+    weak containers read through (their live entries); None for anything else."""
+    if isinstance(value, (weakref.WeakKeyDictionary, weakref.WeakValueDictionary, Mapping)):
+        return list(value.items())
+    if isinstance(value, (list, tuple, MutableSequence, deque)):
+        return list(enumerate(value))
+    if isinstance(value, (set, frozenset, weakref.WeakSet, AbstractSet)):
+        return [(None, item) for item in value]
+    return None
+
+
 def _held(value, module, depth=0):
-    """(tensors by id with their versions, entries counted) that ``value`` holds, two levels deep."""
+    """(tensors by id with their versions, entries counted, (container, key, value) identities)
+    that ``value`` holds, two levels deep: a key seen for the first time or a value replaced
+    under an old key shows in the last, where a dict keyed by a reused id(ctx) does not grow."""
     if isinstance(value, torch.Tensor):
-        return {id(value): value._version}, 0
+        return {id(value): value._version}, 0, set()
     if depth > 2:
-        return {}, 0
+        return {}, 0, set()
     if _owned(value, module):
         value = vars(value)
-    if isinstance(value, dict):
-        items = list(value.values())
-    elif isinstance(value, (list, tuple, set, frozenset)) or type(value).__name__ == "deque":
-        items = list(value)
-    else:
-        return {}, 0
-    tensors, count = {}, len(items)
-    for item in items[:_LIMIT]:
-        inner, inner_count = _held(item, module, depth + 1)
+    try:
+        items = _entries(value)
+    except Exception:  # noqa: BLE001 - a container that cannot be read is not looked into
+        items = None
+    if items is None:
+        return {}, 0, set()
+    tensors, count, marks = {}, len(items), set()
+    for key, item in items[:_LIMIT]:
+        marks.add((id(value), _key(key), id(item)))
+        inner, inner_count, inner_marks = _held(item, module, depth + 1)
         tensors.update(inner)
         count += inner_count
-    return tensors, count
+        marks |= inner_marks
+    return tensors, count, marks
+
+
+def _key(key):
+    """A key as a mark holds it: by value where it hashes (an int id(ctx) reused compares
+    equal), by identity otherwise."""
+    try:
+        hash(key)
+    except TypeError:
+        return ("id", id(key))
+    return key if isinstance(key, (int, str, float, bytes, type(None))) else ("id", id(key))
 
 
 def _snapshot(namespaces) -> dict:
@@ -88,14 +119,34 @@ def _snapshot(namespaces) -> dict:
     for where, names in namespaces:
         module = names.get("__name__") if where == "a module global" else None
         for key, value in list(names.items()):
-            if not (key.startswith("__") and key.endswith("__")):
+            if not (key.startswith("__") and key.endswith("__")) and key not in _IPYTHON:
                 shot[(where, key)] = (id(value), *_held(value, module))
     return shot
 
 
-def _change(before: dict, after: dict) -> tuple[tuple[str, str], str] | None:
-    """The first place that holds a new tensor, a tensor written in place, or more entries."""
-    for place, (identity, tensors, count) in after.items():
+def _refers_to(value, ctx, depth=0) -> bool:
+    """Whether ``value`` holds this call's ctx, a weak reference to it or id(ctx), as a key or
+    an entry, two levels deep: a dict keyed by id(ctx) whose key an earlier, freed ctx left
+    (ids are reused) neither grows nor shows a new key."""
+    if value is ctx or (type(value) is int and value == id(ctx)):
+        return True
+    if isinstance(value, weakref.ref) and value() is ctx:
+        return True
+    if depth > 2 or isinstance(value, torch.Tensor):
+        return False
+    try:
+        items = _entries(value)
+    except Exception:  # noqa: BLE001
+        return False
+    return any(_refers_to(key, ctx, depth + 1) or _refers_to(item, ctx, depth + 1)
+               for key, item in (items or ())[:_LIMIT])
+
+
+def _change(before: dict, after: dict, ctx=None,
+            namespaces=()) -> tuple[tuple[str, str], str] | None:
+    """The first place that holds a new tensor, a tensor written in place, more entries, a new
+    entry or a replaced one, or this call's ctx (or its id)."""
+    for place, (identity, tensors, count, marks) in after.items():
         was = before.get(place)
         if was is None:
             if tensors or count:
@@ -106,8 +157,16 @@ def _change(before: dict, after: dict) -> tuple[tuple[str, str], str] | None:
             return place, f"holds {len(new)} new tensor(s)"
         if any(version != was[1][t] for t, version in tensors.items()):
             return place, "holds a tensor written in place"
-        if count > was[2] and identity == was[0]:
+        if identity != was[0]:
+            continue
+        if count > was[2]:
             return place, f"grew from {was[2]} to {count} entries"
+        if marks - was[3]:
+            return place, "holds a new or replaced entry"
+    for where, names in namespaces if ctx is not None else ():
+        for key, value in list(names.items()):
+            if not key.startswith("__") and key not in _IPYTHON and _refers_to(value, ctx):
+                return (where, key), "holds this call's ctx or id(ctx) as an entry"
     return None
 
 
@@ -125,9 +184,11 @@ def check_no_state_outside_ctx(function, name: str, values: dict) -> None:
         outputs = function.apply(*inputs.values())
     except Exception:  # noqa: BLE001 - the battery reports it
         return
-    _raise(name, "forward", _change(before, _snapshot(namespaces)))
     outputs = [o for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
                if isinstance(o, torch.Tensor) and o.requires_grad]
+    ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
+    _raise(name, "forward", _change(before, _snapshot(namespaces), ctx, namespaces))
+    del ctx
     leaves = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     if outputs and leaves:
         try:

@@ -84,7 +84,8 @@ def check_backward_twice(function, spec, values: dict, where: str = "", *,
             f"{spec.name}.backward raised {type(error).__name__} when run a second time on one "
             f"graph, after a first run that succeeded: {detail}; backward may run more than once "
             "(retain_graph=True, gradcheck, a Jacobian row by row): leave ctx and what forward "
-            "saved as forward left them", str(error), case,
+            "saved as forward left them (what backward pops from a global or a dict keyed by "
+            "id(ctx) is gone the second time: keep it on ctx)", str(error), case,
             mistake=f"{spec.name}/second-backward-fails") from error
     names = [name for name, value in inputs.items() if any(value is w for w in wanted)]
     for name, one, two in zip(names, first, second):

@@ -117,11 +117,12 @@ MY_RELU_CLAUSES = (
 SCALED_SIGMOID_CLAUSES = (
     Clause("`scale` a Python float that may be negative **or zero**, and of any size (the "
            "self-check tries $\\pm 10^{-12}$, $\\pm 4.5 \\times 10^{-308}$ and $10^{300}$ "
-           "too), and `x` of any size (it tries $|x|$ up to $800$, and $x$ every $0.01$ on "
-           "$[-40, 40]$): the value and the gradient for `x` that autograd gives for "
-           "`scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever "
-           "the output `scale * sigmoid(x)` is a normal float64 number (at least "
-           "$2.2 \\times 10^{-308}$ in size): within $10^{-15}$ of $|\\text{scale}|$ for "
+           "too), and `x` of any shape (an empty one too) and any magnitude (it tries $|x|$ up to "
+           "$800$, and $x$ every $0.01$ on $[-40, 40]$): the value and the gradient for `x` "
+           "that autograd gives for `scale * torch.sigmoid(x)` in float64, never `nan`, to "
+           "float64's precision wherever that reference's output is a normal float64 number "
+           "(at least $2.2 \\times 10^{-308}$ in size; `torch.sigmoid(x)` is exactly $0$ below "
+           "$x \\approx -709.78$, whatever the scale): within $10^{-15}$ of $|\\text{scale}|$ for "
            "$x \\ge 0$, where $\\sigma(x)$ is near $1$, and to $10^{-12}$ of their size for "
            "$x < 0$;",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",

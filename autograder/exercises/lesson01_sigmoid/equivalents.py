@@ -215,3 +215,22 @@ EQUIVALENTS += [
               "F.softplus is log1p(exp(x)) below its threshold, exact and finite up to x = 709; "
               "from x = 37 on it rounds to x, what the threshold returns"),
 ]
+
+# review 57's log-space ScaledSigmoid (scale 0 handled apart) and the (scale or 1) divisor
+_ZERO_SCALE = "at scale 0 the output and the gradient are zeros whatever else multiplies them"
+_SIGN = "math.copysign(1.0, s) is 1 or -1, so dividing by it is multiplying by it"
+_OR_ONE = ("ctx.scale is 0 only where y is 0 everywhere: the divisor then divides zeros, and "
+           "any nonzero one gives the same 0")
+EQUIVALENTS += [
+    _scaled("drop_term", "return torch.zeros_like(x) * scale", "return torch.zeros_like(x)",
+            _ZERO_SCALE + " (a -0.0 the contract does not tell from 0.0)"),
+    _scaled("drop_term", "return grad_output * 0.0 * x, None", "return grad_output * 0.0, None",
+            _ZERO_SCALE),
+    _scaled("drop_term", "return grad_output * 0.0 * x, None", "return 0.0 * x, None",
+            _ZERO_SCALE + " (grad_output is finite: the contract states no other)"),
+    _scaled("swap_arithmetic", "return grad_output * math.copysign(1.0, ctx.scale) * slope, None",
+            "return grad_output / math.copysign(1.0, ctx.scale) * slope, None", _SIGN),
+    *(_scaled("nudge_constant", "s = y / (ctx.scale or 1.0)  # y is 0 at scale 0",
+              f"s = y / (ctx.scale or {other})  # y is 0 at scale 0", _OR_ONE)
+      for other in ("0.5", "2.0")),
+]

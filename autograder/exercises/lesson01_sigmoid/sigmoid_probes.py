@@ -3,7 +3,6 @@ lies, and probes that name a slip by reproducing it: MySigmoid's branches swappe
 ScaledSigmoid's backward applying MySigmoid's derivative to its output, and its scale rounded
 to float32."""
 
-import inspect
 
 import torch
 
@@ -156,28 +155,3 @@ def check_gradient_count(function, spec: Spec, values: dict) -> None:
                 "PyTorch drops extra trailing Nones without a word, but an extra gradient "
                 "that is not None fails", mistake=f"{spec.name}/wrong-gradient-count")
 
-
-# the notebook's own history, which a cell run changes, never a forward
-IPYTHON = frozenset({"In", "Out", "_ih", "_oh", "_dh"})
-
-
-def check_globals_untouched(function, spec, values: dict) -> None:
-    """One forward adds no entry to a container among the learner's module globals: a dict
-    keyed by id(ctx) holds what each call's backward pops, and keeps it for good where
-    backward never runs (the contract: one call's state on its ctx, nothing in a global)."""
-    forward = getattr(inspect.unwrap(getattr(function, "forward", None)), "__globals__", {})
-    before = {key: (value, len(value)) for key, value in list(forward.items())
-              if isinstance(value, (dict, list, set)) and not key.startswith("__")
-              and key not in IPYTHON}
-    try:
-        run_forward(function, spec, make_inputs(values))
-    except Exception:  # noqa: BLE001 - the battery reports it
-        return
-    for key, (value, size) in before.items():  # one overwritten in place: the domain's
-        if len(value) > size:  # two calls in one graph name it (another call's value)
-            raise GradingError(
-                f"{spec.name}.forward adds an entry to the module global {key}: a global is "
-                "shared by every call, and an entry kept per call (keyed by id(ctx), say) stays "
-                "there for good when that call's backward never runs (no backward, grad "
-                "disabled, an error); keep what backward needs on ctx (ctx.<name> = ...), one "
-                "per call", mistake=f"{spec.name}/state-shared-between-calls")

@@ -32,7 +32,8 @@ MISTAKES = [
                 "        _kept[id(ctx)] = x.detach().clone()\n        return x ** 2",
                 "        return grad_output * 2 * _kept.pop(id(ctx))")),
     Mistake("Square", "a flag in a module dict keyed by id(ctx), popped by backward",
-            "Square raised KeyError", "_pending = {}\n" + _square(
+            "Square.backward raised KeyError when run a second time on one graph",
+            "_pending = {}\n" + _square(
                 "        _pending[id(ctx)] = True\n" + SAVE_X,
                 "        _pending.pop(id(ctx))\n" + READ_X
                 + "        return grad_output * 2 * x")),

@@ -1,7 +1,8 @@
 """Lesson 01, review 55b: answers that differ from a right one only where the grader once did
 not look (a mask threshold at a dtype's smallest normal number, probed in float64 alone at
 1e-300; x saved only past 65536 entries, where the largest watched call had 8193), a dict
-on the class or in a module global keyed by id(ctx) (named for the entry it leaks), and two
+on the class (named for the entry it leaks) or in a module global keyed by id(ctx) (named
+for the popped entry a second backward misses; review57.py's for the entry it leaks), and two
 unusual answers."""
 
 from .. import Mistake, Unusual, edit
@@ -61,7 +62,7 @@ MISTAKES = [
     Mistake("ScaledSigmoid", "scale in a dict on the class keyed by id(ctx), popped in backward",
             "adding an entry to a dict on the class", SCALE_IN_CLASS_DICT),
     Mistake("ScaledSigmoid", "scale in a module dict keyed by id(ctx), popped in backward",
-            "adds an entry to the module global _scales",
+            "ScaledSigmoid.backward raised KeyError when run a second time on one graph",
             "\n_scales = {}\n" + edit(SCALE_IN_CLASS_DICT, ("    scales = {}\n\n", ""),
                                         ("ScaledSigmoid.scales", "_scales"))),
 ]

@@ -1,0 +1,61 @@
+"""autograder.outside_ctx: per-call state in a module global is seen whatever the container and
+whatever ran before (a dict keyed by id(ctx) need not grow: freed ids come back on a rerun)."""
+
+import pytest
+import torch
+
+from autograder import outside_ctx
+from autograder.errors import GradingError
+from autograder.outside_ctx import check_no_state_outside_ctx
+
+
+def _scaled(store: str, read: str, prelude: str = "") -> type:
+    namespace = {"torch": torch}
+    exec(prelude + "\nclass Scaled(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x, scale):\n"
+         f"        ctx.save_for_backward(x)\n        {store}\n        return scale * x\n"
+         "    @staticmethod\n    def backward(ctx, g):\n"
+         f"        x, = ctx.saved_tensors\n        return g * {read}, None\n", namespace)
+    return namespace["Scaled"]
+
+
+def _values() -> dict:
+    return {"x": torch.ones(3, dtype=torch.float64), "scale": 2.5}
+
+
+@pytest.mark.parametrize("prelude, store, read", [
+    ("import weakref\nS = weakref.WeakKeyDictionary()", "S[ctx] = scale", "S[ctx]"),
+    ("import weakref\nS = weakref.WeakValueDictionary()\nclass Box:\n    pass",
+     "S[id(ctx)] = ctx.box = Box()", "2.5"),
+    ("import weakref\nS = weakref.WeakSet()", "S.add(ctx)", "2.5"),
+    ("import collections\nS = collections.deque()", "S.append(scale)", "S.pop()"),
+    ("S = {0: None}", "S[0] = [scale]", "S[0][0]"),  # a value replaced: no new key
+])
+def test_per_call_state_in_any_container_is_named(prelude, store, read):
+    with pytest.raises(GradingError, match="Scaled.forward kept state outside ctx: S in a "
+                                           "module global") as error:
+        check_no_state_outside_ctx(_scaled(store, read, prelude), "Scaled", _values())
+    assert error.value.mistake == "Scaled/state-outside-ctx"
+
+
+def test_a_dict_keyed_by_a_reused_id_of_ctx_is_named_on_every_run():
+    """A dict keyed by id(ctx) that forward fills and backward never empties is named on a
+    rerun too, where the probe's ctx may get an id an earlier, freed ctx left as a key: the key
+    is then no new one and the dict does not grow, but it holds this call's id(ctx)."""
+    answer = _scaled("S[id(ctx)] = SCALE", "S[id(ctx)]", "S = {}\nSCALE = 2.5")
+    for _ in range(3):  # stale keys pile up; some run's ctx may reuse one
+        with pytest.raises(GradingError, match="S in a module global"):
+            check_no_state_outside_ctx(answer, "Scaled", _values())
+    namespace = answer.forward.__globals__
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    y = answer.apply(x, 2.5)
+    namespace["S"].clear()
+    namespace["S"][id(y.grad_fn)] = namespace["SCALE"]  # as a reused id would leave it
+    shot = outside_ctx._snapshot(outside_ctx._namespaces(answer))
+    change = outside_ctx._change(shot, shot, y.grad_fn, outside_ctx._namespaces(answer))
+    assert change is not None and change[0][1] == "S"
+
+
+def test_a_constant_table_forward_only_reads_passes():
+    answer = _scaled("ctx.k = TABLE['k']", "ctx.k", "TABLE = {'k': 2.5}")
+    check_no_state_outside_ctx(answer, "Scaled", _values())
