@@ -243,7 +243,7 @@ LCE_SHAPES = [(11, 3, 7, 4), (12, 4, 9, 3), (5, 3, 6, 32), (4, 2, 5, 1), (1, 3, 
 def lce_full(linear_cross_entropy, device) -> None:
     function = check_is_callable(linear_cross_entropy)
     # first, before any other call: its weight's address and _version meet no cached key
-    for dtype in (torch.float64, torch.float16):  # float16: a converted copy of weight is new
+    for dtype in (torch.float64, torch.float32, torch.float16):  # float16: a converted copy is new
         check_weight_changed_between_calls(function, lce_values(9, 3, 6, 4, device, seed=61,
                                                                 dtype=dtype))
     for grad_output in (3.0, -0.5, 0.0):

@@ -81,11 +81,12 @@ _FIRST_VERSION = 40
 
 
 def check_weight_changed_between_calls(function: Called, values: dict) -> None:
-    """Three calls on one weight: as made, after an optimizer step (in place under no_grad,
-    which bumps weight._version), and after a write through weight.data (same tensor, same
-    address, same _version, new values): each call's loss and gradients are those of what
-    weight holds at that call. A copy of weight cached between calls and keyed on id(),
-    data_ptr() or _version fails here, on purpose, rather than by a chance address reuse."""
+    """Four calls on one x and weight: as made, after an optimizer step (in place under
+    no_grad, which bumps weight._version), after a write through weight.data (same tensor, same
+    address, same _version, new values), after one through x.data: each call's loss and
+    gradients are those of what x and weight hold at that call. A copy of weight cached between
+    calls and keyed on id(), data_ptr() or _version fails here, on purpose, rather than by a
+    chance address reuse."""
     inputs = make_inputs(values)
     x, weight, target, chunk = (inputs[n] for n in ("x", "weight", "target", "chunk_size"))
     _KEPT.extend((x, weight))
@@ -94,9 +95,9 @@ def check_weight_changed_between_calls(function: Called, values: dict) -> None:
             weight.add_(0)
     # float16: a few units in the last place of a loss near 2 (0.1% apart): the answers
     # whose chunk loop is wrong are off by more on a first call, and left to the value checks
-    tolerance = 3e-3 if x.dtype.itemsize < 4 else 1e-6
-    with case(_describe(values) + ", weight changed between calls"):
-        before = {**values, "weight": weight.detach().clone()}
+    tolerance = {2: 3e-3, 4: 1e-5, 8: 1e-6}[x.dtype.itemsize]
+    with case(_describe(values) + ", x and weight changed between calls"):
+        before = {**values, "x": x.detach().clone(), "weight": weight.detach().clone()}
         try:
             loss = function.apply(x, weight, target, chunk)
             got = (loss, *torch.autograd.grad(loss, (x, weight)))
@@ -108,14 +109,17 @@ def check_weight_changed_between_calls(function: Called, values: dict) -> None:
                                   atol=tolerance * want.abs().max().item())
                    for one, want in zip(got, (true, *truth))):
             return  # wrong on a first call: the checks of values name why
-        for how, change in (("in place under torch.no_grad() (an optimizer step, which bumps "
-                             "weight._version)", lambda: weight.mul_(3)),
-                            ("through weight.data (same tensor, same address, same _version, "
-                             "as an EMA update or weight.data.copy_ writes)",
-                             lambda: weight.data.mul_(-0.5))):
+        for how, change in (
+                ("weight was changed in place under torch.no_grad() (an optimizer step, which "
+                 "bumps weight._version)", lambda: weight.mul_(3)),
+                ("weight was changed through weight.data (same tensor, same address, same "
+                 "_version, as an EMA update or weight.data.copy_ writes)",
+                 lambda: weight.data.mul_(-0.5)),
+                ("x was changed through x.data (same tensor, same _version)",
+                 lambda: x.data.mul_(2))):
             with torch.no_grad():
                 change()
-            after = {**values, "weight": weight.detach().clone()}
+            after = {**values, "x": x.detach().clone(), "weight": weight.detach().clone()}
             loss = function.apply(x, weight, target, chunk)
             grads = torch.autograd.grad(loss, (x, weight))
             (stale, _), (true, truth) = _truth(before), _truth(after)
@@ -123,12 +127,12 @@ def check_weight_changed_between_calls(function: Called, values: dict) -> None:
                     torch.allclose(loss.double(), stale, rtol=tolerance):
                 raise GradingError(
                     f"{NAME} returned a stale loss, from a cache kept between calls: called "
-                    f"again after weight was changed {how}, it gave {loss.item():.4g}, the loss "
-                    f"of the weight before the change, where the changed weight gives "
-                    f"{true.item():.4g}; which tensor computed from weight outlived the call "
-                    "that computed it, and what key told it the weight was unchanged?",
+                    f"again after {how}, it gave {loss.item():.4g}, the loss "
+                    f"of the values before the change, where the changed values give "
+                    f"{true.item():.4g}; which tensor computed from x or weight outlived the call "
+                    "that computed it, and what key told it the input was unchanged?",
                     mistake=f"{NAME}/stale-after-in-place-update")
-            diagnose_values(f"{NAME}'s loss on a second call, after weight was changed {how}",
+            diagnose_values(f"{NAME}'s loss on a later call, after {how}",
                             loss.double(), true, rtol=tolerance, atol=tolerance * true.abs())
             for name, grad, want in zip(("x", "weight"), grads, truth):
                 diagnose_gradient(name, grad.double(), want, rtol=tolerance,
