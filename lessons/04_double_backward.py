@@ -19,7 +19,7 @@
 # By the end of this lesson you can:
 # 1. compute second derivatives and Hessian-vector products with `create_graph=True`;
 # 2. write a backward that supports double backward, and test it with `gradgradcheck`;
-# 3. recognise what in a backward breaks second order (saved intermediates, detaching, numbers);
+# 3. recognise what in a backward breaks second order, and why;
 # 4. mark a backward that cannot be differentiated with `@once_differentiable`, and know what
 #    that guard does and does not catch;
 # 5. make a backward differentiable by writing it as a Function with its own backward.
@@ -220,9 +220,9 @@ plt.show()
 #    rules, in terms of $s_i$, $\beta$ and $x_i$.
 # 3. Every $y_i$ depends on the one $\beta$. Find $\partial y_i/\partial \beta$, then
 #    $\partial L/\partial \beta$ from the $g_i$. What shape is it?
-# 4. Backward needs $s$. Should forward save $s$ itself, or tensors backward can recompute it
-#    from? For each tensor you might save ($s$, $x$, $\beta$, $y$), is it an input, an output
-#    or neither, and which of them will double backward see as a function of $x$ and $\beta$?
+# 4. Backward needs $s$. What will forward save so that backward has it? Decide, and write
+#    down why, before you code: the section after the exercise puts the choices side by side
+#    under a second backward.
 #
 # Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
 # half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the rest goes straight
@@ -881,7 +881,9 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy. Autograd chains the
 # gradient for $y$ on to $x$ through `NumpyTanh`'s own backward (Hint 3). Saving $x$ instead
 # works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
-# extra factor $1 - y^2$, $-2 g y (1 - y^2)$.
+# extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner Function saves $g$ itself: recovering
+# it from its own output as $b / (1 - y^2)$ divides 0 by 0 wherever $\tanh$ rounds to $\pm 1$
+# (NumPy's does past $|x| \approx 19$ in float64, $10$ in float32).
 # </details>
 
 # %% [markdown]

@@ -300,4 +300,20 @@ EQUIVALENTS = [
                      "gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if True "
                      "else None",
                      _SKIP),
+    # catalogued answers added in review 57
+    EquivalentMutant("CubeOnce", "reshape_to_view",
+                     "return (grad_output.reshape(-1) * torch.as_tensor(3 * a ** 2).to(x.device))"
+                     ".reshape(x.shape)",
+                     "return (grad_output.reshape(-1) * torch.as_tensor(3 * a ** 2).to(x.device))"
+                     ".view(x.shape)", "the product is a fresh contiguous 1-D tensor: .view and "
+                     ".reshape give the same tensor"),
+    EquivalentMutant("CubeOnce", "nudge_constant", "a = x.detach().cpu().numpy().reshape(-1)",
+                     "a = x.detach().cpu().numpy().reshape(-2)",
+                     "NumPy's reshape reads any negative size as the one inferred: -2 is -1"),
+    EquivalentMutant("SwishFunction", "add_copy",
+                     'return grad_x, torch.einsum("...,...->", grad_output * x, y * one_minus_s)',
+                     'return grad_x.clone(), torch.einsum("...,...->", grad_output * x, '
+                     'y * one_minus_s)',
+                     "a clone of the gradient backward returns: the same values, one more "
+                     "transient tensor, nothing saved"),
 ]

@@ -1,8 +1,9 @@
 """NumpyTanh where tanh saturates: the contract's "every finite x" at both dtypes' saturation
-points. Past |x| of about 19.1 in float64 and 9.1 in float32, np.tanh rounds to exactly +-1, so
-1 - y^2 is 0 there: an inner backward that recovers grad_output as b / (1 - y^2) (b the inner
-Function's own saved output) computes 0 / 0, a NaN second derivative that x = 1.5 randn never
-reaches. Tiny probes: five values per dtype, gradgradcheck on three float64 ones."""
+points. Past |x| of about 19.0 in float64 and 10.0 in float32, np.tanh rounds to exactly +-1
+(torch's tanh at 19.07 and 9.02), so 1 - y^2 is 0 there: an inner backward that recovers
+grad_output as b / (1 - y^2) (b the inner Function's own saved output) computes 0 / 0, a NaN
+second derivative that x = 1.5 randn never reaches. Tiny probes: five values per dtype,
+gradgradcheck on three float64 ones."""
 
 import torch
 from torch.autograd.gradcheck import GradcheckError
@@ -12,7 +13,7 @@ from ...errors import GradingError
 
 # at or past each dtype's saturation point, both signs, and one unsaturated value beside them
 SATURATED = {torch.float64: (-25.0, -19.5, 0.5, 19.5, 25.0),
-             torch.float32: (-12.0, -9.5, 0.5, 9.5, 12.0)}
+             torch.float32: (-12.0, -10.5, 0.5, 10.5, 12.0)}
 _NAMES = {torch.float64: "float64", torch.float32: "float32"}
 
 

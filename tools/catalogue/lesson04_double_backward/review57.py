@@ -1,6 +1,6 @@
 """Lesson 04, review 57: NumpyTanh whose inner Function saves its own output b and recovers
-grad_output as b / (1 - y^2), NaN where tanh rounds to +-1 (past |x| 19.1 in float64, 9.1 in
-float32, which x = 1.5 randn never reached); CubeOnce saving a tensor made from x's (or the
+grad_output as b / (1 - y^2), NaN where NumPy's tanh rounds to +-1 (past |x| 19.0 in float64,
+10.0 in float32, which x = 1.5 randn never reached); CubeOnce saving a tensor made from x's (or the
 output's) memory, torch.from_numpy(x.numpy()) or .data, which autograd's version counter does
 not guard, and a CPU copy of a GPU x. Unusual: a Swish saving x, beta and the output with an
 einsum for grad_beta, NumPy's tanh in float64 cast back to float32, a CubeOnce backward that
