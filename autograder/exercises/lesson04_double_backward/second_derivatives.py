@@ -59,7 +59,8 @@ def _cause(spec: Spec, forward, target: str, reached: bool, inputs: dict,
              if s.role == f"input {target}" and s.tensor is not inputs.get(target)]
     if views:
         return (f"{spec.name}'s forward saved a view of {target} of shape {views[0].shape} "
-                f"(made by .expand_as, .view or indexing), not {target} itself: a view made in "
+                f"(made by .detach(), .expand_as, .view or indexing), not {target} itself: a "
+                "view made in "
                 "forward, where autograd records nothing, has no link back to "
                 f"{target}, so to double backward it is a constant")
     intermediates = [s for s in forward.saved

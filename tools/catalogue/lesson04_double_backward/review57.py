@@ -1,14 +1,15 @@
 """Lesson 04, review 57: NumpyTanh whose inner Function saves its own output b and recovers
 grad_output as b / (1 - y^2), NaN where NumPy's tanh rounds to +-1 (past |x| 19.0 in float64,
-10.0 in float32, which x = 1.5 randn never reached); CubeOnce saving a tensor made from x's (or the
-output's) memory, torch.from_numpy(x.numpy()) or .data, which autograd's version counter does
-not guard, and a CPU copy of a GPU x. Unusual: a Swish saving x, beta and the output with an
-einsum for grad_beta, NumPy's tanh in float64 cast back to float32, a CubeOnce backward that
-flattens and reshapes."""
+10.0 in float32, which x = 1.5 randn never reached); SwishFunction saving beta.detach();
+CubeOnce saving a tensor made from x's (or the output's) memory, torch.from_numpy(x.numpy()) or
+.data, which autograd's version counter does not guard, and a CPU copy of a GPU x. Unusual: a
+Swish saving x, beta and the output with an einsum for grad_beta, NumPy's tanh in float64 cast
+back to float32, a CubeOnce backward that flattens and reshapes."""
 
 from .. import Mistake, Unusual, edit
 from .cube_once import CUBE_READ, _cube
 from .numpy_tanh import CALL, RIGHT, _inner, _tanh
+from .swish import READ, RETURN, _swish
 
 NUMPY = "import numpy as np\n"
 LOCAL = "        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)\n"
@@ -18,6 +19,9 @@ SATURATED = "where tanh rounds to"
 ALIAS = "shares x's memory but is not x"
 
 MISTAKES = [
+    Mistake("SwishFunction", "saves beta.detach(), as if beta were a hyper-parameter",
+            "made by .detach()", edit(_swish(READ + RETURN), (
+                "ctx.save_for_backward(x, beta)", "ctx.save_for_backward(x, beta.detach())"))),
     Mistake("NumpyTanh", "the inner Function saves its output b and divides it by 1 - y^2",
             SATURATED, edit(
                 TANH,
