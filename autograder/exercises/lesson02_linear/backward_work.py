@@ -129,7 +129,9 @@ def check_no_work_for_frozen(function, spec: Spec, values: dict) -> None:
     """Every subset of two or more inputs requiring grad, the rest passed but frozen (one input
     alone is probed by what backward reads): backward returns None for each frozen input and
     computes nothing that reaches none of the gradients it returns, whatever its ops (FLOP
-    counts see matrix products only)."""
+    counts see matrix products only); with the bias passed, then without it."""
+    if "bias" in values:
+        check_no_work_for_frozen(function, spec, {n: v for n, v in values.items() if n != "bias"})
     names = list(values)
     for count in range(2, len(names)):
         for wanted in itertools.combinations(names, count):
@@ -147,13 +149,13 @@ def check_no_work_for_frozen(function, spec: Spec, values: dict) -> None:
             if flow.unused:
                 op, shape = flow.unused[0]
                 whose = [n for n in frozen if tuple(values[n].shape) == shape]
-                work = (f"grad_{whose[0]}'s work" if whose else "work for a gradient nobody "
-                        f"asked for ({' and '.join(frozen)} frozen)")
+                work = (f"grad_{whose[0]}'s work, done for nobody" if whose else "work for a "
+                        f"gradient nobody asked for ({' and '.join(frozen)} frozen)")
                 raise GradingError(
                     f"{spec.name}.backward computed a tensor of shape {shape} (in aten.{op}) "
                     f"that reaches none of the gradients it returns, when only {only} require "
-                    f"grad: {work}, done for nobody, even if backward then returns None for "
-                    "it. Which entry of ctx.needs_input_grad does that computation wait for?",
+                    f"grad: {work}, even if backward then returns None for it. Which entry "
+                    "of ctx.needs_input_grad does that computation wait for?",
                     mistake=f"{spec.name}/computes-frozen-gradient")
 
 

@@ -118,6 +118,10 @@ EQUIVALENTS = [
               ".view(out, n1, n2)",
               "G.T @ ... is a fresh contiguous (out, n1 * n2) matmul result: view and reshape "
               "agree"),
+    _fused("reshape_to_view", "g = grad_output.masked_fill(~mask.reshape(grad_output.shape), 0)",
+           "g = grad_output.masked_fill(~mask.view(grad_output.shape), 0)",
+           "the saved mask is mask.reshape(-1) of the fresh contiguous z > 0: a contiguous 1-D "
+           "tensor, which view and reshape give the same shape alike"),
     _bilinear("save_copy", "ctx.save_for_backward(x1 if (n[1] or n[2]) else None,",
               "ctx.save_for_backward(x1.clone() if (n[1] or n[2]) else None,"),
     _bilinear("save_copy", "x2 if (n[0] or n[2]) else None,",

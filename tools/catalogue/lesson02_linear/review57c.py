@@ -15,14 +15,16 @@ WIDER = "computes in a wider dtype than its float32 inputs"
 CAST_FIRST = "cast back to float32 before the bias is added"
 
 _LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
-                  "ctx.needs_input_grad[2] else None\n        return grad_x, grad_weight, grad_bias")
+                  "ctx.needs_input_grad[2] else None\n"
+                  "        return grad_x, grad_weight, grad_bias")
 _BILINEAR = _bilinear_with(GX1, GX2, GW)
 _EINSUM = "torch.einsum('...i,oij,...j->...o', x1, weight, x2)"
 
 MISTAKES = [
     Mistake("MyLinearFunction", "products in float64, cast back, then the bias in float32",
             f"MyLinearFunction {WIDER}",
-            edit(_LINEAR, ("y = x @ weight.T", "y = (x.double() @ weight.double().T).to(x.dtype)"))),
+            edit(_LINEAR, ("y = x @ weight.T",
+                           "y = (x.double() @ weight.double().T).to(x.dtype)"))),
     Mistake("FusedLinearReLU", "pre-activation's products in float64, cast back, bias in float32",
             f"FusedLinearReLU {WIDER}",
             _fused(FUSED_READ + FUSED_RETURN, edit(
