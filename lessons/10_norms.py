@@ -832,9 +832,10 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #   `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input
-#   to a float32 module; and for a float16 or bfloat16 module given an input in its dtype,
-#   the same output in that dtype, to that dtype's precision, on rows of `|x|` near 1, near
-#   300, and near `1e-4` with `eps=None`;
+#   to a float32 module, to float64's precision; and for a float16 or bfloat16 module given
+#   an input in its dtype, the same output in that dtype, rounded once (at most one unit in
+#   its last place from `torch.nn.RMSNorm`'s), on rows of `|x|` near 1, near 300, and near
+#   `1e-4` with `eps=None`;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · a question</summary>
@@ -1245,8 +1246,9 @@ norm_terms_explorer(LayerNormWithoutProjection, "layer_norm")
 # Back to LayerNorm: the projection itself, as pictures,
 # the three parts of
 # $J = r\,(I - \frac1D \mathbf 1\mathbf 1^\top - \frac1D \hat x \hat x^\top)$ for the row of the
-# derivation, and the eigenvalues of the bracket: two zeros (the directions removed) and
-# $D - 2$ ones (everything else passes unchanged).
+# derivation, and the eigenvalues of the bracket: a zero (the $\mathbf 1$ direction, removed),
+# $\varepsilon/(\sigma^2+\varepsilon)$ (the $\hat x$ direction, removed up to ε: about 2e-6
+# below) and $D - 2$ ones (everything else passes unchanged).
 
 # %%
 D = 8

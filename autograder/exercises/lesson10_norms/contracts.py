@@ -198,10 +198,15 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/shared-weight": "every RMSNorm(dim) wraps one cached ones tensor"}),
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
            "same state and input: an input in the module's dtype, float32 or float64, and a "
-           "float64 input to a float32 module; and for a float16 or bfloat16 module given an "
-           "input in its dtype, the same output in that dtype, to that dtype's precision, on "
-           "rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
+           "float64 input to a float32 module, to float64's precision; and for a float16 or "
+           "bfloat16 module given an input in its dtype, the same output in that dtype, rounded "
+           "once (at most one unit in its last place from `torch.nn.RMSNorm`'s), on rows of "
+           "`|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
            {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
+            "RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
+                                    "back",
+            "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
+                                             "widened",
             "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
             "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
                                                        ".half(), a bfloat16 one through float16",
