@@ -832,22 +832,30 @@ plt.show()
 # with the weights. The contract, LSQ without its gradient-scale factor:
 #
 # - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape (an
-#   empty one included) and strides; `scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are
-#   Python ints;
+#   empty one included), strides and value, $\pm\infty$ included (NaN aside); `scale` is a
+#   positive 0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
-#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, with $v$ = `x / scale` in
-#   `x`'s dtype (`x * (1 / scale)` accepted too: the appendix); it returns `None` for `qmin`
-#   and `qmax`;
-# - forward keeps no copy of an input or of the output: the caller and the graph keep them;
-#   backward leaves `grad_output` as it was.
+#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, edges included, with $v$ =
+#   `x / scale` in `x`'s dtype; it returns `None` for `qmin` and `qmax`;
+# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global;
+#   forward keeps no copy of an input or of the output; backward leaves `grad_output` as it was.
 #
-# One place is left open on purpose: the **half-step band** just outside each edge. At
-# $v = 3.2$ with $q_\text{max} = 3$, $v$ is outside but $\operatorname{round}(v) = 3$ is
-# inside: judge "inside" on either, one convention per edge (the appendix says exactly what
-# that means). The edges themselves are inside.
+# <details><summary><b>The exact contract</b>: the fine print (open it when a self-check names a
+# case you did not expect)</summary>
 #
-# The edge cases the grader also tries are listed in the appendix at the end of the lesson
-# ("What the grader also probes").
+# - **Edges included**: at $v = q_\text{min}$ or $q_\text{max}$ exactly, clamp's derivative is
+#   1, so both gradients treat $v$ as inside.
+# - **The half-step band** just outside each edge is left open on purpose. At $v = 3.2$ with
+#   $q_\text{max} = 3$, $v$ is outside but $\operatorname{round}(v) = 3$ is inside: judge
+#   "inside" on either, one convention per edge, the same for both gradients.
+# - **`x * (1 / scale)`** is accepted for $v$ as well as `x / scale`; the two can part by an ulp,
+#   at points the grader does not judge (the appendix says which).
+# - **Any value**: the grader tries $x = \pm\infty$, and finite $x$ whose $x / s$ overflows to
+#   $\pm\infty$ ($10^{308}$ in float64, $3 \cdot 10^{38}$ in float32, at $s = 0.01$), in both
+#   dtypes: the output is finite there, and so must both gradients be.
+# - The other edge cases the grader tries are listed in the appendix at the end of the lesson
+#   ("What the grader also probes").
+# </details>
 #
 # The contract fixes the gradients, not how backward computes them; the derivation is what this
 # exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
@@ -1193,6 +1201,9 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # %% [markdown]
 # ## Common mistakes
 #
+# <details><summary>The usual slips, exercise by exercise (open when a self-check's hint is not
+# enough)</summary>
+#
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | backward returns zeros (or you use `torch.sign` itself) | the true derivative: nothing upstream learns | return the surrogate |
@@ -1212,6 +1223,8 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
 # | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
 # | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
+#
+# </details>
 
 # %% [markdown]
 # ## Summary
@@ -1649,6 +1662,10 @@ else:
 #
 # - `x` transposed, sliced and expanded, and empty (shape $(0,)$, where $s$'s gradient is a
 #   sum over no element, 0); float64 and float32.
+# - "Any value": $x = \pm\infty$, and finite $x$ whose $x / s$ overflows to $\pm\infty$
+#   ($10^{308}$ in float64, $3 \cdot 10^{38}$ in float32, at $s = 0.01$), in both dtypes. The
+#   output there is the finite $q_\text{min} s$ or $q_\text{max} s$, and both gradients are the
+#   contract's, finite: a NaN in $s$'s gradient would stay in the learned step for good.
 # - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
 #   is accepted too. It can be one ulp away from `x / scale`, and where that ulp crosses a line
 #   the two part: at an exact half-code they can round apart, and at an exact edge `x * (1 /

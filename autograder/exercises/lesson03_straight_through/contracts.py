@@ -159,8 +159,9 @@ STE_CLAUSES = {
 
 FAKE_QUANTIZE_CLAUSES = (
     Clause("`FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape "
-           "(an empty one included) and strides; `scale` is a positive 0-d tensor that may require grad, "
-           "`qmin < 0 < qmax` are Python ints;",
+           r"(an empty one included), strides and value, $\pm\infty$ included (NaN aside); "
+           "`scale` is a positive 0-d tensor that may require grad, `qmin < 0 < qmax` are "
+           "Python ints;",
            {"case:returns the integer codes": "returns the integer codes",
             "case:codes are floor(x / scale)": "floor for round",
             "case:rounds halves up": "floor(v + 0.5): halves rounded up",
@@ -168,12 +169,14 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/codes-in-float32": "forward computed on x.float()",
             "FakeQuantize/output-in-float32": "forward by torch.fake_quantize_per_tensor_affine",
             "FakeQuantize/scale-gradient-of-empty-x": "scale's gradient as a mean times numel",
+            "FakeQuantize/nan-where-v-infinite":
+                "scale's gradient with the masks multiplied in: nan where x / scale is inf",
             "FakeQuantize/large-x-left-unrounded":
                 "codes by the 1.5 * 2^52 trick with an early exit at 2^51"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative, with $v$ = `x / scale` in `x`'s dtype (`x * (1 / scale)` accepted "
-           "too: the appendix); it returns `None` for `qmin` and `qmax`;",
+           "true derivative, edges included, with $v$ = `x / scale` in `x`'s dtype; it returns "
+           "`None` for `qmin` and `qmax`;",
            {"FakeQuantize/grad-x-not-clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",
@@ -195,9 +198,13 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
             "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge"}),
-    Clause("forward keeps no copy of an input or of the output: the caller and the graph "
-           "keep them; backward leaves `grad_output` as it was.",
-           {"FakeQuantize/writes-grad-output": "grad_output multiplied by the mask in place",
+    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+           "global; forward keeps no copy of an input or of the output; backward leaves "
+           "`grad_output` as it was.",
+           {"FakeQuantize/state-on-class": "qmin and qmax kept on the class",
+            "FakeQuantize/state-outside-ctx": "x and scale kept in a module-global dict keyed "
+                                              "by id(ctx)",
+            "FakeQuantize/writes-grad-output": "grad_output multiplied by the mask in place",
             "FakeQuantize/saves-copy": "saves x.clone()",
             "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
 )

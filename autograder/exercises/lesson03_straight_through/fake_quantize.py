@@ -20,6 +20,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
+                                      check_nan_where_v_infinite, check_one_convention,
                                       check_scale_in_float32, check_x_units,
                                       expected_gradients, local_gradients,
                                       probe_scale_gradient, probe_v_in_float32,
@@ -28,8 +29,8 @@ from .contracts import FAKE_QUANTIZE_CLAUSES, X_LAYOUT_CLAUSE
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
 from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, check_large_halves,
-                                   domain_values, edge_values, off_grid_edge_values,
-                                   odd_edge_values, random_values)
+                                   domain_values, edge_values, infinite_code_values,
+                                   off_grid_edge_values, odd_edge_values, random_values)
 
 
 def check_forward(output, values: dict) -> None:
@@ -208,6 +209,7 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
             "FakeQuantize returned None for scale, which requires grad: the step is learnable; "
             "return the sum of grad_output times d(output)/d(scale)")
     check_empty_scale_gradient(x, got)
+    check_nan_where_v_infinite(x, scale, got, references)
     if not isinstance(got, torch.Tensor) or got.shape != () or got.dtype != x.dtype:
         diagnose_gradient("scale", got, references[0])
     rtol, atol = tolerance(x.dtype)
@@ -283,16 +285,7 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
         if error.hint.startswith("your gradient for scale is wrong:"):  # no mistake named
             probe_scale_gradient(function, FAKE_QUANTIZE, x.dtype, x.device)
         raise
-    if not for_x & for_scale:
-        x, scale, qmin, qmax = (values[n] for n in FAKE_QUANTIZE.input_names)
-        on, other = (next(c for c in CONVENTIONS if c in found) for found in (for_x, for_scale))
-        band = (local_gradients(x, scale, qmin, qmax, on)[0]
-                != local_gradients(x, scale, qmin, qmax, other)[0])
-        raise GradingError(
-            f"FakeQuantize judges 'inside' on {on} for x's gradient but on {other} for scale's: "
-            f"at x / scale = {exact((x / scale)[band][0].item())}, in the half-step band beside "
-            "the clip, no one surrogate of the forward has that pair of derivatives; at each "
-            "edge, pick one convention for both")
+    check_one_convention([values[n] for n in FAKE_QUANTIZE.input_names], for_x, for_scale)
     if hygiene:
         check_no_ctx_tensors(FAKE_QUANTIZE, forward)
 
@@ -309,11 +302,15 @@ def full(submission, device) -> None:
             check_large_halves(function, device, dtype)
     with case("x / scale at the clip edges, qmin odd and qmax even"):
         check_fake_quantize(function, odd_edge_values(device))
-    # off powers of two, x / scale exactly at an edge where qmax * scale rounds below x
+    # off powers of two, x / scale exactly at an edge where qmax * scale rounds below x; then
+    # "any value": x = +-inf and a finite x whose x / scale overflows
     for dtype in (torch.float64, torch.float32):
+        name = str(dtype).removeprefix('torch.')
         with case(f"x at the clip edges, scale={OFF_GRID_EDGES[dtype][0]} (not a power of two), "
-                  f"{str(dtype).removeprefix('torch.')}"):
+                  f"{name}"):
             check_fake_quantize(function, off_grid_edge_values(device, dtype))
+        with case(f"x = +-inf and x / scale overflowing to +-inf, {name}"):
+            check_fake_quantize(function, infinite_code_values(device, dtype))
     for seed, (shape, qmin, qmax) in enumerate([((7,), -8, 7), ((2, 3, 4), -128, 127),
                                                 ((1,), -2, 1), ((4, 6), -1, 1)]):
         values = random_values(shape, device, seed=seed, scale=0.05 * (seed + 1), qmin=qmin,
@@ -322,7 +319,7 @@ def full(submission, device) -> None:
             check_fake_quantize(function, values, seed=seed)
     with case("x empty, of shape (0,)"):  # "any shape": scale's gradient a sum over none, 0
         check_fake_quantize(function, random_values((0,), device))
-    for edge in ("x / scale at the clip edges", "halves", "float32"):
+    for edge in ("x / scale at the clip edges", "halves", "float32", "+-inf"):
         covers(edge)
     rtol, atol = tolerance(torch.float64)  # alone_values are float64
     check_each_input_alone(function, LSQ, alone_values(device), rtol=rtol, atol=atol)
@@ -334,7 +331,7 @@ def full(submission, device) -> None:
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("FakeQuantize", "03_ste", full,
-             contract=("x / scale at the clip edges", "halves", "float32",
+             contract=("x / scale at the clip edges", "halves", "float32", "+-inf",
                        "scale not requiring grad"),
              clauses=FAKE_QUANTIZE_CLAUSES,
              example=lambda: (sample((6,), "cpu"), torch.tensor(0.5, dtype=torch.float64), -4, 3),

@@ -21,6 +21,7 @@ from ...exercise import Exercise, sample
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from .straight_through_softmax_argmax import (check_argmax_of_scaled, check_argmax_of_softmax,
                                               check_narrowed_argmax, first_row, one_hot_argmax)
+from .straight_through_softmax_gradients import candidates
 from .straight_through_softmax_values import (LOWEST_TAU, low_tau, near_ties, overflow_values,
                                               rows_apart, tied_values, values)
 from .contracts import LOGITS_LAYOUT_CLAUSE, STRAIGHT_THROUGH_SOFTMAX_CLAUSES
@@ -129,42 +130,6 @@ def check_forward(output, logits: torch.Tensor, tau=None) -> None:
     diagnose_values(what, got, expected, rtol=0, atol=0)
 
 
-def _candidates(logits, tau, grad_output):
-    """Gradients a wrong backward produces, each with its hint."""
-    def vjp(z):
-        s = torch.softmax(z, -1)
-        return s * (grad_output - (grad_output * s).sum(-1, keepdim=True))
-
-    s = torch.softmax(logits / tau, -1)
-    return [
-        (grad_output, "it returns grad_output unchanged, skipping the softmax's Jacobian (the "
-         "straight-through trick is to differentiate softmax(logits / tau), not the identity)"),
-        (vjp(logits / tau) * tau, "it multiplies by tau where the chain rule through "
-         "logits / tau gives a factor 1 / tau"),
-        (vjp(logits / tau), "it lacks the factor 1 / tau that the chain rule gives through "
-         "logits / tau"),
-        (vjp(logits), "it is the Jacobian of softmax(logits), without the temperature: use "
-         "softmax(logits / tau) and the factor 1 / tau"),
-        (vjp(logits) / tau, "its softmax leaves out the temperature: the factor 1 / tau is "
-         "there, but s must be softmax(logits / tau), not softmax(logits)"),
-        (grad_output / tau, "it returns grad_output / tau: the factor of the temperature is "
-         "there, but the softmax's Jacobian is skipped"),
-        *([(s * (grad_output - (grad_output * s).sum(-1)) / tau,
-            "its row sum <g, s> lost its last dim (a sum over dim -1 without keepdim=True), so "
-            "it broadcasts across each row's entries instead of standing one per row")]
-          if logits.dim() >= 2 and logits.shape[-1] == logits.shape[-2] else []),
-        *([(s * (grad_output - (grad_output * s).sum()) / tau,
-             "the row sum <g, s> is taken over the whole tensor (a .sum() with no dim), not "
-             "over the last dim per row: each row is a softmax of its own, with its own <g, s>"),
-            (s * (grad_output - (grad_output * s).sum(0, keepdim=True)) / tau,
-             "the row sum <g, s> is taken over dim 0 (down the batch, one per column), not over "
-             "the last dim per row: each row is a softmax of its own, with its own <g, s>")]
-          if logits.dim() >= 2 else []),
-        (grad_output * s * (1 - s) / tau, "it keeps only the diagonal of the softmax's Jacobian; "
-         "every output depends on every logit of its row, so the off-diagonal entries count too"),
-    ]
-
-
 def _used_the_one_hot(forward, logits) -> bool:
     """Did forward save the one-hot? s (delta - s) is 0 at a one-hot."""
     hard = one_hot_argmax(logits)
@@ -233,7 +198,7 @@ def check_gradient(values_: dict, got, grad_output, forward=None) -> None:
             "equals the softmax's gradient computed in float32, to float32 rounding, and misses "
             "float64's by more; compute in the logits' dtype (look for a .float() or a float32 "
             "tensor in forward or backward)")
-    for candidate, hint in _candidates(logits, tau, grad_output):
+    for candidate, hint in candidates(logits, tau, grad_output):
         if torch.allclose(got, candidate, rtol=rtol, atol=atol):
             raise GradingError(f"StraightThroughSoftmax's gradient for logits is wrong: {hint}",
                                mistake={"lacks the factor 1 / tau":

@@ -1,10 +1,13 @@
 """Lesson 03: answers with known verdicts for FakeQuantize's gradients: the straight-through
 gradient for x and LSQ's for scale, among them v computed as x * (1 / scale), as PyTorch's
-kernels do, which the contract accepts."""
+kernels do, which the contract accepts; four answers once accepted are mistakes since the
+contract took x of any value (review 57, round C): their scale gradient is nan where x / scale
+is +-inf (0 * inf, from a mask or from autograd through clamp)."""
 
 from .. import Mistake, Unusual
 from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _fq_scale
 
+_NAN_AT_INF = "gradient for scale is nan where x / scale is infinite"
 # v as PyTorch's kernels compute it
 RECIPROCAL = FQ_READ.replace("v = x / scale", "v = x * (1 / scale)")
 # the saved inputs read, 'inside' judged on v and LSQ's local derivative for scale
@@ -33,16 +36,6 @@ UNUSUAL = [
                 "        codes = torch.clamp(torch.round(x / scale), qmin, qmax)\n"
                 "        ctx.save_for_backward(x, scale, codes)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n        return codes * scale")),
-    Unusual("FakeQuantize", "backward rebuilds the quantiser with the detach trick (round(v) "
-            "judged) and asks autograd: grad_x is g * s * (1 / s), an ulp off",
-            _fake_quantize(
-                "        x, scale = ctx.saved_tensors\n"
-                "        with torch.enable_grad():\n"
-                "            x_, s_ = x.detach().requires_grad_(), scale.detach().requires_grad_()\n"
-                "            v = x_ / s_\n"
-                "            y = torch.clamp(v + (torch.round(v) - v).detach(), ctx.qmin, "
-                "ctx.qmax) * s_\n"
-                "            return (*torch.autograd.grad(y, (x_, s_), grad_output), None, None)")),
     Unusual("FakeQuantize", "round(v) judged, grad_x written as (g / s) * s * inside",
             _fake_quantize(
                 "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
@@ -54,16 +47,6 @@ UNUSUAL = [
     Unusual("FakeQuantize", "grad_scale left shaped like x: the engine sums it to scale's shape",
             _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, grad_output * {FQ_LSQ}, "
                            "None, None")),
-    Unusual("FakeQuantize", "d(output)/d(scale) as the clamped codes minus v inside",
-            _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
-                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
-                           ".sum(), None, None")),
-    Unusual("FakeQuantize", "the scale gradient summed region by region",
-            _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
-                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
-                           "                      + ctx.qmin * (grad_output * below).sum()\n"
-                           "                      + ctx.qmax * (grad_output * above).sum())\n"
-                           "        return grad_output * inside, grad_scale, None, None")),
     Unusual("FakeQuantize", "saves v = x / scale, tensordot for the sum",
             _fake_quantize(
                 "        v, scale = ctx.saved_tensors\n        r = torch.round(v)\n"
@@ -75,16 +58,6 @@ UNUSUAL = [
                 "        v = x / scale\n        ctx.save_for_backward(v, scale)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n"
                 "        return torch.clamp(torch.round(v), qmin, qmax) * scale")),
-    Unusual("FakeQuantize", "backward built on the detach trick (LSQ's composed form, "
-            "differentiated by autograd inside backward)",
-            _fake_quantize(
-                "        x, scale = ctx.saved_tensors\n        with torch.enable_grad():\n"
-                "            x = x.detach().requires_grad_()\n"
-                "            scale = scale.detach().requires_grad_()\n"
-                "            v = torch.clamp(x / scale, ctx.qmin, ctx.qmax)\n"
-                "            y = (v + (torch.round(v) - v).detach()) * scale\n"
-                "            grad_x, grad_scale = torch.autograd.grad(y, (x, scale), grad_output)\n"
-                "        return grad_x, grad_scale, None, None")),
     Unusual("FakeQuantize", "v = x * (1 / scale), as PyTorch's kernels compute it",
             _fake_quantize(RECIPROCAL + f"        return {FQ_GRAD_X}, "
                            f"(grad_output * {FQ_LSQ}).sum(), None, None",
@@ -95,6 +68,40 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # correct until the contract took x of any value: 0 * inf in the scale gradient
+    Mistake("FakeQuantize", "nan at x / scale = +-inf: backward rebuilds the quantiser with the "
+            "detach trick (round(v) judged) and asks autograd: grad_x is g * s * (1 / s), an ulp "
+            "off", _NAN_AT_INF,
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n"
+                "        with torch.enable_grad():\n"
+                "            x_, s_ = x.detach().requires_grad_(), scale.detach().requires_grad_()\n"
+                "            v = x_ / s_\n"
+                "            y = torch.clamp(v + (torch.round(v) - v).detach(), ctx.qmin, "
+                "ctx.qmax) * s_\n"
+                "            return (*torch.autograd.grad(y, (x_, s_), grad_output), None, None)")),
+    Mistake("FakeQuantize", "nan at x / scale = +-inf: d(output)/d(scale) as the clamped codes "
+            "minus v inside", _NAN_AT_INF,
+            _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
+                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
+                           ".sum(), None, None")),
+    Mistake("FakeQuantize", "nan at x / scale = +-inf: the scale gradient summed region by "
+            "region", _NAN_AT_INF,
+            _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
+                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
+                           "                      + ctx.qmin * (grad_output * below).sum()\n"
+                           "                      + ctx.qmax * (grad_output * above).sum())\n"
+                           "        return grad_output * inside, grad_scale, None, None")),
+    Mistake("FakeQuantize", "nan at x / scale = +-inf: backward built on the detach trick (LSQ's "
+            "composed form, differentiated by autograd inside backward)", _NAN_AT_INF,
+            _fake_quantize(
+                "        x, scale = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                "            x = x.detach().requires_grad_()\n"
+                "            scale = scale.detach().requires_grad_()\n"
+                "            v = torch.clamp(x / scale, ctx.qmin, ctx.qmax)\n"
+                "            y = (v + (torch.round(v) - v).detach()) * scale\n"
+                "            grad_x, grad_scale = torch.autograd.grad(y, (x, scale), grad_output)\n"
+                "        return grad_x, grad_scale, None, None")),
     # once catalogued as unusual (every scale the battery tried was a power of two, where x's
     # units and v's agree): off powers of two it gives 0 where x / scale is exactly an edge
     Mistake("FakeQuantize", "x * (1 / scale), masks from x against the scaled edges, "
