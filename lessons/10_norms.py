@@ -479,10 +479,9 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #   `native_layer_norm_backward`), and returns each input's gradient in forward's order:
 #   `None` for `eps`, and `None` for, and no gradient computed for, any input whose
 #   `ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. The
-#   ops backward runs are logged: asking for one more gradient must add some; with `x`
-#   frozen, none may make a full-size tensor from the weight or sum a tensor made from
-#   `grad_output` to one number per row (grad_x's work); with only `bias` asking, none may
-#   make a full-size tensor from `x`.
+#   ops backward runs are logged: a gradient nobody asked for costs no work, so asking for
+#   one more gradient must add ops, and a tensor that only unrequested gradients use is
+#   never made.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
 #   however many there are, none included.
 #
@@ -509,8 +508,8 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # | float32, shape `(8, 64, 2048)` | 4,198,400 |
 # | float64, shape `(512, 1024)` | 4,202,496 |
 #
-# In general: `x.nbytes`, plus 8 bytes per row (16 when `x` is float64). Does what you chose
-# fit, in every dtype?
+# Does what you chose fit, in every dtype? (The self-check prints what your forward saved,
+# tensor by tensor, when it is over.)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
@@ -681,23 +680,20 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #   above: the box after the contract gives it (open it once you have decided).
 # - Backward by hand, from your derivation; the weight gradient summed over every leading dim
 #   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
-#   that needs none (the ops are logged and read as in ✎ 1: with `x` frozen, no full-size
-#   tensor made from the weight, no row sums of a tensor made from `grad_output`).
+#   that needs none (the ops are logged and read as in ✎ 1).
 #
 # <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
 # save)</summary>
 #
-# Only the tensors the caller already holds are free: the input `x` itself and the weight
-# itself. Every other tensor forward saves counts, a copy of `x` included, whatever its
-# strides. At most, beyond those two:
+# A tensor the caller already holds, passed to forward and saved as it is, costs no new
+# memory and is not counted. Every other tensor forward saves counts, whatever its strides.
+# At most, beyond those:
 #
-# | `x` | bytes saved, `x` and the weight themselves not counted |
+# | `x` | bytes saved, the caller's own tensors not counted |
 # |---|---|
 # | float32, shape `(512, 1024)` | 2,048 |
 # | float32, shape `(8, 64, 2048)` | 2,048 |
 # | float64, shape `(512, 1024)` | 4,096 |
-#
-# In general: 4 bytes per row (8 when `x` is float64).
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
@@ -906,9 +902,7 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 #   `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, whichever is wider.
 #   The weight saved itself is free; everything else saved counts.
 # - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
-#   gradient computed for, an input that needs none (logged as in ✎ 1: with `x` frozen, no
-#   full-size tensor made from the weight and no group sums of a tensor made from
-#   `grad_output`; with only the bias asking, no full-size tensor made from `x`).
+#   gradient computed for, an input that needs none (logged and read as in ✎ 1).
 #
 # The grader compares your gradients with the same formula in composed ops, not with
 # `F.group_norm`'s backward: in torch 2.13 on the CPU that backward raises "tensor does not

@@ -48,10 +48,9 @@ LAYER_NORM_CLAUSES = (
            "`native_layer_norm_backward`), and returns each input's gradient in forward's "
            "order: `None` for `eps`, and `None` for, and no gradient computed for, any input whose "
            "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. "
-           "The ops backward runs are logged: asking for one more gradient must add some; with "
-           "`x` frozen, none may make a full-size tensor from the weight or sum a tensor made "
-           "from `grad_output` to one number per row (grad_x's work); with only `bias` asking, "
-           "none may make a full-size tensor from `x`.",
+           "The ops backward runs are logged: a gradient nobody asked for costs no work, so "
+           "asking for one more gradient must add ops, and a tensor that only unrequested "
+           "gradients use is never made.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
             "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
             "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
@@ -97,9 +96,7 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/saves-narrower-dtype": "float32 rstd saved for float64 inputs"}),
     Clause("Backward by hand, from your derivation; the weight gradient summed over every "
            "leading dim to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient "
-           "computed for, an input that needs none (the ops are logged and read as in ✎ 1: "
-           "with `x` frozen, no full-size tensor made from the weight, no row sums of a tensor "
-           "made from `grad_output`).",
+           "computed for, an input that needs none (the ops are logged and read as in ✎ 1).",
            {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward",
             "case:returned grad_weight of shape": "weight gradient not summed",
             "case:does as much work": "weight gradient computed whatever needs_input_grad "
@@ -154,10 +151,8 @@ GROUP_NORM_CLAUSES = (
             "GroupNormFunction/saves-wider-statistics": "float64 mean and rstd saved for a "
                                                         "float32 x"}),
     Clause("As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, "
-           "and no gradient computed for, an input that needs none (logged as in ✎ 1: with "
-           "`x` frozen, no full-size tensor made from the weight and no group sums of a tensor "
-           "made from `grad_output`; with only the bias asking, no full-size tensor made from "
-           "`x`).",
+           "and no gradient computed for, an input that needs none (logged and read as in "
+           "✎ 1).",
            {"case:returned a gradient for weight, which needs none": "grad_weight computed "
                                                                       "whenever there is a "
                                                                       "weight",
