@@ -633,7 +633,8 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # The self-check runs your kernels on sizes that are not a multiple of any block, on a
 # transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
 # bfloat16 (within 2 ulp of the float32-computed result, float16 also at gates from -16 to
-# -10, where sigmoid(a) and silu(a) fall below float16's normal range), under `opcheck` and
+# -10, where sigmoid(a) and silu(a) fall below float16's normal range, with `b` or
+# `grad_output` in the thousands), under `opcheck` and
 # `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
 # input, and once under a probe that lists every torch op your operator dispatches and every
 # kernel it launches: anything beyond allocating, viewing, copying and casting means the
@@ -654,9 +655,11 @@ from autograder import grade; grade("silu_mul", silu_mul)
 #
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
-# program's tail. `rms_norm_rows` needs a whole row's sum in one program: **one program per
-# row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. (How the block
-# size and the number of programs meet a GPU's hardware: In practice, in the appendix.)
+# program's tail. `rms_norm_rows`'s forward needs a whole row's sum in one program: **one
+# program per row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. That is
+# the forward only: a backward that also sums across rows (the weight's gradient) has a grid
+# of its own to choose, in Exercise 2. (How the block size and the number of programs meet a
+# GPU's hardware: In practice, in the appendix.)
 #
 # **Derive, then run.** For rows of `D = 300`, what fraction of a program's lanes is masked
 # off?
@@ -852,33 +855,36 @@ else:
 #
 # The contract:
 # - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that does not sum a row's squares again (the grader doubles every saved value
-#   that comes one per row and watches the gradients change), saving at most one per-row
+#   backward that does not sum a row's squares again, saving at most one per-row
 #   tensor besides the inputs, stored as precisely as the kernels compute: float32 for
 #   float32, float16 and bfloat16 input, float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
 #   included), and the weight gradient as
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
 #   loaded, added to and stored back into one shared row by several programs (a race on a
-#   GPU). `tl.atomic_add` into one shared row is right too, and graded so, but a GPU
-#   then adds the programs' contributions in a different order on each run, and the weight
-#   gradient changes in its last bits from run to run; partials reduced in a fixed order give
-#   the same bits every time, which is why Liger-Kernel keeps them;
+#   GPU; `tl.atomic_add` into one shared row is right too);
 # - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as in
 #   "The grid"), masked past its end, or a loop over the row in blocks; a mean over the row
 #   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
-#   them a value with `other=` (masked-off lanes are undefined on a GPU; the grader fills
-#   them with NaN);
+#   them a value with `other=` (masked-off lanes are undefined on a GPU);
 # - any number of rows, none included: every row computed, nothing read past the last one,
-#   and nothing returned or reduced that no program stored (the grader fills every buffer
-#   you allocate uninitialised with NaN; int64 row offsets, for tensors past 2**31 elements,
-#   are taught but not graded); each call's backward runs on its own call's sizes;
+#   and nothing returned or reduced that no program stored (int64 row offsets, for tensors
+#   past 2**31 elements, are taught but not graded); each call's backward runs on its own
+#   call's sizes;
 # - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
 #   nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
 #   and adds up the partial rows;
 # - each kernel behind a custom operator with a fake implementation that describes its real
 #   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
+#
+# How it is checked, beyond comparing values: the grader doubles every saved value that comes
+# one per row and watches the gradients change (a backward that sums the squares again does
+# not move); it fills masked-off lanes and every buffer you allocate uninitialised with NaN,
+# as a GPU may leave them. `tl.atomic_add` is graded as right, but a GPU adds the programs'
+# contributions in a different order on each run, so the weight gradient changes in its last
+# bits from run to run; partials reduced in a fixed order give the same bits every time,
+# which is why Liger-Kernel keeps them.
 #
 # **Design it first**, before you write the cell (the answers are after your self-check):
 #

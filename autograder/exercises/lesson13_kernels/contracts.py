@@ -78,8 +78,7 @@ SILU_MUL_CLAUSES = (
 
 RMS_NORM_ROWS_CLAUSES = (
     Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that does not sum a row's squares again (the grader doubles every "
-           "saved value that comes one per row and watches the gradients change), saving at "
+           "and a backward that does not sum a row's squares again, saving at "
            "most one per-row tensor besides the inputs, stored as precisely as the kernels "
            "compute: float32 for float32, float16 and bfloat16 input, float64 for float64 "
            "input;",
@@ -98,11 +97,7 @@ RMS_NORM_ROWS_CLAUSES = (
            "entries included), and the weight gradient as "
            "per-program partial rows, reduced afterwards (on the host or by a second kernel), "
            "never loaded, added to and stored back into one shared row by several programs (a "
-           "race on a GPU). `tl.atomic_add` into one shared row is right too, and graded so, "
-           "but a GPU then adds the programs' contributions in a different order on each run, "
-           "and the weight gradient changes in its last bits from run to run; partials reduced "
-           "in a fixed order give the same bits every time, which is why Liger-Kernel keeps "
-           "them;",
+           "race on a GPU; `tl.atomic_add` into one shared row is right too);",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
@@ -113,17 +108,16 @@ RMS_NORM_ROWS_CLAUSES = (
            "\"The grid\"), masked past its end, or a loop over the row in blocks; a mean over "
            "the row divides by `D`, not by the block's width, and a masked load whose lanes "
            "reach a sum gives them a value with `other=` (masked-off lanes are undefined on a "
-           "GPU; the grader fills them with NaN);",
+           "GPU);",
            {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
             "rms_norm_rows/unmasked-access": "no mask past the row's end",
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
             "rms_norm_rows/masked-load-without-other":
                 "masked loads without other= feeding tl.sum"}),
     Clause("any number of rows, none included: every row computed, nothing read past the last "
-           "one, and nothing returned or reduced that no program stored (the grader fills "
-           "every buffer you allocate uninitialised with NaN; int64 row offsets, for tensors "
-           "past 2**31 elements, are taught but not graded); each call's backward runs on its "
-           "own call's sizes;",
+           "one, and nothing returned or reduced that no program stored (int64 row offsets, "
+           "for tensors past 2**31 elements, are taught but not graded); each call's backward "
+           "runs on its own call's sizes;",
            {"rms_norm_rows/size-shared-between-calls":
                 "the backward's grid (the number of rows) kept in a module global by forward",
             "rms_norm_rows/rows-left-out":

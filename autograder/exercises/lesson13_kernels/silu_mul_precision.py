@@ -57,39 +57,49 @@ def _check_half(silu_mul, device) -> None:
 
 
 def check_float16_steps(silu_mul, device) -> None:
-    """float16 gates from -16 to -10 with a b in the thousands: sigmoid(a) and silu(a) lie
-    below float16's smallest normal number (6.1e-5), where float16 keeps only a few digits,
-    while y and the gradient for a are ordinary float16 numbers. Computed in float32 and cast
-    once they are within 1 ulp; a product (or sigmoid(a)) rounded to float16 on the way is off
-    by several, which random values in [-4, 4] never show (there the rounding stays under
-    2 ulp)."""
+    """float16 gates from -16 to -10 where sigmoid(a) and silu(a) lie below float16's smallest
+    normal number (6.1e-5), where float16 keeps only a few digits, while y and both gradients
+    are ordinary float16 numbers: first with a b in the thousands and grad_output 1 (the output
+    and the gradient for a), then with b = 1 and a grad_output in the thousands (both
+    gradients: with grad_output 1 the gradient for b is silu(a) itself, as small as the
+    reference, and a float16 product grad_output * silu(a) would go unseen). Computed in
+    float32 and cast once they are within 1 ulp; a product (or sigmoid(a)) rounded to float16
+    on the way is off by several, which random values in [-4, 4] never show (there the
+    rounding stays under 2 ulp)."""
     covers("float16 past float16's normal range")
-    a = torch.tensor([-10.0, -11.0, -12.0, -13.0, -14.0, -15.0, -16.0, -12.5], device=device)
-    b = (-0.2 / F.silu(a)).clamp(max=6e4).round()  # y about -0.2
-    a16, b16 = (t.half().requires_grad_() for t in (a, b))
+    gates = torch.tensor([-10.0, -11.0, -12.0, -13.0, -14.0, -15.0, -16.0, -12.5], device=device)
+    large = (-0.2 / F.silu(gates)).clamp(max=6e4).round()  # y, or grad_output * silu(a), -0.2
+    ones = torch.ones_like(gates)
+    a, b, g = torch.cat([gates, gates]), torch.cat([large, ones]), torch.cat([ones, large])
+    a16, b16, g16 = (t.half() for t in (a, b, g))
+    a16, b16 = a16.requires_grad_(), b16.requires_grad_()
     a32, b32 = (t.detach().float().requires_grad_() for t in (a16, b16))
     want = SILU_MUL.reference(a32, b32)
-    want = (want, *torch.autograd.grad(want, (a32, b32), torch.ones_like(want)))
-    with case("float16, a from -16 to -10 and b in the thousands"), warnings.catch_warnings():
+    want = (want, *torch.autograd.grad(want, (a32, b32), g16.float()))
+    with case("float16, a from -16 to -10 and b or grad_output in the thousands"), \
+            warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = silu_mul(a16, b16)
-        got = (out, *torch.autograd.grad(out, (a16, b16), torch.ones_like(out)))
+        got = (out, *torch.autograd.grad(out, (a16, b16), g16))
     with case("float16, b and grad_output of 300"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         _check_grad_times_b(silu_mul, device)
     for what, mine, truth in zip(("output", "gradient for a", "gradient for b"), got, want):
         truth = truth.detach().half()
         worst = ulps(mine.detach(), truth)
+        if what == "output":  # grad_output does not reach the output: its rows repeat b = 1
+            worst = worst[:len(gates)]
         if worst.max().item() > 2:
             i = int(worst.argmax())
             raise GradingError(
                 f"silu_mul's {what} in float16 is {worst[i].item():.3g} ulp off at a = "
-                f"{a[i].item():g}, b = {b[i].item():g} (got {mine[i].item()!r}, expected "
-                f"{truth[i].item()!r}), where sigmoid(a) and silu(a) lie below float16's "
-                "smallest normal number (6.1e-5) but the result does not: a step computed in "
-                "float16 (a product, or sigmoid(a) rounded to float16) keeps only a few digits "
-                "there. The contract computes half precision in float32: convert after loading "
-                "and cast only when storing", mistake="silu_mul/half-step-in-float16")
+                f"{a[i].item():g}, b = {b[i].item():g}, grad_output = {g[i].item():g} (got "
+                f"{mine[i].item()!r}, expected {truth[i].item()!r}), where sigmoid(a) and "
+                "silu(a) lie below float16's smallest normal number (6.1e-5) but the result "
+                "does not: a step computed in float16 (a product, or sigmoid(a) rounded to "
+                "float16) keeps only a few digits there. The contract computes half precision "
+                "in float32: convert after loading and cast only when storing",
+                mistake="silu_mul/half-step-in-float16")
 
 
 def _check_grad_times_b(silu_mul, device) -> None:

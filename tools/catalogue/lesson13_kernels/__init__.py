@@ -13,9 +13,11 @@ kept as ctx attributes, for both; review53: launches per chunk, an rstd saved bu
 saved in float64, partial rows never written; mutants54: a forward fake whose rstd dtype is not
 the operator's; review54: both gradients in one buffer, float16 products in float16, a
 list[Tensor] backward operator; review56: a size or a grid kept in a global for backward,
-grad_output * b in float16, sigmoid taken as 1 past a = 15 in float64)."""
+grad_output * b in float16, sigmoid taken as 1 past a = 15 in float64; review57: a gradient
+formed as a float16 or bfloat16 product)."""
 
 from . import (ctx_tensors, kernels_review, mutants54, review53, review54, review56,
+               review57,
                rms_norm_rows,
                rms_norm_rows_domain, rms_norm_rows_groups, rms_norm_rows_layouts,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
@@ -28,4 +30,5 @@ MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAK
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + kernels_review.MISTAKES + review53.MISTAKES
-            + mutants54.MISTAKES + review54.MISTAKES + review56.MISTAKES)
+            + mutants54.MISTAKES + review54.MISTAKES + review56.MISTAKES
+            + review57.MISTAKES)
