@@ -408,12 +408,11 @@ else:
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# 6,297,600 bytes: three full-size tensors of 2 MiB, for a backward that needs one full-size
-# tensor's worth of information, and three per-row ones of 2 KiB (the steps from the variance
-# to rstd). The full-size ones are $x - \mu$ twice (the formula computes it twice; the square
+# 6,297,600 bytes: three full-size tensors of 2 MiB and three per-row ones of 2 KiB (the
+# steps from the variance to rstd). The full-size ones are $x - \mu$ twice (the formula computes it twice; the square
 # keeps one copy, the product with rstd the other) and $\hat x$, which the product with the
-# weight keeps. A Function of your own decides for itself what forward keeps; ✎ 1 asks you to
-# decide it.
+# weight keeps. Does backward need all three? A Function of your own decides for itself what
+# forward keeps; ✎ 1 asks you to decide it.
 # </details>
 
 # %% [markdown]

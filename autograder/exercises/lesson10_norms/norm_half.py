@@ -81,7 +81,7 @@ def check_bfloat16_weight_range(cls: type, device) -> None:
         return  # check_half names these
     tolerance = HALF[torch.bfloat16]
     got = output.double()
-    if ((got - expected).abs() <= torch.finfo(torch.bfloat16).eps * expected.abs()).all():
+    if rounded_once(got, expected, torch.bfloat16):
         return
     if ((got - expected).abs() <= tolerance * expected.abs()).all():
         return rounded_per_step(described, got, expected, torch.bfloat16)
