@@ -29,14 +29,28 @@
 # one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
 # turns the derivation into a backward. You derive every backward yourself: each exercise
 # states its contract (what the grader checks) and asks the questions whose answers are your
-# design. One rule holds for all six besides their contracts, and the grader enforces it:
-# backward computes the gradient with ops you choose, so a backward that asks autograd for it
-# (`torch.autograd.grad`, `.backward()`) or calls a built-in `*_backward` op fails. Three
-# collapsed hints wait for you after your
-# attempt (a question, the index-notation step, numbers to hit); the formula itself waits
-# after your self-check, to compare with yours, and turning it into code is always yours. A
-# picture helps: the **Jacobian view** draws $\partial y_o / \partial x_i$ as your backward
-# computes it beside autograd's, and outlines every entry where they differ.
+# design. Besides its contract, each of the six follows the rules every Function in this course
+# follows, which a contract below repeats only now and then and the grader checks on every
+# exercise:
+#
+# - backward computes the gradient with ops you choose: one that asks autograd for it
+#   (`torch.autograd.grad`, `.backward()`) or calls a built-in `*_backward` op fails;
+# - a tensor backward needs goes through `ctx.save_for_backward`, never onto `ctx` as an
+#   attribute (sizes, a `dim`, an `eps` on `ctx` are fine);
+# - each call keeps its state on its own `ctx`: nothing on the Function's class, nothing in a
+#   global or anywhere else outside `ctx`, so two calls in one graph share nothing;
+# - forward and backward write into nothing they are given: `grad_output` and the inputs stay
+#   as they were;
+# - backward may run twice on one graph (`retain_graph=True`, `gradcheck`) and leaves what
+#   forward saved as it was;
+# - the inputs and `grad_output` may have any layout (transposed, a slice, expanded), and any
+#   of the inputs may be the only one that requires grad.
+#
+# Three collapsed hints wait for you after your attempt (a question, the index-notation step,
+# numbers to hit); the formula itself waits after your self-check, to compare with yours, and
+# turning it into code is always yours. A picture helps: the **Jacobian view** draws
+# $\partial y_o / \partial x_i$ as your backward computes it beside autograd's, and outlines
+# every entry where they differ.
 #
 # Each exercise has a self-check cell: it runs every check the hidden tests run (they add a
 # GPU run when the grader has one and you had none). Work top to bottom: the cells after an

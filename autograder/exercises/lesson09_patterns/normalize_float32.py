@@ -100,32 +100,60 @@ def _held(eps: float) -> str:
     return f"float32({eps:g}) = {held!r}, {side} the Python float {eps:g}"
 
 
+def _below_at(function, spec, device, eps: float):
+    """(the answer's gradient, the truth, whether it is grad_output / eps: the gradient of a row
+    below eps) on the float32 row [eps, 0] with grad_output of ones; None for a missing or
+    mis-shaped gradient, which the graded cases name."""
+    x = torch.tensor([[eps, 0.0]], dtype=torch.float32, device=device)
+    grad_output = torch.ones_like(x)
+    got, truth, _ = gradient_for(function, spec, {"x": x, "eps": eps}, grad_output=grad_output)
+    if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        return None
+    below = torch.allclose(got.to(truth.dtype), grad_output / eps, rtol=1e-4, atol=1e-5)
+    return got, truth, below
+
+
+def _rounded_down(eps: float) -> bool:
+    return torch.tensor(eps, dtype=torch.float32).item() < eps
+
+
 def check_float32_row_at_held_eps(function, spec, device) -> None:
     """A float32 row [eps, 0] at each eps of HELD_EPS: its norm is eps as float32 holds it,
     which F.normalize compares with in float32 and puts with the rows above (norm >= eps). A
     backward testing `norm > eps` (or a clamped divisor > eps) takes it for a row below at
     every eps; one comparing with eps in float64 (`norm.double() >= eps`) only where float32
-    rounds eps down (0.7, 1e-12), so eps = 0.1 comes first and names the strict test."""
+    rounds eps down (0.7, 1e-12), so eps = 0.1 comes first and names the strict test. The
+    float64 comparison is named only when the row is taken for one below at both eps that
+    float32 rounds down: a squared norm compared with eps**2 in float32 is below at 0.7 but
+    not at 1e-12, and is told only what the failing case shows."""
     for eps in HELD_EPS:
-        x = torch.tensor([[eps, 0.0]], dtype=torch.float32, device=device)
-        grad_output = torch.ones_like(x)
-        got, truth, _ = gradient_for(function, spec, {"x": x, "eps": eps},
-                                     grad_output=grad_output)
-        if not isinstance(got, torch.Tensor) or got.shape != truth.shape:
+        probe = _below_at(function, spec, device, eps)
+        if probe is None:
             return  # the graded cases name a missing or mis-shaped gradient
+        got, truth, below = probe
         if torch.allclose(got.to(truth.dtype), truth, rtol=1e-4, atol=1e-5):
             continue
         where = (f"with x = [[{eps:g}, 0]], float32, eps={eps:g}: the norm is {_held(eps)}; "
                  "grad_output of ones")
         details = f"got {got.tolist()}\nexpected {truth.tolist()}"
-        below = torch.allclose(got.to(truth.dtype), grad_output / eps, rtol=1e-4, atol=1e-5)
-        if below and torch.tensor(eps, dtype=torch.float32).item() < eps:
+        if below and _rounded_down(eps) and all(
+                (other := _below_at(function, spec, device, e)) is not None and other[2]
+                for e in HELD_EPS if e != eps and _rounded_down(e)):
             raise GradingError("Normalize compares a float32 row's norm with eps in float64 "
                                "(the Python float), not with eps as float32 holds it: where "
                                "float32 rounds eps down, a row whose norm is eps as float32 "
                                "holds it is below the float64 eps, yet F.normalize, comparing "
                                "in x's dtype, counts it as at eps, so above, and projects "
-                               f"({where})", details, mistake="Normalize/eps-compared-in-float64")
+                               f"({where}; the same at every eps float32 rounds down)", details,
+                               mistake="Normalize/eps-compared-in-float64")
+        if below and _rounded_down(eps):
+            raise GradingError("Normalize takes a float32 row whose norm is eps as float32 holds "
+                               "it for a row below eps (its gradient is grad_output / eps, no "
+                               "projection), where F.normalize, comparing the norm with eps in "
+                               "x's dtype, counts it as at eps, so above, and projects: what "
+                               "does your backward compare with what, and in which dtype is "
+                               f"each side rounded? ({where})", details,
+                               mistake="Normalize/at-eps-float32")
         if below:
             raise GradingError("Normalize takes a float32 row whose norm equals eps as float32 "
                                "holds it for a row below eps: F.normalize compares the norm with "

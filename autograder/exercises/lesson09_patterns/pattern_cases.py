@@ -116,6 +116,10 @@ def explain_broadcast_error(spec: Spec, error: GradingError) -> GradingError:
                         "line with x's", error.details)
 
 
+# the exercises whose contract has a saving clause (BroadcastMul's and ProdOverDim's have none)
+SAVING_CLAUSE = frozenset({"Cumsum", "IndexSelect", "Normalize", "CumMax"})
+
+
 def check_ctx_tensors(spec: Spec, forward) -> None:
     """No tensor as a ctx attribute, said as a question: save_for_backward is the place for a
     tensor backward needs, and half of this lesson's exercises need none of what a learner keeps
@@ -128,11 +132,13 @@ def check_ctx_tensors(spec: Spec, forward) -> None:
         check_no_ctx_tensors(spec, forward)
         return
     where = ", ".join(forward.ctx_tensor_attributes)
+    rule = ("one it can do without (the contract's saving clause) is not kept anywhere"
+            if spec.name in SAVING_CLAUSE else "a tensor is never a ctx attribute (a rule for "
+            "every exercise, listed at the top of the lesson)")
     raise GradingError(
         f"{spec.name} stores a tensor as {where}, out of autograd's sight (no check of in-place "
         "changes, no saved-tensor hooks): does backward need that tensor at all? One it needs "
-        "goes through ctx.save_for_backward; one it can do without (the contract's saving "
-        "clause) is not kept anywhere", mistake=f"{spec.name}/tensor-on-ctx")
+        f"goes through ctx.save_for_backward; {rule}", mistake=f"{spec.name}/tensor-on-ctx")
 
 
 def graded_case(function, spec: Spec, values: dict, tolerance=None):
