@@ -165,11 +165,9 @@ GROUP_NORM_CLAUSES = (
 
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
-           "`RMSNorm(dim, eps=eps)`, with `eps=1e-6` by default (this exercise's choice, a common "
-           "one for LLaMA-style models; `torch.nn.RMSNorm`'s own default is the `None` printed "
-           "above), each module keeping the eps it was built with, `eps=0.0` included; and `RMSNorm(dim, eps=None)`, which computes what "
-           "`torch.nn.RMSNorm(dim, eps=None)` computes, for every input listed below, one module "
-           "given them one after another;",
+           "`RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was "
+           "built with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, at "
+           "every call, for every input listed below;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
