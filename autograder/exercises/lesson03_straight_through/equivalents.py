@@ -145,14 +145,8 @@ EQUIVALENTS += [
            ".to(torch.uint8).half()"))),
     *(EquivalentMutant("FakeQuantize", operator, before, after, reason)
       for operator, before, after, reason in (
-          ("add_copy", "return grad_x, grad_scale, None, None",
-           "return grad_x, grad_scale.clone(), None, None", _RETURNED),
-          ("add_copy", "return grad_x, grad_scale, None, None",
-           "return grad_x.clone(), grad_scale, None, None", _RETURNED),
           ("add_copy", "return grad_x, torch.sum(grad_output * local), None, None",
            "return grad_x.clone(), torch.sum(grad_output * local), None, None", _RETURNED),
-          ("add_copy", "return grad_output * inside, grad_scale, None, None",
-           "return grad_output * inside, grad_scale.clone(), None, None", _RETURNED),
           ("save_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.clone())"), _FRESH),
           ("add_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.contiguous())"), _FRESH),
           ("save_copy", _TENSORDOT, "ctx.save_for_backward(v.clone(), scale)", _FRESH),
