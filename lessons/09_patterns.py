@@ -1296,12 +1296,10 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
 # | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | `index` kept as `ctx.index` | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(index)` |
+# | a tensor kept as a `ctx` attribute (`ctx.index`, `ctx.x`) | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(...)`, or not kept at all where backward can do without it |
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | the norm written as `(x * x).sum(-1).sqrt()` | it can round a few ulps away from `F.normalize`'s, so a row within an ulp of `eps` lands on the other side | the norm `F.normalize` computes, `x.norm(dim=-1)` |
-# | the norm taken in float64 "for accuracy" on a float32 `x` | `F.normalize` places a float32 row by its float32 norm: a row whose float32 norm is an ulp above `eps` while its exact norm is below (or the reverse) lands on the other side, and a float64 norm saved per row costs bytes of its own | the norm in `x`'s dtype, `x.norm(dim=-1)` |
-# | the float32 norm compared with `eps` in float64 (`norm.double() >= eps`) | float32 holds `eps` rounded (0.7 as 0.69999999): a row whose norm is `eps` as float32 holds it is at `eps` for `F.normalize`, so above, but below the float64 `eps` | compare in `x`'s dtype, `norm >= eps` |
+# | a float32 row's norm taken another way (`(x * x).sum(-1).sqrt()`, in float64, squared against `eps ** 2`) or compared with `eps` in float64 (`norm.double() >= eps`) | a row within an ulp of `eps` lands on the other side from `F.normalize`'s, which compares its float32 norm with `eps` as float32 holds it | the norm `F.normalize` computes, `x.norm(dim=-1)`, compared in `x`'s dtype |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 
