@@ -9,6 +9,9 @@ from .equivalent_reasons import (_FRESH_VIEW, _OUTPUT_COPY, _SHIFTED_ONE_PASS, _
 _LN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)  # x_hat is recomputed in backward"
 _RMS_SAVE = "ctx.save_for_backward(x, weight, rstd)"
 _GN_SAVE = "ctx.save_for_backward(x, weight, mean, rstd)"
+_PROMOTE_IF = "if self.weight.dtype in (torch.float32, torch.float64):"
+_PROMOTE_REASON = ("the compute dtype promoted with the weight's differs from x's (or float32) "
+                   "only for a float64 weight given a float32 x, a case the contract leaves out")
 
 EQUIVALENTS = [
     EquivalentMutant("LayerNormFunction", "save_copy", _LN_SAVE,
@@ -131,6 +134,16 @@ EQUIVALENTS += [
     EquivalentMutant("GroupNormFunction", "save_copy",
                      "ctx.save_for_backward(x_hat, weight, rstd)",
                      "ctx.save_for_backward(x_hat, weight, rstd.clone())", _STATISTIC_COPY),
+    # the promotion with a float32 or float64 weight's dtype changes the dtype only for a
+    # float64 weight given a float32 x, which the contract leaves out (review 57's answer)
+    *(EquivalentMutant("RMSNorm", kind, _PROMOTE_IF, mutated, _PROMOTE_REASON)
+      for kind, mutated in (
+          ("narrow_accumulator", _PROMOTE_IF.replace("torch.float64", "torch.float32")),
+          ("narrow_accumulator", _PROMOTE_IF.replace("torch.float32", "torch.float16")),
+          ("swap_comparison", _PROMOTE_IF.replace(" in ", " not in ")))),
+    EquivalentMutant("RMSNorm", "drop_statement",
+                     "compute = torch.promote_types(compute, self.weight.dtype)", "pass",
+                     _PROMOTE_REASON),
 ]
 
 

@@ -11,7 +11,7 @@ from . import (domains, group_norm, group_norm_mistakes, layer_norm, layer_norm_
 
 UNUSUAL = (layer_norm.UNUSUAL + rms_norm_function.UNUSUAL + rms_norm_module.UNUSUAL
            + group_norm.UNUSUAL + review53.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL
-           + review57.UNUSUAL)
+           + review57.UNUSUAL + review57c.UNUSUAL)
 MISTAKES = (layer_norm_mistakes.MISTAKES + rms_norm_function.MISTAKES + rms_norm_module.MISTAKES
             + group_norm_mistakes.MISTAKES + domains.MISTAKES + saved_budget.MISTAKES
             + review53.MISTAKES + review54.MISTAKES + review55.MISTAKES + learner55.MISTAKES
