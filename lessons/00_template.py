@@ -255,7 +255,8 @@ compare_all(predicted_gradcheck, {
 #
 # - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any finite
 #   value (`x = 0` included, and `x` whose square overflows to inf, or underflows to 0 or to a
-#   subnormal number): the value and the gradient autograd gives `x ** 2`;
+#   subnormal number): the value and the gradient autograd gives `x ** 2`, an infinite gradient
+#   wherever `2x * grad_output` overflows;
 # - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive at
 #   once, never the Jacobian as a matrix;
 # - `x` in any layout torch's own ops accept: transposed, a column slice of a wider tensor, or
@@ -499,8 +500,8 @@ compare_all(predicted_shift, {
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - `x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any Python
-#   floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`,
+# - `x1` and `x2` finite tensors of the same shape, 0-d and empty included, `w1` and `w2` any
+#   Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`,
 #   `1e-200` beside `1e200`) included: the value and the gradients autograd gives;
 # - `x1` and `x2` in any layout torch's own ops accept, each alone or both: transposed, a column
 #   slice of a wider tensor, or expanded: the same value and gradients;

@@ -16,13 +16,16 @@ OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other ele
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
            "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows "
-           "to 0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`;",
+           "to 0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`, "
+           "an infinite gradient wherever `2x * grad_output` overflows;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
                                             "overflows",
             "Square/underflows-from-output": "2 * y / x guarded at x = 0 and where y is inf: "
                                              "0 where x ** 2 underflows",
+            "Square/makes-overflow-finite": "nan_to_num on the gradient: the largest float "
+                                            "where 2x overflows",
             "Square/ignores-grad-output": "forgets grad_output",
             "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
     Clause("backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size "
@@ -34,7 +37,8 @@ SQUARE_CLAUSES = (
            "from `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a "
            "global;",
            {"Square/tensor-on-ctx": "tensor on ctx",
-            "Square/state-shared-between-calls": "x kept on the class",
+            "Square/state-shared-between-calls": "x kept in a global",
+            "Square/state-on-class": "x kept on the class",
             "Square/saves-untracked-alias": "saves x.data",
             "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)",
             "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)",
@@ -50,8 +54,8 @@ SQUARE_CLAUSES = (
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` tensors of the same shape, 0-d and empty included, `w1` and `w2` any "
-           "Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` "
+    Clause("`x1` and `x2` finite tensors of the same shape, 0-d and empty included, `w1` and `w2` "
+           "any Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` "
            "beside `1.0`, `1e-200` beside `1e200`) included: the value and the gradients autograd "
            "gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
@@ -76,7 +80,7 @@ WEIGHTED_SUM_CLAUSES = (
     Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
            "before it, on the same tensors included; a tensor kept for backward goes through "
            "`ctx.save_for_backward`, nowhere else;",
-           {"WeightedSum/state-shared-between-calls": "weights kept on the class",
+           {"WeightedSum/state-shared-between-calls": "weights in a global dict, keyed by x1",
             "WeightedSum/state-on-input": "weights hung on the input x1",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
             "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1",

@@ -9,7 +9,8 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import reachable
-from ..shared.call_state import check_input_version_tracking, check_one_ctx_per_call
+from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
+                                 check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from .contracts import (SQUARE_CLAUSES, SQUARE_LAYOUTS, WEIGHTED_SUM_CLAUSES,
                         WEIGHTED_SUM_LAYOUTS)
@@ -110,6 +111,37 @@ def check_square_large_x(function, device) -> None:
     covers("x whose square overflows")
 
 
+# per dtype, an |x| where 2x overflows too: autograd's gradient is inf there (2 * x first, then
+# times grad_output); grad_output = 1, so that every order of the product gives inf as well
+HUGE_X = {torch.float64: 1e308, torch.float32: 2e38}
+
+
+def check_square_huge_x(function, device) -> None:
+    """x so large that 2x overflows too (1e308 in float64, 2e38 in float32): autograd gives an
+    inf output and an inf gradient there, compared exactly; a gradient clamped or passed through
+    nan_to_num (the largest finite float instead) is named, in both dtypes."""
+    for dtype, huge in HUGE_X.items():
+        x = torch.tensor([huge, -huge, 1.5], dtype=dtype, device=device)
+        inputs = make_inputs({"x": x})
+        forward = run_forward(function, SQUARE, inputs)
+        grad, = run_backward(SQUARE, forward.output, inputs, torch.ones_like(x)).grads
+        for what, got, want in (("output", forward.output, x ** 2),
+                                ("gradient for x", grad, 2 * x)):
+            if not (isinstance(got, torch.Tensor) and got.shape == x.shape
+                    and got.dtype == dtype):
+                return  # named by the checks above
+            got = got.detach()
+            if torch.equal(got[:2], want[:2]):
+                continue
+            raise GradingError(
+                f"your {what} is {got[0].item():g} at x = {huge:g} ({dtype}), where autograd "
+                f"gives {want[0].item()} (grad_output = 1): there 2x overflows too, and any "
+                "finite x is in the contract; does your code turn inf into a finite number "
+                "(nan_to_num, clamp)?",
+                mistake="Square/makes-overflow-finite")
+    covers("x whose 2x overflows")
+
+
 # per dtype, an |x| whose square underflows to 0, one whose square is subnormal (a few digits
 # left), and one whose square is a normal number but which a narrower dtype flushes (float32's
 # range ends near 1e-45, float16's near 6e-8): 2x is a normal number at all of them
@@ -156,6 +188,8 @@ def check_square_small_x(function, device) -> None:
 
 def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
+    # first, before any call: an attribute set once (a cache) is there for every later snapshot
+    check_class_untouched(function, SQUARE_DOMAIN, device)
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
     check_square_keeps_sign(function, device)
     # 1-D, before the other shapes: a torch.diag(2 * x) of a 1-D x is named, not the error
@@ -189,10 +223,12 @@ def square_full(Square, device) -> None:
     # by the checks above
     check_square_large_x(function, device)
     check_square_small_x(function, device)
+    check_square_huge_x(function, device)
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
+    check_class_untouched(function, WEIGHTED_SUM_DOMAIN, device)
     check_no_state_on_inputs(function, device)
     check_weights_not_swapped(function, device)
     check_uses_grad_output(function, WEIGHTED_SUM, _weighted_values((4,), device))
@@ -229,24 +265,28 @@ def weighted_sum_full(WeightedSum, device) -> None:
 WEIGHT = Constant(-8.0, 8.0, "w1, w2 Python floats", also=(0.0, 1e-4, 2.0))
 
 
+SQUARE_DOMAIN = Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
+    "x": sample((3, 4), device, seed=seed, dtype=dtype)}, layout_clause=SQUARE_LAYOUTS)
+WEIGHTED_SUM_DOMAIN = Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,
+                             w2=-2.0: _weighted_values((3, 4), device, w1, w2, seed, dtype),
+                             constants={"w1": WEIGHT, "w2": WEIGHT},
+                             layout_clause=WEIGHTED_SUM_LAYOUTS)
+
+
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
              contract=("memory linear in the size of x", "0-d x", "x = 0", "empty x",
                        "x whose square overflows", "x whose square underflows",
+                       "x whose 2x overflows",
                        "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES,
              example=lambda: (sample((4,), "cpu"),),
-             domain=Domain(SQUARE, lambda device, dtype=torch.float64, seed=0: {
-                 "x": sample((3, 4), device, seed=seed, dtype=dtype)},
-                 layout_clause=SQUARE_LAYOUTS)),
+             domain=SQUARE_DOMAIN),
     Exercise("WeightedSum", "00_template", weighted_sum_full,
              contract=("memory linear in the sizes", "a weight of 0", "tiny weights",
                        "weights at the ends of the range", "0-d inputs",
                        "empty inputs", "float32"),
              clauses=WEIGHTED_SUM_CLAUSES,
              example=lambda: tuple(_weighted_values((4,), "cpu").values()),
-             domain=Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, seed=0, w1=0.5,
-                           w2=-2.0: _weighted_values((3, 4), device, w1, w2, seed, dtype),
-                           constants={"w1": WEIGHT, "w2": WEIGHT},
-                           layout_clause=WEIGHTED_SUM_LAYOUTS)),
+             domain=WEIGHTED_SUM_DOMAIN),
 ]

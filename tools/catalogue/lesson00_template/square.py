@@ -90,7 +90,7 @@ MISTAKES = [
             "Square's backward builds a Jacobian as a matrix",
             _square(SAVE_X, READ_X + "        return grad_output @ torch.diag(2 * x)"),
             named=True),
-    Mistake("Square", "x kept on the class", "Square's backward used another call's inputs",
+    Mistake("Square", "x kept on the class", "Square.forward sets Square.saved",
             _square("        Square.saved = x.detach()\n        return x ** 2",
                     "        return 2 * Square.saved * grad_output"), named=True),
     Mistake("Square", "x kept in a global", "Square's backward used another call's inputs",

@@ -75,8 +75,7 @@ MISTAKES = [
             _weighted("        grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[1] else None\n"
                       "        grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None\n"
                       "        return grad_x1, grad_x2, None, None"), named=True),
-    Mistake("WeightedSum", "weights kept on the class",
-            "WeightedSum's backward used another call's weights",
+    Mistake("WeightedSum", "weights kept on the class", "WeightedSum.forward sets WeightedSum.w",
             """
 class WeightedSum(torch.autograd.Function):
     @staticmethod
