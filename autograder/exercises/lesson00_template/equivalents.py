@@ -55,6 +55,16 @@ EQUIVALENTS = [
     EquivalentMutant("WeightedSum", "add_copy", "return x1", "return x1.clone()",
                      "at w1 = 1, w2 = 0 a copy of x1 holds w1 * x1 + w2 * x2's values; the "
                      "contract asks for the value, and a new tensor is what the formula returns"),
+    # review 57's answer that saves a copy of the output beside x (backward reads only x):
+    # every copy added, dropped or doubled holds the same values
+    *[EquivalentMutant("Square", kind, "ctx.save_for_backward(x, y.clone())", new, _CLONE)
+      for kind, new in (("drop_copy", "ctx.save_for_backward(x, y)"),
+                        ("save_copy", "ctx.save_for_backward(x.clone(), y.clone())"),
+                        ("add_copy", "ctx.save_for_backward(x.contiguous(), y.clone())"),
+                        ("save_copy", "ctx.save_for_backward(x, y.clone().clone())"))],
+    EquivalentMutant("Square", "add_copy", "return y", "return y.clone()",
+                     "the output returned as a copy holds the same values; the saved copy of y "
+                     "is unread"),
 ]
 
 _SAVED_WEIGHTS = ("ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype), "

@@ -24,8 +24,8 @@ UNUSUAL = [
         "        x, _ = ctx.saved_tensors\n        return 2 * x * grad_output")),
     Unusual("WeightedSum", "the term whose weight is 0 skipped in forward", edit(
         _SOLUTION_WEIGHTED, ("        return w1 * x1 + w2 * x2",
-                             "        if w1 == 0:\n            return w2 * x2\n"
-                             "        if w2 == 0:\n            return w1 * x1\n"
+                             "        if not w1:\n            return w2 * x2\n"
+                             "        if not w2:\n            return w1 * x1\n"
                              "        return w1 * x1 + w2 * x2"))),
 ]
 
