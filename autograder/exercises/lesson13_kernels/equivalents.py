@@ -106,3 +106,28 @@ EQUIVALENTS += [
                      "programs is at least 2 whenever there are 2 rows; for one row cdiv(1, 2) is "
                      "1, as cdiv(1, 1) is; no rows launch nothing"),
 ]
+
+# found by grading every silu_mul mutant (review 57, round C)
+_CONVERTED_TWICE = ("this answer converts half precision twice, on the host (.float()) and in the "
+                    "kernel (.to(tl.float32)): either alone computes in float32")
+EQUIVALENTS += [
+    EquivalentMutant("silu_mul", "nudge_constant", "BLOCK = 1024", "BLOCK = 1025",
+                     "this answer never reads the module's BLOCK: each launch passes "
+                     "BLOCK=triton.next_power_of_2(width)"),
+    *[EquivalentMutant("silu_mul", "drop_statement", line, "pass", _CONVERTED_TWICE) for line in (
+        "grad, a, b = grad.float(), a.float(), b.float()", "a, b = a.float(), b.float()",
+        "grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)",
+        "a, b = a.to(tl.float32), b.to(tl.float32)")],
+    EquivalentMutant("silu_mul", "nudge_constant",
+                     "block = min(1024, triton.next_power_of_2(max(a.numel(), 1)))",
+                     "block = min(1024, triton.next_power_of_2(max(a.numel(), 2)))",
+                     "a block of 2 for 0 or 1 elements: the extra lane is masked, and an empty "
+                     "tensor launches cdiv(0, 2) = 0 programs either way"),
+    *[EquivalentMutant("silu_mul", operator, "y = tl.where(a > 0, a / (1 + tl.exp(-a)),",
+                       f"y = tl.where({test}, a / (1 + tl.exp(-a)),",
+                       "both branches are exact forms of silu, and for |a| <= 1 neither exp "
+                       "overflows: which takes a in [-1, 1] moves a digit at most, inside the "
+                       "tolerance")
+      for operator, test in (("swap_comparison", "a >= 0"), ("nudge_constant", "a > 1"),
+                             ("nudge_constant", "a > -1"))],
+]

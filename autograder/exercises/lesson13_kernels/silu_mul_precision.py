@@ -213,24 +213,26 @@ def check_large_activations(silu_mul, device) -> None:
 
 
 def check_bfloat16_range(silu_mul, device) -> None:
-    """bfloat16 gates and values past float16's largest number (65504): bfloat16 holds them,
-    and silu(a) * b and both gradients are finite there; a route through float16, in forward or
-    in backward, makes them inf."""
+    """bfloat16 gates, values and a grad_output past float16's largest number (65504):
+    bfloat16 holds them, and silu(a) * b and both gradients are finite there; a route through
+    float16, in forward or in backward (grad_output's included), makes them inf."""
     covers("bfloat16 past float16's range")
-    a = torch.tensor([7e4, -7e4, 1e5, 2.0], device=device, dtype=torch.bfloat16)
-    b = torch.tensor([0.5, 0.5, 0.5, 7e4], device=device, dtype=torch.bfloat16)
+    a = torch.tensor([7e4, -7e4, 1e5, 2.0, 1.0], device=device, dtype=torch.bfloat16)
+    b = torch.tensor([0.5, 0.5, 0.5, 7e4, 0.5], device=device, dtype=torch.bfloat16)
+    grad_output = torch.tensor([1.0, 1.0, 1.0, 1.0, 7e4], device=device, dtype=torch.bfloat16)
     leaves = [value.clone().requires_grad_() for value in (a, b)]
-    with case("bfloat16, |a| and |b| up to 1e5"), warnings.catch_warnings():
+    with case("bfloat16, |a|, |b| and grad_output up to 1e5"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = silu_mul(*leaves)
-        grads = torch.autograd.grad(out, leaves, torch.ones_like(out))
+        grads = torch.autograd.grad(out, leaves, grad_output)
     for what, got in [("output", out), ("gradient for a", grads[0]), ("gradient for b", grads[1])]:
         bad = ~torch.isfinite(got)
         if bad.any():
             index = bad.nonzero()[0].item()
             raise GradingError(
                 f"silu_mul's {what} is {got[bad][0].item()} at a = {a[index].item():g}, b = "
-                f"{b[index].item():g} in bfloat16, where it is finite: bfloat16 reaches far past "
+                f"{b[index].item():g}, grad_output = {grad_output[index].item():g} in "
+                "bfloat16, where it is finite: bfloat16 reaches far past "
                 "float16's largest number, 65504; is a bfloat16 input computed in float32, or "
                 "does it pass through float16 on the way?",
                 mistake="silu_mul/bfloat16-through-float16")

@@ -1,7 +1,8 @@
 """Lesson 13: what review 57 (round C) found passing, now named: silu_mul's gradient for b
 formed as a float16 product, grad_output * silu(a), which the float16 check with grad_output 1
 never showed (the gradient for b is then silu(a) itself); and the same for the gradient for a,
-grad_output times a float16 b * silu'(a); in bfloat16 the interpreter names the step."""
+grad_output times a float16 b * silu'(a); in bfloat16 the interpreter names the step; and a
+bfloat16 grad_output carried to the backward kernel as float16 (inf past 65504)."""
 
 from .. import Mistake
 from .common import _edit
@@ -32,4 +33,10 @@ MISTAKES = [
                 "    if grad_a_ptr.dtype.element_ty == tl.float16:\n"
                 "        grad_a = grad.to(tl.float16) * (b * sigmoid * (1 + a * (1 - sigmoid)))"
                 ".to(tl.float16)\n")))),
+    Mistake("silu_mul", "a bfloat16 grad_output carried to the backward kernel as float16",
+            "in bfloat16, where it is finite", _edit(SILU_MUL, (
+                "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
+                "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"
+                "    if grad.dtype == torch.bfloat16:\n"
+                "        grad = grad.half()  # the kernel computes in float32 anyway\n"))),
 ]
