@@ -5,8 +5,9 @@ import torch
 
 from ...errors import GradingError
 from ...exercise import sample
-from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, _ignores_eps, _named, loaded_pair,
-                              rounded_once, rounded_per_step)
+from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, _ignores_eps, _named, called,
+                              loaded_pair, rounded_once, rounded_per_step)
+
 
 
 # (scale of x, eps, what float16 arithmetic does to the squares there): rows at both ends of
@@ -31,13 +32,7 @@ def check_half_range(cls: type, device, dtype) -> None:
                      f"{_named(dtype)} x of |x| near {scale:g}")
         with torch.no_grad():
             expected = reference(x).double()
-            try:
-                output = mine(x)
-            except (NotImplementedError, GradingError):
-                raise
-            except Exception as error:  # the learner's own error, quoted
-                raise GradingError(f"{described} raised {type(error).__name__}: {error}",
-                                   str(error)) from error
+            output = called(mine, x, described)
         if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
                 output.dtype != dtype:
             return  # check_half names these

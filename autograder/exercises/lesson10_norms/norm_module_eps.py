@@ -57,6 +57,17 @@ def _raising_line(error: BaseException) -> str:
     return line
 
 
+def called(module, x, described: str):
+    """``module(x)``, the learner's own error quoted under ``described``."""
+    try:
+        return module(x)
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception as error:  # the learner's own error, quoted
+        raise GradingError(f"{described} raised {type(error).__name__}: {error}",
+                           str(error)) from error
+
+
 def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0, weight=None):
     """(torch.nn.RMSNorm with ``weight``, by default a random one, the learner's module loaded
     from its state_dict), both on ``device`` in ``dtype``."""
@@ -260,13 +271,7 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
     described = f"{NAME}({DIM}, eps={eps!r}) moved to {_named(dtype)}, given a {_named(dtype)} x"
     with torch.no_grad():
         expected = reference(x)
-        try:
-            output = mine(x)
-        except (NotImplementedError, GradingError):
-            raise
-        except Exception as error:  # the learner's own error, quoted
-            raise GradingError(f"{described} raised {type(error).__name__}: {error}",
-                               str(error)) from error
+        output = called(mine, x, described)
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
         return  # the float32 and float64 cases name these
     if output.dtype != dtype:
