@@ -9,7 +9,6 @@ from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, _ignores_eps, _named
                               loaded_pair, rounded_once, rounded_per_step)
 
 
-
 # (scale of x, eps, what float16 arithmetic does to the squares there): rows at both ends of
 # float16's range, where a module that squares a half x in its own dtype leaves torch's output
 RANGE_ENDS = ((300.0, DEFAULT_EPS, "squares overflow in float16 past 256 (65504 is float16's "
