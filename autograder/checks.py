@@ -8,6 +8,7 @@ from torch.autograd.gradcheck import GradcheckError
 from .diagnose import diagnose_gradient, diagnose_values
 from .errors import GradingError
 from .explain import _explain_index_error, _explain_runtime_error, _explain_type_error
+from .grad_outputs import grad_output_generator
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
 from .spec import Spec
 from .tolerances import tolerance_of
@@ -134,7 +135,7 @@ def check_values_and_gradients(function: type, spec: Spec, values: dict, *, rtol
     expected = spec.reference(**make_inputs(values, requires_grad=False))
     diagnose_values(f"{spec.name}'s output", forward.output, expected, rtol=rtol, atol=atol,
                     inputs=values, computed_in=expected.dtype, exercise_name=spec.name)
-    generator = torch.Generator().manual_seed(seed)
+    generator = grad_output_generator(seed)
     grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
     grad_output = grad_output.to(expected.device)
     pristine_grad_output = grad_output.clone()

@@ -7,6 +7,7 @@ from .checks import check_untouched, run_backward, run_forward
 from .diagnose import diagnose_gradient, diagnose_values
 from .domain import TOLERANCES, Domain, Tolerance
 from .errors import GradingError
+from .grad_outputs import grad_output_generator
 
 
 def floating_outputs(output) -> list:
@@ -100,7 +101,7 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
     differentiable = [o for o in outputs if o.requires_grad]
     if not differentiable:
         return forward
-    generator = torch.Generator().manual_seed(seed)
+    generator = grad_output_generator(seed)
     grad_outputs = [torch.randn(o.shape, generator=generator, dtype=torch.float64).to(o.device)
                     for o in differentiable]
     wanted = [n for n, v in fresh.items() if isinstance(v, torch.Tensor) and v.requires_grad]

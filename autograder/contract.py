@@ -15,6 +15,7 @@ from .checks import (Spec, case, check_untouched, make_inputs, reference_gradien
                      run_backward, run_forward)
 from .diagnose import diagnose_gradient
 from .errors import GradingError
+from .grad_outputs import grad_output_generator
 from .probes import record_returned_gradients
 from .tolerances import tolerance_of
 
@@ -70,7 +71,7 @@ def check_each_input_alone(function, spec: Spec, values: dict, *, rtol=None, ato
     covers(EACH_INPUT_ALONE)
     names = _differentiable(values)
     expected = spec.reference(**make_inputs(values, requires_grad=False))
-    generator = torch.Generator().manual_seed(seed)
+    generator = grad_output_generator(seed)
     grad_output = torch.randn(expected.shape, generator=generator, dtype=expected.dtype)
     grad_output = grad_output.to(expected.device)
     for name in names:
