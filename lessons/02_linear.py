@@ -300,7 +300,8 @@ else:
 # - `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
 #   the value and the gradients `F.linear` gives, each gradient of its input's shape, the
 #   value computed in the inputs' dtype (in float32, $+\infty$ where `x @ weight.T`
-#   overflows before the bias is added, as `F.linear` gives);
+#   overflows before the bias is added, as `x @ weight.T + bias` gives; `F.linear`'s own
+#   value, which on some devices adds the bias inside the sum, is accepted too);
 # - the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a transposed,
 #   sliced or expanded view too), and for a `grad_output` that is not contiguous in memory
 #   (autograd hands one to backward for `y.transpose(0, 1)`);
@@ -495,7 +496,8 @@ show_saved("F.linear, then torch.relu",
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; in float32 and float64, the pre-activation computed in the
-#   inputs' dtype, as `F.linear` computes it (a nan pre-activation is outside the contract);
+#   inputs' dtype, as `x @ weight.T + bias` or `F.linear` computes it (a nan pre-activation
+#   is outside the contract);
 # - no float tensor of the output's size, neither the pre-activation nor the output, saved
 #   for backward or kept after forward anywhere else (a global, the class, a closure):
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and

@@ -22,8 +22,9 @@ from ..shared.call_state import (check_class_untouched, check_input_version_trac
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_work_for_frozen
-from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW,
-                      check_float32_cast_before_bias, check_float32_overflow)
+from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROUNDED_ONCE,
+                      bias_after_products, check_float32_cast_before_bias,
+                      check_float32_overflow, check_float32_rounded_once)
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
@@ -33,6 +34,8 @@ LATER_IN_LESSON = True
 
 BILINEAR = Spec("Bilinear", ("x1", "x2", "weight", "bias"),
                 lambda x1, x2, weight, bias=None: F.bilinear(x1, x2, weight, bias))
+# the same values with the bias added after the products
+IN_ORDER = bias_after_products(BILINEAR, F.bilinear)
 
 OUT = 4
 # a first leading dimension of size 1 last: a batch of one, where a forward that squeezes dim 0
@@ -194,9 +197,10 @@ def _bilinear_checks(function, device) -> None:
     check_no_work_for_frozen(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
-    check_float32_overflow(function, BILINEAR, device, BILINEAR_OVERFLOW, "x1 W x2")
-    check_float32_cast_before_bias(function, BILINEAR, device, BILINEAR_CAST_BEFORE_BIAS,
-                                   F.bilinear)
+    check_float32_rounded_once(function, BILINEAR, IN_ORDER, device, BILINEAR_ROUNDED_ONCE)
+    check_float32_overflow(function, BILINEAR, IN_ORDER, device, BILINEAR_OVERFLOW, "x1 W x2")
+    check_float32_cast_before_bias(function, BILINEAR, IN_ORDER, device,
+                                   BILINEAR_CAST_BEFORE_BIAS, F.bilinear)
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
 
 

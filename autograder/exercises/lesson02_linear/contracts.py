@@ -26,7 +26,9 @@ MY_LINEAR_CLAUSES = (
     Clause("`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or "
            "`None`: the value and the gradients `F.linear` gives, each gradient of its input's "
            "shape, the value computed in the inputs' dtype (in float32, $+\\infty$ where "
-           "`x @ weight.T` overflows before the bias is added, as `F.linear` gives);",
+           "`x @ weight.T` overflows before the bias is added, as `x @ weight.T + bias` gives; "
+           "`F.linear`'s own value, which on some devices adds the bias inside the sum, is "
+           "accepted too);",
            {"MyLinearFunction/computes-in-wider-dtype": "forward in float64, cast back",
             "MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
@@ -90,8 +92,8 @@ FUSED_CLAUSES = (
            "pre-activation, exactly 0 and however small included, for any `grad_output`, nan "
            "and $\\pm\\infty$ entries included; the value also where a pre-activation "
            "overflows to $-\\infty$ or $+\\infty$; in float32 and float64, the pre-activation "
-           "computed in the inputs' dtype, as `F.linear` computes it (a nan pre-activation is "
-           "outside the contract);",
+           "computed in the inputs' dtype, as `x @ weight.T + bias` or `F.linear` computes it "
+           "(a nan pre-activation is outside the contract);",
            {"FusedLinearReLU/computes-in-wider-dtype":
                 "the pre-activation in float64, the output cast back",
             "FusedLinearReLU/output-multiplies-mask":

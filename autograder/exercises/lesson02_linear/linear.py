@@ -24,10 +24,10 @@ from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
-from .float32 import (BIAS_ORDER, CAST_BEFORE_BIAS, OVERFLOW_IN_FLOAT32,
-                      check_float32_bias_order, check_float32_cast_before_bias,
-                      check_float32_overflow,
-                      check_float32_zero_pre_activation)
+from .float32 import (BIAS_ORDER, CAST_BEFORE_BIAS, OVERFLOW_IN_FLOAT32, ROUNDED_ONCE,
+                      bias_after_products, check_float32_bias_order,
+                      check_float32_cast_before_bias, check_float32_overflow,
+                      check_float32_rounded_once, check_float32_zero_pre_activation)
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
                         check_infinite_grad_output_where_off, check_no_float_kept,
                         check_overflowing_pre_activation, check_saves_bool_mask)
@@ -38,6 +38,9 @@ MY_LINEAR = Spec("MyLinearFunction", ("x", "weight", "bias"),
                  lambda x, weight, bias=None: F.linear(x, weight, bias))
 FUSED_LINEAR_RELU = Spec("FusedLinearReLU", ("x", "weight", "bias"),
                          lambda x, weight, bias=None: torch.relu(F.linear(x, weight, bias)))
+# the same values with the bias added after the products, as x @ weight.T + bias adds it
+MY_LINEAR_IN_ORDER = bias_after_products(MY_LINEAR, F.linear)
+FUSED_IN_ORDER = bias_after_products(FUSED_LINEAR_RELU, F.linear, torch.relu)
 
 
 def _linear_case(values: dict) -> str:
@@ -263,9 +266,13 @@ def _my_linear_checks(function, device) -> None:
     covers("skips every unneeded matmul")
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
-    check_float32_overflow(function, MY_LINEAR, device, OVERFLOW_IN_FLOAT32, "x @ weight.T")
-    check_float32_bias_order(function, MY_LINEAR, device, lambda z: z, BIAS_ORDER[:1])
-    check_float32_cast_before_bias(function, MY_LINEAR, device, CAST_BEFORE_BIAS, F.linear)
+    check_float32_rounded_once(function, MY_LINEAR, MY_LINEAR_IN_ORDER, device, ROUNDED_ONCE)
+    check_float32_overflow(function, MY_LINEAR, MY_LINEAR_IN_ORDER, device, OVERFLOW_IN_FLOAT32,
+                           "x @ weight.T")
+    check_float32_bias_order(function, MY_LINEAR, MY_LINEAR_IN_ORDER, device, lambda z: z,
+                             BIAS_ORDER[:1])
+    check_float32_cast_before_bias(function, MY_LINEAR, MY_LINEAR_IN_ORDER, device,
+                                   CAST_BEFORE_BIAS, F.linear)
     check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
 
 
@@ -293,13 +300,15 @@ def _fused_checks(function, device) -> None:
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
-    check_float32_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
+    check_float32_rounded_once(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device, ROUNDED_ONCE)
+    check_float32_zero_pre_activation(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device)
     check_overflowing_pre_activation(function, FUSED_LINEAR_RELU, device)
-    check_float32_overflow(function, FUSED_LINEAR_RELU, device, OVERFLOW_IN_FLOAT32,
-                           "x @ weight.T")
-    check_float32_bias_order(function, FUSED_LINEAR_RELU, device, torch.relu, BIAS_ORDER)
-    check_float32_cast_before_bias(function, FUSED_LINEAR_RELU, device, CAST_BEFORE_BIAS,
-                                   F.linear, torch.relu)
+    check_float32_overflow(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device,
+                           OVERFLOW_IN_FLOAT32, "x @ weight.T")
+    check_float32_bias_order(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device, torch.relu,
+                             BIAS_ORDER)
+    check_float32_cast_before_bias(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device,
+                                   CAST_BEFORE_BIAS, F.linear, torch.relu)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=False)
     check_needs_input_grad(function, FUSED_LINEAR_RELU, device)
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
