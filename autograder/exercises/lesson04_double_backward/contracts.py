@@ -12,7 +12,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/wrong-output-dtype":
                 "forward computes in float64 and returns float64 for a float32 x",
             "NumpyTanh/writes-through-numpy":
-                "forward writes tanh into x through .numpy() (np.tanh(a, out=a))"}),
+                "forward writes tanh into x through .numpy() (np.tanh(a, out=a))",
+            "NumpyTanh/overflow-at-large-x": "forward computes (e^2x - 1) / (e^2x + 1)"}),
     Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
            "`torch.from_numpy`, `.to`), no torch arithmetic;",
            {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",

@@ -2,8 +2,12 @@
 points. Past |x| of about 19.0 in float64 and 10.0 in float32, np.tanh rounds to exactly +-1
 (torch's tanh at 19.07 and 9.02), so 1 - y^2 is 0 there: an inner backward that recovers
 grad_output as b / (1 - y^2) (b the inner Function's own saved output) computes 0 / 0, a NaN
-second derivative that x = 1.5 randn never reaches. Tiny probes: five values per dtype,
-gradgradcheck on three float64 ones."""
+second derivative that x = 1.5 randn never reaches. Far out, where exp(2x) overflows (|x| past
+355 in float64, 44 in float32), a forward built from exponentials, (e^2x - 1) / (e^2x + 1) or
+sinh / cosh, computes inf / inf = nan: the probes reach |x| = 1e4 at both dtypes. Tiny probes:
+nine values per dtype, gradgradcheck on three float64 ones."""
+
+import warnings
 
 import torch
 from torch.autograd.gradcheck import GradcheckError
@@ -11,9 +15,11 @@ from torch.autograd.gradcheck import GradcheckError
 from ...checks import Spec, check_values_and_gradients
 from ...errors import GradingError
 
-# at or past each dtype's saturation point, both signs, and one unsaturated value beside them
-SATURATED = {torch.float64: (-25.0, -19.5, 0.5, 19.5, 25.0),
-             torch.float32: (-12.0, -10.5, 0.5, 10.5, 12.0)}
+# at or past each dtype's saturation point, and far past where exp(2|x|) overflows, both signs,
+# and one unsaturated value among them
+SATURATED = {torch.float64: (-1e4, -400.0, -25.0, -19.5, 0.5, 19.5, 25.0, 400.0, 1e4),
+             torch.float32: (-1e4, -50.0, -12.0, -10.5, 0.5, 10.5, 12.0, 50.0, 1e4)}
+UNSATURATED = 4  # the index of x = 0.5
 _NAMES = {torch.float64: "float64", torch.float32: "float32"}
 
 
@@ -34,10 +40,36 @@ def _second_derivatives(function, x: torch.Tensor):
         grad_output.detach(), direction
 
 
+def _name_overflow(function, x: torch.Tensor) -> None:
+    """A forward whose value is inf or nan where tanh is +-1, or a first derivative that is
+    (the battery's value check would only say the values differ)."""
+    x = x.clone().requires_grad_()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's overflow warning
+            y = function.apply(x)
+            grad, = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return  # the battery's own checks name it
+    for what, got in (("NumpyTanh(x)", y.detach()), ("its first derivative", grad)):
+        bad = None if got is None or got.shape != x.shape else ~torch.isfinite(got)
+        if bad is not None and bad.any():
+            at = x.detach()[bad][0].item()
+            raise GradingError(
+                f"{what} is {got[bad][0].item()} at x = {at:g} ({_NAMES[x.dtype]}), where "
+                f"tanh is {'+' if at > 0 else '-'}1: does {'forward' if what[0] == 'N' else 'backward'}"
+                " compute exp(2x), sinh or cosh, which overflow to inf there (inf / inf is nan)? "
+                "The contract asks for every finite x; NumPy's own tanh, or an exponential "
+                "of -2|x| only, stays finite",
+                f"x: {x.tolist()}\n{what}: {got.tolist()}",
+                mistake="NumpyTanh/overflow-at-large-x")
+
+
 def check_saturated(function, spec: Spec) -> None:
     """Value, gradient and both second derivatives at saturation, float64 and float32."""
     for dtype, points in SATURATED.items():
         x = torch.tensor(points, dtype=dtype)
+        _name_overflow(function, x)
         check_values_and_gradients(function, spec, {"x": x})
         found = _second_derivatives(function, x)
         if found is None:
@@ -60,7 +92,7 @@ def check_saturated(function, spec: Spec) -> None:
                     f"{truth.tolist()}", mistake="NumpyTanh/nan-at-saturation")
             close = torch.isclose(got, truth, rtol=1e-5, atol=1e-6)
             if not close.all():
-                only = bool(close[2])  # x = 0.5, the one unsaturated point, is right
+                only = bool(close[UNSATURATED])  # x = 0.5, the one unsaturated point, is right
                 raise GradingError(
                     f"NumpyTanh's second derivative with respect to {name} is wrong at "
                     f"x = {points} ({_NAMES[dtype]})" + (
