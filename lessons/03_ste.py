@@ -470,7 +470,12 @@ ste_explorer(RoundSTE, x=1.5)
 #    or $\tfrac12$? Decide it (reason, or try it in a scratch cell) before you write a mask:
 #    the mask's comparison must agree with it.
 # 2. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
-# 3. Which tensor must forward save for that? Could it save something smaller?
+# 3. **A design decision, yours.** Two tensors can carry what backward needs: `x` itself, or a
+#    boolean mask that forward computes. Both meet the contract; pick one, and say why in a
+#    comment in your forward. What does each keep alive between forward and backward when `x`
+#    is an activation that nothing else keeps (the hidden pre-activations of the binarised
+#    network below), and when `x` is a latent weight that lives anyway (its readout weights)?
+#    The cell after the self-check shows what yours keeps.
 # 4. Forward's output is at hand too. Why can a mask built from it not do the job?
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
@@ -480,6 +485,8 @@ class SignClippedSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ### BEGIN SOLUTION
+        # x, not a mask: saving an input keeps a reference, no copy (a bool mask, one byte per
+        # element, would let an activation x be freed; for a latent weight x costs nothing new)
         ctx.save_for_backward(x)
         return torch.sign(x)
         ### END SOLUTION
@@ -498,6 +505,17 @@ self_check("SignClippedSTE", SignClippedSTE)
 from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 ### END HIDDEN TESTS
 
+# %%
+# what your SignClippedSTE keeps between forward and backward, for an activation of 2^18 float32
+activation = 2 * torch.randn(2**18, generator=torch.Generator().manual_seed(0))
+# nothing else keeps `activation`: an intermediate of a network, freed once nothing holds it
+kept = []
+with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
+    SignClippedSTE.apply(activation.requires_grad_())
+for t in kept:
+    what = "x itself (a reference)" if t.data_ptr() == activation.data_ptr() else "a new tensor"
+    print(f"saved: {what}, {t.dtype}, {t.element_size() * t.numel() / 2**20:.2f} MiB")
+
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
@@ -508,8 +526,10 @@ from autograder import grade; grade("SignClippedSTE", SignClippedSTE)
 #    it, beside `F.hardtanh`, which does not), so the mask is $|x| \le 1$, not $|x| < 1$.
 # 2. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
 #    gradient $g$: the surrogate, element by element, times the incoming gradient.
-# 3. The input $x$. Saving the boolean mask instead is also correct, and smaller (one byte per
-#    element instead of four or eight).
+# 3. Either, for a reason. Saving an input keeps a reference to it, not a copy: for a latent
+#    weight, alive anyway, `x` costs nothing new, while a mask is a new tensor of one byte per
+#    element. For an activation, saving `x` keeps all of it (four or eight bytes per element)
+#    alive until backward; the mask keeps a quarter or an eighth of that and lets `x` go.
 # 4. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
 #    it clips nothing.
 #
@@ -607,7 +627,8 @@ plt.show()
 #
 # 1. **forward is the quantiser, exactly**: `torch.equal` with `torch.sign` or
 #    `torch.round`, in float32 and float64, on the values where mistakes show: `0` and `-0`,
-#    `±1`, `±inf`, a subnormal such as `5e-324`, halves such as `2.5`, and the sign of a zero
+#    `±1`, `±inf`, the smallest subnormal (`5e-324` in float64, `1e-45` in float32; `5e-324`
+#    is 0 in float32), halves such as `2.5`, and the sign of a zero
 #    (the appendix's notes);
 # 2. **backward is the intended surrogate, exactly**, for a random `grad_output`;
 # 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
@@ -833,27 +854,20 @@ plt.show()
 #   empty one included), strides and value, $\pm\infty$ included (NaN aside); `scale` is a
 #   positive 0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints;
 # - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
-#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, edges included, with $v$ =
-#   `x / scale` in `x`'s dtype; it returns `None` for `qmin` and `qmax`;
-# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global;
-#   forward keeps no copy of an input or of the output; backward leaves `grad_output` as it was.
+#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, edges included
+#   ($v = q_\text{min}$ or $v = q_\text{max}$ exactly is inside), with $v$ = `x / scale` in
+#   `x`'s dtype (`x * (1 / scale)` is accepted too); both gradients are finite for every `x`
+#   whose output is; it returns `None` for `qmin` and `qmax`;
+# - one freedom: just outside each edge, in the half-step band where $v$ is outside but
+#   $\operatorname{round}(v)$ is not ($v = 3.2$ with $q_\text{max} = 3$), judge "inside" on
+#   $v$ or on $\operatorname{round}(v)$, one convention per edge, the same for both gradients;
+# - what backward needs is kept on `ctx`, one per call: tensors through `ctx.save_for_backward`,
+#   never as a `ctx` attribute; not on the class, not in a global; forward keeps no copy of an
+#   input or of the output; backward leaves `grad_output` as it was.
 #
-# <details><summary><b>The exact contract</b>: the fine print (open it when a self-check names a
-# case you did not expect)</summary>
-#
-# - **Edges included**: at $v = q_\text{min}$ or $q_\text{max}$ exactly, clamp's derivative is
-#   1, so both gradients treat $v$ as inside.
-# - **The half-step band** just outside each edge is left open on purpose. At $v = 3.2$ with
-#   $q_\text{max} = 3$, $v$ is outside but $\operatorname{round}(v) = 3$ is inside: judge
-#   "inside" on either, one convention per edge, the same for both gradients.
-# - **`x * (1 / scale)`** is accepted for $v$ as well as `x / scale`; the two can part by an ulp,
-#   at points the grader does not judge (the appendix says which).
-# - **Any value**: the grader tries $x = \pm\infty$, and finite $x$ whose $x / s$ overflows to
-#   $\pm\infty$ ($10^{308}$ in float64, $3 \cdot 10^{38}$ in float32, at $s = 0.01$), in both
-#   dtypes: the output is finite there, and so must both gradients be.
-# - The other edge cases the grader tries are listed in the appendix at the end of the lesson
-#   ("What the grader also probes").
-# </details>
+# The float edge cases the grader tries (an `x / scale` that overflows, the ulp between the two
+# ways to compute $v$, the parity of an edge) are in the appendix at the end; you need them only
+# if a self-check names one.
 #
 # The contract fixes the gradients, not how backward computes them; the derivation is what this
 # exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
@@ -1122,8 +1136,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # - `logits`, float64 or float32, has at least one dim, of any leading shape (an empty batch
 #   such as $(0, n)$ included) and any strides, and so has `grad_output`; backward is finite
 #   wherever the softmax and its gradient are, at a low $\tau$ too.
-# - what backward needs is kept on `ctx`, one per call: not on the class, not in a global; no
-#   copy of an input or of the output, and nothing saved after a cast to a wider dtype;
+# - what backward needs is kept on `ctx`, one per call: tensors through `ctx.save_for_backward`,
+#   never as a `ctx` attribute; not on the class, not in a global; no copy of an input or of the
+#   output, and nothing saved after a cast to a wider dtype;
 #   backward leaves `grad_output` as it was.
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
@@ -1619,8 +1634,8 @@ else:
 #
 # **`SignSTE`** (Exercise 1)
 #
-# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and subnormals such as
-#   `5e-324`, in float64 and float32, for the output; and for the gradient, which is
+# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and the smallest subnormal
+#   (`5e-324` in float64, `1e-45` in float32), for the output; and for the gradient, which is
 #   `grad_output` there too (a backward that zeroes it where `x` is NaN or infinite fails);
 #   "any strides": a transposed, a sliced and an expanded view.
 # - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`

@@ -5,14 +5,14 @@ StraightThroughSoftmax's split by concept (the float64 digits kept or lost; wher
 rounds and which side of the clip's half-step band; the forward's one-hot apart from the
 softmax's backward), ``saved_tensor_modified`` for backwards that change what forward saved, in
 place, ``reviewed``, ``second_review``, ``third_review``, ``review53``, ``review54``,
-``review55``, ``review55b``, ``review56``, ``review57`` and ``review57c`` for reviewers' answers kept as
-written, and ``answers`` for the builders they share."""
+``review55``, ``review55b``, ``review56``, ``review57``, ``review57c`` and ``review58`` for
+reviewers' answers kept as written, and ``answers`` for the builders they share."""
 
 from . import (fake_quantize, fake_quantize_halves, fake_quantize_precision, reviewed,
                round_ste, saved_tensor_modified, second_review, sign_clipped_ste, sign_ste,
                straight_through_softmax, straight_through_softmax_one_hot, third_review,
                review53, review54, review55, review55b, review56, review57,
-               review57c)
+               review57c, review58)
 
 UNUSUAL = (sign_ste.UNUSUAL + sign_clipped_ste.UNUSUAL + round_ste.UNUSUAL + fake_quantize.UNUSUAL
            + fake_quantize_precision.UNUSUAL + fake_quantize_halves.UNUSUAL
@@ -20,7 +20,7 @@ UNUSUAL = (sign_ste.UNUSUAL + sign_clipped_ste.UNUSUAL + round_ste.UNUSUAL + fak
            + straight_through_softmax_one_hot.UNUSUAL + reviewed.UNUSUAL
            + second_review.UNUSUAL + third_review.UNUSUAL + review53.UNUSUAL
            + review54.UNUSUAL + review55.UNUSUAL + review55b.UNUSUAL + review56.UNUSUAL
-           + review57.UNUSUAL + review57c.UNUSUAL)
+           + review57.UNUSUAL + review57c.UNUSUAL + review58.UNUSUAL)
 MISTAKES = (sign_ste.MISTAKES + sign_clipped_ste.MISTAKES + round_ste.MISTAKES
             + fake_quantize.MISTAKES + fake_quantize_precision.MISTAKES
             + fake_quantize_halves.MISTAKES + straight_through_softmax.MISTAKES
@@ -28,4 +28,4 @@ MISTAKES = (sign_ste.MISTAKES + sign_clipped_ste.MISTAKES + round_ste.MISTAKES
             + reviewed.MISTAKES + second_review.MISTAKES + third_review.MISTAKES
             + review53.MISTAKES + review54.MISTAKES + review55.MISTAKES
             + review55b.MISTAKES + review56.MISTAKES + review57.MISTAKES
-            + review57c.MISTAKES)
+            + review57c.MISTAKES + review58.MISTAKES)
