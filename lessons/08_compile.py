@@ -292,8 +292,8 @@ check_lse_entry()
 #
 # Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
 # `dim` a Python int, possibly negative, naming a dimension of size 1 or more (a reduction over
-# an empty dimension is outside the contract: `torch.logsumexp` gives `-inf` there, and the
-# reference solution's `amax` raises), in the setup_context form. Decide before you write
+# an empty dimension is outside the contract: `torch.logsumexp` gives `-inf` there), in the
+# setup_context form. Decide before you write
 # `setup_context`: which tensors does each derivative read, into which of the two lists does
 # each go, and how does `dim`, an int, reach them? Say why in a comment beside it, and answer
 # one more question there that no check grades: would a second derivative taken through your
@@ -377,10 +377,10 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # </details>
 
 # %% [markdown]
-# The self-check runs every check grading runs: values and gradients over nine shapes and
-# dims (negative, first, a 1-D input, an empty `(0, 4)` input), each input alone, forward,
-# backward **and** jvp at $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with per-sample
-# gradients, and `gradcheck` with `check_forward_ad=True`.
+# The self-check runs every check grading runs: values and gradients on eleven (shape, dim)
+# pairs (negative dims, the first dim, a 1-D input, an empty `(0, 4)` input), each input
+# alone, forward, backward **and** jvp at $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with
+# per-sample gradients, and `gradcheck` with `check_forward_ad=True`.
 
 # %% [markdown]
 # ## A Function under `torch.compile`
@@ -608,15 +608,18 @@ check_softplus_slope()
 #   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
 #   compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and a few
 #   points further out, to a relative $10^{-5}$), in float64 and in float32 (both are
-#   graded; the output keeps `x`'s dtype). `F.softplus`'s own switch to $x$ past
-#   $\beta x = 20$ is accepted: the term it drops is within the stated tolerance (a relative
-#   error near $10^{-10}$ in float64); a switch much earlier, at $\beta x = 15$ say, is not;
+#   graded; the output keeps `x`'s dtype). In the right tail, every $\beta x$ from 5 to 40 in
+#   steps of $1/4$, float64 values are compared to a relative $10^{-9}$: a switch to $x$ drops
+#   a relative $e^{-\beta x}/(\beta x)$ or so, $8 \times 10^{-10}$ at $\beta x = 18$ and
+#   $2.4 \times 10^{-9}$ at 17, so the cut lies between 17 and 18. `F.softplus`'s own switch
+#   past $\beta x = 20$ is accepted; a switch at 17 or earlier is not;
 # - have a fake implementation whose output has the real output's shape, dtype and strides
 #   (`opcheck` compares them; the self-check tries a transposed `x`, a permuted 3-D `x`, a
 #   column slice and an expanded `x` too);
 # - have a backward written by hand, registered for autograd, whose gradient is accurate in
 #   the left tail too (the slope is tiny there, and the self-check compares it to a relative
-#   $10^{-5}$ as well);
+#   $10^{-5}$ as well); its setup_context keeps tensors with `ctx.save_for_backward`, never
+#   as `ctx` attributes (a float may be one);
 # - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
 #   of a function calling it must match eager values and gradients.
 #
@@ -692,7 +695,8 @@ from autograder import grade; grade("softplus", softplus)
 
 # %% [markdown]
 # The self-check runs every check grading runs: your operator's values and hand-written
-# gradient (with $\beta x$ up to $\pm 3200$, and in the left tail to a relative $10^{-5}$),
+# gradient (with $\beta x$ up to $\pm 3200$, in the left tail to a relative $10^{-5}$, in the
+# right tail to a relative $10^{-9}$),
 # its fake implementation against the real output under `FakeTensorMode`,
 # `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
 # function calling `softplus`.
@@ -787,7 +791,9 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 #
 # - have a fake implementation (what shape does the output have? Its strides must match the
 #   real output's too, which the self-check tries on a permuted `x`);
-# - have a backward written by hand, registered for autograd, with `None` for `dim`;
+# - have a backward written by hand, registered for autograd, with `None` for `dim`; its
+#   setup_context keeps tensors with `ctx.save_for_backward`, never as `ctx` attributes (an
+#   int may be one);
 # - have a batching rule registered with `register_vmap` that works on the whole batch at once
 #   (not PyTorch's per-sample fallback, nor a loop of your own), so that
 #   `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop over the samples
@@ -929,25 +935,6 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # </details>
 
 # %% [markdown]
-# ## What `torch.compile` captured, side by side
-#
-# Toggle between three functions around what you wrote. For each, the view compiles the
-# function afresh (without `fullgraph`), runs forward and backward, and shows every graph
-# dynamo captured and every graph break with its reason. Around `LogSumExp`, the break splits
-# the work in two: dynamo still compiles your `forward` on its own when Python calls it (the
-# first graph), then the code after the Function (the second). Without `jvp`, one graph holds
-# it all; around `softplus`, one graph holds your operator as a single node,
-# `torch.ops.autograd_course.softplus.default`.
-
-# %%
-x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-compile_explorer({
-    "LogSumExp (with jvp)": lambda x: LogSumExp.apply(x, -1).exp() * 2,
-    "LogSumExp without jvp": lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2,
-    "softplus operator": lambda x: torch.sin(softplus(x * 2, 1.5)) * x,
-}, x)
-
-# %% [markdown]
 # ## Choosing: measured on this torch
 #
 # The table below is computed, not typed: each column is tried on your two answers.
@@ -971,7 +958,7 @@ def works(attempt) -> str:
 
 def compiles_fully(function):
     torch.compiler.reset()
-    leaf = x.clone().requires_grad_()  # training: autograd records, as in the view above
+    leaf = x.clone().requires_grad_()  # training: autograd records
     return lambda: torch.compile(function, fullgraph=True, backend="aot_eager")(leaf) is not None
 
 
@@ -1036,8 +1023,8 @@ for column, predicted in prediction_table.items():
 # operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
 # `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
 # differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
-# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` and
-# the view above.
+# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` (the
+# first optional section below shows every graph and break dynamo made).
 #
 # The common mistakes of this lesson, each with what happens and its fix, are in a table in
 # the optional section *Common mistakes* below.
@@ -1049,6 +1036,25 @@ for column, predicted in prediction_table.items():
 # The main line ends with the summary above. The sections below look further at your answers,
 # try one more derivation, and back the main line's claims with experiments; none is needed
 # for an exercise, and you can skip any of them. They use your `LogSumExp` and `softplus`.
+
+# %% [markdown]
+# ### What `torch.compile` captured, side by side
+#
+# Toggle between three functions around what you wrote. For each, the view compiles the
+# function afresh (without `fullgraph`), runs forward and backward, and shows every graph
+# dynamo captured and every graph break with its reason. Around `LogSumExp`, the break splits
+# the work in two: dynamo still compiles your `forward` on its own when Python calls it (the
+# first graph), then the code after the Function (the second). Without `jvp`, one graph holds
+# it all; around `softplus`, one graph holds your operator as a single node,
+# `torch.ops.autograd_course.softplus.default`.
+
+# %%
+x_view = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+compile_explorer({
+    "LogSumExp (with jvp)": lambda x: LogSumExp.apply(x, -1).exp() * 2,
+    "LogSumExp without jvp": lambda x: LogSumExpNoJvp.apply(x, -1).exp() * 2,
+    "softplus operator": lambda x: torch.sin(softplus(x * 2, 1.5)) * x,
+}, x_view)
 
 # %% [markdown]
 # ### A Function that leaves PyTorch, under `vmap`

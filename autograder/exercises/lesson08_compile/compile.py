@@ -20,6 +20,7 @@ from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
+from ...outside_ctx import check_no_state_outside_ctx
 from .contracts import LSE_CLAUSES
 from .lse_stability import check_lse_stable
 
@@ -283,6 +284,10 @@ def lse_full(LogSumExp, device) -> None:
                  "torch.vmap with per-sample gradients"):
         covers(edge)
     check_each_input_alone(function, LSE, lse_values((3, 4), device, dim=0))
+    # before the |x| = 1000 checks, which run forward twice before one backward: a tensor kept
+    # outside ctx (a global softmax) is named where it lives, not by the gradient it spoils
+    with case("one call, forward then backward"):
+        check_no_state_outside_ctx(function, "LogSumExp", lse_values((3, 4), device))
     check_lse_stable(function, device, LSE, _transform_error)
     covers("|x| = 1000: values, gradients and jvp")
     for shape, dim in [((2, 3), 1), ((2, 3, 2), -2), ((4,), 0)]:
