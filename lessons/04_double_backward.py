@@ -89,50 +89,51 @@ predicted_create_graph = None    # True or False: the same under create_graph=Tr
 # inputs, and which are constants to autograd, is what this lesson is about.
 
 # %% [markdown]
-# ## Worked example: `Sin`, twice
+# ## Worked example: `Exp`, twice
 #
-# `Sin` saves its input and computes `grad_output * torch.cos(x)` with tensor ops; the cell
-# differentiates it twice.
+# $e^x$ is its own derivative, so `Exp` saves its output $y$ and computes `grad_output * y`
+# with tensor ops; the cell differentiates it twice.
 
 # %%
-class Sin(torch.autograd.Function):
-    """y = sin(x)."""
+class Exp(torch.autograd.Function):
+    """y = exp(x)."""
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sin(x)
+        y = torch.exp(x)
+        ctx.save_for_backward(y)
+        return y
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x)  # d/dx sin x = cos x
+        y, = ctx.saved_tensors
+        return grad_output * y  # d/dx e^x = e^x = y
 
 
 x = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad(Sin.apply(x).sum(), x, create_graph=True)
+first, = torch.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
 second, = torch.autograd.grad(first.sum(), x)
-print("first  derivative:", first.detach(), " (cos x =", torch.cos(x.detach()), ")")
-print("second derivative:", second, " (-sin x =", -torch.sin(x.detach()), ")")
-print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Sin's backward)")
+print("first  derivative:", first.detach(), " (e^x =", torch.exp(x.detach()), ")")
+print("second derivative:", second, " (e^x again)")
+print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Exp's backward)")
 
 # %% [markdown]
-# Now check quick question 1: `SinReports` is `Sin` with a backward that reports its grad mode.
+# Now check quick question 1: `ExpReports` is `Exp` with a backward that reports its grad mode.
 
 # %%
-class SinReports(Sin):
-    """Sin, recording the grad mode its backward runs under."""
+class ExpReports(Exp):
+    """Exp, recording the grad mode its backward runs under."""
 
     @staticmethod
     def backward(ctx, grad_output):
         grad_modes.append(torch.is_grad_enabled())  # shown below, once you have predicted
-        return Sin.backward(ctx, grad_output)
+        return Exp.backward(ctx, grad_output)
 
 
 grad_modes = []
 x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-SinReports.apply(x).sum().backward()  # a plain backward
-_ = torch.autograd.grad(SinReports.apply(x).sum(), x, create_graph=True)
+ExpReports.apply(x).sum().backward()  # a plain backward
+_ = torch.autograd.grad(ExpReports.apply(x).sum(), x, create_graph=True)
 compare("grad mode, plain backward", predicted_plain_backward, grad_modes[0])
 compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 
@@ -152,14 +153,14 @@ compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 # backward itself. As before, float64 only.
 
 # %%
-print("gradcheck:    ", torch.autograd.gradcheck(Sin.apply, (x,)))
-print("gradgradcheck:", torch.autograd.gradgradcheck(Sin.apply, (x,)))
+print("gradcheck:    ", torch.autograd.gradcheck(Exp.apply, (x,)))
+print("gradgradcheck:", torch.autograd.gradgradcheck(Exp.apply, (x,)))
 
 # %% [markdown]
 # ## Hessian-vector products
 #
-# Take $f(x) = \sum_i \sin\big((A x)_i\big)$ with `Sin` doing the sines. Its Hessian is
-# $-A^\top \operatorname{diag}(\sin A x)\, A$: not diagonal, so the product $Hv$ mixes
+# Take $f(x) = \sum_i \exp\big((A x)_i\big)$ with `Exp` doing the exponentials. Its Hessian
+# is $A^\top \operatorname{diag}(e^{A x})\, A$: not diagonal, so the product $Hv$ mixes
 # coordinates. Two calls to `torch.autograd.grad` give $Hv$ without forming $H$: the first,
 # with `create_graph=True`, returns $\nabla f$ with a graph; the second differentiates
 # $\nabla f \cdot v$. (Strictly that is $v^\top H$, equal to $Hv$ because a Hessian is
@@ -175,7 +176,7 @@ v = torch.randn(5, generator=generator, dtype=torch.float64)
 
 
 def f(x):
-    return Sin.apply(A @ x).sum()
+    return Exp.apply(A @ x).sum()
 
 
 x = x0.clone().requires_grad_()
@@ -184,13 +185,13 @@ hvp, = torch.autograd.grad(grad_f @ v, x)
 hessian = torch.autograd.functional.hessian(f, x0)
 print("Hv, two grads:", hvp)
 print("H @ v:        ", hessian @ v)
-print("H equals -A^T diag(sin Ax) A:",
-      torch.allclose(hessian, -A.T @ torch.diag(torch.sin(A @ x0)) @ A, rtol=0, atol=1e-12))
+print("H equals A^T diag(exp Ax) A:",
+      torch.allclose(hessian, A.T @ torch.diag(torch.exp(A @ x0)) @ A, rtol=1e-12, atol=0))
 
 fig, ax = plt.subplots(figsize=(4.5, 3.4))
 fig.colorbar(ax.imshow(hessian, cmap="RdBu_r", vmin=-hessian.abs().max(),
                        vmax=hessian.abs().max()), ax=ax)
-ax.set_title("Hessian of f (through Sin's backward)")
+ax.set_title("Hessian of f (through Exp's backward)")
 plt.show()
 
 # %% [markdown]
@@ -515,8 +516,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
 # on purpose. Nothing stops double backward from running through them anyway. What comes out?
-# `SinCut` below is `Sin` with a backward that returns `grad_output * torch.cos(x.detach())`:
-# autograd sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after
+# `Sin` below saves its input and returns `grad_output * torch.cos(x)`; `SinCut` is `Sin` with
+# a backward that returns `grad_output * torch.cos(x.detach())`: autograd sees $\cos x$ as a
+# constant there, as it would a factor made in NumPy. The cell after
 # it differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true
 # second derivative is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or
 # the number (three decimals are enough).
@@ -530,6 +532,20 @@ predicted_cut_second = None  # "an error", or the number the second pass returns
 
 
 # %%
+class Sin(torch.autograd.Function):
+    """y = sin(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.cos(x)  # d/dx sin x = cos x
+
+
 class SinCut(Sin):
     """Sin with cos(x) cut off the graph: a constant to autograd, as a NumPy factor would be."""
 
@@ -568,31 +584,25 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 or
 #   float32, on the CPU or a GPU, and its backward the first derivative, for every
-#   `grad_output`, as a tensor on `x`'s device (without a GPU, the self-check checks that on
-#   a stand-in device that calls itself `meta`; a real GPU is tried where the grader has one);
+#   `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
 # - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
-#   from `ctx.saved_tensors`: no tensor and no NumPy array (of `x` or computed from it) on a
-#   `ctx` attribute, on the class or in a global; what it saves of `x` or of the output is that
-#   tensor itself, whose version counter lets autograd refuse a backward after an in-place
-#   change to it (not a tensor made from its memory, such as `torch.from_numpy(x.numpy())`);
-#   no copy of an input or of the output (a CPU copy of a GPU `x` is one), nor a tensor cast
-#   wider than `x`'s dtype where that adds no digit.
+#   from `ctx.saved_tensors`: no tensor and no NumPy array on a `ctx` attribute, on the class
+#   or in a global; what it saves of `x` or of the output is that tensor itself, not a tensor
+#   made from its memory (such as `torch.from_numpy(x.numpy())`) and not a copy (a CPU copy of
+#   a GPU `x` is one); nothing it saves is computed in `x`'s dtype and then cast wider.
 #
-# What your backward computes with is not graded (a torch-op backward, marked, passes too),
-# but the exercise plays the case the mark is for: make the local derivative in NumPy and bring
-# it back as a tensor that works wherever `x` works. Before the self-check, call
-# `CubeOnce.apply` in a scratch cell on a 1-D float64 `x`, a 0-d `x` and a float32 `x`, each
-# requiring grad, and `.backward()` each sum: what does each error tell you about the value
-# crossing the border? Where does `x` live, and where does your result go? (The self-check also
-# tries an `x` that is not in CPU memory.)
+# What backward computes with is not graded (a marked torch-op backward passes too), but the
+# exercise plays the case the mark is for: make the local derivative in NumPy and bring it back
+# as a tensor that works wherever `x` works. Before the self-check, run `CubeOnce.apply` on a
+# 1-D float64, a 0-d and a float32 `x` and `.backward()` each sum: where does `x` live, and
+# where does your result go?
 #
-# What forward saves is yours to decide: `x`, the output, or $3x^2$. Does the trap section's
-# case against saving an intermediate bear on a backward that refuses second derivatives? What
-# does each choice cost in memory, given what the caller already holds, and what does it leave
-# backward to compute in NumPy (for negative values too)?
+# What forward saves is yours: `x`, the output or $3x^2$. Does the trap section's case against
+# an intermediate bear on a backward that refuses second derivatives? What does each choice cost
+# in memory, and what does it leave backward to compute (for negative values too)?
 #
 # Start without the mark, and leave the stub's two lines under the class (the cell raises
 # there). **Predict**: does a second backward through this unmarked version raise, or run? The
@@ -1005,8 +1015,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 #
 # Lessons 00 and 01 settled what an **input** or **output** kept on `ctx` costs: an in-place
 # change goes unnoticed, and an output makes a reference cycle. Whether double backward still
-# works through one, the third cell below checks on `ExpOnCtx` ($y = e^x$, keeping
-# `ctx.y = y`). What neither lesson settled is an **intermediate** on `ctx`.
+# works through one, the third cell below checks on `ExpOnCtx` (the worked example's `Exp`,
+# keeping `ctx.y = y` instead of saving it). What neither lesson settled is an
+# **intermediate** on `ctx`.
 #
 # **Quick question 2.** `SinhOnCtx` computes $y = \sinh x = (e - 1/e)/2$ with $e = e^x$, keeps
 # the intermediate `e` as `ctx.e` instead of saving it, and returns `grad_output` times

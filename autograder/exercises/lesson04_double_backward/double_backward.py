@@ -320,7 +320,8 @@ def _cube_once_checks(function, device) -> None:
         check_zero_dim(function, CUBE_ONCE, device)
     covers("0-d x")
     if device.type == "cpu":  # a GPU run tries CUDA itself
-        with case("x of shape (3, 4) on a stand-in device (as a GPU's), without a GPU"):
+        with case("x of shape (3, 4) on a stand-in device that calls itself meta, as a GPU's "
+                  "would be (this machine has none; a grader with a GPU tries a real one)"):
             check_result_on_x_device(function, CUBE_ONCE)
 
 

@@ -151,6 +151,6 @@ def _name_cpu_copy(spec: Spec, saved: list, inner: torch.Tensor) -> None:
                 raise GradingError(
                     f"with x on another device than the CPU (as a GPU's), {spec.name}'s forward "
                     f"saved a CPU copy of {what} (made with .cpu()): on a GPU that is a second "
-                    "tensor of x's size, in host memory, which the contract's \"no copy of an "
-                    "input or of the output\" rules out; what does the caller already hold?",
+                    "tensor of x's size, in host memory, which the contract's \"not a copy (a "
+                    "CPU copy of a GPU x is one)\" rules out; what does the caller already hold?",
                     mistake=f"{spec.name}/saves-cpu-copy")
