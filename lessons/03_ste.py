@@ -34,7 +34,8 @@
 # use it show that error too, and the lesson's last cell lists where each exercise stands.
 # **Predict, then run** cells show what PyTorch did only once your prediction is written.
 # The main line ends at the summary. The sections after it are optional and never graded: the
-# detach trick tried inside a Function's forward, your `FakeQuantize` and
+# detach trick tried inside a Function's forward, a regression on rounded weights trained with
+# your `RoundSTE`, your `FakeQuantize` and
 # `StraightThroughSoftmax` seen whole, the experiment in which the step of
 # `FakeQuantize` learns its size, and notes on practice.
 
@@ -795,52 +796,13 @@ compare("learn with the true gradient", predicted_learning_parameters,
 #
 # The clipped estimator trains to the lower loss here (0.235 against 0.348); which half of
 # the network its clip helps, and what it costs, is in *In practice* at the end.
-#
-# Rounding has the same problem. Below, a linear model keeps real-valued latent weights $w$ but
-# predicts with weights rounded to a grid of step $\tfrac14$: $\hat y = X\, \tfrac14
-# \operatorname{round}(4w)$, the core of quantisation-aware training.
-
-# %%
-def train_quantised_regression(quantise, steps=100, lr=0.1, seed=0):
-    """Fit y = X w_true with weights quantised to multiples of 1/4; return the losses."""
-    generator = torch.Generator().manual_seed(seed)
-    inputs = torch.randn(256, 8, generator=generator)
-    w_true = torch.randn(8, generator=generator)
-    targets = inputs @ w_true + 0.05 * torch.randn(256, generator=generator)
-    w = torch.zeros(8, requires_grad=True)
-    losses = []
-    for _ in range(steps):
-        loss = ((inputs @ (quantise(4 * w) / 4) - targets) ** 2).mean()
-        loss.backward()
-        with torch.no_grad():
-            w -= lr * w.grad
-        w.grad = None
-        losses.append(loss.item())
-    return losses
-
-
-fig, ax = plt.subplots(figsize=(6, 3.2))
-for name, quantise in [("true gradient (torch.round)", torch.round), ("RoundSTE", RoundSTE.apply)]:
-    losses = train_quantised_regression(quantise)
-    print(f"{name:27s} loss {losses[0]:.4f} -> {losses[-1]:.4f}")
-    ax.semilogy(losses, label=name)
-ax.set_xlabel("step")
-ax.set_ylabel("mean squared error")
-ax.set_title("Regression with weights on a 1/4 grid")
-ax.legend()
-plt.show()
-
-# %% [markdown]
-# The rounded weights never see a gradient with the true derivative, so that loss is flat from
-# the first step. With `RoundSTE` the loss falls to the level the grid allows and then jitters:
-# latent weights near a rounding boundary hop across it, and each hop moves a quantised weight
-# by a whole step of $\tfrac14$.
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FakeQuantize`: a quantiser that learns its step
 #
-# The regression above fixed the grid step at $\tfrac14$ by hand. Quantisation-aware training
-# learns it. A signed $b$-bit quantiser has the integer codes $q_\text{min} = -2^{b-1}$ to
+# Quantisation-aware training rounds weights to a grid. A grid step fixed by hand, such as
+# $\tfrac14$, wastes codes on a small tensor and clips a large one; so the step is learnt too.
+# A signed $b$-bit quantiser has the integer codes $q_\text{min} = -2^{b-1}$ to
 # $q_\text{max} = 2^{b-1} - 1$, and a **step** $s$ (the *scale*) that maps them back to real
 # values. During training the forward *fakes* the quantisation, keeping floats:
 #
@@ -1318,6 +1280,49 @@ compare("every entry of x.grad", predicted_x_grad, set(x.grad.tolist()))
 # trick's slope added to the backward's. The trick belongs in ordinary code, *instead of* a
 # Function, as in the reference above. (Lesson 04 meets the same switch from the other side:
 # backward, too, runs with autograd off unless asked otherwise.)
+
+# %% [markdown]
+# ### Rounding without and with `RoundSTE`
+#
+# Rounding has the same problem as sign. Below, a linear model keeps real-valued latent
+# weights $w$ but predicts with weights rounded to a grid of step $\tfrac14$:
+# $\hat y = X\, \tfrac14 \operatorname{round}(4w)$, the core of quantisation-aware training.
+
+# %%
+def train_quantised_regression(quantise, steps=100, lr=0.1, seed=0):
+    """Fit y = X w_true with weights quantised to multiples of 1/4; return the losses."""
+    generator = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(256, 8, generator=generator)
+    w_true = torch.randn(8, generator=generator)
+    targets = inputs @ w_true + 0.05 * torch.randn(256, generator=generator)
+    w = torch.zeros(8, requires_grad=True)
+    losses = []
+    for _ in range(steps):
+        loss = ((inputs @ (quantise(4 * w) / 4) - targets) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+        losses.append(loss.item())
+    return losses
+
+
+fig, ax = plt.subplots(figsize=(6, 3.2))
+for name, quantise in [("true gradient (torch.round)", torch.round), ("RoundSTE", RoundSTE.apply)]:
+    losses = train_quantised_regression(quantise)
+    print(f"{name:27s} loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    ax.semilogy(losses, label=name)
+ax.set_xlabel("step")
+ax.set_ylabel("mean squared error")
+ax.set_title("Regression with weights on a 1/4 grid")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# The rounded weights never see a gradient with the true derivative, so that loss is flat from
+# the first step. With `RoundSTE` the loss falls to the level the grid allows and then jitters:
+# latent weights near a rounding boundary hop across it, and each hop moves a quantised weight
+# by a whole step of $\tfrac14$.
 
 # %% [markdown]
 # ### Your `FakeQuantize` on a line of inputs
