@@ -307,6 +307,7 @@ else:
 #   (autograd hands one to backward for `y.transpose(0, 1)`);
 # - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
 #   input required grad when forward ran), and `None` otherwise;
+# - backward never writes into `grad_output`: each gradient it returns is a new tensor;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
 #   `ctx`: nothing on the class, nothing in a global;
 # - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
@@ -503,14 +504,34 @@ show_saved("F.linear, then torch.relu",
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
 #   `weight`, and what backward needs of the pre-activation;
 # - what it saves of the pre-activation is one tensor in the form **The saved form** below
-#   gives (open it once you have answered question 1);
+#   gives (open it once your prediction below is written);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #
-# <details><summary><b>The saved form</b> (open it once you have answered question 1)</summary>
+# **Predict first.** Question 1 as a decision: which PyTorch dtype holds, exactly, what the
+# ReLU part of your backward needs to know about each entry of $z$, and how many bytes per
+# output element is that? Write both (the dtype as text, say `"torch.float16"`) before you
+# open **The saved form**.
+
+# %%
+### BEGIN WORKED
+predicted_saved_form = {"dtype": "torch.bool", "bytes per element": 1}
+### LEARNER
+predicted_saved_form = {"dtype": None, "bytes per element": None}
+### END WORKED
+if written(predicted_saved_form):
+    print("prediction written: now open The saved form below and compare")
+else:
+    print("write your two predictions first, then open The saved form below")
+
+# %% [markdown]
+# <details><summary><b>The saved form</b> (open it once your prediction above is
+# written)</summary>
 #
 # One `torch.bool` tensor with one entry per output element, in any shape (the output's, or
-# flattened): not another dtype, and not packed 8 entries to a byte.
+# flattened): not another dtype, and not packed 8 entries to a byte. One byte per element,
+# a quarter of float32's four. If you wrote a float dtype: what does backward do with the
+# value of $z$ beyond its sign?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}

@@ -13,7 +13,7 @@ from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, chec
                       reference_gradients, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
-from .global_state import check_same_shape_calls, check_weight_stepped
+from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
@@ -202,6 +202,8 @@ def _bilinear_checks(function, device) -> None:
     check_float32_cast_before_bias(function, BILINEAR, IN_ORDER, device,
                                    BILINEAR_CAST_BEFORE_BIAS, F.bilinear)
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
+    check_fresh_call_state(function, BILINEAR, lambda rows, seed: bilinear_values(
+        (rows,), 3, 2, device, seed=seed))
 
 
 def check_empty_batch(function, device) -> None:

@@ -52,6 +52,9 @@ MY_LINEAR_CLAUSES = (
                 "needs_input_grad[2] read without a bias",
             "MyLinearFunction/computes-frozen-gradient":
                 "grad_bias summed whenever there is a bias, then None when it is frozen"}),
+    Clause("backward never writes into `grad_output`: each gradient it returns is a new tensor;",
+           {"MyLinearFunction/writes-grad-output":
+                "grad_x written into grad_output's buffer where shapes match"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
            "`ctx`: nothing on the class, nothing in a global;",
            {"MyLinearFunction/tensor-on-ctx": "tensors kept on ctx",
@@ -117,7 +120,7 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/keeps-float-pre-activation":
                 "the float pre-activation kept in a module dict keyed by id(ctx)"}),
     Clause("what it saves of the pre-activation is one tensor in the form **The saved form** "
-           "below gives (open it once you have answered question 1);",
+           "below gives (open it once your prediction below is written);",
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",

@@ -1,13 +1,18 @@
 """Lesson 02: state kept in a global between calls, named by what it does. Two calls with
 bias=None on inputs of the same shapes, in one graph (a buffer kept per shape is then the same
 buffer: the first output overwritten, or a saved mask written over), and the weight changed in
-place between two calls, as an optimizer step changes it (a copy of weight.T cached under
-id(weight) is then stale)."""
+place between two calls through weight.data, as gradcheck's perturbation changes it (a copy of
+weight.T cached under id(weight), its data_ptr or its _version is then stale); last, one call on
+values and a batch size no earlier call used, so that a cache reused while its key or values
+match is made by this call and seen in the global (outside_ctx)."""
+
+import itertools
 
 import torch
 
 from ...checks import Spec, make_inputs
 from ...errors import GradingError
+from ...outside_ctx import check_no_state_outside_ctx
 
 _OVERWRITE = "inplace operation"  # autograd's version-counter error, a saved tensor written over
 
@@ -79,8 +84,7 @@ def check_weight_stepped(function, spec: Spec, values: dict) -> None:
     try:
         _apply(function, inputs)
         old = spec.reference(**{n: v.detach() for n, v in inputs.items()})
-        with torch.no_grad():
-            inputs["weight"].mul_(-0.5).add_(0.25)
+        inputs["weight"].data.mul_(-0.5).add_(0.25)  # _version unchanged, as gradcheck's step
         got = _apply(function, inputs).detach()
     except Exception:  # noqa: BLE001 - the battery names the learner's own error
         return
@@ -88,8 +92,22 @@ def check_weight_stepped(function, spec: Spec, values: dict) -> None:
     if (got.shape == want.shape and not torch.allclose(got, want)
             and torch.allclose(got, old)):
         raise GradingError(
-            f"{name} keeps state in a global: a copy of weight (weight.T, say) cached under "
-            "id(weight) between calls is stale once the weight changes in place, as an "
-            "optimizer step changes it, and the second call's output was the old weight's: "
-            "what does the second call read that the step left stale?",
+            f"{name} keeps state in a global: a stale cache. A copy of weight (weight.T, "
+            "say) cached between calls, under id(weight), its data_ptr or its _version, is "
+            "stale once the weight's values change in place (an optimizer step; gradcheck's "
+            "perturbation through weight.data, which leaves _version as it was), and the "
+            "second call's output was the old weight's: what does the second call read that "
+            "the change left stale?",
             mistake=f"{name}/weight-cached-in-global")
+
+
+_FRESH = itertools.count(1)
+
+
+def check_fresh_call_state(function, spec: Spec, make_values) -> None:
+    """Last in the battery: one call, forward then backward, on values of a seed and a batch size
+    this process has not used (``make_values(rows, seed)``), so that a cache of weight.T reused
+    while torch.equal (or a key) says it matches is made by this call and shows in the global
+    that holds it; a rerun of the self-check probes new ones too."""
+    fresh = next(_FRESH)
+    check_no_state_outside_ctx(function, spec.name, make_values(4100 + fresh % 4000, 1000 + fresh))

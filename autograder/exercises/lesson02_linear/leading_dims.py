@@ -46,6 +46,8 @@ def values_and_gradients(function, spec: Spec, values: dict, device):
                 "sums every dimension, not none): what shape do the leading dimensions of x "
                 "take when there are none, and which sum is the same for every number of them?",
                 error.details or error.hint, mistake=f"{spec.name}/bias-sums-features") from error
+        if values["x"].dim() != 2 and error.hint.startswith(f"{spec.name}.backward raised"):
+            _raise_transposed_for_rows(function, spec, values, device, error)
         if (values["x"].dim() == 2 or not error.hint.startswith(f"{spec.name}.backward raised")
                 or not works_for_rows(function, spec, device)):
             raise
@@ -54,6 +56,26 @@ def values_and_gradients(function, spec: Spec, values: dict, device):
         hint = _two_d_only_hint(spec, values, _failing_gradients(function, values))
         raise GradingError(hint, error.details or error.hint,
                            mistake=f"{spec.name}/two-d-only") from error
+
+
+def _raise_transposed_for_rows(function, spec: Spec, values: dict, device,
+                               error: GradingError) -> None:
+    """Backward raised for 1-D or 3-D x and, for 2-D x, returns a gradient of the transposed
+    shape (``x.T @ grad_output``): the transpose is named first, not torch's shape error."""
+    rows = linear_values((5,), device)
+    try:
+        check_values_and_gradients(function, spec, rows)
+        return
+    except GradingError as probe:
+        first, named = (probe.hint.splitlines() or [""])[0], probe.mistake
+    if "a transpose?" not in first:
+        return
+    raise GradingError(
+        f"{first.removesuffix('?')} (for x of shape {tuple(rows['x'].shape)}), and for x of "
+        f"shape {tuple(values['x'].shape)} your backward raised instead, where the transposed "
+        "shapes no longer fit (below): which of its products has its factors the wrong way "
+        "round?", error.details or error.hint, mistake=named
+    ) from error
 
 
 def _raise_without_leading_dims(function, spec: Spec, values: dict, device,

@@ -12,13 +12,14 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
+from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import check_class_untouched, check_input_version_tracking
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import (check_frozen_bias_not_summed, check_no_linear_in_backward,
                             check_no_work_for_frozen)
-from .global_state import check_same_shape_calls, check_weight_stepped
+from .needs_grad import NEEDS, check_needs_input_grad
+from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
 from .layouts import check_layouts
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
@@ -80,59 +81,6 @@ def check_grad_x_formula(function, spec: Spec, device) -> None:
 
 
 # the inputs each gradient's formula reads (besides grad_output and, fused, the mask)
-NEEDS = {"x": {"weight"}, "weight": {"x"}, "bias": set()}
-
-
-def check_needs_input_grad(function, spec: Spec, device) -> None:
-    """Backward must skip every matmul whose gradient nobody asked for (counted in FLOPs), and
-    read no input that no wanted gradient depends on (products written without a matmul)."""
-    values = linear_values((6,), device)
-    matmul_flops = 2 * 6 * IN_FEATURES * OUT_FEATURES
-    for count in (1, 2):
-        for wanted in itertools.combinations(["x", "weight", "bias"], count):
-            inputs = make_inputs(values, requires_grad=set(wanted))
-            forward = run_forward(function, spec, inputs)
-            grad_output = torch.ones_like(forward.output)
-            if count == 1:  # one input alone: watch the inputs its gradient does not read
-                backward, reads = backward_reading(spec, inputs, forward.output, grad_output,
-                                                   NEEDS, count_flops=True)
-            else:
-                backward, reads = run_backward(spec, forward.output, inputs, grad_output,
-                                               count_flops=True), []
-            needed = matmul_flops * len({"x", "weight"} & set(wanted))
-            # grad_bias may be a matmul too (grad_output.new_ones(rows) @ grad_output)
-            allowed = needed + (2 * 6 * OUT_FEATURES if "bias" in wanted else 0)
-            if backward.flops > allowed:
-                raise GradingError(_extra_work_hint(spec, backward.flops, needed, wanted, reads,
-                                                    matmul_flops),
-                                   mistake=f"{spec.name}/ignores-needs-input-grad")
-            with case(f"only {' and '.join(wanted)} requiring grad"):
-                raise_unneeded_read(spec, inputs, backward, reads)
-
-
-def _extra_work_hint(spec: Spec, flops: int, needed: int, wanted: tuple, reads: list,
-                     matmul_flops: int) -> str:
-    """Which gradient nobody asked for the extra FLOPs belong to: a whole product for grad_x or
-    grad_weight (with one input alone, what backward read tells which), or, when the extra is
-    not a whole product of that size and the bias is frozen, a bias column's products (a
-    grad_bias computed by a matrix product, or folded into grad_weight's as G^T @ [x, 1])."""
-    extra = flops - needed
-    skipped = [name for name in ("x", "weight") if name not in wanted]
-    read = {name for name, _ in reads}
-    blamed = [n for n in skipped if NEEDS[n] & read] or (skipped if not read else [])
-    if extra < matmul_flops or extra % matmul_flops:
-        blamed = [n for n in blamed if extra >= matmul_flops]
-        if "bias" not in wanted:
-            blamed.append("bias")
-    blamed = blamed or skipped or ["bias"]
-    flags = " and ".join(f"ctx.needs_input_grad[{spec.input_names.index(n)}] is False for {n}"
-                         for n in blamed)
-    where = (f": the extra {extra} are products for a bias column, grad_bias's work, done "
-             "although the bias is frozen" if blamed == ["bias"] else "")
-    return (f"backward did {flops} FLOPs where {needed} suffice{where}: {flags}, so skip "
-            f"{' and '.join('grad_' + n for n in blamed)}")
-
-
 def check_shapes_and_bias(function, spec: Spec, device, *, fused: bool) -> None:
     """Every leading shape (none included), with a bias and with bias=None."""
     for seed, (leading, bias) in enumerate(itertools.product(LEADING_SHAPES, (True, False))):
@@ -274,6 +222,7 @@ def _my_linear_checks(function, device) -> None:
     check_float32_cast_before_bias(function, MY_LINEAR, MY_LINEAR_IN_ORDER, device,
                                    CAST_BEFORE_BIAS, F.linear)
     check_layouts(function, MY_LINEAR_DOMAIN, device, linear_values((6,), device))
+    check_fresh_call_state(function, MY_LINEAR, _fresh_values(device))
 
 
 _FRESH_ROWS = itertools.count()
@@ -317,6 +266,11 @@ def _fused_checks(function, device) -> None:
     check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
+    check_fresh_call_state(function, FUSED_LINEAR_RELU, _fresh_values(device))
+
+
+def _fresh_values(device):
+    return lambda rows, seed: linear_values((rows,), device, seed=seed)
 
 
 # x with leading dimensions, so that a transposed x is a batch of transposed matrices

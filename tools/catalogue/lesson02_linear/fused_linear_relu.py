@@ -101,7 +101,7 @@ MISTAKES = [
             _fused(FUSED_READ.replace("g @ weight", "g @ weight.T")
                    + FUSED_RETURN.replace("g @ weight", "g @ weight.T"))),
     Mistake("FusedLinearReLU", "ignores needs_input_grad",
-            "ctx.needs_input_grad[1] is False for weight, so skip grad_weight",
+            "ctx.needs_input_grad[1] is False for weight. Which of your products is for grad_weight",
             _fused(FUSED_READ + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
                    "        return g @ weight, g2.T @ x2, grad_bias"), named=True),
     Mistake("FusedLinearReLU", "masks grad_output in place", "backward modified grad_output in "

@@ -122,7 +122,7 @@ MISTAKES = [
             _linear(FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
                     "        return grad_output @ weight, x2.T @ g2, grad_bias")),
     Mistake("MyLinearFunction", "ignores needs_input_grad",
-            "ctx.needs_input_grad[1] is False for weight, so skip grad_weight", _linear(_NO_GUARD),
+            "ctx.needs_input_grad[1] is False for weight. Which of your products is for grad_weight", _linear(_NO_GUARD),
             named=True),
     Mistake("MyLinearFunction", "2-D only, as in PyTorch's docs",
             "but works for 2-D x: your backward's products are written for 2-D x, one row per "
@@ -189,7 +189,7 @@ MISTAKES = [
                     "        return tuple(g if need else None for g, need in "
                     "zip((gx, gw, gb), ctx.needs_input_grad))", _F_LINEAR), named=True),
     Mistake("MyLinearFunction", "grad_x always computed, returned only when needed",
-            "ctx.needs_input_grad[0] is False for x, so skip grad_x",
+            "ctx.needs_input_grad[0] is False for x. Which of your products is for grad_x",
             _linear(FLAT + "        grad_x = grad_output @ weight\n"
                     "        grad_weight = g2.T @ x2 if ctx.needs_input_grad[1] else None\n"
                     "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "

@@ -33,7 +33,7 @@ MISTAKES = [
                                 "        y.copy_(torch.einsum('...i,oij,...j->...o', x1, "
                                 "weight, x2))")), named=True),
     Mistake("MyLinearFunction", "weight.T cached in a global under id(weight)",
-            "keeps state in a global: a copy of weight (weight.T, say) cached under id(weight)",
+            "keeps state in a global: a stale cache",
             "_WT = {}\n" + edit(_LINEAR, ("y = x @ weight.T",
                                           "y = x @ _WT.setdefault(id(weight), "
                                           "weight.T.contiguous())")), named=True),

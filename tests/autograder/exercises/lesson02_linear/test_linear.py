@@ -42,7 +42,7 @@ class TestNeedsInputGrad:
     def test_not_skipping(self, raises_hint):
         """Is the first unneeded matmul named with its needs_input_grad flag?"""
         with raises_hint("backward did 288 FLOPs where 144 suffice: ctx.needs_input_grad[1] is "
-                         "False for weight, so skip grad_weight"):
+                         "False for weight. Which of your products is for grad_weight"):
             check_needs_input_grad(mistake("MyLinearFunction", "ignores needs_input_grad"),
                                    MY_LINEAR, "cpu")
 
@@ -65,7 +65,7 @@ class TestNeedsInputGrad:
                 return grad_x, grad_output.T @ x if wants_weight else None, grad_output.sum(0)
 
         with raises_hint("backward did 144 FLOPs where 0 suffice: ctx.needs_input_grad[1] is "
-                         "False for weight, so skip grad_weight"):
+                         "False for weight. Which of your products is for grad_weight"):
             check_needs_input_grad(WeightForBias, MY_LINEAR, "cpu")
 
 

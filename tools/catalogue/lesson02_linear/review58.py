@@ -1,0 +1,59 @@
+"""Lesson 02: the answers of review 58. A weight.T cached in a module global and reused while
+torch.equal says the weight is unchanged passed both checks: every probe's weight had values an
+earlier call had cached (now the battery ends with one call on a seed and batch size no earlier
+call used, and the cache made there shows in the global). A cache keyed by (data_ptr,
+_version) was blamed on backward by gradcheck (now the weight-stepped check changes the weight
+through weight.data, as gradcheck's perturbation does, and names the stale cache). grad_weight
+as x.T @ grad_output raised torch's shape error for 1-D x (now the transpose, seen for 2-D x, is
+named first). Unusual: the ReLU clamped in place with the mask read back from the output, and
+einsum everywhere with weight.T's view saved as F.linear saves it."""
+
+from .. import Mistake, Unusual, edit
+from .answers import FLAT, FUSED_READ, FUSED_RETURN, GUARDED, _RETURN, _fused, _linear
+
+_LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
+                  "ctx.needs_input_grad[2] else None\n" + _RETURN)
+_FUSED = _fused(FUSED_READ + FUSED_RETURN)
+_STALE = "keeps state in a global: a stale cache"
+_EQUAL_CACHE = ("_CACHE = []\n", (
+    "        y = x @ weight.T\n",
+    "        if not (_CACHE and _CACHE[0].shape == weight.shape and _CACHE[0].dtype == weight.dtype\n"
+    "                and torch.equal(_CACHE[0], weight)):\n"
+    "            _CACHE[:] = [weight.detach().clone(), weight.detach().T.contiguous()]\n"
+    "        y = x @ _CACHE[1]\n"))
+_OUTSIDE = "MyLinearFunction.forward kept state outside ctx: _CACHE in a module global"
+
+MISTAKES = [
+    Mistake("MyLinearFunction", "weight.T cached in a global, reused while torch.equal holds",
+            _OUTSIDE, _EQUAL_CACHE[0] + edit(_LINEAR, _EQUAL_CACHE[1])),
+    Mistake("MyLinearFunction", "weight.T cached in a global under (data_ptr, _version)", _STALE,
+            "_WT = {}\n" + edit(_LINEAR, ("        y = x @ weight.T\n",
+                                          "        key = (weight.data_ptr(), weight._version)\n"
+                                          "        if key not in _WT:\n"
+                                          "            _WT.clear()\n"
+                                          "            _WT[key] = weight.T.contiguous()\n"
+                                          "        y = x @ _WT[key]\n"))),
+    Mistake("MyLinearFunction", "grad_weight as x.T @ grad_output",
+            "grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose",
+            edit(_LINEAR, ("g2.T @ x2", "x.T @ grad_output"))),
+    Mistake("MyLinearFunction", "grad_x written into grad_output's buffer where shapes match",
+            "backward modified grad_output in place",
+            edit(_LINEAR, ("        return grad_x, grad_weight, grad_bias",
+                           "        if grad_x is not None and grad_x.shape == grad_output.shape:\n"
+                           "            grad_x = grad_output.copy_(grad_x)\n"
+                           "        return grad_x, grad_weight, grad_bias"))),
+    Mistake("FusedLinearReLU", "grad_weight as x.T @ g",
+            "grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose",
+            edit(_FUSED, ("g2.T @ x2", "x.T @ g"))),
+]
+
+UNUSUAL = [
+    Unusual("FusedLinearReLU", "ReLU clamped in place, the mask read back from the output",
+            edit(_FUSED, ("        mask = z > 0\n        ctx.save_for_backward(x, weight, mask)\n",
+                          "        y = z.clamp_(min=0)\n"
+                          "        ctx.save_for_backward(x, weight, (y > 0).reshape(-1))\n"),
+                 ("return z.clamp(min=0)", "return y"),
+                 ("x, weight, mask = ctx.saved_tensors",
+                  "x, weight, flat = ctx.saved_tensors\n"
+                  "        mask = flat.view(grad_output.shape)"))),
+]
