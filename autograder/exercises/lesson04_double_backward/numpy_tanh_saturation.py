@@ -51,18 +51,41 @@ def _name_overflow(function, x: torch.Tensor) -> None:
             grad, = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
     except (RuntimeError, TypeError, ValueError):
         return  # the battery's own checks name it
-    for what, got in (("NumpyTanh(x)", y.detach()), ("its first derivative", grad)):
+    y = y.detach()
+    for what, got in (("NumpyTanh(x)", y), ("its first derivative", grad)):
         bad = None if got is None or got.shape != x.shape else ~torch.isfinite(got)
         if bad is not None and bad.any():
             at = x.detach()[bad][0].item()
             raise GradingError(
                 f"{what} is {got[bad][0].item()} at x = {at:g} ({_NAMES[x.dtype]}), where "
-                f"tanh is {'+' if at > 0 else '-'}1: does {'forward' if what[0] == 'N' else 'backward'}"
-                " compute exp(2x), sinh or cosh, which overflow to inf there (inf / inf is nan)? "
+                f"tanh is {'+' if at > 0 else '-'}1: does {'forward' if y is got else 'backward'} "
+                "compute exp(2x), sinh or cosh, which overflow to inf there (inf / inf is nan)? "
                 "The contract asks for every finite x; NumPy's own tanh, or an exponential "
                 "of -2|x| only, stays finite",
                 f"x: {x.tolist()}\n{what}: {got.tolist()}",
                 mistake="NumpyTanh/overflow-at-large-x")
+
+
+def _name_nan_second(name: str, x: torch.Tensor, got, truth, bad) -> None:
+    """A nan second derivative: where tanh has just rounded to +-1 (|x| <= 25), a division by
+    1 - y^2; only far out, an exponential that overflows."""
+    near = bad & (x.abs() <= 25)
+    at = x[near if near.any() else bad][0].item()
+    value = got[x == at][0].item()
+    sign = "+" if at > 0 else "-"
+    cause = (f"where tanh rounds to {sign}1 and 1 - y^2 is 0: does the Function your backward "
+             "calls divide by 1 - y^2 (recovering grad_output from its own output b), or by "
+             "anything else that is 0 where tanh saturates? The contract asks for every finite "
+             "x; compute from what needs no division" if near.any() else
+             f"where tanh is {sign}1, though finite at |x| <= 25, where tanh has just rounded to "
+             f"{sign}1: does the Function your backward calls compute exp(2x), sinh or cosh, "
+             "which overflow to inf far out (inf / inf is nan)? The contract asks for every "
+             "finite x")
+    raise GradingError(
+        f"NumpyTanh's second derivative with respect to {name} is {value} at x = {at:g} "
+        f"({_NAMES[x.dtype]}), {cause}",
+        f"x: {x.tolist()}\nsecond derivative: {got.tolist()}\nexpected: {truth.tolist()}",
+        mistake="NumpyTanh/nan-at-saturation" if near.any() else "NumpyTanh/overflow-at-large-x")
 
 
 def check_saturated(function, spec: Spec) -> None:
@@ -80,16 +103,7 @@ def check_saturated(function, spec: Spec) -> None:
         for name, got, truth in (("x", by_x, truths[0]), ("grad_output", by_g, truths[1])):
             bad = ~torch.isfinite(got)
             if bad.any():
-                at = x[bad][0].item()
-                raise GradingError(
-                    f"NumpyTanh's second derivative with respect to {name} is "
-                    f"{got[bad][0].item()} at x = {at:g} ({_NAMES[dtype]}), where tanh rounds to "
-                    f"{'+' if at > 0 else '-'}1 and 1 - y^2 is 0: does the Function your backward "
-                    "calls divide by 1 - y^2 (recovering grad_output from its own output b), or "
-                    "by anything else that is 0 where tanh saturates? The contract asks for every "
-                    "finite x; compute from what needs no division",
-                    f"x: {x.tolist()}\nsecond derivative: {got.tolist()}\nexpected: "
-                    f"{truth.tolist()}", mistake="NumpyTanh/nan-at-saturation")
+                _name_nan_second(name, x, got, truth, bad)
             close = torch.isclose(got, truth, rtol=1e-5, atol=1e-6)
             if not close.all():
                 only = bool(close[UNSATURATED])  # x = 0.5, the one unsaturated point, is right
