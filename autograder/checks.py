@@ -52,18 +52,31 @@ def _layouts(grad_output) -> list:
             else None for t in tensors]
 
 
+def _layout_ops(was: tuple, now: tuple) -> tuple[str, str]:
+    """The in-place ops that change a tensor's layout from ``was`` to ``now`` (shape, strides,
+    offset), and their out-of-place forms."""
+    if len(now[0]) > len(was[0]):
+        return "unsqueeze_", ".unsqueeze()"
+    if len(now[0]) < len(was[0]):
+        return "squeeze_", ".squeeze()"
+    if sorted(now[0]) == sorted(was[0]) and now[0] != was[0]:
+        return "t_ or transpose_", ".t(), .mT or .transpose()"
+    return "as_strided_ or resize_", ".as_strided() or .reshape()"
+
+
 def check_layout_untouched(spec: Spec, grad_output, before: list) -> None:
     """``grad_output``'s shape, strides and offset as ``before``: a backward that ran ``t_``,
-    ``transpose_`` or ``as_strided_`` on it changed the tensor the rest of the graph (and the
+    ``unsqueeze_`` or ``as_strided_`` on it changed the tensor the rest of the graph (and the
     grader's reference) reads, with no value written and no version bumped."""
     for was, now in zip(before, _layouts(grad_output)):
         if was != now:
             what, index = ("shape", 0) if was[0] != now[0] else ("strides", 1)
+            ops, views = _layout_ops(was, now)
             raise GradingError(
                 f"{spec.name}'s backward changed grad_output's {what} in place, from "
-                f"{was[index]} to {now[index]} (t_, transpose_, squeeze_, as_strided_ do that): "
-                "grad_output belongs to autograd and may be read after your backward; take an "
-                "out-of-place view instead (.t(), .mT, .transpose())",
+                f"{was[index]} to {now[index]} ({ops} does that): grad_output belongs to "
+                f"autograd and may be read after your backward. Which out-of-place form "
+                f"({views}) gives you the same view without changing it?",
                 mistake=f"{spec.name}/writes-grad-output")
 
 

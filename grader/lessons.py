@@ -143,8 +143,11 @@ def source_notebook(lesson: str, *, worked: bool = False) -> nbformat.NotebookNo
         cell.id = f"cell-{index:03d}"
         metadata = _nbgrader_metadata(cell, index)
         skipped = SKIP_WHEN_GRADING in cell.metadata.get("tags", [])
+        # collapsed in JupyterLab (the setup cell, and a helper's cell whose header asks for it):
+        # a learner needs its output, not its code
+        hidden = cell is setup or cell.metadata.get("jupyter", {}).get("source_hidden", False)
         cell.metadata = {"nbgrader": metadata} if metadata else {}
-        if cell is setup:  # collapsed in JupyterLab: a learner needs its output, not its code
+        if hidden:
             cell.metadata["jupyter"] = {"source_hidden": True}
         if cell.cell_type == "code" and cell is not setup:
             cell.metadata["tags"] = [RUN_ON, SKIP_WHEN_GRADING] if skipped else [RUN_ON]

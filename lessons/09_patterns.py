@@ -264,7 +264,7 @@ add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, g
 ### END WORKED
 
 
-# %%
+# %% jupyter={"source_hidden": true}
 def live_check(name, yours, cases):
     """Print ✓ or ✗ per case (label, arguments, autograd's tensor or tuple of tensors) for your
     function ``yours`` called on the arguments. Every check of a derivation step here uses it."""
@@ -291,6 +291,9 @@ def live_check(name, yours, cases):
             error = max([(t - want).abs().max().item() for t, want in zip(got, truth)
                          if t.numel()] or [0.0])
             problem = None if error <= 1e-12 else f"largest error against autograd {error:.3g}"
+            if problem and all(t.dim() == 2 and t.shape == t.mT.shape and t.allclose(want.mT)
+                               for t, want in zip(got, truth)):
+                problem = "yours is autograd's matrix transposed: which index is the output's?"
         print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
 
 

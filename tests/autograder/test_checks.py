@@ -3,10 +3,12 @@
 import pytest
 import torch
 
-from autograder.checks import (check_backward_by_hand, check_gradcheck, check_is_function,
+from autograder.checks import (_layouts, check_backward_by_hand, check_gradcheck,
+                               check_is_function, check_layout_untouched,
                                check_no_ctx_tensors, check_values_and_gradients,
                                check_version_tracking, make_inputs, reference_gradients,
                                run_backward, run_forward)
+from autograder.errors import GradingError
 from autograder.exercises.lesson01_sigmoid.sigmoid import MY_RELU, MY_SIGMOID, SCALED_SIGMOID
 from autograder.exercises.lesson00_template.template import SQUARE, WEIGHTED_SUM
 from tests.autograder.catalogued import mistake, unusual
@@ -198,3 +200,20 @@ class TestStructuralChecks:
                          "save tensors with ctx.save_for_backward"):
             check_version_tracking(mistake("MySigmoid", "output kept as ctx.y"), MY_SIGMOID,
                                    {"x": x_of(4)})
+
+
+class TestLayoutUntouched:
+    """check_layout_untouched names the in-place op that changed grad_output's layout."""
+
+    @pytest.mark.parametrize("shape, change, named", [
+        ((2, 3), lambda g: g.unsqueeze_(1), "unsqueeze_ does that"),
+        ((1, 6), lambda g: g.squeeze_(0), "squeeze_ does that"),
+        ((2, 3), lambda g: g.t_(), "t_ or transpose_ does that"),
+        ((2, 3), lambda g: g.as_strided_((2, 3), (1, 2)), "as_strided_ or resize_ does that"),
+    ], ids=["unsqueeze_", "squeeze_", "t_", "as_strided_"])
+    def test_the_op_is_named(self, shape, change, named):
+        grad_output = torch.zeros(shape)
+        before = _layouts(grad_output)
+        change(grad_output)
+        with pytest.raises(GradingError, match=named):
+            check_layout_untouched(SQUARE, grad_output, before)

@@ -109,14 +109,21 @@ def test_solution_copies_hold_no_hidden_tests(lesson):
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_the_setup_cell_alone_opens_collapsed(lesson):
+def test_the_setup_cell_and_helpers_alone_open_collapsed(lesson):
     """Does each copy open with its setup cell's code collapsed (a learner trial read its
-    install code, which does nothing under `make lab`, as noise), and no other cell hidden?"""
+    install code, which does nothing under `make lab`, as noise), and is every other collapsed
+    cell a helper the lesson's source collapses (a cell that only defines a function the
+    learner calls, never an exercise or a test; a learner trial scrolled past 30 lines of
+    checker code to reach its result)?"""
     for folder in (COURSE, SOLUTIONS):
         cells = nbformat.read(folder / f"{lesson}.ipynb", as_version=4).cells
         hidden = [i for i, cell in enumerate(cells)
                   if cell.metadata.get("jupyter", {}).get("source_hidden")]
-        assert hidden == [0] and "autograder.check_environment()" in cells[0].source
+        assert hidden[:1] == [0] and "autograder.check_environment()" in cells[0].source
+        for cell in (cells[i] for i in hidden[1:]):
+            nbgrader = cell.metadata.get("nbgrader", {})
+            assert cell.cell_type == "code" and not nbgrader.get("solution") \
+                and not nbgrader.get("grade") and cell.source.startswith("def "), cell.source
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

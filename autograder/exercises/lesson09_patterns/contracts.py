@@ -51,7 +51,7 @@ PROD_OVER_DIM_CLAUSES = (
             PROD_ + "grad-output-unsqueezed-at-last-dim":
                 "grad_output unsqueezed at the last dim, not at dim",
             PROD_ + "last-dim-only": "exclusive products written for the last dim only",
-            "case:wrong on a slice with no zero": "inclusive cumprods (no shift)",
+            PROD_ + "inclusive-products": "inclusive cumprods (no shift)",
             PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)",
             PROD_ + "divides-subnormal":
                 "y / x on slices with no zero (zeros counted exactly)",

@@ -162,6 +162,14 @@ def check_zero_slices(function, device, dim=1) -> None:
                     f"ctx.dim (x[..., :-1] slices the last dim only) {where}",
                     f"got {mine.tolist()}, expected {true.tolist()}",
                     mistake="ProdOverDim/last-dim-only")
+            entries = x.movedim(dim, -1)[row]
+            if kind == "no zero" and torch.allclose(mine, true * entries ** 2):
+                raise GradingError(
+                    "ProdOverDim's gradient on a slice with no zero is x_i squared times the "
+                    "product of the others: your products before and after x_i both include "
+                    f"x_i itself. Which entries should the product before x_i hold? {where}",
+                    f"x's slice {short_slice(entries)}\ngot {short_slice(mine)}\n"
+                    f"expected {short_slice(true)}", mistake="ProdOverDim/inclusive-products")
             raise GradingError(f"ProdOverDim's gradient is wrong on a slice with {kind}: "
                                f"{slice_question(kind)} {where}",
                                f"x's slice {short_slice(x.movedim(dim, -1)[row])}, grad_output "

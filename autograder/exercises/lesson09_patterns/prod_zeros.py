@@ -84,8 +84,9 @@ def check_subnormal_division(function, spec, device) -> None:
                  "ones: the product of the others is [1.3, " f"{tiny.item():.3g}])")
         raise GradingError("ProdOverDim's gradient divides the product by the entry (y / x) on "
                            "a slice with a subnormal entry: y = x0 * 1.3 rounds to x0 there, so "
-                           "y / x0 is 1.0, not 1.3; the contract's truth is the product of the "
-                           f"other entries, taken from x, not y / x {where}",
+                           "y / x0 is 1.0, not 1.3, the product of the other entries that the "
+                           "contract asks for. What else could that product be computed from? "
+                           f"{where}",
                            f"got {got.tolist()}", mistake="ProdOverDim/divides-subnormal")
 
 

@@ -155,7 +155,8 @@ MISTAKES = [
         others = torch.nan_to_num(y / x, nan=0.0, posinf=0.0, neginf=0.0)
         return grad_output.unsqueeze(dim) * others, None
 ''')),
-    Mistake("ProdOverDim", "inclusive cumprods (no shift)", "wrong on a slice with no zero",
+    Mistake("ProdOverDim", "inclusive cumprods (no shift)",
+            "your products before and after x_i both include x_i itself",
             _prod('''
         before = x.cumprod(dim)
         after = x.flip(dim).cumprod(dim).flip(dim)
