@@ -12,8 +12,10 @@ SQUARED_NORM_CLAUSES = (
             'squared_norm/fake-strides':
                 "a fake of torch.empty_like(x.select(dim, 0)): a permuted x's strides"}),
     Clause('have a backward written by hand, registered for autograd, with `None` for '
-           '`dim`;',
+           '`dim`; its setup_context keeps tensors with `ctx.save_for_backward`, never as '
+           '`ctx` attributes (an int may be one);',
            {'squared_norm/gradient-count': 'backward returns only grad_x',
+            'squared_norm/tensor-on-ctx': 'setup_context keeps x as a ctx attribute',
             'squared_norm/grad-output-not-unsqueezed':
                 'grad_output not unsqueezed at dim (a square x shows it)',
             'squared_norm/gradient-off-by-a-factor': 'backward without the factor 2'}),
@@ -50,9 +52,12 @@ SOFTPLUS_CLAUSES = (
            'by $\\beta$, not 0: the self-check compares the left tail, every $\\beta x$ from '
            '$-40$ to $-5$ in steps of $1/8$ and a few points further out, to a relative '
            "$10^{-5}$), in float64 and in float32 (both are graded; the output keeps `x`'s "
-           "dtype). `F.softplus`'s own switch to $x$ past $\\beta x = 20$ is accepted: the "
-           'term it drops is within the stated tolerance (a relative error near $10^{-10}$ in '
-           'float64); a switch much earlier, at $\\beta x = 15$ say, is not;',
+           "dtype). In the right tail, every $\\beta x$ from 5 to 40 in steps of $1/4$, "
+           'float64 values are compared to a relative $10^{-9}$: a switch to $x$ drops a '
+           'relative $e^{-\\beta x}/(\\beta x)$ or so, $8 \\times 10^{-10}$ at $\\beta x = '
+           '18$ and $2.4 \\times 10^{-9}$ at 17, so the cut lies between 17 and 18. '
+           "`F.softplus`'s own switch past $\\beta x = 20$ is accepted; a switch at 17 or "
+           'earlier is not;',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
             'softplus/float64-threshold':
                 "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",
@@ -78,7 +83,8 @@ SOFTPLUS_CLAUSES = (
                 'forward computes on x.contiguous(): a contiguous output, a fake of x\'s strides'}),
     Clause('have a backward written by hand, registered for autograd, whose gradient is '
            'accurate in the left tail too (the slope is tiny there, and the self-check '
-           'compares it to a relative $10^{-5}$ as well);',
+           'compares it to a relative $10^{-5}$ as well); its setup_context keeps tensors '
+           'with `ctx.save_for_backward`, never as `ctx` attributes (a float may be one);',
            {'softplus/no-register-autograd': 'no register_autograd',
             'softplus/gradient-from-output-cancels':
                 'backward from the saved output, 1 - exp(-beta s): 0 at beta * x = -40',
@@ -131,7 +137,9 @@ LSE_CLAUSES = (
             'LogSumExp/state-on-class':
                 'dim kept on the class by setup_context (LogSumExp.dim = dim)',
             'LogSumExp/jvp-state-outside-ctx':
-                'jvp reads x and the output from a global that setup_context fills'}),
+                'jvp reads x and the output from a global that setup_context fills',
+            'LogSumExp/state-outside-ctx':
+                'the softmax kept in a module global by setup_context for backward'}),
     Clause('`backward(ctx, grad_output)`: your reverse-mode product from the section '
            'above, and `None` for `dim` (mind which dimension `grad_output` lacks);',
            {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim',
