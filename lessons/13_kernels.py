@@ -870,9 +870,9 @@ else:
 # - any number of rows, none included: every row computed, nothing read past the last one,
 #   and nothing returned or reduced that no program stored (int64 row offsets, for tensors
 #   past 2**31 elements, are taught but not graded); each call's backward runs on its own
-#   call's sizes;
-# - float16/bfloat16 computing in float32, the output and both gradients in the inputs' dtype;
-#   nothing written into the inputs;
+#   call's sizes, and no buffer is kept from one call to the next;
+# - float16/bfloat16 computing in float32 (every product included), the output and both
+#   gradients in the inputs' dtype; nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
 #   and adds up the partial rows;
 # - each kernel behind a custom operator with a fake implementation that describes its real
@@ -1129,30 +1129,24 @@ print("exported program matches the module:",
 # %% [markdown]
 # ## Common mistakes
 #
+# The ones the two exercises meet; more, about offsets, buffers, layouts, bfloat16 in the
+# interpreter and registration, are in the optional appendix (More common mistakes).
+#
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
 # | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
-# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
-# | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
 # | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
-# | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
-# | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
-# | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
-# | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
-# | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
 # | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials (or `tl.atomic_add`, whose sum varies in its last bits from run to run) |
-# | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
 # | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
-# | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
 #
 # ## Summary
 #
@@ -1188,7 +1182,7 @@ print("exported program matches the module:",
 # `x * 2.0`, `tl.sum(x)`) computes on those integers and gives garbage: for
 # `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
 # computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
-# side first). Two conversions into bfloat16 differ too (Common mistakes).
+# side first). Two conversions into bfloat16 differ too (More common mistakes, below).
 #
 # ### Speed, derived before it is measured
 #
@@ -1383,6 +1377,20 @@ else:
 # loop over rows, carry an int64 offset and add `D` each row: under the interpreter the loop
 # index is a Python int, and a Python int times the int32 `D` is an int32 again.
 # </details>
+#
+# ### More common mistakes
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `row * D` with the row from `tl.program_id(0)` | `program_id` is int32, and so is `D` when it fits: past 2**31 elements the offset wraps (in the interpreter too: program 2 times `D = 2**30` gives -2**31), and a GPU reads the wrong rows or faults; the course's small tensors never get there | `tl.program_id(0).to(tl.int64)` before multiplying; in a loop over rows, carry an int64 offset and add `D` each row (under the interpreter the loop index is a Python int, so `i * D` stays int32) |
+# | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
+# | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
+# | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
+# | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
+# | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
+# | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
+# | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
+# | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
 #
 # ### C++ behind an operator
 #

@@ -117,17 +117,21 @@ RMS_NORM_ROWS_CLAUSES = (
     Clause("any number of rows, none included: every row computed, nothing read past the last "
            "one, and nothing returned or reduced that no program stored (int64 row offsets, "
            "for tensors past 2**31 elements, are taught but not graded); each call's backward "
-           "runs on its own call's sizes;",
+           "runs on its own call's sizes, and no buffer is kept from one call to the next;",
            {"rms_norm_rows/size-shared-between-calls":
                 "the backward's grid (the number of rows) kept in a module global by forward",
             "rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row",
             "rms_norm_rows/reads-unwritten-memory":
-                "partial rows from torch.empty summed with no rows"}),
-    Clause("float16/bfloat16 computing in float32, the output and both gradients in the "
-           "inputs' dtype; nothing written into the inputs;",
+                "partial rows from torch.empty summed with no rows",
+            "rms_norm_rows/buffer-kept-between-calls":
+                "weight-gradient partial rows kept per D between calls, summed whole"}),
+    Clause("float16/bfloat16 computing in float32 (every product included), the output and "
+           "both gradients in the inputs' dtype; nothing written into the inputs;",
            {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
+            "rms_norm_rows/half-step-in-float16":
+                "float16 forward: x_hat rounded to float16 before the product with the weight",
             "rms_norm_rows/wrong-gradient-dtype":
                 "a float32 weight gradient for a half weight (issue 37)",
             "rms_norm_rows/writes-input": "y written into the input x"}),

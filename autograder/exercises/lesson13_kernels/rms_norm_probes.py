@@ -47,6 +47,18 @@ def _run(function, values: dict) -> tuple:
     return (y.detach(), *torch.autograd.grad(y, (x, weight), torch.ones_like(y)))
 
 
+def row_results_right(function, values: dict) -> bool:
+    """Whether the output and the gradient for x (not the weight's) match F.rms_norm's."""
+    D = values["x"].shape[-1]
+    try:
+        got, want = (_run(f, values)[:2] for f in
+                     (function, lambda x, w, eps: F.rms_norm(x, (D,), w, eps)))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own message stands
+        return False
+    return all(a.shape == b.shape and torch.allclose(a, b, rtol=1e-7, atol=1e-9)
+               for a, b in zip(got, want))
+
+
 def first_rows_only(function, values: dict) -> tuple[str, int] | None:
     """(what, k) when the output or the gradient for x is right on its first k rows alone and
     wrong on every row after them, or the weight gradient is the sum over the first k rows
@@ -204,3 +216,30 @@ def check_saves_rstd(function, spec, values: dict) -> None:
         "float32 (float64 for float64 input), instead of computing each row's sum of squares "
         "again; return rstd from the forward operator and save it in setup_context",
         mistake="rms_norm_rows/rstd-not-saved")
+
+
+def check_no_buffer_kept(function, device) -> None:
+    """One call on x of (3, 5), then one on (40, 5), the first again, another (40, 5) and the
+    first again: a buffer kept between calls (partial rows allocated once per D, say, and
+    summed whole) gives the small call the rows the large one before it stored (two large calls
+    of different values: whatever ran before the probe, one pair differs). Compared within
+    1e-6: a tl.atomic_add sum may vary in its last bits from run to run."""
+    from .rms_norm_spec import values as _values
+    small = _values((3, 5), device, seed=21)
+    try:
+        results = [_run(function, small)]
+        for seed in (22, 23):
+            _run(function, _values((40, 5), device, seed=seed))
+            results.append(_run(function, small))
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own checks name the error
+        return
+    for before, after in zip(results, results[1:]):
+        for what, a, b in zip(("output", "gradient for x", "gradient for weight"), before, after):
+            if a.shape == b.shape and not torch.allclose(a, b, rtol=1e-6, atol=1e-9,
+                                                         equal_nan=True):
+                raise GradingError(
+                    f"rms_norm_rows's {what} for one x of (3, 5) changes after a call on x of "
+                    "(40, 5): it keeps a buffer between calls (partial rows of the weight "
+                    "gradient allocated once and reused?), and a smaller call reads or sums the "
+                    "rows a larger one stored. Allocate every buffer in the call, sized by that "
+                    "call's grid", mistake="rms_norm_rows/buffer-kept-between-calls")

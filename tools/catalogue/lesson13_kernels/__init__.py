@@ -14,10 +14,11 @@ saved in float64, partial rows never written; mutants54: a forward fake whose rs
 the operator's; review54: both gradients in one buffer, float16 products in float16, a
 list[Tensor] backward operator; review56: a size or a grid kept in a global for backward,
 grad_output * b in float16, sigmoid taken as 1 past a = 15 in float64; review57: a gradient
-formed as a float16 or bfloat16 product)."""
+formed as a float16 or bfloat16 product; review58: rms_norm_rows's output and gradient for x
+formed as float16 products, partial rows kept between calls)."""
 
 from . import (ctx_tensors, kernels_review, mutants54, review53, review54, review56,
-               review57,
+               review57, review58,
                rms_norm_rows,
                rms_norm_rows_domain, rms_norm_rows_groups, rms_norm_rows_layouts,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
@@ -31,4 +32,4 @@ MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAK
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + kernels_review.MISTAKES + review53.MISTAKES
             + mutants54.MISTAKES + review54.MISTAKES + review56.MISTAKES
-            + review57.MISTAKES)
+            + review57.MISTAKES + review58.MISTAKES)
