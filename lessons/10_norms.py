@@ -824,11 +824,13 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
 #   `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
-#   state and input: an input in the module's dtype, float32 or float64, and a float64 input
-#   to a float32 module, to float64's precision; and for a float16 or bfloat16 module given
-#   an input in its dtype, the same output in that dtype, rounded once (at most one unit in
-#   its last place from `torch.nn.RMSNorm`'s), on rows of `|x|` near 1, near 300, and near
-#   `1e-4` with `eps=None`;
+#   state and input: an input in the module's dtype, float32 or float64, and a float64 input to
+#   a float32 module, to float64's precision; and for a float16 or bfloat16 module given an
+#   input in its dtype, the same output in that dtype, rounded once: computed in the dtype
+#   `torch.nn.RMSNorm` computes a half row in (which is it? the `eps` entry of
+#   `help(nn.RMSNorm)` names it) and rounded to the half dtype only at the end, so that each
+#   entry is `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a near-tie; on
+#   rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · a question</summary>

@@ -62,7 +62,10 @@ LAYER_NORM_CLAUSES = (
                                                           "needs_input_grad is read",
             "LayerNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen",
             "LayerNormFunction/x-hat-for-bias-only": "x_hat recomputed when only the bias needs "
-                                                     "a gradient"}),
+                                                     "a gradient",
+            "LayerNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
+                                                                    "whenever x_hat is, weight "
+                                                                    "frozen"}),
     Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
            "however many there are, none included.",
            {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
@@ -103,7 +106,10 @@ RMS_NORM_CLAUSES = (
                                        "says",
             "RMSNormFunction/grad-x-work-for-frozen-x": "grad_x's row sum computed before "
                                                         "needs_input_grad is read",
-            "RMSNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen"}),
+            "RMSNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen",
+            "RMSNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
+                                                                  "before needs_input_grad is "
+                                                                  "read"}),
 )
 
 
@@ -159,7 +165,10 @@ GROUP_NORM_CLAUSES = (
             "GroupNormFunction/grad-x-work-for-frozen-x": "grad_x's group sums computed "
                                                           "before needs_input_grad is read",
             "GroupNormFunction/x-hat-for-bias-only": "x_hat recomputed when only the bias "
-                                                     "needs a gradient"}),
+                                                     "needs a gradient",
+            "GroupNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
+                                                                    "before needs_input_grad "
+                                                                    "is read"}),
 )
 
 
@@ -193,8 +202,11 @@ RMS_NORM_MODULE_CLAUSES = (
            "same state and input: an input in the module's dtype, float32 or float64, and a "
            "float64 input to a float32 module, to float64's precision; and for a float16 or "
            "bfloat16 module given an input in its dtype, the same output in that dtype, rounded "
-           "once (at most one unit in its last place from `torch.nn.RMSNorm`'s), on rows of "
-           "`|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
+           "once: computed in the dtype `torch.nn.RMSNorm` computes a half row in (which is it? "
+           "the `eps` entry of `help(nn.RMSNorm)` names it) and rounded to the half dtype only "
+           "at the end, so that each entry is `torch.nn.RMSNorm`'s, or its neighbour where the "
+           "exact value lies at a near-tie; on rows of `|x|` near 1, near 300, and near `1e-4` "
+           "with `eps=None`;",
            {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
                                     "back",

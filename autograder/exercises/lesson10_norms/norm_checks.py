@@ -14,6 +14,7 @@ from ...checks import (Spec, case, make_inputs, reference_gradients, run_backwar
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
+from .norm_dead_work import check_dead_work, check_frozen_x_work
 
 
 def norm_values(leading: tuple, features: int, device, *, weight=True, bias=True, seed=0,
@@ -158,6 +159,12 @@ class Op(NamedTuple):
     written: list  # numels of the outputs it wrote: new ones, in-place and out= ones (no views)
     other: int  # numel of its largest tensor input not made from grad_output (x, x_hat, ...)
     weight: bool  # reads the weight (itself or a view of it)
+    reads: frozenset = frozenset()  # storages of its tensor arguments (out= ones included)
+    writes: frozenset = frozenset()  # storages of its outputs
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    return tensor.untyped_storage().data_ptr()
 
 
 class _FromGradOutput(TorchDispatchMode):
@@ -189,6 +196,7 @@ class _FromGradOutput(TorchDispatchMode):
         other = max((t.numel() for t in tensors if not self._made_from(t)), default=0)
         weight = any(t.untyped_storage().data_ptr() == self.weight for t in tensors)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
+        self.kept += [t for t in outputs if isinstance(t, torch.Tensor)]  # no storage reused
         new, written = [], []
         for returned, value in zip(func._schema.returns, outputs):
             if not isinstance(value, torch.Tensor):
@@ -200,13 +208,16 @@ class _FromGradOutput(TorchDispatchMode):
                 new.append(value.numel())
             if returned.alias_info is None or returned.alias_info.is_write:
                 written.append(value.numel())
-        self.ops.append(Op(name, derived, new, written, other, weight))
+        self.ops.append(Op(name, derived, new, written, other, weight,
+                           frozenset(map(_storage, tensors)),
+                           frozenset(_storage(t) for t in outputs if isinstance(t, torch.Tensor))))
         return out
 
 
-def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, list[Op]]:
-    """(ops backward dispatched, what it returned, each op as ``_FromGradOutput`` logs it) when
-    only ``wanted`` require grad."""
+def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, list, set]:
+    """(ops backward dispatched, what it returned, each op as ``_FromGradOutput`` logs it, the
+    storages of the gradients returned, before and after the engine's checks) when only
+    ``wanted`` require grad."""
     probe, returned = record_backward_returns(function)
     inputs = make_inputs(values, requires_grad=wanted)
     forward = run_forward(probe, spec, inputs)
@@ -215,7 +226,8 @@ def _work(function, spec: Spec, values: dict, wanted: set) -> tuple[int, tuple, 
     with _FromGradOutput(grad_output, inputs.get("weight")) as log:
         backward = run_backward(spec, forward.output, tensors, grad_output)
     check_returned(spec, returned[-1], inputs)
-    return sum(op not in BOOKKEEPING for op in backward.ops), returned[-1], log.ops
+    sinks = {_storage(g) for g in (*returned[-1], *backward.grads) if isinstance(g, torch.Tensor)}
+    return sum(op not in BOOKKEEPING for op in backward.ops), returned[-1], log.ops, sinks
 
 
 def check_needs_input_grad(function, spec: Spec, values: dict, *,
@@ -223,16 +235,17 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
     """None for an input that needs no gradient, and strictly more work whenever one more
     gradient is needed; then, given ``rows``, read off the ops: with x frozen, no sum of a
     full-size tensor made from grad_output down to one number per row (``rows``: per group for
-    GroupNorm), which only grad_x needs, and no full-size tensor from the weight
-    (``check_frozen_x_work``); with only the bias wanted, no full-size tensor from x either
-    (x_hat, shared by grad_weight and grad_x). ``values`` must make ``rows`` differ from every
-    other size a weight gradient passes through."""
+    GroupNorm), which only grad_x needs, and no full-size tensor from the weight; with only the
+    bias wanted, no full-size tensor from x either (x_hat, shared by grad_weight and grad_x);
+    whatever is wanted, no full-size tensor that no returned gradient reads (``norm_dead_work``).
+    ``values`` must make ``rows`` differ from every other size a weight gradient passes
+    through."""
     names = [n for n, v in values.items() if isinstance(v, torch.Tensor)]
-    work, logs = {}, {}
+    work, logs, sinks = {}, {}, {}
     for count in range(1, len(names) + 1):
         for wanted in itertools.combinations(names, count):
-            work[frozenset(wanted)], _, logs[frozenset(wanted)] = _work(function, spec, values,
-                                                                        set(wanted))
+            key = frozenset(wanted)
+            work[key], _, logs[key], sinks[key] = _work(function, spec, values, set(wanted))
     for wanted, ops in work.items():
         for extra in set(names) - wanted:
             if work[wanted | {extra}] <= ops:
@@ -249,10 +262,10 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
                                 if isinstance(v, torch.Tensor) and n != "x")), rows
     unit = "group" if "num_groups" in values else "row"
     for wanted, ops in logs.items():
-        if "x" in wanted:
-            continue
         needed = " and ".join(sorted(wanted, key=names.index))
         requires = f"require{'s' if len(wanted) == 1 else ''}"
+        if "x" in wanted:
+            continue
         for op in ops:
             if op.derived == full and rows in op.new:
                 raise GradingError(
@@ -262,28 +275,9 @@ def check_needs_input_grad(function, spec: Spec, values: dict, *,
                     "backward read ctx.needs_input_grad[0], before or after them?",
                     mistake=f"{spec.name}/grad-x-work-for-frozen-x")
         check_frozen_x_work(spec, ops, full, needed, requires, wanted)
-
-
-def check_frozen_x_work(spec: Spec, ops: list[Op], full: int, needed: str, requires: str,
-                        wanted: frozenset) -> None:
-    """With x frozen, no full-size tensor written from the weight (grad_output * weight is
-    dL/dx_hat, which only grad_x reads); with only the bias wanted, no full-size tensor written
-    from anything but grad_output (x_hat, made from x, is for grad_weight and grad_x)."""
-    for op in ops:
-        if full not in op.written:
-            continue
-        if op.weight:
-            raise GradingError(
-                f"{spec.name}.backward makes a full-size tensor from the weight ({op.name}) "
-                f"when only {needed} {requires} grad: the weight enters grad_x alone (as "
-                "grad_output * weight), and x needs no gradient here; compute it only when "
-                "ctx.needs_input_grad[0] is True", mistake=f"{spec.name}/g-hat-for-frozen-x")
-        if wanted == {"bias"} and op.other == full:
-            raise GradingError(
-                f"{spec.name}.backward makes a full-size tensor from x ({op.name}, x_hat's "
-                "work) when only bias requires grad: the bias gradient reads grad_output "
-                "alone, and x_hat serves grad_weight and grad_x; build it only when "
-                "ctx.needs_input_grad asks for one of those", mistake=f"{spec.name}/x-hat-for-bias-only")
+    for wanted, ops in logs.items():
+        needed = " and ".join(sorted(wanted, key=names.index))
+        check_dead_work(spec, ops, sinks[wanted], full, needed, wanted, names)
 
 
 # ------------------------------------------------------------- accuracy at a large offset

@@ -230,21 +230,47 @@ def _ulps(got: torch.Tensor, expected: torch.Tensor, dtype) -> int:
     return int((ordered(got) - ordered(expected)).abs().max().item()) if got.numel() else 0
 
 
-def rounded_once(got: torch.Tensor, expected: torch.Tensor, dtype) -> bool:
-    """``got`` is ``expected`` (both float64, values of ``dtype``) to one unit in the last place
-    of ``dtype``, entry by entry: torch computes a half row in float32 and rounds once, at the
-    end, so an answer that does the same lands on its value or a neighbour."""
+def exact_output(reference: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """torch.nn.RMSNorm's output for ``x`` computed in float64, before any rounding: the value
+    a half output rounded once is nearest to (eps=None: float32's eps, the dtype torch
+    computes a half row in)."""
+    wide = x.double()
+    eps = torch.finfo(torch.float32).eps if reference.eps is None else reference.eps
+    return wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + eps) * \
+        reference.weight.detach().double()
+
+
+# how near a tie (in units of the gap between two neighbours) a one-unit difference is excused:
+# float32 arithmetic moves a value by far less, one more rounding in the half dtype by far more
+NEAR_TIE = 2.0 ** -6
+
+
+def rounded_once(got: torch.Tensor, expected: torch.Tensor, dtype, exact: torch.Tensor) -> bool:
+    """``got`` is ``expected`` (both float64, values of ``dtype``) entry by entry, except where
+    the two are neighbours in ``dtype`` and ``exact`` (the unrounded value) lies within
+    ``NEAR_TIE`` of their midpoint: torch computes a half row in float32 and rounds once, at the
+    end, so an answer that does the same lands on its value, or next to it only at a near-tie
+    where float32's last bits decide; one more rounding in the half dtype is off by a unit on
+    about a quarter of the entries, far from any tie."""
     if not (got.isfinite().all() and expected.isfinite().all()):
         return torch.equal(got, expected)
-    return _ulps(got, expected, dtype) <= 1
+    differ = got != expected
+    if not differ.any():
+        return True
+    got, expected, exact = got[differ], expected[differ], exact.to(got)[differ]
+    gap = (got - expected).abs()
+    near_tie = (exact - (got + expected) / 2).abs() <= NEAR_TIE * gap
+    return _ulps(got, expected, dtype) <= 1 and bool(near_tie.all())
 
 
 def rounded_per_step(described: str, got: torch.Tensor, expected: torch.Tensor, dtype) -> None:
     """An output within a few roundings of torch's, not within one: held (``HELD``) to the end
     of the battery, where a float16 overflow, a wrong eps, are named first."""
-    error = GradingError(f"{described} is {_ulps(got, expected, dtype)} units in "
-                         f"{_named(dtype)}'s last place off torch.nn.RMSNorm's output, where "
-                         "torch's output is rounded once (one unit at most): some step of yours "
+    off, ulps = int((got != expected).sum()), _ulps(got, expected, dtype)
+    error = GradingError(f"{described} is off torch.nn.RMSNorm's output on {off} of "
+                         f"{got.numel()} entries (by up to {ulps} unit{'s' * (ulps > 1)} "
+                         f"in {_named(dtype)}'s last place), where torch's output is rounded "
+                         "once and lands off it only at a near-tie: some step of yours "
                          f"ran in {_named(dtype)} and rounded there; in which dtype does torch "
                          f"compute a {_named(dtype)} row?", mistake=f"{NAME}/half-rounded-per-step")
     held = HELD.get()
@@ -266,6 +292,8 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
     given an x in that dtype: torch.nn.RMSNorm's output, in that dtype, to its precision. For
     ``eps=None`` rows of mean square near 1e-3, where x's own finfo eps (bfloat16's 0.0078,
     float16's 0.00098) would show beside float32's, the one torch adds."""
+    if _ignores_eps(cls, device):
+        return  # a module that ignores the eps it is given is the domain's to name
     reference, mine = loaded_pair(cls, DIM, device, dtype, eps=eps, seed=16)
     x = ((0.03 if eps is None else 1.0) * sample((3, DIM), device, seed=16)).to(dtype)
     described = f"{NAME}({DIM}, eps={eps!r}) moved to {_named(dtype)}, given a {_named(dtype)} x"
@@ -279,7 +307,7 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
                            f"torch.nn.RMSNorm returns {_named(dtype)}: keep the input's dtype",
                            mistake=f"{NAME}/half-output-dtype")
     tolerance = HALF[dtype]
-    if rounded_once(output.double(), expected.double(), dtype):
+    if rounded_once(output.double(), expected.double(), dtype, exact_output(reference, x)):
         return
     off = (output.double() - expected.double()).abs().max().item()
     if eps is None:
