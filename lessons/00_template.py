@@ -255,8 +255,9 @@ compare_all(predicted_gradcheck, {
 #
 # - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any finite
 #   value (`x = 0` included, and `x` whose square overflows to inf, or underflows to 0 or to a
-#   subnormal number): the value and the gradient autograd gives `x ** 2`, an infinite gradient
-#   wherever `2x * grad_output` overflows;
+#   subnormal number): the value autograd gives `x ** 2` and the gradient `2x * grad_output`,
+#   infinite wherever that product overflows (where only `2x` does, either inf, as autograd
+#   gives, or the finite product);
 # - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive at
 #   once, never the Jacobian as a matrix;
 # - `x` in any layout torch's own ops accept: transposed, a column slice of a wider tensor, or
@@ -267,6 +268,9 @@ compare_all(predicted_gradcheck, {
 #   strides;
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
+#
+# Why the extremes (`0`, a square that overflows or underflows)? Two backwards can agree on
+# every ordinary `x` and differ there; step 3 below asks which one you wrote.
 #
 # *Layouts*, for the bullets on layouts and strides: a tensor's strides say how many elements
 # apart in memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of
@@ -500,14 +504,16 @@ compare_all(predicted_shift, {
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - `x1` and `x2` finite tensors of the same shape, 0-d and empty included, `w1` and `w2` any
-#   Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`,
-#   `1e-200` beside `1e200`) included: the value and the gradients autograd gives;
+# - `x1` and `x2` finite tensors of the same shape, 0-d and empty included, values near the end
+#   of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny ones (`5e-8`) and ones
+#   at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside `1e200`) included: the
+#   value and the gradients autograd gives;
 # - `x1` and `x2` in any layout torch's own ops accept, each alone or both: transposed, a column
 #   slice of a wider tensor, or expanded: the same value and gradients;
 # - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at
 #   once, never a Jacobian as a matrix;
-# - backward returns one value for each of the four inputs;
+# - backward returns one value for each of the four inputs, no more (autograd would drop an
+#   extra trailing `None` silently; the grader counts what your backward returns);
 # - `w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs keep
 #   every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
@@ -752,10 +758,9 @@ else:
         if not wrong:
             print(f"✓ all {len(entries)} entries (i, j, k) match autograd's Jacobian")
         else:
-            first = wrong[0]
-            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first: at (i, j, k) = "
-                  f"{first} you give {yours[first] + 0.0:g}, "  # + 0.0: -0.0 printed as 0
-                  f"autograd {jacobian[first].item() + 0.0:g}.")
+            print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first at (i, j, k) = "
+                  f"{wrong[0]}, where you give {yours[wrong[0]] + 0.0:g}: which u_k does "
+                  "y[i, j] contain, and what multiplies it?")  # + 0.0: -0.0 printed as 0
 
 # %% [markdown]
 # <details><summary><b>Hint 2</b> (the sum: questions)</summary>

@@ -16,8 +16,9 @@ OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other ele
 SQUARE_CLAUSES = (
     Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
            "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows "
-           "to 0 or to a subnormal number): the value and the gradient autograd gives `x ** 2`, "
-           "an infinite gradient wherever `2x * grad_output` overflows;",
+           "to 0 or to a subnormal number): the value autograd gives `x ** 2` and the gradient "
+           "`2x * grad_output`, infinite wherever that product overflows (where only `2x` does, "
+           "either inf, as autograd gives, or the finite product);",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
@@ -54,10 +55,10 @@ SQUARE_CLAUSES = (
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` finite tensors of the same shape, 0-d and empty included, `w1` and `w2` "
-           "any Python floats, 0, tiny ones (`5e-8`) and ones at the ends of the range (`1e-310` "
-           "beside `1.0`, `1e-200` beside `1e200`) included: the value and the gradients autograd "
-           "gives;",
+    Clause("`x1` and `x2` finite tensors of the same shape, 0-d and empty included, values near "
+           "the end of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny ones "
+           "(`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside "
+           "`1e200`) included: the value and the gradients autograd gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
@@ -65,13 +66,16 @@ WEIGHTED_SUM_CLAUSES = (
             "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
             "WeightedSum/fails-on-empty-input": "entries weighted in a Python loop, torch.stack",
             "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0",
-            "WeightedSum/weight-ratio": "grad_x2 as grad_x1 * (w2 / w1), guarded at w1 = 0"}),
+            "WeightedSum/weight-ratio": "grad_x2 as grad_x1 * (w2 / w1), guarded at w1 = 0",
+            "WeightedSum/overflows-at-large-inputs":
+                "w1 * (x1 + x2) when w1 == w2: x1 + x2 overflows"}),
     Clause(f"{WEIGHTED_SUM_LAYOUTS}: the same value and gradients;",
            {"case:transposed inputs": "x1 and x2 flattened with .view(-1) in forward"}),
     Clause("backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive "
            "at once, never a Jacobian as a matrix;",
            {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye"}),
-    Clause("backward returns one value for each of the four inputs;",
+    Clause("backward returns one value for each of the four inputs, no more (autograd would drop "
+           "an extra trailing `None` silently; the grader counts what your backward returns);",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
     Clause("`w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs "

@@ -37,13 +37,6 @@ EQUIVALENTS = [
                      "return 2 * x * grad_output if ctx.needs_input_grad[0] else None",
                      "return 2 * x * grad_output if ctx.needs_input_grad[-1] else None",
                      "needs_input_grad has one entry for Square's one input: [-1] is [0]"),
-    EquivalentMutant("WeightedSum", "nudge_constant",
-                     "for w, need in zip((w1, w2, None, None), ctx.needs_input_grad[:2])) + "
-                     "(None, None)",
-                     "for w, need in zip((w1, w2, None, None), ctx.needs_input_grad[:3])) + "
-                     "(None, None)",
-                     "needs_input_grad[2] is w1's, a float's, always False: the extra entry is "
-                     "None, and backward may return trailing Nones past its inputs"),
     EquivalentMutant("WeightedSum", "ignore_needs_input_grad", "if ctx.needs_input_grad[i]:",
                      "if True:", _UNNEEDED),
     EquivalentMutant("WeightedSum", "ignore_needs_input_grad",

@@ -2,7 +2,10 @@
 entry), and empty inputs, which 'any shape' includes. (Where backward finds what it needs,
 ctx.saved_tensors and not a copy kept aside, is checked by shared/saved_reads.py.)"""
 
-from ...checks import Spec, check_gradcheck, check_values_and_gradients
+import inspect
+
+from ...checks import (Spec, check_gradcheck, check_values_and_gradients, make_inputs,
+                      run_forward)
 from ...errors import GradingError
 from ...mistakes import RAISED, mistake_of
 
@@ -49,3 +52,26 @@ def check_empty_shapes(function, spec: Spec, cases: list, what: str) -> None:
                 "runs zero times, leaving nothing for torch.stack or torch.cat to join",
                 getattr(error, "details", ""), mistake=f"{spec.name}/fails-on-empty-input"
             ) from error
+
+
+def check_no_mutable_defaults(function, spec: Spec, values: dict) -> None:
+    """A mutable default argument of forward (def forward(ctx, x, _last=[])) that one forward
+    call changes is state every call shares, as a global is: named before backward reads it
+    (under the grader's wrappers forward.__defaults__ is not the learner's, so reading it back
+    raises a bare TypeError)."""
+    own = inspect.unwrap(function.forward)
+    defaults = [d for d in (own.__defaults__ or ()) + tuple((own.__kwdefaults__ or {}).values())
+                if isinstance(d, (list, dict, set, bytearray))]
+    if not defaults:
+        return
+    before = [repr(d) for d in defaults]
+    try:
+        run_forward(function, spec, make_inputs(values))
+    except Exception:  # noqa: BLE001 - named by the checks that follow
+        return
+    if [repr(d) for d in defaults] != before:
+        raise GradingError(
+            f"{spec.name}.forward changed its own mutable default argument: a default such as "
+            "[] or {} is made once, when the def runs, and every call shares it, as a global; "
+            "keep what backward needs on ctx, one per call",
+            mistake=f"{spec.name}/state-shared-between-calls")

@@ -7,7 +7,7 @@ from ...checks import Spec, check_values_and_gradients, make_inputs, run_backwar
 from ...contract import covers
 from ...errors import GradingError
 from ...exercise import sample
-from ...probes import reachable
+from ...probes import reachable, record_returned_gradients
 from ..shared.call_state import check_one_ctx_per_call
 
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
@@ -266,3 +266,55 @@ def check_one_ctx_per_call_weights(function, device) -> None:
             "first call's gradients are the second call's weights times grad_output; keep what "
             "backward needs on ctx, which is one per call, not where calls share it (the class, "
             "a global)", error.details, mistake=error.mistake) from error
+
+
+# per dtype, inputs near the end of its range: w1 * x1 + w2 * x2 is finite (equal weights of
+# 0.5, and a tiny weight beside a large x), x1 + x2 is not: a sum formed before the weights
+# (w1 * (x1 + x2) when w1 == w2) overflows there
+LARGE_INPUTS = {torch.float64: (1e308, 1e-10), torch.float32: (3e38, 1e-5)}
+
+
+def check_large_inputs(function, device) -> None:
+    """x1 and x2 finite but so large that x1 + x2 overflows, with w1 = w2 = 0.5 and with equal
+    tiny weights: the output w1 * x1 + w2 * x2 is finite, compared relatively, in both dtypes."""
+    for dtype, (large, tiny) in LARGE_INPUTS.items():
+        for weight in (0.5, tiny):
+            x1 = torch.tensor([large, -large, large, 2.0], dtype=dtype, device=device)
+            x2 = torch.tensor([large, -large, -large, 3.0], dtype=dtype, device=device)
+            values = {"x1": x1, "x2": x2, "w1": weight, "w2": weight}
+            output = run_forward(function, WEIGHTED_SUM, make_inputs(values)).output
+            truth = weight * x1.double() + weight * x2.double()
+            if not (isinstance(output, torch.Tensor) and output.shape == x1.shape):
+                continue  # named by the checks above
+            got = output.detach().double()
+            # a sum's error is relative to its terms
+            size = weight * x1.double().abs() + weight * x2.double().abs()
+            bad = (~((got - truth).abs() <= 1e-5 * size)).nonzero().flatten()
+            if len(bad) == 0:
+                continue
+            at = bad[0].item()
+            raise GradingError(
+                f"WeightedSum's output is {got[at].item():.4g} at x1 = {x1[at].item():g}, "
+                f"x2 = {x2[at].item():g} with w1 = w2 = {weight:g} ({dtype}), where autograd "
+                f"gives {truth[at].item():.4g}: w1 * x1 + w2 * x2 is finite there, x1 + x2 "
+                "overflows; does your forward add x1 and x2 before weighting them (w1 * (x1 + "
+                "x2) when the weights are equal)? Any finite x1 and x2 are in the contract",
+                mistake="WeightedSum/overflows-at-large-inputs")
+    covers("x1 and x2 near the end of the range")
+
+
+def check_gradient_count(function, device) -> None:
+    """What backward itself returned (recorded before the engine sees it): one value for each
+    of the four inputs. The engine drops extra trailing Nones without a word."""
+    probe, calls = record_returned_gradients(function)
+    inputs = make_inputs(_weighted_values((3,), device, seed=17))
+    output = run_forward(probe, WEIGHTED_SUM, inputs).output
+    run_backward(WEIGHTED_SUM, output, inputs, sample((3,), device, seed=18))
+    count = len(calls[0]) if calls else 4
+    if count != 4:
+        raise GradingError(
+            f"WeightedSum.backward returned {count} values for WeightedSum's 4 inputs (x1, x2, "
+            "w1, w2): one value per input of forward, a gradient or None, in forward's order; "
+            "autograd drops extra trailing Nones without a word, the contract counts them",
+            mistake="WeightedSum/wrong-gradient-count")
+    covers("one value per input")
