@@ -667,8 +667,7 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #
 # Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)`. Decide first what to
 # save: your backward reads $\hat x$, $r$ and $w$. With no mean in the forward, what is the
-# least forward can keep to rebuild all three, and which of what it keeps is new memory
-# (think of a transposed `x`, and of what `.contiguous()` does to it)?
+# least forward can keep to rebuild all three, and which of what it keeps is new memory?
 #
 # The contract, which the self-check and the hidden tests check:
 #
@@ -693,6 +692,12 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # | float32, shape `(512, 1024)` | 2,048 |
 # | float32, shape `(8, 64, 2048)` | 2,048 |
 # | float64, shape `(512, 1024)` | 4,096 |
+# </details>
+#
+# <details><summary><b>Hint</b> · a question</summary>
+#
+# Your `x` may arrive as a view, say a transposed one: does each tensor you save still cost no
+# new memory then?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNormFunction", "solution": true}
@@ -1038,12 +1043,13 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
 # | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
 # | a float16 `x` squared in float16 (✎ 3) | squares overflow in float16 past 256 (65504 is its largest number): the mean square is inf and the output 0; near `1e-4` they underflow | compute a half `x` in float32 and cast the output back, as `nn.RMSNorm` does |
+# | a half row normalised in float32, rounded, then multiplied by the half weight (✎ 3) | rounded twice: one unit off `nn.RMSNorm`'s output on about a quarter of the entries | round once, at the end: the weight joins the row in the dtype torch computes it in |
 # | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
-# | every gradient computed whatever `needs_input_grad` says, or `x_hat` and `grad_output * weight` built first thing | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x) | test `ctx.needs_input_grad[i]` before each gradient and before what only it reads |
+# | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before what only it reads |
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
 # | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |

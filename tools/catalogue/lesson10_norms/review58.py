@@ -1,12 +1,12 @@
 """Lesson 10, review 58: the reviewer's three Functions that passed both checks by making
 grad_output * x_hat (grad_weight's product) with the weight frozen, unused by the gradients
-returned; the module that rounds a half row twice (normalised in float32, rounded, then
+returned; a GroupNorm whose weight broadcasts as (C, 1) for every rank (a 4-D x fails); the module that rounds a half row twice (normalised in float32, rounded, then
 multiplied by the half weight), one unit off torch's on about a quarter of the entries. Their
 correct answer new here: LayerNorm's forward as one scale and shift per row, y = x * a + c
 (their shifted one-pass LayerNorm and x_hat-saving GroupNorm duplicate review53's)."""
 
 from .. import Mistake, Unusual, edit
-from .group_norm import _HEAD, _RIGHT, _TAIL, _gn
+from .group_norm import _FORWARD, _HEAD, _RIGHT, _TAIL, _gn
 from .layer_norm import _LN_CORRECT, _LN_HEAD, _ln
 from .rms_norm_function import _RMS_BACKWARD, _rms
 from .rms_norm_module import _APPLY, _INIT, _module
@@ -37,6 +37,11 @@ MISTAKES = [
                 "            go_x_hat = grad_output * x_hat.reshape(x.shape)\n"),
                 ("(grad_output * x_hat.reshape(x.shape)).sum", "go_x_hat.sum"))
                 + _RIGHT + _TAIL)),
+    Mistake("GroupNormFunction", "weight reshaped to (C, 1) whatever x's rank",
+            "raised RuntimeError with x of shape (2, 4, 2, 3)", _gn(
+                _HEAD + _RIGHT + _TAIL, edit(_FORWARD, (
+                    "        shape = (C,) + (1,) * (x.dim() - 2)\n",
+                    "        shape = (C, 1) if x.dim() > 2 else (C,)\n")))),
     Mistake("RMSNorm", "a half row normalised in float32, rounded, then scaled by the half weight",
             "some step of yours ran in", _module(_INIT, edit(_APPLY, (
                 "            return RMSNormFunction.apply(x.float(), self.weight.float(), "
