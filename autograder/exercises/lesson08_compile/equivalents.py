@@ -264,4 +264,10 @@ EQUIVALENTS += [
                        "any clamp near -700 leaves every exponent x - m between -301 and 0 "
                        "for |x| up to 1000: the shift stays exact (review 58's unusual)")
       for bound in (-699, -701)),
+    *(EquivalentMutant("softplus", kind, "ctx.save_for_backward(x, output)",
+                       f"ctx.save_for_backward({saved})", _COPY)
+      for kind, saved in (("add_copy", "x.contiguous(), output"),
+                          ("save_copy", "x.clone(), output"),
+                          ("add_copy", "x, output.contiguous()"),
+                          ("save_copy", "x, output.clone()"))),
 ]
