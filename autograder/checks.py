@@ -41,7 +41,7 @@ def run_forward(function: type, spec: Spec, inputs: dict) -> ForwardTrace:
                 "(or None) there and keep numbers, flags and functions as plain ctx attributes",
                 str(error), mistake=f"{spec.name}/saves-non-tensor") from error
         raise _explain_type_error(spec, error, inputs) from error
-    except RuntimeError as error:
+    except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
         raise _explain_runtime_error(spec, "forward", error, inputs) from error
 
 
@@ -91,7 +91,7 @@ def run_backward(spec: Spec, output, inputs: dict, grad_output, *,
                                count_flops=count_flops)
     except (NotImplementedError, GradingError):
         raise
-    except RuntimeError as error:
+    except (RuntimeError, ValueError) as error:  # torch.einsum through opt_einsum: ValueError
         check_layout_untouched(spec, grad_output, before)
         raise _explain_runtime_error(spec, "backward", error, inputs) from error
     except IndexError as error:

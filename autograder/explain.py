@@ -35,7 +35,7 @@ def _one_line(value) -> str:
     return text if "\n" not in text else type(value).__name__
 
 
-def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
+def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError | ValueError,
                            inputs: dict | None = None) -> GradingError:
     message = str(error)
     # the engine numbers the gradients of tensor inputs only
@@ -89,7 +89,7 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError,
             "derive the gradient by hand, or record on purpose under torch.enable_grad() "
             "(lesson 04)", message, mistake=f"{spec.name}/autograd-on-unrecorded")
     given = f" with {_describe(inputs)}" if inputs else ""
-    return GradingError(f"{spec.name}.{phase} raised RuntimeError{given}: "
+    return GradingError(f"{spec.name}.{phase} raised {type(error).__name__}{given}: "
                         f"{message.splitlines()[0]}", message)
 
 

@@ -118,9 +118,21 @@ class TestVerdict:
         class Raises(solution("Square")):
             @staticmethod
             def forward(ctx, x):
-                raise ValueError("boom")
+                raise LookupError("boom")
 
-        assert grading.verdict("Square", Raises) == (False, "Square raised ValueError: boom")
+        assert grading.verdict("Square", Raises) == (False, "Square raised LookupError: boom")
+
+    def test_a_value_error_is_explained_as_a_runtime_error_is(self):
+        """A ValueError (torch.einsum raises one where opt_einsum is installed) is quoted with
+        the phase and the inputs, as a RuntimeError is."""
+
+        class Raises(solution("Square")):
+            @staticmethod
+            def forward(ctx, x):
+                raise ValueError("Size of label 'i' for operand 1 (3) does not match (2).")
+
+        passed, message = grading.verdict("Square", Raises)
+        assert not passed and message.startswith("Square.forward raised ValueError with x of")
 
     def test_unknown_name(self):
         """Does a test cell with an unknown exercise name fail rather than raise?"""

@@ -81,7 +81,7 @@ def unsaved_input_named(function, make_values, needs: dict, wanted_names, advice
         yield
     except Exception as error:
         hint = (_none_read(function, make_values, needs, wanted_names, advice)
-                if "NoneType" in str(error) else None)
+                if "None" in str(error) else None)  # opt_einsum: "the shape of None"
         if hint is None:
             raise
         ids = {"did not save": f"{exercise}/drops-needed-input",  # the probes' two hints

@@ -69,9 +69,16 @@ MISTAKES = [
             edit(_FUSED, ("return z.clamp(min=0)", "return (z + z.abs()) / 2"))),
 ]
 
-UNUSUAL = [
-    Unusual("MyLinearFunction", "the bias trick with the bias last: x_in = 1 appended",
+# the bias inside the sum, as its last term: where it lands in the matmul's order of summation
+# is the BLAS's choice. The CPU here adds it last (the value x @ weight.T + bias gives), the H200
+# of the GPU check (torch 2.11) did not, on its CPU or on CUDA: graded wrong there (1.92e38
+# where the products, then the bias, give +inf)
+MISTAKES.append(
+    Mistake("MyLinearFunction", "the bias trick with the bias last: x_in = 1 appended",
+            "MyLinearFunction adds the bias inside the sum over the input features",
             edit(_LINEAR, ("return y + bias if bias is not None else y",
                            "return torch.cat([x, x.new_ones(*x.shape[:-1], 1)], -1) @ "
-                           "torch.cat([weight, bias[:, None]], 1).T if bias is not None else y"))),
-]
+                           "torch.cat([weight, bias[:, None]], 1).T if bias is not None else y")),
+            gpu=True))
+
+UNUSUAL = []
