@@ -27,15 +27,10 @@
 #    backward.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
-# `Bilinear`, which you write alone. Each has a self-check cell you can run as often as you
-# like: it runs every check the hidden tests run (they add a GPU run when the grader has one
-# and you had none). Work top to bottom: the cells after an exercise run your answer. Run All
-# goes on past an exercise not yet written: its self-check and the cells that use it show the
-# stub's `NotImplementedError`, the rest runs, and the last cell lists where you stand. The
-# main line ends at the summary; the sections after it are optional.
-# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it compares it with what PyTorch does, and shows its measurements only once every
-# prediction it asks for is written.
+# `Bilinear`, which you write alone. Each self-check runs every check the hidden tests run;
+# run it as often as you like. Work top to bottom; the main line ends at the summary.
+# **Predict, then run**: write your prediction into the variable first; the cell after it
+# shows its measurements once the prediction is written.
 
 # %% nbgrader={"locked": true}
 import itertools
@@ -406,6 +401,70 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
           f"  {verdict}")
 
 # %% [markdown]
+# ### A transpose in forward: a transpose in backward?
+#
+# One more look at your `grad_x`. Forward multiplies by $W^\top$, so multiplying by $W^\top$
+# in backward too is a tempting slip (one of the texts this course was built from "fixes" the
+# right formula into it): `G @ W.T` instead of the `G @ W` you derived. The questions here
+# are how that slip shows itself, or hides.
+#
+# **Predict, then run.**
+# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from
+#    autograd's `grad_x`: `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or
+#    `"large"` (the size of the gradient itself)?
+# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
+#    `grad_x`? `True` or `False`.
+# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
+
+# %%
+### BEGIN WORKED
+predicted_transpose = {"error of G @ W.T, random square W": "large",
+                       "G @ W.T is grad_x when W is symmetric": True,
+                       "G @ W.T raises when in != out": True}
+### LEARNER
+predicted_transpose = {"error of G @ W.T, random square W": None,
+                       "G @ W.T is grad_x when W is symmetric": None,
+                       "G @ W.T raises when in != out": None}
+### END WORKED
+
+# %%
+slip_x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+slip_W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
+slip_G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
+(slip_x @ slip_W.T).backward(slip_G)
+slip_error = (slip_G @ slip_W.detach().T - slip_x.grad).abs().max().item()
+slip_W_sym = (slip_W.detach() + slip_W.detach().T).requires_grad_()
+slip_x_sym = slip_x.detach().requires_grad_()
+(slip_x_sym @ slip_W_sym.T).backward(slip_G)
+slip_W_rect, slip_G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
+try:
+    slip_G_rect @ slip_W_rect.T
+    slip_raises = False
+except RuntimeError as exc:
+    if written(predicted_transpose):
+        print("with in != out:", exc)
+    slip_raises = True
+if written(predicted_transpose):
+    print(f"largest error of G @ W.T with a random square W: {slip_error:.3g}")
+compare_all(predicted_transpose, {
+    "error of G @ W.T, random square W":
+        "zero" if slip_error == 0 else "rounding" if slip_error < 1e-10 else "large",
+    "G @ W.T is grad_x when W is symmetric":
+        torch.allclose(slip_x_sym.grad, slip_G @ slip_W_sym.detach().T),
+    "G @ W.T raises when in != out": slip_raises})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
+# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
+# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
+# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
+# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
+# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# </details>
+
+# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -479,7 +538,7 @@ show_saved("F.linear, then torch.relu",
 # $\partial L / \partial z = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & 0\end{pmatrix}$, and your
 # fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
-# `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your mask let the two
+# `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your ReLU let the two
 # exact zeros through: which convention did lesson 01 settle on at $0$? And $(2, 2, 1)$ is
 # $G$ summed without the mask, as if the bias were added after the ReLU.
 # </details>
@@ -887,8 +946,7 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # what fusing saved in one block, then two views of what your Functions keep (an inspector, and your layer's backward node by node),
 # then fusing measured inside whole networks, what `F.linear` and your Functions keep with
 # frozen weights, then what the engine sums for you when a gradient comes back with extra
-# dimensions, then notes from practice (`einsum`'s swap rule among them), and last how the
-# transpose slip in `grad_x` shows itself, or hides.
+# dimensions, and last notes from practice (`einsum`'s swap rule among them).
 
 # %% [markdown]
 # ### What did fusing save?
@@ -1384,65 +1442,3 @@ print(f"over j first, an intermediate (64, 16, 256): {fastest['j'] * 1e3:.3f} ms
       f"{fastest['j'] / fastest['i']:.1f} times as long (one thread)")
 
 
-# %% [markdown]
-# ### A transpose in forward: a transpose in backward?
-#
-# Back to Exercise 1's `grad_x`. Forward multiplies by $W^\top$, so multiplying by $W^\top$
-# in backward too is a tempting slip (one of the texts this course was built from "fixes" the
-# right formula into it): `G @ W.T` instead of the `G @ W` you derived. The questions here
-# are how that slip shows itself, or hides.
-#
-# **Predict, then run.**
-# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from
-#    autograd's `grad_x`: `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or
-#    `"large"` (the size of the gradient itself)?
-# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
-#    `grad_x`? `True` or `False`.
-# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
-
-# %%
-### BEGIN WORKED
-predicted_transpose = {"error of G @ W.T, random square W": "large",
-                       "G @ W.T is grad_x when W is symmetric": True,
-                       "G @ W.T raises when in != out": True}
-### LEARNER
-predicted_transpose = {"error of G @ W.T, random square W": None,
-                       "G @ W.T is grad_x when W is symmetric": None,
-                       "G @ W.T raises when in != out": None}
-### END WORKED
-
-# %%
-x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
-G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
-(x @ W.T).backward(G)
-error = (G @ W.detach().T - x.grad).abs().max().item()
-W_sym = (W.detach() + W.detach().T).requires_grad_()
-x_sym = x.detach().requires_grad_()
-(x_sym @ W_sym.T).backward(G)
-W_rect, G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
-try:
-    G_rect @ W_rect.T
-    raises = False
-except RuntimeError as exc:
-    if written(predicted_transpose):
-        print("with in != out:", exc)
-    raises = True
-if written(predicted_transpose):
-    print(f"largest error of G @ W.T with a random square W: {error:.3g}")
-compare_all(predicted_transpose, {
-    "error of G @ W.T, random square W":
-        "zero" if error == 0 else "rounding" if error < 1e-10 else "large",
-    "G @ W.T is grad_x when W is symmetric": torch.allclose(x_sym.grad, G @ W_sym.detach().T),
-    "G @ W.T raises when in != out": raises})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
-# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
-# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
-# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
-# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
-# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
-# </details>

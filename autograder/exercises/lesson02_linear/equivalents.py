@@ -8,6 +8,7 @@ _FUSED_SAVE = ("ctx.save_for_backward(x if needs_weight else None, weight if nee
                "positive)")
 _NEEDS = "needs_x, needs_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]"
 
+_CLAMPED_SAVE = "ctx.save_for_backward(x, weight, (y > 0).reshape(-1))"  # review 58's U1
 
 EQUIVALENTS = [
     _linear("save_copy", "ctx.save_for_backward(x, weight)",
@@ -126,6 +127,17 @@ EQUIVALENTS = [
               "ctx.save_for_backward(x1.clone() if (n[1] or n[2]) else None,"),
     _bilinear("save_copy", "x2 if (n[0] or n[2]) else None,",
               "x2.clone() if (n[0] or n[2]) else None,"),
+    _fused("save_copy", _CLAMPED_SAVE, _CLAMPED_SAVE.replace("(x,", "(x.clone(),")),
+    _fused("add_copy", _CLAMPED_SAVE, _CLAMPED_SAVE.replace("(x,", "(x.contiguous(),")),
+    _fused("save_copy", _CLAMPED_SAVE, _CLAMPED_SAVE.replace(" weight,", " weight.clone(),")),
+    _fused("add_copy", _CLAMPED_SAVE, _CLAMPED_SAVE.replace(" weight,", " weight.contiguous(),")),
+    _fused("save_copy", _CLAMPED_SAVE, _CLAMPED_SAVE.replace("(-1))", "(-1).clone())"),
+           _MASK_COPY),
+    _fused("reshape_to_view", _CLAMPED_SAVE, _CLAMPED_SAVE.replace(".reshape(-1)", ".view(-1)"),
+           "y > 0 is a new contiguous bool tensor, so view(-1) flattens it as reshape(-1) does"),
+    _fused("add_copy", "return y", "return y.clone()",
+           "the output returned is a copy of the clamped z, the same values; only the bool mask "
+           "is saved, and the clamped z is freed when forward returns"),
 ]
 
 EQUIVALENTS += SAVES + OTHERS  # the catalogued answers' own (make mutants --cap 0)

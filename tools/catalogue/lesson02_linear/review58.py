@@ -10,22 +10,36 @@ einsum everywhere with weight.T's view saved as F.linear saves it."""
 
 from .. import Mistake, Unusual, edit
 from .answers import FLAT, FUSED_READ, FUSED_RETURN, GUARDED, _RETURN, _fused, _linear
+from .bilinear import GW, GX1, GX2, _bilinear_with
 
 _LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
                   "ctx.needs_input_grad[2] else None\n" + _RETURN)
 _FUSED = _fused(FUSED_READ + FUSED_RETURN)
 _STALE = "keeps state in a global: a stale cache"
+_SAME = ("        if not (_CACHE and _CACHE[0].shape == weight.shape\n"
+         "                and _CACHE[0].dtype == weight.dtype\n"
+         "                and torch.equal(_CACHE[0], weight)):\n")
 _EQUAL_CACHE = ("_CACHE = []\n", (
     "        y = x @ weight.T\n",
-    "        if not (_CACHE and _CACHE[0].shape == weight.shape and _CACHE[0].dtype == weight.dtype\n"
-    "                and torch.equal(_CACHE[0], weight)):\n"
-    "            _CACHE[:] = [weight.detach().clone(), weight.detach().T.contiguous()]\n"
+    _SAME + "            _CACHE[:] = [weight.detach().clone(), weight.detach().T.contiguous()]\n"
     "        y = x @ _CACHE[1]\n"))
-_OUTSIDE = "MyLinearFunction.forward kept state outside ctx: _CACHE in a module global"
+_OUTSIDE = "forward kept state outside ctx: _CACHE in a module global"
+# Bilinear's weight (out, n1, n2) flattened to (out, n1 * n2), cached while torch.equal holds
+_EQUAL_FLAT = ("_CACHE = []\n", (
+    "        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)\n",
+    _SAME + "            _CACHE[:] = [weight.detach().clone(),\n"
+    "                         weight.detach().reshape(weight.shape[0], -1)]\n"
+    "        y = ((x1.unsqueeze(-1) * x2.unsqueeze(-2)).flatten(-2) @ _CACHE[1].T)\n"))
 
 MISTAKES = [
     Mistake("MyLinearFunction", "weight.T cached in a global, reused while torch.equal holds",
             _OUTSIDE, _EQUAL_CACHE[0] + edit(_LINEAR, _EQUAL_CACHE[1])),
+    Mistake("FusedLinearReLU", "weight.T cached in a global, reused while torch.equal holds",
+            _OUTSIDE, _EQUAL_CACHE[0] + edit(_FUSED, ("        z = x @ weight.T\n",
+                                                      _EQUAL_CACHE[1][1].replace("y = x @",
+                                                                                 "z = x @")))),
+    Mistake("Bilinear", "the flattened weight cached in a global, reused while torch.equal holds",
+            _OUTSIDE, _EQUAL_FLAT[0] + edit(_bilinear_with(GX1, GX2, GW), _EQUAL_FLAT[1])),
     Mistake("MyLinearFunction", "weight.T cached in a global under (data_ptr, _version)", _STALE,
             "_WT = {}\n" + edit(_LINEAR, ("        y = x @ weight.T\n",
                                           "        key = (weight.data_ptr(), weight._version)\n"
