@@ -123,8 +123,8 @@ def bilinear_full(Bilinear, device) -> None:
 
 
 # what a None saved in place of an input that a wanted gradient reads is told
-SAVE_ADVICE = ("save each input that a wanted gradient reads (grad_x1 reads x2 and weight, "
-               "grad_x2 reads x1 and weight, grad_weight reads x1 and x2)")
+SAVE_ADVICE = ("which inputs does each of the four gradients read, and does your forward "
+               "save every one that a wanted gradient reads?")
 
 
 def _bilinear_checks(function, device) -> None:

@@ -174,8 +174,8 @@ def check_saved_through_ctx(function, spec: Spec, device) -> None:
 
 
 # what a None saved in place of an input that a wanted gradient reads is told
-SAVE_ADVICE = ("save x when weight needs a gradient (grad_weight reads x) and weight when x "
-               "needs one (grad_x reads weight)")
+SAVE_ADVICE = ("which entry of ctx.needs_input_grad says that gradient is wanted, and what "
+               "does your forward save when it is True?")
 
 
 def unsaved_named(function, device, spec: Spec):
