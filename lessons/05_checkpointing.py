@@ -770,6 +770,19 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # is kept after forward and the peak during the whole step, and a counter (`CountFlops`, from
 # the grading library) the matrix-multiply FLOPs backward spends beyond a plain backward: the
 # price of the recomputation, counted rather than timed, so the same on every machine.
+#
+# **Predict, then run.** $k = 6$ does not divide 16: the blocks go in groups of 3, 3, 3, 3, 2, 2
+# or of 2, 2, 3, 3, 3, 3, with the same longest group, so $M(6)$ is the same for both. In which
+# order does backward rebuild the segments, and when is a segment's input no longer needed?
+# Which split peaks lower? The cell after also runs both splits through your
+# `CheckpointFunction`, and shows its table and plot once your prediction is written.
+
+# %%
+### BEGIN WORKED
+predicted_lower_peak = "longer first"
+### LEARNER
+predicted_lower_peak = None  # "longer first", "longer last" or "same"
+### END WORKED
 
 # %%
 def step_memory(model, x, run):
@@ -798,10 +811,19 @@ runs = {"no checkpointing": lambda m, h: m(h)}
 runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
              for k in segment_counts})
 
-try:
-    memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
-    flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
 
+def in_groups(sizes):
+    """run(model, x) through CheckpointFunction, one group of blocks per size, in order."""
+    def run(m, h):
+        start = 0
+        for size in sizes:
+            h = CheckpointFunction.apply(m[start:start + size], h)
+            start += size
+        return h
+    return run
+
+
+def show_memory_and_price():
     print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
     for name, (kept, peak) in memory.items():
         print(f"{name:>17} {kib(kept):>19} {kib(peak):>17}")
@@ -829,47 +851,48 @@ try:
                      bbox_to_anchor=(0.5, -0.18))
     plt.tight_layout()
     plt.show()
+
+
+ORDERS = {"longer first": (3, 3, 3, 3, 2, 2), "longer last": (2, 2, 3, 3, 3, 3)}
+try:
+    memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
+    flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
+    order_peaks = {order: step_memory(model, x_deep, in_groups(sizes))[1]
+                   for order, sizes in ORDERS.items()}
+    lower = ("same" if len(set(order_peaks.values())) == 1
+             else min(order_peaks, key=order_peaks.get))
+    if written(predicted_lower_peak):
+        for order, sizes in ORDERS.items():
+            print(f"k = 6, groups {sizes} ({order}): peak {kib(order_peaks[order])}")
+        show_memory_and_price()
+    else:
+        print("the table and the plot show once your prediction is written")
+    compare("the split that peaks lower at k = 6", predicted_lower_peak, lower,
+            who="the meter")
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
-# What is kept after forward is the first term of $M(k)$: it grows with $k$, one input per
-# segment (plus the output the loss keeps). The peak is the whole of $M(k)$: those inputs plus
-# one segment's activations rebuilt during backward, $(n/k)\,a$, which shrink as $k$ grows.
-# (The meter reads one unit less, 11 units of 32 KiB at $k = 4$ where $M(4) = 12$: a segment's
-# input is also its first block's saved input, the same memory, counted once.)
-# With $n = 16$ and $a = 2$ the formula is smallest near $k = \sqrt{32} \approx 5.7$, and
-# segments hold whole blocks, but $k$ need not divide 16. $k = 4$ and $k = 8$, which do, tie
-# at 352 KiB, a third of the unsegmented peak. Now read $k = 5$, 6 and 7: with the longer
-# groups first (3, 3, 3, 3, 2, 2 at $k = 6$) they peak lower, and $k = 6$, at 288 KiB (9
-# units), is the lowest of all sixteen, below even $M$'s real-$k$ minimum; with the longer
-# groups last they peak at 352 KiB or more. $M(k)$ charges every segment input for the whole
-# time the longest segment is rebuilt, but backward rebuilds the last segment first and frees
-# each segment's input as it leaves it: long segments at the front are rebuilt when fewer
-# inputs are left. Which order did yours use? With $k = 1$ you keep one input but recompute
-# the whole network at once: the peak, 1,024 KiB, is the unsegmented 1,056 KiB less only the 32 KiB
-# output the loss keeps (the recomputed network holds everything else), almost no saving.
-# The price (right axis) does not move with $k$: whatever the split, backward recomputes each
-# checkpointed block once, here all 16, 33.6 MFLOP, one forward's worth on top of the plain
-# backward's 67.1. Only the memory depends on $k$; in time, each extra segment adds a little
-# overhead besides (one more `Function` call and random-state copy).
+# The peak follows $M(k)$ (inputs kept, growing with $k$, plus one segment rebuilt, shrinking),
+# while the price on the right axis stays flat: whatever the split, backward recomputes every
+# block once.
+#
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Backward rebuilds the last segment first and frees each segment's input as it leaves it, so
+# long segments at the front are rebuilt when fewer inputs are left; $M(k)$ charges every input
+# for the whole time the longest segment is rebuilt, and misses it. The contract accepts either
+# order: which did yours use? (The meter reads one unit less than $M(k)$: a segment's input is
+# also its first block's saved input, the same memory, counted once.)
+# </details>
 
 # %% [markdown]
 # ## The production tool: `torch.utils.checkpoint`
 #
-# PyTorch ships the same idea as `torch.utils.checkpoint.checkpoint(fn, *args,
+# In a real model, use PyTorch's own: `torch.utils.checkpoint.checkpoint(fn, *args,
 # use_reentrant=False)` and `checkpoint_sequential(functions, segments, input,
-# use_reentrant=False)`. The `use_reentrant=True` variant is a `Function` much like yours; the
-# recommended `use_reentrant=False` one is built on saved-tensor hooks instead: forward keeps
-# placeholders, and the first time backward unpacks one, the segment is recomputed. That
-# version also gives gradients to parameters when no input requires grad (the first block on
-# data, above), works with `torch.autograd.grad`, and supports nested structures of inputs.
-# This is the one to use in a real model. Its `checkpoint_sequential`
-# also runs the **last** segment without checkpointing, since backward needs those activations
-# first anyway, so it keeps a little more after forward. (Its hooks replace ours inside each
-# checkpointed segment, so our meter cannot see its recomputation.) Pass `use_reentrant`, and
-# pass `False`: on torch 2.13 leaving it out still works but warns. The gradients agree with
-# yours:
+# use_reentrant=False)` (on torch 2.13, leaving `use_reentrant` out still works but warns).
+# The gradients agree with yours:
 
 # %%
 from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
@@ -895,6 +918,17 @@ try:
     print("kept after forward, ours:", kib(kept_ours), "· torch's:", kib(kept_theirs))
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
+
+# %% [markdown]
+# <details><summary><b>Why torch's keeps more</b> (optional)</summary>
+#
+# Its `checkpoint_sequential` runs the **last** segment without checkpointing, since backward
+# needs those activations first anyway. Its `use_reentrant=False` variant is built on
+# saved-tensor hooks rather than a `Function`: forward keeps placeholders, and the first time
+# backward unpacks one, the segment is recomputed. So it also works with
+# `torch.autograd.grad` and with nested structures of inputs. (Its hooks replace ours inside
+# each checkpointed segment, so our meter cannot see its recomputation.)
+# </details>
 
 # %% [markdown]
 # And the first block on data: what the two variants do with the body, head and batch of
@@ -1299,25 +1333,15 @@ check_reversible_stack()
 # %% [markdown]
 # ## Optional (not graded): every segment count, and the price in work
 #
-# The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n$, on the blocks of
-# the memory table but only $n = 8$ of them, so that measuring all nine runs stays quick.
-# Left, the meter's bytes (no loss here keeps the model's output); right, the matrix-multiply
-# work of forward and backward, counted in FLOPs. Move the slider: whatever $k$, backward does
-# one extra forward's worth of work.
+# The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n = 8$ blocks:
+# left, the meter's bytes; right, the matrix-multiply FLOPs of forward and backward. Which $k$
+# peaks lowest, and is it the one $M(k)$ picks?
 #
-# Try $k = 3$. A split with its longer groups first (3, 3, 2 blocks) peaks at 224 KiB; with
-# them last (2, 3, 3) it reads 256 KiB. $M(k)$ counts every segment input alive while the
-# longest segment is rebuilt; backward rebuilds the last segment first and frees each
-# segment's input as it leaves it, so long segments at the front are rebuilt when fewer inputs
-# are left. Which order is yours? At $k = 5$ the longer-first split (2, 2, 2, 1, 1) reads
-# 192 KiB, the lowest peak of the nine the explorer shows, where $M(k)$ would pick $k = 4$.
-# `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: it gives each segment
-# $\lfloor n/k \rfloor$ blocks and the last one the rest, which your self-check rejects: at
-# $k = 5$ that is 1 block in each of 4 segments and 4 in the last, which torch runs plainly,
-# not checkpointed: its activations stay alive from forward on, next to the four checkpointed
-# segments' inputs, a peak of 384 KiB (the same as rebuilding it first: kept activations weigh
-# what rebuilt ones do), twice the best split's. With torch's own function, choose a
-# $k$ that divides $n$, where the two rules agree.
+# `torch.utils.checkpoint.checkpoint_sequential` splits otherwise: each segment gets
+# $\lfloor n/k \rfloor$ blocks and the last one the rest, which it runs plainly (your
+# self-check rejects that split). At $k = 5$ that last segment holds 4 of the 8 blocks, and
+# torch's peak, 384 KiB, is twice the best split's. With torch's own function, choose a $k$
+# that divides $n$, where the two rules agree.
 
 # %%
 checkpointing_explorer(checkpoint_sequential, lambda: deep_mlp(depth=8), x_deep, segments=3,

@@ -4,10 +4,11 @@ positions are two inputs of apply, each with its own gradient."""
 
 import torch
 
+from ...checks import case
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, mlp_block
+from .checkpoint_blocks import WIDTH, _linear, mlp_block
 
 
 def check_ignored_input(function, device) -> None:
@@ -98,8 +99,8 @@ def check_recompute_dtypes(dtypes: list, error: GradingError | None = None,
         f"CheckpointFunction's backward recomputed run_fn on {new_name} "
         f"copies of arguments that were {str(old).removeprefix('torch.')} in forward{why}: the "
         "recomputation changed the dtype, so it is not the computation forward ran (a layer "
-        "refuses the mix, or the gradients lose precision); where did a fresh leaf change dtype "
-        "on its way from the saved tensor?",
+        "refuses the mix, or the gradients are not a plain run's); where did a fresh leaf "
+        "change dtype on its way from the saved tensor?",
         error.details if error is not None else "",
         mistake="CheckpointFunction/recomputes-in-another-dtype")
 
@@ -137,3 +138,46 @@ def check_mixed_dtypes(function, device) -> None:
     check_recompute_dtypes(seen, None, grad_output.dtype)
     diagnose_gradient("a (float64)", a.grad, expected[0])
     diagnose_gradient("b (float32)", b.grad, expected[1])
+
+
+HALF_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def _half_blocks(dtype, device) -> dict:
+    """An element-wise block and a Linear block, computing in ``dtype``."""
+    layer = _linear(WIDTH, WIDTH, device, 53).to(dtype)
+    return {"run_fn(x) = tanh(x) * x * x, element-wise": lambda h: torch.tanh(h) * h * h,
+            f"run_fn = a {str(dtype).removeprefix('torch.')} Linear(5, 5), then tanh":
+                lambda h: torch.tanh(layer(h))}
+
+
+def check_half_dtypes(function, device) -> None:
+    """run_fn on a bfloat16 x, then a float16 x (an element-wise block, then a Linear in x's
+    dtype): the recomputation must see x in its own half dtype. A cast of the fresh leaves to
+    float32 (or the default dtype) is named before the gradient it spoils or the layer's dtype
+    error."""
+    for dtype in HALF_DTYPES:
+        name = str(dtype).removeprefix("torch.")
+        for label, block in _half_blocks(dtype, device).items():
+            seen = []  # the dtypes of run_fn's tensor arguments at each call
+
+            def run_fn(h, block=block):
+                seen.append([h.dtype])
+                return block(h)
+
+            x = sample((3, WIDTH), device, seed=51, dtype=dtype).requires_grad_()
+            plain = x.detach().requires_grad_()
+            grad_output = sample((3, WIDTH), device, seed=52, dtype=dtype)
+            expected = torch.autograd.grad(block(plain), plain, grad_output)[0]
+            with case(f"{label}, x {name} of shape (3, 5), grad_output {name}"):
+                output = function.apply(run_fn, x)
+                try:
+                    output.backward(grad_output)
+                except RuntimeError as error:
+                    raised = GradingError(
+                        f"CheckpointFunction's backward raised RuntimeError when run_fn takes a "
+                        f"{name} x: {str(error).splitlines()[0]}", str(error))
+                    check_recompute_dtypes(seen, raised)
+                    raise raised from error
+                check_recompute_dtypes(seen)
+                diagnose_gradient(f"x ({name})", x.grad, expected)
