@@ -5,6 +5,9 @@ stub, running one raises the stub's NotImplementedError through torch's frames: 
 that reads as if the course were broken. In a notebook that error reads as one line naming the
 exercise, as an unanswered self-check's does. The cell still fails (Run All, nbclient and
 nbgrader see the error), and ``%tb`` shows the whole traceback.
+
+A cell run before the cell that assigns a name it reads (a comparison before its prediction)
+fails the same way: one line that names the variable and the way out, in place of a traceback.
 """
 
 import linecache
@@ -57,16 +60,39 @@ def calm_line(name: str, in_answer_cell: bool = False) -> str:
             "raises NotImplementedError. Write it, run that cell, then this one again.")
 
 
+def unassigned_name(error: BaseException, shell) -> str | None:
+    """The name a NameError reports, where it was read at a notebook cell's top level (a name
+    inside a function's body is a bug there, whose traceback says where); None otherwise."""
+    traceback = error.__traceback__
+    while traceback is not None and traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    if traceback is None or not isinstance(error, NameError) or error.name is None:
+        return None
+    code = traceback.tb_frame.f_code
+    if code.co_name != "<module>" or _cell_name(code.co_filename, shell) is None:
+        return None
+    return error.name
+
+
+def unassigned_line(name: str) -> str:
+    return (f"{name} is not defined yet: if a cell above this one assigns it (a prediction, "
+            "say), run that cell first (Run > Run All Above Selected Cell); if none does, check "
+            "the spelling.")
+
+
 def _show(shell, etype, value, traceback, tb_offset=None) -> list[str]:
     """IPython's custom handler: show the error as IPython would, but an unwritten stub's as
     ``calm_line`` (a handler shows what it returns itself)."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, traceback  # for %tb
     render = getattr(value, "_render_traceback_", None)
     unwritten = unwritten_exercise(value, shell) if render is None else None
+    unassigned = unassigned_name(value, shell) if render is None else None
     if render is not None:  # a self-check's failure renders itself (autograder.failure)
         shown = render()
     elif unwritten is not None:
         shown = [calm_line(*unwritten)]
+    elif unassigned is not None:
+        shown = [unassigned_line(unassigned)]
     else:
         shown = shell.InteractiveTB.structured_traceback(etype, value, traceback, tb_offset)
     shell._showtraceback(etype, value, shown)
@@ -74,11 +100,12 @@ def _show(shell, etype, value, traceback, tb_offset=None) -> list[str]:
 
 
 def show_unwritten_calmly() -> None:
-    """In IPython, show an unanswered exercise's NotImplementedError as ``calm_line``."""
+    """In IPython, show an unanswered exercise's NotImplementedError as ``calm_line`` and a
+    name read before its cell ran as ``unassigned_line``."""
     try:
         from IPython import get_ipython
     except ImportError:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.set_custom_exc((NotImplementedError,), _show)
+        shell.set_custom_exc((NotImplementedError, NameError), _show)

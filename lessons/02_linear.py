@@ -104,7 +104,7 @@ dy_dW = None  # step 3: lambda n, i, k, j, x, W: ... (the entry dy[n, i]/dW[k, j
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_linear_entries():
     """Your dy_dx and dy_dW against autograd's Jacobians of x @ W.T (N = 2, out = 4, in = 3)."""
     generator = torch.Generator().manual_seed(2)
@@ -795,7 +795,7 @@ dy_dx1 = None  # step 1: lambda p, o, q, k, x1, x2, weight: ... (the entry dy[p,
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_dy_dx1():
     """Your dy_dx1 against autograd's Jacobian of F.bilinear in x1: Hint 3's numbers, then
     random ones."""

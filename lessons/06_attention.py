@@ -1791,7 +1791,7 @@ def slope_gradient(grad_S, distance):
     ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_slope_gradient():
     """Your slope_gradient against autograd's gradient of 4 ALiBi slopes."""
     heads, n = 4, 6
@@ -1869,7 +1869,7 @@ class LeanMemoryEfficientAttention(torch.autograd.Function):
         ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_lean():
     """Your LeanMemoryEfficientAttention: gradients against autograd's, then its step peak."""
     Q, K, V = (torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))

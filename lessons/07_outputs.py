@@ -603,7 +603,7 @@ NOT_ENOUGH = "y is not enough"
 my_derivative_from_y = {"softplus": None, "tanh": None, "sin": None, "cube": None}
 
 
-# %%
+# %% jupyter={"source_hidden": true}
 def check_derivatives_from_y(answers):
     """Each answer against autograd's dy/dx; where y is not enough, two x that show it."""
     x = torch.arange(-3000, 3001, dtype=torch.float64) / 1000  # step 0.001, exact 0
@@ -1208,7 +1208,7 @@ class ClampInPlace(torch.autograd.Function):
         ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_clamp_in_place() -> None:
     """Your ClampInPlace against torch.clamp: gradients of x, lo and hi, ties included, and
     the bytes saved."""

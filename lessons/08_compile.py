@@ -253,7 +253,7 @@ lse_entry = None  # your number: dy/dx_3 at x = (1000, 1000, 1001)
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_lse_entry() -> None:
     """Your number for dy/dx_3 at x = (1000, 1000, 1001) against autograd's, with a question
     for each usual slip."""
@@ -527,7 +527,7 @@ softplus_slope = None  # your number: ds/dx at x = 0.5, beta = 4
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_softplus_slope() -> None:
     """Your number for ds/dx at x = 0.5, beta = 4 against autograd's, with a question for each
     usual slip."""
@@ -884,7 +884,7 @@ squared_norm.register_vmap(squared_norm_vmap)
 # `torch.vmap(squared_norm, in_dims=(1, None))` for `dim = 0` and `dim = -1`, and compares each
 # result with a loop over the samples.
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_batch_dim_at_1() -> None:
     """Your operator under vmap with the batch dim at 1, against a loop over the samples."""
     batch = torch.randn(3, 5, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
@@ -1240,7 +1240,7 @@ Cross = None  # class Cross(torch.autograd.Function): ... (forward, setup_contex
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_cross():
     """Your Cross against torch.linalg.cross: gradcheck in both modes, jvp, and vmap."""
     if Cross is None:

@@ -1587,7 +1587,7 @@ def cumprod_backward(x, grad_output, dim):
     ### END SOLUTION
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_cumprod_backward() -> None:
     """Your cumprod_backward against autograd's, slices with no, one and two zeros."""
     slices = torch.tensor([[1.5, -2.0, 0.5, 3.0, -1.0], [2.0, 0.0, 3.0, 0.5, -2.0],

@@ -73,3 +73,22 @@ def test_an_answer_cell_whose_stub_raise_under_the_class_still_runs_names_its_ex
     shown, = shell.shown
     assert shown.startswith("CubeOnce's answer cell: the stub's raise") and "\n" not in shown
     assert "<module>" not in shown and "delete it" in shown
+
+
+def test_a_name_read_before_its_cell_ran_fails_in_one_line(shell):
+    """Does a comparison cell run before its prediction cell fail (the error stays), showing
+    one line that names the variable, with no traceback?"""
+    result = shell.run_cell("print(predicted_flops)")
+    assert isinstance(result.error_in_exec, NameError)
+    shown, = shell.shown
+    assert shown.startswith("predicted_flops is not defined yet: if a cell above this one "
+                            "assigns it") and "Traceback" not in shown
+
+
+def test_a_name_error_inside_a_function_keeps_its_traceback(shell):
+    """Is a NameError raised inside a function's body (a bug there) shown as IPython shows it?"""
+    shell.run_cell("def f():\n    return undefined_inside\n")
+    result = shell.run_cell("f()")
+    assert isinstance(result.error_in_exec, NameError)
+    shown, = shell.shown
+    assert "undefined_inside" in shown and "not defined yet" not in shown
