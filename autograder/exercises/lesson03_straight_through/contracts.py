@@ -59,10 +59,12 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
             "raised:RuntimeError": ".view(-1, n) on a non-contiguous grad_output",
             "case:logits of shape (0, 5)":
                 "rows looped with torch.stack: raises on an empty batch"}),
-    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+    Clause("what backward needs is kept on `ctx`, one per call: tensors through "
+           "`ctx.save_for_backward`, never as a `ctx` attribute; not on the class, not in a "
            "global; no copy of an input or of the output, and nothing saved after a cast to a "
            "wider dtype; backward leaves `grad_output` as it was.",
-           {"StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
+           {"StraightThroughSoftmax/tensor-on-ctx": "the softmax kept as a ctx attribute",
+            "StraightThroughSoftmax/state-shared-between-calls": "tau kept in a module global",
             "StraightThroughSoftmax/state-outside-ctx":
                 "softmax kept in a module-global dict keyed by id(ctx)",
             "StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
@@ -175,13 +177,14 @@ FAKE_QUANTIZE_CLAUSES = (
                 "codes by the 1.5 * 2^52 trick with an early exit at 2^51"}),
     Clause(r"backward treats `round` with the straight-through estimator "
            r"($\mathrm{d}\operatorname{round}(v) /\mathrm{d}v$ taken as 1) and `clamp` with its "
-           "true derivative, edges included, with $v$ = `x / scale` in `x`'s dtype; it returns "
-           "`None` for `qmin` and `qmax`;",
+           "true derivative, edges included ($v = q_\\text{min}$ or $v = q_\\text{max}$ exactly "
+           "is inside), with $v$ = `x / scale` in `x`'s dtype (`x * (1 / scale)` is accepted "
+           "too); both gradients are finite for every `x` whose output is; it returns `None` for "
+           "`qmin` and `qmax`;",
            {"FakeQuantize/grad-x-not-clipped": "grad_x not clipped",
             "case:gradient for x carries a factor 1 / scale": "grad_x divided by scale",
             "case:gradient for scale is wrong": "mean for sum",
             "case:returned None for scale": "None for scale",
-            "case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
             "FakeQuantize/gradient-for-non-tensor": "gradient for qmin",
             "case:inside the clip it rounds halves up":
                 "scale's gradient with floor(v + 0.5) for round(v) in backward",
@@ -196,12 +199,19 @@ FAKE_QUANTIZE_CLAUSES = (
                 "clip edge judged in x's units, qmin * scale <= x <= qmax * scale",
             "FakeQuantize/grad-x-in-float32": "grad_x made in torch.zeros without dtype=",
             "FakeQuantize/grad-scale-in-float32": "scale's gradient summed in float32",
-            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
+            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
+    Clause("one freedom: just outside each edge, in the half-step band where $v$ is outside but "
+           "$\\operatorname{round}(v)$ is not ($v = 3.2$ with $q_\\text{max} = 3$), judge \"inside\" "
+           "on $v$ or on $\\operatorname{round}(v)$, one convention per edge, the same for both "
+           "gradients;",
+           {"case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
             "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge"}),
-    Clause("what backward needs is kept on `ctx`, one per call: not on the class, not in a "
+    Clause("what backward needs is kept on `ctx`, one per call: tensors through "
+           "`ctx.save_for_backward`, never as a `ctx` attribute; not on the class, not in a "
            "global; forward keeps no copy of an input or of the output; backward leaves "
            "`grad_output` as it was.",
-           {"FakeQuantize/state-on-class": "qmin and qmax kept on the class",
+           {"FakeQuantize/tensor-on-ctx": "x and scale kept as ctx attributes",
+            "FakeQuantize/state-on-class": "qmin and qmax kept on the class",
             "FakeQuantize/state-outside-ctx": "x and scale kept in a module-global dict keyed "
                                               "by id(ctx)",
             "FakeQuantize/writes-grad-output": "grad_output multiplied by the mask in place",
