@@ -149,19 +149,20 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 # **Predict, then run.** `NormReports` is `Norm` with a forward that first notes two things
 # on `ctx`: what `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`.
 # Inside `forward`, is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn`
-# (`True` if it does)? And which class is the output's `y.grad_fn`: `"SqrtBackward0"`, for
-# the last op forward ran, or `"NormReportsBackward"`, for the Function itself? Write your
-# three answers first.
+# (`True` if it does)? Write your two answers first.
+#
+# Its forward ends with `return Norm.forward(ctx, x)`: a plain call of another static method,
+# inside a forward that `apply` is already running, with the same `ctx`. That is not the
+# "never `Norm.forward(...)`" above: that rule is about calling a Function from outside, where
+# only `apply` links the output into the graph. Here `NormReports.apply` does the linking.
 
 # %%
 ### BEGIN WORKED
 predicted_forward = {"grad mode on inside forward": False,
-                     "x.square() recorded inside forward": False,
-                     "class of y.grad_fn": "NormReportsBackward"}
+                     "x.square() recorded inside forward": False}
 ### LEARNER
 predicted_forward = {
-    "grad mode on inside forward": None, "x.square() recorded inside forward": None,
-    "class of y.grad_fn": None
+    "grad mode on inside forward": None, "x.square() recorded inside forward": None
 }
 ### END WORKED
 
@@ -181,16 +182,16 @@ x = torch.tensor([[3.0, 4.0]], requires_grad=True)
 y = NormReports.apply(x)
 compare_all(predicted_forward, {
     "grad mode on inside forward": y.grad_fn.grad_enabled,
-    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None,
-    "class of y.grad_fn": type(y.grad_fn).__name__
+    "x.square() recorded inside forward": y.grad_fn.square_grad_fn is not None
 })  # y.grad_fn is the ctx
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `False`, `False`, `"NormReportsBackward"`. `apply` turns grad mode off while `forward`
+# `False`, `False`. `apply` turns grad mode off while `forward`
 # runs, so `x.square()`, `.sum()` and `.sqrt()` leave no node behind, although `x` requires
-# grad. Then `apply` records **one** node for the whole Function, and that node's backward is
+# grad. Then `apply` records **one** node for the whole Function (`y.grad_fn` is a
+# `NormReportsBackward`, not a `SqrtBackward0`), and that node's backward is
 # yours: it is the only gradient autograd will use for `Norm`. Autograd never differentiates
 # what forward computed, so a wrong backward is never corrected, and a forward whose own
 # derivative would be `nan` somewhere does no harm (lesson 01 uses that).
@@ -250,8 +251,10 @@ compare_all(predicted_gradcheck, {
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. The contract, which
-# the self-check and the hidden tests check:
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. **In short:** the
+# value `x ** 2` and the gradient `2x * grad_output`, for every tensor `x` a torch op accepts,
+# with `x` saved through `ctx`. The contract spells out "every", and the self-check and the
+# hidden tests check each bullet:
 #
 # - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any finite
 #   value (`x = 0` included, and `x` whose square overflows to inf, or underflows to 0 or to a
@@ -493,9 +496,7 @@ compare_all(predicted_shift, {
 # `(True, False)`, and all three raise. A Python float never needs a gradient: autograd cannot
 # even give it one. `save_for_backward` takes tensors (or `None`), nothing else, and is called
 # once, with every tensor (the optional `SavesTwice` at the end shows what a second call
-# does). So two questions are left for `WeightedSum` below, which takes two such floats: what
-# goes in their places in backward's return, and where can forward keep a float that backward
-# needs?
+# does).
 # </details>
 
 # %% [markdown]
@@ -514,22 +515,23 @@ compare_all(predicted_shift, {
 #   once, never a Jacobian as a matrix;
 # - backward returns one value for each of the four inputs, no more (autograd would drop an
 #   extra trailing `None` silently; the grader counts what your backward returns);
-# - `w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs keep
-#   every digit of them;
+# - for float64 inputs, `w1` and `w2` never pass through a narrower tensor (float32, bfloat16
+#   or float16): the value and both gradients keep every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
 #   before it, on the same tensors included; a tensor kept for backward goes through
 #   `ctx.save_for_backward`, nowhere else;
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
-# Answer on paper first, with what `shift` showed you:
+# Answer on paper first:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. Backward returns four values. Which inputs get a gradient, and what can go in the other
 #    places?
-# 3. So what must forward keep for backward, and where? Your answer to step 1 says which
-#    inputs backward reads; `shift` showed where a float cannot go.
+# 3. So what must forward keep for backward, and where? List the places forward could put
+#    it. Which of them still hold *this* call's values when a second call runs before the
+#    first one's backward, and which keep every digit of a float64 weight?
 #
 # Skipping the gradient of an input that needs none (`ctx.needs_input_grad`) saves little
 # here, and the self-check accepts a backward that computes both (autograd drops one nobody
@@ -586,7 +588,8 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
 # appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
-# Function that saves no tensor keeps no memory alive between the passes. Backward returns
+# Function that saves no tensor keeps no tensor alive between the passes, only its node with
+# the two floats on it. Backward returns
 # `None` in the places of `w1` and `w2`: for an input that is not a tensor autograd refuses
 # any tensor, a tensor of zeros included (what `shift` showed).
 #
@@ -668,34 +671,6 @@ jacobian_view(FirstDifference,
               u.detach(), v.detach(), 2.0)
 
 # %% [markdown]
-# **Predict, then run.** Now `v` requires grad as well, but we ask `torch.autograd.grad` for
-# the gradient of `u` alone. What will `ctx.needs_input_grad` hold in that backward? Write the
-# tuple you expect.
-
-# %%
-### BEGIN WORKED
-predicted_first_difference = {"needs_input_grad": (True, True, False)}
-### LEARNER
-predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, False)
-### END WORKED
-
-# %%
-y = FirstDifference.apply(u, v, 2.0)
-grad_u, = torch.autograd.grad(y.sum(), [u])
-compare_all(predicted_first_difference, {
-    "needs_input_grad": y.grad_fn.needs_input_grad
-})  # y.grad_fn is ctx
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `(True, True, False)`. `needs_input_grad` records which inputs required grad **when forward
-# ran**, not which gradients this backward call will deliver: backward computes `grad_v`,
-# and autograd discards it. So `needs_input_grad` saves the work for inputs that need no
-# gradient at all (data, frozen weights), which is where it counts.
-# </details>
-
-# %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
 #
 # Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)`
@@ -740,10 +715,12 @@ dy_du = lambda i, j, k, u, v: v[j] if i == k else 0.0  # y[i, j] = u[i] v[j]: u[
 dy_du = None  # your step 1: lambda i, j, k, u, v: ... (the entry dy[i, j]/du[k])
 ### END WORKED
 
-# %%
-if dy_du is None:
-    print("Write your step 1 into dy_du first.")
-else:
+# %% jupyter={"source_hidden": true}
+def check_dy_du() -> None:
+    """Your dy_du, entry by entry, against autograd's Jacobian of torch.outer."""
+    if dy_du is None:
+        print("Write your step 1 into dy_du first.")
+        return
     u0 = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
     v0 = torch.tensor([3.0, 1.0], dtype=torch.float64)
     jacobian = torch.autograd.functional.jacobian(lambda u: torch.outer(u, v0), u0)  # [i, j, k]
@@ -754,13 +731,17 @@ else:
         print(f"✗ dy_du raised {type(error).__name__}: {error}. Return one number, "
               "the entry at this (i, j, k).")
     else:
-        wrong = [entry for entry in entries if abs(yours[entry] - jacobian[entry].item()) > 1e-12]
+        wrong = [entry for entry in entries
+                 if abs(yours[entry] - jacobian[entry].item()) > 1e-12]
         if not wrong:
             print(f"✓ all {len(entries)} entries (i, j, k) match autograd's Jacobian")
         else:
             print(f"✗ {len(wrong)} of {len(entries)} entries differ. The first at (i, j, k) = "
                   f"{wrong[0]}, where you give {yours[wrong[0]] + 0.0:g}: which u_k does "
                   "y[i, j] contain, and what multiplies it?")  # + 0.0: -0.0 printed as 0
+
+
+check_dy_du()
 
 # %% [markdown]
 # <details><summary><b>Hint 2</b> (the sum: questions)</summary>
@@ -823,56 +804,6 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
               torch.tensor([3.0, 1.0], dtype=torch.float64))
 
 # %% [markdown]
-# **Try it: `gradcheck` on your own.** So far every `gradcheck` call was written for you.
-# Write one for your `WeightedSum` at `w1 = 0.5`, `w2 = -2.0`: a function `my_gradcheck`
-# that builds the inputs, calls `torch.autograd.gradcheck` and returns its result. What must
-# the tensors be, and what does `gradcheck` do with the two floats? Then run the cell after
-# it: it says ✓, or what `gradcheck` objected to.
-
-# %%
-### BEGIN WORKED
-def my_gradcheck():
-    x1 = torch.randn(4, dtype=torch.float64, requires_grad=True)
-    x2 = torch.randn(4, dtype=torch.float64, requires_grad=True)
-    return torch.autograd.gradcheck(WeightedSum.apply, (x1, x2, 0.5, -2.0))  # floats pass through
-### LEARNER
-my_gradcheck = None  # a def (or lambda) that runs gradcheck on WeightedSum and returns its result
-### END WORKED
-
-# %%
-if my_gradcheck is None:
-    print("Write your call into my_gradcheck first.")
-else:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            verdict = my_gradcheck()
-        except Exception as error:  # your call's error, shown in one line
-            verdict = error
-    single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
-    instantiated = any("should not be instantiated" in str(w.message) for w in caught)
-    if instantiated:  # gradcheck(WeightedSum, ...) calls the class: an instance, not forward
-        print("✗ gradcheck called the class itself, which makes an instance (PyTorch warned "
-              "that a Function should not be instantiated): pass WeightedSum.apply")
-    elif single:
-        print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
-              "(see 'Check a backward with gradcheck').")
-    elif verdict is True:
-        print("✓ gradcheck passed on float64 inputs")
-    elif isinstance(verdict, NotImplementedError):  # the stub's forward or backward
-        print("✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
-              "write WeightedSum first")
-    elif isinstance(verdict, Exception):
-        first_line = (str(verdict).strip().splitlines() or [""])[0]
-        print(f"✗ my_gradcheck raised {type(verdict).__name__}: {first_line}")
-    elif verdict is False:  # raise_exception=False: gradcheck's verdict, as a bool
-        print("✗ gradcheck returned False: it found that WeightedSum's backward disagrees with "
-              "finite differences (or failed another of its checks). Leave raise_exception at "
-              "True to read what it found.")
-    else:
-        print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
-
-# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -908,6 +839,95 @@ else:
 # ## Optional: beyond the main line (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise.
+
+# %% [markdown]
+# ### Try it: `gradcheck` on your own
+#
+# So far every `gradcheck` call was written for you.
+# Write one for your `WeightedSum` at `w1 = 0.5`, `w2 = -2.0`: a function `my_gradcheck`
+# that builds the inputs, calls `torch.autograd.gradcheck` and returns its result. What must
+# the tensors be, and what does `gradcheck` do with the two floats? Then run the cell after
+# it: it says ✓, or what `gradcheck` objected to.
+
+# %%
+### BEGIN WORKED
+def my_gradcheck():
+    x1 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    x2 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    return torch.autograd.gradcheck(WeightedSum.apply, (x1, x2, 0.5, -2.0))  # floats pass through
+### LEARNER
+my_gradcheck = None  # a def (or lambda) that runs gradcheck on WeightedSum and returns its result
+### END WORKED
+
+# %% jupyter={"source_hidden": true}
+def check_my_gradcheck() -> None:
+    """Run your my_gradcheck and say ✓, or what gradcheck objected to."""
+    if my_gradcheck is None:
+        print("Write your call into my_gradcheck first.")
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            verdict = my_gradcheck()
+        except Exception as error:  # your call's error, shown in one line
+            verdict = error
+    single = [str(w.message).split(".")[0] for w in caught if "double precision" in str(w.message)]
+    instantiated = any("should not be instantiated" in str(w.message) for w in caught)
+    if instantiated:  # gradcheck(WeightedSum, ...) calls the class: an instance, not forward
+        print("✗ gradcheck called the class itself, which makes an instance (PyTorch warned "
+              "that a Function should not be instantiated): pass WeightedSum.apply")
+    elif single:
+        print(f"✗ gradcheck warned: {single[0]}. Its finite differences need float64 inputs "
+              "(see 'Check a backward with gradcheck').")
+    elif verdict is True:
+        print("✓ gradcheck passed on float64 inputs")
+    elif isinstance(verdict, NotImplementedError):  # the stub's forward or backward
+        print("✗ my_gradcheck raised NotImplementedError: WeightedSum is still the stub; "
+              "write WeightedSum first")
+    elif isinstance(verdict, Exception):
+        first_line = (str(verdict).strip().splitlines() or [""])[0]
+        print(f"✗ my_gradcheck raised {type(verdict).__name__}: {first_line}")
+    elif verdict is False:  # raise_exception=False: gradcheck's verdict, as a bool
+        print("✗ gradcheck returned False: it found that WeightedSum's backward disagrees with "
+              "finite differences (or failed another of its checks). Leave raise_exception at "
+              "True to read what it found.")
+    else:
+        print(f"✗ my_gradcheck returned {verdict!r}: return what gradcheck returns")
+
+
+check_my_gradcheck()
+
+# %% [markdown]
+# ### `needs_input_grad`: set when forward runs
+#
+# **Predict, then run.** `FirstDifference` again, with `u` and `v` both requiring grad, but
+# we ask `torch.autograd.grad` for the gradient of `u` alone. What will
+# `ctx.needs_input_grad` hold in that backward? Write the tuple you expect.
+
+# %%
+### BEGIN WORKED
+predicted_first_difference = {"needs_input_grad": (True, True, False)}
+### LEARNER
+predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, False)
+### END WORKED
+
+# %%
+u = torch.randn(3, dtype=torch.float64, requires_grad=True)
+v = torch.randn(3, dtype=torch.float64, requires_grad=True)
+y = FirstDifference.apply(u, v, 2.0)
+grad_u, = torch.autograd.grad(y.sum(), [u])
+compare_all(predicted_first_difference, {
+    "needs_input_grad": y.grad_fn.needs_input_grad
+})  # y.grad_fn is ctx
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `(True, True, False)`. `needs_input_grad` records which inputs required grad **when forward
+# ran**, not which gradients this backward call will deliver: backward computes `grad_v`,
+# and autograd discards it. So `needs_input_grad` saves the work for inputs that need no
+# gradient at all (data, frozen weights), which is where it counts.
+# </details>
 
 # %% [markdown]
 # ### Look inside: what `Norm`'s forward saved

@@ -207,14 +207,19 @@ def check_square_small_x(function, device) -> None:
         at = bad[0].item()
         from_output = any(saved.role == "output" for saved in forward.saved)
         square = (x[at] ** 2).item()
+        # a squaring backward leaves the subnormal squares' few digits (not 0); a gradient 0 at
+        # x = 1e-170 (1e-25) and 0 or right at the subnormal ones is cut below a threshold
+        squared = bool(((got[2:4] != 0) & (got[2:4] != truth[2:4])).any())
+        cause = ("backward computes from the saved output (2 * y / x?)" if from_output else
+                 "does backward set the gradient to 0 below a threshold of |x| (a where or a "
+                 "mask)?" if got[at].item() == 0 and not squared else
+                 "does backward square x, or divide by it?")
         raise GradingError(
             f"your gradient for x is {got[at].item():.6g} at x = {x[at].item():g} ({dtype}), "
             f"where autograd gives 2x * grad_output = {truth[at].item():.6g}: x ** 2 "
             + ("underflows to 0 there" if square == 0 else
                f"is {square:.4g} there, a subnormal number with few digits left")
-            + ", 2x does not; "
-            + ("backward computes from the saved output (2 * y / x?)"
-               if from_output else "does backward square x, or divide by it?")
+            + ", 2x does not; " + cause
             + " Any finite x is in the contract, the tiny ones too: which saved tensor gives 2x "
             "without passing through x ** 2?", mistake="Square/underflows-from-output")
     covers("x whose square underflows")
