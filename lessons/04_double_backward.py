@@ -338,7 +338,7 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 # input's shape (which would hide a `grad_beta` of `x`'s shape).
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def compare_swish_gradients():
     """What SwishFunction.backward returns for dL/dx and dL/dbeta (L the sum of y), against
     autograd's gradients, at each point."""
@@ -582,27 +582,36 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 or
-#   float32, on the CPU or a GPU, and its backward the first derivative, for every
-#   `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its backward
+#   the first derivative, for every `grad_output`, as a tensor on `x`'s device, leaving
+#   `grad_output` as it was;
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
 # - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
-#   from `ctx.saved_tensors`: no tensor and no NumPy array on a `ctx` attribute, on the class
-#   or in a global; what it saves of `x` or of the output is that tensor itself, not a tensor
-#   made from its memory (such as `torch.from_numpy(x.numpy())`) and not a copy (a CPU copy of
-#   a GPU `x` is one); nothing it saves is computed in `x`'s dtype and then cast wider.
+#   from `ctx.saved_tensors`: nothing on a `ctx` attribute, on the class or in a global; what
+#   it saves of `x` or of the output shares that tensor's version counter (`x` itself or
+#   `x.detach()`), and is not a copy.
 #
-# What backward computes with is not graded (a marked torch-op backward passes too), but the
-# exercise plays the case the mark is for: make the local derivative in NumPy and bring it back
-# as a tensor that works wherever `x` works. Before the self-check, run `CubeOnce.apply` on a
-# 1-D float64, a 0-d and a float32 `x` and `.backward()` each sum: where does `x` live, and
-# where does your result go?
+# The task: make the local derivative in NumPy and bring it back as a tensor that works wherever
+# `x` works. Before the self-check, run `CubeOnce.apply` on a 1-D float64, a 0-d and a float32
+# `x` and `.backward()` each sum: where does `x` live, and where does your result go?
 #
-# What forward saves is yours: `x`, the output or $3x^2$. Does the trap section's case against
-# an intermediate bear on a backward that refuses second derivatives? What does each choice cost
-# in memory, and what does it leave backward to compute (for negative values too)?
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - `x` comes in float64 and float32, on the CPU and (where the grader has one) a GPU: a
+#   stand-in device checks on a CPU-only machine that your result goes back to `x`'s device.
+# - "Shares the version counter": autograd's version counter is what notices an in-place change
+#   to a saved tensor. A tensor made from `x`'s memory (`torch.from_numpy(x.numpy())`,
+#   `x.data`) shares the numbers but not the counter, so the change goes unseen; a CPU copy of
+#   a GPU `x` is a copy. A NumPy array on `ctx` counts as state outside `save_for_backward`.
+# - Nothing forward saves is computed in `x`'s dtype and then cast wider (a float32 `x ** 2`
+#   saved as float64 has float32's rounding and float64's memory).
+# - What backward computes with is not graded (a marked torch-op backward passes too).
+# </details>
+#
+# What forward saves is yours: `x`, the output or $3x^2$. What does each choice cost in memory,
+# and what does it leave backward to compute (for negative values too)?
 #
 # Start without the mark, and leave the stub's two lines under the class (the cell raises
 # there). **Predict**: does a second backward through this unmarked version raise, or run? The
@@ -700,14 +709,19 @@ except RuntimeError as error:
 # %% [markdown]
 # With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
 # requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
-# only then, and only for a second pass that runs through the node (quick question 3, in the
+# only then. The test to trust, marked or not, is `gradgradcheck`, at points that include
+# `x = 0`, saturating values and any threshold your code has.
+#
+# <details><summary>Optional: where else the mark stays silent</summary>
+#
+# The mark fires only for a second pass that runs through the node (quick question 3, in the
 # optional part, asks what `torch.autograd.grad` does there). A plain sum,
 # `torch.autograd.grad(..., inputs=x)` and `torch.autograd.functional.hvp` can each lose the
 # marked backward's share of a second derivative without an error (the optional section
 # "What the mark guards" runs each). `gradgradcheck` compares your backward's derivatives with
-# finite differences, marked or not: the test to trust, but only at the points you give it. A
-# backward wrong at a single point (a kink at 0) or only where a dropped term vanishes passes at
-# points that miss it: give it `x = 0`, saturating values and any threshold your code has.
+# finite differences, but only at the points you give it: a backward wrong at a single point (a
+# kink at 0) or only where a dropped term vanishes passes at points that miss it.
+# </details>
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -960,7 +974,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
-# | in-place ops in backward (`s.mul_(1 - s)`, `s` from `torch.sigmoid`) | the first `grad(..., create_graph=True)` runs and is right; the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the `s` that `mul_` overwrote) | out-of-place ops (`s * (1 - s)`) |
+# | in-place ops in backward (`s.mul_(1 - s)`, `s` from `torch.sigmoid`) | `ds = s.mul_(1 - s)` overwrites `s` itself with $s(1-s)$: a later `s + beta * x * ds` reads the overwritten `s`, so the first derivative is already silently wrong; only where every other use of `s` comes before the `mul_` is it right, and then the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the `s` that `mul_` overwrote) | out-of-place ops (`s * (1 - s)`) |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
@@ -1134,7 +1148,7 @@ gradient_penalty = None  # def gradient_penalty(x, beta): ...
 ### END WORKED
 
 
-# %% tags=["skip-when-grading"]
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_gradient_penalty():
     """Your gradient_penalty against central differences: its value, its gradient in beta and
     its derivative along one direction in x."""

@@ -2,12 +2,18 @@
 class check), so that a cache or flag kept in a global is named before a generic check trips on
 it, in a fresh process as after self_check: an optimizer-like in-place step between two calls
 (a cache keyed by x.data_ptr() or id(x) goes stale) and a second call in flight with fewer
-inputs requiring grad (a needs-grad flag kept in a global belongs to the last call)."""
+inputs requiring grad (a needs-grad flag kept in a global belongs to the last call). Then one
+call on inputs no other check uses (a beta new to this process each time) looks for state left
+in a global: a memo keyed by x.data_ptr(), shape and beta is then named where it
+lives, not by the wrong gradient a later check gets from it."""
+
+import itertools
 
 import torch
 
 from ...checks import Spec, case, check_values_and_gradients, make_inputs, reference_gradients
 from ...errors import GradingError
+from ...outside_ctx import check_no_state_outside_ctx
 from ..shared.call_state import check_requires_grad_per_call
 from ..shared.reuse import check_second_call_after_step
 
@@ -27,10 +33,38 @@ def check_calls_independent(function, spec: Spec, values: dict, shape: str) -> N
                 if (cached.mistake or "").endswith("/cache-keyed-by-input"):
                     raise cached from error
             _name_one_number(function, spec, values, error)
+            _check_state_placed(function, spec, values)
             return  # the battery's own checks name what is wrong alone
         check_second_call_after_step(function, spec, values)
     with case(f"x of shape {shape}: a second call in flight with fewer inputs requiring grad"):
         check_requires_grad_per_call(function, spec, values)
+    _check_state_placed(function, spec, values)
+
+
+def _check_state_placed(function, spec: Spec, values: dict) -> None:
+    """After the probes that name a shared value by what it does to another call: a tensor a
+    backward left in a global (a memo), named where it lives. State forward leaves outside ctx
+    is left to the battery's later checks, which name how backward misreads it."""
+    probe = {name: _fresh(value) for name, value in values.items()}
+    with case("x of shape (2, 5), one call, forward then backward"):
+        try:
+            check_no_state_outside_ctx(function, spec.name, probe)
+        except GradingError as error:
+            if str(error).startswith(f"{spec.name}.backward kept state outside ctx"):
+                raise
+
+
+_RUNS = itertools.count()
+
+
+def _fresh(value):
+    """x as a (2, 5) tensor and beta a value new to this process, so that no memo an earlier
+    check or run filled answers this call."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.dim() == 0:
+        return value + 0.4 + 1e-3 * (next(_RUNS) % 1000)
+    return torch.linspace(-1.5, 2.0, 10, dtype=value.dtype, device=value.device).reshape(2, 5)
 
 
 def _name_one_number(function, spec: Spec, values: dict, error: GradingError) -> None:

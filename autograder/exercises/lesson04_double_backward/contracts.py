@@ -114,9 +114,9 @@ SWISH_CLAUSES = (
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, in float64 "
-           "or float32, on the CPU or a GPU, and its backward the first derivative, for every "
-           "`grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;",
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its "
+           "backward the first derivative, for every `grad_output`, as a tensor on `x`'s device, "
+           "leaving `grad_output` as it was;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
@@ -129,11 +129,9 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("forward keeps what backward needs only with `ctx.save_for_backward`, and backward "
-           "reads it from `ctx.saved_tensors`: no tensor and no NumPy array on a `ctx` attribute, "
-           "on the class or in a global; what it saves of `x` or of the output is that tensor "
-           "itself, not a tensor made from its memory (such as `torch.from_numpy(x.numpy())`) "
-           "and not a copy (a CPU copy of a GPU `x` is one); nothing it saves is computed in "
-           "`x`'s dtype and then cast wider.",
+           "reads it from `ctx.saved_tensors`: nothing on a `ctx` attribute, on the class or in "
+           "a global; what it saves of `x` or of the output shares that tensor's version counter "
+           "(`x` itself or `x.detach()`), and is not a copy.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",
             "CubeOnce/state-on-class": "3x^2 as a NumPy array on the class",
