@@ -157,9 +157,8 @@ def check_float32_row_at_held_eps(function, spec, device) -> None:
         if below:
             raise GradingError("Normalize takes a float32 row whose norm equals eps as float32 "
                                "holds it for a row below eps: F.normalize compares the norm with "
-                               "eps in x's dtype and counts a row at eps as above (norm >= eps), "
-                               "so a test `norm > eps`, or `divisor > eps` on a clamped divisor, "
-                               f"drops its projection ({where})", details,
+                               "eps in x's dtype and counts a row at eps as above: which "
+                               f"comparison in your backward puts it below? ({where})", details,
                                mistake="Normalize/at-eps-float32")
         raise GradingError("Normalize's gradient is wrong on a float32 row whose norm is eps as "
                            f"float32 holds it ({where})", details)

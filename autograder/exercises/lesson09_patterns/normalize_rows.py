@@ -153,10 +153,10 @@ def check_near_above(function, spec, rows: torch.Tensor, eps: float, got: torch.
                            mistake="Normalize/near-above-as-below")
     if wrong.any():
         raise GradingError("Normalize's gradient on a row just above eps is grad_output / eps, "
-                           "the gradient of a row below eps: the test in backward must be exact "
-                           "(save the norm itself, test norm >= eps); isclose, a safety margin "
-                           "such as eps * (1 + 1e-6), or the norm rebuilt from |y| x divisor "
-                           f"moves rows above eps into the other case ({AROUND_EPS})", details,
+                           "the gradient of a row below eps: the test in backward must be exact. "
+                           "What does your backward compare with eps, and is it the very norm "
+                           "forward compared (not one rebuilt from y, nor one with a margin)? "
+                           f"({AROUND_EPS})", details,
                            mistake="Normalize/near-above-as-below")
     raise GradingError("Normalize's gradient is right on rows far above eps and on every row "
                        "below it, but wrong on a row just above eps: one ulp above, or (1 + 1e-6) "
@@ -303,8 +303,8 @@ def check_norm_as_f_normalize(function, spec, device) -> None:
         raise GradingError("Normalize's gradient on a row one ulp below eps by F.normalize's "
                            "norm is that of a row above eps: your norm is not F.normalize's; "
                            "(x * x).sum(-1).sqrt() rounds this row's norm to eps or above, and "
-                           "the contract places a row by F.normalize's own norm, x.norm(dim=-1) "
-                           f"(torch.linalg.vector_norm) ({where})", details,
+                           "the contract places a row by F.normalize's own norm: which op "
+                           f"computes that norm? ({where})", details,
                            mistake="Normalize/norm-not-f-normalize")
     raise GradingError("Normalize's gradient is wrong on a row whose norm, as F.normalize "
                        "computes it, is one ulp below eps, though right far above and far "

@@ -224,7 +224,8 @@ def check_saves_nothing(forward) -> None:
     if forward.saved:
         what = ", ".join(f"{s.role} of shape {_shape(s.shape)}" for s in forward.saved)
         raise GradingError(f"Cumsum saves {what}: its backward needs no tensor from forward, "
-                           "only dim (a Python int: ctx.dim = dim)",
+                           "only dim, a Python int: where does a value that is not a tensor "
+                           "go?",
                            mistake="Cumsum/saves-tensor")
 
 

@@ -135,8 +135,9 @@ MISTAKES = [
         ctx.shape = x.shape
         return x[index]
 ''')),
-    # the per-call check's two calls differ in x's rows and columns: a global keeps the last
-    Mistake("IndexSelect", "x's trailing shape kept in a module global", "two calls in one graph",
+    # named by the shared outside-ctx check, which runs first for IndexSelect
+    Mistake("IndexSelect", "x's trailing shape kept in a module global",
+            "IndexSelect.forward kept state outside ctx: REST in a module global",
             _function("IndexSelect", '''
     def forward(ctx, x, index):
         global REST

@@ -75,7 +75,7 @@ def test_stub_fails_with_not_implemented():
     ("saves x and recomputes the indices in backward", "CumMax/saves-float-tensor"),
     ("the indices saved as int32", "CumMax/narrow-indices"),
     ("scatter_add along the last dim, whatever dim is", "CumMax/last-dim-only"),
-    ("dim kept in a module global", "CumMax/state-shared-between-calls"),
+    ("dim kept in a module global", "CumMax/state-outside-ctx"),
     ("a negative dim turned into -1 in backward", "CumMax/negative-dim-changed"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(name, expected):

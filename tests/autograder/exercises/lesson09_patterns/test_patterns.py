@@ -233,7 +233,7 @@ def test_prod_zero_cases_without_division():
     ("IndexSelect", "index_reduce with 'mean': repeats averaged, not added",
      "IndexSelect/repeats-not-summed"),
     ("IndexSelect", "saves x", "IndexSelect/saves-tensor"),
-    ("IndexSelect", "x's shape kept in a module global", "IndexSelect/state-shared-between-calls"),
+    ("IndexSelect", "x's shape kept in a module global", "IndexSelect/state-outside-ctx"),
     ("ProdOverDim", "dim kept in a module global", "ProdOverDim/state-shared-between-calls"),
     ("Cumsum", "dim kept in a module global", "Cumsum/state-shared-between-calls"),
     ("Normalize", "missing projection term", "Normalize/missing-projection"),
