@@ -4,6 +4,11 @@ from ...equivalents import EquivalentMutant
 
 _CLONE = ("a copy of x holds x's values, so backward computes the same gradient; Square's "
           "contract bounds no memory (Outer's does, and fails a copy)")
+_WEIGHT_PAIR = ("the (2,) tensor of the two weights forward built: a copy, or the same values in "
+                "float64, holds the same weights, and w[0] is a 0-d tensor, which does not "
+                "widen grad_output's dtype; the gradients are unchanged")
+_COUNTER = ("a module-level call counter that nothing reads: its count changes no value, "
+            "gradient or saved tensor")
 _ONE_INPUT = ("Square has one input, which requires grad whenever backward runs: the test on "
               "needs_input_grad is always true")
 _UNNEEDED = ("WeightedSum's contract asks for no skipping: a gradient computed for an input "
@@ -12,6 +17,20 @@ _WEIGHT_TENSOR = ("a copy of a 0-d weight tensor forward built, or the same weig
                   "holds the same value (8 bytes); the gradients are unchanged")
 
 EQUIVALENTS = [
+    EquivalentMutant("WeightedSum", "save_copy", "ctx.save_for_backward(w)",
+                     "ctx.save_for_backward(w.clone())", _WEIGHT_PAIR),
+    EquivalentMutant("WeightedSum", "save_widened", "ctx.save_for_backward(w)",
+                     "ctx.save_for_backward(w.double())", _WEIGHT_PAIR),
+    EquivalentMutant("WeightedSum", "add_copy", "ctx.save_for_backward(w)",
+                     "ctx.save_for_backward(w.contiguous())", _WEIGHT_PAIR),
+    EquivalentMutant("Square", "save_copy", "ctx.save_for_backward(flat)",
+                     "ctx.save_for_backward(flat.clone())", _CLONE),
+    EquivalentMutant("Square", "add_copy", "ctx.save_for_backward(flat)",
+                     "ctx.save_for_backward(flat.contiguous())", _CLONE),
+    EquivalentMutant("Square", "nudge_constant", "CALLS += 1", "CALLS += 0", _COUNTER),
+    EquivalentMutant("Square", "nudge_constant", "CALLS += 1", "CALLS += 2", _COUNTER),
+    EquivalentMutant("Square", "swap_arithmetic", "CALLS += 1", "CALLS -= 1", _COUNTER),
+    EquivalentMutant("Square", "drop_statement", "CALLS += 1", "pass", _COUNTER),
     EquivalentMutant("Square", "drop_ctx_declaration", "ctx.set_materialize_grads(False)", "pass",
                      "with grads materialised, a None grad_output arrives as zeros, which the "
                      "answer's formula turns into the same zero gradient its None branch returns"),

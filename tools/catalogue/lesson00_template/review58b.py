@@ -16,12 +16,12 @@ UNUSUAL = [
         _SQUARE, ("        ctx.save_for_backward(x)\n",
                   "        global CALLS\n        CALLS += 1\n        ctx.save_for_backward(x)\n"))),
     Unusual("Square", "a contiguous copy of x saved, flattened with view", edit(
-        _SQUARE, (SAVE_X, "        flat = x.contiguous().view(-1)\n        ctx.shape = x.shape\n"
+        _SQUARE, (SAVE_X, "        flat = x.contiguous().view(-1)\n"
                           "        ctx.save_for_backward(flat)\n"
                           "        return (flat * flat).view(x.shape)"),
         (READ_X + "        return grad_output * 2 * x",
          "        flat, = ctx.saved_tensors\n"
-         "        return (2 * flat * grad_output.reshape(-1)).view(ctx.shape)"))),
+         "        return (2 * flat * grad_output.reshape(-1)).view(grad_output.shape)"))),
     Unusual("WeightedSum", "the weights saved as one tensor of x1's dtype", _weighted(
         "        w, = ctx.saved_tensors\n"
         "        return grad_output * w[0], grad_output * w[1], None, None",
