@@ -100,9 +100,10 @@ def changed_attributes(before: dict, after: dict) -> list:
 
 
 def _counts(was, now) -> bool:
-    """An int that grew: a count of calls, kept where every call adds to it."""
+    """An int that grew by one in one call: a count of calls, kept where every call adds to it
+    (an int that a call set to its own value, an ignore_index, is no count)."""
     return (isinstance(was, int) and isinstance(now, int) and not isinstance(now, bool)
-            and now > was)
+            and now == was + 1)
 
 
 def check_class_state(domain: Domain, function, before: dict, phase: str) -> None:

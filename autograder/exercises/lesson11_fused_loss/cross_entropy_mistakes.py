@@ -31,9 +31,8 @@ def ignore_index_past_classes(name: str, values: dict) -> str | None:
         return None
     return (f"{name} fails when ignore_index={ignore_index} is past the last class (C={classes}), "
             "as a padding id one past the vocabulary is: the ignored rows' targets are never "
-            "valid indices, whatever their sign, so replace them with a valid class "
-            "(torch.where on the mask) before gather or indexing; target.clamp(min=0) only "
-            "covers negative ones")
+            "valid indices, whatever their sign: which class does your gather or indexing "
+            "read for an ignored row?")
 
 
 CE_MISTAKES = {  # a phrase of each hint recognise_ce proves, and its stable id

@@ -43,7 +43,7 @@ def check_low_precision(function: Called, values: dict) -> None:
                                                               backward.grads, truth)):
             if got.dtype != dtype:
                 raise GradingError(f"{name} has dtype {got.dtype} for {str(dtype)[6:]} inputs: "
-                                   "cast the float32 accumulator back to the input's dtype")
+                                   "in which dtype does the contract ask for it?")
             error = ((got.double() - true).abs().max() / true.abs().max()).item()
             if not error <= tolerance:
                 wide = _float32_error(function, values, name, true)
@@ -175,8 +175,8 @@ def check_saved_dtype(forward, values: dict) -> None:
             raise GradingError(
                 f"LinearCrossEntropy saves {names[saved.shape]} as {str(saved.dtype)[6:]} for "
                 f"{str(dtype)[6:]} inputs: {saved.nbytes} bytes kept from forward to backward "
-                f"where the input's dtype takes {narrow}; cast the float32 accumulator to the "
-                "input's dtype before saving it")
+                f"where the input's dtype takes {narrow}: which dtype does backward need it "
+                "in?")
 
 
 def float16_range_values(device) -> dict:
