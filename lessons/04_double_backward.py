@@ -202,17 +202,24 @@ plt.show()
 # may require grad, and must pass `gradgradcheck` for both. The contract, which the self-check
 # and the hidden tests check:
 #
-# - `x` of any shape and `beta` of any real value, negative, tiny and 0 included, either or
-#   both requiring grad, in float64 or float32: the value and the gradients autograd gives
-#   $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the sigmoid, each
-#   gradient backward returns of its input's shape (`beta`'s 0-d);
+# - `x` of any shape and `beta` of any real value, 0 included, either or both requiring grad:
+#   the value and the gradients of $x\,\sigma(\beta x)$, each gradient backward returns of
+#   its input's shape (`beta`'s 0-d);
 # - backward is differentiable: the second derivatives through it, with respect to `x`, `beta`
 #   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
-# - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
-#   strides;
+# - `grad_output` may come as a non-contiguous view;
 # - forward keeps tensors only with `ctx.save_for_backward`, and backward reads them from
 #   `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, and no copy of
 #   an input.
+#
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - `x` and `beta` come in float64 and float32; `beta` negative and tiny too; `x` 0-d and
+#   empty too.
+# - Every value and gradient is finite and right at $x = 0$ and where $|\beta x|$ saturates
+#   the sigmoid (up to about 800, past `exp`'s overflow in both dtypes).
+# - A non-contiguous `grad_output`: the gradient must not depend on its strides.
+# </details>
 #
 # Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
@@ -802,22 +809,27 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # kernel is NumPy. The contract:
 #
 # - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
-#   least one dim, at every finite value (where $\tanh$ rounds to $\pm 1$ included), in float64
-#   or float32: return `x`'s dtype (the self-check tries both);
+#   least one dim, in `x`'s dtype;
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), no torch arithmetic;
-# - yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and its second
-#   derivatives are right at every finite `x`, where $\tanh$ rounds to $\pm 1$ included (the
-#   self-check tries both dtypes there); so its backward calls a Function of its own, as in the
-#   third way, and **that Function's backward computes with NumPy as well**: the kernel's
-#   derivatives exist only as kernel code, at both levels;
-# - `NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost backward,
-#   the backward of the backward, is accepted, not required);
-# - each of `NumpyTanh` and the Function its backward calls keeps tensors only with
-#   `ctx.save_for_backward` and reads them from `ctx.saved_tensors`: neither keeps a tensor or
-#   a NumPy array on a `ctx` attribute, on its class or in a global, and neither saves a copy
-#   of a tensor the graph already keeps (`x`, the output, `grad_output`), in its dtype or in
-#   another (in float32, save the tensor you return, not a float64 one before its cast).
+# - yet it is **twice differentiable**: its backward is itself a Function with its own NumPy
+#   backward, so `gradcheck` and `gradgradcheck` pass and its second derivatives are right; the
+#   kernel's derivatives exist only as kernel code, at both levels;
+# - `NumpyTanh`'s backward is not marked `once_differentiable`;
+# - each Function you write keeps tensors only with `ctx.save_for_backward` and reads them from
+#   `ctx.saved_tensors`, and saves no copy of a tensor the graph already keeps.
+#
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - `x` comes in float64 and float32, at every finite value, where $\tanh$ rounds to $\pm 1$
+#   included: values, first and second derivatives are right and finite there too.
+# - Marking the innermost backward (the backward of the backward) `once_differentiable` is
+#   accepted, not required.
+# - "Keeps tensors only with `ctx.save_for_backward`": no tensor or NumPy array on a `ctx`
+#   attribute, on a class or in a global. "No copy": of `x`, the output or `grad_output`, in
+#   its dtype or another (in float32, save the tensor you return, not a float64 one before its
+#   cast).
+# </details>
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which
 # tensors the inner Function takes, what each Function saves, what each backward returns. The

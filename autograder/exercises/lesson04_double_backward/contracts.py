@@ -6,8 +6,7 @@ from ...clauses import Clause
 
 NUMPY_TANH_CLAUSES = (
     Clause("`NumpyTanh.apply(x)` returns $\\tanh(x)$, computed with NumPy, for a CPU tensor `x` of "
-           "at least one dim, at every finite value (where $\\tanh$ rounds to $\\pm 1$ included), "
-           "in float64 or float32: return `x`'s dtype (the self-check tries both);",
+           "at least one dim, in `x`'s dtype;",
            {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
             "NumpyTanh/wrong-output-dtype":
                 "forward computes in float64 and returns float64 for a float32 x",
@@ -18,12 +17,9 @@ NUMPY_TANH_CLAUSES = (
            "`torch.from_numpy`, `.to`), no torch arithmetic;",
            {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
             "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
-    Clause("yet it is **twice differentiable**: `gradcheck` and `gradgradcheck` pass, and its "
-           "second derivatives are right at every finite `x`, where $\\tanh$ rounds to $\\pm 1$ "
-           "included (the self-check tries both dtypes there); so its "
-           "backward calls a Function of its own, as in the third way, and **that Function's "
-           "backward computes with NumPy as well**: the kernel's derivatives exist only as kernel "
-           "code, at both levels;",
+    Clause("yet it is **twice differentiable**: its backward is itself a Function with its own "
+           "NumPy backward, so `gradcheck` and `gradgradcheck` pass and its second derivatives are "
+           "right; the kernel's derivatives exist only as kernel code, at both levels;",
            {"NumpyTanh/backward-detached": "a NumPy backward and nothing more",
             "NumpyTanh/detaches-saved-tensor": "a detached y passed to the inner Function",
             "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",
@@ -39,15 +35,10 @@ NUMPY_TANH_CLAUSES = (
             "case:the Function your backward calls computes": "inner backward gives y nothing",
             "NumpyTanh/hessian-vector-product-wrong":
                 "inner backward tests the other input's needs_input_grad entry"}),
-    Clause("`NumpyTanh`'s backward is not marked `once_differentiable` (marking the innermost "
-           "backward, the backward of the backward, is accepted, not required);",
+    Clause("`NumpyTanh`'s backward is not marked `once_differentiable`;",
            {"NumpyTanh/once-differentiable": "once_differentiable"}),
-    Clause("each of `NumpyTanh` and the Function its backward calls keeps tensors only with "
-           "`ctx.save_for_backward` and reads them from `ctx.saved_tensors`: neither keeps a "
-           "tensor or a NumPy array on a `ctx` attribute, on its class or in a global, and "
-           "neither saves a copy of a tensor the graph already keeps (`x`, the output, "
-           "`grad_output`), in its dtype or in another (in float32, save the tensor you return, "
-           "not a float64 one before its cast).",
+    Clause("each Function you write keeps tensors only with `ctx.save_for_backward` and reads "
+           "them from `ctx.saved_tensors`, and saves no copy of a tensor the graph already keeps.",
            {"NumpyTanh/bypasses-saved-tensors": "forward keeps y in a module dict keyed by id(ctx)",
             "NumpyTanh/inner-bypasses-saved-tensors":
                 "the inner Function keeps its tensors in a module dict keyed by id(ctx)",
@@ -67,10 +58,9 @@ NUMPY_TANH_CLAUSES = (
 
 
 SWISH_CLAUSES = (
-    Clause(r"`x` of any shape and `beta` of any real value, negative, tiny and 0 included, either "
-           "or both requiring grad, in float64 or float32: the value and the gradients autograd "
-           r"gives $x\,\sigma(\beta x)$, finite at $x = 0$ and where $|\beta x|$ saturates the "
-           "sigmoid, each gradient backward returns of its input's shape (`beta`'s 0-d);",
+    Clause(r"`x` of any shape and `beta` of any real value, 0 included, either or both requiring "
+           r"grad: the value and the gradients of $x\,\sigma(\beta x)$, each gradient backward "
+           "returns of its input's shape (`beta`'s 0-d);",
            {"unproven:wrong-value": "grad_beta misses a factor x",
             "SwishFunction/returns-gradient-of-another-shape":
                 "grad_beta of x's shape, left for the engine to sum",
@@ -100,8 +90,7 @@ SWISH_CLAUSES = (
                                           "wrong second derivative at x = 0",
             "case:ran inside itself": "autograd.grad of the saved output inside backward (it "
                                       "would run this backward again, without end)"}),
-    Clause("`grad_output` may come as a non-contiguous view: the gradient must not depend on its "
-           "strides;",
+    Clause("`grad_output` may come as a non-contiguous view;",
            {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
     Clause("forward keeps tensors only with `ctx.save_for_backward`, and backward reads them "
            "from `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, "
@@ -109,7 +98,9 @@ SWISH_CLAUSES = (
            {"SwishFunction/tensor-on-ctx": "tensors on ctx",
             "SwishFunction/bypasses-saved-tensors": "(x, beta) in a module dict keyed by id(ctx)",
             "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
-            "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
+            "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x",
+            "SwishFunction/state-outside-ctx":
+                "sigmoid memoised in a global keyed by x.data_ptr() and beta"}),
 )
 
 
