@@ -609,10 +609,7 @@ check_softplus_slope()
 #   compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and a few
 #   points further out, to a relative $10^{-5}$), in float64 and in float32 (both are
 #   graded; the output keeps `x`'s dtype). In the right tail, every $\beta x$ from 5 to 40 in
-#   steps of $1/4$, float64 values are compared to a relative $10^{-9}$: a switch to $x$ drops
-#   a relative $e^{-\beta x}/(\beta x)$ or so, $8 \times 10^{-10}$ at $\beta x = 18$ and
-#   $2.4 \times 10^{-9}$ at 17, so the cut lies between 17 and 18. `F.softplus`'s own switch
-#   past $\beta x = 20$ is accepted; a switch at 17 or earlier is not;
+#   steps of $1/4$, float64 values are compared to a relative $10^{-9}$;
 # - have a fake implementation whose output has the real output's shape, dtype and strides
 #   (`opcheck` compares them; the self-check tries a transposed `x`, a permuted 3-D `x`, a
 #   column slice and an expanded `x` too);
@@ -630,6 +627,16 @@ check_softplus_slope()
 # what its formula gives at $\beta x = -40$, and what it costs in memory. What backward
 # returns for each of the two inputs: questions 1 and 4. Nothing above has tried a design; if
 # the self-check disagrees with yours, its first line names what broke.
+#
+# <details><summary>Fine print: the right tail's $10^{-9}$ and a switch to $x$ (open it only
+# if your forward returns $x$ past some $\beta x$)</summary>
+#
+# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so:
+# $8 \times 10^{-10}$ at $\beta x = 18$ and $2.4 \times 10^{-9}$ at 17. So a switch that
+# returns $x$ only from $\beta x = 18$ on (`F.softplus`'s own, past $\beta x = 20$, included)
+# passes the $10^{-9}$ comparison, and one from 17 on or earlier does not. A form with no
+# switch at all passes too.
+# </details>
 #
 # Keep every registration in this one cell. Re-running a cell that defines an operator is fine
 # in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
@@ -798,7 +805,7 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 #   (not PyTorch's per-sample fallback, nor a loop of your own), so that
 #   `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop over the samples
 #   for **every** `dim` of a sample, negative ones included, wherever the batch dimension `b`
-#   is in `batch` (first, between a sample's dimensions, last);
+#   is in `batch` (first, between a sample's dimensions, last), leaving `batch` as it was;
 # - pass `torch.library.opcheck`.
 #
 # Keep every registration in the answer cell, so that re-running it registers them all on the
@@ -814,9 +821,9 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 #
 # <details><summary><b>Hint 2</b>: the fake implementation</summary>
 #
-# The output is $x$'s shape with the dimension `dim` removed; a negative `dim` counts from the
-# end, so find the dimension it names before removing it. The self-check permutes $x$: is the
-# real output's layout then $x$'s, or contiguous? Print its `stride()` and see.
+# What shape does the output have for $x$ of shape $(2, 3, 4)$ with `dim = 1`, and with
+# `dim = -1`: which dimension of $x$ does a negative `dim` name? The self-check permutes $x$:
+# is the real output's layout then $x$'s, or contiguous? Print its `stride()` and see.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the batching rule</summary>

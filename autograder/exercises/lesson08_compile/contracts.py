@@ -24,7 +24,7 @@ SQUARED_NORM_CLAUSES = (
            'that `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop '
            'over the samples for **every** `dim` of a sample, negative ones included, '
            'wherever the batch dimension `b` is in `batch` (first, between a sample\'s '
-           'dimensions, last);',
+           'dimensions, last), leaving `batch` as it was;',
            {'squared_norm/no-batching-rule':
                 'no batching rule: vmap falls back to a per-sample loop',
             'squared_norm/dim-not-shifted':
@@ -39,7 +39,9 @@ SQUARED_NORM_CLAUSES = (
             'squared_norm/rule-splits-batch':
                 'a rule that calls the operator on two halves of the batch',
             'squared_norm/out-dims-wrong-at-tie':
-                'the batch dim left in place, out_dims counted with <= for <'}),
+                'the batch dim left in place, out_dims counted with <= for <',
+            'squared_norm/rule-writes-input':
+                "the rule squares the caller's batch in place (x.mul_(x))"}),
     Clause('pass `torch.library.opcheck`.',
            {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
 )
@@ -53,11 +55,7 @@ SOFTPLUS_CLAUSES = (
            '$-40$ to $-5$ in steps of $1/8$ and a few points further out, to a relative '
            "$10^{-5}$), in float64 and in float32 (both are graded; the output keeps `x`'s "
            "dtype). In the right tail, every $\\beta x$ from 5 to 40 in steps of $1/4$, "
-           'float64 values are compared to a relative $10^{-9}$: a switch to $x$ drops a '
-           'relative $e^{-\\beta x}/(\\beta x)$ or so, $8 \\times 10^{-10}$ at $\\beta x = '
-           '18$ and $2.4 \\times 10^{-9}$ at 17, so the cut lies between 17 and 18. '
-           "`F.softplus`'s own switch past $\\beta x = 20$ is accepted; a switch at 17 or "
-           'earlier is not;',
+           'float64 values are compared to a relative $10^{-9}$;',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
             'softplus/float64-threshold':
                 "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",

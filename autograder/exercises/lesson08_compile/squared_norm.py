@@ -143,10 +143,7 @@ def check_vmap_equal_sizes(squared_norm, device) -> None:
     for seed, (shape, dim) in enumerate([((4, 4), 0), ((2, 3, 3), 1)]):
         batch = sample((3, *shape), device, seed=30 + seed)
         with case(f"torch.vmap over a batch of 3, x of shape {shape}, dim={dim}"):
-            try:
-                got = torch.vmap(squared_norm, in_dims=(0, None))(batch, dim)
-            except Exception as error:
-                raise _operator_error("vmap", error, dim) from error
+            got = _vmapped(squared_norm, batch, dim, phase="vmap")
             if not torch.allclose(got, (batch * batch).sum(dim + 1)):
                 raise GradingError(f"squared_norm's output under vmap is wrong for x of shape "
                                    f"{shape}, dim={dim}", f"got {got}")

@@ -36,11 +36,24 @@ def _operator_error(phase: str, error: Exception, dim) -> GradingError:
                         f"{first}", message)
 
 
-def _vmapped(squared_norm, batch, dim, position=0):
+class BatchWritten(GradingError):
+    """The rule wrote into the caller's batch: raised at once, never taken for a wrong value."""
+
+
+def _vmapped(squared_norm, batch, dim, position=0, phase="batching rule (under torch.vmap)"):
+    before, version = batch.clone(), batch._version
     try:
-        return torch.vmap(squared_norm, in_dims=(position, None))(batch, dim)
+        out = torch.vmap(squared_norm, in_dims=(position, None))(batch, dim)
     except Exception as error:
-        raise _operator_error("batching rule (under torch.vmap)", error, dim) from error
+        raise _operator_error(phase, error, dim) from error
+    if batch._version != version or not torch.equal(batch, before):
+        raise BatchWritten(
+            "squared_norm's batching rule modified its input x in place: under torch.vmap it "
+            f"wrote into the caller's batch (shape {tuple(batch.shape)}, in_dims=({position}, "
+            f"None), dim={dim}), as a forward or backward must not either: the operator "
+            "promises mutates_args=(), and a view of x (movedim, transpose) shares x's memory; "
+            "compute a new tensor instead", mistake="squared_norm/rule-writes-input")
+    return out
 
 
 def _matches(got, loop) -> bool:
@@ -150,6 +163,8 @@ def _vmap_at(squared_norm, samples, position: int) -> None:
         loop = torch.stack([SQUARED_NORM.reference(x, dim) for x in batch.unbind(position)])
         try:
             got = _vmapped(squared_norm, batch, dim, position)
+        except BatchWritten:
+            raise
         except GradingError as error:
             got = error
         if not _matches(got, loop):
