@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field, replace
 
 import ipywidgets
+import re
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
@@ -150,14 +152,20 @@ def inspect_forward(function, *inputs, names=None, requires_grad=None) -> Inspec
              else s for s in trace.saved]
     needs = tuple(ctx.needs_input_grad) if ctx is not None and hasattr(ctx, "needs_input_grad") \
         else None
-    tensor_roots = {path.removeprefix("ctx.").split("[")[0] for path in trace.ctx_tensor_attributes}
+    tensor_roots = {_attribute_of(path) for path in trace.ctx_tensor_attributes}
     plain = {k: v for k, v in trace.ctx_attributes.items() if k not in tensor_roots}
-    floating = {path: _holds_floating(trace.ctx_attributes[path.removeprefix("ctx.").split("[")[0]])
+    floating = {path: _holds_floating(trace.ctx_attributes[_attribute_of(path)])
                 for path in trace.ctx_tensor_attributes}
     inspection = Inspection(display_name(function), values, saved, plain, floating, needs)
     inspection.warnings = save_warnings(inspection)
     inspection.slots = _slots(ctx, saved)
     return inspection
+
+
+def _attribute_of(path: str) -> str:
+    """The ctx attribute a path to a tensor starts from: "ctx.cache[0]" and "ctx.get's closure
+    variable x" start from cache and get."""
+    return re.match(r"\w+", path.removeprefix("ctx."))[0]
 
 
 def _slots(ctx, saved: list[SavedTensor]) -> list:

@@ -69,6 +69,7 @@ SAVES_AN_INTERMEDIATE = {"ScaledSigmoid: saves sigmoid(x), a new tensor",
                          # lesson 00 asks no double backward; a tensor of the weights made in
                          # forward is an intermediate to the inspector like any other
                          "WeightedSum: weights as a float64 tensor saved, read back with tolist()",
+                         "WeightedSum: the weights saved as one tensor of x1's dtype",
                          # a copy of the output is made in forward, not the output itself
                          "Square: a copy of the output saved beside x"}
 FLAGGED_BY_INSPECTOR = SAVES_AN_INTERMEDIATE | {

@@ -78,8 +78,8 @@ WEIGHTED_SUM_CLAUSES = (
            "an extra trailing `None` silently; the grader counts what your backward returns);",
            {"WeightedSum/wrong-gradient-count": "two gradients for four inputs",
             "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"}),
-    Clause("`w1` and `w2` never go through a float32 tensor (nor a narrower one): float64 inputs "
-           "keep every digit of them;",
+    Clause("for float64 inputs, `w1` and `w2` never pass through a narrower tensor (float32, "
+           "bfloat16 or float16): the value and both gradients keep every digit of them;",
            {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
     Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
            "before it, on the same tensors included; a tensor kept for backward goes through "
