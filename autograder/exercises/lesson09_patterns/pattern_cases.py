@@ -41,9 +41,9 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
                 "too, though not to a larger size: which test picks the dims your backward "
                 "sums?")
     if expands:
-        return (f"{returned}: you forgot to sum the broadcast dims (the engine summed them for "
-                f"you here); along which dims was {name} repeated, and what brings the "
-                f"gradient back to exactly {_shape(expected)}?")
+        return (f"{returned}: {name} was broadcast along dims your backward did not sum (the "
+                f"engine summed them for you here); along which dims was {name} repeated, and "
+                f"what brings the gradient back to exactly {_shape(expected)}?")
     if _drops_ones(got, expected):
         return (f"{returned}: a dim of size 1 that {name} has was dropped (a sum without "
                 "keepdim=True, a squeeze, a reshape): which line of your backward dropped it?")

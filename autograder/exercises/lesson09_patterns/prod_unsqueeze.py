@@ -42,10 +42,10 @@ def check_unsqueezed_at_last_dim(function, spec, device) -> None:
     if (isinstance(got, torch.Tensor) and got.shape == truth.shape
             and not torch.allclose(got, truth)
             and torch.allclose(got, grad_output.unsqueeze(-1) * local)):
-        raise GradingError("ProdOverDim's backward unsqueezed grad_output at the last dim, not "
-                           "at dim: right when dim is the last dim, but for dim=0 the missing "
-                           "dim is the first one, and a (4, 1) column of grad_output scales "
-                           "each row of x where it should scale each column",
+        raise GradingError("ProdOverDim's backward unsqueezed grad_output at the last dim: "
+                           "right when dim is the last dim, but for dim=0 a (4, 1) column of "
+                           "grad_output scales each row of x where it should scale each column. "
+                           "Where is the dim that the product removed?",
                            case="x of shape (4, 4), dim=0",
                            mistake="ProdOverDim/grad-output-unsqueezed-at-last-dim")
 

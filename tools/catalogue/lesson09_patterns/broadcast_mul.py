@@ -102,7 +102,7 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("BroadcastMul", "forgot to sum the broadcast dims",
-            "forgot to sum the broadcast dims",
+            "was broadcast along dims your backward did not sum",
             _mul("        return grad_output * b, grad_output * a\n"),
             named=True, nbgrader=True),
     Mistake("BroadcastMul", "sum without keepdim", "keepdim", _mul('''
@@ -131,7 +131,8 @@ MISTAKES = [
     Mistake("BroadcastMul", "gradients swapped", "grad_output times a itself", _mul(
         "        return (grad_output * a).sum_to_size(a.shape), "
         "(grad_output * b).sum_to_size(b.shape)\n")),
-    Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)", "you forgot to sum the broadcast dims",
+    Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)",
+            "was broadcast along dims your backward did not sum",
             _mul('''
         ga = gb = None
         if ctx.needs_input_grad[0]:

@@ -115,7 +115,7 @@ class ProdOverDim(torch.autograd.Function):
 MISTAKES = [
     # right for the last dim; a broadcast error, or on a square x a silent transpose, otherwise
     Mistake("ProdOverDim", "grad_output unsqueezed at the last dim, not at dim",
-            "unsqueezed grad_output at the last dim, not at dim", _prod('''
+            "unsqueezed grad_output at the last dim", _prod('''
         size = x.shape[dim]
         ones = torch.ones_like(x.narrow(dim, 0, 1))
         before = torch.cat([ones, x.narrow(dim, 0, size - 1)], dim).cumprod(dim)

@@ -126,7 +126,7 @@ class TestReturnedShapes:
 
     def test_hints(self):
         """Does each wrong shape get the hint that names its likely cause?"""
-        assert "forgot to sum the broadcast dims" in returned_shape_hint(
+        assert "was broadcast along dims your backward did not sum" in returned_shape_hint(
             BROADCAST_MUL, "a", (3, 4), (4,))
         dropped = returned_shape_hint(BROADCAST_MUL, "a", (3,), (3, 1))
         assert "a dim of size 1 that a has was dropped (a sum without keepdim=True, a squeeze, "\
@@ -173,7 +173,7 @@ class TestReturnedShapes:
         probe.apply(a, b).sum().backward()
         assert torch.allclose(a.grad, b.detach().sum(0))  # right values, summed by the engine
         assert tuple(returned[0][0].shape) == (3, 4)
-        with raises_hint("forgot to sum the broadcast dims"):
+        with raises_hint("was broadcast along dims your backward did not sum"):
             check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b})
 
     def test_a_case_names_the_engine_refusal_as_keepdim(self, raises_hint):
