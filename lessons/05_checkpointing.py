@@ -60,9 +60,22 @@ _ = torch.manual_seed(0)
 # saved tensor, so it also knows the **peak**.
 #
 # `pack` returns a detached alias, never the tensor itself: the documentation's rule, to avoid
-# a reference loop (the In practice block at the end says what breaking it costs).
+# a reference loop (the In practice block at the end says what breaking it costs). The next cell
+# opens collapsed (run it; expand it to read it): it defines `ActivationMeter`, `deep_mlp`
+# (blocks of `Linear` then `GELU`) and `kib`. The cell after it measures.
 
-# %%
+# %% jupyter={"source_hidden": true}
+def deep_mlp(depth=16, width=128, seed=0):
+    """``depth`` blocks of Linear followed by GELU, as an nn.Sequential of blocks."""
+    torch.manual_seed(seed)
+    return nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.GELU())
+                           for _ in range(depth)])
+
+
+def kib(nbytes):
+    return f"{nbytes / 1024:,.0f} KiB"
+
+
 class _Held:
     """What the meter gives autograd to keep instead of a tensor: a detached alias of it (the
     same memory, no history, so no loop back to the tensor), plus a note to the meter when
@@ -112,17 +125,7 @@ class ActivationMeter:
         self.hooks.__exit__(*exc)
 
 
-def deep_mlp(depth=16, width=128, seed=0):
-    """``depth`` blocks of Linear followed by GELU, as an nn.Sequential of blocks."""
-    torch.manual_seed(seed)
-    return nn.Sequential(*[nn.Sequential(nn.Linear(width, width), nn.GELU())
-                           for _ in range(depth)])
-
-
-def kib(nbytes):
-    return f"{nbytes / 1024:,.0f} KiB"
-
-
+# %%
 model = deep_mlp()
 x = torch.randn(64, 128, requires_grad=True)
 with ActivationMeter(model.parameters()) as meter:
@@ -317,9 +320,9 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
 # a function `run_fn` handed to it. Its backward cannot apply a formula: it runs `run_fn` again
 # so that autograd records the block's graph, and differentiates that. (Is anything recorded
-# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it.) Two
-# predictions decide the rest. Write them now; your backward settles them, and a cell after the
-# exercise shows both.
+# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it.) Three
+# predictions decide the rest. Write them now, in one cell; your backward settles A and B, and
+# a cell after the exercise shows both.
 #
 # **Prediction A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph,
 # whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
@@ -331,25 +334,19 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # With `layer = nn.Linear(3, 2)` and `x` requiring grad, is `layer.weight.grad` written by
 # `torch.autograd.grad(layer(x), x, g)`, which returns the gradients of the tensors you list?
 # By `layer(x).backward(g)`, which returns nothing?
-
-# %%
-predicted_x_grad_from_h = None     # True or False: recorded from h itself
-predicted_x_grad_from_copy = None  # True or False: recorded from the detached copy
-predicted_weight_grad_from_grad = None      # True or False: after torch.autograd.grad
-predicted_weight_grad_from_backward = None  # True or False: after Tensor.backward
-
-# %% [markdown]
-# ### Randomness inside the block
 #
-# Dropout draws a new mask from the global CPU generator on every call: the cell after next
-# seeds once, then calls the same `nn.Dropout` twice on the same input, and the two masks
-# differ. **Predict, then run.** The cell then reads the generator's state with
-# `torch.get_rng_state()`, draws `a = torch.rand(3)`, writes the state back with
-# `torch.set_rng_state`, and draws `b = torch.rand(3)`, as the caller's next draw: does `b`
-# repeat `a`?
+# **Prediction C: randomness inside the block.** Dropout draws a new mask from the global CPU
+# generator on every call (the cell after the predictions shows two calls drawing two masks).
+# That cell then reads the generator's state with `torch.get_rng_state()`, draws
+# `a = torch.rand(3)`, writes the state back with `torch.set_rng_state`, and draws
+# `b = torch.rand(3)`, as the caller's next draw: does `b` repeat `a`? C is settled at once.
 
 # %%
-predicted_b_repeats_a = None      # True or False: a draw after the state was written back
+predicted_x_grad_from_h = None     # A: True or False, recorded from h itself
+predicted_x_grad_from_copy = None  # A: True or False, recorded from the detached copy
+predicted_weight_grad_from_grad = None      # B: True or False, after torch.autograd.grad
+predicted_weight_grad_from_backward = None  # B: True or False, after Tensor.backward
+predicted_b_repeats_a = None       # C: True or False, a draw after the state was written back
 
 # %%
 torch.manual_seed(0)
@@ -558,8 +555,8 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 # %% [markdown]
 # A graph recorded from a tensor that is already part of the caller's graph runs on into that
 # graph, down to its leaves; one recorded from a detached copy ends at the copy, which holds the
-# gradient. `torch.autograd.backward` **accumulates** into the `.grad` of every leaf that
-# requires grad, as an ordinary training step does; `torch.autograd.grad` returns what you ask
+# gradient. `torch.autograd.backward` **accumulates** into the `.grad` of every leaf the graph
+# reaches that requires grad, as an ordinary training step does; `torch.autograd.grad` returns what you ask
 # for and writes nowhere.
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
@@ -641,8 +638,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # - the output is the plain stack's (with dropout layers too, run from the same seed: the same
 #   masks), and so, whenever `x` requires grad, are the gradients of `x` and of every layer's
 #   parameters, for every number of segments from 1 to the number of layers;
-# - `layers` is the caller's: read it and leave it as it was given (the caller runs the same
-#   stack again, on the next step).
+# - `layers` is the caller's: read it and leave it as it was given, the same layers in the same
+#   order, each in its mode (`train()` or `eval()`), their parameters' `.grad` untouched
+#   (backward adds to it: the caller may be accumulating micro-batches).
 #
 # Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
 # fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
@@ -1142,25 +1140,33 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | Mistake | What happens | Ask yourself |
 # |---|---|---|
 # | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
-# | `torch.autograd.grad` (or `backward(inputs=...)`) over every parameter of the block, listed by hand | a frozen parameter (`requires_grad=False`, as in fine-tuning) among them makes backward raise | does every tensor you ask a gradient for require grad? |
 # | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
-# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
-# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
 # | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
-# | restore the random state only when `run_fn` holds an `nn.Dropout` | a block that draws with `F.dropout` or `torch.rand` gets new numbers in the recomputation: gradients for another network, no error | can your backward see every op in `run_fn` that draws? |
 # | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
 # | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
 # | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
-# | fresh leaves cast with `.float()` or `.to(grad_output.dtype)` | not forward's computation: a layer refuses the mix of dtypes, or a float64 argument is recomputed in float32 (`grad_output` has the output's dtype, not the arguments') and its gradient loses precision, or a bfloat16 one is recomputed in float32 and its gradient is not a plain run's, with no error | in which dtype did forward see each argument? |
-# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
-# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
 # | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
 # | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
-# | group bounds in floating point, `int(i * (n / k))` | right for most $(n, k)$, but $11 \cdot (15/11)$ is 14.999999999999998 in float64: 15 layers in 11 segments never run the last | what does `int()` make of a float one ulp below 15? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
+#
+# <details><summary><b>Rarer mistakes</b>, also named by your self-checks</summary>
+#
+# | Mistake | What happens | Ask yourself |
+# |---|---|---|
+# | `torch.autograd.grad` (or `backward(inputs=...)`) over every parameter of the block, listed by hand | a frozen parameter (`requires_grad=False`, as in fine-tuning) among them makes backward raise | does every tensor you ask a gradient for require grad? |
+# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
+# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
+# | restore the random state only when `run_fn` holds an `nn.Dropout` | a block that draws with `F.dropout` or `torch.rand` gets new numbers in the recomputation: gradients for another network, no error | can your backward see every op in `run_fn` that draws? |
+# | fresh leaves cast with `.float()` or `.to(grad_output.dtype)` | not forward's computation: a layer refuses the mix of dtypes, or a float64 argument is recomputed in float32 (`grad_output` has the output's dtype, not the arguments') and its gradient loses precision, or a bfloat16 one is recomputed in float32 and its gradient is not a plain run's, with no error | in which dtype did forward see each argument? |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
+# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
+# | group bounds in floating point, `int(i * (n / k))` | right for most $(n, k)$, but $11 \cdot (15/11)$ is 14.999999999999998 in float64: 15 layers in 11 segments never run the last | what does `int()` make of a float one ulp below 15? |
 # | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
 # | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
+# | `checkpoint_sequential` calls `zero_grad()` or `.train()` on the caller's layers "to start clean" | an earlier micro-batch's gradients vanish, or an `eval()` stack runs its dropout | whose stack is it, and what state did the caller leave it in? |
+#
+# </details>
 #
 # ## Common misconception
 #

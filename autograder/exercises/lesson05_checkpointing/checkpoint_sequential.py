@@ -12,8 +12,8 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
-from .sequential_probes import (check_given_layers_ran, check_on_data, check_random_layers,
-                                float_bounds_note)
+from .sequential_probes import (check_given_layers_ran, check_layers_left_as_given, check_on_data,
+                                check_random_layers, float_bounds_note)
 from .segment_calls import (_outside_checkpoints, _recording_calls, _spans, check_runs_once,
                             check_outside_checkpoints)
 
@@ -302,6 +302,7 @@ def sequential_full(checkpoint_sequential, device) -> None:
         check_sequential(checkpoint_sequential, layer_stack(device, 7, seed=11), 3,
                          sample((3, WIDTH), device, seed=12))
         check_on_data(checkpoint_sequential, device)
+        check_layers_left_as_given(checkpoint_sequential, device)
         check_random_layers(checkpoint_sequential, device)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
     # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP

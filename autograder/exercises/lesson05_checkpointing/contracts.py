@@ -177,7 +177,10 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
                                       "calls",
             Q + "runs-no-layer": "segments - 1 groups checkpointed, the last never run",
             Q + "draws-other-masks": "the generator seeded before the groups"}),
-    Clause("`layers` is the caller's: read it and leave it as it was given (the caller runs the "
-           "same stack again, on the next step).",
-           {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)"}),
+    Clause("`layers` is the caller's: read it and leave it as it was given, the same layers in "
+           "the same order, each in its mode (`train()` or `eval()`), their parameters' `.grad` "
+           "untouched (backward adds to it: the caller may be accumulating micro-batches).",
+           {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)",
+            Q + "changes-layer-mode": "sets the caller's nn.Sequential to train()",
+            Q + "wipes-layer-grads": "zero_grad(set_to_none=True) on every layer"}),
 )

@@ -6,7 +6,7 @@ run from the same seed as the plain stack."""
 import torch
 from torch import nn
 
-from ...diagnose import diagnose_values
+from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
 from .checkpoint_blocks import WIDTH, _linear, layer_stack
@@ -127,3 +127,63 @@ def check_random_layers(checkpoint_sequential, device, segments: int = 2) -> Non
             "it stands, in the plain stack's order; set no seed and draw nothing of your own",
             mistake="checkpoint_sequential/draws-other-masks")
     diagnose_values(f"{where}: the output", output, expected)
+
+
+def check_layers_left_as_given(checkpoint_sequential, device, segments: int = 2) -> None:
+    """The caller's stack as it was given: an nn.Sequential whose layers are in mixed modes
+    (the container and a Dropout in eval(), a Linear training) keeps every mode, and the .grad
+    its parameters already hold (an earlier micro-batch's) is still there after the call and
+    has this call's gradient added to it after backward."""
+    stack = nn.Sequential(_linear(WIDTH, WIDTH, device, 71), nn.Dropout(0.5), nn.Tanh(),
+                          _linear(WIDTH, WIDTH, device, 73))
+    stack.eval()
+    stack[0].train()
+    modes = {name or "the nn.Sequential": m.training for name, m in stack.named_modules()}
+    parameters = dict(stack.named_parameters())
+    x = sample((3, WIDTH), device, seed=23)
+    truth = dict(zip(parameters, torch.autograd.grad(stack(x).sum(), list(parameters.values()))))
+    held = {name: sample(p.shape, device, seed=30 + i) for i, (name, p) in
+            enumerate(parameters.items())}
+    for name, p in parameters.items():
+        p.grad = held[name].clone()
+    where = (f"checkpoint_sequential(layers, segments={segments}, x) with an nn.Sequential of "
+             f"{len(stack)} layers")
+    try:
+        output = checkpoint_sequential(stack, segments, x.detach().requires_grad_())
+    except (NotImplementedError, GradingError):
+        raise
+    except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
+        raise GradingError(f"{where} raised {type(error).__name__}: "
+                           f"{str(error).splitlines()[0] if str(error) else ''}",
+                           str(error)) from error
+    after = {name or "the nn.Sequential": m.training for name, m in stack.named_modules()}
+    changed = [name for name in modes if after[name] != modes[name]]
+    if changed:
+        name = changed[0]
+        which = name if name == "the nn.Sequential" else f"layer {name}"
+        raise GradingError(
+            f"{where} changed the mode of the caller's layers: {which} was "
+            f"{'training' if modes[name] else 'in eval() mode'} and is "
+            f"{'training' if after[name] else 'in eval() mode'} after the call"
+            f"{f' ({len(changed)} modules changed)' if len(changed) > 1 else ''}: which mode "
+            "each layer runs in is the caller's choice (an eval() stack is being evaluated); "
+            "does anything in your function call .train() or .eval()?",
+            mistake="checkpoint_sequential/changes-layer-mode")
+    for name, p in parameters.items():
+        if p.grad is None or not torch.equal(p.grad, held[name]):
+            raise GradingError(
+                f"{where} {'set to None' if p.grad is None else 'changed'} the .grad that "
+                f"parameter {name} already held (an earlier micro-batch's gradient, which the "
+                "caller accumulates into): calling checkpoint_sequential must leave .grad "
+                "alone; backward adds to it. Does your function zero gradients?",
+                mistake="checkpoint_sequential/wipes-layer-grads")
+    if isinstance(output, torch.Tensor) and output.requires_grad:
+        output.sum().backward()
+        for name, p in parameters.items():
+            if p.grad is not None and torch.allclose(p.grad, truth[name]):
+                raise GradingError(
+                    f"after backward through {where}, parameter {name}'s .grad is this call's "
+                    "gradient alone: the gradient it held before (an earlier micro-batch's) "
+                    "was replaced, not added to", mistake="checkpoint_sequential/wipes-layer-grads")
+            diagnose_gradient(f"parameter {name} after backward through {where} (its .grad "
+                              "held an earlier gradient)", p.grad, held[name] + truth[name])
