@@ -23,7 +23,7 @@ FLOAT32_DIGITS = Tolerance(1e-5, 1e-7)
 
 FLOAT32_STEP = ("a step ran in float32 (a tensor made without dtype=, a .float(), a float32 "
                 "constant or buffer) and the digits it dropped do not come back: keep every "
-                "step in the input's dtype")
+                "step of a float64 input in float64")
 
 
 @dataclass(frozen=True)

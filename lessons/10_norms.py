@@ -480,7 +480,8 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #   `ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. The
 #   ops backward runs are logged: a gradient nobody asked for costs no work, so asking for
 #   one more gradient must add ops, and a tensor that only unrequested gradients use is
-#   never made.
+#   never made. No $D \times D$ matrix (a Jacobian, or `torch.eye(D)`): backward allocates
+#   no tensor of more than 4 times `x`'s elements, checked on rows of $D = 32$.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
 #   however many there are, none included.
 #
@@ -824,7 +825,7 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #   `RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was built
 #   with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, at every call,
 #   for every input listed below;
-# - `forward(x)` computes through your `RMSNormFunction`;
+# - `forward(x)` computes through your `RMSNormFunction`, for every input listed below;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
 #   `torch.nn.RMSNorm` loads;
@@ -892,19 +893,22 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 # Write `GroupNormFunction`, with `GroupNormFunction.apply(x, num_groups, weight, bias, eps)`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - for `x` of shape $(N, C, *)$ (no spatial dims, or any number; an empty batch, $N = 0$,
-#   included, as `F.group_norm` accepts it; every other size at least 1), $C$ divisible by
+# - for a float32 or float64 `x` of shape $(N, C, *)$ (as in ✎ 1, half precision is ✎ 3's; no
+#   spatial dims, or any number; an empty batch, $N = 0$, included, as `F.group_norm` accepts
+#   it; every other size at least 1), $C$ divisible by
 #   `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python float:
 #   the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the gradients autograd
 #   gives it.
 # - As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep their
 #   accuracy (float32 groups such as $10^4 + \mathcal N(0, 1)$): $E[x^2] - E[x]^2$ in `x`'s
 #   own dtype fails.
-# - Backward in closed form, by hand; `None` for `num_groups` and `eps`.
+# - Backward in closed form, by hand, with no $M \times M$ matrix for a group of $M$ elements:
+#   backward allocates no tensor of more than 4 times `x`'s elements, checked on groups of
+#   $M = 32$; `None` for `num_groups` and `eps`.
 # - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
 # - What forward saves for backward has a budget in bytes, as in ✎ 1: the size of `x` in
-#   `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, whichever is wider.
-#   The weight saved itself is free; everything else saved counts.
+#   `x`'s dtype plus two numbers per group in `x`'s dtype. The weight saved itself is free;
+#   everything else saved counts.
 # - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
 #   gradient computed for, an input that needs none (logged and read as in ✎ 1).
 #

@@ -50,9 +50,13 @@ LAYER_NORM_CLAUSES = (
            "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. "
            "The ops backward runs are logged: a gradient nobody asked for costs no work, so "
            "asking for one more gradient must add ops, and a tensor that only unrequested "
-           "gradients use is never made.",
+           "gradients use is never made. No $D \\times D$ matrix (a Jacobian, or "
+           "`torch.eye(D)`): backward allocates no tensor of more than 4 times `x`'s elements, "
+           "checked on rows of $D = 32$.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
             "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
+            "LayerNormFunction/square-matrix-in-backward": "each row's D x D Jacobian built in "
+                                                           "backward",
             "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
                                                          "needs_input_grad says",
             "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
@@ -114,13 +118,15 @@ RMS_NORM_CLAUSES = (
 
 
 GROUP_NORM_CLAUSES = (
-    Clause("for `x` of shape $(N, C, *)$ (no spatial dims, or any number; an empty batch, "
-           "$N = 0$, included, as `F.group_norm` accepts it; every other size at least 1), $C$ "
-           "divisible by `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` "
-           "a Python "
+    Clause("for a float32 or float64 `x` of shape $(N, C, *)$ (as in ✎ 1, half precision is "
+           "✎ 3's; no spatial dims, or any number; an empty batch, $N = 0$, included, as "
+           "`F.group_norm` accepts it; every other size at least 1), $C$ divisible by "
+           "`num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python "
            "float: the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the "
            "gradients autograd gives it.",
            {"GroupNormFunction/instance-norm": "statistics per channel (instance norm)",
+            "GroupNormFunction/per-channel-shape-fixed-rank": "weight reshaped to (C, 1) "
+                                                              "whatever x's rank",
             "GroupNormFunction/unbiased-variance": "unbiased variance (correction=1)",
             "case:puts channel c in group c % num_groups": "channel c in group c % num_groups "
                                                            "(interleaved groups)",
@@ -143,13 +149,17 @@ GROUP_NORM_CLAUSES = (
            "their accuracy (float32 groups such as $10^4 + \\mathcal N(0, 1)$): $E[x^2] - "
            "E[x]^2$ in `x`'s own dtype fails.",
            {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
-    Clause("Backward in closed form, by hand; `None` for `num_groups` and `eps`.",
-           {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward"}),
+    Clause("Backward in closed form, by hand, with no $M \\times M$ matrix for a group of $M$ "
+           "elements: backward allocates no tensor of more than 4 times `x`'s elements, checked "
+           "on groups of $M = 32$; `None` for `num_groups` and `eps`.",
+           {"GroupNormFunction/asks-autograd": "autograd of the composed ops inside backward",
+            "GroupNormFunction/square-matrix-in-backward": "each group's M x M Jacobian built "
+                                                           "in backward"}),
     Clause("The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial "
            "dim.", {"GroupNormFunction/wrong-gradient-shape": "weight gradient summed over N only"}),
     Clause("What forward saves for backward has a budget in bytes, as in ✎ 1: the size of "
-           "`x` in `x`'s dtype plus two numbers per group, each in float32 or `x`'s dtype, "
-           "whichever is wider. The weight saved itself is free; everything else saved counts.",
+           "`x` in `x`'s dtype plus two numbers per group in `x`'s dtype. The weight saved itself "
+           "is free; everything else saved counts.",
            {"case:saved the bias": "saves the bias",
             "GroupNormFunction/saves-wider-copy": "a float64 normalised copy saved for a "
                                                   "float32 x",
@@ -187,8 +197,10 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/none-eps-resolved-once": "eps=None resolved at the first call and kept",
             "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
             "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
-    Clause("`forward(x)` computes through your `RMSNormFunction`;",
-           {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm"}),
+    Clause("`forward(x)` computes through your `RMSNormFunction`, for every input listed "
+           "below;",
+           {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm",
+            "RMSNorm/bypasses-function": "half inputs sent to F.rms_norm"}),
     Clause("the same `state_dict` (its keys, shapes, dtypes and initial values: each new "
            "module's own weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` "
            "and saves one that `torch.nn.RMSNorm` loads;",

@@ -71,7 +71,7 @@ def check_bfloat16_weight_range(cls: type, device) -> None:
                  "bfloat16 x")
     with torch.no_grad():
         expected = reference(x).double()
-        output = mine(x)
+        output = called(mine, x, described)
     if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
             output.dtype != torch.bfloat16:
         return  # check_half names these

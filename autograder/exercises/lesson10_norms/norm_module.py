@@ -15,6 +15,7 @@ from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES
+from .norm_graph import custom_node
 from .norm_half import check_bfloat16_weight_range, check_half_range
 from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, HELD, NAME, build,
                               check_default_eps, check_half, check_none_eps,
@@ -73,20 +74,6 @@ def check_own_weight(cls: type, dim: int) -> None:
                            mistake=f"{NAME}/shared-weight")
 
 
-def _custom_node(output: torch.Tensor) -> bool:
-    """True when a custom Function's node is in the output's graph (near its end)."""
-    stack, seen = [output.grad_fn], set()
-    while stack and len(seen) < 20:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if isinstance(node, torch.autograd.function.BackwardCFunction):
-            return True
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return False
-
-
 def _why_no_weight_gradient(output: torch.Tensor, weight: nn.Parameter) -> str:
     """Which of three things kept the gradient from the parameter, read off the graph."""
     if not weight.requires_grad:
@@ -137,7 +124,7 @@ def check_matches(cls: type, shape: tuple, device, dtype=torch.float64, *, eps=D
     with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
         warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
         expected = reference(x_reference)
-    if not isinstance(output, torch.Tensor) or not _custom_node(output):
+    if not isinstance(output, torch.Tensor) or not custom_node(output):
         raise GradingError(f"{NAME}.forward does not call RMSNormFunction.apply: the module "
                            "wraps the Function you wrote, with self.weight and self.eps")
     # a float64 x is computed in float64 by torch, whatever the weight's dtype: its output and

@@ -13,6 +13,7 @@ from torch import nn
 
 from ...errors import GradingError
 from ...exercise import sample
+from .norm_graph import check_through_function
 
 NAME = "RMSNorm"
 DIM = 6
@@ -58,14 +59,19 @@ def _raising_line(error: BaseException) -> str:
 
 
 def called(module, x, described: str):
-    """``module(x)``, the learner's own error quoted under ``described``."""
+    """``module(x)``, the learner's own error quoted under ``described``; with grad on and x
+    requiring it, so that an output made without RMSNormFunction.apply is named (returned
+    detached)."""
     try:
-        return module(x)
+        with torch.enable_grad():
+            output = module(x.detach().requires_grad_())
     except (NotImplementedError, GradingError):
         raise
     except Exception as error:  # the learner's own error, quoted
         raise GradingError(f"{described} raised {type(error).__name__}: {error}",
                            str(error)) from error
+    check_through_function(output, described)
+    return output.detach() if isinstance(output, torch.Tensor) else output
 
 
 def loaded_pair(cls: type, dim: int, device, dtype, *, eps=DEFAULT_EPS, seed=0, weight=None):
@@ -211,6 +217,11 @@ def _check_none_eps(cls: type, device, dtype, scale: float, module=None):
                            f"torch.nn.RMSNorm({DIM}, eps=None) uses float32's: eps=None was "
                            "resolved once and kept; torch resolves it at each call, from "
                            "that call's dtype", mistake=f"{NAME}/none-eps-resolved-once")
+    if output.dtype == dtype == torch.float64 and torch.equal(output.float().double(), output):
+        raise GradingError(f"{described} computes in float32: every value of its output is a "
+                           "float32 number, where torch.nn.RMSNorm computes a float64 x in "
+                           "float64 whatever the weight's dtype (and for eps=None adds the eps "
+                           "of that dtype)", mistake=f"{NAME}/float32-step")
     raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
                        f"eps=None) on rows of mean square near {scale ** 2:g}: which "
                        "dtype's torch.finfo(...).eps does torch.nn.RMSNorm use, and when "

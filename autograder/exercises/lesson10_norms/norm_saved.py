@@ -1,7 +1,7 @@
 """What lesson 10's norms saved for backward, against the contract's budget in bytes: x's size
 in x's dtype (none for RMSNorm, whose x itself is free) plus a few numbers per row (per group
-for GroupNorm), each number in float32 or x's dtype, whichever is wider; the weight itself is
-free. Over the budget, the message names what made it so."""
+for GroupNorm), each number in x's dtype (float32 or float64: the contracts' domain); the
+weight itself is free. Over the budget, the message names what made it so."""
 
 from types import SimpleNamespace
 
@@ -12,7 +12,7 @@ from ...errors import GradingError
 
 def budget(x, rows: int, per_row: int, *, x_free: bool = False) -> int:
     """The contract's budget in bytes: x's bytes (unless x itself is free) and ``per_row``
-    numbers for each of ``rows`` rows, a number in float32 or x's dtype, whichever is wider."""
+    numbers for each of ``rows`` rows, a number in x's dtype (float32 at least)."""
     size = x.element_size()
     return per_row * rows * max(size, 4) + (0 if x_free else x.numel() * size)
 
@@ -55,8 +55,8 @@ def check_budget(name: str, forward, x, weight, *, rows: int, per_row: int, keep
         shown = ", ".join(f"{s.role} of shape {s.shape}" for s in wide_stats)
         raise GradingError(f"{name} saved {len(wide_stats)} tensor{'s' * (len(wide_stats) > 1)} "
                            f"of one number per {unit} in {wide_stats[0].dtype} ({shown}) for a "
-                           f"{x.dtype} x: the budget counts each number per {unit} in float32 "
-                           f"or x's dtype, whichever is wider ({widest} bytes); {spent} bytes "
+                           f"{x.dtype} x: the budget counts each number per {unit} in x's dtype "
+                           f"({widest} bytes); {spent} bytes "
                            f"where the budget is {allowed} ({kept})",
                            mistake=f"{name}/saves-wider-statistics")
     # the weight forward received is saved as "input weight"; a tensor of its shape saved

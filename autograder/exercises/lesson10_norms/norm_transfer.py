@@ -18,7 +18,9 @@ from .norm_checks import (EPS_OUTSIDE_ROOT, check_needs_input_grad, check_return
                           record_backward_returns)
 from .norm_eps_backward import check_eps_in_backward
 from .norm_offsets import check_shifted_rows
+from .norm_rank import recognise_fixed_rank
 from .norm_saved import check_budget, check_saved_precision
+from .norm_square import check_no_square_matrix
 from .contracts import GROUP_NORM_CLAUSES
 from .group_norm_spec import GROUP_NORM, NAME, describe, gn_values, group_norm
 
@@ -201,6 +203,7 @@ def check_case(function, values: dict, *, tolerance=None) -> None:
             forward, backward = check_values_and_gradients(probe, GROUP_NORM, values,
                                                            **(tolerance or {}))
         except GradingError:
+            recognise_fixed_rank(function, values)
             recognise_per_channel(function, values)
             recognise_weight(function, values)
             recognise_unbiased(function, values)
@@ -265,6 +268,9 @@ def full(submission, device) -> None:
     for seed, (shape, groups) in enumerate(CASES):
         check_case(function, gn_values(shape, groups, device, seed=seed))
     covers("x without spatial dims")
+    with case("x of shape (2, 4, 16), num_groups=2, float64"):  # groups of 32: no 32 x 32 matrix
+        check_no_square_matrix(function, GROUP_NORM, gn_values((2, 4, 16), 2, device, seed=31),
+                               32, "group")
     with case("x of shape (2, 4, 3), num_groups=2, float32"):
         values = gn_values((2, 4, 3), 2, device, seed=7, dtype=torch.float32)
         check_saved(run_forward(function, GROUP_NORM, make_inputs(values)), values)

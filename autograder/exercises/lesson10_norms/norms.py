@@ -21,6 +21,7 @@ from .norm_eps_backward import check_eps_in_backward
 from .norm_grad_x import diagnose_grad_x
 from .norm_saved import check_saved, check_saved_in_float32, check_saved_precision
 from .norm_offsets import check_shifted_rows
+from .norm_square import check_no_square_matrix
 from .contracts import LAYER_NORM_CLAUSES, RMS_NORM_CLAUSES
 
 LAYER_NORM = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"),
@@ -162,6 +163,10 @@ def full(submission, spec: Spec, device) -> None:
                                                         dtype=torch.float32),
                                per_row_limit=2 if _centred(spec) else 1,
                                keep_hint=KEEP[spec.name], x_itself=not _centred(spec))
+    if _centred(spec):  # ✎ 1's contract: no D x D matrix in backward (rows of 32: 16 times x)
+        with case("x of shape (2, 32), float64"):
+            check_no_square_matrix(function, spec, _values(spec, (2,), 32, device, seed=31),
+                                   32, "row")
     covers("weight=None")
     covers("1-D x")
     if _centred(spec):

@@ -38,7 +38,7 @@ MISTAKES = [
                 ("(grad_output * x_hat.reshape(x.shape)).sum", "go_x_hat.sum"))
                 + _RIGHT + _TAIL)),
     Mistake("GroupNormFunction", "weight reshaped to (C, 1) whatever x's rank",
-            "raised RuntimeError with x of shape (2, 4, 2, 3)", _gn(
+            "raises for the same x as (2, 4, 2, 3)", _gn(
                 _HEAD + _RIGHT + _TAIL, edit(_FORWARD, (
                     "        shape = (C,) + (1,) * (x.dim() - 2)\n",
                     "        shape = (C, 1) if x.dim() > 2 else (C,)\n")))),
