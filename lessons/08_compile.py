@@ -1492,6 +1492,7 @@ except RuntimeError as error:
 # | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
 # | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
 # | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | a batching rule that computes in place on `x` (`x.mul_(x)`) | no error, and vmap's result is right, but the caller's batch comes back squared: `movedim` returns a view | compute a new tensor |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 
 # %% [markdown]
