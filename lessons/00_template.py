@@ -251,16 +251,13 @@ compare_all(predicted_gradcheck, {
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise. **In short:** the
-# value `x ** 2` and the gradient `2x * grad_output`, for every tensor `x` a torch op accepts,
-# with `x` saved through `ctx`. The contract spells out "every", and the self-check and the
-# hidden tests check each bullet:
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise: the value and the
+# gradient autograd gives `x ** 2`, for every tensor `x` a torch op accepts. The contract spells
+# out "every", and the self-check and the hidden tests check each bullet:
 #
-# - `x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any finite
-#   value (`x = 0` included, and `x` whose square overflows to inf, or underflows to 0 or to a
-#   subnormal number): the value autograd gives `x ** 2` and the gradient `2x * grad_output`,
-#   infinite wherever that product overflows (where only `2x` does, either inf, as autograd
-#   gives, or the finite product);
+# - `x` of any shape and size, a 0-d tensor and an empty one included, in float64 or float32,
+#   any finite value (the extremes in the note below included): the value and the gradient
+#   autograd gives `x ** 2`, never through a dtype narrower than `x`'s;
 # - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive at
 #   once, never the Jacobian as a matrix;
 # - `x` in any layout torch's own ops accept: transposed, a column slice of a wider tensor, or
@@ -272,8 +269,17 @@ compare_all(predicted_gradcheck, {
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
-# Why the extremes (`0`, a square that overflows or underflows)? Two backwards can agree on
-# every ordinary `x` and differ there; step 3 below asks which one you wrote.
+# <details><summary>The extremes "any finite value" includes (open if the self-check names
+# one)</summary>
+#
+# `x = 0`; `x` whose square overflows to inf, or underflows to 0 or to a subnormal number
+# (`1e160`, `1e-170`, `3e-160` in float64); tiny `x` down to the smallest subnormal (`5e-324` in
+# float64, `1e-45` in float32), where the gradient is compared relatively; and `x` so large that
+# the gradient itself overflows: infinite wherever autograd's is, except where only an
+# intermediate step of autograd's overflows and the exact gradient is finite (a `grad_output`
+# below 1 in size), where inf and the finite value are both accepted. Two backwards can agree on
+# every ordinary `x` and differ at these extremes; step 3 below asks which one you wrote.
+# </details>
 #
 # *Layouts*, for the bullets on layouts and strides: a tensor's strides say how many elements
 # apart in memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of
@@ -340,7 +346,8 @@ from autograder import grade; grade("Square", Square)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of
-# $x$'s shape. It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
+# $x$'s shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output` (the
+# same product). It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
 # model's input, a weight); for an intermediate the caller would free, saving it is what keeps
 # it alive until backward.
 # </details>
@@ -505,10 +512,10 @@ compare_all(predicted_shift, {
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
 # The contract, which the self-check and the hidden tests check:
 #
-# - `x1` and `x2` finite tensors of the same shape, 0-d and empty included, values near the end
-#   of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny ones (`5e-8`) and ones
-#   at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside `1e200`) included: the
-#   value and the gradients autograd gives;
+# - `x1` and `x2` finite float32 or float64 tensors of the same shape, 0-d and empty included,
+#   values near the end of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny
+#   ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside
+#   `1e200`) included: the value and the gradients autograd gives;
 # - `x1` and `x2` in any layout torch's own ops accept, each alone or both: transposed, a column
 #   slice of a wider tensor, or expanded: the same value and gradients;
 # - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at

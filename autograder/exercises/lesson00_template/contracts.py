@@ -14,11 +14,9 @@ OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other ele
 
 
 SQUARE_CLAUSES = (
-    Clause("`x` of any shape, a 0-d tensor and an empty one included, in float64 or float32, any "
-           "finite value (`x = 0` included, and `x` whose square overflows to inf, or underflows "
-           "to 0 or to a subnormal number): the value autograd gives `x ** 2` and the gradient "
-           "`2x * grad_output`, infinite wherever that product overflows (where only `2x` does, "
-           "either inf, as autograd gives, or the finite product);",
+    Clause("`x` of any shape and size, a 0-d tensor and an empty one included, in float64 or "
+           "float32, any finite value (the extremes in the note below included): the value and "
+           "the gradient autograd gives `x ** 2`, never through a dtype narrower than `x`'s;",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/overflows-from-output": "2 * y / x with x = 0 guarded: inf where x ** 2 "
@@ -28,7 +26,8 @@ SQUARE_CLAUSES = (
             "Square/makes-overflow-finite": "nan_to_num on the gradient: the largest float "
                                             "where 2x overflows",
             "Square/ignores-grad-output": "forgets grad_output",
-            "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack"}),
+            "Square/fails-on-empty-input": "entries multiplied in a Python loop, torch.stack",
+            "Square/narrows-large-input": "float32 arithmetic when x has 10,000 entries or more"}),
     Clause("backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size "
            "alive at once, never the Jacobian as a matrix;",
            {"Square/builds-jacobian": "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"}),
@@ -55,8 +54,8 @@ SQUARE_CLAUSES = (
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("`x1` and `x2` finite tensors of the same shape, 0-d and empty included, values near "
-           "the end of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny ones "
+    Clause("`x1` and `x2` finite float32 or float64 tensors of the same shape, 0-d and empty "
+           "included, values near the end of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny ones "
            "(`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside "
            "`1e200`) included: the value and the gradients autograd gives;",
            {"WeightedSum/swaps-weights": "swapped weights",
@@ -104,7 +103,8 @@ OUTER_CLAUSES = (
             "Outer/returns-gradient-of-another-shape":
                 "grad_u as a (1, m) row, which the engine sums to (m,)",
             "Outer/ignores-grad-output": "forgets grad_output",
-            "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
+            "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack",
+            "Outer/narrows-large-input": "grad_v rounded through float32 when m > 64"}),
     Clause("backward's memory is linear in the sizes: at most a few tensors of the output's size "
            "alive at once, never a Jacobian as a matrix;",
            {"Outer/builds-jacobian": "both Jacobians built and summed over the outputs"}),

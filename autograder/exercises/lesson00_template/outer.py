@@ -18,6 +18,7 @@ from ..shared.reuse import check_second_call_after_step
 from .contracts import OUTER_CLAUSES, OUTER_LAYOUTS
 from ..shared.saved_reads import check_backward_reads_saved
 from .kept import gradcheck_named
+from .large_inputs import check_large_sizes
 from .linear_memory import check_backward_memory_linear
 
 LATER_IN_LESSON = True
@@ -190,6 +191,10 @@ def outer_full(Outer, device) -> None:
     # last but gradcheck: a failure there is one no other size or probe showed
     check_empty_sizes(function, device)
     covers("m or n = 0")
+    # "any m and n": every digit past m, n = 64 too (a narrower dtype above some size)
+    check_large_sizes(function, OUTER, _values(4, 3, device, seed=10),
+                      _values(130, 100, device, seed=11), "u of shape (130,), v of shape (100,)",
+                      "Outer/narrows-large-input")
     gradcheck_named(function, OUTER, _values(3, 2, device))
 
 

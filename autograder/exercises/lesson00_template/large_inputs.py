@@ -1,0 +1,61 @@
+"""Lesson 00: "any shape" and "any m and n" at a size the other checks never reach. A backward
+that narrows its arithmetic only above some size is right on every small input and off by the
+narrower dtype's digits on a large one: one large case in float64 (1e-12) and in float32 (1e-5),
+compared relatively to the products' own scale, named as a size-dependent narrowing when the
+same code is right on a small input."""
+
+import torch
+
+from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
+from ...errors import GradingError
+
+RTOL = {torch.float64: 1e-12, torch.float32: 1e-5}
+DIGITS = {torch.float64: "float64 keeps about 16 digits, float32 about 7",
+          torch.float32: "float32 keeps about 7 digits, float16 and bfloat16 3 or fewer"}
+
+
+def _worst(function, spec: Spec, values: dict, seed: int):
+    """(what, relative error) of the value and each gradient's worst entry against float64
+    autograd, each error over the same sums taken on absolute values (no cancellation can
+    shrink the scale); None where a result is not a tensor of the reference's shape."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    output = forward.output
+    grad_output = torch.randn(output.shape, dtype=output.dtype,
+                              generator=torch.Generator().manual_seed(seed)).to(output.device)
+    grads = run_backward(spec, output, inputs, grad_output).grads
+    absolute = {name: value.abs() for name, value in values.items()}
+    want = reference_gradients(spec, inputs, grad_output)
+    scale = reference_gradients(spec, make_inputs(absolute), grad_output.abs())
+    pairs = [("output", output.detach(), spec.reference(**values), spec.reference(**absolute))]
+    pairs += [(f"gradient for {name}", got, want[name], scale[name])
+              for name, got in zip(spec.input_names, grads)]
+    worst = []
+    for what, got, right, bound in pairs:
+        if not (isinstance(got, torch.Tensor) and got.shape == right.shape):
+            return None
+        error = ((got.detach().double() - right.double()) / bound.double().clamp_min(1e-300)).abs()
+        worst.append((what, error.max().item() if error.numel() else 0.0))
+    return worst
+
+
+def check_large_sizes(function, spec: Spec, small: dict, large: dict, shapes: str,
+                        mistake: str) -> None:
+    """``large`` (float64 values, 10^4 entries or more), in float64 and in float32, compared at
+    RTOL; named only when ``small`` is right at RTOL too in that dtype (an answer narrower at
+    every size is named by the precision checks)."""
+    for dtype, rtol in RTOL.items():
+        def cast(values):
+            return {name: value.to(dtype) for name, value in values.items()}
+        small_worst = _worst(function, spec, cast(small), seed=31)
+        if small_worst is None or any(error > rtol for _, error in small_worst):
+            continue
+        large_worst = _worst(function, spec, cast(large), seed=32)
+        for what, error in large_worst or ():
+            if error > rtol:
+                name = str(dtype).removeprefix("torch.")
+                raise GradingError(
+                    f"your {what} is off by a relative {error:.3g} at {shapes} ({name}), and "
+                    f"right to {rtol:g} on a small input: {DIGITS[dtype]}; does your code "
+                    "narrow the dtype, or switch method, above some size? The contract holds "
+                    f"at every size, with {name}'s digits for {name} inputs", mistake=mistake)
