@@ -15,8 +15,21 @@ _UNNEEDED = ("WeightedSum's contract asks for no skipping: a gradient computed f
              "that needs none is discarded by the engine, and the needed ones are unchanged")
 _WEIGHT_TENSOR = ("a copy of a 0-d weight tensor forward built, or the same weight in float64, "
                   "holds the same value (8 bytes); the gradients are unchanged")
+_SIZE_SWITCH = ("both paths of the size switch compute 2 * x * grad_output in x's dtype: where "
+                "the switch lies, and a copy of the fresh result, change no value or gradient")
 
 EQUIVALENTS = [
+    *[EquivalentMutant("Square", kind, "if x.numel() > 4096:", f"if x.numel() {new}:",
+                       _SIZE_SWITCH)
+      for kind, new in (("move_threshold", "> 8192"), ("move_threshold", "> 2048.0"),
+                        ("swap_comparison", ">= 4096"), ("nudge_constant", "> 4095"),
+                        ("nudge_constant", "> 4097"))],
+    EquivalentMutant("Square", "add_copy", "return g", "return g.clone()", _SIZE_SWITCH),
+    *[EquivalentMutant("WeightedSum", kind, old, old[:-1] + f".{method}(){old[-1]}",
+                       _WEIGHT_TENSOR)
+      for old in ("torch.tensor(w2, dtype=torch.float64))",
+                  "ctx.save_for_backward(torch.tensor(w1, dtype=torch.float64),")
+      for kind, method in (("save_copy", "clone"), ("save_widened", "double"))],
     EquivalentMutant("WeightedSum", "save_copy", "ctx.save_for_backward(w)",
                      "ctx.save_for_backward(w.clone())", _WEIGHT_PAIR),
     EquivalentMutant("WeightedSum", "save_widened", "ctx.save_for_backward(w)",
