@@ -103,8 +103,8 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # bfloat16 value's raw bits, so convert after loading, `x.to(tl.float32)`, as the exercises ask
 # for half precision anyway.
 #
-# Running the programs one at a time also hides **races** (a predict-then-run in "The
-# grid" shows one).
+# Running the programs one at a time also hides **races** ("The grid" says how, and an
+# optional predict-then-run in the appendix shows one).
 # The grading runs your kernels this way on CPU, and compiled on a GPU when the grader has
 # one: the same checks, and on CPU it refuses any address two programs of one launch write
 # with plain stores.
@@ -291,8 +291,7 @@ print("n = 100000 matches x.square().sum():",
 # compiler asks `register_fake` for the output instead of running the body. The registered
 # backward was handed something else while it was traced: a `FunctionalTensor`, a wrapper over
 # a fake tensor, with a shape, a dtype and a device and no memory behind it (its data pointer
-# raises). Composed torch ops trace through it. A Triton kernel reads memory at a pointer:
-# keep that for Exercise 1, whose backward is a kernel.
+# raises). Composed torch ops trace through it.
 #
 # The compile line uses `backend="aot_eager"`: it traces forward and backward with fake
 # tensors, as the default backend does, and that tracing is what a custom operator must
@@ -464,7 +463,7 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 #
 # 1. The worked example printed what its operator's body and its registered backward were
 #    handed while `torch.compile` traced them. Which of the two never saw a fake tensor?
-#    Where, then, must the backward's kernel launch?
+#    Where, then, can the backward's kernel launch?
 # 2. What does that launch site take and return: how does it hand back two gradients, each a
 #    tensor of its own, and what does its fake return?
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
@@ -504,8 +503,8 @@ if my_backward_returns is not None:
                                          mutates_args=())._opoverload._schema
         returns = [str(r.type) for r in schema.returns]
         print(f"returns: custom_op reads {returns}: " + (
-            "two outputs in the schema: what must the fake return, then, and does the kernel "
-            "store each gradient into memory of its own?" if returns == ["Tensor", "Tensor"]
+            "two outputs in the schema: does the kernel store each gradient into memory "
+            "of its own?" if returns == ["Tensor", "Tensor"]
             else "? one tensor for two gradients, each as big as a: where does the kernel "
                  "store the second one, and what does backward then hand autograd for a and "
                  "for b? Work it through against the contract's last bullet before you "
@@ -633,8 +632,8 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # The self-check runs your kernels on sizes that are not a multiple of any block, on a
 # transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
 # bfloat16 (within 2 ulp of the float32-computed result, float16 also at gates from -16 to
-# -10, where sigmoid(a) and silu(a) fall below float16's normal range, with `b` or
-# `grad_output` in the thousands), under `opcheck` and
+# -10, where sigmoid(a) falls below float16's normal range, and silu(a) too below about
+# -12.2, with `b` or `grad_output` in the thousands), under `opcheck` and
 # `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
 # input, and once under a probe that lists every torch op your operator dispatches and every
 # kernel it launches: anything beyond allocating, viewing, copying and casting means the
@@ -687,62 +686,14 @@ else:
 # Masked lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
 # lanes idle, and a loop over the row in blocks of 1024 would keep most of them busy.
 #
-# A grid of programs that run at once also decides where each may store. **Predict, then
-# run.** The kernel below is `sum_of_squares_kernel` with one change: every program stores its
-# partial into the same address, `total_ptr`, instead of `partial_ptr + tl.program_id(0)`.
-# On 1000 elements, 8 programs, which number is left there: `"the whole sum"`,
-# `"the first program's partial"` or `"the last program's partial"`?
-
-# %%
-### BEGIN WORKED
-my_race_prediction = "the last program's partial"  # one program at a time, each overwriting
-### LEARNER
-my_race_prediction = ""  # "the whole sum", "the first program's partial" or "the last ..."
-### END WORKED
-
-# %%
-@triton.jit
-def sum_of_squares_shared(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
-    acc = tl.zeros((BLOCK,), dtype=total_ptr.dtype.element_ty)
-    first = tl.program_id(0).to(tl.int64) * BLOCK
-    for start in range(first, n, tl.num_programs(0) * BLOCK):
-        offsets = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(acc.dtype)
-        acc += x * x
-    tl.store(total_ptr, tl.sum(acc, axis=0))  # every program: one shared address
-
-
-x = torch.randn(1000, device=DEVICE)
-total = torch.zeros(1, device=DEVICE)
-sum_of_squares_shared[fixed_grid(1000)](x, total, 1000, BLOCK=SUM_BLOCK)
-partials = torch.zeros(fixed_grid(1000), device=DEVICE)
-sum_of_squares_kernel[fixed_grid(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
-candidates = {"the whole sum": partials.sum(), "the first program's partial": partials[0],
-              "the last program's partial": partials[-1]}
-outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")
-if not written(my_race_prediction):  # what was stored, once your prediction is written
-    print("write your prediction first, then run this cell again")
-else:
-    verdict = ("as you predicted" if same_answer(my_race_prediction, outcome)
-               else "not what you predicted: why?")
-    print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
-          f"{[round(p, 2) for p in partials.tolist()]}")
-    print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# The interpreter runs the programs one after another, 0 to 7: each store overwrites the one
-# before, and the last program's partial stays, the same on every run. On a GPU the 8
-# programs run at once and whichever store lands last wins, which can change from run to run.
-# Loading the shared number, adding and storing back is no better there: two programs can
-# load the same old value, and one update is lost. The interpreter, one program at a time,
-# gets that version right and hides the race, so the grader, on CPU, refuses any address two
-# programs of one launch write with plain stores. Hence partials per program, or atomic adds
-# (`tl.atomic_add`: each load, add and store is one indivisible step, so no update is lost,
-# but the order of the additions, and so the last bits of a float sum, varies from run to
-# run).
-# </details>
+# A grid of programs that run at once also decides where each may store. Programs that store
+# into one shared address race: on a GPU whichever store lands last wins, and loading the
+# shared number, adding and storing back loses updates (two programs load the same old
+# value). The interpreter hides it, so the grader, on CPU, refuses any address two programs of
+# one launch write with plain stores. Hence partials per program, or atomic adds
+# (`tl.atomic_add`: no update lost, but the order of the additions, and so the last bits of a
+# float sum, varies from run to run). The appendix's "A race in the interpreter" is an
+# optional predict-then-run of it.
 #
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
@@ -754,7 +705,7 @@ else:
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row with loads and stores (the race in "The grid"). If
+#    once cannot add into one shared row with loads and stores (the race of "The grid"). If
 #    each program stores **one partial row**, the sum over the rows it took, and the partial
 #    rows are added up afterwards: what is program $p$'s partial row, when it takes a group of
 #    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
@@ -1378,6 +1329,60 @@ else:
 # index is a Python int, and a Python int times the int32 `D` is an int32 again.
 # </details>
 #
+# ### A race in the interpreter
+#
+# **Predict, then run** (optional). The kernel below is `sum_of_squares_kernel` with one
+# change: every program stores its partial into the same address, `total_ptr`, instead of
+# `partial_ptr + tl.program_id(0)`. On 1000 elements, 8 programs, which number is left there:
+# `"the whole sum"`, `"the first program's partial"` or `"the last program's partial"`?
+
+# %%
+### BEGIN WORKED
+my_race_prediction = "the last program's partial"  # one program at a time, each overwriting
+### LEARNER
+my_race_prediction = ""  # "the whole sum", "the first program's partial" or "the last ..."
+### END WORKED
+
+# %%
+@triton.jit
+def sum_of_squares_shared(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=total_ptr.dtype.element_ty)
+    first = tl.program_id(0).to(tl.int64) * BLOCK
+    for start in range(first, n, tl.num_programs(0) * BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(acc.dtype)
+        acc += x * x
+    tl.store(total_ptr, tl.sum(acc, axis=0))  # every program: one shared address
+
+
+x = torch.randn(1000, device=DEVICE)
+total = torch.zeros(1, device=DEVICE)
+sum_of_squares_shared[fixed_grid(1000)](x, total, 1000, BLOCK=SUM_BLOCK)
+partials = torch.zeros(fixed_grid(1000), device=DEVICE)
+sum_of_squares_kernel[fixed_grid(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
+candidates = {"the whole sum": partials.sum(), "the first program's partial": partials[0],
+              "the last program's partial": partials[-1]}
+outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")
+if not written(my_race_prediction):  # what was stored, once your prediction is written
+    print("write your prediction first, then run this cell again")
+else:
+    verdict = ("as you predicted" if same_answer(my_race_prediction, outcome)
+               else "not what you predicted: why?")
+    print(f"stored {total.item():.2f}; whole sum {partials.sum():.2f}, partials "
+          f"{[round(p, 2) for p in partials.tolist()]}")
+    print(f"you predicted {my_race_prediction!r}; it is {outcome!r} ({verdict})")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The interpreter runs the programs one after another, 0 to 7: each store overwrites the one
+# before, and the last program's partial stays, the same on every run. On a GPU the 8
+# programs run at once and whichever store lands last wins, which can change from run to run.
+# Loading the shared number, adding and storing back would be right in the interpreter, one
+# program at a time, and lose updates on a GPU: the reason the grader refuses any address two
+# programs of one launch write with plain stores.
+# </details>
+#
 # ### More common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -1386,6 +1391,7 @@ else:
 # | one row of weight-gradient partials per row of `x` | right, but an `(N, D)` float32 buffer: as big as `x`, twice `x` in bfloat16 | a fixed number of programs, each looping over a group of rows into its own partial row (Liger-Kernel); Triton's layer-norm tutorial shares a few partial rows between programs, behind a lock |
 # | the kernel stores into an input (`tl.store(a_ptr + ...)`) | the caller's tensor changes behind autograd's back | allocate outputs with `torch.empty_like` |
 # | an output buffer kept per shape to save an allocation, returned (or a view of it) by every call | each call alone is right, but the next call writes over the result the caller still holds: in a two-layer MLP the first layer's output, saved by the matmul after it, is the second's, and the weight gradient is wrong without an error; the self-check names it | allocate every output in the call that returns it |
+# | a staging buffer or workspace cached in a global, never returned (a float32 buffer for half inputs, partial rows per `D`) | right values, but the cache grows with every new size and two calls at once write into the same memory; the self-check names the global that holds it | allocate it in the call: PyTorch's caching allocator makes `torch.empty` cheap |
 # | non-contiguous input passed as is | a transposed tensor is read in memory order: wrong values | `.contiguous()` on the host, or pass strides |
 # | a float64 value stored into a bfloat16 tensor, in the interpreter | zeros, denormals, nan (Triton 3.9's interpreter converts it wrongly) | `.to(tl.float32)` before the cast to bfloat16 |
 # | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |

@@ -14,6 +14,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, explain, kernel_battery, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
+from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
 from .kernel_ulps import check_within_ulps, name_bfloat16_failure
 from .rms_norm_layouts import check_non_contiguous
@@ -303,6 +304,10 @@ def rms_norm_rows_full(function, device) -> None:
         check_operators(function, device)
         covers("torch.compile without graph breaks")
         check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
+        # last: a kept output or a stale one is named by the checks above
+        check_no_tensor_kept("rms_norm_rows", function, [
+            (f"{str(t)[6:]} x of (9, 6)", lambda t=t: _run(function, _values(
+                (9, 6), device, seed=31, dtype=t))) for t in KEPT_DTYPES])
 
 
 def _wide_rows(device, dtype) -> dict:

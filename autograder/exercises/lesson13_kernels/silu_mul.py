@@ -13,6 +13,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, explain, kernel_battery)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
+from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .kernel_unwritten import poisoned_allocations
 from ..shared.call_state import check_calls_of_two_sizes
@@ -254,6 +255,19 @@ def silu_mul_full(silu_mul, device) -> None:
                       tuple(v.requires_grad_() for v in silu_mul_values((5, 3), device).values()))
         covers("torch.compile without graph breaks")
         check_compiled("silu_mul", silu_mul, tuple(silu_mul_values((4, 3), device, seed=4).values()))
+        # last: a kept output or a stale one is named by the checks above
+        check_no_tensor_kept("silu_mul", silu_mul, [
+            (f"{str(dtype).removeprefix('torch.')} a and b of shape (5, 7)",
+             _one_call(silu_mul, device, dtype)) for dtype in KEPT_DTYPES])
+
+
+def _one_call(silu_mul, device, dtype):
+    """One forward and backward on fresh inputs, nothing kept by the grader."""
+    def call():
+        a, b = (v.requires_grad_() for v in silu_mul_values((5, 7), device, 31, dtype).values())
+        y = silu_mul(a, b)
+        torch.autograd.grad(y, (a, b), torch.ones_like(y))
+    return call
 
 
 # Triton refuses a block of more than 2**20 elements: one program over the whole tensor

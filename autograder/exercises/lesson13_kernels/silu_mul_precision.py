@@ -57,8 +57,9 @@ def _check_half(silu_mul, device) -> None:
 
 
 def check_float16_steps(silu_mul, device) -> None:
-    """float16 gates from -16 to -10 where sigmoid(a) and silu(a) lie below float16's smallest
-    normal number (6.1e-5), where float16 keeps only a few digits, while y and both gradients
+    """float16 gates from -16 to -10 where sigmoid(a) lies below float16's smallest normal
+    number (6.1e-5), and silu(a) too below about -12.2, where float16 keeps only a few digits,
+    while y and both gradients
     are ordinary float16 numbers: first with a b in the thousands and grad_output 1 (the output
     and the gradient for a), then with b = 1 and a grad_output in the thousands (both
     gradients: with grad_output 1 the gradient for b is silu(a) itself, as small as the

@@ -201,3 +201,34 @@ def test_a_ctx_tensor_is_found_behind_a_view_of_the_output():
     assert raised.value.mistake == "op/tensor-on-ctx"
     check_ctx_tensors("op", _host_math(x.detach()).requires_grad_())
     check_ctx_tensors("op", (x * 2).view(-1))
+
+
+_KEPT_BUFFERS = {}
+
+
+def _doubled(x, keep):
+    """2 * x by _double, into a buffer kept in _KEPT_BUFFERS when ``keep``, then copied out."""
+    y = _KEPT_BUFFERS.setdefault(x.numel(), torch.empty_like(x)) if keep else torch.empty_like(x)
+    _double[(1,)](x, y, x.numel(), BLOCK=8, MASKED=True)
+    return y.clone()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_buffer_kept_between_calls_is_named_where_it_lives(keep):
+    """Is a buffer a launch was handed and a module global still holds after the call named,
+    with the global, and a buffer allocated in the call let through (the interpreter unpatched
+    after either)?"""
+    from triton.runtime import interpreter
+
+    from autograder.exercises.lesson13_kernels.kernel_kept import check_no_tensor_kept
+
+    init = interpreter.GridExecutor._init_args_hst
+    calls = [("x of (5,)", lambda: _doubled(torch.arange(5.0), keep))]
+    if keep:
+        with pytest.raises(GradingError, match="^doubled keeps a buffer from one call to the next"
+                           ".* in the module global _KEPT_BUFFERS"):
+            check_no_tensor_kept("doubled", _doubled, calls)
+    else:
+        check_no_tensor_kept("doubled", _doubled, calls)
+    assert interpreter.GridExecutor._init_args_hst is init
+    _KEPT_BUFFERS.clear()
