@@ -294,9 +294,7 @@ else:
 #   of any size, **0** included (an empty batch);
 # - `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
 #   the value and the gradients `F.linear` gives, each gradient of its input's shape, the
-#   value computed in the inputs' dtype (in float32, $+\infty$ where `x @ weight.T`
-#   overflows before the bias is added, as `x @ weight.T + bias` gives; `F.linear`'s own
-#   value, which on some devices adds the bias inside the sum, is accepted too);
+#   value computed in the inputs' dtype;
 # - the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a transposed,
 #   sliced or expanded view too), and for a `grad_output` that is not contiguous in memory
 #   (autograd hands one to backward for `y.transpose(0, 1)`);
@@ -307,6 +305,18 @@ else:
 #   `ctx`: nothing on the class, nothing in a global;
 # - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
 #   inside it.
+#
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - "0 included": a 0 in any leading dimension, first, last or between, as in `x` of shapes
+#   $(0, \text{in})$, $(2, 0, \text{in})$ and $(3, 0, 2, \text{in})$.
+# - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
+#   In float32, where `x @ weight.T` overflows, the value is $+\infty$ before the bias is
+#   added, as `x @ weight.T + bias` gives; `F.linear`'s own value, which on some devices adds
+#   the bias inside the sum, is accepted too.
+# - "A new tensor": no gradient backward returns shares memory with `grad_output` (a view of
+#   it is not new), for a single row, `x` of shape $(\text{in},)$ or $(1, \text{in})$, too.
+# </details>
 #
 # Two questions before you write it:
 #
@@ -555,9 +565,7 @@ show_saved("F.linear, then torch.relu",
 # - the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
-#   $-\infty$ or $+\infty$; in float32 and float64, the pre-activation computed in the
-#   inputs' dtype, as `x @ weight.T + bias` or `F.linear` computes it (a nan pre-activation
-#   is outside the contract);
+#   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
 # - no float tensor of the output's size, neither the pre-activation nor the output, saved
 #   for backward or kept after forward anywhere else (a global, the class, a closure):
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
@@ -566,6 +574,14 @@ show_saved("F.linear, then torch.relu",
 #   gives (open it once your prediction below is written);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
+#
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - "An empty batch": a 0 in any leading dimension, as in Exercise 1's fine print.
+# - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
+#   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
+#   outside the contract.
+# </details>
 #
 # **Predict first.** Question 1 as a decision: which PyTorch dtype holds, exactly, what the
 # ReLU part of your backward needs to know about each entry of $z$, and how many bytes per
@@ -713,9 +729,8 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # 2. $\partial y_{pho} / \partial W_{gkj} = x_{phj}$ if $g = h$ and $k = o$, else $0$; the
 #    sum keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
 #
-# Each result is a product of two tensors summed over the letters it lacks, so each is one
-# `einsum`, as forward is `"...hi,hoi->...ho"`. Its code waits until after `Bilinear`, as a
-# comparison: writing such a derivation as `einsum`s is that exercise's second half.
+# Its code waits until after `Bilinear`, as a comparison: turning such a derivation into code
+# is that exercise's second half.
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Bilinear`
@@ -735,13 +750,19 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # - the value and the gradients `F.bilinear` gives, each of its input's shape, for `x1`,
 #   `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, sliced or
 #   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
-#   included, the value computed in the inputs' dtype, not in a wider one and cast back (in
-#   float32, where a partial sum over $i, j$ overflows or rounds depends on the order you
-#   contract in; a single term, $n_1 = n_2 = 1$, that overflows gives $+\infty$ before the
-#   bias is added, as `F.bilinear` gives);
+#   included, the value computed in the inputs' dtype;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
 #   `ctx`, as in Exercise 1: nothing on the class, nothing in a global;
 # - backward written by hand: deriving the gradients is the exercise.
+#
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+#
+# - "An empty batch": a 0 in any leading dimension, first, last or between.
+# - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
+#   In float32, where a partial sum over $i, j$ overflows or rounds depends on the order you
+#   contract in, and any order is accepted; a single term, $n_1 = n_2 = 1$, that overflows
+#   gives $+\infty$ before the bias is added, as `F.bilinear` gives.
+# </details>
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.
 # Before you write a line, derive $\partial L / \partial x_{1, pi}$ index by index, as for

@@ -16,7 +16,7 @@ from ...domain import Domain, sampled
 from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..shared.backward_reads import backward_reading, raise_unneeded_read, unsaved_input_named
+from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_noncontiguous_grad_output
@@ -28,6 +28,7 @@ from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROU
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
+from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
 
 LATER_IN_LESSON = True
@@ -41,7 +42,9 @@ OUT = 4
 # a first leading dimension of size 1 last: a batch of one, where a forward that squeezes dim 0
 # (to undo atleast_2d for 1-D inputs) drops a dimension F.bilinear keeps
 LEADING_SHAPES = [(5,), (2, 3), (), (1,), (1, 5)]
-EMPTY = (0,)  # an empty batch: F.bilinear gives a (0, out) output and zero gradients
+# empty batches, the 0 first, in the middle and last: F.bilinear gives a (*leading, out) output
+# and zero gradients
+EMPTY_SHAPES = ((0,), (2, 0), (3, 0, 2))
 # n1 != n2 first, so that x1 and x2 mixed up cannot even have the right shapes; then n1 == n2,
 # where a weight read as (out, n2, n1) runs and is wrong.
 FEATURES = [(3, 2), (3, 3)]
@@ -54,23 +57,6 @@ def bilinear_values(leading, n1, n2, device, *, bias=True, seed=0, out=OUT) -> d
     if bias:
         values["bias"] = sample((out,), device, seed=seed + 3)
     return values
-
-
-# the inputs each gradient's formula reads (besides grad_output)
-NEEDS = {"x1": {"weight", "x2"}, "x2": {"x1", "weight"}, "weight": {"x1", "x2"}, "bias": set()}
-
-
-def check_computes_only_what_is_needed(function, spec: Spec, values: dict) -> None:
-    """Each input alone requiring grad: backward may read only what that gradient needs. An
-    answer that computes all four gradients and returns None for three returns the right
-    thing; only what it reads shows the work."""
-    for name in values:
-        inputs = make_inputs(values, requires_grad={name})
-        forward = run_forward(function, spec, inputs)
-        backward, reads = backward_reading(spec, inputs, forward.output,
-                                           torch.ones_like(forward.output), NEEDS)
-        with case(f"{name} alone requiring grad"):
-            raise_unneeded_read(spec, inputs, backward, reads)
 
 
 @contextlib.contextmanager
@@ -153,7 +139,7 @@ def _bilinear_checks(function, device) -> None:
     # each gradient of its input's shape: a (rows, out) grad_bias, a grad_weight with leading
     # dims left over, which the engine sums; every subset of the inputs requiring grad for 2-D
     # and 3-D x1, all of them for the others
-    for leading in ((5,), (2, 5), (), (2, 1, 3), EMPTY):
+    for leading in ((5,), (2, 5)):
         values = bilinear_values(leading, 3, 2, device)
         with case(f"x1 of shape {(*leading, 3)}, x2 of shape {(*leading, 2)}, bias=a tensor"):
             if leading in ((5,), (2, 5)):
@@ -207,21 +193,24 @@ def _bilinear_checks(function, device) -> None:
 
 
 def check_empty_batch(function, device) -> None:
-    """x1 and x2 of shapes (0, n1) and (0, n2), after every other leading shape passed:
-    F.bilinear's output is (0, out) and the gradients of weight and bias are zeros."""
-    values = bilinear_values(EMPTY, 3, 2, device)
-    with case("x1 of shape (0, 3), x2 of shape (0, 2), bias=a tensor"):
-        try:
-            check_values_and_gradients(function, BILINEAR, values)
-        except GradingError as error:
-            raise_none_for_empty(function, BILINEAR, values, "F.bilinear")
-            raise GradingError(
-                "Bilinear fails for an empty batch, x1 of shape (0, 3) and x2 of shape (0, 2), "
-                "and is right for every other leading shape: there F.bilinear's output has "
-                f"shape (0, {OUT}) and the gradients of weight and bias are zeros, sums over no "
-                "rows. Does your backward divide by the number of rows, pick one row out, or "
-                "ask reshape to infer a size from zero elements?",
-                error.details or error.hint, mistake="Bilinear/empty-batch") from error
+    """x1 and x2 of shapes (*leading, n1) and (*leading, n2) with a 0 in the leading dims
+    (first, last or between), after every other leading shape passed: F.bilinear's output is
+    (*leading, out) and the gradients of weight and bias are zeros."""
+    for leading in EMPTY_SHAPES:
+        values = bilinear_values(leading, 3, 2, device)
+        shapes = f"x1 of shape {(*leading, 3)} and x2 of shape {(*leading, 2)}"
+        with case(shapes.replace(" and ", ", ") + ", bias=a tensor"):
+            try:
+                check_values_and_gradients(function, BILINEAR, values)
+            except GradingError as error:
+                raise_none_for_empty(function, BILINEAR, values, "F.bilinear")
+                raise GradingError(
+                    f"Bilinear fails for an empty batch, {shapes}, and is right for every "
+                    "non-empty leading shape: there F.bilinear's output has shape "
+                    f"{(*leading, OUT)} and the gradients of weight and bias are zeros, sums "
+                    "over no rows. Does your code divide by the number of rows, pick one row "
+                    "out, or ask reshape to infer a size from zero elements?",
+                    error.details or error.hint, mistake="Bilinear/empty-batch") from error
     covers("an empty batch")
 
 

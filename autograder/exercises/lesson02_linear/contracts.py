@@ -25,10 +25,7 @@ MY_LINEAR_CLAUSES = (
                 "1-D x unsqueezed, output and grad_x squeeze()d: shape () for out = 1"}),
     Clause("`weight` of shape $(\\text{out}, \\text{in})$, `bias` of shape $(\\text{out},)$ or "
            "`None`: the value and the gradients `F.linear` gives, each gradient of its input's "
-           "shape, the value computed in the inputs' dtype (in float32, $+\\infty$ where "
-           "`x @ weight.T` overflows before the bias is added, as `x @ weight.T + bias` gives; "
-           "`F.linear`'s own value, which on some devices adds the bias inside the sum, is "
-           "accepted too);",
+           "shape, the value computed in the inputs' dtype;",
            {"MyLinearFunction/computes-in-wider-dtype": "forward in float64, cast back",
             "MyLinearFunction/grad-x-transposed": "grad_x = grad_output @ weight.T",
             "MyLinearFunction/wrong-gradient-shape": "grad_weight = x.T @ grad_output",
@@ -54,7 +51,9 @@ MY_LINEAR_CLAUSES = (
                 "grad_bias summed whenever there is a bias, then None when it is frozen"}),
     Clause("backward never writes into `grad_output`: each gradient it returns is a new tensor;",
            {"MyLinearFunction/writes-grad-output":
-                "grad_x written into grad_output's buffer where shapes match"}),
+                "grad_x written into grad_output's buffer where shapes match",
+            "MyLinearFunction/returns-view-of-grad-output":
+                "grad_bias as g2[0] for one row: a view of grad_output"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
            "`ctx`: nothing on the class, nothing in a global;",
            {"MyLinearFunction/tensor-on-ctx": "tensors kept on ctx",
@@ -94,9 +93,8 @@ FUSED_CLAUSES = (
     Clause("the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every "
            "pre-activation, exactly 0 and however small included, for any `grad_output`, nan "
            "and $\\pm\\infty$ entries included; the value also where a pre-activation "
-           "overflows to $-\\infty$ or $+\\infty$; in float32 and float64, the pre-activation "
-           "computed in the inputs' dtype, as `x @ weight.T + bias` or `F.linear` computes it "
-           "(a nan pre-activation is outside the contract);",
+           "overflows to $-\\infty$ or $+\\infty$; the pre-activation computed in the "
+           "inputs' dtype;",
            {"FusedLinearReLU/computes-in-wider-dtype":
                 "the pre-activation in float64, the output cast back",
             "FusedLinearReLU/output-multiplies-mask":
@@ -153,10 +151,7 @@ BILINEAR_CLAUSES = (
     Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for "
            "`x1`, `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, "
            "sliced or expanded view too) and for any `grad_output` autograd hands you, a "
-           "non-contiguous one included, the value computed in the inputs' dtype, not in a wider "
-           "one and cast back (in float32, where a partial sum over $i, j$ overflows or rounds "
-           "depends on the order you contract in; a single term, $n_1 = n_2 = 1$, that "
-           "overflows gives $+\\infty$ before the bias is added, as `F.bilinear` gives);",
+           "non-contiguous one included, the value computed in the inputs' dtype;",
            {"Bilinear/computes-in-wider-dtype": "forward in float64, cast back",
             "unproven:wrong-value": "grad_x2 sums over the wrong input",
             "Bilinear/weight-indices-swapped":

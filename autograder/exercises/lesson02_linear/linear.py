@@ -24,7 +24,7 @@ from .layouts import check_layouts
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
-from .size_one import squeeze_named
+from .size_one import check_gradients_are_new, squeeze_named
 from .float32 import (BIAS_ORDER, CAST_BEFORE_BIAS, OVERFLOW_IN_FLOAT32, ROUNDED_ONCE,
                       bias_after_products, check_float32_bias_order,
                       check_float32_cast_before_bias, check_float32_overflow,
@@ -33,7 +33,10 @@ from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activat
                         check_infinite_grad_output_where_off, check_no_float_kept,
                         check_overflowing_pre_activation, check_saves_bool_mask)
 
-EMPTY = (0,)  # an empty batch: F.linear gives a (0, out) output and zero parameter gradients
+# empty batches, the 0 first, in the middle and last of the leading dims: F.linear gives a
+# (*leading, out) output and zero parameter gradients (a reshape(rows, -1) keyed on one leading
+# size, or a special case for x.shape[0] == 0, fails past the first)
+EMPTY_SHAPES = ((0,), (2, 0), (3, 0, 2))
 
 MY_LINEAR = Spec("MyLinearFunction", ("x", "weight", "bias"),
                  lambda x, weight, bias=None: F.linear(x, weight, bias))
@@ -116,23 +119,26 @@ def check_shapes_returned(function, spec: Spec, device, leading_shapes=LEADING_S
 
 
 def check_empty_batch(function, spec: Spec, device) -> None:
-    """x of shape (0, in), after every other leading shape passed: F.linear's output is (0, out)
-    and the gradients of weight and bias are zeros, a sum over no rows."""
-    values = linear_values(EMPTY, device)
-    with case(_linear_case(values)):
-        try:
-            check_values_and_gradients(function, spec, values)
-        except GradingError as error:
-            raise_none_for_empty(function, spec, values, "F.linear" if spec.name.startswith(
-                "MyLinear") else "torch.relu(F.linear(...))")
-            raise GradingError(
-                f"{spec.name} fails for an empty batch, x of shape {tuple(values['x'].shape)}, "
-                "and is right for every other leading shape: there F.linear's output has shape "
-                f"(0, {OUT_FEATURES}) and the gradients of weight and bias are zeros, sums over "
-                "no rows. Does your backward divide by the number of rows, pick one row out, or "
-                "ask reshape to infer a size from zero elements?",
-                error.details or error.hint, mistake=f"{spec.name}/empty-batch") from error
-    check_shapes_returned(function, spec, device, (EMPTY,))
+    """x of shape (*leading, in) with a 0 in the leading dims (first, last or between), after
+    every other leading shape passed: F.linear's output is (*leading, out) and the gradients of
+    weight and bias are zeros, a sum over no rows."""
+    for leading in EMPTY_SHAPES:
+        values = linear_values(leading, device)
+        with case(_linear_case(values)):
+            try:
+                check_values_and_gradients(function, spec, values)
+            except GradingError as error:
+                raise_none_for_empty(function, spec, values, "F.linear" if spec.name.startswith(
+                    "MyLinear") else "torch.relu(F.linear(...))")
+                raise GradingError(
+                    f"{spec.name} fails for an empty batch, x of shape "
+                    f"{tuple(values['x'].shape)}, and is right for every non-empty leading "
+                    f"shape: there F.linear's output has shape {(*leading, OUT_FEATURES)} and "
+                    "the gradients of weight and bias are zeros, sums over no rows. Does your "
+                    "code divide by the number of rows, pick one row out, or ask reshape to "
+                    "infer a size from zero elements?",
+                    error.details or error.hint, mistake=f"{spec.name}/empty-batch") from error
+    check_shapes_returned(function, spec, device, EMPTY_SHAPES)
     covers("an empty batch")
 
 
@@ -205,6 +211,7 @@ def _my_linear_checks(function, device) -> None:
     check_saved_through_ctx(function, MY_LINEAR, device)
     check_empty_batch(function, MY_LINEAR, device)
     check_one_feature(function, MY_LINEAR, device)
+    check_gradients_are_new(function, MY_LINEAR, lambda leading: linear_values(leading, device))
     # names a gate slip before the FLOP count; the pass after it tries bias=None too
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=False, biases=(True,))
     check_needs_input_grad(function, MY_LINEAR, device)  # names the matmuls to skip

@@ -58,8 +58,9 @@ UNUSUAL = [
             _linear("        x, weight = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
                     "        gx = grad_output @ weight if n[0] else None\n"
                     "        gw = torch.einsum('...o,...i->oi', grad_output, x) if n[1] else None\n"
-                    "        gb = torch.einsum('...o->o', grad_output) if ctx.has_bias and n[2] "
-                    "else None\n        return gx, gw, gb",
+                    # einsum('...o->o') alone is grad_output itself for 1-D x (review 58b)
+                    "        gb = torch.einsum('po->o', grad_output.reshape(-1, grad_output.shape[-1])) "
+                    "if ctx.has_bias and n[2] else None\n        return gx, gw, gb",
                     "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
                     "                              weight if ctx.needs_input_grad[0] else None)\n"
                     "        ctx.has_bias = bias is not None\n"
@@ -78,7 +79,7 @@ UNUSUAL = [
             _linear(FLAT + GUARDED + f"        grad_bias = None\n"
                     "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
                     f"            grad_bias = (grad_output.sum({_LEADING}) if grad_output.dim() > 1"
-                    "\n                         else grad_output)\n" + _RETURN)),
+                    "\n                         else grad_output.clone())\n" + _RETURN)),
     Unusual("MyLinearFunction", "saves conditionally, shapes read from grad_output",
             _linear(_SHAPES_FROM_G,
                     "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"

@@ -39,6 +39,6 @@ UNUSUAL = [
     Unusual("MyLinearFunction", "grad_bias summed over the leading dims by name, 1-D guarded",
             _linear(FLAT + GUARDED + "        grad_bias = None\n"
                     "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
-                    "            grad_bias = grad_output if grad_output.dim() == 1 else "
+                    "            grad_bias = grad_output.clone() if grad_output.dim() == 1 else "
                     "grad_output.sum(dim=tuple(range(grad_output.dim() - 1)))\n" + _RETURN)),
 ]
