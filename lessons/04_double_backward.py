@@ -216,8 +216,9 @@ plt.show()
 #
 # - `x` and `beta` come in float64 and float32; `beta` negative and tiny too; `x` 0-d and
 #   empty too.
-# - Every value and gradient is finite and right at $x = 0$ and where $|\beta x|$ saturates
-#   the sigmoid (up to about 800, past `exp`'s overflow in both dtypes).
+# - Every value, gradient and second derivative is finite and right at $x = 0$ and where
+#   $|\beta x|$ saturates the sigmoid (up to about 800, past `exp`'s overflow in both dtypes),
+#   in float32 as in float64.
 # - A non-contiguous `grad_output`: the gradient must not depend on its strides.
 # </details>
 #
@@ -590,8 +591,8 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its backward
-#   the first derivative, for every `grad_output`, as a tensor on `x`'s device, leaving
-#   `grad_output` as it was;
+#   the first derivative at every `x`, 0 and negative included, for every `grad_output`, as a
+#   tensor on `x`'s device, leaving `grad_output` as it was;
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
@@ -608,6 +609,8 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #
 # - `x` comes in float64 and float32, on the CPU and (where the grader has one) a GPU: a
 #   stand-in device checks on a CPU-only machine that your result goes back to `x`'s device.
+# - "Every `x`": exact zeros, negative `x` and tiny `x` (down to 1e-80 in float64, 1e-12 in
+#   float32), in both dtypes; not where `x ** 3` itself overflows.
 # - "Shares the version counter": autograd's version counter is what notices an in-place change
 #   to a saved tensor. A tensor made from `x`'s memory (`torch.from_numpy(x.numpy())`,
 #   `x.data`) shares the numbers but not the counter, so the change goes unseen; a CPU copy of
@@ -682,8 +685,11 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
 # squares it. Saving $3x^2$ is correct here, though an intermediate: the trap cost only second
 # derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size. Saving the
-# output works too, with a cube root in backward: `np.cbrt`, since `y ** (1 / 3)` is `nan` for
-# negative `y`. Backward crosses the border with `.detach().cpu().numpy()` and comes back with
+# output works too, with a cube root in backward (`np.cbrt`, since `y ** (1 / 3)` is `nan` for
+# negative `y`, and not `3 * y / x`, which is 0 / 0 at `x = 0`), but only where `x ** 3` is a
+# normal number: in float32 the output is `inf` once $|x|$ passes about 7e12 (so is its root,
+# where $3x^2$ is finite), and subnormal below about 2e-13, where the root has lost digits (25%
+# off at 1e-15). Saving `x` has neither problem. Backward crosses the border with `.detach().cpu().numpy()` and comes back with
 # `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
 # `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
 # the result (PyTorch's documented order); by hand after the class, the calls nest the same
@@ -1206,7 +1212,7 @@ def check_gradient_penalty():
 check_gradient_penalty()
 
 # %% [markdown]
-# ### A trap the self-check tries in float64 only
+# ### A trap only second derivatives show
 #
 # Lesson 01 built a stable sigmoid with `torch.where`,
 # which computes both branches everywhere and keeps one. With the textbook branches,
@@ -1247,17 +1253,18 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
 # becomes part of the first derivative's graph: the first derivative is right, and only the
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract names no second derivative in float32 at such magnitudes, so the self-check
-# never tries one there: in float32 it checks Swish's values and first derivatives, at
-# $|\beta x|$ up to 806, past both overflows. It does try second derivatives in float64 at
-# $|\beta x| = 806$, past float64's 710, and there it names a `nan` and the points where it
-# appears.
+# The contract's second bullet covers these magnitudes in both dtypes, so the self-check tries
+# second derivatives in float32 at $|\beta x|$ = 100, 650 and 806 (past float32's 89) and in
+# float64 at 806 (past float64's 710), and names a `nan` and the points where it appears. The
+# same overflow hides in a backward without `where`: `1 / (1 + exp(-z))` with `z` clamped to
+# ±700, float64's safe range, is right in value and first derivative, and its second derivative
+# is `nan` in float32 (0 × inf again, inside the reciprocal's derivative).
 #
 # Two traps of this kind (an op in backward whose derivative goes wrong at some points):
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries it in float64 only, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
+# | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries both dtypes, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # </details>
 

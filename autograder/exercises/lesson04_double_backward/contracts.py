@@ -106,10 +106,12 @@ SWISH_CLAUSES = (
 
 CUBE_ONCE_CLAUSES = (
     Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its "
-           "backward the first derivative, for every `grad_output`, as a tensor on `x`'s device, "
-           "leaving `grad_output` as it was;",
+           "backward the first derivative at every `x`, 0 and negative included, for every "
+           "`grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
+            "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
+            "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
             "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()",

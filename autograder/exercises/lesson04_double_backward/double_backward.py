@@ -27,6 +27,8 @@ from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
+from .cube_points import check_every_x
+from .float32_saturation import check_float32_second_derivatives, name_nonfinite_float32
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent
 from .saved_alias import check_saved_guarded
@@ -155,35 +157,6 @@ def check_float32_saturation(function, device) -> None:
     covers("0-d and empty x")
 
 
-def name_nonfinite_float32(function, values: dict, error: GradingError) -> None:
-    """A float32 first derivative that is inf or nan where |beta x| saturates the sigmoid:
-    named with its points and |beta x| there (float32's exp overflows past 88.7)."""
-    inputs = make_inputs(values)
-    try:
-        output = function.apply(*inputs.values())
-        grads = torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
-                                    allow_unused=True)
-    except RuntimeError:
-        return
-    x, beta = values["x"], values["beta"]
-    for name, grad in zip(inputs, grads):
-        if grad is None or torch.isfinite(grad).all():
-            continue
-        bad = ~torch.isfinite(grad if name == "x" else grad.expand_as(x))
-        if name == "beta":  # one number: every point is suspect; name those past 88.7
-            bad = (beta * x).abs() > 88.7
-        points = " and ".join(f"{p:g}" for p in x[bad].tolist())
-        products = (beta * x[bad]).abs()
-        raise GradingError(
-            f"in float32, your gradient for {name} is "
-            f"{'nan' if torch.isnan(grad).any() else 'inf'} at x = {points} (|beta x| = "
-            f"{products.min().item():.4g} to {products.max().item():.4g}), where the sigmoid "
-            "saturates and the true gradient is finite: an op in backward overflows float32 "
-            "there (exp passes float32's largest value once its argument passes 88.7, where "
-            "float64 goes on to 709)", error.details,
-            mistake="SwishFunction/float32-overflow") from error
-
-
 SAVED_OUTPUT_FIX = ("compute the gradient with tensor ops on ctx.saved_tensors and grad_output; "
                     "torch.autograd.grad of a saved output runs this very backward again")
 
@@ -232,6 +205,7 @@ def _swish_checks(function, device) -> None:
     with case("x of shape (3, 4), beta=1.3, float32"):
         inputs = make_inputs(swish_values((3, 4), device, seed=9, dtype=torch.float32))
         check_no_copy_saved(SWISH, run_forward(function, SWISH, inputs), inputs)
+    check_float32_second_derivatives(function, SWISH, device)
     with case("x of shape (3, 4), beta=1.3, grad_output not contiguous (a transpose's gradient)"):
         check_noncontiguous_grad_output(function, SWISH, swish_values((3, 4), device, seed=7))
     for beta in (1.3, -0.7):
@@ -299,6 +273,7 @@ def _cube_once_checks(function, device) -> None:
             check_no_ctx_tensors(CUBE_ONCE, forward)
             check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
+    check_every_x(function, CUBE_ONCE, device)
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)},

@@ -211,6 +211,13 @@ EQUIVALENTS = [
                      "ctx.save_for_backward((x * x).clone())",
                      "a copy of x * x, which forward made and nothing else holds: the original is "
                      "freed, the bytes kept are the same"),
+    EquivalentMutant("CubeOnce", "save_copy",
+                     "ctx.save_for_backward(torch.as_tensor(3 * x.detach().cpu().numpy() ** 2)"
+                     ".to(x.device))",
+                     "ctx.save_for_backward(torch.as_tensor(3 * x.detach().cpu().numpy() ** 2)"
+                     ".to(x.device).clone())",
+                     "a copy of 3x^2, which forward made in NumPy and nothing else holds: the "
+                     "original is freed, the bytes kept are the same"),
     EquivalentMutant("NumpyTanh", "nudge_constant",
                      "return (torch.from_numpy(u * (1 - y * y) - 2 * w * g * y),",
                      "return (torch.from_numpy(u * (1 - y * y) - 1 * w * g * y),",

@@ -227,9 +227,12 @@ def name_nan_second_derivative(function, spec: Spec, values: dict, error: Gradin
     points = " and ".join(f"{p:g}" for p in sorted(set(x.detach()[bad].tolist())))
     at_zero = bool((x.detach()[bad] == 0).all())
     products = (beta.detach() * x.detach()[bad]).abs()
+    limit = 709 if x.dtype == torch.float64 else 88.7
     where = (f"at x = {points}" if at_zero else
-             f"at x = {points} (|beta x| = {products.max().item():.4g}"
-             + (": exp overflows float64 past 709)" if bool((products > 709).all()) else ")"))
+             f"at x = {points} (|beta x| = " + " to ".join(
+                 dict.fromkeys(f"{p:.4g}" for p in (products.min().item(), products.max().item())))
+             + (f": exp overflows {str(x.dtype).removeprefix('torch.')} past {limit:g})"
+                if bool((products > limit).all()) else ")"))
     if "where" in log.ops:
         cause = ("backward builds s with a torch.where whose dropped branch is inf or nan "
                  "there (" + ("a division by x: 0 / 0" if at_zero else "an exp that overflows")

@@ -1,0 +1,58 @@
+"""SwishFunction in float32 where |beta x| saturates the sigmoid: a first derivative that
+overflows is named with its points, and the second derivatives (contract bullet 2, float32
+included) are graded at |beta x| = 100, 650 and 806, past float32's exp overflow at 88.7 and
+on both sides of float64's at 709."""
+
+import torch
+
+from ...checks import Spec, case, make_inputs
+from ...errors import GradingError
+from .second_derivatives import check_differentiable_backward, name_nan_second_derivative
+
+FLOAT32_SATURATED = [-620.0, -500.0, -77.0, 0.5, 77.0, 500.0, 620.0]
+
+
+def check_float32_second_derivatives(function, spec: Spec, device) -> None:
+    """Second derivatives in float32 at |beta x| from 0.65 to 806, both signs of beta, every
+    subset of x and beta requiring grad: a backward whose exp overflows inside
+    1 / (1 + exp(-z)) (z clamped to float64's range) is nan there, named with its points."""
+    x = torch.tensor(FLOAT32_SATURATED, dtype=torch.float32, device=device)
+    for beta, subsets in ((1.3, (["x", "beta"], ["x"], ["beta"])), (-1.3, (["x", "beta"],))):
+        values = {"x": x, "beta": torch.tensor(beta, dtype=torch.float32, device=device)}
+        for wanted in subsets:
+            with case(f"float32 x = (-620, -500, -77, 0.5, 77, 500, 620), beta={beta}: |beta x| "
+                      f"up to 806, second derivatives for {' and '.join(wanted)}"):
+                try:
+                    check_differentiable_backward(function, spec, values, wanted)
+                except GradingError as error:
+                    name_nan_second_derivative(function, spec, values, error)
+                    raise
+
+
+def name_nonfinite_float32(function, values: dict, error: GradingError) -> None:
+    """A float32 first derivative that is inf or nan where |beta x| saturates the sigmoid:
+    named with its points and |beta x| there (float32's exp overflows past 88.7)."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        grads = torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
+                                    allow_unused=True)
+    except RuntimeError:
+        return
+    x, beta = values["x"], values["beta"]
+    for name, grad in zip(inputs, grads):
+        if grad is None or torch.isfinite(grad).all():
+            continue
+        bad = ~torch.isfinite(grad if name == "x" else grad.expand_as(x))
+        if name == "beta":  # one number: every point is suspect; name those past 88.7
+            bad = (beta * x).abs() > 88.7
+        points = " and ".join(f"{p:g}" for p in x[bad].tolist())
+        products = (beta * x[bad]).abs()
+        raise GradingError(
+            f"in float32, your gradient for {name} is "
+            f"{'nan' if torch.isnan(grad).any() else 'inf'} at x = {points} (|beta x| = "
+            f"{products.min().item():.4g} to {products.max().item():.4g}), where the sigmoid "
+            "saturates and the true gradient is finite: an op in backward overflows float32 "
+            "there (exp passes float32's largest value once its argument passes 88.7, where "
+            "float64 goes on to 709)", error.details,
+            mistake="SwishFunction/float32-overflow") from error
