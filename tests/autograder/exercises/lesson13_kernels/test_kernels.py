@@ -207,10 +207,11 @@ _KEPT_BUFFERS = {}
 
 
 def _doubled(x, keep):
-    """2 * x by _double, into a buffer kept in _KEPT_BUFFERS when ``keep``, then copied out."""
+    """(2 * x,) by _double, into a buffer kept in _KEPT_BUFFERS when ``keep``, then copied
+    out."""
     y = _KEPT_BUFFERS.setdefault(x.numel(), torch.empty_like(x)) if keep else torch.empty_like(x)
     _double[(1,)](x, y, x.numel(), BLOCK=8, MASKED=True)
-    return y.clone()
+    return (y.clone(),)
 
 
 @pytest.mark.parametrize("keep", [False, True])
