@@ -621,7 +621,7 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 # </details>
 #
 # What forward saves is yours: `x`, the output or $3x^2$. What does each choice cost in memory,
-# and what does it leave backward to compute (for negative values too)?
+# and what does it leave backward to compute (for negative values, and at 0, too)?
 #
 # Start without the mark, and leave the stub's two lines under the class (the cell raises
 # there). **Predict**: does a second backward through this unmarked version raise, or run? The
@@ -638,8 +638,8 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 # <details><summary><b>Hint 2</b>: the mark under the class</summary>
 #
 # Applying it by hand after the class? Print `type(CubeOnce.__dict__["backward"])` and
-# `type(CubeOnce.backward)`: are they the same object? What you assign to `CubeOnce.backward`
-# replaces the first of the two.
+# `type(CubeOnce.backward)`: are they the same object? Which of the two does an assignment to
+# `CubeOnce.backward` replace, and so what must the value you assign be?
 # </details>
 #
 # <details><summary><b>Hint</b>: the 0-d case fails</summary>

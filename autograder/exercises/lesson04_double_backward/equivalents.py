@@ -197,7 +197,12 @@ EQUIVALENTS = [
            "grad_beta = (grad_output * x * x * ds).sum() if True else None"),
           ("grad_x = grad_output * s * (1 + beta * x * (1 - s)) if ctx.needs_input_grad[0] "
            "else None",
-           "grad_x = grad_output * s * (1 + beta * x * (1 - s)) if True else None"))),
+           "grad_x = grad_output * s * (1 + beta * x * (1 - s)) if True else None"),
+          ("gx = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] else None",
+           "gx = grad_output * (s + beta * x * ds) if True else None"),
+          ("gb = torch.einsum('...,...,...->', grad_output, x * x, ds) if ctx.needs_input_grad[1] "
+           "else None",
+           "gb = torch.einsum('...,...,...->', grad_output, x * x, ds) if True else None"))),
     EquivalentMutant("SwishFunction", "add_copy",
                      "ctx.save_for_backward(x, beta)  # inputs only: they come back linked to the "
                      "graph",
