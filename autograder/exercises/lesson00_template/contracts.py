@@ -84,6 +84,8 @@ WEIGHTED_SUM_CLAUSES = (
            "before it, on the same tensors included; a tensor kept for backward goes through "
            "`ctx.save_for_backward`, nowhere else;",
            {"WeightedSum/state-shared-between-calls": "weights in a global dict, keyed by x1",
+            "WeightedSum/state-in-default-argument":
+                "weights kept in a mutable default argument of forward",
             "WeightedSum/state-on-input": "weights hung on the input x1",
             "WeightedSum/weight-as-tensor-on-ctx": "weights made into tensors on ctx",
             "WeightedSum/state-on-class": "weights in a dict on the class, keyed by x1",

@@ -74,4 +74,4 @@ def check_no_mutable_defaults(function, spec: Spec, values: dict) -> None:
             f"{spec.name}.forward changed its own mutable default argument: a default such as "
             "[] or {} is made once, when the def runs, and every call shares it, as a global; "
             "keep what backward needs on ctx, one per call",
-            mistake=f"{spec.name}/state-shared-between-calls")
+            mistake=f"{spec.name}/state-in-default-argument")

@@ -39,8 +39,7 @@ def _worst(function, spec: Spec, values: dict, seed: int):
     return worst
 
 
-def check_large_sizes(function, spec: Spec, small: dict, large: dict, shapes: str,
-                        mistake: str) -> None:
+def check_large_sizes(function, spec: Spec, small: dict, large: dict, shapes: str) -> None:
     """``large`` (float64 values, 10^4 entries or more), in float64 and in float32, compared at
     RTOL; named only when ``small`` is right at RTOL too in that dtype (an answer narrower at
     every size is named by the precision checks)."""
@@ -58,4 +57,5 @@ def check_large_sizes(function, spec: Spec, small: dict, large: dict, shapes: st
                     f"your {what} is off by a relative {error:.3g} at {shapes} ({name}), and "
                     f"right to {rtol:g} on a small input: {DIGITS[dtype]}; does your code "
                     "narrow the dtype, or switch method, above some size? The contract holds "
-                    f"at every size, with {name}'s digits for {name} inputs", mistake=mistake)
+                    f"at every size, with {name}'s digits for {name} inputs",
+                    mistake=f"{spec.name}/narrows-large-input")
