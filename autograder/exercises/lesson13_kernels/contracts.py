@@ -62,7 +62,8 @@ SILU_MUL_CLAUSES = (
            {"silu_mul/size-shared-between-calls":
                 "the launch grid kept in a module global by forward, reused by backward",
             "silu_mul/buffer-kept-between-calls":
-                "a float32 staging buffer for half inputs kept per size in a module global",
+                "float16/bfloat16: a float32 staging buffer kept per size in a global, cast to a "
+                "fresh output",
             "silu_mul/writes-input": "the output written into the input a",
             "silu_mul/same-output-every-call":
                 "the output buffer kept per shape and returned again by every call",
@@ -128,8 +129,7 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/reads-unwritten-memory":
                 "partial rows from torch.empty summed with no rows",
             "rms_norm_rows/buffer-kept-between-calls":
-                "weight-gradient partial rows kept per D between calls, summed whole, or "
-                "fully overwritten in every call (named where they live)"}),
+                "weight-gradient partial rows kept per D between calls, summed whole"}),
     Clause("float16/bfloat16 computing in float32 (every product included), the output and "
            "both gradients in the inputs' dtype; nothing written into the inputs;",
            {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
