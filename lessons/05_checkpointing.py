@@ -411,7 +411,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
 #   one tensor argument requires grad; a frozen one (`requires_grad=False`, as in fine-tuning)
-#   gets none, and backward still runs;
+#   gets none, and backward still runs, even when all are frozen and the only argument that
+#   requires grad is one `run_fn` ignores (a dummy);
 # - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
 #   dropout masks as the same model unchecked; the self-check compares the two.
@@ -506,7 +507,8 @@ class CheckpointFunction(torch.autograd.Function):
                 torch.cuda.set_rng_state(state, device)
             with torch.enable_grad():
                 output = ctx.run_fn(*args)  # the same dropout masks as in forward
-        torch.autograd.backward(output, grad_output)  # .grad accumulates on the parameters too
+        if output.requires_grad:  # False: frozen parameters, no used input requiring grad
+            torch.autograd.backward(output, grad_output)  # .grad accumulates on the parameters
         return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
         ### END SOLUTION
 
@@ -1030,9 +1032,8 @@ for reentrant in (True, False):
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # With one-element tensors $x_1 = 1$, $x_2 = 2$, $f(h) = h^2$ and $g(h) = w\,h$, where $w = 3$
-# is $g$'s one parameter: forward returns $y_1 = 5$, $y_2 = 17$. Backward rebuilds $x_2 = 2$,
-# then $x_1 = 1$. With both incoming gradients 1, it returns 4 for $x_1$ and 17 for $x_2$, and
-# `w.grad` becomes 5.
+# is $g$'s one parameter: forward returns $y_1 = 5$, $y_2 = 17$. With both incoming gradients
+# 1, backward returns 4 for $x_1$ and 17 for $x_2$, and `w.grad` becomes 5.
 # </details>
 #
 # Question 1, checked alone: write `my_inverse(y1, y2, f, g)` returning `(x1, x2)`. The cell
@@ -1745,7 +1746,11 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 
 # %% [markdown]
 # A dummy 0-d tensor that requires grad makes your output require grad, for the price of one
-# more argument. (Setting `x.requires_grad_()` also works, and makes backward compute a
+# more argument, and of one more case for your backward: freeze the body as well (fine-tuning
+# only the head) and the output it rebuilds requires no grad, yet the step must still run and
+# train the head (the contract's parameters bullet; the grader checks it). PyTorch's reentrant
+# checkpoint raises there ("none of output has requires_grad=True"); its non-reentrant one
+# runs. (Setting `x.requires_grad_()` also works, and makes backward compute a
 # gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
 # body is in the section "Yours and `torch.utils.checkpoint`, side by side" above.
 

@@ -26,7 +26,7 @@ from .argument_probes import (check_half_dtypes, check_ignored_input, check_mixe
                               check_recompute_dtypes, check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
-from .frozen_parameters import check_checkpoint_frozen
+from .frozen_parameters import check_checkpoint_frozen, check_frozen_with_dummy
 from .contracts import CHECKPOINTING_CLAUSES
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
@@ -209,6 +209,9 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         with case("run_fn = Linear (frozen: requires_grad=False), Tanh, Linear, x of shape "
                   "(3, 5)"):
             check_checkpoint_frozen(function, device, check_block)
+        with case("run_fn = Linear (frozen), Tanh, Linear (frozen), then a trained head; x data "
+                  "(no grad) and a 0-d dummy requiring grad that run_fn ignores or detaches"):
+            check_frozen_with_dummy(function, device)
 
 
 def _two_inputs(a, b):

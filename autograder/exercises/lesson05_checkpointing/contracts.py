@@ -126,13 +126,16 @@ CHECKPOINTING_CLAUSES = (
                 "returns gradients for the tensors only (no None for scale and use_tanh)"}),
     Clause("**parameters** used inside `run_fn` receive their gradients in `.grad` whenever at "
            "least one tensor argument requires grad; a frozen one (`requires_grad=False`, as in "
-           "fine-tuning) gets none, and backward still runs;",
+           "fine-tuning) gets none, and backward still runs, even when all are frozen and the "
+           "only argument that requires grad is one `run_fn` ignores (a dummy);",
            {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
             C + "backward-inputs-only": "torch.autograd.backward(output, grad_output, "
                                         "inputs=leaves)",
             C + "overwrites-parameter-grad": "overwrites the parameters' .grad",
             C + "frozen-parameter": "autograd.grad over a module run_fn's every parameter, "
-                                    "frozen ones too"}),
+                                    "frozen ones too",
+            C + "backward-without-graph": "backward through a rebuilt output that requires no "
+                                          "grad (a frozen block, a dummy input)"}),
     Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
            "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
            "the same dropout masks as the same model unchecked; the self-check compares the "

@@ -63,3 +63,41 @@ def check_coupling_frozen(function, values: dict, check_coupling) -> None:
         raise _raised("ReversibleCoupling", "f", error, mistake) from error
     _check_untouched("ReversibleCoupling", frozen, mistake)
     check_coupling(function, values)
+
+
+def check_frozen_with_dummy(function, device) -> None:
+    """Every parameter of run_fn frozen, and the only tensor argument that requires grad one that
+    run_fn ignores (the lesson's dummy input), or uses only through .detach(): the rebuilt output
+    requires no grad. Backward still runs (the output of apply requires grad, so the caller's
+    loss.backward() reaches it), gives the data None, the dummy no gradient, and no parameter a
+    .grad; a trained head after the block gets the gradient a plain run gives it."""
+    block = frozen_block(device, seed=40)[0].requires_grad_(False)
+    head = _linear(WIDTH, 1, device, 42)
+    data = sample((4, WIDTH), device, seed=43)
+    expected = torch.autograd.grad(head(block(data)).square().sum(), head.weight)[0]
+    mistake = "CheckpointFunction/backward-without-graph"
+    for label, run_fn in (("ignores", lambda h, _: block(h)),
+                          ("uses only through .detach()", lambda h, d: block(h) + 0 * d.detach())):
+        dummy = torch.ones((), device=device, dtype=data.dtype, requires_grad=True)
+        head.weight.grad = None
+        try:
+            head(function.apply(run_fn, data, dummy)).square().sum().backward()
+        except (NotImplementedError, GradingError):
+            raise
+        except Exception as error:  # noqa: BLE001  (the learner's backward raised: say when)
+            raise GradingError(
+                f"CheckpointFunction raised {type(error).__name__} in backward when every "
+                "parameter of run_fn is frozen (requires_grad=False) and the only tensor argument "
+                f"that requires grad is a dummy that run_fn {label}: the rebuilt output then "
+                "requires no grad, yet a plain run of the step trains the head after the block; "
+                "what must your backward do when the output it rebuilt has no graph?",
+                str(error), mistake=mistake) from error
+        _check_untouched("CheckpointFunction", block, mistake)
+        if dummy.grad is not None and bool(dummy.grad.detach().abs().max() > 0):
+            raise GradingError("CheckpointFunction gave a gradient to a dummy input run_fn "
+                               f"{label}: run_fn run plainly gives it none", mistake=mistake)
+        if head.weight.grad is None or not torch.allclose(head.weight.grad, expected):
+            raise GradingError(
+                "with every parameter of run_fn frozen and a dummy input, the trained head after "
+                "CheckpointFunction did not get the gradient a plain run gives it",
+                mistake=mistake)

@@ -45,6 +45,8 @@ class CheckpointFunction(torch.autograd.Function):{forward}
 """
 
 
+# right but for one case (review 58c): with every parameter frozen and the only argument that
+# requires grad unused, the rebuilt output requires no grad and its backward raises
 CORRECT_BACKWARD = (f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
                     + f"        torch.autograd.backward(output, grad_output)\n        return {GRADS}")
 

@@ -39,7 +39,8 @@ class CheckpointFunction(torch.autograd.Function):
             torch.set_rng_state(caller[0])
             for d, s in zip(ctx.cuda, caller[1]):
                 torch.cuda.set_rng_state(s, d)
-        output.backward(grad_output)
+        if output.requires_grad:
+            output.backward(grad_output)
         return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
 """),
 ]

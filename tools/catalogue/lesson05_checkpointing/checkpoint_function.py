@@ -33,23 +33,9 @@ class CheckpointFunction(torch.autograd.Function):
                 torch.cuda.set_rng_state(cuda_state, device)
             with torch.enable_grad():
                 output = ctx.run_fn(*args)
-        torch.autograd.backward(output, grad_output)
+        if output.requires_grad:
+            torch.autograd.backward(output, grad_output)
         return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))
-"""
-
-REENTRANT = """
-from torch.utils.checkpoint import CheckpointFunction as _Reentrant
-
-
-class CheckpointFunction(torch.autograd.Function):
-    # PyTorch's own reentrant checkpoint, with preserve_rng_state=True
-    @staticmethod
-    def forward(ctx, run_fn, *args):
-        return _Reentrant.forward(ctx, run_fn, True, *args)
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        return (None, *_Reentrant.backward(ctx, *grad_outputs)[2:])
 """
 
 NO_RESTORE = "        with torch.enable_grad():\n            output = ctx.run_fn(*args)\n"
@@ -112,7 +98,8 @@ class CheckpointFunction(torch.autograd.Function):
                 torch.cuda.set_rng_state(s, d)
         mine = [a for a in args if torch.is_tensor(a) and a.requires_grad]
         others = [v for v in _leaves(out) if not any(v is m for m in mine)]
-        grads = torch.autograd.grad(out, mine + others, grad_output, allow_unused=True)
+        grads = (torch.autograd.grad(out, mine + others, grad_output, allow_unused=True)
+                 if out.requires_grad else [None] * (len(mine) + len(others)))
         for p, gp in zip(others, grads[len(mine):]):
             if gp is not None:
                 p.grad = gp if p.grad is None else p.grad + gp
@@ -123,12 +110,11 @@ class CheckpointFunction(torch.autograd.Function):
 
 UNUSUAL = [
     Unusual("CheckpointFunction", "RNG state passed through save_for_backward", RNG_SAVED),
-    Unusual("CheckpointFunction", "PyTorch's reentrant CheckpointFunction, preserve_rng_state=True",
-            REENTRANT),
     Unusual("CheckpointFunction", "torch.random.fork_rng with explicit CUDA states, inputs list",
             _checkpoint(f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
                         + "        outputs = output if isinstance(output, tuple) else (output,)\n"
-                        "        torch.autograd.backward(outputs, (grad_output,))\n"
+                        "        if output.requires_grad:\n"
+                        "            torch.autograd.backward(outputs, (grad_output,))\n"
                         f"        return {GRADS}")),
     Unusual("CheckpointFunction", "non-tensor arguments in a dict by position, output.backward",
             """
@@ -156,7 +142,8 @@ class CheckpointFunction(torch.autograd.Function):
                 torch.cuda.set_rng_state(state, device)
             with torch.enable_grad():
                 output = ctx.run_fn(*args)
-        output.backward(grad_output)
+        if output.requires_grad:
+            output.backward(grad_output)
         return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
 """),
     # review 52: no fork_rng (the caller's states read and written back by hand, in finally) and

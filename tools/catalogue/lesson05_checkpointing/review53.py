@@ -186,7 +186,8 @@ class CheckpointFunction(torch.autograd.Function):
             torch.set_rng_state(caller[0])
             for d, s in zip(ctx.cuda, caller[1]):
                 torch.cuda.set_rng_state(s, d)
-        out.backward(grad_output)
+        if out.requires_grad:
+            out.backward(grad_output)
         grads = [None] * len(args)
         for i in ctx.where:
             grads[i] = args[i].grad

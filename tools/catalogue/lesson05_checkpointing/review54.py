@@ -123,7 +123,8 @@ class CheckpointFunction(torch.autograd.Function):
                 torch.cuda.set_rng_state(state, device)
             with torch.enable_grad():
                 output = ctx.run_fn(*args)
-        output.backward(grad_output)
+        if output.requires_grad:
+            output.backward(grad_output)
         return (None, *(args[i].grad if i in ctx.slot else None for i in range(len(args))))
 """
 

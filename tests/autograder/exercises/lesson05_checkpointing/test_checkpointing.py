@@ -41,13 +41,16 @@ class TestCorrect:
         CHECKPOINT.run(function)
         assert torch.equal(before, torch.get_rng_state())
 
-    def test_pytorch_reentrant_checkpoint_is_graded_through_backward(self, device):
+    def test_pytorch_reentrant_checkpoint_is_graded_through_backward(self, raises_hint):
         """Is PyTorch's own reentrant CheckpointFunction, which refuses torch.autograd.grad by
-        design, graded the way it is used (.backward()) and accepted?"""
-        reentrant = unusual("CheckpointFunction",
+        design, graded the way it is used (.backward()), and failed only where it breaks the
+        contract: a frozen block with a dummy input, where it raises "none of output has
+        requires_grad=True" (review 58c)?"""
+        reentrant = mistake("CheckpointFunction",
                             "PyTorch's reentrant CheckpointFunction, preserve_rng_state=True")
-        CHECKPOINT.run(reentrant)
-        CHECKPOINT.battery(reentrant, device)
+        with raises_hint("when every parameter of run_fn is frozen (requires_grad=False) and "
+                         "the only tensor argument that requires grad is a dummy"):
+            CHECKPOINT.run(reentrant)
 
     def test_random_state_in_save_for_backward_is_not_an_activation(self):
         """Is the CPU random state (a uint8 tensor) passed through save_for_backward accepted?"""
@@ -326,6 +329,9 @@ class TestWrongStartCause:
      "ones too", "ReversibleCoupling/frozen-parameter"),
     ("ReversibleCoupling", "torch.autograd.backward with inputs= listing every parameter, "
      "frozen ones too", "ReversibleCoupling/frozen-parameter"),
+    # review 58c: every parameter frozen, the only argument requiring grad a dummy run_fn ignores
+    ("CheckpointFunction", "backward through a rebuilt output that requires no grad (a frozen "
+     "block, a dummy input)", "CheckpointFunction/backward-without-graph"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 05 (what forward kept, fresh leaves, .grad of
