@@ -274,8 +274,11 @@ compare_all(predicted_gradcheck, {
 #
 # `x = 0`; `x` whose square overflows to inf, or underflows to 0 or to a subnormal number
 # (`1e160`, `1e-170`, `3e-160` in float64); tiny `x` down to the smallest subnormal (`5e-324` in
-# float64, `1e-45` in float32), where the gradient is compared relatively; and `x` so large that
-# the gradient itself overflows: infinite wherever autograd's is, except where only an
+# float64, `1e-45` in float32), where the checks send `grad_output = 2.0`, a power of two, so
+# that the product `2 * x * grad_output` is exact in any order and is compared relatively (with
+# another `grad_output` the product rounds there, each order differently, and any order is
+# right: one rounding of the product is allowed); and `x` so large that the gradient itself
+# overflows: infinite wherever autograd's is, except where only an
 # intermediate step of autograd's overflows and the exact gradient is finite (a `grad_output`
 # below 1 in size), where inf and the finite value are both accepted. Two backwards can agree on
 # every ordinary `x` and differ at these extremes; step 3 below asks which one you wrote.
@@ -347,7 +350,8 @@ from autograder import grade; grade("Square", Square)
 #
 # $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of
 # $x$'s shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output` (the
-# same product). It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
+# same number, since doubling is exact; another order, such as `(x * grad_output) * 2`, can
+# round differently at subnormal `x`, and the checks accept it). It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
 # model's input, a weight); for an intermediate the caller would free, saving it is what keeps
 # it alive until backward.
 # </details>
@@ -434,77 +438,6 @@ except GradcheckError as error:
 # instead of computing a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`,
 # is not: lesson 01 changes one in place and shows the wrong gradient it gives without a word
 # (two more costs are in "In practice" at the end of the lesson).
-#
-# And an input that is not a tensor? **Predict, then run.** `shift` builds a Function for
-# $y = x + c$, with $c$ a Python float, whose forward saves what you pass as `save` and whose
-# backward returns what you pass as `returns`, and runs it at `c = 2.0`. What does
-# `ctx.needs_input_grad` hold for `Shift.apply(x, 2.0)`? Does `ctx.save_for_backward(x, c)`
-# raise? Does a backward that returns `grad_output` alone raise? And one that returns
-# `grad_output` for `x` and a 0-d tensor of zeros for `c`, the derivative of nothing? Write a
-# tuple and three `True` (raises) or `False` first.
-
-# %%
-### BEGIN WORKED
-predicted_shift = {"needs_input_grad of Shift.apply(x, 2.0)": (True, False),
-                   "save_for_backward(x, c) raises": True,
-                   "backward returning grad_output alone raises": True,
-                   "backward returning zeros for c raises": True}
-### LEARNER
-predicted_shift = {
-    "needs_input_grad of Shift.apply(x, 2.0)": None,
-    "save_for_backward(x, c) raises": None,
-    "backward returning grad_output alone raises": None,
-    "backward returning zeros for c raises": None
-}
-### END WORKED
-
-
-# %%
-def shift(save, returns):
-    """Build y = x + c (c a Python float) with the given forward save and backward return,
-    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
-
-    class Shift(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, c):
-            ctx.save_for_backward(*save(x, c))
-            return x + c
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return returns(grad_output)
-
-    x, needs = torch.ones(3, requires_grad=True), None
-    try:
-        y = Shift.apply(x, 2.0)
-        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
-        y.sum().backward()
-    except (TypeError, RuntimeError) as error:
-        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
-    return needs, None
-
-
-_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
-needs, alone = shift(lambda x, c: (), lambda g: g)
-_, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
-if written(predicted_shift):  # the errors, once your four answers are written
-    for error in (saving_c, alone, zeros_for_c):
-        print(error or "no error")
-compare_all(predicted_shift, {
-    "needs_input_grad of Shift.apply(x, 2.0)": needs,
-    "save_for_backward(x, c) raises": saving_c is not None,
-    "backward returning grad_output alone raises": alone is not None,
-    "backward returning zeros for c raises": zeros_for_c is not None
-})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `(True, False)`, and all three raise. A Python float never needs a gradient: autograd cannot
-# even give it one. `save_for_backward` takes tensors (or `None`), nothing else, and is called
-# once, with every tensor (the optional `SavesTwice` at the end shows what a second call
-# does).
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
@@ -525,8 +458,8 @@ compare_all(predicted_shift, {
 # - for float64 inputs, `w1` and `w2` never pass through a narrower tensor (float32, bfloat16
 #   or float16): the value and both gradients keep every digit of them;
 # - each call's backward uses that call's own `w1` and `w2`, even when another call runs
-#   before it, on the same tensors included; a tensor kept for backward goes through
-#   `ctx.save_for_backward`, nowhere else;
+#   before it, on the same tensors included; a tensor forward keeps for backward, if any, is
+#   one autograd guards against in-place changes;
 # - backward never writes into `grad_output` (its values, its shape or its strides): autograd
 #   may read it after your backward.
 #
@@ -536,9 +469,8 @@ compare_all(predicted_shift, {
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. Backward returns four values. Which inputs get a gradient, and what can go in the other
 #    places?
-# 3. So what must forward keep for backward, and where? List the places forward could put
-#    it. Which of them still hold *this* call's values when a second call runs before the
-#    first one's backward, and which keep every digit of a float64 weight?
+# 3. So what must forward keep for backward, and where? Test your choice against the
+#    contract's bullets on the weights.
 #
 # Skipping the gradient of an input that needs none (`ctx.needs_input_grad`) saves little
 # here, and the self-check accepts a backward that computes both (autograd drops one nobody
@@ -554,7 +486,7 @@ compare_all(predicted_shift, {
 #
 # Both Jacobians are diagonal, as for `Square`. Write the diagonal entry of each: which of the
 # four inputs does it contain, and which does it not? Which entries of `ctx.needs_input_grad`
-# belong to `w1` and `w2`, and what did `shift` show they hold for a float?
+# belong to `w1` and `w2`? Can a Python float ever need a gradient, or receive one?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
@@ -588,6 +520,71 @@ self_check("WeightedSum", WeightedSum)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("WeightedSum", WeightedSum)
 ### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Why those `None`s? Inputs that are not tensors
+#
+# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float,
+# whose forward saves what you pass as `save` and whose backward returns what you pass as
+# `returns`, and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward
+# that returns `grad_output` for `x` and a 0-d tensor of zeros for `c`, the derivative of
+# nothing, raise? Write `True` (raises) or `False` for each first.
+
+# %%
+### BEGIN WORKED
+predicted_shift = {"save_for_backward(x, c) raises": True,
+                   "backward returning zeros for c raises": True}
+### LEARNER
+predicted_shift = {
+    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None
+}
+### END WORKED
+
+
+# %%
+def shift(save, returns):
+    """Build y = x + c (c a Python float) with the given forward save and backward return,
+    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
+
+    class Shift(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, c):
+            ctx.save_for_backward(*save(x, c))
+            return x + c
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return returns(grad_output)
+
+    x, needs = torch.ones(3, requires_grad=True), None
+    try:
+        y = Shift.apply(x, 2.0)
+        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
+        y.sum().backward()
+    except (TypeError, RuntimeError) as error:
+        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    return needs, None
+
+
+_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
+needs, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
+if written(predicted_shift):  # what happened, once your two answers are written
+    for error in (saving_c, zeros_for_c):
+        print(error or "no error")
+    print("needs_input_grad of Shift.apply(x, 2.0):", needs)
+compare_all(predicted_shift, {
+    "save_for_backward(x, c) raises": saving_c is not None,
+    "backward returning zeros for c raises": zeros_for_c is not None
+})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Both raise. `save_for_backward` takes tensors (or `None`), nothing else, and is called once,
+# with every tensor (the optional `SavesTwice` at the end shows what a second call does). A
+# Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
+# cannot even give it one: its place in backward's return takes `None`, nothing else.
+# </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>

@@ -81,8 +81,8 @@ WEIGHTED_SUM_CLAUSES = (
            "bfloat16 or float16): the value and both gradients keep every digit of them;",
            {"WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
     Clause("each call's backward uses that call's own `w1` and `w2`, even when another call runs "
-           "before it, on the same tensors included; a tensor kept for backward goes through "
-           "`ctx.save_for_backward`, nowhere else;",
+           "before it, on the same tensors included; a tensor forward keeps for backward, if any, "
+           "is one autograd guards against in-place changes;",
            {"WeightedSum/state-shared-between-calls": "weights in a global dict, keyed by x1",
             "WeightedSum/state-in-default-argument":
                 "weights kept in a mutable default argument of forward",
