@@ -237,12 +237,9 @@ compare_all(predicted_gradcheck, {
 # float64 passes; float32 fails, although the backward is exact. float32 rounds a number
 # near 1 to within about $6 \times 10^{-8}$, which is 6% of $\varepsilon = 10^{-6}$: both the
 # step $x \pm \varepsilon$ and the values $f(x \pm \varepsilon)$ carry errors of that size, so
-# the difference quotient is off by several per cent. Measured on 20 random $(3, 5)$ inputs
-# (seeds 0 to 19), as the relative error of each non-zero Jacobian entry's central difference
-# in float32 against the exact entry: the median entry of one input is off by 4.6% to 17%, and
-# over all 20 inputs half the entries are off by between 3.9% and 22% (the quartiles). That
-# is against `gradcheck`'s tolerance (`rtol=1e-3`, that is 0.1%, plus `atol=1e-5`), and `Norm`
-# fails every time.
+# the difference quotient is off by several per cent (on 20 random $(3, 5)$ inputs, half the
+# entries by 3.9% to 22%), against `gradcheck`'s tolerance of 0.1% (`rtol=1e-3`, plus
+# `atol=1e-5`): `Norm` fails every time.
 # PyTorch warns you (`passes_gradcheck` hides it): "Input #0 requires gradient and is not a
 # double precision floating point or complex. This check will likely fail...". A failing
 # float32 `gradcheck` tells you nothing about your backward; run it in float64.
