@@ -122,7 +122,8 @@ FUSED_CLAUSES = (
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte"}),
+            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
+            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved"}),
     Clause("backward never writes into `grad_output`, and still skips the gradients "
            "`ctx.needs_input_grad` rules out.",
            {"FusedLinearReLU/writes-grad-output": "masks grad_output in place",

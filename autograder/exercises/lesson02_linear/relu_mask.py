@@ -62,6 +62,13 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             "tensor, one entry per output element; forward, where the pre-activation is at "
             "hand, is where to save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
+    kept = {mask.tensor.untyped_storage().data_ptr() for mask in masks}
+    if len(kept) > 1:
+        raise GradingError(
+            f"{spec.name} saved {len(kept)} boolean masks of the output's size "
+            f"({sum(m.nbytes for m in masks)} bytes), where the contract asks for one tensor: "
+            "what does backward learn from the second that the first does not tell it?",
+            mistake=f"{spec.name}/saves-more-than-one-mask")
 
 
 def _float_kind(saved) -> str:
