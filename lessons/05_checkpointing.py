@@ -1151,23 +1151,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
 #
-# <details><summary><b>Rarer mistakes</b>, also named by your self-checks</summary>
-#
-# | Mistake | What happens | Ask yourself |
-# |---|---|---|
-# | `torch.autograd.grad` (or `backward(inputs=...)`) over every parameter of the block, listed by hand | a frozen parameter (`requires_grad=False`, as in fine-tuning) among them makes backward raise | does every tensor you ask a gradient for require grad? |
-# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
-# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
-# | restore the random state only when `run_fn` holds an `nn.Dropout` | a block that draws with `F.dropout` or `torch.rand` gets new numbers in the recomputation: gradients for another network, no error | can your backward see every op in `run_fn` that draws? |
-# | fresh leaves cast with `.float()` or `.to(grad_output.dtype)` | not forward's computation: a layer refuses the mix of dtypes, or a float64 argument is recomputed in float32 (`grad_output` has the output's dtype, not the arguments') and its gradient loses precision, or a bfloat16 one is recomputed in float32 and its gradient is not a plain run's, with no error | in which dtype did forward see each argument? |
-# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
-# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
-# | group bounds in floating point, `int(i * (n / k))` | right for most $(n, k)$, but $11 \cdot (15/11)$ is 14.999999999999998 in float64: 15 layers in 11 segments never run the last | what does `int()` make of a float one ulp below 15? |
-# | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
-# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
-# | `checkpoint_sequential` calls `zero_grad()` or `.train()` on the caller's layers "to start clean" | an earlier micro-batch's gradients vanish, or an `eval()` stack runs its dropout | whose stack is it, and what state did the caller leave it in? |
-#
-# </details>
+# Rarer ones, each also named by your self-checks, are in the last optional section.
 #
 # ## Common misconception
 #
@@ -1725,7 +1709,7 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x,
 # `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
 # graph stays, 24000 bytes here, even after backward, for as long as the output lives (make
 # that change in `EagerFancy` and run its cell again to see it). So a checkpoint's forward
-# leaves grad off, as `apply` set it (the common-mistakes table lists it).
+# leaves grad off, as `apply` set it (the rarer-mistakes table at the end lists it).
 # </details>
 
 # %% [markdown]
@@ -1753,6 +1737,19 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # runs. (Setting `x.requires_grad_()` also works, and makes backward compute a
 # gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
 # body is in the section "Yours and `torch.utils.checkpoint`, side by side" above.
+
+# %%
+body.requires_grad_(False)  # fine-tuning the head only
+head.zero_grad(set_to_none=True)
+try:
+    head(CheckpointFunction.apply(lambda h, _: body(h), batch, dummy)).square().mean().backward()
+    print("frozen body, a dummy input: the step runs; the head has .grad:",
+          head.weight.grad is not None)
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+except RuntimeError as error:  # what the contract rules out: shown, not raised
+    print("frozen body, a dummy input: backward raised:", str(error).splitlines()[0])
+body.requires_grad_(True)
 
 # %% [markdown]
 # ### Dropout inside a reversible block
@@ -1811,3 +1808,23 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # A `SameMask` serves one step: the next forward needs a new one (or `state = None`), or
 # every step would draw the same mask.
+
+# %% [markdown]
+# ## Optional (not graded): rarer mistakes
+#
+# Each row is a mistake your self-checks also name when you make it.
+#
+# | Mistake | What happens | Ask yourself |
+# |---|---|---|
+# | `torch.autograd.grad` (or `backward(inputs=...)`) over every parameter of the block, listed by hand | a frozen parameter (`requires_grad=False`, as in fine-tuning) among them makes backward raise | does every tensor you ask a gradient for require grad? |
+# | `torch.autograd.backward` on the rebuilt output, whatever it is | every parameter frozen and the only argument that requires grad a dummy `run_fn` ignores: the rebuilt output requires no grad, and backward raises `element 0 of tensors does not require grad` | does the output you rebuilt require grad in every case the contract lists? |
+# | random state recorded after `run_fn(*args)` has run | the recomputation draws the mask that comes *after* the forward's | at which moment was the generator where forward's draw began? |
+# | save the seed (`torch.initial_seed()`) and replay it with `torch.manual_seed` in backward | the recomputation starts where the seed starts, not where forward's `run_fn` started: every draw since seeding (earlier dropout, data shuffling) is missed, so the mask is another one | is the generator still where the seed put it when your block runs? |
+# | restore the random state only when `run_fn` holds an `nn.Dropout` | a block that draws with `F.dropout` or `torch.rand` gets new numbers in the recomputation: gradients for another network, no error | can your backward see every op in `run_fn` that draws? |
+# | fresh leaves cast with `.float()` or `.to(grad_output.dtype)` | not forward's computation: a layer refuses the mix of dtypes, or a float64 argument is recomputed in float32 (`grad_output` has the output's dtype, not the arguments') and its gradient loses precision, or a bfloat16 one is recomputed in float32 and its gradient is not a plain run's, with no error | in which dtype did forward see each argument? |
+# | `requires_grad_()` on every tensor argument | error for a boolean mask or an index tensor | can every tensor argument require grad? |
+# | run `run_fn` (or a reversible block's $f$ and $g$) under `torch.enable_grad()` in forward "to be safe" | forward records and saves a whole graph that it then throws away: time wasted and the peak of an unchecked block; if `run_fn` returns a view, that graph is kept while the output lives: no memory saved at all | what is forward's grad mode for? |
+# | group bounds in floating point, `int(i * (n / k))` | right for most $(n, k)$, but $11 \cdot (15/11)$ is 14.999999999999998 in float64: 15 layers in 11 segments never run the last | what does `int()` make of a float one ulp below 15? |
+# | a reversible backward that inverts in place, into a saved output, or frees the saved outputs' storage, to save memory | no error, right gradients, and the caller's `y2` now holds $x_2$ (or freed memory): a saved output shares its memory with the tensor forward returned | whose memory does `ctx.saved_tensors` hand you? |
+# | a backward that backpropagates a saved output (or a graph built from one under grad) | backward re-enters its own node without end: memory grows until it or the threads run out, then an error or a dead kernel | which tensors did you build from fresh leaves? |
+# | `checkpoint_sequential` calls `zero_grad()` or `.train()` on the caller's layers "to start clean" | an earlier micro-batch's gradients vanish, or an `eval()` stack runs its dropout | whose stack is it, and what state did the caller leave it in? |

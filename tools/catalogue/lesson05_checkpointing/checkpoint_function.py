@@ -96,10 +96,11 @@ class CheckpointFunction(torch.autograd.Function):
             torch.set_rng_state(caller[0])
             for d, s in zip(ctx.gpus, caller[1]):
                 torch.cuda.set_rng_state(s, d)
+        if not out.requires_grad:  # nothing rebuilt requires grad: no gradient to give
+            return (None,) * (1 + len(args))
         mine = [a for a in args if torch.is_tensor(a) and a.requires_grad]
         others = [v for v in _leaves(out) if not any(v is m for m in mine)]
-        grads = (torch.autograd.grad(out, mine + others, grad_output, allow_unused=True)
-                 if out.requires_grad else [None] * (len(mine) + len(others)))
+        grads = torch.autograd.grad(out, mine + others, grad_output, allow_unused=True)
         for p, gp in zip(others, grads[len(mine):]):
             if gp is not None:
                 p.grad = gp if p.grad is None else p.grad + gp
