@@ -272,7 +272,7 @@ compare_all(predicted_gradcheck, {
 # `x = 0`; `x` whose square overflows to inf, or underflows to 0 or to a subnormal number
 # (`1e160`, `1e-170`, `3e-160` in float64); tiny `x` down to the smallest subnormal (`5e-324` in
 # float64, `1e-45` in float32), where the checks send `grad_output = 2.0`, a power of two, so
-# that the product `2 * x * grad_output` is exact in any order and is compared relatively (with
+# that the gradient is exact in any order of its product and is compared relatively (with
 # another `grad_output` the product rounds there, each order differently, and any order is
 # right: one rounding of the product is allowed); and `x` so large that the gradient itself
 # overflows: infinite wherever autograd's is, except where only an
@@ -913,10 +913,10 @@ predicted_first_difference = {"needs_input_grad": None}  # e.g. (True, False, Fa
 ### END WORKED
 
 # %%
-u = torch.randn(3, dtype=torch.float64, requires_grad=True)
-v = torch.randn(3, dtype=torch.float64, requires_grad=True)
-y = FirstDifference.apply(u, v, 2.0)
-grad_u, = torch.autograd.grad(y.sum(), [u])
+u_both = torch.randn(3, dtype=torch.float64, requires_grad=True)
+v_both = torch.randn(3, dtype=torch.float64, requires_grad=True)
+y = FirstDifference.apply(u_both, v_both, 2.0)
+grad_u, = torch.autograd.grad(y.sum(), [u_both])
 compare_all(predicted_first_difference, {
     "needs_input_grad": y.grad_fn.needs_input_grad
 })  # y.grad_fn is ctx

@@ -471,7 +471,7 @@ compare_all(predicted_transpose, {
 # run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
 # with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
 # its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
-# and $W$ does not appear in `grad_weight` $= G^\top x$ at all.
+# and $W$ does not appear in `grad_weight` at all.
 # </details>
 
 # %% [markdown]
