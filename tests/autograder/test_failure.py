@@ -140,17 +140,18 @@ def test_a_stub_keeps_its_type_and_says_it_is_not_implemented():
 
 
 def test_any_other_exception_is_named_with_its_message():
-    """Is a ValueError from the learner's forward named, with its message, in the first line?"""
+    """Is a LookupError from the learner's forward named, with its message, in the first line?
+    (A ValueError is quoted with its phase and inputs, as a RuntimeError is.)"""
 
     class Raises(solution("Square")):
         @staticmethod
         def forward(ctx, x):
-            raise ValueError("boom")
+            raise LookupError("boom")
 
     error = failure("Square", Raises)
-    assert type(error) is ValueError
-    assert shown(error)[0] == "✗ Square failed its self-check: Square raised ValueError: boom"
-    assert learner_frames(error)[-1][2:] == ("forward", 'raise ValueError("boom")')
+    assert type(error) is LookupError
+    assert shown(error)[0] == "✗ Square failed its self-check: Square raised LookupError: boom"
+    assert learner_frames(error)[-1][2:] == ("forward", 'raise LookupError("boom")')
 
 
 def test_no_learner_frames_when_the_grading_library_raised_it():

@@ -81,12 +81,13 @@ def run_cells(lesson: str, starts: list[str], learner: bool = False, **slip) -> 
 
 
 def live_check(lesson: str, name: str, learner: bool = False, **slip) -> list[str]:
-    """What the checker cell of ``name`` (the cell that starts ``if name is None:``) prints
-    after the cell that defines ``name``; ``slip`` replaces that definition."""
+    """What the checker cell of ``name`` prints after the cell that defines ``name``: the cell
+    that starts ``if name is None:``, or the collapsed one that defines ``check_name`` and
+    calls it; ``slip`` replaces that definition."""
     cells = code_cells(lesson, learner)
     namespace = {"torch": torch, "math": math}
     exec(next(cell for cell in cells if cell.startswith((f"{name} = ", f"def {name}("))),
          namespace)  # noqa: S102 - our lesson
     namespace.update(slip)
-    return run_code(next(cell for cell in cells if cell.startswith(f"if {name} is None:")),
-                    namespace)
+    return run_code(next(cell for cell in cells if cell.startswith(
+        (f"if {name} is None:", f"def check_{name}("))), namespace)
