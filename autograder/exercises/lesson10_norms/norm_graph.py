@@ -8,8 +8,8 @@ from ...errors import GradingError
 NAME = "RMSNorm"
 
 
-def custom_node(output: torch.Tensor) -> bool:
-    """True when a custom Function's node is in the output's graph (near its end)."""
+def custom_node(output: torch.Tensor):
+    """The first custom Function's node in the output's graph (near its end), or None."""
     stack, seen = [output.grad_fn], set()
     while stack and len(seen) < 20:
         node = stack.pop()
@@ -17,15 +17,16 @@ def custom_node(output: torch.Tensor) -> bool:
             continue
         seen.add(node)
         if isinstance(node, torch.autograd.function.BackwardCFunction):
-            return True
+            return node
         stack.extend(next_node for next_node, _ in node.next_functions)
-    return False
+    return None
 
 
 def check_through_function(output, described: str) -> None:
     """An output the module's weight reaches (it requires grad) made without a custom
     Function's node: forward took another path than RMSNormFunction.apply for this input."""
-    if isinstance(output, torch.Tensor) and output.requires_grad and not custom_node(output):
+    if isinstance(output, torch.Tensor) and output.requires_grad \
+            and custom_node(output) is None:
         made_by = type(output.grad_fn).__name__
         raise GradingError(f"{described} does not compute through RMSNormFunction.apply (its "
                            f"output's graph has no custom Function node, only {made_by} and "
