@@ -31,11 +31,11 @@
 #    registrations from Python.
 #
 # Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. The main line runs
-# from here to the summary, `triton_op` and `torch.export` included. The **optional appendix**
-# after the summary is never graded, and its cells run with the rest: the interpreter's finer
-# differences from a GPU, the speed of the fused op (bytes counted, then timed), the int32
-# offset trap, the C++ kernel with its **Your turn**, and **In practice** (timings on a GPU,
-# production notes). A predict-then-run cell shows what it measured once your prediction is
+# from here to the summary, `triton_op` (in brief) and `torch.export` included. The **optional
+# appendix** after the summary is never graded, and its cells run with the rest: the
+# interpreter's finer differences from a GPU, `triton_op` run on CPU, the speed of the fused
+# op (bytes counted, then timed), the int32 offset trap, the C++ kernel with its **Your
+# turn**, and **In practice** (timings on a GPU, production notes). A predict-then-run cell shows what it measured once your prediction is
 # written (run it with the prediction left empty to skip it).
 #
 # This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
@@ -464,14 +464,15 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 # 1. The worked example printed what its operator's body and its registered backward were
 #    handed while `torch.compile` traced them. Which of the two never saw a fake tensor?
 #    Where, then, can the backward's kernel launch?
-# 2. What does that launch site take and return: how does it hand back two gradients, each a
-#    tensor of its own, and what does its fake return?
+# 2. What does that launch site take and return, and what does its fake return? Hold your
+#    answer against the contract's last bullet.
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
 #
 # **Design it first.** Answer two of them in the next cell (what `setup_context` saves, and a
 # return annotation for question 2) and run it: it checks what you save against your
-# derivation above, and hands your annotation to `custom_op` itself, on a stand-in operator,
-# to see what it makes of it.
+# derivation above, and hands your annotation to `custom_op` itself, on a stand-in operator:
+# it says only whether `custom_op` accepts it. Whether it is the right design is yours to
+# judge (the answers are after your self-check).
 
 # %%
 ### BEGIN WORKED
@@ -499,20 +500,12 @@ if my_backward_returns is not None:
     try:
         backward_design.__annotations__["return"] = eval(str(my_backward_returns),
                                                          {"torch": torch})
-        schema = torch.library.custom_op("autograd_course_design::backward", backward_design,
-                                         mutates_args=())._opoverload._schema
-        returns = [str(r.type) for r in schema.returns]
-        print(f"returns: custom_op reads {returns}: " + (
-            "two outputs in the schema: does the kernel store each gradient into memory "
-            "of its own?" if returns == ["Tensor", "Tensor"]
-            else "? one tensor for two gradients, each as big as a: where does the kernel "
-                 "store the second one, and what does backward then hand autograd for a and "
-                 "for b? Work it through against the contract's last bullet before you "
-                 "settle on it" if returns == ["Tensor"] else
-            "a list whose length the schema leaves open: what fixes it at two?"
-            if returns == ["List[Tensor]"] else "✗ is that what the kernel stores?"))
+        torch.library.custom_op("autograd_course_design::backward", backward_design,
+                                mutates_args=())
+        print(f"returns: {my_backward_returns!r} accepted by custom_op (whether it is the "
+              "design your kernel needs is yours to judge)")
     except Exception as error:  # custom_op's refusal is the answer: shown, not raised
-        print(f"returns: ✗ custom_op refuses it: {type(error).__name__}: "
+        print(f"returns: ✗ refused by custom_op: {type(error).__name__}: "
               + (str(error).splitlines() or [""])[0][:160])
 else:
     print("returns: answer in my_backward_returns")
@@ -648,44 +641,45 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ (the other factor, silu itself) and
 # $\partial L/\partial a = g\,b\,s\,\big(1 + a(1 - s)\big)$, from
 # $\frac{d}{da}\,a\,s = s + a\,s(1 - s)$. One exponential serves both.
+#
+# The design: the operator's body is handed real tensors, the registered backward a
+# `FunctionalTensor` while `torch.compile` traces, so the backward kernel launches inside an
+# operator of its own (`silu_mul_backward(grad, a, b)`), which the registered backward calls.
+# It returns `tuple[torch.Tensor, torch.Tensor]`, two tensors each allocated for itself, and
+# its fake returns two contiguous tensors like `a` and `b`. One `torch.Tensor` holding both
+# gradients would hand autograd two views of one buffer (the contract's last bullet); a
+# `list[Tensor]` works, but its schema leaves the length open. `setup_context` saves `a` and
+# `b`; `grad_output` and the saved inputs can arrive non-contiguous, so the backward operator
+# makes all three contiguous.
 # </details>
 #
 # ## The grid
 #
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
-# program's tail. `rms_norm_rows`'s forward needs a whole row's sum in one program: **one
-# program per row**, with `BLOCK_D = next_power_of_2(D)` lanes of which only `D` work. That is
-# the forward only: a backward that also sums across rows (the weight's gradient) has a grid
-# of its own to choose, in Exercise 2. (How the block size and the number of programs meet a
-# GPU's hardware: In practice, in the appendix.)
+# program's tail. Exercise 2's `rms_norm_rows` is not elementwise: each $y_j$ of a row needs
+# the sum of that row's squares, and programs cannot wait for each other's sums. (How the
+# block size and the number of programs meet a GPU's hardware: In practice, in the appendix.)
 #
-# **Derive, then run.** For rows of `D = 300`, what fraction of a program's lanes is masked
-# off?
+# **Predict** its forward's grid before you design it: for 10 rows of `D = 300`, how many
+# programs does the forward launch, and how many lanes (its block's width, a power of two)
+# does each have? Write both in the next cell; what the course's solution does, and what
+# fraction of the lanes it leaves idle, is shown after Exercise 2's self-check.
 
 # %%
 ### BEGIN WORKED
-my_idle_fraction = (512 - 300) / 512  # BLOCK_D = next_power_of_2(300) = 512 lanes
+my_forward_programs = 10  # one program per row: a row's sum is one program's tl.sum
+my_forward_lanes = 512  # the smallest power of two that covers a row of 300
 ### LEARNER
-my_idle_fraction = None  # masked-off lanes / all lanes, for D = 300
+my_forward_programs = None  # programs the forward launches for 10 rows of D = 300
+my_forward_lanes = None  # lanes per program (the block's width) for D = 300
 ### END WORKED
-
-# %%
-if not written(my_idle_fraction):  # the fractions, once yours is written
-    print("write your fraction first, then run this cell again")
+if written(my_forward_programs, my_forward_lanes):
+    print("prediction written: Exercise 2's self-check, then the cell after it, compare it")
 else:
-    for D in (300, 4096, 4097):
-        lanes = triton.next_power_of_2(D)
-        print(f"D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
-    idle = (triton.next_power_of_2(300) - 300) / triton.next_power_of_2(300)
-    verdict = ("as you derived" if abs(my_idle_fraction - idle) < 0.01
-               else "not what you derived: why?")
-    print(f"you said {my_idle_fraction} for D = 300 ({verdict})")
+    print("write both predictions first; they are compared after Exercise 2's self-check")
 
 # %% [markdown]
-# Masked lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
-# lanes idle, and a loop over the row in blocks of 1024 would keep most of them busy.
-#
 # A grid of programs that run at once also decides where each may store. Programs that store
 # into one shared address race: on a GPU whichever store lands last wins, and loading the
 # shared number, adding and storing back loses updates (two programs load the same old
@@ -814,8 +808,8 @@ else:
 #   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
 #   loaded, added to and stored back into one shared row by several programs (a race on a
 #   GPU; `tl.atomic_add` into one shared row is right too);
-# - `D` up to 4096 and not a power of two: a block that covers a whole row (sized as in
-#   "The grid"), masked past its end, or a loop over the row in blocks; a mean over the row
+# - `D` up to 4096 and not a power of two: a block that covers a whole row, masked past its
+#   end, or a loop over the row in blocks; a mean over the row
 #   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
 #   them a value with `other=` (masked-off lanes are undefined on a GPU);
 # - any number of rows, none included: every row computed, nothing read past the last one,
@@ -973,6 +967,30 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# **Your prediction from "The grid"**, compared once your self-check is green: the course's
+# forward, one program per row with a block that covers the row.
+
+# %%
+if not written(my_forward_programs, my_forward_lanes):  # the grid, once both are written
+    print('write both predictions in "The grid" first, then run this cell again')
+else:
+    print("10 rows of D = 300: 10 programs (one per row), BLOCK_D = next_power_of_2(300) = "
+          f"{triton.next_power_of_2(300)} lanes each")
+    for D in (300, 4096, 4097):
+        lanes = triton.next_power_of_2(D)
+        print(f"  D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
+    for name, mine, ours in (("programs", my_forward_programs, 10),
+                             ("lanes", my_forward_lanes, triton.next_power_of_2(300))):
+        print(f"{name}: you predicted {mine!r} (" + ("as the solution does" if same_answer(
+            mine, ours) else "not the solution's: is yours right too? see below") + ")")
+
+# %% [markdown]
+# A row's sum is one `tl.sum` only inside one program, so the forward takes a row per program,
+# and a block is a power of two: 512 lanes for 300 entries, 212 of them masked off. Masked
+# lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
+# lanes idle, and a loop over the row in blocks of 1024 would keep most of them busy (a loop
+# in blocks of any width is right too: then your lanes are your block's).
+#
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
 # 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
@@ -1001,7 +1019,7 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 #    receives one gradient per output, `grad_y` and a `grad_rstd` it ignores, and returns one
 #    per input, `None` for `eps`.
 # 3. Forward: one program per row, `BLOCK_D = next_power_of_2(D)` lanes masked past `D`
-#    ("The grid"). Backward: a fixed number of programs, since one per row needs a partial row
+#    (the cell above). Backward: a fixed number of programs, since one per row needs a partial row
 #    per row of `x` (item 2). The course's solution launches `min(rows, 32)` programs
 #    (Liger-Kernel: one per streaming multiprocessor), each over
 #    `rows_per_program = cdiv(rows, programs)` consecutive rows (rounded up, or the last rows
@@ -1015,44 +1033,10 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
 # `torch.library.triton_op` with `wrap_triton(kernel)[grid](...)` instead records the launch
 # itself in the graph, so that Inductor can schedule it with the code around it, and it needs
-# no `register_fake`: tracing runs the Python around the launch on fake tensors, and the
-# recorded launch stands in for the kernel. That is why it needs a GPU: on torch 2.13,
-# `wrap_triton` hands an interpreted kernel back unwrapped (it lacks the compiled kernel's
-# metadata the graph node is built from), so nothing is recorded, and tracing runs the kernel
-# itself, in the interpreter, on fake tensors. Run the cell: on CPU, the fake-tensor test of
-# `opcheck` fails where the interpreter copies each tensor argument's storage to the host, as it
-# does before every launch: a fake tensor's storage is on the `meta` device and holds no data.
-
-# %%
-@torch.library.triton_op("autograd_course::sum_of_squares_traced", mutates_args=())
-def sum_of_squares_traced(x: torch.Tensor) -> torch.Tensor:
-    partials = torch.empty(fixed_grid(x.numel()), device=x.device, dtype=torch.float32)
-    torch.library.wrap_triton(sum_of_squares_kernel)[fixed_grid(x.numel())](
-        x, partials, x.numel(), BLOCK=SUM_BLOCK)
-    return partials.sum().to(x.dtype)
-
-
-x = torch.randn(300, device=DEVICE)
-print("eager call:", torch.allclose(sum_of_squares_traced(x), x.square().sum()))
-fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
-level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
-try:
-    with warnings.catch_warnings(action="ignore"):  # the failing trace's own warnings
-        torch.library.opcheck(sum_of_squares_traced, (x,))
-    print("opcheck passes (compiled Triton, on a GPU)")
-except Exception as error:
-    print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
-finally:
-    fake_tensor_log.setLevel(level)
-
-# %% [markdown]
-# So: `custom_op` with `register_fake` everywhere, including on CPU and in the grader;
-# `triton_op` when a GPU is there and the compiler should see the kernel. The exercises ask for
-# `custom_op`, and the grader checks it with `opcheck`, as this cell did: a `triton_op` answer
-# fails there on CPU, and is not accepted on a GPU either (the contract names `custom_op`).
-# Neither uses `@triton.autotune` here: autotuning runs and times each
-# configuration on a GPU. Under the interpreter a single configuration runs (there is nothing
-# to time), and two or more stop with "0 active drivers" (Triton 3.9).
+# no `register_fake`. It needs a GPU, though: on CPU, `opcheck` of a `triton_op` fails (the
+# appendix's "`triton_op` on CPU" runs it and says why). So: `custom_op` with `register_fake`
+# everywhere, including on CPU and in the grader; `triton_op` when a GPU is there and the
+# compiler should see the kernel. The exercises ask for `custom_op` (the contract names it).
 #
 # ## `torch.export`: a module that calls your operator
 #
@@ -1134,6 +1118,45 @@ print("exported program matches the module:",
 # `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
 # computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
 # side first). Two conversions into bfloat16 differ too (More common mistakes, below).
+#
+# ### `triton_op` on CPU
+#
+# `triton_op` needs no `register_fake`: tracing runs the Python around the launch on fake
+# tensors, and the recorded launch stands in for the kernel. On torch 2.13, `wrap_triton` hands
+# an interpreted kernel back unwrapped (it lacks the compiled kernel's metadata the graph node
+# is built from), so nothing is recorded, and tracing runs the kernel itself, in the
+# interpreter, on fake tensors. Run the cell: on CPU, the fake-tensor test of `opcheck` fails
+# where the interpreter copies each tensor argument's storage to the host, as it does before
+# every launch: a fake tensor's storage is on the `meta` device and holds no data.
+
+# %%
+@torch.library.triton_op("autograd_course::sum_of_squares_traced", mutates_args=())
+def sum_of_squares_traced(x: torch.Tensor) -> torch.Tensor:
+    partials = torch.empty(fixed_grid(x.numel()), device=x.device, dtype=torch.float32)
+    torch.library.wrap_triton(sum_of_squares_kernel)[fixed_grid(x.numel())](
+        x, partials, x.numel(), BLOCK=SUM_BLOCK)
+    return partials.sum().to(x.dtype)
+
+
+x = torch.randn(300, device=DEVICE)
+print("eager call:", torch.allclose(sum_of_squares_traced(x), x.square().sum()))
+fake_tensor_log = logging.getLogger("torch._subclasses.fake_tensor")
+level, fake_tensor_log.level = fake_tensor_log.level, logging.CRITICAL  # its traceback: below
+try:
+    with warnings.catch_warnings(action="ignore"):  # the failing trace's own warnings
+        torch.library.opcheck(sum_of_squares_traced, (x,))
+    print("opcheck passes (compiled Triton, on a GPU)")
+except Exception as error:
+    print("opcheck fails:", type(error).__name__, "-", str(error).splitlines()[0][:150])
+finally:
+    fake_tensor_log.setLevel(level)
+
+# %% [markdown]
+# The grader checks the exercises with `opcheck`, as this cell did: a `triton_op` answer
+# fails there on CPU, and is not accepted on a GPU either (the contract names `custom_op`).
+# Nothing in this lesson uses `@triton.autotune`: autotuning runs and times each
+# configuration on a GPU. Under the interpreter a single configuration runs (there is nothing
+# to time), and two or more stop with "0 active drivers" (Triton 3.9).
 #
 # ### Speed, derived before it is measured
 #

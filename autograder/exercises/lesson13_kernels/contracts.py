@@ -107,11 +107,10 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/shared-row-race":
                 "every program adds into one shared row (load, add, store): a race",
             "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),
-    Clause("`D` up to 4096 and not a power of two: a block that covers a whole row (sized as in "
-           "\"The grid\"), masked past its end, or a loop over the row in blocks; a mean over "
-           "the row divides by `D`, not by the block's width, and a masked load whose lanes "
-           "reach a sum gives them a value with `other=` (masked-off lanes are undefined on a "
-           "GPU);",
+    Clause("`D` up to 4096 and not a power of two: a block that covers a whole row, masked "
+           "past its end, or a loop over the row in blocks; a mean over the row divides by "
+           "`D`, not by the block's width, and a masked load whose lanes reach a sum gives "
+           "them a value with `other=` (masked-off lanes are undefined on a GPU);",
            {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
             "rms_norm_rows/unmasked-access": "no mask past the row's end",
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",

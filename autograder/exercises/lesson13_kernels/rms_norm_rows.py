@@ -29,6 +29,7 @@ from .rms_norm_float16 import check_float16_steps
 from .rms_norm_probes import (_run, check_no_buffer_kept, check_saves_rstd, direct_path_only,
                               half_rstd, name_rows_left_out, one_rows_contribution_per_column,
                               row_results_right)
+from .rms_norm_weight import check_zero_weight, name_division_by_weight
 from ...tolerances import Tolerance
 
 LATER_IN_LESSON = True  # after silu_mul
@@ -50,6 +51,7 @@ def check_rows(function, values: dict) -> None:
             got_x = _gradients(function, values)[0]
         except Exception:  # noqa: BLE001 - no gradient, no probe: the error stands
             got_x = None
+        name_division_by_weight(function, error, f"x of shape {shape}", x.device)
         if got_x is not None and direct_path_only(got_x, values):
             raise GradingError(
                 "rms_norm_rows's gradient for x has only the direct path through y_j: r "
@@ -107,26 +109,6 @@ def check_rows(function, values: dict) -> None:
                 "allocated with torch.zeros", error.details, case=f"x of shape {shape}",
                 mistake="rms_norm_rows/reads-unwritten-memory") from error
         raise
-
-
-def check_zero_weight(function, device) -> None:
-    """A weight with zero entries (F.rms_norm's gradients are finite there): what divides by
-    the weight, to recover x_hat from a saved y, is not."""
-    values = _values((2, 5), device, seed=14)
-    values["weight"][::2] = 0
-    try:
-        with case("x of shape (2, 5), weight with zero entries"):
-            _checked(function, values)
-    except GradingError as error:
-        if not (getattr(error, "mistake", "") or "").endswith(
-                ("/non-finite-output", "/non-finite-gradient")):
-            raise
-        raise GradingError(
-            "rms_norm_rows's results are not finite where a weight entry is 0, though "
-            "F.rms_norm's are: x_hat recovered from a saved y by dividing by the weight? "
-            "Where the weight is 0, y holds nothing of x to recover",
-            error.details, case=error.case,
-            mistake="rms_norm_rows/not-finite-at-zero-weight") from error
 
 
 def check_eps(function, device) -> None:

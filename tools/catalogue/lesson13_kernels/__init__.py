@@ -16,21 +16,24 @@ list[Tensor] backward operator; review56: a size or a grid kept in a global for 
 grad_output * b in float16, sigmoid taken as 1 past a = 15 in float64; review57: a gradient
 formed as a float16 or bfloat16 product; review58: rms_norm_rows's output and gradient for x
 formed as float16 products, partial rows kept between calls; review58b: buffers kept between
-calls that never reach a result, named where they live)."""
+calls that never reach a result, named where they live; review59: x_hat as y / w with the
+weight's masked lanes 0, eps outside the root, a backward mask one lane long, sigmoid clipped
+below -20, and a row loop with tl.atomic_add)."""
 
 from . import (ctx_tensors, kernels_review, mutants54, review53, review54, review56,
-               review57, review58, review58b,
+               review57, review58, review58b, review59,
                rms_norm_rows,
                rms_norm_rows_domain, rms_norm_rows_groups, rms_norm_rows_layouts,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
                silu_mul_design, silu_mul_maths, silu_mul_registration)
 
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
-           + rms_norm_rows_lock.UNUSUAL + review54.UNUSUAL)
+           + rms_norm_rows_lock.UNUSUAL + review54.UNUSUAL + review59.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + kernels_review.MISTAKES + review53.MISTAKES
             + mutants54.MISTAKES + review54.MISTAKES + review56.MISTAKES
-            + review57.MISTAKES + review58.MISTAKES + review58b.MISTAKES)
+            + review57.MISTAKES + review58.MISTAKES + review58b.MISTAKES
+            + review59.MISTAKES)
