@@ -46,7 +46,7 @@ from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
-from autograder.predictions import compare, written
+from autograder.predictions import compare, compare_all, written
 from autograder.probes import record_returned_gradients
 from widgets import explore_gradients, inspect_saved
 
@@ -520,7 +520,7 @@ x = torch.randn(4, dtype=torch.float64, requires_grad=True)
 print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `CubeOnce`: a NumPy backward, marked
+# ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
 # on purpose. Nothing stops double backward from running through them anyway. What comes out?
@@ -591,8 +591,8 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its backward
-#   the first derivative at every `x`, 0 and negative included, for every `grad_output`, as a
-#   tensor on `x`'s device, leaving `grad_output` as it was;
+#   the first derivative at every `x`, 0, negative, tiny and huge included, for every
+#   `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;
 # - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
@@ -601,41 +601,48 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #   it saves of `x` or of the output shares that tensor's version counter (`x` itself or
 #   `x.detach()`), and is not a copy.
 #
-# The task: make the local derivative in NumPy and bring it back as a tensor that works wherever
-# `x` works. Before the self-check, run `CubeOnce.apply` on a 1-D float64, a 0-d and a float32
-# `x` and `.backward()` each sum: where does `x` live, and where does your result go?
+# The task: compute the local derivative in NumPy, as the kernel you stand in for would (the
+# grader does not check what backward computes with), and bring it back as a tensor that works
+# wherever `x` works: 1-D, 0-d, float32, on `x`'s device.
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+# **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
+# derivative itself (call it `local`). "Every `x`" includes float32's far ends: the grader
+# tries `x` as tiny as 1e-16 and as large as 1e13 (1e-109 and 1e103 in float64), where the
+# derivative is still an ordinary float32 number. **Predict**, for each of the three, whether
+# backward can get the derivative right at every float32 `x` from it alone. The cell after the
+# self-check tries all three.
+
+# %%
+### BEGIN WORKED
+predicted_right_from = {"x": True, "y": False, "local": True}
+### LEARNER
+predicted_right_from = {"x": None, "y": None, "local": None}  # True or False for each
+### END WORKED
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# - `x` comes in float64 and float32, on the CPU and (where the grader has one) a GPU: a
-#   stand-in device checks on a CPU-only machine that your result goes back to `x`'s device.
-# - "Every `x`": exact zeros, negative `x` and tiny `x` (down to 1e-80 in float64, 1e-12 in
-#   float32), in both dtypes; not where `x ** 3` itself overflows.
-# - "Shares the version counter": autograd's version counter is what notices an in-place change
-#   to a saved tensor. A tensor made from `x`'s memory (`torch.from_numpy(x.numpy())`,
-#   `x.data`) shares the numbers but not the counter, so the change goes unseen; a CPU copy of
-#   a GPU `x` is a copy. A NumPy array on `ctx` counts as state outside `save_for_backward`.
-# - Nothing forward saves is computed in `x`'s dtype and then cast wider (a float32 `x ** 2`
-#   saved as float64 has float32's rounding and float64's memory).
-# - What backward computes with is not graded (a marked torch-op backward passes too).
+# What does each choice cost in memory: which of `x`, `y` and `local` does something else hold
+# anyway? And what does each leave backward to compute: at 0, at negative `x`, and where
+# `x ** 3` has left float32's normal range (about 1.2e-38 to 3.4e38)?
 # </details>
 #
-# What forward saves is yours: `x`, the output or $3x^2$. What does each choice cost in memory,
-# and what does it leave backward to compute (for negative values, and at 0, too)?
+# <details><summary><b>Hint 2</b>: the mark, one step at a time</summary>
 #
 # Start without the mark, and leave the stub's two lines under the class (the cell raises
-# there). **Predict**: does a second backward through this unmarked version raise, or run? The
-# self-check answers, and says what the contract still asks for; add it, in the class or under
+# there). Does a second backward through this unmarked version raise, or run? The self-check
+# answers, and says what the contract still asks for; then add the mark, in the class or under
 # it, and delete the `raise`.
+# </details>
 #
-# <details><summary><b>Hint 1</b>: two decorators</summary>
+# <details><summary><b>Hint 3</b>: two decorators</summary>
 #
 # `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
 # two is applied first? What does each of your two decorators expect to receive, and what does
 # it return?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the mark under the class</summary>
+# <details><summary><b>Hint 4</b>: the mark under the class</summary>
 #
 # Applying it by hand after the class? Print `type(CubeOnce.__dict__["backward"])` and
 # `type(CubeOnce.backward)`: are they the same object? Which of the two does an assignment to
@@ -680,17 +687,37 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# Your prediction, tried: each of the three saved tensors, at float32's far ends, and the
+# derivative backward gets from it (a cube root recovers `x` from `y`; `np.cbrt`, since
+# `y ** (1 / 3)` is `nan` for negative `y`).
+
+# %%
+x_ends = torch.tensor([1e-15, 1e-16, 1e13], dtype=torch.float32)
+y_ends = x_ends ** 3  # 1.4e-45 (subnormal), 0 (underflow), inf (overflow)
+from_saved = {"x": 3 * x_ends ** 2,
+              "y": 3 * torch.from_numpy(np.cbrt(y_ends.numpy())) ** 2,
+              "local": (3 * x_ends ** 2).clone()}  # computed in forward, kept until backward
+truth_ends = 3 * x_ends.double() ** 2
+right_from = {saved: torch.allclose(d.double(), truth_ends, rtol=1e-4, atol=0)
+              for saved, d in from_saved.items()}
+if written(predicted_right_from):
+    print("x ** 3 at x = 1e-15, 1e-16, 1e13:", y_ends.tolist())
+    for saved, d in from_saved.items():
+        print(f"from {saved:<5}: {d.tolist()}")
+    compare_all(predicted_right_from, right_from)
+else:
+    print("write predicted_right_from first (True or False for each), then run this again")
+
+# %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
-# squares it. Saving $3x^2$ is correct here, though an intermediate: the trap cost only second
+# squares it. Saving `local` is correct too, though an intermediate: the trap cost only second
 # derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size. Saving the
-# output works too, with a cube root in backward (`np.cbrt`, since `y ** (1 / 3)` is `nan` for
-# negative `y`, and not `3 * y / x`, which is 0 / 0 at `x = 0`), but only where `x ** 3` is a
-# normal number: in float32 the output is `inf` once $|x|$ passes about 7e12 (so is its root,
-# where $3x^2$ is finite), and subnormal below about 2e-13, where the root has lost digits (25%
-# off at 1e-15). Saving `x` has neither problem. Backward crosses the border with `.detach().cpu().numpy()` and comes back with
-# `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
+# output fails the contract: a cube root recovers `x` only where `x ** 3` is a normal number
+# (and not as `3 * y / x`, which is 0 / 0 at `x = 0`), and the cell above shows the three ends
+# where it is not. Backward crosses the border with `.detach().cpu().numpy()` and comes back
+# with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
 # `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
 # the result (PyTorch's documented order); by hand after the class, the calls nest the same
 # way, around the plain function `CubeOnce.backward` gives.
@@ -723,18 +750,8 @@ except RuntimeError as error:
 # With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
 # requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
 # only then. The test to trust, marked or not, is `gradgradcheck`, at points that include
-# `x = 0`, saturating values and any threshold your code has.
-#
-# <details><summary>Optional: where else the mark stays silent</summary>
-#
-# The mark fires only for a second pass that runs through the node (quick question 3, in the
-# optional part, asks what `torch.autograd.grad` does there). A plain sum,
-# `torch.autograd.grad(..., inputs=x)` and `torch.autograd.functional.hvp` can each lose the
-# marked backward's share of a second derivative without an error (the optional section
-# "What the mark guards" runs each). `gradgradcheck` compares your backward's derivatives with
-# finite differences, but only at the points you give it: a backward wrong at a single point (a
-# kink at 0) or only where a dropped term vanishes passes at points that miss it.
-# </details>
+# `x = 0`, saturating values and any threshold your code has (the optional section "What the
+# mark guards" shows where else the mark stays silent).
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -1370,7 +1387,8 @@ for label, function, predicted in [
 #
 # <details><summary><b>Open after your <code>CubeOnce</code> self-check is green</b></summary>
 #
-# The border's rules, one by one, each met by the scratch calls the exercise asked for:
+# The border's rules, one by one, each met where the exercise says `x` may be (1-D, 0-d,
+# float32, on `x`'s device):
 #
 # 1. Forward saves the input `x`, for $3x^2$: it comes back from `ctx.saved_tensors` as it went in.
 # 2. With grad mode on, `.numpy()` refuses a tensor that requires grad and names the fix,
@@ -1383,6 +1401,13 @@ for label, function, predicted in [
 #    `device`.
 # 5. NumPy keeps float32 for `3 * a ** 2` on a float32 array `a`, and `torch.as_tensor` keeps
 #    NumPy's dtype; `grad_output * local` then has `grad_output`'s dtype.
+# 6. What forward saves of `x` shares `x`'s version counter, which is what notices an in-place
+#    change to a saved tensor: `x` or `x.detach()` do; a tensor made from `x`'s memory
+#    (`torch.from_numpy(x.numpy())`, `x.data`) shares the numbers but not the counter, so the
+#    change goes unseen, and a CPU copy of a GPU `x` is a copy. A NumPy array on `ctx` is state
+#    outside `save_for_backward`.
+# 7. Nothing forward saves is computed in `x`'s dtype and then cast wider: a float32 `x ** 2`
+#    saved as float64 has float32's rounding and float64's memory.
 # </details>
 #
 # The same border crossings, run (a square root in NumPy between the two):
@@ -1548,8 +1573,9 @@ else:
 #   `.backward()` raises; and `torch.autograd.functional.hvp`, which allows unused inputs,
 #   silently reports zeros.
 #
-# `gradgradcheck` is the reliable test, marked or not, at the points you give it: include
-# `x = 0`, saturating values and any threshold, where a wrong second derivative can hide.
+# `gradgradcheck` is the reliable test, marked or not, but only at the points you give it: a
+# backward wrong at a single point (a kink at 0), or only where a dropped term vanishes, passes
+# at points that miss it. Include `x = 0`, saturating values and any threshold.
 
 # %%
 x = torch.tensor([0.5, 1.0], dtype=torch.float64, requires_grad=True)

@@ -106,8 +106,8 @@ SWISH_CLAUSES = (
 
 CUBE_ONCE_CLAUSES = (
     Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its "
-           "backward the first derivative at every `x`, 0 and negative included, for every "
-           "`grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;",
+           "backward the first derivative at every `x`, 0, negative, tiny and huge included, for "
+           "every `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
             "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
@@ -115,7 +115,9 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
             "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()",
-            "CubeOnce/grad-output-one-number": "multiplies by grad_output's first entry only"}),
+            "CubeOnce/grad-output-one-number": "multiplies by grad_output's first entry only",
+            "CubeOnce/recovers-x-from-output":
+                "saves the output, NumPy cube root in backward"}),
     Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
            "it raises once_differentiable's error when the gradient flowing into its backward "
            "requires grad (the self-check sends one that does);",

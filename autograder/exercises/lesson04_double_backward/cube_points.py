@@ -1,12 +1,14 @@
-"""CubeOnce's first derivative "at every x", 0 and negative included, at the points where a
-gradient recovered from the saved output goes wrong: x = 0 (3y / x is 0 / 0 there), negative x
+"""CubeOnce's first derivative "at every x", 0, negative, tiny and huge included, at the points
+where a gradient recovered from the saved output goes wrong: x = 0 (3y / x is 0 / 0 there), negative x
 (a fractional power of a negative y is nan; the sampled cases name it first) and tiny x, in
-float64 and float32."""
+float64 and float32; then, last, the ends of the range where x ** 3 is subnormal, 0 or inf while
+3x^2 is still a normal number (a cube root of the saved output is off there)."""
 
 import torch
 
-from ...checks import Spec, case, check_values_and_gradients, make_inputs
+from ...checks import Spec, case, check_values_and_gradients, make_inputs, run_forward
 from ...errors import GradingError
+from ...tolerances import TOLERANCES
 
 POINTS = {torch.float64: [0.0, -2.5, -1e-80, 1e-80, 0.0, 1.5],
           torch.float32: [0.0, -2.5, -1e-12, 1e-12, 0.0, 1.5]}  # 1e-12 ** 3 is still normal
@@ -43,3 +45,44 @@ def check_every_x(function, spec: Spec, device) -> None:
             except GradingError as error:
                 _named(function, spec, values, error)
                 raise
+
+
+# Both ends of "every x" where x ** 3 leaves the dtype's normal range but 3x^2 does not: a cube
+# that is subnormal (few digits left), one that underflows to 0 and one that overflows to inf.
+# atol above swallows any gradient this small, so these points are compared relatively.
+ENDS = {torch.float32: [1e-15, -1e-15, 1e-16, 1e13],
+        torch.float64: [1e-107, -1e-107, 1e-109, 1e103]}
+
+
+def check_cube_range_ends(function, spec: Spec, device) -> None:
+    """The gradient, to the dtype's relative tolerance, where x ** 3 is subnormal, 0 or inf."""
+    for dtype, points in ENDS.items():
+        x = torch.tensor(points, dtype=dtype, device=device, requires_grad=True)
+        with case(f"x = ({', '.join(f'{p:g}' for p in points)}), "
+                  f"{str(dtype).removeprefix('torch.')}: x ** 3 subnormal, 0 or inf"):
+            forward = run_forward(function, spec, {"x": x})
+            grad, = torch.autograd.grad(forward.output, x, torch.ones_like(x))
+            truth = 3 * x.detach().double() ** 2
+            got = grad.detach().double().cpu()
+            off = ~torch.isclose(got, truth.cpu(), rtol=TOLERANCES[dtype].rtol, atol=0)
+            if off.any() and not _saves_narrower(forward, dtype):  # named after the battery
+                i = int(off.nonzero()[0])
+                y = float(x[i].detach() ** 3)
+                cube = ("overflows to inf" if abs(y) == float("inf") else "underflows to 0"
+                        if y == 0 else f"is {y:.3g}, a subnormal number with few digits left")
+                why = (", so recovering x from the saved output (a cube root of y) gives a wrong x, "
+                       "though the derivative is a normal number: which saved tensor still "
+                       "holds it?" if any(s.role == "output" for s in forward.saved) else
+                       ", yet the derivative is a normal number: which step of backward leaves "
+                       "the normal range?")
+                raise GradingError(
+                    f"{spec.name}'s gradient at x = {points[i]:g} ({str(dtype)[6:]}) is "
+                    f"{float(got[i]):.4g}, not {float(truth[i]):.4g}: there x ** 3 {cube}" + why, f"x = {points}\ngradient = {got.tolist()}\n"
+                    f"3x^2 = {truth.tolist()}", mistake=f"{spec.name}/recovers-x-from-output")
+
+
+def _saves_narrower(forward, dtype) -> bool:
+    """Whether forward saved a floating tensor narrower than x (a float16 copy of a float32 x):
+    the battery's saved-dtype check names that after these checks."""
+    return any(s.dtype.is_floating_point and torch.finfo(s.dtype).bits < torch.finfo(dtype).bits
+               for s in forward.saved)

@@ -27,7 +27,7 @@ from .ctx_arrays import check_no_ctx_arrays
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
-from .cube_points import check_every_x
+from .cube_points import check_cube_range_ends, check_every_x
 from .float32_saturation import check_float32_second_derivatives, name_nonfinite_float32
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent
@@ -298,6 +298,7 @@ def _cube_once_checks(function, device) -> None:
         with case("x of shape (3, 4) on a stand-in device that calls itself meta, as a GPU's "
                   "would be (this machine has none; a grader with a GPU tries a real one)"):
             check_result_on_x_device(function, CUBE_ONCE)
+    check_cube_range_ends(function, CUBE_ONCE, device)  # last: earlier checks name the rest
 
 
 SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:

@@ -34,11 +34,7 @@ UNUSUAL = [
                   decorator="").replace("    @staticmethod\n    def backward",
                                         "    @once_differentiable\n    @staticmethod\n"
                                         "    def backward")),
-    Unusual("CubeOnce", "saves the output, NumPy cube root in backward",
-            "import numpy as np\n" + _cube(
-                "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
-                "        return grad_output * torch.as_tensor(3 * c * c).to(y.device)",
-                "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y")),
+    # review 59: saving the output and a cube root in backward is a mistake (review59.py)
     Unusual("CubeOnce", "conversions as helpers, 0-d safe",
             "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
             "def to_torch(a, like):\n    return torch.as_tensor(a).to(like.device)\n"

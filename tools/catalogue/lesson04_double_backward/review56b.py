@@ -6,10 +6,10 @@ memory no other tensor can reuse while the cache holds it), NumPy's tanh memoise
 NumpyTanh.forward in a cache keyed by the tensor x itself (a data_ptr key there made the
 failure's first line vary with memory reuse); x.contiguous() saved in NumpyTanh.forward
 (named there, not in the inner Function); a backward that multiplies by grad_output's first
-entry only; a clamp on beta * x in backward. Unusual: torch.func.vjp inside backward, expit and a float64
-accumulator, a tanh-based sigmoid with the output saved, once_differentiable applied after the
-class (the reviewer's NumpyTanh with x saved and the innermost backward marked is already
-catalogued in numpy_tanh.py)."""
+entry only; a clamp on beta * x in backward. Unusual: torch.func.vjp inside backward, expit and
+a float64 accumulator, a tanh-based sigmoid with the output saved (CubeOnce's output saved with
+np.cbrt is a mistake since review 59: review59.py; the reviewer's NumpyTanh with x saved and
+the innermost backward marked is already catalogued in numpy_tanh.py)."""
 
 from .. import CACHED_BY_TENSOR, Mistake, Unusual, edit
 from .cube_once import CUBE_READ, _cube
@@ -86,11 +86,4 @@ UNUSUAL = [
                    "ctx.needs_input_grad[1] else None\n        return gx, gb",
                    "        y = x * torch.sigmoid(beta * x)\n"
                    "        ctx.save_for_backward(x, beta, y)\n        return y")),
-    Unusual("CubeOnce", "once_differentiable applied after the class, output saved, np.cbrt",
-            NUMPY + _cube("        y, = ctx.saved_tensors\n        g = grad_output.cpu().numpy()\n"
-                          "        out = 3 * g * np.cbrt(y.cpu().numpy()) ** 2\n"
-                          "        return torch.as_tensor(out, device=y.device)",
-                          "        y = x ** 3\n        ctx.save_for_backward(y)\n        return y",
-                          decorator="")
-            + "\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
 ]
