@@ -480,8 +480,9 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #   `ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. The
 #   ops backward runs are logged: a gradient nobody asked for costs no work, so asking for
 #   one more gradient must add ops, and a tensor that only unrequested gradients use is
-#   never made. No $D \times D$ matrix (a Jacobian, or `torch.eye(D)`): backward allocates
-#   no tensor of more than 4 times `x`'s elements, checked on rows of $D = 32$.
+#   never made (none of `x`'s size, and none, of any size, from `grad_output`). No
+#   $D \times D$ matrix (a Jacobian, or `torch.eye(D)`): backward allocates no tensor of more
+#   than 4 times `x`'s elements, checked on rows of $D = 32$.
 # - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
 #   however many there are, none included.
 #
@@ -803,16 +804,13 @@ else:
 # </details>
 #
 # PyTorch's own module is the contract to match. Look at it before you write: what does
-# `reference.state_dict()` hold, under which key and of what shape, and is `eps` in it? This
-# cell leaves that to you; it prints only a surprise of the default: `eps=None`, which ✎ 3
-# takes too, with the meaning `torch.nn.RMSNorm`'s documentation gives it (read the `eps`
-# entry of `help(nn.RMSNorm)` before you write).
+# `reference.state_dict()` hold, under which key and of what shape, and is `eps` in it? What
+# is `nn.RMSNorm(8).eps` when no eps is given, and what does the `eps` entry of
+# `help(nn.RMSNorm)` say that value means? This cell leaves all of that to you.
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
-# look inside reference here (its state_dict, named_parameters(), eps)
-print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
-      "(✎ 3's RMSNorm defaults to 1e-6 instead, and takes eps=None too)")
+# look inside reference here (its state_dict, named_parameters(), eps, help(nn.RMSNorm))
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `RMSNorm`
@@ -823,8 +821,8 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 #
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
 #   `RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was built
-#   with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, at every call,
-#   for every input listed below;
+#   with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, for every input
+#   listed below, one module given any of them in turn;
 # - `forward(x)` computes through your `RMSNormFunction`, for every input listed below;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
@@ -832,18 +830,19 @@ print("nn.RMSNorm(8).eps by default:", nn.RMSNorm(8).eps,
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
 #   state and input: an input in the module's dtype, float32 or float64, and a float64 input to
 #   a float32 module, to float64's precision; and for a float16 or bfloat16 module given an
-#   input in its dtype, the same output in that dtype, rounded once: computed in the dtype
-#   `torch.nn.RMSNorm` computes a half row in (which is it? the `eps` entry of
-#   `help(nn.RMSNorm)` names it) and rounded to the half dtype only at the end, so that each
-#   entry is `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a near-tie; on
-#   rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;
+#   input in its dtype, the same output in that dtype, each entry `torch.nn.RMSNorm`'s, or its
+#   neighbour where the exact value lies at a near-tie, on rows of `|x|` near 1, near 300, and
+#   near `1e-4` with `eps=None`;
 # - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
 #
 # <details><summary><b>Hint</b> · a question</summary>
 #
-# In which dtype does `nn.RMSNorm` compute a float16 row, and what is $300^2$ next to
-# float16's largest number? (For `eps=None`: `help(nn.RMSNorm)`, then the optional part's
-# question on it. Does one module decide its eps once, or at each call?)
+# In which dtype does `nn.RMSNorm` compute a float16 row (the `eps` entry of
+# `help(nn.RMSNorm)` names it), and what is $300^2$ next to float16's largest number? How many
+# times may a half output be rounded, if each entry is to be `nn.RMSNorm`'s, and where must
+# the weight join the row for that? For `eps=None`: which dtype's `torch.finfo` does
+# `help(nn.RMSNorm)` name, and can one module decide it once, when the same module may be
+# given float32 and float64 inputs? (The optional part has a question on it.)
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -1037,6 +1036,9 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # %% [markdown]
 # ## Common mistakes
 #
+# The slips the exercises hinge on; rarer ones, most of them a contract bullet broken, are
+# in the optional part's last section.
+#
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
@@ -1044,36 +1046,21 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
-# | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
 # | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
 # | a float16 `x` squared in float16 (✎ 3) | squares overflow in float16 past 256 (65504 is its largest number): the mean square is inf and the output 0; near `1e-4` they underflow | compute a half `x` in float32 and cast the output back, as `nn.RMSNorm` does |
 # | a half row normalised in float32, rounded, then multiplied by the half weight (✎ 3) | rounded twice: one unit off `nn.RMSNorm`'s output on about a quarter of the entries | round once, at the end: the weight joins the row in the dtype torch computes it in |
-# | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
-# | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
-# | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
-# | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
-# | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
-# | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before what only it reads |
-# | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
-# | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
-# | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
-# | `native_layer_norm_backward` or `torch.autograd.grad` in backward | not a hand-written backward | the formula you derived |
-# | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
-# | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`, at each call: the eps of the dtype it computes in |
-# | `eps=None` as `torch.finfo(x.dtype).eps` | right for float32 and float64; for bfloat16 it adds 0.0078 where torch adds float32's 1.2e-07 (it computes bfloat16 and float16 in float32): rows of small mean square come out far too small | `torch.finfo` of the computation dtype, x's but at least float32, as `nn.RMSNorm`'s documentation says |
-# | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
-# | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |
+# | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing, or a weight or bias sum made beside the one the test guards | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before everything only it reads |
 #
 # ## Summary
 #
 # A normalisation's backward is a projection: the output does not change when the input moves
 # along the directions the norm removes (the constant row and the row itself for LayerNorm, the
 # row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
-# scales by rstd. Forward keeps the input and one or two numbers per row, not the normalised
-# tensor, and computes the variance in two passes, never as $E[x^2] - E[x]^2$ in the input's
-# own dtype; for low-precision
-# input it computes the row in float32 and rounds only the output (under autocast, through
-# `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
+# scales by rstd. Forward keeps one full-size tensor and one or two numbers per row: the input,
+# which costs nothing new while the model holds it anyway, or $\hat x$ when nothing else keeps
+# the input (never both); it computes the variance in two passes, never as $E[x^2] - E[x]^2$ in
+# the input's own dtype; for low-precision input it computes the row in float32 and rounds
+# only the output (under autocast, through `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
 # sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
 # `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself. Batch norm is
 # the same reductions over the batch, and the gradients of a convolution are convolutions. A norm
@@ -1640,3 +1627,26 @@ print("gradcheck:", torch.autograd.gradcheck(
 # | a norm Function under `torch.autocast` with a plain forward | it receives a bfloat16 `x` beside a float32 weight, and computes in bfloat16 | `torch.amp.custom_fwd(device_type=..., cast_inputs=torch.float32)` on forward |
 # | a new full-size tensor for every step of forward and backward | correct, and several times slower than `F.layer_norm`: every pass over memory costs | count the passes; write into tensors you created yourself |
 # </details>
+
+# %% [markdown]
+# ## Optional · Rarer mistakes
+#
+# Beside the common-mistakes table of the main path: each of these breaks a contract bullet
+# of its exercise, and grading names it.
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
+# | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
+# | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
+# | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
+# | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
+# | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
+# | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
+# | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
+# | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
+# | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
+# | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`, at each call: the eps of the dtype it computes in |
+# | `eps=None` as `torch.finfo(x.dtype).eps` | right for float32 and float64; for bfloat16 it adds 0.0078 where torch adds float32's 1.2e-07 (it computes bfloat16 and float16 in float32): rows of small mean square come out far too small | `torch.finfo` of the computation dtype, x's but at least float32, as `nn.RMSNorm`'s documentation says |
+# | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
+# | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |

@@ -50,7 +50,8 @@ LAYER_NORM_CLAUSES = (
            "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. "
            "The ops backward runs are logged: a gradient nobody asked for costs no work, so "
            "asking for one more gradient must add ops, and a tensor that only unrequested "
-           "gradients use is never made. No $D \\times D$ matrix (a Jacobian, or "
+           "gradients use is never made (none of `x`'s size, and none, of any size, from "
+           "`grad_output`). No $D \\times D$ matrix (a Jacobian, or "
            "`torch.eye(D)`): backward allocates no tensor of more than 4 times `x`'s elements, "
            "checked on rows of $D = 32$.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
@@ -69,7 +70,10 @@ LAYER_NORM_CLAUSES = (
                                                      "a gradient",
             "LayerNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
                                                                     "whenever x_hat is, weight "
-                                                                    "frozen"}),
+                                                                    "frozen",
+            "LayerNormFunction/dead-work-for-unrequested-gradient": "a dead (D,) sum of "
+                                                                    "grad_output beside the "
+                                                                    "conditional grad_bias"}),
     Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
            "however many there are, none included.",
            {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
@@ -113,7 +117,9 @@ RMS_NORM_CLAUSES = (
             "RMSNormFunction/g-hat-for-frozen-x": "grad_output * weight formed with x frozen",
             "RMSNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
                                                                   "before needs_input_grad is "
-                                                                  "read"}),
+                                                                  "read",
+            "RMSNormFunction/dead-work-for-unrequested-gradient": "a dead einsum for grad_weight "
+                                                                  "beside the conditional one"}),
 )
 
 
@@ -178,15 +184,18 @@ GROUP_NORM_CLAUSES = (
                                                      "needs a gradient",
             "GroupNormFunction/grad-weight-work-for-frozen-weight": "grad_output * x_hat made "
                                                                     "before needs_input_grad "
-                                                                    "is read"}),
+                                                                    "is read",
+            "GroupNormFunction/dead-work-for-unrequested-gradient": "a dead (C,) sum of "
+                                                                    "grad_output beside the "
+                                                                    "conditional grad_bias"}),
 )
 
 
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
            "`RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was "
-           "built with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, at "
-           "every call, for every input listed below;",
+           "built with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, for "
+           "every input listed below, one module given any of them in turn;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
@@ -213,12 +222,9 @@ RMS_NORM_MODULE_CLAUSES = (
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
            "same state and input: an input in the module's dtype, float32 or float64, and a "
            "float64 input to a float32 module, to float64's precision; and for a float16 or "
-           "bfloat16 module given an input in its dtype, the same output in that dtype, rounded "
-           "once: computed in the dtype `torch.nn.RMSNorm` computes a half row in (which is it? "
-           "the `eps` entry of `help(nn.RMSNorm)` names it) and rounded to the half dtype only "
-           "at the end, so that each entry is `torch.nn.RMSNorm`'s, or its neighbour where the "
-           "exact value lies at a near-tie; on rows of `|x|` near 1, near 300, and near `1e-4` "
-           "with `eps=None`;",
+           "bfloat16 module given an input in its dtype, the same output in that dtype, each "
+           "entry `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a "
+           "near-tie, on rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
            {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
                                     "back",

@@ -2,7 +2,8 @@
 input needs no gradient: with x frozen, nothing from the weight, and with only the bias wanted,
 nothing from x (``check_frozen_x_work``); whatever is wanted, no full-size tensor that none of
 the gradients backward returns reads (``check_dead_work``: grad_output * x_hat, grad_weight's
-product, made with the weight frozen)."""
+product, made with the weight frozen), and nothing smaller made from grad_output either (a
+(D,) sum for a frozen weight or bias, beside the work of the gradients it returns)."""
 
 from ...checks import Spec
 from ...errors import GradingError
@@ -51,7 +52,11 @@ def check_dead_work(spec: Spec, ops: list, sinks: set, full: int, needed: str, w
         return
     requires = f"require{'s' if len(wanted) == 1 else ''}"
     for op in dead_ops(ops, sinks):
+        if not any(op.written):  # a view, or a Python number read off a tensor: nothing made
+            continue
         if full not in op.written:
+            if op.derived:  # smaller: graded when made from grad_output (a gradient's sum)
+                _dead_small(spec, op, needed, requires, wanted, names)
             continue
         if "weight" in names and "weight" not in wanted and op.derived == full and \
                 op.other == full:
@@ -66,3 +71,28 @@ def check_dead_work(spec: Spec, ops: list, sinks: set, full: int, needed: str, w
             f"returns reads, when only {needed} {requires} grad: a tensor that only unrequested "
             "gradients use is never made; which gradient is it for, and does ctx.needs_input_grad "
             "ask for it?", mistake=f"{spec.name}/work-for-unrequested-gradient")
+
+
+def _unrequested(op, wanted: frozenset, names: list) -> str:
+    """The unrequested gradient a dead op most likely serves: the only one, else x for any size
+    but a parameter's, else the bias for a reduction of grad_output alone, else the weight."""
+    unwanted = [n for n in names if n not in wanted]
+    params = [n for n in unwanted if n != "x"]
+    if len(unwanted) == 1 or not params:
+        return unwanted[0]
+    if "bias" in params and (op.other == 0 or "weight" not in params):
+        return "bias"
+    return "weight" if "weight" in params else params[0]
+
+
+def _dead_small(spec: Spec, op, needed: str, requires: str, wanted: frozenset,
+                names: list) -> None:
+    """A dead op that makes less than a full-size tensor: a reduction for a gradient nobody
+    asked for (a (D,) sum of grad_output with the bias frozen), named by ``_unrequested``."""
+    name = _unrequested(op, wanted, names)
+    size = max(op.written)
+    raise GradingError(
+        f"{spec.name}.backward computes part of grad_{name} ({op.name}, a tensor of {size} "
+        f"numbers that no gradient it returns reads) when only {needed} {requires} grad: "
+        f"{name} needs no gradient here, so nothing of grad_{name} is computed; is every line "
+        f"of grad_{name}'s work under the test of ctx.needs_input_grad for {name}?", mistake=f"{spec.name}/dead-work-for-unrequested-gradient")

@@ -294,8 +294,9 @@ def full(submission, device) -> None:
     covers("groups like 1e8 + N(0, 1) in float64")
     # 6 groups, 4 channels, 12 (sample, channel) pairs: a group sum differs from the others
     # (and with weight=None or bias=None: a branch for a missing weight reads needs_input_grad too)
-    for weight, bias in ((True, True), (False, True), (True, False)):
-        values = gn_values((3, 4, 2), 2, device, weight=weight, bias=bias, seed=26)
+    for weight, bias, dtype in ((True, True, torch.float64), (False, True, torch.float64),
+                                (True, False, torch.float64), (True, True, torch.float32)):
+        values = gn_values((3, 4, 2), 2, device, weight=weight, bias=bias, seed=26, dtype=dtype)
         with case(describe(values)):
             check_needs_input_grad(function, GROUP_NORM, values, rows=6)
     # the contract: None for, and nothing computed of, a gradient nobody needs

@@ -192,6 +192,10 @@ def full(submission, spec: Spec, device) -> None:
         if sum(isinstance(v, torch.Tensor) for v in values.values()) > 1:
             with case(describe(values)):
                 check_needs_input_grad(function, spec, values, rows=4)
+    # float32 too: a backward may branch on the dtype (work done in a wider one, say)
+    values = _values(spec, (4,), 3, device, dtype=torch.float32)
+    with case(describe(values)):
+        check_needs_input_grad(function, spec, values, rows=4)
     # the contract: "returns None for, and computes nothing of" a gradient nobody needs
     check_each_input_alone(function, spec, _values(spec, (3,), 5, device, seed=21),
                            frozen_get_none=True)
