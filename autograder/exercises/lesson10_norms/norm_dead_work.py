@@ -74,8 +74,9 @@ def check_dead_work(spec: Spec, ops: list, sinks: set, full: int, needed: str, w
 
 
 def _unrequested(op, wanted: frozenset, names: list) -> str:
-    """The unrequested gradient a dead op most likely serves: the only one, else x for any size
-    but a parameter's, else the bias for a reduction of grad_output alone, else the weight."""
+    """The unrequested gradient a dead op most likely serves: the only one, else (x and one
+    parameter unrequested) that parameter, else the bias for an op of grad_output alone (a
+    sum), else the weight."""
     unwanted = [n for n in names if n not in wanted]
     params = [n for n in unwanted if n != "x"]
     if len(unwanted) == 1 or not params:
