@@ -22,7 +22,7 @@
 #    input of the block requires grad (a first block on data alone is a case of its own);
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
 # 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
-#    (and, in an optional section after the summary, a stack of them whose memory does not
+#    (and, in the optional appendix after the summary, a stack of them whose memory does not
 #    grow with depth).
 #
 # Exercises are marked **✎ Exercise**. Their self-checks run every check the hidden tests run
@@ -60,7 +60,7 @@ _ = torch.manual_seed(0)
 # saved tensor, so it also knows the **peak**.
 #
 # `pack` returns a detached alias, never the tensor itself: the documentation's rule, to avoid
-# a reference loop (the In practice block at the end says what breaking it costs). The next cell
+# a reference loop (the In practice block of appendix A.4 says what breaking it costs). The next cell
 # opens collapsed (run it; expand it to read it): it defines `ActivationMeter`, `deep_mlp`
 # (blocks of `Linear` then `GELU`) and `kib`. The cell after it measures.
 
@@ -410,8 +410,9 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #   argument's device too;
 # - **returns `None`** for `run_fn` and for every non-tensor argument;
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
-#   one tensor argument requires grad; a frozen one (`requires_grad=False`, as in fine-tuning)
-#   gets none, and backward still runs, even when all are frozen and the only argument that
+#   one tensor argument requires grad (zeros, not `None`, when the gradient that reaches the
+#   block is all zero, as a plain run leaves them); a frozen one (`requires_grad=False`, as in
+#   fine-tuning) gets none, and backward still runs, even when all are frozen and the only argument that
 #   requires grad is one `run_fn` ignores (a dummy);
 # - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
@@ -760,7 +761,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
 # </details>
 #
-# The usual cure, a dummy input that requires grad, is in the optional part.
+# The usual cure, a dummy input that requires grad, is in the optional appendix (A.5).
 
 # %% [markdown]
 # ## Memory against the number of segments
@@ -988,7 +989,8 @@ for reentrant in (True, False):
 #   and `g`, even with several calls in one graph, and the same again when backward runs a
 #   second time on one graph (`retain_graph=True`); `y1` or `y2` changed in place between
 #   forward and backward makes backward raise PyTorch's in-place error; the parameters of `f`
-#   and `g` receive theirs in `.grad`, added to what `.grad` already holds (a frozen one,
+#   and `g` receive theirs in `.grad` (zeros, not `None`, when both incoming gradients are all
+#   zero), added to what `.grad` already holds (a frozen one,
 #   `requires_grad=False`, gets none, and backward still runs);
 # - a loss may use only one of the two outputs.
 #
@@ -1151,7 +1153,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
 # | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
 #
-# Rarer ones, each also named by your self-checks, are in the last optional section.
+# Rarer ones, each also named by your self-checks, are in the optional appendix (A.6).
 #
 # ## Common misconception
 #
@@ -1174,12 +1176,21 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # like $\sqrt{n}$, for about one extra forward per step; segments hold whole blocks, so spread
 # the remainder and keep the longest segment as short as $k$ segments allow. A reversible block
 # keeps only its outputs. A stack of them keeps memory constant only if it keeps just the last
-# block's outputs and rebuilds the rest going down (the first optional section below).
+# block's outputs and rebuilds the rest going down (appendix A.1).
 # Next lesson: a backward written entirely by hand, for attention, where the activations grow
 # with the square of the sequence length.
 
 # %% [markdown]
-# ## ✎ Optional (not graded): a reversible stack that keeps one pair
+# ## Appendix (optional, not graded)
+#
+# **The main path ends with the summary above.** Everything below is optional: six
+# independent parts, to read in any order or skip (in JupyterLab, collapse this heading to
+# hide them all). A.1 a reversible stack that keeps one pair (an exercise); A.2 every segment
+# count, and the price in work; A.3 yours and `torch.utils.checkpoint`, side by side; A.4 a
+# checkpoint that keeps autocast's dtype (an exercise, then production notes); A.5 four
+# asides from the main path; A.6 rarer mistakes.
+#
+# ### ✎ A.1 · A reversible stack that keeps one pair
 #
 # **What one block does not buy.** A block's outputs are the next block's inputs, so a stack
 # of blocks that each save their outputs keeps one pair per block: exactly what checkpointing
@@ -1322,7 +1333,7 @@ check_reversible_stack()
 # blocks.
 
 # %% [markdown]
-# ## Optional (not graded): every segment count, and the price in work
+# ### A.2 · Every segment count, and the price in work
 #
 # The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n = 8$ blocks:
 # left, the meter's bytes; right, the matrix-multiply FLOPs of forward and backward. Which $k$
@@ -1346,7 +1357,7 @@ checkpointing_explorer(checkpoint_sequential, lambda: deep_mlp(depth=8), x_deep,
 # random-state copy), which matters for small blocks like these.
 
 # %% [markdown]
-# ## Optional (not graded): yours and `torch.utils.checkpoint`, side by side
+# ### A.3 · Yours and `torch.utils.checkpoint`, side by side
 #
 # Three uses that your `CheckpointFunction`'s contract does not mention, run through yours and
 # through `torch.utils.checkpoint`. **Quick question.** Predict what yours does in each, before
@@ -1433,7 +1444,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # </details>
 
 # %% [markdown]
-# ## ✎ Optional (not graded): a checkpoint that keeps autocast's dtype
+# ### ✎ A.4 · A checkpoint that keeps autocast's dtype
 #
 # Write `checkpoint_autocast(run_fn, *args)`: the result of
 # `CheckpointFunction.apply(run_fn, *args)`, except that the recomputation runs under the
@@ -1513,7 +1524,7 @@ def check_checkpoint_autocast():
 check_checkpoint_autocast()
 
 # %% [markdown]
-# <details><summary><b>Optional: in practice</b> (not graded; open when you have time)</summary>
+# <details><summary><b>In practice</b> (open when you have time)</summary>
 #
 # **Who writes the call.** Often not you. FSDP codebases wrap chosen blocks with
 # `apply_activation_checkpointing` (from `torch.distributed.algorithms._checkpoint.
@@ -1617,12 +1628,12 @@ else:
 
 
 # %% [markdown]
-# ## Optional (not graded): four asides from the main path
+# ### A.5 · Four asides from the main path
 #
 # Each one runs something the main path only states, or takes a step further. None is needed
 # for the exercises, and each uses only what the main path defined.
 #
-# ### Inside backward: is anything recorded?
+# #### Inside backward: is anything recorded?
 #
 # Lesson 04's quick question 1 again. The backward of `GradModeReports` below calls `fancy` on
 # a fresh leaf that requires grad, once as it is and once inside `with torch.enable_grad():`.
@@ -1663,7 +1674,7 @@ compare("records, under enable_grad", predicted_records_under_enable_grad,
 # block.
 
 # %% [markdown]
-# ### A forward that records "to be safe"
+# #### A forward that records "to be safe"
 #
 # `EagerFancy` is `RecomputedFancy` (the worked example) with its forward wrapping the same call
 # in `with torch.enable_grad():` "to be safe", so that `fancy`'s ops record while it runs.
@@ -1709,11 +1720,11 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x,
 # `fancy(x).view(-1)`, say): the view holds on to its base, the base to its node, and the whole
 # graph stays, 24000 bytes here, even after backward, for as long as the output lives (make
 # that change in `EagerFancy` and run its cell again to see it). So a checkpoint's forward
-# leaves grad off, as `apply` set it (the rarer-mistakes table at the end lists it).
+# leaves grad off, as `apply` set it (the rarer-mistakes table, A.6, lists it).
 # </details>
 
 # %% [markdown]
-# ### A first block on data: a dummy input
+# #### A first block on data: a dummy input
 #
 # The body, head and batch of Quick question 1, where yours gave the body nothing. The usual
 # cure for a `Function`-based checkpoint: a dummy input that requires grad, which
@@ -1736,7 +1747,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # checkpoint raises there ("none of output has requires_grad=True"); its non-reentrant one
 # runs. (Setting `x.requires_grad_()` also works, and makes backward compute a
 # gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
-# body is in the section "Yours and `torch.utils.checkpoint`, side by side" above.
+# body is in A.3 above ("Yours and `torch.utils.checkpoint`, side by side").
 
 # %%
 body.requires_grad_(False)  # fine-tuning the head only
@@ -1752,7 +1763,7 @@ except RuntimeError as error:  # what the contract rules out: shown, not raised
 body.requires_grad_(True)
 
 # %% [markdown]
-# ### Dropout inside a reversible block
+# #### Dropout inside a reversible block
 #
 # Your backward calls $f$ again,
 # and each call draws a new mask: no error, and a gradient for
@@ -1810,7 +1821,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # every step would draw the same mask.
 
 # %% [markdown]
-# ## Optional (not graded): rarer mistakes
+# ### A.6 · Rarer mistakes
 #
 # Each row is a mistake your self-checks also name when you make it.
 #

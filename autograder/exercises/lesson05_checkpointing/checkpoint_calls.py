@@ -16,14 +16,15 @@ from .checkpoint_backward import CHECKPOINT
 from .checkpoint_blocks import WIDTH, fork_rng, mlp_block
 
 
-def _two_calls(device, seed: int = 20):
+def _two_calls(device, seed: int = 20, dropouts=(0.5, 0.5)):
     """Two checkpoints, each with dropout, whose arguments differ in number, kind and order:
     the first ``(flag, a, shift, keep)``, the second ``(h, scale, b)`` with ``h`` the first's
     output (on the CPU, when ``device`` is a GPU: the first call's CUDA random state then
-    matters, the second's CPU one)."""
+    matters, the second's CPU one); ``dropouts`` are the two blocks' dropout rates (0: a
+    block that draws no random numbers)."""
     other = torch.device("cpu")
-    blocks = [mlp_block(d, seed=seed + 3 * k, dropout=0.5)
-              for k, d in enumerate((device, other))]
+    blocks = [mlp_block(d, seed=seed + 3 * k, dropout=p)
+              for k, (d, p) in enumerate(zip((device, other), dropouts))]
     keep = sample((3, WIDTH), device, seed=seed + 7) > -0.5
 
     def run_first(flag, a, shift, keep):
@@ -77,19 +78,28 @@ def _check_class_state(function, before: dict) -> None:
 
 
 def check_two_calls(function, device) -> None:
-    """Two checkpoints in one graph, each drawing its own dropout mask, with arguments of other
-    kinds: each call's backward must restore its own random state and read its own arguments
-    (state kept in a global or on the class is the second call's by the time the first call's
-    backward runs). Each call differentiated alone comes first, so that a failure of the pair
-    is proven to come from state the calls share."""
-    first, second, blocks, a, b = _two_calls(device)
+    """Two checkpoints in one graph, each drawing its own dropout mask, then only the first
+    drawing (a flag "run_fn drew random numbers" shared by the calls is the second's, False, by
+    the time the first call's backward runs)."""
+    _check_pair(function, device, (0.5, 0.5), "")
+    _check_pair(function, device, (0.5, 0.0), ", only the first drawing random numbers")
+
+
+def _check_pair(function, device, dropouts, drawing: str) -> None:
+    """Two checkpoints in one graph, with arguments of other kinds: each call's backward must
+    restore its own random state and read its own arguments (state kept in a global or on the
+    class is the second call's by the time the first call's backward runs). Each call
+    differentiated alone comes first, so that a failure of the pair is proven to come from
+    state the calls share."""
+    first, second, blocks, a, b = _two_calls(device, dropouts=dropouts)
     calls = (first, second, blocks)
     generator = torch.Generator().manual_seed(4)
     grad_outputs = [torch.randn(3, WIDTH, generator=generator, dtype=torch.float64).to(d)
                     for d in (a.device, b.device)]
     names = ["a", "b"] + [f"parameter {which}.{name}" for which, block in
                           zip(("first", "second"), blocks) for name, _ in block.named_parameters()]
-    described = "run_fn(flag, a, shift, keep), then run_fn(h, scale, b) on its output"
+    described = ("run_fn(flag, a, shift, keep), then run_fn(h, scale, b) on its output"
+                 + drawing)
 
     def compared(graphs: int) -> None:
         truth = _chain(lambda run_fn, *args: run_fn(*args), calls, a, b, grad_outputs,

@@ -12,8 +12,9 @@ from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
-from .sequential_probes import (check_given_layers_ran, check_layers_left_as_given, check_on_data,
-                                check_random_layers, float_bounds_note)
+from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
+                                check_layers_left_as_given, check_on_data, check_random_layers,
+                                float_bounds_note, hold)
 from .segment_calls import (_outside_checkpoints, _recording_calls, _spans, check_runs_once,
                             check_outside_checkpoints)
 
@@ -59,12 +60,6 @@ def _reaches(output: torch.Tensor, x: torch.Tensor) -> bool:
 def _custom_nodes(output: torch.Tensor) -> int:
     """How many custom Function nodes (checkpointed segments) the output's graph holds."""
     return len(_forward_classes(output))
-
-
-def _run_layers(layers, x):
-    for layer in layers:
-        x = layer(x)
-    return x
 
 
 def _segment_sizes(order: list[int]) -> list[int]:
@@ -167,15 +162,20 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         lambda x: _run_layers(layers, x), {"x": x_value}, {"x"}, parameters)
     clear_grads(list(layers))
     x = x_value.detach().clone().requires_grad_()
-    given = list(layers) if isinstance(layers, list) else layers  # a fresh list on each call
+    given = list(layers) if isinstance(layers, list) else layers  # a fresh list on each call,
+    hold(checkpoint_sequential, given)  # alive while the answer is: no id(layers) comes back
     try:
         with _recording_calls(list(layers)) as forward_calls:
             output = checkpoint_sequential(given, segments, x)
     except (NotImplementedError, GradingError):
         raise
-    except TypeError as error:
-        raise GradingError(f"calling {where} raised TypeError: it should take "
-                           "(layers, segments, x)", str(error)) from error
+    except TypeError as error:  # its own message first: "'list' object is not callable"
+        why = str(error).splitlines()[0] if str(error) else "TypeError"
+        raise GradingError(f"calling {where} raised TypeError, {why}: " + (
+            "layers may be a plain list of modules, which cannot be called, as well as an "
+            "nn.Sequential" if "not callable" in why else "it should take (layers, segments, x)"),
+            str(error), mistake="checkpoint_sequential/calls-a-list" * ("not callable" in why)
+        ) from error
     except RuntimeError as error:
         raise GradingError(f"{where} raised RuntimeError: {str(error).splitlines()[0]}",
                            str(error)) from error
@@ -304,6 +304,7 @@ def sequential_full(checkpoint_sequential, device) -> None:
         check_on_data(checkpoint_sequential, device)
         check_layers_left_as_given(checkpoint_sequential, device)
         check_random_layers(checkpoint_sequential, device)
+        check_calls_independent(checkpoint_sequential, device)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
     # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
     # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)

@@ -28,6 +28,7 @@ from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
 from .frozen_parameters import check_checkpoint_frozen, check_frozen_with_dummy
 from .contracts import CHECKPOINTING_CLAUSES
+from .zero_gradient import check_checkpoint_zero_gradient
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
 
@@ -212,6 +213,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         with case("run_fn = Linear (frozen), Tanh, Linear (frozen), then a trained head; x data "
                   "(no grad) and a 0-d dummy requiring grad that run_fn ignores or detaches"):
             check_frozen_with_dummy(function, device)
+        check_checkpoint_zero_gradient(function, device)
 
 
 def _two_inputs(a, b):

@@ -32,7 +32,8 @@ REVERSIBLE_CLAUSES = (
            "for `f` and `g`, even with several calls in one graph, and the same again when "
            "backward runs a second time on one graph (`retain_graph=True`); `y1` or `y2` changed "
            "in place between forward and backward makes backward raise PyTorch's in-place "
-           "error; the parameters of `f` and `g` receive theirs in `.grad`, added to what "
+           "error; the parameters of `f` and `g` receive theirs in `.grad` (zeros, not `None`, "
+           "when both incoming gradients are all zero), added to what "
            "`.grad` already holds (a frozen one, `requires_grad=False`, gets none, and backward "
            "still runs);",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
@@ -52,7 +53,9 @@ REVERSIBLE_CLAUSES = (
             R + "frozen-parameter": "autograd.grad over x1, x2 and every parameter of f and g, "
                                     "frozen ones too",
             R + "recomputes-in-another-dtype": "fresh leaves cast to float32 (.float()) in "
-                                               "backward"}),
+                                               "backward",
+            R + "skips-zero-gradient": "returns zeros without recomputing when both incoming "
+                                       "gradients are all zero"}),
     Clause("a loss may use only one of the two outputs.",
            {R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
 )
@@ -125,7 +128,8 @@ CHECKPOINTING_CLAUSES = (
             C + "no-none-for-non-tensors":
                 "returns gradients for the tensors only (no None for scale and use_tanh)"}),
     Clause("**parameters** used inside `run_fn` receive their gradients in `.grad` whenever at "
-           "least one tensor argument requires grad; a frozen one (`requires_grad=False`, as in "
+           "least one tensor argument requires grad (zeros, not `None`, when the gradient that "
+           "reaches the block is all zero, as a plain run leaves them); a frozen one (`requires_grad=False`, as in "
            "fine-tuning) gets none, and backward still runs, even when all are frozen and the "
            "only argument that requires grad is one `run_fn` ignores (a dummy);",
            {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
@@ -135,7 +139,9 @@ CHECKPOINTING_CLAUSES = (
             C + "frozen-parameter": "autograd.grad over a module run_fn's every parameter, "
                                     "frozen ones too",
             C + "backward-without-graph": "backward through a rebuilt output that requires no "
-                                          "grad (a frozen block, a dummy input)"}),
+                                          "grad (a frozen block, a dummy input)",
+            C + "skips-zero-gradient": "returns zeros without recomputing when grad_output is "
+                                       "all zero"}),
     Clause("**no seeding**: forward runs `run_fn` on the random state it finds and sets or draws "
            "nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw "
            "the same dropout masks as the same model unchecked; the self-check compares the "
@@ -178,6 +184,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "float-bounds": "bounds int(i * (n / k)), computed in floating point",
             Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
                                       "calls",
+            Q + "state-kept-between-calls": "groups cached by id(layers) across calls",
             Q + "runs-no-layer": "segments - 1 groups checkpointed, the last never run",
             Q + "draws-other-masks": "the generator seeded before the groups"}),
     Clause("`layers` is the caller's: read it and leave it as it was given, the same layers in "

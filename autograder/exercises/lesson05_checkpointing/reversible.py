@@ -14,9 +14,11 @@ from ...explain import _explain_runtime_error
 from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, _linear, coupling_values, custom_nodes, no_gradient_cause,
                                 parameters_of, refuse_reentry, watch_calls)
-from .reversible_saves import check_saves_only_outputs, recomputed_in_other_dtype
+from .reversible_saves import (check_outputs_kept, check_saves_only_outputs,
+                               recomputed_in_other_dtype)
 from .second_use import check_coupling_second_use
 from .frozen_parameters import check_coupling_frozen
+from .zero_gradient import check_coupling_zero_gradient
 from .contracts import REVERSIBLE_CLAUSES
 
 
@@ -135,7 +137,7 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     _backward(outputs, grad_outputs, inputs)
     if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
         raise GradingError("backward modified grad_output in place: compute new tensors")
-    _check_outputs_kept(outputs, returned)
+    check_outputs_kept(outputs, returned)
     known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
     try:
         for name in ("x1", "x2"):
@@ -160,27 +162,6 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
         inputs = make_inputs(values)
         _backward(function.apply(*inputs.values()), grad_outputs, inputs)
         _check_parameters(parameters, parameter_truth, before)
-
-
-def _check_outputs_kept(outputs, returned: list) -> None:
-    """The y1 and y2 the caller holds still read as forward returned them after backward."""
-    for name, output in zip(("y1", "y2"), outputs):
-        if output.untyped_storage().nbytes() < (output.storage_offset() + output.numel()) \
-                * output.element_size():  # reading it now would read freed memory
-            raise GradingError(
-                f"ReversibleCoupling's backward freed the memory of {name}, which the caller "
-                "holds (a saved output shares its memory with the tensor forward returned): "
-                "reading it after backward reads freed memory; leave that storage alone",
-                mistake="ReversibleCoupling/frees-saved-outputs")
-    changed = [name for name, output, value in zip(("y1", "y2"), outputs, returned)
-               if not torch.equal(output.detach(), value)]
-    if changed:
-        raise GradingError(
-            f"ReversibleCoupling's backward overwrote {' and '.join(changed)}, which the caller "
-            f"holds (an in-place inversion, such as {changed[-1]}.sub_(...), writes into a saved "
-            "output, which shares its memory with the tensor forward returned): whatever reads "
-            "it after backward gets wrong numbers, silently; compute the inputs into new tensors",
-            mistake="ReversibleCoupling/overwrites-saved-outputs")
 
 
 def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -340,6 +321,9 @@ def full(submission, device) -> None:
                               lambda: _values((3, WIDTH), device, 8))
     with case("f = Linear then Tanh with its Linear frozen (requires_grad=False), shape (3, 5)"):
         check_coupling_frozen(function, _values((3, WIDTH), device, 9), check_coupling)
+    for dtype in (torch.float64, torch.float32):
+        values = _values((3, WIDTH), device, 10, dtype)
+        check_coupling_zero_gradient(function, values, _parameters(values))
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after checkpoint_sequential

@@ -3,6 +3,9 @@ gives (named where an answer's groups match them), a call whose output came from
 layers given, a call on an x that requires no grad (a batch of data), and a stack with dropout
 run from the same seed as the plain stack."""
 
+import weakref
+from contextlib import suppress
+
 import torch
 from torch import nn
 
@@ -11,6 +14,17 @@ from ...errors import GradingError
 from ...exercise import sample
 from .checkpoint_blocks import WIDTH, _linear, layer_stack
 from .segment_calls import _recording_calls, _spans, check_runs_once
+
+
+_HELD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # answer -> the lists it got
+
+
+def hold(answer, given) -> None:
+    """Keep each list passed to an answer alive as long as the answer lives, so that no
+    id(layers) comes back in its sweeps, even across gradings (a cache keyed by that id is
+    check_calls_independent's to name, the same way every time)."""
+    with suppress(TypeError):  # an answer no weak reference can point to
+        _HELD.setdefault(answer, []).append(given)
 
 
 def _run_layers(layers, x):
@@ -187,3 +201,39 @@ def check_layers_left_as_given(checkpoint_sequential, device, segments: int = 2)
                     "was replaced, not added to", mistake="checkpoint_sequential/wipes-layer-grads")
             diagnose_gradient(f"parameter {name} after backward through {where} (its .grad "
                               "held an earlier gradient)", p.grad, held[name] + truth[name])
+
+
+def check_calls_independent(checkpoint_sequential, device, segments: int = 3) -> None:
+    """Two calls on one container, a layer swapped in between (a list, then an nn.Sequential),
+    then a new list made just as the first is freed (CPython often gives it the freed list's
+    id): each output is the plain stack's as it stands at that call, so nothing built from one
+    call's layers (groups cached by id(layers)) may serve the next."""
+    x = sample((3, WIDTH), device, seed=24).requires_grad_()
+
+    def compared(layers, when: str, again: bool) -> None:
+        where = (f"checkpoint_sequential(layers, segments={segments}, x) called "
+                 f"{'again ' * again}on {when}")
+        output = checkpoint_sequential(layers, segments, x)
+        expected = _run_layers(list(layers), x).detach()
+        if (again and isinstance(output, torch.Tensor) and output.shape == expected.shape
+                and not torch.allclose(output.detach(), expected)):
+            raise GradingError(
+                f"{where}: the output is not the plain stack's: it ran groups kept from an "
+                "earlier call (state kept between calls); the caller may change its stack "
+                "between steps, and a new list may reuse a freed one's id, so build the groups "
+                "from the layers given, on every call",
+                mistake="checkpoint_sequential/state-kept-between-calls")
+        diagnose_values(f"{where}: the output", output, expected)
+
+    for kind in (list, nn.Sequential):
+        layers = layer_stack(device, 6, seed=80)
+        stack, name = (layers, "list") if kind is list else (kind(*layers), "nn.Sequential")
+        compared(stack, f"a {name} of 6 layers", again=False)
+        stack[2] = _linear(WIDTH, WIDTH, device, 90)
+        compared(stack, f"the same {name}, its layer 2 (a Linear) swapped for another", True)
+    first, later = layer_stack(device, 6, seed=100), layer_stack(device, 6, seed=120)
+    given = list(first)
+    compared(given, "a list of 6 layers", again=False)
+    del given
+    compared(list(later), "a new list of other layers, made just after the first one was freed",
+             again=True)
