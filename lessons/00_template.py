@@ -249,7 +249,7 @@ compare_all(predicted_gradcheck, {
 # ## ✎ Exercise 1 · `Square`
 #
 # Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise: the value and the
-# gradient autograd gives `x ** 2`, for every tensor `x` a torch op accepts. The contract spells
+# gradient autograd gives `x ** 2`, for every float32 or float64 tensor `x`. The contract spells
 # out "every", and the self-check and the hidden tests check each bullet:
 #
 # - `x` of any shape and size, a 0-d tensor and an empty one included, in float64 or float32,
