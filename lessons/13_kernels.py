@@ -128,7 +128,7 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # `x[:, :D]` of a wider tensor is read where it lies.
 #
 # Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs and the last
-# has two lanes masked. With a row length, the view shows one program per row instead, and what
+# has two lanes masked. With a row length, the view lays the tensor out in rows, and shows what
 # a block narrower than the row leaves unread.
 
 # %%
@@ -658,8 +658,8 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
 # program's tail. Exercise 2's `rms_norm_rows` is not elementwise: each $y_j$ of a row needs
-# the sum of that row's squares, and programs cannot wait for each other's sums. (How the
-# block size and the number of programs meet a GPU's hardware: In practice, in the appendix.)
+# the sum of that row's squares. (How the block size and the number of programs meet a GPU's
+# hardware: In practice, in the appendix.)
 #
 # **Predict** its forward's grid before you design it: for 10 rows of `D = 300`, how many
 # programs does the forward launch, and how many lanes (its block's width, a power of two)
@@ -693,8 +693,8 @@ else:
 #
 # RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
 # $r = 1/\sqrt{\frac1D \sum_j x_j^2 + \varepsilon}$, $y_j = x_j\, r\, w_j$. Lesson 10 derived
-# its backward with composed ops (`RMSNormFunction`); here each row is one program, and the
-# question is what one program can compute. Work out:
+# its backward with composed ops (`RMSNormFunction`); here the question is what one program
+# can compute from the rows it sees. Work out:
 #
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?

@@ -1,8 +1,8 @@
 """Lesson 13: what review 59 wrote (rev58z_13): x_hat recovered from y / w with the weight's
-masked-off lanes loaded as 0 (every row NaN, named as the division by the weight), eps added
-outside the root, a mask off by one in the backward kernel, sigmoid clipped to 0 below a = -20
-in float64; and an rms_norm_rows that loops over each row in blocks of 128 (two passes forward)
-with tl.atomic_add for the weight's gradient, one program per row."""
+masked-off lanes loaded as 0 (every row NaN, named as the division by the weight), a mask off
+by one in the backward kernel, sigmoid clipped to 0 below a = -20 in float64; and an
+rms_norm_rows that loops over each row in blocks of 128 (two passes forward) with tl.atomic_add
+for the weight's gradient, one program per row."""
 
 from .. import Mistake, Unusual
 from .common import HEADER, _edit
@@ -18,9 +18,6 @@ MISTAKES = [
                 RMS, ("    x_hat = x * rstd\n", "    x_hat = x / w  # x here is y\n"),
                 ("    ctx.save_for_backward(x, weight, output[1])",
                  "    ctx.save_for_backward(output[0], weight, output[1])"))),
-    Mistake("rms_norm_rows", "eps added outside the square root", "adds eps outside the square "
-            "root", _edit(RMS, ("    rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
-                                "    rstd = 1 / (tl.sqrt(tl.sum(x * x, axis=0) / D) + eps)"))),
     Mistake("silu_mul", "the backward kernel's mask offsets <= n, one lane too many",
             "reads outside its tensors on lanes past the end", _edit(SILU_MUL, _BACKWARD_MASK)),
     Mistake("silu_mul", "sigmoid clipped to 0 below a = -20, forward and backward",
