@@ -181,4 +181,22 @@ EQUIVALENTS = [
     EquivalentMutant(CHECKPOINT, "nudge_constant", "return (None,) * (1 + len(args))",
                      "return (None,) * (2 + len(args))",
                      "one None too many: autograd accepts extra trailing None gradients"),
+    EquivalentMutant(  # review 59's u1: the caller's states put back by hand, not fork_rng
+        CHECKPOINT, "ctx_to_global",
+        "ctx.devices = sorted({t.get_device() for t in tensors if t.is_cuda})\n"
+        "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+        "caller_cuda = [torch.cuda.get_rng_state(d) for d in ctx.devices]\n"
+        "for device, state in zip(ctx.devices, ctx.cuda_states):\n"
+        "for device, state in zip(ctx.devices, caller_cuda):",
+        "global _shared_devices; _shared_devices = sorted({t.get_device() for t in tensors if "
+        "t.is_cuda})\nctx.cuda_states = [torch.cuda.get_rng_state(d) for d in _shared_devices]\n"
+        "caller_cuda = [torch.cuda.get_rng_state(d) for d in _shared_devices]\n"
+        "for device, state in zip(_shared_devices, ctx.cuda_states):\n"
+        "for device, state in zip(_shared_devices, caller_cuda):", CUDA_ONLY),
+    *(EquivalentMutant("ReversibleCoupling", "ignore_needs_input_grad",
+                       f"x{i + 1}.requires_grad_(ctx.needs_input_grad[{i}])",
+                       f"x{i + 1}.requires_grad_(True)",
+                       "a gradient returned for an input that needs none is dropped by autograd, "
+                       "as the lesson's solution, whose rebuilt leaves always require grad, shows")
+      for i in (0, 1)),
 ]

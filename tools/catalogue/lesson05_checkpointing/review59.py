@@ -87,7 +87,8 @@ CLASS_HINT = "a class attribute is shared by every call"
 # review 59, u1: fresh leaves from ctx.needs_input_grad, the random states put back by hand in
 # a try/finally instead of fork_rng (the reviewer's did the CPU's; the CUDA devices' too here)
 UNUSUAL_01_MANUAL_RNG = edit(CHECKPOINT, (RESTORE, """\
-        callers = [torch.get_rng_state(), *(torch.cuda.get_rng_state(d) for d in ctx.devices)]
+        caller = torch.get_rng_state()
+        caller_cuda = [torch.cuda.get_rng_state(d) for d in ctx.devices]
         torch.set_rng_state(ctx.cpu_state)
         for device, state in zip(ctx.devices, ctx.cuda_states):
             torch.cuda.set_rng_state(state, device)
@@ -95,8 +96,8 @@ UNUSUAL_01_MANUAL_RNG = edit(CHECKPOINT, (RESTORE, """\
             with torch.enable_grad():
                 output = ctx.run_fn(*args)
         finally:
-            torch.set_rng_state(callers[0])
-            for device, state in zip(ctx.devices, callers[1:]):
+            torch.set_rng_state(caller)
+            for device, state in zip(ctx.devices, caller_cuda):
                 torch.cuda.set_rng_state(state, device)
 """), ("        args = _arguments(ctx, lambda t: t.detach().requires_grad_(t.requires_grad))",
        "        needs = iter(ctx.needs_input_grad[1 + i] for i, t in enumerate(ctx.is_tensor)"
