@@ -253,35 +253,14 @@ if written(predicted_flops):  # every choice, once your three predictions are wr
 compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(CHOICES, builtin)
                           if ", ".join(wanted) in predicted_flops})
 
-# %%
-def plot_flops():
-    labels = [", ".join(wanted) for wanted in CHOICES]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    bars = ax.bar(labels, builtin, color="tab:blue", label="F.linear's backward")
-    ax.bar_label(bars, fontsize=8)
-    ax.axhline(2 * MATMUL_FLOPS, color="tab:red", ls="--",
-               label="a backward that ignores needs_input_grad")
-    ax.set_ylim(0, 1.4 * 2 * MATMUL_FLOPS)
-    ax.set_xlabel("inputs that require grad")
-    ax.set_ylabel("FLOPs in backward")
-    ax.set_title(f"One backward, x: ({ROWS}, {IN}), W: ({OUT}, {IN})")
-    ax.legend(loc="upper center", ncol=2, fontsize=8)
-    plt.tight_layout()
-    plt.show()
-
-
-if written(predicted_flops):
-    plot_flops()
-else:
-    print("the chart shows once your three predictions are written")
-
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # 0, 480 and 960. Two of the three gradients cost a matrix product each, as much as the
 # forward itself; `grad_bias` is a sum, which the counter does not count. PyTorch's linear
-# pays one matrix product per gradient it is asked for. A backward that
-# computes everything always pays the red line. Your Function should match the blue bars.
+# pays one matrix product per gradient it is asked for, 0 to 960 over the seven choices; a
+# backward that computes everything always pays 960. Your Function should match
+# `F.linear` on every line (the optional section *The FLOP counts as a chart* draws them).
 # </details>
 
 # %% [markdown]
@@ -411,70 +390,6 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
           f"  {verdict}")
 
 # %% [markdown]
-# ### A transpose in forward: a transpose in backward?
-#
-# One more look at your `grad_x`. Forward multiplies by $W^\top$, so multiplying by $W^\top$
-# in backward too is a tempting slip (one of the texts this course was built from "fixes" the
-# right formula into it): `G @ W.T` instead of the `G @ W` you derived. The questions here
-# are how that slip shows itself, or hides.
-#
-# **Predict, then run.**
-# 1. With a square, random $W$ ($\text{in} = \text{out} = 3$), how far is `G @ W.T` from
-#    autograd's `grad_x`: `"zero"`, `"rounding"` (float64 noise, below $10^{-10}$) or
-#    `"large"` (the size of the gradient itself)?
-# 2. With a symmetric $W$ (equal to its own transpose), does `G @ W.T` match autograd's
-#    `grad_x`? `True` or `False`.
-# 3. With $\text{in} = 3$, $\text{out} = 4$, does `G @ W.T` raise? `True` or `False`.
-
-# %%
-### BEGIN WORKED
-predicted_transpose = {"error of G @ W.T, random square W": "large",
-                       "G @ W.T is grad_x when W is symmetric": True,
-                       "G @ W.T raises when in != out": True}
-### LEARNER
-predicted_transpose = {"error of G @ W.T, random square W": None,
-                       "G @ W.T is grad_x when W is symmetric": None,
-                       "G @ W.T raises when in != out": None}
-### END WORKED
-
-# %%
-slip_x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
-slip_W = torch.randn(3, 3, dtype=torch.float64, requires_grad=True)  # in = out = 3
-slip_G = torch.randn(5, 3, dtype=torch.float64)  # plays the role of grad_output
-(slip_x @ slip_W.T).backward(slip_G)
-slip_error = (slip_G @ slip_W.detach().T - slip_x.grad).abs().max().item()
-slip_W_sym = (slip_W.detach() + slip_W.detach().T).requires_grad_()
-slip_x_sym = slip_x.detach().requires_grad_()
-(slip_x_sym @ slip_W_sym.T).backward(slip_G)
-slip_W_rect, slip_G_rect = torch.randn(4, 3), torch.randn(5, 4)  # in = 3, out = 4
-try:
-    slip_G_rect @ slip_W_rect.T
-    slip_raises = False
-except RuntimeError as exc:
-    if written(predicted_transpose):
-        print("with in != out:", exc)
-    slip_raises = True
-if written(predicted_transpose):
-    print(f"largest error of G @ W.T with a random square W: {slip_error:.3g}")
-compare_all(predicted_transpose, {
-    "error of G @ W.T, random square W":
-        "zero" if slip_error == 0 else "rounding" if slip_error < 1e-10 else "large",
-    "G @ W.T is grad_x when W is symmetric":
-        torch.allclose(slip_x_sym.grad, slip_G @ slip_W_sym.detach().T),
-    "G @ W.T raises when in != out": slip_raises})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With a random square $W$ the slip runs and is silently, grossly wrong. With a symmetric $W$
-# it is right by accident, since $W^\top = W$; with $\text{in} \ne \text{out}$ it cannot even
-# run: $(N, \text{out}) \cdot (\text{in}, \text{out})$ does not fit. So test a backward
-# with $\text{in} \ne \text{out}$ and random weights: a square test only catches the slip by
-# its values, and a symmetric one never does. $W^\top$ in the forward becomes $W$ in `grad_x`,
-# and $W$ does not appear in `grad_weight` at all.
-# </details>
-
-# %% [markdown]
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
@@ -523,9 +438,11 @@ show_saved("F.linear, then torch.relu",
 # One Function that does both may keep less. Three questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
-#    backward need to know about $z$, and how few bytes per element hold that? Lesson 01's
-#    `MyReLU` met this part: what did its forward save, and how did its backward drop entries
-#    of $G$? Does that way still give autograd's gradient for every $G$ the contract lists?
+#    backward need to know about $z$, and how few bytes per element hold that exactly? Three
+#    candidates to weigh: $z$ itself, the output $\mathrm{relu}(z)$ (what autograd's ReLU
+#    keeps), or something smaller. And how will backward drop the entries of $G$ it must
+#    drop, so that the result is autograd's for every $G$ the contract lists, $\pm\infty$
+#    included?
 # 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
 #    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
 # 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
@@ -570,8 +487,9 @@ show_saved("F.linear, then torch.relu",
 #   for backward or kept after forward anywhere else (a global, the class, a closure):
 #   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
 #   `weight`, and what backward needs of the pre-activation;
-# - what it saves of the pre-activation is one tensor in the form **The saved form** below
-#   gives (open it once your prediction below is written);
+# - what it saves of the pre-activation is one tensor with one entry per output element (in
+#   any shape, not packed several to a byte), in the dtype of the fewest bytes that holds
+#   what backward needs of each entry and nothing more;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #
@@ -583,10 +501,10 @@ show_saved("F.linear, then torch.relu",
 #   outside the contract.
 # </details>
 #
-# **Predict first.** Question 1 as a decision: which PyTorch dtype holds, exactly, what the
-# ReLU part of your backward needs to know about each entry of $z$, and how many bytes per
-# output element is that? Write both (the dtype as text, say `"torch.float16"`) before you
-# open **The saved form**.
+# **Predict first.** Question 1 as a decision: in which PyTorch dtype will your forward save
+# what backward needs of $z$ (as text, say `"torch.float16"`), and how many bytes per output
+# element is that? A cell after the self-check measures what your Function saved and
+# compares.
 
 # %%
 ### BEGIN WORKED
@@ -594,20 +512,6 @@ predicted_saved_form = {"dtype": "torch.bool", "bytes per element": 1}
 ### LEARNER
 predicted_saved_form = {"dtype": None, "bytes per element": None}
 ### END WORKED
-if written(predicted_saved_form):
-    print("prediction written: now open The saved form below and compare")
-else:
-    print("write your two predictions first, then open The saved form below")
-
-# %% [markdown]
-# <details><summary><b>The saved form</b> (open it once your prediction above is
-# written)</summary>
-#
-# One `torch.bool` tensor with one entry per output element, in any shape (the output's, or
-# flattened): not another dtype, and not packed 8 entries to a byte. One byte per element,
-# a quarter of float32's four. If you wrote a float dtype: what does backward do with the
-# value of $z$ beyond its sign?
-# </details>
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
@@ -652,6 +556,25 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# What your Function saved of $z$, against your prediction (run it once your self-check is
+# green):
+
+# %%
+def saved_of_z(function):
+    """(dtype, bytes per output element) of the saved tensor with one entry per output
+    element (x has 2048 entries, weight 512, the output 1024)."""
+    outputs = 64 * 16
+    for shape, dtype, nbytes in saved_tensors_of(
+            lambda: function(block_x, block_weight, block_bias)):
+        if torch.Size(shape).numel() == outputs:
+            return str(dtype), nbytes // outputs
+    return None, 0
+
+
+saved_dtype, saved_bytes = saved_of_z(FusedLinearReLU.apply)
+compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": saved_bytes})
+
+# %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
 #
 # (It waited until now: Exercise 2 reuses these formulas, and working out how is part of
@@ -680,6 +603,10 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # single vector ($M = 1$). Summing over the leading dimensions by name instead,
 # `dim=tuple(range(G.dim() - 1))`, asks for `dim=()` there, and PyTorch reads an empty `dim`
 # as every dimension: the sum takes the out features too.
+#
+# A transpose in forward is not a transpose in backward: `grad_x = G @ W.T` runs only when
+# in = out, is right only for a symmetric $W$, and is otherwise silently wrong, so test a
+# backward with in $\ne$ out and random weights (the self-check does, and names that slip).
 # </details>
 
 # %% [markdown]
@@ -699,6 +626,12 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # Forward's output is the same choice: $z$ times the mask is $-\infty \cdot 0$, `nan`, where
 # a pre-activation overflows to $-\infty$ and `torch.relu` gives $0$; `torch.relu(z)`,
 # `z.clamp(min=0)` or `torch.where(mask, z, 0)` select.
+#
+# Why not the output, as autograd's ReLU keeps it? It is exact too ($y > 0$ exactly where
+# $z > 0$), but it is a float tensor of the output's size kept by this Function, 4 bytes per
+# element where the mask takes 1. When the next layer keeps that same output anyway, saving it
+# here would cost nothing extra: the optional section *Fusing inside a network* measures
+# which networks that is.
 #
 # As in exercise 1, `grad_weight` reads $x$ and `grad_x` reads $W$, so forward may save `None`
 # for $x$ when the weight needs no gradient, and for $W$ when $x$ needs none. Saving both
@@ -801,55 +734,73 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # `grad_bias` $= (1)$. Do the first position by hand: `grad_x1[0]` is $2$ times what vector?
 # </details>
 #
-# **Check your step 1 live** before you write the class: write the entry
-# $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1` as a
-# `lambda p, o, q, k, x1, x2, weight: ...` that returns one number ($0$ where $y_{po}$ does
-# not depend on $x_{1, qk}$). The checker under it compares every entry with autograd's
-# Jacobian of `F.bilinear` with respect to `x1`, at Hint 3's numbers and at random ones with
-# three positions, $\text{out} = 3$, $n_1 = 4$ and $n_2 = 5$.
+# **Check your step 1 live** before you write the class, for `x1` and for the weight:
+#
+# - the entry $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1`, as a
+#   `lambda p, o, q, k, x1, x2, weight: ...` that returns one number ($0$ where $y_{po}$ does
+#   not depend on $x_{1, qk}$);
+# - the entry $\partial y_{po} / \partial W_{kij}$ into `dy_dW`, as a
+#   `lambda p, o, k, i, j, x1, x2, weight: ...`: for which $k$ is it not $0$, and does it
+#   depend on $W$ at all?
+#
+# The checker under them compares every entry with autograd's Jacobian of `F.bilinear`, at
+# Hint 3's numbers and at random ones with three positions, $\text{out} = 3$, $n_1 = 4$ and
+# $n_2 = 5$. Step 2, the sum that turns an entry into a gradient, is yours: which indices of
+# the entry does the chain rule sum over, for `x1` and for the weight?
 
 # %%
 ### BEGIN WORKED
 dy_dx1 = lambda p, o, q, k, x1, x2, weight: weight[o, k] @ x2[p] if q == p else 0.0
+dy_dW = lambda p, o, k, i, j, x1, x2, weight: x1[p, i] * x2[p, j] if k == o else 0.0
 ### LEARNER
 dy_dx1 = None  # step 1: lambda p, o, q, k, x1, x2, weight: ... (the entry dy[p, o]/dx1[q, k])
+dy_dW = None  # step 1: lambda p, o, k, i, j, x1, x2, weight: ... (dy[p, o]/dweight[k, i, j])
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
-def check_dy_dx1():
-    """Your dy_dx1 against autograd's Jacobian of F.bilinear in x1: Hint 3's numbers, then
-    random ones."""
-    if dy_dx1 is None:
-        print("✗ not written yet: write your entry into dy_dx1, then run this cell again")
-        return
+def check_entries():
+    """Your dy_dx1 and dy_dW against autograd's Jacobians of F.bilinear in x1 and in weight:
+    Hint 3's numbers, then random ones."""
+    for name, entry, argnum in (("dy_dx1", dy_dx1, 0), ("dy_dW", dy_dW, 2)):
+        print(name)
+        if entry is None:
+            print(f"  ✗ not written yet: write your entry into {name}, then run this cell again")
+            continue
+        check_entry(entry, argnum)
+
+
+def check_entry(entry, argnum):
+    """One entry function against autograd's Jacobian of F.bilinear in its argnum-th input."""
     generator = torch.Generator().manual_seed(4)
     numbers = lambda rows: torch.tensor(rows, dtype=torch.float64)
     randn = lambda *shape: torch.randn(shape, dtype=torch.float64, generator=generator)
     cases = [("Hint 3's numbers", numbers([[1, 2], [0, 1]]), numbers([[3, -1], [1, 1]]),
               numbers([[[1, 0], [2, 1]]])),  # x1, x2, weight
              ("random, out = 3", randn(3, 4), randn(3, 5), randn(3, 4, 5))]
-    for label, x1, x2, weight in cases:
-        jacobian = torch.autograd.functional.jacobian(  # [p, o, q, k]
-            lambda x1: F.bilinear(x1, x2, weight), x1)
+    letters = "(p, o, q, k)" if argnum == 0 else "(p, o, k, i, j)"
+    for label, *args in cases:
+        def only(value, args=args):
+            return F.bilinear(*(value if n == argnum else a for n, a in enumerate(args)))
+        jacobian = torch.autograd.functional.jacobian(only, args[argnum])  # [p, o, <input>]
         indices = list(itertools.product(*map(range, jacobian.shape)))
         try:
-            yours = {index: float(dy_dx1(*index, x1, x2, weight)) for index in indices}
+            yours = {index: float(entry(*index, *args)) for index in indices}
         except Exception as error:  # shown, not raised: Run All goes on
-            print(f"{label:<17} ✗ raises {type(error).__name__}: "
+            print(f"  {label:<17} ✗ raises {type(error).__name__}: "
                   f"{str(error).splitlines()[0][:70]}")
             continue
         wrong = [index for index in indices if abs(yours[index] - jacobian[index].item()) > 1e-12]
         if not wrong:
-            print(f"{label:<17} ✓ all {len(indices)} entries match autograd's Jacobian")
+            print(f"  {label:<17} ✓ all {len(indices)} entries match autograd's Jacobian")
         else:
             first = wrong[0]
-            print(f"{label:<17} ✗ {len(wrong)} of {len(indices)} entries differ. The first: at "
-                  f"(p, o, q, k) = {first} you give {yours[first]:.4g}, autograd "
+            print(f"  {label:<17} ✗ {len(wrong)} of {len(indices)} entries differ. The first: "
+                  f"at {letters} = {first} you give {yours[first]:.4g}, autograd "
                   f"{jacobian[first].item():.4g}")
 
 
-check_dy_dx1()
+check_entries()
 
 # %% nbgrader={"grade_id": "answer_Bilinear", "solution": true}
 class Bilinear(torch.autograd.Function):
@@ -964,10 +915,36 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # ## Optional sections (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First
-# what fusing saved in one block, then two views of what your Functions keep (an inspector, and your layer's backward node by node),
+# the backward FLOP counts as a chart, then what fusing saved in one block, then two views of what your Functions keep (an inspector, and your layer's backward node by node),
 # then fusing measured inside whole networks, what `F.linear` and your Functions keep with
 # frozen weights, then what the engine sums for you when a gradient comes back with extra
 # dimensions, and last notes from practice (`einsum`'s swap rule among them).
+
+# %% [markdown]
+# ### The FLOP counts as a chart
+#
+# *Which gradients does backward pay for?* as bars: `F.linear`'s backward for each choice of
+# inputs that require grad, against the red line a backward that ignores
+# `ctx.needs_input_grad` always pays.
+
+# %%
+def plot_flops():
+    labels = [", ".join(wanted) for wanted in CHOICES]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    bars = ax.bar(labels, builtin, color="tab:blue", label="F.linear's backward")
+    ax.bar_label(bars, fontsize=8)
+    ax.axhline(2 * MATMUL_FLOPS, color="tab:red", ls="--",
+               label="a backward that ignores needs_input_grad")
+    ax.set_ylim(0, 1.4 * 2 * MATMUL_FLOPS)
+    ax.set_xlabel("inputs that require grad")
+    ax.set_ylabel("FLOPs in backward")
+    ax.set_title(f"One backward, x: ({ROWS}, {IN}), W: ({OUT}, {IN})")
+    ax.legend(loc="upper center", ncol=2, fontsize=8)
+    plt.tight_layout()
+    plt.show()
+
+
+plot_flops()
 
 # %% [markdown]
 # ### What did fusing save?

@@ -171,8 +171,21 @@ class _Calls(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+def _is_linear(func) -> bool:
+    """F.linear under any of its names: torch._C._nn.linear (F.linear itself), and the aten
+    op torch.ops.aten.linear and its overloads, which a function mode sees by that name (a
+    dispatch mode sees only what linear decomposes to, the matrix product)."""
+    return func is F.linear or (isinstance(func, (torch._ops.OpOverload,
+                                                  torch._ops.OpOverloadPacket))
+                                and func.__name__.split(".")[0] == "linear")
+
+
+def _spelling(func) -> str:
+    return "" if func is F.linear else f" (as torch.ops.{func})"
+
+
 def check_no_linear_in_backward(function, spec: Spec, values: dict) -> None:
-    """Backward may not call F.linear: the exercise is the formulas for its gradients. A
+    """Backward may not call F.linear, under any name: the exercise is the formulas for its gradients. A
     function mode set around autograd.grad does not reach a custom Function's backward, which
     the engine runs, so the mode is set inside it, by a subclass."""
     calls = []
@@ -188,9 +201,10 @@ def check_no_linear_in_backward(function, spec: Spec, values: dict) -> None:
     inputs = make_inputs(values)
     forward = run_forward(watched, spec, inputs)
     run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
-    if any(func is F.linear for func in calls):
+    spelled = next((_spelling(func) for func in calls if _is_linear(func)), None)
+    if spelled is not None:
         raise GradingError(
-            f"{spec.name}.backward calls F.linear: backward is where the formulas you derived "
+            f"{spec.name}.backward calls F.linear{spelled}: backward is where the formulas you derived "
             "go, each gradient a product of grad_output with a saved tensor; write each product "
             "with @ (or matmul, or einsum) instead of reusing the forward's function",
             mistake=f"{spec.name}/linear-in-backward")

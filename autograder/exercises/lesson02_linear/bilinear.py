@@ -28,6 +28,7 @@ from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROU
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
+from .late_requires_grad import check_requires_grad_after_forward
 from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
 
@@ -181,6 +182,7 @@ def _bilinear_checks(function, device) -> None:
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_no_work_for_frozen(function, BILINEAR, bilinear_values((5,), 3, 2, device))
+    check_requires_grad_after_forward(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
     check_float32_rounded_once(function, BILINEAR, IN_ORDER, device, BILINEAR_ROUNDED_ONCE)

@@ -48,7 +48,8 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/reads-past-needs-input-grad":
                 "needs_input_grad[2] read without a bias",
             "MyLinearFunction/computes-frozen-gradient":
-                "grad_bias summed whenever there is a bias, then None when it is frozen"}),
+                "grad_bias summed whenever there is a bias, then None when it is frozen",
+            "MyLinearFunction/reads-requires-grad": "grad_x gated on x.requires_grad (review 59)"}),
     Clause("backward never writes into `grad_output`: each gradient it returns is a new tensor;",
            {"MyLinearFunction/writes-grad-output":
                 "grad_x written into grad_output's buffer where shapes match",
@@ -117,8 +118,9 @@ FUSED_CLAUSES = (
                 "saves weight only when weight needs a gradient",
             "FusedLinearReLU/keeps-float-pre-activation":
                 "the float pre-activation kept in a module dict keyed by id(ctx)"}),
-    Clause("what it saves of the pre-activation is one tensor in the form **The saved form** "
-           "below gives (open it once your prediction below is written);",
+    Clause("what it saves of the pre-activation is one tensor with one entry per output "
+           "element (in any shape, not packed several to a byte), in the dtype of the fewest "
+           "bytes that holds what backward needs of each entry and nothing more;",
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
@@ -132,7 +134,8 @@ FUSED_CLAUSES = (
                 "grad_bias computed whatever needs_input_grad says",
             "FusedLinearReLU/gate-on-wrong-entry": "grad_x gated on needs_input_grad[1]",
             "FusedLinearReLU/computes-unneeded-gradient":
-                "every gradient by broadcasting, needs_input_grad ignored"}),
+                "every gradient by broadcasting, needs_input_grad ignored",
+            "FusedLinearReLU/reads-requires-grad": "grad_x gated on x.requires_grad (review 59)"}),
 )
 
 
@@ -148,7 +151,8 @@ BILINEAR_CLAUSES = (
                 "needs_input_grad[3] read through a local without a bias",
             "Bilinear/reads-unsaved-input":
                 "saves selectively, then reads x1.shape when only x1 needs a gradient",
-            "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient"}),
+            "Bilinear/drops-needed-input": "saves x2 only when weight needs a gradient",
+            "Bilinear/reads-requires-grad": "grad_x1 gated on x1.requires_grad (review 59)"}),
     Clause("the value and the gradients `F.bilinear` gives, each of its input's shape, for "
            "`x1`, `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, "
            "sliced or expanded view too) and for any `grad_output` autograd hands you, a "

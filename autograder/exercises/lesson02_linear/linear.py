@@ -18,6 +18,7 @@ from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
 from .backward_work import (check_frozen_bias_not_summed, check_no_linear_in_backward,
                             check_no_work_for_frozen)
+from .late_requires_grad import check_requires_grad_after_forward
 from .needs_grad import NEEDS, check_needs_input_grad
 from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
 from .layouts import check_layouts
@@ -218,6 +219,7 @@ def _my_linear_checks(function, device) -> None:
     check_each_alone(function, MY_LINEAR, device, frozen_get_none=True)
     check_frozen_bias_not_summed(function, MY_LINEAR, linear_values((6,), device))
     check_no_work_for_frozen(function, MY_LINEAR, linear_values((6,), device))
+    check_requires_grad_after_forward(function, MY_LINEAR, linear_values((6,), device))
     covers("skips every unneeded matmul")
     check_no_linear_in_backward(function, MY_LINEAR, linear_values((2, 5), device))
     check_gradcheck(function, MY_LINEAR, linear_values((2,), device))
@@ -270,6 +272,7 @@ def _fused_checks(function, device) -> None:
     check_each_alone(function, FUSED_LINEAR_RELU, device, frozen_get_none=True)
     check_frozen_bias_not_summed(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_no_work_for_frozen(function, FUSED_LINEAR_RELU, linear_values((6,), device))
+    check_requires_grad_after_forward(function, FUSED_LINEAR_RELU, linear_values((6,), device))
     check_infinite_grad_output_where_off(function, FUSED_LINEAR_RELU, device)
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))

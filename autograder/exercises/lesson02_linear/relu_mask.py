@@ -39,9 +39,11 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
     if not masks and integers:
         raise GradingError(
             f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
-            "element: backward selects with it, and torch.where takes another dtype as its "
-            "condition (uint8 is deprecated, the others refused), and the contract asks for "
-            "torch.bool. Which dtype does the comparison that made it give?",
+            "element: backward needs one of two answers per element, which this dtype holds "
+            "with room to spare (the contract asks for the dtype that holds what backward "
+            "needs and nothing more), and torch.where takes another dtype as its condition "
+            "(uint8 is deprecated, the others refused). Which dtype does the comparison that "
+            "made it give?",
             mistake=f"{spec.name}/saves-integer-mask")
     packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
               and 0 < math.prod(s.shape) * 8 * s.dtype.itemsize < math.prod(output_shape) + 64]
@@ -51,16 +53,16 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "a torch.bool tensor with one entry per output element (one byte each) saved with "
-            "ctx.save_for_backward",
+            "one tensor with one entry per output element (not packed several to a byte) "
+            "saved with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
             "backward needs to know something of the pre-activation at each output element "
-            "(question 1 before the exercise), which the contract asks for as a torch.bool "
-            "tensor, one entry per output element; forward, where the pre-activation is at "
-            "hand, is where to save it with ctx.save_for_backward",
+            "(question 1 before the exercise), which the contract asks for as one tensor with "
+            "one entry per output element; forward, where the pre-activation is at hand, is "
+            "where to save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
     kept = {mask.tensor.untyped_storage().data_ptr() for mask in masks}
     if len(kept) > 1:
