@@ -60,9 +60,9 @@ _ = torch.manual_seed(0)
 # saved tensor, so it also knows the **peak**.
 #
 # `pack` returns a detached alias, never the tensor itself: the documentation's rule, to avoid
-# a reference loop (the In practice block of appendix A.4 says what breaking it costs). The next cell
-# opens collapsed (run it; expand it to read it): it defines `ActivationMeter`, `deep_mlp`
-# (blocks of `Linear` then `GELU`) and `kib`. The cell after it measures.
+# a reference loop (the In practice block of appendix A.4 says what breaking it costs). The
+# next cell opens collapsed (run it; expand it to read it): it defines `ActivationMeter`,
+# `deep_mlp` (blocks of `Linear` then `GELU`) and `kib`. The cell after it measures.
 
 # %% jupyter={"source_hidden": true}
 def deep_mlp(depth=16, width=128, seed=0):
@@ -412,8 +412,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
 #   one tensor argument requires grad (zeros, not `None`, when the gradient that reaches the
 #   block is all zero, as a plain run leaves them); a frozen one (`requires_grad=False`, as in
-#   fine-tuning) gets none, and backward still runs, even when all are frozen and the only argument that
-#   requires grad is one `run_fn` ignores (a dummy);
+#   fine-tuning) gets none, and backward still runs, even when all are frozen and the only
+#   argument that requires grad is one `run_fn` ignores (a dummy);
 # - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
 #   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
 #   dropout masks as the same model unchecked; the self-check compares the two.
