@@ -121,11 +121,16 @@ def _check_input_grads(inputs: dict, grads: tuple, truth: dict) -> None:
             diagnose_gradient(name, grad, truth[name])
 
 
-def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None) -> None:
+def _check_parameter_grads(parameters: dict, truth: dict, *, before: dict | None = None,
+                           function_run_fn: bool = False) -> None:
+    """With ``function_run_fn``, run_fn is a plain function (a closure over a module): it has
+    no .parameters() an answer could list."""
     for name, parameter in parameters.items():
         if parameter.grad is None:
             raise GradingError(
-                "the parameters used inside run_fn got no gradient (.grad is None): "
+                "the parameters used inside run_fn got no gradient (.grad is None)"
+                + (" when run_fn is a plain function (a closure over a Linear), which has no "
+                   ".parameters() to list" if function_run_fn else "") + ": "
                 + no_gradient_cause("run_fn"), mistake={
                     "backward passed inputs=[...]": "CheckpointFunction/backward-inputs-only",
                     "torch.autograd.grad returns": "CheckpointFunction/grad-skips-parameters"})

@@ -90,7 +90,8 @@ def check_block(function, run_fn, values: dict, wanted: set, parameters: dict, *
         raise GradingError("backward modified grad_output in place: compute a new tensor instead")
     _check_leaves_require_grad(inputs, grads, calls)
     _check_input_grads(inputs, grads, truth)
-    _check_parameter_grads(parameters, parameter_truth)
+    _check_parameter_grads(parameters, parameter_truth,
+                           function_run_fn=not isinstance(run_fn, nn.Module))
     _check_no_gradient_unasked(inputs, returned)
     if accumulate:
         before = {name: p.grad.clone() for name, p in parameters.items()}

@@ -7,7 +7,9 @@ now backpropagates a zero gradient through each Function, in float64 and float32
 checkpoint_sequential again after the caller swapped a layer (a list, an nn.Sequential) and on a
 new list made as the first is freed. The flag "did run_fn draw random numbers" kept on the class
 or in a global (review 58c's note) is caught by a two-call case where only the first call draws.
-The reviewer's list-slice answer now reads "'list' object is not callable" on its first line."""
+The reviewer's list-slice answer now reads "'list' object is not callable" on its first line,
+and their answer that lists a Module run_fn's parameters for autograd.grad is told, on its first
+line, that a plain-function run_fn has no .parameters() to list."""
 
 from .. import Mistake, Unusual, edit
 from .answers import CORRECT_BACKWARD, RESTORE, _checkpoint
@@ -131,6 +133,20 @@ UNUSUAL_03_COUPLING_NEEDS = edit(COUPLING, (
             torch.autograd.backward([z for z, _ in outs], [g for _, g in outs])
 """))
 
+# review 59, w4: autograd.grad over the leaves and, when run_fn is a Module, its parameters,
+# their .grad added to by hand: a closure's parameters get nothing
+WRONG_09_MODULE_PARAMETERS = edit(CHECKPOINT, (GUARDED, """\
+        params = [p for p in getattr(ctx.run_fn, "parameters", lambda: [])() if p.requires_grad]
+        leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+        if output.requires_grad:
+            grads = torch.autograd.grad(output, leaves + params, grad_output, allow_unused=True)
+            for p, g in zip(params, grads[len(leaves):]):
+                if g is not None:
+                    p.grad = g if p.grad is None else p.grad + g
+            for a, g in zip(leaves, grads):
+                a.grad = g
+"""))
+
 UNUSUAL = [
     Unusual("CheckpointFunction", "leaves from ctx.needs_input_grad, the random states put "
             "back by hand in try/finally", UNUSUAL_01_MANUAL_RNG),
@@ -157,4 +173,6 @@ MISTAKES = [
             WRONG_07_DREW_ON_CLASS),
     Mistake("CheckpointFunction", "the 'run_fn drew' flag kept in a global", SHARED_HINT,
             WRONG_08_DREW_GLOBAL),
+    Mistake("CheckpointFunction", "autograd.grad over the parameters of run_fn when it is a "
+            "Module", "when run_fn is a plain function", WRONG_09_MODULE_PARAMETERS),
 ]
