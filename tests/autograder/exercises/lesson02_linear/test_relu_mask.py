@@ -74,7 +74,7 @@ class TestSavesBoolMask:
                 ctx.has_bias = True
                 return torch.relu(z)
 
-        with raises_hint(f"FusedLinearReLU saved {named} per element: backward selects"):
+        with raises_hint(f"FusedLinearReLU saved {named} per element: backward needs one of two"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
 
 
