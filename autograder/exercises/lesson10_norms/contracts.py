@@ -234,6 +234,7 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
                                                        ".half(), a bfloat16 one through float16",
             "case:float64, the module's weight float32": "x cast to the weight's dtype",
+            "RMSNorm/stale-weight-copy": "self.weight.to(wide) cached at the first call",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",
             "case:its backward returns None for it": "the Function returns None for the "

@@ -157,7 +157,8 @@ class Op(NamedTuple):
     derived: int  # numel of its largest input made from grad_output, 0 if none
     new: list  # numels of its new outputs
     written: list  # numels of the outputs it wrote: new ones, in-place and out= ones (no views)
-    other: int  # numel of its largest tensor input not made from grad_output (x, x_hat, ...)
+    other: int  # numel of its largest input made from neither grad_output nor constants
+    # (x, x_hat, rstd; not the ones of a row sum written as ones @ rows)
     weight: bool  # reads the weight (itself or a view of it)
     reads: frozenset = frozenset()  # storages of its tensor arguments (out= ones included)
     writes: frozenset = frozenset()  # storages of its outputs
@@ -176,6 +177,7 @@ class _FromGradOutput(TorchDispatchMode):
         super().__init__()
         self.kept = [grad_output]
         self.marked = {grad_output.untyped_storage().data_ptr()}
+        self.constants: set = set()  # storages made from no tensor (new_ones, torch.ones)
         self.weight = (weight.untyped_storage().data_ptr()
                        if isinstance(weight, torch.Tensor) and weight.numel() else None)
         self.ops: list[Op] = []
@@ -193,10 +195,13 @@ class _FromGradOutput(TorchDispatchMode):
         tensors = [] if factory else [t for t in tree_flatten((args, kwargs))[0]
                                       if isinstance(t, torch.Tensor) and t.numel()]
         derived = max(map(self._made_from, tensors), default=0)
-        other = max((t.numel() for t in tensors if not self._made_from(t)), default=0)
+        other = max((t.numel() for t in tensors if not self._made_from(t)
+                     and _storage(t) not in self.constants), default=0)
         weight = any(t.untyped_storage().data_ptr() == self.weight for t in tensors)
         outputs = out if isinstance(out, (tuple, list)) else (out,)
         self.kept += [t for t in outputs if isinstance(t, torch.Tensor)]  # no storage reused
+        if not tensors:
+            self.constants |= {_storage(t) for t in outputs if isinstance(t, torch.Tensor)}
         new, written = [], []
         for returned, value in zip(func._schema.returns, outputs):
             if not isinstance(value, torch.Tensor):

@@ -181,6 +181,61 @@ def check_training(cls: type, device, dtype=torch.float64, *, steps=4, rtol=1e-7
                 "must reach self.weight (pass the parameter itself to RMSNormFunction.apply)")
 
 
+def _stale(mine: nn.Module, x: torch.Tensor, event: str, described: str) -> None:
+    """After ``event``, the used module's output is a fresh module's holding its weight now."""
+    reference = nn.RMSNorm(DIM, eps=DEFAULT_EPS).to(device=x.device, dtype=mine.weight.dtype)
+    fresh = build(type(mine), DIM, eps=DEFAULT_EPS).to(device=x.device, dtype=mine.weight.dtype)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+        reference.weight.copy_(mine.weight)
+        fresh.load_state_dict(reference.state_dict())
+        got, want, new = mine(x), reference(x), fresh(x)
+    if not all(isinstance(t, torch.Tensor) and t.shape == want.shape for t in (got, new)):
+        return  # the output's shape is the other checks' to name
+    tolerance = HALF.get(x.dtype, 1e-9)
+    if torch.allclose(got.double(), want.double(), rtol=tolerance, atol=tolerance) or \
+            not torch.allclose(new.double(), want.double(), rtol=tolerance, atol=tolerance):
+        return  # right, or wrong for a fresh module too: the other checks name that
+    gap = (got.double() - want.double()).abs().max().item()
+    raise GradingError(
+        f"{NAME} computes with a copy of its weight kept from an earlier call: {described}, "
+        f"called once, then {event}, gives outputs {gap:.3g} "
+        "away from torch.nn.RMSNorm's with the same weight (a fresh module gives them); a copy "
+        "of the parameter (.to(dtype), .float()) is a new tensor that load_state_dict and an "
+        "optimiser never update: derive it from self.weight on every call",
+        mistake=f"{NAME}/stale-weight-copy")
+
+
+def check_used(cls: type, device) -> None:
+    """A module that has run still computes with its weight as it is now: called once, then
+    loaded from torch.nn.RMSNorm's state_dict, then moved by an SGD step, its outputs are those
+    of torch.nn.RMSNorm holding the same weight (a float64 x to a float32 module, and a float16
+    and a bfloat16 module given their own dtype: every case where x is not in the weight's
+    dtype, or is computed in another)."""
+    for state, dtype in ((torch.float32, torch.float64), (torch.bfloat16, torch.bfloat16),
+                         (torch.float16, torch.float16)):
+        described = (f"a {_short(state)} module" + (f" given a {_short(dtype)} x"
+                                                    if dtype != state else ""))
+        with case(f"x of shape (3, {DIM}), {_short(dtype)}, {described}, used before "
+                  "load_state_dict and an SGD step"):
+            mine = build(cls, DIM, eps=DEFAULT_EPS).to(device=device, dtype=state)
+            x = sample((3, DIM), device, seed=21, dtype=dtype)
+            mine(x)
+            source = nn.RMSNorm(DIM, eps=DEFAULT_EPS).to(device=device, dtype=state)
+            with torch.no_grad():
+                source.weight.copy_(1 + 0.5 * sample((DIM,), device, seed=22, dtype=state))
+            mine.load_state_dict(source.state_dict())
+            _stale(mine, x, "load_state_dict", described)
+            optimiser = torch.optim.SGD(mine.parameters(), lr=0.5)
+            (mine(x).double() * sample((3, DIM), device, seed=23)).sum().backward()
+            optimiser.step()
+            _stale(mine, x, "one SGD step", described)
+
+
+def _short(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 MODULE = Spec(NAME, ("x", "weight", "eps"),
               lambda x, weight, eps=DEFAULT_EPS: F.rms_norm(x, x.shape[-1:], weight, eps))
 
@@ -252,6 +307,7 @@ def _battery(submission, device) -> None:
         check_training(cls, device, steps=5)
     with case("Linear -> RMSNorm -> Linear, float32"):
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
+    check_used(cls, device)  # the state_dict and training clauses, on a module that has run
     covers("SGD steps beside torch.nn.RMSNorm")
     check_none_eps(cls, device)  # a slip of eps=None after every other clause
     for dtype in HALF:  # last: both ends of float16's range, |x| near 300 and (eps=None) 1e-4

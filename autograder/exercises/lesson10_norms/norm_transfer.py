@@ -66,7 +66,10 @@ def check_saved(forward, values: dict) -> None:
 
 
 def recognise_per_channel(function, values: dict) -> None:
-    """Statistics per channel instead of per group: instance norm's output."""
+    """Statistics per channel instead of per group: instance norm's output (never on an empty
+    batch, where every output is empty and alike: the error itself is quoted there)."""
+    if not values["x"].numel():
+        return
     try:
         with torch.no_grad():
             output = function.apply(*make_inputs(values, requires_grad=False).values())
@@ -164,7 +167,7 @@ def recognise_weight(function, values: dict) -> None:
     """grad_x with g = grad_output, the weight left out, or multiplied in after the group
     means: each compared with the learner's grad_x for the same grad_output."""
     weight = values["weight"]
-    if weight is None or torch.allclose(weight, torch.ones_like(weight)):
+    if not values["x"].numel() or weight is None or torch.allclose(weight, torch.ones_like(weight)):
         return
     inputs = make_inputs(values, requires_grad={"x"})
     try:
