@@ -209,8 +209,8 @@ plt.show()
 #   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
 # - `grad_output` may come as a non-contiguous view;
 # - forward keeps tensors only with `ctx.save_for_backward`, and backward reads them from
-#   `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, and no copy of
-#   an input.
+#   `ctx.saved_tensors`: never on a `ctx` attribute (set in forward or backward), on the class
+#   or in a global, and no copy of an input.
 #
 # <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
 #
@@ -597,9 +597,9 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 #   raises once_differentiable's error when the gradient flowing into its backward requires
 #   grad (the self-check sends one that does);
 # - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
-#   from `ctx.saved_tensors`: nothing on a `ctx` attribute, on the class or in a global; what
-#   it saves of `x` or of the output shares that tensor's version counter (`x` itself or
-#   `x.detach()`), and is not a copy.
+#   from `ctx.saved_tensors`: nothing on a `ctx` attribute (set in forward or backward), on the
+#   class or in a global; what it saves of `x` or of the output shares that tensor's version
+#   counter, and is not a copy.
 #
 # The task: compute the local derivative in NumPy, as the kernel you stand in for would (the
 # grader does not check what backward computes with), and bring it back as a tensor that works
@@ -711,10 +711,11 @@ else:
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Forward saves `x`: the caller holds it anyway, so saving it costs no memory, and backward
-# squares it. Saving `local` is correct too, though an intermediate: the trap cost only second
-# derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size. Saving the
-# output fails the contract: a cube root recovers `x` only where `x ** 3` is a normal number
+# Forward saves `x`, and backward squares it: while the caller holds `x`, saving it costs
+# nothing more; once the caller drops it, ctx keeps it alive, at `x`'s size, no more than
+# `local` would cost. Saving `local` is correct too, though an intermediate: the trap cost only
+# second derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size, on top
+# of `x` while the caller holds `x`. Saving the output fails the contract: a cube root recovers `x` only where `x ** 3` is a normal number
 # (and not as `3 * y / x`, which is 0 / 0 at `x = 0`), and the cell above shows the three ends
 # where it is not. Backward crosses the border with `.detach().cpu().numpy()` and comes back
 # with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
@@ -840,7 +841,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #   kernel's derivatives exist only as kernel code, at both levels;
 # - `NumpyTanh`'s backward is not marked `once_differentiable`;
 # - each Function you write keeps tensors only with `ctx.save_for_backward` and reads them from
-#   `ctx.saved_tensors`, and saves no copy of a tensor the graph already keeps.
+#   `ctx.saved_tensors` (none on a `ctx` attribute, set in forward or backward), and saves no
+#   copy of a tensor the graph already keeps.
 #
 # <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
 #
@@ -849,9 +851,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # - Marking the innermost backward (the backward of the backward) `once_differentiable` is
 #   accepted, not required.
 # - "Keeps tensors only with `ctx.save_for_backward`": no tensor or NumPy array on a `ctx`
-#   attribute, on a class or in a global. "No copy": of `x`, the output or `grad_output`, in
-#   its dtype or another (in float32, save the tensor you return, not a float64 one before its
-#   cast).
+#   attribute, set in forward or backward, on a class or in a global. "No copy": of `x`, the
+#   output or `grad_output`, in its dtype or another.
 # </details>
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which

@@ -38,7 +38,8 @@ NUMPY_TANH_CLAUSES = (
     Clause("`NumpyTanh`'s backward is not marked `once_differentiable`;",
            {"NumpyTanh/once-differentiable": "once_differentiable"}),
     Clause("each Function you write keeps tensors only with `ctx.save_for_backward` and reads "
-           "them from `ctx.saved_tensors`, and saves no copy of a tensor the graph already keeps.",
+           "them from `ctx.saved_tensors` (none on a `ctx` attribute, set in forward or backward), "
+           "and saves no copy of a tensor the graph already keeps.",
            {"NumpyTanh/bypasses-saved-tensors": "forward keeps y in a module dict keyed by id(ctx)",
             "NumpyTanh/inner-bypasses-saved-tensors":
                 "the inner Function keeps its tensors in a module dict keyed by id(ctx)",
@@ -46,6 +47,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/saves-wider-output":
                 "forward saves a float64 y and returns it cast to x's dtype",
             "NumpyTanh/array-on-ctx": "forward keeps a NumPy tanh array on ctx",
+            "NumpyTanh/sets-ctx-in-backward":
+                "the inner Function keeps NumPy arrays set in its backward on ctx",
             "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y",
             "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class",
@@ -93,9 +96,10 @@ SWISH_CLAUSES = (
     Clause("`grad_output` may come as a non-contiguous view;",
            {"raised:RuntimeError": "grad_output.view(-1): fails on a transposed grad_output"}),
     Clause("forward keeps tensors only with `ctx.save_for_backward`, and backward reads them "
-           "from `ctx.saved_tensors`: never on a `ctx` attribute, on the class or in a global, "
-           "and no copy of an input.",
+           "from `ctx.saved_tensors`: never on a `ctx` attribute (set in forward or backward), on "
+           "the class or in a global, and no copy of an input.",
            {"SwishFunction/tensor-on-ctx": "tensors on ctx",
+            "SwishFunction/sets-ctx-in-backward": "caches the sigmoid as ctx.s in backward",
             "SwishFunction/bypasses-saved-tensors": "(x, beta) in a module dict keyed by id(ctx)",
             "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
             "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x",
@@ -115,6 +119,7 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
             "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()",
+            "CubeOnce/numpy-result-unconverted": "grad_output times the NumPy array, unconverted",
             "CubeOnce/grad-output-one-number": "multiplies by grad_output's first entry only",
             "CubeOnce/recovers-x-from-output":
                 "saves the output, NumPy cube root in backward"}),
@@ -124,10 +129,11 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("forward keeps what backward needs only with `ctx.save_for_backward`, and backward "
-           "reads it from `ctx.saved_tensors`: nothing on a `ctx` attribute, on the class or in "
-           "a global; what it saves of `x` or of the output shares that tensor's version counter "
-           "(`x` itself or `x.detach()`), and is not a copy.",
+           "reads it from `ctx.saved_tensors`: nothing on a `ctx` attribute (set in forward or "
+           "backward), on the class or in a global; what it saves of `x` or of the output shares "
+           "that tensor's version counter, and is not a copy.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
+            "CubeOnce/sets-ctx-in-backward": "memoises 3x^2 as ctx.local in backward",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",
             "CubeOnce/state-on-class": "3x^2 as a NumPy array on the class",
             "CubeOnce/array-on-ctx": "a NumPy view of x kept on ctx",

@@ -22,8 +22,9 @@ from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strid
 from ..shared.saved_reads import check_backward_reads_saved
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
                                  check_differentiable_backward, check_second_at_beta_zero,
-                                 name_nan_second_derivative)
+                                 name_nan_second_derivative, zero_cause)
 from .ctx_arrays import check_no_ctx_arrays
+from .backward_ctx import check_backward_ctx_both_dtypes
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
@@ -125,10 +126,9 @@ def check_zeros_and_saturation(function) -> None:
             except GradingError:
                 raise error from None
             raise GradingError(
-                "SwishFunction is right everywhere but at x = 0: there its backward uses an op "
-                "with a kink at 0 (abs, as in exp(-abs(z)), or relu), whose derivative autograd "
-                "takes as 0 there, so double backward misses part of the second derivative; "
-                "compute s = torch.sigmoid(beta * x), which is smooth",
+                "SwishFunction is right everywhere but at x = 0: there its second derivatives "
+                f"are wrong: {zero_cause(function, values)}; compute "
+                "s = torch.sigmoid(beta * x), which is smooth",
                 error.details, mistake="SwishFunction/kink-at-zero") from error  # only the numbers: the general hint's guess is not it
 
 
@@ -183,6 +183,8 @@ def _swish_checks(function, device) -> None:
         with case(f"x of shape {shape}, beta=1.3, second derivatives for x and beta"):
             check_differentiable_backward(function, SWISH,
                                           swish_values(shape, device, seed=seed), ["x", "beta"])
+    check_backward_ctx_both_dtypes(function, SWISH, lambda dtype: swish_values(
+        (4,), device, seed=12, dtype=dtype), "(4,), beta=1.3")
     with case("x of shape (4,), beta=-0.7 not requiring grad, second derivatives"):
         check_differentiable_backward(function, SWISH, swish_values((4,), device, beta=-0.7),
                                       ["x"])
@@ -273,6 +275,8 @@ def _cube_once_checks(function, device) -> None:
             check_no_ctx_tensors(CUBE_ONCE, forward)
             check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
+    check_backward_ctx_both_dtypes(function, CUBE_ONCE, lambda dtype: {
+        "x": sample((4,), device, seed=12, dtype=dtype)}, "(4,)")
     check_every_x(function, CUBE_ONCE, device)
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):

@@ -1,10 +1,7 @@
 """Lesson 04, transfer: NumpyTanh, a NumPy forward and a NumPy backward, twice differentiable.
-
-The contract: forward computes tanh with NumPy on a CPU tensor of at least one dim; backward is
-NumPy too (torch only converts), yet gradcheck and gradgradcheck pass, because backward calls
-a Function of its own whose backward is NumPy as well. The checks run on the CPU whatever the
-grading device: the contract is about CPU tensors.
-"""
+Forward computes tanh with NumPy on a CPU tensor of at least one dim; backward is NumPy too
+(torch only converts), yet gradcheck and gradgradcheck pass, as backward calls a Function of its
+own whose backward is NumPy as well. Checked on the CPU whatever the grading device."""
 
 import re
 
@@ -21,6 +18,7 @@ from ...exercise import Exercise, sample
 from ...probes import _OpLog
 from .numpy_tanh_graph import (check_inner_class_state, check_inner_ctx,
                                check_inner_reads_saved, name_saved_copy, reaches)
+from .backward_ctx import check_backward_ctx_both_dtypes
 from .ctx_arrays import check_no_ctx_arrays, check_saves_output_itself, named_empty_pop
 from .backward_saves import check_backward_saves_no_copy, check_hessian_vector_product
 from .second_derivatives import ONCE_DIFFERENTIABLE_ERROR
@@ -313,6 +311,8 @@ def _checks(function) -> None:
                 _name_writes(function, values, error)
                 raise
     covers("1-D x")
+    check_backward_ctx_both_dtypes(function, NUMPY_TANH,
+                                   lambda dtype: {"x": _values((4,), 13)["x"].to(dtype)}, "(4,)")
     check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, NUMPY_TANH, _values((3, 4), 11), "y (or x)")

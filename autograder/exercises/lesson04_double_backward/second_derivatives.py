@@ -282,3 +282,30 @@ def check_second_at_beta_zero(function, spec: Spec, values: dict) -> None:
             "derivatives of the composed ops at every beta, 0 included: compute "
             "s = torch.sigmoid(beta * x) and the gradients the same way for every beta",
             str(error.details), mistake=f"{spec.name}/beta-zero-special-case") from error
+
+
+_KINKS = ("abs", "relu", "sign", "sgn", "clamp", "clamp_min", "clamp_max", "maximum", "minimum",
+          "threshold", "hardtanh")
+
+
+def zero_cause(function, values: dict) -> str:
+    """What backward's op log shows of a second derivative wrong only at x = 0: an op with a
+    kink at 0 (abs, relu, ...) where one ran, else a torch.where (a value patched in at 0), else
+    no named op."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        with _OpLog() as log:  # backward's ops only
+            torch.autograd.grad(output, list(inputs.values()), torch.ones_like(output),
+                                create_graph=True, allow_unused=True)
+    except RuntimeError:
+        return "an op in its backward whose derivative at 0 is not the composed ops'"
+    if kinks := [op for op in dict.fromkeys(log.ops) if op in _KINKS]:
+        return (f"its backward uses {' and '.join(kinks)}, with a kink at 0, whose derivative "
+                "autograd takes as 0 there, so double backward misses part of the second "
+                "derivative")
+    if "where" in log.ops:
+        return ("its backward picks a value with torch.where at x = 0 (a patch over a 0 / 0, "
+                "say): autograd differentiates only the branch picked there, and a fixed value's "
+                "derivative is 0, so double backward misses part of the second derivative")
+    return "an op in its backward whose derivative at 0 is not the composed ops'"

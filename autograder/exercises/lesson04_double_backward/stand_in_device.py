@@ -120,6 +120,15 @@ def check_result_on_x_device(function, spec: Spec) -> None:
                 f"tensor on x's device with one left on the CPU (\"{said}\"): where does your "
                 "NumPy result go back to torch, and to which device?", str(error),
                 mistake=f"{spec.name}/result-left-on-cpu") from error
+        if "numpy" in said.lower() and _numpy_converted(error):
+            raise GradingError(
+                f"with x on another device than the CPU (as a GPU's), NumPy was handed "
+                f"{spec.name}'s tensor on x's device and converted it itself (\"{said}\"; on a "
+                "GPU: \"can't convert cuda:0 device type tensor to numpy\"), as it does when a "
+                "NumPy array meets a tensor in arithmetic (grad_output * array: convert the "
+                "NumPy result back to a tensor on x's device first) or a tensor goes to an np "
+                "function (bring it to the CPU first)", str(error),
+                mistake=f"{spec.name}/numpy-result-unconverted") from error
         if "numpy" in said.lower():
             raise GradingError(
                 f"with x on another device than the CPU (as a GPU's), {spec.name} called "
@@ -138,6 +147,17 @@ def check_result_on_x_device(function, spec: Spec) -> None:
         raise GradingError(f"with x on another device than the CPU, {spec.name}'s gradient is "
                            "wrong, though it is right with x on the CPU",
                            mistake=f"{spec.name}/wrong-on-another-device")
+
+
+def _numpy_converted(error: BaseException) -> bool:
+    """Whether the failing .numpy() ran inside Tensor.__array__: NumPy converting a tensor it
+    was handed, not a .numpy() the answer wrote."""
+    frame = error.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code.co_name == "__array__":
+            return True
+        frame = frame.tb_next
+    return False
 
 
 def _name_cpu_copy(spec: Spec, saved: list, inner: torch.Tensor) -> None:

@@ -44,8 +44,11 @@ def check_no_copy_saved(spec: Spec, forward: ForwardTrace, inputs: dict) -> None
                        else "a contiguous copy" if not value.is_contiguous() else "a copy")
                 raise GradingError(
                     f"{spec.name}'s forward saved {how} of {name} ({saved.nbytes} bytes): the "
-                    f"copy holds nothing {name} lacks, and is memory {name} itself would not "
-                    f"cost, since the {'caller' if name in inputs else 'graph'} keeps it; save "
+                    f"copy holds nothing {name} lacks, and is memory of its own, where saving "
+                    f"{name} itself shares {name}'s memory ("
+                    + ("the caller's tensor; once the caller drops it, ctx keeps it alive, "
+                       "never a byte more" if name in inputs else "the graph holds it anyway")
+                    + f"); save "
                     f"{name} as it is (a .clone(), .contiguous() or dtype cast before "
                     "save_for_backward makes the copy, and so does a reshape or flatten of a "
                     "strided or expanded tensor: reshape in backward instead)",
