@@ -490,7 +490,9 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 #
 # - **What to save.** Your backward reads $\hat x$, $r$ and $w$. Which full-size tensor, and
 #   which numbers per row, let it rebuild them? Of the tensors you could keep, which are alive
-#   anyway while the model runs, and which would be new memory?
+#   anyway while the model runs, and which would be new memory? (✎ 1's budget counts `x`
+#   like any tensor, so it leaves this last question to you; ✎ 2's does not count it, and
+#   grades the answer.)
 # - **Step 4.** Which terms of your Jacobian's bracket survive the sum over $i$ as they are,
 #   and which become a sum over the row?
 # - **One reduction for the parameter gradients** that works for any number of leading dims,
@@ -501,7 +503,10 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
 # save)</summary>
 #
-# Every byte forward saves counts, `x` itself included, except the weight itself. At most:
+# Every byte forward saves counts, `x` itself included, except the weight itself. (Why `x`
+# counts here: this budget holds one full-size tensor however it was made, so it rules out
+# keeping two, not which one you keep. Whether yours is new memory is measured after the
+# self-check, and graded in ✎ 2, whose budget leaves out the caller's own tensors.) At most:
 #
 # | `x` | bytes saved, the weight not counted |
 # |---|---|
@@ -821,21 +826,35 @@ reference = nn.RMSNorm(8, eps=1e-6)
 #
 # - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
 #   `RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was built
-#   with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, for every input
-#   listed below, one module given any of them in turn;
+#   with, `0.0` included, for every input listed below, one module given any of them in turn;
 # - `forward(x)` computes through your `RMSNormFunction`, for every input listed below;
 # - the same `state_dict` (its keys, shapes, dtypes and initial values: each new module's own
 #   weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that
 #   `torch.nn.RMSNorm` loads;
 # - the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the same
-#   state and input: an input in the module's dtype, float32 or float64, and a float64 input to
-#   a float32 module, to float64's precision; and for a float16 or bfloat16 module given an
-#   input in its dtype, the same output in that dtype, each entry `torch.nn.RMSNorm`'s, or its
-#   neighbour where the exact value lies at a near-tie, on rows of `|x|` near 1, near 300, and
-#   near `1e-4` with `eps=None`;
-# - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step.
+#   state and input, whatever the module computed before (a module that has run, then loaded
+#   a `state_dict` or taken an optimiser step, included): an input in the module's dtype,
+#   float32 or float64, and a float64 input to a float32 module, to float64's precision;
+# - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step;
+# - **part 2**, half precision: for a float16 or bfloat16 module given an input in its dtype
+#   (used modules included, as above), the same output in that dtype, each entry
+#   `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a near-tie, on rows
+#   of `|x|` near 1 and near 300;
+# - **part 2**, `eps=None`: taken as `torch.nn.RMSNorm` takes it, for every input listed
+#   above, rows of half-precision `|x|` near `1e-4` included, one module given any of them in
+#   turn.
 #
-# <details><summary><b>Hint</b> · a question</summary>
+# Part 1 is the module itself; part 2 is matching `torch.nn.RMSNorm`'s precision rules, graded
+# in the same cell. The self-check stops at the first failure, so while you work on part 1 a
+# first line about float16, bfloat16 or `eps=None` means part 1 passes so far.
+#
+# <details><summary><b>Hint</b> · part 1, a question</summary>
+#
+# Which tensors does an optimiser step or `load_state_dict` change in place, and does your
+# forward read them on every call?
+# </details>
+#
+# <details><summary><b>Hint</b> · part 2, questions</summary>
 #
 # In which dtype does `nn.RMSNorm` compute a float16 row (the `eps` entry of
 # `help(nn.RMSNorm)` names it), and what is $300^2$ next to float16's largest number? How many

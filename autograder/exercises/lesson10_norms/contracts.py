@@ -194,18 +194,14 @@ GROUP_NORM_CLAUSES = (
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
            "`RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was "
-           "built with, `0.0` included, and takes `eps=None` as `torch.nn.RMSNorm` does, for "
-           "every input listed below, one module given any of them in turn;",
+           "built with, `0.0` included, for every input listed below, one module given any of "
+           "them in turn;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
             "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
                                         "with",
-            "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)",
-            "RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
-            "RMSNorm/none-eps-resolved-once": "eps=None resolved at the first call and kept",
-            "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
-            "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
+            "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)"}),
     Clause("`forward(x)` computes through your `RMSNormFunction`, for every input listed "
            "below;",
            {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm",
@@ -220,26 +216,38 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/weight-dtype": "weight built in float64",
             "RMSNorm/shared-weight": "every RMSNorm(dim) wraps one cached ones tensor"}),
     Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
-           "same state and input: an input in the module's dtype, float32 or float64, and a "
-           "float64 input to a float32 module, to float64's precision; and for a float16 or "
-           "bfloat16 module given an input in its dtype, the same output in that dtype, each "
-           "entry `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a "
-           "near-tie, on rows of `|x|` near 1, near 300, and near `1e-4` with `eps=None`;",
-           {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
-            "RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
+           "same state and input, whatever the module computed before (a module that has run, "
+           "then loaded a `state_dict` or taken an optimiser step, included): an input in the "
+           "module's dtype, float32 or float64, and a float64 input to a float32 module, to "
+           "float64's precision;",
+           {"RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
                                     "back",
-            "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
-                                             "widened",
-            "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
-            "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
-                                                       ".half(), a bfloat16 one through float16",
             "case:float64, the module's weight float32": "x cast to the weight's dtype",
-            "RMSNorm/stale-weight-copy": "self.weight.to(wide) cached at the first call",
+            "RMSNorm/stale-weight-copy": "self.weight.to(wide) cached at the first call and "
+                                         "reused",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",
             "case:its backward returns None for it": "the Function returns None for the "
                                                      "weight"}),
     Clause("trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every "
-           "step.", {"case:an optimiser would never move it": "weight created with "
+           "step;", {"case:an optimiser would never move it": "weight created with "
                                                               "requires_grad=False"}),
+    Clause("**part 2**, half precision: for a float16 or bfloat16 module given an input in its "
+           "dtype (used modules included, as above), the same output in that dtype, each "
+           "entry `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a "
+           "near-tie, on rows of `|x|` near 1 and near 300;",
+           {"RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
+            "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
+                                             "widened",
+            "RMSNorm/half-computed-in-half": "a float16 x squared in float16",
+            "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
+                                                       ".half(), a bfloat16 one through "
+                                                       "float16"}),
+    Clause("**part 2**, `eps=None`: taken as `torch.nn.RMSNorm` takes it, for every input "
+           "listed above, rows of half-precision `|x|` near `1e-4` included, one module given "
+           "any of them in turn.",
+           {"RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
+            "RMSNorm/none-eps-resolved-once": "eps=None resolved at the first call and kept",
+            "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
+            "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
 )

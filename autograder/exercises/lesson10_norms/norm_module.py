@@ -206,14 +206,17 @@ def _stale(mine: nn.Module, x: torch.Tensor, event: str, described: str) -> None
         mistake=f"{NAME}/stale-weight-copy")
 
 
-def check_used(cls: type, device) -> None:
+# (the module's dtype, x's): every case where x is not in the weight's dtype, or is computed
+# in another, so that a copy of the weight is a new tensor
+USED = ((torch.float32, torch.float64), (torch.bfloat16, torch.bfloat16),
+        (torch.float16, torch.float16))
+
+
+def check_used(cls: type, device, configurations=USED) -> None:
     """A module that has run still computes with its weight as it is now: called once, then
     loaded from torch.nn.RMSNorm's state_dict, then moved by an SGD step, its outputs are those
-    of torch.nn.RMSNorm holding the same weight (a float64 x to a float32 module, and a float16
-    and a bfloat16 module given their own dtype: every case where x is not in the weight's
-    dtype, or is computed in another)."""
-    for state, dtype in ((torch.float32, torch.float64), (torch.bfloat16, torch.bfloat16),
-                         (torch.float16, torch.float16)):
+    of torch.nn.RMSNorm holding the same weight (``USED``)."""
+    for state, dtype in configurations:
         described = (f"a {_short(state)} module" + (f" given a {_short(dtype)} x"
                                                     if dtype != state else ""))
         with case(f"x of shape (3, {DIM}), {_short(dtype)}, {described}, used before "
@@ -288,9 +291,6 @@ def _battery(submission, device) -> None:
                       tolerance={"rtol": 1e-5, "atol": 1e-5})
     with case(f"x of shape (3, {DIM}), float64, the module's weight float32"):
         check_matches(cls, (3, DIM), device, seed=5, state_dtype=torch.float32)
-    for dtype in HALF:  # the output only, in the input's dtype, to its precision
-        check_half(cls, device, dtype)
-    covers("float16 and bfloat16 outputs")
     # eps across its range, float32 and strided inputs: the domain's, through WithWeight
     covers("torch.nn.RMSNorm's state_dict")
     check_default_eps(cls, device)
@@ -307,8 +307,13 @@ def _battery(submission, device) -> None:
         check_training(cls, device, steps=5)
     with case("Linear -> RMSNorm -> Linear, float32"):
         check_training(cls, device, torch.float32, steps=5, rtol=1e-4)
-    check_used(cls, device)  # the state_dict and training clauses, on a module that has run
+    check_used(cls, device, USED[:1])  # the outputs clause, on a module that has run
     covers("SGD steps beside torch.nn.RMSNorm")
+    # part 2, after every clause of part 1: half precision, then eps=None
+    for dtype in HALF:  # the output only, in the input's dtype, to its precision
+        check_half(cls, device, dtype)
+    covers("float16 and bfloat16 outputs")
+    check_used(cls, device, USED[1:])
     check_none_eps(cls, device)  # a slip of eps=None after every other clause
     for dtype in HALF:  # last: both ends of float16's range, |x| near 300 and (eps=None) 1e-4
         check_half_range(cls, device, dtype)
