@@ -31,6 +31,7 @@
 
 # %% nbgrader={"locked": true}
 import math
+import time
 
 import matplotlib.pyplot as plt
 import torch
@@ -326,22 +327,34 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 #
 # **Prediction A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph,
 # whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
-# itself, once from `copy = h.detach().requires_grad_()`, the same data with no history. After
-# each, is `x.grad` written?
+# itself, once from a copy of `h` that holds the same data with no history, a new leaf that
+# requires grad. Write that copy yourself, as `fresh_copy` in the cell below (one line: which
+# `Tensor` methods drop a history, and which make a tensor require grad?). After each run, is
+# `x.grad` written?
 #
 # **Prediction B: parameters inside the block.** `nn.Linear` also uses `weight` and `bias`,
 # which are not inputs of the `Function`; the optimiser looks for their gradients in `.grad`.
-# With `layer = nn.Linear(3, 2)` and `x` requiring grad, is `layer.weight.grad` written by
-# `torch.autograd.grad(layer(x), x, g)`, which returns the gradients of the tensors you list?
-# By `layer(x).backward(g)`, which returns nothing?
+# With `layer = nn.Linear(3, 2)` and `x` requiring grad, differentiate `layer(x)` in the two
+# ways lesson 04 used: with `torch.autograd.grad`, asking for the gradient of `x` only (it
+# returns the gradients you ask for), and with `Tensor.backward` (it returns nothing). After
+# each, is `layer.weight.grad` written?
 #
 # **Prediction C: randomness inside the block.** Dropout draws a new mask from the global CPU
 # generator on every call (the cell after the predictions shows two calls drawing two masks).
-# That cell then reads the generator's state with `torch.get_rng_state()`, draws
-# `a = torch.rand(3)`, writes the state back with `torch.set_rng_state`, and draws
-# `b = torch.rand(3)`, as the caller's next draw: does `b` repeat `a`? C is settled at once.
+# That cell then saves the generator's state, draws `a = torch.rand(3)`, writes the saved state
+# back, and draws `b = torch.rand(3)`, as the caller's next draw: does `b` repeat `a`? C is
+# settled at once.
 
 # %%
+def fresh_copy(h):
+    """A: the same data as h, with no history, as a new leaf that requires grad."""
+    ### BEGIN WORKED
+    return h.detach().requires_grad_()
+    ### LEARNER
+    return None  # yours: one line
+    ### END WORKED
+
+
 predicted_x_grad_from_h = None     # A: True or False, recorded from h itself
 predicted_x_grad_from_copy = None  # A: True or False, recorded from the detached copy
 predicted_weight_grad_from_grad = None      # B: True or False, after torch.autograd.grad
@@ -448,8 +461,9 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # <details><summary><b>Hint 2</b> (what the recomputation is fed)</summary>
 #
-# What does each saved tensor become before `run_fn` sees it again: the saved tensor itself,
-# or something made from it? Your prediction about `h` and its detached copy decides it.
+# When backward differentiates the rebuilt output, which graph should that reach: this block's
+# alone, or the caller's too, down to its leaves? And once it has run, where are the gradients
+# you return waiting?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (what backward owes)</summary>
@@ -533,12 +547,17 @@ from_h = x.grad is not None
 if shown:
     print("recorded from h:    x.grad =", x.grad)
 x.grad = None
-copy = h.detach().requires_grad_()  # same data, no history: a new leaf
-((copy * 2) ** 2).sum().backward()
-if shown:
-    print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
-compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
-compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
+copy = fresh_copy(h)  # yours, from the prediction cell
+if not (isinstance(copy, torch.Tensor) and copy.is_leaf and copy.requires_grad
+        and torch.equal(copy, h)):
+    print("fresh_copy(h) must return h's data as a new leaf that requires grad: write it in the "
+          "prediction cell, then run this cell again")
+else:
+    ((copy * 2) ** 2).sum().backward()
+    if shown:
+        print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
+    compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
+    compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
 
 layer = nn.Linear(3, 2)
 x = torch.randn(4, 3, requires_grad=True)
@@ -761,28 +780,28 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
 # </details>
 #
-# The usual cure, a dummy input that requires grad, is in the optional appendix (A.5).
+# The usual cure, a dummy input that requires grad, is in the optional appendix (A.5), and what
+# `torch.utils.checkpoint`'s two variants do with this body in A.3.
 
 # %% [markdown]
 # ## Memory against the number of segments
 #
 # The 16-block MLP from the start of the lesson again, this time through your
 # `checkpoint_sequential` with every $k$ from 1 to 16 segments. For each $k$ the meter reports what
-# is kept after forward and the peak during the whole step, and a counter (`CountFlops`, from
-# the grading library) the matrix-multiply FLOPs backward spends beyond a plain backward: the
-# price of the recomputation, counted rather than timed, so the same on every machine.
+# is kept after forward and the peak during the whole step; a counter (`CountFlops`, from the
+# grading library) reports the matrix-multiply FLOPs backward spends beyond a plain backward,
+# the price of the recomputation, the same on every machine; and a clock measures the time of
+# one whole step (forward and backward, the fastest of five), on your machine.
 #
-# **Predict, then run.** $k = 6$ does not divide 16: the blocks go in groups of 3, 3, 3, 3, 2, 2
-# or of 2, 2, 3, 3, 3, 3, with the same longest group, so $M(6)$ is the same for both. In which
-# order does backward rebuild the segments, and when is a segment's input no longer needed?
-# Which split peaks lower? The cell after also runs both splits through your
-# `CheckpointFunction`, and shows its table and plot once your prediction is written.
+# **Predict, then run.** At $k = 16$, one block per segment, how much work does the
+# recomputation add to a step, counted in forward passes of the whole model: none, one, or one
+# per segment (16)? The cell after shows its table and plots once your prediction is written.
 
 # %%
 ### BEGIN WORKED
-predicted_lower_peak = "longer first"
+predicted_extra_forwards = "one"
 ### LEARNER
-predicted_lower_peak = None  # "longer first", "longer last" or "same"
+predicted_extra_forwards = None  # "none", "one" or "one per segment"
 ### END WORKED
 
 # %%
@@ -804,32 +823,43 @@ def backward_flops(model, x, run):
     return counter.total
 
 
+def step_ms(model, x, runs, repeats=5):
+    """Milliseconds of one step (forward and backward) for each run, the fastest of
+    ``repeats``, the runs taken in turn so that a busy moment slows them all alike; on one
+    thread, steadier on a shared machine."""
+    best = dict.fromkeys(runs, math.inf)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            for name, run in runs.items():
+                model.zero_grad(set_to_none=True)
+                start = time.perf_counter()
+                run(model, x).square().mean().backward()
+                best[name] = min(best[name], time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(threads)
+    return {name: 1000 * seconds for name, seconds in best.items()}
+
+
 model = deep_mlp()
 # A Function's output requires grad only if one of its inputs does ("A first block on data").
 x_deep = torch.randn(64, 128, requires_grad=True)
+with CountFlops() as counter:
+    model(x_deep)
+forward_flops = counter.total  # one forward pass of the whole model
 segment_counts = list(range(1, 17))
 runs = {"no checkpointing": lambda m, h: m(h)}
 runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
              for k in segment_counts})
 
 
-def in_groups(sizes):
-    """run(model, x) through CheckpointFunction, one group of blocks per size, in order."""
-    def run(m, h):
-        start = 0
-        for size in sizes:
-            h = CheckpointFunction.apply(m[start:start + size], h)
-            start += size
-        return h
-    return run
-
-
 def show_memory_and_price():
-    print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17}")
+    print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17} {'step time':>10}")
     for name, (kept, peak) in memory.items():
-        print(f"{name:>17} {kib(kept):>19} {kib(peak):>17}")
+        print(f"{name:>17} {kib(kept):>19} {kib(peak):>17} {times[name]:>7.2f} ms")
 
-    fig, ax_memory = plt.subplots(figsize=(6, 4.4))
+    fig, (ax_memory, ax_time) = plt.subplots(1, 2, figsize=(11, 4.4))
     kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
     peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
     ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
@@ -850,42 +880,45 @@ def show_memory_and_price():
     handles = [h for ax in (ax_memory, ax_cost) for h in ax.get_legend_handles_labels()[0]]
     ax_memory.legend(handles=handles, fontsize=8, ncol=2, loc="upper center",
                      bbox_to_anchor=(0.5, -0.18))
+    ax_time.plot(segment_counts, [times[f"{k} segments"] for k in segment_counts], "o-",
+                 color="C2", label="checkpointed step")
+    ax_time.axhline(times["no checkpointing"], color="k", ls="--", label="no checkpointing")
+    ax_time.set(xscale="log", xlabel="segments k", ylabel="ms per step, measured here",
+                title="Time of one step (forward and backward)", ylim=(0, None))
+    ax_time.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
+    ax_time.legend(fontsize=8)
     plt.tight_layout()
     plt.show()
 
 
-ORDERS = {"longer first": (3, 3, 3, 3, 2, 2), "longer last": (2, 2, 3, 3, 3, 3)}
 try:
     memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
     flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
-    order_peaks = {order: step_memory(model, x_deep, in_groups(sizes))[1]
-                   for order, sizes in ORDERS.items()}
-    lower = ("same" if len(set(order_peaks.values())) == 1
-             else min(order_peaks, key=order_peaks.get))
-    if written(predicted_lower_peak):
-        for order, sizes in ORDERS.items():
-            print(f"k = 6, groups {sizes} ({order}): peak {kib(order_peaks[order])}")
+    times = step_ms(model, x_deep, runs)
+    extra = (flops["16 segments"] - flops["no checkpointing"]) / forward_flops
+    counted = "none" if extra < 0.5 else "one" if extra < 1.5 else "one per segment"
+    if written(predicted_extra_forwards):
+        print(f"k = 16: the recomputation adds {extra:.2f} forward passes of matmul FLOPs")
         show_memory_and_price()
     else:
-        print("the table and the plot show once your prediction is written")
-    compare("the split that peaks lower at k = 6", predicted_lower_peak, lower,
-            who="the meter")
+        print("the table and the plots show once your prediction is written")
+    compare("work added at k = 16, in forward passes", predicted_extra_forwards, counted,
+            who="the counter")
 except NotImplementedError:  # a stub: said, not raised, so Run All goes on
     not_written()
 
 # %% [markdown]
 # The peak follows $M(k)$ (inputs kept, growing with $k$, plus one segment rebuilt, shrinking),
-# while the price on the right axis stays flat: whatever the split, backward recomputes every
-# block once.
-#
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Backward rebuilds the last segment first and frees each segment's input as it leaves it, so
-# long segments at the front are rebuilt when fewer inputs are left; $M(k)$ charges every input
-# for the whole time the longest segment is rebuilt, and misses it. The contract accepts either
-# order: which did yours use? (The meter reads one unit less than $M(k)$: a segment's input is
-# also its first block's saved input, the same memory, counted once.)
-# </details>
+# while the counted price stays flat: whatever the split, backward recomputes every block once,
+# one forward pass in all (a little less if your last segment runs plainly), on top of a plain
+# step's forward and backward (about three forward passes of matmul work). The clock on the
+# right is your machine's: every checkpointed step sits above the plain one, and with blocks
+# this small (tens of microseconds of arithmetic each) it rises
+# with $k$ as well, since each segment adds fixed costs the counter does not see (one more
+# `Function` call, a random-state copy, a module built in the loop). On large blocks those
+# costs vanish beside the arithmetic and the clock follows the counter. (The meter reads one
+# unit less than $M(k)$: a segment's input is also its first block's saved input, the same
+# memory, counted once.)
 
 # %% [markdown]
 # ## The production tool: `torch.utils.checkpoint`
@@ -930,31 +963,6 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # `torch.autograd.grad` and with nested structures of inputs. (Its hooks replace ours inside
 # each checkpointed segment, so our meter cannot see its recomputation.)
 # </details>
-
-# %% [markdown]
-# And the first block on data: what the two variants do with the body, head and batch of
-# "A first block on data", where yours gave the body nothing.
-
-# %%
-import warnings
-
-from torch.utils.checkpoint import checkpoint
-
-for reentrant in (True, False):
-    body.zero_grad(set_to_none=True)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        h = checkpoint(body, batch, use_reentrant=reentrant)
-    head(h).square().mean().backward()
-    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
-          *(f"(it warns: {w.message})" for w in caught))
-
-# %% [markdown]
-# The reentrant variant is a `Function` like yours: it warns, and the body still gets
-# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
-# would, so the block's graph reaches its parameters and the output requires grad through
-# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
-# backward.
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `ReversibleCoupling`
@@ -1186,7 +1194,8 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # **The main path ends with the summary above.** Everything below is optional: six
 # independent parts, to read in any order or skip (in JupyterLab, collapse this heading to
 # hide them all). A.1 a reversible stack that keeps one pair (an exercise); A.2 every segment
-# count, and the price in work; A.3 yours and `torch.utils.checkpoint`, side by side; A.4 a
+# count, the price in work, and the order of the segments; A.3 yours and
+# `torch.utils.checkpoint`, side by side, on data too; A.4 a
 # checkpoint that keeps autocast's dtype (an exercise, then production notes); A.5 four
 # asides from the main path; A.6 rarer mistakes.
 #
@@ -1333,7 +1342,7 @@ check_reversible_stack()
 # blocks.
 
 # %% [markdown]
-# ### A.2 · Every segment count, and the price in work
+# ### A.2 · Every segment count, the price in work, and the order of the segments
 #
 # The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n = 8$ blocks:
 # left, the meter's bytes; right, the matrix-multiply FLOPs of forward and backward. Which $k$
@@ -1350,11 +1359,62 @@ checkpointing_explorer(checkpoint_sequential, lambda: deep_mlp(depth=8), x_deep,
                        cost="flops")
 
 # %% [markdown]
-# FLOPs are the same on every machine; time is not. To time it on yours, run
-# `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")` (all 16
-# blocks, 17 runs, a few seconds): it measures milliseconds, with a button to measure again.
-# Each extra segment then costs a little more than its FLOPs (one more `Function` call and
-# random-state copy), which matters for small blocks like these.
+# FLOPs are the same on every machine; time is not. To time forward and backward apart on
+# yours, run `checkpointing_explorer(checkpoint_sequential, deep_mlp, x_deep, cost="time")`
+# (all 16 blocks, 17 runs, a few seconds): it measures milliseconds, with a button to measure
+# again.
+#
+# **Predict, then run: the order of the segments.** $k = 6$ does not divide 16: the blocks go
+# in groups of 3, 3, 3, 3, 2, 2 or of 2, 2, 3, 3, 3, 3, with the same longest group, so $M(6)$
+# is the same for both. In which order does backward rebuild the segments, and when is a
+# segment's input no longer needed? Which split peaks lower? The cell after runs both splits of
+# the 16-block MLP through your `CheckpointFunction` and shows the peaks once your prediction is
+# written.
+
+# %%
+### BEGIN WORKED
+predicted_lower_peak = "longer first"
+### LEARNER
+predicted_lower_peak = None  # "longer first", "longer last" or "same"
+### END WORKED
+
+# %%
+def in_groups(sizes):
+    """run(model, x) through CheckpointFunction, one group of blocks per size, in order."""
+    def run(m, h):
+        start = 0
+        for size in sizes:
+            h = CheckpointFunction.apply(m[start:start + size], h)
+            start += size
+        return h
+    return run
+
+
+ORDERS = {"longer first": (3, 3, 3, 3, 2, 2), "longer last": (2, 2, 3, 3, 3, 3)}
+try:
+    sixteen = deep_mlp()
+    order_peaks = {order: step_memory(sixteen, x_deep, in_groups(sizes))[1]
+                   for order, sizes in ORDERS.items()}
+    lower = ("same" if len(set(order_peaks.values())) == 1
+             else min(order_peaks, key=order_peaks.get))
+    if written(predicted_lower_peak):
+        for order, sizes in ORDERS.items():
+            print(f"k = 6, groups {sizes} ({order}): peak {kib(order_peaks[order])}")
+    else:
+        print("the peaks show once your prediction is written")
+    compare("the split that peaks lower at k = 6", predicted_lower_peak, lower,
+            who="the meter")
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Backward rebuilds the last segment first and frees each segment's input as it leaves it, so
+# long segments at the front are rebuilt when fewer inputs are left; $M(k)$ charges every input
+# for the whole time the longest segment is rebuilt, and misses it. The contract accepts either
+# order: which did yours use?
+# </details>
 
 # %% [markdown]
 # ### A.3 · Yours and `torch.utils.checkpoint`, side by side
@@ -1442,6 +1502,31 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #    "element 0 of tensors does not require grad" (or, with that `create_graph`, "appears to
 #    not have been used in the graph"). `use_reentrant=False` supports double backward.
 # </details>
+
+# %% [markdown]
+# #### A first block on data, through torch's two variants
+#
+# What the two variants do with the body, head and batch of "A first block on data" (Quick
+# question 1), where yours gave the body nothing.
+
+# %%
+import warnings
+
+for reentrant in (True, False):
+    body.zero_grad(set_to_none=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        h = checkpoint(body, batch, use_reentrant=reentrant)
+    head(h).square().mean().backward()
+    print(f"torch's, use_reentrant={reentrant}: {with_grad(body)} of 4",
+          *(f"(it warns: {w.message})" for w in caught))
+
+# %% [markdown]
+# The reentrant variant is a `Function` like yours: it warns, and the body still gets
+# nothing. `use_reentrant=False` runs forward with autograd **on**, as an unchecked block
+# would, so the block's graph reaches its parameters and the output requires grad through
+# them; its saved-tensor hooks only swap what that graph keeps for placeholders, recomputed in
+# backward.
 
 # %% [markdown]
 # ### ✎ A.4 · A checkpoint that keeps autocast's dtype

@@ -87,8 +87,8 @@ def _check_no_gradient_unasked(inputs: dict, returned: list) -> None:
             raise GradingError(
                 f"CheckpointFunction's backward returned a gradient for {name}, which does not "
                 f"require grad: run_fn run plainly gives {name} none, and computing it is work "
-                "nobody reads (think of a frozen input, or a batch of data); which fresh leaves "
-                "should require grad?", mistake="CheckpointFunction/gradient-not-required")
+                f"nobody reads (think of a frozen input, or a batch of data); what does your backward "
+                f"return in {name}'s place, and where does it come from?", mistake="CheckpointFunction/gradient-not-required")
 
 
 def through_backward(submission) -> type:

@@ -2,7 +2,9 @@
 (a shared, weight-tied block) checkpointed twice in one graph, and two checkpoints whose
 backwards run in the order of their forwards (two losses backpropagated one after the other).
 State kept anywhere but on ctx (on run_fn, in a list on the class or in a global used as a
-stack) is named from what one forward adds there."""
+stack, a dict keyed by run_fn) is named from what one forward adds there, and its cause from
+what a second forward on the same run_fn does there: overwrite the first call's entry, or add
+its own (then the order the backwards take them in is the cause)."""
 
 import inspect
 from collections import deque
@@ -52,8 +54,10 @@ def _snapshot(function, run_fn) -> dict:
 
 def state_off_ctx(function, run_fn, leaf) -> tuple | None:
     """Where one forward of ``function`` on ``run_fn`` kept state off ctx: ("run_fn", name,
-    None) for an attribute it set on run_fn, ("class"/"global", name, container type) for a
-    container it changed; None where nothing changed."""
+    None, True) for an attribute it set on run_fn, ("class"/"global", name, container type,
+    overwrote) for a container it changed, overwrote telling whether a second forward on the
+    same run_fn left it no longer (it replaced the first call's entry); None where nothing
+    changed."""
     before = _snapshot(function, run_fn)
     try:
         function.apply(run_fn, leaf)
@@ -63,17 +67,22 @@ def state_off_ctx(function, run_fn, leaf) -> tuple | None:
         old = before.get(place)
         if place[0] == "run_fn":
             if old is None or old[0] is not value:
-                return (*place, None)
+                return (*place, None, True)
         elif old is not None and old[0] is value and not _same(old[1], contents):
-            return (*place, type(value).__name__)
+            try:
+                function.apply(run_fn, leaf)
+            except Exception:  # noqa: BLE001
+                return (*place, type(value).__name__, False)
+            return (*place, type(value).__name__, len(value) <= len(contents))
     return None
 
 
-def _named(place, error: GradingError, situation: str):
-    """The failure, named from where forward kept its state, or None where nothing was seen."""
+def _named(place, error: GradingError, situation: str, order: str):
+    """The failure, named from where forward kept its state, or None where nothing was seen;
+    its cause an overwritten entry, or else the order the backwards ran in (``order``)."""
     if place is None:
         return None
-    kind, name, container = place
+    kind, name, container, overwrote = place
     if kind == "run_fn":
         return GradingError(
             f"CheckpointFunction.forward keeps its state on run_fn (run_fn.{name}), not on ctx: "
@@ -83,11 +92,13 @@ def _named(place, error: GradingError, situation: str):
             mistake="CheckpointFunction/state-on-run-fn")
     where = (f"{name} (a {container} on the class)" if kind == "class"
              else f"the global {name} (a {container})")
+    cause = ("the second forward overwrote the first call's entry there (both calls wrote to "
+             "one place), so the first call's backward read the second call's state"
+             if overwrote else f"{order}, so a call's backward took another call's entry")
     return GradingError(
         f"CheckpointFunction.forward keeps its state in {where}, not on ctx, for backward to "
-        f"take back: with {situation} the backwards do not run in the reverse order of the "
-        f"forwards, so a call's backward took another call's entry ({error.hint}); keep each "
-        "call's state on ctx, where no other call can reach it", error.details,
+        f"take back: with {situation} {cause} ({error.hint}); keep each call's state on ctx, "
+        "where no other call can reach it", error.details,
         mistake="CheckpointFunction/state-in-shared-container")
 
 
@@ -118,7 +129,7 @@ def _in_forward_order(apply, blocks, x, grad_outputs) -> list:
     return [leaf.grad] + [p.grad for block in blocks for p in block.parameters()]
 
 
-def _compared(run, names, function, situation: str, run_fn, x) -> None:
+def _compared(run, names, function, situation: str, order: str, run_fn, x) -> None:
     truth = run(lambda f, *args: f(*args))
     got = run(function.apply)
     try:
@@ -126,7 +137,7 @@ def _compared(run, names, function, situation: str, run_fn, x) -> None:
             diagnose_gradient(name, grad, true)
     except GradingError as error:
         named = _named(state_off_ctx(function, run_fn, x.detach().requires_grad_()), error,
-                       situation)
+                       situation, order)
         if named is not None:
             raise named from error
         raise GradingError(
@@ -149,7 +160,8 @@ def check_reuse(function, device, *, seed: int = 40) -> None:
     with fork_rng(device), case(f"{situation}, dropout inside the block"):
         _compared(lambda apply: _tied(apply, tied, x, grad_outputs[0]),
                   ["x"] + [f"parameter {n}" for n, _ in tied.named_parameters()],
-                  function, situation, tied, x)
+                  function, situation, "the second call's backward runs first, the reverse "
+                  "of the forwards' order", tied, x)
     blocks = [mlp_block(device, seed=seed + 3 + 3 * k, dropout=0.5) for k in range(2)]
     situation = ("two checkpoints on one input, backpropagated in the order of their forwards "
                  "(two losses: first.backward(), then second.backward())")
@@ -157,4 +169,5 @@ def check_reuse(function, device, *, seed: int = 40) -> None:
         _compared(lambda apply: _in_forward_order(apply, blocks, x, grad_outputs),
                   ["x"] + [f"parameter {which}.{n}" for which, block in
                            zip(("first", "second"), blocks) for n, _ in block.named_parameters()],
-                  function, situation, blocks[0], x)
+                  function, situation, "the backwards run in the order of the forwards "
+                  "(first loss first), not in reverse", blocks[0], x)

@@ -92,8 +92,8 @@ def check_segment_sizes(where: str, n: int, segments: int, order: list[int]) -> 
             f"{where} made a segment of {longest} layers ({sizes} recomputed"
             f"{f', {n - sum(sizes)} run plainly' if sum(sizes) < n else ''}), where no segment "
             f"needs more than {ceil}: backward rebuilds one segment at a time, with all its "
-            f"activations alive at once; where do the {n % segments} layers left over after "
-            f"{n // segments} per segment go?",
+            f"activations alive at once; which sizes of {segments} groups cover {n} layers with "
+            f"none longer than {ceil}?",
             mistake="checkpoint_sequential/remainder-in-one-segment")
     recomputed = sorted(set(order))
     if (len(sizes) == segments - 1 and recomputed and recomputed[0] > 0

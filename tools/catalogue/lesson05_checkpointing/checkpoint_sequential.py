@@ -100,7 +100,7 @@ MISTAKES = [
                 "                h = layer(h)\n            return h\n"
                 "        x = CheckpointFunction.apply(run, x)\n    return x\n"), named=True),
     Mistake("checkpoint_sequential", "torch's split: n // k each, the remainder in the last",
-            "where do the 3 layers left over after 1 per segment go?", _sequential(
+            "where no segment needs more than 2", _sequential(
                 "    layers = list(layers)\n    size = len(layers) // segments\n"
                 "    starts = [i * size for i in range(segments)] + [len(layers)]\n"
                 "    for start, end in zip(starts, starts[1:]):\n"
