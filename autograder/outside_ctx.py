@@ -46,8 +46,26 @@ def _namespaces(function) -> list[tuple[str, dict]]:
                 raw.__code__.co_freevars, raw.__closure__ or ()) if _filled(cell)}
             if cells:
                 add("a variable the method closes over", cells)
+            defaults = _mutable_defaults(raw)
+            if defaults:
+                add(f"{_DEFAULT} of {cls.__name__}.{method}", defaults)
         add(f"the class ({cls.__name__}", vars(cls))
     return found
+
+
+_DEFAULT = "a mutable default argument"
+
+
+def _mutable_defaults(raw) -> dict:
+    """A method's defaults that are containers (def forward(ctx, x, _cache={})), by parameter
+    name: made once, when the def runs, and shared by every call, as a global is."""
+    code = raw.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    found = dict(zip(positional[len(positional) - len(raw.__defaults__ or ()):],
+                     raw.__defaults__ or ()))
+    found.update(raw.__kwdefaults__ or {})
+    return {name: value for name, value in found.items()
+            if isinstance(value, (list, dict, set, bytearray, deque))}
 
 
 def _filled(cell) -> bool:
@@ -78,12 +96,14 @@ def _entries(value) -> list[tuple] | None:
     return None
 
 
-def _held(value, module, depth=0):
+def _held(value, module, depth=0, arrays=False):
     """(tensors by id with their versions, entries counted, (container, key, value) identities)
     that ``value`` holds, two levels deep: a key seen for the first time or a value replaced
     under an old key shows in the last, where a dict keyed by a reused id(ctx) does not grow."""
     if isinstance(value, torch.Tensor):
         return {id(value): value._version}, 0, set()
+    if arrays and type(value).__name__ == "ndarray":
+        return {id(value): 0}, 0, set()
     if depth > 2:
         return {}, 0, set()
     if _owned(value, module):
@@ -97,7 +117,7 @@ def _held(value, module, depth=0):
     tensors, count, marks = {}, len(items), set()
     for key, item in items[:_LIMIT]:
         marks.add((id(value), _key(key), id(item)))
-        inner, inner_count, inner_marks = _held(item, module, depth + 1)
+        inner, inner_count, inner_marks = _held(item, module, depth + 1, arrays)
         tensors.update(inner)
         count += inner_count
         marks |= inner_marks
@@ -120,7 +140,8 @@ def _snapshot(namespaces) -> dict:
         module = names.get("__name__") if where == "a module global" else None
         for key, value in list(names.items()):
             if not (key.startswith("__") and key.endswith("__")) and key not in _IPYTHON:
-                shot[(where, key)] = (id(value), *_held(value, module))
+                shot[(where, key)] = (id(value), *_held(value, module,
+                                                       arrays=where.startswith(_DEFAULT)))
     return shot
 
 
@@ -157,7 +178,7 @@ def _change(before: dict, after: dict, ctx=None,
             return place, f"holds {len(new)} new tensor(s)"
         if any(version != was[1][t] for t, version in tensors.items()):
             return place, "holds a tensor written in place"
-        if identity != was[0]:
+        if identity != was[0] or place[0].startswith(_DEFAULT):  # a default: tensors only
             continue
         if count > was[2]:
             return place, f"grew from {was[2]} to {count} entries"
@@ -165,7 +186,8 @@ def _change(before: dict, after: dict, ctx=None,
             return place, "holds a new or replaced entry"
     for where, names in namespaces if ctx is not None else ():
         for key, value in list(names.items()):
-            if not key.startswith("__") and key not in _IPYTHON and _refers_to(value, ctx):
+            if (not key.startswith("__") and key not in _IPYTHON and not where.startswith(_DEFAULT)
+                    and _refers_to(value, ctx)):
                 return (where, key), "holds this call's ctx or id(ctx) as an entry"
     return None
 
@@ -204,6 +226,15 @@ def _raise(name: str, phase: str, change) -> None:
     if change is None:
         return
     (where, key), what = change
+    if where.startswith(_DEFAULT):
+        method = where.rsplit(".", 1)[1]
+        raise GradingError(
+            f"{name}.{method} kept a tensor in its mutable default argument {key} ({what} after "
+            f"one call's {phase}): a default such as {{}} or [] is made once, when "
+            "the def runs, and every call shares it, as a global; it keeps that tensor alive "
+            "after your Function's output is gone, where autograd guards nothing: keep what "
+            "backward needs on ctx (ctx.save_for_backward for tensors), one per call",
+            mistake=f"{name}/state-in-default-argument")
     place = (f"{where}.{key}, shared by every call)" if where.startswith("the class")
              else f"{key} in {where}")
     raise GradingError(

@@ -281,7 +281,8 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 #   input required grad when forward ran), and `None` otherwise;
 # - backward never writes into `grad_output`: each gradient it returns is a new tensor;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
-#   `ctx`: nothing on the class, nothing in a global;
+#   `ctx`: nothing on the class, on an input tensor or in a global (a mutable default
+#   argument is one);
 # - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
 #   inside it.
 #
@@ -305,9 +306,9 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 #   values either way: a trailing `None` is accepted.)
 # - Which of `x` and `weight` does each of your three gradients read? So what must forward
 #   keep when only `x` needs a gradient, and when only `weight` does? Can forward read
-#   `ctx.needs_input_grad` (print it there and see), and what could it pass to
-#   `save_for_backward` for a tensor it does not keep? A cell after the exercise measures what
-#   yours keeps against `F.linear`.
+#   `ctx.needs_input_grad` (print it there and see), and how can it leave a tensor out while
+#   backward still unpacks `ctx.saved_tensors` the same way every time? A cell after the
+#   exercise measures what yours keeps against `F.linear`.
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
@@ -443,8 +444,8 @@ show_saved("F.linear, then torch.relu",
 #    keeps), or something smaller. And how will backward drop the entries of $G$ it must
 #    drop, so that the result is autograd's for every $G$ the contract lists, $\pm\infty$
 #    included?
-# 2. Once you have $\partial L / \partial z$, what is left to compute? Which of $x$ and $W$
-#    can forward skip saving when the weight needs no gradient, and when $x$ needs none?
+# 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
+#    remaining gradient read?
 # 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
 #    $\partial L / \partial z$, and why? (The numbers to hit below tell the two apart.)
 #
@@ -484,12 +485,13 @@ show_saved("F.linear, then torch.relu",
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
 # - no float tensor of the output's size, neither the pre-activation nor the output, saved
-#   for backward or kept after forward anywhere else (a global, the class, a closure):
-#   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
+#   for backward or kept after forward anywhere else (a global, a mutable default argument,
+#   the class, a closure): forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
 #   `weight`, and what backward needs of the pre-activation;
-# - what it saves of the pre-activation is one tensor with one entry per output element (in
-#   any shape, not packed several to a byte), in the dtype of the fewest bytes that holds
-#   what backward needs of each entry and nothing more;
+# - what backward needs of the pre-activation, saved in forward (not recomputed in
+#   backward), costs the fewest bytes per output element that backward can read without
+#   unpacking bits, in a dtype with no value to spare (each value it can hold means
+#   something different to backward);
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #
@@ -499,6 +501,8 @@ show_saved("F.linear, then torch.relu",
 # - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
 #   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
 #   outside the contract.
+# - "The fewest bytes per output element": the self-check measures what your forward saves
+#   beyond `x` and `weight`, per output element, and names the dtype it finds there.
 # </details>
 #
 # **Predict first.** Question 1 as a decision: in which PyTorch dtype will your forward save
@@ -632,11 +636,6 @@ compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": sa
 # element where the mask takes 1. When the next layer keeps that same output anyway, saving it
 # here would cost nothing extra: the optional section *Fusing inside a network* measures
 # which networks that is.
-#
-# As in exercise 1, `grad_weight` reads $x$ and `grad_x` reads $W$, so forward may save `None`
-# for $x$ when the weight needs no gradient, and for $W$ when $x$ needs none. Saving both
-# always also passes; an optional section after the summary measures why saving `None` is
-# worth it.
 # </details>
 
 # %% [markdown]
@@ -685,7 +684,10 @@ compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": sa
 #   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
 #   included, the value computed in the inputs' dtype;
 # - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
-#   `ctx`, as in Exercise 1: nothing on the class, nothing in a global;
+#   `ctx`, as in Exercise 1: nothing on the class, on an input tensor or in a global (a
+#   mutable default argument is one);
+# - backward never writes into `grad_output`, and each gradient it returns is a new tensor,
+#   as in Exercise 1: `grad_output` itself or a view of it is not one;
 # - backward written by hand: deriving the gradients is the exercise.
 #
 # <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
@@ -894,7 +896,6 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a 3-D `grad_output` or `x` whose dimensions were permuted or transposed; a 2-D one that already has shape `(rows, n)` passes, whatever its strides); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
-# | saving `x` and `weight` whatever needs a gradient | correct, but a layer with a frozen weight keeps its input for nothing | save `x` only if `weight` needs a gradient, and `weight` only if `x` does |
 # | `ctx.mask = z > 0` | breaks the contract (the mask goes through `ctx.save_for_backward`); saved-tensor hooks (offloading to CPU, the inspector) never see it, and it outlives backward for as long as the output's graph does, where saved tensors are freed | `ctx.save_for_backward(x, weight, mask)` |
 
 # %% [markdown]

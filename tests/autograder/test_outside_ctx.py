@@ -59,3 +59,35 @@ def test_a_dict_keyed_by_a_reused_id_of_ctx_is_named_on_every_run():
 def test_a_constant_table_forward_only_reads_passes():
     answer = _scaled("ctx.k = TABLE['k']", "ctx.k", "TABLE = {'k': 2.5}")
     check_no_state_outside_ctx(answer, "Scaled", _values())
+
+
+def _defaulted(signature: str, store: str) -> type:
+    """Scaled whose forward has ``signature``'s extra parameters and runs ``store``."""
+    namespace = {"torch": torch}
+    exec("class Scaled(torch.autograd.Function):\n"
+         f"    @staticmethod\n    def forward(ctx, x, scale{signature}):\n"
+         f"        ctx.save_for_backward(x)\n        ctx.scale = scale\n        {store}\n"
+         "        return scale * x\n"
+         "    @staticmethod\n    def backward(ctx, g):\n"
+         "        return g * ctx.scale, None\n", namespace)
+    return namespace["Scaled"]
+
+
+@pytest.mark.parametrize("signature, store", [
+    (", _cache={}", "_cache['y'] = x * 2"),
+    (", _last=[]", "_last[:] = [x.detach()]"),
+    (", *, _keep=set()", "_keep.add(x)"),
+])
+def test_a_tensor_kept_in_a_mutable_default_is_named(signature, store):
+    with pytest.raises(GradingError, match="Scaled.forward kept a tensor in its mutable default "
+                                           "argument _") as error:
+        check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())
+    assert error.value.mistake == "Scaled/state-in-default-argument"
+
+
+@pytest.mark.parametrize("signature, store", [
+    (", _names={'k': 2.5}", "ctx.k = _names['k']"),  # read only
+    (", _calls=[]", "_calls.append(1)"),  # no tensor: outside what this check names
+])
+def test_a_default_without_a_new_tensor_passes(signature, store):
+    check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())

@@ -13,7 +13,8 @@ from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, chec
                       reference_gradients, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
-from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
+from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
+                           check_weight_stepped)
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ..shared.backward_reads import unsaved_input_named
@@ -27,7 +28,7 @@ from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROU
                       check_float32_overflow, check_float32_rounded_once)
 from .layouts import check_layouts
 from .leading_dims import raise_none_for_empty
-from .size_one import squeeze_named
+from .size_one import check_gradients_are_new, squeeze_named
 from .late_requires_grad import check_requires_grad_after_forward
 from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
@@ -115,6 +116,7 @@ SAVE_ADVICE = ("which inputs does each of the four gradients read, and does your
 
 
 def _bilinear_checks(function, device) -> None:
+    check_call_places(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_weight_stepped(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_same_shape_calls(function, BILINEAR, bilinear_values((5,), 3, 2, device, bias=False),
                            bilinear_values((5,), 3, 2, device, bias=False, seed=7))
@@ -164,6 +166,8 @@ def _bilinear_checks(function, device) -> None:
                 _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
+    check_gradients_are_new(function, BILINEAR, lambda leading: bilinear_values(
+        leading, 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the
     # class, a global) is the second call's when the first call's backward runs
     with case("two calls in one graph, x1 of shape (5, 3) then (5, 2)"):

@@ -56,7 +56,8 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/returns-view-of-grad-output":
                 "grad_bias as g2[0] for one row: a view of grad_output"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
-           "`ctx`: nothing on the class, nothing in a global;",
+           "`ctx`: nothing on the class, on an input tensor or in a global (a mutable default "
+           "argument is one);",
            {"MyLinearFunction/tensor-on-ctx": "tensors kept on ctx",
             "MyLinearFunction/drops-needed-input":
                 "saves x only when x needs a gradient (the reads swapped)",
@@ -66,7 +67,10 @@ MY_LINEAR_CLAUSES = (
             "MyLinearFunction/state-shared-between-calls":
                 "x's shape in a module global, for grad_x's reshape",
             "MyLinearFunction/reads-unguarded-input":
-                "x and weight kept in a module dict keyed by id(ctx)"}),
+                "x and weight kept in a module dict keyed by id(ctx)",
+            "MyLinearFunction/state-on-input": "x hung on weight.__dict__ (review 59b)",
+            "MyLinearFunction/state-in-default-argument":
+                "the bias flag in a dict default of forward, keyed by id(ctx) (review 59b)"}),
     Clause("backward applies the formulas you derived yourself: no `F.linear` or autograd calls "
            "inside it.", {"MyLinearFunction/asks-autograd": "asks autograd inside backward",
                           "MyLinearFunction/linear-in-backward":
@@ -107,8 +111,8 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
     Clause("no float tensor of the output's size, neither the pre-activation nor the output, "
-           "saved for backward or kept after forward anywhere else (a global, the class, a "
-           "closure): forward saves, with `ctx.save_for_backward`, what your gradients read of "
+           "saved for backward or kept after forward anywhere else (a global, a mutable default "
+           "argument, the class, a closure): forward saves, with `ctx.save_for_backward`, what your gradients read of "
            "`x` and `weight`, and what backward needs of the pre-activation;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
@@ -117,10 +121,14 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/drops-needed-input":
                 "saves weight only when weight needs a gradient",
             "FusedLinearReLU/keeps-float-pre-activation":
-                "the float pre-activation kept in a module dict keyed by id(ctx)"}),
-    Clause("what it saves of the pre-activation is one tensor with one entry per output "
-           "element (in any shape, not packed several to a byte), in the dtype of the fewest "
-           "bytes that holds what backward needs of each entry and nothing more;",
+                "the float pre-activation kept in a module dict keyed by id(ctx)",
+            "FusedLinearReLU/state-in-default-argument":
+                "the output kept in a dict default of forward (review 59b)",
+            "FusedLinearReLU/state-on-input": "the mask hung on x.__dict__ (review 59b)"}),
+    Clause("what backward needs of the pre-activation, saved in forward (not recomputed in "
+           "backward), costs the fewest bytes per output element that backward can read without "
+           "unpacking bits, in a dtype with no value to spare (each value it can hold means "
+           "something different to backward);",
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
@@ -175,10 +183,19 @@ BILINEAR_CLAUSES = (
             "case:with transposed x1 alone":
                 "outer product of x1 and x2 rows flattened with .view"}),
     Clause("forward keeps what backward reads with `ctx.save_for_backward`, one call's state per "
-           "`ctx`, as in Exercise 1: nothing on the class, nothing in a global;",
+           "`ctx`, as in Exercise 1: nothing on the class, on an input tensor or in a global (a "
+           "mutable default argument is one);",
            {"Bilinear/state-shared-between-calls":
                 "out kept in a module global, for grad_bias's reshape",
+            "Bilinear/state-on-input": "the bias flag hung on x1.__dict__ (review 59b)",
+            "Bilinear/state-in-default-argument":
+                "grad_weight kept in a list default of backward (review 59b)",
             "Bilinear/saves-untracked-alias": "x1, x2 and weight saved as .data"}),
+    Clause("backward never writes into `grad_output`, and each gradient it returns is a new "
+           "tensor, as in Exercise 1: `grad_output` itself or a view of it is not one;",
+           {"Bilinear/returns-view-of-grad-output":
+                "grad_bias = grad_output itself for 1-D inputs (review 59b)",
+            "Bilinear/writes-grad-output": "grad_output scaled in place for grad_x1 (review 59b)"}),
     Clause("backward written by hand: deriving the gradients is the exercise.",
            {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"}),
 )

@@ -6,6 +6,7 @@ weight.T cached under id(weight), its data_ptr or its _version is then stale); l
 values and a batch size no earlier call used, so that a cache reused while its key or values
 match is made by this call and seen in the global (outside_ctx)."""
 
+import inspect
 import itertools
 
 import torch
@@ -13,6 +14,47 @@ import torch
 from ...checks import Spec, make_inputs
 from ...errors import GradingError
 from ...outside_ctx import check_no_state_outside_ctx
+
+_CONTAINERS = (list, dict, set, bytearray)
+
+
+def check_call_places(function, spec: Spec, values: dict) -> None:
+    """First in the battery, one forward: an attribute it sets on an input tensor
+    (weight.last_input = x) or a change to a mutable default argument of forward
+    (def forward(ctx, x, weight, bias=None, _saved={})) is state every call shares, as a global
+    is. Named here, before a backward under saved-tensor hooks (a tensor without the attribute)
+    or the grader's wrappers (forward.__defaults__ not the learner's) raises a bare KeyError or
+    TypeError."""
+    own = inspect.unwrap(function.forward)
+    defaults = dict(zip(own.__code__.co_varnames[:own.__code__.co_argcount][
+        own.__code__.co_argcount - len(own.__defaults__ or ()):], own.__defaults__ or ()))
+    defaults.update(own.__kwdefaults__ or {})
+    defaults = {n: d for n, d in defaults.items() if isinstance(d, _CONTAINERS)}
+    inputs = make_inputs(values)
+    had = {n: set(vars(v)) for n, v in inputs.items() if isinstance(v, torch.Tensor)}
+    before = {n: repr(d) for n, d in defaults.items()}
+    try:
+        _apply(function, inputs)
+    except Exception:  # noqa: BLE001 - the battery names the learner's own error
+        return
+    for name, keys in had.items():
+        added = sorted(set(vars(inputs[name])) - keys)
+        if added:
+            raise GradingError(
+                f"{spec.name}.forward set {name}.{added[0]}, an attribute on its input tensor "
+                f"{name}: every call on that tensor shares it (a second call made before the "
+                "first one's backward overwrites it), and save_for_backward does not keep it "
+                "(under saved-tensor hooks, as the grader runs, backward gets a tensor without "
+                "it); keep what backward needs on ctx, one call's state per ctx",
+                mistake=f"{spec.name}/state-on-input")
+    for name, was in before.items():
+        if repr(defaults[name]) != was:
+            raise GradingError(
+                f"{spec.name}.forward changed its own mutable default argument {name}: a "
+                "default such as {} or [] is made once, when the def runs, and every call "
+                "shares it, as a global; keep what backward needs on ctx, one call's state "
+                "per ctx", mistake=f"{spec.name}/state-in-default-argument")
+
 
 _OVERWRITE = "inplace operation"  # autograd's version-counter error, a saved tensor written over
 

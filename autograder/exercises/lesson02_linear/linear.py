@@ -20,7 +20,8 @@ from .backward_work import (check_frozen_bias_not_summed, check_no_linear_in_bac
                             check_no_work_for_frozen)
 from .late_requires_grad import check_requires_grad_after_forward
 from .needs_grad import NEEDS, check_needs_input_grad
-from .global_state import check_fresh_call_state, check_same_shape_calls, check_weight_stepped
+from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
+                           check_weight_stepped)
 from .layouts import check_layouts
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
@@ -198,7 +199,9 @@ def my_linear_full(MyLinearFunction, device) -> None:
 
 
 def _same_shapes(function, spec: Spec, device) -> None:
-    """State in a global named first: a stale cached weight.T, then two calls of one shape."""
+    """State outside ctx named first: on an input tensor or in a mutable default, a stale
+    cached weight.T, then two calls of one shape."""
+    check_call_places(function, spec, linear_values((5,), device))
     check_weight_stepped(function, spec, linear_values((5,), device))
     check_same_shape_calls(function, spec, linear_values((2, 3), device, bias=False),
                            linear_values((2, 3), device, bias=False, seed=7))

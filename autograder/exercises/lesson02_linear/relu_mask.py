@@ -40,9 +40,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         raise GradingError(
             f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
             "element: backward needs one of two answers per element, which this dtype holds "
-            "with room to spare (the contract asks for the dtype that holds what backward "
-            "needs and nothing more), and torch.where takes another dtype as its condition "
-            "(uint8 is deprecated, the others refused). Which dtype does the comparison that "
+            "with room to spare (the contract asks for a dtype with no value to spare), and "
+            "torch.where takes another dtype as its condition ("
+            + ("a uint8 one is deprecated" if integers[0].dtype == torch.uint8 else
+               f"it refuses {integers[0].dtype}") + "). Which dtype does the comparison that "
             "made it give?",
             mistake=f"{spec.name}/saves-integer-mask")
     packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
@@ -53,22 +54,23 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "one tensor with one entry per output element (not packed several to a byte) "
-            "saved with ctx.save_for_backward",
+            "the fewest bytes per output element that backward reads without unpacking bits "
+            "(torch.where cannot read a bit packed with seven others)",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
             f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
             "backward needs to know something of the pre-activation at each output element "
-            "(question 1 before the exercise), which the contract asks for as one tensor with "
-            "one entry per output element; forward, where the pre-activation is at hand, is "
-            "where to save it with ctx.save_for_backward",
+            "(question 1 before the exercise), which the contract asks forward to save (not "
+            "backward to recompute): forward, where the pre-activation is at hand, is where to "
+            "save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
     kept = {mask.tensor.untyped_storage().data_ptr() for mask in masks}
     if len(kept) > 1:
         raise GradingError(
             f"{spec.name} saved {len(kept)} boolean masks of the output's size "
-            f"({sum(m.nbytes for m in masks)} bytes), where the contract asks for one tensor: "
+            f"({sum(m.nbytes for m in masks)} bytes), {len(kept)} bytes per output element "
+            "where the contract asks for the fewest: "
             "what does backward learn from the second that the first does not tell it?",
             mistake=f"{spec.name}/saves-more-than-one-mask")
 

@@ -61,13 +61,15 @@ def squeeze_named(function, spec: Spec, values: dict, sizes: str):
 
 def check_gradients_are_new(function, spec: Spec, values_for) -> None:
     """'each gradient it returns is a new tensor': with one row, x of shape (in,) or (1, in),
-    grad_output[0] or grad_output.reshape(out) already has grad_bias's shape and values, and a
-    view of grad_output returned as a gradient passes every value check. The raw backward is
-    called for every subset of the inputs requiring grad (``values_for(leading)`` gives the
-    inputs), and no gradient it returns may share grad_output's memory."""
-    names = ("x", "weight", "bias")
+    grad_output itself, grad_output[0] or grad_output.reshape(out) already has grad_bias's shape
+    and values, and a view of grad_output returned as a gradient passes every value check. The
+    raw backward is called for every subset of the inputs requiring grad (``values_for(leading)``
+    gives the inputs, the first of them x or x1), and no gradient it returns may share
+    grad_output's memory."""
     for leading in ((), (1,)):
         values = values_for(leading)
+        names = tuple(values)
+        first = names[0]
         for wanted in itertools.product((False, True), repeat=len(names)):
             if not any(wanted):
                 continue
@@ -86,7 +88,7 @@ def check_gradients_are_new(function, spec: Spec, values_for) -> None:
                         and grad.untyped_storage().data_ptr() == memory):
                     raise GradingError(
                         f"grad_{name} shares grad_output's memory (it is a view of grad_output, "
-                        f"not a new tensor), for x of shape {tuple(values['x'].shape)}: with "
+                        f"not a new tensor), for {first} of shape {tuple(values[first].shape)}: with "
                         "one row, indexing, reshaping or an einsum that sums over nothing gives the "
                         "right values as a view, but "
                         f"the caller's {name}.grad is then grad_output itself, and zeroing "
