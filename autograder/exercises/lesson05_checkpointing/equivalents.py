@@ -51,6 +51,11 @@ EQUIVALENTS = [
                      "return total_y1.clone(), grad_y2 + x2.grad, None, None",
                      "total_y1 = grad_y1 + z1.grad is a new tensor backward has just summed: a "
                      "clone of it on return has the same values, the original freed at once"),
+    EquivalentMutant("ReversibleCoupling", "add_copy",
+                     "return ybar1, grad_y2 + x2.grad, None, None",
+                     "return ybar1.clone(), grad_y2 + x2.grad, None, None",
+                     "ybar1 = grad_y1 + z1.grad (RevNet's Algorithm 1) is a new tensor backward "
+                     "has just summed: a clone of it has the same values, the original freed"),
     EquivalentMutant(CHECKPOINT, "save_copy",
                      "ctx.save_for_backward(torch.get_rng_state(), *(args[i] for i in "
                      "ctx.positions))",
