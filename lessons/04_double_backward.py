@@ -218,7 +218,9 @@ plt.show()
 #   empty too.
 # - Every value, gradient and second derivative is finite and right at $x = 0$ and where
 #   $|\beta x|$ saturates the sigmoid (up to about 800, past `exp`'s overflow in both dtypes),
-#   in float32 as in float64.
+#   in float32 as in float64. Where $\sigma(\beta x)$ is tiny but a normal number ($\beta x$
+#   from about $-80$ down to $-650$), both gradients are graded relative to their size
+#   ($10^{-9}$ in float64, $10^{-4}$ in float32), as lesson 01 grades the sigmoid's tail.
 # - A non-contiguous `grad_output`: the gradient must not depend on its strides.
 # </details>
 #
@@ -523,13 +525,123 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
-# on purpose. Nothing stops double backward from running through them anyway. What comes out?
+# on purpose. Nothing stops double backward from running through them anyway (the section after
+# the exercise asks what comes out). PyTorch's guard is the decorator `once_differentiable`,
+# from `torch.autograd.function` (the setup cell imported it): a second backward that reaches a
+# marked backward raises *"trying to differentiate twice a function that was marked with
+# @once_differentiable"* instead of returning a number. But the guard has to arm itself during
+# the **first** backward, before anyone knows whether a second pass will come, and it can judge
+# only by what that backward receives: the contract's second bullet says what.
+#
+# The contract of `CubeOnce`, which the self-check and the hidden tests check:
+#
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; its backward, the
+#   first derivative at every `x` (0, negative, tiny and huge included) for any `grad_output`,
+#   on `x`'s device, leaving `grad_output` unchanged;
+# - its backward is marked `@once_differentiable`: a second `.backward()` through it raises
+#   once_differentiable's error when the gradient its backward received requires grad;
+# - what backward needs is kept only with `ctx.save_for_backward` and read from
+#   `ctx.saved_tensors` (nothing on a `ctx` attribute, set in forward or backward, on the class
+#   or in a global); what forward saves of `x` or of the output shares that tensor's version
+#   counter, and is not a copy.
+#
+# The task: compute the local derivative in NumPy, as the kernel you stand in for would (the
+# grader does not check what backward computes with), and bring it back as a tensor that works
+# wherever `x` works: 1-D, 0-d, float32, on `x`'s device.
+#
+# **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
+# derivative itself (call it `local`). From which of them can backward get the derivative right
+# at every `x`, float32's far ends included, where `x ** 3` leaves the normal range? (The
+# grader tries `x` as tiny as 1e-16 and as large as 1e13; 1e-109 and 1e103 in float64.)
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: what to save</summary>
+#
+# What does each choice cost in memory: which of `x`, `y` and `local` does something else hold
+# anyway? And what does each leave backward to compute: at 0, at negative `x`, and where
+# `x ** 3` has left float32's normal range (about 1.2e-38 to 3.4e38)?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the mark, one step at a time</summary>
+#
+# Start without the mark, and leave the stub's two lines under the class (the cell raises
+# there). Does a second backward through this unmarked version raise, or run? The self-check
+# answers, and says what the contract still asks for; then add the mark, in the class or under
+# it, and delete the `raise`.
+# </details>
+#
+# <details><summary><b>Hint 3</b>: two decorators</summary>
+#
+# `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
+# two is applied first? What does each of your two decorators expect to receive, and what does
+# it return? Applying the mark by hand after the class instead: are
+# `CubeOnce.__dict__["backward"]` and `CubeOnce.backward` the same object, and so what must the
+# value you assign be?
+# </details>
+#
+# <details><summary><b>Hint</b>: the 0-d case fails</summary>
+#
+# Print the type of what your NumPy arithmetic returned for the 0-d `x`. Is it what your
+# conversion back to torch expects?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
+class CubeOnce(torch.autograd.Function):
+    """y = x ** 3, with a NumPy backward marked @once_differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x)
+        return x ** 3
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, = ctx.saved_tensors
+        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)  # 3x², in NumPy
+        return grad_output * local
+        ### END SOLUTION
+
+
+### BEGIN SOLUTION
+# What `@once_differentiable` written under `@staticmethod` does: wrap the plain function first.
+CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))
+### END SOLUTION
+
+# %% nbgrader={"grade_id": "CubeOnce", "grade": true, "points": 1}
+self_check("CubeOnce", CubeOnce)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("CubeOnce", CubeOnce)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Forward saves `x`, and backward squares it: while the caller holds `x`, saving it costs
+# nothing more; once the caller drops it, ctx keeps it alive, at `x`'s size, no more than
+# `local` would cost. Saving `local` is correct too, though an intermediate: the trap cost
+# only second derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size,
+# on top of `x` while the caller holds `x`. Saving the output fails the contract: a cube root
+# recovers `x` only where `x ** 3` is a normal number (and not as `3 * y / x`, which is 0 / 0
+# at `x = 0`); the optional section "What to save, at float32's ends" tries the three ends
+# where it is not. Backward crosses the border with `.detach().cpu().numpy()` and comes back
+# with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
+# `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
+# the result (PyTorch's documented order); by hand after the class, the calls nest the same
+# way, around the plain function `CubeOnce.backward` gives.
+# </details>
+
+# %% [markdown]
+# ### Without the mark: what an unrecorded factor gives
+#
 # `Sin` below saves its input and returns `grad_output * torch.cos(x)`; `SinCut` is `Sin` with
 # a backward that returns `grad_output * torch.cos(x.detach())`: autograd sees $\cos x$ as a
-# constant there, as it would a factor made in NumPy. The cell after
-# it differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true
-# second derivative is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or
-# the number (three decimals are enough).
+# constant there, as it would a factor made in NumPy. The cell after it differentiates
+# $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true second derivative
+# is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or the number (three
+# decimals are enough).
 
 # %%
 ### BEGIN WORKED
@@ -577,182 +689,11 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
         abs_tol=1e-3)
 
 # %% [markdown]
-# Which term went missing, and why did no error tell you? That silence is what PyTorch's guard
-# is for: the decorator `once_differentiable`, from `torch.autograd.function` (the setup cell
-# imported it). A second backward that reaches a marked backward raises
-# *"trying to differentiate twice a function that was marked with @once_differentiable"*
-# instead of returning a number. But the guard has to arm itself during the **first** backward,
-# before anyone knows whether a second pass will come, and it can judge only by what that
-# backward receives. The contract's second bullet says what it judges by. Before you write,
-# answer for yourself: had `SinCut`'s backward been marked, would the cell above have raised?
-# (What did that backward receive, and did it require grad?) The cell after the exercise runs
-# it.
-#
-# The contract of `CubeOnce`, which the self-check and the hidden tests check:
-#
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its backward
-#   the first derivative at every `x`, 0, negative, tiny and huge included, for every
-#   `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;
-# - its backward is marked `@once_differentiable`, so that a second `.backward()` through it
-#   raises once_differentiable's error when the gradient flowing into its backward requires
-#   grad (the self-check sends one that does);
-# - forward keeps what backward needs only with `ctx.save_for_backward`, and backward reads it
-#   from `ctx.saved_tensors`: nothing on a `ctx` attribute (set in forward or backward), on the
-#   class or in a global; what it saves of `x` or of the output shares that tensor's version
-#   counter, and is not a copy.
-#
-# The task: compute the local derivative in NumPy, as the kernel you stand in for would (the
-# grader does not check what backward computes with), and bring it back as a tensor that works
-# wherever `x` works: 1-D, 0-d, float32, on `x`'s device.
-#
-# **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
-# derivative itself (call it `local`). "Every `x`" includes float32's far ends: the grader
-# tries `x` as tiny as 1e-16 and as large as 1e13 (1e-109 and 1e103 in float64), where the
-# derivative is still an ordinary float32 number. **Predict**, for each of the three, whether
-# backward can get the derivative right at every float32 `x` from it alone. The cell after the
-# self-check tries all three.
-
-# %%
-### BEGIN WORKED
-predicted_right_from = {"x": True, "y": False, "local": True}
-### LEARNER
-predicted_right_from = {"x": None, "y": None, "local": None}  # True or False for each
-### END WORKED
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b>: what to save</summary>
-#
-# What does each choice cost in memory: which of `x`, `y` and `local` does something else hold
-# anyway? And what does each leave backward to compute: at 0, at negative `x`, and where
-# `x ** 3` has left float32's normal range (about 1.2e-38 to 3.4e38)?
-# </details>
-#
-# <details><summary><b>Hint 2</b>: the mark, one step at a time</summary>
-#
-# Start without the mark, and leave the stub's two lines under the class (the cell raises
-# there). Does a second backward through this unmarked version raise, or run? The self-check
-# answers, and says what the contract still asks for; then add the mark, in the class or under
-# it, and delete the `raise`.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: two decorators</summary>
-#
-# `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
-# two is applied first? What does each of your two decorators expect to receive, and what does
-# it return?
-# </details>
-#
-# <details><summary><b>Hint 4</b>: the mark under the class</summary>
-#
-# Applying it by hand after the class? Print `type(CubeOnce.__dict__["backward"])` and
-# `type(CubeOnce.backward)`: are they the same object? Which of the two does an assignment to
-# `CubeOnce.backward` replace, and so what must the value you assign be?
-# </details>
-#
-# <details><summary><b>Hint</b>: the 0-d case fails</summary>
-#
-# Print the type of what your NumPy arithmetic returned for the 0-d `x`. Is it what your
-# conversion back to torch expects?
-# </details>
-
-# %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
-class CubeOnce(torch.autograd.Function):
-    """y = x ** 3, with a NumPy backward marked @once_differentiable."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ### BEGIN SOLUTION
-        ctx.save_for_backward(x)
-        return x ** 3
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        x, = ctx.saved_tensors
-        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)  # 3x², in NumPy
-        return grad_output * local
-        ### END SOLUTION
-
-
-### BEGIN SOLUTION
-# What `@once_differentiable` written under `@staticmethod` does: wrap the plain function first.
-CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))
-### END SOLUTION
-
-# %% nbgrader={"grade_id": "CubeOnce", "grade": true, "points": 1}
-self_check("CubeOnce", CubeOnce)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("CubeOnce", CubeOnce)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# Your prediction, tried: each of the three saved tensors, at float32's far ends, and the
-# derivative backward gets from it (a cube root recovers `x` from `y`; `np.cbrt`, since
-# `y ** (1 / 3)` is `nan` for negative `y`).
-
-# %%
-x_ends = torch.tensor([1e-15, 1e-16, 1e13], dtype=torch.float32)
-y_ends = x_ends ** 3  # 1.4e-45 (subnormal), 0 (underflow), inf (overflow)
-from_saved = {"x": 3 * x_ends ** 2,
-              "y": 3 * torch.from_numpy(np.cbrt(y_ends.numpy())) ** 2,
-              "local": (3 * x_ends ** 2).clone()}  # computed in forward, kept until backward
-truth_ends = 3 * x_ends.double() ** 2
-right_from = {saved: torch.allclose(d.double(), truth_ends, rtol=1e-4, atol=0)
-              for saved, d in from_saved.items()}
-if written(predicted_right_from):
-    print("x ** 3 at x = 1e-15, 1e-16, 1e13:", y_ends.tolist())
-    for saved, d in from_saved.items():
-        print(f"from {saved:<5}: {d.tolist()}")
-    compare_all(predicted_right_from, right_from)
-else:
-    print("write predicted_right_from first (True or False for each), then run this again")
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# Forward saves `x`, and backward squares it: while the caller holds `x`, saving it costs
-# nothing more; once the caller drops it, ctx keeps it alive, at `x`'s size, no more than
-# `local` would cost. Saving `local` is correct too, though an intermediate: the trap cost only
-# second derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size, on top
-# of `x` while the caller holds `x`. Saving the output fails the contract: a cube root recovers `x` only where `x ** 3` is a normal number
-# (and not as `3 * y / x`, which is 0 / 0 at `x = 0`), and the cell above shows the three ends
-# where it is not. Backward crosses the border with `.detach().cpu().numpy()` and comes back
-# with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
-# `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
-# the result (PyTorch's documented order); by hand after the class, the calls nest the same
-# way, around the plain function `CubeOnce.backward` gives.
-# </details>
-#
-# **What the mark does not catch.** The guard judges by the gradient your backward receives: it
-# runs the backward with grad mode off and, only when that gradient requires grad, attaches an
-# error node to the result. In the `SinCut` cell the gradient coming in was the constant 1 that
-# `torch.autograd.grad` starts from, so a marked `SinCut` attaches nothing, and the same wrong
-# number comes back:
-
-# %%
-class SinCutMarked(SinCut):
-    """SinCut with its backward marked @once_differentiable."""
-
-
-SinCutMarked.backward = staticmethod(once_differentiable(SinCut.backward))
-if written(predicted_cut_second):  # the number answers the SinCut prediction
-    print("sin x + x³ through SinCut, marked:", second_through(SinCutMarked.apply))
-else:
-    print("sin x + x³ through SinCut, marked: write your SinCut prediction first")
-x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
-first, = torch.autograd.grad(torch.sin(SinCutMarked.apply(x)), x, create_graph=True)
-try:  # the gradient flowing into the marked backward, cos(sin x), requires grad
-    first.backward()
-except RuntimeError as error:
-    print("sin(sin x), marked, .backward():", str(error).splitlines()[0])
-
-# %% [markdown]
-# With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
-# requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
-# only then. The test to trust, marked or not, is `gradgradcheck`, at points that include
-# `x = 0`, saturating values and any threshold your code has (the optional section "What the
-# mark guards" shows where else the mark stays silent).
+# Which term went missing, and why did no error tell you? That silence is what the mark is for.
+# Had `SinCut`'s backward been marked, would the cell above have raised? (What did that backward
+# receive, and did it require grad?) The optional section "What the mark guards" runs it. The
+# test to trust, marked or not, is `gradgradcheck`, at points that include `x = 0`, saturating
+# values and any threshold your code has.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -955,8 +896,10 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
 # allows (its derivatives are matrix products again, which autograd records), so even third
 # derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
-# backward too, is right to the second derivative only (a third, by `torch.autograd.grad`,
-# comes out wrong, with no error).
+# backward too, is right to the second derivative only. A third, of `NumpyTanh.apply(x).sum()`
+# by `torch.autograd.grad`, comes out wrong with no error when your inner Function takes `y`,
+# and raises *"element 0 of tensors does not require grad"* when it takes `x` (the optional
+# section "Your `NumpyTanh`, differentiated a third time" shows why).
 
 # %%
 class MatmulBackward(torch.autograd.Function):
@@ -1430,12 +1373,75 @@ except TypeError as error:
 print("torch.as_tensor accepts it:  ", torch.as_tensor(scalar))
 
 # %% [markdown]
+# ### What to save, at float32's ends
+#
+# `CubeOnce`'s "decide before you write", tried. **Predict**, for each of `x`, the output `y`
+# and `local` (the derivative $3x^2$ computed in forward), whether backward can get the
+# derivative right at every float32 `x` from it alone, at `x` = 1e-15, 1e-16 and 1e13. The
+# cell after next tries all three (a cube root recovers `x` from `y`; `np.cbrt`, since
+# `y ** (1 / 3)` is `nan` for negative `y`).
+
+# %%
+### BEGIN WORKED
+predicted_right_from = {"x": True, "y": False, "local": True}
+### LEARNER
+predicted_right_from = {"x": None, "y": None, "local": None}  # True or False for each
+### END WORKED
+
+# %%
+x_ends = torch.tensor([1e-15, 1e-16, 1e13], dtype=torch.float32)
+y_ends = x_ends ** 3  # 1.4e-45 (subnormal), 0 (underflow), inf (overflow)
+from_saved = {"x": 3 * x_ends ** 2,
+              "y": 3 * torch.from_numpy(np.cbrt(y_ends.numpy())) ** 2,
+              "local": (3 * x_ends ** 2).clone()}  # computed in forward, kept until backward
+truth_ends = 3 * x_ends.double() ** 2
+right_from = {saved: torch.allclose(d.double(), truth_ends, rtol=1e-4, atol=0)
+              for saved, d in from_saved.items()}
+if written(predicted_right_from):
+    print("x ** 3 at x = 1e-15, 1e-16, 1e13:", y_ends.tolist())
+    for saved, d in from_saved.items():
+        print(f"from {saved:<5}: {d.tolist()}")
+    compare_all(predicted_right_from, right_from)
+else:
+    print("write predicted_right_from first (True or False for each), then run this again")
+
+# %% [markdown]
 # ### What the mark guards, and what it does not
 #
 # `CubeOnce`'s mark raised in its self-check because the gradient sent into its backward
-# required grad, and the second pass ran through the error node. Two questions, then the cases
-# where it stays silent.
+# required grad, and the second pass ran through the error node. `SinCut` marked, two
+# questions, then the cases where it stays silent.
 #
+# **`SinCut`, marked.** The main line asked: had `SinCut`'s backward been marked, would its
+# cell have raised? The guard runs the marked backward with grad mode off and, only when the
+# gradient it receives requires grad, attaches an error node to the result. What did `SinCut`'s
+# backward receive in that cell? The cell below runs it marked, then with `sin` after it.
+
+# %%
+class SinCutMarked(SinCut):
+    """SinCut with its backward marked @once_differentiable."""
+
+
+SinCutMarked.backward = staticmethod(once_differentiable(SinCut.backward))
+if written(predicted_cut_second):  # the number answers the SinCut prediction
+    print("sin x + x³ through SinCut, marked:", second_through(SinCutMarked.apply))
+else:
+    print("sin x + x³ through SinCut, marked: write your SinCut prediction first")
+x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+first, = torch.autograd.grad(torch.sin(SinCutMarked.apply(x)), x, create_graph=True)
+try:  # the gradient flowing into the marked backward, cos(sin x), requires grad
+    first.backward()
+except RuntimeError as error:
+    print("sin(sin x), marked, .backward():", str(error).splitlines()[0])
+
+# %% [markdown]
+# In the `SinCut` cell the gradient coming in was the constant 1 that `torch.autograd.grad`
+# starts from, so a marked `SinCut` attaches nothing, and the same wrong number comes back.
+# With `sin` after the marked op, the gradient flowing into its backward, $\cos(\sin x)$,
+# requires grad: the error node is attached, and a second `.backward()` raises. The mark fires
+# only then.
+
+# %% [markdown]
 # **Quick question 3.** `once_differentiable` attaches its error node to the gradient your
 # backward returns. The cell after next differentiates $\sin(x^3)$ twice through your marked
 # `CubeOnce`, and takes the second pass in two ways: `first.sum().backward()`, and
@@ -1606,70 +1612,81 @@ except GradcheckError as error:
 #
 # The contract asks for two orders. The cell after next differentiates your `NumpyTanh` a third
 # time and plots the curves beside `torch.tanh`'s (the third derivative's once you have
-# predicted). The true third derivative at $x = 0$ is $-2$. Predict what yours gives there:
-# which factors of the second derivative did autograd record, and what is each worth at $y = 0$?
+# predicted). The true third derivative at $x = 0$ is $-2$. Predict what yours gives there: a
+# number, or `"an error"` if you expect the third `torch.autograd.grad` to raise. Which tensor
+# does your inner Function take, `y` or `x`? Which factors of the second derivative did autograd
+# record, and what is each worth at $y = 0$?
 
 # %%
 ### BEGIN WORKED
 predicted_third_at_0 = 0.0
 ### LEARNER
-predicted_third_at_0 = None  # a number
+predicted_third_at_0 = None  # a number, or "an error"
 ### END WORKED
 
 
 # %%
 def derivatives(f, xs, orders=3):
-    """f(xs) and its first `orders` derivatives, each the derivative of the one before."""
+    """f(xs) and its derivatives, each the derivative of the one before, as far as autograd
+    takes them (at most `orders`), and the error that stopped it, or None: a derivative with
+    no graph is not zero, it makes the next torch.autograd.grad raise."""
     values = [f(xs)]
     for order in range(1, orders + 1):
-        if not values[-1].requires_grad:  # no graph: a constant to autograd, derivative 0
-            values.append(torch.zeros_like(xs))
-            continue
         try:
             d, = torch.autograd.grad(values[-1].sum(), xs, create_graph=order < orders)
         except RuntimeError as error:
-            print(f"derivative {order} raised:", str(error).splitlines()[0])
-            break
+            return [value.detach() for value in values], f"{order}: {str(error).splitlines()[0]}"
         values.append(d)
-    return [value.detach() for value in values]
+    return [value.detach() for value in values], None
 
 
 xs = torch.linspace(-3, 3, 121, dtype=torch.float64, requires_grad=True)
-yours, reference = derivatives(NumpyTanh.apply, xs), derivatives(torch.tanh, xs)
+(yours, raised), (reference, _) = derivatives(NumpyTanh.apply, xs), derivatives(torch.tanh, xs)
 shown = 4 if written(predicted_third_at_0) else 3  # the third derivative, once predicted
 fig, axes = plt.subplots(1, shown, figsize=(3.3 * shown, 3))
 for order, (ax, title) in enumerate(zip(axes, ("tanh", "tanh′", "tanh″", "tanh‴"))):
     ax.plot(xs.detach(), reference[order], lw=3, alpha=0.5, label="torch.tanh")
     if order < len(yours):
         ax.plot(xs.detach(), yours[order], "--", label="your NumpyTanh")
+    else:
+        ax.text(0.5, 0.1, "yours raised", transform=ax.transAxes, ha="center")
     ax.set_title(title)
     ax.set_xlabel("x")
 axes[0].legend()
 plt.show()
 if shown == 3:
     print("the third derivative's panel shows once your prediction is written")
-if len(yours) == 4:
-    compare("third derivative at 0", predicted_third_at_0, round(yours[3][60].item(), 6) + 0.0)
+elif raised:
+    print("your NumpyTanh's derivative", raised)
+if len(yours) >= 3:  # the second derivative exists: the third is a number or an error
+    compare("third derivative at 0", predicted_third_at_0,
+            round(yours[3][60].item(), 6) + 0.0 if len(yours) == 4 else "an error")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Take $f = \sum \tanh$, so that $g = 1$:
+# Take $f = \sum \tanh$, so that $g = 1$, a constant. The second derivative goes through the
+# inner Function's backward, whose results are made in NumPy: to autograd, constants with no
+# graph. What a third differentiation finds depends on the tensor your inner Function takes:
 #
-# - the second derivative goes through the inner Function's backward; the term it returns for
-#   $y$ is made in NumPy, so to autograd it is a constant $c$, with no graph back to $x$;
-# - it reaches $x$ through `NumpyTanh`'s backward, which calls the inner Function again, and
-#   that call is recorded;
-# - so the third derivative keeps only the part that goes through the recorded call, which is
-#   $0$ at $x = 0$ (where $y = 0$), and loses the part that goes through $c$. The true one is
-#   the sum of both: $\tanh'''(x) = (1 - y^2)(6y^2 - 2)$, which is $-2$ at $0$.
+# - **`y`** (as the solution's does): the constant it returns for $y$ reaches $x$ through
+#   `NumpyTanh`'s backward, which calls the inner Function again, and that call is recorded.
+#   The third derivative keeps only the part through the recorded call, $0$ at $x = 0$ (where
+#   $y = 0$), and loses the part through the constant. No error comes, even with the
+#   innermost backward marked `@once_differentiable`: the gradient it receives comes from a
+#   `.sum()` and does not require grad, so the mark attaches no error node (the plain-sum blind
+#   spot of the section on the mark, above). Wrong, silently.
+# - **`x`**: the constant it returns for $x$ goes straight to the leaf `x`, through no recorded
+#   call, and the one for $g$ to the constant 1s: the second derivative has no graph at all,
+#   and the third `torch.autograd.grad` raises *"element 0 of tensors does not require grad and
+#   does not have a grad_fn"*. Loudly, here; where $g$ has a graph of its own (a loss other than
+#   a plain sum), the part through $g$ survives and the result is wrong with no error.
 #
-# No error comes, even with the innermost backward marked `@once_differentiable`: the gradient
-# it receives comes from a `.sum()` and does not require grad, so the mark attaches no error
-# node (the plain-sum blind spot of the section on the mark, above). With the innermost
-# backward in NumPy, as the contract asks, a right third derivative needs it to be a Function
-# of its own in turn, one level further down; if yours gave $-2$, it is one. (An innermost backward in torch ops, as
-# `MatmulBackward`'s, would give $-2$ too, and break this exercise's contract.)
+# The true one is $\tanh'''(x) = (1 - y^2)(6y^2 - 2)$, which is $-2$ at $0$. With the
+# innermost backward in NumPy, as the contract asks, a right third derivative needs it to be a
+# Function of its own in turn, one level further down; if yours gave $-2$, it is one. (An
+# innermost backward in torch ops, as `MatmulBackward`'s, would give $-2$ too, and break this
+# exercise's contract.)
 # </details>
 
 # %% [markdown]
@@ -1732,6 +1749,7 @@ if len(yours) == 4:
 # `TanhBackwardBackward0`, fed by a `MulBackward0` and a `TanhBackward0`, so a third
 # differentiation goes on through them, and `torch.tanh`'s third derivative,
 # $(1 - y^2)(6y^2 - 2)$, comes out right. Your `NumpyTanh`, whose innermost backward is
-# NumPy, is right to the second; its third, by `torch.autograd.grad`, comes out wrong, with
-# no error.
+# NumPy, is right to the second; its third, of `NumpyTanh.apply(x).sum()` by
+# `torch.autograd.grad`, comes out wrong with no error when the inner Function takes `y`, and
+# raises *"does not require grad"* when it takes `x`.
 # </details>

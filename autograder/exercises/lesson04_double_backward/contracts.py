@@ -69,6 +69,8 @@ SWISH_CLAUSES = (
                 "grad_beta of x's shape, left for the engine to sum",
             "SwishFunction/returns-none-gradient": "None for beta",
             "SwishFunction/divides-by-x": "s = y / x: NaN where x = 0",
+            "SwishFunction/clamped-tail":
+                "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))",
             "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
                                               "NaN in float32 past |beta x| = 88.7",
             "case:tests the other input's flag": "needs_input_grad indices swapped",
@@ -109,9 +111,9 @@ SWISH_CLAUSES = (
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included, and its "
-           "backward the first derivative at every `x`, 0, negative, tiny and huge included, for "
-           "every `grad_output`, as a tensor on `x`'s device, leaving `grad_output` as it was;",
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; its "
+           "backward, the first derivative at every `x` (0, negative, tiny and huge included) for "
+           "any `grad_output`, on `x`'s device, leaving `grad_output` unchanged;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
             "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
@@ -122,16 +124,19 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/numpy-result-unconverted": "grad_output times the NumPy array, unconverted",
             "CubeOnce/grad-output-one-number": "multiplies by grad_output's first entry only",
             "CubeOnce/recovers-x-from-output":
-                "saves the output, NumPy cube root in backward"}),
-    Clause("its backward is marked `@once_differentiable`, so that a second `.backward()` through "
-           "it raises once_differentiable's error when the gradient flowing into its backward "
-           "requires grad (the self-check sends one that does);",
+                "saves the output, NumPy cube root in backward",
+            "CubeOnce/float32-step":
+                "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))"}),
+    Clause("its backward is marked `@once_differentiable`: a second `.backward()` through it "
+           "raises once_differentiable's error when the gradient its backward received requires "
+           "grad;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
-    Clause("forward keeps what backward needs only with `ctx.save_for_backward`, and backward "
-           "reads it from `ctx.saved_tensors`: nothing on a `ctx` attribute (set in forward or "
-           "backward), on the class or in a global; what it saves of `x` or of the output shares "
-           "that tensor's version counter, and is not a copy.",
+    Clause("what backward needs is kept only with `ctx.save_for_backward` and read from "
+           "`ctx.saved_tensors` (nothing on a `ctx` attribute, set in forward or backward, on the "
+           "class or in a global); "
+           "what forward saves of `x` or of the output shares that tensor's version counter, and "
+           "is not a copy.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/sets-ctx-in-backward": "memoises 3x^2 as ctx.local in backward",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",

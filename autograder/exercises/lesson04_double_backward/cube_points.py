@@ -67,6 +67,8 @@ def check_cube_range_ends(function, spec: Spec, device) -> None:
             off = ~torch.isclose(got, truth.cpu(), rtol=TOLERANCES[dtype].rtol, atol=0)
             if off.any() and not _saves_narrower(forward, dtype):  # named after the battery
                 i = int(off.nonzero()[0])
+                if dtype == torch.float64:
+                    _name_float32_step(function, spec, device, points[i], got[i], truth[i])
                 y = float(x[i].detach() ** 3)
                 cube = ("overflows to inf" if abs(y) == float("inf") else "underflows to 0"
                         if y == 0 else f"is {y:.3g}, a subnormal number with few digits left")
@@ -79,6 +81,32 @@ def check_cube_range_ends(function, spec: Spec, device) -> None:
                     f"{spec.name}'s gradient at x = {points[i]:g} ({str(dtype)[6:]}) is "
                     f"{float(got[i]):.4g}, not {float(truth[i]):.4g}: there x ** 3 {cube}" + why, f"x = {points}\ngradient = {got.tolist()}\n"
                     f"3x^2 = {truth.tolist()}", mistake=f"{spec.name}/recovers-x-from-output")
+
+
+# Normal float64 points where 3x^2 rounded to float32 differs from 3x^2 by far more than float64's
+# tolerance: a gradient equal to the float32 rounding there comes from a float32 step.
+NORMAL = [1.1, -0.3, 2.7]
+
+
+def _name_float32_step(function, spec: Spec, device, point, got, truth) -> None:
+    """A float64 gradient that is 3x^2 rounded to float32 at normal points: backward casts a
+    step to float32, and that, not the cube, leaves the range at the ends."""
+    x = torch.tensor(NORMAL, dtype=torch.float64, device=device, requires_grad=True)
+    try:
+        grad, = torch.autograd.grad(function.apply(x), x, torch.ones_like(x))
+    except (RuntimeError, TypeError):
+        return
+    exact = 3 * x.detach().cpu() ** 2
+    grad = grad.detach().double().cpu()
+    if torch.equal(grad, exact.float().double()) and not torch.equal(grad, exact):
+        raise GradingError(
+            f"{spec.name}'s gradient for a float64 x is 3x^2 rounded to float32: at x = "
+            f"{NORMAL[0]:g} it is {grad[0].item():.17g}, not {exact[0].item():.17g}, and at x = "
+            f"{point:g} it is {float(got):.4g}, not {float(truth):.4g} (3x^2 leaves float32's "
+            "range there): backward casts a step to float32 (a torch.as_tensor(..., "
+            "dtype=torch.float32), .float()); compute in x's dtype",
+            f"x = {NORMAL}\ngradient = {grad.tolist()}\n3x^2 = {exact.tolist()}",
+            mistake=f"{spec.name}/float32-step")
 
 
 def _saves_narrower(forward, dtype) -> bool:

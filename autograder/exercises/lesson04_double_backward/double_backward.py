@@ -33,6 +33,7 @@ from .float32_saturation import check_float32_second_derivatives, name_nonfinite
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent
 from .saved_alias import check_saved_guarded
+from .swish_tails import check_saturated_tails
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -217,6 +218,7 @@ def _swish_checks(function, device) -> None:
             check_gradgradcheck(function, SWISH, values, ["x", "beta"])
             check_gradgradcheck(function, SWISH, values, ["x"])
             check_gradgradcheck(function, SWISH, values, ["beta"])
+    check_saturated_tails(function, SWISH, device)  # last: the absolute checks name the rest
 
 
 def check_second_backward_raises(function, spec: Spec, device) -> None:

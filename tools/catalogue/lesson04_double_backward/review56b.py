@@ -41,7 +41,7 @@ MISTAKES = [
                          "None,\n                (grad_output * x * x * ds).sum() if _NEEDS[1] "
                          "else None)"))),
     Mistake("SwishFunction", "clamps beta * x to +-30 in backward",
-            "and a clamp or cut-off",
+            "does backward clamp beta * x",
             edit(SWISH, ("s = torch.sigmoid(beta * x)",
                          "s = torch.sigmoid((beta * x).clamp(-30, 30))"))),
     Mistake("CubeOnce", "3x^2 memoised in a global dict keyed by x.data_ptr()",
@@ -67,6 +67,17 @@ MISTAKES = [
                 ")))\n        ctx.save_for_backward(y)\n        return y")))),
 ]
 
+# Right in the bulk, wrong in the sigmoid's saturated tail (1 + tanh rounds to 0 there):
+# a mistake since review 59c grades the tail relatively (review59c lists it).
+TANH_SIGMOID_SAVES_Y = _swish("        x, beta, y = ctx.saved_tensors\n"
+                              "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
+                              "        gx = grad_output * (s + beta * y * (1 - s)) if "
+                              "ctx.needs_input_grad[0] else None\n"
+                              "        gb = torch.einsum('...,...->', grad_output, y * x * (1 - s))"
+                              " if ctx.needs_input_grad[1] else None\n        return gx, gb",
+                              "        y = x * torch.sigmoid(beta * x)\n"
+                              "        ctx.save_for_backward(x, beta, y)\n        return y")
+
 UNUSUAL = [
     Unusual("SwishFunction", "torch.func.vjp of the composed ops inside backward",
             edit(SWISH, (READ + RETURN, "        x, beta = ctx.saved_tensors\n"
@@ -77,13 +88,4 @@ UNUSUAL = [
                  ("ds = s * (1 - s)", "ds = torch.sigmoid(beta * x) * torch.sigmoid(-beta * x)"),
                  ("(grad_output * x * x * ds).sum()",
                   "(grad_output * x * x * ds).sum(dtype=torch.float64).to(beta.dtype)"))),
-    Unusual("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, output saved, einsum grad_beta",
-            _swish("        x, beta, y = ctx.saved_tensors\n"
-                   "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
-                   "        gx = grad_output * (s + beta * y * (1 - s)) if ctx.needs_input_grad[0]"
-                   " else None\n"
-                   "        gb = torch.einsum('...,...->', grad_output, y * x * (1 - s)) if "
-                   "ctx.needs_input_grad[1] else None\n        return gx, gb",
-                   "        y = x * torch.sigmoid(beta * x)\n"
-                   "        ctx.save_for_backward(x, beta, y)\n        return y")),
 ]

@@ -2,7 +2,8 @@
 x = 0) and as y ** (1 / 3) (nan at negative x), graded at zeros, negative and tiny x in float64
 and float32; Swish's backward with beta x clamped to +-700 before 1 / (1 + exp(-z)) (right first
 derivatives, nan float32 second derivatives past |beta x| = 88.7). The reviewer's unusual
-answers: a sigmoid built from tanh with an einsum for beta, and CubeOnce saving 3x^2 made in
+answers: a sigmoid built from tanh with an einsum for beta (wrong in the saturated tail since
+review 59c: TANH_SIGMOID, listed there), and CubeOnce saving 3x^2 made in
 NumPy with the mark applied by hand to the plain function under the class."""
 
 from .. import Mistake, Unusual, edit
@@ -16,17 +17,18 @@ CUBE = "import numpy as np\n" + _cube(
     "        return grad_output * local")
 FROM_OUTPUT = ("        y = x ** 3\n        ctx.save_for_backward(x, y)\n        return y")
 
+# Right in the bulk, wrong in the sigmoid's saturated tail (1 + tanh rounds to 0 there):
+# a mistake since review 59c grades the tail relatively (review59c lists it).
+TANH_SIGMOID = _swish("        x, beta = ctx.saved_tensors\n"
+                      "        t = torch.tanh(beta * x / 2)\n"
+                      "        s, ds = (1 + t) / 2, (1 - t * t) / 4\n"
+                      "        gx = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] "
+                      "else None\n"
+                      "        gb = torch.einsum('...,...,...->', grad_output, x * x, ds) "
+                      "if ctx.needs_input_grad[1] else None\n"
+                      "        return gx, gb")
+
 UNUSUAL = [
-    Unusual("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, grad_beta by einsum, "
-            "needs_input_grad",
-            _swish("        x, beta = ctx.saved_tensors\n"
-                   "        t = torch.tanh(beta * x / 2)\n"
-                   "        s, ds = (1 + t) / 2, (1 - t * t) / 4\n"
-                   "        gx = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] "
-                   "else None\n"
-                   "        gb = torch.einsum('...,...,...->', grad_output, x * x, ds) "
-                   "if ctx.needs_input_grad[1] else None\n"
-                   "        return gx, gb")),
     Unusual("CubeOnce", "saves 3x^2 made in NumPy, the whole backward in NumPy, the mark "
             "applied by hand to __dict__['backward'].__func__",
             edit(CUBE, ("        ctx.save_for_backward(x)\n",

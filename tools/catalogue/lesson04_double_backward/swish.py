@@ -24,6 +24,13 @@ READ = ("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x
 RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()")
 ONCE = "\n    @once_differentiable"
 
+# Once unusual; wrong in the sigmoid's saturated tail since review 59c (listed there).
+TANH_SIGMOID_DOT = _swish("        x, beta = ctx.saved_tensors\n"
+                          "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
+                          "        grad_x = grad_output * s * (1 + beta * x * (1 - s))\n"
+                          "        grad_beta = torch.dot((grad_output * x * x).reshape(-1), "
+                          "(s - s * s).reshape(-1))\n        return grad_x, grad_beta")
+
 UNUSUAL = [
     Unusual("SwishFunction", "also saves the output y, factored derivative",
             _swish("        x, beta, y = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
@@ -78,12 +85,6 @@ class SwishFunction(torch.autograd.Function):
                    "create_graph=torch.is_grad_enabled()))\n"
                    "        return tuple(next(grads) if t.requires_grad else None "
                    "for t in (x, beta))")),
-    Unusual("SwishFunction", "sigmoid from tanh, beta gradient as a dot product",
-            _swish("        x, beta = ctx.saved_tensors\n"
-                   "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
-                   "        grad_x = grad_output * s * (1 + beta * x * (1 - s))\n"
-                   "        grad_beta = torch.dot((grad_output * x * x).reshape(-1), "
-                   "(s - s * s).reshape(-1))\n        return grad_x, grad_beta")),
 ]
 
 MISTAKES = [
