@@ -18,7 +18,7 @@ formed as a float16 or bfloat16 product; review58: rms_norm_rows's output and gr
 formed as float16 products, partial rows kept between calls; review58b: buffers kept between
 calls that never reach a result, named where they live; review59: x_hat as y / w with the
 weight's masked lanes 0, a backward mask one lane long, sigmoid clipped
-below -20, and a row loop with tl.atomic_add)."""
+below -20)."""
 
 from . import (ctx_tensors, kernels_review, mutants54, review53, review54, review56,
                review57, review58, review58b, review59,
