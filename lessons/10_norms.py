@@ -353,8 +353,8 @@ check_layer_norm_steps(my_param_grads, my_g_hat, my_rstd_grad, my_layer_norm_jac
 #
 # Step 3 is the product rule on $(x_i - \mu)\, r$ with these three; wherever $(x_i - \mu)$
 # meets an $r$, write $\hat x_i$, then take $r$ out of the bracket. Step 4 contracts each term
-# of that bracket with $\hat g_i$ over $i$: a Kronecker delta picks one entry, a term that
-# does not depend on $i$ leaves a row sum.
+# of that bracket with $\hat g_i$ over $i$: which of your terms hold a $\delta_{ij}$, and
+# which hold no $i$ at all? Sum one of each over $i$ and see what is left.
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
@@ -839,7 +839,8 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # - **part 2**, half precision: for a float16 or bfloat16 module given an input in its dtype
 #   (used modules included, as above), the same output in that dtype, each entry
 #   `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a near-tie, on rows
-#   of `|x|` near 1 and near 300;
+#   of `|x|` near 1 and near 300; its weight receives a gradient (an optimiser step moves
+#   it), whose values are graded in part 1's dtypes only;
 # - **part 2**, `eps=None`: taken as `torch.nn.RMSNorm` takes it, for every input listed
 #   above, rows of half-precision `|x|` near `1e-4` included, one module given any of them in
 #   turn.
@@ -861,7 +862,7 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # times may a half output be rounded, if each entry is to be `nn.RMSNorm`'s, and where must
 # the weight join the row for that? For `eps=None`: which dtype's `torch.finfo` does
 # `help(nn.RMSNorm)` name, and can one module decide it once, when the same module may be
-# given float32 and float64 inputs? (The optional part has a question on it.)
+# given float32 and float64 inputs?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -1066,8 +1067,6 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
 # | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
 # | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
-# | a float16 `x` squared in float16 (✎ 3) | squares overflow in float16 past 256 (65504 is its largest number): the mean square is inf and the output 0; near `1e-4` they underflow | compute a half `x` in float32 and cast the output back, as `nn.RMSNorm` does |
-# | a half row normalised in float32, rounded, then multiplied by the half weight (✎ 3) | rounded twice: one unit off `nn.RMSNorm`'s output on about a quarter of the entries | round once, at the end: the weight joins the row in the dtype torch computes it in |
 # | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing, or a weight or bias sum made beside the one the test guards | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before everything only it reads |
 #
 # ## Summary
@@ -1662,10 +1661,12 @@ print("gradcheck:", torch.autograd.gradcheck(
 # | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
-# | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` | twice `x`'s bytes kept for backward: over the budget | compute as wide as you like; save in `x`'s dtype |
+# | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` (✎ 1, ✎ 2, ✎ 4) | twice `x`'s bytes kept for backward: over the budget (✎ 3 states no budget) | compute as wide as you like; save in `x`'s dtype |
 # | `ctx.mean = mean` | escapes the in-place version check and saved-tensor hooks | every tensor backward reads goes through `ctx.save_for_backward` |
 # | the module's weight a plain tensor, or named `scale` | the optimiser never sees it, or `torch.nn.RMSNorm`'s `state_dict` does not load | an `nn.Parameter` named `weight`, as PyTorch's |
 # | `eps=None` resolved in `__init__`, or passed on to the Function | the eps of the wrong dtype, or a `TypeError` | as `torch.nn.RMSNorm`, at each call: the eps of the dtype it computes in |
 # | `eps=None` as `torch.finfo(x.dtype).eps` | right for float32 and float64; for bfloat16 it adds 0.0078 where torch adds float32's 1.2e-07 (it computes bfloat16 and float16 in float32): rows of small mean square come out far too small | `torch.finfo` of the computation dtype, x's but at least float32, as `nn.RMSNorm`'s documentation says |
+# | a float16 `x` squared in float16 (✎ 3) | squares overflow in float16 past 256 (65504 is its largest number): the mean square is inf and the output 0; near `1e-4` they underflow | compute a half `x` in float32 and cast the output back, as `nn.RMSNorm` does |
+# | a half row normalised in float32, rounded, then multiplied by the half weight (✎ 3) | rounded twice: one unit off `nn.RMSNorm`'s output on about a quarter of the entries | round once, at the end: the weight joins the row in the dtype torch computes it in |
 # | `eps` registered as a (persistent) buffer | an extra `state_dict` key: loading PyTorch's fails | a plain attribute |
 # | `self.weight.data` or `.detach()` passed to the Function | the weight never gets a gradient | pass the parameter itself |

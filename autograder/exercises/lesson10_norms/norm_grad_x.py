@@ -37,6 +37,8 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
     def matches(candidate):
         return torch.allclose(got, candidate, rtol=1e-4, atol=1e-6)
 
+    if x.dtype == torch.float64:  # off by eps / variance only: told apart in float64 alone
+        _diagnose_projection_count(spec, got, values, terms, centred=centred)
     if matches(truth):
         return
     for kept, hint, mistake in WRONG_GRAD_X:
@@ -51,6 +53,7 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
                                "does: does RMSNorm's forward subtract a mean, and if not, where "
                                "would that term come from?", mistake=f"{spec.name}/subtracts-mean-term")
     if weight is not None:
+        _diagnose_unweighted_term(spec, values, grad_output, terms, matches, centred=centred)
         unweighted = sum(gradient_terms(x, None, grad_output, eps, centred).values())
         if matches(unweighted):
             raise GradingError(f"{spec.name}'s grad_x ignores the weight: y = weight * x_hat, "
@@ -60,6 +63,39 @@ def diagnose_grad_x(spec: Spec, got, values: dict, grad_output, *, centred: bool
             raise GradingError(f"{spec.name}'s grad_x multiplies by the weight after the row "
                                "means: which g do Step 4's row sums take, dL/dy or dL/dx_hat?",
                                mistake=f"{spec.name}/weight-after-row-means")
+
+
+def _diagnose_unweighted_term(spec: Spec, values: dict, grad_output, terms: dict, matches, *,
+                              centred: bool) -> None:
+    """One row mean (the mean term's or the projection's) taken of grad_output where
+    grad_output * weight belongs, the other right."""
+    unweighted = gradient_terms(values["x"], None, grad_output, values["eps"], centred)
+    truth = sum(terms.values())
+    for name in ("mean", "projection") if centred else ("projection",):
+        if matches(truth - terms[name] + unweighted[name]):
+            raise GradingError(f"{spec.name}'s grad_x takes the {name} term's row mean of "
+                               "grad_output where grad_output * weight belongs (the other "
+                               "terms are right): which g do Step 4's row sums take, dL/dy "
+                               "or dL/dx_hat?", mistake=f"{spec.name}/unweighted-{name}-term")
+
+
+def _diagnose_projection_count(spec: Spec, got, values: dict, terms: dict, *,
+                               centred: bool) -> None:
+    """The projection's row sum divided by sum(x_hat ** 2) (a unit-length projection), not by
+    D: the two agree only where eps is small next to the row's variance, so the candidate is
+    compared to float64's precision (eps as a floor, 1e-5 away in relative terms, is not it)."""
+    _, _, x_hat = row_statistics(values["x"], values["eps"], centred)
+    squares = (x_hat * x_hat).sum(-1, keepdim=True)
+    candidate = (sum(terms.values()) - terms["projection"]
+                 + terms["projection"] * x_hat.shape[-1] / squares)
+    truth = sum(terms.values())
+    if not torch.allclose(got, truth, rtol=1e-9, atol=1e-12) and \
+            torch.allclose(got, candidate, rtol=1e-9, atol=1e-12):
+        raise GradingError(f"{spec.name}'s grad_x divides the projection term's row sum by "
+                           "the row's sum of x_hat ** 2, not by its length D: the two agree "
+                           "only where eps is small next to the variance (x_hat's squares "
+                           "add up to less than D); where does Step 2's 1/D come from?",
+                           mistake=f"{spec.name}/projection-over-x-hat-norm")
 
 
 def _diagnose_row_means(spec: Spec, got, values: dict, grad_output, terms: dict, matches, *,

@@ -230,7 +230,13 @@ def check_used(cls: type, device, configurations=USED) -> None:
             mine.load_state_dict(source.state_dict())
             _stale(mine, x, "load_state_dict", described)
             optimiser = torch.optim.SGD(mine.parameters(), lr=0.5)
-            (mine(x).double() * sample((3, DIM), device, seed=23)).sum().backward()
+            output = mine(x)
+            if isinstance(output, torch.Tensor) and output.requires_grad:
+                (output.double() * sample((3, DIM), device, seed=23)).sum().backward()
+            if mine.weight.grad is None:  # a half module's weight cut off names it so
+                raise GradingError(f"{described}: {_why_no_weight_gradient(output, mine.weight)}",
+                                   mistake=f"{NAME}/half-weight-cut-off" if state in HALF
+                                   else "")
             optimiser.step()
             _stale(mine, x, "one SGD step", described)
 
@@ -330,7 +336,11 @@ EXERCISES = [
                                                "float16 and bfloat16 outputs",
                                                "SGD steps beside torch.nn.RMSNorm"),
              clauses=RMS_NORM_MODULE_CLAUSES,
-             domain=Domain(MODULE, _module_values,
+             # float64 only: float32 is the battery's; no memory rule for the module (a float32
+             # x computed in float64, its float64 copy saved, passes)
+             domain=Domain(MODULE, _module_values, dtypes=(torch.float64,),
+                           dtype_clause="the same outputs and gradients as torch.nn.RMSNorm, "
+                                        "in the same dtypes",
                            prepare=lambda submission: WithWeight(check_module_class(submission)),
                            constants={"eps": Constant(1e-12, 1.0, "RMSNorm(dim, eps=1e-6): eps "
                                                       "a float > 0", also=(0.1,))})),

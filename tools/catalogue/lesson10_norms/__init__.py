@@ -3,19 +3,20 @@ RMSNormFunction, the RMSNorm module and GroupNormFunction, one module per exerci
 (LayerNormFunction's and GroupNormFunction's builders and unusual answers in layer_norm and
 group_norm, their mistakes in layer_norm_mistakes and group_norm_mistakes); domains.py holds
 what only the generated checks of each domain see, saved_budget.py the float64 copies only the
-float32 saved check sees, review53.py to review59b.py the answers of those reviews."""
+float32 saved check sees, review53.py to review59c.py the answers of those reviews."""
 
 from . import (domains, group_norm, group_norm_mistakes, layer_norm, layer_norm_mistakes,
                learner55, rms_norm_function, rms_norm_module, review53, review54, review55,
-               review57, review57c, review58, review58b, review59, review59b,
+               review57, review57c, review58, review58b, review59, review59b, review59c,
                saved_budget)
 
 UNUSUAL = (layer_norm.UNUSUAL + rms_norm_function.UNUSUAL + rms_norm_module.UNUSUAL
            + group_norm.UNUSUAL + review53.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL
            + review57.UNUSUAL + review57c.UNUSUAL + review58.UNUSUAL + review58b.UNUSUAL
-           + review59.UNUSUAL + review59b.UNUSUAL)
+           + review59.UNUSUAL + review59b.UNUSUAL + review59c.UNUSUAL)
 MISTAKES = (layer_norm_mistakes.MISTAKES + rms_norm_function.MISTAKES + rms_norm_module.MISTAKES
             + group_norm_mistakes.MISTAKES + domains.MISTAKES + saved_budget.MISTAKES
             + review53.MISTAKES + review54.MISTAKES + review55.MISTAKES + learner55.MISTAKES
             + review57.MISTAKES + review57c.MISTAKES + review58.MISTAKES
-            + review58b.MISTAKES + review59.MISTAKES + review59b.MISTAKES)
+            + review58b.MISTAKES + review59.MISTAKES + review59b.MISTAKES
+            + review59c.MISTAKES)
