@@ -32,9 +32,9 @@
 # error, the rest runs, and the last cell lists where you stand. The main line ends at the
 # summary. The sections after it are optional and never graded: tensors kept on `ctx` under
 # double backward, a gradient penalty through your Swish, a `torch.where` trap that shows only
-# in second derivatives, where the mark can go and where `@once_differentiable` guards and
-# where it stays silent, the NumPy border rule by rule, your `NumpyTanh` differentiated a third
-# time, and notes on practice.
+# in second derivatives, where the mark can go, what `CubeOnce` can save at float32's ends,
+# where `@once_differentiable` guards and where it stays silent, the NumPy border rule by rule,
+# your `NumpyTanh` differentiated a third time, and notes on practice.
 
 # %% nbgrader={"locked": true}
 import math
