@@ -839,8 +839,8 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # - **part 2**, half precision: for a float16 or bfloat16 module given an input in its dtype
 #   (used modules included, as above), the same output in that dtype, each entry
 #   `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a near-tie, on rows
-#   of `|x|` near 1 and near 300; its weight receives a gradient (an optimiser step moves
-#   it), whose values are graded in part 1's dtypes only;
+#   of `|x|` near 1 and near 300; its weight receives a gradient, whose values are graded
+#   in part 1's dtypes only;
 # - **part 2**, `eps=None`: taken as `torch.nn.RMSNorm` takes it, for every input listed
 #   above, rows of half-precision `|x|` near `1e-4` included, one module given any of them in
 #   turn.

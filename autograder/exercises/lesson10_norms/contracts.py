@@ -235,8 +235,8 @@ RMS_NORM_MODULE_CLAUSES = (
     Clause("**part 2**, half precision: for a float16 or bfloat16 module given an input in its "
            "dtype (used modules included, as above), the same output in that dtype, each "
            "entry `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a "
-           "near-tie, on rows of `|x|` near 1 and near 300; its weight receives a gradient "
-           "(an optimiser step moves it), whose values are graded in part 1's dtypes only;",
+           "near-tie, on rows of `|x|` near 1 and near 300; its weight receives a gradient, "
+           "whose values are graded in part 1's dtypes only;",
            {"RMSNorm/half-weight-cut-off": "a half module's weight detached",
             "RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
