@@ -140,4 +140,18 @@ EQUIVALENTS = [
            "is saved, and the clamped z is freed when forward returns"),
 ]
 
+# review 59b's mask from y > 0, flattened, scattered back into a fresh zeros tensor
+_KEEP_SAVE = "ctx.save_for_backward(x, weight, keep.flatten())"
+EQUIVALENTS += [
+    _fused("save_copy", _KEEP_SAVE, _KEEP_SAVE.replace("(x,", "(x.clone(),")),
+    _fused("add_copy", _KEEP_SAVE, _KEEP_SAVE.replace("(x,", "(x.contiguous(),")),
+    _fused("save_copy", _KEEP_SAVE, _KEEP_SAVE.replace(" weight,", " weight.clone(),")),
+    _fused("add_copy", _KEEP_SAVE, _KEEP_SAVE.replace(" weight,", " weight.contiguous(),")),
+    _fused("save_copy", _KEEP_SAVE, _KEEP_SAVE.replace("flatten())", "flatten().clone())"),
+           _MASK_COPY),
+    _fused("reshape_to_view", "gz2 = gz.reshape(-1, gz.shape[-1])",
+           "gz2 = gz.view(-1, gz.shape[-1])",
+           "gz is a fresh contiguous new_zeros tensor: view and reshape agree"),
+]
+
 EQUIVALENTS += SAVES + OTHERS  # the catalogued answers' own (make mutants --cap 0)

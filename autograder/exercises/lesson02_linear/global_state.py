@@ -13,7 +13,7 @@ import torch
 
 from ...checks import Spec, make_inputs
 from ...errors import GradingError
-from ...outside_ctx import check_no_state_outside_ctx
+from ...outside_ctx import _held, _refers_to, check_no_state_outside_ctx
 
 _CONTAINERS = (list, dict, set, bytearray)
 
@@ -32,11 +32,14 @@ def check_call_places(function, spec: Spec, values: dict) -> None:
     defaults = {n: d for n, d in defaults.items() if isinstance(d, _CONTAINERS)}
     inputs = make_inputs(values)
     had = {n: set(vars(v)) for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    before = {n: repr(d) for n, d in defaults.items()}
+    # by value and by identity (a rerun on the same values stores an equal tensor, and a
+    # dict keyed by id(ctx) may get a freed ctx's id back): then by this call's ctx
+    before = {n: (repr(d), _held(d, None)[::2]) for n, d in defaults.items()}
     try:
-        _apply(function, inputs)
+        output = _apply(function, inputs)
     except Exception:  # noqa: BLE001 - the battery names the learner's own error
         return
+    ctx = getattr(output, "grad_fn", None)
     for name, keys in had.items():
         added = sorted(set(vars(inputs[name])) - keys)
         if added:
@@ -48,7 +51,9 @@ def check_call_places(function, spec: Spec, values: dict) -> None:
                 "it); keep what backward needs on ctx, one call's state per ctx",
                 mistake=f"{spec.name}/state-on-input")
     for name, was in before.items():
-        if repr(defaults[name]) != was:
+        now = defaults[name]
+        if (repr(now), _held(now, None)[::2]) != was or (
+                ctx is not None and _refers_to(now, ctx)):
             raise GradingError(
                 f"{spec.name}.forward changed its own mutable default argument {name}: a "
                 "default such as {} or [] is made once, when the def runs, and every call "
