@@ -29,9 +29,22 @@ def check_ignored_input(function, device) -> None:
             "argument that requires grad (the lesson's dummy input, run_fn = lambda h, _: "
             f"body(h)): {str(error).splitlines()[0]}", str(error)) from error
     diagnose_gradient("x", x.grad, expected)
-    if dummy.grad is not None and bool(dummy.grad.detach().abs().max() > 0):
-        raise GradingError("CheckpointFunction gave a gradient to an argument run_fn ignores (the "
-                           "lesson's dummy input): run_fn run plainly gives it none")
+    check_ignored_gets_none("CheckpointFunction", "an argument run_fn ignores (the lesson's "
+                            "dummy input)", dummy)
+
+
+def check_ignored_gets_none(who: str, what: str, dummy, mistake: str | None = None) -> None:
+    """A plain run leaves an argument it never used, which requires grad, a .grad of None: a
+    tensor there (zeros included) is not the plain run's result."""
+    if dummy.grad is None:
+        return
+    zeros = not bool(dummy.grad.detach().abs().max() > 0)
+    raise GradingError(
+        f"{who} gave {'zeros' if zeros else 'a gradient'} to {what}, which requires grad: run_fn "
+        "run plainly leaves its .grad None, and the gradients must be a plain run's; an "
+        "optimizer treats None and zeros differently (weight decay and momentum step a zero "
+        ".grad); what does a fresh leaf that run_fn never used hold after backward?",
+        mistake="CheckpointFunction/zeros-for-unused-argument" if zeros else mistake)
 
 
 def _scaled_tanh(a, b):
@@ -136,8 +149,47 @@ def check_mixed_dtypes(function, device) -> None:
         check_recompute_dtypes(seen, raised, grad_output.dtype)
         raise raised from error
     check_recompute_dtypes(seen, None, grad_output.dtype)
+    check_full_precision("a", a.grad, expected[0], grad_output.dtype)
     diagnose_gradient("a (float64)", a.grad, expected[0])
     diagnose_gradient("b (float32)", b.grad, expected[1])
+
+
+def check_narrow_output(function, device) -> None:
+    """The same rounding one step down: a float32 x under a bfloat16 output."""
+    wide = sample((3, WIDTH), device, seed=44, dtype=torch.float32).requires_grad_()
+    plain = wide.detach().requires_grad_()
+    narrow = sample((3, WIDTH), device, seed=45, dtype=torch.bfloat16)
+    with case("run_fn(x) = tanh(x) * x, then .bfloat16(): x float32 of shape (3, 5), its output "
+              "(grad_output too) bfloat16"):
+        function.apply(_to_bfloat16, wide).backward(narrow)
+        expected = torch.autograd.grad(_to_bfloat16(plain), plain, narrow)[0]
+        check_full_precision("x", wide.grad, expected, narrow.dtype)
+        diagnose_gradient("x (float32)", wide.grad, expected)
+
+
+def _to_bfloat16(x):
+    return (torch.tanh(x) * x).bfloat16()
+
+
+def check_full_precision(name: str, got, expected, out_dtype: torch.dtype) -> None:
+    """An argument wider than the output (float64 under a float32 output, float32 under a
+    bfloat16 one): a plain run gives its gradient in its own precision. One rounded to the
+    output's dtype (returned in grad_output's dtype; autograd casts it back) is named."""
+    if got is None or not torch.is_tensor(got) or got.shape != expected.shape:
+        return
+    tight = 64 * torch.finfo(expected.dtype).eps
+    if torch.allclose(got, expected, rtol=tight, atol=0):
+        return
+    rounded = expected.to(out_dtype).to(expected.dtype)
+    if not torch.allclose(got.to(expected.dtype), rounded, rtol=tight, atol=0):
+        return
+    wide, narrow = (str(t).removeprefix("torch.") for t in (expected.dtype, out_dtype))
+    raise GradingError(
+        f"CheckpointFunction returned {name}'s gradient rounded to {narrow}, the dtype of "
+        f"grad_output (the output's), where {name} is {wide}: a plain run gives it in {wide} "
+        f"precision (autograd casts yours back to {wide}, but the digits are lost); in which "
+        "dtype is the gradient a fresh leaf receives?",
+        mistake="CheckpointFunction/gradient-in-output-dtype")
 
 
 HALF_DTYPES = (torch.bfloat16, torch.float16)

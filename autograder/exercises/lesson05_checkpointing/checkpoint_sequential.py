@@ -15,6 +15,7 @@ from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
 from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
                                 check_layers_left_as_given, check_on_data, check_random_layers,
                                 float_bounds_note, hold)
+from .sequential_causes import check_runs_given_layers, first_layers_note
 from .segment_calls import (_outside_checkpoints, _recording_calls, _spans, check_runs_once,
                             check_outside_checkpoints)
 
@@ -196,10 +197,9 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
                 if note := float_bounds_note(n, segments, ran=k):
                     raise GradingError(f"{where} ran only the first {k} layers: {note}",
                                        mistake="checkpoint_sequential/float-bounds")
-                raise GradingError(f"{where} ran only the first {k} layers: every layer must run "
-                                   "once, in order (the layers left over after n // k per "
-                                   "segment belong to segments too)",
-                                   mistake="checkpoint_sequential/drops-remainder")
+                why, mistake = first_layers_note(checkpoint_sequential, layers, segments, k, x)
+                raise GradingError(f"{where} ran only the first {k} layers: {why}",
+                                   mistake=mistake)
     diagnose_values(f"{where}: the output", output, expected)
     classes = _forward_classes(output)
     if any(getattr(c, "__module__", "").startswith("torch.") for c in classes):
@@ -285,6 +285,7 @@ def _must_be_callable(checkpoint_sequential) -> None:
 def sequential_full(checkpoint_sequential, device) -> None:
     _must_be_callable(checkpoint_sequential)
     with fork_rng(torch.device(device)):
+        check_runs_given_layers(checkpoint_sequential, device)
         layers = layer_stack(device, 7)
         for segments in range(1, len(layers) + 1):
             check_sequential(checkpoint_sequential, layers, segments,

@@ -23,7 +23,8 @@ from .random_state import check_random_state
 from .checkpoint_calls import check_two_calls
 from .checkpoint_reuse import check_reuse
 from .argument_probes import (check_half_dtypes, check_ignored_input, check_mixed_dtypes,
-                              check_recompute_dtypes, check_repeated_argument)
+                              check_narrow_output, check_recompute_dtypes,
+                              check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
 from .frozen_parameters import check_checkpoint_frozen, check_frozen_with_dummy
@@ -176,6 +177,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         check_repeated_argument(function, device)
         with case("run_fn(a, b) with a float64, b float32, its output float32 (grad_output too)"):
             check_mixed_dtypes(function, device)
+        check_narrow_output(function, device)
         check_half_dtypes(function, device)
         covers("parameters accumulate .grad")
         covers("1-D x")

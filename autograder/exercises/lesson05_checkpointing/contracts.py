@@ -84,7 +84,9 @@ CHECKPOINTING_CLAUSES = (
            {C + "recomputes-without-grad": "recomputes with gradients off",
             C + "recomputes-on-saved-tensors": "recomputes on the saved tensors themselves",
             C + "leaves-without-grad": "fresh leaves that never require grad (t.detach())",
-            C + "none-taken-for-tensor": "marks the tensor slots with None"}),
+            C + "none-taken-for-tensor": "marks the tensor slots with None",
+            C + "zeros-for-unused-argument": "zeros for an argument run_fn ignores",
+            C + "gradient-in-output-dtype": "gradients returned in grad_output's dtype"}),
     Clause("a tensor argument that does not require grad gets `None`;",
            {C + "leaf-for-non-float": "requires_grad_() on every tensor",
             C + "gradient-not-required": "fresh leaves require grad for every float tensor"}),
@@ -185,6 +187,7 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "
                                       "calls",
             Q + "state-kept-between-calls": "groups cached by id(layers) across calls",
+            Q + "stale-split": "the split cached by segments across calls",
             Q + "runs-no-layer": "segments - 1 groups checkpointed, the last never run",
             Q + "draws-other-masks": "the generator seeded before the groups"}),
     Clause("`layers` is the caller's: read it and leave it as it was given, the same layers in "
@@ -192,5 +195,6 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
            "untouched (backward adds to it: the caller may be accumulating micro-batches).",
            {Q + "mutates-layers": "takes the groups off the caller's list with pop(0)",
             Q + "changes-layer-mode": "sets the caller's nn.Sequential to train()",
-            Q + "wipes-layer-grads": "zero_grad(set_to_none=True) on every layer"}),
+            Q + "wipes-layer-grads": "zero_grad(set_to_none=True) on every layer",
+            Q + "runs-copies": "deep copies of the caller's layers"}),
 )
