@@ -246,7 +246,7 @@ elif my_best_k is not None:
               ", ".join(f"{m:.2f}" for m in smallest.values()), "(how does it grow with n?)")
         print("n = 16, a = 2, whole k near the best:", ", ".join(
             f"M({k}) = {my_peak(16, 2, k):.2f}" for k in (4, 5, 6, 7, 8)),
-            "(which k would you pick? the plot after Exercise 2 measures every k)")
+            "(which k would you pick? appendix A.2 measures every k)")
     except Exception as error:  # shown, not raised: Run All goes on
         print(f"my_best_k raises {type(error).__name__}:",
               (str(error).splitlines() or [""])[0], "✗")
@@ -388,13 +388,22 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
 # `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
-# mix tensors with anything else (floats, flags, `None`). In short, forward returns
-# `run_fn(*args)` and keeps less for backward than a plain run would; backward returns, for
-# each tensor argument, the gradient a plain run gives, the parameters inside `run_fn` get
-# theirs in `.grad`, and dropout draws forward's masks again. How it does so is yours to
-# design; the questions below lead you through it.
+# mix tensors with anything else (floats, flags, `None`). How it does so is yours to design;
+# the questions below lead you through it. What it must do comes down to five behaviours:
 #
-# <details><summary><b>The full contract</b> (graded bullet by bullet: open it when a check names one)</summary>
+# 1. **Keep less.** Forward returns `run_fn(*args)` and keeps its tensor arguments (and the
+#    random state), not the activations, with no graph of `run_fn` recorded.
+# 2. **The plain run's gradients.** For each tensor position, backward returns exactly what
+#    `run_fn(*args)` run plainly gives, to the last digit of that argument's dtype: `None`
+#    wherever a plain run leaves `.grad` at `None`, and the same again on a second backward.
+# 3. **Parameters.** Those used inside `run_fn` end with their gradients added to `.grad`;
+#    frozen ones get none.
+# 4. **The same random numbers.** The recomputation's dropout masks are forward's, and the
+#    caller's random stream ends where it would have without the checkpoint.
+# 5. **Any arguments.** Floats, flags and `None` among `args` are handed back to `run_fn` in
+#    their places, and get `None` as gradients.
+#
+# <details><summary><b>The full contract</b> (the five, bullet by bullet as the checks grade them: skim it before you write)</summary>
 #
 # The full contract, bullet by bullet:
 #
@@ -717,210 +726,6 @@ from autograder import grade; grade("checkpoint_sequential", checkpoint_sequenti
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ### A first block on data
-#
-# Every checkpoint so far ran on an `x` that requires grad. In a real model the first block's
-# input is a batch of data, which requires none.
-#
-# **Quick question 1.** A body `Linear, GELU, Linear, GELU` (four parameters) is followed by a
-# `head`, and the body is checkpointed with your `CheckpointFunction` on a batch
-# `batch = torch.randn(16, 8)`. After
-# `head(CheckpointFunction.apply(body, batch)).square().mean().backward()`, how many of the
-# body's four parameters have a `.grad`? And
-# `checkpoint_sequential(body, 2, batch).square().mean().backward()`, with no head: does it run,
-# or raise? Write your predictions below, then run the cell after.
-
-# %%
-predicted_body_params_with_grad = None  # an int, 0 to 4
-predicted_sequential_on_data = None     # "runs" or "raises"
-
-# %%
-def with_grad(module):
-    return sum(p.grad is not None for p in module.parameters())
-
-
-torch.manual_seed(0)
-body = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8), nn.GELU())
-head = nn.Linear(8, 1)
-batch = torch.randn(16, 8)  # a batch of data: it requires no grad
-
-try:
-    h = CheckpointFunction.apply(body, batch)
-    head(h).square().mean().backward()
-    body_count = with_grad(body)
-    shown = written(predicted_body_params_with_grad, predicted_sequential_on_data)
-    if shown:
-        print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
-              body_count, "of 4 · head's:", with_grad(head), "of 2")
-    body.zero_grad(set_to_none=True)
-    try:
-        checkpoint_sequential(body, 2, batch).square().mean().backward()
-        sequential = "runs"
-        if shown:
-            print("checkpoint_sequential on data runs; body parameters with a gradient:",
-                  with_grad(body), "of 4")
-    except RuntimeError as error:
-        sequential = "raises"
-        if shown:
-            print("checkpoint_sequential on data raises:", error)
-    compare("body parameters with a gradient", predicted_body_params_with_grad, body_count)
-    compare("checkpoint_sequential on data", predicted_sequential_on_data, sequential)
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# `Function.apply` marks its output as requiring grad only if at least one tensor **input**
-# does. The parameters `run_fn` uses are not inputs: `apply` never sees them, and forward
-# records nothing. With data as the only tensor, the output is a plain tensor with no node, so
-# the head's backward stops there: the head trains, the body's parameters get nothing, and no
-# error says so. With no head, nothing in the loss requires grad, and `backward` raises
-# "element 0 of tensors does not require grad". (A `checkpoint_sequential` that runs its last
-# segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
-# </details>
-#
-# The usual cure, a dummy input that requires grad, is in the optional appendix (A.5), and what
-# `torch.utils.checkpoint`'s two variants do with this body in A.3.
-
-# %% [markdown]
-# ## Memory against the number of segments
-#
-# The 16-block MLP from the start of the lesson again, this time through your
-# `checkpoint_sequential` with every $k$ from 1 to 16 segments. For each $k$ the meter reports what
-# is kept after forward and the peak during the whole step; a counter (`CountFlops`, from the
-# grading library) reports the matrix-multiply FLOPs backward spends beyond a plain backward,
-# the price of the recomputation, the same on every machine; and a clock measures the time of
-# one whole step (forward and backward, the fastest of five), on your machine.
-#
-# **Predict, then run.** At $k = 16$, one block per segment, how much work does the
-# recomputation add to a step, counted in forward passes of the whole model: none, one, or one
-# per segment (16)? The cell after shows its table and plots once your prediction is written.
-
-# %%
-### BEGIN WORKED
-predicted_extra_forwards = "one"
-### LEARNER
-predicted_extra_forwards = None  # "none", "one" or "one per segment"
-### END WORKED
-
-# %%
-def step_memory(model, x, run):
-    """(bytes kept after forward, peak bytes over forward and backward) for one step."""
-    with ActivationMeter(model.parameters()) as meter:
-        loss = run(model, x).square().mean()
-        kept = meter.now
-        loss.backward()
-    return kept, meter.peak
-
-
-def backward_flops(model, x, run):
-    """Matmul FLOPs of one backward, counted (the same on every machine): a checkpointed
-    segment's recomputation runs inside backward, so it is counted with it."""
-    loss = run(model, x).square().mean()
-    with CountFlops() as counter:
-        loss.backward()
-    return counter.total
-
-
-def step_ms(model, x, runs, repeats=5):
-    """Milliseconds of one step (forward and backward) for each run, the fastest of
-    ``repeats``, the runs taken in turn so that a busy moment slows them all alike; on one
-    thread, steadier on a shared machine."""
-    best = dict.fromkeys(runs, math.inf)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        for _ in range(repeats):
-            for name, run in runs.items():
-                model.zero_grad(set_to_none=True)
-                start = time.perf_counter()
-                run(model, x).square().mean().backward()
-                best[name] = min(best[name], time.perf_counter() - start)
-    finally:
-        torch.set_num_threads(threads)
-    return {name: 1000 * seconds for name, seconds in best.items()}
-
-
-model = deep_mlp()
-# A Function's output requires grad only if one of its inputs does ("A first block on data").
-x_deep = torch.randn(64, 128, requires_grad=True)
-with CountFlops() as counter:
-    model(x_deep)
-forward_flops = counter.total  # one forward pass of the whole model
-segment_counts = list(range(1, 17))
-runs = {"no checkpointing": lambda m, h: m(h)}
-runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
-             for k in segment_counts})
-
-
-def show_memory_and_price():
-    print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17} {'step time':>10}")
-    for name, (kept, peak) in memory.items():
-        print(f"{name:>17} {kib(kept):>19} {kib(peak):>17} {times[name]:>7.2f} ms")
-
-    fig, (ax_memory, ax_time) = plt.subplots(1, 2, figsize=(11, 4.4))
-    kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
-    peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
-    ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
-    ax_memory.plot(segment_counts, peak, "s-", label="peak during the step")
-    ax_memory.axhline(memory["no checkpointing"][1] / 1024, color="k", ls="--",
-                      label="no checkpointing")
-    ax_memory.axvline(math.sqrt(len(model) * 2), color="grey", ls=":",
-                      label=r"$k=\sqrt{n a}$, $a = 2$")
-    ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
-                  title="Activation memory and recomputation, 16 blocks")
-    ax_memory.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
-    ax_cost = ax_memory.twinx()  # the price: backward's FLOPs beyond a plain backward's
-    recomputed = [(flops[f"{k} segments"] - flops["no checkpointing"]) / 1e6
-                  for k in segment_counts]
-    ax_cost.plot(segment_counts, recomputed, "^-", color="C3",
-                 label="recomputed in backward (MFLOP, right axis)")
-    ax_cost.set(ylabel="recomputation MFLOP, counted", ylim=(0, 1.3 * max(recomputed) + 1))
-    handles = [h for ax in (ax_memory, ax_cost) for h in ax.get_legend_handles_labels()[0]]
-    ax_memory.legend(handles=handles, fontsize=8, ncol=2, loc="upper center",
-                     bbox_to_anchor=(0.5, -0.18))
-    ax_time.plot(segment_counts, [times[f"{k} segments"] for k in segment_counts], "o-",
-                 color="C2", label="checkpointed step")
-    ax_time.axhline(times["no checkpointing"], color="k", ls="--", label="no checkpointing")
-    ax_time.set(xscale="log", xlabel="segments k", ylabel="ms per step, measured here",
-                title="Time of one step (forward and backward)", ylim=(0, None))
-    ax_time.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
-    ax_time.legend(fontsize=8)
-    plt.tight_layout()
-    plt.show()
-
-
-try:
-    memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
-    flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
-    times = step_ms(model, x_deep, runs)
-    extra = (flops["16 segments"] - flops["no checkpointing"]) / forward_flops
-    counted = "none" if extra < 0.5 else "one" if extra < 1.5 else "one per segment"
-    if written(predicted_extra_forwards):
-        print(f"k = 16: the recomputation adds {extra:.2f} forward passes of matmul FLOPs")
-        show_memory_and_price()
-    else:
-        print("the table and the plots show once your prediction is written")
-    compare("work added at k = 16, in forward passes", predicted_extra_forwards, counted,
-            who="the counter")
-except NotImplementedError:  # a stub: said, not raised, so Run All goes on
-    not_written()
-
-# %% [markdown]
-# The peak follows $M(k)$ (inputs kept, growing with $k$, plus one segment rebuilt, shrinking),
-# while the counted price stays flat: whatever the split, backward recomputes every block once,
-# one forward pass in all (a little less if your last segment runs plainly), on top of a plain
-# step's forward and backward (about three forward passes of matmul work). The clock on the
-# right is your machine's: every checkpointed step sits above the plain one, and with blocks
-# this small (tens of microseconds of arithmetic each) it rises
-# with $k$ as well, since each segment adds fixed costs the counter does not see (one more
-# `Function` call, a random-state copy, a module built in the loop). On large blocks those
-# costs vanish beside the arithmetic and the clock follows the counter. (The meter reads one
-# unit less than $M(k)$: a segment's input is also its first block's saved input, the same
-# memory, counted once.)
-
-# %% [markdown]
 # ## The production tool: `torch.utils.checkpoint`
 #
 # In a real model, use PyTorch's own: `torch.utils.checkpoint.checkpoint(fn, *args,
@@ -930,6 +735,17 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 
 # %%
 from torch.utils.checkpoint import checkpoint_sequential as torch_checkpoint_sequential
+
+
+def step_memory(model, x, run):
+    """(bytes kept after forward, peak bytes over forward and backward) for one step."""
+    with ActivationMeter(model.parameters()) as meter:
+        loss = run(model, x).square().mean()
+        kept = meter.now
+        loss.backward()
+    return kept, meter.peak
+
+
 
 model, x = deep_mlp(depth=8, width=64), torch.randn(16, 64, requires_grad=True)
 
@@ -1179,7 +995,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # starts from detached inputs, replays the random state (and, in production, the autocast
 # state), and lets `.grad` accumulate on the parameters. A `Function`'s output requires grad
 # only through its tensor inputs, so a block whose input is data needs one input that does
-# (or `torch.utils.checkpoint` with `use_reentrant=False`). With $k \approx \sqrt{n a}$
+# (or `torch.utils.checkpoint` with `use_reentrant=False`; appendix A.3). With $k \approx \sqrt{n a}$
 # segments, $a$ being what one block keeps, the activation memory of an $n$-block network grows
 # like $\sqrt{n}$, for about one extra forward per step; segments hold whole blocks, so spread
 # the remainder and keep the longest segment as short as $k$ segments allow. A reversible block
@@ -1344,6 +1160,140 @@ check_reversible_stack()
 # %% [markdown]
 # ### A.2 · Every segment count, the price in work, and the order of the segments
 #
+# Three parts: your `checkpoint_sequential` on the 16-block MLP for every $k$ (memory, work
+# and time), the explorer on 8 blocks, and the order of uneven segments.
+
+# %% [markdown]
+# #### Memory against the number of segments, 16 blocks
+#
+# The 16-block MLP from the start of the lesson again, this time through your
+# `checkpoint_sequential` with every $k$ from 1 to 16 segments. For each $k$ the meter reports what
+# is kept after forward and the peak during the whole step; a counter (`CountFlops`, from the
+# grading library) reports the matrix-multiply FLOPs backward spends beyond a plain backward,
+# the price of the recomputation, the same on every machine; and a clock measures the time of
+# one whole step (forward and backward, the fastest of five), on your machine.
+#
+# **Predict, then run.** At $k = 16$, one block per segment, how much work does the
+# recomputation add to a step, counted in forward passes of the whole model: none, one, or one
+# per segment (16)? The cell after shows its table and plots once your prediction is written.
+
+# %%
+### BEGIN WORKED
+predicted_extra_forwards = "one"
+### LEARNER
+predicted_extra_forwards = None  # "none", "one" or "one per segment"
+### END WORKED
+
+# %%
+def backward_flops(model, x, run):
+    """Matmul FLOPs of one backward, counted (the same on every machine): a checkpointed
+    segment's recomputation runs inside backward, so it is counted with it."""
+    loss = run(model, x).square().mean()
+    with CountFlops() as counter:
+        loss.backward()
+    return counter.total
+
+
+def step_ms(model, x, runs, repeats=5):
+    """Milliseconds of one step (forward and backward) for each run, the fastest of
+    ``repeats``, the runs taken in turn so that a busy moment slows them all alike; on one
+    thread, steadier on a shared machine."""
+    best = dict.fromkeys(runs, math.inf)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            for name, run in runs.items():
+                model.zero_grad(set_to_none=True)
+                start = time.perf_counter()
+                run(model, x).square().mean().backward()
+                best[name] = min(best[name], time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(threads)
+    return {name: 1000 * seconds for name, seconds in best.items()}
+
+
+model = deep_mlp()
+# A Function's output requires grad only if one of its inputs does (A.3, a first block on data).
+x_deep = torch.randn(64, 128, requires_grad=True)
+with CountFlops() as counter:
+    model(x_deep)
+forward_flops = counter.total  # one forward pass of the whole model
+segment_counts = list(range(1, 17))
+runs = {"no checkpointing": lambda m, h: m(h)}
+runs.update({f"{k} segments": (lambda m, h, k=k: checkpoint_sequential(m, k, h))
+             for k in segment_counts})
+
+
+def show_memory_and_price():
+    print(f"{'':>17} {'kept after forward':>19} {'peak during step':>17} {'step time':>10}")
+    for name, (kept, peak) in memory.items():
+        print(f"{name:>17} {kib(kept):>19} {kib(peak):>17} {times[name]:>7.2f} ms")
+
+    fig, (ax_memory, ax_time) = plt.subplots(1, 2, figsize=(11, 4.4))
+    kept = [memory[f"{k} segments"][0] / 1024 for k in segment_counts]
+    peak = [memory[f"{k} segments"][1] / 1024 for k in segment_counts]
+    ax_memory.plot(segment_counts, kept, "o-", label="kept after forward")
+    ax_memory.plot(segment_counts, peak, "s-", label="peak during the step")
+    ax_memory.axhline(memory["no checkpointing"][1] / 1024, color="k", ls="--",
+                      label="no checkpointing")
+    ax_memory.axvline(math.sqrt(len(model) * 2), color="grey", ls=":",
+                      label=r"$k=\sqrt{n a}$, $a = 2$")
+    ax_memory.set(xscale="log", xlabel="segments k", ylabel="activation KiB",
+                  title="Activation memory and recomputation, 16 blocks")
+    ax_memory.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
+    ax_cost = ax_memory.twinx()  # the price: backward's FLOPs beyond a plain backward's
+    recomputed = [(flops[f"{k} segments"] - flops["no checkpointing"]) / 1e6
+                  for k in segment_counts]
+    ax_cost.plot(segment_counts, recomputed, "^-", color="C3",
+                 label="recomputed in backward (MFLOP, right axis)")
+    ax_cost.set(ylabel="recomputation MFLOP, counted", ylim=(0, 1.3 * max(recomputed) + 1))
+    handles = [h for ax in (ax_memory, ax_cost) for h in ax.get_legend_handles_labels()[0]]
+    ax_memory.legend(handles=handles, fontsize=8, ncol=2, loc="upper center",
+                     bbox_to_anchor=(0.5, -0.18))
+    ax_time.plot(segment_counts, [times[f"{k} segments"] for k in segment_counts], "o-",
+                 color="C2", label="checkpointed step")
+    ax_time.axhline(times["no checkpointing"], color="k", ls="--", label="no checkpointing")
+    ax_time.set(xscale="log", xlabel="segments k", ylabel="ms per step, measured here",
+                title="Time of one step (forward and backward)", ylim=(0, None))
+    ax_time.set_xticks([1, 2, 4, 6, 8, 16], ["1", "2", "4", "6", "8", "16"])
+    ax_time.legend(fontsize=8)
+    plt.tight_layout()
+    plt.show()
+
+
+try:
+    memory = {name: step_memory(model, x_deep, run) for name, run in runs.items()}
+    flops = {name: backward_flops(model, x_deep, run) for name, run in runs.items()}
+    times = step_ms(model, x_deep, runs)
+    extra = (flops["16 segments"] - flops["no checkpointing"]) / forward_flops
+    counted = "none" if extra < 0.5 else "one" if extra < 1.5 else "one per segment"
+    if written(predicted_extra_forwards):
+        print(f"k = 16: the recomputation adds {extra:.2f} forward passes of matmul FLOPs")
+        show_memory_and_price()
+    else:
+        print("the table and the plots show once your prediction is written")
+    compare("work added at k = 16, in forward passes", predicted_extra_forwards, counted,
+            who="the counter")
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# The peak follows $M(k)$ (inputs kept, growing with $k$, plus one segment rebuilt, shrinking),
+# while the counted price stays flat: whatever the split, backward recomputes every block once,
+# one forward pass in all (a little less if your last segment runs plainly), on top of a plain
+# step's forward and backward (about three forward passes of matmul work). The clock on the
+# right is your machine's: every checkpointed step sits above the plain one, and with blocks
+# this small (tens of microseconds of arithmetic each) it rises
+# with $k$ as well, since each segment adds fixed costs the counter does not see (one more
+# `Function` call, a random-state copy, a module built in the loop). On large blocks those
+# costs vanish beside the arithmetic and the clock follows the counter. (The meter reads one
+# unit less than $M(k)$: a segment's input is also its first block's saved input, the same
+# memory, counted once.)
+
+# %% [markdown]
+# #### The explorer, 8 blocks
+#
 # The explorer runs your `checkpoint_sequential` for every $k$ from 1 to $n = 8$ blocks:
 # left, the meter's bytes; right, the matrix-multiply FLOPs of forward and backward. Which $k$
 # peaks lowest, and is it the one $M(k)$ picks?
@@ -1504,10 +1454,77 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # </details>
 
 # %% [markdown]
+# #### A first block on data
+#
+# Every checkpoint so far ran on an `x` that requires grad. In a real model the first block's
+# input is a batch of data, which requires none.
+#
+# **Quick question.** A body `Linear, GELU, Linear, GELU` (four parameters) is followed by a
+# `head`, and the body is checkpointed with your `CheckpointFunction` on a batch
+# `batch = torch.randn(16, 8)`. After
+# `head(CheckpointFunction.apply(body, batch)).square().mean().backward()`, how many of the
+# body's four parameters have a `.grad`? And
+# `checkpoint_sequential(body, 2, batch).square().mean().backward()`, with no head: does it run,
+# or raise? Write your predictions below, then run the cell after.
+
+# %%
+predicted_body_params_with_grad = None  # an int, 0 to 4
+predicted_sequential_on_data = None     # "runs" or "raises"
+
+# %%
+def with_grad(module):
+    return sum(p.grad is not None for p in module.parameters())
+
+
+torch.manual_seed(0)
+body = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8), nn.GELU())
+head = nn.Linear(8, 1)
+batch = torch.randn(16, 8)  # a batch of data: it requires no grad
+
+try:
+    h = CheckpointFunction.apply(body, batch)
+    head(h).square().mean().backward()
+    body_count = with_grad(body)
+    shown = written(predicted_body_params_with_grad, predicted_sequential_on_data)
+    if shown:
+        print("output requires grad:", h.requires_grad, "· body parameters with a gradient:",
+              body_count, "of 4 · head's:", with_grad(head), "of 2")
+    body.zero_grad(set_to_none=True)
+    try:
+        checkpoint_sequential(body, 2, batch).square().mean().backward()
+        sequential = "runs"
+        if shown:
+            print("checkpoint_sequential on data runs; body parameters with a gradient:",
+                  with_grad(body), "of 4")
+    except RuntimeError as error:
+        sequential = "raises"
+        if shown:
+            print("checkpoint_sequential on data raises:", error)
+    compare("body parameters with a gradient", predicted_body_params_with_grad, body_count)
+    compare("checkpoint_sequential on data", predicted_sequential_on_data, sequential)
+except NotImplementedError:  # a stub: said, not raised, so Run All goes on
+    not_written()
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `Function.apply` marks its output as requiring grad only if at least one tensor **input**
+# does. The parameters `run_fn` uses are not inputs: `apply` never sees them, and forward
+# records nothing. With data as the only tensor, the output is a plain tensor with no node, so
+# the head's backward stops there: the head trains, the body's parameters get nothing, and no
+# error says so. With no head, nothing in the loss requires grad, and `backward` raises
+# "element 0 of tensors does not require grad". (A `checkpoint_sequential` that runs its last
+# segment without a checkpoint runs instead, and only that segment's parameters get gradients.)
+# </details>
+#
+# The usual cure, a dummy input that requires grad, is in A.5; what `torch.utils.checkpoint`'s
+# two variants do with this body follows.
+
+# %% [markdown]
 # #### A first block on data, through torch's two variants
 #
-# What the two variants do with the body, head and batch of "A first block on data" (Quick
-# question 1), where yours gave the body nothing.
+# What the two variants do with the body, head and batch of "A first block on data" (the quick
+# question above), where yours gave the body nothing.
 
 # %%
 import warnings
@@ -1811,7 +1828,8 @@ compare("EagerFancy keeps only x", predicted_eager_keeps_only_x,
 # %% [markdown]
 # #### A first block on data: a dummy input
 #
-# The body, head and batch of Quick question 1, where yours gave the body nothing. The usual
+# The body, head and batch of A.3's "A first block on data" (run its cells first), where yours
+# gave the body nothing. The usual
 # cure for a `Function`-based checkpoint: a dummy input that requires grad, which
 # `run_fn` ignores.
 
