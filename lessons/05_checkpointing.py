@@ -394,8 +394,8 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # 1. **Keep less.** Forward returns `run_fn(*args)` and keeps its tensor arguments (and the
 #    random state), not the activations, with no graph of `run_fn` recorded.
 # 2. **The plain run's gradients.** For each tensor position, backward returns exactly what
-#    `run_fn(*args)` run plainly gives, to the last digit of that argument's dtype: `None`
-#    wherever a plain run leaves `.grad` at `None`, and the same again on a second backward.
+#    `run_fn(*args)` run plainly gives, in that argument's own precision: `None` wherever a
+#    plain run leaves `.grad` at `None`, and the same again on a second backward.
 # 3. **Parameters.** Those used inside `run_fn` end with their gradients added to `.grad`;
 #    frozen ones get none.
 # 4. **The same random numbers.** The recomputation's dropout masks are forward's, and the
