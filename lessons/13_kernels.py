@@ -196,9 +196,10 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # store, `tl.store(ptr + offsets, value, mask=mask)`, writes only the lanes the mask keeps.
 # Half precision loads as float16, and Triton's math functions (`tl.exp`, `tl.sqrt`) refuse
 # it, so the kernel computes in float32: it converts each block with `.to(...)` to its
-# accumulator's dtype, the partials' (float32, or float64 for float64 input). A kernel may
-# also branch on a block's dtype (`if x.dtype != tl.float64:`): the `if` is resolved when the
-# kernel compiles, once per dtype.
+# accumulator's dtype, the partials' (float32, or float64 for float64 input). Exercise 1's
+# kernels have no float32 buffer to take a dtype from: which dtype should each input dtype be
+# computed in, and how can a kernel tell them apart? (A kernel is compiled once per dtype of
+# its arguments, and a block's `.dtype` is known then.)
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
 # handed, in eager mode and while `torch.compile` traces: watch the second line it prints.
@@ -513,9 +514,7 @@ else:
 # %% [markdown]
 # The contract:
 # - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
-#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous; int64
-#   offsets, for tensors past 2**31 elements, are taught but not graded: no graded tensor
-#   gets there);
+#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous);
 # - float32, and float64 to float64's own precision at every gate; float16 and bfloat16
 #   computing in float32 (every product included) and returning the input's dtype; finite
 #   wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so has a gate or
@@ -622,6 +621,8 @@ from autograder import grade; grade("silu_mul", silu_mul)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# <details><summary><b>How it is graded</b> (optional: open if a check puzzles you)</summary>
+#
 # The self-check runs your kernels on sizes that are not a multiple of any block, on a
 # transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
 # bfloat16 (within 2 ulp of the float32-computed result, float16 also at gates from -16 to
@@ -634,7 +635,9 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # 1,049,600 (past the largest block Triton accepts): each pass is one kernel launched once,
 # its grid covering every element, as the contract says. A second kernel would read the
 # inputs a second time; a launch per chunk reads each element once, but is not the one
-# launch the contract asks for.
+# launch the contract asks for. int64 offsets, for tensors past 2**31 elements, are taught
+# but not graded: no graded tensor gets there.
+# </details>
 #
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
@@ -813,9 +816,8 @@ else:
 #   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
 #   them a value with `other=` (masked-off lanes are undefined on a GPU);
 # - any number of rows, none included: every row computed, nothing read past the last one,
-#   and nothing returned or reduced that no program stored (int64 row offsets, for tensors
-#   past 2**31 elements, are taught but not graded); each call's backward runs on its own
-#   call's sizes, and no buffer is kept from one call to the next;
+#   and nothing returned or reduced that no program stored; each call's backward runs on
+#   its own call's sizes, and no buffer is kept from one call to the next;
 # - float16/bfloat16 computing in float32 (every product included), the output and both
 #   gradients in the inputs' dtype; nothing written into the inputs;
 # - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
@@ -823,13 +825,17 @@ else:
 # - each kernel behind a custom operator with a fake implementation that describes its real
 #   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
 #
-# How it is checked, beyond comparing values: the grader doubles every saved value that comes
+# <details><summary><b>How it is graded</b> (optional: open if a check puzzles you)</summary>
+#
+# Beyond comparing values, the grader doubles every saved value that comes
 # one per row and watches the gradients change (a backward that sums the squares again does
 # not move); it fills masked-off lanes and every buffer you allocate uninitialised with NaN,
 # as a GPU may leave them. `tl.atomic_add` is graded as right, but a GPU adds the programs'
 # contributions in a different order on each run, so the weight gradient changes in its last
 # bits from run to run; partials reduced in a fixed order give the same bits every time,
-# which is why Liger-Kernel keeps them.
+# which is why Liger-Kernel keeps them. int64 row offsets, for tensors past 2**31 elements,
+# are taught but not graded.
+# </details>
 #
 # **Design it first**, before you write the cell (the answers are after your self-check):
 #
@@ -837,9 +843,8 @@ else:
 #    within the budget: which tensors, and which number per row? Could it save `y` and
 #    recover $\hat x$ from it?
 # 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that
-#    your forward kernel computes reach it, while `rms_norm_rows` still returns `y` alone?
-#    What does the backward operator take and return, and how many gradients does the
-#    function given to `register_autograd` receive?
+#    your forward kernel computes reach it? What does the backward operator take and
+#    return, and how many gradients does the function given to `register_autograd` receive?
 # 3. The grids: how many programs does each kernel launch, and which rows does each take?
 #    For the backward, how big is the buffer of partial rows at 137 rows, and at a million,
 #    with your layout? What stops a program's loop at the last row?

@@ -7,8 +7,7 @@ from ...clauses import Clause
 SILU_MUL_CLAUSES = (
     Clause("`a`, `b` of the same shape, any shape (treat them as flat; the size need not be a "
            "multiple of your block; make non-contiguous inputs, and `grad_output`, "
-           "contiguous; int64 offsets, for tensors past 2**31 elements, are taught but not "
-           "graded: no graded tensor gets there);",
+           "contiguous);",
            {"silu_mul/unmasked-access": "no mask on the tail",
             "case:past 2**20 elements":
                 "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
@@ -117,8 +116,7 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/masked-load-without-other":
                 "masked loads without other= feeding tl.sum"}),
     Clause("any number of rows, none included: every row computed, nothing read past the last "
-           "one, and nothing returned or reduced that no program stored (int64 row offsets, "
-           "for tensors past 2**31 elements, are taught but not graded); each call's backward "
+           "one, and nothing returned or reduced that no program stored; each call's backward "
            "runs on its own call's sizes, and no buffer is kept from one call to the next;",
            {"rms_norm_rows/size-shared-between-calls":
                 "the backward's grid (the number of rows) kept in a module global by forward",
@@ -134,6 +132,9 @@ RMS_NORM_ROWS_CLAUSES = (
            {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
             "rms_norm_rows/half-step-in-float16":
                 "float16 forward: x_hat rounded to float16 before the product with the weight",
+            "rms_norm_rows/half-square-in-float16":
+                "float16 forward: x * x squared in float16, then summed in "
+                "float32 (bfloat16 converted first)",
             "rms_norm_rows/wrong-gradient-dtype":
                 "a float32 weight gradient for a half weight (issue 37)",
             "rms_norm_rows/writes-input": "y written into the input x"}),

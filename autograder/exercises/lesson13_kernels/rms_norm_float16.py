@@ -58,3 +58,52 @@ def check_float16_steps(function, device) -> None:
                 "keeps only a few digits there. The contract computes half precision in "
                 "float32, every product included: convert after loading, cast only when "
                 "storing", mistake="rms_norm_rows/half-step-in-float16")
+
+
+# a row whose squares pass float16's largest number (300**2 = 90000 > 65504) while its output,
+# rstd and gradients do not: squares formed in float16 are inf, rstd = 1 / inf = 0, y = 0
+WIDE_X, WIDE_WEIGHT, WIDE_GRAD = ((300.0, -400.0, 5.0),), (1.0, 2.0, 1.0), ((1.0, -1.0, 2.0),)
+
+
+def check_half_squares(function, device) -> None:
+    """Output and both gradients, in float16 and bfloat16, within 2 ulp of the float32-computed
+    reference cast back on the row [300, -400, 5] (one tiny call each)."""
+    for dtype in (torch.float16, torch.bfloat16):
+        x = torch.tensor(WIDE_X, device=device, dtype=dtype).requires_grad_()
+        w = torch.tensor(WIDE_WEIGHT, device=device, dtype=dtype).requires_grad_()
+        g = torch.tensor(WIDE_GRAD, device=device, dtype=dtype)
+        x32, w32 = (t.detach().float().requires_grad_() for t in (x, w))
+        want = F.rms_norm(x32, (3,), w32, EPS)
+        want = (want, *torch.autograd.grad(want, (x32, w32), g.float()))
+        name = str(dtype)[6:]
+        with case(f"{name}, x of [[300, -400, 5]], weight [1, 2, 1]"), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out = function(x, w, EPS)
+            got = (out, *torch.autograd.grad(out, (x, w), g))
+        for what, mine, truth in zip(("output", "gradient for x", "gradient for weight"),
+                                     got, want):
+            truth = truth.detach().to(dtype)
+            if mine.shape != truth.shape:
+                continue  # the battery's shape checks name it
+            worst = ulps(mine.detach(), truth)
+            if worst.numel() and worst.max().item() > 2:
+                index = tuple(int(i) for i in
+                              torch.unravel_index(torch.argmax(worst), worst.shape))
+                if dtype == torch.bfloat16:
+                    raise GradingError(
+                        f"rms_norm_rows's {what} in bfloat16 is {worst.max().item():.3g} ulp "
+                        f"off at index {index} (got {mine[index].item()!r}, expected "
+                        f"{truth[index].item()!r}) on the row [300, -400, 5]: a step computed "
+                        "in bfloat16 (a square, x_hat or a product). The contract computes half "
+                        "precision in float32, every product included: convert after loading",
+                        mistake="rms_norm_rows/half-step-in-float16")
+                raise GradingError(
+                    f"rms_norm_rows's squares x * x computed in {name}? Its {what} is "
+                    f"{worst.max().item():.3g} ulp off at index {index} (got "
+                    f"{mine[index].item()!r}, expected {truth[index].item()!r}) on the {name} "
+                    "row [300, -400, 5]: 300**2 = 90000 is past float16's largest number "
+                    "(65504), so a square formed in float16 is inf, rstd = 1 / inf = 0 and the "
+                    "output 0. The contract computes half precision in float32, every product "
+                    "included: convert x to float32 after loading, before squaring it",
+                    mistake="rms_norm_rows/half-square-in-float16")

@@ -25,7 +25,7 @@ from .rms_norm_spec import right as _right
 from .rms_norm_spec import values as _values
 from .kernel_unwritten import poisoned_allocations, reads_unwritten
 from ..shared.call_state import check_calls_of_two_sizes
-from .rms_norm_float16 import check_float16_steps
+from .rms_norm_float16 import check_float16_steps, check_half_squares
 from .rms_norm_probes import (_run, check_no_buffer_kept, check_saves_rstd, direct_path_only,
                               half_rstd, name_rows_left_out, one_rows_contribution_per_column,
                               row_results_right)
@@ -282,6 +282,7 @@ def rms_norm_rows_full(function, device) -> None:
         check_saves_rstd(Calls(function), RMS_NORM_ROWS, _values((3, 2, 5), device, seed=8))
         check_half(function, device)
         check_float16_steps(function, device)
+        check_half_squares(function, device)
         check_fake(function, device)
         check_operators(function, device)
         covers("torch.compile without graph breaks")
