@@ -131,3 +131,125 @@ EQUIVALENTS += [
       for operator, test in (("swap_comparison", "a >= 0"), ("nudge_constant", "a > 1"),
                              ("nudge_constant", "a > -1"))],
 ]
+
+# found by grading every rms_norm_rows mutant (--cap 0, review 59): the catalogue's answers
+_SAVED = "ctx.save_for_backward(x, weight, output[1])"
+_BACKWARD_LANE = ("in the backward kernel a masked-off lane's {} meets {}, 0 there (grad and w "
+                  "loaded as 0), in every product that reaches a sum or a store; masked lanes "
+                  "are never stored")
+_STORED_MASKED = ("{} reaches only a store masked with the same mask: a masked-off lane's value "
+                  "is never stored nor reduced")
+_ZEROED_ROWS = ("the partial rows are torch.zeros, so the first program's plain store equals "
+                "adding to its row: every program adding under the lock is the same sum")
+_DROPPED_TERM = "first = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)"
+EQUIVALENTS += [
+    EquivalentMutant("rms_norm_rows", "save_copy", _SAVED,
+                     "ctx.save_for_backward(x, weight, output[1].clone())",
+                     "a copy of the per-row rstd the kernel just wrote replaces it in the saved "
+                     "set: one rstd per row, the same values"),
+    EquivalentMutant("rms_norm_rows", "add_copy", _SAVED,
+                     "ctx.save_for_backward(x.contiguous(), weight, output[1])",
+                     "the backward operator makes x contiguous anyway: the copy moves from "
+                     "backward to forward, and the contract sets no budget on x"),
+    EquivalentMutant("rms_norm_rows", "add_copy", _SAVED,
+                     "ctx.save_for_backward(x, weight.contiguous(), output[1])",
+                     "a contiguous copy of the 1-D weight, D numbers, holds its values; the "
+                     "contract bounds what gives r, not the weight's layout"),
+    *[EquivalentMutant("rms_norm_rows", "add_copy", before, after, _COPY_RETURNED)
+      for before, after in (
+          ("return grad_x, partials.sum(0).to(weight.dtype), None",
+           "return grad_x.clone(), partials.sum(0).to(weight.dtype), None"),
+          ("return grad_x.view(x.shape), partial_w", "return grad_x.view(x.shape), "
+           "partial_w.clone()"),
+          ("return grad_x.view(x.shape), grad_weight",
+           "return grad_x.view(x.shape), grad_weight.clone()"))],
+    EquivalentMutant("rms_norm_rows", "flip_keepdim",
+                     "return grad_x, partials.sum(0).to(weight.dtype), None",
+                     "return grad_x, partials.sum(0, keepdim=True).to(weight.dtype), None",
+                     "autograd sums a (1, D) gradient to the weight's shape (D,) (the shape "
+                     "check's sum_to over the leading 1): the same D values"),
+    *[EquivalentMutant("rms_norm_rows", "change_dim", line, line.replace("axis=0", "axis=-1"),
+                       "a one-row block is 1-D: its axis -1 is its axis 0") for line in (
+        "rstd = tl.rsqrt(tl.sum(x * x, axis=0) / D + eps)",
+        "rstd = 1 / tl.sqrt(tl.sum(total, axis=0) / D + eps)")],
+    *[EquivalentMutant("rms_norm_rows", "nudge_constant", line, line.replace("other=0.0",
+                                                                             "other=1.0"), why)
+      for line, why in (
+          ("grad = tl.load(grad_ptr + row * D + columns, mask=mask, other=0.0)",
+           _BACKWARD_LANE.format("grad", "w and x")),
+          ("x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0)",
+           _BACKWARD_LANE.format("x", "grad and grad * w") + " (the forward kernel's same "
+           "line sums it in x * x: that mutant is killed)"),
+          ("grad = tl.load(grad_ptr + row * D + columns, mask=mask, other=0.0).to(w.dtype)",
+           _BACKWARD_LANE.format("grad", "w and x")),
+          ("x = tl.load(x_ptr + row * D + columns, mask=mask, other=0.0).to(w.dtype)",
+           _BACKWARD_LANE.format("x", "grad and grad * w")),
+          ("w = tl.load(w_ptr + columns, mask=columns < D, other=0.0)",
+           _STORED_MASKED.format("in forward w")),
+          ("x = tl.load(x_ptr + row * D + start + columns, mask=inside, other=0.0)"
+           ".to(total.dtype)", _STORED_MASKED.format("the second loop's x")),
+          ("w = tl.load(w_ptr + start + columns, mask=inside, other=0.0).to(total.dtype)",
+           _STORED_MASKED.format("the second loop's w")),
+          ("total = tl.load(partial_ptr + columns, mask=mask, other=0.0)  # float32, or float64",
+           _STORED_MASKED.format("the column sum")),
+          ("total += tl.load(partial_ptr + row * D + columns, mask=mask, other=0.0)",
+           _STORED_MASKED.format("the column sum")),
+          ("partial += tl.load(partial_w_ptr + group * D + columns, mask=mask, other=0.0)",
+           _STORED_MASKED.format("the shared row's sum")),
+          (_DROPPED_TERM, "first is read for its dtype alone"))],
+    *[EquivalentMutant("rms_norm_rows", "drop_term", _DROPPED_TERM, after,
+                       "first is read for its dtype alone, and the address stays inside x "
+                       "(row + columns < rows * D on the unmasked lanes)") for after in (
+        "first = tl.load(x_ptr + columns, mask=mask, other=0.0)",
+        "first = tl.load(x_ptr + row + columns, mask=mask, other=0.0)")],
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "rms_norm_kernel[(triton.cdiv(rows.shape[0], 4),)](",
+                     "rms_norm_kernel[(triton.cdiv(rows.shape[0], 3),)](",
+                     "cdiv(rows, 3) programs of 4 rows cover every row; an extra program's rows "
+                     "are all past n_rows, masked out of every load and store"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "column_sum_kernel[(triton.cdiv(D, 64),)](partial_w, grad_weight, "
+                     "rows.shape[0], D,",
+                     "column_sum_kernel[(triton.cdiv(D, 63),)](partial_w, grad_weight, "
+                     "rows.shape[0], D,",
+                     "cdiv(D, 63) programs of 64 columns cover every column; an extra program's "
+                     "columns are all past D, masked out of every load and store"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "partial_w = torch.zeros((1, D), device=x.device, dtype=rstd.dtype)",
+                     "partial_w = torch.zeros((2, D), device=x.device, dtype=rstd.dtype)",
+                     "the extra row of zeros is never written and adds 0 to partial_w.sum(0)"),
+]
+_LOCKS = "lock, count = lock_ptr + group, lock_ptr + GROUP + group"
+EQUIVALENTS += [
+    EquivalentMutant("rms_norm_rows", "drop_term", _LOCKS,
+                     "lock, count = lock_ptr, lock_ptr + GROUP + group",
+                     "one lock for the four rows still lets one program at a time update any "
+                     "row: a coarser lock, slower, never a race"),
+    EquivalentMutant("rms_norm_rows", "drop_term", _LOCKS,
+                     "lock, count = lock_ptr + group, lock_ptr + GROUP", _ZEROED_ROWS),
+    EquivalentMutant("rms_norm_rows", "drop_term", _LOCKS,
+                     "lock, count = lock_ptr + group, lock_ptr + group",
+                     "count is the held lock, 1 when read: every program adds under the lock "
+                     "to a row of torch.zeros, the same sum"),
+    *[EquivalentMutant("rms_norm_rows", operator, "if tl.load(count) == 0:", after, _ZEROED_ROWS)
+      for operator, after in (("move_threshold", "if tl.load(count) == 1e-06:"),
+                              ("move_threshold", "if tl.load(count) == -1e-06:"),
+                              ("swap_comparison", "if tl.load(count) != 0:"),
+                              ("nudge_constant", "if tl.load(count) == 1:"),
+                              ("nudge_constant", "if tl.load(count) == -1:"))],
+    EquivalentMutant("rms_norm_rows", "nudge_constant", "tl.atomic_xchg(count, 1)",
+                     "tl.atomic_xchg(count, 2)", "count is only compared with 0: 2 marks a "
+                     "written row as 1 does"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "partial_w = torch.zeros((4, D), device=x.device, dtype=rstd.dtype)",
+                     "partial_w = torch.zeros((5, D), device=x.device, dtype=rstd.dtype)",
+                     "the extra row of zeros is never written and adds 0 to partial_w.sum(0)"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant",
+                     "locks = torch.zeros(8, device=x.device, dtype=torch.int32)",
+                     "locks = torch.zeros(9, device=x.device, dtype=torch.int32)",
+                     "the kernel reads the first 2 * GROUP = 8 ints: a ninth is never touched"),
+    EquivalentMutant("rms_norm_rows", "nudge_constant", "grad_x, partial_w, D, locks, GROUP=4,",
+                     "grad_x, partial_w, D, locks, GROUP=3,",
+                     "three groups share rows 0-2 behind locks 0-2 (counts 3-5, inside the 8 "
+                     "ints); row 3 stays zeros and adds 0 to partial_w.sum(0)"),
+]

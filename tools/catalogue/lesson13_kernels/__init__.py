@@ -2,7 +2,7 @@
 kept in one module per exercise (and silu_mul_maths: the product rule half applied;
 silu_mul_design: a backward operator copied from the worked example;
 silu_mul_registration: the operators registered in other forms; rms_norm_rows_lock:
-partial rows shared behind a lock; rms_norm_rows_maths: the row gradient's direct path alone;
+partial rows shared behind a lock (a lock not waited for, released before the barrier); rms_norm_rows_maths: the row gradient's direct path alone;
 rms_norm_rows_groups: a fixed grid of programs over groups of rows, counted or bounded wrong;
 rms_norm_rows_saved: no rstd saved, computed again in backward; rms_norm_rows_layouts: an
 expanded grad_output and a strided weight read as flat memory; kernels_review: what a
@@ -30,7 +30,7 @@ from . import (ctx_tensors, kernels_review, mutants54, review53, review54, revie
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
            + rms_norm_rows_lock.UNUSUAL + review54.UNUSUAL + review59.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
-            + rms_norm_rows.MISTAKES + rms_norm_rows_maths.MISTAKES
+            + rms_norm_rows.MISTAKES + rms_norm_rows_lock.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + kernels_review.MISTAKES + review53.MISTAKES

@@ -2,9 +2,9 @@
 shared by the programs behind a lock (an atomic compare-and-swap); and every program adding
 into one float32 row with tl.atomic_add (right, though its sum's last bits vary from run to run
 on a GPU: the lesson says so). The check for two programs storing to one address must leave
-both alone."""
+both alone, and name a lock taken without waiting for it or released before the barrier."""
 
-from .. import Unusual
+from .. import Mistake, Unusual
 from .common import _edit
 from .rms_norm_rows import RMS
 
@@ -47,3 +47,11 @@ UNUSUAL = [Unusual("rms_norm_rows", "four partial rows shared behind a lock (Tri
                    "tutorial)", LOCKED),
            Unusual("rms_norm_rows", "every program adds into one shared row with tl.atomic_add",
                    ATOMIC)]
+
+MISTAKES = [Mistake("rms_norm_rows", "the lock tried once, not waited for",
+                    "store to the same address, and not both holding one lock",
+                    _edit(LOCKED, ("    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass\n",
+                                   "    tl.atomic_cas(lock, 0, 1)\n"))),
+            Mistake("rms_norm_rows", "the lock released with no barrier after the stores",
+                    "with no tl.debug_barrier() in between",
+                    _edit(LOCKED, ("    tl.debug_barrier()\n", "")))]
