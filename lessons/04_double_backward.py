@@ -48,7 +48,7 @@ from torch.autograd.gradcheck import GradcheckError
 from autograder import self_check
 from autograder.predictions import compare, compare_all, written
 from autograder.probes import record_returned_gradients
-from widgets import explore_gradients, inspect_saved
+from widgets import inspect_saved
 
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
@@ -524,30 +524,35 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
 #
-# Some backwards cannot be recorded: they call NumPy or a hand-written kernel, or cut the graph
+# Some backwards cannot be recorded. They call NumPy or a hand-written kernel, or cut the graph
 # on purpose. Nothing stops double backward from running through them anyway (the section after
-# the exercise asks what comes out). PyTorch's guard is the decorator `once_differentiable`,
-# from `torch.autograd.function` (the setup cell imported it): a second backward that reaches a
-# marked backward raises *"trying to differentiate twice a function that was marked with
-# @once_differentiable"* instead of returning a number. But the guard has to arm itself during
-# the **first** backward, before anyone knows whether a second pass will come, and it can judge
-# only by what that backward receives: the contract's second bullet says what.
+# the exercise asks what comes out).
+#
+# PyTorch's guard is the decorator `once_differentiable`, from `torch.autograd.function` (the
+# setup cell imported it). A second backward that reaches a marked backward raises *"trying to
+# differentiate twice a function that was marked with @once_differentiable"*. It does not
+# return a number. But the guard arms itself during the **first** backward, before anyone knows
+# whether a second pass will come. It can judge only by what that backward receives: the
+# contract's second bullet says what.
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; its backward, the
-#   first derivative at every `x` (0, negative, tiny and huge included) for any `grad_output`,
-#   on `x`'s device, leaving `grad_output` unchanged;
-# - its backward is marked `@once_differentiable`: a second `.backward()` through it raises
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included. Its backward
+#   returns the first derivative at every `x` (0, negative, tiny and huge included), for any
+#   `grad_output`, on `x`'s device. It leaves `grad_output` unchanged;
+# - its backward is marked `@once_differentiable`. A second `.backward()` through it raises
 #   once_differentiable's error when the gradient its backward received requires grad;
-# - what backward needs is kept only with `ctx.save_for_backward` and read from
-#   `ctx.saved_tensors` (nothing on a `ctx` attribute, set in forward or backward, on the class
-#   or in a global); what forward saves of `x` or of the output shares that tensor's version
-#   counter, and is not a copy.
+# - backward reads what it needs from `ctx.saved_tensors`, kept with `ctx.save_for_backward`:
+#   nothing on a `ctx` attribute (set in forward or backward), on the class or in a global.
+#   What forward saves of `x` or of the output shares that tensor's version counter: it is not
+#   a copy.
 #
-# The task: compute the local derivative in NumPy, as the kernel you stand in for would (the
-# grader does not check what backward computes with), and bring it back as a tensor that works
-# wherever `x` works: 1-D, 0-d, float32, on `x`'s device.
+# The task:
+#
+# - compute the local derivative in NumPy, as the kernel you stand in for would (the grader
+#   does not check what backward computes with);
+# - bring it back as a tensor that works wherever `x` works: 1-D, 0-d, float32, on `x`'s
+#   device.
 #
 # **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
 # derivative itself (call it `local`). From which of them can backward get the derivative right
@@ -619,18 +624,21 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Forward saves `x`, and backward squares it: while the caller holds `x`, saving it costs
-# nothing more; once the caller drops it, ctx keeps it alive, at `x`'s size, no more than
-# `local` would cost. Saving `local` is correct too, though an intermediate: the trap cost
-# only second derivatives, which the mark refuses; what it costs is a new tensor of `x`'s size,
-# on top of `x` while the caller holds `x`. Saving the output fails the contract: a cube root
-# recovers `x` only where `x ** 3` is a normal number (and not as `3 * y / x`, which is 0 / 0
-# at `x = 0`); the optional section "What to save, at float32's ends" tries the three ends
-# where it is not. Backward crosses the border with `.detach().cpu().numpy()` and comes back
-# with `torch.as_tensor(...).to(x.device)`. The mark: `@once_differentiable` written under
-# `@staticmethod`, nearest the `def`, so it wraps the plain function and `staticmethod` wraps
-# the result (PyTorch's documented order); by hand after the class, the calls nest the same
-# way, around the plain function `CubeOnce.backward` gives.
+# - **What forward saves.** `x`, and backward squares it. While the caller holds `x`, saving it
+#   costs nothing more. Once the caller drops it, ctx keeps it alive, at `x`'s size: no more
+#   than `local` would cost.
+# - **Saving `local`** is correct too. It is an intermediate, but the trap cost only second
+#   derivatives, which the mark refuses. Its cost is a new tensor of `x`'s size, on top of `x`
+#   while the caller holds `x`.
+# - **Saving the output** fails the contract. A cube root recovers `x` only where `x ** 3` is a
+#   normal number. `3 * y / x` is 0 / 0 at `x = 0`. The optional section "What to save, at
+#   float32's ends" tries the three ends where the cube root fails.
+# - **The border.** Backward leaves torch with `.detach().cpu().numpy()` and comes back with
+#   `torch.as_tensor(...).to(x.device)`.
+# - **The mark.** `@once_differentiable` goes under `@staticmethod`, nearest the `def`. So it
+#   wraps the plain function, and `staticmethod` wraps the result (PyTorch's documented order).
+#   By hand after the class, the calls nest the same way, around the plain function that
+#   `CubeOnce.backward` gives.
 # </details>
 
 # %% [markdown]
@@ -770,8 +778,10 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
-# A kernel you cannot trace, which a second-order method still has to differentiate: here the
-# kernel is NumPy. The contract:
+# **Transfer exercise.** This is the lesson's transfer exercise (every lesson ends with one,
+# graded): the third way, on an op the lesson has not worked through. A kernel you cannot
+# trace, which a second-order method still has to differentiate: here the kernel is NumPy.
+# The contract:
 #
 # - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
 #   least one dim, in `x`'s dtype;
@@ -953,7 +963,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
-# | in-place ops in backward (`s.mul_(1 - s)`, `s` from `torch.sigmoid`) | `ds = s.mul_(1 - s)` overwrites `s` itself with $s(1-s)$: a later `s + beta * x * ds` reads the overwritten `s`, so the first derivative is already silently wrong; only where every other use of `s` comes before the `mul_` is it right, and then the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the `s` that `mul_` overwrote) | out-of-place ops (`s * (1 - s)`) |
+# | in-place ops in backward (`ds = s.mul_(1 - s)`, `s` from `torch.sigmoid`) | `mul_` overwrites `s` with $s(1-s)$. A later use of `s` reads the new value: the first derivative is silently wrong. If every other use of `s` comes first, the first derivative is right, but the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the old `s`) | out-of-place ops (`s * (1 - s)`) |
 # | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
@@ -1228,25 +1238,6 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries both dtypes, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
 # </details>
-
-# %% [markdown]
-# ### The saved sigmoid, entry by entry
-#
-# The gradient-check explorer shows the trap of "The trap: saving an intermediate" entry by
-# entry. Treat the first derivative,
-# computed through `SoftplusSavesSigmoid.backward`, as a function of `x`: its Jacobian from
-# double backward ("analytic") should match central differences, and does not.
-
-# %%
-def softplus_derivative(x):
-    """dy/dx through SoftplusSavesSigmoid's backward, kept differentiable."""
-    with torch.enable_grad():
-        x = x if x.requires_grad else x.detach().requires_grad_()
-        dy, = torch.autograd.grad(SoftplusSavesSigmoid.apply(x).sum(), x, create_graph=True)
-    return dy
-
-
-explore_gradients(softplus_derivative, torch.linspace(-2, 2, 6, dtype=torch.float64))
 
 # %% [markdown]
 # ### Where the mark goes: three other placements

@@ -58,11 +58,36 @@ def _raise(spec: Spec, owner: str, name: str, what: str, when: str) -> None:
         mistake=f"{spec.name}/sets-ctx-in-backward")
 
 
+def _fails_alone(function, values: dict) -> bool:
+    """Whether a create_graph=True backward raises on a fresh graph, with no backward before."""
+    inputs = make_inputs(values)
+    try:
+        output = function.apply(*inputs.values())
+        torch.autograd.grad(output, [v for v in inputs.values() if v.requires_grad],
+                            torch.ones_like(output), create_graph=True, allow_unused=True)
+    except Exception:  # the learner's code may raise anything
+        return True
+    return False
+
+
+def _consumed(spec: Spec, error: Exception) -> GradingError:
+    detail = str(error).splitlines()[0] if str(error) else ""
+    return GradingError(
+        f"{spec.name}.backward raised {type(error).__name__} the second time it ran on one graph "
+        "(a create_graph=True backward after a plain backward(retain_graph=True)), though it runs "
+        "on a fresh graph: its first run consumed state it reads (popped from a global or a side "
+        "table keyed by ctx or id(ctx)), so a second backward of the same graph cannot find it; "
+        "keep tensors with ctx.save_for_backward and read them from ctx.saved_tensors, which "
+        f"every run of backward finds (it raised: {detail})", str(error),
+        mistake=f"{spec.name}/second-backward-fails")
+
+
 def check_no_ctx_set_in_backward(function, spec: Spec, values: dict) -> None:
     """One call, every input requiring grad: a plain backward with retain_graph, then a
     create_graph one, then a backward through the first derivatives; after each, no tensor or
     array newly on the Function's ctx or on a ctx the first derivatives' graph holds. A call that
-    raises is left to the battery's other checks."""
+    raises is left to the battery's other checks, but for a non-RuntimeError raised by the
+    second backward only (state the first one consumed), named here."""
     inputs = make_inputs(values)
     leaves = [v for v in inputs.values() if v.requires_grad]
     output = function.apply(*inputs.values())
@@ -83,6 +108,10 @@ def check_no_ctx_set_in_backward(function, spec: Spec, values: dict) -> None:
                                      create_graph=True, allow_unused=True)
     except RuntimeError:
         return
+    except Exception as error:  # the learner's own error (a KeyError from a side table)
+        if _fails_alone(function, values):
+            raise
+        raise _consumed(spec, error) from error
     if found := _new(ctx, before):
         _raise(spec, f"{spec.name}.backward", *found,
                "seen after a create_graph=True backward that followed a plain one")

@@ -91,6 +91,7 @@ SWISH_CLAUSES = (
             "SwishFunction/beta-as-number": "beta.item()",
             "SwishFunction/number-in-backward": "beta.item() inside backward",
             "SwishFunction/in-place-in-backward": "in-place op in backward",
+            "SwishFunction/float32-step": "backward computes in float32 for float64 inputs",
             "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
                                           "wrong second derivative at x = 0",
             "case:ran inside itself": "autograd.grad of the saved output inside backward (it "
@@ -103,6 +104,8 @@ SWISH_CLAUSES = (
            {"SwishFunction/tensor-on-ctx": "tensors on ctx",
             "SwishFunction/sets-ctx-in-backward": "caches the sigmoid as ctx.s in backward",
             "SwishFunction/bypasses-saved-tensors": "(x, beta) in a module dict keyed by id(ctx)",
+            "SwishFunction/second-backward-fails":
+                "(x, beta) in a WeakKeyDictionary keyed by ctx, popped in backward",
             "SwishFunction/state-on-class": "beta kept on the class, not on ctx",
             "SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x",
             "SwishFunction/state-outside-ctx":
@@ -111,9 +114,9 @@ SWISH_CLAUSES = (
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; its "
-           "backward, the first derivative at every `x` (0, negative, tiny and huge included) for "
-           "any `grad_output`, on `x`'s device, leaving `grad_output` unchanged;",
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included. Its "
+           "backward returns the first derivative at every `x` (0, negative, tiny and huge "
+           "included), for any `grad_output`, on `x`'s device. It leaves `grad_output` unchanged;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
             "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
@@ -127,16 +130,15 @@ CUBE_ONCE_CLAUSES = (
                 "saves the output, NumPy cube root in backward",
             "CubeOnce/float32-step":
                 "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))"}),
-    Clause("its backward is marked `@once_differentiable`: a second `.backward()` through it "
+    Clause("its backward is marked `@once_differentiable`. A second `.backward()` through it "
            "raises once_differentiable's error when the gradient its backward received requires "
            "grad;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
-    Clause("what backward needs is kept only with `ctx.save_for_backward` and read from "
-           "`ctx.saved_tensors` (nothing on a `ctx` attribute, set in forward or backward, on the "
-           "class or in a global); "
-           "what forward saves of `x` or of the output shares that tensor's version counter, and "
-           "is not a copy.",
+    Clause("backward reads what it needs from `ctx.saved_tensors`, kept with "
+           "`ctx.save_for_backward`: nothing on a `ctx` attribute (set in forward or backward), "
+           "on the class or in a global. What forward saves of `x` or of the output shares that "
+           "tensor's version counter: it is not a copy.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/sets-ctx-in-backward": "memoises 3x^2 as ctx.local in backward",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",

@@ -15,7 +15,15 @@ def _create_graph_error(marked: bool, spec: Spec, error: RuntimeError, inputs) -
     first = str(error).splitlines()[0]
     when = (f"{spec.name}.backward raised RuntimeError only when run with create_graph=True "
             "(the first backward of a second-order check), not in a plain .backward(): there "
-            "grad mode stays on inside backward, so the saved x still requires grad")
+            "grad mode stays on inside backward and the saved x requires grad")
+    if not marked and ("once_differentiable" in first or "differentiat" in first.lower()):
+        return GradingError(
+            f"{spec.name}.backward is not marked @once_differentiable: it raised its own error "
+            f"under create_graph=True (\"{first}\"), and raising an error yourself is not the "
+            "mark; the mark lets the first derivative come out and raises only when that "
+            "derivative is differentiated: where does "
+            "the decorator go, on a backward that already carries @staticmethod?",
+            str(error), mistake=f"{spec.name}/not-once-differentiable")
     if "numpy() on Tensor that requires grad" in first:
         return GradingError(
             f"{when}, and x.numpy() refuses it (\"{first}\")"

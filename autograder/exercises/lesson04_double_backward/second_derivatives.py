@@ -7,6 +7,7 @@ import torch
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
+from ...precision import FLOAT32_STEP, rounded_to_float32
 from ...probes import _OpLog
 
 ONCE_DIFFERENTIABLE_ERROR = "marked with @once_differentiable"
@@ -112,6 +113,28 @@ def _reads_a_number(function, spec: Spec, values: dict, wanted: list) -> str | N
             "derivative; use the tensor itself (a 0-d tensor broadcasts like a number)")
 
 
+def _narrower(function, spec: Spec, values: dict, wanted: list) -> str | None:
+    """A float64 call whose first derivatives are all float32 numbers where the composed ops'
+    are not: backward computes in float32, and the second derivatives inherit its rounding."""
+    if any(v.dtype != torch.float64 for v in values.values() if isinstance(v, torch.Tensor)):
+        return None
+    found = []
+    for run in (lambda i: run_forward(function, spec, i).output, lambda i: spec.reference(**i)):
+        inputs = make_inputs(values, requires_grad=set(wanted))
+        try:
+            output = run(inputs)
+            found.append(torch.autograd.grad(output, [inputs[n] for n in wanted],
+                                             _random_like(output, 11), allow_unused=True))
+        except RuntimeError:
+            return None
+    for name, got, truth in zip(wanted, *found):
+        if got is not None and truth is not None and rounded_to_float32(got, truth):
+            return (f"{spec.name}'s backward computes in float32 for float64 inputs: every "
+                    f"value of grad_{name} is exactly a float32 number, so its derivatives are "
+                    f"off in float64's digits too; {FLOAT32_STEP}")
+    return None
+
+
 def _detached_alone(function, spec: Spec, values: dict, wanted: list, name: str) -> str | None:
     """The message for a gradient with no graph when only ``wanted`` require grad, where with
     every input requiring grad the same gradient has one: a no_grad or detach on one path only."""
@@ -191,6 +214,7 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         reached, mine = mine is not None, torch.zeros_like(truth) if mine is None else mine
         if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
             raise GradingError(_reads_a_number(function, spec, values, wanted)
+                               or _narrower(function, spec, values, wanted)
                                or _cause(spec, forward, target, reached, inputs, _wrong_first(
                                    function, spec, values, wanted, target, grad_output,
                                    directions)),
@@ -201,7 +225,9 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                                    "as a Python number (ctx.": "SwishFunction/beta-as-number",
                                    "backward turns a tensor into a Python number":
                                        "SwishFunction/number-in-backward",
-                                   "is cut off from autograd in": "SwishFunction/input-cut-off"})
+                                   "is cut off from autograd in": "SwishFunction/input-cut-off",
+                                   "computes in float32 for float64 inputs":
+                                       "SwishFunction/float32-step"})
 
 
 def name_nan_second_derivative(function, spec: Spec, values: dict, error: GradingError) -> None:
