@@ -46,19 +46,13 @@ LAYER_NORM_CLAUSES = (
                                                       "inputs"}),
     Clause("Backward is your derivation, **by hand** (no `torch.autograd.grad`, no "
            "`native_layer_norm_backward`), and returns each input's gradient in forward's "
-           "order: `None` for `eps`, and `None` for, and no gradient computed for, any input whose "
-           "`ctx.needs_input_grad` is `False`; `weight=None` or `bias=None` gives `False` there. "
-           "The ops backward runs are logged: a gradient nobody asked for costs no work, so "
-           "asking for one more gradient must add ops, and a tensor that only unrequested "
-           "gradients use is never made (none of `x`'s size, and none, of any size, from "
-           "`grad_output`). No $D \\times D$ matrix (a Jacobian, or "
-           "`torch.eye(D)`): backward allocates no tensor of more than 4 times `x`'s elements, "
-           "checked on rows of $D = 32$.",
+           "order, `None` for `eps`.",
            {"LayerNormFunction/asks-autograd": "autograd of F.layer_norm inside backward",
-            "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward",
-            "LayerNormFunction/square-matrix-in-backward": "each row's D x D Jacobian built in "
-                                                           "backward",
-            "LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
+            "LayerNormFunction/builtin-backward-op": "the built-in native_layer_norm_backward"}),
+    Clause("`None` for, and no gradient computed for, any input whose `ctx.needs_input_grad` is "
+           "`False` (`weight=None` or `bias=None` gives `False` there): the ops backward runs "
+           "are logged, and a tensor that only unrequested gradients use is never made.",
+           {"LayerNormFunction/gradient-for-non-tensor": "every gradient returned whatever "
                                                          "needs_input_grad says",
             "LayerNormFunction/returns-none-gradient": "grad_weight gated on the bias's "
                                                        "needs_input_grad entry",
@@ -74,6 +68,10 @@ LAYER_NORM_CLAUSES = (
             "LayerNormFunction/dead-work-for-unrequested-gradient": "a dead (D,) sum of "
                                                                     "grad_output beside the "
                                                                     "conditional grad_bias"}),
+    Clause("No $D \\times D$ matrix (a Jacobian, or `torch.eye(D)`): backward allocates no "
+           "tensor of more than 4 times `x`'s elements, checked on rows of $D = 32$.",
+           {"LayerNormFunction/square-matrix-in-backward": "each row's D x D Jacobian built in "
+                                                           "backward"}),
     Clause("The weight and bias gradients have shape `(D,)`: summed over **every** leading dim, "
            "however many there are, none included.",
            {"case:returned grad_weight of shape": "weight gradient summed over dim 0 only",
@@ -193,33 +191,28 @@ GROUP_NORM_CLAUSES = (
 
 RMS_NORM_MODULE_CLAUSES = (
     Clause("built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or "
-           "`RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps the eps it was "
-           "built with, `0.0` included, for every input listed below, one module given any of "
-           "them in turn;",
+           "`RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps its own eps;",
            {"RMSNorm/eps-not-per-instance": "eps kept on the class",
             "RMSNorm/eps-not-second-argument": "eps the third parameter of __init__",
             "case:does not use eps=1e-6 by default": "default eps 1e-5",
             "RMSNorm/constant-ignored": "forward passes eps=1e-6 whatever eps it was built "
                                         "with",
             "RMSNorm/zero-eps-taken-for-none": "eps=0.0 taken for None (self.eps or ...)"}),
-    Clause("`forward(x)` computes through your `RMSNormFunction`, for every input listed "
-           "below;",
+    Clause("`forward(x)` computes through your `RMSNormFunction`;",
            {"case:does not call RMSNormFunction.apply": "forward calls F.rms_norm",
             "RMSNorm/bypasses-function": "half inputs sent to F.rms_norm"}),
-    Clause("the same `state_dict` (its keys, shapes, dtypes and initial values: each new "
-           "module's own weight, ones), so that it loads `torch.nn.RMSNorm(dim).state_dict()` "
-           "and saves one that `torch.nn.RMSNorm` loads;",
+    Clause("the same `state_dict`: one `nn.Parameter` named `weight`, ones at start, each "
+           "module its own; it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that "
+           "`torch.nn.RMSNorm` loads;",
            {"case:its weight is a plain tensor": "weight a plain tensor",
             "case:give it exactly one, named weight": "parameter named scale",
             "case:does not start as ones": "weight starts random",
             "case:cannot load torch.nn.RMSNorm's state_dict": "eps kept as a buffer",
             "RMSNorm/weight-dtype": "weight built in float64",
             "RMSNorm/shared-weight": "every RMSNorm(dim) wraps one cached ones tensor"}),
-    Clause("the same outputs and gradients as `torch.nn.RMSNorm`, in the same dtypes, for the "
-           "same state and input, whatever the module computed before (a module that has run, "
-           "then loaded a `state_dict` or taken an optimiser step, included): an input in the "
-           "module's dtype, float32 or float64, and a float64 input to a float32 module, to "
-           "float64's precision;",
+    Clause("the same outputs and gradients as `torch.nn.RMSNorm` holding the same weight, in "
+           "the same dtypes, whenever it is called: float32 and float64 inputs to a float32 "
+           "module, float64 inputs to a float64 one, to float64's precision;",
            {"RMSNorm/float32-step": "a float64 x computed in the float32 weight's dtype, cast "
                                     "back",
             "case:float64, the module's weight float32": "x cast to the weight's dtype",
@@ -232,11 +225,9 @@ RMS_NORM_MODULE_CLAUSES = (
     Clause("trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every "
            "step;", {"case:an optimiser would never move it": "weight created with "
                                                               "requires_grad=False"}),
-    Clause("**part 2**, half precision: for a float16 or bfloat16 module given an input in its "
-           "dtype (used modules included, as above), the same output in that dtype, each "
-           "entry `torch.nn.RMSNorm`'s, or its neighbour where the exact value lies at a "
-           "near-tie, on rows of `|x|` near 1 and near 300; its weight receives a gradient, "
-           "whose values are graded in part 1's dtypes only;",
+    Clause("a bfloat16 or float16 module given an input in its dtype: an output in that dtype, "
+           "each entry `torch.nn.RMSNorm`'s or its neighbour at a near-tie, and a gradient for "
+           "its weight.",
            {"RMSNorm/half-weight-cut-off": "a half module's weight detached",
             "RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
@@ -245,11 +236,4 @@ RMS_NORM_MODULE_CLAUSES = (
             "RMSNorm/bfloat16-weight-through-float16": "a half module's weight cast with "
                                                        ".half(), a bfloat16 one through "
                                                        "float16"}),
-    Clause("**part 2**, `eps=None`: taken as `torch.nn.RMSNorm` takes it, for every input "
-           "listed above, rows of half-precision `|x|` near `1e-4` included, one module given "
-           "any of them in turn.",
-           {"RMSNorm/none-eps-not-per-call": "eps=None resolved in __init__",
-            "RMSNorm/none-eps-resolved-once": "eps=None resolved at the first call and kept",
-            "RMSNorm/none-eps-input-dtype": "eps=None resolved as torch.finfo(x.dtype).eps",
-            "RMSNorm/none-eps-raises": "eps=None passed on to the Function"}),
 )

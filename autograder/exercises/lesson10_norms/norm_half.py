@@ -13,13 +13,13 @@ from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, NAME, _ignores_eps, _named
 # float16's range, where a module that squares a half x in its own dtype leaves torch's output
 RANGE_ENDS = ((300.0, DEFAULT_EPS, "squares overflow in float16 past 256 (65504 is float16's "
                                    "largest number), the mean square is inf and the output 0"),
-              (1e-4, None, "squares underflow in float16 below 6.1e-05 (float16's smallest "
+              (1e-4, 0.0, "squares underflow in float16 below 6.1e-05 (float16's smallest "
                            "normal number) and lose their digits"))
 
 
 def check_half_range(cls: type, device, dtype) -> None:
     """A ``dtype`` module (float16 or bfloat16) given rows of |x| near 300 (eps=1e-6) and near
-    1e-4 (eps=None): torch.nn.RMSNorm computes them in float32 and casts back, so its output
+    1e-4 (eps=0.0): torch.nn.RMSNorm computes them in float32 and casts back, so its output
     is right to the dtype's precision there; squares computed in float16 overflow past 256 and
     lose their digits near 1e-4 (bfloat16's range is float32's: the same probes, no slip)."""
     if _ignores_eps(cls, device):

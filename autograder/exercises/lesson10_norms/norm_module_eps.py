@@ -1,7 +1,5 @@
 """Lesson 10's RMSNorm module: how it is built (``build``) and which eps it uses, by
-default, by position, per instance, and for ``eps=None`` (as torch.nn.RMSNorm, at call time:
-the eps of the dtype it computes in, float32 for float16, bfloat16 and float32 inputs, float64
-for float64 ones), and its output for float16 and bfloat16 inputs."""
+default, by position, per instance, and its output for float16 and bfloat16 inputs."""
 
 import linecache
 from contextvars import ContextVar
@@ -166,22 +164,6 @@ def check_zero_eps(cls: type, device) -> None:
                            "way (0.0 is falsy)?", mistake=f"{NAME}/zero-eps-taken-for-none")
 
 
-def check_none_eps(cls: type, device) -> None:
-    """``RMSNorm(dim, eps=None)`` uses the eps of the dtype torch computes in, at call time:
-    a float32 module given float64 rows of mean square near 1e-16, and float32 rows near
-    1e-8, where float32's eps and float64's each show; then bfloat16 and float16 modules given
-    rows of their dtype near 1e-3, where their own eps (not float32's) would show."""
-    if _ignores_eps(cls, device):
-        return  # a module that ignores the eps it is given is the domain's to name
-    with warnings.catch_warnings():  # a float64 x and a float32 weight: torch says it unfused
-        warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
-        module = None  # one module for both: torch decides at each call, not once
-        for dtype, scale in ((torch.float64, 1e-8), (torch.float32, 1e-4)):
-            module = _check_none_eps(cls, device, dtype, scale, module)
-    for dtype in HALF:
-        check_half(cls, device, dtype, eps=None)
-
-
 def _ignores_eps(cls: type, device) -> bool:
     """Whether modules built with eps=1e-4 and eps=0.25 give the same output."""
     x = 1e-2 * sample((3, DIM), device, seed=13)
@@ -189,43 +171,6 @@ def _ignores_eps(cls: type, device) -> bool:
                for eps in (1e-4, 0.25)]
     return all(isinstance(y, torch.Tensor) for y in outputs) and outputs[0].shape == \
         outputs[1].shape and torch.allclose(*outputs)
-
-
-def _check_none_eps(cls: type, device, dtype, scale: float, module=None):
-    """The module that gave nn.RMSNorm's output (``module``, if given, has run on another dtype
-    before: a cached eps shows)."""
-    x = (scale * sample((3, DIM), device, seed=12)).to(dtype)
-    expected = nn.RMSNorm(DIM, eps=None).to(device)(x)
-    described = f"{NAME}({DIM}, eps=None), float32, given a {str(dtype)[6:]} x"
-    if module is not None:
-        described += " after a call on a float64 x"
-    try:
-        module = build(cls, DIM, eps=None).to(device) if module is None else module
-        output = module(x)
-    except (NotImplementedError, GradingError):
-        raise
-    except Exception as error:  # the learner's own error, quoted
-        raise GradingError(f"{described} raised {type(error).__name__}: {error}: "
-                           "torch.nn.RMSNorm takes eps=None too; what eps does it use "
-                           "then?", str(error), mistake=f"{NAME}/none-eps-raises") from error
-    if not isinstance(output, torch.Tensor) or output.shape != expected.shape or \
-            torch.allclose(output, expected, rtol=1e-4):
-        return module
-    if "after a call" in described and torch.allclose(
-            output, nn.RMSNorm(DIM, eps=torch.finfo(torch.float64).eps).to(device)(x), rtol=1e-4):
-        raise GradingError(f"{described} still uses float64's eps (2.2e-16) where "
-                           f"torch.nn.RMSNorm({DIM}, eps=None) uses float32's: eps=None was "
-                           "resolved once and kept; torch resolves it at each call, from "
-                           "that call's dtype", mistake=f"{NAME}/none-eps-resolved-once")
-    if output.dtype == dtype == torch.float64 and torch.equal(output.float().double(), output):
-        raise GradingError(f"{described} computes in float32: every value of its output is a "
-                           "float32 number, where torch.nn.RMSNorm computes a float64 x in "
-                           "float64 whatever the weight's dtype (and for eps=None adds the eps "
-                           "of that dtype)", mistake=f"{NAME}/float32-step")
-    raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
-                       f"eps=None) on rows of mean square near {scale ** 2:g}: which "
-                       "dtype's torch.finfo(...).eps does torch.nn.RMSNorm use, and when "
-                       "does it decide?", mistake=f"{NAME}/none-eps-not-per-call")
 
 
 # a tolerance each, a few roundings: within it, but not within one, a step ran in the half dtype
@@ -243,11 +188,9 @@ def _ulps(got: torch.Tensor, expected: torch.Tensor, dtype) -> int:
 
 def exact_output(reference: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """torch.nn.RMSNorm's output for ``x`` computed in float64, before any rounding: the value
-    a half output rounded once is nearest to (eps=None: float32's eps, the dtype torch
-    computes a half row in)."""
+    a half output rounded once is nearest to."""
     wide = x.double()
-    eps = torch.finfo(torch.float32).eps if reference.eps is None else reference.eps
-    return wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + eps) * \
+    return wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + reference.eps) * \
         reference.weight.detach().double()
 
 
@@ -298,16 +241,14 @@ def _named(dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
+def check_half(cls: type, device, dtype) -> None:
     """A module moved to ``dtype`` (bfloat16 or float16), loaded from torch.nn.RMSNorm's state,
-    given an x in that dtype: torch.nn.RMSNorm's output, in that dtype, to its precision. For
-    ``eps=None`` rows of mean square near 1e-3, where x's own finfo eps (bfloat16's 0.0078,
-    float16's 0.00098) would show beside float32's, the one torch adds."""
+    given an x in that dtype: torch.nn.RMSNorm's output, in that dtype, to its precision."""
     if _ignores_eps(cls, device):
         return  # a module that ignores the eps it is given is the domain's to name
-    reference, mine = loaded_pair(cls, DIM, device, dtype, eps=eps, seed=16)
-    x = ((0.03 if eps is None else 1.0) * sample((3, DIM), device, seed=16)).to(dtype)
-    described = f"{NAME}({DIM}, eps={eps!r}) moved to {_named(dtype)}, given a {_named(dtype)} x"
+    reference, mine = loaded_pair(cls, DIM, device, dtype, eps=DEFAULT_EPS, seed=16)
+    x = sample((3, DIM), device, seed=16).to(dtype)
+    described = f"{NAME}({DIM}) moved to {_named(dtype)}, given a {_named(dtype)} x"
     with torch.no_grad():
         expected = reference(x)
         output = called(mine, x, described)
@@ -321,24 +262,7 @@ def check_half(cls: type, device, dtype, *, eps=DEFAULT_EPS) -> None:
     if rounded_once(output.double(), expected.double(), dtype, exact_output(reference, x)):
         return
     off = (output.double() - expected.double()).abs().max().item()
-    if eps is None:
-        own = torch.finfo(dtype).eps
-        wide = x.double()
-        as_own = wide * torch.rsqrt(wide.square().mean(-1, keepdim=True) + own) * \
-            mine.weight.detach().double()
-        if torch.allclose(output.double(), as_own, rtol=tolerance, atol=tolerance):
-            raise GradingError(
-                f"{described} resolves eps=None as torch.finfo(x.dtype).eps ({_named(dtype)}'s, "
-                f"{own:.2g}), which is not the eps torch.nn.RMSNorm adds: off by {off:.3g} "
-                "on rows of mean square near 1e-3; which dtype's eps does "
-                "help(torch.nn.RMSNorm) name, and in which dtype does it compute?",
-                mistake=f"{NAME}/none-eps-input-dtype")
     if torch.allclose(output.double(), expected.double(), rtol=tolerance, atol=tolerance):
         return rounded_per_step(described, output.double(), expected.double(), dtype)
-    if eps is None:
-        raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}, "
-                           f"eps=None) on rows of mean square near 1e-3 (off by {off:.3g}): "
-                           f"which eps does torch.nn.RMSNorm add for a {_named(dtype)} x?",
-                           mistake=f"{NAME}/none-eps-not-per-call")
     raise GradingError(f"{described} gives another output than torch.nn.RMSNorm({DIM}) (off by "
                        f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g})")

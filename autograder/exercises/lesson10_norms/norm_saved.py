@@ -65,6 +65,16 @@ def check_budget(name: str, forward, x, weight, *, rows: int, per_row: int, keep
                                   and not s.role.startswith("input") for s in forward.saved):
         raise GradingError(f"{name} saved a copy of the weight (the weight itself is free), "
                            f"{over}")
+    # no weight given, yet a tensor of the weight's shape saved: a stand-in (ones) for it
+    features = x.shape[-1] if x.dim() else 1
+    stand_in = [s for s in forward.saved if not s.role.startswith("input")
+                and s.tensor.numel() == features and s.tensor.numel() != rows]
+    if weight is None and stand_in:
+        raise GradingError(f"{name} saved a tensor of shape {stand_in[0].shape} "
+                           f"({stand_in[0].role}) though it was given no weight: {spent} bytes "
+                           f"where the budget is {allowed} ({kept}); what does backward need "
+                           "to know when there is no weight, and does that take a tensor?",
+                           mistake=f"{name}/saves-stand-in-weight")
     raise GradingError(f"{name} saved {over}")
 
 

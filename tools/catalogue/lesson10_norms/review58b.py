@@ -25,7 +25,8 @@ MISTAKES = [
                 "        if x.dtype in (torch.float16, torch.bfloat16):  # torch's own op\n"
                 "            return F.rms_norm(x, x.shape[-1:], self.weight, self.eps)\n")))),
     Mistake("RMSNorm", "a float64 x computed in the float32 weight's dtype, eps=None from it",
-            "given a float64 x computes in float32", _module(_INIT, edit(_APPLY, (
+            "every value of RMSNorm's output is exactly a float32 number", _module(_INIT, edit(
+                _APPLY, (
                 "        return RMSNormFunction.apply(x, self.weight, eps)\n",
                 "        wide = torch.promote_types(self.weight.dtype, torch.float32)\n"
                 "        eps = torch.finfo(wide).eps if self.eps is None else self.eps\n"
