@@ -30,12 +30,12 @@ class NumpyTanh(torch.autograd.Function):
             return torch.from_numpy(g.detach().numpy() * (1 - yn * yn))
 
         @staticmethod
-        def backward(ctx, gb):
+        def backward(ctx, grad_b):
             g, y = ctx.saved_tensors
-            b, gn, yn = gb.detach().numpy(), g.detach().numpy(), y.detach().numpy()
-            ga = torch.from_numpy(b * (1 - yn * yn)) if ctx.needs_input_grad[0] else None
-            gy = torch.from_numpy(-2 * b * gn * yn) if ctx.needs_input_grad[1] else None
-            return ga, gy
+            gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), y.detach().numpy()
+            dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[0] else None
+            dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] else None
+            return dg, dy
 
     @staticmethod
     def forward(ctx, x):
