@@ -256,10 +256,10 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# 0, 480 and 960. Two of the three gradients cost a matrix product each, as much as the
-# forward itself; `grad_bias` is a sum, which the counter does not count. PyTorch's linear
-# pays one matrix product per gradient it is asked for, 0 to 960 over the seven choices; a
-# backward that computes everything always pays 960. Your Function should match
+# 0, 480 and 960. Read the seven rows: which gradients cost as much as the forward's
+# matrix product, and which costs nothing the counter counts (what kind of operation is it,
+# then)? PyTorch's linear pays only for the gradients it is asked for, 0 to 960 over the
+# seven choices; a backward that computes everything always pays 960. Your Function should match
 # `F.linear` on every line (the optional section *The FLOP counts as a chart* draws them).
 # </details>
 
@@ -467,8 +467,8 @@ show_saved("F.linear, then torch.relu",
 # fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
 # `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your ReLU let the two
-# exact zeros through: which convention did lesson 01 settle on at $0$? And $(2, 2, 1)$ is
-# $G$ summed without the mask, as if the bias were added after the ReLU.
+# exact zeros through: which convention did lesson 01 settle on at $0$? And if you get
+# $(2, 2, 1)$, which tensor did your `grad_bias` sum over the rows (question 3)?
 # </details>
 
 # %% [markdown]
@@ -489,9 +489,9 @@ show_saved("F.linear, then torch.relu",
 #   the class, a closure): forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
 #   `weight`, and what backward needs of the pre-activation;
 # - what backward needs of the pre-activation, saved in forward (not recomputed in
-#   backward), costs the fewest bytes per output element that backward can read without
-#   unpacking bits, in a dtype with no value to spare (each value it can hold means
-#   something different to backward);
+#   backward), holds exactly that and nothing more, in the fewest bytes per output element
+#   that backward reads without unpacking bits: the self-check measures what you save
+#   against the least possible;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #

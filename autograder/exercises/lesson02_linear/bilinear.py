@@ -27,6 +27,7 @@ from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROU
                       bias_after_products, check_float32_cast_before_bias,
                       check_float32_overflow, check_float32_rounded_once)
 from .layouts import check_layouts
+from .many_rows import check_many_rows
 from .leading_dims import raise_none_for_empty
 from .size_one import check_gradients_are_new, squeeze_named
 from .late_requires_grad import check_requires_grad_after_forward
@@ -139,6 +140,8 @@ def _bilinear_checks(function, device) -> None:
     covers("bias=None")
     covers("n1 == n2")
     check_empty_batch(function, device)
+    check_many_rows(function, BILINEAR, lambda leading, dtype: {
+        k: v.to(dtype) for k, v in bilinear_values(leading, 3, 2, device, seed=3).items()}, "x1")
     # each gradient of its input's shape: a (rows, out) grad_bias, a grad_weight with leading
     # dims left over, which the engine sums; every subset of the inputs requiring grad for 2-D
     # and 3-D x1, all of them for the others

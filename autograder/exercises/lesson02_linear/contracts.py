@@ -126,9 +126,9 @@ FUSED_CLAUSES = (
                 "the output kept in a dict default of forward (review 59b)",
             "FusedLinearReLU/state-on-input": "the mask hung on x.__dict__ (review 59b)"}),
     Clause("what backward needs of the pre-activation, saved in forward (not recomputed in "
-           "backward), costs the fewest bytes per output element that backward can read without "
-           "unpacking bits, in a dtype with no value to spare (each value it can hold means "
-           "something different to backward);",
+           "backward), holds exactly that and nothing more, in the fewest bytes per output "
+           "element that backward reads without unpacking bits: the self-check measures what "
+           "you save against the least possible;",
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",

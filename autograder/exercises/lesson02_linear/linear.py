@@ -23,6 +23,7 @@ from .needs_grad import NEEDS, check_needs_input_grad
 from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
                            check_weight_stepped)
 from .layouts import check_layouts
+from .many_rows import check_many_rows
 from .contracts import FUSED_CLAUSES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES
 from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_values,
                            raise_none_for_empty, values_and_gradients)
@@ -214,6 +215,7 @@ def _my_linear_checks(function, device) -> None:
     check_shapes_and_bias(function, MY_LINEAR, device, fused=False)
     check_saved_through_ctx(function, MY_LINEAR, device)
     check_empty_batch(function, MY_LINEAR, device)
+    check_many_rows(function, MY_LINEAR, _many(device), "x")
     check_one_feature(function, MY_LINEAR, device)
     check_gradients_are_new(function, MY_LINEAR, lambda leading: linear_values(leading, device))
     # names a gate slip before the FLOP count; the pass after it tries bias=None too
@@ -259,6 +261,7 @@ def _fused_checks(function, device) -> None:
     with case(f"x of shape ({rows}, 3), weight of shape (4, 3), bias=a tensor"):
         check_no_float_kept(function, FUSED_LINEAR_RELU, linear_values((rows,), device))
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
+    check_many_rows(function, FUSED_LINEAR_RELU, _many(device), "x")
     check_one_feature(function, FUSED_LINEAR_RELU, device)
     check_exact_zero_pre_activation(function, FUSED_LINEAR_RELU, device)
     check_float32_rounded_once(function, FUSED_LINEAR_RELU, FUSED_IN_ORDER, device, ROUNDED_ONCE)
@@ -280,6 +283,10 @@ def _fused_checks(function, device) -> None:
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
     check_fresh_call_state(function, FUSED_LINEAR_RELU, _fresh_values(device))
+
+
+def _many(device):
+    return lambda leading, dtype: linear_values(leading, device, seed=3, dtype=dtype)
 
 
 def _fresh_values(device):

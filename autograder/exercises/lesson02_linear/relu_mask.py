@@ -40,7 +40,8 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         raise GradingError(
             f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
             "element: backward needs one of two answers per element, which this dtype holds "
-            "with room to spare (the contract asks for a dtype with no value to spare), and "
+            "with room to spare (the contract asks for exactly what backward needs and nothing more: "
+            "a dtype with no value to spare), and "
             "torch.where takes another dtype as its condition ("
             + ("a uint8 one is deprecated" if integers[0].dtype == torch.uint8 else
                f"it refuses {integers[0].dtype}") + "). Which dtype does the comparison that "
