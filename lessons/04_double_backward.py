@@ -24,7 +24,9 @@
 #    that guard does and does not catch;
 # 5. make a backward differentiable by writing it as a Function with its own backward.
 #
-# Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
+# Exercises are marked **✎ Exercise**. Three are graded: `SwishFunction`, `CubeOnce`, and
+# `NumpyTanh`, the lesson's transfer exercise (its method on an op the lesson does not work
+# through). Each has a self-check cell: it runs every check the
 # hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
 # bottom: the cells after an exercise run your answer. Run All goes on past an exercise not yet
 # written (the answer cells of `CubeOnce` and `NumpyTanh` raise until you replace the last
