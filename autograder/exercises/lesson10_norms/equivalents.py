@@ -2,6 +2,7 @@
 
 from ...equivalents import EquivalentMutant
 from .equivalents_answers import EQUIVALENTS as ANSWER_EQUIVALENTS
+from .equivalents_eps import EQUIVALENTS as EPS_EQUIVALENTS
 from .equivalent_reasons import (_FRESH_VIEW, _OUTPUT_COPY, _SHIFTED_ONE_PASS, _SIZE_ONE_DIMS,
                                  _STATISTIC_COPY, _X_COPY)
 
@@ -148,3 +149,4 @@ EQUIVALENTS += [
 
 
 EQUIVALENTS += ANSWER_EQUIVALENTS  # the catalogued answers', in their own module
+EQUIVALENTS += EPS_EQUIVALENTS  # eps=None's, ungraded since review 59d, and that review's
