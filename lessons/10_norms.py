@@ -837,10 +837,9 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # <details><summary><b>Hint</b> · questions</summary>
 #
 # Which tensors does an optimiser step or `load_state_dict` change in place, and does your
-# forward read them on every call? Which eps values could your `__init__` mistake for "none
-# given"? In which dtype does `nn.RMSNorm` compute a float16 row (the `eps` entry of
-# `help(nn.RMSNorm)` names it), and what is $300^2$ next to float16's largest number? How many
-# times may a half output be rounded?
+# forward read them on every call? In which dtype does `nn.RMSNorm` compute a float16 row (the
+# `eps` entry of `help(nn.RMSNorm)` names it), and what is $300^2$ next to float16's largest
+# number? How many times may a half output be rounded?
 # </details>
 #
 # <details><summary><b>What the checks try</b> (open once your module passes, or when a
