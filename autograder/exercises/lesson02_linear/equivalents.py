@@ -154,4 +154,9 @@ EQUIVALENTS += [
            "gz is a fresh contiguous new_zeros tensor: view and reshape agree"),
 ]
 
+_INT_VIEW = "mask = z.view(torch.int64 if z.dtype == torch.float64 else torch.int32) > "
+EQUIVALENTS.append(_fused(  # review 59c's unusual answer
+    "move_threshold", _INT_VIEW + "0", _INT_VIEW + "1e-06",
+    "z's bits viewed as an integer: an integer is > 1e-06 exactly when it is > 0"))
+
 EQUIVALENTS += SAVES + OTHERS  # the catalogued answers' own (make mutants --cap 0)

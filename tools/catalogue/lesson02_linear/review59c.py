@@ -15,19 +15,22 @@ _WEIGHT = "grad_weight = g2.T @ x2 if ctx.needs_input_grad[1] else None\n"
 _DROPS = "right on the first 4096 rows of 4099"
 
 
-def _blocked(block: int, rows: str) -> str:
-    """grad_weight = g2.T @ x2 summed in blocks of ``block`` rows, over ``rows`` blocks."""
+def _blocked(block: int, every: bool = False) -> str:
+    """grad_weight = g2.T @ x2 summed in blocks of ``block`` rows: every row visited, or the
+    last partial block dropped."""
+    rows, r = ((f"range(0, g2.shape[0], {block})", f"slice(k, k + {block})") if every else
+               (f"range(max(g2.shape[0] // {block}, 1))",
+                f"slice(k * {block}, (k + 1) * {block})"))
     return ("grad_weight = None\n"
             "        if ctx.needs_input_grad[1]:\n"
             "            grad_weight = g2.new_zeros(weight.shape)\n"
             f"            for k in {rows}:\n"
-            f"                r = slice(k, k + {block}) if {rows.startswith('range(0')} "
-            f"else slice(k * {block}, (k + 1) * {block})\n"
+            f"                r = {r}\n"
             "                grad_weight += g2[r].T @ x2[r]\n")
 
 
-_TAIL = _blocked(1024, "range(max(g2.shape[0] // 1024, 1))")
-_EVERY = _blocked(1024, "range(0, g2.shape[0], 1024)")
+_TAIL = _blocked(1024)
+_EVERY = _blocked(1024, every=True)
 _BILINEAR_TAIL = ("sum((torch.einsum('po,pi,pj->oij', g[r], a[r], b[r]) for r in "
                   "(slice(k * 1024, (k + 1) * 1024) for k in range(max(g.shape[0] // 1024, 1)))"
                   "), weight.new_zeros(weight.shape))")
@@ -39,7 +42,7 @@ MISTAKES = [
             "dropped (review 59c)", _DROPS, edit(_LINEAR, (_WEIGHT, _TAIL))),
     Mistake("MyLinearFunction", "grad_weight in blocks of 1000 rows, the last partial one "
             "dropped (review 59c)", "right on the first 4000 rows of 4099",
-            edit(_LINEAR, (_WEIGHT, _blocked(1000, "range(max(g2.shape[0] // 1000, 1))")))),
+            edit(_LINEAR, (_WEIGHT, _blocked(1000)))),
     Mistake("FusedLinearReLU", "grad_weight in blocks of 1024 rows, the last partial one "
             "dropped (review 59c)", _DROPS, edit(_FUSED, (_WEIGHT, _TAIL))),
     Mistake("Bilinear", "grad_weight in blocks of 1024 positions, the last partial one "
