@@ -204,9 +204,9 @@ plt.show()
 # may require grad, and must pass `gradgradcheck` for both. The contract, which the self-check
 # and the hidden tests check:
 #
-# - `x` of any shape and `beta` of any real value, 0 included, either or both requiring grad:
-#   the value and the gradients of $x\,\sigma(\beta x)$, each gradient backward returns of
-#   its input's shape (`beta`'s 0-d);
+# - `x` of any shape and `beta` of any real value, 0 included, with $|\beta x| \le 800$,
+#   either or both requiring grad: the value and the gradients of $x\,\sigma(\beta x)$, each
+#   gradient backward returns of its input's shape (`beta`'s 0-d);
 # - backward is differentiable: the second derivatives through it, with respect to `x`, `beta`
 #   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
 # - `grad_output` may come as a non-contiguous view;
@@ -219,8 +219,9 @@ plt.show()
 # - `x` and `beta` come in float64 and float32; `beta` negative and tiny too; `x` 0-d and
 #   empty too.
 # - Every value, gradient and second derivative is finite and right at $x = 0$ and where
-#   $|\beta x|$ saturates the sigmoid (up to about 800, past `exp`'s overflow in both dtypes),
-#   in float32 as in float64. Where $\sigma(\beta x)$ is tiny but a normal number ($\beta x$
+#   $|\beta x|$ saturates the sigmoid (up to 800, past `exp`'s overflow in both dtypes),
+#   in float32 as in float64. Past that nothing is graded: where $\beta x$ itself overflows to
+#   `inf`, $\beta x \cdot \sigma'(\beta x)$ is $\infty \cdot 0$ = `nan`. Where $\sigma(\beta x)$ is tiny but a normal number ($\beta x$
 #   from about $-80$ down to $-650$), both gradients are graded relative to their size
 #   ($10^{-9}$ in float64, $10^{-4}$ in float32), as lesson 01 grades the sigmoid's tail.
 # - A non-contiguous `grad_output`: the gradient must not depend on its strides.
@@ -966,7 +967,7 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
 # | `grad_output.view(-1)` in backward | *"view size is not compatible with input tensor's size and stride"* when `grad_output` is not contiguous (the gradient of a later `.t()`) | elementwise ops on `grad_output` as it comes, or `.reshape` |
 # | in-place ops in backward (`ds = s.mul_(1 - s)`, `s` from `torch.sigmoid`) | `mul_` overwrites `s` with $s(1-s)$. A later use of `s` reads the new value: the first derivative is silently wrong. If every other use of `s` comes first, the first derivative is right, but the second differentiation raises *"one of the variables needed for gradient computation has been modified by an inplace operation"* (the recorded `sigmoid` needs the old `s`) | out-of-place ops (`s * (1 - s)`) |
-# | `@once_differentiable` on a backward that is differentiable | double backward refused for nothing (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
+# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 # | a flag or cache kept in a global (`_needs[0] = beta.requires_grad` in forward, $3x^2$ memoised under `x.data_ptr()`) | right for one call at a time; wrong when a second call runs its forward before the first one's backward, or after an optimizer step changes `x` in place | keep what backward needs on `ctx`, one per call; read `ctx.needs_input_grad` in backward |

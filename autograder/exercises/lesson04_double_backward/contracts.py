@@ -61,9 +61,9 @@ NUMPY_TANH_CLAUSES = (
 
 
 SWISH_CLAUSES = (
-    Clause(r"`x` of any shape and `beta` of any real value, 0 included, either or both requiring "
-           r"grad: the value and the gradients of $x\,\sigma(\beta x)$, each gradient backward "
-           "returns of its input's shape (`beta`'s 0-d);",
+    Clause(r"`x` of any shape and `beta` of any real value, 0 included, with $|\beta x| \le 800$, "
+           r"either or both requiring grad: the value and the gradients of $x\,\sigma(\beta x)$, "
+           "each gradient backward returns of its input's shape (`beta`'s 0-d);",
            {"unproven:wrong-value": "grad_beta misses a factor x",
             "SwishFunction/returns-gradient-of-another-shape":
                 "grad_beta of x's shape, left for the engine to sum",
