@@ -741,7 +741,7 @@ compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": sa
 # - the entry $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1`, as a
 #   `lambda p, o, q, k, x1, x2, weight: ...` that returns one number ($0$ where $y_{po}$ does
 #   not depend on $x_{1, qk}$);
-# - the entry $\partial y_{po} / \partial W_{kij}$ into `dy_dW`, as a
+# - the entry $\partial y_{po} / \partial W_{kij}$ into `dy_dweight`, as a
 #   `lambda p, o, k, i, j, x1, x2, weight: ...`: for which $k$ is it not $0$, and does it
 #   depend on $W$ at all?
 #
@@ -753,18 +753,18 @@ compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": sa
 # %%
 ### BEGIN WORKED
 dy_dx1 = lambda p, o, q, k, x1, x2, weight: weight[o, k] @ x2[p] if q == p else 0.0
-dy_dW = lambda p, o, k, i, j, x1, x2, weight: x1[p, i] * x2[p, j] if k == o else 0.0
+dy_dweight = lambda p, o, k, i, j, x1, x2, weight: x1[p, i] * x2[p, j] if k == o else 0.0
 ### LEARNER
 dy_dx1 = None  # step 1: lambda p, o, q, k, x1, x2, weight: ... (the entry dy[p, o]/dx1[q, k])
-dy_dW = None  # step 1: lambda p, o, k, i, j, x1, x2, weight: ... (dy[p, o]/dweight[k, i, j])
+dy_dweight = None  # step 1: lambda p, o, k, i, j, x1, x2, weight: ... (dy[p, o]/dW[k, i, j])
 ### END WORKED
 
 
 # %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_entries():
-    """Your dy_dx1 and dy_dW against autograd's Jacobians of F.bilinear in x1 and in weight:
+    """Your dy_dx1 and dy_dweight against autograd's Jacobians of F.bilinear in x1 and weight:
     Hint 3's numbers, then random ones."""
-    for name, entry, argnum in (("dy_dx1", dy_dx1, 0), ("dy_dW", dy_dW, 2)):
+    for name, entry, argnum in (("dy_dx1", dy_dx1, 0), ("dy_dweight", dy_dweight, 2)):
         print(name)
         if entry is None:
             print(f"  ✗ not written yet: write your entry into {name}, then run this cell again")

@@ -51,4 +51,5 @@ def test_exercise_1_prompt_reads_as_a_sentence():
     learner's report quoted "How is the design's work, and the questions below ...")?"""
     text = source("05_checkpointing")
     assert "How is the design's work" not in text
-    assert "How it does so is yours to\n# design; the questions below lead you through it." in text
+    prose = " ".join(line.removeprefix("#").strip() for line in text.splitlines())
+    assert "How it does so is yours to design; the questions below lead you through it." in prose

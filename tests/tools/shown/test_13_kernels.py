@@ -57,23 +57,22 @@ def test_rms_checker_asks_one_jacobian_entry_and_the_groups_not_the_formulas():
         assert "✓" in lines[0] and lines[1].startswith("layout: ✗"), (slip, lines)
 
 
-def test_backward_design_checker_asks_for_a_and_b_and_asks_custom_op_about_the_annotation():
-    """Does Exercise 1's design cell give ✓ to the worked saved tensors, a ✗ to a y saved
-    alone, no verdict on the return annotation (two tensors and one tensor both get a question
-    that leaves the design to the learner), and custom_op's own refusal of
-    tuple[torch.Tensor, ...]?"""
+def test_backward_design_checker_judges_saved_tensors_and_reports_custom_ops_verdict():
+    """Does Exercise 1's design cell give ✓ to the worked saved tensors and a ✗ to a y saved
+    alone, and report on the return annotation only custom_op's verdict (two tensors and one
+    tensor both accepted with no word on the design, tuple[torch.Tensor, ...] refused)?"""
     import torch
 
     checker = cell_from("13_kernels", "if my_saved is not None:")
     worked = definitions("13_kernels", "my_saved", "my_backward_returns")
     lines = run_code(checker, {**worked, "torch": torch})
     assert len(lines) == 2 and "✓" in lines[0], lines
-    assert "✓" not in lines[1] and "memory of its own?" in lines[1], lines
+    assert "✓" not in lines[1] and "accepted by custom_op" in lines[1], lines
     lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
                                "my_backward_returns": "torch.Tensor"})
     assert lines[0].startswith("saved: ✗ a and b missing"), lines
-    assert "✗" not in lines[1] and "where does the kernel store the second one" in lines[1], lines
-    assert "tuple" not in lines[1], lines  # the question does not hand the tuple return over
+    assert "✗" not in lines[1] and "accepted by custom_op" in lines[1], lines
+    assert "tuple" not in lines[1], lines  # the verdict does not hand the tuple return over
     lines = run_code(checker, {**worked, "torch": torch,
                                "my_backward_returns": "tuple[torch.Tensor, ...]"})
-    assert lines[1].startswith("returns: ✗ custom_op refuses it: ValueError"), lines
+    assert lines[1].startswith("returns: ✗ refused by custom_op: ValueError"), lines
