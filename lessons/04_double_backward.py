@@ -540,27 +540,29 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included. Its backward
-#   returns the first derivative at every `x` (0, negative, tiny and huge included), for any
-#   `grad_output`, on `x`'s device. It leaves `grad_output` unchanged;
-# - its backward is marked `@once_differentiable`. A second `.backward()` through it raises
-#   once_differentiable's error when the gradient its backward received requires grad;
+# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; backward returns
+#   the first derivative at every `x`, on `x`'s device, and leaves `grad_output` unchanged;
+# - its backward is marked `@once_differentiable`: a second `.backward()` through it raises
+#   when the gradient its backward received requires grad;
 # - backward reads what it needs from `ctx.saved_tensors`, kept with `ctx.save_for_backward`:
-#   nothing on a `ctx` attribute (set in forward or backward), on the class or in a global.
-#   What forward saves of `x` or of the output shares that tensor's version counter: it is not
-#   a copy.
+#   nothing on a `ctx` attribute, on the class or in a global, and no copy saved.
 #
-# The task:
+# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
 #
-# - compute the local derivative in NumPy, as the kernel you stand in for would (the grader
-#   does not check what backward computes with);
-# - bring it back as a tensor that works wherever `x` works: 1-D, 0-d, float32, on `x`'s
-#   device.
+# - "Every `x`": 0, negative, float32 and float64, and the ends where `x ** 3` leaves the
+#   normal range ($10^{-16}$ to $10^{13}$ in float32, $10^{-109}$ to $10^{103}$ in float64);
+#   any `grad_output`.
+# - "No copy": what forward saves of `x` or of the output shares that tensor's version
+#   counter. A `ctx` attribute is refused whether forward or backward sets it.
+# - The grader does not check what backward computes with.
+# </details>
+#
+# The task: compute the local derivative in NumPy, as the kernel you stand in for would, and
+# bring it back as a tensor that works wherever `x` works.
 #
 # **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
 # derivative itself (call it `local`). From which of them can backward get the derivative right
-# at every `x`, float32's far ends included, where `x ** 3` leaves the normal range? (The
-# grader tries `x` as tiny as 1e-16 and as large as 1e13; 1e-109 and 1e103 in float64.)
+# at every `x`, where `x ** 3` leaves the normal range included?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>

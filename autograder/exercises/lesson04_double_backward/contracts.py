@@ -114,9 +114,9 @@ SWISH_CLAUSES = (
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included. Its "
-           "backward returns the first derivative at every `x` (0, negative, tiny and huge "
-           "included), for any `grad_output`, on `x`'s device. It leaves `grad_output` unchanged;",
+    Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; backward "
+           "returns the first derivative at every `x`, on `x`'s device, and leaves `grad_output` "
+           "unchanged;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
             "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
@@ -130,15 +130,13 @@ CUBE_ONCE_CLAUSES = (
                 "saves the output, NumPy cube root in backward",
             "CubeOnce/float32-step":
                 "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))"}),
-    Clause("its backward is marked `@once_differentiable`. A second `.backward()` through it "
-           "raises once_differentiable's error when the gradient its backward received requires "
-           "grad;",
+    Clause("its backward is marked `@once_differentiable`: a second `.backward()` through it "
+           "raises when the gradient its backward received requires grad;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("backward reads what it needs from `ctx.saved_tensors`, kept with "
-           "`ctx.save_for_backward`: nothing on a `ctx` attribute (set in forward or backward), "
-           "on the class or in a global. What forward saves of `x` or of the output shares that "
-           "tensor's version counter: it is not a copy.",
+           "`ctx.save_for_backward`: nothing on a `ctx` attribute, on the class or in a global, "
+           "and no copy saved.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/sets-ctx-in-backward": "memoises 3x^2 as ctx.local in backward",
             "CubeOnce/bypasses-saved-tensors": "x kept in a module dict keyed by id(ctx)",
