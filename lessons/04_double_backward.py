@@ -711,23 +711,19 @@ compare("second derivative through SinCut", predicted_cut_second, second_through
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
 #
-# PyTorch's documentation gives three ways to handle a backward (the `save_for_backward`
-# docstring names the first two, the double-backward tutorial shows the third). Build it from
-# differentiable ops, as `SwishFunction` does; mark it
-# `@once_differentiable` when it cannot be differentiated, as `CubeOnce` does; or, when it
-# cannot be recorded but you still need second derivatives, **make the backward a Function of
-# its own**, whose backward you write by hand. Its forward computes the first backward, in
-# NumPy or kernel code if need be, since a forward is never recorded; autograd records one node
-# for the whole first backward, and a second backward runs the hand-written one.
+# PyTorch documents three ways to handle a backward (the `save_for_backward` docstring names
+# the first two, the double-backward tutorial shows the third): build it from differentiable
+# ops, as `SwishFunction` does; mark it `@once_differentiable`, as `CubeOnce` does; or, when it
+# cannot be recorded but second derivatives are still needed, **make the backward a Function of
+# its own**, with a hand-written backward. Its forward computes the first backward (NumPy is
+# fine: a forward is never recorded), and a second backward runs the hand-written one.
 #
-# Here the op is a matrix product, $Y = AC$ for $A$ of shape $(m, k)$ and $C$ of shape
-# $(k, n)$, computed in NumPy. Its first backward is lesson 02's rule,
-# $b(G, A, C) = (G C^\top,\; A^\top G)$: **two** results from **three** matrices (`grad_output`
-# $G$, $A$ and $C$). Made a Function, its backward receives one incoming gradient per result,
-# $\bar B_A$ (of $A$'s shape) and $\bar B_C$ (of $C$'s shape), and returns one gradient per
-# input: $\bar G$, $\bar A$, $\bar C$. An input that feeds both results gets the sum of what
-# comes back from each. Write the three below as functions of `(gbar_a, gbar_c, g, a, c)`
-# before reading on, and check each one's shape first; the cell after checks them against
+# Here the op is $Y = AC$, $A$ of shape $(m, k)$ and $C$ of shape $(k, n)$, in NumPy. Its first
+# backward is lesson 02's rule, $b(G, A, C) = (G C^\top,\; A^\top G)$: two results from three
+# matrices. Made a Function, its backward receives `gbar_a` and `gbar_c` ($\bar B_A$,
+# $\bar B_C$), the incoming gradients of the two results, and returns one gradient per input.
+# Write the three as functions of `(gbar_a, gbar_c, g, a, c)`, each one's shape first (which
+# input feeds both results, and what does it get back?); the cell after checks them against
 # autograd applied to $b$ written with torch ops.
 #
 # <details><summary><b>Hint</b> (open if you are stuck)</summary>
