@@ -386,8 +386,11 @@ compare_swish_gradients()
 # anyway is dropped by the engine.
 # </details>
 #
-# Your Swish and its first two derivatives in $x$, for three values of $\beta$; both
-# derivatives come from your backward, the second one through double backward.
+# Your Swish and its first two derivatives in $x$, for three values of $\beta$ (both from your
+# backward, the second through double backward), then what your forward saved, each tensor
+# with its role. Inputs (`x`, `beta`) and outputs (`y`, if you saved it) come back from
+# `ctx.saved_tensors` linked to the graph, which is what lets double backward differentiate
+# your backward. Keep an eye on the role column in the next section.
 
 # %%
 xs = torch.linspace(-5, 5, 201, dtype=torch.float64, requires_grad=True)
@@ -404,14 +407,6 @@ for ax, title in zip(axes, ("swish", "first derivative", "second derivative")):
     ax.set_xlabel("x")
 axes[0].legend()
 plt.show()
-
-# %% [markdown]
-# What did your forward save? The inspector below lists each saved tensor with its role. Inputs
-# (`x`, `beta`) and outputs (`y`, if you saved it) come back from `ctx.saved_tensors` linked to
-# the graph, which is what lets double backward differentiate your backward. Keep an eye on the
-# role column in the next section.
-
-# %%
 inspect_saved(SwishFunction, torch.linspace(-3, 3, 8, dtype=torch.float64),
               torch.tensor(1.5, dtype=torch.float64))
 
