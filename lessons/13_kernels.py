@@ -803,18 +803,14 @@ else:
 #
 # The contract:
 # - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that does not sum a row's squares again, saving at most one per-row
-#   tensor besides the inputs, stored as precisely as the kernels compute: float32 for
-#   float32, float16 and bfloat16 input, float64 for float64 input;
+#   backward that does not sum a row's squares again; `setup_context` saves the inputs and
+#   one per-row tensor, nothing else, that tensor in float32 for float32, float16 and
+#   bfloat16 input and in float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
-#   included), and the weight gradient as
-#   per-program partial rows, reduced afterwards (on the host or by a second kernel), never
-#   loaded, added to and stored back into one shared row by several programs (a race on a
-#   GPU; `tl.atomic_add` into one shared row is right too);
-# - `D` up to 4096 and not a power of two: a block that covers a whole row, masked past its
-#   end, or a loop over the row in blocks; a mean over the row
-#   divides by `D`, not by the block's width, and a masked load whose lanes reach a sum gives
-#   them a value with `other=` (masked-off lanes are undefined on a GPU);
+#   included), and the weight gradient summed over every row without a race (no row that
+#   several programs load, add to and store back; `tl.atomic_add` is right);
+# - any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries
+#   and nothing else (no lane past the row's end counted, read or written);
 # - any number of rows, none included: every row computed, nothing read past the last one,
 #   and nothing returned or reduced that no program stored; each call's backward runs on
 #   its own call's sizes, and no buffer is kept from one call to the next;
@@ -829,8 +825,10 @@ else:
 #
 # Beyond comparing values, the grader doubles every saved value that comes
 # one per row and watches the gradients change (a backward that sums the squares again does
-# not move); it fills masked-off lanes and every buffer you allocate uninitialised with NaN,
-# as a GPU may leave them. `tl.atomic_add` is graded as right, but a GPU adds the programs'
+# not move); any other saved tensor that is not an input (or a copy of one) fails; it fills
+# masked-off lanes and every buffer you allocate uninitialised with NaN, as a GPU may leave
+# them, so a mean over a block wider than `D`, or a masked load feeding a sum without
+# `other=`, shows up even on CPU. `tl.atomic_add` is graded as right, but a GPU adds the programs'
 # contributions in a different order on each run, so the weight gradient changes in its last
 # bits from run to run; partials reduced in a fixed order give the same bits every time,
 # which is why Liger-Kernel keeps them. int64 row offsets, for tensors past 2**31 elements,
@@ -1014,8 +1012,9 @@ else:
 #
 # 1. `setup_context` saves `x`, `weight` and `rstd` (one $r$ per row, float32, or float64
 #    for float64 input): the backward kernel recomputes $\hat x = x\,r$ from them and never
-#    sums a row's squares again. Not `y`: $\hat x = y / w$ is $0/0$ wherever the weight has a
-#    zero entry. Not `rstd` in half precision: every entry of the row's gradient is
+#    sums a row's squares again. Not `y`, instead of `x` or beside it: $\hat x = y / w$ is
+#    $0/0$ wherever the weight has a zero entry, and a saved `y` is one more $(N, D)$
+#    activation held until backward. Not `rstd` in half precision: every entry of the row's gradient is
 #    multiplied by it.
 # 2. An operator's outputs are all `setup_context` sees of its work, so the forward operator
 #    returns `(y, rstd)` (a `tuple[torch.Tensor, torch.Tensor]` and a fake of both) and
@@ -1024,7 +1023,9 @@ else:
 #    receives one gradient per output, `grad_y` and a `grad_rstd` it ignores, and returns one
 #    per input, `None` for `eps`.
 # 3. Forward: one program per row, `BLOCK_D = next_power_of_2(D)` lanes masked past `D`
-#    (the cell above). Backward: a fixed number of programs, since one per row needs a partial row
+#    (the cell above): the mean divides by `D`, not by the block's width, and every masked
+#    load whose lanes reach a `tl.sum` gets `other=0.0` (masked-off lanes are undefined on
+#    a GPU). Backward: a fixed number of programs, since one per row needs a partial row
 #    per row of `x` (item 2). The course's solution launches `min(rows, 32)` programs
 #    (Liger-Kernel: one per streaming multiprocessor), each over
 #    `rows_per_program = cdiv(rows, programs)` consecutive rows (rounded up, or the last rows

@@ -80,10 +80,9 @@ SILU_MUL_CLAUSES = (
 
 RMS_NORM_ROWS_CLAUSES = (
     Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that does not sum a row's squares again, saving at "
-           "most one per-row tensor besides the inputs, stored as precisely as the kernels "
-           "compute: float32 for float32, float16 and bfloat16 input, float64 for float64 "
-           "input;",
+           "and a backward that does not sum a row's squares again; `setup_context` saves the "
+           "inputs and one per-row tensor, nothing else, that tensor in float32 for float32, "
+           "float16 and bfloat16 input and in float64 for float64 input;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -91,25 +90,23 @@ RMS_NORM_ROWS_CLAUSES = (
                 "rstd saved and passed, the backward kernel summing x**2 again",
             "rms_norm_rows/saves-narrower-dtype": "a float32 rstd for float64 input (issue 37)",
             "rms_norm_rows/saves-more-per-row": "rstd saved twice, two tensors of one value per row",
+            "rms_norm_rows/saves-extra-tensor": "setup_context saves y as well as x, weight and rstd",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
             "rms_norm_rows/tensor-on-ctx":
                 "setup_context keeps x, weight and rstd as ctx attributes"}),
     Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
-           "entries included), and the weight gradient as "
-           "per-program partial rows, reduced afterwards (on the host or by a second kernel), "
-           "never loaded, added to and stored back into one shared row by several programs (a "
-           "race on a GPU; `tl.atomic_add` into one shared row is right too);",
+           "entries included), and the weight gradient summed over every row without a race "
+           "(no row that several programs load, add to and store back; `tl.atomic_add` is "
+           "right);",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
             "rms_norm_rows/shared-row-race":
                 "every program adds into one shared row (load, add, store): a race",
             "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),
-    Clause("`D` up to 4096 and not a power of two: a block that covers a whole row, masked "
-           "past its end, or a loop over the row in blocks; a mean over the row divides by "
-           "`D`, not by the block's width, and a masked load whose lanes reach a sum gives "
-           "them a value with `other=` (masked-off lanes are undefined on a GPU);",
+    Clause("any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` "
+           "entries and nothing else (no lane past the row's end counted, read or written);",
            {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
             "rms_norm_rows/unmasked-access": "no mask past the row's end",
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",

@@ -111,3 +111,32 @@ def check_no_tensor_kept(name: str, function, calls) -> None:
             "size, and two calls at once write into the same memory): allocate it in the call "
             "(PyTorch's caching allocator makes torch.empty cheap)",
             mistake=f"{name}/buffer-kept-between-calls")
+
+
+def stale_input(call, tensors: dict) -> str | None:
+    """The name of an input whose change in place between two calls the second call's output
+    ignores (a copy cached by data_ptr from the first call), or None. A diagnosis run only once
+    gradcheck has failed: gradcheck perturbs each entry in place."""
+    for name in tensors:
+        values = {n: t.detach().clone() for n, t in tensors.items()}
+        try:
+            call(*values.values())
+            values[name].data.add_(0.25)  # as gradcheck does: no version bump
+            again, fresh = call(*values.values()), call(*(t.clone() for t in values.values()))
+        except Exception:  # noqa: BLE001 -- a diagnosis: gradcheck's own message stands
+            return None
+        if not torch.allclose(again, fresh, rtol=1e-9, atol=1e-12, equal_nan=True):
+            return name
+    return None
+
+
+def raise_if_stale(name: str, call, tensors: dict) -> None:
+    """Name a copy of an input kept from an earlier call (see stale_input)."""
+    if (stale := stale_input(call, tensors)) is not None:
+        raise GradingError(
+            f"{name} keeps a copy of {stale} from an earlier call: changed in place between two "
+            f"calls, {stale} gives the second call the first call's values (a cache keyed by "
+            "data_ptr, or by _version, which a change through .data leaves alone?). gradcheck, "
+            "which perturbs entries in place through .data, fails on that stale copy. "
+            "The contract keeps no buffer from one call to the next: copy or convert the input "
+            "in every call", mistake=f"{name}/buffer-kept-between-calls")

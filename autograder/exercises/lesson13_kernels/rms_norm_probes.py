@@ -152,6 +152,28 @@ def _per_row(saved, rows: int) -> list:
             and not s.role.startswith("input")]
 
 
+def _extra_saved(saved, inputs: dict, per_row: list):
+    """The first saved record that is not an input, a copy of one (contiguous, or cast: same
+    shape, equal values) or one of ``per_row``; None when there is none."""
+    def a_copy(t: torch.Tensor) -> bool:
+        return any(isinstance(v, torch.Tensor) and v.shape == t.shape and torch.equal(
+            v.detach().to(t.dtype), t.detach()) for v in inputs.values())
+    return next((s for s in saved if not s.role.startswith("input") and s.tensor is not None
+                 and all(s is not p for p in per_row) and not a_copy(s.tensor)), None)
+
+
+def check_nothing_else_saved(saved, inputs: dict, per_row: list, dtype) -> None:
+    """Nothing saved but the inputs (their contiguous or cast copies) and the per-row rstd."""
+    if extra := _extra_saved(saved, inputs, per_row):
+        what = "the output y" if extra.role == "output" else f"{extra.dtype}, not an input"
+        raise GradingError(
+            f"rms_norm_rows saves an extra tensor of shape {extra.shape} ({what}) for backward "
+            f"with {dtype} input: the contract saves the inputs and one per-row tensor, nothing "
+            "else; the backward rebuilds anything else (y, x_hat) from x, weight and rstd, and "
+            "saving it keeps a whole extra activation in memory until backward",
+            mistake="rms_norm_rows/saves-extra-tensor")
+
+
 def _gradients_with_saved_rows_scaled(function, values: dict, scale: float) -> tuple:
     """(grad_x, grad_weight), grad_output all ones, with every floating tensor of one value
     per row that forward saved multiplied by ``scale`` when backward unpacks it."""
@@ -184,13 +206,16 @@ def check_saves_rstd(function, spec, values: dict) -> None:
             "one such tensor besides the inputs, enough to give the backward each row's r",
             mistake="rms_norm_rows/saves-more-per-row")
     if per_row:
+        check_nothing_else_saved(saved, inputs, per_row, torch.float64)
         for dtype in (torch.float32, torch.float16, torch.bfloat16):
             narrow = make_inputs({n: v.to(dtype) if isinstance(v, torch.Tensor) else v
                                   for n, v in values.items()})
             try:
-                kept = _per_row(run_forward(function, spec, narrow).saved, rows)
+                kept = _per_row(narrow_saved := run_forward(function, spec, narrow).saved,
+                                rows)
             except Exception:  # noqa: BLE001 -- the dtype checks after this one name it
                 continue
+            check_nothing_else_saved(narrow_saved, narrow, kept, dtype)
             wrong = [s.dtype for s in kept if s.dtype != torch.float32]
             if wrong:
                 raise GradingError(

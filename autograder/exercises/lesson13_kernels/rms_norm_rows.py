@@ -14,7 +14,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, explain, kernel_battery, operator_calls)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
-from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept
+from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
 from .kernel_ulps import check_within_ulps, name_bfloat16_failure
 from .rms_norm_layouts import check_non_contiguous
@@ -274,6 +274,8 @@ def rms_norm_rows_full(function, device) -> None:
         x, weight = (v.requires_grad_() for v in list(_values((2, 3), device).values())[:2])
         if not torch.autograd.gradcheck(lambda x, w: function(x, w, EPS), (x, weight),
                                         raise_exception=False):
+            raise_if_stale("rms_norm_rows", lambda x, w: function(x, w, EPS),
+                           {"x": x, "weight": weight})
             raise GradingError("gradcheck failed for rms_norm_rows: the analytic Jacobian "
                                "differs from the numerical one")
         check_kernels(function, device)

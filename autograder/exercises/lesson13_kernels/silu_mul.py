@@ -13,7 +13,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, explain, kernel_battery)
 from .kernel_domain import kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
-from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept
+from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .kernel_unwritten import poisoned_allocations
 from ..shared.call_state import check_calls_of_two_sizes
@@ -234,6 +234,7 @@ def silu_mul_full(silu_mul, device) -> None:
         covers("gradcheck in float64")
         a, b = (v.requires_grad_() for v in silu_mul_values((6,), device, seed=5).values())
         if not torch.autograd.gradcheck(silu_mul, (a, b), raise_exception=False):
+            raise_if_stale("silu_mul", silu_mul, {"a": a, "b": b})
             if computed_in_float32(silu_mul, a, b):
                 raise GradingError("silu_mul computes float64 inputs in float32: its float64 "
                                    "results agree with the float32 computation, not with float64 "
