@@ -125,6 +125,14 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
                       and bool(torch.allclose(every, truth, rtol=rtol, atol=atol)))
     position = list(values).index(name)
     case = f"{name} alone requiring grad"
+    late = _late_reader(function, values, name, grad_output) if right_with_all else None
+    if late is not None:
+        return GradingError(
+            f"{spec.name}.backward read {late}.requires_grad at backward time to decide "
+            f"grad_{name}: None with {name} alone requiring grad, a gradient once "
+            f"{late}.requires_grad_() is called after forward. What does "
+            f"ctx.needs_input_grad[{position}] hold?", str(error), case=case,
+            mistake=f"{spec.name}/reads-requires-grad")
     if right_with_all and grad is None:
         return GradingError(
             f"{spec.name}.backward returns None for {name} when {name} is the only input that "
@@ -139,3 +147,24 @@ def _explain_alone(function, spec, values, name, grad, grad_output, error, rtol,
             f"depend on which other inputs need a gradient", str(error), case=case,
             mistake=f"{spec.name}/depends-on-other-inputs")
     return GradingError(error.hint, error.details, case=case, mistake=error.mistake)
+
+
+def _late_reader(function, values, name, grad_output):
+    """The other input whose requires_grad_(), called after forward (``name`` alone requiring
+    grad then), makes backward return a gradient for ``name``: backward reads that tensor's
+    requires_grad, not ctx.needs_input_grad (fixed when forward ran)."""
+    if not (isinstance(function, type) and issubclass(function, torch.autograd.Function)):
+        return None
+    for other in _differentiable(values):
+        if other == name:
+            continue
+        inputs = make_inputs(values, requires_grad={name})
+        try:
+            output = function.apply(*inputs.values())
+            inputs[other].requires_grad_(True)
+            grad, = torch.autograd.grad(output, [inputs[name]], grad_output, allow_unused=True)
+        except Exception:  # noqa: BLE001 - a probe: other checks name the failure
+            continue
+        if grad is not None:
+            return other
+    return None

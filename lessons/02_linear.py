@@ -484,14 +484,15 @@ show_saved("F.linear, then torch.relu",
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
-# - no float tensor of the output's size, neither the pre-activation nor the output, saved
-#   for backward or kept after forward anywhere else (a global, a mutable default argument,
-#   the class, a closure): forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
-#   `weight`, and what backward needs of the pre-activation;
-# - what backward needs of the pre-activation, saved in forward (not recomputed in
-#   backward), holds exactly that and nothing more, in the fewest bytes per output element
-#   that backward reads without unpacking bits: the self-check measures what you save
-#   against the least possible;
+# - keeps less for backward than the composed `torch.relu(F.linear(x, weight, bias))` does:
+#   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and `weight`,
+#   and what backward needs of the pre-activation, and keeps nothing after forward anywhere
+#   else (a global, a mutable default argument, the class, a closure, the storage behind the
+#   returned output);
+# - what backward needs of the pre-activation is saved in forward (not recomputed in
+#   backward): what forward saves beyond `x` and `weight` is measured in bytes per output
+#   element, the storage behind each saved tensor included, against the least possible
+#   without packing bits;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #
@@ -501,8 +502,13 @@ show_saved("F.linear, then torch.relu",
 # - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
 #   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
 #   outside the contract.
-# - "The fewest bytes per output element": the self-check measures what your forward saves
-#   beyond `x` and `weight`, per output element, and names the dtype it finds there.
+# - "Keeps less" (graded: this fine print is part of the contract): no float tensor of the
+#   output's size, neither the pre-activation nor the output, saved for backward or kept
+#   after forward, the returned output's own storage included (a view keeps its whole
+#   storage alive).
+# - "Measured in bytes per output element": the self-check counts the storage behind each
+#   tensor your forward saves beyond `x` and `weight`, per output element, and names the
+#   dtype it finds there.
 # </details>
 #
 # **Predict first.** Question 1 as a decision: in which PyTorch dtype will your forward save

@@ -110,10 +110,11 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
-    Clause("no float tensor of the output's size, neither the pre-activation nor the output, "
-           "saved for backward or kept after forward anywhere else (a global, a mutable default "
-           "argument, the class, a closure): forward saves, with `ctx.save_for_backward`, what your gradients read of "
-           "`x` and `weight`, and what backward needs of the pre-activation;",
+    Clause("keeps less for backward than the composed `torch.relu(F.linear(x, weight, bias))` "
+           "does: forward saves, with `ctx.save_for_backward`, what your gradients read of `x` "
+           "and `weight`, and what backward needs of the pre-activation, and keeps nothing after "
+           "forward anywhere else (a global, a mutable default argument, the class, a closure, "
+           "the storage behind the returned output);",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
             "FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
@@ -124,16 +125,20 @@ FUSED_CLAUSES = (
                 "the float pre-activation kept in a module dict keyed by id(ctx)",
             "FusedLinearReLU/state-in-default-argument":
                 "the output kept in a dict default of forward (review 59b)",
-            "FusedLinearReLU/state-on-input": "the mask hung on x.__dict__ (review 59b)"}),
-    Clause("what backward needs of the pre-activation, saved in forward (not recomputed in "
-           "backward), holds exactly that and nothing more, in the fewest bytes per output "
-           "element that backward reads without unpacking bits: the self-check measures what "
-           "you save against the least possible;",
+            "FusedLinearReLU/state-on-input": "the mask hung on x.__dict__ (review 59b)",
+            "FusedLinearReLU/output-views-wider-storage":
+                "output a view into cat([relu(z), z]) (review 59d)"}),
+    Clause("what backward needs of the pre-activation is saved in forward (not recomputed in "
+           "backward): what forward saves beyond `x` and `weight` is measured in bytes per output "
+           "element, the storage behind each saved tensor included, against the least possible "
+           "without packing bits;",
            {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
             "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
-            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved"}),
+            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved",
+            "FusedLinearReLU/mask-views-wider-storage":
+                "mask a view of cat([z > 0, z < 0]) (review 59d)"}),
     Clause("backward never writes into `grad_output`, and still skips the gradients "
            "`ctx.needs_input_grad` rules out.",
            {"FusedLinearReLU/writes-grad-output": "masks grad_output in place",

@@ -40,7 +40,7 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         raise GradingError(
             f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
             "element: backward needs one of two answers per element, which this dtype holds "
-            "with room to spare (the contract asks for exactly what backward needs and nothing more: "
+            "with room to spare (the contract measures what you save against the least possible: "
             "a dtype with no value to spare), and "
             "torch.where takes another dtype as its condition ("
             + ("a uint8 one is deprecated" if integers[0].dtype == torch.uint8 else
@@ -66,14 +66,27 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             "backward to recompute): forward, where the pre-activation is at hand, is where to "
             "save it with ctx.save_for_backward",
             mistake=f"{spec.name}/saves-no-mask")
+    _check_own_storage(spec, masks)
     kept = {mask.tensor.untyped_storage().data_ptr() for mask in masks}
     if len(kept) > 1:
         raise GradingError(
             f"{spec.name} saved {len(kept)} boolean masks of the output's size "
             f"({sum(m.nbytes for m in masks)} bytes), {len(kept)} bytes per output element "
-            "where the contract asks for the fewest: "
+            "where the contract measures against the least possible: "
             "what does backward learn from the second that the first does not tell it?",
             mistake=f"{spec.name}/saves-more-than-one-mask")
+
+
+def _check_own_storage(spec: Spec, masks) -> None:
+    """Memory counts the storage behind a mask (as the lesson's saved_of_z cell does)."""
+    for mask in masks:
+        held, size = mask.tensor.untyped_storage().nbytes(), mask.tensor.numel()
+        if held > size * mask.tensor.element_size():
+            raise GradingError(
+                f"{spec.name}'s saved mask is a view of a {held}-byte storage for {size} "
+                "elements: saving it keeps the whole storage alive, more than the fewest bytes "
+                "per output element. Save a tensor of its own (.clone() it, or build it "
+                "directly)", mistake=f"{spec.name}/mask-views-wider-storage")
 
 
 def _float_kind(saved) -> str:
@@ -248,8 +261,7 @@ def _matches(function, spec: Spec, values: dict) -> bool:
 
 
 class _FloatsMade(TorchDispatchMode):
-    """Weak references to the floating-point tensors of ``numel`` elements that own new memory,
-    made by the ops run inside the block."""
+    """Weak references to the new float tensors of ``numel`` elements made inside the block."""
 
     def __init__(self, numel: int):
         super().__init__()
@@ -276,6 +288,13 @@ def check_no_float_kept(function, spec: Spec, values: dict) -> None:
     with _FloatsMade(numel) as mode:
         output = function.apply(*inputs.values())
     gc.collect()
+    held, size = output.untyped_storage().nbytes(), output.numel() * output.element_size()
+    if held > size:
+        raise GradingError(
+            f"{spec.name}'s output is a view of a {held}-byte storage for {size} bytes of "
+            "output: the returned tensor keeps the rest of that storage alive (a float number "
+            "per output element beyond the output itself, the memory fusing is meant to drop). "
+            "Return a tensor of its own", mistake=f"{spec.name}/output-views-wider-storage")
     mine = StorageWeakRef(output.untyped_storage())
     kept = [(shape, dtype) for ref, shape, dtype in mode.made
             if not ref.expired() and ref != mine]
