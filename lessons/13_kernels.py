@@ -446,16 +446,15 @@ print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_elemen
 #
 # <details><summary><b>Hint 3 · close to it</b> (open after your attempt)</summary>
 #
-# $\frac{d}{da}\,\mathrm{silu}(a) = \sigma(a) + a\,\sigma'(a)$. With $\sigma' = \sigma(1 -
-# \sigma)$, what is left in the bracket once $\sigma(a)$ is factored out, and for which $a$ is
-# it negative? $\partial L/\partial a$ is then $g$ times $b$ times that; $\partial L/\partial b$
-# needs no product rule at all. For the kernel: in float32, which of $1/(1 + e^{-a})$ and
+# Once you substitute $\sigma' = \sigma(1 - \sigma)$ into the product rule's two terms and
+# factor $\sigma(a)$ out, what is left in the bracket, and for which $a$ is it negative?
+# Which factors of $y$ does $\partial L/\partial a$ then multiply it by, and why does
+# $\partial L/\partial b$ need no product rule at all? For the kernel: in float32, which of $1/(1 + e^{-a})$ and
 # $e^{a}/(1 + e^{a})$ is still finite at $a = 100$ (what is $e^{100}$ in float32?)
 # </details>
 #
 # Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`
-# (decorate the function, or wrap it after its definition: `silu_mul =
-# torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutates_args=())`), with its
+# (how did the worked example make its operator?), with its
 # kernels and every registration in this one cell. Unlike the worked example, both passes
 # are elementwise: no program needs another's lanes, so the grid, the block and the mask are
 # yours to choose (Triton's model above has the pieces). And unlike it, the backward is a
