@@ -333,7 +333,7 @@ class SwishFunction(torch.autograd.Function):
         s = torch.sigmoid(beta * x)  # recomputed here, where autograd can record it
         ds = s * (1 - s)  # d sigmoid(z)/dz
         grad_x = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] else None
-        grad_beta = (grad_output * x * x * ds).sum() if ctx.needs_input_grad[1] else None
+        grad_beta = ((grad_output * x * ds) * x).sum() if ctx.needs_input_grad[1] else None
         return grad_x, grad_beta
         ### END SOLUTION
 
@@ -378,7 +378,9 @@ compare_swish_gradients()
 #
 # With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$:
 # $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
-# $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
+# $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$, computed as
+# $(g_i x_i\, s_i(1 - s_i))\, x_i$: $x_i^2$ alone overflows where $x$ is huge and $\beta$ tiny
+# ($x = 10^{20}$ in float32, $\beta x = -60$), though the product is finite. Backward recomputes $s$
 # from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
 # can record under `create_graph=True`. Skipping a gradient nobody asked for is allowed and not
 # graded: `ctx.needs_input_grad[1]` (lesson 00) is `False` when `beta` does not require grad,

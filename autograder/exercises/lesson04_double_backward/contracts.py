@@ -73,6 +73,8 @@ SWISH_CLAUSES = (
                 "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))",
             "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
                                               "NaN in float32 past |beta x| = 88.7",
+            "SwishFunction/x-squared-overflow":
+                "grad_beta as (g * x * x * ds).sum(): x * x overflows at huge x",
             "case:tests the other input's flag": "needs_input_grad indices swapped",
             "SwishFunction/requires-grad-shared-between-calls":
                 "beta's needs-grad flag kept in a global, set in forward"}),

@@ -33,6 +33,7 @@ from .float32_saturation import check_float32_second_derivatives, name_nonfinite
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent
 from .saved_alias import check_saved_guarded
+from .swish_huge_x import check_huge_x
 from .swish_tails import check_saturated_tails
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
@@ -219,6 +220,7 @@ def _swish_checks(function, device) -> None:
             check_gradgradcheck(function, SWISH, values, ["x"])
             check_gradgradcheck(function, SWISH, values, ["beta"])
     check_saturated_tails(function, SWISH, device)  # last: the absolute checks name the rest
+    check_huge_x(function, SWISH, device)
 
 
 def check_second_backward_raises(function, spec: Spec, device) -> None:

@@ -195,8 +195,8 @@ EQUIVALENTS = [
       for before, after in (
           ("grad_x = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] else None",
            "grad_x = grad_output * (s + beta * x * ds) if True else None"),
-          ("grad_beta = (grad_output * x * x * ds).sum() if ctx.needs_input_grad[1] else None",
-           "grad_beta = (grad_output * x * x * ds).sum() if True else None"),
+          ("grad_beta = ((grad_output * x * ds) * x).sum() if ctx.needs_input_grad[1] else None",
+           "grad_beta = ((grad_output * x * ds) * x).sum() if True else None"),
           ("grad_x = grad_output * s * (1 + beta * x * (1 - s)) if ctx.needs_input_grad[0] "
            "else None",
            "grad_x = grad_output * s * (1 + beta * x * (1 - s)) if True else None"))),

@@ -13,7 +13,7 @@ UNUSUAL = [
         "        x, beta = ctx.saved_tensors\n        z = beta * x\n"
         "        s, t = torch.sigmoid(z), torch.sigmoid(-z)\n"
         "        grad_x = grad_output * (s + z * s * t) if ctx.needs_input_grad[0] else None\n"
-        "        grad_beta = (torch.dot((grad_output * x * x).reshape(-1), (s * t).reshape(-1))\n"
+        "        grad_beta = (torch.dot((grad_output * x * (s * t)).reshape(-1), x.reshape(-1))\n"
         "                     if ctx.needs_input_grad[1] else None)\n"
         "        return grad_x, grad_beta")),
 ]

@@ -35,7 +35,7 @@ UNUSUAL = [
                 "        x, beta = ctx.saved_tensors\n        z = beta * x\n"
                 "        s, ds = torch.sigmoid(z), torch.sigmoid(z) * torch.sigmoid(-z)\n"
                 "        return (grad_output * s + grad_output * z * ds,\n"
-                "                torch.sum(grad_output * ds * x.square()))",
+                "                torch.sum(grad_output * ds * x * x))",
                 "        ctx.save_for_backward(x, beta)\n"
                 "        return x * torch.exp(F.logsigmoid(beta * x))")),
     Unusual("CubeOnce", "saves 3x^2 made in float64 NumPy (more digits for float32 x)",

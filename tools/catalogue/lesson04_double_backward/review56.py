@@ -10,7 +10,7 @@ NumpyTanh that calls its inner Function only under create_graph, .cpu().contiguo
 from .. import Mistake, Unusual, edit
 from .cube_once import CUBE_READ, _cube
 from .numpy_tanh import CALL, FORWARD, RIGHT, _inner, _tanh
-from .swish import READ, RETURN, _swish
+from .swish import READ, RETURN, SCALED, _swish
 
 NUMPY = "import numpy as np\n"
 SWISH = _swish(READ + RETURN)
@@ -84,7 +84,7 @@ MISTAKES = [
             "SwishFunction's backward used another call's beta",
             "_BETAS = []\n" + _swish(
                 READ.replace("x, beta = ctx.saved_tensors", "x, _ = ctx.saved_tensors\n"
-                             "        beta = _BETAS.pop()") + RETURN,
+                             "        beta = _BETAS.pop()") + SCALED,
                 "        ctx.save_for_backward(x, beta)\n        _BETAS.append(beta)\n"
                 "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "computes and returns float64 for a float32 x",
@@ -99,7 +99,7 @@ MISTAKES = [
     Mistake("SwishFunction", "x.view(-1) in backward: fails on a transposed x",
             "view size is not compatible",
             edit(SWISH, ("(grad_output * x * x * ds).sum()",
-                         "torch.dot(grad_output.reshape(-1), x.view(-1) ** 2 * ds.reshape(-1))"))),
+                         "torch.dot((grad_output * ds * x).reshape(-1), x.view(-1))"))),
     Mistake("SwishFunction", "z clamped to +-15 in forward and backward",
             "SwishFunction's output is wrong: largest error",
             SWISH.replace("torch.sigmoid(beta * x)", "torch.sigmoid((beta * x).clamp(-15, 15))")),

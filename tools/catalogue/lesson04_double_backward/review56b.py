@@ -87,5 +87,5 @@ UNUSUAL = [
             edit(SWISH, ("s = torch.sigmoid(beta * x)", "s = torch.special.expit(beta * x)"),
                  ("ds = s * (1 - s)", "ds = torch.sigmoid(beta * x) * torch.sigmoid(-beta * x)"),
                  ("(grad_output * x * x * ds).sum()",
-                  "(grad_output * x * x * ds).sum(dtype=torch.float64).to(beta.dtype)"))),
+                  "(grad_output * x * ds * x).sum(dtype=torch.float64).to(beta.dtype)"))),
 ]

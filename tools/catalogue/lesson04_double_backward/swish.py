@@ -22,6 +22,9 @@ class SwishFunction(torch.autograd.Function):
 READ = ("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
         "        ds = s * (1 - s)\n")
 RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()")
+# RETURN with x multiplied last (x * x overflows at huge x since review 59f): for mistakes whose
+# own flaw the battery names after the huge-x check would
+SCALED = RETURN.replace("x * x * ds", "x * ds * x")
 ONCE = "\n    @once_differentiable"
 
 # Once unusual; wrong in the sigmoid's saturated tail since review 59c (listed there).
@@ -54,7 +57,7 @@ class _SwishAndSigmoid(torch.autograd.Function):
         x, beta, s = ctx.saved_tensors
         ds = s * (1 - s)
         grad_x = grad_y * (s + beta * x * ds) + grad_s * beta * ds
-        grad_beta = (grad_y * x * x * ds).sum() + (grad_s * x * ds).sum()
+        grad_beta = (grad_y * x * ds * x).sum() + (grad_s * x * ds).sum()
         return grad_x, grad_beta
 
 
@@ -73,7 +76,7 @@ class SwishFunction(torch.autograd.Function):
 """),
     Unusual("SwishFunction", "F.silu(beta * x) / beta forward, einsum beta gradient",
             _swish(READ + "        grad_x = grad_output * (s + beta * x * ds)\n"
-                   "        grad_beta = torch.einsum('...,...->', grad_output, x * x * ds)\n"
+                   "        grad_beta = torch.einsum('...,...->', grad_output * x * ds, x)\n"
                    "        return grad_x, grad_beta",
                    "        ctx.save_for_backward(x, beta)\n"
                    "        return F.silu(beta * x) / beta if bool(beta != 0) else x / 2")),
@@ -246,7 +249,7 @@ MISTAKES = [
             "SwishFunction's backward used another call's beta",
             "_state = {}\n" + _swish(
                 "        x, = ctx.saved_tensors\n        beta = _state['beta']\n"
-                "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + RETURN,
+                "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n" + SCALED,
                 "        _state['beta'] = beta\n        ctx.save_for_backward(x)\n"
                 "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "saves x.double() and beta.double(), computes in float64",
