@@ -72,8 +72,9 @@ def check_cube_range_ends(function, spec: Spec, device) -> None:
                 y = float(x[i].detach() ** 3)
                 cube = ("overflows to inf" if abs(y) == float("inf") else "underflows to 0"
                         if y == 0 else f"is {y:.3g}, a subnormal number with few digits left")
-                why = (", so recovering x from the saved output (a cube root of y) gives a wrong x, "
-                       "though the derivative is a normal number: which saved tensor still "
+                why = (", so computing the derivative from the saved output y (whatever the "
+                       "operation) gives a wrong value, though the derivative is a normal "
+                       "number: which saved tensor still "
                        "holds it?" if any(s.role == "output" for s in forward.saved) else
                        ", yet the derivative is a normal number: which step of backward leaves "
                        "the normal range (a narrowing cast, to float32 or float16, is one)?")

@@ -27,7 +27,7 @@ from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strid
 from ..shared.saved_reads import check_backward_reads_saved
 from .contracts import NUMPY_TANH_CLAUSES
 from .call_probes import check_calls_independent
-from .numpy_tanh_saturation import check_saturated
+from .numpy_tanh_saturation import check_saturated, name_float32_second
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
 SHAPES = [(6,), (3, 4), (2, 3, 2)]
@@ -171,6 +171,7 @@ def check_second_derivatives(function, values: dict, other_call: bool = True) ->
         if not torch.allclose(got, truths[name], rtol=1e-7, atol=1e-9):
             if other_call:
                 _name_shared_state(function, values, name)
+            name_float32_second(got, truths[name], name)
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
                 "Function your backward calls computes b = grad_output * tanh'(x) from "
@@ -304,7 +305,7 @@ def _case_checks(function, values: dict) -> None:
 def _checks(function) -> None:
     for seed, shape in enumerate(SHAPES):
         values = _values(shape, seed)
-        with case(f"x of shape {shape}" + (", holding 0 (y = 0 there)" if seed == 0 else "")):
+        with case(f"x of shape {shape}" + (", one entry 0" if seed == 0 else "")):
             try:
                 _case_checks(function, values)
             except GradingError as error:

@@ -121,3 +121,14 @@ def check_saturated(function, spec: Spec) -> None:
         raise GradingError("gradgradcheck failed for NumpyTanh at x = (-25, 0.5, 19.5), where "
                            "tanh saturates: the derivatives of your backward differ from the "
                            "numerical ones there", str(error)) from error
+
+
+def name_float32_second(got: torch.Tensor, truth: torch.Tensor, name: str) -> None:
+    """A float64 second derivative off by float32 rounding only: a step narrows to float32."""
+    if got.dtype == torch.float64 and torch.allclose(got, truth, rtol=1e-5, atol=1e-6):
+        raise GradingError(
+            f"the second derivative through NumpyTanh with respect to {name} is off by float32 "
+            "rounding: a float64 result made of float32 numbers; which step (NumpyTanh's, or the "
+            "forward or backward of the Function it calls) narrows to float32?",
+            f"largest error: {(got - truth).abs().max().item():.3g}",
+            mistake="NumpyTanh/float32-step")

@@ -11,7 +11,7 @@ SAVES_OUTPUT = "        y = x ** 3\n        ctx.save_for_backward(y)\n        re
 CBRT = "import numpy as np\n" + _cube(
     "        y, = ctx.saved_tensors\n        c = np.cbrt(y.detach().cpu().numpy())\n"
     "        return grad_output * torch.as_tensor(3 * c * c).to(y.device)", SAVES_OUTPUT)
-HINT = "recovering x from the saved output (a cube root of y) gives a wrong x"
+HINT = "computing the derivative from the saved output y (whatever the operation)"
 
 MISTAKES = [
     Mistake("CubeOnce", "saves the output, NumPy cube root in backward", HINT, CBRT, named=True),
