@@ -509,6 +509,9 @@ show_saved("F.linear, then torch.relu",
 # - "Measured in bytes per output element": the self-check counts the storage behind each
 #   tensor your forward saves beyond `x` and `weight`, per output element, and names the
 #   dtype it finds there.
+# - "The least possible without packing bits": one byte per output element, in a dtype with
+#   no value to spare: every value it can hold means something different to backward, so an
+#   integer dtype, whose other values backward never reads, is refused.
 # </details>
 #
 # **Predict first.** Question 1 as a decision: in which PyTorch dtype will your forward save
