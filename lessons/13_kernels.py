@@ -807,7 +807,7 @@ else:
 #   bfloat16 input and in float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
 #   included), and the weight gradient summed over every row without a race (no row that
-#   several programs load, add to and store back; `tl.atomic_add` is right);
+#   several programs load, add to and store back);
 # - any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries
 #   and nothing else (no lane past the row's end counted, read or written);
 # - any number of rows, none included: every row computed, nothing read past the last one,

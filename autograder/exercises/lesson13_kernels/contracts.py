@@ -97,8 +97,7 @@ RMS_NORM_ROWS_CLAUSES = (
                 "setup_context keeps x, weight and rstd as ctx attributes"}),
     Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
            "entries included), and the weight gradient summed over every row without a race "
-           "(no row that several programs load, add to and store back; `tl.atomic_add` is "
-           "right);",
+           "(no row that several programs load, add to and store back);",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
