@@ -529,11 +529,11 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # the exercise asks what comes out).
 #
 # PyTorch's guard is the decorator `once_differentiable`, from `torch.autograd.function` (the
-# setup cell imported it). A second backward that reaches a marked backward raises *"trying to
-# differentiate twice a function that was marked with @once_differentiable"*. It does not
-# return a number. But the guard arms itself during the **first** backward, before anyone knows
-# whether a second pass will come. It can judge only by what that backward receives: the
-# contract's second bullet says what.
+# setup cell imported it). A second backward that reaches a marked backward's error node
+# raises *"trying to differentiate twice a function that was marked with @once_differentiable"*
+# instead of returning a number. But the guard arms itself during the **first** backward,
+# before anyone knows whether a second pass will come. It can judge only by what that backward
+# receives: the contract's second bullet says what.
 #
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
@@ -630,8 +630,10 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 #   costs nothing more. Once the caller drops it, ctx keeps it alive, at `x`'s size: no more
 #   than `local` would cost.
 # - **Saving `local`** is correct too. It is an intermediate, but the trap cost only second
-#   derivatives, which the mark refuses. Its cost is a new tensor of `x`'s size, on top of `x`
-#   while the caller holds `x`.
+#   derivatives, and CubeOnce gives none: the mark refuses a second pass when the gradient
+#   its backward received requires grad; otherwise CubeOnce's share of that pass is silently
+#   left out, whichever tensor was saved. Its cost is a new tensor of `x`'s size, on top of
+#   `x` while the caller holds `x`.
 # - **Saving the output** fails the contract. A cube root recovers `x` only where `x ** 3` is a
 #   normal number. `3 * y / x` is 0 / 0 at `x = 0`. The optional section "What to save, at
 #   float32's ends" tries the three ends where the cube root fails.
