@@ -35,6 +35,7 @@ from .call_probes import check_calls_independent
 from .saved_alias import check_saved_guarded
 from .swish_huge_x import check_huge_x
 from .swish_tails import check_saturated_tails
+from .swish_tiny_beta import check_tiny_beta
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -220,6 +221,7 @@ def _swish_checks(function, device) -> None:
             check_gradgradcheck(function, SWISH, values, ["x"])
             check_gradgradcheck(function, SWISH, values, ["beta"])
     check_saturated_tails(function, SWISH, device)  # last: the absolute checks name the rest
+    check_tiny_beta(function, SWISH, device)
     check_huge_x(function, SWISH, device)
 
 

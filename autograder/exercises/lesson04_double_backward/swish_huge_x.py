@@ -8,6 +8,7 @@ import torch
 
 from ...checks import Spec, case, make_inputs, run_backward, run_forward
 from ...errors import GradingError
+from .swish_tiny_beta import tiny_beta_error
 
 HUGE = {torch.float64: 1e160, torch.float32: 1e20}
 SUBSETS = (("x", "beta"), ("beta",))
@@ -38,12 +39,36 @@ def check_huge_x(function, spec: Spec, device) -> None:
                           else got == got and abs(got) <= 2 * abs(true))
                     if ok:
                         continue
+                    _name_tiny_beta(function, spec, values, z, true)
+                    overflow = not (abs(got) < float("inf"))  # inf or nan: an overflow
                     raise GradingError(
-                        f"your gradient for beta overflows: x * x overflows before the small "
-                        f"factor sigma'(beta x) can scale it down; at x = {big:g}, beta = "
+                        (f"your gradient for beta overflows: x * x overflows before the small "
+                         f"factor sigma'(beta x) can scale it down" if overflow else
+                         "your gradient for beta is wrong where x is huge and beta tiny")
+                        + f"; at x = {big:g}, beta = "
                         f"{z / big:g} ({str(dtype)[6:]}; beta x = {z:g}, inside |beta x| <= 800) it "
                         f"is {got:.3g} where the true value is {true:.3g}. In which order can the "
                         f"factors be multiplied so that no intermediate overflows?",
                         f"x = {big}, beta = {z / big}, needs grad: {sorted(wanted)}\n"
                         f"beta's gradient = {got}\ntrue = {true}",
                         mistake="SwishFunction/x-squared-overflow")
+
+
+def _name_tiny_beta(function, spec: Spec, values: dict, z: float, true_beta: float) -> None:
+    """Before naming an overflow, confirm it: an x * x that overflows leaves x's gradient right
+    at the same point, a branch for tiny beta (sigma linearised) does not."""
+    inputs = make_inputs(values, requires_grad={"x", "beta"})
+    forward = run_forward(function, spec, inputs)
+    grads = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads
+    x64, b64 = values["x"].double().cpu(), values["beta"].double().cpu()
+    s = torch.sigmoid(b64 * x64)
+    true = float((s + b64 * x64 * s * torch.sigmoid(-b64 * x64))[0])
+    if grads[0] is None:
+        return
+    got = float(grads[0].detach().double().cpu().reshape(-1)[0])
+    if abs(got - true) <= 1e-3 * abs(true):
+        return
+    raise tiny_beta_error("x", values["beta"].item(), values["x"].reshape(-1).tolist(), got,
+                          true, values["x"].dtype, f"x = {values['x'].tolist()}, beta = "
+                          f"{values['beta'].item()}: x's gradient = {got}, true = {true} "
+                          f"(beta's true gradient = {true_beta})")

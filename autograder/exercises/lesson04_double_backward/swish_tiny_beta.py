@@ -1,0 +1,76 @@
+"""SwishFunction where beta is tiny but beta * x is not: the contract's beta is any real value
+("negative and tiny too") with |beta x| <= 800, and what sigma sees is beta * x alone, so a
+backward that treats a tiny beta apart (a "beta ~ 0" branch with sigma linearised, or a series
+in beta) is wrong however small its threshold. Drawn across each dtype's whole range (float64
+down to a subnormal beta, float32 down to 1e-36), beta * x from about 0.1 to 100, both signs;
+x's gradient at each point, and beta's where x * x stays finite (beta's gradient sums
+x^2 sigma'(beta x), past float64's range once |beta| < ~1e-154 with beta x of order 1)."""
+
+import torch
+
+from ...checks import Spec, case, make_inputs, run_backward, run_forward
+from ...errors import GradingError
+
+# (beta, beta * x at each point, whether beta's gradient is finite there)
+TINY = {torch.float64: ([(1e-300, (100.0, -30.0, 0.5), False),
+                         (-1e-250, (60.0, -3.0, 0.25), False),
+                         (-5e-309, (-0.5, 0.5, 0.1), False),  # subnormal beta, x near 1e308
+                         (1e-150, (10.0, -3.0, 0.5), True)], 1e-9),
+        torch.float32: ([(1e-36, (60.0, -30.0, 0.5), False),
+                         (-1e-17, (3.0, -3.0, 0.5), True)], 1e-4)}
+
+
+def _truth(x: torch.Tensor, beta: torch.Tensor) -> dict:
+    """Both gradients for grad_output = 1, in float64 (beta's may overflow; it is then unused)."""
+    x, beta = x.double().cpu(), beta.double().cpu()
+    s = torch.sigmoid(beta * x)
+    ds = s * torch.sigmoid(-beta * x)
+    return {"x": s + beta * x * ds, "beta": ((x * ds) * x).sum()}
+
+
+def tiny_beta_error(name: str, beta: float, xs: list, got: float, true: float, dtype,
+                    details: str) -> GradingError:
+    """The tiny-beta branch named: a gradient wrong where beta is tiny and beta x is not."""
+    zs = ", ".join(f"{beta * v:.3g}" for v in xs)
+    return GradingError(
+        f"your gradient for {name} is wrong where beta is tiny but beta * x is not: at beta = "
+        f"{beta:g}, x = ({', '.join(f'{v:.3g}' for v in xs)}) ({str(dtype)[6:]}; beta x = "
+        f"({zs}), inside |beta x| <= 800) it is {got:.4g} where the true value is {true:.4g}. "
+        "Does backward treat a tiny beta apart (a 'beta is about 0' branch, sigma linearised "
+        "around 0, or a series in beta)? The contract's beta is any real value, tiny too, and "
+        "sigma sees only beta * x, which may be large however small beta is",
+        details, mistake="SwishFunction/tiny-beta-branch")
+
+
+def check_tiny_beta(function, spec: Spec, device) -> None:
+    """Both gradients, relative to their size, where |beta| is tiny and |beta x| up to 100."""
+    for dtype, (cases, rtol) in TINY.items():
+        for beta, zs, beta_finite in cases:
+            values = {"x": torch.tensor([z / beta for z in zs], dtype=dtype, device=device),
+                      "beta": torch.tensor(beta, dtype=dtype, device=device)}
+            truth = _truth(values["x"], values["beta"])
+            for wanted in (("x", "beta"), ("x",)) + ((("beta",),) if beta_finite else ()):
+                with case(f"{str(dtype)[6:]} beta = {beta:g}, beta x = {zs}: a tiny beta, "
+                          f"gradients for {' and '.join(wanted)}"):
+                    _check_one(function, spec, values, set(wanted), truth, rtol, beta_finite)
+
+
+def _check_one(function, spec, values, wanted, truth, rtol, beta_finite) -> None:
+    inputs = make_inputs(values, requires_grad=wanted)
+    forward = run_forward(function, spec, inputs)
+    grads = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads
+    for name, grad in zip(inputs, grads):
+        if name not in wanted or grad is None or (name == "beta" and not beta_finite):
+            continue  # a missing gradient is the main battery's to name
+        got = grad.detach().double().cpu().reshape(truth[name].shape).reshape(-1)
+        true = truth[name].reshape(-1)
+        relative = (got - true).abs() / true.abs()
+        if bool((relative <= rtol).all()):
+            continue
+        i = int((~(relative <= rtol)).nonzero()[0])
+        xs = values["x"].reshape(-1).tolist()
+        raise tiny_beta_error(name, values["beta"].item(), xs if name == "beta" else [xs[i]],
+                              float(got[i]), float(true[i]), values["x"].dtype,
+                              f"x = {xs}, beta = {values['beta'].item()}, needs grad: "
+                              f"{sorted(wanted)}\n{name}'s gradient = {got.tolist()}\n"
+                              f"true = {true.tolist()}")
