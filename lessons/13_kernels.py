@@ -78,6 +78,7 @@ import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder import self_check
+from autograder.exercises.lesson13_kernels.steps import check_rms_steps, check_silu_steps
 from autograder.predictions import same_answer, written
 from widgets import kernel_grid_view
 
@@ -391,44 +392,7 @@ my_shared = None  # question 1: copy one of "sigmoid(a)", "silu(a) * b" or "g * 
 my_exps_per_element = None  # question 2: a whole number
 ### END WORKED
 
-
-def autograd_dy_da(a, b):
-    """dy/da at one point, by autograd through F.silu(a) * b in float64."""
-    a = torch.tensor(float(a), dtype=torch.float64, requires_grad=True)
-    (F.silu(a) * b).backward()
-    return a.grad.item()
-
-
-truth = autograd_dy_da(-2.0, 3.0)
-sigmoid_2 = torch.sigmoid(torch.tensor(-2.0, dtype=torch.float64)).item()
-slips = {3 * sigmoid_2: "3·σ(-2): the product rule has a second term. silu(a) = a·σ(a), and "
-                        "σ moves with a too: what does σ'(a) add?",
-         truth / 3: "d silu/da alone: y is silu(a)·b, so what does b = 3 do to it?",
-         3 * sigmoid_2 * (1 + 2 * (1 - sigmoid_2)): "a sign: what is σ'(a) in terms of σ(a), "
-                                                    "and what is a here?",
-         -2 * sigmoid_2: "silu(-2): that is dy/db, not dy/da"}
-if my_dy_da is None:
-    print("dy/da: write your number into my_dy_da first")
-else:
-    try:
-        mine = float(my_dy_da)
-        near = next((why for value, why in slips.items() if abs(mine - value) < 5e-4), None)
-        print("dy/da at a = -2, b = 3: " + (
-            "✓ negative, as autograd's: silu decreases below a ≈ -1.28" if abs(mine - truth) < 5e-4
-            else f"✗ {mine}: " + (near or "not autograd's. Which factors of y move with a?")))
-    except (TypeError, ValueError):  # not a number: shown, not raised
-        print(f"dy/da: ✗ {my_dy_da!r} is not a number")
-shared = None if my_shared is None else "".join(str(my_shared).split()).casefold()
-print("question 1: " + ("answer it in my_shared" if shared is None else
-      "✓ both gradients need it" if shared in {"sigmoid(a)", "sigmoid", "σ(a)", "σ",
-                                               "torch.sigmoid(a)"} else
-      "✗ is that a factor of both? Write both gradients out: which factor is in each?"
-      if shared in {"silu(a)*b", "g*b"} else
-      f"✗ {my_shared!r} is none of the three answers: copy one of the strings offered"))
-print("question 2: " + ("answer it in my_exps_per_element" if my_exps_per_element is None else
-      "✓ one exponential per element" if my_exps_per_element == 1 else
-      "✗ silu(a) itself needs one" if my_exps_per_element == 0 else
-      f"✗ {my_exps_per_element}: once one is computed, what does the other one give you?"))
+check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, and named slips
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -620,22 +584,22 @@ from autograder import grade; grade("silu_mul", silu_mul)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>How it is graded</b> (optional: open if a check puzzles you)</summary>
+# <details><summary><b>How both exercises are graded</b> (optional)</summary>
 #
-# The self-check runs your kernels on sizes that are not a multiple of any block, on a
-# transposed and a strided input, in float64 (with `gradcheck`), float32, float16 and
-# bfloat16 (within 2 ulp of the float32-computed result, float16 also at gates from -16 to
-# -10, where sigmoid(a) falls below float16's normal range, and silu(a) too below about
-# -12.2, with `b` or `grad_output` in the thousands), under `opcheck` and
-# `torch.compile(fullgraph=True)`, against your fake implementation's strides for a transposed
-# input, and once under a probe that lists every torch op your operator dispatches and every
-# kernel it launches: anything beyond allocating, viewing, copying and casting means the
-# arithmetic ran outside your kernels. It counts the launches too, on 37 elements and on
-# 1,049,600 (past the largest block Triton accepts): each pass is one kernel launched once,
-# its grid covering every element, as the contract says. A second kernel would read the
-# inputs a second time; a launch per chunk reads each element once, but is not the one
-# launch the contract asks for. int64 offsets, for tensors past 2**31 elements, are taught
-# but not graded: no graded tensor gets there.
+# - Values against torch in float64 (`gradcheck`), float32, float16 and bfloat16 (within 2 ulp
+#   of the float32-computed result cast back), on sizes no block divides, transposed,
+#   strided and expanded inputs, and under `opcheck` and `torch.compile(fullgraph=True)`.
+# - A probe lists every torch op your operators dispatch and every kernel they launch, and
+#   counts the launches (on 37 elements and on 1,049,600, past the largest block Triton
+#   accepts): arithmetic outside your kernels, or more launches than the contract's, fails.
+# - Masked-off lanes and every buffer you allocate uninitialised are filled with NaN, as a GPU
+#   may leave them; loads and stores outside your tensors are refused before they happen.
+# - Every launch's stores and atomic operations are watched: two programs of one launch
+#   storing to one address without a lock, or an atomic add, fail.
+# - Exercise 2: every saved value that comes one per row is doubled, and the gradients must
+#   move (a backward that sums the squares again does not); any other saved tensor that is
+#   not an input fails.
+# - int64 offsets, for tensors past 2**31 elements, are taught but not graded.
 # </details>
 #
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
@@ -686,10 +650,10 @@ else:
 # into one shared address race: on a GPU whichever store lands last wins, and loading the
 # shared number, adding and storing back loses updates (two programs load the same old
 # value). The interpreter hides it, so the grader, on CPU, refuses any address two programs of
-# one launch write with plain stores. Hence partials per program, or atomic adds
-# (`tl.atomic_add`: no update lost, but the order of the additions, and so the last bits of a
-# float sum, varies from run to run). The appendix's "A race in the interpreter" is an
-# optional predict-then-run of it.
+# one launch write with plain stores. Atomic adds (`tl.atomic_add`) lose no update, but a GPU
+# applies them in whatever order the programs arrive, so a float sum's last bits change from
+# run to run, and every program waits on the same addresses. The appendix's "A race in the
+# interpreter" is an optional predict-then-run of it.
 #
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
@@ -701,7 +665,8 @@ else:
 # 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row with loads and stores (the race of "The grid"). If
+#    once cannot add into one shared row with loads and stores (the race of "The grid"),
+#    and atomic adds would change the sum's last bits from run to run. If
 #    each program stores **one partial row**, the sum over the rows it took, and the partial
 #    rows are added up afterwards: what is program $p$'s partial row, when it takes a group of
 #    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
@@ -727,46 +692,7 @@ my_partial_rows = None  # how many partial rows, 10 rows in groups of 4
 my_last_rows = None  # the rows the last program adds up, e.g. (0, 1, 2)
 ### END WORKED
 
-row, w_row = (torch.tensor(v, dtype=torch.float64) for v in ((1.0, 2.0, 3.0), (1.0, 0.5, 2.0)))
-jacobian = torch.autograd.functional.jacobian(lambda x: F.rms_norm(x, (3,), w_row, 0.0), row)
-r_row = row.square().mean().rsqrt().item()
-entry_slips = {0.0: "0: y_0 = x_0 r w_0 has no x_1 in it, but r does. Which sum is r made of?",
-               -2 * r_row ** 3: "no 1/D: r is the root of a mean; what does the mean bring "
-                                "to dr/dx_1?",
-               -jacobian[0, 1].item(): "the sign: r = (q + ε)^(-1/2) falls as x_1 grows",
-               jacobian[1, 0].item(): "that is dy_1/dx_0: which index is the output's?"}
-if my_dy0_dx1 is None:
-    print("dy[0]/dx[1]: write your number into my_dy0_dx1 first")
-else:
-    try:
-        mine = float(my_dy0_dx1)
-        truth = jacobian[0, 1].item()
-        near = next((why for value, why in entry_slips.items() if abs(mine - value) < 5e-4),
-                    None)
-        print("dy[0]/dx[1]: " + ("✓ autograd's: the path through r reaches every y_k"
-                                 if abs(mine - truth) < 5e-4 else
-                                 f"✗ {mine}: " + (near or "not autograd's. Through which of "
-                                                  "y_0's factors does x_1 reach it?")))
-    except (TypeError, ValueError):  # not a number: shown, not raised
-        print(f"dy[0]/dx[1]: ✗ {my_dy0_dx1!r} is not a number")
-if my_partial_rows is None or my_last_rows is None:
-    print("layout: write my_partial_rows and my_last_rows first")
-else:
-    groups = [tuple(range(i, min(i + 4, 10))) for i in range(0, 10, 4)]
-    count_ok = my_partial_rows == len(groups)
-    try:
-        last_ok = tuple(my_last_rows) == groups[-1]
-    except TypeError:  # not a sequence: shown, not raised
-        last_ok = False
-    print("layout: " + ("✓ one partial row per group, the last group short" if count_ok and last_ok
-                        else "✗ " + ("how many groups of 4 does it take to cover 10 rows, the "
-                                     "last one included?" if not count_ok else
-                                     "the groups are consecutive: where does the third "
-                                     "start, and where do the rows end?")))
-    D = 300
-    for rows_per_program in (4, 1):
-        print(f"  10 rows of D = {D}, rows_per_program = {rows_per_program}: a buffer of "
-              f"{len(range(0, 10, rows_per_program)) * D} numbers (x holds {10 * D})")
+check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobian entry
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -806,8 +732,9 @@ else:
 #   one per-row tensor, nothing else, that tensor in float32 for float32, float16 and
 #   bfloat16 input and in float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
-#   included), and the weight gradient summed over every row without a race (no row that
-#   several programs load, add to and store back);
+#   included), and the weight gradient as per-program partial sums reduced afterwards, as
+#   Liger-Kernel and Triton's layer-norm tutorial do (no atomic adds, and no row that several
+#   programs load, add to and store back without a lock);
 # - any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries
 #   and nothing else (no lane past the row's end counted, read or written);
 # - any number of rows, none included: every row computed, nothing read past the last one,
@@ -820,21 +747,8 @@ else:
 # - each kernel behind a custom operator with a fake implementation that describes its real
 #   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
 #
-# <details><summary><b>How it is graded</b> (optional: open if a check puzzles you)</summary>
-#
-# Beyond comparing values, the grader doubles every saved value that comes
-# one per row and watches the gradients change (a backward that sums the squares again does
-# not move); any other saved tensor that is not an input (or a copy of one) fails; it fills
-# masked-off lanes and every buffer you allocate uninitialised with NaN, as a GPU may leave
-# them, so a mean over a block wider than `D`, or a masked load feeding a sum without
-# `other=`, shows up even on CPU. `tl.atomic_add` is graded as right, but a GPU adds the programs'
-# contributions in a different order on each run, so the weight gradient changes in its last
-# bits from run to run; partials reduced in a fixed order give the same bits every time,
-# which is why Liger-Kernel keeps them. int64 row offsets, for tensors past 2**31 elements,
-# are taught but not graded.
-# </details>
-#
-# **Design it first**, before you write the cell (the answers are after your self-check):
+# <details><summary><b>Design it first</b> (open before you write the cell; the answers are
+# after your self-check)</summary>
 #
 # 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it,
 #    within the budget: which tensors, and which number per row? Could it save `y` and
@@ -845,6 +759,7 @@ else:
 # 3. The grids: how many programs does each kernel launch, and which rows does each take?
 #    For the backward, how big is the buffer of partial rows at 137 rows, and at a million,
 #    with your layout? What stops a program's loop at the last row?
+# </details>
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
 def rms_norm_rows(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -1082,7 +997,8 @@ print("exported program matches the module:",
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
 # | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
-# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials (or `tl.atomic_add`, whose sum varies in its last bits from run to run) |
+# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
+# | every program adds its part into one shared row with `tl.atomic_add` | no update lost, but a GPU applies the adds in whatever order the programs arrive: the weight gradient's last bits change from run to run, and the programs wait on the same addresses; the self-check refuses it | per-program partials, reduced afterwards in a fixed order |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
 # | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |

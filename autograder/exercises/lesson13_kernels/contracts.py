@@ -93,14 +93,18 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/saves-extra-tensor": "setup_context saves y as well as x, weight and rstd",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
+            "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D",
             "rms_norm_rows/tensor-on-ctx":
                 "setup_context keeps x, weight and rstd as ctx attributes"}),
     Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
-           "entries included), and the weight gradient summed over every row without a race "
-           "(no row that several programs load, add to and store back);",
+           "entries included), and the weight gradient as per-program partial sums reduced "
+           "afterwards, as Liger-Kernel and Triton's layer-norm tutorial do (no atomic adds, "
+           "and no row that several programs load, add to and store back without a lock);",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
+            "rms_norm_rows/atomic-add":
+                "every program adds into one shared row with tl.atomic_add",
             "rms_norm_rows/shared-row-race":
                 "every program adds into one shared row (load, add, store): a race",
             "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),

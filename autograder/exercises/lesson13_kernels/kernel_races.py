@@ -8,7 +8,10 @@ would run it: every program but the launch's first finds its lock taken on its f
 compare-and-swap (another program got there first: the swap is refused and returns the value
 that program wrote), so a program that goes on without retrying is seen storing to the shared
 row without holding the lock. Two programs' stores to one address must both be made holding
-one lock, and a lock must not be released after such a store before ``tl.debug_barrier()``."""
+one lock, and a lock must not be released after such a store before ``tl.debug_barrier()``.
+
+rms_norm_rows's contract asks for per-program partial sums reduced afterwards: an atomic
+read-modify-write other than a lock's exchange (``tl.atomic_add`` above all) is refused there."""
 
 from contextlib import contextmanager
 
@@ -16,13 +19,15 @@ import numpy as np
 
 from ...errors import GradingError
 
+ATOMICS_REFUSED = frozenset({"rms_norm_rows"})  # whose contract asks for partials, not atomics
+
 
 class _Launch:
     """What the programs of one launch stored, and the locks each holds."""
 
     def __init__(self):
         self.owners, self.found, self.unsynced = {}, [], []
-        self.atomic = self.cas = False
+        self.atomic = self.cas = self.added = False
         self.program, self.held, self.stored, self.faked = None, {}, False, set()
 
     def enter(self, program) -> None:
@@ -63,9 +68,11 @@ def shared_stores(name: str):
     originals = (executor._init_args_hst, builder.create_masked_store,
                  builder.create_atomic_cas, builder.create_atomic_rmw, builder.create_barrier)
     init, store, cas, rmw, barrier = originals
-    launch, races, unsynced = [_Launch()], [], []
+    launch, races, unsynced, added = [_Launch()], [], [], []
 
     def finish():
+        if launch[0].added and not added:
+            added.append(True)
         if launch[0].race() and not races:
             races.append(launch[0].race() + (launch[0].cas,))
         unsynced.extend(launch[0].unsynced[:1])
@@ -102,6 +109,7 @@ def shared_stores(name: str):
         now.enter(self.grid_idx)
         now.atomic = True
         address = _scalar(ptr)
+        now.added = now.added or op != interpreter._ir.ATOMIC_OP.XCHG
         if op == interpreter._ir.ATOMIC_OP.XCHG and address in now.held:
             if now.stored and not now.unsynced:
                 now.unsynced.append(self.grid_idx[0])
@@ -122,6 +130,16 @@ def shared_stores(name: str):
     finally:
         (executor._init_args_hst, builder.create_masked_store, builder.create_atomic_cas,
          builder.create_atomic_rmw, builder.create_barrier) = originals
+    if added and name in ATOMICS_REFUSED:
+        raise GradingError(
+            f"{name}'s kernel adds into shared memory with an atomic operation (tl.atomic_add): "
+            "the contract asks for the weight gradient as per-program partial sums reduced "
+            "afterwards. Atomic adds lose no update, but a GPU applies them in whatever order "
+            "the programs arrive, and a float sum's last bits depend on that order: the "
+            "gradient changes from run to run, and every program waits on the same addresses. "
+            "Let each program store its own partial row with tl.store, and add the partial "
+            "rows up afterwards (the same bits every run, no contention)",
+            mistake=f"{name}/atomic-add")
     if races and races[0][2]:
         first, second, _ = races[0]
         raise GradingError(

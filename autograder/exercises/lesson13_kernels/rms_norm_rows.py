@@ -125,15 +125,20 @@ def check_eps(function, device) -> None:
             raise error from None
         wrong = {"adds eps outside the square root, 1 / (sqrt(mean(x**2)) + eps)":
                  x / (x.pow(2).mean(-1, keepdim=True).sqrt() + 0.5) * weight,
-                 "ignores its eps argument": x * x.pow(2).mean(-1, keepdim=True).rsqrt() * weight}
+                 "ignores its eps argument": x * x.pow(2).mean(-1, keepdim=True).rsqrt() * weight,
+                 "adds eps to the sum of squares before dividing by D, 1 / sqrt((sum(x**2) + "
+                 "eps) / D), so eps is divided by D too":
+                 x * ((x.pow(2).sum(-1, keepdim=True) + 0.5) / x.shape[-1]).rsqrt() * weight}
         for what, output in wrong.items():
             if got.shape == output.shape and torch.allclose(got, output, rtol=1e-5, atol=1e-7):
                 raise GradingError(
                     f"rms_norm_rows's output is wrong with eps = 0.5: the forward {what}; "
-                    "eps goes inside the root, rstd = 1 / sqrt(mean(x**2) + eps) (a small eps "
-                    "hides this in the output)", error.details, case=error.case,
+                    "eps is added to the mean, inside the root, rstd = 1 / sqrt(mean(x**2) + "
+                    "eps) (a small eps hides this in the output)", error.details,
+                    case=error.case,
                     mistake={"outside the square root": "rms_norm_rows/eps-outside-root",
-                             "ignores its eps": "rms_norm_rows/eps-ignored"}) from error
+                             "ignores its eps": "rms_norm_rows/eps-ignored",
+                             "before dividing by D": "rms_norm_rows/eps-divided-by-d"}) from error
         raise
 
 

@@ -1,7 +1,7 @@
 """Lesson 13: rms_norm_rows with Triton's layer-norm tutorial's reduction: four rows of partials
 shared by the programs behind a lock (an atomic compare-and-swap); and every program adding
-into one float32 row with tl.atomic_add (right, though its sum's last bits vary from run to run
-on a GPU: the lesson says so). The check for two programs storing to one address must leave
+into one float32 row with tl.atomic_add (refused: the contract asks for per-program partial
+sums reduced afterwards; an atomic sum's last bits vary from run to run on a GPU). The check for two programs storing to one address must leave
 both alone, and name a lock taken without waiting for it or released before the barrier."""
 
 from .. import Mistake, Unusual
@@ -44,11 +44,11 @@ ATOMIC = _edit(
      "    partial_w = torch.zeros((1, D), device=x.device, dtype=rstd.dtype)"))
 
 UNUSUAL = [Unusual("rms_norm_rows", "four partial rows shared behind a lock (Triton's layer-norm "
-                   "tutorial)", LOCKED),
-           Unusual("rms_norm_rows", "every program adds into one shared row with tl.atomic_add",
-                   ATOMIC)]
+                   "tutorial)", LOCKED)]
 
-MISTAKES = [Mistake("rms_norm_rows", "the lock tried once, not waited for",
+MISTAKES = [Mistake("rms_norm_rows", "every program adds into one shared row with tl.atomic_add",
+                    "adds into shared memory with an atomic operation", ATOMIC),
+            Mistake("rms_norm_rows", "the lock tried once, not waited for",
                     "store to the same address, and not both holding one lock",
                     _edit(LOCKED, ("    while tl.atomic_cas(lock, 0, 1) == 1:\n        pass\n",
                                    "    tl.atomic_cas(lock, 0, 1)\n"))),

@@ -1,0 +1,102 @@
+"""Lesson 13's "check one step live" cells: the learner's numbers in, a verdict printed. The
+slips each wrong number is compared with live here, not in the notebook, whose source would
+otherwise show the answer next to the question."""
+
+import torch
+import torch.nn.functional as F
+
+_NEAR = 5e-4
+
+
+def _number(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):  # not a number: shown, not raised
+        return None
+
+
+def _entry(label: str, mine, truth: float, slips: dict, right: str, otherwise: str) -> str:
+    number = _number(mine)
+    if number is None:
+        return f"{label}: ✗ {mine!r} is not a number"
+    if abs(number - truth) < _NEAR:
+        return f"{label}: ✓ {right}"
+    near = next((why for value, why in slips.items() if abs(number - value) < _NEAR), None)
+    return f"{label}: ✗ {number}: " + (near or otherwise)
+
+
+def _silu_dy_da(a: float, b: float, sign: float = 1.0) -> float:
+    s = torch.sigmoid(torch.tensor(a, dtype=torch.float64)).item()
+    return b * s * (1 + sign * a * (1 - s))
+
+
+def check_silu_steps(my_dy_da, my_shared, my_exps_per_element) -> None:
+    """Exercise 1: dy/da of silu(a) * b at a = -2, b = 3 against autograd, and the two
+    design answers (the factor both gradients share, the exponentials per element)."""
+    a = torch.tensor(-2.0, dtype=torch.float64, requires_grad=True)
+    (F.silu(a) * 3.0).backward()
+    truth, s = a.grad.item(), torch.sigmoid(torch.tensor(-2.0, dtype=torch.float64)).item()
+    slips = {3 * s: "3·σ(-2): the product rule has a second term. silu(a) = a·σ(a), and σ "
+                    "moves with a too: what does σ'(a) add?",
+             truth / 3: "d silu/da alone: y is silu(a)·b, so what does b = 3 do to it?",
+             _silu_dy_da(-2.0, 3.0, sign=-1.0): "a sign: what is σ'(a) in terms of σ(a), and "
+                                                "what is a here?",
+             -2 * s: "silu(-2): that is dy/db, not dy/da"}
+    print("dy/da: write your number into my_dy_da first" if my_dy_da is None else _entry(
+        "dy/da at a = -2, b = 3", my_dy_da, truth, slips,
+        "negative, as autograd's: silu decreases below a ≈ -1.28",
+        "not autograd's. Which factors of y move with a?"))
+    shared = None if my_shared is None else "".join(str(my_shared).split()).casefold()
+    factor = {"sigmoid(a)", "sigmoid", "σ(a)", "σ", "torch.sigmoid(a)"}
+    print("question 1: " + (
+        "answer it in my_shared" if shared is None else
+        "✓ both gradients need it" if shared in factor else
+        "✗ is that a factor of both? Write both gradients out: which factor is in each?"
+        if shared in {"silu(a)*b", "g*b"} else
+        f"✗ {my_shared!r} is none of the three answers: copy one of the strings offered"))
+    exps = my_exps_per_element
+    print("question 2: " + (
+        "answer it in my_exps_per_element" if exps is None else
+        "✓ one exponential per element" if exps == 1 else
+        "✗ silu(a) itself needs one" if exps == 0 else
+        f"✗ {exps}: once one is computed, what does the other one give you?"))
+
+
+def check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows) -> None:
+    """Exercise 2: dy[0]/dx[1] of F.rms_norm for one row against autograd's Jacobian, and the
+    layout of 10 rows in groups of 4; then the size of the partial rows' buffer."""
+    row, w_row = (torch.tensor(v, dtype=torch.float64)
+                  for v in ((1.0, 2.0, 3.0), (1.0, 0.5, 2.0)))
+    jacobian = torch.autograd.functional.jacobian(
+        lambda x: F.rms_norm(x, (3,), w_row, 0.0), row)
+    r = row.square().mean().rsqrt().item()
+    truth = jacobian[0, 1].item()
+    slips = {0.0: "0: y_0 = x_0 r w_0 has no x_1 in it, but r does. Which sum is r made of?",
+             truth * 3: "no 1/D: r is the root of a mean; what does the mean bring to dr/dx_1?",
+             -truth: "the sign: r = (q + ε)^(-1/2) falls as x_1 grows",
+             jacobian[1, 0].item(): "that is dy_1/dx_0: which index is the output's?"}
+    assert abs(truth * 3 + 2 * r ** 3) < 1e-12  # x_0 w_0 x_1 = 2: the slip is -2 r^3
+    print("dy[0]/dx[1]: write your number into my_dy0_dx1 first" if my_dy0_dx1 is None
+          else _entry("dy[0]/dx[1]", my_dy0_dx1, truth, slips,
+                      "autograd's: the path through r reaches every y_k",
+                      "not autograd's. Through which of y_0's factors does x_1 reach it?"))
+    if my_partial_rows is None or my_last_rows is None:
+        print("layout: write my_partial_rows and my_last_rows first")
+        return
+    rows, per = 10, 4
+    starts = range(0, rows, per)
+    count_ok = my_partial_rows == len(starts)
+    try:
+        last_ok = tuple(my_last_rows) == tuple(range(starts[-1], rows))
+    except TypeError:  # not a sequence: shown, not raised
+        last_ok = False
+    print("layout: " + ("✓ one partial row per group, the last group short"
+                        if count_ok and last_ok else "✗ " + (
+                            "how many groups of 4 does it take to cover 10 rows, the last one "
+                            "included?" if not count_ok else
+                            "the groups are consecutive: where does the third start, and "
+                            "where do the rows end?")))
+    D = 300
+    for rows_per_program in (per, 1):
+        print(f"  {rows} rows of D = {D}, rows_per_program = {rows_per_program}: a buffer of "
+              f"{len(range(0, rows, rows_per_program)) * D} numbers (x holds {rows * D})")
