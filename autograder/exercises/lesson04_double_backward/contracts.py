@@ -137,7 +137,8 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("backward reads what it needs from `ctx.saved_tensors`, kept with "
-           "`ctx.save_for_backward`: nothing on a `ctx` attribute, on the class or in a global, "
+           "`ctx.save_for_backward`: no tensor or array on a `ctx` attribute, on the class or in a "
+           "global, "
            "and no copy saved.",
            {"CubeOnce/tensor-on-ctx": "x kept on ctx", "CubeOnce/saves-copy": "saves x.clone()",
             "CubeOnce/sets-ctx-in-backward": "memoises 3x^2 as ctx.local in backward",

@@ -107,7 +107,7 @@ MISTAKES = [
             _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
                    "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second "
-            "derivatives once exp overflows", "is nan at x = -620 (|beta x| = 806: exp overflows "
+            "derivatives once exp overflows", "is nan at x = -615 (|beta x| = 799.5: exp overflows "
             "float64 past 709), while the first derivatives there are finite: an op in backward "
             "is finite there but its derivative is not",
             _swish("        x, beta = ctx.saved_tensors\n        s = 1 / (1 + torch.exp(-beta * x))\n"
@@ -115,7 +115,7 @@ MISTAKES = [
     # right in float64 everywhere: exp(700) is finite there; in float32 it is inf past 88.7,
     # and sigma' = e / (1 + e)^2 is inf / inf
     Mistake("SwishFunction", "sigma' as e / (1 + e)^2 with z clamped to +-700: NaN in float32 "
-            "past |beta x| = 88.7", "in float32, your gradient for x is nan at x = -620 and -77",
+            "past |beta x| = 88.7", "in float32, your gradient for x is nan at x = -615 and -77",
             _swish("        x, beta = ctx.saved_tensors\n"
                    "        z = (beta * x).clamp(-700.0, 700.0)\n        e = torch.exp(-z)\n"
                    "        s = 1 / (1 + e)\n        ds = e / (1 + e) ** 2\n" + RETURN)),
@@ -208,7 +208,7 @@ MISTAKES = [
                    "        y = x * torch.sigmoid(beta * x)\n"
                    "        ctx.save_for_backward(x, beta, y)\n        return y")),
     Mistake("SwishFunction", "lesson 01's where-built sigmoid in backward: NaN second "
-            "derivatives past |beta x| = 709", "is nan at x = -620 and 620 (|beta x| = 806: exp "
+            "derivatives past |beta x| = 709", "is nan at x = -615 and 615 (|beta x| = 799.5: exp "
             "overflows float64 past 709), while the first derivatives there are finite: backward "
             "builds s with a torch.where",
             _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"

@@ -246,23 +246,23 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
 @pytest.mark.lesson04
 def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
     """Does the nan probe name a where with a 0 / 0 branch at x = 0, lesson 01's where-built
-    sigmoid at |beta x| = 806 and an overflowing 1 / (1 + exp(-z)) without a where, each at its
+    sigmoid at |beta x| = 799.5 and an overflowing 1 / (1 + exp(-z)) without a where, each at its
     own points, and stay silent for a kink (a finite wrong second derivative) and the solution?
     (The probe alone, on the saturation case's values: milliseconds.)"""
     from autograder.errors import GradingError
     from autograder.exercises.lesson04_double_backward.second_derivatives import (
         name_nan_second_derivative)
-    values = {"x": torch.tensor([-620.0, -3.0, 0.0, 0.5, 0.0, 620.0], dtype=torch.float64),
+    values = {"x": torch.tensor([-615.0, -3.0, 0.0, 0.5, 0.0, 615.0], dtype=torch.float64),
               "beta": torch.tensor(1.3, dtype=torch.float64)}
     expected = {
         "s = where(x == 0, 0.5, y / x): NaN second derivative at x = 0":
             "is nan at x = 0, while the first derivatives there are finite: backward builds s "
             "with a torch.where",
         "lesson 01's where-built sigmoid in backward: NaN second derivatives past |beta x| = 709":
-            "is nan at x = -620 and 620 (|beta x| = 806: exp overflows float64 past 709), while "
+            "is nan at x = -615 and 615 (|beta x| = 799.5: exp overflows float64 past 709), while "
             "the first derivatives there are finite: backward builds s with a torch.where",
         "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second derivatives once exp "
-        "overflows": "is nan at x = -620 (|beta x| = 806: exp overflows float64 past 709), "
+        "overflows": "is nan at x = -615 (|beta x| = 799.5: exp overflows float64 past 709), "
                      "while the first derivatives there are finite: an op in backward is finite"}
     earlier = GradingError("the check that failed")
     for name, words in expected.items():
