@@ -51,6 +51,13 @@ CORRECT_BACKWARD = (f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
                     + f"        torch.autograd.backward(output, grad_output)\n        return {GRADS}")
 
 
+BACKWARD = "        torch.autograd.backward(output, grad_output)\n"
+GUARDED = "        if output.requires_grad:\n    " + BACKWARD
+RETURN = f"        return {GRADS}"
+# the lesson's solution since review 58c: backward only when the rebuilt output requires grad
+SOLUTION = _checkpoint(CORRECT_BACKWARD.replace(BACKWARD, GUARDED))
+
+
 def _backward_without(restore: str, finish: str = "        torch.autograd.backward(output, "
                       "grad_output)\n", prepare: str = FRESH) -> str:
     return _checkpoint(f"        args = _arguments(ctx, {prepare})\n" + restore + finish

@@ -12,6 +12,14 @@ def _sequential(body: str) -> str:
         + body
 
 
+# the lesson's split: the first len(layers) % segments groups one layer longer
+SPLIT = ("    layers = list(layers)\n    size, longer = divmod(len(layers), segments)\n"
+         "    start = 0\n    for i in range(segments):\n"
+         "        end = start + size + (i < longer)\n"
+         "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)\n"
+         "        start = end\n    return x\n")
+
+
 UNUSUAL = [
     Unusual("checkpoint_sequential", "closures with bound defaults, the longer groups last",
             _sequential(

@@ -11,11 +11,9 @@ catalogue's other CheckpointFunction answers now skip their backward when the re
 requires no grad."""
 
 from .. import Mistake, edit
-from .answers import CORRECT_BACKWARD, _checkpoint
+from .answers import BACKWARD, CORRECT_BACKWARD, GUARDED, _checkpoint
 
 HINT = "when every parameter of run_fn is frozen (requires_grad=False) and the only tensor"
-BACKWARD = "        torch.autograd.backward(output, grad_output)\n"
-GUARDED = "        if output.requires_grad:\n    " + BACKWARD
 
 # PyTorch's own reentrant checkpoint (catalogued as unusual before review 58c)
 REENTRANT = """

@@ -12,12 +12,11 @@ and their answer that lists a Module run_fn's parameters for autograd.grad is to
 line, that a plain-function run_fn has no .parameters() to list."""
 
 from .. import Mistake, Unusual, edit
-from .answers import CORRECT_BACKWARD, RESTORE, _checkpoint
-from .checkpoint_sequential import HELPER, _sequential
+from .answers import FRESH, GUARDED, RESTORE, SOLUTION as CHECKPOINT
+from .checkpoint_sequential import HELPER, SPLIT, _sequential
 from .reversible_coupling import INVERT, RECOMPUTE, RETURN, RIGHT, _coupling
-from .review58c import BACKWARD, GUARDED, UNUSUAL_01_REPLAY_WHEN_DREW
+from .review58c import UNUSUAL_01_REPLAY_WHEN_DREW
 
-CHECKPOINT = _checkpoint(edit(CORRECT_BACKWARD, (BACKWARD, GUARDED)))  # the lesson's solution
 START = "    def backward(ctx, grad_output):\n"
 ZERO_HINT = "skipped the recomputation when the incoming gradient is all zero"
 
@@ -73,11 +72,8 @@ WRONG_05_MODULE_CACHE = edit(WRONG_04_ID_CACHE, (
 STATE_HINT = "kept from an earlier call"
 
 # review 59, s3: slices of the list handed to CheckpointFunction as they are (a list)
-WRONG_06_SLICE = _sequential(
-    "    size, longer = divmod(len(layers), segments)\n    start = 0\n"
-    "    for i in range(segments):\n        end = start + size + (i < longer)\n"
-    "        x = CheckpointFunction.apply(layers[start:end], x)\n        start = end\n"
-    "    return x\n")
+WRONG_06_SLICE = _sequential(edit(SPLIT, ("    layers = list(layers)\n", ""), (
+    "nn.Sequential(*layers[start:end])", "layers[start:end]")))
 
 # review 58c's u4 with its "did run_fn draw" flag moved off ctx: on the class, in a global
 WRONG_07_DREW_ON_CLASS = edit(UNUSUAL_01_REPLAY_WHEN_DREW, ("ctx.drew", "CheckpointFunction.drew"))
@@ -101,7 +97,7 @@ UNUSUAL_01_MANUAL_RNG = edit(CHECKPOINT, (RESTORE, """\
             torch.set_rng_state(caller)
             for device, state in zip(ctx.devices, caller_cuda):
                 torch.cuda.set_rng_state(state, device)
-"""), ("        args = _arguments(ctx, lambda t: t.detach().requires_grad_(t.requires_grad))",
+"""), (f"        args = _arguments(ctx, {FRESH})",
        "        needs = iter(ctx.needs_input_grad[1 + i] for i, t in enumerate(ctx.is_tensor)"
        " if t)\n"
        "        args = _arguments(ctx, lambda t: t.detach().requires_grad_(next(needs)))"))

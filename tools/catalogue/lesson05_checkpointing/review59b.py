@@ -12,7 +12,7 @@ accepted."""
 from .. import Mistake, Unusual, edit
 from .checkpoint_sequential import _sequential
 from .reversible_coupling import _coupling
-from .review59 import CHECKPOINT
+from .answers import RETURN, SOLUTION as CHECKPOINT
 
 # review 59b, w18: the random state in a global dict keyed by id(run_fn), shared by every call
 # of one block (a tied block checkpointed twice in one graph)
@@ -33,7 +33,7 @@ WRONG_02_SINGLETONS_FIRST = _sequential(
 # review 59b, w4: zeros (not None) for a tensor argument that does not require grad, "always a
 # tensor, safer"
 WRONG_03_ZEROS_FOR_UNASKED = edit(CHECKPOINT, (
-    "        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))",
+    RETURN,
     "        return (None, *((a.grad if a.requires_grad else torch.zeros_like(a))\n"
     "                        if isinstance(a, torch.Tensor) and a.is_floating_point() else\n"
     "                        a.grad if isinstance(a, torch.Tensor) else None for a in args))"))

@@ -7,10 +7,8 @@ confirmed before named: deep copies of the caller's layers (told "segments of []
 split cached by segments from an earlier call (told "the layers left over after n // k")."""
 
 from .. import Mistake, Unusual, edit
-from .checkpoint_sequential import _sequential
-from .review59 import CHECKPOINT
-
-RETURN = "        return (None, *(a.grad if isinstance(a, torch.Tensor) else None for a in args))"
+from .answers import RETURN, SOLUTION as CHECKPOINT
+from .checkpoint_sequential import SPLIT, _sequential
 
 # review 59c, c36: zeros for an argument run_fn ignores (the lesson's dummy), "always a tensor"
 WRONG_01_ZEROS_FOR_UNUSED = edit(CHECKPOINT, (RETURN, (
@@ -30,12 +28,8 @@ WRONG_03_HALF_OUTPUT_DTYPE = edit(WRONG_02_OUTPUT_DTYPE, (
     "                        isinstance(a, torch.Tensor) else None"))
 
 # review 59c, s11: deep copies of the caller's layers, "to leave them as given"
-WRONG_04_DEEP_COPIES = "import copy\n" + _sequential(
-    "    layers = copy.deepcopy(list(layers))\n"
-    "    size, longer = divmod(len(layers), segments)\n    start = 0\n"
-    "    for i in range(segments):\n        end = start + size + (i < longer)\n"
-    "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)\n"
-    "        start = end\n    return x\n")
+WRONG_04_DEEP_COPIES = "import copy\n" + _sequential(edit(SPLIT, (
+    "layers = list(layers)", "layers = copy.deepcopy(list(layers))")))
 
 # review 59c, s7: the split cached in a module dict keyed by segments only
 WRONG_05_SPLIT_BY_SEGMENTS = "_SPLIT = {}\n" + _sequential(

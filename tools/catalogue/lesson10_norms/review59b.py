@@ -6,15 +6,12 @@ an empty batch's backward error named instance norm)."""
 from .. import Mistake, edit
 from .group_norm import _RIGHT, _grad_x
 from .layer_norm import _LN_CORRECT, _ln_grad_x
-from .rms_norm_module import _INIT, _module
+from .rms_norm_module import _WIDE_APPLY, _WIDE_MODULE
 
-_WIDE = ("        wide = torch.promote_types(x.dtype, torch.float32)\n"
-         "        eps = torch.finfo(wide).eps if self.eps is None else self.eps\n")
-_CACHED = _module(_INIT, _WIDE + (
+_CACHED = edit(_WIDE_MODULE, (_WIDE_APPLY, (
     "        if not hasattr(self, '_wide') or self._wide.dtype != wide:\n"
     "            self._wide = self.weight.to(wide)\n"
-    "        y = RMSNormFunction.apply(x.to(wide), self._wide, eps)\n"
-    "        return y.to(torch.promote_types(x.dtype, self.weight.dtype))\n"))
+    "        y = RMSNormFunction.apply(x.to(wide), self._wide, eps)\n")))
 
 MISTAKES = [
     Mistake("RMSNorm", "self.weight.to(wide) cached at the first call and reused",

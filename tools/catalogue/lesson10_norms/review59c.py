@@ -7,13 +7,7 @@ contract does not state, now accepted), and two more correct answers of the revi
 from .. import Mistake, Unusual, edit
 from .layer_norm import _LN_CORRECT, _ln_grad_x
 from .rms_norm_function import _RMS_BACKWARD, _RMS_FORWARD, _rms
-from .rms_norm_module import _INIT, _module
-
-_WIDE = ("        wide = torch.promote_types(x.dtype, torch.float32)\n"
-         "        eps = torch.finfo(wide).eps if self.eps is None else self.eps\n")
-_RIGHT = _module(_INIT, _WIDE + (
-    "        y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), eps)\n"
-    "        return y.to(torch.promote_types(x.dtype, self.weight.dtype))\n"))
+from .rms_norm_module import _WIDE_MODULE as _RIGHT
 
 MISTAKES = [
     Mistake("LayerNormFunction", "the mean term's row mean of grad_output, not of "

@@ -25,6 +25,14 @@ def _module(init: str, forward: str = _APPLY, head: str = "dim, eps=1e-6") -> st
 _INIT = ("        super().__init__()\n        self.eps = eps\n"
          "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")
 
+# computed in float32 or wider, cast back to the promoted dtype of x and the weight: the module
+# that reviews 59b to 59d's answers edit
+_WIDE = ("        wide = torch.promote_types(x.dtype, torch.float32)\n"
+         "        eps = torch.finfo(wide).eps if self.eps is None else self.eps\n")
+_WIDE_APPLY = "        y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), eps)\n"
+_WIDE_MODULE = _module(_INIT, _WIDE + _WIDE_APPLY + (
+    "        return y.to(torch.promote_types(x.dtype, self.weight.dtype))\n"))
+
 
 UNUSUAL = [
     Unusual("RMSNorm", "register_parameter and keyword arguments", _module(
