@@ -432,11 +432,10 @@ check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, 
 #    answer against the contract's last bullet.
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
 #
-# **Design it first.** Answer two of them in the next cell (what `setup_context` saves, and a
-# return annotation for question 2) and run it: it checks what you save against your
-# derivation above, and hands your annotation to `custom_op` itself, on a stand-in operator:
-# it says only whether `custom_op` accepts it. Whether it is the right design is yours to
-# judge (the answers are after your self-check).
+# **Design it first**: answer question 3's first half and question 2's return annotation in
+# the next cell and run it. It checks what you save against your derivation, and asks
+# `custom_op` whether it accepts your annotation, not whether it is the right design (the
+# answers are after your self-check).
 
 # %%
 ### BEGIN WORKED
