@@ -649,10 +649,10 @@ else:
 # into one shared address race: on a GPU whichever store lands last wins, and loading the
 # shared number, adding and storing back loses updates (two programs load the same old
 # value). The interpreter hides it, so the grader, on CPU, refuses any address two programs of
-# one launch write with plain stores. Atomic adds (`tl.atomic_add`) lose no update, but a GPU
+# one launch write with plain stores (the appendix's "A race in the interpreter" is an
+# optional predict-then-run of it). Atomic adds (`tl.atomic_add`) lose no update, but a GPU
 # applies them in whatever order the programs arrive, so a float sum's last bits change from
-# run to run, and every program waits on the same addresses. The appendix's "A race in the
-# interpreter" is an optional predict-then-run of it.
+# run to run, and every program waits on the same addresses.
 #
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
@@ -665,9 +665,9 @@ else:
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
 #    once cannot add into one shared row with loads and stores (the race of "The grid"),
-#    and atomic adds would change the sum's last bits from run to run. If
-#    each program stores **one partial row**, the sum over the rows it took, and the partial
-#    rows are added up afterwards: what is program $p$'s partial row, when it takes a group of
+#    and atomic adds would change the sum's last bits from run to run. If each program
+#    stores **one partial row**, the sum over the rows it took, and the partial rows are
+#    added up afterwards: what is program $p$'s partial row, when it takes a group of
 #    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
 #    right layout for this kernel, or another? Keep that question for the design below.
 #
