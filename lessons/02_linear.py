@@ -439,11 +439,9 @@ show_saved("F.linear, then torch.relu",
 # One Function that does both may keep less. Three questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
-#    backward need to know about $z$, and how few bytes per element hold that exactly? Three
-#    candidates to weigh: $z$ itself, the output $\mathrm{relu}(z)$ (what autograd's ReLU
-#    keeps), or something smaller. And how will backward drop the entries of $G$ it must
-#    drop, so that the result is autograd's for every $G$ the contract lists, $\pm\infty$
-#    included?
+#    backward need to know about $z$, and why is a boolean mask enough where autograd's ReLU
+#    keeps its float output? How will backward drop the entries of $G$ it must drop, so
+#    that the result is autograd's for every $G$ the contract lists, $\pm\infty$ included?
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
 #    remaining gradient read?
 # 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
@@ -484,15 +482,13 @@ show_saved("F.linear, then torch.relu",
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
-# - keeps less for backward than the composed `torch.relu(F.linear(x, weight, bias))` does:
-#   forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and `weight`,
-#   and what backward needs of the pre-activation, and keeps nothing after forward anywhere
-#   else (a global, a mutable default argument, the class, a closure, the storage behind the
-#   returned output);
-# - what backward needs of the pre-activation is saved in forward (not recomputed in
-#   backward): what forward saves beyond `x` and `weight` is measured in bytes per output
-#   element, the storage behind each saved tensor included, against the least possible
-#   without packing bits;
+# - forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
+#   `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a storage
+#   of its own), not the float pre-activation: made in forward, not recomputed in backward,
+#   whichever inputs require grad;
+# - forward keeps nothing else after it returns: no float tensor of the output's size saved
+#   (neither the pre-activation nor the output), and nothing in a global, a mutable default
+#   argument, the class, an input tensor, a closure or the storage behind the returned output;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #
@@ -502,28 +498,19 @@ show_saved("F.linear, then torch.relu",
 # - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
 #   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
 #   outside the contract.
-# - "Keeps less" (graded: this fine print is part of the contract): no float tensor of the
-#   output's size, neither the pre-activation nor the output, saved for backward or kept
-#   after forward, the returned output's own storage included (a view keeps its whole
-#   storage alive).
-# - "Measured in bytes per output element": the self-check counts the storage behind each
-#   tensor your forward saves beyond `x` and `weight`, per output element, and names the
-#   dtype it finds there.
-# - "The least possible without packing bits": one byte per output element, in a dtype with
-#   no value to spare: every value it can hold means something different to backward, so an
-#   integer dtype, whose other values backward never reads, is refused.
 # </details>
 #
-# **Predict first.** Question 1 as a decision: in which PyTorch dtype will your forward save
-# what backward needs of $z$ (as text, say `"torch.float16"`), and how many bytes per output
-# element is that? A cell after the self-check measures what your Function saved and
-# compares.
+# **Predict first.** The contract leaves one choice open: what forward saves of `x` and
+# `weight`. Take the block above ($x$ of shape $(64, 32)$, $W$ of shape $(16, 32)$, float32,
+# the bias requiring grad). How many bytes will your forward save beyond the mask when the
+# weight is frozen (`weight.requires_grad` False), and how many when `x` is? A cell after the
+# self-check measures yours and compares.
 
 # %%
 ### BEGIN WORKED
-predicted_saved_form = {"dtype": "torch.bool", "bytes per element": 1}
+predicted_beyond_mask = {"weight frozen": 2048, "x frozen": 8192}
 ### LEARNER
-predicted_saved_form = {"dtype": None, "bytes per element": None}
+predicted_beyond_mask = {"weight frozen": None, "x frozen": None}
 ### END WORKED
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
@@ -569,23 +556,24 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# What your Function saved of $z$, against your prediction (run it once your self-check is
-# green):
+# What your Function saved with one input frozen, against your prediction (run it once your
+# self-check is green):
 
 # %%
-def saved_of_z(function):
-    """(dtype, bytes per output element) of the saved tensor with one entry per output
-    element (x has 2048 entries, weight 512, the output 1024)."""
-    outputs = 64 * 16
-    for shape, dtype, nbytes in saved_tensors_of(
-            lambda: function(block_x, block_weight, block_bias)):
-        if torch.Size(shape).numel() == outputs:
-            return str(dtype), nbytes // outputs
-    return None, 0
+def run_frozen(function, frozen):
+    """function on the block's tensors, with `frozen` ("x" or "weight") not requiring grad."""
+    x = block_x.detach().requires_grad_(frozen != "x")
+    weight = block_weight.detach().requires_grad_(frozen != "weight")
+    return lambda: function(x, weight, block_bias)
 
 
-saved_dtype, saved_bytes = saved_of_z(FusedLinearReLU.apply)
-compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": saved_bytes})
+beyond_mask = {}
+for frozen in ("weight", "x"):
+    saved = saved_tensors_of(run_frozen(FusedLinearReLU.apply, frozen))
+    beyond_mask[f"{frozen} frozen"] = sum(n for _, dtype, n in saved if dtype != torch.bool)
+    if written(predicted_beyond_mask):
+        show_saved(f"{frozen} frozen, yours", run_frozen(FusedLinearReLU.apply, frozen))
+compare_all(predicted_beyond_mask, beyond_mask)
 
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
@@ -625,26 +613,26 @@ compare_all(predicted_saved_form, {"dtype": saved_dtype, "bytes per element": sa
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 2</b>, after your self-check is green</summary>
 #
-# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: the ReLU part needs only
-# **where** $z > 0$, a boolean mask, 1 byte per element where the float output took 4. The
-# rest is the linear layer's three formulas with $\partial L / \partial z$ in place of $G$,
-# which need $x$ and $W$. So the fused Function keeps $x$, $W$ and the mask, and no float
-# tensor of shape $(*, \text{out})$, neither $z$ nor the output: that is the memory fusing is
-# meant to drop. In the example, the entries of $G$ at the three places where $z \le 0$ (its
-# two exact zeros and its $-3$) are dropped. Drop them by selecting with the mask, as lesson
-# 01's `MyReLU` did (`torch.where`), not by multiplying by it: an infinite entry of $G$ where
-# $z \le 0$ would give $\infty \cdot 0$, `nan`, where `torch.relu`'s backward gives $0$
-# (question 1). Where $z > 0$ the ReLU passes $G$ on unchanged, a `nan` or $\pm\infty$
-# included: mending the product afterwards with `torch.nan_to_num` would rewrite those too.
-# Forward's output is the same choice: $z$ times the mask is $-\infty \cdot 0$, `nan`, where
-# a pre-activation overflows to $-\infty$ and `torch.relu` gives $0$; `torch.relu(z)`,
-# `z.clamp(min=0)` or `torch.where(mask, z, 0)` select.
+# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$. The ReLU part needs only
+# **where** $z > 0$. A boolean mask holds that in 1 byte per element; the float output took 4.
+# The rest is Exercise 1's three formulas with $\partial L / \partial z$ in place of $G$.
 #
-# Why not the output, as autograd's ReLU keeps it? It is exact too ($y > 0$ exactly where
-# $z > 0$), but it is a float tensor of the output's size kept by this Function, 4 bytes per
-# element where the mask takes 1. When the next layer keeps that same output anyway, saving it
-# here would cost nothing extra: the optional section *Fusing inside a network* measures
-# which networks that is.
+# Drop entries of $G$ by selecting with the mask (`torch.where`, as lesson 01's `MyReLU`),
+# not by multiplying by it. Where $z \le 0$, an infinite entry of $G$ times 0 is `nan`;
+# `torch.relu`'s backward gives $0$. Where $z > 0$, $G$ passes unchanged, `nan` and
+# $\pm\infty$ included, so mending a product with `torch.nan_to_num` is wrong too. Forward
+# makes the same choice: where $z$ overflows to $-\infty$, $z$ times the mask is `nan`.
+# `torch.relu(z)`, `z.clamp(min=0)` or `torch.where(mask, z, 0)` select.
+#
+# Your prediction. With the weight frozen, backward computes `grad_x` and `grad_bias`.
+# `grad_x` reads $W$ alone: 2048 bytes, a parameter alive anyway. With $x$ frozen,
+# `grad_weight` reads $x$: 8192 bytes. A forward that always saves both keeps 10240 bytes
+# either way. The contract accepts that. In a frozen-weight fine-tune, though, it keeps every
+# layer's input alive for nothing (the optional *Frozen weights* section measures it).
+#
+# Why not save the output, as autograd's ReLU does? It is exact too: $y > 0$ exactly where
+# $z > 0$. But it is 4 bytes per element kept by this Function. It is free only where the
+# next layer keeps that output anyway (optional: *Fusing inside a network*).
 # </details>
 
 # %% [markdown]

@@ -110,17 +110,29 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
-    Clause("keeps less for backward than the composed `torch.relu(F.linear(x, weight, bias))` "
-           "does: forward saves, with `ctx.save_for_backward`, what your gradients read of `x` "
-           "and `weight`, and what backward needs of the pre-activation, and keeps nothing after "
-           "forward anywhere else (a global, a mutable default argument, the class, a closure, "
-           "the storage behind the returned output);",
+    Clause("forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and "
+           "`weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a "
+           "storage of its own), not the float pre-activation: made in forward, not recomputed "
+           "in backward, whichever inputs require grad;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
-            "FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
+            "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
+            "FusedLinearReLU/saves-no-mask":
+                "no mask saved: the pre-activation recomputed in backward",
+            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
+            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved",
+            "FusedLinearReLU/mask-views-wider-storage":
+                "mask a view of cat([z > 0, z < 0]) (review 59d)",
             "FusedLinearReLU/tensor-on-ctx": "mask kept as ctx.mask",
             "FusedLinearReLU/drops-needed-input":
                 "saves weight only when weight needs a gradient",
+            "case:only x requiring grad":
+                "the float pre-activation saved when the weight is frozen (review 60)"}),
+    Clause("forward keeps nothing else after it returns: no float tensor of the output's size "
+           "saved (neither the pre-activation nor the output), and nothing in a global, a "
+           "mutable default argument, the class, an input tensor, a closure or the storage "
+           "behind the returned output;",
+           {"FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
             "FusedLinearReLU/keeps-float-pre-activation":
                 "the float pre-activation kept in a module dict keyed by id(ctx)",
             "FusedLinearReLU/state-in-default-argument":
@@ -128,17 +140,6 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/state-on-input": "the mask hung on x.__dict__ (review 59b)",
             "FusedLinearReLU/output-views-wider-storage":
                 "output a view into cat([relu(z), z]) (review 59d)"}),
-    Clause("what backward needs of the pre-activation is saved in forward (not recomputed in "
-           "backward): what forward saves beyond `x` and `weight` is measured in bytes per output "
-           "element, the storage behind each saved tensor included, against the least possible "
-           "without packing bits;",
-           {"FusedLinearReLU/saves-integer-mask": "a uint8 mask",
-            "FusedLinearReLU/saves-no-mask":
-                "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
-            "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved",
-            "FusedLinearReLU/mask-views-wider-storage":
-                "mask a view of cat([z > 0, z < 0]) (review 59d)"}),
     Clause("backward never writes into `grad_output`, and still skips the gradients "
            "`ctx.needs_input_grad` rules out.",
            {"FusedLinearReLU/writes-grad-output": "masks grad_output in place",

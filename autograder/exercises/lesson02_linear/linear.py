@@ -260,6 +260,7 @@ def _fused_checks(function, device) -> None:
     rows = 7 + next(_FRESH_ROWS) % 4000
     with case(f"x of shape ({rows}, 3), weight of shape (4, 3), bias=a tensor"):
         check_no_float_kept(function, FUSED_LINEAR_RELU, linear_values((rows,), device))
+    check_mask_whichever_frozen(function, FUSED_LINEAR_RELU, linear_values((5,), device))
     check_empty_batch(function, FUSED_LINEAR_RELU, device)
     check_many_rows(function, FUSED_LINEAR_RELU, _many(device), "x")
     check_one_feature(function, FUSED_LINEAR_RELU, device)
@@ -283,6 +284,16 @@ def _fused_checks(function, device) -> None:
     check_gradcheck(function, FUSED_LINEAR_RELU, linear_values((2,), device))
     check_layouts(function, FUSED_DOMAIN, device, linear_values((6,), device))
     check_fresh_call_state(function, FUSED_LINEAR_RELU, _fresh_values(device))
+
+
+def check_mask_whichever_frozen(function, spec: Spec, values: dict) -> None:
+    """The mask and nothing-else-kept clauses, whichever inputs require grad: each non-empty
+    proper subset of x, weight and bias (all three is check_shapes_and_bias's case)."""
+    for wanted in (*itertools.combinations(values, 1), *itertools.combinations(values, 2)):
+        with case(f"x of shape (5, {IN_FEATURES}), only {' and '.join(wanted)} requiring grad"):
+            check_saves_bool_mask(spec, run_forward(function, spec, make_inputs(
+                values, requires_grad=set(wanted))))
+            check_no_float_kept(function, spec, values, requires_grad=set(wanted))
 
 
 def _many(device):

@@ -38,11 +38,9 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
-            f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
-            "element: backward needs one of two answers per element, which this dtype holds "
-            "with room to spare (the contract measures what you save against the least possible: "
-            "a dtype with no value to spare), and "
-            "torch.where takes another dtype as its condition ("
+            f"{spec.name} saved {_a(integers[0].dtype)} mask where the contract asks for a "
+            f"torch.bool one ({_bytes(integers[0].dtype)} per element): backward needs one of "
+            "two answers per element, and torch.where takes a bool condition ("
             + ("a uint8 one is deprecated" if integers[0].dtype == torch.uint8 else
                f"it refuses {integers[0].dtype}") + "). Which dtype does the comparison that "
             "made it give?",
@@ -55,8 +53,8 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "the fewest bytes per output element that backward reads without unpacking bits "
-            "(torch.where cannot read a bit packed with seven others)",
+            "a torch.bool mask of the output's shape, which backward reads without unpacking "
+            "bits (torch.where cannot read a bit packed with seven others)",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
@@ -72,8 +70,8 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
         raise GradingError(
             f"{spec.name} saved {len(kept)} boolean masks of the output's size "
             f"({sum(m.nbytes for m in masks)} bytes), {len(kept)} bytes per output element "
-            "where the contract measures against the least possible: "
-            "what does backward learn from the second that the first does not tell it?",
+            "where the contract asks for one: what does backward learn from the second that "
+            "the first does not tell it?",
             mistake=f"{spec.name}/saves-more-than-one-mask")
 
 
@@ -84,8 +82,8 @@ def _check_own_storage(spec: Spec, masks) -> None:
         if held > size * mask.tensor.element_size():
             raise GradingError(
                 f"{spec.name}'s saved mask is a view of a {held}-byte storage for {size} "
-                "elements: saving it keeps the whole storage alive, more than the fewest bytes "
-                "per output element. Save a tensor of its own (.clone() it, or build it "
+                "elements: saving it keeps the whole storage alive, where the contract asks for "
+                "a mask with a storage of its own. Save a tensor of its own (.clone() it, or build it "
                 "directly)", mistake=f"{spec.name}/mask-views-wider-storage")
 
 
@@ -278,12 +276,12 @@ class _FloatsMade(TorchDispatchMode):
         return result
 
 
-def check_no_float_kept(function, spec: Spec, values: dict) -> None:
+def check_no_float_kept(function, spec: Spec, values: dict, requires_grad=True) -> None:
     """After forward returns, no float tensor of the output's size that forward made may be
     alive but the output itself: a pre-activation kept in a global, on the class or in a
     closure holds the memory fusing is meant to drop, out of save_for_backward's sight. The
     sizes of x, weight and the output differ, so only an output-sized tensor is counted."""
-    inputs = make_inputs(values)
+    inputs = make_inputs(values, requires_grad=requires_grad)
     numel = math.prod((*values["x"].shape[:-1], values["weight"].shape[0]))
     with _FloatsMade(numel) as mode:
         output = function.apply(*inputs.values())

@@ -25,13 +25,14 @@ torch.ops.aten.linear;
 as grad_output itself;
 ``review59c``: a parameter gradient summed in blocks that drop the last partial one;
 ``review59d``: a mask or output that views a wider storage, a gate on x.requires_grad;
+``review60``: grad_x computed twice, a uint8 mask, a float pre-activation saved when frozen;
 ``layouts_without_bias``: an input viewed on the bias=None path alone)."""
 
 from . import (bilinear, domains, fused_linear_relu, layouts_without_bias, linear,
                review53_squeezes,
                review53_state_and_work, review54, review55, review55b, review55c, review56,
                review57, review57c, review58, review58b, review58c, review59, review59b, review59c,
-               review59d,
+               review59d, review60,
                review_edges,
                third_review, whole_cells)
 
@@ -39,12 +40,12 @@ UNUSUAL = (linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL + whole
            + review53_state_and_work.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL
            + review55b.UNUSUAL + review55c.UNUSUAL + review57.UNUSUAL + review57c.UNUSUAL
            + review58.UNUSUAL + review58b.UNUSUAL + review58c.UNUSUAL + review59.UNUSUAL
-           + review59b.UNUSUAL + review59c.UNUSUAL + review59d.UNUSUAL)
+           + review59b.UNUSUAL + review59c.UNUSUAL + review59d.UNUSUAL + review60.UNUSUAL)
 MISTAKES = (linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + domains.MISTAKES
             + whole_cells.MISTAKES + third_review.MISTAKES + review_edges.MISTAKES
             + review53_squeezes.MISTAKES + review53_state_and_work.MISTAKES + review54.MISTAKES
             + review55.MISTAKES + review55b.MISTAKES + review55c.MISTAKES + review56.MISTAKES
             + review57.MISTAKES + review57c.MISTAKES + review58.MISTAKES + review58b.MISTAKES
             + review58c.MISTAKES + review59.MISTAKES + review59b.MISTAKES + review59c.MISTAKES
-            + review59d.MISTAKES
+            + review59d.MISTAKES + review60.MISTAKES
             + layouts_without_bias.MISTAKES)
