@@ -41,6 +41,44 @@ def check_calls_independent(function, spec: Spec, values: dict, shape: str) -> N
     _check_state_placed(function, spec, values)
 
 
+def check_dtype_per_call(function, spec: Spec, values: dict) -> None:
+    """A float64 call, a float32 call run before its backward, then the first call's backward:
+    a dtype (or anything else of x's) kept in a global belongs to the last call, and the first
+    call's gradient comes out rounded to float32. Raises only when a call alone is right; run
+    last, after the probes that name a shared value by what it is."""
+    try:
+        _check_dtype_per_call(function, spec, values)
+    except RuntimeError:
+        return  # the battery's own checks name it
+
+
+def _check_dtype_per_call(function, spec: Spec, values: dict) -> None:
+    def gradient(inputs, grad_output):
+        output = function.apply(*inputs.values())
+        return output, torch.autograd.grad(output, inputs["x"], grad_output)[0]
+
+    inputs = make_inputs(values, requires_grad={"x"})
+    output = function.apply(*inputs.values())
+    function.apply(*make_inputs({n: v.float() if isinstance(v, torch.Tensor) else v
+                                 for n, v in values.items()}).values())
+    grad_output = (0.5 + torch.rand(output.shape, dtype=torch.float64, generator=torch.Generator(
+        ).manual_seed(7))).to(output.device, output.dtype)
+    got = torch.autograd.grad(output, inputs["x"], grad_output)[0]
+    true = reference_gradients(spec, inputs, grad_output)["x"]
+    if got is None or torch.allclose(got, true, rtol=1e-10, atol=1e-12):
+        return
+    _, alone = gradient(make_inputs(values, requires_grad={"x"}), grad_output)
+    if alone is None or not torch.allclose(alone, true, rtol=1e-10, atol=1e-12):
+        return  # wrong alone: the battery's own checks name it
+    raise GradingError(
+        f"{spec.name}'s gradient for x is right for one call alone but wrong when a float32 call "
+        "ran its forward before a float64 call's backward: backward reads something of x's that "
+        "the later call replaced (its dtype, say, kept in a global or on the class); keep what "
+        "backward needs on ctx, one per call",
+        f"first call's gradient = {got.tolist()}\ntrue = {true.tolist()}",
+        mistake=f"{spec.name}/dtype-in-global")
+
+
 def _check_state_placed(function, spec: Spec, values: dict) -> None:
     """After the probes that name a shared value by what it does to another call: a tensor a
     backward left in a global (a memo), or either method in a mutable default argument

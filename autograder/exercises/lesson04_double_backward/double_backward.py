@@ -31,7 +31,7 @@ from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_
 from .cube_points import check_cube_range_ends, check_every_x
 from .float32_saturation import check_float32_second_derivatives, name_nonfinite_float32
 from .stand_in_device import check_result_on_x_device
-from .call_probes import check_calls_independent
+from .call_probes import check_calls_independent, check_dtype_per_call
 from .saved_alias import check_saved_guarded
 from .swish_huge_x import check_huge_x
 from .swish_tails import check_saturated_tails
@@ -309,6 +309,9 @@ def _cube_once_checks(function, device) -> None:
                   "would be (this machine has none; a grader with a GPU tries a real one)"):
             check_result_on_x_device(function, CUBE_ONCE)
     check_cube_range_ends(function, CUBE_ONCE, device)  # last: earlier checks name the rest
+    with case("x of shape (4,): a float64 call, then a float32 call in flight, then the first "
+              "call's backward"):
+        check_dtype_per_call(function, CUBE_ONCE, {"x": sample((4,), device, seed=13)})
 
 
 SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:

@@ -328,4 +328,13 @@ EQUIVALENTS = [
           ("save_narrowed", ".float()", "not exact: float32 -2gy costs about 3e-8 (relative) "
            "of the second derivative for y in float64, inside the 1e-7 its checks allow; the "
            "contract states no tighter precision for second derivatives"))),
+    # review 60: x's device kept in a global by an answer that keeps dtype and device on ctx
+    EquivalentMutant("CubeOnce", "ctx_to_global",
+                     "ctx.dtype, ctx.device = x.dtype, x.device\nlocal = torch.as_tensor(3 * x."
+                     "detach().cpu().numpy() ** 2, dtype=ctx.dtype, device=ctx.device)",
+                     "global _shared_device; ctx.dtype, _shared_device = x.dtype, x.device\n"
+                     "local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2, "
+                     "dtype=ctx.dtype, device=_shared_device)",
+                     "not exact: calls in flight on two devices at once would share it, but no "
+                     "clause interleaves devices and one grader run has one device per dtype"),
 ]

@@ -29,11 +29,18 @@ MISTAKES = [
             "overflowing)", TINY, _tiny_branch("1e-6")),
 ]
 
+CTX_META = edit(CUBE, ("        return x ** 3",
+                      "        ctx.dtype, ctx.device = x.dtype, x.device\n        return x ** 3"),
+                ("torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)",
+                 "torch.as_tensor(3 * x.detach().cpu().numpy() ** 2, dtype=ctx.dtype, "
+                 "device=ctx.device)"))
+MISTAKES.append(Mistake(
+    "CubeOnce", "x's dtype kept in a global: the last call's dtype rounds an earlier call's 3x^2",
+    "wrong when a float32 call ran its forward before",
+    edit(CTX_META, ("        ctx.dtype, ctx.device = x.dtype, x.device\n",
+                    "        global _DTYPE\n        _DTYPE, ctx.device = x.dtype, x.device\n"),
+         ("dtype=ctx.dtype", "dtype=_DTYPE"))))
+
 UNUSUAL = [
-    Unusual("CubeOnce", "keeps x's dtype and device on ctx (metadata, no tensor)",
-            edit(CUBE, ("        return x ** 3",
-                        "        ctx.dtype, ctx.device = x.dtype, x.device\n        return x ** 3"),
-                 ("torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)",
-                  "torch.as_tensor(3 * x.detach().cpu().numpy() ** 2, dtype=ctx.dtype, "
-                  "device=ctx.device)"))),
+    Unusual("CubeOnce", "keeps x's dtype and device on ctx (metadata, no tensor)", CTX_META),
 ]
