@@ -88,11 +88,11 @@ torch.set_printoptions(precision=4)
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
 #
-# **Check your step 1 live**, and the start of step 3: write the entry
-# $\partial y_{ni} / \partial x_{mj}$ into `dy_dx` and the entry $\partial y_{ni} / \partial W_{kj}$
-# into `dy_dW`, each as a lambda that returns one number ($0$ where $y_{ni}$ does not depend on
-# that entry). The checker under them compares every entry with autograd's Jacobian of
-# $x W^\top$ at $N = 2$, $\text{out} = 4$, $\text{in} = 3$.
+# **Check your step 1 live**: write the entry $\partial y_{ni} / \partial x_{mj}$ into `dy_dx`,
+# as a lambda that returns one number ($0$ where $y_{ni}$ does not depend on that entry). The
+# checker under it compares every entry with autograd's Jacobian of $x W^\top$ at $N = 2$,
+# $\text{out} = 4$, $\text{in} = 3$. (`dy_dW` is for later: Exercise 1's hint sends you back
+# to it if `grad_weight` stalls.)
 
 # %%
 ### BEGIN WORKED
@@ -309,6 +309,13 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 #   `ctx.needs_input_grad` (print it there and see), and how can it leave a tensor out while
 #   backward still unpacks `ctx.saved_tensors` the same way every time? A cell after the
 #   exercise measures what yours keeps against `F.linear`.
+#
+# <details><summary><b>Hint</b> (if `grad_weight` is wrong)</summary>
+#
+# Write the entry $\partial y_{ni} / \partial W_{kj}$ into `dy_dW`, beside `dy_dx`, and rerun
+# its checker. For which $k$ is it non-zero, and which entry of $x$ does it hold? Then sum it
+# against $G_{ni}$ over $n$ and $i$, as step 2 did.
+# </details>
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
 class MyLinearFunction(torch.autograd.Function):
@@ -1092,25 +1099,19 @@ compare_all(predicted_networks, {f"{net}, {name}": round(kept)
 #
 # Count activations (64 KiB) and masks (16 KiB); the loss adds 4 bytes.
 #
-# - **plain, composed**: each ReLU saves its output $h_i$, which the next linear saves too,
-#   kept once: $8 \times 64 = 512$ KiB. (The last ReLU's output is kept for its own
-#   backward.)
+# - **plain, composed**: each ReLU saves its output $h_i$. The next linear saves the same
+#   tensor, kept once: $8 \times 64 = 512$ KiB ($h_8$ by its own ReLU).
 # - **plain, fused**: each block saves its input and a mask. $h_1, \dots, h_7$ are inputs of
-#   the next block; $h_8$ is saved by nobody and freed: $7 \times 64 + 8 \times 16 = 576$ KiB.
-#   More than composed: the masks are new memory, while the outputs they replace are kept by
-#   the next layer anyway.
-# - **residual, composed**: the linears keep $h_1, \dots, h_7$ and the ReLUs keep their own
+#   the next block; nobody saves $h_8$: $7 \times 64 + 8 \times 16 = 576$ KiB. The masks are
+#   new memory; the outputs they replace were kept anyway.
+# - **residual, composed**: the linears keep $h_1, \dots, h_7$. The ReLUs also keep their own
 #   outputs, which nothing else needs: $15 \times 64 = 960$ KiB.
 # - **residual, fused**: $h_1, \dots, h_7$ and eight masks: $576$ KiB.
 #
-# So fusing keeps less and lowers the peak in the residual network, and keeps more in the
-# plain one, where a version that saved its output instead of a mask (the ReLU's derivative
-# can be read from $y > 0$) would only match the composed version. The rule: when the next
-# layer saves the ReLU's output anyway (a trainable linear layer does, for `grad_weight`), the
-# composed version's saved output costs nothing extra and your mask is the extra; fusing wins
-# when nothing downstream keeps the activation (a residual addition, a sum, a linear layer
-# with frozen weights: PyTorch's, or yours if it saves `x` only when the weight needs a
-# gradient). Fusing in Python changes **what is kept**; it cannot avoid materialising $z$.
+# The rule: fusing wins when nothing downstream keeps the activation. A residual addition
+# keeps none, nor does a frozen-weight linear that saves `x` only when asked. When the next
+# layer saves the ReLU's output anyway, the mask is the extra. Fusing in Python changes
+# **what is kept**; it still materialises $z$.
 # </details>
 
 # %% [markdown]
@@ -1289,20 +1290,19 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `G.mT @ x` is a batched product: one $(4, 3)$ matrix per batch entry, shape $(2, 4, 3)$.
-# Returned from backward, it is summed by the engine to $(4, 3)$, since $(4, 3)$ broadcasts to
-# $(2, 4, 3)$: the right values, with the sum over the batch done out of sight. The
-# contracts of this lesson ask for each gradient of its input's shape, so the self-check
-# rejects it all the same, and says which gradient came back with which shape. So it does
-# for `(G.mT @ x).sum(0)`, which sums one batch dimension only: for $x$ of shape
-# $(2, 1, 3, 3)$ a $(1, 4, 3)$ is left, which the engine would sum too.
-# `.T` on a 3-D tensor reverses **every** dimension (PyTorch warns that this is deprecated), so
+# `G.mT @ x` is a batched product: shape $(2, 4, 3)$, one $(4, 3)$ matrix per batch entry.
+# The engine sums it to $(4, 3)$, the right values. The contract asks for each gradient of
+# its input's shape, though, so the self-check rejects it and names the shape.
+# `(G.mT @ x).sum(0)` sums one batch dimension only: for $x$ of shape $(2, 1, 3, 3)$ it leaves
+# $(1, 4, 3)$.
+#
+# `.T` on a 3-D tensor reverses **every** dimension (deprecated, with a warning). So
 # `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
-# product, which fails for vectors of sizes 4 and 3. Flattening first works for every
-# **leading** shape, none and size 0 included, and says what you mean: one
-# $(\text{out}, \text{in})$ gradient summed over every position. (With `in` or `out` 0,
-# `reshape(-1, 0)` is ambiguous and raises; feature sizes of 0 are outside the contract.)
-# Do the sums yourself, in `grad_bias` too: the shapes of your gradients then state the maths.
+# product, which fails for sizes 4 and 3.
+#
+# Flattening the leading dimensions first works for every leading shape, none and size 0
+# included. It says what you mean: one $(\text{out}, \text{in})$ gradient summed over every
+# position. (`reshape(-1, 0)` raises, ambiguous; feature sizes of 0 are outside the contract.)
 # </details>
 
 # %% [markdown]

@@ -76,7 +76,7 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
 
 
 def _check_own_storage(spec: Spec, masks) -> None:
-    """Memory counts the storage behind a mask (as the lesson's saved_of_z cell does)."""
+    """Memory counts the storage behind a mask (as the saved-tensor hooks count it)."""
     for mask in masks:
         held, size = mask.tensor.untyped_storage().nbytes(), mask.tensor.numel()
         if held > size * mask.tensor.element_size():
