@@ -489,13 +489,13 @@ show_saved("F.linear, then torch.relu",
 #   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
-# - forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and
-#   `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a storage
-#   of its own), not the float pre-activation: made in forward, not recomputed in backward,
-#   whichever inputs require grad;
-# - forward keeps nothing else after it returns: no float tensor of the output's size saved
-#   (neither the pre-activation nor the output), and nothing in a global, a mutable default
-#   argument, the class, an input tensor, a closure or the storage behind the returned output;
+# - forward saves, with `ctx.save_for_backward`, at least what your gradients read of `x`
+#   and `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a
+#   storage of its own), not the float pre-activation: made in forward, not recomputed in
+#   backward, whichever inputs require grad;
+# - no float tensor of the output's size saved (neither the pre-activation nor the output),
+#   and nothing kept after forward in a global, a mutable default argument, the class, an
+#   input tensor, a closure or the storage behind the returned output;
 # - backward never writes into `grad_output`, and still skips the gradients
 #   `ctx.needs_input_grad` rules out.
 #

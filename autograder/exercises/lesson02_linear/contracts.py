@@ -110,8 +110,8 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
-    Clause("forward saves, with `ctx.save_for_backward`, what your gradients read of `x` and "
-           "`weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a "
+    Clause("forward saves, with `ctx.save_for_backward`, at least what your gradients read of "
+           "`x` and `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a "
            "storage of its own), not the float pre-activation: made in forward, not recomputed "
            "in backward, whichever inputs require grad;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
@@ -128,10 +128,9 @@ FUSED_CLAUSES = (
                 "saves weight only when weight needs a gradient",
             "case:only x requiring grad":
                 "the float pre-activation saved when the weight is frozen (review 60)"}),
-    Clause("forward keeps nothing else after it returns: no float tensor of the output's size "
-           "saved (neither the pre-activation nor the output), and nothing in a global, a "
-           "mutable default argument, the class, an input tensor, a closure or the storage "
-           "behind the returned output;",
+    Clause("no float tensor of the output's size saved (neither the pre-activation nor the "
+           "output), and nothing kept after forward in a global, a mutable default argument, "
+           "the class, an input tensor, a closure or the storage behind the returned output;",
            {"FusedLinearReLU/saves-float-output": "saves the float output, reads y > 0 in backward",
             "FusedLinearReLU/keeps-float-pre-activation":
                 "the float pre-activation kept in a module dict keyed by id(ctx)",
