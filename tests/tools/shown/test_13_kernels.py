@@ -1,6 +1,7 @@
 """Lesson 13's live checkers: one Jacobian entry and a design answer per exercise, the worked
 answers passing and each slip answered with a question."""
 
+from autograder.exercises.lesson13_kernels.steps import check_rms_steps, check_silu_steps
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
@@ -8,8 +9,9 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     """Do the worked answers to Exercise 1's live cell get ✓ (question 1 in any of sigmoid's
     spellings), and 2 exponentials (or another shared quantity) a ✗, one off the list told to
     copy a string offered?"""
-    checker = cell_from("13_kernels", "def autograd_dy_da")
-    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element")
+    checker = cell_from("13_kernels", "check_silu_steps(my_dy_da")
+    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element",
+                         check_silu_steps=check_silu_steps)
     lines = run_code(checker, dict(worked))
     assert len(lines) == 3 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
@@ -27,15 +29,17 @@ def test_silu_checker_asks_one_jacobian_entry_and_names_each_slip_with_a_questio
     """Does Exercise 1's live cell check a number (dy/da at a = -2, b = 3), not a formula, and
     answer the product rule's missing term, b left out, a sign and silu itself each with a
     question, a non-number in one line with both questions still answered?"""
-    checker = cell_from("13_kernels", "def autograd_dy_da")
-    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element")
+    checker = cell_from("13_kernels", "check_silu_steps(my_dy_da")
+    worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element",
+                         check_silu_steps=check_silu_steps)
     for slip, phrase in ((0.3576, "what does σ'(a) add?"), (-0.0908, "what does b = 3 do"),
                          (0.9876, "a sign"), (-0.2384, "that is dy/db"),
                          (0.5, "Which factors of y move with a?")):
         lines = run_code(checker, {**worked, "my_dy_da": slip})
         assert lines[0].startswith("dy/da at a = -2, b = 3: ✗") and phrase in lines[0], lines
     lines = run_code(checker, {**worked, "my_dy_da": "-0.27 or so"})
-    assert lines[0] == "dy/da: ✗ '-0.27 or so' is not a number" and len(lines) == 3, lines
+    assert lines[0] == "dy/da at a = -2, b = 3: ✗ '-0.27 or so' is not a number", lines
+    assert len(lines) == 3, lines
     assert "✓" in lines[1] and "✓" in lines[2], lines
 
 
@@ -43,8 +47,9 @@ def test_rms_checker_asks_one_jacobian_entry_and_the_groups_not_the_formulas():
     """Does Exercise 2's live cell give ✓ to the worked entry and layout, ask about r's sum when
     the entry is 0 (the direct path only) and about the 1/D when the mean is dropped, and a ✗
     to a count or a last group that is off, a last group that is no sequence included?"""
-    checker = cell_from("13_kernels", "row, w_row = ")
-    worked = definitions("13_kernels", "my_dy0_dx1", "my_partial_rows", "my_last_rows")
+    checker = cell_from("13_kernels", "check_rms_steps(my_dy0_dx1")
+    worked = definitions("13_kernels", "my_dy0_dx1", "my_partial_rows", "my_last_rows",
+                         check_rms_steps=check_rms_steps)
     lines = run_code(checker, dict(worked))
     assert "✓" in lines[0] and "✓" in lines[1] and len(lines) == 4, lines
     assert "a buffer of 900 numbers" in lines[2] and "a buffer of 3000" in lines[3], lines
