@@ -818,7 +818,9 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #   accepted, not required.
 # - "Keeps tensors only with `ctx.save_for_backward`": no tensor or NumPy array on a `ctx`
 #   attribute, set in forward or backward, on a class or in a global. "No copy": of `x`, the
-#   output or `grad_output`, in its dtype or another.
+#   output or `grad_output`, in its dtype or another; as for `CubeOnce`, what each Function
+#   saves of them shares that tensor's version counter (a tensor made from its memory,
+#   `torch.from_numpy` of its `.numpy()`, does not, and counts as a copy).
 # </details>
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which
@@ -1228,7 +1230,8 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
 # becomes part of the first derivative's graph: the first derivative is right, and only the
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract's second bullet covers these magnitudes in both dtypes, so the self-check tries
+# The contract's first bullet ($|\beta x| \le 800$) and its fine print (both dtypes, second
+# derivatives included) cover these magnitudes, so the self-check tries
 # second derivatives in float32 at $|\beta x|$ = 100, 650 and 799.5 (past float32's 89) and in
 # float64 at 799.5 (past float64's 710), and names a `nan` and the points where it appears. The
 # same overflow hides in a backward without `where`: `1 / (1 + exp(-z))` with `z` clamped to

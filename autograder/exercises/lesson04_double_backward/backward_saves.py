@@ -24,6 +24,35 @@ def _copy_of(saved: torch.Tensor, held: dict):
     return None
 
 
+def _name_unguarded_alias(packed: list, held: dict) -> None:
+    """A saved tensor made from grad_output's, y's or x's memory (``torch.from_numpy`` of its
+    ``.numpy()``, its ``.data``) shares the numbers but not autograd's version counter: an
+    in-place change to the tensor between the first and the second pass then goes unseen. The
+    probe bumps each tensor's counter (``add_(0)``, values unchanged) and watches the saved one."""
+    for saved in packed:
+        for name, value in held.items():
+            if saved is value or not (_shares_memory(saved, value)
+                                      or saved.data_ptr() == value.data_ptr()):
+                continue
+            before = saved._version
+            try:
+                with torch.no_grad():
+                    value.add_(0)
+            except RuntimeError:
+                continue
+            if saved._version == before:
+                raise GradingError(
+                    f"the Function NumpyTanh's backward calls saves a tensor made from {name}'s "
+                    f"memory that is not {name} (a torch.from_numpy of its .numpy(), or its "
+                    ".data): it shares the numbers but not autograd's version counter, so an "
+                    f"in-place change to {name} between the first and the second pass is not "
+                    "detected through it: the second derivative can use the changed values "
+                    "silently instead of raising autograd's \"modified by an inplace operation\" error; what does "
+                    "save_for_backward guard, and which tensor should it be handed?",
+                    f"{name}'s version counter went up; the saved tensor's stayed at {before}",
+                    mistake="NumpyTanh/inner-saves-unguarded-alias")
+
+
 def check_backward_saves_no_copy(function, values: dict) -> None:
     """Every tensor saved while NumPyTanh's backward runs with create_graph=True is grad_output,
     y or x themselves (or views), never a copy, a wider copy or a narrower one; x and
@@ -51,6 +80,7 @@ def check_backward_saves_no_copy(function, values: dict) -> None:
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         torch.autograd.grad(output, x, grad_output, create_graph=True)
     held = {"grad_output": grad_output, "y": output, "x": x}
+    _name_unguarded_alias(packed, held)
     for saved in packed:
         name = _copy_of(saved, held)
         if name is None:

@@ -50,6 +50,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/sets-ctx-in-backward":
                 "the inner Function keeps NumPy arrays set in its backward on ctx",
             "NumpyTanh/inner-saves-narrower": "inner Function saves grad_output as float32",
+            "NumpyTanh/inner-saves-unguarded-alias":
+                "the inner Function saves torch.from_numpy(grad_output.numpy())",
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y",
             "NumpyTanh/inner-state-on-class": "the inner Function keeps g and y on its class",
             "NumpyTanh/inner-array-on-ctx":
