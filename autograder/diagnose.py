@@ -93,8 +93,9 @@ def _non_finite_where(got: torch.Tensor, inputs: dict | None) -> str:
         return (f", with {empty[0]} empty: a sum over no elements is 0, but a mean (or a "
                 "division by a count) over none is not")
     bad = ~torch.isfinite(got)
-    if got.dim() == 0:
-        return ": a numerically unstable formula?"
+    if got.dim() == 0:  # the point and the value, no guessed cause
+        at = [f"{name} = {value.item():g}" for name, value in tensors.items() if value.dim() == 0]
+        return f" ({got.item()}" + (f", with {', '.join(at)})" if at else ")")
     first = tuple(int(i) for i in bad.nonzero()[0])
     negative = [name for name, value in tensors.items() if value.shape == got.shape
                 and value.numel() > 1 and torch.equal(bad, value.detach() < 0)]

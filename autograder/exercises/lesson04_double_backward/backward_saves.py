@@ -47,8 +47,9 @@ def _name_unguarded_alias(packed: list, held: dict) -> None:
                     ".data): it shares the numbers but not autograd's version counter, so an "
                     f"in-place change to {name} between the first and the second pass is not "
                     "detected through it: the second derivative can use the changed values "
-                    "silently instead of raising autograd's \"modified by an inplace operation\" error; what does "
-                    "save_for_backward guard, and which tensor should it be handed?",
+                    "silently instead of raising autograd's \"modified by an inplace "
+                    "operation\" error; what does save_for_backward guard, and which tensor "
+                    "should it be handed?",
                     f"{name}'s version counter went up; the saved tensor's stayed at {before}",
                     mistake="NumpyTanh/inner-saves-unguarded-alias")
 

@@ -133,7 +133,9 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/recovers-x-from-output":
                 "saves the output, NumPy cube root in backward",
             "CubeOnce/float32-step":
-                "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))"}),
+                "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))",
+            "CubeOnce/narrowed-step": "3x^2 cast to float16 in backward (torch.as_tensor(..., "
+                                      "dtype=torch.float16))"}),
     Clause("its backward is marked `@once_differentiable`: a second `.backward()` through it "
            "raises when the gradient its backward received requires grad;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",

@@ -117,3 +117,25 @@ def _saves_narrower(forward, dtype) -> bool:
     the battery's saved-dtype check names that after these checks."""
     return any(s.dtype.is_floating_point and torch.finfo(s.dtype).bits < torch.finfo(dtype).bits
                for s in forward.saved)
+
+
+def name_narrowed_step(function, spec: Spec, device) -> None:
+    """A float64 gradient whose values at normal points are all numbers of a narrower float
+    type, each within that type's rounding of 3x^2: backward narrows a step to that type."""
+    x = torch.tensor(NORMAL, dtype=torch.float64, device=device, requires_grad=True)
+    try:
+        grad, = torch.autograd.grad(function.apply(x), x, torch.ones_like(x))
+        grad, exact = grad.detach().double().cpu(), 3 * x.detach().cpu() ** 2
+    except (RuntimeError, TypeError, AttributeError):
+        return
+    for narrow in (torch.float16, torch.bfloat16, torch.float32):
+        if (torch.equal(grad, grad.to(narrow).double()) and not torch.equal(grad, exact)
+                and torch.allclose(grad, exact, rtol=torch.finfo(narrow).eps, atol=0)):
+            name = str(narrow)[6:]
+            raise GradingError(
+                f"{spec.name}'s gradient for a float64 x is 3x^2 rounded to {name}: at x = "
+                f"{NORMAL[0]:g} it is {grad[0].item():.17g}, not {exact[0].item():.17g}, and at "
+                f"every point tried it is a {name} number within {name}'s rounding of 3x^2: "
+                f"backward narrows a step to {name}; compute in x's dtype",
+                f"x = {NORMAL}\ngradient = {grad.tolist()}\n3x^2 = {exact.tolist()}",
+                mistake=f"{spec.name}/narrowed-step")

@@ -28,7 +28,7 @@ from .backward_ctx import check_backward_ctx_both_dtypes
 from .swapped_flags import swapped_flags_named
 from .contracts import SWISH_CLAUSES, CUBE_ONCE_CLAUSES
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
-from .cube_points import check_cube_range_ends, check_every_x
+from .cube_points import check_cube_range_ends, check_every_x, name_narrowed_step
 from .float32_saturation import check_float32_second_derivatives, name_nonfinite_float32
 from .stand_in_device import check_result_on_x_device
 from .call_probes import check_calls_independent, check_dtype_per_call
@@ -276,8 +276,12 @@ def cube_once_full(CubeOnce, device) -> None:
 def _cube_once_checks(function, device) -> None:
     for seed, shape in enumerate(SHAPES):
         with case(f"x of shape {shape}"):
-            forward, _ = check_values_and_gradients(function, CUBE_ONCE,
-                                                    {"x": sample(shape, device, seed=seed)})
+            try:
+                forward, _ = check_values_and_gradients(function, CUBE_ONCE,
+                                                        {"x": sample(shape, device, seed=seed)})
+            except GradingError:
+                name_narrowed_step(function, CUBE_ONCE, device)
+                raise
             check_no_ctx_tensors(CUBE_ONCE, forward)
             check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})

@@ -60,23 +60,31 @@ def _check_one(function, spec: Spec, values: dict, wanted: set, truth: dict, rto
         raise GradingError(
             f"your gradient for {name} is wrong in the sigmoid's saturated tail, relative to its "
             f"size: at {at} it is {got.reshape(-1)[i].item():.3g} where the true value is "
-            f"{true.reshape(-1)[i].item():.3g} (relative error {relative[i].item():.2g}): "
-            + _cause(float(got.reshape(-1)[i]), float(relative[i])),
+            f"{true.reshape(-1)[i].item():.3g} (relative error {relative[i].item():.2g})"
+            + _observed(name, got.reshape(-1), true.reshape(-1), values, i),
             f"x = {values['x'].tolist()}, beta = {beta}, needs grad: {sorted(wanted)}\n"
             f"{name}'s gradient = {got.tolist()}\ntrue = {true.tolist()}",
             mistake="SwishFunction/clamped-tail")
 
 
-def _cause(got: float, relative: float) -> str:
-    """The likely cause, from how far the gradient is off: a clamp moves the tail by a factor
-    (e^4 and more here), a difference of two numbers near 1 keeps few or no digits of it."""
-    cancels = ("a difference of two numbers near 1, as in (1 + tanh(z / 2)) / 2 or "
-               "1 - sigmoid(-z), keeps few or no digits of sigma(z) there, which is tiny but "
-               "still a normal number; torch.sigmoid(z) keeps them all")
-    if got == 0:
-        return "backward's sigmoid rounds to 0: " + cancels
-    if relative < 0.5:
-        return "backward's sigmoid loses digits: " + cancels
-    return ("does backward clamp beta * x (or exp's argument)? A clamp cuts off the tail, "
-            "where sigma(beta x) is tiny but still a normal number, and torch.sigmoid keeps it "
-            "to full relative precision")
+def _observed(name: str, got: torch.Tensor, true: torch.Tensor, values: dict, i: int) -> str:
+    """What the numbers show, and no cause they do not confirm: a gradient of 0, x's gradient
+    equal to sigma(beta x) alone (its beta x sigma'(beta x) term came out 0), or a gradient that
+    stops shrinking along the tail; otherwise the property graded."""
+    tail = ("; sigma(beta x) there is tiny but a normal number, which torch.sigmoid keeps to "
+            "full relative precision")
+    if float(got[i]) == 0:
+        return tail + ": which step of your backward rounds it to 0?"
+    z = (values["beta"].double() * values["x"].double()).reshape(-1).cpu()
+    s, ds = torch.sigmoid(z), torch.sigmoid(z) * torch.sigmoid(-z)
+    if name == "x" and abs(float(got[i]) - float(s[i])) <= 1e-3 * float(s[i]):
+        return (f": it equals sigma(beta x) alone, so its term beta x sigma'(beta x) came out "
+                f"0 or nearly where sigma'(beta x) is {float(ds[i]):.3g}, a normal number; which "
+                "step of your sigma' rounds it to 0 there?")
+    if name == "x" and len(got) > 1 and float(got[0]) != 0:
+        ratio, truth = abs(float(got[-1] / got[0])), abs(float(true[-1] / true[0]))
+        if ratio > 10 * truth:
+            return (f": from beta x = {float(z[0]):g} to {float(z[-1]):g} it changes by a factor "
+                    f"{ratio:.3g} where the true one shrinks by {truth:.3g}, so it stops following "
+                    "sigma's tail; which step of your backward stops shrinking with sigma(beta x)?")
+    return tail

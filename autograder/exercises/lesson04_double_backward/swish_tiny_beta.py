@@ -30,16 +30,35 @@ def _truth(x: torch.Tensor, beta: torch.Tensor) -> dict:
 
 def tiny_beta_error(name: str, beta: float, xs: list, got: float, true: float, dtype,
                     details: str) -> GradingError:
-    """The tiny-beta branch named: a gradient wrong where beta is tiny and beta x is not."""
+    """A gradient wrong where beta is tiny and beta x is not; a cause only where confirmed."""
     zs = ", ".join(f"{beta * v:.3g}" for v in xs)
     return GradingError(
         f"your gradient for {name} is wrong where beta is tiny but beta * x is not: at beta = "
         f"{beta:g}, x = ({', '.join(f'{v:.3g}' for v in xs)}) ({str(dtype)[6:]}; beta x = "
-        f"({zs}), inside |beta x| <= 800) it is {got:.4g} where the true value is {true:.4g}. "
-        "Does backward treat a tiny beta apart (a 'beta is about 0' branch, sigma linearised "
-        "around 0, or a series in beta)? The contract's beta is any real value, tiny too, and "
-        "sigma sees only beta * x, which may be large however small beta is",
+        f"({zs}), inside |beta x| <= 800) it is {got:.4g} where the true value is {true:.4g} "
+        f"(relative error {abs(got - true) / abs(true):.2g})" + _observed(name, beta, xs, got),
         details, mistake="SwishFunction/tiny-beta-branch")
+
+
+def _observed(name: str, beta: float, xs: list, got: float) -> str:
+    """What the gradient shows, and no cause it does not confirm: the gradient of sigma
+    linearised around 0 (s = 1/2 + beta x / 4, sigma' = 1/4), a branch for beta ~ 0; x's
+    gradient equal to sigma(beta x) alone, its beta x sigma'(beta x) term lost."""
+    close = lambda value: abs(got - value) <= 1e-3 * abs(value)  # noqa: E731
+    linear = (0.5 + beta * xs[0] / 2 if name == "x"
+              else sum(v * v for v in xs) / 4 if all(abs(v) < 1e150 for v in xs) else None)
+    if linear is not None and close(linear):
+        return (f": that is the gradient of sigma linearised around 0 (sigma(beta x) = 1/2 + "
+                f"beta x / 4), {linear:.4g} here. Does backward treat a tiny beta apart? The "
+                "contract's beta is any real value, tiny too, and sigma sees only beta * x")
+    z = torch.tensor(beta * xs[0], dtype=torch.float64)
+    if name == "x" and close(float(torch.sigmoid(z))):
+        term = float(z * torch.sigmoid(z) * torch.sigmoid(-z))
+        return (": it equals sigma(beta x) alone, so its term beta x sigma'(beta x) came out 0 "
+                f"or nearly where it is {term:.4g}; which product in that term can give 0 when "
+                "beta is tiny and beta * x is not?")
+    return ("; the contract's beta is any real value, tiny too, and sigma sees only beta * x, "
+            "which may be large however small beta is")
 
 
 def check_tiny_beta(function, spec: Spec, device) -> None:

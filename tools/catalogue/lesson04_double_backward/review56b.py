@@ -41,7 +41,7 @@ MISTAKES = [
                          "None,\n                (grad_output * x * x * ds).sum() if _NEEDS[1] "
                          "else None)"))),
     Mistake("SwishFunction", "clamps beta * x to +-30 in backward",
-            "does backward clamp beta * x",
+            "so it stops following sigma's tail",
             edit(SWISH, ("s = torch.sigmoid(beta * x)",
                          "s = torch.sigmoid((beta * x).clamp(-30, 30))"))),
     Mistake("CubeOnce", "3x^2 memoised in a global dict keyed by x.data_ptr()",

@@ -44,11 +44,11 @@ MISTAKES = [
     # Accepted as unusual (swish.py, reviews 56b and 58c) before the tail was graded relatively:
     # 1 + tanh(z / 2) cancels to 0 where sigma(z) is tiny but normal.
     Mistake("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, output saved, einsum grad_beta",
-            "backward's sigmoid loses digits", TANH_SIGMOID_SAVES_Y),
+            "which torch.sigmoid keeps to full relative precision", TANH_SIGMOID_SAVES_Y),
     Mistake("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, grad_beta by einsum, "
-            "needs_input_grad", "backward's sigmoid rounds to 0", TANH_SIGMOID),
+            "needs_input_grad", "which step of your backward rounds it to 0", TANH_SIGMOID),
     Mistake("SwishFunction", "sigmoid from tanh, beta gradient as a dot product",
-            "backward's sigmoid rounds to 0", TANH_SIGMOID_DOT),
+            "which step of your backward rounds it to 0", TANH_SIGMOID_DOT),
     Mistake("CubeOnce", "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))",
             "is 3x^2 rounded to float32",
             edit(CUBE, ("torch.as_tensor(3 * x.detach().cpu().numpy() ** 2)",
