@@ -32,7 +32,8 @@
 # written (the answer cells of `CubeOnce` and `NumpyTanh` raise until you replace the last
 # lines of their stubs, under the class): its self-check and the cells that use it show the
 # error, the rest runs, and the last cell lists where you stand. The main line ends at the
-# summary. The sections after it are optional and never graded: tensors kept on `ctx` under
+# summary. The sections after it are optional and never graded: grad mode inside backward,
+# the third way on a matrix product (differentiated three times), tensors kept on `ctx` under
 # double backward, a gradient penalty through your Swish, a `torch.where` trap that shows only
 # in second derivatives, where the mark can go, what `CubeOnce` can save at float32's ends,
 # where `@once_differentiable` guards and where it stays silent, the NumPy border rule by rule,
@@ -55,22 +56,6 @@ from widgets import inspect_saved
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do not vary with it
 
-
-# %% [markdown]
-# **Quick question 1**, before anything else. Autograd switches grad mode (recording) on or off
-# around every backward it runs. What does `torch.is_grad_enabled()` return inside a
-# Function's backward for a plain `.backward()`, and under
-# `torch.autograd.grad(..., create_graph=True)`? Write your two predictions (`True` or `False`)
-# into the cell below; a cell after the worked example checks them.
-
-# %%
-### BEGIN WORKED
-predicted_plain_backward = False
-predicted_create_graph = True
-### LEARNER
-predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
-predicted_create_graph = None    # True or False: the same under create_graph=True
-### END WORKED
 
 # %% [markdown]
 # ## The maths: backward is a function too
@@ -118,36 +103,6 @@ second, = torch.autograd.grad(first.sum(), x)
 print("first  derivative:", first.detach(), " (e^x =", torch.exp(x.detach()), ")")
 print("second derivative:", second, " (e^x again)")
 print("first.grad_fn is a", type(first.grad_fn).__name__, "(recorded from Exp's backward)")
-
-# %% [markdown]
-# Now check quick question 1: `ExpReports` is `Exp` with a backward that reports its grad mode.
-
-# %%
-class ExpReports(Exp):
-    """Exp, recording the grad mode its backward runs under."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_modes.append(torch.is_grad_enabled())  # shown below, once you have predicted
-        return Exp.backward(ctx, grad_output)
-
-
-grad_modes = []
-x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
-ExpReports.apply(x).sum().backward()  # a plain backward
-_ = torch.autograd.grad(ExpReports.apply(x).sum(), x, create_graph=True)
-compare("grad mode, plain backward", predicted_plain_backward, grad_modes[0])
-compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Off for a plain backward, on under `create_graph=True`: the engine runs every backward with
-# grad mode set to `create_graph`. That is the whole mechanism of double backward: with grad
-# mode on, the ops your backward runs on `grad_output` and the saved tensors are recorded like
-# any other ops. It also means a backward can assume neither: one that must record (lesson 05's
-# recomputing backward) switches grad mode on itself.
-# </details>
 
 # %% [markdown]
 # `torch.autograd.gradgradcheck` is `gradcheck` one level up: it checks the derivatives of your
@@ -825,7 +780,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # The third way gave you the maths, on a matrix product; the code is yours to design: which
 # tensors the inner Function takes, what each Function saves, what each backward returns. The
-# matrix product's pair of Functions comes after your self-check, to compare. Write both
+# matrix product's pair of Functions is in the optional part, to compare once your self-check
+# is green. Write both
 # Functions in the answer cell: the second one, the Function your backward calls, goes in
 # place of the `raise` line under the class.
 #
@@ -915,62 +871,6 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # </details>
 
 # %% [markdown]
-# ### Compare: the third way on a matrix product
-#
-# The same design on $Y = AC$, with the backward of the backward you derived before the
-# exercise. The NumPy sits in forwards, which are never recorded, and the hand-written
-# `MatmulBackward.backward` supplies the derivatives autograd cannot see. One difference from
-# yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
-# allows (its derivatives are matrix products again, which autograd records), so even third
-# derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
-# backward too, is right to the second derivative only. A third, of `NumpyTanh.apply(x).sum()`
-# by `torch.autograd.grad`, comes out wrong with no error when your inner Function takes `y`,
-# and raises *"element 0 of tensors does not require grad"* when it takes `x` (the optional
-# section "Your `NumpyTanh`, differentiated a third time" shows why).
-
-# %%
-class MatmulBackward(torch.autograd.Function):
-    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
-
-    @staticmethod
-    def forward(ctx, grad_output, a, c):
-        ctx.save_for_backward(grad_output, a, c)
-        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
-        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
-
-    @staticmethod
-    def backward(ctx, gbar_a, gbar_c):
-        grad_output, a, c = ctx.saved_tensors
-        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
-
-
-class NumpyMatmul(torch.autograd.Function):
-    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
-
-    @staticmethod
-    def forward(ctx, a, c):
-        ctx.save_for_backward(a, c)
-        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, c = ctx.saved_tensors
-        return MatmulBackward.apply(grad_output, a, c)
-
-
-a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
-c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
-derivatives = {}
-for name, matmul in [("NumpyMatmul", NumpyMatmul.apply), ("torch.matmul", torch.matmul)]:
-    grad_of_a, = torch.autograd.grad((matmul(a, c) ** 2).sum(), a, create_graph=True)
-    mixed, = torch.autograd.grad(grad_of_a.sum(), c, create_graph=True)  # second order
-    third, = torch.autograd.grad((mixed ** 2).sum(), a)  # third order
-    derivatives[name] = (mixed.detach(), third)
-for order, ours, theirs in zip(("second", "third"), *derivatives.values()):
-    print(f"{order} derivative, NumpyMatmul against torch.matmul:", torch.allclose(ours, theirs))
-print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
-
-# %% [markdown]
 # ## Common mistakes (the ones this lesson's exercises meet)
 #
 # | Mistake | What happens | Fix |
@@ -1015,6 +915,111 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 # and look further at the traps of the main line; none is needed for an exercise, and you can
 # skip any of them. They run after the main line: they use your `SwishFunction` and
 # `NumpyTanh`.
+
+# %% [markdown]
+# ### Grad mode inside backward
+#
+# **Quick question 1.** Autograd switches grad mode (recording) on or off
+# around every backward it runs. What does `torch.is_grad_enabled()` return inside a
+# Function's backward for a plain `.backward()`, and under
+# `torch.autograd.grad(..., create_graph=True)`? Write your two predictions (`True` or `False`)
+# into the cell below; the cell after it checks them.
+
+# %%
+### BEGIN WORKED
+predicted_plain_backward = False
+predicted_create_graph = True
+### LEARNER
+predicted_plain_backward = None  # True or False: grad mode inside backward, plain .backward()
+predicted_create_graph = None    # True or False: the same under create_graph=True
+### END WORKED
+
+# %% [markdown]
+# Now check quick question 1: `ExpReports` is the worked example's `Exp` with a backward that
+# reports its grad mode.
+
+# %%
+class ExpReports(Exp):
+    """Exp, recording the grad mode its backward runs under."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_modes.append(torch.is_grad_enabled())  # shown below, once you have predicted
+        return Exp.backward(ctx, grad_output)
+
+
+grad_modes = []
+x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+ExpReports.apply(x).sum().backward()  # a plain backward
+_ = torch.autograd.grad(ExpReports.apply(x).sum(), x, create_graph=True)
+compare("grad mode, plain backward", predicted_plain_backward, grad_modes[0])
+compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Off for a plain backward, on under `create_graph=True`: the engine runs every backward with
+# grad mode set to `create_graph`. That is the whole mechanism of double backward: with grad
+# mode on, the ops your backward runs on `grad_output` and the saved tensors are recorded like
+# any other ops. It also means a backward can assume neither: one that must record (lesson 05's
+# recomputing backward) switches grad mode on itself.
+# </details>
+
+# %% [markdown]
+# ### Compare: the third way on a matrix product
+#
+# After your `NumpyTanh` self-check is green: the same design on $Y = AC$, with the backward of the backward you derived before the
+# exercise. The NumPy sits in forwards, which are never recorded, and the hand-written
+# `MatmulBackward.backward` supplies the derivatives autograd cannot see. One difference from
+# yours: it computes with torch ops, a shortcut your contract rules out and a matrix product
+# allows (its derivatives are matrix products again, which autograd records), so even third
+# derivatives come out right, as the last comparison shows. Yours, with NumPy in the inner
+# backward too, is right to the second derivative only. A third, of `NumpyTanh.apply(x).sum()`
+# by `torch.autograd.grad`, comes out wrong with no error when your inner Function takes `y`,
+# and raises *"element 0 of tensors does not require grad"* when it takes `x` (the section
+# "Your `NumpyTanh`, differentiated a third time" below shows why).
+
+# %%
+class MatmulBackward(torch.autograd.Function):
+    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
+
+    @staticmethod
+    def forward(ctx, grad_output, a, c):
+        ctx.save_for_backward(grad_output, a, c)
+        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
+        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
+
+    @staticmethod
+    def backward(ctx, gbar_a, gbar_c):
+        grad_output, a, c = ctx.saved_tensors
+        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
+
+
+class NumpyMatmul(torch.autograd.Function):
+    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
+
+    @staticmethod
+    def forward(ctx, a, c):
+        ctx.save_for_backward(a, c)
+        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        a, c = ctx.saved_tensors
+        return MatmulBackward.apply(grad_output, a, c)
+
+
+a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)
+derivatives = {}
+for name, matmul in [("NumpyMatmul", NumpyMatmul.apply), ("torch.matmul", torch.matmul)]:
+    grad_of_a, = torch.autograd.grad((matmul(a, c) ** 2).sum(), a, create_graph=True)
+    mixed, = torch.autograd.grad(grad_of_a.sum(), c, create_graph=True)  # second order
+    third, = torch.autograd.grad((mixed ** 2).sum(), a)  # third order
+    derivatives[name] = (mixed.detach(), third)
+for order, ours, theirs in zip(("second", "third"), *derivatives.values()):
+    print(f"{order} derivative, NumpyMatmul against torch.matmul:", torch.allclose(ours, theirs))
+print("gradgradcheck:", torch.autograd.gradgradcheck(NumpyMatmul.apply, (a, c)))
 
 # %% [markdown]
 # ### Tensors on `ctx`, and what really breaks
