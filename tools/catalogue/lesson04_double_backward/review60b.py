@@ -7,7 +7,7 @@ the numbers show; a nan grad_beta at beta = 0 names the point, and a 3x^2 rounde
 named as such instead of a bare largest error."""
 
 from .. import Mistake, edit
-from .numpy_tanh import CALL, RIGHT, _inner, _tanh
+from .numpy_tanh import CALL, RIGHT, UNUSUAL as TANH_UNUSUAL, _inner, _tanh
 from .review56 import CUBE
 from .review60 import SOLUTION
 
@@ -25,6 +25,16 @@ MISTAKES = [
             "both checks)", "saves a tensor made from y's memory",
             edit(TANH, ("        ctx.save_for_backward(g, y)\n",
                         "        ctx.save_for_backward(g, torch.from_numpy(y.detach().numpy()))\n"))),
+]
+MISTAKES += [  # the same hole through .data, and for x where the inner Function takes x
+    Mistake("NumpyTanh", "the inner Function saves grad_output.data", UNGUARDED,
+            edit(TANH, ("        ctx.save_for_backward(g, y)\n",
+                        "        ctx.save_for_backward(g.data, y)\n"))),
+    Mistake("NumpyTanh", "the inner Function takes x and saves torch.from_numpy(x.numpy())",
+            "saves a tensor made from x's memory",
+            edit(TANH_UNUSUAL[0].code, ("ctx.save_for_backward(x, grad_out)",
+                                        "ctx.save_for_backward(torch.from_numpy(x.detach()"
+                                        ".numpy()), grad_out)"))),
 ]
 MISTAKES += [
     Mistake("SwishFunction", "sigma' as s(-z) - s(-z)^2, which cancels to 0 in the tail (was "
