@@ -494,7 +494,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # The contract of `CubeOnce`, which the self-check and the hidden tests check:
 #
 # - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; backward returns
-#   the first derivative at every `x`, on `x`'s device, and leaves `grad_output` unchanged;
+#   the first derivative at every `x`, on `x`'s device, and leaves `x` and `grad_output`
+#   unchanged;
 # - its backward is marked `@once_differentiable`: a second `.backward()` through it raises
 #   when the gradient its backward received requires grad;
 # - backward reads what it needs from `ctx.saved_tensors`, kept with `ctx.save_for_backward`:
@@ -503,7 +504,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
 #
 # - "Every `x`": 0, negative, float32 and float64, and the ends where `x ** 3` leaves the
-#   normal range ($10^{-16}$ to $10^{13}$ in float32, $10^{-109}$ to $10^{103}$ in float64);
+#   normal range, probed past them ($x = \pm 10^{-15}$, $10^{-16}$ and $10^{13}$ in float32;
+#   $\pm 10^{-107}$, $10^{-109}$ and $10^{103}$ in float64);
 #   any `grad_output`.
 # - "No copy": what forward saves of `x` or of the output shares that tensor's version
 #   counter. A tensor or array on `ctx` is refused whether forward or backward sets it;
@@ -756,7 +758,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
 #   least one dim, in `x`'s dtype;
 # - its backward computes with NumPy too: torch only converts (`.numpy()`,
-#   `torch.from_numpy`, `.to`), no torch arithmetic;
+#   `torch.from_numpy`, `.to`), no torch arithmetic, and every backward leaves the gradient
+#   it receives unchanged;
 # - yet it is **twice differentiable**: its backward is itself a Function with its own NumPy
 #   backward, so `gradcheck` and `gradgradcheck` pass and its second derivatives are right; the
 #   kernel's derivatives exist only as kernel code, at both levels;

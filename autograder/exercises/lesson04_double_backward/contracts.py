@@ -14,8 +14,13 @@ NUMPY_TANH_CLAUSES = (
                 "forward writes tanh into x through .numpy() (np.tanh(a, out=a))",
             "NumpyTanh/overflow-at-large-x": "forward computes (e^2x - 1) / (e^2x + 1)"}),
     Clause("its backward computes with NumPy too: torch only converts (`.numpy()`, "
-           "`torch.from_numpy`, `.to`), no torch arithmetic;",
+           "`torch.from_numpy`, `.to`), no torch arithmetic, and every backward leaves the gradient it "
+           "receives unchanged;",
            {"NumpyTanh/torch-in-backward": "torch arithmetic in backward",
+            "case:wrote into the gradient its backward's Function receives":
+                "inner backward multiplies, then divides grad_b in place",
+            "case:wrote into grad_output":
+                "the inner forward multiplies grad_output's memory (g *= ...)",
             "NumpyTanh/uses-x-as-y": "x saved and used as y"}),
     Clause("yet it is **twice differentiable**: its backward is itself a Function with its own "
            "NumPy backward, so `gradcheck` and `gradgradcheck` pass and its second derivatives are "
@@ -119,10 +124,12 @@ SWISH_CLAUSES = (
 
 CUBE_ONCE_CLAUSES = (
     Clause("`CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; backward "
-           "returns the first derivative at every `x`, on `x`'s device, and leaves `grad_output` "
-           "unchanged;",
+           "returns the first derivative at every `x`, on `x`'s device, and leaves `x` and "
+           "`grad_output` unchanged;",
            {"unproven:wrong-value": "3x instead of 3x^2",
             "CubeOnce/writes-grad-output": "grad_output.mul_(local)",
+            "case:modified its input x in place":
+                "NumPy backward squares x in place through .numpy()",
             "CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
             "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/from-numpy-on-a-scalar": "torch.from_numpy of a NumPy scalar: fails a 0-d x",
