@@ -24,16 +24,17 @@
 #    is not faithful;
 # 3. put forward and backward kernels behind a `torch.library.custom_op` with `register_fake`
 #    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
-# 4. know when `torch.library.triton_op` is the better wrapper, and why it needs a GPU;
-# 5. export a module that calls your operator with `torch.export`;
-# 6. (optional appendix) register a C++ CPU kernel as a PyTorch operator with `TORCH_LIBRARY`, compile it with
+# 4. (optional appendix) know when `torch.library.triton_op` is the better wrapper, and why
+#    it needs a GPU, and export a module that calls your operator with `torch.export`;
+# 5. (optional appendix) register a C++ CPU kernel as a PyTorch operator with `TORCH_LIBRARY`, compile it with
 #    `torch.utils.cpp_extension.load_inline`, and give it the same fake and autograd
 #    registrations from Python.
 #
 # Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. The main line runs
-# from here to the summary, `triton_op` (in brief) and `torch.export` included. The **optional
+# from here to the summary. The **optional
 # appendix** after the summary is never graded, and its cells run with the rest: the
-# interpreter's finer differences from a GPU, `triton_op` run on CPU, the speed of the fused
+# interpreter's finer differences from a GPU, `triton_op` (and why it needs a GPU),
+# `torch.export` of a module that calls your operator, the speed of the fused
 # op (bytes counted, then timed), the int32 offset trap, the C++ kernel with its **Your
 # turn**, and **In practice** (timings on a GPU, production notes). A predict-then-run cell shows what it measured once your prediction is
 # written (run it with the prediction left empty to skip it).
@@ -199,8 +200,7 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # it, so the kernel computes in float32: it converts each block with `.to(...)` to its
 # accumulator's dtype, the partials' (float32, or float64 for float64 input). Exercise 1's
 # kernels have no float32 buffer to take a dtype from: which dtype should each input dtype be
-# computed in, and how can a kernel tell them apart? (A kernel is compiled once per dtype of
-# its arguments, and a block's `.dtype` is known then.)
+# computed in, and how can a kernel tell them apart?
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
 # handed, in eager mode and while `torch.compile` traces: watch the second line it prints.
@@ -596,8 +596,9 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # - Every launch's stores and atomic operations are watched: two programs of one launch
 #   storing to one address without a lock, or an atomic add, fail.
 # - Exercise 2: every saved value that comes one per row is doubled, and the gradients must
-#   move (a backward that sums the squares again does not); any other saved tensor that is
-#   not an input fails.
+#   move (a backward that sums the squares again does not); any other saved tensor that does
+#   not share an input's memory fails, a contiguous or cast copy of one included (probed with
+#   a transposed `x` and a strided `weight` in each of the four dtypes).
 # - int64 offsets, for tensors past 2**31 elements, are taught but not graded.
 # </details>
 #
@@ -665,17 +666,18 @@ else:
 #    and $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
 #    once cannot add into one shared row with loads and stores (the race of "The grid"),
-#    and atomic adds would change the sum's last bits from run to run. If each program
-#    stores **one partial row**, the sum over the rows it took, and the partial rows are
-#    added up afterwards: what is program $p$'s partial row, when it takes a group of
-#    `rows_per_program` consecutive rows? Is one program per row (`rows_per_program = 1`) the
-#    right layout for this kernel, or another? Keep that question for the design below.
+#    and atomic adds would change the sum's last bits from run to run. So where does each
+#    program put its share of the sum, who adds the shares up, and when? What is program
+#    $p$'s share when it takes a group of `rows_per_program` consecutive rows, and is one
+#    program per row (`rows_per_program = 1`) the right layout for this kernel, or another?
+#    Keep that question for the design below.
 #
 # **Check one step of each live.** Not the formulas: one entry of the Jacobian and one
 # layout. For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $\varepsilon = 0$: what is
 # $\partial y_0/\partial x_1$ (torch's indexing: `y[0]` against `x[1]`), a number from your
-# derivation? For step 2, 10 rows and `rows_per_program = 4`: how many partial rows do the
-# programs store, and which rows does the last program's partial row add up? Write them in
+# derivation? For step 2, 10 rows and `rows_per_program = 4`, each program's share one row
+# of $D$ numbers: how many such rows (`my_partial_rows`), and which rows of $x$ does the last
+# program's share add up? Write them in
 # the next cell and run it: it compares the entry with autograd's Jacobian through
 # `F.rms_norm` in float64, checks the layout, and prints how many numbers the buffer of
 # partial rows holds for that layout and for one row per program.
@@ -727,13 +729,12 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 #
 # The contract:
 # - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that does not sum a row's squares again; `setup_context` saves the inputs and
-#   one per-row tensor, nothing else, that tensor in float32 for float32, float16 and
-#   bfloat16 input and in float64 for float64 input;
+#   backward that never sums a row's squares again; `setup_context` saves nothing beyond the
+#   inputs themselves (no copy of them, contiguous or cast) and one number per row, kept in
+#   float32 for float32, float16 and bfloat16 input and in float64 for float64 input;
 # - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
-#   included), and the weight gradient as per-program partial sums reduced afterwards, as
-#   Liger-Kernel and Triton's layer-norm tutorial do (no atomic adds, and no row that several
-#   programs load, add to and store back without a lock);
+#   included), and the weight gradient summed over every row with no atomic adds, and no row
+#   that several programs load, add to and store back without a lock;
 # - any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries
 #   and nothing else (no lane past the row's end counted, read or written);
 # - any number of rows, none included: every row computed, nothing read past the last one,
@@ -947,60 +948,21 @@ else:
 #    short or empty stops at the last row.
 # </details>
 #
-# ## `triton_op`: letting the compiler see into the kernel
-#
-# To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
-# `torch.library.triton_op` with `wrap_triton(kernel)[grid](...)` instead records the launch
-# itself in the graph, so that Inductor can schedule it with the code around it, and it needs
-# no `register_fake`. It needs a GPU, though: on CPU, `opcheck` of a `triton_op` fails (the
-# appendix's "`triton_op` on CPU" runs it and says why). So: `custom_op` with `register_fake`
-# everywhere, including on CPU and in the grader; `triton_op` when a GPU is there and the
-# compiler should see the kernel. The exercises ask for `custom_op` (the contract names it).
-#
-# ## `torch.export`: a module that calls your operator
-#
-# `torch.export.export` traces a module ahead of time into a graph of ATen and custom
-# operators, for serving without Python. Your operator appears in it as one node, traced with
-# its fake implementation; running the exported program runs your kernel.
-
-# %%
-class RegressionLoss(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(8, 8)
-
-    def forward(self, x, target):
-        return sum_of_squares(self.linear(x) - target)
-
-
-model = RegressionLoss().to(DEVICE)
-example, target = torch.randn(2, 4, 8, device=DEVICE)
-exported = torch.export.export(model, (example, target))
-print([str(node.target) for node in exported.graph.nodes if node.op == "call_function"])
-print("exported program matches the module:",
-      torch.allclose(exported.module()(example, target), model(example, target)))
-
-# %% [markdown]
 # ## Common mistakes
 #
-# The ones the two exercises meet; more, about offsets, buffers, layouts, bfloat16 in the
-# interpreter and registration, are in the optional appendix (More common mistakes).
+# The ones both exercises meet first; more, about grids over groups of rows, the weight
+# gradient across programs, fusion, offsets, buffers, layouts, bfloat16 in the interpreter
+# and registration, are in the optional appendix (More common mistakes): read them after
+# your self-check.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
 # | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
-# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
-# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
 # | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
 # | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
 # | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
-# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
-# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
-# | every program adds its part into one shared row with `tl.atomic_add` | no update lost, but a GPU applies the adds in whatever order the programs arrive: the weight gradient's last bits change from run to run, and the programs wait on the same addresses; the self-check refuses it | per-program partials, reduced afterwards in a fixed order |
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
-# | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
-# | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
 # | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 #
 # ## Summary
@@ -1008,8 +970,8 @@ print("exported program matches the module:",
 # A Triton kernel is a function over blocks: a grid of programs, each loading a masked block
 # of pointers, computing, storing. Behind `custom_op` with `register_fake` and
 # `register_autograd`, with its backward kernel behind an operator of its own, it works in
-# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`, compiled
-# on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
+# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`
+# (appendix), compiled on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
 # per block; a reduction across programs becomes per-program partials summed afterwards. A
 # C++ kernel takes the same place (the appendix builds one): `TORCH_LIBRARY` defines the
 # operator and binds its CPU kernel, and the same `register_fake` and `register_autograd`
@@ -1038,6 +1000,16 @@ print("exported program matches the module:",
 # `x = [1.5, -2, 16, 0.55]` in bfloat16, `x * x` gives `[2.5e-29, 0, 2, 4.0e23]`. float16 is
 # computed right, and so is a bfloat16 value times a float32 one (Triton converts the bfloat16
 # side first). Two conversions into bfloat16 differ too (More common mistakes, below).
+#
+# ### `triton_op`: letting the compiler see into the kernel
+#
+# To `torch.compile`, a `custom_op` is a black box: it calls it, and fuses nothing across it.
+# `torch.library.triton_op` with `wrap_triton(kernel)[grid](...)` instead records the launch
+# itself in the graph, so that Inductor can schedule it with the code around it, and it needs
+# no `register_fake`. It needs a GPU, though: on CPU, `opcheck` of a `triton_op` fails (the
+# next section runs it and says why). So: `custom_op` with `register_fake`
+# everywhere, including on CPU and in the grader; `triton_op` when a GPU is there and the
+# compiler should see the kernel. The exercises ask for `custom_op` (the contract names it).
 #
 # ### `triton_op` on CPU
 #
@@ -1077,7 +1049,32 @@ finally:
 # Nothing in this lesson uses `@triton.autotune`: autotuning runs and times each
 # configuration on a GPU. Under the interpreter a single configuration runs (there is nothing
 # to time), and two or more stop with "0 active drivers" (Triton 3.9).
+
+# %% [markdown]
+# ### `torch.export`: a module that calls your operator
 #
+# `torch.export.export` traces a module ahead of time into a graph of ATen and custom
+# operators, for serving without Python. Your operator appears in it as one node, traced with
+# its fake implementation; running the exported program runs your kernel.
+
+# %%
+class RegressionLoss(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x, target):
+        return sum_of_squares(self.linear(x) - target)
+
+
+model = RegressionLoss().to(DEVICE)
+example, target = torch.randn(2, 4, 8, device=DEVICE)
+exported = torch.export.export(model, (example, target))
+print([str(node.target) for node in exported.graph.nodes if node.op == "call_function"])
+print("exported program matches the module:",
+      torch.allclose(exported.module()(example, target), model(example, target)))
+
+# %% [markdown]
 # ### Speed, derived before it is measured
 #
 # A kernel like this does a few operations per element and spends its time moving elements
@@ -1340,6 +1337,13 @@ else:
 # | expecting a bfloat16 result bit for bit equal to torch's, in the interpreter | float32 stored into bfloat16 is truncated there (0.55 gives 0.546875; torch rounds to 0.55078125): one ulp apart | compare within a bfloat16 ulp; a compiled kernel rounds as torch does |
 # | `setup_context` keeping tensors as attributes (`ctx.a, ctx.b = inputs`) | right values, but autograd no longer checks them for in-place changes, saved-tensor hooks never see them, and a kept output (`ctx.rstd = output[1]`) makes a reference cycle through its `grad_fn`; the self-check refuses it | `ctx.save_for_backward(...)`, read back from `ctx.saved_tensors` |
 # | `triton_op` / `wrap_triton` on CPU | fake-tensor tracing reaches the interpreter | `custom_op` with `register_fake` |
+# | `rows_per_program = rows // programs` for a fixed grid over groups of rows | the last `rows % programs` rows belong to no program: their gradient for `x` is whatever the buffer held, and the weight gradient leaves them out; right whenever the grid divides the rows | count the rows your groups cover for 137 rows: each row in exactly one group |
+# | each program's loop over its group not stopped at the last row | with rounding up, the last groups are shorter or empty, and their programs read and write past the tensors: in the interpreter nan, or the Python process dies (it touches memory nobody owns); on a GPU a neighbour's memory is read and written, or the kernel stops with an illegal memory access; the grader refuses it before it happens | bound each program's loop by the rows that are left as well as by its group's size |
+# | every program stores its part of the weight gradient into one shared row | the last program wins (on a GPU: whichever came last) | per-program partials, summed afterwards (on the host or by a second kernel) |
+# | every program loads the shared row, adds its part and stores it back | right in the interpreter, which runs the programs one at a time; a race on a GPU, where they run at once: updates lost, a different sum from run to run; the self-check refuses two programs storing to one address | the same: per-program partials |
+# | every program adds its part into one shared row with `tl.atomic_add` | no update lost, but a GPU applies the adds in whatever order the programs arrive: the weight gradient's last bits change from run to run, and the programs wait on the same addresses; the self-check refuses it | per-program partials, reduced afterwards in a fixed order |
+# | the backward as two kernels, or one launched twice, one gradient each | right values, but `a` and `b` read twice: the fusion is lost; the self-check counts the launches | one kernel storing both gradients |
+# | the arithmetic on the host (`torch.sigmoid(a)` passed to the kernel) | right values, no fusion: the memory traffic the kernel was for | compute inside the kernel |
 #
 # ### C++ behind an operator
 #

@@ -80,9 +80,10 @@ SILU_MUL_CLAUSES = (
 
 RMS_NORM_ROWS_CLAUSES = (
     Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that does not sum a row's squares again; `setup_context` saves the "
-           "inputs and one per-row tensor, nothing else, that tensor in float32 for float32, "
-           "float16 and bfloat16 input and in float64 for float64 input;",
+           "and a backward that never sums a row's squares again; `setup_context` saves "
+           "nothing beyond the inputs themselves (no copy of them, contiguous or cast) and one "
+           "number per row, kept in float32 for float32, float16 and bfloat16 input and in "
+           "float64 for float64 input;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -91,15 +92,17 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/saves-narrower-dtype": "a float32 rstd for float64 input (issue 37)",
             "rms_norm_rows/saves-more-per-row": "rstd saved twice, two tensors of one value per row",
             "rms_norm_rows/saves-extra-tensor": "setup_context saves y as well as x, weight and rstd",
+            "rms_norm_rows/saves-input-copy":
+                "x.contiguous() and weight.contiguous() saved (w_r9)",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
             "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D",
             "rms_norm_rows/tensor-on-ctx":
                 "setup_context keeps x, weight and rstd as ctx attributes"}),
     Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
-           "entries included), and the weight gradient as per-program partial sums reduced "
-           "afterwards, as Liger-Kernel and Triton's layer-norm tutorial do (no atomic adds, "
-           "and no row that several programs load, add to and store back without a lock);",
+           "entries included), and the weight gradient summed over every row with no atomic "
+           "adds, and no row that several programs load, add to and store back without a "
+           "lock;",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",

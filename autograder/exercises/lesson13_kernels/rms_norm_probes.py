@@ -152,26 +152,50 @@ def _per_row(saved, rows: int) -> list:
             and not s.role.startswith("input")]
 
 
-def _extra_saved(saved, inputs: dict, per_row: list):
-    """The first saved record that is not an input, a copy of one (contiguous, or cast: same
-    shape, equal values) or one of ``per_row``; None when there is none."""
-    def a_copy(t: torch.Tensor) -> bool:
-        return any(isinstance(v, torch.Tensor) and v.shape == t.shape and torch.equal(
-            v.detach().to(t.dtype), t.detach()) for v in inputs.values())
+def _extra_saved(saved, per_row: list):
+    """The first saved record that is neither an input (its memory: _role) nor one of
+    ``per_row``; None when there is none."""
     return next((s for s in saved if not s.role.startswith("input") and s.tensor is not None
-                 and all(s is not p for p in per_row) and not a_copy(s.tensor)), None)
+                 and all(s is not p for p in per_row)), None)
 
 
-def check_nothing_else_saved(saved, inputs: dict, per_row: list, dtype) -> None:
-    """Nothing saved but the inputs (their contiguous or cast copies) and the per-row rstd."""
-    if extra := _extra_saved(saved, inputs, per_row):
-        what = "the output y" if extra.role == "output" else f"{extra.dtype}, not an input"
+def _copy_of(tensor: torch.Tensor, inputs: dict):
+    """The name of the input ``tensor`` is a copy of (contiguous or cast: same shape, equal
+    values, other memory), or None."""
+    return next((n for n, v in inputs.items() if isinstance(v, torch.Tensor)
+                 and v.shape == tensor.shape and torch.equal(v.detach().to(tensor.dtype),
+                                                             tensor.detach())), None)
+
+
+def check_nothing_else_saved(saved, inputs: dict, per_row: list, dtype, how: str = "") -> None:
+    """Nothing saved but the inputs themselves (their memory) and the per-row rstd."""
+    if not (extra := _extra_saved(saved, per_row)):
+        return
+    if (name := _copy_of(extra.tensor, inputs)) is not None:
         raise GradingError(
-            f"rms_norm_rows saves an extra tensor of shape {extra.shape} ({what}) for backward "
-            f"with {dtype} input: the contract saves the inputs and one per-row tensor, nothing "
-            "else; the backward rebuilds anything else (y, x_hat) from x, weight and rstd, and "
-            "saving it keeps a whole extra activation in memory until backward",
-            mistake="rms_norm_rows/saves-extra-tensor")
+            f"rms_norm_rows saves a copy of {name} for backward ({extra.dtype}, shape "
+            f"{extra.shape}, {extra.nbytes} bytes, not {name}'s memory) with {how}{dtype} "
+            f"input: the contract saves the inputs themselves and one per-row tensor, nothing "
+            f"else. The caller keeps {name} alive anyway, so the copy doubles that memory "
+            "until backward runs; save the input as it came and let the backward operator make "
+            "its own contiguous (or float32) copy when it runs",
+            mistake="rms_norm_rows/saves-input-copy")
+    what = "the output y" if extra.role == "output" else f"{extra.dtype}, not an input"
+    raise GradingError(
+        f"rms_norm_rows saves an extra tensor of shape {extra.shape} ({what}) for backward "
+        f"with {how}{dtype} input: the contract saves the inputs and one per-row tensor, "
+        "nothing else; the backward rebuilds anything else (y, x_hat) from x, weight and rstd, "
+        "and saving it keeps a whole extra activation in memory until backward",
+        mistake="rms_norm_rows/saves-extra-tensor")
+
+
+def _strided(values: dict, dtype) -> dict:
+    """Leaves of ``values`` in ``dtype``: x transposed in memory (last dimension not
+    contiguous), weight every second element of a buffer twice its length."""
+    x, weight = (values[n].detach().to(dtype) for n in ("x", "weight"))
+    x = x.transpose(-1, -2).contiguous().transpose(-1, -2) if x.dim() > 1 else x
+    weight = torch.stack((weight, weight), -1)[..., 0]
+    return {**values, "x": x.requires_grad_(), "weight": weight.requires_grad_()}
 
 
 def _gradients_with_saved_rows_scaled(function, values: dict, scale: float) -> tuple:
@@ -224,6 +248,15 @@ def check_saves_rstd(function, spec, values: dict) -> None:
                     "for float64 input only): the kernel computes in float32, so a wider rstd "
                     "holds no digit more, and a narrower one loses some",
                     mistake="rms_norm_rows/rstd-wrong-dtype")
+        for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+            strided = _strided(values, dtype)  # a copy made contiguous is a new tensor
+            try:
+                kept = _per_row(strided_saved := run_forward(function, spec, strided).saved,
+                                rows)
+            except Exception:  # noqa: BLE001 -- the layout checks name it
+                continue
+            check_nothing_else_saved(strided_saved, strided, kept, dtype,
+                                     "non-contiguous x and strided weight, ")
         plain, doubled = (_gradients_with_saved_rows_scaled(function, values, scale)
                           for scale in (1.0, 2.0))
         if all(torch.allclose(p, d, rtol=1e-9, atol=1e-12) for p, d in zip(plain, doubled)):

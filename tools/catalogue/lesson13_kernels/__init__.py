@@ -19,10 +19,12 @@ formed as float16 products, partial rows kept between calls; review58b: buffers 
 calls that never reach a result, named where they live; review59: x_hat as y / w with the
 weight's masked lanes 0, a backward mask one lane long, sigmoid clipped
 below -20; review59b: squares x * x formed in float16; review59c: y saved besides rstd, an input's copy
-cached by data_ptr; review60: a weight gradient added with tl.atomic_add, eps divided by D)."""
+cached by data_ptr; review60: a weight gradient added with tl.atomic_add, eps divided by D;
+review60b: the inputs saved as contiguous or cast copies)."""
 
 from . import (ctx_tensors, kernels_review, mutants54, review53, review54, review56,
                review57, review58, review58b, review59, review59b, review59c, review60,
+               review60b,
                rms_norm_rows,
                rms_norm_rows_domain, rms_norm_rows_groups, rms_norm_rows_layouts,
                rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
@@ -38,4 +40,4 @@ MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAK
             + mutants54.MISTAKES + review54.MISTAKES + review56.MISTAKES
             + review57.MISTAKES + review58.MISTAKES + review58b.MISTAKES
             + review59.MISTAKES + review59b.MISTAKES + review59c.MISTAKES
-            + review60.MISTAKES)
+            + review60.MISTAKES + review60b.MISTAKES)
