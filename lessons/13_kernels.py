@@ -378,8 +378,9 @@ else:
 # **Check one step live.** Not the formulas: one entry of the Jacobian, a number. At
 # $a = -2$, $b = 3$, what is $\partial y/\partial a$? Work it out from your derivation (by
 # hand, or a line of torch on those two numbers: no autograd, no `F.silu`), write it and your
-# answers to the two questions in the next cell, and run it. It compares your number with
-# autograd's in float64, and gives a verdict on each answer.
+# answers to the two questions in the next cell (question 1 as an expression in $a$, $b$ and
+# $g$), and run it. It compares your number with autograd's in float64, and gives a verdict
+# on each answer.
 
 # %%
 ### BEGIN WORKED
@@ -388,7 +389,7 @@ my_shared = "sigmoid(a)"  # both gradients need it; silu(a) = a * sigmoid(a) is 
 my_exps_per_element = 1  # exp(-a), inside sigmoid(a)
 ### LEARNER
 my_dy_da = None  # dy/da at a = -2, b = 3: a number, 4 decimals
-my_shared = None  # question 1: copy one of "sigmoid(a)", "silu(a) * b" or "g * b"
+my_shared = None  # question 1: an expression in a, b and g, e.g. "a * b + g"
 my_exps_per_element = None  # question 2: a whole number
 ### END WORKED
 

@@ -30,6 +30,37 @@ def _silu_dy_da(a: float, b: float, sign: float = 1.0) -> float:
     return b * s * (1 + sign * a * (1 - s))
 
 
+_A, _B, _G = (torch.tensor(v, dtype=torch.float64) for v in (
+    (-3.0, -0.5, 0.7, 2.5), (1.3, -0.4, 2.0, 0.9), (0.6, 1.7, -1.1, 0.8)))
+_NAMES = {"sigmoid": torch.sigmoid, "σ": torch.sigmoid, "exp": torch.exp, "silu": F.silu,
+          "torch": torch, "a": _A, "b": _B, "g": _G}
+
+
+def _shared_verdict(my_shared) -> str:
+    """Question 1's free answer, an expression in a, b and g, evaluated at four points and
+    compared with sigmoid(a) and with the near misses (y, g * b, exp(-a))."""
+    if my_shared is None:
+        return "answer it in my_shared"
+    text = str(my_shared).strip().casefold()
+    try:
+        value = eval(text, {"__builtins__": {}}, dict(_NAMES))  # noqa: S307 -- the learner's own
+        value = value(_A) if callable(value) else value
+        value = torch.as_tensor(value, dtype=torch.float64).expand(_A.shape)
+    except Exception:  # noqa: BLE001 -- shown, not raised
+        return (f"✗ {my_shared!r} is no expression in a, b and g this cell can evaluate "
+                "(sigmoid, exp and silu are there)")
+    def near(other):
+        return torch.allclose(value, other, rtol=1e-6, atol=1e-9)
+    if near(torch.sigmoid(_A)):
+        return "✓ both gradients need it"
+    if near(torch.exp(-_A)):
+        return "✗ closer: both gradients need a function of it. Which one?"
+    if any(near(t) for t in (F.silu(_A) * _B, _G * _B, F.silu(_A), _G * F.silu(_A))):
+        return ("✗ is that a factor of both? Write both gradients out: which factor is in "
+                "each?")
+    return "✗ not a factor of both gradients: write both out, and look for what they share"
+
+
 def check_silu_steps(my_dy_da, my_shared, my_exps_per_element) -> None:
     """Exercise 1: dy/da of silu(a) * b at a = -2, b = 3 against autograd, and the two
     design answers (the factor both gradients share, the exponentials per element)."""
@@ -46,14 +77,7 @@ def check_silu_steps(my_dy_da, my_shared, my_exps_per_element) -> None:
         "dy/da at a = -2, b = 3", my_dy_da, truth, slips,
         "negative, as autograd's: silu decreases below a ≈ -1.28",
         "not autograd's. Which factors of y move with a?"))
-    shared = None if my_shared is None else "".join(str(my_shared).split()).casefold()
-    factor = {"sigmoid(a)", "sigmoid", "σ(a)", "σ", "torch.sigmoid(a)"}
-    print("question 1: " + (
-        "answer it in my_shared" if shared is None else
-        "✓ both gradients need it" if shared in factor else
-        "✗ is that a factor of both? Write both gradients out: which factor is in each?"
-        if shared in {"silu(a)*b", "g*b"} else
-        f"✗ {my_shared!r} is none of the three answers: copy one of the strings offered"))
+    print("question 1: " + _shared_verdict(my_shared))
     exps = my_exps_per_element
     print("question 2: " + (
         "answer it in my_exps_per_element" if exps is None else

@@ -6,9 +6,9 @@ from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
 def test_design_answers_worked_pass_and_two_exponentials_fail():
-    """Do the worked answers to Exercise 1's live cell get ✓ (question 1 in any of sigmoid's
-    spellings), and 2 exponentials (or another shared quantity) a ✗, one off the list told to
-    copy a string offered?"""
+    """Do the worked answers to Exercise 1's live cell get ✓ (question 1, a free expression,
+    in any of sigmoid's spellings), and 2 exponentials (or another shared quantity) a ✗,
+    exp(-a) told it is one step short and an expression the cell cannot evaluate told so?"""
     checker = cell_from("13_kernels", "check_silu_steps(my_dy_da")
     worked = definitions("13_kernels", "my_dy_da", "my_shared", "my_exps_per_element",
                          check_silu_steps=check_silu_steps)
@@ -16,13 +16,18 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
     assert len(lines) == 3 and all("✓" in line for line in lines), lines
     lines = run_code(checker, {**worked, "my_shared": "g * b", "my_exps_per_element": 2})
     assert "✗" in lines[-2] and "✗" in lines[-1], lines
-    for spelling in (" Sigmoid(A) ", "sigmoid", "σ(a)", "torch.sigmoid( a )"):
+    for spelling in (" Sigmoid(A) ", "sigmoid", "σ(a)", "torch.sigmoid( a )", "1/(1+exp(-a))",
+                     "silu(a) / a + 0 * b"):
         lines = run_code(checker, {**worked, "my_shared": spelling})
         assert "✓" in lines[-2], (spelling, lines)
     lines = run_code(checker, {**worked, "my_shared": "silu(a)*b"})
     assert "✗ is that a factor of both?" in lines[-2], lines
     lines = run_code(checker, {**worked, "my_shared": "exp(-a)"})
-    assert "none of the three answers: copy one" in lines[-2], lines
+    assert "✗ closer" in lines[-2], lines
+    lines = run_code(checker, {**worked, "my_shared": "a * b + g"})
+    assert "✗ not a factor of both" in lines[-2], lines
+    lines = run_code(checker, {**worked, "my_shared": "sigmoid(a"})
+    assert "✗ 'sigmoid(a' is no expression" in lines[-2], lines
 
 
 def test_silu_checker_asks_one_jacobian_entry_and_names_each_slip_with_a_question():
