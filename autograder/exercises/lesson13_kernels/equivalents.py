@@ -64,14 +64,6 @@ EQUIVALENTS += [
                      "a half w meets only float32 values (grad and x converted in the loop, rstd "
                      "loaded from float32), and Triton converts the half operand of each product "
                      "to float32 first"),
-    EquivalentMutant("rms_norm_rows", "add_copy", "ctx.save_for_backward(x, weight, rstd)",
-                     "ctx.save_for_backward(x, weight.contiguous(), rstd)",
-                     "a contiguous copy of the 1-D weight, D numbers, holds its values; the "
-                     "contract bounds what gives r, not the weight's layout"),
-    EquivalentMutant("rms_norm_rows", "add_copy", "ctx.save_for_backward(x, weight, rstd)",
-                     "ctx.save_for_backward(x.contiguous(), weight, rstd)",
-                     "the backward operator makes x contiguous anyway: the copy moves from "
-                     "backward to forward, and the contract sets no budget on x"),
     EquivalentMutant("rms_norm_rows", "change_dim",
                      "rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / D + eps)",
                      "rstd = 1 / tl.sqrt(tl.sum(x * x, axis=-1) / D + eps)",
@@ -147,14 +139,6 @@ EQUIVALENTS += [
                      "ctx.save_for_backward(x, weight, output[1].clone())",
                      "a copy of the per-row rstd the kernel just wrote replaces it in the saved "
                      "set: one rstd per row, the same values"),
-    EquivalentMutant("rms_norm_rows", "add_copy", _SAVED,
-                     "ctx.save_for_backward(x.contiguous(), weight, output[1])",
-                     "the backward operator makes x contiguous anyway: the copy moves from "
-                     "backward to forward, and the contract sets no budget on x"),
-    EquivalentMutant("rms_norm_rows", "add_copy", _SAVED,
-                     "ctx.save_for_backward(x, weight.contiguous(), output[1])",
-                     "a contiguous copy of the 1-D weight, D numbers, holds its values; the "
-                     "contract bounds what gives r, not the weight's layout"),
     *[EquivalentMutant("rms_norm_rows", "add_copy", before, after, _COPY_RETURNED)
       for before, after in (
           ("return grad_x, partials.sum(0).to(weight.dtype), None",

@@ -10,8 +10,9 @@ that program wrote), so a program that goes on without retrying is seen storing 
 row without holding the lock. Two programs' stores to one address must both be made holding
 one lock, and a lock must not be released after such a store before ``tl.debug_barrier()``.
 
-rms_norm_rows's contract asks for per-program partial sums reduced afterwards: an atomic
-read-modify-write other than a lock's exchange (``tl.atomic_add`` above all) is refused there."""
+rms_norm_rows's contract rules out atomic adds (the course's design: per-program partial sums
+reduced afterwards): an atomic read-modify-write other than a lock's exchange
+(``tl.atomic_add`` above all) is refused there."""
 
 from contextlib import contextmanager
 
@@ -133,12 +134,13 @@ def shared_stores(name: str):
     if added and name in ATOMICS_REFUSED:
         raise GradingError(
             f"{name}'s kernel adds into shared memory with an atomic operation (tl.atomic_add): "
-            "the contract asks for the weight gradient as per-program partial sums reduced "
-            "afterwards. Atomic adds lose no update, but a GPU applies them in whatever order "
-            "the programs arrive, and a float sum's last bits depend on that order: the "
-            "gradient changes from run to run, and every program waits on the same addresses. "
-            "Let each program store its own partial row with tl.store, and add the partial "
-            "rows up afterwards (the same bits every run, no contention)",
+            "the contract's weight gradient uses no atomic adds (the course's design: "
+            "per-program partial sums reduced afterwards). Atomic adds lose no update, but a "
+            "GPU applies them in whatever order the programs arrive, and a float sum's last "
+            "bits depend on that order: the gradient changes from run to run, and every "
+            "program waits on the same addresses. Let each program store its own partial row "
+            "with tl.store, and add the partial rows up afterwards (the same bits every run, "
+            "no contention)",
             mistake=f"{name}/atomic-add")
     if races and races[0][2]:
         first, second, _ = races[0]

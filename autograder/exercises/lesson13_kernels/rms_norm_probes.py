@@ -175,16 +175,16 @@ def check_nothing_else_saved(saved, inputs: dict, per_row: list, dtype, how: str
         raise GradingError(
             f"rms_norm_rows saves a copy of {name} for backward ({extra.dtype}, shape "
             f"{extra.shape}, {extra.nbytes} bytes, not {name}'s memory) with {how}{dtype} "
-            f"input: the contract saves the inputs themselves and one per-row tensor, nothing "
-            f"else. The caller keeps {name} alive anyway, so the copy doubles that memory "
+            f"input: the contract saves nothing beyond the inputs themselves and one number "
+            f"per row. The caller keeps {name} alive anyway, so the copy doubles that memory "
             "until backward runs; save the input as it came and let the backward operator make "
             "its own contiguous (or float32) copy when it runs",
             mistake="rms_norm_rows/saves-input-copy")
     what = "the output y" if extra.role == "output" else f"{extra.dtype}, not an input"
     raise GradingError(
         f"rms_norm_rows saves an extra tensor of shape {extra.shape} ({what}) for backward "
-        f"with {how}{dtype} input: the contract saves the inputs and one per-row tensor, "
-        "nothing else; the backward rebuilds anything else (y, x_hat) from x, weight and rstd, "
+        f"with {how}{dtype} input: the contract saves nothing beyond the inputs and one "
+        "number per row; the backward rebuilds anything else (y, x_hat) from x, weight and rstd, "
         "and saving it keeps a whole extra activation in memory until backward",
         mistake="rms_norm_rows/saves-extra-tensor")
 
