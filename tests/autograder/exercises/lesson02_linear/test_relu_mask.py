@@ -59,12 +59,12 @@ class TestSavesBoolMask:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
         assert "> 0" not in str(hint.value), "the hint gives the answer's line"
 
-    @pytest.mark.parametrize("dtype, named", [(torch.int8, "an int8 mask, 1 byte"),
-                                              (torch.int64, "an int64 mask, 8 bytes"),
-                                              (torch.uint8, "a uint8 mask, 1 byte")])
-    def test_integer_mask_article(self, raises_hint, dtype, named):
-        """Is an integer mask named with its dtype, the right article ('an int8') and its
-        bytes per element?"""
+    @pytest.mark.parametrize("dtype, named, size", [(torch.int8, "an int8 mask", "1 byte"),
+                                                    (torch.int64, "an int64 mask", "8 bytes"),
+                                                    (torch.uint8, "a uint8 mask", "1 byte")])
+    def test_integer_mask_article(self, raises_hint, dtype, named, size):
+        """Is an integer mask named with its dtype, the right article ('an int8'), the bool the
+        contract asks for, and its bytes per element?"""
 
         class SavesIntegerMask(solution("FusedLinearReLU")):
             @staticmethod
@@ -74,7 +74,8 @@ class TestSavesBoolMask:
                 ctx.has_bias = True
                 return torch.relu(z)
 
-        with raises_hint(f"FusedLinearReLU saved {named} per element: backward needs one of two"):
+        with raises_hint(f"FusedLinearReLU saved {named} where the contract asks for a "
+                         f"torch.bool one ({size} per element): backward needs one of two"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
 
 
