@@ -291,7 +291,7 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 # - "0 included": a 0 in any leading dimension, first, last or between, as in `x` of shapes
 #   $(0, \text{in})$, $(2, 0, \text{in})$ and $(3, 0, 2, \text{in})$.
 # - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
-#   In float32, where `x @ weight.T` overflows, the value is $+\infty$ before the bias is
+#   In float32, where `x @ weight.T` overflows, the value is $\pm\infty$ before the bias is
 #   added, as `x @ weight.T + bias` gives; `F.linear`'s own value, which on some devices adds
 #   the bias inside the sum, is accepted too.
 # - "A new tensor": no gradient backward returns shares memory with `grad_output` (a view of
@@ -446,8 +446,8 @@ show_saved("F.linear, then torch.relu",
 # One Function that does both may keep less. Three questions on paper before the exercise:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
-#    backward need to know about $z$, and why is a boolean mask enough where autograd's ReLU
-#    keeps its float output? How will backward drop the entries of $G$ it must drop, so
+#    backward need to know about $z$, and what is the least (dtype, bytes per element) that
+#    holds it, where autograd's ReLU keeps its float output? How will backward drop the entries of $G$ it must drop, so
 #    that the result is autograd's for every $G$ the contract lists, $\pm\infty$ included?
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
 #    remaining gradient read?
@@ -490,9 +490,9 @@ show_saved("F.linear, then torch.relu",
 #   $\pm\infty$ entries included; the value also where a pre-activation overflows to
 #   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
 # - forward saves, with `ctx.save_for_backward`, at least what your gradients read of `x`
-#   and `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a
-#   storage of its own), not the float pre-activation: made in forward, not recomputed in
-#   backward, whichever inputs require grad;
+#   and `weight`, and for the ReLU the least that backward needs to know of the
+#   pre-activation (what that is, is question 1; the fine print says how it is graded): made
+#   in forward, not recomputed in backward, whichever inputs require grad;
 # - no float tensor of the output's size saved (neither the pre-activation nor the output),
 #   and nothing kept after forward in a global, a mutable default argument, the class, an
 #   input tensor, a closure or the storage behind the returned output;
@@ -502,6 +502,8 @@ show_saved("F.linear, then torch.relu",
 # <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
 #
 # - "An empty batch": a 0 in any leading dimension, as in Exercise 1's fine print.
+# - "The least that backward needs": one `torch.bool` element per output element (the
+#   output's shape, or flattened to (rows, out)), one such tensor, in a storage of its own.
 # - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
 #   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
 #   outside the contract.
@@ -700,7 +702,7 @@ compare_all(predicted_beyond_mask, beyond_mask)
 # - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
 #   In float32, where a partial sum over $i, j$ overflows or rounds depends on the order you
 #   contract in, and any order is accepted; a single term, $n_1 = n_2 = 1$, that overflows
-#   gives $+\infty$ before the bias is added, as `F.bilinear` gives.
+#   gives $\pm\infty$ before the bias is added, as `F.bilinear` gives.
 # </details>
 #
 # The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.

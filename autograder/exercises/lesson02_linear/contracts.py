@@ -111,9 +111,9 @@ FUSED_CLAUSES = (
             "FusedLinearReLU/changes-grad-output-where-on":
                 "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0"}),
     Clause("forward saves, with `ctx.save_for_backward`, at least what your gradients read of "
-           "`x` and `weight`, and for the ReLU one boolean mask (`torch.bool`, the output's shape, a "
-           "storage of its own), not the float pre-activation: made in forward, not recomputed "
-           "in backward, whichever inputs require grad;",
+           "`x` and `weight`, and for the ReLU the least that backward needs to know of the "
+           "pre-activation (what that is, is question 1; the fine print says how it is graded): "
+           "made in forward, not recomputed in backward, whichever inputs require grad;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
             "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
