@@ -7,7 +7,7 @@ _COPY = ("a copy (.clone(), or .contiguous() of a strided input) holds the same 
          "backward gives the same gradients; the contract forbids no copy of an input (only "
          "FusedLinearReLU's float pre-activation and output, which this is not)")
 _MASK_COPY = ("a copy of the bool mask forward just made, or .contiguous() of it (already "
-              "contiguous: itself), is still a bool mask of the output's shape")
+              "contiguous: itself), is still a bool mask of the output's size")
 _SAVES_ALWAYS = ("saving an input whatever needs_input_grad says keeps more memory, which the "
                  "contract allows (\"saving x and weight always also passes\"); the gradients "
                  "are unchanged")

@@ -50,15 +50,15 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
     if not masks and packed:
         what = packed[0]
         raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's shape, but {_a(what.dtype)} "
+            f"{spec.name} saved no boolean mask of the output's size, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "a torch.bool mask of the output's shape, which backward reads without unpacking "
+            "a torch.bool mask of the output's size, which backward reads without unpacking "
             "bits (torch.where cannot read a bit packed with seven others)",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's shape: the ReLU part of "
+            f"{spec.name} saved no boolean mask of the output's size: the ReLU part of "
             "backward needs to know something of the pre-activation at each output element "
             "(question 1 before the exercise), which the contract asks forward to save (not "
             "backward to recompute): forward, where the pre-activation is at hand, is where to "

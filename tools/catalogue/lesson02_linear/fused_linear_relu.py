@@ -152,7 +152,7 @@ MISTAKES = [
                    "        ctx.save_for_backward(x, weight, mask)\n"
                    "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
     Mistake("FusedLinearReLU", "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU saved no boolean mask of the output's shape",
+            "FusedLinearReLU saved no boolean mask of the output's size",
             _fused("        x, weight, bias = ctx.saved_tensors\n"
                    "        z = x @ weight.T\n"
                    "        if bias is not None:\n            z = z + bias\n"

@@ -3,7 +3,7 @@ that passed: x and weight kept in a module dict keyed by id(ctx) (an in-place ch
 forward went unseen); the float pre-activation kept in a global beside the saved mask; the bias
 gradient computed (cumsum) and dropped when the bias is frozen. Caught, but blamed on the wrong
 gradient: grad_weight and grad_bias as one product G^T @ [x, 1] with the bias frozen. And the
-mask packed 8 to a byte, which the contract (a torch.bool mask of the output's shape) rules out,
+mask packed 8 to a byte, which the contract (a torch.bool mask of the output's size) rules out,
 named as such. Four correct unusual answers: addmm and tensordot, F.linear then clamp_ with
 masked_fill and einsums, and for Bilinear flattened matmuls and F.bilinear with a permuted
 weight."""

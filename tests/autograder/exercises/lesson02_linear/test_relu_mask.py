@@ -53,7 +53,7 @@ class TestSavesBoolMask:
                 ctx.save_for_backward(x, weight)
                 return torch.relu(x @ weight.T + bias)
 
-        with raises_hint("FusedLinearReLU saved no boolean mask of the output's shape: the "
+        with raises_hint("FusedLinearReLU saved no boolean mask of the output's size: the "
                          "ReLU part of backward needs to know something of the "
                          "pre-activation at each output element") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
