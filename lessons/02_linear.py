@@ -511,15 +511,15 @@ show_saved("F.linear, then torch.relu",
 #
 # **Predict first.** The contract leaves one choice open: what forward saves of `x` and
 # `weight`. Take the block above ($x$ of shape $(64, 32)$, $W$ of shape $(16, 32)$, float32,
-# the bias requiring grad). How many bytes will your forward save beyond the mask when the
-# weight is frozen (`weight.requires_grad` False), and how many when `x` is? A cell after the
-# self-check measures yours and compares.
+# the bias requiring grad). How many bytes of `x` and `weight` will your forward save when
+# the weight is frozen (`weight.requires_grad` False), and how many when `x` is? A cell after
+# the self-check measures yours and compares.
 
 # %%
 ### BEGIN WORKED
-predicted_beyond_mask = {"weight frozen": 2048, "x frozen": 8192}
+predicted_input_bytes = {"weight frozen": 2048, "x frozen": 8192}
 ### LEARNER
-predicted_beyond_mask = {"weight frozen": None, "x frozen": None}
+predicted_input_bytes = {"weight frozen": None, "x frozen": None}
 ### END WORKED
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
@@ -576,13 +576,13 @@ def run_frozen(function, frozen):
     return lambda: function(x, weight, block_bias)
 
 
-beyond_mask = {}
+input_bytes = {}
 for frozen in ("weight", "x"):
     saved = saved_tensors_of(run_frozen(FusedLinearReLU.apply, frozen))
-    beyond_mask[f"{frozen} frozen"] = sum(n for _, dtype, n in saved if dtype != torch.bool)
-    if written(predicted_beyond_mask):
+    input_bytes[f"{frozen} frozen"] = sum(n for _, dtype, n in saved if dtype != torch.bool)
+    if written(predicted_input_bytes):
         show_saved(f"{frozen} frozen, yours", run_frozen(FusedLinearReLU.apply, frozen))
-compare_all(predicted_beyond_mask, beyond_mask)
+compare_all(predicted_input_bytes, input_bytes)
 
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
