@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -27,8 +27,12 @@ class Exercise:
     contract: tuple[str, ...] = ()
     # what the contract lets the inputs be; the checks it implies run after the battery
     domain: Domain | None = None
-    # the contract's bullets as the lesson lists them, each with its checks and their witnesses
+    # the exercise's own contract, at most four bullets as the lesson lists them, each with its
+    # checks and their witnesses
     clauses: tuple[Clause, ...] = ()
+    # the Function contract's rules (autograder.function_contract) as this exercise's checks
+    # enforce them: rule key -> {check: witness}, named as a clause's checks are
+    rules: dict[str, dict[str, str]] = field(default_factory=dict)
     # what the battery and the domain's checks run within (lesson 13: Triton's interpreter
     # patching its language once per launch)
     within: Callable[[], AbstractContextManager] = nullcontext

@@ -4,6 +4,7 @@ lessons/NN_name.py (jupytext percent format, nbgrader metadata in cell headers)
   -> source notebook (solutions and hidden tests; the instructor's nbgrader "source")
   -> course/NN_name.ipynb     learner copy: real `nbgrader generate_assignment` output
   -> solutions/NN_name.ipynb  solutions kept, hidden tests and markers removed, executed
+lessons/function_contract.md -> course/ and solutions/, the page every exercise links to
 """
 
 import argparse
@@ -17,7 +18,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from grader.lessons import COURSE, SOLUTIONS, lesson_names, source_notebook
+from autograder.function_contract import PAGE as CONTRACT_PAGE
+from grader.lessons import COURSE, LESSONS, SOLUTIONS, lesson_names, source_notebook
 from grader.nbgrader_cli import release
 from grader.notebook_format import without_hidden_tests, without_solution_markers
 
@@ -100,6 +102,9 @@ def without_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def build(lessons: list[str], *, run_solutions: bool = True) -> None:
+    contract = (LESSONS / CONTRACT_PAGE).read_text()
+    for folder in (COURSE, SOLUTIONS):
+        (folder / CONTRACT_PAGE).write_text(contract)
     for name, notebook in learner_notebooks(lessons).items():
         write(notebook, COURSE / f"{name}.ipynb")
         print(f"course/{name}.ipynb")

@@ -2,6 +2,10 @@
 at the same pace, and a minute for each cell the learner runs and looks at. Collapsed blocks
 (`<details>`: hints, "Compare with yours", "In practice") are off the main line.
 
+The main path is every cell from the top to the Summary's heading: its prose, collapsed blocks
+included (a learner opens the hints and explanations on the way), is held to
+``MAIN_PATH_WORDS``; the first cell states how long the lesson takes ("**About 90 minutes**").
+
 `python -m tools.reading [LESSON ...]` prints one row per lesson."""
 
 import argparse
@@ -14,7 +18,11 @@ from grader.lessons import COURSE, lesson_names
 WORDS_A_MINUTE = 200
 MINUTES_A_CELL = 1.0
 GOAL_MINUTES = 120
+MAIN_PATH_WORDS = 3000
 COLLAPSED = re.compile(r"<details>.*?</details>", re.DOTALL)
+HTML_TAG = re.compile(r"<[^>]+>")
+SUMMARY = re.compile(r"^## Summary", re.MULTILINE)
+TIME_ESTIMATE = re.compile(r"\*\*About (\d+) minutes\*\*")
 
 
 def main_line_words(markdown: str) -> int:
@@ -32,17 +40,45 @@ def reading_minutes(notebook: nbformat.NotebookNode) -> dict[str, float]:
     return {"prose": prose, "code": code, "cells": cells, "total": prose + code + cells}
 
 
+def main_path(notebook: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cells from the top to the Summary's heading (all of them where there is none)."""
+    end = next((i for i, cell in enumerate(notebook.cells)
+                if cell.cell_type == "markdown" and SUMMARY.search(cell.source)),
+               len(notebook.cells))
+    return notebook.cells[:end]
+
+
+def main_path_words(notebook: nbformat.NotebookNode) -> int:
+    """Words of prose on the main path, collapsed blocks included (their tags are not words)."""
+    return sum(len(HTML_TAG.sub(" ", cell.source).split()) for cell in main_path(notebook)
+               if cell.cell_type == "markdown")
+
+
+def stated_minutes(notebook: nbformat.NotebookNode) -> int | None:
+    """The time the lesson's first cell says it takes, in minutes; None where it says none."""
+    first = notebook.cells[0].source if notebook.cells else ""
+    found = TIME_ESTIMATE.search(first)
+    return int(found.group(1)) if found else None
+
+
+def lesson_notebook(lesson: str) -> nbformat.NotebookNode:
+    return nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4)
+
+
 def lesson_minutes(lesson: str) -> dict[str, float]:
-    return reading_minutes(nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4))
+    return reading_minutes(lesson_notebook(lesson))
 
 
 def table(lessons: list[str]) -> str:
-    rows = [f"{'lesson':<22}{'prose':>7}{'code':>7}{'cells':>7}{'total':>7}  (minutes; goal "
-            f"under {GOAL_MINUTES})"]
+    rows = [f"{'lesson':<22}{'prose':>7}{'code':>7}{'cells':>7}{'total':>7}{'stated':>8}"
+            f"{'words':>7}  (minutes; goal under {GOAL_MINUTES}; main-path words at most "
+            f"{MAIN_PATH_WORDS})"]
     for lesson in lessons:
-        minutes = lesson_minutes(lesson)
+        notebook = lesson_notebook(lesson)
+        minutes = reading_minutes(notebook)
         rows.append(f"{lesson:<22}" + "".join(f"{minutes[part]:>7.0f}"
-                                              for part in ("prose", "code", "cells", "total")))
+                                              for part in ("prose", "code", "cells", "total"))
+                    + f"{stated_minutes(notebook) or '-':>8}{main_path_words(notebook):>7}")
     return "\n".join(rows)
 
 

@@ -34,9 +34,12 @@ from tools.solutions import solution
 
 
 def witnessed_checks(entry) -> list[str]:
-    """The clause checks of ``entry``'s exercise whose witness ``entry`` is."""
-    return [check for clause in EXERCISES[entry.exercise].clauses
-            for check, witness in clause.checks.items() if witness == entry.name]
+    """The checks of ``entry``'s exercise (its clauses' and its rules') whose witness ``entry``
+    is."""
+    exercise = EXERCISES[entry.exercise]
+    return [check for checks in [clause.checks for clause in exercise.clauses] + list(
+                exercise.rules.values())
+            for check, witness in checks.items() if witness == entry.name]
 
 
 def _marks(exercise: str):
