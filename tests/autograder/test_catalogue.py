@@ -16,8 +16,10 @@ exercise's, measured after a warm-up call.
 import contextlib
 import io
 import pkgutil
+import re
 import warnings
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -197,3 +199,32 @@ def test_one_mistake_of_each_exercise_goes_through_real_grading():
     (tests/grader/test_course_config.py), so that each lesson's mistakes fit in one notebook?"""
     handed_in = Counter(entry.exercise for entry in catalogue.mistakes() if entry.nbgrader)
     assert {name: handed_in[name] for name in EXERCISES} == {name: 1 for name in EXERCISES}
+
+
+# Catalogue packages whose modules are still named after the review round that found their
+# answers (issue 69): each fails the test below as a strict expected failure, so this list only
+# shrinks as a lesson's answers are regrouped by concept.
+NAMED_BY_ROUND = {
+    "lesson00_template", "lesson01_sigmoid", "lesson02_linear", "lesson03_straight_through",
+    "lesson04_double_backward", "lesson05_checkpointing", "lesson06_attention",
+    "lesson07_outputs", "lesson08_compile", "lesson09_patterns", "lesson10_norms",
+    "lesson11_fused_loss", "lesson12_surgery", "lesson13_kernels",
+}
+ROUND_NAME = re.compile(r"review|third|fresh|round")
+
+
+def _package(package: str):
+    marks = [getattr(pytest.mark, f"lesson{package[6:8]}")]
+    if package in NAMED_BY_ROUND:
+        marks.append(pytest.mark.xfail(reason="modules named by review round", strict=True))
+    return pytest.param(package, marks=marks, id=package)
+
+
+@pytest.mark.parametrize("package", [_package(info.name) for info in pkgutil.iter_modules(
+    catalogue.__path__) if info.ispkg])
+def test_catalogue_modules_are_named_by_concept(package):
+    """Is each module of a lesson's catalogue named by what its answers are about (an
+    exercise, a clause, a concept), never by the review round that found them?"""
+    folder = Path(catalogue.__path__[0]) / package
+    by_round = sorted(path.name for path in folder.glob("*.py") if ROUND_NAME.search(path.stem))
+    assert not by_round, f"{package} has modules named by review round: {by_round}"
