@@ -4,7 +4,7 @@ at the same pace, and a minute for each cell the learner runs and looks at. Coll
 
 The main path is every cell from the top to the Summary's heading: its prose, collapsed blocks
 included (a learner opens the hints and explanations on the way), is held to
-``MAIN_PATH_WORDS``; the first cell states how long the lesson takes ("**About 90 minutes**").
+``MAIN_PATH_WORDS``; the first markdown cell states how long the lesson takes ("**About 90 minutes**").
 
 `python -m tools.reading [LESSON ...]` prints one row per lesson."""
 
@@ -55,8 +55,9 @@ def main_path_words(notebook: nbformat.NotebookNode) -> int:
 
 
 def stated_minutes(notebook: nbformat.NotebookNode) -> int | None:
-    """The time the lesson's first cell says it takes, in minutes; None where it says none."""
-    first = notebook.cells[0].source if notebook.cells else ""
+    """The time the lesson's first markdown cell (its title) says it takes, in minutes; None
+    where it says none."""
+    first = next((cell.source for cell in notebook.cells if cell.cell_type == "markdown"), "")
     found = TIME_ESTIMATE.search(first)
     return int(found.group(1)) if found else None
 

@@ -76,11 +76,11 @@ def test_the_main_path_reads_in_one_sitting(lesson):
 
 @pytest.mark.parametrize("lesson", [_rewritten(lesson) for lesson in lesson_names()])
 def test_the_lesson_says_how_long_it_takes(lesson):
-    """Does the first cell state the main path's time ("**About N minutes**"), no less than
+    """Does the title cell state the main path's time ("**About N minutes**"), no less than
     reading and running it takes?"""
     notebook = lesson_notebook(lesson)
     stated = stated_minutes(notebook)
-    assert stated is not None, f"{lesson}'s first cell gives no '**About N minutes**'"
+    assert stated is not None, f"{lesson}'s title cell gives no '**About N minutes**'"
     reading = reading_minutes(nbformat.v4.new_notebook(cells=main_path(notebook)))["total"]
     assert stated >= reading, (
         f"{lesson} says {stated} minutes, but reading and running its main path takes about "
