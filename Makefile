@@ -10,6 +10,13 @@ LAB_ARGS    ?=
 LESSONS     ?=
 EXERCISES   ?=
 NOTEBOOK    ?=
+LESSON      ?=
+STUDENT     ?=
+EXERCISE    ?=
+POINTS      ?=
+COMMENT     ?=
+AUTOMATIC   ?=
+export COMMENT
 # `make lab` is the learners' JupyterLab: nbgrader's instructor tools (Create Assignment,
 # Formgrader, Course List) are switched off there; instructors run `jupyter lab` in the course root.
 LEARNER_LAB := $(CURDIR)/tools/learner_lab
@@ -17,7 +24,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-all notebooks release autograde feedback grades insight bench mutants clean
+.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight bench mutants clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -61,6 +68,11 @@ release: $(INSTALLED) ## nbgrader generate_assignment for every lesson (LESSONS=
 
 autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
 	$(PYTHON) -m grader autograde $(LESSONS) --workers $(WORKERS)
+
+manual: $(INSTALLED) ## points and/or a comment by hand: LESSON= STUDENT= EXERCISE= POINTS= COMMENT= (AUTOMATIC=1 drops the points)
+	$(PYTHON) -m grader manual $(LESSON) --student "$(STUDENT)" --exercise "$(EXERCISE)" \
+		$(if $(POINTS),--points $(POINTS)) $(if $(AUTOMATIC),--automatic) \
+		$(if $(COMMENT),--comment "$$COMMENT")
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 	$(PYTHON) -m grader feedback $(LESSONS)

@@ -1,5 +1,6 @@
-"""The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with each
-notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
+"""The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with the
+points of its score given by hand (manual grades and extra credit; empty where none were) and
+each notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
 instructor added after the notebook was handed in) leaves the status as its other faults make
 it, "ok" when there are none, and is counted per lesson on screen, not listed per notebook."""
 
@@ -15,7 +16,7 @@ from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
                "first_name", "email", "raw_score", "late_submission_penalty", "score",
-               "max_score", "status", "reason"]
+               "by_hand", "max_score", "status", "reason"]
 
 
 def export_grades(root: Path, output: Path, lessons: list[str] | None = None) -> list[dict]:
@@ -62,6 +63,7 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                         graded = gradebook.find_submission_notebook(
                             notebook.name, assignment.name, student.id)
                         penalty = graded.late_submission_penalty or 0.0
+                        row.update(by_hand=_by_hand(graded))
                         row.update(timestamp=submission.timestamp or "", raw_score=graded.score,
                                    late_submission_penalty=penalty,
                                    score=max(0.0, graded.score - penalty),
@@ -83,6 +85,15 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
         writer.writeheader()
         writer.writerows(sorted(kept + rows, key=lambda row: row["assignment"]))  # stable
     return rows
+
+
+def _by_hand(notebook) -> float | str:
+    """The points of ``notebook``'s score an instructor gave by hand (a manual grade replaces
+    the automatic one; extra credit adds to it), or "" where none were given."""
+    given = [grade for grade in notebook.grades
+             if grade.manual_score is not None or grade.extra_credit]
+    return sum((grade.manual_score or 0) + (grade.extra_credit or 0) for grade in given
+               ) if given else ""
 
 
 def kept_rows(output: Path, lessons: list[str]) -> list[dict]:

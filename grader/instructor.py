@@ -1,5 +1,5 @@
-"""The instructor's workflow on nbgrader's own CLI: release, autograde, feedback, grades, and
-the class's mistakes at a glance (insight).
+"""The instructor's workflow on nbgrader's own CLI: release, autograde, points given by hand
+(manual), feedback, grades, and the class's mistakes at a glance (insight).
 
 The course root (default ``instructor/``, or $COURSE_ROOT) uses nbgrader's layout:
 source/ release/ submitted/<student>/<lesson>/ autograded/ feedback/ gradebook.db, plus
@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -26,6 +27,7 @@ from .insight_parts import earlier_sections
 from .insight_report import text_report, write_reports
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, resolve_lessons, source_notebook
+from .manual import ManualGradeError, give
 from .nbgrader_cli import nbgrader, nbgrader_streamed, prepare_course_root
 from .progress import Progress
 
@@ -120,14 +122,14 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     releases.record(root, lesson)
     print(f"released {lesson} again -> {root / 'release' / lesson}; regrading its {count} "
           f"submissions (the old gradebook is copied to {backup.relative_to(root)})", flush=True)
-    kept = []  # each submission's manual marks go back before its line gives its score
+    kept = Counter()  # each submission's manual marks go back before its line gives its score
 
     def put_back(student: str, lesson: str) -> None:
-        kept.append(releases.restore_marks(root, [mark for mark in marks
+        kept.update(releases.restore_marks(root, [mark for mark in marks
                                                   if mark[2][1:] == (lesson, student)]))
 
     autograde(root, [lesson], workers=workers, force=True, each=False, written=put_back)
-    print(releases.kept_marks_line(sum(kept), len(marks)))
+    print(releases.kept_marks_line(kept, Counter(mark[0] for mark in marks)))
     return True
 
 
@@ -283,8 +285,8 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m grader", description=DESCRIPTION)
-    parser.add_argument("command", choices=["release", "autograde", "feedback", "grades",
-                                            "insight"])
+    parser.add_argument("command", choices=["release", "autograde", "manual", "feedback",
+                                            "grades", "insight"])
     parser.add_argument("lessons", nargs="*",
                         help="lessons, by name, number (07) or a prefix of the name (default: "
                              "all)")
@@ -301,7 +303,16 @@ def main() -> None:
     parser.add_argument("--force", action="store_true",
                         help="regrade every submission, not only new, changed or failed ones")
     parser.add_argument("--student", action="append", dest="students", metavar="ID",
-                        help="autograde: only this student (repeat for several)")
+                        help="autograde: only this student (repeat for several); manual: the "
+                             "learner")
+    parser.add_argument("--exercise", default=None,
+                        help="manual: the exercise (its graded cell, e.g. MyLinearFunction)")
+    parser.add_argument("--points", type=float, default=None,
+                        help="manual: the points given by hand (replacing the automatic ones)")
+    parser.add_argument("--comment", default=None,
+                        help="manual: the comment on the learner's answer ('' clears it)")
+    parser.add_argument("--automatic", action="store_true",
+                        help="manual: drop the points given by hand, back to the automatic ones")
     parser.add_argument("--overwrite-sources", action="store_true",
                         help="release: replace source notebooks you edited with lessons/*.py")
     parser.add_argument("--regrade", action="store_true",
@@ -320,6 +331,18 @@ def main() -> None:
     if args.command == "insight" and not has_autograded(root):
         parser.error(f"{root} has no autograde run yet: run `make autograde` first")
     prepare_course_root(root)
+    if args.command == "manual":
+        if len(named) != 1 or not args.students or len(args.students) != 1 or not args.exercise:
+            parser.error("manual takes one lesson, one --student and one --exercise, e.g. "
+                         "python -m grader manual 02 --student alice --exercise "
+                         "MyLinearFunction --points 1.5 --comment 'right idea'")
+        try:
+            print(give(root, named[0], args.students[0], args.exercise, points=args.points,
+                       comment=args.comment, automatic=args.automatic))
+        except ManualGradeError as error:
+            raise SystemExit(f"manual: {error}") from None
+        print("run `make grades` and `make feedback` to show it")
+        return
     if args.command in ("autograde", "feedback"):
         lessons = [lesson for lesson in lessons if lesson in released(root)]
     if args.command == "release":

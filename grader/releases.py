@@ -12,6 +12,7 @@ import json
 import shutil
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -123,9 +124,10 @@ def _marks(root: Path, lesson: str) -> tuple[object, list[tuple]]:
         return assignment.duedate, marks
 
 
-def restore_marks(root: Path, marks: list[tuple]) -> int:
-    """Put the hand-given marks back where their cell still exists; how many were."""
-    kept = 0
+def restore_marks(root: Path, marks: list[tuple]) -> Counter:
+    """Put the hand-given marks back where their cell still exists; how many of each kind
+    ("grade", "comment") were."""
+    kept: Counter = Counter()
     with Gradebook(db_url(root)) as gradebook:
         for kind, name, key, values in marks:
             finder = gradebook.find_grade if kind == "grade" else gradebook.find_comment
@@ -135,22 +137,28 @@ def restore_marks(root: Path, marks: list[tuple]) -> int:
                 continue
             for attribute, value in values.items():
                 setattr(item, attribute, value)
-            kept += 1
+            kept[kind] += 1
         gradebook.db.commit()
     return kept
 
 
-def kept_marks_line(kept: int, total: int) -> str:
-    """What a regrade says of the manual grades and comments it put back."""
-    if total == 0:
+def _counted(counts: Counter) -> str:
+    """'2 manual grades and 1 comment': each kind that has any, in words."""
+    words = [f"{counts[kind]} {noun}{'' if counts[kind] == 1 else 's'}"
+             for kind, noun in (("grade", "manual grade"), ("comment", "comment")) if counts[kind]]
+    return " and ".join(words)
+
+
+def kept_marks_line(kept: Counter, total: Counter) -> str:
+    """What a regrade says of the manual grades and comments it put back, each kind counted."""
+    if not sum(total.values()):
         return "no manual grades or comments to keep"
-    marks = "manual grade or comment" if total == 1 else "manual grades and comments"
     if kept == total:
-        return f"kept the one {marks}" if total == 1 else f"kept all {total} {marks}"
-    lost = total - kept
-    return (f"kept {kept} of {total} {marks}; {lost} {'was' if lost == 1 else 'were'} on cells "
-            "the lesson no longer has (the gradebook copy above still holds "
-            f"{'it' if lost == 1 else 'them'})")
+        return f"kept {'all ' if sum(total.values()) > 1 else ''}{_counted(total)}"
+    lost = sum(total.values()) - sum(kept.values())
+    return (f"kept {sum(kept.values())} of {sum(total.values())} ({_counted(total)}); {lost} "
+            f"{'was' if lost == 1 else 'were'} on cells the lesson no longer has (the gradebook "
+            f"copy above still holds {'it' if lost == 1 else 'them'})")
 
 
 def remove_for_rerelease(root: Path, lesson: str, nbgrader) -> tuple[Path, list[tuple]]:

@@ -1,6 +1,8 @@
 """grader.releases: what a regrade says of the manual grades and comments it kept, and the tag
 a release gives the test cells an instructor added."""
 
+from collections import Counter
+
 import nbformat
 import pytest
 
@@ -10,12 +12,13 @@ from grader.releases import kept_marks_line, tag_test_cells
 def test_the_kept_marks_are_counted_in_words_that_fit():
     """Does a regrade say it kept every mark where none was lost, how many were lost where
     some were (and where they still are), and that there were none where there were none?"""
-    assert kept_marks_line(2, 2) == "kept all 2 manual grades and comments"
-    assert kept_marks_line(1, 1) == "kept the one manual grade or comment"
-    assert kept_marks_line(0, 0) == "no manual grades or comments to keep"
-    assert kept_marks_line(2, 3) == ("kept 2 of 3 manual grades and comments; 1 was on cells the "
-                                     "lesson no longer has (the gradebook copy above still holds "
-                                     "it)")
+    one_each = Counter(grade=1, comment=1)
+    assert kept_marks_line(one_each, one_each) == "kept all 1 manual grade and 1 comment"
+    assert kept_marks_line(Counter(grade=1), Counter(grade=1)) == "kept 1 manual grade"
+    assert kept_marks_line(Counter(), Counter()) == "no manual grades or comments to keep"
+    assert kept_marks_line(Counter(grade=2), Counter(grade=2, comment=1)) == (
+        "kept 2 of 3 (2 manual grades and 1 comment); 1 was on cells the lesson no longer has "
+        "(the gradebook copy above still holds it)")
 
 
 def test_a_release_tags_only_the_test_cells_that_lack_the_tag(tmp_path):

@@ -1,0 +1,83 @@
+"""Points and comments given by hand, from the command line: what the formgrader's page does for
+one exercise of one learner, written to the same gradebook fields (``manual_score`` on the
+exercise's grade, ``manual_comment`` on its answer cell), so a regrade keeps them, `make grades`
+counts them in their own column and `make feedback` shows them beside the hint."""
+
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .gradebook import db_url
+
+
+class ManualGradeError(ValueError):
+    """A manual grade that names something the gradebook does not have, or points out of range."""
+
+
+def give(root: Path, lesson: str, student: str, exercise: str, *, points: float | None = None,
+         comment: str | None = None, automatic: bool = False) -> str:
+    """Set (or, with ``automatic``, clear) ``student``'s points for ``exercise`` of ``lesson``
+    and/or the comment on its answer; returns the line to print: before -> after."""
+    if points is None and comment is None and not automatic:
+        raise ManualGradeError("give --points, --comment or --automatic: nothing to change")
+    if points is not None and automatic:
+        raise ManualGradeError("--points and --automatic contradict each other: pick one")
+    with Gradebook(db_url(root)) as gradebook:
+        notebook = _notebook_of(gradebook, lesson, exercise)
+        try:
+            gradebook.find_submission(lesson, student)
+        except MissingEntry:
+            handed_in = sorted(s.student.id for s in gradebook.find_assignment(lesson).submissions)
+            raise ManualGradeError(
+                f"{student} has no graded submission of {lesson} (graded: "
+                f"{', '.join(handed_in) or 'nobody yet'}); run `make autograde` first") from None
+        grade = gradebook.find_grade(exercise, notebook, lesson, student)
+        before = _score(grade)
+        if points is not None:
+            if not 0 <= points <= grade.max_score:
+                raise ManualGradeError(f"{exercise} is worth 0 to {grade.max_score:g} points, "
+                                       f"not {points:g}; nothing changed")
+            grade.manual_score = points
+        if automatic:
+            grade.manual_score = None
+        said = ""
+        if comment is not None:
+            _comment(gradebook, lesson, notebook, student, exercise).manual_comment = comment
+            said = "; comment cleared" if not comment else "; comment set"
+        gradebook.db.commit()
+        return (f"{student} {lesson} {exercise}: {before} -> {_score(grade)} of "
+                f"{grade.max_score:g} points{said}")
+
+
+def _notebook_of(gradebook: Gradebook, lesson: str, exercise: str) -> str:
+    """The notebook of ``lesson`` whose graded cell is ``exercise``."""
+    try:
+        assignment = gradebook.find_assignment(lesson)
+    except MissingEntry:
+        known = sorted(assignment.name for assignment in gradebook.assignments)
+        raise ManualGradeError(f"no released lesson {lesson!r} (released: "
+                               f"{', '.join(known) or 'none'})") from None
+    cells = {cell.name: notebook.name for notebook in assignment.notebooks
+             for cell in notebook.grade_cells}
+    if exercise not in cells:
+        raise ManualGradeError(f"{lesson} has no graded cell {exercise!r}; its graded cells: "
+                               f"{', '.join(sorted(cells))}")
+    return cells[exercise]
+
+
+def _comment(gradebook: Gradebook, lesson: str, notebook: str, student: str, exercise: str):
+    """The comment on the exercise's answer cell (``answer_NAME``), where the formgrader puts
+    it; the test cell's own where the exercise has no answer cell."""
+    for cell in (f"answer_{exercise}", exercise):
+        try:
+            return gradebook.find_comment(cell, notebook, lesson, student)
+        except MissingEntry:
+            continue
+    raise ManualGradeError(f"{exercise} of {lesson} has no cell that takes a comment")
+
+
+def _score(grade) -> str:
+    """'1.5 (by hand)' or '0 (automatic)': the points the gradebook counts and their origin."""
+    if grade.manual_score is not None:
+        return f"{grade.manual_score:g} (by hand)"
+    return f"{grade.auto_score or 0:g} (automatic)"

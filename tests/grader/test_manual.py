@@ -1,0 +1,110 @@
+"""grader.manual: points and comments given by hand from the command line, into the gradebook
+fields the formgrader writes, with a clear refusal for anything the gradebook does not have."""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+
+from grader.gradebook import db_url
+from grader.manual import ManualGradeError, give
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """A gradebook with lesson 02 released (two graded exercises, worth 2 and 1) and alice's
+    submission autograded to 0 and 1 points, made once (nbgrader runs alembic to make one: this
+    environment's bin/ leads PATH)."""
+    folder = tmp_path_factory.mktemp("gradebook")
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), path])
+    try:
+        _make(folder)
+    finally:
+        os.environ["PATH"] = path
+    return folder / "gradebook.db"
+
+
+@pytest.fixture
+def root(made, tmp_path):
+    """A fresh copy of the gradebook for each test."""
+    shutil.copy(made, tmp_path / "gradebook.db")
+    return tmp_path
+
+
+def _make(folder):
+    with Gradebook(db_url(folder)) as gradebook:
+        gradebook.update_or_create_assignment("02_linear")
+        gradebook.update_or_create_notebook("02_linear", "02_linear")
+        for name, points in (("MyLinearFunction", 2), ("Bilinear", 1)):
+            gradebook.update_or_create_grade_cell(name, "02_linear", "02_linear",
+                                                  max_score=points, cell_type="code")
+            gradebook.update_or_create_solution_cell(f"answer_{name}", "02_linear", "02_linear")
+        gradebook.add_student("alice")
+        gradebook.add_submission("02_linear", "alice")
+        gradebook.find_grade("Bilinear", "02_linear", "02_linear", "alice").auto_score = 1
+        gradebook.find_grade("MyLinearFunction", "02_linear", "02_linear", "alice").auto_score = 0
+        gradebook.db.commit()
+
+
+def _grade(root, exercise):
+    with Gradebook(db_url(root)) as gradebook:
+        grade = gradebook.find_grade(exercise, "02_linear", "02_linear", "alice")
+        comment = gradebook.find_comment(f"answer_{exercise}", "02_linear", "02_linear", "alice")
+        return grade.manual_score, grade.score, comment.manual_comment
+
+
+def test_points_and_a_comment_land_where_the_formgrader_puts_them(root):
+    """Are the points the exercise's manual score (the score nbgrader counts) and the comment on
+    its answer cell, and does the line say what changed?"""
+    line = give(root, "02_linear", "alice", "MyLinearFunction", points=1.5,
+                comment="right idea, wrong transpose")
+    assert line == ("alice 02_linear MyLinearFunction: 0 (automatic) -> 1.5 (by hand) of 2 "
+                    "points; comment set")
+    assert _grade(root, "MyLinearFunction") == (1.5, 1.5, "right idea, wrong transpose")
+    assert _grade(root, "Bilinear") == (None, 1, None)
+
+
+def test_a_grade_changed_again_and_given_back_to_the_autograder(root):
+    """Can a manual grade be changed, and dropped for the automatic score again?"""
+    give(root, "02_linear", "alice", "MyLinearFunction", points=2)
+    give(root, "02_linear", "alice", "MyLinearFunction", points=1)
+    assert _grade(root, "MyLinearFunction")[:2] == (1, 1)
+    line = give(root, "02_linear", "alice", "MyLinearFunction", automatic=True)
+    assert line.endswith("1 (by hand) -> 0 (automatic) of 2 points")
+    assert _grade(root, "MyLinearFunction")[:2] == (None, 0)
+
+
+@pytest.mark.parametrize("lesson, student, exercise, points, refusal", [
+    ("03_ste", "alice", "SignSTE", 1, "no released lesson '03_ste' (released: 02_linear)"),
+    ("02_linear", "bob", "Bilinear", 1, "bob has no graded submission of 02_linear"),
+    ("02_linear", "alice", "Outer", 1, "02_linear has no graded cell 'Outer'; its graded cells: "
+                                       "Bilinear, MyLinearFunction"),
+    ("02_linear", "alice", "Bilinear", 3, "Bilinear is worth 0 to 1 points, not 3"),
+    ("02_linear", "alice", "Bilinear", -1, "Bilinear is worth 0 to 1 points, not -1"),
+])
+def test_what_the_gradebook_does_not_have_is_refused_and_nothing_changes(
+        root, lesson, student, exercise, points, refusal):
+    with pytest.raises(ManualGradeError, match=refusal.replace("(", r"\(").replace(")", r"\)")):
+        give(root, lesson, student, exercise, points=points)
+    assert _grade(root, "Bilinear") == (None, 1, None)
+
+
+def test_nothing_to_change_is_refused(root):
+    with pytest.raises(ManualGradeError, match="nothing to change"):
+        give(root, "02_linear", "alice", "Bilinear")
+
+
+def test_points_given_by_hand_have_their_own_column_in_the_grades(root):
+    """Does grades.csv count the points given by hand apart, and leave the column empty for a
+    learner whose score is all automatic?"""
+    from grader.grades_csv import export_grades
+
+    assert export_grades(root, root / "grades.csv")[0]["by_hand"] == ""
+    give(root, "02_linear", "alice", "MyLinearFunction", points=1.5)
+    row, = export_grades(root, root / "grades.csv")
+    assert (row["by_hand"], row["score"], row["max_score"]) == (1.5, 2.5, 3)
+    assert "by_hand" in (root / "grades.csv").read_text().splitlines()[0].split(",")
