@@ -171,10 +171,14 @@ def verdict_of(cell) -> tuple[str, str]:
 
 
 class FeedbackSummary(NbGraderPreprocessor):
-    """A table at the top with every graded test's name, points and hint."""
+    """A table at the top with every graded test's name, points and hint; points given by hand
+    say so, and the instructor's comment on the exercise's answer follows its hint."""
 
     def preprocess(self, nb, resources):
         rows = []
+        by_hand = _by_hand(resources)
+        comments = {cell.metadata.nbgrader.get("grade_id"): cell.metadata.nbgrader.get("comment")
+                    for cell in nb.cells if "nbgrader" in cell.get("metadata", {})}
         for cell in nb.cells:
             if not is_test_cell(cell):
                 continue
@@ -182,9 +186,12 @@ class FeedbackSummary(NbGraderPreprocessor):
             result, hint = verdict_of(cell)
             score, points = metadata.get("score"), metadata.get("points", 0)
             earned = "–" if score is None else f"{float(score):g}"
+            hand = " (by hand)" if metadata["grade_id"] in by_hand else ""
             mark = {"passed": "✓", "partial": "◐"}.get(result, "✗")
+            comment = comments.get(f"answer_{metadata['grade_id']}")
+            said = f" · Your instructor: {_cell_text(comment)}" if comment else ""
             rows.append(f"| [`{metadata['grade_id']}`](#{metadata['grade_id']}) | {earned} / "
-                        f"{float(points):g} | {mark} {_cell_text(hint)} |")
+                        f"{float(points):g}{hand} | {mark} {_cell_text(hint)}{said} |")
         if rows:
             table = ("## Your graded tests\n\n| Test | Points | Result and hint |\n|---|---|---|\n"
                      + "\n".join(rows))
@@ -192,6 +199,23 @@ class FeedbackSummary(NbGraderPreprocessor):
                                    id="autograder-summary")
             nb.cells.insert(0, summary)
         return nb, resources
+
+
+def _by_hand(resources) -> set[str]:
+    """The graded cells of this learner's notebook whose points were given by hand (a manual
+    grade), read from the gradebook GenerateFeedback names; none without one."""
+    found = resources.get("nbgrader", {})
+    if "db_url" not in found:
+        return set()
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(found["db_url"]) as gradebook:
+        try:
+            notebook = gradebook.find_submission_notebook(found["notebook"], found["assignment"],
+                                                          found["student"])
+        except MissingEntry:
+            return set()
+        return {grade.name for grade in notebook.grades if grade.manual_score is not None}
 
 
 def _cell_text(text: str) -> str:

@@ -108,3 +108,27 @@ def test_points_given_by_hand_have_their_own_column_in_the_grades(root):
     row, = export_grades(root, root / "grades.csv")
     assert (row["by_hand"], row["score"], row["max_score"]) == (1.5, 2.5, 3)
     assert "by_hand" in (root / "grades.csv").read_text().splitlines()[0].split(",")
+
+
+def test_the_feedback_table_shows_points_by_hand_beside_the_hint_and_the_comment(root):
+    """Does the learner's table of graded tests say which points were given by hand, and put the
+    instructor's comment on the answer right after the hint?"""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from grader.feedback import FeedbackSummary
+
+    give(root, "02_linear", "alice", "MyLinearFunction", points=1.5, comment="right idea")
+    answer = new_code_cell("class MyLinearFunction: ...", metadata={"nbgrader": {
+        "grade_id": "answer_MyLinearFunction", "solution": True, "grade": False,
+        "comment": "right idea"}})
+    test = new_code_cell("self_check(...)", metadata={"nbgrader": {
+        "grade_id": "MyLinearFunction", "grade": True, "solution": False, "points": 2,
+        "score": 1.5}})
+    test.outputs = [{"output_type": "error", "ename": "GradingError",
+                     "evalue": "your gradient for weight is transposed", "traceback": []}]
+    notebook = new_notebook(cells=[answer, test])
+    FeedbackSummary().preprocess(notebook, {"nbgrader": {
+        "db_url": db_url(root), "notebook": "02_linear", "assignment": "02_linear",
+        "student": "alice"}})
+    assert ("| 1.5 / 2 (by hand) | ✗ your gradient for weight is transposed · Your instructor: "
+            "right idea |") in notebook.cells[0].source
