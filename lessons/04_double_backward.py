@@ -9,12 +9,14 @@
 # %% [markdown]
 # # Lesson 04 · Double backward: gradients of gradients
 #
-# Some methods differentiate a gradient. Newton-type optimisers and curvature estimates need
-# Hessian-vector products; WGAN-GP penalises the norm of a critic's gradient with respect to
-# its input; MAML differentiates through an SGD step; physics-informed networks put
-# derivatives of the network with respect to its inputs into the loss. Each of these runs
-# backward **through a backward**, so every custom Function on the path must have a backward
-# that autograd can differentiate, or must say loudly that it cannot.
+# **About 110 minutes** to the Summary, the three exercises included; the optional sections
+# after it take about 45 more.
+#
+# Newton-type optimisers need Hessian-vector products; WGAN-GP penalises the norm of a
+# critic's gradient; MAML differentiates through an SGD step; physics-informed networks put
+# derivatives of the network into the loss. Each runs backward **through a backward**, so every
+# custom Function on the path needs a backward autograd can differentiate, or must say loudly
+# that it cannot.
 #
 # By the end of this lesson you can:
 # 1. compute second derivatives and Hessian-vector products with `create_graph=True`;
@@ -24,20 +26,11 @@
 #    that guard does and does not catch;
 # 5. make a backward differentiable by writing it as a Function with its own backward.
 #
-# Exercises are marked **✎ Exercise**. Three are graded: `SwishFunction`, `CubeOnce`, and
-# `NumpyTanh`, the lesson's transfer exercise (its method on an op the lesson does not work
-# through). Each has a self-check cell: it runs every check the
-# hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
-# bottom: the cells after an exercise run your answer. Run All goes on past an exercise not yet
-# written (the answer cells of `CubeOnce` and `NumpyTanh` raise until you replace the last
-# lines of their stubs, under the class): its self-check and the cells that use it show the
-# error, the rest runs, and the last cell lists where you stand. The main line ends at the
-# summary. The sections after it are optional and never graded: grad mode inside backward,
-# the third way on a matrix product (differentiated three times), tensors kept on `ctx` under
-# double backward, a gradient penalty through your Swish, a `torch.where` trap that shows only
-# in second derivatives, where the mark can go, what `CubeOnce` can save at float32's ends,
-# where `@once_differentiable` guards and where it stays silent, the NumPy border rule by rule,
-# your `NumpyTanh` differentiated a third time, notes on practice, and more common mistakes.
+# Three exercises are graded (**✎ Exercise**): `SwishFunction`, `CubeOnce`, and the transfer
+# exercise `NumpyTanh`. Every Function you write obeys the course's
+# [Function contract](function_contract.md); each exercise states only what it decides. Each
+# self-check runs every check the hidden tests run. Run All goes on past an exercise not yet
+# written, and the last cell lists where you stand.
 
 # %% nbgrader={"locked": true}
 import math
@@ -50,7 +43,6 @@ from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
 from autograder.predictions import compare, compare_all, written
-from autograder.probes import record_returned_gradients
 from widgets import inspect_saved
 
 _ = torch.manual_seed(0)
@@ -154,74 +146,57 @@ plt.show()
 # %% [markdown]
 # ## ✎ Exercise 1 · `SwishFunction`
 #
-# Swish (also called SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable
-# $\beta$. `SwishFunction.apply(x, beta)` takes a tensor `x` and a **0-dim tensor** `beta` that
-# may require grad, and must pass `gradgradcheck` for both. The contract, which the self-check
-# and the hidden tests check:
+# Swish (SiLU when $\beta = 1$) is $y_i = x_i\,\sigma(\beta x_i)$ with a learnable $\beta$.
+# `SwishFunction.apply(x, beta)` takes a tensor `x` and a 0-dim tensor `beta`, either or both
+# requiring grad.
 #
-# - `x` of any shape and `beta` of any real value, 0 included, with $|\beta x| \le 800$,
-#   either or both requiring grad: the value and the gradients of $x\,\sigma(\beta x)$, each
-#   gradient backward returns of its input's shape (`beta`'s 0-d);
-# - backward is differentiable: the second derivatives through it, with respect to `x`, `beta`
-#   and `grad_output`, are those of the composed ops, so `gradgradcheck` passes;
-# - `grad_output` may come as a non-contiguous view;
-# - forward keeps tensors only with `ctx.save_for_backward`, and backward reads them from
-#   `ctx.saved_tensors`: never on a `ctx` attribute (set in forward or backward), on the class
-#   or in a global, and no copy of an input.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
-#
-# - `x` and `beta` come in float64 and float32; `beta` negative and tiny too (down to
-#   $10^{-300}$ and a subnormal in float64, $10^{-36}$ in float32, with $|\beta x|$ up to 100,
-#   so $x$ near $10^{302}$); `x` 0-d and empty too.
-# - Every value, gradient and second derivative is finite and right at $x = 0$ and where
-#   $|\beta x|$ saturates the sigmoid (up to 800, past `exp`'s overflow in both dtypes),
-#   in float32 as in float64. Past that nothing is graded: where $\beta x$ itself overflows to
-#   `inf`, $\beta x \cdot \sigma'(\beta x)$ is $\infty \cdot 0$ = `nan`. Where $\sigma(\beta x)$ is tiny but a normal number ($\beta x$
-#   from about $-80$ down to $-650$), both gradients are graded relative to their size
-#   ($10^{-9}$ in float64, $10^{-4}$ in float32), as lesson 01 grades the sigmoid's tail.
-# - A non-contiguous `grad_output`: the gradient must not depend on its strides.
-# </details>
+# - `beta` is any real number, 0 and negative included, and $|\beta x|$ goes up to 800: the
+#   value and both gradients stay finite, accurate relative to their size where the sigmoid
+#   saturates;
+# - backward is differentiable: its derivatives with respect to `x`, `beta` and `grad_output`
+#   are those of the composed ops, so `gradgradcheck` passes;
+# - forward saves no copy of an input.
 #
 # Derive its backward first; write $s_i = \sigma(\beta x_i)$ and $g_i$ for `grad_output[i]`.
 #
 # 1. What is $\sigma'(z)$ in terms of $\sigma(z)$? (Lesson 01.)
 # 2. $y_i$ depends on $x_i$ only: find $\partial y_i/\partial x_i$ with the product and chain
 #    rules, in terms of $s_i$, $\beta$ and $x_i$.
-# 3. Every $y_i$ depends on the one $\beta$. Find $\partial y_i/\partial \beta$, then
-#    $\partial L/\partial \beta$ from the $g_i$. What shape is it?
+# 3. Every $y_i$ depends on the one $\beta$. Find $\partial L/\partial \beta$ from the $g_i$.
+#    What shape is it?
 # 4. Backward needs $s$. What will forward save so that backward has it? Decide, and write
-#    down why, before you code: the section after the exercise puts the choices side by side
-#    under a second backward.
+#    down why, before you code: the section after the exercise puts the choices side by side.
+#
+# On question 3: summing the per-element terms yourself states the maths, but a gradient of
+# `x`'s shape for `beta` is accepted too. Autograd's engine sums a gradient down to its input's
+# shape whenever the input broadcasts to it, and records that sum under `create_graph=True`
+# ([rule 2](function_contract.md) of the Function contract; lesson 03's `FakeQuantize` relies
+# on it).
 #
 # Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
-# half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the rest goes straight
-# into your backward (Hint 3 has numbers to hit).
+# half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the cell after it checks it.
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
 # $y_i = x_i\,s_i$ is a product, and $s_i = \sigma(\beta x_i)$ a composition. Which factors of
-# $y_i$ change when $x_i$ moves, and which when $\beta$ moves? And how many $y_i$ does $\beta$
+# $y_i$ change when $x_i$ moves, and which when $\beta$ moves? How many $y_i$ does $\beta$
 # reach?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the key step</summary>
 #
-# Go through $z_i = \beta x_i$: what is $\partial z_i/\partial x_i$, and
-# $\partial z_i/\partial \beta$? The chain rule multiplies each by $\sigma'(z_i)$. For $x_i$
-# the product rule then adds a second term; for $\beta$ it does not, since the factor $x_i$
-# does not move. $\beta$ reaches
-# every $y_i$, so $\partial L/\partial \beta$ adds up one term per element, weighted by $g_i$.
+# Go through $z_i = \beta x_i$: what are $\partial z_i/\partial x_i$ and
+# $\partial z_i/\partial \beta$? The chain rule multiplies each by $\sigma'(z_i)$. Where does
+# the product rule add a second term, and where not?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
 # With $\beta = 2$, $x = (1, -0.5)$ and every $g_i = 1$: $\partial L/\partial x = (1.0908,
-# 0.0723)$ and $\partial L/\partial \beta = 0.1541$. How many numbers is the gradient for
-# $\beta$, and what shape must the tensor backward returns for it have? (Autograd's engine
-# would quietly reduce some shapes to `beta`'s; does the contract's first bullet allow that?)
-# Question 4 is yours: the next section shows what each choice does to the second
-# derivative.
+# 0.0723)$ and $\partial L/\partial \beta = 0.1541$.
 # </details>
 
 # %%
@@ -301,27 +276,21 @@ from autograder import grade; grade("SwishFunction", SwishFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# For when something is off: the gradients your backward returns, with every $g_i = 1$, against
+# For when something is off: the gradients your Function gives, with every $g_i = 1$, against
 # autograd's on the composed ops, at Hint 3's point and the four $\beta$ of the check above.
-# They are read as backward returns them, before the engine sums a gradient down to its
-# input's shape (which would hide a `grad_beta` of `x`'s shape).
 
 
 # %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def compare_swish_gradients():
-    """What SwishFunction.backward returns for dL/dx and dL/dbeta (L the sum of y), against
-    autograd's gradients, at each point."""
-    recording, returned = record_returned_gradients(SwishFunction)
+    """Your SwishFunction's dL/dx and dL/dbeta (L the sum of y), against autograd's gradients
+    on the composed ops, at each point."""
     for label, beta_value, x0 in SWISH_POINTS:
         x, beta = x0.clone().requires_grad_(), torch.tensor(beta_value, dtype=torch.float64,
                                                             requires_grad=True)
         want = torch.autograd.grad((x * torch.sigmoid(beta * x)).sum(), (x, beta))
 
         def yours(i):
-            def returned_by_backward():
-                torch.autograd.grad(recording.apply(x, beta).sum(), (x, beta))
-                return returned[-1][i]
-            return returned_by_backward
+            return lambda: torch.autograd.grad(SwishFunction.apply(x, beta).sum(), (x, beta))[i]
 
         print(f"{label}: " + ", ".join(compared(name, yours(i), want[i], x0, per_element=False)
                                         for i, name in enumerate(("dL/dx", "dL/dbeta"))))
@@ -334,19 +303,14 @@ compare_swish_gradients()
 #
 # With $\sigma'(z) = \sigma(z)(1 - \sigma(z))$:
 # $\partial y_i/\partial x_i = s_i + \beta x_i\, s_i(1 - s_i)$, and
-# $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$, computed as
-# $(g_i x_i\, s_i(1 - s_i))\, x_i$: $x_i^2$ alone overflows where $x$ is huge and $\beta$ tiny
-# ($x = 10^{20}$ in float32, $\beta x = -60$), though the product is finite. Backward recomputes $s$
+# $\partial L/\partial \beta = \sum_i g_i\, x_i^2\, s_i(1 - s_i)$. Backward recomputes $s$
 # from the saved inputs $x$ and $\beta$, so every op that builds the gradient is one autograd
-# can record under `create_graph=True`. Skipping a gradient nobody asked for is allowed and not
-# graded: `ctx.needs_input_grad[1]` (lesson 00) is `False` when `beta` does not require grad,
-# and the solution then returns `None` instead of the sum for $\beta$; a gradient returned
-# anyway is dropped by the engine.
+# can record under `create_graph=True`. `ctx.needs_input_grad[1]` is `False` when `beta` does
+# not require grad, and the solution then returns `None` for it.
 # </details>
 #
-# Your Swish and its first two derivatives in $x$, for three values of $\beta$ (both from your
-# backward, the second through double backward), then what your forward saved, each tensor
-# with its role. Inputs (`x`, `beta`) and outputs (`y`, if you saved it) come back from
+# Your Swish and its first two derivatives in $x$ (the second through double backward), then
+# what your forward saved, each tensor with its role. Inputs and outputs come back from
 # `ctx.saved_tensors` linked to the graph, which is what lets double backward differentiate
 # your backward. Keep an eye on the role column in the next section.
 
@@ -480,75 +444,47 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # %% [markdown]
 # ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
 #
-# Some backwards cannot be recorded. They call NumPy or a hand-written kernel, or cut the graph
-# on purpose. Nothing stops double backward from running through them anyway (the section after
-# the exercise asks what comes out).
+# Some backwards cannot be recorded: they call NumPy or a hand-written kernel. Nothing stops
+# double backward from running through them anyway (the section after the exercise asks what
+# comes out). PyTorch's guard is the decorator `once_differentiable` (from
+# `torch.autograd.function`; the setup cell imported it): a second backward that reaches a
+# marked backward raises *"trying to differentiate twice a function that was marked with
+# @once_differentiable"* instead of returning a number. The guard arms itself during the
+# **first** backward, before anyone knows whether a second pass will come, so it can judge only
+# by what that backward receives.
 #
-# PyTorch's guard is the decorator `once_differentiable`, from `torch.autograd.function` (the
-# setup cell imported it). A second backward that reaches a marked backward's error node
-# raises *"trying to differentiate twice a function that was marked with @once_differentiable"*
-# instead of returning a number. But the guard arms itself during the **first** backward,
-# before anyone knows whether a second pass will come. It can judge only by what that backward
-# receives: the contract's second bullet says what.
+# `CubeOnce.apply(x)` computes `x ** 3`. Its backward stands in for a kernel you cannot trace:
+# it computes the local derivative in NumPy, as that kernel would, and brings the gradient back
+# to torch. (The answer cell raises under the class until you replace the stub's lines there.)
 #
-# The contract of `CubeOnce`, which the self-check and the hidden tests check:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - `CubeOnce.apply(x)` returns `x ** 3` for `x` of any shape, 0-d included; backward returns
-#   the first derivative at every `x`, on `x`'s device, and leaves `x` and `grad_output`
-#   unchanged;
-# - its backward is marked `@once_differentiable`: a second `.backward()` through it raises
-#   when the gradient its backward received requires grad;
-# - backward reads what it needs from `ctx.saved_tensors`, kept with `ctx.save_for_backward`:
-#   no tensor or array on a `ctx` attribute, on the class or in a global, and no copy saved.
-#
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
-#
-# - "Every `x`": 0, negative, float32 and float64, and the ends where `x ** 3` leaves the
-#   normal range, probed past them ($x = \pm 10^{-15}$, $10^{-16}$ and $10^{13}$ in float32;
-#   $\pm 10^{-107}$, $10^{-109}$ and $10^{103}$ in float64);
-#   any `grad_output`.
-# - "No copy": what forward saves of `x` or of the output shares that tensor's version
-#   counter. A tensor or array on `ctx` is refused whether forward or backward sets it;
-#   metadata such as `x.dtype` on `ctx` is fine.
-# - The grader does not check what backward computes with.
-# </details>
-#
-# The task: compute the local derivative in NumPy, as the kernel you stand in for would, and
-# bring it back as a tensor that works wherever `x` works.
+# - backward returns the first derivative at every `x`, 0 and negative included, and where
+#   `x ** 3` leaves the dtype's normal range;
+# - the gradient comes back on `x`'s device, wherever `x` lives;
+# - backward is marked `@once_differentiable`: a second backward through it raises when the
+#   gradient its backward received requires grad;
+# - forward saves no copy of `x` or of its output.
 #
 # **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
 # derivative itself (call it `local`). From which of them can backward get the derivative right
-# at every `x`, where `x ** 3` leaves the normal range included?
+# at every `x`?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# What does each choice cost in memory: which of `x`, `y` and `local` does something else hold
-# anyway? And what does each leave backward to compute: at 0, at negative `x`, and where
-# `x ** 3` has left float32's normal range (about 1.2e-38 to 3.4e38)?
+# Which of `x`, `y` and `local` does something else hold anyway? And what does each leave
+# backward to compute: at 0, at negative `x`, and where `x ** 3` has left float32's normal
+# range (about 1.2e-38 to 3.4e38)?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the mark, one step at a time</summary>
+# <details><summary><b>Hint 2</b>: the mark</summary>
 #
-# Start without the mark, and leave the stub's two lines under the class (the cell raises
-# there). Does a second backward through this unmarked version raise, or run? The self-check
-# answers, and says what the contract still asks for; then add the mark, in the class or under
-# it, and delete the `raise`.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: two decorators</summary>
-#
-# `backward` already carries `@staticmethod`. With `@a` over `@b` over `def f`, which of the
-# two is applied first? What does each of your two decorators expect to receive, and what does
-# it return? Applying the mark by hand after the class instead: are
-# `CubeOnce.__dict__["backward"]` and `CubeOnce.backward` the same object, and so what must the
-# value you assign be?
-# </details>
-#
-# <details><summary><b>Hint</b>: the 0-d case fails</summary>
-#
-# Print the type of what your NumPy arithmetic returned for the 0-d `x`. Is it what your
-# conversion back to torch expects?
+# Start without it. Does a second backward through the unmarked version raise, or run? The
+# self-check answers. Then: `backward` already carries `@staticmethod`. With `@a` over `@b`
+# over `def f`, which is applied first, and what does each of your two decorators expect to
+# receive?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -586,37 +522,30 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # - **What forward saves.** `x`, and backward squares it. While the caller holds `x`, saving it
-#   costs nothing more. Once the caller drops it, ctx keeps it alive, at `x`'s size: no more
-#   than `local` would cost.
-# - **Saving `local`** is correct too. It is an intermediate, but the trap cost only second
-#   derivatives, and CubeOnce gives none: the mark refuses a second pass when the gradient
-#   its backward received requires grad; otherwise CubeOnce's share of that pass is silently
-#   left out, whichever tensor was saved. Its cost is a new tensor of `x`'s size, on top of
-#   `x` while the caller holds `x`.
-# - **Saving the output** fails the contract. A cube root recovers `x` only where `x ** 3` is a
-#   normal number. `3 * y / x` is 0 / 0 at `x = 0`. The optional section "What to save, at
-#   float32's ends" tries the three ends where the cube root fails.
+#   costs nothing more. Saving `local` is correct too, at the cost of a new tensor of `x`'s
+#   size: it is an intermediate, but the trap costs only second derivatives, which CubeOnce
+#   does not give.
+# - **Saving the output** fails: `3 * y / x` is 0 / 0 at `x = 0`, and a cube root recovers `x`
+#   only where `x ** 3` is a normal number (the optional section "What to save, at float32's
+#   ends" tries the three ends where it fails).
 # - **The border.** Backward leaves torch with `.detach().cpu().numpy()` and comes back with
 #   `torch.as_tensor(...).to(x.device)`.
-# - **The mark.** `@once_differentiable` goes under `@staticmethod`, nearest the `def`. So it
-#   wraps the plain function, and `staticmethod` wraps the result (PyTorch's documented order).
-#   By hand after the class, the calls nest the same way, around the plain function that
-#   `CubeOnce.backward` gives.
+# - **The mark.** `@once_differentiable` goes under `@staticmethod`, nearest the `def`: it wraps
+#   the plain function, and `staticmethod` wraps the result (PyTorch's documented order).
 # </details>
 
 # %% [markdown]
 # ### Without the mark: what an unrecorded factor gives
 #
-# `Sin` below saves its input and returns `grad_output * torch.cos(x)`; `SinCut` is `Sin` with
-# a backward that returns `grad_output * torch.cos(x.detach())`: autograd sees $\cos x$ as a
-# constant there, as it would a factor made in NumPy. The cell after it differentiates
-# $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true second derivative
-# is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or the number (three
-# decimals are enough).
+# `SinCut` is a `Sin` whose backward returns `grad_output * torch.cos(x.detach())`: autograd
+# sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after it
+# differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true
+# second derivative is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or
+# the number (three decimals are enough).
 #
-# Then the same through your `CubeOnce`, which is marked: $x^3 + x^3$ at $x = 1$, true second
-# derivative 12. Does the mark raise here, or what number comes back? Decide from what your
-# backward receives in this pass: does that gradient require grad?
+# Then the same through your marked `CubeOnce`: $x^3 + x^3$ at $x = 1$, true second derivative
+# 12. Does the mark raise, or what number comes back? Does the gradient your backward receives
+# in this pass require grad?
 
 # %%
 ### BEGIN WORKED
@@ -671,31 +600,28 @@ except NotImplementedError:  # shown, not raised: Run All goes on
     print("CubeOnce is not written yet")
 
 # %% [markdown]
-# Which term went missing, and why did no error tell you? That silence is what the mark is for,
-# and your `CubeOnce` shows where it stops: the gradient its backward received was the constant
-# 1 that `torch.autograd.grad` starts from, which does not require grad, so the mark attached
-# nothing and the cube's share of the second pass was left out in silence. The optional section
-# "What the mark guards" shows the case where it raises. The test to trust, marked or not, is
-# `gradgradcheck`, at points that include `x = 0`, saturating values and any threshold your
-# code has.
+# Which term went missing, and why did no error tell you? The gradient your `CubeOnce` received
+# was the constant 1 that `torch.autograd.grad` starts from, which does not require grad, so
+# the mark attached nothing and the cube's share of the second pass was left out in silence
+# (the optional section "What the mark guards" shows where it raises). The test to trust,
+# marked or not, is `gradgradcheck`, at points that include `x = 0`, saturating values and any
+# threshold your code has.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
 #
-# PyTorch documents three ways to handle a backward (the `save_for_backward` docstring names
-# the first two, the double-backward tutorial shows the third): build it from differentiable
-# ops, as `SwishFunction` does; mark it `@once_differentiable`, as `CubeOnce` does; or, when it
-# cannot be recorded but second derivatives are still needed, **make the backward a Function of
-# its own**, with a hand-written backward. Its forward computes the first backward (NumPy is
-# fine: a forward is never recorded), and a second backward runs the hand-written one.
+# PyTorch documents three ways to handle a backward: build it from differentiable ops, as
+# `SwishFunction` does; mark it `@once_differentiable`, as `CubeOnce` does; or, when it cannot
+# be recorded but second derivatives are still needed, **make the backward a Function of its
+# own**, with a hand-written backward. Its forward computes the first backward (NumPy is fine:
+# a forward is never recorded), and a second backward runs the hand-written one.
 #
 # Here the op is $Y = AC$, $A$ of shape $(m, k)$ and $C$ of shape $(k, n)$, in NumPy. Its first
 # backward is lesson 02's rule, $b(G, A, C) = (G C^\top,\; A^\top G)$: two results from three
 # matrices. Made a Function, its backward receives `gbar_a` and `gbar_c` ($\bar B_A$,
 # $\bar B_C$), the incoming gradients of the two results, and returns one gradient per input.
 # Write the three as functions of `(gbar_a, gbar_c, g, a, c)`, each one's shape first (which
-# input feeds both results, and what does it get back?); the cell after checks them against
-# autograd applied to $b$ written with torch ops.
+# input feeds both results?); the cell after checks them against autograd.
 #
 # <details><summary><b>Hint</b> (open if you are stuck)</summary>
 #
@@ -750,43 +676,25 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
-# **Transfer exercise.** This is the lesson's transfer exercise (every lesson ends with one,
-# graded): the third way, on an op the lesson has not worked through. A kernel you cannot
-# trace, which a second-order method still has to differentiate: here the kernel is NumPy.
-# The contract:
+# The lesson's transfer exercise: the third way, on an op the lesson has not worked through. A
+# kernel you cannot trace, which a second-order method still has to differentiate: here the
+# kernel is NumPy, and `NumpyTanh.apply(x)` computes $\tanh(x)$ with it, for a CPU tensor `x` of
+# at least one dim.
 #
-# - `NumpyTanh.apply(x)` returns $\tanh(x)$, computed with NumPy, for a CPU tensor `x` of at
-#   least one dim, in `x`'s dtype;
-# - its backward computes with NumPy too: torch only converts (`.numpy()`,
-#   `torch.from_numpy`, `.to`), no torch arithmetic, and every backward leaves the gradient
-#   it receives unchanged;
-# - yet it is **twice differentiable**: its backward is itself a Function with its own NumPy
-#   backward, so `gradcheck` and `gradgradcheck` pass and its second derivatives are right; the
-#   kernel's derivatives exist only as kernel code, at both levels;
-# - `NumpyTanh`'s backward is not marked `once_differentiable`;
-# - each Function you write keeps tensors only with `ctx.save_for_backward` and reads them from
-#   `ctx.saved_tensors` (none on a `ctx` attribute, set in forward or backward), and saves no
-#   copy of a tensor the graph already keeps.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+# - forward and every backward compute with NumPy: torch only converts (`.numpy()`,
+#   `torch.from_numpy`, `.to`), with no torch arithmetic;
+# - yet `NumpyTanh` is **twice differentiable**: its backward is itself a Function with its own
+#   NumPy backward, so its second derivatives are right, and `NumpyTanh`'s backward is not
+#   marked `once_differentiable`;
+# - values and both derivatives are right and finite where $\tanh$ rounds to $\pm 1$;
+# - no Function saves a copy of a tensor the graph already keeps.
 #
-# - `x` comes in float64 and float32, at every finite value, where $\tanh$ rounds to $\pm 1$
-#   included: values, first and second derivatives are right and finite there too.
-# - Marking the innermost backward (the backward of the backward) `once_differentiable` is
-#   accepted, not required.
-# - "Keeps tensors only with `ctx.save_for_backward`": no tensor or NumPy array on a `ctx`
-#   attribute, set in forward or backward, on a class or in a global. "No copy": of `x`, the
-#   output or `grad_output`, in its dtype or another; as for `CubeOnce`, what each Function
-#   saves of them shares that tensor's version counter (a tensor made from its memory,
-#   `torch.from_numpy` of its `.numpy()`, does not, and counts as a copy).
-# </details>
-#
-# The third way gave you the maths, on a matrix product; the code is yours to design: which
-# tensors the inner Function takes, what each Function saves, what each backward returns. The
-# matrix product's pair of Functions is in the optional part, to compare once your self-check
-# is green. Write both
-# Functions in the answer cell: the second one, the Function your backward calls, goes in
-# place of the `raise` line under the class.
+# The design is yours: which tensors the inner Function takes, what each Function saves, what
+# each backward returns. Write both Functions in the answer cell: the one your backward calls
+# goes in place of the `raise` line under the class.
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
@@ -796,23 +704,22 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # <details><summary><b>Hint 2</b>: the inner Function</summary>
 #
-# Your first backward, computed in NumPy, is invisible to autograd: the third way made such a
-# backward a Function of its own. For yours: which tensors does it take as inputs, what does its
-# forward return, and how many gradients does its backward receive and return? Write its
-# forward as a formula, then take its partial derivative with respect to each input.
+# Which tensors does it take as inputs, what does its forward return, and how many gradients
+# does its backward receive and return? Write its forward as a formula, then take its partial
+# derivative with respect to each input.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: back to $x$</summary>
 #
 # If your inner Function takes a saved tensor other than $x$, how does a second derivative with
 # respect to $x$ get from that tensor back to $x$? Which backward does autograd run for that
-# step, and does your inner Function have to know about it?
+# step?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
-# At $x = 0.5$, with `grad_output` $= 1$: the first derivative your backward returns is
-# $0.7864$, and the second derivative, through the Function your backward calls, is $-0.7269$.
+# At $x = 0.5$, with `grad_output` $= 1$: the first derivative is $0.7864$, and the second
+# derivative, through the Function your backward calls, is $-0.7269$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
@@ -874,31 +781,6 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # </details>
 
 # %% [markdown]
-# ## Common mistakes (the ones this lesson's exercises meet)
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives wrong, or an error at the second grad when `grad_output` is a constant (the trap above) | save inputs or outputs and recompute, or return it as an output |
-# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
-# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
-# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
-# | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
-# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
-#
-# More rows are in the optional section "More common mistakes and misconceptions" at the end.
-#
-# ## A common misconception
-#
-# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
-#   flowing into the marked backward requires grad and the second pass runs through its error
-#   node. When that gradient does not require grad (a plain sum), the backward's results carry
-#   no history and their share of the second derivative is dropped silently;
-#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node. Test with
-#   `gradgradcheck` at points that include 0 and saturation, or make the backward a Function
-#   of its own.
-
-# %% [markdown]
 # ## Summary
 #
 # With `create_graph=True` autograd records your backward, so your backward must be built
@@ -918,6 +800,30 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # and look further at the traps of the main line; none is needed for an exercise, and you can
 # skip any of them. They run after the main line: they use your `SwishFunction` and
 # `NumpyTanh`.
+
+# %% [markdown]
+# ### Common mistakes (the ones this lesson's exercises meet)
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | saving an intermediate such as `sigmoid(beta * x)` | second derivatives wrong, or an error at the second grad when `grad_output` is a constant (the trap above) | save inputs or outputs and recompute, or return it as an output |
+# | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
+# | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
+# | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
+# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
+# | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
+# | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
+#
+# More rows are in "More common mistakes and misconceptions" at the end. And one
+# misconception:
+#
+# - **"`@once_differentiable` makes a NumPy backward safe."** It raises only when the gradient
+#   flowing into the marked backward requires grad and the second pass runs through its error
+#   node. When that gradient does not require grad (a plain sum), the backward's results carry
+#   no history and their share of the second derivative is dropped silently;
+#   `autograd.grad(..., inputs=x)` and `functional.hvp` skip the node. Test with
+#   `gradgradcheck` at points that include 0 and saturation, or make the backward a Function
+#   of its own.
 
 # %% [markdown]
 # ### Grad mode inside backward
@@ -1238,10 +1144,9 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # that zero meets its `inf`, and 0 × inf is `nan`. Put such a `where` in a backward and it
 # becomes part of the first derivative's graph: the first derivative is right, and only the
 # second comes out `nan`, which is what a gradient penalty or an HVP sees on a large activation.
-# The contract's first bullet ($|\beta x| \le 800$) and its fine print (both dtypes, second
-# derivatives included) cover these magnitudes, so the self-check tries
-# second derivatives in float32 at $|\beta x|$ = 100, 650 and 799.5 (past float32's 89) and in
-# float64 at 799.5 (past float64's 710), and names a `nan` and the points where it appears. The
+# The contract's first bullet ($|\beta x|$ up to 800) covers these magnitudes, in both dtypes
+# (the Function contract's rule 1), so the self-check tries second derivatives in float32 past
+# 89 and in float64 past 710, and names a `nan` and the points where it appears. The
 # same overflow hides in a backward without `where`: `1 / (1 + exp(-z))` with `z` clamped to
 # ±700, float64's safe range, is right in value and first derivative, and its second derivative
 # is `nan` in float32 (0 × inf again, inside the reciprocal's derivative).

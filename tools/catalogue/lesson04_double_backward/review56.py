@@ -73,10 +73,6 @@ MISTAKES = [
                 "        ctx.saved_tensors\n        return grad_output * _LOCALS.pop()",
                 "        ctx.save_for_backward(x)\n        _LOCALS.append(torch.as_tensor(3 * "
                 "x.detach().cpu().numpy() ** 2).to(x.device))\n        return x ** 3")),
-    Mistake("SwishFunction", "grad_beta of shape (1,)",
-            "SwishFunction.backward returned grad_beta of shape (1,) for beta of shape ()",
-            edit(SWISH, ("(grad_output * x * x * ds).sum()",
-                         "(grad_output * x * x * ds).reshape(-1).sum(0, keepdim=True)"))),
     Mistake("SwishFunction", "grad_beta as a mean times numel: nan on an empty x",
             "grad_beta contains inf or nan where the true gradient is finite, with x empty",
             edit(SWISH, (".sum()", ".mean() * x.numel()"))),
@@ -140,4 +136,13 @@ MISTAKES = [
                                        "        ctx.d = 1 - y * y\n"
                                        "        return torch.from_numpy(g * ctx.d)"),
                  ("torch.from_numpy(gb * (1 - y * y))", "torch.from_numpy(gb * ctx.d)"))),
+]
+
+# Correct since the Function contract's rule 2 (issue 67): autograd's engine sums a gradient of a
+# shape beta broadcasts to down to beta's, and records the sum under create_graph=True. Once
+# mistakes.
+UNUSUAL += [
+    Unusual("SwishFunction", "grad_beta of shape (1,)",
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                         "(grad_output * x * x * ds).reshape(-1).sum(0, keepdim=True)"))),
 ]

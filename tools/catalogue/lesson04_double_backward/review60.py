@@ -23,8 +23,6 @@ def _tiny_branch(threshold: str) -> str:
 
 
 MISTAKES = [
-    Mistake("SwishFunction", "sigma linearised where |beta| < 1e-200 (passed both checks)", TINY,
-            _tiny_branch("1e-200"), named=True),
     Mistake("SwishFunction", "sigma linearised where |beta| < 1e-6 (once named as x * x "
             "overflowing)", TINY, _tiny_branch("1e-6")),
 ]
@@ -43,4 +41,12 @@ MISTAKES.append(Mistake(
 
 UNUSUAL = [
     Unusual("CubeOnce", "keeps x's dtype and device on ctx (metadata, no tensor)", CTX_META),
+]
+
+# Correct over the domain a model meets (issue 69 item 4): each was wrong only at x = 1e160 with
+# beta = 6e-159, or at betas from 1e-17 down to float64's subnormals (float32's 1e-36), which the
+# grader no longer tries. Once mistakes.
+UNUSUAL += [
+    Unusual("SwishFunction", "sigma linearised where |beta| < 1e-200 (passed both checks)",
+            _tiny_branch("1e-200")),
 ]

@@ -171,11 +171,6 @@ MISTAKES = [
                    "        return grad_x, grad_beta"), named=True),
     Mistake("SwishFunction", "None for beta", "backward returned None for beta",
             _swish(READ + "        return grad_output * (s + beta * x * ds), None")),
-    # right values: the engine sums an expandable gradient down to beta's shape (Hint 3 names it)
-    Mistake("SwishFunction", "grad_beta of x's shape, left for the engine to sum",
-            "SwishFunction.backward returned grad_beta of shape (3, 4) for beta of shape ()",
-            _swish(READ + "        return grad_output * (s + beta * x * ds), "
-                   "grad_output * x * x * ds"), named=True),
     Mistake("SwishFunction", "tensors on ctx", "SwishFunction stores a tensor as ctx.x",
             _swish("        x, beta = ctx.x, ctx.beta\n        s = torch.sigmoid(beta * x)\n"
                    "        ds = s * (1 - s)\n" + RETURN,
@@ -270,4 +265,13 @@ MISTAKES = [
             "SwishFunction's output contains inf or nan where the true value is finite",
             _swish(READ + RETURN, "        ctx.save_for_backward(x, beta)\n"
                    "        return F.silu(beta * x) / beta")),
+]
+
+# Correct since the Function contract's rule 2 (issue 67): autograd's engine sums a gradient of a
+# shape beta broadcasts to down to beta's, and records the sum under create_graph=True. Once
+# mistakes.
+UNUSUAL += [
+    Unusual("SwishFunction", "grad_beta of x's shape, left for the engine to sum",
+            _swish(READ + "        return grad_output * (s + beta * x * ds), "
+                   "grad_output * x * x * ds")),
 ]
