@@ -9,42 +9,24 @@
 # %% [markdown]
 # # Lesson 10 · Normalisation layers, and a Function inside an `nn.Module`
 #
-# Every transformer block normalises its activations at least twice, with LayerNorm (GPT-2, BERT) or
-# RMSNorm (LLaMA, Mistral, Gemma), and these are among the custom Functions most often written by
-# hand: NVIDIA's Apex, Liger-Kernel, Unsloth and most LLM code bases ship their own. Two reasons:
-# the composed version of a norm is a handful of separate operations, each a pass over memory, and
-# autograd keeps for backward whatever each of them needs, which is more than a hand-written
-# backward must keep (quick question 2 asks how much more). A norm is also the best place to meet
-# three ideas at once: reductions and broadcasting together, a backward that is a **projection**,
-# and arithmetic that is exact on paper and wrong in float32.
+# **About 150 minutes** for the main path: about an hour to read and run it, the rest for the
+# four exercises. The optional part after the Summary takes about 45 minutes more.
 #
-# You derive both backwards yourself. Every derivation has guided steps, a small experiment and
-# collapsed hints that go one step further each (a question, the key step, numbers to hit): open
-# one only when you are stuck, and never before your own attempt. The closed forms wait after the
-# self-checks (LayerNorm's after ✎ 4, since ✎ 2 and ✎ 4 carry its derivation over). Four
-# **quick questions** (a fifth in the optional part) ask you to write a prediction into a
-# variable before the next cell compares it with what PyTorch does.
+# Every transformer block normalises its activations at least twice, with LayerNorm (GPT-2,
+# BERT) or RMSNorm (LLaMA, Mistral, Gemma), and these are among the Functions most often
+# written by hand (Apex, Liger-Kernel, Unsloth). A norm brings three ideas together: reductions
+# with broadcasting, a backward that is a **projection**, and arithmetic that is exact on paper
+# and wrong in float32. By the end of this lesson you can:
 #
-# By the end of this lesson you can:
-# 1. derive the LayerNorm and RMSNorm backwards in index notation, and say which directions
-#    their Jacobians project out;
-# 2. decide what a norm keeps for backward, and compare it with what `F.layer_norm` keeps
-#    (the optional part measures what other choices cost);
-# 3. compute a row's variance so that it stays accurate in float32 (and, in the optional
-#    part, run a norm in float32 for bfloat16 input and count what composed ops cost in
-#    passes over memory);
-# 4. ship a Function as an `nn.Module` with an `nn.Parameter` that loads PyTorch's own
-#    `state_dict` and trains;
-# 5. apply the method alone to a norm nobody derives for you (group normalisation);
-# 6. in the optional part, see batch normalisation as the same reductions over another dim,
-#    and the gradient of a convolution as a convolution.
+# 1. derive the LayerNorm and RMSNorm backwards, and say which directions their Jacobians remove;
+# 2. decide what a norm keeps for backward, and compare it with what `F.layer_norm` keeps;
+# 3. compute a row's variance that stays accurate in float32;
+# 4. ship a Function as an `nn.Module` that loads PyTorch's `state_dict` and trains;
+# 5. apply the method alone to group normalisation.
 #
 # Exercises: **✎ 1 `LayerNormFunction`**, **✎ 2 `RMSNormFunction`**, **✎ 3 `RMSNorm`**, and
-# a transfer exercise nobody works through for you, **✎ 4 `GroupNormFunction`**. The main
-# path ends with ✎ 4, the common mistakes and the summary. Everything after them is the
-# **optional part**, ungraded, for a second sitting: what other saving choices cost, a view of
-# each gradient's terms, pictures of the projection, what `eps=None` means, your module in
-# training, batch normalisation, convolution, and notes on speed and low precision.
+# the transfer exercise **✎ 4 `GroupNormFunction`**. Open a collapsed hint only after your own
+# attempt.
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt
@@ -125,47 +107,39 @@ for name, norm in [("layer_norm", lambda t: F.layer_norm(t, (8,), eps=1e-5)),
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# LayerNorm ignores both: adding a constant to a row moves its mean and nothing else (the
-# change printed is rounding), and scaling a row scales $x - \mu$ and $\sigma$ alike; only
-# $\varepsilon$ breaks the tie, by up to a few 1e-5 here (a relative change of the order of
-# $\varepsilon/\sigma^2$). RMSNorm has no mean to subtract, so a shift changes its output; a
-# scale, again, only through $\varepsilon$.
-#
-# Keep this in mind for the derivation: when moving the input along a direction leaves the
-# output unchanged, the derivative along that direction is zero. LayerNorm has two such
-# directions at every row, $(1, \dots, 1)$ and the row itself; RMSNorm has one.
+# LayerNorm ignores both: a shift moves only the mean, and a scale scales $x - \mu$ and
+# $\sigma$ alike; only $\varepsilon$ breaks the tie. RMSNorm has no mean to subtract, so a
+# shift changes its output. Where moving the input along a direction leaves the output
+# unchanged, the derivative along it is zero: LayerNorm has two such directions at every row,
+# $(1, \dots, 1)$ and the row itself; RMSNorm has one.
 # </details>
 
 # %% [markdown]
 # ## Derive the LayerNorm backward, one step at a time
 #
-# Backward receives $g_i = \partial L / \partial y_i$ (`grad_output`, one row shown) and must
-# return gradients for $x$, $w$ and $b$. Work on paper, one row, index notation: for every
-# quantity write $\partial(\text{it}) / \partial x_j$.
+# Backward receives $g_i = \partial L / \partial y_i$ (`grad_output`) and returns gradients for
+# $x$, $w$ and $b$. Work on paper, one row, in index notation.
 #
-# **Step 0, the weight and bias.** $y_i = w_i \hat x_i + b_i$ in **every** row. What are
-# $\partial L/\partial w_i$ and $\partial L/\partial b_i$ for one row? The same $w$ is used by
-# every row of every batch element: what does that do to the gradient backward must return,
-# and what shape must it have?
+# **Step 0, the weight and bias.** What are $\partial L/\partial w_i$ and
+# $\partial L/\partial b_i$ for one row? The same $w$ serves every row: what does that do to
+# the gradient backward returns?
 #
-# **Step 1, through the affine part.** Let $\hat g_i = \partial L / \partial \hat x_i$. What is
-# it, in terms of $g$ and $w$?
+# **Step 1, through the affine part.** What is $\hat g_i = \partial L / \partial \hat x_i$?
 #
 # **Step 2, the statistics.** Find $\partial \mu / \partial x_j$ and
-# $\partial \sigma^2 / \partial x_j$. (Differentiating $(x_k - \mu)^2$ gives a term with
-# $\partial \mu / \partial x_j$ inside a sum over $k$: what is $\sum_k (x_k - \mu)$?) Then
-# $\partial r / \partial x_j$: write it using only $r$, $D$ and $\hat x_j$.
+# $\partial \sigma^2 / \partial x_j$, then $\partial r / \partial x_j$ using only $r$, $D$ and
+# $\hat x_j$.
 #
 # **Step 3, the normalised input.** $\hat x_i = (x_i - \mu) r$ depends on $x_j$ three ways:
 # directly (only when $i = j$), through $\mu$, and through $r$. Write
 # $\partial \hat x_i / \partial x_j$ as $r$ times a bracket of three terms.
 #
 # **Step 4, the vector-Jacobian product.** $\partial L / \partial x_j = \sum_i \hat g_i\,
-# \partial \hat x_i / \partial x_j$. Carry out the sum over $i$ term by term. How many terms
-# do you get, which of them need a sum over the whole row, and a sum of what?
+# \partial \hat x_i / \partial x_j$. Carry out the sum term by term: which terms need a sum
+# over the row, and of what?
 #
-# Look before you derive: autograd's Jacobian $\partial \hat x / \partial x$ for one row of
-# eight, and what it does to two special vectors, the constant row and $\hat x$ itself.
+# Look first: autograd's Jacobian $\partial \hat x / \partial x$ for one row of eight, and what
+# it does to the constant row and to $\hat x$.
 
 # %%
 row = torch.randn(8, dtype=torch.float64) * 2 + 1
@@ -183,12 +157,11 @@ fig.colorbar(image, ax=ax, shrink=0.8)
 plt.show()
 
 # %% [markdown]
-# Questions on the picture: why is the diagonal positive and everything else small and
-# mostly negative? Why does $J$ send the constant row and $\hat x$ to (almost) zero, and how
-# does that show up in your Step 4?
+# Why is the diagonal positive and everything else small and mostly negative? Why does $J$
+# send the constant row and $\hat x$ to (almost) zero, and where does that show in Step 4?
 #
-# **Predict, then run.** Step 0 sums over the leading dims, and a 1-D `x` (one row) has none.
-# What do `torch.ones(2, 3).sum(dim=(0,))` and `torch.ones(3).sum(dim=())` return? Write your
+# **Predict, then run.** A 1-D `x` is one row, with no leading dims. What do
+# `torch.ones(2, 3).sum(dim=(0,))` and `torch.ones(3).sum(dim=())` return? Write your
 # prediction into `predicted` first.
 
 # %%
@@ -202,30 +175,17 @@ print("torch.ones(3).sum(dim=())      =", torch.ones(3).sum(dim=()))
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# An empty tuple of dims means **every** dim to `sum`, not none: summing a 1-D tensor over
-# its (absent) leading dims that way gives a 0-d tensor, where the weight's gradient must have
-# shape $(D,)$. Keep it in mind for ✎ 1, which takes any number of leading dims, none included.
+# An empty tuple of dims means **every** dim to `sum`: it turns a 1-D tensor into a 0-d one,
+# not the $(D,)$ a weight's gradient needs. Backward may instead return a gradient of a shape
+# the weight broadcasts to and let autograd sum it (rule 2 of the
+# [Function contract](function_contract.md)); a 0-d tensor is no such shape.
 # </details>
 #
-# Now test your Steps 0 to 3; the check prints ✓ or ✗ for each against autograd. Replace each
-# function's body with your result until it gets its ✓:
-#
-# - `my_param_grads`, Step 0 **for one row** · starts from zeros · against autograd's weight
-#   and bias gradients for `x` of shape $(8,)$: what one row contributes. What the rows add up
-#   to is yours to settle in ✎ 1.
-# - `my_g_hat`, Step 1 · starts as `grad_output` · against autograd's
-#   $\partial L/\partial \hat x$ through $y = w \odot \hat x + b$, on one row.
-# - `my_rstd_grad`, Step 2 · starts from zeros · against autograd's $\partial r/\partial x_j$.
-# - `my_layer_norm_jacobian`, Step 3 · starts as $r\,\delta_{ij}$, the first thing many people
-#   write (the statistics treated as constants) · one step short of the whole $J$: what your
-#   $J$ does to the two directions a norm ignores (a shift, $J\mathbf 1$, and a scaling,
-#   $J\hat x$) and the sum of its diagonal, each against autograd's. Whether every entry is
-#   right is for ✎ 1's self-check to say.
-#
-# Step 4 has no checker: the vector-Jacobian product, computed without ever building a
-# $D \times D$ matrix (a backward works on rows of thousands of features), is the heart of ✎ 1,
-# whose self-check names a term you left out. The collapsed blocks below end in numbers to hit
-# for one row.
+# Now test Steps 0 to 3: the cell below checks `my_param_grads` (Step 0, one row), `my_g_hat`,
+# `my_rstd_grad` and `my_layer_norm_jacobian` against autograd; replace each body until it
+# gets its ✓. The Jacobian starts as $r\,\delta_{ij}$, the statistics held constant; its
+# check tries what your $J$ does to a shift ($J\mathbf 1$) and a scaling ($J\hat x$), and its
+# trace, one step short of every entry. Step 4, without a $D \times D$ matrix, is ✎ 1.
 
 # %%
 rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
@@ -328,60 +288,39 @@ def check_layer_norm_steps(param_grads, g_hat_of, rstd_grad, jacobian):
 check_layer_norm_steps(my_param_grads, my_g_hat, my_rstd_grad, my_layer_norm_jacobian)
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b> · a question for each step</summary>
+# <details><summary><b>Hint</b> · a question for each step</summary>
 #
-# - Step 0: for one row, $\partial L/\partial w_i = \sum_k g_k\, \partial y_k / \partial w_i$;
-#   for which $k$ is $\partial y_k/\partial w_i$ not zero? When the same $w$ serves $R$ rows,
+# - Step 0: for which $k$ is $\partial y_k/\partial w_i$ not zero? When $w$ serves $R$ rows,
 #   what does the chain rule do with the $R$ contributions?
-# - Step 2: $\sigma^2$ is a mean of squares of $x_k - \mu$, and $\mu$ moves with every $x_j$.
-#   The chain rule gives $\frac2D\sum_k (x_k-\mu)\,(\delta_{kj} - \frac1D)$: what is left of the
-#   $\frac1D$ part once you use $\sum_k (x_k - \mu) = 0$?
-# - Step 2, then $r$: write $r$ as $(\sigma^2+\varepsilon)^{-1/2}$ and differentiate the
-#   power; then $(\sigma^2 + \varepsilon)^{-3/2} = r^3$ and $(x_j - \mu)\,r = \hat x_j$ tidy
-#   it up.
-# - Step 4: which terms of your bracket depend on $i$, and what does a sum over $i$ do to a
-#   term that does not?
-# </details>
-#
-# <details><summary><b>Hint 2</b> · the key step: the statistics</summary>
-#
-# $\partial \mu/\partial x_j$ is the same for every $j$: which number? For $r$, differentiate
-# $(\sigma^2+\varepsilon)^{-1/2}$ by the power rule and the chain rule through $\sigma^2$: what
-# does $(\sigma^2+\varepsilon)^{-3/2}$ become in terms of $r$, and $(x_j - \mu)$ times one $r$?
-# Your answer has no $\mu$, no $\sigma$ and no $x$ left, only $r$, $D$ and $\hat x_j$;
-# `my_rstd_grad` tells you when it is right.
-#
-# Step 3 is the product rule on $(x_i - \mu)\, r$ with these three; wherever $(x_i - \mu)$
-# meets an $r$, write $\hat x_i$, then take $r$ out of the bracket. Step 4 contracts each term
-# of that bracket with $\hat g_i$ over $i$: which of your terms hold a $\delta_{ij}$, and
-# which hold no $i$ at all? Sum one of each over $i$ and see what is left.
+# - Step 2: through $\mu$, the chain rule gives $\frac2D\sum_k (x_k-\mu)\,(\delta_{kj} -
+#   \frac1D)$: what is left of the $\frac1D$ part, given $\sum_k (x_k - \mu) = 0$? Then
+#   differentiate $r = (\sigma^2+\varepsilon)^{-1/2}$: what do $(\sigma^2 + \varepsilon)^{-3/2}$
+#   and $(x_j - \mu)\,r$ become?
+# - Step 3: the product rule; wherever $(x_i - \mu)$ meets an $r$, write $\hat x_i$.
+# - Step 4: which terms of your bracket hold a $\delta_{ij}$, and which no $i$ at all?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
 # One row $x = (1, 2, 4)$, $\varepsilon = 0$: $r = 0.8018$,
 # $\hat x = (-1.069, -0.2673, 1.336)$, $\partial r/\partial x = (0.2291, 0.0573, -0.2864)$,
-# and the first row of $\partial \hat x/\partial x$ is $(0.2291, -0.3436, 0.1145)$: the
-# diagonal entry $0.2291$ is well below $r$ (and equal to $\partial r/\partial x_1$ by a
-# coincidence of this row, not because they are one quantity: at $x = (1, 2, 5)$ they are
-# 0.2037 and 0.1131). With $w = (1, 0.5, 2)$ and $g = (1, -1, 0.5)$:
-# $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$,
-# $\partial L/\partial w = (-1.069, 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$
-# (autograd through `F.layer_norm`, float64). The entries of $\partial L/\partial x$ add up
-# to $0$: which term of yours makes them?
+# and the first row of $\partial \hat x/\partial x$ is $(0.2291, -0.3436, 0.1145)$. With
+# $w = (1, 0.5, 2)$ and $g = (1, -1, 0.5)$: $\partial L/\partial x = (0.5154, -0.7731, 0.2577)$,
+# $\partial L/\partial w = (-1.069, 0.2673, 0.6682)$ and $\partial L/\partial b = (1, -1, 0.5)$.
+# The entries of $\partial L/\partial x$ add up to $0$: which term of yours makes them?
 # </details>
 
 # %% [markdown]
 # ## What autograd keeps for backward
 #
-# Your backward reads $\hat x$, $r$ and $w$ (Step 3). Through composed ops, autograd keeps for
-# backward whatever each small op needs for its own backward, with no view of the whole.
+# Your backward reads $\hat x$, $r$ and $w$. Through composed ops, autograd keeps whatever each
+# small op needs for its own backward.
 #
 # ### Quick question 2 · predict, then run
 #
 # `x` of shape $(512, 1024)$ in float32 (2 MiB). How many bytes does autograd keep for backward
-# through the composed formula of the first cell, `(x - mean) * rstd * weight + bias`, **beyond
-# its arguments** (tensors the caller holds anyway)? Write a number of bytes.
+# through the first cell's formula, `(x - mean) * rstd * weight + bias`, **beyond its
+# arguments** (tensors the caller holds anyway)? Write a number of bytes.
 
 # %%
 predicted_bytes = None
@@ -408,11 +347,10 @@ else:
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# 6,297,600 bytes: three full-size tensors of 2 MiB and three per-row ones of 2 KiB (the
-# steps from the variance to rstd). The full-size ones are $x - \mu$ twice (the formula computes it twice; the square
-# keeps one copy, the product with rstd the other) and $\hat x$, which the product with the
-# weight keeps. Does backward need all three? A Function of your own decides for itself what
-# forward keeps; ✎ 1 asks you to decide it.
+# 6,297,600 bytes: three full-size tensors of 2 MiB and three per-row ones of 2 KiB. The
+# full-size ones are $x - \mu$ twice (the formula computes it twice: the square keeps one copy,
+# the product with rstd the other) and $\hat x$, which the product with the weight keeps. Does
+# backward need all three? ✎ 1 asks you to decide.
 # </details>
 
 # %% [markdown]
@@ -442,78 +380,43 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# Garbage: multiples of 8, zero, even negative variances, and then `rsqrt` of a negative
-# number is `nan`. Each $x_j^2 \approx 10^8$, and float32 numbers near $10^8$ are **8** apart
-# (24 significant bits: $10^8$ lies between $2^{26}$ and $2^{27}$, where the spacing is
-# $2^{26-23}$). The difference of two such numbers cannot resolve a variance of 1: the
-# subtraction cancels every significant digit there was. Subtracting the mean **first**
-# (two passes, or Welford's update, which `torch.var_mean` uses) works with numbers of size 1.
+# Garbage: multiples of 8, zero, even negative variances (and `rsqrt` of a negative number is
+# `nan`). Each $x_j^2 \approx 10^8$, and float32 numbers near $10^8$ are **8** apart (24
+# significant bits, and $2^{26} < 10^8 < 2^{27}$). Their difference cannot resolve a variance
+# of 1: the subtraction cancels every significant digit. Subtracting the mean **first** (two
+# passes, or Welford's update, as in `torch.var_mean`) works with numbers of size 1.
 # </details>
 
 # %% [markdown]
-# Activations with a large common offset and a small spread are not exotic (a feature that is
-# large in every token, an embedding far from the origin), which is why fused LayerNorm kernels
-# use Welford's algorithm or two passes. Computing the one pass in a wider dtype only moves the
-# trap: float64 rows like $10^8 + \mathcal N(0, 1)$ square to numbers near $10^{16}$, which
-# float64 spaces 2 apart. ✎ 1 is graded on both. (How the error grows with the offset: the
-# optional part.)
+# Large common offsets with a small spread are not exotic (a feature large in every token, an
+# embedding far from the origin). A wider dtype only moves the trap: float64 rows like
+# $10^8 + \mathcal N(0, 1)$ square to numbers near $10^{16}$, which float64 spaces 2 apart.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LayerNormFunction`
 #
-# Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)`. The
-# contract, which the self-check and the hidden tests check:
+# Write `LayerNormFunction`, with `LayerNormFunction.apply(x, weight, bias, eps)`: the value
+# and gradients of `F.layer_norm(x, x.shape[-1:], weight, bias, eps)`, where `weight` and
+# `bias` are each of shape `(D,)` or `None`.
 #
-# - for a float32 or float64 `x` of shape `(*, D)` (a 1-D `x` included; half precision is not
-#   graded here, only in ✎ 3), `weight` and `bias` each of shape `(D,)` or `None`,
-#   independently, and `eps` a Python float: the value of
-#   `F.layer_norm(x, x.shape[-1:], weight, bias, eps)` and the gradients autograd gives it.
-# - Forward computes the variance so that rows far from $0$ keep their accuracy, float32 rows
-#   such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as $10^8 + \mathcal N(0, 1)$:
-#   $E[x^2] - E[x]^2$ in `x`'s own dtype fails both.
-# - What forward saves for backward has a budget in bytes, given in the box after the three
-#   decisions below (open it once you have made the first): the weight saved itself is free;
-#   everything else saved counts, `x` itself included.
-# - Backward is your derivation, **by hand** (no `torch.autograd.grad`, no
-#   `native_layer_norm_backward`), and returns each input's gradient in forward's order,
-#   `None` for `eps`.
-# - `None` for, and no gradient computed for, any input whose `ctx.needs_input_grad` is
-#   `False` (`weight=None` or `bias=None` gives `False` there): the ops backward runs are
-#   logged, and a tensor that only unrequested gradients use is never made.
-# - No $D \times D$ matrix (a Jacobian, or `torch.eye(D)`): backward allocates no tensor of
-#   more than 4 times `x`'s elements, checked on rows of $D = 32$.
-# - The weight and bias gradients have shape `(D,)`: summed over **every** leading dim,
-#   however many there are, none included.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - Forward computes each row's variance so that rows far from $0$ keep their accuracy:
+#   float32 rows such as $10^4 + \mathcal N(0, 1)$ and float64 rows such as
+#   $10^8 + \mathcal N(0, 1)$.
+# - Forward saves one tensor of `x`'s size and at most two numbers per row, in `x`'s dtype,
+#   besides the weight: nothing else.
+# - Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that only an
+#   unrequested gradient uses is computed.
 #
 # Three decisions are yours before you write:
 #
-# - **What to save.** Your backward reads $\hat x$, $r$ and $w$. Which full-size tensor, and
-#   which numbers per row, let it rebuild them? Of the tensors you could keep, which are alive
-#   anyway while the model runs, and which would be new memory? (✎ 1's budget counts `x`
-#   like any tensor, so it leaves this last question to you; ✎ 2's does not count it, and
-#   grades the answer.)
-# - **Step 4.** Which terms of your Jacobian's bracket survive the sum over $i$ as they are,
-#   and which become a sum over the row?
-# - **One reduction for the parameter gradients** that works for any number of leading dims,
-#   none included.
-#
-# <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
-# save)</summary>
-#
-# Every byte forward saves counts, `x` itself included, except the weight itself. (Why `x`
-# counts here: this budget holds one full-size tensor however it was made, so it rules out
-# keeping two, not which one you keep. Whether yours is new memory is measured after the
-# self-check, and graded in ✎ 2, whose budget leaves out the caller's own tensors.) At most:
-#
-# | `x` | bytes saved, the weight not counted |
-# |---|---|
-# | float32, shape `(512, 1024)` | 2,101,248 |
-# | float32, shape `(8, 64, 2048)` | 4,198,400 |
-# | float64, shape `(512, 1024)` | 4,202,496 |
-#
-# Does what you chose fit, in every dtype? (The self-check prints what your forward saved,
-# tensor by tensor, when it is over.)
-# </details>
+# - **What to save.** Backward reads $\hat x$, $r$ and $w$: which tensors rebuild them, and
+#   which of those is alive anyway while the model runs?
+# - **Step 4.** Which terms of your bracket survive the sum over $i$ as they are, and which
+#   become a sum over the row?
+# - **The parameter gradients** for any number of leading dims, none included.
 
 # %% nbgrader={"grade_id": "answer_LayerNormFunction", "solution": true}
 class LayerNormFunction(torch.autograd.Function):
@@ -583,8 +486,8 @@ from autograder import grade; grade("LayerNormFunction", LayerNormFunction)
 # ## What `F.layer_norm` keeps, beside your choice
 #
 # PyTorch's own LayerNorm made the same decision. A node's saved tensors are readable as
-# `grad_fn._saved_*` attributes; `kept_bytes` (imported in the first cell) counts what yours
-# keeps beyond its arguments, on a $(512, 1024)$ input as in quick question 2:
+# `grad_fn._saved_*` attributes; `kept_bytes` counts what each keeps beyond its arguments, on
+# the input of quick question 2:
 
 # %%
 x = torch.randn(512, 1024, requires_grad=True)
@@ -607,16 +510,11 @@ for label, function, args in [("F.layer_norm", F.layer_norm, (x, (1024,), weight
 # %% [markdown]
 # <details><summary><b>What PyTorch chose</b> (open after running)</summary>
 #
-# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes beyond its arguments: `result1` and
-# `result2`, the mean and rstd of each row in float32, **one number per row**. The input itself
-# (not a copy), the weight and the bias it also keeps are its arguments, alive anyway while the
-# model holds them; backward recomputes $\hat x = (x - \mu) r$, one cheap pass over the row.
-# (The bias is kept although its gradient never reads it; a reference to it costs no memory.)
-#
-# Keeping $\hat x$ instead of $x$ needs no mean ($\hat x$ is already centred) but allocates a
-# new full-size tensor and keeps it; keeping $x$ costs nothing new while the model holds $x$.
-# Which is better depends on what else holds on to what; keeping both is never right. The
-# optional part measures the choices side by side.
+# `F.layer_norm` keeps $2 \times 512 \times 4 = 4096$ bytes beyond its arguments: the mean and
+# rstd of each row, **one number per row** each. The input itself (not a copy), the weight and
+# the bias are its arguments, alive anyway while the model holds them; backward recomputes
+# $\hat x = (x - \mu) r$, one cheap pass over the row. Keeping $\hat x$ instead of $x$ needs no
+# mean but allocates a new full-size tensor; keeping both is never right.
 # </details>
 
 # %% [markdown]
@@ -625,16 +523,11 @@ for label, function, args in [("F.layer_norm", F.layer_norm, (x, (1024,), weight
 # Repeat Steps 1 to 4 for RMSNorm, $\hat x_i = x_i\, r$ with
 # $r = (\frac1D \sum_j x_j^2 + \varepsilon)^{-1/2}$:
 #
-# 1. $\partial r / \partial x_j$, in terms of $r$, $D$ and $\hat x_j$ (no mean this time).
-#    **Predict first:** does your Step 2 function `my_rstd_grad`, fed RMSNorm's $\hat x$ and
-#    $r$, give RMSNorm's $\partial r/\partial x$? The cell below tries it.
+# 1. $\partial r / \partial x_j$, in terms of $r$, $D$ and $\hat x_j$. **Predict first:** does
+#    your `my_rstd_grad`, fed RMSNorm's $\hat x$ and $r$, give it? The cell below tries.
 # 2. $\partial \hat x_i / \partial x_j$: how many terms in the bracket now?
-# 3. $\partial L / \partial x_j$ from $\hat g$: compare with your LayerNorm result, term by
-#    term. Using quick question 1, which directions should this Jacobian remove, and which
-#    not? The cell's last two lines show what autograd's $J$ does to $\hat x$ and to the
-#    constant row.
-#
-# There is no checker for this Jacobian or this gradient: they are ✎ 2.
+# 3. $\partial L / \partial x_j$. By quick question 1, which directions should this Jacobian
+#    remove? The cell shows what autograd's $J$ does to $\hat x$ and to the constant row.
 
 # %%
 row_rms_hat = F.rms_norm(row, (8,), eps=1e-5)
@@ -651,52 +544,34 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 # %% [markdown]
 # <details><summary><b>Hint</b> · the key step</summary>
 #
-# $r = (\frac1D\sum_k x_k^2 + \varepsilon)^{-1/2}$ has no mean inside; the cell above told you
-# whether $\partial r/\partial x_j$, written with $r$, $D$ and $\hat x_j$, changed. Then the
-# product rule on $x_i\, r$: which of the terms you had for $(x_i - \mu)\, r$ has nothing to
-# come from?
+# The product rule on $x_i\, r$: which of the terms you had for $(x_i - \mu)\, r$ has nothing
+# to come from?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# The same row, $x = (1, 2, 4)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$,
-# through `F.rms_norm`: $r = 0.378$, the first row of $\partial \hat x/\partial x$ is
-# $(0.36, -0.036, -0.072)$, $\partial L/\partial x = (0.306, -0.333, 0.09)$ and
-# $\partial L/\partial w = (0.378, -0.7559, 0.7559)$. These entries of $\partial L/\partial x$
-# do not add up to $0$: why not, when LayerNorm's did?
+# The same row, $w$, $g$ and $\varepsilon = 0$, through `F.rms_norm`: $r = 0.378$, the first
+# row of $\partial \hat x/\partial x$ is $(0.36, -0.036, -0.072)$,
+# $\partial L/\partial x = (0.306, -0.333, 0.09)$ and
+# $\partial L/\partial w = (0.378, -0.7559, 0.7559)$. Why do these entries of
+# $\partial L/\partial x$ not add up to $0$?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `RMSNormFunction`
 #
-# Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)`. Decide first what to
-# save: your backward reads $\hat x$, $r$ and $w$. With no mean in the forward, what is the
-# least forward can keep to rebuild all three, and which of what it keeps is new memory?
+# Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)`: the value and
+# gradients of `F.rms_norm(x, x.shape[-1:], weight, eps)`, `weight` of shape `(D,)` or `None`.
+# Decide first what to save: backward reads $\hat x$, $r$ and $w$; with no mean in the forward,
+# which of them can it get without new memory?
 #
-# The contract, which the self-check and the hidden tests check:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - for a float32 or float64 `x` of shape `(*, D)` (as in ✎ 1, half precision is ✎ 3's),
-#   `weight` of shape `(D,)` or `None`, `eps` a Python float: the value of
-#   `F.rms_norm(x, x.shape[-1:], weight, eps)` and the gradients autograd gives it.
-# - What forward saves for backward has a budget in bytes, the least that answers the question
-#   above: the box after the contract gives it (open it once you have decided).
-# - Backward by hand, from your derivation; the weight gradient summed over every leading dim
-#   to shape `(D,)`; `None` for `eps`, and `None` for, and no gradient computed for, an input
-#   that needs none (the ops are logged and read as in ✎ 1).
-#
-# <details><summary><b>The saving budget in bytes</b> (open once you have decided what to
-# save)</summary>
-#
-# A tensor the caller already holds, passed to forward and saved as it is, costs no new
-# memory and is not counted. Every other tensor forward saves counts, whatever its strides.
-# At most, beyond those:
-#
-# | `x` | bytes saved, the caller's own tensors not counted |
-# |---|---|
-# | float32, shape `(512, 1024)` | 2,048 |
-# | float32, shape `(8, 64, 2048)` | 2,048 |
-# | float64, shape `(512, 1024)` | 4,096 |
-# </details>
+# - Forward saves, beyond the tensors it was handed and saves as they are, at most one number
+#   per row, in `x`'s dtype.
+# - Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that only an
+#   unrequested gradient uses is computed.
 #
 # <details><summary><b>Hint</b> · a question</summary>
 #
@@ -749,24 +624,22 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 # the direct term and the projection term; there is no mean term, because nothing was
 # subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
 # output) and keeps the constant row, since a shift does change an RMSNorm. The weight
-# gradient is the same as LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is
-# no bias. (Your RMSNorm in ✎ 1's terms view: the optional part.)
+# gradient is LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is no bias.
 # </details>
 
 # %% [markdown]
 # ## A Function inside an `nn.Module`
 #
-# Nobody calls `RMSNormFunction.apply(x, weight, eps)` in a model: they write `nn.RMSNorm(dim)`
-# and expect the module protocol to work: `parameters()` (what optimisers update),
-# `state_dict()` (what checkpoints store), `.to(device)`. The Function stays stateless; the
-# module holds the state and passes it in. How a module holds state decides which of those
-# sees it.
+# Nobody calls `RMSNormFunction.apply(x, weight, eps)` in a model: they write
+# `nn.RMSNorm(dim)` and expect `parameters()` (what optimisers update), `state_dict()` (what
+# checkpoints store) and `.to(device)` to work. The Function stays stateless; the module holds
+# the state and passes it in.
 #
 # ### Quick question 4 · predict, then run
 #
-# A toy module adds three offsets to its input, each kept differently: `a` a plain tensor
-# attribute, `b` an `nn.Parameter`, `c` a buffer (`register_buffer`). Which names appear in
-# `parameters()`, and which in `state_dict()`? Write two lists of names.
+# A toy module adds three offsets to its input: `a` a plain tensor attribute, `b` an
+# `nn.Parameter`, `c` a buffer (`register_buffer`). Which names appear in `parameters()`, and
+# which in `state_dict()`? Write two lists of names.
 
 # %%
 predicted_names = {"parameters": None, "state_dict": None}
@@ -798,17 +671,15 @@ else:
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after running)</summary>
 #
-# Only `b`, the `nn.Parameter`, is a parameter: assigning one to a module attribute
-# **registers** it, so optimisers see it and autograd gives it a gradient. The `state_dict`
-# holds `b` and the buffer `c` (state that is saved but not trained, such as batch norm's
-# running statistics); the plain tensor `a` is invisible to both, and `.to(device)` leaves it
-# behind. (`register_buffer(..., persistent=False)` keeps a buffer out of the `state_dict`.)
+# Only `b` is a parameter: assigning an `nn.Parameter` to a module attribute **registers** it,
+# so optimisers see it and autograd gives it a gradient. The `state_dict` holds `b` and the
+# buffer `c` (state saved but not trained, such as batch norm's running statistics); the plain
+# tensor `a` is invisible to both, and `.to(device)` leaves it behind.
 # </details>
 #
-# PyTorch's own module is the contract to match. Look at it before you write: what does
-# `reference.state_dict()` hold, under which key and of what shape, and is `eps` in it? What
-# is `nn.RMSNorm(8).eps` when no eps is given, and what does the `eps` entry of
-# `help(nn.RMSNorm)` say that value means? This cell leaves all of that to you.
+# PyTorch's own module is the one to match. Look at it before you write: what does
+# `reference.state_dict()` hold, and is `eps` in it? What is `nn.RMSNorm(8).eps` when no eps
+# is given, and what does `help(nn.RMSNorm)` say that value means?
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
@@ -818,38 +689,27 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # ## ✎ Exercise 3 · `RMSNorm`
 #
 # Write `RMSNorm(dim, eps=1e-6)`, an `nn.Module` that can stand in for
-# `torch.nn.RMSNorm(dim, eps=1e-6)`. The contract, which the self-check and the hidden tests
-# check:
+# `torch.nn.RMSNorm(dim, eps=1e-6)`.
 #
-# - built as `torch.nn.RMSNorm` is: `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
-#   `RMSNorm(dim, eps=eps)`, `eps=1e-6` by default; each module keeps its own eps;
-# - `forward(x)` computes through your `RMSNormFunction`;
-# - the same `state_dict`: one `nn.Parameter` named `weight`, ones at start, each module its
-#   own; it loads `torch.nn.RMSNorm(dim).state_dict()` and saves one that `torch.nn.RMSNorm`
-#   loads;
-# - the same outputs and gradients as `torch.nn.RMSNorm` holding the same weight, in the same
-#   dtypes, whenever it is called: float32 and float64 inputs to a float32 module, float64
-#   inputs to a float64 one, to float64's precision;
-# - trained by an optimiser beside `torch.nn.RMSNorm`, the same weights after every step;
-# - a bfloat16 or float16 module given an input in its dtype: an output in that dtype, each
-#   entry `torch.nn.RMSNorm`'s or its neighbour at a near-tie, and a gradient for its weight.
+# **Contract.** The `RMSNormFunction` it calls obeys the
+# [Function contract](function_contract.md); this exercise's own contract:
+#
+# - Built as `torch.nn.RMSNorm` is, `RMSNorm(dim)`, `RMSNorm(dim, eps)` or
+#   `RMSNorm(dim, eps=eps)` with `eps=1e-6` by default, each module keeping its own eps.
+# - The `state_dict` of `torch.nn.RMSNorm(dim)`: one `nn.Parameter` named `weight`, ones at
+#   start, each module its own, which an optimiser trains as `torch.nn.RMSNorm`'s.
+# - `forward(x)` computes through your `RMSNormFunction` the outputs and gradients of
+#   `torch.nn.RMSNorm` holding the same weight, whenever it is called, a float64 input to a
+#   float32 module in float64.
+# - A bfloat16 or float16 module computes as `torch.nn.RMSNorm` does and rounds once: an output
+#   in its dtype, each entry `torch.nn.RMSNorm`'s or its neighbour at a near-tie.
 #
 # <details><summary><b>Hint</b> · questions</summary>
 #
-# Which tensors does an optimiser step or `load_state_dict` change in place, and does your
+# Which tensors do an optimiser step and `load_state_dict` change in place, and does your
 # forward read them on every call? In which dtype does `nn.RMSNorm` compute a float16 row (the
-# `eps` entry of `help(nn.RMSNorm)` names it), and what is $300^2$ next to float16's largest
-# number? How many times may a half output be rounded?
-# </details>
-#
-# <details><summary><b>What the checks try</b> (open once your module passes, or when a
-# first line puzzles you)</summary>
-#
-# Each module built in each of the three ways, with several eps values (`0.0` among them),
-# one module given several inputs in turn; modules that have run, then loaded a `state_dict`
-# or taken an optimiser step, called again; a float64 input to a float32 module; each input's
-# gradient alone; five SGD steps in float32 and float64; half modules on rows of `|x|` near 1,
-# near 300 and near `1e-4`, and a bfloat16 weight holding `1e5` and `1e-8`.
+# `eps` entry of `help(nn.RMSNorm)` names it), and what does squaring do to a float16 number
+# in the hundreds? How many times may a half output be rounded?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -882,66 +742,44 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 # %% [markdown]
 # `eps` is configuration, not state: it is not in the `state_dict`, so loading a checkpoint
 # never sets it. A model built with another `eps` than the one it was trained with loads
-# without a word and computes something slightly different. Write the `eps` down with the
-# checkpoint. (Your module trained beside `torch.nn.RMSNorm`: in the optional part.)
+# without a word and computes something slightly different: write the `eps` down with the
+# checkpoint.
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `GroupNormFunction` (transfer: nobody works this one through)
 #
-# Group normalisation (Wu and He, 2018) is what convolutional networks and diffusion U-Nets use
-# when batches are small: it splits the $C$ channels of `x` of shape $(N, C, *)$ into
-# `num_groups` groups of $C / \text{num\_groups}$ consecutive channels, and normalises each
-# sample's group over its channels **and** every spatial position; the weight and bias are
-# per **channel**. With one group it normalises each sample over everything; with one channel
-# per group it is instance norm.
+# Group normalisation (Wu and He, 2018), used by convolutional networks and diffusion U-Nets
+# when batches are small, splits the $C$ channels of `x` of shape $(N, C, *)$ into
+# `num_groups` groups of consecutive channels, and normalises each sample's group over its
+# channels **and** every spatial position; the weight and bias are per **channel**.
 #
-# Write `GroupNormFunction`, with `GroupNormFunction.apply(x, num_groups, weight, bias, eps)`.
-# The contract, which the self-check and the hidden tests check:
+# Write `GroupNormFunction`, with `GroupNormFunction.apply(x, num_groups, weight, bias, eps)`:
+# the value and gradients of `F.group_norm(x, num_groups, weight, bias, eps)`.
 #
-# - for a float32 or float64 `x` of shape $(N, C, *)$ (as in ✎ 1, half precision is ✎ 3's; no
-#   spatial dims, or any number; an empty batch, $N = 0$, included, as `F.group_norm` accepts
-#   it; every other size at least 1), $C$ divisible by
-#   `num_groups`, `weight` and `bias` each of shape $(C,)$ or `None`, `eps` a Python float:
-#   the value of `F.group_norm(x, num_groups, weight, bias, eps)` and the gradients autograd
-#   gives it.
-# - As in ✎ 1, forward computes each group's variance so that groups far from $0$ keep their
-#   accuracy (float32 groups such as $10^4 + \mathcal N(0, 1)$): $E[x^2] - E[x]^2$ in `x`'s
-#   own dtype fails.
-# - Backward in closed form, by hand, with no $M \times M$ matrix for a group of $M$ elements:
-#   backward allocates no tensor of more than 4 times `x`'s elements, checked on groups of
-#   $M = 32$; `None` for `num_groups` and `eps`.
-# - The weight and bias gradients have shape $(C,)$: summed over $N$ and every spatial dim.
-# - What forward saves for backward has a budget in bytes, as in ✎ 1: the size of `x` in
-#   `x`'s dtype plus two numbers per group in `x`'s dtype. The weight saved itself is free;
-#   everything else saved counts.
-# - As in ✎ 1, compute only the gradients `ctx.needs_input_grad` asks for: `None` for, and no
-#   gradient computed for, an input that needs none (logged and read as in ✎ 1).
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# The grader compares your gradients with the same formula in composed ops, not with
-# `F.group_norm`'s backward: in torch 2.13 on the CPU that backward raises "tensor does not
-# have a device" when `weight` is `None` and `bias` is given.
+# - Forward computes each group's variance so that groups far from $0$ keep their accuracy:
+#   float32 groups such as $10^4 + \mathcal N(0, 1)$.
+# - Forward saves one tensor of `x`'s size and at most two numbers per group, in `x`'s dtype,
+#   besides the weight: nothing else.
+# - Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that only an
+#   unrequested gradient uses is computed.
 #
-# <details><summary><b>Hint 1</b> · a question</summary>
+# <details><summary><b>Hint 1</b> · questions</summary>
 #
-# Which elements of `x` share one mean and one rstd? If you lay each such set out as one row,
-# what is the forward of that row, before the weight and bias?
+# Which elements of `x` share one mean and one rstd, and how many are they? Laid out as one
+# row, what is their forward before the weight and bias, and which steps of your ✎ 1
+# derivation change? A row now holds several channels, each with its own $w_c$: does that
+# weight enter before or after the group means?
 # </details>
 #
-# <details><summary><b>Hint 2</b> · the key step, as questions</summary>
-#
-# Which dims of `x` does one group's mean run over, and how many elements $M$ does it
-# average? Which steps of your ✎ 1 derivation change when a row is such a group, and which
-# do not? One row now holds several channels, each with its own $w_c$: where does that
-# weight enter the chain rule, before or after the group means, and along which dim of `x`
-# does it broadcast?
-# </details>
-#
-# <details><summary><b>Hint 3</b> · numbers to hit</summary>
+# <details><summary><b>Hint 2</b> · numbers to hit</summary>
 #
 # $x$ of shape $(1, 2, 2)$ with rows $(1, 2)$ and $(4, -1)$, one group, $w = (1, 2)$,
 # $b = 0$, $\varepsilon = 0$, and $g$ with rows $(1, 0)$ and $(0, 1)$: $\partial L/\partial x$
 # has rows $(0.0213, -0.2987)$ and $(0.1707, 0.1067)$, $\partial L/\partial w = (-0.2774,
-# -1.3868)$ and $\partial L/\partial b = (1, 1)$ (autograd through `F.group_norm`).
+# -1.3868)$ and $\partial L/\partial b = (1, 1)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_GroupNormFunction", "solution": true}
@@ -1012,31 +850,14 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 #   \;-\; \underbrace{\hat x_j\, \tfrac1D \textstyle\sum_i \hat g_i \hat x_i}_{\text{projection}}
 #   \Big), \qquad
 #   \frac{\partial L}{\partial w_i} = \sum_{\text{rows}} g_i \hat x_i, \qquad
-#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i ,$$
-#
-# the sums running over every leading dimension, so that both parameter gradients have shape
-# $(D,)$. Turning this into tensor code, rows along the last dim, was the exercise.
+#   \frac{\partial L}{\partial b_i} = \sum_{\text{rows}} g_i .$$
 #
 # **Why "projection".** In matrix form $J = r\,(I - \frac1D \mathbf 1 \mathbf 1^\top -
-# \frac1D \hat x \hat x^\top)$. The constant row $\mathbf 1$ and $\hat x$ are orthogonal
-# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 = D\sigma^2/(\sigma^2 +
-# \varepsilon) \approx D$. So the bracket is (up to $\varepsilon$) the orthogonal projection
-# that removes the components along $\mathbf 1$ and along $\hat x$: exactly the two
-# directions of quick question 1, along which the output does not change. Backward projects
-# them out of $\hat g$ and scales by $r$.
-# </details>
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$, and
-# $\hat g_j = g_j\, w_{c(j)}$, where $c(j)$ is the channel of element $j$ (dim 1 of `x`):
-#
-# $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
-#   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
-#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}}
-#   g_{n c \cdot}\, \hat x_{n c \cdot},
-#   \qquad \frac{\partial L}{\partial b_c} = \sum_{n,\ \text{positions}} g_{n c \cdot} .$$
+# \frac1D \hat x \hat x^\top)$. $\mathbf 1$ and $\hat x$ are orthogonal
+# ($\sum_i \hat x_i = 0$), $\|\mathbf 1\|^2 = D$ and $\|\hat x\|^2 \approx D$, so the bracket
+# is (up to $\varepsilon$) the orthogonal projection that removes the components along
+# $\mathbf 1$ and along $\hat x$: the two directions of quick question 1. Backward projects them
+# out of $\hat g$ and scales by $r$.
 # </details>
 
 # %% [markdown]
@@ -1070,6 +891,19 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # the same reductions over the batch, and the gradients of a convolution are convolutions. A norm
 # in composed ops is several passes over memory more than a fused kernel: the Function fixes what
 # is saved, a kernel (lesson 13) how often memory is touched.
+# %% [markdown]
+# <details><summary><b>Compare with yours</b> · ✎ 4, GroupNorm (after your self-check is green)</summary>
+#
+# For a group $G$ of one sample, with $i, j \in G$, $|G| = M$, and
+# $\hat g_j = g_j\, w_{c(j)}$, where $c(j)$ is the channel of element $j$ (dim 1 of `x`):
+#
+# $$\frac{\partial L}{\partial x_j} = r_G\Big(\hat g_j - \frac1M\sum_{i\in G}\hat g_i -
+#   \hat x_j\,\frac1M\sum_{i\in G} \hat g_i \hat x_i\Big), \qquad
+#   \frac{\partial L}{\partial w_c} = \sum_{n,\ \text{positions}}
+#   g_{n c \cdot}\, \hat x_{n c \cdot},
+#   \qquad \frac{\partial L}{\partial b_c} = \sum_{n,\ \text{positions}} g_{n c \cdot} .$$
+# </details>
+
 # %% [markdown]
 # # The optional part
 #
@@ -1645,7 +1479,7 @@ print("gradcheck:", torch.autograd.gradcheck(
 # | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |
 # | `correction=1` (unbiased) variance | not what LayerNorm (or batch norm's normalisation) uses | `correction=0`, i.e. `unbiased=False` |
-# | weight gradient not summed, or summed over dim 0 only | the engine quietly sums a broadcastable gradient, so the values may even be right; the contract is shape `(D,)` | `.reshape(-1, D).sum(0)` |
+# | weight gradient summed over dim 0 only (`.sum(0)`) | right for 2-D `x`, where autograd sums what is left (rule 2); a 0-d gradient, and an error, for a 1-D `x` | `.reshape(-1, D).sum(0)`, or no sum at all |
 # | `.sum(dim=())` for a 1-D `x` | sums every dim: a 0-d gradient, and an error | `.reshape(-1, D).sum(0)` |
 # | saving `x` and `x_hat` (or the bias, or a copy of the weight) | a full-size tensor, or more, kept for nothing: over the budget | keep what backward cannot rebuild from the rest |
 # | computing in float64 "for accuracy" and saving the float64 `x_hat` for a float32 `x` (✎ 1, ✎ 2, ✎ 4) | twice `x`'s bytes kept for backward: over the budget (✎ 3 states no budget) | compute as wide as you like; save in `x`'s dtype |

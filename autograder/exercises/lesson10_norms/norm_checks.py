@@ -13,6 +13,7 @@ from ...checks import (Spec, case, make_inputs, reference_gradients, run_backwar
                       run_forward)
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...exercise import sample
 from .norm_dead_work import check_dead_work, check_frozen_x_work
 
@@ -98,20 +99,31 @@ def record_backward_returns(function: type) -> tuple[type, list]:
     return type(function.__name__, (function,), {"backward": staticmethod(backward)}), calls
 
 
+def _broadcasts_to(shape, target) -> bool:
+    """Does a tensor of ``shape`` broadcast to ``target`` (autograd then sums a gradient of
+    ``target``'s shape down to ``shape``)?"""
+    try:
+        return torch.broadcast_shapes(shape, target) == target
+    except RuntimeError:
+        return False
+
+
 def check_returned(spec: Spec, returned: tuple, inputs: dict) -> None:
-    """One gradient per input, of exactly its shape, and None for every input that needs none."""
+    """One gradient per input, of its shape or of a shape it broadcasts to (autograd sums that
+    one down: Function contract, rule 2), and None for every input that needs none."""
     for (name, value), grad in zip(inputs.items(), returned):
         wanted = isinstance(value, torch.Tensor) and value.requires_grad
         if not wanted and grad is not None:
             raise GradingError(f"{spec.name}.backward returned a gradient for {name}, which "
                                f"needs none: return None when ctx.needs_input_grad for {name} "
-                               "is False (and compute nothing of it)")
-        if wanted and isinstance(grad, torch.Tensor) and grad.shape != value.shape:
+                               f"is False (and compute nothing of it) {rule_reference('gradients')}")
+        if wanted and isinstance(grad, torch.Tensor) and \
+                not _broadcasts_to(value.shape, grad.shape):
             raise GradingError(
                 f"{spec.name}.backward returned grad_{name} of shape {tuple(grad.shape)} for "
-                f"{name} of shape {tuple(value.shape)}: the engine sums a broadcastable "
-                f"gradient, but only by luck of the shapes; over which dims does {name} act "
-                "alike, and does your sum cover them all?")
+                f"{name} of shape {tuple(value.shape)}, a shape {name} does not broadcast to: "
+                f"over which dims does {name} act alike, and does your sum cover them all? "
+                f"{rule_reference('gradients')}")
 
 
 def scalar_weight_hint(spec: Spec, returned: list, values: dict) -> None:

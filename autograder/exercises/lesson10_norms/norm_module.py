@@ -14,7 +14,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .contracts import RMS_NORM_MODULE_CLAUSES
+from .contracts import RMS_NORM_MODULE_CLAUSES, RMS_NORM_MODULE_RULES
 from .norm_graph import custom_node
 from .norm_half import check_bfloat16_weight_range, check_half_range
 from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, HELD, NAME, build,
@@ -272,8 +272,22 @@ def _module_values(device, dtype=torch.float64, seed=0, eps=DEFAULT_EPS) -> dict
 
 
 def full(submission, device) -> None:
-    """The hidden battery on ``device``; a half output rounded per step is named at its end,
-    when nothing else was (a float16 overflow, a wrong eps say more)."""
+    """The hidden battery on ``device``; a failure that a correct RMSNormFunction in place of
+    the learner's takes away is said to come from their RMSNormFunction."""
+    try:
+        _held_battery(submission, device)
+    except GradingError as error:
+        if not _passes_with_reference_function(submission, device):
+            raise
+        raise GradingError(f"{NAME} fails through the RMSNormFunction it calls (with a correct "
+                           f"RMSNormFunction in its place it passes): fix RMSNormFunction "
+                           f"first; {NAME} saw: {error.hint}", error.details,
+                           mistake=error.mistake or f"{NAME}/fails-through-function") from error
+
+
+def _held_battery(submission, device) -> None:
+    """The battery; a half output rounded per step is named at its end, when nothing else was
+    (a float16 overflow, a wrong eps say more)."""
     held = []
     token = HELD.set(held)
     try:
@@ -282,6 +296,49 @@ def full(submission, device) -> None:
         HELD.reset(token)
     if held:
         raise held[0]
+
+
+class _ReferenceRMSNormFunction(torch.autograd.Function):
+    """A correct RMSNormFunction, put in the learner's in place to tell where a failure comes
+    from."""
+
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        x_hat = x * rstd
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return grad_x, grad_weight, None
+
+
+def _passes_with_reference_function(submission, device) -> bool:
+    """Does the module pass once the RMSNormFunction its forward reads is a correct one?"""
+    forward = getattr(submission, "forward", None) if isinstance(submission, type) else None
+    names = getattr(forward, "__globals__", None)
+    learner = names.get("RMSNormFunction") if names is not None else None
+    if not (isinstance(learner, type) and issubclass(learner, torch.autograd.Function)):
+        return False
+    names["RMSNormFunction"] = _ReferenceRMSNormFunction
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _held_battery(submission, device)
+    except Exception:  # the module's own failure, or anything else: the first hint stands
+        return False
+    finally:
+        names["RMSNormFunction"] = learner
+    return True
 
 
 def _battery(submission, device) -> None:
@@ -334,7 +391,7 @@ EXERCISES = [
     Exercise(NAME, "10_norms", full, contract=("torch.nn.RMSNorm's state_dict",
                                                "float16 and bfloat16 outputs",
                                                "SGD steps beside torch.nn.RMSNorm"),
-             clauses=RMS_NORM_MODULE_CLAUSES,
+             clauses=RMS_NORM_MODULE_CLAUSES, rules=RMS_NORM_MODULE_RULES,
              # float64 only: float32 is the battery's; no memory rule for the module (a float32
              # x computed in float64, its float64 copy saved, passes)
              domain=Domain(MODULE, _module_values, dtypes=(torch.float64,),

@@ -21,7 +21,7 @@ from .norm_offsets import check_shifted_rows
 from .norm_rank import recognise_fixed_rank
 from .norm_saved import check_budget, check_saved_precision
 from .norm_square import check_no_square_matrix
-from .contracts import GROUP_NORM_CLAUSES
+from .contracts import GROUP_NORM_CLAUSES, GROUP_NORM_RULES
 from .group_norm_spec import GROUP_NORM, NAME, describe, gn_values, group_norm
 
 KEEP = ("which of the tensors backward reads can it rebuild from the others, and which does "
@@ -56,6 +56,16 @@ def check_terms(function, device) -> None:
             raise GradingError(f"{NAME}'s grad_x misses {what} (each group is one row of the "
                                "LayerNorm derivation)", case=describe(values),
                                mistake=f"{NAME}/{mistake}")
+    # a group's sums divided by its channels, C / num_groups, not by its M elements
+    C, G = values["x"].shape[1], values["num_groups"]
+    positions = values["x"].shape[2:].numel()
+    if torch.allclose(got, terms["direct"] + positions * (terms["mean"] + terms["projection"]),
+                      rtol=1e-4, atol=1e-6):
+        raise GradingError(f"{NAME}'s grad_x divides each group's sums by C / num_groups = "
+                           f"{C // G}, the channels of a group, where a group holds "
+                           f"M = C / num_groups x positions = {C // G * positions} elements: "
+                           f"its mean and projection terms are {positions} times the right "
+                           "ones", case=describe(values), mistake=f"{NAME}/group-size-without-positions")
 
 
 def check_saved(forward, values: dict) -> None:
@@ -342,5 +352,5 @@ EXERCISES = [
              contract=("x without spatial dims", "weight=None", "bias=None", "eps=0.5",
                        "non-contiguous grad_output", "groups like 1e4 + N(0, 1) in float32",
                        "groups like 1e8 + N(0, 1) in float64", "an empty batch"),
-             clauses=GROUP_NORM_CLAUSES),
+             clauses=GROUP_NORM_CLAUSES, rules=GROUP_NORM_RULES),
 ]

@@ -222,4 +222,15 @@ class GroupNormFunction(torch.autograd.Function):
     Mistake("GroupNormFunction", "x.view for the rows", "view size is not compatible",
             _gn(_HEAD + _RIGHT + _TAIL, edit(_FORWARD, ("rows = x.reshape(N, num_groups, M)",
                                                         "rows = x.view(N, num_groups, M)")))),
+    # each group's sums divided by its channels, C / num_groups, not by its M elements
+    Mistake("GroupNormFunction", "group sums divided by C / num_groups",
+            "divides each group's sums by C / num_groups", _gn(_HEAD + '''        if ctx.needs_input_grad[0]:
+            g = grad_output * weight.reshape(shape) if weight is not None else grad_output
+            g = g.reshape(x_hat.shape)
+            per_group = C // ctx.num_groups  # the channels of a group
+            grad_x = rstd * (g - g.sum(-1, keepdim=True) / per_group
+                             - x_hat * (g * x_hat).sum(-1, keepdim=True) / per_group)
+            grad_x = grad_x.reshape(x.shape)
+        return grad_x, None, grad_weight, grad_bias, None
+''')),
 ]

@@ -101,8 +101,8 @@ MISTAKES = [
         ctx.save_for_backward(x, weight, mean, rstd)
         return y
 '''), named=True),
-    Mistake("LayerNormFunction", "weight gradient summed over dim 0 only", "returned grad_weight "
-            "of shape", _ln(_LN_HEAD.replace("(grad_output * x_hat).reshape(-1, D).sum(0)",
+    Mistake("LayerNormFunction", "weight gradient summed over dim 0 only", "returned a 0-d "
+            "grad_weight", _ln(_LN_HEAD.replace("(grad_output * x_hat).reshape(-1, D).sum(0)",
                                              "(grad_output * x_hat).sum(0)")
                             .replace("grad_output.reshape(-1, D).sum(0)", "grad_output.sum(0)")
                             + "        if need_x:\n            g = grad_output * weight if "
@@ -296,4 +296,35 @@ class LayerNormFunction(torch.autograd.Function):
     Mistake("LayerNormFunction", "x_hat rebuilt in place in the saved x",
             "modified its input x in place", edit(_ln_grad_x(_LN_CORRECT), (
                 "x_hat = (x - mean) * rstd", "x_hat = x.sub_(mean).mul_(rstd)"))),
+    # forward writes the affine part into the x_hat it then saves: backward reads the output
+    Mistake("LayerNormFunction", "weight and bias written into the saved x_hat in place",
+            "reads the output where it needs x_hat", _ln('''
+    @staticmethod
+    def backward(ctx, grad_output):
+        x_hat, weight, rstd = ctx.saved_tensors
+        grad_x = grad_weight = grad_bias = None
+        D = x_hat.shape[-1]
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad_output * x_hat).reshape(-1, D).sum(0)
+        if ctx.needs_input_grad[2]:
+            grad_bias = grad_output.reshape(-1, D).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            grad_x = rstd * (g - g.mean(-1, keepdim=True)
+                             - x_hat * (g * x_hat).mean(-1, keepdim=True))
+        return grad_x, grad_weight, grad_bias, None
+''', '''
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps):
+        mean = x.mean(-1, keepdim=True)
+        rstd = torch.rsqrt((x - mean).square().mean(-1, keepdim=True) + eps)
+        x_hat = (x - mean) * rstd
+        y = x_hat  # the affine part written into x_hat, to spare a tensor
+        if weight is not None:
+            y.mul_(weight)
+        if bias is not None:
+            y.add_(bias)
+        ctx.save_for_backward(x_hat, weight, rstd)
+        return y
+''')),
 ]

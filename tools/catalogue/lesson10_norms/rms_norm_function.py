@@ -128,6 +128,11 @@ class RMSNormFunction(torch.autograd.Function):
             gx = (g - x_hat * dot) * rstd
         return gx, gw, None
 '''),
+    # a gradient of a shape the weight broadcasts to: autograd sums it down to (D,) (Function
+    # contract, rule 2); a mistake until rule 2 accepted it
+    Unusual("RMSNormFunction", "weight gradient not summed",
+            _rms(_RMS_BACKWARD.replace("(grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)",
+                                       "grad_output * x_hat"))),
 ]
 
 
@@ -157,9 +162,6 @@ MISTAKES = [
             _rms_grad_x("            g = grad_output\n"
                         "            grad_x = rstd * (g - x_hat * (g * x_hat).mean(-1, "
                         "keepdim=True))\n")),
-    Mistake("RMSNormFunction", "weight gradient not summed", "returned grad_weight of shape",
-            _rms(_RMS_BACKWARD.replace("(grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)",
-                                       "grad_output * x_hat")), named=True),
     Mistake("RMSNormFunction", "weight gradient computed whatever needs_input_grad says",
             "does as much work when only", _rms(_RMS_BACKWARD.replace(
                 "        if ctx.needs_input_grad[1]:\n            grad_weight = ",

@@ -265,4 +265,38 @@ class RMSNorm(torch.nn.Module):
         "        super().__init__()\n        type(self).eps_cls = eps\n"
         "        self.weight = torch.nn.Parameter(torch.ones(dim))\n",
         "        return RMSNormFunction.apply(x, self.weight, type(self).eps_cls)\n")),
+    # the module right, the Function it calls wrong: the first line says where the failure is
+    Mistake("RMSNorm", "RMSNormFunction without its projection term",
+            "fails through the RMSNormFunction it calls", '''
+class RMSNormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        rstd = torch.rsqrt(x.square().mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        y = x * rstd
+        return y * weight if weight is not None else y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, rstd = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad_output * x * rstd).reshape(-1, x.shape[-1]).sum(0)
+        if ctx.needs_input_grad[0]:
+            g = grad_output * weight if weight is not None else grad_output
+            grad_x = rstd * g  # the projection term left out
+        return grad_x, grad_weight, None
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        wide = torch.promote_types(x.dtype, torch.float32)
+        y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), self.eps)
+        return y.to(torch.promote_types(x.dtype, self.weight.dtype))
+'''),
 ]

@@ -11,7 +11,7 @@ from autograder.exercises.lesson10_norms.norm_checks import gradient_terms, norm
 from autograder.exercises.lesson10_norms.norm_offsets import check_shifted_rows
 from autograder.exercises.lesson10_norms.norms import LAYER_NORM, SHAPES
 from autograder.grading import grade, self_check
-from tests.autograder.catalogued import graded_mistake, mistake
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tools.catalogue import lesson10_norms
 from tools.solutions import solution
 
@@ -86,15 +86,25 @@ def test_the_one_pass_variance_really_fails_at_a_large_offset(dtype, shift, wron
         check_shifted_rows(mistake("LayerNormFunction", wrong), LAYER_NORM, values, shift)
 
 
-def test_an_unsummed_weight_gradient_passes_the_engine_but_not_the_grader():
-    """Is the lesson right that the engine sums a (rows, D) weight gradient by itself?"""
-    wrong = mistake("RMSNormFunction", "weight gradient not summed")
+def test_an_unsummed_weight_gradient_is_accepted_as_rule_2_says():
+    """Does the engine sum a (rows, D) weight gradient by itself, and does grading accept it,
+    as rule 2 of the Function contract says (a shape the weight broadcasts to)?"""
+    answer = unusual("RMSNormFunction", "weight gradient not summed")
     x = torch.randn(3, 4, requires_grad=True)
     weight = torch.randn(4, requires_grad=True)
-    wrong.apply(x, weight, 1e-6).sum().backward()
+    answer.apply(x, weight, 1e-6).sum().backward()
     assert weight.grad.shape == (4,)
-    with pytest.raises(GradingError, match="returned grad_weight of shape"):
-        self_check("RMSNormFunction", wrong)
+    self_check("RMSNormFunction", answer)
+
+
+def test_a_broken_function_is_named_by_the_module_exercise():
+    """Is a module that fails only through its RMSNormFunction told so on its first line?"""
+    from autograder.grading import classified_verdict
+
+    verdict = classified_verdict("RMSNorm", mistake("RMSNorm", "RMSNormFunction without its "
+                                                               "projection term"))
+    assert verdict.mistake == "RMSNorm/fails-through-function"
+    assert verdict.message.startswith("RMSNorm fails through the RMSNormFunction it calls")
 
 
 def test_sum_over_no_dims_sums_every_dim():
@@ -104,7 +114,8 @@ def test_sum_over_no_dims_sums_every_dim():
 
 def test_does_the_group_norm_reference_agree_with_f_group_norm_where_its_backward_runs():
     """Is the composed formula the battery grades against F.group_norm's values and gradients,
-    and does F.group_norm's own CPU backward still raise where the lesson says it does?"""
+    and does F.group_norm's own CPU backward still raise where the grader's docstring says it
+    does?"""
     from autograder.exercises.lesson10_norms.norm_transfer import group_norm
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(2, 6, 3, dtype=torch.float64, generator=generator, requires_grad=True)
