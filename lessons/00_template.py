@@ -9,29 +9,25 @@
 # %% [markdown]
 # # Lesson 00 · The anatomy of a custom autograd Function
 #
-# PyTorch differentiates almost everything you write. This course is about the cases where
-# you take over: you write the forward computation **and** its gradient yourself, in a
-# `torch.autograd.Function`.
+# **About 100 minutes** for the main path, up to the Summary: reading and running it, and the three
+# exercises. The optional part after it takes about 20 minutes more.
 #
-# By the end of this lesson you can:
+# PyTorch differentiates almost everything you write. This course is about the cases where you
+# take over: you write the forward computation **and** its gradient yourself, in a
+# `torch.autograd.Function`. By the end of this lesson you can:
 # 1. say what `forward`, `backward`, `ctx` and `.apply` each do;
-# 2. derive a backward from the chain rule, one index at a time, for Jacobians that are
-#    diagonal and for ones that are not, and decide what forward must save for it;
+# 2. derive a backward from the chain rule, one index at a time, and decide what forward must
+#    save for it;
 # 3. handle several inputs, some of them plain Python numbers, and skip gradients nobody needs;
 # 4. verify a backward with `torch.autograd.gradcheck`.
 #
-# Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and at the end `Outer`, which
-# you write alone. Each has a self-check cell you can run as often as you like: it runs every
-# check the hidden tests run (they add a GPU run when the grader has one and you had none).
-# One rule holds in every exercise, whether or not its contract repeats it: forward and
-# backward set nothing on the Function's class, not even a call counter, since every call
-# shares the class.
-# Work top to bottom. Run All runs the whole lesson even while an exercise is unsolved: its
-# self-check shows what is missing (the stub raises `NotImplementedError`), the cells below
-# it run on, and the last cell lists where you stand. The main line ends at the summary; the
-# notes after it are optional.
-# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it compares it with what PyTorch does.
+# Every Function you write obeys the six rules of the [Function contract](function_contract.md).
+# This lesson shows each rule once; open the page when a check names one.
+#
+# Exercises are marked **✎ Exercise**: `Square`, `WeightedSum`, and `Outer`, which you write
+# alone. Each self-check cell runs every check the hidden tests run (they add a GPU run when there
+# is one). **Predict, then run** cells ask for your prediction in a variable; the next cell
+# compares it with PyTorch.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -50,49 +46,45 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # ## Why write your own backward?
 #
-# Autograd records every operation of the forward pass and replays their derivatives
-# backwards. That is exactly right most of the time. You write a `Function` when:
+# Autograd records every operation of the forward pass and replays their derivatives backwards.
+# You write a `Function` when:
 #
 # - **the formula autograd would differentiate is unstable**, but you know a stable gradient
 #   (lesson 01);
-# - **you want a different gradient on purpose**, such as a straight-through estimator for
-#   an operation whose true derivative is zero almost everywhere (lesson 03);
-# - **memory matters**: autograd keeps every intermediate it might need, while you can keep
-#   less and recompute (lessons 02, 05, 06);
-# - **you call code autograd cannot see**: a CUDA kernel, a C library, a NumPy routine.
+# - **you want a different gradient on purpose**, such as a straight-through estimator
+#   (lesson 03);
+# - **memory matters**: you can keep less than autograd does, and recompute (lessons 02, 05, 06);
+# - **you call code autograd cannot see**: a CUDA kernel, a C library, NumPy.
 #
-# If none of these applies, compose ordinary tensor operations and let autograd do the work.
+# Otherwise, compose ordinary tensor operations and let autograd do the work.
 
 # %% [markdown]
 # ## The maths: backward is a vector-Jacobian product
 #
-# Say a loss $L$ depends on $y = f(x)$. Autograd hands your backward the gradient of the loss
-# with respect to your **output**, called `grad_output` $= \partial L / \partial y$, of the
-# shape of $y$. Your backward returns the gradient with respect to your **input**, of the
-# shape of $x$, by the chain rule:
+# Say a loss $L$ depends on $y = f(x)$. Autograd hands your backward `grad_output`
+# $= \partial L / \partial y$, of the shape of $y$. Your backward returns the gradient with respect
+# to your input, of the shape of $x$, by the chain rule:
 #
 # $$\frac{\partial L}{\partial x_j} = \sum_i \frac{\partial L}{\partial y_i}\,
 #   \frac{\partial y_i}{\partial x_j}
 #   \qquad\text{that is}\qquad
 #   \texttt{grad\_input} = \texttt{grad\_output}^\top J .$$
 #
-# Do not build the Jacobian $J$: it has an entry for every pair of an output and an input
-# entry, mostly zeros. Every contract below says so (backward's memory is linear in the
-# sizes), and the checks measure what your backward holds at once. The method, every time:
-# write one entry $\partial y_i / \partial x_j$ with its indices, see which entries are zero,
-# and do the sum over $i$ on paper. What is left is a formula in tensors, and its shapes check
-# it.
+# Do not build the Jacobian $J$: it has an entry for every pair of an output and an input entry,
+# mostly zeros (rule 3 of the contract keeps backward's memory linear in the sizes). The method,
+# every time: write one entry $\partial y_i / \partial x_j$ with its indices, see which entries are
+# zero, and do the sum over $i$ on paper. What is left is a formula in tensors, and its shapes
+# check it.
 
 # %% [markdown]
 # ## Worked example: `Norm`
 #
 # $y = \lVert x \rVert = \sqrt{\sum_j x_j^2}$, the Euclidean length of each row: $x$ has shape
-# $(*, n)$ and $y$ has shape $(*)$, one number per row. Take one row.
+# $(*, n)$ and $y$ has shape $(*)$. Take one row.
 #
 # 1. **One entry.** $\dfrac{\partial y}{\partial x_j} = \dfrac{1}{2\sqrt{\sum_k x_k^2}}\cdot 2x_j
-#    = \dfrac{x_j}{y}$. No entry is zero by its indices (it is zero only where $x_j$ itself
-#    is): the Jacobian of a row is a full $1 \times n$ row, not a diagonal. Each output
-#    depends on every input of its row.
+#    = \dfrac{x_j}{y}$. No entry is zero by its indices: the Jacobian of a row is a full
+#    $1 \times n$ row, not a diagonal.
 # 2. **The sum over outputs.** A row has one output, so the sum has one term:
 #    $\texttt{grad\_input}_j = \texttt{grad\_output} \cdot x_j / y$.
 # 3. **Shapes.** `grad_output` has the shape of $y$, $(*)$; the result must have the shape of
@@ -120,20 +112,18 @@ class Norm(torch.autograd.Function):
 # %% [markdown]
 # Five things to notice:
 #
-# - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, is a context
-#   object that carries information from forward to backward.
-# - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only:
-#   read inside forward, it is still `()`.
-# - `forward` runs ordinary tensor operations (`square`, `sum`, `sqrt`), on an `x` that
-#   requires grad. Does autograd record them? The cells after the demo below ask you.
+# - `forward` and `backward` are `@staticmethod`s. Their first argument, `ctx`, carries
+#   information from forward to backward.
+# - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only.
+# - `forward` runs ordinary tensor operations on an `x` that requires grad. Does autograd record
+#   them? The cells after the demo ask you.
 # - `backward` returns **one gradient per input of forward**, of that input's shape.
-# - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`:
-#   `apply` is what links the output into the autograd graph.
+# - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`: `apply`
+#   links the output into the autograd graph.
 #
-# A limit of this example: at a row of zeros $y = 0$ and backward divides $0$ by $0$, giving
-# `nan`. The norm has no derivative there; `torch.linalg.vector_norm` returns a gradient of
-# $0$ there, a convention. A Function you ship must decide what it does at such points, and
-# say so.
+# A limit: at a row of zeros $y = 0$, and backward divides $0$ by $0$. The norm has no derivative
+# there; `torch.linalg.vector_norm` returns $0$, a convention. A Function you ship must decide
+# what it does at such points, and say so.
 
 # %%
 x = torch.tensor([[3.0, 4.0], [1.0, -1.0]], requires_grad=True)
@@ -146,15 +136,11 @@ print("y.grad_fn is a", type(y.grad_fn).__name__)
 # %% [markdown]
 # ### Is autograd recording inside `forward`?
 #
-# **Predict, then run.** `NormReports` is `Norm` with a forward that first notes two things
-# on `ctx`: what `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`.
-# Inside `forward`, is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn`
-# (`True` if it does)? Write your two answers first.
-#
-# Its forward ends with `return Norm.forward(ctx, x)`: a plain call of another static method,
-# inside a forward that `apply` is already running, with the same `ctx`. That is not the
-# "never `Norm.forward(...)`" above: that rule is about calling a Function from outside, where
-# only `apply` links the output into the graph. Here `NormReports.apply` does the linking.
+# **Predict, then run.** `NormReports` is `Norm` with a forward that first notes on `ctx` what
+# `torch.is_grad_enabled()` returns there, and the `grad_fn` of `x.square()`. Inside `forward`,
+# is grad mode on (`True` or `False`)? Does `x.square()` get a `grad_fn` (`True` if it does)?
+# (Its forward ends with `return Norm.forward(ctx, x)`, a plain call of another static method
+# with the same `ctx`: `NormReports.apply` does the linking.)
 
 # %%
 ### BEGIN WORKED
@@ -188,13 +174,11 @@ compare_all(predicted_forward, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `False`, `False`. `apply` turns grad mode off while `forward`
-# runs, so `x.square()`, `.sum()` and `.sqrt()` leave no node behind, although `x` requires
-# grad. Then `apply` records **one** node for the whole Function (`y.grad_fn` is a
-# `NormReportsBackward`, not a `SqrtBackward0`), and that node's backward is
-# yours: it is the only gradient autograd will use for `Norm`. Autograd never differentiates
-# what forward computed, so a wrong backward is never corrected, and a forward whose own
-# derivative would be `nan` somewhere does no harm (lesson 01 uses that).
+# `False`, `False`. `apply` turns grad mode off while `forward` runs, and back on after it: the
+# caller's grad mode is left as it was, as rule 6 of the contract asks of your own code. So
+# `x.square()`, `.sum()` and `.sqrt()` leave no node behind, and `apply` records **one** node for
+# the whole Function (`y.grad_fn` is a `NormReportsBackward`), whose backward is yours: autograd
+# never differentiates what forward computed, so a wrong backward is never corrected.
 # </details>
 
 # %% [markdown]
@@ -234,67 +218,37 @@ compare_all(predicted_gradcheck, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# float64 passes; float32 fails, although the backward is exact. float32 rounds a number
-# near 1 to within about $6 \times 10^{-8}$, which is 6% of $\varepsilon = 10^{-6}$: both the
-# step $x \pm \varepsilon$ and the values $f(x \pm \varepsilon)$ carry errors of that size, so
-# the difference quotient is off by several per cent (on 20 random $(3, 5)$ inputs, half the
-# entries by 3.9% to 22%), against `gradcheck`'s tolerance of 0.1% (`rtol=1e-3`, plus
-# `atol=1e-5`): `Norm` fails every time.
-# PyTorch warns you (`passes_gradcheck` hides it): "Input #0 requires gradient and is not a
-# double precision floating point or complex. This check will likely fail...". A failing
-# float32 `gradcheck` tells you nothing about your backward; run it in float64.
+# float64 passes; float32 fails, although the backward is exact. float32 rounds a number near 1 to
+# within about $6 \times 10^{-8}$, 6% of $\varepsilon = 10^{-6}$: the difference quotient is off
+# by several per cent, against `gradcheck`'s tolerance of 0.1%. PyTorch warns you
+# (`passes_gradcheck` hides it). A failing float32 `gradcheck` tells you nothing about your
+# backward; run it in float64.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `Square`
 #
-# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise: the value and the
-# gradient autograd gives `x ** 2`, for every float32 or float64 tensor `x`. The contract spells
-# out "every", and the self-check and the hidden tests check each bullet:
+# Write `Square`, with `Square.apply(x)` returning `x ** 2` element-wise.
 #
-# - `x` of any shape and size, a 0-d tensor and an empty one included, in float64 or float32,
-#   any finite value (the extremes in the note below included): the value and the gradient
-#   autograd gives `x ** 2`, never through a dtype narrower than `x`'s;
-# - backward's memory is linear in the size of `x`: at most a few tensors of `x`'s size alive at
-#   once, never the Jacobian as a matrix;
-# - `x` in any layout torch's own ops accept: transposed, a column slice of a wider tensor, or
-#   expanded (strides other than its shape's): the same value and gradient;
-# - forward keeps what backward needs with `ctx.save_for_backward`, and backward takes it from
-#   `ctx.saved_tensors`: nothing kept as a `ctx` attribute, on the class or in a global;
-# - `grad_output` may come as a non-contiguous view: the gradient must not depend on its
-#   strides;
-# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
-#   may read it after your backward.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
 #
-# <details><summary>The extremes "any finite value" includes (open if the self-check names
-# one)</summary>
+# - the value and the gradient autograd gives `x ** 2`, for every finite `x`, `x = 0` included.
 #
-# `x = 0`; `x` whose square overflows to inf, or underflows to 0 or to a subnormal number
-# (`1e160`, `1e-170`, `3e-160` in float64); tiny `x` down to the smallest subnormal (`5e-324` in
-# float64, `1e-45` in float32), where the checks send `grad_output = 2.0`, a power of two, so
-# that the gradient is exact in any order of its product and is compared relatively (with
-# another `grad_output` the product rounds there, each order differently, and any order is
-# right: one rounding of the product is allowed); and `x` so large that the gradient itself
-# overflows: infinite wherever autograd's is, except where only an
-# intermediate step of autograd's overflows and the exact gradient is finite (a `grad_output`
-# below 1 in size), where inf and the finite value are both accepted. Two backwards can agree on
-# every ordinary `x` and differ at these extremes; step 3 below asks which one you wrote.
-# </details>
-#
-# *Layouts*, for the bullets on layouts and strides: a tensor's strides say how many elements
-# apart in memory its neighbours along each dimension are. `a.t()`, a column slice `a[:, :4]` of
-# a wider `a`, and `r.expand(3, 4)` of a row `r` of shape `(1, 4)` (the row repeated, stride 0)
-# are views with the shape you expect and strides a fresh tensor of that shape would not have.
-# Element-wise operations, `@` and `.sum` take any strides; not every tensor method does.
+# Two rules of the contract show here. Rule 1: "every `x`" is every shape (0-d, empty, dimensions
+# of size 1), every layout (a transposed `x`, a slice of a wider tensor), float32 and float64;
+# element-wise operations take them all, `.view` and `.squeeze` do not. Rule 4: a tensor backward
+# needs goes through `ctx.save_for_backward`, never on the class or in a global, which every call
+# shares.
 #
 # Answer on paper first, with the method of the worked example:
 #
 # 1. Write $\partial y_i / \partial x_j$. Which entries of the Jacobian are non-zero? How does
 #    that differ from `Norm`'s?
-# 2. Backward receives `grad_output` $= \partial L / \partial y$. Do the sum over $i$ of the
-#    chain rule. Where does `grad_output` appear, and what shape has the result?
-# 3. What must forward save so that backward can compute that? Forward has two tensors at
-#    hand, the input $x$ and the output $y$: would either do?
+# 2. Do the sum over $i$ of the chain rule. Where does `grad_output` appear, and what shape has
+#    the result?
+# 3. What must forward save for that? Forward has the input $x$ and the output $y$ at hand: would
+#    either do?
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -304,11 +258,9 @@ compare_all(predicted_gradcheck, {
 #
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
-# Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$,
-# which term of the sum over $i$ is left, and which entry of `grad_output` does it still
-# hold? A backward that returns the derivative alone, without that entry: for which
-# `grad_output` would it still be right? And what is left to find: a derivative of how many
-# variables?
+# Is this Jacobian a diagonal, a full row as `Norm`'s was, or something else? For one $j$, which
+# term of the sum is left, and which entry of `grad_output` does it hold? A backward that returns
+# the derivative alone: for which `grad_output` would it still be right?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (a number to hit)</summary>
@@ -345,12 +297,10 @@ from autograder import grade; grade("Square", Square)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of
-# $x$'s shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output` (the
-# same number, since doubling is exact; another order, such as `(x * grad_output) * 2`, can
-# round differently at subnormal `x`, and the checks accept it). It needs $x$, which costs no new memory while the caller keeps $x$ anyway (a
-# model's input, a weight); for an intermediate the caller would free, saving it is what keeps
-# it alive until backward.
+# $\texttt{grad\_input}_j = 2\, x_j\, \texttt{grad\_output}_j$, element by element, of $x$'s
+# shape: `2x * grad_output`, written `grad_output * 2 * x` or `2 * x * grad_output`. It needs
+# $x$, which costs no new memory while the caller keeps $x$ anyway (a model's input, a weight);
+# for an intermediate the caller would free, saving it is what keeps it alive until backward.
 # </details>
 
 # %% [markdown]
@@ -403,15 +353,13 @@ compare_all(predicted_from_output, {
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # The gradient is right for positive $x$ and has the wrong sign for every negative $x$, so
-# `gradcheck` fails: $\sqrt{x^2} = |x|$. Saving the output pays off only when the derivative
-# can be written from it, and here it cannot. Lesson 01 meets functions where it can (the
-# sigmoid, asinh) and weighs the choice in memory.
+# `gradcheck` fails: $\sqrt{x^2} = |x|$. Saving the output pays off only when the derivative can
+# be written from it, and here it cannot. Lesson 01 meets functions where it can.
 # </details>
 #
-# When `gradcheck` fails on your own Function, read what it raises: both Jacobians, the
-# numerical one from finite differences and the analytical one from your backward, with one
-# row per input entry and one column per output entry (the transpose of $J$ above). Here the
-# diagonals differ in sign exactly where $x < 0$.
+# When `gradcheck` fails on your own Function, read what it raises: the numerical Jacobian from
+# finite differences and the analytical one from your backward, one row per input entry (the
+# transpose of $J$ above). Here the diagonals differ in sign exactly where $x < 0$.
 
 # %%
 try:
@@ -422,56 +370,43 @@ except GradcheckError as error:
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# `forward` can take any arguments: tensors, numbers, flags. What carries over from one input
-# to several:
+# `forward` can take any arguments: tensors, numbers, flags. Rule 2 of the contract says what
+# backward returns for them:
 #
-# - **`backward` returns one value per forward input**, in the same order.
-# - **`ctx.needs_input_grad`** is a tuple of booleans, one per forward input, in the same
-#   order: entry `i` says whether input `i` needs a gradient (PyTorch's words). Backward can
-#   skip the work for an input whose entry is `False`.
+# - **one value per forward input**, in the same order, no more;
+# - a gradient for each input that needs one, of that input's shape (or one it broadcasts to:
+#   autograd sums it down), and `None` for every other input: a Python number, a flag, a tensor
+#   that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per forward input: entry
+#   `i` says whether input `i` needs a gradient.
 #
-# `Square`'s tensor went through `ctx.save_for_backward`, and for a reason: a tensor saved that
-# way is guarded. If it is modified in place before backward runs, backward raises an error
-# instead of computing a silently wrong gradient. A tensor on a plain attribute, `ctx.x = x`,
-# is not: lesson 01 changes one in place and shows the wrong gradient it gives without a word
-# (two more costs are in "In practice" at the end of the lesson).
+# Why `save_for_backward` and not `ctx.x = x`: a saved tensor modified in place before backward
+# makes backward raise, instead of computing a silently wrong gradient (lesson 01 shows one).
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
-# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`.
-# The contract, which the self-check and the hidden tests check:
+# Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
+# for tensors `x1` and `x2` of the same shape and Python floats `w1` and `w2`.
 #
-# - `x1` and `x2` finite float32 or float64 tensors of the same shape, 0-d and empty included,
-#   values near the end of the range (`1e308`) too, `w1` and `w2` any Python floats, 0, tiny
-#   ones (`5e-8`) and ones at the ends of the range (`1e-310` beside `1.0`, `1e-200` beside
-#   `1e200`) included: the value and the gradients autograd gives;
-# - `x1` and `x2` in any layout torch's own ops accept, each alone or both: transposed, a column
-#   slice of a wider tensor, or expanded: the same value and gradients;
-# - backward's memory is linear in the sizes: at most a few tensors of `x1`'s size alive at
-#   once, never a Jacobian as a matrix;
-# - backward returns one value for each of the four inputs, no more (autograd would drop an
-#   extra trailing `None` silently; the grader counts what your backward returns);
-# - for float64 inputs, `w1` and `w2` never pass through a narrower tensor (float32, bfloat16
-#   or float16): the value and both gradients keep every digit of them;
-# - each call's backward uses that call's own `w1` and `w2`, even when another call runs
-#   before it, on the same tensors included; a tensor forward keeps for backward, if any, is
-#   one autograd guards against in-place changes;
-# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
-#   may read it after your backward.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
+#
+# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for any Python floats `w1`
+#   and `w2`, 0 and tiny ones included, with every digit of each weight.
+#
+# Rule 2 shows here with Python numbers: backward returns four values, and a float never receives
+# a gradient. So does rule 4: two calls with different weights may both run before either
+# backward does.
 #
 # Answer on paper first:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
-# 2. Backward returns four values. Which inputs get a gradient, and what can go in the other
-#    places?
-# 3. So what must forward keep for backward, and where? Test your choice against the
-#    contract's bullets on the weights.
+# 2. Which inputs get a gradient, and what goes in the other places?
+# 3. So what must forward keep for backward, and where?
 #
-# Skipping the gradient of an input that needs none (`ctx.needs_input_grad`) saves little
-# here, and the self-check accepts a backward that computes both (autograd drops one nobody
-# asked for); in `Outer` it is part of the contract.
+# Skipping a gradient nobody needs saves little here, and the checks accept a backward that
+# computes both; in `Outer` it is part of the contract.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -481,9 +416,8 @@ except GradcheckError as error:
 #
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
-# Both Jacobians are diagonal, as for `Square`. Write the diagonal entry of each: which of the
-# four inputs does it contain, and which does it not? Which entries of `ctx.needs_input_grad`
-# belong to `w1` and `w2`? Can a Python float ever need a gradient, or receive one?
+# Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
+# contain? Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
@@ -521,11 +455,10 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # %% [markdown]
 # ### Why those `None`s? Inputs that are not tensors
 #
-# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float,
-# whose forward saves what you pass as `save` and whose backward returns what you pass as
-# `returns`, and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward
-# that returns `grad_output` for `x` and a 0-d tensor of zeros for `c`, the derivative of
-# nothing, raise? Write `True` (raises) or `False` for each first.
+# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
+# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
+# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
+# `grad_output` for `x` and a 0-d tensor of zeros for `c` raise? Write `True` (raises) or `False`.
 
 # %%
 ### BEGIN WORKED
@@ -577,53 +510,42 @@ compare_all(predicted_shift, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Both raise. `save_for_backward` takes tensors (or `None`), nothing else, and is called once,
-# with every tensor (the optional `SavesTwice` at the end shows what a second call does). A
-# Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
-# cannot even give it one: its place in backward's return takes `None`, nothing else.
+# Both raise. `save_for_backward` takes tensors (or `None`), and is called once, with every tensor.
+# A Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
+# cannot give it one: its place in backward's return takes `None`, nothing else.
 # </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
-# $\partial L / \partial x_{1,j} = w_1 G_j$, and likewise $w_2 G_j$ for $x_2$. No tensor
-# appears, so forward saves none: the two floats go on `ctx` as plain attributes, and a
-# Function that saves no tensor keeps no tensor alive between the passes, only its node with
-# the two floats on it. Backward returns
-# `None` in the places of `w1` and `w2`: for an input that is not a tensor autograd refuses
-# any tensor, a tensor of zeros included (what `shift` showed).
-#
-# Why `ctx`: every call gets its own `ctx`, while the class and the module's globals are
-# shared by every call, and an input tensor by every call made on it, so a second call made
-# before the first one's backward would overwrite what the first one kept there.
+# $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
+# forward saves none: the two floats go on `ctx` as plain attributes, and backward returns `None`
+# in the places of `w1` and `w2`. Why `ctx`: every call gets its own, while the class and the
+# module's globals are shared by every call, so a second call made before the first one's
+# backward would overwrite what the first one kept there.
 # </details>
-
 
 # %% [markdown]
 # ## Worked example: `FirstDifference`, where each input reaches two outputs
 #
 # $y_i = u_i + \alpha\,(v_i - v_{i-1})$ for $u$ and $v$ of shape $(n,)$ and $\alpha$ a Python
-# float, with $v_{-1} = 0$: $u$ plus $\alpha$ times the step from each entry of $v$ to the
-# next. Three inputs, so backward returns three values. The method of `Norm`, with
+# float, with $v_{-1} = 0$. Three inputs, so backward returns three values. With
 # $G$ = `grad_output` of shape $(n,)$:
 #
-# 1. **One entry.** $\partial y_i / \partial u_k = 1$ if $i = k$, else $0$: a diagonal, as
-#    for `Square`. And $\partial y_i / \partial v_k = \alpha$ if $i = k$, $-\alpha$ if
-#    $i = k + 1$, else $0$: $v_k$ is in two outputs, $y_k$ and the next one, $y_{k+1}$ (the
-#    last, $v_{n-1}$, is in $y_{n-1}$ alone). That Jacobian is a band: $\alpha$ on the diagonal,
-#    $-\alpha$ just below it, zeros elsewhere. Neither a diagonal nor full.
+# 1. **One entry.** $\partial y_i / \partial u_k = 1$ if $i = k$, else $0$: a diagonal. And
+#    $\partial y_i / \partial v_k = \alpha$ if $i = k$, $-\alpha$ if $i = k + 1$, else $0$: $v_k$
+#    is in $y_k$ and $y_{k+1}$. That Jacobian is a band, neither a diagonal nor full.
 # 2. **The sum over outputs.** $\partial L / \partial u_k = G_k$, and
 #    $\partial L / \partial v_k = \sum_i G_i\, \partial y_i / \partial v_k
-#    = \alpha\,(G_k - G_{k+1})$, with $G_n = 0$ past the end: two terms of the sum are left.
-#    Forward subtracts the entry before; backward subtracts the entry after.
-# 3. **Shapes.** Both results have shape $(n,)$, the shape of $u$ and of $v$. $G_{k+1}$ is $G$
-#    moved one place up, a zero appended: `torch.cat` of `G[1:]` and one zero, as forward
-#    moved $v$ one place down.
-# 4. **What to save.** No tensor: as in `WeightedSum`, no entry depends on $u$ or $v$.
+#    = \alpha\,(G_k - G_{k+1})$, with $G_n = 0$ past the end. Forward subtracts the entry before;
+#    backward subtracts the entry after.
+# 3. **Shapes.** Both results have shape $(n,)$. $G_{k+1}$ is $G$ moved one place up, a zero
+#    appended: `torch.cat` of `G[1:]` and one zero.
+# 4. **What to save.** No tensor: no entry depends on $u$ or $v$.
 #
-# Backward tests `ctx.needs_input_grad` before each gradient. After backward, the
-# node `y.grad_fn`, which is the `ctx` backward received, still holds it.
+# Backward tests `ctx.needs_input_grad` before each gradient; `y.grad_fn` is the `ctx` it
+# received.
 
 # %%
 class FirstDifference(torch.autograd.Function):
@@ -658,13 +580,10 @@ print("v.grad =", v.grad, " (2 * (G[k] - G[k + 1]), G all ones and G[3] = 0)")
 print("gradcheck:", passes_gradcheck(lambda u, v: FirstDifference.apply(u, v, 2.0), u, v))
 
 # %% [markdown]
-# With $G$ all ones (from `.sum()`) the differences cancel except at the end: the sum
-# $y_0 + y_1 + y_2$ holds $\alpha v_2$ and no other entry of $v$. The Jacobian our backward
-# implies, read off one `grad_output` basis vector at a time, beside autograd's Jacobian of the
-# composed formula (`torch.diff`, with a zero put in front). Each row is one output $y_i$,
-# each column one entry of the input: the diagonal of ones for $u$, the band of $\alpha$ and
-# $-\alpha$ for $v$. Backward built neither: it passed $G$ through, and took from each entry
-# of $G$ the next one.
+# With $G$ all ones the differences cancel except at the end: the sum of the $y_i$ holds
+# $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies, read off one
+# `grad_output` basis vector at a time, beside autograd's Jacobian of the composed formula: the
+# diagonal of ones for $u$, the band for $v$. Backward built neither.
 
 # %%
 jacobian_view(FirstDifference,
@@ -674,30 +593,23 @@ jacobian_view(FirstDifference,
 # %% [markdown]
 # ## ✎ Transfer exercise · `Outer`
 #
-# Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)`
-# returning `torch.outer(u, v)`, the $(m, n)$ table $y_{ij} = u_i v_j$ for `u` of shape
-# $(m,)$ and `v` of shape $(n,)$. The contract, which the self-check and the hidden tests
-# check:
+# Now alone: no worked example for this one. Write `Outer`, with `Outer.apply(u, v)` returning
+# `torch.outer(u, v)`, the $(m, n)$ table $y_{ij} = u_i v_j$ for `u` of shape $(m,)$ and `v` of
+# shape $(n,)$.
 #
-# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$
-#   ($0$ included), each gradient of its input's shape;
-# - backward's memory is linear in the sizes: at most a few tensors of the output's size alive
-#   at once, never a Jacobian as a matrix;
-# - `u` and `v` of any stride, each alone or both: every other element of a longer tensor, or
-#   expanded (stride 0): the same value and gradients;
-# - a gradient for each input only when it is needed, `None` otherwise (can backward tell
-#   which inputs need none?);
-# - forward keeps only `u` and `v`, in the way autograd guards against in-place changes, and
-#   backward takes them from `ctx.saved_tensors`: no copy kept aside, nothing set on the class
-#   (a call counter included);
-# - backward computes the gradients itself, from your sums, without asking autograd;
-# - `grad_output` may come as a non-contiguous view (transposed, or every other column of a
-#   wider tensor): the gradients must not depend on its strides;
-# - backward never writes into `grad_output` (its values, its shape or its strides): autograd
-#   may read it after your backward.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
 #
-# Use the method of `Norm` and `FirstDifference`: one entry with its indices, the sum over the
-# outputs, the shapes. This time the output has two indices.
+# - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
+#   included;
+# - forward saves `u` and `v` themselves and nothing else, no copy;
+# - backward does no work for an input that needs no gradient.
+#
+# Rules 2 and 3 show here. Rule 2: which gradients are wanted was fixed when forward ran, and
+# `ctx.needs_input_grad` holds it (`u.requires_grad` may have changed since). Rule 3: the
+# gradients come from your own sums, not from `torch.autograd.grad`, and no Jacobian is built.
+#
+# Use the method of `Norm` and `FirstDifference`; this time the output has two indices.
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -706,8 +618,7 @@ jacobian_view(FirstDifference,
 #
 # **Check your step 1 live.** Write the entry $\partial y_{ij} / \partial u_k$ as a
 # `lambda i, j, k, u, v: ...` (a number, $0$ where $y_{ij}$ does not depend on $u_k$), then
-# run the cell after it: it compares your 18 entries with autograd's Jacobian of
-# `torch.outer` at `u = [1.0, -2.0, 0.5]`, `v = [3.0, 1.0]`.
+# run the cell after it: it compares your 18 entries with autograd's Jacobian of `torch.outer`.
 
 # %%
 ### BEGIN WORKED
@@ -747,8 +658,7 @@ check_dy_du()
 # %% [markdown]
 # <details><summary><b>Hint 2</b> (the sum: questions)</summary>
 #
-# Differentiate $u_i v_j$ by $u_k$: which factor is left, and for which $i$? In
-# $\sum_{i,j} G_{ij}\, \partial y_{ij}/\partial u_k$, which $i$ survive, and over which index
+# In $\sum_{i,j} G_{ij}\, \partial y_{ij}/\partial u_k$, which $i$ survive, and over which index
 # is there still a sum? Then the same questions for $v_k$: which index of $G$ is summed now?
 # </details>
 #
@@ -792,13 +702,12 @@ from autograder import grade; grade("Outer", Outer)
 # $$\frac{\partial L}{\partial u_k} = \sum_j G_{kj}\, v_j, \qquad
 #   \frac{\partial L}{\partial v_k} = \sum_i G_{ik}\, u_i :$$
 #
-# $v$ multiplies $G$ from the right and $u$ from the left, two matrix-vector products, each
-# of the shape of its input.
+# $v$ multiplies $G$ from the right and $u$ from the left, two matrix-vector products, each of
+# the shape of its input.
 # </details>
 #
 # Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
-# pattern with `FirstDifference`'s band above. (The view checks the gradients of these two
-# small vectors only; the self-check above is the verdict.)
+# pattern with `FirstDifference`'s band (the self-check above is the verdict).
 
 # %%
 jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64),
@@ -809,20 +718,14 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | a backward that leaves out `grad_output` | right only when `grad_output` is all ones (after `.sum()`), wrong in any larger graph | the chain rule: weight each output's derivative by its entry of `grad_output` |
-# | a Jacobian built as a matrix (`torch.diag`, `torch.autograd.functional.jacobian`) | memory quadratic in the size, which the self-check measures, and shape errors beyond 1-D | the vector-Jacobian product, element-wise or as a sum |
-# | saving the output `y = x ** 2` for `Square` | the sign of `x` is lost: wrong gradients for negative `x` | save `x` |
-# | `2 * y / x` for `Square`, from the saved output and `x` | `nan` at `x = 0`, where the gradient is 0, `inf` where `x ** 2` overflows (`x = 1e160` in float64), where `2x` is finite, and `0` or a few digits off where `x ** 2` underflows (`x = 1e-170`, or a subnormal square such as `x = 3e-160`), where `2x` is not small enough to vanish | `2 * x`: nothing to divide by, nothing squared |
-# | `ctx.x = x` for a tensor | in-place changes go unnoticed, saved-tensor hooks miss it; for an output, a reference cycle | `ctx.save_for_backward(x)` |
-# | `Square.x = x` or a global, instead of `ctx` | shared by every call: a second call before backward overwrites it, and the first call's gradient is wrong | keep it on `ctx`, one per call |
-# | a copy of `x` in a global keyed by `id(ctx)`, read by backward | no call overwrites it, but neither the in-place guard nor saved-tensor hooks see it, and it outlives the graph unless backward removes it | read `x` from `ctx.saved_tensors`, keep no other copy |
-# | too few gradients, e.g. 2 for `WeightedSum` | `RuntimeError: returned an incorrect number of gradients` | one value per input |
-# | a gradient for a float input | `RuntimeError: ... not a Variable` | return `None` for it |
-# | testing `ctx.needs_input_grad[1]` for the first input | `None` for that input whenever the other one needs no gradient | entry $i$ belongs to input $i$ |
-# | `gradcheck` on float32 | spurious failures | `dtype=torch.float64` |
-# | `grad_u` of shape $(1, m)$ for `u` of shape $(m,)$ | the engine sums it to $(m,)$ without a word; `Outer`'s self-check names it | a gradient of its input's shape |
-# | `torch.autograd.grad` inside backward | autograd derives the gradient, not you: `Outer`'s self-check refuses it | the gradient from your own sums |
-# | `grad_output.view(-1)` in backward, or `x.view(-1)` in forward | `RuntimeError: view size is not compatible with input tensor's size and stride` when `grad_output` or `x` comes transposed, as the self-checks send them | `.reshape(-1)`, or operations that take any strides (`*`, `@`, `.sum`) |
+# | a backward that leaves out `grad_output` | right only after `.sum()` | weight each derivative by its entry of `grad_output` |
+# | a Jacobian built as a matrix (`torch.diag`) | memory quadratic in the size (rule 3) | the vector-Jacobian product |
+# | saving `y = x ** 2` for `Square` | the sign of `x` is lost | save `x` |
+# | `ctx.x = x`, `Square.x = x` or a global | in-place changes go unnoticed; a second call overwrites it (rule 4) | `ctx.save_for_backward(x)` |
+# | a gradient for a float, or too few values | `RuntimeError` (rule 2) | one value per input, `None` for a float |
+# | `grad_output *= ...` in backward | another branch reads the changed `grad_output` (rule 5) | a new tensor: `grad_output * ...` |
+# | `.view(-1)` or `.squeeze()` | fails on a transposed input or a dimension of size 1 (rule 1) | `.reshape`, element-wise operations |
+# | `gradcheck` on float32 | spurious failures | float64 |
 
 # %% [markdown]
 # ## Summary
@@ -1033,12 +936,12 @@ compare_all(predicted_gradient_shapes, actual)
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Only the second raises. The engine's rule: if the input's shape **broadcasts** to the
-# gradient's shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$
-# becomes $(3,)$ with every entry $2$. Any other shape is an error: $(2, 3)$ does not
-# broadcast to $(1, 3)$. Return gradients of the input's shape anyway: it is clearer,
-# lesson 09 shows where relying on the engine breaks, and `Outer`'s self-check rejects a
-# gradient of another shape, naming it, even where the engine would sum it.
+# Only the second raises. The engine's rule: if the input's shape **broadcasts** to the gradient's
+# shape, autograd sums the gradient down to the input's shape for you, so $(2, 3)$ becomes $(3,)$
+# with every entry $2$. Any other shape is an error: $(2, 3)$ does not broadcast to $(1, 3)$.
+# Rule 2 of the [Function contract](function_contract.md) accepts such a gradient, and the checks
+# do too (lesson 03 relies on it; lesson 09 shows the sum). The input's own shape is still the
+# clearer habit: the reader sees the sum.
 # </details>
 
 # %% [markdown]

@@ -144,57 +144,6 @@ def check_tiny_weights(function, device) -> None:
     covers("tiny weights")
 
 
-# per dtype, weights at both ends of its range, in both orders (a ratio w2 / w1 or w1 / w2
-# overflows to inf, or underflows to 0, at one of them): far apart, and subnormal beside 1
-# first an ordinary pair, graded to the dtype's precision: an answer wrong there already (its
-# arithmetic narrower than its inputs) is left to the precision checks, which name it
-EXTREME_WEIGHTS = {torch.float64: [(0.3711, -1.7), (1e-200, 1e200), (1e200, -1e-200),
-                                   (1e-310, 1.0), (-1.0, 1e-310)],
-                   torch.float32: [(0.3711, -1.7), (1e-30, 1e30), (1e30, -1e-30), (1e-40, 1.0),
-                                   (-1.0, 1e-40)]}
-ORDINARY_RTOL = {torch.float64: 1e-12, torch.float32: 1e-5}
-
-
-def check_extreme_weights(function, device) -> None:
-    """Weights at the ends of each dtype's range, any Python floats: their gradients
-    w * grad_output, compared relatively with what autograd gives (a subnormal weight's
-    gradient is tiny, and a ratio of the weights reused for the other gradient is inf or 0
-    there), in float64 and float32."""
-    for dtype, pairs in EXTREME_WEIGHTS.items():
-        for ordinary, (w1, w2) in zip((True, False, False, False, False), pairs):
-            values = _weighted_values((2, 3), device, w1, w2, seed=15, dtype=dtype)
-            inputs = make_inputs(values)
-            forward = run_forward(function, WEIGHTED_SUM, inputs)
-            grad_output = sample((2, 3), device, seed=16, dtype=dtype)
-            grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
-            x1, x2 = values["x1"], values["x2"]
-            # (what, the result, autograd's, the size of its terms: a sum's error is relative
-            # to its terms, a product's to itself)
-            results = [("grad_x1", grads[0], grad_output * w1, (grad_output * w1).abs()),
-                       ("grad_x2", grads[1], grad_output * w2, (grad_output * w2).abs()),
-                       ("WeightedSum's output", forward.output, w1 * x1 + w2 * x2,
-                        (w1 * x1).abs() + (w2 * x2).abs())]
-            for what, got, truth, size in results:
-                if not (isinstance(got, torch.Tensor) and got.shape == truth.shape
-                        and got.dtype == dtype):
-                    continue  # named by the checks above
-                rtol = ORDINARY_RTOL[dtype] if ordinary else 1e-3
-                bad = (~((got.detach() - truth).abs() <= rtol * size)).flatten().nonzero()
-                if len(bad) == 0:
-                    continue
-                if ordinary:
-                    return  # wrong at ordinary weights: named by the checks after this one
-                at = bad[0].item()
-                raise GradingError(
-                    f"{what} is wrong with w1={w1}, w2={w2} ({dtype}): "
-                    f"{got.detach().flatten()[at].item():.4g} where autograd gives "
-                    f"{truth.flatten()[at].item():.4g}; w1 and w2 are any Python floats, far "
-                    "apart and tiny ones too: does your code reuse one weight's result for the "
-                    "other, through a ratio of the weights that overflows or underflows here?",
-                    mistake="WeightedSum/weight-ratio")
-    covers("weights at the ends of the range")
-
-
 def check_weights_kept_as_floats(forward, values: dict) -> None:
     """A 0-d tensor on ctx that forward made (it requires no grad, so it is no input) holding
     w1's or w2's value: a weight made into a tensor, ctx.w1 = torch.tensor(w1). Named before
@@ -266,41 +215,6 @@ def check_one_ctx_per_call_weights(function, device) -> None:
             "first call's gradients are the second call's weights times grad_output; keep what "
             "backward needs on ctx, which is one per call, not where calls share it (the class, "
             "a global)", error.details, mistake=error.mistake) from error
-
-
-# per dtype, inputs near the end of its range: w1 * x1 + w2 * x2 is finite (equal weights of
-# 0.5, and a tiny weight beside a large x), x1 + x2 is not: a sum formed before the weights
-# (w1 * (x1 + x2) when w1 == w2) overflows there
-LARGE_INPUTS = {torch.float64: (1e308, 1e-10), torch.float32: (3e38, 1e-5)}
-
-
-def check_large_inputs(function, device) -> None:
-    """x1 and x2 finite but so large that x1 + x2 overflows, with w1 = w2 = 0.5 and with equal
-    tiny weights: the output w1 * x1 + w2 * x2 is finite, compared relatively, in both dtypes."""
-    for dtype, (large, tiny) in LARGE_INPUTS.items():
-        for weight in (0.5, tiny):
-            x1 = torch.tensor([large, -large, large, 2.0], dtype=dtype, device=device)
-            x2 = torch.tensor([large, -large, -large, 3.0], dtype=dtype, device=device)
-            values = {"x1": x1, "x2": x2, "w1": weight, "w2": weight}
-            output = run_forward(function, WEIGHTED_SUM, make_inputs(values)).output
-            truth = weight * x1.double() + weight * x2.double()
-            if not (isinstance(output, torch.Tensor) and output.shape == x1.shape):
-                continue  # named by the checks above
-            got = output.detach().double()
-            # a sum's error is relative to its terms
-            size = weight * x1.double().abs() + weight * x2.double().abs()
-            bad = (~((got - truth).abs() <= 1e-5 * size)).nonzero().flatten()
-            if len(bad) == 0:
-                continue
-            at = bad[0].item()
-            raise GradingError(
-                f"WeightedSum's output is {got[at].item():.4g} at x1 = {x1[at].item():g}, "
-                f"x2 = {x2[at].item():g} with w1 = w2 = {weight:g} ({dtype}), where autograd "
-                f"gives {truth[at].item():.4g}: w1 * x1 + w2 * x2 is finite there, x1 + x2 "
-                "overflows; does your forward add x1 and x2 before weighting them (w1 * (x1 + "
-                "x2) when the weights are equal)? Any finite x1 and x2 are in the contract",
-                mistake="WeightedSum/overflows-at-large-inputs")
-    covers("x1 and x2 near the end of the range")
 
 
 def check_gradient_count(function, device) -> None:

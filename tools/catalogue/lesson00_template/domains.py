@@ -2,7 +2,7 @@
 weights rounded through a float32 tensor (right to float32's precision) or kept on ctx as
 tensors, and backwards that need a contiguous grad_output."""
 
-from .. import Mistake
+from .. import Mistake, Unusual
 from .answers import READ_UV, READ_X, SAVE_X, _outer, _square, _weighted
 
 MISTAKES = [
@@ -41,4 +41,221 @@ MISTAKES = [
                    "        if need_v:\n"
                    "            grad_v = (flat * u.repeat_interleave(len(v))).view(len(u), -1).sum(0)\n"
                    "        return grad_u, grad_v")),
+]
+
+# found by reviewers: dtype slips (a narrower copy saved, narrower arithmetic, above some size
+# too), layouts .view cannot take, and correct answers with a size switch or a wider sum
+
+UNUSUAL = [
+    Unusual("Square", "a contiguous copy of x saved, flattened with view",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        flat = x.contiguous().view(-1)
+        ctx.save_for_backward(flat)
+        return (flat * flat).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        flat, = ctx.saved_tensors
+        return (2 * flat * grad_output.reshape(-1)).view(grad_output.shape)
+"""),
+    Unusual("Square", "in place on a clone of grad_output above 4096 entries",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if x.numel() > 4096:
+            g = grad_output.clone()
+            g.mul_(x).mul_(2)
+            return g
+        return 2 * x * grad_output
+"""),
+    Unusual("WeightedSum", "float32 inputs weighted and summed in float64, cast back once",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return (w1 * x1.double() + w2 * x2.double()).to(x1.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+"""),
+]
+
+MISTAKES += [
+    Mistake("Square", "a float32 copy of x saved, half the bytes",
+            "Square saved x as a float32 copy",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x.float())
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x
+"""),
+    Mistake("Square", "backward's arithmetic in float32",
+            "every value of grad_x is exactly a float32 number",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return 2 * x.float() * grad_output.float()
+"""),
+    Mistake("Square", "float32 arithmetic when x has 10,000 entries or more",
+            "above some size",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if x.numel() >= 10_000:
+            return (grad_output.float() * 2 * x.float()).to(x.dtype)
+        return grad_output * 2 * x
+"""),
+    Mistake("Square", "float16 arithmetic for float32 x of 10,000 entries or more",
+            "at x of shape (256, 512) (float32)",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if x.numel() >= 10_000 and x.dtype == torch.float32:
+            return (grad_output.half() * 2 * x.half()).float()
+        return grad_output * 2 * x
+"""),
+    Mistake("WeightedSum", "weights through a bfloat16 tensor in backward",
+            "rounded to bfloat16",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        w = torch.tensor([ctx.w1, ctx.w2], dtype=torch.bfloat16).to(grad_output.dtype)
+        return grad_output * w[0], grad_output * w[1], None, None
+"""),
+    Mistake("WeightedSum", "float32 arithmetic in backward, tiny weights graded after it",
+            "every value of grad_x1 is exactly a float32 number",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        g = grad_output.float()
+        return g * ctx.w1, g * ctx.w2, None, None
+"""),
+    Mistake("Outer", "float64 copies of u and v saved",
+            "Outer saved u as a float64 copy",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        u64, v64 = u.double(), v.double()
+        ctx.save_for_backward(u64, v64)
+        return (u64[:, None] * v64[None, :]).to(u.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        g = grad_output.double()
+        return (g @ v if ctx.needs_input_grad[0] else None,
+                u @ g if ctx.needs_input_grad[1] else None)
+"""),
+    Mistake("Outer", "grad_v rounded through float32 when m > 64",
+            "above some size",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        return torch.outer(u, v)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        need_u, need_v = ctx.needs_input_grad[:2]
+        return (grad_output @ v if need_u else None,
+                (u @ grad_output).float().to(u.dtype) if u.numel() > 64 and need_v else u @ grad_output if need_v else None)
+"""),
+    Mistake("Square", "x flattened with .view(-1) in forward",
+            "view size is not compatible",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        flat = x.view(-1)
+        return (flat * flat).view(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * 2 * x
+"""),
+    Mistake("WeightedSum", "x1 and x2 flattened with .view(-1) in forward",
+            "view size is not compatible",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return (w1 * x1.view(-1) + w2 * x2.view(-1)).view(x1.shape)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+"""),
+    Mistake("Outer", "u spread down the rows with as_strided, stride 1",
+            "with column slice inputs",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        return torch.as_strided(u, (len(u), len(v)), (1, 0)) * v
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        need_u, need_v = ctx.needs_input_grad
+        return (grad_output @ v if need_u else None,
+                u @ grad_output if need_v else None)
+"""),
 ]

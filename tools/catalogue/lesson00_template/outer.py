@@ -141,12 +141,6 @@ MISTAKES = [
                                          "                u @ grad_output if need_v else None)",
                                          "        _saved['uv'] = (u, v)\n"
                                          "        return torch.outer(u, v)")),
-    # the engine sums a (1, m) gradient down to u's (m,): values right, the shape not u's
-    Mistake("Outer", "grad_u as a (1, m) row, which the engine sums to (m,)",
-            "Outer.backward returned grad_u of shape (1, 4) for u of shape (4,)", _outer(
-        READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
-        "        return ((grad_output @ v)[None] if need_u else None,\n"
-        "                u @ grad_output if need_v else None)")),
     # right for m, n >= 1; at m = 0 there is nothing to stack (a review's answer): "for any m
     # and n" includes the empty table
     Mistake("Outer", "rows built in a Python loop and joined by torch.stack",
@@ -184,4 +178,41 @@ MISTAKES = [
             _outer(READ_UV + "        grad_v = u @ grad_output if ctx.needs_input_grad[1] "
                    "else None\n        grad_u = grad_output.mul_(v).sum(1) if "
                    "ctx.needs_input_grad[0] else None\n        return grad_u, grad_v")),
+]
+
+# found by reviewers: saved views, and None saved for an input no gradient reads
+
+UNUSUAL += [
+    Unusual("Outer", "saves the views u[:, None] and v[None, :]",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        col, row = u[:, None], v[None, :]
+        ctx.save_for_backward(col, row)
+        return col * row
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        col, row = ctx.saved_tensors
+        grad_u = (grad_output * row).sum(1) if ctx.needs_input_grad[0] else None
+        grad_v = (grad_output * col).sum(0) if ctx.needs_input_grad[1] else None
+        return grad_u, grad_v
+"""),
+    Unusual("Outer", "None saved for an input no gradient reads, einsum throughout",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        need_u, need_v = ctx.needs_input_grad
+        ctx.save_for_backward(v if need_u else None, u if need_v else None)
+        return torch.einsum('i,j->ij', u, v)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        v, u = ctx.saved_tensors
+        need_u, need_v = ctx.needs_input_grad
+        return (torch.einsum('ij,j->i', grad_output, v) if need_u else None,
+                torch.einsum('ij,i->j', grad_output, u) if need_v else None)
+"""),
 ]

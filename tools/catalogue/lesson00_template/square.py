@@ -115,3 +115,51 @@ MISTAKES = [
             "Square's backward modified grad_output in place",
             _square(SAVE_X, READ_X + "        grad_output *= 2 * x\n        return grad_output")),
 ]
+
+# found by reviewers: more correct forms
+
+UNUSUAL += [
+    Unusual("Square", "x.detach() saved, grads not materialised, in place on a fresh tensor",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(x.detach())
+        return torch.mul(x, x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if grad_output is None:
+            return None
+        x, = ctx.saved_tensors
+        return grad_output.mul(x).mul_(2)
+"""),
+    Unusual("Square", "x.mul(x), the gradient by addcmul into zeros",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.mul(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return torch.addcmul(torch.zeros_like(x), x, grad_output, value=2.0)
+"""),
+    Unusual("Square", "a copy of the output saved beside x",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x ** 2
+        ctx.save_for_backward(x, y.clone())
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, _ = ctx.saved_tensors
+        return 2 * x * grad_output
+"""),
+]

@@ -147,3 +147,126 @@ class WeightedSum(torch.autograd.Function):
         return grad_output * w1, grad_output * w2, None, None
 """),
 ]
+
+# found by reviewers: more correct forms (weights as tensors of a dtype that keeps them), a
+# tiny weight taken for 0, a fifth value returned by backward
+
+UNUSUAL += [
+    Unusual("WeightedSum", "x1 itself returned when w1 = 1 and w2 = 0",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        if w1 == 1 and w2 == 0:
+            return x1
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+"""),
+    Unusual("WeightedSum", "torch.add with alpha=, a generator over needs_input_grad",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.weights = (w1, w2)
+        return torch.add(x1 * w1, x2, alpha=w2)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grads = tuple(grad_output * w if need else None
+                      for w, need in zip(ctx.weights, ctx.needs_input_grad))
+        return grads + (None, None)
+"""),
+    Unusual("WeightedSum", "weights as a float64 tensor saved, read back with tolist()",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.save_for_backward(torch.tensor([w1, w2], dtype=torch.float64))
+        return torch.add(x1 * w1, x2, alpha=w2)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        w, = ctx.saved_tensors
+        w1, w2 = w.tolist()
+        return grad_output.mul(w1), grad_output.mul(w2), None, None
+"""),
+    Unusual("WeightedSum", "the term whose weight is 0 skipped in forward",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        if not w1:
+            return w2 * x2
+        if not w2:
+            return w1 * x1
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+"""),
+    Unusual("WeightedSum", "the weights saved as one tensor of x1's dtype",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        w = torch.tensor([w1, w2], dtype=x1.dtype, device=x1.device)
+        ctx.save_for_backward(w)
+        return w[0] * x1 + w[1] * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        w, = ctx.saved_tensors
+        return grad_output * w[0], grad_output * w[1], None, None
+"""),
+    Unusual("WeightedSum", "the weights saved as two 0-d float64 tensors, torch.add's alpha=",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.save_for_backward(torch.tensor(w1, dtype=torch.float64),
+                              torch.tensor(w2, dtype=torch.float64))
+        return torch.add(x1 * w1, x2, alpha=w2)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        w1, w2 = ctx.saved_tensors
+        return grad_output * w1, grad_output * w2, None, None
+"""),
+]
+
+MISTAKES += [
+    Mistake("WeightedSum", "weights below 1e-7 taken for 0",
+            "a tiny weight",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        w1 = 0.0 if abs(w1) < 1e-7 else w1
+        w2 = 0.0 if abs(w2) < 1e-7 else w2
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+"""),
+    Mistake("WeightedSum", "five values for four inputs, a trailing None",
+            "WeightedSum.backward returned 5 values",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * ctx.w1, grad_output * ctx.w2, None, None, None
+"""),
+]
