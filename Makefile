@@ -29,18 +29,9 @@ export COURSE_ROOT
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-$(INSTALLED): requirements.txt pyproject.toml
-	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet --no-compile -r requirements.txt
-	@# setuptools says an editable install of top-level packages may be shadowed by same-named
-	@# folders in the working directory: here those folders are the packages themselves
-	PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
-		$(PYTHON) -m pip install --quiet --no-deps --no-build-isolation --editable .
-	@# bytecode on every core (pip compiles on one); a file only a newer Python compiles (torch ships
-	@# one, in Python 3.12 syntax) is left as pip leaves it, without an error
-	$(PYTHON) -m compileall -qq -j 0 $(VENV)/lib || true
-	touch $@
+$(INSTALLED): requirements.txt pyproject.toml tools/install.sh
+	@bash tools/install.sh $(VENV)
+	@touch $@
 
 install: $(INSTALLED) ## create .venv with the pinned course environment (CPU torch)
 
