@@ -52,7 +52,9 @@ def draw(launch: Launch, ax=None, title: str = ""):
     """A grid: one row per program, one cell per lane, coloured by program; masked lanes grey
     and crossed; each cell labelled with the element it reads."""
     programs, block = launch.lanes.shape
-    ax = ax or plt.subplots(figsize=(min(12, 0.5 * block + 2), 0.5 * programs + 1.2))[1]
+    # constrained: room for the "program p" labels; at least as wide as the title's line
+    ax = ax or plt.subplots(figsize=(min(12, max(6, 0.5 * block + 2)), 0.5 * programs + 1.2),
+                            layout="constrained")[1]
     colours = plt.get_cmap("tab10")
     for p in range(programs):
         for j in range(block):
@@ -70,7 +72,7 @@ def draw(launch: Launch, ax=None, title: str = ""):
     ax.set_xlabel("lanes of the block (grey ×: mask off)")
     missed = unread(launch)
     ax.set_title(title or f"{launch.numel} elements, {programs} programs, "
-                 f"{launch.masked} masked lanes" + (f", {len(missed)} elements never read"
+                 f"{launch.masked} masked lanes" + (f"\n{len(missed)} elements never read"
                                                     if missed else ""))
     return ax
 
@@ -81,7 +83,8 @@ def kernel_grid_view(n: int = 10, block: int = 4, columns: int = 0):
     size = ipywidgets.IntSlider(value=n, min=1, max=40, description="elements")
     width = ipywidgets.Dropdown(options=[2, 4, 8, 16], value=block, description="BLOCK")
     row = ipywidgets.IntSlider(value=columns, min=0, max=12,
-                               description="row length (0: flat)")
+                               description="row length (0: flat)",
+                               style={"description_width": "initial"})
 
     def show(_=None):
         if row.value:

@@ -1,6 +1,7 @@
 """The programs-and-blocks view of lesson 13."""
 
 import matplotlib
+import pytest
 
 from widgets.kernel_grid import draw, flat_launch, kernel_grid_view, row_launch, unread
 
@@ -36,3 +37,18 @@ def test_draw_and_view_run():
     ax = draw(flat_launch(5, 4))
     assert "3 masked lanes" in ax.get_title()
     assert kernel_grid_view(7, 4, 0) is not None
+
+
+@pytest.mark.parametrize("launch", [flat_launch(10, 2), row_launch(12, 3, 2)])
+def test_every_label_is_inside_the_figure(launch):
+    """Are the programs' names, the title and the axis label drawn whole, even for a narrow
+    block (a block of 2 is the narrowest) and the longest title (elements never read)?"""
+    ax = draw(launch)
+    figure = ax.figure
+    figure.canvas.draw()
+    width, height = figure.canvas.get_width_height()
+    renderer = figure.canvas.get_renderer()
+    for text in [*ax.get_yticklabels(), ax.title, ax.xaxis.label]:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.x1 <= width and box.y0 >= 0 and box.y1 <= height, (
+            f"{text.get_text()!r} is drawn at {box}, outside the {width}x{height} figure")
