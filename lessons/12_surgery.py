@@ -9,33 +9,18 @@
 # %% [markdown]
 # # Lesson 12 · Gradient surgery and debugging
 #
-# Some custom Functions exist to return a gradient that is **not** the derivative of their
-# forward. Two are common in public code: **gradient reversal** (identity forward, and a
-# backward that lets plain gradient descent play a min-max game: the heart of
-# domain-adversarial training), and
-# **clipping inside backward** (each sample's gradient bounded at one point of the graph, before
-# the samples are summed, which `torch.nn.utils.clip_grad_norm_` cannot do).
+# **About 180 minutes** for the main path: about 60 to read and run it, and about 120 for the
+# four exercises and the debugging tasks. The optional sections after the Summary take about 45
+# more.
 #
-# A wrong gradient does not say where it came from. The second half of the lesson is about
-# finding it: tensor hooks, module backward hooks, anomaly mode, and bugs gradcheck does not
-# report. You debug a broken `SoftThreshold` and derive and write a correct one; the two errors
-# everybody meets, and three more failures to find on your own, wait in the optional sections.
-#
-# By the end of this lesson you can:
-# 1. derive and write a gradient reversal layer, and say why it makes a min-max game
-#    trainable with plain gradient descent;
-# 2. clip per-sample gradients inside backward, and say what that does that clipping the
-#    parameters' gradient cannot;
-# 3. watch gradients with `register_hook` and `register_full_backward_hook`, and remove them;
-# 4. locate a NaN with `torch.autograd.detect_anomaly` and hooks (and, in an optional
-#    section, fix the code behind the two classic errors);
-# 5. say which bugs gradcheck reports and which it does not, and what catches the others;
-# 6. derive and write a surgery nobody showed you: DP-SGD's per-sample clipping inside a linear layer's
-#    backward, with no `(N, out, in)` tensor of per-sample gradients.
+# Some custom Functions return a gradient that is **not** their forward's derivative, on
+# purpose: **gradient reversal** (domain-adversarial training) and **clipping inside backward**
+# (each sample's gradient bounded before the samples are summed). And a wrong gradient does not
+# say where it came from: you find two bugs in a broken `SoftThreshold` with gradcheck's report,
+# hooks and anomaly mode, then derive a per-sample clipping nobody showed you.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
-# and a transfer exercise at the end, **✎ 4 `PerSampleClippedLinear`**. The main line ends at
-# the summary; the sections after it are optional and never graded.
+# and the transfer exercise **✎ 4 `PerSampleClippedLinear`**.
 
 # %% nbgrader={"locked": true}
 import inspect
@@ -71,67 +56,48 @@ def first_line(error: BaseException) -> str:
 # %% [markdown]
 # ## Gradient reversal: training against a critic
 #
-# A classifier is trained on labelled data from a **source** domain (photos from one camera,
-# reviews of one product) and must work on a **target** domain where no labels exist. If its
-# features tell the two domains apart, the label head learns decision rules that need not
-# carry over. Domain-adversarial training (Ganin and Lempitsky, 2015) adds a second head, the
-# **domain critic**, that tries to tell source from target using the features, and asks the
-# feature extractor to make that impossible:
+# A classifier trained on a labelled **source** domain must work on an unlabelled **target**
+# domain. Domain-adversarial training (Ganin and Lempitsky, 2015) adds a **domain critic** that
+# tries to tell the domains apart from the features $h = f(x;\theta_f)$, which must make that
+# impossible:
 #
-# $$h = f(x;\theta_f), \qquad
-#   \min_{\theta_f, \theta_y}\; \Big[ L_y(\theta_f, \theta_y)
+# $$\min_{\theta_f, \theta_y}\; \Big[ L_y(\theta_f, \theta_y)
 #   - \alpha\, \min_{\theta_d} L_d(\theta_f, \theta_d) \Big].$$
 #
-# The critic $\theta_d$ **minimises** its loss $L_d$; the features $\theta_f$ **maximise** it
-# (while minimising the label loss $L_y$). A min-max problem, and yet it trains with one
-# ordinary `(L_y + L_d).backward()`: put a layer $R$ between the features and the critic,
-# $L_d = L_d(d(R(h)))$, that is the identity in forward and whose backward sends back
-# something other than its derivative. The critic's own parameters sit **after** $R$ and
-# receive $\partial L_d / \partial \theta_d$ unchanged; everything before $R$ receives what
-# $R$ sends back, and what that must be is yours to derive.
+# The critic **minimises** $L_d$; the features **maximise** it. Yet one ordinary
+# `(L_y + L_d).backward()` trains it: put a layer $R$ between features and critic,
+# $L_d = L_d(d(R(h)))$, the identity in forward, whose backward sends back something other than
+# its derivative. The critic's parameters, after $R$, get their gradient unchanged; everything
+# before $R$ gets what $R$ sends back.
 #
 # **Derive it.** Write $g = \partial L_d / \partial R(h)$ for what arrives at $R$ in backward.
 #
-# 1. Forward is $R(h) = h$. What is its Jacobian $\partial R_o / \partial h_i$, and what would
-#    an honest backward return?
-# 2. A gradient descent step moves $\theta_f$ along $-\,\partial(\text{loss})/\partial
-#    \theta_f$. Which vector must $R$ send back to $h$ so that, to first order, the step
-#    **increases** $L_d$ $\alpha$ times as fast as a plain descent step of $\theta_f$ on $L_d$
-#    would decrease it?
-# 3. $\alpha$ is a Python float. What does backward return for it? What does backward need
-#    from forward, and where do you keep it (lesson 00: tensors one way, numbers another)?
+# 1. What is $R$'s Jacobian $\partial R_o / \partial h_i$, and what would an honest backward
+#    return?
+# 2. A descent step moves $\theta_f$ along $-\partial(\text{loss})/\partial\theta_f$. Which
+#    vector must $R$ send back so that, to first order, the step **increases** $L_d$ $\alpha$
+#    times as fast as a plain descent step on $L_d$ would decrease it?
+# 3. What does backward return for the Python float $\alpha$, and what does it need from forward?
+#
+# <details><summary><b>Hint</b></summary>
+#
+# Descent on which function of $L_d$ is ascent on $L_d$, at $\alpha$ times the rate? Try your
+# vector $v$ at $\alpha = 0.5$, $g = (1, -2)$: does a step $h \leftarrow h - \eta\, v$ raise
+# $L_d$ (by about $-\eta\, g \cdot v$), and by how many times what $h \leftarrow h - \eta\, g$
+# lowers it?
+# </details>
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b>: the honest answer</summary>
-#
-# $R_o(h) = h_o$, so $\partial R_o / \partial h_i = \delta_{oi}$, the identity: an honest
-# backward sends $g$ on unchanged. The layer exists to send something else.
-# </details>
-#
-# <details><summary><b>Hint 2</b>: what the features should descend on</summary>
-#
-# The features take a step along $-\partial/\partial h$ of whatever reaches them. Which
-# function of $L_d$ has a descent step that is an ascent step on $L_d$, at $\alpha$ times the
-# rate? Differentiate it with respect to $h$ and write the result in terms of $g$.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: check yours on numbers</summary>
-#
-# Take $\alpha = 0.5$ and $g = (1, -2)$ arriving at $R$. Which vector $v$ does your backward
-# send to $h$? A small step $h \leftarrow h - \eta\, v$ changes $L_d$ by about $g \cdot
-# (-\eta\, v)$: is that change positive, and how many times the decrease that a plain step
-# $h \leftarrow h - \eta\, g$ makes? And with $\alpha = 0$, what should the features hear?
-# </details>
-#
 # ## ✎ Exercise 1 · `GradientReversal`
 #
-# Write `GradientReversal`, with `GradientReversal.apply(x, alpha)`. The contract, which the
-# self-check and the hidden tests check:
+# Write `GradientReversal`, with `GradientReversal.apply(x, alpha)`.
 #
-# - forward returns `x` unchanged in value (a view or a copy, never writing into `x`);
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - forward returns `x`'s values (a view or a copy) and saves no tensor;
 # - backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 and
-#   negative included), and `None` for `alpha`;
-# - forward saves no tensor.
+#   negative included).
 
 # %% nbgrader={"grade_id": "answer_GradientReversal", "solution": true}
 class GradientReversal(torch.autograd.Function):
@@ -151,7 +117,7 @@ class GradientReversal(torch.autograd.Function):
         ### END SOLUTION
 
 
-# %% nbgrader={"grade_id": "GradientReversal", "grade": true, "points": 2}
+# %% nbgrader={"grade_id": "GradientReversal", "grade": true, "points": 1}
 self_check("GradientReversal", GradientReversal)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("GradientReversal", GradientReversal)
@@ -161,16 +127,15 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
-# L_d)/\partial h = -\alpha\, g$.
-# $\alpha$ is not a tensor, so its gradient is "none"; backward needs only the number
-# $\alpha$ and no tensor at all. Forward returns $h$'s values, without writing into $h$.
+# L_d)/\partial h = -\alpha\, g$. $\alpha$ is a number, not a tensor: backward returns `None`
+# for it and keeps it on `ctx` as a plain attribute; no tensor is saved.
 # </details>
 
 # %% [markdown]
-# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? And
-# the two Jacobians gradcheck compares for `alpha = 0.5`, the numerical and the analytical,
-# are both diagonal: what number will each hold on its diagonal? Write your predictions in the
-# first lines of the next cell, then run it.
+# **Quick question 1.** Your `GradientReversal` is correct. Does `gradcheck` pass it? The two
+# Jacobians gradcheck compares for `alpha = 0.5`, the numerical and the analytical, are both
+# diagonal: what number does each hold on its diagonal? Write your predictions in the first
+# lines of the next cell, then run it.
 
 # %%
 ### BEGIN WORKED
@@ -202,24 +167,18 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
-# gradcheck compares backward with central differences of **forward**, and forward is the
-# identity: the numerical Jacobian is $I$, the analytical one $-0.5\,I$. A Function that
-# changes a gradient on purpose is not its forward's derivative, like lesson 03's
-# straight-through estimators, so gradcheck has nothing to agree with: it fails here, yet at
-# `alpha = -1`, or for a clipping whose rows gradcheck never makes long enough to clip, it
-# passes without proving anything. Such a Function is checked instead against the gradient it
-# is meant to return, which is what the self-check above did.
+# gradcheck compares backward with central differences of **forward**, the identity: the
+# numerical Jacobian is $I$, the analytical one $-0.5\,I$. A Function that changes a gradient on
+# purpose is not its forward's derivative, so gradcheck has nothing to agree with (at
+# `alpha = -1` it passes, proving nothing). It is checked against the gradient it is meant to
+# return, as the self-check did.
 # </details>
 #
 # ## A model where reversal is the point
 #
-# Two half-moons, one per class. The source domain is labelled; the target domain is the same
-# two classes **rotated by 35°**, and its labels are used only to measure accuracy. The model
-# has a feature extractor, a label head (trained on source only) and a domain critic (trained
-# on both domains to tell them apart). We train it twice: once with the critic's gradient
-# stopped before the features (`h.detach()`, which is what reversal with `alpha = 0` does: the
-# critic learns, the features never hear of it, plain source-only training), and once with
-# reversal, `alpha` ramped from 0 to 1 as in the paper.
+# Two half-moons, one per class; the target domain is the source **rotated by 35°**, its labels
+# used only to measure accuracy. We train with the critic's gradient stopped before the features
+# (`h.detach()`), then with your reversal, `alpha` ramped from 0 to 1 as in the paper.
 
 # %%
 def two_moons(n: int, generator: torch.Generator, angle: float = 0.0):
@@ -322,94 +281,56 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
           f"critic accuracy {history[-1][1]:.2f}")
 
 # %% [markdown]
-# Without reversal the critic separates the domains easily: the features carry the rotation,
-# and the label head's rule does not transfer. With reversal the critic is pushed towards
-# chance (0.5, grey line), and here the target accuracy rises, with no target label ever
-# used (by how much varies with the seed of `train`: at seeds 0 to 4 it rises every time, and
-# the critic falls towards chance every time). The runs differ only in what the critic's gradient does to the
-# features: nothing, or push them the other way, through your Function.
+# Without reversal the critic separates the domains easily and the label head's rule does not
+# transfer. With reversal the critic is pushed towards chance (0.5, grey line) and the target
+# accuracy rises, with no target label used.
 #
 # ## Clipping inside backward, per row
 #
-# `torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)` runs **after** backward: it
-# scales **all** parameter gradients by one factor so that their joint norm is at most
-# `max_norm`. By then the samples' gradients have been summed. A Function can act before that
-# sum: put it on a tensor whose rows are samples (predictions, hidden features), with an
-# identity forward and a backward that bounds the L2 norm of each row of `grad_output` by
-# `max_norm`.
+# `torch.nn.utils.clip_grad_norm_` runs **after** backward: it scales **all** parameter
+# gradients by one factor, once the samples' gradients are summed. A Function can act before
+# that sum: on a tensor whose rows are samples, an identity forward and a backward that bounds
+# the L2 norm of each row of `grad_output` by `max_norm`.
 #
 # **Derive it.** Let $g_r$ be row $r$ of `grad_output` (its last dimension), $n_r = \lVert g_r
 # \rVert_2$ and $m$ = `max_norm`.
 #
-# 1. Rows with $n_r \le m$ pass unchanged. For a row with $n_r > m$, what must happen to it
-#    so that it keeps its direction and its norm becomes $m$?
-# 2. Backward handles every row at once, in tensor operations: Python's `if`, `min` and `max`
-#    ask one True or False of a whole tensor, which raises as soon as there are two rows. How
-#    do you treat the rows above $m$ and leave the others as they are, in one computation?
-#    What does yours do to a row of zeros, in float64 and in float32 (where `1e-300` rounds
-#    to 0)?
-# 3. How do you get $n_r$ for all rows at once, for a `grad_output` with any number of
-#    leading dimensions?
-# 4. `max_norm` may be any positive float, `1e300` or `1e-300` as well as 1. Your factor is a
-#    product or quotient of $g_r$, $m$ and $n_r$: which orders of those steps keep every
-#    intermediate inside float64's range (about $10^{\pm 308}$) at both ends, for rows of
-#    norm $5 \cdot 10^{10}$ and $5 \cdot 10^{-150}$?
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b>: one row</summary>
+# 1. A row with $n_r > m$ must keep its direction and get norm $m$: by what factor is it
+#    multiplied? Which factor do the other rows get, a row of zeros included?
+# 2. Python's `if` asks one True or False of a whole tensor. How do you give each row its
+#    factor in one computation, for any number of leading dimensions?
+# 3. `max_norm` may be any positive float. In which order do your factor's steps keep every
+#    intermediate inside the dtype's range (about $10^{\pm 308}$ in float64)?
 #
-# Multiplying $g_r$ by a positive number keeps its direction and multiplies its norm by that
-# number. Which number $c_r$ takes the norm from $n_r$ to $m$?
+# <details><summary><b>Hint 1</b>: one row, then every row</summary>
+#
+# Work out the factor for rows of norm $m/2$ and $5m$: which must be 1? Which torch operations
+# choose between two values entry by entry? With $m / 0 = +\infty$ and $0 / 0 =$ `nan`, what
+# does your choice give a row of zeros?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: every row, no branch</summary>
+# <details><summary><b>Hint 2</b>: the ends of the range</summary>
 #
-# Work out $c_r$ for a row of norm $m/2$ and for one of norm $5m$. Which of the two rows must
-# keep factor 1, and is its $c_r$ above or below 1? Which torch operations choose between two
-# values entry by entry, with no `if` (more than one works)? Then a row of zeros: IEEE floating
-# point gives $m / 0 = +\infty$ (no error), but $0 / 0$ is `nan`, and a Python float is
-# rounded to the tensor's dtype: `1e-300 / torch.zeros(1)` is `nan` in float32. What does your
-# choice give that row, and which steps does it need for it?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: shapes, and why a new tensor</summary>
-#
-# $n_r$ is a reduction over the last dimension. Keep that dimension as size 1 and the norms
-# broadcast against `grad_output` for any number of leading dimensions; a 1-D `grad_output` is
-# a single row. Returning `grad_output` unchanged is fine (when no row is over `max_norm`), and
-# so is a new tensor; writing into it is not.
-# </details>
-#
-# <details><summary><b>Hint 4</b>: numbers to hit</summary>
-#
-# With $m = 1$, row norms $5$, $0.5$ and $0$ get factors $0.2$, $1$ and $1$: rows $(3, 4)$,
-# $(0.3, 0.4)$ and $(0, 0)$ come back as $(0.6, 0.8)$, $(0.3, 0.4)$ and $(0, 0)$. With
-# $m = 2$ the same rows get factors $0.4$, $1$ and $1$: $(1.2, 1.6)$, $(0.3, 0.4)$, $(0, 0)$.
+# Evaluate each intermediate of your order at $m = 10^{250}$ for a row
+# $(6 \cdot 10^{100}, 8 \cdot 10^{100})$, and at $m = 10^{-250}$ for that row and for
+# $(6 \cdot 10^{-100}, 8 \cdot 10^{-100})$. Which leaves $10^{\pm 308}$?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `ClipGradientNorm`
 #
-# Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)`. The contract, which the
-# self-check and the hidden tests check:
+# Write `ClipGradientNorm`, with `ClipGradientNorm.apply(x, max_norm)`, for `x` of at least one
+# dimension.
 #
-# - forward returns `x` unchanged in value (`x` has at least one dimension);
-# - backward returns `grad_output` with every row (last dimension) whose L2 norm is above
-#   `max_norm` brought to norm `max_norm`, its direction kept, with no eps added to the norm;
-#   every other row, a row of zeros included, unchanged, and nothing `nan`; for `max_norm` any
-#   positive float and float64, float32 or float16 rows, in the range below; `None` for
-#   `max_norm`;
-# - backward never writes into `grad_output`, and forward saves no tensor.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The exact range the tests use</summary>
-#
-# `max_norm` any positive float, `1e300` and `1e-300` included (in float32 they round to `inf`
-# and to 0; a row of zeros still comes back as zeros). Rows whose squared norm (the sum of
-# their squares) is a normal number (from `torch.finfo(dtype).tiny` to `.max`) in float64 or
-# float32, as long as a clipped row's `max_norm / norm` is at least $10^{-311}$ in float64
-# ($10^{-39}$ in float32). A float16 `grad_output` with `max_norm` from 0.1 to 2 and rows of
-# norm up to $10^4 \cdot$ `max_norm`.
-# </details>
+# - forward returns `x`'s values and saves no tensor;
+# - backward brings every row (last dimension) of `grad_output` whose L2 norm is above
+#   `max_norm` to norm `max_norm`, its direction kept, exactly (nothing added to the norm);
+# - every other row comes back unchanged, a row of zeros included;
+# - for float64, float32 and float16 rows and any positive `max_norm` their dtype holds, no
+#   step leaves the dtype's range where the rows' squared norms are inside it.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):
@@ -440,29 +361,22 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# With $c_r = m / n_r$, the factor is $s_r = \min(1,\ m / n_r)$: 1 for rows at or below $m$,
-# $c_r$ above; the gradient is $s_r\, g_r$, row by row. Computed as
-# `(max_norm / norms).clamp(max=1)` it relies on $m / 0 = +\infty$ for a row of zeros, which
-# fails in float32 at `max_norm = 1e-300`: the Python float rounds to 0 there and $0 / 0$ is
-# `nan`. Choosing by `norms > max_norm` (`torch.where`) keeps a row of zeros whatever `max_norm`
-# rounds to; the chosen branch, `grad_output * (max_norm / norms)`, divides first, since
-# `grad_output * max_norm` underflows for a row of norm $5 \cdot 10^{-150}$ at `1e-300`.
+# The factor is $s_r = \min(1,\ m / n_r)$, the gradient $s_r\, g_r$. Choosing by
+# `norms > max_norm` (`torch.where`) never uses the quotient for a row of zeros. Dividing first,
+# `grad_output * (max_norm / norms)`, stays in range: `grad_output * max_norm` overflows at a
+# huge `max_norm` and underflows at a tiny one, and `norms / max_norm` overflows at a tiny one.
 # </details>
-
-# %% [markdown]
+#
 # ### Per row against `clip_grad_norm_`
 #
-# A linear regression, 64 samples with 2 outputs, and **one** sample whose target is off by
-# 50 (a mislabelled point). Its gradient dominates the sum. We compare the parameter
-# gradient, by its cosine with the gradient of the 63 clean samples alone:
+# A linear regression, 64 samples, one mislabelled (its target off by 50): its gradient
+# dominates the sum. We compare the parameter gradient with the 63 clean samples' gradient, by
+# their cosine: plain; then `clip_grad_norm_(1.0)`; then your `ClipGradientNorm` on the
+# predictions, `max_norm = 0.05`.
 #
-# - plain backward;
-# - plain backward, then `clip_grad_norm_` on the parameters, `max_norm = 1`;
-# - your `ClipGradientNorm` on the predictions, `max_norm = 0.05` (per sample).
-#
-# **Quick question 2.** The plain gradient's cosine with the clean one comes out at 0.74.
-# What will the cosine be after `clip_grad_norm_`, and after your per-sample clipping? Write
-# two numbers in the first lines of the next cell, then run it.
+# **Quick question 2.** The plain gradient's cosine with the clean one is 0.74. What will it be
+# after `clip_grad_norm_`, and after your per-sample clipping? Write two numbers in the first
+# lines of the next cell, then run it.
 
 # %%
 ### BEGIN WORKED
@@ -511,20 +425,591 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 # %% [markdown]
 # <details><summary><b>Explanation</b></summary>
 #
-# `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops to
-# 1, but a positive factor cannot change a **direction**, so the cosine does not move, and the
-# mislabelled sample still sets the direction. Clipping
-# each row of the predictions' gradient bounds each sample's gradient at the predictions
-# before the samples are summed (its gradient of a weight still scales with its input, as
-# the last exercise shows), so the 63 clean samples get their say back, and the cosine rises
-# close to 1. (For a squared error, clipping the per-sample gradient at the prediction is a
-# multi-dimensional cousin of the Huber loss.) The price is per-sample norms, which the
-# global clip never needs; differentially private training (the last exercise) pays it on
-# purpose.
+# `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops, the
+# **direction** does not move, and the mislabelled sample still sets it. Clipping each row
+# bounds each sample's say before the sum, and the cosine rises close to 1.
+# </details>
+#
+# ## A broken `SoftThreshold`, and a debugging workflow
+#
+# The soft threshold (the proximal operator of the L1 norm; `F.softshrink` with a learnable
+# threshold) shrinks every entry towards 0 by $\lambda$ and zeroes those within $\lambda$ of it:
+#
+# $$y = \operatorname{sign}(x)\,\max(|x| - \lambda,\ 0), \qquad \lambda \ge 0
+#   \text{ a 0-d tensor}.$$
+#
+# Sparse coding (learned ISTA) and wavelet denoising learn $\lambda$, so backward needs its
+# gradient too.
+#
+# **Derive the backward first.**
+#
+# 1. On $x > \lambda$, on $x < -\lambda$ and on $|x| < \lambda$, write $y$ without `sign`,
+#    `abs` or `max`, and differentiate each piece with respect to $x$ and to $\lambda$.
+# 2. At $|x| = \lambda$ the pieces' slopes disagree. This course takes the values autograd gives
+#    by differentiating the forward formula there (for $x$, those of `F.softshrink`), $\lambda = 0$
+#    included. Predict them from `torch.relu`'s gradient at 0.
+# 3. Every entry uses the same $\lambda$: with $\partial L/\partial y_i$ arriving for each entry,
+#    what is $\partial L / \partial \lambda$?
+# 4. Backward must know, per entry, whether it passes and with which sign: what is the least
+#    forward can save for that, in bytes per entry?
+#
+# **Check step 1 live.** Write your two derivatives as expressions of a tensor `x` and a float
+# `lam` in the next cell and run it: it plots them, and says whether your $\partial y/\partial x$
+# agrees with autograd's off the kinks, never where. Step 2 and $\partial y/\partial\lambda$ are
+# yours to settle.
+
+# %%
+def my_soft_threshold_slopes(x, lam):
+    """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape).
+    The checker below judges dy/dx off the kinks only."""
+    ### BEGIN WORKED
+    passes = (x.abs() > lam).to(x.dtype)  # strictly: at the kink, relu's slope is 0
+    return passes, -torch.sign(x) * passes
+    ### LEARNER
+    return None, None  # your expressions of x and lam
+    ### END WORKED
+
+
+grid = torch.arange(-40, 41, dtype=torch.float64) / 20  # -2 to 2: 0, ±0.5 and ±1 lie on it
+fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
+empty = False
+for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
+    axes[0].plot(grid, torch.sign(grid) * torch.relu(grid.abs() - lam), color=color,
+                 label=f"y, λ = {lam}")
+    try:
+        yours = my_soft_threshold_slopes(grid, lam)
+        empty = yours[0] is None
+        if not empty:
+            yours = [torch.as_tensor(mine, dtype=torch.float64).expand_as(grid)
+                     for mine in yours]
+            dx, dlam = yours  # two tensors, or a ValueError shown below
+    except Exception as error:  # shown, not raised: Run All goes on
+        print(f"λ = {lam}: ✗ raises {type(error).__name__}: "
+              + (str(error).splitlines() or [""])[0])
+        continue
+    if empty:
+        continue
+    # the checker compares your dy/dx with autograd's off the kinks: a verdict, never the values
+    print("\n".join(slope_verdicts(grid, lam, dx, dlam)))
+    for ax, mine, name in zip(axes[1:], yours, ("dy/dx", "dy/dλ")):
+        ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
+        ax.set_title(name, fontsize=10)
+for ax in axes:
+    if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
+        ax.legend(fontsize=7)
+if empty:
+    print("write your two derivatives into my_soft_threshold_slopes first")
+plt.show()
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: the pieces</summary>
+#
+# On each piece, which of $|x| - \lambda$ and $0$ does the max pick, and what is $|x|$ there?
+# Each piece is then linear in $x$ and in $\lambda$: read off its slopes, then write each
+# derivative as one expression over the whole line, with $\operatorname{sign}(x)$ and an
+# indicator $\mathbb 1[\cdot]$.
+# </details>
+#
+# <details><summary><b>Hint 2</b>: the kink, and the sum</summary>
+#
+# At $|x| = \lambda$ the forward formula passes 0 to `torch.relu`: what does `torch.relu` send
+# back at 0, and does your indicator's inequality include the kink? $\lambda$ feeds every
+# $y_i$: apply the chain rule once per $y_i$ and add. (A gradient of $x$'s shape for $\lambda$
+# is accepted too: autograd sums it, rule 2 of the [Function contract](function_contract.md).)
+# </details>
+#
+# Now the broken version, from a model that went `nan`: a layer that sparsifies ReLU features
+# with a learnable threshold, started at $\lambda = 0$. It has **two bugs**. Find them with the
+# tools before you read its code closely.
+
+# %%
+class BrokenSoftThreshold(torch.autograd.Function):
+    """sign(x) * relu(|x| - lam), with two bugs in backward, which walks forward's graph back
+    one node at a time, as autograd would."""
+
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x, lam)
+        return torch.sign(x) * torch.relu(x.abs() - lam)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, lam = ctx.saved_tensors
+        shifted = x.abs() - lam  # the node relu reads
+        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
+        grad_x = grad_shifted * torch.sign(x)  # back through |x|
+        grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
+        return grad_x, grad_lam
+
+
+class Shrink(nn.Module):
+    """A learnable soft threshold, lam starting at ``start``."""
+
+    def __init__(self, function, start: float = 0.0):
+        super().__init__()
+        self.function = function
+        self.lam = nn.Parameter(torch.tensor(start))
+
+    def forward(self, x):
+        return self.function.apply(x, self.lam)
+
+
+def sparse_model(function):
+    """The model that went nan: a soft threshold on ReLU features, lam starting at 0."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
+
+
+# %% [markdown]
+# **Tool 1: gradcheck's report.** Five points, none on a kink, as a random test would pick. The
+# report names the input whose Jacobian disagrees, then prints both Jacobians.
+
+# %%
+x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
+lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+try:
+    torch.autograd.gradcheck(BrokenSoftThreshold.apply, (x, lam))
+except GradcheckError as error:
+    print("\n".join(str(error).splitlines()[:5]))
+
+# %% [markdown]
+# Which input is wrong, and how do the two Jacobians compare? Write your diagnosis in the first
+# lines of the next cell and run it: it says whether you read the report right.
+
+# %%
+### BEGIN WORKED
+bug_1_input = 1
+bug_1_factor = -1
+### LEARNER
+bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
+bug_1_factor = None  # the number c with analytical = c * numerical in that column
+### END WORKED
+
+
+def jacobian_columns(function, inputs, position):
+    """(analytical, numerical) d output / d inputs[position], flattened."""
+    analytical = torch.autograd.functional.jacobian(lambda *t: function.apply(*t), inputs)
+    step = 1e-6
+    plus, minus = [t.detach().clone() for t in inputs], [t.detach().clone() for t in inputs]
+    numerical = []
+    for j in range(inputs[position].numel()):
+        plus[position].view(-1)[j] += step
+        minus[position].view(-1)[j] -= step
+        numerical.append((function.apply(*plus) - function.apply(*minus)).detach() / (2 * step))
+        plus[position].view(-1)[j] -= step
+        minus[position].view(-1)[j] += step
+    return analytical[position].reshape(-1), torch.stack(numerical, -1).reshape(-1)
+
+
+columns = [jacobian_columns(BrokenSoftThreshold, (x, lam), position) for position in (0, 1)]
+wrong_input = next(p for p, (a, n) in enumerate(columns) if not torch.allclose(a, n))
+analytical, numerical = columns[wrong_input]
+wrong = ~torch.isclose(analytical, numerical)
+if written(bug_1_input, bug_1_factor):  # the columns, once your diagnosis is written
+    print(f"analytical column for input {wrong_input}:", analytical,
+          f"\nnumerical column for input {wrong_input}: ", numerical)
+compare("the input with the wrong gradient", bug_1_input, wrong_input)
+compare("analytical = c * numerical, c", bug_1_factor,
+        round((analytical[wrong] / numerical[wrong]).mean().item(), 6))
+
+# %% [markdown]
+# <details><summary><b>Hint</b> for bug 1</summary>
+#
+# gradcheck counts forward's inputs from 0. Raise $\lambda$ a little: does $y$ move towards 0,
+# for $x > \lambda$ and for $x < -\lambda$? By what does `shifted` change when $\lambda$ grows
+# by 1? (No fault found with input 0 at these points: does it have none?)
+# </details>
+#
+# **Tool 2: hooks.** `t.register_hook(fn)` calls `fn(grad)` with the gradient of `t` when
+# backward computes it; `module.register_full_backward_hook(fn)` calls
+# `fn(module, grad_input, grad_output)` with the gradients arriving at the module's outputs and
+# those it sends to its inputs. Each returns a handle whose `remove()` takes the hook off (the
+# optional sections tour both). Does the `nan` arrive at the `Shrink` layer from above, or does
+# the layer make it?
+#
+# Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
+# the layer `model[2]`, each appending a line to `seen`: a full backward hook that says whether
+# `grad_output[0]` and `grad_input[0]` hold a `nan`, and a tensor hook on the layer's output
+# that says whether its gradient does. Remove both before returning. `model[:2]`, `model[2]`,
+# `model[3]` in turn is the same forward as `model(...)`. When must each hook be registered?
+
+# %%
+def hooked_backward(model):
+    """One backward of model(source[:8]).sum() with a full backward hook on model[2] and a
+    tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
+    seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
+    shrink = model[2]
+    ### BEGIN WORKED
+    def on_module(module, grad_input, grad_output):
+        seen.append(f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
+                    f"grad_input nan {grad_input[0].isnan().any().item()}")
+
+    def on_output(grad):
+        seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}")
+
+    module_hook = shrink.register_full_backward_hook(on_module)  # before the forward it watches
+    output = shrink(model[:2](source[:8]))
+    output_hook = output.register_hook(on_output)
+    model[3](output).sum().backward()
+    module_hook.remove()
+    output_hook.remove()
+    ### LEARNER
+    # your hooks, the forward, the backward, and the removal here
+    ### END WORKED
+    return seen
+
+
+broken = sparse_model(BrokenSoftThreshold)
+lines = hooked_backward(broken)
+print("\n".join(lines) if lines else "hooked_backward returned no lines: write its hooks first")
+if lines and len(lines) < 2:
+    print("only one line: the other hook never fired. A module's full backward hook fires only "
+          "if it was registered before the forward it should watch; a tensor hook only if the "
+          "backward goes through the tensor it is on")
+if broken[2]._backward_hooks:
+    print("a module hook is still registered on the layer: remove it with its handle")
+
+# %% [markdown]
+# Read your hooks' lines, then write down what they tell you, and what you expect of the
+# gradients the hooks did not look at, in the first lines of the next cell; run it to compare.
+
+# %%
+### BEGIN WORKED
+nan_arrives_from_above = False
+lam_grad_has_nan = True
+first_layer_grad_has_nan = False
+### LEARNER
+nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
+lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
+first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
+### END WORKED
+
+broken = sparse_model(BrokenSoftThreshold)
+arriving = []
+handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
+broken(source[:8]).sum().backward()
+handle.remove()
+compare("the nan arrives from above", nan_arrives_from_above, arriving[0].isnan().any().item())
+compare("lam.grad has a nan", lam_grad_has_nan, broken[2].lam.grad.isnan().any().item())
+compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
+        broken[0].weight.grad.isnan().any().item())
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# The gradient arrives clean and leaves the layer with `nan`: the layer's backward makes it,
+# and `lam.grad`, a sum, is `nan` too. The first layer is spared: ReLU's backward puts 0
+# wherever its input was $\le 0$, whatever arrives. A module hook sees only forwards run after
+# it was registered.
+# </details>
+#
+# **Tool 3: anomaly mode.** Inside `torch.autograd.detect_anomaly()` autograd checks every
+# backward node's output for `nan`: the first node that returns one raises, and a warning shows
+# the line of forward that created it. The helper below prints both. In the empty cell after
+# it, run one backward of a fresh `sparse_model(BrokenSoftThreshold)` on `source[:8]` in anomaly
+# mode, then write what it names in the cell after that.
+
+# %%
+def backward_in_anomaly_mode(loss_of):
+    """Run ``loss_of().backward()`` in anomaly mode; print the error and the forward line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.autograd.detect_anomaly():
+            try:
+                loss_of().backward()
+            except RuntimeError as error:
+                print(first_line(error))
+    for warning in caught:
+        lines = str(warning.message).splitlines()
+        if lines[0].startswith("Error detected in"):  # then the forward's stack, frame by frame
+            ours = [lines[i + 1].strip() for i, line in enumerate(lines[:-1])
+                    if line.strip().startswith("File ") and "site-packages" not in line]
+            print(lines[0].split(".")[0] + "; created in forward by:", ours[-1])
+
+
+# %%
+### BEGIN WORKED
+backward_in_anomaly_mode(lambda: sparse_model(BrokenSoftThreshold)(source[:8]).sum())
+### LEARNER
+# your anomaly-mode run here
+### END WORKED
+
+
+# %%
+### BEGIN WORKED
+anomaly_node = "BrokenSoftThresholdBackward"
+anomaly_gradient_of = "x"
+### LEARNER
+anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
+anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
+### END WORKED
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    with torch.autograd.detect_anomaly():
+        try:
+            sparse_model(BrokenSoftThreshold)(source[:8]).sum().backward()
+        except RuntimeError as error:
+            named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
+node, position = named.group(1), int(named.group(2))
+compare("the node anomaly mode names", anomaly_node, node)
+compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position])
+
+# %% [markdown]
+# Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
+# did gradcheck's random points never meet them? Write one such pair in the first line of the
+# next cell and run it.
+
+# %%
+### BEGIN WORKED
+nan_x, nan_lam = 0.0, 0.0  # |x| = lam: relu(0) / 0
+### LEARNER
+nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
+### END WORKED
+
+if nan_x is None:
+    print("write a value of x and of lam in the first line of this cell first")
+else:
+    t = torch.tensor([float(nan_x)], requires_grad=True)
+    threshold = torch.tensor(float(nan_lam), requires_grad=True)
+    BrokenSoftThreshold.apply(t, threshold).sum().backward()
+    print(f"x = {nan_x}, lam = {nan_lam}: grad x {t.grad.item()}, grad lam "
+          f"{threshold.grad.item()}; F.softshrink's gradient for x there: "
+          f"{torch.autograd.grad(F.softshrink(t, float(nan_lam)).sum(), t)[0].item()}")
+
+# %% [markdown]
+# <details><summary><b>Hint</b> for bug 2</summary>
+#
+# In this model $\lambda = 0$ at the start, and the ReLU before the layer outputs exact zeros.
+# Evaluate each line of the backward at such an entry: what is $0/0$ in floating point? How
+# likely is a random float64 to land on $|x| = \lambda$, and a ReLU output on 0?
+# </details>
+#
+# **Your diagnosis.** Copy into the next cell the two faulty lines of
+# `BrokenSoftThreshold.backward`: the one that computes the wrong gradient for `lam`, and the
+# one that makes the `nan`. The cell says whether your evidence found them.
+
+# %%
+### BEGIN WORKED
+bug_1_line = "grad_lam = grad_shifted.sum()"
+bug_2_line = "grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted"
+### LEARNER
+bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
+bug_2_line = None  # the line that makes the nan, as a string
+### END WORKED
+
+
+# the verdicts come from the lesson's library, which knows the faulty lines only as hashes
+print("\n".join(diagnosis_verdicts(bug_1_line, bug_2_line,
+                                   inspect.getsource(BrokenSoftThreshold.backward))))
+
+# %% [markdown]
+# ## ✎ Exercise 3 · `SoftThreshold`
+#
+# Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)`, for `lam` a 0-d tensor
+# $\lambda \ge 0$ that may require grad. Derive it; do not patch `BrokenSoftThreshold`.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - forward returns $\operatorname{sign}(x)\max(|x| - \lambda, 0)$, and backward its gradients
+#   for `x` and `lam`, at $|x| = \lambda$ ($\lambda = 0$ included) the values of step 2's
+#   convention;
+# - forward saves your answer to question 4 and no more: at most as many bytes per entry as `x`
+#   takes (and `lam` if you like), never `x` itself, and enough for backward to be exact.
+
+# %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
+class SoftThreshold(torch.autograd.Function):
+    """sign(x) * max(|x| - lam, 0), lam a 0-d tensor."""
+
+    @staticmethod
+    def forward(ctx, x, lam):
+        ### BEGIN SOLUTION
+        shrunk = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there
+        return shrunk
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        shrunk, = ctx.saved_tensors
+        passed = grad_output * (shrunk != 0)  # dy/dx: 1 outside the threshold, 0 on and inside
+        grad_lam = None
+        if ctx.needs_input_grad[1]:
+            grad_lam = -(passed * torch.sign(shrunk)).sum()  # every entry uses lam: a sum
+        return passed, grad_lam
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "SoftThreshold", "grade": true, "points": 2}
+self_check("SoftThreshold", SoftThreshold)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("SoftThreshold", SoftThreshold)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
+# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, the inequality strict because `torch.relu`
+# sends back 0 at 0, so $\partial L/\partial\lambda = -\sum_i g_i
+# \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. The output $y$ alone decides the
+# indicator and the sign ($y \ne 0$ exactly where $|x| > \lambda$, with $x$'s sign there): saving
+# it costs one entry of `x`'s dtype, where `BrokenSoftThreshold` saves `x` and `lam`.
+# </details>
+#
+# Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose threshold
+# is a float, so only the gradient for `x` compares):
+
+# %%
+fixed = sparse_model(SoftThreshold)
+print("\n".join(hooked_backward(fixed)) or "(your hooked_backward appended no lines)")
+if fixed[2].lam.grad is None:  # hooked_backward ran no backward
+    fixed(source[:8]).sum().backward()
+print("lam.grad:", fixed[2].lam.grad)
+t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
+ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
+builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
+print("gradient for x:", ours, " F.softshrink's:", builtin)
+
+# %% [markdown]
+# ## ✎ Exercise 4 (transfer) · `PerSampleClippedLinear`
+#
+# Differentially private training (DP-SGD: Abadi et al., 2016; Opacus) bounds what any **one**
+# sample can do to a step: each sample's gradient of the weights is clipped to norm `max_norm`,
+# then the clipped gradients are summed (and noise added, left out here). Done naively, that is
+# an `(N, out, in)` tensor for a linear layer, `N` times the weight's memory.
+#
+# Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`, for
+# `x` of shape `(N, in)`, `weight` of shape `(out, in)` and `max_norm` a positive Python float.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - forward returns `x @ weight.T`, and backward `grad_output @ weight` for `x`, unclipped;
+# - for `weight`, the sum over samples of each sample's gradient of `weight` times
+#   $\min(1,\ m / \lVert\text{that gradient}\rVert_F)$, $m$ = `max_norm`, exactly (nothing added
+#   to the norm; a zero gradient keeps factor 1);
+# - in float64 and float32, `max_norm` as large or as small as the dtype holds leaves no step
+#   out of range while each clipped sample's factor times every entry of its rows of `x` and
+#   `grad_output` is a normal number;
+# - no sample's gradient of `weight` built, whole or in part, no loop over samples, and no work
+#   for `weight` when it needs no gradient.
+#
+# **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
+#
+# 1. What is sample $n$'s gradient of $W$, as an `(out, in)` matrix built from $g_n$ and $x_n$?
+# 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
+# 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
+#    gradient) without the per-sample matrices?
+
+# %% [markdown]
+# <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
+#
+# With $\partial y_{n,o} / \partial W_{o'i} = \delta_{oo'}\, x_{n,i}$, what is
+# $\partial L_n / \partial W_{oi}$ as a matrix?
+# </details>
+#
+# <details><summary><b>Hint 2</b>: its norm, without building it</summary>
+#
+# Try numbers first: with $g_n = (1, 2)$ and $x_n = (3, 4)$, build sample $n$'s $2 \times 2$
+# gradient, add up the squares of its entries, and compare with $\lVert g_n \rVert^2$ and
+# $\lVert x_n \rVert^2$. Does what you see hold for any $g_n$ and $x_n$?
+# </details>
+#
+# <details><summary><b>Hint 3</b>: the clipped sum</summary>
+#
+# With every $s_n = 1$ the sum is lesson 02's `grad_weight`. Which matrix product was it, and
+# over which index does it sum? Written as one term per sample, where can a number that
+# multiplies term $n$ go?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
+class PerSampleClippedLinear(torch.autograd.Function):
+    """x @ weight.T; backward clips each sample's gradient of weight to norm max_norm before
+    summing them, without building them (x (N, in), weight (out, in), max_norm a float)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ### BEGIN SOLUTION
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            # ||g_n x_n^T|| = ||g_n|| ||x_n||: one norm per sample, no outer product
+            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
+            # a norm of 0 keeps factor 1, even where max_norm rounds to 0 (0 / 0 unused)
+            factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "PerSampleClippedLinear", "grade": true, "points": 2}
+self_check("PerSampleClippedLinear", PerSampleClippedLinear)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLinear)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
+# $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
+# g_n x_n^\top$: one matrix product of two matrices with $N$ rows each, $s_n$ on either factor's
+# row $n$. The `where` keeps a sample of norm 0 at factor 1. Where $s_n g_n$ or $s_n x_n$ would underflow, the
+# contract stops ($\sqrt{s_n}$ on each side would go further).
 # </details>
 
 # %% [markdown]
-# ## Watching gradients: tensor hooks
+# ## Summary
+#
+# A Function may return a gradient that is not its derivative, on purpose: gradient reversal
+# makes a min-max game trainable by one backward pass, and clipping each row of `grad_output`
+# bounds each sample's gradient before the sum, which clipping the parameters cannot. Such
+# Functions are checked against the gradient they are meant to return, not by gradcheck. To
+# find a wrong gradient: gradcheck's report names the input; tensor and module hooks show where
+# a gradient changes (a module hook registered before the forward, both removed after); anomaly
+# mode names the backward node that made a `nan` (not an `inf`) and the forward line behind it.
+# The optional sections show what gradcheck cannot see (writes into `grad_output`, tensors kept
+# on `ctx`, wasted work), and the two errors everyone meets.
+
+# %% [markdown]
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above; nothing below is needed for an exercise.
+#
+# ### The view: gradient norms with surgery on and off
+#
+# The model trained in the main line without reversal (`plain_model`), one batch, one
+# backward, with **your** `GradientReversal` and `ClipGradientNorm` between the features and
+# the critic (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
+# the dashed outline the same without surgery; the log lists, in the order backward ran them,
+# what a module hook on each layer and a tensor hook on each side of the surgery saw (the
+# main line's two sections on hooks set such hooks).
+#
+# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
+# training, so the critic's gradient is nearly all the features receive, and reversing it
+# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
+# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
+# `max_norm` down: the largest row the features receive stops at `max_norm`.
+
+# %% tags=["skip-when-grading"]
+surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
+                 ClipGradientNorm)
+
+# %% [markdown]
+# ### Watching gradients: tensor hooks
 #
 # `t.register_hook(fn)` calls `fn(grad)` when the gradient with respect to `t` has been
 # computed in backward, and returns a **handle**. `fn` may return `None` (it only looks) or a
@@ -586,8 +1071,9 @@ if written(second_hook_doubles_w1_grad, first_hook_sees_the_doubled_gradient,
 # on: the next forward makes a new `h` with no hooks, so a hook that must see every step is
 # registered in every forward (or on a module, next).
 # </details>
-#
-# ## Watching gradients: module backward hooks
+
+# %% [markdown]
+# ### Watching gradients: module backward hooks
 #
 # `module.register_full_backward_hook(fn)` calls `fn(module, grad_input, grad_output)` each
 # time gradients with respect to the module's **inputs** have been computed: `grad_output`
@@ -617,22 +1103,22 @@ print("\n".join(log))
 
 # %% [markdown]
 # The first layer reports `grad_input` as `None`: its input, the data, needs no gradient, and
-# PyTorch warns that its hook fired with nothing to report for the inputs. The view in the
-# optional sections keeps such a log for you, with reversal and clipping switched on and off.
+# PyTorch warns that its hook fired with nothing to report for the inputs. The view above keeps such a
+# log for you, with reversal and clipping switched on and off.
 #
 # One catch: a full backward hook is set up when the module runs forward, so it must be
 # registered **before** the forward it should watch.
 #
-# ## Locating a NaN: `torch.autograd.detect_anomaly`
+# ### Locating a NaN: `torch.autograd.detect_anomaly`
 #
 # A single `nan` in one gradient spreads to every parameter after the next optimiser step, and
 # by then nothing says where it came from. The classic source is a branch that is not taken
 # in forward but still differentiated in backward:
 
 # %%
-x = torch.tensor([-1.0, 4.0], requires_grad=True)
-torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x)).sum().backward()
-print("forward is fine, yet x.grad =", x.grad)
+u = torch.tensor([-1.0, 4.0], requires_grad=True)
+torch.where(u > 0, torch.sqrt(u), torch.zeros_like(u)).sum().backward()
+print("forward is fine, yet u.grad =", u.grad)
 
 # %% [markdown]
 # `torch.where` sends a gradient of 0 to the branch it did not pick, and `sqrt`'s backward
@@ -640,36 +1126,21 @@ print("forward is fine, yet x.grad =", x.grad)
 # \text{nan}$. Inside `torch.autograd.detect_anomaly()` autograd records a traceback of each
 # forward op and checks every backward node's output for `nan`: the first node that produces
 # one raises, and a warning shows **the line of forward that created that node**.
+#
+# The main line's helper `backward_in_anomaly_mode` shows both:
 
 # %%
-def backward_in_anomaly_mode(loss_of):
-    """Run ``loss_of().backward()`` in anomaly mode; print the error and the forward line."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with torch.autograd.detect_anomaly():
-            try:
-                loss_of().backward()
-            except RuntimeError as error:
-                print(first_line(error))
-    for warning in caught:
-        lines = str(warning.message).splitlines()
-        if lines[0].startswith("Error detected in"):  # then the forward's stack, frame by frame
-            ours = [lines[i + 1].strip() for i, line in enumerate(lines[:-1])
-                    if line.strip().startswith("File ") and "site-packages" not in line]
-            print(lines[0].split(".")[0] + "; created in forward by:", ours[-1])
-
-
-x = torch.tensor([-1.0, 4.0], requires_grad=True)
-backward_in_anomaly_mode(lambda: torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x)).sum())
+u = torch.tensor([-1.0, 4.0], requires_grad=True)
+backward_in_anomaly_mode(lambda: torch.where(u > 0, torch.sqrt(u), torch.zeros_like(u)).sum())
 
 # %% [markdown]
 # Anomaly mode slows everything down (a traceback per op), so switch it on around the step
 # that goes wrong, never for a whole training run. The fix is to keep the bad values out of
 # the op, not to clean up the gradient afterwards: give `sqrt` an input that is safe wherever
-# its result is not used (the In practice block at the end shows why `x.clamp(min=0)` is not
+# its result is not used (the In practice block below shows why `x.clamp(min=0)` is not
 # enough).
 #
-# ## Three bugs, and what gradcheck says of them
+# ### Three bugs, and what gradcheck says of them
 #
 # gradcheck compares the Jacobian your backward implies with central differences, one row at
 # a time, through a `grad_output` it owns. Here are three Functions of `x²` and `a * b`, each
@@ -765,13 +1236,13 @@ if written(seed_gradient_still_ones):  # the tensors, once you have predicted
     print("1. the caller's gradient tensor after backward:", seed_gradient,
           "(was ones; q.grad =", q.grad, ")")
 
-x = torch.randn(3, dtype=torch.float64, requires_grad=True)
-hidden = x * 1
+u = torch.randn(3, dtype=torch.float64, requires_grad=True)
+hidden = u * 1
 squared = KeepsOnCtx.apply(hidden)
 with torch.no_grad():
     hidden.add_(1)  # changed after forward: backward should refuse
 squared.sum().backward()
-print("2. ctx.x changed in place, no error; gradient wrong by", (x.grad - 2 * x).abs().max().item())
+print("2. ctx.x changed in place, no error; gradient wrong by", (u.grad - 2 * u).abs().max().item())
 
 only_a, constant_b = torch.randn(5, requires_grad=True), torch.randn(5)
 product = IgnoresNeeds.apply(only_a, constant_b)
@@ -791,638 +1262,9 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # The course's batteries test these directly: `grad_output` left untouched and no tensor kept
 # on `ctx` wherever an exercise computes a gradient, and wasted work where a contract says an
 # exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise).
-#
-# ## A broken `SoftThreshold`, and a debugging workflow
-#
-# The soft threshold (the proximal operator of the L1 norm, `F.softshrink` with a learnable
-# threshold) shrinks every entry towards 0 by $\lambda$ and zeroes those within $\lambda$ of
-# it:
-#
-# $$y = \operatorname{sign}(x)\,\max(|x| - \lambda,\ 0), \qquad \lambda \ge 0
-#   \text{ a 0-d tensor}.$$
-#
-# It appears in sparse coding (ISTA and its unrolled, learned variants) and in wavelet
-# denoising, where $\lambda$ is learned, so backward needs a gradient for $\lambda$ as well.
-#
-# **Derive the backward first.** Take one entry and split the line into pieces.
-#
-# 1. On $x > \lambda$, on $x < -\lambda$ and on $|x| < \lambda$, write $y$ without `sign`,
-#    `abs` or `max`. Differentiate each piece with respect to $x$ and to $\lambda$.
-# 2. At $|x| = \lambda$ with $\lambda > 0$ neither derivative exists (the pieces' slopes
-#    disagree there). At $\lambda = 0$, $x = 0$ they do: $y = x$ near it, with slopes 1 for
-#    $x$ and 0 for $\lambda$. At every $|x| = \lambda$, $\lambda = 0$ included, this course
-#    takes a convention: the values that differentiating the forward formula with autograd
-#    gives there (for $x$, the same as `F.softshrink`). Predict them before you run the
-#    checker, then explain them from `torch.relu`'s gradient at 0.
-# 3. The same $\lambda$ is used by **every** entry of $x$. With $\partial L/\partial y_i$
-#    arriving for each entry $i$, what is $\partial L / \partial \lambda$, and what shape must
-#    backward return for it?
-# 4. What does backward need from forward, and what is the least it can save? Backward must
-#    know, per entry, whether it passes and with which sign: which tensors could tell it that,
-#    and what does each cost per entry?
-#
-# **Check part of step 1 live.** Write your two derivatives, entry by entry, as expressions
-# of a tensor `x` and a float `lam` in the first lines of the next cell, then run it. It plots
-# both, and compares your $\partial y/\partial x$ with autograd's, through the forward
-# formula, at $\lambda = 0.5$ and $\lambda = 0$, off the kinks only: it says whether yours
-# agrees there, and at how many points not, never where or the right values. Your
-# $\partial y/\partial\lambda$ and the kinks $|x| = \lambda$ (step 2) it does not judge:
-# they are yours to settle (the self-check grades them).
-
-# %%
-def my_soft_threshold_slopes(x, lam):
-    """Your steps 1 and 2: dy/dx and dy/dlam at each entry of x (two tensors of x's shape).
-    The checker below judges dy/dx off the kinks only."""
-    ### BEGIN WORKED
-    passes = (x.abs() > lam).to(x.dtype)  # strictly: at the kink, relu's slope is 0
-    return passes, -torch.sign(x) * passes
-    ### LEARNER
-    return None, None  # your expressions of x and lam
-    ### END WORKED
-
-
-grid = torch.arange(-40, 41, dtype=torch.float64) / 20  # -2 to 2: 0, ±0.5 and ±1 lie on it
-fig, axes = plt.subplots(1, 3, figsize=(12, 2.6))
-empty = False
-for lam, color in [(0.5, "#E69F00"), (0.0, "#56B4E9")]:
-    axes[0].plot(grid, torch.sign(grid) * torch.relu(grid.abs() - lam), color=color,
-                 label=f"y, λ = {lam}")
-    try:
-        yours = my_soft_threshold_slopes(grid, lam)
-        empty = yours[0] is None
-        if not empty:
-            yours = [torch.as_tensor(mine, dtype=torch.float64).expand_as(grid)
-                     for mine in yours]
-            dx, dlam = yours  # two tensors, or a ValueError shown below
-    except Exception as error:  # shown, not raised: Run All goes on
-        print(f"λ = {lam}: ✗ raises {type(error).__name__}: "
-              + (str(error).splitlines() or [""])[0])
-        continue
-    if empty:
-        continue
-    # the checker compares your dy/dx with autograd's off the kinks: a verdict, never the values
-    print("\n".join(slope_verdicts(grid, lam, dx, dlam)))
-    for ax, mine, name in zip(axes[1:], yours, ("dy/dx", "dy/dλ")):
-        ax.plot(grid, mine, ".", color=color, markersize=4, label=f"yours, λ = {lam}")
-        ax.set_title(name, fontsize=10)
-for ax in axes:
-    if ax.get_legend_handles_labels()[0]:  # only where lines with labels were drawn
-        ax.legend(fontsize=7)
-if empty:
-    print("write your two derivatives into my_soft_threshold_slopes first")
-plt.show()
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b>: the pieces</summary>
-#
-# On each piece, which of $|x| - \lambda$ and $0$ does the max pick, and what is $|x|$ there?
-# Each piece is then linear in $x$ and in $\lambda$: read off its two slopes, then write each
-# derivative as one expression over the whole line, using $\operatorname{sign}(x)$ and an
-# indicator $\mathbb 1[\cdot]$.
-# </details>
-#
-# <details><summary><b>Hint 2</b>: the kink, and the sum</summary>
-#
-# At $|x| = \lambda$ the forward formula passes $0$ to `torch.relu`: what gradient does
-# `torch.relu` send back at 0? Does your indicator's inequality include the kink or not?
-# $\lambda$ feeds every $y_i$: apply the chain rule once per $y_i$ and add. (The engine would
-# quietly sum a gradient of $x$'s shape for you, since shape `()` expands to it; the contract
-# asks backward to return the gradient of its input's shape itself.)
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $x = (2, -0.5, -3, 0.7)$ and $\lambda = 1$, with $g = (1, 2, 3, 4)$ arriving:
-# $\partial L/\partial x = (1, 0, 3, 0)$ and $\partial L/\partial \lambda = 2$, a 0-d
-# tensor. Which entries contribute to the 2, and with which signs? At $x = \pm 0.5$ with $\lambda = 0.5$: what does step 2's convention give there,
-# and does your indicator give the same?
-# </details>
-#
-# Now the broken version. A colleague wrote it, and the model it sits in went `nan`: a layer
-# that sparsifies ReLU features with a learnable threshold, started at $\lambda = 0$ (no
-# shrinkage at first). It has **two bugs**. Find them with the tools of this lesson before you
-# read its code closely: gradcheck's report first, then hooks and anomaly mode.
-
-# %%
-class BrokenSoftThreshold(torch.autograd.Function):
-    """sign(x) * relu(|x| - lam), with two bugs in backward, which walks forward's graph back
-    one node at a time, as autograd would."""
-
-    @staticmethod
-    def forward(ctx, x, lam):
-        ctx.save_for_backward(x, lam)
-        return torch.sign(x) * torch.relu(x.abs() - lam)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, lam = ctx.saved_tensors
-        shifted = x.abs() - lam  # the node relu reads
-        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
-        grad_x = grad_shifted * torch.sign(x)  # back through |x|
-        grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
-        return grad_x, grad_lam
-
-
-class Shrink(nn.Module):
-    """A learnable soft threshold, lam starting at ``start``."""
-
-    def __init__(self, function, start: float = 0.0):
-        super().__init__()
-        self.function = function
-        self.lam = nn.Parameter(torch.tensor(start))
-
-    def forward(self, x):
-        return self.function.apply(x, self.lam)
-
-
-def sparse_model(function):
-    """The model that went nan: a soft threshold on ReLU features, lam starting at 0."""
-    torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
-
-
-# %% [markdown]
-# **Tool 1: gradcheck's report.** Five points, none of them on a kink, as a random test would
-# pick. The report names the output and the input whose Jacobian disagrees, then prints both
-# Jacobians.
-
-# %%
-x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
-lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
-try:
-    torch.autograd.gradcheck(BrokenSoftThreshold.apply, (x, lam))
-except GradcheckError as error:
-    print("\n".join(str(error).splitlines()[:5]))
-
-# %% [markdown]
-# Which input is wrong, and how do the numerical and analytical Jacobians compare? Write your
-# diagnosis in the first lines of the next cell, then run it: it measures both Jacobians and
-# tells you whether you read the report right, without telling you the fix.
-
-# %%
-### BEGIN WORKED
-bug_1_input = 1
-bug_1_factor = -1
-### LEARNER
-bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
-bug_1_factor = None  # the number c with analytical = c * numerical in that column
-### END WORKED
-
-
-def jacobian_columns(function, inputs, position):
-    """(analytical, numerical) d output / d inputs[position], flattened."""
-    analytical = torch.autograd.functional.jacobian(lambda *t: function.apply(*t), inputs)
-    step = 1e-6
-    plus, minus = [t.detach().clone() for t in inputs], [t.detach().clone() for t in inputs]
-    numerical = []
-    for j in range(inputs[position].numel()):
-        plus[position].view(-1)[j] += step
-        minus[position].view(-1)[j] -= step
-        numerical.append((function.apply(*plus) - function.apply(*minus)).detach() / (2 * step))
-        plus[position].view(-1)[j] -= step
-        minus[position].view(-1)[j] += step
-    return analytical[position].reshape(-1), torch.stack(numerical, -1).reshape(-1)
-
-
-columns = [jacobian_columns(BrokenSoftThreshold, (x, lam), position) for position in (0, 1)]
-wrong_input = next(p for p, (a, n) in enumerate(columns) if not torch.allclose(a, n))
-analytical, numerical = columns[wrong_input]
-wrong = ~torch.isclose(analytical, numerical)
-if written(bug_1_input, bug_1_factor):  # the columns, once your diagnosis is written
-    print(f"analytical column for input {wrong_input}:", analytical,
-          f"\nnumerical column for input {wrong_input}: ", numerical)
-compare("the input with the wrong gradient", bug_1_input, wrong_input)
-compare("analytical = c * numerical, c", bug_1_factor,
-        round((analytical[wrong] / numerical[wrong]).mean().item(), 6))
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b> for bug 1</summary>
-#
-# gradcheck counts forward's inputs from 0: `BrokenSoftThreshold.apply(x, lam)`. The report's
-# "with respect to input k" and its two printed Jacobians are that input's column.
-# </details>
-#
-# <details><summary><b>Hint 2</b> for bug 1</summary>
-#
-# Raise $\lambda$ a little. Does $y$ move towards 0 or away from it, for $x > \lambda$ and
-# for $x < -\lambda$? Compare with your derivation, then follow the code's gradient for `lam`
-# from `grad_shifted`: by what does `shifted` change when $\lambda$ grows by 1? gradcheck found no fault with input 0 at these points:
-# that does not mean it has none.
-# </details>
-#
-# **Tool 2: hooks, in the model where it went wrong** (`sparse_model`, above). Does the `nan`
-# arrive at the `Shrink` layer from above, or does the layer's own backward make it? Two hooks
-# answer that, and this time you write them.
-#
-# Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
-# the `Shrink` layer `model[2]`, each appending one line to `seen`:
-#
-# - a **full backward hook** on the layer: does `grad_output[0]` (what arrives from above)
-#   hold a `nan`, and does `grad_input[0]` (what the layer sends down to its input)?
-# - a **tensor hook** on the layer's output: does the gradient arriving there hold a `nan`?
-#
-# Remove both before returning. `model[:2]`, then `model[2]`, then `model[3]` is the same
-# forward as `model(...)`, and gives you the layer's output as a tensor to hook. Each hook
-# needs to be in place before the step that would call it. The cell runs it on the broken model.
-
-# %%
-def hooked_backward(model):
-    """One backward of model(source[:8]).sum() with a full backward hook on model[2] and a
-    tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
-    seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
-    shrink = model[2]
-    ### BEGIN WORKED
-    def on_module(module, grad_input, grad_output):
-        seen.append(f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
-                    f"grad_input nan {grad_input[0].isnan().any().item()}")
-
-    def on_output(grad):
-        seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}")
-
-    module_hook = shrink.register_full_backward_hook(on_module)  # before the forward it watches
-    output = shrink(model[:2](source[:8]))
-    output_hook = output.register_hook(on_output)
-    model[3](output).sum().backward()
-    module_hook.remove()
-    output_hook.remove()
-    ### LEARNER
-    # your hooks, the forward, the backward, and the removal here
-    ### END WORKED
-    return seen
-
-
-broken = sparse_model(BrokenSoftThreshold)
-lines = hooked_backward(broken)
-print("\n".join(lines) if lines else "hooked_backward returned no lines: write its hooks first")
-if lines and len(lines) < 2:
-    print("only one line: the other hook never fired. A module's full backward hook fires only "
-          "if it was registered before the forward it should watch; a tensor hook only if the "
-          "backward goes through the tensor it is on")
-if broken[2]._backward_hooks:
-    print("a module hook is still registered on the layer: remove it with its handle")
-
-# %% [markdown]
-# Read your hooks' lines, then write down what they tell you, and what you expect of the
-# gradients the hooks did not look at, in the first lines of the next cell; run it to compare.
-
-# %%
-### BEGIN WORKED
-nan_arrives_from_above = False
-lam_grad_has_nan = True
-first_layer_grad_has_nan = False
-### LEARNER
-nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
-lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
-first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
-### END WORKED
-
-broken = sparse_model(BrokenSoftThreshold)
-arriving = []
-handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
-broken(source[:8]).sum().backward()
-handle.remove()
-compare("the nan arrives from above", nan_arrives_from_above, arriving[0].isnan().any().item())
-compare("lam.grad has a nan", lam_grad_has_nan, broken[2].lam.grad.isnan().any().item())
-compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
-        broken[0].weight.grad.isnan().any().item())
-
-# %% [markdown]
-# <details><summary><b>Explanation</b>, and one way to write the hooks</summary>
-#
-# The gradient arrives clean and leaves the layer with `nan` in it: the layer's backward makes
-# it, and `lam.grad` is `nan` too (step 3 of Exercise 3's derivation says why one `nan` is
-# enough there). The first layer is spared because ReLU's backward is a selection, not a
-# product: it puts 0 wherever its input was $\le 0$, whatever arrives there. After one
-# optimiser step `lam` is `nan`, and so is every output of the layer,
-# $\operatorname{sign}(x)\, \max(|x| - \text{nan}, 0)$.
-#
-# ```python
-# module_handle = shrink.register_full_backward_hook(
-#     lambda module, grad_input, grad_output: seen.append(
-#         f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
-#         f"grad_input nan {grad_input[0].isnan().any().item()}"))
-# shrunk = shrink(model[:2](source[:8]))  # after the module hook: it must see this forward
-# tensor_handle = shrunk.register_hook(
-#     lambda grad: seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}"))
-# model[3](shrunk).sum().backward()
-# module_handle.remove()
-# tensor_handle.remove()
-# ```
-# </details>
-#
-# **Tool 3: anomaly mode** names the backward node that first produced a `nan`, and the line
-# of forward that made it. In the empty cell below, run one backward of a fresh
-# `sparse_model(BrokenSoftThreshold)` on `source[:8]` inside `torch.autograd.detect_anomaly()`
-# (the helper `backward_in_anomaly_mode` above does it in one line, or write the `with` block
-# yourself). Then write down what it names in the first lines of the cell after, and run it:
-# it checks your reading without printing the answer.
-
-# %%
-### BEGIN WORKED
-backward_in_anomaly_mode(lambda: sparse_model(BrokenSoftThreshold)(source[:8]).sum())
-### LEARNER
-# your anomaly-mode run here
-### END WORKED
-
-
-# %%
-### BEGIN WORKED
-anomaly_node = "BrokenSoftThresholdBackward"
-anomaly_gradient_of = "x"
-### LEARNER
-anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
-anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
-### END WORKED
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    with torch.autograd.detect_anomaly():
-        try:
-            sparse_model(BrokenSoftThreshold)(source[:8]).sum().backward()
-        except RuntimeError as error:
-            named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
-node, position = named.group(1), int(named.group(2))
-compare("the node anomaly mode names", anomaly_node, node)
-compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position])
-
-# %% [markdown]
-# Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
-# did gradcheck, with its random inputs, never see them? Find one such pair, write it in the
-# first line of the next cell, and run it.
-
-# %%
-### BEGIN WORKED
-nan_x, nan_lam = 0.0, 0.0  # |x| = lam: relu(0) / 0
-### LEARNER
-nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
-### END WORKED
-
-if nan_x is None:
-    print("write a value of x and of lam in the first line of this cell first")
-else:
-    t = torch.tensor([float(nan_x)], requires_grad=True)
-    threshold = torch.tensor(float(nan_lam), requires_grad=True)
-    BrokenSoftThreshold.apply(t, threshold).sum().backward()
-    print(f"x = {nan_x}, lam = {nan_lam}: grad x {t.grad.item()}, grad lam "
-          f"{threshold.grad.item()}; F.softshrink's gradient for x there: "
-          f"{torch.autograd.grad(F.softshrink(t, float(nan_lam)).sum(), t)[0].item()}")
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b> for bug 2</summary>
-#
-# The hooks showed that the `nan` leaves the layer's backward and does not arrive with the
-# gradient; anomaly mode named the node. In this model $\lambda = 0$ at the start, and the ReLU
-# before the layer outputs exact zeros. Evaluate each line of the backward at such an entry.
-# </details>
-#
-# <details><summary><b>Hint 2</b> for bug 2</summary>
-#
-# In floating point, what is $0/0$? How likely is a random float64 to land exactly on
-# $|x| = \lambda$, and how likely is a ReLU output to be exactly 0? What value does the contract
-# give both gradients at $|x| = \lambda$, and what does each line of the backward give there?
-# </details>
-#
-# **Your diagnosis.** Before you write your own, name the two faulty lines of
-# `BrokenSoftThreshold.backward`, each copied as it is written there (spaces do not matter):
-# the line that computes the wrong gradient for `lam`, and the line that makes the `nan`, in
-# the first lines of the next cell. It tells you whether your evidence led you to the right
-# lines without showing them. (Trying every line until one is "found" defeats the point: the
-# evidence, not the checker, should pick the line.)
-
-# %%
-### BEGIN WORKED
-bug_1_line = "grad_lam = grad_shifted.sum()"
-bug_2_line = "grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted"
-### LEARNER
-bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
-bug_2_line = None  # the line that makes the nan, as a string
-### END WORKED
-
-
-# the verdicts come from the lesson's library, which knows the faulty lines only as hashes
-print("\n".join(diagnosis_verdicts(bug_1_line, bug_2_line,
-                                   inspect.getsource(BrokenSoftThreshold.backward))))
-
-# %% [markdown]
-# ## ✎ Exercise 3 · `SoftThreshold`
-#
-# Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)`. The contract, which the
-# self-check and the hidden tests check:
-#
-# - forward returns $\operatorname{sign}(x)\max(|x| - \lambda, 0)$ for `lam` a 0-d tensor
-#   that may require grad, and backward the gradients you derived: for `x`, and for `lam`
-#   summed to `lam`'s shape; at $|x| = \lambda$ ($\lambda = 0$ included) the values of step
-#   2's convention;
-# - each gradient right when the other input needs none (the self-check runs `x` and `lam`
-#   each alone requiring grad);
-# - by hand (no autograd inside backward), without writing into `grad_output`, and with
-#   tensors saved only through `save_for_backward`;
-# - forward saves your answer to question 4 and no more: per entry of `x`, at most as many
-#   bytes as that entry of `x` takes, in all (and `lam` if you like), never `x` itself in any
-#   dtype, and enough for backward to be exact.
-#
-# Derive it, do not patch `BrokenSoftThreshold`.
-
-# %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
-class SoftThreshold(torch.autograd.Function):
-    """sign(x) * max(|x| - lam, 0), lam a 0-d tensor."""
-
-    @staticmethod
-    def forward(ctx, x, lam):
-        ### BEGIN SOLUTION
-        shrunk = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
-        ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there
-        return shrunk
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        shrunk, = ctx.saved_tensors
-        passed = grad_output * (shrunk != 0)  # dy/dx: 1 outside the threshold, 0 on and inside
-        grad_lam = None
-        if ctx.needs_input_grad[1]:
-            grad_lam = -(passed * torch.sign(shrunk)).sum()  # every entry uses lam: a sum
-        return passed, grad_lam
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "SoftThreshold", "grade": true, "points": 2}
-self_check("SoftThreshold", SoftThreshold)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("SoftThreshold", SoftThreshold)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\partial y/\partial x = \mathbb 1[|x| > \lambda]$ and $\partial y / \partial \lambda =
-# -\operatorname{sign}(x)\, \mathbb 1[|x| > \lambda]$, the inequality strict because
-# `torch.relu` sends back 0 at 0 (at the kink the forward formula passes it exactly 0), so $\partial L/\partial x_i = g_i\,
-# \mathbb 1[|x_i| > \lambda]$ and $\partial L/\partial\lambda = -\sum_i g_i
-# \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. Backward needs what decides the
-# indicator and the sign, and the output $y$ alone holds both ($y \ne 0$ exactly where
-# $|x| > \lambda$, with the sign of $x$ there); $x$ and $\lambda$ would too, which is what
-# `BrokenSoftThreshold` saves. `lam` is shared by every entry, so its gradient is a sum, and
-# one `nan` makes the sum `nan`: the `lam.grad` of the hooks task.
-# </details>
-#
-# Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose
-# threshold is a float, so only the gradient for `x` can be compared):
-
-# %%
-fixed = sparse_model(SoftThreshold)
-print("\n".join(hooked_backward(fixed)) or "(your hooked_backward appended no lines)")
-if fixed[2].lam.grad is None:  # hooked_backward ran no backward
-    fixed(source[:8]).sum().backward()
-print("lam.grad:", fixed[2].lam.grad)
-t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
-ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
-builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
-print("gradient for x:", ours, " F.softshrink's:", builtin)
-
-# %% [markdown]
-# ## ✎ Exercise 4 (transfer) · `PerSampleClippedLinear`
-#
-# Differentially private training (DP-SGD: Abadi et al., 2016; Opacus in PyTorch) needs a
-# bound on what any **one** sample can do to a step: each sample's gradient of every weight is
-# clipped to norm `max_norm`, then the clipped gradients are summed (and noise is added, which
-# this exercise leaves out). Done naively, that means one full weight gradient per sample: an
-# `(N, out, in)` tensor for a linear layer, `N` times the memory of the weight, which is why
-# libraries look for a shortcut for the norms that never builds it.
-#
-# `ClipGradientNorm` clipped each row of `grad_output`; here what is clipped is a sample's
-# gradient of `weight`, which `grad_output` alone does not give you.
-#
-# Write `PerSampleClippedLinear`, with `PerSampleClippedLinear.apply(x, weight, max_norm)`.
-# The contract, which the self-check and the hidden tests check:
-#
-# - forward returns `x @ weight.T` for `x` of shape `(N, in)`, an empty batch `N = 0` included,
-#   and `weight` of shape `(out, in)` (`max_norm` any positive Python float, `1e300` and
-#   `1e-300` included), and backward, for `x`, `grad_output @ weight`, as for any linear layer
-#   (not clipped);
-# - backward returns, for `weight`, the sum over samples $n$ of sample $n$'s gradient of
-#   `weight`, each scaled by $\min(1,\ m / \lVert\text{that gradient}\rVert)$ with
-#   $m$ = `max_norm` (Frobenius norm), exactly, with no eps added to the norm; a sample whose
-#   gradient is 0 keeps factor 1, and nothing is `nan`; in float64 and float32, in the range
-#   below; `None` for `max_norm`;
-# - backward never builds a sample's gradient of `weight`, whole or in part, in any layout: no
-#   tensor or NumPy array holding pieces of two or more samples' gradients side by side,
-#   scaled or not (a block or a slice of the `(N, out, in)` stack too), not even for a moment,
-#   and no loop over samples (one step per sample that builds or adds its `(out, in)` gradient,
-#   in place or not);
-# - backward writes into none of `grad_output`, `x` and `weight` (the tensors
-#   `save_for_backward` keeps are the caller's own);
-# - backward computes each gradient only when `ctx.needs_input_grad` asks for it, returning
-#   `None` otherwise.
-#
-# <details><summary>The exact range the tests use</summary>
-#
-# `x` and `grad_output` whose non-zero entries lie between $10^{-60}$ and $10^{60}$ in
-# magnitude in float64 ($10^{-8}$ and $10^{8}$ in float32), whatever `in` and `out` are, as
-# long as a clipped sample's factor $s_n$ = `max_norm / norm` is at least $10^{-310}$
-# ($10^{-39}$) and $s_n$ times each non-zero entry of that sample's rows of `x` and
-# `grad_output` is a normal number, at least `torch.finfo(dtype).tiny` (about
-# $2.2 \cdot 10^{-308}$; $1.2 \cdot 10^{-38}$). In float32, `max_norm = 1e300` and `1e-300`
-# round to `inf` and to 0; a sample whose gradient is 0 still keeps factor 1.
-# </details>
-#
-# **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
-#
-# 1. What is sample $n$'s gradient of $W$, as an `(out, in)` matrix built from $g_n$ and
-#    $x_n$?
-# 2. What is its Frobenius norm, computed from $g_n$ and $x_n$ without forming that matrix?
-# 3. With your factor $s_n$ for each sample, how do you get $\sum_n s_n \cdot$(sample $n$'s
-#    gradient) without the per-sample matrices?
-# 4. Your factor from `ClipGradientNorm` took one norm of one tensor. Here the norm is built
-#    from two: in float32, with entries up to $10^8$ and `in` = `out` = 2048, which
-#    ways of combining them stay inside float32's range (about $3.4 \cdot 10^{38}$)?
-
-# %% [markdown]
-# <details><summary><b>Hint 1</b>: one sample's gradient of weight</summary>
-#
-# Sample $n$ gives $y_n = W x_n$ and receives $g_n = \partial L / \partial y_n$ (row $n$ of
-# `grad_output`). With $\partial y_{n,o} / \partial W_{o'i} = \delta_{oo'}\, x_{n,i}$, what
-# is $\partial L_n / \partial W_{oi}$, written as a matrix?
-# </details>
-#
-# <details><summary><b>Hint 2</b>: its norm, without building it</summary>
-#
-# Try numbers first: with $g_n = (1, 2)$ and $x_n = (3, 4)$, build sample $n$'s $2 \times 2$
-# gradient, add up the squares of its four entries, and compare the result with
-# $\lVert g_n \rVert^2$ and $\lVert x_n \rVert^2$. Then write the sum of squares for any
-# $g_n$ and $x_n$: does what you saw hold in general?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: the clipped sum</summary>
-#
-# With every $s_n = 1$ the sum is lesson 02's `grad_weight`. Which matrix product was it, and
-# which index does that product sum over? Write it as that sum, one term per sample, and ask
-# where a number that multiplies term $n$ can go.
-# </details>
-#
-# <details><summary><b>Hint 4</b>: numbers to hit</summary>
-#
-# $x$ with rows $(3, 4)$ and $(0.3, 0.4)$, `weight` $= (1, -1)$ (one output), `grad_output`
-# $= (1, 1)^\top$ and $m = 1$: the samples' gradients of `weight` have norms $5$ and $0.5$,
-# factors $0.2$ and $1$, and your `grad_weight` is $(0.9, 1.2)$; `grad_x` has rows
-# $(1, -1)$ and $(1, -1)$.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_PerSampleClippedLinear", "solution": true}
-class PerSampleClippedLinear(torch.autograd.Function):
-    """x @ weight.T; backward clips each sample's gradient of weight to norm max_norm before
-    summing them, without building them (x (N, in), weight (out, in), max_norm a float)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, max_norm):
-        ### BEGIN SOLUTION
-        ctx.save_for_backward(x, weight)
-        ctx.max_norm = max_norm
-        return x @ weight.T
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        x, weight = ctx.saved_tensors
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:
-            grad_x = grad_output @ weight
-        if ctx.needs_input_grad[1]:
-            # ||g_n x_n^T|| = ||g_n|| ||x_n||: one norm per sample, no outer product
-            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
-            # a norm of 0 keeps factor 1, even where max_norm rounds to 0 (0 / 0 unused)
-            factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)
-            grad_weight = (grad_output * factors[:, None]).T @ x
-        return grad_x, grad_weight, None
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "PerSampleClippedLinear", "grade": true, "points": 2}
-self_check("PerSampleClippedLinear", PerSampleClippedLinear)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLinear)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
-# $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
-# g_n x_n^\top$. A sum over $n$ of outer products is one matrix product of two matrices with
-# $N$ rows each; put $s_n$ on either factor's row $n$. In the contract's range either choice is
-# exact, because $s_n g_n$ and $s_n x_n$ both stay normal numbers there; that is where the
-# contract stops. Beyond it the choice matters: at $g_n$ entries $10^{-60}$, $x_n$ entries
-# $10^{60}$ and $m = 10^{-300}$ ($s_n = 10^{-300}$), $s_n g_n = 10^{-360}$ underflows to 0
-# although the answer, $10^{-300}$, is a float64 number, and $s_n x_n$ fails the same way at
-# the mirror point. $\sqrt{s_n}$ on each side keeps every step in range at both. A norm of 0
-# keeps factor 1 by the `where`, even in float32 at `max_norm = 1e-300` (rounded to 0, where
-# $m / 0$ would be $0 / 0$), as in `ClipGradientNorm`.
-# </details>
-
-# %% [markdown]
-# ## Common mistakes
+# ### Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
@@ -1430,13 +1272,11 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # | a tensor returned for `alpha` or `max_norm` | `RuntimeError`: it is not a tensor | `None` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
-# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)`, or `where(norm > max_norm, grad_output * max_norm / norm, grad_output)` | for a row with entries above about `1.8e8`, such as `(3e10, 4e10)`: the first gives `inf` at `max_norm = 1e300` (the product `grad_output * max_norm` overflows), the second zeros at `max_norm = 1e-300` (the quotient `norm / max_norm` overflows); the first and the third give zeros for a row of norm `5e-150` at `1e-300` (`grad_output * max_norm` underflows); a row such as `(3, 4)` comes out right with all three | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
+# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)` | right for a row such as `(3, 4)`; at a huge `max_norm` the product `grad_output * max_norm` overflows to `inf`, at a tiny one the quotient `norm / max_norm` overflows and the row comes back as zeros | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
 # | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
-# | `(max_norm / norm).clamp(max=1)` in float32 | `nan` for a row (or sample) of zeros at `max_norm = 1e-300`, which float32 rounds to 0: $0 / 0$ | choose by `norm > max_norm`, so a row of zeros never needs the quotient |
 # | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ (at $x = 0$ when $\lambda = 0$ too, where $y = x$) | it breaks the convention the contract fixes, 0 there as `F.softshrink`; random test points never land on the kink | test the kink itself, $\lambda = 0$ included, against `F.softshrink` |
 # | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |
 # | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
-# | `lam`'s gradient not summed | a tensor of `x`'s shape returned for a 0-d input; the engine hides it | sum to `lam`'s shape |
 # | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
 # | a full backward hook registered after the forward, or never removed | it never fires for that forward; or it runs on every later backward, keeping what it stores alive | register first, `handle.remove()` after |
 # | backward returns `None` for an input that requires grad | `autograd.grad` says the input was not used | return its gradient |
@@ -1534,47 +1374,6 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # "Product.backward returns a tensor for b when only a requires grad, computed as when every
 # input does: check ctx.needs_input_grad and return None for b".
 # </details>
-
-# %% [markdown]
-# ## Summary
-#
-# A Function may return a gradient that is not its derivative, on purpose: gradient reversal
-# makes a min-max game trainable by one backward pass, and clipping each row of
-# `grad_output` bounds each sample's gradient there, before the sum, which clipping the
-# parameters cannot. Such
-# Functions are checked against the gradient they are meant to return, not by gradcheck. To
-# find a wrong gradient: gradcheck's report names the input; tensor and module hooks show
-# where a gradient changes (a module hook registered before the forward, both removed after);
-# anomaly mode names the backward node that made a `nan` (not an `inf`) and the forward line
-# behind it; the two classic errors (an optional section) name a graph freed by an earlier
-# backward and an input whose gradient never arrived. And gradcheck is blind to writes into
-# `grad_output`, tensors on `ctx` and wasted work, which is why this course checks them
-# separately.
-
-
-# %% [markdown]
-# ## Optional sections (not graded)
-#
-# The main line ends with the summary above; nothing below is needed for an exercise.
-#
-# ### The view: gradient norms with surgery on and off
-#
-# The model trained in the main line without reversal (`plain_model`), one batch, one
-# backward, with **your** `GradientReversal` and `ClipGradientNorm` between the features and
-# the critic (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
-# the dashed outline the same without surgery; the log lists, in the order backward ran them,
-# what a module hook on each layer and a tensor hook on each side of the surgery saw (the
-# main line's two sections on hooks set such hooks).
-#
-# Switch the reversal off and on: no bar moves much (the label loss is almost 0 after
-# training, so the critic's gradient is nearly all the features receive, and reversing it
-# keeps its norm); only the cosine in the log shows the flip. Norms alone cannot tell a
-# reversed gradient from a correct one; hooks can. Then switch clipping on and slide
-# `max_norm` down: the largest row the features receive stops at `max_norm`.
-
-# %% tags=["skip-when-grading"]
-surgery_explorer(plain_model, batch, domain_adversarial_losses, GradientReversal,
-                 ClipGradientNorm)
 
 # %% [markdown]
 # ### Two errors everyone meets
@@ -1733,7 +1532,6 @@ compare("the sample it comes from", nan_sample, found["rows"][0])
 # gradients above it and look for `inf` too (`torch.isfinite`).
 # </details>
 
-
 # %% [markdown]
 # The next two are each broken by one of the two errors everyone meets.
 #
@@ -1831,9 +1629,9 @@ else:
     elif not (torch.allclose(grad_weights, truth[0]) and torch.allclose(grad_shift, truth[1])):
         print(f"both gradients came back, but not the right ones: shift's is "
               f"{grad_shift.item():.4f}, the truth {truth[1].item():.4f}")
-    elif returned[0].shape != shift.shape:
-        print(f"right values, but backward returned shape {tuple(returned[0].shape)} for shift "
-              "of shape (): the engine summed it for you; return shift's own shape")
     else:
+        summed = ("" if returned[0].shape == shift.shape else
+                  f" (backward returned shape {tuple(returned[0].shape)} for shift; autograd summed "
+                  "it to shape (), as rule 2 of the Function contract allows)")
         print("✓ both gradients, and right: a backward that returns None for an input that "
-              "requires grad reads to autograd.grad as that input not being used")
+              "requires grad reads to autograd.grad as that input not being used" + summed)

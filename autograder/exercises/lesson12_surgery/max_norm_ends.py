@@ -6,8 +6,8 @@ stays in range there (the factor max_norm / norm is 2e-310 or 2e-39, a subnormal
 still carries 13 or 6 digits); grad_output * max_norm overflows at the huge end, and
 norm / max_norm (5e309, 5e38) at the tiny end, so the first gives inf and the second zeros.
 Rows and samples of norm 5e-150 (float32: 5e-19) at the tiny end, where grad_output * max_norm
-underflows (and every sound order stays in range); and float32 rows and samples of zeros at
-max_norm=1e-300, which float32 rounds to 0, so that max_norm / norm is 0 / 0 there."""
+underflows (and every sound order stays in range). A max_norm float32 cannot hold (1e300 or
+1e-300, which it rounds to inf and 0) is no model's and is not tried."""
 
 import torch
 
@@ -25,19 +25,14 @@ _CLIP_CASES = (
     (torch.float32, 1e-30, ([3e8, 4e8, 0.0], [0.0, 6e8, 8e8]), "rows of norm 5e8 and 1e9"),
     (torch.float64, 1e-300, ([3e-150, 4e-150, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-150 and 0"),
     (torch.float32, 1e-30, ([3e-19, 4e-19, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-19 and 0"),
-    (torch.float32, 1e300, ([3e9, 4e9, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e9 and 0"),
 )
-# float32 zeros at max_norm=1e-300, which float32 rounds to 0: run last (check_zeros_at_tiny_max_norm)
-_CLIP_ZEROS = ((torch.float32, 1e-300, ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), "two rows of zeros"),)
 # (dtype, max_norm, grad_output, x): x's rows orthogonal, so each sample's term stands alone
 _PS_CASES = (
     (torch.float64, 1e300, ([3e10, 4e10], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
     (torch.float32, 1e31, ([6e7, 8e7], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
     (torch.float64, 1e-300, ([3e4, 4e4], [0.0, 5e3]), ([1e5, 0.0, 0.0], [0.0, 4e5, 3e5])),
     (torch.float32, 1e-30, ([3e3, 4e3], [0.0, 5e2]), ([1e5, 0.0, 0.0], [0.0, 4e5, 3e5])),
-    (torch.float32, 1e300, ([6e7, 8e7], [1.0, -2.0]), ([1.0, 0.0, 2.0], [0.0, 3.0, 0.0])),
 )
-_PS_ZEROS = ((torch.float32, 1e-300, ([1.0, -2.0], [0.0, 0.0]), ([0.0, 0.0, 0.0], [0.0, 3.0, 0.0])),)
 
 
 def _scaled(terms: torch.Tensor, max_norm: float) -> torch.Tensor:
@@ -49,18 +44,12 @@ def _scaled(terms: torch.Tensor, max_norm: float) -> torch.Tensor:
 
 
 def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
-    """The first line for a wrong answer at an end of max_norm: nan for zeros where max_norm
-    rounds to 0, inf at the huge end, zeros (or a wrong norm) at the tiny end: norm / max_norm
-    overflowing, or else a product such as grad_output * max_norm underflowing."""
+    """The first line for a wrong answer at an end of max_norm: inf at the huge end, zeros (or
+    a wrong norm) at the tiny end: norm / max_norm overflowing, or else a product such as
+    grad_output * max_norm underflowing. (A nan for zeros is a 0 / 0 the main battery names.)"""
     kind = str(dtype).removeprefix("torch.")
-    if norm == 0 and not torch.isfinite(got).all():
-        raise GradingError(
-            f"{name} returns nan at max_norm={max_norm:g}, which {kind} rounds to 0 (its "
-            f"smallest positive number is "
-            f"{torch.finfo(dtype).smallest_normal * torch.finfo(dtype).eps:.2g}), for a {kind} "
-            f"{unit} that is all zeros: it keeps factor 1 whatever max_norm is. Which of your "
-            f"steps computes 0 / 0 there, and does that {unit} need its result?",
-            mistake=f"{name}/nan-on-zeros-at-tiny-max-norm")
+    if norm == 0:
+        return
     if not torch.isfinite(got).all():
         raise GradingError(
             f"{name} multiplies by max_norm before dividing by the norm: at max_norm="
@@ -162,12 +151,3 @@ def _check_sample_ends(got, grad_output, x, norms, max_norm, dtype) -> None:
             _name_end("PerSampleClippedLinear", "sample's gradient", part, max_norm, dtype,
                       norms[n].item())
     diagnose_gradient("weight", got.double(), expected, rtol=rtol, atol=0)
-
-
-def check_zeros_at_tiny_max_norm(name: str, function, spec, device) -> None:
-    """Last in each battery (a second defect of many answers, named after their first): float32
-    rows or samples of zeros at max_norm=1e-300, which float32 rounds to 0, come back zeros."""
-    if name == "ClipGradientNorm":
-        check_clip_max_norm_ends(function, spec, device, _CLIP_ZEROS)
-    else:
-        check_per_sample_max_norm_ends(function, spec, device, _PS_ZEROS)

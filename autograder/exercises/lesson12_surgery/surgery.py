@@ -3,7 +3,8 @@
 The first two change a gradient on purpose, so gradcheck would reject them by design: their
 checks compare forward with ``x`` exactly and backward with the intended surgery, and name the
 usual slips. SoftThreshold is a true derivative: gradcheck away from its kinks, the convention
-at ``|x| == lam``, and ``lam``'s gradient summed to its shape by backward itself.
+at ``|x| == lam``, and ``lam``'s gradient a sum (of lam's shape, or of x's shape for the engine
+to sum: rule 2 of the Function contract).
 """
 
 import torch
@@ -18,7 +19,8 @@ from ...precision import rounded_to_float32
 from .soft_threshold_checks import (check_finite_casts, check_kinks, check_saves_no_x,
                                     check_small_y, check_soft, check_zero_at_lam_zero)
 from .surgery_checks import (SOFT, Intended, check_strided, matches, soft_ties, soft_values, strided_grad_output, surgery_case)
-from .contracts import REVERSAL_CLAUSES, CLIP_CLAUSES, SOFT_CLAUSES
+from .contracts import (CLIP_CLAUSES, CLIP_RULES, REVERSAL_CLAUSES, REVERSAL_RULES, SOFT_CLAUSES,
+                        SOFT_RULES)
 from .clip_gradient_norm import INTENDED_CLIP, clip_full
 
 REVERSAL = Spec("GradientReversal", ("x", "alpha"), lambda x, alpha: x)
@@ -171,7 +173,7 @@ def soft_full(SoftThreshold, device) -> None:
 EXERCISES = [
     Exercise("GradientReversal", "12_surgery", reversal_full,
              contract=("alpha 0", "1-D x", "non-contiguous grad_output"),
-             clauses=REVERSAL_CLAUSES,
+             clauses=REVERSAL_CLAUSES, rules=REVERSAL_RULES,
              domain=Domain(INTENDED_REVERSAL, lambda device, dtype=torch.float64, seed=0,
                            alpha=0.5: {"x": sample((3, 4), device, seed=seed, dtype=dtype),
                                        "alpha": alpha},
@@ -182,7 +184,7 @@ EXERCISES = [
              contract=("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly",
                        "non-contiguous grad_output",
                        "float32 and float16 rows at the edges of their range"),
-             clauses=CLIP_CLAUSES,
+             clauses=CLIP_CLAUSES, rules=CLIP_RULES,
              domain=Domain(INTENDED_CLIP, lambda device, dtype=torch.float64, seed=0,
                            max_norm=1.0: {"x": sample((4, 5), device, seed=seed, dtype=dtype),
                                           "max_norm": max_norm},
@@ -191,7 +193,7 @@ EXERCISES = [
                                                            "Python float, 1e-4 as well as 3.0")})),
     Exercise("SoftThreshold", "12_surgery", soft_full,
              contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output"),
-             clauses=SOFT_CLAUSES,
+             clauses=SOFT_CLAUSES, rules=SOFT_RULES,
              domain=Domain(SOFT, lambda device, dtype=torch.float64, seed=0, lam=0.5: soft_values(
                                (3, 4), device, lam=lam, seed=seed, dtype=dtype),
                            constants={"lam": Constant(0.0, 2.0, "lam a 0-d tensor, a threshold "

@@ -105,41 +105,6 @@ def kink_values(device, *, lam=0.5, dtype=torch.float64) -> dict:
     return {"x": x, "lam": torch.tensor(lam, dtype=dtype, device=device)}
 
 
-def returned_gradients(function, x: torch.Tensor, lam: torch.Tensor) -> tuple:
-    """What ``function.backward`` itself returned, before the engine reduces an expandable
-    gradient to its input's shape."""
-    seen: list = []
-
-    def backward(ctx, *grads):
-        result = function.backward(ctx, *grads)
-        seen.append(result if isinstance(result, tuple) else (result,))
-        return result
-
-    probe = type(function.__name__, (function,), {"backward": staticmethod(backward)})
-    leaf, lam_leaf = x.detach().clone().requires_grad_(), lam.detach().clone().requires_grad_()
-    output = run_forward(probe, SOFT, {"x": leaf, "lam": lam_leaf}).output
-    run_backward(SOFT, output, {"x": leaf, "lam": lam_leaf}, torch.ones_like(output))
-    return seen[-1] if seen else ()
-
-
-def check_lam_summed(function, values: dict) -> None:
-    returned = returned_gradients(function, values["x"], values["lam"])
-    grad_lam = returned[1] if len(returned) > 1 else None
-    if (isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape
-            and grad_lam.numel() == 1):
-        raise GradingError(
-            f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
-            "of shape (): the sum is there, the shape is not; return a 0-d tensor (.sum() with "
-            "no dim, or .reshape(()))", mistake="SoftThreshold/lam-gradient-not-0d")
-    if isinstance(grad_lam, torch.Tensor) and grad_lam.shape != values["lam"].shape:
-        raise GradingError(
-            f"SoftThreshold.backward returns grad_lam of shape {tuple(grad_lam.shape)} for lam "
-            "of shape (): sum it to lam's shape yourself (lam is used by every entry, so its "
-            "gradient is a sum); the engine happens to sum an expandable gradient, but backward "
-            "must return one gradient of its input's shape",
-            mistake="SoftThreshold/lam-gradient-not-summed")
-
-
 def soft_ties(device, dtype) -> dict:
     """x at +-lam, one ulp inside and outside each, and at 0: the contract's rule at the kink
     (both gradients 0) against its neighbours (both gradients those of the side they are on)."""

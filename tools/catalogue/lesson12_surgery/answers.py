@@ -2,9 +2,6 @@
 forward is the identity: a forward that keeps its constant on ctx and returns a view of x, the
 backward body each entry writes, and the row norms ClipGradientNorm clips by."""
 
-# first lines of the float32 ends of the clipping contracts' max_norm range (review 56)
-NAN_AT_TINY_FLOAT32 = 'returns nan at max_norm=1e-300, which float32 rounds to 0'
-RAISES_AT_HUGE_FLOAT32 = 'value cannot be converted to type float without overflow'
 
 _IDENTITY = '''
     @staticmethod

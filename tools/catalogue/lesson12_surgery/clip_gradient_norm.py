@@ -2,7 +2,7 @@
 grad_output clipped to norm max_norm in backward)."""
 
 from .. import Mistake, Unusual
-from .answers import NAN_AT_TINY_FLOAT32, _NORMS, _clip
+from .answers import _NORMS, _clip
 
 
 UNUSUAL = [
@@ -12,10 +12,25 @@ UNUSUAL = [
     # review 54: 'sqrt of the summed squares as the norm' moved to review54.MISTAKES (its
     # float16 squares overflow)
     # review of lesson 12 (fifth)
+    Unusual("ClipGradientNorm", "torch.minimum with ones",
+            _clip(
+        _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
+        "        return scale * grad_output, None\n")),
 ]
 
 
 MISTAKES = [
+    Mistake("ClipGradientNorm", "saves x", "saved input x", _clip(
+        "        x, = ctx.saved_tensors  # saved, never needed\n" + _NORMS
+        + "        scaled = grad_output * (ctx.max_norm / norms)\n"
+        "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n",
+        forward='''
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        ctx.save_for_backward(x)
+        return x.view_as(x)
+''')),
     # review 55: an Unusual answer until max_norm 1e300 was graded (g * m overflows)
     Mistake("ClipGradientNorm", "divide by the norm clamped from below",
             'multiplies by max_norm before dividing', _clip(
@@ -110,11 +125,6 @@ MISTAKES = [
         norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
         return grad_output * (ctx.max_norm / (norms + 1e-12)).clamp(max=1), None
 '''),
-    # Unusual until review 56: a float32 end of the clipping contract's range fails it
-    Mistake("ClipGradientNorm", "torch.minimum with ones",
-            NAN_AT_TINY_FLOAT32, _clip(
-        _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
-        "        return scale * grad_output, None\n")),
     Mistake('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
             'gives a row of norm 0, not 1e-300, for a float64 row of norm 5e-150',
             '''class ClipGradientNorm(torch.autograd.Function):

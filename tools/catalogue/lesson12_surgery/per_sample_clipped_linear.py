@@ -1,7 +1,6 @@
 """Lesson 12's transfer exercise: answers with known verdicts for PerSampleClippedLinear."""
 
-from .. import Mistake
-from .answers import NAN_AT_TINY_FLOAT32, RAISES_AT_HUGE_FLOAT32
+from .. import Mistake, Unusual
 
 _FORWARD = '''
     @staticmethod
@@ -33,26 +32,13 @@ def _weight_only(body: str) -> str:
                     "        return grad_x, grad_weight, None\n")
 
 
-UNUSUAL = []
-
-MISTAKES = [
-    # review 54b: the product of the two squared norms overflows float32 (in = out = 2048,
-    # entries 1e8, within the contract's range): Unusual while only small layers were graded
-    # (an (N, N) Gram matrix is no per-sample stack, but its diagonals are squared norms too)
-    Mistake("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled",
-            "but their product (4.2e+38) overflows float32", _weight_only(
-        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
-        "        limit = ctx.max_norm ** 2\n"
-        "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
-        "        grad_weight = grad_output.T @ (x * factors[:, None])")),
-    Mistake("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
-            "but their product (4.2e+38) overflows float32",
+UNUSUAL = [
+    Unusual("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
             _weight_only(
                 "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
                 "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
                 "        grad_weight = (grad_output * factors[:, None]).T @ x")),
-    Mistake('PerSampleClippedLinear', 'squared norms multiplied before the square root',
-            "but their product (4.2e+38) overflows float32",
+    Unusual('PerSampleClippedLinear', 'squared norms multiplied before the square root',
             '''class PerSampleClippedLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, max_norm):
@@ -72,6 +58,60 @@ MISTAKES = [
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
 '''),
+    Unusual("PerSampleClippedLinear", "einsum with the factors as a third operand",
+            _weight_only(
+        _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
+        "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
+    Unusual("PerSampleClippedLinear", "x and weight kept transposed, addmm into zeros",
+            _clipped(
+        '''        xt, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = torch.mm(grad_output, weight)
+        if ctx.needs_input_grad[1]:
+            norms = grad_output.norm(dim=1) * xt.norm(dim=0)
+            factors = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)
+            grad_weight = torch.zeros_like(weight).addmm_(grad_output.T * factors, xt.T)
+        return grad_x, grad_weight, None
+''', forward='''
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        xt = x.T
+        ctx.save_for_backward(xt, weight)
+        ctx.max_norm = float(max_norm)
+        return torch.mm(x, weight.T)
+''')),
+    Unusual('PerSampleClippedLinear', "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear",
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return F.linear(x, weight)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = torch.einsum("no,oi->ni", grad_output, weight) if ctx.needs_input_grad[0] else None
+        grad_weight = None
+        if ctx.needs_input_grad[1]:
+            norms = grad_output.norm(dim=1) * x.norm(dim=1)
+            factors = ctx.max_norm / norms.clamp(min=ctx.max_norm)  # exactly 1 at or below m, 0 -> 1
+            grad_weight = torch.einsum("no,ni->oi", grad_output, x * factors[:, None])
+        return grad_x, grad_weight, None
+'''),
+]
+
+MISTAKES = [
+    # review 54b: the product of the two squared norms overflows float32 (in = out = 2048,
+    # entries 1e8, within the contract's range): Unusual while only small layers were graded
+    # (an (N, N) Gram matrix is no per-sample stack, but its diagonals are squared norms too)
+    Mistake("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled",
+            'raised OverflowError', _weight_only(
+        "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
+        "        limit = ctx.max_norm ** 2\n"
+        "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
+        "        grad_weight = grad_output.T @ (x * factors[:, None])")),
     # review of lesson 12 (fourth): passed while no sample's norm lay between 0 and 1e-12; a
     # sample of norm 5e-13 gets factor 0.5
     Mistake("PerSampleClippedLinear", "a clamp of the norm at 1e-12",
@@ -278,50 +318,6 @@ MISTAKES = [
             norms = torch.stack([torch.outer(g, xn).norm() for g, xn in zip(grad_output, x)])
             factors = (ctx.max_norm / norms).clamp(max=1)
             grad_weight = (grad_output * factors[:, None]).T @ x
-        return grad_x, grad_weight, None
-'''),
-    # Unusual until review 56: a float32 end of the clipping contract's range fails it
-    Mistake("PerSampleClippedLinear", "einsum with the factors as a third operand",
-            NAN_AT_TINY_FLOAT32, _weight_only(
-        _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
-        "        grad_weight = torch.einsum('n,no,ni->oi', factors, grad_output, x)")),
-    Mistake("PerSampleClippedLinear", "x and weight kept transposed, addmm into zeros",
-            NAN_AT_TINY_FLOAT32, _clipped(
-        '''        xt, weight = ctx.saved_tensors
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:
-            grad_x = torch.mm(grad_output, weight)
-        if ctx.needs_input_grad[1]:
-            norms = grad_output.norm(dim=1) * xt.norm(dim=0)
-            factors = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)
-            grad_weight = torch.zeros_like(weight).addmm_(grad_output.T * factors, xt.T)
-        return grad_x, grad_weight, None
-''', forward='''
-    @staticmethod
-    def forward(ctx, x, weight, max_norm):
-        xt = x.T
-        ctx.save_for_backward(xt, weight)
-        ctx.max_norm = float(max_norm)
-        return torch.mm(x, weight.T)
-''')),
-    Mistake('PerSampleClippedLinear', "max_norm / max(norm, max_norm) on x's rows, einsum, F.linear",
-            RAISES_AT_HUGE_FLOAT32,
-            '''class PerSampleClippedLinear(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, max_norm):
-        ctx.save_for_backward(x, weight)
-        ctx.max_norm = max_norm
-        return F.linear(x, weight)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        grad_x = torch.einsum("no,oi->ni", grad_output, weight) if ctx.needs_input_grad[0] else None
-        grad_weight = None
-        if ctx.needs_input_grad[1]:
-            norms = grad_output.norm(dim=1) * x.norm(dim=1)
-            factors = ctx.max_norm / norms.clamp(min=ctx.max_norm)  # exactly 1 at or below m, 0 -> 1
-            grad_weight = torch.einsum("no,ni->oi", grad_output, x * factors[:, None])
         return grad_x, grad_weight, None
 '''),
 ]

@@ -7,7 +7,6 @@ the MISTAKES of clip_gradient_norm.py, review53.py and review54b.py; the float32
 here show the float32 ends are graded too; and the int8-code answer with its code divided by
 the mask, right on x86 CPUs only by an undefined cast of inf and nan."""
 from .. import Mistake, Unusual, edit
-from .answers import NAN_AT_TINY_FLOAT32
 
 # the lesson's BrokenSoftThreshold (review 55's node-by-node form), renamed
 _BROKEN_SOFT = '''class SoftThreshold(torch.autograd.Function):
@@ -113,6 +112,12 @@ class SoftThreshold(torch.autograd.Function):
         gx = torch.where(y != 0, grad_output, torch.zeros_like(grad_output))
         return gx, -(gx * y.sign()).sum()
 '''),
+    Unusual('PerSampleClippedLinear', 'a loop over outputs, each row a vector-matrix product',
+            edit(_PS, (_PS_RIGHT, "            scaled = grad_output * (m / norms).clamp(max=1)[:, None]\n"
+                       "            grad_weight = torch.stack([scaled[:, o] @ x for o in range(grad_output.shape[1])]) if grad_output.shape[1] else scaled.T @ x\n"))),
+    Unusual('PerSampleClippedLinear', 'norms from the diagonals of two (N, N) Gram matrices',
+            edit(_PS, ("            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
+                       "            norms = (grad_output @ grad_output.T).diagonal().sqrt() * (x @ x.T).diagonal().sqrt()\n"))),
 ]
 
 MISTAKES = [
@@ -143,13 +148,4 @@ MISTAKES = [
     Mistake('PerSampleClippedLinear', 'g / max(n / m, 1) in float32 only',
             'divides by norm / max_norm, which overflows float32',
             edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_RATIO, "            ")))),
-    # Unusual until review 56: a float32 end of the clipping contract's range fails it
-    Mistake('PerSampleClippedLinear', 'a loop over outputs, each row a vector-matrix product',
-            NAN_AT_TINY_FLOAT32,
-            edit(_PS, (_PS_RIGHT, "            scaled = grad_output * (m / norms).clamp(max=1)[:, None]\n"
-                       "            grad_weight = torch.stack([scaled[:, o] @ x for o in range(grad_output.shape[1])]) if grad_output.shape[1] else scaled.T @ x\n"))),
-    Mistake('PerSampleClippedLinear', 'norms from the diagonals of two (N, N) Gram matrices',
-            NAN_AT_TINY_FLOAT32,
-            edit(_PS, ("            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
-                       "            norms = (grad_output @ grad_output.T).diagonal().sqrt() * (x @ x.T).diagonal().sqrt()\n"))),
 ]

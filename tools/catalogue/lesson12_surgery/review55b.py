@@ -4,11 +4,20 @@ grad_output's rows, returned 0 at grad_output 1e-60, x 1e60, max_norm 1e-300, ou
 and graded at its edge in float64 and float32: m / ||g|| / ||x|| is right there, a split that
 puts max_norm on grad_output's rows and 1 / norm on x's underflows inside it. SoftThreshold's
 gradient for x wrong on one side of the threshold alone is named by that side."""
-from .. import Mistake, edit
-from .answers import NAN_AT_TINY_FLOAT32
+from .. import Mistake, Unusual, edit
 from .review55 import _PS, _PS_RIGHT
 
-UNUSUAL = []
+UNUSUAL = [
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side',
+            edit(_PS, (_PS_RIGHT, "            root = (m / norms).clamp(max=1).sqrt()[:, None]\n"
+                                  "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
+    Unusual('PerSampleClippedLinear', 'max_norm divided by one norm, then by the other',
+            edit(_PS, (_PS_RIGHT, "            s = (m / torch.linalg.vector_norm(grad_output, dim=1) / torch.linalg.vector_norm(x, dim=1)).clamp(max=1)\n"
+                                  "            grad_weight = (grad_output * s[:, None]).T @ x\n"))),
+    Unusual('PerSampleClippedLinear', 'multi_dot with diag(s)',
+            edit(_PS, (_PS_RIGHT, "            s = (m / norms).clamp(max=1)\n"
+                                  "            grad_weight = torch.linalg.multi_dot([grad_output.mT, torch.diag(s), x]) if x.shape[0] else weight.new_zeros(weight.shape)\n"))),
+]
 
 MISTAKES = [
     Mistake('PerSampleClippedLinear', "max_norm on grad_output's rows, 1 / norm on x's rows",
@@ -31,17 +40,4 @@ MISTAKES = [
         passed = grad_output * (y != 0)
         return grad_output * (y > 0), -(passed * torch.sign(y)).sum()
 '''),
-    # Unusual until review 56: a float32 end of the clipping contract's range fails it
-    Mistake('PerSampleClippedLinear', 'sqrt of the factor on each side',
-            NAN_AT_TINY_FLOAT32,
-            edit(_PS, (_PS_RIGHT, "            root = (m / norms).clamp(max=1).sqrt()[:, None]\n"
-                                  "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
-    Mistake('PerSampleClippedLinear', 'max_norm divided by one norm, then by the other',
-            NAN_AT_TINY_FLOAT32,
-            edit(_PS, (_PS_RIGHT, "            s = (m / torch.linalg.vector_norm(grad_output, dim=1) / torch.linalg.vector_norm(x, dim=1)).clamp(max=1)\n"
-                                  "            grad_weight = (grad_output * s[:, None]).T @ x\n"))),
-    Mistake('PerSampleClippedLinear', 'multi_dot with diag(s)',
-            NAN_AT_TINY_FLOAT32,
-            edit(_PS, (_PS_RIGHT, "            s = (m / norms).clamp(max=1)\n"
-                                  "            grad_weight = torch.linalg.multi_dot([grad_output.mT, torch.diag(s), x]) if x.shape[0] else weight.new_zeros(weight.shape)\n"))),
 ]

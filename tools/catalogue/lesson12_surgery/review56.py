@@ -9,7 +9,6 @@ cases fail are Mistakes in their own modules now, with where-form versions kept 
 computed in float16 for float64 rows was named as float32: the message now names the width its
 error shows."""
 from .. import Mistake, Unusual, edit
-from .answers import NAN_AT_TINY_FLOAT32
 from .review55 import _CLIP, _CLIP_RIGHT, _PS, _PS_RIGHT
 
 def _where(code: str, clamp: str, m: str = "m") -> str:
@@ -114,11 +113,13 @@ UNUSUAL = [
     Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, chosen by where',
             edit(_PS, (_PS_RIGHT, "            root = torch.where(norms > m, m / norms, 1.0).sqrt()[:, None]\n"
                                   "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
+    Unusual('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _FORMER_CLIP),
+    Unusual('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _FORMER_PS),
 ]
 
 MISTAKES = [
-    Mistake('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
-            NAN_AT_TINY_FLOAT32, _FORMER_CLIP),
     Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
             'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
     Mistake('ClipGradientNorm', 'the norm computed in float16 for float64 rows (was named as '
@@ -126,8 +127,6 @@ MISTAKES = [
             edit(_CLIP, ("norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)",
                          "norms = torch.linalg.vector_norm(grad_output.half(), dim=-1, "
                          "keepdim=True).to(grad_output.dtype)"))),
-    Mistake('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
-            NAN_AT_TINY_FLOAT32, _FORMER_PS),
     Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
             'allocated', _NUMPY_STACK),
 ]

@@ -21,7 +21,29 @@ def _soft_saved(body: str) -> str:
     return _soft("        x, lam = ctx.saved_tensors\n" + body)
 
 
+_Y_SAVED = """class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        passed = grad_output * (y != 0)
+        return passed, ({lam} if ctx.needs_input_grad[1] else None)
+"""
+
+
 UNUSUAL = [
+    # rule 2 of the Function contract: a gradient of a shape lam broadcasts to is accepted
+    # (autograd sums it to lam's shape); these two were Mistakes ("sum it to lam's shape",
+    # "return a 0-d tensor") until the contract decided it, saving x then, y now
+    Unusual("SoftThreshold", "lam's gradient not summed", _Y_SAVED.format(
+        lam="-passed * torch.sign(y)")),
+    Unusual("SoftThreshold", "lam's gradient summed to shape (1,)", _Y_SAVED.format(
+        lam="-(passed * torch.sign(y)).sum().reshape(1)")),
     Unusual("SoftThreshold", "saves the output only", _soft('''        y, = ctx.saved_tensors
         outside = y != 0
         grad_x = grad_output * outside
@@ -152,15 +174,9 @@ MISTAKES = [
                 "        passed = grad_output * (x.abs() > lam)\n"
                 "        return passed, (passed * torch.sign(x)).sum()\n"),
             named=True),
-    Mistake("SoftThreshold", "lam's gradient not summed", "sum it to lam's shape", _soft_saved(
-        "        passed = grad_output * (x.abs() > lam)\n"
-        "        return passed, -passed * torch.sign(x)\n"), named=True),
     Mistake("SoftThreshold", "lam's gradient averaged", "gradient for lam is 1/", _soft_saved(
         "        passed = grad_output * (x.abs() > lam)\n"
         "        return passed, -(passed * torch.sign(x)).mean()\n")),
-    Mistake("SoftThreshold", "lam's gradient summed to shape (1,)", "return a 0-d tensor",
-            _soft_saved("        passed = grad_output * (x.abs() > lam)\n"
-                        "        return passed, -(passed * torch.sign(x)).sum().reshape(1)\n")),
     Mistake("SoftThreshold", "relu(z) / z as the slope", "nan at |x| == lam", _soft_saved(
         "        shifted = x.abs() - lam\n        slope = torch.relu(shifted) / shifted\n"
         "        return grad_output * slope, -(grad_output * slope * torch.sign(x)).sum()\n"),

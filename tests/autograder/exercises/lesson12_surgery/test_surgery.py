@@ -71,9 +71,9 @@ def test_soft_threshold_reference_is_softshrink():
 
 
 def test_the_engine_sums_an_unsummed_lam_gradient():
-    """Is the lesson right that autograd silently sums a gradient of x's shape for a 0-d lam,
-    so that only a look at what backward returned catches it?"""
-    unsummed = next(m for m in lesson12_surgery.MISTAKES
+    """Is the lesson right that autograd sums a gradient of x's shape for a 0-d lam to lam's
+    shape, so that rule 2 of the Function contract may accept it?"""
+    unsummed = next(m for m in lesson12_surgery.UNUSUAL
                     if m.name == "lam's gradient not summed").load()
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
