@@ -4,12 +4,14 @@
 import warnings
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, GetGrades,
-                                    IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
+                                    DeduplicateIds, GetGrades, IgnorePattern, LimitOutput,
+                                    OverwriteKernelspec, SaveAutoGrades)
 
 from .execute import SealedExecute
 from .feedback import FeedbackSummary, HideHiddenTests, LearnerStatus
 from .notebook_format import CODE_STUB
+from .overwrite_cells import OverwriteCells
 from .settings import Settings
 
 COURSE_ID = "custom-autograd-functions"
@@ -40,6 +42,10 @@ def configure(c) -> None:
         SealedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata,
     ]
+    # nbgrader's own sanitizing, but a test cell handed in untouched raises no checksum warning
+    # for the hidden tests the release removed from it (grader/overwrite_cells.py)
+    c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                          OverwriteCells, CheckCellMetadata]
     # A test cell the learner deleted is put back (after its answer) and graded.
     c.OverwriteCells.add_missing_cells = True
     # Feedback: per test its name, points and hint; never the hidden tests' source.
