@@ -9,6 +9,9 @@
 # %% [markdown]
 # # Lesson 05 · Gradient checkpointing: paying compute to save memory
 #
+# **About 120 minutes** to the Summary, the three exercises included; the optional appendix
+# after it takes about an hour more.
+#
 # Training a deep network usually runs out of memory before it runs out of time, and most of
 # that memory is not the weights: it is the **activations** autograd keeps so that backward
 # can use them. This lesson writes a `Function` that keeps almost none of them and recomputes
@@ -17,17 +20,14 @@
 # By the end of this lesson you can:
 # 1. measure what a forward pass keeps for backward, with saved-tensor hooks;
 # 2. write a backward that re-runs its forward under autograd and differentiates it;
-# 3. make dropout draw the same mask twice by restoring the random state;
-# 4. make the parameters used inside a recomputed block receive their gradients whenever an
-#    input of the block requires grad (a first block on data alone is a case of its own);
+# 3. make dropout draw the same mask twice by replaying the random state;
+# 4. make the parameters used inside a recomputed block receive their gradients;
 # 5. choose a number of segments, knowing what each choice costs in memory and in time;
-# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those
-#    (and, in the optional appendix after the summary, a stack of them whose memory does not
-#    grow with depth).
+# 6. write a reversible block, which rebuilds its inputs from its outputs and keeps only those.
 #
-# Exercises are marked **✎ Exercise**. Their self-checks run every check the hidden tests run
-# (they add a GPU run when the grader has one and you had none), in a few seconds each; the
-# first one in a fresh kernel takes longer, while the grading library loads.
+# Three exercises are graded (**✎ Exercise**). Every Function you write obeys the course's
+# [Function contract](function_contract.md); each exercise states only what it decides. Each
+# self-check runs every check the hidden tests run.
 
 # %% nbgrader={"locked": true}
 import math
@@ -48,22 +48,17 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # ## Where the memory goes
 #
-# Every operation autograd records keeps what its own backward will need. A `Linear` layer
-# keeps its input (because $\partial L/\partial W = $ `grad_output.T @ input`); `GELU` keeps its
-# input (its derivative depends on it). For a stack of $n$ blocks on a batch of $B$ rows of width
-# $w$, that is about $2nBw$ numbers, growing with depth and batch size, on top of the weights.
+# Every operation autograd records keeps what its own backward will need: a `Linear` its input
+# (for $\partial L/\partial W = $ `grad_output.T @ input`), a `GELU` its input. For $n$ such
+# blocks on a batch of $B$ rows of width $w$, that is about $2nBw$ numbers, growing with depth
+# and batch size, on top of the weights.
 #
-# You do not have to guess what is kept. `torch.autograd.graph.saved_tensors_hooks(pack,
-# unpack)` calls `pack(tensor)` for every tensor autograd saves while the context is active,
-# and `unpack` when backward reads it back. The meter below uses them to count **activation
-# bytes**: it ignores the parameters (they exist whether or not you train), counts each piece
-# of memory once however many operations save it, and notices when autograd lets go of a
-# saved tensor, so it also knows the **peak**.
-#
-# `pack` returns a detached alias, never the tensor itself: the documentation's rule, to avoid
-# a reference loop (the In practice block of appendix A.4 says what breaking it costs). The
-# next cell opens collapsed (run it; expand it to read it): it defines `ActivationMeter`,
-# `deep_mlp` (blocks of `Linear` then `GELU`) and `kib`. The cell after it measures.
+# `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` calls `pack(tensor)` for every
+# tensor autograd saves while it is active, and `unpack` when backward reads it back. The
+# meter in the next (collapsed) cell uses them to count **activation bytes**: it skips the
+# parameters, counts each piece of memory once, and notices when autograd lets go of a saved
+# tensor, so it also knows the **peak**. It also defines `deep_mlp` (blocks of `Linear` then
+# `GELU`) and `kib`; the cell after it measures.
 
 # %% jupyter={"source_hidden": true}
 def deep_mlp(depth=16, width=128, seed=0):
@@ -148,10 +143,8 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #
 # Cut the $n$ blocks into $k$ consecutive **segments**. In forward, run each segment without
 # recording anything, and keep only its **input**. In backward, when the gradient reaches a
-# segment, run that segment's forward again, this time recording, and backpropagate through
-# the freshly built graph. Nothing about the gradient changes: the backward of a segment is
-# the vector-Jacobian product of the function the segment computes, and rebuilding its graph
-# is just another way to get it,
+# segment, run that segment's forward again, recording, and backpropagate through the rebuilt
+# graph. The gradient is the same vector-Jacobian product either way:
 #
 # $$\frac{\partial L}{\partial x_{\text{in}}} = \Big(\frac{\partial x_{\text{out}}}
 #   {\partial x_{\text{in}}}\Big)^{\!\top} \frac{\partial L}{\partial x_{\text{out}}} .$$
@@ -162,8 +155,7 @@ print("the weights, for comparison:      ", kib(sum(p.numel() * 4 for p in model
 #
 # 1. What is still kept when forward ends?
 # 2. While backward works on one segment, what else is alive? Count the rebuilt segment's
-#    activations in full, its input included, even though that input is also one of the held
-#    ones (the same memory: the meter later shows that one-unit overlap).
+#    activations in full, its input included, though it is also one of the held ones.
 # 3. So what is the peak $M(k)$? Write it as `my_peak(n, a, k)` below; the cell after it
 #    counts what is alive, segment by segment, and compares.
 # 4. Which $k$ makes $M(k)$ smallest (treat $k$ as a real number), and how does that smallest
@@ -259,16 +251,13 @@ elif my_best_k is not None:
 #
 # $$ M(k) \approx k + \frac{n}{k}\,a , $$
 #
-# (or $k - 1 + \frac{n}{k}\,a$ if you count the segment's input once, as the meter does: one
-# unit less, the same best $k$),
-# smallest where the derivative $1 - na/k^2$ is zero, at $k = \sqrt{n a}$, where
-# $M = 2\sqrt{n a}$: it grows like $\sqrt{n}$ instead of $n a$.
+# (one less if you count the segment's input once, as the meter does), smallest where
+# $1 - na/k^2 = 0$, at $k = \sqrt{n a}$, where $M = 2\sqrt{n a}$: it grows like $\sqrt{n}$
+# instead of $n a$.
 # </details>
 #
-# **Time.** Every segment runs its forward twice, so a training step pays one extra forward.
-# A backward costs about two forwards, so a step goes from 3 to 4 forward-equivalents: about
-# 33% more, whatever $k$ is (a little less for a version that leaves the last segment
-# unchecked, as `torch.utils.checkpoint`'s does below).
+# **Time.** Every segment runs its forward twice: with a backward costing about two forwards,
+# a step goes from 3 to 4 forward-equivalents, about 33% more, whatever $k$ is.
 
 # %% [markdown]
 # ## Worked example: keep the input, recompute the intermediates
@@ -321,29 +310,22 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # **When you cannot write the derivative.** A checkpoint wraps a block it knows nothing about,
 # a function `run_fn` handed to it. Its backward cannot apply a formula: it runs `run_fn` again
 # so that autograd records the block's graph, and differentiates that. (Is anything recorded
-# inside an ordinary `backward` at all? Lesson 04's quick question 1 asked it.) Three
-# predictions decide the rest. Write them now, in one cell; your backward settles A and B, and
-# a cell after the exercise shows both.
+# inside an ordinary `backward`? Lesson 04's quick question 1 asked it.) Three predictions
+# decide the rest; write them now, in one cell.
 #
-# **Prediction A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph,
-# whose leaf is `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h`
-# itself, once from a copy of `h` that holds the same data with no history, a new leaf that
-# requires grad. Write that copy yourself, as `fresh_copy` in the cell below (one line: which
-# `Tensor` methods drop a history, and which make a tensor require grad?). After each run, is
-# `x.grad` written?
+# **A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph, whose leaf is
+# `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h` itself, once from
+# a copy of `h` with the same data and no history, a new leaf that requires grad. Write that
+# copy as `fresh_copy` below (one line). After each run, is `x.grad` written?
 #
-# **Prediction B: parameters inside the block.** `nn.Linear` also uses `weight` and `bias`,
-# which are not inputs of the `Function`; the optimiser looks for their gradients in `.grad`.
-# With `layer = nn.Linear(3, 2)` and `x` requiring grad, differentiate `layer(x)` in the two
-# ways lesson 04 used: with `torch.autograd.grad`, asking for the gradient of `x` only (it
-# returns the gradients you ask for), and with `Tensor.backward` (it returns nothing). After
-# each, is `layer.weight.grad` written?
+# **B: parameters inside the block.** With `layer = nn.Linear(3, 2)` and `x` requiring grad,
+# differentiate `layer(x)` with `torch.autograd.grad`, asking for `x`'s gradient only, and
+# with `Tensor.backward`. After each, is `layer.weight.grad` written?
 #
-# **Prediction C: randomness inside the block.** Dropout draws a new mask from the global CPU
-# generator on every call (the cell after the predictions shows two calls drawing two masks).
-# That cell then saves the generator's state, draws `a = torch.rand(3)`, writes the saved state
-# back, and draws `b = torch.rand(3)`, as the caller's next draw: does `b` repeat `a`? C is
-# settled at once.
+# **C: randomness inside the block.** Dropout draws a new mask from the global CPU generator
+# on every call. The cell after the predictions saves the generator's state, draws
+# `a = torch.rand(3)`, writes the saved state back, and draws `b = torch.rand(3)`: does `b`
+# repeat `a`? C is settled at once, A and B after the exercise.
 
 # %%
 def fresh_copy(h):
@@ -378,72 +360,27 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 
 # %% [markdown]
 # So a recomputation with no precaution draws another mask than forward did, and gives the
-# gradients of another network, with no error. Writing a state back replays a draw, at a
-# price: it rewinds the generator for whoever draws next (`b` repeated `a`). Replaying
-# forward's mask **and** leaving the caller's stream where it was is question 3 of the
-# exercise.
+# gradients of another network, with no error. Writing a state back replays a draw, but it
+# rewinds the generator for whoever draws next (`b` repeated `a`).
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CheckpointFunction`
 #
-# Write `CheckpointFunction`, with `CheckpointFunction.apply(run_fn, *args)` returning
-# `run_fn(*args)` (one tensor) while keeping only what is needed to recompute it. `args` may
-# mix tensors with anything else (floats, flags, `None`). How it does so is yours to design;
-# the questions below lead you through it. What it must do comes down to five behaviours:
+# `CheckpointFunction.apply(run_fn, *args)` returns `run_fn(*args)`, one tensor, while keeping
+# only what it needs to recompute it. `args` may mix tensors with anything else (floats, flags,
+# `None`).
 #
-# 1. **Keep less.** Forward returns `run_fn(*args)` and keeps its tensor arguments (and the
-#    random state), not the activations, with no graph of `run_fn` recorded.
-# 2. **The plain run's gradients.** For each tensor position, backward returns exactly what
-#    `run_fn(*args)` run plainly gives, in that argument's own precision: `None` wherever a
-#    plain run leaves `.grad` at `None`, and the same again on a second backward.
-# 3. **Parameters.** Those used inside `run_fn` end with their gradients added to `.grad`;
-#    frozen ones get none.
-# 4. **The same random numbers.** The recomputation's dropout masks are forward's, and the
-#    caller's random stream ends where it would have without the checkpoint.
-# 5. **Any arguments.** Floats, flags and `None` among `args` are handed back to `run_fn` in
-#    their places, and get `None` as gradients.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary><b>The full contract</b> (the five, bullet by bullet as the checks grade them: skim it before you write)</summary>
-#
-# The full contract, bullet by bullet:
-#
-# - **returns** `run_fn(*args)`, one tensor;
-# - **keeps** for backward its tensor arguments and nothing more, besides the random states it
-#   restores (on `ctx` or through `ctx.save_for_backward`, either will do): no copy of an
-#   argument, and no other tensor on `ctx` outside `ctx.save_for_backward`;
-# - **records no graph** of `run_fn` in forward, whose ops save nothing, not even for a moment
-#   (the self-check measures it), and leaves nothing of what backward builds on `ctx` once
-#   backward returns (not the rebuilt graph, its fresh leaves or their gradients);
-# - **gradients**: those it returns for the tensor arguments are the ones `run_fn(*args)` run
-#   plainly gives, one per position;
-# - a tensor argument that does not require grad gets `None`;
-# - a tensor passed in two positions gets each position's own gradient (autograd adds them up
-#   for it);
-# - a second backward on one graph (`retain_graph=True`) gets the same gradients again;
-# - backward recomputes on the arguments as forward saw them, dtype included: an argument
-#   changed in place between forward and backward makes backward raise PyTorch's in-place
-#   error;
-# - **random numbers**: when `run_fn` draws them on the CPU, the recomputation draws the same
-#   ones (dropout's masks are forward's);
-# - after backward the caller's random stream is where it would be without the checkpoint;
-# - **on a GPU** (graded only by a grader with one, on one device; a CPU grader cannot run
-#   CUDA, so neither your self-check nor grading there checks this bullet, and the self-check's
-#   green line says so): the two bullets above hold for the generator of each CUDA tensor
-#   argument's device too;
-# - **returns `None`** for `run_fn` and for every non-tensor argument;
-# - **parameters** used inside `run_fn` receive their gradients in `.grad` whenever at least
-#   one tensor argument requires grad (zeros, not `None`, when the gradient that reaches the
-#   block is all zero, as a plain run leaves them); a frozen one (`requires_grad=False`, as in
-#   fine-tuning) gets none, and backward still runs, even when all are frozen and the only
-#   argument that requires grad is one `run_fn` ignores (a dummy);
-# - **no seeding**: forward runs `run_fn` on the random state it finds and sets or draws
-#   nothing of its own (no `torch.manual_seed`), since a checkpointed model must draw the same
-#   dropout masks as the same model unchecked; the self-check compares the two.
-#
-# For the GPU bullet: a CUDA tensor's dropout draws from its device's own generator, which
-# `torch.cuda.get_rng_state(device)` reads and `torch.cuda.set_rng_state(state, device)` writes
-# back. What must forward note for each such device, and backward put back?
-# </details>
+# - forward keeps only the tensor arguments and the random states, recording no graph of
+#   `run_fn`, and backward keeps nothing of what it rebuilds once it returns;
+# - backward re-runs `run_fn` on the arguments as forward saw them and returns, for each
+#   argument, the gradient a plain run of `run_fn(*args)` gives it;
+# - the parameters used inside `run_fn` receive their gradients in `.grad`, added to what it
+#   holds, whenever a tensor argument requires grad; frozen ones get none;
+# - the recomputation draws the random numbers forward drew (dropout's masks), on the CPU and
+#   on the device of each CUDA argument.
 #
 # Design it before you write it:
 #
@@ -451,44 +388,34 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 # 2. Backward recomputes `run_fn` on what, exactly? Recomputing on the saved tensors
 #    themselves would extend which graph? And should every tensor you recompute on require
 #    grad? (Think of a boolean mask among the arguments.)
-# 3. The recomputation must draw the dropout masks forward drew. What must forward keep for
-#    that? Backward writes it back, and the generator is then rewound for everyone (`b`
-#    repeated `a`): what must backward do before and after the recomputation so that the
-#    caller's next draw is the one it would have been without a checkpoint?
-# 4. Parameters used inside `run_fn` must end with their gradients in `.grad`. Which way of
-#    running backward through the rebuilt output does that, and where do you then read the
-#    gradients you return?
+# 3. The recomputation must draw the masks forward drew. What must forward keep for that?
+#    Writing it back rewinds the generator for everyone (`b` repeated `a`), and rule 6 of the
+#    Function contract asks for the caller's stream where it was: what must backward do before
+#    and after the recomputation?
+# 4. Which way of running backward through the rebuilt output gives the parameters their
+#    `.grad`, and where do you then read the gradients you return?
 # 5. How many gradients does backward return, and in what order?
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
-# Backward has to run `run_fn` again and differentiate what it builds. For that rebuilt graph,
-# ask three things: will anything be recorded at all, inside a `backward`? Where does the graph
-# end: at this block, or somewhere in the caller's graph? And which dropout mask will it draw?
-# Each answer is a section above (or lesson 04), or a prediction you made there.
+# For the graph backward rebuilds: will anything be recorded inside a `backward`? Where does
+# the graph end: at this block, or in the caller's graph? Which dropout mask will it draw?
+# Your three predictions answer them.
 # </details>
 #
-# <details><summary><b>Hint 2</b> (what the recomputation is fed)</summary>
-#
-# When backward differentiates the rebuilt output, which graph should that reach: this block's
-# alone, or the caller's too, down to its leaves? And once it has run, where are the gradients
-# you return waiting?
-# </details>
-#
-# <details><summary><b>Hint 3</b> (what backward owes)</summary>
+# <details><summary><b>Hint 2</b> (what backward owes)</summary>
 #
 # Call the arguments $a_1, \dots, a_m$ and write $\bar y$ for `grad_output`. Forward took
-# $1 + m$ inputs, so backward returns $1 + m$ values: `None` for `run_fn`, and for each $a_i$
+# $1 + m$ inputs, so backward returns $1 + m$ values: for each tensor $a_i$ that requires grad,
 #
-# $$\bar a_i = \Big(\frac{\partial y}{\partial a_i}\Big)^{\!\top} \bar y$$
+# $$\bar a_i = \Big(\frac{\partial y}{\partial a_i}\Big)^{\!\top} \bar y ,$$
 #
-# if $a_i$ is a tensor that requires grad, `None` otherwise. Every parameter $\theta$ that
-# `run_fn` uses ends with `θ.grad` increased by $(\partial y/\partial \theta)^\top \bar y$.
-# Both are true only of a $y$ recomputed from the very values forward saw, random draws
-# included: what must forward store for that, and where?
+# and every parameter $\theta$ that `run_fn` uses ends with `θ.grad` increased by
+# $(\partial y/\partial \theta)^\top \bar y$. Both hold only for a $y$ recomputed from the very
+# values forward saw, random draws included.
 # </details>
 #
-# <details><summary><b>Hint 4</b> (numbers to hit)</summary>
+# <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
 # For `run_fn = lambda a, s, m: (a * s)[m]`, with `a = torch.tensor([1., 2., 3.],
 # requires_grad=True)`, `s = 2.0` and `m = torch.tensor([True, False, True])`, forward returns
@@ -584,11 +511,10 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
         layer.weight.grad is not None)
 
 # %% [markdown]
-# A graph recorded from a tensor that is already part of the caller's graph runs on into that
-# graph, down to its leaves; one recorded from a detached copy ends at the copy, which holds the
-# gradient. `torch.autograd.backward` **accumulates** into the `.grad` of every leaf the graph
-# reaches that requires grad, as an ordinary training step does; `torch.autograd.grad` returns what you ask
-# for and writes nowhere.
+# A graph recorded from a tensor of the caller's graph runs on into that graph, down to its
+# leaves; one recorded from a detached copy ends at the copy, which holds the gradient.
+# `torch.autograd.backward` **accumulates** into the `.grad` of every leaf it reaches that
+# requires grad; `torch.autograd.grad` returns what you ask for and writes nowhere.
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
@@ -596,20 +522,17 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 #    where each tensor sat among them) and the random states are plain `ctx` attributes.
 # 2. and 4. are answered after Exercise 3, whose backward rests on the same two answers: the
 #    transfer is yours to make first.
-# 3. Forward records the CPU random state, and the state of each CUDA device that holds a
-#    tensor argument, before it calls `run_fn`.
-#    Backward first reads the caller's current states, then writes forward's back, calls
-#    `run_fn` under `torch.enable_grad()`, and finally writes the caller's states back.
-#    PyTorch packages that reading and writing back as a context manager,
-#    `torch.random.fork_rng` (the next cell), which the solution uses.
+# 3. Forward records the CPU random state, and that of each CUDA device holding a tensor
+#    argument, before it calls `run_fn`. Backward reads the caller's current states, writes
+#    forward's back, calls `run_fn` under `torch.enable_grad()`, and writes the caller's states
+#    back: `torch.random.fork_rng` (the next cell) packages that reading and writing back.
 # 5. $1 + m$ values in forward's order: `None` for `run_fn`, then for each argument its
 #    gradient if it is a tensor that requires grad, `None` otherwise.
 # </details>
 #
-# Compare your answer to question 3 with `torch.random.fork_rng()`, a context manager that saves
-# the global state on entry and puts it back on exit: whatever happens to the generator inside
-# the block, the caller's stream continues afterwards as if the block had not run. Its
-# `devices` argument names the CUDA devices whose generators it saves and restores too.
+# `torch.random.fork_rng()` saves the global state on entry and puts it back on exit: whatever
+# happens to the generator inside, the caller's stream continues as if the block had not run.
+# Its `devices` argument names the CUDA devices whose generators it saves and restores too.
 
 # %%
 torch.manual_seed(3)
@@ -622,9 +545,7 @@ print("the caller's next draw is unchanged:", torch.equal(torch.rand(3), next_dr
 
 # %% [markdown]
 # Try it on a block with dropout and parameters: the gradients must equal those of a plain run
-# with the same seed, and the block's weights must have received theirs. Both runs draw a few
-# numbers between seeding and the block, as earlier layers do in training; the self-check does
-# the same.
+# from the same seed, and the block's weights must have received theirs.
 
 # %%
 def not_written():
@@ -655,23 +576,19 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # %% [markdown]
 # ## ✎ Exercise 2 · `checkpoint_sequential`
 #
-# Write `checkpoint_sequential(layers, segments, x)`, which runs `layers` (a list of modules, or
-# an `nn.Sequential`) on `x` in checkpointed groups. The contract, which the self-check and the
-# hidden tests check:
+# `checkpoint_sequential(layers, segments, x)` runs `layers` (a list of modules, or an
+# `nn.Sequential`) on `x` in checkpointed groups, built on your `CheckpointFunction`. The
+# layers are the caller's (rule 6 of the Function contract).
 #
-# - every layer runs once in forward (no extra run, not even under `torch.no_grad()`), in order,
-#   in exactly `segments` consecutive groups, each group through `CheckpointFunction.apply`
-#   whether or not `x` requires grad (the last group may run without one: backward needs its
+# **Contract.** Your function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - every layer runs once in forward, in order, in exactly `segments` consecutive groups, each
+#   through `CheckpointFunction.apply` (the last may run without it: backward needs its
 #   activations first anyway);
-# - no group is longer than it has to be: backward rebuilds one group at a time, so the longest
-#   group's activations are all alive at once at some point, and it holds no more layers than
-#   the best split into `segments` groups needs;
-# - the output is the plain stack's (with dropout layers too, run from the same seed: the same
-#   masks), and so, whenever `x` requires grad, are the gradients of `x` and of every layer's
-#   parameters, for every number of segments from 1 to the number of layers;
-# - `layers` is the caller's: read it and leave it as it was given, the same layers in the same
-#   order, each in its mode (`train()` or `eval()`), their parameters' `.grad` untouched
-#   (backward adds to it: the caller may be accumulating micro-batches).
+# - no group holds more layers than the best split into `segments` groups needs;
+# - the output and the gradients of `x` and of every layer's parameters are the plain stack's,
+#   dropout masks included.
 #
 # Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
 # fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
@@ -698,10 +615,8 @@ compare("[f() for f in functions]", predicted_calls, [f() for f in functions], w
 #
 # Each function reads `i` when it is called, not when it was defined, and by then the loop has
 # left `i` at 2. A `run_fn` that reads the loop's `start` and `end` in backward reads whatever
-# they hold when the loop has finished, for every segment: the last segment's bounds in a loop
-# `for start, end in zip(bounds, bounds[1:])`, an empty slice (`start == end == n`) in a loop
-# that ends its body with `start = end`. How can each function you hand to `CheckpointFunction`
-# hold its own segment, fixed when it is made?
+# they hold when the loop has finished, for every segment. How can each function you hand to
+# `CheckpointFunction` hold its own segment, fixed when it is made?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_checkpoint_sequential", "solution": true}
@@ -773,11 +688,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # <details><summary><b>Why torch's keeps more</b> (optional)</summary>
 #
 # Its `checkpoint_sequential` runs the **last** segment without checkpointing, since backward
-# needs those activations first anyway. Its `use_reentrant=False` variant is built on
-# saved-tensor hooks rather than a `Function`: forward keeps placeholders, and the first time
-# backward unpacks one, the segment is recomputed. So it also works with
-# `torch.autograd.grad` and with nested structures of inputs. (Its hooks replace ours inside
-# each checkpointed segment, so our meter cannot see its recomputation.)
+# needs those activations first anyway.
 # </details>
 
 # %% [markdown]
@@ -787,7 +698,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # inputs can be computed back from them, so backward rebuilds them. RevNet (Gomez et al.,
 # 2017) and the Reformer are built from such blocks. The additive coupling splits the
 # activations into two halves and computes, with two functions $f$ and $g$ (modules with
-# parameters, shape-preserving, **deterministic**):
+# parameters, shape-preserving, **deterministic**: backward calls them again and needs the
+# values forward got):
 #
 # $$y_1 = x_1 + f(x_2), \qquad y_2 = x_2 + g(y_1).$$
 #
@@ -799,60 +711,43 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # x2 ────────┴────────────(+)─────▶ y2
 # ```
 #
-# Backward is handed only what comes out on the right.
+# `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`.
 #
-# The contract:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - `ReversibleCoupling.apply(x1, x2, f, g)` returns the tuple `(y1, y2)`, which still hold
-#   those values after backward (the caller may read them again);
-# - forward saves **only the outputs** `y1` and `y2` (no input in any form, not even a NumPy
-#   copy; nothing tensor-valued on `ctx`; no activation of `f` or `g`, not even for a moment:
-#   forward records no graph of them, as grad is off in any forward, and the self-check
-#   measures it);
-# - backward returns the gradients of `x1` and `x2` that the two equations give, `None` for `f`
-#   and `g`, even with several calls in one graph, and the same again when backward runs a
-#   second time on one graph (`retain_graph=True`); `y1` or `y2` changed in place between
-#   forward and backward makes backward raise PyTorch's in-place error; the parameters of `f`
-#   and `g` receive theirs in `.grad` (zeros, not `None`, when both incoming gradients are all
-#   zero), added to what `.grad` already holds (a frozen one,
-#   `requires_grad=False`, gets none, and backward still runs);
-# - a loss may use only one of the two outputs.
+# - forward saves only the outputs `y1` and `y2`: no input in any form, and no activation of
+#   `f` or `g`;
+# - backward rebuilds the inputs from the outputs and returns the gradients of `x1` and `x2`
+#   the two equations give, also when a loss uses only one of the outputs;
+# - the parameters of `f` and `g` receive their gradients in `.grad`, added to what it holds;
+#   frozen ones get none.
 #
-# Two things it takes as given. $f$ and $g$ are deterministic: backward calls them again and
-# needs the very values forward got. A dropout inside breaks that unless its random state is
-# replayed, as in Exercise 1; the self-check uses no random $f$. And the inputs backward
-# rebuilds equal forward's only up to rounding (in floating point, a value added and then taken
-# away again may come back with its last bits changed), and the drift grows with depth in a
-# stack.
-# The self-check tries one block at a time; real RevNets accept the drift or store a few exact
-# checkpoints.
+# The inputs backward rebuilds equal forward's only up to rounding; real RevNets accept the
+# drift.
 #
-# Design it before you write it; the page does not answer these before your self-check is
-# green:
+# Design it before you write it:
 #
 # 1. Backward holds $y_1$ and $y_2$ only. Which input can you compute first from them, and
 #    then the other? (The cell after the hints checks this step alone.)
 # 2. Which of your backward's calls of $f$ and $g$ must autograd record, and on which tensors
 #    should the recorded graph start? Does any call need no graph?
 # 3. How many times does your backward call $f$, and $g$? Could one call serve two purposes?
-#    (Either answer can pass; know what yours costs.)
 # 4. Two outputs, two incoming gradients, and parameters inside $f$ and $g$: how do both
 #    gradients reach $x_1$, $x_2$ and every parameter's `.grad`, each counted once?
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
 # The gradients depend on what $f$ and $g$ were fed, $x_2$ and $y_1$. Which of those two does
-# backward already hold? And is rebuilding the other a computation you need the gradient of, or
+# backward already hold? Is rebuilding the other a computation you need the gradient of, or
 # only its value?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: a question</summary>
 #
 # Once $x_1$ and $x_2$ are back, what in Exercise 1's backward carries over, and what changes
-# with two outputs? Which tensors may the graph you backpropagate start from: what happens if
-# it is linked to the saved $y_1$ and $y_2$, which lead back into this very node? (Backward
-# would re-enter itself without end: the self-check stops it and says so; a plain cell runs
-# until memory or threads run out, then raises or takes the kernel down.)
+# with two outputs? What happens if the graph you backpropagate is linked to the saved $y_1$
+# and $y_2$, which lead back into this very node?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
@@ -863,8 +758,7 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # </details>
 #
 # Question 1, checked alone: write `my_inverse(y1, y2, f, g)` returning `(x1, x2)`. The cell
-# after it runs it on a random block, recording no graph, and compares with the inputs; it
-# says nothing about which calls your backward should record, nor about the gradients.
+# after it runs it on a random block and compares with the inputs.
 
 # %%
 ### BEGIN WORKED
@@ -938,54 +832,23 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 #
 # First, Exercise 1's questions 2 and 4. Its backward recomputes on fresh leaves: each saved
 # tensor detached, so the rebuilt graph ends at the block, and made to require grad only where
-# the original did (a boolean mask cannot). Then `torch.autograd.backward` on the rebuilt
-# output, with `grad_output`, accumulates into the `.grad` of every leaf it reaches, the
-# parameters and the fresh leaves alike, and the gradients it returns are the fresh leaves'
-# `.grad`.
+# the original did (a boolean mask cannot). `torch.autograd.backward` on the rebuilt output
+# accumulates into the `.grad` of every leaf it reaches, parameters and fresh leaves alike,
+# and backward returns the fresh leaves' `.grad`.
 #
-# Here, the inversion takes the equations in reverse order, each with one unknown: $y_1$ is known,
-# so $x_2 = y_2 - g(y_1)$ first, then $x_1 = y_1 - f(x_2)$. It runs without grad: it only
-# recovers values. Those values become fresh leaves that require grad; under
-# `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward` on both
-# rebuilt outputs, with `grad_y1` and `grad_y2`, writes the parameters' `.grad` and leaves the
-# gradients of $x_1$ and $x_2$ on the leaves, to be returned with `None` for $f$ and $g$.
+# Here, the inversion takes the equations in reverse order: $x_2 = y_2 - g(y_1)$ first, then
+# $x_1 = y_1 - f(x_2)$, without grad, since it only recovers values. They become fresh leaves;
+# under `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward`
+# on both rebuilt outputs, with `grad_y1` and `grad_y2`, fills the parameters' `.grad` and the
+# leaves'.
 # </details>
 #
 # <details><summary><b>What it costs</b> (open once your block passes)</summary>
 #
-# A backward that inverts the block without grad and then recomputes it with grad runs $f$ and
-# $g$ twice each. RevNet's algorithm (Gomez et al., Algorithm 1) needs one call of each: the
-# call that helps rebuild an input is made with grad, on a fresh leaf, and its value serves both
-# the inversion and the backpropagation. The grader accepts either.
+# Inverting without grad, then recomputing with grad, runs $f$ and $g$ twice each. RevNet's
+# algorithm (Gomez et al., Algorithm 1) calls each once: the call that helps rebuild an input
+# is made with grad, on a fresh leaf, and serves both purposes. Both are accepted.
 # </details>
-
-# %% [markdown]
-# ## Common mistakes
-#
-# Each row is a mistake your self-checks name when you make it.
-#
-# | Mistake | What happens | Ask yourself |
-# |---|---|---|
-# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
-# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
-# | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
-# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
-# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
-# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
-# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
-# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
-# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
-# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
-#
-# Rarer ones, each also named by your self-checks, are in the optional appendix (A.6).
-#
-# ## Common misconception
-#
-# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
-# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
-# outside the block still train), and the layers inside never change, because
-# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
-# self-check tests exactly this.
 
 # %% [markdown]
 # ## Summary
@@ -1013,7 +876,7 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # count, the price in work, and the order of the segments; A.3 yours and
 # `torch.utils.checkpoint`, side by side, on data too; A.4 a
 # checkpoint that keeps autocast's dtype (an exercise, then production notes); A.5 four
-# asides from the main path; A.6 rarer mistakes.
+# asides from the main path; A.6 common and rarer mistakes.
 #
 # ### ✎ A.1 · A reversible stack that keeps one pair
 #
@@ -1154,7 +1017,7 @@ check_reversible_stack()
 
 # %% [markdown]
 # Constant in depth: one block's outputs, for the price of inverting every block on the way
-# down, and of the rounding drift of Exercise 3's contract, which grows with the number of
+# down, and of the rounding drift Exercise 3 mentions, which grows with the number of
 # blocks.
 
 # %% [markdown]
@@ -1875,8 +1738,8 @@ body.requires_grad_(True)
 # a wrapper around $f$, so your block stays as it is. The Hugging Face Reformer solves the same
 # problem another way: each layer draws a fresh seed in forward (`torch.seed()`, which reseeds
 # the global generator) and sets it again in backward. That changes which masks the model
-# draws, so Exercise 1's contract, a checkpoint that draws exactly what the unchecked model
-# draws, rules it out there.
+# draws, so Exercise 1's contract and rule 6 of the Function contract (a checkpoint draws
+# exactly what the unchecked model draws) rule it out there.
 
 # %%
 class SameMask(nn.Module):
@@ -1924,7 +1787,33 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # every step would draw the same mask.
 
 # %% [markdown]
-# ### A.6 · Rarer mistakes
+# ### A.6 · Common mistakes, and a misconception
+#
+# Each row is a mistake your self-checks name when you make it.
+#
+# | Mistake | What happens | Ask yourself |
+# |---|---|---|
+# | recompute, then `torch.autograd.grad(outputs, inputs=inputs)` | the block's parameters silently get **no gradient**: `.grad` stays `None` and they never train | which of the two calls writes `.grad` on leaves you did not list? |
+# | recompute without restoring the random state | dropout draws a new mask: gradients for a different network | which mask did forward draw, and what decides it? |
+# | restore inside `with torch.random.fork_rng():`, recompute after the `with` block | closing the block puts the caller's state back, so `run_fn` draws from it: a new mask | which state is in force on the line after the `with` block? |
+# | `torch.set_rng_state(...)` without `fork_rng` | the generator is rewound for everybody after backward: random numbers repeat | what does the caller's next draw see once your backward returns? |
+# | recompute without `torch.enable_grad()` | `element 0 of tensors does not require grad` | is autograd on inside backward? |
+# | recompute on the saved tensors themselves | the rebuilt graph runs into the caller's graph and writes their `.grad` | where should the rebuilt graph end? |
+# | forget the `None` for `run_fn` | `returned an incorrect number of gradients` | how many inputs did forward take? |
+# | $\lceil n/k \rceil$ layers per segment | fewer segments than asked: 7 layers in 6 segments become 4 | how many segments do $\lceil 7/6 \rceil = 2$ layers each make? |
+# | $\lfloor n/k \rfloor$ layers per segment and the rest in the last, as torch's | no error, right gradients, and one segment up to $k$ times too long: 16 layers in 9 segments rebuild 8 layers at once | how many layers are left over, and how many segments could take one each? |
+# | `def run(h)` in the loop reads `start` and `end` | late binding: in backward every segment recomputes the layers of whatever `start` and `end` hold after the loop: the last segment's (a `zip` loop), or none (`start = end` at the end of the body) | when does the function read `start` and `end`: when defined, or when called? |
+#
+# Rarer ones, each also named by your self-checks, follow. And one misconception:
+#
+# **"Recompute, then `torch.autograd.grad(outputs, inputs=input)`, is a complete checkpoint."**
+# It is not, and it fails quietly: everything runs, the loss even goes down (the layers
+# outside the block still train), and the layers inside never change, because
+# `torch.autograd.grad` gives nothing to the parameters it was not asked about. Your
+# self-check tests exactly this.
+
+# %% [markdown]
+# #### Rarer mistakes
 #
 # Each row is a mistake your self-checks also name when you make it.
 #

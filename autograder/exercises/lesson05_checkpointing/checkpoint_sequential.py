@@ -11,13 +11,14 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
-from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES
+from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES, CHECKPOINT_SEQUENTIAL_RULES
 from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
-                                check_layers_left_as_given, check_on_data, check_random_layers,
+                                check_frozen_layers_stay_frozen, check_layers_left_as_given,
+                                check_on_data, check_random_layers,
                                 float_bounds_note, hold)
 from .sequential_causes import check_runs_given_layers, first_layers_note
-from .segment_calls import (_outside_checkpoints, _recording_calls, _spans, check_runs_once,
-                            check_outside_checkpoints)
+from .segment_calls import (_outside_checkpoints, _recording_calls, _spans,
+                            check_outside_checkpoints, check_runs_in_order, check_runs_once)
 
 SEQUENTIAL = "checkpoint_sequential"
 # stacks graded with every number of segments besides the first 7 layers: the three float cuts
@@ -190,6 +191,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             mistake="checkpoint_sequential/mutates-layers")
     check_given_layers_ran(where, layers, forward_calls, output, x)
     check_runs_once(where, n, forward_calls)
+    check_runs_in_order(where, n, forward_calls)
     if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
             output.detach(), expected):
         for k in range(n):
@@ -304,6 +306,7 @@ def sequential_full(checkpoint_sequential, device) -> None:
                          sample((3, WIDTH), device, seed=12))
         check_on_data(checkpoint_sequential, device)
         check_layers_left_as_given(checkpoint_sequential, device)
+        check_frozen_layers_stay_frozen(checkpoint_sequential, device)
         check_random_layers(checkpoint_sequential, device)
         check_calls_independent(checkpoint_sequential, device)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
@@ -337,6 +340,7 @@ def _through_backward(checkpoint_sequential) -> Operator:
 LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("checkpoint_sequential", "05_checkpointing", sequential_full, clauses=CHECKPOINT_SEQUENTIAL_CLAUSES,
+             rules=CHECKPOINT_SEQUENTIAL_RULES,
              contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
              domain=Domain(SPEC, _domain_values, prepare=_through_backward,
                            second_backward_may_raise=True, constants={

@@ -22,13 +22,14 @@ from .checkpoint_sequential import _custom_nodes  # noqa: F401  (tests reach it 
 from .random_state import check_random_state
 from .checkpoint_calls import check_two_calls
 from .checkpoint_reuse import check_reuse
+from .argument_order import name_arguments_out_of_order, recording_arguments
 from .argument_probes import (check_half_dtypes, check_ignored_input, check_mixed_dtypes,
                               check_narrow_output, check_recompute_dtypes,
                               check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
 from .frozen_parameters import check_checkpoint_frozen, check_frozen_with_dummy
-from .contracts import CHECKPOINTING_CLAUSES
+from .contracts import CHECKPOINTING_CLAUSES, CHECKPOINTING_RULES
 from .zero_gradient import check_checkpoint_zero_gradient
 
 __all__ = ["CHECKPOINT", "WIDTH", "layer_stack", "mlp_block"]
@@ -168,8 +169,18 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         for b_requires_grad in (True, False):
             run_fn, values, wanted, parameters = _several_inputs(
                 device, b_requires_grad=b_requires_grad)
+            run_fn, calls = recording_arguments(run_fn)
             with case(f"{SEVERAL}, b {'' if b_requires_grad else 'not '}requiring grad"):
-                check_block(function, run_fn, values, wanted, parameters)
+                try:
+                    check_block(function, run_fn, dict(values, run_fn=run_fn), wanted,
+                                parameters)
+                except (NotImplementedError, GradingError) as error:
+                    if not isinstance(error, NotImplementedError):
+                        name_arguments_out_of_order(calls, list(values)[1:], error)
+                    raise
+                except Exception as error:  # noqa: BLE001  (the learner's code raised)
+                    name_arguments_out_of_order(calls, list(values)[1:], error)
+                    raise
         check_none_argument(function, device)
         with case("run_fn(x, dummy) ignoring dummy, a 0-d tensor requiring grad, x of shape "
                   "(4, 5)"):
@@ -243,6 +254,7 @@ def check_each_input_alone(function, device) -> None:
 
 EXERCISES = [
     Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CHECKPOINTING_CLAUSES,
+             rules=CHECKPOINTING_RULES,
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,

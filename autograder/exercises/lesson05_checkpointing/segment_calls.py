@@ -86,3 +86,19 @@ def check_runs_once(where: str, n: int, forward_calls) -> None:
         "a forward and draws random numbers the plain stack never draws (another dropout mask "
         "for every layer after it), so take it out",
         mistake="checkpoint_sequential/runs-layers-twice")
+
+
+def check_runs_in_order(where: str, n: int, forward_calls) -> None:
+    """Every layer ran once in forward (check_runs_once): in the order the stack gives them, or
+    the groups ran out of order, which the recorded calls show directly (the wrong output
+    that follows is its symptom)."""
+    order = [i for i, _ in forward_calls]
+    if sorted(order) != list(range(n)) or order == list(range(n)):
+        return
+    late = next(j for j in range(1, n) if order[j] < order[j - 1])
+    raise GradingError(
+        f"{where} ran its groups out of order: in forward the layers ran in the order "
+        f"{', '.join(map(str, order))}, so layer {order[late]} ran after layer "
+        f"{order[late - 1]}; each group runs on the output of the group before it, from layer 0 "
+        f"to layer {n - 1}, as the plain stack does",
+        mistake="checkpoint_sequential/groups-out-of-order")

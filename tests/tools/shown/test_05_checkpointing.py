@@ -52,4 +52,5 @@ def test_exercise_1_prompt_reads_as_a_sentence():
     text = source("05_checkpointing")
     assert "How is the design's work" not in text
     prose = " ".join(line.removeprefix("#").strip() for line in text.splitlines())
-    assert "How it does so is yours to design; the questions below lead you through it." in prose
+    exercise_1 = " ".join(prose[prose.index("Exercise 1 · `CheckpointFunction`"):].split())
+    assert "Design it before you write it: 1. Which arguments go to" in exercise_1

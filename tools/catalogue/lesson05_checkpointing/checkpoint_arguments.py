@@ -3,7 +3,7 @@ them, a tensor hidden in a partial or a closure on ctx, a copy made by .contiguo
 random state put back by hand (review 05b)."""
 
 from .. import Mistake, Unusual
-from .answers import CORRECT_BACKWARD, FORWARD, _checkpoint
+from .answers import CORRECT_BACKWARD, FORWARD, FRESH, GRADS, RESTORE, _checkpoint
 
 UNUSUAL = [
     # the random state put back by hand (no fork_rng), a sentinel marking the tensor slots (a
@@ -112,4 +112,23 @@ class CheckpointFunction(torch.autograd.Function):
                 CORRECT_BACKWARD, FORWARD.replace(
                     "ctx.save_for_backward(*tensors)",
                     "ctx.save_for_backward(*[t.contiguous() for t in tensors])"))),
+    # the arguments rebuilt with the tensors first, then the rest: forward's order lost (issue
+    # 69: once told by its symptom, a gradient returned for the float scale)
+    Mistake("CheckpointFunction", "arguments rebuilt with the tensors first, then the rest",
+            "backward re-ran run_fn with forward's arguments in another order", _checkpoint(
+                f"        args = [({FRESH})(t) for t in ctx.saved_tensors]\n"
+                "        args += [o for t, o in zip(ctx.is_tensor, ctx.others) if not t]\n"
+                + RESTORE + "        if output.requires_grad:\n"
+                "            torch.autograd.backward(output, grad_output)\n"
+                f"        return {GRADS}")),
+    # the saved tensors taken back in reverse (issue 69: once told by the RuntimeError run_fn
+    # raised on a boolean mask where a float tensor belongs)
+    Mistake("CheckpointFunction", "saved tensors taken back in reverse order",
+            "backward re-ran run_fn with forward's arguments in another order", _checkpoint(
+                "        saved = iter(ctx.saved_tensors[::-1])\n"
+                f"        args = [({FRESH})(next(saved)) if t else o\n"
+                "                for t, o in zip(ctx.is_tensor, ctx.others)]\n"
+                + RESTORE + "        if output.requires_grad:\n"
+                "            torch.autograd.backward(output, grad_output)\n"
+                f"        return {GRADS}")),
 ]

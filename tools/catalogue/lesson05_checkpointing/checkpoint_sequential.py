@@ -291,4 +291,19 @@ def checkpoint_sequential(layers, segments, x):
         start = end
     return x
 """),
+    # groups built in order, run in reverse (issue 69: once told only "the output is wrong")
+    Mistake("checkpoint_sequential", "groups run in reverse order", "ran its groups out of order",
+            _sequential(
+                "    layers = list(layers)\n    size, longer = divmod(len(layers), segments)\n"
+                "    groups, start = [], 0\n    for i in range(segments):\n"
+                "        end = start + size + (i < longer)\n"
+                "        groups.append(nn.Sequential(*layers[start:end]))\n"
+                "        start = end\n"
+                "    for group in reversed(groups):\n"
+                "        x = CheckpointFunction.apply(group, x)\n    return x\n")),
+    # requires_grad_() on every layer "so the gradients flow through the checkpoints": a layer
+    # the caller froze is trained again (issue 69, the caller's state)
+    Mistake("checkpoint_sequential", "requires_grad_() on every layer, frozen ones too",
+            "unfroze the caller's frozen parameter",
+            _sequential("    for layer in layers:\n        layer.requires_grad_()\n" + SPLIT)),
 ]
