@@ -9,37 +9,17 @@
 # %% [markdown]
 # # Lesson 06 · Attention by hand: the softmax Jacobian, masks, and FlashAttention
 #
-# Scaled dot-product attention is the operation at the heart of every transformer, and its
-# backward is the best exercise there is in everything this course has covered: batched matrix
-# calculus, a Jacobian you must not build, inputs that are not differentiable, numerical
-# stability, and a choice of what to keep that decides how long a sequence fits in memory.
-# The lesson ends where the FlashAttention papers begin: attention computed tile by tile, so
-# that the $N_q \times N_k$ matrix of scores never exists, not even for a moment.
+# **About 170 minutes** for the main path, in two sittings if you like: the backward and
+# Exercises 1 and 2 (about 75 minutes), then the online softmax, FlashAttention and the
+# transfer exercise (about 95). The optional part after the **Summary** takes about 40 more.
 #
-# You derive each step yourself. Every derivation comes with questions and a small function
-# you fill in, checked against autograd or the exact result as you go. The closed forms are
-# shown only after the live check or self-check that asks for them, in a collapsed **Compare
-# with yours** block.
-#
-# Plan about 90 minutes for the main line, in one or two sittings: the backward derived step
-# by step and Exercises 1 and 2 (about 40 minutes, with "Kept and peak", where you measure
-# peak memory), then the online softmax, the two steps that build FlashAttention's pieces,
-# and Exercise 3 (about 35 minutes), and the transfer exercise (about 15). Each predict-then-run
-# question takes a minute; leave its guesses at `None` to skip it. Everything after the
-# **Summary** is optional and never graded: pictures, `@once_differentiable`'s limits, more
-# measurements, common mistakes and the **In practice** notes.
-#
-# By the end of this lesson you can:
-# 1. derive the softmax's vector-Jacobian product, and say why it has a row sum;
-# 2. apply a boolean mask with the right polarity, and match
-#    `torch.nn.functional.scaled_dot_product_attention`, outputs and gradients;
-# 3. keep one number per query instead of the $N_q \times N_k$ probabilities, then measure,
-#    and explain, what that does to the *peak* memory of one call and of a stack of layers;
-# 4. derive the online softmax and an identity that gives the softmax's row sum without $P$,
-#    and write FlashAttention's tiled forward and backward;
-# 5. measure peak memory, not only what is kept between the passes;
-# 6. differentiate a variant nobody works through for you: attention with an additive bias
-#    (relative positions, ALiBi, padding) that learns.
+# Attention's backward uses everything so far: batched matrix calculus, a Jacobian you must
+# not build, a mask, numerical stability, and a choice of what to keep. It ends where
+# FlashAttention begins: attention tile by tile, the $N_q \times N_k$ scores never whole. You
+# derive each step on paper; the exercises turn the derivations into code. By the end you can
+# derive the softmax's vector-Jacobian product, mask with the right polarity, keep one number
+# per query instead of the probabilities and measure what that does to peak memory, write
+# FlashAttention's tiled forward and backward, and differentiate a learned additive bias.
 
 # %% nbgrader={"locked": true}
 import math
@@ -52,7 +32,6 @@ from torch.autograd.function import once_differentiable
 from torch.nn.attention.bias import causal_lower_right
 
 from autograder import self_check
-from autograder.exercises.lesson06_attention.attention_steps import row_sum_is_right, tile_errors
 from autograder.memory import TensorAccounting, kept_bytes
 from autograder.predictions import written
 from widgets import attention_explorer
@@ -73,20 +52,15 @@ def withheld(*predictions) -> bool:
 # ## The forward
 #
 # Queries $Q$ of shape $(\dots, N_q, d)$ ask, keys $K$ of shape $(\dots, N_k, d)$ answer, and
-# values $V$ of shape $(\dots, N_k, d_v)$ are what gets mixed. The leading dimensions $(\dots)$
-# are usually batch and heads; `@` treats them as a batch of independent matrices.
+# values $V$ of shape $(\dots, N_k, d_v)$ are mixed. The leading dimensions are usually batch
+# and heads; `@` treats them as a batch of matrices.
 #
 # $$S = \tau\, Q K^\top \quad (N_q \times N_k), \qquad
 #   P = \operatorname{softmax}_{\text{row}}(\tilde S), \qquad O = P V \quad (N_q \times d_v),$$
 #
-# where $\tau$ is the scale (usually $1/\sqrt d$) and $\tilde S$ is $S$ with $-\infty$ wherever the
-# mask says a query may **not** look at a key; $e^{-\infty} = 0$, so those keys get no weight.
-# Row $i$ of $P$ is a probability distribution over the keys for query $i$.
-#
-# **Notation**, as in the FlashAttention-2 paper, one symbol per quantity: $\phi$ the loss, so
-# that $dO = \partial\phi/\partial O$; $N_q$, $N_k$ the numbers of queries and keys (`Lq`,
-# `Lk` in code and in the exercises' contracts); $\tau$ the scale; $S_{ij}$ a score; $m$ a
-# row's maximum; $\ell$ a row's running sum of exponentials; $L$ a row's log-sum-exp.
+# where $\tau$ is the scale (usually $1/\sqrt d$) and $\tilde S$ is $S$ with $-\infty$ where
+# the mask says a query may **not** look at a key. $\phi$ is the loss, $dO = \partial\phi/
+# \partial O$, and $N_q$, $N_k$ (`Lq`, `Lk` in code) are the numbers of queries and keys.
 
 # %%
 Q = torch.randn(2, 3, 4, 8)   # (batch, heads, Lq, d)
@@ -100,56 +74,14 @@ print("S, P:", tuple(S.shape), " O:", tuple((P @ V).shape), " rows of P sum to 1
 # %% [markdown]
 # ## Derive the backward, one step at a time
 #
-# Backward receives $dO = \partial \phi/\partial O$ and walks the three steps in reverse.
+# Backward walks the three steps in reverse, from $dO$. Work on paper; Exercise 1 checks.
 #
-# **Step 1, $O = PV$.** This is lesson 02's matrix product. Before reading on, write down
-# $dV$ and $dP$ with their shapes, $(\dots, N_k, d_v)$ and $(\dots, N_q, N_k)$. Try yours
-# on 3 queries against 4 keys with $d_v = 2$; the placeholder returns zeros.
-
-# %%
-def report(label, largest_error, tolerance):
-    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
-    code is shown in one line, so that Run All goes on."""
-    try:
-        error = largest_error()
-    except Exception as raised:  # an error in your function, shown in one line
-        first_line = str(raised).partition("\n")[0]
-        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
-        return
-    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
-
-
-generator = torch.Generator().manual_seed(1)  # its own numbers: later cells' stay the same
-P1 = torch.softmax(torch.randn(3, 4, dtype=torch.float64, generator=generator), dim=-1)
-V1, dO1 = (torch.randn(*shape, dtype=torch.float64, generator=generator)
-           for shape in ((4, 2), (3, 2)))
-
-
-def my_pv_vjp(dO, P, V):
-    """(dP, dV) for O = P V, from dO: your derivation."""
-    ### BEGIN WORKED
-    return dO @ V.T, P.T @ dO
-    ### LEARNER
-    return torch.zeros_like(P), torch.zeros_like(V)  # replace with yours
-    ### END WORKED
-
-
-def error_of_pv_vjp():
-    """The largest error of your dP and dV against autograd's."""
-    leaves = [t.clone().requires_grad_() for t in (P1, V1)]
-    (leaves[0] @ leaves[1]).backward(dO1)
-    mine = my_pv_vjp(dO1, P1, V1)
-    return max((grad - leaf.grad).abs().max().item() for grad, leaf in zip(mine, leaves))
-
-
-report("dP and dV against autograd", error_of_pv_vjp, 1e-12)
-
-# %% [markdown]
-# **Step 2, $P = \operatorname{softmax}(S)$, row by row.** Rows do not interact, so look at
-# one row and drop its index: $p_i = e^{S_i}/\sum_k e^{S_k}$. Unlike a sigmoid, every $p_i$
-# depends on **every** score $S_j$ of its row, so its Jacobian $J_{ij} = \partial p_i /
-# \partial S_j$ is a full matrix.
-# Let autograd build it for five scores, and look before you derive:
+# **Step 1, $O = PV$.** Lesson 02's matrix product: write $dV$, $(\dots, N_k, d_v)$, and
+# $dP$, $(\dots, N_q, N_k)$.
+#
+# **Step 2, $P = \operatorname{softmax}(S)$, row by row.** In one row,
+# $p_i = e^{S_i}/\sum_k e^{S_k}$ depends on **every** score, so the Jacobian
+# $J_{ij} = \partial p_i / \partial S_j$ is a full matrix. Look at it for five scores:
 
 # %%
 s = torch.randn(5, dtype=torch.float64)
@@ -160,91 +92,35 @@ print("J =\n", J.numpy().round(4))
 print("symmetric:", torch.allclose(J, J.T), "  row sums:", J.sum(1).numpy().round(12))
 
 # %% [markdown]
-# Questions to answer on paper:
+# 1. Compare the diagonal of `J` with `p`: which function of $p_i$ is $J_{ii}$? Which product
+#    of two probabilities, with which sign, is an off-diagonal $J_{ij}$?
+# 2. Why must every row of $J$ sum to zero? (Add the same number to every score.)
+# 3. Backward never builds $J$: it needs $\partial\phi/\partial S_j = \sum_i v_i J_{ij}$ for
+#    $v = \partial\phi/\partial p$. Using question 1, write it in $O(n)$ operations, then for
+#    whole matrices: $dS$ from $P$ and $dP$. A popular write-up says "softmax is element-wise,
+#    so $dS = P \odot dP$": what does that keep of $J$?
 #
-# 1. Compare the diagonal of `J` with `p`. Which function of $p_i$ is $J_{ii}$?
-#    And an off-diagonal $J_{ij}$: which product of two probabilities, with which sign?
-# 2. Why must every row of $J$ sum to zero? (Hint: add the same number to every score.)
-# 3. Backward never builds $J$: it needs $\partial \phi/\partial S_j = \sum_i
-#    \frac{\partial \phi}{\partial p_i} J_{ij}$ for a given vector $v = \partial \phi/\partial p$.
-#    Using your answer to 1, write this in $O(n)$ operations. Then state it for whole
-#    matrices: $dS$ from $P$ and $dP$.
-#
-# Try your formula here. The first guess below, $p \odot v$, is what a popular mistake writes
-# ("softmax is element-wise"); replace it with your derivation until the error is zero.
-
-# %%
-v = torch.randn(5, dtype=torch.float64)  # plays the role of dP for this row
-
-
-def my_softmax_vjp(p, v):
-    """J^T v for one row of the softmax, without building J: your derivation."""
-    ### BEGIN WORKED
-    return p * (v - (p * v).sum())
-    ### LEARNER
-    return p * v  # the first guess; replace it with yours
-    ### END WORKED
-
-
-report("against J^T v", lambda: (my_softmax_vjp(p, v) - J.T @ v).abs().max().item(), 1e-12)
-
-# %% [markdown]
-# **Step 3, $S = \tau\, Q K^\top$.** Lesson 02's matrix product again, with a constant in
-# front and one factor transposed. Given $dS$, of shape $(\dots, N_q, N_k)$, write $dQ$, of
-# shape $(\dots, N_q, d)$, and $dK$, of shape $(\dots, N_k, d)$. Where does $\tau$ go? $K$
-# enters $S$ transposed: which of the two gradients needs $dS^\top$, and how do the shapes
-# alone tell you? Try yours on 3 queries against 4 keys; the placeholder returns zeros.
-
-# %%
-Q3, K3 = torch.randn(3, 8, dtype=torch.float64), torch.randn(4, 8, dtype=torch.float64)
-dS3 = torch.randn(3, 4, dtype=torch.float64)  # plays the role of dphi/dS
-
-
-def my_scores_vjp(dS, Q, K, scale):
-    """(dQ, dK) for S = scale * Q K^T, from dS: your derivation."""
-    ### BEGIN WORKED
-    return scale * dS @ K, scale * dS.T @ Q
-    ### LEARNER
-    return torch.zeros_like(Q), torch.zeros_like(K)  # replace with yours
-    ### END WORKED
-
-
-def error_of_scores_vjp():
-    """The largest error of your dQ and dK against autograd's, for scale 0.35."""
-    leaves = [t.clone().requires_grad_() for t in (Q3, K3)]
-    ((leaves[0] @ leaves[1].T) * 0.35).backward(dS3)
-    mine = my_scores_vjp(dS3, Q3, K3, 0.35)
-    return max((grad - leaf.grad).abs().max().item() for grad, leaf in zip(mine, leaves))
-
-
-report("dQ and dK against autograd", error_of_scores_vjp, 1e-12)
+# **Step 3, $S = \tau\, Q K^\top$.** Write $dQ$ and $dK$ from $dS$. Where does $\tau$ go,
+# and which gradient needs $dS^\top$?
 
 # %% [markdown]
 # ## Masks, and which way round they go
 #
-# A boolean mask broadcastable to $(\dots, N_q, N_k)$ says which keys each query may use.
-# Two shapes cover most uses:
+# A boolean mask broadcastable to $(\dots, N_q, N_k)$ says which keys each query may use: a
+# **causal** mask $(N_q, N_k)$, or a **padding** mask $(B, 1, 1, N_k)$. Causal with
+# $N_q \ne N_k$ has two alignments: *top-left*, query $i$ sees keys $0..i$, and
+# *bottom-right*, keys $j \le i + N_k - N_q$ (`causal_lower_right`), which decoding with a
+# cache needs. This lesson uses bottom-right.
 #
-# - **causal**, $(N_q, N_k)$: query $i$ sees keys $0..i$,
-#   `torch.ones(N, N, dtype=torch.bool).tril()`;
-# - **padding**, $(B, 1, 1, N_k)$: in batch element $b$ only the first `length[b]` keys are real.
-#
-# **Causal with $N_q \ne N_k$ has two alignments.** *Top-left*: query $i$ sees keys $0..i$,
-# `tril()`. *Bottom-right*: the last query sees every key, so query $i$ sees keys $j \le i + N_k - N_q$,
-# `tril(diagonal=N_k - N_q)`; this is what decoding with a cache of earlier keys needs, and
-# what PyTorch builds with `torch.nn.attention.bias.causal_lower_right(N_q, N_k)`. For
-# $N_q = N_k$ the two agree. This lesson's exercises and checks use bottom-right.
-#
-# Now the trap. PyTorch has **two conventions** for a boolean mask:
+# PyTorch has **two conventions** for a boolean mask:
 #
 # | API | `True` means |
 # |---|---|
-# | `F.scaled_dot_product_attention(..., attn_mask=mask)` | this pair **takes part** in attention |
+# | `F.scaled_dot_product_attention(..., attn_mask=mask)` | this pair **takes part** |
 # | `nn.MultiheadAttention(...)(attn_mask=..., key_padding_mask=...)` | this pair is **not allowed** |
 #
-# This course uses the first: **`True` = attend, `False` = masked out**. Which scores must
-# your forward set to $-\infty$, then, and how do you select them from `mask`? A mask built
-# for one API and passed to the other silently attends to exactly the wrong keys:
+# This course uses the first: **`True` = attend**. A mask built for one API and passed to the
+# other silently attends to exactly the wrong keys:
 
 # %%
 q = k = v = torch.randn(1, 4, 8)
@@ -256,13 +132,10 @@ print("first query, right polarity:", right[0, 0, :3])
 print("first query, reversed mask: ", wrong[0, 0, :3])
 
 # %% [markdown]
-# With the mask reversed, the last query has no key left at all: its row of scores is all
-# $-\infty$. **Predict, then run.** Write your three predictions into the cell below before
-# running the one after it:
+# Reversed, the last query has no key left. **Predict, then run**:
 #
-# 1. what `torch.softmax` gives for a row of scores that are all $-\infty$: `"nan"`, `"zeros"`
-#    or `"uniform"`;
-# 2. what `F.scaled_dot_product_attention` returned for that last query: the same three choices;
+# 1. what `torch.softmax` gives for a row of scores that are all $-\infty$;
+# 2. what `F.scaled_dot_product_attention` returned for that last query;
 # 3. with `is_causal=True` and 2 queries against 4 keys, how many keys the first query sees.
 
 # %%
@@ -308,61 +181,28 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# A plain softmax of a row of $-\infty$ is $0/0$, `nan`. `F.scaled_dot_product_attention`
-# returns zeros instead: its reference path computes the weights with `torch._safe_softmax`,
-# which defines the softmax of a fully masked row as all zeros, and its fused CPU kernel does
-# the same. The output of a query that may look at nothing is then the empty weighted sum, 0,
-# and no gradient flows through it. In this lesson every query keeps at least one key, so the
-# question does not arise, but a model that pads must decide what such a row means.
-#
-# `is_causal=True` is top-left: with 2 queries and 4 keys, the first query sees key 0 only,
-# and the last query never sees keys 2 and 3. Bottom-right lets the first query see keys
-# 0..2 and the last query all four.
+# A softmax of a row of $-\infty$ is $0/0$, `nan`; `F.scaled_dot_product_attention` defines
+# it as zeros (`torch._safe_softmax`). Here every query keeps a key. `is_causal=True` is
+# top-left: the first of 2 queries sees key 0 only; bottom-right, keys 0..2.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `ScaledDotProductAttention`
 #
-# Write `ScaledDotProductAttention`, with `ScaledDotProductAttention.apply(Q, K, V, scale,
-# mask=None)` returning `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`,
-# `K (..., Lk, d)`, `V (..., Lk, dv)` and a Python-float `scale`. The contract, which the
-# self-check and the hidden tests check:
+# Write `ScaledDotProductAttention.apply(Q, K, V, scale, mask=None)`, returning
+# `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`, `K (..., Lk, d)`,
+# `V (..., Lk, dv)` and a Python-float `scale`, with your three steps as its backward.
 #
-# - The output, and the gradients of `Q`, `K` and `V`, that `F.scaled_dot_product_attention`
-#   gives, for any Python-float `scale`, in float64 and float32, for any number of leading
-#   dimensions, any $N_q$ and $N_k$, and inputs and `grad_output` in any layout (the table below
-#   lists the cases the checks use); `None` for `scale` and for `mask`.
-# - `mask` is `None` (the most common call) or a boolean tensor broadcastable to `(..., Lq,
-#   Lk)`, `True` = attend and `False` = masked out: a masked key gets probability exactly 0,
-#   whatever its score and the scores of its row.
-# - Scores of any magnitude softmax handles (the table below).
-# - Backward by hand, from your derivation: no `torch.autograd.grad` inside it, no built-in
-#   `*_backward` op, and no tensor that forward saved changed in place.
-# - Forward keeps what backward reads through `ctx.save_for_backward`, one call's state per
-#   `ctx`: no tensor as a `ctx` attribute, on the class or in a module global, and no saved copy
-#   of an input (its very values, transposed or not, in any dtype); a tensor computed from an
-#   input, such as `Q * scale`, may be saved.
-# - Keep the `@once_differentiable` that `backward` comes with (lesson 04; an optional block at
-#   the end shows what it guards and what it lets through).
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# The cases and magnitudes the checks use, for every exercise of this lesson:
+# - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, whatever its score.
+# - Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude `torch.softmax` itself handles.
+# - Forward saves what backward reads, and no copy of an input (the caller keeps `Q`, `K` and `V` already).
+# - Keep the `@once_differentiable` on `backward`: a second derivative through it must raise, not come out wrong.
 #
-# | | the checks use |
-# |---|---|
-# | `scale` | the usual $d^{-1/2}$, 0, and negative values |
-# | shapes | 0 to 3 leading dimensions; $N_q < N_k$ and $N_q > N_k$, a single query, a single key |
-# | layouts | the usual multi-head one (heads split off the features and moved before the sequence: not contiguous), for inputs and `grad_output` |
-# | large scores | float64 scores in the thousands (`exp` overflows above about 709 in float64, 88 in float32); float32 rows reaching 100 to 150 |
-# | low scores | float32 rows near $-160$, float64 rows near $-20000$ and near $-10^6$; float32 and float64 rows at or below `-torch.finfo(dtype).max / 2`, and rows whose visible score is `torch.finfo(dtype).min` itself |
-# | masked scores | float64 rows whose masked scores lie tens of thousands above the visible ones |
-# | float16, bfloat16 | scores up to about 85, where bfloat16 numbers are 0.5 apart (Exercise 3) |
-# | `FlashAttention.BLOCK` | 2 to 16, so that small inputs span several tiles (Exercise 3) |
-#
-# Forward may call `torch.softmax`: it subtracts each row's maximum before `exp`. Which fill
-# lies far enough below every score, in every dtype? Where your formulas transpose a matrix,
-# which two dimensions does that swap, whatever comes before them? And stuck on a wrong gradient?
-# Check first that every row of your $dS$ sums to 0: why must it, given that every row of $P$
-# sums to 1?
+# Which fill lies below every score, in every dtype? Which two dimensions does your
+# transpose swap, whatever comes before them? Stuck? Every row of $dS$ must sum to 0: why?
 
 # %% nbgrader={"grade_id": "answer_ScaledDotProductAttention", "solution": true}
 class ScaledDotProductAttention(torch.autograd.Function):
@@ -405,135 +245,52 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 #
 # Step 1: $dV = P^\top dO$ and $dP = dO\,V^\top$.
 #
-# Step 2: $J_{ij} = p_i(\delta_{ij} - p_j)$, that is $J = \operatorname{diag}(p) - p\,p^\top$,
-# symmetric. Its rows sum to zero because adding $c$ to every score leaves the softmax
-# unchanged, so the derivative along $(1, \dots, 1)$ is zero. The product with a vector needs no
-# matrix:
+# Step 2: $J = \operatorname{diag}(p) - p\,p^\top$, symmetric, with rows summing to zero
+# (adding $c$ to every score changes no probability). Its product with a vector:
 #
 # $$\frac{\partial \phi}{\partial S_j} = \sum_i v_i\, p_i(\delta_{ij} - p_j)
 #   = p_j \Big(v_j - \sum_i v_i\, p_i\Big),
 #   \qquad\text{for every row:}\qquad
 #   dS = P \odot \big(dP - \operatorname{rowsum}(dP \odot P)\big).$$
 #
-# Turning the matrix form into code, with `keepdim` where a per-row number meets a matrix, is
-# the first half of Exercise 1. The row sum is the $-p\,p^\top$ part of the Jacobian: raising
-# one score lowers every other probability in its row. Masked entries need no care: their $P$
-# is $0$, so their $dS$ is $0$ too.
+# The row sum is the $-p\,p^\top$ part. $P \odot dP$ keeps only the diagonal's $p_i$: $dV$
+# right, $dQ$ and $dK$ wrong. Masked entries have $P = 0$, so $dS = 0$ there.
 #
-# Step 3: $S = \tau\,QK^\top$ is a scaled matrix product, so $dQ = \tau\, dS\, K$ and
-# $dK = \tau\, dS^\top Q$. The mask and the scale are not tensors to differentiate: `None`.
+# Step 3: $dQ = \tau\, dS\, K$ and $dK = \tau\, dS^\top Q$. The mask and the scale are not
+# tensors to differentiate: `None`. Fill the masked scores with $-\infty$ after scaling: a
+# scale of 0 or below would turn a $-\infty$ filled before it into `nan` or $+\infty$.
 # </details>
-
-# %% [markdown]
-# ## What is kept for backward, and how much
-#
-# The inputs $Q$, $K$, $V$ are kept by the caller anyway. What costs memory is what backward
-# needs of size $N_q \times N_k$ **per head**: one such float32 matrix at $N = 4096$ is
-# 64 MiB per head, per layer, which is why long sequences run out of memory.
-#
-# How many such matrices does your Exercise 1 keep, and how many does autograd keep when the
-# same attention is written with ordinary ops? An optional predict-then-run at the end, "What
-# is kept, counted", measures both.
 
 # %% [markdown]
 # ## Derive: one number per query row
 #
-# Backward needs $P$, but does it need forward to *keep* $P$? Recomputing $S = \tau QK^\top$
-# is one matrix product; the softmax then needs each row's normaliser.
+# Your Exercise 1 keeps $P$: at $N = 4096$ in float32, 64 MiB per head and per layer. Must
+# forward *keep* it? Recomputing $S$ is one matrix product; the softmax then needs each row's
+# normaliser.
 #
-# 1. For row $i$ with maximum $m_i$, write $P_{ij}$ using $S_{ij}$ and **one** number
-#    $L_i$ per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$.)
-# 2. Why compute $L_i$ with $m_i$ subtracted inside the sum, rather than as
-#    $\log \sum_k e^{S_{ik}}$ directly?
-#
-# Write both answers below and run: the check uses float32 scores past exp's float32 limit of
-# about 88 (row 0 reaches 100), as Exercise 2's float64 checks go past float64's 709 (their
-# scores reach the thousands), and compares your $P$ with `torch.softmax`. The first guess for
-# $L_i$ is question 2's direct formula; see what it gives.
-
-# %%
-scores = torch.randn(3, 6) * 40
-scores[0, 0] = 100.0  # exp(100) is beyond float32's largest number, about 3.4e38
-
-
-def my_lse(scores):
-    """One number per row, from which P is rebuilt: your derivation."""
-    ### BEGIN WORKED
-    m = scores.amax(dim=-1, keepdim=True)
-    return m + (scores - m).exp().sum(dim=-1, keepdim=True).log()
-    ### LEARNER
-    return scores.exp().sum(dim=-1, keepdim=True).log()  # the first guess: replace it with yours
-    ### END WORKED
-
-
-def my_P_from_lse(scores, lse):
-    """P from the scores and your one number per row."""
-    ### BEGIN WORKED
-    return (scores - lse).exp()
-    ### LEARNER
-    return torch.zeros_like(scores)  # replace with yours
-    ### END WORKED
-
-
-def error_of_P():
-    """Shows your L, then returns the largest error of the P rebuilt from it."""
-    lse = my_lse(scores)
-    print("your L, one per row:", lse.squeeze(-1))
-    return (my_P_from_lse(scores, lse) - torch.softmax(scores, dim=-1)).abs().max().item()
-
-
-report("your P against torch.softmax", error_of_P, 1e-6)
-
-# %% [markdown]
-# **The row sum, without $P$.** Your backward also computes
-# $\operatorname{rowsum}(dP \odot P)$, one number per query. With $dP = dO\,V^\top$, write
-# $\sum_j dP_{ij} P_{ij}$ as a double sum over keys $j$ and value columns $c$, and swap the
-# two sums. What do you get, in terms of $dO$ and $O$ only?
-# Why does that matter once $P$ is computed one block of keys at a time?
-#
-# Replace `my_row_sum` below with your expression (it must not use `P` or `dP`):
-
-# %%
-P = torch.softmax(torch.randn(3, 6, dtype=torch.float64) * 4, dim=-1)
-V_ = torch.randn(6, 4, dtype=torch.float64)
-O_ = P @ V_
-dO = torch.randn(3, 4, dtype=torch.float64)
-dP = dO @ V_.T
-row_sum = (dP * P).sum(dim=-1)
-
-
-def my_row_sum(dO, O):
-    """rowsum(dP * P) from dO and O alone: your derivation."""
-    ### BEGIN WORKED
-    return (dO * O).sum(dim=-1)
-    ### LEARNER
-    return torch.zeros(dO.shape[:-1], dtype=dO.dtype)  # replace with yours
-    ### END WORKED
-
-
-report("against rowsum(dP * P)", lambda: (my_row_sum(dO, O_) - row_sum).abs().max().item(),
-       1e-12)
+# 1. For row $i$ with maximum $m_i$, write $P_{ij}$ from $S_{ij}$ and **one** number $L_i$
+#    per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$.)
+# 2. Why subtract $m_i$ inside the sum, rather than take $\log \sum_k e^{S_{ik}}$? Try
+#    `torch.tensor(100.0).exp()`.
+# 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$. With $dP = dO\,V^\top$, write
+#    it as a double sum over keys $j$ and value columns $c$, and swap the sums: what is it in
+#    $dO$ and $O$ alone? Why will that matter once $P$ comes one block of keys at a time?
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
 #
-# Write `MemoryEfficientAttention`, called as Exercise 1's Function is, which keeps one number
-# per query row instead of $P$ and rebuilds $P$ in backward, as you derived. The contract,
-# which the self-check and the hidden tests check:
+# Write `MemoryEfficientAttention`, called as Exercise 1's Function, which keeps one number
+# per query row instead of $P$.
 #
-# - Every bullet of Exercise 1's contract.
-# - Forward keeps only $Q$, $K$, $V$, the mask as given (or `None`; a view of it, such as
-#   `mask.expand`, is fine), the output $O$ and the log-sum-exp $L$ of shape $(\dots, N_q)$ or
-#   $(\dots, N_q, 1)$ (or a row maximum and a row sum, shaped alike: at most two numbers per
-#   query row), in the inputs' dtype or wider: **no $N_q \times N_k$ tensor kept between forward and backward**, in `ctx` or
-#   anywhere else, no new mask tensor, no copy of an input or of $O$.
-# - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, no
-#   second pass for each row's maximum or sum.
-# - $L$ right at any magnitude of score (the table under Exercise 1).
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# How does the mask reach backward, and does that way still work when it is `None`? (Tensors
-# on `ctx` as attributes escape the in-place version check and saved-tensor hooks, lessons 00
-# and 01.)
+# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and $L$, one number per query row of shape `(..., Lq)` or `(..., Lq, 1)` (or a row maximum and a row sum) in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
+# - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, row maximum or row sum.
+# - $L$ is right at any magnitude of score that `torch.softmax` handles.
+# - The mask, the scale and `@once_differentiable` as in Exercise 1.
+#
+# How does the mask reach backward, and does that way still work when it is `None`?
 
 # %% nbgrader={"grade_id": "answer_MemoryEfficientAttention", "solution": true}
 class MemoryEfficientAttention(torch.autograd.Function):
@@ -582,32 +339,29 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $P_{ij} = e^{S_{ij} - L_i}$ with the **log-sum-exp**
-# $L_i = m_i + \log \sum_j e^{S_{ij} - m_i}$. Subtracting $m_i$ keeps every exponent
-# $\le 0$, so nothing overflows; $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once
-# a score passes about 88.
+# $L_i = m_i + \log \sum_j e^{S_{ij} - m_i}$: every exponent is then $\le 0$, while
+# $\log\sum_k e^{S_{ik}}$ taken literally overflows float32 once a score passes about 88.
 #
 # $$\operatorname{rowsum}(dP \odot P)_i = \sum_j P_{ij} \sum_c dO_{ic} V_{jc}
 #   = \sum_c dO_{ic} \sum_j P_{ij} V_{jc} = \sum_c dO_{ic}\, O_{ic}
 #   = \operatorname{rowsum}(dO \odot O)_i .$$
 #
-# It matters because $dO$ and $O$ are whole rows of size $d_v$,
-# while the left side needs every key of the row at once: a tiled backward that sees one block
-# of keys cannot compute it, and FlashAttention's backward calls it $D$ and computes it first.
+# $dO$ and $O$ are whole rows of size $d_v$, while the left side needs every key of the row:
+# a tiled backward that sees one block of keys cannot compute it, so FlashAttention computes
+# it first and calls it $D$.
 # </details>
 
 # %% [markdown]
 # ## Kept and peak
 #
-# Exercise 2 keeps $O(N)$ numbers per head between the passes. What decides whether a
-# sequence fits, though, is the **peak** of live bytes while each pass runs: what is kept, plus
-# everything the pass creates and has not yet let go. `autograder.memory.TensorAccounting` is
-# a dispatch mode that sees every tensor an op creates and adds up those still alive.
+# Whether a sequence fits is decided by the **peak** of live bytes while each pass runs:
+# what is kept, plus what the pass creates and still holds. `TensorAccounting` adds up every
+# live tensor the ops create.
 #
 # **Predict, then run.** For one call at $N = 1024$, is the **peak of the step** (the larger
-# of forward's peak and, during backward, what forward kept plus what backward creates) lower
-# for `MemoryEfficientAttention` than for `ScaledDotProductAttention`, the same, or higher?
-# List the $N_q \times N_k$ tensors each of your forwards and backwards creates, and which are
-# alive at the same moment, before you answer.
+# of forward's peak and what forward kept plus backward's peak) lower for
+# `MemoryEfficientAttention` than for `ScaledDotProductAttention`, the same, or higher? List
+# the $N_q \times N_k$ tensors each of your passes creates, and which are alive together.
 
 # %%
 ### BEGIN WORKED
@@ -645,56 +399,47 @@ if not withheld(my_peak_prediction):
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# It depends on how backward rebuilds $P$; written the straightforward way, as in the
-# solution, it is **higher** (on torch 2.13: a step peak of 21.0 MiB against 17.0).
-# `ScaledDotProductAttention` keeps $P$ (4 MiB) alive through its whole backward, on top
-# of the $dP$ and $dS$ it builds. `MemoryEfficientAttention` keeps almost nothing, but
-# each out-of-place step of its recomputation (the scores, their scaling, $S - L$, the
-# exponential, then $dP$, $dP - D$, $dS$) makes a new $N_q \times N_k$ tensor, and
-# several are alive at once: more than the saved $P$ it replaced.
-#
-# So for one call, keeping $L$ lowers the peak only when your passes hold fewer
-# $N_q \times N_k$ tensors at once than `ScaledDotProductAttention` does: its saved $P$ plus
-# what its backward builds. Count them; don't assume. (A version written to hold fewer is
-# described in the **In practice** block at the end of the lesson.)
+# Written straightforwardly, as in the solution, **higher** (torch 2.13: 21.0 MiB against
+# 17.0): each out-of-place step of the recomputation makes a new $N_q \times N_k$ tensor, and
+# several are alive at once, more than the saved $P$. In a stack of layers, whose saved
+# tensors all wait for backward, keeping $L$ pays (the optional part counts 12 layers); one
+# layer's working memory remains, which FlashAttention removes.
 # </details>
-#
-# A model is not one call: in a stack of layers every layer's saved tensors are alive at once
-# when backward begins, and there the log-sum-exp pays however backward is written (the
-# optional **More measurements** at the end counts 12 layers). What is left is one layer's
-# $N_q \times N_k$ working memory in backward (and in forward). To remove that too, the
-# $N_q \times N_k$ matrices must never exist. That is FlashAttention.
 
 # %% [markdown]
 # ## Derive: the online softmax
 #
-# Split the keys into blocks of $B$. For one query row, can you compute its output while
-# seeing the scores **one block at a time**, keeping only a few numbers between blocks?
-#
-# Suppose you have processed the first blocks and kept, for this row, the maximum $m$ of the
-# scores seen so far, the running sum $\ell = \sum_{j \text{ seen}} e^{S_j - m}$, and the
-# unnormalised output $o = \sum_{j \text{ seen}} e^{S_j - m}\, v_j$. A new block of scores
-# $S'$ with values $v'$ arrives.
+# Can one query row's output be computed seeing its scores **one block of keys at a time**?
+# Keep, for the blocks seen so far, the maximum $m$ of the scores, the sum
+# $\ell = \sum_{j \text{ seen}} e^{S_j - m}$ and the unnormalised output
+# $o = \sum_{j \text{ seen}} e^{S_j - m}\, v_j$. A new block of scores $S'$ with values $v'$
+# arrives.
 #
 # 1. What is the new maximum $m_{\text{new}}$?
-# 2. $\ell$ was summed against the old $m$. By what factor must it be multiplied to be a sum
-#    against $m_{\text{new}}$? Then what is the new $\ell$?
-# 3. The same question for $o$. What happens if you forget to rescale $o$, and in which case
-#    does that mistake go unnoticed?
-# 4. After the last block, how do you get the output row, and the log-sum-exp $L$ that
-#    backward needs?
-# 5. Before the first block nothing has been seen. What must $m$, $\ell$ and $o$ be then, so
-#    that your update of question 2 is right for the first block too, however low that row's
-#    scores lie?
+# 2. $\ell$ was summed against the old $m$: by what factor must it be multiplied to be a sum
+#    against $m_{\text{new}}$? Then what is the new $\ell$? And the new $o$?
+# 3. If you forget to rescale $o$, in which case does nobody notice?
+# 4. After the last block, how do you get the output row and the log-sum-exp $L$?
+# 5. Before the first block nothing has been seen. What must $m$, $\ell$ and $o$ be, so that
+#    your update is right for the first block too, however low that row's scores lie?
 #
-# Write your update in `combine`, your answer to question 4 in `finish` and your answer to
-# question 5 in `start`, then run the check: it processes a row of 12 scores in blocks of 4,
-# and the same row moved 1000 down (softmax does not change), and compares your output rows
-# and $L$ with those of the whole row. The placeholder `combine` adds each block as if nothing
-# had been seen before: against its own maximum, with nothing rescaled; the placeholder
-# `finish` returns $o$ and $m$ as they are; the placeholder `start` starts everything at 0.
+# Write them in `combine`, `finish` and `start`; the check runs a row of 12 scores in blocks
+# of 4, and the same row moved 1000 down, against the whole row. The placeholders rescale
+# nothing and start everything at 0.
 
 # %%
+def report(label, largest_error, tolerance):
+    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
+    code is shown in one line, so that Run All goes on."""
+    try:
+        error = largest_error()
+    except Exception as raised:  # an error in your function, shown in one line
+        first_line = str(raised).partition("\n")[0]
+        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
+        return
+    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
+
+
 row = torch.randn(12, dtype=torch.float64) * 3
 values = torch.randn(12, 2, dtype=torch.float64)
 
@@ -750,203 +495,51 @@ def error_online():
 report("output and L, block by block", error_online, 1e-12)
 
 # %% [markdown]
-# A mask can fill a whole block of some row with $-\infty$ (the optional **A block in which a
-# row sees no key** at the end runs it through your `combine`).
+# ## Derive: attention by tiles
 #
-# A question for Exercise 3, whose causal mask is bottom-right with $N_q \le N_k$: which keys
-# does every query see, whatever its position? In which order must you visit the key blocks,
-# then, for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
-# not matter? And a diagonal tile later on may hide every key of some row: is that harmful
-# once $m$ is finite?
-
-# %% [markdown]
-# ## Step: the tiled forward, on its own
+# FlashAttention cuts $Q$ into blocks $Q_i$ of $B$ rows and $K$, $V$ into blocks $K_j$, $V_j$
+# of $B$ keys, and holds one $B \times B$ tile of scores at a time.
 #
-# Before the full Exercise 3, put the online softmax into a loop over tiles, forward only.
-# Write `tiled_forward(Q, K, V, scale, block)` for inputs of shape $(\dots, N, d)$, no mask:
+# **Forward.** A tile $S_{ij} = \tau\, Q_i K_j^\top$ holds $B$ rows of your `combine`. What do
+# you keep per query row between tiles, and which dimension must a per-row number gain where
+# it meets a tile? What does forward save for backward?
 #
-# - an outer loop over query blocks $Q_i$ of at most `block` rows; for each, a running
-#   maximum $m$, sum $\ell$ and output $o$ per query row, started as your `start` starts
-#   them (now one per row, in `Q`'s dtype);
-# - an inner loop over key blocks $K_j, V_j$: the tile of scores $\tau Q_i K_j^\top$, then
-#   your `combine` step, now for a whole block of rows at once (where a per-row number
-#   meets a tile, which dimension must it gain?);
-# - after the inner loop, what your `finish` does, for the whole block of rows at once: the
-#   block's rows of $O$ and of the log-sum-exp $L$.
+# **Backward**, for tile $(i, j)$:
 #
-# The check below compares $O$ and $L$ with the whole-matrix computation and looks at every
-# tensor your function created. The placeholder computes the whole score matrix at once:
-# right values, but an $N \times N$ tensor. Yours should create nothing bigger than a
-# `block x block` tile per batch element (or a `block x d` piece of $O$). A copy of a whole
-# input, such as a contiguous $K^\top$, is no tile but is allowed too; a block of query rows
-# against every key, `block x N`, is not.
-
-# %%
-def tiled_forward(Q, K, V, scale, block):
-    """O and the log-sum-exp L, tile by tile: your online softmax inside two loops."""
-    ### BEGIN WORKED
-    O, L = Q.new_empty(*Q.shape[:-1], V.shape[-1]), Q.new_empty(Q.shape[:-1])
-    for i in range(0, Q.shape[-2], block):
-        q = Q[..., i:i + block, :]
-        m = torch.full(q.shape[:-1], float("-inf"), dtype=Q.dtype)
-        ell = torch.zeros_like(m)
-        o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype)
-        for j in range(0, K.shape[-2], block):
-            s = (q @ K[..., j:j + block, :].transpose(-2, -1)) * scale
-            m_new = torch.maximum(m, s.amax(dim=-1))
-            alpha = torch.exp(m - m_new)  # one per row: unsqueeze(-1) where it meets a tile
-            p = torch.exp(s - m_new.unsqueeze(-1))
-            ell = alpha * ell + p.sum(dim=-1)
-            o = alpha.unsqueeze(-1) * o + p @ V[..., j:j + block, :]
-            m = m_new
-        O[..., i:i + block, :] = o / ell.unsqueeze(-1)
-        L[..., i:i + block] = m + ell.log()
-    return O, L
-    ### LEARNER
-    scores = (Q @ K.transpose(-2, -1)) * scale  # the placeholder: the whole N x N matrix
-    lse = torch.logsumexp(scores, dim=-1)
-    return torch.exp(scores - lse.unsqueeze(-1)) @ V, lse
-    ### END WORKED
-
-
-def check_tiled_forward():
-    """Your tiled_forward on 2 sequences of 40 queries and keys, d = 16, in blocks of 8."""
-    Q, K, V = (torch.randn(2, 40, 16, dtype=torch.float64) for _ in range(3))
-    scores = (Q @ K.transpose(-2, -1)) * 16 ** -0.5
-    try:
-        with TensorAccounting() as books:
-            O, L = tiled_forward(Q, K, V, 16 ** -0.5, block=8)
-        errors = [(O - torch.softmax(scores, -1) @ V).abs().max().item(),
-                  (L - torch.logsumexp(scores, -1)).abs().max().item()]
-    except Exception as error:  # an error in your function, shown in one line
-        first_line = str(error).partition("\n")[0]
-        print(f"✗ tiled_forward raised {type(error).__name__}: {first_line}")
-        return
-    print("✓" if max(errors) < 1e-12 else "✗", "O and L against the whole-matrix computation:",
-          f"largest errors {errors[0]:.2g} and {errors[1]:.2g}")
-    inputs = {tuple(sorted(Q.shape))}  # a copy of a whole input, in any order of dimensions
-    too_big = [shape for shape in books.phase.shapes
-               if shape not in {tuple(O.shape), tuple(L.shape)}
-               and math.prod(shape) > 2 * 8 * 16 and tuple(sorted(shape)) not in inputs]
-    if not too_big:
-        print("✓ nothing created beyond a tile (2, 8, 8), a block of O's rows (2, 8, 16) "
-              "and copies of whole inputs")
-        return
-    shape = max(too_big, key=math.prod)
-    what = {(40, 40): "the whole score matrix", (8, 40): "a block of queries against every key",
-            (40, 8): "every query against one block of keys"}.get(shape[-2:], "no tile")
-    print(f"✗ created {shape}, {math.prod(shape)} elements: {what}; a tile for 2 batch "
-          f"elements is (2, 8, 8), 128 elements")
-
-
-check_tiled_forward()
-
-# %% [markdown]
-# ## Derive: the backward by tiles
+# 1. How do you get $P_{ij}$ back with no row statistic but $L_i$?
+# 2. $\operatorname{rowsum}(dP \odot P)$ sums over **all** keys of the row: which identity of
+#    Exercise 2 gives it before the loop? What goes wrong with the tile's own row sum?
+# 3. Tile $(i, j)$ adds to which block of $dQ$, of $dK$ and of $dV$, and which other tiles add
+#    to the same blocks?
+# 4. FlashAttention-2 puts the key blocks in the **outer** loop. What stays in a small
+#    accumulator through the inner loop, and what goes into a full-size buffer?
 #
-# Forward saves $Q, K, V, O$ and $L$ (one number per query row, float32 or wider: float64 for
-# float64 inputs). In backward, for a tile of query block $i$ and key block $j$:
+# **Causal** (query $i$ sees keys $j \le i + N_k - N_q$). For a tile of query rows
+# $i_0..i_1$ and keys $j_0..j_1$, which query decides whether it holds a visible key? Which
+# tiles need no work, and which need a mask inside? In which order must you visit the key
+# blocks for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
+# not matter?
 #
-# 1. How do you get the tile $P_{ij}$ back without any row statistic but $L_i$?
-# 2. Your softmax VJP needs $\operatorname{rowsum}(dP \odot P)$ for each query row: a sum over
-#    **all** keys. Which identity from Exercise 2 gives it before the loop starts, so that each
-#    tile needs only its own $dP_{ij}$? What goes wrong if you use
-#    $\operatorname{rowsum}(dP_{ij} \odot P_{ij})$ of the tile instead?
-# 3. Tile $(i, j)$ adds something to each of $dQ$, $dK$ and $dV$: to which block of each, and
-#    which other tiles add to that same block?
-# 4. FlashAttention-2 puts the key blocks in the **outer** loop. What does that let you keep
-#    in a small accumulator until the inner loop is done, and what must be added into a
-#    full-size buffer instead?
-#
-# <details><summary>Hint: where questions 1 and 2 were answered already</summary>
-#
-# Question 1 is your `lse` check above, restricted to the rows of block $i$ and the keys of
-# block $j$. Question 2 is your `my_row_sum`: which of its arguments does a tile need, and
-# which does the whole backward already have before its first tile? A tile's own row sum
-# leaves out the other key blocks' terms: with one key block it is right, with two it is not,
-# and Exercise 3's self-check uses several.
-# </details>
-#
-# Write one tile's share in `tile_backward` and run the check: it cuts a problem of 16 queries
-# and 16 keys into 2 x 2 tiles of 8, adds each tile's contributions where they belong (your
-# answer to question 3 decides what `tile_backward` returns), and compares with autograd. $L$
-# comes from `torch.logsumexp` and $D$ from your `my_row_sum`. The placeholder contributes
-# nothing.
-
-# %%
-def tile_backward(q, k, v, do, L, D, scale):
-    """What tile (i, j) adds to the gradients of Q, K and V, in that order, from the query
-    block's rows q, do, L, D and the key block's rows k, v: your derivation."""
-    ### BEGIN WORKED
-    p = torch.exp((q @ k.transpose(-2, -1)) * scale - L.unsqueeze(-1))
-    ds = p * (do @ v.transpose(-2, -1) - D.unsqueeze(-1))
-    return scale * ds @ k, scale * ds.transpose(-2, -1) @ q, p.transpose(-2, -1) @ do
-    ### LEARNER
-    return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)  # replace with yours
-    ### END WORKED
-
-
-def error_by_tiles():
-    """Your tiles' contributions, each added where it belongs, against autograd."""
-    errors = tile_errors(tile_backward, my_row_sum)
-    print("largest errors of dQ, dK, dV:", ", ".join(f"{error:.2g}" for error in errors))
-    return max(errors)
-
-
-if row_sum_is_right(my_row_sum):  # D is built from it: a ✗ below is then tile_backward's
-    report("dQ, dK and dV by tiles against autograd", error_by_tiles, 1e-12)
-else:
-    print("✗ your my_row_sum (Derive: one number per query row) is not right yet: D is built "
-          "from it")
-
-# %% [markdown]
-# **Causal.** With `causal=True`, query $i$ sees keys $j \le i + (N_k - N_q)$: bottom-right
-# alignment, as in `causal_lower_right`, not `is_causal`'s top-left. Before Exercise 3, answer
-# on paper: for a tile of query rows $i_0..i_1$ and keys $j_0..j_1$, which query decides
-# whether the tile holds a single visible key, and what inequality between $j_0$ and that
-# query's last visible key makes the whole tile zero in $P$? Which tiles then need no work at
-# all, in forward and in backward, and which still need a mask inside? For $N_q = N_k$, about
-# what fraction of the work is that?
-#
-# **Low precision.** For float16 or bfloat16 inputs, compute the tile of scores and its
-# exponentials in float32, accumulate $m$, $\ell$, $o$, $dQ$, $dK$, $dV$ in float32, and cast
-# the results back to the input dtype (the kernels round $P$ to the input dtype for the
-# product $P V$ on tensor cores; its sum, $o$, stays float32). Keep $L$ in float32 (or
-# wider) too: every probability of a row is $e^{S - L}$, so an error in $L$ is the same
-# relative error in all of them (the optional "More measurements" puts numbers on it). $Q$,
-# $K$, $V$ and $O$ need no such care: backward widens their tiles as forward does, while a
-# float32 copy of them, kept until backward, is new memory twice their size.
+# **Low precision.** For float16 or bfloat16 inputs, fused kernels compute the scores and
+# their exponentials in float32, accumulate in float32, and round only $P$ to the input dtype
+# for $P V$ on tensor cores. Why keep $L$ in float32 too, when every probability of a row is
+# $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
 #
-# Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes as before, no
-# mask argument; `causal` is a Python bool (bottom-right: query $i$ sees keys
-# $j \le i + N_k - N_q$; causal calls always have $N_q \le N_k$, so every query sees at least
-# key 0); `BLOCK` is a class attribute, 64 by default. The contract, which the self-check and
-# the hidden tests check:
+# Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes, no mask;
+# `causal` is a Python bool, bottom-right (causal calls have $N_q \le N_k$, so every query
+# sees key 0); the block size is the class attribute `BLOCK`, 64 by default. Python loops are
+# slow next to a fused kernel: you build the algorithm a Triton or CUDA kernel runs.
 #
-# - **Forward** loops over query and key blocks of at most `FlashAttention.BLOCK` rows with your
-#   online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head
-#   besides the inputs, the outputs, the per-row statistics and pieces of them of at most
-#   `BLOCK` rows (a `BLOCK x d` block of $Q$ or $O$; a `BLOCK x Lk` row block of scores is too
-#   big).
-# - Forward saves $Q$, $K$, $V$ and the $O$ it returns themselves, no copy of them in any dtype
-#   (for float16/bfloat16 inputs, no float32 copy either), and $L$, one number per query row in
-#   float32 or wider (float64 for float64 inputs): nothing else.
-# - **Backward** recomputes each tile from $L$, with $D$ from your `my_row_sum`, by hand,
-#   marked `@once_differentiable`; return `None` for `scale` and `causal`.
-# - Under `causal`, skip the tiles entirely above the diagonal, in both passes (a backward in
-#   two passes may compute a needed tile twice: that is fine).
-# - Scores of any magnitude softmax handles (the table under Exercise 1).
-# - float16/bfloat16 inputs: the tile of scores, its exponentials and every accumulator in
-#   float32 ($P$ may be rounded to the input dtype for $P V$); return the input dtype.
-# - Read the block size as `FlashAttention.BLOCK`: the checks set it from 2 to 16, and measure
-#   the largest tensor you create and the peak of live tensors, forward and backward, with
-#   `TensorAccounting`.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Python loops over tiles are slow next to a fused kernel; that is fine here. What you build is
-# the algorithm a Triton or CUDA kernel runs, with each tile in fast on-chip memory.
+# - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head beyond the inputs, the outputs, $L$ and blocks of at most `BLOCK` rows of them.
+# - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
+# - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
+# - float16 and bfloat16 inputs: the scores, their exponentials and every accumulator in float32 ($P$ may be rounded to the input dtype for $P V$ only); the results in the input dtype.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
 class FlashAttention(torch.autograd.Function):
@@ -1028,124 +621,69 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green: the running update</summary>
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $m_{\text{new}} = \max(m, \max_j S'_j)$. Everything summed against the old $m$ is multiplied
-# by $\alpha = e^{m - m_{\text{new}}} \le 1$, because $e^{S_j - m}\,e^{m - m_{\text{new}}} =
-# e^{S_j - m_{\text{new}}}$:
+# **Forward.** $m_{\text{new}} = \max(m, \max_j S'_j)$; everything summed against the old
+# $m$ is multiplied by $\alpha = e^{m - m_{\text{new}}} \le 1$, because
+# $e^{S_j - m}\,e^{m - m_{\text{new}}} = e^{S_j - m_{\text{new}}}$:
 #
 # $$\ell \leftarrow \alpha\,\ell + \sum_j e^{S'_j - m_{\text{new}}}, \qquad
 #   o \leftarrow \alpha\, o + \sum_j e^{S'_j - m_{\text{new}}}\, v'_j, \qquad
-#   m \leftarrow m_{\text{new}} .$$
+#   m \leftarrow m_{\text{new}} ,$$
 #
-# At the end, the output row is $o / \ell$ and $L = m + \log \ell$. Forgetting to rescale $o$
-# goes unnoticed exactly when no later block raises the maximum ($\alpha = 1$ every time):
-# a test whose rows have their maximum in the first block passes. Exponentiating a block
-# against its own maximum $\tilde m = \max_j S'_j$ is not wrong in itself: the FlashAttention-1
-# paper does exactly that, and then multiplies the block's sums by a second correction
-# factor, $e^{\tilde m - m_{\text{new}}}$, before adding them. Leaving out that factor (or
-# exponentiating against the old $m$) is the other classic mistake: the pieces of $\ell$ and
-# $o$ are then measured against different maxima. The first step is safe with
-# $m = -\infty$: $\alpha = e^{-\infty} = 0$ multiplies the zeros you started with. A finite
-# start such as $0$ is not the row's maximum: a float32 row whose scores all lie near $-160$
-# gets $e^{S_j - 0} = 0$ for every key, so $\ell = 0$ and the output is $0/0$, and so does any
-# start the table's low rows lie far below. `torch.finfo(dtype).min` of the dtype you
-# accumulate in works as $-\infty$ does.
-# </details>
+# and at the end the output row is $o / \ell$ and $L = m + \log \ell$. A forgotten rescale of
+# $o$ goes unnoticed when no later block raises the maximum. $m = -\infty$ is a safe start
+# ($\alpha = 0$ multiplies zeros); a start at 0 gives $0/0$ for a row far below it.
 #
-# <details><summary><b>Compare with yours</b>, after your self-check is green: forward by tiles</summary>
-#
-# For each query block $Q_i$ (rows $i_0..i_0{+}B{-}1$): start $m = -\infty$, $\ell = 0$,
-# $o = 0$, one per row; for each key block $j$, the tile $S_{ij} = \tau\,Q_i K_j^\top$ of shape
-# $(\dots, B, B)$, then the update of `combine` with a per-row maximum,
-#
-# $$m' = \max\big(m, \max_k (S_{ij})_{\cdot k}\big),\quad
-#   \ell \leftarrow e^{m - m'}\ell + \textstyle\sum_k e^{(S_{ij})_{\cdot k} - m'},\quad
-#   o \leftarrow e^{m - m'}\,o + e^{S_{ij} - m'}\,V_j,\quad m \leftarrow m' ;$$
-#
-# after the last key block, rows $i_0..i_0{+}B{-}1$ of $O$ are $o/\ell$ and those of $L$ are
-# $m + \log\ell$. What the check counts: the outputs $O$, `(2, 40, 16)`, and $L$, `(2, 40)`,
-# are the largest tensors, and they are allowed (Exercise 3's contract says "beyond the inputs,
-# outputs and per-row statistics"); besides them, a tile of scores and its exponentials are
-# `(2, 8, 8)`, 128 elements, and a block of the running output is `(2, 8, 16)`, 256, where the
-# full scores would be 3,200. Exercise 3 adds a causal mask, low-precision inputs, and the
-# backward.
-# </details>
-#
-# <details><summary><b>Compare with yours</b>, after your self-check is green: backward by tiles</summary>
-#
-# Each tile gives
+# **Backward.** With $D = \operatorname{rowsum}(dO \odot O)$ computed first, each tile gives
 #
 # $$dV_j \mathrel{+}= P_{ij}^\top dO_i,\quad dP_{ij} = dO_i V_j^\top,\quad
 #   dS_{ij} = P_{ij} \odot (dP_{ij} - D_i),\quad
-#   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i .$$
+#   dQ_i \mathrel{+}= \tau\, dS_{ij} K_j,\quad dK_j \mathrel{+}= \tau\, dS_{ij}^\top Q_i ,$$
 #
-# With key blocks outside, $dK_j$ and $dV_j$ stay in block-sized accumulators for the whole
-# inner loop and are written once; $dQ_i$ gets a contribution from every key block, so it is
-# added into a full-size $dQ$.
-#
-# Either order is correct here: what Exercise 3 checks is what the contract says (values,
-# gradients, the largest tensor, the peak, no tile entirely above the causal diagonal), not
-# which order you picked. Why FlashAttention-2 picks keys outside is in **In practice**.
+# with $P_{ij} = e^{S_{ij} - L_i}$. With key blocks outside, $dK_j$ and $dV_j$ stay in
+# block-sized accumulators; $dQ_i$ gets a share from every key block, added into a full-size
+# $dQ$. Either order is correct here. Under `causal` a tile is hidden when
+# $j_0 > i_1 + N_k - N_q$: for $N_q = N_k$, almost half the tiles.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `AttentionWithBias` (transfer)
 #
-# Real attention layers rarely stop at a boolean mask: T5 and Swin add a learned
-# relative-position bias to the scores, ALiBi adds $-$slope $\times$ distance per head, and
-# padding is often a float bias of $0$ and $-\infty$. Write `AttentionWithBias`, with
-# `AttentionWithBias.apply(Q, K, V, bias, scale)` returning
+# T5 and Swin add a learned relative-position bias to the scores, ALiBi adds $-$slope
+# $\times$ distance per head, and padding is often a bias of $0$ and $-\infty$. Write
+# `AttentionWithBias.apply(Q, K, V, bias, scale)`, returning
 #
 # $$O = \operatorname{softmax}_{\text{row}}\big(\tau\, Q K^\top + B\big)\, V$$
 #
-# for `Q (..., Lq, d)`, `K (..., Lk, d)`, `V (..., Lk, dv)`, a Python-float `scale` $\tau$, and
-# `bias` $B$ a float tensor **broadcastable** to `(..., Lq, Lk)`: `(Lq, Lk)`, `(H, 1, Lk)`,
-# `(B, H, Lq, Lk)`, `(Lk,)`, with $-\infty$ entries where a key is padding (every query keeps at
-# least one finite key). `bias` may require grad. The contract, which the self-check and the
-# hidden tests check:
+# for `Q`, `K`, `V` as before, a Python-float `scale` $\tau$, and `bias` $B$ a float tensor
+# that may require grad. Its gradient may come back at `bias.shape` or at the scores' shape,
+# which `bias` broadcasts to: autograd sums it down ([Function contract, rule
+# 2](function_contract.md)). Nothing in this lesson derives it: that is the exercise.
 #
-# - Gradients for `Q`, `K`, `V` and `bias`, **each only when it is needed**: how does
-#   backward know which ones were asked for? And `None` for `scale`. Ask the same of what you build on the
-#   way: when only `V` needs a gradient, does backward need $dP$ at all? The checks accept the
-#   extra product, but it is an $N_q \times N_k$ tensor built for nothing.
-# - `backward` itself returns the bias gradient with exactly `bias.shape`. (Autograd's engine
-#   would quietly accept one of the scores' shape; the checks look at what your backward
-#   returns.)
-# - No built-in softmax backward: no autograd inside `backward`, no `_softmax_backward_data`.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Nothing in this lesson derives the bias gradient: that is the exercise. The hints are
-# collapsed; open them one at a time, only if you are stuck.
+# - `bias` is any float tensor that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one finite key).
+# - Each gradient, the bias's included, is computed only when `ctx.needs_input_grad` asks for it: no product is made for an input that needs none.
 #
 # <details><summary>Hint 1: what is new?</summary>
 #
-# Call the biased scores $S' = \tau\,QK^\top + B$. Which part of your Exercise 1 backward
-# does not care how $S'$ was made? Starting from there, which steps change for $Q$ and $K$,
-# and which step is new?
+# With $S' = \tau\,QK^\top + B$, which part of your Exercise 1 backward does not care how
+# $S'$ was made, and which step is new?
 # </details>
 #
 # <details><summary>Hint 2: nudge one entry</summary>
 #
-# Take first a bias of the scores' own shape, and add $\varepsilon$ to one entry: which
-# scores move, and by how much? Now take a bias of shape $(H, 1, N_k)$ and nudge one entry
-# again: which scores move this time? What does that make its gradient, and how do you get
-# there from a tensor of the scores' shape?
+# Take a bias of the scores' own shape and add $\varepsilon$ to one entry: which scores move,
+# and by how much? Now a bias of shape $(H, 1, N_k)$: which scores move this time? And when
+# only `V` needs a gradient, does backward need $dP$ at all?
 # </details>
 #
 # <details><summary>Hint 3: padding with $-\infty$</summary>
 #
-# Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and so
+# Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and
 # what gradient does a padding entry of the bias receive?
-# </details>
-#
-# <details><summary>Hint 4: numbers to hit</summary>
-#
-# With `Q = [[1, 0], [0, 1]]`, `K = [[1, 0], [0, 1], [1, 1]]`, `V = [[1], [2], [3]]`, scale 1,
-# a zero bias and `grad_output = [[1], [-1]]` (float64), your bias gradient should be, for a
-# bias of shape $(2, 3)$, the rows $(-0.4223, 0, 0.4223)$ and $(0.1968, 0.1127, -0.3096)$;
-# for a bias of shape $(3,)$, $(-0.2255, 0.1127, 0.1127)$; for a bias of shape $(2, 1)$, zeros
-# (to rounding). If the last one is not zero, ask again what a number added to a whole row
-# does to a softmax.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
@@ -1193,16 +731,15 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Everything from $dO$ to $dS'$ is Exercise 1's backward: the softmax does not care how its
-# scores were made. $dQ$ and $dK$ carry $\tau$ as before, and the bias enters $S'$ with
-# coefficient 1, so a bias of the scores' own shape gets $dS'$ itself. A broadcast bias entry
-# moves every score it was copied to, so its gradient is the sum of $dS'$ over those scores:
+# Everything from $dO$ to $dS'$ is Exercise 1's backward. The bias enters $S'$ with
+# coefficient 1, and a broadcast entry moves every score it was copied to, so its gradient is
+# the sum of $dS'$ over those scores:
 #
 # $$\frac{\partial\phi}{\partial B} = \sum_{\text{broadcast dimensions}} dS' ,$$
 #
-# summed over the leading dimensions the bias lacks and kept (size 1) where it has size 1.
-# Where $B_{ij} = -\infty$, $P_{ij} = 0$ and so $dS'_{ij} = 0$: padding receives no gradient.
-# A bias of shape $(N_q, 1)$ gets row sums of $dS'$, which are 0.
+# which autograd does for you if you return $dS'$ itself (rule 2). Padding gets
+# $dS'_{ij} = 0$, since $P_{ij} = 0$; a bias of shape $(N_q, 1)$ gets row sums of $dS'$, 0.
+# When only `V` needs a gradient, neither $dP$ nor $dS'$ is needed.
 # </details>
 
 # %% [markdown]
@@ -1611,7 +1148,8 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | the row sum over `dim=-2` | sums over queries, not keys | the row sum runs over the keys of each query |
 # | the row sum without `keepdim=True` | a shape error, or, for one square head, a sum broadcast along the wrong axis | keep the summed dimension, `keepdim=True`, so that one number per row meets its row |
 # | a mask built for `nn.MultiheadAttention` (`True` = blocked) | attends to exactly the wrong keys | here `True` = attend: `masked_fill(~mask, -inf)` |
-# | masked scores filled with `-1e4`, or `-10000` added to them (as in BERT's code) | right only while the masked scores end up far below the row's largest visible one; the checks' rows go past that, and the output is wrong with no error | `-inf`: no finite fill lies below every score, since a visible score can be `torch.finfo(dtype).min` itself, which that fill only ties |
+# | masked scores filled with `-1e4`, or `-10000` added to them (as in BERT's code) | right only while the masked scores end up far below the row's largest visible one: a row whose visible scores lie below $-10^4$ attends to its masked keys, with no error | `-inf`, which lies below every score |
+# | the mask filled with `-inf` before the scale multiplies the scores | at scale 0, `0 * -inf` is `nan`; at a negative scale, `+inf` takes all the weight | scale first, then fill |
 # | no `mask=None` path (`~mask` on `None`) | `TypeError: bad operand type for unary ~` on the most common call | `if mask is not None:` |
 # | `exp(scores)` without subtracting the row maximum | `inf`, then `nan`, for large scores | `torch.softmax`, or `scores - scores.amax(-1, keepdim=True)` |
 # | one global maximum, and the mask applied after `exp` | rows far below the global maximum underflow to `0/0 = nan` | fill `-inf` first, then subtract each row's own maximum |
@@ -1639,16 +1177,19 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
+# | the row sum $\ell$ added from $P$ rounded to float16 or bfloat16 | every row's $L$ off by the rounding's bias, up to $4 \times 10^{-4}$ in float16 where float32 is off by $10^{-7}$ | round $P$ only for $P V$; add the float32 probabilities into $\ell$ |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |
-# | a block size written as a number instead of `FlashAttention.BLOCK` | the grader's block sizes are ignored | read `FlashAttention.BLOCK` |
+# | a block size written as a number instead of `FlashAttention.BLOCK` | a caller who sets `FlashAttention.BLOCK` gets another block size | read `FlashAttention.BLOCK` |
 #
 # **Exercise 4 · `AttentionWithBias`**
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `AttentionWithBias`'s backward returns a bias gradient of the scores' shape (or of any shape `bias.shape` broadcasts to) | autograd's engine sums it down to `bias.shape` without a word; the contract does not accept it. Any other shape raises `returned an invalid gradient` | Exercise 4, Hint 2: which scores does one bias entry move? |
+# | the bias gradient computed only when `Q` or `K` needs one (the condition that guards $dS'$) | `None` for a bias that alone requires grad, as when only a relative-position table is trained | $dS'$ is needed for the bias too: guard it with the bias's entry of `ctx.needs_input_grad` as well |
+# | the bias gradient multiplied by $\tau$ | wrong by the factor $\tau$ | the bias is added after the scores are scaled: coefficient 1 |
+# | the mean of $dS'$ over the broadcast dimensions | too small by the number of scores sharing each entry | each score an entry feeds adds its whole $dS'$: a sum |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes

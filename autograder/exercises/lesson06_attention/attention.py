@@ -28,7 +28,7 @@ from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
 from .attention_saves import check_saves_no_copy
 from .attention_scale import check_any_scale, scale_ignored
-from .contracts import SCALED_DOT_PRODUCT_CLAUSES
+from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
 
@@ -214,6 +214,6 @@ def _attention_example() -> tuple:
 EXERCISES = [
     OneThreadExercise("ScaledDotProductAttention", "06_attention", sdpa_full,
              example=lambda: _attention_example(), contract=CONTRACT,
-             clauses=SCALED_DOT_PRODUCT_CLAUSES,
+             clauses=SCALED_DOT_PRODUCT_CLAUSES, rules=SCALED_DOT_PRODUCT_RULES,
              domain=Domain(SDPA, attention_domain_values, constants={"scale": SCALE})),
 ]

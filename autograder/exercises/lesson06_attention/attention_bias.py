@@ -23,7 +23,7 @@ from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, One
                                one_thread)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_saves import check_saves_no_copy
-from .contracts import ATTENTION_BIAS_CLAUSES
+from .contracts import ATTENTION_BIAS_CLAUSES, ATTENTION_BIAS_RULES
 
 LATER_IN_LESSON = True
 NAME = "AttentionWithBias"
@@ -83,34 +83,6 @@ def _grads(output, inputs: dict, grad_output) -> tuple:
                                    retain_graph=True)
     except Exception:  # noqa: BLE001 - explained below, or re-raised as the learner's own
         return run_backward(SPEC, output, inputs, grad_output).grads
-
-
-def check_bias_gradient_shape(function, values: dict) -> None:
-    """What backward itself returns for the bias has exactly bias.shape: the engine would sum
-    a bigger one down, but the contract asks backward to reduce the broadcast dims."""
-    probe, returned = record_returned_gradients(function)
-    inputs = make_inputs(values)
-    output = run_forward(probe, SPEC, inputs).output
-    _grads(output, inputs, torch.ones_like(output))
-    raw = returned[-1] if returned else ()
-    if len(raw) > 3 and isinstance(raw[3], torch.Tensor):
-        shape, wanted = tuple(raw[3].shape), tuple(values["bias"].shape)
-        Q, K = values["Q"], values["K"]
-        scores = tuple(torch.broadcast_shapes(
-            torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (Q.shape[-2], K.shape[-2]),
-            values["bias"].shape))
-        if shape != wanted and shape == scores:
-            raise GradingError(
-                f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
-                f"{wanted}: the shape of the scores the bias was broadcast to, not of the bias. "
-                "Autograd's engine sums it down for you here, but the contract asks backward "
-                "for exactly bias.shape: which scores does one entry of the bias move, and so "
-                "what does its gradient collect?", mistake=f"{NAME}/bias-gradient-not-reduced")
-        if shape != wanted:
-            raise GradingError(
-                f"{NAME}.backward returns grad_bias of shape {shape} for a bias of shape "
-                f"{wanted}; the contract asks backward for exactly bias.shape: which scores "
-                "does one entry of the bias move, and so what does its gradient collect?")
 
 
 def check_against_sdpa(function, values: dict) -> None:
@@ -249,6 +221,38 @@ def check_no_gradient_unasked(function, device) -> None:
                     "gradient only when its entry of ctx.needs_input_grad is True")
 
 
+def _bias_gradient_beside(function, values: dict, other: str | None):
+    """What backward returns for the bias when it and ``other`` (or it alone) require grad."""
+    probe, returned = record_returned_gradients(function)
+    needing = {"bias"} | ({other} if other else set())
+    inputs = make_inputs(values, requires_grad=needing)
+    output = run_forward(probe, SPEC, inputs).output
+    torch.autograd.grad(output, [inputs[n] for n in sorted(needing)], torch.ones_like(output),
+                        allow_unused=True)
+    raw = returned[-1] if returned else ()
+    return raw[3] if len(raw) > 3 else None
+
+
+def bias_gated_on_q_or_k(function, values: dict, error: GradingError) -> str | None:
+    """The hint for a backward that computes grad_bias only inside the branch that Q's or K's
+    need opens: None for the bias alone and beside V, a gradient beside Q and beside K."""
+    if error.mistake != f"{NAME}/gate-on-wrong-entry" or "for bias" not in str(error):
+        return None
+    try:
+        beside = {other: _bias_gradient_beside(function, values, other)
+                  for other in (None, "V", "Q", "K")}
+    except Exception:  # noqa: BLE001 - the learner's code may raise anything: keep the first
+        return None
+    if not (beside[None] is None and beside["V"] is None
+            and isinstance(beside["Q"], torch.Tensor) and isinstance(beside["K"], torch.Tensor)):
+        return None
+    return (f"{NAME}.backward computes grad_bias only inside the branch that Q's and K's "
+            "gradients open: None for bias when it requires grad alone or beside V, a gradient "
+            "when Q or K requires grad too; grad_bias needs dS as dQ and dK do: compute dS when "
+            "Q, K or bias needs a gradient, and grad_bias when bias's entry of "
+            "ctx.needs_input_grad is True")
+
+
 def check_case(function, values: dict):
     """Values and gradients against the reference, with the mistakes above named."""
     try:
@@ -286,16 +290,21 @@ def _full(function, device) -> None:
             forward, backward = check_case(function, values)
             check_no_ctx_tensors(SPEC, forward)
             check_backward_by_hand(SPEC, backward)
-            check_bias_gradient_shape(function, values)
     covers("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)")
     covers("-inf padding in the bias")
-    covers("grad_bias of exactly bias.shape")
     check_any_scale(function, NAME, bias_values("relative", 2, 2, 3, 4, 2, 2, device, seed=14),
                     bias_reference)
     for kind in ("heads", "padding"):
         values = bias_values(kind, 2, 2, 3, 4, 2, 2, device, seed=20)
         with case(describe(values) + ", each input alone requiring grad"):
-            check_each_input_alone(function, SPEC, values, frozen_get_none=True)
+            try:
+                check_each_input_alone(function, SPEC, values, frozen_get_none=True)
+            except GradingError as error:
+                hint = bias_gated_on_q_or_k(function, values, error)
+                if hint is None:
+                    raise
+                raise GradingError(hint, str(error),
+                                   mistake=f"{NAME}/bias-gradient-gated-on-q-or-k") from error
     check_no_gradient_unasked(function, device)
     covers("each gradient only when needed")
     values = bias_values("relative", 2, 2, 4, 5, 3, 3, device, seed=21)
@@ -332,8 +341,9 @@ def bias_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:
 
 EXERCISES = [
     OneThreadExercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
+             rules=ATTENTION_BIAS_RULES,
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
-                       "-inf padding in the bias", "grad_bias of exactly bias.shape",
+                       "-inf padding in the bias",
                        "each gradient only when needed", "non-contiguous grad_output",
                        "scores in the thousands",
                        "float32 against F.scaled_dot_product_attention", MULTIHEAD),

@@ -16,7 +16,15 @@ from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values
                                attention_values, describe, one_thread)
 from .attention_saves import check_saves_no_copy
 from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
-from .contracts import MEMORY_EFFICIENT_CLAUSES
+from .contracts import MEMORY_EFFICIENT_CLAUSES, MEMORY_EFFICIENT_RULES
+
+
+def held_bytes(tensor: torch.Tensor) -> int:
+    """The bytes of the storage a tensor keeps alive (an expanded view holds only its source)."""
+    try:
+        return tensor.untyped_storage().nbytes()
+    except (RuntimeError, NotImplementedError):  # a tensor without storage
+        return tensor.numel() * tensor.element_size()
 
 
 def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
@@ -48,9 +56,18 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "the mask expanded to the scores' shape: save the mask as given (it broadcasts "
                 "against the scores in backward as in forward), not an expanded copy",
                 mistake=f"{spec.name}/saves-expanded-mask")
+        held = held_bytes(saved.tensor)
+        if (math.prod(saved.shape) >= rows * Lk and saved.dtype.is_floating_point
+                and held <= rows * saved.tensor.element_size()):
+            raise GradingError(
+                f"{spec.name} saved a tensor of shape {saved.shape} that holds {held} bytes: one "
+                "number per query row expanded to the scores' shape (a stride-0 view, which "
+                "keeps no Lq x Lk memory); L is one number per query row, shape (..., Lq) or "
+                "(..., Lq, 1): save it unexpanded, and let broadcasting meet the scores in "
+                "backward", mistake=f"{spec.name}/saves-expanded-row-statistic")
         if math.prod(saved.shape) >= rows * Lk:
             raise GradingError(
-                f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({saved.nbytes} "
+                f"{spec.name} saved an {saved.role} tensor of shape {saved.shape} ({held} "
                 "bytes), "
                 "as big as the Lq x Lk probabilities: save one log-sum-exp per query row, "
                 "shape (..., Lq), and recompute P = exp(S - lse) in backward",
@@ -147,7 +164,7 @@ EXERCISES = [
              example=lambda: _attention_example(),
              contract=CONTRACT + ("only O(Lq) numbers saved besides Q, K, V, mask, output",
                                   "backward recomputes P from L"),
-             clauses=MEMORY_EFFICIENT_CLAUSES,
+             clauses=MEMORY_EFFICIENT_CLAUSES, rules=MEMORY_EFFICIENT_RULES,
              domain=Domain(MEMORY_EFFICIENT, attention_domain_values,
                            constants={"scale": SCALE})),
 ]

@@ -15,6 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
+from ...function_contract import rule_reference
 
 SHIFT = 1.0
 
@@ -52,6 +53,16 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
             "pass over each row cancels L; P = exp(S - L) sums to 1 already, which is what "
             "saving L is for: no second row sum or row maximum in backward",
             mistake=f"{spec.name}/renormalises-recomputed-probabilities")
+    if not count:
+        hidden = row_statistic_in_container(function, spec, values)
+        if hidden is not None:
+            raise GradingError(
+                f"{spec.name} keeps a per-row tensor of shape {hidden[1]} in ctx.{hidden[0]}, a "
+                "container on ctx, not through ctx.save_for_backward: autograd then neither "
+                "guards it against in-place changes nor frees it with the graph, and "
+                "saved-tensor hooks never see it; save L with ctx.save_for_backward and read it "
+                "back from ctx.saved_tensors " + rule_reference("ctx"),
+                mistake=f"{spec.name}/row-statistic-in-ctx-container")
     if all(torch.equal(a, b) for a, b in zip(plain, shifted)):
         kept = (f"with the {count} per-row number{'s' * (count > 1)} forward saved shifted by "
                 f"{SHIFT:g} before backward, the gradients are the very same" if count else
@@ -62,6 +73,33 @@ def check_backward_reads_lse(function, spec: Spec, values: dict) -> None:
             "sum, which is what saving L is for; save L, one number per query row, and read "
             "it back in backward",
             mistake=f"{spec.name}/recomputes-softmax-without-lse")
+
+
+def _tensors_in(value, depth: int = 0):
+    """The tensors inside a list, tuple, set or dict (nested a few levels deep)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 3 and isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _tensors_in(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item, depth + 1)
+
+
+def row_statistic_in_container(function, spec: Spec, values: dict) -> tuple | None:
+    """(The ctx attribute, the tensor's shape) of a per-row statistic (one number per query
+    row) that forward kept inside a container on ctx rather than saved."""
+    inputs = make_inputs(values)
+    forward = run_forward(function, spec, inputs)
+    rows = math.prod(values["Q"].shape[:-1])
+    for attribute, value in forward.ctx_attributes.items():
+        if isinstance(value, torch.Tensor):
+            continue  # a tensor attribute itself is check_no_ctx_tensors' to name
+        for tensor in _tensors_in(value):
+            if tensor.dtype.is_floating_point and tensor.numel() == rows:
+                return attribute, tuple(tensor.shape)
+    return None
 
 
 # the ops that take a row's maximum (or normalise a row, which takes it inside)

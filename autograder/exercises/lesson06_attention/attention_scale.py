@@ -28,6 +28,10 @@ def check_any_scale(function, name: str, values: dict, reference) -> None:
     if hint is not None:
         raise GradingError(hint, mistake=f"{name}/scale-ignored")
     for scale in EDGE_SCALES:
+        hint = mask_filled_before_scaling(function, name, values, reference, scale)
+        if hint is not None:
+            raise GradingError(hint, mistake=f"{name}/mask-filled-before-scaling")
+    for scale in EDGE_SCALES:
         try:
             _forward_backward(function, values, scale)
         except (GradingError, NotImplementedError):
@@ -63,3 +67,36 @@ def scale_ignored(function, name: str, values: dict, reference) -> str | None:
                 f"scale={low} and scale={high}; multiply Q K^T by the scale argument, not by a "
                 "number of your own (d ** -0.5 is SDPA's default only when scale is None)")
     return None
+
+
+def _filled_then_scaled(values: dict, scale: float) -> torch.Tensor:
+    """Attention whose masked scores are filled with -inf before the scale multiplies them."""
+    Q, K, V, mask = (values[n] for n in ("Q", "K", "V", "mask"))
+    scores = (Q @ K.transpose(-2, -1)).masked_fill(~mask, float("-inf")) * scale
+    return torch.softmax(scores, dim=-1) @ V
+
+
+def mask_filled_before_scaling(function, name: str, values: dict, reference,
+                               scale: float) -> str | None:
+    """The hint for a forward that fills the masked scores with -inf and then scales them: at
+    scale 0 they become 0 * -inf = nan, at a negative scale +inf, which takes every weight.
+    Proven when the output at ``scale`` differs from the reference and matches that order."""
+    if values.get("mask") is None:
+        return None
+    inputs = dict(values, scale=scale)
+    try:
+        with torch.no_grad():
+            output = function.apply(*make_inputs(inputs, requires_grad=False).values())
+    except Exception:  # noqa: BLE001 - raising at this scale is check_any_scale's to name
+        return None
+    expected = reference(**make_inputs(inputs, requires_grad=False))
+    suspect = _filled_then_scaled(make_inputs(inputs, requires_grad=False), scale)
+    if (not isinstance(output, torch.Tensor) or output.shape != expected.shape
+            or torch.allclose(output, expected, equal_nan=True)
+            or not torch.allclose(output, suspect, equal_nan=True)):
+        return None
+    what = "0 * -inf = nan" if scale == 0 else "-inf times a negative number = +inf"
+    return (f"{name} fills the masked scores with -inf before multiplying them by scale: at "
+            f"scale={scale!r} its output is softmax(scale * Q K^T filled with -inf) V, where "
+            f"{what} (a masked key then gets a weight, or the row is nan); multiply by scale "
+            "first, then fill the masked scores with -inf")

@@ -27,7 +27,8 @@ from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
 from .flash_saves import check_flash_saves
 from .attention_scale import check_any_scale, scale_ignored
-from .flash_low_precision import check_low_precision, low_precision_values
+from .flash_low_precision import (check_low_precision, check_row_sum_in_float32,
+                                  low_precision_values)
 from .flash_magnitude import MAGNITUDES, check_far_below, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
                            flash_domain_values, flash_values, long_key_loop,
@@ -37,7 +38,7 @@ from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_acc
 from .flash_blocks import check_block_rows, later_maximum_values
 from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
-from .contracts import FLASH_ATTENTION_CLAUSES
+from .contracts import FLASH_ATTENTION_CLAUSES, FLASH_ATTENTION_RULES
 
 
 # the ids of the hints check_flash's probes give, by a phrase of each
@@ -226,6 +227,7 @@ def _flash_full(function, device) -> None:
     for dtype, tolerance in ((torch.bfloat16, 3e-2), (torch.float16, 4e-3)):
         check_low_precision(function, low_precision_values(device, dtype), 16, tolerance)
     check_accumulation(function, device)  # before the domain's case: names a precision loss
+    check_row_sum_in_float32(function, device)
     covers("float16 and bfloat16")
     if torch.device(device).type == "cuda":
         check_cuda_peak(function, flash_values((2,), 1024, 1024, 16, 16, device,
@@ -241,6 +243,7 @@ def _flash_full(function, device) -> None:
 
 EXERCISES = [
     OneThreadExercise(NAME, "06_attention", flash_full, example=_attention_example, clauses=FLASH_ATTENTION_CLAUSES,
+             rules=FLASH_ATTENTION_RULES,
              contract=("causal, Lq != Lk, ragged blocks", *MAGNITUDES,
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",

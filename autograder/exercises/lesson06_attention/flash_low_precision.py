@@ -113,3 +113,63 @@ def check_low_precision(function, values: dict, block: int, tolerance: float) ->
                                    mistake="FlashAttention/gradient-in-accumulator-dtype")
             diagnose_gradient(name, grad if grad is None else grad.double(), true,
                               rtol=4 * tolerance, atol=4 * tolerance)
+
+
+def _row_sum_values(device) -> dict:
+    """float16, one batch of 4 identical queries against 256 keys: key 0 scores 0, the 255
+    others -c, for the float16 c in [2.5, 4) whose e^-c (computed in float32) rounds to float16
+    with the largest relative error, so that a row sum of probabilities rounded to float16 is
+    off by that error (about 4e-4) in every row, where float32 arithmetic is off by 1e-7."""
+    candidates = torch.arange(2.5, 4.0, 1 / 256, dtype=torch.float64).half().float().unique()
+    exact = torch.exp(-candidates)
+    errors = ((exact.half().float() - exact) / exact).abs()
+    c = candidates[int(errors.argmax())].item()
+    K = torch.zeros(1, 256, 2, dtype=torch.float64)
+    K[0, 1:, 0] = -c
+    Q = torch.zeros(1, 4, 2, dtype=torch.float64)
+    Q[0, :, 0] = 1.0
+    V = torch.randn((1, 256, 2), generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    return {"Q": Q.half().to(device), "K": K.half().to(device), "V": V.half().to(device),
+            "scale": 1.0, "causal": False}
+
+
+# the error of a float32 log-sum-exp on _row_sum_values is about 1e-7; one summed from
+# probabilities rounded to float16 is off by about 4e-4
+ROW_SUM_TOLERANCE = 2e-5
+
+
+def check_row_sum_in_float32(function, device) -> None:
+    """The running row sum is accumulated from float32 probabilities: the saved L (one number
+    per query row, natural or base-2 logarithm) matches the float64 log-sum-exp to float32's
+    precision on a row whose probabilities all round one way in float16."""
+    values = _row_sum_values(device)
+    with block_size(function, 16), case(describe(values, 16)):
+        forward = run_forward(function, FLASH, make_inputs(values))
+        rows = math.prod(values["Q"].shape[:-1])
+        kept = [s.tensor for s in forward.saved if s.role == "intermediate"
+                and s.dtype.is_floating_point and s.dtype.itemsize >= 4
+                and math.prod(s.shape) == rows]
+        if len(kept) != 1:
+            return  # no single L: the saving checks name that
+        saved = kept[0].detach().double().flatten().cpu()
+        scores = (values["Q"].double() @ values["K"].double().transpose(-2, -1)).cpu()
+        truth = torch.logsumexp(scores, dim=-1).flatten()
+        rounded = torch.log(torch.exp(scores).half().double().sum(dim=-1)).flatten()
+        error, natural = min(((saved * factor - truth).abs().max().item(), factor == 1.0)
+                             for factor in (1.0, math.log(2)))
+        if error <= ROW_SUM_TOLERANCE:
+            return
+        L = saved if natural else saved * math.log(2)
+        near = (L - rounded).abs().max().item()
+        if near < error / 4:
+            raise GradingError(
+                f"{NAME} saves an L off by {error:.2g} for float16 inputs, where float32 "
+                f"arithmetic is off by about 1e-7, and within {near:.2g} of the log of the row "
+                "sum of probabilities rounded to float16: the running row sum adds P rounded to "
+                "the input dtype; add the float32 probabilities into it (P may be rounded only "
+                "for the product P V)",
+                mistake=f"{NAME}/row-sum-from-rounded-probabilities")
+        raise GradingError(
+            f"{NAME} saves an L off by {error:.2g} for float16 inputs, where float32 arithmetic "
+            "is off by about 1e-7: compute the scores, their exponentials, the running maximum "
+            "and the row sum in float32")

@@ -60,6 +60,10 @@ class AttentionWithBias(torch.autograd.Function):
     # building dP = dO V^T and dS anyway wastes work and is still a correct answer
     Unusual(AB, "dP and dS built even when V alone needs a gradient", _bias(
         ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"))),
+    # the engine sums a gradient of the scores' shape down to bias.shape (Function contract,
+    # rule 2): a mistake until the contract was stated once, correct since
+    Unusual(AB, "bias gradient left at the scores' shape", _bias(
+        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S"))),
 ]
 
 MISTAKES = [
@@ -71,9 +75,11 @@ MISTAKES = [
                    "global _bias_shape\n        ctx.scale, _bias_shape = scale, bias.shape"),
                   ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
                    "grad_bias = grad_S.sum_to_size(_bias_shape)"))),
-    Mistake(AB, "bias gradient left at the scores' shape", "returns grad_bias of shape",
-            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S")),
-            nbgrader=True),
+    # grad_bias computed inside the branch that Q's and K's gradients open
+    Mistake(AB, "grad_bias computed only when Q or K needs a gradient",
+            "computes grad_bias only inside the branch", _bias(
+                ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:",
+                 "if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:"))),
     Mistake(AB, "every gradient computed", "returned a gradient for",
             _bias(("if ctx.needs_input_grad[2]:", "if True:"),
                   ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"),
@@ -81,7 +87,8 @@ MISTAKES = [
                   ("if ctx.needs_input_grad[1]:", "if True:"),
                   ("if ctx.needs_input_grad[3]:", "if True:"))),
     Mistake(AB, "bias gradient scaled like the scores", "grad_bias is scale times the right one",
-            _bias(("grad_bias = grad_S.sum_to_size", "grad_bias = ctx.scale * grad_S.sum_to_size"))),
+            _bias(("grad_bias = grad_S.sum_to_size", "grad_bias = ctx.scale * grad_S.sum_to_size")),
+            nbgrader=True),
     Mistake(AB, "bias summed over the key dimension too", "grad_bias has shape",
             _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
                    "grad_bias = grad_S.sum(dim=(-2, -1))"))),

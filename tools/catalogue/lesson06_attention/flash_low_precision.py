@@ -71,4 +71,10 @@ MISTAKES = [
     Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
             "backward returns grad_Q in float32 for Q in bfloat16", edit(
         SOLUTION, ("return grad_Q.to(Q.dtype), ", "return grad_Q, "))),
+    # the row sum of P rounded to float16 passed every case whose probabilities round both
+    # ways; the saved L shows it on a row whose 255 equal probabilities round one way
+    Mistake(FA, "row sum of P rounded to the input dtype",
+            "the running row sum adds P rounded to the input dtype", edit(
+                FLASH, ("ell = alpha * ell + p.sum(dim=-1)",
+                        "ell = alpha * ell + p.to(Q.dtype).sum(dim=-1)"))),
 ]

@@ -52,6 +52,14 @@ UNUSUAL = [
         ("return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,",
          "return (grad_S @ K * ctx.scale, grad_S.transpose(-2, -1) @ Q * ctx.scale,"),
         name=M)),
+    Unusual(M, "L saved with keepdim, shape (..., Lq, 1)", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, lse, mask)"),
+        ("P = (scores - lse.unsqueeze(-1)).exp()", "P = (scores - lse).exp()"))),
+    Unusual(M, "the mask saved as an expanded view of the one given", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
+                 "None if mask is None else mask.expand(scores.shape))"))),
 ]
 
 MISTAKES = [
@@ -210,4 +218,47 @@ MISTAKES = [
                                    ("Q, K, V, output, lse, mask = ctx.saved_tensors",
                                     "Q, K, V, output, lse, mask = ctx.saved_tensors\n"
                                     "        output = output.to(Q.dtype)"))),
+    # a stride-0 view holds one number per row: named by the storage it holds, not its shape
+    Mistake(M, "L saved expanded to the scores' shape",
+            "one number per query row expanded to the scores' shape", edit(
+                MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                         "ctx.save_for_backward(Q, K, V, output, lse.expand(scores.shape), mask)"),
+                ("P = (scores - lse.unsqueeze(-1)).exp()", "P = (scores - lse).exp()"))),
+    # a tensor inside a list on ctx escapes save_for_backward (rule 4), named as such
+    Mistake(M, "L kept in a list on ctx", "keeps a per-row tensor of shape", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, mask)\n"
+                 "        ctx.lse = [lse.squeeze(-1)]"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, mask = ctx.saved_tensors\n        lse = ctx.lse[0]"))),
+    # a second pass over each row beside L, which the shift probe cannot see
+    Mistake(M, "backward takes each row's maximum again beside the saved L",
+            "takes each row's maximum again", edit(
+                MEMORY, ("P = (scores - lse.unsqueeze(-1)).exp()",
+                         "m = scores.amax(dim=-1, keepdim=True)\n"
+                         "        P = (scores - m).exp() * (m - lse.unsqueeze(-1)).exp()"))),
+    Mistake(M, "the scale saved as a 0-d tensor beside L", "saves a tensor of shape ()", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask, "
+                 "torch.tensor(scale, dtype=Q.dtype))"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"))),
+    Mistake(M, "an all-True mask made and saved when mask is None",
+            "that forward made though mask is None", edit(
+                MEMORY, ("scores = (Q @ K.transpose(-2, -1)) * scale",
+                         "scores = (Q @ K.transpose(-2, -1)) * scale\n        if mask is None:\n"
+                         "            mask = torch.ones(scores.shape[-2:], dtype=torch.bool, "
+                         "device=Q.device)"))),
+    # squeeze() drops a batch of one or a single query too: its rows no longer line up
+    Mistake(M, "L squeezed of every dimension of size 1",
+            "saves its per-row statistic with shape", edit(
+                MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(), mask)"))),
+    # finfo.min only ties with a visible score equal to it, where masked keys take a share
+    Mistake(M, "masked scores filled with torch.finfo(dtype).min",
+            "mask fill ties with a visible score",
+            edit(MEMORY, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
+    Mistake(M, "saves a copy of the output", "saved a copy of its output O", edit(
+        MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                 "ctx.save_for_backward(Q, K, V, output.clone(), lse.squeeze(-1), mask)"))),
 ]

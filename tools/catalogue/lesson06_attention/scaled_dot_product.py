@@ -42,6 +42,8 @@ UNUSUAL = [
     # a select rather than a fill (torch.finfo(dtype).min is a mistake: review55c.py)
     Unusual(S, "masked scores selected away by torch.where(mask, scores, -inf)", edit(
         SDPA, (FILL, 'scores = torch.where(mask, scores, float("-inf"))'))),
+    Unusual(S, "the mask applied as log(mask) added to the scores", edit(
+        SDPA, (FILL, "scores = scores + torch.log(mask.to(scores.dtype))"))),
 ]
 
 MISTAKES = [
@@ -179,4 +181,18 @@ MISTAKES = [
                         "ctx.save_for_backward(Q, K.transpose(-2, -1).contiguous(), V, P)"),
                        ("Q, K, V, P = ctx.saved_tensors", "Q, K_t, V, P = ctx.saved_tensors\n"
                                                           "        K = K_t.transpose(-2, -1)"))),
+    # 0 * -inf is nan, and a negative scale turns -inf into +inf: named by the order it proves
+    Mistake(S, "masked scores filled with -inf before scaling",
+            "fills the masked scores with -inf before multiplying them by scale", edit(
+                SDPA, ('scores = (Q @ K.transpose(-2, -1)) * scale\n'
+                       '        if mask is not None:\n'
+                       '            scores = scores.masked_fill(~mask, float("-inf"))',
+                       'scores = Q @ K.transpose(-2, -1)\n'
+                       '        if mask is not None:\n'
+                       '            scores = scores.masked_fill(~mask, float("-inf"))\n'
+                       '        scores = scores * scale'))),
+    # finfo.min only ties with a visible score equal to it, where masked keys take a share
+    Mistake(S, "masked scores filled with torch.finfo(dtype).min",
+            "mask fill ties with a visible score",
+            edit(SDPA, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
 ]

@@ -1,6 +1,6 @@
 """lesson06_attention.flash_probes and attention_bias: the probes behind lesson 06's
 contract checks that values cannot show (which score tiles are computed, whether a failure
-comes from the magnitude of the scores, what backward itself returns for a broadcast bias)."""
+comes from the magnitude of the scores, which inputs' gradients open the bias's)."""
 
 import pytest
 import torch
@@ -92,13 +92,26 @@ def test_masked_first_tile_hint_only_under_causal():
         assert recognise_masked_first_tile(backwards, dict(causal, causal=False)) is None
 
 
-def test_bias_gradient_shape_is_what_backward_returns(raises_hint):
-    """Is a bias gradient left at the scores' shape caught, though the engine would sum it?"""
-    values = attention_bias.bias_values("heads", 2, 3, 4, 5, 3, 2, "cpu")
-    attention_bias.check_bias_gradient_shape(solution("AttentionWithBias"), values)
-    with raises_hint("returns grad_bias of shape (2, 3, 4, 5) for a bias of shape (3, 1, 5)"):
-        attention_bias.check_bias_gradient_shape(
-            mistake("AttentionWithBias", "bias gradient left at the scores' shape"), values)
+def test_bias_gated_on_q_or_k_is_named_only_when_pairs_prove_it():
+    """Is a grad_bias computed only beside Q or K named as such, and the solution's backward
+    (which computes it whenever the bias asks) never?"""
+    values = attention_bias.bias_values("heads", 2, 2, 3, 4, 2, 2, "cpu", seed=20)
+    gated = mistake("AttentionWithBias", "grad_bias computed only when Q or K needs a gradient")
+    error = GradingError("returns None for bias", mistake="AttentionWithBias/gate-on-wrong-entry")
+    assert "only inside the branch" in attention_bias.bias_gated_on_q_or_k(gated, values, error)
+    assert attention_bias.bias_gated_on_q_or_k(solution("AttentionWithBias"), values,
+                                               error) is None
+
+
+def test_row_sum_probe_passes_the_solution_and_names_rounded_probabilities(raises_hint):
+    """Does the float16 row-sum case pass the solution, and name a row sum of P rounded to the
+    input dtype, which every other case passes?"""
+    from autograder.exercises.lesson06_attention.flash_low_precision import (
+        check_row_sum_in_float32)
+    check_row_sum_in_float32(solution("FlashAttention"), "cpu")
+    with raises_hint("the running row sum adds P rounded to the input dtype"):
+        check_row_sum_in_float32(
+            mistake("FlashAttention", "row sum of P rounded to the input dtype"), "cpu")
 
 
 def test_accumulation_case_separates_the_half_accumulators():

@@ -1,10 +1,8 @@
-"""Lesson 06, review 55b: state kept outside ctx in a module global rather than on the class.
-The reviewer's answers that passed (Exercise 1's P and Exercise 2's masked scores in a module
-dict keyed by id(ctx), never popped) or whose first line missed the cause (Exercise 2's P and
-FlashAttention's L in a module dict, named as a second softmax or a KeyError on a second
-backward) now fail through the globals forward reads; two places that probe cannot see (an
-attribute of a global object, a closure's dict) fail by live-tensor accounting. The reviewer's
-other answers duplicate entries already here."""
+"""Lesson 06: state kept outside ctx, in a module global, a closure or a global object rather
+than on the class (Function contract, rule 4): P, the masked scores or L in a module dict
+keyed by id(ctx), popped in backward or never; each fails through the globals forward reads,
+or by live-tensor accounting where that probe cannot see. And one correct answer: a
+module-level -inf constant, which is no state."""
 
 from .. import Mistake, Unusual, edit
 from .answers import FA, FLASH, MEMORY, SDPA, M, S

@@ -1,13 +1,11 @@
-"""Lesson 06, review 56: two FlashAttentions that passed, both invisible in float32/float64,
-where .to(float32) is a no-op: Q, K and V saved as float32 copies for half inputs, and the
-float32 accumulator of O saved while O rounded to the input dtype is returned. Exercise 3's
-saves are now checked in float16 and bfloat16 too, Q, K, V and O as themselves; with them, a
-copy for float16 only, and Q * scale saved in place of Q (the witness that the inputs are
-saved themselves). Two correct answers the reviewer wrote: a mask applied as log(mask) added
-to the scores, and a running maximum started at finfo.min with key blocks last to first."""
+"""Lesson 06: what FlashAttention saves for float16 and bfloat16 inputs, where .to(float32) is
+no longer a no-op: Q, K and V saved as float32 copies (for both half dtypes, or float16 only),
+the float32 accumulator of O saved while O rounded is returned, and Q * scale saved in place
+of Q. And a correct answer: a running maximum started at finfo(wide).min with key blocks
+visited last to first."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FA, FILL, FLASH, SDPA, S
+from .answers import FA, FLASH
 
 _SAVE = "ctx.save_for_backward(Q, K, V, O, L)"
 _RETURN = "return grad_Q.to(Q.dtype), grad_K, grad_V, None, None"
@@ -38,8 +36,6 @@ MISTAKES = [
 ]
 
 UNUSUAL = [
-    Unusual(S, "the mask applied as log(mask) added to the scores", edit(
-        SDPA, (FILL, "scores = scores + torch.log(mask.to(scores.dtype))"))),
     Unusual(FA, "running maximum started at finfo(wide).min, key blocks last to first", edit(
         FLASH, ("for j in range(0, end, block):", "for j in reversed(range(0, end, block)):"),
         ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, device=Q.device)',

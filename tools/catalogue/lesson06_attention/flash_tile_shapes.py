@@ -1,15 +1,11 @@
-"""Lesson 06, review 55: the reviewer's answers that passed (FlashAttention with rectangular
-tiles of BLOCK x BLOCK elements, 1 query x BLOCK^2 keys or BLOCK/2 x 2 BLOCK, one of them
-never rescaling, right only while Lk <= BLOCK^2; one query row against every key at once) or
-whose first line missed the mistake (L squeezed of every dimension of size 1), and two answers
-the reworded Exercise 2 contract accepts (L kept with keepdim, the mask saved as an expanded
-view of the one given). The reviewer's other answers duplicate entries already here."""
+"""Lesson 06: FlashAttentions whose tiles hold at most BLOCK x BLOCK elements but are not
+BLOCK x BLOCK (1 query x BLOCK^2 keys, BLOCK/2 x 2 BLOCK, one query row against every key), one
+of them never rescaling, right only while Lk <= BLOCK^2: the contract's blocks are of at most
+BLOCK rows."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FA, FLASH, MEMORY, M
+from .answers import FA, FLASH
 
-_SAVE = "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)"
-_RECOMPUTE = "P = (scores - lse.unsqueeze(-1)).exp()"
 _ROWS = "blocks of more than BLOCK rows"
 
 
@@ -32,14 +28,7 @@ def _rectangular(query_rows: str, key_rows: str) -> str:
 
 _ROW_BY_ROW = _rectangular("1", "FlashAttention.BLOCK ** 2")
 
-UNUSUAL = [
-    Unusual(M, "L saved with keepdim, shape (..., Lq, 1)", edit(
-        MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse, mask)"),
-        (_RECOMPUTE, "P = (scores - lse).exp()"))),
-    Unusual(M, "the mask saved as an expanded view of the one given", edit(
-        MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
-                        "None if mask is None else mask.expand(scores.shape))"))),
-]
+UNUSUAL: list[Unusual] = []
 
 MISTAKES = [
     Mistake(FA, "query blocks of 1 row, key blocks of BLOCK^2 rows", _ROWS, _ROW_BY_ROW),
@@ -49,7 +38,4 @@ MISTAKES = [
     Mistake(FA, "1 x BLOCK^2 tiles, the running output never rescaled",
             "does not rescale the running output", edit(
                 _ROW_BY_ROW, ("alpha = torch.exp(m - m_new)", "alpha = torch.ones_like(m)"))),
-    Mistake(M, "L squeezed of every dimension of size 1",
-            "saves its per-row statistic with shape", edit(
-                MEMORY, (_SAVE, "ctx.save_for_backward(Q, K, V, output, lse.squeeze(), mask)"))),
 ]
