@@ -9,74 +9,19 @@
 # %% [markdown]
 # # Lesson 09 · Gradient patterns: broadcasting, reductions, scans and selections
 #
-# Open the backward of almost any operator in PyTorch and you find the same few moves. This
-# lesson finds them by asking, of five kinds of forward, what backward must do:
+# **About 150 minutes** for the main path, up to the Summary: six derivations checked live, four
+# predictions, six small Functions (take a break after Exercise 3). The optional part after the
+# Summary takes about 40 minutes more, ungraded.
 #
-# - a bias is added to every row of a batch, a **broadcast**: how many outputs does one bias
-#   entry reach, and what must its gradient do with them?
-# - a loss **reduces** a tensor to a number: the gradient arrives with the reduced shape; how
-#   does it get back to the tensor's?
-# - a running total is a **scan**: which outputs does one input reach, and which way does its
-#   gradient run?
-# - an embedding lookup **selects** rows, some of them many times: where does a row's gradient
-#   go, and what becomes of a row selected twice?
-# - a normalisation divides by a norm: what becomes of the part of the gradient that would
-#   change the norm?
+# The backward of almost any PyTorch operator is built from a few moves: a **broadcast** in
+# forward (a bias added to every row), a **reduction** (a loss), a **scan** (a running total), a
+# **selection** (an embedding lookup), a **normalisation** (a division by a norm). For each you
+# derive what backward must do in index notation ($\partial y_o / \partial x_i$, as in
+# Autodiff-Puzzles), then write it.
 #
-# Each section answers one of these, and you find the answers before you read them.
-#
-# This lesson derives each pattern in index notation, writing $\partial y_o / \partial x_i$ for
-# one output entry $o$ and one input entry $i$, as the Autodiff-Puzzles notebooks do, and then
-# turns the derivation into a backward. You derive every backward yourself: each exercise
-# states its contract (what the grader checks) and asks the questions whose answers are your
-# design. Besides its contract, each of the six follows the rules every Function in this course
-# follows, which a contract below repeats only now and then and the grader checks on every
-# exercise:
-#
-# - backward computes the gradient with ops you choose: one that asks autograd for it
-#   (`torch.autograd.grad`, `.backward()`) or calls a built-in `*_backward` op fails;
-# - a tensor backward needs goes through `ctx.save_for_backward`, never onto `ctx` as an
-#   attribute (sizes, a `dim`, an `eps` on `ctx` are fine);
-# - each call keeps its state on its own `ctx`: nothing on the Function's class, nothing in a
-#   global or anywhere else outside `ctx`, so two calls in one graph share nothing;
-# - forward and backward write into nothing they are given: `grad_output` and the inputs stay
-#   as they were;
-# - backward may run twice on one graph (`retain_graph=True`, `gradcheck`) and leaves what
-#   forward saved as it was;
-# - the inputs and `grad_output` may have any layout (transposed, a slice, expanded), and any
-#   of the inputs may be the only one that requires grad.
-#
-# Three collapsed hints wait for you after your attempt (a question, the index-notation step,
-# numbers to hit); the formula itself waits after your self-check, to compare with yours, and
-# turning it into code is always yours. A picture helps: the **Jacobian view** draws
-# $\partial y_o / \partial x_i$ as your backward computes it beside autograd's, and outlines
-# every entry where they differ.
-#
-# Each exercise has a self-check cell: it runs every check the hidden tests run (they add a
-# GPU run when the grader has one and you had none). Work top to bottom: the cells after an
-# exercise run your answer. Run All goes on past an exercise not yet written: its self-check
-# and the cells that use it show the stub's `NotImplementedError`, the rest runs, and the last
-# cell lists where you stand.
-#
-# Plan your time: the main line (the six exercises and the sections that lead to them, up to
-# the Summary) holds six short derivations you check live, four predictions and six small
-# Functions to write; plan on about two hours, in one sitting (if you need a break, take it
-# after Exercise 3, `Cumsum`). Everything after the Summary is **optional** and never graded
-# (no exercise needs its cells; skip them, or run them with their predictions left at
-# `None`): the common mistakes as a table, the five patterns as pictures, three backwards
-# that are wrong on purpose, what the engine does with a gradient of the wrong shape, ties
-# in `torch.cummax`, the running product, and the **In practice** block.
-#
-# By the end of this lesson you can:
-# 1. turn a forward written with indices into its backward by summing over the output index;
-# 2. bring the gradient of a broadcast input to that input's exact shape (and, in an
-#    optional section, say what the autograd engine does when you do not);
-# 3. expand a reduced gradient without copying it (`expand`);
-# 4. differentiate a product with zeros in it without dividing by zero;
-# 5. find the backward of a scan (a running sum; in the optional section, a running product
-#    with zeros in it) and of a selection whose index repeats;
-# 6. find the backward of a normalisation by a norm;
-# 7. meet an op nobody worked through (a running maximum) and find its backward alone.
+# Every Function obeys the [Function contract](function_contract.md); an exercise states only what
+# it decides. Its self-check runs every check grading runs; the **Jacobian view** draws your
+# backward's $\partial y_o / \partial x_i$ beside autograd's.
 #
 # Exercises: **✎ 1 `BroadcastMul`**, **✎ 2 `ProdOverDim`**, **✎ 3 `Cumsum`**,
 # **✎ 4 `IndexSelect`**, **✎ 5 `Normalize`**, and the transfer exercise **✎ 6 `CumMax`**.
@@ -104,49 +49,34 @@ def first_line(error: BaseException) -> str:
 # %% [markdown]
 # ## The method: write the forward with indices, then sum over the output
 #
-# Backward receives $g = \partial L / \partial y$, one number per output entry, and must return
-# $\partial L / \partial x$, one number per input entry. The chain rule says
+# Backward receives $g = \partial L / \partial y$ and returns
 #
-# $$\frac{\partial L}{\partial x_i} \;=\; \sum_o \frac{\partial L}{\partial y_o}\,
-#   \frac{\partial y_o}{\partial x_i} \;=\; \sum_o g_o\, J_{o,i}.$$
-#
-# Three steps turn any forward into its backward:
+# $$\frac{\partial L}{\partial x_i} \;=\; \sum_o g_o\, \frac{\partial y_o}{\partial x_i}
+#   \;=\; \sum_o g_o\, J_{o,i}.$$
 #
 # 1. **Write one output entry with indices**, e.g. $y_{r} = \sum_c x_{r,c}$.
-# 2. **Differentiate it by one input entry**, with a Kronecker delta $\delta_{rs}$ (1 if
-#    $r = s$, else 0) wherever the answer depends on two indices being equal:
-#    $\partial y_r / \partial x_{s,c} = \delta_{rs}$.
-# 3. **Multiply by $g_o$ and sum over every output index.** The deltas collapse the sums:
-#    $\sum_r g_r \delta_{rs} = g_s$. An index left *summed* on the right becomes a reduction
-#    in code; an index of the input (on the left) that no tensor on the right carries, like
-#    $c$ here, becomes a broadcast: the same value for every $c$.
+# 2. **Differentiate it by one input entry**, with a delta $\delta_{rs}$ (1 if $r = s$, else 0)
+#    where two indices must match: $\partial y_r / \partial x_{s,c} = \delta_{rs}$.
+# 3. **Multiply by $g_o$ and sum over every output index.** The deltas collapse the sums; an
+#    index left summed becomes a reduction, and an input index absent on the right a broadcast.
 #
-# Backward never builds $J$ (it has one row per output entry and one column per input entry);
-# it computes the sum in step 3 directly. But $J$ is a good picture: in the view below, row $o$
-# of the left panel is what *your* backward returns when `grad_output` is the basis vector
-# $e_o$ (1 at entry $o$, 0 elsewhere), and the right panel is autograd's.
+# Backward never builds $J$; the Jacobian view draws it, row $o$ being what backward returns for
+# `grad_output` $= e_o$.
 #
-# ## Worked example: `sum` and `mean` over a dim, with and without `keepdim`
+# ## Worked example: `sum` over a dim
 #
-# Take $x$ of shape $(R, C)$ and $y = $ `x.sum(dim=1)`. Step 1: $y_r = \sum_c x_{r,c}$. Step 2:
-# $\partial y_r / \partial x_{s,c} = \delta_{rs}$, for every $c$. Step 3:
+# $x$ of shape $(R, C)$, $y = $ `x.sum(dim=1)`: $y_r = \sum_c x_{r,c}$,
+# $\partial y_r / \partial x_{s,c} = \delta_{rs}$, so
 #
 # $$\frac{\partial L}{\partial x_{s,c}} = \sum_r g_r\, \delta_{rs} = g_s .$$
 #
-# The right-hand side has no $c$: every entry of row $s$ gets the same $g_s$. In code that is
-# an **expand** of $g$ along the dimension forward reduced. The shape needs care:
+# No $c$ on the right: every entry of row $s$ gets $g_s$, an **expand** of $g$ along the reduced
+# dim. With `keepdim=True`, $g$ has shape $(R, 1)$ and expands along the columns. Without it, $g$
+# has shape $(R,)$.
 #
-# - with `keepdim=True`, $y$ (and so $g$) has shape $(R, 1)$, and `g.expand(R, C)` repeats it
-#   along the columns;
-# - with `keepdim=False`, $g$ has shape $(R,)$, one dimension fewer than $x$. Which of $x$'s
-#   two dimensions does broadcasting line it up with? The quick question below asks, and its
-#   answer block gives the fix.
-#
-# For the mean, $y_r = \frac1C \sum_c x_{r,c}$, so every entry gets $g_s / C$.
-#
-# **Quick question 1.** $x$ has shape $(3, 3)$, `dim=1`, `keepdim=False`, so $g$ has shape
-# $(3,)$. Expand it as it is: in `g.expand(3, 3)`, is entry $(r, c)$ equal to $g_r$ (what the
-# gradient needs) or to $g_c$? Write `"g_r"` or `"g_c"` into `prediction_1`, run that cell, then the next.
+# **Quick question 1.** $x$ of shape $(3, 3)$, `dim=1`, no `keepdim`. In `g.expand(3, 3)`, is
+# entry $(r, c)$ equal to $g_r$ (what the gradient needs) or $g_c$? Write `"g_r"` or `"g_c"` into
+# `prediction_1`.
 
 # %%
 prediction_1 = None  # "g_r" or "g_c"
@@ -165,19 +95,13 @@ if written(prediction_1):  # the expansions show the answer: printed once you ha
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# $g_c$. Broadcasting aligns shapes **from the right**, so $(3,)$ is matched against the
-# **last** dimension, the columns: row $r$ of the expanded tensor is $g$ itself and entry
-# $(r, c)$ is $g_c$. The gradient goes to the wrong entries, silently, because $x$ happens to be
-# square; with $x$ of shape $(3, 4)$ the same mistake is an error. The fix is to put the reduced
-# dimension back first, `g.unsqueeze(dim)`: `g.unsqueeze(1)` has shape $(3, 1)$, and expanding
-# it repeats $g_r$ along row $r$.
+# $g_c$: broadcasting aligns shapes **from the right**, so $(3,)$ meets the columns. On a square
+# $x$ the gradient lands on the wrong entries silently; on a $(3, 4)$ one it is an error. Put the
+# reduced dim back first: `g.unsqueeze(1)`, of shape $(3, 1)$.
 # </details>
 #
-# ### `expand` does not copy
-#
-# An expanded tensor is a **view**: it shares the memory of the tensor it came from and walks
-# over it with a **stride of 0** along the expanded dimension, so every column reads the same
-# number. A gradient of $(3, 1000)$ entries built this way costs the memory of 3.
+# An expanded tensor is a **view** with a **stride of 0**: a $(3, 1000)$ gradient costs the memory
+# of 3.
 
 # %%
 big = g.unsqueeze(1).expand(3, 1000)
@@ -186,8 +110,7 @@ print("shape:", tuple(big.shape), " stride:", big.stride(),
       " bytes behind it:", big.untyped_storage().nbytes())
 
 # %% [markdown]
-# Here is the worked example as a Function, `SumOverDim.apply(x, dim, keepdim)`, and the mean
-# built on it. `dim` and `keepdim` are Python values, so backward returns `None` for them.
+# The worked example as a Function, and the mean ($g_s / C$ per entry) built on it.
 
 # %%
 class SumOverDim(torch.autograd.Function):
@@ -227,10 +150,7 @@ for function in (SumOverDim, MeanOverDim):
 print("gradcheck passes for sum and mean, every dim, with and without keepdim")
 
 # %% [markdown]
-# The Jacobian of the sum over `dim=1`, read from `SumOverDim`'s backward one basis vector at a
-# time: output $y_r$ depends on the four entries of row $r$ and on nothing else, so each row of
-# $J$ holds a block of four ones. Reading the picture by columns is reading the backward: input
-# $x_{s,c}$ receives the gradient of exactly one output, $y_s$.
+# Its Jacobian: read by columns, input $x_{s,c}$ receives the gradient of one output, $y_s$.
 
 # %%
 jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
@@ -239,21 +159,16 @@ jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
 # %% [markdown]
 # ## Broadcasting in forward: what does backward do?
 #
-# Now the other direction: forward **repeats** an input. Let $a$ have shape $(R, 1)$ and $b$
-# shape $(C,)$, and $y = a + b$, of shape $(R, C)$: $y_{r,k} = a_{r,0} + b_k$. Apply the three
-# steps:
+# Now forward **repeats** an input: $a$ of shape $(R, 1)$, $b$ of shape $(C,)$, $y = a + b$ of
+# shape $(R, C)$, $y_{r,k} = a_{r,0} + b_k$.
 #
-# 1. How many outputs does one entry $a_{s,0}$ reach? Write
-#    $\partial y_{r,k} / \partial a_{s,0}$, and $\partial y_{r,k} / \partial b_j$.
-# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$. Which sum do the deltas leave for $a$, and
-#    which for $b$?
-# 3. $a$ has a dimension of size 1 where $y$ has $C$ entries; $b$ lacks $y$'s first dimension
-#    altogether. Which of your two sums keeps its dimension, and which removes it?
+# 1. Write $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$: how many
+#    outputs does each entry reach?
+# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$: which sum is left for $a$, and for $b$?
+# 3. Which of your sums keeps its dim, and which removes it?
 #
-# **Check it live.** Write your two gradients as `add_grads(a, b, g)`: $a$ of shape $(R, 1)$,
-# $b$ of shape $(C,)$ and $g$ of shape $(R, C)$ in, the pair `(grad_a, grad_b)` out, of shapes
-# $(R, 1)$ and $(C,)$. The cell after it compares your pair with autograd's gradients of
-# `a + b`.
+# **Check it live:** write `add_grads(a, b, g)`, returning `(grad_a, grad_b)` of shapes $(R, 1)$
+# and $(C,)$.
 
 # %%
 ### BEGIN WORKED
@@ -315,48 +230,36 @@ check_add_grads()
 # %% [markdown]
 # <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
 #
-# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`, $a$'s gradient is
-# `[[3], [12]]`, of shape $(2, 1)$, and $b$'s is `[3, 5, 7]`, of shape $(3,)$.
+# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`: $a$'s gradient is
+# `[[3], [12]]` and $b$'s is `[3, 5, 7]`.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `BroadcastMul`
 #
-# Write `BroadcastMul`, with `BroadcastMul.apply(a, b)` returning `a * b`. The contract, which
-# the self-check and the hidden tests check:
+# `BroadcastMul.apply(a, b)` returns `a * b` for any two broadcastable shapes: either input, or
+# both, may be broadcast. Rule 2 of the Function contract lets backward return a gradient of a
+# shape its input broadcasts to, and the engine then sums it down: derive that sum all the same.
 #
-# - `a` and `b` of **any** two broadcastable shapes: either may be the one broadcast, along
-#   dims of size 1 (against a dim of size 0 too), missing leading dims, or both, and either
-#   may be 0-dim; the value and the gradients autograd gives `a * b`, inputs holding zeros
-#   included, and factors so small or so large that `a * b` underflows to 0 or overflows to
-#   inf; `a` and `b` of one dtype, float64 or float32 (mixed dtypes are not tried), backward
-#   returning each gradient in that dtype;
-# - backward returns gradients of **exactly** `a.shape` and `b.shape`: it reduces the
-#   broadcast dims itself (the autograd engine sums some gradients of a broadcast shape for
-#   you; that does not count);
-# - `None`, and no work, for the gradient of an input that needs none.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Derive it before you write it:
+# - each gradient exact to rounding where an input holds 0 and where `a * b` underflows to 0 or
+#   overflows to inf;
+# - no work for an input that needs no gradient: nothing of its gradient is computed, not even to
+#   be thrown away.
 #
-# 1. Take $a$ of shape $(B, 1, C)$ and $b$ of shape $(R, 1)$: **both** are broadcast, and $y$
-#    has shape $(B, R, C)$, $y_{p,r,k} = a_{p,0,k}\, b_{r,0}$. Write
+# Derive it:
+#
+# 1. $a$ of shape $(B, 1, C)$, $b$ of shape $(R, 1)$, $y_{p,r,k} = a_{p,0,k}\, b_{r,0}$: write
 #    $\partial y_{p,r,k} / \partial a_{q,0,c}$ and $\partial y_{p,r,k} / \partial b_{s,0}$.
-# 2. Multiply by $g_{p,r,k}$ and sum over $p$, $r$ and $k$. Which indices do the deltas
-#    remove, and which sums are left? Write both gradients with tensors of shape $(B, R, C)$
-#    and sums.
-# 3. Which of your sums keep their dimension, and which remove it? Your `add_grads` named its
-#    dims by hand; how does backward bring each result to its input's exact shape for any pair
-#    of broadcastable shapes, 0-dim included, without knowing in advance which dims were
-#    repeated?
-# 4. What does backward need from forward? Can it tell which gradient nobody asked for, and
-#    what does it return in that gradient's place? What may it skip when only $a$ needs one?
+# 2. Multiply by $g_{p,r,k}$ and sum over $p$, $r$, $k$: which sums are left for each input?
+# 3. For any two shapes, 0-d included, which dims of $g$ are summed, and which keep a size of 1?
+#    If backward leaves that sum to the engine, what does the engine compute?
+# 4. What does backward need from forward, and what may it skip when only $a$ needs a gradient?
 #
-# **Check your step 2 live, for $b$.** Write your gradient of $b$ for the shapes of step 1 as
-# `bm_grad_b(a, g)`: $a$ of shape $(B, 1, C)$ and $g$ of shape $(B, R, C)$ in, the gradient of
-# $b$, of shape $(R, 1)$, out, written with the sums of your step 2. The cell after it compares
-# it with autograd's gradient of `a * b` for $b$, for two sets of sizes. The gradient of $a$
-# (which dims does it sum, and which size-1 dim must it keep?) is yours to check with Hint 3,
-# and making both work for any pair of shapes (step 3) is the exercise.
+# **Check your step 2 live:** write `bm_grad_b(a, g)`, the gradient of $b$, of shape $(R, 1)$,
+# for $a$ of shape $(B, 1, C)$ and $g$ of shape $(B, R, C)$.
 
 # %%
 ### BEGIN WORKED
@@ -386,28 +289,15 @@ check_bm_grad_b()
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Output $y_{p,r,k}$ reads one entry of $a$, $a_{p,0,k}$, whatever $r$ is. How many outputs
-# does one entry $a_{q,0,c}$ feed, so how many terms must its gradient add up? And one entry
-# $b_{s,0}$?
+# How many outputs does one entry $a_{q,0,c}$ feed, so how many terms does its gradient add up,
+# and what multiplies each? And $b_{s,0}$? For any shapes: along which dims of the output was an
+# input repeated?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# For which $(p, r, k)$ is $\partial y_{p,r,k} / \partial a_{q,0,c}$ non-zero, and what is it
-# there: which factor of $y_{p,r,k}$ is left when you take $a_{q,0,c}$ away? Write it with
-# deltas. Ask the same of $\partial y_{p,r,k} / \partial b_{s,0}$. Multiply each by
-# $g_{p,r,k}$ and sum over $p$, $r$ and $k$: which sums do the deltas remove, and which are
-# left for $a$ and for $b$? The check of `bm_grad_b` above and Hint 3's numbers tell you when
-# they are right. For inputs of any two shapes, which dims of $g$ must backward sum, which of
-# them keep a size of 1, and how can it find them from the shapes alone?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $a$ = `[[[1, 2]], [[0, -1]]]` of shape $(2, 1, 2)$, $b$ = `[[3], [-1]]` of shape $(2, 1)$ and
-# $g$ = `torch.arange(8.0).reshape(2, 2, 2)`: your backward returns $\partial L/\partial a$ =
-# `[[[-2, 0]], [[6, 8]]]`, of shape $(2, 1, 2)$, and $\partial L/\partial b$ = `[[-3], [1]]`,
-# of shape $(2, 1)$.
+# $a$ = `[[[1, 2]], [[0, -1]]]`, $b$ = `[[3], [-1]]`, $g$ = `torch.arange(8.0).reshape(2, 2, 2)`:
+# $\partial L/\partial a$ = `[[[-2, 0]], [[6, 8]]]`, $\partial L/\partial b$ = `[[-3], [1]]`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_BroadcastMul", "solution": true}
@@ -446,14 +336,10 @@ from autograder import grade; grade("BroadcastMul", BroadcastMul)
 # $$\frac{\partial L}{\partial a_{q,0,c}} = \sum_r g_{q,r,c}\, b_{r,0}, \qquad
 #   \frac{\partial L}{\partial b_{s,0}} = \sum_{p,k} g_{p,s,k}\, a_{p,0,k}.$$
 #
-# Each sum runs over the indices along which that input was repeated, and the result has the
-# input's exact shape. For $y = a + b$ above it was $\partial L/\partial a_{s,0} = \sum_k g_{s,k}$
-# and $\partial L/\partial b_j = \sum_r g_{r,j}$. Every broadcast works the same way: sum $g$
-# (times the other factor, for a product) over the dimensions the input was repeated along,
-# keep the ones where the input has size 1, drop the ones it does not have.
-# `Tensor.sum_to_size(shape)` does that reduction for any shape that broadcasts **up** to the
-# tensor's (the cell below prints a few). Backward reads $a$ and $b$ and nothing else; an
-# input that needs no gradient costs nothing.
+# Each sum runs over the dims along which that input was repeated, keeping those where it has
+# size 1. `Tensor.sum_to_size(shape)` is that reduction, and the engine applies the same sum to a
+# gradient left in the output's shape (rule 2): the next cell shows it on `AddWithoutSum`, an
+# `a + b` returning `grad_output` for both inputs. The other factor, not $y / a$, avoids `nan`.
 # </details>
 
 # %%
@@ -465,11 +351,31 @@ try:
 except RuntimeError as error:
     print(first_line(error))
 
+
+class AddWithoutSum(torch.autograd.Function):
+    """a + b whose backward leaves the broadcast sums to the engine (Function contract, rule 2)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, grad_output  # the output's shape: the engine sums each down
+
+
+a_leaf = torch.randn(3, 1, requires_grad=True)
+b_leaf = torch.randn(2, 1, 4, requires_grad=True)
+upstream = torch.randn(2, 3, 4)
+AddWithoutSum.apply(a_leaf, b_leaf).backward(upstream)
+print("the engine's sums equal sum_to_size's, bit for bit:",
+      torch.equal(a_leaf.grad, upstream.sum_to_size(3, 1)),
+      torch.equal(b_leaf.grad, upstream.sum_to_size(2, 1, 4)))
+
+
 # %% [markdown]
-# Your `BroadcastMul`'s Jacobian with respect to $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$
-# (pick the input above the picture). Each output $y_{r,k}$ depends on one entry of $a$,
-# $a_{r,0}$, so the columns of $a$ are blocks of four; its column for $b_j$ has one entry per
-# row of $a$.
+# Your `BroadcastMul`'s Jacobian, $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$ (pick the input
+# above the picture).
 
 # %%
 a_example = torch.randn(3, 1, dtype=torch.float64)
@@ -479,13 +385,11 @@ jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
 # %% [markdown]
 # ## Reductions that are not sums: the product
 #
-# `torch.prod(x, dim)` multiplies the entries along `dim` and removes that dimension. For $x$
-# of shape $(R, C)$ and `dim=1`, $y_r = \prod_c x_{r,c}$. For its gradient, ask: what is
-# left of $y_r$ when you take out the factor $x_{r,c}$? Zeros make the answer interesting.
+# `torch.prod(x, dim)` multiplies the entries along `dim`: $y_r = \prod_c x_{r,c}$. What is left of
+# $y_r$ once the factor $x_{r,c}$ is taken out? Zeros make it interesting.
 #
-# **Quick question 2.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of
-# the product with respect to each entry? Write all six numbers into `prediction_2`; the next
-# cell runs autograd on `torch.prod`.
+# **Quick question 2.** For the slices $[2, 0, 3]$ and $[0, 0, 3]$, what is the gradient of the
+# product for each entry? Write the six numbers into `prediction_2`.
 
 # %%
 prediction_2 = None  # [[., ., .], [., ., .]]
@@ -498,67 +402,35 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# $[0, 6, 0]$ and $[0, 0, 0]$. Changing the 2 or the 3 of $[2, 0, 3]$ leaves a product with a 0
-# in it, so their gradients are 0; changing the 0 by $\epsilon$ changes the product by
-# $2 \cdot 3 \cdot \epsilon$. In $[0, 0, 3]$ every product of "the others" still contains a
-# zero.
+# $[0, 6, 0]$ and $[0, 0, 0]$: changing the 2 or the 3 of $[2, 0, 3]$ leaves a product holding a
+# 0; changing the 0 by $\epsilon$ changes it by $6\epsilon$. In $[0, 0, 3]$ every product of "the
+# others" holds a zero.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `ProdOverDim`
 #
-# Write `ProdOverDim`, with `ProdOverDim.apply(x, dim)` returning `torch.prod(x, dim)` (no
-# `keepdim`); as for any argument that is not a tensor, backward returns `None` for `dim`. The
-# contract, which the self-check and the hidden tests check:
+# `ProdOverDim.apply(x, dim)` returns `torch.prod(x, dim)` (no `keepdim`), `dim` a Python int.
 #
-# - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
-#   least one entry: the value of `torch.prod(x, dim)` and, as the gradient for each entry, $g$
-#   times the product of the other entries of its slice, up to rounding (the fine print below
-#   puts numbers on it: any order of the products passes), whichever dim `dim` is, and however
-#   small a non-zero entry, subnormals included, backward returning the gradient in `x`'s
-#   dtype (float64 and float32);
-# - the gradient **finite** whether a slice along `dim` holds no zero, exactly one zero, or
-#   several, and **exactly 0** (not a tiny number) wherever the product of the other entries
-#   holds a zero.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>Precision fine print (open if the self-check names a tiny or subnormal
-# entry)</summary>
-#
-# "Up to rounding", in numbers: an entry $e$ of your gradient whose exact value is $t$ passes
-# when $|e - t| \le 10^{-10} + 10^{-9}|t|$ in float64 ($10^{-5} + 10^{-4}|t|$ in float32), and
-# on the slices with a tiny or subnormal entry when $|e - t| \le 10^{-9}|t|$ ($10^{-4}|t|$ in
-# float32), no absolute part. Any order of the products is far inside that; so is the product
-# of the others taken as `exp` of a sum of logs with the zeros counted apart, though it is
-# hundreds of ulps off in float64 where the products are a few.
-#
-# The grader tries $10^{-300}$ beside $10^{150}$, and subnormal entries in float64 and float32.
-# Beside a subnormal entry the product of the others is not the gradient autograd gives
-# `torch.prod`: its backward divides $y$ by $x$, and on $[5 \cdot 10^{-324}, 1.3]$ gives $1.0$
-# where the product of the others is $1.3$. A 0-dim `x` and an empty slice are not graded, nor
-# a slice where a product of some of its entries underflows to 0 or overflows: there the truth
-# depends on the order of the products. On $[10^{-200}, 10^{-200}, 3]$ the product underflows, and `torch.prod`'s own
-# gradient is $[0, 0, 0]$ where the product of the others is $[3 \cdot 10^{-200},
-# 3 \cdot 10^{-200}, 10^{-400}]$.
-# </details>
+# - the gradient of each entry is $g$ times the product of the other entries of its slice, to
+#   rounding, along any `dim`;
+# - the gradient is finite whether a slice holds no zero, one zero or several, and exactly 0
+#   wherever the product of the other entries holds a zero.
 #
 # Derive it:
 #
-# 1. Write $\partial y_r / \partial x_{s,c}$ for $y_r = \prod_c x_{r,c}$: for which $r$ is it
-#    non-zero, and what is left of $y_r$ there once the factor $x_{s,c}$ is taken out?
-# 2. Multiply by $g_r$ and sum over $r$. Which pattern of the worked example does $g$ follow,
-#    and what does that mean for its shape when `keepdim` is not used?
-# 3. Can "the product of the others" be computed from $y_s$ and $x_{s,c}$ alone? Try your
-#    formula on the two slices of quick question 2: where does it fail, and why there?
-# 4. The second clause is the exercise: the product of the others at every position of every
-#    slice, along any `dim`, finite, and exactly 0 where it holds a zero. How will you compute
-#    it, and why does your way meet that in all three cases? Nothing above this cell does it
-#    for you.
+# 1. Write $\partial y_r / \partial x_{s,c}$: where is it non-zero, and what is it there?
+# 2. Multiply by $g_r$ and sum over $r$: which pattern does $g$ follow?
+# 3. Can the product of the others be computed from $y_s$ and $x_{s,c}$ alone? Where does that
+#    fail on quick question 2's slices?
+# 4. How will you compute the product of the others at every position, along any `dim`, so the
+#    second bullet holds in all three cases?
 #
-# **Check your step 1 live.** For one slice, a vector $x$ and $y = \prod_c x_c$, write
-# `prod_J_row(x)`: the vector of $\partial y / \partial x_c$, one entry per $c$, by any formula
-# that is right on a slice with **no zero**. The cell after it compares it with autograd's at
-# $x = (2, 1, 3, 4)$ and $(1.5, -2, 0.5, 3)$, then shows what it gives on the slices of quick
-# question 2, for your step 3.
+# **Check your step 1 live:** write `prod_J_row(x)`, the vector of $\partial y / \partial x_c$ for
+# one slice with **no zero**; the check also shows it on quick question 2's slices.
 
 # %%
 ### BEGIN WORKED
@@ -594,28 +466,15 @@ check_prod_J_row()
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Which outputs does $x_{s,c}$ feed? In that output, what is left of the product when you take
-# the factor $x_{s,c}$ away, and is "divide it back out" allowed when that factor is 0?
+# May you divide a factor back out when it is 0? With two zeros in a slice, what does every
+# product of the others contain? Which entries come before $x_{s,c}$ in its slice, and which
+# after?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# For which $r$ is $\partial y_r / \partial x_{s,c}$ non-zero? There $y_r$ is $x_{s,c}$ times
-# the other factors of its slice: what is the derivative of $x_{s,c}$ times a number that does
-# not contain it? Write it with a delta and a product. Multiply by $g_r$ and sum over $r$:
-# which $r$ survives, and which index of the input does no factor on the right carry? With
-# one zero at position $k$, what does $y_s / x_{s,k}$ give, and what should the gradient be
-# there? With two zeros, what does every product of the others contain? Can you get the
-# product of the others without dividing by the entry itself (is dividing safe beside a
-# subnormal entry, where $y$ rounds?), and what must your way do in each of the three cases?
-# Hint 3's numbers tell you when you are right.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# One slice, $g = 1$: for $x = (2, 1, 3, 4)$ the gradient is $(12, 24, 8, 6)$; for
-# $x = (2, 0, 3, 4)$ it is $(0, 24, 0, 0)$; for $x = (2, 0, 3, 0)$, $(0, 0, 0, 0)$, with no
-# `nan` in any of them.
+# One slice, $g = 1$: $x = (2, 1, 3, 4)$ gives $(12, 24, 8, 6)$; $(2, 0, 3, 4)$ gives
+# $(0, 24, 0, 0)$; $(2, 0, 3, 0)$ gives zeros, and no `nan`.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_ProdOverDim", "solution": true}
@@ -654,18 +513,15 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # $$\prod_{c' \ne c} x_{s,c'}
-#   = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big),$$
+#   = \Big(\prod_{c' < c} x_{s,c'}\Big)\Big(\prod_{c' > c} x_{s,c'}\Big):$$
 #
-# an **exclusive** running product from the front times one from the back (an empty product is
-# 1), both along `dim`, whichever dimension that is. Nothing is ever divided by. (Counting the
-# zeros of each slice and treating the three cases apart is also correct, as long as the
-# zero-free case does not divide: beside a subnormal entry $y / x$ is off, 1.0 for 1.3.)
+# an **exclusive** running product from each end (an empty product is 1), no division. Counting
+# each slice's zeros and treating the cases apart is also correct, with $y / x$ where a slice has
+# no zero, as `torch.prod`'s own backward does.
 # </details>
 
 # %% [markdown]
-# Your `ProdOverDim` over `dim=1` of slices with no zero, one zero and two zeros. Each output
-# $y_r$ depends only on row $r$; in the row of a slice with one zero only the zero's column is
-# non-zero, and the slice with two zeros has an empty row.
+# Your `ProdOverDim` on slices with no zero, one and two.
 
 # %%
 jacobian_view(ProdOverDim, torch.prod,
@@ -675,40 +531,32 @@ jacobian_view(ProdOverDim, torch.prod,
 # %% [markdown]
 # ## Scans: the running sum
 #
-# `torch.cumsum(x, dim)` replaces each entry by the sum of everything up to it along `dim`:
-# for a vector, $y_o = \sum_{i \le o} x_i$. Such **scans** (running sums, running products,
-# running maxima) are everywhere in sequence models: cumulative rewards, linear attention,
-# state-space models.
+# `torch.cumsum(x, dim)` replaces each entry by the sum of everything up to it: for a vector,
+# $y_o = \sum_{i \le o} x_i$. Scans run through sequence models (linear attention,
+# state-space models).
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `Cumsum`
 #
-# Write `Cumsum`, with `Cumsum.apply(x, dim)` returning `torch.cumsum(x, dim)`; backward
-# returns `None` for `dim`. The contract, which the self-check and the hidden tests check:
+# `Cumsum.apply(x, dim)` returns `torch.cumsum(x, dim)`, `dim` a Python int.
 #
-# - `x` with at least one dim and `dim` a Python int, negative allowed, along which `x` has at
-#   least one entry: the value and the gradient autograd gives `torch.cumsum(x, dim)`,
-#   backward returning the gradient in `x`'s dtype (float64 and float32);
-# - each entry of the gradient within a few roundings of the entries of `grad_output` it adds
-#   up, also where `grad_output` decays along `dim` (the self-check tries $10^8$ down to
-#   $10^{-8}$ in float64, $10^3$ down to $10^{-3}$ in float32);
-# - forward saves no tensor that a correct backward can do without: your answer to step 3 says
-#   which those are.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - each entry of the gradient within a few roundings of the entries of `grad_output` it adds up,
+#   also where `grad_output` decays along `dim`;
+# - forward saves no tensor that a correct backward can do without.
 #
 # Derive it:
 #
-# 1. For a vector, write $\partial y_o / \partial x_i$ with an indicator $[\,\cdot\,]$. Draw
-#    $J$ for five entries: which triangle is filled?
-# 2. Multiply by $g_o$ and sum over $o$. For a given $i$, which outputs contribute?
-# 3. Does your $\partial y_o / \partial x_i$ contain $x$? What, then, must forward keep for
-#    backward?
-# 4. How do you compute the sum of step 2 for every $i$ at once, with ops you know, and no
-#    loop? There is more than one way: which of them meets the second clause, and why?
+# 1. For a vector, write $\partial y_o / \partial x_i$ with an indicator $[\,\cdot\,]$: which
+#    triangle of $J$ is filled?
+# 2. Multiply by $g_o$ and sum over $o$: for a given $i$, which outputs contribute?
+# 3. Does $\partial y_o / \partial x_i$ contain $x$? What must forward keep?
+# 4. How do you compute step 2 for every $i$ at once? Which way meets the first bullet?
 #
-# **Check your step 1 live.** Write `cumsum_J(n)`: the $n \times n$ matrix whose entry
-# $[o, i]$ is $\partial y_o / \partial x_i$ for the running sum of a vector of $n$ entries.
-# The cell after it compares your matrix with autograd's Jacobian for $n = 1$, 4 and 5. Then
-# read it by columns: column $i$ holds the outputs that step 2 sums for $x_i$.
+# **Check your step 1 live:** write `cumsum_J(n)`, the $n \times n$ matrix of
+# $\partial y_o / \partial x_i$. Read it by columns: column $i$ holds what step 2 sums for $x_i$.
 
 # %%
 ### BEGIN WORKED
@@ -732,22 +580,13 @@ check_cumsum_J()
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Which outputs contain $x_i$? Fill in $J$ for five entries: which triangle holds the ones, and
-# which triangle does backward read when it sums over the outputs?
+# Which outputs contain $x_i$: for the first entry, which $g_o$ are in its sum, and for the last?
+# A total less a running sum: what is left of small late entries beside large early ones?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# For which $o$ is $\partial y_o / \partial x_i$ non-zero, and what is it there (with what
-# weight does $x_i$ enter $y_o$)? Write it with an indicator; the check of `cumsum_J` above
-# tells you when it is right. Multiply by $g_o$ and sum over $o$: for the first entry,
-# $i = 0$, which $g_o$ are in the sum? For the last entry? For the ones in between?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# A vector of four entries and $g = (1, 2, 3, 4)$: your backward returns
-# $(10, 9, 7, 4)$.
+# A vector of four entries and $g = (1, 2, 3, 4)$: $(10, 9, 7, 4)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Cumsum", "solution": true}
@@ -779,14 +618,10 @@ from autograder import grade; grade("Cumsum", Cumsum)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Along `dim`, in every slice,
-#
-# $$\frac{\partial L}{\partial x_i} = \sum_{o \ge i} g_o ,$$
-#
-# the entries of $g$ from $i$ **to the end** ($J$ is lower triangular, $J^\top$ upper). $J$
-# does not depend on $x$ (the scan is linear). The total less the running sum before $i$,
-# $\sum_o g_o - \sum_{o < i} g_o$, is equal only in exact arithmetic: where the early $g_o$
-# are much larger than the late ones, the subtraction cancels the late entries' digits.
+# Along `dim`, $\partial L / \partial x_i = \sum_{o \ge i} g_o$: a running sum from the end ($J$
+# is lower triangular, $J^\top$ upper). $J$ does not hold $x$, so forward saves nothing. The total
+# less the running sum before $i$ is equal only in exact arithmetic: it cancels the late entries'
+# digits when the early ones are large.
 # </details>
 
 # %%
@@ -795,15 +630,13 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # %% [markdown]
 # ## Selections
 #
-# `torch.index_select(x, 0, index)` picks rows of $x$: output row $k$ is row `index[k]` of
-# $x$. The index may repeat a row (an embedding lookup of a sentence with the same word twice)
-# or be empty. Backward receives one row of $g$ per output row: where must each one go, and
-# what if two go to the same place? First, the tool most people reach for, an indexed write:
-# `t[index] = v` writes row $k$ of `v` to row `index[k]`, for every $k$. And `t[index] += v`?
+# `torch.index_select(x, 0, index)` picks rows: output row $k$ is row `index[k]` of $x$, and the
+# index may repeat a row. Where must each row of $g$ go, and what if two go to the same place?
+# First, an indexed write.
 #
 # **Quick question 3.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
-# does entry 4 hold the sum of the two values sent there, 4, or one of them? And after
-# `z = zeros(5); z[idx] += v`? Write `"sum"` or `"one of them"` for each into `prediction_3`.
+# does entry 4 hold the sum, 4, or one of the values? And after `z[idx] += v`? Write `"sum"` or
+# `"one of them"` for each into `prediction_3`.
 
 # %%
 prediction_3 = None  # ("sum" or "one of them" after z[idx] = v, the same after z[idx] += v)
@@ -823,48 +656,34 @@ if written(prediction_3):
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# One of them, both times: entry 4 holds 3, the last write, and the sum, 4, appears in
-# neither. `z[idx] += v` is a write too: Python runs it as `t = z[idx]` (indexing with a
-# tensor makes a copy, here $(0, 0, 0)$), `t += v`, then `z[idx] = t`, the same write as the
-# first line. With a repeated index PyTorch's documentation calls the written value undefined:
-# on another device or another size it may be the other one. Either way one of them is lost.
+# One of them, both times: `z[idx] += v` runs as `t = z[idx]` (a copy), `t += v`, `z[idx] = t`,
+# a write again.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `IndexSelect`
 #
-# Write `IndexSelect`, with `IndexSelect.apply(x, index)` returning
-# `torch.index_select(x, 0, index)`. Backward returns `None` for `index`, an integer tensor,
-# which has no gradient (PyTorch drops anything returned in its place, so that is not graded).
-# The contract, which the self-check and the hidden tests check:
+# `IndexSelect.apply(x, index)` returns `torch.index_select(x, 0, index)`: `index` is a 1-D int64
+# tensor whose entries may repeat, or that may be empty.
 #
-# - `x` with at least one dim and `index` a 1-D int64 tensor whose entries may **repeat**, or
-#   that may be **empty**: the value and the gradient autograd gives
-#   `torch.index_select(x, 0, index)`, backward returning that gradient in `x`'s dtype
-#   (float32 too);
-# - forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do
-#   without and **no byte of its own** (nothing made only to be saved), and keeps no tensor
-#   as a `ctx` attribute: what backward needs, and where each part goes, is your answer to
-#   step 4.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - forward saves nothing that a correct backward can do without, and no tensor made only to be
+#   saved.
 #
 # Derive it:
 #
-# 1. Write $y_{k,c}$ with `index`, and $\partial y_{k,c} / \partial x_{s,d}$ with an indicator
-#    and a delta.
-# 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$. Which rows $k$ of $g$ reach row $s$ of the
-#    gradient? What does a row of $x$ that `index` never names get, and one that it names
-#    three times?
-# 3. What must happen at a row of the gradient that `index` names twice? The quick question
-#    on `z[idx] = v` showed what a write leaves there. Which op adds rows at given positions
-#    instead of writing them?
-# 4. Which tensors' values does your step 2 read, and what else does backward need to build
-#    a gradient of `x`'s shape and dtype? Which of those are tensors?
+# 1. Write $y_{k,c}$ with `index`, and $\partial y_{k,c} / \partial x_{s,d}$ with an indicator and
+#    a delta.
+# 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$: which rows of $g$ reach row $s$? What does a
+#    row never named get, and one named three times?
+# 3. Which op adds rows at given positions instead of writing them?
+# 4. What does backward need, and which of it is a tensor?
 #
-# **Check your step 1 live.** For a 1-D $x$ of `n_rows` entries, write
-# `select_J(index, n_rows)`: the matrix whose entry $[k, s]$ is $\partial y_k / \partial x_s$,
-# one row per entry of `index`. The cell after it compares your matrix with autograd's for
-# two repeated indices and an empty one. Then read it by columns: what does step 2 do with a
-# column that holds two ones?
+# **Check your step 1 live:** write `select_J(index, n_rows)`, the matrix of
+# $\partial y_k / \partial x_s$ for a 1-D $x$. What does step 2 do with a column holding two
+# ones?
 
 # %%
 ### BEGIN WORKED
@@ -890,24 +709,14 @@ check_select_J()
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Output row $k$ is a copy of which row of $x$? Turn it around: which output rows read row $s$
-# of $x$, and how many of them can there be?
+# Which output rows read row $s$ of $x$, and how many can there be? What must their gradients do
+# at row $s$?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# Write $y_{k,c}$ as one entry of $x$, using $\text{index}_k$. For which $(k, c)$ is
-# $\partial y_{k,c} / \partial x_{s,d}$ non-zero, and what is it there? Write it with an
-# indicator on $\text{index}_k$ and a delta; the check of `select_J` above tells you when it
-# is right. Multiply by $g_{k,c}$ and sum over $k$ and $c$: which sum does the delta remove,
-# and what does the indicator leave of the sum over $k$? Which op adds rows at given
-# positions instead of writing them?
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $x$ of three rows of two, `index` $= (2, 0, 2)$ and $g$ with rows $(1, 1)$, $(2, 2)$,
-# $(3, 3)$: the gradient has rows $(2, 2)$, $(0, 0)$ and $(4, 4)$.
+# $x$ of three rows of two, `index` $= (2, 0, 2)$, $g$ with rows $(1, 1)$, $(2, 2)$, $(3, 3)$:
+# the gradient's rows are $(2, 2)$, $(0, 0)$, $(4, 4)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_IndexSelect", "solution": true}
@@ -942,15 +751,12 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 #
 # $$\frac{\partial L}{\partial x_{s,d}} = \sum_k [\text{index}_k = s]\, g_{k,d}:$$
 #
-# row $s$ of the gradient is the **sum** of the rows of $g$ whose index is $s$: zero for a row
-# never named, three rows of $g$ added for a row named three times, all zeros for an empty
-# index. In code, `Tensor.index_add(dim, index, source)` adds row $k$ of `source` to row
-# `index[k]`, for every $k$ (`t.index_put_((index,), v, accumulate=True)` does the same).
+# row $s$ is the **sum** of the rows of $g$ whose index is $s$. `index_add` adds row $k$ of its
+# source to row `index[k]`; backward needs `index` and `x`'s shape (a `torch.Size` on `ctx`).
 # </details>
 
 # %% [markdown]
-# Your `IndexSelect` with `index = [3, 0, 3, 3]`: the two columns of row 3 of $x$ each have
-# three ones, one per output row that copied it.
+# Your `IndexSelect` with `index = [3, 0, 3, 3]`: row 3's columns hold three ones each.
 
 # %%
 rows = torch.randn(5, 2, dtype=torch.float64)
@@ -967,18 +773,16 @@ jacobian_view(IndexSelect, index_select_rows, rows, repeated)
 # %% [markdown]
 # ## Normalisation: dividing by a norm
 #
-# `F.normalize(x, dim=-1, eps=eps)` scales each row (the last dimension) to length 1:
+# `F.normalize(x, dim=-1, eps=eps)` scales each row to length 1:
 #
 # $$y_j = \frac{x_j}{\max(\lVert x \rVert, \varepsilon)}, \qquad
-#   \lVert x \rVert = \sqrt{\textstyle\sum_k x_k^2},$$
+#   \lVert x \rVert = \sqrt{\textstyle\sum_k x_k^2};$$
 #
-# where $\varepsilon$ keeps a row of zeros (or nearly) from dividing by zero: such a row is
-# divided by $\varepsilon$ instead and stays short.
+# a row shorter than $\varepsilon$ is divided by $\varepsilon$ and stays short.
 #
-# **Quick question 4.** A row well above $\varepsilon$, and `grad_output` equal to $y$ itself
-# (the loss grows when the output grows along its own direction). What is the gradient with
-# respect to $x$? And for a row whose norm is below $\varepsilon$? Write `"zero"` or
-# `"not zero"` for each row into `prediction_4`.
+# **Quick question 4.** `grad_output` equal to $y$: is the gradient zero or not, for a row well
+# above $\varepsilon$, and for one below it? Write `"zero"` or `"not zero"` for each into
+# `prediction_4`.
 
 # %%
 prediction_4 = None  # ("zero" or "not zero" for the long row, the same for the short row)
@@ -994,76 +798,36 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # %% [markdown]
 # <details><summary><b>Answer</b> (open after your prediction)</summary>
 #
-# Normalising removes one thing from $x$, its length, and the gradient reflects that. Zero for
-# the first row, up to rounding: stretching $x$ along itself leaves its direction,
-# and so $y$, unchanged, and $y$ cannot grow along itself, since it has length 1 whatever $x$
-# is. The second row has norm $0.005 < \varepsilon$: not zero, since the divisor is a constant
-# there.
+# Zero above $\varepsilon$, up to rounding: stretching $x$ along itself leaves $y$ unchanged, and
+# $y$ cannot grow along itself. Below, not zero: the divisor is a constant.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 5 · `Normalize`
 #
-# Write `Normalize`, with `Normalize.apply(x, eps)` returning
-# `F.normalize(x, dim=-1, eps=eps)`; backward returns `None` for `eps`. The contract, which
-# the self-check and the hidden tests check:
+# `Normalize.apply(x, eps)` returns `F.normalize(x, dim=-1, eps=eps)`, `eps` a Python float from
+# $10^{-12}$ to $10$.
 #
-# - `x` with at least one dim, rows along the last, and `eps` a Python float from $10^{-12}$ to
-#   $10$: the value and the gradient autograd gives `F.normalize(x, dim=-1, eps=eps)`, on rows
-#   whose norm is above `eps` and on rows **below** it (zeros included), however close to
-#   `eps` on either side, each row on the side of `eps` where `F.normalize` puts it (the note
-#   below says what that means at `eps` itself), in float32 as in float64, backward returning
-#   the gradient in `x`'s dtype;
-# - backward in **closed form**: a few tensors of `x`'s size, never a $d \times d$ Jacobian per
-#   row;
-# - forward saves the output and one number per row in `x`'s dtype, nothing else: which
-#   number is your answer to step 5.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>A note for rows within an ulp of <code>eps</code> (open if the self-check
-# names one)</summary>
-#
-# Near `eps`, which side a row lands on depends on the last bit of its norm, so "the side
-# where `F.normalize` puts it" means: measured as `F.normalize` measures it, in `x`'s dtype.
-# A norm written another way, or taken in a wider dtype, can differ from it by an ulp. And
-# `eps` is compared as `x`'s dtype holds it: float32 holds 0.1 as 0.10000000149, above the
-# Python float, and 0.7 as 0.69999999 and $10^{-12}$ as $9.99999996 \cdot 10^{-13}$, below it.
-# A float32 row `[0.7, 0]` with `eps=0.7` is at `eps`.
-#
-# For a float32 `x`, then, `eps` means `eps` as float32 holds it, whether float32 rounds it up
-# or down, and a row whose float32 norm is exactly that is **at** `eps`: it must take the
-# formula `F.normalize`'s own gradient takes there (step 5 asks which). Such rows are tried at
-# several `eps`, both ends of the range included; a float64 row exactly at `eps` is never
-# tried.
-# </details>
+# - each row takes the gradient of the side of `eps` where `F.normalize` puts it, however close
+#   to `eps` its norm is;
+# - backward in closed form: a few tensors of `x`'s size, never a $d \times d$ Jacobian per row;
+# - forward saves the output and one number per row in `x`'s dtype, nothing else.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
-# 1. Below $\varepsilon$: $y_j = x_j / \varepsilon$. Write $\partial y_j / \partial x_i$ and
-#    the gradient.
-# 2. Above $\varepsilon$: $y_j = x_j / n$. Show that $\partial n / \partial x_i = x_i / n$,
-#    then write $\partial y_j / \partial x_i$ with the quotient rule, and rewrite it using only
-#    $y$ and $n$.
-# 3. Multiply by $g_j$ and sum over $j$. Which of your two terms survives unchanged, and which
-#    leaves a sum over $j$? How do you compute that sum per row, and what shape must it have
-#    to broadcast against $g$?
-# 4. Geometrically, what does subtracting the term with the sum do to $g$? Check it against
-#    the quick question on `grad_output` equal to $y$.
-# 5. Which tensors does your formula read? Besides $y$, what must backward know per row, to
-#    compute it and to pick the formula of step 1 or of step 2, however close to `eps` the row
-#    is? Can one number per row do both, and which candidates fail a row an ulp from `eps`?
-#    Your formula could be written with $x$ instead of $y$: in a network, when does saving the
-#    output cost less than saving $x$, and when do the two cost the same? (Compare a next layer
-#    `y @ W` with a next layer `y + 1`: which of them saves $y$?) At a norm exactly equal to
-#    `eps`, which formula does `F.normalize`'s own gradient take? (Try a float32 row `[0.7, 0]`
-#    with `eps=0.7` against autograd.)
+# 1. Below $\varepsilon$, $y_j = x_j / \varepsilon$: write the gradient.
+# 2. Above, $y_j = x_j / n$: show $\partial n / \partial x_i = x_i / n$, then write
+#    $\partial y_j / \partial x_i$ with only $y$ and $n$.
+# 3. Multiply by $g_j$ and sum over $j$: which term leaves a per-row sum, and of what shape?
+# 4. What does subtracting it do to $g$, geometrically? Check it against quick question 4.
+# 5. What one number per row lets backward both compute the formula and pick its case? When
+#    does saving $y$ cost less than saving $x$ (a next layer `y @ W` against `y + 1`)?
 #
-# **Check your step 2 live, for one column.** Write $\partial y_j / \partial x_0$ above
-# $\varepsilon$ for one row, every $j$ at once, as a function of $y$ (a vector of length $d$)
-# and $n$ (a number): `jacobian_column(y, n)` returns the vector whose entry $j$ is
-# $\partial y_j / \partial x_0$, how every output moves with the first input. The cell after it
-# compares it with column 0 of autograd's Jacobian of `F.normalize` on three rows. At
-# $x = (3, 4)$ it is $(0.128, -0.096)$. Every other column, and what step 3 does with them, is
-# yours.
+# **Check your step 2 live:** write `jacobian_column(y, n)`, the vector of
+# $\partial y_j / \partial x_0$ for a row above $\varepsilon$.
 
 # %%
 ### BEGIN WORKED
@@ -1089,26 +853,16 @@ check_jacobian_column()
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Below $\varepsilon$, does the divisor move when $x$ moves? Above it, $n$ moves with every
-# $x_i$: how much, and what does that add to $\partial y_j / \partial x_i$ besides
-# $\delta_{ij} / n$?
+# Above $\varepsilon$, $n$ moves with every $x_i$: what does that add to
+# $\partial y_j / \partial x_i$ besides $\delta_{ij} / n$? At a norm exactly equal to `eps`,
+# which formula does `F.normalize`'s own gradient take (try a float32 row `[0.7, 0]` with
+# `eps=0.7`)?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# Below $\varepsilon$ the divisor is a constant: differentiate $x_j / \varepsilon$ as you
-# would $x_j / 2$, and check the result against Hint 3's second case. Above, differentiate
-# $n^2 = \sum_k x_k^2$ by $x_i$ to get $\partial n / \partial x_i$. The quotient rule on
-# $x_j / n$ then gives two terms, one with $\delta_{ij}$ and one with
-# $\partial n / \partial x_i$; write each with $y$ and $n$ only. The checker above tells you
-# when they are right.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $x = (3, 4)$, $\varepsilon = 10^{-12}$ and $g = (1, 1)$: $\partial L/\partial x =
-# (0.032, -0.024)$. $x = (0.03, 0.04)$ with $\varepsilon = 0.1$, below it, and the same $g$:
-# $(10, 10)$.
+# $x = (3, 4)$, $\varepsilon = 10^{-12}$, $g = (1, 1)$: $(0.032, -0.024)$. $x = (0.03, 0.04)$,
+# $\varepsilon = 0.1$, the same $g$: $(10, 10)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Normalize", "solution": true}
@@ -1144,21 +898,15 @@ from autograder import grade; grade("Normalize", Normalize)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# In each row,
-#
 # $$\frac{\partial L}{\partial x_i} = \frac{1}{n}\Big(g_i - y_i \sum_j y_j\, g_j\Big)
-#   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}.$$
+#   \text{ above } \varepsilon, \qquad \frac{g_i}{\varepsilon} \text{ below}:$$
 #
-# Above $\varepsilon$ this is $g$ less its component along the unit vector $y$, divided by $n$
-# (the projection behind the quick question on `grad_output` equal to $y$: for $g = y$ the
-# gradient is 0). Forward saves $y$ and
-# $n$, and $n$ alone tells the two cases apart.
+# $g$ less its component along $y$, over $n$. Forward saves $y$ and $n$; $n$ compared with `eps`
+# in `x`'s dtype picks the case.
 # </details>
 
 # %% [markdown]
-# Your `Normalize` on three rows of four with `eps = 0.5`, the last row (norm 0.3) below it:
-# one dense $4 \times 4$ block per row, since every output of a row depends on every input of
-# that row, and a diagonal block, $1/\varepsilon = 2$, for the short row.
+# Your `Normalize` on three rows, `eps = 0.5`, the last row below it.
 
 # %%
 short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.6, 0.2, -0.8, 0.4],
@@ -1175,42 +923,27 @@ jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 # %% [markdown]
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
-# An op this lesson never worked through: the **running maximum**, `torch.cummax(x, dim)`, which
-# returns the maximum so far at every position (`values`) and where it was found (`indices`).
-# Use the method; no derivation is on screen.
+# An op this lesson never worked through: the **running maximum**. `torch.cummax(x, dim)` returns
+# the maximum so far at every position (`values`) and where it was found (`indices`).
+# `CumMax.apply(x, dim)` returns `torch.cummax(x, dim).values`; at a tie its gradient goes where
+# autograd sends `torch.cummax`'s. No derivation is on screen: use the method.
 #
-# Write `CumMax`, with `CumMax.apply(x, dim)` returning `torch.cummax(x, dim).values`;
-# backward returns `None` for `dim`. The contract, which the self-check and the hidden tests
-# check:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - `x` with at least one dim and `dim` any of its dims, negative too: the value and the
-#   gradient autograd gives through `torch.cummax(x, dim).values`, ties included (as
-#   `torch.cummax` breaks them), and entries one ulp apart told apart, backward returning the
-#   gradient in `x`'s dtype (float64 and float32);
-# - forward saves, with `ctx.save_for_backward`, nothing that a correct backward can do
-#   without and **no tensor made only to be saved** (no conversion, no copy): what backward
-#   needs, and why it is enough, is yours to find.
+# - forward saves nothing that a correct backward can do without, and no tensor made only to be
+#   saved (no conversion, no copy).
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Call $m_o$ the position `torch.cummax` reports for output $o$. Which input entry is $y_o$ a
-# copy of? Which outputs read a given entry $x_i$, and how many can there be?
+# Which input entry is output $y_o$ a copy of? Which outputs read a given $x_i$, and how many can
+# there be? Which earlier exercise had a gradient of this form?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the index-notation step, as questions</summary>
+# <details><summary><b>Hint 2</b>: numbers to hit</summary>
 #
-# Write $y_o$ as one entry of $x$ along `dim`, using $m_o$. For which $i$ is
-# $\partial y_o / \partial x_i$ not zero, and what is it there? Multiply by $g_o$ and sum
-# over $o$: which earlier exercise had a gradient of this form? What is different about the
-# index here: how many are there, and along which dimension do they point? What must the op
-# you pick do with two outputs that copy the same entry? Hint 3's numbers check your answer.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# $x = (1, 3, 3, 2, 3)$ and $g = (1, 2, 3, 4, 5)$:
-# $\partial L/\partial x = (1, 2, 7, 0, 5)$.
+# $x = (1, 3, 3, 2, 3)$, $g = (1, 2, 3, 4, 5)$: $(1, 2, 7, 0, 5)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CumMax", "solution": true}
@@ -1244,20 +977,13 @@ from autograder import grade; grade("CumMax", CumMax)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# $$\frac{\partial L}{\partial x_i} = \sum_o [m_o = i]\, g_o:$$
-#
-# entry $i$ receives the **sum** of the $g_o$ of every output whose running maximum sits at $i$
-# (zero if none does), slice by slice along `dim`. $m$ does not change with small moves of $x$
-# (away from ties), so it is all backward needs: the indices forward already has. In code,
-# `t.scatter_add(dim, index, src)` adds each entry of `src` at the position `index` names
-# **along `dim`**, every other coordinate unchanged: an `index_add` with one index per entry.
+# With $m_o$ the index `torch.cummax` reports,
+# $\partial L / \partial x_i = \sum_o [m_o = i]\, g_o$: forward's indices are all backward needs,
+# and `scatter_add` along `dim` adds the outputs that copy one entry.
 # </details>
 
 # %% [markdown]
-# Your `CumMax` on three rows with ties and long runs under one maximum: each row of $J$ holds
-# a single 1, in the column of the entry that output copies, and a column collects every output
-# that copies its entry. Outlined entries, if any, are where your backward and autograd's
-# differ.
+# Your `CumMax` on rows with ties.
 
 # %%
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
@@ -1267,43 +993,40 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # %% [markdown]
 # ## Summary
 #
-# Write one output entry with indices, differentiate by one input entry (deltas where indices
-# must match), multiply by $g$ and sum over the output's indices. What survives is a pattern:
-# a broadcast becomes a sum down to the input's exact shape (`sum_to_size`), a reduction an
-# `expand` (a view with stride 0, no copy) after putting the reduced dim back, a scan the same
-# scan reversed, a selection an `index_add` or `scatter_add` that accumulates repeats, a
-# normalisation a projection that removes the component along the output. Whatever the
-# engine does with a gradient left in a broadcast shape, backward returns exact shapes. Next
-# lesson: these patterns assembled into
-# LayerNorm and RMSNorm, and a Function shipped inside an `nn.Module`.
+# Write one output entry with indices, differentiate by one input entry, multiply by $g$ and sum
+# over the output's indices. A broadcast becomes a sum down to the input's shape (`sum_to_size`,
+# the sum the engine applies itself under rule 2), a reduction an `expand` after putting the
+# reduced dim back, a scan the same scan reversed, a selection an `index_add` or `scatter_add`
+# that accumulates repeats, a normalisation a projection that removes the component along the
+# output. Next lesson: these patterns assembled into LayerNorm and RMSNorm, inside an
+# `nn.Module`.
 #
-# The main line ends here. The rest is optional: the common mistakes as a table, the five
-# patterns as pictures, three backwards that are wrong on purpose, what the engine does with a
-# gradient of the wrong shape, ties in `torch.cummax`, a running product (a scan and a product
-# with zeros at once), and the In practice block.
+# The main path ends here. The rest is optional: the common mistakes as a table, the five
+# patterns as pictures, three backwards drawn beside autograd's, what the engine does with a
+# gradient of another shape, fine print for `ProdOverDim` and `Normalize`, ties in
+# `torch.cummax`, a running product, and the In practice block.
 
 # %% [markdown]
 # ## Common mistakes (optional reading)
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | forgot to sum the broadcast dims | backward returns a gradient of the broadcast shape; the engine sums it when it can, so values look right, but the contract is broken: anything that calls your backward directly gets the wrong shape | sum down to the input's exact shape (`sum_to_size`) |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1: the wrong shape, which the engine may refuse, or a later broadcast lines up with the wrong dim | `keepdim=True`, or `sum_to_size` |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1, which the input does not broadcast to: the engine refuses it | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values (on a square tensor, or where `x` has a dim of size 1, which the engine then sums) | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" (even only where no zero) | divided by zero: `nan` in every slice with a zero; beside a subnormal entry $y$ rounds, and on $[5 \cdot 10^{-324}, 1.3]$ $y / x$ gives 1.0 for 1.3 | exclusive running products from both ends, which never divide |
-# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always contains the other zero: 0 |
-# | `y / a` for the gradient of `a * b` | nan where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | the other factor itself, no division |
-# | a zero found with a tolerance (`x.abs() < 1e-12`, or below `torch.finfo(x.dtype).tiny`, which takes subnormals for zeros) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values on a square tensor | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
+# | `y / x` for "the product of the others" in every slice | divides by zero: `nan` in every slice with a zero | exclusive running products from both ends, or zeros counted apart |
+# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always holds the other zero: 0 |
+# | `y / a` for the gradient of `a * b` | `nan` where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | the other factor itself, no division |
+# | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | the total less the running prefix, for `Cumsum` | the late entries' digits cancel where `grad_output` decays | a reversed running sum |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or `grad[index] += grad_output`, or any write that does not add | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | a tensor kept as a `ctx` attribute (`ctx.index`, `ctx.x`) | autograd cannot track it (in-place changes, saved-tensor hooks) | `ctx.save_for_backward(...)`, or not kept at all where backward can do without it |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed: wrong wherever $g$ has a component along $y$ | subtract the component of $g$ along $y$ |
+# | `grad[index] = grad_output`, or `grad[index] += grad_output` | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | a float32 row's norm taken another way (`(x * x).sum(-1).sqrt()`, in float64, squared against `eps ** 2`) or compared with `eps` in float64 (`norm.double() >= eps`) | a row within an ulp of `eps` lands on the other side from `F.normalize`'s, which compares its float32 norm with `eps` as float32 holds it | the norm `F.normalize` computes, `x.norm(dim=-1)`, compared in `x`'s dtype |
-# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, with one dot product per row |
+# | a float32 row's norm taken another way, or compared with `eps` in float64 | a row within an ulp of `eps` lands on the other side from `F.normalize`'s | the norm `F.normalize` computes, compared in `x`'s dtype (the fine print below) |
+# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 
 # %% [markdown]
@@ -1343,37 +1066,24 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Three backwards that are wrong on purpose (optional, not graded)
+# ## Three backwards drawn beside autograd's (optional, not graded)
 #
-# Each backward's Jacobian is drawn beside autograd's (these backwards are the lesson's, not yours);
-# outlined entries are where they differ.
+# Each backward's Jacobian is drawn beside autograd's (these backwards are the lesson's, not
+# yours); outlined entries are where they differ.
 #
-# First, what a backward that forgets the sum looks like, on the sum $a + b$ (not your
-# exercise), whose gradient for either input is $g$ summed to that input's shape: this
-# backward returns `grad_output` itself, of shape $(3, 4)$, for $a$ of shape
-# $(3, 1)$. The engine would sum it and `a.grad` would be right; the picture shows what backward
-# actually returned, twelve columns where $a$ has three.
+# First, `AddWithoutSum` from Exercise 1's comparison: `a + b` whose backward returns
+# `grad_output` itself, of shape $(3, 4)$, for $a$ of shape $(3, 1)$. Rule 2 accepts it, and the
+# engine sums it, so `a.grad` is right; the picture shows what backward itself returned, twelve
+# columns where $a$ has three.
 
 # %%
-class AddWithoutSum(torch.autograd.Function):
-    """Wrong on purpose: a + b whose backward returns the broadcast-sized gradient unsummed."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return a + b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output, grad_output
-
-
 jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
+
 
 # %% [markdown]
 # Second, a selection whose backward writes instead of adding, `grad[index] = grad_output`
-# (`+=` does the same, as the quick question on `z[idx] = v` showed), with `index = [3, 0,
-# 3, 3]`: each row of the gradient keeps one write, on CPU today the last. The outlined
-# entries are the repeats it lost.
+# (`+=` does the same, as quick question 3 showed), with `index = [3, 0, 3, 3]`: each row of the
+# gradient keeps one write. The outlined entries are the repeats it lost.
 
 # %%
 class SelectByAssignment(torch.autograd.Function):
@@ -1415,11 +1125,11 @@ class NormalizeWithoutProjection(Normalize):
 jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
 
 # %% [markdown]
-# ## What the engine does with a gradient of the wrong shape (optional, not graded)
+# ## What the engine does with a gradient of another shape (optional, not graded)
 #
-# Backward must return, for each input, a gradient of that input's shape. The autograd engine
-# checks what backward returned: does it refuse every other shape? Here is a Function that
-# returns a gradient of ones of a chosen shape, to see what comes out in `x.grad`.
+# Rule 2 accepts a gradient of a shape the input broadcasts to. Does the engine accept any other?
+# Here is a Function that returns a gradient of ones of a chosen shape, to see what comes out in
+# `x.grad`.
 #
 # **Quick question 5.** The input has shape $(3, 1)$ and backward returns a gradient of shape
 # $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
@@ -1477,16 +1187,31 @@ for returned, observed in observed_2.items():
 # adds or reshapes a dimension.
 # </details>
 #
-# So why should backward reduce at all? Because the engine's help is narrower than it looks:
+# So backward may leave a broadcast sum to the engine, and every grader of this course accepts
+# it. Summing in backward is still worth knowing: the engine's sum happens only in the engine's
+# call, so code that calls a backward itself (another Function reusing it inside a fused backward,
+# a test comparing shapes) gets the output's shape; and a sum that dropped a dim of size 1 is
+# refused, so "the engine fixes my shapes" holds only for shapes the input broadcasts to.
 #
-# - it is part of the **engine's** call, not of your Function. Anything that calls your
-#   backward itself (another Function reusing it in a fused backward, a test, a reader checking
-#   the maths) gets a gradient of the wrong shape;
-# - it covers only shapes the input broadcasts to: a sum that dropped a dimension of size 1 is
-#   refused, as above, so "the engine fixes my shapes" is half a rule;
-# - the contract of `backward` (and of every exercise here) is one gradient **of the input's
-#   shape** per input. The grader records what your backward returns *before* the engine sees
-#   it, and so does the Jacobian view: a forgotten sum shows as extra columns.
+# ## Fine print: `ProdOverDim` to rounding (optional, not graded)
+#
+# "To rounding", in numbers: an entry $e$ of your gradient whose exact value is $t$ passes when
+# $|e - t| \le 10^{-10} + 10^{-9}|t|$ in float64 ($10^{-5} + 10^{-4}|t|$ in float32), and, on
+# slices with a tiny entry beside large ones (such as $10^{-13}$ beside $10^{7}$), when
+# $|e - t| \le 10^{-9}|t|$ ($10^{-4}|t|$ in float32), with no absolute part: a tiny entry is not
+# a zero. Any order of the products is far inside that. A slice where a product of some of its
+# entries underflows to 0 or overflows is not graded: there the truth depends on the order of
+# the products.
+#
+# ## Fine print: `Normalize` at `eps` (optional, not graded)
+#
+# Near `eps`, which side a row lands on depends on the last bit of its norm, so "the side where
+# `F.normalize` puts it" means: its norm measured as `F.normalize` measures it, in `x`'s dtype,
+# and compared with `eps` as `x`'s dtype holds it. Float32 holds 0.1 as 0.10000000149, above the
+# Python float, and 0.7 as 0.69999999, below it: a float32 row `[0.7, 0]` with `eps=0.7` is
+# **at** `eps`, and takes the formula `F.normalize`'s own gradient takes there. A norm written
+# another way (`(x * x).sum(-1).sqrt()`), or taken in float64, can differ from it by an ulp and
+# put such a row on the other side.
 
 # %% [markdown]
 # ## Ties in `torch.cummax` (optional, not graded)

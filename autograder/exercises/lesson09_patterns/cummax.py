@@ -14,7 +14,7 @@ from ...exercise import Exercise, sample
 from ...outside_ctx import check_no_state_outside_ctx
 from ...probes import _shares_memory
 from ..shared.layouts import check_noncontiguous_grad_output
-from .contracts import CUMMAX_CLAUSES
+from .contracts import CUMMAX_CLAUSES, CUMMAX_RULES
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
 
 LATER_IN_LESSON = True
@@ -277,5 +277,5 @@ EXERCISES = [
                                                       "allowed", integer=True, also=(0,))},
                            ties=Case(_near_ties, "ties as torch.cummax picks them, one ulp apart "
                                      "as well as exact")),
-             clauses=CUMMAX_CLAUSES),
+             clauses=CUMMAX_CLAUSES, rules=CUMMAX_RULES),
 ]

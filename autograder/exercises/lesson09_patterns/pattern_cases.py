@@ -1,6 +1,6 @@
 """Lesson 09's graded case, shared by all its exercises: values and gradients against the
-reference, and the exact shape and dtype of what backward itself returned (the engine sums a
-gradient it can expand to the input's shape, so a forgotten broadcast sum leaves values right)."""
+reference, and the shape and dtype of what backward itself returned (a shape the input
+broadcasts to is accepted: the engine sums it down, Function contract rule 2)."""
 
 import torch
 
@@ -9,6 +9,7 @@ from ...checks import (Spec, check_inputs_untouched, check_backward_by_hand,
                       make_inputs, reference_gradients, run_backward, run_forward)
 from ...diagnose import shape_hint
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...exercise import sample
 from ...probes import record_returned_gradients
 
@@ -21,29 +22,23 @@ def _shape(shape) -> str:
     return "(" + ", ".join(map(str, dims)) + ("," if len(dims) == 1 else "") + ")"
 
 
-def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
-                        values_right: bool = True) -> str:
-    """Why backward returned grad_{name} in shape ``got`` for an input of shape ``expected``;
-    ``values_right``: the values passed once the engine had reduced the gradient."""
-    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
-                f"of shape {_shape(expected)}")
+def broadcasts_to(shape: tuple, got: tuple) -> bool:
+    """Does an input of ``shape`` broadcast to a gradient of shape ``got``? The engine then
+    sums the gradient down to ``shape`` (Function contract, rule 2): it is accepted."""
     try:
-        expands = torch.broadcast_shapes(expected, got) == torch.Size(got)
+        return torch.broadcast_shapes(shape, got) == torch.Size(got)
     except RuntimeError:
-        expands = False
+        return False
+
+
+def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
+    """Why backward returned grad_{name} in shape ``got``, to which an input of shape
+    ``expected`` does not broadcast (so the engine refuses it)."""
+    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
+                f"of shape {_shape(expected)}, a shape {name} does not broadcast to")
     if _drops_ones(expected, got):  # the same entries, with dims of size 1 added
-        what = f"{name}'s values but " if values_right and expands else ""
-        return (f"{returned}: it has {what}extra dims of size 1 that {name} lacks; which line "
-                "of your backward added them?")
-    if expands and any(e == 1 and g == 0 for e, g in zip(expected[::-1], got[::-1])):
-        return (f"{returned}: a dim where {name} has size 1 and the output size 0 was not "
-                f"summed (the engine summed it for you here); {name} was broadcast along it "
-                "too, though not to a larger size: which test picks the dims your backward "
-                "sums?")
-    if expands:
-        return (f"{returned}: {name} was broadcast along dims your backward did not sum (the "
-                f"engine summed them for you here); along which dims was {name} repeated, and "
-                f"what brings the gradient back to exactly {_shape(expected)}?")
+        return (f"{returned}: it has extra dims of size 1 that {name} lacks; which line of "
+                "your backward added them?")
     if _drops_ones(got, expected):
         return (f"{returned}: a dim of size 1 that {name} has was dropped (a sum without "
                 "keepdim=True, a squeeze, a reshape): which line of your backward dropped it?")
@@ -52,14 +47,7 @@ def returned_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple,
 
 def _shape_mistake(spec: Spec, got: tuple, expected: tuple) -> str:
     """The id ``returned_shape_hint`` names, where the shapes prove it."""
-    if _drops_ones(expected, got):
-        return f"{spec.name}/extra-size-1-dims"
-    try:
-        if torch.broadcast_shapes(expected, got) == torch.Size(got):
-            return f"{spec.name}/broadcast-dims-not-summed"
-    except RuntimeError:
-        pass
-    return ""
+    return f"{spec.name}/extra-size-1-dims" if _drops_ones(expected, got) else ""
 
 
 def _drops_ones(got: tuple, expected: tuple) -> bool:
@@ -70,17 +58,17 @@ def _drops_ones(got: tuple, expected: tuple) -> bool:
             and all(any(size == other for other in rest) for size in got))
 
 
-def check_returned_shapes(spec: Spec, returned: list, values: dict,
-                          values_right: bool = True) -> None:
-    """What backward itself returned has exactly the shape and dtype of each tensor input."""
+def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
+    """What backward itself returned has the dtype of each tensor input, and its shape or a
+    shape the input broadcasts to (which the engine sums down: Function contract, rule 2)."""
     for grads in returned:
         for (name, value), grad in zip(values.items(), grads):
             if not (isinstance(value, torch.Tensor) and value.is_floating_point()
                     and isinstance(grad, torch.Tensor)):
                 continue
-            if grad.shape != value.shape:
-                got, expected = tuple(grad.shape), tuple(value.shape)
-                raise GradingError(returned_shape_hint(spec, name, got, expected, values_right),
+            got, expected = tuple(grad.shape), tuple(value.shape)
+            if got != expected and not broadcasts_to(expected, got):
+                raise GradingError(returned_shape_hint(spec, name, got, expected),
                                    mistake=_shape_mistake(spec, got, expected))
             if grad.dtype != value.dtype:
                 said = (f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} "
@@ -134,7 +122,7 @@ def check_ctx_tensors(spec: Spec, forward) -> None:
     where = ", ".join(forward.ctx_tensor_attributes)
     rule = ("one it can do without (the contract's saving clause) is not kept anywhere"
             if spec.name in SAVING_CLAUSE else "a tensor is never a ctx attribute (a rule for "
-            "every exercise, listed at the top of the lesson)")
+            f"every exercise) {rule_reference('ctx')}")
     raise GradingError(
         f"{spec.name} stores a tensor as {where}, out of autograd's sight (no check of in-place "
         "changes, no saved-tensor hooks): does backward need that tensor at all? One it needs "
@@ -148,7 +136,7 @@ def graded_case(function, spec: Spec, values: dict, tolerance=None):
     try:
         forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
     except GradingError as error:
-        check_returned_shapes(spec, returned, values, values_right=False)  # the precise hint
+        check_returned_shapes(spec, returned, values)  # the precise hint
         raise explain_broadcast_error(spec, error) from error
     check_returned_shapes(spec, returned, values)
     check_ctx_tensors(spec, forward)

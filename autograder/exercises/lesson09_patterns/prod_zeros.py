@@ -63,31 +63,6 @@ def check_tiny_entries(function, spec, device) -> None:
     _check_tiny(function, spec, TINY_SLICES.to(device), TINY_WHERE, rtol=1e-9)
     x = TINY_SLICES_32.to(device)
     _check_tiny(function, spec, x, TINY_WHERE_32, rtol=1e-4, grad_output=torch.ones_like(x[:, 0]))
-    check_subnormal_division(function, spec, device)
-
-
-def check_subnormal_division(function, spec, device) -> None:
-    """The truth is the exact product of the others: on [s, 1.3] with s the smallest subnormal,
-    y = s * 1.3 rounds to s, so y / x gives 1.0 where the product of the others is 1.3 (which
-    torch.prod's own backward, dividing, gives too). Float64 and float32, grad_output of ones."""
-    for dtype, rtol in ((torch.float64, 1e-9), (torch.float32, 1e-4)):
-        tiny = torch.nextafter(torch.zeros((), dtype=dtype), torch.ones((), dtype=dtype))
-        x = torch.stack([tiny, torch.tensor(1.3, dtype=dtype)]).reshape(1, 2).to(device)
-        got, _, _ = gradient_for(function, spec, {"x": x, "dim": 1},
-                                 grad_output=torch.ones(1, dtype=dtype, device=device))
-        if not isinstance(got, torch.Tensor) or got.shape != x.shape:
-            return  # graded_case names a missing or mis-shaped gradient
-        truth = x.flip(1)  # the product of the other entry: exact
-        if torch.isclose(got.to(dtype), truth, rtol=rtol, atol=0).all():
-            continue
-        where = (f"(with x = [[{tiny.item():.3g}, 1.3]], dim=1, {str(dtype)[6:]}, grad_output of "
-                 "ones: the product of the others is [1.3, " f"{tiny.item():.3g}])")
-        raise GradingError("ProdOverDim's gradient divides the product by the entry (y / x) on "
-                           "a slice with a subnormal entry: y = x0 * 1.3 rounds to x0 there, so "
-                           "y / x0 is 1.0, not 1.3, the product of the other entries that the "
-                           "contract asks for. What else could that product be computed from? "
-                           f"{where}",
-                           f"got {got.tolist()}", mistake="ProdOverDim/divides-subnormal")
 
 
 def _check_tiny(function, spec, x, where, rtol, grad_output=None) -> None:

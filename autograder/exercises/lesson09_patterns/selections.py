@@ -16,7 +16,8 @@ from ...outside_ctx import check_no_state_outside_ctx
 from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
-from .contracts import INDEX_SELECT_CLAUSES, NORMALIZE_CLAUSES
+from .contracts import (INDEX_SELECT_CLAUSES, INDEX_SELECT_RULES, NORMALIZE_CLAUSES,
+                        NORMALIZE_RULES)
 from .normalize_float32 import check_float32_row_at_held_eps, check_float32_rows_at_eps
 from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
@@ -316,7 +317,8 @@ EXERCISES = [
              example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
              contract=("repeated index", "empty index", "1-D x", "saves only index",
                        "non-contiguous grad_output"),
-             domain=Domain(SELECT, _select_values), clauses=INDEX_SELECT_CLAUSES),
+             domain=Domain(SELECT, _select_values), clauses=INDEX_SELECT_CLAUSES,
+             rules=INDEX_SELECT_RULES),
     Exercise("Normalize", LESSON, normalize_full,
              example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
              contract=("rows below eps and a row of zeros", "1-D x",
@@ -326,5 +328,5 @@ EXERCISES = [
                            constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
                                                       "correct on rows whose norm is below "
                                                       "eps", also=(1e-3,))}),
-             clauses=NORMALIZE_CLAUSES),
+             clauses=NORMALIZE_CLAUSES, rules=NORMALIZE_RULES),
 ]

@@ -1,5 +1,7 @@
-"""Lesson 09: answers with known verdicts for BroadcastMul (gradients summed back to each
-input's shape: the leading dims and the size-1 dims, lined up from the right)."""
+"""Lesson 09: answers with known verdicts for BroadcastMul: gradients summed back to each
+input's shape (the leading dims and the size-1 dims, lined up from the right), or left in a shape
+the input broadcasts to, which the engine sums (Function contract, rule 2); the other factor,
+not the output divided by an input; no work for a gradient nobody needs."""
 
 from .. import Mistake, Unusual
 from .answers import _MUL_BOTH, _function, _mul
@@ -97,14 +99,49 @@ UNUSUAL = [
                   else (grad_output * a).sum())
         return ga, gb
 ''')),
+    # Mistakes until the Function contract's rule 2 accepted a gradient of a shape the input
+    # broadcasts to (the engine sums it down): each leaves some broadcast dims unsummed
+    Unusual("BroadcastMul", "sums leading dims only (size-1 dims unsummed)",
+            _mul('''
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            g = grad_output * b
+            ga = g.sum(dim=list(range(g.dim() - a.dim()))) if g.dim() > a.dim() else g
+        if ctx.needs_input_grad[1]:
+            g = grad_output * a
+            gb = g.sum(dim=list(range(g.dim() - b.dim()))) if g.dim() > b.dim() else g
+        return ga, gb
+''')),
+    Unusual("BroadcastMul", "sums only the dims where the input is smaller than the output",
+            _mul('''
+        def reduce_to(g, shape):
+            lead = g.dim() - len(shape)
+            g = g.sum(tuple(range(lead))) if lead else g
+            dims = tuple(i for i, (s, o) in enumerate(zip(shape, g.shape)) if s < o)
+            return g.sum(dims, keepdim=True) if dims else g
+        grad_a = reduce_to(grad_output * b, a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = reduce_to(grad_output * a, b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+''')),
 ]
 
 
 MISTAKES = [
+    # leaves the sums to the engine (accepted: rule 2) but computes both gradients always
     Mistake("BroadcastMul", "forgot to sum the broadcast dims",
-            "was broadcast along dims your backward did not sum",
-            _mul("        return grad_output * b, grad_output * a\n"),
-            named=True, nbgrader=True),
+            "returns a tensor for b when only a requires grad",
+            _mul("        return grad_output * b, grad_output * a\n"), named=True, nbgrader=True),
+    # extra dims of size 1 (accepted: rule 2), but both gradients computed always
+    Mistake("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
+            "returns a tensor for b when only a requires grad",
+            _mul('''
+        def reduce(g, shape):
+            padded = (1,) * (g.dim() - len(shape)) + tuple(shape)
+            dims = [i for i, size in enumerate(padded) if size == 1 and g.shape[i] != 1]
+            return g.sum(dims, keepdim=True) if dims else g
+
+        return reduce(grad_output * b, a.shape), reduce(grad_output * a, b.shape)
+''')),
     Mistake("BroadcastMul", "sum without keepdim", "keepdim", _mul('''
         def reduce(g, shape):
             while g.dim() > len(shape):
@@ -131,27 +168,6 @@ MISTAKES = [
     Mistake("BroadcastMul", "gradients swapped", "grad_output times a itself", _mul(
         "        return (grad_output * a).sum_to_size(a.shape), "
         "(grad_output * b).sum_to_size(b.shape)\n")),
-    Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)",
-            "was broadcast along dims your backward did not sum",
-            _mul('''
-        ga = gb = None
-        if ctx.needs_input_grad[0]:
-            g = grad_output * b
-            ga = g.sum(dim=list(range(g.dim() - a.dim()))) if g.dim() > a.dim() else g
-        if ctx.needs_input_grad[1]:
-            g = grad_output * a
-            gb = g.sum(dim=list(range(g.dim() - b.dim()))) if g.dim() > b.dim() else g
-        return ga, gb
-''')),
-    Mistake("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
-            "has b's values but extra dims of size 1 that b lacks", _mul('''
-        def reduce(g, shape):
-            padded = (1,) * (g.dim() - len(shape)) + tuple(shape)
-            dims = [i for i, size in enumerate(padded) if size == 1 and g.shape[i] != 1]
-            return g.sum(dims, keepdim=True) if dims else g
-
-        return reduce(grad_output * b, a.shape), reduce(grad_output * a, b.shape)
-''')),
     Mistake("BroadcastMul", "computes grad_b always, returns None when not needed",
             "does the same work when only a",
             _mul('''
@@ -198,5 +214,24 @@ MISTAKES = [
         ga = (g * b).sum_to_size(sa) if ctx.needs_input_grad[0] else None
         gb = (g * a).sum_to_size(sb) if ctx.needs_input_grad[1] else None
         return ga, gb
+''')),
+    # the other factor recovered from the output, its zeros guarded: 0 or inf where a * b
+    # underflows or overflows
+    Mistake("BroadcastMul", "the other factor recovered as y / a, zeros guarded with where",
+            "is 0 or inf where a * b underflows or overflows", _mul('''
+        y = a * b
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = (grad_output * torch.where(a != 0, y / a, b)).sum_to_size(a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = (grad_output * torch.where(b != 0, y / b, a)).sum_to_size(b.shape)
+        return grad_a, grad_b
+'''), named=True),
+    Mistake("BroadcastMul", "grad_output multiplied in place when one gradient is asked for",
+            "modified grad_output in place", _mul('''
+        if ctx.needs_input_grad[0] and ctx.needs_input_grad[1]:
+''' + "    " + _MUL_BOTH + '''        if ctx.needs_input_grad[0]:
+            return grad_output.mul_(b).sum_to_size(a.shape), None
+        return None, grad_output.mul_(a).sum_to_size(b.shape)
 ''')),
 ]

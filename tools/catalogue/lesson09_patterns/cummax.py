@@ -5,6 +5,17 @@ latest)."""
 from .. import Mistake, Unusual
 from .answers import _CUMMAX_FORWARD, _SCATTER_ADD, _cummax, _function
 
+_MOVEDIM_FORWARD = '''    def forward(ctx, x, dim):
+        values, indices = torch.cummax(x.movedim(dim, -1), -1)
+        ctx.save_for_backward(indices.movedim(-1, dim)KEEP)
+        ctx.dim = dim
+        return values.movedim(-1, dim)
+'''
+_SCATTER_BACK = '''    def backward(ctx, grad_output):
+        indices, = ctx.saved_tensors
+        return torch.zeros_like(grad_output).scatter_add(ctx.dim, indices, grad_output), None
+'''
+
 
 # the saved x reused as the zero buffer of the scatter-add
 CUMMAX_BUFFER_IS_X = _function("CumMax", '''
@@ -84,6 +95,17 @@ UNUSUAL = [
             out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 1])
         return out.movedim(-1, d), None
 ''')),
+    Unusual("CumMax", "cummax along the last dim after movedim, the indices saved as a view",
+            _function("CumMax", _MOVEDIM_FORWARD.replace("KEEP", ""), _SCATTER_BACK)),
+    Unusual("CumMax", "index_add one flattened slice at a time", _cummax('''
+        d = ctx.dim % grad_output.dim()
+        g = grad_output.movedim(d, -1).reshape(-1, grad_output.shape[d])
+        i = indices.movedim(d, -1).reshape(-1, grad_output.shape[d])
+        out = torch.zeros_like(g)
+        for r in range(g.shape[0]):
+            out[r] = out[r].index_add(0, i[r], g[r])
+        return out.reshape(grad_output.movedim(d, -1).shape).movedim(-1, d), None
+''', forward=_CUMMAX_FORWARD)),
 ]
 
 
@@ -185,4 +207,9 @@ MISTAKES = [
                 "        dim = ctx.dim if ctx.dim >= 0 else -1\n"
                 "        return torch.zeros_like(grad_output).scatter_add(dim, indices, "
                 "grad_output), None\n")),
+    # a copy wherever dim is not the last
+    Mistake("CumMax", "cummax after movedim, the indices moved back with .contiguous() (a copy)",
+            "forward made beside the indices torch.cummax returned",
+            _function("CumMax", _MOVEDIM_FORWARD.replace("KEEP", ".contiguous()"),
+                      _SCATTER_BACK), named=True),
 ]

@@ -31,6 +31,12 @@ UNUSUAL = [
         flipped = torch.flip(grad_output, [dim])
         return torch.flip(torch.cumsum(flipped, dim=dim, dtype=grad_output.dtype), [dim]), None
 ''')),
+    Unusual("Cumsum", "a matmul with a triangle of ones along dim", _cumsum('''
+        g = grad_output.movedim(dim, -1)
+        n = g.shape[-1]
+        lower = torch.ones(n, n, dtype=g.dtype, device=g.device).tril()  # [o, i]: i <= o
+        return (g @ lower).movedim(-1, dim), None
+''')),
 ]
 
 

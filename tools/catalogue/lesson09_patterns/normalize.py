@@ -5,6 +5,16 @@ from .. import Mistake, Unusual
 from .answers import _PROJECTION, _function, _normalize
 
 
+_F64_NORM = '''
+    def forward(ctx, x, eps):
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True, dtype=torch.float64)
+        y = (x / norm.clamp_min(eps)).to(x.dtype)
+        ctx.save_for_backward(y, SAVED)
+        ctx.eps = eps
+        return y
+'''
+
+
 UNUSUAL = [
     Unusual("Normalize", "two branches with torch.where", _normalize('''
         radial = (y * grad_output).sum(dim=-1, keepdim=True)
@@ -52,6 +62,19 @@ UNUSUAL = [
         mask = (norm >= ctx.eps).to(y.dtype)
         divisor = torch.maximum(norm, torch.full_like(norm, ctx.eps))
         return torch.addcmul(grad_output, y, dot * mask, value=-1) / divisor, None
+''')),
+    Unusual("Normalize", "norm saved without keepdim, the two cases picked by torch.where",
+            _normalize('''
+        n = norm.unsqueeze(-1)
+        projected = (grad_output - y * (y * grad_output).sum(-1, keepdim=True)) / n
+        return torch.where(n >= ctx.eps, projected, grad_output / ctx.eps), None
+''', forward='''
+    def forward(ctx, x, eps):
+        norm = x.norm(dim=-1)
+        y = x / norm.clamp_min(eps).unsqueeze(-1)
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+        return y
 ''')),
 ]
 
@@ -117,4 +140,26 @@ MISTAKES = [
             return grad_output.sub_(y * radial * above).div_(norm.clamp_min(ctx.eps)), None
         return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
 ''')),
+    # a norm taken in float64 "for accuracy": F.normalize's is the float32 norm, so rows within
+    # an ulp of eps change case; or saved in float64, bytes of its own
+    Mistake("Normalize", "the norm taken in float64 for accuracy, saved in float64",
+            "a norm taken in float64", _normalize('''
+        above = norm >= ctx.eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return ((grad_output - y * radial * above) / norm.clamp_min(ctx.eps)).to(
+            grad_output.dtype), None
+''', forward=_F64_NORM.replace("SAVED", "norm")), named=True),
+    Mistake("Normalize", "the norm taken in float64, rounded to x's dtype and saved",
+            "wrong on a float32 row within one ulp of eps", _normalize(_PROJECTION, forward=_F64_NORM.replace(
+                "SAVED", "norm.to(x.dtype)")), named=True),
+    Mistake("Normalize", "x's norm saved in float64 (placed right, bytes of its own)",
+            "number per row in float64", _normalize("        norm = norm.to(y.dtype)\n"
+                                                    + _PROJECTION, forward='''
+    def forward(ctx, x, eps):
+        norm = x.norm(dim=-1, keepdim=True)
+        y = x / norm.clamp_min(eps)
+        ctx.save_for_backward(y, norm.double())
+        ctx.eps = eps
+        return y
+'''), named=True),
 ]

@@ -1,10 +1,12 @@
 """Lesson 09's Normalize: backwards that tell a row above eps from one below by another test than
 the norm against eps (the length of y, the divisor with isclose, a safety margin or a float32
-copy, the norm rebuilt as |y| x divisor, the norm of x.float(), eps as a float32 tensor), most
-of them wrong only on rows within a few ulps of eps."""
+copy, the norm rebuilt as |y| x divisor, the norm of x.float(), eps as a float32 tensor, the
+clamped divisor against eps, the squared norm against eps**2), or by a norm other than
+F.normalize's (the textbook (x * x).sum(-1).sqrt(), a float32 norm compared in float64), most of
+them wrong only on rows within a few ulps of eps."""
 
-from .. import Mistake
-from .answers import _function
+from .. import Mistake, edit
+from .answers import _NORMALIZE_FORWARD, _PROJECTION, _function, _normalize
 
 
 _NORMALIZE_BY_LENGTH = _function("Normalize", '''
@@ -97,4 +99,78 @@ MISTAKES = [
                 "TEST", "torch.linalg.vector_norm(y, dim=-1, keepdim=True) * divisor >= ctx.eps")),
     Mistake("Normalize", "eps as torch.tensor(eps) in forward and backward",
             "eps became a float32 tensor", _NORMALIZE_TENSOR_EPS),
+    Mistake("Normalize", "norm as (x * x).sum(-1).sqrt()",
+            "your norm is not F.normalize's", _normalize(_PROJECTION, forward='''
+    def forward(ctx, x, eps):
+        norm = (x * x).sum(-1, keepdim=True).sqrt()
+        y = x / norm.clamp_min(eps)
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+        return y
+'''), named=True),
+    # the float32 row at eps as float32 holds it
+    Mistake("Normalize", "saves the clamped norm; the branch from the output's length",
+            "equals eps as float32 holds it for a row below eps",
+            _normalize('''
+        eps = ctx.eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        projected = torch.where(norm > eps, grad_output - y * radial, grad_output)
+        return projected / norm, None
+''', forward='''
+    def forward(ctx, x, eps):
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp_min(eps)
+        y = x / norm
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+        return y
+'''), named=True),
+    Mistake("Normalize", "saves the clamped divisor; above eps told by divisor > eps",
+            "equals eps as float32 holds it for a row below eps",
+            _function("Normalize", '''
+    def forward(ctx, x, eps):
+        divisor = x.norm(dim=-1, keepdim=True).clamp_min(eps)
+        y = x / divisor
+        ctx.save_for_backward(y, divisor)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, divisor = ctx.saved_tensors
+        above = divisor > ctx.eps
+        radial = torch.where(above, y * (y * grad_output).sum(-1, keepdim=True), 0)
+        return (grad_output - radial) / divisor, None
+'''), named=True),
+    # eps that float32 rounds down (0.7, 1e-12) as well as up (0.1)
+    Mistake("Normalize", "float32 norm compared with eps in float64 (norm.double() >= eps)",
+            "compares a float32 row's norm with eps in float64",
+            _normalize(edit(_PROJECTION, ("above = norm >= ctx.eps",
+                                          "above = norm.double() >= ctx.eps"))), named=True),
+    Mistake("Normalize", "the divisor chosen in float64 too (where(norm.double() >= eps, ...))",
+            "compares a float32 row's norm with eps in float64", _normalize('''
+        above = norm.double() >= ctx.eps
+        eps = torch.tensor(ctx.eps, dtype=torch.float64)
+        div = torch.where(above, norm.double(), eps).to(grad_output.dtype)
+        return (grad_output - y * (y * grad_output).sum(-1, keepdim=True) * above) / div, None
+''', forward='''
+    def forward(ctx, x, eps):
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        eps64 = torch.tensor(eps, dtype=torch.float64)
+        div = torch.where(norm.double() >= eps, norm.double(), eps64).to(x.dtype)
+        y = x / div
+        ctx.save_for_backward(y, norm)
+        ctx.eps = eps
+        return y
+''')),
+    # wrong at eps = 0.7, right at 1e-12: told what the failing case shows
+    Mistake("Normalize", "the squared norm saved and compared with eps**2 (in float32)",
+            "for a row below eps (its gradient is grad_output / eps, no projection)",
+            edit(_normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        above = sq >= ctx.eps ** 2
+        return (grad_output - y * radial * above) / torch.where(above, sq.sqrt(), ctx.eps), None
+''', edit(_NORMALIZE_FORWARD, ("ctx.save_for_backward(y, norm)",
+                                "ctx.save_for_backward(y, norm * norm)"))),
+                 ("y, norm = ctx.saved_tensors", "y, sq = ctx.saved_tensors"))),
 ]
+
+UNUSUAL = []

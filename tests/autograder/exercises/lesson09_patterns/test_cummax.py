@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.exercises.lesson09_patterns.cummax import CASES, TIES, _first_tie_gradient, _targets
-from tests.autograder.catalogued import graded_mistake
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.solutions import solution
 
@@ -88,8 +88,8 @@ def test_indices_copied_after_a_movedim_are_named_along_dim_0():
     """Is a copy of torch.cummax's indices (cummax on x.movedim(dim, -1), the indices moved back
     with .contiguous()) named, though along the last dim .contiguous() copies nothing?"""
     from autograder.exercises.lesson09_patterns.cummax import check_saves_cummax_indices
-    from tools.catalogue.lesson09_patterns.review54 import MISTAKES
-    copy, = [m for m in MISTAKES if m.exercise == "CumMax"]
+    copy = mistake("CumMax",
+                   "cummax after movedim, the indices moved back with .contiguous() (a copy)")
     with pytest.raises(AssertionError, match=r"dim=0\)"):
-        check_saves_cummax_indices(copy.load(), "cpu")
+        check_saves_cummax_indices(copy, "cpu")
     check_saves_cummax_indices(solution("CumMax"), "cpu")

@@ -16,7 +16,7 @@ from autograder.exercises.lesson09_patterns.patterns import (BROADCAST_MUL, BROA
 from autograder.exercises.lesson09_patterns.selections import (EXERCISES, NORMALIZE_SHAPES, SELECT,
                                                                SELECT_CASES, check_saves_index_only)
 from autograder.probes import record_returned_gradients
-from tests.autograder.catalogued import graded_mistake, mistake
+from tests.autograder.catalogued import graded_mistake, mistake, unusual
 from tests.autograder.exercises.battery import run
 from tools.catalogue import lesson09_patterns
 from tools.solutions import solution
@@ -125,9 +125,8 @@ class TestReturnedShapes:
     """What backward returned is checked before the engine reduces it."""
 
     def test_hints(self):
-        """Does each wrong shape get the hint that names its likely cause?"""
-        assert "was broadcast along dims your backward did not sum" in returned_shape_hint(
-            BROADCAST_MUL, "a", (3, 4), (4,))
+        """Does each shape the input does not broadcast to get the hint that names its likely
+        cause?"""
         dropped = returned_shape_hint(BROADCAST_MUL, "a", (3,), (3, 1))
         assert "a dim of size 1 that a has was dropped (a sum without keepdim=True, a squeeze, "\
             "a reshape)" in dropped
@@ -136,20 +135,19 @@ class TestReturnedShapes:
             assert "was dropped" not in returned_shape_hint(BROADCAST_MUL, "a", *flattened)
         assert "a transpose?" in returned_shape_hint(BROADCAST_MUL, "a", (4, 3), (3, 4))
 
-    def test_extra_dims_of_size_1_are_not_a_forgotten_sum(self):
-        """A grad_b of shape (1, 1, 4) for b of shape (4,) holds b's values (summed with
-        keepdim after left-padding): is it told to drop the extra ones, not to sum?"""
-        padded = returned_shape_hint(BROADCAST_MUL, "b", (1, 1, 4), (4,))
-        assert "it has b's values but extra dims of size 1 that b lacks; which line of your " \
-            "backward added them?" in padded
-        assert "forgot to sum" not in padded and "sum_to_size" not in padded
-        unproven = returned_shape_hint(BROADCAST_MUL, "b", (1, 1, 4), (4,), values_right=False)
-        assert "extra dims of size 1" in unproven and "b's values" not in unproven
-        # (4, 1) for (4,): the engine refuses it, so the values were never compared
+    def test_shapes_the_input_broadcasts_to_are_accepted(self):
+        """A grad_b of shape (1, 1, 4) or (3, 4) for b of shape (4,) is summed down by the engine
+        (Function contract, rule 2): accepted. (4, 1), which b does not broadcast to, is refused,
+        and told to drop the extra dim of size 1."""
+        b = torch.randn(4, dtype=torch.float64)
+        for shape in [(1, 1, 4), (3, 4), (2, 1, 4)]:
+            check_returned_shapes(BROADCAST_MUL, [(None, torch.zeros(shape, dtype=b.dtype))],
+                                  {"a": b, "b": b})
         refused = returned_shape_hint(BROADCAST_MUL, "b", (4, 1), (4,))
-        assert "extra dims of size 1" in refused
-        assert "b's values" not in refused
-        assert "extra dims" not in returned_shape_hint(BROADCAST_MUL, "b", (3, 4), (4,))
+        assert "does not broadcast to" in refused and "extra dims of size 1" in refused
+        with pytest.raises(GradingError):
+            check_returned_shapes(BROADCAST_MUL, [(None, torch.zeros(4, 1, dtype=b.dtype))],
+                                  {"a": b, "b": b})
 
     def test_a_dtype_change_blames_lost_precision_only_when_narrower(self):
         """float32 returned for float64 lost precision before the engine converted it; float64
@@ -164,17 +162,18 @@ class TestReturnedShapes:
             assert "keep the input's dtype" in failure.value.hint
             assert ("after the precision was lost" in failure.value.hint) is lost, returned_dtype
 
-    def test_a_forgotten_sum_passes_the_values_but_not_the_shape(self, raises_hint):
-        """The engine makes a forgotten sum's values right: is it caught all the same?"""
-        wrong = mistake("BroadcastMul", "forgot to sum the broadcast dims")
-        probe, returned = record_returned_gradients(wrong)
-        a = torch.randn(4, dtype=torch.float64, requires_grad=True)
-        b = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-        probe.apply(a, b).sum().backward()
-        assert torch.allclose(a.grad, b.detach().sum(0))  # right values, summed by the engine
+    def test_a_sum_left_to_the_engine_is_accepted(self):
+        """The engine sums a gradient left in the output's shape with the very sum sum_to_size
+        takes (rule 2): are its values right, bit for bit, and its shape accepted?"""
+        probe, returned = record_returned_gradients(
+            unusual("BroadcastMul", "sums leading dims only (size-1 dims unsummed)"))
+        a = torch.randn(3, 1, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(4, dtype=torch.float64, requires_grad=True)
+        g = torch.randn(3, 4, dtype=torch.float64)
+        probe.apply(a, b).backward(g)
+        assert torch.equal(a.grad, (g * b.detach()).sum_to_size(3, 1))
         assert tuple(returned[0][0].shape) == (3, 4)
-        with raises_hint("was broadcast along dims your backward did not sum"):
-            check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b})
+        check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b})
 
     def test_a_case_names_the_engine_refusal_as_keepdim(self, raises_hint):
         """When the engine refuses the shape, is the hint still the keepdim one?"""
@@ -207,9 +206,6 @@ def test_prod_zero_cases_without_division():
 @pytest.mark.parametrize("exercise, name, expected", [
     ("BroadcastMul", "the other input recovered as y / a (nan where a holds 0)",
      "BroadcastMul/divides-by-input"),
-    ("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
-     "BroadcastMul/extra-size-1-dims"),
-    ("BroadcastMul", "forgot to sum the broadcast dims", "BroadcastMul/broadcast-dims-not-summed"),
     ("BroadcastMul", "leading dims summed with t.sum(()) when there are none",
      "BroadcastMul/sum-of-no-dims-sums-all"),
     ("BroadcastMul", "size-1 dims summed left-aligned, before the leading dims",

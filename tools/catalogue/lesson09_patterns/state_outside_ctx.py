@@ -1,0 +1,46 @@
+"""Lesson 09: what backward needs kept somewhere other than its call's ctx (Function contract,
+rule 4): tensors as ctx attributes, out of autograd's sight (BroadcastMul's and ProdOverDim's
+inputs; Cumsum's x, which backward does not need at all), and the last call's tensors in a
+module global (CumMax's indices, IndexSelect's index)."""
+
+from .. import Mistake, edit
+from .answers import (_CUMMAX_FORWARD, _INDEX_ADD, _MUL_FORWARD, _PROD_EXACT, _PROD_FORWARD,
+                      _REVERSED, _SCATTER_ADD, _SELECT_FORWARD, _cummax, _cumsum, _mul, _prod,
+                      _select)
+
+_MUL_NEEDED = '''        grad_a = (grad_output * b).sum_to_size(a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = (grad_output * a).sum_to_size(b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+'''
+_GLOBAL = "_KEPT = {}\n"
+
+MISTAKES = [
+    Mistake("BroadcastMul", "a and b kept as ctx attributes",
+            "a tensor is never a ctx attribute (a rule for every exercise",
+            edit(_mul(_MUL_NEEDED, edit(_MUL_FORWARD, ("ctx.save_for_backward(a, b)",
+                                                       "ctx.a, ctx.b = a, b"))),
+                 ("a, b = ctx.saved_tensors", "a, b = ctx.a, ctx.b"))),
+    Mistake("ProdOverDim", "x kept as a ctx attribute",
+            "a tensor is never a ctx attribute (a rule for every exercise",
+            edit(_prod(_PROD_EXACT, edit(_PROD_FORWARD, ("ctx.save_for_backward(x)",
+                                                         "ctx.x = x"))),
+                 ("x, = ctx.saved_tensors", "x = ctx.x"))),
+    Mistake("Cumsum", "x kept on ctx for its shape", "does backward need that tensor at all",
+            _cumsum(_REVERSED.replace(".flip(dim), None", ".flip(dim).reshape(ctx.x.shape), None"),
+                    forward='''    def forward(ctx, x, dim):
+        ctx.x, ctx.dim = x, dim
+        return torch.cumsum(x, dim)
+'''), named=True),
+    Mistake("IndexSelect", "the index kept in a module global",
+            "IndexSelect.forward kept state outside ctx: _KEPT in a module global",
+            _GLOBAL + edit(_select(_INDEX_ADD, forward=edit(
+                _SELECT_FORWARD, ("ctx.save_for_backward(index)", "_KEPT['index'] = index"))),
+                ("        index, = ctx.saved_tensors\n", "        index = _KEPT['index']\n"))),
+    Mistake("CumMax", "the indices of the last call kept in a module global",
+            "CumMax.forward kept state outside ctx: _KEPT in a module global",
+            _GLOBAL + edit(_cummax(_SCATTER_ADD, forward=edit(
+                _CUMMAX_FORWARD, ("ctx.save_for_backward(indices)", "_KEPT['indices'] = indices"))),
+                ("        indices, = ctx.saved_tensors\n", "        indices = _KEPT['indices']\n"))),
+]
+
+UNUSUAL = []
