@@ -9,33 +9,27 @@
 # %% [markdown]
 # # Lesson 11 · Fused losses: gradients computed in forward, logits never materialised
 #
-# A language model ends by multiplying its hidden states `x` of shape $(N, d)$, one row per
-# token, by a vocabulary matrix `weight` of shape $(V, d)$, and scoring the $(N, V)$ logits
-# with a cross-entropy. At $N = 8192$ tokens and a vocabulary of $V = 128\text{k}$ the
-# float32 logits alone take $8192 \cdot 131072 \cdot 4$ bytes = **4 GiB**, often more memory
-# than all the activations a checkpointed model keeps (lesson 05). Fused losses avoid
-# creating them by working on a few rows (or a block of the vocabulary) at a time, and they differ
-# in when the gradients are computed. Liger-Kernel's fused linear cross-entropy, which you build
-# here, computes them **during forward**, while each chunk of logits exists, so that backward has
-# nothing left to do but multiply. Apple's Cut Cross-Entropy (Wijmans et al., 2024) computes only
-# the loss in forward (a blockwise log-sum-exp, keeping one number per row) and **recomputes** the
-# logits block by block in backward, skipping the blocks whose softmax is negligible: one more
-# matrix product, and no gradient-sized tensors kept between the passes.
+# **About 150 minutes** for the main path: about an hour to read and run it, the rest for the
+# three exercises. The optional sections after the Summary take about 40 minutes more.
+#
+# A language model ends by multiplying its hidden states `x` $(N, d)$, one row per token, by a
+# vocabulary matrix `weight` $(V, d)$, and scoring the $(N, V)$ logits with a cross-entropy. At
+# $N = 8192$ tokens and $V = 128\text{k}$ the float32 logits alone take **4 GiB**. Fused losses
+# never create them: Liger-Kernel's fused linear cross-entropy, which you build here, works on
+# a few rows at a time and computes the gradients **during forward**, while each chunk of
+# logits exists; Apple's Cut Cross-Entropy instead recomputes the logits block by block in
+# backward.
 #
 # By the end of this lesson you can:
 # 1. derive the cross-entropy's backward, with what `ignore_index` changes in it;
 # 2. write a stable `CrossEntropy` Function that keeps the logits and one number per row;
 # 3. compute a loss chunk by chunk, then its gradients in forward;
-# 4. say what `ctx.needs_input_grad` and `torch.is_grad_enabled()` can and cannot tell a
-#    Function's forward, and skip the gradients nobody will use;
-# 5. scale saved gradients without changing them, and accumulate float16 / bfloat16 in
-#    float32 (what that costs in memory at a language model's proportions, and the chunk
-#    size's trade of peak against time, are in the optional sections after the summary);
-# 6. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
+# 4. say what `ctx.needs_input_grad` and `torch.is_grad_enabled()` can tell a Function's
+#    forward, and skip the gradients nobody will use;
+# 5. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
 #
 # Exercises: **✎ 1 `CrossEntropy`**, **✎ 2 `linear_cross_entropy`** (with its Function
-# `LinearCrossEntropy`), and at the end a transfer exercise nobody works through for you,
-# **✎ 3 `SmoothedCrossEntropy`** (label smoothing and PaLM's z-loss).
+# `LinearCrossEntropy`), and the transfer exercise **✎ 3 `SmoothedCrossEntropy`**.
 
 # %% nbgrader={"locked": true}
 import matplotlib.pyplot as plt
@@ -121,18 +115,13 @@ compare_all(predicted_memory, {
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# `F.linear` keeps `x` and `weight` (its inputs, no new memory; the weight is listed as
-# $(d, V)$ because the node saves the transposed view `weight.t()`, which shares its
-# storage), and `F.cross_entropy`, which is `log_softmax` followed by `nll_loss`, keeps
-# the log-probabilities: one $(N, V)$ tensor, listed twice, since `log_softmax` saves its
-# output and `nll_loss` saves its input, and they are the same tensor. The last two are small:
-# the $(N,)$ targets and `nll_loss`'s 0-d `total_weight`, both kept by `nll_loss`.
-# The peak of the forward is **two** $(N, V)$ tensors, the logits and the log-probabilities
-# alive at once; the logits go when forward ends, the log-probabilities stay. Backward creates
-# two more (the gradient of the log-probabilities and that of the logits) while the
-# log-probabilities are still alive, so the whole step peaks at **three**, 96 MiB. The loss is
-# one number. Everything between it and `x` is $V/d = 128$ times bigger
-# than `x`.
+# `F.linear` keeps `x` and `weight` (its inputs: no new memory; the weight appears as
+# $(d, V)$, the transposed view it saves). `F.cross_entropy`, `log_softmax` then `nll_loss`,
+# keeps the log-probabilities: one $(N, V)$ tensor, listed twice (the output of one op, the
+# input of the next), beside the $(N,)$ targets and a 0-d weight total. Forward peaks at
+# **two** $(N, V)$ tensors, the logits and the log-probabilities; backward creates two more
+# while the log-probabilities are alive, so the step peaks at **three**, 96 MiB, for a loss
+# that is one number.
 # </details>
 #
 # ## The loss, and how to compute it stably
@@ -144,14 +133,13 @@ compare_all(predicted_memory, {
 #    = \underbrace{\log \sum_k e^{z_{ik}}}_{\operatorname{lse}(z_i)} - z_{i y_i},
 #  \qquad L = \frac{1}{M} \sum_{i \,:\, y_i \ne \text{ignore}} \ell_i ,$$
 #
-# where `ignore_index` marks rows that do not count (padding, a prompt the model should not
-# be trained on) and $M$ is the number of rows that do.
+# where `ignore_index` marks rows that do not count (padding, a prompt) and $M$ is the number
+# of rows that do.
 #
-# **Predict, then run.** Logits of magnitude $10^4$ happen (a model that has diverged, or
-# logits divided by a small temperature). What does the textbook formula, the first
-# expression for $\ell_i$ taken literally, give in float64 for the two rows below (a number,
-# `inf` or `nan`), and what does `F.cross_entropy` (the mean of the two rows' losses: work it
-# out)? Write your prediction into `predicted_stability` first.
+# **Predict, then run.** Logits of magnitude $10^4$ happen (a diverged model, a small
+# temperature). What does the first expression for $\ell_i$, taken literally, give in float64
+# for the two rows below (a number, `inf` or `nan`), and what does `F.cross_entropy` give
+# (work it out)? Write your prediction into `predicted_stability` first.
 
 # %%
 ### BEGIN WORKED
@@ -173,39 +161,32 @@ compare_all(predicted_stability, {"textbook": textbook.item(), "F.cross_entropy"
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# $e^{10^4}$ is `inf` even in float64 (the limit is about $e^{709}$; in float32 $e^{89}$ is
-# already `inf`), and `inf / inf` is `nan`. `F.cross_entropy` works with the shifted log-sum-exp:
-# subtracting the row's maximum $m_i$ changes nothing mathematically, $\operatorname{lse}(z_i) =
-# m_i + \log\sum_k e^{z_{ik} - m_i}$, and every exponent is then $\le 0$. Row 0's loss is 0 to
-# float64's precision (its target holds the maximum), row 1's is $10^4 - 2 = 9998$, a
-# perfectly good number, and their mean 4999. Two more traps hide in the textbook line: the log of
-# each probability (a probability of $e^{-10^4}$ is exactly 0 in any float, and its log is
-# $-\infty$), and the division (the log-sum-exp needs none).
+# $e^{10^4}$ is `inf` even in float64 (its limit is about $e^{709}$, float32's $e^{88}$), and
+# `inf / inf` is `nan`. `F.cross_entropy` shifts by the row's maximum $m_i$:
+# $\operatorname{lse}(z_i) = m_i + \log\sum_k e^{z_{ik} - m_i}$, every exponent then $\le 0$.
+# Row 0's loss is 0, row 1's $10^4 - 2$, their mean 4999. The log of a probability is a
+# further trap: $e^{-10^4}$ is exactly 0 in any float, and its log $-\infty$.
 # </details>
 #
 # ## Derive the backward, one step at a time
 #
-# Backward receives `grad_output`, a scalar $g = \partial(\text{whatever follows})/\partial L$,
-# and returns $\partial/\partial z_{ij}$ for every logit.
+# Backward receives `grad_output`, a scalar $g$, and returns $\partial/\partial z_{ij}$ for
+# every logit.
 #
-# **Step 1, one row.** Differentiate $\operatorname{lse}(z_i) = \log\sum_k e^{z_{ik}}$ with
-# respect to $z_{ij}$. Which familiar function of the row is it?
+# **Step 1, one row.** Differentiate $\operatorname{lse}(z_i)$ with respect to $z_{ij}$. Which
+# familiar function of the row is it?
 #
-# **Step 2, the target term.** Differentiate $-z_{i y_i}$ with respect to $z_{ij}$. For which
-# $j$ is it not zero? Combine with step 1 into $\partial \ell_i / \partial z_{ij}$, and write
-# it for the whole $(N, V)$ matrix with a "one-hot" matrix $Y$, $Y_{ij} = [j = y_i]$.
+# **Step 2, the target term.** Differentiate $-z_{i y_i}$. For which $j$ is it not zero?
+# Combine with step 1, and write it for the whole $(N, V)$ matrix with a one-hot matrix $Y$,
+# $Y_{ij} = [j = y_i]$.
 #
-# **Step 3, the mean.** $L$ averages over the counted rows. What is $\partial L /
-# \partial z_{ij}$ for a counted row, and for an ignored one? Is $M$ the number of rows $N$?
-# Then multiply by $g$.
+# **Step 3, the mean.** What is $\partial L / \partial z_{ij}$ for a counted row, and for an
+# ignored one? Is $M$ the number of rows $N$? Then multiply by $g$.
 #
-# Autograd's answer on a small example, rows 1 and 3 ignored, is below. Look at it before you
-# derive: what are the ignored rows, what is each other row's sum, and what is the entry at
-# the target? Then try your answer to steps 1 and 2 in `my_grad_row`: the gradient of **one
-# row's** loss $\ell_i$ with respect to that row's $C$ logits. It starts from zeros, and the
-# checker under it compares it with autograd on three rows and says which class is off, never
-# autograd's number. Step 3 (the mean over the counted rows, $M$, the ignored rows and $g$)
-# becomes code in `CrossEntropy`'s backward, which its self-check judges.
+# Autograd's answer on a small example, rows 1 and 3 ignored, is below: what are the ignored
+# rows, each other row's sum, the entry at the target? Then try steps 1 and 2 in
+# `my_grad_row`, the gradient of **one row's** loss with respect to its logits; the checker
+# says which class is off. Step 3 is `CrossEntropy`'s backward.
 
 # %%
 generator = torch.Generator().manual_seed(0)  # the same logits on every rerun
@@ -252,45 +233,42 @@ def check_grad_row(my_grad_row):
 check_grad_row(my_grad_row)
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b> · a question for each step</summary>
+# <details><summary><b>Hint</b> · a question for each step</summary>
 #
 # - Step 1: the derivative of $\log u$ is $u'/u$; what is $\partial e^{z_{ik}}/\partial z_{ij}$
-#   for $k = j$ and for $k \ne j$? What is left of the sum over $k$?
-# - Step 2: $z_{iy_i}$ is one entry of the row; which entries $j$ does it depend on?
-# - Step 3: how many terms of the sum $\frac1M\sum_i \ell_i$ contain row $i$'s logits, and
-#   what does an ignored row contribute to that sum?
+#   for $k = j$ and for $k \ne j$?
+# - Step 2: which entries $j$ does $z_{iy_i}$ depend on?
+# - Step 3: how many terms of $\frac1M\sum_i \ell_i$ contain row $i$'s logits, and what does
+#   an ignored row contribute?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# Steps 1 to 3 together, for your backward: logits with rows $(1, 2, 0.5)$, $(0, 0, 0)$ and
-# $(3, -1, 0)$, targets $(1, -100, 0)$,
+# Logits with rows $(1, 2, 0.5)$, $(0, 0, 0)$ and $(3, -1, 0)$, targets $(1, -100, 0)$,
 # `ignore_index` $= -100$, $g = 1$: the gradient has rows $(0.1156, -0.1857, 0.0701)$,
-# $(0, 0, 0)$ and $(-0.0319, 0.0086, 0.0233)$. Each row adds up to $0$; which of your terms
-# sees to that, and what is the factor in front of a counted row here?
+# $(0, 0, 0)$ and $(-0.0319, 0.0086, 0.0233)$. Each row adds up to $0$: which of your terms
+# sees to that?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `CrossEntropy`
 #
-# Write `CrossEntropy`, with `CrossEntropy.apply(logits, target, ignore_index)`. The contract,
-# which the self-check and the hidden tests check:
+# Write `CrossEntropy`, with `CrossEntropy.apply(logits, target, ignore_index)`: the value and
+# gradient of `F.cross_entropy(logits, target, ignore_index=ignore_index)` for `logits`
+# $(N, C)$, `target` $(N,)$ int64 and `ignore_index` any int, a class or not, with at least
+# one row counted.
 #
-# - for `logits` of shape $(N, C)$, `target` of shape $(N,)$, int64, and `ignore_index` any
-#   int, a class or not: the value of `F.cross_entropy(logits, target,
-#   ignore_index=ignore_index)`, the mean of $\ell_i$ over the rows whose target is not
-#   `ignore_index` (at least one row counts; every row ignored is outside the contract), and
-#   its gradient, each call's its own when two calls share a graph.
-# - Forward must be stable at logits of magnitude $10^4$ (the section on computing the loss
-#   stably). Picking $z_{iy_i}$ needs a valid class index in every row: what do the ignored
-#   rows' targets (such as -100) become first?
-# - Save the logits themselves (not a copy of them, whatever their strides) and, besides
-#   them, only tensors of at most $N$ elements; **not** the probabilities.
-# - Backward follows your derivation, by hand, and returns `None` for `target` and
-#   `ignore_index`.
-# - As in every lesson: forward and backward leave `logits` untouched (no in-place write),
-#   and a tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
-#   attribute.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - Forward is stable at logits of magnitude $10^4$, in float32 and float64.
+# - Forward saves the logits themselves and, besides them, only tensors of at most $N$
+#   elements: not the probabilities.
+#
+# <details><summary><b>Hint</b> · a question</summary>
+#
+# What does `gather` do with a target of -100?
+# </details>
 
 # %% nbgrader={"grade_id": "answer_CrossEntropy", "solution": true}
 class CrossEntropy(torch.autograd.Function):
@@ -329,25 +307,19 @@ from autograder import grade; grade("CrossEntropy", CrossEntropy)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Step 1: $\dfrac{\partial \operatorname{lse}(z_i)}{\partial z_{ij}}
-#   = \dfrac{e^{z_{ij}}}{\sum_k e^{z_{ik}}} = p_{ij}$, the softmax. Step 2:
-# $\partial(-z_{iy_i})/\partial z_{ij} = -[j = y_i]$, so
-# $\partial \ell_i / \partial z_{ij} = p_{ij} - [j = y_i]$: for the whole matrix $P - Y$,
-# **softmax minus one-hot**. Each row sums to $1 - 1 = 0$, as the printout shows: raising every
-# logit of a row by the same amount changes nothing. Step 3:
+# Step 1: $\partial \operatorname{lse}(z_i)/\partial z_{ij} = e^{z_{ij}}/\sum_k e^{z_{ik}} =
+# p_{ij}$, the softmax. Step 2: $\partial \ell_i / \partial z_{ij} = p_{ij} - [j = y_i]$, for
+# the whole matrix $P - Y$, **softmax minus one-hot**; each row sums to 0. Step 3:
 #
 # $$\frac{\partial L}{\partial z_{ij}} = \frac{g}{M}\,\big(p_{ij} - [j = y_i]\big)
-#   \ \text{for a counted row}, \qquad 0 \ \text{for an ignored row},$$
+#   \ \text{for a counted row}, \qquad 0 \ \text{for an ignored row}.$$
 #
-# with $M$ the number of rows whose target is not `ignore_index` (here 3, not 5).
-#
-# Backward needs $P$, and $P$ is an $(N, V)$ tensor: keep the logits (which exist anyway)
-# and the per-row $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in
-# backward. Keeping $P$ as well would double what the loss holds.
+# Backward needs $P$, an $(N, V)$ tensor: keep the logits (which exist anyway) and the per-row
+# $\operatorname{lse}$, and recompute $P = e^{z - \operatorname{lse}}$ in backward.
 # </details>
 #
-# The picture of the derivation's example, rows 1 and 3 ignored, scaled by $M$: the softmax,
-# minus the one-hot, masked.
+# The picture of the derivation's example, scaled by $M$: the softmax, minus the one-hot,
+# masked.
 
 # %%
 P = torch.softmax(logits.detach(), 1)
@@ -382,16 +354,15 @@ print("gradients equal:", torch.allclose(grad_mine, grad_theirs))
 # %% [markdown]
 # ## From logits to hidden states
 #
-# Now put the matrix product inside: $z = x W^\top$, $W$ of shape $(V, d)$. Call
-# $G = \partial L/\partial z$, the $(N, V)$ matrix of exercise 1 (every row counts here, so
-# $M = N$). Lesson 02's matrix calculus turns $G$ into the gradients of $x$ and $W$.
+# Now put the matrix product inside: $z = x W^\top$, $W$ of shape $(V, d)$, and
+# $G = \partial L/\partial z$, the $(N, V)$ matrix of ✎ 1 (every row counts here, so $M = N$).
 #
 # 1. Write $\text{grad}_x$ and $\text{grad}_W$ in terms of $G$, $x$ and $W$, with their
 #    shapes.
 # 2. Row $i$ of $G$ needs which rows of the logits? Which rows of $G$ does row $i$ of
 #    $\text{grad}_x$ need, and which does $\text{grad}_W$ need?
 #
-# Try your answer to 1 in `my_linear_grads`, against autograd on a small example.
+# Try your answer to 1 in `my_linear_grads`, against autograd.
 
 # %%
 def my_linear_grads(G, x, weight):
@@ -441,19 +412,18 @@ check_linear_grads(my_linear_grads)
 # <details><summary><b>Hint</b> · for question 1</summary>
 #
 # Write one entry: $z_{ik} = \sum_m x_{im} W_{km}$. Which $z$ entries does $x_{im}$ appear
-# in, and with which factor? Then which does $W_{km}$ appear in? Each sum you get is one
-# matrix product; the shapes tell you which factor is transposed.
+# in, and with which factor? And $W_{km}$? Each sum is one matrix product; the shapes tell you
+# which factor is transposed.
 # </details>
 #
-# Keep your answer to question 2 for the steps below; it decides what a chunked loop can do.
+# Keep your answer to question 2: it decides what a chunked loop can do.
 #
 # ### Step 1: the loss alone, chunk by chunk (not graded)
 #
 # Write `chunked_cross_entropy(x, weight, target, chunk_size)` returning
-# `F.cross_entropy(x @ weight.T, target)` (every row counts) by a loop over chunks of
-# `chunk_size` rows: compute that chunk's logits, add up **each row's** loss, and divide by
-# $N$ once at the end. No autograd Function yet, no gradients. The cell after it checks the
-# value and the largest tensor your loop creates.
+# `F.cross_entropy(x @ weight.T, target)` by a loop over chunks of `chunk_size` rows: compute
+# that chunk's logits, add up **each row's** loss, and divide by $N$ once at the end. No
+# Function yet. The next cell checks the value and the largest tensor your loop creates.
 
 # %% nbgrader={"grade_id": "answer_chunked_cross_entropy", "solution": true}
 def chunked_cross_entropy(x, weight, target, chunk_size):
@@ -476,10 +446,9 @@ check_chunked(chunked_cross_entropy)
 # %% [markdown]
 # ### Step 2: autograd through the loop
 #
-# **Predict, then run.** Give the chunked loss inputs that require grad and let autograd
-# record it. How many $(N, V)$ tensors' worth of chunk-sized tensors does autograd keep for
-# backward, against the composed loss's one? Write your prediction into `predicted_kept`
-# first.
+# **Predict, then run.** Give the chunked loss inputs that require grad. How many $(N, V)$
+# tensors' worth of chunk-sized tensors does autograd keep for backward, against the composed
+# loss's one? Write your prediction into `predicted_kept` first.
 
 # %%
 predicted_kept = {"kept, in (N, V) tensors": None}
@@ -503,41 +472,33 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# Whatever ops your loop uses, backward needs some $(c, V)$ tensor of every chunk. The course's
-# loop keeps each chunk's logits: `logsumexp` keeps its input (and its $(c,)$ output), and
-# `gather` keeps its indices and its input too, the same logits, not a copy (torch 2.13's
-# `GatherBackward0` saves `self`, for the shape of the gradient it returns), so the cell counts
-# them once: $N/c$ chunks of $(c, V)$, the whole $(N, V)$ again. A loop that shifts by the
-# maximum by hand keeps the logits and `exp`'s result, twice that; `F.cross_entropy` per chunk
-# keeps log-probabilities instead of logits, as many bytes. Chunking the forward alone saves nothing
-# for training. Either backward recomputes each chunk's logits (one more $2NdV$-FLOP matrix
-# product, as checkpointing does in lesson 05), or the gradients are computed **in forward**,
-# while each chunk's logits exist.
+# Backward needs some $(c, V)$ tensor of every chunk: the course's loop keeps each chunk's
+# logits (`logsumexp` and `gather` keep the same tensor, counted once), $N/c$ chunks of
+# $(c, V)$, the whole $(N, V)$ again. Chunking the forward alone saves nothing for training.
+# Either backward recomputes each chunk's logits (one more $2NdV$-FLOP product, as
+# checkpointing does in lesson 05), or the gradients are computed **in forward**, while each
+# chunk's logits exist.
 # </details>
 #
 # ### Step 3: gradients in forward
 #
-# The loss is a scalar: whatever comes after it, backward receives one number $g$,
-# `grad_output`. By the chain rule, what is $\partial(\cdot)/\partial x$ in terms of $g$
-# and $\partial L/\partial x$? So what could forward compute while each chunk's logits exist,
-# what would it keep for backward, and what would be left for backward to do? Count what that
-# costs in FLOPs and in memory against the composed loss.
-#
-# Keep these questions for ✎ 2, where you answer them in code: in chunk $[s, s + c)$, which
-# rows of $\text{grad}_x$ are complete once the chunk is done, and what becomes of
-# $\text{grad}_W$? And what must be known before the first chunk for each chunk's share of the
-# gradient to be final?
+# The loss is a scalar: backward receives one number $g$. By the chain rule, what is
+# $\partial(\cdot)/\partial x$ in terms of $g$ and $\partial L/\partial x$? So what could
+# forward compute while each chunk's logits exist, what would it keep, and what would be left
+# for backward? In chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
+# chunk is done, what becomes of $\text{grad}_W$, and what must be known before the first
+# chunk?
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
 #
 # A Function that does the gradients' work in forward must skip it when nobody will call
-# backward: at evaluation, under `torch.no_grad()`, that work is two thirds of the cost.
-# Forward has two things it could ask, `ctx.needs_input_grad` and `torch.is_grad_enabled()`.
+# backward: under `torch.no_grad()` that work is two thirds of the cost. Forward could ask
+# `ctx.needs_input_grad` or `torch.is_grad_enabled()`.
 #
-# **Predict, then run.** What do `ctx.needs_input_grad` and `torch.is_grad_enabled()` say
-# inside forward, called normally, under `torch.no_grad()`, and with inputs that do not
-# require grad? Write your prediction into `predicted_grad_mode` first.
+# **Predict, then run.** What do they say inside forward, called normally, under
+# `torch.no_grad()`, and with inputs that do not require grad? Write your prediction into
+# `predicted_grad_mode` first.
 
 # %%
 predicted_grad_mode = {"normal call": None, "torch.no_grad()": None,
@@ -571,24 +532,18 @@ out = Probe.apply(a.detach(), b.detach())
 # %% [markdown]
 # <details><summary><b>What happened</b> (open after your prediction)</summary>
 #
-# `ctx.needs_input_grad` says only whether each **input requires grad**; under
-# `torch.no_grad()` it still says `(True, True)`, although the output does not require grad
-# and backward will never run. And inside forward, `torch.is_grad_enabled()` is **always**
-# `False`: `Function.apply` switches grad mode off around forward, in every case. So neither
-# can tell forward that grad mode was off where the Function was called.
+# `ctx.needs_input_grad` says only whether each **input requires grad**: under
+# `torch.no_grad()` it still says `(True, True)`, though backward will never run. Inside
+# forward `torch.is_grad_enabled()` is **always** `False`: `Function.apply` switches grad mode
+# off around forward. Neither tells forward the caller's grad mode: how ✎ 2 learns it is your
+# design decision.
 # </details>
-#
-# Forward cannot see the caller's grad mode, and `ctx.needs_input_grad` does not tell it. Yet
-# ✎ 2's contract asks forward to skip the gradients' work under `torch.no_grad()`. That is a
-# design decision of yours, and ✎ 2 is where you make it.
 #
 # ### Step 5: backward must not scale what it saved in place
 #
-# Backward multiplies the saved gradients by `grad_output`. `grad_x.mul_(grad_output)`
-# saves an allocation, and gives the right answer once. But a graph can be walked twice:
-# `loss.backward(retain_graph=True)` followed by another backward, or one loss feeding two
-# objectives that each call backward. A toy Function with the same design, $\sum x^2$ with
-# its gradient $2x$ computed in forward:
+# Backward multiplies the saved gradients by `grad_output`. `grad_x.mul_(grad_output)` saves
+# an allocation and is right once; but a graph can be walked twice (`retain_graph=True`). A toy
+# Function with the same design, $\sum x^2$ with its gradient $2x$ computed in forward:
 
 # %%
 class SumOfSquares(torch.autograd.Function):
@@ -632,15 +587,13 @@ for function in (SumOfSquares, SumOfSquaresOnCtx):
 # %% [markdown]
 # Saved with `save_for_backward`, the in-place write bumps the tensor's version and the
 # second backward refuses; kept on `ctx`, nothing watches it and the second backward is
-# silently three times too large (and the first result, which *is* the saved tensor, has
-# changed as well). What would backward return instead, so that a second walk of the graph
-# finds what it saved unchanged?
+# silently three times too large. What would backward return instead?
 #
 # ### Step 6: low precision
 #
-# In float16 and bfloat16 a loss and $\text{grad}_W$ that are sums over many chunks lose
-# accuracy at every addition: bfloat16 keeps 8 significant bits, so adding a small term to a
-# large running sum rounds it away. A running sum of 4096 numbers of about 1:
+# In float16 and bfloat16 a loss and $\text{grad}_W$ summed over many chunks lose accuracy at
+# every addition: bfloat16 keeps 8 significant bits, so a small term added to a large running
+# sum is rounded away. A running sum of 4096 numbers of about 1:
 
 # %%
 terms = torch.rand(4096, generator=torch.Generator().manual_seed(0)) + 0.5
@@ -653,46 +606,32 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
       f"{terms.to(torch.bfloat16).float().sum().to(torch.bfloat16).item():.1f}")
 
 # %% [markdown]
-# The bfloat16 running sum stops growing once each term is below half a unit in the last
-# place of the sum. So for bfloat16 `x` and `weight`: in which dtype must the running loss and
-# $\text{grad}_W$ be kept, in which dtype do you compute each chunk's softmax, and when do you
-# cast to the input's dtype? And for float16 inputs, in which dtype do you keep
-# each chunk's $G = (P - Y)/N$, whose entries away from the target are about $1/(NV)$, when
-# float16's smallest normal number is $6 \cdot 10^{-5}$? Its largest is 65504: the loss and
-# $\text{grad}_W$ are means, but what are their sums over the rows, before the division by $N$,
-# at $N = 8192$ rows of loss 10?
+# So for bfloat16 inputs, in which dtype must the running loss and $\text{grad}_W$ be kept, and
+# when do you cast to the input's dtype? For float16, in which dtype do you keep each chunk's
+# $G = (P - Y)/N$, whose entries are about $1/(NV)$ when float16's smallest normal number is
+# $6 \cdot 10^{-5}$? And the sums over the rows before the division by $N$, at 8192 rows of
+# loss 10, next to float16's largest number, 65504?
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
-# target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`. The contract, as a
-# checklist (the self-check and the hidden tests check each line):
+# target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`: the value and
+# gradients of `F.cross_entropy(x @ weight.T, target)`, the mean over all $N$ rows, for `x`
+# $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size`.
 #
-# - the value and gradients of `F.cross_entropy(x @ weight.T, target)` (the mean over all $N$
-#   rows; every target a valid class) for `x` $(N, d)$, `weight` $(V, d)$, `target` $(N,)$
-#   and any `chunk_size` from 1 past $N$, from the values `x` and `weight` hold at each call,
-#   however they were changed since the last (an optimizer step in place, or a write through
-#   `weight.data`, which leaves `weight._version` as it was), stable where the logits pass
-#   float32's `exp` range.
-# - **No tensor with more elements than the largest of** `chunk_size * V`, `N * d` and
-#   `V * d`, in every grad mode.
-# - When gradients are needed: forward keeps for backward only tensors of `x`'s and
-#   `weight`'s shapes and ones of at most $N$ elements (no logits), and backward does no matrix
-#   product; a loss multiplied by any factor gets that many times the gradients, a graph
-#   walked twice (`retain_graph=True`) gives the same gradients both times, and backward
-#   returns new tensors, never one forward saved (not even when `grad_output` is 1).
-# - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad: the loss's work
-#   only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient (about $2NdV$
-#   FLOPs fewer than both).
-# - float16 / bfloat16: loss and gradients returned in the input's dtype, as accurate as
-#   accumulating in float32 makes them (each chunk's logits may be multiplied in the input's
-#   dtype, as the composed loss does), in every grad mode; what forward keeps for backward no
-#   wider than the input's dtype. The grader compares with float64 over 512 chunks in float16
-#   and 64 in bfloat16, at $N = 4096$, $V = 512$ in float16, and in float16 where the sums over
-#   the rows, before the division by $N$, pass 65504 (at `chunk_size` 1024 and past $N$).
-# - By hand: no `torch.autograd.grad` in forward or backward; `x` and `weight` untouched; a
-#   tensor kept for backward goes through `ctx.save_for_backward`, never onto a `ctx`
-#   attribute.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - Stable at logits of magnitude $10^4$ in float32 and float64; for float16 and bfloat16
+#   inputs, a loss and gradients in the input's dtype, as accurate as accumulating in float32
+#   makes them.
+# - No tensor with more elements than the largest of `chunk_size * V`, `N * d` and `V * d`,
+#   in every grad mode.
+# - When gradients are needed, forward computes them and keeps for backward only tensors of
+#   `x`'s and `weight`'s shapes and dtypes and ones of at most $N$ elements; backward only
+#   scales them by `grad_output`, into new tensors.
+# - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward does the
+#   loss's work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
@@ -762,15 +701,15 @@ from autograder import grade; grade("linear_cross_entropy", linear_cross_entropy
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **After your self-check is green: four ways forward could learn of grad mode.** Which of these
-# work, and where is grad mode asked in each? Yours is probably one of them.
+# **After your self-check is green: four ways forward could learn of grad mode.** Which work,
+# and where is grad mode asked in each?
 #
 # - (a) hand `torch.is_grad_enabled()` to `apply` as one more argument;
 # - (b) ask `torch.is_grad_enabled()` inside forward, under `with torch.enable_grad():`;
 # - (c) when grad mode is off, hand `apply` `x.detach()` and `weight.detach()`;
 # - (d) ask `torch.is_grad_enabled()` in backward, and skip the work there.
 #
-# Write your answer into `grad_mode_design` first; the next cell tries all four under
+# Write your answer into `grad_mode_design`; the next cell tries all four under
 # `torch.no_grad()`.
 
 # %%
@@ -787,45 +726,28 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# From logits to hidden states: $\text{grad}_x = G\, W$ $(N \times d)$ and
-# $\text{grad}_W = G^\top x$ $(V \times d)$. Row $i$ of $G$ needs only row $i$ of the logits
-# (and $N$, known before any row is seen); row $i$ of $\text{grad}_x$ needs only row $i$ of
-# $G$, while $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**, added up chunk by
-# chunk. So a chunk of $c$ rows needs a $(c, V)$ block of logits and never the $(N, V)$ whole.
+# $\text{grad}_x = G\, W$ $(N \times d)$ and $\text{grad}_W = G^\top x$ $(V \times d)$. Row $i$
+# of $G$ needs only row $i$ of the logits; row $i$ of $\text{grad}_x$ only row $i$ of $G$,
+# while $\text{grad}_W = \sum_i G_i^\top x_i$ is a **sum over rows**. So with
+# $G_c = (P_c - Y_c)/N$ for a chunk, $\text{grad}_x[s:s+c] = G_c W$ is complete and
+# $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$; $N$ is known before the first chunk, so each
+# share is final. Forward saves the two gradients; backward returns `grad_output * grad_x`, a
+# new tensor.
 #
-# Steps 3 to 6:
+# Grad mode: (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks
+# too late (under `torch.no_grad()` backward never runs). Ask in `linear_cross_entropy`, where
+# the caller's grad mode is still in force, and pass it on, or pass detached inputs, which make
+# `ctx.needs_input_grad` say `False`.
 #
-# 1. With $G_c = (P_c - Y_c)/N$ for the chunk, $\text{grad}_x[s:s+c] = G_c W$ (these rows
-#    are complete) and $\text{grad}_W \mathrel{+}= G_c^\top x[s:s+c]$ (a partial sum). $N$
-#    (with padding, the count of rows that count) is known before the first chunk, so each
-#    chunk's share is final when it is computed. Forward saves the two finished gradients and
-#    nothing of the logits; backward multiplies each by `grad_output`, no matrix product.
-# 2. Step 4: (a) and (c) work; (b) asks a question whose answer it has just set, and (d) asks
-#    too late: under `torch.no_grad()` backward never runs, and forward has already done the
-#    work. Ask in `linear_cross_entropy`, the plain function that calls
-#    `LinearCrossEntropy.apply`: there the caller's grad mode is still in force. Then either
-#    hand the answer in as one more argument of `apply` (forward computes a gradient only when
-#    that flag **and** `ctx.needs_input_grad` ask for it), or, with grad mode off, pass
-#    `x.detach()` and `weight.detach()`: inputs that do not require grad make
-#    `ctx.needs_input_grad` say `False`, and forward needs no new argument.
-# 3. Step 5: `grad_output * grad_x`, a new tensor. What forward saved stays as it was, for
-#    any number of backward calls.
-# 4. Step 6: float32 for the loss, $\text{grad}_W$, each chunk's softmax and $G$; accumulate in
-#    float32 and cast to the input's dtype once, at the end: the loss after the division by
-#    $N$ (its sum over the rows can pass float16's 65504 where the mean does not), the
-#    gradients before they are saved (saved in float32, they would double what stays alive
-#    until backward). Each chunk's logits may be multiplied in the input's dtype if they are
-#    upcast before the log-sum-exp. The optional section on accumulating in bfloat16 and
-#    float16 measures what each choice costs.
+# Low precision: float32 for the loss, $\text{grad}_W$, each chunk's softmax and $G$; cast to
+# the input's dtype once, at the end: the loss after the division by $N$, the gradients before
+# they are saved.
 # </details>
 
 # %% [markdown]
 # Your fused loss on the model of the first section, against the composed one: the loss, the
-# gradients, the peak of the whole step (every tensor created from the start of forward to the
-# end of backward, alive at once, as in the first section), and the FLOPs forward does with
-# grad mode on and off. (`CountFlops` is
-# the grader's counter: `torch.utils.flop_counter.FlopCounterMode` does not count in-place
-# products such as `grad_weight.addmm_(...)`, nor vector ones such as `mv` and `addr_`.)
+# gradients, the peak of the whole step, and the FLOPs forward does with grad mode on and off
+# (`CountFlops` is the grader's counter).
 
 # %%
 def peak_and_grads(loss_fn):
@@ -854,11 +776,9 @@ for grad_mode in (True, False):
 #
 # Two changes to the loss are in almost every large training recipe. **Label smoothing**
 # (Szegedy et al., 2016) trains against a softened target: weight $1 - \varepsilon$ on the
-# true class and $\varepsilon / C$ spread over all $C$ classes, so the model is not pushed to
-# infinitely confident logits. **z-loss** (PaLM, Chowdhery et al., 2022) adds
-# $\lambda \operatorname{lse}(z_i)^2$ per row ($\lambda$ the `z_loss` coefficient), which
-# keeps the log-sum-exp near 0 and the softmax's normaliser from drifting; PaLM found it made
-# training more stable (an optional section after the summary says why bfloat16 logits care).
+# true class and $\varepsilon / C$ spread over all $C$ classes. **z-loss** (PaLM, 2022) adds
+# $\lambda \operatorname{lse}(z_i)^2$ per row, which keeps the log-sum-exp near 0; PaLM found
+# it made training more stable.
 #
 # Write `SmoothedCrossEntropy`, with
 # `SmoothedCrossEntropy.apply(logits, target, ignore_index, label_smoothing, z_loss)` returning
@@ -868,48 +788,34 @@ for grad_mode in (True, False):
 #   + z_loss * (mean over the counted rows of torch.logsumexp(logits, -1) ** 2)
 # ```
 #
-# for `logits` $(N, C)$ and `target` $(N,)$ int64; `label_smoothing` and `z_loss` Python
-# floats. The contract, the same rules as `CrossEntropy`'s, which the self-check and the
-# hidden tests check:
+# and its gradient, for `logits` $(N, C)$, `target` $(N,)$ int64, `ignore_index` any int,
+# `label_smoothing` in $[0, 1]$ and `z_loss` $\geq 0$, with at least one row counted.
 #
-# - that value and its gradient, for `ignore_index` any int, `label_smoothing` in $[0, 1]$
-#   and `z_loss` $\geq 0$, at least one row counted, each call's its own when two calls
-#   share a graph;
-# - stable at logits of magnitude $10^4$;
-# - the logits themselves its only saved $(N, C)$ tensor (other saved tensors at most $N$
-#   elements);
-# - backward by hand, and `None` for everything but `logits`;
-# - `logits` untouched, and tensors kept only through `ctx.save_for_backward`.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Start from your forward's loss per row: write it as a function of
-# $\operatorname{lse}(z_i)$, $z_{iy_i}$ and the row's logits, and differentiate each piece as
-# you did in exercise 1.
+# - Forward is stable at logits of magnitude $10^4$, in float32 and float64.
+# - Forward saves the logits themselves and, besides them, only tensors of at most $N$
+#   elements.
+#
+# Start from the loss per row as a function of $\operatorname{lse}(z_i)$, $z_{iy_i}$ and the
+# row's logits, and differentiate each piece as in ✎ 1.
 #
 # <details><summary><b>Hint 1</b> · a question</summary>
 #
 # With label smoothing, PyTorch's per-row loss is
-# $(1 - \varepsilon)\,\ell_i + \varepsilon \cdot \frac1C\sum_j\big(-\log p_{ij}\big)$. Write
-# $-\log p_{ij}$ with the log-sum-exp: what is the row mean of $-\log p_{ij}$ in terms of
-# $\operatorname{lse}(z_i)$ and the row's logits? And what is
-# $\partial\,\operatorname{lse}(z_i)^2 / \partial z_{ij}$?
+# $(1 - \varepsilon)\,\ell_i + \varepsilon \cdot \frac1C\sum_j\big(-\log p_{ij}\big)$. What is
+# the row mean of $-\log p_{ij}$ in terms of $\operatorname{lse}(z_i)$ and the row's logits?
+# And what is $\partial\,\operatorname{lse}(z_i)^2 / \partial z_{ij}$?
 # </details>
 #
-# <details><summary><b>Hint 2</b> · each piece alone, in numbers</summary>
+# <details><summary><b>Hint 2</b> · numbers to hit</summary>
 #
-# For the row $z = (1, 2, 0.5)$ alone ($\operatorname{lse} = 2.4644$): the gradient of the
-# row mean of $-\log p_j$ is $(-0.1021, 0.2952, -0.1931)$, and the gradient of
-# $\operatorname{lse}(z)^2$ is $(1.1396, 3.0979, 0.6912)$ (autograd, float64). Write each
-# piece's derivative from exercise 1's pieces, check it against these numbers, then weight
-# the pieces as the loss does and divide every counted row by the same $M$ as before.
-# </details>
-#
-# <details><summary><b>Hint 3</b> · numbers to hit</summary>
-#
-# Logits with rows $(1, 2, 0.5)$ and $(0, 0, 0)$, targets $(1, 2)$, smoothing $0.1$, z-loss
-# $0.01$, $g = 1$: the gradient has rows $(0.1046, -0.1369, 0.0569)$ and
-# $(0.1537, 0.1537, -0.2963)$ (autograd through `F.cross_entropy` with `label_smoothing`, plus
-# $0.01$ times the mean of $\operatorname{lse}^2$). Set the z-loss to $0$ first, then the
-# smoothing, and check each term alone against autograd.
+# For the row $z = (1, 2, 0.5)$ alone: the gradient of the row mean of $-\log p_j$ is
+# $(-0.1021, 0.2952, -0.1931)$, and that of $\operatorname{lse}(z)^2$ is
+# $(1.1396, 3.0979, 0.6912)$. Logits with rows $(1, 2, 0.5)$ and $(0, 0, 0)$, targets
+# $(1, 2)$, smoothing $0.1$, z-loss $0.01$, $g = 1$: the gradient has rows
+# $(0.1046, -0.1369, 0.0569)$ and $(0.1537, 0.1537, -0.2963)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_SmoothedCrossEntropy", "solution": true}

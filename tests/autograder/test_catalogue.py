@@ -208,7 +208,7 @@ NAMED_BY_ROUND = {
     "lesson01_sigmoid", "lesson02_linear", "lesson03_straight_through",
     "lesson04_double_backward", "lesson05_checkpointing",
     "lesson07_outputs", "lesson08_compile", "lesson10_norms",
-    "lesson11_fused_loss", "lesson12_surgery", "lesson13_kernels",
+    "lesson12_surgery", "lesson13_kernels",
 }
 ROUND_NAME = re.compile(r"review|third|fresh|round")
 

@@ -17,7 +17,7 @@ from tools.reading import (GOAL_MINUTES, MAIN_PATH_WORDS, lesson_minutes, lesson
 LONG_PAGES = {
     "01_sigmoid", "02_linear", "03_ste",
     "07_outputs", "08_compile", 
-    "11_fused_loss", "13_kernels",
+    "13_kernels",
 }
 
 

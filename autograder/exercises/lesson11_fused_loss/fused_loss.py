@@ -30,7 +30,7 @@ from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_gra
                               check_hand_written_forward, check_lce_saved, check_one_gradient,
                               check_retained_backward, check_scaling,
                               lce_values, naming_chunk_means)
-from .contracts import CE_CLAUSES, LCE_CLAUSES
+from .contracts import CE_CLAUSES, CE_RULES, LCE_CLAUSES, LCE_RULES
 
 def ce_values(rows: int, classes: int, device, *, seed=0, ignored=(), ignore_index=-100,
               magnitude=3.0, dtype=torch.float64) -> dict:
@@ -218,22 +218,27 @@ def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
 
 
 def check_lce_stable(function: Called, device) -> None:
-    """float32 logits of magnitude about 100, where exp overflows (e^89 is inf in float32)
-    while F.cross_entropy(x @ weight.T, target) is an ordinary number."""
-    values = lce_values(6, 4, 5, 4, device, seed=58, dtype=torch.float32)
-    values["x"] = 60 * values["x"]
-    with case(describe_lce(values) + ", logits up to about 150"):
-        try:
-            with torch.no_grad():
-                loss = function.apply(*make_inputs(values, requires_grad=False).values())
-        except RuntimeError:
-            loss = None  # check_lce quotes the error
-        if isinstance(loss, torch.Tensor) and not torch.isfinite(loss).all():
-            raise GradingError(
-                f"linear_cross_entropy returns {loss.item()} at float32 logits of magnitude "
-                "100, where F.cross_entropy gives a finite loss: subtract each row's maximum "
-                "before exp (e^89 overflows float32)")
-    check_lce(function, values, rtol=1e-4, atol=1e-4)
+    """Logits of magnitude up to about 1e4, the contract's range, in each dtype it names
+    (float32 and float64): exp overflows there in both (e^89 is inf in float32, e^710 in
+    float64), while F.cross_entropy(x @ weight.T, target) is an ordinary number."""
+    for seed, dtype in ((59, torch.float64), (58, torch.float32)):
+        values = lce_values(6, 4, 5, 4, device, seed=seed, dtype=dtype)
+        values["x"] = 4000 * values["x"]
+        name = str(dtype).removeprefix("torch.")
+        with case(describe_lce(values) + ", logits up to about 1e4"):
+            try:
+                with torch.no_grad():
+                    loss = function.apply(*make_inputs(values, requires_grad=False).values())
+            except RuntimeError:
+                loss = None  # check_lce quotes the error
+            if isinstance(loss, torch.Tensor) and not torch.isfinite(loss).all():
+                raise GradingError(
+                    f"linear_cross_entropy returns {loss.item()} at {name} logits of magnitude "
+                    "1e4, where F.cross_entropy gives a finite loss: subtract each row's "
+                    "maximum before exp (e^89 overflows float32, e^710 float64)",
+                    mistake="linear_cross_entropy/overflows-at-large-logits")
+        tolerance = 1e-4 if dtype == torch.float32 else 1e-9
+        check_lce(function, values, rtol=tolerance, atol=tolerance)
 
 
 # (N, d, V, chunk_size): ragged last chunk, exact chunks, one chunk bigger than N, rows of 1
@@ -253,7 +258,7 @@ def lce_full(linear_cross_entropy, device) -> None:
     covers("a short last chunk")
     check_each_input_alone(function, LCE, lce_values(10, 3, 7, 4, device, seed=45))
     check_lce_stable(function, device)
-    covers("logits past float32's exp range")
+    covers("logits of magnitude 1e4, float32 and float64")
     check_retained_backward(function, lce_values(9, 3, 6, 4, device, seed=52))
     check_returns_new_tensors(function, lce_values(9, 3, 6, 4, device, seed=52))
     check_two_calls(function, lce_values(9, 3, 6, 4, device, seed=62),
@@ -305,7 +310,7 @@ EXERCISES = [
                            rows_apart=Case(_rows_apart(ce_values), STABLE_ROWS)),
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
                        "ignore_index past the classes", "logits of magnitude 1e4"),
-             clauses=CE_CLAUSES),
+             clauses=CE_CLAUSES, rules=CE_RULES),
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
              domain=Domain(LCE, lambda device, dtype=torch.float64, seed=0, chunk_size=4:
@@ -322,7 +327,7 @@ EXERCISES = [
                            # holds the float32 accumulation instead
                            accumulation=Case(accumulation_values, ACCUMULATION, torch.float16,
                                              ACCUMULATION_TOLERANCE)),
-             contract=("a short last chunk", "logits past float32's exp range",
+             contract=("a short last chunk", "logits of magnitude 1e4, float32 and float64",
                        "grad mode off", "one gradient needed", "float16 and bfloat16"),
-             clauses=LCE_CLAUSES),
+             clauses=LCE_CLAUSES, rules=LCE_RULES),
 ]

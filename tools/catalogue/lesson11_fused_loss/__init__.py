@@ -1,16 +1,23 @@
 """Lesson 11 (fused losses): answers with known verdicts for CrossEntropy, linear_cross_entropy
-and the transfer exercise SmoothedCrossEntropy, one module per exercise (linear_cross_entropy's
-unusual answers and mistakes apart), most written as edits of the lesson's own answers
-(answers.py); domains.py holds the slips only the contracts' generated inputs show."""
+and the transfer exercise SmoothedCrossEntropy, most written as edits of the lesson's own
+answers (answers.py). One module per exercise holds its first answers (cross_entropy,
+linear_cross_entropy_unusual and linear_cross_entropy_mistakes, smoothed_cross_entropy and
+smoothed_cross_entropy_terms); the *_variants modules hold more of CrossEntropy's and
+SmoothedCrossEntropy's, linear_cross_entropy_numerics its dtypes and stability,
+linear_cross_entropy_design where grad mode is asked and what is computed and kept; domains.py
+holds the slips only the contracts' generated inputs show."""
 
-from . import (cross_entropy, domains, linear_cross_entropy_mistakes, linear_cross_entropy_unusual,
-               review53, review54, review57, review57c, smoothed_cross_entropy,
-               smoothed_cross_entropy_terms)
+from . import (cross_entropy, cross_entropy_variants, domains, linear_cross_entropy_design,
+               linear_cross_entropy_mistakes, linear_cross_entropy_numerics,
+               linear_cross_entropy_unusual, smoothed_cross_entropy,
+               smoothed_cross_entropy_terms, smoothed_cross_entropy_variants)
 
-UNUSUAL = (cross_entropy.UNUSUAL + linear_cross_entropy_unusual.UNUSUAL
-           + smoothed_cross_entropy.UNUSUAL + review53.UNUSUAL + review54.UNUSUAL
-           + review57.UNUSUAL + review57c.UNUSUAL)
-MISTAKES = (cross_entropy.MISTAKES + linear_cross_entropy_mistakes.MISTAKES
-            + smoothed_cross_entropy.MISTAKES + smoothed_cross_entropy_terms.MISTAKES
-            + domains.MISTAKES + review53.MISTAKES + review54.MISTAKES
-            + review57.MISTAKES + review57c.MISTAKES)
+UNUSUAL = (cross_entropy.UNUSUAL + cross_entropy_variants.UNUSUAL
+           + linear_cross_entropy_unusual.UNUSUAL + linear_cross_entropy_numerics.UNUSUAL
+           + linear_cross_entropy_design.UNUSUAL + smoothed_cross_entropy.UNUSUAL
+           + smoothed_cross_entropy_variants.UNUSUAL)
+MISTAKES = (cross_entropy.MISTAKES + cross_entropy_variants.MISTAKES
+            + linear_cross_entropy_mistakes.MISTAKES + linear_cross_entropy_numerics.MISTAKES
+            + linear_cross_entropy_design.MISTAKES + smoothed_cross_entropy.MISTAKES
+            + smoothed_cross_entropy_terms.MISTAKES + smoothed_cross_entropy_variants.MISTAKES
+            + domains.MISTAKES)

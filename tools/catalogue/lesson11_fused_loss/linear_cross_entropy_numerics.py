@@ -1,18 +1,14 @@
-"""Lesson 11, review 57: linear_cross_entropy's float32 sums cast to float16 before the division
-by N (the loss, grad_weight, under no_grad, with only weight requiring grad), whose sums over
-the rows pass 65504 where the means do not; the log-sum-exp and softmax computed in float16;
-SmoothedCrossEntropy's z-loss summed over the counted rows and divided by N.
-Unusual: a grad-mode flag, torch.split, float16 products upcast, grad_x written in the input
-dtype chunk by chunk; a second pass that recomputes every chunk's logits for the gradients
-(8NdV FLOPs, not 6NdV, which the contract does not bound)."""
+"""Lesson 11: linear_cross_entropy's dtypes and stability: products in the input's dtype then
+upcast (correct), against a maximum per chunk instead of per row, accumulators or a running loss
+in the wrong dtype, a loss cast before the division by N, G rounded before it is divided, and a
+float16 softmax or loss-only sum."""
 
 from .. import Mistake, Unusual, edit
 from .answers import LINEAR
-from .smoothed_cross_entropy import ANSWER as SMOOTHED
+
+CE, LCE, SCE = "CrossEntropy", "linear_cross_entropy", "SmoothedCrossEntropy"
 
 LCE, SCE = "linear_cross_entropy", "SmoothedCrossEntropy"
-_RETURN = "        return (loss / N).to(x.dtype)\n"
-_SAVE_W = "None if grad_weight is None else grad_weight.to(weight.dtype)"
 
 _FLAG_SPLIT_INPUT_DTYPE = '''
 class LinearCrossEntropy(torch.autograd.Function):
@@ -53,24 +49,35 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
     return LinearCrossEntropy.apply(x, weight, target, chunk_size, torch.is_grad_enabled())
 '''
 
+_RETURN = "        return (loss / N).to(x.dtype)\n"
+
+_SAVE_W = "None if grad_weight is None else grad_weight.to(weight.dtype)"
+
+LCE, CE = "linear_cross_entropy", "CrossEntropy"
+
+
 UNUSUAL = [
+    # the contract allows it; the course's solution upcasts first, closer in bfloat16 at large logits
+    Unusual(LCE, "each chunk's logits multiplied in the input dtype, then upcast", edit(
+        LINEAR, ("logits = x_chunk @ weight_wide.T", "logits = (x[rows] @ weight.T).to(wide)"))),
     Unusual(LCE, "a grad-mode flag, torch.split, products in the input dtype then upcast, grad_x "
             "written in the input dtype as each chunk's rows are done", _FLAG_SPLIT_INPUT_DTYPE),
-    # 8NdV with both gradients, not 6NdV: the contract bounds only the work of fewer gradients
-    # (the syllabus's), and chunking over the vocabulary with an online log-sum-exp needs the
-    # same second pass
-    Unusual(LCE, "a loss pass, then a second pass recomputing every chunk's logits for the "
-            "gradients", edit(
-        LINEAR, ("            if want_x or want_weight:\n",
-                 "        for start in range(0, N, chunk_size) if want_x or want_weight else ():\n"
-                 "            rows = slice(start, start + chunk_size)\n"
-                 "            x_chunk, target_chunk = x[rows].to(wide), target[rows]\n"
-                 "            probs = torch.softmax(x_chunk @ weight_wide.T, 1)\n"
-                 "            if True:\n"),
-        ("                probs /= sums\n", ""))),
 ]
 
 MISTAKES = [
+    Mistake(LCE, "one maximum per chunk", "returns -inf at float64 logits of magnitude 1e4", edit(
+        LINEAR, ("row_max = logits.amax(dim=1, keepdim=True)", "row_max = logits.amax()"))),
+    Mistake(LCE, "float32 accumulators for float64 inputs too", "is exactly a float32 number", edit(
+        LINEAR, ("wide = torch.promote_types(x.dtype, torch.float32)", "wide = torch.float32"))),
+    Mistake(LCE, "the running loss kept in the input dtype",
+            "accumulate the loss and the gradients in float32", edit(
+        LINEAR, ("loss = torch.zeros((), dtype=wide, device=x.device)",
+                 "loss = torch.zeros((), dtype=x.dtype, device=x.device)"),
+        ("loss += (row_max + sums.log() - picked).sum()",
+         "loss += (row_max + sums.log() - picked).sum().to(x.dtype)"))),
+    Mistake(LCE, "the loss returned in float32 for low-precision inputs",
+            "returned torch.float32 for bfloat16 inputs", edit(
+        LINEAR, ("return (loss / N).to(x.dtype)", "return loss / N"))),
     Mistake(LCE, "the float32 loss cast to float16 before the division by N",
             "loss is not finite in float16 (N=4096", edit(
         LINEAR, (_RETURN, "        return loss.to(x.dtype) / N\n"))),
@@ -101,18 +108,16 @@ MISTAKES = [
                  "            loss += (lse - logits.gather(1, target_chunk[:, None])).to(wide).sum()\n"
                  "            probs = (logits - lse).exp().to(wide)\n"),
         ("                probs /= sums\n", ""))),
-    Mistake(SCE, "the z-loss summed over the counted rows, divided by N",
-            "divides the counted rows' sum of lse ** 2 by N", edit(
-        SMOOTHED, ("        per_row = ((1 - label_smoothing) * (lse - picked) + label_smoothing * smooth\n"
-                   "                   + z_loss * lse ** 2)\n",
-                   "        per_row = (1 - label_smoothing) * (lse - picked) + label_smoothing * smooth\n"),
-        ("        return torch.where(counted, per_row, 0.0).sum() / counted.sum()\n",
-         "        return (torch.where(counted, per_row, 0.0).sum() / counted.sum()\n"
-         "                + z_loss * torch.where(counted, lse ** 2, 0.0).sum() / len(target))\n"),
-        ("grad = probs * (1 + 2 * z_loss * lse)[:, None] - smoothing / logits.shape[1]",
-         "grad = probs - smoothing / logits.shape[1]"),
-        ("        return grad * scale[:, None], None, None, None, None",
-         "        z_rows = grad_output * counted / len(target)\n"
-         "        z_grad = 2 * z_loss * lse[:, None] * probs * z_rows[:, None]\n"
-         "        return grad * scale[:, None] + z_grad, None, None, None, None"))),
+    Mistake(LCE, "the loss-only path sums each chunk's losses in float16 (F.cross_entropy, "
+            "reduction='sum')",
+            "loss is not finite in float16 under torch.no_grad() (N=4096, chunk_size=5000)",
+            edit(LINEAR, ("        for start in range(0, N, chunk_size):\n",
+                          "        if not (want_x or want_weight):\n"
+                          "            for start in range(0, N, chunk_size):\n"
+                          "                rows = slice(start, start + chunk_size)\n"
+                          "                loss += F.cross_entropy(x[rows] @ weight.T, target[rows],"
+                          " reduction='sum').to(wide)\n"
+                          "            ctx.save_for_backward(None, None)\n"
+                          "            return (loss / N).to(x.dtype)\n"
+                          "        for start in range(0, N, chunk_size):\n"))),
 ]

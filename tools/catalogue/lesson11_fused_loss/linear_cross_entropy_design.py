@@ -1,0 +1,171 @@
+"""Lesson 11: linear_cross_entropy's design: where grad mode is asked, which gradients are
+computed, what is built and kept between calls (a one-hot of the whole batch, a weight copy
+cached on id and _version), what backward returns; correct answers that work row by row, split
+the chunks with torch.split or recompute the logits in a second pass."""
+
+from .. import Mistake, Unusual, edit
+from .answers import LINEAR
+
+CE, LCE, SCE = "CrossEntropy", "linear_cross_entropy", "SmoothedCrossEntropy"
+
+_LCE_FLAG_SPLIT_F64 = '''
+class LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size, grad_enabled):
+        want_x = grad_enabled and ctx.needs_input_grad[0]
+        want_w = grad_enabled and ctx.needs_input_grad[1]
+        N = x.shape[0]
+        acc = torch.float64
+        w = weight.to(acc)
+        total = torch.zeros((), dtype=acc, device=x.device)
+        gx_parts, gw = [], (torch.zeros_like(w) if want_w else None)
+        for xc, tc in zip(torch.split(x, chunk_size), torch.split(target, chunk_size)):
+            xc = xc.to(acc)
+            z = xc @ w.T
+            lse = torch.logsumexp(z, 1)
+            total = total + (lse - z.gather(1, tc[:, None]).squeeze(1)).sum()
+            if want_x or want_w:
+                G = torch.exp(z - lse[:, None])
+                G.scatter_add_(1, tc[:, None], torch.full((len(tc), 1), -1.0, dtype=acc,
+                                                           device=x.device))
+                G.div_(N)
+                if want_x:
+                    gx_parts.append((G @ w).to(x.dtype))
+                if want_w:
+                    gw += G.T @ xc
+        gx = torch.cat(gx_parts) if want_x else None
+        ctx.save_for_backward(gx, None if gw is None else gw.to(weight.dtype))
+        return (total / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else torch.mul(gx, grad_output),
+                None if gw is None else torch.mul(gw, grad_output), None, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size, torch.is_grad_enabled())
+'''
+
+
+ROWWISE = '''
+class LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_weight = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        wide = torch.promote_types(x.dtype, torch.float32)
+        weight_wide = weight.to(wide)
+        loss = x.new_zeros((), dtype=wide)
+        grad_x = x.new_empty(x.shape, dtype=wide) if want_x else None
+        grad_weight = x.new_zeros(weight.shape, dtype=wide) if want_weight else None
+        for start in range(0, N, chunk_size):
+            rows = slice(start, start + chunk_size)
+            x_chunk, target_chunk = x[rows].to(wide), target[rows]
+            logits = x_chunk @ weight_wide.T
+            picked = logits.gather(1, target_chunk[:, None])
+            row_max = logits.amax(dim=1, keepdim=True)  #SHIFT
+            probs = logits.sub_(row_max).exp_()
+            sums = probs.sum(dim=1, keepdim=True)
+            loss += (row_max + sums.log() - picked).sum()
+            if want_x or want_weight:
+                probs /= sums
+                probs[torch.arange(len(target_chunk)), target_chunk] -= 1
+                probs /= N
+                for i in range(probs.shape[0]):  # grad_W = sum_i G_i^T x_i, row by row
+                    if want_x:
+                        grad_x[start + i] = weight_wide.T.mv(probs[i])
+                    if want_weight:
+                        grad_weight.addr_(probs[i], x_chunk[i])
+            del logits, probs
+        ctx.save_for_backward(None if grad_x is None else grad_x.to(x.dtype),
+                              None if grad_weight is None else grad_weight.to(weight.dtype))
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, grad_weight = ctx.saved_tensors
+        return (None if grad_x is None else grad_output * grad_x,
+                None if grad_weight is None else grad_output * grad_weight, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''
+
+
+def _cached(key: str) -> str:
+    """LINEAR with its float32 weight copy kept between calls under ``key``."""
+    return edit(LINEAR, (_CLASS, "\n_CACHE = {}\n" + _CLASS),
+                (_WIDE, f"        key = {key}\n"
+                        "        if key not in _CACHE:\n"
+                        "            _CACHE.clear()\n"
+                        "            _CACHE[key] = weight.detach().to(wide)\n"
+                        "        weight_wide = _CACHE[key]\n"))
+
+_CLASS = "\nclass LinearCrossEntropy(torch.autograd.Function):\n"
+
+_WIDE = "        weight_wide = weight.to(wide)\n"
+
+
+UNUSUAL = [
+    Unusual(LCE, "a grad-mode flag, torch.split, grad_x by torch.cat, float64 accumulators",
+            _LCE_FLAG_SPLIT_F64),
+    Unusual(LCE, "gradients row by row: weight.T.mv(G[i]) and grad_weight.addr_(G[i], x[i])",
+            ROWWISE),
+    # 8NdV with both gradients, not 6NdV: the contract bounds only the work of fewer gradients
+    # (the syllabus's), and chunking over the vocabulary with an online log-sum-exp needs the
+    # same second pass
+    Unusual(LCE, "a loss pass, then a second pass recomputing every chunk's logits for the "
+            "gradients", edit(
+        LINEAR, ("            if want_x or want_weight:\n",
+                 "        for start in range(0, N, chunk_size) if want_x or want_weight else ():\n"
+                 "            rows = slice(start, start + chunk_size)\n"
+                 "            x_chunk, target_chunk = x[rows].to(wide), target[rows]\n"
+                 "            probs = torch.softmax(x_chunk @ weight_wide.T, 1)\n"
+                 "            if True:\n"),
+        ("                probs /= sums\n", ""))),
+]
+
+MISTAKES = [
+    Mistake(LCE, "an (N, V) one-hot built once, sliced per chunk",
+            "is not a matrix product, so this is no chunk's logits", edit(
+        LINEAR, ("        for start in range(0, N, chunk_size):\n",
+                 "        Y = F.one_hot(target, weight.shape[0]).to(wide)\n"
+                 "        for start in range(0, N, chunk_size):\n"),
+        ("probs[torch.arange(len(target_chunk), device=x.device), target_chunk] -= 1",
+         "probs -= Y[rows]"))),
+    Mistake(LCE, "only x detached under no_grad", "reach both x and weight?", edit(
+        LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())",
+                 "    if not torch.is_grad_enabled():\n        x = x.detach()\n"
+                 "    return LinearCrossEntropy.apply(x, weight, target, chunk_size, True)"))),
+    Mistake(LCE, "row by row with mv and addr_, no grad-mode check",
+            "but not under no_grad", edit(
+        ROWWISE, ("    if not torch.is_grad_enabled():\n        x, weight = x.detach(), weight.detach()\n",
+                  ""))),
+    Mistake(LCE, "row by row with mv and addr_, grad_weight always computed",
+            "skip grad_weight when ctx.needs_input_grad[1] is False", edit(
+        ROWWISE, ("grad_weight = x.new_zeros(weight.shape, dtype=wide) if want_weight else None",
+                  "grad_weight = x.new_zeros(weight.shape, dtype=wide)"),
+        ("                    if want_weight:\n                        grad_weight.addr_",
+         "                    if True:\n                        grad_weight.addr_"),
+        ("None if grad_weight is None else grad_weight.to(weight.dtype)",
+         "grad_weight.to(weight.dtype) if want_weight else None"))),
+    Mistake(LCE, "the saved gradients themselves returned when grad_output == 1",
+            "returned the tensor forward saved, itself", edit(
+        LINEAR, ("        grad_x, grad_weight = ctx.saved_tensors\n",
+                 "        grad_x, grad_weight = ctx.saved_tensors\n"
+                 "        if grad_output == 1:  # nothing to scale: hand them back as they are\n"
+                 "            return grad_x, grad_weight, None, None, None\n"))),
+    Mistake(LCE, "a float32 weight copy cached between calls, keyed on id, data_ptr, shape, "
+            "dtype and _version", "returned a stale loss, from a cache kept between calls",
+            _cached("(id(weight), weight.data_ptr(), tuple(weight.shape), weight.dtype, "
+                    "weight._version, wide)")),
+    Mistake(LCE, "a float32 weight copy cached between calls, keyed on id and _version",
+            "returned a stale loss, from a cache kept between calls",
+            _cached("(id(weight), weight._version, wide)")),
+]
