@@ -1,6 +1,9 @@
-"""Lesson 04's transfer exercise, NumpyTanh, answered unusually and wrongly."""
+"""Lesson 04's transfer exercise, NumpyTanh, answered unusually and wrongly: its builders, then
+answers by what they get wrong or right: torch arithmetic where NumPy is asked for, the inner
+Function's inputs, outputs and gradients, what each Function saves (copies, aliases, dtypes),
+saturation where tanh rounds to +-1, writes through .numpy(), and state kept outside ctx."""
 
-from .. import Mistake, Unusual
+from .. import CACHED_BY_TENSOR, Mistake, Unusual, edit
 
 NUMPY = "import numpy as np\n"
 FORWARD = ("        y = torch.from_numpy(np.tanh(x.detach().numpy()))\n"
@@ -326,4 +329,302 @@ UNUSUAL += [
                 "        return _TanhGradGrad.apply(grad_b, *ctx.saved_tensors)").replace(
                 "        gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), "
                 "y.detach().numpy()\n", ""))),
+]
+
+
+STASH = "_kept = {}\n"
+
+
+NUMPY_2 = "import numpy as np\n"
+
+
+INNER_STASH = NUMPY_2 + STASH + """
+class _TanhGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, y):
+        _kept[id(ctx)] = (g, y)
+        g, y = g.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(g * (1 - y * y))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        g, y = (t.detach().numpy() for t in _kept[id(ctx)])
+        gb = grad_b.detach().numpy()
+        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)
+"""
+
+
+TANH = _tanh(CALL, _inner(RIGHT))
+
+
+INNER_FORWARD_2 = ("        g, y = g.detach().numpy(), y.detach().numpy()\n"
+                 "        return torch.from_numpy(g * (1 - y * y))")
+
+
+SATURATED = "where tanh rounds to"
+
+
+TANH_OF_A = "torch.from_numpy(np.tanh(x.detach().numpy()))"
+
+
+EXP = "(lambda e: (e - 1) / (e + 1))(np.exp(2 * x.detach().numpy()))"
+
+
+SINH = "(lambda a: np.sinh(a) / np.cosh(a))(x.detach().numpy())"
+
+
+EXP_NEG = "(lambda e: (1 - e) / (1 + e))(np.exp(-2 * x.detach().numpy()))"
+
+
+# clamped for float64's exp (past 709.8 it overflows), not for float32's (past 88.7)
+CLAMPED = "(lambda e: (e - 1) / (e + 1))(np.exp(np.clip(2 * x.detach().numpy(), -700, 700)))"
+
+
+SAVED_X = _tanh("        x, = ctx.saved_tensors\n        return _TanhGradOfX.apply(grad_output, x)",
+                """
+class _TanhGradOfX(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, x):
+        ctx.save_for_backward(g, x)
+        e = np.exp(2 * x.detach().numpy())
+        return torch.from_numpy(g.detach().numpy() * 4 * e / (e + 1) ** 2)
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        g, x = ctx.saved_tensors
+        gb, g, a = grad_b.detach().numpy(), g.detach().numpy(), x.detach().numpy()
+        t = np.tanh(a)
+        d = 1 - t * t
+        return torch.from_numpy(gb * d), torch.from_numpy(-2 * gb * g * t * d)
+""", "        ctx.save_for_backward(x)\n        return torch.from_numpy(np.tanh(x.detach().numpy()))")
+
+
+SECOND_ONLY = edit(
+    SAVED_X, ("        e = np.exp(2 * x.detach().numpy())\n        return torch.from_numpy(g.detach()"
+              ".numpy() * 4 * e / (e + 1) ** 2)", "        t = np.tanh(x.detach().numpy())\n"
+              "        return torch.from_numpy(g.detach().numpy() * (1 - t * t))"),
+    ("        t = np.tanh(a)\n        d = 1 - t * t\n",
+     "        t = np.tanh(a)\n        e = np.exp(2 * a)\n        d = 4 * e / (e + 1) ** 2\n"))
+
+
+TANH_ARRAYS = _tanh(CALL, edit(_inner(RIGHT), (
+    "        g, y = ctx.saved_tensors\n        gb, g, y = grad_b.detach().numpy(), "
+    "g.detach().numpy(), y.detach().numpy()\n" + RIGHT,
+    "        if not hasattr(ctx, 'arrays'):\n            g, y = ctx.saved_tensors\n"
+    "            g, y = g.detach().numpy(), y.detach().numpy()\n"
+    "            ctx.arrays = (1 - y * y, -2 * g * y)\n        d_g, d_y = ctx.arrays\n"
+    "        gb = grad_b.detach().numpy()\n"
+    "        return torch.from_numpy(gb * d_g), torch.from_numpy(gb * d_y)")))
+
+
+HINT = "in backward: the contract keeps tensors only with ctx.save_for_backward"
+
+
+NUMPY_TANH_INNER = """
+class _TanhGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, g, y):
+        gn, yn = g.detach().numpy(), y.detach().numpy()
+        ctx.save_for_backward(torch.from_numpy(-2 * gn * yn), y)  # a new tensor, not a copy
+        return torch.from_numpy(gn * (1 - yn * yn))
+
+    @staticmethod
+    def backward(ctx, grad_b):
+        m2gy, y = ctx.saved_tensors
+        gb, yn = grad_b.detach().numpy(), y.detach().numpy()
+        return torch.from_numpy(gb * (1 - yn * yn)), torch.from_numpy(gb * m2gy.numpy())
+"""
+
+
+NESTED = """import numpy as np
+
+
+class NumpyTanh(torch.autograd.Function):
+    class Back(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, g, y):
+            ctx.save_for_backward(g, y)
+            yn = y.detach().numpy()
+            return torch.from_numpy(g.detach().numpy() * (1 - yn * yn))
+
+        @staticmethod
+        def backward(ctx, grad_b):
+            g, y = ctx.saved_tensors
+            gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), y.detach().numpy()
+            dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[0] else None
+            dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] else None
+            return dg, dy
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.from_numpy(np.tanh(x.detach().numpy()))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return NumpyTanh.Back.apply(grad_output, y)
+"""
+
+
+F32 = "is off by float32 rounding"
+
+
+UNGUARDED = "saves a tensor made from"
+
+
+MISTAKES += [
+    Mistake("NumpyTanh", "backward reads y from a module-level list",
+            "NumpyTanh keeps state shared between calls", "_ys = []\n" + _tanh(
+                "        ctx.saved_tensors\n        return _TanhGrad.apply(grad_output, _ys[-1])",
+                _inner("        return (torch.from_numpy(gb * (1 - y * y)),\n"
+                       "                torch.from_numpy(-2 * gb * g * y))"),
+                FORWARD.replace("ctx.save_for_backward(y)",
+                                "ctx.save_for_backward(y)\n        _ys.append(y)"))),
+    Mistake("NumpyTanh", "forward keeps y in a module dict keyed by id(ctx)",
+            "NumpyTanh's backward reads y (or x) from somewhere other than ctx.saved_tensors",
+            STASH + _tanh("        return _TanhGrad.apply(grad_output, _kept[id(ctx)])",
+                          _inner(RIGHT), FORWARD.replace("ctx.save_for_backward(y)",
+                                                         "_kept[id(ctx)] = y"))),
+    Mistake("NumpyTanh", "the inner Function keeps its tensors in a module dict keyed by id(ctx)",
+            "the Function NumpyTanh's backward calls reads its tensors from somewhere other than "
+            "ctx.saved_tensors", _tanh(CALL).replace("import numpy as np\n", INNER_STASH, 1)),
+    Mistake("NumpyTanh", "inner backward multiplies, then divides grad_b in place",
+            "wrote into the gradient its backward's Function receives (grad_b)", _tanh(
+                CALL, _inner("        gb *= -2 * g * y\n        grad_y = gb.copy()\n"
+                             "        gb /= -2 * g * y\n"
+                             "        return torch.from_numpy(gb * (1 - y * y)), "
+                             "torch.from_numpy(grad_y)"))),
+    Mistake("NumpyTanh", "the inner Function's forward in torch ops",
+            "NumpyTanh.backward computes with the torch op",
+            edit(TANH, (INNER_FORWARD_2, "        return g * (1 - y * y)"))),
+    Mistake("NumpyTanh", "the inner forward multiplies grad_output's memory (g *= ...)",
+            "wrote into grad_output",
+            edit(TANH, (INNER_FORWARD_2, "        g, y = g.detach().numpy(), y.detach().numpy()\n"
+                                       "        g *= 1 - y * y\n"
+                                       "        return torch.from_numpy(g.copy())"))),
+    Mistake("NumpyTanh", "inner Function on (grad_output, x) with y's formula -2 g y",
+            "the second derivative through NumpyTanh with respect to x is wrong",
+            edit(TANH, (FORWARD, "        ctx.save_for_backward(x)\n"
+                                 "        return torch.from_numpy(np.tanh(x.detach().numpy()))"),
+                 (CALL, "        x, = ctx.saved_tensors\n"
+                        "        return _TanhGrad.apply(grad_output, x)"),
+                 (INNER_FORWARD_2, "        g, y = g.detach().numpy(), np.tanh(y.detach().numpy())\n"
+                                 "        return torch.from_numpy(g * (1 - y * y))"),
+                 ("g.detach().numpy(), y.detach().numpy()\n        return torch.from_numpy(gb",
+                  "g.detach().numpy(), np.tanh(y.detach().numpy())\n"
+                  "        return torch.from_numpy(gb"))),
+    Mistake("NumpyTanh", "y on a module-level stack, popped in backward",
+            "NumpyTanh's backward popped from an empty list",
+            "_YS = []\n" + edit(TANH, ("        ctx.save_for_backward(y)\n",
+                                       "        ctx.save_for_backward(y)\n        _YS.append(y)\n"),
+                                (CALL, "        ctx.saved_tensors\n"
+                                       "        return _TanhGrad.apply(grad_output, _YS.pop())"))),
+    Mistake("NumpyTanh", "the inner Function keeps 1 - y^2 as a NumPy array on ctx",
+            "stores a NumPy array as ctx.d",
+            edit(TANH, (INNER_FORWARD_2, "        g, y = g.detach().numpy(), y.detach().numpy()\n"
+                                       "        ctx.d = 1 - y * y\n"
+                                       "        return torch.from_numpy(g * ctx.d)"),
+                 ("torch.from_numpy(gb * (1 - y * y))", "torch.from_numpy(gb * ctx.d)"))),
+    Mistake("NumpyTanh", "forward saves x.contiguous(), the inner Function on (grad_output, x)",
+            "NumpyTanh's forward saves a copy of x",
+            _tanh("        x, = ctx.saved_tensors\n"
+                  "        return _TanhGradOfX.apply(grad_output, x)",
+                  INNER_ON_X, edit(SAVE_X, ("        ctx.save_for_backward(x)\n",
+                                            "        x = x.contiguous()\n"
+                                            "        ctx.save_for_backward(x)\n")))),
+    Mistake("NumpyTanh", "forward memoises NumPy's tanh in a global cache keyed by the tensor x",
+            "returned the output of the old values", CACHED_BY_TENSOR + edit(TANH, (FORWARD, (
+                "        y = torch.from_numpy(_cached((x,), (), lambda: np.tanh(x.detach().numpy()"
+                ")))\n        ctx.save_for_backward(y)\n        return y")))),
+    Mistake("NumpyTanh", "the inner Function saves its output b and divides it by 1 - y^2",
+            SATURATED, edit(
+                TANH,
+                ("        ctx.save_for_backward(g, y)\n        g, y = g.detach().numpy(), "
+                 "y.detach().numpy()\n        return torch.from_numpy(g * (1 - y * y))",
+                 "        b = torch.from_numpy(g.detach().numpy() * (1 - y.detach().numpy() ** 2))"
+                 "\n        ctx.save_for_backward(b, y)\n        return b"),
+                ("        g, y = ctx.saved_tensors\n        gb, g, y = grad_b.detach().numpy(), "
+                 "g.detach().numpy(), y.detach().numpy()",
+                 "        b, y = ctx.saved_tensors\n        gb, b, y = grad_b.detach().numpy(), "
+                 "b.detach().numpy(), y.detach().numpy()\n        g = b / (1 - y * y)")),
+            named=True),
+    Mistake("NumpyTanh", "forward computes (e^2x - 1) / (e^2x + 1)",
+            "NumpyTanh(x) is nan at x = 400 (float64), where tanh is +1",
+            edit(TANH, (TANH_OF_A, f"torch.from_numpy({EXP})")), named=True),
+    Mistake("NumpyTanh", "forward computes sinh / cosh", "NumpyTanh(x) is nan at x = -10000 "
+            "(float64)", edit(TANH, (TANH_OF_A, f"torch.from_numpy({SINH})"))),
+    Mistake("NumpyTanh", "forward computes (1 - e^-2x) / (1 + e^-2x), nan for large negative x",
+            "NumpyTanh(x) is nan at x = -10000 (float64)",
+            edit(TANH, (TANH_OF_A, f"torch.from_numpy({EXP_NEG})"))),
+    Mistake("NumpyTanh", "forward computes (e^2x - 1) / (e^2x + 1) with 2x clamped to +-700",
+            "NumpyTanh(x) is nan at x = 50 (float32)",
+            edit(TANH, (TANH_OF_A, f"torch.from_numpy({CLAMPED})"))),
+    Mistake("NumpyTanh", "the inner Function computes tanh'(x) as 4 e^2x / (e^2x + 1)^2",
+            "its first derivative is nan at x = 400 (float64)", SAVED_X),
+    Mistake("NumpyTanh", "the inner Function's backward computes tanh'(x) as 4 e^2x / (e^2x + 1)^2",
+            "NumpyTanh's second derivative with respect to x is nan at x = 400 (float64)",
+            SECOND_ONLY),
+    Mistake("NumpyTanh", "the inner Function keeps NumPy arrays set in its backward on ctx",
+            "the Function _TanhGrad that NumpyTanh.backward calls sets ctx.arrays (a NumPy array) "
+            + HINT, TANH_ARRAYS, named=True),
+    Mistake("NumpyTanh", "inner backward casts gb, g, y to float32", F32,
+            edit(TANH, (RIGHT, "        gb, g, y = (a.astype(np.float32) for a in (gb, g, y))\n"
+                        + RIGHT)), named=True),
+    Mistake("NumpyTanh", "inner forward computes g (1 - y^2) in float32", F32,
+            edit(TANH, ("        return torch.from_numpy(g * (1 - y * y))",
+                        "        return torch.from_numpy(g.astype(np.float32) "
+                        "* (1 - y.astype(np.float32) ** 2))")), named=True),
+    # passed both checks: an in-place change to grad_output between the passes went unseen
+    Mistake("NumpyTanh", "the inner Function saves torch.from_numpy(grad_output.numpy())",
+            UNGUARDED,
+            edit(TANH, ("        ctx.save_for_backward(g, y)\n",
+                        "        ctx.save_for_backward(torch.from_numpy(g.detach().numpy()), y)\n")),
+            named=True),
+    Mistake("NumpyTanh", "the inner Function saves torch.from_numpy(y.numpy()) for y (passed "
+            "both checks)", "saves a tensor made from y's memory",
+            edit(TANH, ("        ctx.save_for_backward(g, y)\n",
+                        "        ctx.save_for_backward(g, torch.from_numpy(y.detach().numpy()))\n"))),
+    # the same hole through .data, and for x where the inner Function takes x
+    Mistake("NumpyTanh", "the inner Function saves grad_output.data", UNGUARDED,
+            edit(TANH, ("        ctx.save_for_backward(g, y)\n",
+                        "        ctx.save_for_backward(g.data, y)\n"))),
+    Mistake("NumpyTanh", "the inner Function takes x and saves torch.from_numpy(x.numpy())",
+            "saves a tensor made from x's memory",
+            edit(UNUSUAL[0].code, ("ctx.save_for_backward(x, grad_out)",
+                                        "ctx.save_for_backward(torch.from_numpy(x.detach()"
+                                        ".numpy()), grad_out)"))),
+]
+
+
+UNUSUAL += [
+    Unusual("NumpyTanh", "inner forward in float64, cast back in the outer backward",
+            _tanh("        y, = ctx.saved_tensors\n"
+                  "        return _TanhGrad.apply(grad_output, y).to(grad_output.dtype)",
+                  _inner(RIGHT).replace(
+                      "        g, y = g.detach().numpy(), y.detach().numpy()",
+                      "        g = g.detach().numpy().astype(np.float64)\n"
+                      "        y = y.detach().numpy().astype(np.float64)"))),
+    Unusual("NumpyTanh", "plain NumPy when grad mode is off, the inner Function only under "
+            "create_graph", edit(TANH, (CALL, "        y, = ctx.saved_tensors\n"
+                                        "        if not torch.is_grad_enabled():\n"
+                                        "            g, yn = grad_output.numpy(), y.numpy()\n"
+                                        "            return torch.from_numpy(g * (1 - yn * yn))\n"
+                                        "        return _TanhGrad.apply(grad_output, y)"))),
+    Unusual("NumpyTanh", ".cpu().contiguous() before every .numpy()",
+            TANH.replace(".detach().numpy()", ".detach().cpu().contiguous().numpy()")),
+    Unusual("NumpyTanh", "NumPy's tanh in float64, cast back to x's dtype before it is saved",
+            edit(TANH, ("np.tanh(x.detach().numpy())",
+                        "np.tanh(x.detach().numpy().astype(np.float64)).astype("
+                        "x.detach().numpy().dtype)"))),
+    Unusual("NumpyTanh", "the inner Function saves -2gy (new memory, not a copy) and y",
+            _tanh(CALL, NUMPY_TANH_INNER)),
+    Unusual("NumpyTanh", "inner Function nested in the class body, needs_input_grad respected",
+            NESTED),
+    Unusual("NumpyTanh", "inner Function computes in float64 for a float32 x, returns float64",
+            _tanh(CALL, edit(_inner(RIGHT), (
+                "        g, y = g.detach().numpy(), y.detach().numpy()\n",
+                "        g = g.detach().numpy().astype(np.float64)\n"
+                "        y = y.detach().numpy().astype(np.float64)\n")))),
 ]

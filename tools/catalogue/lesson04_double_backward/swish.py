@@ -1,8 +1,11 @@
 """Lesson 04: answers with known verdicts for SwishFunction, whose backward must itself be
-differentiable, among them a beta kept on the Function class, right for one call at a time and
-wrong for two calls in one graph (issue 37)."""
+differentiable: its builders, then its unusual answers and mistakes by what they get wrong or
+right: second derivatives (a saved intermediate, a detach, beta.item(), once_differentiable, a
+kink or a where at 0), beta = 0 and small betas, the sigmoid's saturated tail in both dtypes,
+state kept outside ctx or shared between calls (a beta kept on the class is right for one call
+at a time and wrong for two in one graph, issue 37), and gradients the engine sums (rule 2)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 
 
 def _swish(backward: str, forward: str = "        ctx.save_for_backward(x, beta)\n"
@@ -22,12 +25,13 @@ class SwishFunction(torch.autograd.Function):
 READ = ("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
         "        ds = s * (1 - s)\n")
 RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()")
-# RETURN with x multiplied last (x * x overflows at huge x since review 59f): for mistakes whose
+# RETURN with x multiplied last (x * x overflowed at huge x, once graded): for mistakes whose
 # own flaw the battery names after the huge-x check would
 SCALED = RETURN.replace("x * x * ds", "x * ds * x")
 ONCE = "\n    @once_differentiable"
 
-# Once unusual; wrong in the sigmoid's saturated tail since review 59c (listed there).
+# Once unusual; wrong in the sigmoid's saturated tail since the tail is graded relatively (listed
+# below).
 TANH_SIGMOID_DOT = _swish("        x, beta = ctx.saved_tensors\n"
                           "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
                           "        grad_x = grad_output * s * (1 + beta * x * (1 - s))\n"
@@ -274,4 +278,292 @@ UNUSUAL += [
     Unusual("SwishFunction", "grad_beta of x's shape, left for the engine to sum",
             _swish(READ + "        return grad_output * (s + beta * x * ds), "
                    "grad_output * x * x * ds")),
+]
+
+
+STASH = "_kept = {}\n"
+
+
+SWISH = _swish(READ + RETURN)
+
+
+SAVES_Y = ("        y = x * torch.sigmoid(beta * x)\n        ctx.save_for_backward(x, beta, y)\n"
+           "        return y")
+
+
+WHERE_PATCH = _swish("        x, beta, y = ctx.saved_tensors\n"
+                     "        s = torch.where(x != 0, y / torch.where(x != 0, x, 1.0), 0.5)\n"
+                     "        ds = s * (1 - s)\n" + RETURN, SAVES_Y)
+
+
+SWISH_CACHE = _swish("        x, beta = ctx.saved_tensors\n        if not hasattr(ctx, 's'):\n"
+                     "            ctx.s = torch.sigmoid(beta * x)\n        s = ctx.s\n"
+                     "        ds = s * (1 - s)\n" + RETURN)
+
+
+HINT = "in backward: the contract keeps tensors only with ctx.save_for_backward"
+
+
+CLAMPED = "s = 1 / (1 + torch.exp(-(beta * x).clamp(-80, 80)))"
+
+
+TAIL = "wrong in the sigmoid's saturated tail"
+
+
+# Right in the bulk, wrong in the sigmoid's saturated tail (1 + tanh rounds to 0 there):
+# a mistake since the tail is graded relatively (listed below).
+TANH_SIGMOID_SAVES_Y = _swish("        x, beta, y = ctx.saved_tensors\n"
+                              "        s = 0.5 * (1 + torch.tanh(0.5 * beta * x))\n"
+                              "        gx = grad_output * (s + beta * y * (1 - s)) if "
+                              "ctx.needs_input_grad[0] else None\n"
+                              "        gb = torch.einsum('...,...->', grad_output, y * x * (1 - s))"
+                              " if ctx.needs_input_grad[1] else None\n        return gx, gb",
+                              "        y = x * torch.sigmoid(beta * x)\n"
+                              "        ctx.save_for_backward(x, beta, y)\n        return y")
+
+
+# Right in the bulk, wrong in the sigmoid's saturated tail (1 + tanh rounds to 0 there):
+# a mistake since the tail is graded relatively (listed below).
+TANH_SIGMOID = _swish("        x, beta = ctx.saved_tensors\n"
+                      "        t = torch.tanh(beta * x / 2)\n"
+                      "        s, ds = (1 + t) / 2, (1 - t * t) / 4\n"
+                      "        gx = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] "
+                      "else None\n"
+                      "        gb = torch.einsum('...,...,...->', grad_output, x * x, ds) "
+                      "if ctx.needs_input_grad[1] else None\n"
+                      "        return gx, gb")
+
+
+SIDE_TABLE = ("import weakref\n_SIDE = weakref.WeakKeyDictionary()\n"
+              "class SwishFunction(torch.autograd.Function):")
+
+
+POPPED = edit(SWISH, ("class SwishFunction(torch.autograd.Function):", SIDE_TABLE),
+              ("        ctx.save_for_backward(x, beta)\n",
+               "        ctx.save_for_backward(x, beta)\n        _SIDE[ctx] = (x, beta)\n"),
+              ("        x, beta = ctx.saved_tensors\n",
+               "        _ = ctx.saved_tensors\n        x, beta = _SIDE.pop(ctx)\n"))
+
+
+DEFAULT_CACHE = edit(
+    SWISH, ("    def backward(ctx, grad_output):\n", "    def backward(ctx, grad_output, _cache={}):\n"),
+    ("        s = torch.sigmoid(beta * x)\n",
+     "        key = (tuple(x.shape), float(beta), x.dtype, torch.is_grad_enabled())\n"
+     "        s = _cache.get(key)\n"
+     "        if s is None or torch.is_grad_enabled():\n"
+     "            s = _cache[key] = torch.sigmoid(beta * x)\n"))
+
+
+SOLUTION = _swish(READ + SCALED)
+
+
+def _tiny_branch(threshold: str) -> str:
+    """The solution with sigma linearised around 0 where |beta| < threshold."""
+    return edit(SOLUTION, (
+        "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n",
+        f"        if abs(beta.item()) < {threshold}:  # 'beta is about 0': linearise sigma\n"
+        "            s = 0.5 + beta * x / 4\n            ds = torch.full_like(x, 0.25)\n"
+        "        else:\n            s = torch.sigmoid(beta * x)\n            ds = s * (1 - s)\n"))
+
+
+TINY = "treat a tiny beta apart"
+
+
+MISTAKES += [
+    Mistake("SwishFunction", "beta == 0 special-cased in backward with constants",
+            "right at beta = 1.3 and -0.7 but wrong at beta = 0", _swish(
+                "        x, beta = ctx.saved_tensors\n"
+                "        if beta.item() == 0.0:\n"
+                "            return grad_output * 0.5, (grad_output * x * x).sum() * 0.25\n"
+                + READ + RETURN)),
+    Mistake("SwishFunction", "sigmoid from beta.abs() and a where on beta's sign",
+            "right at beta = 1.3 and -0.7 but wrong at beta = 0", _swish(
+                "        x, beta = ctx.saved_tensors\n"
+                "        t = torch.sigmoid(beta.abs() * x)\n"
+                "        s = torch.where(beta >= 0, t, 1 - t)\n"
+                "        ds = s * (1 - s)\n" + RETURN)),
+    Mistake("SwishFunction", "(x, beta) in a module dict keyed by id(ctx)",
+            "SwishFunction's backward reads x and beta from somewhere other than "
+            "ctx.saved_tensors", STASH + _swish(
+                "        x, beta = _kept[id(ctx)]\n        s = torch.sigmoid(beta * x)\n"
+                "        ds = s * (1 - s)\n"
+                "        return grad_output * (s + beta * x * ds), (grad_output * x * x * ds).sum()",
+                "        _kept[id(ctx)] = (x, beta)\n        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "grad_beta as a mean times numel: nan on an empty x",
+            "grad_beta contains inf or nan where the true gradient is finite, with x empty",
+            edit(SWISH, (".sum()", ".mean() * x.numel()"))),
+    Mistake("SwishFunction", "beta on a module-level stack, popped in backward",
+            "SwishFunction's backward used another call's beta",
+            "_BETAS = []\n" + _swish(
+                READ.replace("x, beta = ctx.saved_tensors", "x, _ = ctx.saved_tensors\n"
+                             "        beta = _BETAS.pop()") + SCALED,
+                "        ctx.save_for_backward(x, beta)\n        _BETAS.append(beta)\n"
+                "        return x * torch.sigmoid(beta * x)")),
+    Mistake("SwishFunction", "computes and returns float64 for a float32 x",
+            "SwishFunction's output has dtype torch.float64 but should have dtype torch.float32",
+            edit(SWISH, ("        return x * torch.sigmoid(beta * x)",
+                         "        return x.double() * torch.sigmoid(beta.double() * x.double())"))),
+    Mistake("SwishFunction", "grad_beta from x.detach()",
+            "the derivative of SwishFunction's backward with respect to x is wrong in grad_beta",
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                         "(grad_output * x.detach() ** 2 * torch.sigmoid(beta * x.detach())"
+                         " * (1 - torch.sigmoid(beta * x.detach()))).sum()"))),
+    Mistake("SwishFunction", "x.view(-1) in backward: fails on a transposed x",
+            "view size is not compatible",
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                         "torch.dot((grad_output * ds * x).reshape(-1), x.view(-1))"))),
+    Mistake("SwishFunction", "z clamped to +-15 in forward and backward",
+            "SwishFunction's output is wrong: largest error",
+            SWISH.replace("torch.sigmoid(beta * x)", "torch.sigmoid((beta * x).clamp(-15, 15))")),
+    Mistake("SwishFunction", "ds/dbeta as (x / beta) ds/dx under a where on beta == 0",
+            "wrong at beta = 0: backward treats beta = 0 apart",
+            _swish("        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+                   "        ds_dx = beta * s * (1 - s)\n"
+                   "        ds_dbeta = torch.where(beta == 0, x * s * (1 - s), x / beta * ds_dx)\n"
+                   "        return grad_output * (s + x * ds_dx), (grad_output * x * ds_dbeta).sum()")),
+    Mistake("SwishFunction", "beta's needs-grad flag kept in a global, set in forward",
+            "read which inputs need grad from another call",
+            "_BETA_NEEDS_GRAD = [False]\n" + edit(
+                SWISH, ("        ctx.save_for_backward(x, beta)\n",
+                        "        _BETA_NEEDS_GRAD[0] = beta.requires_grad\n"
+                        "        ctx.save_for_backward(x, beta)\n"),
+                ("(grad_output * x * x * ds).sum()",
+                 "(grad_output * x * x * ds).sum() if _BETA_NEEDS_GRAD[0] else None"))),
+    Mistake("SwishFunction", "ctx.needs_input_grad copied into a global in forward",
+            "read which inputs need grad from another call",
+            "_NEEDS = [True, True]\n" + edit(
+                SWISH, ("        ctx.save_for_backward(x, beta)\n",
+                        "        _NEEDS[:] = [x.requires_grad, beta.requires_grad]\n"
+                        "        ctx.save_for_backward(x, beta)\n"),
+                (RETURN, "        return (grad_output * (s + beta * x * ds) if _NEEDS[0] else "
+                         "None,\n                (grad_output * x * x * ds).sum() if _NEEDS[1] "
+                         "else None)"))),
+    Mistake("SwishFunction", "clamps beta * x to +-30 in backward",
+            "so it stops following sigma's tail",
+            edit(SWISH, ("s = torch.sigmoid(beta * x)",
+                         "s = torch.sigmoid((beta * x).clamp(-30, 30))"))),
+    Mistake("SwishFunction", "saves beta.detach(), as if beta were a hyper-parameter",
+            "made by .detach()", edit(_swish(READ + RETURN), (
+                "ctx.save_for_backward(x, beta)", "ctx.save_for_backward(x, beta.detach())"))),
+    Mistake("SwishFunction", "sigmoid memoised in a global keyed by x.data_ptr() and beta",
+            "SwishFunction.backward kept state outside ctx: _cache in a module global",
+            "_cache = {}\n" + edit(
+                SWISH, ("        s = torch.sigmoid(beta * x)\n",
+                        "        key = (x.data_ptr(), x.shape, x.dtype, float(beta))\n"
+                        "        if key not in _cache or torch.is_grad_enabled():\n"
+                        "            _cache[key] = torch.sigmoid(beta * x)\n"
+                        "        s = _cache[key]\n"))),
+    Mistake("SwishFunction", "beta x clamped to +-700 before 1 / (1 + exp(-z)): nan float32 "
+            "second derivatives past |beta x| = 88.7",
+            "is nan at x = -500 and -77 (|beta x| = 100.1 to 650: exp overflows float32 past 88.7)",
+            edit(SWISH, ("        s = torch.sigmoid(beta * x)\n",
+                         "        z = (beta * x).clamp(-700, 700)\n"
+                         "        s = 1 / (1 + torch.exp(-z))\n"))),
+    Mistake("SwishFunction", "s = y / x with 0.5 patched in at x = 0 by torch.where",
+            "its backward picks a value with torch.where at x = 0", WHERE_PATCH, named=True),
+    Mistake("SwishFunction", "caches the sigmoid as ctx.s in backward",
+            "SwishFunction.backward sets ctx.s (a tensor) " + HINT, SWISH_CACHE, named=True),
+    Mistake("SwishFunction", "caches the sigmoid's derivative as ctx.ds in backward, every call",
+            "SwishFunction.backward sets ctx.ds (a tensor) " + HINT,
+            _swish(READ + "        ctx.ds = ds\n" + RETURN), named=True),
+    Mistake("SwishFunction", "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))", TAIL,
+            edit(SWISH, ("s = torch.sigmoid(beta * x)", CLAMPED)), named=True),
+    Mistake("SwishFunction", "beta * x clamped to +-80 for a float32 x only", TAIL,
+            edit(SWISH, ("s = torch.sigmoid(beta * x)",
+                         "z = beta * x\n        z = z.clamp(-80, 80) if z.dtype == torch.float32 "
+                         "else z\n        s = torch.sigmoid(z)"))),
+    Mistake("SwishFunction", "beta * x clamped to +-80 in beta's gradient only",
+            "your gradient for beta is " + TAIL,
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                         "(grad_output * x * x * torch.sigmoid((beta * x).clamp(-80, 80))"
+                         " * torch.sigmoid(-(beta * x).clamp(-80, 80))).sum()"))),
+    # Accepted as unusual before the tail was graded relatively:
+    # 1 + tanh(z / 2) cancels to 0 where sigma(z) is tiny but normal.
+    Mistake("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, output saved, einsum grad_beta",
+            "which torch.sigmoid keeps to full relative precision", TANH_SIGMOID_SAVES_Y),
+    Mistake("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, grad_beta by einsum, "
+            "needs_input_grad", "which step of your backward rounds it to 0", TANH_SIGMOID),
+    Mistake("SwishFunction", "sigmoid from tanh, beta gradient as a dot product",
+            "which step of your backward rounds it to 0", TANH_SIGMOID_DOT),
+    Mistake("SwishFunction", "(x, beta) in a WeakKeyDictionary keyed by ctx, popped in backward",
+            "first run consumed state it reads", POPPED, named=True),
+    Mistake("SwishFunction", "(x, beta) in a WeakKeyDictionary keyed by ctx, read by subscript",
+            "reads x and beta from somewhere other than ctx.saved_tensors",
+            edit(POPPED, ("_SIDE.pop(ctx)", "_SIDE[ctx]")), named=True),
+    Mistake("SwishFunction", "backward computes in float32 for float64 inputs",
+            "backward computes in float32 for float64 inputs",
+            edit(SWISH, ("        s = torch.sigmoid(beta * x)\n",
+                         "        x, beta, grad_output = x.float(), beta.float(), "
+                         "grad_output.float()\n        s = torch.sigmoid(beta * x)\n")),
+            named=True),
+    Mistake("SwishFunction", "sigma(beta x) cached across calls in a mutable default argument",
+            "kept a tensor in its mutable default argument", DEFAULT_CACHE, named=True),
+    Mistake("SwishFunction", "sigma linearised where |beta| < 1e-6 (once named as x * x "
+            "overflowing)", TINY, _tiny_branch("1e-6")),
+    Mistake("SwishFunction", "sigma' as s(-z) - s(-z)^2, which cancels to 0 in the tail (was "
+            "asked whether backward clamps beta * x)", "so its term beta x sigma'(beta x) came out",
+            edit(SOLUTION, ("        ds = s * (1 - s)\n",
+                            "        ds = torch.sigmoid(-beta * x) - torch.sigmoid(-beta * x) ** 2\n"))),
+    Mistake("SwishFunction", "grad_beta as (x's gradient - s) * x / beta: nan at beta = 0",
+            "(nan, with beta = 0)",
+            edit(SOLUTION, ("(grad_output * x * ds * x).sum()",
+                            "(grad_output * (s + beta * x * ds - s) * x / beta).sum()"))),
+]
+
+
+UNUSUAL += [
+    Unusual("SwishFunction", "1 - s as sigmoid(-z), torch.dot of the flattened tensors", _swish(
+        "        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+        "        s, t = torch.sigmoid(z), torch.sigmoid(-z)\n"
+        "        grad_x = grad_output * (s + z * s * t) if ctx.needs_input_grad[0] else None\n"
+        "        grad_beta = (torch.dot((grad_output * x * (s * t)).reshape(-1), x.reshape(-1))\n"
+        "                     if ctx.needs_input_grad[1] else None)\n"
+        "        return grad_x, grad_beta")),
+    Unusual("SwishFunction", "sigmoid from exp(logsigmoid), sigma' as sigma(z) sigma(-z)",
+            "import torch.nn.functional as F\n" + _swish(
+                "        x, beta = ctx.saved_tensors\n        z = beta * x\n"
+                "        s, ds = torch.sigmoid(z), torch.sigmoid(z) * torch.sigmoid(-z)\n"
+                "        return (grad_output * s + grad_output * z * ds,\n"
+                "                torch.sum(grad_output * ds * x * x))",
+                "        ctx.save_for_backward(x, beta)\n"
+                "        return x * torch.exp(F.logsigmoid(beta * x))")),
+    Unusual("SwishFunction", "grad_beta of shape (1,)",
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                         "(grad_output * x * x * ds).reshape(-1).sum(0, keepdim=True)"))),
+    Unusual("SwishFunction", "torch.func.vjp of the composed ops inside backward",
+            edit(SWISH, (READ + RETURN, "        x, beta = ctx.saved_tensors\n"
+                         "        _, vjp = torch.func.vjp(lambda a, b: a * torch.sigmoid(b * a), "
+                         "x, beta)\n        return vjp(grad_output)"))),
+    Unusual("SwishFunction", "expit and sigmoid(z) * sigmoid(-z), grad_beta summed in float64",
+            edit(SWISH, ("s = torch.sigmoid(beta * x)", "s = torch.special.expit(beta * x)"),
+                 ("ds = s * (1 - s)", "ds = torch.sigmoid(beta * x) * torch.sigmoid(-beta * x)"),
+                 ("(grad_output * x * x * ds).sum()",
+                  "(grad_output * x * ds * x).sum(dtype=torch.float64).to(beta.dtype)"))),
+    Unusual("SwishFunction", "saves x, beta and the output; grad_beta as an einsum", """
+class SwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, beta):
+        y = x * torch.exp(F.logsigmoid(beta * x))
+        ctx.save_for_backward(x, beta, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, beta, y = ctx.saved_tensors
+        s = torch.exp(F.logsigmoid(beta * x))
+        one_minus_s = torch.exp(F.logsigmoid(-beta * x))
+        grad_x = grad_output * (s + beta * y * one_minus_s)
+        return grad_x, torch.einsum("...,...->", grad_output * x, y * one_minus_s)
+"""),
+    Unusual("SwishFunction", "grad_beta as (g * x * x * ds).sum(): x * x overflows at huge x",
+            SWISH),
+    Unusual("SwishFunction", "grad_beta as (g * x * x * ds) summed in float64: still inf",
+            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+                                   "(grad_output * x * x * ds).sum(dtype=torch.float64)"
+                                   ".to(beta.dtype)"))),
+    Unusual("SwishFunction", "sigma linearised where |beta| < 1e-200 (passed both checks)",
+            _tiny_branch("1e-200")),
+    Unusual("SwishFunction", "x's gradient as s + beta * ds * x: beta * ds underflows for a tiny "
+            "beta (was asked about a 'beta is about 0' branch)",
+            edit(SOLUTION, ("(s + beta * x * ds)", "(s + beta * ds * x)"))),
 ]
