@@ -4,7 +4,11 @@ A ``FunctionExercise`` describes a Function by its maths (a reference written wi
 that autograd differentiates) and by what the lesson asks of it; grading then checks values and
 gradients against the reference on several shapes and dtypes, gradcheck (and gradgradcheck when
 asked), ``grad_output`` and inputs left untouched, no tensors on ``ctx``, what was saved, in-place
-version tracking, ``needs_input_grad`` by counted work, a hand-written backward, on CPU and CUDA::
+version tracking, ``needs_input_grad`` by counted work, a hand-written backward, on CPU and CUDA;
+then every property its domain implies (``autograder.properties``: each ranged constant at both
+ends, both dtypes, every layout, two calls in one graph) and the Function contract's rules
+(``requires_grad`` changed after forward, ``None`` on every path, dimensions of size 1, the
+caller's state, the default device), as for the course's own exercises::
 
     MY_TANH = FunctionExercise("MyTanh", reference=torch.tanh, saves="output")
     MY_TANH.self_check(MyTanh)   # visible: the whole battery, this machine's devices
@@ -29,6 +33,7 @@ from .saved_output import check_output_itself
 
 SAVES = ("output", "inputs", "nothing")
 BOOKKEEPING = ("detach", "alias")  # ops autograd adds when it unpacks saved tensors
+SIZE_ONE = ((1,), (1, 1), (2, 1, 3))  # rule 1's size-1 dimensions, besides the derived ones
 
 
 @dataclass(frozen=True)
@@ -235,15 +240,22 @@ class FunctionExercise:
         if self.needs_input_grad:
             self.check_needs_input_grad(function, device)
 
-    def exercise(self) -> Exercise:
-        """The battery, and the checks every contract implies (two calls in one graph, each
-        ranged constant at both ends, both dtypes, strided inputs)."""
+    def domain_of(self) -> Domain:
+        """The domain the description implies: the tensors of one shape, (3, 4) where typical,
+        each ranged constant, and the size-1 shapes of ``SIZE_ONE`` besides those derived from
+        (3, 4) (``autograder.size_one``), all mapped by ``domain``."""
         constants = {name: Constant(low, high, f"{name} from {low} to {high}")
                      for name, (low, high) in self.ranges.items()}
-        domain = Domain(self.spec, lambda device, dtype=torch.float64, seed=0, **given:
-                        self.values((3, 4), device, seed=seed, dtype=dtype, **given),
-                        constants=constants)
-        return Exercise(self.name, "instructor", self.full, domain=domain)
+        return Domain(
+            self.spec, lambda device, dtype=torch.float64, seed=0, **given:
+            self.values((3, 4), device, seed=seed, dtype=dtype, **given),
+            constants=constants,
+            size_one=lambda device, dtype: [self.values(shape, device, seed=7 + i, dtype=dtype)
+                                            for i, shape in enumerate(SIZE_ONE)])
+
+    def exercise(self) -> Exercise:
+        """The battery, then every check its domain implies (``domain_of``)."""
+        return Exercise(self.name, "instructor", self.full, domain=self.domain_of())
 
     def self_check(self, submission) -> None:
         """Run the battery on this machine's devices; print a tick or raise GradingError."""

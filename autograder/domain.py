@@ -70,6 +70,19 @@ GRAD_OUTPUT_CLAUSE = ("grad_output of any layout autograd hands backward (a tran
                       "one: y.t() or .sum() downstream gives it)")
 REQUIRES_GRAD_CLAUSE = ("any of the inputs may require grad, the others not: each gradient "
                         "asked for is right, and grad_output is left as it was")
+# the Function contract's rules (autograder.function_contract), checked for every exercise after
+# its own properties; each failure ends its first line with the rule's reference
+LATE_REQUIRES_GRAD_CLAUSE = ("which gradients backward computes is fixed when forward runs "
+                             "(ctx.needs_input_grad), whatever requires_grad says later")
+NONE_PATHS_CLAUSE = ("None for every input that needs no gradient, on every path backward "
+                     "takes: a grad_output of zeros and an empty batch included")
+SIZE_ONE_CLAUSE = "any shape the op takes, dimensions of size 1 included"
+CALLER_STATE_CLAUSE = ("the caller's grad mode, default dtype, random number generators, "
+                       "modules and parameters left as the op itself leaves them")
+DEFAULT_DEVICE_CLAUSE = ("every tensor made on the inputs' device, whatever the default "
+                         "device is (device=x.device, or a *_like / new_* op)")
+RULE_PROPERTIES = ("late requires grad", "none on every path", "size one", "caller state",
+                   "default device")
 
 
 @dataclass(frozen=True)
@@ -118,6 +131,20 @@ class Domain:
     ties: Case | None = None  # values one ulp apart, where ties are broken by a rule
     rows_apart: Case | None = None  # rows of far-apart magnitude, where each row must be stable
     cuda: str = ""  # CUDA behaviour the contract names, said when a run could not exercise it
+    # rule 1's dimensions of size 1: size_one(device, dtype) gives inputs with some (a dict, or
+    # a list of dicts), checked against the reference as the layouts are; besides them, unless
+    # size_one_derived is False (say why in size_one_clause), the typical inputs with every
+    # dimension of one size cut to 1, one size at a time, where the reference accepts that
+    size_one: Callable[[torch.device, torch.dtype], dict | list] | None = None
+    size_one_derived: bool = True
+    size_one_clause: str = SIZE_ONE_CLAUSE
+    # rule 2's empty batch for the None-on-every-path check: the typical inputs with one size
+    # cut to 0 where the reference accepts that; False where the contract rules it out
+    empty_batch: bool = True
+    # rule 1's default device: forward and backward on CPU inputs with the default device set
+    # elsewhere; False only where the contract rules it out (say why in default_device_clause)
+    default_device: bool = True
+    default_device_clause: str = DEFAULT_DEVICE_CLAUSE
 
     def properties(self) -> list[str]:
         """The names of the checks this domain implies, in the order they run: one call at a
@@ -131,14 +158,26 @@ class Domain:
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
         return (names + ["requires grad"] + (["per call"] if self.per_call else [])
-                + ["backward twice"])
+                + ["backward twice"] + self.rule_properties())
+
+    def rule_properties(self) -> list[str]:
+        """The Function contract's rules as checks (``autograder.function_contract``), run after
+        the properties above and the check that nothing is kept outside ctx: a wrong answer
+        those name keeps its hint."""
+        off = {"size one": self.size_one is None and not self.size_one_derived,
+               "default device": not self.default_device}
+        return [name for name in RULE_PROPERTIES if not off.get(name)]
 
     def clauses(self) -> dict[str, str]:
         """Each property's contract clause."""
         clauses = {"per call": PER_CALL_CLAUSE,
                    "backward twice": (ONCE_CLAUSE if self.second_backward_may_raise
                                       else TWICE_CLAUSE),
-                   "requires grad": REQUIRES_GRAD_CLAUSE}
+                   "requires grad": REQUIRES_GRAD_CLAUSE,
+                   "late requires grad": LATE_REQUIRES_GRAD_CLAUSE,
+                   "none on every path": NONE_PATHS_CLAUSE, "size one": self.size_one_clause,
+                   "caller state": CALLER_STATE_CLAUSE,
+                   "default device": self.default_device_clause}
         clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})
         clauses.update({f"dtype {str(d).removeprefix('torch.')}": self.dtype_clause
                         for d in self.dtypes})

@@ -1,7 +1,12 @@
 """Checks generated from an exercise's declared domain (``autograder.domain``), the same for
 every exercise: two calls in one graph, each constant across its range, every dtype with what
 was saved, inputs of every layout, and the exercise's large, tied, far-apart and accumulation
-cases. Each runs forward and backward against the float64 reference and names its clause."""
+cases. Each runs forward and backward against the float64 reference and names its clause.
+
+Then the Function contract's rules (``autograder.function_contract``) that no exercise's
+battery owns, the same for every exercise: ``requires_grad`` changed after forward, ``None`` on
+every path, dimensions of size 1, the caller's state, the default device. Each failure's first
+line says what it tried and ends with the rule's reference."""
 
 import itertools
 
@@ -14,8 +19,19 @@ from .domain import Domain
 from .errors import GradingError
 from .grad_output_layout import check_grad_output_layout
 from .outside_ctx import check_no_state_outside_ctx
+from .caller_state import check_caller_state
+from .default_device import check_default_device
+from .late_requires_grad import check_requires_grad_fixed_at_forward
+from .none_paths import check_none_on_every_path
 from .per_call import check_per_call, with_constants
+from .size_one import check_size_one
 from .twice import check_backward_twice
+
+# the rules' checks, by property name: their own first lines end with the rule's reference, so
+# no case() wraps them
+RULE_CHECKS = {"late requires grad": check_requires_grad_fixed_at_forward,
+               "none on every path": check_none_on_every_path, "size one": check_size_one,
+               "caller state": check_caller_state, "default device": check_default_device}
 
 
 def check_domain(domain: Domain, submission, device: torch.device) -> None:
@@ -23,13 +39,19 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
     function = (domain.prepare(submission) if domain.prepare is not None
                 else check_is_function(submission, domain.spec))
     clauses = domain.clauses()
+    rules = domain.rule_properties()
     for name in domain.properties():
+        if name in rules:
+            continue
         with case(f"{_what(name)}; contract: {clauses[name]}"):
             _PROPERTIES[name.split(" ")[0]](domain, function, device, name)
         covers(f"domain: {name}")
-    # last: a battery's checks name shared state by its effect where they see one
+    # a battery's checks name shared state by its effect where they see one
     with case("one call, forward then backward"):
         check_no_state_outside_ctx(function, domain.spec.name, domain.values(device))
+    for name in rules:  # last: a wrong answer the checks above fail keeps its hint
+        RULE_CHECKS[name](domain, function, device)
+        covers(f"domain: {name}")
 
 
 _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",

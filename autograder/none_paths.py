@@ -1,0 +1,91 @@
+"""Rule 2 of the Function contract on every path through backward: an input that needs no
+gradient gets ``None``, also where backward takes a shortcut. A backward that returns
+``torch.zeros_like`` for every input when ``grad_output`` is all zeros, or when the batch is
+empty, passes every check that hands it random values on a typical batch.
+
+What backward returns is recorded before the engine sees it (``probes.record_returned_gradients``),
+with each floating input in turn as the only one requiring grad, on a typical batch with a
+``grad_output`` of zeros and on an empty batch (where the reference takes one). Each input
+backward gives ``None`` on the typical path, with random ``grad_output``, must get ``None`` on
+these paths too: a tensor of zeros is not ``None``. (Whether it must be ``None`` on the typical
+path is each exercise's own check, ``contract.check_each_input_alone(frozen_get_none=True)``.)"""
+
+import torch
+
+from .checks import make_inputs
+from .domain import Domain
+from .errors import GradingError
+from .function_contract import rule_reference
+from .grad_outputs import grad_output_generator
+from .narrowed import differentiable_outputs, floating_inputs, narrowed, shapes_of
+from .probes import record_returned_gradients
+
+
+def is_function_class(function) -> bool:
+    return isinstance(function, type) and issubclass(function, torch.autograd.Function)
+
+
+def returned_gradients(function, values: dict, wanted: set, grad_output: str = "random",
+                       after_forward=None):
+    """What ``function``'s backward returned, input by input (a dict, or None where backward
+    did not run or raised: other checks name that), with ``wanted`` requiring grad and
+    ``grad_output`` "random" or "zeros"; ``after_forward(inputs)`` runs between the two."""
+    recorder, calls = record_returned_gradients(function)
+    inputs = make_inputs(values, requires_grad=wanted)
+    try:
+        outputs = differentiable_outputs(recorder.apply(*inputs.values()))
+        if not outputs:
+            return None
+        generator = grad_output_generator(3)
+        grad_outputs = [torch.zeros_like(o) if grad_output == "zeros" else torch.randn(
+            o.shape, generator=generator, dtype=torch.float64).to(o) for o in outputs]
+        if after_forward is not None:
+            after_forward(inputs)
+        torch.autograd.grad(outputs, [inputs[name] for name in wanted], grad_outputs,
+                            allow_unused=True)
+    except Exception:  # noqa: BLE001 - a probe: the battery names what raised
+        return None
+    if not calls or len(calls[-1]) != len(values):
+        return None
+    return dict(zip(values, calls[-1]))
+
+
+def _paths(domain: Domain, values: dict, empty: bool) -> list[tuple[str, dict, str]]:
+    paths = [(f"a grad_output of zeros ({shapes_of(values)})", values, "zeros")]
+    if empty:
+        paths += [(f"an empty batch ({shapes_of(cut)})", cut, "random")
+                  for cut in narrowed(domain, values, to=0)[:1]]
+    return paths
+
+
+def check_none_on_every_path(domain: Domain, function, device: torch.device) -> None:
+    """Each frozen input backward gives None on the typical path gets None on every path."""
+    if not is_function_class(function):
+        return  # an operator's backward returns what the engine keeps: nothing to record
+    values = domain.values(device)
+    names = floating_inputs(values)
+    paths = _paths(domain, values, domain.empty_batch)
+    for wanted in names:
+        typical = returned_gradients(function, values, {wanted})
+        if typical is None:
+            continue
+        frozen = [n for n, v in typical.items() if n != wanted and v is None
+                  and isinstance(values[n], torch.Tensor)]
+        if not frozen:
+            continue
+        for said, given, grad_output in paths:
+            returned = returned_gradients(function, given, {wanted}, grad_output)
+            if returned is None:
+                continue
+            given_back = [n for n in frozen if returned[n] is not None]
+            if given_back:
+                other = given_back[0]
+                what = ("a tensor of zeros" if isinstance(returned[other], torch.Tensor)
+                        and not bool(returned[other].any()) else "a tensor")
+                raise GradingError(
+                    f"{function.__name__}.backward returned {what} for {other}, which needs no "
+                    f"gradient, with {said} and only {wanted} requiring grad, where it returns "
+                    f"None for {other} with a random grad_output: every path through backward "
+                    f"returns None for an input that needs no gradient "
+                    f"{rule_reference('gradients')}",
+                    mistake=f"{domain.spec.name}/not-none-on-every-path")

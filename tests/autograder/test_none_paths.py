@@ -1,0 +1,37 @@
+"""Rule 2, None on every path: a backward that returns zeros for an input needing no gradient
+when grad_output is all zeros, or when the batch is empty, is caught; one that gates every
+path on ctx.needs_input_grad passes."""
+
+import pytest
+
+from autograder.function_contract import rule_reference
+from autograder.none_paths import check_none_on_every_path
+from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, outer
+
+SHORTCUT = ("if not g.any():\n"
+            "    return torch.zeros_like(u), torch.zeros_like(v)\n") + GATED
+EMPTY = ("if g.numel() == 0:\n"
+         "    return torch.zeros_like(u), torch.zeros_like(v)\n") + GATED
+
+
+@pytest.mark.parametrize("backward, path", [(SHORTCUT, "a grad_output of zeros"),
+                                            (EMPTY, "an empty batch")])
+def test_zeros_on_a_shortcut_are_caught(raises_hint, backward, path):
+    with raises_hint(f"returned a tensor of zeros for v, which needs no gradient, with {path}") \
+            as info:
+        check_none_on_every_path(OUTER_DOMAIN, outer(backward), CPU)
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
+    assert info.value.mistake == "Outer/not-none-on-every-path"
+
+
+def test_none_on_every_path_passes():
+    gated = outer("if not g.any():\n"
+                  "    return (torch.zeros_like(u) if ctx.needs_input_grad[0] else None,\n"
+                  "            torch.zeros_like(v) if ctx.needs_input_grad[1] else None)\n"
+                  + GATED)
+    check_none_on_every_path(OUTER_DOMAIN, gated, CPU)
+
+
+def test_an_ungated_backward_is_left_to_the_exercise_s_own_check():
+    """Tensors for every input on every path: consistent, so not this check's failure."""
+    check_none_on_every_path(OUTER_DOMAIN, outer("return g @ v, g.T @ u"), CPU)
