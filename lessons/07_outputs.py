@@ -9,38 +9,18 @@
 # %% [markdown]
 # # Lesson 07 · Several outputs, in place, and `None` gradients
 #
-# Many of PyTorch's own operators return more than one tensor: `torch.sort`, `torch.topk` and
-# `torch.max(x, dim)` give values **and** indices, `torch.split` and `torch.chunk` give
-# pieces, an LSTM cell gives `h` and `c`. Others overwrite their input to save memory:
-# `nn.ReLU(inplace=True)`, `x.add_(y)`, every optimiser step. A custom Function can do both,
-# and the part of `ctx` that lessons 00-06 never needed is there for exactly this:
+# **About 120 minutes** for the main path (four exercises); the optional part after the
+# **Summary** takes about 45 more.
 #
-# - `ctx.mark_non_differentiable(t)`: this output never has a gradient (indices, masks);
-# - `ctx.set_materialize_grads(False)`: hand backward `None`, not zeros, for an output the
-#   loss never used;
-# - and one more, for a forward that overwrites its input: which one, and why it is needed,
-#   you find out in Exercise 3.
-#
-# By the end of this lesson you can:
-# 1. write a backward that receives one `grad_output` per output and adds up their
-#    contributions;
-# 2. mark outputs that carry no gradient, and know what autograd does for them anyway;
-# 3. skip work for unused outputs with `set_materialize_grads(False)` and `None` checks;
-# 4. write an in-place Function that autograd tracks, and read the errors PyTorch raises around
-#    in-place writes: on a leaf that requires grad, on a returned input, on a returned view;
-# 5. decide what an in-place Function must save **before** it writes, because the write
-#    destroys it.
-#
-# Exercises: **✎ 1 `SortWithIndices`**, **✎ 2 `SplitHalves`**, **✎ 3 `ReLUInPlace`**, and **✎ 4
-# `AbsInPlace`**, an op this lesson never works through. After the summary come optional,
-# ungraded sections for a second pass; you can skip them all. Each exercise has a self-check
-# cell: it
-# runs every check the hidden tests run (they add a GPU run when the grader has one and you had
-# none). Work top to bottom: the cells after an exercise run your answer. Run All goes on past
-# an exercise not yet written (its stub raises `NotImplementedError`): its self-check and the
-# cells that use it show the error, the rest runs, and the last cell lists where you stand.
-# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it shows what PyTorch does only once the prediction is written.
+# `torch.sort` and `torch.max(x, dim)` return values **and** indices, `torch.split` returns
+# pieces, and `nn.ReLU(inplace=True)` overwrites its input to save memory. A custom Function
+# can do both, with the parts of `ctx` lessons 00-06 never needed:
+# `ctx.mark_non_differentiable` for an output with no gradient,
+# `ctx.set_materialize_grads(False)` for `None` instead of zeros for an unused output, and one
+# more call for a forward that overwrites its input, which Exercise 3 has you find. By the
+# end you can write a backward that receives one `grad_output` per output, skip the work for
+# unused outputs, write an in-place Function that autograd tracks, and decide what such a
+# Function must save **before** it writes.
 
 # %% nbgrader={"locked": true}
 import math
@@ -66,30 +46,26 @@ def first_line(error: BaseException) -> str:
 # %% [markdown]
 # ## The maths: one `grad_output` per output
 #
-# Let a Function map $x$ to several outputs $y_1, \dots, y_k$, and let the loss $L$ depend on
-# them. The chain rule adds one term per output:
+# Let a Function map $x$ to outputs $y_1, \dots, y_k$ that the loss $L$ depends on. The chain
+# rule adds one term per output:
 #
 # $$\frac{\partial L}{\partial x} \;=\; \sum_{j=1}^{k} J_j^\top\,
 #   \frac{\partial L}{\partial y_j}, \qquad J_j = \frac{\partial y_j}{\partial x}.$$
 #
-# So `backward(ctx, grad_y1, ..., grad_yk)` receives **one gradient per output**, each of that
-# output's shape, and returns the **sum** of the vector-Jacobian products, still one gradient
-# per input (your `ReversibleCoupling` of lesson 05 received two: this is why). Two cases make
-# a term vanish:
-#
-# - the loss does not use $y_j$: then $\partial L / \partial y_j = 0$. By default autograd
-#   builds a tensor of zeros for it (it *materialises* the gradient) so backward can treat
-#   every output alike; `ctx.set_materialize_grads(False)` makes it pass `None` instead;
-# - $y_j$ is not differentiable at all (integer indices, a boolean mask): its term is always
-#   zero, and `ctx.mark_non_differentiable(y_j)` says so.
+# So `backward(ctx, grad_y1, ..., grad_yk)` receives **one gradient per output** and returns
+# the **sum** of the vector-Jacobian products, one gradient per input (your
+# `ReversibleCoupling` of lesson 05 received two). A term vanishes when the loss does not use
+# $y_j$: autograd then builds a tensor of zeros for it by default (it *materialises* the
+# gradient), or passes `None` after `ctx.set_materialize_grads(False)`. And a term vanishes
+# when $y_j$ has no derivative at all (integer indices, a boolean mask), which
+# `ctx.mark_non_differentiable(y_j)` declares.
 
 # %% [markdown]
 # ## Worked example: `SinCos`, two outputs
 #
-# `SinCos.apply(x)` returns $(\sin x, \cos x)$. With $d\sin x/dx = \cos x$ and
-# $d\cos x/dx = -\sin x$, both Jacobians are diagonal and backward is
+# `SinCos.apply(x)` returns $(\sin x, \cos x)$, so backward is
 # `grad_sin * cos(x) - grad_cos * sin(x)`. The list `received` keeps what autograd handed
-# backward, so we can look.
+# backward.
 
 # %%
 received = []  # (grad_sin, grad_cos) of each backward call
@@ -123,45 +99,33 @@ print("only sin used:      grad_sin =", received[-1][0], " grad_cos =", received
 print("gradcheck on both outputs:", torch.autograd.gradcheck(SinCos.apply, (x,)))
 
 # %% [markdown]
-# Nobody used `cos`, yet backward got a `grad_cos`: a tensor of zeros that autograd
-# allocated, and that backward then multiplied by `sin(x)` for nothing. Hold that thought for
-# the section on `None` gradients.
+# Nobody used `cos`, yet backward got a `grad_cos`: zeros that autograd allocated and that
+# backward then multiplied by `sin(x)` for nothing. Hold that thought.
 #
 # ## Outputs without a gradient: `mark_non_differentiable`
 #
-# PyTorch's own `torch.max(x, dim)` returns the maxima and their indices, and there is no
-# derivative of "where the maximum is". `ctx.mark_non_differentiable(t)`, called in forward,
-# tells autograd that the output `t` has none: `t` does not require grad, later ops record no
-# graph for it, and a loss built on it alone raises instead of quietly giving zeros. (For a
-# float output with no derivative worth passing on, such as $\lfloor x \rfloor$, the mark is a
-# choice against a promised zero gradient.)
-#
-# Mark integer outputs (indices, counts) too: `mark_non_differentiable` states the contract
-# where a reader (and this course's grader) can see it, and it keeps the Function right if the
-# output ever becomes a float.
+# There is no derivative of "where the maximum is". `ctx.mark_non_differentiable(t)`, called
+# in forward, tells autograd that the output `t` has none: `t` does not require grad, and a
+# loss built on it alone raises instead of quietly giving zeros. Mark integer outputs too: the
+# mark states the contract where a reader sees it, and keeps the Function right if the output
+# ever becomes a float.
 
 # %% [markdown]
 # ## Sorting is a permutation: derive its backward
 #
-# Sorting the last dimension of $x$ (length $n$) gives `values[j] = x[indices[j]]`: forward
-# **gathers** $x$ along a permutation $\pi$ with $\pi(j) =$ `indices[j]`. Its Jacobian is a
-# permutation matrix $P$ with $P_{j,\pi(j)} = 1$ and zeros elsewhere.
-#
-# Questions to answer on paper:
+# Sorting the last dimension of $x$ gives `values[j] = x[indices[j]]`: forward **gathers** $x$
+# along a permutation $\pi$ with $\pi(j) =$ `indices[j]`. Its Jacobian is a permutation matrix
+# $P$ with $P_{j,\pi(j)} = 1$. On paper:
 #
 # 1. Write $\partial L/\partial x_i = \sum_j \frac{\partial L}{\partial\,\text{values}_j}
 #    P_{ji}$. For a given $i$, which $j$ has $P_{ji} \ne 0$?
-# 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads**:
-#    `x.gather(0, indices)` puts `x[indices[j]]` at position `j`. Backward has to send each
-#    `grad_values[j]` somewhere: is that a read as well? (A Python loop over `j` is a fine
-#    first answer.)
-# 3. The first guess below reads `grad_values` at the indices, as forward read `x`. That
-#    applies some permutation to `grad_values` too. Which one, and for which permutations does
-#    it happen to give the right answer?
+# 2. So which position of `grad_x` receives `grad_values[j]`? Forward **reads** `x` at the
+#    indices. Is backward a read as well? (A Python loop over `j` is a fine first answer.)
+# 3. The first guess below reads `grad_values` at the indices, as forward read `x`. Which
+#    permutation does that apply, and for which permutations is it right by luck?
 #
-# Replace the guess until yours matches autograd's own `torch.sort` on one row. The checker
-# stops there: a batch of rows, each sorted by its own permutation along the last dimension,
-# is Exercise 1's to decide.
+# Replace the guess until it matches autograd's `torch.sort` on one row. A batch of rows, each
+# with its own permutation, is Exercise 1's to decide.
 
 # %%
 def my_sort_backward(grad_values, indices):
@@ -198,42 +162,25 @@ def check_sort_backward(my_sort_backward):
 check_sort_backward(my_sort_backward)
 
 # %% [markdown]
-# **Ties.** When two entries of $x$ are equal, sort is not differentiable there, and which of
-# the tied positions each value is said to come from is a choice; `torch.sort` promises none
-# unless you ask for `stable=True`. Whichever indices forward returns, backward must use
-# **those**. A backward that finds positions by comparing values (`x == values[j]`) finds every tied position, and counts one
-# gradient several times.
+# **Ties.** Where entries of $x$ are equal, which tied position each value comes from is a
+# choice; `torch.sort` promises none unless asked for `stable=True`. Backward must use the
+# indices forward returned: finding positions by comparing values finds every tied position.
 #
 # ## ✎ Exercise 1 · `SortWithIndices`
 #
-# Write `SortWithIndices`, with `SortWithIndices.apply(x)` returning `(values, indices)` of
-# `torch.sort(x, dim=-1)`. The contract, which the self-check and the hidden tests check:
+# Write `SortWithIndices.apply(x)`, returning `(values, indices)` of `torch.sort(x, dim=-1)`.
+# Backward receives `grad_values` and `grad_indices` (zeros, which it ignores).
 #
-# - `x` of any shape, 0-dim and empty ((0, 5), (3, 0)) included: the values of
-#   `torch.sort(x, dim=-1)` and int64 indices of `x`'s shape, each row a permutation with
-#   `x.gather(-1, indices) == values` (ties in any order); the gradient of `x` is the one
-#   `x.gather(-1, indices)` gets for your indices;
-# - `indices` marked with `ctx.mark_non_differentiable`;
-# - forward saves, with `ctx.save_for_backward`, what backward needs and nothing besides:
-#   decide what that is, and in how many bytes (the self-check looks at every tensor forward
-#   saves);
-# - backward receives `grad_values` (perhaps not contiguous) and `grad_indices` (zeros, which
-#   it ignores) and routes `grad_values` back along the last dimension as you derived above,
-#   each row with its own indices;
-# - backward allocates at most 64 bytes per element of `x`, whatever the length of a row (the
-#   self-check measures it on rows of 64; the int64 zeros autograd hands backward for
-#   `grad_indices` count too).
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Two decisions before you write. Your `my_sort_backward` was checked on one row: what
-# changes when `x` holds several rows, each routed by its own row of `indices`, and which op
-# does that along the last dimension? And what does backward need of forward to route the
-# gradient, and how many bytes per element of `x` does that take? Decide, then open the box
-# for the figure the self-check holds you to.
+# - `indices` are int64, each row a permutation with `x.gather(-1, indices) == values` (ties in any order), marked with `ctx.mark_non_differentiable`, and the gradient of `x` is the one `x.gather(-1, indices)` gets for your indices.
+# - Forward saves what backward needs and nothing besides, at most 8 bytes per element of `x` in all.
+# - Backward allocates at most 64 bytes per element of `x`, whatever the length of a row.
 #
-# <details><summary>The budget, in bytes (open after deciding)</summary>
-#
-# At most 8 bytes per element of `x`, all the tensors forward saves counted together.
-# </details>
+# Your `my_sort_backward` handled one row: which op routes each row of a batch with its own
+# row of `indices`, along the last dimension? And what does backward need of forward to route
+# the gradient, in how many bytes per element?
 
 # %% nbgrader={"grade_id": "answer_SortWithIndices", "solution": true}
 class SortWithIndices(torch.autograd.Function):
@@ -272,123 +219,45 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 #   \qquad \text{i.e.} \qquad \text{grad\_x}[\pi(j)] = \text{grad\_values}[j].$$
 #
 # $P^\top$ is the inverse permutation: backward **scatters** `grad_values` back to the
-# positions the values came from (or, the same thing, gathers it with the inverse permutation
-# $\pi^{-1}$). Gathering `grad_values` with $\pi$ itself applies $P$ a second time instead of
-# undoing it, which is right only for the permutations that are their own inverse, such as a
-# swap of two elements (or no change at all: an already sorted `x` hides it). Exercise 1 wrote it
-# for any leading shape, along the last dimension. Nothing in it reads `x` or the values: the
-# permutation alone routes the gradient, so one permutation is all forward needs to keep: the
-# indices as they are (no new memory while the caller holds them, since forward returns them),
-# their inverse for a gather, or a copy in `int32` (half the bytes, but new memory beside the
-# returned indices). `int16` or `int8` hold short rows only, and the grader tries a long one.
+# positions the values came from (or gathers it with $\pi^{-1}$). Gathering with $\pi$ itself
+# applies $P$ again, which is right only for permutations that are their own inverse, such as
+# an already sorted `x`. Nothing in it reads `x` or the values, so one permutation is all
+# forward keeps: the indices themselves (no new memory, since forward returns them), their
+# inverse, or an `int32` copy. `int16` or `int8` hold short rows only.
 # </details>
-
-# %% [markdown]
-# The picture, for the five numbers of the derivation (after your self-check is green, like
-# the block above): each value leaves its position in forward (grey), and its gradient travels
-# the same arrow backwards (orange).
-
-# %%
-x = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
-values, indices = torch.sort(x)
-grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
-leaf = x.clone().requires_grad_()
-torch.sort(leaf).values.backward(grad_values)
-grad_x = leaf.grad  # autograd's
-
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
-panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", x,
-           "values", values, True),
-          (right, "backward: each gradient travels its arrow back", "#E69F00", "grad_x",
-           grad_x, "grad_values", grad_values, False)]
-for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
-    for j, i in enumerate(indices.tolist()):
-        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
-        ax.annotate("", xy=end, xytext=start,
-                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
-    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
-    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
-    for position, value in enumerate(top.tolist()):
-        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
-    for position, value in enumerate(bottom.tolist()):
-        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
-    ax.set_xlim(-2.2, 4.5)
-    ax.set_ylim(-0.45, 1.4)
-    ax.axis("off")
-    ax.set_title(title, fontsize=10)
-plt.show()
-
-print("autograd's grad_x:        ", grad_x)
-print("gather with the indices:  ", grad_values.gather(0, indices), "(applies P again: wrong)")
-
-# %% [markdown]
-# Your sort inside a loss that weights the sorted values by rank, the core of ranking losses
-# and of "trimmed" means that drop the largest entries. Each entry of `x` gets the weight of
-# the rank it landed at:
-
-# %%
-x = torch.tensor([[0.3, -1.2, 2.5, 0.9, -0.4]], requires_grad=True)
-values, indices = SortWithIndices.apply(x)
-rank_weights = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
-(values * rank_weights).sum().backward()
-print("indices     :", indices)
-print("x.grad      :", x.grad)
-print("indices.requires_grad:", indices.requires_grad)
 
 # %% [markdown]
 # ## `None` gradients: `set_materialize_grads(False)`
 #
-# Back to the zeros `SinCos` received for its unused `cos`. For a small tensor they cost
-# nothing; for an output of a gigabyte they cost a gigabyte, plus the work of multiplying
-# them by `sin(x)` and adding the result. `ctx.set_materialize_grads(False)`, called in
-# forward, tells autograd to pass `None` instead of those zeros, and `None` is not a tensor:
-# which of backward's arguments can then be `None`, and what does backward do with each? Both
-# can be `None` at once, too, when the graph reaches your Function but no gradient arrives
-# (the first optional section after the summary builds such a graph): autograd still calls
-# backward, with `(None, None)`. What backward returns then, and what it builds in each other
-# case, is yours to decide in Exercise 2; after it, `SinCosLazy` puts the same call on `SinCos`
-# and measures what the zeros cost.
-
-# %% [markdown]
-# ### Returning views of an input
+# For a small tensor `SinCos`'s zeros cost nothing; for an output of a gigabyte they cost a
+# gigabyte, plus the work done with them. `ctx.set_materialize_grads(False)`, called in
+# forward, makes autograd pass `None` instead, and `None` is not a tensor: which of
+# backward's arguments can then be `None`? Both can be at once, when the graph reaches your
+# Function but no gradient arrives (the optional part builds such a graph): autograd still
+# calls backward, with `(None, None)`.
 #
-# For `SplitHalves` below it is tempting to return `x[..., :h]` and `x[..., h:]`, which cost
-# nothing. Autograd accepts that in forward, but the outputs are then **views** of `x`, and
-# PyTorch forbids writing in place into any view a custom Function returns from an input that
-# requires grad, with one of two messages: where the Function has one differentiable output,
-# that autograd's view-and-in-place logic would override your backward; where it has several,
-# as `SplitHalves` does, that the view "is the output of a function that returns multiple
-# views". They also change whenever
-# `x` does. Return fresh tensors: what gives each half memory of its own? That memory is the
-# price of a Function whose outputs behave like any other tensor.
-# Copying first and splitting afterwards, `x.clone().chunk(2, -1)`, does not count: the halves
-# are then views of the copy, made inside forward, and writing into one raises the same
-# several-outputs error. What counts is that an output is a view, of whichever tensor. The
-# checks write into your outputs.
+# **Returning views.** For `SplitHalves` below, `x[..., :h]` and `x[..., h:]` cost nothing,
+# but they are **views** of `x`: PyTorch forbids writing in place into a view that a custom
+# Function returns, and they change whenever `x` does. `x.clone().chunk(2, -1)` returns views
+# too, of the copy. What gives each half memory of its own?
 #
 # ## ✎ Exercise 2 · `SplitHalves`
 #
-# Write `SplitHalves`, with `SplitHalves.apply(x)` returning `(x[..., :h], x[..., h:])` for
-# `h = x.shape[-1] // 2` (the last dimension is even). The contract, which the self-check and
-# the hidden tests check:
+# Write `SplitHalves.apply(x)`, returning `(x[..., :h], x[..., h:])` for
+# `h = x.shape[-1] // 2` (the last dimension is even).
 #
-# - the two halves as **fresh** tensors, which the caller may write into in place, and the
-#   gradient of `x` autograd gives them, for `x` of any leading shape, empty included, such as
-#   shapes (0, 4) and (3, 0);
-# - a half the loss does not use costs nothing: autograd makes no zeros for its gradient, and
-#   when neither half's gradient is defined, backward returns no gradient and allocates
-#   nothing;
-# - forward saves no tensor, `x` included;
-# - backward allocates at most 1.25 times the bytes of `x` in all, whichever halves the loss
-#   used (measured on every `x` that is not empty).
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# The decisions are yours. What does backward receive for a half the loss did not use, and
-# what must forward do so that no zeros are made for it? With nothing saved, where does
-# backward find the shape and dtype of the gradient it returns, and what can it return when
-# there is nothing to read them from? Which entries of `x` does each output's gradient reach,
-# and what do the others get? With one half missing, how many new tensors does a gradient of
-# `x`'s shape take at the least, and how does the known half get into it? And with both
-# present? (The self-check measures what backward allocates, in every case.)
+# - The two halves are fresh tensors, not views of `x` or of anything else, which the caller may write into in place.
+# - A half the loss does not use costs nothing: autograd makes no zeros for its gradient, and when neither half's gradient is defined, backward returns `None` and allocates nothing.
+# - Forward saves no tensor, `x` included.
+# - Backward allocates at most 1.25 times the bytes of `x` in all, whichever halves the loss used.
+#
+# What does backward receive for an unused half, and what must forward call so that no zeros
+# are made? With nothing saved, where does backward find the shape and dtype of its result?
+# With one half missing, how many new tensors does a gradient of `x`'s shape take at the
+# least, and how does the known half get into it?
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
@@ -427,23 +296,18 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Forward saves nothing: the gradients backward receives carry every shape it needs (a saved
-# `x` would make backward raise once the model writes into `x` in place).
-# With both halves `None`, there is no gradient: `None`, no allocation at all. Otherwise
-# backward returns a gradient of `x`'s shape, so one new tensor is the least it can allocate,
-# and the known half has to land in it without a second one: a zero-initialised tensor of the
-# full shape (`grad.new_zeros(...)`) with each known half copied into its slice, or the known
-# half padded with zeros to the full width (`torch.nn.functional.pad`), one allocation either
-# way. Zeros for the missing half and a `torch.cat` allocate twice. With both halves present,
-# the same one tensor takes both (or `torch.cat` of the two, one allocation); padding each and
-# adding allocates three times.
+# Forward saves nothing: the gradients backward receives carry every shape it needs. With
+# both halves `None`: `None`, no allocation. Otherwise one new tensor of `x`'s shape is the
+# least, and the known half must land in it without a second one: `grad.new_zeros(...)` with
+# each known half copied into its slice, or the known half padded to full width
+# (`torch.nn.functional.pad`). Zeros for the missing half and a `torch.cat` allocate twice.
 # </details>
 
 # %% [markdown]
 # ## `SinCosLazy`: what the zeros cost
 #
-# `SinCos` with `set_materialize_grads(False)`, as your `SplitHalves` has it, and a backward
-# that skips the term of an unused `cos` (that case alone):
+# `SinCos` with `set_materialize_grads(False)`, and a backward that skips the term of an
+# unused `cos` (that case alone):
 
 # %%
 class SinCosLazy(torch.autograd.Function):
@@ -470,8 +334,8 @@ print("only sin used: grad_sin =", received[-1][0], " grad_cos =", received[-1][
 print("x.grad =", x.grad)
 
 # %% [markdown]
-# `SinCosLazy` checks `grad_cos` only, but with the call **every** gradient may be `None`, as
-# your `SplitHalves` allows for: use `cos` alone, and it fails:
+# `SinCosLazy` checks `grad_cos` only, but **every** gradient may now be `None`: use `cos`
+# alone, and it fails:
 
 # %%
 try:
@@ -480,12 +344,11 @@ except TypeError as error:
     print(first_line(error))
 
 # %% [markdown]
-# What materialising costs, measured with `AllocationLog`, the probe the grader uses: the
-# bytes that the ops run during backward allocate, when only `sin` is used, for `x` of one
-# million float32 numbers (3.8 MiB each).
+# What materialising costs, measured with `AllocationLog`: the bytes the ops of backward
+# allocate when only `sin` is used, for `x` of one million float32 numbers.
 #
 # **Predict, then run.** How many tensors of `x`'s size does each backward allocate, `SinCos`
-# (materialised zeros) and `SinCosLazy` (`None`)? Count the ops in their `backward` bodies.
+# and `SinCosLazy`? Count the ops in their `backward` bodies.
 
 # %%
 my_tensors_allocated = {"SinCos": None, "SinCosLazy": None}  # how many tensors of x's size
@@ -521,37 +384,22 @@ for name, b in measured.items():
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Six against two. The default allocates the zeros for `grad_cos`, then computes both terms
-# ($\cos x$, $\sin x$, two products) and their difference: six tensors of `x`'s size. The lazy
-# version computes $\cos x$ and one product: two. The zeros themselves are only one of the
-# six; the rest is the work backward then does with them.
+# Six against two: the zeros for `grad_cos`, $\cos x$, $\sin x$, two products and their
+# difference, against $\cos x$ and one product. The zeros are one of the six; the rest is the
+# work backward then does with them.
 # </details>
-
-# %% [markdown]
-# ## The explorer: which outputs got a gradient
-#
-# Tick the outputs that feed the loss (each is multiplied by fixed random weights and
-# summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
-# or zeros it materialised; and that output's share of the input gradient. Untick both halves
-# of `SplitHalves` and there is no loss at all, so backward is never called: the call with
-# `(None, None)` needs a graph that reaches your Function (the first optional section after
-# the summary builds one).
-
-# %%
-outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
 
 # %% [markdown]
 # ## In place: writing into the input
 #
-# `torch.relu_(x)` and `nn.ReLU(inplace=True)` overwrite their input instead of allocating an
-# output. Autograd allows it, on conditions, and checks them with two tools: every tensor
-# has a **version counter** that each in-place op increments, and every tensor that needs a
-# gradient is either a **leaf** (created by you, `.grad` accumulates there) or the output of
-# a node in the graph (its `grad_fn`).
-#
-# **Leaves that require grad cannot be overwritten.** A leaf's gradient is defined at the
-# values it holds; overwrite them and there is no earlier node to pass a gradient to. PyTorch
-# refuses:
+# `torch.relu_(x)` overwrites its input instead of allocating an output. Rule 5 of the
+# [Function contract](function_contract.md) forbids a Function to write into an input unless
+# its exercise says so: Exercises 3 and 4 say so, and this section shows what autograd needs
+# to hear. It checks in-place writes with two tools: every tensor has a **version counter**
+# that each in-place op increments, and every tensor that needs a gradient is either a
+# **leaf** (`.grad` accumulates there) or the output of a node in the graph (its `grad_fn`).
+# A leaf that requires grad cannot be overwritten: its gradient is defined at the values it
+# holds, and there is no earlier node to pass one to.
 
 # %%
 w = torch.tensor([-1.0, 2.0], requires_grad=True)
@@ -562,40 +410,25 @@ except RuntimeError as error:
 print("w untouched:", w)
 
 # %% [markdown]
-# Clone it first (`w.clone()` is not a leaf: it has a `grad_fn`), or do the write under
-# `torch.no_grad()` when it is not part of the model, as optimisers update parameters.
+# Clone it first (`w.clone()` has a `grad_fn`), or write under `torch.no_grad()`, as
+# optimisers update parameters.
 #
-# A custom Function that writes into its input has to tell autograd so. `TripleUnmarked` does
-# not: forward runs `x.mul_(3)` and returns `x`, backward returns `3 * grad_output`. On $x$ =
-# `a.clone()`, `a = (-1, 0.5, 2, -3)`, with the loss `(x * weights).sum()` built on `x`
-# afterwards, `weights = (1, 2, 3, 4)`, torch 2.13 shows three symptoms:
-#
-# - `a.grad` is `(1, 2, 3, 4)`, not $3\times$ the weights: `x.grad_fn` is still
-#   `CloneBackward0` though `x` now holds $3a$ (version 0 → 1), and the returned `y` is a new
-#   tensor object, not `x`;
-# - writing into `y` raises "Output 0 of TripleUnmarked is a view and is being modified
-#   inplace. This view was created inside a custom Function (or because an input was returned
-#   as-is)...";
-# - on a leaf that requires grad, `(-1, 2)`, it overwrites the leaf silently: `(-3, 6)`
-#   afterwards.
-#
-# All three have one cause: what did autograd never learn about `x`, and so what did it hand
-# back instead of `x`? Finding the `ctx` call that tells it is your first decision in
-# Exercise 3 (`help(torch.autograd.function.FunctionCtx)` lists the calls `ctx` offers; the
-# self-check names the symptom if you miss it). After Exercise 3 you run `TripleUnmarked`
-# itself, beside its fix.
+# A Function that writes into its input has to tell autograd so. `TripleUnmarked` does not:
+# forward runs `x.mul_(3)` and returns `x`, backward returns `3 * grad_output`. On
+# `x = a.clone()`, torch 2.13 shows three symptoms: a loss built on `x` afterwards gives `a`
+# the gradient of the clone alone, not $3\times$ it (`x.grad_fn` is still `CloneBackward0`);
+# writing into the returned tensor raises "Output 0 of TripleUnmarked is a view and is being
+# modified inplace"; and a leaf that requires grad is overwritten silently. What did autograd
+# never learn about `x`? Finding the `ctx` call that tells it is your first decision in
+# Exercise 3 (`help(torch.autograd.function.FunctionCtx)` lists them); the optional part runs
+# `TripleUnmarked` beside its fix.
 #
 # ## What to save before the write
 #
-# An ordinary Function can save its input. An in-place one overwrites it, so the question for
-# every in-place Function is: **can backward compute the derivative from the output $y$
-# alone?** And the answer decides what forward keeps, at what cost.
-#
-# **Your turn: derive, then check.** For each of these in-place ops, write $dy/dx$ as a
-# function of the output $y$ alone, or say that $y$ is not enough: softplus,
-# $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$; $y = x^3$. The checker runs each op
-# on 6001 points from $x = -3$ to $3$, $0$ included, and compares your
-# function of $y$ with autograd's derivative at $x$.
+# An in-place Function overwrites its input, so: **can backward compute the derivative from
+# the output $y$ alone?** For each op below, write $dy/dx$ as a function of $y$, or say that
+# $y$ is not enough: softplus, $y = \log(1 + e^x)$; $y = \tanh x$; $y = \sin x$;
+# $y = x^3$. The checker compares yours with autograd's derivative from $x = -3$ to $3$.
 
 # %%
 NOT_ENOUGH = "y is not enough"
@@ -646,44 +479,30 @@ check_derivatives_from_y(my_derivative_from_y)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your checker is green</summary>
 #
-# Softplus, $\tanh$ and the cube: $y$ is enough. Each is strictly increasing, so $y$ gives
-# back $x$, and with it the derivative: for softplus, $e^y = 1 + e^x$, so
-# $dy/dx = e^x / (1 + e^x) = 1 - e^{-y}$; for $\tanh$, $1 - y^2$; for the cube,
-# $3x^2 = 3\,|y|^{2/3}$ (a negative $y$ to the power $2/3$ is `nan` in PyTorch: take $|y|$
-# first). But $\sin$: $\cos x = \pm\sqrt{1 - y^2}$, and the sign is lost, as $x = 0.5$ and
-# $x = \pi - 0.5$ show: $\sin$ gives both $0.4794$, $\cos$ gives $0.8776$ and $-0.8776$. For
-# $\sin$ the output is not enough.
-#
-# Being invertible is enough for $y$ to be enough. Is it needed?
+# Softplus, $\tanh$ and the cube are strictly increasing, so $y$ gives back $x$, and with it
+# the derivative: $1 - e^{-y}$ for softplus, $1 - y^2$ for $\tanh$, $3\,|y|^{2/3}$ for the
+# cube. For $\sin$, $\cos x = \pm\sqrt{1 - y^2}$ and the sign is lost: $x = 0.5$ and
+# $x = \pi - 0.5$ share $y$, not $\cos x$. Being invertible is enough for $y$ to be enough.
+# Is it needed?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ReLUInPlace`
 #
-# Write `ReLUInPlace`, with `ReLUInPlace.apply(x)` clamping `x` to `>= 0` **in place**. The
-# contract, which the self-check and the hidden tests check:
+# Write `ReLUInPlace.apply(x)`, clamping `x` to `>= 0` **in place**.
 #
-# - `x` itself is returned, and autograd knows it was written: a loss built on `x` afterwards
-#   gets the gradient through the clamp, and a leaf that requires grad gets a RuntimeError
-#   from PyTorch itself, not from your code (as `torch.relu_` does);
-# - `x` of any shape (empty included) and any strides an in-place write accepts, entries at
-#   0, beside 0 or infinite: afterwards `x == torch.relu(x)` exactly (`-0.0 == 0.0`, so either
-#   zero passes), and the gradient is `torch.relu`'s, **0 at $x = 0$** included, as for
-#   `MyReLU` in lesson 01 (NaN entries are outside the contract);
-# - forward allocates no new tensor as large as `x` in bytes (the memory writing in place
-#   saves), for `x` in float64, float32, float16 or bfloat16, mixed-sign, all-negative or
-#   all-positive;
-# - backward never writes into `grad_output` (autograd may still use it);
-# - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx` attribute),
-#   and forward makes no tensor to save beyond one byte per element: answer the question of
-#   the previous section for the clamp.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - `x` itself is returned, written in place, and autograd knows it: a loss built on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad gets PyTorch's own RuntimeError, as `torch.relu_` does.
+# - Afterwards `x == torch.relu(x)` exactly, and the gradient at $x = 0$ is 0, as `torch.relu`'s.
+# - Forward allocates no tensor as large as `x` in bytes, the memory that writing in place saves.
+# - Forward makes no tensor to save beyond one byte per element of `x`.
 #
 # Decide before you write forward, and put your reasons in a comment there. Which `ctx` call
 # keeps away all three of `TripleUnmarked`'s symptoms? What does backward need, and can it
-# read that from the output? Then what will you keep: the output,
-# a tensor made before the write, or something else? What does it cost in new bytes, and
-# would it survive a later in-place write into the output by the rest of the model? (The
-# first optional section after the summary puts your choice to that test.)
+# read that from the output? Then what will you keep, at what cost in new bytes, and would it
+# survive a later in-place write into the output by the rest of the model?
 
 # %% nbgrader={"grade_id": "answer_ReLUInPlace", "solution": true}
 class ReLUInPlace(torch.autograd.Function):
@@ -720,15 +539,191 @@ from autograder import grade; grade("ReLUInPlace", ReLUInPlace)
 #
 # $$\frac{\partial L}{\partial x} = G \odot \mathbb{1}[y > 0],$$
 #
-# with the strict comparison giving $0$ at $x = 0$, where $y = 0$. Forward saves `x`, which is
-# the output once forward returns: no extra memory.
+# 0 at $x = 0$, where $y = 0$. Saving `x` after the write keeps the output: no extra memory.
+# `ctx.mark_dirty(x)` is the call: autograd rewrites `x`'s history so that `x.grad_fn` is your
+# backward, bumps its version, and raises the leaf error for you (after forward ran: the
+# optional part shows what that means). Where $y$ is not enough is Exercise 4's question.
+# </details>
+
+# %% [markdown]
+# ## ✎ Exercise 4 · `AbsInPlace` (transfer)
 #
-# Where $y$ is enough, keep the output (0 new bytes), as `ctx.save_for_backward(x)` does after
-# the write. Where $y$ is not enough is Exercise 4's question.
+# Write `AbsInPlace.apply(x)`, writing $|x|$ into `x` **in place**. Nothing in this lesson
+# works it through.
+#
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - As for `ReLUInPlace`: `x` itself is returned, written in place and known to autograd, a leaf that requires grad gets PyTorch's own RuntimeError, and afterwards `x == torch.abs(x)` exactly.
+# - The gradient is `torch.abs`'s at every value of `x`, 0 at $x = 0$ included.
+# - Forward allocates nothing of `x`'s size, and saves at most one byte per element of `x` in all.
+# - Backward still works after the rest of the model writes into the returned `x` in place again.
+#
+# Decide before you write forward, and put your reasons in a comment there: what does
+# backward need that the output no longer holds, and what is the least you can keep of it?
+# Hints, collapsed; open them one at a time, only if you are stuck.
+#
+# <details><summary>Hint 1: the output</summary>
+#
+# After the write, $y = |x|$. Take $x = 2$ and $x = -2$: same $y$, and their derivatives?
 # </details>
 #
-# The unmarked Function of the in-place section, `TripleUnmarked`, run (after your self-check
-# is green): the three symptoms listed there.
+# <details><summary>Hint 2: the point $x = 0$</summary>
+#
+# Put a few exact zeros into `x`: is your gradient there `torch.abs`'s? If not, which other
+# elements of `x` does what you saved confuse them with?
+# </details>
+#
+# <details><summary>Hint 3: what you keep</summary>
+#
+# The derivative of $|x|$ takes how many different values over all $x$? How many bits does a
+# per-element code for that many values need?
+# </details>
+#
+# <details><summary>Hint 4: the way there</summary>
+#
+# Can it be computed after the write? On the way from $x$ to what you keep, each
+# intermediate has $x$'s number of elements: how many bytes per element may each one have?
+# </details>
+
+# %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
+class AbsInPlace(torch.autograd.Function):
+    """|x| written into x in place; returns x itself, marked dirty; the gradient is
+    torch.abs's, 0 at x == 0 included."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ### BEGIN SOLUTION
+        # backward needs sign(x), three values that |x| has lost: computed before the write,
+        # from two comparisons (one byte each; torch.sign(x) would be a float tensor of x's size)
+        sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)
+        x.abs_()
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(sign)
+        return x
+        ### END SOLUTION
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ### BEGIN SOLUTION
+        sign, = ctx.saved_tensors
+        return grad_output * sign  # d|x|/dx = sign(x), 0 at x == 0
+        ### END SOLUTION
+
+
+# %% nbgrader={"grade_id": "AbsInPlace", "grade": true, "points": 2}
+self_check("AbsInPlace", AbsInPlace)
+### BEGIN HIDDEN TESTS
+from autograder import grade; grade("AbsInPlace", AbsInPlace)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# $y = |x|$ is the same for $x$ and $-x$, whose derivatives differ: the output is not enough.
+# With $\frac{d|x|}{dx} = \operatorname{sign}(x)$, $0$ at $0$ as `torch.abs` has it,
+#
+# $$\frac{\partial L}{\partial x} = G \odot \operatorname{sign}(x_\text{before}),$$
+#
+# and the tensor saved **alone** has to tell $-1$, $0$ and $+1$ apart: a bool holds two,
+# `int8` all three, in the same one byte per element. It must be made before the write, and
+# the way there matters: `torch.sign(x)` is a float tensor as large as `x`, where two
+# comparisons, a bool each, give the same int8 sign. (With the output saved beside it, a bool
+# of $x < 0$ would do, but a later in-place write into the output then breaks backward.)
+# </details>
+
+# %% [markdown]
+# ## Summary
+#
+# Backward gets one gradient per output and returns the sum of their contributions, one
+# gradient per input. `mark_non_differentiable` declares outputs with no gradient (integer
+# outputs are treated so regardless). `set_materialize_grads(False)` trades the engine's
+# zeros for `None`, which backward must then check. An in-place Function writes into `x`,
+# calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
+# wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
+# tracks the write with the version counter. What backward cannot recover from the output
+# must be saved before the write, in as few bytes as it needs. Save the output when backward
+# can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
+# write, the smallest new tensor backward needs (the price of leaving the output free). Next
+# lesson: Functions that `torch.func` and `torch.compile` can work with.
+
+# %% [markdown]
+# ## Optional (not graded): more to try
+#
+# Everything from here on is off the main path: open what interests you. Your sort drawn and
+# in a ranking loss; the explorer of which outputs got a gradient; `TripleUnmarked` run beside
+# its fix; the common mistakes; `(None, None)`, views, what in-place ops keep, saving early
+# and a later write; `ClampInPlace`, a learned range; `RowFractionsInPlace`.
+#
+# ### Your sort, drawn
+#
+# The five numbers of the derivation: each value leaves its position in forward (grey), and
+# its gradient travels the same arrow backwards (orange).
+
+# %%
+five = torch.tensor([0.3, -1.2, 2.5, 0.9, -0.4])
+values, indices = torch.sort(five)
+grad_values = torch.tensor([10.0, 20.0, 30.0, 40.0, 50.0])
+leaf = five.clone().requires_grad_()
+torch.sort(leaf).values.backward(grad_values)
+grad_x = leaf.grad  # autograd's
+
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 2.8))
+panels = [(left, "forward gathers: values[j] = x[indices[j]]", "#999999", "x", five,
+           "values", values, True),
+          (right, "backward: each gradient travels its arrow back", "#E69F00", "grad_x",
+           grad_x, "grad_values", grad_values, False)]
+for ax, title, color, top_name, top, bottom_name, bottom, downwards in panels:
+    for j, i in enumerate(indices.tolist()):
+        start, end = ((i, 1), (j, 0)) if downwards else ((j, 0), (i, 1))
+        ax.annotate("", xy=end, xytext=start,
+                    arrowprops=dict(arrowstyle="-|>", color=color, shrinkA=12, shrinkB=12))
+    ax.text(-0.7, 1.12, top_name, ha="right", fontsize=9, fontweight="bold")
+    ax.text(-0.7, -0.18, bottom_name, ha="right", fontsize=9, fontweight="bold")
+    for position, value in enumerate(top.tolist()):
+        ax.text(position, 1.05, f"[{position}]\n{value:g}", ha="center", fontsize=9)
+    for position, value in enumerate(bottom.tolist()):
+        ax.text(position, -0.05, f"[{position}]\n{value:g}", ha="center", va="top", fontsize=9)
+    ax.set_xlim(-2.2, 4.5)
+    ax.set_ylim(-0.45, 1.4)
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+plt.show()
+
+print("autograd's grad_x:        ", grad_x)
+print("gather with the indices:  ", grad_values.gather(0, indices), "(applies P again: wrong)")
+
+# %% [markdown]
+# Your sort inside a loss that weights the sorted values by rank, the core of ranking losses
+# and of "trimmed" means that drop the largest entries. Each entry of `x` gets the weight of
+# the rank it landed at:
+
+# %%
+ranked = torch.tensor([[0.3, -1.2, 2.5, 0.9, -0.4]], requires_grad=True)
+values, indices = SortWithIndices.apply(ranked)
+rank_weights = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+(values * rank_weights).sum().backward()
+print("indices     :", indices)
+print("x.grad      :", ranked.grad)
+print("indices.requires_grad:", indices.requires_grad)
+
+# %% [markdown]
+# ## The explorer: which outputs got a gradient
+#
+# Tick the outputs that feed the loss (each is multiplied by fixed random weights and
+# summed). The table shows, per output, what autograd handed your backward: a tensor, `None`,
+# or zeros it materialised; and that output's share of the input gradient. Untick both halves
+# of `SplitHalves` and there is no loss at all, so backward is never called: the call with
+# `(None, None)` needs a graph that reaches your Function (the first optional section after
+# the summary builds one).
+
+# %%
+outputs_explorer(SplitHalves, torch.randn(2, 4, dtype=torch.float64))
+
+# %% [markdown]
+# ### `TripleUnmarked`, run
+#
+# The unmarked Function of the in-place section, and its three symptoms:
 
 # %%
 class TripleUnmarked(torch.autograd.Function):
@@ -803,114 +798,6 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # `True` there too), so it would also refuse the writes PyTorch allows under `no_grad`.
 
 # %% [markdown]
-# ## ✎ Exercise 4 · `AbsInPlace` (transfer)
-#
-# Write `AbsInPlace`, with `AbsInPlace.apply(x)` writing $|x|$ into `x` **in place**. The
-# contract, which the self-check and the hidden tests check:
-#
-# - as for `ReLUInPlace`: `x` itself is the returned tensor, and autograd knows it was
-#   written; a leaf that requires grad gets a RuntimeError from PyTorch itself (as
-#   `torch.abs_` refuses it, in its own words);
-# - `x` of any shape (empty included) and of any strides an in-place write accepts, with
-#   entries at 0, beside 0 or infinite: afterwards `x == torch.abs(x)` at every entry (exact,
-#   no tolerance, either zero passing, as for `ReLUInPlace`), and the
-#   gradient of `x` is `torch.abs`'s at every value of `x`, 0 included (NaN entries are outside
-#   the contract);
-# - as for `ReLUInPlace`: forward allocates nothing of `x`'s size, and backward never writes
-#   into `grad_output`;
-# - what backward needs is saved through `ctx.save_for_backward` (never as a `ctx`
-#   attribute), **at most one byte per element** of `x` in all, and backward still works
-#   after the rest of the model writes into the returned `x` in place again.
-#
-# Nothing in this lesson works it through. Decide before you write forward, and put your
-# reasons in a comment there: what does backward need that the output no longer holds, and
-# what is the least you can keep of it? Hints, collapsed; open them one at a time, only if
-# you are stuck.
-#
-# <details><summary>Hint 1: the output</summary>
-#
-# After the write, $y = |x|$. Take $x = 2$ and $x = -2$: same $y$, and their derivatives?
-# </details>
-#
-# <details><summary>Hint 2: the point $x = 0$</summary>
-#
-# Put a few exact zeros into `x`: is your gradient there `torch.abs`'s? If not, which other
-# elements of `x` does what you saved confuse them with?
-# </details>
-#
-# <details><summary>Hint 3: what you keep</summary>
-#
-# The derivative of $|x|$ (0 at $x = 0$, as `torch.abs` has it) takes how many different
-# values over all $x$? How many bits does a per-element code for that many values need?
-# </details>
-#
-# <details><summary>Hint 4: the way there</summary>
-#
-# Can it be computed after the write? On the way from $x$ to what you keep, each
-# intermediate has $x$'s number of elements: how many bytes per element may each one have?
-# </details>
-#
-# <details><summary>Hint 5: numbers to hit</summary>
-#
-# For `x = (-1.5, 0, 0.5, -2)` and a `grad_output` of `(1, 2, 3, 4)`, the gradient of the
-# input is `(-1, 0, 3, -4)` (`torch.abs`'s, run on 2.13), and what forward saves takes at most
-# 4 bytes.
-# </details>
-
-# %% nbgrader={"grade_id": "answer_AbsInPlace", "solution": true}
-class AbsInPlace(torch.autograd.Function):
-    """|x| written into x in place; returns x itself, marked dirty; the gradient is
-    torch.abs's, 0 at x == 0 included."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ### BEGIN SOLUTION
-        # backward needs sign(x), three values that |x| has lost: computed before the write,
-        # from two comparisons (one byte each; torch.sign(x) would be a float tensor of x's size)
-        sign = (x > 0).to(torch.int8) - (x < 0).to(torch.int8)
-        x.abs_()
-        ctx.mark_dirty(x)
-        ctx.save_for_backward(sign)
-        return x
-        ### END SOLUTION
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        ### BEGIN SOLUTION
-        sign, = ctx.saved_tensors
-        return grad_output * sign  # d|x|/dx = sign(x), 0 at x == 0
-        ### END SOLUTION
-
-
-# %% nbgrader={"grade_id": "AbsInPlace", "grade": true, "points": 2}
-self_check("AbsInPlace", AbsInPlace)
-### BEGIN HIDDEN TESTS
-from autograder import grade; grade("AbsInPlace", AbsInPlace)
-### END HIDDEN TESTS
-
-# %% [markdown]
-# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
-#
-# $y = |x|$ is the same for $x$ and $-x$, whose derivatives differ: the output is not enough.
-# With $\frac{d|x|}{dx} = \operatorname{sign}(x)$, $0$ at $0$ as `torch.abs` has it,
-#
-# $$\frac{\partial L}{\partial x} = G \odot \operatorname{sign}(x_\text{before}),$$
-#
-# and, saved **alone**, the tensor has to tell $-1$, $0$ and $+1$ apart. A bool holds two, so
-# any single mask merges two of the three values (the zeros with one sign, or the two signs);
-# `int8` holds all three in the same one byte per element that a bool takes. It has to be a
-# tensor of its own, made before the write: with the output saved beside it, a bool of $x < 0$
-# would do ($y = 0$ exactly where $x = 0$), but then a later in-place write into the output
-# breaks backward. And the way there matters: `torch.sign(x)` is a float tensor as large as
-# `x`, made only to be cast down, where two comparisons, a bool each, give the same int8 sign
-# in a few bytes per element.
-#
-# The same choice exists for `ReLUInPlace`: a bool mask of $x > 0$ made before the write passes
-# too, at one byte per element; what it buys in exchange, the first optional section after
-# the summary shows.
-# </details>
-
-# %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
@@ -925,25 +812,10 @@ from autograder import grade; grade("AbsInPlace", AbsInPlace)
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
 # | an in-place forward that computes out of place and copies in (`x.copy_(torch.relu(x))`), or makes a float temporary (`torch.sign(x)`) | a tensor as large as `x`: the memory writing in place saves | an in-place op for the write; comparisons (a byte each) for what you keep |
-# | writing through a boolean mask (`x[x < 0] *= -1`, `x[neg] = -x[neg]`) | `x[mask]` copies the selected entries, and the kernel makes their int64 positions (at least 8 bytes per selected entry): as large as `x` or larger when most entries are selected | an in-place op over all of `x` (`x[mask] = 0`, a single value, takes `masked_fill_`'s path and makes neither) |
+# | writing through a boolean mask (`x[x < 0] *= -1`, `x[neg] = -x[neg]`, `masked_select`) | `x[mask]` copies the selected entries, and the kernel makes their int64 positions (at least 8 bytes per selected entry; `masked_select` makes 8 bytes for every entry of its mask): as large as `x` or larger | an in-place op over all of `x` (`x[mask] = 0`, a single value, takes `masked_fill_`'s path and makes neither) |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |
 # | reading, after the write, something the write destroyed | wrong gradients (the sign of $\sin$'s derivative, or of $x$ under $|x|$) | save it before writing, in as few bytes as it needs |
 # | `grad_output.mul_(mask)` in backward | corrupts a gradient autograd may still use | a new tensor |
-
-# %% [markdown]
-# ## Summary
-#
-# Backward gets one gradient per output and returns the sum of their contributions, one
-# gradient per input. `mark_non_differentiable` declares outputs with no gradient (integer
-# outputs are treated so regardless). `set_materialize_grads(False)` trades the engine's
-# zeros for `None`, which backward must then check. An in-place Function writes into `x`,
-# calls `mark_dirty(x)` and returns `x`; without the mark, gradients through `x` are silently
-# wrong and leaves are overwritten; with it, PyTorch guards leaves (after forward ran) and
-# tracks the write with the version counter. What backward cannot recover from the output
-# must be saved before the write, in as few bytes as it needs. Save the output when backward
-# can use it and nothing will write into it again (0 extra bytes); otherwise save, before the
-# write, the smallest new tensor backward needs (the price of leaving the output free). Next
-# lesson: Functions that `torch.func` and `torch.compile` can work with.
 
 # %% [markdown]
 # ## Optional (not graded): `(None, None)`, views, what in-place ops keep, saving early, a later write

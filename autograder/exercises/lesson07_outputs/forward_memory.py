@@ -3,7 +3,8 @@ into x saves the memory of an output, so forward allocates nothing as large as x
 result computed out of place and copied in (``x.copy_(torch.relu(x))``) nor a temporary in x's
 dtype (``torch.sign(x)``) on the way to what it keeps, nor the copy and the int64 positions
 that indexing with a boolean mask makes (``x[x < 0] *= -1``: the ``nonzero`` inside the index
-kernel, which a dispatch mode never sees, is counted here from the mask)."""
+kernel, which a dispatch mode never sees, is counted here from the mask; so are the int64
+positions ``masked_select``'s kernel makes for every entry of its mask)."""
 
 import itertools
 
@@ -16,6 +17,7 @@ from ...probes import AllocationLog
 
 
 MASK_INDEXING = "boolean-mask indexing"
+MASK_SELECT = "masked_select"
 _INDEXING = ("index", "index_put", "index_put_", "_index_put_impl_", "_unsafe_index",
              "_unsafe_index_put")
 
@@ -45,6 +47,13 @@ class SizedAllocationLog(AllocationLog):
                     shape = (int(mask.count_nonzero()), max(mask.dim(), 1))
                     self.made.append((MASK_INDEXING, torch.int64, shape, shape[0] * shape[1] * 8))
                     self.bytes += self.made[-1][3]
+        if name == "masked_select" and len(args) > 1:
+            # the CPU kernel turns the mask, broadcast to x's shape, into int64 positions: 8
+            # bytes for every entry of x, selected or not (the profiler's aten::to)
+            shape = tuple(torch.broadcast_shapes(args[0].shape, args[1].shape))
+            count = int(torch.Size(shape).numel())
+            self.made.append((MASK_SELECT, torch.int64, (count,), count * 8))
+            self.bytes += self.made[-1][3]
         out = func(*args, **(kwargs or {}))
         results = out if isinstance(out, (tuple, list)) else (out,)
         for returned, value in zip(func._schema.returns, results):
@@ -78,6 +87,17 @@ def check_forward_memory(function, spec: Spec, device, prepare=lambda x: x) -> N
             function.apply(inner)
         large = [made for made in log.made if made[3] >= x.numel() * x.element_size()]
         masked = [made for made in log.made if made[0] == MASK_INDEXING]
+        selected = [made for made in log.made if made[0] == MASK_SELECT]
+        if selected and large:
+            shape, nbytes = selected[0][2], selected[0][3]
+            raise GradingError(
+                f"{spec.name}'s forward selects entries of x with masked_select: its kernel "
+                f"makes int64 positions for every entry of the mask (shape {shape}, {nbytes} "
+                f"bytes, 8 per entry), as large as x itself ({str(dtype)[6:]}, "
+                f"{x.numel() * x.element_size()} bytes) on x of shape (4, 16){signs}, besides "
+                "the copy of the selected entries: the contract asks forward to allocate "
+                "nothing of x's size. Which in-place op writes every entry of x without "
+                "selecting any?", mistake=f"{spec.name}/boolean-mask-indexing")
         if masked and large:
             shape, nbytes = masked[0][2], masked[0][3]
             raise GradingError(
