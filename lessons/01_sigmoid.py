@@ -9,36 +9,21 @@
 # %% [markdown]
 # # Lesson 01 · Sigmoid and ReLU: what to save, and how to stay finite
 #
-# Every `Function` you write makes two decisions that autograd used to make for you:
-# **which tensors to keep** for backward, and **how to compute** the forward so that
-# nothing overflows. This lesson makes both decisions for two of the most common
-# activations, the sigmoid and the ReLU.
+# **About 120 minutes** for the main path, up to the Summary: reading and running it, and the four
+# exercises. The optional sections after it take about 30 minutes more.
 #
+# Every `Function` you write makes two decisions that autograd used to make for you: **which
+# tensors to keep** for backward, and **how to compute** the forward so that nothing overflows.
 # By the end of this lesson you can:
 # 1. choose between saving a Function's input, its output or a mask, and say what each costs;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
-# 3. save a boolean mask, pick a gradient at ties, and never write into `grad_output` or the
-#    input;
-# 4. return `None` for an input that takes no gradient: a Python number, a boolean mask;
-# 5. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
+# 3. save a boolean mask, pick a gradient at ties, and return `None` for a mask or a number;
+# 4. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
-# Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and at the end
-# **`Softplus`**, which you write alone and which needs a step no section of the lesson shows.
-# The main line, up to the summary, takes about 90 minutes. Its worked example, after
-# Exercise 2, is another op: a mask that routes a gradient between two inputs. Everything after
-# the summary is **optional** and never graded: experiments behind the main line's claims
-# (what `torch.relu` keeps, which simpler forwards would have done, what `ctx.y = y` costs,
-# what writing into `grad_output` does), a worked asinh that saves its output or its input and measures what
-# backward keeps, and notes on practice.
-#
-# Each exercise has a self-check cell, which runs every check the hidden tests run: until the
-# answer above it meets the exercise's contract, it fails with a few lines that say what is
-# wrong. Work top to
-# bottom: Run All goes on past an exercise not yet written (its self-check says so, a cell that
-# uses it says so in one line, the rest runs, and the last cell lists where you stand).
-# **Predict, then run** cells ask you to write your prediction into a variable first; the cell
-# after it compares it with what PyTorch does, and shows its measurements only once every
-# prediction it asks for is written.
+# Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and **`Softplus`**,
+# which you write alone. Every Function obeys the [Function contract](function_contract.md) of
+# lesson 00; each exercise states only what it decides, and its self-check runs every check the
+# hidden tests run. **Predict, then run** cells ask for your prediction in a variable first.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -58,15 +43,14 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## Why rewrite a sigmoid?
 #
-# The sigmoid $\sigma(x) = \dfrac{1}{1 + e^{-x}}$ squashes any number into $(0, 1)$. It turns
-# scores into probabilities in logistic regression and opens and closes the gates of an LSTM.
-# PyTorch already has `torch.sigmoid`, so why write it again? Because it is the smallest
-# example of two questions every custom Function must answer:
+# The sigmoid $\sigma(x) = \dfrac{1}{1 + e^{-x}}$ squashes any number into $(0, 1)$: it turns
+# scores into probabilities and opens the gates of an LSTM. PyTorch has `torch.sigmoid`; we write
+# it again because it is the smallest example of two questions every custom Function answers:
 #
-# - **What does backward need, and what is the cheapest way to keep it?** Autograd keeps
-#   every intermediate that any step might need. You can often keep much less.
-# - **Can the formula overflow?** The textbook formula contains $e^{-x}$, which is larger
-#   than the largest float64 as soon as $x < -709.8$.
+# - **What does backward need, and what is the cheapest way to keep it?** Autograd keeps every
+#   intermediate any step might need. You can often keep much less.
+# - **Can the formula overflow?** The textbook formula contains $e^{-x}$, which is larger than
+#   the largest float64 as soon as $x < -709.8$.
 
 # %% [markdown]
 # ## The maths: what does the sigmoid's backward need?
@@ -75,15 +59,13 @@ torch.set_printoptions(precision=4)
 #
 # 1. Differentiate $\sigma(x) = (1 + e^{-x})^{-1}$ with the chain rule.
 # 2. Write your result in terms of $y = \sigma(x)$ alone, without $x$.
-# 3. The sigmoid acts on each element separately. What does its Jacobian look like, and what
-#    is the vector-Jacobian product `grad_input` from lesson 00?
+# 3. What does the Jacobian look like, and what is the vector-Jacobian product `grad_input`?
 # 4. So which tensor must forward keep for backward: $x$, $y$, or both? Weigh what backward
 #    would compute from each, and which of them other nodes of a network keep anyway.
 #
 # **Check your step 1 live.** Write $\sigma'(x)$ as a function of a float64 tensor `x` into the
-# next cell (a `lambda x: ...`; `torch.exp` is fine), then run the one after it: it compares
-# yours with autograd's derivative of `torch.sigmoid` at nine points from $-8$ to $8$. Steps 2
-# to 4 have no checker here: they are Exercise 1's decisions, and its self-check judges them.
+# next cell (a `lambda x: ...`), then run the one after it: it compares yours with autograd's
+# derivative of `torch.sigmoid` at nine points. Steps 2 to 4 are Exercise 1's decisions.
 
 # %%
 ### BEGIN WORKED
@@ -125,38 +107,31 @@ else:
 # <details><summary><b>Hint</b> (step 2)</summary>
 #
 # Your step 1 is a product of two fractions, or can be split into one. Which factor is $y$?
-# The other is a fraction in $e^{-x}$ too: which short expression in $y$ takes the same
-# values as it at $x = 0$ and at $x = 2$?
+# Which short expression in $y$ takes the same values as the other at $x = 0$ and at $x = 2$?
 # </details>
 #
 # <details><summary><b>Numbers to hit</b> (step 2, after your attempt)</summary>
 #
 # At $x = 0$, $y = 0.5$ and $\sigma'(0) = 0.25$. At $x = 2$, $y = 0.8808$ and
-# $\sigma'(2) = 0.1050$; at $x = -3$, $y = 0.04743$ and $\sigma'(-3) = 0.04518$. Your
-# expression in $y$ must give these from the $y$ values alone.
+# $\sigma'(2) = 0.1050$. Your expression in $y$ must give these from $y$ alone.
 # </details>
 #
 # <details><summary><b>Hint</b> (step 4: questions)</summary>
 #
-# Lesson 00's `SquareFromOutput` saved its output and lost the sign of $x$. Does $y$ lose
-# anything the sigmoid's derivative needs? What would backward have to compute again from $x$
-# that it need not compute from $y$? And the layer after a sigmoid in a network (a linear
-# layer, say): which of the two does it keep for its own backward?
+# Lesson 00's `SquareFromOutput` saved its output and lost the sign of $x$. Does $y$ lose anything
+# the sigmoid's derivative needs? What would backward compute again from $x$? And the layer after
+# a sigmoid (a linear layer, say): which of the two does it keep for its own backward?
 # </details>
 
 # %% [markdown]
 # ## Staying finite: the overflow in $e^{-x}$
 #
-# The largest float64 is about $1.8 \times 10^{308} = e^{709.78}$. Beyond that, `torch.exp`
-# returns `inf`. Both textbook formulas for the sigmoid meet it:
+# The largest float64 is about $1.8 \times 10^{308} = e^{709.78}$; beyond it, `torch.exp` returns
+# `inf`. Both textbook formulas meet it:
 #
-# - $\dfrac{1}{1 + e^{-x}}$: for $x < -709.8$, $e^{-x} = \infty$ and the value is
-#   $1/\infty = 0$. Autograd's derivative of this composition is `nan` there. The reciprocal's backward
-#   multiplies by $-1/d^2 = 0$, and `ExpBackward0` then multiplies that $0$ by the saved
-#   result $e^{-x} = \infty$: $0 \cdot \infty$ is `nan`.
-# - $\dfrac{e^{x}}{1 + e^{x}}$: for $x > 709.8$, the forward itself is $\infty/\infty$: `nan`.
-#
-# Let's look at both, with their gradients from autograd:
+# - $\dfrac{1}{1 + e^{-x}}$: for $x < -709.8$ the value is $1/\infty = 0$, but autograd's
+#   derivative is `nan`: `ExpBackward0` multiplies a $0$ by the saved $e^{-x} = \infty$.
+# - $\dfrac{e^{x}}{1 + e^{x}}$: for $x > 709.8$ the forward itself is $\infty/\infty$: `nan`.
 
 # %%
 def value_and_gradient(formula, x):
@@ -180,45 +155,26 @@ for name, formula in naive.items():
 # %% [markdown]
 # ## The fix: one formula per sign
 #
-# Each textbook formula breaks on one side as autograd runs it: the first's value stays finite
-# ($1/\infty = 0$, right to the last digit wherever $\sigma(x)$ is a normal float64, though it
-# drops the subnormal $\sigma(x)$ between $-745$ and $-709.8$), but autograd's gradient of the
-# composed formula is `nan` for $x < -709.8$; the second's value itself is `nan` for $x > 709.8$. Exercise 1 grades your
-# Function's values and gradients (its contract, below, says where). Work out a formula whose
-# every intermediate stays finite on both sides, so that neither its value nor any backward
-# built on it meets an `inf`. The hints lead to it and stop short of it; whether a simpler
-# forward would pass once your own backward replaces autograd's is a question for the
-# optional part ("Would a simpler forward have done?").
+# Work out a formula whose every intermediate stays finite on both sides, so that neither its
+# value nor any backward built on it meets an `inf`:
 #
 # 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
 #    Which one for $x < 0$?
-# 2. Find one exponential $z$ that serves both sides and can never overflow. Write each
-#    side's formula in terms of $z$ alone.
-# 3. In which range do the two denominators then lie? What happens to your formula for very
-#    negative $x$, where $z$ rounds to $0$?
-# 4. Your two formulas hold on different entries of one tensor. How can one tensor
-#    expression pick a formula per entry? And does a `nan` or `inf` in the formula not
+# 2. Find one exponential $z$ that serves both sides and can never overflow. Write each side's
+#    formula in terms of $z$ alone.
+# 3. What happens to your formula for very negative $x$, where $z$ rounds to $0$?
+# 4. How can one tensor expression pick a formula per entry? Does a `nan` in the formula not
 #    picked survive in the value?
 #
 # <details><summary><b>Hint 1</b> (which exponential is small)</summary>
 #
-# On each side of $0$, one of the two exponentials $e^{x}$, $e^{-x}$ is at most $1$: which
-# one, and which textbook formula is written with it? What do the two small ones have in
-# common, as one expression in $x$?
-# </details>
-#
-# <details><summary><b>Hint 2</b> (numbers to hit)</summary>
-#
-# At $x = 1$ and $x = -1$ your formula must give $0.7311$ and $0.2689$, and at $x = -800$
-# exactly $0$, the closest float64 to $\sigma(-800)$.
+# On each side of $0$, one of $e^{x}$, $e^{-x}$ is at most $1$: which one? What do the two small
+# ones have in common, as one expression in $x$?
 # </details>
 #
 # **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
-# alone, into the next cell (a `lambda z: ...`), then run the one after it. It feeds your
-# formula $z = e^{-x}$ at six points from $0$ to $800$ and compares it with `torch.sigmoid`,
-# relative to its size. The side $x < 0$, where the left tail of the contract lies, and the
-# one expression that picks a side per entry are Exercise 1's: no cell checks them before
-# its self-check.
+# alone, into the next cell (a `lambda z: ...`), then run the one after it: it compares it with
+# `torch.sigmoid` at six points from $0$ to $800$. The side $x < 0$ is Exercise 1's.
 
 # %%
 ### BEGIN WORKED
@@ -261,28 +217,20 @@ else:
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
 #
-# Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$. The contract, which the
-# self-check and the hidden tests check (on every call they make, large tensors included, they
-# also fail a Function that writes into `grad_output` or into its input, whether or not `x`
-# needs a gradient):
+# Write `MySigmoid`, with `MySigmoid.apply(x)` returning $\sigma(x)$.
 #
-# - forward is a formula of your own, not PyTorch's sigmoid (`torch.sigmoid`,
-#   `torch.special.expit`, `nn.Sigmoid`, `F.logsigmoid`, nor `F.glu` or `F.silu`, which run
-#   it inside theirs);
-# - forward saves only what backward needs, through `ctx.save_for_backward`: your answer to
-#   step 4, saved as itself: `t.detach()` or a view of `t` is a tensor of its own, cut from
-#   the graph (the grader fails a forward that saves more, the wrong tensor, or an alias, on
-#   any call it makes: `x` of up to $2^{17}$ entries, `x` that is not a leaf);
-# - backward is your derivation, written by hand: no `torch.sigmoid` backward op such as
-#   `torch.ops.aten.sigmoid_backward`, no autograd call inside backward;
-# - in float64, values and gradients finite for $|x|$ up to 800, within $10^{-15}$ for
-#   $x \ge 0$, and **relative to their size** for $x$ from $0$ down to $-708$ (relative error
-#   at most $10^{-12}$: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$). The self-check
-#   tries $x$ every $0.01$ on $[-40, 40]$ and every $0.1$ down to $-708$.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
 #
-# Decide before you write, and say why in a comment beside `save_for_backward`: which tensor
-# will your backward read, and what would the other choice have cost, in work and in
-# memory? Your forward answers the four questions under "The fix".
+# - forward and backward are formulas of your own: no PyTorch sigmoid in forward (`torch.sigmoid`,
+#   or an op that runs it) and no sigmoid backward op in backward;
+# - forward saves only your answer to step 4, the tensor itself (`t.detach()` or a view of `t` is
+#   a tensor of its own);
+# - in float64, values and gradients finite for $|x|$ up to 800, and accurate relative to their
+#   size down the left tail: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+#
+# Decide before you write, and say why in a comment beside `save_for_backward`: which tensor will
+# your backward read, and what would the other choice have cost, in work and in memory?
 
 # %% nbgrader={"grade_id": "answer_MySigmoid", "solution": true}
 class MySigmoid(torch.autograd.Function):
@@ -314,27 +262,16 @@ from autograder import grade; grade("MySigmoid", MySigmoid)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# The grader checks the contract: values, gradients, what forward saves, and that the sigmoid
-# is computed by your own formula, not by PyTorch's; it does not check which formula. So some
-# forwards of your own other than the one-formula-per-sign form pass too, by design (what
-# broke above was autograd's backward of a composed formula, and your backward replaces it);
-# which ones, and why the per-sign form is still the one to keep, is the optional part's
-# "Would a simpler forward have done?".
+# $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$: a diagonal Jacobian, so the
+# vector-Jacobian product is element-wise.
+# Backward needs **only the output $y$**: from $x$ it would compute an exponential again; $y$
+# costs no new memory wherever the next layer keeps it (a linear layer keeps its input); and from
+# $y \in [0, 1]$ backward has no exponential to overflow.
 #
-# $\sigma'(x) = \sigma(x)\,\big(1 - \sigma(x)\big) = y\,(1 - y)$. The Jacobian is diagonal,
-# with $\partial y_i / \partial x_i = y_i (1 - y_i)$, so the vector-Jacobian product is
-# element-wise, as lesson 00's `Square` was. Backward needs **only the output $y$**, not $x$:
-# the one tensor forward saves. From $x$ it would compute an exponential again; $y$ costs no
-# new memory wherever the next layer keeps it for its own backward (a linear layer keeps its
-# input); and written from $y \in [0, 1]$ the backward has no exponential, so nothing in it
-# can overflow.
-#
-# Forward: for $x \ge 0$, $1/(1 + z)$; for $x < 0$, multiply the top and bottom of
-# $1/(1 + e^{-x})$ by $e^{x} = z$ to get $z/(1 + z)$, which has no subtraction to cancel;
-# `torch.where(x >= 0, ...)` picks per entry. From $x \approx 36.74$ on, $1 + z$ rounds to
-# $1$, so $y$ is exactly $1$ (`torch.sigmoid`'s too) and the derivative from $y$ is $0$, where
-# the true one is at most about $1.1 \times 10^{-16}$: harmless, and `torch.sigmoid`'s
-# backward does the same.
+# Forward: for $x \ge 0$, $1/(1 + z)$ with $z = e^{-|x|}$; for $x < 0$, multiply the top and
+# bottom of $1/(1 + e^{-x})$ by $e^{x} = z$ to get $z/(1 + z)$; `torch.where(x >= 0, ...)` picks
+# per entry. The grader checks the contract, not the formula: other forwards of your own pass too
+# (the optional "Would a simpler forward have done?" says which, and why this one is kept).
 # </details>
 #
 # Your sigmoid at the points where the textbook formulas broke:
@@ -347,11 +284,8 @@ print("gradient:", grad)
 print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()))
 
 # %% [markdown]
-# The inspector runs your `MySigmoid` forward once and lists each saved tensor with its
-# **role**: one tensor, role `output`, of 7.8 KiB (1000 float64 numbers of 8 bytes, in units
-# of 1024 bytes). If it says `input` or `intermediate` (`intermediate (the output's memory)`
-# is an alias of $y$, such as `y.detach()`), or warns about a tensor on `ctx`, revisit what
-# your forward saves.
+# The inspector lists what your `MySigmoid` saved, with its **role**: `output` is what step 4
+# asked for; `input`, `intermediate`, or a warning about a tensor on `ctx`, says otherwise.
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
@@ -370,29 +304,19 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 # %% [markdown]
 # ## ✎ Exercise 2 · `MyReLU`
 #
-# Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$. The contract, which the
-# self-check and the hidden tests check:
+# Write `MyReLU`, with `MyReLU.apply(x)` returning $\max(x, 0)$.
 #
-# - the value and the gradient of `torch.relu` in float64, float32 and float16, where `x` is
-#   finite, **$x = 0$ exactly included** (question 1: run `torch.relu` there to see which
-#   value it chose), and each dtype's smallest positive numbers: the gradient is
-#   `grad_output` where $x > 0$ and $0$ where $x \le 0$, whatever `grad_output` holds
-#   ($\pm\infty$ and `nan` included);
-# - forward saves one tensor with `ctx.save_for_backward`, on every call that records a graph
-#   (any dtype, `x` of up to $2^{17}$ entries, a leaf or not): your answer to question 3, the
-#   least new memory you can justify (a boolean tensor means `torch.bool`), saved as itself,
-#   not `.detach()` or a view of it. Two of question 3's three tensors pass; which two, the
-#   box after the self-check says;
-# - never modify `grad_output` or `x` in place: return a new tensor.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
+#
+# - the value and the gradient of `torch.relu` for every finite `x`, **$x = 0$ exactly** included
+#   (question 1: run `torch.relu` there to see which value it chose), in float64, float32 and
+#   float16;
+# - forward saves one tensor, your answer to question 3: the least new memory you can justify (a
+#   boolean tensor means `torch.bool`), saved as itself.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
-#
-# Before you settle, work out what your backward returns at $x = -1$ for a `grad_output` of
-# $\infty$ (an overflow upstream, in float16 say, puts infinities there), where `torch.relu`'s
-# gives $0$: the self-check tries it. It does not try an infinite `x`: what does your forward
-# return at $x = -\infty$, where `torch.relu` returns $0$? The cell after the self-check shows
-# both.
 
 # %% nbgrader={"grade_id": "answer_MyReLU", "solution": true}
 class MyReLU(torch.autograd.Function):
@@ -424,64 +348,25 @@ from autograder import grade; grade("MyReLU", MyReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>What the grader accepts</b>, after your self-check is green</summary>
+# <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# One tensor: the output $y$ itself (no new memory where the next layer keeps it anyway), or a
-# mask of its own in `torch.bool`, one byte an element. Not `x` (after a linear layer nothing
-# else keeps it, so saving it keeps all of it alive), not a copy, and not a mask in another
-# dtype (a float32 mask is four bytes an element, a float64 one eight).
+# Two choices pass: the output $y$ itself (no new memory where the next layer keeps it), or a mask
+# of its own in `torch.bool`, one byte an element. Not `x` (after a linear layer nothing else keeps
+# it), not a copy, and not a mask in a wider dtype. The gradient is $1$ where $x > 0$ and $0$
+# elsewhere, $x = 0$ included, as `torch.relu`'s.
 # </details>
-#
-# What the contract leaves to you: your `MyReLU` beside `torch.relu` on an infinite `x` and a
-# `nan`, which `torch.relu` passes on (a `nan` turned into $0$ hides the bug that made it);
-# then both gradients for a `grad_output` of $\infty$ everywhere (the part the self-check
-# tried). Every entry should match: the last line says whether it does.
-
-# %%
-edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
-relu_values = {"MyReLU": MyReLU.apply(edges), "torch.relu": torch.relu(edges)}
-for name, value in relu_values.items():
-    print(f"{name + ':':<20}", value)
-infinite = torch.full((5,), float("inf"))
-relu_gradients = {}
-for name, relu in (("MyReLU", MyReLU.apply), ("torch.relu", torch.relu)):
-    x = edges[:5].clone().requires_grad_()
-    relu(x).backward(infinite)
-    relu_gradients[name] = x.grad
-    print(f"{name + ' gradient:':<20}", x.grad)
-
-
-def differ_at(mine, theirs, points):
-    """The points where two results differ (nan equals nan, inf equals inf)."""
-    if mine is None or mine.shape != theirs.shape:  # a gradient of None, or misshapen
-        return [f"{point:g}" for point in points.tolist()]
-    same = torch.isclose(mine.double(), theirs.double(), rtol=0, atol=0, equal_nan=True)
-    return [f"{point:g}" for point, ok in zip(points.tolist(), same.tolist()) if not ok]
-
-
-mismatches = [f"{what} at x = {', '.join(at)}" for what, at in (
-    ("values", differ_at(*relu_values.values(), edges)),
-    ("gradients", differ_at(*relu_gradients.values(), edges[:5]))) if at]
-print("✓ every entry matches torch.relu, values and gradients" if not mismatches
-      else f"✗ MyReLU differs from torch.relu: {'; '.join(mismatches)}")
 
 # %% [markdown]
 # ## Worked example: a mask that routes between two inputs (`torch.where`)
 #
-# Your `MyReLU` made its own mask. Here the mask arrives as an input. `torch.where(mask, a, b)`
-# takes `a`'s entry where `mask` holds and `b`'s elsewhere; masked
-# attention scores and padding are built this way. Our `Select.apply(mask, a, b)` writes it
-# as a Function, for a boolean `mask` and float `a`, `b` of one shape. Its Jacobian is diagonal
-# in each input: $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$
-# elsewhere, $\partial y_i / \partial b_i$ the other way round. So each element of
-# `grad_output` goes to one input or the other: the mask **routes** the gradient, and
-# backward needs the mask, not the values of `a` or `b`.
-#
-# How it differs from your `MyReLU`: the mask is an input, so keeping it costs nothing new
-# and no entry is ever tied (the caller decided); and a boolean tensor has no gradient, so
-# backward returns `None` in its place. Backward builds each gradient as a new tensor:
-# `grad_output` where that input was picked, $0$ elsewhere. It never writes into
-# `grad_output`, and forward never writes into `a` or `b`, which belong to the caller.
+# Here the mask arrives as an input. `torch.where(mask, a, b)` takes `a`'s entry where `mask`
+# holds and `b`'s elsewhere; masked attention scores and padding are built this way.
+# `Select.apply(mask, a, b)` writes it as a Function. Its Jacobian is diagonal in each input:
+# $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$ elsewhere,
+# $\partial y_i / \partial b_i$ the other way round. So each element of `grad_output` goes to one
+# input or the other: the mask **routes** the gradient, and backward needs the mask, not `a` or
+# `b`. The mask is an input, so keeping it costs nothing new; a boolean tensor has no gradient, so
+# backward returns `None` in its place (rule 2 of the contract).
 
 # %%
 class Select(torch.autograd.Function):
@@ -508,28 +393,23 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 
 # %% [markdown]
 # Returning only two values raises "returned an incorrect number of gradients (expected 3,
-# got 2)": one value per forward input, the mask included.
+# got 2)".
 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
 #
-# Now an input that is not a tensor: $y = s\,\sigma(x)$, where the scale $s$ is a Python
-# float that may be negative or zero, and of any size. `MySigmoid` kept its output because
-# $y$ alone gave its derivative. Does that still hold once a scale sits in front? Answer on
-# paper:
+# Now $y = s\,\sigma(x)$, where the scale $s$ is a Python float that may be negative or zero, and
+# of any size. `MySigmoid` kept its output because $y$ alone gave its derivative. Does that still
+# hold once a scale sits in front? Answer on paper:
 #
 # 1. What is $\partial y / \partial x$, and what does backward return for $s$?
-# 2. Which tensors could forward keep for backward? List every candidate, and for each, what
-#    backward computes from it and what memory it costs that nothing else in a network keeps.
-# 3. For each candidate, take the scales the contract below allows, the smallest and largest
-#    included: does backward get the gradient from it at every one, to float64's precision?
-#    Lesson 00's `SquareFromOutput` met this question once: what did its output lose?
+# 2. Which tensors could forward keep for backward? For each, what does backward compute from it,
+#    and what memory does it cost that nothing else in a network keeps?
+# 3. For each candidate, take every scale the contract allows, the smallest and largest
+#    included: does backward get the gradient from it, to float64's precision?
 #
 # **Check question 1 live, at one point.** Work out $\partial y / \partial x$ at $x = 1$ with
-# $s = -2$, as a number ($\sigma(1) \approx 0.7311$), write it into the next cell, then run the
-# one after it: it compares your number with autograd's derivative of `-2 * torch.sigmoid(x)`
-# there. Questions 2 and 3 are Exercise 3's decisions: no cell tries a design before its
-# self-check.
+# $s = -2$ ($\sigma(1) \approx 0.7311$), write it into the next cell, then run the one after it.
 
 # %%
 ### BEGIN WORKED
@@ -566,60 +446,47 @@ else:
 # %% [markdown]
 # <details><summary><b>Hint 1</b> (the derivative: questions)</summary>
 #
-# What does the chain rule do with a constant factor in front of a function? Of the two
-# inputs, $x$ and the Python float $s$, which can carry a gradient, and what does lesson 00's
-# rule 1 have backward return for the other (think of `WeightedSum`'s weights, or `Select`'s
-# mask above)?
+# What does the chain rule do with a constant factor? Of $x$ and the Python float $s$, which can
+# carry a gradient, and what does backward return for the other?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (what to save: the candidates)</summary>
 #
 # Besides $x$ and $y$, forward computes $\sigma(x)$ on the way: a third candidate. Which of the
-# three does the caller or the next layer hold anyway, and which is memory only your Function
-# keeps? Which of them is neither an input nor an output of your Function (lesson 04 says why
-# that matters)?
+# three does the caller or the next layer hold anyway? Which is neither an input nor an output of
+# your Function (lesson 04 says why that matters)?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (question 3: questions)</summary>
 #
-# Write $\sigma(x)$ in terms of $y$ and $s$. Is there a scale the contract allows at which
-# that expression is not a number? What does $y$ hold there, for every $x$: could any
-# backward tell $x = -3$ from $x = 5$ by it? And what is the true gradient there?
+# Write $\sigma(x)$ in terms of $y$ and $s$. Is there a scale the contract allows at which that
+# expression is not a number? What does $y$ hold there: could any backward tell $x = -3$ from
+# $x = 5$ by it? And what is the true gradient there?
 # </details>
 #
-# <details><summary><b>Hint 4</b> (the sizes: the last rung)</summary>
+# <details><summary><b>Hint 4</b> (the sizes: questions)</summary>
 #
-# At $s = 0$, $y$ is $0$ for every $x$ and the gradient is exactly $0$: a backward that starts
-# from $y$ must say so itself, one that starts from $x$ need not. Then count factors of $s$:
-# if your backward multiplies $y$ by $y$, how large is that product at $s = 10^{300}$, and how
-# small at $s = 4.5 \times 10^{-308}$? Which order of the same operations keeps one factor of
-# $s$ in every intermediate?
+# List the intermediates your backward forms and the size of each in terms of $s$. Which of them
+# stays a number at every scale the contract allows? At the largest and the smallest scales,
+# does any of them leave float64's range while the gradient itself does not?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `ScaledSigmoid`
 #
 # Write `ScaledSigmoid`, with `ScaledSigmoid.apply(x, scale)` returning `scale * sigmoid(x)`.
-# The contract, which the self-check and the hidden tests check:
 #
-# - `scale` a Python float that may be negative **or zero**, and of any size (the self-check
-#   tries $\pm 10^{-12}$, $\pm 4.5 \times 10^{-308}$ and $10^{300}$ too), and `x` of any shape
-#   (an empty one too) and any magnitude (it tries $|x|$ up to $800$, and $x$ every $0.01$ on
-#   $[-40, 40]$): the value and the gradient for `x` that autograd gives for
-#   `scale * torch.sigmoid(x)` in float64, never `nan`, to float64's precision wherever that
-#   reference's output is a normal float64 number (at least $2.2 \times 10^{-308}$ in size;
-#   `torch.sigmoid(x)` is exactly $0$ below $x \approx -709.78$, whatever the scale): within
-#   $10^{-15}$ of $|\text{scale}|$ for $x \ge 0$, where $\sigma(x)$ is near $1$, and to
-#   $10^{-12}$ of their size for $x < 0$;
-# - backward returns one gradient per input, `scale` included;
-# - each call keeps its own `scale`: two calls in one graph do not share it, and nothing is
-#   kept on the class, on `x` or in a module global.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
 #
-# You may use `torch.sigmoid` here (it is stable too): what is new is the extra input and what
-# to save. Decide before you write, and say why in a comment beside what you save: which
-# tensor does your backward start from, what does it cost in memory that nothing else keeps,
-# and what does it do at each scale the contract lists? Nothing above has tried a design at
-# those scales; if the self-check disagrees with yours, it names the scale where it breaks.
+# - `scale` any Python float, negative, **zero**, tiny or huge, and $|x|$ up to 800: the value and
+#   the gradient for `x` of `scale * torch.sigmoid(x)` in float64, never `nan`;
+# - to float64's precision wherever that output is a normal float64 number, relative to their
+#   size in the left tail.
+#
+# You may use `torch.sigmoid` here: what is new is the extra input and what to save. Say why in a
+# comment beside what you save: which tensor does your backward start from, what does it cost,
+# and what does it do at each scale? The self-check names the scale where a design breaks.
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -657,20 +524,13 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # $\partial y / \partial x = s\,\sigma(x)\,\big(1 - \sigma(x)\big)$, and `None` for $s$. Three
 # designs pass:
 #
-# - keep $y$, as `MySigmoid` did: no new memory where the next layer keeps it. Two things
-#   to write out. The case $s = 0$ (the gradient is exactly $0$ there), since $y / s$ is `nan`
-#   at $s = 0$. And one factor of $s$ in every intermediate: $y\,(1 - y / s)$, not
-#   $y - y^2 / s$, whose $y^2$ is `inf` at $s = 10^{300}$ and $0$ at
-#   $s = 4.5 \times 10^{-308}$. Once $|y|$ is subnormal (below $2.2 \times 10^{-308}$, where
-#   the contract promises nothing), $\sigma(x) = y / s$ has no more digits than $y$: on
-#   $[-8, 8]$, off by up to about $7 \times 10^{-11}$ (relative) at $s = 10^{-310}$ and $47\%$
-#   at $10^{-320}$;
-# - keep $x$ and compute $\sigma(x)$ again in backward: one more exponential per element, no
-#   special case, and new memory wherever nothing else keeps $x$ (after a linear layer,
-#   nothing does);
-# - keep $\sigma(x)$, a new float tensor: enough for first derivatives, but lesson 04 shows
-#   that a saved intermediate gives wrong second derivatives. The grader checks first
-#   derivatives only, so it accepts all three.
+# - keep $y$: no new memory where the next layer keeps it, but the case $s = 0$ must be written
+#   out ($y / s$ is `nan`, the gradient $0$), and one factor of $s$ kept in every intermediate,
+#   $y\,(1 - y / s)$, not $y - y^2 / s$, whose $y^2$ leaves float64's range at huge and tiny $s$;
+# - keep $x$ and compute $\sigma(x)$ again: one more exponential, no special case, and new memory
+#   wherever nothing else keeps $x$;
+# - keep $\sigma(x)$, a new tensor: right for first derivatives, but lesson 04 shows that a saved
+#   intermediate gives wrong second derivatives.
 #
 # The scale is a float: a plain attribute on `ctx`, one per call.
 # </details>
@@ -678,19 +538,14 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# One tool before the last exercise: what happens when a tiny number meets $1$. It happens
-# in two everyday expressions with a tiny $u$: $\log(1 + u)$, as in the log-probability
-# $\log(1 - p)$ that a rare event (probability $p$) does not happen, and $e^u - 1$, as in the
-# growth $e^{rt} - 1$ of a small rate $r$ over a short time $t$. Two functions exist for
-# precisely these:
+# One tool before the last exercise. Two everyday expressions meet a tiny $u$: $\log(1 + u)$, as
+# in the log-probability $\log(1 - p)$ that a rare event does not happen, and $e^u - 1$, as in the
+# growth $e^{rt} - 1$ of a small rate. `torch.log1p(u)` computes $\log(1 + u)$ without forming
+# $1 + u$; `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$.
 #
-# - `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$;
-# - `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$ and subtracting $1$.
-#
-# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what
-# does `torch.log(1 - p)` return? For $u = 10^{-20}$, what does `torch.exp(u) - 1` return? And
-# for $p = 10^{-10}$, how many correct significant digits does `torch.log(1 - p)` keep: about
-# 16, 7, or 0? Write your answers first.
+# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what does
+# `torch.log(1 - p)` return? For $u = 10^{-20}$, `torch.exp(u) - 1`? For $p = 10^{-10}$, how many
+# correct digits does `torch.log(1 - p)` keep: about 16, 7, or 0?
 
 # %%
 ### BEGIN WORKED
@@ -715,74 +570,56 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms
-# return exactly $0$ at $10^{-20}$: a relative error of 100%. At $10^{-10}$ they keep about 7
-# digits of 16: $1 - p$ stored only the first 6 or 7 digits of $p$, and whatever comes next
-# cannot recover the rest. The careful forms are accurate to the last digit everywhere. Use
-# them whenever an argument can be tiny. What they cost beside the plain forms depends on the
-# CPU, either way: `log1p` was faster than `log` on the machine this lesson was last run on,
-# while `expm1` took 3 to 4.5 times as long as `exp` on another; the timing cell after "In
-# practice", in the optional part, measures yours.
+# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms return
+# $0$: a relative error of 100%. At $10^{-10}$ they keep about 7 digits of 16: $1 - p$ stored only
+# the first digits of $p$. The careful forms are accurate to the last digit: use them whenever an
+# argument can be tiny.
 # </details>
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Softplus`
 #
-# Now alone: no worked example for this one. Softplus, $\mathrm{softplus}(x) = \log(1 + e^x)$,
-# is a smooth ReLU: close to $0$ far left, close to $x$ far right. Write `Softplus`, with
-# `Softplus.apply(x)` returning $\log(1 + e^x)$ to the second bullet's precision. The
-# contract:
+# Now alone: no worked example for this one. Softplus, $\mathrm{softplus}(x) = \log(1 + e^x)$, is
+# a smooth ReLU: close to $0$ far left, close to $x$ far right. Write `Softplus`, with
+# `Softplus.apply(x)` returning $\log(1 + e^x)$.
 #
-# - forward saves **only its output** $y$, through `ctx.save_for_backward`, and backward
-#   recovers the derivative from $y$; $y$ itself, the tensor forward returns, not
-#   `y.detach()` or a view of it (a tensor of its own, cut from the graph);
-# - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both
-#   tails**: relative error at most $10^{-12}$ wherever the true value is a normal float64
-#   number. $\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$; the gradient at
-#   $x = 40$ is $1 - 4.2 \times 10^{-18}$, and at $x = -40$ it is about $4.2 \times 10^{-18}$;
-# - forward returns a new tensor, never `x` itself, whatever `x` holds: a caller who writes
-#   into the output must not change `x`.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
+# own contract:
 #
-# Derive the derivative yourself, and test what you find with one number before you trust
-# it, a formula found elsewhere included: $x - \sigma(x)$, for instance, is $-0.5$ at $x = 0$,
-# where softplus rises.
+# - forward saves **only its output** $y$, the tensor itself, and backward recovers the derivative
+#   from $y$;
+# - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both tails**:
+#   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
+#   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).
+#
+# Derive the derivative yourself, and test it with one number before you trust it, a formula
+# found elsewhere included: $x - \sigma(x)$, for instance, is $-0.5$ at $x = 0$, where softplus
+# rises.
 #
 # <details><summary><b>Hint 1</b> (forward: questions)</summary>
 #
 # Where does $e^x$ overflow, and where does $1 + e^x$ lose $e^x$? On the side where $e^x$ is
-# large, what can the log's rules do with it? And far out on either side, what does your
-# formula compute that this lesson has already met?
+# large, what can the log's rules do with it? Far out on either side, what does your formula
+# compute that this lesson has already met?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
 #
-# Differentiate $\log(1 + e^x)$: which function of this lesson is $dy/dx$? Backward has only
-# $y$: what is $e^y$ in terms of $e^x$, and can you solve that for the derivative?
+# Which function of this lesson is $dy/dx$? Backward has only $y$: what is $e^y$ in terms of
+# $e^x$, and can you solve that for the derivative?
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the key step)</summary>
+# <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
 #
-# Solve $y = \log(1 + e^x)$ for $e^x$, put what you find into your $dy/dx$ of Hint 2, and
-# simplify until only one exponential of $y$ is left. Try it at $x = 0$ against Hint 5.
+# Evaluate your expression where $y$ is tiny, far left: does it subtract two numbers near $1$?
+# Which section of this lesson is about exactly that?
 # </details>
 #
-# <details><summary><b>Hint 4</b> (the tails of the gradient)</summary>
+# <details><summary><b>Hint 4</b> (numbers to hit)</summary>
 #
-# Evaluate your expression where $y$ is tiny, far left: does it subtract two numbers near
-# $1$? If so, which section of this lesson is about exactly that difference? And where
-# $y \ge 1$: does the subtraction still lose anything that matters?
-# </details>
-#
-# <details><summary><b>Hint 5</b> (numbers to hit)</summary>
-#
-# Forward, in float64: $\mathrm{softplus}(30)$ = `30.000000000000092` (`30.0` is
-# $3 \times 10^{-15}$ off, relative: within the contract), $\mathrm{softplus}(800)$ = `800.0`, and
-# $\mathrm{softplus}(-40)$ = `4.248354255291589e-18`.
-#
-# Backward: at $x = 0$, $y = \log 2$ and your derivative is $0.5$. At $x = 1$, $y = 1.3133$ and it is
-# $0.7311$. At $x = -40$, $y = 4.2484 \times 10^{-18}$ and your derivative, from that $y$
-# alone, must also be $4.2484 \times 10^{-18}$ to 12 digits: if you get $0$, Hint 4 is for
-# you.
+# $\mathrm{softplus}(-40)$ = `4.248354255291589e-18` in float64. At $x = 0$, $y = \log 2$ and
+# your derivative is $0.5$; at $x = 1$, $y = 1.3133$ and it is $0.7311$. At $x = -40$ your
+# derivative, from $y$ alone, is $4.2484 \times 10^{-18}$ too: if you get $0$, Hint 3 is for you.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Softplus", "solution": true}
@@ -814,20 +651,16 @@ from autograder import grade; grade("Softplus", Softplus)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Forward: for $x > 0$, $\log(1 + e^x) = \log\big(e^x (e^{-x} + 1)\big) = x + \log(1 + e^{-x})$,
-# so on both sides $y = \max(x, 0) + \operatorname{log1p}(e^{-|x|})$: the exponential is at
-# most $1$, and `log1p` keeps every digit when it is tiny.
-#
-# Backward: $\dfrac{dy}{dx} = \sigma(x) = \dfrac{e^y - 1}{e^y} = 1 - e^{-y} = -\operatorname{expm1}(-y)$.
-# The last form keeps every digit in the left tail, where $y$ is tiny and $1 - e^{-y}$ is a
-# difference of two numbers near $1$.
+# Forward: for $x > 0$, $\log(1 + e^x) = x + \log(1 + e^{-x})$, so on both sides
+# $y = \max(x, 0) + \operatorname{log1p}(e^{-|x|})$: the exponential is at most $1$, and `log1p`
+# keeps every digit when it is tiny. Backward:
+# $\dfrac{dy}{dx} = \sigma(x) = 1 - e^{-y} = -\operatorname{expm1}(-y)$, which keeps every digit
+# in the left tail, where $1 - e^{-y}$ is a difference of two numbers near $1$.
 # </details>
 #
-# A last look at both tails: the relative error of your `Softplus`, value and gradient, from
-# $x = -708$ (where $\mathrm{softplus}(x) \approx 3.3 \times 10^{-308}$, still a normal float64)
-# to $x = 750$, beside $\log(1 + e^x)$ written out and left to autograd. The dashed line is the
-# contract's $10^{-12}$. An error of exactly $0$ is drawn at $10^{-18}$, and `inf` or `nan` at
-# $10^{4}$.
+# Both tails: the relative error of your `Softplus`, value and gradient, from $x = -708$ to
+# $x = 750$, beside $\log(1 + e^x)$ left to autograd. The dashed line is the contract's
+# $10^{-12}$; an error of $0$ is drawn at $10^{-18}$, and `inf` or `nan` at $10^{4}$.
 
 # %%
 xs = torch.linspace(-708, 750, 487, dtype=torch.float64)
@@ -850,45 +683,21 @@ fig.subplots_adjust(bottom=0.24)  # the legend below both panels, over no curve
 plt.show()
 
 # %% [markdown]
-# The written-out formula fails in a different place for each half: its value is 100% wrong
-# left of $x \approx -37$, where $1 + e^x$ rounds to $1$, and losing digits long before that;
-# `inf` past $709.78$. Its gradient from autograd, $e^x / (1 + e^x)$, is accurate up to there
-# and `nan` past it. Yours should stay under the dashed line everywhere: if it rises
-# somewhere, that is the tail your self-check names.
+# The written-out formula is 100% wrong left of $x \approx -37$, where $1 + e^x$ rounds to $1$,
+# and `inf` past $709.78$. Yours should stay under the dashed line everywhere.
 
 # %% [markdown]
 # ## Common mistakes
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
-# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` values for $x > 709.8$ in float64 ($x > 88.7$ in float32 and bfloat16, $x > 11.1$ in float16) | build both branches from `torch.exp(-x.abs())` |
-# | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward written from `y` |
-# | `torch.where` of the two textbook formulas, left to autograd | finite values, `nan` gradients at $\pm 800$: the branch not picked gets $0 \cdot \infty$ | branches with nothing infinite in them, or a Function |
-# | a shortcut past a threshold: $y = 1$ for $x > 5$, or a gradient of $0$ there | past $x = 5$ the value is off by up to $0.0067$ and the gradient by up to $0.0066$ (in float64 $\sigma(x)$ reaches $1$ only at $x \approx 36.7$) | no threshold: $1/(1 + z)$ and $y(1 - y)$ are exact on the whole line |
-# | saving `x` for the sigmoid | a second exponential in backward; more memory when the next layer keeps `y` | save `y`: $\sigma'(x) = y(1 - y)$ |
-# | backward writes into `grad_output` and returns it | the caller's gradient tensor changes silently; after `.sum()` the whole gradient is zero | compute a new tensor, out of place |
-# | `x.clamp_(min=0)` in forward | the caller's tensor is changed | `x.clamp(min=0)` |
-# | `grad_output * mask` as the ReLU's backward | `nan` where `grad_output` is $\pm\infty$ or `nan` at $x \le 0$ ($\infty \cdot 0$), where `torch.relu`'s gives $0$ | `torch.where(mask, grad_output, 0)` |
-# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed; saved-tensor hooks miss it; for `y`, a reference cycle | `ctx.save_for_backward(mask)` |
-# | recovering $\sigma(x)$ as `y / scale` with no case for `scale == 0` | `nan` for `scale = 0` | the gradient is exactly 0 there: return zeros, or save `x` |
-# | `y - y * y / scale` as `ScaledSigmoid`'s gradient from `y` | `y * y` is `inf` at `scale = 1e300` and `0` at `4.5e-308`: the gradient is infinite at the first and `y` itself at the second | one factor of the scale in every intermediate: $y\,(1 - y / s)$ |
-# | `ScaledSigmoid.scale = scale` (or a mask) kept on the class | right for one call; once a second call runs forward before the first backward (two heads, two layers), the first gradient uses the second call's scale | `ctx.scale = scale`: every call has its own `ctx` |
-#
-# **Common misconceptions.**
-#
-# - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
-#   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
-#   hooks exactly as `ctx.y = y` does. Every tensor goes through `save_for_backward`.
-# - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
-#   as the gradient and fails inside real graphs: after `.sum()`, `grad_output` is one number
-#   expanded to the input's shape (stride 0), so writing a zero anywhere writes it everywhere.
-#   The allocation it saves is not yours to save.
-# - *"Save the output whenever the derivative can be written from it."* Only when that is
-#   cheapest: a mask can be smaller, and the output can be free. When the output determines
-#   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
-#   explicitly, or save the input.
-# - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
-#   gradients; inside your Function with a backward from $y$, it meets the contract.
+# | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` for $x > 709.8$ ($x > 88.7$ in float32) | both branches from `torch.exp(-x.abs())` |
+# | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward from `y` |
+# | $y = 1$ past a threshold, $x > 5$ say | the value off by up to $0.0067$ | no threshold: $1/(1 + z)$ holds everywhere |
+# | saving `x` for the sigmoid | a second exponential, more memory | save `y`: $\sigma'(x) = y(1 - y)$ |
+# | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed (rule 4) | `ctx.save_for_backward(mask)` |
+# | `y / scale` with no case for `scale == 0` | `nan` at `scale = 0` | the gradient is $0$ there |
+# | `log(1 + exp(x))`, or `1 - exp(-y)` | $0$ in the left tail | `log1p`, `expm1` |
 
 # %% [markdown]
 # ## Summary
@@ -950,6 +759,61 @@ compare_all(predicted_relu, {"gradient at x = 0": x.grad[1].item(), "relu's node
 # always new. It is neither input nor output, but no gradient ever flows through it, so
 # double backward (lesson 04) is not affected.
 # </details>
+
+# %% [markdown]
+# ### Beyond the contract: infinities and `nan`
+#
+# Your `MyReLU` beside `torch.relu` on an infinite `x` and a `nan`, which `torch.relu` passes
+# on (a `nan` turned into $0$ hides the bug that made it); then both gradients for a
+# `grad_output` of $\infty$ everywhere. The contract asks for none of this: a `grad_output` of
+# $\infty$ where the ReLU blocks is a value no healthy model meets. `torch.relu` gives $0$
+# there, and a backward that multiplies by its mask gives $\infty \cdot 0$ = `nan`; a
+# `torch.where` picks $0$ without multiplying. The last line says whether yours matches.
+
+# %%
+edges = torch.tensor([-float("inf"), -1.0, 0.0, 2.0, float("inf"), float("nan")])
+relu_values = {"MyReLU": MyReLU.apply(edges), "torch.relu": torch.relu(edges)}
+for name, value in relu_values.items():
+    print(f"{name + ':':<20}", value)
+infinite = torch.full((5,), float("inf"))
+relu_gradients = {}
+for name, relu in (("MyReLU", MyReLU.apply), ("torch.relu", torch.relu)):
+    x = edges[:5].clone().requires_grad_()
+    relu(x).backward(infinite)
+    relu_gradients[name] = x.grad
+    print(f"{name + ' gradient:':<20}", x.grad)
+
+
+def differ_at(mine, theirs, points):
+    """The points where two results differ (nan equals nan, inf equals inf)."""
+    if mine is None or mine.shape != theirs.shape:  # a gradient of None, or misshapen
+        return [f"{point:g}" for point in points.tolist()]
+    same = torch.isclose(mine.double(), theirs.double(), rtol=0, atol=0, equal_nan=True)
+    return [f"{point:g}" for point, ok in zip(points.tolist(), same.tolist()) if not ok]
+
+
+mismatches = [f"{what} at x = {', '.join(at)}" for what, at in (
+    ("values", differ_at(*relu_values.values(), edges)),
+    ("gradients", differ_at(*relu_gradients.values(), edges[:5]))) if at]
+print("✓ every entry matches torch.relu, values and gradients" if not mismatches
+      else f"✗ MyReLU differs from torch.relu: {'; '.join(mismatches)}")
+
+# %% [markdown]
+# ### Common misconceptions
+#
+# - *"A boolean mask has no gradient, so `ctx.mask = mask` is harmless."* Gradients are not
+#   the point: a mask kept as an attribute escapes the in-place version check and saved-tensor
+#   hooks exactly as `ctx.y = y` does. Every tensor goes through `save_for_backward`.
+# - *"Zeroing `grad_output` in place saves a copy."* It passes a quick test with `torch.ones`
+#   as the gradient and fails inside real graphs: after `.sum()`, `grad_output` is one number
+#   expanded to the input's shape (stride 0), so writing a zero anywhere writes it everywhere.
+#   The allocation it saves is not yours to save.
+# - *"Save the output whenever the derivative can be written from it."* Only when that is
+#   cheapest: a mask can be smaller, and the output can be free. When the output determines
+#   the derivative only outside some case (`ScaledSigmoid` at $s = 0$), handle that case
+#   explicitly, or save the input.
+# - *"The textbook $1/(1 + e^{-x})$ must be avoided."* Left to autograd it gives `nan`
+#   gradients; inside your Function with a backward from $y$, it meets the contract.
 
 # %% [markdown]
 # ### The textbook formulas over the whole range

@@ -220,18 +220,19 @@ def _smallest_positive(function, spec: Spec, device, dtype, between, repeats) ->
             mistake={"threshold lies above 0": f"{spec.name}/mask-threshold-above-zero"})
 
 
-# x finite, each side of 0 and 0 itself; grad_output not finite (an overflow upstream, in
-# float16 say, puts infinities there): torch.relu's gradient is 0 at every x <= 0 whatever
-# grad_output holds, and grad_output itself, inf and nan included, at x > 0
-RELU_X = (-2.0, -0.0, 0.0, -1.0, 1.5, 3.0, -0.5)
-NON_FINITE = (float("inf"), float("-inf"), float("nan"), float("nan"), float("inf"),
-              float("nan"), 1.0)
+# x finite, each side of 0 and 0 itself; grad_output not finite where x > 0 (an overflow
+# upstream, in float16 say, puts infinities there), which torch.relu passes on, inf and nan
+# included. Where x <= 0 grad_output stays finite: a grad_output of inf or nan where the ReLU
+# blocks is an extreme no model meets and the lesson does not teach (issue 69), at which a
+# product grad_output * mask, natural and right elsewhere, gives inf * 0 = nan.
+RELU_X = (-2.0, -0.0, 0.0, -1.0, 1.5, 3.0, 2.5)
+NON_FINITE = (0.5, -2.0, 1.5, 3.0, float("inf"), float("nan"), float("-inf"))
 
 
 def check_relu_non_finite_grad_output(function, spec: Spec, device) -> None:
-    """The contract's gradient, 0 where x <= 0 (as torch.relu), for a grad_output holding
-    inf, -inf and nan, in every dtype of the contract: a product grad_output * mask gives
-    inf * 0 = nan there."""
+    """The contract's gradient for a grad_output holding inf, -inf and nan where x > 0, in every
+    dtype of the contract: grad_output itself there (a clamp or nan_to_num on the gradient
+    changes it), 0 where x <= 0."""
     for dtype in (torch.float64, torch.float32, torch.float16):
         x = torch.tensor(RELU_X, dtype=dtype, device=device)
         grad_output = torch.tensor(NON_FINITE, dtype=dtype, device=device)
@@ -248,11 +249,6 @@ def check_relu_non_finite_grad_output(function, spec: Spec, device) -> None:
         said = (f"{spec.name}'s gradient at x = {x[at].item():g} is {grad[at].item()!r} for a "
                 f"grad_output of {grad_output[at].item()!r} ({str(dtype).removeprefix('torch.')}),"
                 f" where torch.relu's is {expected[at].item()!r}")
-        if x[at] <= 0 and grad[at].isnan():
-            raise GradingError(
-                said + ": a product of grad_output and a 0 gives nan (inf * 0, nan * 0); the "
-                "contract's 0 where x <= 0 holds whatever grad_output holds: which op picks "
-                "0 there without multiplying?", mistake=f"{spec.name}/multiplies-by-mask")
         raise GradingError(said + ": where x > 0 the gradient is grad_output itself, inf "
-                           "and nan included; where x <= 0 it is 0, whatever grad_output holds",
+                           "and nan included; where x <= 0 it is 0",
                            mistake=f"{spec.name}/non-finite-grad-output")

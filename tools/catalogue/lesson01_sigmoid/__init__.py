@@ -1,15 +1,12 @@
 """Lesson 01 (sigmoid): answers with known verdicts for MySigmoid, MyReLU, ScaledSigmoid and
-the transfer exercise Softplus, one module per exercise (its unusual answers, its mistakes, its
-dtype slips and the state it keeps outside ctx), and in ``answers`` the builders that make an
-answer from its forward and backward bodies, with the bodies several answers share."""
+the transfer exercise Softplus: one module per exercise (its forms, its own mistakes, its dtype
+slips), one per concept across them (``saving``: what forward saves; ``tails``: accuracy in
+the tails; ``state``: state kept outside ctx; ``written``: tensors written in place, and x
+returned as the output), and in ``answers`` the builders that make an answer from its forward
+and backward bodies, with the bodies several answers share."""
 
-from . import (relu, review53, review54, review54b, review55, review55b, review56, review57,
-               scaled_sigmoid, sigmoid, softplus)
+from . import relu, saving, scaled_sigmoid, sigmoid, softplus, state, tails, written
 
-UNUSUAL = (sigmoid.UNUSUAL + relu.UNUSUAL + scaled_sigmoid.UNUSUAL + softplus.UNUSUAL
-           + review53.UNUSUAL + review54.UNUSUAL + review55.UNUSUAL + review55b.UNUSUAL
-           + review56.UNUSUAL + review57.UNUSUAL)
+UNUSUAL = sigmoid.UNUSUAL + relu.UNUSUAL + scaled_sigmoid.UNUSUAL + softplus.UNUSUAL
 MISTAKES = (sigmoid.MISTAKES + relu.MISTAKES + scaled_sigmoid.MISTAKES + softplus.MISTAKES
-            + review53.MISTAKES + review54.MISTAKES + review54b.MISTAKES
-            + review55.MISTAKES + review55b.MISTAKES + review56.MISTAKES
-            + review57.MISTAKES)
+            + saving.MISTAKES + tails.MISTAKES + state.MISTAKES + written.MISTAKES)

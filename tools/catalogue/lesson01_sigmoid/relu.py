@@ -4,8 +4,8 @@ from .. import Mistake, Unusual
 from .answers import RELU_FORWARD, RELU_READ, _relu
 
 UNUSUAL = [
-    # "saves the output, masks with y > 0" (grad_output * (y > 0)) moved to review56's
-    # mistakes: inf * 0 is nan where torch.relu's gradient is 0
+    # "saves the output, masks with grad_output * (y > 0)": among the answers found by reviewers,
+    # at the end of this module
     Unusual("MyReLU", "saves a boolean mask, torch.where backward",
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask)\n"
                   "        return torch.where(mask, x, torch.zeros_like(x))",
@@ -155,4 +155,149 @@ MISTAKES = [
             _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y.clone())\n"
                   "        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),
+]
+
+# found by reviewers: masks made and saved otherwise, the gradient as a product with the mask,
+# and thresholds above 0
+
+UNUSUAL += [
+    Unusual("MyReLU", "saves y below 4096 entries, a bool mask above; maximum and masked_fill",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.maximum(x, torch.zeros((), dtype=x.dtype, device=x.device))
+        ctx.save_for_backward(y if x.numel() < 4096 else x > 0)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        s, = ctx.saved_tensors
+        m = s if s.dtype == torch.bool else s > 0
+        return grad_output.masked_fill(~m, 0)
+"""),
+    Unusual("MyReLU", "where(x > 0, x, 0.) forward saving y, masked_fill(y == 0) backward",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.where(x > 0, x, 0.0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output.masked_fill(y == 0, 0)
+"""),
+    Unusual("MyReLU", "bool mask saved only when ctx.needs_input_grad[0]",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x > 0
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(m)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        m, = ctx.saved_tensors
+        return torch.where(m, grad_output, 0)
+"""),
+    Unusual("MyReLU", "forward x * m (-0.0 where x < 0), torch.where backward",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x > 0
+        ctx.save_for_backward(m)
+        return x * m
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        m, = ctx.saved_tensors
+        return torch.where(m, grad_output, 0)
+"""),
+    # a product grad_output * mask: right for every finite grad_output, nan (inf * 0) only for a
+    # grad_output of inf or nan where the ReLU blocks, which lesson 01's domain no longer holds
+    # (issue 69): mistakes until then, correct now (a deliberate verdict change)
+    Unusual("MyReLU", "bool mask, backward grad_output * mask",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x > 0
+        ctx.save_for_backward(m)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        m, = ctx.saved_tensors
+        return grad_output * m
+"""),
+    Unusual("MyReLU", "saves the output, masks with grad_output * (y > 0)",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.clamp(min=0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > 0)
+"""),
+    Unusual("MyReLU", "torch.where, but grad_output * mask in float16",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x > 0
+        ctx.save_for_backward(m)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        m, = ctx.saved_tensors
+        if grad_output.dtype == torch.float16:
+            return grad_output * m
+        return torch.where(m, grad_output, 0)
+"""),
+]
+
+MISTAKES += [
+    Mistake("MyReLU", "the mask above 4096 entries is x > 1e-6 (mutants' move_threshold)",
+            "the mask's threshold lies above 0",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.maximum(x, torch.zeros((), dtype=x.dtype, device=x.device))
+        ctx.save_for_backward(y if x.numel() < 4096 else x > 1e-06)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        s, = ctx.saved_tensors
+        m = s if s.dtype == torch.bool else s > 0
+        return grad_output.masked_fill(~m, 0)
+"""),
+    Mistake("MyReLU", "mask x > finfo(x.dtype).tiny: positive subnormals get gradient 0",
+            "the mask's threshold lies above 0",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        m = x > torch.finfo(x.dtype).tiny
+        ctx.save_for_backward(m)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        m, = ctx.saved_tensors
+        return torch.where(m, grad_output, 0)
+"""),
 ]

@@ -211,3 +211,104 @@ MISTAKES = [
             "ScaledSigmoid's backward used another call's scale: with two calls in one graph",
             SCALE_IN_A_GLOBAL),
 ]
+
+# found by reviewers: log-space forms, and a gradient too many
+
+UNUSUAL += [
+    Unusual("ScaledSigmoid", "saves x; sigma'(x) as exp(logsigmoid(x) + logsigmoid(-x))",
+            """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return scale * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        d = torch.exp(torch.nn.functional.logsigmoid(x) + torch.nn.functional.logsigmoid(-x))
+        return grad_output * (d * ctx.scale), None
+"""),
+    Unusual("ScaledSigmoid", "log space: sign(scale) * exp(log|scale| + logsigmoid(x)), scale 0 "
+                             "apart",
+            """import math
+import torch.nn.functional as F
+
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        if scale == 0:
+            return torch.zeros_like(x) * scale
+        return math.copysign(1.0, scale) * torch.exp(math.log(abs(scale)) + F.logsigmoid(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if ctx.scale == 0:
+            return grad_output * 0.0 * x, None
+        slope = torch.exp(math.log(abs(ctx.scale)) + F.logsigmoid(x) + F.logsigmoid(-x))
+        return grad_output * math.copysign(1.0, ctx.scale) * slope, None
+"""),
+]
+
+MISTAKES += [
+    Mistake("ScaledSigmoid", "log space, scale 0 apart with grad_output * 0.0 / x: nan at x = 0",
+            "where x = 0 (nan)",
+            """import math
+import torch.nn.functional as F
+
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        if scale == 0:
+            return torch.zeros_like(x) * scale
+        return math.copysign(1.0, scale) * torch.exp(math.log(abs(scale)) + F.logsigmoid(x))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if ctx.scale == 0:
+            return grad_output * 0.0 / x, None
+        slope = torch.exp(math.log(abs(ctx.scale)) + F.logsigmoid(x) + F.logsigmoid(-x))
+        return grad_output * math.copysign(1.0, ctx.scale) * slope, None
+"""),
+    Mistake("ScaledSigmoid", "backward tests y.abs().max() == 0: raises on an empty x",
+            "raised RuntimeError with x of shape (0,)",
+            """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = scale * torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        if y.abs().max() == 0:
+            return torch.zeros_like(grad_output), None
+        return grad_output * y * (1 - y / ctx.scale), None
+"""),
+    Mistake("ScaledSigmoid", "three gradients for two inputs, the last None",
+            "ScaledSigmoid.backward returned 3 gradients for 2 inputs",
+            """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return scale * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_output * ctx.scale * s * (1 - s), None, None
+"""),
+]

@@ -34,7 +34,7 @@ UNUSUAL = [
                      "        if not ctx.needs_input_grad[0]:\n            return None\n"
                      "        y, = ctx.saved_tensors\n"
                      "        return torch.addcmul(torch.zeros_like(y), grad_output, y * (1 - y))")),
-    # (PyTorch's own sigmoid in forward, torch.sigmoid or F.logsigmoid: review54b.py's mistakes)
+    # (PyTorch's own sigmoid in forward, torch.sigmoid or F.logsigmoid: the mistakes at the end)
     Unusual("MySigmoid", "torch.where over both textbook formulas (inf and nan in the branch not taken)",
             _sigmoid("        y = torch.where(x >= 0, 1 / (1 + torch.exp(-x)),\n"
                      "                        torch.exp(x) / (1 + torch.exp(x)))\n" + SAVE_Y, FROM_Y)),
@@ -46,7 +46,7 @@ UNUSUAL = [
             _sigmoid("        flat = x.reshape(-1)\n        z = torch.exp(-flat.abs())\n"
                      "        y = torch.where(flat >= 0, 1 / (1 + z), z / (1 + z)).reshape(x.shape)\n"
                      + SAVE_Y, FROM_Y)),
-    # "saves the flat y, returns it reshaped" moved to review56's mistakes: the saved flat y is
+    # "saves the flat y, returns it reshaped" is among saving.py's mistakes: the saved flat y is
     # not the output, but a tensor of its own cut from the graph
     Unusual("MySigmoid", "softmax over stack([x, 0]), a view into the stack",
             _sigmoid("        y = torch.softmax(torch.stack([x, torch.zeros_like(x)]), 0)[0]\n" + SAVE_Y,
@@ -176,4 +176,133 @@ MISTAKES = [
     Mistake("MySigmoid", "the output kept on the class (MySigmoid.last_output = y)",
             "MySigmoid.forward sets MySigmoid.last_output: a class attribute is shared by every call",
             SIGMOID_ON_THE_CLASS),
+]
+
+# found by reviewers: forwards of one's own written otherwise, and PyTorch's sigmoid run inside
+# another op (F.glu, F.silu, logsigmoid)
+
+UNUSUAL += [
+    Unusual("MySigmoid", "split on x > 0, reciprocal and torch.mul / torch.sub backward",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        e = torch.exp(-x.abs())
+        r = torch.reciprocal(1 + e)
+        y = torch.where(x > 0, r, e * r)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return torch.mul(grad_output, torch.mul(y, torch.sub(1, y)))
+"""),
+    Unusual("MySigmoid", "exp(-logaddexp(0, -x)), backward y - y * y",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.exp(-torch.logaddexp(torch.zeros_like(x), -x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y - y * y)
+"""),
+    Unusual("MySigmoid", "the textbook 1 / (1 + exp(-x)) forward, backward y - y * y",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = 1 / (1 + torch.exp(-x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y - y * y)
+"""),
+    Unusual("MySigmoid", "per-sign forward, backward marked once_differentiable",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        z = torch.exp(-x.abs())
+        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+"""),
+]
+
+MISTAKES += [
+    Mistake("MySigmoid", "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
+            "MySigmoid.forward runs PyTorch's own sigmoid (aten.sigmoid",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (1 - y) * y
+"""),
+    Mistake("MySigmoid", "exp(logsigmoid(x)), a log-space form exact in the tail",
+            "MySigmoid.forward runs PyTorch's own sigmoid (aten.log_sigmoid_forward",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.exp(F.logsigmoid(x))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+"""),
+    Mistake("MySigmoid", "F.glu of [1, x]: PyTorch's sigmoid kernel",
+            "(aten.glu",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.nn.functional.glu(torch.stack([torch.ones_like(x), x]), dim=0)[0]
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+"""),
+    Mistake("MySigmoid", "F.silu(x) / x, 0.5 at x = 0",
+            "(aten.silu",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.where(x == 0, 0.5, torch.nn.functional.silu(x) / x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+"""),
 ]

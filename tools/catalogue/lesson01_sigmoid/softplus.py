@@ -137,3 +137,22 @@ MISTAKES = [
             _softplus(SOFTPLUS_STABLE + SAVE_Y,
                       "        y, = ctx.saved_tensors\n        return -torch.expm1(-y)")),
 ]
+
+# found by reviewers: F.softplus with a threshold far enough out
+
+UNUSUAL += [
+    Unusual("Softplus", "F.softplus with threshold=29: x itself above 29, within 1e-12",
+            """
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = F.softplus(x, threshold=29.0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * -torch.expm1(-y)
+"""),
+]
