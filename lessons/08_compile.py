@@ -9,32 +9,22 @@
 # %% [markdown]
 # # Lesson 08 · Functions for `torch.func` and `torch.compile`
 #
-# Everything so far ran in PyTorch's ordinary eager mode: call the Function, run backward.
-# Modern code also **transforms** functions. `torch.vmap` maps a function over a batch
-# dimension (per-sample gradients, ensembles), `torch.func.jvp` and
-# `torch.autograd.forward_ad` push tangents *forward* (Jacobian-vector products, cheap
-# directional derivatives), and `torch.compile` traces the Python into a graph to optimise it.
-# Which of these accept a custom Function written the lesson-00 way is this lesson's first
-# experiment. The lesson then writes Functions and operators that work with all of them, and
-# shows where each kind stops.
+# **About 120 minutes** for the main path, up to the Summary: two derivations checked live, two
+# predictions and three exercises. The optional sections after the Summary take about 45 minutes
+# more, and are never graded.
 #
-# By the end of this lesson you can:
-# 1. write a Function in the **setup_context form** (`forward` without `ctx`, plus
-#    `setup_context(ctx, inputs, output)`), and say which transforms need it;
-# 2. make it work under `torch.vmap` with `generate_vmap_rule = True`, and say where that rule
-#    cannot work;
-# 3. give it forward-mode AD with a `jvp` staticmethod and `ctx.save_for_forward`;
-# 4. turn a computation into a **custom operator** with `torch.library.custom_op`,
-#    `register_fake`, `register_autograd` and `register_vmap`, know what `mutates_args=()`
-#    promises, and check it with `torch.library.opcheck`;
-# 5. give an operator that takes a `dim` a batching rule of its own, instead of PyTorch's
-#    per-sample fallback;
-# 6. read what `torch.compile` made of each (graphs and graph breaks) and choose between them.
+# Everything so far ran in eager mode. Modern code also **transforms** functions: `torch.vmap`
+# maps a function over a batch dimension (per-sample gradients), `torch.func.jvp` and
+# `torch.autograd.forward_ad` push tangents *forward*, and `torch.compile` traces Python into a
+# graph to optimise it. This lesson finds which of them accept a Function written the lesson-00
+# way, then writes a Function (the **setup_context form**, with a `jvp`) and **custom operators**
+# (`torch.library.custom_op`, with a fake implementation, an autograd registration and a batching
+# rule) that work with them, and measures where each kind stops.
 #
-# Exercises are marked **✎ Exercise**: ✎ 1 `LogSumExp`, ✎ 2 `softplus`, and the transfer
-# exercise ✎ 3 `squared_norm`. Each has a self-check cell that runs every check grading runs.
-# The main line ends with the summary; the optional sections after it (an ungraded derivation,
-# experiments, a table of common mistakes, production notes) are not needed for any exercise.
+# Every Function and operator obeys the [Function contract](function_contract.md); an exercise
+# states only what it decides. Exercises: **✎ 1 `LogSumExp`**, **✎ 2 `softplus`**, and the
+# transfer exercise **✎ 3 `squared_norm`**, each with a self-check that runs every check grading
+# runs.
 
 # %% nbgrader={"locked": true}
 import math
@@ -57,30 +47,25 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 #
 # For $y = f(x)$ with Jacobian $J = \partial y / \partial x$, autograd offers two products:
 #
-# - **reverse mode** (backward, what every lesson so far wrote): given $v$ = `grad_output`,
-#   compute $v^\top J$, one pass per output direction;
+# - **reverse mode** (backward): given $v$ = `grad_output`, compute $v^\top J$;
 # - **forward mode** (`jvp`): given a tangent $t$ for the input, compute $J t$, the change of
 #   the output along $t$, in the same pass as the forward.
 #
-# Both use the same local derivative, $\partial y / \partial x$: backward multiplies it by $g$
-# from the left and sums over the outputs, jvp multiplies it by the tangent and sums over the
-# inputs. Each of the lesson's first two exercises starts with a short derivation, set just
-# before it, that you do on paper and check with a live checker.
+# Both use the same local derivative: backward multiplies it by $g$ and sums over the outputs,
+# jvp multiplies it by the tangent and sums over the inputs.
 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
 #
 # Two changes from lesson 00: `forward` takes **no `ctx`**, and a separate `setup_context(ctx,
 # inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`).
-# One new class member, `generate_vmap_rule = True`, lets `torch.vmap` batch the Function.
-# `Exp` below has backward only, and its last line shows what it still lacks.
+# `generate_vmap_rule = True` lets `torch.vmap` batch the Function.
 #
-# Forward mode is one more staticmethod, `jvp(ctx, *tangents)`: it receives one tangent per
-# input of `forward` (`None` for an input that is not a tensor) and returns one tangent per
-# output. It reads its tensors from `ctx.saved_tensors` too, but inside `jvp` that list holds
-# only what `setup_context` passed to **`ctx.save_for_forward(...)`**, a list of its own:
-# `save_for_backward` fills backward's list and nothing else. Exercise 1 writes the course's
-# first `jvp`, and decides what goes into each list.
+# Forward mode is one more staticmethod, `jvp(ctx, *tangents)`: one tangent per input of
+# `forward` (`None` for an input that is not a tensor), one tangent per output returned. Inside
+# `jvp`, `ctx.saved_tensors` holds only what `setup_context` passed to
+# **`ctx.save_for_forward(...)`**, a list of its own. `Exp` has backward only, and its last line
+# shows what it still lacks.
 
 # %%
 class Exp(torch.autograd.Function):
@@ -115,13 +100,11 @@ except NotImplementedError as error:  # forward mode needs a jvp staticmethod
 
 # %% [markdown]
 # **Predict.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)` saves
-# inside forward, and there is no `setup_context`. The cell after next tries four ways in:
-# `torch.vmap` and per-sample gradients with `torch.func.grad`, which `Exp` passed above;
-# `gradcheck` (ordinary reverse mode); and `torch.compile(fullgraph=True)` of a function
-# calling `ExpOldForm`. (`torch.compile`'s front end, TorchDynamo, reads your Python and
-# records the tensor operations it meets into a graph; `fullgraph=True` turns anything it
-# cannot record into an error. A later section looks closer.) For each, write `"works"` or
-# `"raises"` into `prediction_old_form` and run the cell.
+# inside forward, with no `setup_context`. The cell after next tries `gradcheck`,
+# `torch.compile(fullgraph=True)` (TorchDynamo records the tensor operations it meets into a
+# graph; `fullgraph=True` turns anything it cannot record into an error), `torch.vmap`, and
+# per-sample gradients with `torch.func.grad`. For each, write `"works"` or `"raises"` into
+# `prediction_old_form`.
 
 # %%
 prediction_old_form = {"gradcheck": None,  # "works" or "raises", for each
@@ -168,82 +151,57 @@ for name, attempt in attempts.items():
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `gradcheck` and `torch.compile` work. `gradcheck` calls the Function the ordinary way, with
-# a `ctx`; dynamo traces `forward` and `backward` into its graph itself, with a ctx of its own.
-# The two `torch.func` transforms, `vmap` and `func.grad`, refuse it, with an error that names
-# the fix: they must run `forward` on their own wrapped tensors and then decide what to save,
-# so the saving has to live in a separate `setup_context`. Nothing fails in silence.
+# `gradcheck` and `torch.compile` work: `gradcheck` calls the Function the ordinary way, and
+# dynamo traces `forward` and `backward` itself. The `torch.func` transforms refuse it, with an
+# error that names the fix: they run `forward` on their own wrapped tensors and then decide what
+# to save, so the saving must live in a separate `setup_context`.
 # </details>
 
 # %% [markdown]
 # ## Where the generated rule stops
 #
-# `generate_vmap_rule = True` asks `torch.vmap` to batch a Function by running your own
-# `forward`, `setup_context`, `backward` and `jvp` under it, on **batched tensors**, which
-# carry the batch dimension out of sight. That relies on every op inside having a batching
-# rule of its own, as PyTorch's ops do, and stops where your code leaves them, or branches in
-# Python on a tensor's values (`if x.max() > 0:`: under `vmap` one tensor holds the whole
-# batch, so there is no one value to branch on). There you say how to batch yourself: a
-# Function takes a `vmap` staticmethod, and a custom operator a batching rule registered with
-# `register_vmap`, which this lesson's Exercise 3 writes. (An optional section after the
-# summary runs a NumPy forward under `vmap`, after you predict what happens, and writes its
-# `vmap` staticmethod.)
+# `generate_vmap_rule = True` batches a Function by running your own `forward`, `setup_context`,
+# `backward` and `jvp` on **batched tensors**, which hide the batch dimension. That needs every
+# op inside to have a batching rule, as PyTorch's ops do, and fails where your code leaves
+# PyTorch or branches in Python on a tensor's values (one tensor holds the whole batch). There you
+# write the batching yourself: a `vmap` staticmethod for a Function, `register_vmap` for an
+# operator (Exercise 3).
 
 # %% [markdown]
 # ## The maths of log-sum-exp
 #
-# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built this
-# $y$ for the rows of a score matrix in lesson 06 (`my_lse`); here it runs along any `dim`, and
-# it needs a jvp as well as a backward.
-# Derive $\partial y / \partial x_j$ again (Hints 1 and 2 if lesson 06 is far), then the new
-# question, on paper: backward gets one $g$ per slice (the dimension `dim` is gone from
-# `grad_output`) and must return one number per $x_j$; jvp gets one tangent $\dot x_j$ per
-# $x_j$ and must return one number per slice. Which of the two products sums over $j$, and
-# which repeats a value along $j$? The hints are collapsed, and the checker after them tries
-# one entry of your first step.
+# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$, which you built in
+# lesson 06 for rows (`my_lse`); here it runs along any `dim` and needs a jvp as well. Derive
+# $\partial y / \partial x_j$, then answer: backward gets one $g$ per slice (`dim` is gone from
+# `grad_output`) and returns one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and
+# returns one number per slice. Which of the two products sums over $j$, and which repeats a
+# value along $j$? And since $e^{1000}$ overflows in float64: which constant can you take out of
+# the sum so that no exponent left inside is positive?
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
-# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, what is
-# $\partial u / \partial x_j$, and which function you know is $\partial y / \partial x_j$?
+# The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, which function you know is
+# $\partial y / \partial x_j$? Which quantity has forward already computed from that sum, and
+# how large can an exponent be once you use it? The entries add up to 1: why must they?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: a form that is safe to compute, a question</summary>
+# <details><summary><b>Hint 2</b>: an overflow-free forward</summary>
 #
-# Your $\partial y / \partial x_j$ has the sum $\sum_k e^{x_k}$ in it. Which quantity has
-# forward already computed from that sum, and what does it give your derivative once you use
-# it? How large can an exponent then be? Checkpoint: at $x = (0, 1, 2)$, $y = 2.40761$ and
-# your $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$; they add up to 1. Why must
-# they?
+# Write every term as $e^{c} \cdot e^{x_j - c}$ and take $e^{c}$ out of the sum: what does the
+# log make of it? Which $c$ makes every exponent left $\le 0$?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: both products, numbers to hit</summary>
+# <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# Write each product with the weights of Hint 2: for backward, entry $j$ of the result; for
-# jvp, the one number of the slice. Checkpoint, at $x = (0, 1, 2)$: with $g = 2$, your
-# $\partial L/\partial x = (0.18006, 0.48946, 1.33048)$; with the tangent
-# $\dot x = (1, 0, -1)$, your $\dot y = -0.57521$.
+# At $x = (0, 1, 2)$: $y = 2.40761$, $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$;
+# with $g = 2$, $\partial L/\partial x = (0.18006, 0.48946, 1.33048)$; with the tangent
+# $\dot x = (1, 0, -1)$, $\dot y = -0.57521$. At $x = (1000, 999, 998)$ in float64,
+# `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$.
 # </details>
 #
-# Forward needs care of its own: $e^{1000}$ overflows in float64. Which constant can you take
-# out of the sum, so that no exponent left inside is positive?
-#
-# <details><summary><b>Hint 4</b>: an overflow-free forward, a question</summary>
-#
-# Write every term as $e^{c} \cdot e^{x_j - c}$ for a constant $c$ and take $e^{c}$ out of
-# the sum: what does the log make of it? Which $c$ makes every exponent left $\le 0$, and
-# what is then the largest term? Checkpoint: at $x = (1000, 999, 998)$ in float64,
-# `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$ (the $(0, 1, 2)$ answer
-# shifted by 998).
-# </details>
-#
-#
-# **Check your first step live, at one point.** Work out one entry of the Jacobian,
-# $\partial y / \partial x_3$ at $x = (1000, 1000, 1001)$, as a number (evaluate your formula
-# with Python or torch: does it give a number there?), write it into the next cell, then run
-# the one after it: it compares your number with autograd's derivative of `torch.logsumexp`
-# there. The rest is the exercise's: which tensors backward and jvp read, the two products
-# along `dim` (Hint 3's numbers), and Hint 4's forward.
+# **Check your first step live.** Work out $\partial y / \partial x_3$ at
+# $x = (1000, 1000, 1001)$ as a number (does your formula give a number there?) and write it
+# into `lse_entry`; the next cell compares it with autograd's.
 
 # %%
 ### BEGIN WORKED
@@ -272,7 +230,7 @@ def check_lse_entry() -> None:
     if near(mine, truth):
         print(f"✓ {mine:.4g}: autograd's dy/dx_3 at x = (1000, 1000, 1001) is {truth:.6g}")
     elif not math.isfinite(mine):
-        print(f"✗ {mine}: an exponential overflowed. Hint 2 asks how to write the entry so"
+        print(f"✗ {mine}: an exponential overflowed. Hint 1 asks how to write the entry so"
               " that no exponent in it is positive")
     elif near(mine, jacobian_row[0]):
         print("✗ that is the entry of x_1 (and of x_2): which entry belongs to x_3?")
@@ -290,28 +248,20 @@ check_lse_entry()
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
 #
-# Write `LogSumExp.apply(x, dim)` equal to `torch.logsumexp(x, dim)` (no `keepdim`), with
-# `dim` a Python int, possibly negative, naming a dimension of size 1 or more (a reduction over
-# an empty dimension is outside the contract: `torch.logsumexp` gives `-inf` there), in the
-# setup_context form. Decide before you write
-# `setup_context`: which tensors does each derivative read, into which of the two lists does
-# each go, and how does `dim`, an int, reach them? Say why in a comment beside it, and answer
-# one more question there that no check grades: would a second derivative taken through your
-# backward (lesson 04's double backward) still be right with what you kept? The contract,
-# which the self-check and the hidden tests check:
+# `LogSumExp.apply(x, dim)` returns `torch.logsumexp(x, dim)` (no `keepdim`), `dim` a Python int
+# naming a dimension of size 1 or more. Decide before you write `setup_context`: which tensors
+# does each derivative read, into which of the two lists does each go, and how does `dim` reach
+# them? Say why in a comment, and answer one more question there that no check grades: would a
+# second derivative through your backward (lesson 04) still be right with what you kept?
 #
-# - `forward(x, dim)`: stable for $|x|$ up to 1000 in float64 (your overflow-free form from
-#   Hint 4 above: how does a per-slice number meet the slice it came from?);
-# - `setup_context(ctx, inputs, output)`: keep what backward and jvp need, tensors through
-#   `ctx`'s save methods (never as `ctx` attributes), so that `LogSumExp` works under
-#   `torch.vmap`, `torch.func.jvp` and `torch.func.grad`, each call with its own state (two
-#   calls in one graph share none);
-# - `backward(ctx, grad_output)`: your reverse-mode product from the section above, and `None`
-#   for `dim` (mind which dimension `grad_output` lacks);
-# - `jvp(ctx, x_tangent, dim_tangent)`: your forward-mode product (`dim_tangent` is `None`: an
-#   int has no tangent), from what `setup_context` passed to `ctx.save_for_forward`; finite at
-#   $|x| = 1000$ too;
-# - keep `generate_vmap_rule = True`, already written for you.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - forward, backward and jvp finite and accurate for $|x|$ up to 1000 in float64;
+# - the setup_context form with `generate_vmap_rule = True`, so that `torch.vmap`,
+#   `torch.func.grad` and `torch.func.jvp` accept it;
+# - a `jvp` staticmethod for forward mode, reading only what `setup_context` passed to
+#   `ctx.save_for_forward`.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
 class LogSumExp(torch.autograd.Function):
@@ -362,35 +312,23 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # %% [markdown]
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
-# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax
-# along `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$
-# unsqueezed at `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward:
-# $y = m + \log \sum_j e^{x_j - m}$, $m = \max_j x_j$, so the sum lies between 1 and the
-# number of terms. `setup_context` keeps `x` and the output (with `save_for_backward` for
-# backward and again with `save_for_forward` for jvp: jvp sees only the second list), and each
-# derivative forms $p$ from them. Saving $p$ itself instead, computed once in `setup_context`,
-# gives the same first derivatives, which is all this contract asks; but that $p$ has no graph
-# back to $x$, so a second derivative through this backward comes out as if $p$ were a
-# constant (lesson 04), while $p$ formed in backward from the saved $x$ and output is
-# recorded and differentiates. `dim`, an int, is no tensor: a plain attribute, `ctx.dim =
-# dim`, one per call.
+# $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax along
+# `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$ unsqueezed at
+# `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward: $y = m + \log \sum_j e^{x_j - m}$,
+# $m = \max_j x_j$. `setup_context` keeps `x` and the output in both lists, and each derivative
+# forms $p$ from them. Saving $p$ itself gives the same first derivatives, but that $p$ has no
+# graph back to $x$, so a second derivative through backward treats it as a constant (lesson 04).
+# `dim` is a plain attribute, `ctx.dim = dim`.
 # </details>
-
-# %% [markdown]
-# The self-check runs every check grading runs: values and gradients on eleven (shape, dim)
-# pairs (negative dims, the first dim, a 1-D input, an empty `(0, 4)` input), each input
-# alone, forward, backward **and** jvp at $|x| = 1000$, `torch.func.jvp`, `torch.vmap` with
-# per-sample gradients, and `gradcheck` with `check_forward_ad=True`.
 
 # %% [markdown]
 # ## A Function under `torch.compile`
 #
-# `torch.compile` runs TorchDynamo over your Python bytecode: it records tensor operations
-# into an FX graph and hands the graph to a backend (`aot_eager` here: trace forward and
-# backward ahead of time, run them eagerly, cheap to compile). Where it cannot follow the
-# Python, it **breaks the graph**: the graph so far is compiled, the offending call runs in
-# ordinary Python, and a new graph starts after it. `fullgraph=True` turns a graph break into
-# an error, which is the easiest way to read its reason. Here is yours:
+# `torch.compile` runs TorchDynamo over your bytecode: it records tensor operations into an FX
+# graph and hands it to a backend (`aot_eager` here: trace forward and backward ahead of time, run
+# them eagerly). Where it cannot follow the Python it **breaks the graph**: the call runs in
+# ordinary Python between two graphs. `fullgraph=True` turns a break into an error with its
+# reason. Here is yours:
 
 # %%
 def through_logsumexp(x):
@@ -409,13 +347,10 @@ with torch.no_grad():  # autograd records nothing: dynamo traces forward alone
 print("under torch.no_grad(): one graph, no error")
 
 # %% [markdown]
-# In torch 2.13 dynamo does not trace a Function that defines `jvp`: *"Hint: Remove the
-# custom `jvp` method if possible."* Only while autograd records, though: with an input that
-# requires grad, as in training. Under `torch.no_grad()`, as the last line shows, or with
-# inputs that do not require grad, dynamo traces `forward` alone and the same call compiles in
-# one graph. Without `fullgraph=True` nothing is raised: the function runs, with a break around
-# your Function. The same class without `jvp` is traced, forward **and** backward, into one
-# graph:
+# In torch 2.13 dynamo does not trace a Function that defines `jvp` while autograd records (an
+# input that requires grad, as in training); under `torch.no_grad()` it traces `forward` alone in
+# one graph. Without `fullgraph=True` nothing is raised: the Function runs between two graphs. The
+# same class without `jvp` is traced, forward **and** backward, into one graph:
 
 # %%
 class LogSumExpNoJvp(LogSumExp):
@@ -438,20 +373,15 @@ print(f"full graph without jvp; gradient right: {torch.allclose(grad, expected)}
 #
 # ## Custom operators: opaque to the compiler on purpose
 #
-# `torch.library.custom_op("namespace::name", mutates_args=())` turns a Python function with
-# type annotations into an operator of PyTorch's dispatcher, `torch.ops.namespace.name`.
-# `torch.compile` does not look inside it: the operator is one node of the graph. To build
-# that graph without running your code, the compiler needs to know the output's shape, dtype
-# and device from the inputs alone: that is the **fake implementation**
-# (`@op.register_fake`), run on "fake" tensors that carry metadata but no data.
+# `torch.library.custom_op("namespace::name", mutates_args=())` turns a Python function with type
+# annotations into an operator of PyTorch's dispatcher. `torch.compile` does not look inside it:
+# it is one node of the graph. To build the graph without running your code, the compiler needs
+# the output's shape, dtype and strides from the inputs alone: the **fake implementation**
+# (`@op.register_fake`), run on tensors that carry metadata but no data.
 #
-# Worked example, `autograd_course::matvec(A, v)`: $y = A v$ for $A$ of shape $(m, n)$ and
-# $v$ of shape $(n,)$, standing in for a kernel of your own, with a fake implementation and
-# nothing else. `torch.library.opcheck` runs the checks the compiler relies on: the schema
-# matches what the function does (`test_schema`), the autograd registration is used
-# (`test_autograd_registration`), the fake implementation agrees with the real one
-# (`test_faketensor`), and the operator survives ahead-of-time tracing of forward and backward
-# (`test_aot_dispatch_dynamic`).
+# Worked example, `autograd_course::matvec(A, v)`, $y = A v$, with a fake implementation and
+# nothing else. `torch.library.opcheck` runs the checks the compiler relies on: the schema, the
+# autograd registration, the fake against the real output, and ahead-of-time tracing.
 
 # %%
 @torch.library.custom_op("autograd_course::matvec", mutates_args=())
@@ -477,47 +407,33 @@ except RuntimeError as error:
     print("backward:", error)
 
 # %% [markdown]
-# Every check passes on inputs that do not require grad, and the forward runs on one that
-# does, but the operator has no derivative until you register one:
-# `op.register_autograd(backward, setup_context=setup_context)`, two functions in the roles
-# they play in a Function. `setup_context(ctx, inputs, output)` keeps what backward needs;
-# `backward(ctx, grad_output)` returns one gradient per input of the operator, in the order of
-# its signature, the inputs that are not tensors included. One difference from a Function:
-# `register_autograd` calls `setup_context` with keyword arguments,
-# `setup_context(ctx=..., inputs=..., output=...)`, so its parameters must be named exactly
-# `ctx, inputs, output` (a Function's may be named as you like). (`matvec`'s own backward, two
-# tensor inputs and `needs_input_grad`, is an optional section after the summary.)
+# The operator has no derivative until you register one:
+# `op.register_autograd(backward, setup_context=setup_context)`, two functions in the roles they
+# play in a Function. `backward(ctx, grad_output)` returns one gradient per input of the
+# operator, in the order of its signature, non-tensors included. `register_autograd` calls
+# `setup_context(ctx=..., inputs=..., output=...)` with keywords, so its parameters must have
+# exactly those names.
 #
-# `mutates_args=()` is a promise in the operator's **schema**, which the compiler reorders,
-# fuses and removes operators by: the operator writes into none of its inputs. An output is
-# never an input nor a view of one either. An optional section after the summary breaks both
-# promises and shows who notices.
+# `mutates_args=()` is a promise in the operator's **schema**, which the compiler reorders and
+# removes operators by: the operator writes into none of its inputs, and its output is never an
+# input nor a view of one. (An optional section breaks both promises and shows who notices.)
 
 # %% [markdown]
 # ## Softplus with a scale: the questions before Exercise 2
 #
-# **Softplus** with a positive scale $\beta$, $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$,
-# is Exercise 2's operator. You wrote softplus with $\beta = 1$ in lesson 01 (its transfer
-# exercise), so $\log(1 + e^{z})$, its derivative and its overflow-free form are yours
-# already; here $z = \beta x$, and the log is divided by $\beta$. Answer on paper:
+# Exercise 2's operator is **softplus** with a positive scale $\beta$,
+# $s(x) = \frac{1}{\beta}\log(1 + e^{\beta x})$. Lesson 01 gave you $\log(1 + e^{z})$, its
+# derivative and its overflow-free form; here $z = \beta x$. Answer on paper:
 #
-# 1. What is $ds/dx$? Count the factors of $\beta$: those the chain rule brings in, and the
-#    one in front of the log.
-# 2. Which tensors could `setup_context` keep for backward? It sees `inputs` and `output`,
-#    not what forward computed on the way. List every candidate (an input, the output, a
-#    tensor `setup_context` computes from them), and for each, how backward gets the slope of
-#    question 1 from it.
-# 3. The contract grades the gradient to a relative $10^{-5}$ in the left tail, down to
-#    $\beta x = -40$, where $s$ is about $10^{-18}$. For each candidate of question 2, does
-#    backward's formula keep those digits there, in float64 and in float32?
-# 4. $\beta$ is a Python float. Where does backward find it, and what does backward return
-#    for it?
+# 1. What is $ds/dx$? Count the factors of $\beta$.
+# 2. Which tensors could `setup_context` keep for backward (it sees `inputs` and `output`)? For
+#    each candidate, how does backward get the slope from it?
+# 3. At $\beta x = -40$, $s$ is about $10^{-18}$. For each candidate, does backward's formula
+#    keep those digits there, in float64 and float32?
+# 4. $\beta$ is a Python float: where does backward find it, and what does it return for it?
 #
-# **Check question 1 live, at one point.** Work out $ds/dx$ at $x = 0.5$ with $\beta = 4$ as
-# a number (evaluate your formula with Python or torch), write it into the next cell, then run
-# the one after it: it compares your number with autograd's derivative of
-# `F.softplus(4 * x) / 4` there. Questions 2 to 4 are the exercise's decisions: no cell tries
-# a design before its self-check.
+# **Check question 1 live:** work out $ds/dx$ at $x = 0.5$, $\beta = 4$, and write it into
+# `softplus_slope`.
 
 # %%
 ### BEGIN WORKED
@@ -570,78 +486,42 @@ def check_softplus_slope() -> None:
 check_softplus_slope()
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b> (question 1: questions)</summary>
+# <details><summary><b>Hint 1</b> (questions 1 and 2)</summary>
 #
-# Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$, lesson 01's softplus, and
-# $z = \beta x$. What is $du/dz$, what is $dz/dx$, and what is left of the $\beta$s once you
-# multiply the three factors? Forward numbers to hit, in float64: at $x = 1$, $\beta = 2$,
-# $s = 1.06346$; at $x = 400$, $\beta = 2$, $s = 400$, finite.
+# Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$: what is $du/dz$, and $dz/dx$? Can the
+# slope be written from $s$ alone: what is $e^{\beta s}$ in terms of $z$? At $x = 1$, $\beta = 2$,
+# $s = 1.06346$; at $x = 400$, $s = 400$, finite.
 # </details>
 #
-# <details><summary><b>Hint 2</b> (question 2: the candidates)</summary>
+# <details><summary><b>Hint 2</b> (question 3)</summary>
 #
-# `setup_context` has $x$ and the output $s$; anything else, the slope itself say, it would
-# compute again and keep as one more tensor. Which of them does the caller or the next layer
-# keep anyway? Can the slope be written from $s$ alone: what is $e^{\beta s}$, in terms of
-# $z$?
-# </details>
-#
-# <details><summary><b>Hint 3</b> (question 3: questions, and numbers to hit)</summary>
-#
-# At $x = -20$, $\beta = 2$: $s = 2.1242 \times 10^{-18}$ (not 0), and the slope is $\beta$
-# times that, $4.2484 \times 10^{-18}$ (why is the ratio $\beta$ so far left?). Evaluate each
-# of your candidate formulas there, in float64, one operation at a time: what is each
-# intermediate, and which step loses the $10^{-18}$? How many significant digits does a
-# float64 number near 1 keep? Where a step loses them, can the formula be rearranged so that it
-# never forms a number near 1?
+# At $x = -20$, $\beta = 2$: $s = 2.1242 \times 10^{-18}$, and the slope is $4.2484 \times
+# 10^{-18}$. Evaluate each candidate formula there one operation at a time: which step forms a
+# number near 1, and how many digits of $10^{-18}$ survive it?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `softplus`, the custom operator `autograd_course::softplus`
 #
-# Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus` (`x` a
-# tensor, `beta` a Python `float` > 0). The contract, which the self-check and the hidden
-# tests check, is that the operator must:
+# Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus`, $\log(1 +
+# e^{\beta x}) / \beta$ for a tensor `x` and a Python float `beta` > 0. Decide before you write it:
+# what must the fake return for an element-wise operator so that its strides match the real
+# output's when `x` is not contiguous? What does `setup_context` keep (questions 2 and 3: say why
+# in a comment, with what it costs in memory)? What does backward return for each input?
 #
-# - compute $\log(1 + e^{\beta x}) / \beta$ **stably**: finite for $\beta x$ in the thousands,
-#   and accurate where it is tiny (at $\beta x = -40$, $\log(1 + e^{\beta x})$ is about
-#   $4.2 \times 10^{-18}$, and the output is that divided by $\beta$, not 0: the self-check
-#   compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and a few
-#   points further out, to a relative $10^{-5}$), in float64 and in float32 (both are
-#   graded; the output keeps `x`'s dtype). In the right tail, every $\beta x$ from 5 to 40 in
-#   steps of $1/4$, float64 values are compared to a relative $10^{-9}$;
-# - have a fake implementation whose output has the real output's shape, dtype and strides
-#   (`opcheck` compares them; the self-check tries a transposed `x`, a permuted 3-D `x`, a
-#   column slice and an expanded `x` too);
-# - have a backward written by hand, registered for autograd, whose gradient is accurate in
-#   the left tail too (the slope is tiny there, and the self-check compares it to a relative
-#   $10^{-5}$ as well); its setup_context keeps tensors with `ctx.save_for_backward`, never
-#   as `ctx` attributes (a float may be one);
-# - pass `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")`
-#   of a function calling it must match eager values and gradients.
+# **Contract.** Your operator obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Decide before you write it; `matvec` settled none of this. The fake: what must it return
-# for an element-wise operator, so that `opcheck` finds the real output's metadata when `x` is
-# not contiguous (a transposed `x`, say)? What `setup_context` keeps: your answers to
-# questions 2 and 3 above. Say why in a comment beside it: which tensor backward starts from,
-# what its formula gives at $\beta x = -40$, and what it costs in memory. What backward
-# returns for each of the two inputs: questions 1 and 4. Nothing above has tried a design; if
-# the self-check disagrees with yours, its first line names what broke.
+# - its values accurate in both tails, in float64 and float32: finite for $\beta x$ in the
+#   thousands, and at $\beta x = -40$ about $10^{-18} / \beta$, not 0;
+# - a fake implementation whose output has the real output's shape, dtype and strides;
+# - a backward written by hand and registered for autograd, its gradient as accurate in the left
+#   tail as the value;
+# - passes `torch.library.opcheck`, and a `torch.compile(fullgraph=True)` of a function calling it
+#   matches eager values and gradients.
 #
-# <details><summary>Fine print: the right tail's $10^{-9}$ and a switch to $x$ (open it only
-# if your forward returns $x$ past some $\beta x$)</summary>
-#
-# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so:
-# $8 \times 10^{-10}$ at $\beta x = 18$ and $2.4 \times 10^{-9}$ at 17. So a switch that
-# returns $x$ only from $\beta x = 18$ on (`F.softplus`'s own, past $\beta x = 20$, included)
-# passes the $10^{-9}$ comparison, and one from 17 on or earlier does not. A form with no
-# switch at all passes too.
-# </details>
-#
-# Keep every registration in this one cell. Re-running a cell that defines an operator is fine
-# in torch 2.13 (`custom_op` with a name already defined replaces the earlier definition), but
-# what was registered on the old definition goes with it; an optional section after the
-# summary shows what that means for a handle from before the re-run.
+# Keep every registration in the answer cell: re-running a cell that defines an operator replaces
+# the earlier definition and what was registered on it.
 
 # %% nbgrader={"grade_id": "answer_softplus", "solution": true}
 def softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
@@ -685,51 +565,29 @@ from autograder import grade; grade("softplus", softplus)
 # %% [markdown]
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
-# With $z = \beta x$: $s = \big(\max(z, 0) + \operatorname{log1p}(e^{-|z|})\big) / \beta$, and
-# $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel.
-# The solution keeps $x$ (with `save_for_backward`) and computes $\sigma(\beta x)$ again, one
-# exponential, with no subtraction to lose digits in. Keeping the output $s$ instead, one
-# tensor of the same size, passes too, with $\sigma(\beta x) = 1 - e^{-\beta s}$ written as
-# `-torch.expm1(-beta * s)`: as $1 -$ `torch.exp(...)` it is `0.0` at $\beta x = -40$, where
-# $e^{-\beta s}$ rounds to 1. $\beta$ is a plain attribute (a float is not a tensor), and
-# backward returns `None` for it. The fake is `torch.empty_like(x)`, which
-# keeps `x`'s shape and dtype, and its strides where `x` is dense (a transposed `x`), giving
-# contiguous strides where it is not (a column slice `x[:, :3]`, an expanded `x`), as the real
-# element-wise output does; `x.new_empty(x.shape)` has the shape but is contiguous, which a
-# transposed `x` is not, and `x.new_empty_strided(x.shape, x.stride())` copies a slice's gaps.
-# (`matvec`'s `A.new_empty(A.shape[0])` was right: its 1-D output is contiguous whatever `A` is.)
+# With $z = \beta x$: $s = \big(\max(z, 0) + \operatorname{log1p}(e^{-|z|})\big) / \beta$ and
+# $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel. The
+# solution keeps $x$ and computes $\sigma(\beta x)$ again, with no subtraction to lose digits
+# in. Keeping $s$ instead passes too, with $\sigma(\beta x) = $ `-torch.expm1(-beta * s)`;
+# as $1 - e^{-\beta s}$ it is `0.0` at $\beta x = -40$. $\beta$ is a plain attribute, and backward
+# returns `None` for it. The fake is `torch.empty_like(x)`: `x`'s strides where `x` is dense
+# (transposed), contiguous where it is not (a slice, an expanded `x`), as the real element-wise
+# output; `x.new_empty(x.shape)` is contiguous for a transposed `x`.
 # </details>
-
-# %% [markdown]
-# The self-check runs every check grading runs: your operator's values and hand-written
-# gradient (with $\beta x$ up to $\pm 3200$, in the left tail to a relative $10^{-5}$, in the
-# right tail to a relative $10^{-9}$),
-# its fake implementation against the real output under `FakeTensorMode`,
-# `torch.library.opcheck`, and a `torch.compile(fullgraph=True, backend="aot_eager")` of a
-# function calling `softplus`.
 
 # %% [markdown]
 # ### A batching rule for an operator: `register_vmap`
 #
-# `torch.vmap` over an operator that has no batching rule still gives the right values: PyTorch
-# falls back to calling the operator once per sample, in a loop in C++ (`BatchedFallback.cpp`),
-# and warns at every such call, *"There is a performance drop because we have not yet
-# implemented the batching rule for ..."*. A **batching rule** replaces that loop by one call
-# on the whole batch. Its signature is `rule(info, in_dims, *inputs) -> (output, out_dims)`:
+# `torch.vmap` over an operator with no batching rule still gives the right values: PyTorch calls
+# it once per sample, in a loop, and warns *"There is a performance drop..."*. A **batching
+# rule** replaces that loop by one call on the whole batch, `rule(info, in_dims, *inputs) ->
+# (output, out_dims)`: each tensor input arrives **with** its batch dimension, at `in_dims[i]`
+# (`None` for an input every sample shares, always for an int or a float); `info.batch_size` is
+# the number of samples; `out_dims` says where the output's batch dimension is. Register it with
+# `op.register_vmap(rule)`.
 #
-# - each tensor input arrives as a plain tensor **with** the batch dimension in it, at position
-#   `in_dims[i]`; `in_dims[i]` is `None` for an input every sample shares (one not batched,
-#   and always for an int or a float);
-# - `info.batch_size` is the number of samples;
-# - the rule returns the batched output and `out_dims`, where the output's batch dimension is.
-#
-# Register it with `torch.library.register_vmap("namespace::name", rule)` (or
-# `op.register_vmap(rule)`).
-#
-# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element, for `x`
-# and `y` of one shape. One sample is a pair of tensors, and the two batches need not agree
-# on where they keep their batch dimension. First, no rule: the values are right, through the
-# fallback.
+# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element. First, no
+# rule: the values are right, through the fallback.
 
 # %%
 @torch.library.custom_op("autograd_course::midpoint", mutates_args=())
@@ -751,14 +609,10 @@ print("vmap without a rule (the fallback):",
       torch.equal(torch.vmap(midpoint, in_dims=(0, 2))(xs, ys), pairs))
 
 # %% [markdown]
-# The rule must line the inputs up before the one call: with `in_dims=(0, 2)`, `x`'s samples
-# run along its first dimension and `y`'s along its last, and adding them as they are pairs
-# the wrong entries (or fails on the shapes). This rule puts each batch dimension last
-# (`movedim`), and gives an input with `None`, which has none, a batch dimension by
-# `expand`, which copies nothing. Element by element, the output's dimensions are the inputs'
-# dimensions in the same order, so its batch dimension is last too, `-1`. Last is a choice:
-# first works as well, as long as the inputs agree and `out_dims` says where it ended up. The
-# loop below tries the rule with either input batched, or both, in every place.
+# The rule must line the inputs up before the one call: with `in_dims=(0, 2)`, `x`'s samples run
+# along its first dimension and `y`'s along its last. This rule moves each batch dimension last
+# (`movedim`) and gives a shared input one by `expand` (no copy); element by element, the output
+# keeps the inputs' dimensions, so its batch dimension is last too, `-1`.
 
 # %%
 def midpoint_vmap(info, in_dims, x, y):
@@ -791,55 +645,33 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
 #
-# An operator nobody built above. Turn `squared_norm(x, dim)` below into the custom operator
-# `autograd_course::squared_norm`, computing `(x * x).sum(dim)` (no `keepdim`), with `x` a
-# tensor and `dim` a Python int, negative allowed. The contract, which the self-check and the
-# hidden tests check, is that the operator must:
+# Turn `squared_norm(x, dim)` below into the custom operator `autograd_course::squared_norm`,
+# `(x * x).sum(dim)` (no `keepdim`), `dim` a Python int, negative allowed.
 #
-# - have a fake implementation (what shape does the output have? Its strides must match the
-#   real output's too, which the self-check tries on a permuted `x`);
-# - have a backward written by hand, registered for autograd, with `None` for `dim`; its
-#   setup_context keeps tensors with `ctx.save_for_backward`, never as `ctx` attributes (an
-#   int may be one);
-# - have a batching rule registered with `register_vmap` that works on the whole batch at once
-#   (not PyTorch's per-sample fallback, nor a loop of your own), so that
-#   `torch.vmap(squared_norm, in_dims=(b, None))(batch, dim)` matches a loop over the samples
-#   for **every** `dim` of a sample, negative ones included, wherever the batch dimension `b`
-#   is in `batch` (first, between a sample's dimensions, last), leaving `batch` as it was;
-# - pass `torch.library.opcheck`.
+# **Contract.** Your operator obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# Keep every registration in the answer cell, so that re-running it registers them all on the
-# new definition; never call a `squared_norm` handle from before a re-run.
+# - a fake implementation whose output has the real output's shape and strides;
+# - a backward written by hand, registered for autograd;
+# - a batching rule registered with `register_vmap` that works on the whole batch at once (not the
+#   per-sample fallback, nor a loop), for every `dim` of a sample and every place of the batch
+#   dimension;
+# - passes `torch.library.opcheck`.
 
 # %% [markdown]
-# <details><summary><b>Hint 1</b>: the backward</summary>
+# <details><summary><b>Hint 1</b>: the backward and the fake</summary>
 #
-# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$. Write
-# $\partial y_r / \partial x_{s,c}$ with a delta, multiply by $g_r$ and sum over $r$: which
-# dimension of $x$ does $g$ lack, and how does it get it back before it meets $x$?
+# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$: which dimension of $x$ does
+# $g$ lack, and how does it get it back before it meets $x$? What shape has the output for $x$ of
+# shape $(2, 3, 4)$ with `dim = -1`? Print a permuted input's output `stride()`.
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the fake implementation</summary>
+# <details><summary><b>Hint 2</b>: the batching rule</summary>
 #
-# What shape does the output have for $x$ of shape $(2, 3, 4)$ with `dim = 1`, and with
-# `dim = -1`: which dimension of $x$ does a negative `dim` name? The self-check permutes $x$:
-# is the real output's layout then $x$'s, or contiguous? Print its `stride()` and see.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: the batching rule</summary>
-#
-# `midpoint`'s rule had no `dim` to think about; this one has. Which dimension of one sample
-# does `dim` name (a negative `dim` counts from the end of the sample)? Which dimension of the
-# batched $x$ is that, given where its batch dimension is? The output has lost `dim`: where is
-# its batch dimension now, for each place the batch dimension can be?
-# </details>
-#
-# <details><summary><b>Hint 4</b>: a numeric checkpoint</summary>
-#
-# Five samples of shape $(3, 4)$ stored along dimension 1, an $x$ of shape $(3, 5, 4)$: with
-# `dim = 0` the loop over the samples gives shape $(5, 4)$, and with `dim = -1` shape $(5, 3)$.
-# Which shape does the one call in your rule return in each case, and where in it is the batch
-# dimension? That position is your `out_dims`.
+# Which dimension of the batched $x$ is a sample's `dim`, given where the batch dimension is (a
+# negative `dim` counts from the end)? The output has lost `dim`: where is its batch dimension
+# now? Five samples of shape $(3, 4)$ along dimension 1: with `dim = 0` the loop gives shape
+# $(5, 4)$, with `dim = -1` shape $(5, 3)$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_squared_norm", "solution": true}
@@ -885,11 +717,8 @@ squared_norm.register_vmap(squared_norm_vmap)
 
 
 # %% [markdown]
-# **Check Hint 4's checkpoint live, before the self-check.** The self-check tries the batch
-# dimension first, between a sample's dimensions and last; the cell below tries one of those
-# places. It stores five samples of shape $(3, 4)$ along dimension 1, runs your operator under
-# `torch.vmap(squared_norm, in_dims=(1, None))` for `dim = 0` and `dim = -1`, and compares each
-# result with a loop over the samples.
+# **Check Hint 2's numbers live:** the cell below stores five samples along dimension 1 and
+# compares `torch.vmap(squared_norm, in_dims=(1, None))` with a loop for `dim = 0` and `-1`.
 
 # %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
 def check_batch_dim_at_1() -> None:
@@ -925,32 +754,21 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # %% [markdown]
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
-# Backward: $\partial L/\partial x_{s,c} = \sum_r g_r\,2x_{r,c}\,\delta_{rs} = 2\,g_s\,x_{s,c}$:
-# $g$ is broadcast back along the reduced dimension. The fake: $x$'s shape without `dim`
-# (made non-negative first). The rule: a sample's `dim` $d$ is $d$ or $d + 1$ of the batched
-# $x$ (past the batch dimension), and the output's batch dimension is one less when the reduced
-# dimension came before it; with the batch dimension moved to the front first, a sample's
-# $d \ge 0$ is $d + 1$, a negative $d$ stays, and the output's batch dimension is 0.
-#
-# Why the check before the self-check tried `in_dims=(1, None)`: a sample's `dim` 0 comes
-# before the batch dimension at 1, and after the reduction removes it, the output's batch
-# dimension is at 0, not 1. An element-wise rule may return the place it left the batch
-# dimension in, because the output keeps every dimension; a reduction does not. A rule that
-# returns the input's batch dimension gives, for `dim = 0` there, shape $(4, 5)$ where the
-# loop gives $(5, 4)$, though it is right with the batch dimension at 0, where nothing comes
-# before it.
+# Backward: $\partial L/\partial x_{s,c} = 2\,g_s\,x_{s,c}$, $g$ unsqueezed at `dim`. The fake:
+# $x$'s shape without `dim`. The rule: with the batch dimension moved to the front, a sample's
+# $d \ge 0$ is $d + 1$, a negative $d$ stays, and the output's batch dimension is 0. Returning the
+# input's batch dimension as `out_dims` works for an element-wise rule, which keeps every
+# dimension, not for a reduction: with the batch at 1 and `dim = 0`, it gives $(4, 5)$ where the
+# loop gives $(5, 4)$.
 # </details>
 
 # %% [markdown]
 # ## Choosing: measured on this torch
 #
-# The table below is computed, not typed: each column is tried on your two answers.
-#
-# **Predict** its last row first. `softplus` has a backward registered with
-# `register_autograd` and no `jvp` of any kind. Under `torch.func.jvp`, does it give the right
-# tangent (`"yes"`), a wrong one with no error (`"WRONG"`), or raise (`"no"`)? And under
-# `torch.func.grad`? Write your answers into `prediction_table` and run the cell; the table's
-# cell compares.
+# The table below is computed on your answers. **Predict** its last row: `softplus` has a
+# backward registered with `register_autograd` and no `jvp`. Under `torch.func.jvp`, does it give
+# the right tangent (`"yes"`), a wrong one with no error (`"WRONG"`), or raise (`"no"`)? And under
+# `torch.func.grad`? Write your answers into `prediction_table`.
 
 # %%
 prediction_table = {"torch.func.jvp": None, "func.grad": None}  # "yes", "WRONG" or "no"
@@ -1001,40 +819,33 @@ for column, predicted in prediction_table.items():
             if_wrong="read the explanation below")
 
 # %% [markdown]
-# Read the `WRONG`: `torch.func.jvp` through a custom operator whose autograd is registered
-# with `register_autograd` returns **zero tangents without an error** on torch 2.13 (and
-# `forward_ad` returns no tangent at all). `torch.func.grad` refuses the operator outright (its
-# generated Function is in the old form; the "In practice" block says more), so per-sample
-# gradients, `vmap(grad(...))`, are out of reach too: the operator keeps only ordinary
-# `backward`. `vmap` of its forward works,
-# through PyTorch's per-sample fallback (or one call per batch, with a rule registered as for
-# `midpoint`).
+# `torch.func.jvp` through a custom operator whose autograd is registered with
+# `register_autograd` returns **zero tangents without an error** on torch 2.13, and
+# `torch.func.grad` refuses it, so per-sample gradients are out of reach: the operator keeps only
+# ordinary `backward`, and `vmap` of its forward.
 #
 # | you need | pick |
 # |---|---|
-# | `torch.compile` in one graph and reverse mode (`.backward()`) | a Function in the setup_context form **without** `jvp` (dynamo traces it), or a custom operator |
-# | `torch.func.grad`, `vmap(grad(...))` (per-sample gradients), `jacrev` | a Function in the setup_context form; not a custom operator |
+# | `torch.compile` in one graph and reverse mode | a Function in the setup_context form **without** `jvp`, or a custom operator |
+# | `torch.func.grad`, `vmap(grad(...))`, `jacrev` | a Function in the setup_context form |
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
-# | code the compiler must not look into (a C++/CUDA kernel, NumPy, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap`; its backward must be PyTorch ops too, or an operator of its own (a NumPy backward works in eager and fails `opcheck`'s `test_aot_dispatch_dynamic`; lesson 13) |
-# | a Triton kernel the compiler should fuse with the code around it (GPU) | `torch.library.triton_op` with `wrap_triton`, lesson 13; a `custom_op` is opaque to it |
-# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form with `generate_vmap_rule = True` (vmap and `vmap(grad)` then batch the operator through its `register_vmap` rule, or the per-sample fallback without one; a `vmap` staticmethod is needed only where the Function itself leaves PyTorch outside the operator), and a `jvp` for forward mode (still a break), or wait for a later torch |
-
+# | code the compiler must not look into (a C++/CUDA kernel, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
+# | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form |
 
 # %% [markdown]
 # ## Summary
 #
-# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`,
-# `jvp` with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a
-# Function in one graph unless it has a `jvp`, which on torch 2.13 costs a graph break while
-# autograd records (under `torch.no_grad()` it still compiles in one graph). A custom
-# operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`, checked by
-# `opcheck`) is one opaque node in the graph, at the price of the `torch.func` transforms that
-# differentiate: `torch.func.grad` (and with it `vmap(grad(...))`) refuses it, and
-# `torch.func.jvp` returns zero tangents. Measure before you choose, with `fullgraph=True` (the
-# first optional section below shows every graph and break dynamo made).
+# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`, `jvp`
+# with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a Function in
+# one graph unless it has a `jvp`, which on torch 2.13 costs a graph break while autograd
+# records. A custom operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`,
+# checked by `opcheck`) is one opaque node in the graph, at the price of the `torch.func`
+# transforms that differentiate. Measure before you choose, with `fullgraph=True`.
 #
-# The common mistakes of this lesson, each with what happens and its fix, are in a table in
-# the optional section *Common mistakes* below.
+# The optional sections below: what `torch.compile` captured, a NumPy Function under `vmap`, your
+# `LogSumExp` against the naive formula, the cross product, `matvec`'s backward, your `softplus`
+# under `opcheck`, what an operator promises, re-running an operator's cell, the fine print of
+# `softplus`'s tails, the common mistakes, and In practice.
 
 # %% [markdown]
 # ---
@@ -1457,6 +1268,18 @@ except RuntimeError as error:
 # defines it, as the exercises do.
 
 # %% [markdown]
+# ### Fine print: `softplus`'s tails
+#
+# The self-check compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and
+# a few points further out, to a relative $10^{-5}$, values and gradient, float64 and float32; the
+# right tail, every $\beta x$ from 5 to 40 in steps of $1/4$, to a relative $10^{-9}$ in float64.
+# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so:
+# $8 \times 10^{-10}$ at $\beta x = 18$ and $2.4 \times 10^{-9}$ at 17. So a switch that returns
+# $x$ only from $\beta x = 18$ on (`F.softplus`'s own, past 20, included) passes, and one from 17
+# on or earlier does not. A form with no switch passes too. The fake is tried on a transposed
+# `x`, a permuted 3-D `x`, a column slice and an expanded `x`.
+
+# %% [markdown]
 # ### Common mistakes
 #
 # The first table holds the mistakes the three exercises meet most often, each with what
@@ -1492,6 +1315,7 @@ except RuntimeError as error:
 # | tensors kept as `ctx.x` in the operator's `setup_context` | the saved-tensor checks and hooks are skipped | `ctx.save_for_backward(x)` |
 # | backward returns only `grad_x` | *"expected 3, got 2"*-style count error: one gradient per input | `return grad_x, None` |
 # | an operator that writes into an input with `mutates_args=()` | no error when called; wrong results under `torch.compile`; `opcheck` fails | `mutates_args=("x",)` |
+# | `grad_output.unsqueeze_(dim)` in backward | no error and the right gradient, but the caller's `grad_output` comes back with another shape (rule 5 of the Function contract) | `grad_output.unsqueeze(dim)`, a new view |
 # | a batching rule that computes in place on `x` (`x.mul_(x)`) | no error, and vmap's result is right, but the caller's batch comes back squared: `movedim` returns a view | compute a new tensor |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
 

@@ -16,7 +16,7 @@ from tools.reading import (GOAL_MINUTES, MAIN_PATH_WORDS, lesson_minutes, lesson
 # only shrinks.
 LONG_PAGES = {
     "02_linear", "03_ste",
-    "08_compile", 
+
     "13_kernels",
 }
 

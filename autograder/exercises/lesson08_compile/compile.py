@@ -16,12 +16,13 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
 from ...outside_ctx import check_no_state_outside_ctx
-from .contracts import LSE_CLAUSES
+from .contracts import LSE_CLAUSES, LSE_RULES
 from .lse_stability import check_lse_stable
 
 LSE = Spec("LogSumExp", ("x", "dim"), lambda x, dim: torch.logsumexp(x, dim))
@@ -144,15 +145,34 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
 
 
 
+def check_grad_output_layout_kept(given: torch.Tensor, pristine: torch.Tensor) -> None:
+    """grad_output's shape and strides as handed to backward: an in-place view op on it
+    (unsqueeze_, squeeze_, t_, as_strided_) changes them and leaves its values alone, so a check
+    of its values sees nothing, and what backward computed from it looks like another mistake."""
+    before = (tuple(pristine.shape), pristine.stride())
+    after = (tuple(given.shape), given.stride())
+    if after != before:
+        raise GradingError(
+            "LogSumExp's backward changed grad_output's shape in place: it was handed a "
+            f"grad_output of shape {before[0]} (strides {before[1]}) and left it of shape "
+            f"{after[0]} (strides {after[1]}), as an in-place view op such as "
+            "grad_output.unsqueeze_(dim) does; autograd may read grad_output again after your "
+            "backward returns: make a new view instead (grad_output.unsqueeze(dim)) "
+            + rule_reference("unwritten"),
+            mistake="LogSumExp/reshapes-grad-output")
+
+
 def check_lse_grad_output_unsqueezed(function, device) -> None:
     """x of shape (4, 4), dim=1: a grad_output of shape (4,) broadcasts against x without an
     error, along the wrong dim, unless backward puts dim back first."""
     x = lse_values((4, 4), device, seed=11)["x"].requires_grad_()
     grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    given = grad_output.clone()  # the one backward receives: its shape and strides are watched
     try:
-        got, = torch.autograd.grad(function.apply(x, 1), x, grad_output)
+        got, = torch.autograd.grad(function.apply(x, 1), x, given)
     except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
         return
+    check_grad_output_layout_kept(given, grad_output)
     weights = torch.softmax(x.detach(), 1)
     if (isinstance(got, torch.Tensor) and got.shape == x.shape
             and not torch.allclose(got, grad_output.unsqueeze(1) * weights)
@@ -312,7 +332,7 @@ EXERCISES = [
                                                       also=(0,))},
                            rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
                                            "on its own")),
-             clauses=LSE_CLAUSES,
+             clauses=LSE_CLAUSES, rules=LSE_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
                        "torch.vmap with per-sample gradients",
                        "|x| = 1000: values, gradients and jvp",

@@ -22,7 +22,7 @@ from .custom_op_probes import check_beta_slips, check_output_beta
 from .left_sweep import check_left_switch, check_left_tail_sweep
 from .left_tail import check_left_tail
 from .right_tail import check_float32_overflow, check_no_switch
-from .contracts import SOFTPLUS_CLAUSES
+from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
 
 OPERATOR = "autograd_course::softplus"
 SOFTPLUS = Spec("softplus", ("x", "beta"), lambda x, beta: torch.logaddexp(beta * x, 0 * x) / beta)
@@ -326,7 +326,7 @@ EXERCISES = [
              domain=Domain(SOFTPLUS, _softplus_values, prepare=_operator,
                            constants={"beta": Constant(1e-6, 100.0, "beta a Python float > 0, "
                                                        "tiny and large")}),
-             clauses=SOFTPLUS_CLAUSES,
+             clauses=SOFTPLUS_CLAUSES, rules=SOFTPLUS_RULES,
              contract=("0-d and 1-D x", "beta * x in the thousands",
                        "the left tail, relative error",
                        "the left tail's gradient, relative error",

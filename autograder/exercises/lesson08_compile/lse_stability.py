@@ -39,7 +39,7 @@ def check_lse_stable(function, device, spec, explain) -> None:
                     "largest term is exactly exp(0) = 1")
         else:
             what = ("overflows at |x| = 1000: exp(1000) is inf in float64; which constant, "
-                    "taken out of the sum, leaves no positive exponent? (Hint 4 before "
+                    "taken out of the sum, leaves no positive exponent? (Hint 2 before "
                     "Exercise 1)")
         raise GradingError(f"LogSumExp's forward {what}", f"got {out.detach()}, expected {expected}",
                            mistake={"overflows at |x| = 1000": "LogSumExp/overflows",

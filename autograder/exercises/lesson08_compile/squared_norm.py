@@ -16,7 +16,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
-from .contracts import SQUARED_NORM_CLAUSES
+from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES
 from .squared_norm_vmap import (BATCH_POSITIONS, BATCHED, SQUARED_NORM, _operator_error,
                                 _vmapped, check_vmap)
 
@@ -267,7 +267,7 @@ EXERCISES = [
                            constants={"dim": Constant(-2, 1, "dim a Python int, negative "
                                                       "allowed", integer=True,
                                                       also=(0,))}),
-             clauses=SQUARED_NORM_CLAUSES,
+             clauses=SQUARED_NORM_CLAUSES, rules=SQUARED_NORM_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x",
                        "non-contiguous grad_output", "a rule registered with register_vmap",
                        "torch.vmap matches a loop for every dim", "the batch dim anywhere in x",

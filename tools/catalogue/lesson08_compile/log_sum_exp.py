@@ -5,6 +5,20 @@ from .. import Mistake, Unusual
 from .answers import LSE, _edit
 
 
+_GUESS = ("def _dim(x, out):\n"
+          "    for i in range(out.dim()):\n"
+          "        if x.shape[i] != out.shape[i]:\n"
+          "            return i\n"
+          "    return x.dim() - 1\n")
+
+_LSE_SUM = "        return (x - m).exp().sum(dim).log() + m.squeeze(dim)"
+
+_LSE_MAX = "        m = x.amax(dim, keepdim=True)\n"
+
+_LSE_BWD = ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim)).exp()"
+            ", None")
+
+
 UNUSUAL = [
     Unusual("LogSumExp", "torch.logsumexp in forward, torch.softmax in backward and jvp", '''
 class LogSumExp(torch.autograd.Function):
@@ -154,6 +168,17 @@ class LogSumExp(torch.autograd.Function):
         p = (x.movedim(ctx.dim, -1) - y[..., None]).exp()
         return (p * t.movedim(ctx.dim, -1)).sum(-1)
 '''),
+    Unusual('LogSumExp', 'dim saved as a 0-d int64 tensor in both save lists, weights by torch.softmax, jvp by einsum',
+            '# UNUSUAL (correct): dim saved as a 0-d int64 tensor through both save lists; softmax for weights\nimport torch\nclass LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n    @staticmethod\n    def forward(x, dim):\n        m = x.amax(dim, keepdim=True)\n        return (x - m).exp().sum(dim).log() + m.squeeze(dim)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, dim = inputs\n        ctx.save_for_backward(x, torch.tensor(dim))\n        ctx.save_for_forward(x, torch.tensor(dim))\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, d = ctx.saved_tensors\n        d = int(d)\n        return grad_output.unsqueeze(d) * torch.softmax(x, d), None\n    @staticmethod\n    def jvp(ctx, x_tangent, dim_tangent):\n        x, d = ctx.saved_tensors\n        d = int(d)\n        return torch.einsum("...,...->...", torch.softmax(x, d).movedim(d, -1), x_tangent.movedim(d, -1)).sum(-1)\n'),
+    Unusual('LogSumExp', 'forward by torch.logsumexp, p computed once in setup_context and saved',
+            '# UNUSUAL (correct per the page): forward via torch.logsumexp, p computed once in setup_context and saved\nimport torch\nclass LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n    @staticmethod\n    def forward(x, dim):\n        return torch.logsumexp(x, dim)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, dim = inputs\n        ctx.dim = dim\n        p = (x - output.unsqueeze(dim)).exp()\n        ctx.save_for_backward(p)\n        ctx.save_for_forward(p)\n    @staticmethod\n    def backward(ctx, grad_output):\n        p, = ctx.saved_tensors\n        return grad_output.unsqueeze(ctx.dim) * p, None\n    @staticmethod\n    def jvp(ctx, x_tangent, dim_tangent):\n        p, = ctx.saved_tensors\n        return (p * x_tangent).sum(ctx.dim)\n'),
+    Unusual("LogSumExp", "max(d).values with dim normalised, log1p(sum - 1)",
+            _edit(LSE, (_LSE_MAX, "        d = dim % x.dim()\n"
+                        "        m = x.max(d, keepdim=True).values\n"),
+                  (_LSE_SUM, "        return torch.log1p((x - m).exp().sum(d) - 1)"
+                   " + m.squeeze(d)"))),
+    Unusual("LogSumExp", "the shift clamped at -700 (still exact for |x| up to 1000)",
+            _edit(LSE, (_LSE_MAX, "        m = x.amax(dim, keepdim=True).clamp(min=-700)\n"))),
 ]
 
 
@@ -296,4 +321,94 @@ class LogSumExp(torch.autograd.Function):
                         "e = (x - x.amax()).exp() if x.numel() else x\n"
                         "        return (e / e.sum(ctx.dim, keepdim=True) * x_tangent)"
                         ".sum(ctx.dim)"))),
+    # an in-place view op on grad_output: its values stay, its shape changes under the caller
+    Mistake("LogSumExp", "grad_output.unsqueeze_(dim) in backward (its shape changed in place)",
+            "backward changed grad_output's shape in place",
+            _edit(LSE, ("return grad_output.unsqueeze(ctx.dim) *",
+                        "return grad_output.unsqueeze_(ctx.dim) *"))),
+    # forward mode runs jvp right after setup_context, so values cannot show it; the global
+    # keeps the last call's input and output alive
+    Mistake("LogSumExp", "jvp reads x and the output from a global that setup_context fills",
+            "LogSumExp keeps a call's input and output alive after the call",
+            "_JVP = {}\n" + _edit(LSE, ("        ctx.save_for_forward(x, output)",
+                                        "        _JVP['x'], _JVP['y'] = x, output"),
+                                  ("    def jvp(ctx, x_tangent, dim_tangent):\n"
+                                   "        x, output = ctx.saved_tensors",
+                                   "    def jvp(ctx, x_tangent, dim_tangent):\n"
+                                   "        x, output = _JVP['x'], _JVP['y']"))),
+    Mistake("LogSumExp", "jvp's weights computed in float32",
+            "LogSumExp.jvp loses digits at |x| = 1000",
+            _edit(LSE, ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim)",
+                        "        p = (x.float() - output.float().unsqueeze(ctx.dim)).exp()\n"
+                        "        return (p * x_tangent.float()).sum(ctx.dim).to(x.dtype)"))),
+    Mistake("LogSumExp", "backward and jvp guess dim from shapes, no ctx.dim",
+            "LogSumExp's backward guesses dim from shapes",
+            _GUESS + _edit(LSE, ("        ctx.dim = dim\n", ""),
+                           ("        return grad_output.unsqueeze(ctx.dim) * "
+                            "(x - output.unsqueeze(ctx.dim)).exp(), None",
+                            "        d = _dim(x, output)\n"
+                            "        return grad_output.unsqueeze(d) * "
+                            "(x - output.unsqueeze(d)).exp(), None"),
+                           ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                            ".sum(ctx.dim)",
+                            "        d = _dim(x, output)\n"
+                            "        return ((x - output.unsqueeze(d)).exp() * x_tangent).sum(d)"))),
+    Mistake("LogSumExp", "forward computes in place on x (x.sub_(m).exp_())",
+            "LogSumExp.forward modified its input x in place",
+            _edit(LSE, (_LSE_SUM, "        return x.sub_(m).exp_().sum(dim).log_()"
+                                  " + m.squeeze(dim)"))),
+    Mistake("LogSumExp", "computed in float64 for a float32 x (forward, backward and jvp)",
+            "LogSumExp's output has dtype torch.float64 for torch.float32 inputs",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
+                        "        x = x.double()\n        m = x.amax(dim, keepdim=True)\n"),
+                  ("        return grad_output.unsqueeze(ctx.dim) * (x - output",
+                   "        return grad_output.double().unsqueeze(ctx.dim) * (x.double()"
+                   " - output"),
+                  ("        return ((x - output", "        return ((x.double() - output"))),
+    Mistake("LogSumExp", "the max subtracted only where it is positive (clamp(min=0))",
+            "subtract that row's own max along dim",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)\n",
+                        "        m = x.amax(dim, keepdim=True).clamp(min=0)\n"))),
+    Mistake("LogSumExp", "the softmax kept in a module global by setup_context for backward",
+            "LogSumExp.forward kept state outside ctx: _P in a module global",
+            _edit(LSE, ("        ctx.save_for_backward(x, output)\n",
+                        "        global _P\n"
+                        "        _P = (x - output.unsqueeze(dim)).exp()\n"),
+                  ("        x, output = ctx.saved_tensors\n" + _LSE_BWD,
+                   "        return grad_output.unsqueeze(ctx.dim) * _P, None"))),
+    Mistake("LogSumExp", "dim kept in a module global by setup_context",
+            "right for each call alone but not for two calls in one graph",
+            _edit(LSE, ("        ctx.dim = dim\n", "        global _DIM\n        _DIM = dim\n"),
+                  (_LSE_BWD, "        return grad_output.unsqueeze(_DIM) * (x - output"
+                   ".unsqueeze(_DIM)).exp(), None"),
+                  ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                   ".sum(ctx.dim)",
+                   "        return ((x - output.unsqueeze(_DIM)).exp() * x_tangent).sum(_DIM)"))),
+    Mistake("LogSumExp", ".view after movedim (not contiguous for a dim other than the last)",
+            "view size is not compatible",
+            _edit(LSE, (_LSE_MAX + "        m = torch.where(torch.isfinite(m), m, "
+                        "torch.zeros_like(m))\n" + _LSE_SUM,
+                        "        xt = x.movedim(dim, -1)\n"
+                        "        flat = xt.view(-1, xt.shape[-1])\n"
+                        "        m = flat.amax(-1, keepdim=True)\n"
+                        "        y = (flat - m).exp().sum(-1).log() + m.squeeze(-1)\n"
+                        "        return y.view(xt.shape[:-1])"))),
+    Mistake("LogSumExp", "backward's softmax computed in float32",
+            "a step in float32",
+            _edit(LSE, (_LSE_BWD, "        return grad_output.unsqueeze(ctx.dim) * (x - output"
+                        ".unsqueeze(ctx.dim)).float().exp().to(x.dtype), None"))),
+    Mistake("LogSumExp", "forward shifts x in place and shifts it back (x.sub_(m), x.add_(m))",
+            "LogSumExp.forward modified its input x in place",
+            _edit(LSE, ("        return (x - m).exp().sum(dim).log() + m.squeeze(dim)",
+                        "        x.sub_(m)\n"
+                        "        out = x.exp().sum(dim).log()\n"
+                        "        x.add_(m)\n"
+                        "        return out + m.squeeze(dim)"))),
+    Mistake("LogSumExp", "backward computes in the saved x (x.sub_(...).exp_().mul_(...))",
+            "LogSumExp.backward modified its input x in place",
+            _edit(LSE, ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze("
+                        "ctx.dim)).exp(), None",
+                        "        return x.sub_(output.unsqueeze(ctx.dim)).exp_().mul_("
+                        "grad_output.unsqueeze(ctx.dim)), None"))),
 ]

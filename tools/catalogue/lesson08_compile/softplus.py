@@ -9,6 +9,25 @@ from .. import Mistake, Unusual
 from .answers import SOFTPLUS, _edit
 
 
+_SP_VALUE_SWITCH = ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+          "    exact = z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))\n"
+          "    return torch.where(z < -10, torch.exp(z), exact) / beta")
+
+_SP_SLOPE_SWITCH = ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+          "    z = ctx.beta * x\n"
+          "    return grad_output * torch.where(z < -10, torch.exp(z), torch.sigmoid(z)), None")
+
+_SP_VALUE = ("    z = beta * x\n"
+             "    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta")
+
+_SP_SLOPE_RETURN = "    return grad_output * torch.sigmoid(ctx.beta * x), None"
+
+_SP_SAVE = "    ctx.save_for_backward(x)"
+
+_SP_SLOPE = ("    x, = ctx.saved_tensors\n"
+             "    return grad_output * torch.sigmoid(ctx.beta * x), None")
+
+
 UNUSUAL = [
     Unusual("softplus", "function-call registration with torch.library.register_* by name", '''
 def _softplus(x: torch.Tensor, beta: float) -> torch.Tensor:
@@ -132,6 +151,67 @@ def backward(ctx, grad_output):
 
 softplus.register_autograd(backward, setup_context=setup_context)
 '''),
+    Unusual("softplus", "beta made a float64 tensor in backward (torch.tensor with dtype=)",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
+                             "torch.sigmoid(torch.tensor(ctx.beta, dtype=x.dtype) * x)"))),
+    Unusual('softplus', 'forward logaddexp(z, 0) / beta, only the output saved, slope -expm1(-beta * s)',
+            '# UNUSUAL (correct): forward logaddexp(z, 0)/beta; setup_context saves the OUTPUT only; slope -expm1(-beta*s)\nimport torch\ndef softplus(x: torch.Tensor, beta: float) -> torch.Tensor:\n    return torch.logaddexp(beta * x, torch.zeros((), dtype=x.dtype, device=x.device)) / beta\nsoftplus = torch.library.custom_op("autograd_course::softplus", softplus, mutates_args=())\n@softplus.register_fake\ndef _(x, beta):\n    return torch.empty_like(x)\ndef sc(ctx, inputs, output):\n    _, beta = inputs\n    ctx.save_for_backward(output); ctx.beta = beta\ndef bw(ctx, g):\n    s, = ctx.saved_tensors\n    return g * -torch.expm1(-ctx.beta * s), None\nsoftplus.register_autograd(bw, setup_context=sc)\n'),
+    Unusual("softplus", "fake computes beta * x on the fake tensor, slope -expm1(-beta s) from "
+            "the saved output",
+            _edit(SOFTPLUS, ("    return torch.empty_like(x)", "    return beta * x"),
+                  ("    x, beta = inputs\n    ctx.save_for_backward(x)",
+                   "    x, beta = inputs\n    ctx.save_for_backward(output)"),
+                  ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                   "    return grad_output * -torch.expm1(-ctx.beta * x), None"))),
+    Unusual("softplus", "forward F.softplus(x, beta), fake x.clone(), slope torch.special.expit",
+            "import torch.nn.functional as F\n"
+            + _edit(SOFTPLUS, ("    z = beta * x\n" + _SP_VALUE_SWITCH[0],
+                               "    return F.softplus(x, beta=beta)"),
+                    ("    return torch.empty_like(x)", "    return x.clone()"),
+                    ("torch.sigmoid(ctx.beta * x)", "torch.special.expit(ctx.beta * x)"))),
+    Unusual("softplus", "forward logaddexp in float64, cast back to x's dtype",
+            _edit(SOFTPLUS, ("    z = beta * x\n" + _SP_VALUE_SWITCH[0] + "\n",
+                             "    z = beta * x.double()\n"
+                             "    return (torch.logaddexp(z, torch.zeros_like(z)) / beta)"
+                             ".to(x.dtype)\n"))),
+    Unusual("softplus", "slope 1 / (1 + exp(-beta x)) by hand",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
+                             "(1 / (1 + torch.exp(-ctx.beta * x)))"))),
+    Unusual("softplus", "a float64 gradient for a float32 x (the engine casts it back)",
+            _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "    return grad_output.double() * torch.sigmoid(ctx.beta * "
+                             "x.double()), None"))),
+    Unusual("softplus", "forward F.softplus(x, beta) (its switch at 20), the output saved, "
+            "slope -expm1(-beta s)",
+            _edit(SOFTPLUS, (_SP_VALUE, "    return F.softplus(x, beta=beta)"),
+                  ("    ctx.save_for_backward(x)", "    ctx.save_for_backward(output)"),
+                  (_SP_SLOPE_RETURN, "    return grad_output * -torch.expm1(-ctx.beta * x), None"))),
+    Unusual("softplus", "forward on x.contiguous(), a contiguous fake x.new_empty(x.shape)",
+            _edit(SOFTPLUS, ("    z = beta * x\n", "    z = beta * x.contiguous()\n"),
+                  ("    return torch.empty_like(x)", "    return x.new_empty(x.shape)"))),
+    Unusual("softplus", "value and slope e^z below beta * x = -12 (within the 1e-5 tolerance)",
+            _edit(SOFTPLUS,
+                  (_SP_VALUE, "    z = beta * x\n"
+                   "    exact = z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))\n"
+                   "    return torch.where(z < -12, torch.exp(z), exact) / beta"),
+                  (_SP_SLOPE_RETURN, "    z = ctx.beta * x\n    return grad_output * torch.where("
+                   "z < -12, torch.exp(z), torch.sigmoid(z)), None"))),
+    Unusual("softplus", "x and the output saved, slope exp(beta x - beta s)",
+            _edit(SOFTPLUS, (_SP_SAVE, "    ctx.save_for_backward(x, output)"),
+                  (_SP_SLOPE, "    x, s = ctx.saved_tensors\n"
+                   "    return grad_output * torch.exp(ctx.beta * x - ctx.beta * s), None"))),
+    Unusual("softplus", "computed in float64 and cast back, a switch past 30, x and s saved",
+            _edit(SOFTPLUS,
+                  ("    z = beta * x\n"
+                   "    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                   "    z = beta * x.double()\n"
+                   "    return torch.where(z > 30, z, torch.log1p(torch.exp(z.clamp(max=30))))"
+                   ".div(beta).to(x.dtype)"),
+                  ("    ctx.save_for_backward(x)", "    ctx.save_for_backward(x, output)"),
+                  ("    x, = ctx.saved_tensors\n"
+                   "    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                   "    x, s = ctx.saved_tensors\n"
+                   "    return grad_output * torch.exp(ctx.beta * x - ctx.beta * s), None"))),
 ]
 
 
@@ -272,4 +352,83 @@ def softplus(x, beta):
             "softplus's backward wrote into x, the tensor it saved",
             _edit(SOFTPLUS, ("grad_output * torch.sigmoid(ctx.beta * x), None",
                              "grad_output * x.mul_(ctx.beta).sigmoid_(), None"))),
+    Mistake("softplus", "a fake that keeps strides only for a 2-D transpose",
+            "softplus's fake implementation returns strides (6, 3, 1)",
+            _edit(SOFTPLUS, ("    return torch.empty_like(x)",
+                             "    if x.dim() == 2 and x.stride() == (1, x.shape[0]):\n"
+                             "        return x.new_empty(x.shape[::-1]).t()\n"
+                             "    return x.new_empty(x.shape)"))),
+    Mistake("softplus", "backward's beta made with torch.tensor(beta): float32",
+            "softplus's backward uses beta rounded to float32",
+            _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
+                             "torch.sigmoid(torch.tensor(ctx.beta) * x)"))),
+    Mistake("softplus", "forward's beta made with torch.tensor(beta): float32",
+            "softplus uses beta rounded to float32",
+            _edit(SOFTPLUS, ("    z = beta * x\n", "    z = torch.tensor(beta) * x\n"))),
+    Mistake("softplus", "where(z > 15, z, log1p(exp(z))): a switch to z past 15",
+            "softplus returns x itself from beta * x = 15.25 on",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "    return torch.where(z > 15, z, torch.log1p(torch.exp("
+                             "z.clamp(max=15)))) / beta"))),
+    Mistake("softplus", "value and slope e^z below beta * x = -10 (the reviewer's answer)",
+            "softplus's output switches to e^z below a threshold in the left tail",
+            _edit(SOFTPLUS, _SP_VALUE_SWITCH, _SP_SLOPE_SWITCH)),
+    Mistake("softplus", "slope e^z below beta * x = -10, the value exact",
+            "softplus's slope (its backward) switches to e^z below a threshold",
+            _edit(SOFTPLUS, _SP_SLOPE_SWITCH)),
+    Mistake("softplus", "value e^z below beta * x = -10.5, the slope exact",
+            "softplus's output switches to e^z below a threshold in the left tail",
+            _edit(SOFTPLUS, (_SP_VALUE_SWITCH[0], _SP_VALUE_SWITCH[1].replace("-10", "-10.5")))),
+    Mistake("softplus", "value and slope e^z below beta * x = -5 (the reviewer's, named now)",
+            "softplus's output switches to e^z below a threshold in the left tail",
+            _edit(SOFTPLUS, (_SP_VALUE_SWITCH[0], _SP_VALUE_SWITCH[1].replace("-10", "-5")),
+                  (_SP_SLOPE_SWITCH[0], _SP_SLOPE_SWITCH[1].replace("-10", "-5")))),
+    # an uncapped mutant of the unusual 'logaddexp, switching to z itself above z = 20'
+    Mistake("softplus", "logaddexp of z clamped at 19 under a switch to z at 20",
+            "softplus's output is wrong in float64: at beta * x = 20",
+            _edit(SOFTPLUS, (_SP_VALUE_SWITCH[0],
+                             "    small = torch.logaddexp(z.clamp(max=19), torch.zeros_like(z))\n"
+                             "    return torch.where(z > 20, z, small) / beta"))),
+    # review 56b: another namespace was blamed on a re-run that never happened
+    Mistake("softplus", "registered as mylib::softplus", "is the custom operator mylib::softplus",
+            _edit(SOFTPLUS, ('"autograd_course::softplus"', '"mylib::softplus"'))),
+    Mistake("softplus", "beta kept in a module global by setup_context",
+            "softplus's backward used another call's beta",
+            _edit(SOFTPLUS, ("    ctx.beta = beta", "    global _BETA\n    _BETA = beta"),
+                  ("torch.sigmoid(ctx.beta * x)", "torch.sigmoid(_BETA * x)"))),
+    Mistake("softplus", "backward differentiates F.softplus with torch.autograd.grad",
+            "softplus.backward calls torch.autograd.grad",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    with torch.enable_grad():\n"
+                             "        xx = x.detach().requires_grad_()\n"
+                             "        y = F.softplus(xx, beta=ctx.beta)\n"
+                             "        g, = torch.autograd.grad(y, xx, grad_output)\n"
+                             "    return g, None"))),
+    Mistake("softplus", "forward F.softplus with threshold=15",
+            "softplus returns x itself from beta * x = 15.25 on",
+            _edit(SOFTPLUS, (_SP_VALUE, "    return F.softplus(x, beta=beta, threshold=15.0)"))),
+    Mistake("softplus", "backward calls aten's softplus_backward",
+            "uses the built-in op softplus_backward",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    return torch.ops.aten.softplus_backward("
+                             "grad_output, x, ctx.beta, 20.0), None"))),
+    Mistake("softplus", "value 0 below beta * x = -30", "softplus loses the left tail",
+            _edit(SOFTPLUS, (_SP_VALUE, "    z = beta * x\n"
+                             "    exact = z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))\n"
+                             "    return torch.where(z < -30, torch.zeros_like(z), exact)"
+                             " / beta"))),
+    Mistake("softplus", "switch to x where x > 20, not beta * x",
+            "softplus's output is wrong in float64",
+            _edit(SOFTPLUS, (_SP_VALUE, "    z = beta * x\n"
+                             "    return torch.where(x > 20, x, torch.log1p(torch.exp(-z.abs()))"
+                             " / beta + x.clamp(min=0))"))),
+    Mistake("softplus", "computed in float64 and returned float64, fake float64 too",
+            "softplus's output has dtype torch.float64 for torch.float32 inputs",
+            _edit(SOFTPLUS, ("    z = beta * x\n", "    z = beta * x.double()\n"),
+                  ("    return torch.empty_like(x)",
+                   "    return torch.empty_like(x, dtype=torch.float64)"))),
+    Mistake("softplus", "slope e / (1 + e), e = expm1(beta s), from the saved output",
+            "grad_x contains inf or nan where the true gradient is finite",
+            _edit(SOFTPLUS, (_SP_SAVE, "    ctx.save_for_backward(output)"),
+                  (_SP_SLOPE, "    s, = ctx.saved_tensors\n"
+                   "    e = torch.expm1(ctx.beta * s)\n"
+                   "    return grad_output * e / (1 + e), None"))),
 ]

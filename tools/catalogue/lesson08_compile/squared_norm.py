@@ -51,6 +51,18 @@ def _(info, in_dims, x, dim):
 '''
 
 
+_SN_RULE = ("    x = x.movedim(x_bdim, 0)\n"
+         "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0")
+
+_GUESS = ("def _dim(x, out):\n"
+          "    for i in range(out.dim()):\n"
+          "        if x.shape[i] != out.shape[i]:\n"
+          "            return i\n"
+          "    return x.dim() - 1\n")
+
+_SN_RULE_MOVE = "    x = x.movedim(x_bdim, 0)"
+
+
 UNUSUAL = [
     Unusual("squared_norm", "registrations by name, an einsum forward, a fake from a fake sum",
             '''
@@ -139,6 +151,31 @@ squared_norm.register_vmap(rule)
                                  "x.shape[d + 1:])", "    return torch.empty_like(x).sum(dim)"),
                   ("return 2 * x * grad_output.unsqueeze(ctx.dim), None",
                    "return (grad_output.unsqueeze(ctx.dim).expand(x.shape) * x).mul(2), None"))),
+    Unusual('squared_norm', 'rule moves the batch dim last and computes x.square().sum(d) without the operator, out_dims=-1',
+            '# UNUSUAL (correct): batch moved last; negative dim shifted by -1; computed in the rule with plain torch ops (no call of the op)\nimport torch\ndef squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:\n    return (x * x).sum(dim)\nsquared_norm = torch.library.custom_op("autograd_course::squared_norm", squared_norm, mutates_args=())\n@squared_norm.register_fake\ndef _(x, dim):\n    r = dim % x.dim()\n    return x.new_empty(x.shape[:r] + x.shape[r + 1:])\ndef sc(ctx, inputs, output):\n    x, dim = inputs\n    ctx.save_for_backward(x); ctx.dim = dim\ndef bw(ctx, g):\n    x, = ctx.saved_tensors\n    return 2 * x * g.unsqueeze(ctx.dim), None\nsquared_norm.register_autograd(bw, setup_context=sc)\ndef rule(info, in_dims, x, dim):\n    b, _ = in_dims\n    x = x.movedim(b, -1)\n    d = dim if dim >= 0 else dim - 1\n    return x.square().sum(d), -1\nsquared_norm.register_vmap(rule)\n'),
+    Unusual('squared_norm', 'fake written as x.sum(dim) on the fake tensor, forward vector_norm(x) ** 2',
+            '# UNUSUAL (correct): fake by running a reduction on the fake tensor; forward by vector_norm**2; backward x.mul(2g)\nimport torch\ndef squared_norm(x: torch.Tensor, dim: int) -> torch.Tensor:\n    return torch.linalg.vector_norm(x, 2, dim) ** 2\nsquared_norm = torch.library.custom_op("autograd_course::squared_norm", squared_norm, mutates_args=())\n@squared_norm.register_fake\ndef _(x, dim):\n    return x.sum(dim)\ndef sc(ctx, inputs, output):\n    x, dim = inputs\n    ctx.save_for_backward(x); ctx.dim = dim\ndef bw(ctx, g):\n    x, = ctx.saved_tensors\n    return x.mul(g.unsqueeze(ctx.dim).mul(2)), None\nsquared_norm.register_autograd(bw, setup_context=sc)\ndef rule(info, in_dims, x, dim):\n    b, _ = in_dims\n    x = x.movedim(b, 0)\n    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0\nsquared_norm.register_vmap(rule)\n'),
+    Unusual("squared_norm", "rule leaves the batch dim in place, computes (x * x).sum, counts "
+            "out_dims",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n"
+                                 "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                                 "    d = dim % (x.dim() - 1)\n"
+                                 "    d_b = d + 1 if d >= x_bdim else d\n"
+                                 "    return (x * x).sum(d_b), (x_bdim - 1 if d < x_bdim "
+                                 "else x_bdim)"))),
+    Unusual("squared_norm", "forward linalg.vecdot, rule moves the batch dim last, out_dims -1",
+            _edit(SQUARED_NORM, ("    return (x * x).sum(dim)",
+                                 "    return torch.linalg.vecdot(x, x, dim=dim)"),
+                  ("    x = x.movedim(x_bdim, 0)\n"
+                   "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                   "    x = x.movedim(x_bdim, -1)\n"
+                   "    return squared_norm(x, dim if dim >= 0 else dim - 1), -1"))),
+    Unusual("squared_norm", "batch dim moved last, a negative dim less 1, out_dims -1",
+            _edit(SQUARED_NORM, (_SN_RULE, "    x = x.movedim(x_bdim, -1)\n"
+                                 "    return squared_norm(x, dim if dim >= 0 else dim - 1), -1"))),
+    Unusual("squared_norm", "the rule's dim as dim % x.dim() + (dim >= 0) on the batched x",
+            _edit(SQUARED_NORM, (_SN_RULE, "    x = x.movedim(x_bdim, 0)\n"
+                                 "    return squared_norm(x, dim % x.dim() + (dim >= 0)), 0"))),
 ]
 
 
@@ -246,4 +283,81 @@ def squared_norm(x, dim):
                                  "dim >= 0 else dim), 0",
                                  "    x = x.movedim(x_bdim, -1)\n    return squared_norm(x, dim if "
                                  "dim >= 0 else dim - 1), x_bdim"))),
+    Mistake("squared_norm", "a rule that calls the operator on two halves of the batch",
+            "splits the batch into pieces",
+            _edit(SQUARED_NORM, (_SN_RULE, "    x = x.movedim(x_bdim, 0)\n"
+                                        "    d = dim + 1 if dim >= 0 else dim\n"
+                                        "    h = (x.shape[0] + 1) // 2\n"
+                                        "    return torch.cat([squared_norm(x[:h], d), "
+                                        "squared_norm(x[h:], d)]), 0"))),
+    Mistake("squared_norm", "the batch dim left in place, out_dims counted with <= for <",
+            "reduces the right dim but returns the wrong out_dims",
+            _edit(SQUARED_NORM, (_SN_RULE, "    d = dim % (x.dim() - 1)\n"
+                                        "    inner = d + 1 if d >= x_bdim else d\n"
+                                        "    return squared_norm(x, inner), "
+                                        "x_bdim - 1 if d <= x_bdim else x_bdim"))),
+    Mistake("squared_norm", "backward guesses dim from x's and grad_output's shapes",
+            "squared_norm's backward guesses dim from shapes",
+            _GUESS + _edit(SQUARED_NORM,
+                           ("    return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                            "    return 2 * x * grad_output.unsqueeze(_dim(x, grad_output)), None"))),
+    Mistake("squared_norm", "one call when the batch dim is first, a loop over the samples "
+            "otherwise",
+            "calls the operator once per sample (5 calls for a batch of 5 with x's batch dim at 1",
+            _edit(SQUARED_NORM, ("    x = x.movedim(x_bdim, 0)\n"
+                                 "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                                 "    if x_bdim == 0:\n"
+                                 "        return squared_norm(x, dim + 1 if dim >= 0 else dim), 0\n"
+                                 "    return torch.stack([squared_norm(s, dim) "
+                                 "for s in x.unbind(x_bdim)]), 0"))),
+    Mistake("squared_norm", "registered as mylib::squared_norm",
+            "is the custom operator mylib::squared_norm",
+            _edit(SQUARED_NORM, ('"autograd_course::squared_norm"', '"mylib::squared_norm"'))),
+    Mistake("squared_norm", "dim kept in a module global by setup_context",
+            "right for each call alone but not for two calls in one graph",
+            _edit(SQUARED_NORM, ("    ctx.dim = dim", "    global _DIM\n    _DIM = dim"),
+                  ("grad_output.unsqueeze(ctx.dim)", "grad_output.unsqueeze(_DIM)"))),
+    Mistake("squared_norm", "the rule swaps the batch dim to the front with transpose(0, b)",
+            "squared_norm's batching rule reorders a sample's dims",
+            _edit(SQUARED_NORM, (_SN_RULE_MOVE, "    x = x.transpose(0, x_bdim)"))),
+    Mistake("squared_norm", "the rule swaps the batch dim to the end with transpose(b, -1)",
+            "squared_norm's batching rule reorders a sample's dims",
+            _edit(SQUARED_NORM, (_SN_RULE_MOVE + "\n    return squared_norm(x, dim + 1 if dim >= 0 "
+                                 "else dim), 0",
+                                 "    x = x.transpose(x_bdim, -1)\n"
+                                 "    return squared_norm(x, dim if dim >= 0 else dim - 1), -1"))),
+    Mistake("squared_norm", "the sum accumulated and returned in float64, fake float64 too",
+            "squared_norm's output has dtype torch.float64 for torch.float32 inputs",
+            _edit(SQUARED_NORM,
+                  ("    return (x * x).sum(dim)",
+                   "    return (x * x).sum(dim, dtype=torch.float64)"),
+                  ("x.shape[d + 1:])", "x.shape[d + 1:], dtype=torch.float64)"),
+                  ("    return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                   "    return (2 * x * grad_output.unsqueeze(ctx.dim)).to(x.dtype), None"))),
+    Mistake("squared_norm", "backward scales grad_output in place (grad_output.mul_(2))",
+            "squared_norm's backward modified grad_output in place",
+            _edit(SQUARED_NORM, ("    return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "    return x * grad_output.mul_(2).unsqueeze(ctx.dim), None"))),
+    Mistake("squared_norm", "batch dim left in place, a negative dim compared with it",
+            "squared_norm's output under vmap has shape",
+            _edit(SQUARED_NORM, (_SN_RULE, "    d = dim + 1 if dim >= x_bdim else dim\n"
+                                 "    return squared_norm(x, d), x_bdim if d > x_bdim"
+                                 " else x_bdim - 1"))),
+    Mistake("squared_norm", "the fake slices with dim itself (a negative dim)",
+            "squared_norm's fake implementation returns shape",
+            _edit(SQUARED_NORM, ("    d = dim % x.dim()\n", "    d = dim\n"))),
+    Mistake("squared_norm", "setup_context keeps x as a ctx attribute",
+            "squared_norm stores a tensor as ctx.x",
+            _edit(SQUARED_NORM, ("    ctx.save_for_backward(x)", "    ctx.x = x"),
+                  ("    x, = ctx.saved_tensors\n    return 2 * x",
+                   "    x = ctx.x\n    return 2 * x"))),
+    Mistake("squared_norm", "the rule squares the caller's batch in place (x.mul_(x))",
+            "squared_norm's batching rule modified its input x in place",
+            _edit(SQUARED_NORM, (_SN_RULE, "    x = x.movedim(x_bdim, 0)\n"
+                                 "    return x.mul_(x).sum(dim + 1 if dim >= 0 else dim), 0"))),
+    Mistake("squared_norm", "backward computes in the saved x (x.mul_(2).mul_(...))",
+            "squared_norm.backward modified its input x in place",
+            _edit(SQUARED_NORM, ("    return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "    return x.mul_(2).mul_(grad_output.unsqueeze(ctx.dim)), "
+                                 "None"))),
 ]
