@@ -1,8 +1,11 @@
 """Lesson 05: answers with known verdicts for checkpoint_sequential, built on the lesson's
-CheckpointFunction (not on torch.utils.checkpoint's own reentrant Function)."""
+CheckpointFunction (not on torch.utils.checkpoint's own reentrant Function): the split into
+groups (counts, remainders, float bounds), late-binding closures, the caller's layers (their
+list, modes, .grad and requires_grad), state kept between calls, and random layers."""
 
 from .. import Mistake, Unusual, edit
 from .answers import CORRECT_BACKWARD, _checkpoint
+from .checkpoint_function import MISTAKES as MISTAKES_CHECKPOINT_FUNCTION
 
 HELPER = _checkpoint(CORRECT_BACKWARD)  # the CheckpointFunction checkpoint_sequential builds on
 
@@ -306,4 +309,375 @@ def checkpoint_sequential(layers, segments, x):
     Mistake("checkpoint_sequential", "requires_grad_() on every layer, frozen ones too",
             "unfroze the caller's frozen parameter",
             _sequential("    for layer in layers:\n        layer.requires_grad_()\n" + SPLIT)),
+]
+
+
+# checkpoint_sequential: bounds floor(i * n / k), so the longer groups come last (7 in 3:
+# 2, 2, 3), each segment a functools.partial over its own tuple of layers; the last segment
+# runs without a checkpoint, as torch's does.
+UNUSUAL_02_SEQ_FLOOR_BOUNDS_PARTIAL = """
+import functools
+
+def _run(group, h):
+    for layer in group:
+        h = layer(h)
+    return h
+
+def checkpoint_sequential(layers, segments, x):
+    layers = tuple(layers)
+    n = len(layers)
+    bounds = [i * n // segments for i in range(segments + 1)]
+    for i, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        run = functools.partial(_run, layers[start:end])
+        x = run(x) if i == segments - 1 else CheckpointFunction.apply(run, x)
+    return x
+"""
+
+
+# checkpoint_sequential: binds start as a default argument, but reads end late.
+WRONG_06_SEQ_HALF_LATE_BINDING = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, extra = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < extra)
+        x = CheckpointFunction.apply(
+            lambda h, s=start: nn.Sequential(*layers[s:end])(h), x)
+        start = end
+    return x
+"""
+
+
+# checkpoint_sequential: round(n / k) layers per segment, the rest in the last.
+WRONG_07_SEQ_ROUND = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size = max(1, round(len(layers) / segments))
+    bounds = [min(i * size, len(layers)) for i in range(segments)] + [len(layers)]
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+"""
+
+
+SEQ = HELPER + "from torch import nn\n\n\n"
+
+
+# checkpoint_sequential: bounds int(i * (n / k)), which for 15 layers in 11 or 13 groups end at
+# layer 14 (11 * (15 / 11) is 14.999999999999998): the last layer never runs.
+WRONG_03_SEQ_FLOAT_BOUNDS = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    step = len(layers) / segments
+    bounds = [int(i * step) for i in range(segments + 1)]
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+"""
+
+
+# checkpoint_sequential: the same with bounds from a running sum of n / k (15 layers, 7 groups).
+WRONG_04_SEQ_RUNNING_SUM = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    step = len(layers) / segments
+    bound, bounds = 0.0, [0]
+    for _ in range(segments):
+        bound += step
+        bounds.append(int(bound))
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+"""
+
+
+# checkpoint_sequential: bounds int(i / k * n): 26 layers in 26 groups make one group of 2 and
+# one of none (15 / 26 * 26 is 14.999999999999998).
+WRONG_05_SEQ_DIVIDE_FIRST = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    bounds = [int(i / segments * len(layers)) for i in range(segments + 1)]
+    for start, end in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+    return x
+"""
+
+
+# checkpoint_sequential: the whole stack run plainly when x requires no grad (data), so the
+# memory a checkpoint saves is spent on every model's first block.
+WRONG_06_SEQ_PLAIN_ON_DATA = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    if not x.requires_grad:
+        return nn.Sequential(*layers)(x)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+        start = end
+    return x
+"""
+
+
+# checkpoint_sequential: groups cached by (number of layers, segments) across calls, so a second
+# stack of the same length runs the first stack's layers.
+WRONG_07_SEQ_CACHED_GROUPS = """
+_groups = {}
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    key = (len(layers), segments)
+    if key in _groups:
+        for group in _groups[key]:
+            x = CheckpointFunction.apply(group, x)
+        return x
+    _groups[key] = []
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        _groups[key].append(nn.Sequential(*layers[start:end]))
+        x = CheckpointFunction.apply(_groups[key][-1], x)
+        start = end
+    return x
+"""
+
+
+# checkpoint_sequential: the whole stack run once under no_grad first, as a shape check: every
+# layer runs twice in forward, and a dropout layer draws a mask the plain stack never draws.
+WRONG_03_SEQ_NO_GRAD_RUN_FIRST = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    with torch.no_grad():  # a quick run first: shapes fit before anything is checkpointed
+        nn.Sequential(*layers)(x)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+        start = end
+    return x
+"""
+
+
+# checkpoint_sequential: the generator seeded before the groups "for reproducibility", so the
+# dropout layers draw other masks than the plain stack run from the caller's seed.
+WRONG_04_SEQ_SEEDS = """
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    torch.manual_seed(0)  # reproducible dropout in every run
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)
+        start = end
+    return x
+"""
+
+
+SOLUTION = UNUSUAL[4].code  # spread remainder, each group a closure over its layers
+
+
+LIST = "    layers = list(layers)\n    size, longer"
+
+
+def _first(body: str) -> str:
+    return edit(SOLUTION, (LIST, body + LIST))
+
+
+# review 58b, s5: the caller's nn.Sequential set to training "to be sure dropout is on"
+WRONG_01_TRAIN = _first("    if isinstance(layers, torch.nn.Module):\n        layers.train()\n")
+
+
+# every layer set to eval() "so that the recomputation draws no other dropout mask"
+WRONG_02_EVAL = _first("    for layer in layers:\n        layer.eval()\n")
+
+
+# review 58b, s7: every layer's gradients set to None "to start each step clean"
+WRONG_03_ZERO_GRAD = _first("    for layer in layers:\n        layer.zero_grad(set_to_none=True)\n")
+
+
+# the same with zeros kept in .grad
+WRONG_04_ZERO_GRAD_ZEROS = _first(
+    "    for layer in layers:\n        layer.zero_grad(set_to_none=False)\n")
+
+
+OVERWRITE = next(m.code for m in MISTAKES_CHECKPOINT_FUNCTION
+                 if m.name == "overwrites the parameters' .grad")
+
+
+# built on a CheckpointFunction whose backward assigns each group's parameter gradients to
+# .grad: with .grad cleared first (as the main check does) it is right, after a micro-batch not
+WRONG_05_OVERWRITING_FUNCTION = OVERWRITE + """
+
+def checkpoint_sequential(layers, segments, x):
+    layers = list(layers)
+    size, longer = divmod(len(layers), segments)
+    start = 0
+    for i in range(segments):
+        end = start + size + (i < longer)
+        x = CheckpointFunction.apply(torch.nn.Sequential(*layers[start:end]), x)
+        start = end
+    return x
+"""
+
+
+# review 59, u2: bounds round(i * n / k), each group a functools.partial over one run function
+UNUSUAL_02_ROUND_BOUNDS = _sequential("""\
+    import functools
+    layers = list(layers)
+    n = len(layers)
+    bounds = [round(i * n / segments) for i in range(segments + 1)]
+
+    def run(lo, hi, h):
+        for layer in layers[lo:hi]:
+            h = layer(h)
+        return h
+
+    for lo, hi in zip(bounds, bounds[1:]):
+        x = CheckpointFunction.apply(functools.partial(run, lo, hi), x)
+    return x
+""")
+
+
+# review 59, s6: groups built once per (id(layers), segments) and run again on the next call
+CACHE = """_GROUPS = {}
+
+
+def checkpoint_sequential(layers, segments, x):
+    key = (id(layers), segments)
+    if key not in _GROUPS:
+        layers = list(layers)
+        size, longer = divmod(len(layers), segments)
+        groups, start = [], 0
+        for i in range(segments):
+            end = start + size + (i < longer)
+            groups.append(nn.Sequential(*layers[start:end]))
+            start = end
+        _GROUPS[key] = groups
+    for group in _GROUPS[key]:
+        x = CheckpointFunction.apply(group, x)
+    return x
+"""
+
+
+WRONG_04_ID_CACHE = HELPER + "\nfrom torch import nn\n\n\n" + CACHE
+
+
+STATE_HINT = "kept from an earlier call"
+
+
+# its twin: the cache kept for an nn.Sequential only ("a module does not change")
+WRONG_05_MODULE_CACHE = edit(WRONG_04_ID_CACHE, (
+    "    if key not in _GROUPS:\n",
+    "    if not isinstance(layers, nn.Module):\n        _GROUPS.pop(key, None)\n"
+    "    if key not in _GROUPS:\n"))
+
+
+# review 59, s3: slices of the list handed to CheckpointFunction as they are (a list)
+WRONG_06_SLICE = _sequential(edit(SPLIT, ("    layers = list(layers)\n", ""), (
+    "nn.Sequential(*layers[start:end])", "layers[start:end]")))
+
+
+# review 59b, s3: k - 1 groups of one layer, the rest in the last (the right count, the last
+# group too long)
+WRONG_02_SINGLETONS_FIRST = _sequential(
+    "    layers = list(layers)\n"
+    "    bounds = list(range(segments)) + [len(layers)]\n"
+    "    for start, end in zip(bounds, bounds[1:]):\n"
+    "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:end]), x)\n"
+    "    return x\n")
+
+
+# review 59c, s11: deep copies of the caller's layers, "to leave them as given"
+WRONG_04_DEEP_COPIES = "import copy\n" + _sequential(edit(SPLIT, (
+    "layers = list(layers)", "layers = copy.deepcopy(list(layers))")))
+
+
+# review 59c, s7: the split cached in a module dict keyed by segments only
+WRONG_05_SPLIT_BY_SEGMENTS = "_SPLIT = {}\n" + _sequential(
+    "    layers = list(layers)\n    if segments not in _SPLIT:\n"
+    "        size, longer = divmod(len(layers), segments)\n"
+    "        _SPLIT[segments] = [size + (i < longer) for i in range(segments)]\n"
+    "    start = 0\n    for n in _SPLIT[segments]:\n"
+    "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + n]), x)\n"
+    "        start += n\n    return x\n")
+
+
+MISTAKES += [
+    Mistake('checkpoint_sequential',
+            'late-binding closure: start bound as a default, end read late',
+            'the recomputation ran different code than forward',
+            HELPER + "from torch import nn\n\n\n" + WRONG_06_SEQ_HALF_LATE_BINDING),
+    Mistake('checkpoint_sequential', 'round(n / k) layers per segment, the rest in the last',
+            'made a segment of 3 layers ([1, 1, 1, 1, 3] recomputed)',
+            HELPER + "from torch import nn\n\n\n" + WRONG_07_SEQ_ROUND),
+    Mistake("checkpoint_sequential", "bounds int(i * (n / k)), computed in floating point",
+            "11 * (15 / 11) is 14.999999999999998, which int() truncates to 14",
+            SEQ + WRONG_03_SEQ_FLOAT_BOUNDS),
+    Mistake("checkpoint_sequential", "bounds from a running sum of n / k",
+            "adding 15 / 7 7 times gives 14.999999999999998", SEQ + WRONG_04_SEQ_RUNNING_SUM),
+    Mistake("checkpoint_sequential", "bounds int(i / k * n)",
+            "15 / 26 * 26 is 14.999999999999998", SEQ + WRONG_05_SEQ_DIVIDE_FIRST),
+    Mistake("checkpoint_sequential", "the stack run plainly when x requires no grad",
+            "ran layers 0 to 3 with grad on, outside every checkpoint",
+            SEQ + WRONG_06_SEQ_PLAIN_ON_DATA),
+    Mistake("checkpoint_sequential", "groups cached by (number of layers, segments) across calls",
+            "without running any of the 7 layers it was given", SEQ + WRONG_07_SEQ_CACHED_GROUPS),
+    Mistake("checkpoint_sequential", "the whole stack run once under no_grad before the groups",
+            "more than once in forward", SEQ + WRONG_03_SEQ_NO_GRAD_RUN_FIRST),
+    Mistake("checkpoint_sequential", "the generator seeded before the groups",
+            "dropout layers drew other masks", SEQ + WRONG_04_SEQ_SEEDS),
+    Mistake("checkpoint_sequential", "sets the caller's nn.Sequential to train()",
+            "changed the mode of the caller's layers: the nn.Sequential was in eval() mode and "
+            "is training", WRONG_01_TRAIN),
+    Mistake("checkpoint_sequential", "sets every layer to eval()",
+            "changed the mode of the caller's layers: layer 0 was training", WRONG_02_EVAL),
+    Mistake("checkpoint_sequential", "zero_grad(set_to_none=True) on every layer",
+            "set to None the .grad that parameter 0.weight already held", WRONG_03_ZERO_GRAD),
+    Mistake("checkpoint_sequential", "zero_grad(set_to_none=False) on every layer",
+            "changed the .grad that parameter 0.weight already held", WRONG_04_ZERO_GRAD_ZEROS),
+    Mistake("checkpoint_sequential", "built on a CheckpointFunction that overwrites .grad",
+            "was replaced, not added to", WRONG_05_OVERWRITING_FUNCTION),
+    Mistake("checkpoint_sequential", "groups cached by id(layers) across calls", STATE_HINT,
+            WRONG_04_ID_CACHE),
+    Mistake("checkpoint_sequential", "groups cached by id(layers) for an nn.Sequential only",
+            STATE_HINT, WRONG_05_MODULE_CACHE),
+    Mistake("checkpoint_sequential", "slices of the list handed to CheckpointFunction as lists",
+            "'list' object is not callable", WRONG_06_SLICE),
+    Mistake("checkpoint_sequential", "k - 1 groups of one layer, the rest in the last",
+            "which sizes of", WRONG_02_SINGLETONS_FIRST),
+    Mistake("checkpoint_sequential", "deep copies of the caller's layers",
+            "copies of them", WRONG_04_DEEP_COPIES),
+    Mistake("checkpoint_sequential", "the split cached by segments across calls",
+            "kept from an earlier call", WRONG_05_SPLIT_BY_SEGMENTS),
+]
+
+
+UNUSUAL += [
+    Unusual('checkpoint_sequential',
+            'floor bounds, functools.partial over a tuple, the last segment plain',
+            HELPER + "\n\n" + UNUSUAL_02_SEQ_FLOOR_BOUNDS_PARTIAL),
+    Unusual("checkpoint_sequential", "bounds int(i * (n / k)) with the last bound n itself",
+            _sequential("    layers = list(layers)\n    n = len(layers)\n"
+                        "    bounds = [int(i * (n / segments)) for i in range(segments)] + [n]\n"
+                        "    for a, b in zip(bounds, bounds[1:]):\n"
+                        "        x = CheckpointFunction.apply(nn.Sequential(*layers[a:b]), x)\n"
+                        "    return x\n")),
+    Unusual("checkpoint_sequential", "rounded bounds, functools.partial, the last group plain "
+            "when x requires grad",
+            _sequential("    import functools\n\n    def run(chunk, h):\n"
+                        "        for layer in chunk:\n            h = layer(h)\n        return h\n\n"
+                        "    layers = tuple(layers)\n    n = len(layers)\n"
+                        "    bounds = [round(i * n / segments) for i in range(segments + 1)]\n"
+                        "    for i, (a, b) in enumerate(zip(bounds, bounds[1:])):\n"
+                        "        fn = functools.partial(run, layers[a:b])\n"
+                        "        last = i == segments - 1 and x.requires_grad\n"
+                        "        x = fn(x) if last else CheckpointFunction.apply(fn, x)\n"
+                        "    return x\n")),
+    Unusual("checkpoint_sequential", "bounds round(i * n / k), functools.partial groups",
+            UNUSUAL_02_ROUND_BOUNDS),
 ]

@@ -1,5 +1,7 @@
 """Lesson 05's transfer exercise: answers with known verdicts for ReversibleCoupling, which
-saves only its outputs y1 and y2 ("no input" in any form) and inverts them in backward."""
+saves only its outputs y1 and y2 ("no input" in any form) and inverts them in backward: the
+order of the inversion, which calls are recorded, both outputs' gradients, the parameters'
+.grad, and the saved outputs left unwritten."""
 
 from .. import Mistake, Unusual, edit
 
@@ -312,4 +314,163 @@ MISTAKES = [
                 (INVERT + RECOMPUTE + RIGHT + RETURN).replace("ctx.f", "_BLOCKS['f']")
                 .replace("ctx.g", "_BLOCKS['g']"),
                 edit(FORWARD, ("ctx.f, ctx.g = f, g", "_BLOCKS['f'], _BLOCKS['g'] = f, g")))),
+]
+
+
+# ReversibleCoupling: saves y1, y2 and returns clones of them, "so the caller cannot change
+# what backward reads".
+WRONG_09_REV_RETURNS_CLONES = """
+class ReversibleCoupling(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, f, g):
+        ctx.f, ctx.g = f, g
+        y1 = x1 + f(x2)
+        y2 = x2 + g(y1)
+        ctx.save_for_backward(y1, y2)
+        return y1.clone(), y2.clone()
+
+    @staticmethod
+    def backward(ctx, grad_y1, grad_y2):
+        y1, y2 = ctx.saved_tensors
+        with torch.no_grad():
+            x2 = y2 - ctx.g(y1)
+            x1 = y1 - ctx.f(x2)
+        x1.requires_grad_(); x2.requires_grad_()
+        with torch.enable_grad():
+            z1 = x1 + ctx.f(x2)
+            z2 = x2 + ctx.g(z1)
+        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))
+        return x1.grad, x2.grad, None, None
+"""
+
+
+COUPLING = _coupling(INVERT + RECOMPUTE + RIGHT + RETURN)
+
+
+# ReversibleCoupling: the inverse computed once and its leaves kept on ctx: a second backward
+# recomputes on the same leaves and returns twice the gradients.
+WRONG_03_COUPLING_CACHED_LEAVES = edit(
+    COUPLING,
+    ("        y1, y2 = ctx.saved_tensors\n        with torch.no_grad():\n"
+     "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+     "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n",
+     "        if not hasattr(ctx, 'leaves'):  # invert once\n"
+     "            y1, y2 = ctx.saved_tensors\n            with torch.no_grad():\n"
+     "                x2 = y2 - ctx.g(y1)\n                x1 = y1 - ctx.f(x2)\n"
+     "            ctx.leaves = (x1.requires_grad_(), x2.requires_grad_())\n"
+     "        x1, x2 = ctx.leaves\n"))
+
+
+# ReversibleCoupling: y1.data and y2.data saved: a caller's in-place change of y1 before
+# backward is inverted from, silently.
+WRONG_04_COUPLING_SAVES_DATA = edit(
+    COUPLING, ("        ctx.save_for_backward(y1, y2)\n",
+               "        ctx.save_for_backward(y1.data, y2.data)\n"))
+
+
+# ReversibleCoupling: the rebuilt inputs cast to float32 "for speed" before the recomputation.
+WRONG_03_COUPLING_LEAVES_FLOAT32 = edit(
+    COUPLING, ("        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n",
+               "        x1, x2 = x1.float().requires_grad_(), x2.float().requires_grad_()\n"))
+
+
+# ReversibleCoupling: torch.autograd.backward with inputs= listing every parameter (catalogued
+# as unusual before the frozen parameter was graded): a frozen one among them makes it raise.
+_INPUTS_ALL = (INVERT + RECOMPUTE + "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2), "
+               "inputs=[x1, x2, *ctx.f.parameters(), *ctx.g.parameters()])\n"
+               "        return x1.grad, x2.grad, None, None")
+
+
+PARAMS = "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+
+
+# ReversibleCoupling (review 57, r8): torch.autograd.grad over x1, x2 and every parameter of f
+# and g, accumulated by hand: a frozen parameter among them makes autograd.grad raise.
+_GRAD_ALL = (INVERT + RECOMPUTE + "        params = [*ctx.f.parameters(), *ctx.g.parameters()]\n"
+             "        grads = torch.autograd.grad((z1, z2), [x1, x2, *params], (grad_y1, grad_y2))\n"
+             "        for p, grad in zip(params, grads[2:]):\n"
+             "            p.grad = grad if p.grad is None else p.grad + grad\n"
+             "        return grads[0], grads[1], None, None")
+
+
+WRONG_05_GRAD_ALL_PARAMS = _coupling(_GRAD_ALL)
+
+
+WRONG_07_INPUTS_ALL_PARAMS = _coupling(_INPUTS_ALL)
+
+
+# review 59, u5: x1 and x2 require grad only where autograd asks, backward on what needs it
+UNUSUAL_03_COUPLING_NEEDS = edit(COUPLING, (
+    "        x1, x2 = x1.requires_grad_(), x2.requires_grad_()\n",
+    "        x1.requires_grad_(ctx.needs_input_grad[0])\n"
+    "        x2.requires_grad_(ctx.needs_input_grad[1])\n"), (RIGHT, """\
+        outs = [(z, g) for z, g in ((z1, grad_y1), (z2, grad_y2)) if z.requires_grad]
+        if outs:
+            torch.autograd.backward([z for z, _ in outs], [g for _, g in outs])
+"""))
+
+
+ZERO_HINT = "skipped the recomputation when the incoming gradient is all zero"
+
+
+COUPLING_START = "    def backward(ctx, grad_y1, grad_y2):\n"
+
+
+# review 59, r7: zeros for x1 and x2, f and g never called, when both gradients are all zero
+WRONG_03_COUPLING_ZERO_SKIP = edit(COUPLING, (COUPLING_START, COUPLING_START + """\
+        if not grad_y1.any() and not grad_y2.any():
+            y1, y2 = ctx.saved_tensors
+            return torch.zeros_like(y1), torch.zeros_like(y2), None, None
+"""))
+
+
+# review 59b, u2: RevNet's Algorithm 1: g once on a fresh leaf for y1, its output serving the
+# inversion and the backpropagation; then f once on the rebuilt x2
+UNUSUAL_01_REVNET = _coupling(
+    "        y1, y2 = ctx.saved_tensors\n"
+    "        z1 = y1.detach().requires_grad_()\n"
+    "        with torch.enable_grad():\n            G = ctx.g(z1)\n"
+    "        torch.autograd.backward(G, grad_y2)\n"
+    "        x2 = (y2 - G.detach()).requires_grad_()\n"
+    "        ybar1 = grad_y1 + z1.grad\n"
+    "        with torch.enable_grad():\n            F = ctx.f(x2)\n"
+    "        torch.autograd.backward(F, ybar1)\n"
+    "        return ybar1, grad_y2 + x2.grad, None, None")
+
+
+MISTAKES += [
+    Mistake('ReversibleCoupling', 'saves y1 and y2, returns clones of them',
+            'saved a copy of its output y1',
+            WRONG_09_REV_RETURNS_CLONES),
+    Mistake("ReversibleCoupling", "the inverse computed once, its leaves cached on ctx for a "
+            "second backward", "backward reused fresh leaves kept on ctx",
+            WRONG_03_COUPLING_CACHED_LEAVES),
+    Mistake("ReversibleCoupling", "saves y1.data and y2.data", "changed in place after forward",
+            WRONG_04_COUPLING_SAVES_DATA),
+    Mistake("ReversibleCoupling", "fresh leaves cast to float32 (.float()) in backward",
+            "the rebuilt inputs were cast before the recomputation",
+            WRONG_03_COUPLING_LEAVES_FLOAT32),
+    Mistake("ReversibleCoupling", "autograd.grad over x1, x2 and every parameter of f and g, "
+            "frozen ones too", "when f holds a frozen parameter", WRONG_05_GRAD_ALL_PARAMS),
+    Mistake("ReversibleCoupling", "torch.autograd.backward with inputs= listing every "
+            "parameter, frozen ones too", "when f holds a frozen parameter",
+            WRONG_07_INPUTS_ALL_PARAMS),
+    Mistake("ReversibleCoupling", "returns zeros without recomputing when both incoming "
+            "gradients are all zero", ZERO_HINT, WRONG_03_COUPLING_ZERO_SKIP),
+]
+
+
+UNUSUAL += [
+    Unusual("ReversibleCoupling", "torch.autograd.backward with inputs= listing the parameters "
+            "that require grad", _coupling(edit(_INPUTS_ALL, (
+                "*ctx.f.parameters(), *ctx.g.parameters()]",
+                "*(p for m in (ctx.f, ctx.g) for p in m.parameters() if p.requires_grad)]")))),
+    Unusual("ReversibleCoupling", "autograd.grad over the inputs and the parameters that "
+            "require grad, accumulated by hand",
+            _coupling(edit(_GRAD_ALL, (PARAMS, PARAMS.replace(
+                "]\n", "]\n        params = [p for p in params if p.requires_grad]\n"))))),
+    Unusual("ReversibleCoupling", "leaves from ctx.needs_input_grad, backward on the outputs "
+            "that require grad", UNUSUAL_03_COUPLING_NEEDS),
+    Unusual("ReversibleCoupling", "RevNet's Algorithm 1: one call of g and one of f in "
+            "backward", UNUSUAL_01_REVNET),
 ]
