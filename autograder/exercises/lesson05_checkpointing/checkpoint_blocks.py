@@ -211,9 +211,11 @@ class ThroughBackward(torch.autograd.Function):
     """``call(*args)`` run on fresh leaves inside, differentiated with ``.backward()`` (a nested
     backward, as checkpointing is used): the generated checks differentiate with
     torch.autograd.grad, which PyTorch's own reentrant checkpoint refuses by design, even in a
-    backward nested in it on the same thread (the flag is per thread), so the nested backward
-    runs on a thread of its own. ``backward(output, leaves, grad_output)`` returns the leaves'
-    gradients."""
+    backward nested in it on the same thread (the flag is per thread), so on the CPU the nested
+    backward runs on a thread of its own. On a GPU this backward already runs on autograd's
+    thread for that device, whose flag the outer call never set, and a nested backward started
+    from another thread would wait for it without end: there it runs inline.
+    ``backward(output, leaves, grad_output)`` returns the leaves' gradients."""
 
     @staticmethod
     def forward(ctx, call, backward, *args):
@@ -235,9 +237,12 @@ class ThroughBackward(torch.autograd.Function):
             except BaseException as error:  # noqa: BLE001  (raised again below)
                 done["error"] = error
 
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
+        if grad_output.device.type == "cpu":
+            thread = threading.Thread(target=run)
+            thread.start()
+            thread.join()
+        else:  # this backward runs on autograd's own thread for the device, which a nested
+            run()  # backward started from another thread would wait for: it runs inline there
         if "error" in done:
             raise done["error"]
         return None, None, *done["grads"]
