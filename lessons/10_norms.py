@@ -760,7 +760,8 @@ from autograder import grade; grade("RMSNorm", RMSNorm)
 # exercise's own contract:
 #
 # - Forward computes each group's variance so that groups far from $0$ keep their accuracy:
-#   float32 groups such as $10^4 + \mathcal N(0, 1)$.
+#   float32 groups such as $10^4 + \mathcal N(0, 1)$ and float64 groups such as
+#   $10^8 + \mathcal N(0, 1)$.
 # - Forward saves one tensor of `x`'s size and at most two numbers per group, in `x`'s dtype,
 #   besides the weight: nothing else.
 # - Backward computes only the gradients `ctx.needs_input_grad` asks for: nothing that only an

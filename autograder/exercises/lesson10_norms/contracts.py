@@ -113,8 +113,11 @@ RMS_NORM_RULES = {
 
 GROUP_NORM_CLAUSES = (
     Clause("Forward computes each group's variance so that groups far from $0$ keep their "
-           "accuracy: float32 groups such as $10^4 + \\mathcal N(0, 1)$.",
-           {"case:a precision loss": "E[x^2] - E[x]^2 variance"}),
+           "accuracy: float32 groups such as $10^4 + \\mathcal N(0, 1)$ and float64 groups such "
+           "as $10^8 + \\mathcal N(0, 1)$.",
+           {"case:a precision loss": "E[x^2] - E[x]^2 variance",
+            "case:on rows like 1e8 + N(0, 1) in float64": "a one-pass group variance widened "
+                                                         "to float64"}),
     Clause("Forward saves one tensor of `x`'s size and at most two numbers per group, in `x`'s "
            "dtype, besides the weight: nothing else.",
            {"case:saved the bias": "saves the bias",
