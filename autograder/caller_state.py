@@ -123,7 +123,7 @@ def _generators(device: torch.device) -> dict:
 def _seed(device: torch.device) -> None:
     torch.manual_seed(SEED)
     if _cuda(device):
-        torch.cuda.manual_seed(SEED)
+        torch.cuda.manual_seed_all(SEED)
 
 
 def _state(inputs: dict, modules: dict, parameters: dict) -> dict:
