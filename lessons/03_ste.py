@@ -9,35 +9,24 @@
 # %% [markdown]
 # # Lesson 03 · Straight-through estimators
 #
-# Rounding a weight to 4 bits, binarising an activation to ±1, thresholding a spike, picking
-# the argmax of a distribution: all of these are **piecewise constant**. Their derivative is
-# zero almost everywhere, so backpropagation through them delivers nothing but zeros and every
-# parameter before them stops learning.
+# **About 150 minutes** for the main path, to the Summary: about 60 of reading and running, the
+# rest deriving and writing the five Functions (newcomers have taken two to three hours). The
+# optional sections after the Summary take about 45 more.
 #
-# A **straight-through estimator** (STE) keeps the forward exactly as it is and, in backward,
-# replaces the useless true derivative with a *surrogate*: the slope of a continuous stand-in
-# for the quantiser, which you will choose. That is a deliberate lie to autograd, and
-# `torch.autograd.Function` is the place to tell it.
+# Rounding a weight to 4 bits, binarising an activation to ±1, picking the argmax of a
+# distribution: all of these are **piecewise constant**. Their derivative is zero almost
+# everywhere, so backpropagation through them delivers only zeros, and every parameter before
+# them stops learning. A **straight-through estimator** (STE) keeps the forward exactly as it is
+# and, in backward, replaces the useless true derivative with a *surrogate*: the slope of a
+# continuous stand-in for the quantiser, which you will choose.
 #
-# By the end of this lesson you can:
-# 1. say why the true gradient of a quantiser cannot train anything before it;
-# 2. write straight-through estimators as Functions, plain and clipped;
-# 3. explain why `gradcheck` rejects a correct STE, and test one properly instead;
-# 4. train a binarised network that learns with an STE and does not learn without one;
-# 5. derive the gradients of a quantiser with a learnable step (LSQ) and train the step;
-# 6. borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
+# You will write plain and clipped STEs, see why `gradcheck` rejects them, train a binarised
+# network that learns only with an STE, derive a quantiser with a learnable step (LSQ), and
+# borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
 #
-# Exercises are marked **✎ Exercise**. Each has a self-check cell: it runs every check the
-# hidden tests run (they add a GPU run when the grader has one and you had none). Work top to
-# bottom: the cells after an exercise run your answer. Run All does not stop at an exercise not
-# yet written: its self-check says its stub still raises `NotImplementedError`, the cells that
-# use it show that error too, and the lesson's last cell lists where each exercise stands.
-# **Predict, then run** cells show what PyTorch did only once your prediction is written.
-# The main line ends at the summary. The sections after it are optional and never graded: the
-# detach trick tried inside a Function's forward, a regression on rounded weights trained with
-# your `RoundSTE`, your `FakeQuantize` and
-# `StraightThroughSoftmax` seen whole, the experiment in which the step of
-# `FakeQuantize` learns its size, and notes on practice.
+# Every Function you write obeys the course's [Function contract](function_contract.md). Each
+# self-check runs every check the hidden tests run. **Predict, then run** cells show what
+# PyTorch did once your prediction is written.
 
 # %% nbgrader={"locked": true}
 import math
@@ -72,9 +61,9 @@ torch.round(x).sum().backward()
 print("d round/dx =", x.grad)
 
 # %% [markdown]
-# Zero everywhere, including at the jumps, where the true derivative does not even exist and
-# PyTorch reports 0. Gradient descent moves a parameter only by its gradient; which
-# parameters of a network with a `sign` inside would still move is quick question 2.
+# Zero everywhere, including at the jumps, where the true derivative does not exist and PyTorch
+# reports 0. Which parameters of a network with a `sign` inside would still move is quick
+# question 2.
 
 # %% [markdown]
 # ## The maths: swap the derivative, keep the forward
@@ -84,28 +73,20 @@ print("d round/dx =", x.grad)
 # $$\frac{\partial L}{\partial x} = \frac{\partial L}{\partial y}\; q'(x),
 #   \qquad q'(x) = 0 \text{ wherever it exists.}$$
 #
-# A straight-through estimator keeps $y = q(x)$ in forward. In backward it differentiates a
-# **stand-in** instead: a function $f$ that stays close to $q$ and has a slope worth
-# following. Backward returns what it would return had forward computed $f(x)$; the slope
-# $f'(x)$, used in place of $q'(x)$, is the *surrogate*.
-#
-# The result is **not** the gradient of the loss. It is an estimate that points in a useful
-# direction often enough for training to work, which is why you will test it differently
-# below.
+# An STE keeps $y = q(x)$ in forward, and in backward differentiates a **stand-in** $f$ that
+# stays close to $q$ and has a slope worth following: $f'(x)$, used in place of $q'(x)$, is the
+# *surrogate*. The result is **not** the gradient of the loss, only a useful direction.
 
 # %% [markdown]
 # ## Worked example: a spike
 #
-# Spiking neural networks fire when a membrane potential crosses a threshold $\theta$: a
-# Heaviside step $y = H(x - \theta) = \mathbb{1}[x > \theta]$, whose derivative is 0 wherever
-# it exists. One common stand-in is a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose
-# slope is a bump around the threshold:
+# Spiking neurons fire when a potential crosses a threshold $\theta$: $y = \mathbb{1}[x > \theta]$.
+# A common stand-in is a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose slope is a bump:
 #
 # $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big).$$
 #
-# Here the threshold and the steepness `k` are plain Python numbers the caller fixes, not
-# tensors that learn, so they need no gradient and can be kept on `ctx` as they are. The bump
-# depends on $x$, so forward saves $x$.
+# The threshold and `k` are Python numbers the caller fixes, kept on `ctx` as they are; the
+# bump depends on $x$, so forward saves $x$.
 
 # %%
 class SpikeSurrogate(torch.autograd.Function):
@@ -131,42 +112,34 @@ print("forward        :", spikes.detach())
 print("surrogate for x:", x.grad)
 
 # %% [markdown]
-# Nothing here is new since lesson 00: `forward` computes the real thing, and `backward`
-# returns one gradient per input (`None` for the two numbers). The only difference is intent:
+# One gradient per input, `None` for the two numbers, as in lesson 00. Only the intent is new:
 # this backward is not the derivative of this forward, on purpose.
 
 # %% [markdown]
 # ## Your stand-ins for round and sign
 #
-# The spike's stand-in was given. The stand-ins of this lesson's first two exercises are
-# yours to find, and so are their slopes. Work on paper first.
+# The stand-ins of the first two exercises are yours to find. Work on paper first.
 #
-# - **Stand-in A, for round.** Find a continuous function with one slope everywhere that never
+# - **Stand-in A, for round.** A continuous function with one slope everywhere that never
 #   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is.
-# - **Stand-in B, for sign.** Stand-in A could serve sign as well; but how far is it from
-#   $\operatorname{sign}(x)$ at $x = 10$, or at $x = 1000$? Find a continuous stand-in that
-#   equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and, among all such, has the gentlest
-#   steepest slope (its largest absolute slope as small as can be).
+# - **Stand-in B, for sign.** How far is A from $\operatorname{sign}(x)$ at $x = 1000$? Find a
+#   continuous stand-in that equals $\operatorname{sign}(x)$ wherever $|x| \ge 1$ and, among
+#   all such, has the gentlest steepest slope.
 #
 # <details><summary><b>Hint</b> (stand-in A)</summary>
 #
 # Try a line $a x + c$. If $a \ne 1$, its gap to $\operatorname{round}(x)$ grows with $|x|$.
-# With $a = 1$, the gap $\operatorname{round}(x) - x - c$ must stay within $\pm\tfrac12$ for
-# every $x$; how close to $+\tfrac12$ and to $-\tfrac12$ does $\operatorname{round}(x) - x$
-# itself come? What does that leave for $c$?
+# With $a = 1$, how close to $\pm\tfrac12$ does $\operatorname{round}(x) - x$ come?
 # </details>
 #
 # <details><summary><b>Hint</b> (stand-in B)</summary>
 #
-# Between $x = -1$ and $x = 1$ the stand-in must climb from $-1$ to $1$. What average slope
-# does that take, and what does a piece steeper than average somewhere force elsewhere?
+# Climbing from $-1$ to $1$ between $x = -1$ and $1$ takes what average slope? What does a
+# steeper piece force elsewhere?
 # </details>
 #
-# **Check them live.** Write each stand-in into the next cell (a `lambda x: ...` returning a
-# tensor shaped like `x`, built from ops autograd can differentiate), then run the one after
-# it. It checks that each stand-in has no jump and follows its forward from $-1000$ to $1000$,
-# and plots it beside its forward. Its slope, and what backward does with it, are the
-# exercises' part: the checker does not ask for them.
+# **Check them live**: write each as a `lambda x: ...` of ops autograd can differentiate; the
+# cell after checks that each has no jump and follows its forward from $-1000$ to $1000$.
 
 # %%
 ### BEGIN WORKED
@@ -253,12 +226,11 @@ if None not in (stand_in_round, stand_in_sign):
     plt.show()
 
 # %% [markdown]
-# **Quick question 1.** Stand-in B has a corner at $x = -1$ and at $x = 1$, where it has no
-# derivative. Autograd still reports a number there, and the same function can be spelled in
-# several ways. Take one spelling of B, the closed form $(|x + 1| - |x - 1|)/2$, built from
-# `torch.abs`. Predict what autograd reports for it at $x = -1$ and at $x = 1$: 0, 1 or
-# $\tfrac12$? (What slope does autograd give $|u|$ at $u = 0$?) Write your prediction below,
-# then run the cell after.
+# **Quick question 1.** Stand-in B has corners at $x = \pm 1$, where it has no derivative, yet
+# autograd reports a number there, and the same function can be spelled several ways. Take
+# the closed form $(|x + 1| - |x - 1|)/2$, built from `torch.abs`. What does autograd report
+# at $x = -1$ and at $x = 1$: 0, 1 or $\tfrac12$? (What slope does autograd give $|u|$ at
+# $u = 0$?)
 
 # %%
 ### BEGIN WORKED
@@ -277,60 +249,35 @@ compare("the closed form's slope at x = -1 and 1", predicted_corners, corners.gr
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# **The corner is a convention.** Where a function has a corner, any value between the two
-# one-sided slopes is a defensible choice. Autograd reports whatever the ops you wrote define
-# there, so two ways of writing the same stand-in can report different numbers at its corners
-# (after Exercise 2 you meet two of PyTorch's own that do). Run on torch 2.13:
-#
-# - a spelling that picks one piece by a comparison reports 1 or 0: whether the comparison
-#   is strict decides which piece the corner belongs to. PyTorch's own two clips report 1
-#   and 0, one each;
-# - a spelling where two inputs tie at the corner splits the difference and reports
-#   $\tfrac12$: `torch.maximum(torch.minimum(x, one), -one)` (at $x = 1$ the minimum's two
-#   inputs are equal, and `torch.minimum` gives each half the gradient), and the closed form
-#   $(|x + 1| - |x - 1|) / 2$ (the slope of $|u|$ at $u = 0$ is 0, halfway between its
-#   one-sided slopes $-1$ and $1$).
-#
-# So the answer is a fact about the ops you chose, not about the function they compute.
+# **The corner is a convention.** Autograd reports whatever the ops you wrote define there: a
+# spelling that picks a piece by a comparison reports 1 or 0 (strict or not); the closed form
+# reports $\tfrac12$ (the slope of $|u|$ at 0 is 0, halfway between $-1$ and $1$). No
+# convention is more correct; it only has to be stated and tested, as Exercise 2's contract
+# does.
 # </details>
-#
-# No convention is more correct; a boundary convention only has to be stated and tested.
-# Exercise 2 states one by naming an op; which slope that op gives is yours to work out.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `SignSTE` and `RoundSTE`: one stand-in, two quantisers
 #
-# This exercise has two answer cells: `SignSTE.apply(x)` returns `torch.sign(x)` (so
-# `sign(0) = 0`) and `RoundSTE.apply(x)` returns `torch.round(x)`. Each backward is the
-# **plain** straight-through estimator: it follows a stand-in whose slope never stops the
-# gradient, whatever $x$ is. Which stand-in that is, and everything between it and the code,
-# is yours to decide. Answer these on paper before you type; they hold for both classes.
+# Two answer cells: `SignSTE.apply(x)` returns `torch.sign(x)` and `RoundSTE.apply(x)` returns
+# `torch.round(x)`. Each backward is the **plain** STE: it follows a stand-in whose slope never
+# stops the gradient. On paper first, for both classes:
 #
-# 1. Which of your two stand-ins, A or B, never stops the gradient? Why can round use it with
-#    no clip, while Exercise 2 gives sign the other one?
+# 1. Which stand-in, A or B, never stops the gradient? Why can round use it with no clip,
+#    while Exercise 2 gives sign the other one?
 # 2. By the chain rule, what does backward return, in terms of `grad_output`?
-# 3. What must forward save for that, if anything? (The worked example saved $x$ and kept
-#    $\theta$ and $k$ on `ctx`: why?)
-# 4. Your backward will return the same gradient at $x = 0.3$ and at $x = 30$. For which
-#    forward, sign or round, would you defend that at $x = 30$? Decide from what each forward
-#    does over a window of width 2 around $x = 30$, on average.
+# 3. What must forward save for that, if anything? (The spike saved $x$: why?)
+# 4. Backward returns the same gradient at $x = 0.3$ and at $x = 30$. For which forward, sign
+#    or round, is that defensible at $x = 30$ (their average slope over $[29, 31]$)?
 #
-# The contract of `SignSTE`, which the self-check and the hidden tests check:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - `SignSTE.apply(x)` returns exactly `torch.sign(x)`, in `x`'s dtype, for `x` of any shape,
-#   strides and value, and leaves `x` untouched;
-# - backward returns what autograd would give had forward computed whichever of your
-#   stand-ins never stops the gradient, for every `grad_output` and every `x`, $\pm\infty$
-#   and NaN included;
-# - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
-#   tensor on a `ctx` attribute, no copy of `x` or of the output.
-#
-# The edge cases the grader also tries are listed in the appendix at the end of the lesson
-# ("What the grader also probes").
-#
-# Binarised networks often send 0 to $+1$ instead (binarized neural networks define
-# $\operatorname{sign}(0) = +1$), so that every output is $\pm 1$ and fits in one bit. That
-# is a sound convention too; this exercise follows `torch.sign`.
+# - `SignSTE`'s forward returns exactly `torch.sign(x)`, so `sign(0) = 0` (binarised networks often
+#   send 0 to $+1$; this exercise follows `torch.sign`);
+# - backward returns what autograd would give had forward computed whichever of your stand-ins
+#   never stops the gradient;
+# - forward saves no copy of `x` or of the output.
 
 # %% nbgrader={"grade_id": "answer_SignSTE", "solution": true}
 class SignSTE(torch.autograd.Function):
@@ -358,17 +305,14 @@ from autograder import grade; grade("SignSTE", SignSTE)
 # %% [markdown]
 # ### The second cell: `RoundSTE`
 #
-# Its backward follows the same stand-in; its forward has a trap of its own: the halves,
-# exactly between two integers, where a hand-made round goes wrong. The contract, which the
-# self-check and the hidden tests check:
+# Its backward follows the same stand-in; its forward has a trap of its own: the halves.
 #
-# - `RoundSTE.apply(x)` returns exactly `torch.round(x)`, halves included, in `x`'s dtype, for
-#   `x` of any shape, strides and value, and leaves `x` untouched;
-# - backward returns what autograd would give had forward computed your stand-in for round,
-#   for every `grad_output` and every `x`, $\pm\infty$ and NaN included, in `grad_output`'s
-#   dtype;
-# - what forward keeps for backward, if anything, goes through `ctx.save_for_backward`: no
-#   tensor on a `ctx` attribute, no copy of `x` or of the output.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
+#
+# - `RoundSTE`'s forward returns exactly `torch.round(x)`, halves included;
+# - backward returns what autograd would give had forward computed your stand-in for round;
+# - forward saves no copy of `x` or of the output.
 #
 # **Predict, then run.** What does `torch.round` return for
 # $x = (-2.5, -1.5, -0.5, 0.5, 1.5, 2.5)$?
@@ -387,10 +331,9 @@ if written(predicted_round_halves):
 compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
 
 # %% [markdown]
-# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's), not up: $0.5$
-# goes to 0, $1.5$ and $2.5$ both to 2, and $-0.5$ to $-0$. Rounding every half up adds
-# $\tfrac12$ to each tie, a bias upwards; to even, ties go down as often as up. `RoundSTE`
-# asks for `torch.round` exactly, halves included.
+# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's): $0.5$ goes to 0,
+# $1.5$ and $2.5$ both to 2, $-0.5$ to $-0$. Rounding every half up biases upwards; to even,
+# ties go down as often as up.
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
@@ -418,30 +361,18 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after both self-checks are green</summary>
 #
-# 1. Stand-in A, $x$ itself, whose slope is 1 everywhere; B's slope is 0 wherever
-#    $|x| > 1$. $|\operatorname{round}(x) - x| \le \tfrac12$ for every $x$: the identity never
-#    strays more than half a step from round, at any scale. From sign it strays further the
-#    larger $|x|$ is ($9$ at $x = 10$, $999$ at $x = 1000$), while stand-in B stays within 1 of
-#    sign everywhere and equals it for $|x| \ge 1$. The same reading fits the rest of the
-#    lesson: $\sigma(k(x - \theta))$ stands in for the spike, and in Exercise 4
-#    $\operatorname{softmax}(\ell/\tau)$ for a one-hot. (Which stand-in trains best is still an
-#    empirical matter, as for the clip.)
-# 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$ for the incoming gradient $g$: backward
-#    returns `grad_output` as it came, in both classes.
-# 3. Nothing. Backward receives $g$ anyway, and a slope of 1 does not depend on $x$. The
-#    worked example's bump did depend on $x$ and $\theta$, so it had to keep them.
-# 4. Round's. From $x = 29$ to $31$ round climbs from 29 to 31, an average slope of 1 as at
-#    any $x$: the identity's slope is round's, averaged over its steps. Sign stays at 1 over the
-#    whole window, an average slope of 0; only a window around $x = 0$ sees sign move (by 2
-#    over a width of 2, a slope of 1). Far from 0 the identity is wrong for sign, and
-#    Exercise 2's clip drops it there.
+# 1. Stand-in A, $x$ itself, slope 1 everywhere; B's slope is 0 wherever $|x| > 1$. The
+#    identity stays within half a step of round, $|\operatorname{round}(x) - x| \le \tfrac12$,
+#    but not of sign ($999$ off at $x = 1000$).
+# 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$: backward returns `grad_output` as it came.
+# 3. Nothing: a slope of 1 does not depend on $x$.
+# 4. Round's: from 29 to 31 it climbs by 2, an average slope of 1, as at any $x$. Sign stays
+#    at 1 there, an average slope of 0, so far from 0 the identity is wrong for sign, and
+#    Exercise 2's clip drops it.
 # </details>
 #
-# Your `RoundSTE`, explored: left, its forward, a staircase with a jump at every half, and,
-# dotted, the stand-in your backward implies, drawn as the integral of your surrogate from
-# $x = 0$, so that its slope is what your backward returns; right, the true derivative (zero,
-# with a spike where forward jumps) against that surrogate. It opens on $x = 1.5$, a half,
-# which rounds to the even 2.
+# Your `RoundSTE`, explored: left, its staircase and, dotted, the stand-in your backward
+# implies; right, the true derivative against your surrogate. It opens on the half $x = 1.5$.
 
 # %%
 ste_explorer(RoundSTE, x=1.5)
@@ -449,35 +380,26 @@ ste_explorer(RoundSTE, x=1.5)
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward; backward returns what it would return had forward computed stand-in B,
-# spelled `torch.clamp(x, -1, 1)`: at the corners $x = \pm 1$ too, where quick question 1
-# showed that the spelling decides the slope. The contract, which the self-check and the
-# hidden tests check:
+# Same forward as `SignSTE`; backward follows stand-in B, which stops the gradient where
+# $|x| > 1$. At its corners the spelling decides the slope (quick question 1); this exercise
+# fixes it.
 #
-# - the output is exactly `torch.sign(x)`, as `SignSTE`'s is, for `x` of any shape, strides
-#   and value;
-# - backward returns what autograd would give had forward computed `torch.clamp(x, -1, 1)`,
-#   corners included, for every `x` and `grad_output`, in `grad_output`'s dtype (NaN aside:
-#   the appendix);
-# - what forward keeps goes through `ctx.save_for_backward`: no tensor on a `ctx` attribute,
-#   no copy of `x` or of the output; backward leaves it and `grad_output` as they were.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# The edge cases the grader also tries are listed in the appendix at the end of the lesson
-# ("What the grader also probes").
+# - forward returns exactly `torch.sign(x)`, as `SignSTE`'s does;
+# - backward returns what autograd would give had forward computed stand-in B, with the gradient
+#   passing at the corners $x = \pm 1$, as through B's middle piece;
+# - forward saves no copy of `x` or of the output.
 #
-# Answer these before you write the class:
+# Before you write the class:
 #
-# 1. What slope does autograd give `torch.clamp(x, -1, 1)` at $x = -1$ and at $x = 1$: 0, 1
-#    or $\tfrac12$? Decide it (reason, or try it in a scratch cell) before you write a mask:
-#    the mask's comparison must agree with it.
-# 2. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
-# 3. **A design decision, yours.** Two tensors can carry what backward needs: `x` itself, or a
-#    boolean mask that forward computes. Both meet the contract; pick one, and say why in a
-#    comment in your forward. What does each keep alive between forward and backward when `x`
-#    is an activation that nothing else keeps (the hidden pre-activations of the binarised
-#    network below), and when `x` is a latent weight that lives anyway (its readout weights)?
-#    The cell after the self-check shows what yours keeps.
-# 4. Forward's output is at hand too. Why can a mask built from it not do the job?
+# 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
+# 2. **A design decision, yours.** Backward can read `x` itself or a boolean mask forward
+#    computes. Pick one and say why in a comment: what does each keep alive when `x` is an
+#    activation nothing else keeps, and when it is a latent weight? The cell after the
+#    self-check shows what yours keeps.
+# 3. Why can a mask built from forward's output not do the job?
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -520,30 +442,18 @@ for t in kept:
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# The stand-in is $\operatorname{hardtanh}(x) = \operatorname{clamp}(x, -1, 1)$, whose slope
-# is 1 where $|x| < 1$ and 0 where $|x| > 1$.
+# Stand-in B is $\operatorname{clamp}(x, -1, 1)$.
 #
-# 1. 1 at both corners: `torch.clamp` keeps its bounds inside (the cell after this one shows
-#    it, beside `F.hardtanh`, which does not), so the mask is $|x| \le 1$, not $|x| < 1$.
-# 2. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$ for the incoming
-#    gradient $g$: the surrogate, element by element, times the incoming gradient.
-# 3. Either, for a reason. Saving an input keeps a reference to it, not a copy: for a latent
-#    weight, alive anyway, `x` costs nothing new, while a mask is a new tensor of one byte per
-#    element. For an activation, saving `x` keeps all of it (four or eight bytes per element)
-#    alive until backward; the mask keeps a quarter or an eighth of that and lets `x` go.
-# 4. The output $\operatorname{sign}(x)$ never has a magnitude above 1, so a mask built from
-#    it clips nothing.
+# 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$: $\le$ keeps the corners.
+# 2. Either, for a reason. Saving `x` keeps a reference: free for a latent weight, alive anyway;
+#    for an activation it keeps four or eight bytes per element alive, the mask one.
+# 3. $\operatorname{sign}(x)$ never exceeds 1 in magnitude: its mask clips nothing.
 #
-# Why stop the gradient where $|x| > 1$? Not because a nudge there cannot change the sign:
-# at $x = 0.5$ a small nudge cannot change it either. The reason is empirical: binarized
-# neural networks (Hubara, Courbariaux et al., 2016) cancel the gradient of the activations
-# beyond the window, and report that training is worse without it. For their latent weights
-# they do something else, and the experiment below, with its follow-up in *In practice*,
-# shows why.
+# The clip is empirical: binarized neural networks (Hubara et al., 2016) train worse without it.
 # </details>
 #
-# PyTorch writes this stand-in twice, `F.hardtanh(x)` and `torch.clamp(x, -1, 1)`, and at the
-# corners the two disagree: quick question 1's convention, in PyTorch's own ops.
+# PyTorch spells stand-in B twice, `F.hardtanh(x)` and `torch.clamp(x, -1, 1)`, and at the
+# corners they disagree: quick question 1's convention, in PyTorch's own ops.
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
@@ -556,10 +466,8 @@ for name, clip in [("hardtanh(x)", F.hardtanh),
 
 # %% [markdown]
 # `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp(x, -1, 1)` reports 1: the contract follows
-# clamp. Neither reports $\tfrac12$.
-#
-# The same view for your `SignClippedSTE`. Drag `x` across the shaded clipping window: at
-# $x = \pm 1$ the gradient still passes, just beyond it stops.
+# clamp. Drag `x` across your `SignClippedSTE`'s clipping window: at $x = \pm 1$ the gradient
+# still passes, just beyond it stops.
 
 # %%
 ste_explorer(SignClippedSTE)
@@ -567,10 +475,10 @@ ste_explorer(SignClippedSTE)
 # %% [markdown]
 # ## `gradcheck` says no, by design
 #
-# Lesson 00 taught `gradcheck` as the first test of any backward. It compares two Jacobians:
-# the numerical one, from central differences of forward, and the analytical one, from your
-# backward. **Predict, then run.** At $x = (-1.5, -0.3, 0.2, 0.9)$, none of them near a jump,
-# what does each hold for your `SignSTE`: `"zeros"`, `"identity"` or `"something else"`?
+# `gradcheck` compares the numerical Jacobian, from central differences of forward, with the
+# analytical one, from backward. **Predict, then run.** At $x = (-1.5, -0.3, 0.2, 0.9)$, none
+# near a jump, what does each hold for your `SignSTE`: `"zeros"`, `"identity"` or
+# `"something else"`?
 
 # %%
 ### BEGIN WORKED
@@ -602,11 +510,8 @@ compare("numerical Jacobian", predicted_numerical_jacobian, jacobian_kind(numeri
 compare("analytical Jacobian", predicted_analytical_jacobian, jacobian_kind(analytical))
 
 # %% [markdown]
-# `gradcheck` asks *is backward the derivative of forward?* and measures the derivative with
-# central differences, $\big(q(x+\varepsilon) - q(x-\varepsilon)\big)/2\varepsilon$: for a
-# step function, 0 away from a jump and huge across one. An STE answers 1 on purpose, so the
-# two disagree wherever the surrogate is not 0. The plot shows what each one sees (numbers,
-# and where `gradcheck` passes `SignClippedSTE`: the appendix's notes).
+# `gradcheck` asks *is backward the derivative of forward?* Central differences of a step give
+# 0 away from a jump and a huge number across one; an STE answers 1 on purpose.
 
 # %%
 xs = torch.linspace(-1.5, 1.5, 601, dtype=torch.float64)
@@ -624,28 +529,17 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# So test the two halves separately, for exactly what they are meant to be:
+# So test the two halves separately: **forward is the quantiser, exactly** (`torch.equal` with
+# `torch.sign` or `torch.round`, on the values where mistakes show, such as 0 and the halves),
+# and **backward is the intended surrogate, exactly**, for a random `grad_output`.
 #
-# 1. **forward is the quantiser, exactly**: `torch.equal` with `torch.sign` or
-#    `torch.round`, in float32 and float64, on the values where mistakes show: `0` and `-0`,
-#    `±1`, `±inf`, the smallest subnormal (`5e-324` in float64, `1e-45` in float32; `5e-324`
-#    is 0 in float32), halves such as `2.5`, and the sign of a zero
-#    (the appendix's notes);
-# 2. **backward is the intended surrogate, exactly**, for a random `grad_output`;
-# 3. the usual hygiene: `grad_output` left untouched, no tensors stored on `ctx`.
+# For backward, a reference of ordinary ops: `q(x.detach()) + (x - x.detach())` has the
+# **value** $q(x)$ and the **derivative** 1, the detached parts counting as constants (the
+# "detach trick").
 #
-# For (2) there is a handy reference made of ordinary ops. Outside a Function, where autograd
-# records everything, `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$ at every
-# finite $x$ (to the sign of a zero: the appendix's notes) and the **derivative** 1, because
-# the detached parts count as constants. That is the "detach
-# trick", and the grader's reference for backward; forward is judged against `q(x)` itself.
-# (Other ways to write the trick, and where they stop being exact, are in *In practice* at the
-# end.)
-#
-# **Your turn.** Write the reference for `SignClippedSTE` the same way: ordinary ops whose
-# value is `sign(x)` and whose derivative is clamp's, corners included. Which part of the
-# bracket carries the derivative, and what must it become? The cell after yours tests both of
-# your Functions against their references.
+# **Your turn.** Write the reference for `SignClippedSTE` the same way: value `sign(x)`,
+# derivative stand-in B's, corners included. Which part of the bracket carries the derivative,
+# and what must it become? The cell after tests both your Functions against their references.
 
 # %%
 def clipped_reference(x):
@@ -685,20 +579,17 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
 # %% [markdown]
 # ## Experiment: a binarised network
 #
-# The data: 512 points in the square $[-1, 1]^2$, labelled by the quadrant they fall in (XOR),
-# which no linear model can separate. The model is binarised in the style of binarized neural
-# networks: its hidden units output $\pm 1$ and its readout weights are $\pm 1$, both produced by a
-# quantiser $q$ from real-valued "latent" parameters that the optimiser updates:
+# 512 points in $[-1, 1]^2$, labelled by quadrant (XOR). Hidden units and readout weights are
+# $\pm 1$, made by a quantiser $q$ from real-valued "latent" parameters the optimiser updates:
 #
 # $$h = q(W_1 x + b_1) \in \{-1, 0, 1\}^{64}, \qquad
 #   \text{logit} = \frac{h \cdot q(w_2)}{\sqrt{64}} + b_2 .$$
 #
-# We train it three times, changing only $q$'s backward: `torch.sign` (the true gradient),
-# your `SignSTE` and your `SignClippedSTE`. Same data, same initialisation, same optimiser.
+# We train it three times, changing only $q$'s backward: `torch.sign`, your `SignSTE`, your
+# `SignClippedSTE`.
 #
-# **Quick question 2.** With the true gradient, which of the four parameters $W_1$, $b_1$,
-# $w_2$, $b_2$ receive a non-zero gradient, and what does that predict for the loss curve?
-# Write your answer below, then run the experiment.
+# **Quick question 2.** With the true gradient, which of $W_1$, $b_1$, $w_2$, $b_2$ receive a
+# non-zero gradient, and what does that predict for the loss curve?
 
 # %%
 ### BEGIN WORKED
@@ -787,95 +678,69 @@ compare("learn with the true gradient", predicted_learning_parameters,
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# With the true gradient the loss barely moves: $W_1$, $b_1$ and $w_2$ all sit upstream of a
-# `sign` and receive exactly zero; only the output bias $b_2$ learns, and a bias alone can only
-# match the label frequency. Both estimators give all four a gradient at the first step;
-# the clip, though, leaves 18 of the 64 readout weights where they started (*In practice* at
-# the end says which half of the network its clip helps).
+# With the true gradient only $b_2$ learns ($W_1$, $b_1$ and $w_2$ sit upstream of a `sign`),
+# and a bias alone can only match the label frequency. Both estimators give all four a
+# gradient. The clipped one trains to the lower loss, yet leaves 18 of the 64 readout weights
+# where they started (*In practice* says which half of the network its clip helps).
 # </details>
-#
-# The clipped estimator trains to the lower loss here (0.235 against 0.348); which half of
-# the network its clip helps, and what it costs, is in *In practice* at the end.
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FakeQuantize`: a quantiser that learns its step
 #
-# Quantisation-aware training rounds weights to a grid. A grid step fixed by hand, such as
-# $\tfrac14$, wastes codes on a small tensor and clips a large one; so the step is learnt too.
-# A signed $b$-bit quantiser has the integer codes $q_\text{min} = -2^{b-1}$ to
-# $q_\text{max} = 2^{b-1} - 1$, and a **step** $s$ (the *scale*) that maps them back to real
-# values. During training the forward *fakes* the quantisation, keeping floats:
+# Quantisation-aware training rounds weights to a grid of integer codes $q_\text{min}$ to
+# $q_\text{max}$ and a **step** $s$ (the *scale*) that maps them back to real values, keeping
+# floats:
 #
 # $$v = x / s, \qquad y = \operatorname{clamp}\big(\operatorname{round}(v),\, q_\text{min},\,
 #   q_\text{max}\big)\; s .$$
 #
-# Learned step-size quantisation (LSQ, Esser et al., 2020) trains $s$ by gradient descent along
-# with the weights. The contract, LSQ without its gradient-scale factor:
+# Learned step-size quantisation (LSQ, Esser et al., 2020) trains $s$ with the weights. Write
+# `FakeQuantize.apply(x, scale, qmin, qmax)`, returning $y$: `scale` a positive 0-d tensor that
+# may require grad, `qmin < 0 < qmax` Python ints.
 #
-# - `FakeQuantize.apply(x, scale, qmin, qmax)` returns $y$ above, for `x` of any shape (an
-#   empty one included), strides and value, $\pm\infty$ included (NaN aside); `scale` is a
-#   positive 0-d tensor that may require grad, `qmin < 0 < qmax` are Python ints;
-# - backward treats `round` with the straight-through estimator ($\mathrm{d}\operatorname{round}(v)
-#   /\mathrm{d}v$ taken as 1) and `clamp` with its true derivative, edges included
-#   ($v = q_\text{min}$ or $v = q_\text{max}$ exactly is inside), with $v$ = `x / scale` in
-#   `x`'s dtype (`x * (1 / scale)` is accepted too); both gradients are finite for every `x`
-#   whose output is; it returns `None` for `qmin` and `qmax`;
-# - one freedom: just outside each edge, in the half-step band where $v$ is outside but
-#   $\operatorname{round}(v)$ is not ($v = 3.2$ with $q_\text{max} = 3$), judge "inside" on
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract, LSQ without its gradient-scale factor:
+#
+# - backward treats `round` with the straight-through estimator (its derivative taken as 1) and
+#   `clamp` with its true derivative, $v = q_\text{min}$ and $v = q_\text{max}$ counted inside;
+# - in the half-step band just outside each edge, where $v$ is outside but
+#   $\operatorname{round}(v)$ is not ($v = 3.2$ with $q_\text{max} = 3$), "inside" may be judged on
 #   $v$ or on $\operatorname{round}(v)$, one convention per edge, the same for both gradients;
-# - what backward needs is kept on `ctx`, one per call: tensors through `ctx.save_for_backward`,
-#   never as a `ctx` attribute; not on the class, not in a global; forward keeps no copy of an
-#   input or of the output; backward leaves `grad_output` as it was.
+# - $v$ is `x / scale` computed in `x`'s dtype, or `x * (1 / scale)` as PyTorch's kernels compute
+#   it;
+# - forward saves no copy of an input or of the output.
 #
-# The float edge cases the grader tries (an `x / scale` that overflows, the ulp between the two
-# ways to compute $v$, the parity of an edge) are in the appendix at the end; you need them only
-# if a self-check names one.
-#
-# The contract fixes the gradients, not how backward computes them; the derivation is what this
-# exercise teaches, so derive the two gradients by hand before you write anything. Write $g_i$
-# for `grad_output[i]`.
+# Derive the two gradients by hand first; $g_i$ is `grad_output[i]`.
 #
 # 1. Take one element with $q_\text{min} \le v_i \le q_\text{max}$. With round's surrogate, what
 #    is $\partial y_i/\partial x_i$? And for $v_i < q_\text{min}$, or $v_i > q_\text{max}$?
 # 2. Same three cases for $\partial y_i/\partial s$. Inside the clip $s$ appears twice, in $v_i$
 #    and as the factor. Which of the two does round's surrogate touch?
-# 3. Every $y_i$ depends on the one $s$. What is $\partial L/\partial s$ in terms of the $g_i$,
-#    and what shape does it have?
+# 3. Every $y_i$ depends on the one $s$. What is $\partial L/\partial s$ in terms of the $g_i$?
 # 4. What must forward save, and what can be a plain `ctx` attribute?
-# 5. Try it on numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and
-#    $x = (0.7, -3.0, 1.8)$. Write $y$, $\partial y_i/\partial x_i$ and
-#    $\partial y_i/\partial s$ for each element into the cell below. The checker under it
-#    compares them with autograd and says which element is off, never autograd's number. Your
-#    answers to questions 1 and 2 become code in `FakeQuantize`'s backward, which the
-#    self-check judges.
-#
+# 5. On numbers: $s = 0.5$, $q_\text{min} = -4$, $q_\text{max} = 3$ and $x = (0.7, -3.0, 1.8)$.
+#    Write $y$, $\partial y_i/\partial x_i$ and $\partial y_i/\partial s$ for each element into
+#    the cell below; its checker says which element is off, never autograd's number.
 #
 # <details><summary><b>Hint 1</b>: the gradient for x</summary>
 #
-# Inside the clip, $y_i = \operatorname{round}(x_i/s)\, s$. The chain rule through
-# $v_i = x_i/s$ gives a factor $1/s$; with round's derivative taken as 1, what does the outer
-# factor $s$ do to it? Outside the clip, $y_i$ is $q_\text{min}\, s$ or $q_\text{max}\, s$:
-# does $x_i$ appear in it at all?
+# Inside, $y_i = \operatorname{round}(x_i/s)\, s$: the chain rule through $v_i = x_i/s$ gives
+# $1/s$; what does the outer factor $s$ do to it? Outside, does $x_i$ appear in $y_i$ at all?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the gradient for s, the one step that needs care</summary>
 #
-# Inside, $y_i = \operatorname{round}(v_i)\, s$ is a product of two factors that both depend
-# on $s$: the product rule gives two terms. In the first, what does differentiating the factor
-# $s$ leave? In the second, the chain rule runs through $v_i = x_i/s$: what is
-# $\partial v_i/\partial s$? The surrogate replaces only $\partial \operatorname{round}/\partial v$,
-# never the value $\operatorname{round}(v_i)$. Write the sum in terms of $v_i$. Outside,
-# differentiate $q_\text{min}\, s$ (or $q_\text{max}\, s$).
+# Inside, $y_i = \operatorname{round}(v_i)\, s$ is a product of two factors that both depend on
+# $s$. What is $\partial v_i/\partial s$? The surrogate replaces only
+# $\partial \operatorname{round}/\partial v$, never the value $\operatorname{round}(v_i)$.
 # </details>
 #
 # <details><summary><b>Hint 3</b>: numbers to hit</summary>
 #
-# With $s = 0.25$, $q_\text{min} = -4$, $q_\text{max} = 3$ and $x = (0.3, -1.3, 0.9)$, forward
-# gives $y = (0.25, -1, 0.75)$, and for `grad_output` $= (1, -1, 2)$ your backward returns
-# $(1, 0, 0)$ for $x$ and $9.8$ for $s$. (No $v_i$ here lies in a half-step band, so both
-# conventions agree.)
+# With $s = 0.25$, $q_\text{min} = -4$, $q_\text{max} = 3$, $x = (0.3, -1.3, 0.9)$ and
+# `grad_output` $= (1, -1, 2)$: $y = (0.25, -1, 0.75)$, and backward returns $(1, 0, 0)$ for $x$
+# and $9.8$ for $s$.
 # </details>
-
 
 # %%
 # question 5, before you write FakeQuantize: s = 0.5, qmin = -4, qmax = 3, x = (0.7, -3.0, 1.8)
@@ -929,8 +794,8 @@ from autograder import grade; grade("FakeQuantize", FakeQuantize)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Your `FakeQuantize` on question 5's numbers, one element at a time; and, beside its
-# gradient for $s$, the derivative for $s$ that central differences measure on the forward.
+# Your `FakeQuantize` on question 5's numbers, one element at a time, and beside its gradient
+# for $s$ the derivative that central differences measure on the forward.
 
 # %%
 x5 = torch.tensor([0.7, -3.0, 1.8], dtype=torch.float64)
@@ -955,44 +820,29 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 #    clipped STE on $v$.
 # 2. Inside, $\partial y_i/\partial s = \operatorname{round}(v_i) - v_i$, the rounding error in
 #    units of $s$; below the clip $q_\text{min}$, above it $q_\text{max}$.
-# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element: a 0-d
-#    tensor, like `scale`. (Return the unsummed products, shaped like `x`, and the engine sums
-#    them for you, since `scale`'s shape broadcasts to theirs; summing yourself says what you
-#    mean.)
-# 4. Save `x` and `scale` with `save_for_backward` (inputs; $v$ and $\operatorname{round}(v)$
-#    are cheap to recompute); keep `qmin` and `qmax` as plain attributes.
-#
-# Inside, $\operatorname{round}(v) - v$ lies in $[-\tfrac12, \tfrac12]$ and pulls $s$ towards
-# a step that fits the values it rounds. A clipped element's $\partial y_i/\partial s$ is
-# $q_\text{max}$ (or $q_\text{min}$): whenever the loss wants that output further out, its
-# gradient grows $s$ so that the grid reaches it. Which pull wins depends on the loss: in the
-# optional experiment after the summary the clipped weights first pull $s$ down. That balance
-# is what lets the step find its size.
+# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element, a 0-d
+#    tensor like `scale`. Returning the unsummed products, shaped like `x`, is accepted too:
+#    `scale`'s shape broadcasts to theirs, and autograd sums such a gradient down to the input's
+#    shape ([rule 2](function_contract.md)).
+# 4. Save `x` and `scale` (inputs: no copy); $v$ is cheap to recompute. Keep `qmin` and `qmax`
+#    as plain attributes.
 # </details>
 #
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Central differences agree with your gradient for $s$ on the two clipped elements, not on the
-# one inside: there they hold $\operatorname{round}(v)$ constant, as it locally is, and measure
-# $\operatorname{round}(v) = 1$ where the contract asks for $1 - 1.4 = -0.4$. So LSQ's gradient
-# for the step is a surrogate too, and `gradcheck` rejects it for `scale` as it rejects
-# `SignSTE` for `x`. The $-v$ comes from passing round straight through and nothing else; it is
-# what lets the rounding error, not only the clipping, move the step.
+# Central differences agree on the two clipped elements, not inside: they hold
+# $\operatorname{round}(v)$ constant and measure 1, not $1 - 1.4 = -0.4$. LSQ's gradient for the
+# step is a surrogate too.
 # </details>
 
 # %% [markdown]
 # ## A common misconception
 #
-# **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. The
-# straight-through Gumbel-softmax (Jang, Gu and Poole, 2017) samples a one-hot vector in
-# forward, the argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$ for
-# logits $\ell$ and Gumbel noise $g$, and in backward uses the gradient of $y_\text{soft}$.
-# Every entry of $y_\text{soft}$ depends on every logit of its row, so that gradient is a
-# vector-Jacobian product through the softmax, not the identity. A Function whose backward
-# returns `grad_output` skips the Jacobian altogether. One visible symptom: each row of the
-# true gradient sums to zero, and the identity's rows do not (why they must is Exercise 4's
-# Hint 4). The reference below is the detach trick in ordinary code, where autograd records
-# the softmax.
+# **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. Its
+# forward is the one-hot argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$
+# (Jang, Gu and Poole, 2017), and its backward the gradient of $y_\text{soft}$, whose every entry
+# depends on every logit of its row: a Jacobian, not the identity. One symptom: the rows of the
+# true gradient sum to zero, the identity's do not. The reference below is the detach trick.
 
 # %%
 generator = torch.Generator().manual_seed(1)
@@ -1012,22 +862,18 @@ for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identit
 print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 
 # %% [markdown]
-# Exercise 4, at the end of the lesson, asks you for the right Function.
+# Exercise 4, at the end of the main path, asks you for the right Function.
 
 # %% [markdown]
 # ## Low temperature and overflow
 #
-# Training with the straight-through softmax anneals $\tau$, often to 0.1 or below, and the
-# Gumbel noise the caller adds moves logits by a few units. Then $z = \ell/\tau$ reaches
-# the hundreds, and $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once
-# $z > 88.7$ (float64: $z > 709.8$).
+# Training anneals $\tau$, often to 0.1 or below: $z = \ell/\tau$ reaches the hundreds, and
+# $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once $z > 88.7$.
 #
-# **Quick question 3.** Exercise 4 below takes a temperature, and its grader tries
-# $\tau = 0.1$. Find where the trouble starts. Take logits `[12.0, 11.8, -2.0]` in float32
-# and the softmax written straight from its definition, `z.exp() / z.exp().sum()` with
-# $z = \ell/\tau$, and lower $\tau$ from 0.2 in steps of 0.001. What is the largest $\tau$ at which its first
-# entry is not finite? And at that $\tau$, is its second entry `nan`, `0` or a positive
-# number? Write your predictions below, then run the cell after.
+# **Quick question 3.** Take logits `[12.0, 11.8, -2.0]` in float32 and the softmax written
+# from its definition, `z.exp() / z.exp().sum()` with $z = \ell/\tau$, and lower $\tau$ from 0.2
+# in steps of 0.001. What is the largest $\tau$ at which its first entry is not finite? And at
+# that $\tau$, is its second entry `nan`, `0` or a positive number?
 
 # %%
 ### BEGIN WORKED
@@ -1066,73 +912,58 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# $e^{z}$ overflows once $z > 88.7$, so the first entry goes at $12/\tau > 88.7$, that is
-# $\tau < 12/88.7 \approx 0.1353$: 0.135 on this grid. There $e^{z_1} = e^{88.9}$ is `inf`
-# but $e^{z_2} = e^{87.4}$ is not, so the sum is `inf`, the first entry is `inf / inf`, which is
-# `nan`, and the second is a finite number divided by `inf`: exactly 0, a wrong value that no
-# `isnan` check catches (the true value is 0.185). At $\tau = 0.1$ both exponentials overflow
-# and both entries are `nan`. A softmax does not change when the same number is subtracted
-# from every $z$ of a row (it cancels between numerator and denominator), so the stable form
-# subtracts the row's maximum first: every exponent is then at most 0, the largest term is
-# exactly 1 and the sum is at least 1, so nothing overflows and nothing divides by 0.
+# $e^{z}$ overflows once $z > 88.7$, so the first entry goes at $\tau < 12/88.7 \approx 0.1353$:
+# 0.135 on this grid. There $e^{z_1}$ is `inf` but $e^{z_2} = e^{87.4}$ is not: the sum is
+# `inf`, the first entry `inf / inf` is `nan`, and the second is a finite number over `inf`,
+# exactly 0, a wrong value (the true one is 0.185) that no `isnan` check catches. A softmax does
+# not change when one number is subtracted from every $z$ of a row, so the stable form subtracts
+# the row's maximum first: every exponent is then at most 0 and the sum at least 1.
 # `torch.softmax` does this.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 (transfer) · `StraightThroughSoftmax`
 #
-# A straight-through estimator for a choice among $n$ categories: the straight-through
-# (Gumbel-)softmax behind discrete latent variables, hard attention and mixture-of-experts
-# routing. Nothing in this lesson derived it; you have the method.
+# The straight-through (Gumbel-)softmax behind discrete latent variables, hard attention and
+# mixture-of-experts routing; nothing in this lesson derived it. Write
+# `StraightThroughSoftmax.apply(logits, tau)`: `logits` float64 or float32 with at least one
+# dim, `tau` a positive Python float. The caller adds Gumbel noise to `logits` when it wants a
+# sample; this Function draws none.
 #
-# The contract:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# - `StraightThroughSoftmax.apply(logits, tau)` returns the **one-hot** of
-#   `argmax(logits, -1)`, the argmax of the logits themselves, in `logits`' dtype, ties as
-#   `torch.argmax` (the first maximum); `tau` is a Python float, at least 0.001. (The caller
-#   adds Gumbel noise to `logits` when it wants a sample; this Function does not draw it.)
-# - backward returns the gradient that $\operatorname{softmax}(\text{logits}/\tau)$ over the
-#   last dim would have: its Jacobian applied to `grad_output`, **computed by hand** in tensor
-#   ops (no `torch.autograd.grad` and no built-in softmax backward inside backward), and
-#   `None` for `tau`.
-# - `logits`, float64 or float32, has at least one dim, of any leading shape (an empty batch
-#   such as $(0, n)$ included) and any strides, and so has `grad_output`; backward is finite
-#   wherever the softmax and its gradient are, at a low $\tau$ too.
-# - what backward needs is kept on `ctx`, one per call: tensors through `ctx.save_for_backward`,
-#   never as a `ctx` attribute; not on the class, not in a global; no copy of an input or of the
-#   output, and nothing saved after a cast to a wider dtype;
-#   backward leaves `grad_output` as it was.
+# - forward returns the **one-hot** of `argmax(logits, -1)`, the argmax of the logits themselves,
+#   in `logits`' dtype, ties as `torch.argmax` (the first maximum);
+# - backward returns the gradient of $\operatorname{softmax}(\text{logits}/\tau)$ over the last
+#   dim, with no built-in softmax backward inside it;
+# - backward is finite wherever the softmax and its gradient are, for $\tau$ down to 0.001;
+# - forward saves no copy of an input or of the output, and nothing cast to a wider dtype.
 #
 # <details><summary><b>Hint 1</b>: which entries of the Jacobian are non-zero?</summary>
 #
-# Write $s = \operatorname{softmax}(z)$ with $z = \ell/\tau$ for one row. Every $s_j$ depends
-# on every $z_i$ of its row, and on nothing in other rows: the Jacobian is a full $n \times n$
-# block per row, not a diagonal. Differentiate $s_j = e^{z_j} / \sum_k e^{z_k}$ with respect
-# to $z_i$, once for $i = j$ and once for $i \ne j$.
+# With $s = \operatorname{softmax}(z)$, $z = \ell/\tau$, for one row, differentiate
+# $s_j = e^{z_j} / \sum_k e^{z_k}$ with respect to $z_i$, for $i = j$ and for $i \ne j$.
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the Jacobian, as questions</summary>
 #
-# For $i = j$ the quotient rule gives two terms, for $i \ne j$ one. Write both using only
-# $s$. The vector-Jacobian product is $\sum_j g_j\, \partial s_j/\partial z_i$ for the
-# incoming gradient $g$: which part of it does not depend on $i$?
+# Write both cases with $s$ alone. In $\sum_j g_j\, \partial s_j/\partial z_i$, which part does
+# not depend on $i$?
 # </details>
 #
 # <details><summary><b>Hint 3</b>: the temperature</summary>
 #
-# $z = \ell/\tau$, so the chain rule multiplies $\partial L/\partial z$ by
-# $\partial z_i/\partial \ell_i = 1/\tau$. Which tensors must forward keep so backward can
-# compute $s$, and is it cheaper to keep $s$ or to recompute it? If you recompute it, how do
-# you keep quick question 3's overflow out of it?
+# What does the chain rule through $z = \ell/\tau$ add? Is it cheaper to keep $s$ or to
+# recompute it, and if you recompute it, how do you keep quick question 3's overflow out?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
 #
 # One row, $\ell = (1, 2, 0.5)$, $\tau = 0.5$ and `grad_output` $= (1, 0, -1)$: forward gives
-# $(0, 1, 0)$ and $s = (0.1142, 0.8438, 0.0420)$. Your Jacobian must give
-# $\partial s_1/\partial z_1 = 0.1012$ and $\partial s_2/\partial z_1 = -0.0964$, and your
-# backward returns $(0.2119, -0.1218, -0.0901)$. The three entries add up to $0$: why must
-# they, for any `grad_output`?
+# $(0, 1, 0)$ and $s = (0.1142, 0.8438, 0.0420)$; $\partial s_1/\partial z_1 = 0.1012$,
+# $\partial s_2/\partial z_1 = -0.0964$, and backward returns $(0.2119, -0.1218, -0.0901)$.
+# The three entries add up to $0$: why must they, for any `grad_output`?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_StraightThroughSoftmax", "solution": true}
@@ -1169,12 +1000,34 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 #
 # $\sum_j g_j\, s_j(\delta_{ij} - s_i) = s_i\big(g_i - \sum_j g_j s_j\big)$, and the
 # temperature divides it: $\partial L/\partial \ell_i = s_i\big(g_i - \sum_j g_j s_j\big)/\tau$,
-# with one sum per row, shared by every $i$ of it. Its entries add up to $0$ over a row,
-# since softmax's outputs always add up to $1$.
+# one sum per row. Its entries add up to $0$ over a row, since a softmax's outputs always add up
+# to $1$.
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
+# ## Summary
+#
+# A straight-through estimator is a Function whose forward is the exact, piecewise-constant
+# operation and whose backward returns the chain rule with a surrogate derivative in place of
+# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
+# and backward separately against what they are meant to be. With the true gradient a
+# binarised network does not learn; with an STE it does. A quantiser with a learnable step
+# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
+# clip and the product, summed for the one step it shares; a straight-through softmax
+# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
+# can themselves be differentiated.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. The sections below look further at your answers
+# and back the main line's claims with experiments; none is needed for an exercise, and you
+# can skip any of them. They run after the main line: they use your `FakeQuantize`,
+# `StraightThroughSoftmax`, `SignSTE` and `SignClippedSTE`.
+
+# %% [markdown]
+# ### Common mistakes
 #
 # <details><summary>The usual slips, exercise by exercise (open when a self-check's hint is not
 # enough)</summary>
@@ -1200,28 +1053,6 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
 #
 # </details>
-
-# %% [markdown]
-# ## Summary
-#
-# A straight-through estimator is a Function whose forward is the exact, piecewise-constant
-# operation and whose backward returns the chain rule with a surrogate derivative in place of
-# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
-# and backward separately against what they are meant to be. With the true gradient a
-# binarised network does not learn; with an STE it does. A quantiser with a learnable step
-# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
-# clip and the product, summed for the one step it shares; a straight-through softmax
-# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
-# can themselves be differentiated.
-
-# %% [markdown]
-# ---
-# ## Optional sections (not graded)
-#
-# The main line ends with the summary above. The sections below look further at your answers
-# and back the main line's claims with experiments; none is needed for an exercise, and you
-# can skip any of them. They run after the main line: they use your `FakeQuantize`,
-# `StraightThroughSoftmax`, `SignSTE` and `SignClippedSTE`.
 
 # %% [markdown]
 # ### The detach trick inside `Function.forward`
@@ -1666,7 +1497,7 @@ else:
 # - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
 #   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window);
 #   `grad_output` $\pm\infty$ and NaN inside the window and beyond it.
-# - "NaN aside", the contract's two exceptions. At NaN `x` the gradient is not judged:
+# - Two exceptions. At NaN `x` the gradient is not judged:
 #   stand-in B's slope there depends on how B is written (clamp's autograd gives 0,
 #   `~(x.abs() > 1)` gives 1). Beyond the corners, where clamp's autograd gives 0 whatever
 #   `grad_output` is, NaN is accepted too for a `grad_output` of $\pm\infty$ or NaN:
@@ -1680,10 +1511,6 @@ else:
 #
 # - `x` transposed, sliced and expanded, and empty (shape $(0,)$, where $s$'s gradient is a
 #   sum over no element, 0); float64 and float32.
-# - "Any value": $x = \pm\infty$, and finite $x$ whose $x / s$ overflows to $\pm\infty$
-#   ($10^{308}$ in float64, $3 \cdot 10^{38}$ in float32, at $s = 0.01$), in both dtypes. The
-#   output there is the finite $q_\text{min} s$ or $q_\text{max} s$, and both gradients are the
-#   contract's, finite: a NaN in $s$'s gradient would stay in the learned step for good.
 # - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
 #   is accepted too. It can be one ulp away from `x / scale`, and where that ulp crosses a line
 #   the two part: at an exact half-code they can round apart, and at an exact edge `x * (1 /

@@ -18,6 +18,16 @@ def fake_quantize_derivatives(x: torch.Tensor, step: float, qmin: int, qmax: int
     return y.detach(), dy_dx, dy_ds
 
 
+# the elements named as words, never as indices: "element 1" read as the second by a learner
+# who counts from 0, as Python does
+ORDINALS = ("first", "second", "third")
+
+
+def _listed(words: list[str]) -> str:
+    """'first', 'first and third', 'first, second and third'."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def check_derivation(predicted_y=None, predicted_dy_dx=None, predicted_dy_ds=None, qmin=-4,
                      qmax=3) -> None:
     """Print the learner's question 5 numbers (y, dy_i/dx_i, dy_i/ds at s = 0.5) against
@@ -36,7 +46,7 @@ def check_derivation(predicted_y=None, predicted_dy_dx=None, predicted_dy_ds=Non
         elif not isinstance(predicted, (list, tuple)) or len(predicted) != len(observed):
             print(f"question 5, {name}: you said {predicted!r} ✗ (three numbers expected)")
         else:  # which elements, never PyTorch's numbers: they would answer the other lines
-            off = [str(k + 1) for k, (said, value) in enumerate(zip(predicted, observed))
+            off = [ORDINALS[k] for k, (said, value) in enumerate(zip(predicted, observed))
                    if not same_answer(said, value)]
-            where = f" (element {', '.join(off)} off)" if off else ""
+            where = f" (the {_listed(off)} element{'s' if len(off) > 1 else ''} off)" if off else ""
             print(f"question 5, {name}: you said {predicted!r} ✗{where}")

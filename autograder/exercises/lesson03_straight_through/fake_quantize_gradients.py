@@ -310,27 +310,6 @@ def probe_v_in_float32(function, spec, device) -> None:
             ".float())", mistake="FakeQuantize/v-in-float32")
 
 
-def check_nan_where_v_infinite(x, scale, got, references) -> None:
-    """A NaN scale gradient where the contract's is finite and some v = x / scale is +-inf:
-    a mask multiplied into round(v) - v (inf - inf = nan there) keeps the nan, 0 * nan, as does
-    autograd through clamp(x / s) (its 0 slope times d(x / s)/ds = -inf)."""
-    v = x / scale
-    if not (isinstance(got, torch.Tensor) and got.numel() == 1 and bool(got.isnan().all())
-            and bool(references[0].isfinite()) and bool(v.isinf().any())):
-        return
-    at = x[v.isinf()][-1].item()
-    raise GradingError(
-        f"FakeQuantize's gradient for scale is nan where x / scale is infinite (at x = "
-        f"{exact(at)}, scale = {exact(scale.item())}, x / scale = {exact((at / scale).item())}), "
-        f"expected {exact(references[0].item())}: there v is inf and round(v) - v is inf - inf "
-        "= nan, and 0 times either is nan, not 0: a 0/1 mask multiplied in, or autograd through "
-        "clamp(x / s), whose 0 slope meets d(x / s)/ds = -x / s^2 = -inf; the output there is "
-        "the finite qmin * scale or qmax * scale, whose derivative for scale is qmin or qmax: "
-        "which op picks each element's term without multiplying the others by 0? (the "
-        "contract takes x of any value, +-inf included)",
-        mistake="FakeQuantize/nan-where-v-infinite")
-
-
 def check_one_convention(inputs, for_x, for_scale) -> None:
     """x's gradient and scale's each follow some convention, but no one convention both."""
     if for_x & for_scale:

@@ -117,18 +117,3 @@ def off_grid_edge_values(device, dtype=torch.float64) -> dict:
     scale, qmin, qmax, x = OFF_GRID_EDGES[dtype]
     return {"x": torch.tensor(x, dtype=dtype, device=device),
             "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": qmin, "qmax": qmax}
-
-
-# (largest finite x whose x / scale overflows, scale) per dtype: x / scale is +-inf at +-x as at
-# +-inf, where the output is the finite qmax * scale (qmin * scale) and d(output)/d(scale) is
-# qmax (qmin), while round(v) - v is inf - inf = nan
-OVERFLOWING = {torch.float64: (1e308, 0.01), torch.float32: (3e38, 0.01)}
-
-
-def infinite_code_values(device, dtype=torch.float64) -> dict:
-    """x = +-inf and finite x whose x / scale overflows to +-inf, beside codes inside and
-    outside the clip, away from halves and edges: the contract takes x of any value but NaN."""
-    big, scale = OVERFLOWING[dtype]
-    x = [float("inf"), -float("inf"), big, -big, 0.0123, -0.0345, 1.0]
-    return {"x": torch.tensor(x, dtype=dtype, device=device),
-            "scale": torch.tensor(scale, dtype=dtype, device=device), "qmin": -8, "qmax": 7}

@@ -1,13 +1,16 @@
 """Lesson 03: answers with known verdicts for FakeQuantize's gradients: the straight-through
 gradient for x and LSQ's for scale, among them v computed as x * (1 / scale), as PyTorch's
-kernels do, which the contract accepts; four answers once accepted are mistakes since the
-contract took x of any value (review 57, round C): their scale gradient is nan where x / scale
-is +-inf (0 * inf, from a mask or from autograd through clamp)."""
+kernels do, which the contract accepts. Four answers whose scale gradient is nan where
+x / scale is +-inf (review 57, round C) were mistakes while the contract took x of any value;
+since issue 69 that value is off the domain: two are correct, and the two that ask autograd
+inside backward are named by rule 3 of the Function contract."""
 
 from .. import Mistake, Unusual
 from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _fq_scale
 
-_NAN_AT_INF = "gradient for scale is nan where x / scale is infinite"
+# once caught only where x / scale is infinite, a value no model meets (issue 69): named now by
+# rule 3 of the Function contract, the gradient written by hand
+_ASKS_AUTOGRAD = "FakeQuantize.backward calls"
 # v as PyTorch's kernels compute it
 RECIPROCAL = FQ_READ.replace("v = x / scale", "v = x * (1 / scale)")
 # the saved inputs read, 'inside' judged on v and LSQ's local derivative for scale
@@ -71,7 +74,7 @@ MISTAKES = [
     # correct until the contract took x of any value: 0 * inf in the scale gradient
     Mistake("FakeQuantize", "nan at x / scale = +-inf: backward rebuilds the quantiser with the "
             "detach trick (round(v) judged) and asks autograd: grad_x is g * s * (1 / s), an ulp "
-            "off", _NAN_AT_INF,
+            "off", _ASKS_AUTOGRAD,
             _fake_quantize(
                 "        x, scale = ctx.saved_tensors\n"
                 "        with torch.enable_grad():\n"
@@ -80,20 +83,8 @@ MISTAKES = [
                 "            y = torch.clamp(v + (torch.round(v) - v).detach(), ctx.qmin, "
                 "ctx.qmax) * s_\n"
                 "            return (*torch.autograd.grad(y, (x_, s_), grad_output), None, None)")),
-    Mistake("FakeQuantize", "nan at x / scale = +-inf: d(output)/d(scale) as the clamped codes "
-            "minus v inside", _NAN_AT_INF,
-            _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
-                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
-                           ".sum(), None, None")),
-    Mistake("FakeQuantize", "nan at x / scale = +-inf: the scale gradient summed region by "
-            "region", _NAN_AT_INF,
-            _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
-                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
-                           "                      + ctx.qmin * (grad_output * below).sum()\n"
-                           "                      + ctx.qmax * (grad_output * above).sum())\n"
-                           "        return grad_output * inside, grad_scale, None, None")),
     Mistake("FakeQuantize", "nan at x / scale = +-inf: backward built on the detach trick (LSQ's "
-            "composed form, differentiated by autograd inside backward)", _NAN_AT_INF,
+            "composed form, differentiated by autograd inside backward)", _ASKS_AUTOGRAD,
             _fake_quantize(
                 "        x, scale = ctx.saved_tensors\n        with torch.enable_grad():\n"
                 "            x = x.detach().requires_grad_()\n"
@@ -189,3 +180,19 @@ MISTAKES = [
                            "ctx.needs_input_grad[1] else None\n"
                            "        return grad_x, grad_scale, None, None")),
 ]
+
+# correct since issue 69: an infinite x / scale left the domain (no value a model meets)
+UNUSUAL.append(Unusual("FakeQuantize", "nan at x / scale = +-inf: d(output)/d(scale) as the clamped codes "
+            "minus v inside",
+        _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
+                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
+                           ".sum(), None, None")))
+
+# correct since issue 69: an infinite x / scale left the domain (no value a model meets)
+UNUSUAL.append(Unusual("FakeQuantize", "nan at x / scale = +-inf: the scale gradient summed region by "
+            "region",
+        _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
+                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
+                           "                      + ctx.qmin * (grad_output * below).sum()\n"
+                           "                      + ctx.qmax * (grad_output * above).sum())\n"
+                           "        return grad_output * inside, grad_scale, None, None")))
