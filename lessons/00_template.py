@@ -121,7 +121,7 @@ class Norm(torch.autograd.Function):
 # - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`: `apply`
 #   links the output into the autograd graph.
 #
-# A limit: at a row of zeros $y = 0$, and backward divides $0$ by $0$. The norm has no derivative
+# A limit: at a row of zeros, $y = 0$ and backward divides $0$ by $0$. The norm has no derivative
 # there; `torch.linalg.vector_norm` returns $0$, a convention. A Function you ship must decide
 # what it does at such points, and say so.
 
@@ -380,7 +380,8 @@ except GradcheckError as error:
 #   `i` says whether input `i` needs a gradient.
 #
 # Why `save_for_backward` and not `ctx.x = x`: a saved tensor modified in place before backward
-# makes backward raise, instead of computing a silently wrong gradient (lesson 01 shows one).
+# makes backward raise, instead of computing a silently wrong gradient (lesson 01's optional
+# part shows one).
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
