@@ -9,39 +9,29 @@
 # %% [markdown]
 # # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
 #
-# Every Function so far computed with PyTorch's own ops. The Functions people ship for speed
-# do not: Liger-Kernel's SwiGLU and RMSNorm, FlashAttention and Unsloth's layers are **Triton
-# or CUDA kernels behind an autograd Function**. A fused kernel reads its inputs from memory
-# once and writes its output once, where the composed ops `F.silu(a) * b` read and write a
-# temporary in between; on a GPU, where most such ops wait on memory rather than arithmetic,
-# that is the speed-up. Autograd knows nothing of a kernel: its backward is yours to derive
-# and to write, as a kernel too.
+# **About 210 minutes** for the main path: about 60 to read and run it, and about 150 for its two
+# exercises, kernels of your own. The optional appendix after the Summary takes about 60 more.
+#
+# The Functions people ship for speed do not compose PyTorch ops: Liger-Kernel's SwiGLU and
+# RMSNorm, FlashAttention and Unsloth's layers are **Triton or CUDA kernels behind an autograd
+# Function**. A fused kernel reads its inputs once and writes its output once, where
+# `F.silu(a) * b` writes and reads a temporary in between; on a GPU, where such ops wait on
+# memory, that is the speed-up. Autograd knows nothing of a kernel: its backward is yours to
+# derive, and to write as a kernel too.
 #
 # By the end of this lesson you can:
-# 1. read and write a Triton kernel: programs, blocks, masks, strides, `tl.constexpr`, and a
-#    reduction across programs;
-# 2. run it on CPU in Triton's interpreter, and know why that is slow, and where (bfloat16) it
-#    is not faithful;
+# 1. read and write a Triton kernel: programs, blocks, masks, `tl.constexpr`, and a reduction
+#    across programs;
+# 2. run it on CPU in Triton's interpreter, and say where that is slow or not faithful;
 # 3. put forward and backward kernels behind a `torch.library.custom_op` with `register_fake`
-#    and `register_autograd`, and check it with `opcheck` and `torch.compile(fullgraph=True)`;
-# 4. (optional appendix) know when `torch.library.triton_op` is the better wrapper, and why
-#    it needs a GPU, and export a module that calls your operator with `torch.export`;
-# 5. (optional appendix) register a C++ CPU kernel as a PyTorch operator with `TORCH_LIBRARY`, compile it with
-#    `torch.utils.cpp_extension.load_inline`, and give it the same fake and autograd
-#    registrations from Python.
+#    and `register_autograd`, checked by `opcheck` and `torch.compile(fullgraph=True)`.
 #
-# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate), **✎ 2 `rms_norm_rows`**. The main line runs
-# from here to the summary. The **optional
-# appendix** after the summary is never graded, and its cells run with the rest: the
-# interpreter's finer differences from a GPU, `triton_op` (and why it needs a GPU),
-# `torch.export` of a module that calls your operator, the speed of the fused
-# op (bytes counted, then timed), the int32 offset trap, the C++ kernel with its **Your
-# turn**, and **In practice** (timings on a GPU, production notes). A predict-then-run cell shows what it measured once your prediction is
-# written (run it with the prediction left empty to skip it).
+# Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate) and **✎ 2 `rms_norm_rows`**. The appendix
+# (`triton_op`, `torch.export`, speed, int32 offsets, a C++ kernel) is never graded.
 #
-# This lesson needs the `triton` package (and `ninja` for the C++ section): `make install`
-# brings both; elsewhere the cell below installs whichever is missing, at the versions the
-# lesson was checked with (`pip install triton==3.9.0 ninja==1.13.2`).
+# This lesson needs `triton` (and `ninja` for the C++ section): `make install` brings both;
+# elsewhere the cell below installs whichever is missing (`pip install triton==3.9.0
+# ninja==1.13.2`).
 
 # %% nbgrader={"locked": true}
 import importlib.util
@@ -79,7 +69,8 @@ import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from autograder import self_check
-from autograder.exercises.lesson13_kernels.steps import check_rms_steps, check_silu_steps
+from autograder.exercises.lesson13_kernels.steps import (check_rms_steps, check_silu_design,
+                                                         check_silu_steps)
 from autograder.predictions import same_answer, written
 from widgets import kernel_grid_view
 
@@ -92,46 +83,29 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # %% [markdown]
 # ## Two ways to run a Triton kernel
 #
-# On a GPU, `@triton.jit` **compiles** a Python function to machine code for the GPU the
-# first time it is called with a new set of argument types and constants. Without a GPU, the
-# cell above set `TRITON_INTERPRET=1` before `import triton`, and the same decorator runs the
-# kernel in Triton's **interpreter**: each program of the launch is executed one after the
-# other, in Python, with NumPy arrays standing for the blocks. The results are the same
-# operations in the same order (float64 works, `print` inside a kernel works), but every `tl.`
-# call is a Python call on one block, and each program makes its calls anew: expect a kernel
-# to take hundreds of times as long as the composed torch ops (the appendix's timing cell
-# prints the factor on this machine), so keep tensors small. Not bit for bit, either (the
-# appendix has the details), and not for **bfloat16** arithmetic: the interpreter computes on a
-# bfloat16 value's raw bits, so convert after loading, `x.to(tl.float32)`, as the exercises ask
-# for half precision anyway.
-#
-# Running the programs one at a time also hides **races** ("The grid" says how, and an
-# optional predict-then-run in the appendix shows one).
-# The grading runs your kernels this way on CPU, and compiled on a GPU when the grader has
-# one: the same checks, and on CPU it refuses any address two programs of one launch write
-# with plain stores.
+# On a GPU, `@triton.jit` **compiles** a Python function the first time it is called with new
+# argument types and constants. Without a GPU, the cell above set `TRITON_INTERPRET=1` before
+# `import triton`, and the same decorator runs the kernel in Triton's **interpreter**: the
+# programs of a launch run one after the other, in Python, with NumPy arrays for the blocks.
+# The same operations in the same order (float64 works, `print` works), but hundreds of times
+# slower than torch's ops, so keep tensors small; and not for **bfloat16** arithmetic, which the
+# interpreter computes on the values' raw bits: convert after loading, `x.to(tl.float32)`.
+# Running programs one at a time also hides **races** ("The grid" says how). The grading runs
+# your kernels this way on CPU, and compiled where it has a GPU.
 #
 # ## Triton's model: programs over blocks
 #
-# A kernel is launched on a **grid** of programs, `kernel[grid](args...)`; each program finds
-# its number with `tl.program_id(0)` and works on one **block** of elements at once:
-# `tl.arange(0, BLOCK)` is a vector of `BLOCK` lane indices, and `BLOCK` must be a power of
-# two known when the kernel compiles, so it is a `tl.constexpr` argument. Tensors arrive as
-# **pointers** to their first element; `ptr + offsets` is a block of pointers, `tl.load`
-# reads them, `tl.store` writes. A size that is not a multiple of the block leaves the last
-# program with lanes past the end: a **mask** switches them off. Pointers know nothing of
-# shapes or strides: a kernel that reads `ptr + offsets` assumes contiguous memory.
+# A kernel is launched on a **grid** of programs, `kernel[grid](args...)`; each finds its number
+# with `tl.program_id(0)` and works on one **block** at once: `tl.arange(0, BLOCK)` is a vector
+# of `BLOCK` lane indices, a power of two known when the kernel compiles, so a `tl.constexpr`
+# argument. Tensors arrive as **pointers** to their first element; `ptr + offsets` is a block of
+# pointers, `tl.load` reads them, `tl.store` writes. A size that is not a multiple of the block
+# leaves the last program lanes past the end: a **mask** switches them off. Pointers know nothing
+# of strides: the kernels here call `.contiguous()` on the host first (free for a contiguous
+# tensor, a full copy otherwise; passing strides avoids it).
 #
-# The kernels in this lesson therefore call `.contiguous()` on the host first. For a tensor that
-# is already contiguous that is free (it returns the tensor itself); for one that is not, it
-# is a full read and write of the tensor, the very memory traffic a fused kernel is written
-# to save. The way round it is to pass strides: for the rows of a 2-D tensor, pass
-# `x.stride(0)` and compute `row * stride` in place of `row * D`, so a slice such as
-# `x[:, :D]` of a wider tensor is read where it lies.
-#
-# Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs and the last
-# has two lanes masked. With a row length, the view lays the tensor out in rows, and shows what
-# a block narrower than the row leaves unread.
+# Drag the sliders: 10 elements in blocks of 4 take `cdiv(10, 4) = 3` programs, the last with
+# two lanes masked.
 
 # %%
 kernel_grid_view(n=10, block=4)
@@ -155,55 +129,34 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # %% [markdown]
 # ## Worked example: a sum of squares, a reduction behind a custom operator
 #
-# $s = \sum_i x_i^2$ (`x.square().sum()`, lesson 08's `squared_norm` over the whole tensor: the
-# maths is known, the kernel is new): one tensor in, one number out. A reduction is the
-# other shape of kernel next to the elementwise one: no program sees the whole tensor, so no
-# program can add it all up. Programs run at once on a GPU and cannot wait for each other, so
-# a sum across programs is either partials reduced afterwards or atomic adds. Here each
-# program stores **one partial sum**, and the host adds the partials up afterwards.
+# $s = \sum_i x_i^2$: one tensor in, one number out. No program sees the whole tensor, and
+# programs that run at once cannot wait for each other, so a sum across programs is partials
+# reduced afterwards (or atomic adds). Here a **fixed number of programs** (8, fewer for a tiny
+# tensor) each **loop** over blocks ($p$, $p + 8$, $p + 16$, ...) and store **one partial sum**,
+# which the host adds up. Inside the kernel:
 #
-# How many partials? The forward launches a **fixed number of programs** (8 here, fewer for a
-# tiny tensor), and each **loops** over blocks: program $p$ takes blocks $p$, $p + 8$,
-# $p + 16$, and so on. The partials buffer then holds 8 numbers whatever $n$ is, where one
-# program per block would need `cdiv(n, BLOCK)` of them. Three constructs do it, all inside
-# the kernel:
+# - `acc = tl.zeros((BLOCK,), dtype)`, an accumulator each iteration adds its block's squares
+#   into, lane by lane, and one `tl.sum` after the loop;
+# - `for start in range(first, n, step)`, a loop whose bounds are known only when it runs;
+# - `tl.num_programs(0)` for the step, and the first start made int64, so the offsets cannot wrap
+#   past $2^{31}$.
 #
-# - `acc = tl.zeros((BLOCK,), dtype)`: a block of zeros, the **accumulator**; each iteration
-#   adds its block's squares into it lane by lane, and one `tl.sum` after the loop reduces it;
-# - `for start in range(first, n, step)`: a loop whose bounds are known only when the kernel
-#   runs (`n` is an argument); a compiled kernel keeps it a loop, the interpreter runs it in
-#   Python;
-# - `tl.num_programs(0)`, the size of the grid, for the step; and the first start made int64,
-#   `tl.program_id(0).to(tl.int64) * BLOCK`, so that the offsets carried through the loop do
-#   not wrap past $2^{31}$ (a trap the appendix runs).
+# Around the kernel: a `custom_op` that makes the input contiguous, allocates the partials,
+# launches the kernel and adds the partials; `register_fake`, the output's shape, dtype and
+# device without running anything, for `torch.compile`, `torch.export` and `opcheck`, which
+# trace with fake tensors; and `register_autograd(backward, setup_context=...)`: `setup_context`
+# sees the inputs and the output and saves what backward needs, and backward returns one
+# gradient per input. The backward, $2g\,x_i$, is composed torch ops here; Exercise 1 makes it a
+# kernel.
 #
-# The backward, $\partial L/\partial x_i = 2g\,x_i$ with $g = \partial L/\partial s$ the one
-# number in `grad_output`, is **composed torch ops** here: this example is about the forward
-# kernel and the registrations, and a kernel for the backward is Exercise 1's to place.
-#
-# Four pieces:
-#
-# 1. a forward kernel: a fixed number of programs looping over blocks, masked loads, one
-#    partial stored per program;
-# 2. a `custom_op` that makes the input contiguous, allocates the partials, launches the
-#    kernel and reduces the partials;
-# 3. `register_fake`: the output's shape, dtype and device without running anything, for
-#    `torch.compile`, `torch.export` and `opcheck`, which trace with fake tensors;
-# 4. `register_autograd(backward, setup_context=...)`: `setup_context` sees the inputs and the
-#    output and saves what backward needs; backward receives one gradient per output of the
-#    operator and returns one per input (`None` for an input that is not a tensor).
-#
-# A masked load needs `other` when its lanes are added up: a masked-off lane loads `other`, and
-# without it Triton leaves the value undefined (the interpreter happens to give 0). A masked
-# store, `tl.store(ptr + offsets, value, mask=mask)`, writes only the lanes the mask keeps.
-# Half precision loads as float16, and Triton's math functions (`tl.exp`, `tl.sqrt`) refuse
-# it, so the kernel computes in float32: it converts each block with `.to(...)` to its
-# accumulator's dtype, the partials' (float32, or float64 for float64 input). Exercise 1's
-# kernels have no float32 buffer to take a dtype from: which dtype should each input dtype be
-# computed in, and how can a kernel tell them apart?
+# A masked load needs `other` when its lanes are added up (a masked-off lane is undefined
+# without it; the interpreter happens to give 0). Half precision loads as float16, which
+# `tl.exp` and `tl.sqrt` refuse: the kernel converts each block to its accumulator's dtype
+# (float32, float64 for float64 input). Exercise 1's kernels have no buffer to take a dtype from:
+# how will they tell the input dtypes apart?
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
-# handed, in eager mode and while `torch.compile` traces: watch the second line it prints.
+# handed, eagerly and while `torch.compile` traces: watch the second line it prints.
 
 # %%
 SUM_BLOCK, SUM_PROGRAMS = 128, 8
@@ -289,23 +242,16 @@ print("n = 100000 matches x.square().sum():",
       torch.allclose(sum_of_squares(big), big.square().sum()))
 
 # %% [markdown]
-# Under `torch.compile` the operator's body was handed real tensors only: while it traces, the
-# compiler asks `register_fake` for the output instead of running the body. The registered
-# backward was handed something else while it was traced: a `FunctionalTensor`, a wrapper over
-# a fake tensor, with a shape, a dtype and a device and no memory behind it (its data pointer
-# raises). Composed torch ops trace through it.
+# Under `torch.compile` the operator's body was handed real tensors only: the compiler asks
+# `register_fake` for its output instead. The registered backward was traced with a
+# `FunctionalTensor`, a wrapper over a fake tensor with no memory behind it; composed torch ops
+# trace through it. (`backend="aot_eager"` traces as the default backend does, then runs the
+# graphs eagerly instead of compiling C++; the self-check does the same on CPU.)
 #
-# The compile line uses `backend="aot_eager"`: it traces forward and backward with fake
-# tensors, as the default backend does, and that tracing is what a custom operator must
-# survive; then it runs the traced graphs eagerly instead of generating and compiling C++ for
-# the CPU, which needs a C++ compiler and takes far longer. The self-check does the same on
-# CPU, and uses the default backend on a GPU.
-#
-# **Predict, then run.** The kernel below is `sum_of_squares_kernel` with `mask=` and `other=`
-# taken out of its load. It is launched over the first `n = 1000` elements of a tensor of
-# 1024, in blocks of 128, on 8 programs: one block each. Predict two things before running
-# the cell after this one: what happens (`"error"`, `"wrong values"` or `"right values"`),
-# and the first and last index the last program loads.
+# **Predict, then run.** The kernel below is `sum_of_squares_kernel` without `mask=` and
+# `other=`. It runs over the first `n = 1000` elements of a tensor of 1024, in blocks of 128, on
+# 8 programs. What happens (`"error"`, `"wrong values"` or `"right values"`), and which first and
+# last index does the last program load? Write both in the next cell, then run the one after.
 
 # %%
 ### BEGIN WORKED
@@ -353,34 +299,27 @@ else:
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# No error, and a wrong sum: the last program's block covers elements 896 to 1023 (its loop's
-# first start is $7 \cdot 128$, and the next, $896 + 8 \cdot 128$, is past `n`), so it read
-# the 24 elements past the end and added their squares. Nothing stopped it: the buffer had
-# room. A tensor of exactly 1000 elements has other data, or nothing, after it: on a GPU an
-# unmasked load reads a neighbour's memory or stops the kernel with an illegal memory access,
-# and an unmasked store writes into it; in the interpreter it touches memory nobody owns. The
-# mask alone would not be enough in this kernel either: the masked-off lanes must load 0
-# (`other=0.0`) to add nothing. The grader's interpreter run refuses any load or store outside
-# the kernel's tensors before it happens, and names it.
+# No error, and a wrong sum: the last program's block covers 896 to 1023, so it added the
+# squares of 24 elements past `n`; nothing stopped it, the buffer had room. On a GPU an unmasked
+# load past a tensor reads a neighbour's memory or stops the kernel with an illegal access, and
+# an unmasked store corrupts it. Nor is the mask alone enough here: masked-off lanes must load 0
+# (`other=0.0`) to add nothing.
 # </details>
-#
+
+# %% [markdown]
 # ## ✎ Exercise 1 · `silu_mul`, SwiGLU's gate
 #
 # Llama-style MLPs compute `down(silu(gate(x)) * up(x))`. Liger-Kernel fuses the middle,
-# $y = \mathrm{silu}(a)\, b$ with $\mathrm{silu}(a) = a\,\sigma(a)$, into one kernel forward
-# and one backward. Derive $\partial L/\partial a$ and $\partial L/\partial b$ from
-# $g = \partial L/\partial y$ first. silu is lesson 04's Swish at $\beta = 1$, so you have
-# differentiated it before; what is new is what one backward kernel computes from them:
+# $y = \mathrm{silu}(a)\, b$ with $\mathrm{silu}(a) = a\,\sigma(a)$, into one kernel forward and
+# one backward. Derive $\partial L/\partial a$ and $\partial L/\partial b$ from
+# $g = \partial L/\partial y$ (silu is lesson 04's Swish at $\beta = 1$), then:
 #
-# 1. Which quantity do the two gradients share, so that the kernel computes it once for both?
+# 1. Which quantity do the two gradients share, so that the kernel computes it once?
 # 2. How few exponentials per element can the backward kernel get away with?
 #
-# **Check one step live.** Not the formulas: one entry of the Jacobian, a number. At
-# $a = -2$, $b = 3$, what is $\partial y/\partial a$? Work it out from your derivation (by
-# hand, or a line of torch on those two numbers: no autograd, no `F.silu`), write it and your
-# answers to the two questions in the next cell (question 1 as an expression in $a$, $b$ and
-# $g$), and run it. It compares your number with autograd's in float64, and gives a verdict
-# on each answer.
+# **Check one step live.** At $a = -2$, $b = 3$, what is $\partial y/\partial a$, a number from
+# your derivation (no autograd, no `F.silu`)? Write it and your answers to the two questions
+# (question 1 as an expression in $a$, $b$ and $g$) in the next cell, and run it.
 
 # %%
 ### BEGIN WORKED
@@ -404,39 +343,24 @@ check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, 
 #
 # <details><summary><b>Hint 2 · the key step</b></summary>
 #
-# $\mathrm{silu}(a) = a\,\sigma(a)$ is a product too, and both of its factors move with $a$.
-# What is $\sigma'$ in terms of $\sigma$ (lesson 01)? What does the product rule then add up,
-# and can you factor $\sigma(a)$ out of the sum?
+# $\mathrm{silu}(a) = a\,\sigma(a)$ is a product too. What is $\sigma'$ in terms of $\sigma$
+# (lesson 01), and can you factor $\sigma(a)$ out of the product rule's sum? For the kernel: in
+# float32, which of $1/(1 + e^{-a})$ and $e^{a}/(1 + e^{a})$ is still finite at $a = 100$?
 # </details>
 #
-# <details><summary><b>Hint 3 · close to it</b> (open after your attempt)</summary>
+# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, its
+# kernels and every registration in that one cell. Both passes are elementwise: the grid, the
+# block and the mask are yours. The backward is a kernel too, which reads two inputs and a
+# gradient and writes two gradients. Design it before writing it:
 #
-# Once you substitute $\sigma' = \sigma(1 - \sigma)$ into the product rule's two terms and
-# factor $\sigma(a)$ out, what is left in the bracket, and for which $a$ is it negative?
-# Which factors of $y$ does $\partial L/\partial a$ then multiply it by, and why does
-# $\partial L/\partial b$ need no product rule at all? For the kernel: in float32, which of $1/(1 + e^{-a})$ and
-# $e^{a}/(1 + e^{a})$ is still finite at $a = 100$ (what is $e^{100}$ in float32?)
-# </details>
-#
-# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`
-# (how did the worked example make its operator?), with its
-# kernels and every registration in this one cell. Unlike the worked example, both passes
-# are elementwise: no program needs another's lanes, so the grid, the block and the mask are
-# yours to choose (Triton's model above has the pieces). And unlike it, the backward is a
-# kernel, which reads two inputs and a gradient as big as `y`, and writes two gradients.
-# Design the backward before writing it:
-#
-# 1. The worked example printed what its operator's body and its registered backward were
-#    handed while `torch.compile` traced them. Which of the two never saw a fake tensor?
-#    Where, then, can the backward's kernel launch?
-# 2. What does that launch site take and return, and what does its fake return? Hold your
-#    answer against the contract's last bullet.
+# 1. Of the worked example's operator body and registered backward, which never saw a fake
+#    tensor? Where, then, can the backward's kernel launch?
+# 2. What does that launch site take and return, and what does its fake return?
 # 3. What does `setup_context` save, and which tensors can reach the backward non-contiguous?
 #
-# **Design it first**: answer question 3's first half and question 2's return annotation in
-# the next cell and run it. It checks what you save against your derivation, and asks
-# `custom_op` whether it accepts your annotation, not whether it is the right design (the
-# answers are after your self-check).
+# Answer question 3's first half and question 2's return annotation in the next cell: it checks
+# what you save against your derivation, and asks `custom_op` whether it accepts your
+# annotation (whether it is the right design is yours to judge).
 
 # %%
 ### BEGIN WORKED
@@ -447,55 +371,22 @@ my_saved = None  # what setup_context saves for backward: some of "a", "b", "y",
 my_backward_returns = None  # the backward operator's return annotation, e.g. "torch.Tensor"
 ### END WORKED
 
-if my_saved is not None:
-    saved = {str(name).strip() for name in ((my_saved,) if isinstance(my_saved, str)
-                                            else my_saved)}
-    missing = [name for name in ("a", "b") if name not in saved]
-    print("saved: " + (f"✗ {' and '.join(missing)} missing: which of your two gradients reads "
-                       f"{'them' if len(missing) > 1 else 'it'}?" if missing else
-                       "✓ a and b, but y too: which gradient reads y that a and b do not give?"
-                       if "y" in saved else "✓ a and b: with g, all that both gradients read"))
-else:
-    print("saved: answer in my_saved")
-if my_backward_returns is not None:
-    def backward_design(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
-        """A stand-in with your annotation: custom_op reads the operator's schema from it."""
-
-    try:
-        backward_design.__annotations__["return"] = eval(str(my_backward_returns),
-                                                         {"torch": torch})
-        torch.library.custom_op("autograd_course_design::backward", backward_design,
-                                mutates_args=())
-        print(f"returns: {my_backward_returns!r} accepted by custom_op (whether it is the "
-              "design your kernel needs is yours to judge)")
-    except Exception as error:  # custom_op's refusal is the answer: shown, not raised
-        print(f"returns: ✗ refused by custom_op: {type(error).__name__}: "
-              + (str(error).splitlines() or [""])[0][:160])
-else:
-    print("returns: answer in my_backward_returns")
+check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on your annotation
 
 # %% [markdown]
-# The contract:
-# - `a`, `b` of the same shape, any shape (treat them as flat; the size need not be a
-#   multiple of your block; make non-contiguous inputs, and `grad_output`, contiguous);
-# - float32, and float64 to float64's own precision at every gate; float16 and bfloat16
-#   computing in float32 (every product included) and returning the input's dtype; finite
-#   wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, and so has a gate or
-#   a `b` of 0);
-# - **one** forward kernel, and **one** backward kernel, launched once, that computes both
-#   gradients in a single pass over memory; `torch.library.opcheck` passes and
-#   `torch.compile(fullgraph=True)` of a function calling `silu_mul` matches eager, forward
-#   and backward; every operator you define a `torch.library.custom_op` (not `triton_op`)
-#   with a fake implementation; an autograd registration on `silu_mul`, whose
-#   `setup_context` saves tensors with `ctx.save_for_backward`;
-# - the arithmetic in your kernels: the host code only allocates, views, copies and casts;
-# - inputs and `grad_output` never written, and every output a new tensor of its own, the
-#   two gradients included: no buffer kept from one call to the next, and no two outputs
-#   views of one buffer; each call's backward runs on its own call's sizes, whatever calls
-#   of other sizes ran in between (nothing it needs kept in a global).
+# **Contract.** Your operator obeys the [Function contract](function_contract.md) (`a` and `b`
+# of one shape, any shape and layout, read as flat); this exercise's own contract:
 #
-# Re-running the cell redefines the operators (a handle from before a re-run must not be
-# called again: re-run the cells that use it).
+# - **one** forward kernel and **one** backward kernel, each launched once, the backward
+#   computing both gradients in a single pass over memory;
+# - each kernel behind a `torch.library.custom_op` (not `triton_op`) with a fake
+#   implementation, and an autograd registration on `silu_mul`: `opcheck` and
+#   `torch.compile(fullgraph=True)` pass;
+# - the arithmetic in your kernels (the host only allocates, views, copies and casts); float16
+#   and bfloat16 computed in float32, every product included, and returned in the input's dtype;
+# - finite wherever silu is, and each gradient a tensor of its own.
+#
+# Re-running the cell redefines the operators: re-run the cells that use them too.
 
 # %% nbgrader={"grade_id": "answer_silu_mul", "solution": true}
 def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -584,54 +475,30 @@ from autograder import grade; grade("silu_mul", silu_mul)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>How both exercises are graded</b> (optional)</summary>
-#
-# - Values against torch in float64 (`gradcheck`), float32, float16 and bfloat16 (within 2 ulp
-#   of the float32-computed result cast back), on sizes no block divides, transposed,
-#   strided and expanded inputs, and under `opcheck` and `torch.compile(fullgraph=True)`.
-# - A probe lists every torch op your operators dispatch and every kernel they launch, and
-#   counts the launches (on 37 elements and on 1,049,600, past the largest block Triton
-#   accepts): arithmetic outside your kernels, or more launches than the contract's, fails.
-# - Masked-off lanes and every buffer you allocate uninitialised are filled with NaN, as a GPU
-#   may leave them; loads and stores outside your tensors are refused before they happen.
-# - Every launch's stores and atomic operations are watched: two programs of one launch
-#   storing to one address without a lock, or an atomic add, fail.
-# - Exercise 2: every saved value that comes one per row is doubled, and the gradients must
-#   move (a backward that sums the squares again does not); any other saved tensor that does
-#   not share an input's memory fails, a contiguous or cast copy of one included (probed with
-#   a transposed `x` and a strided `weight` in each of the four dtypes).
-# - int64 offsets, for tensors past 2**31 elements, are taught but not graded.
-# </details>
-#
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
-# With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ (the other factor, silu itself) and
+# With $s = \sigma(a)$: $\partial L/\partial b = g\,a\,s$ (silu itself) and
 # $\partial L/\partial a = g\,b\,s\,\big(1 + a(1 - s)\big)$, from
 # $\frac{d}{da}\,a\,s = s + a\,s(1 - s)$. One exponential serves both.
 #
-# The design: the operator's body is handed real tensors, the registered backward a
-# `FunctionalTensor` while `torch.compile` traces, so the backward kernel launches inside an
-# operator of its own (`silu_mul_backward(grad, a, b)`), which the registered backward calls.
-# It returns `tuple[torch.Tensor, torch.Tensor]`, two tensors each allocated for itself, and
-# its fake returns two contiguous tensors like `a` and `b`. One `torch.Tensor` holding both
-# gradients would hand autograd two views of one buffer (the contract's last bullet); a
-# `list[Tensor]` works, but its schema leaves the length open. `setup_context` saves `a` and
-# `b`; `grad_output` and the saved inputs can arrive non-contiguous, so the backward operator
-# makes all three contiguous.
+# The operator's body is handed real tensors, the registered backward a `FunctionalTensor`
+# while `torch.compile` traces, so the backward kernel launches inside an operator of its own
+# (`silu_mul_backward(grad, a, b)`), which the registered backward calls. It returns
+# `tuple[torch.Tensor, torch.Tensor]`, two tensors each allocated for itself, and its fake two
+# contiguous tensors like `a` and `b` (one tensor holding both would hand autograd two views of
+# one buffer). `setup_context` saves `a` and `b`; `grad_output` and the saved inputs can arrive
+# non-contiguous, so the backward operator makes all three contiguous.
 # </details>
 #
 # ## The grid
 #
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
-# grid** of `cdiv(n, BLOCK)` programs, any shape read as flat, every lane busy but the last
-# program's tail. Exercise 2's `rms_norm_rows` is not elementwise: each $y_j$ of a row needs
-# the sum of that row's squares. (How the block size and the number of programs meet a GPU's
-# hardware: In practice, in the appendix.)
+# grid** of `cdiv(n, BLOCK)` programs. Exercise 2's `rms_norm_rows` is not elementwise: each
+# $y_j$ of a row needs the sum of that row's squares.
 #
 # **Predict** its forward's grid before you design it: for 10 rows of `D = 300`, how many
-# programs does the forward launch, and how many lanes (its block's width, a power of two)
-# does each have? Write both in the next cell; what the course's solution does, and what
-# fraction of the lanes it leaves idle, is shown after Exercise 2's self-check.
+# programs does the forward launch, and how many lanes (its block's width) does each have?
+# Write both in the next cell; they are compared after Exercise 2's self-check.
 
 # %%
 ### BEGIN WORKED
@@ -647,41 +514,32 @@ else:
     print("write both predictions first; they are compared after Exercise 2's self-check")
 
 # %% [markdown]
-# A grid of programs that run at once also decides where each may store. Programs that store
-# into one shared address race: on a GPU whichever store lands last wins, and loading the
-# shared number, adding and storing back loses updates (two programs load the same old
-# value). The interpreter hides it, so the grader, on CPU, refuses any address two programs of
-# one launch write with plain stores (the appendix's "A race in the interpreter" is an
-# optional predict-then-run of it). Atomic adds (`tl.atomic_add`) lose no update, but a GPU
-# applies them in whatever order the programs arrive, so a float sum's last bits change from
-# run to run, and every program waits on the same addresses.
-#
+# Programs that run at once and store into one shared address **race**: on a GPU whichever
+# store lands last wins, and a load, add and store back loses updates. The interpreter hides
+# it, so the grader, on CPU, refuses any address two programs of one launch write with plain
+# stores (the appendix shows one). Atomic adds (`tl.atomic_add`) lose no update, but a GPU
+# applies them in whatever order programs arrive, so a float sum's last bits change from run to
+# run.
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `rms_norm_rows`, a reduction per row
 #
 # RMSNorm normalises each row of $x$ of shape $(\dots, D)$:
-# $r = 1/\sqrt{\frac1D \sum_j x_j^2 + \varepsilon}$, $y_j = x_j\, r\, w_j$. Lesson 10 derived
-# its backward with composed ops (`RMSNormFunction`); here the question is what one program
-# can compute from the rows it sees. Work out:
+# $r = 1/\sqrt{\frac1D \sum_j x_j^2 + \varepsilon}$, $y_j = x_j\, r\, w_j$. Lesson 10 derived its
+# backward with composed ops; here the question is what one program can compute from the rows
+# it sees. Work out:
 #
-# 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$
-#    and $r$. Which sum does it need, and does the row's program have it?
-# 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs that run at
-#    once cannot add into one shared row with loads and stores (the race of "The grid"),
-#    and atomic adds would change the sum's last bits from run to run. So where does each
-#    program put its share of the sum, who adds the shares up, and when? What is program
-#    $p$'s share when it takes a group of `rows_per_program` consecutive rows, and is one
-#    program per row (`rows_per_program = 1`) the right layout for this kernel, or another?
-#    Keep that question for the design below.
+# 1. $\partial L/\partial x_j$ for one row, in closed form, from $g$, $w$, $\hat x = x\,r$ and
+#    $r$. Which sum does it need, and does the row's program have it?
+# 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs cannot add into
+#    one shared row (the race above). Where does each program put its share, who adds the
+#    shares up, and when? What is program $p$'s share when it takes `rows_per_program`
+#    consecutive rows?
 #
-# **Check one step of each live.** Not the formulas: one entry of the Jacobian and one
-# layout. For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $\varepsilon = 0$: what is
-# $\partial y_0/\partial x_1$ (torch's indexing: `y[0]` against `x[1]`), a number from your
-# derivation? For step 2, 10 rows and `rows_per_program = 4`, each program's share one row
-# of $D$ numbers: how many such rows (`my_partial_rows`), and which rows of $x$ does the last
-# program's share add up? Write them in
-# the next cell and run it: it compares the entry with autograd's Jacobian through
-# `F.rms_norm` in float64, checks the layout, and prints how many numbers the buffer of
-# partial rows holds for that layout and for one row per program.
+# **Check one step of each live.** For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$,
+# $\varepsilon = 0$: what is $\partial y_0/\partial x_1$ (`y[0]` against `x[1]`)? For step 2,
+# 10 rows and `rows_per_program = 4`: how many partial rows (`my_partial_rows`), and which rows
+# of $x$ does the last program's share add up? Write them in the next cell and run it.
 
 # %%
 ### BEGIN WORKED
@@ -699,67 +557,48 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
 #
-# $y_k = x_k\, r\, w_k$ for every $k$ of the row, and $r$ depends on every $x_j$. So
-# $x_j$ reaches the loss through $y_j$ directly and through $r$ in every $y_k$. Which sum
-# over the row does that second path need, and does one program have it?
+# $y_k = x_k\, r\, w_k$ for every $k$ of the row, and $r$ depends on every $x_j$. So $x_j$
+# reaches the loss through $y_j$ directly and through $r$ in every $y_k$. Which sum over the row
+# does that second path need, and does one program have it?
 # </details>
 #
 # <details><summary><b>Hint 2 · the key step</b></summary>
 #
 # Write $r = (q + \varepsilon)^{-1/2}$ with $q = \frac1D \sum_k x_k^2$: what is
-# $\partial r/\partial x_j$, in terms of $r$ and $x_j$? With $\hat g_k = g_k w_k$, add the
-# two paths: how much does the direct one give, and how much each $y_k$ through $r$? Then
-# write the sum over $k$ with $\hat x$. For step 2: which rows' terms does program $p$ have?
-# </details>
-#
-# <details><summary><b>Hint 3 · a numeric checkpoint</b> (open after your attempt)</summary>
-#
-# 1. One row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$, $g = (1, -1, 0.5)$, $\varepsilon = 0$:
-#    $r = 0.46291$, and your $\partial L/\partial x = (0.36372, -0.42985, 0.16533)$ (autograd
-#    in float64 through `F.rms_norm`).
-# 2. For the same row, $\partial L/\partial w = (0.46291, -0.92582, 0.69437)$; with a second
-#    row it is the sum of the two rows' values. So program $p$'s partial row is that sum over
-#    which rows only? And does it depend on $D$ how many partial rows there are?
+# $\partial r/\partial x_j$, in terms of $r$ and $x_j$ (and $D$)? With $\hat g_k = g_k w_k$, add
+# the two paths, then write the sum over $k$ with $\hat x$. For step 2: which rows' terms does
+# program $p$ have?
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
-# for `x` of shape $(\dots, D)$ (any number of rows, none included) and `weight` of shape
-# $(D,)$, computed by custom operators of the `autograd_course` namespace: how many operators,
-# what each returns and which one `rms_norm_rows` calls are yours to decide (below). Write
-# them in this one cell.
+# for `x` of shape $(\dots, D)$ and `weight` of shape $(D,)$, computed by custom operators of
+# the `autograd_course` namespace, all in this one cell: how many operators, what each returns
+# and which one `rms_norm_rows` calls are yours to decide.
 #
-# The contract:
-# - a forward kernel that computes each row's $r$ ($\varepsilon$ inside the root), and a
-#   backward that never sums a row's squares again; `setup_context` saves nothing beyond the
-#   inputs themselves (no copy of them, contiguous or cast) and one number per row, kept in
-#   float32 for float32, float16 and bfloat16 input and in float64 for float64 input;
-# - a backward kernel: the row gradient in closed form (finite for any weight, zero entries
-#   included), and the weight gradient summed over every row with no atomic adds, and no row
-#   that several programs load, add to and store back without a lock;
-# - any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries
-#   and nothing else (no lane past the row's end counted, read or written);
-# - any number of rows, none included: every row computed, nothing read past the last one,
-#   and nothing returned or reduced that no program stored; each call's backward runs on
-#   its own call's sizes, and no buffer is kept from one call to the next;
-# - float16/bfloat16 computing in float32 (every product included), the output and both
-#   gradients in the inputs' dtype; nothing written into the inputs;
-# - the arithmetic in your kernels: the host code only allocates, views, copies and casts,
-#   and adds up the partial rows;
-# - each kernel behind a custom operator with a fake implementation that describes its real
-#   outputs, strides included; non-contiguous inputs made contiguous (a column slice too).
+# **Contract.** Your operators obey the [Function contract](function_contract.md) (any number of
+# rows, none included, any layout); this exercise's own contract:
 #
-# <details><summary><b>Design it first</b> (open before you write the cell; the answers are
-# after your self-check)</summary>
+# - a forward kernel computing each row's $r$ ($\varepsilon$ inside the root), and
+#   `setup_context` saving the inputs as given and one $r$ per row (float32, or float64 for
+#   float64 input): the backward never sums a row's squares again;
+# - a backward kernel: each row's gradient in closed form (finite for any weight, zeros
+#   included), and the weight's as per-program partial rows added up afterwards (no atomic
+#   adds, no shared row without a lock);
+# - `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries only,
+#   every row computed by a program, and nothing returned that no program stored;
+# - each kernel behind a `torch.library.custom_op` with a fake that describes its real outputs,
+#   strides included; the arithmetic in your kernels (the host only allocates, views, copies,
+#   casts and adds up the partial rows), float16 and bfloat16 computed in float32.
 #
-# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it,
-#    within the budget: which tensors, and which number per row? Could it save `y` and
-#    recover $\hat x$ from it?
-# 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that
-#    your forward kernel computes reach it? What does the backward operator take and
-#    return, and how many gradients does the function given to `register_autograd` receive?
-# 3. The grids: how many programs does each kernel launch, and which rows does each take?
-#    For the backward, how big is the buffer of partial rows at 137 rows, and at a million,
-#    with your layout? What stops a program's loop at the last row?
+# <details><summary><b>Design it first</b> (open before you write the cell)</summary>
+#
+# 1. Your step 1 reads $g$, $w$, $\hat x$ and $r$. What does `setup_context` save for it? Could
+#    it save `y` and recover $\hat x$ from it?
+# 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that your
+#    forward kernel computes reach it? What does the backward operator take and return?
+# 3. How many programs does each kernel launch, and which rows does each take? How big is the
+#    buffer of partial rows with your layout, at 137 rows and at a million? What stops a
+#    program's loop at the last row?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}
@@ -904,52 +743,45 @@ else:
 
 # %% [markdown]
 # A row's sum is one `tl.sum` only inside one program, so the forward takes a row per program,
-# and a block is a power of two: 512 lanes for 300 entries, 212 of them masked off. Masked
-# lanes cost no memory traffic, only work left undone: a row of 4097 leaves half of its
-# lanes idle, and a loop over the row in blocks of 1024 would keep most of them busy (a loop
-# in blocks of any width is right too: then your lanes are your block's).
+# with a power-of-two block: 512 lanes for 300 entries, 212 masked off (work left undone, no
+# memory traffic). A loop over the row in narrower blocks is right too.
 #
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
 # 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
-#    \tfrac1D \sum_k \hat g_k \hat x_k\big)$ with $\hat g = g\,w$, $\hat x = x\,r$: one
-#    row's sum, so one program per row has all it needs.
-# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$, a sum **across** programs:
-#    program $p$ stores the sum over its own rows, and the partial rows are reduced
-#    afterwards. With a fixed number of programs the buffer is (programs, $D$) whatever $N$;
-#    one partial row per row of $x$ is an $(N, D)$ float32 buffer, as big as $x$ (twice $x$ in
-#    bfloat16). Liger-Kernel gives each program a group of rows and sums the partials on the
-#    host (`.sum(dim=0)`); Triton's layer-norm tutorial lets groups of programs share a few
-#    partial rows behind a lock, then reduces them with a second kernel
-#    (`_layer_norm_bwd_dwdb`).
+#    \tfrac1D \sum_k \hat g_k \hat x_k\big)$ with $\hat g = g\,w$, $\hat x = x\,r$: one row's
+#    sum, so one program per row has all it needs.
+# 2. $\partial L/\partial w_j = \sum_{\text{rows}} g_j \hat x_j$, a sum **across** programs: each
+#    program stores the sum over its own rows, and the partial rows are added up afterwards
+#    (Liger-Kernel on the host; Triton's layer-norm tutorial behind a lock, then a second
+#    kernel). A fixed number of programs keeps the buffer at (programs, $D$) whatever $N$.
 #
-# The design:
-#
-# 1. `setup_context` saves `x`, `weight` and `rstd` (one $r$ per row, float32, or float64
-#    for float64 input): the backward kernel recomputes $\hat x = x\,r$ from them and never
-#    sums a row's squares again. Not `y`, instead of `x` or beside it: $\hat x = y / w$ is
-#    $0/0$ wherever the weight has a zero entry, and a saved `y` is one more $(N, D)$
-#    activation held until backward. Not `rstd` in half precision: every entry of the row's gradient is
-#    multiplied by it.
-# 2. An operator's outputs are all `setup_context` sees of its work, so the forward operator
-#    returns `(y, rstd)` (a `tuple[torch.Tensor, torch.Tensor]` and a fake of both) and
-#    `rms_norm_rows` is a plain function returning its `[0]`. The backward operator takes
-#    `(grad_y, x, weight, rstd)` and returns `(grad_x, grad_weight)`; the registered backward
-#    receives one gradient per output, `grad_y` and a `grad_rstd` it ignores, and returns one
-#    per input, `None` for `eps`.
-# 3. Forward: one program per row, `BLOCK_D = next_power_of_2(D)` lanes masked past `D`
-#    (the cell above): the mean divides by `D`, not by the block's width, and every masked
-#    load whose lanes reach a `tl.sum` gets `other=0.0` (masked-off lanes are undefined on
-#    a GPU). Backward: a fixed number of programs, since one per row needs a partial row
-#    per row of `x` (item 2). The course's solution launches `min(rows, 32)` programs
-#    (Liger-Kernel: one per streaming multiprocessor), each over
-#    `rows_per_program = cdiv(rows, programs)` consecutive rows (rounded up, or the last rows
-#    belong to no program), so the buffer is at most $(32, D)$, at 137 rows as at a million;
-#    each loop runs `min(rows_per_program, rows - first)` times, so a program whose group is
-#    short or empty stops at the last row.
+# The design: `setup_context` saves `x`, `weight` and `rstd`, one $r$ per row; not `y`, since
+# $\hat x = y / w$ is $0/0$ where the weight is 0. The forward operator returns `(y, rstd)` and
+# `rms_norm_rows` returns its `[0]`; the backward operator takes `(grad_y, x, weight, rstd)` and
+# returns `(grad_x, grad_weight)`, and the registered backward returns `None` for `eps`. The
+# backward launches `min(rows, 32)` programs over `cdiv(rows, programs)` consecutive rows each,
+# each loop stopping at the last row.
 # </details>
+
+# %% [markdown]
+# ## Summary
 #
-# ## Common mistakes
+# A Triton kernel is a function over blocks: a grid of programs, each loading a masked block of
+# pointers, computing, storing. Behind `custom_op` with `register_fake` and `register_autograd`,
+# its backward kernel behind an operator of its own, it works in eager mode, under `opcheck`,
+# `torch.compile(fullgraph=True)` and `torch.export` (appendix), compiled on a GPU and
+# interpreted on CPU. The backward is the maths of the earlier lessons, written per block; a
+# reduction across programs becomes per-program partials summed afterwards. A C++ kernel takes
+# the same place (the appendix builds one), completed by the same registrations from Python.
+
+# %% [markdown]
+# ## Optional appendix (not graded; its cells run with the rest)
+#
+# Everything below deepens the main line and nothing after it depends on it: read it
+# when you have time.
+#
+# ### Common mistakes
 #
 # The ones both exercises meet first; more, about grids over groups of rows, the weight
 # gradient across programs, fusion, offsets, buffers, layouts, bfloat16 in the interpreter
@@ -966,22 +798,23 @@ else:
 # | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
 # | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 #
-# ## Summary
+# ### How both exercises are graded
 #
-# A Triton kernel is a function over blocks: a grid of programs, each loading a masked block
-# of pointers, computing, storing. Behind `custom_op` with `register_fake` and
-# `register_autograd`, with its backward kernel behind an operator of its own, it works in
-# eager mode, under `opcheck`, `torch.compile(fullgraph=True)` and `torch.export`
-# (appendix), compiled on a GPU and interpreted on CPU. The backward is the maths of the earlier lessons, written
-# per block; a reduction across programs becomes per-program partials summed afterwards. A
-# C++ kernel takes the same place (the appendix builds one): `TORCH_LIBRARY` defines the
-# operator and binds its CPU kernel, and the same `register_fake` and `register_autograd`
-# calls complete it from Python.
-#
-# ## Optional appendix (not graded; its cells run with the rest)
-#
-# Everything below deepens the main line and nothing after it depends on it: read it
-# when you have time.
+# - Values against torch in float64 (`gradcheck`), float32, float16 and bfloat16 (within 2 ulp
+#   of the float32-computed result cast back), on sizes no block divides, transposed,
+#   strided and expanded inputs, and under `opcheck` and `torch.compile(fullgraph=True)`.
+# - A probe lists every torch op your operators dispatch and every kernel they launch, and
+#   counts the launches (on 37 elements and on 1,049,600, past the largest block Triton
+#   accepts): arithmetic outside your kernels, or more launches than the contract's, fails.
+# - Masked-off lanes and every buffer you allocate uninitialised are filled with NaN, as a GPU
+#   may leave them; loads and stores outside your tensors are refused before they happen.
+# - Every launch's stores and atomic operations are watched: two programs of one launch
+#   storing to one address without a lock, or an atomic add, fail.
+# - Exercise 2: every saved value that comes one per row is doubled, and the gradients must
+#   move (a backward that sums the squares again does not); any other saved tensor that does
+#   not share an input's memory fails, a contiguous or cast copy of one included (probed with
+#   a transposed `x` and a strided `weight` in each of the four dtypes).
+# - int64 offsets, for tensors past 2**31 elements, are taught but not graded.
 #
 # ### The interpreter against a compiled kernel
 #

@@ -17,7 +17,7 @@ from tools.reading import (GOAL_MINUTES, MAIN_PATH_WORDS, lesson_minutes, lesson
 LONG_PAGES = {
     "02_linear",
 
-    "13_kernels",
+    
 }
 
 

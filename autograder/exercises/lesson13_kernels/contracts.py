@@ -1,46 +1,19 @@
-"""Lesson 13's contracts as the learner reads them: each exercise's bullets, with
-the checks that enforce each and a wrong answer each check fails (autograder.clauses)."""
+"""Lesson 13's contracts as the learner reads them: each exercise's bullets, with the checks
+that enforce each and a wrong answer each check fails (autograder.clauses), and the checks that
+enforce the Function contract's rules (Exercise.rules, keyed by rule)."""
 
 from ...clauses import Clause
 
 
 SILU_MUL_CLAUSES = (
-    Clause("`a`, `b` of the same shape, any shape (treat them as flat; the size need not be a "
-           "multiple of your block; make non-contiguous inputs, and `grad_output`, "
-           "contiguous);",
-           {"silu_mul/unmasked-access": "no mask on the tail",
-            "case:past 2**20 elements":
-                "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
-            "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
-            "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous"}),
-    Clause("float32, and float64 to float64's own precision at every gate; float16 and "
-           "bfloat16 computing in float32 (every product included) and returning the input's "
-           "dtype; finite wherever silu is (a float32 gate of 100 or -1e4 has a finite answer, "
-           "and so has a gate or a `b` of 0);",
-           {"silu_mul/float64-gate-saturated":
-                "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
-            "silu_mul/half-product-overflows":
-                "float16 backward: grad_output * b in float16, the rest in float32",
-            "silu_mul/float64-in-float32": "float64 computed in float32",
-            "silu_mul/half-not-converted": "half precision loaded and never converted",
-            "silu_mul/bfloat16-step-in-interpreter":
-                "silu(a) cast back to the input's dtype before the product with b",
-            "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
-            "silu_mul/bfloat16-through-float16": "bfloat16 carried to the forward kernel as "
-                                                 "float16",
-            "silu_mul/half-step-in-float16":
-                "float16: sigmoid in float32, the two products in float16",
-            "silu_mul/not-finite-at-zero":
-                "silu and sigmoid recovered from the saved output, y / b and silu / a"}),
-    Clause("**one** forward kernel, and **one** backward kernel, launched once, that computes "
-           "both gradients in a single pass over memory; `torch.library.opcheck` passes and "
-           "`torch.compile(fullgraph=True)` of a function calling `silu_mul` matches eager, "
-           "forward and backward; every operator you define a `torch.library.custom_op` (not "
-           "`triton_op`) with a fake implementation; an autograd registration on `silu_mul`, "
-           "whose `setup_context` saves tensors with `ctx.save_for_backward`;",
+    Clause("**one** forward kernel and **one** backward kernel, each launched once, the backward "
+           "computing both gradients in a single pass over memory;",
            {"silu_mul/more-than-one-launch":
-                "the backward kernel launched twice, one gradient each",
-            "silu_mul/kernel-on-fake-tensor": "the backward kernel launched directly in backward",
+                "the backward kernel launched twice, one gradient each"}),
+    Clause("each kernel behind a `torch.library.custom_op` (not `triton_op`) with a fake "
+           "implementation, and an autograd registration on `silu_mul`: `opcheck` and "
+           "`torch.compile(fullgraph=True)` pass;",
+           {"silu_mul/kernel-on-fake-tensor": "the backward kernel launched directly in backward",
             "silu_mul/no-fake": "no fake implementation",
             "silu_mul/fake-mismatch": "register_fake always float32",
             "silu_mul/fake-strides": "register_fake with the input's strides",
@@ -48,42 +21,60 @@ SILU_MUL_CLAUSES = (
                 "the backward operator's fake returns one tensor for two",
             "silu_mul/backward-fake-mismatch":
                 "the backward operator's fake with the saved inputs' strides",
-            "silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes",
             "silu_mul/triton-op": "the forward operator a torch.library.triton_op"}),
-    Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
-           "casts;",
+    Clause("the arithmetic in your kernels (the host only allocates, views, copies and casts); "
+           "float16 and bfloat16 computed in float32, every product included, and returned in "
+           "the input's dtype;",
            {"silu_mul/host-arithmetic":
-                "a host fast path for small tensors: F.silu(a) * b below 9 elements"}),
-    Clause("inputs and `grad_output` never written, and every output a new tensor of its own, "
-           "the two gradients included: no buffer kept from one call to the next, and no two "
-           "outputs views of one buffer; each call's backward runs on its own call's sizes, "
-           "whatever calls of other sizes ran in between (nothing it needs kept in a global).",
-           {"silu_mul/size-shared-between-calls":
-                "the launch grid kept in a module global by forward, reused by backward",
-            "silu_mul/buffer-kept-between-calls":
-                "float16/bfloat16: a float32 staging buffer kept per size in a global, cast to a "
-                "fresh output",
-            "silu_mul/writes-input": "the output written into the input a",
-            "silu_mul/same-output-every-call":
-                "the output buffer kept per shape and returned again by every call",
-            "silu_mul/output-changed-by-later-call":
-                "the output buffer kept per shape, a fresh view of it returned by every call (a "
-                "later call overwrites an earlier call's output)",
-            "silu_mul/returns-input":
-                "the gradients written into a and b and returned (Liger-Kernel's way)",
-            "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer",
+                "a host fast path for small tensors: F.silu(a) * b below 9 elements",
+            "silu_mul/half-product-overflows":
+                "float16 backward: grad_output * b in float16, the rest in float32",
+            "silu_mul/half-not-converted": "half precision loaded and never converted",
+            "silu_mul/bfloat16-step-in-interpreter":
+                "silu(a) cast back to the input's dtype before the product with b",
+            "silu_mul/bfloat16-through-float16": "bfloat16 carried to the forward kernel as "
+                                                 "float16",
+            "silu_mul/half-step-in-float16":
+                "float16: sigmoid in float32, the two products in float16"}),
+    Clause("finite wherever silu is, and each gradient a tensor of its own.",
+           {"silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
+            "silu_mul/not-finite-at-zero":
+                "silu and sigmoid recovered from the saved output, y / b and silu / a",
             "silu_mul/outputs-alias-each-other": "two gradients returned as views of one buffer",
             "silu_mul/gradients-share-a-buffer":
                 "the backward operator returns one (2, ...) tensor, its rows the two gradients"}),
 )
+SILU_MUL_RULES = {
+    "values": {"silu_mul/unmasked-access": "no mask on the tail",
+               "case:past 2**20 elements":
+                   "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
+               "silu_mul/strided-read-as-flat": "non-contiguous inputs read as flat memory",
+               "silu_mul/grad-output-strided-read-as-flat": "grad_output not made contiguous",
+               "silu_mul/float64-gate-saturated":
+                   "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
+               "silu_mul/float64-in-float32": "float64 computed in float32"},
+    "ctx": {"silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes",
+            "silu_mul/size-shared-between-calls":
+                "the launch grid kept in a module global by forward, reused by backward",
+            "silu_mul/buffer-kept-between-calls":
+                "float16/bfloat16: a float32 staging buffer kept per size in a global, cast to a "
+                "fresh output",
+            "silu_mul/same-output-every-call":
+                "the output buffer kept per shape and returned again by every call",
+            "silu_mul/output-changed-by-later-call":
+                "the output buffer kept per shape, a fresh view of it returned by every call (a "
+                "later call overwrites an earlier call's output)"},
+    "unwritten": {"silu_mul/writes-input": "the output written into the input a",
+                  "silu_mul/returns-input":
+                      "the gradients written into a and b and returned (Liger-Kernel's way)",
+                  "silu_mul/writes-grad-output": "grad_a written into grad_output's buffer"},
+}
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("a forward kernel that computes each row's $r$ ($\\varepsilon$ inside the root), "
-           "and a backward that never sums a row's squares again; `setup_context` saves "
-           "nothing beyond the inputs themselves (no copy of them, contiguous or cast) and one "
-           "number per row, kept in float32 for float32, float16 and bfloat16 input and in "
-           "float64 for float64 input;",
+    Clause("a forward kernel computing each row's $r$ ($\\varepsilon$ inside the root), and "
+           "`setup_context` saving the inputs as given and one $r$ per row (float32, or float64 "
+           "for float64 input): the backward never sums a row's squares again;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -96,57 +87,37 @@ RMS_NORM_ROWS_CLAUSES = (
                 "x.contiguous() and weight.contiguous() saved (w_r9)",
             "rms_norm_rows/eps-outside-root": "eps outside the square root",
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
-            "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D",
-            "rms_norm_rows/tensor-on-ctx":
-                "setup_context keeps x, weight and rstd as ctx attributes"}),
-    Clause("a backward kernel: the row gradient in closed form (finite for any weight, zero "
-           "entries included), and the weight gradient summed over every row with no atomic "
-           "adds, and no row that several programs load, add to and store back without a "
-           "lock;",
+            "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D"}),
+    Clause("a backward kernel: each row's gradient in closed form (finite for any weight, zeros "
+           "included), and the weight's as per-program partial rows added up afterwards (no "
+           "atomic adds, no shared row without a lock);",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
+            "rms_norm_rows/row-sum-not-averaged":
+                "the row's sum where the gradient needs its mean (no 1/D)",
             "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
             "rms_norm_rows/atomic-add":
                 "every program adds into one shared row with tl.atomic_add",
             "rms_norm_rows/shared-row-race":
                 "every program adds into one shared row (load, add, store): a race",
             "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),
-    Clause("any `D` up to 4096, a power of two or not: every sum and mean over a row's `D` "
-           "entries and nothing else (no lane past the row's end counted, read or written);",
+    Clause("`D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries "
+           "only, every row computed by a program, and nothing returned that no program "
+           "stored;",
            {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
             "rms_norm_rows/unmasked-access": "no mask past the row's end",
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
             "rms_norm_rows/masked-load-without-other":
-                "masked loads without other= feeding tl.sum"}),
-    Clause("any number of rows, none included: every row computed, nothing read past the last "
-           "one, and nothing returned or reduced that no program stored; each call's backward "
-           "runs on its own call's sizes, and no buffer is kept from one call to the next;",
-           {"rms_norm_rows/size-shared-between-calls":
-                "the backward's grid (the number of rows) kept in a module global by forward",
+                "masked loads without other= feeding tl.sum",
             "rms_norm_rows/rows-left-out":
                 "rows per program rounded down (rows // programs): the last rows left out",
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row",
             "rms_norm_rows/reads-unwritten-memory":
-                "partial rows from torch.empty summed with no rows",
-            "rms_norm_rows/buffer-kept-between-calls":
-                "weight-gradient partial rows kept per D between calls, summed whole"}),
-    Clause("float16/bfloat16 computing in float32 (every product included), the output and "
-           "both gradients in the inputs' dtype; nothing written into the inputs;",
-           {"rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
-            "rms_norm_rows/half-step-in-float16":
-                "float16 forward: x_hat rounded to float16 before the product with the weight",
-            "rms_norm_rows/half-square-in-float16":
-                "float16 forward: x * x squared in float16, then summed in "
-                "float32 (bfloat16 converted first)",
-            "rms_norm_rows/wrong-gradient-dtype":
-                "a float32 weight gradient for a half weight (issue 37)",
-            "rms_norm_rows/writes-input": "y written into the input x"}),
-    Clause("the arithmetic in your kernels: the host code only allocates, views, copies and "
-           "casts, and adds up the partial rows;",
-           {"rms_norm_rows/host-arithmetic": "the weight gradient computed on the host"}),
-    Clause("each kernel behind a custom operator with a fake implementation that describes "
-           "its real outputs, strides included; non-contiguous inputs made contiguous (a column "
-           "slice too).",
+                "partial rows from torch.empty summed with no rows"}),
+    Clause("each kernel behind a `torch.library.custom_op` with a fake that describes its real "
+           "outputs, strides included; the arithmetic in your kernels (the host only allocates, "
+           "views, copies, casts and adds up the partial rows), float16 and bfloat16 computed in "
+           "float32.",
            {"rms_norm_rows/fake-strides": "register_fake with the input's strides",
             "rms_norm_rows/forward-fake-mismatch":
                 "the forward operator's fake with a float16 rstd for float32 x",
@@ -154,8 +125,26 @@ RMS_NORM_ROWS_CLAUSES = (
                 "the backward operator's fake with the saved x's strides",
             "rms_norm_rows/kernel-on-fake-tensor":
                 "the backward kernel launched directly in backward",
-            "rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
-            "rms_norm_rows/grad-output-expanded":
-                "grad_output not made contiguous (an expanded gradient)",
-            "case:column slice inputs": "D as the row stride of a column slice (issue 37)"}),
+            "rms_norm_rows/host-arithmetic": "the weight gradient computed on the host",
+            "rms_norm_rows/half-rounded-step": "float16 accumulated in float16",
+            "rms_norm_rows/half-step-in-float16":
+                "float16 forward: x_hat rounded to float16 before the product with the weight",
+            "rms_norm_rows/half-square-in-float16":
+                "float16 forward: x * x squared in float16, then summed in "
+                "float32 (bfloat16 converted first)"}),
 )
+RMS_NORM_ROWS_RULES = {
+    "values": {"rms_norm_rows/wrong-gradient-dtype":
+                   "a float32 weight gradient for a half weight (issue 37)",
+               "rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
+               "rms_norm_rows/grad-output-expanded":
+                   "grad_output not made contiguous (an expanded gradient)",
+               "case:column slice inputs": "D as the row stride of a column slice (issue 37)"},
+    "ctx": {"rms_norm_rows/tensor-on-ctx":
+                "setup_context keeps x, weight and rstd as ctx attributes",
+            "rms_norm_rows/size-shared-between-calls":
+                "the backward's grid (the number of rows) kept in a module global by forward",
+            "rms_norm_rows/buffer-kept-between-calls":
+                "weight-gradient partial rows kept per D between calls, summed whole"},
+    "unwritten": {"rms_norm_rows/writes-input": "y written into the input x"},
+}

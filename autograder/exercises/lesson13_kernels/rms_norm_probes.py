@@ -12,6 +12,7 @@ from ...checks import make_inputs, run_forward
 from ...errors import GradingError
 from .kernel_checks import operator_calls
 from .kernel_memory import refusals
+from .kernel_unwritten import poisoned_allocations
 
 
 def _normalised(values: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,6 +39,19 @@ def direct_path_only(got_x: torch.Tensor, values: dict) -> bool:
         return False
     direct = rstd * values["weight"].detach().double()
     return bool(torch.allclose(got_x.detach().double(), direct, rtol=1e-4, atol=1e-6))
+
+
+def row_sum_not_averaged(got_x: torch.Tensor, values: dict) -> bool:
+    """grad_x = r (w - x_hat * sum_k w_k x_hat_k) (grad_output ones): the closed form with the
+    row's sum where the true gradient has its mean, 1/D of it; the two differ wherever
+    x_hat * sum(w x_hat) does, which the batteries' rows make non-zero."""
+    rows, rstd = _normalised(values)
+    if not rows.numel() or got_x.shape != rows.shape or rows.shape[-1] < 2:
+        return False
+    weight = values["weight"].detach().double()
+    x_hat = rows * rstd
+    summed = rstd * (weight - x_hat * (weight * x_hat).sum(-1, keepdim=True))
+    return bool(torch.allclose(got_x.detach().double(), summed, rtol=1e-4, atol=1e-6))
 
 
 def _run(function, values: dict) -> tuple:
@@ -276,6 +290,47 @@ def check_saves_rstd(function, spec, values: dict) -> None:
         mistake="rms_norm_rows/rstd-not-saved")
 
 
+def unwritten_columns(function, values: dict) -> int | None:
+    """The first column from which a call on ``values`` leaves every row of its output or of
+    its gradient for x unwritten (fresh buffers filled with NaN), where that column is a power
+    of two below D: the width of a block narrower than the row. None otherwise."""
+    D = values["x"].shape[-1]
+    try:
+        with poisoned_allocations():
+            y, grad_x, _ = _run(function, values)
+    except Exception:  # noqa: BLE001 -- a probe: the battery's own checks name the error
+        return None
+    for result in (y, grad_x):
+        if result.shape != values["x"].shape:
+            continue
+        columns = result.reshape(-1, D).isnan().all(0)
+        width = 1
+        while width < D:
+            if columns[width:].all() and not columns[:width].any():
+                return width
+            width *= 2
+    return None
+
+
+def name_unwritten_columns(function, values: dict) -> None:
+    """A result that changes between calls because a block narrower than the row leaves its
+    last columns unwritten (a block width kept from an earlier call's D, or a constant), not
+    because a buffer is kept: named by the columns no program wrote."""
+    width = unwritten_columns(function, values)
+    if width is None:
+        return
+    D = values["x"].shape[-1]
+    columns = f"column {width}" if width == D - 1 else f"columns {width} to {D - 1}"
+    raise GradingError(
+        f"rms_norm_rows leaves {columns} of every row unwritten for x of "
+        f"{tuple(values['x'].shape)}: its programs cover {width} lanes of a row of {D} (a "
+        "fresh buffer keeps whatever it held there, so its results change from call to call). "
+        "Is the block's width computed from this call's own D (not kept from an earlier "
+        "call, nor a constant)? The block must be at least D (BLOCK_D = "
+        "triton.next_power_of_2(D), masked past the row's end), or loop over the row",
+        mistake="rms_norm_rows/block-narrower-than-row")
+
+
 def check_no_buffer_kept(function, device) -> None:
     """One call on x of (3, 5), then one on (40, 5), the first again, another (40, 5) and the
     first again: a buffer kept between calls (partial rows allocated once per D, say, and
@@ -295,6 +350,7 @@ def check_no_buffer_kept(function, device) -> None:
         for what, a, b in zip(("output", "gradient for x", "gradient for weight"), before, after):
             if a.shape == b.shape and not torch.allclose(a, b, rtol=1e-6, atol=1e-9,
                                                          equal_nan=True):
+                name_unwritten_columns(function, small)
                 raise GradingError(
                     f"rms_norm_rows's {what} for one x of (3, 5) changes after a call on x of "
                     "(40, 5): it keeps a buffer between calls (partial rows of the weight "

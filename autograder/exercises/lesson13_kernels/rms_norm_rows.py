@@ -9,7 +9,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .contracts import RMS_NORM_ROWS_CLAUSES
+from .contracts import RMS_NORM_ROWS_CLAUSES, RMS_NORM_ROWS_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery, operator_calls)
 from .kernel_domain import kernel_operator
@@ -28,7 +28,7 @@ from ..shared.call_state import check_calls_of_two_sizes
 from .rms_norm_float16 import check_float16_steps, check_half_squares
 from .rms_norm_probes import (_run, check_no_buffer_kept, check_saves_rstd, direct_path_only,
                               half_rstd, name_rows_left_out, one_rows_contribution_per_column,
-                              row_results_right)
+                              row_results_right, row_sum_not_averaged)
 from .rms_norm_weight import check_zero_weight, name_division_by_weight
 from ...tolerances import Tolerance
 
@@ -58,6 +58,13 @@ def check_rows(function, values: dict) -> None:
                 "depends on every x_k of the row. Which sum does that add? my_dy0_dx1, above "
                 "the exercise's answer cell, checks one Jacobian entry that only it reaches", error.details,
                 case=f"x of shape {shape}", mistake="rms_norm_rows/direct-path-only") from error
+        if got_x is not None and row_sum_not_averaged(got_x, values):
+            raise GradingError(
+                f"rms_norm_rows's gradient for x is the closed form with the row's sum "
+                f"sum_k g_k w_k x_hat_k where it needs the mean, 1/D of it (D = {D}): r is "
+                "the root of a mean of squares, so its derivative brings 1/D. my_dy0_dx1, above "
+                "the exercise's answer cell, checks one Jacobian entry that shows it", error.details,
+                case=f"x of shape {shape}", mistake="rms_norm_rows/row-sum-not-averaged") from error
         short = _values((2, 5), x.device, seed=11)
         if D > 16 and _right(function, short):
             raise GradingError(
@@ -317,7 +324,7 @@ EXERCISES = [
                        "float16 and bfloat16 within 2 ulp", "one rstd saved per row",
                        "arithmetic in the learner's kernels",
                        "opcheck", "torch.compile without graph breaks"),
-             clauses=RMS_NORM_ROWS_CLAUSES,
+             clauses=RMS_NORM_ROWS_CLAUSES, rules=RMS_NORM_ROWS_RULES,
              # no large case: the contract's limit is D up to 4096, which the battery reaches;
              # the number of rows has none, and 137 of them pass any grid a backward fixes
              domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:

@@ -38,7 +38,8 @@ _NAMES = {"sigmoid": torch.sigmoid, "σ": torch.sigmoid, "exp": torch.exp, "silu
 
 def _shared_verdict(my_shared) -> str:
     """Question 1's free answer, an expression in a, b and g, evaluated at four points and
-    compared with sigmoid(a) and with the near misses (y, g * b, exp(-a))."""
+    compared with sigmoid(a) and g * sigmoid(a) (both factors of both gradients) and with the
+    near misses (y, g * b, exp(-a))."""
     if my_shared is None:
         return "answer it in my_shared"
     text = str(my_shared).strip().casefold()
@@ -53,6 +54,8 @@ def _shared_verdict(my_shared) -> str:
         return torch.allclose(value, other, rtol=1e-6, atol=1e-9)
     if near(torch.sigmoid(_A)):
         return "✓ both gradients need it"
+    if near(_G * torch.sigmoid(_A)):  # a true factor of both: g s is in each (issue 68)
+        return "✓ a factor of both gradients: compute it once"
     if near(torch.exp(-_A)):
         return "✗ closer: both gradients need a function of it. Which one?"
     if any(near(t) for t in (F.silu(_A) * _B, _G * _B, F.silu(_A), _G * F.silu(_A))):
@@ -124,3 +127,38 @@ def check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows) -> None:
     for rows_per_program in (per, 1):
         print(f"  {rows} rows of D = {D}, rows_per_program = {rows_per_program}: a buffer of "
               f"{len(range(0, rows, rows_per_program)) * D} numbers (x holds {rows * D})")
+
+
+def check_silu_design(my_saved, my_backward_returns) -> None:
+    """Exercise 1's design, before the answer cell: what setup_context saves, against the
+    derivation (a and b are what both gradients read, with g), and the backward operator's
+    return annotation, on which only custom_op's own verdict is reported (whether it is the
+    right design is the learner's to judge, and shown after the self-check)."""
+    if my_saved is not None:
+        saved = {str(name).strip() for name in ((my_saved,) if isinstance(my_saved, str)
+                                                else my_saved)}
+        missing = [name for name in ("a", "b") if name not in saved]
+        print("saved: " + (
+            f"✗ {' and '.join(missing)} missing: which of your two gradients reads "
+            f"{'them' if len(missing) > 1 else 'it'}?" if missing else
+            "✓ a and b, but y too: which gradient reads y that a and b do not give?"
+            if "y" in saved else "✓ a and b: with g, all that both gradients read"))
+    else:
+        print("saved: answer in my_saved")
+    if my_backward_returns is None:
+        print("returns: answer in my_backward_returns")
+        return
+
+    def backward_design(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor):
+        """A stand-in with the learner's annotation: custom_op reads the schema from it."""
+
+    try:
+        backward_design.__annotations__["return"] = eval(  # noqa: S307 -- the learner's own
+            str(my_backward_returns), {"torch": torch})
+        torch.library.custom_op("autograd_course_design::backward", backward_design,
+                                mutates_args=())
+        print(f"returns: {my_backward_returns!r} accepted by custom_op (whether it is the "
+              "design your kernel needs is yours to judge)")
+    except Exception as error:  # noqa: BLE001 -- custom_op's refusal is the answer, shown
+        print(f"returns: ✗ refused by custom_op: {type(error).__name__}: "
+              + (str(error).splitlines() or [""])[0][:160])

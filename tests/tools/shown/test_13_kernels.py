@@ -1,7 +1,8 @@
 """Lesson 13's live checkers: one Jacobian entry and a design answer per exercise, the worked
 answers passing and each slip answered with a question."""
 
-from autograder.exercises.lesson13_kernels.steps import check_rms_steps, check_silu_steps
+from autograder.exercises.lesson13_kernels.steps import (check_rms_steps, check_silu_design,
+                                                         check_silu_steps)
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code
 
 
@@ -20,6 +21,9 @@ def test_design_answers_worked_pass_and_two_exponentials_fail():
                      "silu(a) / a + 0 * b"):
         lines = run_code(checker, {**worked, "my_shared": spelling})
         assert "✓" in lines[-2], (spelling, lines)
+    for factor in ("g * sigmoid(a)", "sigmoid(a) * g"):  # a true factor of both (issue 68)
+        lines = run_code(checker, {**worked, "my_shared": factor})
+        assert "✓ a factor of both gradients" in lines[-2], (factor, lines)
     lines = run_code(checker, {**worked, "my_shared": "silu(a)*b"})
     assert "✗ is that a factor of both?" in lines[-2], lines
     lines = run_code(checker, {**worked, "my_shared": "exp(-a)"})
@@ -68,17 +72,21 @@ def test_rms_checker_asks_one_jacobian_entry_and_the_groups_not_the_formulas():
 
 
 def test_backward_design_checker_judges_saved_tensors_and_reports_custom_ops_verdict():
-    """Does Exercise 1's design cell give ✓ to the worked saved tensors and a ✗ to a y saved
+    """Is Exercise 1's design cell two answer lines and one call (issue 68), and does it give ✓ to the worked saved tensors and a ✗ to a y saved
     alone, and report on the return annotation only custom_op's verdict (two tensors and one
     tensor both accepted with no word on the design, tuple[torch.Tensor, ...] refused)?"""
     import torch
 
-    checker = cell_from("13_kernels", "if my_saved is not None:")
-    worked = definitions("13_kernels", "my_saved", "my_backward_returns")
+    checker = cell_from("13_kernels", "check_silu_design(my_saved")
+    worked = definitions("13_kernels", "my_saved", "my_backward_returns",
+                         check_silu_design=check_silu_design)
+    assert [line for line in checker.splitlines() if line.strip()
+            and not line.startswith("#")] == ["check_silu_design(my_saved, my_backward_returns)"
+                                             "  # what you save; custom_op on your annotation"]
     lines = run_code(checker, {**worked, "torch": torch})
     assert len(lines) == 2 and "✓" in lines[0], lines
     assert "✓" not in lines[1] and "accepted by custom_op" in lines[1], lines
-    lines = run_code(checker, {"torch": torch, "my_saved": ("y",),
+    lines = run_code(checker, {**worked, "torch": torch, "my_saved": ("y",),
                                "my_backward_returns": "torch.Tensor"})
     assert lines[0].startswith("saved: ✗ a and b missing"), lines
     assert "✗" not in lines[1] and "accepted by custom_op" in lines[1], lines

@@ -343,4 +343,19 @@ MISTAKES = [
                   ("@rms_norm_rows_backward.register_fake\ndef _(grad_y, x, weight, rstd):\n"
                    "    return torch.empty_like(x, memory_format=torch.contiguous_format), "
                    "torch.empty_like(weight)\n", ""))),
+    # issue 69: first named "a buffer between calls"; the columns past the block are never
+    # written, so the results change with what a fresh buffer held
+    Mistake("rms_norm_rows", "the block width set once, from the first call's D, in a global",
+            "leaves column 4 of every row unwritten", _edit(
+                RMS,
+                ("    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)\n",
+                 "    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)\n"
+                 "    global BLOCK_WIDTH\n    if BLOCK_WIDTH is None:\n"
+                 "        BLOCK_WIDTH = triton.next_power_of_2(D)\n"),
+                ("                                          BLOCK_D=triton.next_power_of_2(D))",
+                 "                                          BLOCK_D=BLOCK_WIDTH)"),
+                ("                                                   BLOCK_D=triton.next_power_of_2(D))",
+                 "                                                   BLOCK_D=BLOCK_WIDTH)"),
+                ('@torch.library.custom_op("autograd_course::rms_norm_rows"',
+                 'BLOCK_WIDTH = None\n\n\n@torch.library.custom_op("autograd_course::rms_norm_rows"'))),
 ]

@@ -1,5 +1,6 @@
-"""Lesson 13: rms_norm_rows's slip in the row gradient itself, not in the kernel: the path from
-x_j through y_j alone, r's dependence on the whole row left out."""
+"""Lesson 13: rms_norm_rows's slips in the row gradient itself, not in the kernel: the path from
+x_j through y_j alone, r's dependence on the whole row left out; and the row's sum where the
+gradient needs its mean (the 1/D of r's derivative left out, issue 69)."""
 
 from .. import Mistake
 from .common import _edit
@@ -10,4 +11,7 @@ MISTAKES = [
             "left out", "has only the direct path through y_j",
             _edit(RMS, ("    grad_x = rstd * (grad_hat - x_hat * tl.sum(grad_hat * x_hat, axis=0) / D)",
                         "    grad_x = rstd * grad_hat"))),
+    Mistake("rms_norm_rows", "the row's sum where the gradient needs its mean (no 1/D)",
+            "where it needs the mean, 1/D of it",
+            _edit(RMS, ("tl.sum(grad_hat * x_hat, axis=0) / D)", "tl.sum(grad_hat * x_hat, axis=0))"))),
 ]
