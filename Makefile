@@ -24,7 +24,7 @@ ROOT_FLAG   := $(if $(filter 0,$(shell id -u)),--allow-root)
 export COURSE_ROOT
 
 .DEFAULT_GOAL := help
-.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight bench mutants clean
+.PHONY: help install lab test test-all notebooks release autograde manual feedback grades insight bench mutants generic clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -79,6 +79,9 @@ bench: $(INSTALLED) ## grading, insight and widget timings, side by side
 
 mutants: $(INSTALLED) ## grade mutants of every answer (LESSONS=, EXERCISES=, NOTEBOOK=your lesson); fails on an unlisted survivor
 	$(PYTHON) -m tools.mutants $(LESSONS) $(EXERCISES) $(if $(NOTEBOOK),--notebook $(NOTEBOOK)) --workers $(WORKERS)
+
+generic: $(INSTALLED) ## per exercise, the catalogued mistakes the generic layer (the Function contract's rules) fails alone beside the full battery (LESSONS=, EXERCISES=)
+	$(PYTHON) -m tools.generic_only $(LESSONS) $(EXERCISES) --workers $(WORKERS)
 
 clean: ## remove caches and test artifacts (keeps .venv and instructor/)
 	rm -rf artifacts .pytest_cache
