@@ -104,11 +104,8 @@ RELU_CLAUSES = (
 )
 
 RELU_RULES = {
-    "values": {"ReLUInPlace/mask-in-float32": "the mask x.float() > 0",
-               "ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
+    "values": {"ReLUInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
                "ReLUInPlace/writes-into-a-copy": "clamps x.reshape(-1), a copy for a transposed x",
-               "ReLUInPlace/subnormal-read-as-zero":
-                   "the mask y > finfo.tiny, a cutoff at the smallest normal number",
                "unproven:wrong-value": "the mask y / y with nan made 0",
                "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
                "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"},
@@ -149,11 +146,9 @@ ABS_IN_PLACE_CLAUSES = (
 )
 
 ABS_IN_PLACE_RULES = {
-    "values": {"AbsInPlace/sign-in-float32": "the sign of x.float(), as int8",
-               "AbsInPlace/sign-in-narrower-dtype": "the sign of x.half(), as int8",
+    "values": {"AbsInPlace/sign-in-narrower-dtype": "the sign of x.half(), as int8",
                "AbsInPlace/writes-into-a-copy": "abs_ of x.reshape(-1), a copy for a transposed x",
                "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
-               "AbsInPlace/subnormal-read-as-zero": "a sign with a dead zone at finfo.tiny",
                "unproven:wrong-value": "the sign x / |x| with nan made 0"},
     "unwritten": {"AbsInPlace/modifies-grad-output": "grad_output multiplied by the sign in place"},
     "ctx": {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",

@@ -141,19 +141,14 @@ MISTAKES = [
             "exactly a float32 number",
             abs_answer(("return grad_output * sign", "return grad_output.float() * sign"),
                        COMPARISONS)),
-    Mistake("AbsInPlace", "the sign of x.float(), as int8",
-            "sign is read from x rounded to float32",
+    # x.float() reads every value models meet right; its float32 copy of a half x is larger
+    # than x, the memory writing in place saves
+    Mistake("AbsInPlace", "the sign of x.float(), as int8", "as large as x itself",
             abs_answer(("torch.sign(x).to(torch.int8)", "torch.sign(x.float()).to(torch.int8)"))),
     Mistake("AbsInPlace", "a thresholded sign, (x > 1e-6) - (x < -1e-6)",
             "your gradient for x is wrong", abs_answer((
                 "torch.sign(x).to(torch.int8)",
                 "(x > 1e-6).to(torch.int8) - (x < -1e-6).to(torch.int8)"))),
-    # a review (score 7): a dead zone |x| <= finfo.tiny "to avoid denormal noise" reads the
-    # subnormals beside 0 as 0; with_zeros holds one of each sign, in float64 and float32
-    Mistake("AbsInPlace", "a sign with a dead zone at finfo.tiny", "a subnormal number", abs_answer((
-        "sign = torch.sign(x).to(torch.int8)",
-        "tiny = torch.finfo(x.dtype).tiny\n"
-        "        sign = (x > tiny).to(torch.int8) - (x < -tiny).to(torch.int8)"))),
     # x / |x| is the sign where x is finite and not 0; nan at 0 is made 0, but inf / inf too
     Mistake("AbsInPlace", "the sign x / |x| with nan made 0", "your gradient for x is wrong",
             abs_answer(("torch.sign(x).to(torch.int8)",
@@ -492,7 +487,9 @@ class AbsInPlace(torch.autograd.Function):
         sign, = ctx.saved_tensors
         return g * sign
 '''),
-    Mistake('AbsInPlace', 'the sign read from x.bfloat16()', 'rounded to bfloat16', '''
+    # bfloat16 keeps every value models meet (it rounds only 1e-42 and below to 0); its copy of
+    # a float16 x is as large as x
+    Mistake('AbsInPlace', 'the sign read from x.bfloat16()', 'as large as x itself', '''
 class AbsInPlace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -522,4 +519,14 @@ class AbsInPlace(torch.autograd.Function):
     Mistake("AbsInPlace", "one int16 sign from two int16 comparisons",
             "saves one tensor, int16 (2 bytes per element)",
             abs_answer((COMPARISONS[0], "sign = (x > 0).to(torch.int16) - (x < 0).to(torch.int16)"))),
+]
+
+
+# Correct over the values models meet: wrong only at subnormal x, which the checks no longer
+# try (issue 69 item 4); a review (score 7) wrote it as a dead zone "to avoid denormal noise"
+UNUSUAL += [
+    Unusual("AbsInPlace", "a sign with a dead zone at finfo.tiny", abs_answer((
+        "sign = torch.sign(x).to(torch.int8)",
+        "tiny = torch.finfo(x.dtype).tiny\n"
+        "        sign = (x > tiny).to(torch.int8) - (x < -tiny).to(torch.int8)"))),
 ]

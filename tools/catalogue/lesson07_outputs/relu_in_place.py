@@ -139,10 +139,10 @@ MISTAKES = [
         mask, = ctx.saved_tensors
         return grad_output.float() * mask
 ''')),
-    # Values right beside the kink (with_zeros, float64): x.float() rounds +-1e-300 to 0, and a
-    # threshold misreads them too (and +-1e-4 where it is above it). The float32 copy is named only
-    # where +-1e-30, which float32 keeps and a threshold of 1e-6 misreads, is read right.
-    Mistake("ReLUInPlace", "the mask x.float() > 0", "mask is read from x rounded to float32",
+    # x.float() reads every value models meet right (it rounds only +-1e-300 and subnormals,
+    # which the checks no longer try); its float32 copy of a float16 or bfloat16 x is larger
+    # than x, the memory writing in place saves
+    Mistake("ReLUInPlace", "the mask x.float() > 0", "as large as x itself",
             _relu('''        mask = x.float() > 0
         x.clamp_(min=0)
         ctx.mark_dirty(x)
@@ -159,15 +159,6 @@ MISTAKES = [
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         return torch.where(y > 1e-3, grad_output, 0)
-''')),
-    # a review (score 7): a "safe" cutoff at finfo.tiny, the smallest normal number, reads the
-    # subnormals beside 0 as 0; with_zeros holds one of each sign, in float64 and float32
-    Mistake("ReLUInPlace", "the mask y > finfo.tiny, a cutoff at the smallest normal number",
-            "a subnormal number", _relu(_RELU_FORWARD, '''
-    @staticmethod
-    def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * (y > torch.finfo(y.dtype).tiny)
 ''')),
     # the contract's memory: x is the output once forward returns, saving it costs nothing
     Mistake("ReLUInPlace", "a clone of the output saved", "ReLUInPlace saves a float64 tensor",
@@ -530,4 +521,17 @@ class ReLUInPlace(torch.autograd.Function):
                                        "            x.clamp_(min=0)\n")))),
     Mistake("ReLUInPlace", "the clamp as masked_fill_ by an int16 mask made bool", "(float16, 128 bytes)",
             _relu(edit(_RELU_FORWARD, ("x.clamp_(min=0)", "x.masked_fill_((x < 0).to(torch.int16).bool(), 0)")))),
+]
+
+
+# Correct over the values models meet: wrong only at subnormal x, which the checks no longer
+# try (issue 69 item 4); a review (score 7) wrote it as a "safe" cutoff
+UNUSUAL += [
+    Unusual("ReLUInPlace", "the mask y > finfo.tiny, a cutoff at the smallest normal number",
+            _relu(_RELU_FORWARD, '''
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * (y > torch.finfo(y.dtype).tiny)
+''')),
 ]
