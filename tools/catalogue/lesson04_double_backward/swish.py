@@ -84,7 +84,14 @@ class SwishFunction(torch.autograd.Function):
                    "        return grad_x, grad_beta",
                    "        ctx.save_for_backward(x, beta)\n"
                    "        return F.silu(beta * x) / beta if bool(beta != 0) else x / 2")),
-    Unusual("SwishFunction", "autograd inside backward, create_graph=torch.is_grad_enabled()",
+]
+
+MISTAKES = [
+    # reads t.requires_grad in backward, where the Function contract's rule 2 asks for
+    # ctx.needs_input_grad: once unusual, wrong since rule 2 is graded for every exercise (a
+    # requires_grad_() between forward and backward changes what it returns)
+    Mistake("SwishFunction", "autograd inside backward, create_graph=torch.is_grad_enabled()",
+            "when beta.requires_grad_() was called after forward",
             _swish("        x, beta = ctx.saved_tensors\n        with torch.enable_grad():\n"
                    "            wanted = [t for t in (x, beta) if t.requires_grad]\n"
                    "            y = x * torch.sigmoid(beta * x)\n"
@@ -92,9 +99,6 @@ class SwishFunction(torch.autograd.Function):
                    "create_graph=torch.is_grad_enabled()))\n"
                    "        return tuple(next(grads) if t.requires_grad else None "
                    "for t in (x, beta))")),
-]
-
-MISTAKES = [
     # a series switch between beta = 0 and the smallest beta tried before (1e-4): at beta = 0
     # its beta is a constant to autograd, caught by the second derivatives there (review 53)
     Mistake("SwishFunction", "beta below 1e-5 taken as 0",
