@@ -7,6 +7,7 @@ import inspect
 from ...checks import (Spec, check_gradcheck, check_values_and_gradients, make_inputs,
                       run_forward)
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...mistakes import RAISED, mistake_of
 
 
@@ -73,5 +74,5 @@ def check_no_mutable_defaults(function, spec: Spec, values: dict) -> None:
         raise GradingError(
             f"{spec.name}.forward changed its own mutable default argument: a default such as "
             "[] or {} is made once, when the def runs, and every call shares it, as a global; "
-            "keep what backward needs on ctx, one per call",
+            f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
             mistake=f"{spec.name}/state-in-default-argument")

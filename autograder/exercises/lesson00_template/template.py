@@ -9,6 +9,7 @@ from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors,
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...mistakes import RAISED, mistake_of
 from ...exercise import Exercise, sample
 from ...probes import reachable
@@ -78,7 +79,8 @@ def check_square_keeps_sign_named(function, device) -> None:
             f"Square.backward, called for x of shape (6,), used a tensor of size "
             f"{min(sizes - {6})} along a dimension where x has 6: a tensor from an earlier call "
             "of another shape; does backward take it from somewhere every call shares (a "
-            "queue, a global, the class)? Keep it with ctx.save_for_backward, one per call",
+            "queue, a global, the class)? Keep it with ctx.save_for_backward, one per call "
+            + rule_reference("ctx"),
             error.details, mistake="Square/state-shared-between-calls") from error
 
 

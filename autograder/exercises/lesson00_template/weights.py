@@ -6,6 +6,7 @@ import torch
 from ...checks import Spec, check_values_and_gradients, make_inputs, run_backward, run_forward
 from ...contract import covers
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...exercise import sample
 from ...probes import reachable, record_returned_gradients
 from ..shared.call_state import check_one_ctx_per_call
@@ -52,7 +53,7 @@ def check_no_state_on_inputs(function, device) -> None:
                 f"every call on {name} shares it (a second call made before the first one's "
                 "backward overwrites it), and save_for_backward does not keep it (under "
                 "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
-                "keep what backward needs on ctx, one per call",
+                f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
                 mistake="WeightedSum/state-on-input")
 
 
@@ -157,8 +158,8 @@ def check_weights_kept_as_floats(forward, values: dict) -> None:
                     raise GradingError(
                         f"WeightedSum keeps {name} on ctx as a 0-d {tensor.dtype} tensor, "
                         f"{path}: {name} is a Python float: keep it as one, a plain attribute "
-                        f"(ctx.{name} = {name}); backward needs no tensor from forward here",
-                        mistake="WeightedSum/weight-as-tensor-on-ctx")
+                        f"(ctx.{name} = {name}); backward needs no tensor from forward here "
+                        + rule_reference("ctx"), mistake="WeightedSum/weight-as-tensor-on-ctx")
 
 
 def _check_weighted(function, values: dict):
@@ -229,6 +230,6 @@ def check_gradient_count(function, device) -> None:
         raise GradingError(
             f"WeightedSum.backward returned {count} values for WeightedSum's 4 inputs (x1, x2, "
             "w1, w2): one value per input of forward, a gradient or None, in forward's order; "
-            "autograd drops extra trailing Nones without a word, the contract counts them",
-            mistake="WeightedSum/wrong-gradient-count")
+            "autograd drops extra trailing Nones without a word, the contract counts them "
+            + rule_reference("gradients"), mistake="WeightedSum/wrong-gradient-count")
     covers("one value per input")
