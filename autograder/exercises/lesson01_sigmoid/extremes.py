@@ -6,6 +6,7 @@ import torch
 
 from ...checks import Spec, make_inputs, reference_gradients, run_backward, run_forward
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from .sigmoid_probes import comparable
 
 TINY = torch.finfo(torch.float64).tiny  # 2.2250738585072014e-308, the smallest normal float64
@@ -250,5 +251,5 @@ def check_relu_non_finite_grad_output(function, spec: Spec, device) -> None:
                 f"grad_output of {grad_output[at].item()!r} ({str(dtype).removeprefix('torch.')}),"
                 f" where torch.relu's is {expected[at].item()!r}")
         raise GradingError(said + ": where x > 0 the gradient is grad_output itself, inf "
-                           "and nan included; where x <= 0 it is 0",
+                           "and nan included; where x <= 0 it is 0 " + rule_reference("values"),
                            mistake=f"{spec.name}/non-finite-grad-output")
