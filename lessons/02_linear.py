@@ -9,28 +9,26 @@
 # %% [markdown]
 # # Lesson 02 · A linear layer by hand: shapes, skipped work and fused memory
 #
-# `torch.nn.Linear` computes $y = x W^\top + b$. It is in almost every network, and its
-# backward is only three lines: two matrix products and a sum. Writing it yourself is the
-# best way to learn gradients of matrix expressions, and it opens the door to two
-# optimisations that real custom Functions exist for: **skipping gradients nobody needs**,
-# and **fusing** two operations so that less memory is kept for backward.
+# **About 120 minutes** for the main path, to the Summary: about 40 of reading and running, the
+# rest solving the three exercises. The optional sections after the Summary take about 40 more.
+#
+# `torch.nn.Linear` computes $y = x W^\top + b$. Its backward is two matrix products and a sum.
+# Writing it yourself teaches gradients of matrix expressions, and two reasons custom Functions
+# exist: **skipping gradients nobody needs**, and **fusing** two operations so that backward
+# keeps less memory.
 #
 # By the end of this lesson you can:
-# 1. derive the gradients of $x W^\top + b$ with the shape of every term written down;
-# 2. handle inputs with any number of leading dimensions, including none;
-# 3. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 4. fuse a linear layer with a ReLU so that backward keeps less than the float pre-activation
-#    (an optional section measures when that saves memory in a network, and when it does not);
-# 5. write index notation as `einsum`, and differentiate an `einsum` with a weight of any
-#    number of indices;
-# 6. (in "In practice" at the end) run your Function under mixed precision without breaking
-#    backward.
+# 1. derive the gradients of $x W^\top + b$ with the shape of every term written down, for any
+#    number of leading dimensions;
+# 2. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
+# 3. fuse a linear layer with a ReLU so that backward keeps less than the float pre-activation;
+# 4. write index notation as `einsum`, and differentiate it.
 #
-# Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and at the end
-# `Bilinear`, which you write alone. Each self-check runs every check the hidden tests run;
-# run it as often as you like. Work top to bottom; the main line ends at the summary.
-# **Predict, then run**: write your prediction into the variable first; the cell after it
-# shows its measurements once the prediction is written.
+# Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and `Bilinear`, which you
+# write alone. Every Function you write obeys the course's
+# [Function contract](function_contract.md). Each self-check runs every check the hidden tests
+# run. **Predict, then run**: write your prediction into the variable first; the next cell shows
+# the measurement once it is written.
 
 # %% nbgrader={"locked": true}
 import itertools
@@ -70,29 +68,27 @@ torch.set_printoptions(precision=4)
 # ## Derive the three gradients
 #
 # Backward receives $G$ and returns `grad_x`, `grad_weight` and `grad_bias`, each of its input's
-# shape. Work them out on paper before you open the answer, one index at a time.
+# shape. Work them out on paper, one index at a time.
 #
 # **Step 1, the local derivative.** Write $\partial y_{ni} / \partial x_{mj}$. Which entries are
-# non-zero? (Hint: row $n$ of $y$ is computed from row $n$ of $x$ alone.)
+# non-zero? (Row $n$ of $y$ is computed from row $n$ of $x$ alone.)
 #
 # **Step 2, `grad_x`.** The chain rule sums over every output the variable touches:
 # $\dfrac{\partial L}{\partial x_{mj}} = \sum_{n,i} G_{ni}\,
-# \dfrac{\partial y_{ni}}{\partial x_{mj}}$. Simplify it with step 1 until one sum is left:
-# over which index, and which two tensors does it multiply? Then write it without a loop, and
-# check the result's indices against $x$'s.
+# \dfrac{\partial y_{ni}}{\partial x_{mj}}$. Simplify it with step 1 until one sum is left: over
+# which index, and which two tensors does it multiply? Write it without a loop, and check its
+# indices against $x$'s.
 #
 # **Step 3, `grad_weight`.** Which outputs $y_{ni}$ does $W_{ij}$ touch? Write
-# $\partial L / \partial W_{ij}$ as a sum over one index: which tensors meet in it, and which
-# index do they share? Write it without a loop, its indices in $W$'s order.
+# $\partial L / \partial W_{ij}$ as a sum over one index, then without a loop, its indices in
+# $W$'s order.
 #
 # **Step 4, `grad_bias`.** $b_i$ is added to $y_{ni}$ for every row $n$. What is
 # $\partial L / \partial b_i$?
 #
-# **Check your step 1 live**: write the entry $\partial y_{ni} / \partial x_{mj}$ into `dy_dx`,
-# as a lambda that returns one number ($0$ where $y_{ni}$ does not depend on that entry). The
-# checker under it compares every entry with autograd's Jacobian of $x W^\top$ at $N = 2$,
-# $\text{out} = 4$, $\text{in} = 3$. (`dy_dW` is for later: Exercise 1's hint sends you back
-# to it if `grad_weight` stalls.)
+# **Check step 1 live**: write $\partial y_{ni} / \partial x_{mj}$ into `dy_dx`, as a lambda
+# that returns one number. The checker compares every entry with autograd's Jacobian.
+# (`dy_dW` is for later, if `grad_weight` stalls.)
 
 # %%
 ### BEGIN WORKED
@@ -138,89 +134,73 @@ check_linear_entries()
 # %% [markdown]
 # <details><summary><b>Numbers to hit</b> (on paper, once you have the formulas)</summary>
 #
-# Take $N = 2$, $\text{in} = 2$, $\text{out} = 3$:
-# $x = \begin{pmatrix}1 & 2\\ 0 & -1\end{pmatrix}$,
+# Take $x = \begin{pmatrix}1 & 2\\ 0 & -1\end{pmatrix}$,
 # $W = \begin{pmatrix}1 & 0\\ 2 & -1\\ 0 & 3\end{pmatrix}$,
 # $G = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & -1\end{pmatrix}$. Your formulas must give
 # `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -4\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 5\end{pmatrix}$ and
-# `grad_bias` $= (1, 1, 1)$. Work one entry of each by hand from your sums over indices
-# (`grad_x[0, 1]` $= 6$: which $G$ and $W$ entries make it?); Exercise 1's self-check then
-# tests the formulas on random tensors.
+# `grad_bias` $= (1, 1, 1)$. Which $G$ and $W$ entries make `grad_x[0, 1]` $= 6$?
 #
-# **Shapes check the algebra**: each gradient has the shape of its input, so a formula whose
-# result has another shape is wrong. Whenever you are unsure of a transpose, write the shapes
-# next to the formula.
+# Each gradient has the shape of its input: when unsure of a transpose, write the shapes next
+# to the formula.
 # </details>
 
 # %% [markdown]
 # ### Worked example: a parameter used at every position, `FeatureScale`
 #
-# `nn.Linear` also takes inputs with more leading dimensions than one batch. Before you work
-# that out for a matrix product, here it is on an element-wise one: $y = x \odot s$, where
-# $x$ has shape $(*, d)$ and each of the $d$ features has its own scale $s_j$, so $s$ has
-# shape $(d,)$. Call each position in the leading dimensions $p$.
+# `nn.Linear` also takes inputs with more leading dimensions than one batch. Here is what that
+# does to a gradient, on an element-wise op: $y = x \odot s$, with $x$ of shape $(*, d)$ and one
+# scale per feature, $s$ of shape $(d,)$. Call each position in the leading dimensions $p$.
 #
 # - $y_{pj} = x_{pj}\, s_j$ reads $x_{pj}$ alone, so
-#   $\partial L / \partial x_{pj} = G_{pj}\, s_j$: one number per entry of $x$, shape $(*, d)$.
+#   $\partial L / \partial x_{pj} = G_{pj}\, s_j$, shape $(*, d)$.
 # - $s_j$ is read at **every** position, so the chain rule sums over all of them:
-#   $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$, one number per feature, shape
-#   $(d,)$, whatever the number of leading dimensions.
+#   $\partial L / \partial s_j = \sum_p G_{pj}\, x_{pj}$, shape $(d,)$, whatever the number of
+#   leading dimensions.
 #
 # A parameter shared by every position collects a sum over the positions; an input used at one
-# position gets a gradient of its own shape there. The code for `FeatureScale` waits until
-# after Exercise 1, as a comparison: turning such a sum into code is part of the exercise.
+# position gets a gradient of its own shape there.
 
 # %% [markdown]
 # ## Leading dimensions: your turn to derive
 #
 # `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
-# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$, and so on. The output has shape
-# $(*, \text{out})$, and so has $G$. Call each position in the leading dimensions $p$ (for
-# $(B, T, \text{in})$, $p$ runs over the $M = BT$ pairs $(b, t)$), with $x_p$ and $g_p$ the
+# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$. The output, and $G$, have shape
+# $(*, \text{out})$. Call each position in the leading dimensions $p$, with $x_p$ and $g_p$ the
 # input row and the `grad_output` row there.
 #
 # 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
-#    (Hint: `@` treats every dimension but the last two as a batch.)
+#    (`@` treats every dimension but the last two as a batch.)
 # 2. $W_{ij}$ is used at every position. Write $\partial L / \partial W_{ij}$ as a sum over $p$.
-#    In `FeatureScale` the sum over $p$ was of an element-wise product; here each term of the
-#    sum is an $(\text{out}, \text{in})$ matrix. How will you compute the whole sum,
-#    whatever the number of leading dimensions, without a Python loop over $p$?
+#    Each term is now an $(\text{out}, \text{in})$ matrix: how will you compute the whole sum,
+#    whatever the number of leading dimensions, without a Python loop?
 # 3. The same question for `grad_bias`.
-# 4. Does your answer to 2 still work for a single vector, $x$ of shape $(\text{in},)$?
+# 4. Does your answer to 2 work for a single vector, $x$ of shape $(\text{in},)$?
 #
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# Lay the two rows of the first numbers to hit out as a batch of one sequence of two, $x$ of shape
-# $(1, 2, 2)$ and $G$ of shape $(1, 2, 3)$: `grad_x` is the same numbers in shape
-# $(1, 2, 2)$, and `grad_weight` and `grad_bias` are exactly the $(3, 2)$ and $(3,)$ results
-# above, since only the layout of the positions changed. For a single vector,
-# $x = (1, 2)$ with $G = (1, 0, 2)$: `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4
-# \end{pmatrix}$ and `grad_bias` $= (1, 0, 2)$.
+# Lay the two rows above out as $x$ of shape $(1, 2, 2)$ and $G$ of shape $(1, 2, 3)$:
+# `grad_x` is the same numbers in shape $(1, 2, 2)$, and `grad_weight` and `grad_bias` are
+# exactly the results above. For a single vector, $x = (1, 2)$ with $G = (1, 0, 2)$:
+# `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & 0\\ 2 & 4\end{pmatrix}$ and
+# `grad_bias` $= (1, 0, 2)$.
 # </details>
 
 # %% [markdown]
 # ## Which gradients does backward pay for?
 #
-# Often only some gradients are wanted:
+# Often only some gradients are wanted: in a network's first layer $x$ is data, with no
+# gradient; in fine-tuning with frozen weights $W$ and $b$ need none, but $x$ does. Backward
+# reads `ctx.needs_input_grad`, one boolean per forward input, and can compute only the
+# gradients it asks for: autograd would throw the others away.
 #
-# - the first layer of a network: $x$ is the data, with no gradient;
-# - fine-tuning with frozen weights: $W$ and $b$ need none, but $x$ does, to reach
-#   earlier layers.
+# `FlopCounterMode` counts the floating-point operations (FLOPs) of the matrix products run
+# inside it. Here is one backward through PyTorch's `F.linear` for every choice of inputs
+# that require grad.
 #
-# Backward can read `ctx.needs_input_grad`, a tuple with one boolean per forward input
-# (whether that input required grad when forward ran), and compute only the gradients it asks
-# for: autograd would throw the others away.
-#
-# `torch.utils.flop_counter.FlopCounterMode` counts the floating-point operations (FLOPs) of
-# the matrix products run inside it (not of sums or element-wise operations). Here is one
-# backward through PyTorch's own `F.linear` for every choice of which inputs require a
-# gradient.
-#
-# **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, a product of
-# a $(10, 4)$ and a $(4, 6)$ matrix costs $2 \cdot 10 \cdot 4 \cdot 6 = 480$ FLOPs. Look at
-# your three formulas: how many FLOPs does the backward count when only `b` requires grad?
-# When only `x` does? When all three do? Write the three numbers first.
+# **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, a product of a
+# $(10, 4)$ and a $(4, 6)$ matrix costs $2 \cdot 10 \cdot 4 \cdot 6 = 480$ FLOPs. How many
+# FLOPs does backward count when only `b` requires grad? Only `x`? All three?
 
 # %%
 ### BEGIN WORKED
@@ -256,65 +236,39 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# 0, 480 and 960. Read the seven rows: which gradients cost as much as the forward's
-# matrix product, and which costs nothing the counter counts (what kind of operation is it,
-# then)? PyTorch's linear pays only for the gradients it is asked for, 0 to 960 over the
-# seven choices; a backward that computes everything always pays 960. Your Function should match
-# `F.linear` on every line (the optional section *The FLOP counts as a chart* draws them).
+# 0, 480 and 960. Which gradients cost as much as the forward's product, and which costs
+# nothing the counter counts (what kind of operation is it, then)? `F.linear` pays only for
+# the gradients it is asked for; a backward that computes everything always pays 960. Yours
+# should match it on every line.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MyLinearFunction`
 #
 # Write `MyLinearFunction`, with `MyLinearFunction.apply(x, weight, bias=None)` returning
-# `x @ weight.T + bias`. The contract, which the self-check and the hidden tests check:
+# `F.linear(x, weight, bias)`: `x` of shape $(*, \text{in})$, `weight`
+# $(\text{out}, \text{in})$, `bias` $(\text{out},)$ or `None`.
 #
-# - `x` of shape $(*, \text{in})$: any number of leading dimensions, **none** included, each
-#   of any size, **0** included (an empty batch);
-# - `weight` of shape $(\text{out}, \text{in})$, `bias` of shape $(\text{out},)$ or `None`:
-#   the value and the gradients `F.linear` gives, each gradient of its input's shape, the
-#   value computed in the inputs' dtype;
-# - the same for `x`, `weight` and `bias` of any strides `F.linear` accepts (a transposed,
-#   sliced or expanded view too), and for a `grad_output` that is not contiguous in memory
-#   (autograd hands one to backward for `y.transpose(0, 1)`);
-# - in backward, each gradient computed only if `ctx.needs_input_grad` asks for it (its
-#   input required grad when forward ran), and `None` otherwise;
-# - backward never writes into `grad_output`: each gradient it returns is a new tensor;
-# - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
-#   `ctx`: nothing on the class, on an input tensor or in a global (a mutable default
-#   argument is one);
-# - backward applies the formulas you derived yourself: no `F.linear` or autograd calls
-#   inside it.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
-#
-# - "0 included": a 0 in any leading dimension, first, last or between, as in `x` of shapes
-#   $(0, \text{in})$, $(2, 0, \text{in})$ and $(3, 0, 2, \text{in})$.
-# - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
-#   In float32, where `x @ weight.T` overflows, the value is $\pm\infty$ before the bias is
-#   added, as `x @ weight.T + bias` gives; `F.linear`'s own value, which on some devices adds
-#   the bias inside the sum, is accepted too.
-# - "A new tensor": no gradient backward returns shares memory with `grad_output` (a view of
-#   it is not new), for a single row, `x` of shape $(\text{in},)$ or $(1, \text{in})$, too.
-# </details>
+# - backward runs a matrix product, or sums `grad_output` for the bias, only for a gradient
+#   `ctx.needs_input_grad` asks for;
+# - backward computes each gradient from the formulas you derived, not by calling `F.linear`.
 #
 # Two questions before you write it:
 #
-# - Called as `MyLinearFunction.apply(x, weight)`, how many inputs does forward receive, and
-#   how many entries does `ctx.needs_input_grad` have then? So what must backward know
-#   before it reads an entry for the bias, and who can tell it? (Backward may return three
-#   values either way: a trailing `None` is accepted.)
-# - Which of `x` and `weight` does each of your three gradients read? So what must forward
-#   keep when only `x` needs a gradient, and when only `weight` does? Can forward read
-#   `ctx.needs_input_grad` (print it there and see), and how can it leave a tensor out while
-#   backward still unpacks `ctx.saved_tensors` the same way every time? A cell after the
-#   exercise measures what yours keeps against `F.linear`.
+# - Called as `MyLinearFunction.apply(x, weight)`, how many entries does
+#   `ctx.needs_input_grad` have? So what must backward know before it reads an entry for the
+#   bias, and who can tell it? (Backward may return three values either way: autograd accepts
+#   a trailing `None`.)
+# - Which of `x` and `weight` does each gradient read? So what must forward keep when only `x`
+#   needs a gradient? An optional section compares what yours keeps with `F.linear`'s.
 #
 # <details><summary><b>Hint</b> (if `grad_weight` is wrong)</summary>
 #
-# Write the entry $\partial y_{ni} / \partial W_{kj}$ into `dy_dW`, beside `dy_dx`, and rerun
-# its checker. For which $k$ is it non-zero, and which entry of $x$ does it hold? Then sum it
-# against $G_{ni}$ over $n$ and $i$, as step 2 did.
+# Write $\partial y_{ni} / \partial W_{kj}$ into `dy_dW` and rerun its checker. For which $k$
+# is it non-zero? Then sum it against $G_{ni}$ over $n$ and $i$, as step 2 did.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_MyLinearFunction", "solution": true}
@@ -358,36 +312,6 @@ from autograder import grade; grade("MyLinearFunction", MyLinearFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare: the worked example in code</b>, after your self-check is
-# green</summary>
-#
-# `FeatureScale`'s two formulas as a Function, beside yours: its parameter's sum over the
-# positions, written for every number of leading dimensions, and its gradients computed only
-# where `ctx.needs_input_grad` asks.
-#
-# ```python
-# class FeatureScale(torch.autograd.Function):
-#     """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
-#
-#     @staticmethod
-#     def forward(ctx, x, s):
-#         ctx.save_for_backward(x, s)
-#         return x * s
-#
-#     @staticmethod
-#     def backward(ctx, grad_output):
-#         x, s = ctx.saved_tensors
-#         grad_x = grad_s = None  # None: this input does not require grad
-#         if ctx.needs_input_grad[0]:
-#             grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
-#         if ctx.needs_input_grad[1]:
-#             d = s.shape[0]
-#             grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
-#         return grad_x, grad_s
-# ```
-# </details>
-
-# %% [markdown]
 # The work your backward does, next to PyTorch's:
 
 # %%
@@ -401,9 +325,8 @@ for wanted, flops, reference in zip(CHOICES, mine, builtin):
 # ## Fusing a linear layer and a ReLU
 #
 # A linear layer is very often followed by a ReLU: $y = \mathrm{relu}(z)$ with
-# $z = x W^\top + b$. Left to autograd, the two are separate nodes, and each keeps what its
-# own backward needs. Let's list what they keep, with the saved-tensor hooks from lesson 01:
-# `saved_tensors_hooks(pack, unpack)` calls `pack` on every tensor saved for backward.
+# $z = x W^\top + b$. Left to autograd, the two are separate nodes, and each keeps what its own
+# backward needs. Here is what they keep, listed with lesson 01's saved-tensor hooks.
 
 # %%
 def saved_tensors_of(compute):
@@ -438,82 +361,61 @@ show_saved("F.linear, then torch.relu",
            lambda: torch.relu(F.linear(block_x, block_weight, block_bias)))
 
 # %% [markdown]
-# Three tensors: $x$ and $W$ for the linear's backward ($W$ shows as $(32, 16)$ because
-# `F.linear` saves the transposed view it multiplied by), and the ReLU's float output
-# $(64, 16)$, 4 bytes per element. Autograd never keeps $z$ itself: nothing saves it, so it
-# is freed as soon as the ReLU has run.
+# Three tensors: $x$ and $W$ for the linear's backward ($W$ as the transposed view `F.linear`
+# multiplied by), and the ReLU's float output, 4 bytes per element. Nothing saves $z$, so it is
+# freed once the ReLU has run.
 #
-# One Function that does both may keep less. Three questions on paper before the exercise:
+# One Function that does both may keep less. Three questions on paper:
 #
-# 1. Write $\partial L / \partial z$ in terms of $G$ and $z$: what does the ReLU part of
+# 1. Write $\partial L / \partial z$ in terms of $G$ and $z$. What does the ReLU part of
 #    backward need to know about $z$, and what is the least (dtype, bytes per element) that
-#    holds it, where autograd's ReLU keeps its float output? How will backward drop the entries of $G$ it must drop, so
-#    that the result is autograd's for every $G$ the contract lists, $\pm\infty$ included?
+#    holds it?
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
 #    remaining gradient read?
-# 3. The bias is added **before** the ReLU. Which does `grad_bias` sum over the rows, $G$ or
-#    $\partial L / \partial z$, and why? (The numbers to hit below tell the two apart.)
+# 3. The bias is added **before** the ReLU. Does `grad_bias` sum $G$ or
+#    $\partial L / \partial z$ over the rows, and why?
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
-# Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? Then
-# the chain rule through $x \to z \to y$: which Exercise 1 results apply, to what in place of
-# $G$?
+# Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? Then the
+# chain rule through $x \to z \to y$: which Exercise 1 results apply, to what in place of $G$?
 # </details>
 
 # %% [markdown]
 # <details><summary><b>Numbers to hit</b> (after your attempt)</summary>
 #
-# With the $x$ and $W$ of the linear layer's example and a zero bias,
-# $z = \begin{pmatrix}1 & 0 & 6\\ 0 & 1 & -3\end{pmatrix}$, two entries **exactly** $0$.
-# Take $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. The ReLU part of your
-# backward must give
-# $\partial L / \partial z = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & 0\end{pmatrix}$, and your
-# fused backward `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
+# With the $x$ and $W$ above and a zero bias,
+# $z = \begin{pmatrix}1 & 0 & 6\\ 0 & 1 & -3\end{pmatrix}$, two entries **exactly** $0$. Take
+# $G = \begin{pmatrix}1 & 1 & 2\\ 1 & 1 & -1\end{pmatrix}$. Then
+# $\partial L / \partial z = \begin{pmatrix}1 & 0 & 2\\ 0 & 1 & 0\end{pmatrix}$,
+# `grad_x` $= \begin{pmatrix}1 & 6\\ 2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}1 & 2\\ 0 & -1\\ 2 & 4\end{pmatrix}$ and
-# `grad_bias` $= (1, 1, 2)$. If you get `grad_bias` $= (2, 2, 2)$, your ReLU let the two
-# exact zeros through: which convention did lesson 01 settle on at $0$? And if you get
-# $(2, 2, 1)$, which tensor did your `grad_bias` sum over the rows (question 3)?
+# `grad_bias` $= (1, 1, 2)$. With `grad_bias` $= (2, 2, 2)$, your ReLU let the exact zeros
+# through: which convention did lesson 01 settle on at $0$? With $(2, 2, 1)$, which tensor did
+# you sum (question 3)?
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `FusedLinearReLU`
 #
 # Write `FusedLinearReLU`, with `FusedLinearReLU.apply(x, weight, bias=None)` returning
-# `relu(x @ weight.T + bias)`. The contract, which the self-check and the hidden tests check:
+# `torch.relu(F.linear(x, weight, bias))`, for the inputs of Exercise 1.
 #
-# - shapes and strides as in Exercise 1, an empty batch and a non-contiguous `grad_output`
-#   included: the value and the gradients autograd gives
-#   `torch.relu(F.linear(x, weight, bias))`, each of its input's shape;
-# - the gradients autograd gives `torch.relu(F.linear(x, weight, bias))` at every
-#   pre-activation, exactly 0 and however small included, for any `grad_output`, nan and
-#   $\pm\infty$ entries included; the value also where a pre-activation overflows to
-#   $-\infty$ or $+\infty$; the pre-activation computed in the inputs' dtype;
-# - forward saves, with `ctx.save_for_backward`, at least what your gradients read of `x`
-#   and `weight`, and for the ReLU the least that backward needs to know of the
-#   pre-activation (what that is, is question 1; the fine print says how it is graded): made
-#   in forward, not recomputed in backward, whichever inputs require grad;
-# - no float tensor of the output's size saved (neither the pre-activation nor the output),
-#   and nothing kept after forward in a global, a mutable default argument, the class, an
-#   input tensor, a closure or the storage behind the returned output;
-# - backward never writes into `grad_output`, and still skips the gradients
-#   `ctx.needs_input_grad` rules out.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+# - for the ReLU, forward saves through `ctx.save_for_backward` the least that backward needs to
+#   know of the pre-activation, one element per output element in the dtype of fewest bytes that
+#   holds it (question 1), in a storage of its own, and keeps no float tensor of the output's size;
+# - the gradients are those of `torch.relu(F.linear(x, weight, bias))` at every pre-activation,
+#   exactly 0 and however small included;
+# - backward runs a matrix product, or sums for the bias, only for a gradient
+#   `ctx.needs_input_grad` asks for.
 #
-# - "An empty batch": a 0 in any leading dimension, as in Exercise 1's fine print.
-# - "The least that backward needs": one `torch.bool` element per output element (the
-#   output's shape, or flattened to (rows, out)), one such tensor, in a storage of its own.
-# - "In the inputs' dtype": float64 and float32, the pre-activation as `x @ weight.T + bias`
-#   or `F.linear` computes it, not in a wider dtype and cast back. A nan pre-activation is
-#   outside the contract.
-# </details>
-#
-# **Predict first.** The contract leaves one choice open: what forward saves of `x` and
-# `weight`. Take the block above ($x$ of shape $(64, 32)$, $W$ of shape $(16, 32)$, float32,
-# the bias requiring grad). How many bytes of `x` and `weight` will your forward save when
-# the weight is frozen (`weight.requires_grad` False), and how many when `x` is? A cell after
-# the self-check measures yours and compares.
+# **Predict first.** Take the block above ($x$ of shape $(64, 32)$, $W$ of shape $(16, 32)$,
+# float32, the bias requiring grad). How many bytes of `x` and `weight` will your forward save
+# when the weight is frozen, and how many when `x` is? A cell after the self-check measures
+# yours.
 
 # %%
 ### BEGIN WORKED
@@ -587,13 +489,11 @@ compare_all(predicted_input_bytes, input_bytes)
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
 #
-# (It waited until now: Exercise 2 reuses these formulas, and working out how is part of
-# Exercise 2.)
+# (It waited until now: Exercise 2 reuses these formulas, and working out how is part of it.)
 #
-# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: zero unless $m = n$. As a matrix
-# the local Jacobian has $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero,
-# and backward never builds it. Each gradient is a vector-Jacobian product done in one
-# operation:
+# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$. The local Jacobian has
+# $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero, and backward never builds
+# it: each gradient is a vector-Jacobian product in one operation,
 #
 # $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
 #   \;\Rightarrow\;
@@ -605,43 +505,34 @@ compare_all(predicted_input_bytes, input_bytes)
 #   \underbrace{\texttt{grad\_weight}}_{(\text{out},\,\text{in})} =
 #   \underbrace{G^\top}_{(\text{out},\,N)}\,\underbrace{x}_{(N,\,\text{in})},$$
 #
-# and $\texttt{grad\_bias}_i = \sum_n G_{ni}$, the sum of the rows of $G$. With leading
-# dimensions, $G W$ is one product per position, and the parameters' gradients sum over every
-# position $p$: $\texttt{grad\_weight} = \sum_p g_p x_p^\top = G_2^\top x_2$, where $G_2$
-# $(M, \text{out})$ and $x_2$ $(M, \text{in})$ are $G$ and $x$ with every leading dimension
-# flattened into rows; `grad_bias` is the sum of the rows of $G_2$. Flattening also covers a
-# single vector ($M = 1$). Summing over the leading dimensions by name instead,
-# `dim=tuple(range(G.dim() - 1))`, asks for `dim=()` there, and PyTorch reads an empty `dim`
-# as every dimension: the sum takes the out features too.
+# and $\texttt{grad\_bias}_i = \sum_n G_{ni}$. With leading dimensions, $G W$ is one product per
+# position, and the parameters' gradients sum over every position:
+# $\texttt{grad\_weight} = G_2^\top x_2$, where $G_2$ $(M, \text{out})$ and $x_2$
+# $(M, \text{in})$ have every leading dimension flattened into rows; `grad_bias` sums the rows of
+# $G_2$. Flattening covers a single vector too ($M = 1$). A batched `G.mT @ x`, one
+# $(\text{out}, \text{in})$ matrix per position, is accepted as well: autograd sums a gradient
+# of a shape the input broadcasts to ([rule 2](function_contract.md)).
 #
-# A transpose in forward is not a transpose in backward: `grad_x = G @ W.T` runs only when
-# in = out, is right only for a symmetric $W$, and is otherwise silently wrong, so test a
-# backward with in $\ne$ out and random weights (the self-check does, and names that slip).
+# `grad_x = G @ W.T` runs only when in = out, and is then silently wrong unless $W$ is
+# symmetric: test a backward with in $\ne$ out and random weights.
 # </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 2</b>, after your self-check is green</summary>
 #
-# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$. The ReLU part needs only
-# **where** $z > 0$. A boolean mask holds that in 1 byte per element; the float output took 4.
-# The rest is Exercise 1's three formulas with $\partial L / \partial z$ in place of $G$.
+# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: the ReLU part needs only
+# **where** $z > 0$, which a boolean mask holds in 1 byte per element, where the float output
+# took 4. The rest is Exercise 1's formulas with $\partial L / \partial z$ in place of $G$.
 #
-# Drop entries of $G$ by selecting with the mask (`torch.where`, as lesson 01's `MyReLU`),
-# not by multiplying by it. Where $z \le 0$, an infinite entry of $G$ times 0 is `nan`;
-# `torch.relu`'s backward gives $0$. Where $z > 0$, $G$ passes unchanged, `nan` and
-# $\pm\infty$ included, so mending a product with `torch.nan_to_num` is wrong too. Forward
-# makes the same choice: where $z$ overflows to $-\infty$, $z$ times the mask is `nan`.
-# `torch.relu(z)`, `z.clamp(min=0)` or `torch.where(mask, z, 0)` select.
+# Your prediction. With the weight frozen, backward computes `grad_x` and `grad_bias`; `grad_x`
+# reads $W$ alone: 2048 bytes, a parameter alive anyway. With $x$ frozen, `grad_weight` reads
+# $x$: 8192 bytes. A forward that always saves both keeps 10240 bytes either way, which the
+# contract accepts; in a frozen-weight fine-tune it keeps every layer's input alive for nothing
+# (the optional *Frozen weights* section measures it).
 #
-# Your prediction. With the weight frozen, backward computes `grad_x` and `grad_bias`.
-# `grad_x` reads $W$ alone: 2048 bytes, a parameter alive anyway. With $x$ frozen,
-# `grad_weight` reads $x$: 8192 bytes. A forward that always saves both keeps 10240 bytes
-# either way. The contract accepts that. In a frozen-weight fine-tune, though, it keeps every
-# layer's input alive for nothing (the optional *Frozen weights* section measures it).
-#
-# Why not save the output, as autograd's ReLU does? It is exact too: $y > 0$ exactly where
-# $z > 0$. But it is 4 bytes per element kept by this Function. It is free only where the
-# next layer keeps that output anyway (optional: *Fusing inside a network*).
+# Why not save the output, as autograd's ReLU does? $y > 0$ exactly where $z > 0$, but it is 4
+# bytes per element kept by this Function, free only where the next layer keeps that output
+# anyway (optional: *Fusing inside a network*).
 # </details>
 
 # %% [markdown]
@@ -650,111 +541,76 @@ compare_all(predicted_input_bytes, input_bytes)
 # Every formula in this lesson was a sum over some indices of a product of tensors.
 # `torch.einsum` writes exactly that: one letter per index, the operands' letters before the
 # arrow, the result's after it, and **every letter missing from the result is summed over**.
-# `...` stands for any leading dimensions; left out of the result, they are summed too.
-# `torch.einsum("ni,oi->no", x, W)` is $x W^\top$.
+# `...` stands for any leading dimensions. `torch.einsum("ni,oi->no", x, W)` is $x W^\top$.
 #
 # ### Worked example: `HeadwiseLinear`
 #
-# Multi-head layers apply one small linear map per head: $x$ has shape $(*, H, \text{in})$,
-# the weight has **three** indices, $W$ of shape $(H, \text{out}, \text{in})$, and
+# Multi-head layers apply one small linear map per head: $x$ of shape $(*, H, \text{in})$, a
+# weight with **three** indices, $W$ of shape $(H, \text{out}, \text{in})$, and
 #
 # $$y_{p h o} = \sum_i x_{p h i}\, W_{h o i}, \qquad y \text{ of shape } (*, H, \text{out}).$$
 #
-# The method of lesson 00, one index at a time ($p$ is a position in the leading dimensions):
+# One index at a time ($p$ a position in the leading dimensions):
 #
 # 1. $\partial y_{pho} / \partial x_{qgi} = W_{hoi}$ if $q = p$ and $g = h$, else $0$. The sum
 #    over outputs keeps $o$: $\;\partial L / \partial x_{phi} = \sum_o G_{pho}\, W_{hoi}$.
-# 2. $\partial y_{pho} / \partial W_{gkj} = x_{phj}$ if $g = h$ and $k = o$, else $0$; the
-#    sum keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
+# 2. $\partial y_{pho} / \partial W_{gkj} = x_{phj}$ if $g = h$ and $k = o$, else $0$; the sum
+#    keeps every position: $\;\partial L / \partial W_{hoi} = \sum_p G_{pho}\, x_{phi}$.
 #
-# Its code waits until after `Bilinear`, as a comparison: turning such a derivation into code
-# is that exercise's second half.
+# Its code waits until after `Bilinear`.
 
 # %% [markdown]
 # ## ✎ Transfer exercise · `Bilinear`
 #
-# Now alone: no worked example for this one. A bilinear layer scores a pair of vectors with
-# one matrix per output feature:
+# Now alone. A bilinear layer scores a pair of vectors with one matrix per output feature:
 #
 # $$y_{p o} = \sum_{i, j} x_{1, p i}\; W_{o i j}\; x_{2, p j} + b_o .$$
 #
 # Write `Bilinear`, with `Bilinear.apply(x1, x2, weight, bias=None)` returning
-# `F.bilinear(x1, x2, weight, bias)`, where `x1` has shape $(*, n_1)$, `x2` has shape
-# $(*, n_2)$ with the same leading dimensions (none, and an empty batch, included), `weight`
-# has shape $(\text{out}, n_1, n_2)$ and `bias` $(\text{out},)$ or is `None`. The contract:
+# `F.bilinear(x1, x2, weight, bias)`: `x1` of shape $(*, n_1)$, `x2` of shape $(*, n_2)$ with
+# the same leading dimensions, `weight` $(\text{out}, n_1, n_2)$, `bias` $(\text{out},)$ or
+# `None`.
 #
-# - each of the four gradients is computed only when `ctx.needs_input_grad` asks for it, and
-#   is `None` otherwise, whichever of the inputs require grad (one, two, three or all four);
-# - the value and the gradients `F.bilinear` gives, each of its input's shape, for `x1`,
-#   `x2`, `weight` and `bias` of any strides `F.bilinear` accepts (a transposed, sliced or
-#   expanded view too) and for any `grad_output` autograd hands you, a non-contiguous one
-#   included, the value computed in the inputs' dtype;
-# - forward keeps what backward reads with `ctx.save_for_backward`, one call's state per
-#   `ctx`, as in Exercise 1: nothing on the class, on an input tensor or in a global (a
-#   mutable default argument is one);
-# - backward never writes into `grad_output`, and each gradient it returns is a new tensor,
-#   as in Exercise 1: `grad_output` itself or a view of it is not one;
-# - backward written by hand: deriving the gradients is the exercise.
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
-# <details><summary>The grader's fine print (open if the self-check names one of these)</summary>
+# - backward computes each of the four gradients only when `ctx.needs_input_grad` asks for it.
 #
-# - "An empty batch": a 0 in any leading dimension, first, last or between.
-# - "In the inputs' dtype": float64 and float32, not computed in a wider dtype and cast back.
-#   In float32, where a partial sum over $i, j$ overflows or rounds depends on the order you
-#   contract in, and any order is accepted; a single term, $n_1 = n_2 = 1$, that overflows
-#   gives $\pm\infty$ before the bias is added, as `F.bilinear` gives.
-# </details>
-#
-# The forward has **three** factors, and the derivation of `HeadwiseLinear` covered two.
-# Before you write a line, derive $\partial L / \partial x_{1, pi}$ index by index, as for
-# `HeadwiseLinear`; then do the same for the weight, whose letters $o, i, j$ come from three
-# different subscripts. Which of `x1`, `x2` and `weight` does each gradient read, so what
+# The forward has **three** factors; `HeadwiseLinear` had two. Derive
+# $\partial L / \partial x_{1, pi}$ index by index, then the weight's gradient, whose letters
+# $o, i, j$ come from three different subscripts. Which inputs does each gradient read, so what
 # must forward save?
-#
-# Write the backward by hand, as in Exercise 1: autograd inside it (`torch.autograd.grad`,
-# `torch.func.vjp`, `.backward()`) is rejected by the self-check.
 #
 # <details><summary><b>Hint 1</b> (questions)</summary>
 #
-# What shape does each of the four gradients have? Write $\partial L / \partial x_{1, pi}$ as
-# a sum: which letters does it keep, and which does it sum over? Which gradients sum over the
-# positions $p$, and why those? Does any letter of the forward appear in one subscript
-# only, or twice in one?
+# What shape does each gradient have? Which letters does $\partial L / \partial x_{1, pi}$ keep,
+# and which does it sum over? Which gradients sum over the positions $p$, and why those?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (the key step, as questions)</summary>
 #
 # Fix a position $p$ and an output $o$. Which terms of the double sum over $i, j$ contain
-# $x_{1, pk}$, and what multiplies it in each? Which of the two sums survives? And does
-# $y_{po}$ depend on $x_{1, qk}$ at another position $q \ne p$?
+# $x_{1, pk}$, and what multiplies it in each? Does $y_{po}$ depend on $x_{1, qk}$ at another
+# position $q \ne p$?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
 #
-# One output feature ($\text{out} = 1$), $n_1 = n_2 = 2$, two positions:
+# $\text{out} = 1$, $n_1 = n_2 = 2$, two positions:
 # $x_1 = \begin{pmatrix}1 & 2\\ 0 & 1\end{pmatrix}$,
 # $x_2 = \begin{pmatrix}3 & -1\\ 1 & 1\end{pmatrix}$,
 # $W_0 = \begin{pmatrix}1 & 0\\ 2 & 1\end{pmatrix}$, a bias, and
-# $G = \begin{pmatrix}2\\ -1\end{pmatrix}$ (forward gives $13$ and $3$ plus the bias).
-# Your backward must return `grad_x1` $= \begin{pmatrix}6 & 10\\ -1 & -3\end{pmatrix}$,
+# $G = \begin{pmatrix}2\\ -1\end{pmatrix}$. Your backward must return
+# `grad_x1` $= \begin{pmatrix}6 & 10\\ -1 & -3\end{pmatrix}$,
 # `grad_x2` $= \begin{pmatrix}10 & 4\\ -2 & -1\end{pmatrix}$,
 # `grad_weight` $= \begin{pmatrix}6 & -2\\ 11 & -5\end{pmatrix}$ (shape $(1, 2, 2)$) and
-# `grad_bias` $= (1)$. Do the first position by hand: `grad_x1[0]` is $2$ times what vector?
+# `grad_bias` $= (1)$. `grad_x1[0]` is $2$ times what vector?
 # </details>
 #
-# **Check your step 1 live** before you write the class, for `x1` and for the weight:
-#
-# - the entry $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1`, as a
-#   `lambda p, o, q, k, x1, x2, weight: ...` that returns one number ($0$ where $y_{po}$ does
-#   not depend on $x_{1, qk}$);
-# - the entry $\partial y_{po} / \partial W_{kij}$ into `dy_dweight`, as a
-#   `lambda p, o, k, i, j, x1, x2, weight: ...`: for which $k$ is it not $0$, and does it
-#   depend on $W$ at all?
-#
-# The checker under them compares every entry with autograd's Jacobian of `F.bilinear`, at
-# Hint 3's numbers and at random ones with three positions, $\text{out} = 3$, $n_1 = 4$ and
-# $n_2 = 5$. Step 2, the sum that turns an entry into a gradient, is yours: which indices of
-# the entry does the chain rule sum over, for `x1` and for the weight?
+# **Check your step 1 live**: write $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1`, and
+# $\partial y_{po} / \partial W_{kij}$ into `dy_dweight` (for which $k$ is it not $0$?), each a
+# lambda that returns one number. The checker compares every entry with autograd's Jacobian of
+# `F.bilinear`. Which indices of each entry does the chain rule then sum over?
 
 # %%
 ### BEGIN WORKED
@@ -856,9 +712,8 @@ from autograder import grade; grade("Bilinear", Bilinear)
 #   \frac{\partial L}{\partial b_o} = \sum_p G_{po}.$$
 #
 # Each gradient is the forward product with the factor you differentiate and the output
-# **swapped** (the **swap rule**; look at `HeadwiseLinear`'s backward below too). An optional
-# section after the summary says why, when it holds, and works out two einsums where it does
-# not.
+# **swapped** (the **swap rule**; `HeadwiseLinear`'s backward below too). An optional section
+# says when it holds, and works out two einsums where it does not.
 # </details>
 
 # %% [markdown]
@@ -893,18 +748,6 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 
 
 # %% [markdown]
-# ## Common mistakes
-#
-# The self-check names most slips by itself (a transpose too many, a sum over the wrong
-# dimensions, a mask `z >= 0`, an unneeded gradient computed). These are the ones its
-# messages do not explain:
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a 3-D `grad_output` or `x` whose dimensions were permuted or transposed; a 2-D one that already has shape `(rows, n)` passes, whatever its strides); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
-# | `ctx.mask = z > 0` | breaks the contract (the mask goes through `ctx.save_for_backward`); saved-tensor hooks (offloading to CPU, the inspector) never see it, and it outlives backward for as long as the output's graph does, where saved tensors are freed | `ctx.save_for_backward(x, weight, mask)` |
-
-# %% [markdown]
 # ## Summary
 #
 # Write the shapes next to every formula: `grad_x` $= G W$, `grad_weight` $= G^\top x$ and
@@ -922,10 +765,54 @@ for shape in [(3, 5), (2, 3, 5), (2, 2, 3, 5)]:
 # ## Optional sections (not graded)
 #
 # The main line ends with the summary above; nothing below is needed for an exercise. First
-# the backward FLOP counts as a chart, then what fusing saved in one block, then two views of what your Functions keep (an inspector, and your layer's backward node by node),
-# then fusing measured inside whole networks, what `F.linear` and your Functions keep with
-# frozen weights, then what the engine sums for you when a gradient comes back with extra
-# dimensions, and last notes from practice (`einsum`'s swap rule among them).
+# `FeatureScale` in code and the mistakes the self-check's messages do not explain, then the
+# backward FLOP counts as a chart, what fusing saved in one block, two views of what your
+# Functions keep, fusing measured inside whole networks, what `F.linear` and your Functions keep
+# with frozen weights, what the engine sums for you, and last notes from practice (`einsum`'s
+# swap rule among them).
+
+# %% [markdown]
+# ### `FeatureScale` in code
+#
+# <details><summary><b>The worked example in code</b>, after your self-check is green</summary>
+#
+# `FeatureScale`'s two formulas as a Function, beside yours: its parameter's sum over the
+# positions, written for every number of leading dimensions, and its gradients computed only
+# where `ctx.needs_input_grad` asks.
+#
+# ```python
+# class FeatureScale(torch.autograd.Function):
+#     """y = x * s, with x of shape (*, d) and one scale per feature, s of shape (d,)."""
+#
+#     @staticmethod
+#     def forward(ctx, x, s):
+#         ctx.save_for_backward(x, s)
+#         return x * s
+#
+#     @staticmethod
+#     def backward(ctx, grad_output):
+#         x, s = ctx.saved_tensors
+#         grad_x = grad_s = None  # None: this input does not require grad
+#         if ctx.needs_input_grad[0]:
+#             grad_x = grad_output * s  # (*, d) * (d,) -> (*, d)
+#         if ctx.needs_input_grad[1]:
+#             d = s.shape[0]
+#             grad_s = (grad_output * x).reshape(-1, d).sum(dim=0)  # (*, d) -> (M, d) -> (d,)
+#         return grad_x, grad_s
+# ```
+# </details>
+
+# %% [markdown]
+# ### Common mistakes
+#
+# The self-check names most slips by itself (a transpose too many, a sum over the wrong
+# dimensions, a mask `z >= 0`, an unneeded gradient computed). These are the ones its
+# messages do not explain:
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | `.view(-1, n)` on `grad_output` or on a saved `x` | `RuntimeError` when the tensor is not contiguous in a way `view` cannot merge (a 3-D `grad_output` or `x` whose dimensions were permuted or transposed; a 2-D one that already has shape `(rows, n)` passes, whatever its strides); a contiguous test tensor passes, so only the self-check's strided inputs catch it | `reshape`, which copies only when it must |
+# | `ctx.mask = z > 0` | breaks the contract (the mask goes through `ctx.save_for_backward`); saved-tensor hooks (offloading to CPU, the inspector) never see it, and it outlives backward for as long as the output's graph does, where saved tensors are freed | `ctx.save_for_backward(x, weight, mask)` |
 
 # %% [markdown]
 # ### The FLOP counts as a chart
@@ -1292,11 +1179,10 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# `G.mT @ x` is a batched product: shape $(2, 4, 3)$, one $(4, 3)$ matrix per batch entry.
-# The engine sums it to $(4, 3)$, the right values. The contract asks for each gradient of
-# its input's shape, though, so the self-check rejects it and names the shape.
-# `(G.mT @ x).sum(0)` sums one batch dimension only: for $x$ of shape $(2, 1, 3, 3)$ it leaves
-# $(1, 4, 3)$.
+# `G.mT @ x` is a batched product: shape $(2, 4, 3)$, one $(4, 3)$ matrix per batch entry. The
+# engine sums it to $(4, 3)$, the right values, and the Function contract accepts such a
+# gradient ([rule 2](function_contract.md)): its input's shape broadcasts to it. For a single
+# vector, though, `.mT` raises: a 1-D tensor has no matrix to transpose.
 #
 # `.T` on a 3-D tensor reverses **every** dimension (deprecated, with a warning). So
 # `G.T @ x` multiplies $(4, 5, 2)$ by $(2, 5, 3)$ and fails. On 1-D tensors `@` is a dot
@@ -1304,7 +1190,7 @@ compare_all(predicted_engine, {**raised, "the engine sums G.mT @ x to (4, 3)": s
 #
 # Flattening the leading dimensions first works for every leading shape, none and size 0
 # included. It says what you mean: one $(\text{out}, \text{in})$ gradient summed over every
-# position. (`reshape(-1, 0)` raises, ambiguous; feature sizes of 0 are outside the contract.)
+# position.
 # </details>
 
 # %% [markdown]

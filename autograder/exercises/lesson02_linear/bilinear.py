@@ -21,25 +21,22 @@ from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
                                  check_one_ctx_per_call)
 from ..shared.grad_output import check_noncontiguous_grad_output
-from ..shared.returned_gradients import _check_returned_shapes, check_returned_shapes
+from .returned_shapes import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_work_for_frozen
-from .float32 import (BILINEAR_CAST_BEFORE_BIAS, BILINEAR_OVERFLOW, BILINEAR_ROUNDED_ONCE,
-                      bias_after_products, check_float32_cast_before_bias,
-                      check_float32_overflow, check_float32_rounded_once)
 from .layouts import check_layouts
 from .many_rows import check_many_rows
 from .leading_dims import raise_none_for_empty
 from .size_one import check_gradients_are_new, squeeze_named
 from .late_requires_grad import check_requires_grad_after_forward
 from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
-from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE
+from .none_on_special_paths import check_none_on_special_paths, special_paths
+from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE, BILINEAR_RULES
 
 LATER_IN_LESSON = True
 
 BILINEAR = Spec("Bilinear", ("x1", "x2", "weight", "bias"),
                 lambda x1, x2, weight, bias=None: F.bilinear(x1, x2, weight, bias))
 # the same values with the bias added after the products
-IN_ORDER = bias_after_products(BILINEAR, F.bilinear)
 
 OUT = 4
 # a first leading dimension of size 1 last: a batch of one, where a forward that squeezes dim 0
@@ -186,16 +183,14 @@ def _bilinear_checks(function, device) -> None:
         check_each_input_alone(function, BILINEAR,
                                bilinear_values((5,), 3, 2, device, bias=bias),
                                frozen_get_none=True)
+    check_none_on_special_paths(function, BILINEAR, special_paths(
+        bilinear_values((5,), 3, 2, device), bilinear_values((0,), 3, 2, device)))
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_no_work_for_frozen(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_requires_grad_after_forward(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
-    check_float32_rounded_once(function, BILINEAR, IN_ORDER, device, BILINEAR_ROUNDED_ONCE)
-    check_float32_overflow(function, BILINEAR, IN_ORDER, device, BILINEAR_OVERFLOW, "x1 W x2")
-    check_float32_cast_before_bias(function, BILINEAR, IN_ORDER, device,
-                                   BILINEAR_CAST_BEFORE_BIAS, F.bilinear)
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
     check_fresh_call_state(function, BILINEAR, lambda rows, seed: bilinear_values(
         (rows,), 3, 2, device, seed=seed))
@@ -330,6 +325,6 @@ EXERCISES = [
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
                        "an empty batch", "non-contiguous grad_output",
                        "each gradient only when needed"),
-             clauses=BILINEAR_CLAUSES,
+             clauses=BILINEAR_CLAUSES, rules=BILINEAR_RULES,
              example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()), domain=DOMAIN),
 ]

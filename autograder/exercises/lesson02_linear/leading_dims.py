@@ -6,7 +6,7 @@ import torch
 from ...checks import Spec, check_values_and_gradients, make_inputs, reference_gradients
 from ...errors import GradingError
 from ...exercise import sample
-from ..shared.returned_gradients import _check_returned_shapes
+from .returned_shapes import _check_returned_shapes
 
 IN_FEATURES, OUT_FEATURES = 3, 4
 # a first leading dimension of size 1 last: a batch of one, (1, in), and (1, 5, in), where a

@@ -107,20 +107,6 @@ UNUSUAL = [
 
 MISTAKES = [
     # a mutant (issue 45): the engine sums a (1, out) grad_bias down to bias's (out,)
-    Mistake("Bilinear", "grad_bias kept as (1, out) by keepdim=True",
-            "Bilinear.backward returned grad_bias of shape (1, 4) for bias of shape (4,)",
-            _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
-                      "        need, g = ctx.needs_input_grad, grad_output\n"
-                      "        grad_x1 = torch.einsum('...o,oij,...j->...i', g, weight, x2) "
-                      "if need[0] else None\n"
-                      "        grad_x2 = torch.einsum('...o,oij,...i->...j', g, weight, x1) "
-                      "if need[1] else None\n"
-                      "        grad_weight = torch.einsum('...o,...i,...j->oij', g, x1, x2) "
-                      "if need[2] else None\n"
-                      "        grad_bias = None\n"
-                      "        if ctx.has_bias and need[3]:\n"
-                      "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=True)\n"
-                      "        return grad_x1, grad_x2, grad_weight, grad_bias")),
     Mistake("Bilinear", "ignores needs_input_grad",
             "Bilinear.backward returned a gradient for x2 although only x1 requires grad",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
@@ -326,3 +312,18 @@ MISTAKES += [
                 "        need = ctx.needs_input_grad\n"
                 "        bias = None if ctx.has_bias else ctx.saved_tensors[3]\n")),
 ]
+
+# correct since issue 67: rule 2 of the Function contract accepts a gradient the engine sums
+UNUSUAL.append(Unusual("Bilinear", "grad_bias kept as (1, out) by keepdim=True",
+        _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
+                      "        need, g = ctx.needs_input_grad, grad_output\n"
+                      "        grad_x1 = torch.einsum('...o,oij,...j->...i', g, weight, x2) "
+                      "if need[0] else None\n"
+                      "        grad_x2 = torch.einsum('...o,oij,...i->...j', g, weight, x1) "
+                      "if need[1] else None\n"
+                      "        grad_weight = torch.einsum('...o,...i,...j->oij', g, x1, x2) "
+                      "if need[2] else None\n"
+                      "        grad_bias = None\n"
+                      "        if ctx.has_bias and need[3]:\n"
+                      "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=True)\n"
+                      "        return grad_x1, grad_x2, grad_weight, grad_bias")))

@@ -182,11 +182,15 @@ MISTAKES = [
                                                      "grad_x = grad_output @ weight"))),
     # as MyLinearFunction's: (G.mT @ x).sum(0) leaves (1, out, in) for x of leading shape
     # (2, 1, 3), which the engine sums (review of lesson 02, F9)
-    Mistake("FusedLinearReLU",
-            "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
-            "FusedLinearReLU.backward returned grad_weight of shape (1, 4, 3) for weight of "
-            "shape (4, 3)",
-            _fused("        x, weight, mask = ctx.saved_tensors\n"
+    Mistake("FusedLinearReLU", "x flattened as x.reshape(rows, -1)",
+            "FusedLinearReLU fails for an empty batch, x of shape (0, 3)",
+            _fused(FUSED_READ.replace("x.reshape(-1, weight.shape[1])",
+                                      "x.reshape(g2.shape[0], -1)") + FUSED_RETURN), named=True),
+]
+
+# correct since issue 67: rule 2 of the Function contract accepts a gradient the engine sums
+UNUSUAL.append(Unusual("FusedLinearReLU", "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+        _fused("        x, weight, mask = ctx.saved_tensors\n"
                    "        g = grad_output * mask\n"
                    "        grad_x = grad_weight = grad_bias = None\n"
                    "        if ctx.needs_input_grad[0]:\n"
@@ -199,10 +203,4 @@ MISTAKES = [
                    "            else:\n"
                    "                grad_weight = (g.mT @ x).sum(0)\n"
                    "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
-                   "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0)\n" + _RETURN),
-            named=True),
-    Mistake("FusedLinearReLU", "x flattened as x.reshape(rows, -1)",
-            "FusedLinearReLU fails for an empty batch, x of shape (0, 3)",
-            _fused(FUSED_READ.replace("x.reshape(-1, weight.shape[1])",
-                                      "x.reshape(g2.shape[0], -1)") + FUSED_RETURN), named=True),
-]
+                   "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0)\n" + _RETURN)))

@@ -9,7 +9,7 @@ Each layout now runs with bias=None too, and on each input alone
 from .. import Mistake, edit
 from .bilinear import GW, GX1, GX2, _bilinear_with
 from .domains import VIEW_OF_X
-from .review55 import UNUSUAL as _REVIEW55
+from .mask_arithmetic import UNUSUAL as _REVIEW55
 from .whole_cells import UNUSUAL as _WHOLE
 
 _SETUP_FUSED = next(answer.code for answer in _WHOLE

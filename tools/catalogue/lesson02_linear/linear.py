@@ -91,23 +91,8 @@ UNUSUAL = [
 
 MISTAKES = [
     # the engine sums a (*, out) grad_bias down to bias's (out,): values right, the shape not
-    Mistake("MyLinearFunction", "grad_bias left unreduced for the engine to sum",
-            "MyLinearFunction.backward returned grad_bias of shape (5, 4) for bias of shape (4,)",
-            _linear(FLAT + GUARDED + "        grad_bias = grad_output.clone() if ctx.has_bias "
-                    "and ctx.needs_input_grad[2] else None\n"
-                    "        return grad_x, grad_weight, grad_bias")),
     # the lesson's "What the engine sums for you": one (out, in) matrix per batch entry, which
     # the engine sums to weight's shape; a 2-D x gives the right shape, a 3-D one does not
-    Mistake("MyLinearFunction", "grad_weight = grad_output.mT @ x, batched for 3-D x",
-            "MyLinearFunction.backward returned grad_weight of shape (2, 4, 3) for weight of "
-            "shape (4, 3)",
-            _linear(FLAT + "        grad_x = grad_output @ weight if ctx.needs_input_grad[0] "
-                    "else None\n"
-                    "        grad_weight = None\n        if ctx.needs_input_grad[1]:\n"
-                    "            grad_weight = (grad_output.mT @ x if x.dim() > 1\n"
-                    "                           else torch.outer(grad_output, x))\n"
-                    "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
-                    "else None\n" + _RETURN)),
     Mistake("MyLinearFunction", "grad_x = grad_output @ weight.T",
             "grad_x = grad_output @ weight.T is wrong, a transpose too many",
             _linear(FLAT + "        grad_bias = g2.sum(0) if ctx.has_bias else None\n"
@@ -230,25 +215,6 @@ MISTAKES = [
     # (G.mT @ x).sum(0) sums one batch dim: right for 3-D x, a (1, out, in) grad_weight for x of
     # leading shape (2, 1, 3), which the engine sums; the lesson's "What the engine sums for
     # you" names it (review of lesson 02, /tmp/review_02_linear/wrong_linear.py L8)
-    Mistake("MyLinearFunction",
-            "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
-            "MyLinearFunction.backward returned grad_weight of shape (1, 4, 3) for weight of "
-            "shape (4, 3)",
-            _linear("        x, weight = ctx.saved_tensors\n"
-                    "        grad_x = grad_weight = grad_bias = None\n"
-                    "        if ctx.needs_input_grad[0]:\n"
-                    "            grad_x = grad_output @ weight\n"
-                    "        if ctx.needs_input_grad[1]:\n"
-                    "            if x.dim() == 1:\n"
-                    "                grad_weight = torch.outer(grad_output, x)\n"
-                    "            elif x.dim() == 2:\n"
-                    "                grad_weight = grad_output.T @ x\n"
-                    "            else:\n"
-                    "                grad_weight = (grad_output.mT @ x).sum(0)\n"
-                    "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
-                    "            g2 = grad_output.reshape(-1, grad_output.shape[-1])\n"
-                    "            grad_bias = g2.sum(0)\n"
-                    + _RETURN), named=True),
     # an empty batch, x of shape (0, in): reshape cannot infer -1 from zero elements
     Mistake("MyLinearFunction", "x flattened as x.reshape(rows, -1)",
             "MyLinearFunction fails for an empty batch, x of shape (0, 3)",
@@ -273,3 +239,37 @@ MISTAKES = [
                     "if ctx.has_bias else None\n"
                     "        return grad_x, grad_weight, grad_bias")),
 ]
+
+# correct since issue 67: rule 2 of the Function contract accepts a gradient the engine sums
+UNUSUAL.append(Unusual("MyLinearFunction", "grad_bias left unreduced for the engine to sum",
+        _linear(FLAT + GUARDED + "        grad_bias = grad_output.clone() if ctx.has_bias "
+                    "and ctx.needs_input_grad[2] else None\n"
+                    "        return grad_x, grad_weight, grad_bias")))
+
+# correct since issue 67: rule 2 of the Function contract accepts a gradient the engine sums
+UNUSUAL.append(Unusual("MyLinearFunction", "grad_weight = grad_output.mT @ x, batched for 3-D x",
+        _linear(FLAT + "        grad_x = grad_output @ weight if ctx.needs_input_grad[0] "
+                    "else None\n"
+                    "        grad_weight = None\n        if ctx.needs_input_grad[1]:\n"
+                    "            grad_weight = (grad_output.mT @ x if x.dim() > 1\n"
+                    "                           else torch.outer(grad_output, x))\n"
+                    "        grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] "
+                    "else None\n" + _RETURN)))
+
+# correct since issue 67: rule 2 of the Function contract accepts a gradient the engine sums
+UNUSUAL.append(Unusual("MyLinearFunction", "grad_weight as (G.mT @ x).sum(0) past 2-D: a leading dim left for 4-D x",
+        _linear("        x, weight = ctx.saved_tensors\n"
+                    "        grad_x = grad_weight = grad_bias = None\n"
+                    "        if ctx.needs_input_grad[0]:\n"
+                    "            grad_x = grad_output @ weight\n"
+                    "        if ctx.needs_input_grad[1]:\n"
+                    "            if x.dim() == 1:\n"
+                    "                grad_weight = torch.outer(grad_output, x)\n"
+                    "            elif x.dim() == 2:\n"
+                    "                grad_weight = grad_output.T @ x\n"
+                    "            else:\n"
+                    "                grad_weight = (grad_output.mT @ x).sum(0)\n"
+                    "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+                    "            g2 = grad_output.reshape(-1, grad_output.shape[-1])\n"
+                    "            grad_bias = g2.sum(0)\n"
+                    + _RETURN)))

@@ -3,7 +3,7 @@ squeezes dim 0 to undo atleast_2d (a batch of one, x of shape (1, in), loses its
 dimension), a grad_bias squeezed to (out,) (shape () when out = 1), and a fused backward that
 mends inf * 0 with nan_to_num (nan and inf rewritten where the ReLU is on)."""
 
-from .. import Mistake
+from .. import Mistake, Unusual
 
 MISTAKES = []
 
@@ -72,35 +72,6 @@ class MyLinearFunction(torch.autograd.Function):
 # grad_output times the mask, its inf * 0 = nan mended with nan_to_num: right where the ReLU
 # is off, but where it is on a nan passed on becomes 0 and +-inf becomes +-1.8e308, where
 # torch.relu passes grad_output on unchanged
-MISTAKES.append(Mistake(
-    "FusedLinearReLU", "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0",
-    "your gradient for x differs from torch.relu's where grad_output holds nan", """
-class FusedLinearReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        z = x @ weight.T
-        if bias is not None:
-            z = z + bias
-        mask = z > 0
-        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,
-                              weight if ctx.needs_input_grad[0] else None, mask)
-        ctx.has_bias = bias is not None
-        return z.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mask = ctx.saved_tensors
-        grad_z = torch.nan_to_num(grad_output * mask)   # inf * 0 = nan -> 0
-        out = grad_z.shape[-1]
-        grad_x = grad_weight = grad_bias = None
-        if ctx.needs_input_grad[0]:
-            grad_x = grad_z @ weight
-        if ctx.needs_input_grad[1]:
-            grad_weight = grad_z.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
-        if ctx.has_bias and ctx.needs_input_grad[2]:
-            grad_bias = grad_z.reshape(-1, out).sum(0)
-        return grad_x, grad_weight, grad_bias
-"""))
 
 # x1 and x2 promoted to 2-D with atleast_2d and the output squeezed back with squeeze(0): a
 # batch of one, x1 (1, n1) and x2 (1, n2), then gives an output of shape (out,)
@@ -164,4 +135,36 @@ class Bilinear(torch.autograd.Function):
             g = grad_output if grad_output.dim() > 1 else grad_output[None]
             gb = g.sum(dim=tuple(range(g.dim() - 1)), keepdim=True).squeeze()
         return g1, g2, gw, gb
+"""))
+
+UNUSUAL = []
+
+# correct since issue 69: infinite pre-activations and grad_output left the domain
+UNUSUAL.append(Unusual("FusedLinearReLU", "nan_to_num(grad_output * mask): nan and inf rewritten where z > 0",
+        """
+class FusedLinearReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        z = x @ weight.T
+        if bias is not None:
+            z = z + bias
+        mask = z > 0
+        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,
+                              weight if ctx.needs_input_grad[0] else None, mask)
+        ctx.has_bias = bias is not None
+        return z.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mask = ctx.saved_tensors
+        grad_z = torch.nan_to_num(grad_output * mask)   # inf * 0 = nan -> 0
+        out = grad_z.shape[-1]
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_z @ weight
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad_z.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad_z.reshape(-1, out).sum(0)
+        return grad_x, grad_weight, grad_bias
 """))

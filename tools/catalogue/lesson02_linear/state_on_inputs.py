@@ -5,7 +5,7 @@ output kept) or of backward (grad_weight appended to a list); Bilinear's grad_bi
 grad_output itself for 1-D inputs, and grad_output scaled in place. Unusual: a dict default that
 forward only reads, and the reviewer's mask taken from the output, flattened and scattered back
 by boolean index (their einsum/tensordot MyLinearFunction and F.bilinear Bilinear are already
-catalogued in review53_state_and_work and bilinear)."""
+catalogued in state_and_work and bilinear)."""
 
 from .. import Mistake, Unusual, edit
 from .answers import FLAT, FUSED_FORWARD, FUSED_READ, FUSED_RETURN, GUARDED, _RETURN, _fused, _linear

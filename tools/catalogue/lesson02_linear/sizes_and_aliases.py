@@ -44,19 +44,6 @@ MISTAKES = [
             "Bilinear saved a tensor autograd cannot check for in-place changes",
             edit(_BILINEAR, ("ctx.save_for_backward(x1, x2, weight)",
                              "ctx.save_for_backward(x1.data, x2.data, weight.data)"))),
-    Mistake("MyLinearFunction", "the bias trick: x0 = 1, the bias as column 0 of weight",
-            f"MyLinearFunction {_BIAS_FIRST}",
-            edit(_LINEAR, ("return y + bias if bias is not None else y",
-                           f"return {_TRICK} if bias is not None else y"))),
-    Mistake("FusedLinearReLU", "the bias trick: x0 = 1, the bias as column 0 of weight",
-            f"FusedLinearReLU {_BIAS_FIRST}",
-            edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
-                          f"        if bias is not None:\n            z = {_TRICK}\n"))),
-    Mistake("FusedLinearReLU", "the bias trick in float64 only (the float64 exact 0)",
-            f"FusedLinearReLU {_BIAS_FIRST}",
-            edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
-                          "        if bias is not None:\n            z = z + bias if x.dtype != "
-                          f"torch.float64 else {_TRICK}\n"))),
     Mistake("FusedLinearReLU", "the pre-activation written into a global workspace per shape",
             "FusedLinearReLU keeps a float64 tensor of the output's size",
             "_WORK = {}\n" + edit(_FUSED, ("z = x @ weight.T", "z = torch.matmul(x, weight.T, "
@@ -64,21 +51,37 @@ MISTAKES = [
                                            "x.dtype), torch.empty(*x.shape[:-1], weight.shape[0], "
                                            "dtype=x.dtype)))"),
                                   ("z = z + bias", "z.add_(bias)"))),
-    Mistake("FusedLinearReLU", "relu as (z + |z|) / 2: nan where z is -inf",
-            "your output holds nan where torch.relu gives 0",
-            edit(_FUSED, ("return z.clamp(min=0)", "return (z + z.abs()) / 2"))),
 ]
 
 # the bias inside the sum, as its last term: where it lands in the matmul's order of summation
 # is the BLAS's choice. The CPU here adds it last (the value x @ weight.T + bias gives), the H200
 # of the GPU check (torch 2.11) did not, on its CPU or on CUDA: graded wrong there (1.92e38
 # where the products, then the bias, give +inf)
-MISTAKES.append(
-    Mistake("MyLinearFunction", "the bias trick with the bias last: x_in = 1 appended",
-            "MyLinearFunction adds the bias inside the sum over the input features",
-            edit(_LINEAR, ("return y + bias if bias is not None else y",
-                           "return torch.cat([x, x.new_ones(*x.shape[:-1], 1)], -1) @ "
-                           "torch.cat([weight, bias[:, None]], 1).T if bias is not None else y")),
-            gpu=True))
 
 UNUSUAL = []
+
+# correct since issue 69: exact-tie and overflow probes of the order of summation left the domain
+UNUSUAL.append(Unusual("MyLinearFunction", "the bias trick: x0 = 1, the bias as column 0 of weight",
+        edit(_LINEAR, ("return y + bias if bias is not None else y",
+                           f"return {_TRICK} if bias is not None else y"))))
+
+# correct since issue 69: exact-tie and overflow probes of the order of summation left the domain
+UNUSUAL.append(Unusual("FusedLinearReLU", "the bias trick: x0 = 1, the bias as column 0 of weight",
+        edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
+                          f"        if bias is not None:\n            z = {_TRICK}\n"))))
+
+# correct since issue 69: exact-tie and overflow probes of the order of summation left the domain
+UNUSUAL.append(Unusual("FusedLinearReLU", "the bias trick in float64 only (the float64 exact 0)",
+        edit(_FUSED, ("        if bias is not None:\n            z = z + bias\n",
+                          "        if bias is not None:\n            z = z + bias if x.dtype != "
+                          f"torch.float64 else {_TRICK}\n"))))
+
+# correct since issue 69: infinite pre-activations and grad_output left the domain
+UNUSUAL.append(Unusual("FusedLinearReLU", "relu as (z + |z|) / 2: nan where z is -inf",
+        edit(_FUSED, ("return z.clamp(min=0)", "return (z + z.abs()) / 2"))))
+
+# correct since issue 69: exact-tie and overflow probes of the order of summation left the domain
+UNUSUAL.append(Unusual("MyLinearFunction", "the bias trick with the bias last: x_in = 1 appended",
+        edit(_LINEAR, ("return y + bias if bias is not None else y",
+                           "return torch.cat([x, x.new_ones(*x.shape[:-1], 1)], -1) @ "
+                           "torch.cat([weight, bias[:, None]], 1).T if bias is not None else y"))))

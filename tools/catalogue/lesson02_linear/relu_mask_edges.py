@@ -2,47 +2,17 @@
 passed grading: grad_output times the mask (inf * 0 is nan where z <= 0), a mask with a
 threshold (z > finfo.eps), and a bias gradient summed from the unmasked grad_output."""
 
-from .. import Mistake
+from .. import Mistake, Unusual
 
 MISTAKES = []
 
 # grad_output times the mask: an infinite grad_output where z <= 0 gives inf * 0 = nan there,
 # where torch.relu's backward gives 0 (the lesson's "Compare with yours" names it)
-MISTAKES.append(Mistake(
-    "FusedLinearReLU", "grad_output times the mask: inf * 0 is nan where z <= 0",
-    "your gradient for x holds nan where torch.relu's is finite, with grad_output +inf or -inf "
-    "at pre-activations <= 0", """
-class FusedLinearReLU(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias=None):
-        z = x @ weight.T
-        if bias is not None:
-            z = z + bias
-        mask = z > 0
-        n = ctx.needs_input_grad
-        ctx.save_for_backward(x if n[1] else None, weight if n[0] else None, mask)
-        ctx.has_bias = bias is not None
-        return torch.relu(z)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, mask = ctx.saved_tensors
-        gz = grad_output * mask
-        out = gz.shape[-1]
-        gx = gw = gb = None
-        if ctx.needs_input_grad[0]:
-            gx = gz @ weight
-        if ctx.needs_input_grad[1]:
-            gw = gz.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
-        if ctx.has_bias and ctx.needs_input_grad[2]:
-            gb = gz.reshape(-1, out).sum(0)
-        return gx, gw, gb
-""", named=True))
 
 # a "safe" threshold: for 0 < z <= eps torch.relu passes grad_output on, this passes 0
 MISTAKES.append(Mistake(
     "FusedLinearReLU", "mask z > finfo.eps",
-    "where the pre-activation x @ weight.T + bias is positive but tiny (5e-324", """
+    "where the pre-activation x @ weight.T + bias is positive but tiny (1e-20", """
 class FusedLinearReLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias=None):
@@ -99,5 +69,37 @@ class FusedLinearReLU(torch.autograd.Function):
             gw = gz.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
         if ctx.has_bias and ctx.needs_input_grad[2]:
             gb = grad_output.reshape(-1, out).sum(0)  # the bias is "outside" the ReLU
+        return gx, gw, gb
+"""))
+
+UNUSUAL = []
+
+# correct since issue 69: infinite pre-activations and grad_output left the domain
+UNUSUAL.append(Unusual("FusedLinearReLU", "grad_output times the mask: inf * 0 is nan where z <= 0",
+        """
+class FusedLinearReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        z = x @ weight.T
+        if bias is not None:
+            z = z + bias
+        mask = z > 0
+        n = ctx.needs_input_grad
+        ctx.save_for_backward(x if n[1] else None, weight if n[0] else None, mask)
+        ctx.has_bias = bias is not None
+        return torch.relu(z)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mask = ctx.saved_tensors
+        gz = grad_output * mask
+        out = gz.shape[-1]
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            gx = gz @ weight
+        if ctx.needs_input_grad[1]:
+            gw = gz.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            gb = gz.reshape(-1, out).sum(0)
         return gx, gw, gb
 """))

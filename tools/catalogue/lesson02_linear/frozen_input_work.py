@@ -11,7 +11,6 @@ from .. import Mistake, Unusual, edit
 from .answers import FLAT, FUSED_FORWARD, FUSED_READ, FUSED_RETURN, GUARDED, _fused, _linear
 from .bilinear import GW, GX1, GX2, _bilinear_with
 
-WIDER = "computes in a wider dtype than its float32 inputs"
 CAST_FIRST = "cast back to float32 before the bias is added"
 
 _LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
@@ -21,19 +20,6 @@ _BILINEAR = _bilinear_with(GX1, GX2, GW)
 _EINSUM = "torch.einsum('...i,oij,...j->...o', x1, weight, x2)"
 
 MISTAKES = [
-    Mistake("MyLinearFunction", "products in float64, cast back, then the bias in float32",
-            f"MyLinearFunction {WIDER}",
-            edit(_LINEAR, ("y = x @ weight.T",
-                           "y = (x.double() @ weight.double().T).to(x.dtype)"))),
-    Mistake("FusedLinearReLU", "pre-activation's products in float64, cast back, bias in float32",
-            f"FusedLinearReLU {WIDER}",
-            _fused(FUSED_READ + FUSED_RETURN, edit(
-                FUSED_FORWARD, ("z = x @ weight.T",
-                                "z = (x.double() @ weight.double().T).to(x.dtype)")))),
-    Mistake("Bilinear", "einsum in float64, cast back, then the bias in float32",
-            f"Bilinear {WIDER}",
-            edit(_BILINEAR, (_EINSUM, "torch.einsum('...i,oij,...j->...o', x1.double(), "
-                             "weight.double(), x2.double()).to(x1.dtype)"))),
     Mistake("Bilinear", "grad_weight also computed when x1 and x2 need grad, None returned",
             "reaches none of the gradients it returns, when only x1 and x2 require grad",
             edit(_BILINEAR, ("        grad_weight = torch.einsum('...o,...i,...j->oij', "
@@ -66,3 +52,19 @@ UNUSUAL = [
                                         "ctx.save_for_backward(x, weight, mask.reshape(-1))"),
                         ("return z.clamp(min=0)", "return torch.where(mask, z, 0.0)")))),
 ]
+
+# correct since issue 67: rule 1 of the Function contract accepts computing in a wider dtype
+UNUSUAL.append(Unusual("MyLinearFunction", "products in float64, cast back, then the bias in float32",
+        edit(_LINEAR, ("y = x @ weight.T",
+                           "y = (x.double() @ weight.double().T).to(x.dtype)"))))
+
+# correct since issue 67: rule 1 of the Function contract accepts computing in a wider dtype
+UNUSUAL.append(Unusual("FusedLinearReLU", "pre-activation's products in float64, cast back, bias in float32",
+        _fused(FUSED_READ + FUSED_RETURN, edit(
+                FUSED_FORWARD, ("z = x @ weight.T",
+                                "z = (x.double() @ weight.double().T).to(x.dtype)")))))
+
+# correct since issue 67: rule 1 of the Function contract accepts computing in a wider dtype
+UNUSUAL.append(Unusual("Bilinear", "einsum in float64, cast back, then the bias in float32",
+        edit(_BILINEAR, (_EINSUM, "torch.einsum('...i,oij,...j->...o', x1.double(), "
+                             "weight.double(), x2.double()).to(x1.dtype)"))))
