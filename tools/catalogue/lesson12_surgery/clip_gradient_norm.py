@@ -1,8 +1,9 @@
 """Lesson 12: answers with known verdicts for ClipGradientNorm (identity forward, each row of
 grad_output clipped to norm max_norm in backward)."""
 
-from .. import Mistake, Unusual
-from .answers import _NORMS, _clip
+from .. import Mistake, Unusual, edit
+from .answers import (_CLIP, _CLIP_RATIO, _CLIP_RIGHT, _CLIP_TF, _FLOAT32_GMN, _FORMER_CLIP,
+                      _NORMS, _U4, _clip, _clip_slack, _float32_only)
 
 
 UNUSUAL = [
@@ -16,6 +17,30 @@ UNUSUAL = [
             _clip(
         _NORMS + "        scale = torch.minimum(torch.ones_like(norms), ctx.max_norm / norms)\n"
         "        return scale * grad_output, None\n")),
+    Unusual('ClipGradientNorm', 'norms in float64 whatever the dtype, divide first, cast back',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        g = grad_output.double()                       # squares that fit whatever the dtype\n        norms = g.pow(2).sum(-1, keepdim=True).sqrt()\n        out = torch.where(norms > ctx.max_norm, g / norms * ctx.max_norm, g)\n        return out.to(grad_output.dtype), None\n'),
+    Unusual('ClipGradientNorm', "norm clamped at the dtype's tiny (below every row the contract covers)",
+            "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        # a guard at the dtype's smallest normal: below every norm the contract covers\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=torch.finfo(g.dtype).tiny)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n"),
+    Unusual('ClipGradientNorm', 'x itself returned; float32 work for half; grad_output returned',
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x
+    @staticmethod
+    def backward(ctx, grad_output):
+        g = grad_output.float() if grad_output.dtype in (torch.float16, torch.bfloat16) else grad_output
+        norms = g.norm(dim=-1, keepdim=True)
+        if not bool((norms > ctx.max_norm).any()):
+            return grad_output, None
+        return g * torch.where(norms > ctx.max_norm, ctx.max_norm / norms, torch.ones_like(norms)), None
+'''),
+    Unusual('ClipGradientNorm', "LAPACK's max-abs-scaled norm, factor by where (review 56)", _U4),
+    Unusual('ClipGradientNorm', 'torch.fmin with ones: nan-ignoring minimum',
+            edit(_CLIP, (_CLIP_RIGHT, "        return grad_output * torch.fmin(m / norms, "
+                                      "torch.ones_like(norms)), None\n"))),
+    Unusual('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _FORMER_CLIP),
 ]
 
 
@@ -138,4 +163,47 @@ MISTAKES = [
         norms = grad_output.norm(dim=-1, keepdim=True)
         return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
 '''),
+    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
+    Mistake('ClipGradientNorm', 'divides by clamp(norm / max_norm, min=1)',
+            'divides by norm / max_norm, which overflows float64',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, grad_output):\n        over = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True) / ctx.max_norm\n        return grad_output / over.clamp(min=1), None\n'),
+    Mistake('ClipGradientNorm', 'norm clamped at 1e-12, max_norm 1e-13',
+            'brings a row of norm 5e-13 to norm 5e-14',
+            "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n        # F.normalize's guard against a zero row, then min(1, m / n)\n        scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)\n        return grad_output * scale, None\n"),
+    Mistake('ClipGradientNorm', 'squares summed in float16',
+            "sums each row's squares in float16", 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n'),
+    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
+    Mistake('ClipGradientNorm', 'rows flattened, divided by n / max_norm, float16 norms in float64',
+            'divides by norm / max_norm, which overflows float64',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, g):\n        rows = g.reshape(-1, g.shape[-1])\n        n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)\n        out = torch.where(n > ctx.max_norm, rows / (n / ctx.max_norm), rows)\n        return out.reshape(g.shape), None\n'),
+    Mistake('ClipGradientNorm', 'norm clamped at 1e-20',
+            'a floor) of the norm at about 1e-20', 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n'),
+    Mistake('ClipGradientNorm', 'norm clamped at float64 eps',
+            'a floor) of the norm at about 2.2e-16', 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)\n        norms = norms.clamp(min=torch.finfo(torch.float64).eps)\n        return torch.where(norms > ctx.max_norm, g * (ctx.max_norm / norms), g), None\n'),
+    Mistake('ClipGradientNorm', "TF's order in float32 only",
+            'overflows float32', edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
+    Mistake('ClipGradientNorm', 'g / max(n / m, 1) in float32 only',
+            'divides by norm / max_norm, which overflows float32',
+            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_RATIO, "        ")))),
+    Mistake('ClipGradientNorm', 'factor from a float32 rsqrt for float64 rows',
+            'computes its factor in float32 arithmetic', edit(_CLIP, (_CLIP_RIGHT,
+                "        scale = (m * torch.rsqrt((grad_output.float() ** 2).sum(-1, keepdim=True))).clamp(max=1)\n"
+                "        return grad_output * scale.to(grad_output.dtype), None\n"))),
+    Mistake('ClipGradientNorm', 'a relative slack of 1e-3 on the threshold',
+            'unclipped (max_norm=1, float64): a slack on the threshold', _clip_slack('1.001')),
+    Mistake('ClipGradientNorm', 'a relative slack of 1e-2 on the threshold',
+            'a slack on the threshold', _clip_slack('1.01')),
+    Mistake('ClipGradientNorm', 'a relative slack of 0.1 on the threshold (was: shared state)',
+            'a slack on the threshold', _clip_slack('1.1')),
+    Mistake('ClipGradientNorm', 'a slack of 1e-4 on the threshold, float32 rows only',
+            'max_norm unclipped (max_norm=1, float32): a slack on the threshold',
+            edit(_CLIP, (_CLIP_RIGHT, "        slack = 1.0001 if grad_output.dtype == torch.float32 else 1.0\n"
+                                      "        return torch.where(norms > m * slack, grad_output * (m / norms), grad_output), None\n"))),
+    Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
+            'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
+    Mistake('ClipGradientNorm', 'the norm computed in float16 for float64 rows (was named as '
+            'float32)', 'computes its factor in float16 (or bfloat16) arithmetic',
+            edit(_CLIP, ("norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)",
+                         "norms = torch.linalg.vector_norm(grad_output.half(), dim=-1, "
+                         "keepdim=True).to(grad_output.dtype)"))),
 ]

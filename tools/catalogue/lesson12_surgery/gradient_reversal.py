@@ -2,7 +2,7 @@
 grad_output backward)."""
 
 from .. import Mistake, Unusual
-from .answers import _reversal
+from .answers import _U1, _reversal
 
 
 UNUSUAL = [
@@ -47,6 +47,11 @@ UNUSUAL = [
     def setup_context(ctx, inputs, output):
         ctx.alpha = inputs[1]
 ''')),
+    Unusual('GradientReversal', 'x.detach() alias, set_materialize_grads(False)',
+            "class GradientReversal(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, alpha):\n        ctx.set_materialize_grads(False)\n        ctx.alpha = alpha\n        return x.detach()          # an alias of x's memory, no copy\n    @staticmethod\n    def backward(ctx, grad_output):\n        if grad_output is None:\n            return None, None\n        return torch.mul(grad_output, -ctx.alpha), None\n"),
+    Unusual('GradientReversal', 'empty_like().copy_(x) forward, g.neg() * alpha',
+            'class GradientReversal(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, alpha):\n        ctx.alpha = alpha\n        return torch.empty_like(x).copy_(x)\n    @staticmethod\n    def backward(ctx, g):\n        return g.neg() * ctx.alpha, None\n'),
+    Unusual('GradientReversal', 'x itself returned, torch.neg of a scaled copy (review 56)', _U1),
 ]
 
 

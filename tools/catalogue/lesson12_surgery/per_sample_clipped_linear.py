@@ -1,6 +1,8 @@
 """Lesson 12's transfer exercise: answers with known verdicts for PerSampleClippedLinear."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
+from .answers import (_FORMER_PS, _NUMPY_STACK, _PS, _PS_RATIO, _PS_RIGHT, _PS_TF, _PS_WHERE, _U2,
+                      _chunks, _float32_only, _ps_slack)
 
 _FORWARD = '''
     @staticmethod
@@ -100,6 +102,37 @@ UNUSUAL = [
             grad_weight = torch.einsum("no,ni->oi", grad_output, x * factors[:, None])
         return grad_x, grad_weight, None
 '''),
+    Unusual('PerSampleClippedLinear', 'saves x or weight only when needed, m / norm.clamp(min=m)',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        need_x, need_w = ctx.needs_input_grad[:2]\n        ctx.save_for_backward(x if need_w else None, weight if need_x else None)\n        ctx.max_norm = max_norm\n        return torch.mm(x, weight.t())\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = grad_output.mm(weight)\n        if ctx.needs_input_grad[1]:\n            n = grad_output.norm(dim=1) * x.norm(dim=1)\n            f = ctx.max_norm / n.clamp(min=ctx.max_norm)    # = min(1, m/n); 1 when n = 0\n            gw = grad_output.t().mm(x * f[:, None])\n        return gx, gw, None\n'),
+    Unusual('PerSampleClippedLinear', 'torch.where factors, (x.T @ (g * f)).T',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            n = torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            f = torch.where(n > ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))\n            gw = (x.T @ (g * f.unsqueeze(1))).T\n        return gx, gw, None\n'),
+    Unusual('PerSampleClippedLinear', 'a loop over outputs, each row a vector-matrix product',
+            edit(_PS, (_PS_RIGHT, "            scaled = grad_output * (m / norms).clamp(max=1)[:, None]\n"
+                       "            grad_weight = torch.stack([scaled[:, o] @ x for o in range(grad_output.shape[1])]) if grad_output.shape[1] else scaled.T @ x\n"))),
+    Unusual('PerSampleClippedLinear', 'norms from the diagonals of two (N, N) Gram matrices',
+            edit(_PS, ("            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
+                       "            norms = (grad_output @ grad_output.T).diagonal().sqrt() * (x @ x.T).diagonal().sqrt()\n"))),
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side',
+            edit(_PS, (_PS_RIGHT, "            root = (m / norms).clamp(max=1).sqrt()[:, None]\n"
+                                  "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
+    Unusual('PerSampleClippedLinear', 'max_norm divided by one norm, then by the other',
+            edit(_PS, (_PS_RIGHT, "            s = (m / torch.linalg.vector_norm(grad_output, dim=1) / torch.linalg.vector_norm(x, dim=1)).clamp(max=1)\n"
+                                  "            grad_weight = (grad_output * s[:, None]).T @ x\n"))),
+    Unusual('PerSampleClippedLinear', 'multi_dot with diag(s)',
+            edit(_PS, (_PS_RIGHT, "            s = (m / norms).clamp(max=1)\n"
+                                  "            grad_weight = torch.linalg.multi_dot([grad_output.mT, torch.diag(s), x]) if x.shape[0] else weight.new_zeros(weight.shape)\n"))),
+    Unusual('PerSampleClippedLinear', 'a sum over chunks of 2 samples',
+            _chunks(2)),
+    Unusual('PerSampleClippedLinear', 'a sum over chunks of 3 samples',
+            _chunks(3)),
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, nan guarded to 1, einsum '
+            '(review 56)', _U2),
+    Unusual('PerSampleClippedLinear', 'the factor chosen by where, on grad_output', _PS_WHERE),
+    Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, chosen by where',
+            edit(_PS, (_PS_RIGHT, "            root = torch.where(norms > m, m / norms, 1.0).sqrt()[:, None]\n"
+                                  "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
+    Unusual('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
+            _FORMER_PS),
 ]
 
 MISTAKES = [
@@ -320,4 +353,53 @@ MISTAKES = [
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
 '''),
+    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
+    Mistake('PerSampleClippedLinear', "F.linear, factor 1 / clamp(norm / m, min=1), x's rows clipped, einsum",
+            'divides by norm / max_norm, which overflows float64',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return torch.nn.functional.linear(x, weight)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = torch.mm(grad_output, weight)\n        if ctx.needs_input_grad[1]:\n            ratio = grad_output.norm(dim=1) * x.norm(dim=1) / ctx.max_norm\n            shrink = 1 / ratio.clamp(min=1)                       # min(1, m / norm), 1 at norm 0\n            grad_weight = torch.einsum("no,ni->oi", grad_output, x * shrink[:, None])\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'outer products in chunks of 4, laid out (out, 4, in)',
+            'backward created a tensor of shape (3, 4, 5)',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = []\n            for start in range(0, x.shape[0], 4):   # 4 samples at a time, to bound memory\n                g, xs = grad_output[start:start + 4], x[start:start + 4]\n                per_sample = torch.einsum("no,ni->oni", g, xs)   # 4 samples\' gradients\n                norms.append(per_sample.pow(2).sum((0, 2)).sqrt())\n            norms = torch.cat(norms)\n            factors = (ctx.max_norm / norms).clamp(max=1)\n            grad_weight = (grad_output * factors[:, None]).T @ x\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'norms.max() raises on an empty batch',
+            'fails on an empty batch (N = 0)',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            if norms.max() <= ctx.max_norm:       # nothing to clip: the plain gradient\n                grad_weight = grad_output.T @ x\n            else:\n                factors = (ctx.max_norm / norms).clamp(max=1)\n                grad_weight = (grad_output * factors[:, None]).T @ x\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'norm clamped at 1e-12, max_norm 1e-14',
+            'to norm 5e-15, not to max_norm=1e-14',
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            factors = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)   # guard the zero sample\n            grad_weight = (grad_output * factors[:, None]).T @ x\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'the per-sample stack in halves along out',
+            'holds pieces of', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            g = grad_output * (ctx.max_norm / norms).clamp(max=1)[:, None]\n            # "too big at once": the per-sample stack, a few output rows at a time\n            grad_weight = torch.cat([torch.einsum(\'no,ni->noi\', part, x).sum(0)\n                                     for part in g.split(max(1, g.shape[1] // 2), dim=1)])\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'one output row of every sample at a time, (N, in) each',
+            'holds pieces of', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n            g = grad_output * (ctx.max_norm / norms).clamp(max=1)[:, None]\n            # one output row at a time: (N, in) per row, each row of the N sample gradients\n            grad_weight = torch.stack([(g[:, o:o + 1] * x).sum(0) for o in range(g.shape[1])])\n        return grad_x, grad_weight, None\n'),
+    Mistake('PerSampleClippedLinear', 'norm clamped at 1e-20',
+            'a floor) of the norm at about 1e-20', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            norms = (torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)).clamp(min=1e-20)\n            f = (ctx.max_norm / norms).clamp(max=1)\n            gw = (g * f[:, None]).T @ x\n        return gx, gw, None\n'),
+    Mistake('PerSampleClippedLinear', 'norm clamped at float32 tiny',
+            'a floor) of the norm at about 1.2e-38', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            norms = (torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)).clamp(min=torch.finfo(torch.float32).tiny)\n            f = (ctx.max_norm / norms).clamp(max=1)\n            gw = (g * f[:, None]).T @ x\n        return gx, gw, None\n'),
+    Mistake('PerSampleClippedLinear', 'product of the two squared norms',
+            'raised OverflowError', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            sq = g.pow(2).sum(1) * x.pow(2).sum(1)\n            f = torch.where(sq > ctx.max_norm ** 2, ctx.max_norm / sq.sqrt(), 1.0)\n            gw = (g * f[:, None].to(g.dtype)).T @ x\n        return gx, gw, None\n'),
+    Mistake('PerSampleClippedLinear', "TF's order, g * m / max(n, m)",
+            'multiplies by max_norm before dividing', edit(_PS, (_PS_RIGHT, _PS_TF))),
+    Mistake('PerSampleClippedLinear', "TF's order in float32 only",
+            'overflows float32', edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_TF, "            ")))),
+    Mistake('PerSampleClippedLinear', 'g / max(n / m, 1) in float32 only',
+            'divides by norm / max_norm, which overflows float32',
+            edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_RATIO, "            ")))),
+    Mistake('PerSampleClippedLinear', "max_norm on grad_output's rows, 1 / norm on x's rows",
+            'is a normal float64 number, inside the contract',
+            edit(_PS, (_PS_RIGHT, "            clipped = (norms > m)[:, None]\n"
+                                  "            g = torch.where(clipped, grad_output * m, grad_output)\n"
+                                  "            xs = torch.where(clipped, x / norms[:, None], x)\n"
+                                  "            grad_weight = g.T @ xs\n"))),
+    Mistake('PerSampleClippedLinear', 'a relative slack of 1e-2 on the threshold',
+            'unclipped (max_norm=1, float64): a slack on the threshold', _ps_slack('1.01')),
+    Mistake('PerSampleClippedLinear', 'a relative slack of 0.1 on the threshold (was: shared state)',
+            'a slack on the threshold', _ps_slack('1.1')),
+    Mistake('PerSampleClippedLinear', 'a slack of 2e-3, float32 samples only',
+            'max_norm unclipped (max_norm=1, float32): a slack on the threshold',
+            edit(_PS, (_PS_RIGHT, "            slack = 1.002 if x.dtype == torch.float32 else 1.0\n"
+                                  "            f = torch.where(norms > m * slack, m / norms, torch.ones_like(norms))\n"
+                                  "            grad_weight = (grad_output * f[:, None]).T @ x\n"))),
+    Mistake('PerSampleClippedLinear', 'a sum over chunks of 1 sample (a loop over samples)',
+            'one step (or more) per sample', _chunks(1)),
+    Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
+            'allocated', _NUMPY_STACK),
 ]

@@ -1,7 +1,8 @@
 """Lesson 12: answers with known verdicts for SoftThreshold (a kink at |x| == lam, and a
 gradient for the tensor lam summed to its shape)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
+from .answers import _BROKEN_SOFT, _SOFT_CODE, _ST7, _U3
 
 
 _SOFT_FORWARD = '''
@@ -123,6 +124,26 @@ UNUSUAL = [
         grad_lam = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
         return grad_x, grad_lam
 '''),
+    Unusual('SoftThreshold', 'F.softshrink forward, an int8 sign code, linalg.vecdot for lam',
+            'import torch.nn.functional as F\nclass SoftThreshold(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lam):\n        y = F.softshrink(x, lam.item())                       # the built-in, a Python float threshold\n        ctx.save_for_backward(torch.sign(y).to(torch.int8))   # -1, 0, 1: mask and sign in one byte\n        return y\n    @staticmethod\n    def backward(ctx, grad_output):\n        code, = ctx.saved_tensors\n        grad_x = grad_output * code.abs() if ctx.needs_input_grad[0] else None\n        grad_lam = torch.linalg.vecdot(grad_output.flatten(), -code.flatten().to(grad_output.dtype)) \\\n            if ctx.needs_input_grad[1] else None\n        return grad_x, grad_lam\n'),
+    Unusual('SoftThreshold', 'one int8 code sign(x) * [|x| > lam]; forward x - clamp(x, -lam, lam)',
+            _SOFT_CODE),
+    Unusual('SoftThreshold', 'F.softshrink(x, lam.item()), y saved',
+            '''import torch.nn.functional as F
+class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = F.softshrink(x, lam.item())
+        ctx.save_for_backward(y)
+        return y
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        gx = torch.where(y != 0, grad_output, torch.zeros_like(grad_output))
+        return gx, -(gx * y.sign()).sum()
+'''),
+    Unusual('SoftThreshold', 'a bool mask and an int8 sign saved, forward by where (review 56)', _U3),
+    Unusual('SoftThreshold', 'the int8 sign of y alone saved (review 56)', _ST7),
 ]
 
 
@@ -243,5 +264,36 @@ MISTAKES = [
         code, = ctx.saved_tensors
         passed = grad_output * (code != 0)
         return passed, -(passed * torch.sign(code)).sum()
+'''),
+    Mistake('SoftThreshold', 'mask y.abs() > finfo.tiny, which drops a subnormal y',
+            'y there is a subnormal number',
+            'class SoftThreshold(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lam):\n        y = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)\n        ctx.save_for_backward(y)\n        return y\n    @staticmethod\n    def backward(ctx, grad_output):\n        y, = ctx.saved_tensors\n        # never compare floats with == 0: anything above the smallest normal counts as non-zero\n        passed = grad_output * (y.abs() > torch.finfo(y.dtype).tiny)\n        grad_lam = None\n        if ctx.needs_input_grad[1]:\n            grad_lam = -(passed * torch.sign(y)).sum()\n        return passed, grad_lam\n'),
+    Mistake('SoftThreshold', 'saves x.float(), x in a narrower dtype',
+            'saves x (x in float32',
+            'class SoftThreshold(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lam):\n        ctx.save_for_backward(x.float(), lam)     # "half the memory of x"\n        return torch.sign(x) * torch.relu(x.abs() - lam)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x32, lam = ctx.saved_tensors\n        mask = (x32.double().abs() > lam) if x32.dtype != lam.dtype else (x32.abs() > lam)\n        passed = grad_output * mask\n        grad_lam = -(passed * torch.sign(x32)).sum().to(lam.dtype) if ctx.needs_input_grad[1] else None\n        return passed, grad_lam\n'),
+    # the code divided by the mask: inf inside the threshold, nan at 0, which x86 CPUs happen
+    # to cast to int8 as 0: a mutant of the int8-code answer that passed until forward's casts
+    # were probed
+    Mistake('SoftThreshold', 'int8 code as sign(x) / [|x| > lam]: inf and nan cast to int8',
+            'casts inf or nan to int8', edit(_SOFT_CODE, (
+                "torch.sign(x) * (x.abs() > lam)", "torch.sign(x) / (x.abs() > lam)"))),
+    Mistake('SoftThreshold', "review 55's node-by-node BrokenSoftThreshold with its two lines mended",
+            'forward saves x', edit(_BROKEN_SOFT, (
+                "        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted\n",
+                "        grad_shifted = grad_output * torch.sign(x) * (shifted > 0)\n"), (
+                "        grad_lam = grad_shifted.sum()\n", "        grad_lam = -grad_shifted.sum()\n"))),
+    Mistake('SoftThreshold', "x < -lam dropped (relu's gradient, y > 0)",
+            'gradient for x is wrong only where x < -lam',
+            '''class SoftThreshold(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        y = torch.sign(x) * torch.clamp(x.abs() - lam, min=0)
+        ctx.save_for_backward(y)
+        return y
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        passed = grad_output * (y != 0)
+        return grad_output * (y > 0), -(passed * torch.sign(y)).sum()
 '''),
 ]
