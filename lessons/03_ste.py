@@ -9,7 +9,7 @@
 # %% [markdown]
 # # Lesson 03 · Straight-through estimators
 #
-# **About 150 minutes** for the main path, to the Summary: about 60 of reading and running, the
+# **About 150 minutes** for the main path, to the Summary: about 65 of reading and running, the
 # rest deriving and writing the five Functions (newcomers have taken two to three hours). The
 # optional sections after the Summary take about 45 more.
 #
@@ -138,8 +138,8 @@ print("surrogate for x:", x.grad)
 # steeper piece force elsewhere?
 # </details>
 #
-# **Check them live**: write each as a `lambda x: ...` of ops autograd can differentiate; the
-# cell after checks that each has no jump and follows its forward from $-1000$ to $1000$.
+# **Check them live**: write each as a `lambda x: ...` of torch ops; the cell after checks
+# that it has no jump and follows its forward from $-1000$ to $1000$.
 
 # %%
 ### BEGIN WORKED
@@ -366,9 +366,8 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 #    but not of sign ($999$ off at $x = 1000$).
 # 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$: backward returns `grad_output` as it came.
 # 3. Nothing: a slope of 1 does not depend on $x$.
-# 4. Round's: from 29 to 31 it climbs by 2, an average slope of 1, as at any $x$. Sign stays
-#    at 1 there, an average slope of 0, so far from 0 the identity is wrong for sign, and
-#    Exercise 2's clip drops it.
+# 4. Round's: from 29 to 31 it climbs by 2, an average slope of 1. Sign stays at 1 there, a
+#    slope of 0: far from 0 the identity is wrong for sign, and Exercise 2's clip drops it.
 # </details>
 #
 # Your `RoundSTE`, explored: left, its staircase and, dotted, the stand-in your backward
@@ -529,9 +528,8 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# So test the two halves separately: **forward is the quantiser, exactly** (`torch.equal` with
-# `torch.sign` or `torch.round`, on the values where mistakes show, such as 0 and the halves),
-# and **backward is the intended surrogate, exactly**, for a random `grad_output`.
+# So test the two halves separately: **forward is the quantiser, exactly** (`torch.equal`, at 0
+# and the halves too), and **backward is the intended surrogate**, for a random `grad_output`.
 #
 # For backward, a reference of ordinary ops: `q(x.detach()) + (x - x.detach())` has the
 # **value** $q(x)$ and the **derivative** 1, the detached parts counting as constants (the
@@ -924,11 +922,9 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # %% [markdown]
 # ## ✎ Exercise 4 (transfer) · `StraightThroughSoftmax`
 #
-# The straight-through (Gumbel-)softmax behind discrete latent variables, hard attention and
-# mixture-of-experts routing; nothing in this lesson derived it. Write
-# `StraightThroughSoftmax.apply(logits, tau)`: `logits` float64 or float32 with at least one
-# dim, `tau` a positive Python float. The caller adds Gumbel noise to `logits` when it wants a
-# sample; this Function draws none.
+# The straight-through (Gumbel-)softmax of discrete latents and mixture-of-experts routing,
+# which nothing here derived. Write `StraightThroughSoftmax.apply(logits, tau)`: `logits`
+# float64 or float32, `tau` a positive Python float. The caller adds any Gumbel noise.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
