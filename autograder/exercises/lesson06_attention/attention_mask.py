@@ -4,13 +4,9 @@ is True) shows at moderate scores. A finite fill, ``masked_fill(~mask, -1e4)`` o
 less than the fill; ``masked_above_values`` has visible float64 scores of about -7000 to
 -20000 and masked ones of about +7000 to +20000, which only a fill of -inf (or one far below,
 such as -1e30) masks. There a finite fill's output is also the reversed
-mask's, so polarity is named only where the moderate case shows it. ``far_below_values`` has
-rows whose scores all lie near -torch.finfo(dtype).max / 2 (float32 and float64), below any
-finite fill a learner picks (-1e9, -1e30): there the masked keys, filled above every visible
-score, take all the weight. ``at_min_values`` has rows whose one visible score is
-torch.finfo(dtype).min itself, which a fill of finfo.min only ties: no finite fill lies below
-every score, and only -inf (or a select that never lets the masked keys into the softmax)
-masks them."""
+mask's, so polarity is named only where the moderate case shows it. Rows near
+-torch.finfo(dtype).max / 2 or at torch.finfo(dtype).min, which no model meets, are not tried:
+a fill of -1e30 or of torch.finfo(dtype).min masks every score models meet."""
 
 import torch
 
@@ -19,11 +15,6 @@ from ...errors import GradingError
 from .attention_inputs import attention_reference, attention_values, describe, same
 
 FILL_CASE = "float64 masked scores far above the visible ones"
-FAR_BELOW_CASE = "masked rows whose every score lies far below -1e9"
-AT_MIN_CASE = "masked rows whose visible score is torch.finfo(dtype).min"
-# where a fill of -1e9 or -1e30 lies above every score
-FAR_BELOW = ((torch.float32, -torch.finfo(torch.float32).max / 2),
-             (torch.float64, -torch.finfo(torch.float64).max / 2))
 
 POLARITY = ("{name} masks out the positions where mask is True: False means masked out (like "
             "F.scaled_dot_product_attention's boolean attn_mask), so fill "
@@ -113,79 +104,3 @@ def finite_fill(function, name: str, values: dict) -> str | None:
             "masked scores with float('-inf'), which no score beats")
 
 
-def far_below_values(device, dtype, level: float) -> dict:
-    """Q (2, 4, 6) the scores themselves (K the identity, scale 1): each row ``level`` times
-    1, 1.1, ..., 1.5 in a random order, so that one visible key takes all the weight (exactly,
-    as exp(S - L) with L = m + log(1) gives it too); a (4, 6) mask keeping keys 0, 1 and 2."""
-    generator = torch.Generator().manual_seed(29)
-    order = torch.rand(2, 4, 6, generator=generator).argsort(-1).to(torch.float64)
-    scores = level * (1 + 0.1 * order)
-    mask = torch.zeros(4, 6, dtype=torch.bool)
-    mask[:, :3] = True
-    V = torch.randn(2, 6, 3, generator=generator, dtype=torch.float64)
-    return {"Q": scores.to(dtype=dtype, device=device),
-            "K": torch.eye(6, dtype=dtype, device=device).expand(2, 6, 6).contiguous(),
-            "V": V.to(dtype=dtype, device=device), "scale": 1.0, "mask": mask.to(device)}
-
-
-def check_far_below(function, spec: Spec, device, levels) -> None:
-    """The output (forward only: the gradient of K there is a sum of such numbers) where every
-    score lies at or below each (dtype, level) of ``levels``, with a mask: a fill of -1e9 (or
-    -1e30) lies above every score, and its masked keys take the weight."""
-    for dtype, level in levels:
-        values = far_below_values(device, dtype, level)
-        dtype, where = str(dtype).removeprefix("torch."), f"at or below {level:.3g}"
-        with case(f"{describe(values)}, every score {where}"):
-            output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
-            if same(output, attention_reference(**values), rtol=1e-4, atol=1e-5):
-                continue
-            unmasked = {n: v for n, v in values.items() if n != "mask"}
-            free = run_forward(function, spec, make_inputs(unmasked, requires_grad=False)).output
-            if not same(free, attention_reference(**unmasked), rtol=1e-4, atol=1e-5):
-                raise GradingError(f"{spec.name}'s output is wrong where every {dtype} score "
-                                   f"lies {where}, with a mask")
-            raise GradingError(
-                f"{spec.name}'s mask fill lies above the scores: with every {dtype} score "
-                f"{where}, your output is wrong, yet right on the same Q, K, V without the "
-                "mask: the masked keys take the weight, as under a finite fill such as -1e9 or "
-                "-1e30, which every score here lies below. Fill masked scores with "
-                "float('-inf'), which no score lies below",
-                mistake=f"{spec.name}/finite-mask-fill")
-
-
-def at_min_values(device, dtype) -> dict:
-    """Q (2, 4, 6) the scores themselves (K the identity, scale 1), every one
-    torch.finfo(dtype).min, the lowest finite number; a (4, 6) mask keeping key i + 1 of row i
-    alone, so that the visible key takes all the weight (exp(S - L) = 1, L = S + log(1))."""
-    low = torch.finfo(dtype).min
-    mask = torch.zeros(4, 6, dtype=torch.bool)
-    mask[torch.arange(4), torch.arange(4) + 1] = True
-    V = torch.randn(2, 6, 3, generator=torch.Generator().manual_seed(31), dtype=torch.float64)
-    return {"Q": torch.full((2, 4, 6), low, dtype=dtype, device=device),
-            "K": torch.eye(6, dtype=dtype, device=device).expand(2, 6, 6).contiguous(),
-            "V": V.to(dtype=dtype, device=device), "scale": 1.0, "mask": mask.to(device)}
-
-
-def check_at_min(function, spec: Spec, device) -> None:
-    """The output (forward only) where every score, visible or masked, is torch.finfo(dtype).min
-    (float32 and float64): a fill of finfo.min ties the masked keys with the visible one."""
-    for dtype in (torch.float32, torch.float64):
-        values = at_min_values(device, dtype)
-        name = str(dtype).removeprefix("torch.")
-        with case(f"{describe(values)}, every score torch.finfo({name}).min"):
-            output = run_forward(function, spec, make_inputs(values, requires_grad=False)).output
-            if same(output, attention_reference(**values), rtol=1e-4, atol=1e-5):
-                continue
-            # the fill's keys tie with the visible one: softmax spreads the weight evenly, and
-            # exp(S - L) gives each key 1 (L = finfo.min + log(6) rounds to finfo.min)
-            tied = (torch.softmax(values["Q"], dim=-1) @ values["V"],
-                    values["V"].sum(dim=-2, keepdim=True).expand(2, 4, 3))
-            if any(same(output, t, rtol=1e-4, atol=1e-5) for t in tied):
-                raise GradingError(
-                    f"{spec.name}'s mask fill ties with a visible score: where a row's one "
-                    f"visible score is torch.finfo({name}).min, the lowest finite {name}, your "
-                    "masked keys take weight, as under a fill of torch.finfo(dtype).min, which "
-                    "only ties with such a score. No finite fill lies below every score: fill "
-                    "masked scores with float('-inf')", mistake=f"{spec.name}/finfo-min-mask-fill")
-            raise GradingError(f"{spec.name}'s output is wrong where a row's one visible score "
-                               f"is torch.finfo({name}).min, with a mask")

@@ -18,7 +18,6 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            {S_ + "mask-polarity-reversed": "reversed mask",
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
-            S_ + "finfo-min-mask-fill": "masked scores filled with torch.finfo(dtype).min",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
     Clause("Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude "
            "`torch.softmax` itself handles.",
@@ -88,7 +87,6 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
     Clause("The mask, the scale and `@once_differentiable` as in Exercise 1.",
            {M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
-            M_ + "finfo-min-mask-fill": "masked scores filled with torch.finfo(dtype).min",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 

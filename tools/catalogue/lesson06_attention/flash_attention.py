@@ -240,11 +240,6 @@ MISTAKES = [
             edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                           'device=Q.device)', "m = torch.zeros(q.shape[:-1], dtype=wide, "
                           "device=Q.device)")), named=True),
-    # the fresh review's witness: it passed every check until rows near -finfo(dtype).max / 2
-    Mistake(FA, "running maximum started at -1e9", "FlashAttention's forward underflows",
-            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
-                          'device=Q.device)', "m = torch.full(q.shape[:-1], -1e9, dtype=wide, "
-                          "device=Q.device)")), named=True),
     Mistake(FA, "key blocks visited last to first", "output is nan under causal only",
             edit(FLASH, ("for j in range(0, end, block):",
                           "for j in reversed(range(0, end, block)):")), named=True),
@@ -269,14 +264,6 @@ MISTAKES = [
             edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
                          'device=Q.device)', "m = torch.full(q.shape[:-1], "
                          "torch.finfo(torch.float16).min, dtype=wide, device=Q.device)")),
-            named=True),
-    # "a finite -inf, no nan": float32's most negative number in every dtype, above the
-    # float64 rows near -finfo(float64).max / 2 (review: the first line named only the rows)
-    Mistake(FA, "running maximum started at float32's most negative number in every dtype",
-            "FlashAttention's forward underflows: rows whose float64 scores all lie near -8.99e+307",
-            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
-                         'device=Q.device)', "m = torch.full(q.shape[:-1], "
-                         "torch.finfo(torch.float32).min, dtype=wide, device=Q.device)")),
             named=True),
     # a two-pass backward that keeps every dS tile of the dK/dV pass for the dQ pass: no tensor
     # bigger than a tile, but Lq x Lk of them alive at once (review: the battery's memory cases
@@ -377,4 +364,21 @@ class FlashAttention(torch.autograd.Function):
                         "K[(0,) * (K.dim() - 2)].transpose(-2, -1) * scale, "
                         "V[(0,) * (V.dim() - 2)], block)\n"
                         "        ctx.save_for_backward(Q, K, V, O, L)"))),
+]
+
+
+# Correct over the scores models meet: they failed only on rows near -finfo(dtype).max / 2
+# or at finfo(dtype).min, which the grader no longer tries (issue 69 item 4).
+UNUSUAL += [
+    # the fresh review's witness: it passed every check until rows near -finfo(dtype).max / 2
+    Unusual(FA, 'running maximum started at -1e9',
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                          'device=Q.device)', "m = torch.full(q.shape[:-1], -1e9, dtype=wide, "
+                          "device=Q.device)"))),
+    # "a finite -inf, no nan": float32's most negative number in every dtype, above the
+    # float64 rows near -finfo(float64).max / 2 (review: the first line named only the rows)
+    Unusual(FA, "running maximum started at float32's most negative number in every dtype",
+            edit(FLASH, ('m = torch.full(q.shape[:-1], float("-inf"), dtype=wide, '
+                         'device=Q.device)', "m = torch.full(q.shape[:-1], "
+                         "torch.finfo(torch.float32).min, dtype=wide, device=Q.device)"))),
 ]

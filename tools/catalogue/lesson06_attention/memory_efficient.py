@@ -138,9 +138,6 @@ MISTAKES = [
         P = (scores - lse.unsqueeze(-1)).exp()
         if mask is not None:
             P = P * mask'''), name=M), named=True),
-    Mistake(M, "masked scores filled with -1e9 in both passes", "mask fill lies above the "
-            "scores", edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e9)")]),
-            named=True),
     # forward fills -inf, backward -1e4: was named as a backward that drops the mask (review)
     Mistake(M, "masked scores refilled with -1e4 in backward only", "backward mask loses to "
             "large scores", edit(MEMORY, ('scores = scores.masked_fill(~mask, float("-inf"))\n'
@@ -254,11 +251,18 @@ MISTAKES = [
             "saves its per-row statistic with shape", edit(
                 MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                          "ctx.save_for_backward(Q, K, V, output, lse.squeeze(), mask)"))),
-    # finfo.min only ties with a visible score equal to it, where masked keys take a share
-    Mistake(M, "masked scores filled with torch.finfo(dtype).min",
-            "mask fill ties with a visible score",
-            edit(MEMORY, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
     Mistake(M, "saves a copy of the output", "saved a copy of its output O", edit(
         MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                  "ctx.save_for_backward(Q, K, V, output.clone(), lse.squeeze(-1), mask)"))),
+]
+
+
+# Correct over the scores models meet: they failed only on rows near -finfo(dtype).max / 2
+# or at finfo(dtype).min, which the grader no longer tries (issue 69 item 4).
+UNUSUAL += [
+    Unusual(M, 'masked scores filled with -1e9 in both passes',
+            edit(MEMORY, *[(FILL, "scores = scores.masked_fill(~mask, -1e9)")])),
+    # finfo.min only ties with a visible score equal to it, where masked keys take a share
+    Unusual(M, 'masked scores filled with torch.finfo(dtype).min',
+            edit(MEMORY, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
 ]
