@@ -1,13 +1,15 @@
 """Rule 2 of the Function contract on every path through backward: an input that needs no
 gradient gets ``None``, also where backward takes a shortcut. A backward that returns
-``torch.zeros_like`` for every input when ``grad_output`` is all zeros, or when the batch is
-empty, passes every check that hands it random values on a typical batch.
+``torch.zeros_like`` for every input when ``grad_output`` is all zeros, when a ReLU layer is
+dead everywhere, or when the batch is empty, passes every check that hands it random values on
+a typical batch.
 
 What backward returns is recorded before the engine sees it (``probes.record_returned_gradients``),
 with each floating input in turn as the only one requiring grad, on a typical batch with a
-``grad_output`` of zeros and on an empty batch (where the reference takes one). Each input
-backward gives ``None`` on the typical path, with random ``grad_output``, must get ``None`` on
-these paths too: a tensor of zeros is not ``None``. (Whether it must be ``None`` on the typical
+``grad_output`` of zeros, with every floating input all zeros (the kink of a ReLU, a norm of 0:
+where many ops take a path of their own), and on an empty batch (where the reference takes one).
+Each input backward gives ``None`` on the typical path, with random ``grad_output``, must get
+``None`` on these paths too: a tensor of zeros is not ``None``. (Whether it must be ``None`` on the typical
 path is each exercise's own check, ``contract.check_each_input_alone(frozen_get_none=True)``.)"""
 
 import torch
@@ -51,7 +53,11 @@ def returned_gradients(function, values: dict, wanted: set, grad_output: str = "
 
 
 def _paths(domain: Domain, values: dict, empty: bool) -> list[tuple[str, dict, str]]:
-    paths = [(f"a grad_output of zeros ({shapes_of(values)})", values, "zeros")]
+    zeros = {name: torch.zeros_like(value) if name in floating_inputs(values) else value
+             for name, value in values.items()}
+    paths = [(f"a grad_output of zeros ({shapes_of(values)})", values, "zeros"),
+             (f"every floating input all zeros, a kink or a dead unit for many ops "
+              f"({shapes_of(values)})", zeros, "random")]
     if empty:
         paths += [(f"an empty batch ({shapes_of(cut)})", cut, "random")
                   for cut in narrowed(domain, values, to=0)[:1]]

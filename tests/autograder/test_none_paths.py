@@ -1,12 +1,17 @@
 """Rule 2, None on every path: a backward that returns zeros for an input needing no gradient
-when grad_output is all zeros, or when the batch is empty, is caught; one that gates every
-path on ctx.needs_input_grad passes."""
+when grad_output is all zeros, when a ReLU layer is dead, or when the batch is empty, is caught;
+one that gates every path on ctx.needs_input_grad passes."""
 
 import pytest
+import torch
 
+from autograder.domain import Domain
 from autograder.function_contract import rule_reference
 from autograder.none_paths import check_none_on_every_path
-from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, outer
+from autograder.spec import Spec
+from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, function, outer
+
+RELU_OUTER = Spec("Outer", ("u", "v"), lambda u, v: torch.outer(u, v).clamp(min=0))
 
 SHORTCUT = ("if not g.any():\n"
             "    return torch.zeros_like(u), torch.zeros_like(v)\n") + GATED
@@ -35,3 +40,17 @@ def test_none_on_every_path_passes():
 def test_an_ungated_backward_is_left_to_the_exercise_s_own_check():
     """Tensors for every input on every path: consistent, so not this check's failure."""
     check_none_on_every_path(OUTER_DOMAIN, outer("return g @ v, g.T @ u"), CPU)
+
+
+def test_zeros_where_a_relu_layer_is_dead_are_caught(raises_hint):
+    """A fused ReLU(u v^T) whose backward returns zeros for both inputs when every unit is off:
+    inputs of zeros put every unit at the kink, the path a typical batch never takes."""
+    dead = function("Outer", "mask = torch.outer(u, v) > 0\nctx.save_for_backward(u, v, mask)\n"
+                    "return torch.outer(u, v).clamp(min=0)",
+                    "u, v, mask = ctx.saved_tensors\n"
+                    "if not mask.any():\n"
+                    "    return torch.zeros_like(u), torch.zeros_like(v)\n"
+                    "g = g * mask\n" + GATED, "u, v")
+    domain = Domain(RELU_OUTER, OUTER_DOMAIN.values)
+    with raises_hint("with every floating input all zeros"):
+        check_none_on_every_path(domain, dead, CPU)
