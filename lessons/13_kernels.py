@@ -345,7 +345,7 @@ check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, 
 #
 # $\mathrm{silu}(a) = a\,\sigma(a)$ is a product too. What is $\sigma'$ in terms of $\sigma$
 # (lesson 01), and can you factor $\sigma(a)$ out of the product rule's sum? For the kernel: in
-# float32, which of $1/(1 + e^{-a})$ and $e^{a}/(1 + e^{a})$ is still finite at $a = 100$?
+# float32, which of $1/(1 + e^{-a})$ and $e^{a}/(1 + e^{a})$ is still finite at $a = 95$?
 # </details>
 #
 # Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, its
@@ -597,7 +597,7 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that your
 #    forward kernel computes reach it? What does the backward operator take and return?
 # 3. How many programs does each kernel launch, and which rows does each take? How big is the
-#    buffer of partial rows with your layout, at 137 rows and at a million? What stops a
+#    buffer of partial rows with your layout, at 1,000 rows and at a million? What stops a
 #    program's loop at the last row?
 # </details>
 
