@@ -5,6 +5,7 @@ import itertools
 import torch
 
 from .errors import GradingError
+from .function_contract import rule_reference
 from .precision import FLOAT32_STEP, note_precision, running_exercise  # noqa: F401 (FLOAT32_STEP: exercises quote it)
 
 
@@ -127,9 +128,10 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     if len(got) == 2 and got == expected[::-1]:
         return f"{said}: a transpose?"
     if _broadcasts_to(expected, got):
-        return (f"{said}: a gradient must have its input's shape (sum over the dimensions "
-                f"{name} was broadcast along)")
-    return f"{said}: a gradient must have its input's shape"
+        return (f"{said}: {name} broadcasts to that shape; sum over the dimensions {name} was "
+                "broadcast along")
+    return (f"{said}: a gradient has its input's shape, or one the input broadcasts to "
+            f"{rule_reference('gradients')}")
 
 
 def _broadcasts_to(shape: tuple, target: tuple) -> bool:
