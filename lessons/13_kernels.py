@@ -348,10 +348,10 @@ check_silu_steps(my_dy_da, my_shared, my_exps_per_element)  # autograd's dy/da, 
 # float32, which of $1/(1 + e^{-a})$ and $e^{a}/(1 + e^{a})$ is still finite at $a = 95$?
 # </details>
 #
-# Then turn `silu_mul(a, b)` below into the custom operator `autograd_course::silu_mul`, its
-# kernels and every registration in that one cell. Both passes are elementwise: the grid, the
-# block and the mask are yours. The backward is a kernel too, which reads two inputs and a
-# gradient and writes two gradients. Design it before writing it:
+# Then turn `silu_mul(a, b)` below, for `a` and `b` of the same shape, into the custom operator
+# `autograd_course::silu_mul`, its kernels and every registration in that one cell. Both passes
+# are elementwise: the grid, the block and the mask are yours. The backward is a kernel too,
+# which reads two inputs and a gradient and writes two gradients. Design it before writing it:
 #
 # 1. Of the worked example's operator body and registered backward, which never saw a fake
 #    tensor? Where, then, can the backward's kernel launch?
@@ -374,8 +374,8 @@ my_backward_returns = None  # the backward operator's return annotation, e.g. "t
 check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on your annotation
 
 # %% [markdown]
-# **Contract.** Your operator obeys the [Function contract](function_contract.md) (`a` and `b`
-# of one shape, any shape and layout, read as flat); this exercise's own contract:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
 # - **one** forward kernel and **one** backward kernel, each launched once, the backward
 #   computing both gradients in a single pass over memory;
@@ -575,8 +575,8 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # the `autograd_course` namespace, all in this one cell: how many operators, what each returns
 # and which one `rms_norm_rows` calls are yours to decide.
 #
-# **Contract.** Your operators obey the [Function contract](function_contract.md) (any number of
-# rows, none included, any layout); this exercise's own contract:
+# **Contract.** Your Function obeys the [Function contract](function_contract.md); this
+# exercise's own contract:
 #
 # - a forward kernel computing each row's $r$ ($\varepsilon$ inside the root), and
 #   `setup_context` saving the inputs as given and one $r$ per row (float32, or float64 for
