@@ -183,9 +183,8 @@ print("torch.ones(3).sum(dim=())      =", torch.ones(3).sum(dim=()))
 #
 # Now test Steps 0 to 3: the cell below checks `my_param_grads` (Step 0, one row), `my_g_hat`,
 # `my_rstd_grad` and `my_layer_norm_jacobian` against autograd; replace each body until it
-# gets its ✓. The Jacobian starts as $r\,\delta_{ij}$, the statistics held constant; its
-# check tries what your $J$ does to a shift ($J\mathbf 1$) and a scaling ($J\hat x$), and its
-# trace, one step short of every entry. Step 4, without a $D \times D$ matrix, is ✎ 1.
+# gets its ✓. The Jacobian starts as $r\,\delta_{ij}$, the statistics held constant. Step 4,
+# without a $D \times D$ matrix, is ✎ 1.
 
 # %%
 rstd_row = 1 / torch.sqrt(row.var(unbiased=False) + 1e-5)
@@ -388,9 +387,8 @@ print("the truth (float64) :", rows.double().var(-1, unbiased=False).float())
 # </details>
 
 # %% [markdown]
-# Large common offsets with a small spread are not exotic (a feature large in every token, an
-# embedding far from the origin). A wider dtype only moves the trap: float64 rows like
-# $10^8 + \mathcal N(0, 1)$ square to numbers near $10^{16}$, which float64 spaces 2 apart.
+# Such offsets are not exotic (a feature large in every token). A wider dtype only moves the
+# trap: float64 rows like $10^8 + \mathcal N(0, 1)$ square to numbers float64 spaces 2 apart.
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `LayerNormFunction`
@@ -562,8 +560,7 @@ print("J_rms @ ones  =", (J_rms @ torch.ones(8, dtype=torch.float64)).numpy().ro
 #
 # Write `RMSNormFunction`, with `RMSNormFunction.apply(x, weight, eps)`: the value and
 # gradients of `F.rms_norm(x, x.shape[-1:], weight, eps)`, `weight` of shape `(D,)` or `None`.
-# Decide first what to save: backward reads $\hat x$, $r$ and $w$; with no mean in the forward,
-# which of them can it get without new memory?
+# Decide first what to save: backward reads $\hat x$, $r$ and $w$.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -616,18 +613,6 @@ from autograder import grade; grade("RMSNormFunction", RMSNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b> · ✎ 2, RMSNorm</summary>
-#
-# $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
-#   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
-#
-# the direct term and the projection term; there is no mean term, because nothing was
-# subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
-# output) and keeps the constant row, since a shift does change an RMSNorm. The weight
-# gradient is LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is no bias.
-# </details>
-
-# %% [markdown]
 # ## A Function inside an `nn.Module`
 #
 # Nobody calls `RMSNormFunction.apply(x, weight, eps)` in a model: they write
@@ -678,8 +663,7 @@ else:
 # </details>
 #
 # PyTorch's own module is the one to match. Look at it before you write: what does
-# `reference.state_dict()` hold, and is `eps` in it? What is `nn.RMSNorm(8).eps` when no eps
-# is given, and what does `help(nn.RMSNorm)` say that value means?
+# `reference.state_dict()` hold, and is `eps` in it?
 
 # %%
 reference = nn.RMSNorm(8, eps=1e-6)
@@ -701,15 +685,17 @@ reference = nn.RMSNorm(8, eps=1e-6)
 # - `forward(x)` computes through your `RMSNormFunction` the outputs and gradients of
 #   `torch.nn.RMSNorm` holding the same weight, whenever it is called, a float64 input to a
 #   float32 module in float64.
-# - A bfloat16 or float16 module computes as `torch.nn.RMSNorm` does and rounds once: an output
-#   in its dtype, each entry `torch.nn.RMSNorm`'s or its neighbour at a near-tie.
+# - A bfloat16 or float16 `x`, in a module of any dtype, computes as `torch.nn.RMSNorm` does and
+#   rounds once: an output in `x`'s dtype, each entry `torch.nn.RMSNorm`'s or its neighbour at a
+#   near-tie.
 #
 # <details><summary><b>Hint</b> · questions</summary>
 #
 # Which tensors do an optimiser step and `load_state_dict` change in place, and does your
 # forward read them on every call? In which dtype does `nn.RMSNorm` compute a float16 row (the
 # `eps` entry of `help(nn.RMSNorm)` names it), and what does squaring do to a float16 number
-# in the hundreds? How many times may a half output be rounded?
+# in the hundreds? How many times may a half output be rounded? Which dtype does
+# `nn.RMSNorm(8)` return for a bfloat16 `x`, as autocast hands it after a `Linear`? Try it.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_RMSNorm", "solution": true}
@@ -726,10 +712,11 @@ class RMSNorm(nn.Module):
     def forward(self, x):
         ### BEGIN SOLUTION
         # torch computes in x's dtype but at least float32: a float16 square overflows past
-        # 256 (65504 is float16's largest), so half inputs are computed in float32, cast back
+        # 256 (65504 is float16's largest), so half inputs are computed in float32, then
+        # rounded once into x's dtype, whatever the weight's (torch.nn.RMSNorm's output dtype)
         wide = torch.promote_types(x.dtype, torch.float32)
         y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), self.eps)
-        return y.to(torch.promote_types(x.dtype, self.weight.dtype))
+        return y.to(x.dtype)
         ### END SOLUTION
 
 
@@ -738,12 +725,6 @@ self_check("RMSNorm", RMSNorm)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("RMSNorm", RMSNorm)
 ### END HIDDEN TESTS
-
-# %% [markdown]
-# `eps` is configuration, not state: it is not in the `state_dict`, so loading a checkpoint
-# never sets it. A model built with another `eps` than the one it was trained with loads
-# without a word and computes something slightly different: write the `eps` down with the
-# checkpoint.
 
 # %% [markdown]
 # ## ✎ Exercise 4 · `GroupNormFunction` (transfer: nobody works this one through)
@@ -842,7 +823,33 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (here, after ✎ 4)</summary>
+# ## Common mistakes
+#
+# The slips the exercises hinge on; more of them, most a contract bullet broken, are in the
+# optional part's last section.
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
+# | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
+# | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
+#
+# ## Summary
+#
+# A normalisation's backward is a projection: the output does not change when the input moves
+# along the directions the norm removes (the constant row and the row itself for LayerNorm, the
+# row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
+# scales by rstd. Forward keeps one full-size tensor and one or two numbers per row: the input,
+# which costs nothing new while the model holds it anyway, or $\hat x$ when nothing else keeps
+# the input (never both); it computes the variance in two passes, never as $E[x^2] - E[x]^2$ in
+# the input's own dtype; for low-precision input it computes the row in float32 and rounds
+# only the output (under autocast, through `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
+# sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
+# `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself. A norm
+# in composed ops is several passes over memory more than a fused kernel: the Function fixes what
+# is saved, a kernel (lesson 13) how often memory is touched.
+# %% [markdown]
+# <details><summary><b>Compare with yours</b> · ✎ 1, LayerNorm (after your self-check is green)</summary>
 #
 # With $\hat g = g \odot w$ (or $g$ with no weight),
 #
@@ -862,36 +869,17 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # </details>
 
 # %% [markdown]
-# ## Common mistakes
+# <details><summary><b>Compare with yours</b> · ✎ 2, RMSNorm (after your self-check is green)</summary>
 #
-# The slips the exercises hinge on; rarer ones, most of them a contract bullet broken, are
-# in the optional part's last section.
+# $$\frac{\partial L}{\partial x_j} = r\,\Big(\hat g_j - \hat x_j\,
+#   \tfrac1D \textstyle\sum_i \hat g_i \hat x_i\Big),$$
 #
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | mean and rstd treated as constants (`grad_x = rstd * g`) | wrong `grad_x`; gradcheck fails | differentiate them: the mean term and the projection term |
-# | the projection term left out | wrong `grad_x`, invisible with `grad_output = ones` and the weight at ones or `None` (for LayerNorm) | the term $-\hat x_j\,\frac1D\sum_i \hat g_i \hat x_i$ inside the bracket |
-# | the mean term left out (LayerNorm), or added (RMSNorm) | wrong `grad_x` | LayerNorm centres, so it has a mean term; RMSNorm does not |
-# | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
-# | variance as `(x * x).mean() - mean ** 2` | float32 rows with a large offset lose every digit; negative variance, `nan` | two passes: the mean, then the mean of `(x - mean) ** 2` (or `torch.var_mean`, slower on the CPU) |
-# | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
-# | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing, or a weight or bias sum made beside the one the test guards | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before everything only it reads |
-#
-# ## Summary
-#
-# A normalisation's backward is a projection: the output does not change when the input moves
-# along the directions the norm removes (the constant row and the row itself for LayerNorm, the
-# row itself for RMSNorm), so backward removes those components from $\hat g = g \odot w$ and
-# scales by rstd. Forward keeps one full-size tensor and one or two numbers per row: the input,
-# which costs nothing new while the model holds it anyway, or $\hat x$ when nothing else keeps
-# the input (never both); it computes the variance in two passes, never as $E[x^2] - E[x]^2$ in
-# the input's own dtype; for low-precision input it computes the row in float32 and rounds
-# only the output (under autocast, through `torch.amp.custom_fwd(cast_inputs=torch.float32)`). Parameters shared by every row receive the
-# sum over every leading dim. A Function becomes a layer inside an `nn.Module` that registers its
-# `nn.Parameter`, matches PyTorch's `state_dict`, and passes the parameter itself. Batch norm is
-# the same reductions over the batch, and the gradients of a convolution are convolutions. A norm
-# in composed ops is several passes over memory more than a fused kernel: the Function fixes what
-# is saved, a kernel (lesson 13) how often memory is touched.
+# the direct term and the projection term; there is no mean term, because nothing was
+# subtracted. The Jacobian removes the direction $\hat x$ (scaling a row does not change the
+# output) and keeps the constant row, since a shift does change an RMSNorm. The weight
+# gradient is LayerNorm's, $\sum g \odot \hat x$ over all leading dims; there is no bias.
+# </details>
+
 # %% [markdown]
 # <details><summary><b>Compare with yours</b> · ✎ 4, GroupNorm (after your self-check is green)</summary>
 #
@@ -909,7 +897,14 @@ from autograder import grade; grade("GroupNormFunction", GroupNormFunction)
 # # The optional part
 #
 # Everything below is ungraded and off the main path: come back to it in a second sitting.
-# Each section stands on its own and runs on your Functions from the exercises above.
+# Each section stands on its own and runs on your Functions from the exercises above. Batch norm
+# is the same reductions over the batch, and the gradients of a convolution are convolutions:
+# each has its section.
+#
+# **A checkpoint and its eps.** `eps` is configuration, not state: it is not in the
+# `state_dict`, so loading a checkpoint never sets it. A model built with another `eps` than the
+# one it was trained with loads without a word and computes something slightly different:
+# write the `eps` down with the checkpoint.
 #
 # ## Optional · What other saving choices cost
 #
@@ -1471,11 +1466,16 @@ print("gradcheck:", torch.autograd.gradcheck(
 # %% [markdown]
 # ## Optional · Rarer mistakes
 #
-# Beside the common-mistakes table of the main path: each of these breaks a contract bullet
-# of its exercise, and grading names it.
+# Beside the common-mistakes table of the main path: more slips of the gradient, and slips that
+# break a contract bullet of their exercise; grading names each.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
+# | the projection term left out | wrong `grad_x`, invisible with `grad_output = ones` and the weight at ones or `None` (for LayerNorm) | the term $-\hat x_j\,\frac1D\sum_i \hat g_i \hat x_i$ inside the bracket |
+# | `grad_output` used where `grad_output * weight` belongs, or the weight multiplied in after the row means | wrong `grad_x` for every weight but ones | $\hat g = g \odot w$ before the row means |
+# | eps left out of backward: forward saves the variance (or mean square) and backward rebuilds `rsqrt(variance)` | `grad_x` right where the variance dwarfs eps, wrong on rows near or below it | the same `rsqrt(variance + eps)` in both, or save rstd itself |
+# | every gradient computed whatever `needs_input_grad` says, or `x_hat`, `grad_output * weight` or `grad_output * x_hat` built first thing, or a weight or bias sum made beside the one the test guards | work, and memory, for gradients nobody asked for (`x_hat` serves no bias gradient, `grad_output * weight` only grad_x, `grad_output * x_hat` only grad_weight) | test `ctx.needs_input_grad[i]` before each gradient and before everything only it reads |
+# | the module's output cast to `torch.promote_types(x.dtype, self.weight.dtype)` (✎ 3) | a bfloat16 `x` in a float32 module (a `Linear`'s output under autocast) comes out float32, where `nn.RMSNorm` returns bfloat16 | the output takes `x`'s dtype, whatever the module's |
 # | eps as a floor, `rsqrt(variance.clamp_min(eps))` | rows of variance above eps normalised as if eps were 0, the others as if the variance were eps | eps added to the variance, on every row |
 # | eps added after the square root, `1 / (sqrt(variance) + eps)` | at `eps = 1e-5` small, yet on float32 rows of unit variance some 40 times float32's own error (more where the variance is small); at `eps = 0.5` plainly wrong | eps inside the root, added to the variance |
 # | ✎ 4's rows as `x.reshape(N, num_groups, -1)` | an empty batch ($N = 0$) raises: a -1 cannot be inferred from 0 elements | the row length spelled out |

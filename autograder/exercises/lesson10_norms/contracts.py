@@ -108,6 +108,8 @@ RMS_NORM_RULES = {
                "raised:RuntimeError": "grad_weight's rows flattened with .view"},
     "by-hand": {"RMSNormFunction/asks-autograd": "autograd of F.rms_norm inside backward"},
     "ctx": {"RMSNormFunction/state-on-class": "eps kept on the class"},
+    "unwritten": {"RMSNormFunction/writes-grad-output": "projection subtracted in place from "
+                                                        "grad_output (weight=None)"},
 }
 
 
@@ -211,10 +213,11 @@ RMS_NORM_MODULE_CLAUSES = (
             "case:received no gradient": "weight passed as .data",
             "case:its backward returns None for it": "the Function returns None for the "
                                                      "weight"}),
-    Clause("A bfloat16 or float16 module computes as `torch.nn.RMSNorm` does and rounds once: "
-           "an output in its dtype, each entry `torch.nn.RMSNorm`'s or its neighbour at a "
-           "near-tie.",
-           {"RMSNorm/half-weight-cut-off": "a half module's weight detached",
+    Clause("A bfloat16 or float16 `x`, in a module of any dtype, computes as `torch.nn.RMSNorm` "
+           "does and rounds once: an output in `x`'s dtype, each entry `torch.nn.RMSNorm`'s or "
+           "its neighbour at a near-tie.",
+           {"RMSNorm/output-not-in-x-dtype": "output in the promoted dtype of x and the weight",
+            "RMSNorm/half-weight-cut-off": "a half module's weight detached",
             "RMSNorm/half-output-dtype": "float16 and bfloat16 computed and returned in float32",
             "RMSNorm/half-rounded-per-step": "a bfloat16 row computed in bfloat16, float16 "
                                              "widened",

@@ -1,5 +1,6 @@
 """Lesson 10: the RMSNorm module's half-precision ranges: rows at both ends of float16's range,
-and a bfloat16 weight float16 cannot hold, each to one rounding of torch.nn.RMSNorm's output."""
+a bfloat16 weight float16 cannot hold, and half inputs to a float32 module (autocast's case),
+each to one rounding of torch.nn.RMSNorm's output, in x's dtype."""
 
 import torch
 
@@ -94,3 +95,60 @@ def check_bfloat16_weight_range(cls: type, device) -> None:
     off = ((got - expected).abs() / expected.abs()).nan_to_num(float("inf")).max().item()
     raise GradingError(f"{described}, gives another output than torch.nn.RMSNorm (off by "
                        f"{off:.3g} of an entry, beyond bfloat16's precision, {tolerance:g})")
+
+
+def _half_output(described, output, expected, exact, dtype, module_dtype) -> None:
+    """``output`` (the learner's, for a ``dtype`` x given a ``module_dtype`` module) is
+    torch.nn.RMSNorm's ``expected``: in x's dtype, rounded once."""
+    if not isinstance(output, torch.Tensor) or output.shape != expected.shape:
+        return  # the float32 and float64 cases name these
+    if output.dtype != dtype:
+        raise GradingError(f"{described} returns {_named(output.dtype)}, where torch.nn.RMSNorm "
+                           f"returns {_named(dtype)}: the output takes x's dtype, whatever the "
+                           f"module's ({_named(module_dtype)} here)",
+                           mistake=f"{NAME}/output-not-in-x-dtype")
+    got, want = output.double(), expected.double()
+    if rounded_once(got, want, dtype, exact):
+        return
+    tolerance = HALF[dtype]
+    if torch.allclose(got, want, rtol=tolerance, atol=tolerance):
+        return rounded_per_step(described, got, want, dtype)
+    off = (got - want).abs().max().nan_to_num(float("inf")).item()
+    raise GradingError(f"{described} gives another output than torch.nn.RMSNorm (off by "
+                       f"{off:.3g}, beyond {_named(dtype)}'s precision, {tolerance:g}): torch "
+                       f"computes a {_named(dtype)} x in float32 and rounds the output once")
+
+
+def check_half_x_in_float32_module(cls: type, device) -> None:
+    """A float32 module given a bfloat16 or a float16 x, and under
+    ``torch.autocast(dtype=torch.bfloat16)`` a bfloat16 Linear's output: torch.nn.RMSNorm
+    computes x in float32 and returns x's dtype, whatever the module's, rounded once."""
+    if _ignores_eps(cls, device):
+        return  # a module that ignores the eps it is given is the domain's to name
+    for dtype in HALF:
+        reference, mine = loaded_pair(cls, DIM, device, torch.float32, seed=24)
+        x = sample((3, DIM), device, seed=25).to(dtype)
+        described = f"{NAME}({DIM}), float32, given a {_named(dtype)} x"
+        with torch.no_grad():
+            expected = reference(x)
+            output = called(mine, x, described)
+        _half_output(described, output, expected, exact_output(reference, x), dtype,
+                     torch.float32)
+    # under autocast: a float32 Linear's output is bfloat16, the norm after it float32; on the
+    # CPU only, whose autocast leaves torch's norms alone (CUDA's list of ops it runs in float32
+    # differs by device and version: torch.nn.RMSNorm's output dtype there is autocast's doing)
+    if torch.device(device).type != "cpu":
+        return
+    reference, mine = loaded_pair(cls, DIM, device, torch.float32, seed=26)
+    linear = torch.nn.Linear(DIM, DIM).to(device)
+    with torch.no_grad():
+        linear.weight.copy_(sample((DIM, DIM), device, seed=27, dtype=torch.float32))
+        linear.bias.copy_(sample((DIM,), device, seed=28, dtype=torch.float32))
+    described = (f"under torch.autocast(dtype=torch.bfloat16), a float32 nn.Linear's output "
+                 f"(bfloat16) given to {NAME}({DIM}), float32")
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        h = linear(sample((3, DIM), device, seed=29, dtype=torch.float32))
+        expected = reference(h)
+        output = called(mine, h, described)
+    _half_output(described, output, expected, exact_output(reference, h), h.dtype,
+                 torch.float32)

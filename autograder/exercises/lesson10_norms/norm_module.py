@@ -16,7 +16,8 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_MODULE_CLAUSES, RMS_NORM_MODULE_RULES
 from .norm_graph import custom_node
-from .norm_half import check_bfloat16_weight_range, check_half_range
+from .norm_half import (check_bfloat16_weight_range, check_half_range,
+                        check_half_x_in_float32_module)
 from .norm_module_eps import (DEFAULT_EPS, DIM, HALF, HELD, NAME, build,
                               check_default_eps, check_half,
                               check_own_eps, check_positional_eps, check_zero_eps, loaded_pair)
@@ -287,7 +288,8 @@ def full(submission, device) -> None:
 
 def _held_battery(submission, device) -> None:
     """The battery; a half output rounded per step is named at its end, when nothing else was
-    (a float16 overflow, a wrong eps say more)."""
+    (a float16 overflow, a wrong eps say more); then, last, half inputs to a float32 module, as
+    autocast makes them: the output in x's dtype, rounded once."""
     held = []
     token = HELD.set(held)
     try:
@@ -296,6 +298,8 @@ def _held_battery(submission, device) -> None:
         HELD.reset(token)
     if held:
         raise held[0]
+    with case(f"x of shape (3, {DIM}), bfloat16 and float16, the module float32"):
+        check_half_x_in_float32_module(check_module_class(submission), device)
 
 
 class _ReferenceRMSNormFunction(torch.autograd.Function):

@@ -65,6 +65,32 @@ def check_grad_x_terms(function, spec: Spec, device) -> None:
     diagnose_grad_x(spec, grads[0], values, pristine, centred=_centred(spec))
 
 
+def check_grad_output_unwritten(function, spec: Spec, device) -> None:
+    """Rule 5 first, before any gradient's value is compared: a backward that writes into
+    grad_output (``g -= ...`` where ``g`` is grad_output itself, with weight=None) is named for
+    the write, though the gradient it returns may be right. Every weight/bias combination, x and
+    every tensor input requiring grad; anything that raises is left to the checks that follow."""
+    for weight, bias in _optional_inputs(spec):
+        values = _values(spec, (3,), 6, device, weight=weight, bias=bias, seed=2)
+        try:
+            inputs = make_inputs(values)
+            forward = run_forward(function, spec, inputs)
+            if not isinstance(forward.output, torch.Tensor) or \
+                    forward.output.shape != values["x"].shape:
+                return
+            grad_output = _grad_output(values, seed=2)
+            pristine, version = grad_output.clone(), grad_output._version
+            used = {name: value for name, value in inputs.items()
+                    if isinstance(value, torch.Tensor) and value.requires_grad}
+            run_backward(spec, forward.output, used, grad_output)
+        except NotImplementedError:
+            raise
+        except Exception:  # the learner's code may raise anything: the checks after name it
+            return
+        with case(describe(values)):
+            check_untouched(spec, grad_output, pristine, version)
+
+
 def grad_x_hint(function, spec: Spec, values: dict) -> None:
     """After a failed case, name a slip of grad_x on that case's own inputs: a row length read
     off another dim shows only where that dim's size differs from D."""
@@ -151,6 +177,7 @@ def check_shifted(function, spec: Spec, device) -> None:
 def full(submission, spec: Spec, device) -> None:
     """The hidden battery on ``device``."""
     function = check_is_function(submission, spec)
+    check_grad_output_unwritten(function, spec, device)  # rule 5, before gradient values
     with case("x of shape (2, 3, 4), float64"):
         check_saved_precision(function, spec, _values(spec, (2, 3), 4, device))
     with case(describe(_values(spec, (3,), 6, device, bias=False))):

@@ -65,7 +65,7 @@ class RMSNorm(nn.Module):
             compute = torch.promote_types(compute, self.weight.dtype)
         eps = self.eps if self.eps is not None else torch.finfo(compute).eps
         out = RMSNormFunction.apply(x.to(compute), self.weight.to(compute), eps)
-        return out.to(torch.result_type(x, self.weight))
+        return out.to(x.dtype)  # torch.nn.RMSNorm's output takes x's dtype
 '''
 
 _HALF_BRANCH = ("        if x.dtype in (torch.float16, torch.bfloat16):  # as torch: in float32\n"

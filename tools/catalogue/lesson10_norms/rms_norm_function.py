@@ -291,4 +291,11 @@ class RMSNormFunction(torch.autograd.Function):
             gx = rstd * (g - x_hat * (g * x_hat).mean(-1, keepdim=True))
         return gx, gw, None
 '''),
+    # the gradient is right: only the write into grad_output (weight=None, where gh is
+    # grad_output itself) is wrong, and the first line names the write, not a missing term
+    Mistake("RMSNormFunction", "projection subtracted in place from grad_output (weight=None)",
+            "modified grad_output in place", _rms_grad_x(
+                "            g -= x_hat * (g * x_hat).mean(-1, keepdim=True)  # grad_output "
+                "itself when weight is None\n"
+                "            grad_x = rstd * g\n")),
 ]

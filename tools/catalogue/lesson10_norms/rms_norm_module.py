@@ -3,7 +3,7 @@ entry carries a correct RMSNormFunction, so that it loses only its own exercise)
 Parameter of ones named weight, eps=1e-6 by default and None as torch.nn.RMSNorm means it, a
 state_dict torch.nn.RMSNorm can load."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
 from .rms_norm_function import _rms
 
 
@@ -25,13 +25,12 @@ def _module(init: str, forward: str = _APPLY, head: str = "dim, eps=1e-6") -> st
 _INIT = ("        super().__init__()\n        self.eps = eps\n"
          "        self.weight = torch.nn.Parameter(torch.ones(dim))\n")
 
-# computed in float32 or wider, cast back to the promoted dtype of x and the weight: the module
-# that reviews 59b to 59d's answers edit
+# computed in float32 or wider, cast back to x's dtype (torch.nn.RMSNorm's output dtype,
+# whatever the weight's): the module that reviews 59b to 59d's answers edit
 _WIDE = ("        wide = torch.promote_types(x.dtype, torch.float32)\n"
          "        eps = torch.finfo(wide).eps if self.eps is None else self.eps\n")
 _WIDE_APPLY = "        y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), eps)\n"
-_WIDE_MODULE = _module(_INIT, _WIDE + _WIDE_APPLY + (
-    "        return y.to(torch.promote_types(x.dtype, self.weight.dtype))\n"))
+_WIDE_MODULE = _module(_INIT, _WIDE + _WIDE_APPLY + "        return y.to(x.dtype)\n")
 
 
 UNUSUAL = [
@@ -58,7 +57,7 @@ UNUSUAL = [
         f"    eps = {_OPMATH} if eps is None else eps\n"
         "    wide = torch.promote_types(x.dtype, torch.float32)  # torch computes half in float32\n"
         "    y = RMSNormFunction.apply(x.to(wide), weight.to(wide), eps)\n"
-        "    return y.to(torch.promote_types(x.dtype, weight.dtype))\n"),
+        "    return y.type_as(x)  # torch.nn.RMSNorm's output takes x's dtype\n"),
     Unusual('RMSNorm', 'a subclass of torch.nn.RMSNorm', '''
 class RMSNormFunction(torch.autograd.Function):
     @staticmethod
@@ -134,6 +133,13 @@ class RMSNorm(torch.nn.Module):
 
 
 MISTAKES = [
+    # the lesson's solution until the review after issue 69: right wherever x's dtype is at
+    # least the weight's; a bfloat16 x in a float32 module (a bfloat16 Linear's output under
+    # autocast) comes out float32, where torch.nn.RMSNorm's output takes x's dtype
+    Mistake("RMSNorm", "output in the promoted dtype of x and the weight",
+            "the output takes x's dtype", edit(_WIDE_MODULE, (
+                "        return y.to(x.dtype)\n",
+                "        return y.to(torch.promote_types(x.dtype, self.weight.dtype))\n"))),
     # "more precision for the parameter": it loads torch.nn.RMSNorm's state_dict (cast into
     # float64), and every check that calls .to(dtype) first sees nothing wrong
     Mistake("RMSNorm", "weight built in float64", "weight is float64", _module(
@@ -297,6 +303,6 @@ class RMSNorm(torch.nn.Module):
     def forward(self, x):
         wide = torch.promote_types(x.dtype, torch.float32)
         y = RMSNormFunction.apply(x.to(wide), self.weight.to(wide), self.eps)
-        return y.to(torch.promote_types(x.dtype, self.weight.dtype))
+        return y.to(x.dtype)
 '''),
 ]
