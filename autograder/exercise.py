@@ -12,6 +12,7 @@ from .precision import precision_findings_last
 from .clauses import Clause
 from .domain import Domain
 from .nesting import stopping_endless_backward
+from .outside_ctx import state_watched
 from .properties import check_domain
 from .untouched import calls_watched
 
@@ -40,10 +41,12 @@ class Exercise:
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades
         on; returns those devices. A backward that starts itself without end fails the battery
-        instead of hanging it; one that writes into grad_output or an input on any call fails it."""
+        instead of hanging it; one that writes into grad_output or an input on any call fails it,
+        and so does one whose globals or classes hold more after all the calls than before."""
         devices = grading_devices()
         with (stopping_endless_backward(), precision_findings_last(self.name),
-              calls_watched(self.name, submission), state_placed(submission), self.within()):
+              calls_watched(self.name, submission), state_placed(submission),
+              state_watched(submission, self.name), self.within()):
             for device in devices:
                 self.battery(submission, device)
                 if self.domain is not None:

@@ -8,12 +8,14 @@ battery compares can still be right."""
 import inspect
 import weakref
 from collections import deque
+from contextlib import contextmanager
 from collections.abc import Mapping, MutableSequence, Set as AbstractSet
 
 import torch
 
 from .checks import make_inputs
 from .errors import GradingError
+from .function_contract import rule_reference
 
 _METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
 _LIMIT = 1000  # entries of one container looked into: past it, its size alone tells
@@ -242,3 +244,41 @@ def _raise(name: str, phase: str, change) -> None:
         "guards only what goes through ctx (ctx.save_for_backward for tensors, a ctx attribute "
         "for anything else), one ctx per call: keep what backward needs there, not in a global",
         mistake=f"{name}/state-outside-ctx")
+
+
+@contextmanager
+def state_watched(submission, name: str):
+    """The whole battery, watched as ``check_no_state_outside_ctx`` watches one call: a cache a
+    global gains an entry for during grading, whose key an earlier call already put there when
+    that one call ran, still shows as grown or replaced against the state before the battery.
+    So does a change of grad mode or of the default dtype that one of the calls never undid
+    (rule 6), which a check of one call sees only when it is that call: both are put back."""
+    namespaces = _namespaces(submission)
+    before = _snapshot(namespaces) if namespaces else None
+    grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
+    try:
+        yield
+    finally:
+        changed = [what for what, was, now in (
+            ("grad mode", grad_mode, torch.is_grad_enabled()),
+            ("default dtype", default_dtype, torch.get_default_dtype())) if was != now]
+        torch.set_grad_enabled(grad_mode)
+        torch.set_default_dtype(default_dtype)
+    if changed:
+        raise GradingError(
+            f"{name} left the caller's {' and '.join(changed)} changed after the calls grading "
+            f"made (it was {grad_mode if 'grad mode' in changed else default_dtype} before): "
+            "put back what forward or backward changes before it returns "
+            f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
+    if before is None:
+        return
+    change = _change(before, _snapshot(namespaces))
+    if change is not None:
+        (where, key), what = change
+        place = (f"{where}.{key}, shared by every call)" if where.startswith("the class")
+                 else f"{key} in {where}")
+        raise GradingError(
+            f"{name} kept state outside ctx: {place} ({what} over the calls grading made); "
+            "every call shares it, so one call's entry is read by another of another shape, "
+            "dtype or device: keep what backward needs on ctx, one per call "
+            f"{rule_reference('ctx')}", mistake=f"{name}/state-outside-ctx")

@@ -91,3 +91,38 @@ def test_a_tensor_kept_in_a_mutable_default_is_named(signature, store):
 ])
 def test_a_default_without_a_new_tensor_passes(signature, store):
     check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())
+
+
+def _called(function, shapes) -> None:
+    """One forward and backward per shape, as a battery's checks make them."""
+    for shape in shapes:
+        x = torch.ones(shape, dtype=torch.float64, requires_grad=True)
+        function.apply(x, 2.5).sum().backward()
+
+
+def test_a_cache_whose_key_an_earlier_call_made_is_seen_over_the_battery():
+    """A global cache keyed by shape: one call's check sees nothing once the key exists, but
+    the battery as a whole filled it (rule 4)."""
+    scaled = _scaled("C.setdefault(x.shape, x.new_ones(x.shape))", "C[x.shape] * 2.5",
+                     prelude="C = {}")
+    _called(scaled, [(3,)])  # the key exists before the battery starts
+    with pytest.raises(GradingError, match=r"kept state outside ctx: C in a module global .*"
+                                           r"over the calls grading made.*rule 4"):
+        with outside_ctx.state_watched(scaled, "Scaled"):
+            _called(scaled, [(3,), (2, 2)])
+
+
+def test_a_default_dtype_never_put_back_is_seen_and_put_back():
+    """A forward that sets the default dtype and never restores it fails rule 6 once the
+    calls are over, whichever check made the call; the caller's dtype is back after."""
+    scaled = _scaled("torch.set_default_dtype(torch.float64)", "2.5")
+    with pytest.raises(GradingError, match=r"left the caller's default dtype changed .*rule 6"):
+        with outside_ctx.state_watched(scaled, "Scaled"):
+            _called(scaled, [(3,)])
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_function_that_keeps_nothing_passes_the_battery_watch():
+    scaled = _scaled("pass", "2.5")
+    with outside_ctx.state_watched(scaled, "Scaled"):
+        _called(scaled, [(3,), (2, 2)])
