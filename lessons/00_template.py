@@ -396,15 +396,16 @@ except GradcheckError as error:
 #   and `w2`, 0 and tiny ones included, with every digit of each weight.
 #
 # Rule 2 shows here with Python numbers: backward returns four values, and a float never receives
-# a gradient. So does rule 4: two calls with different weights may both run before either
-# backward does.
+# a gradient.
 #
 # Answer on paper first:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. Which inputs get a gradient, and what goes in the other places?
-# 3. So what must forward keep for backward, and where?
+# 3. So what must forward keep for backward, and where? Two calls with different weights may
+#    both run before either backward does: which rule of the contract decides, and what can
+#    `save_for_backward` take?
 #
 # Skipping a gradient nobody needs saves little here, and the checks accept a backward that
 # computes both; in `Outer` it is part of the contract.

@@ -31,11 +31,16 @@ SQUARE_RULES = {
                "case:transposed inputs": "x flattened with .view(-1) in forward",
                "case:view size is not compatible": "grad_output flattened with .view(-1)"},
     "by-hand": {"Square/builds-jacobian":
-                "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)"},
+                "a Jacobian as a matrix: grad_output @ torch.diag(2 * x)",
+                "Square/asks-autograd":
+                "autograd of x ** 2 recomputed in backward, torch.autograd.grad",
+                "case:calls Tensor.backward":
+                "x ** 2 recomputed in backward and .backward() called on it"},
     "ctx": {"Square/tensor-on-ctx": "tensor on ctx",
             "Square/state-shared-between-calls": "x kept in a global",
             "Square/state-on-class": "x kept on the class",
             "Square/saves-untracked-alias": "saves x.data",
+            "Square/state-on-input": "2x hung on the input x, read back through the saved x",
             "Square/bypasses-saved-tensors": "a copy of x in a module dict keyed by id(ctx)",
             "Square/cache-keyed-by-input":
                 "2x cached by the tensor x in forward, saved for backward"},
@@ -61,7 +66,9 @@ WEIGHTED_SUM_RULES = {
     "gradients": {"WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
                   "WeightedSum/wrong-gradient-count": "two gradients for four inputs",
                   "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"},
-    "by-hand": {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye"},
+    "by-hand": {"WeightedSum/builds-jacobian": "each Jacobian built as w * torch.eye",
+                "WeightedSum/asks-autograd":
+                    "autograd of the weighted sum at zeros, torch.autograd.grad"},
     "ctx": {"WeightedSum/state-shared-between-calls": "weights in a global dict, keyed by x1",
             "WeightedSum/state-in-default-argument":
                 "weights kept in a mutable default argument of forward",
@@ -98,6 +105,9 @@ OUTER_RULES = {
     "ctx": {"Outer/saves-untracked-alias": "saves u.data and v.data",
             "Outer/state-on-class": "u and v kept on the class",
             "Outer/state-shared-between-calls": "u and v kept in a module global",
+            "Outer/state-on-input": "v hung on u as u.partner, read back in backward",
+            "case:an attribute on its input u":
+                "an attribute set on the input u in forward, unused",
             "Outer/bypasses-saved-tensors": "copies of u and v in a module dict keyed by id(ctx)",
             "Outer/cache-keyed-by-input": "the output cached by the tensors u and v"},
     "unwritten": {"Outer/writes-grad-output": "grad_output transposed in place with t_"},

@@ -4,6 +4,8 @@ ctx.saved_tensors and not a copy kept aside, is checked by shared/saved_reads.py
 
 import inspect
 
+import torch
+
 from ...checks import (Spec, check_gradcheck, check_values_and_gradients, make_inputs,
                       run_forward)
 from ...errors import GradingError
@@ -76,3 +78,24 @@ def check_no_mutable_defaults(function, spec: Spec, values: dict) -> None:
             "[] or {} is made once, when the def runs, and every call shares it, as a global; "
             f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
             mistake=f"{spec.name}/state-in-default-argument")
+
+
+def check_no_state_on_input_tensors(function, spec: Spec, values: dict) -> None:
+    """An attribute forward hangs on an input tensor (x1._weights = ..., u.partner = v) is state
+    every call on that tensor shares, and save_for_backward does not keep it: saved-tensor hooks
+    (the grader runs under them) hand backward a tensor without it. Named before backward reads
+    it, and named when backward never reads it (rule 4: nothing is kept on an input tensor)."""
+    inputs = make_inputs(values)
+    before = {name: set(vars(value)) for name, value in inputs.items()
+              if isinstance(value, torch.Tensor)}
+    run_forward(function, spec, inputs)
+    for name, had in before.items():
+        added = sorted(set(vars(inputs[name])) - had)
+        if added:
+            raise GradingError(
+                f"{spec.name}.forward set {name}.{added[0]}, an attribute on its input {name}: "
+                f"every call on {name} shares it (a second call made before the first one's "
+                "backward overwrites it), and save_for_backward does not keep it (under "
+                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
+                f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
+                mistake=f"{spec.name}/state-on-input")

@@ -16,7 +16,7 @@ from ..shared.grad_output import check_strided_grad_output, check_uses_grad_outp
 from ..shared.reuse import check_second_call_after_step
 from .contracts import OUTER_CLAUSES, OUTER_LAYOUTS, OUTER_RULES
 from ..shared.saved_reads import check_backward_reads_saved
-from .kept import gradcheck_named
+from .kept import check_no_state_on_input_tensors, gradcheck_named
 from .large_inputs import check_large_sizes
 from .linear_memory import check_backward_memory_linear
 
@@ -142,6 +142,9 @@ def check_computes_only_what_is_needed(function, device) -> None:
 def outer_full(Outer, device) -> None:
     function = check_is_function(Outer, OUTER)
     check_class_untouched(function, DOMAIN, device)
+    # before any backward: v hung on u (u.partner = v) is lost under saved-tensor hooks, and
+    # backward's AttributeError would not say why (rule 4: nothing kept on an input tensor)
+    check_no_state_on_input_tensors(function, OUTER, _values(4, 3, device, seed=12))
     try:
         check_uses_grad_output(function, OUTER, _values(4, 3, device))
     except GradingError as error:

@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors,
+from ...checks import (Spec, case, check_backward_by_hand, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain
@@ -20,7 +20,8 @@ from .contracts import (SQUARE_CLAUSES, SQUARE_LAYOUTS, SQUARE_RULES, WEIGHTED_S
                         WEIGHTED_SUM_LAYOUTS, WEIGHTED_SUM_RULES)
 from ..shared.reuse import check_second_call_after_step
 from ..shared.saved_reads import check_backward_reads_saved
-from .kept import check_empty_shapes, check_no_mutable_defaults, gradcheck_named
+from .kept import (check_empty_shapes, check_no_mutable_defaults, check_no_state_on_input_tensors,
+                   gradcheck_named)
 from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: F401
                       check_no_state_on_inputs, check_one_ctx_per_call_weights,
                       check_gradient_count, check_tiny_weights,
@@ -89,6 +90,7 @@ def square_full(Square, device) -> None:
     # first, before any call: an attribute set once (a cache) is there for every later snapshot
     check_class_untouched(function, SQUARE_DOMAIN, device)
     check_no_mutable_defaults(function, SQUARE, {"x": sample((4,), device)})
+    check_no_state_on_input_tensors(function, SQUARE, {"x": sample((4,), device, seed=12)})
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
     check_square_keeps_sign_named(function, device)
     # 1-D, before the other shapes: a torch.diag(2 * x) of a 1-D x is named, not the error
@@ -99,8 +101,10 @@ def square_full(Square, device) -> None:
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed)}
         with case(f"x of shape {shape}"):
-            forward, _ = check_values_and_gradients(function, SQUARE, values)
+            forward, backward = check_values_and_gradients(function, SQUARE, values)
             check_no_ctx_tensors(SQUARE, forward)
+            # the derivation is the exercise: no autograd inside backward (rule 3)
+            check_backward_by_hand(SQUARE, backward)
     covers("0-d x")
     check_square_at_zero(function, device)
     check_strided_grad_output(function, SQUARE, {"x": sample((3, 4), device, seed=4)})
@@ -137,9 +141,10 @@ def weighted_sum_full(WeightedSum, device) -> None:
     for seed, shape in enumerate(SHAPES):
         for w1, w2 in [(0.5, -2.0), (1.0, 0.0), (0.0, 1.5), (3.0, 3.0)]:
             values = _weighted_values(shape, device, w1, w2, seed)
-            forward = _check_weighted(function, values)
+            forward, backward = _check_weighted(function, values)
             check_weights_kept_as_floats(forward, values)
             check_no_ctx_tensors(WEIGHTED_SUM, forward)
+            check_backward_by_hand(WEIGHTED_SUM, backward)
     check_gradient_count(function, device)
     check_weights_not_rounded(function, device)
     check_weight_special_cases(function, device)

@@ -10,6 +10,7 @@ from ...function_contract import rule_reference
 from ...exercise import sample
 from ...probes import reachable, record_returned_gradients
 from ..shared.call_state import check_one_ctx_per_call
+from .kept import check_no_state_on_input_tensors
 
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
                     lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
@@ -38,23 +39,8 @@ def check_weights_not_swapped(function, device) -> None:
 
 
 def check_no_state_on_inputs(function, device) -> None:
-    """An attribute forward hangs on an input tensor (x1._weights = ...) is state every call on
-    that tensor shares, and save_for_backward does not keep it: saved-tensor hooks (the grader
-    runs under them) hand backward a tensor without it. Named before backward reads it."""
-    inputs = make_inputs(_weighted_values((4,), device))
-    before = {name: set(vars(value)) for name, value in inputs.items()
-              if isinstance(value, torch.Tensor)}
-    run_forward(function, WEIGHTED_SUM, inputs)
-    for name, had in before.items():
-        added = sorted(set(vars(inputs[name])) - had)
-        if added:
-            raise GradingError(
-                f"WeightedSum.forward set {name}.{added[0]}, an attribute on its input {name}: "
-                f"every call on {name} shares it (a second call made before the first one's "
-                "backward overwrites it), and save_for_backward does not keep it (under "
-                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
-                f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
-                mistake="WeightedSum/state-on-input")
+    """check_no_state_on_input_tensors for WeightedSum (x1._weights = ...)."""
+    check_no_state_on_input_tensors(function, WEIGHTED_SUM, _weighted_values((4,), device))
 
 
 # dtypes a weight may have gone through on its way to a float64 result, narrowest last
@@ -163,11 +149,12 @@ def check_weights_kept_as_floats(forward, values: dict) -> None:
 
 
 def _check_weighted(function, values: dict):
-    """Values and gradients; a None returned for the input whose weight is 0 is named so, and
-    an error the learner's code raises at a weight of 0 (a division by it) given its case."""
+    """Values and gradients (the forward and backward traces); a None returned for the input
+    whose weight is 0 is named so, and an error the learner's code raises at a weight of 0 (a
+    division by it) given its case."""
     w1, w2 = values["w1"], values["w2"]
     try:
-        return check_values_and_gradients(function, WEIGHTED_SUM, values)[0]
+        return check_values_and_gradients(function, WEIGHTED_SUM, values)
     except GradingError as error:
         for name, weight in (("x1", w1), ("x2", w2)):
             if weight == 0 and error.hint.startswith(f"backward returned None for {name},"):

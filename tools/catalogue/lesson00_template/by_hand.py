@@ -1,6 +1,7 @@
 """Lesson 00: backwards that are not the derivation by hand with memory linear in the sizes
 (Function contract, rule 3): Jacobians built as matrices, named by backward's peak memory,
-and Outer's gradients asked of autograd inside backward."""
+and gradients asked of autograd inside backward (torch.autograd.grad, or .backward() on the
+forward recomputed in backward), for each of the three exercises."""
 
 from .. import Mistake
 
@@ -103,5 +104,59 @@ class Outer(torch.autograd.Function):
                 z = torch.zeros_like(v, requires_grad=True)
                 gv, = grad(torch.outer(u, z), z, grad_output)
         return gu, gv
+"""),
+    # a review's answers (lesson 00, score 7): both pass every value and gradient check; only
+    # the trace of backward shows autograd asked for the derivative
+    Mistake("Square", "autograd of x ** 2 recomputed in backward, torch.autograd.grad",
+            "Square.backward calls torch.autograd.grad",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        with torch.enable_grad():
+            xd = x.detach().requires_grad_()
+            g, = torch.autograd.grad(xd ** 2, xd, grad_output)
+        return g
+"""),
+    Mistake("Square", "x ** 2 recomputed in backward and .backward() called on it",
+            "Square.backward calls Tensor.backward",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        with torch.enable_grad():
+            xd = x.detach().requires_grad_()
+            (xd ** 2).backward(grad_output)
+        return xd.grad
+"""),
+    Mistake("WeightedSum", "autograd of the weighted sum at zeros, torch.autograd.grad",
+            "WeightedSum.backward calls torch.autograd.grad",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x1, x2, w1, w2):
+        ctx.w1, ctx.w2 = w1, w2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        with torch.enable_grad():
+            a = grad_output.new_zeros(grad_output.shape).requires_grad_()
+            b = grad_output.new_zeros(grad_output.shape).requires_grad_()
+            g1, g2 = torch.autograd.grad(ctx.w1 * a + ctx.w2 * b, (a, b), grad_output)
+        return (g1 if ctx.needs_input_grad[0] else None,
+                g2 if ctx.needs_input_grad[1] else None, None, None)
 """),
 ]

@@ -1,8 +1,10 @@
 """Lesson 00: state kept outside ctx (Function contract, rule 4): copies and flags in module
 dicts keyed by id(ctx), a FIFO shared by every call, a closure on ctx, caches keyed by the
 input tensor (stale after an in-place step between calls), caches and counters on the class,
-a mutable default argument. Each fails where calls overlap or a tensor changes between them.
-A module-level counter that nothing reads is no state backward depends on: correct."""
+a mutable default argument, an attribute hung on an input tensor (read back or not). Each fails
+where calls overlap or a tensor changes between them, or, on an input tensor, as soon as
+forward sets it. A module-level counter that nothing reads is no state backward depends on:
+correct."""
 
 from .. import Mistake, Unusual
 
@@ -344,5 +346,62 @@ class Outer(torch.autograd.Function):
         u, v = ctx.saved_tensors
         return (grad_output @ v if ctx.needs_input_grad[0] else None,
                 u @ grad_output if ctx.needs_input_grad[1] else None)
+"""),
+    # state on an input tensor (rule 4): save_for_backward does not keep a tensor's attributes
+    # (saved-tensor hooks hand backward a tensor without them), and every call on that tensor
+    # shares them; named when forward sets one, read back or not
+    Mistake("Square", "2x hung on the input x, read back through the saved x",
+            "Square.forward set x._double, an attribute on its input x",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x._double = 2 * x
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * x._double
+"""),
+    # a review's answer (lesson 00, score 7): v travels with u; backward's AttributeError under
+    # saved-tensor hooks did not say why
+    Mistake("Outer", "v hung on u as u.partner, read back in backward",
+            "Outer.forward set u.partner, an attribute on its input u",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        u.partner = v
+        ctx.save_for_backward(u)
+        return u[:, None] * v[None, :]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, = ctx.saved_tensors
+        v = u.partner
+        gu = grad_output @ v if ctx.needs_input_grad[0] else None
+        gv = u @ grad_output if ctx.needs_input_grad[1] else None
+        return gu, gv
+"""),
+    # a review's answer (lesson 00, score 7): an attribute set on u that backward never reads;
+    # still state kept on an input tensor, which rule 4 forbids (a second call overwrites it)
+    Mistake("Outer", "an attribute set on the input u in forward, unused",
+            "Outer.forward set u._outer_n, an attribute on its input u",
+            """
+class Outer(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, u, v):
+        ctx.save_for_backward(u, v)
+        u._outer_n = v.shape[0]
+        return u[:, None] * v[None, :]
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        u, v = ctx.saved_tensors
+        gu = grad_output @ v if ctx.needs_input_grad[0] else None
+        gv = u @ grad_output if ctx.needs_input_grad[1] else None
+        return gu, gv
 """),
 ]
