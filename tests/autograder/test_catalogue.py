@@ -201,25 +201,12 @@ def test_one_mistake_of_each_exercise_goes_through_real_grading():
     assert {name: handed_in[name] for name in EXERCISES} == {name: 1 for name in EXERCISES}
 
 
-# Catalogue packages whose modules are still named after the review round that found their
-# answers (issue 69): each fails the test below as a strict expected failure, so this list only
-# shrinks as a lesson's answers are regrouped by concept.
-NAMED_BY_ROUND = {
-   
-    
-}
 ROUND_NAME = re.compile(r"review|third|fresh|round")
 
 
-def _package(package: str):
-    marks = [getattr(pytest.mark, f"lesson{package[6:8]}")]
-    if package in NAMED_BY_ROUND:
-        marks.append(pytest.mark.xfail(reason="modules named by review round", strict=True))
-    return pytest.param(package, marks=marks, id=package)
-
-
-@pytest.mark.parametrize("package", [_package(info.name) for info in pkgutil.iter_modules(
-    catalogue.__path__) if info.ispkg])
+@pytest.mark.parametrize("package", [
+    pytest.param(info.name, marks=getattr(pytest.mark, f"lesson{info.name[6:8]}"), id=info.name)
+    for info in pkgutil.iter_modules(catalogue.__path__) if info.ispkg])
 def test_catalogue_modules_are_named_by_concept(package):
     """Is each module of a lesson's catalogue named by what its answers are about (an
     exercise, a clause, a concept), never by the review round that found them?"""

@@ -73,23 +73,7 @@ def test_every_exercise_states_its_contract_as_clauses(name):
         "(autograder.clauses.Clause) and in the lesson, each with a check and a witness")
 
 
-# Exercises whose statement still restates the Function contract (issue 67): each fails the two
-# tests below as a strict expected failure, so this list only shrinks as lessons are rewritten.
-CONTRACT_RESTATED = {name for name, exercise in EXERCISES.items() if exercise.lesson in {
-   
-
-    
-}}
-
-
-def _rewritten(name: str):
-    marks = _marks(name)
-    if name in CONTRACT_RESTATED:
-        marks.append(pytest.mark.xfail(reason="restates the Function contract", strict=True))
-    return pytest.param(name, marks=marks, id=name)
-
-
-@pytest.mark.parametrize("name", [_rewritten(name) for name in EXERCISES])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n)) for n in EXERCISES])
 def test_an_exercise_states_only_what_it_decides(name):
     """At most four bullets of its own, after a link to the Function contract, and its
     clauses' checks apart from the rules' (each rule's checks under Exercise.rules)?"""

@@ -8,24 +8,8 @@ import pytest
 
 from grader.lessons import lesson_names
 from tools.reading import (GOAL_MINUTES, MAIN_PATH_WORDS, lesson_minutes, lesson_notebook,
-                           main_line_words, main_path, main_path_words, reading_minutes, stated_minutes,
-                           table)
-
-# Lessons whose page is not yet rewritten to one sitting (issue 67): each fails the two tests
-# below as an expected failure that turns into an error once it passes (strict), so this list
-# only shrinks.
-LONG_PAGES = {
-   
-
-    
-}
-
-
-def _rewritten(lesson: str):
-    marks = [pytest.mark.xfail(reason="page not yet one sitting", strict=True)
-             ] if lesson in LONG_PAGES else []
-    return pytest.param(lesson, marks=marks, id=lesson)
-
+                           main_line_words, main_path, main_path_words, reading_minutes,
+                           stated_minutes, table)
 
 def test_collapsed_blocks_are_off_the_main_line():
     """Are a hint's words left out and the prose around it counted?"""
@@ -64,7 +48,7 @@ def test_the_main_path_counts_hints_and_stops_at_the_summary():
     assert stated_minutes(notebook) == 30
 
 
-@pytest.mark.parametrize("lesson", [_rewritten(lesson) for lesson in lesson_names()])
+@pytest.mark.parametrize("lesson", lesson_names())
 def test_the_main_path_reads_in_one_sitting(lesson):
     """Has the main path at most MAIN_PATH_WORDS words of prose, hints and explanations
     included? Edge cases, measurements and what the grader probes go after the Summary."""
@@ -74,7 +58,7 @@ def test_the_main_path_reads_in_one_sitting(lesson):
         "the learner can skip after the Summary")
 
 
-@pytest.mark.parametrize("lesson", [_rewritten(lesson) for lesson in lesson_names()])
+@pytest.mark.parametrize("lesson", lesson_names())
 def test_the_lesson_says_how_long_it_takes(lesson):
     """Does the title cell state the main path's time ("**About N minutes**"), no less than
     reading and running it takes?"""
