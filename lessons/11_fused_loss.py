@@ -488,6 +488,9 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # for backward? In chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
 # chunk is done, what becomes of $\text{grad}_W$, and what must be known before the first
 # chunk?
+# Writing each chunk's gradients yourself or asking `torch.autograd.grad` for them inside
+# forward (as Liger-Kernel's chunked losses do) are both fine: the work and memory bounds
+# count.
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
@@ -577,17 +580,19 @@ for function in (SumOfSquares, SumOfSquaresOnCtx):
     x_small = torch.tensor([1.0, 2.0], requires_grad=True)
     y = function.apply(x_small)
     first, = torch.autograd.grad(3 * y, x_small, retain_graph=True)
+    print(f"{function.__name__}: first {first.tolist()} (true: [6.0, 12.0])")
     try:
         second, = torch.autograd.grad(3 * y, x_small)
-        print(f"{function.__name__}: first {first.tolist()}, second {second.tolist()} "
-              "(true: [6.0, 12.0] both times)")
+        print(f"  second {second.tolist()}, and first, printed again, {first.tolist()}")
     except RuntimeError as error:
-        print(f"{function.__name__}: first {first.tolist()}, second: {first_line(error)[:90]}")
+        print(f"  second: {first_line(error)[:90]}")
 
 # %% [markdown]
 # Saved with `save_for_backward`, the in-place write bumps the tensor's version and the
 # second backward refuses; kept on `ctx`, nothing watches it and the second backward is
-# silently three times too large. What would backward return instead?
+# silently three times too large. The first gradient changed too: backward returned
+# `ctx.grad_x` itself, so a gradient already handed back changes under you. What would
+# backward return instead?
 #
 # ### Step 6: low precision
 #
@@ -607,17 +612,21 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 
 # %% [markdown]
 # So for bfloat16 inputs, in which dtype must the running loss and $\text{grad}_W$ be kept, and
-# when do you cast to the input's dtype? For float16, in which dtype do you keep each chunk's
-# $G = (P - Y)/N$, whose entries are about $1/(NV)$ when float16's smallest normal number is
-# $6 \cdot 10^{-5}$? And the sums over the rows before the division by $N$, at 8192 rows of
-# loss 10, next to float16's largest number, 65504?
+# when do you cast to the input's dtype?
+#
+# <details><summary><b>Hint</b> · float16</summary>
+#
+# In which dtype do you keep each chunk's $G = (P - Y)/N$, whose entries are about $1/(NV)$
+# when float16's smallest normal number is $6 \cdot 10^{-5}$? And the sums over the rows before
+# the division by $N$, at 8192 rows of loss 10, next to float16's largest number, 65504?
+# </details>
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
 # Write the Function `LinearCrossEntropy` and the function `linear_cross_entropy(x, weight,
 # target, chunk_size=1024)`, which calls `LinearCrossEntropy.apply(...)`: the value and
 # gradients of `F.cross_entropy(x @ weight.T, target)`, the mean over all $N$ rows, for `x`
-# $(N, d)$, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size`.
+# $(N, d)$ with at least one row, `weight` $(V, d)$, `target` $(N,)$ and any `chunk_size`.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:

@@ -10,6 +10,7 @@ import inspect
 from types import SimpleNamespace
 
 import torch
+from torch.autograd.graph import saved_tensors_hooks
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
@@ -19,6 +20,7 @@ from ...domain import Case, Constant, Domain, Operator
 from ...errors import GradingError
 from ...comparison import check_saved_dtypes
 from ...exercise import Exercise, sample
+from ...probes import _shares_memory
 from .cross_entropy_mistakes import CE, CE_MISTAKES, recognise_ce
 from .fused_loss_precision import (ACCUMULATION, ACCUMULATION_TOLERANCE, accumulation_values,
                                    check_float16_range, check_g_range, check_low_precision,
@@ -27,7 +29,7 @@ from .fused_loss_calls import (check_returns_new_tensors, check_two_calls,
                                check_weight_changed_between_calls)
 from .fused_loss_memory import check_largest_tensor
 from .fused_loss_work import (LCE, Called, check_backward_only_scales, check_grad_mode,
-                              check_hand_written_forward, check_lce_saved, check_one_gradient,
+                              check_lce_saved, check_one_gradient,
                               check_retained_backward, check_scaling,
                               lce_values, naming_chunk_means)
 from .contracts import CE_CLAUSES, CE_RULES, LCE_CLAUSES, LCE_RULES
@@ -190,11 +192,20 @@ def check_is_callable(linear_cross_entropy) -> Called:
         raise GradingError("linear_cross_entropy's signature must be (x, weight, target, "
                            "chunk_size=1024): chunk_size defaults to 1024")
     values = lce_values(3, 2, 4, 2, "cpu")
-    output = linear_cross_entropy(*make_inputs(values).values())
+    packed: list[torch.Tensor] = []
+    with saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        inputs = make_inputs(values)
+        output = linear_cross_entropy(*inputs.values())
     if not isinstance(getattr(output, "grad_fn", None), torch.autograd.function.BackwardCFunction):
-        raise GradingError("linear_cross_entropy's loss was not made by a custom Function: "
-                           "return LinearCrossEntropy.apply(...), not composed PyTorch ops",
-                           mistake="linear_cross_entropy/not-a-custom-function")
+        # the probe: autograd saved (rows, V) tensors covering all N rows, each chunk's logits
+        given = [inputs["x"], inputs["weight"]]
+        rows = sum(t.shape[0] for t in packed if t.dim() == 2 and t.shape[1] == 4
+                   and not any(_shares_memory(t, one) for one in given))
+        kept = (" (autograd kept a (rows, V) tensor of every chunk for backward, all N rows' "
+                "worth of logits: the memory the chunks were to save)" if rows >= 3 else "")
+        raise GradingError("linear_cross_entropy's loss was not made by a custom Function"
+                           f"{kept}: return LinearCrossEntropy.apply(...), not composed PyTorch "
+                           "ops", mistake="linear_cross_entropy/not-a-custom-function")
     return Called(linear_cross_entropy)
 
 
@@ -212,9 +223,8 @@ def check_lce(function: Called, values: dict, *, rtol=1e-5, atol=1e-7) -> None:
                                                            rtol=rtol, atol=atol)
         check_no_ctx_tensors(LCE, forward)
         check_backward_by_hand(LCE, backward)
-    check_hand_written_forward(function, values)  # before what it saved: autograd saves too
     with case(describe_lce(values)):
-        check_lce_saved(forward, values)
+        check_lce_saved(function, values)
 
 
 def check_lce_stable(function: Called, device) -> None:
@@ -311,6 +321,8 @@ EXERCISES = [
              contract=("ignored rows, ignore_index=-100", "ignore_index among the classes",
                        "ignore_index past the classes", "logits of magnitude 1e4"),
              clauses=CE_CLAUSES, rules=CE_RULES),
+    # N >= 1 (the page says "with at least one row", as Exercise 1 says "at least one row
+    # counted"): an empty batch, where F.cross_entropy gives nan, is not graded
     Exercise("linear_cross_entropy", "11_fused_loss", lce_full,
              example=lambda: tuple(lce_values(11, 3, 7, 4, "cpu").values()),
              domain=Domain(LCE, lambda device, dtype=torch.float64, seed=0, chunk_size=4:

@@ -22,6 +22,17 @@ MISTAKES = [
     Mistake(LCE, "the composed loss, no Function", "not made by a custom Function", edit(
         LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
                  "torch.is_grad_enabled())", "    return F.cross_entropy(x @ weight.T, target)"))),
+    # the reviewer's W2r: chunks, but autograd through them keeps every chunk's (c, V) tensor
+    Mistake(LCE, "plain autograd through the chunked loop, no Function",
+            "a (rows, V) tensor of every chunk", edit(
+        LINEAR, ("    return LinearCrossEntropy.apply(x, weight, target, chunk_size, "
+                 "torch.is_grad_enabled())",
+                 "    total = 0\n"
+                 "    for start in range(0, x.shape[0], chunk_size):\n"
+                 "        rows = slice(start, start + chunk_size)\n"
+                 "        total = total + F.cross_entropy(x[rows] @ weight.T, target[rows], "
+                 "reduction='sum')\n"
+                 "    return total / x.shape[0]"))),
     Mistake(LCE, "no grad-mode check", "but not under no_grad", edit(
         LINEAR, ("torch.is_grad_enabled())", "True)")), named=True, nbgrader=True),
     # the learner's slip (review 56): only numbers, once; the last chunk's gradient N/rows too large
@@ -67,7 +78,9 @@ MISTAKES = [
                  "            loss += (row_max + sums.log() - picked).mean()"),
         ("        return (loss / N).to(x.dtype)",
          "        return (loss / len(range(0, N, chunk_size))).to(x.dtype)")), named=True),
-    Mistake(LCE, "autograd inside forward", "LinearCrossEntropy.forward calls", edit(
+    # autograd inside forward is correct (the unusual entry of that name); asking it for both
+    # gradients whenever one is needed spends the other's FLOPs
+    Mistake(LCE, "autograd inside forward, both gradients always", "skip grad_weight when", edit(
         LINEAR, ("            if want_x or want_weight:\n"
                  "                probs /= sums\n"
                  "                probs[torch.arange(len(target_chunk), device=x.device), "

@@ -58,6 +58,28 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
 
 
 UNUSUAL = [
+    # each chunk's gradients from torch.autograd.grad inside forward, as Liger-Kernel's chunked
+    # losses do: within the work and memory bounds, since autograd is asked only for what is
+    # needed and its graph lives one chunk (a mistake before: rule 3 is about backward)
+    Unusual(LCE, "autograd inside forward", edit(
+        LINEAR, ("            if want_x or want_weight:\n"
+                 "                probs /= sums\n"
+                 "                probs[torch.arange(len(target_chunk), device=x.device), "
+                 "target_chunk] -= 1\n                probs /= N\n"
+                 "                if want_x:\n"
+                 "                    grad_x[rows] = probs @ weight_wide\n"
+                 "                if want_weight:\n"
+                 "                    grad_weight.addmm_(probs.T, x_chunk)",
+                 "            if want_x or want_weight:\n"
+                 "                with torch.enable_grad():\n"
+                 "                    xc = x_chunk.detach().requires_grad_(want_x)\n"
+                 "                    wc = weight_wide.detach().requires_grad_(want_weight)\n"
+                 "                    part = F.cross_entropy(xc @ wc.T, target_chunk, "
+                 "reduction='sum') / N\n"
+                 "                    leaves = [t for t in (xc, wc) if t.requires_grad]\n"
+                 "                    grads = list(torch.autograd.grad(part, leaves))\n"
+                 "                if want_x:\n                    grad_x[rows] = grads.pop(0)\n"
+                 "                if want_weight:\n                    grad_weight += grads.pop(0)"))),
     Unusual(LCE, "chunks over the vocabulary, an online log-sum-exp", BY_VOCABULARY),
     Unusual(LCE, "torch.logsumexp and a one-hot per chunk, the gradient summed with +=", edit(
         LINEAR,
