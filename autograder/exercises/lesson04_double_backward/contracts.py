@@ -40,6 +40,7 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
 )
 NUMPY_TANH_RULES = {
+    "by-hand": {"NumpyTanh/builds-jacobian": "the inner Function builds n x n NumPy Jacobians"},
     "values": {"NumpyTanh/wrong-output-dtype":
                    "forward computes in float64 and returns float64 for a float32 x",
                "NumpyTanh/uses-x-as-y": "x saved and used as y"},
@@ -67,8 +68,8 @@ NUMPY_TANH_RULES = {
 
 SWISH_CLAUSES = (
     Clause(r"`beta` is any real number, 0 and negative included, and $|\beta x|$ goes up to 800: "
-           "the value and both gradients stay finite, accurate relative to their size where the "
-           "sigmoid saturates;",
+           r"the value and both gradients stay finite, accurate relative to their size where "
+           r"$\beta x$ is far below 0;",
            {"SwishFunction/clamped-tail":
                 "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))",
             "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
@@ -103,7 +104,10 @@ SWISH_RULES = {
     "gradients": {"SwishFunction/returns-none-gradient": "None for beta",
                   "case:tests the other input's flag": "needs_input_grad indices swapped"},
     "by-hand": {"case:ran inside itself": "autograd.grad of the saved output inside backward (it "
-                                          "would run this backward again, without end)"},
+                                          "would run this backward again, without end)",
+                "SwishFunction/asks-autograd":
+                    "torch.autograd.grad of a recomputed forward inside backward",
+                "SwishFunction/builds-jacobian": "an n x n torch.diag Jacobian"},
     "ctx": {"SwishFunction/tensor-on-ctx": "tensors on ctx",
             "SwishFunction/sets-ctx-in-backward": "caches the sigmoid as ctx.s in backward",
             "SwishFunction/bypasses-saved-tensors": "(x, beta) in a module dict keyed by id(ctx)",
@@ -118,13 +122,13 @@ SWISH_RULES = {
 
 
 CUBE_ONCE_CLAUSES = (
-    Clause("backward returns the first derivative at every `x`, 0 and negative included, and "
-           "where `x ** 3` leaves the dtype's normal range;",
+    Clause("backward returns the first derivative at every `x`;",
            {"CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
             "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/recovers-x-from-output": "saves the output, NumPy cube root in backward"}),
     Clause("the gradient comes back on `x`'s device, wherever `x` lives;",
            {"CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
+            "CubeOnce/guesses-device": 'device="cuda" if x.is_cuda else "cpu"',
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
     Clause("backward is marked `@once_differentiable`: a second backward through it raises when "
            "the gradient its backward received requires grad;",
@@ -147,6 +151,7 @@ CUBE_ONCE_RULES = {
                    "3x^2 cast to float32 in backward (torch.as_tensor(..., dtype=float32))",
                "CubeOnce/narrowed-step": "3x^2 cast to float16 in backward (torch.as_tensor(..., "
                                          "dtype=torch.float16))"},
+    "by-hand": {"CubeOnce/builds-jacobian": "an n x n NumPy Jacobian"},
     "unwritten": {"CubeOnce/writes-grad-output": "grad_output.mul_(local)",
                   "case:modified its input x in place":
                       "NumPy backward squares x in place through .numpy()"},

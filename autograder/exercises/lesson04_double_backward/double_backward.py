@@ -6,7 +6,7 @@ import torch
 from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
-from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...contract import check_each_input_alone, covers
@@ -17,6 +17,7 @@ from ...exercise import Exercise, sample
 from ..shared.call_state import check_class_untouched
 from ..shared.grad_output import check_noncontiguous_grad_output
 from ..shared.reentry import limit_nesting
+from .by_hand import check_backward_memory_linear
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
@@ -176,7 +177,8 @@ def _swish_checks(function, device) -> None:
         for beta in BETAS:
             values = swish_values(shape, device, beta=beta, seed=seed)
             with case(f"x of shape {shape}, beta={beta}"):
-                forward, _ = check_values_and_gradients(function, SWISH, values)
+                forward, backward = check_values_and_gradients(function, SWISH, values)
+                check_backward_by_hand(SWISH, backward)
                 check_no_ctx_tensors(SWISH, forward)
                 check_no_copy_saved(SWISH, forward, values)
             with case(f"x of shape {shape}, beta={beta} not requiring grad"):
@@ -198,6 +200,9 @@ def _swish_checks(function, device) -> None:
     covers("beta = 0")
     covers("beta not requiring grad")
     check_each_input_alone(function, SWISH, swish_values((3, 4), device, seed=6))
+    with case("x of shape (1024,), beta=1.3"):
+        check_backward_memory_linear(function, SWISH, swish_values((1024,), device, seed=4),
+                                     "x of shape (1024,)")
     with case("x of shape (3, 4), beta=1.3, saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, SWISH, swish_values((3, 4), device, seed=6),
                                    "x and beta")
@@ -272,11 +277,12 @@ def _cube_once_checks(function, device) -> None:
     for seed, shape in enumerate(SHAPES):
         with case(f"x of shape {shape}"):
             try:
-                forward, _ = check_values_and_gradients(function, CUBE_ONCE,
-                                                        {"x": sample(shape, device, seed=seed)})
+                forward, backward = check_values_and_gradients(
+                    function, CUBE_ONCE, {"x": sample(shape, device, seed=seed)})
             except GradingError:
                 name_narrowed_step(function, CUBE_ONCE, device)
                 raise
+            check_backward_by_hand(CUBE_ONCE, backward)
             check_no_ctx_tensors(CUBE_ONCE, forward)
             check_no_ctx_arrays(CUBE_ONCE, forward)
             check_no_copy_saved(CUBE_ONCE, forward, {"x": sample(shape, device, seed=seed)})
@@ -284,6 +290,9 @@ def _cube_once_checks(function, device) -> None:
         "x": sample((4,), device, seed=12, dtype=dtype)}, "(4,)")
     check_every_x(function, CUBE_ONCE, device)
     check_each_input_alone(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)})
+    with case("x of shape (1024,)"):
+        check_backward_memory_linear(function, CUBE_ONCE, {"x": sample((1024,), device, seed=4)},
+                                     "x of shape (1024,)")
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, CUBE_ONCE, {"x": sample((3, 4), device, seed=6)},
                                    "what it needs")

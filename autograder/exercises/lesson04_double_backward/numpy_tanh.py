@@ -8,7 +8,7 @@ import re
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
-from ...checks import (Spec, case, check_gradcheck, check_is_function, check_no_ctx_tensors,
+from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, run_backward, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain
@@ -27,6 +27,7 @@ from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strid
 from ..shared.saved_reads import check_backward_reads_saved
 from .contracts import NUMPY_TANH_CLAUSES, NUMPY_TANH_RULES
 from .call_probes import check_calls_independent
+from .by_hand import check_backward_memory_linear
 from .numpy_tanh_saturation import check_saturated, name_float32_second
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
@@ -287,11 +288,12 @@ def full(submission, device) -> None:
 
 def _case_checks(function, values: dict) -> None:
     try:
-        forward, _ = check_values_and_gradients(function, NUMPY_TANH, values, rtol=1e-7,
-                                                atol=1e-9)
+        forward, backward = check_values_and_gradients(function, NUMPY_TANH, values,
+                                                       rtol=1e-7, atol=1e-9)
     except GradingError as error:
         _name_x_for_y(function, values, error)  # _checks names a NumPy write before this
         raise
+    check_backward_by_hand(NUMPY_TANH, backward)
     check_no_ctx_tensors(NUMPY_TANH, forward)
     check_no_ctx_arrays(NUMPY_TANH, forward)
     check_no_copy_saved(NUMPY_TANH, forward, values)
@@ -315,6 +317,9 @@ def _checks(function) -> None:
     check_backward_ctx_both_dtypes(function, NUMPY_TANH,
                                    lambda dtype: {"x": _values((4,), 13)["x"].to(dtype)}, "(4,)")
     check_each_input_alone(function, NUMPY_TANH, _values((3, 4), 7), rtol=1e-7, atol=1e-9)
+    with case("x of shape (1024,)"):
+        check_backward_memory_linear(function, NUMPY_TANH, {"x": sample((1024,), "cpu", seed=4)},
+                                     "x of shape (1024,)")
     with case("x of shape (3, 4), saved tensors doctored by saved-tensor hooks"):
         check_backward_reads_saved(function, NUMPY_TANH, _values((3, 4), 11), "y (or x)")
         check_inner_reads_saved(function, *(sample((3, 4), "cpu", seed=s) for s in (11, 43, 44)))

@@ -81,8 +81,8 @@ def _gradient(function, x: Elsewhere, saved: list):
     """x's gradient through ``function``, every op under the stand-in's rules; ``.cuda()`` and
     ``.to("cuda")``, which start CUDA before they dispatch, go to the stand-in device meanwhile
     (an answer that tests ``x.is_cuda`` moves its result as it would on a GPU)."""
-    cuda, to = torch.Tensor.cuda, torch.Tensor.to
-    own = {name: vars(torch.Tensor).get(name, _INHERITED) for name in ("cuda", "to")}
+    cuda, to, numpy = torch.Tensor.cuda, torch.Tensor.to, torch.Tensor.numpy
+    own = {name: vars(torch.Tensor).get(name, _INHERITED) for name in ("cuda", "to", "numpy")}
 
     def moved(self, *args, **kwargs):
         args = [STAND_IN if _is_cuda(arg) else arg for arg in args]
@@ -90,7 +90,17 @@ def _gradient(function, x: Elsewhere, saved: list):
             kwargs["device"] = STAND_IN
         return to(self, *args, **kwargs)
 
+    def to_numpy(self, *, force=False):
+        # as on a GPU: force=True is detach().cpu().resolve_conj().resolve_neg().numpy()
+        if isinstance(self, Elsewhere):
+            if not force:
+                raise TypeError(f"can't convert {STAND_IN} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return numpy(self.detach().inner.resolve_conj().resolve_neg())
+        return numpy(self, force=force)
+
     torch.Tensor.cuda, torch.Tensor.to = lambda self, *_, **__: to(self, STAND_IN), moved
+    torch.Tensor.numpy = to_numpy
     try:
         with _StandIn():
             output = function.apply(x)
@@ -111,7 +121,16 @@ def check_result_on_x_device(function, spec: Spec) -> None:
     x, saved = Elsewhere(inner).requires_grad_(), []
     try:
         grad = _gradient(function, x, saved)
-    except RuntimeError as error:
+    except AssertionError as error:  # torch starting CUDA for a device the answer named itself
+        if "cuda" not in str(error).lower():
+            raise
+        raise GradingError(
+            f"with x on another device than the CPU (as a GPU's), {spec.name} named a CUDA "
+            f"device itself (\"{str(error).splitlines()[0]}\" on this machine) instead of "
+            "taking x's: \"cuda\" means the current GPU, which need not be the one x is on "
+            "(cuda:1); x.device names x's device wherever it is", str(error),
+            mistake=f"{spec.name}/guesses-device") from error
+    except (RuntimeError, TypeError) as error:
         _name_cpu_copy(spec, saved, inner)
         said = str(error).splitlines()[0]
         if "same device" in said:
@@ -132,8 +151,8 @@ def check_result_on_x_device(function, spec: Spec) -> None:
         if "numpy" in said.lower():
             raise GradingError(
                 f"with x on another device than the CPU (as a GPU's), {spec.name} called "
-                f".numpy() on a tensor not in CPU memory (\"{said}\"; on a GPU: \"can't convert "
-                "cuda:0 device type tensor to numpy\"): NumPy reads CPU memory only",
+                f".numpy() on a tensor not in CPU memory (\"{said}\"): NumPy reads CPU memory "
+                "only",
                 str(error), mistake=f"{spec.name}/numpy-off-cpu") from error
         raise
     if not isinstance(grad, Elsewhere):

@@ -388,3 +388,20 @@ UNUSUAL += [
                   "    @once_differentiable\n    @staticmethod\n    def backward"))),
     Unusual("CubeOnce", "keeps x's dtype and device on ctx (metadata, no tensor)", CTX_META),
 ]
+
+
+# Rule 3 (memory linear in the sizes, NumPy included), the device named, and .numpy(force=True).
+UNUSUAL += [
+    Unusual("CubeOnce", "x.numpy(force=True), back with x.new_tensor",
+            "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        return grad_output * x.new_tensor(3 * np.square(x.numpy(force=True)))\n'),
+    Unusual("CubeOnce", "the product in NumPy from numpy(force=True), back with .to(grad_output)",
+            "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x * x\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        a, g = x.numpy(force=True), grad_output.numpy(force=True)\n        return torch.as_tensor(3 * g * a * a).to(grad_output)\n'),
+]
+MISTAKES += [
+    Mistake("CubeOnce", "an n x n NumPy Jacobian",
+            "CubeOnce's backward builds a Jacobian as a matrix",
+            "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        a = x.detach().cpu().numpy().reshape(-1)\n        J = np.diag(3 * a ** 2)                                   # n x n\n        g = grad_output.detach().cpu().numpy().reshape(-1)\n        return torch.as_tensor((g @ J).reshape(x.shape)).to(x.device)\n'),
+    Mistake("CubeOnce", "device=\"cuda\" if x.is_cuda else \"cpu\"",
+            "named a CUDA device itself",
+            "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        dev = "cuda" if x.is_cuda else "cpu"\n        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2, device=dev)\n        return grad_output * local\n'),
+]

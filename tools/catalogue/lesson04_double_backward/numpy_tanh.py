@@ -628,3 +628,10 @@ UNUSUAL += [
                 "        g = g.detach().numpy().astype(np.float64)\n"
                 "        y = y.detach().numpy().astype(np.float64)\n")))),
 ]
+
+
+# Rule 3 (memory linear in the sizes), NumPy included.
+MISTAKES += [
+    Mistake("NumpyTanh", "the inner Function builds n x n NumPy Jacobians",
+            "NumpyTanh's backward builds a Jacobian as a matrix", NUMPY + '\nclass NumpyTanh(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        y = torch.from_numpy(np.tanh(x.detach().numpy()))\n        ctx.save_for_backward(y)\n        return y\n    @staticmethod\n    def backward(ctx, grad_output):\n        y, = ctx.saved_tensors\n        return TanhGradY.apply(grad_output, y)\n\nclass TanhGradY(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, g, y):\n        ctx.save_for_backward(g, y)\n        yn, gn = y.detach().numpy(), g.detach().numpy()\n        J = np.diag(1 - yn.reshape(-1) ** 2)\n        return torch.from_numpy((gn.reshape(-1) @ J).reshape(yn.shape))\n    @staticmethod\n    def backward(ctx, gb):\n        g, y = ctx.saved_tensors\n        yn, gn, gbn = y.detach().numpy(), g.detach().numpy(), gb.detach().numpy()\n        Jg = np.diag(1 - yn.reshape(-1) ** 2)\n        Jy = np.diag(-2 * gn.reshape(-1) * yn.reshape(-1))\n        a = torch.from_numpy((gbn.reshape(-1) @ Jg).reshape(yn.shape)) if ctx.needs_input_grad[0] else None\n        b = torch.from_numpy((gbn.reshape(-1) @ Jy).reshape(yn.shape)) if ctx.needs_input_grad[1] else None\n        return a, b\n'),
+]

@@ -89,9 +89,10 @@ class SwishFunction(torch.autograd.Function):
 MISTAKES = [
     # reads t.requires_grad in backward, where the Function contract's rule 2 asks for
     # ctx.needs_input_grad: once unusual, wrong since rule 2 is graded for every exercise (a
-    # requires_grad_() between forward and backward changes what it returns)
+    # requires_grad_() between forward and backward changes what it returns); rule 3 (asking
+    # autograd inside backward), checked first, now names it
     Mistake("SwishFunction", "autograd inside backward, create_graph=torch.is_grad_enabled()",
-            "when beta.requires_grad_() was called after forward",
+            "SwishFunction.backward calls torch.autograd.grad",
             _swish("        x, beta = ctx.saved_tensors\n        with torch.enable_grad():\n"
                    "            wanted = [t for t in (x, beta) if t.requires_grad]\n"
                    "            y = x * torch.sigmoid(beta * x)\n"
@@ -534,10 +535,6 @@ UNUSUAL += [
     Unusual("SwishFunction", "grad_beta of shape (1,)",
             edit(SWISH, ("(grad_output * x * x * ds).sum()",
                          "(grad_output * x * x * ds).reshape(-1).sum(0, keepdim=True)"))),
-    Unusual("SwishFunction", "torch.func.vjp of the composed ops inside backward",
-            edit(SWISH, (READ + RETURN, "        x, beta = ctx.saved_tensors\n"
-                         "        _, vjp = torch.func.vjp(lambda a, b: a * torch.sigmoid(b * a), "
-                         "x, beta)\n        return vjp(grad_output)"))),
     Unusual("SwishFunction", "expit and sigmoid(z) * sigmoid(-z), grad_beta summed in float64",
             edit(SWISH, ("s = torch.sigmoid(beta * x)", "s = torch.special.expit(beta * x)"),
                  ("ds = s * (1 - s)", "ds = torch.sigmoid(beta * x) * torch.sigmoid(-beta * x)"),
@@ -570,4 +567,19 @@ class SwishFunction(torch.autograd.Function):
     Unusual("SwishFunction", "x's gradient as s + beta * ds * x: beta * ds underflows for a tiny "
             "beta (was asked about a 'beta is about 0' branch)",
             edit(SOLUTION, ("(s + beta * x * ds)", "(s + beta * ds * x)"))),
+]
+
+
+# Rule 3 of the Function contract (backward by hand, memory linear in the sizes), graded in
+# lesson 04 too. torch.func.vjp inside backward was unusual before rule 3 was graded here.
+MISTAKES += [
+    Mistake("SwishFunction", "torch.func.vjp of the composed ops inside backward",
+            "SwishFunction.backward calls torch.autograd.grad through torch.func",
+            edit(SWISH, (READ + RETURN, "        x, beta = ctx.saved_tensors\n"
+                         "        _, vjp = torch.func.vjp(lambda a, b: a * torch.sigmoid(b * a), "
+                         "x, beta)\n        return vjp(grad_output)"))),
+    Mistake("SwishFunction", "torch.autograd.grad of a recomputed forward inside backward",
+            "SwishFunction.backward calls torch.autograd.grad", '\nclass SwishFunction(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, beta):\n        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, beta = ctx.saved_tensors\n        create = torch.is_grad_enabled()\n        wanted = [t for t, n in zip((x, beta), ctx.needs_input_grad) if n]\n        with torch.enable_grad():\n            y = x * torch.sigmoid(beta * x)\n            grads = iter(torch.autograd.grad(y, wanted, grad_output, create_graph=create))\n        return tuple(next(grads) if n else None for n in ctx.needs_input_grad)\n'),
+    Mistake("SwishFunction", "an n x n torch.diag Jacobian",
+            "SwishFunction's backward builds a Jacobian as a matrix", '\nclass SwishFunction(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, beta):\n        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n        gx = gb = None\n        if ctx.needs_input_grad[0]:\n            J = torch.diag((s + beta * x * ds).reshape(-1))          # n x n\n            gx = (grad_output.reshape(-1) @ J).reshape(x.shape)\n        if ctx.needs_input_grad[1]:\n            gb = grad_output.reshape(-1) @ (x * x * ds).reshape(-1)   # J_beta is n x 1\n        return gx, gb\n'),
 ]
