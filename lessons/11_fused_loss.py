@@ -488,9 +488,8 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # for backward? In chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
 # chunk is done, what becomes of $\text{grad}_W$, and what must be known before the first
 # chunk?
-# Writing each chunk's gradients yourself or asking `torch.autograd.grad` for them inside
-# forward (as Liger-Kernel's chunked losses do) are both fine: the work and memory bounds
-# count.
+# By hand or with `torch.autograd.grad` inside forward (as Liger-Kernel's chunked losses do):
+# both are fine, within the contract's work and memory bounds.
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
@@ -914,14 +913,14 @@ plt.show()
 # %% [markdown]
 # ## Common mistakes
 #
-# Three mistakes that a test of your own at small sizes does not show: the loss comes out right,
-# and the cost, memory or accuracy, appears only at larger sizes. The self-check refuses each.
+# Three mistakes a small test of your own does not show: the loss is right, and the cost,
+# memory or accuracy, appears only at larger sizes. The self-check refuses each.
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again, and the loss still right | gradients in forward |
-# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0 (at a language model's sizes nearly all of them; the optional sections measure it), and the gradients with them | keep $G$ in float32 until both products are done |
-# | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do), though the mean lies far inside float16's range | divide by $N$ in float32, then cast |
+# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0, and the gradients with them | keep $G$ in float32 until both products are done |
+# | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do) | divide by $N$ in float32, then cast |
 #
 # ## Summary
 #
