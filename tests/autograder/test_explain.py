@@ -92,7 +92,8 @@ class TestRuntimeErrors:
 
         inputs = make_inputs({"x1": x_of(3), "x2": x_of(3), "w1": 0.5, "w2": 2.0})
         forward = run_forward(WrongShapeX2, WEIGHTED_SUM, inputs)
-        with raises_hint("grad_x2 has shape (2,) but x2 has shape (3,): a gradient must have"):
+        with raises_hint("grad_x2 has shape (2,) but x2 has shape (3,): a gradient has its "
+                         "input's shape"):
             run_backward(WEIGHTED_SUM, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
     def test_wrong_device_from_the_engine(self, raises_hint):
