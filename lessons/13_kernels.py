@@ -30,8 +30,8 @@
 # (`triton_op`, `torch.export`, speed, int32 offsets, a C++ kernel) is never graded.
 #
 # This lesson needs `triton` (and `ninja` for the C++ section): `make install` brings both;
-# elsewhere the cell below installs whichever is missing (`pip install triton==3.9.0
-# ninja==1.13.2`).
+# elsewhere the cell below installs whichever is missing
+# (`pip install triton==3.9.0 ninja==1.13.2`).
 
 # %% nbgrader={"locked": true}
 import importlib.util
