@@ -48,6 +48,4 @@ SECTIONS = {
     "SoftThreshold/lam-without-mask": _SOFT_THRESHOLD,
     "SoftThreshold/lam-wrong-sign": _SOFT_THRESHOLD,
     "SoftThreshold/lam-averaged": _SOFT_THRESHOLD,
-    "SoftThreshold/lam-gradient-not-0d": _SOFT_THRESHOLD,
-    "SoftThreshold/lam-gradient-not-summed": _SOFT_THRESHOLD,
 }
