@@ -8,9 +8,9 @@ What backward returns is recorded before the engine sees it (``probes.record_ret
 with each floating input in turn as the only one requiring grad, on a typical batch with a
 ``grad_output`` of zeros, with every floating input all zeros (the kink of a ReLU, a norm of 0:
 where many ops take a path of their own), and on an empty batch (where the reference takes one).
-Each input backward gives ``None`` on the typical path, with random ``grad_output``, must get
-``None`` on these paths too: a tensor of zeros is not ``None``. (Whether it must be ``None`` on the typical
-path is each exercise's own check, ``contract.check_each_input_alone(frozen_get_none=True)``.)"""
+First, on the typical path (random ``grad_output``), every floating input but the one
+requiring grad must get ``None``; then each input that got ``None`` there must get it on these
+paths too: a tensor of zeros is not ``None``."""
 
 import torch
 
@@ -75,6 +75,9 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
         typical = returned_gradients(function, values, {wanted})
         if typical is None:
             continue
+        computed = [n for n in names if n != wanted and typical[n] is not None]
+        if computed:
+            raise _frozen_error(function, domain, values, wanted, computed[0])
         frozen = [n for n, v in typical.items() if n != wanted and v is None
                   and isinstance(values[n], torch.Tensor)]
         if not frozen:
@@ -95,3 +98,21 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
                     f"returns None for an input that needs no gradient "
                     f"{rule_reference('gradients')}",
                     mistake=f"{domain.spec.name}/not-none-on-every-path")
+
+
+def _frozen_error(function, domain: Domain, values: dict, wanted: str, other: str) -> GradingError:
+    """Backward returned a gradient for ``other`` while only ``wanted`` required grad; a gate
+    read from ``wanted``'s entry is proven when ``other`` alone gets None for itself."""
+    alone = returned_gradients(function, values, {other})
+    if alone is not None and alone[other] is None:
+        return GradingError(
+            f"{function.__name__}.backward computes grad_{other} when only {wanted} requires "
+            f"grad, and returns None for {other} when {other} alone does: it decides whether "
+            f"to compute grad_{other} from another input's entry of ctx.needs_input_grad: which "
+            f"entry is {other}'s? {rule_reference('gradients')}",
+            mistake=f"{domain.spec.name}/gate-on-wrong-entry")
+    return GradingError(
+        f"{function.__name__}.backward returned a gradient for {other} with only {wanted} "
+        f"requiring grad ({shapes_of(values)}): {other} needs no gradient, so backward returns "
+        f"None for it, and skips the work {rule_reference('gradients')}",
+        mistake=f"{domain.spec.name}/computes-frozen-gradient")

@@ -1,5 +1,5 @@
-"""Rule 2, None on every path: a backward that returns zeros for an input needing no gradient
-when grad_output is all zeros, when a ReLU layer is dead, or when the batch is empty, is caught;
+"""Rule 2, None on every path: a backward that returns a gradient for an input needing no
+gradient on a typical batch, or zeros for it when grad_output is all zeros, when a ReLU layer is dead, or when the batch is empty, is caught;
 one that gates every path on ctx.needs_input_grad passes."""
 
 import pytest
@@ -37,9 +37,20 @@ def test_none_on_every_path_passes():
     check_none_on_every_path(OUTER_DOMAIN, gated, CPU)
 
 
-def test_an_ungated_backward_is_left_to_the_exercise_s_own_check():
-    """Tensors for every input on every path: consistent, so not this check's failure."""
-    check_none_on_every_path(OUTER_DOMAIN, outer("return g @ v, g.T @ u"), CPU)
+def test_an_ungated_backward_is_caught_on_the_typical_path(raises_hint):
+    """Tensors for every input, whichever requires grad: work autograd throws away."""
+    with raises_hint("returned a gradient for v with only u requiring grad") as info:
+        check_none_on_every_path(OUTER_DOMAIN, outer("return g @ v, g.T @ u"), CPU)
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
+    assert info.value.mistake == "Outer/computes-frozen-gradient"
+
+
+def test_a_gate_on_the_other_input_s_entry_is_named(raises_hint):
+    swapped = outer("return (g @ v if ctx.needs_input_grad[1] else None,\n"
+                    "        g.T @ u if ctx.needs_input_grad[0] else None)")
+    with raises_hint("from another input's entry of ctx.needs_input_grad") as info:
+        check_none_on_every_path(OUTER_DOMAIN, swapped, CPU)
+    assert info.value.mistake == "Outer/gate-on-wrong-entry"
 
 
 def test_zeros_where_a_relu_layer_is_dead_are_caught(raises_hint):
