@@ -772,7 +772,8 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # function $b(g, y) = g\,(1 - y^2)$ of `grad_output` $g$ and $y$, computed in NumPy by the inner
 # Function. Its backward, handed $\bar b$, returns
 # $\partial b/\partial g = 1 - y^2$ times $\bar b$ for $g$, and
-# $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy. Autograd chains the
+# $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy, each only where
+# `ctx.needs_input_grad` asks (a Hessian-vector product's $g$ needs none). Autograd chains the
 # gradient for $y$ on to $x$ through `NumpyTanh`'s own backward (Hint 3). Saving $x$ instead
 # works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
 # extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner Function saves $g$ itself: recovering
@@ -901,7 +902,10 @@ class MatmulBackward(torch.autograd.Function):
     @staticmethod
     def backward(ctx, gbar_a, gbar_c):
         grad_output, a, c = ctx.saved_tensors
-        return gbar_a @ c + a @ gbar_c, grad_output @ gbar_c.mT, gbar_a.mT @ grad_output
+        need_g, need_a, need_c = ctx.needs_input_grad  # None where none is needed (rule 2)
+        return (gbar_a @ c + a @ gbar_c if need_g else None,
+                grad_output @ gbar_c.mT if need_a else None,
+                gbar_a.mT @ grad_output if need_c else None)
 
 
 class NumpyMatmul(torch.autograd.Function):

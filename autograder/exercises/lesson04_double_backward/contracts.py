@@ -40,6 +40,8 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/saves-copy": "forward saves y.clone() and returns y"}),
 )
 NUMPY_TANH_RULES = {
+    "gradients": {"NumpyTanh/inner-computes-frozen-gradient":
+                      "inner backward ignores ctx.needs_input_grad: both gradients every call"},
     "by-hand": {"NumpyTanh/builds-jacobian": "the inner Function builds n x n NumPy Jacobians"},
     "values": {"NumpyTanh/wrong-output-dtype":
                    "forward computes in float64 and returns float64 for a float32 x",

@@ -28,6 +28,7 @@ from ..shared.saved_reads import check_backward_reads_saved
 from .contracts import NUMPY_TANH_CLAUSES, NUMPY_TANH_RULES
 from .call_probes import check_calls_independent
 from .by_hand import check_backward_memory_linear
+from .inner_none import check_inner_returns_none
 from .numpy_tanh_saturation import check_saturated, name_float32_second
 
 NUMPY_TANH = Spec("NumpyTanh", ("x",), torch.tanh)
@@ -342,6 +343,9 @@ def _checks(function) -> None:
     with case("x of shape (4,)"):
         check_gradcheck(function, NUMPY_TANH, _values((4,), 8))
         check_gradgradcheck(function, _values((4,), 8))
+    # last, in no case (the first line ends with the rule it cites): the engine drops what it
+    # finds, so it changes no value another check sees
+    check_inner_returns_none(function, _values((3, 4), 14))
 
 
 LATER_IN_LESSON = True  # the lesson's transfer exercise, after CubeOnce

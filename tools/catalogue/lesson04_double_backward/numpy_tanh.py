@@ -44,6 +44,11 @@ class _TanhGrad(torch.autograd.Function):
 
 CALL = "        y, = ctx.saved_tensors\n        return _TanhGrad.apply(grad_output, y)"
 RIGHT = "        return torch.from_numpy(gb * (1 - y * y)), torch.from_numpy(-2 * gb * g * y)"
+# RIGHT with each gradient gated on its ctx.needs_input_grad entry (rule 2: on a second derivative
+# with a grad_output that requires no grad, only y's is asked for), for the unusual answers
+RIGHT_GATED = ("        dg = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[0] else None\n"
+               "        dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] else None\n"
+               "        return dg, dy")
 
 UNUSUAL = [
     Unusual("NumpyTanh", "the PyTorch tutorial's layout: NumPy helper functions, the input saved",
@@ -85,9 +90,13 @@ class NumpyTanhBackward(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         x, saved_grad_out = ctx.saved_tensors
-        dx = tanh_backward_backward(to_numpy(grad_out), to_numpy(saved_grad_out), to_numpy(x))
-        dgrad_out = tanh_backward(to_numpy(grad_out), to_numpy(x))
-        return torch.from_numpy(dgrad_out), torch.from_numpy(dx)
+        dgrad_out = dx = None
+        if ctx.needs_input_grad[0]:
+            dgrad_out = torch.from_numpy(tanh_backward(to_numpy(grad_out), to_numpy(x)))
+        if ctx.needs_input_grad[1]:
+            dx = torch.from_numpy(tanh_backward_backward(
+                to_numpy(grad_out), to_numpy(saved_grad_out), to_numpy(x)))
+        return dgrad_out, dx
 """),
     Unusual("NumpyTanh", "an inner Function on (grad_output, y) with needs_input_grad",
             _tanh(CALL, _inner(
@@ -96,7 +105,7 @@ class NumpyTanhBackward(torch.autograd.Function):
                 "        dy = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] "
                 "else None\n        return dg, dy"))),
     Unusual("NumpyTanh", "torch.as_tensor conversions and the output kept as NumPy-made float64",
-            _tanh(CALL, _inner(RIGHT),
+            _tanh(CALL, _inner(RIGHT_GATED),
                   "        y = torch.as_tensor(np.tanh(x.detach().cpu().numpy()), "
                   "dtype=x.dtype)\n        ctx.save_for_backward(y)\n        return y")),
 ]
@@ -115,14 +124,20 @@ class _TanhGradOfX(torch.autograd.Function):
         gb, t = grad_b.detach().numpy(), np.tanh(x)
         return torch.from_numpy(gb * (1 - t * t)), torch.from_numpy(-2 * gb * g * t * (1 - t * t))
 """
+INNER_ON_X_GATED = INNER_ON_X.replace(
+    "        return torch.from_numpy(gb * (1 - t * t)), torch.from_numpy(-2 * gb * g * t * (1 - t * t))",
+    "        dg = torch.from_numpy(gb * (1 - t * t)) if ctx.needs_input_grad[0] else None\n"
+    "        dx = torch.from_numpy(-2 * gb * g * t * (1 - t * t)) if ctx.needs_input_grad[1] "
+    "else None\n        return dg, dx")
+assert INNER_ON_X_GATED != INNER_ON_X
 SAVE_X = ("        ctx.save_for_backward(x)\n"
           "        return torch.from_numpy(np.tanh(x.detach().numpy()))")
 UNUSUAL += [
     Unusual("NumpyTanh", "x saved, the inner Function on (grad_output, x) takes tanh itself",
             _tanh("        x, = ctx.saved_tensors\n        return _TanhGradOfX.apply(grad_output, x)",
-                  INNER_ON_X, SAVE_X)),
+                  INNER_ON_X_GATED, SAVE_X)),
     Unusual("NumpyTanh", "inner backward marked @once_differentiable (its NumPy has no third "
-            "derivative)", _tanh(CALL, _inner(RIGHT).replace(
+            "derivative)", _tanh(CALL, _inner(RIGHT_GATED).replace(
                 "    @staticmethod\n    def backward", "    @staticmethod\n    @once_differentiable\n"
                 "    def backward"))),
     Unusual("NumpyTanh", "conversions as helpers: numpy(force=True), as_tensor with like's "
@@ -146,7 +161,8 @@ class TanhGrad(torch.autograd.Function):
     def backward(ctx, gb):
         g, y = ctx.saved_tensors
         gb, gn, yn = to_numpy(gb), to_numpy(g), to_numpy(y)
-        return to_torch(gb * (1 - yn ** 2), g), to_torch(-2 * gb * gn * yn, y)
+        return (to_torch(gb * (1 - yn ** 2), g) if ctx.needs_input_grad[0] else None,
+                to_torch(-2 * gb * gn * yn, y) if ctx.needs_input_grad[1] else None)
 
 
 class NumpyTanh(torch.autograd.Function):
@@ -326,7 +342,9 @@ UNUSUAL += [
     Unusual("NumpyTanh", "three levels: the innermost backward a NumPy Function of its own "
             "(right to the third derivative)",
             _tanh(CALL, THIRD_LEVEL + _inner(
-                "        return _TanhGradGrad.apply(grad_b, *ctx.saved_tensors)").replace(
+                "        dg, dy = _TanhGradGrad.apply(grad_b, *ctx.saved_tensors)\n"
+                "        return (dg if ctx.needs_input_grad[0] else None,\n"
+                "                dy if ctx.needs_input_grad[1] else None)").replace(
                 "        gb, g, y = grad_b.detach().numpy(), g.detach().numpy(), "
                 "y.detach().numpy()\n", ""))),
 ]
@@ -355,6 +373,7 @@ class _TanhGrad(torch.autograd.Function):
 
 
 TANH = _tanh(CALL, _inner(RIGHT))
+TANH_GATED = _tanh(CALL, _inner(RIGHT_GATED))
 
 
 INNER_FORWARD_2 = ("        g, y = g.detach().numpy(), y.detach().numpy()\n"
@@ -432,7 +451,8 @@ class _TanhGrad(torch.autograd.Function):
     def backward(ctx, grad_b):
         m2gy, y = ctx.saved_tensors
         gb, yn = grad_b.detach().numpy(), y.detach().numpy()
-        return torch.from_numpy(gb * (1 - yn * yn)), torch.from_numpy(gb * m2gy.numpy())
+        return (torch.from_numpy(gb * (1 - yn * yn)) if ctx.needs_input_grad[0] else None,
+                torch.from_numpy(gb * m2gy.numpy()) if ctx.needs_input_grad[1] else None)
 """
 
 
@@ -602,28 +622,28 @@ UNUSUAL += [
     Unusual("NumpyTanh", "inner forward in float64, cast back in the outer backward",
             _tanh("        y, = ctx.saved_tensors\n"
                   "        return _TanhGrad.apply(grad_output, y).to(grad_output.dtype)",
-                  _inner(RIGHT).replace(
+                  _inner(RIGHT_GATED).replace(
                       "        g, y = g.detach().numpy(), y.detach().numpy()",
                       "        g = g.detach().numpy().astype(np.float64)\n"
                       "        y = y.detach().numpy().astype(np.float64)"))),
     Unusual("NumpyTanh", "plain NumPy when grad mode is off, the inner Function only under "
-            "create_graph", edit(TANH, (CALL, "        y, = ctx.saved_tensors\n"
+            "create_graph", edit(TANH_GATED, (CALL, "        y, = ctx.saved_tensors\n"
                                         "        if not torch.is_grad_enabled():\n"
                                         "            g, yn = grad_output.numpy(), y.numpy()\n"
                                         "            return torch.from_numpy(g * (1 - yn * yn))\n"
                                         "        return _TanhGrad.apply(grad_output, y)"))),
     Unusual("NumpyTanh", ".cpu().contiguous() before every .numpy()",
-            TANH.replace(".detach().numpy()", ".detach().cpu().contiguous().numpy()")),
+            TANH_GATED.replace(".detach().numpy()", ".detach().cpu().contiguous().numpy()")),
     Unusual("NumpyTanh", "NumPy's tanh in float64, cast back to x's dtype before it is saved",
-            edit(TANH, ("np.tanh(x.detach().numpy())",
-                        "np.tanh(x.detach().numpy().astype(np.float64)).astype("
-                        "x.detach().numpy().dtype)"))),
+            edit(TANH_GATED, ("np.tanh(x.detach().numpy())",
+                              "np.tanh(x.detach().numpy().astype(np.float64)).astype("
+                              "x.detach().numpy().dtype)"))),
     Unusual("NumpyTanh", "the inner Function saves -2gy (new memory, not a copy) and y",
             _tanh(CALL, NUMPY_TANH_INNER)),
     Unusual("NumpyTanh", "inner Function nested in the class body, needs_input_grad respected",
             NESTED),
     Unusual("NumpyTanh", "inner Function computes in float64 for a float32 x, returns float64",
-            _tanh(CALL, edit(_inner(RIGHT), (
+            _tanh(CALL, edit(_inner(RIGHT_GATED), (
                 "        g, y = g.detach().numpy(), y.detach().numpy()\n",
                 "        g = g.detach().numpy().astype(np.float64)\n"
                 "        y = y.detach().numpy().astype(np.float64)\n")))),
@@ -634,4 +654,13 @@ UNUSUAL += [
 MISTAKES += [
     Mistake("NumpyTanh", "the inner Function builds n x n NumPy Jacobians",
             "NumpyTanh's backward builds a Jacobian as a matrix", NUMPY + '\nclass NumpyTanh(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        y = torch.from_numpy(np.tanh(x.detach().numpy()))\n        ctx.save_for_backward(y)\n        return y\n    @staticmethod\n    def backward(ctx, grad_output):\n        y, = ctx.saved_tensors\n        return TanhGradY.apply(grad_output, y)\n\nclass TanhGradY(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, g, y):\n        ctx.save_for_backward(g, y)\n        yn, gn = y.detach().numpy(), g.detach().numpy()\n        J = np.diag(1 - yn.reshape(-1) ** 2)\n        return torch.from_numpy((gn.reshape(-1) @ J).reshape(yn.shape))\n    @staticmethod\n    def backward(ctx, gb):\n        g, y = ctx.saved_tensors\n        yn, gn, gbn = y.detach().numpy(), g.detach().numpy(), gb.detach().numpy()\n        Jg = np.diag(1 - yn.reshape(-1) ** 2)\n        Jy = np.diag(-2 * gn.reshape(-1) * yn.reshape(-1))\n        a = torch.from_numpy((gbn.reshape(-1) @ Jg).reshape(yn.shape)) if ctx.needs_input_grad[0] else None\n        b = torch.from_numpy((gbn.reshape(-1) @ Jy).reshape(yn.shape)) if ctx.needs_input_grad[1] else None\n        return a, b\n'),
+]
+
+
+# Rule 2 of the Function contract for the Function NumpyTanh's backward calls: on a second
+# derivative with a grad_output that requires no grad (a Hessian-vector product), its backward
+# is asked for y's gradient only; the engine drops grad_output's, computed for nothing.
+MISTAKES += [
+    Mistake("NumpyTanh", "inner backward ignores ctx.needs_input_grad: both gradients every call",
+            "returned a gradient for g with ctx.needs_input_grad[0] False", TANH),
 ]

@@ -28,6 +28,11 @@ RETURN = ("        return grad_output * (s + beta * x * ds), (grad_output * x * 
 # RETURN with x multiplied last (x * x overflowed at huge x, once graded): for mistakes whose
 # own flaw the battery names after the huge-x check would
 SCALED = RETURN.replace("x * x * ds", "x * ds * x")
+# RETURN with each gradient gated on its ctx.needs_input_grad entry (rule 2), for the unusual
+# answers: a careful learner's form, which the generic rule-2 check accepts
+GATED = ("        grad_x = grad_output * (s + beta * x * ds) if ctx.needs_input_grad[0] else None\n"
+         "        grad_beta = (grad_output * x * x * ds).sum() if ctx.needs_input_grad[1] "
+         "else None\n        return grad_x, grad_beta")
 ONCE = "\n    @once_differentiable"
 
 # Once unusual; wrong in the sigmoid's saturated tail since the tail is graded relatively (listed
@@ -79,8 +84,10 @@ class SwishFunction(torch.autograd.Function):
         return _SwishAndSigmoid.apply(x, beta)[0]
 """),
     Unusual("SwishFunction", "F.silu(beta * x) / beta forward, einsum beta gradient",
-            _swish(READ + "        grad_x = grad_output * (s + beta * x * ds)\n"
-                   "        grad_beta = torch.einsum('...,...->', grad_output * x * ds, x)\n"
+            _swish(READ + "        grad_x = grad_output * (s + beta * x * ds) if "
+                   "ctx.needs_input_grad[0] else None\n"
+                   "        grad_beta = torch.einsum('...,...->', grad_output * x * ds, x) if "
+                   "ctx.needs_input_grad[1] else None\n"
                    "        return grad_x, grad_beta",
                    "        ctx.save_for_backward(x, beta)\n"
                    "        return F.silu(beta * x) / beta if bool(beta != 0) else x / 2")),
@@ -281,8 +288,8 @@ MISTAKES = [
 # mistakes.
 UNUSUAL += [
     Unusual("SwishFunction", "grad_beta of x's shape, left for the engine to sum",
-            _swish(READ + "        return grad_output * (s + beta * x * ds), "
-                   "grad_output * x * x * ds")),
+            _swish(READ + GATED.replace("(grad_output * x * x * ds).sum()",
+                                        "grad_output * x * x * ds"))),
 ]
 
 
@@ -360,11 +367,13 @@ DEFAULT_CACHE = edit(
 
 
 SOLUTION = _swish(READ + SCALED)
+SWISH_GATED = _swish(READ + GATED)
+SOLUTION_GATED = _swish(READ + GATED.replace("x * x * ds", "x * ds * x"))
 
 
-def _tiny_branch(threshold: str) -> str:
+def _tiny_branch(threshold: str, solution: str = SOLUTION) -> str:
     """The solution with sigma linearised around 0 where |beta| < threshold."""
-    return edit(SOLUTION, (
+    return edit(solution, (
         "        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n",
         f"        if abs(beta.item()) < {threshold}:  # 'beta is about 0': linearise sigma\n"
         "            s = 0.5 + beta * x / 4\n            ds = torch.full_like(x, 0.25)\n"
@@ -528,15 +537,16 @@ UNUSUAL += [
             "import torch.nn.functional as F\n" + _swish(
                 "        x, beta = ctx.saved_tensors\n        z = beta * x\n"
                 "        s, ds = torch.sigmoid(z), torch.sigmoid(z) * torch.sigmoid(-z)\n"
-                "        return (grad_output * s + grad_output * z * ds,\n"
-                "                torch.sum(grad_output * ds * x * x))",
+                "        return (grad_output * s + grad_output * z * ds if ctx.needs_input_grad[0] "
+                "else None,\n                torch.sum(grad_output * ds * x * x) if "
+                "ctx.needs_input_grad[1] else None)",
                 "        ctx.save_for_backward(x, beta)\n"
                 "        return x * torch.exp(F.logsigmoid(beta * x))")),
     Unusual("SwishFunction", "grad_beta of shape (1,)",
-            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+            edit(SWISH_GATED, ("(grad_output * x * x * ds).sum()",
                          "(grad_output * x * x * ds).reshape(-1).sum(0, keepdim=True)"))),
     Unusual("SwishFunction", "expit and sigmoid(z) * sigmoid(-z), grad_beta summed in float64",
-            edit(SWISH, ("s = torch.sigmoid(beta * x)", "s = torch.special.expit(beta * x)"),
+            edit(SWISH_GATED, ("s = torch.sigmoid(beta * x)", "s = torch.special.expit(beta * x)"),
                  ("ds = s * (1 - s)", "ds = torch.sigmoid(beta * x) * torch.sigmoid(-beta * x)"),
                  ("(grad_output * x * x * ds).sum()",
                   "(grad_output * x * ds * x).sum(dtype=torch.float64).to(beta.dtype)"))),
@@ -553,20 +563,22 @@ class SwishFunction(torch.autograd.Function):
         x, beta, y = ctx.saved_tensors
         s = torch.exp(F.logsigmoid(beta * x))
         one_minus_s = torch.exp(F.logsigmoid(-beta * x))
-        grad_x = grad_output * (s + beta * y * one_minus_s)
-        return grad_x, torch.einsum("...,...->", grad_output * x, y * one_minus_s)
+        grad_x = grad_output * (s + beta * y * one_minus_s) if ctx.needs_input_grad[0] else None
+        grad_beta = (torch.einsum("...,...->", grad_output * x, y * one_minus_s)
+                     if ctx.needs_input_grad[1] else None)
+        return grad_x, grad_beta
 """),
     Unusual("SwishFunction", "grad_beta as (g * x * x * ds).sum(): x * x overflows at huge x",
-            SWISH),
+            SWISH_GATED),
     Unusual("SwishFunction", "grad_beta as (g * x * x * ds) summed in float64: still inf",
-            edit(SWISH, ("(grad_output * x * x * ds).sum()",
+            edit(SWISH_GATED, ("(grad_output * x * x * ds).sum()",
                                    "(grad_output * x * x * ds).sum(dtype=torch.float64)"
                                    ".to(beta.dtype)"))),
     Unusual("SwishFunction", "sigma linearised where |beta| < 1e-200 (passed both checks)",
-            _tiny_branch("1e-200")),
+            _tiny_branch("1e-200", SOLUTION_GATED)),
     Unusual("SwishFunction", "x's gradient as s + beta * ds * x: beta * ds underflows for a tiny "
             "beta (was asked about a 'beta is about 0' branch)",
-            edit(SOLUTION, ("(s + beta * x * ds)", "(s + beta * ds * x)"))),
+            edit(SOLUTION_GATED, ("(s + beta * x * ds)", "(s + beta * ds * x)"))),
 ]
 
 
@@ -582,4 +594,12 @@ MISTAKES += [
             "SwishFunction.backward calls torch.autograd.grad", '\nclass SwishFunction(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, beta):\n        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, beta = ctx.saved_tensors\n        create = torch.is_grad_enabled()\n        wanted = [t for t, n in zip((x, beta), ctx.needs_input_grad) if n]\n        with torch.enable_grad():\n            y = x * torch.sigmoid(beta * x)\n            grads = iter(torch.autograd.grad(y, wanted, grad_output, create_graph=create))\n        return tuple(next(grads) if n else None for n in ctx.needs_input_grad)\n'),
     Mistake("SwishFunction", "an n x n torch.diag Jacobian",
             "SwishFunction's backward builds a Jacobian as a matrix", '\nclass SwishFunction(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, beta):\n        ctx.save_for_backward(x, beta)\n        return x * torch.sigmoid(beta * x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n        ds = s * (1 - s)\n        gx = gb = None\n        if ctx.needs_input_grad[0]:\n            J = torch.diag((s + beta * x * ds).reshape(-1))          # n x n\n            gx = (grad_output.reshape(-1) @ J).reshape(x.shape)\n        if ctx.needs_input_grad[1]:\n            gb = grad_output.reshape(-1) @ (x * x * ds).reshape(-1)   # J_beta is n x 1\n        return gx, gb\n'),
+]
+
+
+# Rule 2 of the Function contract, graded for every exercise since the generic check (issue 67):
+# the lesson's solution without its gates returns beta's gradient when only x requires grad.
+MISTAKES += [
+    Mistake("SwishFunction", "ignores ctx.needs_input_grad: both gradients every call",
+            "returned a gradient for beta with only x requiring grad", SOLUTION),
 ]
