@@ -54,8 +54,19 @@ FQ_READ = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n       
 FQ_GRAD_X = "grad_output * inside"
 
 
-def _fq_scale(local: str, grad_x: str = FQ_GRAD_X) -> str:
-    """A backward whose per-element d(output)/d(scale) is ``local``."""
+def fq_gated(grad_x: str, grad_scale: str) -> str:
+    """Backward's return line, each gradient computed only where its ``ctx.needs_input_grad``
+    entry asks for it, ``None`` otherwise (rule 2 of the Function contract)."""
+    return (f"        return ({grad_x} if ctx.needs_input_grad[0] else None,\n"
+            f"                {grad_scale} if ctx.needs_input_grad[1] else None, None, None)")
+
+
+def _fq_scale(local: str, grad_x: str = FQ_GRAD_X, gated: bool = False) -> str:
+    """A backward whose per-element d(output)/d(scale) is ``local``; ``gated``: each gradient
+    only where ``ctx.needs_input_grad`` asks for it, else both always (as the mistakes built
+    on it, which their own checks catch first)."""
+    if gated:
+        return _fake_quantize(FQ_READ + fq_gated(grad_x, f"(grad_output * ({local})).sum()"))
     return _fake_quantize(FQ_READ + f"        return {grad_x}, (grad_output * ({local})).sum(), "
                           "None, None")
 

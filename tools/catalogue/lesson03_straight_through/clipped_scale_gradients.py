@@ -7,7 +7,7 @@ and two unusual answers (v saved alone, qmin and qmax as a tuple, scale's gradie
 unsummed; the window as a bool clamp(x, -1, 1) == x saved as the mask)."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FQ_LSQ, FQ_READ, _clipped, _fake_quantize, _fq_scale
+from .answers import FQ_LSQ, FQ_READ, _clipped, _fake_quantize, _fq_scale, fq_gated
 
 _V32 = "        v = (x.float() / scale.float()).to(x.dtype)\n"
 
@@ -44,7 +44,7 @@ UNUSUAL = [
                 "        v, = ctx.saved_tensors\n        qmin, qmax = ctx.bounds\n"
                 "        r = torch.round(v)\n        inside = (r >= qmin) & (r <= qmax)\n"
                 "        local = torch.where(inside, r - v, torch.where(r < qmin, float(qmin), "
-                "float(qmax)))\n        return grad_output * inside, grad_output * local, None, None",
+                "float(qmax)))\n" + fq_gated("grad_output * inside", "grad_output * local"),
                 "        v = x * (1 / scale)\n        ctx.save_for_backward(v)\n"
                 "        ctx.bounds = (qmin, qmax)\n"
                 "        return torch.clamp(torch.round(v), qmin, qmax) * scale")),

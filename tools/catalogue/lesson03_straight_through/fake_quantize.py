@@ -6,7 +6,7 @@ since issue 69 that value is off the domain: two are correct, and the two that a
 inside backward are named by rule 3 of the Function contract."""
 
 from .. import Mistake, Unusual
-from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _fq_scale
+from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, _fq_scale, fq_gated
 
 # once caught only where x / scale is infinite, a value no model meets (issue 69): named now by
 # rule 3 of the Function contract, the gradient written by hand
@@ -25,17 +25,23 @@ UNUSUAL = [
                 "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
                 "        code = torch.round(v)\n"
                 "        inside = (code >= ctx.qmin) & (code <= ctx.qmax)\n"
-                "        local = torch.where(inside, code - v, torch.where(code < ctx.qmin, "
+                "        grad_x = grad_output * inside if ctx.needs_input_grad[0] else None\n"
+                "        grad_scale = None\n"
+                "        if ctx.needs_input_grad[1]:\n"
+                "            local = torch.where(inside, code - v, torch.where(code < ctx.qmin, "
                 "ctx.qmin, ctx.qmax).to(x.dtype))\n"
-                "        return grad_output * inside, (grad_output * local).sum(), None, None")),
+                "            grad_scale = (grad_output * local).sum()\n"
+                "        return grad_x, grad_scale, None, None")),
     Unusual("FakeQuantize", "saves the clamped codes; local gradient from (y - x) / scale",
             _fake_quantize(
                 "        x, scale, codes = ctx.saved_tensors\n"
                 "        v = x / scale\n"
                 "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
                 "        local = torch.where(inside, (codes * scale - x) / scale, codes)\n"
-                "        grad_x = torch.where(inside, grad_output, torch.zeros_like(grad_output))\n"
-                "        return grad_x, torch.sum(grad_output * local), None, None",
+                "        grad_x = torch.where(inside, grad_output, torch.zeros_like(grad_output)) "
+                "if ctx.needs_input_grad[0] else None\n"
+                "        return grad_x, (torch.sum(grad_output * local) if ctx.needs_input_grad[1] "
+                "else None), None, None",
                 "        codes = torch.clamp(torch.round(x / scale), qmin, qmax)\n"
                 "        ctx.save_for_backward(x, scale, codes)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n        return codes * scale")),
@@ -44,26 +50,24 @@ UNUSUAL = [
                 "        x, scale = ctx.saved_tensors\n        v = x / scale\n"
                 "        r = torch.round(v)\n"
                 "        inside = (r >= ctx.qmin) & (r <= ctx.qmax)\n"
-                "        local = torch.where(inside, r - v, torch.clamp(r, ctx.qmin, ctx.qmax))\n"
-                "        return (grad_output / scale) * scale * inside, "
-                "(grad_output * local).sum(), None, None")),
+                + fq_gated("(grad_output / scale) * scale * inside",
+                           "(grad_output * torch.where(inside, r - v, torch.clamp(r, ctx.qmin, "
+                           "ctx.qmax))).sum()"))),
     Unusual("FakeQuantize", "grad_scale left shaped like x: the engine sums it to scale's shape",
-            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, grad_output * {FQ_LSQ}, "
-                           "None, None")),
+            _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, f"grad_output * {FQ_LSQ}"))),
     Unusual("FakeQuantize", "saves v = x / scale, tensordot for the sum",
             _fake_quantize(
                 "        v, scale = ctx.saved_tensors\n        r = torch.round(v)\n"
                 "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
                 "        local = torch.where(inside, r - v, torch.where(v < ctx.qmin, "
                 "float(ctx.qmin), float(ctx.qmax)))\n"
-                "        return grad_output * inside, torch.tensordot(grad_output, local, "
-                "dims=grad_output.dim()), None, None",
+                + fq_gated("grad_output * inside", "torch.tensordot(grad_output, local, "
+                           "dims=grad_output.dim())"),
                 "        v = x / scale\n        ctx.save_for_backward(v, scale)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n"
                 "        return torch.clamp(torch.round(v), qmin, qmax) * scale")),
     Unusual("FakeQuantize", "v = x * (1 / scale), as PyTorch's kernels compute it",
-            _fake_quantize(RECIPROCAL + f"        return {FQ_GRAD_X}, "
-                           f"(grad_output * {FQ_LSQ}).sum(), None, None",
+            _fake_quantize(RECIPROCAL + fq_gated(FQ_GRAD_X, f"(grad_output * {FQ_LSQ}).sum()"),
                            "        ctx.save_for_backward(x, scale)\n"
                            "        ctx.qmin, ctx.qmax = qmin, qmax\n"
                            "        return torch.clamp(torch.round(x * (1 / scale)), qmin, qmax)"
@@ -172,6 +176,10 @@ MISTAKES = [
             "through v", _fq_scale("torch.where(inside, -v, clipped)"), named=True),
     Mistake("FakeQuantize", "dv/ds with the wrong sign", "the term through v has the wrong sign",
             _fq_scale("torch.where(inside, r + v, clipped)")),
+    # rule 2 of the Function contract: autograd throws away a gradient returned for an input
+    # that needs no gradient; the lesson's solution with both gradients computed always
+    Mistake("FakeQuantize", "ignores needs_input_grad: both gradients always",
+            "returned a gradient for scale with only x requiring grad", _fq_scale(FQ_LSQ)),
     Mistake("FakeQuantize", "needs_input_grad index slip", "it decides whether to compute "
             "grad_x from another input's entry of ctx.needs_input_grad: which entry is x's?",
             _fake_quantize(FQ_LOCAL + "        grad_x = grad_output * inside if ctx.needs_input_grad[1] "
@@ -185,14 +193,18 @@ MISTAKES = [
 UNUSUAL.append(Unusual("FakeQuantize", "nan at x / scale = +-inf: d(output)/d(scale) as the clamped codes "
             "minus v inside",
         _fake_quantize(FQ_READ + "        codes = torch.clamp(r, ctx.qmin, ctx.qmax)\n"
-                           "        return grad_output * inside, (grad_output * (codes - v * inside))"
-                           ".sum(), None, None")))
+                           + fq_gated("grad_output * inside",
+                                      "(grad_output * (codes - v * inside)).sum()"))))
 
 # correct since issue 69: an infinite x / scale left the domain (no value a model meets)
 UNUSUAL.append(Unusual("FakeQuantize", "nan at x / scale = +-inf: the scale gradient summed region by "
             "region",
-        _fake_quantize(FQ_READ + "        below, above = v < ctx.qmin, v > ctx.qmax\n"
-                           "        grad_scale = ((grad_output * (r - v) * inside).sum()\n"
-                           "                      + ctx.qmin * (grad_output * below).sum()\n"
-                           "                      + ctx.qmax * (grad_output * above).sum())\n"
-                           "        return grad_output * inside, grad_scale, None, None")))
+        _fake_quantize(FQ_READ + "        grad_scale = None\n"
+                           "        if ctx.needs_input_grad[1]:\n"
+                           "            below, above = v < ctx.qmin, v > ctx.qmax\n"
+                           "            grad_scale = ((grad_output * (r - v) * inside).sum()\n"
+                           "                          + ctx.qmin * (grad_output * below).sum()\n"
+                           "                          + ctx.qmax * (grad_output * above).sum())\n"
+                           "        grad_x = grad_output * inside if ctx.needs_input_grad[0] "
+                           "else None\n"
+                           "        return grad_x, grad_scale, None, None")))

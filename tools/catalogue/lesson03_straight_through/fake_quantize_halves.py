@@ -6,7 +6,7 @@ Right: a convention chosen per edge, round(v) at one and v at the other, one mas
 gradients (the contract accepts either at each edge)."""
 
 from .. import Mistake, Unusual
-from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
+from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, fq_gated
 
 _FQ_HALVES = ("        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
               "        v = x / scale\n        return torch.clamp({codes}, qmin, qmax) * scale")
@@ -22,7 +22,7 @@ _FQ_PER_EDGE = ("        x, scale = ctx.saved_tensors\n        v = x / scale\n"
                 "        inside = ~below & ~above\n"
                 "        local = torch.where(inside, r - v, torch.where(below, float(ctx.qmin), "
                 "float(ctx.qmax)))\n"
-                "        return grad_output * inside, (grad_output * local).sum(), None, None")
+                + fq_gated("grad_output * inside", "(grad_output * local).sum()"))
 
 UNUSUAL = [
     Unusual("FakeQuantize", "round(v) judged at qmin, v at qmax, one mask for both gradients",

@@ -6,23 +6,23 @@ torch.fake_quantize_per_tensor_affine, each element's scale term in float32, sca
 float32), which it does not."""
 
 from .. import Mistake, Unusual
-from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize
+from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, fq_gated
 
 SUM = f"(grad_output * {FQ_LSQ}).sum()"
 SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
 
 UNUSUAL = [
     Unusual("FakeQuantize", "grad_scale shaped (1,): the engine sums it to scale's shape",
-            _fake_quantize(FQ_READ + f"        return {FQ_GRAD_X}, {SUM}.reshape(1), None, None")),
+            _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, f"{SUM}.reshape(1)"))),
     Unusual("FakeQuantize", "the step read as a Python float with scale.item()",
             _fake_quantize(FQ_READ.replace("v = x / scale", "s = scale.item()\n        v = x / s")
-                           + f"        return {FQ_GRAD_X}, {SUM}, None, None",
+                           + fq_gated(FQ_GRAD_X, SUM),
                            SAVES + "        s = scale.item()\n"
                            "        return torch.clamp(torch.round(x / s), qmin, qmax) * s")),
     Unusual("FakeQuantize", "forward saves the mask and d(output)/d(scale), not x",
             _fake_quantize(
                 "        inside, local = ctx.saved_tensors\n"
-                "        return grad_output * inside, (grad_output * local).sum(), None, None",
+                + fq_gated("grad_output * inside", "(grad_output * local).sum()"),
                 "        v = x / scale\n        r = torch.round(v)\n"
                 "        inside = (v >= qmin) & (v <= qmax)\n"
                 "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "

@@ -44,12 +44,15 @@ UNUSUAL = [
                 "        x, scale = ctx.saved_tensors\n        v = x * (1 / scale)\n"
                 "        code = torch.clamp(torch.round(v), ctx.qmin, ctx.qmax)\n"
                 "        inside = (v >= ctx.qmin) & (v <= ctx.qmax)\n"
-                "        return (torch.where(inside, grad_output, 0),\n"
-                "                grad_output * (code - torch.where(inside, v, 0)), None, None)",
+                "        return (torch.where(inside, grad_output, 0) if ctx.needs_input_grad[0] "
+                "else None,\n"
+                "                grad_output * (code - torch.where(inside, v, 0)) "
+                "if ctx.needs_input_grad[1] else None, None, None)",
                 "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
                 "        return torch.clamp(torch.round(x * (1 / scale)), qmin, qmax) * scale")),
 ]
 
 # correct since issue 69: an infinite x / scale left the domain (no value a model meets)
 UNUSUAL.append(Unusual("FakeQuantize", "scale's gradient with the masks multiplied in: nan where x / scale is inf",
-        _fq_scale("inside * (r - v) + (v < ctx.qmin) * ctx.qmin + (v > ctx.qmax) * ctx.qmax")))
+        _fq_scale("inside * (r - v) + (v < ctx.qmin) * ctx.qmin + (v > ctx.qmax) * ctx.qmax",
+                  gated=True)))

@@ -25,8 +25,12 @@ class FakeQuantize(torch.autograd.Function):
         below = r < qmin          # lower edge: judged on round(v)
         above = v > qmax          # upper edge: judged on v
         inside = ~(below | above)
-        local = torch.where(inside, r - v, torch.where(below, float(qmin), float(qmax)))
-        return grad_output * inside, grad_output * local, None, None
+        grad_x = grad_output * inside if ctx.needs_input_grad[0] else None
+        grad_scale = None
+        if ctx.needs_input_grad[1]:
+            local = torch.where(inside, r - v, torch.where(below, float(qmin), float(qmax)))
+            grad_scale = grad_output * local   # x's shape: autograd sums it to scale's
+        return grad_x, grad_scale, None, None
 '''),
     Unusual('StraightThroughSoftmax', 'one-hot by scatter at max().indices, logits saved, '
             'softmax from logsumexp, einsum', '''

@@ -53,8 +53,12 @@ class FakeQuantize(torch.autograd.Function):
         v = x / scale
         c = v.clamp(ctx.qmin, ctx.qmax)
         inside = (c == v)
-        local = torch.where(inside, torch.round(c) - c, c)
-        return grad_output * inside, (grad_output * local).sum(), None, None
+        grad_x = grad_output * inside if ctx.needs_input_grad[0] else None
+        grad_scale = None
+        if ctx.needs_input_grad[1]:
+            local = torch.where(inside, torch.round(c) - c, c)
+            grad_scale = (grad_output * local).sum()
+        return grad_x, grad_scale, None, None
 '''),
 ]
 
