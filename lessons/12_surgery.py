@@ -537,8 +537,12 @@ class BrokenSoftThreshold(torch.autograd.Function):
         x, lam = ctx.saved_tensors
         shifted = x.abs() - lam  # the node relu reads
         grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
-        grad_x = grad_shifted * torch.sign(x)  # back through |x|
-        grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
+        needs_x, needs_lam = ctx.needs_input_grad
+        grad_x = grad_lam = None
+        if needs_x:
+            grad_x = grad_shifted * torch.sign(x)  # back through |x|
+        if needs_lam:
+            grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
         return grad_x, grad_lam
 
 
@@ -835,10 +839,9 @@ class SoftThreshold(torch.autograd.Function):
         ### BEGIN SOLUTION
         shrunk, = ctx.saved_tensors
         passed = grad_output * (shrunk != 0)  # dy/dx: 1 outside the threshold, 0 on and inside
-        grad_lam = None
-        if ctx.needs_input_grad[1]:
-            grad_lam = -(passed * torch.sign(shrunk)).sum()  # every entry uses lam: a sum
-        return passed, grad_lam
+        # every entry uses lam: a sum, computed only when lam needs a gradient
+        grad_lam = -(passed * torch.sign(shrunk)).sum() if ctx.needs_input_grad[1] else None
+        return (passed if ctx.needs_input_grad[0] else None), grad_lam
         ### END SOLUTION
 
 
@@ -1260,8 +1263,9 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # 3. Wasted work: `ctx.needs_input_grad` says which gradients are wanted.
 #
 # The course's batteries test these directly: `grad_output` left untouched and no tensor kept
-# on `ctx` wherever an exercise computes a gradient, and wasted work where a contract says an
-# exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise).
+# on `ctx` wherever an exercise computes a gradient, `None` for every input that needs no
+# gradient in every exercise (rule 2), and the work itself where a contract says an exercise
+# skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise).
 
 # %% [markdown]
 # ### Common mistakes
@@ -1372,7 +1376,8 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # On torch 2.13 they say "Squaring's backward modified grad_output in place: compute a new
 # tensor instead", "Squaring stores a tensor as ctx.x: use ctx.save_for_backward" and
 # "Product.backward returns a tensor for b when only a requires grad, computed as when every
-# input does: check ctx.needs_input_grad and return None for b".
+# input does: what does ctx.needs_input_grad say about b, and what may backward return for an
+# input that needs no gradient?".
 # </details>
 
 # %% [markdown]

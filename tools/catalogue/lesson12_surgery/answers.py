@@ -46,8 +46,12 @@ _BROKEN_SOFT = '''class SoftThreshold(torch.autograd.Function):
         x, lam = ctx.saved_tensors
         shifted = x.abs() - lam
         grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
-        grad_x = grad_shifted * torch.sign(x)
-        grad_lam = grad_shifted.sum()
+        needs_x, needs_lam = ctx.needs_input_grad
+        grad_x = grad_lam = None
+        if needs_x:
+            grad_x = grad_shifted * torch.sign(x)
+        if needs_lam:
+            grad_lam = grad_shifted.sum()
         return grad_x, grad_lam
 '''
 
@@ -218,7 +222,7 @@ _U3 = '''class SoftThreshold(torch.autograd.Function):
         keep, s = ctx.saved_tensors
         gx = torch.where(keep, g, torch.zeros_like(g))
         gl = -(gx * s).sum() if ctx.needs_input_grad[1] else None
-        return gx, gl
+        return gx if ctx.needs_input_grad[0] else None, gl
 '''
 
 
@@ -245,6 +249,6 @@ _ST7 = '''class SoftThreshold(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         s, = ctx.saved_tensors
-        p = g * (s != 0)
-        return p, -(g * s).sum()
+        p = g * (s != 0) if ctx.needs_input_grad[0] else None
+        return p, -(g * s).sum() if ctx.needs_input_grad[1] else None
 '''

@@ -33,7 +33,8 @@ _Y_SAVED = """class SoftThreshold(torch.autograd.Function):
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         passed = grad_output * (y != 0)
-        return passed, ({lam} if ctx.needs_input_grad[1] else None)
+        return (passed if ctx.needs_input_grad[0] else None,
+                {lam} if ctx.needs_input_grad[1] else None)
 """
 
 
@@ -48,7 +49,8 @@ UNUSUAL = [
     Unusual("SoftThreshold", "saves the output only", _soft('''        y, = ctx.saved_tensors
         outside = y != 0
         grad_x = grad_output * outside
-        return grad_x, -(grad_x * torch.sign(y)).sum()
+        grad_lam = -(grad_x * torch.sign(y)).sum() if ctx.needs_input_grad[1] else None
+        return grad_x if ctx.needs_input_grad[0] else None, grad_lam
 ''', forward='''
     @staticmethod
     def forward(ctx, x, lam):
@@ -58,9 +60,12 @@ UNUSUAL = [
 ''')),
     Unusual("SoftThreshold", "torch.where pieces", _soft('''        above, below = ctx.saved_tensors
         zero = torch.zeros_like(grad_output)
-        grad_x = torch.where(above | below, grad_output, zero)
-        grad_lam = torch.where(below, grad_output, zero).sum() - \\
-            torch.where(above, grad_output, zero).sum()
+        grad_x = grad_lam = None
+        if ctx.needs_input_grad[0]:
+            grad_x = torch.where(above | below, grad_output, zero)
+        if ctx.needs_input_grad[1]:
+            grad_lam = torch.where(below, grad_output, zero).sum() - \\
+                torch.where(above, grad_output, zero).sum()
         return grad_x, grad_lam
 ''', forward='''
     @staticmethod
@@ -70,7 +75,7 @@ UNUSUAL = [
         return torch.where(x > lam, x - lam, torch.where(x < -lam, x + lam, zero))
 ''')),
     Unusual("SoftThreshold", "a saved signed mask, reshaped to lam", _soft('''        direction, lam = ctx.saved_tensors
-        grad_x = grad_output * direction.abs()
+        grad_x = grad_output * direction.abs() if ctx.needs_input_grad[0] else None
         grad_lam = None
         if ctx.needs_input_grad[1]:
             grad_lam = -(grad_output * direction).sum().reshape(lam.shape)
@@ -85,7 +90,8 @@ UNUSUAL = [
     Unusual("SoftThreshold", "F.softshrink(x, lam.item()) forward, bool mask and int8 sign saved",
             _soft('''        outside, sign = ctx.saved_tensors
         grad_x = grad_output * outside
-        return grad_x, -(grad_x * sign).sum()
+        grad_lam = -(grad_x * sign).sum() if ctx.needs_input_grad[1] else None
+        return grad_x if ctx.needs_input_grad[0] else None, grad_lam
 ''', forward='''
     @staticmethod
     def forward(ctx, x, lam):
@@ -105,8 +111,8 @@ UNUSUAL = [
     def backward(ctx, grad_output):
         code, = ctx.saved_tensors
         code = code.to(grad_output.dtype)
-        passed = grad_output * code.abs()
-        return passed, -(grad_output * code).sum()
+        passed = grad_output * code.abs() if ctx.needs_input_grad[0] else None
+        return passed, -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
 '''),
     # review of lesson 12 (fifth)
     Unusual('SoftThreshold', 'y as x - clamp(x, -lam, lam), an int8 sign code saved',
@@ -120,7 +126,7 @@ UNUSUAL = [
     @staticmethod
     def backward(ctx, grad_output):
         code, = ctx.saved_tensors
-        grad_x = grad_output * code.abs()  # int8 * float: promoted to grad_output's dtype
+        grad_x = grad_output * code.abs() if ctx.needs_input_grad[0] else None  # int8 * float
         grad_lam = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None
         return grad_x, grad_lam
 '''),
@@ -140,7 +146,8 @@ class SoftThreshold(torch.autograd.Function):
     def backward(ctx, grad_output):
         y, = ctx.saved_tensors
         gx = torch.where(y != 0, grad_output, torch.zeros_like(grad_output))
-        return gx, -(gx * y.sign()).sum()
+        return (gx if ctx.needs_input_grad[0] else None,
+                -(gx * y.sign()).sum() if ctx.needs_input_grad[1] else None)
 '''),
     Unusual('SoftThreshold', 'a bool mask and an int8 sign saved, forward by where (review 56)', _U3),
     Unusual('SoftThreshold', 'the int8 sign of y alone saved (review 56)', _ST7),
@@ -178,6 +185,13 @@ MISTAKES = [
                 "        if lam.item() == 0:\n"
                 "            return grad_output, grad_lam\n"
                 "        return grad_output * mask, grad_lam\n")),
+    # rule 2 of the Function contract: autograd throws away a gradient returned for an input
+    # that needs no gradient; the lesson's solution with both gradients computed always
+    Mistake("SoftThreshold", "ignores needs_input_grad: both gradients always",
+            "returned a gradient for lam with only x requiring grad",
+            edit(_Y_SAVED, ("        return (passed if ctx.needs_input_grad[0] else None,\n"
+                            "                {lam} if ctx.needs_input_grad[1] else None)",
+                            "        return passed, -(passed * torch.sign(y)).sum()"))),
     Mistake("SoftThreshold", "lam's gradient gated on needs_input_grad[0]",
             "ctx.needs_input_grad: which entry is lam's?", _soft_saved(
                 "        passed = grad_output * (x.abs() > lam)\n"
@@ -281,7 +295,8 @@ MISTAKES = [
             'forward saves x', edit(_BROKEN_SOFT, (
                 "        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted\n",
                 "        grad_shifted = grad_output * torch.sign(x) * (shifted > 0)\n"), (
-                "        grad_lam = grad_shifted.sum()\n", "        grad_lam = -grad_shifted.sum()\n"))),
+                "            grad_lam = grad_shifted.sum()\n",
+                "            grad_lam = -grad_shifted.sum()\n"))),
     Mistake('SoftThreshold', "x < -lam dropped (relu's gradient, y > 0)",
             'gradient for x is wrong only where x < -lam',
             '''class SoftThreshold(torch.autograd.Function):
