@@ -395,8 +395,8 @@ except GradcheckError as error:
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for any Python floats `w1`
 #   and `w2`, 0 and tiny ones included, with every digit of each weight.
 #
-# Rule 2 shows here with Python numbers: backward returns four values, and a float never receives
-# a gradient.
+# Rule 2 shows here: backward returns four values, a float never receives a gradient, and
+# `x1` or `x2` gets `None` when it needs no gradient (a frozen input, data).
 #
 # Answer on paper first:
 #
@@ -407,8 +407,8 @@ except GradcheckError as error:
 #    both run before either backward does: which rule of the contract decides, and what can
 #    `save_for_backward` take?
 #
-# Skipping a gradient nobody needs saves little here, and the checks accept a backward that
-# computes both; in `Outer` it is part of the contract.
+# The checks run backward with `x1` alone requiring grad, then `x2` alone: a tensor returned for
+# the other one fails (autograd would throw it away).
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #

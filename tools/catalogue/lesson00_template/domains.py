@@ -88,7 +88,9 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * ctx.w1 if need_x1 else None,
+                grad_output * ctx.w2 if need_x2 else None, None, None)
 """),
 ]
 
@@ -179,7 +181,8 @@ class WeightedSum(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         g = grad_output.float()
-        return g * ctx.w1, g * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return g * ctx.w1 if need_x1 else None, g * ctx.w2 if need_x2 else None, None, None
 """),
     Mistake("Outer", "float64 copies of u and v saved",
             "Outer saved u as a float64 copy",

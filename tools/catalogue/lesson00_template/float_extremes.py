@@ -163,7 +163,8 @@ class WeightedSum(torch.autograd.Function):
     def backward(ctx, grad_output):
         g1 = grad_output * ctx.w1
         g2 = g1 * (ctx.w2 / ctx.w1) if ctx.w1 != 0 else grad_output * ctx.w2
-        return g1, g2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return g1 if need_x1 else None, g2 if need_x2 else None, None, None
 """),
     Unusual("WeightedSum", "grad_x2 through the ratio w2 / w1 where it is finite",
             """import math
@@ -178,7 +179,8 @@ class WeightedSum(torch.autograd.Function):
     def backward(ctx, grad_output):
         g1 = grad_output * ctx.w1
         g2 = g1 * (ctx.w2 / ctx.w1) if ctx.w1 != 0 and math.isfinite(ctx.w2 / ctx.w1) else grad_output * ctx.w2
-        return g1, g2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return g1 if need_x1 else None, g2 if need_x2 else None, None, None
 """),
     Unusual("WeightedSum", "forward rescaled: w1 * (x1 + (w2 / w1) * x2)",
             """
@@ -192,7 +194,9 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * ctx.w1 if need_x1 else None,
+                grad_output * ctx.w2 if need_x2 else None, None, None)
 """),
     Unusual("WeightedSum", "w1 * (x1 + x2) when w1 == w2: x1 + x2 overflows",
             """
@@ -206,7 +210,9 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * ctx.w1 if need_x1 else None,
+                grad_output * ctx.w2 if need_x2 else None, None, None)
 """),
     Unusual("Square", "grad_output * 2 * x: the finite product where only 2x overflows",
             """

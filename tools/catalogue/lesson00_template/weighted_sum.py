@@ -5,7 +5,9 @@ from .answers import _weighted
 
 UNUSUAL = [
     Unusual("WeightedSum", "torch.add with alpha",
-            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
+            _weighted("        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
+                      "        return (grad_output * ctx.w1 if need_x1 else None,\n"
+                      "                grad_output * ctx.w2 if need_x2 else None, None, None)",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.add(w1 * x1, x2, alpha=w2)")),
     Unusual("WeightedSum", "weights kept as a tuple, gradients from needs_input_grad",
@@ -16,8 +18,9 @@ UNUSUAL = [
                       " + (None, None)",
                       "        ctx.weights = (w1, w2)\n        return w1 * x1 + w2 * x2")),
     Unusual("WeightedSum", "torch.mul by Python floats, list returned as tuple",
-            _weighted("        return tuple([torch.mul(grad_output, ctx.w1),"
-                      " torch.mul(grad_output, ctx.w2), None, None])",
+            _weighted("        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
+                      "        return tuple([torch.mul(grad_output, ctx.w1) if need_x1 else None,"
+                      " torch.mul(grad_output, ctx.w2) if need_x2 else None, None, None])",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.mul(x1, w1) + torch.mul(x2, w2)")),
     Unusual("WeightedSum", "PyTorch 0.3's Add/Mul style: one tuple, needs_input_grad unpacked",
@@ -49,7 +52,9 @@ class WeightedSum(torch.autograd.Function):
                       "        return out[0], out[1], None, None")),
     Unusual("WeightedSum", "weights saved as 0-d tensors of the input's dtype",
             _weighted("        w1, w2 = ctx.saved_tensors\n"
-                      "        return grad_output * w1, grad_output * w2, None, None",
+                      "        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
+                      "        return (grad_output * w1 if need_x1 else None,\n"
+                      "                grad_output * w2 if need_x2 else None, None, None)",
                       "        ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype),"
                       " torch.tensor(w2, dtype=x1.dtype))\n        return w1 * x1 + w2 * x2")),
 ]
@@ -164,7 +169,9 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * ctx.w1 if need_x1 else None,
+                grad_output * ctx.w2 if need_x2 else None, None, None)
 """),
     Unusual("WeightedSum", "torch.add with alpha=, a generator over needs_input_grad",
             """
@@ -192,7 +199,9 @@ class WeightedSum(torch.autograd.Function):
     def backward(ctx, grad_output):
         w, = ctx.saved_tensors
         w1, w2 = w.tolist()
-        return grad_output.mul(w1), grad_output.mul(w2), None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output.mul(w1) if need_x1 else None,
+                grad_output.mul(w2) if need_x2 else None, None, None)
 """),
     Unusual("WeightedSum", "the term whose weight is 0 skipped in forward",
             """
@@ -208,7 +217,9 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        return grad_output * ctx.w1, grad_output * ctx.w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * ctx.w1 if need_x1 else None,
+                grad_output * ctx.w2 if need_x2 else None, None, None)
 """),
     Unusual("WeightedSum", "the weights saved as one tensor of x1's dtype",
             """
@@ -222,7 +233,9 @@ class WeightedSum(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         w, = ctx.saved_tensors
-        return grad_output * w[0], grad_output * w[1], None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * w[0] if need_x1 else None,
+                grad_output * w[1] if need_x2 else None, None, None)
 """),
     Unusual("WeightedSum", "the weights saved as two 0-d float64 tensors, torch.add's alpha=",
             """
@@ -236,11 +249,18 @@ class WeightedSum(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         w1, w2 = ctx.saved_tensors
-        return grad_output * w1, grad_output * w2, None, None
+        need_x1, need_x2 = ctx.needs_input_grad[:2]
+        return (grad_output * w1 if need_x1 else None,
+                grad_output * w2 if need_x2 else None, None, None)
 """),
 ]
 
 MISTAKES += [
+    # the natural answer before rule 2 was graded: both gradients, whatever needs_input_grad says
+    Mistake("WeightedSum", "ignores needs_input_grad",
+            "returned a gradient for x2 with only x1 requiring grad",
+            _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None"),
+            named=True),
     Mistake("WeightedSum", "weights below 1e-7 taken for 0",
             "a tiny weight",
             """
