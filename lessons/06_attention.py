@@ -199,7 +199,7 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, whatever its score.
 # - Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude `torch.softmax` itself handles.
 # - Forward saves what backward reads, and no copy of an input (the caller keeps `Q`, `K` and `V` already).
-# - Keep the `@once_differentiable` on `backward`: a second derivative through it must raise, not come out wrong.
+# - Keep the `@once_differentiable` on `backward`: backward then records no graph, so a second derivative gets no share from your Function (it raises if nothing else carries a graph) rather than a wrong one.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
 # transpose swap, whatever comes before them? Stuck? Every row of $dS$ must sum to 0: why?
@@ -225,11 +225,17 @@ class ScaledDotProductAttention(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         Q, K, V, P = ctx.saved_tensors
-        grad_V = P.transpose(-2, -1) @ grad_output  # O = P V
-        grad_P = grad_output @ V.transpose(-2, -1)
-        grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))  # softmax, row by row
-        grad_Q = ctx.scale * grad_S @ K  # S = scale * Q K^T
-        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        grad_Q = grad_K = grad_V = None  # None for every input that needs no gradient
+        if need_V:
+            grad_V = P.transpose(-2, -1) @ grad_output  # O = P V
+        if need_Q or need_K:
+            grad_P = grad_output @ V.transpose(-2, -1)
+            grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))  # softmax, by row
+            if need_Q:
+                grad_Q = ctx.scale * grad_S @ K  # S = scale * Q K^T
+            if need_K:
+                grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
         return grad_Q, grad_K, grad_V, None, None
         ### END SOLUTION
 
@@ -319,12 +325,18 @@ class MemoryEfficientAttention(torch.autograd.Function):
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         P = (scores - lse.unsqueeze(-1)).exp()  # the probabilities, recomputed
-        grad_V = P.transpose(-2, -1) @ grad_output
-        grad_P = grad_output @ V.transpose(-2, -1)
-        row_sum = (grad_output * output).sum(dim=-1, keepdim=True)  # = rowsum(dP * P)
-        grad_S = P * (grad_P - row_sum)
-        grad_Q = ctx.scale * grad_S @ K
-        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        grad_Q = grad_K = grad_V = None
+        if need_V:
+            grad_V = P.transpose(-2, -1) @ grad_output
+        if need_Q or need_K:
+            grad_P = grad_output @ V.transpose(-2, -1)
+            row_sum = (grad_output * output).sum(dim=-1, keepdim=True)  # = rowsum(dP * P)
+            grad_S = P * (grad_P - row_sum)
+            if need_Q:
+                grad_Q = ctx.scale * grad_S @ K
+            if need_K:
+                grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
         return grad_Q, grad_K, grad_V, None, None
         ### END SOLUTION
 
@@ -536,7 +548,7 @@ report("output and L, block by block", error_online, 1e-12)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head beyond the inputs, the outputs, $L$ and blocks of at most `BLOCK` rows of them.
+# - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
 # - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
 # - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
 # - float16 and bfloat16 inputs: the scores, their exponentials and every accumulator in float32 ($P$ may be rounded to the input dtype for $P V$ only); the results in the input dtype.
@@ -586,9 +598,10 @@ class FlashAttention(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         Q, K, V, O, L = ctx.saved_tensors
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
         block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype
         D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)  # = rowsum(dP * P), whole rows
-        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device)
+        grad_Q = torch.zeros(Q.shape, dtype=wide, device=Q.device) if need_Q else None
         grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
         for j in range(0, Lk, block):
             k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)
@@ -604,13 +617,18 @@ class FlashAttention(torch.autograd.Function):
                     key = torch.arange(j, j + k.shape[-2], device=Q.device)
                     s = s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))
                 p = torch.exp(s - L[..., i:i + block, None])  # P recomputed from L
-                dv += p.transpose(-2, -1) @ do
-                ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
-                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
-                dk += ctx.scale * ds.transpose(-2, -1) @ q
+                if need_V:
+                    dv += p.transpose(-2, -1) @ do
+                if need_Q or need_K:
+                    ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
+                    if need_Q:
+                        grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
+                    if need_K:
+                        dk += ctx.scale * ds.transpose(-2, -1) @ q
             grad_K[..., j:j + block, :] = dk
             grad_V[..., j:j + block, :] = dv
-        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None
+        return (grad_Q.to(Q.dtype) if need_Q else None, grad_K if need_K else None,
+                grad_V if need_V else None, None, None)
         ### END SOLUTION
 
 
@@ -689,7 +707,8 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
 class AttentionWithBias(torch.autograd.Function):
     """softmax(Q K^T * scale + bias) V for a bias broadcastable to the scores, which may
-    require grad; every gradient only when needed, the bias's of exactly bias.shape."""
+    require grad; every gradient only when needed, the bias's of bias.shape or of a shape
+    bias broadcasts to (the engine sums it down: Function contract, rule 2)."""
 
     @staticmethod
     def forward(ctx, Q, K, V, bias, scale):

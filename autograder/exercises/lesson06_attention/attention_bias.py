@@ -177,6 +177,7 @@ class _ProductShapes(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.shapes: list[tuple] = []
+        self.inner: list[tuple] = []  # (result's last two sizes, the size summed over)
         self.reduced: list[int] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -184,6 +185,8 @@ class _ProductShapes(TorchDispatchMode):
         name = func.overloadpacket.__name__
         if name in ("mm", "bmm", "addmm", "baddbmm"):
             self.shapes.append(tuple(result.shape[-2:]))
+            first = args[1] if name in ("addmm", "baddbmm") else args[0]
+            self.inner.append((tuple(result.shape[-2:]), first.shape[-1]))
         elif name in ("sum", "mean") and isinstance(result, torch.Tensor):
             self.reduced.append(result.numel())
         return result
@@ -197,10 +200,12 @@ _GRADIENT_PRODUCTS = {"Q": ("dQ = dS K", (_LQ, _D)), "K": ("dK = dS^T Q", (_LK, 
 
 def check_no_gradient_unasked(function, device) -> None:
     """Each of Q, K, V and bias alone requiring grad: a product in backward of the shape of another
-    input's gradient (either way round) is that gradient, computed for nobody. Intermediates
-    (P recomputed, dP, dS) are the learner's choice: the contract is about the gradients.
+    input's gradient (either way round) is that gradient, computed for nobody. P recomputed
+    is the learner's choice (every gradient needs it); dP and dS serve Q, K and the bias only.
     The bias (H, 1, Lk) has 8 entries, and no other sum in backward leaves 8 (a row sum leaves
-    B * H * Lq = 12): a sum down to 8 entries is the bias's gradient."""
+    B * H * Lq = 12): a sum down to 8 entries is the bias's gradient. With V alone, dV = P^T dO
+    needs no dP: an Lq x Lk product summed over the dv value columns is dP = dO V^T, which
+    serves only dQ, dK and the bias's gradient (the scores, recomputed, sum over d)."""
     values = bias_values("heads", 2, 2, _LQ, _LK, _D, _DV, device, seed=25)
     for alone in ("Q", "K", "V", "bias"):
         with case(f"{describe(values)}, {alone} alone requiring grad"):
@@ -214,6 +219,13 @@ def check_no_gradient_unasked(function, device) -> None:
                         f"{NAME}.backward computes {formula} (a {shape} product here, or its "
                         f"transpose) when only {alone} requires grad: compute each gradient "
                         "only when its entry of ctx.needs_input_grad is True")
+            if alone == "V" and any(shape in ((_LQ, _LK), (_LK, _LQ)) and inner == _DV
+                                    for shape, inner in products.inner):
+                raise GradingError(
+                    f"{NAME}.backward computes dP = dO V^T (a {(_LQ, _LK)} product over the "
+                    f"{_DV} value columns here) when only V requires grad: dV = P^T dO needs "
+                    "no dP, which serves only dQ, dK and the bias's gradient; compute dP and "
+                    "dS' only when Q, K or bias needs a gradient (Hint 2)")
             if alone != "bias" and values["bias"].numel() in products.reduced:
                 raise GradingError(
                     f"{NAME}.backward sums dS down to the bias's shape when only {alone} "

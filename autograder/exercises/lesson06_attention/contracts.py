@@ -30,8 +30,9 @@ SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("Forward saves what backward reads, and no copy of an input (the caller keeps `Q`, "
            "`K` and `V` already).",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
-    Clause("Keep the `@once_differentiable` on `backward`: a second derivative through it must "
-           "raise, not come out wrong.",
+    Clause("Keep the `@once_differentiable` on `backward`: backward then records no graph, so a "
+           "second derivative gets no share from your Function (it raises if nothing else "
+           "carries a graph) rather than a wrong one.",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -44,7 +45,8 @@ SCALED_DOT_PRODUCT_RULES = {
                S_ + "gradient-off-by-a-factor": "scale missing from dQ and dK",
                S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                S_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
-    "gradients": {S_ + "gradient-for-non-tensor": "a gradient for the float scale",
+    "gradients": {S_ + "computes-frozen-gradient": "ignores needs_input_grad",
+                  S_ + "gradient-for-non-tensor": "a gradient for the float scale",
                   S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "by-hand": {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
                 S_ + "builtin-backward-op": "built-in _softmax_backward_data"},
@@ -95,7 +97,8 @@ MEMORY_EFFICIENT_RULES = {
                M_ + "row-sum-without-keepdim": "D = rowsum(dO * O) without keepdim",
                M_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                M_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
-    "gradients": {M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
+    "gradients": {M_ + "computes-frozen-gradient": "ignores needs_input_grad",
+                  M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "ctx": {M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "row-statistic-in-ctx-container": "L kept in a list on ctx"},
 }
@@ -104,8 +107,8 @@ MEMORY_EFFICIENT_RULES = {
 FLASH_ATTENTION_CLAUSES = (
     Clause("Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the "
            "class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` "
-           "elements per batch-head beyond the inputs, the outputs, $L$ and blocks of at most "
-           "`BLOCK` rows of them.",
+           "elements per batch-head but ones shaped as an input, an output, a gradient or $L$, "
+           "and blocks of at most `BLOCK` rows of them.",
            {F_ + "running-output-not-rescaled": "no rescaling of the running output",
             F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
             F_ + "forward-overflows": "no running maximum",
@@ -116,6 +119,8 @@ FLASH_ATTENTION_CLAUSES = (
             "case:builds a full Lq x Lk mask": "full causal mask, sliced per tile",
             F_ + "row-block-tensor-in-forward":
                 "a query block's causal mask against every key, sliced per tile",
+            F_ + "row-block-tensor-in-backward":
+                "a key block's causal mask against every query, sliced per tile in backward",
             F_ + "blocks-of-more-than-block-rows":
                 "query blocks of 1 row, key blocks of BLOCK^2 rows",
             F_ + "block-hard-coded-in-forward": "block size hard-coded",
@@ -160,6 +165,7 @@ FLASH_ATTENTION_CLAUSES = (
 )
 
 FLASH_ATTENTION_RULES = {
+    "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad"},
     "by-hand": {F_ + "missing-once-differentiable": "backward without @once_differentiable"},
     "ctx": {F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)"},
 }
@@ -176,6 +182,7 @@ ATTENTION_BIAS_CLAUSES = (
            "asks for it: no product is made for an input that needs none.",
            {B_ + "computes-frozen-gradient": "every gradient computed",
             "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed",
+            "case:computes dP = dO V^T": "dP and dS built even when V alone needs a gradient",
             "case:sums dS down to the bias's shape":
                 "grad_bias computed always, returned only when needed"}),
 )

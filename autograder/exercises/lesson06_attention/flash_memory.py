@@ -121,19 +121,22 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                     f"{NAME}'s {phase} {what}: it created a tensor of shape {big.shape} "
                     f"({big.numel} elements, by {big.op}) where BLOCK x BLOCK tiles need at "
                     f"most {heads * block * block}; {advice}")
-            if phase == "forward":
+            if True:  # both passes: the contract's clause is about forward and backward
                 shape = _beyond_a_tile(books_.shapes, values, block)
                 if shape is not None:
+                    block_rows = any(0 < s <= block for s in shape)
                     rows = ("a block of query rows against every key, BLOCK x Lk"
-                            if Lk in shape and any(0 < s <= block for s in shape) else
+                            if Lk in shape and block_rows and phase == "forward" else
+                            "a block of keys against every query, Lq x BLOCK"
+                            if Lq in shape and block_rows else
                             "more than a BLOCK x BLOCK tile")
                     raise GradingError(
-                        f"{NAME}'s forward creates a tensor of shape {shape}, {rows}: forward "
+                        f"{NAME}'s {phase} creates a tensor of shape {shape}, {rows}: {phase} "
                         f"may create at most BLOCK x BLOCK = {block * block} elements per "
                         "batch-head besides tensors shaped as the inputs, outputs and per-row "
                         "statistics and pieces of them of at most BLOCK rows; build each tile's mask (and anything else per tile) from "
                         "that tile's query and key positions",
-                        mistake="FlashAttention/row-block-tensor-in-forward")
+                        mistake=f"FlashAttention/row-block-tensor-in-{phase}")
             if books_.peak > budget:
                 raise GradingError(
                     f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "

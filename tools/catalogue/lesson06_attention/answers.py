@@ -23,11 +23,14 @@ class ScaledDotProductAttention(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_output):
         Q, K, V, P = ctx.saved_tensors
-        grad_V = P.transpose(-2, -1) @ grad_output
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        grad_V = P.transpose(-2, -1) @ grad_output if need_V else None
+        if not (need_Q or need_K):
+            return None, None, grad_V, None, None
         grad_P = grad_output @ V.transpose(-2, -1)
         grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))
-        grad_Q = ctx.scale * grad_S @ K
-        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q
+        grad_Q = ctx.scale * grad_S @ K if need_Q else None
+        grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q if need_K else None
         return grad_Q, grad_K, grad_V, None, None
 '''
 
@@ -52,10 +55,14 @@ class MemoryEfficientAttention(torch.autograd.Function):
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         P = (scores - lse.unsqueeze(-1)).exp()
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        grad_V = P.transpose(-2, -1) @ grad_output if need_V else None
+        if not (need_Q or need_K):
+            return None, None, grad_V, None, None
         grad_P = grad_output @ V.transpose(-2, -1)
         grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))
-        return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,
-                P.transpose(-2, -1) @ grad_output, None, None)
+        return (ctx.scale * grad_S @ K if need_Q else None,
+                ctx.scale * grad_S.transpose(-2, -1) @ Q if need_K else None, grad_V, None, None)
 '''
 
 FLASH = '''
@@ -122,7 +129,9 @@ class FlashAttention(torch.autograd.Function):
                 dk += ctx.scale * ds.transpose(-2, -1) @ q
             grad_K[..., j:j + block, :] = dk
             grad_V[..., j:j + block, :] = dv
-        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        return (grad_Q.to(Q.dtype) if need_Q else None, grad_K if need_K else None,
+                grad_V if need_V else None, None, None)
 '''
 
 BIAS = '''
@@ -154,6 +163,14 @@ class AttentionWithBias(torch.autograd.Function):
 '''
 
 FILL = 'scores = scores.masked_fill(~mask, float("-inf"))'
+# the gates taken out of SDPA, MEMORY or FLASH: every gradient computed and returned always
+# (Function contract, rule 2), and the first line the generic check gives it
+UNGATED = (("        need_Q, need_K, need_V = ctx.needs_input_grad[:3]\n", ""),
+           ("        if not (need_Q or need_K):\n            return None, None, grad_V, None, "
+            "None\n", ""),
+           (" if need_Q else None", ""), (" if need_K else None", ""),
+           (" if need_V else None", ""))
+IGNORES_NEEDS = "returned a gradient for K with only Q requiring grad"
 TAKE_PART = "the masked scores still take part"
 
 

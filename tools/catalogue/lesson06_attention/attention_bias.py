@@ -56,10 +56,6 @@ class AttentionWithBias(torch.autograd.Function):
          "                for dim, size in enumerate(ctx.bias_shape):\n"
          "                    if size == 1:\n"
          "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
-    # dV alone needs no dP, but the contract is about the gradients returned and computed:
-    # building dP = dO V^T and dS anyway wastes work and is still a correct answer
-    Unusual(AB, "dP and dS built even when V alone needs a gradient", _bias(
-        ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"))),
     # the engine sums a gradient of the scores' shape down to bias.shape (Function contract,
     # rule 2): a mistake until the contract was stated once, correct since
     Unusual(AB, "bias gradient left at the scores' shape", _bias(
@@ -67,6 +63,11 @@ class AttentionWithBias(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # dV alone needs no dP: building dP = dO V^T and dS anyway is a product made for inputs
+    # that need none (the contract's second bullet; a correct answer until that was graded)
+    Mistake(AB, "dP and dS built even when V alone needs a gradient",
+            "computes dP = dO V^T", _bias(
+                ("if any(ctx.needs_input_grad[:2]) or ctx.needs_input_grad[3]:", "if True:"))),
     # found by the uncapped mutants (session 54): the per-call check's two calls had a bias the
     # engine could sum the wrong-shaped gradient back to, so the shared shape went unseen
     Mistake(AB, "bias shape kept in a module global, shared by every call",

@@ -3,7 +3,7 @@ change each, and answers written as public code writes them (CS336's two-pass ba
 lucidrains' memory-efficient attention)."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FA, FLASH
+from .answers import FA, FLASH, IGNORES_NEEDS, UNGATED
 
 _TWO_PASS_BACKWARD = '''
     @staticmethod
@@ -27,28 +27,33 @@ _TWO_PASS_BACKWARD = '''
         def visible(i, j):
             return not ctx.causal or j < min(Lk, i + min(block, Lq - i) + Lk - Lq)
 
-        grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
-        for j in range(0, Lk, block):  # pass 1: dK and dV, key blocks outside
-            dk = torch.zeros(*K.shape[:-2], min(block, Lk - j), K.shape[-1], dtype=wide,
-                             device=K.device)
-            dv = torch.zeros(*V.shape[:-2], min(block, Lk - j), V.shape[-1], dtype=wide,
-                             device=V.device)
-            for i in range(0, Lq, block):
-                if visible(i, j):
-                    q, _, p, do, ds = tile(i, j)
-                    dv += p.transpose(-2, -1) @ do
-                    dk += ctx.scale * ds.transpose(-2, -1) @ q
-            grad_K[..., j:j + block, :], grad_V[..., j:j + block, :] = dk, dv
-        grad_Q = torch.empty_like(Q)
-        for i in range(0, Lq, block):  # pass 2: dQ, query blocks outside
-            dq = torch.zeros(*Q.shape[:-2], min(block, Lq - i), Q.shape[-1], dtype=wide,
-                             device=Q.device)
-            for j in range(0, Lk, block):
-                if visible(i, j):
-                    _, k, _, _, ds = tile(i, j)
-                    dq += ctx.scale * ds @ k
-            grad_Q[..., i:i + block, :] = dq
-        return grad_Q, grad_K, grad_V, None, None
+        need_Q, need_K, need_V = ctx.needs_input_grad[:3]
+        grad_Q = grad_K = grad_V = None
+        if need_K or need_V:
+            grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)
+            for j in range(0, Lk, block):  # pass 1: dK and dV, key blocks outside
+                dk = torch.zeros(*K.shape[:-2], min(block, Lk - j), K.shape[-1], dtype=wide,
+                                 device=K.device)
+                dv = torch.zeros(*V.shape[:-2], min(block, Lk - j), V.shape[-1], dtype=wide,
+                                 device=V.device)
+                for i in range(0, Lq, block):
+                    if visible(i, j):
+                        q, _, p, do, ds = tile(i, j)
+                        dv += p.transpose(-2, -1) @ do
+                        dk += ctx.scale * ds.transpose(-2, -1) @ q
+                grad_K[..., j:j + block, :], grad_V[..., j:j + block, :] = dk, dv
+        if need_Q:
+            grad_Q = torch.empty_like(Q)
+            for i in range(0, Lq, block):  # pass 2: dQ, query blocks outside
+                dq = torch.zeros(*Q.shape[:-2], min(block, Lq - i), Q.shape[-1], dtype=wide,
+                                 device=Q.device)
+                for j in range(0, Lk, block):
+                    if visible(i, j):
+                        _, k, _, _, ds = tile(i, j)
+                        dq += ctx.scale * ds @ k
+                grad_Q[..., i:i + block, :] = dq
+        return (grad_Q, grad_K if need_K else None, grad_V if need_V else None, None,
+                None)
 '''
 
 # lucidrains/memory-efficient-attention-pytorch (flash_attention.py, FlashAttentionFunction),
@@ -138,7 +143,9 @@ class FlashAttention(torch.autograd.Function):
                 dqc.add_(torch.einsum("... i j, ... j d -> ... i d", ds, kc))
                 dkc.add_(torch.einsum("... i j, ... i d -> ... j d", ds, qc))
                 dvc.add_(dv_chunk)
-        return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype), None, None
+        need_q, need_k, need_v = ctx.needs_input_grad[:3]
+        return (dq.to(q.dtype) if need_q else None, dk.to(k.dtype) if need_k else None,
+                dv.to(v.dtype) if need_v else None, None, None)
 '''
 
 _ONLINE_UPDATE = ('''                m_new = torch.maximum(m, s.amax(dim=-1))
@@ -175,8 +182,9 @@ UNUSUAL = [
          "                k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :]"
          ".to(wide)\n                dk, dv = dK[..., j:j + block, :], dV[..., j:j + block, :]\n"),
         ("            grad_K[..., j:j + block, :] = dk\n            grad_V[..., j:j + block, :]"
-         " = dv\n        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
-         "        return grad_Q.to(Q.dtype), dK.to(K.dtype), dV.to(V.dtype), None, None"))),
+         " = dv\n", ""),
+        ("grad_K if need_K else None", "dK.to(K.dtype) if need_K else None"),
+        ("grad_V if need_V else None", "dV.to(V.dtype) if need_V else None"))),
     Unusual(FA, "two-pass backward: a dK/dV pass, then a dQ pass (CS336's design)",
             FLASH[:FLASH.index("    @staticmethod\n    @once_differentiable")] + _TWO_PASS_BACKWARD),
     Unusual(FA, "lucidrains-style: split views written in place, -finfo.max for masked scores",
@@ -195,6 +203,9 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the plain answer without its gate: every gradient returned, needed or not
+    Mistake(FA, "ignores needs_input_grad", IGNORES_NEEDS,
+            edit(FLASH, *[change for change in UNGATED if "return None" not in change[0]])),
     # L in a dict on the class instead of saved: right, and invisible to the saved-tensor checks
     Mistake(FA, "L kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
             "FlashAttention._kept (a dict on the class)", edit(
@@ -274,11 +285,11 @@ MISTAKES = [
                          "recompute P\n        for j in range(0, Lk, block):\n            k, v"),
                  ("                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k\n",
                   "                tiles[i, j] = ds\n"),
-                 ("        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
+                 ("        need_Q, need_K, need_V = ctx.needs_input_grad[:3]\n",
                   "        for (i, j), ds in tiles.items():  # second pass: dQ\n"
                   "            grad_Q[..., i:i + block, :] += ctx.scale * ds @ K[..., j:j + "
                   "block, :].to(wide)\n"
-                  "        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None"))),
+                  "        need_Q, need_K, need_V = ctx.needs_input_grad[:3]\n"))),
     # backward finds each row's maximum and sum again, tile by tile, ignoring the saved L: in
     # memory, but not the contract's backward (issue 45: "recomputes P from L" had no check)
     Mistake(FA, "backward recomputes L by its own pass over the tiles, ignoring the saved one",

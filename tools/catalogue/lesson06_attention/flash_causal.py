@@ -49,6 +49,18 @@ MISTAKES = [
         ("                if causal:\n                    s = _tile_mask(s, i, j, Lq, Lk)",
          "                if causal:\n                    s = s.masked_fill(~visible[:, j:j + "
          "block], float(\"-inf\"))")), named=True),
+    # the same in backward: one key block's mask against every query, Lq x BLOCK
+    Mistake(FA, "a key block's causal mask against every query, sliced per tile in backward",
+            "a block of keys against every query", edit(
+        FLASH, ("            dk, dv = torch.zeros_like(k), torch.zeros_like(v)\n",
+                "            dk, dv = torch.zeros_like(k), torch.zeros_like(v)\n"
+                "            if ctx.causal:\n"
+                "                cols = torch.arange(j, j + k.shape[-2], device=Q.device)\n"
+                "                visible = cols <= torch.arange(Lq, device=Q.device)[:, None] "
+                "+ (Lk - Lq)\n"),
+        ("                if ctx.causal:\n                    s = _tile_mask(s, i, j, Lq, Lk)",
+         "                if ctx.causal:\n                    s = s.masked_fill(~visible[i:i + "
+         "block], float(\"-inf\"))"))),
     Mistake(FA, "every tile computed under causal", "computes score tiles entirely above",
             edit(FLASH, ("end = min(Lk, i + q.shape[-2] + Lk - Lq) if causal else Lk",
                           "end = Lk")), named=True),

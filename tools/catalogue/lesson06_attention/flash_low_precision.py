@@ -70,7 +70,7 @@ MISTAKES = [
     # so only what backward itself returned shows it
     Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
             "backward returns grad_Q in float32 for Q in bfloat16", edit(
-        SOLUTION, ("return grad_Q.to(Q.dtype), ", "return grad_Q, "))),
+        SOLUTION, ("grad_Q.to(Q.dtype) if need_Q", "grad_Q if need_Q"))),
     # the row sum of P rounded to float16 passed every case whose probabilities round both
     # ways; the saved L shows it on a row whose 255 equal probabilities round one way
     Mistake(FA, "row sum of P rounded to the input dtype",

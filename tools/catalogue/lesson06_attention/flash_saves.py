@@ -8,21 +8,20 @@ from .. import Mistake, Unusual, edit
 from .answers import FA, FLASH
 
 _SAVE = "ctx.save_for_backward(Q, K, V, O, L)"
-_RETURN = "return grad_Q.to(Q.dtype), grad_K, grad_V, None, None"
-_RESTORED = ("return grad_Q.to(ctx.in_dtype), grad_K.to(ctx.in_dtype), "
-             "grad_V.to(ctx.in_dtype), None, None")
+_RESTORED = (("grad_Q.to(Q.dtype) if", "grad_Q.to(ctx.in_dtype) if"),
+             ("grad_K if", "grad_K.to(ctx.in_dtype) if"), ("grad_V if", "grad_V.to(ctx.in_dtype) if"))
 
 MISTAKES = [
     Mistake(FA, "Q, K and V saved as float32 copies for half inputs",
             "saved a float32 copy of its bfloat16 input Q", edit(
                 FLASH, (_SAVE, "ctx.save_for_backward(Q.to(wide), K.to(wide), V.to(wide), O, "
                                "L)\n        ctx.in_dtype = Q.dtype"),
-                (_RETURN, _RESTORED))),
+                *_RESTORED)),
     Mistake(FA, "V saved as a float32 copy for float16 inputs only",
             "saved a float32 copy of its float16 input V", edit(
                 FLASH, (_SAVE, "ctx.save_for_backward(Q, K, V.float() if V.dtype == "
                                "torch.float16 else V, O, L)"),
-                (_RETURN, "return grad_Q.to(Q.dtype), grad_K, grad_V.to(K.dtype), None, None"))),
+                ("grad_V if need_V", "grad_V.to(K.dtype) if need_V"))),
     Mistake(FA, "the float32 accumulator of O saved for half inputs, O rounded returned",
             "saves a float32 tensor of the output's shape", edit(
                 FLASH, ("O = Q.new_empty(*Q.shape[:-1], V.shape[-1])",

@@ -2,7 +2,7 @@
 row (its output and log-sum-exp) and recomputes the probabilities in backward."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FILL, MEMORY, SDPA, TAKE_PART, M, _sdpa
+from .answers import FILL, IGNORES_NEEDS, MEMORY, SDPA, TAKE_PART, UNGATED, M, _sdpa
 
 _RECOMPUTE = ('''        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
         if mask is not None:
@@ -49,8 +49,9 @@ UNUSUAL = [
         ("output = (scores - lse).exp() @ V", "output = scores.sub_(lse).exp_() @ V"),
         ("grad_S = P * (grad_P - (grad_output * output).sum(dim=-1, keepdim=True))",
          "grad_S = grad_P.sub_((grad_output * output).sum(dim=-1, keepdim=True)).mul_(P)"),
-        ("return (ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q,",
-         "return (grad_S @ K * ctx.scale, grad_S.transpose(-2, -1) @ Q * ctx.scale,"),
+        ("return (ctx.scale * grad_S @ K if", "return (grad_S @ K * ctx.scale if"),
+        ("ctx.scale * grad_S.transpose(-2, -1) @ Q if",
+         "grad_S.transpose(-2, -1) @ Q * ctx.scale if"),
         name=M)),
     Unusual(M, "L saved with keepdim, shape (..., Lq, 1)", edit(
         MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
@@ -63,6 +64,8 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the plain answer without its gates: every gradient computed and returned, needed or not
+    Mistake(M, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED, name=M)),
     # P cached in a dict on the class between forward and backward, popped there: was named
     # as a backward that normalises the scores again (review)
     Mistake(M, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
@@ -87,8 +90,8 @@ MISTAKES = [
          "Q, K, V, output, lse, mask, _ = ctx.saved_tensors"), name=M), named=True),
     # autograd drops a gradient for the mask (it needs none), so no value showed it
     Mistake(M, "zeros returned as the mask's gradient", "as the mask's gradient where the "
-            "contract asks None", _sdpa(("P.transpose(-2, -1) @ grad_output, None, None)",
-                                         "P.transpose(-2, -1) @ grad_output, None,\n"
+            "contract asks None", _sdpa(("grad_V, None, None)",
+                                         "grad_V, None,\n"
                                          "                None if mask is None else "
                                          "torch.zeros_like(mask))"), name=M), named=True),
     # a bool copy as big as the scores: the hint said to recompute P, which it does already

@@ -34,10 +34,9 @@ INPUTS_VIEWED = [
         ("        Q, K, V, O, L = ctx.saved_tensors\n",
          "        Q, K, V, O, L = ctx.saved_tensors\n"
          "        grad_output = grad_output.reshape(O.shape)\n"),
-        ("        return grad_Q.to(Q.dtype), grad_K, grad_V, None, None",
-         "        return (grad_Q.to(Q.dtype).view(*ctx.lead, *Q.shape[-2:]),\n"
-         "                grad_K.view(*ctx.lead, *K.shape[-2:]),\n"
-         "                grad_V.view(*ctx.lead, *V.shape[-2:]), None, None)"))),
+        ("grad_Q.to(Q.dtype) if", "grad_Q.to(Q.dtype).view(*ctx.lead, *Q.shape[-2:]) if"),
+        ("grad_K if", "grad_K.view(*ctx.lead, *K.shape[-2:]) if"),
+        ("grad_V if", "grad_V.view(*ctx.lead, *V.shape[-2:]) if"))),
 ]
 
 GRAD_OUTPUT_VIEWED = [

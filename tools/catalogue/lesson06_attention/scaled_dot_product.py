@@ -3,7 +3,7 @@ large scores beat (a finite fill, or HF BERT's additive -10000) or that still ta
 row maximum or the normaliser."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FILL, SDPA, TAKE_PART, S, _sdpa
+from .answers import FILL, IGNORES_NEEDS, SDPA, TAKE_PART, UNGATED, S, _sdpa
 
 BACKWARD_S = "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))"
 
@@ -47,6 +47,8 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the plain answer without its gates: every gradient computed and returned, needed or not
+    Mistake(S, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED)),
     # each call's P in a dict on the class, keyed by id(ctx): every value right, and nothing
     # saved for autograd's checks to see (the fresh review's witness passed everything)
     Mistake(S, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
