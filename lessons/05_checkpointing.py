@@ -812,7 +812,8 @@ class ReversibleCoupling(torch.autograd.Function):
         with torch.no_grad():  # the inverse: y2 gives x2, then y1 gives x1
             x2 = y2 - ctx.g(y1)
             x1 = y1 - ctx.f(x2)
-        x1, x2 = x1.requires_grad_(), x2.requires_grad_()  # fresh leaves
+        x1.requires_grad_(ctx.needs_input_grad[0])  # fresh leaves, requiring grad where the
+        x2.requires_grad_(ctx.needs_input_grad[1])  # inputs do: the other's .grad stays None
         with torch.enable_grad():
             z1 = x1 + ctx.f(x2)
             z2 = x2 + ctx.g(z1)
@@ -840,7 +841,8 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # $x_1 = y_1 - f(x_2)$, without grad, since it only recovers values. They become fresh leaves;
 # under `torch.enable_grad()` the block runs again on them, and one `torch.autograd.backward`
 # on both rebuilt outputs, with `grad_y1` and `grad_y2`, fills the parameters' `.grad` and the
-# leaves'.
+# leaves'. A leaf requires grad only where `ctx.needs_input_grad` says its input does, so the
+# other's `.grad` stays `None` (rule 2).
 # </details>
 #
 # <details><summary><b>What it costs</b> (open once your block passes)</summary>

@@ -41,21 +41,6 @@ EQUIVALENTS = [
     EquivalentMutant(SEQUENTIAL, "drop_statement", "layers = list(layers)", "pass",
                      "the contract's layers are a list or an nn.Sequential, which slice, len "
                      "and iterate alike, so the list() copy changes nothing"),
-    *(EquivalentMutant("ReversibleCoupling", "add_copy", "return x1_grad, x2_grad, None, None",
-                       after, "a gradient backward has just computed as a sum into a new tensor, "
-                       "cloned on return: the same values, the original freed as backward returns")
-      for after in ("return x1_grad.clone(), x2_grad, None, None",
-                    "return x1_grad, x2_grad.clone(), None, None")),
-    EquivalentMutant("ReversibleCoupling", "add_copy",
-                     "return total_y1, grad_y2 + x2.grad, None, None",
-                     "return total_y1.clone(), grad_y2 + x2.grad, None, None",
-                     "total_y1 = grad_y1 + z1.grad is a new tensor backward has just summed: a "
-                     "clone of it on return has the same values, the original freed at once"),
-    EquivalentMutant("ReversibleCoupling", "add_copy",
-                     "return ybar1, grad_y2 + x2.grad, None, None",
-                     "return ybar1.clone(), grad_y2 + x2.grad, None, None",
-                     "ybar1 = grad_y1 + z1.grad (RevNet's Algorithm 1) is a new tensor backward "
-                     "has just summed: a clone of it has the same values, the original freed"),
     EquivalentMutant(CHECKPOINT, "save_copy",
                      "ctx.save_for_backward(torch.get_rng_state(), *(args[i] for i in "
                      "ctx.positions))",
@@ -198,10 +183,4 @@ EQUIVALENTS = [
         "caller_cuda = [torch.cuda.get_rng_state(d) for d in _shared_devices]\n"
         "for device, state in zip(_shared_devices, ctx.cuda_states):\n"
         "for device, state in zip(_shared_devices, caller_cuda):", CUDA_ONLY),
-    *(EquivalentMutant("ReversibleCoupling", "ignore_needs_input_grad",
-                       f"x{i + 1}.requires_grad_(ctx.needs_input_grad[{i}])",
-                       f"x{i + 1}.requires_grad_(True)",
-                       "a gradient returned for an input that needs none is dropped by autograd, "
-                       "as the lesson's solution, whose rebuilt leaves always require grad, shows")
-      for i in (0, 1)),
 ]

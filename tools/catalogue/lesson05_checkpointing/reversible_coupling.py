@@ -30,6 +30,17 @@ class ReversibleCoupling(torch.autograd.Function):
 RIGHT = "        torch.autograd.backward((z1, z2), (grad_y1, grad_y2))\n"
 RETURN = "        return x1.grad, x2.grad, None, None"
 
+
+def _gate(code: str) -> str:
+    """``code`` with backward's last return ``return a, b, None, None`` gated on
+    ctx.needs_input_grad (rule 2: None for an input that needs no gradient), as a careful
+    learner writes it: the unusual answers' form."""
+    head, last = code.rstrip("\n").rsplit("\n", 1)
+    a, b, *rest = last.strip().removeprefix("return ").split(", ")
+    assert rest == ["None", "None"], last
+    return (f"{head}\n        n1, n2 = ctx.needs_input_grad[:2]\n"
+            f"        return {a} if n1 else None, {b} if n2 else None, None, None\n")
+
 # save_for_backward holds only y1 and y2, but forward ran f and g with grad on, so their ops
 # saved x2 and activations while forward ran (the pre-hooks on f and g see grad on)
 EAGER = ("        ctx.f, ctx.g = f, g\n        with torch.enable_grad():\n"
@@ -38,49 +49,50 @@ EAGER = ("        ctx.f, ctx.g = f, g\n        with torch.enable_grad():\n"
 
 UNUSUAL = [
     Unusual("ReversibleCoupling", "inverts with autograd on, then recomputes from detached copies",
-            _coupling("        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
-                      "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
-                      "            x1, x2 = x1.detach().requires_grad_(), x2.detach().requires_grad_()\n"
-                      "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
-                      + RIGHT + RETURN)),
+            _gate(_coupling("        y1, y2 = ctx.saved_tensors\n        with torch.enable_grad():\n"
+                            "            x2 = y2 - ctx.g(y1)\n            x1 = y1 - ctx.f(x2)\n"
+                            "            x1, x2 = x1.detach().requires_grad_(), "
+                            "x2.detach().requires_grad_()\n"
+                            "            z1 = x1 + ctx.f(x2)\n            z2 = x2 + ctx.g(z1)\n"
+                            + RIGHT + RETURN))),
     Unusual("ReversibleCoupling", "the interleaved backward of public Reformer code "
             "(Rick-McCoy/Reformer-pytorch, after RevTorch): g's backward, then invert, then f's",
-            _coupling("        y1, y2 = (t.detach() for t in ctx.saved_tensors)\n"
-                      "        y1.requires_grad = True\n"
-                      "        with torch.enable_grad():\n            gy1 = ctx.g(y1)\n"
-                      "            gy1.backward(grad_y2)\n"
-                      "        with torch.no_grad():\n            x2 = y2 - gy1\n"
-                      "            x1_grad = grad_y1 + y1.grad\n"
-                      "        x2.requires_grad = True\n"
-                      "        with torch.enable_grad():\n            fx2 = ctx.f(x2)\n"
-                      "            fx2.backward(x1_grad)\n"
-                      "        with torch.no_grad():\n            x2_grad = grad_y2 + x2.grad\n"
-                      "        return x1_grad, x2_grad, None, None")),
+            _gate(_coupling("        y1, y2 = (t.detach() for t in ctx.saved_tensors)\n"
+                            "        y1.requires_grad = True\n"
+                            "        with torch.enable_grad():\n            gy1 = ctx.g(y1)\n"
+                            "            gy1.backward(grad_y2)\n"
+                            "        with torch.no_grad():\n            x2 = y2 - gy1\n"
+                            "            x1_grad = grad_y1 + y1.grad\n"
+                            "        x2.requires_grad = True\n"
+                            "        with torch.enable_grad():\n            fx2 = ctx.f(x2)\n"
+                            "            fx2.backward(x1_grad)\n"
+                            "        with torch.no_grad():\n            x2_grad = grad_y2 + x2.grad\n"
+                            "        return x1_grad, x2_grad, None, None"))),
     Unusual("ReversibleCoupling", "detach instead of no_grad, one backward on the summed products",
-            _coupling("        y1, y2 = ctx.saved_tensors\n"
-                      "        x2 = (y2 - ctx.g(y1)).detach().requires_grad_()\n"
-                      "        x1 = (y1 - ctx.f(x2)).detach().requires_grad_()\n" + RECOMPUTE +
-                      "            loss = (z1 * grad_y1).sum() + (z2 * grad_y2).sum()\n"
-                      "        loss.backward()\n        return x1.grad, x2.grad, None, None")),
+            _gate(_coupling("        y1, y2 = ctx.saved_tensors\n"
+                            "        x2 = (y2 - ctx.g(y1)).detach().requires_grad_()\n"
+                            "        x1 = (y1 - ctx.f(x2)).detach().requires_grad_()\n" + RECOMPUTE +
+                            "            loss = (z1 * grad_y1).sum() + (z2 * grad_y2).sum()\n"
+                            "        loss.backward()\n        return x1.grad, x2.grad, None, None"))),
     Unusual("ReversibleCoupling", "no no_grad: backward's own grad mode is off while inverting",
-            _coupling("        y1, y2 = ctx.saved_tensors\n"
-                      "        x2 = (y2 - ctx.g(y1)).requires_grad_()\n"
-                      "        x1 = (y1 - ctx.f(x2)).requires_grad_()\n" + RECOMPUTE + RIGHT
-                      + RETURN)),
+            _gate(_coupling("        y1, y2 = ctx.saved_tensors\n"
+                            "        x2 = (y2 - ctx.g(y1)).requires_grad_()\n"
+                            "        x1 = (y1 - ctx.f(x2)).requires_grad_()\n" + RECOMPUTE + RIGHT
+                            + RETURN))),
     # review 52: RevNet's backward (Gomez et al., Algorithm 1), f and g each called once under
     # grad on fresh leaves, the call that rebuilds an input also giving its vector-Jacobian
     # product, grad_y2's direct term kept
     Unusual("ReversibleCoupling", "RevNet's one-call backward, f and g called once each",
-            _coupling("        y1, y2 = ctx.saved_tensors\n"
-                      "        z1 = y1.detach().requires_grad_()\n"
-                      "        with torch.enable_grad():\n            gz = ctx.g(z1)\n"
-                      "        x2 = (y2 - gz).detach()\n"
-                      "        torch.autograd.backward(gz, grad_y2)\n"
-                      "        total_y1 = grad_y1 + z1.grad\n"
-                      "        x2 = x2.requires_grad_()\n"
-                      "        with torch.enable_grad():\n            fx = ctx.f(x2)\n"
-                      "        torch.autograd.backward(fx, total_y1)\n"
-                      "        return total_y1, grad_y2 + x2.grad, None, None")),
+            _gate(_coupling("        y1, y2 = ctx.saved_tensors\n"
+                            "        z1 = y1.detach().requires_grad_()\n"
+                            "        with torch.enable_grad():\n            gz = ctx.g(z1)\n"
+                            "        x2 = (y2 - gz).detach()\n"
+                            "        torch.autograd.backward(gz, grad_y2)\n"
+                            "        total_y1 = grad_y1 + z1.grad\n"
+                            "        x2 = x2.requires_grad_()\n"
+                            "        with torch.enable_grad():\n            fx = ctx.f(x2)\n"
+                            "        torch.autograd.backward(fx, total_y1)\n"
+                            "        return total_y1, grad_y2 + x2.grad, None, None"))),
 ]
 
 MISTAKES = [
@@ -462,15 +474,23 @@ MISTAKES += [
 
 UNUSUAL += [
     Unusual("ReversibleCoupling", "torch.autograd.backward with inputs= listing the parameters "
-            "that require grad", _coupling(edit(_INPUTS_ALL, (
+            "that require grad", _gate(_coupling(edit(_INPUTS_ALL, (
                 "*ctx.f.parameters(), *ctx.g.parameters()]",
-                "*(p for m in (ctx.f, ctx.g) for p in m.parameters() if p.requires_grad)]")))),
+                "*(p for m in (ctx.f, ctx.g) for p in m.parameters() if p.requires_grad)]"))))),
     Unusual("ReversibleCoupling", "autograd.grad over the inputs and the parameters that "
             "require grad, accumulated by hand",
-            _coupling(edit(_GRAD_ALL, (PARAMS, PARAMS.replace(
-                "]\n", "]\n        params = [p for p in params if p.requires_grad]\n"))))),
+            _gate(_coupling(edit(_GRAD_ALL, (PARAMS, PARAMS.replace(
+                "]\n", "]\n        params = [p for p in params if p.requires_grad]\n")))))),
     Unusual("ReversibleCoupling", "leaves from ctx.needs_input_grad, backward on the outputs "
             "that require grad", UNUSUAL_03_COUPLING_NEEDS),
     Unusual("ReversibleCoupling", "RevNet's Algorithm 1: one call of g and one of f in "
-            "backward", UNUSUAL_01_REVNET),
+            "backward", _gate(UNUSUAL_01_REVNET)),
+]
+
+
+# Rule 2 of the Function contract, graded for every exercise since the generic check (issue 67):
+# the lesson's solution without its gate returns x2's gradient when only x1 requires grad.
+MISTAKES += [
+    Mistake("ReversibleCoupling", "ignores ctx.needs_input_grad: both inputs' gradients every "
+            "call", "returned a gradient for x2 with only x1 requiring grad", COUPLING),
 ]
