@@ -238,8 +238,9 @@ check_add_grads()
 # ## ✎ Exercise 1 · `BroadcastMul`
 #
 # `BroadcastMul.apply(a, b)` returns `a * b` for any two broadcastable shapes: either input, or
-# both, may be broadcast. Rule 2 of the Function contract lets backward return a gradient of a
-# shape its input broadcasts to, and the engine then sums it down: derive that sum all the same.
+# both, may be broadcast. Rule 2 of the Function contract accepts a gradient of a shape its
+# input broadcasts to (the engine sums it down, and the grader passes it): derive that sum all
+# the same, then write it or leave it to the engine.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -427,7 +428,7 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 # 3. Can the product of the others be computed from $y_s$ and $x_{s,c}$ alone? Where does that
 #    fail on quick question 2's slices?
 # 4. How will you compute the product of the others at every position, along any `dim`, so the
-#    second bullet holds in all three cases?
+#    second bullet holds in all three cases? What do a 0-d `x` and one empty along `dim` give?
 #
 # **Check your step 1 live:** write `prod_J_row(x)`, the vector of $\partial y / \partial x_c$ for
 # one slice with **no zero**; the check also shows it on quick question 2's slices.
@@ -493,12 +494,18 @@ class ProdOverDim(torch.autograd.Function):
     def backward(ctx, grad_output):
         ### BEGIN SOLUTION
         x, = ctx.saved_tensors
+        if x.dim() == 0:  # a 0-d x is its own product: dy/dx = 1
+            return grad_output.clone(), None
         dim, size = ctx.dim, x.shape[ctx.dim]
-        ones = torch.ones_like(x.narrow(dim, 0, 1))
-        # products of everything strictly before, and strictly after, each position
-        before = torch.cat([ones, x.narrow(dim, 0, size - 1)], dim).cumprod(dim)
-        after = torch.cat([x.narrow(dim, 1, size - 1), ones], dim).flip(dim).cumprod(dim)
-        others = before * after.flip(dim)  # the product of the others, no division
+        shape = list(x.shape)
+        shape[dim] = 1
+        ones = x.new_ones(shape)
+
+        def exclusive_cumprod(t):  # position c: the product of the entries before c
+            return torch.cat([ones, t], dim).cumprod(dim).narrow(dim, 0, size)
+
+        after = exclusive_cumprod(x.flip(dim)).flip(dim)  # the entries after c
+        others = exclusive_cumprod(x) * after  # the product of the others, no division
         return grad_output.unsqueeze(dim) * others, None
         ### END SOLUTION
 
@@ -517,7 +524,8 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 #
 # an **exclusive** running product from each end (an empty product is 1), no division. Counting
 # each slice's zeros and treating the cases apart is also correct, with $y / x$ where a slice has
-# no zero, as `torch.prod`'s own backward does.
+# no zero. `torch.prod(x, dim)`'s own backward divides, $y / x$, only when no entry of `x` is 0;
+# otherwise it takes these running products in every slice.
 # </details>
 
 # %% [markdown]
@@ -1020,6 +1028,7 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
+# | `Cumsum`'s triangle of ones, or `IndexSelect`'s one-hot matrix, built and multiplied | memory in $n^2$ where $n$ suffices (rule 3): the grader tries $n = 1024$ | a reversed running sum; an op that accumulates |
 # | the total less the running prefix, for `Cumsum` | the late entries' digits cancel where `grad_output` decays | a reversed running sum |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
 # | `grad[index] = grad_output`, or `grad[index] += grad_output` | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |

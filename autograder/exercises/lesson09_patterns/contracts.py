@@ -13,7 +13,8 @@ OTHER_DTYPE = "case:added values into a tensor of another dtype"
 BROADCAST_MUL_CLAUSES = (
     Clause("each gradient exact to rounding where an input holds 0 and where `a * b` underflows "
            "to 0 or overflows to inf;",
-           {BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)"}),
+           {BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
+            BM_ + "computes-in-float32": "the gradients computed in float32 for float64 inputs"}),
     Clause("no work for an input that needs no gradient: nothing of its gradient is computed, "
            "not even to be thrown away.",
            {BM_ + "ignores-needs-input-grad": "computes grad_b always, returns None when not "
@@ -53,7 +54,10 @@ PROD_OVER_DIM_RULES = {
                PROD_ + "grad-output-unsqueezed-at-last-dim":
                    "grad_output unsqueezed at the last dim, not at dim",
                "case:keep the input's dtype":
-                   "exclusive products taken in float64, returned in float64"},
+                   "exclusive products taken in float64, returned in float64",
+               "case:on a 0-d x": "exclusive products by narrow: raises on a 0-d x",
+               "case:empty along dim": "exclusive products by narrow(dim, 1, size - 1): raises "
+                                       "on an x empty along dim"},
     "ctx": {PROD_ + "tensor-on-ctx": "x kept as a ctx attribute"},
 }
 
@@ -74,6 +78,7 @@ CUMSUM_RULES = {
                    "total less an exclusive scan shifted with roll (wraps round)",
                "unproven:wrong-value": "flips only once",
                "case:keep the input's dtype": "the reversed scan in float64, returned in float64"},
+    "by-hand": {CUMSUM_ + "builds-jacobian": "an upper-triangular matrix of ones"},
 }
 
 
@@ -90,6 +95,7 @@ INDEX_SELECT_RULES = {
                OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"},
     "ctx": {SELECT_ + "tensor-on-ctx": "index kept on ctx",
             "case:kept state outside ctx": "the index kept in a module global"},
+    "by-hand": {SELECT_ + "builds-jacobian": "a one-hot matrix product"},
 }
 
 

@@ -53,7 +53,6 @@ EQUIVALENTS = [
     _e("ProdOverDim", "nudge_constant", "ones = torch.ones_like(x.narrow(dim, 0, 1))",
        "ones = torch.ones_like(x.narrow(dim, -1, 1))",
        "ones_like reads only the slice's shape, the same for the first and the last slice"),
-    _e("ProdOverDim", "move_threshold", "if x.dim() == 0:", "if x.dim() == 1e-06:", _NO_ZERO_DIM),
     # Cumsum
     _e("Cumsum", "move_threshold", "if grad_output.dim() == 0:",
        "if grad_output.dim() == -1e-06:", _NO_ZERO_DIM),
@@ -123,11 +122,7 @@ EQUIVALENTS = [
        "dims = [i for i, size in enumerate(own.shape) if size == 1 and g.shape[i] != 0.5]",
        "the test then also keeps dims where g has size 1 too: summing those with keepdim "
        "changes nothing"),
-    _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == -1e-06:", _EMPTY_SLICE),
-    _e("ProdOverDim", "nudge_constant", "if x.dim() == 0:", "if x.dim() == -1:", _NO_ZERO_DIM),
     # found by the uncapped mutants (session 56)
-    _e("ProdOverDim", "move_threshold", "if x.dim() == 0:", "if x.dim() == -1e-06:", _NO_ZERO_DIM),
-    _e("ProdOverDim", "move_threshold", "if n == 0:", "if n == 1e-06:", _EMPTY_SLICE),
     # the route through logs (review 56): nz holds no zero, and sign is +1 or -1
     _e("ProdOverDim", "swap_comparison", "sign = torch.where(nz < 0, -1.0, 1.0).to(x.dtype)",
        "sign = torch.where(nz <= 0, -1.0, 1.0).to(x.dtype)",
@@ -136,15 +131,11 @@ EQUIVALENTS = [
        "others_nz = sign.prod(dim, keepdim=True) * sign * torch.exp(total_log - logs)",
        "others_nz = sign.prod(dim, keepdim=True) / sign * torch.exp(total_log - logs)",
        "sign is +1 or -1, so multiplying by it and dividing by it are the same"),
-    _e("ProdOverDim", "nudge_constant", "if n == 0:", "if n == -1:", _EMPTY_SLICE),
     _e("ProdOverDim", "change_dim",
        "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),",
        "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-2),",
        "a tensor of ones broadcast to (..., n, n) from (..., n, 1) or (..., 1, n) is ones "
        "either way: where(eye, ...) picks 1 on the diagonal alike"),
-    _e("IndexSelect", "reshape_to_view", "return (one_hot.T @ flat).reshape(ctx.shape), None",
-       "return (one_hot.T @ flat).view(ctx.shape), None",
-       "a matrix product returns a contiguous tensor: view and reshape agree"),
     _e("IndexSelect", "nudge_constant", "n = index.shape[0]", "n = index.shape[-1]",
        _ONE_D_INDEX),
     _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1"), _EMPTY),

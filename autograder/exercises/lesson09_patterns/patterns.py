@@ -2,11 +2,13 @@
 selections and the normalisation are in ``selections.py``; the graded case every exercise of the
 lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``; ProdOverDim's
 exact zeros and tiny entries in ``prod_zeros.py``; BroadcastMul at the ends of the float range
-in ``range_ends.py``)."""
+in ``range_ends.py``; ProdOverDim's 0-d and empty shapes in ``prod_edges.py``)."""
 
 import torch
 
+from .linear_backward import check_backward_memory_linear
 from .prod_calls import check_1d_beside_2d
+from .prod_edges import check_edge_shapes
 from ...checks import (Spec, case, check_gradcheck, check_is_function, make_inputs, run_backward,
                       run_forward)
 from ...contract import check_each_input_alone, covers
@@ -34,8 +36,8 @@ CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
 BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4), (3, 4)),
                     ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
                     ((2, 3), ()), ((), ()), ((2, 1), (1, 2)), ((1, 3), (0, 1)), ((0,), (1,))]
-# (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x. No 0-d x: an
-# exercise with a dim argument is not graded on one (the syllabus).
+# (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x (ProdOverDim's
+# 0-d x and x empty along dim, which torch.prod takes, in prod_edges.py)
 DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
              ((1, 3), 0), ((2, 3, 4), 0), ((2, 3, 4), -3)]
 # One slice per zero case: none, one, two, three zeros.
@@ -217,6 +219,9 @@ def prod_full(ProdOverDim, device) -> None:
                                                         "dim": 0})
     check_gradcheck(ProdOverDim, PROD, {"x": ZERO_SLICES.double().T.to(device), "dim": 0})
     check_1d_beside_2d(ProdOverDim, device)
+    check_edge_shapes(ProdOverDim, PROD, device)
+    covers("0-d x")
+    covers("x empty along dim")
 
 
 # Cumsum -----------------------------------------------------------------------------------
@@ -298,6 +303,9 @@ def cumsum_full(Cumsum, device) -> None:
     check_each_input_alone(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_noncontiguous_grad_output(Cumsum, CUMSUM, {"x": sample((3, 4), device), "dim": 0})
     check_gradcheck(Cumsum, CUMSUM, {"x": sample((2, 3, 4), device), "dim": -1})
+    # dim 1 of 1024 entries: a triangle of ones along it holds 1024 * 1024
+    check_backward_memory_linear(Cumsum, CUMSUM, {"x": sample((2, 1024), device), "dim": 1},
+                                 "x of shape (2, 1024), dim=1, float64")
 
 
 # the domains: every dim of a (3, 4) x, float64 and float32 (each check in both), every layout
@@ -336,7 +344,8 @@ EXERCISES = [
     Exercise("ProdOverDim", LESSON, prod_full,
              example=lambda: (ZERO_SLICES.double(), 1),
              contract=("no zero, one zero, several zeros in a slice", "a dim other than the last",
-                       "negative dim", "1-D x", "non-contiguous grad_output"),
+                       "negative dim", "1-D x", "non-contiguous grad_output", "0-d x",
+                       "x empty along dim"),
              domain=Domain(PROD, _prod_values, constants={"dim": DIM}),
              clauses=PROD_OVER_DIM_CLAUSES, rules=PROD_OVER_DIM_RULES),
     Exercise("Cumsum", LESSON, cumsum_full,

@@ -1,7 +1,9 @@
 """Lesson 09's BroadcastMul at the ends of the float range: a * b underflows to 0 (or to a
 subnormal) for tiny factors and overflows to inf for huge ones, in both orders, while each
 gradient (the other factor) stays an ordinary number. A backward that recovers the other factor
-from the output, y / a, gives 0 or inf there, and allclose's atol hides the tiny ones."""
+from the output, y / a, gives 0 or inf there, and allclose's atol hides the tiny ones. So does a
+float64 backward computed in float32 (the other factor rounded to 0 or inf): a probe where a * b
+is an ordinary float64 and one factor is beyond float32's range tells the two apart."""
 
 import torch
 
@@ -39,8 +41,43 @@ def check_range_ends(function, spec, device) -> None:
             if not torch.isclose(grad, divided, rtol=1e-5, atol=0, equal_nan=True)[wrong].all():
                 raise GradingError(f"{spec.name}'s gradient for {name} is wrong at the ends of "
                                    f"the float range {where}", details)
+            _check_float32_route(function, spec, device, dtype, name, where, details)
             raise GradingError(
                 f"{spec.name}'s gradient for {name} is 0 or inf where a * b underflows or "
                 f"overflows {where}: it is the output divided by {name}, y / {name}, which has "
                 "lost the other factor there; the other factor itself is exact",
                 details, mistake=f"{spec.name}/divides-by-input")
+
+
+# float64 factors beyond float32's range (about 1e-45 to 3e38) whose products are ordinary
+_FLOAT32_PROBE = ([1e-50, 1e50], [1e-50, 1e-50])
+
+
+def _check_float32_route(function, spec, device, dtype, name, where, details) -> None:
+    """At the float64 ends, y / a and a backward that rounds the other factor to float32 both
+    give 0 or inf; where a * b is an ordinary float64 only the float32 route still does."""
+    if dtype != torch.float64:
+        return
+    a, b = _FLOAT32_PROBE
+    values = {"a": torch.tensor(a, dtype=dtype, device=device),
+              "b": torch.tensor(b, dtype=dtype, device=device)}
+    inputs = make_inputs(values)
+    try:
+        forward = run_forward(function, spec, inputs)
+        grads = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output)).grads
+    except GradingError:
+        return
+    position = list(values).index(name)
+    other = values["b" if name == "a" else "a"]
+    grad = grads[position]
+    if not isinstance(grad, torch.Tensor) or grad.shape != other.shape:
+        return
+    through32 = other.to(torch.float32).to(dtype)
+    grad = grad.detach().to(dtype)
+    if torch.isclose(grad, other, rtol=1e-5, atol=0).all() or not torch.equal(grad, through32):
+        return
+    raise GradingError(
+        f"{spec.name}'s gradient for {name} is the other factor rounded to float32 {where}, and "
+        f"with a = {a}, b = {b} too, where a * b is an ordinary float64: got {grad.tolist()} "
+        f"there, expected {other.tolist()}. Float32 holds about 1e-45 to 3e38: which line of "
+        "backward computes in float32?", details, mistake=f"{spec.name}/computes-in-float32")

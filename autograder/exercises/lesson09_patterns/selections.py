@@ -18,6 +18,7 @@ from ..shared.grad_output import \
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import (INDEX_SELECT_CLAUSES, INDEX_SELECT_RULES, NORMALIZE_CLAUSES,
                         NORMALIZE_RULES)
+from .linear_backward import check_backward_memory_linear
 from .normalize_float32 import check_float32_row_at_held_eps, check_float32_rows_at_eps
 from .normalize_memory import check_closed_form, check_saves_output_and_norms
 from .normalize_rows import (AROUND_EPS, BELOW, NEAR_ABOVE, check_near_above,
@@ -139,6 +140,11 @@ def select_full(IndexSelect, device) -> None:
         check_saves_index_only(forward, strided)
     check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
                                           "index": torch.tensor([0, 2, 0, 0], device=device)})
+    # 1024 rows picked from 1024: a one-hot matrix of them holds 1024 * 1024
+    rows = torch.randint(0, 1024, (1024,), generator=torch.Generator().manual_seed(5))
+    check_backward_memory_linear(IndexSelect, SELECT, {"x": sample((1024, 2), device),
+                                                       "index": rows.to(device)},
+                                 "x of shape (1024, 2), index of 1024 rows, float64")
 
 
 # Normalize --------------------------------------------------------------------------------

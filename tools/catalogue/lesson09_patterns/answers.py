@@ -77,8 +77,10 @@ _MUL_BOTH = ("        return (grad_output * b).sum_to_size(a.shape), "
 
 _PROD_EXACT = '''        if x.dim() == 0:
             return grad_output.clone(), None
-        ones = torch.ones_like(x.narrow(dim, 0, 1))
         n = x.shape[dim]
+        if n == 0:  # narrow(dim, 0, 1) needs an entry; an empty x's gradient is empty
+            return torch.zeros_like(x), None
+        ones = torch.ones_like(x.narrow(dim, 0, 1))
         before = torch.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
         after = torch.cat([x.narrow(dim, 1, n - 1), ones], dim).flip(dim).cumprod(dim).flip(dim)
         return grad_output.unsqueeze(dim) * before * after, None

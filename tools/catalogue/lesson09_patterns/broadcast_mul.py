@@ -234,4 +234,16 @@ MISTAKES = [
             return grad_output.mul_(b).sum_to_size(a.shape), None
         return None, grad_output.mul_(a).sum_to_size(b.shape)
 ''')),
+    # review 67: at the float64 ends its gradients match y / a as well (0 or inf); the probe
+    # where a * b is ordinary tells it apart
+    Mistake("BroadcastMul", "the gradients computed in float32 for float64 inputs",
+            "rounded to float32", _mul('''
+        g = grad_output.float()
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = (g * b.float()).sum_to_size(a.shape).to(a.dtype)
+        if ctx.needs_input_grad[1]:
+            grad_b = (g * a.float()).sum_to_size(b.shape).to(b.dtype)
+        return grad_a, grad_b
+''')),
 ]

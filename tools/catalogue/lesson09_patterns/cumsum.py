@@ -6,14 +6,6 @@ from .answers import _CUMSUM_FORWARD, _REVERSED, _cumsum, _function
 
 
 UNUSUAL = [
-    Unusual("Cumsum", "an upper-triangular matrix of ones", _cumsum('''
-        if grad_output.dim() == 0:
-            return grad_output.clone(), None
-        moved = grad_output.movedim(dim, -1)
-        n = moved.shape[-1]
-        upper = torch.ones(n, n, dtype=moved.dtype, device=moved.device).triu()
-        return (moved @ upper.T).movedim(-1, dim), None
-''')),
     Unusual("Cumsum", "reversed with index_select", _cumsum('''
         if grad_output.dim() == 0:
             return grad_output.clone(), None
@@ -31,16 +23,28 @@ UNUSUAL = [
         flipped = torch.flip(grad_output, [dim])
         return torch.flip(torch.cumsum(flipped, dim=dim, dtype=grad_output.dtype), [dim]), None
 ''')),
-    Unusual("Cumsum", "a matmul with a triangle of ones along dim", _cumsum('''
+]
+
+
+MISTAKES = [
+    # UNUSUAL until review 67: the Jacobian along dim, a triangle of ones (n x n), built as a
+    # matrix; rule 3 keeps backward's memory linear in the sizes
+    Mistake("Cumsum", "an upper-triangular matrix of ones",
+            "its largest tensor has shape (1024, 1024)", _cumsum('''
+        if grad_output.dim() == 0:
+            return grad_output.clone(), None
+        moved = grad_output.movedim(dim, -1)
+        n = moved.shape[-1]
+        upper = torch.ones(n, n, dtype=moved.dtype, device=moved.device).triu()
+        return (moved @ upper.T).movedim(-1, dim), None
+''')),
+    Mistake("Cumsum", "a matmul with a triangle of ones along dim",
+            "its largest tensor has shape (1024, 1024)", _cumsum('''
         g = grad_output.movedim(dim, -1)
         n = g.shape[-1]
         lower = torch.ones(n, n, dtype=g.dtype, device=g.device).tril()  # [o, i]: i <= o
         return (g @ lower).movedim(-1, dim), None
 ''')),
-]
-
-
-MISTAKES = [
     Mistake("Cumsum", "total minus the exclusive prefix",
             "Cumsum's gradient written as the total minus a running sum", _cumsum(
                 "        return grad_output.sum(dim, keepdim=True) - grad_output.cumsum(dim) "

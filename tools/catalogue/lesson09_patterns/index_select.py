@@ -15,16 +15,6 @@ UNUSUAL = [
         grad_x.index_put_((index,), grad_output, accumulate=True)
         return grad_x, None
 ''')),
-    Unusual("IndexSelect", "a one-hot matrix product", _select('''
-        one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
-        flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))
-        return (one_hot.T @ flat).reshape(ctx.shape), None
-''', forward='''
-    def forward(ctx, x, index):
-        ctx.save_for_backward(index)
-        ctx.shape = x.shape
-        return x[index]
-''')),
     Unusual("IndexSelect", "in-place index_add_ on torch.zeros, the shape kept in two parts",
             _function("IndexSelect",
             '''
@@ -60,6 +50,19 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # UNUSUAL until review 67: the Jacobian, a one-hot matrix (k x n), built as a matrix; rule 3
+    # keeps backward's memory linear in the sizes
+    Mistake("IndexSelect", "a one-hot matrix product",
+            "its largest tensor has shape (1024, 1024)", _select('''
+        one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
+        flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))
+        return (one_hot.T @ flat).reshape(ctx.shape), None
+''', forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        return x[index]
+''')),
     # a built-in *_backward op that decomposes before a dispatch mode sees it (review 09)
     Mistake("IndexSelect", "PyTorch's own index_select_backward, a built-in *_backward op",
             "uses the built-in op index_select_backward", _select(

@@ -30,10 +30,9 @@ UNUSUAL = [
                              moved.unsqueeze(-2).expand(*moved.shape, n)).prod(-1)
         return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
 ''')),
-    Unusual("ProdOverDim", "exclusive products from both ends, with no 0-d branch (the "
-            "contract has no 0-d x)", _prod(_PROD_EXACT.replace(
-                "        if x.dim() == 0:\n            return grad_output.clone(), None\n", ""))),
     Unusual("ProdOverDim", "others by deleting each position (cat of slices)", _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
         n = x.shape[dim]
         parts = []
         for c in range(n):
@@ -43,6 +42,8 @@ UNUSUAL = [
         return grad_output.unsqueeze(dim) * others, None
 ''')),
     Unusual("ProdOverDim", "inclusive cumprod rolled with index_fill", _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
         n = x.shape[dim]
         if n == 0:
             return torch.zeros_like(x), None
@@ -52,6 +53,8 @@ UNUSUAL = [
         return grad_output.unsqueeze(dim) * before * after, None
 ''')),
     Unusual("ProdOverDim", "movedim to last, slice [..., :-1]", _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
         z = x.movedim(dim, -1)
         one = torch.ones_like(z[..., :1])
         before = torch.cat([one, z[..., :-1]], -1).cumprod(-1)
@@ -97,6 +100,8 @@ class ProdOverDim(torch.autograd.Function):
                 exclusive_normal.mul(exclusive_reverse))
 
         input, output = ctx.saved_tensors
+        if input.dim() == 0:  # not in 0.3, which had no 0-d tensors: the product is input
+            return grad_output.clone(), None
         dim = ctx.dim if ctx.dim >= 0 else ctx.dim + input.dim()
         if len(ctx.input_size) != 1:
             grad_output = grad_output.unsqueeze(dim)
@@ -112,7 +117,18 @@ class ProdOverDim(torch.autograd.Function):
 """
 
 
+_NO_EMPTY_BRANCH = _PROD_EXACT.replace(
+    "        if n == 0:  # narrow(dim, 0, 1) needs an entry; an empty x's gradient is empty\n"
+    "            return torch.zeros_like(x), None\n", "")
+
 MISTAKES = [
+    # the lesson's own solution until review 67: narrow(dim, 0, 1) and shape[dim] raise on the
+    # two shapes at torch.prod's edge, which the grader did not try
+    Mistake("ProdOverDim", "exclusive products by narrow: raises on a 0-d x", "on a 0-d x",
+            _prod(_NO_EMPTY_BRANCH.replace(
+                "        if x.dim() == 0:\n            return grad_output.clone(), None\n", ""))),
+    Mistake("ProdOverDim", "exclusive products by narrow(dim, 1, size - 1): raises on an x "
+            "empty along dim", "empty along dim", _prod(_NO_EMPTY_BRANCH)),
     # right for the last dim; a broadcast error, or on a square x a silent transpose, otherwise
     Mistake("ProdOverDim", "grad_output unsqueezed at the last dim, not at dim",
             "unsqueezed grad_output at the last dim", _prod('''

@@ -1,6 +1,6 @@
 """Lesson 09's ProdOverDim by counting each slice's zeros: correct where only an exact 0 counts
 as a zero (the product of the others then taken by division where a slice has no zero, as
-PyTorch's own prod backward does, or through logs), wrong where the zero test has a tolerance
+torch.prod(x, dim)'s own backward does where x holds no zero at all, or through logs), wrong where the zero test has a tolerance
 (a tiny entry then counts as a zero: x.abs() < 1e-12, torch.finfo's eps or tiny, isclose)."""
 
 from .. import Mistake, Unusual
