@@ -5,7 +5,7 @@ tolerances it tried. Two properties, for every lesson:
 - the grader's own numbers (each dtype's tolerance, the point it tries inside a constant's
   range, chosen off every round number) appear nowhere on the main path;
 - a main-path sentence that speaks of the grader or the self-check holds no number but an
-  ordinal (lesson 00, Exercise 2) or a time."""
+  ordinal (lesson 00, Exercise 2, rule 2) or a time."""
 
 import re
 
@@ -22,7 +22,7 @@ NUMBER = re.compile(r"(?<![\w.])([-−]?10\^\{?-?\d+\}?|[-−]?\d{1,3}(?:,\d{3})
 TOLERANCE_WORDS = re.compile(r"\b(within|tolerance|rtol|atol|agrees?|close|accurate)\b", re.IGNORECASE)
 GRADER_WORDS = re.compile(r"\b(grader|grading|graded|grades|hidden tests?|self-checks?|"
                           r"probe[sd]?)\b", re.IGNORECASE)
-ORDINAL_OR_TIME = re.compile(r"(\b(lesson|exercise|step|part)|✎)\s+\d+|\d+\s+(minutes|hours)\b",
+ORDINAL_OR_TIME = re.compile(r"(\b(lesson|exercise|step|part|rule)|✎)\s+\d+|\d+\s+(minutes|hours)\b",
                              re.IGNORECASE)
 
 
