@@ -81,8 +81,15 @@ CALLER_STATE_CLAUSE = ("the caller's grad mode, default dtype, random number gen
                        "modules and parameters left as the op itself leaves them")
 DEFAULT_DEVICE_CLAUSE = ("every tensor made on the inputs' device, whatever the default "
                          "device is (device=x.device, or a *_like / new_* op)")
-RULE_PROPERTIES = ("late requires grad", "none on every path", "size one", "caller state",
-                   "default device")
+EMPTY_AND_SCALAR_CLAUSE = ("any shape the op takes, an empty tensor and a 0-d one included")
+LINEAR_MEMORY_CLAUSE = ("backward holds a few tensors of its inputs' and outputs' size, never a "
+                        "Jacobian built as a matrix")
+RECOMPUTES_CLAUSE = ("backward recomputes forward and asks autograd for its gradient: the point "
+                     "of recomputation (lesson 05)")
+BY_HAND_CLAUSE = ("backward derives the gradient itself: no call into autograd, no built-in "
+                  "*_backward op")
+RULE_PROPERTIES = ("late requires grad", "none on every path", "size one", "empty and 0-d",
+                   "by hand", "linear memory", "caller state", "default device")
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,17 @@ class Domain:
     # rule 2's empty batch for the None-on-every-path check: the typical inputs with one size
     # cut to 0 where the reference accepts that; False where the contract rules it out
     empty_batch: bool = True
+    # rule 1's 0-d case: each tensor input's first entry, where every floating input has one
+    # shape; False only where the contract rules it out (say why in empty_and_scalar_clause)
+    zero_dim: bool = True
+    empty_and_scalar_clause: str = EMPTY_AND_SCALAR_CLAUSE
+    # rule 3's memory: backward on the typical inputs grown stays linear in their bytes; False
+    # only where the exercise's own contract allows more (say why in linear_memory_clause)
+    linear_memory: bool = True
+    # rule 3's own derivation: False only where the exercise is about recomputation (lesson 05)
+    by_hand: bool = True
+    by_hand_clause: str = BY_HAND_CLAUSE
+    linear_memory_clause: str = LINEAR_MEMORY_CLAUSE
     # rule 1's default device: forward and backward on CPU inputs with the default device set
     # elsewhere; False only where the contract rules it out (say why in default_device_clause)
     default_device: bool = True
@@ -165,6 +183,8 @@ class Domain:
         the properties above and the check that nothing is kept outside ctx: a wrong answer
         those name keeps its hint."""
         off = {"size one": self.size_one is None and not self.size_one_derived,
+               "empty and 0-d": not (self.empty_batch or self.zero_dim),
+               "linear memory": not self.linear_memory, "by hand": not self.by_hand,
                "default device": not self.default_device}
         return [name for name in RULE_PROPERTIES if not off.get(name)]
 
@@ -176,6 +196,9 @@ class Domain:
                    "requires grad": REQUIRES_GRAD_CLAUSE,
                    "late requires grad": LATE_REQUIRES_GRAD_CLAUSE,
                    "none on every path": NONE_PATHS_CLAUSE, "size one": self.size_one_clause,
+                   "empty and 0-d": self.empty_and_scalar_clause,
+                   "linear memory": self.linear_memory_clause,
+                   "by hand": self.by_hand_clause,
                    "caller state": CALLER_STATE_CLAUSE,
                    "default device": self.default_device_clause}
         clauses.update({f"constant {n}": c.clause for n, c in self.constants.items()})

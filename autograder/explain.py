@@ -9,6 +9,7 @@ import torch
 
 from .diagnose import shape_hint
 from .errors import GradingError
+from .function_contract import rule_reference
 from .spec import Spec
 
 _COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
@@ -89,8 +90,17 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError | ValueEr
             "derive the gradient by hand, or record on purpose under torch.enable_grad() "
             "(lesson 04)", message, mistake=f"{spec.name}/autograd-on-unrecorded")
     given = f" with {_describe(inputs)}" if inputs else ""
+    if match := _ALLOCATION.search(message):
+        return GradingError(
+            f"{spec.name}.{phase} ran out of memory{given}: it asked for {int(match[1]):,} "
+            f"bytes at once, where its inputs and outputs are a few tensors of their size: a "
+            f"Jacobian built as a matrix? {rule_reference('by-hand')}", message,
+            mistake=f"{spec.name}/builds-jacobian")
     return GradingError(f"{spec.name}.{phase} raised {type(error).__name__}{given}: "
                         f"{message.splitlines()[0]}", message)
+
+
+_ALLOCATION = re.compile(r"tried to allocate (\d+) bytes")
 
 
 _ARGUMENT_COUNT = re.compile(r"positional argument|takes \d+ |unexpected keyword argument|"

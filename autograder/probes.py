@@ -77,7 +77,16 @@ def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def _role(saved: torch.Tensor, inputs: dict, outputs: list) -> str:
-    """A view of an input or output costs no memory of its own, so it counts as that tensor."""
+    """A view of an input or output costs no memory of its own, so it counts as that tensor.
+    An empty tensor has no memory to compare: it counts as the output, or the input, whose
+    shape and dtype it has (it costs nothing whichever it is)."""
+    if saved.numel() == 0:
+        alike = lambda t: (isinstance(t, torch.Tensor) and t.shape == saved.shape  # noqa: E731
+                           and t.dtype == saved.dtype)
+        if any(alike(out) for out in outputs):
+            return "output"
+        return next((f"input {name}" for name, value in inputs.items() if alike(value)),
+                    "intermediate")
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and _shares_memory(saved, value):
             return f"input {name}"

@@ -5,7 +5,7 @@ cases. Each runs forward and backward against the float64 reference and names it
 
 Then the Function contract's rules (``autograder.function_contract``) that no exercise's
 battery owns, the same for every exercise: ``requires_grad`` changed after forward, ``None`` on
-every path, dimensions of size 1, the caller's state, the default device. Each failure's first
+every path, dimensions of size 1, empty and 0-d inputs, backward by hand and in linear memory, the caller's state, the default device. Each failure's first
 line says what it tried and ends with the rule's reference."""
 
 import itertools
@@ -25,12 +25,17 @@ from .late_requires_grad import check_requires_grad_fixed_at_forward
 from .none_paths import check_none_on_every_path
 from .per_call import check_per_call, with_constants
 from .size_one import check_size_one
+from .empty_and_scalar import check_empty_and_scalar
+from .linear_memory import check_linear_memory
+from .by_hand import check_by_hand
 from .twice import check_backward_twice
 
 # the rules' checks, by property name: their own first lines end with the rule's reference, so
 # no case() wraps them
 RULE_CHECKS = {"late requires grad": check_requires_grad_fixed_at_forward,
                "none on every path": check_none_on_every_path, "size one": check_size_one,
+               "empty and 0-d": check_empty_and_scalar, "by hand": check_by_hand,
+               "linear memory": check_linear_memory,
                "caller state": check_caller_state, "default device": check_default_device}
 
 

@@ -6,7 +6,7 @@ from torch import nn
 from ...checks import Spec, case
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_gradient, diagnose_values
-from ...domain import Constant, Domain, Operator
+from ...domain import RECOMPUTES_CLAUSE, Constant, Domain, Operator
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
@@ -343,7 +343,8 @@ EXERCISES = [
              rules=CHECKPOINT_SEQUENTIAL_RULES,
              contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
              domain=Domain(SPEC, _domain_values, prepare=_through_backward,
-                           second_backward_may_raise=True, constants={
+                           second_backward_may_raise=True, by_hand=False,
+                           by_hand_clause=RECOMPUTES_CLAUSE, constants={
                  "segments": Constant(1, N_LAYERS, "segments from 1 to the number of layers",
                                       integer=True)})),
 ]

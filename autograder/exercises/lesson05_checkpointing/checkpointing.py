@@ -10,7 +10,7 @@ from torch import nn
 from ...checks import case, check_is_function, make_inputs, run_forward
 from ...contract import EACH_INPUT_ALONE, covers
 from ...diagnose import diagnose_values
-from ...domain import Domain
+from ...domain import RECOMPUTES_CLAUSE, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .checkpoint_backward import (CHECKPOINT, _backward, _check_input_grads,
@@ -258,7 +258,8 @@ EXERCISES = [
              contract=("parameters accumulate .grad", "1-D x", "non-tensor arguments",
                        "an argument not requiring grad", "dropout: the forward's random state"),
              domain=Domain(CHECKPOINT, _domain_values, prepare=through_backward,
-                           second_backward_may_raise=True,
+                           second_backward_may_raise=True, by_hand=False,
+                           by_hand_clause=RECOMPUTES_CLAUSE,
                            cuda="the contract's GPU bullet (dropout's masks and random "
                                 "stream on a CUDA argument's device), which only a grader with "
                                 "a GPU checks: read that branch against it yourself")),

@@ -333,6 +333,9 @@ EXERCISES = [
              domain=Domain(NORMALIZE, _normalize_values,
                            constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
                                                       "correct on rows whose norm is below "
-                                                      "eps", also=(1e-3,))}),
+                                                      "eps", also=(1e-3,))},
+                           # the contract normalises rows: a 0-d x has none
+                           zero_dim=False,
+                           empty_and_scalar_clause="an empty batch of rows"),
              clauses=NORMALIZE_CLAUSES, rules=NORMALIZE_RULES),
 ]

@@ -15,6 +15,12 @@ from contextlib import contextmanager, nullcontext
 import torch
 
 from ...domain import Operator
+
+# rule 3's generic memory check measures NumPy's arrays too: under Triton's interpreter those are
+# the interpreter's host copies of every argument, not the learner's; kernel_memory grades a
+# kernel's own buffers
+KERNEL_MEMORY_CLAUSE = ("each kernel holds a block of a row or of the input at a time (its "
+                        "buffers are graded by the kernel's own memory checks)")
 from ...errors import GradingError
 from .kernel_checks import NAMESPACE, counting_launches, explain, kernel_battery
 from .kernel_interpreter import interpreting

@@ -12,7 +12,7 @@ from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_ROWS_CLAUSES, RMS_NORM_ROWS_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery, operator_calls)
-from .kernel_domain import kernel_operator
+from .kernel_domain import KERNEL_MEMORY_CLAUSE, kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
@@ -330,6 +330,7 @@ EXERCISES = [
              domain=Domain(RMS_NORM_ROWS, lambda device, dtype=torch.float64, seed=0, eps=EPS:
                            _values((4, 7), device, seed=seed, dtype=dtype, eps=eps),
                            prepare=kernel_operator("rms_norm_rows"),
+                           linear_memory=False, linear_memory_clause=KERNEL_MEMORY_CLAUSE,
                            constants={"eps": Constant(1e-8, 1.0, "eps a positive Python float, "
                                                       "as F.rms_norm's")},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),

@@ -11,7 +11,7 @@ from ...exercise import Exercise, sample
 from .contracts import SILU_MUL_CLAUSES, SILU_MUL_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery)
-from .kernel_domain import kernel_operator
+from .kernel_domain import KERNEL_MEMORY_CLAUSE, kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
@@ -303,5 +303,6 @@ EXERCISES = [
                            accumulates={dtype: torch.float32 for dtype in HALF},
                            layout_clause="any shape, non-contiguous inputs made contiguous",
                            large=Case(_large, "any shape: past 2**20 elements, the largest "
-                                      "block Triton accepts", dtype=torch.float32))),
+                                      "block Triton accepts", dtype=torch.float32),
+                           linear_memory=False, linear_memory_clause=KERNEL_MEMORY_CLAUSE)),
 ]

@@ -1,0 +1,46 @@
+"""Rule 3 in memory: a backward that builds the Jacobian as a matrix (``torch.diag``, or a NumPy
+one) holds thousands of times the bytes of its inputs once they are grown, and is caught with
+the shapes, the bytes and the largest tensor; backwards of tensor operations pass."""
+
+import torch
+
+from autograder.function_contract import rule_reference
+from autograder.linear_memory import WIDE, check_linear_memory, grown
+from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, SQUARE_DOMAIN, function, outer
+
+FORWARD = "ctx.save_for_backward(x)\nreturn x * x"
+RIGHT = function("Square", FORWARD, "x, = ctx.saved_tensors\nreturn 2 * x * g")
+JACOBIAN = function("Square", FORWARD,
+                    "x, = ctx.saved_tensors\n"
+                    "jacobian = torch.diag(2 * x.reshape(-1))\n"
+                    "return (jacobian @ g.reshape(-1)).reshape(g.shape)")
+NUMPY_JACOBIAN = function("Square", FORWARD,
+                          "x, = ctx.saved_tensors\n"
+                          "jacobian = numpy.diag(2 * x.detach().numpy().reshape(-1))\n"
+                          "flat = jacobian @ g.detach().numpy().reshape(-1)\n"
+                          "return torch.from_numpy(flat.reshape(tuple(g.shape)))",
+                          prelude="import numpy")
+
+
+def test_each_size_is_grown_to_at_least_wide_entries():
+    cases = grown(SQUARE_DOMAIN, SQUARE_DOMAIN.values(CPU))
+    assert [(size, tuple(values["x"].shape)) for size, values in cases] == [
+        (3, (3 * -(-WIDE // 3), 4)), (4, (3, WIDE))]
+
+
+def test_a_jacobian_built_as_a_matrix_is_caught(raises_hint):
+    with raises_hint("Square's backward held") as info:
+        check_linear_memory(SQUARE_DOMAIN, JACOBIAN, CPU)
+    first = str(info.value).splitlines()[0]
+    assert "made by diag" in first and first.endswith(rule_reference("by-hand"))
+    assert info.value.mistake == "Square/builds-jacobian"
+
+
+def test_a_numpy_jacobian_is_caught(raises_hint):
+    with raises_hint("Square's backward held"):
+        check_linear_memory(SQUARE_DOMAIN, NUMPY_JACOBIAN, CPU)
+
+
+def test_backwards_of_tensor_operations_pass():
+    check_linear_memory(SQUARE_DOMAIN, RIGHT, CPU)
+    check_linear_memory(OUTER_DOMAIN, outer(GATED), CPU)
