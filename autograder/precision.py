@@ -77,8 +77,10 @@ def precision_findings_now():
 
 
 def _raise(name: str, finding: _Finding):
-    raise GradingError(finding.hint, mistake=f"{name}/float32-step"
-                       if finding.proven and name else "")
+    """A proven finding is a float32 step; the other still proves float64's digits were lost
+    (five digits right, far outside float64's precision), which step lost them is a guess."""
+    kind = "float32-step" if finding.proven else "lost-float64-digits"
+    raise GradingError(finding.hint, mistake=f"{name}/{kind}" if name else "")
 
 
 def _note(finding: _Finding) -> None:

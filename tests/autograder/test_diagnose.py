@@ -241,11 +241,13 @@ def test_precision_findings_wait_for_the_end_of_the_battery(raises_hint):
                               computed_in=torch.float64)
             diagnose_gradient("x", truth.float().double(), truth, computed_in=torch.float64)
     assert info.value.mistake == "Square/float32-step"
-    with raises_hint("grad_x agrees with the truth to five digits or more"):
+    with raises_hint("grad_x agrees with the truth to five digits or more") as info:
         with precision_findings_last("Square"):  # a later bare value failure: the loss says why
             diagnose_gradient("x", truth * (1 + 3e-8), truth, rtol=1e-9, atol=1e-10,
                               computed_in=torch.float64)
             diagnose_gradient("x", truth + values(5, seed=1), truth)  # no cause to name
+    # the digits lost are proven (insight groups them), the step that lost them is not
+    assert info.value.mistake == "Square/lost-float64-digits"
 
 
 def test_float32_numbers_that_are_the_truth_pass():
