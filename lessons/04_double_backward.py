@@ -677,7 +677,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # The lesson's transfer exercise: the third way, on an op the lesson has not worked through. A
 # kernel you cannot trace, which a second-order method still has to differentiate: here the
 # kernel is NumPy, and `NumpyTanh.apply(x)` computes $\tanh(x)$ with it, for a CPU tensor `x` of
-# at least one dim.
+# any shape, 0-d included: what does a NumPy ufunc return for a 0-d array, and does
+# `torch.from_numpy` take it?
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -727,7 +728,8 @@ class NumpyTanh(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ### BEGIN SOLUTION
-        y = torch.from_numpy(np.tanh(x.detach().numpy()))
+        # np.asarray: on a 0-d array NumPy returns a scalar, which torch.from_numpy refuses
+        y = torch.from_numpy(np.asarray(np.tanh(x.detach().numpy())))
         ctx.save_for_backward(y)  # an output: comes back linked to the graph
         return y
         ### END SOLUTION
@@ -748,14 +750,17 @@ class NumpyTanhBackward(torch.autograd.Function):
     def forward(ctx, grad_output, y):
         ctx.save_for_backward(grad_output, y)
         g, y = grad_output.detach().numpy(), y.detach().numpy()
-        return torch.from_numpy(g * (1 - y * y))
+        return torch.from_numpy(np.asarray(g * (1 - y * y)))
 
     @staticmethod
     def backward(ctx, grad_b):
         grad_output, y = ctx.saved_tensors
         gb, g, y = grad_b.detach().numpy(), grad_output.detach().numpy(), y.detach().numpy()
-        grad_g = torch.from_numpy(gb * (1 - y * y)) if ctx.needs_input_grad[0] else None  # db/dg
-        grad_y = torch.from_numpy(-2 * gb * g * y) if ctx.needs_input_grad[1] else None  # db/dy
+        grad_g = grad_y = None
+        if ctx.needs_input_grad[0]:
+            grad_g = torch.from_numpy(np.asarray(gb * (1 - y * y)))  # db/dg
+        if ctx.needs_input_grad[1]:
+            grad_y = torch.from_numpy(np.asarray(-2 * gb * g * y))  # db/dy
         return grad_g, grad_y
 ### END SOLUTION
 
@@ -778,7 +783,8 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
 # extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner Function saves $g$ itself: recovering
 # it from its own output as $b / (1 - y^2)$ divides 0 by 0 wherever $\tanh$ rounds to $\pm 1$
-# (NumPy's does past $|x| \approx 19$ in float64, $10$ in float32).
+# (NumPy's does past $|x| \approx 19$ in float64, $10$ in float32). On a 0-d array NumPy
+# returns a scalar, not an array: `np.asarray` (or `torch.as_tensor`) turns it back.
 # </details>
 
 # %% [markdown]

@@ -1,5 +1,6 @@
 """Lesson 04, transfer: NumpyTanh, a NumPy forward and a NumPy backward, twice differentiable.
-Forward computes tanh with NumPy on a CPU tensor of at least one dim; backward is NumPy too
+Forward computes tanh with NumPy on a CPU tensor of any shape, 0-d included (where NumPy returns
+a scalar, not an array, which torch.from_numpy refuses); backward is NumPy too
 (torch only converts), yet gradcheck and gradgradcheck pass, as backward calls a Function of its
 own whose backward is NumPy as well. Checked on the CPU whatever the grading device."""
 

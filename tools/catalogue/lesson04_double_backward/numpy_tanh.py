@@ -3,6 +3,8 @@ answers by what they get wrong or right: torch arithmetic where NumPy is asked f
 Function's inputs, outputs and gradients, what each Function saves (copies, aliases, dtypes),
 saturation where tanh rounds to +-1, writes through .numpy(), and state kept outside ctx."""
 
+import dataclasses
+
 from .. import CACHED_BY_TENSOR, Mistake, Unusual, edit
 
 NUMPY = "import numpy as np\n"
@@ -663,4 +665,30 @@ MISTAKES += [
 MISTAKES += [
     Mistake("NumpyTanh", "inner backward ignores ctx.needs_input_grad: both gradients every call",
             "returned a gradient for g with ctx.needs_input_grad[0] False", TANH),
+]
+
+
+# Rule 1 at 0-d: on a 0-d array NumPy's ufuncs and arithmetic return a NumPy scalar
+# (numpy.float64), which torch.from_numpy refuses ("expected np.ndarray"). The correct answers
+# above wrap what they hand torch.from_numpy in np.asarray, as the solution does; each keeps its
+# own feature. The builders stay as they were: the mistakes fail before the 0-d case.
+def _arrays(code: str) -> str:
+    """``code`` with each ``torch.from_numpy(e)`` written ``torch.from_numpy(np.asarray(e))``."""
+    call, out, at = "torch.from_numpy(", [], 0
+    while (start := code.find(call, at)) >= 0:
+        depth, end = 1, start + len(call)
+        while depth:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        out += [code[at:start], f"{call}np.asarray({code[start + len(call):end - 1]}))"]
+        at = end
+    return "".join(out) + code[at:]
+
+
+UNUSUAL = [dataclasses.replace(answer, code=_arrays(answer.code)) for answer in UNUSUAL]
+
+MISTAKES += [
+    Mistake("NumpyTanh", "from_numpy on NumPy's scalar at 0-d",
+            "NumpyTanh.forward raised TypeError with x of shape (): expected np.ndarray",
+            TANH_GATED, named=True),
 ]
