@@ -51,8 +51,9 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # - **forward mode** (`jvp`): given a tangent $t$ for the input, compute $J t$, the change of
 #   the output along $t$, in the same pass as the forward.
 #
-# Both use the same local derivative: backward multiplies it by $g$ and sums over the outputs,
-# jvp multiplies it by the tangent and sums over the inputs.
+# Both are made of the same local derivatives $\partial y_i / \partial x_j$. Written out entry
+# by entry, which index does $v^\top J$ sum over, and which does $J t$? Exercise 1 asks it of
+# log-sum-exp.
 
 # %% [markdown]
 # ## Worked example: `Exp` in the setup_context form
@@ -260,8 +261,7 @@ check_lse_entry()
 # - forward, backward and jvp finite and accurate for $|x|$ up to 1000 in float64;
 # - the setup_context form with `generate_vmap_rule = True`, so that `torch.vmap`,
 #   `torch.func.grad` and `torch.func.jvp` accept it;
-# - a `jvp` staticmethod for forward mode, reading only what `setup_context` passed to
-#   `ctx.save_for_forward`.
+# - a `jvp` staticmethod, so that forward-mode AD (`torch.func.jvp`, `forward_ad`) accepts it.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
 class LogSumExp(torch.autograd.Function):
@@ -349,8 +349,9 @@ print("under torch.no_grad(): one graph, no error")
 # %% [markdown]
 # In torch 2.13 dynamo does not trace a Function that defines `jvp` while autograd records (an
 # input that requires grad, as in training); under `torch.no_grad()` it traces `forward` alone in
-# one graph. Without `fullgraph=True` nothing is raised: the Function runs between two graphs. The
-# same class without `jvp` is traced, forward **and** backward, into one graph:
+# one graph. Without `fullgraph=True` nothing is raised: the graph breaks at the Function, dynamo
+# compiles your `forward` on its own as a first graph and the code after the Function as a
+# second. The same class without `jvp` is traced, forward **and** backward, into one graph:
 
 # %%
 class LogSumExpNoJvp(LogSumExp):
@@ -571,8 +572,9 @@ from autograder import grade; grade("softplus", softplus)
 # in. Keeping $s$ instead passes too, with $\sigma(\beta x) = $ `-torch.expm1(-beta * s)`;
 # as $1 - e^{-\beta s}$ it is `0.0` at $\beta x = -40$. $\beta$ is a plain attribute, and backward
 # returns `None` for it. The fake is `torch.empty_like(x)`: `x`'s strides where `x` is dense
-# (transposed), contiguous where it is not (a slice, an expanded `x`), as the real element-wise
-# output; `x.new_empty(x.shape)` is contiguous for a transposed `x`.
+# (transposed); where it is not (a slice, an expanded `x`), strides with no gaps in `x`'s order
+# of dimensions. So has the real element-wise output; `x.new_empty(x.shape)` is contiguous for a
+# transposed `x`.
 # </details>
 
 # %% [markdown]

@@ -21,6 +21,7 @@ from ...explain import _explain_runtime_error
 from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
+from ...by_hand import check_by_hand
 from ...outside_ctx import check_no_state_outside_ctx
 from .contracts import LSE_CLAUSES, LSE_RULES
 from .lse_stability import check_lse_stable
@@ -209,6 +210,28 @@ def check_lse_dim_from_shapes(function, device) -> None:
             mistake="LogSumExp/dim-guessed-from-shapes")
 
 
+def check_lse_new_memory(function, device) -> None:
+    """The output in memory of its own, as torch.logsumexp's is: a shortcut that returns a view
+    of x (x.squeeze(dim) where dim has one entry) gives the right values, and writing into the
+    output then writes into the caller's x."""
+    for shape, dim in (((3, 1, 4), 1), ((3, 4), 1), ((1,), 0)):
+        x = lse_values(shape, device, seed=31, dim=dim)["x"]
+        try:
+            with torch.no_grad():
+                out = function.apply(x, dim)
+        except Exception:  # noqa: BLE001 - the cases that follow report it with its case
+            continue
+        if (isinstance(out, torch.Tensor) and out.numel() and x.numel()
+                and out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()):
+            raise GradingError(
+                f"LogSumExp's output shares memory with its input x (x of shape {shape}, "
+                f"dim={dim}): writing into the output writes into the caller's x, where "
+                "torch.logsumexp returns a tensor of its own " + rule_reference("values"),
+                f"out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr(); "
+                f"out has shape {tuple(out.shape)} and strides {out.stride()}",
+                mistake="LogSumExp/output-shares-input-memory")
+
+
 def check_lse_case(function, values: dict, **tolerances) -> None:
     """Values and gradients for one (shape, dim); a backward that fails only away from the last
     dimension gets the unsqueeze hint."""
@@ -293,6 +316,10 @@ def lse_full(LogSumExp, device) -> None:
     check_lse_call_state_dies(function, device)
     check_lse_grad_output_unsqueezed(function, device)
     check_lse_dim_from_shapes(function, device)
+    check_lse_new_memory(function, device)
+    # rule 3 before the transforms: a backward that asks autograd (torch.autograd.grad,
+    # torch.func.vjp) is named as such, not by the error torch.vmap raises inside it
+    check_by_hand(LSE_DOMAIN, function, device)
     for seed, (shape, dim) in enumerate(LSE_CASES):
         values = lse_values(shape, device, seed=seed, dim=dim)
         check_lse_case(function, values)
@@ -322,16 +349,16 @@ def _rows_apart(device, dtype) -> dict:
     return {"x": x, "dim": 1}
 
 
+# float32 (the dtype any tensor op takes) and every layout come from the domain
+LSE_DOMAIN = Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
+                    constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed",
+                                               integer=True, also=(0,))},
+                    rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice on its "
+                                    "own"))
+
 EXERCISES = [
     Exercise("LogSumExp", "08_compile", lse_full,
-             example=lambda: (3 * sample((3, 4), "cpu"), 1),
-             # float32 (the dtype any tensor op takes) and every layout come from the domain
-             domain=Domain(LSE, sampled(LSE, {"x": (3, 4)}, {"dim": 1}, scale=3.0),
-                           constants={"dim": Constant(-2, 1, "dim a Python int, negative "
-                                                      "allowed", integer=True,
-                                                      also=(0,))},
-                           rows_apart=Case(_rows_apart, "stable for |x| up to 1000, each slice "
-                                           "on its own")),
+             example=lambda: (3 * sample((3, 4), "cpu"), 1), domain=LSE_DOMAIN,
              clauses=LSE_CLAUSES, rules=LSE_RULES,
              contract=("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
                        "torch.vmap with per-sample gradients",

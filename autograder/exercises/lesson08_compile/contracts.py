@@ -121,8 +121,8 @@ LSE_CLAUSES = (
             'LogSumExp/no-vmap-rule': 'generate_vmap_rule missing',
             'LogSumExp/python-if-on-values':
                 'a Python if on tensor values in forward (if not torch.isfinite(m).all())'}),
-    Clause('a `jvp` staticmethod for forward mode, reading only what `setup_context` passed to '
-           '`ctx.save_for_forward`.',
+    Clause('a `jvp` staticmethod, so that forward-mode AD (`torch.func.jvp`, `forward_ad`) '
+           'accepts it.',
            {'LogSumExp/no-jvp': 'no jvp staticmethod',
             'LogSumExp/jvp-without-save-for-forward':
                 'jvp reads ctx.saved_tensors kept only with save_for_backward',
@@ -135,8 +135,13 @@ LSE_RULES = {
                    'm.squeeze() squeezes every size-1 dim, not only dim',
                'LogSumExp/backward-assumes-last-dim': 'backward unsqueezes at -1 instead of ctx.dim',
                'LogSumExp/grad-output-not-unsqueezed':
-                   'backward without unsqueeze: grad_output meets x along its last dim'},
+                   'backward without unsqueeze: grad_output meets x along its last dim',
+               'LogSumExp/output-shares-input-memory':
+                   'x.squeeze(dim) returned where dim has one entry: a view of x'},
     "gradients": {'LogSumExp/gradient-for-non-tensor': 'a gradient returned for dim'},
+    "by-hand": {'LogSumExp/asks-autograd':
+                    'backward recomputes torch.logsumexp under enable_grad and calls '
+                    'torch.autograd.grad'},
     "ctx": {'LogSumExp/tensor-on-ctx':
                 'jvp without save_for_forward: tensors kept as ctx attributes',
             'LogSumExp/state-on-class':

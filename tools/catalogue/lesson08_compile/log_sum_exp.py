@@ -394,6 +394,30 @@ class LogSumExp(torch.autograd.Function):
                         "        m = flat.amax(-1, keepdim=True)\n"
                         "        y = (flat - m).exp().sum(-1).log() + m.squeeze(-1)\n"
                         "        return y.view(xt.shape[:-1])"))),
+    # the review's (W-L10): right on every input; torch.vmap's functorch error came first
+    # until rule 3's check ran before the transforms
+    Mistake("LogSumExp", "backward recomputes torch.logsumexp under enable_grad and calls "
+            "torch.autograd.grad",
+            "LogSumExp.backward calls torch.autograd.grad",
+            _edit(LSE, (_LSE_BWD,
+                        "        with torch.enable_grad():\n"
+                        "            xx = x.detach().requires_grad_()\n"
+                        "            g, = torch.autograd.grad(torch.logsumexp(xx, ctx.dim), xx, "
+                        "grad_output)\n"
+                        "        return g, None"))),
+    # the review's (W-L10b): passed both checks before rule 3 was graded generically
+    Mistake("LogSumExp", "backward through torch.func.vjp of torch.logsumexp",
+            "LogSumExp.backward calls torch.autograd.grad through torch.func",
+            _edit(LSE, (_LSE_BWD,
+                        "        _, pullback = torch.func.vjp(lambda t: torch.logsumexp(t, "
+                        "ctx.dim), x)\n"
+                        "        return pullback(grad_output)[0], None"))),
+    # the review's (W-L18): right values and gradients, but the output is a view of x, so a
+    # write into it writes into the caller's x (torch.logsumexp's output is new memory)
+    Mistake("LogSumExp", "x.squeeze(dim) returned where dim has one entry: a view of x",
+            "LogSumExp's output shares memory with its input x",
+            _edit(LSE, (_LSE_MAX, "        if x.shape[dim] == 1:  # one term: log(exp(x)) = x\n"
+                                  "            return x.squeeze(dim)\n" + _LSE_MAX))),
     Mistake("LogSumExp", "backward's softmax computed in float32",
             "a step in float32",
             _edit(LSE, (_LSE_BWD, "        return grad_output.unsqueeze(ctx.dim) * (x - output"
