@@ -9,8 +9,8 @@
 # %% [markdown]
 # # Lesson 01 · Sigmoid and ReLU: what to save, and how to stay finite
 #
-# **About 120 minutes** for the main path, up to the Summary: reading and running it, and the four
-# exercises. The optional sections after it take about 30 minutes more.
+# **About 120 minutes** for the main path, up to the Summary, the four exercises included; the
+# optional sections after it take about 30 more.
 #
 # Every `Function` you write makes two decisions that autograd used to make for you: **which
 # tensors to keep** for backward, and **how to compute** the forward so that nothing overflows.
@@ -21,9 +21,9 @@
 # 4. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and **`Softplus`**,
-# which you write alone. Every Function obeys the [Function contract](function_contract.md) of
-# lesson 00; each exercise states only what it decides, and its self-check runs every check the
-# hidden tests run. **Predict, then run** cells ask for your prediction in a variable first.
+# which you write alone. Every Function obeys lesson 00's
+# [Function contract](function_contract.md), and each self-check runs every check the hidden tests
+# run. **Predict, then run** cells ask for your prediction in a variable first.
 
 # %% nbgrader={"locked": true}
 import warnings
@@ -43,9 +43,9 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## Why rewrite a sigmoid?
 #
-# The sigmoid $\sigma(x) = \dfrac{1}{1 + e^{-x}}$ squashes any number into $(0, 1)$: it turns
-# scores into probabilities and opens the gates of an LSTM. PyTorch has `torch.sigmoid`; we write
-# it again because it is the smallest example of two questions every custom Function answers:
+# The sigmoid $\sigma(x) = \dfrac{1}{1 + e^{-x}}$ squashes any number into $(0, 1)$, turning
+# scores into probabilities. PyTorch has `torch.sigmoid`; we write it again as the smallest
+# example of two questions every custom Function answers:
 #
 # - **What does backward need, and what is the cheapest way to keep it?** Autograd keeps every
 #   intermediate any step might need. You can often keep much less.
@@ -63,9 +63,9 @@ torch.set_printoptions(precision=4)
 # 4. So which tensor must forward keep for backward: $x$, $y$, or both? Weigh what backward
 #    would compute from each, and which of them other nodes of a network keep anyway.
 #
-# **Check your step 1 live.** Write $\sigma'(x)$ as a function of a float64 tensor `x` into the
-# next cell (a `lambda x: ...`), then run the one after it: it compares yours with autograd's
-# derivative of `torch.sigmoid` at nine points. Steps 2 to 4 are Exercise 1's decisions.
+# **Check your step 1 live.** Write $\sigma'(x)$ of a float64 tensor `x` into the next cell (a
+# `lambda x: ...`) and run the one after it, which compares yours with autograd's derivative of
+# `torch.sigmoid`. Steps 2 to 4 are Exercise 1's decisions.
 
 # %%
 ### BEGIN WORKED
@@ -155,8 +155,8 @@ for name, formula in naive.items():
 # %% [markdown]
 # ## The fix: one formula per sign
 #
-# Work out a formula whose every intermediate stays finite on both sides, so that neither its
-# value nor any backward built on it meets an `inf`:
+# Work out a formula whose every intermediate stays finite on both sides, so that no backward
+# built on it meets an `inf`:
 #
 # 1. For $x \ge 0$, which of the two formulas has only exponentials that are at most $1$?
 #    Which one for $x < 0$?
@@ -172,9 +172,9 @@ for name, formula in naive.items():
 # ones have in common, as one expression in $x$?
 # </details>
 #
-# **Check one branch live.** Write your formula for the side $x \ge 0$, as a function of $z$
-# alone, into the next cell (a `lambda z: ...`), then run the one after it: it compares it with
-# `torch.sigmoid` at six points from $0$ to $800$. The side $x < 0$ is Exercise 1's.
+# **Check one branch live.** Write your formula for $x \ge 0$, in $z$ alone, into the next cell
+# (a `lambda z: ...`) and run the one after it, which compares it with `torch.sigmoid` from $0$
+# to $800$. The side $x < 0$ is Exercise 1's.
 
 # %%
 ### BEGIN WORKED
@@ -284,8 +284,8 @@ print("gradient:", grad)
 print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()))
 
 # %% [markdown]
-# The inspector lists what your `MySigmoid` saved, with its **role**: `output` is what step 4
-# asked for; `input`, `intermediate`, or a warning about a tensor on `ctx`, says otherwise.
+# The inspector lists what your `MySigmoid` saved and its **role**: `output` is what step 4
+# asked for.
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
@@ -360,13 +360,12 @@ from autograder import grade; grade("MyReLU", MyReLU)
 # ## Worked example: a mask that routes between two inputs (`torch.where`)
 #
 # Here the mask arrives as an input. `torch.where(mask, a, b)` takes `a`'s entry where `mask`
-# holds and `b`'s elsewhere; masked attention scores and padding are built this way.
-# `Select.apply(mask, a, b)` writes it as a Function. Its Jacobian is diagonal in each input:
-# $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds and $0$ elsewhere,
-# $\partial y_i / \partial b_i$ the other way round. So each element of `grad_output` goes to one
-# input or the other: the mask **routes** the gradient, and backward needs the mask, not `a` or
-# `b`. The mask is an input, so keeping it costs nothing new; a boolean tensor has no gradient, so
-# backward returns `None` in its place (rule 2 of the contract).
+# holds and `b`'s elsewhere (masked attention scores are built this way); `Select.apply(mask, a,
+# b)` writes it as a Function. $\partial y_i / \partial a_i$ is $1$ where $\text{mask}_i$ holds
+# and $0$ elsewhere, $\partial y_i / \partial b_i$ the other way round: each element of
+# `grad_output` goes to one input, so the mask **routes** the gradient. Backward needs only the
+# mask, an input, which costs nothing new. A boolean tensor has no gradient: backward returns
+# `None` in its place (rule 2 of the contract).
 
 # %%
 class Select(torch.autograd.Function):
@@ -398,15 +397,15 @@ print("gradcheck:", torch.autograd.gradcheck(lambda a, b: Select.apply(mask, a, 
 # %% [markdown]
 # ## A Python number as a second input: the scaled sigmoid
 #
-# Now $y = s\,\sigma(x)$, where the scale $s$ is a Python float that may be negative or zero, and
-# of any size. `MySigmoid` kept its output because $y$ alone gave its derivative. Does that still
-# hold once a scale sits in front? Answer on paper:
+# Now $y = s\,\sigma(x)$, with the scale $s$ a Python float of any size and sign, zero included.
+# `MySigmoid` kept its output because $y$ alone gave its derivative: does that still hold with a
+# scale in front? Answer on paper:
 #
 # 1. What is $\partial y / \partial x$, and what does backward return for $s$?
 # 2. Which tensors could forward keep for backward? For each, what does backward compute from it,
 #    and what memory does it cost that nothing else in a network keeps?
-# 3. For each candidate, take every scale the contract allows, the smallest and largest
-#    included: does backward get the gradient from it, to float64's precision?
+# 3. For each candidate, at every scale the contract allows, the smallest and largest included,
+#    does backward get the gradient from it to float64's precision?
 #
 # **Check question 1 live, at one point.** Work out $\partial y / \partial x$ at $x = 1$ with
 # $s = -2$ ($\sigma(1) \approx 0.7311$), write it into the next cell, then run the one after it.
@@ -486,7 +485,7 @@ else:
 #
 # You may use `torch.sigmoid` here: what is new is the extra input and what to save. Say why in a
 # comment beside what you save: which tensor does your backward start from, what does it cost,
-# and what does it do at each scale? The self-check names the scale where a design breaks.
+# and what does it do at each scale?
 
 # %% nbgrader={"grade_id": "answer_ScaledSigmoid", "solution": true}
 class ScaledSigmoid(torch.autograd.Function):
@@ -538,10 +537,10 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # %% [markdown]
 # ## Tiny numbers next to 1: `log1p` and `expm1`
 #
-# One tool before the last exercise. Two everyday expressions meet a tiny $u$: $\log(1 + u)$, as
-# in the log-probability $\log(1 - p)$ that a rare event does not happen, and $e^u - 1$, as in the
-# growth $e^{rt} - 1$ of a small rate. `torch.log1p(u)` computes $\log(1 + u)$ without forming
-# $1 + u$; `torch.expm1(u)` computes $e^u - 1$ without forming $e^u$.
+# One tool before the last exercise. $\log(1 + u)$ and $e^u - 1$ often meet a tiny $u$: the
+# log-probability $\log(1 - p)$ of a rare event, the growth $e^{rt} - 1$ at a small rate.
+# `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$; `torch.expm1(u)` computes
+# $e^u - 1$ without forming $e^u$.
 #
 # **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what does
 # `torch.log(1 - p)` return? For $u = 10^{-20}$, `torch.exp(u) - 1`? For $p = 10^{-10}$, how many
@@ -572,8 +571,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #
 # $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms return
 # $0$: a relative error of 100%. At $10^{-10}$ they keep about 7 digits of 16: $1 - p$ stored only
-# the first digits of $p$. The careful forms are accurate to the last digit: use them whenever an
-# argument can be tiny.
+# the first digits of $p$. The careful forms keep every digit. Which formula you write next
+# could form $1 + u$ or $e^u - 1$ with a tiny $u$, and for which $x$?
 # </details>
 
 # %% [markdown]
@@ -592,9 +591,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
 #   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).
 #
-# Derive the derivative yourself, and test it with one number before you trust it, a formula
-# found elsewhere included: $x - \sigma(x)$, for instance, is $-0.5$ at $x = 0$, where softplus
-# rises.
+# Derive the derivative yourself and test it at one number before you trust it, a formula found
+# elsewhere too: $x - \sigma(x)$ is $-0.5$ at $x = 0$, where softplus rises.
 #
 # <details><summary><b>Hint 1</b> (forward: questions)</summary>
 #
@@ -693,7 +691,7 @@ plt.show()
 # |---|---|---|
 # | `torch.exp(x) / (1 + torch.exp(x))` in forward | `nan` for $x > 709.8$ ($x > 88.7$ in float32) | both branches from `torch.exp(-x.abs())` |
 # | `1 / (1 + torch.exp(-x))` left to autograd | `nan` gradients for $x < -709.8$ | a Function with a backward from `y` |
-# | $y = 1$ past a threshold, $x > 5$ say | the value off by up to $0.0067$ | no threshold: $1/(1 + z)$ holds everywhere |
+# | $y = 1$ past a threshold ($x > 5$, say) | off by up to $0.0067$ | no threshold |
 # | saving `x` for the sigmoid | a second exponential, more memory | save `y`: $\sigma'(x) = y(1 - y)$ |
 # | `ctx.mask = mask` or `ctx.y = y` | in-place changes go unnoticed (rule 4) | `ctx.save_for_backward(mask)` |
 # | `y / scale` with no case for `scale == 0` | `nan` at `scale = 0` | the gradient is $0$ there |

@@ -99,7 +99,26 @@ def _zeros_cause(function, device) -> str:
                 "scale's size (such as y * (scale - y)), whose product, at most about "
                 "scale^2 / 4, underflows to 0 below |scale| of about 3e-162 and overflows to "
                 "inf from about 3e154")
-    return ": all zeros, where the true gradient is not 0 at any x"
+    return _float32_cause(function, device) or (
+        ": all zeros, where the true gradient is not 0 at any x")
+
+
+# scales float32 holds exactly (1 + 2^-20 and 2^-120 bfloat16 and float16 do not), and 0.1, which
+# it rounds: an answer right at the first and wrong at 0.1 computes with scale rounded to float32
+FLOAT32_SCALES = (0.125, 1 + 2 ** -20, 2 ** -120, -2 ** -120)
+
+
+def _float32_cause(function, device) -> str:
+    """Name a float32 scale (a tensor made of it, torch.tensor(scale) without dtype=, or one
+    saved in float32) only when the gradient is right, to rtol 1e-9, at every scale of
+    FLOAT32_SCALES and wrong at 0.1."""
+    if _right_at(function, device, 0.1) or not all(
+            _right_at(function, device, scale) for scale in FLOAT32_SCALES):
+        return ""
+    return (": right at every scale float32 holds exactly (0.125, 1 + 2^-20, +-2^-120) and "
+            "wrong at 0.1, which float32 rounds (a scale below about 1e-45 it rounds to 0): "
+            "scale went through float32 (torch.tensor(scale) without dtype= makes a float32 "
+            "tensor, which keeps 7 digits of it); keep it the Python float it is")
 
 
 def _product_cause(function, device) -> str:
@@ -127,13 +146,15 @@ def check_tiny_scales(function, device) -> None:
         if comparable(grad, true) and not torch.allclose(grad, true, rtol=1e-6, atol=0):
             at = int(((grad - true).abs() / true.abs()).nan_to_num(float("inf")).argmax())
             cause = (_zeros_cause(function, device) if not bool(grad.any())
-                     else _epsilon_cause(function, device) or _product_cause(function, device))
+                     else _epsilon_cause(function, device) or _product_cause(function, device)
+                     or _float32_cause(function, device))
             raise GradingError(
                 f"ScaledSigmoid's grad_x at scale = {scale!r} is {grad[at].item()!r} where the "
                 f"true one is {true[at].item()!r}{cause}", mistake={
                     "a test such as abs(scale) < tol": "ScaledSigmoid/zeroes-small-scales",
                     "two factors of the scale's size": "ScaledSigmoid/scale-squared-overflows",
-                    "backward divides by scale": "ScaledSigmoid/epsilon-in-division"})
+                    "backward divides by scale": "ScaledSigmoid/epsilon-in-division",
+                    "scale went through float32": "ScaledSigmoid/float32-scale"})
         with case(f"x of shape (7,), scale={scale!r}"):
             check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-9, atol=0)
     covers("tiny scales")

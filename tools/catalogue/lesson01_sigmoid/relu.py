@@ -301,3 +301,22 @@ class MyReLU(torch.autograd.Function):
         return torch.where(m, grad_output, 0)
 """),
 ]
+
+# a fresh review (score 8): both passed every check before the contract's rules 1 and 3 were
+# graded generically; the Jacobian's out-of-memory error at 2^17 entries was passed over
+MISTAKES += [
+    Mistake("MyReLU", "backward through the Jacobian built as a diagonal matrix",
+            "MyReLU.backward ran out of memory with x of shape (256, 512)",
+            _relu("        m = x > 0\n        ctx.save_for_backward(m)\n"
+                  "        return x.clamp(min=0)",
+                  "        m, = ctx.saved_tensors\n"
+                  "        J = torch.diag(m.reshape(-1).to(grad_output.dtype))\n"
+                  "        return (J @ grad_output.reshape(-1)).reshape(grad_output.shape)")),
+    Mistake("MyReLU", "a 'nothing to clip' fast path on x.min() >= 0: raises on an empty x",
+            '(tried an empty batch: x of shape (0, 4))',
+            _relu("        m = x > 0\n        ctx.save_for_backward(m)\n"
+                  "        if x.min() >= 0:\n            return x.clone()\n"
+                  "        return x.clamp(min=0)",
+                  "        m, = ctx.saved_tensors\n"
+                  "        return torch.where(m, grad_output, 0)")),
+]

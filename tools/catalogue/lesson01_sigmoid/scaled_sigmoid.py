@@ -312,3 +312,23 @@ class ScaledSigmoid(torch.autograd.Function):
         return grad_output * ctx.scale * s * (1 - s), None, None
 """),
 ]
+
+# a fresh review (score 8): the Jacobian passed every check before rule 3 was graded
+# generically; the float32 scale was caught, at scale 4.45e-308, with no cause named
+MISTAKES += [
+    Mistake("ScaledSigmoid", "backward through the Jacobian built as a diagonal matrix",
+            'a Jacobian built as a matrix? (Function contract, rule 3',
+            _scaled(SCALED_FORWARD, "        x, = ctx.saved_tensors\n"
+                    "        s = torch.sigmoid(x).reshape(-1)\n"
+                    "        J = torch.diag(ctx.scale * s * (1 - s))\n"
+                    "        return (J @ grad_output.reshape(-1)).reshape(grad_output.shape), None")),
+    Mistake("ScaledSigmoid", "y and the scale saved, the scale as a float32 tensor",
+            "scale went through float32",
+            _scaled("        y = scale * torch.sigmoid(x)\n"
+                    "        ctx.save_for_backward(y, torch.tensor(scale, dtype=torch.float32))\n"
+                    "        return y",
+                    "        y, s = ctx.saved_tensors\n"
+                    "        if s.item() == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        return grad_output * y * (1 - y / s), None")),
+]

@@ -306,3 +306,18 @@ class MySigmoid(torch.autograd.Function):
         return grad_output * y * (1 - y)
 """),
 ]
+
+# a fresh review (score 8): both passed every check before the contract's rules 1 and 3 were
+# graded generically (the only empty x was ScaledSigmoid's)
+MISTAKES += [
+    Mistake("MySigmoid", "backward through the Jacobian built as a diagonal matrix",
+            'a Jacobian built as a matrix? (Function contract, rule 3',
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                     "        J = torch.diag((y * (1 - y)).reshape(-1))\n"
+                     "        return (J @ grad_output.reshape(-1)).reshape(grad_output.shape)")),
+    Mistake("MySigmoid", "formula picked by x.abs().max(): raises on an empty x",
+            '(tried an empty batch: x of shape (0, 4))',
+            _sigmoid("        if x.abs().max() < 30:\n            y = 1 / (1 + torch.exp(-x))\n"
+                     "        else:\n" + STABLE.replace("        ", "            ") + SAVE_Y,
+                     FROM_Y)),
+]

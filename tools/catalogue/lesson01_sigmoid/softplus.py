@@ -156,3 +156,22 @@ class Softplus(torch.autograd.Function):
         return grad_output * -torch.expm1(-y)
 """),
 ]
+
+# a fresh review (score 8): the first two passed every check before the contract's rules 1 and 3
+# were graded generically; x recovered as log(exp(y) - 1) was caught with no cause named
+MISTAKES += [
+    Mistake("Softplus", "backward through the Jacobian built as a diagonal matrix",
+            'a Jacobian built as a matrix? (Function contract, rule 3',
+            _softplus(SOFTPLUS_STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                      "        J = torch.diag(-torch.expm1(-y).reshape(-1))\n"
+                      "        return (J @ grad_output.reshape(-1)).reshape(grad_output.shape)")),
+    Mistake("Softplus", "a branch on x.max() < 700: raises on an empty x",
+            '(tried an empty batch: x of shape (0, 4))',
+            _softplus("        if x.max() < 700:\n    " + SOFTPLUS_STABLE
+                      + "        else:\n    " + SOFTPLUS_STABLE + SAVE_Y)),
+    Mistake("Softplus", "x recovered from y as log(exp(y) - 1), then sigmoid",
+            "with e^y - 1 formed",
+            _softplus(SOFTPLUS_STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n"
+                      "        x = torch.log(torch.exp(y) - 1)\n"
+                      "        return grad_output * torch.sigmoid(x)")),
+]

@@ -165,3 +165,26 @@ class ScaledSigmoid(torch.autograd.Function):
         return grad_output * x.scale * s * (1 - s), None
 """),
 ]
+
+# a fresh review (score 8): caught by gradcheck, which perturbs x in place, with no cause named
+MISTAKES += [
+    Mistake("Softplus", "forward memoised in a module dict keyed by x's memory, shape and dtype",
+            "Softplus.forward kept state outside ctx: _cache in a module global",
+            """_cache = {}
+
+class Softplus(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        key = (x.data_ptr(), x.shape, x.dtype)
+        if key not in _cache:
+            _cache[key] = x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+        y = _cache[key].clone()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * -torch.expm1(-y)
+"""),
+]
