@@ -131,11 +131,6 @@ EQUIVALENTS = [
        "others_nz = sign.prod(dim, keepdim=True) * sign * torch.exp(total_log - logs)",
        "others_nz = sign.prod(dim, keepdim=True) / sign * torch.exp(total_log - logs)",
        "sign is +1 or -1, so multiplying by it and dividing by it are the same"),
-    _e("ProdOverDim", "change_dim",
-       "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),",
-       "others = torch.where(eye, torch.ones_like(moved).unsqueeze(-2),",
-       "a tensor of ones broadcast to (..., n, n) from (..., n, 1) or (..., 1, n) is ones "
-       "either way: where(eye, ...) picks 1 on the diagonal alike"),
     _e("IndexSelect", "nudge_constant", "n = index.shape[0]", "n = index.shape[-1]",
        _ONE_D_INDEX),
     _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1"), _EMPTY),

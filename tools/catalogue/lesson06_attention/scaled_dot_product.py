@@ -23,9 +23,6 @@ UNUSUAL = [
         SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, scores)"),
         ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, scores = ctx.saved_tensors\n"
                                            "        P = torch.softmax(scores, dim=-1)"))),
-    Unusual(S, "the softmax Jacobian built, diag(p) - p p^T, and applied by a matmul", _sdpa(
-        (BACKWARD_S, "J = torch.diag_embed(P) - P.unsqueeze(-1) * P.unsqueeze(-2)\n"
-         "        grad_S = (J @ grad_P.unsqueeze(-1)).squeeze(-1)"))),
     Unusual(S, "a float mask of 0 and -inf added to the scores", _sdpa(
         ('scores = scores.masked_fill(~mask, float("-inf"))',
          "scores = scores + torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)"
@@ -169,6 +166,12 @@ MISTAKES = [
                         "ctx.save_for_backward(Q, K.transpose(-2, -1).contiguous(), V, P)"),
                        ("Q, K, V, P = ctx.saved_tensors", "Q, K_t, V, P = ctx.saved_tensors\n"
                                                           "        K = K_t.transpose(-2, -1)"))),
+    # right values, but an N x N Jacobian per query row: backward's memory grows with
+    # Lq * Lk * Lk, not linearly in the sizes (rule 3; was UNUSUAL before the generic memory check)
+    Mistake(S, "the softmax Jacobian built, diag(p) - p p^T, and applied by a matmul",
+            "made by diag_embed: a Jacobian built as a matrix", _sdpa(
+                (BACKWARD_S, "J = torch.diag_embed(P) - P.unsqueeze(-1) * P.unsqueeze(-2)\n"
+                 "        grad_S = (J @ grad_P.unsqueeze(-1)).squeeze(-1)"))),
     # 0 * -inf is nan, and a negative scale turns -inf into +inf: named by the order it proves
     Mistake(S, "masked scores filled with -inf before scaling",
             "fills the masked scores with -inf before multiplying them by scale", edit(

@@ -55,12 +55,6 @@ UNUSUAL = [
         "        if grad_values is None:\n            return None\n"
         "        out = torch.empty_like(grad_values)\n"
         "        out.scatter_(-1, indices, grad_values)\n        return out\n"))),
-    # PyTorch's own: derivatives.yaml gives sort's values the gradient
-    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True)
-    Unusual("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
-            _sort(backward=_sort_backward(
-                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
-                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
     Unusual("SortWithIndices", "saves the inverse permutation and gathers", _sort('''
     @staticmethod
     def forward(ctx, x):
@@ -237,6 +231,14 @@ MISTAKES = [
                 "values, indices = torch.sort(x, dim=-1)",
                 "indices = torch.sort(x.float(), dim=-1).indices\n"
                 "        values = x.gather(-1, indices)"), _SCATTER)),
+    # PyTorch's own: derivatives.yaml gives sort's values the gradient
+    # value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim=True); right values,
+    # but a built-in backward op, not the formula by hand (rule 3; was UNUSUAL before the generic
+    # by-hand check)
+    Mistake("SortWithIndices", "PyTorch's own formula, value_selecting_reduction_backward",
+            "the built-in op value_selecting_reduction_backward", _sort(backward=_sort_backward(
+                "        return torch.ops.aten.value_selecting_reduction_backward(\n"
+                "            grad_values, -1, indices, list(indices.shape), True)\n"))),
     Mistake("SortWithIndices", "scattered into torch.zeros (float32)",
             "every value of grad_x is exactly a float32 number", _sort(backward=_sort_backward(
                 "        g = torch.zeros(grad_values.shape, device=grad_values.device)\n"

@@ -69,19 +69,6 @@ UNUSUAL = [
         flat.index_put_((rows, idx.reshape(-1)), g.reshape(-1), accumulate=True)
         return flat.reshape(g.shape).movedim(-1, ctx.dim), None
 ''')),
-    Unusual("CumMax", "a one-hot matrix per row, summed over the outputs", _cummax('''
-        idx = indices.movedim(ctx.dim, -1)
-        one_hot = F.one_hot(idx, idx.shape[-1]).to(grad_output.dtype)  # (..., out, in)
-        g = grad_output.movedim(ctx.dim, -1).unsqueeze(-1)
-        return (one_hot * g).sum(-2).movedim(-1, ctx.dim), None
-''')),
-    Unusual("CumMax", "one-hot compare with arange", _cummax('''
-        d = ctx.dim % grad_output.dim()
-        idx = indices.movedim(d, -1)
-        n = idx.shape[-1]
-        hit = (idx.unsqueeze(-1) == torch.arange(n, device=idx.device)).to(grad_output.dtype)
-        return (hit * grad_output.movedim(d, -1).unsqueeze(-1)).sum(-2).movedim(-1, d), None
-''')),
     Unusual("CumMax", "in-place scatter_add_ on new_zeros, dim normalised", _cummax('''
         out = grad_output.new_zeros(grad_output.shape)
         out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)
@@ -207,6 +194,23 @@ MISTAKES = [
                 "        dim = ctx.dim if ctx.dim >= 0 else -1\n"
                 "        return torch.zeros_like(grad_output).scatter_add(dim, indices, "
                 "grad_output), None\n")),
+    # right values, but an n x n one-hot matrix per row, (..., out, in): memory in n^2 where
+    # a scatter-add needs n (rule 3; both were UNUSUAL before the generic memory check)
+    Mistake("CumMax", "a one-hot matrix per row, summed over the outputs",
+            "a Jacobian built as a matrix", _cummax('''
+        idx = indices.movedim(ctx.dim, -1)
+        one_hot = F.one_hot(idx, idx.shape[-1]).to(grad_output.dtype)  # (..., out, in)
+        g = grad_output.movedim(ctx.dim, -1).unsqueeze(-1)
+        return (one_hot * g).sum(-2).movedim(-1, ctx.dim), None
+''')),
+    Mistake("CumMax", "one-hot compare with arange",
+            "made by eq: a Jacobian built as a matrix", _cummax('''
+        d = ctx.dim % grad_output.dim()
+        idx = indices.movedim(d, -1)
+        n = idx.shape[-1]
+        hit = (idx.unsqueeze(-1) == torch.arange(n, device=idx.device)).to(grad_output.dtype)
+        return (hit * grad_output.movedim(d, -1).unsqueeze(-1)).sum(-2).movedim(-1, d), None
+''')),
     # a copy wherever dim is not the last
     Mistake("CumMax", "cummax after movedim, the indices moved back with .contiguous() (a copy)",
             "forward made beside the indices torch.cummax returned",

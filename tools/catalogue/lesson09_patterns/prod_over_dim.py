@@ -20,16 +20,6 @@ PROD_ZEROS_OVERWRITTEN = _prod('''
 
 UNUSUAL = [
     Unusual("ProdOverDim", "exclusive products from both ends", _prod(_PROD_EXACT)),
-    Unusual("ProdOverDim", "product of the others by masking each entry", _prod('''
-        if x.dim() == 0:
-            return grad_output.clone(), None
-        moved = x.movedim(dim, -1)
-        n = moved.shape[-1]
-        eye = torch.eye(n, dtype=torch.bool, device=x.device)
-        others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),
-                             moved.unsqueeze(-2).expand(*moved.shape, n)).prod(-1)
-        return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
-''')),
     Unusual("ProdOverDim", "others by deleting each position (cat of slices)", _prod('''
         if x.dim() == 0:
             return grad_output.clone(), None
@@ -207,6 +197,19 @@ MISTAKES = [
         others = nudged.prod(dim, keepdim=True) / nudged
         return grad_output.unsqueeze(dim) * others, None
 ''')) for tiny in ("1e-30", "1e-9")),
+    # right values, but an n x n matrix per slice (each entry masked out of a copy of the slice):
+    # memory in n^2 (rule 3; was UNUSUAL before the generic memory check)
+    Mistake("ProdOverDim", "product of the others by masking each entry",
+            "made by where: a Jacobian built as a matrix", _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
+        moved = x.movedim(dim, -1)
+        n = moved.shape[-1]
+        eye = torch.eye(n, dtype=torch.bool, device=x.device)
+        others = torch.where(eye, torch.ones_like(moved).unsqueeze(-1),
+                             moved.unsqueeze(-2).expand(*moved.shape, n)).prod(-1)
+        return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
+''')),
     Mistake("ProdOverDim", "zeros overwritten with ones in the saved x (x[x == 0] = 1)",
             "ProdOverDim.backward modified its input x in place", PROD_ZEROS_OVERWRITTEN),
     # the per-call check's calls share x's number of dims; a 1-D x beside a 2-D x tells them apart
