@@ -62,25 +62,34 @@ def grown(domain: Domain, values: dict) -> list[tuple[int, dict]]:
     return cases
 
 
+def _backward(function, inputs: dict, wanted: list):
+    """Forward on ``inputs``, then (outputs, a callable running backward once)."""
+    outputs = [o for o in floating_outputs(function.apply(*inputs.values())) if o.requires_grad]
+    generator = torch.Generator().manual_seed(3)
+    grad_outputs = [torch.randn(o.shape, generator=generator, dtype=o.dtype).to(o.device)
+                    for o in outputs]
+    return outputs, lambda: torch.autograd.grad(outputs, wanted, grad_outputs, allow_unused=True)
+
+
 def backward_peak(function, inputs: dict) -> tuple[int, int, object] | None:
     """(peak bytes backward held, bytes of the floating inputs and outputs, its largest
     tensor), or None where forward or backward raised (the value checks name that)."""
     wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     try:
-        outputs = [o for o in floating_outputs(function.apply(*inputs.values()))
-                   if o.requires_grad]
+        # once unmeasured: a first backward in a process loads what it lazily needs (tens of
+        # MB that tracemalloc would count against the learner)
+        outputs, backward = _backward(function, inputs, wanted)
         if not outputs or not wanted:
             return None
-        generator = torch.Generator().manual_seed(3)
-        grad_outputs = [torch.randn(o.shape, generator=generator, dtype=o.dtype).to(o.device)
-                        for o in outputs]
+        backward()
+        outputs, backward = _backward(function, inputs, wanted)
         tracing = tracemalloc.is_tracing()
         if not tracing:
             tracemalloc.start()
         tracemalloc.reset_peak()
         try:
             with TensorAccounting() as books:
-                torch.autograd.grad(outputs, wanted, grad_outputs, allow_unused=True)
+                backward()
             numpy_peak = tracemalloc.get_traced_memory()[1]
         finally:
             if not tracing:
