@@ -9,24 +9,19 @@
 # %% [markdown]
 # # Lesson 03 · Straight-through estimators
 #
-# **About 150 minutes** for the main path, to the Summary: about 65 of reading and running, the
-# rest deriving and writing the five Functions (newcomers have taken two to three hours). The
-# optional sections after the Summary take about 45 more.
+# **About 150 minutes** for the main path, to the Summary, most of it deriving and writing the
+# five Functions; the optional sections after it take about 45 more.
 #
-# Rounding a weight to 4 bits, binarising an activation to ±1, picking the argmax of a
-# distribution: all of these are **piecewise constant**. Their derivative is zero almost
-# everywhere, so backpropagation through them delivers only zeros, and every parameter before
-# them stops learning. A **straight-through estimator** (STE) keeps the forward exactly as it is
-# and, in backward, replaces the useless true derivative with a *surrogate*: the slope of a
-# continuous stand-in for the quantiser, which you will choose.
+# Rounding a weight to 4 bits, binarising an activation to ±1, picking an argmax: all are
+# **piecewise constant**, with a derivative of zero almost everywhere, so every parameter before
+# them stops learning. A **straight-through estimator** (STE) keeps the forward exactly and, in
+# backward, replaces the true derivative with a *surrogate*: the slope of a continuous stand-in
+# for the quantiser, which you will choose.
 #
 # You will write plain and clipped STEs, see why `gradcheck` rejects them, train a binarised
-# network that learns only with an STE, derive a quantiser with a learnable step (LSQ), and
-# borrow a whole Jacobian as the surrogate: a straight-through softmax, on your own.
-#
-# Every Function you write obeys the course's [Function contract](function_contract.md). Each
-# self-check runs every check the hidden tests run. **Predict, then run** cells show what
-# PyTorch did once your prediction is written.
+# network, derive a quantiser with a learnable step (LSQ), and write a straight-through softmax
+# on your own. Every Function obeys the course's [Function contract](function_contract.md); each
+# self-check runs every check the hidden tests run.
 
 # %% nbgrader={"locked": true}
 import math
@@ -61,9 +56,7 @@ torch.round(x).sum().backward()
 print("d round/dx =", x.grad)
 
 # %% [markdown]
-# Zero everywhere, including at the jumps, where the true derivative does not exist and PyTorch
-# reports 0. Which parameters of a network with a `sign` inside would still move is quick
-# question 2.
+# Zero everywhere, even at the jumps, where the true derivative does not exist.
 
 # %% [markdown]
 # ## The maths: swap the derivative, keep the forward
@@ -85,8 +78,8 @@ print("d round/dx =", x.grad)
 #
 # $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big).$$
 #
-# The threshold and `k` are Python numbers the caller fixes, kept on `ctx` as they are; the
-# bump depends on $x$, so forward saves $x$.
+# The threshold and `k` are Python numbers, kept on `ctx`; the bump depends on $x$, so forward
+# saves $x$.
 
 # %%
 class SpikeSurrogate(torch.autograd.Function):
@@ -112,13 +105,13 @@ print("forward        :", spikes.detach())
 print("surrogate for x:", x.grad)
 
 # %% [markdown]
-# One gradient per input, `None` for the two numbers, as in lesson 00. Only the intent is new:
-# this backward is not the derivative of this forward, on purpose.
+# One gradient per input, `None` for the two numbers; only the intent is new: this backward is
+# not the derivative of this forward, on purpose.
 
 # %% [markdown]
 # ## Your stand-ins for round and sign
 #
-# The stand-ins of the first two exercises are yours to find. Work on paper first.
+# The first two exercises' stand-ins are yours to find, on paper first.
 #
 # - **Stand-in A, for round.** A continuous function with one slope everywhere that never
 #   strays more than half a step from $\operatorname{round}(x)$, however large $|x|$ is.
@@ -331,9 +324,8 @@ if written(predicted_round_halves):
 compare("torch.round at the halves", predicted_round_halves, torch.round(halves).tolist())
 
 # %% [markdown]
-# `torch.round` rounds halves **to even** (the IEEE 754 default, and NumPy's): $0.5$ goes to 0,
-# $1.5$ and $2.5$ both to 2, $-0.5$ to $-0$. Rounding every half up biases upwards; to even,
-# ties go down as often as up.
+# `torch.round` rounds halves **to even** (the IEEE 754 default): $1.5$ and $2.5$ both go to 2,
+# $-0.5$ to $-0$, so ties go down as often as up.
 
 # %% nbgrader={"grade_id": "answer_RoundSTE", "solution": true}
 class RoundSTE(torch.autograd.Function):
@@ -361,17 +353,16 @@ from autograder import grade; grade("RoundSTE", RoundSTE)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after both self-checks are green</summary>
 #
-# 1. Stand-in A, $x$ itself, slope 1 everywhere; B's slope is 0 wherever $|x| > 1$. The
-#    identity stays within half a step of round, $|\operatorname{round}(x) - x| \le \tfrac12$,
-#    but not of sign ($999$ off at $x = 1000$).
-# 2. $\partial L/\partial x_i = g_i \cdot 1 = g_i$: backward returns `grad_output` as it came.
+# 1. Stand-in A, $x$ itself, slope 1 everywhere; B's is 0 wherever $|x| > 1$. The identity
+#    stays within half a step of round, not of sign ($999$ off at $x = 1000$).
+# 2. $\partial L/\partial x_i = g_i$: backward returns `grad_output` as it came.
 # 3. Nothing: a slope of 1 does not depend on $x$.
-# 4. Round's: from 29 to 31 it climbs by 2, an average slope of 1. Sign stays at 1 there, a
-#    slope of 0: far from 0 the identity is wrong for sign, and Exercise 2's clip drops it.
+# 4. Round's, which climbs by 2 from 29 to 31; sign stays flat there, and Exercise 2's clip
+#    drops it.
 # </details>
 #
-# Your `RoundSTE`, explored: left, its staircase and, dotted, the stand-in your backward
-# implies; right, the true derivative against your surrogate. It opens on the half $x = 1.5$.
+# Your `RoundSTE`, explored: its staircase with the stand-in your backward implies, and the
+# true derivative against your surrogate.
 
 # %%
 ste_explorer(RoundSTE, x=1.5)
@@ -444,15 +435,12 @@ for t in kept:
 # Stand-in B is $\operatorname{clamp}(x, -1, 1)$.
 #
 # 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$: $\le$ keeps the corners.
-# 2. Either, for a reason. Saving `x` keeps a reference: free for a latent weight, alive anyway;
-#    for an activation it keeps four or eight bytes per element alive, the mask one.
+# 2. Either, for a reason: `x` is free for a latent weight, alive anyway; for an activation it
+#    keeps four or eight bytes per element alive, a bool mask one.
 # 3. $\operatorname{sign}(x)$ never exceeds 1 in magnitude: its mask clips nothing.
-#
-# The clip is empirical: binarized neural networks (Hubara et al., 2016) train worse without it.
 # </details>
 #
-# PyTorch spells stand-in B twice, `F.hardtanh(x)` and `torch.clamp(x, -1, 1)`, and at the
-# corners they disagree: quick question 1's convention, in PyTorch's own ops.
+# PyTorch spells stand-in B twice, and at the corners the two disagree (quick question 1):
 
 # %%
 x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
@@ -464,9 +452,8 @@ for name, clip in [("hardtanh(x)", F.hardtanh),
     print(f"d {name}/dx".ljust(22) + ":", x.grad)
 
 # %% [markdown]
-# `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp(x, -1, 1)` reports 1: the contract follows
-# clamp. Drag `x` across your `SignClippedSTE`'s clipping window: at $x = \pm 1$ the gradient
-# still passes, just beyond it stops.
+# `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp` 1: the contract follows clamp. Drag `x`
+# across your `SignClippedSTE`'s window.
 
 # %%
 ste_explorer(SignClippedSTE)
@@ -509,8 +496,8 @@ compare("numerical Jacobian", predicted_numerical_jacobian, jacobian_kind(numeri
 compare("analytical Jacobian", predicted_analytical_jacobian, jacobian_kind(analytical))
 
 # %% [markdown]
-# `gradcheck` asks *is backward the derivative of forward?* Central differences of a step give
-# 0 away from a jump and a huge number across one; an STE answers 1 on purpose.
+# `gradcheck` asks *is backward the derivative of forward?* Across a step central differences
+# give 0 or a spike; an STE answers 1 on purpose.
 
 # %%
 xs = torch.linspace(-1.5, 1.5, 601, dtype=torch.float64)
@@ -528,16 +515,14 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# So test the two halves separately: **forward is the quantiser, exactly** (`torch.equal`, at 0
-# and the halves too), and **backward is the intended surrogate**, for a random `grad_output`.
-#
-# For backward, a reference of ordinary ops: `q(x.detach()) + (x - x.detach())` has the
-# **value** $q(x)$ and the **derivative** 1, the detached parts counting as constants (the
+# So test the halves separately: **forward is the quantiser, exactly** (`torch.equal`), and
+# **backward is the intended surrogate**, against a reference of ordinary ops:
+# `q(x.detach()) + (x - x.detach())` has the **value** $q(x)$ and the **derivative** 1 (the
 # "detach trick").
 #
-# **Your turn.** Write the reference for `SignClippedSTE` the same way: value `sign(x)`,
-# derivative stand-in B's, corners included. Which part of the bracket carries the derivative,
-# and what must it become? The cell after tests both your Functions against their references.
+# **Your turn.** Write `SignClippedSTE`'s reference the same way: value `sign(x)`, derivative
+# stand-in B's. Which part of the bracket carries the derivative? The cell after tests both
+# your Functions against their references.
 
 # %%
 def clipped_reference(x):
@@ -583,8 +568,7 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
 # $$h = q(W_1 x + b_1) \in \{-1, 0, 1\}^{64}, \qquad
 #   \text{logit} = \frac{h \cdot q(w_2)}{\sqrt{64}} + b_2 .$$
 #
-# We train it three times, changing only $q$'s backward: `torch.sign`, your `SignSTE`, your
-# `SignClippedSTE`.
+# Three runs change only $q$'s backward: `torch.sign`, your `SignSTE`, your `SignClippedSTE`.
 #
 # **Quick question 2.** With the true gradient, which of $W_1$, $b_1$, $w_2$, $b_2$ receive a
 # non-zero gradient, and what does that predict for the loss curve?
@@ -677,9 +661,8 @@ compare("learn with the true gradient", predicted_learning_parameters,
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # With the true gradient only $b_2$ learns ($W_1$, $b_1$ and $w_2$ sit upstream of a `sign`),
-# and a bias alone can only match the label frequency. Both estimators give all four a
-# gradient. The clipped one trains to the lower loss, yet leaves 18 of the 64 readout weights
-# where they started (*In practice* says which half of the network its clip helps).
+# and a bias alone matches only the label frequency. Both estimators train all four; the
+# clipped one reaches the lower loss, yet never moves 18 of the 64 readout weights.
 # </details>
 
 # %% [markdown]
@@ -818,19 +801,16 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 #    clipped STE on $v$.
 # 2. Inside, $\partial y_i/\partial s = \operatorname{round}(v_i) - v_i$, the rounding error in
 #    units of $s$; below the clip $q_\text{min}$, above it $q_\text{max}$.
-# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$ over every element, a 0-d
-#    tensor like `scale`. Returning the unsummed products, shaped like `x`, is accepted too:
-#    `scale`'s shape broadcasts to theirs, and autograd sums such a gradient down to the input's
-#    shape ([rule 2](function_contract.md)).
-# 4. Save `x` and `scale` (inputs: no copy); $v$ is cheap to recompute. Keep `qmin` and `qmax`
-#    as plain attributes.
+# 3. $\partial L/\partial s = \sum_i g_i\, \partial y_i/\partial s$, a 0-d tensor like
+#    `scale` (the unsummed products pass too: autograd sums them, [rule 2](function_contract.md)).
+# 4. Save `x` and `scale` (inputs: no copy); keep `qmin` and `qmax` as plain attributes.
 # </details>
 #
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# Central differences agree on the two clipped elements, not inside: they hold
-# $\operatorname{round}(v)$ constant and measure 1, not $1 - 1.4 = -0.4$. LSQ's gradient for the
-# step is a surrogate too.
+# Central differences agree on the clipped elements, not inside: they hold
+# $\operatorname{round}(v)$ constant and measure 1, not $-0.4$. LSQ's step gradient is a
+# surrogate too.
 # </details>
 
 # %% [markdown]
@@ -838,9 +818,8 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 #
 # **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. Its
 # forward is the one-hot argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$
-# (Jang, Gu and Poole, 2017), and its backward the gradient of $y_\text{soft}$, whose every entry
-# depends on every logit of its row: a Jacobian, not the identity. One symptom: the rows of the
-# true gradient sum to zero, the identity's do not. The reference below is the detach trick.
+# (Jang, Gu and Poole, 2017), and its backward the gradient of $y_\text{soft}$, each entry of
+# which depends on its whole row: the true gradient's rows sum to zero, the identity's do not.
 
 # %%
 generator = torch.Generator().manual_seed(1)
@@ -858,9 +837,6 @@ identity = grad_output  # what the misconception's backward hands the logits, un
 for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identity)]:
     print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
 print("identity matches the reference:", torch.allclose(identity, leaf.grad))
-
-# %% [markdown]
-# Exercise 4, at the end of the main path, asks you for the right Function.
 
 # %% [markdown]
 # ## Low temperature and overflow
@@ -910,21 +886,19 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# $e^{z}$ overflows once $z > 88.7$, so the first entry goes at $\tau < 12/88.7 \approx 0.1353$:
-# 0.135 on this grid. There $e^{z_1}$ is `inf` but $e^{z_2} = e^{87.4}$ is not: the sum is
-# `inf`, the first entry `inf / inf` is `nan`, and the second is a finite number over `inf`,
-# exactly 0, a wrong value (the true one is 0.185) that no `isnan` check catches. A softmax does
-# not change when one number is subtracted from every $z$ of a row, so the stable form subtracts
-# the row's maximum first: every exponent is then at most 0 and the sum at least 1.
-# `torch.softmax` does this.
+# $e^{z}$ overflows once $z > 88.7$: at $\tau < 12/88.7 \approx 0.1353$, 0.135 on this grid.
+# There $e^{z_1}$ is `inf` but $e^{z_2} = e^{87.4}$ is not: the first entry is `inf / inf`,
+# `nan`, the second a finite number over `inf`, exactly 0 (the true one is 0.185), which no
+# `isnan` check catches. A softmax is unchanged when one number is subtracted from a row, so
+# `torch.softmax` subtracts the row's maximum first: every exponent is then at most 0.
 # </details>
 
 # %% [markdown]
 # ## ✎ Exercise 4 (transfer) · `StraightThroughSoftmax`
 #
-# The straight-through (Gumbel-)softmax of discrete latents and mixture-of-experts routing,
-# which nothing here derived. Write `StraightThroughSoftmax.apply(logits, tau)`: `logits`
-# float64 or float32, `tau` a positive Python float. The caller adds any Gumbel noise.
+# The straight-through (Gumbel-)softmax of discrete latents and mixture-of-experts routing.
+# Write `StraightThroughSoftmax.apply(logits, tau)`: `logits` float64 or float32, `tau` a
+# positive Python float. The caller adds any Gumbel noise.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -1003,15 +977,13 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # %% [markdown]
 # ## Summary
 #
-# A straight-through estimator is a Function whose forward is the exact, piecewise-constant
-# operation and whose backward returns the chain rule with a surrogate derivative in place of
-# the true one (identity, or clipped). `gradcheck` rejects it by design, so test forward
-# and backward separately against what they are meant to be. With the true gradient a
-# binarised network does not learn; with an STE it does. A quantiser with a learnable step
-# combines both kinds of gradient: the STE where the rounding is, the true derivative of the
-# clip and the product, summed for the one step it shares; a straight-through softmax
-# borrows the full Jacobian of a smooth relative. Next lesson: backward functions that
-# can themselves be differentiated.
+# A straight-through estimator's forward is the exact, piecewise-constant operation; its
+# backward is the chain rule with a surrogate derivative (identity, or clipped). `gradcheck`
+# rejects it by design, so test forward and backward separately. A binarised network learns
+# only with an STE. A learnable step combines the STE at the rounding with the true derivative
+# of the clip and the product, summed for the one step; a straight-through softmax borrows the
+# gradient of a smooth relative. Next lesson: backward functions that can themselves be
+# differentiated.
 
 # %% [markdown]
 # ---
@@ -1445,7 +1417,7 @@ else:
 
 # %% [markdown]
 # ---
-# ## Appendix: what the grader also probes
+# ## Appendix: notes to the main line
 #
 # <details><summary><b>Notes to the main line</b> (<code>gradcheck</code> on a step; the sign
 # of a zero)</summary>
@@ -1459,84 +1431,4 @@ else:
 #   compares `torch.signbit`: `torch.round(-0.4)` is `-0` and `torch.sign(-0.0)` is `0`. The
 #   detach trick is exact at every finite $x$ but for that sign: `x - x.detach()` is exactly
 #   $+0$, and $-0 + 0 = +0$, so where `torch.round` gives $-0$ the trick gives $0$.
-# </details>
-#
-# <details><summary><b>What the grader also probes</b>, exercise by exercise (open when a
-# self-check names a case you did not expect)</summary>
-#
-# **`SignSTE`** (Exercise 1)
-#
-# - "Any value": $\pm\infty$, NaN (where `torch.sign` gives 0) and the smallest subnormal
-#   (`5e-324` in float64, `1e-45` in float32), for the output; and for the gradient, which is
-#   `grad_output` there too (a backward that zeroes it where `x` is NaN or infinite fails);
-#   "any strides": a transposed, a sliced and an expanded view.
-# - The sign of a zero: `torch.sign(-0.0)` is $+0$, and the grader compares `torch.signbit`
-#   as well as the values.
-# - `x` saved cast to another dtype is a copy: wider adds no digit `x` lacks, narrower drops
-#   some.
-#
-# **`RoundSTE`** (Exercise 1)
-#
-# - "Any value": $x$ however large, $\pm\infty$ and NaN, in float64 and float32, for the
-#   output (`torch.round` keeps them) and for the gradient (`grad_output` there too); "any
-#   strides": a transposed, a sliced and an expanded view.
-# - Halves as large as each dtype holds them: up to $2^{23} - 0.5$ in float32 and
-#   $2^{52} - 0.5$ in float64, and $2^k + 0.5$ on the way. Only from $2^{23}$ (float32) or
-#   $2^{52}$ (float64) on is every float an integer, so a hand-made round with an early exit for
-#   large $|x|$ below that fails.
-# - The sign of a zero: `torch.round(-0.4)` is $-0$, and the grader compares `torch.signbit`.
-# - `x` saved cast to another dtype is a copy: wider adds no digit `x` lacks, narrower drops
-#   some.
-#
-# **`SignClippedSTE`** (Exercise 2)
-#
-# - "Any value": $\pm\infty$ and NaN, in float64 and float32, for the output, as for
-#   `SignSTE`; the gradient is judged at $\pm\infty$ (0 there, outside the window);
-#   `grad_output` $\pm\infty$ and NaN inside the window and beyond it.
-# - Two exceptions. At NaN `x` the gradient is not judged:
-#   stand-in B's slope there depends on how B is written (clamp's autograd gives 0,
-#   `~(x.abs() > 1)` gives 1). Beyond the corners, where clamp's autograd gives 0 whatever
-#   `grad_output` is, NaN is accepted too for a `grad_output` of $\pm\infty$ or NaN:
-#   `grad_output * mask` gives $\infty \cdot 0$ or NaN $\cdot\, 0$ there, both NaN.
-# - The window to the last digit of a float64 `x`: $\pm 1$ exactly, and values just past it
-#   (down to one ulp), which a tolerance or a float32 copy of `x` puts on the wrong side.
-# - A saved tensor (the mask too) cast wider than `x`'s dtype adds no digit: it counts as a
-#   copy.
-#
-# **`FakeQuantize`** (Exercise 3)
-#
-# - `x` transposed, sliced and expanded, and empty (shape $(0,)$, where $s$'s gradient is a
-#   sum over no element, 0); float64 and float32.
-# - $v$ computed as `x * (1 / scale)`, as `torch.fake_quantize_per_tensor_affine` computes it,
-#   is accepted too. It can be one ulp away from `x / scale`, and where that ulp crosses a line
-#   the two part: at an exact half-code they can round apart, and at an exact edge `x * (1 /
-#   scale)` can land just outside (float64, $x = 7 \cdot 0.1$, $s = 0.1$: `x / scale` is $7$,
-#   `x * (1 / scale)` is $7.000000000000001$, past $q_\text{max} = 7$). The grader judges neither
-#   kind of point: its halves use power-of-two scales, where the two are equal, and its edges at
-#   other scales are ones where both give the edge's code exactly.
-# - The half-step band at both edges, for both conventions, with $q_\text{min}$ even and odd
-#   (whether $q_\text{min} - 0.5$ rounds inside depends on its parity: judge on
-#   $\operatorname{round}(v)$ itself). One convention per edge, for both gradients; every $v$ of
-#   a band judged alike, a hair past the edge as at $v = 3.2$.
-# - Codes at halves up to $2^{52}$, as for `RoundSTE` (forward only).
-# - At $v = q_\text{min}$ or $q_\text{max}$ exactly the gradient passes. LSQ's paper writes the
-#   open interval there, another corner; this exercise follows clamp.
-# - Scales that are not powers of two, with $x$ at an edge: at $s = 0.3$, $x = 0.9$ gives
-#   $v = 3$ exactly (computed either way), inside $[-3, 3]$, while $q_\text{max} \cdot s$ rounds
-#   to $0.8999999999999999$, below $x$. Whether $x$ is inside is a question about $v$, not about
-#   $x$ against $q_\text{max} \cdot s$.
-# - A saved tensor cast wider than `x`'s dtype adds no digit: it counts as a copy.
-#
-# **`StraightThroughSoftmax`** (Exercise 4)
-#
-# - The argmax of the logits themselves: not of the softmax (the straight-through
-#   Gumbel-softmax described above takes the softmax's, as `F.gumbel_softmax` does), nor of
-#   `logits / tau`, since close logits can round to equal probabilities, or to equal values once
-#   divided by `tau`, and argmax then picks the first ("How close?" in the optional sections).
-#   `topk` and `sort` do not promise which of tied values comes first.
-# - $\tau = 0.001$ on logits a few thousandths apart; $\tau = 0.1$ with float32 logits of a
-#   dozen or so, where the softmax and its gradient are finite; ties; a `grad_output` that is
-#   not contiguous.
-# - A softmax saved widened to float64 after it was computed in float32 adds no digit: it
-#   counts as a copy (one computed in float64 from the start is fine).
 # </details>

@@ -11,8 +11,9 @@ X_LAYOUT_CLAUSE = ("x of any shape and strides (a transposed, sliced or expanded
                    f"{rule_reference('values')}")
 LOGITS_LAYOUT_CLAUSE = f"logits of any leading shape and of any strides {rule_reference('values')}"
 
-# a clause the three STEs state, each with its own witnesses (a saved tensor cast to another
-# dtype counts as a copy)
+# a clause the three STEs state, each with its own witnesses (x or the output saved cast to
+# another dtype counts as a copy; a mask forward computed is none, whatever its dtype:
+# saved_any_dtype)
 NO_COPY = "forward saves no copy of `x` or of the output."
 
 
@@ -102,8 +103,6 @@ STE_CLAUSES = {
                 "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
                 "SignClippedSTE/window-tolerance": "a tolerance on the window, |x| <= 1 + 1e-6"}),
         Clause(NO_COPY, {"SignClippedSTE/saves-copy": "saves x.clone()",
-                         "SignClippedSTE/saves-widened":
-                             "saves the mask as float64, whatever x's dtype",
                          "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
     ),
     "RoundSTE": (
@@ -116,10 +115,13 @@ STE_CLAUSES = {
                 "RoundSTE/signed-zero": "round(x) + 0.0: -0 turned into 0",
                 "RoundSTE/large-x-left-unrounded":
                     "round by 1.5 * 2^52 (2^23), |x| >= 2^51 (2^22) left as it is",
+                "RoundSTE/magic-number-round": "magic-number rounding, x kept from 2^52 on",
                 "unnamed:check": "magic-number rounding (x + 1.5 * 2^52) - 1.5 * 2^52"}),
         Clause("backward returns what autograd would give had forward computed your stand-in for "
                "round;",
                {"RoundSTE/true-zero-gradient": "zero gradient",
+                "RoundSTE/output-marked-non-differentiable":
+                    "output passed to ctx.mark_non_differentiable",
                 "RoundSTE/wrong-gradient-sign": "wrong sign"}),
         Clause(NO_COPY, {"RoundSTE/saves-copy": "saves a copy of x it never reads"}),
     ),
@@ -186,15 +188,16 @@ FAKE_QUANTIZE_CLAUSES = (
            "may be judged on $v$ or on $\\operatorname{round}(v)$, one convention per edge, the "
            "same for both gradients;",
            {"case:judges 'inside' on v for x's gradient": "x judged on v, scale on round(v)",
-            "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge"}),
+            "FakeQuantize/band-judged-two-ways": "inside with a tolerance of 1e-3 on each edge",
+            "FakeQuantize/band-takes-other-side":
+                "inside on v, the clipped side picked by round(v) < qmin"}),
     Clause("$v$ is `x / scale` computed in `x`'s dtype, or `x * (1 / scale)` as PyTorch's "
            "kernels compute it;",
            {"FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
             "FakeQuantize/v-in-float32": "v recomputed in float32 in backward, for float64 x",
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
     Clause("forward saves no copy of an input or of the output.",
-           {"FakeQuantize/saves-copy": "saves x.clone()",
-            "FakeQuantize/saves-widened": "the local derivative saved widened to float64"}),
+           {"FakeQuantize/saves-copy": "saves x.clone()"}),
 )
 
 FAKE_QUANTIZE_RULES = {

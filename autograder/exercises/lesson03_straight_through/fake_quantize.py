@@ -18,7 +18,7 @@ from ...diagnose import FLOAT32_STEP, diagnose_gradient, diagnose_values, exact
 from ...domain import Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from .saved_any_dtype import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
                                       check_one_convention,
                                       check_scale_in_float32, check_x_units,
@@ -26,6 +26,7 @@ from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_sca
                                       probe_scale_gradient, probe_v_in_float32,
                                       scale_candidates, scale_near_miss)
 from .contracts import FAKE_QUANTIZE_CLAUSES, FAKE_QUANTIZE_RULES, X_LAYOUT_CLAUSE
+from .non_differentiable import check_output_differentiable
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
 from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, check_large_halves,
@@ -292,6 +293,7 @@ def check_fake_quantize(function, values: dict, *, seed: int = 0, hygiene: bool 
 
 def full(submission, device) -> None:
     function = check_is_function(submission, FAKE_QUANTIZE)
+    check_output_differentiable(function, FAKE_QUANTIZE, alone_values(device))
     # the edges in both dtypes, with a power-of-two scale: v = x / scale exact, so halves are
     # halves whichever way v is computed; random inputs in every dtype, layout and range of
     # scale, qmin and qmax come from the domain

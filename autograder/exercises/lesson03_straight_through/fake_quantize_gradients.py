@@ -213,23 +213,32 @@ def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int)
 _PROBE_SCALE, _PROBE_QMIN, _PROBE_QMAX = 0.25, -4, 3
 _PROBES = ((0.75, "edge", 0.0), (-1.0, "edge", 0.0),          # v = qmax, v = qmin exactly
            (1.25, "clipped", 3.0), (-1.5, "clipped", -4.0))   # v = 5 > qmax, v = -6 < qmin
+# in the half-step band beside each edge, where round(v) is the edge itself: clipped when the
+# clip is judged on v (the edge's code), inside when on round(v) (round(v) - v)
+_BANDS = ((-1.0625, -4.0, 0.25),   # v = -4.25: round(v) = -4 = qmin
+          (0.8125, 3.0, -0.25))    # v = 3.25: round(v) = 3 = qmax
+
+
+def _one_element(function, spec, at, dtype, device) -> float:
+    """d(output)/d(scale) of ``function`` on the single element x = ``at``."""
+    inputs = make_inputs({"x": torch.tensor([at], dtype=dtype, device=device),
+                          "scale": torch.tensor(_PROBE_SCALE, dtype=dtype, device=device),
+                          "qmin": _PROBE_QMIN, "qmax": _PROBE_QMAX})
+    output = run_forward(function, spec, inputs).output
+    grads = run_backward(spec, output, inputs, torch.ones(1, dtype=dtype, device=device)).grads
+    return float(grads[1].detach().sum())
 
 
 def probe_scale_gradient(function, spec, dtype, device) -> None:
     """After a gradient for scale matched no named mistake: run ``function`` on one element at
-    a time (four tiny calls) and name the element whose d(output)/d(scale) is the open
-    interval's value at an edge, or the clipped output qmax * scale itself; return quietly
-    when neither shows (or the probe cannot run: the caller's hint stands)."""
+    a time (six tiny calls) and name the element whose d(output)/d(scale) is the open
+    interval's value at an edge, the clipped output qmax * scale itself, or neither
+    convention's value in a half-step band beside an edge; return quietly when none shows (or
+    the probe cannot run: the caller's hint stands)."""
     s, qmin, qmax = _PROBE_SCALE, _PROBE_QMIN, _PROBE_QMAX
     for at, kind, expected in _PROBES:
         try:
-            inputs = make_inputs({"x": torch.tensor([at], dtype=dtype, device=device),
-                                  "scale": torch.tensor(s, dtype=dtype, device=device),
-                                  "qmin": qmin, "qmax": qmax})
-            output = run_forward(function, spec, inputs).output
-            grads = run_backward(spec, output, inputs,
-                                 torch.ones(1, dtype=dtype, device=device)).grads
-            got = float(grads[1].detach().sum())
+            got = _one_element(function, spec, at, dtype, device)
         except Exception:  # noqa: BLE001 - the caller's hint stands
             return
         if got == expected:
@@ -250,6 +259,27 @@ def probe_scale_gradient(function, spec, dtype, device) -> None:
                 f"{bound} * scale = {exact(got)}, not {bound}: {bound} * scale is the clipped "
                 "output y itself, not its derivative for scale",
                 mistake="FakeQuantize/clipped-scale-times-scale")
+    for at, clipped, inside in _BANDS:
+        try:
+            got = _one_element(function, spec, at, dtype, device)
+        except Exception:  # noqa: BLE001 - the caller's hint stands
+            return
+        if got in (clipped, inside):
+            continue
+        v = at / s
+        bound, other = ("qmin", "qmax") if at < 0 else ("qmax", "qmin")
+        where = (f"FakeQuantize: in the half-step band {'below qmin' if at < 0 else 'above qmax'}"
+                 f" (x = {exact(at)}, scale = {exact(s)}, qmin = {qmin}, qmax = {qmax}: v = "
+                 f"{exact(v)}, round(v) = {exact(round(v))} = {bound}) your dy/ds is "
+                 f"{exact(got)}, where the contract's is {bound} = {exact(clipped)} (the clip "
+                 f"judged on v: clipped) or round(v) - v = {exact(inside)} (judged on round(v): "
+                 "inside)")
+        if got == (qmax if at < 0 else qmin):
+            raise GradingError(
+                f"{where}; {other} is the value {'above' if at < 0 else 'below'} the clip: "
+                f"which test picks the clipped side, and does it judge v where round(v) is "
+                f"{bound} itself?", mistake="FakeQuantize/band-takes-other-side")
+        raise GradingError(where)
 
 
 def check_empty_scale_gradient(x, got) -> None:

@@ -14,12 +14,13 @@ from ...diagnose import diagnose_gradient, diagnose_values, exact
 from ...domain import Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
+from .saved_any_dtype import check_no_copy_saved, check_no_copy_saved_strided
 from .ste_extremes import (LARGE_HALVES, check_gradient_at_non_finite,
                            check_large_left_unrounded, check_non_finite,
                            check_non_finite_grad_output, check_window_tolerance,
                            diagnose_sign_edges, extreme_values, finite_part, non_finite_values)
 from .contracts import STE_CLAUSES, STE_RULES, X_LAYOUT_CLAUSE
+from .non_differentiable import check_output_differentiable
 
 # The contracts name no 0-d input, so none is graded.
 SHAPES = [(7,), (2, 3, 4)]  # (3, 4) and every dtype and layout: the domain
@@ -292,6 +293,7 @@ EDGES = {"SignSTE": ("sign(0)", "float32"),
 def _full(spec: Spec):
     def full(submission, device) -> None:
         function = check_is_function(submission, spec)
+        check_output_differentiable(function, spec, random_values((3, 4), device))
         # the edges in both dtypes (float32 has its own exact limits); random inputs in every
         # dtype and layout come from the domain
         for dtype in DTYPES:

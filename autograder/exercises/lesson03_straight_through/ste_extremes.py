@@ -207,6 +207,7 @@ def check_large_left_unrounded(name: str, got: torch.Tensor, expected: torch.Ten
     rounded = (x != torch.round(x)) & ~wrong & (x.abs() < start)  # non-integers it did round
     if not rounded.any():
         return
+    check_magic_number(name, got, expected, x, what)
     i = tuple(int(k) for k in torch.nonzero(wrong & (x.abs() == start))[0])
     top = "2^23 - 0.5 in float32" if x.dtype == torch.float32 else "2^52 - 0.5 in float64"
     raise GradingError(
@@ -216,3 +217,28 @@ def check_large_left_unrounded(name: str, got: torch.Tensor, expected: torch.Ten
         f"that takes them for integers already; a float can be a half up to {top} "
         "(every float from 2^23 in float32, 2^52 in float64, on is an integer): use "
         f"torch.round({what})", mistake=f"{name}/large-x-left-unrounded")
+
+
+def check_magic_number(name: str, got: torch.Tensor, expected: torch.Tensor, x: torch.Tensor,
+                       what: str = "x") -> None:
+    """Name a round that gives, at every x tried, what (x + 1.5 * 2^52) - 1.5 * 2^52 gives
+    (1.5 * 2^23 in float32), with or without x kept where it is an integer already (|x| >= 2^52):
+    exact only where |x| < 2^51 (2^22), since past it x + 1.5 * 2^52 leaves [2^52, 2^53), the
+    floats spaced 1 apart. A guard at 2^52 makes every wrong entry x itself, below -2^51, which
+    looks like an early exit for large values: it is not one."""
+    bits = 52 if x.dtype == torch.float64 else 23
+    magic = 1.5 * 2.0 ** bits
+    trick = (x + magic) - magic
+    guarded = torch.where(x.abs() >= 2.0 ** bits, x, trick)
+    if not any(torch.equal(got, t) for t in (trick, guarded)):
+        return
+    wrong = got != expected
+    i = tuple(int(k) for k in torch.nonzero(wrong)[0])
+    same = " (x itself)".replace("x", what) if got[i] == x[i] else ""
+    raise GradingError(
+        f"{name}'s output is round({what}) only where |{what}| < 2^{bits - 1}: at {what} = "
+        f"{exact(x[i].item())} it gives {exact(got[i].item())}{same}, expected "
+        f"{exact(expected[i].item())}, as ({what} + 1.5 * 2^{bits}) - 1.5 * 2^{bits} does "
+        f"at every {what} tried: past 2^{bits - 1} that sum leaves [2^{bits}, 2^{bits + 1}), the "
+        f"only floats spaced exactly 1 apart (below it halves survive, above it odd integers go "
+        f"to even); use torch.round({what})", mistake=f"{name}/magic-number-round")

@@ -1,7 +1,8 @@
 """Lesson 03: FakeQuantize answers wrong only at half-codes: halves where half-up and
 half-to-even differ (v = 0.5, 2.5, -1.5, -3.5), v moved by a guard against a zero step, and
-'inside' judged by one convention for x and another for scale, or by comparing v with
-qmin - 0.5 and qmax + 0.5, which only an odd qmin or an even qmax tells apart from round(v).
+'inside' judged by one convention for x and another for scale, or judged on v while round(v)
+picks the clipped side, or by comparing v with qmin - 0.5 and qmax + 0.5, which only an odd
+qmin or an even qmax tells apart from round(v).
 Right: a convention chosen per edge, round(v) at one and v at the other, one mask for both
 gradients (the contract accepts either at each edge)."""
 
@@ -34,6 +35,13 @@ UNUSUAL = [
 EPS = "(scale + 1e-6)"  # a guard against a zero step: it moves every code a little
 
 MISTAKES = [
+    # inside judged on v, but the clipped side picked by round(v) < qmin: in the band below
+    # qmin, round(v) = qmin is not below it, so that element takes qmax (review 8's answer)
+    Mistake("FakeQuantize", "inside on v, the clipped side picked by round(v) < qmin",
+            "in the half-step band below qmin",
+            _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, "(grad_output * torch.where(inside, "
+                                              "r - v, torch.where(r < ctx.qmin, float(ctx.qmin), "
+                                              "float(ctx.qmax)))).sum()"))),
     Mistake("FakeQuantize", "floor(v + 0.5): halves rounded up", "FakeQuantize's codes are "
             "floor(x / scale + 0.5), which rounds halves up",
             _fake_quantize(_FQ_RIGHT, _FQ_HALVES.format(codes="torch.floor(v + 0.5)")),

@@ -1,6 +1,6 @@
 """Lesson 03: FakeQuantize answers that keep or lose float64's digits: a scale gradient shaped
-(1,), scale.item(), or the mask and the local derivative saved in forward, which the contract
-accepts, and steps run in float32 for float64 x (a gradient made in torch.zeros without dtype=,
+(1,), scale.item(), or the mask and the local derivative saved in forward (widened to float64
+too), which the contract accepts, and steps run in float32 for float64 x (a gradient made in torch.zeros without dtype=,
 a forward on x.float(), codes rounded in float32, gradients cast to float32,
 torch.fake_quantize_per_tensor_affine, each element's scale term in float32, scale saved as
 float32), which it does not."""
@@ -12,6 +12,18 @@ SUM = f"(grad_output * {FQ_LSQ}).sum()"
 SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
 
 UNUSUAL = [
+    # no copy of an input: the contract states no dtype for what forward computes and saves
+    # (Exercise 4's does; review 8)
+    Unusual("FakeQuantize", "the local derivative saved widened to float64",
+            _fake_quantize(
+                "        inside, local = ctx.saved_tensors\n"
+                + fq_gated("grad_output * inside", "(grad_output * local).sum()"),
+                "        v = x / scale\n        r = torch.round(v)\n"
+                "        inside = (v >= qmin) & (v <= qmax)\n"
+                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
+                "float(qmax)).to(x.dtype))\n"
+                "        ctx.save_for_backward(inside, local.double())\n"
+                "        return torch.clamp(r, qmin, qmax) * scale")),
     Unusual("FakeQuantize", "grad_scale shaped (1,): the engine sums it to scale's shape",
             _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, f"{SUM}.reshape(1)"))),
     Unusual("FakeQuantize", "the step read as a Python float with scale.item()",
@@ -32,17 +44,6 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
-    Mistake("FakeQuantize", "the local derivative saved widened to float64",
-            "forward saved a float64 tensor of shape",
-            _fake_quantize(
-                "        inside, local = ctx.saved_tensors\n"
-                "        return grad_output * inside, (grad_output * local).sum(), None, None",
-                "        v = x / scale\n        r = torch.round(v)\n"
-                "        inside = (v >= qmin) & (v <= qmax)\n"
-                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
-                "float(qmax)).to(x.dtype))\n"
-                "        ctx.save_for_backward(inside, local.double())\n"
-                "        return torch.clamp(r, qmin, qmax) * scale")),
     Mistake("FakeQuantize", "grad_x made in torch.zeros without dtype=",
             "FakeQuantize's gradient for x is right only to float32's precision",
             _fake_quantize(FQ_READ + "        grad_x = torch.zeros(x.shape)\n"

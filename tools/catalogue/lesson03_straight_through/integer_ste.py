@@ -12,9 +12,11 @@ UNUSUAL = [
     Unusual("RoundSTE", "needs_input_grad checked",
             _round("        return torch.round(x)",
                    "        return grad_output if ctx.needs_input_grad[0] else None")),
+    # np.asarray: at 0-d np.rint returns a NumPy scalar, which torch.from_numpy refuses
     Unusual("RoundSTE", "NumPy's rint, halves to even as well",
             _round("        import numpy as np\n"
-                   "        return torch.from_numpy(np.rint(x.detach().cpu().numpy())).to(x.device)")),
+                   "        return torch.from_numpy(np.asarray(np.rint(x.detach().cpu().numpy())))"
+                   ".to(x.device)")),
 ]
 
 MISTAKES = [
@@ -61,6 +63,19 @@ MISTAKES = [
             "4503599627370496, expected 4503599627370497)",
             _round("        magic = 1.5 * 2.0 ** (52 if x.dtype == torch.float64 else 23)\n"
                    "        return (x + magic) - magic")),
+    # x kept where it is an integer already (|x| >= 2^52): every wrong entry is then x itself,
+    # below -2^51, which is no early exit for large values (review 8)
+    Mistake("RoundSTE", "magic-number rounding, x kept from 2^52 on",
+            "RoundSTE's output is round(x) only where |x| < 2^51: at x = -2251799813685248.5 it "
+            "gives -2251799813685248.5 (x itself)",
+            _round("        bits = 52 if x.dtype == torch.float64 else 23\n"
+                   "        magic = 1.5 * 2.0 ** bits\n"
+                   "        return torch.where(x.abs() < 2.0 ** bits, (x + magic) - magic, x)")),
+    # review 8: the grader's own request for a gradient then fails, not backward
+    Mistake("RoundSTE", "output passed to ctx.mark_non_differentiable",
+            "RoundSTE.forward passes its output to ctx.mark_non_differentiable",
+            _round("        y = torch.round(x)\n        ctx.mark_non_differentiable(y)\n"
+                   "        return y")),
     Mistake("RoundSTE", "round(x) + 0.0: -0 turned into 0",
             "RoundSTE's output is 0 at x = -0.5, where round(x) is -0: equal values, but not the "
             "same zero; return the quantiser's own result (adding 0",

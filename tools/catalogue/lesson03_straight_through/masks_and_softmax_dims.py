@@ -3,7 +3,8 @@ scale gradient with 0/1 masks multiplied into round(v) - v, nan where x / scale 
 infinite, or a finite x whose x / scale overflows), which the contract's "any value, +-inf
 included" now grades; its x and scale kept in a module-global dict (the per-call clause that
 Exercise 3 now states); StraightThroughSoftmax's softmax over dim 1, "the class dim", and over
-F.softmax's implicit dim (0 for 3-D logits), now named; the reviewer's correct variants
+F.softmax's implicit dim (0 for 3-D logits), now named, and over dim 1 on 1-d logits (an
+IndexError, its shape named); the reviewer's correct variants
 (RoundSTE as copysign(round(|x|), x); FakeQuantize on x * (1 / scale) with the clamped code
 minus v inside, unsummed)."""
 
@@ -26,6 +27,14 @@ MISTAKES = [
                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)",
                 ("dim=-1", "dim=1 if logits.dim() > 1 else 0")))),
+    # review 8: the learner's own IndexError, on the battery's 1-d logits, names their shape
+    Mistake("StraightThroughSoftmax", "softmax over dim=1 whatever the logits' dims",
+            "StraightThroughSoftmax.forward raised IndexError with logits of shape (6,)",
+            _sts(READ + RIGHT, edit(
+                "        soft = torch.softmax(logits / tau, dim=-1)\n"
+                "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)",
+                ("dim=-1", "dim=1")))),
     Mistake("StraightThroughSoftmax", "softmax over F.softmax's implicit dim (0 for 3-D logits)",
             "F.softmax with no dim= picks dim 0 for a 3-D tensor",
             _sts(READ + RIGHT,

@@ -5,6 +5,12 @@ from .. import Mistake, Unusual
 from .answers import READ_X, _clipped
 
 UNUSUAL = [
+    # a mask is no copy of x, whatever its dtype: the contract states no dtype for what forward
+    # computes and saves (Exercise 4's does; review 8)
+    Unusual("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
+            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
+                     "        ctx.save_for_backward((x.abs() <= 1).double())\n"
+                     "        return torch.sign(x)")),
     Unusual("SignClippedSTE", "torch.where backward",
             _clipped(READ_X + "        return torch.where(x.abs() <= 1, grad_output, 0.0)")),
     Unusual("SignClippedSTE", "saves the boolean mask instead of x",
@@ -51,11 +57,6 @@ MISTAKES = [
     Mistake("SignClippedSTE", "a tolerance of 1e-12 on the window",
             "SignClippedSTE's window is judged with a tolerance: at x = 1.0000000000000002",
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-12)")),
-    Mistake("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
-            "forward saved a float64 tensor of shape",
-            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
-                     "        ctx.save_for_backward((x.abs() <= 1).double())\n"
-                     "        return torch.sign(x)")),
     Mistake("SignClippedSTE", "saves x.clone()", "forward saved a copy of x",
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",
                      "        ctx.save_for_backward(x.clone())\n        return torch.sign(x)")),

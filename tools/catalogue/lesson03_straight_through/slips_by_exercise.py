@@ -7,26 +7,6 @@ fake_quantize_halves hold each of those.)"""
 from .. import Mistake, Unusual
 
 UNUSUAL = [
-    Unusual('StraightThroughSoftmax', 'one-hot by cumsum of the maxima, logits saved, s from '
-            'logsumexp, the Jacobian built and applied by matmul', '''
-class StraightThroughSoftmax(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, logits, tau):
-        is_max = logits == logits.amax(dim=-1, keepdim=True)
-        first = is_max & (is_max.cumsum(dim=-1) == 1)
-        ctx.save_for_backward(logits)
-        ctx.tau = tau
-        return first.to(logits.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        logits, = ctx.saved_tensors
-        z = logits / ctx.tau
-        s = torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
-        jac = torch.diag_embed(s) - s.unsqueeze(-1) * s.unsqueeze(-2)   # J[j, i] = ds_j / dz_i
-        grad_z = (grad_output.unsqueeze(-2) @ jac).squeeze(-2)
-        return grad_z / ctx.tau, None
-'''),
     Unusual('SignClippedSTE', 'the window saved as uint8, applied with torch.where', '''
 class SignClippedSTE(torch.autograd.Function):
     @staticmethod
@@ -63,6 +43,28 @@ class FakeQuantize(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # right values, but the Jacobian n x n per row: rule 3 (memory linear in the sizes)
+    Mistake('StraightThroughSoftmax', 'one-hot by cumsum of the maxima, logits saved, s from '
+            'logsumexp, the Jacobian built and applied by matmul',
+            'its largest tensor has shape (3, 128, 128), made by diag_embed', '''
+class StraightThroughSoftmax(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, tau):
+        is_max = logits == logits.amax(dim=-1, keepdim=True)
+        first = is_max & (is_max.cumsum(dim=-1) == 1)
+        ctx.save_for_backward(logits)
+        ctx.tau = tau
+        return first.to(logits.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        logits, = ctx.saved_tensors
+        z = logits / ctx.tau
+        s = torch.exp(z - torch.logsumexp(z, dim=-1, keepdim=True))
+        jac = torch.diag_embed(s) - s.unsqueeze(-1) * s.unsqueeze(-2)   # J[j, i] = ds_j / dz_i
+        grad_z = (grad_output.unsqueeze(-2) @ jac).squeeze(-2)
+        return grad_z / ctx.tau, None
+'''),
     Mistake('SignClippedSTE', 'mask cached on the class',
             'SignClippedSTE.forward sets SignClippedSTE._mask: a class attribute is shared', '''
 class SignClippedSTE(torch.autograd.Function):

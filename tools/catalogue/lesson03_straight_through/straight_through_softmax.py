@@ -14,11 +14,6 @@ UNUSUAL = [
                  "        ctx.save_for_backward(logits)\n        ctx.tau = tau\n"
                  "        index = logits.argmax(-1, keepdim=True)\n"
                  "        return torch.zeros_like(logits).scatter_(-1, index, 1.0)")),
-    Unusual("StraightThroughSoftmax", "the full Jacobian per row, applied with einsum",
-            _sts(READ + "        jacobian = torch.diag_embed(soft) - soft.unsqueeze(-1) * "
-                 "soft.unsqueeze(-2)\n"
-                 "        return torch.einsum('...ij,...j->...i', jacobian, grad_output) / ctx.tau,"
-                 " None")),
     Unusual("StraightThroughSoftmax", "PyTorch's own softmax-backward decomposition "
             "(torch/_decomp: new_grad_output = grad_output * output)",
             _sts(READ + "        new_grad_output = grad_output * soft\n"
@@ -74,6 +69,14 @@ MISTAKES = [
     Mistake("StraightThroughSoftmax", "times tau", "it multiplies by tau",
             _sts(READ + "        row = (grad_output * soft).sum(-1, keepdim=True)\n"
                  "        return soft * (grad_output - row) * ctx.tau, None")),
+    # right values, but n x n per row: rule 3 of the Function contract (memory linear in the
+    # sizes) rules a Jacobian built as a matrix out
+    Mistake("StraightThroughSoftmax", "the full Jacobian per row, applied with einsum",
+            "its largest tensor has shape (3, 128, 128), made by diag_embed",
+            _sts(READ + "        jacobian = torch.diag_embed(soft) - soft.unsqueeze(-1) * "
+                 "soft.unsqueeze(-2)\n"
+                 "        return torch.einsum('...ij,...j->...i', jacobian, grad_output) / ctx.tau,"
+                 " None")),
     Mistake("StraightThroughSoftmax", "diagonal of the Jacobian only", "it keeps only the "
             "diagonal of the softmax's Jacobian",
             _sts(READ + "        return grad_output * soft * (1 - soft) / ctx.tau, None")),
