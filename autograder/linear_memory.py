@@ -4,8 +4,9 @@ matrix is cheap and right; on inputs a hundred times wider it holds thousands of
 bytes, where a backward of tensor operations holds a few tensors of their size.
 
 The inputs are the typical ones grown: every dimension of one size tiled to at least ``WIDE``
-entries (one size at a time, so that dimensions that must agree keep agreeing), where the
-reference takes the result. Backward runs once under ``TensorAccounting`` (every tensor torch
+entries (one size at a time, so that dimensions that must agree keep agreeing), then every
+dimension at once as far as ``MOST`` entries allow (a product of two dimensions, as an outer
+product's, grows only there), where the reference takes the result. Backward runs once under ``TensorAccounting`` (every tensor torch
 creates) and ``tracemalloc`` (NumPy's arrays), and its peak of live bytes must stay within
 ``FACTOR`` times the bytes of the floating inputs and outputs together."""
 
@@ -39,26 +40,43 @@ def _tile(value, size: int, times: int):
     return value
 
 
-def grown(domain: Domain, values: dict) -> list[tuple[int, dict]]:
-    """(the size grown, the inputs) for each size of the floating inputs' dimensions (2 or
-    more) that the reference still takes once tiled to at least ``WIDE``, with at most
-    ``MOST`` floating entries."""
+def _entries(values: dict) -> int:
+    return sum(v.numel() for v in values.values()
+               if isinstance(v, torch.Tensor) and v.is_floating_point())
+
+
+def _every_size(values: dict, times: int) -> dict:
+    """Every dimension of 2 or more entries, in every tensor input, tiled ``times`` times."""
+    return {name: value.repeat(*[times if extent >= 2 else 1 for extent in value.shape])
+            if isinstance(value, torch.Tensor) and value.dim() else value
+            for name, value in values.items()}
+
+
+def grown(domain: Domain, values: dict) -> list[tuple[str, dict]]:
+    """(how the inputs were grown, the inputs): each size of the floating inputs' dimensions
+    (2 or more) tiled to at least ``WIDE``, then every size at once as far as ``MOST`` floating
+    entries allow (an outer product of two dimensions shows only there), where the reference
+    takes them."""
     sizes = sorted({extent for value in values.values()
                     if isinstance(value, torch.Tensor) and value.is_floating_point()
                     for extent in value.shape if 2 <= extent < WIDE})
+    candidates = [(f"the dimensions of size {size} tiled",
+                   {name: _tile(value, size, math.ceil(WIDE / size))
+                    for name, value in values.items()}) for size in sizes]
+    times = 2
+    while _entries(_every_size(values, times + 1)) <= MOST and times < WIDE:
+        times += 1
+    if len(sizes) > 1:
+        candidates.append((f"every dimension tiled {times} times", _every_size(values, times)))
     cases = []
-    for size in sizes:
-        wide = {name: _tile(value, size, math.ceil(WIDE / size))
-                for name, value in values.items()}
+    for how, wide in candidates:
         try:
             with torch.no_grad():
                 outputs, _ = reference_outputs(domain, on_cpu(wide))
         except Exception:  # noqa: BLE001 - the reference refuses the shape
             continue
-        entries = sum(v.numel() for v in wide.values()
-                      if isinstance(v, torch.Tensor) and v.is_floating_point())
-        if outputs and entries <= MOST:
-            cases.append((size, wide))
+        if outputs and _entries(wide) <= MOST:
+            cases.append((how, wide))
     return cases
 
 
@@ -71,40 +89,47 @@ def _backward(function, inputs: dict, wanted: list):
     return outputs, lambda: torch.autograd.grad(outputs, wanted, grad_outputs, allow_unused=True)
 
 
+def _measured(function, inputs: dict, wanted: list) -> tuple[int, list, object]:
+    """(peak bytes one backward held, the outputs, its largest tensor)."""
+    outputs, backward = _backward(function, inputs, wanted)
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        with TensorAccounting() as books:
+            backward()
+        numpy_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return books.phase.peak + numpy_peak, outputs, books.phase.largest
+
+
 def backward_peak(function, inputs: dict) -> tuple[int, int, object] | None:
     """(peak bytes backward held, bytes of the floating inputs and outputs, its largest
-    tensor), or None where forward or backward raised (the value checks name that)."""
+    tensor), or None where forward or backward raised (the value checks name that). Measured
+    twice, the second kept: a process's first backward under the watch loads what it lazily
+    needs (tens of MB that tracemalloc would count against the learner)."""
     wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+    if not wanted:
+        return None
     try:
-        # once unmeasured: a first backward in a process loads what it lazily needs (tens of
-        # MB that tracemalloc would count against the learner)
-        outputs, backward = _backward(function, inputs, wanted)
-        if not outputs or not wanted:
-            return None
-        backward()
-        outputs, backward = _backward(function, inputs, wanted)
-        tracing = tracemalloc.is_tracing()
-        if not tracing:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        try:
-            with TensorAccounting() as books:
-                backward()
-            numpy_peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            if not tracing:
-                tracemalloc.stop()
+        _measured(function, inputs, wanted)
+        peak, outputs, largest = _measured(function, inputs, wanted)
     except Exception:  # noqa: BLE001 - the value checks name an error, with its case
         return None
+    if not outputs:
+        return None
     sized = sum(t.numel() * t.element_size() for t in [*wanted, *outputs])
-    return books.phase.peak + numpy_peak, sized, books.phase.largest
+    return peak, sized, largest
 
 
 def check_linear_memory(domain: Domain, function, device: torch.device) -> None:
     """Backward's peak on each grown case within ``FACTOR`` times its inputs' and outputs'
     bytes; a failure names the shapes, the bytes and the largest tensor backward made."""
     name = domain.spec.name
-    for size, values in grown(domain, domain.values(device)):
+    for how, values in grown(domain, domain.values(device)):
         measured = backward_peak(function, fresh_leaves(values))
         if measured is None:
             continue
@@ -115,8 +140,7 @@ def check_linear_memory(domain: Domain, function, device: torch.device) -> None:
         made = (f": its largest tensor has shape {tuple(largest.shape)}, made by {largest.op}"
                 if largest is not None else " (in NumPy arrays)")
         raise GradingError(
-            f"{name}'s backward held {peak:,} bytes at once on {shapes_of(values)} (the "
-            f"dimensions of size {size} tiled), where its inputs and outputs hold {sized:,} and "
+            f"{name}'s backward held {peak:,} bytes at once on {shapes_of(values)} ({how}), where its inputs and outputs hold {sized:,} and "
             f"memory linear in the sizes allows about {budget:,}{made}: a Jacobian built as a "
             f"matrix? {rule_reference('by-hand')}",
             mistake=f"{domain.spec.name}/builds-jacobian")

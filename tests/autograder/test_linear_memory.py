@@ -4,8 +4,10 @@ the shapes, the bytes and the largest tensor; backwards of tensor operations pas
 
 import torch
 
+from autograder.domain import Domain, sampled
+from autograder.spec import Spec
 from autograder.function_contract import rule_reference
-from autograder.linear_memory import WIDE, check_linear_memory, grown
+from autograder.linear_memory import MOST, WIDE, check_linear_memory, grown
 from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, SQUARE_DOMAIN, function, outer
 
 FORWARD = "ctx.save_for_backward(x)\nreturn x * x"
@@ -22,10 +24,32 @@ NUMPY_JACOBIAN = function("Square", FORWARD,
                           prelude="import numpy")
 
 
-def test_each_size_is_grown_to_at_least_wide_entries():
+def test_each_size_is_grown_then_every_size_at_once():
     cases = grown(SQUARE_DOMAIN, SQUARE_DOMAIN.values(CPU))
-    assert [(size, tuple(values["x"].shape)) for size, values in cases] == [
-        (3, (3 * -(-WIDE // 3), 4)), (4, (3, WIDE))]
+    times = max(k for k in range(2, WIDE) if 12 * k * k <= MOST)
+    assert [(how, tuple(values["x"].shape)) for how, values in cases] == [
+        ("the dimensions of size 3 tiled", (3 * -(-WIDE // 3), 4)),
+        ("the dimensions of size 4 tiled", (3, WIDE)),
+        (f"every dimension tiled {times} times", (3 * times, 4 * times))]
+
+
+LINEAR = Spec("Linear", ("x", "weight"), lambda x, weight: x @ weight.T)
+LINEAR_DOMAIN = Domain(LINEAR, sampled(LINEAR, {"x": (3, 4), "weight": (5, 4)}))
+LINEAR_FORWARD = "ctx.save_for_backward(x, weight)\nreturn x @ weight.T"
+
+
+def test_an_outer_product_of_two_dimensions_is_caught(raises_hint):
+    """grad_weight as the sum over rows of a (rows, out, in) outer product: each size grown
+    alone stays within the bound, every size grown at once does not."""
+    summed_outer = function("Linear", LINEAR_FORWARD,
+                            "x, weight = ctx.saved_tensors\n"
+                            "return g @ weight, (g.unsqueeze(-1) * x.unsqueeze(-2)).sum(0)",
+                            "x, weight")
+    with raises_hint("every dimension tiled"):
+        check_linear_memory(LINEAR_DOMAIN, summed_outer, CPU)
+    by_matmul = function("Linear", LINEAR_FORWARD,
+                         "x, weight = ctx.saved_tensors\nreturn g @ weight, g.T @ x", "x, weight")
+    check_linear_memory(LINEAR_DOMAIN, by_matmul, CPU)
 
 
 def test_a_jacobian_built_as_a_matrix_is_caught(raises_hint):
