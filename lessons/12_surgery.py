@@ -16,8 +16,8 @@
 # Some custom Functions return a gradient that is **not** their forward's derivative, on
 # purpose: **gradient reversal** (domain-adversarial training) and **clipping inside backward**
 # (each sample's gradient bounded before the samples are summed). And a wrong gradient does not
-# say where it came from: you find two bugs in a broken `SoftThreshold` with gradcheck's report,
-# hooks and anomaly mode, then derive a per-sample clipping nobody showed you.
+# say where it came from: you find two bugs in a broken Swish with gradcheck's report, hooks
+# and anomaly mode, then derive a per-sample clipping nobody showed you.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
 # and the transfer exercise **✎ 4 `PerSampleClippedLinear`**.
@@ -299,8 +299,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #    multiplied? Which factor do the other rows get, a row of zeros included?
 # 2. Python's `if` asks one True or False of a whole tensor. How do you give each row its
 #    factor in one computation, for any number of leading dimensions?
-# 3. `max_norm` may be any positive float. In which order do your factor's steps keep every
-#    intermediate inside the dtype's range (about $10^{\pm 308}$ in float64)?
+# 3. `max_norm` runs from $10^{-3}$ to $10^{3}$, and float16 rows hold only numbers up to
+#    65504. In which order do your factor's steps keep every intermediate inside the dtype's
+#    range?
 #
 # <details><summary><b>Hint 1</b>: one row, then every row</summary>
 #
@@ -311,9 +312,9 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # <details><summary><b>Hint 2</b>: the ends of the range</summary>
 #
-# Evaluate each intermediate of your order at $m = 10^{250}$ for a row
-# $(6 \cdot 10^{100}, 8 \cdot 10^{100})$, and at $m = 10^{-250}$ for that row and for
-# $(6 \cdot 10^{-100}, 8 \cdot 10^{-100})$. Which leaves $10^{\pm 308}$?
+# Evaluate each intermediate of your order in float16 (largest 65504, normal numbers from
+# $6.1 \cdot 10^{-5}$) at $m = 10^{3}$ for a row $(200, 0)$, and at $m = 10^{-3}$ for a row
+# $(150, 200)$. Which leaves the range, and which falls below the normal numbers?
 # </details>
 
 # %% [markdown]
@@ -329,8 +330,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 # - backward brings every row (last dimension) of `grad_output` whose L2 norm is above
 #   `max_norm` to norm `max_norm`, its direction kept, exactly (nothing added to the norm);
 # - every other row comes back unchanged, a row of zeros included;
-# - for float64, float32 and float16 rows and any positive `max_norm` their dtype holds, no
-#   step leaves the dtype's range where the rows' squared norms are inside it.
+# - for float64, float32 and float16 rows whose squared norms are inside the dtype's range,
+#   and `max_norm` from 1e-3 to 1e3, no step leaves the dtype's range.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):
@@ -348,7 +349,8 @@ class ClipGradientNorm(torch.autograd.Function):
         ### BEGIN SOLUTION
         norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
         clipped = norms > ctx.max_norm  # never a row of zeros, whatever max_norm rounds to
-        return torch.where(clipped, grad_output * (ctx.max_norm / norms), grad_output), None
+        # divide first: |grad_output / norms| <= 1, and times max_norm stays in range
+        return torch.where(clipped, (grad_output / norms) * ctx.max_norm, grad_output), None
         ### END SOLUTION
 
 
@@ -363,8 +365,10 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 #
 # The factor is $s_r = \min(1,\ m / n_r)$, the gradient $s_r\, g_r$. Choosing by
 # `norms > max_norm` (`torch.where`) never uses the quotient for a row of zeros. Dividing first,
-# `grad_output * (max_norm / norms)`, stays in range: `grad_output * max_norm` overflows at a
-# huge `max_norm` and underflows at a tiny one, and `norms / max_norm` overflows at a tiny one.
+# `(grad_output / norms) * max_norm`, keeps every step in range: the quotient is at most 1,
+# the product at most `max_norm`. `max_norm / norms` falls below float16's normal numbers at a
+# small `max_norm` and a long row (it keeps fewer digits), `grad_output * max_norm` overflows
+# float16 at a large `max_norm`, and `norms / max_norm` at a small one.
 # </details>
 #
 # ### Per row against `clip_grad_norm_`
@@ -518,50 +522,53 @@ plt.show()
 # is accepted too: autograd sums it, rule 2 of the [Function contract](function_contract.md).)
 # </details>
 #
-# Now the broken version, from a model that went `nan`: a layer that sparsifies ReLU features
-# with a learnable threshold, started at $\lambda = 0$. It has **two bugs**. Find them with the
-# tools before you read its code closely.
+# Now a broken Function from a model that went `nan`: Swish, $y = x\,\sigma(\beta x)$, with a
+# learnable $\beta$ (started at 0) on ReLU features. To spare a second exponential, its
+# backward reads $\sigma(\beta x)$ off the output. It has **two bugs**. Find them with the tools
+# before you read its code closely.
 
 # %%
-class BrokenSoftThreshold(torch.autograd.Function):
-    """sign(x) * relu(|x| - lam), with two bugs in backward, which walks forward's graph back
-    one node at a time, as autograd would."""
+class BrokenSwish(torch.autograd.Function):
+    """x * sigmoid(beta * x), beta a 0-d tensor, with two bugs in backward, which reads
+    sigmoid(beta * x) off the saved output."""
 
     @staticmethod
-    def forward(ctx, x, lam):
-        ctx.save_for_backward(x, lam)
-        return torch.sign(x) * torch.relu(x.abs() - lam)
+    def forward(ctx, x, beta):
+        y = x * torch.sigmoid(beta * x)
+        ctx.save_for_backward(x, y, beta)
+        return y
 
     @staticmethod
     def backward(ctx, grad_output):
-        x, lam = ctx.saved_tensors
-        shifted = x.abs() - lam  # the node relu reads
-        grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted
-        needs_x, needs_lam = ctx.needs_input_grad
-        grad_x = grad_lam = None
+        x, y, beta = ctx.saved_tensors
+        s = y / x  # sigmoid(beta * x), read off the output: no second exp
+        slope = s * (1 - s)  # sigmoid's derivative at beta * x
+        needs_x, needs_beta = ctx.needs_input_grad
+        grad_x = grad_beta = None
         if needs_x:
-            grad_x = grad_shifted * torch.sign(x)  # back through |x|
-        if needs_lam:
-            grad_lam = grad_shifted.sum()  # back to lam, which every entry reads
-        return grad_x, grad_lam
+            grad_x = grad_output * (s + beta * x * slope)
+        if needs_beta:
+            grad_beta = -(grad_output * x * x * slope).sum()  # every entry reads beta
+        return grad_x, grad_beta
 
 
-class Shrink(nn.Module):
-    """A learnable soft threshold, lam starting at ``start``."""
+class Learnable(nn.Module):
+    """An activation with one learnable 0-d parameter, starting at ``start``."""
 
     def __init__(self, function, start: float = 0.0):
         super().__init__()
         self.function = function
-        self.lam = nn.Parameter(torch.tensor(start))
+        self.parameter = nn.Parameter(torch.tensor(start))
 
     def forward(self, x):
-        return self.function.apply(x, self.lam)
+        return self.function.apply(x, self.parameter)
 
 
-def sparse_model(function):
-    """The model that went nan: a soft threshold on ReLU features, lam starting at 0."""
+def relu_model(function):
+    """The model that went nan: a learnable activation on ReLU features, its parameter
+    starting at 0."""
     torch.manual_seed(0)
-    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Shrink(function), nn.Linear(8, 1))
+    return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Learnable(function), nn.Linear(8, 1))
 
 
 # %% [markdown]
@@ -570,9 +577,9 @@ def sparse_model(function):
 
 # %%
 x = torch.tensor([-1.3, -0.2, 0.4, 0.9, 2.0], dtype=torch.float64, requires_grad=True)
-lam = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+beta = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
 try:
-    torch.autograd.gradcheck(BrokenSoftThreshold.apply, (x, lam))
+    torch.autograd.gradcheck(BrokenSwish.apply, (x, beta))
 except GradcheckError as error:
     print("\n".join(str(error).splitlines()[:5]))
 
@@ -585,7 +592,7 @@ except GradcheckError as error:
 bug_1_input = 1
 bug_1_factor = -1
 ### LEARNER
-bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (lam)
+bug_1_input = None  # which input's gradient is wrong: 0 (x) or 1 (beta)
 bug_1_factor = None  # the number c with analytical = c * numerical in that column
 ### END WORKED
 
@@ -605,7 +612,7 @@ def jacobian_columns(function, inputs, position):
     return analytical[position].reshape(-1), torch.stack(numerical, -1).reshape(-1)
 
 
-columns = [jacobian_columns(BrokenSoftThreshold, (x, lam), position) for position in (0, 1)]
+columns = [jacobian_columns(BrokenSwish, (x, beta), position) for position in (0, 1)]
 wrong_input = next(p for p, (a, n) in enumerate(columns) if not torch.allclose(a, n))
 analytical, numerical = columns[wrong_input]
 wrong = ~torch.isclose(analytical, numerical)
@@ -619,16 +626,16 @@ compare("analytical = c * numerical, c", bug_1_factor,
 # %% [markdown]
 # <details><summary><b>Hint</b> for bug 1</summary>
 #
-# gradcheck counts forward's inputs from 0. Raise $\lambda$ a little: does $y$ move towards 0,
-# for $x > \lambda$ and for $x < -\lambda$? By what does `shifted` change when $\lambda$ grows
-# by 1? (No fault found with input 0 at these points: does it have none?)
+# gradcheck counts forward's inputs from 0. Raise $\beta$ a little: does $y = x\,\sigma(\beta x)$
+# grow or shrink, for $x > 0$ and for $x < 0$? Which sign must each entry of $\beta$'s column
+# have? (No fault found with input 0 at these points: does it have none?)
 # </details>
 #
 # **Tool 2: hooks.** `t.register_hook(fn)` calls `fn(grad)` with the gradient of `t` when
 # backward computes it; `module.register_full_backward_hook(fn)` calls
 # `fn(module, grad_input, grad_output)` with the gradients arriving at the module's outputs and
 # those it sends to its inputs. Each returns a handle whose `remove()` takes the hook off (the
-# optional sections tour both). Does the `nan` arrive at the `Shrink` layer from above, or does
+# optional sections tour both). Does the `nan` arrive at the `Learnable` layer from above, or does
 # the layer make it?
 #
 # Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
@@ -663,7 +670,7 @@ def hooked_backward(model):
     return seen
 
 
-broken = sparse_model(BrokenSoftThreshold)
+broken = relu_model(BrokenSwish)
 lines = hooked_backward(broken)
 print("\n".join(lines) if lines else "hooked_backward returned no lines: write its hooks first")
 if lines and len(lines) < 2:
@@ -680,21 +687,22 @@ if broken[2]._backward_hooks:
 # %%
 ### BEGIN WORKED
 nan_arrives_from_above = False
-lam_grad_has_nan = True
+beta_grad_has_nan = True
 first_layer_grad_has_nan = False
 ### LEARNER
-nan_arrives_from_above = None  # True or False: does the gradient reaching Shrink hold a nan?
-lam_grad_has_nan = None  # True or False: the layer's lam.grad after this backward
+nan_arrives_from_above = None  # True or False: does the gradient reaching the layer hold a nan?
+beta_grad_has_nan = None  # True or False: the layer's beta gradient after this backward
 first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below the ReLU
 ### END WORKED
 
-broken = sparse_model(BrokenSoftThreshold)
+broken = relu_model(BrokenSwish)
 arriving = []
 handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
 broken(source[:8]).sum().backward()
 handle.remove()
 compare("the nan arrives from above", nan_arrives_from_above, arriving[0].isnan().any().item())
-compare("lam.grad has a nan", lam_grad_has_nan, broken[2].lam.grad.isnan().any().item())
+compare("beta's gradient has a nan", beta_grad_has_nan,
+        broken[2].parameter.grad.isnan().any().item())
 compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
         broken[0].weight.grad.isnan().any().item())
 
@@ -702,7 +710,7 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # <details><summary><b>Explanation</b></summary>
 #
 # The gradient arrives clean and leaves the layer with `nan`: the layer's backward makes it,
-# and `lam.grad`, a sum, is `nan` too. The first layer is spared: ReLU's backward puts 0
+# and $\beta$'s gradient, a sum, is `nan` too. The first layer is spared: ReLU's backward puts 0
 # wherever its input was $\le 0$, whatever arrives. A module hook sees only forwards run after
 # it was registered.
 # </details>
@@ -710,7 +718,7 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # **Tool 3: anomaly mode.** Inside `torch.autograd.detect_anomaly()` autograd checks every
 # backward node's output for `nan`: the first node that returns one raises, and a warning shows
 # the line of forward that created it. The helper below prints both. In the empty cell after
-# it, run one backward of a fresh `sparse_model(BrokenSoftThreshold)` on `source[:8]` in anomaly
+# it, run one backward of a fresh `relu_model(BrokenSwish)` on `source[:8]` in anomaly
 # mode, then write what it names in the cell after that.
 
 # %%
@@ -733,7 +741,7 @@ def backward_in_anomaly_mode(loss_of):
 
 # %%
 ### BEGIN WORKED
-backward_in_anomaly_mode(lambda: sparse_model(BrokenSoftThreshold)(source[:8]).sum())
+backward_in_anomaly_mode(lambda: relu_model(BrokenSwish)(source[:8]).sum())
 ### LEARNER
 # your anomaly-mode run here
 ### END WORKED
@@ -741,77 +749,78 @@ backward_in_anomaly_mode(lambda: sparse_model(BrokenSoftThreshold)(source[:8]).s
 
 # %%
 ### BEGIN WORKED
-anomaly_node = "BrokenSoftThresholdBackward"
+anomaly_node = "BrokenSwishBackward"
 anomaly_gradient_of = "x"
 ### LEARNER
 anomaly_node = None  # the name of the backward node that returned nan, as the error spells it
-anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "lam"
+anomaly_gradient_of = None  # its nan output is the gradient of which input: "x" or "beta"
 ### END WORKED
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     with torch.autograd.detect_anomaly():
         try:
-            sparse_model(BrokenSoftThreshold)(source[:8]).sum().backward()
+            relu_model(BrokenSwish)(source[:8]).sum().backward()
         except RuntimeError as error:
             named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
 node, position = named.group(1), int(named.group(2))
 compare("the node anomaly mode names", anomaly_node, node)
-compare("the input whose gradient it is", anomaly_gradient_of, ("x", "lam")[position])
+compare("the input whose gradient it is", anomaly_gradient_of, ("x", "beta")[position])
 
 # %% [markdown]
-# Which values of `x` and `lam` make `BrokenSoftThreshold`'s backward produce `nan`, and why
-# did gradcheck's random points never meet them? Write one such pair in the first line of the
-# next cell and run it.
+# Which values of `x` and `beta` make `BrokenSwish`'s backward produce `nan`, and why did
+# gradcheck's random points never meet them? Write one such pair in the first line of the next
+# cell and run it.
 
 # %%
 ### BEGIN WORKED
-nan_x, nan_lam = 0.0, 0.0  # |x| = lam: relu(0) / 0
+nan_x, nan_beta = 0.0, 0.5  # x = 0: y / x is 0 / 0, whatever beta
 ### LEARNER
-nan_x, nan_lam = None, None  # numbers for which BrokenSoftThreshold's gradient is nan
+nan_x, nan_beta = None, None  # numbers for which BrokenSwish's gradient is nan
 ### END WORKED
 
 if nan_x is None:
-    print("write a value of x and of lam in the first line of this cell first")
+    print("write a value of x and of beta in the first line of this cell first")
 else:
     t = torch.tensor([float(nan_x)], requires_grad=True)
-    threshold = torch.tensor(float(nan_lam), requires_grad=True)
-    BrokenSoftThreshold.apply(t, threshold).sum().backward()
-    print(f"x = {nan_x}, lam = {nan_lam}: grad x {t.grad.item()}, grad lam "
-          f"{threshold.grad.item()}; F.softshrink's gradient for x there: "
-          f"{torch.autograd.grad(F.softshrink(t, float(nan_lam)).sum(), t)[0].item()}")
+    slope_beta = torch.tensor(float(nan_beta), requires_grad=True)
+    BrokenSwish.apply(t, slope_beta).sum().backward()
+    through_formula, = torch.autograd.grad((t * torch.sigmoid(float(nan_beta) * t)).sum(), t)
+    print(f"x = {nan_x}, beta = {nan_beta}: grad x {t.grad.item()}, grad beta "
+          f"{slope_beta.grad.item()}; autograd through the forward formula, for x: "
+          f"{through_formula.item()}")
 
 # %% [markdown]
 # <details><summary><b>Hint</b> for bug 2</summary>
 #
-# In this model $\lambda = 0$ at the start, and the ReLU before the layer outputs exact zeros.
-# Evaluate each line of the backward at such an entry: what is $0/0$ in floating point? How
-# likely is a random float64 to land on $|x| = \lambda$, and a ReLU output on 0?
+# The ReLU before the layer outputs exact zeros. Evaluate each line of the backward at such an
+# entry: what is $0/0$ in floating point? How likely is a random float64 to be exactly 0, and a
+# ReLU's output?
 # </details>
 #
 # **Your diagnosis.** Copy into the next cell the two faulty lines of
-# `BrokenSoftThreshold.backward`: the one that computes the wrong gradient for `lam`, and the
+# `BrokenSwish.backward`: the one that computes the wrong gradient for `beta`, and the
 # one that makes the `nan`. The cell says whether your evidence found them.
 
 # %%
 ### BEGIN WORKED
-bug_1_line = "grad_lam = grad_shifted.sum()"
-bug_2_line = "grad_shifted = grad_output * torch.sign(x) * torch.relu(shifted) / shifted"
+bug_1_line = "grad_beta = -(grad_output * x * x * slope).sum()"
+bug_2_line = "s = y / x"
 ### LEARNER
-bug_1_line = None  # the line that computes the wrong gradient for lam, as a string
+bug_1_line = None  # the line that computes the wrong gradient for beta, as a string
 bug_2_line = None  # the line that makes the nan, as a string
 ### END WORKED
 
 
 # the verdicts come from the lesson's library, which knows the faulty lines only as hashes
 print("\n".join(diagnosis_verdicts(bug_1_line, bug_2_line,
-                                   inspect.getsource(BrokenSoftThreshold.backward))))
+                                   inspect.getsource(BrokenSwish.backward))))
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `SoftThreshold`
 #
 # Write `SoftThreshold`, with `SoftThreshold.apply(x, lam)`, for `lam` a 0-d tensor
-# $\lambda \ge 0$ that may require grad. Derive it; do not patch `BrokenSoftThreshold`.
+# $\lambda \ge 0$ that may require grad, from your steps 1 to 4.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -859,18 +868,19 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 # sends back 0 at 0, so $\partial L/\partial\lambda = -\sum_i g_i
 # \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. The output $y$ alone decides the
 # indicator and the sign ($y \ne 0$ exactly where $|x| > \lambda$, with $x$'s sign there): saving
-# it costs one entry of `x`'s dtype, where `BrokenSoftThreshold` saves `x` and `lam`.
+# it costs one entry of `x`'s dtype, and backward needs neither `x` nor `lam`.
 # </details>
 #
-# Your `SoftThreshold` in the model that went `nan`, and against `F.softshrink` (whose threshold
-# is a float, so only the gradient for `x` compares):
+# Your `SoftThreshold` in the same model ($\lambda$ starting at 0, on the ReLU's exact zeros),
+# and against `F.softshrink` (whose threshold is a float, so only the gradient for `x`
+# compares):
 
 # %%
-fixed = sparse_model(SoftThreshold)
+fixed = relu_model(SoftThreshold)
 print("\n".join(hooked_backward(fixed)) or "(your hooked_backward appended no lines)")
-if fixed[2].lam.grad is None:  # hooked_backward ran no backward
+if fixed[2].parameter.grad is None:  # hooked_backward ran no backward
     fixed(source[:8]).sum().backward()
-print("lam.grad:", fixed[2].lam.grad)
+print("lam's gradient:", fixed[2].parameter.grad)
 t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
 ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
 builtin, = torch.autograd.grad(F.softshrink(t, 0.5).sum(), t)
@@ -895,8 +905,8 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 #   $\min(1,\ m / \lVert\text{that gradient}\rVert_F)$, $m$ = `max_norm`, exactly (nothing added
 #   to the norm; a zero gradient keeps factor 1);
 # - in float64 and float32, `max_norm` as large or as small as the dtype holds leaves no step
-#   out of range while each clipped sample's factor times every entry of its rows of `x` and
-#   `grad_output` is a normal number;
+#   out of range where each sample's rows of `x` and `grad_output` have squared norms inside
+#   the dtype's range and its factor times each of their entries is a normal number;
 # - no sample's gradient of `weight` built, whole or in part, no loop over samples, and no work
 #   for `weight` when it needs no gradient.
 #
@@ -970,7 +980,8 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
 # $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
 # g_n x_n^\top$: one matrix product of two matrices with $N$ rows each, $s_n$ on either factor's
-# row $n$. The `where` keeps a sample of norm 0 at factor 1. Where $s_n g_n$ or $s_n x_n$ would underflow, the
+# row $n$. The `where` keeps a sample of norm 0 at factor 1. The two norms are multiplied,
+# not their squares, whose product overflows first. Where $s_n g_n$ or $s_n x_n$ would underflow, the
 # contract stops ($\sqrt{s_n}$ on each side would go further).
 # </details>
 
@@ -1260,12 +1271,15 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 #    first is the engine's choice, so a bug like this comes and goes with unrelated edits.
 # 2. `save_for_backward` would have raised "modified by an inplace operation"; the attribute
 #    let backward use the changed values, silently.
-# 3. Wasted work: `ctx.needs_input_grad` says which gradients are wanted.
+# 3. Wasted work: `ctx.needs_input_grad` says which gradients are wanted. Rule 2 asks you to
+#    skip the rest; the work is counted only where an exercise bounds it (its `None` is
+#    checked everywhere).
 #
 # The course's batteries test these directly: `grad_output` left untouched and no tensor kept
 # on `ctx` wherever an exercise computes a gradient, `None` for every input that needs no
-# gradient in every exercise (rule 2), and the work itself where a contract says an exercise
-# skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise).
+# gradient in every exercise (rule 2), and the work itself only where a contract says an
+# exercise skips it (lesson 02's `MyLinearFunction`, and this lesson's last exercise): your
+# `SoftThreshold` that sums `lam`'s gradient and then returns `None` for it passes.
 
 # %% [markdown]
 # ### Common mistakes
@@ -1276,10 +1290,10 @@ print("3. backward ran", [op for op in ops if op == "mul"], "for one wanted grad
 # | a tensor returned for `alpha` or `max_norm` | `RuntimeError`: it is not a tensor | `None` |
 # | `grad_output.mul_(...)`, `neg_()` in backward | another branch or the caller sees your write; gradcheck does not notice | compute a new tensor |
 # | clipping by the norm of the whole gradient | that is `clip_grad_norm_`: the direction does not change | one norm per row |
-# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)` | right for a row such as `(3, 4)`; at a huge `max_norm` the product `grad_output * max_norm` overflows to `inf`, at a tiny one the quotient `norm / max_norm` overflows and the row comes back as zeros | an order whose intermediates stay in range, e.g. `max_norm / norm` first |
+# | `grad_output * max_norm / max(norm, max_norm)` (TF's `clip_by_norm` order), or `grad_output / max(norm / max_norm, 1)` | right in float64 and float32; in float16 at `max_norm = 1e3` the product `grad_output * max_norm` overflows to `inf`, at `1e-3` the quotient `norm / max_norm` overflows and the row comes back as zeros | divide first: `(grad_output / norm) * max_norm`, whose quotient is at most 1 |
 # | every row scaled to `max_norm`, or `max_norm / norm` alone | small rows blown up; `nan` for a row of zeros | $\min(1, m / n_r)$, which is 1 at $n_r = 0$ |
 # | a gradient of 1 for `x` at $\lvert x\rvert = \lambda$ (at $x = 0$ when $\lambda = 0$ too, where $y = x$) | it breaks the convention the contract fixes, 0 there as `F.softshrink`; random test points never land on the kink | test the kink itself, $\lambda = 0$ included, against `F.softshrink` |
-# | a gradient that is `nan` only on a kink | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at the kink |
+# | a gradient that is `nan` at one exact value (a kink, or $0/0$ at $x = 0$) | gradcheck passes; a ReLU's exact zeros land on it, and one `nan` spoils every sum it enters | hooks show which backward makes it, anomaly mode names the node; evaluate each line at that value |
 # | one input's gradient off by a constant factor | a learnable parameter moves the wrong way, or at the wrong rate | gradcheck's report names the input; the two Jacobians give the factor |
 # | a tensor kept as `ctx.x` | in-place changes go unnoticed; gradcheck passes | `ctx.save_for_backward(x)` |
 # | a full backward hook registered after the forward, or never removed | it never fires for that forward; or it runs on every later backward, keeping what it stores alive | register first, `handle.remove()` after |

@@ -12,7 +12,7 @@ from ...errors import GradingError
 from ...exercise import sample
 from .clip_dtypes import check_dtype_edges
 from .max_norm_ends import check_clip_max_norm_ends
-from .surgery_checks import (Intended, check_strided, clamp_guard, matches, strided_grad_output,
+from .surgery_checks import (Intended, check_strided, matches, strided_grad_output,
                              surgery_case)
 
 CLIP = Spec("ClipGradientNorm", ("x", "max_norm"), lambda x, max_norm: x)
@@ -98,9 +98,10 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                mistake="ClipGradientNorm/nan-on-zero-row")
     # no eps: the factor is max_norm / norm to float64's rounding, at every max_norm (an eps
     # added to the norm, as torch.renorm's 1e-7, is 1e-7 / norm of the gradient, a relative
-    # error an absolute tolerance hides once max_norm is small)
+    # error an absolute tolerance hides once max_norm is small; 1e-12 at max_norm 1e-3 is a
+    # relative 2.5e-10, far above float64's rounding, so the bound is 1e-12)
     if isinstance(got, torch.Tensor) and got.shape == expected.shape and \
-            not torch.allclose(got, expected, rtol=1e-9, atol=0) and \
+            not torch.allclose(got, expected, rtol=1e-12, atol=0) and \
             torch.allclose(got, expected, rtol=1e-2, atol=0):
         off = f"{((got - expected).abs() / expected.abs().clamp(min=1e-300)).max():.1g}"
         rounded = float(torch.tensor(max_norm, dtype=torch.float32))
@@ -186,7 +187,7 @@ def check_tiny_rows(function, device) -> None:
     the norm at 1e-12 (F.normalize's) or an eps scales them, far below any tolerance's notice."""
     grad_output = torch.tensor([[3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [3.0, 0.0, 4.0],
                                 [0.0, 0.0, 0.0]], dtype=torch.float64, device=device)
-    for max_norm in (1.0, 1e-4):
+    for max_norm in (1.0, 1e-3):
         with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
             _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=40), max_norm,
                                        grad_output.clone())
@@ -201,38 +202,6 @@ def check_tiny_rows(function, device) -> None:
                         "F.normalize's 1e-12) scales every row below it; a row at or below "
                         "max_norm passes unchanged", mistake="ClipGradientNorm/changes-tiny-row")
             diagnose_gradient("x", got, clipped(grad_output, max_norm))
-    check_tiny_max_norm(function, device, grad_output)
-
-
-def check_tiny_max_norm(function, device, grad_output) -> None:
-    """max_norm any positive float: at max_norm = 1e-13 the row of norm 5e-13 is brought to norm
-    1e-13 exactly; a clamp of the norm at 1e-12 (F.normalize's), harmless at max_norm >= 1e-12,
-    makes it 5e-14. Then the float64 end: a row of norm 1e-153 (its squared norm 1e-306, a
-    normal number) at max_norm 1e-154, every product of the steps a normal number in any order,
-    which any guard on the norm above 1e-153 (1e-20, float32's tiny 1.2e-38) misjudges."""
-    end = torch.zeros((2, 3), dtype=torch.float64, device=device)
-    end[0, :2] = torch.tensor([6e-154, 8e-154], dtype=torch.float64)
-    end[1] = grad_output[2]
-    for max_norm, grad, norm_text, seed in ((1e-13, grad_output, "5e-13", 41),
-                                           (1e-154, end, "1e-153", 43)):
-        with case(f"x of shape {tuple(grad.shape)}, max_norm={max_norm:g}, a row of norm "
-                  f"{norm_text}"):
-            _, backward = surgery_case(function, CLIP, sample(grad.shape, device, seed=seed),
-                                       max_norm, grad.clone())
-            got = backward.grads[0]
-            if isinstance(got, torch.Tensor) and got.shape == grad.shape:
-                top = got[0].abs().max()  # scaled: the squares of a row near 1e-154 underflow
-                norm = (top * torch.linalg.vector_norm(got[0] / top)).item() if top > 0 else 0.0
-                if torch.isfinite(got[0]).all() and not abs(norm / max_norm - 1) <= 1e-9:
-                    guard = clamp_guard(max_norm, torch.linalg.vector_norm(grad[0]).item(), norm)
-                    raise GradingError(
-                        f"ClipGradientNorm brings a row of norm {norm_text} to norm "
-                        f"{norm:.3g}, not to max_norm={max_norm:g}{guard}: max_norm may be any "
-                        "positive float, and a clamp, a floor or an eps on the norm (as "
-                        "F.normalize's 1e-12) changes the factor of every row whose norm lies "
-                        "below it. The factor is max_norm / norm, with the norm itself",
-                        mistake="ClipGradientNorm/clamps-norm")
-            diagnose_gradient("x", got, clipped(grad, max_norm))
 
 
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
@@ -242,7 +211,7 @@ INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
 def clip_full(ClipGradientNorm, device) -> None:
     function = check_is_function(ClipGradientNorm, CLIP)
     for seed, shape in enumerate(CLIP_SHAPES):
-        for max_norm in (1.0, 3.0, 0.25, 1e-4):  # 3.0 before 0.25: see check_clip
+        for max_norm in (1.0, 3.0, 0.25, 1e-3):  # 3.0 before 0.25: see check_clip
             with case(f"x of shape {shape}, max_norm={max_norm}, rows of grad_output above, "
                       "below, at max_norm and zero"):
                 _, backward = check_clip(function, sample(shape, device, seed=seed),

@@ -39,24 +39,19 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
             "ClipGradientNorm/clamps-elements": "each element clamped",
             "ClipGradientNorm/clips-columns": "columns clipped",
-            "ClipGradientNorm/clamps-norm": "norm clamped at 1e-12, max_norm 1e-13",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)"}),
     Clause("every other row comes back unchanged, a row of zeros included;",
            {"ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
             "ClipGradientNorm/changes-tiny-row": "F.normalize's clamp at 1e-12"}),
-    Clause("for float64, float32 and float16 rows and any positive `max_norm` their dtype holds, "
-           "no step leaves the dtype's range where the rows' squared norms are inside it.",
+    Clause("for float64, float32 and float16 rows whose squared norms are inside the dtype's "
+           "range, and `max_norm` from 1e-3 to 1e3, no step leaves the dtype's range.",
            {"ClipGradientNorm/max-norm-product-overflows": "divide by the norm clamped from "
                                                            "below",
-            "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)",
-            "ClipGradientNorm/float16-squares": "squares summed in float16",
-            "ClipGradientNorm/underflows-inside-range": "grad_output * m / norms inside the "
-                                                        "where, float32 rows only"}),
+            "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)"}),
 )
 CLIP_RULES = {
     "values": {"ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
-               "ClipGradientNorm/float32-step": "norms computed in float32",
                "ClipGradientNorm/float32-factor": "factor from a float32 rsqrt for float64 rows",
                "raised:RuntimeError": "rows through .view"},
     "ctx": {"ClipGradientNorm/state-on-class": "max_norm kept on the class (issue 37)"},
@@ -117,14 +112,18 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
             "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14"}),
     Clause("in float64 and float32, `max_norm` as large or as small as the dtype holds leaves no "
-           "step out of range while each clipped sample's factor times every entry of its rows "
-           "of `x` and `grad_output` is a normal number;",
+           "step out of range where each sample's rows of `x` and `grad_output` have squared "
+           "norms inside the dtype's range and its factor times each of their entries is a "
+           "normal number;",
            {"PerSampleClippedLinear/max-norm-product-overflows": "TF's order, g * m / max(n, m)",
             "PerSampleClippedLinear/norm-ratio-overflows": "F.linear, factor 1 / clamp(norm / "
                                                               "m, min=1), x's rows clipped, "
                                                               "einsum",
             "PerSampleClippedLinear/underflows-inside-range": "max_norm on grad_output's rows, "
-                                                              "1 / norm on x's rows"}),
+                                                              "1 / norm on x's rows",
+            "PerSampleClippedLinear/squared-norms-product-overflows": "squared norms "
+                                                                      "multiplied before the "
+                                                                      "square root"}),
     Clause("no sample's gradient of `weight` built, whole or in part, no loop over samples, and "
            "no work for `weight` when it needs no gradient.",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "

@@ -1,13 +1,13 @@
-"""Both ends of "max_norm any positive float", in float64 and float32, for ClipGradientNorm and
-PerSampleClippedLinear: a huge max_norm (1e300; 1e30 or 1e31 in float32) against rows or
-samples below it, which must pass unchanged, and a tiny max_norm (1e-300; 1e-30) against rows
-or samples of norm 5e9 or 5e8, which must come out at norm max_norm. Every step of a sound order
-stays in range there (the factor max_norm / norm is 2e-310 or 2e-39, a subnormal number that
-still carries 13 or 6 digits); grad_output * max_norm overflows at the huge end, and
-norm / max_norm (5e309, 5e38) at the tiny end, so the first gives inf and the second zeros.
-Rows and samples of norm 5e-150 (float32: 5e-19) at the tiny end, where grad_output * max_norm
-underflows (and every sound order stays in range). A max_norm float32 cannot hold (1e300 or
-1e-300, which it rounds to inf and 0) is no model's and is not tried."""
+"""Both ends of max_norm's range, for ClipGradientNorm (1e-3 and 1e3, in float64, float32 and
+float16, against rows whose squared norms are inside the dtype's range) and
+PerSampleClippedLinear (max_norm as large or as small as float64 and float32 hold: 1e300 and
+1e-300, 1e31 and 1e-30). A sound order (each row divided by its norm, then times max_norm)
+stays in range at every end; grad_output * max_norm overflows float16 at max_norm 1e3 (a row
+entry of 200 gives 2e5 > 65504), and norm / max_norm overflows it at 1e-3 (a row of norm 250
+gives 2.5e5), so the first gives inf and the second zeros. In float64 and float32 no order
+leaves the range for ClipGradientNorm there; for PerSampleClippedLinear the huge and tiny
+max_norm do (grad_output * max_norm, norm / max_norm, and max_norm times an entry of 5e-150
+underflowing)."""
 
 import torch
 
@@ -17,14 +17,22 @@ from ...errors import GradingError
 from ...exercise import sample
 from .surgery_checks import surgery_case
 
-# (dtype, max_norm, rows of grad_output (ClipGradientNorm), what the case says)
+# (dtype, max_norm, rows of grad_output (ClipGradientNorm), what the case says): rows at both
+# ends of the squared norms each dtype holds (float16: 65504 and 6.1e-5), with max_norm at both
+# ends of its range, 1e-3 and 1e3
 _CLIP_CASES = (
-    (torch.float64, 1e300, ([3e10, 4e10, 0.0], [1.0, 0.0, 2.0]), "rows of norm 5e10 and 2.2"),
-    (torch.float32, 1e30, ([3e9, 4e9, 0.0], [1.0, 0.0, 2.0]), "rows of norm 5e9 and 2.2"),
-    (torch.float64, 1e-300, ([3e10, 4e10, 0.0], [0.0, 3e9, 4e9]), "rows of norm 5e10 and 5e9"),
-    (torch.float32, 1e-30, ([3e8, 4e8, 0.0], [0.0, 6e8, 8e8]), "rows of norm 5e8 and 1e9"),
-    (torch.float64, 1e-300, ([3e-150, 4e-150, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-150 and 0"),
-    (torch.float32, 1e-30, ([3e-19, 4e-19, 0.0], [0.0, 0.0, 0.0]), "rows of norm 5e-19 and 0"),
+    (torch.float64, 1e3, ([6e153, 8e153, 0.0], [0.0, 1e-153, 0.0], [1.0, 0.0, 2.0]),
+     "rows of norm 1e154, 1e-153 and 2.2"),
+    (torch.float64, 1e-3, ([6e153, 8e153, 0.0], [0.0, 1e-153, 0.0], [6e-3, 0.0, 8e-3]),
+     "rows of norm 1e154, 1e-153 and 0.01"),
+    (torch.float32, 1e3, ([1e19, 1e19, 1e19], [0.0, 2e-19, 0.0], [1.0, 0.0, 2.0]),
+     "rows of norm 1.7e19, 2e-19 and 2.2"),
+    (torch.float32, 1e-3, ([1e19, 1e19, 1e19], [0.0, 2e-19, 0.0], [6e-3, 0.0, 8e-3]),
+     "rows of norm 1.7e19, 2e-19 and 0.01"),
+    (torch.float16, 1e3, ([200.0, 0.0, 0.0], [150.0, 200.0, 0.0], [0.0, 8e-3, 0.0]),
+     "rows of norm 200, 250 and 8e-3 (squared norms 4e4, 62500 and 6.4e-5)"),
+    (torch.float16, 1e-3, ([150.0, 200.0, 0.0], [0.0, 8e-3, 0.0], [5e-3, 5e-3, 5e-3]),
+     "rows of norm 250, 8e-3 and 8.7e-3 (squared norms 62500, 6.4e-5 and 7.5e-5)"),
 )
 # (dtype, max_norm, grad_output, x): x's rows orthogonal, so each sample's term stands alone
 _PS_CASES = (
@@ -43,7 +51,8 @@ def _scaled(terms: torch.Tensor, max_norm: float) -> torch.Tensor:
     return torch.where(norms > max_norm, terms / norms.clamp(min=1e-300) * max_norm, terms)
 
 
-def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
+def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float,
+              span: str = "max_norm may be any positive float"):
     """The first line for a wrong answer at an end of max_norm: inf at the huge end, zeros (or
     a wrong norm) at the tiny end: norm / max_norm overflowing, or else a product such as
     grad_output * max_norm underflowing. (A nan for zeros is a 0 / 0 the main battery names.)"""
@@ -55,17 +64,17 @@ def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float):
             f"{name} multiplies by max_norm before dividing by the norm: at max_norm="
             f"{max_norm:g} its {unit} of norm {norm:.2g}, below max_norm and to pass unchanged, "
             f"comes back inf or nan, as grad_output * max_norm overflows {kind} (its largest is "
-            f"{torch.finfo(dtype).max:.2g}). max_norm may be any positive float: in which order "
-            "do your steps stay in range?", mistake=f"{name}/max-norm-product-overflows")
+            f"{torch.finfo(dtype).max:.2g}). {span}: in which order do your steps stay in "
+            "range?", mistake=f"{name}/max-norm-product-overflows")
     if max_norm < 1 and not got.any() and norm / max_norm > torch.finfo(dtype).max:
         raise GradingError(
             f"{name} divides by norm / max_norm, which overflows {kind} at max_norm="
             f"{max_norm:g}: its {unit} of norm {norm:.2g} comes back as zeros (x / inf), not at "
-            f"norm max_norm. max_norm may be any positive float: which quotient of yours leaves "
-            f"{kind}'s range, and which one stays in it (max_norm / norm = "
-            f"{max_norm / norm:.1g} is a subnormal number, still accurate)?",
+            f"norm max_norm. {span}: which quotient of yours leaves {kind}'s range, and which "
+            f"one stays in it (grad_output / norm is at most 1, max_norm / norm = "
+            f"{max_norm / norm:.1g})?",
             mistake=f"{name}/norm-ratio-overflows")
-    if max_norm < 1 and norm > max_norm:
+    if max_norm < 1 and norm > max_norm and span.startswith("max_norm may be any"):
         top = got.double().abs().max()  # scaled: the squares of 6e-301 underflow
         got_norm = (top * torch.linalg.vector_norm(got.double() / top)).item() if top else 0.0
         raise underflow_error(name, f"a {unit} of norm {got_norm:.3g}",
@@ -100,14 +109,15 @@ def check_clip_max_norm_ends(function, spec, device, cases=_CLIP_CASES) -> None:
             expected = _scaled(grad_output.double(), max_norm)
             if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
                 continue  # the float64 cases name a missing or odd gradient
-            rtol = 1e-9 if dtype == torch.float64 else 1e-5
-            scale = expected.abs().amax(dim=-1, keepdim=True)  # a norm of 6e-301 underflows
+            rtol = {torch.float64: 1e-9, torch.float32: 1e-5}.get(dtype, 5e-3)
+            scale = expected.abs().amax(dim=-1, keepdim=True)
             close = (got.double() - expected).abs() <= rtol * scale
             if close.all():
                 continue
             row = int((~close).any(-1).nonzero()[0])
             norm = torch.linalg.vector_norm(grad_output[row].double()).item()
-            _name_end("ClipGradientNorm", "row", got[row], max_norm, dtype, norm)
+            _name_end("ClipGradientNorm", "row", got[row], max_norm, dtype, norm,
+                      span="max_norm runs from 1e-3 to 1e3")
             diagnose_gradient("x", got.double(), expected, rtol=rtol, atol=0)
 
 

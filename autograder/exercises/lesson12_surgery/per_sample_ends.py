@@ -93,6 +93,9 @@ _RANGE_CASES = (
      "both tiny"),
     (torch.float32, 1e-36, ([1e-8, 0.0], [0.0, 1e-8]), ([1e-8, 0.0], [0.0, 1e-8]),
      "both tiny"),
+    # squared norms 1e20, inside float32; their product, 1e40, is not
+    (torch.float32, 1.0, ([1e10, 0.0], [0.0, 1e10]), ([1e10, 0.0], [0.0, 1e10]),
+     "rows of norm 1e10 in both (squared norms 1e20)"),
 )
 
 
@@ -127,6 +130,17 @@ def _name_range_edge(got, grad_output, x, max_norm, dtype) -> None:
         g, xn = grad_output[n, n].item(), x[n, n].item()
         factor = max_norm / abs(g * xn)
         kind = str(dtype).removeprefix("torch.")
+        squares = grad_output[n].square().sum() * x[n].square().sum()  # in the dtype
+        if value == 0 and not torch.isfinite(squares) and \
+                torch.isfinite(grad_output[n].square().sum() + x[n].square().sum()):
+            raise GradingError(
+                f"PerSampleClippedLinear gives 0, not {max_norm:g}, for a {kind} sample with "
+                f"entry {g:g} in grad_output and {xn:g} in x: each squared norm ({g * g:.2g}, "
+                f"{xn * xn:.2g}) is inside {kind}'s range, their product "
+                f"({g * g * xn * xn:.2g}) is not (its largest is {torch.finfo(dtype).max:.2g}), "
+                "and a norm of inf gives factor 0, as here. Of which numbers do you take the "
+                "square root, and in which order?",
+                mistake="PerSampleClippedLinear/squared-norms-product-overflows")
         raise underflow_error("PerSampleClippedLinear", f"{value:.3g}",
                               f"a {kind} sample with entry {g:g} in grad_output and {xn:g} in x",
                               max_norm, "s_n", factor, dtype)

@@ -4,8 +4,8 @@ only whether it agrees there, and at how many points not: never the right values
 piece. dy/dλ and the kinks |x| = λ are left to the learner and the self-check (a checker that
 confirmed them too, or named the piece that differs, would confirm the whole formula the
 exercise asks for). The reference lives here, not in the learner's cell, where printing it
-would hand the answer over. The diagnosis checker of BrokenSoftThreshold's two faulty lines
-lives here too, for the same reason."""
+would hand the answer over. The diagnosis checker of BrokenSwish's two faulty lines lives here
+too, for the same reason."""
 
 import hashlib
 
@@ -32,11 +32,12 @@ def slope_verdicts(grid: torch.Tensor, lam: float, dx: torch.Tensor, dlam: torch
             "checked, nor dy/dλ: they are yours, and the self-check grades them)"]
 
 
-# BrokenSoftThreshold.backward's faulty lines, and the lines that pass each fault on, as
-# fingerprints only: the notebook prints verdicts, never a line or a hash
-_MAKES = {"bug 1, lam's gradient": "0b70f2e8762f", "bug 2, the nan": "e2ae1c1910b4"}
-_PASSES_ON = {"bug 1, lam's gradient": {"4dd3fa373437"},
-              "bug 2, the nan": {"c226f84c0421", "0b70f2e8762f", "4dd3fa373437"}}
+# BrokenSwish.backward's faulty lines, and the lines that pass each fault on, as fingerprints
+# only: the notebook prints verdicts, never a line or a hash
+_MAKES = {"bug 1, beta's gradient": "850a01407a29", "bug 2, the nan": "3ed6f30c6a04"}
+_PASSES_ON = {"bug 1, beta's gradient": {"220936ea1618"},
+              "bug 2, the nan": {"97c5453c4a39", "2e5a080af59d", "850a01407a29",
+                                 "220936ea1618"}}
 
 
 def fingerprint(line) -> str:
@@ -48,16 +49,15 @@ def diagnosis_verdicts(bug_1_line, bug_2_line, backward_source: str) -> list:
     """One line per bug: found, passes the fault on, not at fault, or not a line at all."""
     lines = {fingerprint(line) for line in backward_source.splitlines()}
     verdicts = []
-    for bug, answer in (("bug 1, lam's gradient", bug_1_line), ("bug 2, the nan", bug_2_line)):
+    for bug, answer in (("bug 1, beta's gradient", bug_1_line), ("bug 2, the nan", bug_2_line)):
         if answer is None:
             verdicts.append(f"{bug}: no line written at the top of this cell: write yours, then "
                             "run it again")
         elif fingerprint(answer) not in lines:
-            verdicts.append(f"{bug}: not a line of BrokenSoftThreshold.backward: copy one as it "
-                            "is written")
+            verdicts.append(f"{bug}: not a line of BrokenSwish.backward: copy one as it is "
+                            "written")
         elif fingerprint(answer) == _MAKES[bug]:
-            verdicts.append(f"{bug}: found. Now derive, not patch: write SoftThreshold from your "
-                            "formulas")
+            verdicts.append(f"{bug}: found")
         elif fingerprint(answer) in _PASSES_ON[bug]:
             verdicts.append(f"{bug}: that line passes the fault on; which line computes it "
                             "first?")

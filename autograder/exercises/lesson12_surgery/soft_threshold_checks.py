@@ -86,7 +86,7 @@ def _name_wrong_side(grad_x, x, lam, expected) -> None:
 
 
 def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
-    """x exactly 0 at lam = 0, sparse_model's start: |x| == lam there, so both gradients are 0
+    """x exactly 0 at lam = 0, relu_model's start: |x| == lam there, so both gradients are 0
     (the contract's convention, F.softshrink's), though y = x when lam = 0."""
     x = torch.tensor([[0.0, 0.7, -0.3], [-0.0, 1.2, 0.0]], dtype=dtype, device=device)
     values = {"x": x, "lam": torch.zeros((), dtype=dtype, device=device)}
@@ -95,7 +95,7 @@ def check_zero_at_lam_zero(function, device, dtype=torch.float64) -> None:
     if isinstance(grad_x, torch.Tensor) and grad_x.shape == x.shape and \
             (grad_x[x == 0] != 0).any():
         raise GradingError("SoftThreshold's gradient for x is not 0 at x = 0 with lam = 0 "
-                           "(sparse_model's start): |x| == lam there, and the contract takes 0 "
+                           "(relu_model's start): |x| == lam there, and the contract takes 0 "
                            "at |x| == lam for every lam, F.softshrink's convention, although "
                            "y = x when lam = 0. Does your backward treat lam = 0 apart?",
                            mistake="SoftThreshold/passes-kink-at-lam-0")
@@ -122,8 +122,7 @@ def check_saves_no_x(function, values: dict) -> None:
                 f"SoftThreshold's forward saves x ({copy}{saved.role}): the contract asks "
                 "for what tells backward which entries pass and their signs (question 4), "
                 "within a budget per entry of x of the bytes x's own entry takes, and lam if you "
-                "like; never x itself, in any dtype. "
-                "Mending BrokenSoftThreshold's lines is not deriving it",
+                "like; never x itself, in any dtype",
                 mistake="SoftThreshold/saves-x")
     shaped = [saved for saved in forward.saved if saved.tensor.numel() == x.numel()]
     y = forward.output

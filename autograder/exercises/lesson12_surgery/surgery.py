@@ -189,8 +189,8 @@ EXERCISES = [
                            max_norm=1.0: {"x": sample((4, 5), device, seed=seed, dtype=dtype),
                                           "max_norm": max_norm},
                            dtypes=(torch.float64, torch.float32, torch.float16),
-                           constants={"max_norm": Constant(1e-4, 3.0, "max_norm a positive "
-                                                           "Python float, 1e-4 as well as 3.0")})),
+                           constants={"max_norm": Constant(1e-3, 1e3, "max_norm a Python "
+                                                           "float from 1e-3 to 1e3")})),
     Exercise("SoftThreshold", "12_surgery", soft_full,
              contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output"),
              clauses=SOFT_CLAUSES, rules=SOFT_RULES,

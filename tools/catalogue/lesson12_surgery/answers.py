@@ -35,7 +35,8 @@ _NORMS = "        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=
 # exercise modules
 
 
-# the lesson's BrokenSoftThreshold (review 55's node-by-node form), renamed
+# the lesson's former BrokenSoftThreshold (review 55's node-by-node form; the debugging
+# section now breaks a Swish instead, issue: its mended lines were Exercise 3's backward), renamed
 _BROKEN_SOFT = '''class SoftThreshold(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, lam):

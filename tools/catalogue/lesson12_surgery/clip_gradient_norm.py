@@ -41,6 +41,40 @@ UNUSUAL = [
                                       "torch.ones_like(norms)), None\n"))),
     Unusual('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
             _FORMER_CLIP),
+    # g * m / norms: correct over max_norm's range, 1e-3 to 1e3 (a MISTAKE while max_norm 1e-300 was graded)
+    Unusual('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        norms = grad_output.norm(dim=-1, keepdim=True)
+        return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
+'''),
+    # the clamp lies below max_norm's range, 1e-3 to 1e3 (a MISTAKE while max_norm 1e-13 was graded)
+    Unusual('ClipGradientNorm', 'norm clamped at 1e-12, max_norm 1e-13',
+            "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n        # F.normalize's guard against a zero row, then min(1, m / n)\n        scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)\n        return grad_output * scale, None\n"),
+    # float16 rows whose squared norms are inside float16's range (a MISTAKE while rows past it were graded)
+    Unusual('ClipGradientNorm', 'squares summed in float16',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n'),
+    # the clamp lies below max_norm's range (a MISTAKE while max_norm 1e-154 was graded)
+    Unusual('ClipGradientNorm', 'norm clamped at 1e-20',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n'),
+    # the clamp lies below max_norm's range (a MISTAKE while max_norm 1e-154 was graded)
+    Unusual('ClipGradientNorm', 'norm clamped at float64 eps',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)\n        norms = norms.clamp(min=torch.finfo(torch.float64).eps)\n        return torch.where(norms > ctx.max_norm, g * (ctx.max_norm / norms), g), None\n'),
+    # float32 holds g * m over max_norm's range (a MISTAKE while max_norm 1e30 was graded)
+    Unusual('ClipGradientNorm', "TF's order in float32 only",
+            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
+    # float32 holds n / m over max_norm's range (a MISTAKE while max_norm 1e-30 was graded)
+    Unusual('ClipGradientNorm', 'g / max(n / m, 1) in float32 only',
+            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_RATIO, "        ")))),
+    # float32 holds g * m over max_norm's range (a MISTAKE while max_norm 1e-30 was graded)
+    Unusual('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
+            _FLOAT32_GMN),
 ]
 
 
@@ -69,7 +103,7 @@ MISTAKES = [
 ''')),
     # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
     Mistake("ClipGradientNorm", "divided by max(1, norm / max_norm), as a public norm_grad hook",
-            'divides by norm / max_norm, which overflows float64',
+            'divides by norm / max_norm, which overflows float16',
             _clip("        norm = grad_output.norm(p=2, dim=-1, keepdim=True)\n"
                   "        return grad_output / (norm / ctx.max_norm).clamp(min=1), None\n")),
     # review of lesson 12 (fourth): an Unusual answer until rows of norm below 1e-12 were
@@ -125,7 +159,8 @@ MISTAKES = [
     Mistake("ClipGradientNorm", "max_norm as a float32 tensor", "a float32 constant in float64",
             _clip(_NORMS + "        limit = torch.tensor(ctx.max_norm)\n"
                   "        return grad_output * (limit / norms).clamp(max=1), None\n")),
-    Mistake("ClipGradientNorm", "norms computed in float32", "a step in float32 in float64",
+    Mistake("ClipGradientNorm", "norms computed in float32",
+            "computes its factor in float32 arithmetic",
             _clip("        norms = grad_output.float().norm(dim=-1, keepdim=True).double()\n"
                   "        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n")),
     Mistake("ClipGradientNorm", "forward writes into x", "forward modified x in place",
@@ -150,41 +185,14 @@ MISTAKES = [
         norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)
         return grad_output * (ctx.max_norm / (norms + 1e-12)).clamp(max=1), None
 '''),
-    Mistake('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
-            'gives a row of norm 0, not 1e-300, for a float64 row of norm 5e-150',
-            '''class ClipGradientNorm(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, max_norm):
-        ctx.max_norm = max_norm
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        norms = grad_output.norm(dim=-1, keepdim=True)
-        return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
-'''),
     # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
     Mistake('ClipGradientNorm', 'divides by clamp(norm / max_norm, min=1)',
-            'divides by norm / max_norm, which overflows float64',
+            'divides by norm / max_norm, which overflows float16',
             'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, grad_output):\n        over = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True) / ctx.max_norm\n        return grad_output / over.clamp(min=1), None\n'),
-    Mistake('ClipGradientNorm', 'norm clamped at 1e-12, max_norm 1e-13',
-            'brings a row of norm 5e-13 to norm 5e-14',
-            "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n        # F.normalize's guard against a zero row, then min(1, m / n)\n        scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)\n        return grad_output * scale, None\n"),
-    Mistake('ClipGradientNorm', 'squares summed in float16',
-            "sums each row's squares in float16", 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n'),
     # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
     Mistake('ClipGradientNorm', 'rows flattened, divided by n / max_norm, float16 norms in float64',
-            'divides by norm / max_norm, which overflows float64',
+            'divides by norm / max_norm, which overflows float16',
             'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.clone()\n    @staticmethod\n    def backward(ctx, g):\n        rows = g.reshape(-1, g.shape[-1])\n        n = rows.double().pow(2).sum(-1, keepdim=True).sqrt().to(g.dtype) if g.dtype == torch.float16 else torch.linalg.vector_norm(rows, dim=-1, keepdim=True)\n        out = torch.where(n > ctx.max_norm, rows / (n / ctx.max_norm), rows)\n        return out.reshape(g.shape), None\n'),
-    Mistake('ClipGradientNorm', 'norm clamped at 1e-20',
-            'a floor) of the norm at about 1e-20', 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n'),
-    Mistake('ClipGradientNorm', 'norm clamped at float64 eps',
-            'a floor) of the norm at about 2.2e-16', 'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)\n        norms = norms.clamp(min=torch.finfo(torch.float64).eps)\n        return torch.where(norms > ctx.max_norm, g * (ctx.max_norm / norms), g), None\n'),
-    Mistake('ClipGradientNorm', "TF's order in float32 only",
-            'overflows float32', edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
-    Mistake('ClipGradientNorm', 'g / max(n / m, 1) in float32 only',
-            'divides by norm / max_norm, which overflows float32',
-            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_RATIO, "        ")))),
     Mistake('ClipGradientNorm', 'factor from a float32 rsqrt for float64 rows',
             'computes its factor in float32 arithmetic', edit(_CLIP, (_CLIP_RIGHT,
                 "        scale = (m * torch.rsqrt((grad_output.float() ** 2).sum(-1, keepdim=True))).clamp(max=1)\n"
@@ -199,8 +207,6 @@ MISTAKES = [
             'max_norm unclipped (max_norm=1, float32): a slack on the threshold',
             edit(_CLIP, (_CLIP_RIGHT, "        slack = 1.0001 if grad_output.dtype == torch.float32 else 1.0\n"
                                       "        return torch.where(norms > m * slack, grad_output * (m / norms), grad_output), None\n"))),
-    Mistake('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
-            'gives a row of norm 0, not 1e-30, for a float32 row of norm 5e-19', _FLOAT32_GMN),
     Mistake('ClipGradientNorm', 'the norm computed in float16 for float64 rows (was named as '
             'float32)', 'computes its factor in float16 (or bfloat16) arithmetic',
             edit(_CLIP, ("norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)",

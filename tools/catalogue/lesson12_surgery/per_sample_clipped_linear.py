@@ -35,31 +35,6 @@ def _weight_only(body: str) -> str:
 
 
 UNUSUAL = [
-    Unusual("PerSampleClippedLinear", "norms from the diagonals of two Gram matrices",
-            _weight_only(
-                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
-                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
-                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
-    Unusual('PerSampleClippedLinear', 'squared norms multiplied before the square root',
-            '''class PerSampleClippedLinear(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, max_norm):
-        ctx.save_for_backward(x, weight)
-        ctx.max_norm = max_norm
-        return x @ weight.T
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight = ctx.saved_tensors
-        grad_x = grad_weight = None
-        if ctx.needs_input_grad[0]:
-            grad_x = grad_output @ weight
-        if ctx.needs_input_grad[1]:
-            norms = ((grad_output ** 2).sum(1) * (x ** 2).sum(1)).sqrt()
-            factors = (ctx.max_norm / norms).clamp(max=1)
-            grad_weight = (grad_output * factors[:, None]).T @ x
-        return grad_x, grad_weight, None
-'''),
     Unusual("PerSampleClippedLinear", "einsum with the factors as a third operand",
             _weight_only(
         _NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
@@ -136,6 +111,35 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the product of two squared norms (1e40) overflows float32 on rows of norm 1e10, each squared norm (1e20) inside its range: Unusual until the range clause named the rows' squared norms and such a sample was graded
+    Mistake('PerSampleClippedLinear', 'norms from the diagonals of two Gram matrices',
+            'their product (1e+40) is not',
+            _weight_only(
+                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
+                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    # the product of two squared norms (1e40) overflows float32 on rows of norm 1e10, each squared norm (1e20) inside its range: Unusual until the range clause named the rows' squared norms and such a sample was graded
+    Mistake('PerSampleClippedLinear', 'squared norms multiplied before the square root',
+            'their product (1e+40) is not',
+            '''class PerSampleClippedLinear(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        ctx.save_for_backward(x, weight)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight = ctx.saved_tensors
+        grad_x = grad_weight = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad_output @ weight
+        if ctx.needs_input_grad[1]:
+            norms = ((grad_output ** 2).sum(1) * (x ** 2).sum(1)).sqrt()
+            factors = (ctx.max_norm / norms).clamp(max=1)
+            grad_weight = (grad_output * factors[:, None]).T @ x
+        return grad_x, grad_weight, None
+'''),
     # review 54b: the product of the two squared norms overflows float32 (in = out = 2048,
     # entries 1e8, within the contract's range): Unusual while only small layers were graded
     # (an (N, N) Gram matrix is no per-sample stack, but its diagonals are squared norms too)
