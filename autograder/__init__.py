@@ -6,8 +6,10 @@ first use, so that the grader can read the verdict format (``autograder.verdict`
 importing torch.
 """
 
-__all__ = ["GradingError", "check_environment", "grade", "self_check", "show_progress"]
+__all__ = ["GradingError", "check_environment", "grade", "quick_check", "self_check",
+           "show_progress"]
 _HOMES = {"GradingError": "grading", "grade": "grading", "self_check": "grading",
+          "quick_check": "grading",
           "show_progress": "progress", "check_environment": "environment"}
 
 

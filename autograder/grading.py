@@ -46,6 +46,32 @@ def self_check(name: str, submission) -> None:
     show_pass(exercise.passed_message(devices))
 
 
+def quick_check(name: str, submission) -> None:
+    """Values and gradients on the exercise's typical inputs, each input alone requiring grad,
+    on the CPU: a second or two where the whole battery takes longer (lesson 13's kernels run
+    in Triton's interpreter), to find a slip while iterating. It promises nothing more:
+    ``self_check`` runs every check grading runs. Failures show as a self-check's do."""
+    import torch
+
+    from .checks import check_is_function
+    from .contract import check_each_input_alone
+
+    exercise = _exercise(name)
+    domain = exercise.domain
+    if domain is None:
+        raise ValueError(f"{name} declares no typical inputs: run self_check({name!r}, ...)")
+    try:
+        with known_state():
+            function = (domain.prepare(submission) if domain.prepare is not None
+                        else check_is_function(submission, domain.spec))
+            check_each_input_alone(function, domain.spec, domain.values(torch.device("cpu")))
+    except Exception as error:
+        shorten(name, error)
+        raise
+    show_pass(f"{name}: values and gradients right on one typical input (a quick check: "
+              f"self_check runs every check grading runs)")
+
+
 def _run_failure_hooks(exercise, submission, error) -> None:
     for hook in SELF_CHECK_FAILURE_HOOKS:
         try:
