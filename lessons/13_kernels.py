@@ -68,7 +68,7 @@ import triton
 import triton.language as tl
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder import self_check
+from autograder import quick_check, self_check
 from autograder.exercises.lesson13_kernels.steps import (check_rms_steps, check_silu_design,
                                                          check_silu_steps)
 from autograder.predictions import same_answer, written
@@ -386,7 +386,10 @@ check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on 
 #   and bfloat16 computed in float32, every product included, and returned in the input's dtype;
 # - finite wherever silu is, and each gradient a tensor of its own.
 #
-# Re-running the cell redefines the operators: re-run the cells that use them too.
+# Re-running the cell redefines the operators: re-run the cells that use them too. The
+# self-check runs every check grading runs, each kernel launch interpreted in NumPy on a CPU:
+# tens of seconds. While you iterate, `quick_check("silu_mul", silu_mul)` in a scratch cell
+# compares values and gradients on one small input in about a second.
 
 # %% nbgrader={"grade_id": "answer_silu_mul", "solution": true}
 def silu_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
