@@ -3,6 +3,7 @@
 import contextlib
 import itertools
 import linecache
+import math
 import re
 
 import torch
@@ -17,6 +18,10 @@ from .global_state import (check_call_places, check_fresh_call_state, check_same
                            check_weight_stepped)
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...comparison import fresh_leaves
+from ...function_contract import rule_reference
+from ...linear_memory import FACTOR, SLACK, backward_peak
+from ...narrowed import shapes_of
 from ..shared.backward_reads import unsaved_input_named
 from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
                                  check_one_ctx_per_call)
@@ -26,7 +31,7 @@ from .backward_work import check_frozen_bias_not_summed, check_no_work_for_froze
 from .layouts import check_layouts
 from .many_rows import check_many_rows
 from .leading_dims import raise_none_for_empty
-from .size_one import check_gradients_are_new, squeeze_named
+from .size_one import squeeze_named
 from .late_requires_grad import check_requires_grad_after_forward
 from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
 from .none_on_special_paths import check_none_on_special_paths, special_paths
@@ -166,8 +171,6 @@ def _bilinear_checks(function, device) -> None:
                 _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
-    check_gradients_are_new(function, BILINEAR, lambda leading: bilinear_values(
-        leading, 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the
     # class, a global) is the second call's when the first call's backward runs
     with case("two calls in one graph, x1 of shape (5, 3) then (5, 2)"):
@@ -194,6 +197,46 @@ def _bilinear_checks(function, device) -> None:
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
     check_fresh_call_state(function, BILINEAR, lambda rows, seed: bilinear_values(
         (rows,), 3, 2, device, seed=seed))
+    check_backward_memory(function, device)
+
+
+# the memory case: 128 positions and widths out, n1, n2 whose product of all three is 16 to 24
+# times the largest product of two, so that one intermediate of positions x out x n1 x n2 shows
+MEMORY_CASE = {"leading": (4, 32), "n1": 24, "n2": 20, "out": 16}
+
+
+def check_backward_memory(function, device) -> None:
+    """The contract's memory bullet: backward holds a few tensors of its inputs' and output's
+    sizes and one intermediate of positions x two of (out, n1, n2), each gradient a contraction
+    of three factors done two at a time; a (positions, out, n1, n2) product, summed over the
+    positions for grad_weight, holds out x n1 x n2 numbers per position. Measured as rule 3's
+    generic check measures (autograder.linear_memory), which Bilinear's domain opts out of."""
+    leading, n1, n2, out = (MEMORY_CASE[k] for k in ("leading", "n1", "n2", "out"))
+    values = bilinear_values(leading, n1, n2, "cpu", out=out, seed=5)
+    measured = backward_peak(function, fresh_leaves(values))
+    if measured is None:  # forward or backward raised: the value checks name that
+        return
+    peak, sized, largest = measured
+    positions = math.prod(leading)
+    itemsize = values["x1"].element_size()
+    allowed = positions * max(out * n1, out * n2, n1 * n2) * itemsize
+    budget = FACTOR * sized + 2 * allowed + SLACK
+    if peak <= budget:
+        covers("backward's memory")
+        return
+    if largest is None:
+        made = ", in NumPy arrays"
+    else:
+        made = f"; its largest tensor has shape {tuple(largest.shape)}, made by {largest.op}"
+        if largest.numel >= positions * out * n1 * n2:
+            made += ", an entry for every position, output, i and j"
+    raise GradingError(
+        f"Bilinear's backward held {peak:,} bytes at once on {shapes_of(values)} (float64), "
+        f"where its inputs and outputs hold {sized:,} and one intermediate of positions x two of "
+        f"out, n1, n2 takes {allowed:,}: about {budget:,} allowed in all{made} "
+        f"{rule_reference('by-hand')}. Each gradient sums a product of three factors: which two "
+        "can you combine first, so that no tensor holds p, o, i and j together?",
+        mistake="Bilinear/holds-four-index-product")
 
 
 def check_empty_batch(function, device) -> None:
@@ -317,19 +360,20 @@ def _by_seed():
         odd if seed % 2 else even)(device, dtype, seed, **given)
 
 
-# each input's gradient contracts two of the three factors, through one intermediate of
-# positions x out x one input width: past "a few tensors of the inputs' size" when every size
-# grows at once, for the solution too (the exercise's own memory checks bound it)
+# each gradient contracts three factors two at a time, through one intermediate of positions
+# x two of (out, n1, n2) (the solution's einsum: positions x n1 x n2 for grad_x1): past "a few
+# tensors of the inputs' size" when every size grows at once, so the contract's own bullet
+# bounds it instead (check_backward_memory)
 DOMAIN = Domain(BILINEAR, _by_seed(), optional=("bias",), layout_clause=BILINEAR_LAYOUT_CLAUSE,
                 linear_memory=False,
-                linear_memory_clause="one intermediate of positions x out x one input width")
+                linear_memory_clause="one intermediate of positions x two of out, n1, n2")
 
 
 EXERCISES = [
     Exercise("Bilinear", "02_linear", bilinear_full,
              contract=("x1 and x2 with no leading dimension", "bias=None", "n1 == n2",
                        "an empty batch", "non-contiguous grad_output",
-                       "each gradient only when needed"),
+                       "each gradient only when needed", "backward's memory"),
              clauses=BILINEAR_CLAUSES, rules=BILINEAR_RULES,
              example=lambda: tuple(bilinear_values((5,), 3, 2, "cpu").values()), domain=DOMAIN),
 ]

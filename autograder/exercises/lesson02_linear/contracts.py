@@ -68,9 +68,7 @@ MY_LINEAR_RULES = {
             "the bias flag in a dict default of forward, keyed by id(ctx) (review 59b)"},
     "unwritten": {
         "MyLinearFunction/writes-grad-output":
-            "grad_x written into grad_output's buffer where shapes match",
-        "MyLinearFunction/returns-view-of-grad-output":
-            "grad_bias as g2[0] for one row: a view of grad_output"},
+            "grad_x written into grad_output's buffer where shapes match"},
 }
 
 
@@ -81,7 +79,7 @@ FUSED_CLAUSES = (
            "float tensor of the output's size;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
-            "FusedLinearReLU/saves-integer-mask": "a uint8 mask",
+            "FusedLinearReLU/saves-integer-mask": "an int64 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
             "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
@@ -138,9 +136,13 @@ FUSED_RULES = {
 
 BILINEAR_CLAUSES = (
     Clause("backward computes each of the four gradients only when `ctx.needs_input_grad` asks "
-           "for it.",
+           "for it;",
            {"Bilinear/computes-unneeded-gradient":
                 "all four gradients computed, None returned where not needed"}),
+    Clause("besides tensors of the inputs' and output's sizes, backward holds at most one "
+           "intermediate at a time, of positions × two of out, $n_1$, $n_2$.",
+           {"Bilinear/holds-four-index-product":
+                "grad_weight as the sum of a (positions, out, n1, n2) outer product"}),
 )
 
 BILINEAR_RULES = {
@@ -177,7 +179,5 @@ BILINEAR_RULES = {
             "grad_weight kept in a list default of backward (review 59b)",
         "Bilinear/saves-untracked-alias": "x1, x2 and weight saved as .data"},
     "unwritten": {
-        "Bilinear/returns-view-of-grad-output":
-            "grad_bias = grad_output itself for 1-D inputs (review 59b)",
         "Bilinear/writes-grad-output": "grad_output scaled in place for grad_x1 (review 59b)"},
 }

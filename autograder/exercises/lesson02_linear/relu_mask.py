@@ -16,11 +16,17 @@ from ...contract import covers
 from ...errors import GradingError
 
 
+# the dtypes of fewest bytes that hold one of two answers per element: torch.bool, and the
+# 1-byte integers (a uint8 or int8 mask of 0s and 1s keeps as little)
+ONE_BYTE = (torch.bool, torch.uint8, torch.int8)
+
+
 def check_saves_bool_mask(spec: Spec, forward) -> None:
-    """The ReLU part needs one bit per output element, not a float pre-activation."""
+    """The ReLU part needs one of two answers per output element, in 1 byte: a mask of bool,
+    uint8 or int8, not a float pre-activation nor a wider integer."""
     output_shape = tuple(forward.output.shape)
     masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
-             if s.dtype == torch.bool and math.prod(s.shape) == math.prod(output_shape)]
+             if s.dtype in ONE_BYTE and math.prod(s.shape) == math.prod(output_shape)]
     # the float pre-activation or output, in any shape; a float copy of something else (a
     # contiguous weight.T) is not what the contract forbids
     floats = [s for s in forward.saved if s.role in ("intermediate", "output")
@@ -37,12 +43,10 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
                 and math.prod(s.shape) == math.prod(output_shape)]
     if not masks and integers:
         raise GradingError(
-            f"{spec.name} saved {_a(integers[0].dtype)} mask where the contract asks for a "
-            f"torch.bool one ({_bytes(integers[0].dtype)} per element): backward needs one of "
-            "two answers per element, and torch.where takes a bool condition ("
-            + ("a uint8 one is deprecated" if integers[0].dtype == torch.uint8 else
-               f"it refuses {integers[0].dtype}") + "). Which dtype does the comparison that "
-            "made it give?",
+            f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
+            "element, where the contract asks for the dtype of fewest bytes that holds what "
+            "backward needs: one of two answers per element. Which dtype does the comparison "
+            "that made it give, and how many bytes per element does that one take?",
             mistake=f"{spec.name}/saves-integer-mask")
     packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
               and 0 < math.prod(s.shape) * 8 * s.dtype.itemsize < math.prod(output_shape) + 64]
@@ -52,8 +56,8 @@ def check_saves_bool_mask(spec: Spec, forward) -> None:
             f"{spec.name} saved no boolean mask of the output's size, but {_a(what.dtype)} "
             f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
             "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "a torch.bool mask of the output's size, which backward reads without unpacking "
-            "bits (torch.where cannot read a bit packed with seven others)",
+            "one element per output element, which backward reads without unpacking bits "
+            "(torch.where cannot read a bit packed with seven others)",
             mistake=f"{spec.name}/saves-packed-mask")
     if not masks:
         raise GradingError(

@@ -3,7 +3,6 @@ regression head; in = 1, or n1 = 1): a forward or backward that adds a leading d
 1-D input and takes it away with squeeze() (no dim) drops the feature dimension too."""
 
 import contextlib
-import itertools
 
 import torch
 
@@ -58,41 +57,3 @@ def squeeze_named(function, spec: Spec, values: dict, sizes: str):
             "remove, and can you avoid adding it at all?", error.details or error.hint,
             mistake=f"{spec.name}/squeezes-feature-dim") from error
 
-
-def check_gradients_are_new(function, spec: Spec, values_for) -> None:
-    """'each gradient it returns is a new tensor': with one row, x of shape (in,) or (1, in),
-    grad_output itself, grad_output[0] or grad_output.reshape(out) already has grad_bias's shape
-    and values, and a view of grad_output returned as a gradient passes every value check. The
-    raw backward is called for every subset of the inputs requiring grad (``values_for(leading)``
-    gives the inputs, the first of them x or x1), and no gradient it returns may share
-    grad_output's memory."""
-    for leading in ((), (1,)):
-        values = values_for(leading)
-        names = tuple(values)
-        first = names[0]
-        for wanted in itertools.product((False, True), repeat=len(names)):
-            if not any(wanted):
-                continue
-            inputs = {name: value.detach().clone().requires_grad_(want)
-                      for (name, value), want in zip(values.items(), wanted)}
-            try:
-                output = function.apply(*inputs.values())
-                grad_output = torch.ones_like(output).mul_(0.5)
-                grads = output.grad_fn.apply(grad_output)
-            except Exception:  # noqa: BLE001 - other checks name a backward that fails
-                continue
-            grads = grads if isinstance(grads, tuple) else (grads,)
-            memory = grad_output.untyped_storage().data_ptr()
-            for name, grad in zip(names, grads):
-                if (isinstance(grad, torch.Tensor) and grad.numel()
-                        and grad.untyped_storage().data_ptr() == memory):
-                    raise GradingError(
-                        f"grad_{name} shares grad_output's memory (it is a view of grad_output, "
-                        f"not a new tensor), for {first} of shape {tuple(values[first].shape)}: with "
-                        "one row, indexing, reshaping or an einsum that sums over nothing gives the "
-                        "right values as a view, but "
-                        f"the caller's {name}.grad is then grad_output itself, and zeroing "
-                        f"{name}.grad in place wipes grad_output too. Which of your gradients "
-                        "is a view of grad_output rather than a computation on it, and what "
-                        "would make it one for a single row as for many?",
-                        mistake=f"{spec.name}/returns-view-of-grad-output")

@@ -142,9 +142,9 @@ MISTAKES = [
             _fused(FUSED_READ.replace("torch.where(mask, grad_output, 0.0)", "grad_output * mask")
                    + FUSED_RETURN,
                    FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
-    Mistake("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU saved a uint8 mask",
-            _fused(FUSED_READ + FUSED_RETURN,
-                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(torch.uint8)"))),
+    Mistake("FusedLinearReLU", "an int64 mask", "FusedLinearReLU saved an int64 mask, 8 bytes",
+            _fused(FUSED_READ.replace("torch.where(mask,", "torch.where(mask > 0,") + FUSED_RETURN,
+                   FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).long()"))),
     Mistake("FusedLinearReLU", "mask taken before the bias is added", "your gradient for x",
             _fused(FUSED_READ + FUSED_RETURN,
                    "        z = x @ weight.T\n        mask = z > 0\n"

@@ -1,9 +1,9 @@
-"""Lesson 02: the answers of review 58b. A grad_bias returned as grad_output[0] for one row (a
-view of grad_output, so zeroing bias.grad wipes grad_output) passed both checks: the contract's
-'each gradient it returns is a new tensor' was not graded (now the raw backward's gradients at x
-of shape (in,) and (1, in), for every subset of the inputs requiring grad, may not share
-grad_output's memory; grad_output itself or einsum('...o->o') for 1-D x too, so two earlier
-unusual answers now return grad_output.clone() or sum over an explicit row dimension). grad_weight flattened as x.reshape(g2.shape[0], -1) with a special case
+"""Lesson 02: the answers of review 58b. A grad_bias returned as grad_output[0] for one row, a
+view of grad_output, is unusual and right: a check that no gradient shares grad_output's memory
+(review 58b) was dropped by a later review (the engine copies a gradient whose
+grad_output the caller holds before bias.grad sees it, and x @ W.T + b's own backward returns
+grad_output itself); grad_output itself or einsum('...o->o') for 1-D x, the two mistakes it
+added, are now the forms of two unusual answers in linear.py. grad_weight flattened as x.reshape(g2.shape[0], -1) with a special case
 for x.shape[0] == 0 passed all three exercises: the only empty batch tried was (0, in) (now (2, 0)
 and (3, 0, 2) leading shapes too). A grad_weight computed whatever is asked is now named as
 grad_weight, not only as a read of x1. Unusual: the ReLU's off-mask saved flat and applied with
@@ -17,7 +17,6 @@ _LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bia
                   "ctx.needs_input_grad[2] else None\n" + _RETURN)
 _FUSED = _fused(FUSED_READ + FUSED_RETURN)
 _BILINEAR = _bilinear_with(GX1, GX2, GW)
-_VIEW = "grad_bias shares grad_output's memory"
 _EMPTY = "fails for an empty batch, x of shape (2, 0, 3)"
 # rows taken from grad_output, x's feature size inferred, an empty batch special-cased
 _ROWS = "x.reshape(g2.shape[0], -1)"
@@ -25,13 +24,6 @@ _ROWS_PATCHED = ("(g2.new_zeros(g2.shape[1], x.shape[-1]) if x.dim() > 1 and x.s
                  "else g2.T @ x.reshape(g2.shape[0], -1))")
 
 MISTAKES = [
-    Mistake("MyLinearFunction", "grad_bias as g2[0] for one row: a view of grad_output", _VIEW,
-            edit(_LINEAR, ("g2.sum(0) if", "(g2[0] if g2.shape[0] == 1 else g2.sum(0)) if"))),
-    Mistake("MyLinearFunction", "grad_bias as einsum('...o->o'): grad_output itself for 1-D x",
-            _VIEW, edit(_LINEAR, ("g2.sum(0) if", "torch.einsum('...o->o', grad_output) if"))),
-    Mistake("MyLinearFunction", "grad_output itself as grad_bias for 1-D x", _VIEW,
-            edit(_LINEAR, ("g2.sum(0) if", "(grad_output if grad_output.dim() == 1 else "
-                                           "g2.sum(0)) if"))),
     Mistake("MyLinearFunction", "x flattened to g2's rows, the empty batch special-cased at dim 0",
             _EMPTY, edit(_LINEAR, ("g2.T @ x2", _ROWS_PATCHED))),
     Mistake("FusedLinearReLU", "x flattened to g2's rows, the empty batch special-cased at dim 0",
@@ -53,6 +45,8 @@ MISTAKES = [
 ]
 
 UNUSUAL = [
+    Unusual("MyLinearFunction", "grad_bias as g2[0] for one row, a view of grad_output",
+            edit(_LINEAR, ("g2.sum(0) if", "(g2[0] if g2.shape[0] == 1 else g2.sum(0)) if"))),
     Unusual("Bilinear", "grad_x1 by F.bilinear on the weight's transpose",
             edit(_BILINEAR, (GX1, "torch.nn.functional.bilinear(grad_output, x2, "
                                   "weight.transpose(0, 1))"))),

@@ -58,8 +58,8 @@ UNUSUAL = [
             _linear("        x, weight = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
                     "        gx = grad_output @ weight if n[0] else None\n"
                     "        gw = torch.einsum('...o,...i->oi', grad_output, x) if n[1] else None\n"
-                    # einsum('...o->o') alone is grad_output itself for 1-D x (review 58b)
-                    "        gb = torch.einsum('po->o', grad_output.reshape(-1, grad_output.shape[-1])) "
+                    # grad_output itself for 1-D x: right, as x @ W.T + b's own backward
+                    "        gb = torch.einsum('...o->o', grad_output) "
                     "if ctx.has_bias and n[2] else None\n        return gx, gw, gb",
                     "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
                     "                              weight if ctx.needs_input_grad[0] else None)\n"
@@ -79,7 +79,7 @@ UNUSUAL = [
             _linear(FLAT + GUARDED + f"        grad_bias = None\n"
                     "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
                     f"            grad_bias = (grad_output.sum({_LEADING}) if grad_output.dim() > 1"
-                    "\n                         else grad_output.clone())\n" + _RETURN)),
+                    "\n                         else grad_output)\n" + _RETURN)),
     Unusual("MyLinearFunction", "saves conditionally, shapes read from grad_output",
             _linear(_SHAPES_FROM_G,
                     "        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,\n"
@@ -273,3 +273,18 @@ UNUSUAL.append(Unusual("MyLinearFunction", "grad_weight as (G.mT @ x).sum(0) pas
                     "            g2 = grad_output.reshape(-1, grad_output.shape[-1])\n"
                     "            grad_bias = g2.sum(0)\n"
                     + _RETURN)))
+
+# review of session 67: passed both checks until rule 3's memory check grew every dimension at
+# once (commit 1d0a111c), where the (rows, out, in) product is out times x's bytes
+MISTAKES.append(Mistake(
+    "MyLinearFunction", "grad_weight as the sum of a (rows, out, in) outer product",
+    "(Function contract, rule 3: Backward is yours, in memory linear in the sizes)",
+    _linear("        x, weight = ctx.saved_tensors\n"
+            "        gx = gw = gb = None\n"
+            "        if ctx.needs_input_grad[0]:\n            gx = grad_output @ weight\n"
+            "        if ctx.needs_input_grad[1]:\n"
+            "            gw = (grad_output.unsqueeze(-1) * x.unsqueeze(-2))"
+            ".reshape(-1, *weight.shape).sum(0)\n"
+            "        if ctx.has_bias and ctx.needs_input_grad[2]:\n"
+            "            gb = grad_output.reshape(-1, grad_output.shape[-1]).sum(0)\n"
+            "        return gx, gw, gb")))

@@ -1,8 +1,8 @@
 """Lesson 02, review 59b: state kept outside ctx where the state checks did not look, each
 named on its first line: an attribute forward sets on an input tensor (x hung on weight, a mask
 on x, the bias flag on x1), a mutable default argument of forward (a dict keyed by id(ctx), the
-output kept) or of backward (grad_weight appended to a list); Bilinear's grad_bias returned as
-grad_output itself for 1-D inputs, and grad_output scaled in place. Unusual: a dict default that
+output kept) or of backward (grad_weight appended to a list); grad_output scaled in place. Unusual:
+Bilinear's grad_bias returned as grad_output itself for 1-D inputs, a dict default that
 forward only reads, and the reviewer's mask taken from the output, flattened and scattered back
 by boolean index (their einsum/tensordot MyLinearFunction and F.bilinear Bilinear are already
 catalogued in state_and_work and bilinear)."""
@@ -56,16 +56,17 @@ MISTAKES = [
                             "def backward(ctx, grad_output, _last=[]):"),
                 ("        return grad_x1,",
                  "        _last[:] = [grad_weight]\n        return grad_x1,"))),
-    Mistake("Bilinear", "grad_bias = grad_output itself for 1-D inputs (review 59b)",
-            "grad_bias shares grad_output's memory", _bilinear_with(
-                GX1, GX2, GW, "(grad_output if grad_output.dim() == 1 else "
-                "grad_output.reshape(-1, weight.shape[0]).sum(0))")),
     Mistake("Bilinear", "grad_output scaled in place for grad_x1 (review 59b)",
             "modified grad_output in place", _bilinear_with(
                 GX1.replace("grad_output,", "grad_output.mul_(1.0),"), GX2, GW)),
 ]
 
 UNUSUAL = [
+    # a mistake until a later review dropped the check that no gradient shares
+    # grad_output's memory: x @ W.T + b's own backward returns grad_output itself too
+    Unusual("Bilinear", "grad_bias = grad_output itself for 1-D inputs (review 59b)",
+            _bilinear_with(GX1, GX2, GW, "(grad_output if grad_output.dim() == 1 else "
+                           "grad_output.reshape(-1, weight.shape[0]).sum(0))")),
     Unusual("MyLinearFunction", "a dict default that forward only reads (review 59b)", edit(
         _LINEAR, (_LINEAR_DEF, _LINEAR_DEF.replace("None)", "None, _names={'bias': 'bias'})")),
         ("ctx.has_bias = bias is not None", "setattr(ctx, 'has_' + _names['bias'], "

@@ -244,8 +244,7 @@ class MyLinearFunction(torch.autograd.Function):
         if need[1]:
             gw = torch.einsum("...o,...i->oi", grad_output, x)
         if ctx.bias_given and need[2]:
-            # "...o->o" alone returns grad_output itself for 1-D x: not a new tensor
-            gb = torch.einsum("po->o", grad_output.reshape(-1, grad_output.shape[-1]))
+            gb = torch.einsum("...o->o", grad_output)  # grad_output itself for 1-D x
         return (gx, gw, gb) if len(need) == 3 else (gx, gw)
 """))
 

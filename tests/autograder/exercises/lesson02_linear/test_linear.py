@@ -218,7 +218,7 @@ def test_unsaved_input_named_only_when_a_none_was_saved():
     ("FusedLinearReLU", "saves the float pre-activation",
      "FusedLinearReLU/saves-float-pre-activation"),
     ("FusedLinearReLU", "a float mask", "FusedLinearReLU/saves-float-mask"),
-    ("FusedLinearReLU", "a uint8 mask", "FusedLinearReLU/saves-integer-mask"),
+    ("FusedLinearReLU", "an int64 mask", "FusedLinearReLU/saves-integer-mask"),
     ("FusedLinearReLU", "no mask saved: the pre-activation recomputed in backward",
      "FusedLinearReLU/saves-no-mask"),
     ("FusedLinearReLU", "mask z >= 0", "FusedLinearReLU/mask-includes-zero"),

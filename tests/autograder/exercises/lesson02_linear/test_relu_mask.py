@@ -59,12 +59,11 @@ class TestSavesBoolMask:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
         assert "> 0" not in str(hint.value), "the hint gives the answer's line"
 
-    @pytest.mark.parametrize("dtype, named, size", [(torch.int8, "an int8 mask", "1 byte"),
-                                                    (torch.int64, "an int64 mask", "8 bytes"),
-                                                    (torch.uint8, "a uint8 mask", "1 byte")])
+    @pytest.mark.parametrize("dtype, named, size", [(torch.int16, "an int16", "2 bytes"),
+                                                    (torch.int64, "an int64", "8 bytes")])
     def test_integer_mask_article(self, raises_hint, dtype, named, size):
-        """Is an integer mask named with its dtype, the right article ('an int8'), the bool the
-        contract asks for, and its bytes per element?"""
+        """Is a mask of a wider integer named with its dtype, the right article ('an int64')
+        and its bytes per element?"""
 
         class SavesIntegerMask(solution("FusedLinearReLU")):
             @staticmethod
@@ -74,9 +73,24 @@ class TestSavesBoolMask:
                 ctx.has_bias = True
                 return torch.relu(z)
 
-        with raises_hint(f"FusedLinearReLU saved {named} where the contract asks for a "
-                         f"torch.bool one ({size} per element): backward needs one of two"):
+        with raises_hint(f"FusedLinearReLU saved {named} mask, {size} per element, where the "
+                         "contract asks for the dtype of fewest bytes"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
+
+    @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+    def test_one_byte_integer_mask_passes(self, dtype):
+        """Is a mask of 1 byte per element accepted whatever its dtype (the contract asks for
+        the fewest bytes, which uint8 and int8 take as bool does)?"""
+
+        class SavesByteMask(solution("FusedLinearReLU")):
+            @staticmethod
+            def forward(ctx, x, weight, bias=None):
+                z = x @ weight.T + bias
+                ctx.save_for_backward(x, weight, (z > 0).to(dtype))
+                ctx.has_bias = True
+                return torch.relu(z)
+
+        check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesByteMask))
 
 
 def test_workspace_per_shape_fails_every_run():
