@@ -149,14 +149,6 @@ MISTAKES = [
 # Answers from the 2026-11 review: products written as broadcast matmuls, only the needed
 # tensors saved, and backwards that compute work nobody asked for yet return None for it.
 UNUSUAL += [
-    Unusual("Bilinear", "one broadcast product x1 @ W @ x2 per output feature",
-            _bilinear_with("((grad_output[..., :, None, None] * weight).sum(-3) "
-                           "@ x2[..., :, None])[..., 0]",
-                           "(x1[..., None, :] @ (grad_output[..., :, None, None] * weight)"
-                           ".sum(-3))[..., 0, :]", GW)
-            .replace("        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)",
-                     "        y = (x1[..., None, None, :] @ weight @ x2[..., None, :, None])"
-                     "[..., 0, 0]")),
     Unusual("Bilinear", "saves only what the wanted gradients read, rows flattened",
             _bilinear("        x1, x2, weight = ctx.saved_tensors\n"
                       "        need = ctx.needs_input_grad\n"
@@ -327,3 +319,25 @@ UNUSUAL.append(Unusual("Bilinear", "grad_bias kept as (1, out) by keepdim=True",
                       "        if ctx.has_bias and need[3]:\n"
                       "            grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=True)\n"
                       "        return grad_x1, grad_x2, grad_weight, grad_bias")))
+
+# review of session 67: passed both checks once Bilinear's domain opted out of rule 3's generic
+# memory check; the contract's memory bullet (one intermediate of positions x two widths) now
+# refuses the (positions, out, n1, n2) product
+MISTAKES.append(Mistake(
+    "Bilinear", "grad_weight as the sum of a (positions, out, n1, n2) outer product",
+    "(Function contract, rule 3: Backward is yours, in memory linear in the sizes)",
+    _bilinear_with(GX1, GX2, "(grad_output[..., :, None, None] * x1[..., None, :, None] * "
+                   "x2[..., None, None, :]).reshape(-1, *weight.shape).sum(0)")))
+
+# unusual until the contract's memory bullet: grad_x1 and grad_x2 sum a (positions, out, n1, n2)
+# product of grad_output and the weight over out, an entry for every p, o, i and j
+MISTAKES.append(Mistake(
+    "Bilinear", "one broadcast product x1 @ W @ x2 per output feature",
+    "an entry for every position, output, i and j (Function contract, rule 3",
+    _bilinear_with("((grad_output[..., :, None, None] * weight).sum(-3) "
+                   "@ x2[..., :, None])[..., 0]",
+                   "(x1[..., None, :] @ (grad_output[..., :, None, None] * weight)"
+                   ".sum(-3))[..., 0, :]", GW)
+    .replace("        y = torch.einsum('...i,oij,...j->...o', x1, weight, x2)",
+             "        y = (x1[..., None, None, :] @ weight @ x2[..., None, :, None])"
+             "[..., 0, 0]")))
