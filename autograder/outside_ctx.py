@@ -56,6 +56,9 @@ def _namespaces(function) -> list[tuple[str, dict]]:
 
 
 _DEFAULT = "a mutable default argument"
+# values a counter or a flag takes: rebound, not grown, so compared by value
+_SCALARS = (int, float, bool, str, type(None))
+_NOT_SCALAR = object()
 
 
 def _mutable_defaults(raw) -> dict:
@@ -143,7 +146,8 @@ def _snapshot(namespaces) -> dict:
         for key, value in list(names.items()):
             if not (key.startswith("__") and key.endswith("__")) and key not in _IPYTHON:
                 shot[(where, key)] = (id(value), *_held(value, module,
-                                                       arrays=where.startswith(_DEFAULT)))
+                                                       arrays=where.startswith(_DEFAULT)),
+                                      value if type(value) in _SCALARS else _NOT_SCALAR)
     return shot
 
 
@@ -169,7 +173,7 @@ def _change(before: dict, after: dict, ctx=None,
             namespaces=()) -> tuple[tuple[str, str], str] | None:
     """The first place that holds a new tensor, a tensor written in place, more entries, a new
     entry or a replaced one, or this call's ctx (or its id)."""
-    for place, (identity, tensors, count, marks) in after.items():
+    for place, (identity, tensors, count, marks, scalar) in after.items():
         was = before.get(place)
         if was is None:
             if tensors or count:
@@ -180,7 +184,9 @@ def _change(before: dict, after: dict, ctx=None,
             return place, f"holds {len(new)} new tensor(s)"
         if any(version != was[1][t] for t, version in tensors.items()):
             return place, "holds a tensor written in place"
-        if identity != was[0] or place[0].startswith(_DEFAULT):  # a default: tensors only
+        if scalar is not _NOT_SCALAR and was[4] is not _NOT_SCALAR and scalar != was[4]:
+            return place, f"went from {was[4]!r} to {scalar!r}"  # a counter, a flag
+        if identity != was[0]:
             continue
         if count > was[2]:
             return place, f"grew from {was[2]} to {count} entries"
@@ -231,11 +237,11 @@ def _raise(name: str, phase: str, change) -> None:
     if where.startswith(_DEFAULT):
         method = where.rsplit(".", 1)[1]
         raise GradingError(
-            f"{name}.{method} kept a tensor in its mutable default argument {key} ({what} after "
+            f"{name}.{method} kept state in its mutable default argument {key} ({what} after "
             f"one call's {phase}): a default such as {{}} or [] is made once, when "
-            "the def runs, and every call shares it, as a global; it keeps that tensor alive "
-            "after your Function's output is gone, where autograd guards nothing: keep what "
-            "backward needs on ctx (ctx.save_for_backward for tensors), one per call",
+            "the def runs, and every call shares it, as a global, even a call counter: keep "
+            "what backward needs on ctx (ctx.save_for_backward for tensors), one per call "
+            f"{rule_reference('ctx')}",
             mistake=f"{name}/state-in-default-argument")
     place = (f"{where}.{key}, shared by every call)" if where.startswith("the class")
              else f"{key} in {where}")

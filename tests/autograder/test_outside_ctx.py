@@ -38,6 +38,24 @@ def test_per_call_state_in_any_container_is_named(prelude, store, read):
     assert error.value.mistake == "Scaled/state-outside-ctx"
 
 
+@pytest.mark.parametrize("prelude, store, said", [
+    ("CALLS = 0", "global CALLS\n        CALLS += 1", r"CALLS in a module global \(went from"),
+    ("TRACED = False", "global TRACED\n        TRACED = True", "TRACED in a module global"),
+])
+def test_a_counter_or_a_flag_in_a_global_is_named(prelude, store, said):
+    """Rule 4's "not even a call counter": a global rebound to another number or flag holds
+    no tensor and grows no container, and is still state every call shares."""
+    with pytest.raises(GradingError, match=said):
+        check_no_state_outside_ctx(_scaled(store, "2.5", prelude), "Scaled", _values())
+
+
+@pytest.mark.parametrize("signature, store", [(", _calls=[0]", "_calls[0] += 1"),
+                                              (", _calls=[]", "_calls.append(1)")])
+def test_a_counter_in_a_mutable_default_is_named(signature, store):
+    with pytest.raises(GradingError, match="kept state in its mutable default argument _calls"):
+        check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())
+
+
 def test_a_dict_keyed_by_a_reused_id_of_ctx_is_named_on_every_run():
     """A dict keyed by id(ctx) that forward fills and backward never empties is named on a
     rerun too, where the probe's ctx may get an id an earlier, freed ctx left as a key: the key
@@ -79,7 +97,7 @@ def _defaulted(signature: str, store: str) -> type:
     (", *, _keep=set()", "_keep.add(x)"),
 ])
 def test_a_tensor_kept_in_a_mutable_default_is_named(signature, store):
-    with pytest.raises(GradingError, match="Scaled.forward kept a tensor in its mutable default "
+    with pytest.raises(GradingError, match="Scaled.forward kept state in its mutable default "
                                            "argument _") as error:
         check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())
     assert error.value.mistake == "Scaled/state-in-default-argument"
@@ -87,9 +105,8 @@ def test_a_tensor_kept_in_a_mutable_default_is_named(signature, store):
 
 @pytest.mark.parametrize("signature, store", [
     (", _names={'k': 2.5}", "ctx.k = _names['k']"),  # read only
-    (", _calls=[]", "_calls.append(1)"),  # no tensor: outside what this check names
 ])
-def test_a_default_without_a_new_tensor_passes(signature, store):
+def test_a_default_read_only_passes(signature, store):
     check_no_state_outside_ctx(_defaulted(signature, store), "Scaled", _values())
 
 

@@ -51,7 +51,7 @@ MISTAKES = [
                             "x1.__dict__['has_bias'] = bias is not None"),
                 ("if ctx.has_bias and", "if x1.__dict__['has_bias'] and"))),
     Mistake("Bilinear", "grad_weight kept in a list default of backward (review 59b)",
-            "Bilinear.backward kept a tensor in its mutable default argument _last", edit(
+            "Bilinear.backward kept state in its mutable default argument _last", edit(
                 _BILINEAR, ("def backward(ctx, grad_output):",
                             "def backward(ctx, grad_output, _last=[]):"),
                 ("        return grad_x1,",

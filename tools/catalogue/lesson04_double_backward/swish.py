@@ -511,7 +511,7 @@ MISTAKES += [
                          "grad_output.float()\n        s = torch.sigmoid(beta * x)\n")),
             named=True),
     Mistake("SwishFunction", "sigma(beta x) cached across calls in a mutable default argument",
-            "kept a tensor in its mutable default argument", DEFAULT_CACHE, named=True),
+            "kept state in its mutable default argument", DEFAULT_CACHE, named=True),
     Mistake("SwishFunction", "sigma linearised where |beta| < 1e-6 (once named as x * x "
             "overflowing)", TINY, _tiny_branch("1e-6")),
     Mistake("SwishFunction", "sigma' as s(-z) - s(-z)^2, which cancels to 0 in the tail (was "
