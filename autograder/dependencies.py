@@ -6,12 +6,14 @@ When an answer fails with no proven cause of its own (a wrong value, an error it
 each other exercise of its lesson that its code calls by name (a name in
 its functions' code, bound in their globals to something other than the answer itself) is graded
 on its own; the first that fails is named in the answer's first line, with its own hint, and the
-failure gets the id ``<Exercise>/uses-failing-exercise``."""
+failure gets the id ``<Exercise>/uses-failing-exercise``. The notebook calls (``autograder.grading``) run exercises
+through ``run`` here."""
 
 import types
 from contextvars import ContextVar
 
 from .errors import GradingError
+from .mistakes import is_mistake_id, mistake_of
 
 # the exercises whose dependencies are being graded: no exercise is graded inside itself
 _grading: ContextVar[frozenset] = ContextVar("dependencies_grading", default=frozenset())
@@ -65,7 +67,7 @@ def failing_dependency(exercise, submission, exercises: dict) -> GradingError | 
             if name in busy:
                 continue
             try:
-                exercises[name].run(used)
+                run(exercises[name], used, exercises)
             except Exception as error:  # noqa: BLE001 - its own failure, whatever it raised
                 hint = (str(error).splitlines() or [type(error).__name__])[0]
                 return GradingError(
@@ -75,3 +77,17 @@ def failing_dependency(exercise, submission, exercises: dict) -> GradingError | 
     finally:
         _grading.reset(token)
     return None
+
+
+def run(exercise, submission, exercises: dict) -> list:
+    """``exercise.run(submission)``, with a failure that has no proven cause of its own named
+    after the first exercise of ``exercises`` it calls that fails on its own."""
+    try:
+        return exercise.run(submission)
+    except Exception as error:
+        if is_mistake_id(mistake_of(error)):  # a cause of its own, proven
+            raise
+        blamed = failing_dependency(exercise, submission, exercises)
+        if blamed is None:
+            raise
+        raise blamed from error

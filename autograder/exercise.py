@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 import torch
 
 from .class_state import state_placed
-from .dependencies import failing_dependency
-from .mistakes import is_mistake_id, mistake_of
 from .devices import grading_devices
 from .precision import precision_findings_last
 from .clauses import Clause
@@ -44,27 +42,15 @@ class Exercise:
         """The battery, then the checks its domain implies, on every device this machine grades
         on; returns those devices. A backward that starts itself without end fails the battery
         instead of hanging it; one that writes into grad_output or an input on any call fails it,
-        and so does one whose globals or classes hold more after all the calls than before. A
-        failure with no proven cause of its own that another exercise of the lesson, called by
-        the answer and failing on its own, explains is named after it
-        (``autograder.dependencies``)."""
+        and so does one whose globals or classes hold more after all the calls than before."""
         devices = grading_devices()
-        try:
-            with (stopping_endless_backward(), precision_findings_last(self.name),
-                  calls_watched(self.name, submission), state_placed(submission),
-                  state_watched(submission, self.name), self.within()):
-                for device in devices:
-                    self.battery(submission, device)
-                    if self.domain is not None:
-                        check_domain(self.domain, submission, device)
-        except Exception as error:
-            if is_mistake_id(mistake_of(error)):  # a cause of its own, proven
-                raise
-            from .exercises import EXERCISES  # the registry imports this module
-            blamed = failing_dependency(self, submission, EXERCISES)
-            if blamed is None:
-                raise
-            raise blamed from error
+        with (stopping_endless_backward(), precision_findings_last(self.name),
+              calls_watched(self.name, submission), state_placed(submission),
+              state_watched(submission, self.name), self.within()):
+            for device in devices:
+                self.battery(submission, device)
+                if self.domain is not None:
+                    check_domain(self.domain, submission, device)
         return devices
 
     def passed_message(self, devices) -> str:

@@ -3,7 +3,7 @@
 import functools
 import warnings
 
-from . import mistakes, progress
+from . import dependencies, mistakes, progress
 from .errors import GradingError
 from .exercises import EXERCISES
 from .failure import shorten, show_pass
@@ -31,7 +31,7 @@ def self_check(name: str, submission) -> None:
     exercise = _exercise(name)
     try:
         with known_state():
-            devices = exercise.run(submission)
+            devices = dependencies.run(exercise, submission, EXERCISES)
     except Exception as error:
         if isinstance(error, NotImplementedError) and not str(error).strip():  # the stub's
             progress.record(name, exercise.lesson, progress.NOT_STARTED)
@@ -111,7 +111,7 @@ def classified_verdict(name: str, submission) -> Verdict:
                        "exercise", mistake=mistakes.UNKNOWN_EXERCISE)
     try:
         with known_state():  # the learner's grad mode, default dtype, ... never cost a mark
-            devices = exercise.run(submission)
+            devices = dependencies.run(exercise, submission, EXERCISES)
     except GradingError as error:
         return Verdict(False, str(error), mistake=mistakes.mistake_of(error))
     except NotImplementedError as error:

@@ -5,10 +5,11 @@ bytes, where a backward of tensor operations holds a few tensors of their size.
 
 The inputs are the typical ones grown: every dimension of one size tiled to at least ``WIDE``
 entries (one size at a time, so that dimensions that must agree keep agreeing), then every
-dimension at once as far as ``MOST`` entries allow (a product of two dimensions, as an outer
-product's, grows only there), where the reference takes the result. Backward runs once under ``TensorAccounting`` (every tensor torch
-creates) and ``tracemalloc`` (NumPy's arrays), and its peak of live bytes must stay within
-``FACTOR`` times the bytes of the floating inputs and outputs together."""
+dimension at once as far as ``MOST`` entries allow, outputs counted too (a product of two
+dimensions, as an outer product's, grows only there), where the reference takes the result.
+Backward runs once under ``TensorAccounting`` (every tensor torch creates) and ``tracemalloc``
+(NumPy's arrays), and its peak of live bytes must stay within ``FACTOR`` times the bytes of the
+floating inputs and outputs together."""
 
 import math
 import tracemalloc
@@ -52,31 +53,48 @@ def _every_size(values: dict, times: int) -> dict:
             for name, value in values.items()}
 
 
+def _output_entries(domain: Domain, values: dict) -> int | None:
+    """Floating entries of the reference's outputs on ``values``; None where it refuses them."""
+    try:
+        with torch.no_grad():
+            outputs, _ = reference_outputs(domain, on_cpu(values))
+    except Exception:  # noqa: BLE001 - the reference refuses the shape
+        return None
+    return sum(o.numel() for o in outputs if o.is_floating_point()) if outputs else None
+
+
+def _fits(domain: Domain, values: dict) -> bool:
+    """Does the reference take ``values``, inputs within ``MOST`` entries and inputs and
+    outputs together within twice that?"""
+    if _entries(values) > MOST:
+        return False
+    outputs = _output_entries(domain, values)
+    return outputs is not None and _entries(values) + outputs <= 2 * MOST
+
+
 def grown(domain: Domain, values: dict) -> list[tuple[str, dict]]:
     """(how the inputs were grown, the inputs): each size of the floating inputs' dimensions
     (2 or more) tiled to at least ``WIDE``, then every size at once as far as ``MOST`` floating
-    entries allow (an outer product of two dimensions shows only there), where the reference
-    takes them."""
+    entries allow, outputs counted too (an outer product of two dimensions shows only there),
+    where the reference takes them."""
     sizes = sorted({extent for value in values.values()
                     if isinstance(value, torch.Tensor) and value.is_floating_point()
                     for extent in value.shape if 2 <= extent < WIDE})
-    candidates = [(f"the dimensions of size {size} tiled",
-                   {name: _tile(value, size, math.ceil(WIDE / size))
-                    for name, value in values.items()}) for size in sizes]
-    times = 2
-    while _entries(_every_size(values, times + 1)) <= MOST and times < WIDE:
-        times += 1
+    cases = [(f"the dimensions of size {size} tiled",
+              {name: _tile(value, size, math.ceil(WIDE / size))
+               for name, value in values.items()}) for size in sizes]
+    cases = [(how, wide) for how, wide in cases if _fits(domain, wide)]
     if len(sizes) > 1:
-        candidates.append((f"every dimension tiled {times} times", _every_size(values, times)))
-    cases = []
-    for how, wide in candidates:
-        try:
-            with torch.no_grad():
-                outputs, _ = reference_outputs(domain, on_cpu(wide))
-        except Exception:  # noqa: BLE001 - the reference refuses the shape
-            continue
-        if outputs and _entries(wide) <= MOST:
-            cases.append((how, wide))
+        most = 2
+        while _entries(_every_size(values, most + 1)) <= MOST and most < WIDE:
+            most += 1
+        fewest = 1  # bisect [2, most] for the most times whose inputs and outputs fit
+        while fewest < most:
+            times = (fewest + most + 1) // 2
+            fewest, most = (times, most) if _fits(domain, _every_size(values, times)) \
+                else (fewest, times - 1)
+        if fewest >= 2:
+            cases.append((f"every dimension tiled {fewest} times", _every_size(values, fewest)))
     return cases
 
 

@@ -9,6 +9,8 @@ peak stays small even though it works on an ``Lq x Lk`` problem. ``kept_bytes`` 
 lessons' own measure of what autograd keeps for backward.
 """
 
+import gc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -162,3 +164,14 @@ def kept_bytes(f, *args) -> int:
     with saved_tensors_hooks(pack, lambda tensor: tensor):
         f(*args)
     return sum(kept.values())
+
+
+def survivors(find: Callable[[], object]):
+    """``find()``, once the garbage collector has run where it finds anything: a reference
+    cycle (a ctx that refers to its own output, say) is freed only by the collector, which
+    takes half a second in a process that has imported torch, so it runs only when needed."""
+    found = find()
+    if found:
+        gc.collect()
+        found = find()
+    return found

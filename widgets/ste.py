@@ -47,6 +47,12 @@ def _forward(function, xs: torch.Tensor) -> torch.Tensor:
 def _surrogate(function, xs: torch.Tensor) -> torch.Tensor:
     leaf = xs.detach().clone().requires_grad_(True)
     output = apply(function, leaf)
+    if not output.requires_grad:
+        raise ValueError(
+            f"{getattr(function, '__name__', 'the Function')}'s output needs no gradient (a "
+            f"{output.dtype} tensor, or one passed to ctx.mark_non_differentiable), so backward "
+            "never runs and there is no surrogate to draw: return a floating tensor autograd "
+            "can differentiate")
     grad, = torch.autograd.grad(output, leaf, torch.ones_like(output), allow_unused=True)
     return torch.zeros_like(xs) if grad is None else grad.detach()
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograder import exercises as registry
-from autograder.dependencies import failing_dependency, used_exercises
+from autograder.dependencies import failing_dependency, run, used_exercises
 from autograder.errors import GradingError
 from autograder.exercise import Exercise
 from autograder.exercises import EXERCISES
@@ -59,7 +59,7 @@ def test_the_exercises_an_answer_calls_are_found_by_name(lesson):
 
 def test_a_failing_exercise_the_answer_calls_is_named_first(lesson):
     with pytest.raises(GradingError) as info:
-        lesson["Outer"].run(_module(_function(5.0)))
+        run(lesson["Outer"], _module(_function(5.0)), EXERCISES)
     first = str(info.value).splitlines()[0]
     assert first.startswith("Outer calls your Inner, which fails its own check: fix Inner")
     assert "Inner's output is not 2 x" in first
@@ -70,4 +70,4 @@ def test_an_answer_s_own_failure_stands_beside_a_correct_exercise(lesson):
     assert failing_dependency(lesson["Outer"], _module(_function(2.0)), EXERCISES) is None
     wrong_itself = _module(_function(2.0))
     with pytest.raises(GradingError, match="Outer's output is not 3 x"):
-        lesson["Outer"].run(lambda x: wrong_itself(x) + 1)
+        run(lesson["Outer"], lambda x: wrong_itself(x) + 1, EXERCISES)

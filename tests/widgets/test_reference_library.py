@@ -200,14 +200,17 @@ def test_does_the_checkpointing_view_cope_with_every_variant(name):
 
 
 STE_LIBRARY = _library("SignSTE", "SignClippedSTE", "RoundSTE")
+# outputs autograd does not differentiate: the view says why it has no surrogate to draw
+NO_SURROGATE = {"SignSTE: integer output", "RoundSTE: output passed to ctx.mark_non_differentiable"}
 
 
 @pytest.mark.parametrize("name", sorted(STE_LIBRARY))
 def test_does_the_ste_view_cope_with_every_estimator(name):
     try:
         text = window_text(ste_curves(STE_LIBRARY[name]()))
-    except Exception:  # shown by the view as an error box
-        assert name.endswith(": stub") or name == "SignSTE: integer output"
+    except Exception as error:  # shown by the view as an error box
+        assert name.endswith(": stub") or name in NO_SURROGATE
+        assert name.endswith(": stub") or "no surrogate to draw" in str(error)
         return
     if name == "SignClippedSTE: solution":
         assert "-1 ≤ x ≤ 1" in text
@@ -232,4 +235,4 @@ def test_every_expectation_names_an_answer_of_the_library():
     assert WRONG_ATTENTION | RIGHT_ATTENTION <= set(ATTENTION_LIBRARY)
     assert CHECKPOINTS_CORRECT | {"CheckpointFunction: torch.autograd.grad of the inputs only"} \
         <= set(CHECKPOINTS)
-    assert {"SignClippedSTE: inverted clip", "SignSTE: integer output"} <= set(STE_LIBRARY)
+    assert {"SignClippedSTE: inverted clip"} | NO_SURROGATE <= set(STE_LIBRARY)

@@ -1,13 +1,13 @@
 """Lesson 05: what CheckpointFunction's forward keeps: its tensor arguments themselves, no
 activation, no copy, and no tensor on ctx, however wrapped."""
 
-import gc
 import weakref
 
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 from ...errors import GradingError
+from ...memory import survivors
 from ...probes import ForwardTrace, reachable
 
 
@@ -27,10 +27,10 @@ def _kept_after_apply(function, inputs: dict) -> int:
 
     with saved_tensors_hooks(pack, lambda alias: alias):
         output = function.apply(*inputs.values())
-    gc.collect()
-    kept = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
-            for t in (ref() for ref in held) if t is not None and t.dtype != torch.uint8
-            and t.untyped_storage().data_ptr() not in given}
+    kept = survivors(lambda: {
+        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+        for t in (ref() for ref in held) if t is not None and t.dtype != torch.uint8
+        and t.untyped_storage().data_ptr() not in given})
     del output
     return sum(kept.values())
 

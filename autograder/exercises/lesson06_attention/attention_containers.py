@@ -6,13 +6,12 @@ finds its own entry, so every value is right. The same idea as lesson 05's
 Any other place outside ctx (an attribute of a global object, a closure) is found by live-tensor
 accounting: once forward's output and its graph are gone, nothing forward made may be alive."""
 
-import gc
 import inspect
 from collections import deque
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
-from ...memory import TensorAccounting
+from ...memory import TensorAccounting, survivors
 from ...probes import reachable
 
 _CONTAINERS = (list, dict, set, deque)
@@ -66,8 +65,7 @@ def check_nothing_outlives_the_graph(function, spec: Spec, values: dict) -> None
     with TensorAccounting() as books:
         output = function.apply(*inputs.values())  # it ran once above: no error to explain
         del output
-        gc.collect()
-        left = books.live_bytes()
+        left = survivors(books.live_bytes)
     if left:
         raise GradingError(
             f"{spec.name}.forward keeps {left} bytes of tensors alive after its output and "

@@ -1,7 +1,6 @@
 """Lesson 08: LogSumExp under vmap, jvp and forward-mode gradcheck (its checks at |x| = 1000 are
 in ``lse_stability``; softplus, the custom operator, is in ``custom_op``)."""
 
-import gc
 import inspect
 import re
 import weakref
@@ -22,6 +21,7 @@ from ...failure import learner_frames
 from ...exercise import Exercise, sample
 from ...class_state import check_class_state, class_state
 from ...by_hand import check_by_hand
+from ...memory import survivors
 from ...outside_ctx import check_no_state_outside_ctx
 from .contracts import LSE_CLAUSES, LSE_RULES
 from .lse_stability import check_lse_stable
@@ -94,9 +94,9 @@ def check_lse_call_state_dies(function, device) -> None:
             del dual, out
     except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
         return
-    if any(ref() is not None for ref in refs):
-        gc.collect()  # a reference cycle, freed only by the collector, is no leak
-    kept = [name for name, ref in zip(("input", "output"), refs) if ref() is not None]
+    # a reference cycle, freed only by the collector, is no leak
+    kept = survivors(lambda: [name for name, ref in zip(("input", "output"), refs)
+                              if ref() is not None])
     if kept:
         raise GradingError(
             f"LogSumExp keeps a call's {' and '.join(kept)} alive after the call: once the "

@@ -211,8 +211,7 @@ RMS_NORM_MODULE_CLAUSES = (
                                          "reused",
             "case:keep the input's dtype": "forward in float64 whatever x's dtype",
             "case:received no gradient": "weight passed as .data",
-            "case:its backward returns None for it": "the Function returns None for the "
-                                                     "weight"}),
+            "RMSNorm/uses-failing-exercise": "the Function returns None for the weight"}),
     Clause("A bfloat16 or float16 `x`, in a module of any dtype, computes as `torch.nn.RMSNorm` "
            "does and rounds once: an output in `x`'s dtype, each entry `torch.nn.RMSNorm`'s or "
            "its neighbour at a near-tie.",

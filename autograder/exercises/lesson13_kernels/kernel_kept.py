@@ -6,7 +6,6 @@ workspace cached in a module global, a closure or a class, which the value check
 when stale contents leak into a result (a fully overwritten workspace never does). Run in
 Triton's interpreter, where launches pass through one Python function."""
 
-import gc
 import inspect
 import weakref
 from contextlib import contextmanager
@@ -14,6 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from ...errors import GradingError
+from ...memory import survivors
 from .kernel_interpreter import interpreting
 
 # half first: a staging buffer for float16/bfloat16 alone is the likeliest cache
@@ -92,9 +92,8 @@ def check_no_tensor_kept(name: str, function, calls) -> None:
         # an output (or gradient) kept and returned again is named by the per-call checks,
         # by what a later call does to it
         returned = {t.untyped_storage().data_ptr() for t in returned if t.numel()}
-        gc.collect()
-        alive = [t for t in (ref() for ref in followed) if t is not None
-                 and t.untyped_storage().data_ptr() not in returned]
+        alive = survivors(lambda: [t for t in (ref() for ref in followed) if t is not None
+                                   and t.untyped_storage().data_ptr() not in returned])
         if not alive:
             continue
         # the one a global holds, where one does (it may hold others alive: inputs saved

@@ -3,13 +3,16 @@ dicts keyed by id(ctx), a FIFO shared by every call, a closure on ctx, caches ke
 input tensor (stale after an in-place step between calls), caches and counters on the class,
 a mutable default argument, an attribute hung on an input tensor (read back or not). Each fails
 where calls overlap or a tensor changes between them, or, on an input tensor, as soon as
-forward sets it. A module-level counter that nothing reads is no state backward depends on:
-correct."""
+forward sets it. Rule 4 leaves no exception: even a module-level call counter that backward
+never reads is state outside ctx."""
 
-from .. import Mistake, Unusual
+from .. import Mistake
 
-UNUSUAL = [
-    Unusual("Square", "a module-level call counter, x saved through ctx",
+UNUSUAL = []
+
+MISTAKES = [
+    Mistake("Square", "a module-level call counter that backward never reads",
+            "Square.forward kept state outside ctx: CALLS in a module global",
             """CALLS = 0
 
 class Square(torch.autograd.Function):
@@ -25,9 +28,6 @@ class Square(torch.autograd.Function):
         x, = ctx.saved_tensors
         return grad_output * 2 * x
 """),
-]
-
-MISTAKES = [
     Mistake("Square", "a copy of x in a module dict keyed by id(ctx)",
             "Square's backward reads x from somewhere other than ctx.saved_tensors",
             """_kept = {}

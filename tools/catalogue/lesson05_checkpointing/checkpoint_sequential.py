@@ -124,8 +124,8 @@ MISTAKES = [
                 "        x = CheckpointFunction.apply(nn.Sequential(*layers[start:start + size]),"
                 " x)\n    return x\n"), named=True),
     Mistake("checkpoint_sequential", "built on a CheckpointFunction that backpropagates its saved "
-            "output (backward would re-enter itself without end)", "re-entered a "
-            "CheckpointFunction's own backward", """
+            "output (backward would re-enter itself without end)", "calls your CheckpointFunction, "
+            "which fails its own check", """
 
 class CheckpointFunction(torch.autograd.Function):
     @staticmethod

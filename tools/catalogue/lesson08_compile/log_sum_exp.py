@@ -378,7 +378,7 @@ class LogSumExp(torch.autograd.Function):
                   ("        x, output = ctx.saved_tensors\n" + _LSE_BWD,
                    "        return grad_output.unsqueeze(ctx.dim) * _P, None"))),
     Mistake("LogSumExp", "dim kept in a module global by setup_context",
-            "right for each call alone but not for two calls in one graph",
+            "LogSumExp.forward kept state outside ctx: _DIM in a module global",
             _edit(LSE, ("        ctx.dim = dim\n", "        global _DIM\n        _DIM = dim\n"),
                   (_LSE_BWD, "        return grad_output.unsqueeze(_DIM) * (x - output"
                    ".unsqueeze(_DIM)).exp(), None"),

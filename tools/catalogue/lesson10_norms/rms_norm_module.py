@@ -226,7 +226,9 @@ class RMSNorm(torch.nn.Module):
     def forward(self, x):
         return RMSNormFunction.apply(x, self.weight, self.eps)
 '''),
-    Mistake('RMSNorm', 'the Function returns None for the weight', 'backward returns None for it', '''
+    Mistake('RMSNorm', 'the Function returns None for the weight',
+            "fix RMSNormFunction first, then check RMSNorm again (RMSNormFunction's hint: "
+            "backward returned None for weight", '''
 class RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
