@@ -244,8 +244,10 @@ def run_all(page, allow_errors: bool = False) -> None:
                 || c.promptNode.textContent.includes('*')).map(([i]) => i + 1);
             const idle = panel.sessionContext.session.kernel.status === 'idle';
             for (const [i, cell] of cells.entries()) {
-                for (const output of cell.model.outputs.toJSON()) {
-                    if (output.output_type === 'error') {
+                const outputs = cell.model.outputs;  // each output's type, not its JSON: a
+                for (let j = 0; j < outputs.length; j++) {  // lesson's figures are megabytes
+                    if (outputs.get(j).type === 'error') {
+                        const output = outputs.get(j).toJSON();
                         const error = `code cell ${i + 1}: ${output.ename}: ${output.evalue}`;
                         return {waiting, idle, error};
                     }

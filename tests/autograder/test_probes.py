@@ -284,6 +284,31 @@ class TestTraceBackward:
             pass
         assert entry_points() == originals
 
+    def test_the_grader_s_own_calls_are_not_counted(self):
+        """Is autograd reached by the grader's own code (lesson 13 runs a compiled kernel's CPU
+        pass through torch.autograd.grad) left out, while the learner's call inside it counts?"""
+        calls = []
+        grader = {"__name__": "autograder.exercises.lesson13_kernels.kernel_domain",
+                  "torch": torch}
+        exec("def through_the_grader(y, x):\n"
+             "    return torch.autograd.grad(y, x)\n", grader)
+        x = x_of(2)
+        with probes._watch_reentry(calls):
+            grader["through_the_grader"]((x * x).sum(), x)
+        assert calls == []
+
+        class AsksAutograd(solution("MySigmoid")):
+            @staticmethod
+            def backward(ctx, grad_output):
+                y, = ctx.saved_tensors
+                with torch.enable_grad():
+                    x = torch.logit(y).detach().requires_grad_()
+                    return torch.autograd.grad(torch.sigmoid(x), x, grad_output)[0]
+
+        with probes._watch_reentry(calls):
+            grader["through_the_grader"](AsksAutograd.apply(x).sum(), x)
+        assert calls == ["torch.autograd.grad"]
+
     def test_watch_records_only_inside(self):
         """Does _watch_reentry record calls made inside the block and none after it?"""
         calls = []
