@@ -3,10 +3,11 @@ the domain's small typical inputs a ``torch.diag`` of n entries, a triangle of o
 matrix is cheap and right; on inputs a hundred times wider it holds thousands of times their
 bytes, where a backward of tensor operations holds a few tensors of their size.
 
-The inputs are the typical ones grown: every dimension of one size tiled to at least ``WIDE``
-entries (one size at a time, so that dimensions that must agree keep agreeing), then every
-dimension at once as far as ``MOST`` entries allow, outputs counted too (a product of two
-dimensions, as an outer product's, grows only there), where the reference takes the result.
+The inputs are the typical ones grown: every dimension at once, until the widest reaches
+``WIDE`` or as far as ``MOST`` entries of inputs and twice that of inputs and outputs allow (a product of two dimensions, as an outer
+product's, grows only there); where the reference refuses that, or the inputs have one size,
+every dimension of one size tiled to at least ``WIDE`` entries, one size at a time (so that
+dimensions that must agree keep agreeing).
 Backward runs once under ``TensorAccounting`` (every tensor torch creates) and ``tracemalloc``
 (NumPy's arrays), and its peak of live bytes must stay within ``FACTOR`` times the bytes of the
 floating inputs and outputs together."""
@@ -73,28 +74,29 @@ def _fits(domain: Domain, values: dict) -> bool:
 
 
 def grown(domain: Domain, values: dict) -> list[tuple[str, dict]]:
-    """(how the inputs were grown, the inputs): each size of the floating inputs' dimensions
-    (2 or more) tiled to at least ``WIDE``, then every size at once as far as ``MOST`` floating
-    entries allow, outputs counted too (an outer product of two dimensions shows only there),
-    where the reference takes them."""
+    """(how the inputs were grown, the inputs): every size of the floating inputs' dimensions
+    (2 or more) at once, the widest to ``WIDE``, as far as ``MOST`` entries allow, outputs
+    counted too; where the
+    reference refuses that or there is one size, each size alone tiled to at least ``WIDE``."""
     sizes = sorted({extent for value in values.values()
                     if isinstance(value, torch.Tensor) and value.is_floating_point()
                     for extent in value.shape if 2 <= extent < WIDE})
-    cases = [(f"the dimensions of size {size} tiled",
-              {name: _tile(value, size, math.ceil(WIDE / size))
-               for name, value in values.items()}) for size in sizes]
-    cases = [(how, wide) for how, wide in cases if _fits(domain, wide)]
     if len(sizes) > 1:
-        most = 2
-        while _entries(_every_size(values, most + 1)) <= MOST and most < WIDE:
+        most = 2  # the widest dimension reaches WIDE, within MOST entries
+        while (_entries(_every_size(values, most + 1)) <= MOST
+               and most * sizes[-1] < WIDE):
             most += 1
         fewest = 1  # bisect [2, most] for the most times whose inputs and outputs fit
         while fewest < most:
             times = (fewest + most + 1) // 2
             fewest, most = (times, most) if _fits(domain, _every_size(values, times)) \
                 else (fewest, times - 1)
-        if fewest >= 2:
-            cases.append((f"every dimension tiled {fewest} times", _every_size(values, fewest)))
+        if fewest >= 2:  # every dimension grows: one case is enough
+            return [(f"every dimension tiled {fewest} times", _every_size(values, fewest))]
+    cases = [(f"the dimensions of size {size} tiled",
+              {name: _tile(value, size, math.ceil(WIDE / size))
+               for name, value in values.items()}) for size in sizes]
+    cases = [(how, wide) for how, wide in cases if _fits(domain, wide)]
     return cases
 
 
@@ -124,23 +126,29 @@ def _measured(function, inputs: dict, wanted: list) -> tuple[int, list, object]:
     return books.phase.peak + numpy_peak, outputs, books.phase.largest
 
 
-def backward_peak(function, inputs: dict) -> tuple[int, int, object] | None:
+def backward_peak(function, inputs: dict, budget) -> tuple[int, int, object] | None:
     """(peak bytes backward held, bytes of the floating inputs and outputs, its largest
-    tensor), or None where forward or backward raised (the value checks name that). Measured
-    twice, the second kept: a process's first backward under the watch loads what it lazily
-    needs (tens of MB that tracemalloc would count against the learner)."""
+    tensor), or None where forward or backward raised (the value checks name that). A peak
+    over ``budget(bytes of the inputs and outputs)`` is measured again, the second kept: a
+    process's first backward under the watch loads what it lazily needs (tens of MB that
+    tracemalloc would count against the learner)."""
     wanted = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     if not wanted:
         return None
     try:
-        _measured(function, inputs, wanted)
         peak, outputs, largest = _measured(function, inputs, wanted)
+        if not outputs:
+            return None
+        sized = sum(t.numel() * t.element_size() for t in [*wanted, *outputs])
+        if peak > budget(sized):
+            peak, outputs, largest = _measured(function, inputs, wanted)
     except Exception:  # noqa: BLE001 - the value checks name an error, with its case
         return None
-    if not outputs:
-        return None
-    sized = sum(t.numel() * t.element_size() for t in [*wanted, *outputs])
     return peak, sized, largest
+
+
+def _budget(sized: int) -> int:
+    return FACTOR * sized + SLACK
 
 
 def check_linear_memory(domain: Domain, function, device: torch.device) -> None:
@@ -148,11 +156,11 @@ def check_linear_memory(domain: Domain, function, device: torch.device) -> None:
     bytes; a failure names the shapes, the bytes and the largest tensor backward made."""
     name = domain.spec.name
     for how, values in grown(domain, domain.values(device)):
-        measured = backward_peak(function, fresh_leaves(values))
+        measured = backward_peak(function, fresh_leaves(values), _budget)
         if measured is None:
             continue
         peak, sized, largest = measured
-        budget = FACTOR * sized + SLACK
+        budget = _budget(sized)
         if peak <= budget:
             continue
         made = (f": its largest tensor has shape {tuple(largest.shape)}, made by {largest.op}"

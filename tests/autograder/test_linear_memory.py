@@ -7,7 +7,7 @@ import torch
 from autograder.domain import Domain, sampled
 from autograder.spec import Spec
 from autograder.function_contract import rule_reference
-from autograder.linear_memory import MOST, WIDE, check_linear_memory, grown
+from autograder.linear_memory import WIDE, check_linear_memory, grown
 from tests.autograder.rule_answers import CPU, GATED, OUTER_DOMAIN, SQUARE_DOMAIN, function, outer
 
 FORWARD = "ctx.save_for_backward(x)\nreturn x * x"
@@ -24,13 +24,19 @@ NUMPY_JACOBIAN = function("Square", FORWARD,
                           prelude="import numpy")
 
 
-def test_each_size_is_grown_then_every_size_at_once():
+def test_every_size_is_grown_at_once_the_widest_to_wide():
     cases = grown(SQUARE_DOMAIN, SQUARE_DOMAIN.values(CPU))
-    times = max(k for k in range(2, WIDE) if 12 * k * k <= MOST)
+    times = -(-WIDE // 4)
     assert [(how, tuple(values["x"].shape)) for how, values in cases] == [
-        ("the dimensions of size 3 tiled", (3 * -(-WIDE // 3), 4)),
-        ("the dimensions of size 4 tiled", (3, WIDE)),
         (f"every dimension tiled {times} times", (3 * times, 4 * times))]
+
+
+def test_each_size_alone_where_the_reference_refuses_every_size_at_once():
+    """A reference that needs a last dimension of 4 takes only the other size grown."""
+    fixed = Spec("Scaled", ("x",), lambda x: x * torch.arange(1.0, 5.0, dtype=x.dtype))
+    domain = Domain(fixed, sampled(fixed, {"x": (3, 4)}))
+    assert [(how, tuple(values["x"].shape)) for how, values in grown(domain, domain.values(CPU))
+            ] == [("the dimensions of size 3 tiled", (3 * -(-WIDE // 3), 4))]
 
 
 LINEAR = Spec("Linear", ("x", "weight"), lambda x, weight: x @ weight.T)

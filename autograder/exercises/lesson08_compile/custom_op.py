@@ -285,8 +285,7 @@ def softplus_full(softplus, device) -> None:
     check_fake(softplus, sample((3,), device, dtype=torch.float32), 2.0)
     check_each_input_alone(SimpleNamespace(apply=softplus), SOFTPLUS,
                            {"x": sample((3, 4), device), "beta": 1.5})
-    for shape, beta in [((3, 4), 1.5), ((5,), 0.5)]:
-        check_opcheck(softplus, sample(shape, device, seed=3), beta)
+    check_opcheck(softplus, sample((3, 4), device, seed=3), 1.5)  # a second layout below
     with case("x of shape (3, 4), transposed (not contiguous)"):  # strides the fake must give
         transposed = sample((4, 3), device, seed=5).mT
         check_fake(softplus, transposed, 1.5)

@@ -46,7 +46,7 @@ MISTAKES = [
     # right values, but the Jacobian n x n per row: rule 3 (memory linear in the sizes)
     Mistake('StraightThroughSoftmax', 'one-hot by cumsum of the maxima, logits saved, s from '
             'logsumexp, the Jacobian built and applied by matmul',
-            'its largest tensor has shape (3, 128, 128), made by diag_embed', '''
+            'its largest tensor has shape (96, 128, 128), made by diag_embed', '''
 class StraightThroughSoftmax(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, tau):

@@ -72,7 +72,7 @@ MISTAKES = [
     # right values, but n x n per row: rule 3 of the Function contract (memory linear in the
     # sizes) rules a Jacobian built as a matrix out
     Mistake("StraightThroughSoftmax", "the full Jacobian per row, applied with einsum",
-            "its largest tensor has shape (3, 128, 128), made by diag_embed",
+            "its largest tensor has shape (96, 128, 128), made by diag_embed",
             _sts(READ + "        jacobian = torch.diag_embed(soft) - soft.unsqueeze(-1) * "
                  "soft.unsqueeze(-2)\n"
                  "        return torch.einsum('...ij,...j->...i', jacobian, grad_output) / ctx.tau,"
