@@ -47,7 +47,7 @@ test: $(INSTALLED) ## the tests CI runs: library, notebooks, nbgrader grading, s
 	$(PYTHON) -m tests.stranger
 	$(PYTHON) -m pytest -n 2 --dist loadgroup -m "not exhaustive" $(PYTEST_ARGS)
 
-test-all: $(INSTALLED) ## every test, the exhaustive tier too (run it before changing lesson 13's grading)
+test-all: $(INSTALLED) ## every test, the exhaustive tier too (run it before changing the grading library, a grader or a lesson)
 	$(PYTHON) -m tests.stranger
 	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 

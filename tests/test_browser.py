@@ -1,12 +1,16 @@
 """Do the widget views render and respond in a real JupyterLab, driven by headless Chromium?
 
-For each solution notebook (and the widget demo), open a copy in JupyterLab on a stranger's
-kernel (what Colab ships and the course's wheel: tests/stranger.py), run all cells, failing on
-the first error (the one run of each solution from top to bottom in a test), check that the
-kernel was the stranger's Python importing the course from its wheel, that every
-formula typeset without a MathJax error and every widget view rendered, operate one control of
-each kind in the first view of each widget function and check that the view changed, and save
-a screenshot of every view to artifacts/screenshots/. Notebooks the tests build open on the course environment's kernel.
+The widget demo (tests/data/widgets_demo.ipynb: every view of widgets/, on small Functions)
+opens in JupyterLab on a stranger's kernel (what Colab ships and the course's wheel:
+tests/stranger.py), runs all cells, failing on the first error; the test checks that the kernel
+was the stranger's Python importing the course from its wheel, that every view rendered, and
+operates one control of each kind in the first view of each widget function, checking that the
+view changed; every view's screenshot lands in artifacts/screenshots/. Every lesson's formulas
+are typeset in one page, failing on a MathJax error. The exhaustive tier (`make test-all`) runs
+each solution notebook as it runs the demo, top to bottom (each lesson's own views, in its own
+context); in every tier nbgrader grades each solution (tests/grader/test_course_config.py) and
+the committed solutions hold no error output (tests/tools/test_notebooks.py). Notebooks the
+tests build open on the course environment's kernel.
 """
 
 import re
@@ -18,20 +22,25 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.lessons import source_notebook
+from grader.lessons import lesson_names, source_notebook
 from tests.jupyterlab import (REPO, STRANGER_KERNEL, VIEWPORT, close_notebooks, jupyter_command,
                               open_notebook, run_all)
 from tests.kernels import WIDGETS_DEMO, executed_widgets_demo
 from tests.stranger import colab_python
 from tests.widget_views import (signature, track_kernel_traffic, unresponsive, views,
                                 wait_rendered)
-from tools.notebooks import without_outputs
+from tools.notebooks import COURSE, without_outputs
 from widgets.view import SNAPSHOT_NOTE
 
 # One worker runs every JupyterLab test: one server and one browser (tests/jupyterlab.py).
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("jupyterlab")]
 
-NOTEBOOKS = sorted((REPO / "solutions").glob("*.ipynb")) + [WIDGETS_DEMO]
+# The demo in every tier; each lesson, a run of about 30 s of kernel and Chromium, in the
+# exhaustive one.
+NOTEBOOKS = [pytest.param(WIDGETS_DEMO, id=WIDGETS_DEMO.stem)] + [
+    pytest.param(solution, id=solution.stem, marks=pytest.mark.exhaustive)
+    for solution in sorted((REPO / "solutions").glob("*.ipynb"))]
+DEMO_VIEWS = 15  # every view of widgets/ the lessons show
 COPIES = REPO / "artifacts" / "browser"  # git-ignored: autosave may write here freely
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -184,31 +193,33 @@ def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_
     open_notebook(page, relative)
     notebook = page.locator(".jp-Notebook")
     deadline = time.monotonic() + 30
-    while notebook.text_content().count(SNAPSHOT_NOTE) < 7 and time.monotonic() < deadline:
+    while (notebook.text_content().count(SNAPSHOT_NOTE) < DEMO_VIEWS
+           and time.monotonic() < deadline):
         time.sleep(0.2)
     text = notebook.text_content()
-    assert text.count(SNAPSHOT_NOTE) == 7, "untrusted: not every view shows its snapshot"
+    assert text.count(SNAPSHOT_NOTE) == DEMO_VIEWS, "untrusted: not every view shows its snapshot"
     assert "View(children=" not in text
-    assert page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count() == 5
+    pictured = sum(output.get("data", {}).get("text/html", "").count('src="data:image/png')
+                   for cell in nbformat.read(executed, as_version=4).cells
+                   for output in cell.get("outputs", []))
+    assert pictured > 5, "the demo's snapshots hold too few pictures to test"
+    shown = page.locator('.jp-OutputArea-output img[src^="data:image/png"]').count()
+    assert shown == pictured, "untrusted: a snapshot's picture is missing"
     _screenshot(page, SCREENSHOTS / "widgets_demo-executed-untrusted.png")
 
     subprocess.run([*jupyter_command("trust"), str(executed)], env=env, check=True,
                    capture_output=True)
-    _open_trusted(page, relative, expected=7)
-    for i in range(7):
+    _open_trusted(page, relative, expected=DEMO_VIEWS)
+    for i in range(DEMO_VIEWS):
         assert signature(views(page).nth(i)), f"trusted: view {i + 1} shows nothing"
     _screenshot(page, SCREENSHOTS / "widgets_demo-executed-trusted.png")
 
 
-OPERATED: set[str] = set()  # the widget functions whose controls a notebook of this run operated
-
-
 def _first_of_each_function(page) -> list[int]:
     """The views (0-based, in page order) whose controls are operated: the first of each widget
-    function that no notebook before it in this run had operated (jacobian_view is drawn by
-    four lessons, ten times in lesson 09). Every view is still checked rendered and pictured;
-    the others share that view's code, whose logic tests/widgets tests on every function
-    offline, and operating each took seconds of Chromium and kernel time."""
+    function (jacobian_view is drawn ten times in lesson 09). Every view is still checked
+    rendered and pictured; the others share that view's code, whose logic tests/widgets tests
+    on every function offline, and operating each took seconds of Chromium and kernel time."""
     functions = page.evaluate(f"""() => window.jupyterapp.shell.currentWidget.content.widgets
         .filter(c => c.model.type === 'code')
         .flatMap(c => c.model.outputs.toJSON()
@@ -216,14 +227,12 @@ def _first_of_each_function(page) -> list[int]:
             .map(() => c.model.sharedModel.getSource()))""")
     first = {}
     for index, source in enumerate(functions):
-        calls = re.findall(r"^(\w+)\(", source, re.MULTILINE)
+        calls = re.findall(r"^(?:widgets\.)?(\w+)\(", source, re.MULTILINE)
         first.setdefault(calls[-1] if calls else source, index)
-    fresh = {function: index for function, index in first.items() if function not in OPERATED}
-    OPERATED.update(fresh)
-    return sorted(fresh.values())
+    return sorted(first.values())
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_do_the_widgets_render_and_respond(lab_page, notebook):
     page = lab_page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -253,3 +262,25 @@ def test_do_the_widgets_render_and_respond(lab_page, notebook):
         raise
     assert expected_views, (f"{notebook.name} displays no widget view: every lesson shows at "
                             "least one (widgets.inspect_saved, widgets.backward_flow, ...)")
+
+
+MATH = re.compile(r"\$|\\\(|\\\[|\\begin\{")  # what JupyterLab's Markdown renderer sends MathJax
+
+
+def test_every_lessons_formulas_typeset(lab_page):
+    """Does MathJax typeset every formula of every lesson: their Markdown cells that hold one,
+    in course order, on one page (a lesson opens in seconds of Chromium; all of them at once,
+    in one)?"""
+    lessons = nbformat.v4.new_notebook(metadata={"kernelspec": {
+        "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    for lesson in lesson_names():
+        lessons.cells += [nbformat.v4.new_markdown_cell(f"# Lesson {lesson}")] + [
+            cell for cell in nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells
+            if cell.cell_type == "markdown" and MATH.search(cell.source)]
+    copy = COPIES / "formulas" / "every_lesson.ipynb"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(lessons, copy)
+    open_notebook(lab_page, copy.relative_to(REPO).as_posix())
+    errors = _math_errors(lab_page)
+    assert lab_page.locator("mjx-container").count() > 100, "the lessons' formulas never typeset"
+    assert not errors, f"MathJax could not typeset {errors}"

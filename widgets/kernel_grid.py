@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .figures import encode_png
+from .view import View
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def draw(launch: Launch, ax=None, title: str = ""):
     return ax
 
 
-def kernel_grid_view(n: int = 10, block: int = 4, columns: int = 0):
+def kernel_grid_view(n: int = 10, block: int = 4, columns: int = 0) -> View:
     """Sliders for the size, the block and (for one program per row) the row length."""
     picture = ipywidgets.Image(format="png")
     size = ipywidgets.IntSlider(value=n, min=1, max=40, description="elements")
@@ -99,4 +100,6 @@ def kernel_grid_view(n: int = 10, block: int = 4, columns: int = 0):
     for control in (size, width, row):
         control.observe(show, names="value")
     show()
-    return ipywidgets.VBox([ipywidgets.HBox([size, width, row]), picture])
+    return View([ipywidgets.HBox([size, width, row]), picture],
+                controls={"elements": size, "block": width, "row_length": row},
+                panes={"picture": picture})

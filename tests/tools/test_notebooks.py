@@ -138,6 +138,18 @@ def test_committed_solutions_were_executed_cleanly(lesson):
         "an output keeps a clock or a pid: the next rebuild would change the bytes"
 
 
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_lesson_shows_a_widget_view(lesson):
+    """Does every lesson's executed solution display at least one widget view
+    (widgets.inspect_saved, widgets.backward_flow, a lesson's explorer)?"""
+    notebook = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    assert any(WIDGET_MIME in output.get("data", {}) for cell in notebook.cells
+               for output in cell.get("outputs", [])), f"solutions/{lesson} shows no widget view"
+
+
 def test_a_warning_loses_its_clock_and_pid_and_keeps_its_words():
     """Does a rebuild give the same bytes when PyTorch's C++ or a Python warning prints?"""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[
@@ -175,8 +187,9 @@ def test_learner_copies_carry_no_execution_state(lesson):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(browser_missing() is None, reason="run top to bottom by "
-                    "tests/test_browser.py, on the same stranger's kernel")
+@pytest.mark.skipif(browser_missing() is None, reason="run top to bottom on the same "
+                    "stranger's kernel by tests/test_browser.py (make test-all), and under "
+                    "nbgrader by tests/grader/test_course_config.py (every tier)")
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_solution_runs_top_to_bottom(lesson, tmp_path, stranger):
     """Does the solution notebook run from a fresh kernel without a single error?"""

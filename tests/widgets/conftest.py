@@ -8,10 +8,14 @@ import pytest
 import torch
 
 from tools.catalogue import mistake
-from tools.solutions import solution
+from autograder.exercises import EXERCISES
+from tools.solutions import namespace
 
+# each lesson's answer cells run once, as in its notebook
+_LESSONS = {lesson: namespace(lesson) for lesson in (
+    "00_template", "01_sigmoid", "02_linear", "03_ste", "05_checkpointing", "06_attention")}
 (Square, MySigmoid, ScaledSigmoid, FusedLinearReLU, MyLinear, SignSTE, SignClippedSTE, RoundSTE,
- checkpoint_sequential, Attention) = (solution(name) for name in (
+ checkpoint_sequential, Attention) = (_LESSONS[EXERCISES[name].lesson][name] for name in (
     "Square", "MySigmoid", "ScaledSigmoid", "FusedLinearReLU", "MyLinearFunction", "SignSTE",
     "SignClippedSTE", "RoundSTE", "checkpoint_sequential", "ScaledDotProductAttention"))
 # Wrong answers the views must show as wrong, from the one catalogue of mistakes.

@@ -4,6 +4,7 @@ import matplotlib
 import pytest
 
 from widgets.kernel_grid import draw, flat_launch, kernel_grid_view, row_launch, unread
+from widgets.view import SNAPSHOT_NOTE, snapshot_html
 
 matplotlib.use("Agg")
 
@@ -32,11 +33,20 @@ def test_a_block_narrower_than_the_row_leaves_elements_unread():
     assert unread(row_launch(2, 3, 2)) == [2, 5]
 
 
-def test_draw_and_view_run():
-    """Do the figure and the widget build without a display?"""
-    ax = draw(flat_launch(5, 4))
-    assert "3 masked lanes" in ax.get_title()
-    assert kernel_grid_view(7, 4, 0) is not None
+def test_the_title_counts_the_masked_lanes():
+    """Does the figure say how many lanes the mask switches off?"""
+    assert "3 masked lanes" in draw(flat_launch(5, 4)).get_title()
+
+
+def test_does_every_control_redraw_the_picture():
+    """Does each control change the picture, and the snapshot (what an untrusted notebook
+    shows) hold it?"""
+    view = kernel_grid_view(7, 4, 0)
+    for name, value in (("elements", 9), ("block", 8), ("row_length", 3)):
+        before = view.panes["picture"].value
+        view.controls[name].value = value
+        assert view.panes["picture"].value != before, name
+    assert SNAPSHOT_NOTE in snapshot_html(view) and "data:image/png" in snapshot_html(view)
 
 
 @pytest.mark.parametrize("launch", [flat_launch(10, 2), row_launch(12, 3, 2)])
