@@ -296,7 +296,8 @@ def readout(pair: JacobianPair, function=None, failure: str | None = None) -> tu
 
 
 def jacobian_view(function, reference, *inputs) -> View:
-    """The learner's Jacobian beside the reference's, one input at a time.
+    """The learner's Jacobian beside the reference's, one input at a time, opening on the first
+    input where they differ.
 
     ``function`` is a Function class (or its ``apply``), ``reference`` a callable written with
     torch ops taking the same arguments, ``inputs`` small example arguments (tensors, numbers).
@@ -306,11 +307,12 @@ def jacobian_view(function, reference, *inputs) -> View:
         f"{code(display_name(shown))}: the Jacobian from {whose_backward(shown)} beside "
         "autograd's"))
     pairs = jacobian_pairs(function, reference, *inputs)
-    choice = ipywidgets.ToggleButtons(options=[p.name for p in pairs],
+    first = next((p for p in pairs if not p.same_shape or p.mismatch.any()), pairs[0])
+    choice = ipywidgets.ToggleButtons(options=[p.name for p in pairs], value=first.name,
                                       description="with respect to",
                                       style={"description_width": "initial"})
     figures = {p.name: Frames(jacobian_figure(p, shown)) for p in pairs}
-    picture = image_pane(figures[pairs[0].name])
+    picture = image_pane(figures[first.name])
     words = html_pane()
 
     def update():

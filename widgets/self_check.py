@@ -1,8 +1,12 @@
 """When a visible self-check fails, show the gradient-check explorer on the learner's Function,
 below the hint (in a notebook, once the cell has shown its error): the whole panel where the
 Jacobians or what backward returned show something, one note where they show nothing, and
-nothing where the hint already says all they could (a named mistake, an error raised)."""
+nothing where the hint already says all they could (a named mistake, an error raised). Where
+the exercise's gradient is by design not the derivative (a straight-through estimator: central
+differences of forward are zero or spikes), the learner's Jacobian is shown beside the
+reference's instead, and only where the two differ."""
 
+import torch
 from IPython.display import HTML, display
 
 from autograder.errors import GradingError
@@ -12,6 +16,7 @@ from autograder.mistakes import NOT_IMPLEMENTED, is_mistake_id, mistake_of
 from .functions import is_function_class, input_names
 from .gradcheck_explorer import compare_jacobians, explore_gradients, failure_html
 from .gradcheck_probes import backward_notes
+from .jacobian import jacobian_pairs, jacobian_view
 
 # the self-check failures that are about gradients computed for inputs that need none: only
 # under these does the explorer's note on unasked-for gradients belong
@@ -27,6 +32,10 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
             or mistake_of(error) == NOT_IMPLEMENTED):
         return
     inputs = exercise.example()
+    reference = surrogate_reference(exercise, inputs)
+    if reference is not None:
+        offer_reference_view(submission, reference, inputs)
+        return
     try:
         comparison = compare_jacobians(submission, *inputs)
     except Exception:  # the Function raised here too: the hint above already says so
@@ -38,6 +47,32 @@ def offer_gradient_explorer(exercise, submission, error) -> None:
         return
     display(explore_gradients(submission, *inputs, failure=failure_hint(error), notes=notes,
                               names=input_names(submission, len(inputs))))
+
+
+def surrogate_reference(exercise, inputs: tuple):
+    """The exercise's reference where its gradient at ``inputs`` is not the derivative of its
+    forward (torch's gradcheck of the reference fails there), else None."""
+    if exercise.domain is None:
+        return None
+    reference = exercise.domain.spec.reference
+    leaves = [x.detach().requires_grad_() if isinstance(x, torch.Tensor)
+              and x.is_floating_point() else x for x in inputs]
+    try:
+        derivative = torch.autograd.gradcheck(reference, leaves, raise_exception=False)
+    except Exception:  # a reference that gradcheck cannot drive: keep central differences
+        return None
+    return None if derivative else reference
+
+
+def offer_reference_view(submission, reference, inputs: tuple) -> None:
+    """The learner's Jacobian beside the reference's, where some entry, shape or call differs:
+    where they agree the failure lies in a case the hint above names."""
+    try:
+        pairs = jacobian_pairs(submission, reference, *inputs)
+    except Exception:  # the Function raised here too: the hint above already says so
+        return
+    if any(not pair.same_shape or pair.error or pair.mismatch.any() for pair in pairs):
+        display(jacobian_view(submission, reference, *inputs))
 
 
 def raised_in_learners_code(error) -> bool:

@@ -113,6 +113,30 @@ def test_exercises_without_a_gradient_to_compare_are_left_alone(shown):
     assert shown == []
 
 
+def test_a_surrogate_gradient_is_shown_beside_the_reference(shown):
+    """Issue 68: under a failing FakeQuantize self-check the explorer compared backward with
+    central differences, which a straight-through estimator disagrees with by design (it
+    flagged the right x gradient, and called the wrong scale gradient right). Is the learner's
+    Jacobian shown beside the reference's instead, opening on scale, where they differ?"""
+    with pytest.raises(GradingError, match="gradient for scale is wrong"):
+        self_check("FakeQuantize",
+                   mistake("FakeQuantize", "clipped elements give scale nothing"))
+    view, = shown
+    assert isinstance(view, View) and "beside" in view.panes["heading"].value
+    assert view.controls["input"].value == "scale"
+    assert "differ" in view.panes["readout"].value
+    view.controls["input"].value = "x"
+    assert "matches" in view.panes["readout"].value
+
+
+def test_a_surrogate_gradient_that_matches_the_reference_gets_nothing_more(shown):
+    """Where the learner's Jacobians match the reference's (a copy of x saved), is the hint
+    left alone?"""
+    with pytest.raises(GradingError, match="saved a copy of x"):
+        self_check("FakeQuantize", mistake("FakeQuantize", "saves x.clone()"))
+    assert shown == []
+
+
 def test_a_broken_view_never_hides_the_hint(monkeypatch):
     """If the view itself fails, does the learner still get the hint (and a warning)?"""
     def broken(*args, **kwargs):
