@@ -575,8 +575,9 @@ compare_all(predicted_input_bytes, input_bytes)
 # exercise's own contract:
 #
 # - backward computes each of the four gradients only when `ctx.needs_input_grad` asks for it;
-# - besides tensors of the inputs' and output's sizes, backward holds at most one intermediate at
-#   a time, of positions × two of out, $n_1$, $n_2$.
+# - backward never builds a tensor with an entry for every position, output, $i$ and $j$
+#   together: besides tensors of the inputs' and output's sizes, it holds a few intermediates of
+#   positions × two of out, $n_1$, $n_2$.
 #
 # The forward has **three** factors; `HeadwiseLinear` had two. Derive
 # $\partial L / \partial x_{1, pi}$ index by index, then the weight's gradient, whose letters

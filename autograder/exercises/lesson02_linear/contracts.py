@@ -139,8 +139,9 @@ BILINEAR_CLAUSES = (
            "for it;",
            {"Bilinear/computes-unneeded-gradient":
                 "all four gradients computed, None returned where not needed"}),
-    Clause("besides tensors of the inputs' and output's sizes, backward holds at most one "
-           "intermediate at a time, of positions × two of out, $n_1$, $n_2$.",
+    Clause("backward never builds a tensor with an entry for every position, output, $i$ and "
+           "$j$ together: besides tensors of the inputs' and output's sizes, it holds a few "
+           "intermediates of positions × two of out, $n_1$, $n_2$.",
            {"Bilinear/holds-four-index-product":
                 "grad_weight as the sum of a (positions, out, n1, n2) outer product"}),
 )

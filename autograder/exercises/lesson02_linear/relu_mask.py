@@ -148,15 +148,22 @@ def check_exact_zero_pre_activation(function, spec: Spec, device) -> None:
 
 # x @ eye(3).T is x exactly: pre-activations of 1e-20 and 1e-30, normal numbers in float64 and
 # float32 alike, beside 1 and negatives; a mask with a threshold (z > finfo.eps) drops them,
-# where torch.relu passes grad_output on
+# where torch.relu passes grad_output on. Then smaller ones on the CPU (a GPU's matrix product
+# may flush subnormals to 0): 1e-50 in float64, which a mask computed in float32 rounds to 0,
+# and subnormals, which a threshold at finfo.tiny drops
 TINY_X = [[1e-20, 1e-30, -1e-20], [1.0, 1e-20, -1.0], [1e-30, -1e-30, 0.0]]
+TINIER_X = [[1e-50, 1e-310, -1e-50], [1.0, 1e-50, -1.0], [1e-310, -1e-310, 0.0]]
+SUBNORMAL_X = [[1e-40, 1e-42, -1e-40], [1.0, 1e-40, -1.0], [1e-42, -1e-42, 0.0]]
 
 
 def check_tiny_positive_pre_activation(function, spec: Spec, device) -> None:
     """Pre-activations that are positive but small: torch.relu passes grad_output on wherever
     z > 0, however small."""
-    for rows, dtype, smallest in ((TINY_X, torch.float64, "1e-20 and 1e-30"),
-                                  (TINY_X, torch.float32, "1e-20 and 1e-30")):
+    cases = [(TINY_X, torch.float64, "1e-20 and 1e-30"), (TINY_X, torch.float32, "1e-20 and 1e-30")]
+    if torch.device(device).type == "cpu":
+        cases += [(TINIER_X, torch.float64, "1e-50 and the subnormal 1e-310"),
+                  (SUBNORMAL_X, torch.float32, "the subnormals 1e-40 and 1e-42")]
+    for rows, dtype, smallest in cases:
         values = {"x": torch.tensor(rows, dtype=dtype, device=device),
                   "weight": torch.eye(3, dtype=dtype, device=device),
                   "bias": torch.zeros(3, dtype=dtype, device=device)}

@@ -1,6 +1,7 @@
-"""Lesson 02: wrong FusedLinearReLU answers from the third review of the lesson, each of which
-passed grading: grad_output times the mask (inf * 0 is nan where z <= 0), a mask with a
-threshold (z > finfo.eps), and a bias gradient summed from the unmasked grad_output."""
+"""Lesson 02: wrong FusedLinearReLU answers at the mask's edges: grad_output times the mask
+(inf * 0 is nan where z <= 0), a mask with a threshold (z > finfo.eps, z > finfo.tiny), a mask
+computed in float32 for float64 inputs, and a bias gradient summed from the unmasked
+grad_output."""
 
 from .. import Mistake, Unusual
 
@@ -22,6 +23,68 @@ class FusedLinearReLU(torch.autograd.Function):
         mask = z > torch.finfo(z.dtype).eps
         n = ctx.needs_input_grad
         ctx.save_for_backward(x if n[1] else None, weight if n[0] else None, mask)
+        ctx.has_bias = bias is not None
+        return torch.relu(z)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mask = ctx.saved_tensors
+        gz = torch.where(mask, grad_output, 0)
+        out = gz.shape[-1]
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            gx = gz @ weight
+        if ctx.needs_input_grad[1]:
+            gw = gz.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            gb = gz.reshape(-1, out).sum(0)
+        return gx, gw, gb
+"""))
+
+# the mask computed in float32 whatever z's dtype (rule 1: never narrower): a float64
+# pre-activation of 1e-50 rounds to 0 there
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "mask computed in float32",
+    "where the pre-activation x @ weight.T + bias is positive but tiny (1e-50", """
+class FusedLinearReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        z = x @ weight.T
+        if bias is not None:
+            z = z + bias
+        mask = z.float() > 0
+        ctx.save_for_backward(x, weight, mask)
+        ctx.has_bias = bias is not None
+        return torch.relu(z)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, mask = ctx.saved_tensors
+        gz = torch.where(mask, grad_output, 0)
+        out = gz.shape[-1]
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            gx = gz @ weight
+        if ctx.needs_input_grad[1]:
+            gw = gz.reshape(-1, out).T @ x.reshape(-1, x.shape[-1])
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            gb = gz.reshape(-1, out).sum(0)
+        return gx, gw, gb
+"""))
+
+# the smallest normal number as the threshold: subnormal pre-activations get no gradient
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "mask z > finfo.tiny",
+    "where the pre-activation x @ weight.T + bias is positive but tiny (1e-50 and the "
+    "subnormal", """
+class FusedLinearReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        z = x @ weight.T
+        if bias is not None:
+            z = z + bias
+        mask = z > torch.finfo(z.dtype).tiny
+        ctx.save_for_backward(x, weight, mask)
         ctx.has_bias = bias is not None
         return torch.relu(z)
 
