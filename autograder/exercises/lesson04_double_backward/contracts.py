@@ -74,6 +74,7 @@ SWISH_CLAUSES = (
            r"$\beta x$ is far below 0;",
            {"SwishFunction/clamped-tail":
                 "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))",
+            "SwishFunction/value-lost-in-tail": "forward as x - x * sigmoid(-beta x)",
             "SwishFunction/float32-overflow": "sigma' as e / (1 + e)^2 with z clamped to +-700: "
                                               "NaN in float32 past |beta x| = 88.7",
             "SwishFunction/tiny-beta-branch":

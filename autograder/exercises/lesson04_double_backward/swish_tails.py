@@ -1,8 +1,9 @@
-"""SwishFunction's gradients in the sigmoid's saturated tail, graded relative to their size
-(as lesson 01 grades the sigmoid's): where beta * x is far below 0, sigma(beta x) is tiny but a
-normal float, and so are both gradients; the absolute tolerance elsewhere would pass a backward
-that clamps beta * x (to +-80, say) and is wrong there by a factor of 1e8. Both dtypes, both
-signs of beta, every subset of x and beta requiring grad."""
+"""SwishFunction's value and gradients in the sigmoid's saturated tail, graded relative to their
+size (as lesson 01 grades the sigmoid's): where beta * x is far below 0, sigma(beta x) is tiny
+but a normal float, and so are the value and both gradients; the absolute tolerance elsewhere
+would pass a forward that cancels (x - x sigma(-beta x) is 0 there) and a backward that clamps
+beta * x (to +-80, say) and is wrong there by a factor of 1e8. Both dtypes, both signs of beta,
+every subset of x and beta requiring grad."""
 
 import torch
 
@@ -16,11 +17,12 @@ SUBSETS = (("x", "beta"), ("x",), ("beta",))
 
 
 def _truth(x: torch.Tensor, beta: torch.Tensor) -> dict:
-    """Both gradients for grad_output = 1, in float64: s = sigma(z) is accurate for z < 0."""
+    """The value and both gradients for grad_output = 1, in float64: s = sigma(z) is accurate
+    for z < 0."""
     x, beta = x.double(), beta.double()
     s = torch.sigmoid(beta * x)
     ds = s * torch.sigmoid(-beta * x)
-    return {"x": s + beta * x * ds, "beta": (x * x * ds).sum()}
+    return {"value": x * s, "x": s + beta * x * ds, "beta": (x * x * ds).sum()}
 
 
 def check_saturated_tails(function, spec: Spec, device) -> None:
@@ -42,6 +44,7 @@ def check_saturated_tails(function, spec: Spec, device) -> None:
 def _check_one(function, spec: Spec, values: dict, wanted: set, truth: dict, rtol: float):
     inputs = make_inputs(values, requires_grad=wanted)
     forward = run_forward(function, spec, inputs)
+    _check_value(forward.output, values, truth["value"], rtol)
     backward = run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
     for name, grad in zip(inputs, backward.grads):
         if name not in wanted or grad is None:
@@ -65,6 +68,25 @@ def _check_one(function, spec: Spec, values: dict, wanted: set, truth: dict, rto
             f"x = {values['x'].tolist()}, beta = {beta}, needs grad: {sorted(wanted)}\n"
             f"{name}'s gradient = {got.tolist()}\ntrue = {true.tolist()}",
             mistake="SwishFunction/clamped-tail")
+
+
+def _check_value(output, values: dict, truth: torch.Tensor, rtol: float) -> None:
+    """Forward's value x sigma(beta x), relative to its size."""
+    got = output.detach().double().cpu().reshape(truth.shape)
+    relative = (got - truth.cpu()).abs() / truth.cpu().abs()
+    if bool((relative <= rtol).all()):
+        return
+    i = int((~(relative <= rtol)).nonzero()[0])
+    beta, xs = values["beta"].item(), values["x"].tolist()
+    raise GradingError(
+        f"your forward's value is wrong in the sigmoid's saturated tail, relative to its size: "
+        f"at x = {xs[i]:g}, beta = {beta:g} ({str(values['x'].dtype)[6:]}; beta x = "
+        f"{beta * xs[i]:g}) it is {got[i].item():.3g} where x sigma(beta x) is "
+        f"{truth[i].item():.3g} (relative error {relative[i].item():.2g}); sigma(beta x) there "
+        "is tiny but a normal number, which torch.sigmoid keeps to full relative precision: "
+        "which step of your forward loses it?",
+        f"x = {xs}, beta = {beta}\nyour value = {got.tolist()}\ntrue = {truth.tolist()}",
+        mistake="SwishFunction/value-lost-in-tail")
 
 
 def _observed(name: str, got: torch.Tensor, true: torch.Tensor, values: dict, i: int) -> str:

@@ -491,6 +491,16 @@ MISTAKES += [
             edit(SWISH, ("(grad_output * x * x * ds).sum()",
                          "(grad_output * x * x * torch.sigmoid((beta * x).clamp(-80, 80))"
                          " * torch.sigmoid(-(beta * x).clamp(-80, 80))).sum()"))),
+    # the value as x (1 - sigma(-z)) or through tanh: 1 - sigma(-z) and 1 + tanh(z / 2) cancel
+    # to 0 where sigma(z) is tiny but normal (a fresh review's answers, which passed)
+    Mistake("SwishFunction", "forward as x - x * sigmoid(-beta x)",
+            "your forward's value is wrong in the sigmoid's saturated tail",
+            edit(SWISH, ("return x * torch.sigmoid(beta * x)",
+                         "return x - x * torch.sigmoid(-beta * x)"))),
+    Mistake("SwishFunction", "forward as x (1 + tanh(beta x / 2)) / 2",
+            "your forward's value is wrong in the sigmoid's saturated tail",
+            edit(SWISH, ("return x * torch.sigmoid(beta * x)",
+                         "return 0.5 * x * (1 + torch.tanh(0.5 * beta * x))"))),
     # Accepted as unusual before the tail was graded relatively:
     # 1 + tanh(z / 2) cancels to 0 where sigma(z) is tiny but normal.
     Mistake("SwishFunction", "sigmoid as (1 + tanh(z / 2)) / 2, output saved, einsum grad_beta",
