@@ -70,6 +70,8 @@ GRAD_OUTPUT_CLAUSE = ("grad_output of any layout autograd hands backward (a tran
                       "one: y.t() or .sum() downstream gives it)")
 REQUIRES_GRAD_CLAUSE = ("any of the inputs may require grad, the others not: each gradient "
                         "asked for is right, and grad_output is left as it was")
+OPTIONAL_NONE_CLAUSE = ("an optional input passed as None (apply(x, weight, None)) is an input: "
+                        "backward returns a value for it, None")
 # the Function contract's rules (autograder.function_contract), checked for every exercise after
 # its own properties; each failure ends its first line with the rule's reference
 LATE_REQUIRES_GRAD_CLAUSE = ("which gradients backward computes is fixed when forward runs "
@@ -176,7 +178,8 @@ class Domain:
                                           ("large", self.large), ("ties", self.ties),
                                           ("rows apart", self.rows_apart)) if part is not None]
         return (names + ["requires grad"] + (["per call"] if self.per_call else [])
-                + ["backward twice"] + self.rule_properties())
+                + ["backward twice"] + (["optional none"] if self.optional else [])
+                + self.rule_properties())
 
     def rule_properties(self) -> list[str]:
         """The Function contract's rules as checks (``autograder.function_contract``), run after
@@ -194,6 +197,7 @@ class Domain:
                    "backward twice": (ONCE_CLAUSE if self.second_backward_may_raise
                                       else TWICE_CLAUSE),
                    "requires grad": REQUIRES_GRAD_CLAUSE,
+                   "optional none": OPTIONAL_NONE_CLAUSE,
                    "late requires grad": LATE_REQUIRES_GRAD_CLAUSE,
                    "none on every path": NONE_PATHS_CLAUSE, "size one": self.size_one_clause,
                    "empty and 0-d": self.empty_and_scalar_clause,

@@ -60,6 +60,7 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
 
 
 _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",
+          "optional none": "an optional input passed as None",
           "grad_output layout": "a grad_output that is not contiguous",
           "backward twice": "backward run twice",
           "rows apart": "rows of far-apart magnitude", "ties": "values one ulp apart",
@@ -70,6 +71,16 @@ _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs fr
 def _what(name: str) -> str:
     kind, _, rest = name.partition(" ")
     return f"{rest} inputs" if kind in ("layout", "dtype") else _FIXED.get(name, name)
+
+
+def _optional_none(domain: Domain, function, device, _name) -> None:
+    """Each optional input passed as None in its place, not left out: forward then has one more
+    input, and backward returns one more value."""
+    for optional in domain.optional:
+        values = domain.values(device)
+        values[optional] = None
+        with case(f"{optional}=None passed to apply"):
+            compare(domain, function, fresh_leaves(values))
 
 
 def _constant(domain: Domain, function, device, name: str) -> None:
@@ -179,4 +190,4 @@ def _twice(domain: Domain, function, device, _name) -> None:
 _PROPERTIES = {"per": check_per_call, "requires": _requires_grad, "backward": _twice,
                "constant": _constant, "dtype": _dtype, "layout": _layout,
                "grad_output": _grad_output, "accumulation": _case, "large": _case, "ties": _case,
-               "rows": _case}
+               "rows": _case, "optional": _optional_none}

@@ -261,7 +261,7 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 # - Called as `MyLinearFunction.apply(x, weight)`, how many entries does
 #   `ctx.needs_input_grad` have? So what must backward know before it reads an entry for the
 #   bias, and who can tell it? (Backward may return three values either way: autograd accepts
-#   a trailing `None`.)
+#   a trailing `None`. Called as `apply(x, weight, None)`, it must.)
 # - Which of `x` and `weight` does each gradient read? So what must forward keep when only `x`
 #   needs a gradient? An optional section compares what yours keeps with `F.linear`'s.
 #

@@ -49,11 +49,6 @@ UNUSUAL = [
                     "        grad_bias = g2.new_ones(g2.shape[0]) @ g2 if ctx.has_bias and "
                     "ctx.needs_input_grad[2] else None\n"
                     "        return grad_x, grad_weight, grad_bias")),
-    Unusual("MyLinearFunction", "returns only two values without a bias",
-            _linear(FLAT + GUARDED + "        if not ctx.has_bias:\n"
-                    "            return grad_x, grad_weight\n"
-                    "        return grad_x, grad_weight, g2.sum(0) if ctx.needs_input_grad[2] "
-                    "else None")),
     Unusual("MyLinearFunction", "saves only what the wanted gradients read, unflattened einsum",
             _linear("        x, weight = ctx.saved_tensors\n        n = ctx.needs_input_grad\n"
                     "        gx = grad_output @ weight if n[0] else None\n"
