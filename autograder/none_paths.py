@@ -10,7 +10,7 @@ with each floating input in turn as the only one requiring grad, on a typical ba
 where many ops take a path of their own), and on an empty batch (where the reference takes one).
 First, on the typical path (random ``grad_output``), every floating input but the one
 requiring grad must get ``None``; then each input that got ``None`` there must get it on these
-paths too: a tensor of zeros is not ``None``."""
+paths too (a tensor of zeros is not ``None``), and the one requiring grad a tensor, as there."""
 
 import torch
 
@@ -80,12 +80,19 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
             raise _frozen_error(function, domain, values, wanted, computed[0])
         frozen = [n for n, v in typical.items() if n != wanted and v is None
                   and isinstance(values[n], torch.Tensor)]
-        if not frozen:
+        if not frozen and typical[wanted] is None:
             continue
         for said, given, grad_output in paths:
             returned = returned_gradients(function, given, {wanted}, grad_output)
             if returned is None:
                 continue
+            if typical[wanted] is not None and returned[wanted] is None:
+                raise GradingError(
+                    f"{function.__name__}.backward returned None for {wanted}, which requires "
+                    f"grad, with {said}: an input that requires grad gets a tensor on every "
+                    f"path, zeros where nothing flows back (with None, torch.autograd.grad "
+                    f"raises and .grad stays None) {rule_reference('gradients')}",
+                    mistake=f"{domain.spec.name}/none-for-needed-input")
             given_back = [n for n in frozen if returned[n] is not None]
             if given_back:
                 other = given_back[0]

@@ -25,7 +25,8 @@ concept the reviews' answers are about:
   torch.ops.aten.linear), ``grad_output_views`` (a grad_bias that views grad_output, an empty
   batch special-cased at dim 0), ``special_paths`` (zeros, not None, for inputs that need no
   gradient on an empty batch, a dead layer or a grad_output of zeros), ``bias_passed_as_none``
-  (one value too few from backward when apply gets bias=None in its place)."""
+  (one value too few from backward when apply gets bias=None in its place),
+  ``zero_grad_output_shortcut`` (None for every input when grad_output is all zeros)."""
 
 
 from . import (bilinear, domains, fused_linear_relu, layouts_without_bias, linear, squeezes,
@@ -33,7 +34,8 @@ from . import (bilinear, domains, fused_linear_relu, layouts_without_bias, linea
                per_shape_state, wider_dtype, sizes_and_aliases, frozen_input_work, cached_weight,
                grad_output_views, extra_masks, requires_grad_gates, state_on_inputs, blocked_sums,
                wider_storage, saved_forms, batch_of_one, relu_mask_edges, whole_cells,
-               special_paths, bias_passed_as_none)
+               special_paths, bias_passed_as_none,
+               zero_grad_output_shortcut)
 
 UNUSUAL = (linear.UNUSUAL + fused_linear_relu.UNUSUAL + bilinear.UNUSUAL + whole_cells.UNUSUAL +
            state_and_work.UNUSUAL + vector_transposes.UNUSUAL + mask_arithmetic.UNUSUAL +
@@ -50,4 +52,5 @@ MISTAKES = (linear.MISTAKES + fused_linear_relu.MISTAKES + bilinear.MISTAKES + d
             cached_weight.MISTAKES + grad_output_views.MISTAKES + extra_masks.MISTAKES +
             requires_grad_gates.MISTAKES + state_on_inputs.MISTAKES + blocked_sums.MISTAKES +
             wider_storage.MISTAKES + saved_forms.MISTAKES + layouts_without_bias.MISTAKES +
-            special_paths.MISTAKES + bias_passed_as_none.MISTAKES)
+            special_paths.MISTAKES + bias_passed_as_none.MISTAKES +
+            zero_grad_output_shortcut.MISTAKES)
