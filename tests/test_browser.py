@@ -161,22 +161,52 @@ def test_a_control_that_changes_nothing_is_caught(lab_page):
                                           "view 1: no button changed it"]
 
 
+# What the widget manager of @jupyter-widgets/jupyterlab-manager 3.0 shows for an output whose
+# model it has not got when it counts itself restored.
+MODEL_NOT_FOUND = "Error displaying widget: model not found"
+
+
+def _redraw_models_not_found(page) -> int:
+    """Hand each output showing MODEL_NOT_FOUND its own data again, so that its renderer looks
+    the model up anew; the number redrawn."""
+    return page.evaluate(f"""() => {{
+        let redrawn = 0;
+        for (const cell of window.jupyterapp.shell.currentWidget.content.widgets) {{
+            if (cell.model.type !== 'code') continue;
+            const area = cell.outputArea;
+            area.widgets.forEach((child, index) => {{
+                if (child.node.textContent.includes({MODEL_NOT_FOUND!r})) {{
+                    area.model.set(index, area.model.get(index).toJSON());
+                    redrawn += 1;
+                }}
+            }});
+        }}
+        return redrawn;
+    }}""")
+
+
 def _open_trusted(page, relative: str, expected: int) -> None:
-    """Open a trusted notebook with saved widget state and wait for its ``expected`` views;
-    once more if a view failed to display. On a loaded machine (three pytest workers on two
-    cores) the first open has failed so where the same notebook draws every view when run
-    alone: the widget manager of @jupyter-widgets/jupyterlab-manager restores its models from
-    the kernel and from the notebook in separate handlers, and marks itself restored after
-    either. A saved state that cannot be drawn fails both opens."""
-    for attempt in (1, 2):
-        close_notebooks(page)
-        open_notebook(page, relative)
+    """Open a trusted notebook with saved widget state and wait for its ``expected`` views.
+    The widget manager restores models from the kernel and from the notebook in separate
+    handlers and counts itself restored after either (jupyterlab-manager 3.0's
+    `_handleKernelConnectionStatusChange`): an output drawn between the two shows
+    MODEL_NOT_FOUND although the notebook holds its model, and a loaded machine loses that race
+    on every open. An output that shows it is drawn again, as closing and reopening the
+    notebook would draw it, for as long as the notebook's state may still be loading (30 s); a
+    model the saved state lacks is never found and fails the test, as does any other error."""
+    close_notebooks(page)
+    open_notebook(page, relative)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         try:
             wait_rendered(page, expected)
             return
         except pytest.fail.Exception as failure:
-            if attempt == 2 or "Error displaying widget" not in str(failure):
+            if MODEL_NOT_FOUND not in str(failure):
                 raise
+        time.sleep(1)
+        _redraw_models_not_found(page)
+    wait_rendered(page, expected)
 
 
 def test_does_an_executed_notebook_show_its_views_before_anything_runs(lab, lab_page,
@@ -273,10 +303,15 @@ def test_every_lessons_formulas_typeset(lab_page):
     in one)?"""
     lessons = nbformat.v4.new_notebook(metadata={"kernelspec": {
         "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}})
+    seen = set()
     for lesson in lesson_names():
-        lessons.cells += [nbformat.v4.new_markdown_cell(f"# Lesson {lesson}")] + [
-            cell for cell in nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells
-            if cell.cell_type == "markdown" and MATH.search(cell.source)]
+        cells = [cell for cell in nbformat.read(COURSE / f"{lesson}.ipynb", as_version=4).cells
+                 if cell.cell_type == "markdown" and MATH.search(cell.source)
+                 and cell.source not in seen]
+        seen.update(cell.source for cell in cells)
+        for index, cell in enumerate(cells):
+            cell.id = f"{lesson}-{index}"  # lessons number their cells alike
+        lessons.cells += [nbformat.v4.new_markdown_cell(f"# Lesson {lesson}")] + cells
     copy = COPIES / "formulas" / "every_lesson.ipynb"
     copy.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(lessons, copy)

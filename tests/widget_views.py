@@ -36,7 +36,9 @@ def wait_rendered(page, expected: int) -> None:
         text = page.locator(".jp-Notebook").text_content()
         loading = "Loading widget" in text
         if "Error displaying widget" in text:
-            pytest.fail("a widget failed to display: 'Error displaying widget' in the notebook")
+            failed = page.locator(".jp-OutputArea-output", has_text="Error displaying widget")
+            pytest.fail(f"{failed.count()} widget outputs failed to display, the first with "
+                        f"{failed.first.text_content()!r}")
         if not loading and views(page).count() == expected:
             break
         time.sleep(0.2)
