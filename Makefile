@@ -43,11 +43,17 @@ LAB_OPTIONS = --ServerApp.root_dir=course --ServerApp.port=$(PORT) --LabApp.exte
 lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 	env JUPYTER_CONFIG_PATH=$(LAB_CONFIG) $(VENV)/bin/jupyter lab $(LAB_OPTIONS) $(ROOT_FLAG) $(LAB_ARGS)
 
+# The course's own packages byte-compiled before the tests: each kernel, zygote and nbgrader run
+# imports them, and where PYTHONDONTWRITEBYTECODE is set (CI's machines) none would cache them.
+COMPILE     := $(PYTHON) -m compileall -qq -j 0 autograder grader widgets tools tests
+
 test: $(INSTALLED) ## the tests CI runs: library, notebooks, nbgrader grading, server, browser
+	$(COMPILE)
 	$(PYTHON) -m tests.stranger
 	$(PYTHON) -m pytest -n 2 --dist loadgroup -m "not exhaustive" $(PYTEST_ARGS)
 
 test-all: $(INSTALLED) ## every test, the exhaustive tier too (run it before changing the grading library, a grader or a lesson)
+	$(COMPILE)
 	$(PYTHON) -m tests.stranger
 	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 

@@ -395,20 +395,16 @@ except GradcheckError as error:
 # - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for any Python floats `w1`
 #   and `w2`, 0 and tiny ones included, with every digit of each weight.
 #
-# Rule 2 shows here: backward returns four values, a float never receives a gradient, and
-# `x1` or `x2` gets `None` when it needs no gradient (a frozen input, data).
-#
 # Answer on paper first:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
-# 2. Which inputs get a gradient, and what goes in the other places?
+# 2. How many values does backward return, and which of them can be tensors? When `x1` is
+#    data (it needs no gradient) but `x2` does, what goes in each place? Rule 2 of the
+#    contract decides.
 # 3. So what must forward keep for backward, and where? Two calls with different weights may
 #    both run before either backward does: which rule of the contract decides, and what can
 #    `save_for_backward` take?
-#
-# The checks run backward with `x1` alone requiring grad, then `x2` alone: a tensor returned for
-# the other one fails (autograd would throw it away).
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #

@@ -70,8 +70,8 @@ NUMPY_TANH_RULES = {
 
 SWISH_CLAUSES = (
     Clause(r"`beta` is any real number, 0 and negative included, and $|\beta x|$ goes up to 800: "
-           r"the value and both gradients stay finite, accurate relative to their size where "
-           r"$\beta x$ is far below 0;",
+           r"the value and both gradients stay finite; where $\beta x$ is far below 0 they stay "
+           r"accurate relative to their size for as long as $\sigma(\beta x)$ is a normal float;",
            {"SwishFunction/clamped-tail":
                 "beta * x clamped to +-80 in backward (1 / (1 + exp(-z)))",
             "SwishFunction/value-lost-in-tail": "forward as x - x * sigmoid(-beta x)",
