@@ -15,9 +15,10 @@
 #
 # Some custom Functions return a gradient that is **not** their forward's derivative, on
 # purpose: **gradient reversal** (domain-adversarial training) and **clipping inside backward**
-# (each sample's gradient bounded before the samples are summed). And a wrong gradient does not
-# say where it came from: you find two bugs in a broken Swish with gradcheck's report, hooks
-# and anomaly mode, then derive a per-sample clipping nobody showed you.
+# (each sample's part of the gradient bounded before the samples are summed). And a wrong
+# gradient does not say where it came from: you find two bugs in a broken Swish with
+# gradcheck's report, hooks and anomaly mode, then derive a per-sample clipping nobody showed
+# you.
 #
 # Exercises: **✎ 1 `GradientReversal`**, **✎ 2 `ClipGradientNorm`**, **✎ 3 `SoftThreshold`**,
 # and the transfer exercise **✎ 4 `PerSampleClippedLinear`**.
@@ -548,7 +549,7 @@ class BrokenSwish(torch.autograd.Function):
         if needs_x:
             grad_x = grad_output * (s + beta * x * slope)
         if needs_beta:
-            grad_beta = -(grad_output * x * x * slope).sum()  # every entry reads beta
+            grad_beta = -(grad_output * x * x * slope)  # x's shape: rule 2 of the contract
         return grad_x, grad_beta
 
 
@@ -710,7 +711,7 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # <details><summary><b>Explanation</b></summary>
 #
 # The gradient arrives clean and leaves the layer with `nan`: the layer's backward makes it,
-# and $\beta$'s gradient, a sum, is `nan` too. The first layer is spared: ReLU's backward puts 0
+# and $\beta$'s gradient is `nan` too. The first layer is spared: ReLU's backward puts 0
 # wherever its input was $\le 0$, whatever arrives. A module hook sees only forwards run after
 # it was registered.
 # </details>
@@ -804,7 +805,7 @@ else:
 
 # %%
 ### BEGIN WORKED
-bug_1_line = "grad_beta = -(grad_output * x * x * slope).sum()"
+bug_1_line = "grad_beta = -(grad_output * x * x * slope)"
 bug_2_line = "s = y / x"
 ### LEARNER
 bug_1_line = None  # the line that computes the wrong gradient for beta, as a string
@@ -904,11 +905,8 @@ print("gradient for x:", ours, " F.softshrink's:", builtin)
 # - for `weight`, the sum over samples of each sample's gradient of `weight` times
 #   $\min(1,\ m / \lVert\text{that gradient}\rVert_F)$, $m$ = `max_norm`, exactly (nothing added
 #   to the norm; a zero gradient keeps factor 1);
-# - in float64 and float32, `max_norm` as large or as small as the dtype holds leaves no step
-#   out of range where each sample's rows of `x` and `grad_output` have squared norms inside
-#   the dtype's range and its factor times each of their entries is a normal number;
-# - no sample's gradient of `weight` built, whole or in part, no loop over samples, and no work
-#   for `weight` when it needs no gradient.
+# - no sample's gradient of `weight` built, whole or in part, no loop over samples (one or a
+#   few at a time), and no work for `weight`, in forward or backward, when it needs no gradient.
 #
 # **Derive it.** Sample $n$ gives $y_n = W x_n$ and receives $g_n$, row $n$ of `grad_output`.
 #
@@ -961,7 +959,7 @@ class PerSampleClippedLinear(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             # ||g_n x_n^T|| = ||g_n|| ||x_n||: one norm per sample, no outer product
             norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)
-            # a norm of 0 keeps factor 1, even where max_norm rounds to 0 (0 / 0 unused)
+            # a norm of 0 is not above max_norm: factor 1 (its max_norm / 0 unused)
             factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
@@ -980,17 +978,17 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 # $\lVert g_n x_n^\top \rVert_F = \lVert g_n \rVert\, \lVert x_n \rVert$, and with
 # $s_n = \min(1, m / (\lVert g_n \rVert \lVert x_n \rVert))$ the result is $\sum_n s_n\,
 # g_n x_n^\top$: one matrix product of two matrices with $N$ rows each, $s_n$ on either factor's
-# row $n$. The `where` keeps a sample of norm 0 at factor 1. The two norms are multiplied,
-# not their squares, whose product overflows first. Where $s_n g_n$ or $s_n x_n$ would underflow, the
-# contract stops ($\sqrt{s_n}$ on each side would go further).
+# row $n$. The `where` keeps a sample of norm 0 at factor 1.
 # </details>
 
 # %% [markdown]
 # ## Summary
 #
 # A Function may return a gradient that is not its derivative, on purpose: gradient reversal
-# makes a min-max game trainable by one backward pass, and clipping each row of `grad_output`
-# bounds each sample's gradient before the sum, which clipping the parameters cannot. Such
+# makes a min-max game trainable by one backward pass; clipping each row of `grad_output`
+# bounds each sample's row of the gradient flowing back, and `PerSampleClippedLinear` each
+# sample's gradient of the weight (not of `x`), before the samples are summed, which clipping
+# the summed gradient cannot. Such
 # Functions are checked against the gradient they are meant to return, not by gradcheck. To
 # find a wrong gradient: gradcheck's report names the input; tensor and module hooks show where
 # a gradient changes (a module hook registered before the forward, both removed after); anomaly

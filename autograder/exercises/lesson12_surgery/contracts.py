@@ -48,7 +48,8 @@ CLIP_CLAUSES = (
            "range, and `max_norm` from 1e-3 to 1e3, no step leaves the dtype's range.",
            {"ClipGradientNorm/max-norm-product-overflows": "divide by the norm clamped from "
                                                            "below",
-            "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)"}),
+            "ClipGradientNorm/norm-ratio-overflows": "divides by clamp(norm / max_norm, min=1)",
+            "ClipGradientNorm/dtype-range": "squares summed in float16"}),
 )
 CLIP_RULES = {
     "values": {"ClipGradientNorm/float32-constant": "max_norm as a float32 tensor",
@@ -111,32 +112,22 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",
             "PerSampleClippedLinear/changes-tiny-sample": "a clamp of the norm at 1e-12",
             "PerSampleClippedLinear/clamps-norm": "norm clamped at 1e-12, max_norm 1e-14"}),
-    Clause("in float64 and float32, `max_norm` as large or as small as the dtype holds leaves no "
-           "step out of range where each sample's rows of `x` and `grad_output` have squared "
-           "norms inside the dtype's range and its factor times each of their entries is a "
-           "normal number;",
-           {"PerSampleClippedLinear/max-norm-product-overflows": "TF's order, g * m / max(n, m)",
-            "PerSampleClippedLinear/norm-ratio-overflows": "F.linear, factor 1 / clamp(norm / "
-                                                              "m, min=1), x's rows clipped, "
-                                                              "einsum",
-            "PerSampleClippedLinear/underflows-inside-range": "max_norm on grad_output's rows, "
-                                                              "1 / norm on x's rows",
-            "PerSampleClippedLinear/squared-norms-product-overflows": "squared norms "
-                                                                      "multiplied before the "
-                                                                      "square root"}),
-    Clause("no sample's gradient of `weight` built, whole or in part, no loop over samples, and "
-           "no work for `weight` when it needs no gradient.",
+    Clause("no sample's gradient of `weight` built, whole or in part, no loop over samples (one "
+           "or a few at a time), and no work for `weight`, in forward or backward, when it needs "
+           "no gradient.",
            {"PerSampleClippedLinear/per-sample-outer-products": "per-sample outer products "
                                                                 "built",
             "PerSampleClippedLinear/gradient-per-sample": "a loop over samples, one outer "
                                                           "product each",
             "PerSampleClippedLinear/stack-outside-torch": "the (N, out, in) stack built in "
                                                           "NumPy",
+            "PerSampleClippedLinear/loops-over-samples": "a loop over samples for the factors",
             "case:does as much work": "both computed, only the wanted one returned",
             "PerSampleClippedLinear/norms-when-weight-frozen": "norms computed with weight "
                                                                "frozen"}),
 )
 PER_SAMPLE_CLIPPING_RULES = {
+    "by-hand": {"PerSampleClippedLinear/batch-squared": "an (N, N) diagonal matrix of factors"},
     "values": {"PerSampleClippedLinear/fails-on-empty-batch": "norms.max() raises on an empty "
                                                               "batch",
                "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"},

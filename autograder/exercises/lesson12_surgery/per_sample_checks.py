@@ -1,6 +1,7 @@
 """PerSampleClippedLinear's probes of how backward works, beside its values: no per-sample
-gradient of ``weight`` built one at a time, no write into a saved input, and clipping factors
-exact to float64's rounding (no eps added to the norm, no step in float32)."""
+gradient of ``weight`` built one at a time, no write into a saved input, clipping factors
+exact to float64's rounding (no eps added to the norm, no step in float32), and on a tall
+batch memory linear in it and no loop over its samples."""
 
 import math
 import tracemalloc
@@ -9,8 +10,11 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from ...checks import case, make_inputs, run_backward, run_forward
+from ...comparison import fresh_leaves
 from ...errors import GradingError
 from ...exercise import sample
+from ...function_contract import rule_reference
+from ...linear_memory import FACTOR, SLACK, backward_peak
 from ...memory import TensorAccounting
 
 # eps a learner may add to the norm (Opacus-style 1e-6 down to 1e-12), inside or outside a sqrt
@@ -267,3 +271,49 @@ def check_no_stack_outside_torch(function, spec, device) -> None:
             f"gradients, {stack} entries, or more. Built in NumPy it is still the stack: the "
             "norm of g_n x_n^T needs no outer product, and the scaled sum is one matrix product",
             mistake="PerSampleClippedLinear/stack-outside-torch")
+
+
+def _backward_ops(function, spec, n: int, device) -> int:
+    """How many ops one backward dispatches for a batch of n samples (in = 3, out = 2)."""
+    values = {"x": sample((n, 3), device, seed=67), "weight": sample((2, 3), device, seed=68),
+              "max_norm": 0.5}
+    inputs = make_inputs(values)
+    output = run_forward(function, spec, inputs).output
+    with TensorAccounting() as books:
+        run_backward(spec, output, inputs, sample((n, 2), device, seed=69))
+    return len(books.phase.ops)
+
+
+def _budget(sized: int) -> int:
+    return FACTOR * sized + SLACK  # rule 3's, as the generic check grants it
+
+
+def check_tall_batch(function, spec, device) -> None:
+    """A batch of 512 samples on a layer 3 wide: backward holds memory linear in the batch (an
+    (N, N) matrix of factors or a Gram matrix is 85 times x's size there), and runs as many ops
+    as for 16 samples (a loop over samples, one or a few at a time, runs more for more)."""
+    n = 512
+    values = {"x": sample((n, 3), device, seed=67), "weight": sample((2, 3), device, seed=68),
+              "max_norm": 0.5}
+    with case(f"x of shape ({n}, 3), weight of shape (2, 3), max_norm=0.5: a tall batch"):
+        measured = backward_peak(function, fresh_leaves(values), _budget)
+        if measured and measured[0] > _budget(measured[1]):
+            peak, sized, largest = measured
+            made = f"{largest.shape}, made by {largest.op}" if largest else "(in NumPy)"
+            raise GradingError(
+                f"PerSampleClippedLinear's backward held {peak:,} bytes at once for a batch of "
+                f"{n} samples, where its inputs and outputs hold {sized:,}: its largest tensor "
+                f"has shape {made}, which grows as the square of "
+                "the batch (a diagonal matrix of factors, a Gram matrix?). Each sample's norm "
+                "and factor is one number per sample, and scaling row n by s_n is a broadcast "
+                "product. " + rule_reference("by-hand"),
+                mistake="PerSampleClippedLinear/batch-squared")
+        few, many = _backward_ops(function, spec, 16, device), _backward_ops(function, spec, n,
+                                                                              device)
+        if many > few + 16:
+            raise GradingError(
+                f"PerSampleClippedLinear's backward ran {few} tensor operations for a batch of "
+                f"16 samples and {many} for {n}: a count that grows with the batch is a loop "
+                "over samples (one or a few at a time). Each step works on every sample at "
+                "once: the norms along dim 1, the factors entry by entry, the scaled sum one "
+                "matrix product", mistake="PerSampleClippedLinear/loops-over-samples")

@@ -190,7 +190,9 @@ EXERCISES = [
                                           "max_norm": max_norm},
                            dtypes=(torch.float64, torch.float32, torch.float16),
                            constants={"max_norm": Constant(1e-3, 1e3, "max_norm a Python "
-                                                           "float from 1e-3 to 1e3")})),
+                                                           "float from 1e-3 to 1e3")},
+                           # the contract clips rows: a 0-d x has none
+                           zero_dim=False, empty_and_scalar_clause="an empty batch of rows")),
     Exercise("SoftThreshold", "12_surgery", soft_full,
              contract=("|x| == lam", "lam 0", "0-d lam", "non-contiguous grad_output"),
              clauses=SOFT_CLAUSES, rules=SOFT_RULES,

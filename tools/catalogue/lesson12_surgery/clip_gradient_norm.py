@@ -57,9 +57,6 @@ UNUSUAL = [
     # the clamp lies below max_norm's range, 1e-3 to 1e3 (a MISTAKE while max_norm 1e-13 was graded)
     Unusual('ClipGradientNorm', 'norm clamped at 1e-12, max_norm 1e-13',
             "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n        # F.normalize's guard against a zero row, then min(1, m / n)\n        scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)\n        return grad_output * scale, None\n"),
-    # float16 rows whose squared norms are inside float16's range (a MISTAKE while rows past it were graded)
-    Unusual('ClipGradientNorm', 'squares summed in float16',
-            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n'),
     # the clamp lies below max_norm's range (a MISTAKE while max_norm 1e-154 was graded)
     Unusual('ClipGradientNorm', 'norm clamped at 1e-20',
             'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n'),
@@ -75,10 +72,34 @@ UNUSUAL = [
     # float32 holds g * m over max_norm's range (a MISTAKE while max_norm 1e-30 was graded)
     Unusual('ClipGradientNorm', 'grad_output * m / norms inside the where, float32 rows only',
             _FLOAT32_GMN),
+    # review of lesson 12 (seventh): rows as a 2-D view, x at least 1-D (no 0-d x graded since)
+    Unusual("ClipGradientNorm", "rows through reshape(-1, d)", _clip(
+        "        rows = grad_output.reshape(-1, grad_output.shape[-1])\n"
+        "        norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)\n"
+        "        clipped = torch.where(norms > ctx.max_norm, rows / norms * ctx.max_norm, rows)\n"
+        "        return clipped.reshape(grad_output.shape), None\n")),
+    # review of lesson 12 (seventh): the natural float16 answers, a float16 factor
+    Unusual("ClipGradientNorm", "float16 rows' norm accumulated in float32, factor cast back",
+            _clip("        wide = grad_output.float() if grad_output.dtype == torch.float16 else grad_output\n"
+                  "        norms = torch.linalg.vector_norm(wide, dim=-1, keepdim=True)\n"
+                  "        scale = (ctx.max_norm / norms.clamp_min(ctx.max_norm)).to(grad_output.dtype)\n"
+                  "        return grad_output * scale, None\n")),
+    Unusual("ClipGradientNorm", "vector_norm in the rows' dtype, m / norm.clamp_min(m)",
+            _clip(_NORMS + "        return grad_output * (ctx.max_norm / norms.clamp_min(ctx.max_norm)), None\n")),
 ]
 
 
 MISTAKES = [
+    # an Unusual answer until a float16 row of 1024 entries of 3e-4 was graded (review of
+    # lesson 12, seventh): its squares, 9e-8, lose their digits summed in float16
+    Mistake('ClipGradientNorm', 'squares summed in float16', 'where are they summed',
+            'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n        return grad_output * (ctx.max_norm / norms).clamp(max=1), None\n'),
+    # review of lesson 12 (seventh): passed with a 13% error on each entry of that row, the
+    # tolerance then a share of the row's norm
+    Mistake("ClipGradientNorm", "squares summed in float16, m / norm.clamp_min(m)",
+            "where are they summed", _clip(
+                "        norms = (grad_output * grad_output).sum(-1, keepdim=True).sqrt()\n"
+                "        return grad_output * (ctx.max_norm / norms.clamp_min(ctx.max_norm)), None\n")),
     Mistake("ClipGradientNorm", "saves x", "saved input x", _clip(
         "        x, = ctx.saved_tensors  # saved, never needed\n" + _NORMS
         + "        scaled = grad_output * (ctx.max_norm / norms)\n"

@@ -12,6 +12,15 @@ _FORWARD = '''
         return x @ weight.T
 '''
 
+_FORWARD_NORMS = '''
+    @staticmethod
+    def forward(ctx, x, weight, max_norm):
+        x_norms = torch.linalg.vector_norm(x, dim=1)
+        ctx.save_for_backward(x, weight, x_norms)
+        ctx.max_norm = max_norm
+        return x @ weight.T
+'''
+
 _HEAD = '''        x, weight = ctx.saved_tensors
         grad_x = grad_weight = None
         if ctx.needs_input_grad[0]:
@@ -84,22 +93,12 @@ UNUSUAL = [
     Unusual('PerSampleClippedLinear', 'a loop over outputs, each row a vector-matrix product',
             edit(_PS, (_PS_RIGHT, "            scaled = grad_output * (m / norms).clamp(max=1)[:, None]\n"
                        "            grad_weight = torch.stack([scaled[:, o] @ x for o in range(grad_output.shape[1])]) if grad_output.shape[1] else scaled.T @ x\n"))),
-    Unusual('PerSampleClippedLinear', 'norms from the diagonals of two (N, N) Gram matrices',
-            edit(_PS, ("            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
-                       "            norms = (grad_output @ grad_output.T).diagonal().sqrt() * (x @ x.T).diagonal().sqrt()\n"))),
     Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side',
             edit(_PS, (_PS_RIGHT, "            root = (m / norms).clamp(max=1).sqrt()[:, None]\n"
                                   "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
     Unusual('PerSampleClippedLinear', 'max_norm divided by one norm, then by the other',
             edit(_PS, (_PS_RIGHT, "            s = (m / torch.linalg.vector_norm(grad_output, dim=1) / torch.linalg.vector_norm(x, dim=1)).clamp(max=1)\n"
                                   "            grad_weight = (grad_output * s[:, None]).T @ x\n"))),
-    Unusual('PerSampleClippedLinear', 'multi_dot with diag(s)',
-            edit(_PS, (_PS_RIGHT, "            s = (m / norms).clamp(max=1)\n"
-                                  "            grad_weight = torch.linalg.multi_dot([grad_output.mT, torch.diag(s), x]) if x.shape[0] else weight.new_zeros(weight.shape)\n"))),
-    Unusual('PerSampleClippedLinear', 'a sum over chunks of 2 samples',
-            _chunks(2)),
-    Unusual('PerSampleClippedLinear', 'a sum over chunks of 3 samples',
-            _chunks(3)),
     Unusual('PerSampleClippedLinear', 'sqrt of the factor on each side, nan guarded to 1, einsum '
             '(review 56)', _U2),
     Unusual('PerSampleClippedLinear', 'the factor chosen by where, on grad_output', _PS_WHERE),
@@ -108,19 +107,9 @@ UNUSUAL = [
                                   "            grad_weight = (grad_output * root).T @ (x * root)\n"))),
     Unusual('PerSampleClippedLinear', "the lesson's former solution, (m / norms).clamp(max=1)",
             _FORMER_PS),
-]
-
-MISTAKES = [
-    # the product of two squared norms (1e40) overflows float32 on rows of norm 1e10, each squared norm (1e20) inside its range: Unusual until the range clause named the rows' squared norms and such a sample was graded
-    Mistake('PerSampleClippedLinear', 'norms from the diagonals of two Gram matrices',
-            'their product (1e+40) is not',
-            _weight_only(
-                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
-                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
-                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
-    # the product of two squared norms (1e40) overflows float32 on rows of norm 1e10, each squared norm (1e20) inside its range: Unusual until the range clause named the rows' squared norms and such a sample was graded
-    Mistake('PerSampleClippedLinear', 'squared norms multiplied before the square root',
-            'their product (1e+40) is not',
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', 'squared norms multiplied before the square root',
             '''class PerSampleClippedLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, max_norm):
@@ -140,15 +129,82 @@ MISTAKES = [
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
 '''),
-    # review 54b: the product of the two squared norms overflows float32 (in = out = 2048,
-    # entries 1e8, within the contract's range): Unusual while only small layers were graded
-    # (an (N, N) Gram matrix is no per-sample stack, but its diagonals are squared norms too)
-    Mistake("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled",
-            'raised OverflowError', _weight_only(
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual("PerSampleClippedLinear", "squared norms, rsqrt and torch.where, x scaled", _weight_only(
         "        squared = (grad_output ** 2).sum(1) * (x ** 2).sum(1)\n"
         "        limit = ctx.max_norm ** 2\n"
         "        factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)\n"
         "        grad_weight = grad_output.T @ (x * factors[:, None])")),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', "F.linear, factor 1 / clamp(norm / m, min=1), x's rows clipped, einsum",
+            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return torch.nn.functional.linear(x, weight)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = torch.mm(grad_output, weight)\n        if ctx.needs_input_grad[1]:\n            ratio = grad_output.norm(dim=1) * x.norm(dim=1) / ctx.max_norm\n            shrink = 1 / ratio.clamp(min=1)                       # min(1, m / norm), 1 at norm 0\n            grad_weight = torch.einsum("no,ni->oi", grad_output, x * shrink[:, None])\n        return grad_x, grad_weight, None\n'),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', 'product of the two squared norms', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            sq = g.pow(2).sum(1) * x.pow(2).sum(1)\n            f = torch.where(sq > ctx.max_norm ** 2, ctx.max_norm / sq.sqrt(), 1.0)\n            gw = (g * f[:, None].to(g.dtype)).T @ x\n        return gx, gw, None\n'),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', "TF's order, g * m / max(n, m)", edit(_PS, (_PS_RIGHT, _PS_TF))),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', "TF's order in float32 only", edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_TF, "            ")))),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', 'g / max(n / m, 1) in float32 only',
+            edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_RATIO, "            ")))),
+    # a MISTAKE while the contract promised max_norm's float extremes (review of lesson 12,
+    # seventh): no model meets them, so they left the contract and the grading
+    Unusual('PerSampleClippedLinear', "max_norm on grad_output's rows, 1 / norm on x's rows",
+            edit(_PS, (_PS_RIGHT, "            clipped = (norms > m)[:, None]\n"
+                                  "            g = torch.where(clipped, grad_output * m, grad_output)\n"
+                                  "            xs = torch.where(clipped, x / norms[:, None], x)\n"
+                                  "            grad_weight = g.T @ xs\n"))),
+    # review of lesson 12 (seventh): x's norms in forward, only when weight needs a gradient
+    Unusual("PerSampleClippedLinear", "x's norms computed in forward, gated on needs_input_grad",
+            _clipped(_HEAD.replace("        x, weight = ctx.saved_tensors", "        x, weight, x_norms = ctx.saved_tensors")
+                     + "        if ctx.needs_input_grad[1]:\n"
+                     "            norms = torch.linalg.vector_norm(grad_output, dim=1) * x_norms\n"
+                     "            factors = (ctx.max_norm / norms).clamp_max(1)\n"
+                     "            grad_weight = (grad_output * factors[:, None]).T @ x\n"
+                     "        return grad_x, grad_weight, None\n", forward=_FORWARD_NORMS.replace(
+                         "x_norms = ", "x_norms = None if not ctx.needs_input_grad[1] else "))),
+]
+
+MISTAKES = [
+    # review of lesson 12 (seventh): the factors as an (N, N) diagonal matrix; passed while the
+    # batches graded were small next to the layer
+    Mistake("PerSampleClippedLinear", "an (N, N) diagonal matrix of factors",
+            "grows as the square of the batch", _weight_only(
+                _NORMS + "        P_diag = torch.diag((ctx.max_norm / norms).clamp_max(1))\n"
+                "        grad_weight = (P_diag @ grad_output).T @ x")),
+    # review of lesson 12 (seventh): no outer product, a Python loop for the factors alone
+    Mistake("PerSampleClippedLinear", "a loop over samples for the factors",
+            "a count that grows with the batch is a loop over samples", _weight_only(
+                "        factors = x.new_ones(x.shape[0])\n"
+                "        for n in range(x.shape[0]):\n"
+                "            norm = grad_output[n].norm() * x[n].norm()\n"
+                "            if norm > ctx.max_norm:\n"
+                "                factors[n] = ctx.max_norm / norm\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
+    # review of lesson 12 (seventh): x's norms in forward whatever needs_input_grad says; the
+    # frozen-weight probe watched backward alone
+    Mistake("PerSampleClippedLinear", "x's norms computed in forward with weight frozen",
+            "forward computes per-sample work when only x requires grad",
+            _clipped(_HEAD.replace("        x, weight = ctx.saved_tensors", "        x, weight, x_norms = ctx.saved_tensors")
+                     + "        if ctx.needs_input_grad[1]:\n"
+                     "            norms = torch.linalg.vector_norm(grad_output, dim=1) * x_norms\n"
+                     "            factors = (ctx.max_norm / norms).clamp_max(1)\n"
+                     "            grad_weight = (grad_output * factors[:, None]).T @ x\n"
+                     "        return grad_x, grad_weight, None\n", forward=_FORWARD_NORMS)),
+    # an Unusual answer until a tall batch (N = 512) was graded (review of lesson 12,
+    # seventh): its two (N, N) Gram matrices are quadratic in the batch
+    Mistake('PerSampleClippedLinear', 'norms from the diagonals of two Gram matrices',
+            'grows as the square of the batch',
+            _weight_only(
+                "        squared = (grad_output @ grad_output.T).diagonal() * (x @ x.T).diagonal()\n"
+                "        factors = (ctx.max_norm / squared.sqrt()).clamp(max=1)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
     # review of lesson 12 (fourth): passed while no sample's norm lay between 0 and 1e-12; a
     # sample of norm 5e-13 gets factor 0.5
     Mistake("PerSampleClippedLinear", "a clamp of the norm at 1e-12",
@@ -357,10 +413,6 @@ MISTAKES = [
             grad_weight = (grad_output * factors[:, None]).T @ x
         return grad_x, grad_weight, None
 '''),
-    # review 55: an Unusual answer until max_norm 1e-300 was graded (n / m overflows)
-    Mistake('PerSampleClippedLinear', "F.linear, factor 1 / clamp(norm / m, min=1), x's rows clipped, einsum",
-            'divides by norm / max_norm, which overflows float64',
-            'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return torch.nn.functional.linear(x, weight)\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = torch.mm(grad_output, weight)\n        if ctx.needs_input_grad[1]:\n            ratio = grad_output.norm(dim=1) * x.norm(dim=1) / ctx.max_norm\n            shrink = 1 / ratio.clamp(min=1)                       # min(1, m / norm), 1 at norm 0\n            grad_weight = torch.einsum("no,ni->oi", grad_output, x * shrink[:, None])\n        return grad_x, grad_weight, None\n'),
     Mistake('PerSampleClippedLinear', 'outer products in chunks of 4, laid out (out, 4, in)',
             'backward created a tensor of shape (3, 4, 5)',
             'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, weight = ctx.saved_tensors\n        grad_x = grad_weight = None\n        if ctx.needs_input_grad[0]:\n            grad_x = grad_output @ weight\n        if ctx.needs_input_grad[1]:\n            norms = []\n            for start in range(0, x.shape[0], 4):   # 4 samples at a time, to bound memory\n                g, xs = grad_output[start:start + 4], x[start:start + 4]\n                per_sample = torch.einsum("no,ni->oni", g, xs)   # 4 samples\' gradients\n                norms.append(per_sample.pow(2).sum((0, 2)).sqrt())\n            norms = torch.cat(norms)\n            factors = (ctx.max_norm / norms).clamp(max=1)\n            grad_weight = (grad_output * factors[:, None]).T @ x\n        return grad_x, grad_weight, None\n'),
@@ -378,21 +430,6 @@ MISTAKES = [
             'a floor) of the norm at about 1e-20', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            norms = (torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)).clamp(min=1e-20)\n            f = (ctx.max_norm / norms).clamp(max=1)\n            gw = (g * f[:, None]).T @ x\n        return gx, gw, None\n'),
     Mistake('PerSampleClippedLinear', 'norm clamped at float32 tiny',
             'a floor) of the norm at about 1.2e-38', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            norms = (torch.linalg.vector_norm(g, dim=1) * torch.linalg.vector_norm(x, dim=1)).clamp(min=torch.finfo(torch.float32).tiny)\n            f = (ctx.max_norm / norms).clamp(max=1)\n            gw = (g * f[:, None]).T @ x\n        return gx, gw, None\n'),
-    Mistake('PerSampleClippedLinear', 'product of the two squared norms',
-            'raised OverflowError', 'class PerSampleClippedLinear(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, weight, max_norm):\n        ctx.save_for_backward(x, weight)\n        ctx.max_norm = max_norm\n        return x @ weight.T\n    @staticmethod\n    def backward(ctx, g):\n        x, weight = ctx.saved_tensors\n        gx = gw = None\n        if ctx.needs_input_grad[0]:\n            gx = g @ weight\n        if ctx.needs_input_grad[1]:\n            sq = g.pow(2).sum(1) * x.pow(2).sum(1)\n            f = torch.where(sq > ctx.max_norm ** 2, ctx.max_norm / sq.sqrt(), 1.0)\n            gw = (g * f[:, None].to(g.dtype)).T @ x\n        return gx, gw, None\n'),
-    Mistake('PerSampleClippedLinear', "TF's order, g * m / max(n, m)",
-            'multiplies by max_norm before dividing', edit(_PS, (_PS_RIGHT, _PS_TF))),
-    Mistake('PerSampleClippedLinear', "TF's order in float32 only",
-            'overflows float32', edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_TF, "            ")))),
-    Mistake('PerSampleClippedLinear', 'g / max(n / m, 1) in float32 only',
-            'divides by norm / max_norm, which overflows float32',
-            edit(_PS, (_PS_RIGHT, _float32_only(_PS_RIGHT, _PS_RATIO, "            ")))),
-    Mistake('PerSampleClippedLinear', "max_norm on grad_output's rows, 1 / norm on x's rows",
-            'is a normal float64 number, inside the contract',
-            edit(_PS, (_PS_RIGHT, "            clipped = (norms > m)[:, None]\n"
-                                  "            g = torch.where(clipped, grad_output * m, grad_output)\n"
-                                  "            xs = torch.where(clipped, x / norms[:, None], x)\n"
-                                  "            grad_weight = g.T @ xs\n"))),
     Mistake('PerSampleClippedLinear', 'a relative slack of 1e-2 on the threshold',
             'unclipped (max_norm=1, float64): a slack on the threshold', _ps_slack('1.01')),
     Mistake('PerSampleClippedLinear', 'a relative slack of 0.1 on the threshold (was: shared state)',
@@ -406,4 +443,22 @@ MISTAKES = [
             'one step (or more) per sample', _chunks(1)),
     Mistake('PerSampleClippedLinear', 'the (N, out, in) stack built in NumPy',
             'allocated', _NUMPY_STACK),
+    # an Unusual answer until a tall batch (N = 512) was graded (review of lesson 12,
+    # seventh): an (N, N) matrix is quadratic in the batch (rule 3)
+    Mistake('PerSampleClippedLinear', 'norms from the diagonals of two (N, N) Gram matrices', 'grows as the square of the batch',
+            edit(_PS, ("            norms = torch.linalg.vector_norm(grad_output, dim=1) * torch.linalg.vector_norm(x, dim=1)\n",
+                       "            norms = (grad_output @ grad_output.T).diagonal().sqrt() * (x @ x.T).diagonal().sqrt()\n"))),
+    # an Unusual answer until a tall batch (N = 512) was graded (review of lesson 12,
+    # seventh): an (N, N) matrix is quadratic in the batch (rule 3)
+    Mistake('PerSampleClippedLinear', 'multi_dot with diag(s)', 'grows as the square of the batch',
+            edit(_PS, (_PS_RIGHT, "            s = (m / norms).clamp(max=1)\n"
+                                  "            grad_weight = torch.linalg.multi_dot([grad_output.mT, torch.diag(s), x]) if x.shape[0] else weight.new_zeros(weight.shape)\n"))),
+    # an Unusual answer until a tall batch (N = 512) was graded (review of lesson 12,
+    # seventh): a loop over chunks of samples is a loop over samples
+    Mistake('PerSampleClippedLinear', 'a sum over chunks of 2 samples', 'a count that grows with the batch',
+            _chunks(2)),
+    # an Unusual answer until a tall batch (N = 512) was graded (review of lesson 12,
+    # seventh): a loop over chunks of samples is a loop over samples
+    Mistake('PerSampleClippedLinear', 'a sum over chunks of 3 samples', 'a count that grows with the batch',
+            _chunks(3)),
 ]
