@@ -46,16 +46,19 @@ lab: $(INSTALLED) ## open JupyterLab on the course (PORT=8888)
 # The course's own packages byte-compiled before the tests: each kernel, zygote and nbgrader run
 # imports them, and where PYTHONDONTWRITEBYTECODE is set (CI's machines) none would cache them.
 COMPILE     := $(PYTHON) -m compileall -qq -j 0 autograder grader widgets tools tests
+# One pytest worker more than cores: the grading, browser and install tests spend much of their
+# time waiting on kernels, Chromium and timeouts (two workers kept two cores 72% busy).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 test: $(INSTALLED) ## the tests CI runs: library, notebooks, nbgrader grading, server, browser
 	$(COMPILE)
 	$(PYTHON) -m tests.stranger
-	$(PYTHON) -m pytest -n 2 --dist loadgroup -m "not exhaustive" $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exhaustive" $(PYTEST_ARGS)
 
 test-all: $(INSTALLED) ## every test, the exhaustive tier too (run it before changing the grading library, a grader or a lesson)
 	$(COMPILE)
 	$(PYTHON) -m tests.stranger
-	$(PYTHON) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 notebooks: $(INSTALLED) ## regenerate course/ and solutions/ from lessons/
 	$(PYTHON) -m tools.notebooks
