@@ -12,23 +12,18 @@
 # **About 120 minutes** for the main path, to the Summary: about 40 of reading and running, the
 # rest solving the three exercises. The optional sections after the Summary take about 40 more.
 #
-# `torch.nn.Linear` computes $y = x W^\top + b$. Its backward is two matrix products and a sum.
-# Writing it yourself teaches gradients of matrix expressions, and two reasons custom Functions
-# exist: **skipping gradients nobody needs**, and **fusing** two operations so that backward
-# keeps less memory.
-#
-# By the end of this lesson you can:
-# 1. derive the gradients of $x W^\top + b$ with the shape of every term written down, for any
-#    number of leading dimensions;
-# 2. use `ctx.needs_input_grad` to skip work, and count that work with `FlopCounterMode`;
-# 3. fuse a linear layer with a ReLU so that backward keeps less than the float pre-activation;
-# 4. write index notation as `einsum`, and differentiate it.
+# `torch.nn.Linear` computes $y = x W^\top + b$. Writing its backward yourself teaches
+# gradients of matrix expressions, and two reasons custom Functions exist: **skipping
+# gradients nobody needs**, and **fusing** two operations so that backward keeps less memory.
+# By the end you can derive those gradients, shapes written down, for any leading dimensions;
+# skip and count backward's work; fuse a linear layer with a ReLU; and differentiate an
+# `einsum`.
 #
 # Exercises: **✎ 1 `MyLinearFunction`**, **✎ 2 `FusedLinearReLU`**, and `Bilinear`, which you
 # write alone. Every Function you write obeys the course's
-# [Function contract](function_contract.md). Each self-check runs every check the hidden tests
-# run. **Predict, then run**: write your prediction into the variable first; the next cell shows
-# the measurement once it is written.
+# [Function contract](function_contract.md); each self-check runs every check the hidden tests
+# run. **Predict, then run**: write your prediction into the variable first; the next cell
+# shows the measurement.
 
 # %% nbgrader={"locked": true}
 import itertools
@@ -165,9 +160,8 @@ check_linear_entries()
 # ## Leading dimensions: your turn to derive
 #
 # `nn.Linear` accepts $x$ of shape $(*, \text{in})$: a single vector $(\text{in},)$, a batch
-# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$. The output, and $G$, have shape
-# $(*, \text{out})$. Call each position in the leading dimensions $p$, with $x_p$ and $g_p$ the
-# input row and the `grad_output` row there.
+# $(N, \text{in})$, a batch of sequences $(B, T, \text{in})$; the output and $G$ have shape
+# $(*, \text{out})$. Call each position in the leading dimensions $p$.
 #
 # 1. Does your formula for `grad_x` still work when $G$ has shape $(B, T, \text{out})$?
 #    (`@` treats every dimension but the last two as a batch.)
@@ -189,13 +183,11 @@ check_linear_entries()
 # %% [markdown]
 # ## Which gradients does backward pay for?
 #
-# Often only some gradients are wanted: in a network's first layer $x$ is data, with no
-# gradient; in fine-tuning with frozen weights $W$ and $b$ need none, but $x$ does. Backward
-# reads `ctx.needs_input_grad`, one boolean per forward input, and can compute only the
-# gradients it asks for: autograd would throw the others away.
-#
-# `FlopCounterMode` counts the floating-point operations (FLOPs) of the matrix products run
-# inside it. Here is one backward through PyTorch's `F.linear` for every choice of inputs
+# Often only some gradients are wanted: in a network's first layer $x$ is data; in
+# fine-tuning with frozen weights $W$ and $b$ need none, but $x$ does. Backward reads
+# `ctx.needs_input_grad`, one boolean per forward input, and can compute only the gradients it
+# asks for. `FlopCounterMode` counts the floating-point operations (FLOPs) of the matrix
+# products run inside it: here, one backward through `F.linear` for every choice of inputs
 # that require grad.
 #
 # **Predict, then run.** With $x$ of shape $(10, 6)$ and $W$ of shape $(4, 6)$, a product of a
@@ -247,7 +239,7 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 #
 # Write `MyLinearFunction`, with `MyLinearFunction.apply(x, weight, bias=None)` returning
 # `F.linear(x, weight, bias)`: `x` of shape $(*, \text{in})$, `weight`
-# $(\text{out}, \text{in})$, `bias` $(\text{out},)$ or `None`.
+# $(\text{out}, \text{in})$, `bias` $(\text{out},)$ or `None`, with in and out at least 1.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -260,10 +252,10 @@ compare_all(predicted_flops, {", ".join(wanted): flops for wanted, flops in zip(
 #
 # - Called as `MyLinearFunction.apply(x, weight)`, how many entries does
 #   `ctx.needs_input_grad` have? So what must backward know before it reads an entry for the
-#   bias, and who can tell it? (Backward may return three values either way: autograd accepts
-#   a trailing `None`. Called as `apply(x, weight, None)`, it must.)
+#   bias, and who can tell it? (Called as `apply(x, weight, None)`, backward must return three
+#   values.)
 # - Which of `x` and `weight` does each gradient read? So what must forward keep when only `x`
-#   needs a gradient? An optional section compares what yours keeps with `F.linear`'s.
+#   needs a gradient?
 #
 # <details><summary><b>Hint</b> (if `grad_weight` is wrong)</summary>
 #
@@ -365,11 +357,12 @@ show_saved("F.linear, then torch.relu",
 # multiplied by), and the ReLU's float output, 4 bytes per element. Nothing saves $z$, so it is
 # freed once the ReLU has run.
 #
-# One Function that does both may keep less. Three questions on paper:
+# One Function that does both may keep less: Exercise 2 lets forward keep, for the ReLU part
+# of backward, at most **one byte per output element**. Three questions on paper:
 #
-# 1. Write $\partial L / \partial z$ in terms of $G$ and $z$. What does the ReLU part of
-#    backward need to know about $z$, and what is the least (dtype, bytes per element) that
-#    holds it?
+# 1. Write $\partial L / \partial z$ in terms of $G$ and $z$. What does backward need to know
+#    about $z$ at each element? How do you keep that in one byte, and why do neither $z$ nor
+#    the output fit?
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
 #    remaining gradient read?
 # 3. The bias is added **before** the ReLU. Does `grad_bias` sum $G$ or
@@ -377,8 +370,8 @@ show_saved("F.linear, then torch.relu",
 #
 # <details><summary><b>Hint</b> (a question)</summary>
 #
-# Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? Then the
-# chain rule through $x \to z \to y$: which Exercise 1 results apply, to what in place of $G$?
+# Lesson 01's ReLU: which entries of its Jacobian are non-zero, and what do they hold? So what
+# must backward know of $z$: its value, or less?
 # </details>
 
 # %% [markdown]
@@ -404,25 +397,12 @@ show_saved("F.linear, then torch.relu",
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - for the ReLU, forward saves through `ctx.save_for_backward` the least that backward needs to
-#   know of the pre-activation, one element per output element in the dtype of fewest bytes that
-#   holds it (question 1), in a storage of its own, and keeps no float tensor of the output's size;
-# - the gradients are those of `torch.relu(F.linear(x, weight, bias))` at every pre-activation,
-#   exactly 0 and however small included;
+# - for the ReLU part of backward, forward keeps at most one byte per output element, counting
+#   the whole memory behind each tensor it keeps;
+# - at a pre-activation of exactly 0, and at a positive one however small, the gradients are
+#   those of `torch.relu(F.linear(x, weight, bias))`;
 # - backward runs a matrix product, or sums for the bias, only for a gradient
 #   `ctx.needs_input_grad` asks for.
-#
-# **Predict first.** Take the block above ($x$ of shape $(64, 32)$, $W$ of shape $(16, 32)$,
-# float32, the bias requiring grad). How many bytes of `x` and `weight` will your forward save
-# when the weight is frozen, and how many when `x` is? A cell after the self-check measures
-# yours.
-
-# %%
-### BEGIN WORKED
-predicted_input_bytes = {"weight frozen": 2048, "x frozen": 8192}
-### LEARNER
-predicted_input_bytes = {"weight frozen": None, "x frozen": None}
-### END WORKED
 
 # %% nbgrader={"grade_id": "answer_FusedLinearReLU", "solution": true}
 class FusedLinearReLU(torch.autograd.Function):
@@ -467,33 +447,10 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# What your Function saved with one input frozen, against your prediction (run it once your
-# self-check is green):
-
-# %%
-def run_frozen(function, frozen):
-    """function on the block's tensors, with `frozen` ("x" or "weight") not requiring grad."""
-    x = block_x.detach().requires_grad_(frozen != "x")
-    weight = block_weight.detach().requires_grad_(frozen != "weight")
-    return lambda: function(x, weight, block_bias)
-
-
-input_bytes = {}
-for frozen in ("weight", "x"):
-    saved = saved_tensors_of(run_frozen(FusedLinearReLU.apply, frozen))
-    input_bytes[f"{frozen} frozen"] = sum(n for _, dtype, n in saved if dtype != torch.bool)
-    if written(predicted_input_bytes):
-        show_saved(f"{frozen} frozen, yours", run_frozen(FusedLinearReLU.apply, frozen))
-compare_all(predicted_input_bytes, input_bytes)
-
-# %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 1</b>, once both self-checks are green</summary>
 #
-# (It waited until now: Exercise 2 reuses these formulas, and working out how is part of it.)
-#
-# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$. The local Jacobian has
-# $N\cdot\text{out} \times N\cdot\text{in}$ entries, almost all zero, and backward never builds
-# it: each gradient is a vector-Jacobian product in one operation,
+# $\partial y_{ni} / \partial x_{mj} = \delta_{nm} W_{ij}$: the Jacobian is almost all zeros,
+# and backward never builds it. Each gradient is one product,
 #
 # $$\frac{\partial L}{\partial x_{nj}} = \sum_i G_{ni}\, W_{ij}
 #   \;\Rightarrow\;
@@ -509,38 +466,27 @@ compare_all(predicted_input_bytes, input_bytes)
 # position, and the parameters' gradients sum over every position:
 # $\texttt{grad\_weight} = G_2^\top x_2$, where $G_2$ $(M, \text{out})$ and $x_2$
 # $(M, \text{in})$ have every leading dimension flattened into rows; `grad_bias` sums the rows of
-# $G_2$. Flattening covers a single vector too ($M = 1$). A batched `G.mT @ x`, one
-# $(\text{out}, \text{in})$ matrix per position, is accepted as well: autograd sums a gradient
-# of a shape the input broadcasts to ([rule 2](function_contract.md)).
-#
-# `grad_x = G @ W.T` runs only when in = out, and is then silently wrong unless $W$ is
-# symmetric: test a backward with in $\ne$ out and random weights.
+# $G_2$. Flattening covers a single vector too ($M = 1$); a batched `G.mT @ x` is accepted as
+# well ([rule 2](function_contract.md)).
 # </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours: Exercise 2</b>, after your self-check is green</summary>
 #
-# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: the ReLU part needs only
-# **where** $z > 0$, which a boolean mask holds in 1 byte per element, where the float output
-# took 4. The rest is Exercise 1's formulas with $\partial L / \partial z$ in place of $G$.
-#
-# Your prediction. With the weight frozen, backward computes `grad_x` and `grad_bias`; `grad_x`
-# reads $W$ alone: 2048 bytes, a parameter alive anyway. With $x$ frozen, `grad_weight` reads
-# $x$: 8192 bytes. A forward that always saves both keeps 10240 bytes either way, which the
-# contract accepts; in a frozen-weight fine-tune it keeps every layer's input alive for nothing
-# (the optional *Frozen weights* section measures it).
-#
-# Why not save the output, as autograd's ReLU does? $y > 0$ exactly where $z > 0$, but it is 4
-# bytes per element kept by this Function, free only where the next layer keeps that output
-# anyway (optional: *Fusing inside a network*).
+# $\dfrac{\partial L}{\partial z} = G \odot \mathbb{1}[z > 0]$: backward needs only
+# **where** $z > 0$, a yes or no per element: a boolean mask, 1 byte (a `uint8` of 0s and 1s
+# too; real kernels pack 8 to a byte). $z$ and the output take 4 bytes in float32, 8 in
+# float64. The mask applies once, to $G$, and the rest is Exercise 1's formulas with
+# $\partial L / \partial z$ in place of $G$: the bias is added before the ReLU, so `grad_bias`
+# sums the masked gradient too.
 # </details>
 
 # %% [markdown]
 # ## Index notation as code: `einsum` and a weight with three indices
 #
-# Every formula in this lesson was a sum over some indices of a product of tensors.
-# `torch.einsum` writes exactly that: one letter per index, the operands' letters before the
-# arrow, the result's after it, and **every letter missing from the result is summed over**.
+# Every formula here was a sum over indices of a product of tensors. `torch.einsum` writes
+# exactly that: one letter per index, the operands' letters before the arrow, the result's
+# after it, and **every letter missing from the result is summed over**.
 # `...` stands for any leading dimensions. `torch.einsum("ni,oi->no", x, W)` is $x W^\top$.
 #
 # ### Worked example: `HeadwiseLinear`
@@ -569,7 +515,7 @@ compare_all(predicted_input_bytes, input_bytes)
 # Write `Bilinear`, with `Bilinear.apply(x1, x2, weight, bias=None)` returning
 # `F.bilinear(x1, x2, weight, bias)`: `x1` of shape $(*, n_1)$, `x2` of shape $(*, n_2)$ with
 # the same leading dimensions, `weight` $(\text{out}, n_1, n_2)$, `bias` $(\text{out},)$ or
-# `None`.
+# `None`, with out, $n_1$ and $n_2$ at least 1.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -581,8 +527,7 @@ compare_all(predicted_input_bytes, input_bytes)
 #
 # The forward has **three** factors; `HeadwiseLinear` had two. Derive
 # $\partial L / \partial x_{1, pi}$ index by index, then the weight's gradient, whose letters
-# $o, i, j$ come from three different subscripts. Which inputs does each gradient read, so what
-# must forward save?
+# $o, i, j$ come from three different subscripts.
 #
 # <details><summary><b>Hint 1</b> (questions)</summary>
 #
@@ -611,9 +556,8 @@ compare_all(predicted_input_bytes, input_bytes)
 # </details>
 #
 # **Check your step 1 live**: write $\partial y_{po} / \partial x_{1, qk}$ into `dy_dx1`, and
-# $\partial y_{po} / \partial W_{kij}$ into `dy_dweight` (for which $k$ is it not $0$?), each a
-# lambda that returns one number. The checker compares every entry with autograd's Jacobian of
-# `F.bilinear`. Which indices of each entry does the chain rule then sum over?
+# $\partial y_{po} / \partial W_{kij}$ into `dy_dweight`, each a lambda that returns one
+# number, checked against autograd's Jacobian. Which indices does the chain rule then sum over?
 
 # %%
 ### BEGIN WORKED
@@ -858,6 +802,42 @@ show_saved("FusedLinearReLU",
 # quarter, or an eighth in float64. Whether a whole network then keeps less depends on what
 # the layers around the block keep; "Fusing inside a network" below predicts and measures it
 # for four networks.
+#
+# **Predict, then run.** With the same block and the bias requiring grad, how many bytes of
+# `x` and `weight` does your forward save when the weight is frozen, and how many when `x` is?
+
+# %%
+### BEGIN WORKED
+predicted_input_bytes = {"weight frozen": 2048, "x frozen": 8192}
+### LEARNER
+predicted_input_bytes = {"weight frozen": None, "x frozen": None}
+### END WORKED
+
+# %%
+def run_frozen(function, frozen):
+    """function on the block's tensors, with `frozen` ("x" or "weight") not requiring grad."""
+    x = block_x.detach().requires_grad_(frozen != "x")
+    weight = block_weight.detach().requires_grad_(frozen != "weight")
+    return lambda: function(x, weight, block_bias)
+
+
+input_bytes = {}
+for frozen in ("weight", "x"):
+    saved = saved_tensors_of(run_frozen(FusedLinearReLU.apply, frozen))
+    input_bytes[f"{frozen} frozen"] = sum(n for _, dtype, n in saved if dtype.is_floating_point)
+    if written(predicted_input_bytes):
+        show_saved(f"{frozen} frozen, yours", run_frozen(FusedLinearReLU.apply, frozen))
+compare_all(predicted_input_bytes, input_bytes)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With the weight frozen, backward computes `grad_x` and `grad_bias`; `grad_x` reads $W$
+# alone: 2048 bytes, a parameter alive anyway. With $x$ frozen, `grad_weight` reads $x$: 8192
+# bytes. A forward that always saves both keeps 10240 bytes either way, which the contract
+# accepts; in a frozen-weight fine-tune it keeps every layer's input alive for nothing
+# (*Frozen weights* below measures it).
+# </details>
 
 # %% [markdown]
 # ### Inside your Function, and inside a network

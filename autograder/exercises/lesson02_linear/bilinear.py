@@ -15,7 +15,7 @@ from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, chec
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
 from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
-                           check_weight_stepped)
+                           check_weight_stepped, state_before_values)
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...comparison import fresh_leaves
@@ -108,9 +108,14 @@ def _reads_entry_3(function, values: dict) -> bool:
 
 def bilinear_full(Bilinear, device) -> None:
     function = check_is_function(Bilinear, BILINEAR)
-    with unsaved_input_named(function, lambda: bilinear_values((5,), 3, 2, device), NEEDS,
-                             ("x1", "x2", "weight", "bias"), SAVE_ADVICE, BILINEAR.name):
-        _bilinear_checks(function, device)
+
+    def fresh(rows, seed):
+        return bilinear_values((rows,), 3, 2, device, seed=seed)
+
+    with (unsaved_input_named(function, lambda: bilinear_values((5,), 3, 2, device), NEEDS,
+                              ("x1", "x2", "weight", "bias"), SAVE_ADVICE, BILINEAR.name),
+          state_before_values(function, BILINEAR, fresh, BILINEAR_RULES["values"])):
+        _bilinear_checks(function, device, fresh)
 
 
 # what a None saved in place of an input that a wanted gradient reads is told
@@ -118,7 +123,7 @@ SAVE_ADVICE = ("which inputs does each of the four gradients read, and does your
                "save every one that a wanted gradient reads?")
 
 
-def _bilinear_checks(function, device) -> None:
+def _bilinear_checks(function, device, fresh) -> None:
     check_call_places(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_weight_stepped(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_same_shape_calls(function, BILINEAR, bilinear_values((5,), 3, 2, device, bias=False),
@@ -195,8 +200,7 @@ def _bilinear_checks(function, device) -> None:
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))
-    check_fresh_call_state(function, BILINEAR, lambda rows, seed: bilinear_values(
-        (rows,), 3, 2, device, seed=seed))
+    check_fresh_call_state(function, BILINEAR, fresh)
     check_backward_memory(function, device)
 
 

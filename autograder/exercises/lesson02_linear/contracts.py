@@ -73,16 +73,13 @@ MY_LINEAR_RULES = {
 
 
 FUSED_CLAUSES = (
-    Clause("for the ReLU, forward saves through `ctx.save_for_backward` the least that backward "
-           "needs to know of the pre-activation, one element per output element in the dtype "
-           "of fewest bytes that holds it (question 1), in a storage of its own, and keeps no "
-           "float tensor of the output's size;",
+    Clause("for the ReLU part of backward, forward keeps at most one byte per output element, "
+           "counting the whole memory behind each tensor it keeps;",
            {"FusedLinearReLU/saves-float-pre-activation": "saves the float pre-activation",
             "FusedLinearReLU/saves-float-mask": "a float mask",
             "FusedLinearReLU/saves-integer-mask": "an int64 mask",
             "FusedLinearReLU/saves-no-mask":
                 "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU/saves-packed-mask": "the mask packed 8 to a byte",
             "FusedLinearReLU/saves-more-than-one-mask": "the mask and its negation both saved",
             "FusedLinearReLU/mask-views-wider-storage":
                 "mask a view of cat([z > 0, z < 0]) (review 59d)",
@@ -93,8 +90,8 @@ FUSED_CLAUSES = (
                 "the float pre-activation kept in a module dict keyed by id(ctx)",
             "FusedLinearReLU/output-views-wider-storage":
                 "output a view into cat([relu(z), z]) (review 59d)"}),
-    Clause("the gradients are those of `torch.relu(F.linear(x, weight, bias))` at every "
-           "pre-activation, exactly 0 and however small included;",
+    Clause("at a pre-activation of exactly 0, and at a positive one however small, the "
+           "gradients are those of `torch.relu(F.linear(x, weight, bias))`;",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
             "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps"}),
     Clause("backward runs a matrix product, or sums for the bias, only for a gradient "

@@ -4,10 +4,13 @@ buffer: the first output overwritten, or a saved mask written over), and the wei
 place between two calls through weight.data, as gradcheck's perturbation changes it (a copy of
 weight.T cached under id(weight), its data_ptr or its _version is then stale); last, one call on
 values and a batch size no earlier call used, so that a cache reused while its key or values
-match is made by this call and seen in the global (outside_ctx)."""
+match is made by this call and seen in the global (outside_ctx). That call runs too where a
+check of values fails first, so that state shared between calls is named before what it gets
+wrong."""
 
 import inspect
 import itertools
+from contextlib import contextmanager
 
 import torch
 
@@ -158,3 +161,17 @@ def check_fresh_call_state(function, spec: Spec, make_values) -> None:
     that holds it; a rerun of the self-check probes new ones too."""
     fresh = next(_FRESH)
     check_no_state_outside_ctx(function, spec.name, make_values(4100 + fresh % 4000, 1000 + fresh))
+
+
+@contextmanager
+def state_before_values(function, spec: Spec, make_values, blamed):
+    """A check that fails inside with no mistake proved, or with one of ``blamed`` (what state
+    kept in a global can cause), where one fresh call also shows such state: the state is named
+    instead. A cache keyed by a data_ptr gets values wrong only where an address repeats (an
+    empty batch's is 0, a freed tensor's comes back): the cache is what to fix."""
+    try:
+        yield
+    except GradingError as error:
+        if not error.mistake or error.mistake in blamed:
+            check_fresh_call_state(function, spec, make_values)
+        raise

@@ -22,7 +22,7 @@ from .late_requires_grad import check_requires_grad_after_forward
 from .needs_grad import NEEDS, check_needs_input_grad
 from .none_on_special_paths import check_none_on_special_paths, special_paths
 from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
-                           check_weight_stepped)
+                           check_weight_stepped, state_before_values)
 from .layouts import check_layouts
 from .many_rows import check_many_rows
 from .contracts import (FUSED_CLAUSES, FUSED_RULES, LINEAR_LAYOUT_CLAUSE, MY_LINEAR_CLAUSES,
@@ -189,7 +189,9 @@ def unsaved_named(function, device, spec: Spec):
 
 def my_linear_full(MyLinearFunction, device) -> None:
     function = check_is_function(MyLinearFunction, MY_LINEAR)
-    with unsaved_named(function, device, MY_LINEAR):
+    with (unsaved_named(function, device, MY_LINEAR),
+          state_before_values(function, MY_LINEAR, _fresh_values(device),
+                              MY_LINEAR_RULES["values"])):
         _my_linear_checks(function, device)
 
 
@@ -232,7 +234,9 @@ _FRESH_ROWS = itertools.count()
 
 def fused_full(FusedLinearReLU, device) -> None:
     function = check_is_function(FusedLinearReLU, FUSED_LINEAR_RELU)
-    with unsaved_named(function, device, FUSED_LINEAR_RELU):
+    with (unsaved_named(function, device, FUSED_LINEAR_RELU),
+          state_before_values(function, FUSED_LINEAR_RELU, _fresh_values(device),
+                              (*FUSED_RULES["values"], "FusedLinearReLU/saves-no-mask"))):
         _fused_checks(function, device)
 
 

@@ -1,4 +1,4 @@
-"""FusedLinearReLU's ReLU: what forward saves for it (one element per output element), the
+"""FusedLinearReLU's ReLU: what forward keeps for it (at most one byte per output element), the
 gradient where a pre-activation is exactly 0, or just above it (1e-20), and a bias gradient
 that skips the mask."""
 
@@ -16,78 +16,64 @@ from ...errors import GradingError
 from ...memory import survivors
 
 
-# the dtypes of fewest bytes that hold one of two answers per element: torch.bool, and the
-# 1-byte integers (a uint8 or int8 mask of 0s and 1s keeps as little)
-ONE_BYTE = (torch.bool, torch.uint8, torch.int8)
-
-
 def check_saves_bool_mask(spec: Spec, forward) -> None:
-    """The ReLU part needs one of two answers per output element, in 1 byte: a mask of bool,
-    uint8 or int8, not a float pre-activation nor a wider integer."""
-    output_shape = tuple(forward.output.shape)
-    masks = [s for s in forward.saved  # flattened to (rows, out) is fine too
-             if s.dtype in ONE_BYTE and math.prod(s.shape) == math.prod(output_shape)]
+    """The contract's bound: for the ReLU, at most one byte per output element, counted by the
+    storage behind what forward saved besides its inputs (a bool or a 1-byte mask, or one packed
+    into bits, fits; a float pre-activation, a wider integer or two masks do not). Saving nothing
+    besides the inputs leaves backward to recompute the pre-activation, a product no gradient
+    asks for."""
+    numel = forward.output.numel()
     # the float pre-activation or output, in any shape; a float copy of something else (a
-    # contiguous weight.T) is not what the contract forbids
+    # contiguous weight.T) is not what the ReLU part of backward keeps
     floats = [s for s in forward.saved if s.role in ("intermediate", "output")
-              and s.dtype.is_floating_point and math.prod(s.shape) == math.prod(output_shape)]
+              and s.dtype.itemsize > 1 and s.dtype.is_floating_point
+              and math.prod(s.shape) == numel]
     if floats:
         what = floats[0]
         raise GradingError(
             f"{spec.name} saved {_a(what.dtype)} {what.role} of shape "
-            f"{what.shape} ({what.nbytes} bytes) for backward: a float number per output "
-            "element, the memory fusing is meant to drop. What does the ReLU part of backward "
-            "need to know about the pre-activation at each element, and how few bytes hold "
-            "that (question 1 before the exercise)?", mistake=f"{spec.name}/{_float_kind(what)}")
-    integers = [s for s in forward.saved if s.role == "intermediate"
-                and math.prod(s.shape) == math.prod(output_shape)]
-    if not masks and integers:
+            f"{what.shape} ({what.nbytes} bytes) for backward: {what.dtype.itemsize} bytes per "
+            "output element where the contract allows the ReLU part one. What does the ReLU "
+            "part of backward need to know about the pre-activation at each element, and how "
+            "few bytes hold that (question 1 before the exercise)?",
+            mistake=f"{spec.name}/{_float_kind(what)}")
+    # what the ReLU part keeps: what forward made, but a float copy of something else
+    made = [s for s in forward.saved if s.role == "intermediate"
+            and not (s.dtype.is_floating_point and s.dtype.itemsize > 1)]
+    if not numel:
+        return
+    if not made:
         raise GradingError(
-            f"{spec.name} saved {_a(integers[0].dtype)} mask, {_bytes(integers[0].dtype)} per "
-            "element, where the contract asks for the dtype of fewest bytes that holds what "
-            "backward needs: one of two answers per element. Which dtype does the comparison "
-            "that made it give, and how many bytes per element does that one take?",
-            mistake=f"{spec.name}/saves-integer-mask")
-    packed = [s for s in forward.saved if s.role == "intermediate" and not s.dtype.is_floating_point
-              and 0 < math.prod(s.shape) * 8 * s.dtype.itemsize < math.prod(output_shape) + 64]
-    if not masks and packed:
-        what = packed[0]
-        raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's size, but {_a(what.dtype)} "
-            f"tensor of shape {what.shape} for {math.prod(output_shape)} output elements, a "
-            "mask packed into bits it seems: less memory, but not what the contract asks for, "
-            "one element per output element, which backward reads without unpacking bits "
-            "(torch.where cannot read a bit packed with seven others)",
-            mistake=f"{spec.name}/saves-packed-mask")
-    if not masks:
-        raise GradingError(
-            f"{spec.name} saved no boolean mask of the output's size: the ReLU part of "
+            f"{spec.name} saved nothing for the ReLU part of backward besides its inputs: "
             "backward needs to know something of the pre-activation at each output element "
-            "(question 1 before the exercise), which the contract asks forward to save (not "
-            "backward to recompute): forward, where the pre-activation is at hand, is where to "
-            "save it with ctx.save_for_backward",
-            mistake=f"{spec.name}/saves-no-mask")
-    _check_own_storage(spec, masks)
-    kept = {mask.tensor.untyped_storage().data_ptr() for mask in masks}
-    if len(kept) > 1:
+            "(question 1 before the exercise), and recomputing it there is a matrix product no "
+            "gradient asks for: forward, where the pre-activation is at hand, is where to keep "
+            "it", mistake=f"{spec.name}/saves-no-mask")
+    storages = {s.tensor.untyped_storage().data_ptr(): s.tensor.untyped_storage().nbytes()
+                for s in made}
+    kept = sum(storages.values())
+    if kept <= numel:
+        return
+    masks = [s for s in made if math.prod(s.shape) == numel]
+    if len(masks) > 1 and len(storages) > 1:
         raise GradingError(
-            f"{spec.name} saved {len(kept)} boolean masks of the output's size "
-            f"({sum(m.nbytes for m in masks)} bytes), {len(kept)} bytes per output element "
-            "where the contract asks for one: what does backward learn from the second that "
-            "the first does not tell it?",
+            f"{spec.name} saved {len(storages)} masks of the output's size ({kept} bytes), "
+            f"{kept // numel} bytes per output element where the contract allows one: what "
+            "does backward learn from the second that the first does not tell it?",
             mistake=f"{spec.name}/saves-more-than-one-mask")
-
-
-def _check_own_storage(spec: Spec, masks) -> None:
-    """Memory counts the storage behind a mask (as the saved-tensor hooks count it)."""
-    for mask in masks:
-        held, size = mask.tensor.untyped_storage().nbytes(), mask.tensor.numel()
-        if held > size * mask.tensor.element_size():
-            raise GradingError(
-                f"{spec.name}'s saved mask is a view of a {held}-byte storage for {size} "
-                "elements: saving it keeps the whole storage alive, where the contract asks for "
-                "a mask with a storage of its own. Save a tensor of its own (.clone() it, or build it "
-                "directly)", mistake=f"{spec.name}/mask-views-wider-storage")
+    what = (masks or made)[0]
+    if what.dtype.itemsize > 1:
+        raise GradingError(
+            f"{spec.name} saved {_a(what.dtype)} tensor of shape {what.shape}, "
+            f"{_bytes(what.dtype)} per element ({kept} bytes for {numel} output elements), "
+            "where the contract allows the ReLU part one byte per output element. Which dtype "
+            "does the comparison that made it give, and how many bytes per element does that "
+            "one take?", mistake=f"{spec.name}/saves-integer-mask")
+    raise GradingError(
+        f"{spec.name}'s saved mask is a view of a {kept}-byte storage for {numel} output "
+        "elements: saving it keeps the whole storage alive, more than the one byte per output "
+        "element the contract allows. Save a tensor of its own (.clone() it, or build it "
+        "directly)", mistake=f"{spec.name}/mask-views-wider-storage")
 
 
 def _float_kind(saved) -> str:
@@ -256,6 +242,6 @@ def check_no_float_kept(function, spec: Spec, values: dict, requires_grad=True) 
             f"{spec.name} keeps {_a(dtype)} tensor of the output's size, shape {shape}, alive "
             "after forward returned, outside ctx.save_for_backward (in a global, on the class "
             "or in a closure): a float number per output element, the memory fusing is meant "
-            "to drop, and out of sight of autograd's checks. Backward needs only a boolean "
-            "mask of the pre-activation besides x and weight; what else does yours read?",
+            "to drop, and out of sight of autograd's checks: the contract allows the ReLU "
+            "part of backward one byte per output element. What does yours keep it for?",
             mistake=f"{spec.name}/keeps-float-pre-activation")

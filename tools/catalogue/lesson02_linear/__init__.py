@@ -15,8 +15,8 @@ concept the reviews' answers are about:
 - what is saved: ``saved_forms`` (a uint8 mask, a float pre-activation saved when frozen, grad_x
   computed twice), ``extra_masks`` (the mask and its negation), ``wider_storage`` (a mask or
   output that views a wider storage, a gate on x.requires_grad);
-- state outside ctx: ``state_and_work`` (state kept outside ctx or packed, work for a frozen
-  bias), ``per_shape_state`` (a global, a buffer per shape, a cached weight.T),
+- state outside ctx: ``state_and_work`` (state kept outside ctx, a mask packed into bits,
+  work for a frozen bias), ``per_shape_state`` (a global, a buffer per shape, a cached weight.T),
   ``cached_weight`` (a weight.T cached under a key, grad_weight transposed),
   ``sizes_and_aliases`` (a size in a global, the bias summed first, .data saved),
   ``state_on_inputs`` (state on an input or in a mutable default, grad_bias as grad_output);

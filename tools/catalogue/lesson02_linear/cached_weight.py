@@ -6,10 +6,15 @@ _version) was blamed on backward by gradcheck (now the weight-stepped check chan
 through weight.data, as gradcheck's perturbation does, and names the stale cache). grad_weight
 as x.T @ grad_output raised torch's shape error for 1-D x (now the transpose, seen for 2-D x, is
 named first). Unusual: the ReLU clamped in place with the mask read back from the output, and
-einsum everywhere with weight.T's view saved as F.linear saves it."""
+einsum everywhere with weight.T's view saved as F.linear saves it. Review 70: a mask cached
+under the inputs' data_ptr (an empty batch's is 0, and a freed tensor's address comes back) was
+blamed on the empty batch, and a mask kept in such a global instead of saved was told it saved
+nothing: where a check of values fails, the fresh call that shows a global's new entry now runs
+first (an output cached so is named by the stale-cache check)."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FLAT, FUSED_READ, FUSED_RETURN, GUARDED, _RETURN, _fused, _linear
+from .answers import (FLAT, FUSED_FORWARD, FUSED_READ, FUSED_RETURN, GUARDED, _RETURN,
+                      _fused, _linear)
 from .bilinear import GW, GX1, GX2, _bilinear_with
 
 _LINEAR = _linear(FLAT + GUARDED + "        grad_bias = g2.sum(0) if ctx.has_bias and "
@@ -56,6 +61,25 @@ MISTAKES = [
                            "        if grad_x is not None and grad_x.shape == grad_output.shape:\n"
                            "            grad_x = grad_output.copy_(grad_x)\n"
                            "        return grad_x, grad_weight, grad_bias"))),
+    Mistake("FusedLinearReLU", "the mask cached in a global under the inputs' data_ptr",
+            "FusedLinearReLU.forward kept state outside ctx: _MASKS in a module global",
+            "_MASKS = {}\n" + edit(_FUSED, ("mask = z > 0", "mask = _MASKS.setdefault("
+                                             "(x.data_ptr(), weight.data_ptr()), z > 0)"))),
+    Mistake("FusedLinearReLU", "the mask kept in a global under x's data_ptr, not saved",
+            "FusedLinearReLU.forward kept state outside ctx: _MASKS in a module global",
+            "_MASKS = {}\n" + _fused(
+                FUSED_READ.replace("x, weight, mask = ctx.saved_tensors",
+                                   "x, weight = ctx.saved_tensors\n"
+                                   "        mask = _MASKS[ctx.key]") + FUSED_RETURN,
+                FUSED_FORWARD.replace("ctx.save_for_backward(x, weight, mask)",
+                                      "ctx.save_for_backward(x, weight)\n"
+                                      "        ctx.key = x.data_ptr()\n"
+                                      "        _MASKS[ctx.key] = mask"))),
+    Mistake("MyLinearFunction", "x @ weight.T cached in a global under the inputs' data_ptr",
+            "keeps state in a global",
+            "_PRODUCTS = {}\n" + edit(_LINEAR, ("y = x @ weight.T", "y = _PRODUCTS.setdefault("
+                                                 "(x.data_ptr(), weight.data_ptr()), "
+                                                 "x @ weight.T)"))),
     Mistake("FusedLinearReLU", "grad_weight as x.T @ g",
             "grad_weight has shape (3, 4) but weight has shape (4, 3): a transpose",
             edit(_FUSED, ("g2.T @ x2", "x.T @ g"))),

@@ -75,8 +75,8 @@ UNUSUAL = [
 
 MISTAKES = [
     Mistake("FusedLinearReLU", "saves the float pre-activation",
-            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
-            "float number per output element, the memory fusing is meant to drop. What does the "
+            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: 8 "
+            "bytes per output element where the contract allows the ReLU part one. What does the "
             "ReLU part of backward need to know about the pre-activation at each element",
             _fused("        x, weight, z = ctx.saved_tensors\n        g = grad_output * (z > 0)\n"
                    "        g2 = g.reshape(-1, weight.shape[0])\n"
@@ -137,12 +137,12 @@ MISTAKES = [
                    "        gb = grad_output.reshape(-1, weight.shape[0]).sum(0) if ctx.has_bias "
                    "else None\n        return gx, gw, gb"), named=True),
     Mistake("FusedLinearReLU", "a float mask",
-            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: a "
-            "float number per output element",
+            "FusedLinearReLU saved a float64 intermediate of shape (4,) (32 bytes) for backward: 8 "
+            "bytes per output element where the contract allows the ReLU part one",
             _fused(FUSED_READ.replace("torch.where(mask, grad_output, 0.0)", "grad_output * mask")
                    + FUSED_RETURN,
                    FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).to(z.dtype)"))),
-    Mistake("FusedLinearReLU", "an int64 mask", "FusedLinearReLU saved an int64 mask, 8 bytes",
+    Mistake("FusedLinearReLU", "an int64 mask", "FusedLinearReLU saved an int64 tensor of shape",
             _fused(FUSED_READ.replace("torch.where(mask,", "torch.where(mask > 0,") + FUSED_RETURN,
                    FUSED_FORWARD.replace("mask = z > 0", "mask = (z > 0).long()"))),
     Mistake("FusedLinearReLU", "mask taken before the bias is added", "your gradient for x",
@@ -152,7 +152,7 @@ MISTAKES = [
                    "        ctx.save_for_backward(x, weight, mask)\n"
                    "        ctx.has_bias = bias is not None\n        return z.clamp(min=0)")),
     Mistake("FusedLinearReLU", "no mask saved: the pre-activation recomputed in backward",
-            "FusedLinearReLU saved no boolean mask of the output's size",
+            "FusedLinearReLU saved nothing for the ReLU part of backward besides its inputs",
             _fused("        x, weight, bias = ctx.saved_tensors\n"
                    "        z = x @ weight.T\n"
                    "        if bias is not None:\n            z = z + bias\n"

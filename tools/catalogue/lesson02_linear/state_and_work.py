@@ -2,9 +2,9 @@
 that passed: x and weight kept in a module dict keyed by id(ctx) (an in-place change after
 forward went unseen); the float pre-activation kept in a global beside the saved mask; the bias
 gradient computed (cumsum) and dropped when the bias is frozen. Caught, but blamed on the wrong
-gradient: grad_weight and grad_bias as one product G^T @ [x, 1] with the bias frozen. And the
-mask packed 8 to a byte, which the contract (a torch.bool mask of the output's size) rules out,
-named as such. Four correct unusual answers: addmm and tensordot, F.linear then clamp_ with
+gradient: grad_weight and grad_bias as one product G^T @ [x, 1] with the bias frozen. Correct
+unusual answers: the mask packed 8 to a byte (within the contract's bound, one byte per output
+element), addmm and tensordot, F.linear then clamp_ with
 masked_fill and einsums, and for Bilinear flattened matmuls and F.bilinear with a permuted
 weight."""
 
@@ -149,9 +149,8 @@ class MyLinearFunction(torch.autograd.Function):
         return gx, gw, gb
 '''))
 
-MISTAKES.append(Mistake(
-    'FusedLinearReLU', 'the mask packed 8 to a byte',
-    'a mask packed into bits', '''
+UNUSUAL.append(Unusual(
+    'FusedLinearReLU', 'the mask packed 8 to a byte', '''
 _BITS = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
 def pack(mask):
     flat = mask.reshape(-1)

@@ -36,8 +36,8 @@ class TestSavesBoolMask:
                 return y
 
         with raises_hint("FusedLinearReLU saved a float64 output of shape (5, 4) (160 bytes) "
-                         "for backward: a float number per output element, the memory fusing "
-                         "is meant to drop. What does the ReLU part of backward need to know "
+                         "for backward: 8 bytes per output element where the contract allows "
+                         "the ReLU part one. What does the ReLU part of backward need to know "
                          "about the pre-activation at each element, and how few bytes hold "
                          "that (question 1 before the exercise)?") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesOutput))
@@ -53,8 +53,8 @@ class TestSavesBoolMask:
                 ctx.save_for_backward(x, weight)
                 return torch.relu(x @ weight.T + bias)
 
-        with raises_hint("FusedLinearReLU saved no boolean mask of the output's size: the "
-                         "ReLU part of backward needs to know something of the "
+        with raises_hint("FusedLinearReLU saved nothing for the ReLU part of backward "
+                         "besides its inputs: backward needs to know something of the "
                          "pre-activation at each output element") as hint:
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesInputsOnly))
         assert "> 0" not in str(hint.value), "the hint gives the answer's line"
@@ -73,14 +73,14 @@ class TestSavesBoolMask:
                 ctx.has_bias = True
                 return torch.relu(z)
 
-        with raises_hint(f"FusedLinearReLU saved {named} mask, {size} per element, where the "
-                         "contract asks for the dtype of fewest bytes"):
+        with raises_hint(f"FusedLinearReLU saved {named} tensor of shape (5, 4), {size} per "
+                         "element"):
             check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesIntegerMask))
 
     @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
     def test_one_byte_integer_mask_passes(self, dtype):
-        """Is a mask of 1 byte per element accepted whatever its dtype (the contract asks for
-        the fewest bytes, which uint8 and int8 take as bool does)?"""
+        """Is a mask of 1 byte per element accepted whatever its dtype (the contract's bound
+        is one byte per output element, which uint8 and int8 take as bool does)?"""
 
         class SavesByteMask(solution("FusedLinearReLU")):
             @staticmethod
