@@ -24,8 +24,9 @@ _IPYTHON = frozenset({"In", "Out", "_ih", "_oh", "_dh"})
 
 
 def _namespaces(function) -> list[tuple[str, dict]]:
-    """(where, namespace) for the answer's module globals, the cells its methods close over and
-    its own classes' dicts; inspect.unwrap first, as the grader wraps forward and backward."""
+    """(where, namespace) for the answer's module globals, what its code closes over and its own
+    classes' dicts: a Function class's methods, or a plain function and the Function classes it
+    names (a wrapper around ``apply``); inspect.unwrap first, as the grader wraps methods."""
     found, seen = [], set()
 
     def add(where, names):
@@ -33,24 +34,34 @@ def _namespaces(function) -> list[tuple[str, dict]]:
             seen.add(id(names))
             found.append((where, names))
 
-    classes = [cls for cls in getattr(function, "__mro__", ())
+    def add_code(raw, owner: str):
+        module = getattr(raw, "__globals__", None)
+        if module is None or str(module.get("__name__", "")).startswith(("torch", "autograder")):
+            return
+        add("a module global", module)
+        cells = {name: cell.cell_contents for name, cell in zip(
+            raw.__code__.co_freevars, raw.__closure__ or ()) if _filled(cell)}
+        if cells:
+            add("a variable the method closes over", cells)
+        defaults = _mutable_defaults(raw)
+        if defaults:
+            add(f"{_DEFAULT} of {owner}", defaults)
+
+    tops = [function] if isinstance(function, type) else []
+    if not tops and inspect.isfunction(inspect.unwrap(function)):
+        raw = inspect.unwrap(function)
+        add_code(raw, raw.__name__)
+        tops = [value for value in map(raw.__globals__.get, raw.__code__.co_names)
+                if isinstance(value, type) and issubclass(value, torch.autograd.Function)]
+    classes = [cls for top in tops for cls in top.__mro__
                if cls is not object and not cls.__module__.startswith("torch")]
     for cls in classes:
         for method in _METHODS:
             raw = vars(cls).get(method)
             raw = inspect.unwrap(getattr(raw, "__func__", raw)) if callable(
                 getattr(raw, "__func__", raw)) else None
-            module = getattr(raw, "__globals__", None)
-            if module is None or str(module.get("__name__", "")).startswith(("torch", "autograder")):
-                continue
-            add("a module global", module)
-            cells = {name: cell.cell_contents for name, cell in zip(
-                raw.__code__.co_freevars, raw.__closure__ or ()) if _filled(cell)}
-            if cells:
-                add("a variable the method closes over", cells)
-            defaults = _mutable_defaults(raw)
-            if defaults:
-                add(f"{_DEFAULT} of {cls.__name__}.{method}", defaults)
+            if raw is not None:
+                add_code(raw, f"{cls.__name__}.{method}")
         add(f"the class ({cls.__name__}", vars(cls))
     return found
 
