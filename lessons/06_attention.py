@@ -182,8 +182,10 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
 # A softmax of a row of $-\infty$ is $0/0$, `nan`; `F.scaled_dot_product_attention` defines
-# it as zeros (`torch._safe_softmax`). Here every query keeps a key. `is_causal=True` is
-# top-left: the first of 2 queries sees key 0 only; bottom-right, keys 0..2.
+# it as zeros (`torch._safe_softmax`): a query with no key to attend, such as a padding
+# position, then gets a row of zeros, where a `nan` would spread through every later layer, the
+# loss and the gradients. In this lesson's exercises every query keeps at least one key. `is_causal=True` is top-left: the first of 2 queries sees key 0 only;
+# bottom-right, keys 0..2.
 # </details>
 
 # %% [markdown]
@@ -198,7 +200,7 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 #
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, whatever its score.
 # - Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude `torch.softmax` itself handles.
-# - Forward saves what backward reads, and no copy of an input (the caller keeps `Q`, `K` and `V` already).
+# - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
 # - Keep the `@once_differentiable` on `backward`: backward then records no graph, so a second derivative gets no share from your Function (it raises if nothing else carries a graph) rather than a wrong one.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
@@ -291,7 +293,7 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and $L$, one number per query row of shape `(..., Lq)` or `(..., Lq, 1)` (or a row maximum and a row sum) in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
+# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row ($L$, or a row maximum and a row sum), each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
 # - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, row maximum or row sum.
 # - $L$ is right at any magnitude of score that `torch.softmax` handles.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
@@ -675,9 +677,7 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # $$O = \operatorname{softmax}_{\text{row}}\big(\tau\, Q K^\top + B\big)\, V$$
 #
 # for `Q`, `K`, `V` as before, a Python-float `scale` $\tau$, and `bias` $B$ a float tensor
-# that may require grad. Its gradient may come back at `bias.shape` or at the scores' shape,
-# which `bias` broadcasts to: autograd sums it down ([Function contract, rule
-# 2](function_contract.md)). Nothing in this lesson derives it: that is the exercise.
+# that may require grad. Nothing in this lesson derives its gradient: that is the exercise.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -707,8 +707,7 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
 class AttentionWithBias(torch.autograd.Function):
     """softmax(Q K^T * scale + bias) V for a bias broadcastable to the scores, which may
-    require grad; every gradient only when needed, the bias's of bias.shape or of a shape
-    bias broadcasts to (the engine sums it down: Function contract, rule 2)."""
+    require grad; every gradient only when needed."""
 
     @staticmethod
     def forward(ctx, Q, K, V, bias, scale):
@@ -756,7 +755,9 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 #
 # $$\frac{\partial\phi}{\partial B} = \sum_{\text{broadcast dimensions}} dS' ,$$
 #
-# which autograd does for you if you return $dS'$ itself (rule 2). Padding gets
+# which autograd does for you if you return $dS'$ itself: a gradient may come back at any
+# shape its input broadcasts to, and the engine sums it down ([Function contract, rule
+# 2](function_contract.md)). Padding gets
 # $dS'_{ij} = 0$, since $P_{ij} = 0$; a bias of shape $(N_q, 1)$ gets row sums of $dS'$, 0.
 # When only `V` needs a gradient, neither $dP$ nor $dS'$ is needed.
 # </details>

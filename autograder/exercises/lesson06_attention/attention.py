@@ -24,7 +24,7 @@ from .attention_known import (KNOWN_IDS, MASK_NONE, MASKED_TAKE_PART, grad_outpu
                               known_mistake, row_sum_without_keepdim)
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import narrow_saves
-from .attention_saves import check_saves_no_copy
+from .attention_saves import check_saves_no_copy, check_saves_one_score_tensor
 from .attention_scale import check_any_scale, scale_ignored
 from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
 
@@ -88,7 +88,7 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
     rtol, atol = (1e-3, 1e-4) if on_cuda else (1e-4, 1e-5)
     inputs = make_inputs(values)
     forward = run_forward(function, spec, inputs)
-    check_saves_no_copy(spec.name, forward, values)
+    check_saves(spec.name, forward, values)
     fresh = make_inputs(values)
     expected = F.scaled_dot_product_attention(fresh["Q"], fresh["K"], fresh["V"],
                                               attn_mask=fresh.get("mask"), scale=fresh["scale"])
@@ -103,6 +103,12 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
             diagnose_gradient(name, grad, true, rtol=rtol, atol=atol)
         except GradingError as error:
             raise GradingError(f"{error.hint} ({where})", error.details) from error
+
+
+def check_saves(name: str, forward, values: dict) -> None:
+    """No copy of an input or of the output, and nothing of an input's size besides P."""
+    check_saves_no_copy(name, forward, values)
+    check_saves_one_score_tensor(name, forward, values)
 
 
 def check_stable(function, spec: Spec, device) -> None:
@@ -147,7 +153,7 @@ def attention_full(function, spec: Spec, device) -> None:
                                                           mask="causal", seed=13),
                     attention_reference)
     values = attention_values((2, 3), 4, 5, 3, 2, device, mask="causal", seed=9)
-    check_multihead_layout(lambda f, v: check_saves_no_copy(
+    check_multihead_layout(lambda f, v: check_saves(
         spec.name, check_attention(f, spec, v)[0], v), function, spec.name, values,
         describe(values))
     check_grad_output_layout(function, spec.name, values, attention_reference, describe(values))

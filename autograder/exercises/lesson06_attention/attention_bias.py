@@ -19,8 +19,8 @@ from ...exercise import sample
 from ...probes import record_returned_gradients
 from .attention_double import check_second_derivative
 from .attention_scale import check_any_scale, scale_ignored
-from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SCALE, OneThreadExercise,
-                               one_thread)
+from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SDPA_SCALE,
+                               OneThreadExercise, one_thread)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_saves import check_saves_no_copy
 from .contracts import ATTENTION_BIAS_CLAUSES, ATTENTION_BIAS_RULES
@@ -145,6 +145,15 @@ def _broadcast_hint(got, dS, shape) -> str | None:
     return None
 
 
+def _bias_gradient_right(function, values: dict) -> bool:
+    """Is the gradient the learner returns for the bias right on ``values``?"""
+    inputs, fresh = make_inputs(values), make_inputs(values)
+    output = function.apply(*inputs.values())
+    got, = torch.autograd.grad(output, [inputs["bias"]], torch.ones_like(output))
+    true, = torch.autograd.grad(bias_reference(**fresh), [fresh["bias"]], torch.ones_like(output))
+    return _close(got, true)
+
+
 def recognise(function, values: dict) -> str | None:
     """The hint for a backward whose numbers match a mistake this exercise is prone to."""
     inputs = make_inputs(values)
@@ -158,6 +167,14 @@ def recognise(function, values: dict) -> str | None:
     dP = grad_output @ V.transpose(-2, -1)
     right = P * (dP - (dP * P).sum(-1, keepdim=True))
     if _close(got[3], scale * right.sum_to_size(bias.shape)) and scale != 1:
+        if bias.dim() > 1 and bias.shape[-2] > 1 and _bias_gradient_right(
+                function, dict(values, bias=bias[..., :1, :].clone())):
+            return (f"{NAME}'s grad_bias is scale times the right one for a bias of shape "
+                    f"{tuple(bias.shape)}, and right for one of shape "
+                    f"{tuple(bias[..., :1, :].shape)}, broadcast over the queries: with nothing "
+                    "to sum, sum_to_size returns dS itself, so the grad_bias you return is dS, "
+                    "and a later in-place write into dS (grad_S.mul_(scale), *=) changes it "
+                    "too; return a tensor no later line writes into (scale out of place)")
         return (f"{NAME}'s grad_bias is scale times the right one: the bias is added after the "
                 "scores are scaled; nudge one bias entry by eps: by how much does each score it "
                 "feeds move? (Hint 2)")
@@ -360,5 +377,5 @@ EXERCISES = [
                        "scores in the thousands",
                        "float32 against F.scaled_dot_product_attention", MULTIHEAD),
              example=lambda: tuple(bias_values("relative", 1, 1, 3, 4, 2, 2, "cpu").values()),
-             domain=Domain(SPEC, bias_domain_values, constants={"scale": SCALE})),
+             domain=Domain(SPEC, bias_domain_values, constants={"scale": SDPA_SCALE})),
 ]

@@ -8,6 +8,7 @@ import torch
 
 from ...domain import Constant
 from ...exercise import Exercise, sample
+from ...function_contract import rule_reference
 
 # The softmax-backward hints of Exercises 1, 2 and 4: each names what the probe proved (the
 # submission's numbers match that formula), and points to the lesson's live checker instead of
@@ -71,6 +72,9 @@ def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int
 
 SCALE = Constant(1e-3, 10.0, "scale any Python float, 0 and negative ones included",
                  also=(0.0, -0.7))
+# the same points where the exercise's own contract does not state them: rule 1's, as SDPA
+SDPA_SCALE = Constant(1e-3, 10.0, "any scale F.scaled_dot_product_attention takes, 0 and "
+                      f"negative ones included {rule_reference('values')}", also=(0.0, -0.7))
 
 
 def attention_domain_values(device, dtype=torch.float64, seed=0, scale=0.5) -> dict:

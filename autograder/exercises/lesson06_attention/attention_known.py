@@ -65,6 +65,7 @@ KNOWN_IDS = {"masks out the positions where mask is True": "mask-polarity-revers
              "right once the same scores are made small": "no-row-maximum",
              "recomputes the probabilities without the mask": "backward-drops-mask",
              "inf times the mask's 0 is nan": "mask-multiplied-after-exp",
+             "exp(S) and exp(L) apart": "probabilities-as-exp-over-exp",
              "treats the softmax as element-wise": "softmax-as-element-wise",
              "only the diagonal of the softmax's Jacobian": "jacobian-diagonal-only",
              "lays its row sums out as a row": "row-sum-laid-out-as-a-row",
@@ -150,8 +151,18 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
                      for g in (grad_q, grad_k, grad_v))
         lse = torch.logsumexp(scores, dim=-1, keepdim=True)
         multiplied = ((raw - lse).exp() * values["mask"]).transpose(-2, -1) @ grad_output
-        if (overflow and broken and torch.isfinite(true_q).all() and torch.isfinite(true_k).all()
-                and not _same(grad_v, multiplied) and _right_when_small(function, values)):
+        right_small = overflow and broken and _right_on(function, dict(
+            values, scale=values["scale"] / 1000))
+        unmasked = {n: v for n, v in values.items() if n != "mask"}
+        if (right_small and torch.isfinite(true_q).all() and torch.isfinite(true_k).all()
+                and not _right_on(function, unmasked)):
+            return (f"{spec.name}'s backward gives inf or nan gradients for large scores even "
+                    "without the mask, though its output is right, and right with the scores "
+                    "1000 times smaller: the recomputed P overflows or underflows; exp(S) and "
+                    "exp(L) apart reach inf (or 0), and their ratio is nan; take one exponent, "
+                    "exp(S - L), every one of which is <= 0")
+        if (right_small and torch.isfinite(true_q).all() and torch.isfinite(true_k).all()
+                and not _same(grad_v, multiplied)):
             return (f"{spec.name}'s backward mask loses to large scores: its gradients are inf "
                     "or nan where masked scores lie far above the visible ones, though its "
                     "output is right, and right with the scores 1000 times smaller: backward's "
@@ -183,14 +194,14 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
     return None
 
 
-def _right_when_small(function, values: dict) -> bool:
-    """Are the gradients right on the same inputs with the scores 1000 times smaller?"""
-    small = make_inputs(dict(values, scale=values["scale"] / 1000))
-    output = function.apply(*small.values())
+def _right_on(function, values: dict) -> bool:
+    """Are the gradients right on ``values`` (the scores made smaller, the mask left out)?"""
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
     grad_output = grad_output_like(output)
-    wanted = [small[n] for n in ("Q", "K", "V")]
+    wanted = [inputs[n] for n in ("Q", "K", "V")]
     got = torch.autograd.grad(output, wanted, grad_output, allow_unused=True)
-    fresh = make_inputs(dict(values, scale=values["scale"] / 1000))
+    fresh = make_inputs(values)
     true = torch.autograd.grad(attention_reference(**fresh), [fresh[n] for n in ("Q", "K", "V")],
                                grad_output)
     return all(_same(g, t) for g, t in zip(got, true))

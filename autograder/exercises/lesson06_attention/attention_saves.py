@@ -4,6 +4,8 @@ already holds, kept until backward: Q.clone() "to be safe", Q.contiguous() on th
 layout (a copy there, the tensor itself elsewhere), O.double() "for accuracy" on float32,
 K.transpose(-2, -1).contiguous() "for backward's products"."""
 
+import math
+
 import torch
 
 from ...errors import GradingError
@@ -43,3 +45,27 @@ def check_saves_no_copy(name: str, forward, values: dict) -> None:
                     f"(.clone(), .to(), or .contiguous() on a strided tensor make one): save "
                     f"{what.removeprefix('input ') if what != 'output' else 'the output'} itself",
                     mistake=f"{name}/saves-a-copy")
+
+
+def check_saves_one_score_tensor(name: str, forward, values: dict) -> None:
+    """Besides the tensors given and the output, backward reads one Lq x Lk float tensor (P, or
+    the scores) and nothing of an input's size: Q * scale saved in place of Q is a second
+    Q-sized tensor kept until backward, a copy of Q scaled. Floats only: a mask made in forward
+    costs a byte an entry, and the mask given is the caller's."""
+    Q, K = values["Q"], values["K"]
+    scores = math.prod(Q.shape[:-1]) * K.shape[-2]
+    extra = [s for s in forward.saved if s.role == "intermediate" and s.dtype.is_floating_point]
+    budget = scores * max(Q.element_size(), 8)  # P in the inputs' dtype, or in float64
+    total = sum(s.nbytes for s in extra)
+    if total <= budget:
+        return
+    odd = [s for s in extra if math.prod(s.shape) != scores] or extra[1:]
+    shapes = {tuple(values[n].shape): n for n in GIVEN if isinstance(values.get(n), torch.Tensor)}
+    what = (f"a tensor of {shapes[odd[0].shape]}'s shape {odd[0].shape}" if odd[0].shape in shapes
+            else f"a tensor of shape {odd[0].shape}")
+    raise GradingError(
+        f"{name} saves {what} ({odd[0].nbytes} bytes) besides the inputs, the output and one "
+        f"Lq x Lk tensor: {total} bytes where backward needs {budget} at most (P or the "
+        "scores); a tensor computed from an input alone, such as Q * scale, is a copy of it "
+        "kept until backward: save the input itself and apply the scale in backward",
+        mistake=f"{name}/saves-more-than-the-scores")

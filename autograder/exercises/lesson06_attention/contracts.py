@@ -27,9 +27,10 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "no-row-maximum": "no maximum subtracted",
             S_ + "mask-after-global-maximum": "mask applied after a global max",
             S_ + "one-global-maximum": "one global max, the mask filled first"}),
-    Clause("Forward saves what backward reads, and no copy of an input (the caller keeps `Q`, "
-           "`K` and `V` already).",
-           {S_ + "saves-a-copy": "saves K transposed and made contiguous"}),
+    Clause("Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller "
+           "keeps them already): no copy of one, scaled or not.",
+           {S_ + "saves-a-copy": "saves K transposed and made contiguous",
+            S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
     Clause("Keep the `@once_differentiable` on `backward`: backward then records no graph, so a "
            "second derivative gets no share from your Function (it raises if nothing else "
            "carries a graph) rather than a wrong one.",
@@ -58,10 +59,10 @@ SCALED_DOT_PRODUCT_RULES = {
 
 
 MEMORY_EFFICIENT_CLAUSES = (
-    Clause("Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and $L$, one "
-           "number per query row of shape `(..., Lq)` or `(..., Lq, 1)` (or a row maximum and a "
-           "row sum) in the inputs' dtype or wider: no $N_q \\times N_k$ tensor between the "
-           "passes.",
+    Clause("Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two "
+           "numbers per query row ($L$, or a row maximum and a row sum), each of shape "
+           "`(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \\times N_k$ "
+           "tensor between the passes.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
             M_ + "saves-expanded-mask": "saves the mask expanded to the scores' shape",
             M_ + "saves-a-new-mask": "the inverted mask saved",
@@ -82,7 +83,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "backward-drops-mask": "mask left out of backward's recomputation",
             M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask",
             M_ + "backward-takes-row-maximum-again":
-                "backward takes each row's maximum again beside the saved L"}),
+                "backward takes each row's maximum again beside the saved L",
+            M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
     Clause("$L$ is right at any magnitude of score that `torch.softmax` handles.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
@@ -148,6 +150,7 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "causal-mask-hides-diagonal": "causal mask with >=",
             F_ + "tile-mask-without-offset":
                 "each tile masked as tril(Lk - Lq), without the tile's offset",
+            F_ + "off-diagonal-tiles-unmasked": "causal mask on the diagonal tiles only",
             F_ + "causal-skip-bound-off-by-one-in-forward":
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
@@ -156,6 +159,7 @@ FLASH_ATTENTION_CLAUSES = (
            "float32 ($P$ may be rounded to the input dtype for $P V$ only); the results in the "
            "input dtype.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
+            F_ + "backward-scores-in-half": "backward's score tile computed in the input dtype",
             F_ + "running-output-in-half": "running output kept in float16",
             F_ + "row-sum-from-rounded-probabilities": "row sum of P rounded to the input dtype",
             F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
@@ -165,6 +169,7 @@ FLASH_ATTENTION_CLAUSES = (
 )
 
 FLASH_ATTENTION_RULES = {
+    "values": {F_ + "mask-filled-before-scaling": "causal mask filled before scaling"},
     "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad"},
     "by-hand": {F_ + "missing-once-differentiable": "backward without @once_differentiable"},
     "ctx": {F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)"},
@@ -189,7 +194,10 @@ ATTENTION_BIAS_CLAUSES = (
 
 ATTENTION_BIAS_RULES = {
     "values": {B_ + "scale-ignored": "d ** -0.5 in place of the scale given",
-               "case:grad_bias is scale times the right one": "bias gradient scaled like the scores"},
+               "case:grad_bias is scale times the right one":
+                   "bias gradient scaled like the scores",
+               "case:sum_to_size returns dS itself":
+                   "grad_bias aliasing dS, then dS scaled in place"},
     "gradients": {B_ + "bias-gradient-gated-on-q-or-k":
                       "grad_bias computed only when Q or K needs a gradient"},
     "by-hand": {B_ + "asks-autograd": "softmax backward by autograd"},

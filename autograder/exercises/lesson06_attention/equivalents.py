@@ -54,8 +54,6 @@ ROW_STATS_SAVE = "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeez
 WIDER_L = ("the contract asks for L in the inputs' dtype or wider: a float64 L is one of the "
            "wider ones, a few bytes per row")
 EQUIVALENTS += [
-    _saved(S, "add_copy", "ctx.save_for_backward(Qs, K, V, P)", "Qs,", "Qs.contiguous(),",
-           SAVED_CLONE.format("Q * scale")),
     _saved(M, "save_copy", ROW_STATS_SAVE, "z.squeeze(-1),", "z.squeeze(-1).clone(),",
            SAVED_CLONE.format("the row sum z")),
     _saved(M, "add_copy", ROW_STATS_SAVE, "output,", "output.contiguous(),",
@@ -136,12 +134,6 @@ EQUIVALENTS += [
     _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, scores)", "scores)",
            "scores.contiguous())", CONTIGUOUS.format("the scores", "the multiply (or "
                                                     "masked_fill) that makes them")),
-    _saved(S, "save_copy", "ctx.save_for_backward(Qs, K, V, P)", "Qs,", "Qs.clone(),",
-           SAVED_CLONE.format("Q * scale")),
-    _saved(S, "save_copy", "ctx.save_for_backward(Qs, K, V, P)", "P)", "P.clone())",
-           SAVED_CLONE.format("P")),
-    _saved(S, "add_copy", "ctx.save_for_backward(Qs, K, V, P)", "P)", "P.contiguous())",
-           CONTIGUOUS.format("P", "torch.softmax")),
     _saved(S, "save_copy", "ctx.save_for_backward(Q, K, V, P, O)", "P,", "P.clone(),",
            SAVED_CLONE.format("P")),
     _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, P, O)", "P,", "P.contiguous(),",

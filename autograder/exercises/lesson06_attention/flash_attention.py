@@ -20,7 +20,7 @@ from ...contract import check_each_input_alone, covers
 from ...tiled import recognise_backward, recognise_forward
 from .attention import _attention_example
 from ...twice import check_backward_twice
-from .attention_inputs import MULTIHEAD, SCALE, OneThreadExercise, one_thread
+from .attention_inputs import MULTIHEAD, SDPA_SCALE, OneThreadExercise, one_thread
 from .attention_containers import check_no_class_containers
 from .attention_double import check_second_derivative
 from .attention_layout import check_grad_output_layout, check_multihead_layout
@@ -47,6 +47,7 @@ NAMED = {"ignores the scale it is given": f"{NAME}/scale-ignored",
          "nan under causal only": f"{NAME}/all-masked-first-tile",
          "causal mask is top-left": f"{NAME}/causal-mask-top-left",
          "leaves out each tile's offset": f"{NAME}/tile-mask-without-offset",
+         "leaves tiles it visits unmasked": f"{NAME}/off-diagonal-tiles-unmasked",
          "does not rescale the running output": f"{NAME}/running-output-not-rescaled",
          "rescales with the wrong maximum": f"{NAME}/rescales-with-wrong-maximum",
          "takes D from dP": f"{NAME}/row-sum-from-one-tile",
@@ -194,6 +195,9 @@ def _flash_full(function, device) -> None:
     with block_size(function, 3):
         check_grad_output_layout(function, NAME, values, flash_reference, describe(values, 3))
     covers(MULTIHEAD)
+    # no query at all, which SDPA takes (after the layouts: Q.view(-1, Lq, d) raises here too);
+    # Lk = 0 leaves every row without a key, off the contract
+    check_flash(function, flash_values((2,), 0, 5, 3, 2, device, causal=True, seed=170), 4)
     values = flash_values((2,), 7, 9, 3, 2, device, causal=True, seed=69)
     with block_size(function, 3), case(describe(values, 3)):
         check_backward_reads_lse(function, FLASH, values)
@@ -248,7 +252,7 @@ EXERCISES = [
                        "largest tensor and peak", "causal tiles skipped",
                        "float16 and bfloat16", MULTIHEAD, "backward recomputes P from L",
                        "causal left out: not causal"),
-             domain=Domain(FLASH, flash_domain_values, constants={"scale": SCALE},
+             domain=Domain(FLASH, flash_domain_values, constants={"scale": SDPA_SCALE},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
                            accumulates={torch.float16: torch.float32,
                                         torch.bfloat16: torch.float32},

@@ -170,7 +170,9 @@ def recognise_top_left(function, values: dict) -> str | None:
 def recognise_tile_mask_without_offset(function, values: dict, block: int) -> str | None:
     """The hint when each tile is masked as if its first query and first key sat at position 0
     (tril(Lk - Lq) of the tile, the tile's offset i0 - j0 left out): the output is the
-    reference under that mask, on the tiles the contract's skip visits or on every tile."""
+    reference under that mask, on the tiles the contract's skip visits or on every tile; or,
+    where the output is the skip's alone, each tile visited left unmasked (a mask applied only
+    on the diagonal tiles, key block == query block, is that where Lk - Lq >= BLOCK - 1)."""
     Q, K = values["Q"], values["K"]
     Lq, Lk = Q.shape[-2], K.shape[-2]
     if not values["causal"]:
@@ -182,17 +184,24 @@ def recognise_tile_mask_without_offset(function, values: dict, block: int) -> st
     local = key % block <= query % block + (Lk - Lq)  # each tile's own tril(Lk - Lq)
     last = torch.clamp(query // block * block + block, max=Lq) - 1 + (Lk - Lq)
     visited = key // block * block <= last  # key blocks the skip visits
-    for mask in (local & visited, local):
+    for mask in (visited, local & visited, local):
         expected = attention_reference(Q, K, values["V"], values["scale"], mask)
-        if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+        if not (isinstance(output, torch.Tensor) and output.shape == expected.shape
                 and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
-            return (f"{NAME}'s causal mask leaves out each tile's offset: it masks every tile "
-                    f"as tril(Lk - Lq) of the tile (here Lk - Lq = {Lk - Lq}, BLOCK={block}), "
-                    "as if the tile's first query and first key were both at position 0, "
-                    "right only on tiles where they are equal; query i sees key j when "
-                    "j <= i + (Lk - Lq) in positions of the whole matrix, so in the tile of "
-                    "query block i0 and key block j0 keep local (a, b) when b <= a + (i0 - j0) "
-                    "+ (Lk - Lq)")
+            continue
+        if mask is visited:  # the skip alone: no key masked inside a tile it visits
+            return (f"{NAME}'s causal mask leaves tiles it visits unmasked: its output is "
+                    "attention over every key of each key block a query block visits (here "
+                    f"Lk - Lq = {Lk - Lq}, BLOCK={block}), as if the skip of later blocks were "
+                    "the only mask; with Lk != Lq or ragged blocks the boundary j = i + "
+                    "(Lk - Lq) also crosses tiles off the diagonal (key block != query block): "
+                    "mask every tile the boundary crosses")
+        return (f"{NAME}'s causal mask leaves out each tile's offset: it masks every tile "
+                f"as tril(Lk - Lq) of the tile (here Lk - Lq = {Lk - Lq}, BLOCK={block}), "
+                "as if the tile's first query and first key were both at position 0, right "
+                "only on tiles where they are equal; query i sees key j when j <= i + (Lk - Lq) "
+                "in positions of the whole matrix, so in the tile of query block i0 and key "
+                "block j0 keep local (a, b) when b <= a + (i0 - j0) + (Lk - Lq)")
     return None
 
 

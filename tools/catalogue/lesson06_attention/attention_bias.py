@@ -63,6 +63,19 @@ class AttentionWithBias(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # sum_to_size returns dS itself for a bias of the scores' shape, and dS is then scaled in
+    # place for dQ and dK (review at 32340a34: was named as the bias added after scaling)
+    Mistake(AB, "grad_bias aliasing dS, then dS scaled in place",
+            "sum_to_size returns dS itself", _bias(
+        ("                grad_bias = grad_S.sum_to_size(ctx.bias_shape)\n", ""),
+        ("            if ctx.needs_input_grad[0]:\n                grad_Q = ctx.scale * grad_S @ K",
+         "            if ctx.needs_input_grad[3]:\n"
+         "                grad_bias = grad_S.sum_to_size(ctx.bias_shape)\n"
+         "            grad_S.mul_(ctx.scale)\n"
+         "            if ctx.needs_input_grad[0]:\n                grad_Q = grad_S @ K"),
+        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
+         "grad_K = grad_S.transpose(-2, -1) @ Q"),
+        ("            if ctx.needs_input_grad[3]:\n        return", "        return"))),
     # dV alone needs no dP: building dP = dO V^T and dS anyway is a product made for inputs
     # that need none (the contract's second bullet; a correct answer until that was graded)
     Mistake(AB, "dP and dS built even when V alone needs a gradient",

@@ -203,6 +203,19 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # O and L gathered by torch.cat of per-block lists: no block at all when Lq = 0, which
+    # SDPA takes (review at 32340a34: passed, no case had zero queries)
+    Mistake(FA, "O and L concatenated from per-block lists", "raised ValueError with Q of shape "
+            "(2, 0, 3)", edit(
+        FLASH, ("""        O = Q.new_empty(*Q.shape[:-1], V.shape[-1])
+        L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)
+""", "        O_blocks, L_blocks = [], []\n"),
+        ("""            O[..., i:i + block, :] = o / ell.unsqueeze(-1)
+            L[..., i:i + block] = m + ell.log()
+""", """            O_blocks.append((o / ell.unsqueeze(-1)).to(Q.dtype))
+            L_blocks.append(m + ell.log())
+        O, L = torch.cat(O_blocks, dim=-2), torch.cat(L_blocks, dim=-1)
+"""))),
     # the plain answer without its gate: every gradient returned, needed or not
     Mistake(FA, "ignores needs_input_grad", IGNORES_NEEDS,
             edit(FLASH, *[change for change in UNGATED if "return None" not in change[0]])),

@@ -82,6 +82,32 @@ MISTAKES = [
                 '    keep = torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool,\n'
                 '                      device=s.device).tril(diagonal=Lk - Lq)\n'
                 '    return s.masked_fill(~keep, float("-inf"))'))),
+    # the mask on the tile whose query and key blocks start together alone: right when
+    # Lk == Lq, where no other tile crosses the boundary (review at 32340a34: was named as the
+    # tile's offset left out)
+    Mistake(FA, "causal mask on the diagonal tiles only", "leaves tiles it visits unmasked", edit(
+        FLASH, ("                if causal:\n                    s = _tile_mask(s, i, j, Lq, Lk)",
+                "                if causal and j == i:\n"
+                "                    s = _tile_mask(s, i, j, Lq, Lk)"),
+        ("                if ctx.causal:\n                    s = _tile_mask(s, i, j, Lq, Lk)",
+         "                if ctx.causal and j == i:\n"
+         "                    s = _tile_mask(s, i, j, Lq, Lk)"))),
+    # -inf filled before the scale multiplies it: 0 * -inf = nan at scale 0 (review at
+    # 32340a34: the domain's failure cited a clause Exercise 3's contract does not state)
+    Mistake(FA, "causal mask filled before scaling", "fills the masked scores with -inf before "
+            "multiplying them by scale", edit(
+        FLASH, ("""                s = (q @ k.transpose(-2, -1)) * scale
+                if causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)""", """                s = q @ k.transpose(-2, -1)
+                if causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)
+                s = s * scale"""),
+        ("""                s = (q @ k.transpose(-2, -1)) * ctx.scale
+                if ctx.causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)""", """                s = q @ k.transpose(-2, -1)
+                if ctx.causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)
+                s = s * ctx.scale"""))),
     Mistake(FA, "forward key loop ends at the last visible key (BLOCK rows)", FORWARD_SKIPS,
             edit(FLASH, INCLUSIVE_END)),
     # the same slip with the block's own rows: also wrong at a ragged last query block

@@ -19,6 +19,13 @@ SOLUTION = (_SOURCE[_START:_END].replace("        ### BEGIN SOLUTION\n", "")
             .replace("        ### END SOLUTION\n", ""))
 
 MISTAKES = [
+    # forward right, backward's tile of scores from a product in the input dtype, widened
+    # after (review at 32340a34: was "your gradient for Q is wrong")
+    Mistake(FA, "backward's score tile computed in the input dtype",
+            "backward's tile of scores is kept in the input dtype", edit(
+        FLASH, ("                s = (q @ k.transpose(-2, -1)) * ctx.scale",
+                "                s = (Q[..., i:i + block, :] @ K[..., j:j + block, :].transpose("
+                "-2, -1)).to(wide) * ctx.scale"))),
     Mistake(FA, "log-sum-exp in low precision", "saves its log-sum-exp in bfloat16",
             edit(FLASH, ("L = torch.empty(Q.shape[:-1], dtype=wide, device=Q.device)",
                           "L = torch.empty(Q.shape[:-1], dtype=Q.dtype, device=Q.device)"),

@@ -21,6 +21,16 @@ UNUSUAL = [
          "ctx.save_for_backward(Q, K, V, output, m.squeeze(-1), z.squeeze(-1), mask)"),
         ("Q, K, V, output, lse, mask = ctx.saved_tensors",
          "Q, K, V, output, m, z, mask = ctx.saved_tensors\n        lse = m + z.log()"))),
+    # L and the row maximum both saved, the maximum unread: two numbers per row, as the bullet
+    # allows (review at 32340a34; the bullet now says "at most two")
+    Unusual(M, "the row maximum saved beside L", edit(
+        MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                 "row_max = scores.amax(dim=-1)\n        lse = torch.logsumexp(scores, dim=-1, "
+                 "keepdim=True)"),
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), row_max, mask)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, lse, _, mask = ctx.saved_tensors"))),
     Unusual(M, "the mask left out of save_for_backward when None", edit(
         MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                  "ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), "
@@ -64,6 +74,11 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # e^S and e^L apart: e^S of a large score overflows, of a very negative one underflows to
+    # 0, and 0 / 0 or inf / inf is nan (review at 32340a34: was blamed on the mask's fill)
+    Mistake(M, "P = exp(S) / exp(L) in backward", "exp(S) and exp(L) apart", edit(
+        MEMORY, ("P = (scores - lse.unsqueeze(-1)).exp()",
+                 "P = scores.exp() / lse.unsqueeze(-1).exp()"))),
     # the plain answer without its gates: every gradient computed and returned, needed or not
     Mistake(M, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED, name=M)),
     # P cached in a dict on the class between forward and backward, popped there: was named

@@ -27,15 +27,11 @@ UNUSUAL = [
         ('scores = scores.masked_fill(~mask, float("-inf"))',
          "scores = scores + torch.zeros(mask.shape, dtype=scores.dtype, device=scores.device)"
          '.masked_fill(mask.logical_not(), float("-inf"))'))),
-    # the contract's example of a tensor computed from an input, not a copy: Q * scale saved
-    # instead of Q (review: the bullet did not say whether it counted as one)
-    Unusual(S, "Q * scale saved instead of Q", edit(
-        SDPA, ("scores = (Q @ K.transpose(-2, -1)) * scale",
-               "Qs = Q * scale\n        scores = Qs @ K.transpose(-2, -1)"),
-        ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Qs, K, V, P)"),
-        ("Q, K, V, P = ctx.saved_tensors", "Qs, K, V, P = ctx.saved_tensors"),
-        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
-         "grad_K = grad_S.transpose(-2, -1) @ Qs"))),
+    # the mask given saved beside P though backward never reads it: the caller's tensor, no
+    # byte more (review at 32340a34)
+    Unusual(S, "the mask given saved beside P, unread", edit(
+        SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, P, mask)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, P, _ = ctx.saved_tensors"))),
     # a select rather than a fill
     Unusual(S, "masked scores selected away by torch.where(mask, scores, -inf)", edit(
         SDPA, (FILL, 'scores = torch.where(mask, scores, float("-inf"))'))),
@@ -44,6 +40,15 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # a Q-sized tensor kept beside the Q the caller holds, as Exercises 2 and 3 refuse it (review
+    # at 32340a34: passed both, the bullet now says "no copy of one, scaled or not")
+    Mistake(S, "Q * scale saved instead of Q", "saves a tensor of Q's shape", edit(
+        SDPA, ("scores = (Q @ K.transpose(-2, -1)) * scale",
+               "Qs = Q * scale\n        scores = Qs @ K.transpose(-2, -1)"),
+        ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Qs, K, V, P)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Qs, K, V, P = ctx.saved_tensors"),
+        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
+         "grad_K = grad_S.transpose(-2, -1) @ Qs")), named=True),
     # the plain answer without its gates: every gradient computed and returned, needed or not
     Mistake(S, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED)),
     # each call's P in a dict on the class, keyed by id(ctx): every value right, and nothing
