@@ -313,9 +313,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # <details><summary><b>Hint 2</b>: the ends of the range</summary>
 #
-# Evaluate each intermediate of your order in float16 (largest 65504, normal numbers from
-# $6.1 \cdot 10^{-5}$) at $m = 10^{3}$ for a row $(200, 0)$, and at $m = 10^{-3}$ for a row
-# $(150, 200)$. Which leaves the range, and which falls below the normal numbers?
+# Evaluate each intermediate of your order in float16 (largest 65504) at $m = 10^{3}$ for a row
+# $(200, 0)$, and at $m = 10^{-3}$ for a row $(150, 200)$. Which leaves the range?
 # </details>
 
 # %% [markdown]
@@ -367,9 +366,8 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # The factor is $s_r = \min(1,\ m / n_r)$, the gradient $s_r\, g_r$. Choosing by
 # `norms > max_norm` (`torch.where`) never uses the quotient for a row of zeros. Dividing first,
 # `(grad_output / norms) * max_norm`, keeps every step in range: the quotient is at most 1,
-# the product at most `max_norm`. `max_norm / norms` falls below float16's normal numbers at a
-# small `max_norm` and a long row (it keeps fewer digits), `grad_output * max_norm` overflows
-# float16 at a large `max_norm`, and `norms / max_norm` at a small one.
+# the product at most `max_norm`; `max_norm / norms` stays in range too. `grad_output * max_norm`
+# overflows float16 at a large `max_norm`, and `norms / max_norm` at a small one.
 # </details>
 #
 # ### Per row against `clip_grad_norm_`
@@ -869,7 +867,9 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 # sends back 0 at 0, so $\partial L/\partial\lambda = -\sum_i g_i
 # \operatorname{sign}(x_i)\, \mathbb 1[|x_i| > \lambda]$. The output $y$ alone decides the
 # indicator and the sign ($y \ne 0$ exactly where $|x| > \lambda$, with $x$'s sign there): saving
-# it costs one entry of `x`'s dtype, and backward needs neither `x` nor `lam`.
+# it costs one entry of `x`'s dtype, and backward needs neither `x` nor `lam`. The least is one
+# byte per entry, an int8 sign (`torch.sign(y).to(torch.int8)` holds all three states); `y` costs
+# more but shares its storage with the output, which the next layer often keeps alive anyway.
 # </details>
 #
 # Your `SoftThreshold` in the same model ($\lambda$ starting at 0, on the ReLU's exact zeros),

@@ -182,26 +182,49 @@ def check_threshold(function, device) -> None:
                 diagnose_gradient("x", got, expected)
 
 
-def check_tiny_rows(function, device) -> None:
-    """Rows of norm 5e-13 and 5e-14, non-zero and below max_norm, pass unchanged: a clamp of
-    the norm at 1e-12 (F.normalize's) or an eps scales them, far below any tolerance's notice."""
-    grad_output = torch.tensor([[3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [3.0, 0.0, 4.0],
-                                [0.0, 0.0, 0.0]], dtype=torch.float64, device=device)
-    for max_norm in (1.0, 1e-3):
-        with case(f"x of shape (4, 3), max_norm={max_norm:g}, rows of norm 5e-13 and 5e-14"):
-            _, backward = surgery_case(function, CLIP, sample((4, 3), device, seed=40), max_norm,
-                                       grad_output.clone())
+# (dtype, max_norm, rows below max_norm or at zero, what the case says): float64 rows of norm
+# 5e-13 and 5e-14, which a clamp or an eps on the norm (F.normalize's 1e-12) scales
+TINY_ROWS = (
+    (torch.float64, 1.0, ([3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [0.0, 0.0, 0.0]),
+     "rows of norm 5e-13 and 5e-14"),
+    (torch.float64, 1e-3, ([3e-13, 4e-13, 0.0], [0.0, 3e-14, 4e-14], [1e-4, 3e-4, 7e-5]),
+     "rows of norm 5e-13, 5e-14 and 3.2e-4"),
+)
+# rows that a division by max_norm and a product by it round (in float16 at max_norm 1e3,
+# g / 1e3 falls below the normal numbers): graded after max_norm's ends, which name the order
+ROUNDED_ROWS = (
+    (torch.float64, 3.0, ([0.1, 0.7, 0.3], [1.1, -0.9, 0.2]), "rows of norm 0.77 and 1.4"),
+    (torch.float32, 3.0, ([0.1, 0.7, 0.3], [1.1, -0.9, 0.2]), "rows of norm 0.77 and 1.4"),
+    (torch.float16, 1e3, ([1e-3, 2e-3, 3e-4], [0.1, 0.7, 0.3]), "rows of norm 2.3e-3 and 0.77"),
+    (torch.float16, 3.0, ([0.1, 0.7, 0.3], [1.1, -0.9, 0.2]), "rows of norm 0.77 and 1.4"),
+)
+
+
+def check_unclipped_rows(function, device, cases) -> None:
+    """Rows at or below max_norm come back bit for bit, in every dtype."""
+    for dtype, max_norm, rows, what in cases:
+        kind = str(dtype).removeprefix("torch.")
+        grad_output = torch.tensor(rows, dtype=dtype, device=device)
+        with case(f"a {kind} grad_output of shape {tuple(grad_output.shape)}, "
+                  f"max_norm={max_norm:g}, {what}"):
+            _, backward = surgery_case(function, CLIP, sample(grad_output.shape, device, seed=40,
+                                                              dtype=dtype),
+                                       max_norm, grad_output.clone())
             got = backward.grads[0]
-            for row, norm in ((0, "5e-13"), (1, "5e-14")):
-                if isinstance(got, torch.Tensor) and got.shape == grad_output.shape and \
-                        not torch.allclose(got[row], grad_output[row], rtol=1e-9, atol=0):
+            if not isinstance(got, torch.Tensor) or got.shape != grad_output.shape:
+                continue  # the float64 cases name a missing or odd gradient
+            for row, values in enumerate(grad_output):
+                if not torch.equal(got[row], values):
+                    norm = torch.linalg.vector_norm(values.double()).item()
                     raise GradingError(
-                        f"ClipGradientNorm changed a row of norm {norm}, below "
+                        f"ClipGradientNorm changed a {kind} row of norm {norm:.2g}, below "
                         f"max_norm={max_norm:g}: it returns {got[row].tolist()} for "
-                        f"{grad_output[row].tolist()}. A clamp or an eps on the norm (as "
-                        "F.normalize's 1e-12) scales every row below it; a row at or below "
-                        "max_norm passes unchanged", mistake="ClipGradientNorm/changes-tiny-row")
-            diagnose_gradient("x", got, clipped(grad_output, max_norm))
+                        f"{values.tolist()}. A row at or below max_norm comes back unchanged, "
+                        "bit for bit: a clamp or an eps on the norm (as F.normalize's 1e-12) "
+                        "scales it, a division by max_norm and a product by it round it (in "
+                        "float16, g / 1e3 falls below the normal numbers). Give these rows "
+                        "factor 1, or the row itself by torch.where",
+                        mistake="ClipGradientNorm/changes-unclipped-row")
 
 
 INTENDED_CLIP = Spec("ClipGradientNorm", ("x", "max_norm"),
@@ -219,9 +242,10 @@ def clip_full(ClipGradientNorm, device) -> None:
     for edge in ("1-D x", "3-D x", "a row of zeros", "a row at max_norm exactly"):
         covers(edge)
     check_threshold(function, device)
-    check_tiny_rows(function, device)
+    check_unclipped_rows(function, device, TINY_ROWS)
     check_dtype_edges(function, CLIP, device)
     check_clip_max_norm_ends(function, CLIP, device)
+    check_unclipped_rows(function, device, ROUNDED_ROWS)
     covers("float32 and float16 rows at the edges of their range")
     check_backward_by_hand(CLIP, backward)
     check_each_input_alone(function, INTENDED_CLIP, {"x": sample((5, 3), device), "max_norm": 1.0})

@@ -43,7 +43,7 @@ CLIP_CLAUSES = (
     Clause("every other row comes back unchanged, a row of zeros included;",
            {"ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
-            "ClipGradientNorm/changes-tiny-row": "F.normalize's clamp at 1e-12"}),
+            "ClipGradientNorm/changes-unclipped-row": "F.normalize's clamp at 1e-12"}),
     Clause("for float64, float32 and float16 rows whose squared norms are inside the dtype's "
            "range, and `max_norm` from 1e-3 to 1e3, no step leaves the dtype's range.",
            {"ClipGradientNorm/max-norm-product-overflows": "divide by the norm clamped from "

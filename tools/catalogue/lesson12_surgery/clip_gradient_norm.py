@@ -63,9 +63,6 @@ UNUSUAL = [
     # the clamp lies below max_norm's range (a MISTAKE while max_norm 1e-154 was graded)
     Unusual('ClipGradientNorm', 'norm clamped at float64 eps',
             'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True)\n        norms = norms.clamp(min=torch.finfo(torch.float64).eps)\n        return torch.where(norms > ctx.max_norm, g * (ctx.max_norm / norms), g), None\n'),
-    # float32 holds g * m over max_norm's range (a MISTAKE while max_norm 1e30 was graded)
-    Unusual('ClipGradientNorm', "TF's order in float32 only",
-            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
     # float32 holds n / m over max_norm's range (a MISTAKE while max_norm 1e-30 was graded)
     Unusual('ClipGradientNorm', 'g / max(n / m, 1) in float32 only',
             edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_RATIO, "        ")))),
@@ -130,9 +127,22 @@ MISTAKES = [
     # review of lesson 12 (fourth): an Unusual answer until rows of norm below 1e-12 were
     # graded; F.normalize divides by max(norm, 1e-12), so a row of norm 5e-13 is halved
     Mistake("ClipGradientNorm", "F.normalize's clamp at 1e-12",
-            "changed a row of norm 5e-13, below max_norm", _clip(
+            "changed a float64 row of norm 5e-13, below max_norm", _clip(
                 _NORMS + "        return F.normalize(grad_output, dim=-1) * "
                 "norms.clamp(max=ctx.max_norm), None\n")),
+    # review 70: passed while unclipped rows were compared to a tolerance; g / m * m rounds,
+    # in float16 at m = 1e3 by 1% (g / 1e3 below the normal numbers)
+    Mistake("ClipGradientNorm", "divided by the norm clamped at max_norm, then times max_norm",
+            "changed a float64 row of norm 1.4, below max_norm=3",
+            _clip(_NORMS + "        return grad_output / norms.clamp(min=ctx.max_norm) * ctx.max_norm, None\n")),
+    Mistake("ClipGradientNorm", "g / m * m for float16 rows only",
+            "changed a float16 row of norm 0.0023, below max_norm=1000",
+            _clip(_NORMS + "        if grad_output.dtype != torch.float16:\n"
+                  "            return torch.where(norms > ctx.max_norm, grad_output / norms * ctx.max_norm, grad_output), None\n"
+                  "        return grad_output / norms.clamp(min=ctx.max_norm) * ctx.max_norm, None\n")),
+    # an Unusual answer until unclipped rows were graded bit for bit (review 70): g * m / m rounds
+    Mistake('ClipGradientNorm', "TF's order in float32 only", "changed a float32 row of norm 1.4",
+            edit(_CLIP, (_CLIP_RIGHT, _float32_only(_CLIP_RIGHT, _CLIP_TF, "        ")))),
     Mistake("ClipGradientNorm", "global norm, as clip_grad_norm_",
             "clips by the norm of the whole gradient", _clip(
                 "        total = torch.linalg.vector_norm(grad_output)\n"
