@@ -7,7 +7,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 11 · Fused losses: gradients computed in forward, logits never materialised
+# # Lesson 11 · Fused losses: the logits never materialised
 #
 # **About 150 minutes** for the main path: about an hour to read and run it, the rest for the
 # three exercises. The optional sections after the Summary take about 40 minutes more.
@@ -15,15 +15,15 @@
 # A language model ends by multiplying its hidden states `x` $(N, d)$, one row per token, by a
 # vocabulary matrix `weight` $(V, d)$, and scoring the $(N, V)$ logits with a cross-entropy. At
 # $N = 8192$ tokens and $V = 128\text{k}$ the float32 logits alone take **4 GiB**. Fused losses
-# never create them: Liger-Kernel's fused linear cross-entropy, which you build here, works on
-# a few rows at a time and computes the gradients **during forward**, while each chunk of
-# logits exists; Apple's Cut Cross-Entropy instead recomputes the logits block by block in
-# backward.
+# (Liger-Kernel's fused linear cross-entropy, Apple's Cut Cross-Entropy) never create them:
+# they work on a few rows at a time. Where the gradients then come from, when backward has no
+# logits, is the design question of this lesson.
 #
 # By the end of this lesson you can:
 # 1. derive the cross-entropy's backward, with what `ignore_index` changes in it;
-# 2. write a stable `CrossEntropy` Function that keeps the logits and one number per row;
-# 3. compute a loss chunk by chunk, then its gradients in forward;
+# 2. write a stable `CrossEntropy` Function that keeps, beyond the logits, at most one number
+#    per row;
+# 3. compute a loss chunk by chunk, and decide where its gradients are computed;
 # 4. say what `ctx.needs_input_grad` and `torch.is_grad_enabled()` can tell a Function's
 #    forward, and skip the gradients nobody will use;
 # 5. add label smoothing and z-loss to a cross-entropy, backward included, on your own.
@@ -262,12 +262,16 @@ check_grad_row(my_grad_row)
 # exercise's own contract:
 #
 # - Forward is stable at logits of magnitude $10^4$, in float32 and float64.
-# - Forward saves the logits themselves and, besides them, only tensors of at most $N$
-#   elements: not the probabilities.
+# - Beyond the logits themselves, forward keeps for backward only tensors of at most $N$
+#   elements.
 #
-# <details><summary><b>Hint</b> · a question</summary>
+# Backward needs every entry of step 2's matrix. What can forward keep, within that bound, from
+# which backward rebuilds it?
 #
-# What does `gather` do with a target of -100?
+# <details><summary><b>Hint</b> · two questions</summary>
+#
+# - What does `gather` do with a target of -100?
+# - Which one number per row, with the logits, gives $p_{ij}$ back in one line?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CrossEntropy", "solution": true}
@@ -475,21 +479,25 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # Backward needs some $(c, V)$ tensor of every chunk: the course's loop keeps each chunk's
 # logits (`logsumexp` and `gather` keep the same tensor, counted once), $N/c$ chunks of
 # $(c, V)$, the whole $(N, V)$ again. Chunking the forward alone saves nothing for training.
-# Either backward recomputes each chunk's logits (one more $2NdV$-FLOP product, as
-# checkpointing does in lesson 05), or the gradients are computed **in forward**, while each
-# chunk's logits exist.
 # </details>
 #
-# ### Step 3: gradients in forward
+# ### Step 3: where the gradients come from
 #
-# The loss is a scalar: backward receives one number $g$. By the chain rule, what is
-# $\partial(\cdot)/\partial x$ in terms of $g$ and $\partial L/\partial x$? So what could
-# forward compute while each chunk's logits exist, what would it keep, and what would be left
-# for backward? In chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
+# Backward needs each chunk's logits, and keeping them all is the memory the chunks were to
+# save. Name two ways out, and the cost of each in FLOPs and memory. A hint for one: the loss
+# is a scalar, so backward receives one number $g$; by the chain rule, what is
+# $\partial(gL)/\partial x$ in terms of $g$ and $\partial L/\partial x$?
+#
+# <details><summary><b>Two ways</b> (open after your answer)</summary>
+#
+# Backward recomputes each chunk's logits (one more $2NdV$-FLOP product, as checkpointing
+# does in lesson 05; Apple's Cut Cross-Entropy), or forward computes the gradients while each
+# chunk's logits exist and backward only multiplies them by $g$ (Liger-Kernel's). ✎ 2 asks for
+# the second. Then: in chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
 # chunk is done, what becomes of $\text{grad}_W$, and what must be known before the first
-# chunk?
-# By hand or with `torch.autograd.grad` inside forward (as Liger-Kernel's chunked losses do):
-# both are fine, within the contract's work and memory bounds.
+# chunk? By hand or with `torch.autograd.grad` inside forward: both are fine, within the
+# contract's bounds.
+# </details>
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
@@ -611,14 +619,8 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 
 # %% [markdown]
 # So for bfloat16 inputs, in which dtype must the running loss and $\text{grad}_W$ be kept, and
-# when do you cast to the input's dtype?
-#
-# <details><summary><b>Hint</b> · float16</summary>
-#
-# In which dtype do you keep each chunk's $G = (P - Y)/N$, whose entries are about $1/(NV)$
-# when float16's smallest normal number is $6 \cdot 10^{-5}$? And the sums over the rows before
-# the division by $N$, at 8192 rows of loss 10, next to float16's largest number, 65504?
-# </details>
+# when do you cast to the input's dtype? (float16 has traps of its own: see "Common mistakes"
+# after the Summary.)
 #
 # ## ✎ Exercise 2 · `linear_cross_entropy`
 #
@@ -634,17 +636,17 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 #   inputs, a loss and gradients in the input's dtype, as accurate as accumulating in float32
 #   makes them.
 # - No tensor with more elements than the largest of `chunk_size * V`, `N * d` and `V * d`,
-#   in every grad mode.
-# - When gradients are needed, forward computes them and keeps for backward only tensors of
-#   `x`'s and `weight`'s shapes and dtypes and ones of at most $N$ elements; backward only
-#   scales them by `grad_output`, into new tensors.
+#   in every grad mode, and at most eight `chunk_size * V` tensors alive at once in forward,
+#   besides a few of `x`'s and `weight`'s sizes.
+# - Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes and ones
+#   of at most $N$ elements; backward does no matrix product and returns new tensors.
 # - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward does the
 #   loss's work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
 
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
 class LinearCrossEntropy(torch.autograd.Function):
-    """F.cross_entropy(x @ weight.T, target) by chunks of rows, gradients computed in forward."""
+    """F.cross_entropy(x @ weight.T, target), chunk_size rows of logits at a time."""
 
     @staticmethod
     def forward(ctx, x, weight, target, chunk_size):
@@ -911,17 +913,6 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## Common mistakes
-#
-# Three mistakes a small test of your own does not show: the loss is right, and the cost,
-# memory or accuracy, appears only at larger sizes. The self-check refuses each.
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again, and the loss still right | gradients in forward |
-# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0, and the gradients with them | keep $G$ in float32 until both products are done |
-# | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do) | divide by $N$ in float32, then cast |
-#
 # ## Summary
 #
 # The cross-entropy's gradient is $(\text{softmax} - \text{one-hot})/M$, with $M$ the rows
@@ -955,6 +946,23 @@ plt.show()
 # what the exercises leave out; none is needed for an exercise. They use your
 # `linear_cross_entropy` and `LinearCrossEntropy`.
 #
+# ### Common mistakes
+#
+# First, for float16 inputs: in which dtype do you keep each chunk's $G = (P - Y)/N$, whose
+# entries are about $1/(NV)$ when float16's smallest normal number is $6 \cdot 10^{-5}$? And
+# the sums over the rows before the division by $N$, at 8192 rows of loss 10, next to
+# float16's largest number, 65504?
+#
+# Four mistakes a small test of your own does not show: the loss is right, and the cost,
+# memory or accuracy, appears only at larger sizes. The self-check refuses each.
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | letting autograd differentiate a chunked forward | every chunk's logits kept: the whole $(N, V)$ again, and the loss still right | gradients in forward |
+# | every chunk's softmax kept in a list, the gradients in a second pass | the same: all the chunks alive at once | each chunk's gradients before the next chunk exists |
+# | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0, and the gradients with them | keep $G$ in float32 until both products are done |
+# | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do) | divide by $N$ in float32, then cast |
+#
 # ### Why z-loss helps bfloat16 logits
 #
 # Not because bfloat16 overflows sooner: it has float32's exponent range. It has 8 significant
@@ -986,9 +994,9 @@ plt.show()
 # once, and at `chunk_size` 512 $= N$ one chunk is the whole $(N, V)$: the course's solution,
 # one chunk-sized buffer turned into $G$ in place, peaks at 9 MiB there against the composed
 # loss's 16 (two $(N, V)$ tensors), while a correct answer that keeps the logits, an int64
-# one-hot and $G$ alive together passes it (25 MiB at 256, 41 at 512). The contract bounds each
-# tensor's size, not how many are alive: count yours. Move the slider, and press "measure
-# again" to see how much the timings vary on a busy machine.
+# one-hot and $G$ alive together passes it (25 MiB at 256, 41 at 512). The contract allows
+# eight chunk-sized tensors alive at once, whatever their use: count yours. Move the slider,
+# and press "measure again" to see how much the timings vary on a busy machine.
 
 # %%
 fused_loss_explorer(linear_cross_entropy)

@@ -57,8 +57,8 @@ SMOOTHED_LOSS_RULES = {
 CE_CLAUSES = (
     Clause("Forward is stable at logits of magnitude $10^4$, in float32 and float64.",
            {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
-    Clause("Forward saves the logits themselves and, besides them, only tensors of at most $N$ "
-           "elements: not the probabilities.",
+    Clause("Beyond the logits themselves, forward keeps for backward only tensors of at most "
+           "$N$ elements.",
            {"CrossEntropy/saves-probabilities": "saves the probabilities",
             "CrossEntropy/saves-logits-copy": "logits saved as a contiguous copy"}),
 )
@@ -97,12 +97,15 @@ LCE_CLAUSES = (
                                                                     "the loss-only path under "
                                                                     "no_grad"}),
     Clause("No tensor with more elements than the largest of `chunk_size * V`, `N * d` and "
-           "`V * d`, in every grad mode.",
+           "`V * d`, in every grad mode, and at most eight `chunk_size * V` tensors alive at "
+           "once in forward, besides a few of `x`'s and `weight`'s sizes.",
            {"linear_cross_entropy/materialises-logits": "all the logits at once",
-            "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad"}),
-    Clause("When gradients are needed, forward computes them and keeps for backward only "
-           "tensors of `x`'s and `weight`'s shapes and dtypes and ones of at most $N$ elements; "
-           "backward only scales them by `grad_output`, into new tensors.",
+            "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad",
+            "linear_cross_entropy/keeps-every-chunk": "every chunk's softmax kept in a list, the "
+                                                      "gradients in a second pass"}),
+    Clause("Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes "
+           "and ones of at most $N$ elements; backward does no matrix product and returns new "
+           "tensors.",
            {"linear_cross_entropy/returns-saved-tensor": "the saved gradients themselves "
                                                          "returned when grad_output == 1",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",

@@ -1,6 +1,5 @@
 """Lesson 11, linear_cross_entropy's memory: no tensor near the N x V logits, forward or
-backward, in any grad mode (the contract bounds each tensor, not how many live at once: the
-peak is the lesson's measurement, not a grade)."""
+backward, in any grad mode, and forward's peak a few chunks, not all of them."""
 
 import torch
 
@@ -48,3 +47,25 @@ def check_largest_tensor(function: Called, values: dict) -> None:
                     f"({largest.numel} elements, by {largest.op}) where chunks need at most "
                     f"{limit}: {advice} (with {_describe(values)})",
                     mistake="linear_cross_entropy/materialises-logits")
+
+
+CHUNKS_ALIVE = 8  # the contract's bound on chunk_size x V tensors alive at once in forward
+X_AND_WEIGHT_SIZED = 3  # each gradient, its float32 accumulator, the float32 weight copy
+
+
+def check_forward_peak(function: Called, values: dict) -> None:
+    """Forward's live tensors at their peak, beyond a few of x's and weight's sizes (counted
+    in float32 or wider), are at most CHUNKS_ALIVE chunk_size x V tensors, however many chunks."""
+    N, d, V, chunk = _sizes(values)
+    wide = torch.promote_types(values["x"].dtype, torch.float32).itemsize
+    inputs = make_inputs(values)
+    with case(_describe(values)), TensorAccounting() as books:
+        function.apply(*inputs.values())  # no saved-tensor hooks: they would keep every chunk
+    alive = (books.phase.peak - X_AND_WEIGHT_SIZED * (N * d + V * d) * wide) / (chunk * V * wide)
+    if alive > CHUNKS_ALIVE:
+        raise GradingError(
+            f"{NAME}'s forward has {alive:.0f} chunk_size x V tensors' worth alive at once, of "
+            f"{-(-N // chunk)} chunks, where the contract allows {CHUNKS_ALIVE}: are the chunks "
+            "all alive at once, each one's logits (or G) kept in a list, or for a second pass? "
+            f"let each chunk's go before the next one's exist (with {_describe(values)})",
+            mistake="linear_cross_entropy/keeps-every-chunk")

@@ -81,6 +81,11 @@ MISTAKES = [
                         "        picked = p.gather(1, safe_target[:, None]).squeeze(1)\n"
                         "        losses = torch.where(counted, -picked.log(), 0.0)\n")),
             named=True),
+    # the reviewer's CE7: forward stable, backward's softmax as a quotient of exps
+    Mistake(CE, "backward's softmax as exp(logits) / exp(lse)",
+            "backward gives a non-finite gradient at logits of magnitude 1e4", edit(
+        CROSS_ENTROPY, ("        grad_logits = torch.exp(logits - lse[:, None])\n",
+                        "        grad_logits = torch.exp(logits) / torch.exp(lse)[:, None]\n"))),
     Mistake(CE, "dividing by N instead of the counted rows", "divides by N, all the rows", edit(
         CROSS_ENTROPY, ("        return losses.sum() / counted.sum()",
                         "        return losses.sum() / len(target)"),

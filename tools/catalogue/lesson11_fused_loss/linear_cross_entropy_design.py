@@ -1,7 +1,8 @@
 """Lesson 11: linear_cross_entropy's design: where grad mode is asked, which gradients are
-computed, what is built and kept between calls (a one-hot of the whole batch, a weight copy
-cached on id and _version), what backward returns; correct answers that work row by row, split
-the chunks with torch.split or recompute the logits in a second pass."""
+computed, what is built and kept (a one-hot of the whole batch, every chunk's softmax for a
+second pass, a weight copy cached on id and _version, a logits buffer shared between calls),
+what backward returns; correct answers that work row by row, split the chunks with
+torch.split or recompute the logits in a second pass."""
 
 from .. import Mistake, Unusual, edit
 from .answers import LINEAR
@@ -111,7 +112,76 @@ _CLASS = "\nclass LinearCrossEntropy(torch.autograd.Function):\n"
 _WIDE = "        weight_wide = weight.to(wide)\n"
 
 
+def _workspace(store: str) -> str:
+    """LINEAR with each chunk's logits written into a buffer kept in ``store`` between calls."""
+    return edit(LINEAR, ("            logits = x_chunk @ weight_wide.T\n",
+                         "            key = (len(x_chunk), weight.shape[0], wide, x.device)\n"
+                         f"            if key not in {store}:\n"
+                         f"                {store}.clear()\n"
+                         f"                {store}[key] = torch.empty(key[:2], dtype=wide, "
+                         "device=x.device)\n"
+                         "            logits = torch.matmul(x_chunk, weight_wide.T, "
+                         f"out={store}[key])\n"))
+
+
+# the reviewer's: both passes right, but the first keeps every chunk's logits for the second
+KEEP_CHUNKS = edit(
+    LINEAR,
+    ("        for start in range(0, N, chunk_size):\n",
+     "        kept = []\n        for start in range(0, N, chunk_size):\n"),
+    ("            loss += (row_max + sums.log() - picked).sum()\n"
+     "            if want_x or want_weight:\n",
+     "            loss += (row_max + sums.log() - picked).sum()\n"
+     "            kept.append((probs, sums))\n"
+     "        for start, (probs, sums) in zip(range(0, N, chunk_size), kept):\n"
+     "            rows = slice(start, start + chunk_size)\n"
+     "            x_chunk, target_chunk = x[rows].to(wide), target[rows]\n"
+     "            if want_x or want_weight:\n"))
+
+
+# a natural loop that frees nothing by hand: logits, an int64 one-hot, P and G alive at once
+ONE_HOT_PER_CHUNK = '''
+class LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_w = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        acc = torch.promote_types(x.dtype, torch.float32)
+        w = weight.to(acc)
+        loss = torch.zeros((), dtype=acc, device=x.device)
+        gx = torch.zeros(x.shape, dtype=acc, device=x.device) if want_x else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if want_w else None
+        for s in range(0, N, chunk_size):
+            xc = x[s:s + chunk_size].to(acc)
+            logits = xc @ w.T
+            lse = torch.logsumexp(logits, 1)
+            onehot = F.one_hot(target[s:s + chunk_size], w.shape[0])
+            loss = loss + (lse - (logits * onehot).sum(1)).sum()
+            P = torch.exp(logits - lse[:, None])
+            G = (P - onehot) / N
+            if want_x:
+                gx[s:s + chunk_size] = G @ w
+            if want_w:
+                gw = gw + G.T @ xc
+        ctx.save_for_backward(gx.to(x.dtype) if want_x else None, gw.to(weight.dtype) if want_w else None)
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else g * gx, None if gw is None else g * gw, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''
+
+
 UNUSUAL = [
+    Unusual(LCE, "logits, an int64 one-hot, P and G per chunk, none freed by hand",
+            ONE_HOT_PER_CHUNK),
     Unusual(LCE, "a grad-mode flag, torch.split, grad_x by torch.cat, float64 accumulators",
             _LCE_FLAG_SPLIT_F64),
     Unusual(LCE, "gradients row by row: weight.T.mv(G[i]) and grad_weight.addr_(G[i], x[i])",
@@ -131,6 +201,18 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    Mistake(LCE, "every chunk's softmax kept in a list, the gradients in a second pass",
+            "are the chunks all alive at once", KEEP_CHUNKS),
+    # the reviewer's: a logits buffer reused across calls, where two threads share it
+    Mistake(LCE, "a logits buffer kept between calls in a module global",
+            "_WORKSPACE in a module global",
+            edit(_workspace("_WORKSPACE"), ("\nclass LinearCrossEntropy",
+                                            "\n_WORKSPACE = {}\n\n\nclass LinearCrossEntropy"))),
+    Mistake(LCE, "a logits buffer kept between calls on the class",
+            "LinearCrossEntropy._workspace, shared by every call",
+            edit(_workspace("LinearCrossEntropy._workspace"),
+                 ("class LinearCrossEntropy(torch.autograd.Function):\n",
+                  "class LinearCrossEntropy(torch.autograd.Function):\n    _workspace = {}\n\n"))),
     Mistake(LCE, "an (N, V) one-hot built once, sliced per chunk",
             "is not a matrix product, so this is no chunk's logits", edit(
         LINEAR, ("        for start in range(0, N, chunk_size):\n",
