@@ -154,22 +154,21 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
         right_small = overflow and broken and _right_on(function, dict(
             values, scale=values["scale"] / 1000))
         unmasked = {n: v for n, v in values.items() if n != "mask"}
-        if (right_small and torch.isfinite(true_q).all() and torch.isfinite(true_k).all()
-                and not _right_on(function, unmasked)):
+        truth_finite = bool(torch.isfinite(true_q).all() and torch.isfinite(true_k).all())
+        if right_small and truth_finite and not _right_on(function, unmasked):
             return (f"{spec.name}'s backward gives inf or nan gradients for large scores even "
                     "without the mask, though its output is right, and right with the scores "
                     "1000 times smaller: the recomputed P overflows or underflows; exp(S) and "
                     "exp(L) apart reach inf (or 0), and their ratio is nan; take one exponent, "
                     "exp(S - L), every one of which is <= 0")
-        if (right_small and torch.isfinite(true_q).all() and torch.isfinite(true_k).all()
-                and not _same(grad_v, multiplied)):
+        if right_small and truth_finite and not _same(grad_v, multiplied):
             return (f"{spec.name}'s backward mask loses to large scores: its gradients are inf "
                     "or nan where masked scores lie far above the visible ones, though its "
                     "output is right, and right with the scores 1000 times smaller: backward's "
                     "exp(S - L) is not 0 at the masked keys (a finite fill such as -1e4 lies far "
                     "above the visible scores' L); fill them with -inf before exp, as forward "
                     "does")
-        if overflow and broken and torch.isfinite(true_q).all() and torch.isfinite(true_k).all():
+        if overflow and broken and truth_finite:
             return (f"{spec.name}'s backward gives inf or nan gradients where masked scores lie "
                     "far above the visible ones, though its output is right: exp(S - L) of an "
                     "unfilled masked score overflows to inf, and inf times the mask's 0 is nan; "
