@@ -27,8 +27,10 @@ from grader.lessons import source_notebook
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("faults")]
 
 LESSON, FIRST, SECOND = "00_template", "Square", "WeightedSum"
-SETTINGS = Settings(cell_timeout=15, notebook_timeout=120, memory_limit_mb=1024,
-            sandbox="auto", output_limit_kb=1024, restart_limit=3)
+# A cell of the clean submission takes well under a second: six seconds is a wide margin on a
+# busy machine, and each looping submission waits it out.
+SETTINGS = Settings(cell_timeout=6, notebook_timeout=120, memory_limit_mb=1024,
+                    sandbox="auto", output_limit_kb=1024, restart_limit=3)
 SLACK = 30  # seconds a job may take beyond its notebook's budget: intake, kernel stop, files
 TOKEN = random.randrange(10**6)  # marks this run's stray processes
 

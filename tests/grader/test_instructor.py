@@ -1,8 +1,9 @@
 """An instructor's own tests, graded as nbgrader would and under the seal.
 
-The instructor adds a test cell of plain asserts to lesson 00 the ordinary nbgrader way (edit the
-source notebook, release again) and grades the class with the course's own commands
-(``python -m grader release|autograde|grades``, what ``make release`` etc. run).
+The instructor adds test cells of plain asserts to lesson 00 the ordinary nbgrader way (edit the
+source notebook, release again), writes a lesson of their own with a ``FunctionExercise``, and
+grades the class with the course's own commands (``python -m grader release|autograde|grades``,
+what ``make release`` etc. run).
 """
 
 import csv
@@ -104,7 +105,10 @@ def _test_cell(grade_id: str, points: float, source: str):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    """Lesson 00 with two instructor test cells, released, submitted by five learners, graded."""
+    """Lesson 00 with two instructor test cells, and a lesson of the instructor's own
+    (``my_tanh``), released together, submitted by learners, graded in one run (as an
+    instructor's term would hold both); returns the root, lesson 00's grades.csv rows, and what
+    the second release printed."""
     root = tmp_path_factory.mktemp("instructor")
     _grader("release", LESSON, root=root)
     source_path = root / "source" / LESSON / f"{LESSON}.ipynb"
@@ -114,7 +118,9 @@ def course(tmp_path_factory):
     source.cells[after + 1:after + 1] = [_test_cell("Square_asserts", 2, ASSERTS),
                                          _test_cell("Square_partial", 2, PARTIAL)]
     nbformat.write(source, source_path)
-    release_output = _grader("release", LESSON, root=root)
+    (root / "source" / TANH_LESSON).mkdir(parents=True)
+    nbformat.write(_tanh_source(), root / "source" / TANH_LESSON / f"{TANH_LESSON}.ipynb")
+    release_output = _grader("release", LESSON, TANH_LESSON, root=root)
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     good = solved(released, source)
     wrong = with_answer(good, "answer_Square", textwrap.dedent(WRONG_SQUARE).strip())
@@ -127,10 +133,12 @@ def course(tmp_path_factory):
         folder = root / "submitted" / student / LESSON
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / f"{LESSON}.ipynb")
-    _grader("autograde", LESSON, "--workers", "2", root=root)
+    _hand_in_tanh(root)
+    _grader("autograde", LESSON, TANH_LESSON, "--workers", "2", root=root)
     _grader("grades", root=root)
     with open(root / "grades.csv") as handle:
-        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)
+                if row["assignment"] == LESSON}
     return root, rows, release_output
 
 
@@ -261,14 +269,8 @@ def _tanh_source():
     return notebook
 
 
-@pytest.fixture(scope="module")
-def tanh_course(tmp_path_factory):
-    """An instructor's own lesson with a MyTanh exercise, released and graded for a correct
-    answer and three named mistakes; returns (root, scores by student)."""
-    root = tmp_path_factory.mktemp("tanh")
-    (root / "source" / TANH_LESSON).mkdir(parents=True)
-    nbformat.write(_tanh_source(), root / "source" / TANH_LESSON / f"{TANH_LESSON}.ipynb")
-    _grader("release", TANH_LESSON, root=root)
+def _tanh_answers() -> dict[str, str]:
+    """student -> their MyTanh answer: a correct one, and each of TANH_MISTAKES."""
     answer = TANH_SOLUTION.replace("        ### BEGIN SOLUTION\n", "").replace(
         "        ### END SOLUTION\n", "")
     answers = {"correct": answer}
@@ -276,17 +278,27 @@ def tanh_course(tmp_path_factory):
         answers[student] = answer
         for old, new in changes:
             answers[student] = answers[student].replace(old, new)
+    return answers
+
+
+def _hand_in_tanh(root: Path) -> None:
     released = nbformat.read(root / "release" / TANH_LESSON / f"{TANH_LESSON}.ipynb",
                              as_version=4)
-    for student, code in answers.items():
+    for student, code in _tanh_answers().items():
         folder = root / "submitted" / student / TANH_LESSON
         folder.mkdir(parents=True)
         nbformat.write(with_answer(released, "answer_MyTanh", code),
                        folder / f"{TANH_LESSON}.ipynb")
-    _grader("autograde", TANH_LESSON, "--workers", "2", root=root)
+
+
+@pytest.fixture(scope="module")
+def tanh_course(course):
+    """The instructor's own lesson with a MyTanh exercise, graded for a correct answer and
+    three named mistakes; returns (root, scores by student)."""
+    root = course[0]
     with Gradebook(db_url(root)) as gradebook:
         scores = {student: gradebook.find_submission_notebook(
-            TANH_LESSON, TANH_LESSON, student).score for student in answers}
+            TANH_LESSON, TANH_LESSON, student).score for student in _tanh_answers()}
     return root, scores
 
 
