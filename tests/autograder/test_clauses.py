@@ -29,11 +29,9 @@ def _marks(exercise: str):
 
 EXERCISES_WITH_CLAUSES = [pytest.param(name, marks=_marks(name), id=name)
                           for name, exercise in EXERCISES.items() if exercise.clauses]
-CHECKS = [pytest.param(name, check, witness, marks=_marks(name), id=f"{name}-{check}")
-          for name, exercise in EXERCISES.items()
-          for checks in [clause.checks for clause in exercise.clauses] + list(
-              exercise.rules.values())
-          for check, witness in checks.items()]
+WITH_CHECKS = [pytest.param(name, marks=_marks(name), id=name)
+               for name, exercise in EXERCISES.items()
+               if exercise.clauses or any(exercise.rules.values())]
 
 
 @pytest.mark.parametrize("name", EXERCISES_WITH_CLAUSES)
@@ -44,12 +42,17 @@ def test_the_lesson_lists_the_clauses_as_its_contract(name):
         normalised(clause.text) for clause in exercise.clauses]
 
 
-@pytest.mark.parametrize("name, check, witness", CHECKS)
-def test_each_check_of_a_clause_has_a_catalogued_witness(name, check, witness):
+@pytest.mark.parametrize("name", WITH_CHECKS)
+def test_each_check_of_a_clause_has_a_catalogued_witness(name):
     """Is the witness of each check (of a clause or a rule) a catalogued wrong answer of the
     exercise? (test_catalogue grades it, and fails it unless it fails through that check.)"""
-    assert witness in {entry.name for entry in catalogue.mistakes() if entry.exercise == name}, (
-        f"{check!r} names the witness {witness!r}, which the catalogue of {name} does not hold")
+    exercise = EXERCISES[name]
+    held = {entry.name for entry in catalogue.mistakes() if entry.exercise == name}
+    missing = [f"{check!r} names the witness {witness!r}"
+               for checks in [clause.checks for clause in exercise.clauses] + list(
+                   exercise.rules.values())
+               for check, witness in checks.items() if witness not in held]
+    assert not missing, f"the catalogue of {name} holds no such answer: " + "; ".join(missing)
 
 
 # Exercises whose statement does not yet give its contract as one list of graded bullets: each
