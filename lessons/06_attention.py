@@ -201,7 +201,7 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, whatever its score.
 # - Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude `torch.softmax` itself handles.
 # - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
-# - Keep the `@once_differentiable` on `backward`: backward then records no graph, so a second derivative gets no share from your Function (it raises if nothing else carries a graph) rather than a wrong one.
+# - Keep the `@once_differentiable` on `backward`: the probabilities it reads from `ctx` carry no graph back to `Q` and `K`, so differentiating backward would give a wrong second derivative; with the decorator, a second derivative through your Function raises, or leaves its share out where another path carries a graph.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
 # transpose swap, whatever comes before them? Stuck? Every row of $dS$ must sum to 0: why?

@@ -11,16 +11,16 @@ from ...exercise import Exercise, sample
 from ...function_contract import rule_reference
 
 # The softmax-backward hints of Exercises 1, 2 and 4: each names what the probe proved (the
-# submission's numbers match that formula), and points to the lesson's live checker instead of
-# giving the softmax's vector-Jacobian product.
+# submission's numbers match that formula), and points back to the Jacobian the lesson prints in
+# "Derive the backward" instead of giving the softmax's vector-Jacobian product.
 ELEMENTWISE = ("treats the softmax as element-wise, dS = P * dP: raising one score also lowers "
                "every other probability of its row, and your dS leaves that out; which product "
-               "of two probabilities is an off-diagonal J_ij? (the my_softmax_vjp check in "
-               "\"Derive the backward\" measures your formula)")
+               "of two probabilities is an off-diagonal J_ij? (compare your formula with the J "
+               "that \"Derive the backward\" prints for five scores)")
 DIAGONAL_ONLY = ("uses only the diagonal of the softmax's Jacobian, P * (1 - P) * dP: every "
                  "score moves every probability of its row, so J has off-diagonal entries too; "
-                 "which product of two probabilities is J_ij? (the my_softmax_vjp check in "
-                 "\"Derive the backward\" measures your formula)")
+                 "which product of two probabilities is J_ij? (compare your formula with the J "
+                 "that \"Derive the backward\" prints for five scores)")
 
 
 @contextmanager

@@ -31,9 +31,10 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "keeps them already): no copy of one, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
             S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
-    Clause("Keep the `@once_differentiable` on `backward`: backward then records no graph, so a "
-           "second derivative gets no share from your Function (it raises if nothing else "
-           "carries a graph) rather than a wrong one.",
+    Clause("Keep the `@once_differentiable` on `backward`: the probabilities it reads from "
+           "`ctx` carry no graph back to `Q` and `K`, so differentiating backward would give a "
+           "wrong second derivative; with the decorator, a second derivative through your "
+           "Function raises, or leaves its share out where another path carries a graph.",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 

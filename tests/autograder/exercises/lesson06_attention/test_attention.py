@@ -14,6 +14,7 @@ from autograder.exercises.lesson06_attention import flash_attention as flash
 from autograder.grading import verdict
 from autograder.memory import TensorAccounting
 from autograder.tiled import tiled_backward, tiled_forward
+from grader.lessons import LESSONS
 from tests.autograder.catalogued import mistake
 from tools.catalogue.lesson06_attention.answers import FLASH as FLASH_ANSWER
 from tools.solutions import solution, stub
@@ -194,6 +195,10 @@ def test_flash_block_attribute_restored():
 
 def test_softmax_hints_ask_and_do_not_give_the_vjp():
     """Do the softmax-backward hints name the mistake without printing the closed form of the
-    softmax's vector-Jacobian product (issue 38: the answer only after the self-check)?"""
+    softmax's vector-Jacobian product (issue 38: the answer only after the self-check), and
+    point to the Jacobian the lesson prints, under a heading the lesson has?"""
+    source = (LESSONS / "06_attention.py").read_text()
+    assert "## Derive the backward" in source and "torch.autograd.functional.jacobian" in source
     for hint in (lesson.ELEMENTWISE, lesson.DIAGONAL_ONLY):
-        assert "rowsum" not in hint and "dP - " not in hint and "my_softmax_vjp" in hint
+        assert "rowsum" not in hint and "dP - " not in hint
+        assert '"Derive the backward" prints' in hint
