@@ -16,10 +16,9 @@
 # Everything so far ran in eager mode. Modern code also **transforms** functions: `torch.vmap`
 # maps a function over a batch dimension (per-sample gradients), `torch.func.jvp` and
 # `torch.autograd.forward_ad` push tangents *forward*, and `torch.compile` traces Python into a
-# graph to optimise it. This lesson finds which of them accept a Function written the lesson-00
-# way, then writes a Function (the **setup_context form**, with a `jvp`) and **custom operators**
-# (`torch.library.custom_op`, with a fake implementation, an autograd registration and a batching
-# rule) that work with them, and measures where each kind stops.
+# graph to optimise it. This lesson writes a Function (the **setup_context form**, with a `jvp`)
+# and **custom operators** (`torch.library.custom_op`) that work with them, and measures where
+# each kind stops.
 #
 # Every Function and operator obeys the [Function contract](function_contract.md); an exercise
 # states only what it decides. Exercises: **✎ 1 `LogSumExp`**, **✎ 2 `softplus`**, and the
@@ -157,16 +156,6 @@ for name, attempt in attempts.items():
 # error that names the fix: they run `forward` on their own wrapped tensors and then decide what
 # to save, so the saving must live in a separate `setup_context`.
 # </details>
-
-# %% [markdown]
-# ## Where the generated rule stops
-#
-# `generate_vmap_rule = True` batches a Function by running your own `forward`, `setup_context`,
-# `backward` and `jvp` on **batched tensors**, which hide the batch dimension. That needs every
-# op inside to have a batching rule, as PyTorch's ops do, and fails where your code leaves
-# PyTorch or branches in Python on a tensor's values (one tensor holds the whole batch). There you
-# write the batching yourself: a `vmap` staticmethod for a Function, `register_vmap` for an
-# operator (Exercise 3).
 
 # %% [markdown]
 # ## The maths of log-sum-exp
@@ -315,10 +304,8 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax along
 # `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$ unsqueezed at
 # `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward: $y = m + \log \sum_j e^{x_j - m}$,
-# $m = \max_j x_j$. `setup_context` keeps `x` and the output in both lists, and each derivative
-# forms $p$ from them. Saving $p$ itself gives the same first derivatives, but that $p$ has no
-# graph back to $x$, so a second derivative through backward treats it as a constant (lesson 04).
-# `dim` is a plain attribute, `ctx.dim = dim`.
+# $m = \max_j x_j$. `setup_context` keeps `x` and the output in both lists; saving $p$ itself
+# gives the same first derivatives, but no graph back to $x$ for a second one (lesson 04).
 # </details>
 
 # %% [markdown]
@@ -490,7 +477,8 @@ check_softplus_slope()
 # <details><summary><b>Hint 1</b> (questions 1 and 2)</summary>
 #
 # Write $s = u(z) / \beta$ with $u(z) = \log(1 + e^{z})$: what is $du/dz$, and $dz/dx$? Can the
-# slope be written from $s$ alone: what is $e^{\beta s}$ in terms of $z$? At $x = 1$, $\beta = 2$,
+# slope be written from $s$ alone: what is $e^{\beta s}$ in terms of $z$? If you differentiate
+# the stable form term by term: what is the slope at $z = 0$ exactly? At $x = 1$, $\beta = 2$,
 # $s = 1.06346$; at $x = 400$, $s = 400$, finite.
 # </details>
 #
@@ -568,13 +556,10 @@ from autograder import grade; grade("softplus", softplus)
 #
 # With $z = \beta x$: $s = \big(\max(z, 0) + \operatorname{log1p}(e^{-|z|})\big) / \beta$ and
 # $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel. The
-# solution keeps $x$ and computes $\sigma(\beta x)$ again, with no subtraction to lose digits
-# in. Keeping $s$ instead passes too, with $\sigma(\beta x) = $ `-torch.expm1(-beta * s)`;
-# as $1 - e^{-\beta s}$ it is `0.0` at $\beta x = -40$. $\beta$ is a plain attribute, and backward
-# returns `None` for it. The fake is `torch.empty_like(x)`: `x`'s strides where `x` is dense
-# (transposed); where it is not (a slice, an expanded `x`), strides with no gaps in `x`'s order
-# of dimensions. So has the real element-wise output; `x.new_empty(x.shape)` is contiguous for a
-# transposed `x`.
+# solution keeps $x$ and computes $\sigma(\beta x)$, smooth at $z = 0$ and with no subtraction
+# to lose digits in. Keeping $s$ passes too, with `-torch.expm1(-beta * s)`, not
+# $1 - e^{-\beta s}$. The fake is `torch.empty_like(x)`: `x`'s strides where `x` is dense, no
+# gaps where it is not, as the real element-wise output has.
 # </details>
 
 # %% [markdown]
@@ -586,21 +571,18 @@ from autograder import grade; grade("softplus", softplus)
 # (output, out_dims)`: each tensor input arrives **with** its batch dimension, at `in_dims[i]`
 # (`None` for an input every sample shares, always for an int or a float); `info.batch_size` is
 # the number of samples; `out_dims` says where the output's batch dimension is. Register it with
-# `op.register_vmap(rule)`.
+# `op.register_vmap(rule)`. (A Function's `generate_vmap_rule` cannot batch code that leaves
+# PyTorch's ops: an optional section shows it.)
 #
-# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element. First, no
-# rule: the values are right, through the fallback.
+# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element, run in
+# eager mode only, so it registers no fake. First, no rule: the values are right, through the
+# fallback.
 
 # %%
 @torch.library.custom_op("autograd_course::midpoint", mutates_args=())
 def midpoint(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """(x + y) / 2, element by element, for x and y of one shape."""
     return (x + y) / 2
-
-
-@midpoint.register_fake
-def _(x, y):
-    return torch.empty_like(x)
 
 
 xs = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4), batch dim 0
@@ -879,7 +861,9 @@ compile_explorer({
 # %% [markdown]
 # ### A Function that leaves PyTorch, under `vmap`
 #
-# `NumpyExp` below computes $e^x$ with NumPy, a stand-in for a kernel outside PyTorch, in the
+# `generate_vmap_rule = True` batches a Function by running your own `forward`, `setup_context`,
+# `backward` and `jvp` on **batched tensors**, which hide the batch dimension. That needs every
+# op inside to have a batching rule, as PyTorch's ops do. `NumpyExp` below computes $e^x$ with NumPy, a stand-in for a kernel outside PyTorch, in the
 # setup_context form and with `generate_vmap_rule = True`.
 
 # %%
@@ -1272,34 +1256,34 @@ except RuntimeError as error:
 # %% [markdown]
 # ### Fine print: `softplus`'s tails
 #
-# The self-check compares the left tail, every $\beta x$ from $-40$ to $-5$ in steps of $1/8$ and
-# a few points further out, to a relative $10^{-5}$, values and gradient, float64 and float32; the
-# right tail, every $\beta x$ from 5 to 40 in steps of $1/4$, to a relative $10^{-9}$ in float64.
-# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so:
-# $8 \times 10^{-10}$ at $\beta x = 18$ and $2.4 \times 10^{-9}$ at 17. So a switch that returns
-# $x$ only from $\beta x = 18$ on (`F.softplus`'s own, past 20, included) passes, and one from 17
-# on or earlier does not. A form with no switch passes too. The fake is tried on a transposed
-# `x`, a permuted 3-D `x`, a column slice and an expanded `x`.
+# The self-check compares both tails point by point, values and gradient, float64 and float32,
+# to a relative tolerance with no absolute floor (a tiny number must keep its digits); a failure
+# names the point and the tolerance. Returning $x$ itself past a threshold drops a relative
+# $e^{-\beta x}/(\beta x)$ or so, and replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops
+# a relative $e^{z}/2$: how far out must each switch sit before float64 cannot see the term it
+# drops? A form with no switch never asks. The fake is tried on several layouts of `x`, dense and
+# not.
 
 # %% [markdown]
 # ### Common mistakes
 #
 # The first table holds the mistakes the three exercises meet most often, each with what
-# happens and its fix.
+# happens and the question that leads to the fix.
 #
-# | Mistake | What happens | Fix |
+# | Mistake | What happens | Ask |
 # |---|---|---|
-# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | move the saving into `setup_context` |
-# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | also `ctx.save_for_forward(...)` |
-# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | subtract the max |
-# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | $e^{x - y}$ with the saved output |
-# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | the real output's metadata: `torch.empty_like(x)` element-wise (`x.new_empty(x.shape)` is contiguous, and so is the output of a forward that copies `x` with `.contiguous()`), `x.new_empty(...)` with the reduced shape for a reduction |
-# | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | `-torch.expm1(-beta * s)`, or save `x` and use $\sigma(\beta x)$ |
-# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | $\max(z,0) + \operatorname{log1p}(e^{-|z|})$ |
-# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | `torch.log1p` |
-# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | `register_vmap` |
-# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | translate `dim` past the batch dim, wherever it is |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | find where the batch dim is in what the one call returned |
+# | old form, no `setup_context` | vmap and `torch.func.jvp` raise *"it must override the setup_context staticmethod"* | where must the saving live, so that a transform can decide what to save? |
+# | `jvp` reads `ctx.saved_tensors` kept only with `save_for_backward` | inside jvp `saved_tensors` is empty: *"not enough values to unpack"* | which list does `jvp`'s `ctx.saved_tensors` read, and what fills it? |
+# | `log(sum(exp(x)))` | `inf` at $x = 1000$ | which constant can leave the sum so that no exponent inside is positive? |
+# | softmax weights in backward or jvp as $e^{x} / \sum e^{x}$ | `nan` ($\infty / \infty$) at $\lvert x \rvert = 1000$, although forward is right | which saved quantity gives the weights with no exponent above 0? |
+# | a fake implementation with the wrong shape, dtype or strides | `opcheck`'s `test_faketensor` fails; compiled code breaks later | what shape, dtype and strides does the real output have, for a transposed `x`, a slice, an expanded `x`? Compare them with the fake's |
+# | softplus's slope from the saved output, $1 - e^{-\beta s}$ | exact on paper, but the subtraction cancels where $s$ is tiny: `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$ | which function computes $1 - e^{-u}$ without subtracting, or which other tensor could backward keep? |
+# | softplus's stable form differentiated term by term | the slope at $\beta x = 0$ exactly is 1 (or 0), right on either side | what is the slope at $z = 0$, and what does each term's derivative give there? |
+# | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | which part of $\log(1 + e^{z})$ can come out of the log so that no exponent left is positive? |
+# | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | which function computes $\log(1 + u)$ without forming $1 + u$? |
+# | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | which registration gives vmap one call for the whole batch? |
+# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | where is a sample's `dim` in the batched tensor, for each place of the batch dim? |
+# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | where is the batch dim in what the one call returned? |
 #
 # The rows below are the rest: mistakes whose error names the problem, and a few that give no
 # error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
@@ -1308,7 +1292,7 @@ except RuntimeError as error:
 # |---|---|---|
 # | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
 # | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
-# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | `ctx.save_for_forward` |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | which list does `jvp` read its saved tensors from? |
 # | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
 # | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |

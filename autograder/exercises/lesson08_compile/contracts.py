@@ -77,7 +77,9 @@ SOFTPLUS_CLAUSES = (
             'softplus/backward-beta-in-float32':
                 "backward's beta made with torch.tensor(beta): float32",
             'softplus/left-tail-slope-shortcut':
-                'slope e^z below beta * x = -10, the value exact'}),
+                'slope e^z below beta * x = -10, the value exact',
+            'softplus/slope-at-kink':
+                'the stable form differentiated by hand, (z >= 0) and sign(0) = 0'}),
     Clause('passes `torch.library.opcheck`, and a `torch.compile(fullgraph=True)` of a function '
            'calling it matches eager values and gradients.',
            {'softplus/not-a-custom-op': 'a plain Python function, not a custom operator',

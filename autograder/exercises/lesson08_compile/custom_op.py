@@ -19,7 +19,7 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...probes import trace_backward
 from .custom_op_probes import check_beta_slips, check_output_beta
-from .left_sweep import check_left_switch, check_left_tail_sweep
+from .left_sweep import check_left_switch, check_left_tail_sweep, check_slope_at_kink
 from .left_tail import check_left_tail
 from .right_tail import check_float32_overflow, check_no_switch
 from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
@@ -273,6 +273,7 @@ def softplus_full(softplus, device) -> None:
         for beta in (1.0, 0.5, 3.0):
             check_softplus(softplus, x, beta)
     covers("0-d and 1-D x")
+    check_slope_at_kink(softplus, device, _softplus_error)  # after the by-hand rule
     huge = torch.tensor([800.0, -800.0, 0.5, 300.0], dtype=torch.float64, device=device)
     for beta in (1.0, 4.0):
         check_softplus(softplus, huge, beta)

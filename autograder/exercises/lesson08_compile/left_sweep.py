@@ -4,7 +4,8 @@ for several beta, in float64 and in float32, value and gradient each to a relati
 no absolute floor. A shortcut that replaces log1p(e^z) (or the
 slope sigmoid(z)) by e^z below a switch is within that tolerance only for z below about -11 (the
 term it drops is a relative e^z / 2, or e^z for the slope); it is named where the points that
-fail are exactly the shortcut's."""
+fail are exactly the shortcut's and some lie at z < 0 (at z = 0 alone, e^0 = 1 is also the
+one-sided slope at the stable form's kink, which ``check_slope_at_kink`` names)."""
 
 import torch
 
@@ -42,8 +43,12 @@ def _bad(got, truth):
     return ~((got - truth).abs() <= 1e-5 * truth.abs())
 
 
-def _shortcut(got, shortcut, bad, rtol) -> bool:
-    return (isinstance(got, torch.Tensor) and got.shape == shortcut.shape and bool(bad.any())
+def _shortcut(got, shortcut, bad, left, rtol) -> bool:
+    """Is ``got`` the shortcut at every point that fails, with some of them in the left tail
+    (``left``, z < 0)? A point at z = 0 alone proves nothing: e^0 = 1 is also what a slope
+    taken one-sidedly at the stable form's kink gives there."""
+    return (isinstance(got, torch.Tensor) and got.shape == shortcut.shape
+            and bool((bad & left).any())
             and torch.allclose(got.double()[bad], shortcut[bad], rtol=rtol, atol=0))
 
 
@@ -61,14 +66,15 @@ def check_left_switch(softplus, device, explain) -> None:
 
 def _name_shortcut(x, out, slope, value_truth, slope_truth, beta, dtype, rtol) -> None:
     e_z = torch.exp(beta * x)
+    left = beta * x < 0
     for what, got, truth, shortcut, drops, mistake in (
             ("output", out, value_truth, e_z / beta, "e^(2z) / 2, a relative e^z / 2",
              "softplus/left-tail-shortcut"),
             ("slope (its backward)", slope, slope_truth, e_z, "e^(2z), a relative e^z",
              "softplus/left-tail-slope-shortcut")):
         bad = _bad(got, truth)
-        if _shortcut(got, shortcut, bad, rtol):
-            first = int(bad.nonzero()[-1])  # the bad point nearest 0
+        if _shortcut(got, shortcut, bad, left, rtol):
+            first = int((bad & left).nonzero()[-1])  # the left tail's bad point nearest 0
             z = beta * x[first].item()
             error = abs(got[first].item() / truth[first].item() - 1)
             raise GradingError(
@@ -110,3 +116,30 @@ def check_left_tail_sweep(softplus, device, explain) -> None:
                     f"true value is {truth[worst].item():.6g} (relative error "
                     f"{error[worst].item():.2g}); the contract asks for a relative 1e-5 at "
                     "every beta * x, the left tail included, in float64 and float32")
+
+
+def check_slope_at_kink(softplus, device, explain) -> None:
+    """The slope at beta * x = 0 exactly, against sigmoid(0) = 1/2, where it is right a little
+    to either side: the stable form max(z, 0) + log1p(e^-|z|) has a kink in each term at
+    z = 0, and a backward that differentiates it term by term takes a one-sided slope there
+    (clamp's or (z >= 0)'s 1, sign(0) = 0 for the other term). Named only where 0 is the one
+    point wrong."""
+    for beta in BETAS:
+        x = torch.tensor([-1e-3, 0.0, 1e-3], dtype=torch.float64, device=device) / beta
+        leaf = x.clone().requires_grad_()
+        try:
+            slope, = torch.autograd.grad(softplus(leaf, beta), leaf, torch.ones_like(x))
+        except Exception as error:
+            raise explain("backward", error, softplus, beta) from error
+        truth = torch.sigmoid(beta * x)
+        bad = _bad(slope, truth)
+        if not bool(bad[1]) or bool(bad[0]) or bool(bad[2]):
+            continue
+        raise GradingError(
+            f"softplus's slope at beta * x = 0 (beta={beta}, float64) is {slope[1].item():.6g}, "
+            f"where the true slope sigmoid(0) is 0.5, while at beta * x = -0.001 and 0.001 it "
+            f"is right ({slope[0].item():.6g} and {slope[2].item():.6g}): only the point "
+            "z = 0 is wrong. softplus is smooth there, but each term of max(z, 0) + "
+            "log1p(e^-|z|) has a kink at z = 0: what slope does your backward give each term "
+            "at z = 0 exactly, and do the two add up to the smooth function's?",
+            mistake="softplus/slope-at-kink")

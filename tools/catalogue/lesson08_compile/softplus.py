@@ -403,6 +403,39 @@ def softplus(x, beta):
                              "        y = F.softplus(xx, beta=ctx.beta)\n"
                              "        g, = torch.autograd.grad(y, xx, grad_output)\n"
                              "    return g, None"))),
+    # review 71: autograd through the stable form takes clamp's slope 1 and abs's 0 at z = 0
+    # (slope 1 there, not 1/2); the by-hand rule is what the grader proves first
+    Mistake("softplus", "backward asks autograd through the stable form (clamp, abs)",
+            "softplus.backward calls torch.autograd.grad",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    with torch.enable_grad():\n"
+                             "        xx = x.detach().requires_grad_()\n"
+                             "        z = ctx.beta * xx\n"
+                             "        y = (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs())))"
+                             " / ctx.beta\n"
+                             "        g, = torch.autograd.grad(y, xx, grad_output)\n"
+                             "    return g, None"))),
+    Mistake("softplus", "backward asks autograd through torch.logaddexp",
+            "softplus.backward calls torch.autograd.grad",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    with torch.enable_grad():\n"
+                             "        xx = x.detach().requires_grad_()\n"
+                             "        z = ctx.beta * xx\n"
+                             "        y = torch.logaddexp(z, torch.zeros_like(z)) / ctx.beta\n"
+                             "        g, = torch.autograd.grad(y, xx, grad_output)\n"
+                             "    return g, None"))),
+    # review 71: the stable form differentiated term by term, (z >= 0) - sign(z) e / (1 + e):
+    # sign(0) = 0 makes the slope 1 at z = 0 alone (it was named an e^z switch, e^0 = 1)
+    Mistake("softplus", "the stable form differentiated by hand, (z >= 0) and sign(0) = 0",
+            "softplus's slope at beta * x = 0 (beta=1.0, float64) is 1, where",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    z = ctx.beta * x\n"
+                             "    e = torch.exp(-z.abs())\n"
+                             "    return grad_output * ((z >= 0).to(x.dtype) - torch.sign(z) * e"
+                             " / (1 + e)), None"))),
+    Mistake("softplus", "the stable form differentiated by hand, (z > 0) and sign(0) = 0",
+            "softplus's slope at beta * x = 0 (beta=1.0, float64) is 0, where",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, "    z = ctx.beta * x\n"
+                             "    e = torch.exp(-z.abs())\n"
+                             "    return grad_output * ((z > 0).to(x.dtype) - torch.sign(z) * e"
+                             " / (1 + e)), None"))),
     Mistake("softplus", "forward F.softplus with threshold=15",
             "softplus returns x itself from beta * x = 15.25 on",
             _edit(SOFTPLUS, (_SP_VALUE, "    return F.softplus(x, beta=beta, threshold=15.0)"))),

@@ -205,6 +205,8 @@ def test_float32_is_named_only_where_it_is_the_answers_values():
     ("softplus", "backward sigmoid(x): beta forgotten inside the sigmoid",
      "softplus/forgets-beta-in-sigmoid"),
     ("softplus", "setup_context keeps x as a ctx attribute", "softplus/tensor-on-ctx"),
+    ("softplus", "the stable form differentiated by hand, (z >= 0) and sign(0) = 0",
+     "softplus/slope-at-kink"),
     ("squared_norm", "a plain Python function, not a custom operator",
      "squared_norm/not-a-custom-op"),
     ("squared_norm", "no register_fake", "squared_norm/no-fake"),
@@ -224,3 +226,19 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     from tests.autograder.catalogued import graded_mistake
 
     assert graded_mistake(exercise, name) == expected
+
+
+def test_a_slope_wrong_at_z_0_alone_is_not_called_an_e_z_switch():
+    """Is a slope of 1 at beta * x = 0 only (e^0 = 1, but also a one-sided slope at the stable
+    form's kink) left unnamed by the left-tail shortcut probe, which needs a failing point with
+    z < 0, while a slope e^z below -10 is still named there?"""
+    from autograder.errors import GradingError
+    from autograder.exercises.lesson08_compile.left_sweep import Z, _name_shortcut
+
+    x = Z.clone()
+    truth = torch.sigmoid(x)
+    kink = torch.where(x == 0, torch.ones_like(x), truth)
+    _name_shortcut(x, x, kink, x, truth, 1.0, torch.float64, 1e-12)  # the value's truth unused
+    switch = torch.where(x < -10, torch.exp(x), truth)
+    with pytest.raises(GradingError, match=r"switches to e\^z .* at beta \* x = -10.125"):
+        _name_shortcut(x, x, switch, x, truth, 1.0, torch.float64, 1e-12)
