@@ -357,12 +357,11 @@ show_saved("F.linear, then torch.relu",
 # multiplied by), and the ReLU's float output, 4 bytes per element. Nothing saves $z$, so it is
 # freed once the ReLU has run.
 #
-# One Function that does both may keep less: Exercise 2 lets forward keep, for the ReLU part
-# of backward, at most **one byte per output element**. Three questions on paper:
+# One Function that does both may keep less. Three questions on paper:
 #
 # 1. Write $\partial L / \partial z$ in terms of $G$ and $z$. What does backward need to know
-#    about $z$ at each element? How do you keep that in one byte, and why do neither $z$ nor
-#    the output fit?
+#    about $z$ at each element? What is the smallest tensor that holds it: which dtype, and how
+#    many bytes per element, against the 4 of $z$ or the output?
 # 2. Once you have $\partial L / \partial z$, what is left to compute, and what does each
 #    remaining gradient read?
 # 3. The bias is added **before** the ReLU. Does `grad_bias` sum $G$ or
@@ -521,9 +520,9 @@ from autograder import grade; grade("FusedLinearReLU", FusedLinearReLU)
 # exercise's own contract:
 #
 # - backward computes each of the four gradients only when `ctx.needs_input_grad` asks for it;
-# - backward never builds a tensor with an entry for every position, output, $i$ and $j$
-#   together: besides tensors of the inputs' and output's sizes, it holds a few intermediates of
-#   positions × two of out, $n_1$, $n_2$.
+# - besides a few tensors of the inputs' and output's sizes, backward holds at most
+#   $2P \cdot \max(\text{out}\,n_1,\ \text{out}\,n_2,\ n_1 n_2)$ numbers at once, $P$ the number
+#   of positions.
 #
 # The forward has **three** factors; `HeadwiseLinear` had two. Derive
 # $\partial L / \partial x_{1, pi}$ index by index, then the weight's gradient, whose letters

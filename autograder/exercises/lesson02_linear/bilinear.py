@@ -211,7 +211,8 @@ MEMORY_CASE = {"leading": (4, 32), "n1": 24, "n2": 20, "out": 16}
 
 def check_backward_memory(function, device) -> None:
     """The contract's memory bullet: backward holds a few tensors of its inputs' and output's
-    sizes and a few intermediates of positions x two of (out, n1, n2), each gradient a contraction
+    sizes and at most 2P x max(out n1, out n2, n1 n2) numbers more (P positions): two
+    intermediates of positions x two of (out, n1, n2), each gradient a contraction
     of three factors done two at a time; a (positions, out, n1, n2) product, summed over the
     positions for grad_weight, holds out x n1 x n2 numbers per position. Measured as rule 3's
     generic check measures (autograder.linear_memory), which Bilinear's domain opts out of."""
@@ -239,9 +240,8 @@ def check_backward_memory(function, device) -> None:
             made += ", an entry for every position, output, i and j"
     raise GradingError(
         f"Bilinear's backward held {peak:,} bytes at once on {shapes_of(values)} (float64), "
-        f"where its inputs and outputs hold {sized:,} and an intermediate of positions x two of "
-        f"out, n1, n2 takes {allowed:,}: about {budget:,} allowed in all, a few such "
-        f"intermediates{made} "
+        f"where its inputs and outputs hold {sized:,} and the contract's 2P x max(out n1, "
+        f"out n2, n1 n2) numbers take {2 * allowed:,}: about {budget:,} allowed in all{made} "
         f"{rule_reference('by-hand')}. Each gradient sums a product of three factors: which two "
         "can you combine first, so that no tensor holds p, o, i and j together?",
         mistake="Bilinear/holds-four-index-product")
@@ -374,7 +374,8 @@ def _by_seed():
 # bounds it instead (check_backward_memory)
 DOMAIN = Domain(BILINEAR, _by_seed(), optional=("bias",), layout_clause=BILINEAR_LAYOUT_CLAUSE,
                 linear_memory=False,
-                linear_memory_clause="a few intermediates of positions x two of out, n1, n2")
+                linear_memory_clause=("at most 2P x max(out n1, out n2, n1 n2) numbers besides "
+                                      "a few tensors of the inputs' and output's sizes"))
 
 
 EXERCISES = [

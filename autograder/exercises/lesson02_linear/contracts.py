@@ -93,7 +93,9 @@ FUSED_CLAUSES = (
     Clause("at a pre-activation of exactly 0, and at a positive one however small, the "
            "gradients are those of `torch.relu(F.linear(x, weight, bias))`;",
            {"FusedLinearReLU/mask-includes-zero": "mask z >= 0",
-            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps"}),
+            "FusedLinearReLU/mask-drops-tiny-positive": "mask z > finfo.eps",
+            "FusedLinearReLU/mask-from-truncated-activation":
+                "mask relu(z).to(torch.uint8), read with mask.bool()"}),
     Clause("backward runs a matrix product, or sums for the bias, only for a gradient "
            "`ctx.needs_input_grad` asks for.",
            {"FusedLinearReLU/computes-frozen-gradient":
@@ -136,9 +138,9 @@ BILINEAR_CLAUSES = (
            "for it;",
            {"Bilinear/computes-unneeded-gradient":
                 "all four gradients computed, None returned where not needed"}),
-    Clause("backward never builds a tensor with an entry for every position, output, $i$ and "
-           "$j$ together: besides tensors of the inputs' and output's sizes, it holds a few "
-           "intermediates of positions × two of out, $n_1$, $n_2$.",
+    Clause("besides a few tensors of the inputs' and output's sizes, backward holds at most "
+           "$2P \\cdot \\max(\\text{out}\\,n_1,\\ \\text{out}\\,n_2,\\ n_1 n_2)$ numbers at "
+           "once, $P$ the number of positions.",
            {"Bilinear/holds-four-index-product":
                 "grad_weight as the sum of a (positions, out, n1, n2) outer product"}),
 )

@@ -159,4 +159,15 @@ EQUIVALENTS.append(_fused(  # review 59c's unusual answer
     "move_threshold", _INT_VIEW + "0", _INT_VIEW + "1e-06",
     "z's bits viewed as an integer: an integer is > 1e-06 exactly when it is > 0"))
 
+# the solutions' grad_bias kept as (1, out): the engine sums it to (out,) (rule 2)
+_SUMMED = ("keepdim=True gives grad_bias the shape (1, out), the same values, which the engine "
+           "sums to the bias's (out,) (rule 2 of the Function contract accepts a gradient of a "
+           "shape its input broadcasts to)")
+EQUIVALENTS += [
+    make("flip_keepdim", line, line.replace("sum(dim=0)", "sum(dim=0, keepdim=True)"), _SUMMED)
+    for make, line in (
+        (_linear, "grad_bias = g2.sum(dim=0)  # (M, out) -> (out,)"),
+        (_fused, "grad_bias = grad_z.reshape(-1, out_features).sum(dim=0)  # (out,)"),
+        (_bilinear, "grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(dim=0)"))]
+
 EQUIVALENTS += SAVES + OTHERS  # the catalogued answers' own (make mutants --cap 0)

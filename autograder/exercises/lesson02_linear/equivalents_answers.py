@@ -56,6 +56,7 @@ _S18 = 'weight if n[0] or n[1] else None)'
 _S19 = 'x2 if n[0] or n[2] else None,'
 _S20 = 'ctx.save_for_backward(x1 if (n[1] or n[2]) else None,'
 _S21 = 'x2 if (n[0] or n[2]) else None,'
+_S22 = 'ctx.save_for_backward(x if n[1] else None, weight if n[0] else None, mask)'
 
 SAVES = [
     *_each(_linear, _S0, _COPY, 'weight.contiguous()', 'x.contiguous()'),
@@ -107,6 +108,8 @@ SAVES = [
     *_each(_bilinear, _S18, _BILINEAR_ALWAYS, 'n[0]', 'n[1]'),
     *_each(_bilinear, _S20, _BILINEAR_ALWAYS, 'n[1]', 'n[2]'),
     *_each(_bilinear, _S21, _BILINEAR_ALWAYS, 'n[2]', 'n[0]'),
+    *_each(_fused, _S22, _COPY, 'weight.clone()'),
+    *_each(_fused, _S22, _SAVES_ALWAYS, 'n[0]'),
 ]
 
 
@@ -133,8 +136,21 @@ _SUM_OF_PRODUCTS = ("each term multiplies a (rows, 1) column by a fresh contiguo
                     "agree")
 _SQUEEZE = ("squeeze only drops a dimension of size 1, and the reshape to (*lead, n) that "
             "follows puts the same entries in the same order whichever one it drops")
-_SIZE_ONE = ("that dimension has size 1 (the product is (*, out, 1, 1), or (*, n, 1), (*, 1, n)): "
-             "index 0 and index -1 are the same entry")
+_RULE_2 = ("(rule 2 of the Function contract accepts a gradient of a shape its input "
+           "broadcasts to)")
+_SUMMED = ("keepdim=True gives grad_bias the shape (1, out), the same values, which the engine "
+           "sums to the bias's (out,) " + _RULE_2)
+_ITSELF = ("grad_output itself holds the values its copy holds; backward writes into neither, "
+           "and the engine sums or copies a returned gradient before it accumulates it, as "
+           "x @ W.T + b's own backward returns grad_output itself for the bias (the catalogued "
+           "'grad_bias = grad_output itself for 1-D inputs' is correct)")
+_LINEAR_GB = "grad_bias = g2.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None"
+_BILINEAR_GB = ("grad_bias = grad_output.reshape(-1, weight.shape[0]).sum(0) if ctx.has_bias and "
+                "need[3] else None")
+_ONE_ROW = ("grad_bias = (g2[0] if g2.shape[0] == 1 else g2.sum(0)) if ctx.has_bias and "
+            "ctx.needs_input_grad[2] else None")
+_ONE_D = ("grad_bias = (grad_output if grad_output.dim() == 1 else grad_output.reshape(-1, "
+          "weight.shape[0]).sum(0)) if ctx.has_bias and need[3] else None")
 _INPUTS_HOLD_THREE = ("with setup_context, apply binds forward's defaults: inputs always has 3 "
                       "entries (bias=None filled in), so the bound holds either way")
 _WEIGHT_NEVER_NONE = ("inputs[1] is weight, never None, so bias_given is True for bias=None too; "
@@ -145,11 +161,6 @@ _PER_ROW_X2 = ("res[0] = (gw_ @ x2.reshape(-1, x2.shape[-1], 1)).squeeze(-1)"
                ".reshape(*lead, w.shape[1])")
 _PER_ROW_X1 = ("res[1] = (x1.reshape(-1, 1, x1.shape[-1]) @ gw_).squeeze(-2)"
                ".reshape(*lead, w.shape[2])")
-_BROADCAST_Y = "y = (x1[..., None, None, :] @ weight @ x2[..., None, :, None])[..., 0, 0]"
-_BROADCAST_X2 = ("grad_x2 = (x1[..., None, :] @ (grad_output[..., :, None, None] * weight)"
-                 ".sum(-3))[..., 0, :] if need[1] else None")
-_BROADCAST_X1 = ("grad_x1 = ((grad_output[..., :, None, None] * weight).sum(-3) @ "
-                 "x2[..., :, None])[..., 0] if need[0] else None")
 _EINSUM_X1 = ("grad_x1 = torch.einsum('mo,oij,mj->mi', g, weight, x2.reshape(-1, n2))"
               ".reshape(*grad_output.shape[:-1], n1)")
 _EINSUM_X2 = ("grad_x2 = torch.einsum('mo,oij,mi->mj', g, weight, x1.reshape(-1, n1))"
@@ -215,14 +226,6 @@ OTHERS = [
           ").reshape(", _FRESH),
     _view(_bilinear, "if n[0]: g1 = (T @ b.unsqueeze(-1)).reshape(*lead, n1)", ").reshape(",
           _FRESH),
-    _bilinear("nudge_constant", _BROADCAST_Y, _BROADCAST_Y.replace("0, 0]", "-1, 0]"),
-              _SIZE_ONE),
-    _bilinear("nudge_constant", _BROADCAST_Y, _BROADCAST_Y.replace("0, 0]", "0, -1]"),
-              _SIZE_ONE),
-    _bilinear("nudge_constant", _BROADCAST_X2, _BROADCAST_X2.replace("[..., 0, :]",
-                                                                     "[..., -1, :]"), _SIZE_ONE),
-    _bilinear("nudge_constant", _BROADCAST_X1, _BROADCAST_X1.replace("[..., 0]", "[..., -1]"),
-              _SIZE_ONE),
     _view(_bilinear, _PERMUTED_GW, ").reshape(out", _FRESH),
     _view(_bilinear, "grad_x2 = sum(g[:, k:k + 1] * (a @ weight[k]) for k in range(out))"
           ".reshape(x2.shape)", ").reshape(", _SUM_OF_PRODUCTS),
@@ -235,4 +238,30 @@ OTHERS = [
     _view(_bilinear, "grad_x1 = (gw @ b.unsqueeze(-1)).reshape(x1.shape) if need[0] else None",
           ").reshape(", _FRESH),
     _view(_bilinear, _FLAT_G, ").reshape(-1, n1", _FRESH),
+    # grad_bias of a shape the bias broadcasts to, or grad_output itself (rule 2, _SUMMED)
+    _linear("flip_keepdim", _LINEAR_GB, _LINEAR_GB.replace("sum(0)", "sum(0, keepdim=True)"),
+            _SUMMED),
+    _fused("flip_keepdim", _LINEAR_GB, _LINEAR_GB.replace("sum(0)", "sum(0, keepdim=True)"),
+           _SUMMED),
+    _bilinear("flip_keepdim", _BILINEAR_GB,
+              _BILINEAR_GB.replace("sum(0)", "sum(0, keepdim=True)"), _SUMMED),
+    _bilinear("flip_keepdim", "grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=True)",
+              "grad_bias = g.reshape(-1, g.shape[-1]).sum(0, keepdim=False)",
+              "keepdim=False gives grad_bias the bias's own shape (out,), the same values the "
+              "unmutated answer's (1, out) gives after the engine sums it"),
+    _linear("move_threshold", _ONE_ROW, _ONE_ROW.replace("== 1", "== 0.5"),
+            "a shape is never 0.5, so grad_bias is always g2.sum(0): for one row that is g2[0]'s "
+            "values, summed over a single row"),
+    *[_bilinear("move_threshold", _ONE_D, _ONE_D.replace("== 1", new), reason)
+      for new, reason in (
+          ("== 0.5", "a dim() is never 0.5, so grad_bias is always the reshaped sum: for 1-D "
+                     "inputs that is grad_output's own values, summed over one row"),
+          ("== 2", "for 2-D grad_output, grad_bias is grad_output itself, (rows, out), which "
+                   "the engine sums to (out,) " + _RULE_2 + "; for 1-D it is the reshaped sum, "
+                   "grad_output's own values"))],
+    *[_linear("drop_copy", line, line.replace("grad_output.clone()", "grad_output"), _ITSELF)
+      for line in ("grad_bias = grad_output.clone() if ctx.has_bias and ctx.needs_input_grad[2] "
+                   "else None",
+                   "grad_bias = grad_output.clone() if grad_output.dim() == 1 else "
+                   "grad_output.sum(dim=tuple(range(grad_output.dim() - 1)))")],
 ]

@@ -31,7 +31,7 @@ from .leading_dims import (IN_FEATURES, LEADING_SHAPES, OUT_FEATURES, linear_val
                            raise_none_for_empty, values_and_gradients)
 from .size_one import squeeze_named
 from .relu_mask import (check_bias_gradient_masked, check_exact_zero_pre_activation,
-                        check_no_float_kept, check_saves_bool_mask)
+                        check_mask_from_sign, check_no_float_kept, check_saves_bool_mask)
 
 # empty batches, the 0 first, in the middle and last of the leading dims: F.linear gives a
 # (*leading, out) output and zero parameter gradients (a reshape(rows, -1) keyed on one leading
@@ -245,6 +245,7 @@ def _fused_checks(function, device) -> None:
     check_class_untouched(function, FUSED_DOMAIN, device)
     check_grad_x_formula(function, FUSED_LINEAR_RELU, device)
     check_bias_gradient_masked(function, FUSED_LINEAR_RELU, device)
+    check_mask_from_sign(function, FUSED_LINEAR_RELU, device)
     check_shapes_and_bias(function, FUSED_LINEAR_RELU, device, fused=True)
     check_saved_through_ctx(function, FUSED_LINEAR_RELU, device)
     # a batch size this process has not probed yet: a workspace kept per shape in a global is

@@ -1,6 +1,6 @@
 """FusedLinearReLU's ReLU: what forward keeps for it (at most one byte per output element), the
-gradient where a pre-activation is exactly 0, or just above it (1e-20), and a bias gradient
-that skips the mask."""
+gradient where a pre-activation is exactly 0, or just above it (1e-20), a mask made from the
+activation's value truncated to an integer, and a bias gradient that skips the mask."""
 
 import math
 
@@ -188,6 +188,50 @@ def check_bias_gradient_masked(function, spec: Spec, device) -> None:
             "were added after the ReLU: it is added before, so where the ReLU is off no "
             "gradient reaches the bias either. What takes grad_output's place in grad_bias, as "
             "in grad_x and grad_weight (question 3 before the exercise)?", mistake=f"{spec.name}/grad-bias-unmasked")
+
+
+# x @ eye(3).T + 0 is x exactly: pre-activations between 0 and 1 (0.25, 0.5, 0.99), from 1 up
+# to below 2 (1.0 exactly, 1.5) and negative. A mask made from the activation's value converted
+# to an integer (relu(z).to(torch.uint8): 0.99 becomes 0, 1.5 becomes 1) passes grad_output at
+# z >= 1 alone, whether backward reads it as a bool or multiplies by it; a threshold mask
+# (z > t for t below 0.25, or t of 1 or more) gives other gradients here
+TRUNCATED_X = [[0.25, 0.99, -0.5], [1.0, 0.5, 1.5], [-1.25, 1.75, 0.75], [0.5, -0.25, 1.25]]
+
+
+def check_mask_from_sign(function, spec: Spec, device) -> None:
+    """The mask must say where the pre-activation is > 0: name a mask made by converting the
+    activation's value to an integer, which is 0 wherever 0 < z < 1 (its gradients then equal
+    grad_output * [z >= 1] on pre-activations below 2, and differ from torch.relu's)."""
+    values = {"x": torch.tensor(TRUNCATED_X, dtype=torch.float64, device=device),
+              "weight": torch.eye(3, dtype=torch.float64, device=device),
+              "bias": torch.zeros(3, dtype=torch.float64, device=device)}
+    inputs = make_inputs(values)
+    try:
+        forward = run_forward(function, spec, inputs)
+        grad_output = torch.linspace(0.5, 2.0, forward.output.numel(), dtype=torch.float64,
+                                     device=device).reshape(forward.output.shape)
+        grads = run_backward(spec, forward.output, inputs, grad_output).grads
+    except GradingError:
+        return  # an error is for the checks after this one to name, with their cases
+    x = z = values["x"]  # the pre-activation, exactly: weight is the identity
+
+    def gradients(grad_z):  # grad_x, grad_weight and grad_bias from the gradient through the ReLU
+        return grad_z, grad_z.T @ x, grad_z.sum(0)
+
+    expected, truncated = gradients(grad_output * (z > 0)), gradients(grad_output * (z >= 1))
+    mine = [g for g in grads[:3] if isinstance(g, torch.Tensor)]
+    if len(mine) != 3 or any(g.shape != e.shape for g, e in zip(mine, expected)):
+        return
+    if (not all(torch.allclose(g, e) for g, e in zip(mine, expected))
+            and all(torch.allclose(g, t) for g, t in zip(mine, truncated))):
+        raise GradingError(
+            "where the pre-activation x @ weight.T + bias is between 0 and 1 (0.25, 0.5, 0.99) "
+            "your backward passes no gradient, and from 1 up it passes grad_output: your mask "
+            "is the activation's value converted to an integer (relu(z).to(torch.uint8) makes "
+            "0.99 a 0), where torch.relu passes grad_output wherever the pre-activation is > 0. "
+            "What does the ReLU part of backward need to know: the activation's value, or its "
+            "sign (question 1 before the exercise)?",
+            mistake=f"{spec.name}/mask-from-truncated-activation")
 
 
 def _matches(function, spec: Spec, values: dict) -> bool:

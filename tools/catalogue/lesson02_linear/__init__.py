@@ -10,8 +10,8 @@ concept the reviews' answers are about:
   a flattened mask), ``blocked_sums`` (a sum in blocks that drops the last partial one),
   ``layouts_without_bias`` (an input viewed on the bias=None path alone);
 - dtypes: ``wider_dtype`` (a forward computed in float64 and cast back);
-- the ReLU: ``relu_mask_edges`` (grad_output times the mask, a threshold mask, an unmasked
-  grad_bias), ``mask_arithmetic`` (a forward that multiplies by its mask);
+- the ReLU: ``relu_mask_edges`` (grad_output times the mask, a threshold mask, a mask
+  truncated from the activation, an unmasked grad_bias), ``mask_arithmetic`` (a forward that multiplies by its mask);
 - what is saved: ``saved_forms`` (a uint8 mask, a float pre-activation saved when frozen, grad_x
   computed twice), ``extra_masks`` (the mask and its negation), ``wider_storage`` (a mask or
   output that views a wider storage, a gate on x.requires_grad);

@@ -1,9 +1,12 @@
 """Lesson 02: wrong FusedLinearReLU answers at the mask's edges: grad_output times the mask
 (inf * 0 is nan where z <= 0), a mask with a threshold (z > finfo.eps, z > finfo.tiny), a mask
-computed in float32 for float64 inputs, and a bias gradient summed from the unmasked
-grad_output."""
+computed in float32 for float64 inputs, a mask made from the activation truncated to an
+integer (relu(z).to(torch.uint8)), and a bias gradient summed from the unmasked grad_output."""
 
-from .. import Mistake, Unusual
+from .. import Mistake, Unusual, edit
+from .answers import FUSED_READ, FUSED_RETURN, _fused
+
+_FUSED = _fused(FUSED_READ + FUSED_RETURN)
 
 MISTAKES = []
 
@@ -102,6 +105,20 @@ class FusedLinearReLU(torch.autograd.Function):
             gb = gz.reshape(-1, out).sum(0)
         return gx, gw, gb
 """))
+
+# the mask made from the activation's value converted to an integer: relu(z).to(torch.uint8)
+# truncates every pre-activation between 0 and 1 to 0, so no gradient passes there (1 byte per
+# element, as the memory clause allows); read as a bool, or multiplied in
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "mask relu(z).to(torch.uint8), read with mask.bool()",
+    "your mask is the activation's value converted to an integer",
+    edit(_FUSED, ("mask = z > 0", "mask = torch.relu(z).to(torch.uint8)"),
+         ("torch.where(mask, grad_output", "torch.where(mask.bool(), grad_output"))))
+MISTAKES.append(Mistake(
+    "FusedLinearReLU", "mask relu(z).to(torch.uint8), grad_output times the mask",
+    "your mask is the activation's value converted to an integer",
+    edit(_FUSED, ("mask = z > 0", "mask = torch.relu(z).to(torch.uint8)"),
+         ("torch.where(mask, grad_output, 0.0)", "grad_output * mask"))))
 
 # grad_x and grad_weight masked, grad_bias summed from the raw grad_output ("the bias is
 # outside the ReLU")

@@ -7,7 +7,8 @@ import torch
 from autograder.checks import make_inputs, run_forward
 from autograder.exercises.lesson02_linear.leading_dims import LEADING_SHAPES, linear_values
 from autograder.exercises.lesson02_linear.linear import FUSED_LINEAR_RELU
-from autograder.exercises.lesson02_linear.relu_mask import check_saves_bool_mask
+from autograder.exercises.lesson02_linear.relu_mask import (check_mask_from_sign,
+                                                             check_saves_bool_mask)
 from tools.solutions import solution
 
 pytestmark = pytest.mark.lesson02
@@ -91,6 +92,39 @@ class TestSavesBoolMask:
                 return torch.relu(z)
 
         check_saves_bool_mask(FUSED_LINEAR_RELU, self.forward(SavesByteMask))
+
+
+def _masked_by(make_mask):
+    """The solution with forward's mask made by ``make_mask(z)``, backward reading it as bool."""
+
+    class Masked(solution("FusedLinearReLU")):
+        @staticmethod
+        def forward(ctx, x, weight, bias=None):
+            z = x @ weight.T if bias is None else x @ weight.T + bias
+            ctx.save_for_backward(x, weight, make_mask(z).bool())
+            ctx.has_bias = bias is not None
+            return torch.relu(z)
+
+    return Masked
+
+
+class TestMaskFromSign:
+    """check_mask_from_sign: a mask made from the activation truncated to an integer is named,
+    and only that one."""
+
+    def test_truncated_activation_named(self, raises_hint):
+        """Is relu(z).to(torch.uint8) as the mask (0 wherever 0 < z < 1) named by its cause?"""
+        with raises_hint("your mask is the activation's value converted to an integer"):
+            check_mask_from_sign(_masked_by(lambda z: torch.relu(z).to(torch.uint8)),
+                                 FUSED_LINEAR_RELU, "cpu")
+
+    @pytest.mark.parametrize("make_mask", [lambda z: z > 0, lambda z: z > 0.5,
+                                           lambda z: torch.relu(z).round().to(torch.uint8)],
+                             ids=["sign", "threshold 0.5", "rounded to nearest"])
+    def test_other_masks_not_blamed(self, make_mask):
+        """Does the solution's mask pass, and a mask with another threshold (z > 0.5, or the
+        activation rounded to nearest) stay unnamed here, for the value checks to report?"""
+        check_mask_from_sign(_masked_by(make_mask), FUSED_LINEAR_RELU, "cpu")
 
 
 def test_workspace_per_shape_fails_every_run():
