@@ -9,19 +9,19 @@
 # %% [markdown]
 # # Lesson 09 · Gradient patterns: broadcasting, reductions, scans and selections
 #
-# **About 150 minutes** for the main path, up to the Summary: six derivations checked live, four
-# predictions, six small Functions (take a break after Exercise 3). The optional part after the
-# Summary takes about 40 minutes more, ungraded.
+# **About 140 minutes** for the main path, up to the Summary: five derivations checked live, four
+# predictions, six small Functions, each derived before it is written (take a break after
+# Exercise 3). The optional part after the Summary takes about 50 minutes more, ungraded.
 #
-# The backward of almost any PyTorch operator is built from a few moves: a **broadcast** in
-# forward (a bias added to every row), a **reduction** (a loss), a **scan** (a running total), a
-# **selection** (an embedding lookup), a **normalisation** (a division by a norm). For each you
-# derive what backward must do in index notation ($\partial y_o / \partial x_i$, as in
-# Autodiff-Puzzles), then write it.
+# Almost any backward is built from a few moves: a **broadcast** in forward (a bias added to
+# every row), a **reduction** (a loss), a **scan** (a running total), a **selection** (an
+# embedding lookup), a **normalisation** (a division by a norm). For each you derive what
+# backward must do in index notation ($\partial y_o / \partial x_i$, as in Autodiff-Puzzles),
+# then write it.
 #
-# Every Function obeys the [Function contract](function_contract.md); an exercise states only what
-# it decides. Its self-check runs every check grading runs; the **Jacobian view** draws your
-# backward's $\partial y_o / \partial x_i$ beside autograd's.
+# Every Function obeys the [Function contract](function_contract.md). Its self-check runs every
+# check grading runs; the **Jacobian view** draws your backward's
+# $\partial y_o / \partial x_i$ beside autograd's.
 #
 # Exercises: **✎ 1 `BroadcastMul`**, **✎ 2 `ProdOverDim`**, **✎ 3 `Cumsum`**,
 # **✎ 4 `IndexSelect`**, **✎ 5 `Normalize`**, and the transfer exercise **✎ 6 `CumMax`**.
@@ -156,29 +156,6 @@ print("gradcheck passes for sum and mean, every dim, with and without keepdim")
 jacobian_view(SumOverDim, lambda x, dim, keepdim: x.sum(dim, keepdim=keepdim),
               torch.randn(3, 4, dtype=torch.float64), 1, False)
 
-# %% [markdown]
-# ## Broadcasting in forward: what does backward do?
-#
-# Now forward **repeats** an input: $a$ of shape $(R, 1)$, $b$ of shape $(C,)$, $y = a + b$ of
-# shape $(R, C)$, $y_{r,k} = a_{r,0} + b_k$.
-#
-# 1. Write $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$: how many
-#    outputs does each entry reach?
-# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$: which sum is left for $a$, and for $b$?
-# 3. Which of your sums keeps its dim, and which removes it?
-#
-# **Check it live:** write `add_grads(a, b, g)`, returning `(grad_a, grad_b)` of shapes $(R, 1)$
-# and $(C,)$.
-
-# %%
-### BEGIN WORKED
-def add_grads(a, b, g):
-    return g.sum(1, keepdim=True), g.sum(0)  # a keeps its dim of size 1; b never had dim 0
-### LEARNER
-add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, grad_b
-### END WORKED
-
-
 # %% jupyter={"source_hidden": true}
 def live_check(name, yours, cases):
     """Print ✓ or ✗ per case (label, arguments, autograd's tensor or tuple of tensors) for your
@@ -212,39 +189,19 @@ def live_check(name, yours, cases):
         print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
 
 
-def check_add_grads():
-    """Your add_grads against autograd's gradients of a + b, a (R, 1) and b (C,)."""
-    rng = torch.Generator().manual_seed(2)  # leaves the notebook's own seed alone
-    cases = []
-    for R, C in [(2, 3), (4, 1)]:
-        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
-                   for shape in [(R, 1), (C,), (R, C)])
-        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
-        truth = torch.autograd.grad(leaves[0] + leaves[1], leaves, g)
-        cases.append((f"R, C = {R}, {C}", (a, b, g), truth))
-    live_check("add_grads", add_grads, cases)
-
-
-check_add_grads()
-
-# %% [markdown]
-# <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
-#
-# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`: $a$'s gradient is
-# `[[3], [12]]` and $b$'s is `[3, 5, 7]`.
-# </details>
-
 # %% [markdown]
 # ## ✎ Exercise 1 · `BroadcastMul`
 #
-# `BroadcastMul.apply(a, b)` returns `a * b` for any two broadcastable shapes: either input, or
-# both, may be broadcast. Rule 2 of the Function contract accepts a gradient of a shape its
-# input broadcasts to (the engine sums it down, and the grader passes it): derive that sum all
-# the same, then write it or leave it to the engine.
+# `BroadcastMul.apply(a, b)` returns `a * b` for any two broadcastable shapes: forward repeats
+# either input, or both, along dims of the output. Rule 2 of the Function contract lets a
+# backward leave a broadcast sum to the engine; this exercise does not, because a caller of this
+# backward (a fused backward reusing it) gets what it returns, not what the engine makes of it.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
+# - backward returns each gradient in exactly its input's shape, never a shape the engine would
+#   still have to sum down;
 # - each gradient exact to rounding where an input holds 0 and where `a * b` underflows to 0 or
 #   overflows to inf;
 # - no work for an input that needs no gradient: nothing of its gradient is computed, not even to
@@ -256,7 +213,6 @@ check_add_grads()
 #    $\partial y_{p,r,k} / \partial a_{q,0,c}$ and $\partial y_{p,r,k} / \partial b_{s,0}$.
 # 2. Multiply by $g_{p,r,k}$ and sum over $p$, $r$, $k$: which sums are left for each input?
 # 3. For any two shapes, 0-d included, which dims of $g$ are summed, and which keep a size of 1?
-#    If backward leaves that sum to the engine, what does the engine compute?
 # 4. What does backward need from forward, and what may it skip when only $a$ needs a gradient?
 #
 # **Check your step 2 live:** write `bm_grad_b(a, g)`, the gradient of $b$, of shape $(R, 1)$,
@@ -338,9 +294,8 @@ from autograder import grade; grade("BroadcastMul", BroadcastMul)
 #   \frac{\partial L}{\partial b_{s,0}} = \sum_{p,k} g_{p,s,k}\, a_{p,0,k}.$$
 #
 # Each sum runs over the dims along which that input was repeated, keeping those where it has
-# size 1. `Tensor.sum_to_size(shape)` is that reduction, and the engine applies the same sum to a
-# gradient left in the output's shape (rule 2): the next cell shows it on `AddWithoutSum`, an
-# `a + b` returning `grad_output` for both inputs. The other factor, not $y / a$, avoids `nan`.
+# size 1: `Tensor.sum_to_size(shape)` is that reduction. The other factor, not $y / a$, avoids
+# `nan`.
 # </details>
 
 # %%
@@ -351,27 +306,6 @@ try:
     grad.sum_to_size(2, 1, 1, 4)
 except RuntimeError as error:
     print(first_line(error))
-
-
-class AddWithoutSum(torch.autograd.Function):
-    """a + b whose backward leaves the broadcast sums to the engine (Function contract, rule 2)."""
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return a + b
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return grad_output, grad_output  # the output's shape: the engine sums each down
-
-
-a_leaf = torch.randn(3, 1, requires_grad=True)
-b_leaf = torch.randn(2, 1, 4, requires_grad=True)
-upstream = torch.randn(2, 3, 4)
-AddWithoutSum.apply(a_leaf, b_leaf).backward(upstream)
-print("the engine's sums equal sum_to_size's, bit for bit:",
-      torch.equal(a_leaf.grad, upstream.sum_to_size(3, 1)),
-      torch.equal(b_leaf.grad, upstream.sum_to_size(2, 1, 4)))
 
 
 # %% [markdown]
@@ -431,7 +365,7 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 #    second bullet holds in all three cases? What do a 0-d `x` and one empty along `dim` give?
 #
 # **Check your step 1 live:** write `prod_J_row(x)`, the vector of $\partial y / \partial x_c$ for
-# one slice with **no zero**; the check also shows it on quick question 2's slices.
+# one slice with **no zero**.
 
 # %%
 ### BEGIN WORKED
@@ -564,7 +498,7 @@ jacobian_view(ProdOverDim, torch.prod,
 # 4. How do you compute step 2 for every $i$ at once? Which way meets the first bullet?
 #
 # **Check your step 1 live:** write `cumsum_J(n)`, the $n \times n$ matrix of
-# $\partial y_o / \partial x_i$. Read it by columns: column $i$ holds what step 2 sums for $x_i$.
+# $\partial y_o / \partial x_i$.
 
 # %%
 ### BEGIN WORKED
@@ -639,8 +573,7 @@ jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 # ## Selections
 #
 # `torch.index_select(x, 0, index)` picks rows: output row $k$ is row `index[k]` of $x$, and the
-# index may repeat a row. Where must each row of $g$ go, and what if two go to the same place?
-# First, an indexed write.
+# index may repeat a row. First, an indexed write.
 #
 # **Quick question 3.** `idx = [4, 0, 4]`, `v = [1, 2, 3]`. After `z = zeros(5); z[idx] = v`,
 # does entry 4 hold the sum, 4, or one of the values? And after `z[idx] += v`? Write `"sum"` or
@@ -686,7 +619,8 @@ if written(prediction_3):
 #    a delta.
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$: which rows of $g$ reach row $s$? What does a
 #    row never named get, and one named three times?
-# 3. Which op adds rows at given positions instead of writing them?
+# 3. What did quick question 3 show an indexed write doing with a repeated index, and what must
+#    backward do instead?
 # 4. What does backward need, and which of it is a tensor?
 #
 # **Check your step 1 live:** write `select_J(index, n_rows)`, the matrix of
@@ -819,19 +753,21 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - each row takes the gradient of the side of `eps` where `F.normalize` puts it, however close
-#   to `eps` its norm is;
+# - each row takes the gradient of its side of `eps`, placed by its norm as `F.normalize`
+#   computes it, however close to `eps`; a row whose norm equals `eps` in `x`'s dtype may take
+#   either side;
 # - backward in closed form: a few tensors of `x`'s size, never a $d \times d$ Jacobian per row;
-# - forward saves the output and one number per row in `x`'s dtype, nothing else.
+# - forward saves at most the output and one number per row, in `x`'s dtype.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
 # 1. Below $\varepsilon$, $y_j = x_j / \varepsilon$: write the gradient.
 # 2. Above, $y_j = x_j / n$: show $\partial n / \partial x_i = x_i / n$, then write
 #    $\partial y_j / \partial x_i$ with only $y$ and $n$.
-# 3. Multiply by $g_j$ and sum over $j$: which term leaves a per-row sum, and of what shape?
-# 4. What does subtracting it do to $g$, geometrically? Check it against quick question 4.
-# 5. What one number per row lets backward both compute the formula and pick its case? When
+# 3. Multiply by $g_j$ and sum over $j$: what does each row's gradient need besides $g$?
+# 4. What does your gradient do with a $g$ along $y$, and with one orthogonal to $y$? Compare
+#    quick question 4.
+# 5. What must backward get from forward to compute the formula and to pick its case? When
 #    does saving $y$ cost less than saving $x$ (a next layer `y @ W` against `y + 1`)?
 #
 # **Check your step 2 live:** write `jacobian_column(y, n)`, the vector of
@@ -862,9 +798,8 @@ check_jacobian_column()
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
 # Above $\varepsilon$, $n$ moves with every $x_i$: what does that add to
-# $\partial y_j / \partial x_i$ besides $\delta_{ij} / n$? At a norm exactly equal to `eps`,
-# which formula does `F.normalize`'s own gradient take (try a float32 row `[0.7, 0]` with
-# `eps=0.7`)?
+# $\partial y_j / \partial x_i$ besides $\delta_{ij} / n$? Which norm does `F.normalize`
+# compare with `eps`, and in which dtype?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: numbers to hit</summary>
@@ -1002,23 +937,70 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # ## Summary
 #
 # Write one output entry with indices, differentiate by one input entry, multiply by $g$ and sum
-# over the output's indices. A broadcast becomes a sum down to the input's shape (`sum_to_size`,
-# the sum the engine applies itself under rule 2), a reduction an `expand` after putting the
-# reduced dim back, a scan the same scan reversed, a selection an `index_add` or `scatter_add`
-# that accumulates repeats, a normalisation a projection that removes the component along the
-# output. Next lesson: these patterns assembled into LayerNorm and RMSNorm, inside an
-# `nn.Module`.
+# over the output's indices. A broadcast becomes a sum down to the input's shape (`sum_to_size`),
+# a reduction an `expand` after putting the reduced dim back, a scan the same scan reversed, a
+# selection an `index_add` or `scatter_add` that accumulates repeats, a normalisation a
+# projection that removes the component along the output. Next lesson: these patterns assembled
+# into LayerNorm and RMSNorm, inside an `nn.Module`.
 #
-# The main path ends here. The rest is optional: the common mistakes as a table, the five
+# The main path ends here. The rest is optional: a warm-up on `a + b` (before Exercise 1 if you
+# like), the common mistakes as a table, the five
 # patterns as pictures, three backwards drawn beside autograd's, what the engine does with a
 # gradient of another shape, fine print for `ProdOverDim` and `Normalize`, ties in
 # `torch.cummax`, a running product, and the In practice block.
+
+# %% [markdown]
+# ## Warm-up for Exercise 1: broadcasting in `a + b` (optional, not graded)
+#
+# Forward **repeats** an input: $a$ of shape $(R, 1)$, $b$ of shape $(C,)$, $y = a + b$ of
+# shape $(R, C)$, $y_{r,k} = a_{r,0} + b_k$.
+#
+# 1. Write $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$: how many
+#    outputs does each entry reach?
+# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$: which sum is left for $a$, and for $b$?
+# 3. Which of your sums keeps its dim, and which removes it?
+#
+# **Check it live:** write `add_grads(a, b, g)`, returning `(grad_a, grad_b)` of shapes $(R, 1)$
+# and $(C,)$.
+
+# %%
+### BEGIN WORKED
+def add_grads(a, b, g):
+    return g.sum(1, keepdim=True), g.sum(0)  # a keeps its dim of size 1; b never had dim 0
+### LEARNER
+add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, grad_b
+### END WORKED
+
+
+# %%
+def check_add_grads():
+    """Your add_grads against autograd's gradients of a + b, a (R, 1) and b (C,)."""
+    rng = torch.Generator().manual_seed(2)  # leaves the notebook's own seed alone
+    cases = []
+    for R, C in [(2, 3), (4, 1)]:
+        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
+                   for shape in [(R, 1), (C,), (R, C)])
+        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
+        truth = torch.autograd.grad(leaves[0] + leaves[1], leaves, g)
+        cases.append((f"R, C = {R}, {C}", (a, b, g), truth))
+    live_check("add_grads", add_grads, cases)
+
+
+check_add_grads()
+
+# %% [markdown]
+# <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
+#
+# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`: $a$'s gradient is
+# `[[3], [12]]` and $b$'s is `[3, 5, 7]`.
+# </details>
 
 # %% [markdown]
 # ## Common mistakes (optional reading)
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
+# | `BroadcastMul`'s gradients returned in the output's shape, the sums left to the engine | rule 2 would accept it, Exercise 1's contract does not: a caller of the backward gets the wrong shape | sum each down to its input's shape in backward |
 # | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1, which the input does not broadcast to: the engine refuses it | `keepdim=True`, or `sum_to_size` |
 # | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
 # | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values on a square tensor | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
@@ -1028,13 +1010,13 @@ jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
 # | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
 # | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
 # | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
-# | `Cumsum`'s triangle of ones, or `IndexSelect`'s one-hot matrix, built and multiplied | memory in $n^2$ where $n$ suffices (rule 3): the grader tries $n = 1024$ | a reversed running sum; an op that accumulates |
+# | `Cumsum`'s triangle of ones, or `IndexSelect`'s one-hot matrix, built and multiplied | memory in $n^2$ where $n$ suffices (rule 3) | a reversed running sum; an op that accumulates |
 # | the total less the running prefix, for `Cumsum` | the late entries' digits cancel where `grad_output` decays | a reversed running sum |
 # | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
 # | `grad[index] = grad_output`, or `grad[index] += grad_output` | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
 # | missing the projection term | the gradient of $x / n$ with $n$ held fixed | subtract the component of $g$ along $y$ |
 # | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | a float32 row's norm taken another way, or compared with `eps` in float64 | a row within an ulp of `eps` lands on the other side from `F.normalize`'s | the norm `F.normalize` computes, compared in `x`'s dtype (the fine print below) |
+# | a row's norm taken another way than `F.normalize`'s (`(x * x).sum(-1).sqrt()`, float64 for float32) | a row one ulp from `eps` lands on the other side from `F.normalize`'s | the norm `F.normalize` computes (the fine print below) |
 # | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, one dot product per row |
 # | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
 
@@ -1080,12 +1062,31 @@ plt.show()
 # Each backward's Jacobian is drawn beside autograd's (these backwards are the lesson's, not
 # yours); outlined entries are where they differ.
 #
-# First, `AddWithoutSum` from Exercise 1's comparison: `a + b` whose backward returns
-# `grad_output` itself, of shape $(3, 4)$, for $a$ of shape $(3, 1)$. Rule 2 accepts it, and the
-# engine sums it, so `a.grad` is right; the picture shows what backward itself returned, twelve
-# columns where $a$ has three.
+# First, `AddWithoutSum`: `a + b` whose backward returns `grad_output` itself, of shape
+# $(3, 4)$, for $a$ of shape $(3, 1)$. Rule 2 accepts it (Exercise 1's contract does not), and
+# the engine sums it, bit for bit as `sum_to_size` does, so `a.grad` is right; the picture shows
+# what backward itself returned, twelve columns where $a$ has three.
 
 # %%
+class AddWithoutSum(torch.autograd.Function):
+    """a + b whose backward leaves the broadcast sums to the engine (Function contract, rule 2)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output, grad_output  # the output's shape: the engine sums each down
+
+
+a_leaf = torch.randn(3, 1, requires_grad=True)
+b_leaf = torch.randn(2, 1, 4, requires_grad=True)
+upstream = torch.randn(2, 3, 4)
+AddWithoutSum.apply(a_leaf, b_leaf).backward(upstream)
+print("the engine's sums equal sum_to_size's, bit for bit:",
+      torch.equal(a_leaf.grad, upstream.sum_to_size(3, 1)),
+      torch.equal(b_leaf.grad, upstream.sum_to_size(2, 1, 4)))
 jacobian_view(AddWithoutSum, lambda a, b: a + b, a_example, b_example)
 
 
@@ -1196,8 +1197,8 @@ for returned, observed in observed_2.items():
 # adds or reshapes a dimension.
 # </details>
 #
-# So backward may leave a broadcast sum to the engine, and every grader of this course accepts
-# it. Summing in backward is still worth knowing: the engine's sum happens only in the engine's
+# So backward may leave a broadcast sum to the engine, and every grader of this course but
+# Exercise 1's accepts it. Summing in backward is still worth knowing: the engine's sum happens only in the engine's
 # call, so code that calls a backward itself (another Function reusing it inside a fused backward,
 # a test comparing shapes) gets the output's shape; and a sum that dropped a dim of size 1 is
 # refused, so "the engine fixes my shapes" holds only for shapes the input broadcasts to.
@@ -1218,9 +1219,10 @@ for returned, observed in observed_2.items():
 # `F.normalize` puts it" means: its norm measured as `F.normalize` measures it, in `x`'s dtype,
 # and compared with `eps` as `x`'s dtype holds it. Float32 holds 0.1 as 0.10000000149, above the
 # Python float, and 0.7 as 0.69999999, below it: a float32 row `[0.7, 0]` with `eps=0.7` is
-# **at** `eps`, and takes the formula `F.normalize`'s own gradient takes there. A norm written
-# another way (`(x * x).sum(-1).sqrt()`), or taken in float64, can differ from it by an ulp and
-# put such a row on the other side.
+# **at** `eps` in float32. At a tie the derivative does not exist, `F.normalize`'s own gradient
+# happens to project there, and either formula is accepted (`norm > eps` and `norm >= eps` are
+# both right). A norm written another way (`(x * x).sum(-1).sqrt()`), or taken in float64, can
+# differ from `F.normalize`'s by an ulp and put a row one ulp away on the other side.
 
 # %% [markdown]
 # ## Ties in `torch.cummax` (optional, not graded)

@@ -11,6 +11,12 @@ OTHER_DTYPE = "case:added values into a tensor of another dtype"
 
 
 BROADCAST_MUL_CLAUSES = (
+    Clause("backward returns each gradient in exactly its input's shape, never a shape the "
+           "engine would still have to sum down;",
+           {BM_ + "gradient-left-to-engine": "leaves the broadcast sums to the engine "
+                                             "(needs_input_grad respected)",
+            BM_ + "extra-size-1-dims": "summed with keepdim after left-padding (extra dims of "
+                                       "size 1)"}),
     Clause("each gradient exact to rounding where an input holds 0 and where `a * b` underflows "
            "to 0 or overflows to inf;",
            {BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
@@ -100,13 +106,10 @@ INDEX_SELECT_RULES = {
 
 
 NORMALIZE_CLAUSES = (
-    Clause("each row takes the gradient of the side of `eps` where `F.normalize` puts it, however "
-           "close to `eps` its norm is;",
-           {NORMALIZE_ + "at-eps-float32":
-                "saves the clamped divisor; above eps told by divisor > eps",
-            NORMALIZE_ + "eps-compared-in-float64":
-                "float32 norm compared with eps in float64 (norm.double() >= eps)",
-            NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
+    Clause("each row takes the gradient of its side of `eps`, placed by its norm as "
+           "`F.normalize` computes it, however close to `eps`; a row whose norm equals `eps` in "
+           "`x`'s dtype may take either side;",
+           {NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
             NORMALIZE_ + "case-from-length-of-y":
                 "above eps told from the length of y (length > 0.99)",
             NORMALIZE_ + "just-below-eps-as-above": "norm for the test computed on x.float()",
@@ -121,7 +124,7 @@ NORMALIZE_CLAUSES = (
     Clause("backward in closed form: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
-    Clause("forward saves the output and one number per row in `x`'s dtype, nothing else.",
+    Clause("forward saves at most the output and one number per row, in `x`'s dtype.",
            {NORMALIZE_ + "saves-input": "saves x",
             NORMALIZE_ + "row-number-in-another-dtype":
                 "x's norm saved in float64 (placed right, bytes of its own)",

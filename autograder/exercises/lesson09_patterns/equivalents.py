@@ -17,6 +17,10 @@ _EMPTY_SLICE = ("differs only for an empty slice along dim or a 0-d x, which the
                 "grades for an exercise with a dim argument")
 
 
+_TIE = ("a strict and a non-strict comparison of the norm with eps differ only on a row whose "
+        "norm equals eps in x's dtype, which the contract lets take either side")
+
+
 def _e(exercise, operator, before, after, reason):
     return EquivalentMutant(exercise, operator, before, after, reason)
 
@@ -66,9 +70,6 @@ EQUIVALENTS = [
        "return (torch.cat(parts, dim) if parts else grad_output.clone()), None",
        "return (torch.cat(parts, dim) if parts else grad_output), None", _RETURNED_COPY),
     # IndexSelect
-    _e("IndexSelect", "nudge_constant",
-       "flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))",
-       "flat = grad_output.reshape(index.shape[-1], math.prod(ctx.shape[1:]))", _ONE_D_INDEX),
     _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1e-06"),
        _EMPTY),
     _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == 1e-06"),
@@ -198,4 +199,24 @@ EQUIVALENTS = [
     _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]", "[2:]"),
        "a shortcut for an empty gradient only: where shape[1] is 0 the sparse path builds the "
        "same empty result"),
+    # Normalize: a row at eps may take either side (review 71)
+    _e("Normalize", "swap_comparison",
+       "above = norm >= ctx.eps  # below eps the divisor is a constant: no projection",
+       "above = norm > ctx.eps  # below eps the divisor is a constant: no projection", _TIE),
+    _e("Normalize", "swap_comparison", "above = norm > ctx.eps", "above = norm >= ctx.eps",
+       _TIE),
+    _e("Normalize", "swap_comparison",
+       "return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None",
+       "return torch.where(n <= ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None", _TIE),
+    _e("Normalize", "swap_comparison",
+       "return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None",
+       "return torch.where(norm > ctx.eps, above, grad_output / ctx.eps), None", _TIE),
+    _e("Normalize", "narrow_accumulator",
+       "div = torch.where(norm.double() >= eps, norm.double(), eps64).to(x.dtype)",
+       "div = torch.where(norm.float() >= eps, norm.double(), eps64).to(x.dtype)",
+       "the forward's divisor changes only for a row whose norm is within a float32 rounding of "
+       "eps, from eps to the norm: y moves by that rounding, within the tolerance, and backward "
+       "still picks the case with norm.double()"),
+    _e("Normalize", "save_copy", "ctx.save_for_backward(y, norm * norm)",
+       "ctx.save_for_backward(y, (norm * norm).clone())", _MADE_IN_FORWARD),
 ]

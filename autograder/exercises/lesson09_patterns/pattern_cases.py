@@ -1,6 +1,7 @@
 """Lesson 09's graded case, shared by all its exercises: values and gradients against the
 reference, and the shape and dtype of what backward itself returned (a shape the input
-broadcasts to is accepted: the engine sums it down, Function contract rule 2)."""
+broadcasts to is accepted, the engine summing it down under Function contract rule 2, except
+in BroadcastMul, whose own contract asks for each input's shape)."""
 
 import torch
 
@@ -58,15 +59,34 @@ def _drops_ones(got: tuple, expected: tuple) -> bool:
             and all(any(size == other for other in rest) for size in got))
 
 
-def check_returned_shapes(spec: Spec, returned: list, values: dict) -> None:
+def own_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
+    """Why backward returned grad_{name} in shape ``got``, a shape the input broadcasts to,
+    where the exercise's own contract asks for the input's shape itself."""
+    returned = (f"{spec.name}.backward returned grad_{name} of shape {_shape(got)} for {name} "
+                f"of shape {_shape(expected)}")
+    if _drops_ones(expected, got):
+        return (f"{returned}: it has extra dims of size 1 that {name} lacks, and this "
+                "exercise's contract asks for each gradient in its input's own shape: which "
+                "line of your backward added them?")
+    return (f"{returned}: this exercise's contract asks for each gradient in its input's own "
+            "shape, the broadcast dims summed by backward itself, not left to the engine: along "
+            f"which dims of the output was {name} repeated?")
+
+
+def check_returned_shapes(spec: Spec, returned: list, values: dict, exact: bool = False) -> None:
     """What backward itself returned has the dtype of each tensor input, and its shape or a
-    shape the input broadcasts to (which the engine sums down: Function contract, rule 2)."""
+    shape the input broadcasts to (which the engine sums down: Function contract, rule 2);
+    with ``exact`` (an exercise whose own contract asks for it), its shape only."""
     for grads in returned:
         for (name, value), grad in zip(values.items(), grads):
             if not (isinstance(value, torch.Tensor) and value.is_floating_point()
                     and isinstance(grad, torch.Tensor)):
                 continue
             got, expected = tuple(grad.shape), tuple(value.shape)
+            if exact and got != expected and broadcasts_to(expected, got):
+                mistake = (f"{spec.name}/extra-size-1-dims" if _drops_ones(expected, got)
+                           else f"{spec.name}/gradient-left-to-engine")
+                raise GradingError(own_shape_hint(spec, name, got, expected), mistake=mistake)
             if got != expected and not broadcasts_to(expected, got):
                 raise GradingError(returned_shape_hint(spec, name, got, expected),
                                    mistake=_shape_mistake(spec, got, expected))
@@ -129,16 +149,17 @@ def check_ctx_tensors(spec: Spec, forward) -> None:
         f"goes through ctx.save_for_backward; {rule}", mistake=f"{spec.name}/tensor-on-ctx")
 
 
-def graded_case(function, spec: Spec, values: dict, tolerance=None):
-    """Values and gradients against the reference, grad_output and inputs untouched, the exact
-    shapes backward returned, no tensors on ctx, a backward written by hand."""
+def graded_case(function, spec: Spec, values: dict, tolerance=None, exact_shapes=False):
+    """Values and gradients against the reference, grad_output and inputs untouched, the
+    shapes backward returned (with ``exact_shapes``, each input's own), no tensors on ctx, a
+    backward written by hand."""
     probe, returned = record_returned_gradients(function)
     try:
         forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
     except GradingError as error:
-        check_returned_shapes(spec, returned, values)  # the precise hint
+        check_returned_shapes(spec, returned, values, exact_shapes)  # the precise hint
         raise explain_broadcast_error(spec, error) from error
-    check_returned_shapes(spec, returned, values)
+    check_returned_shapes(spec, returned, values, exact_shapes)
     check_ctx_tensors(spec, forward)
     check_backward_by_hand(spec, backward)
     return forward, backward

@@ -59,7 +59,7 @@ def broadcast_case(function, a_shape, b_shape, device, seed=0) -> None:
     with case(described(values, torch.float64)):
         # what it saves is not graded: the contract has no saving rule for BroadcastMul
         try:
-            graded_case(function, BROADCAST_MUL, values)
+            graded_case(function, BROADCAST_MUL, values, exact_shapes=True)
         except GradingError as error:
             check_sums_every_dim(function, BROADCAST_MUL, values, error)
             check_left_aligned(function, BROADCAST_MUL, values, error)
@@ -92,7 +92,7 @@ def check_exact_zeros(function, device) -> None:
                 "input's shape: no division", f"got {grad.tolist()}",
                 mistake="BroadcastMul/divides-by-input")
     with case(f"{where}, float64"):
-        graded_case(function, BROADCAST_MUL, values)
+        graded_case(function, BROADCAST_MUL, values, exact_shapes=True)
 
 
 def broadcast_opening(BroadcastMul, device="cpu") -> None:
@@ -105,7 +105,7 @@ def broadcast_opening(BroadcastMul, device="cpu") -> None:
     values = {"a": sample((3, 1), device, seed=2, dtype=torch.float32),
               "b": sample((4,), device, seed=3, dtype=torch.float32)}
     with case(described(values, torch.float32)):
-        graded_case(function, BROADCAST_MUL, values)
+        graded_case(function, BROADCAST_MUL, values, exact_shapes=True)
     COUNTED_WORK.check_needs_input_grad(function, device)
     check_gradcheck(function, BROADCAST_MUL, {"a": sample((3, 1), device),
                                               "b": sample((4,), device, seed=1)})

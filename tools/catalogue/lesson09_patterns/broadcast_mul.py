@@ -1,7 +1,7 @@
 """Lesson 09: answers with known verdicts for BroadcastMul: gradients summed back to each
-input's shape (the leading dims and the size-1 dims, lined up from the right), or left in a shape
-the input broadcasts to, which the engine sums (Function contract, rule 2); the other factor,
-not the output divided by an input; no work for a gradient nobody needs."""
+input's shape (the leading dims and the size-1 dims, lined up from the right), never left in a
+shape the engine would sum (this exercise's own contract, stricter than rule 2); the other
+factor, not the output divided by an input; no work for a gradient nobody needs."""
 
 from .. import Mistake, Unusual
 from .answers import _MUL_BOTH, _function, _mul
@@ -99,9 +99,28 @@ UNUSUAL = [
                   else (grad_output * a).sum())
         return ga, gb
 ''')),
-    # Mistakes until the Function contract's rule 2 accepted a gradient of a shape the input
-    # broadcasts to (the engine sums it down): each leaves some broadcast dims unsummed
-    Unusual("BroadcastMul", "sums leading dims only (size-1 dims unsummed)",
+]
+
+
+MISTAKES = [
+    # the gradients in the output's shape: rule 2 lets the engine sum them, this exercise's
+    # contract does not (review 71)
+    Mistake("BroadcastMul", "forgot to sum the broadcast dims",
+            "not left to the engine",
+            _mul("        return grad_output * b, grad_output * a\n"), named=True, nbgrader=True),
+    Mistake("BroadcastMul", "leaves the broadcast sums to the engine (needs_input_grad respected)",
+            "not left to the engine", _mul('''
+        return (torch.mul(grad_output, b) if ctx.needs_input_grad[0] else None,
+                torch.mul(grad_output, a) if ctx.needs_input_grad[1] else None)
+''', forward='''    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.mul(a, b)
+'''), named=True),
+    # correct under rule 2 (the engine sums a gradient of a shape the input broadcasts to),
+    # mistakes since this exercise's contract asks for each input's own shape (review 71): each
+    # leaves some broadcast dims unsummed
+    Mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)",
+            "not left to the engine",
             _mul('''
         ga = gb = None
         if ctx.needs_input_grad[0]:
@@ -112,7 +131,8 @@ UNUSUAL = [
             gb = g.sum(dim=list(range(g.dim() - b.dim()))) if g.dim() > b.dim() else g
         return ga, gb
 ''')),
-    Unusual("BroadcastMul", "sums only the dims where the input is smaller than the output",
+    Mistake("BroadcastMul", "sums only the dims where the input is smaller than the output",
+            "not left to the engine",
             _mul('''
         def reduce_to(g, shape):
             lead = g.dim() - len(shape)
@@ -123,17 +143,8 @@ UNUSUAL = [
         grad_b = reduce_to(grad_output * a, b.shape) if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 ''')),
-]
-
-
-MISTAKES = [
-    # leaves the sums to the engine (accepted: rule 2) but computes both gradients always
-    Mistake("BroadcastMul", "forgot to sum the broadcast dims",
-            "returns a tensor for b when only a requires grad",
-            _mul("        return grad_output * b, grad_output * a\n"), named=True, nbgrader=True),
-    # extra dims of size 1 (accepted: rule 2), but both gradients computed always
     Mistake("BroadcastMul", "summed with keepdim after left-padding (extra dims of size 1)",
-            "returns a tensor for b when only a requires grad",
+            "it has extra dims of size 1 that",
             _mul('''
         def reduce(g, shape):
             padded = (1,) * (g.dim() - len(shape)) + tuple(shape)

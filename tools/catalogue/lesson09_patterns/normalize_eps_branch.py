@@ -1,11 +1,12 @@
 """Lesson 09's Normalize: backwards that tell a row above eps from one below by another test than
 the norm against eps (the length of y, the divisor with isclose, a safety margin or a float32
-copy, the norm rebuilt as |y| x divisor, the norm of x.float(), eps as a float32 tensor, the
-clamped divisor against eps, the squared norm against eps**2), or by a norm other than
-F.normalize's (the textbook (x * x).sum(-1).sqrt(), a float32 norm compared in float64), most of
-them wrong only on rows within a few ulps of eps."""
+copy, the norm rebuilt as |y| x divisor, the norm of x.float(), eps as a float32 tensor), or by
+a norm other than F.normalize's (the textbook (x * x).sum(-1).sqrt()), most of them wrong only on
+rows within a few ulps of eps; and, correct, tests that differ from F.normalize's only on a row
+whose norm equals eps in x's dtype (norm > eps, the clamped divisor against eps, a float32 norm
+compared in float64, the squared norm against eps**2), where the contract accepts either side."""
 
-from .. import Mistake, edit
+from .. import Mistake, Unusual, edit
 from .answers import _NORMALIZE_FORWARD, _PROJECTION, _function, _normalize
 
 
@@ -108,9 +109,14 @@ MISTAKES = [
         ctx.eps = eps
         return y
 '''), named=True),
-    # the float32 row at eps as float32 holds it
-    Mistake("Normalize", "saves the clamped norm; the branch from the output's length",
-            "equals eps as float32 holds it for a row below eps",
+]
+
+UNUSUAL = [
+    # wrong only on a float32 row whose norm equals eps as float32 holds it (a tie, or below the
+    # Python float eps), mistakes until the contract let such a row take either side (review 71)
+    Unusual("Normalize", "above eps told by norm > eps (a tie taken as below)",
+            _normalize(edit(_PROJECTION, ("above = norm >= ctx.eps", "above = norm > ctx.eps")))),
+    Unusual("Normalize", "saves the clamped norm; the branch from the output's length",
             _normalize('''
         eps = ctx.eps
         radial = (y * grad_output).sum(-1, keepdim=True)
@@ -123,9 +129,8 @@ MISTAKES = [
         ctx.save_for_backward(y, norm)
         ctx.eps = eps
         return y
-'''), named=True),
-    Mistake("Normalize", "saves the clamped divisor; above eps told by divisor > eps",
-            "equals eps as float32 holds it for a row below eps",
+''')),
+    Unusual("Normalize", "saves the clamped divisor; above eps told by divisor > eps",
             _function("Normalize", '''
     def forward(ctx, x, eps):
         divisor = x.norm(dim=-1, keepdim=True).clamp_min(eps)
@@ -139,14 +144,12 @@ MISTAKES = [
         above = divisor > ctx.eps
         radial = torch.where(above, y * (y * grad_output).sum(-1, keepdim=True), 0)
         return (grad_output - radial) / divisor, None
-'''), named=True),
-    # eps that float32 rounds down (0.7, 1e-12) as well as up (0.1)
-    Mistake("Normalize", "float32 norm compared with eps in float64 (norm.double() >= eps)",
-            "compares a float32 row's norm with eps in float64",
+''')),
+    Unusual("Normalize", "float32 norm compared with eps in float64 (norm.double() >= eps)",
             _normalize(edit(_PROJECTION, ("above = norm >= ctx.eps",
-                                          "above = norm.double() >= ctx.eps"))), named=True),
-    Mistake("Normalize", "the divisor chosen in float64 too (where(norm.double() >= eps, ...))",
-            "compares a float32 row's norm with eps in float64", _normalize('''
+                                          "above = norm.double() >= ctx.eps")))),
+    Unusual("Normalize", "the divisor chosen in float64 too (where(norm.double() >= eps, ...))",
+            _normalize('''
         above = norm.double() >= ctx.eps
         eps = torch.tensor(ctx.eps, dtype=torch.float64)
         div = torch.where(above, norm.double(), eps).to(grad_output.dtype)
@@ -161,9 +164,7 @@ MISTAKES = [
         ctx.eps = eps
         return y
 ''')),
-    # wrong at eps = 0.7, right at 1e-12: told what the failing case shows
-    Mistake("Normalize", "the squared norm saved and compared with eps**2 (in float32)",
-            "for a row below eps (its gradient is grad_output / eps, no projection)",
+    Unusual("Normalize", "the squared norm saved and compared with eps**2 (in float32)",
             edit(_normalize('''
         radial = (y * grad_output).sum(-1, keepdim=True)
         above = sq >= ctx.eps ** 2
@@ -172,5 +173,3 @@ MISTAKES = [
                                 "ctx.save_for_backward(y, norm * norm)"))),
                  ("y, norm = ctx.saved_tensors", "y, sq = ctx.saved_tensors"))),
 ]
-
-UNUSUAL = []

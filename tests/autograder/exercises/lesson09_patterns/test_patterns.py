@@ -16,7 +16,7 @@ from autograder.exercises.lesson09_patterns.patterns import (BROADCAST_MUL, BROA
 from autograder.exercises.lesson09_patterns.selections import (EXERCISES, NORMALIZE_SHAPES, SELECT,
                                                                SELECT_CASES, check_saves_index_only)
 from autograder.probes import record_returned_gradients
-from tests.autograder.catalogued import graded_mistake, mistake, unusual
+from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
 from tools.catalogue import lesson09_patterns
 from tools.solutions import solution
@@ -162,11 +162,13 @@ class TestReturnedShapes:
             assert "keep the input's dtype" in failure.value.hint
             assert ("after the precision was lost" in failure.value.hint) is lost, returned_dtype
 
-    def test_a_sum_left_to_the_engine_is_accepted(self):
+    def test_a_sum_left_to_the_engine_is_accepted_by_rule_2_not_by_broadcast_mul(self):
         """The engine sums a gradient left in the output's shape with the very sum sum_to_size
-        takes (rule 2): are its values right, bit for bit, and its shape accepted?"""
+        takes (rule 2): are its values right, bit for bit, its shape accepted where rule 2
+        decides, and refused, naming the exercise's contract, where BroadcastMul's own contract
+        asks for each input's shape?"""
         probe, returned = record_returned_gradients(
-            unusual("BroadcastMul", "sums leading dims only (size-1 dims unsummed)"))
+            mistake("BroadcastMul", "sums leading dims only (size-1 dims unsummed)"))
         a = torch.randn(3, 1, dtype=torch.float64, requires_grad=True)
         b = torch.randn(4, dtype=torch.float64, requires_grad=True)
         g = torch.randn(3, 4, dtype=torch.float64)
@@ -174,6 +176,10 @@ class TestReturnedShapes:
         assert torch.equal(a.grad, (g * b.detach()).sum_to_size(3, 1))
         assert tuple(returned[0][0].shape) == (3, 4)
         check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b})
+        with pytest.raises(GradingError) as failure:
+            check_returned_shapes(BROADCAST_MUL, returned, {"a": a, "b": b}, exact=True)
+        assert "contract asks for each gradient in its input's own shape" in failure.value.hint
+        assert failure.value.mistake == "BroadcastMul/gradient-left-to-engine"
 
     def test_a_case_names_the_engine_refusal_as_keepdim(self, raises_hint):
         """When the engine refuses the shape, is the hint still the keepdim one?"""
