@@ -9,8 +9,8 @@
 # %% [markdown]
 # # Lesson 00 · The anatomy of a custom autograd Function
 #
-# **About 100 minutes** for the main path, up to the Summary: reading and running it, and the three
-# exercises. The optional part after it takes about 20 minutes more.
+# **About 95 minutes** for the main path, up to the Summary: reading and running it, and the three
+# exercises. The optional part after it takes about 25 minutes more.
 #
 # PyTorch differentiates almost everything you write. This course is about the cases where you
 # take over: you write the forward computation **and** its gradient yourself, in a
@@ -116,7 +116,7 @@ class Norm(torch.autograd.Function):
 #   information from forward to backward.
 # - `ctx.save_for_backward` is called in forward, `ctx.saved_tensors` read in backward only.
 # - `forward` runs ordinary tensor operations on an `x` that requires grad. Does autograd record
-#   them? The cells after the demo ask you.
+#   them? The cells after the demo ask.
 # - `backward` returns **one gradient per input of forward**, of that input's shape.
 # - You call a Function with `Norm.apply(x)`, never `Norm()(x)` or `Norm.forward(...)`: `apply`
 #   links the output into the autograd graph.
@@ -379,9 +379,9 @@ except GradcheckError as error:
 #   that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per forward input: entry
 #   `i` says whether input `i` needs a gradient.
 #
-# Why `save_for_backward` and not `ctx.x = x`: a saved tensor modified in place before backward
-# makes backward raise, instead of computing a silently wrong gradient (lesson 01's optional
-# part shows one).
+# Why `save_for_backward` and not `ctx.x = x`: a saved tensor changed in place before backward
+# makes backward raise, not return a silently wrong gradient (lesson 01's optional part shows
+# one).
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
@@ -392,8 +392,8 @@ except GradcheckError as error:
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for any Python floats `w1`
-#   and `w2`, 0 and tiny ones included, with every digit of each weight.
+# - the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats `w1` and
+#   `w2`, 0 included, with every digit of each weight.
 #
 # Answer on paper first:
 #
@@ -403,8 +403,7 @@ except GradcheckError as error:
 #    data (it needs no gradient) but `x2` does, what goes in each place? Rule 2 of the
 #    contract decides.
 # 3. So what must forward keep for backward, and where? Two calls with different weights may
-#    both run before either backward does: which rule of the contract decides, and what can
-#    `save_for_backward` take?
+#    both run before either backward does: which rule of the contract decides?
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -415,7 +414,7 @@ except GradcheckError as error:
 # <details><summary><b>Hint 2</b> (the key step: questions)</summary>
 #
 # Both Jacobians are diagonal, as for `Square`. Which of the four inputs does each diagonal entry
-# contain? Which entries of `ctx.needs_input_grad` belong to `w1` and `w2`?
+# contain, and which of them must backward still have?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (numbers to hit)</summary>
@@ -449,69 +448,6 @@ self_check("WeightedSum", WeightedSum)
 ### BEGIN HIDDEN TESTS
 from autograder import grade; grade("WeightedSum", WeightedSum)
 ### END HIDDEN TESTS
-
-# %% [markdown]
-# ### Why those `None`s? Inputs that are not tensors
-#
-# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
-# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
-# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
-# `grad_output` for `x` and a 0-d tensor of zeros for `c` raise? Write `True` (raises) or `False`.
-
-# %%
-### BEGIN WORKED
-predicted_shift = {"save_for_backward(x, c) raises": True,
-                   "backward returning zeros for c raises": True}
-### LEARNER
-predicted_shift = {
-    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None
-}
-### END WORKED
-
-
-# %%
-def shift(save, returns):
-    """Build y = x + c (c a Python float) with the given forward save and backward return,
-    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
-
-    class Shift(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, c):
-            ctx.save_for_backward(*save(x, c))
-            return x + c
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return returns(grad_output)
-
-    x, needs = torch.ones(3, requires_grad=True), None
-    try:
-        y = Shift.apply(x, 2.0)
-        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
-        y.sum().backward()
-    except (TypeError, RuntimeError) as error:
-        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
-    return needs, None
-
-
-_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
-needs, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
-if written(predicted_shift):  # what happened, once your two answers are written
-    for error in (saving_c, zeros_for_c):
-        print(error or "no error")
-    print("needs_input_grad of Shift.apply(x, 2.0):", needs)
-compare_all(predicted_shift, {
-    "save_for_backward(x, c) raises": saving_c is not None,
-    "backward returning zeros for c raises": zeros_for_c is not None
-})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Both raise. `save_for_backward` takes tensors (or `None`), and is called once, with every tensor.
-# A Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
-# cannot give it one: its place in backward's return takes `None`, nothing else.
-# </details>
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
@@ -579,9 +515,9 @@ print("gradcheck:", passes_gradcheck(lambda u, v: FirstDifference.apply(u, v, 2.
 
 # %% [markdown]
 # With $G$ all ones the differences cancel except at the end: the sum of the $y_i$ holds
-# $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies, read off one
-# `grad_output` basis vector at a time, beside autograd's Jacobian of the composed formula: the
-# diagonal of ones for $u$, the band for $v$. Backward built neither.
+# $\alpha v_2$ and no other entry of $v$. The Jacobian our backward implies, beside autograd's
+# Jacobian of the composed formula: the diagonal of ones for $u$, the band for $v$. Backward
+# built neither.
 
 # %%
 jacobian_view(FirstDifference,
@@ -600,7 +536,7 @@ jacobian_view(FirstDifference,
 #
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
 #   included;
-# - forward saves `u` and `v` themselves and nothing else, no copy;
+# - what forward saves holds no memory but that of `u` and `v`, no copy;
 # - backward does no work for an input that needs no gradient.
 #
 # Rules 2 and 3 show here. Rule 2: which gradients are wanted was fixed when forward ran, and
@@ -701,7 +637,8 @@ from autograder import grade; grade("Outer", Outer)
 #   \frac{\partial L}{\partial v_k} = \sum_i G_{ik}\, u_i :$$
 #
 # $v$ multiplies $G$ from the right and $u$ from the left, two matrix-vector products, each of
-# the shape of its input.
+# the shape of its input. `u`'s gradient reads `v` and `v`'s reads `u`: forward saves those
+# inputs, not the output.
 # </details>
 #
 # Your `Outer`'s Jacobian, from your backward, beside autograd's of `torch.outer`: compare its
@@ -719,7 +656,8 @@ jacobian_view(Outer, torch.outer, torch.tensor([1.0, -2.0, 0.5], dtype=torch.flo
 # | a backward that leaves out `grad_output` | right only after `.sum()` | weight each derivative by its entry of `grad_output` |
 # | a Jacobian built as a matrix (`torch.diag`) | memory quadratic in the size (rule 3) | the vector-Jacobian product |
 # | saving `y = x ** 2` for `Square` | the sign of `x` is lost | save `x` |
-# | `ctx.x = x`, `Square.x = x` or a global | in-place changes go unnoticed; a second call overwrites it (rule 4) | `ctx.save_for_backward(x)` |
+# | `ctx.x = x` | an in-place change to `x` before backward: a silently wrong gradient; saved-tensor hooks skip `x`; it outlives backward while `y` lives (rule 4) | `ctx.save_for_backward(x)` |
+# | `Square.x = x` or a global | a second call overwrites it before the first one's backward (rule 4) | `ctx.save_for_backward(x)` |
 # | a gradient for a float, or too few values | `RuntimeError` (rule 2) | one value per input, `None` for a float |
 # | `grad_output *= ...` in backward | another branch reads the changed `grad_output` (rule 5) | a new tensor: `grad_output * ...` |
 # | `.view(-1)` or `.squeeze()` | fails on a transposed input or a dimension of size 1 (rule 1) | `.reshape`, element-wise operations |
@@ -798,6 +736,69 @@ def check_my_gradcheck() -> None:
 
 
 check_my_gradcheck()
+
+# %% [markdown]
+# ### Why those `None`s? Inputs that are not tensors
+#
+# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
+# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
+# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
+# `grad_output` for `x` and a 0-d tensor of zeros for `c` raise? Write `True` (raises) or `False`.
+
+# %%
+### BEGIN WORKED
+predicted_shift = {"save_for_backward(x, c) raises": True,
+                   "backward returning zeros for c raises": True}
+### LEARNER
+predicted_shift = {
+    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None
+}
+### END WORKED
+
+
+# %%
+def shift(save, returns):
+    """Build y = x + c (c a Python float) with the given forward save and backward return,
+    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
+
+    class Shift(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, c):
+            ctx.save_for_backward(*save(x, c))
+            return x + c
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return returns(grad_output)
+
+    x, needs = torch.ones(3, requires_grad=True), None
+    try:
+        y = Shift.apply(x, 2.0)
+        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
+        y.sum().backward()
+    except (TypeError, RuntimeError) as error:
+        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    return needs, None
+
+
+_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
+needs, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
+if written(predicted_shift):  # what happened, once your two answers are written
+    for error in (saving_c, zeros_for_c):
+        print(error or "no error")
+    print("needs_input_grad of Shift.apply(x, 2.0):", needs)
+compare_all(predicted_shift, {
+    "save_for_backward(x, c) raises": saving_c is not None,
+    "backward returning zeros for c raises": zeros_for_c is not None
+})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Both raise. `save_for_backward` takes tensors (or `None`), and is called once, with every tensor.
+# A Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
+# cannot give it one: its place in backward's return takes `None`, nothing else.
+# </details>
 
 # %% [markdown]
 # ### `needs_input_grad`: set when forward runs

@@ -49,8 +49,8 @@ SQUARE_RULES = {
 
 
 WEIGHTED_SUM_CLAUSES = (
-    Clause("the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for any Python "
-           "floats `w1` and `w2`, 0 and tiny ones included, with every digit of each weight.",
+    Clause("the value and the gradients autograd gives `w1 * x1 + w2 * x2`, for Python floats "
+           "`w1` and `w2`, 0 included, with every digit of each weight.",
            {"WeightedSum/swaps-weights": "swapped weights",
             "WeightedSum/ignores-grad-output": "forgets grad_output",
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
@@ -88,7 +88,7 @@ OUTER_CLAUSES = (
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/ignores-grad-output": "forgets grad_output",
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
-    Clause("forward saves `u` and `v` themselves and nothing else, no copy;",
+    Clause("what forward saves holds no memory but that of `u` and `v`, no copy;",
            {"Outer/saves-more-than-inputs": "saves the output"}),
     Clause("backward does no work for an input that needs no gradient.",
            {"Outer/computes-unneeded-gradient":

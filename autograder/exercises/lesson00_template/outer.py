@@ -38,15 +38,17 @@ def _values(m, n, device, seed=0, dtype=torch.float64) -> dict:
 
 
 def check_saves_only_inputs(forward) -> None:
-    """Backward needs u and v, which the caller holds anyway: nothing else is kept."""
+    """What forward saved holds no memory but u's and v's (a view of either counts as it), which
+    the caller holds anyway: not the output, not a copy."""
     others = [saved for saved in forward.saved if not saved.role.startswith("input")]
     if others:
         what = others[0]
-        why = ("that keeps the (m, n) output alive until backward, which does not need it; the "
-               "contract saves only u and v themselves, which the caller holds anyway"
+        why = ("that keeps the (m, n) output alive until backward; the contract: what forward "
+               "saves holds no memory but that of u and v, which the caller holds anyway. Which "
+               "tensors does each gradient read?"
                if what.role == "output" else
-               "the contract saves only u and v themselves, which the caller holds anyway; "
-               "anything else, a copy included, is new memory")
+               "a copy, or anything else forward computed, is new memory; the contract: what "
+               "forward saves holds no memory but that of u and v, which the caller holds anyway")
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")

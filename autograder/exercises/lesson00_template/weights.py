@@ -127,7 +127,8 @@ def check_tiny_weights(function, device) -> None:
                     + (f"a tiny weight ({' and '.join(dropped)}) is a weight like any other, "
                        "not rounding noise: is it treated as 0 below some threshold? "
                        if dropped else "")
-                    + "the contract takes any float weight", mistake="WeightedSum/drops-tiny-weight")
+                    + "the contract keeps every digit of each weight",
+                    mistake="WeightedSum/drops-tiny-weight")
     covers("tiny weights")
 
 

@@ -158,8 +158,8 @@ MISTAKES = [
                    "        return torch.stack([u[i] * v for i in range(len(u))])")),
     # a mutant (issue 45): a copy saved, which only a strided u shows
     Mistake("Outer", "saves u.contiguous(), a copy when u is strided",
-            "Outer saved an intermediate of shape (4,) (32 bytes): the contract saves only u and "
-            "v themselves",
+            "Outer saved an intermediate of shape (4,) (32 bytes): a copy, or anything else "
+            "forward computed, is new memory",
             _outer(READ_UV + "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return (grad_output @ v if need_u else None,\n"
                    "                u @ grad_output if need_v else None)",

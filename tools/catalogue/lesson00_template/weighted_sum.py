@@ -57,6 +57,15 @@ class WeightedSum(torch.autograd.Function):
                       "                grad_output * w2 if need_x2 else None, None, None)",
                       "        ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype),"
                       " torch.tensor(w2, dtype=x1.dtype))\n        return w1 * x1 + w2 * x2")),
+    # w1 factored out (a review's answer): right to rounding over the weights a model meets,
+    # w1 = 0 kept apart; w2 / w1 overflows float32 only for a w1 near 1e-39, an extreme the
+    # contract does not name
+    Unusual("WeightedSum", "w1 factored out, w1 * (x1 + (w2 / w1) * x2), w1 = 0 apart",
+            _weighted("        need_x1, need_x2 = ctx.needs_input_grad[:2]\n"
+                      "        return (grad_output * ctx.w1 if need_x1 else None,\n"
+                      "                grad_output * ctx.w2 if need_x2 else None, None, None)",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return w1 * (x1 + (w2 / w1) * x2) if w1 != 0 else w2 * x2")),
 ]
 
 MISTAKES = [
