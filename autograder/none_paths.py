@@ -9,8 +9,10 @@ with each floating input in turn as the only one requiring grad, on a typical ba
 ``grad_output`` of zeros, with every floating input all zeros (the kink of a ReLU, a norm of 0:
 where many ops take a path of their own), and on an empty batch (where the reference takes one).
 First, on the typical path (random ``grad_output``), every floating input but the one
-requiring grad must get ``None``; then each input that got ``None`` there must get it on these
-paths too (a tensor of zeros is not ``None``), and the one requiring grad a tensor, as there."""
+requiring grad must get ``None``, and so must every integer or bool tensor input (it can never
+require grad, and autograd drops what backward returns for it without a word); then each input
+that got ``None`` there must get it on these paths too (a tensor of zeros is not ``None``), and
+the one requiring grad a tensor, as there."""
 
 import torch
 
@@ -75,6 +77,10 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
         typical = returned_gradients(function, values, {wanted})
         if typical is None:
             continue
+        integral = [n for n, v in values.items() if isinstance(v, torch.Tensor)
+                    and not (v.is_floating_point() or v.is_complex()) and typical[n] is not None]
+        if integral:
+            raise _integral_error(function, domain, values, typical, integral[0])
         computed = [n for n in names if n != wanted and typical[n] is not None]
         if computed:
             raise _frozen_error(function, domain, values, wanted, computed[0])
@@ -105,6 +111,21 @@ def check_none_on_every_path(domain: Domain, function, device: torch.device) -> 
                     f"returns None for an input that needs no gradient "
                     f"{rule_reference('gradients')}",
                     mistake=f"{domain.spec.name}/not-none-on-every-path")
+
+
+def _integral_error(function, domain: Domain, values: dict, returned: dict,
+                    name: str) -> GradingError:
+    """Backward returned something for an integer or bool tensor input, which can never require
+    grad: autograd drops it without a word, so only what backward returns shows it."""
+    given = returned[name]
+    what = ("a tensor of zeros" if isinstance(given, torch.Tensor) and not bool(given.any())
+            else "a tensor" if isinstance(given, torch.Tensor) else repr(given))
+    dtype = str(values[name].dtype).removeprefix("torch.")
+    return GradingError(
+        f"{function.__name__}.backward returned {what} for its {dtype} input {name}: an integer "
+        f"or bool tensor never needs a gradient (it cannot require grad), so backward returns "
+        f"None for {name} {rule_reference('gradients')}",
+        f"inputs: {shapes_of(values)}", mistake=f"{domain.spec.name}/gradient-for-integer-input")
 
 
 def _frozen_error(function, domain: Domain, values: dict, wanted: str, other: str) -> GradingError:

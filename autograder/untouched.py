@@ -9,7 +9,10 @@ allocation a probe could count) before and after each call:
 
 - forward must leave its tensor inputs unchanged, except one it returns (``mark_dirty``'s
   in-place contract);
-- backward must leave grad_output unchanged, and the forward's inputs too.
+- backward must leave grad_output unchanged, and the forward's inputs too;
+- neither sets a Python attribute on a tensor it was given or returns (``x.calls = 1``,
+  ``grad_output.seen = True``): state kept on a tensor outlives the call, where rule 4 wants it
+  on ``ctx``; the tensors' ``__dict__`` are compared, key by key.
 
 The first write seen is held to the end of the battery, so that the battery's own named
 failure comes first, and raised then, or instead of a later failure the battery does not name
@@ -24,6 +27,7 @@ from contextvars import ContextVar
 import torch
 
 from .errors import GradingError
+from .function_contract import rule_reference
 from .mistakes import mistake_of
 
 
@@ -83,6 +87,51 @@ def _written(before: list) -> list:
             if version is not None and _version(t) != version]
 
 
+def _attributes(named: list) -> list:
+    """(name, tensor, its Python attributes by identity) for each tensor."""
+    return [(name, t, _own_attributes(t)) for name, t in named]
+
+
+def _own_attributes(tensor: torch.Tensor) -> dict:
+    """A plain tensor's Python attributes (its ``__dict__``), by identity; torch's own
+    (dynamo's marks) left out. A tensor subclass (a probe's stand-in device) keeps what it
+    wraps there, its own business."""
+    if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+        return {}
+    try:
+        found = vars(tensor)
+    except TypeError:
+        return {}
+    return {key: id(value) for key, value in list(found.items())
+            if not key.startswith(_TORCH_ATTRIBUTES)}
+
+
+_TORCH_ATTRIBUTES = ("_dynamo", "_torchdynamo")
+
+
+def _attribute_set(before: list) -> tuple[str, str] | None:
+    """(tensor name, attribute) of the first attribute added or rebound since ``before``."""
+    for name, tensor, was in before:
+        now = _own_attributes(tensor)
+        for key, identity in now.items():
+            if was.get(key) != identity:
+                return name, key
+    return None
+
+
+def _note_attribute(watch, function: type, phase: str, found, role: str) -> None:
+    """Rule 4: state kept as an attribute of a tensor ``phase`` was given or returned."""
+    if found is None:
+        return
+    name, key = found
+    where = (f"{name}.{key} on {role} {name}" if role == "its input"
+             else f"the attribute {key} on {role}")
+    watch.note(f"{function.__name__}.{phase} set {where}: keep state on ctx, not on a "
+               "tensor, where it outlives the call and every later call given that tensor sees "
+               f"it (not even a flag or a call counter) {rule_reference('ctx')}",
+               "state-on-tensor")
+
+
 def _watching() -> _Watch | None:
     watch = _active.get()
     return None if watch is None or torch.compiler.is_compiling() else watch
@@ -112,9 +161,13 @@ def _forward(function: type, forward):
             return forward(*args, **kwargs)
         ctx, inputs = (args[0], args[1:]) if with_ctx else (None, args)
         named = _tensors(names, inputs)
-        before = _versions(named)
+        before, attributes = _versions(named), _attributes(named)
         output = forward(*args, **kwargs)
         returned = output if isinstance(output, tuple) else (output,)
+        _note_attribute(watch, function, "forward", _attribute_set(attributes), "its input")
+        _note_attribute(watch, function, "forward", _attribute_set(
+            [("output", t, {}) for t in returned if isinstance(t, torch.Tensor)
+             and not any(t is given for _, given in named)]), "its output")
         for name, tensor in _written(before):
             if not any(tensor is out for out in returned):
                 watch.note(f"{function.__name__}.forward modified its input {name} in place on "
@@ -151,7 +204,11 @@ def _backward(function: type, backward):
         before = _versions([("grad_output" if one else f"grad_output {i}", g)
                             for i, g in enumerate(grad_outputs) if isinstance(g, torch.Tensor)])
         inputs_before = _versions(watch.inputs_of(ctx))
+        attributes = _attributes([(name, t) for name, t, _ in before + inputs_before])
         result = backward(ctx, *grad_outputs)
+        found = _attribute_set(attributes)
+        _note_attribute(watch, function, "backward", found, "its input" if found and any(
+            found[0] == name for name, _, _ in inputs_before) else "grad_output")
         for which, tensor in _written(before):
             described = _described(tensor, an_input=False)
             watch.note(f"{function.__name__}.backward modified {which} in place on one of the "

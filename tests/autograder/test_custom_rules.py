@@ -46,6 +46,9 @@ def test_the_domain_implies_every_rule():
                        + PRODUCT_GATED, "x, y"),
      "returned a tensor of zeros for y, which needs no gradient, with a grad_output of zeros",
      "gradients"),
+    (MY_TANH, function("MyTanh", "x.calls = getattr(x, 'calls', 0) + 1\n" + TANH_FORWARD,
+                       TANH_READ + "return g * (1 - y * y)"),
+     "MyTanh.forward set x.calls on its input x: keep state on ctx", "ctx"),
 ])
 def test_a_rule_the_battery_misses_fails_with_its_reference(raises_hint, exercise, answer,
                                                             phrase, rule):

@@ -65,3 +65,32 @@ def test_zeros_where_a_relu_layer_is_dead_are_caught(raises_hint):
     domain = Domain(RELU_OUTER, OUTER_DOMAIN.values)
     with raises_hint("with every floating input all zeros"):
         check_none_on_every_path(domain, dead, CPU)
+
+
+SELECT = Spec("Select", ("x", "index"), lambda x, index: x.index_select(0, index))
+SELECT_DOMAIN = Domain(SELECT, lambda device, dtype=torch.float64, seed=0, **given: {
+    "x": torch.randn(4, 3, dtype=dtype, generator=torch.Generator().manual_seed(seed)).to(device),
+    "index": torch.tensor([2, 0, 2], device=device)})
+SELECT_FORWARD = ("ctx.save_for_backward(index)\nctx.rows = x.shape[0]\n"
+                  "return x.index_select(0, index)")
+SELECT_GRAD_X = "g.new_zeros((ctx.rows, *g.shape[1:])).index_add(0, index, g)"
+
+
+@pytest.mark.parametrize("given", ["torch.zeros_like(index)", "index"])
+def test_a_tensor_for_an_integer_input_is_caught(raises_hint, given):
+    """An integer (or bool) tensor can never require grad: autograd drops whatever backward
+    returns for it without a word, so rule 2's None is checked on what backward returned."""
+    answer = function("Select", SELECT_FORWARD,
+                      f"index, = ctx.saved_tensors\nreturn {SELECT_GRAD_X}, {given}", "x, index")
+    with raises_hint("Select.backward returned a tensor" + (" of zeros" if "zeros" in given else "")
+                     + " for its int64 input index: an integer or bool tensor never needs a "
+                       "gradient") as info:
+        check_none_on_every_path(SELECT_DOMAIN, answer, CPU)
+    assert str(info.value).splitlines()[0].endswith(rule_reference("gradients"))
+    assert info.value.mistake == "Select/gradient-for-integer-input"
+
+
+def test_none_for_an_integer_input_passes():
+    answer = function("Select", SELECT_FORWARD,
+                      f"index, = ctx.saved_tensors\nreturn {SELECT_GRAD_X}, None", "x, index")
+    check_none_on_every_path(SELECT_DOMAIN, answer, CPU)

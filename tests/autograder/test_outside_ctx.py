@@ -143,3 +143,59 @@ def test_a_function_that_keeps_nothing_passes_the_battery_watch():
     scaled = _scaled("pass", "2.5")
     with outside_ctx.state_watched(scaled, "Scaled"):
         _called(scaled, [(3,), (2, 2)])
+
+
+def _self_check_verdicts(answer, runs: int, monkeypatch, tmp_path) -> list[str]:
+    """``self_check`` run ``runs`` times in this process on ``answer`` (an exercise whose
+    battery calls it on two shapes): the first line of each failure, "passed" for a pass."""
+    from autograder.exercise import Exercise
+    from autograder.exercises import EXERCISES
+    from autograder.grading import self_check
+
+    monkeypatch.chdir(tmp_path)  # self_check records its outcome beside the notebook
+    monkeypatch.setitem(EXERCISES, "Scaled", Exercise(
+        "Scaled", "00_template", lambda function, device: _called(function, [(3,), (2, 2)])))
+    verdicts = []
+    for _ in range(runs):
+        try:
+            self_check("Scaled", answer)
+            verdicts.append("passed")
+        except GradingError as error:
+            verdicts.append(str(error).splitlines()[0])
+    return verdicts
+
+
+@pytest.mark.parametrize("prelude, store, read", [
+    ("C = {}", "C.setdefault(x.shape, x.new_ones(x.shape))", "C[x.shape] * 2.5"),
+    ("C = {}", "C.setdefault(x.dim(), {}).setdefault(x.shape, x.new_ones(x.shape))",
+     "C[x.dim()][x.shape] * 2.5"),  # a dict of dicts, filled per shape
+    ("C = None", "global C\n        C = x.new_ones(3) if C is None else C", "2.5"),
+])
+def test_a_rerun_in_one_process_gives_the_first_run_s_verdict(monkeypatch, tmp_path,
+                                                              prelude, store, read):
+    """A cache the first self-check filled held every key the second one asked for, so the
+    second saw nothing change and passed, in a kernel where grading (a fresh one) fails: each
+    place an earlier battery changed starts as it was before that battery, and holds what it
+    held again after."""
+    answer = _scaled(store, read, prelude=prelude)
+    verdicts = _self_check_verdicts(answer, 3, monkeypatch, tmp_path)
+    assert all("kept state outside ctx: C in a module global" in v for v in verdicts), verdicts
+    assert len(set(verdicts)) == 1, verdicts
+    held = answer.forward.__globals__["C"]
+    assert held is not None and (not isinstance(held, dict) or len(held) == 2)
+
+
+def test_a_fixed_answer_beside_a_cache_an_earlier_run_filled_passes(monkeypatch, tmp_path):
+    """The learner fixes the answer but the kernel still holds the old cache: it is no state of
+    the fixed answer's calls, which pass; the cache is left as it was."""
+    answer = _scaled("C.setdefault(x.shape, x.new_ones(x.shape))", "C[x.shape] * 2.5",
+                     prelude="C = {}\nTABLE = {'k': 2.5}")
+    assert _self_check_verdicts(answer, 1, monkeypatch, tmp_path) != ["passed"]
+    namespace = answer.forward.__globals__
+    exec("class Fixed(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x, scale):\n"
+         "        ctx.k = TABLE['k']\n        return scale * x\n"
+         "    @staticmethod\n    def backward(ctx, g):\n        return g * ctx.k, None\n",
+         namespace)
+    assert _self_check_verdicts(namespace["Fixed"], 2, monkeypatch, tmp_path) == ["passed"] * 2
+    assert len(namespace["C"]) == 2 and namespace["TABLE"] == {"k": 2.5}

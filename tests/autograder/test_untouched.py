@@ -190,3 +190,81 @@ def test_the_functions_a_function_or_a_module_calls_are_watched():
         assert verdict.mistake == "WatchedDouble/writes-grad-output"
         assert verdict.message.startswith("DoubleWritingWhenLarge.backward modified grad_output")
     assert dict(vars(DoubleWritingWhenLarge)) == before
+
+
+class DoubleFlaggingInput(Double):
+    """Wrong: forward marks its input as seen (rule 4: state on ctx, not on a tensor)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x._seen = True
+        return 2 * x
+
+
+class DoubleCountingCalls(Double):
+    """Wrong: a call counter kept on the input, one more on each call."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.calls = getattr(x, "calls", 0) + 1
+        return 2 * x
+
+
+class DoubleTaggingOutput(Double):
+    """Wrong: forward hangs its ctx on the output it returns."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = 2 * x
+        y.made_by = ctx
+        return y
+
+
+class DoubleFlaggingGradOutput(Double):
+    """Wrong: backward marks grad_output as used."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_output.used = True
+        return 2 * grad_output
+
+
+class DoubleFlaggingSavedInput(DoubleScalingSavedInput):
+    """Wrong: backward leaves a flag on the saved input, the caller's x."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        x.done = True
+        return 2 * grad_output
+
+
+def test_an_attribute_set_on_a_tensor_fails_rule_4_and_is_named():
+    """Rule 4, "not even a call counter": a Python attribute set on a tensor the call was given
+    or returns is state outside ctx, on every call of the battery."""
+    from autograder.function_contract import rule_reference
+
+    for function, said in [
+            (DoubleFlaggingInput, "DoubleFlaggingInput.forward set x._seen on its input x"),
+            (DoubleCountingCalls, "DoubleCountingCalls.forward set x.calls on its input x"),
+            (DoubleTaggingOutput, "DoubleTaggingOutput.forward set the attribute made_by on "
+                                  "its output"),
+            (DoubleFlaggingGradOutput, "DoubleFlaggingGradOutput.backward set the attribute used "
+                                       "on grad_output"),
+            (DoubleFlaggingSavedInput, "DoubleFlaggingSavedInput.backward set x.done on its "
+                                       "input x")]:
+        verdict = _verdict(function, _calls([3, 4]))
+        assert verdict.mistake == "WatchedDouble/state-on-tensor", function
+        first = verdict.message.splitlines()[0]
+        assert first.startswith(said + ": keep state on ctx"), first
+        assert first.endswith(rule_reference("ctx"))
+
+
+def test_attributes_the_caller_set_before_the_call_pass():
+    """Only what the call itself sets counts: a tensor given with attributes of its own passes."""
+    def battery(function, device):
+        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        x.label = "the caller's"
+        torch.autograd.grad(function.apply(x), x, torch.ones(3, dtype=torch.float64))
+
+    assert _verdict(Double, battery).passed

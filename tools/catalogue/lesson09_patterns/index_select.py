@@ -63,6 +63,13 @@ MISTAKES = [
         ctx.shape = x.shape
         return x[index]
 ''')),
+    # the same, flattened with reshape(k, -1), which raises on an empty index: the dense matrix
+    # is proven by the probe on 1024 rows and named first (review 71)
+    Mistake("IndexSelect", "a one-hot matrix product, grad_output flattened with reshape(k, -1)",
+            "its largest tensor has shape (1024, 1024)", _select('''
+        one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
+        return (one_hot.T @ grad_output.reshape(grad_output.shape[0], -1)).reshape(ctx.shape), None
+''')),
     # a built-in *_backward op that decomposes before a dispatch mode sees it (review 09)
     Mistake("IndexSelect", "PyTorch's own index_select_backward, a built-in *_backward op",
             "uses the built-in op index_select_backward", _select(
@@ -153,5 +160,12 @@ MISTAKES = [
         out = torch.zeros((ctx.rows, *REST), dtype=g.dtype, device=g.device)
         out.index_add_(0, index, g)
         return out, None
+''')),
+    # review 71: autograd drops a gradient for a tensor that cannot require grad without a word
+    Mistake("IndexSelect", "zeros returned for the integer index",
+            "IndexSelect.backward returned a tensor of zeros for its int64 input index",
+            _select('''
+        return (grad_output.new_zeros(ctx.shape).index_add(0, index, grad_output),
+                torch.zeros_like(index))
 ''')),
 ]

@@ -41,6 +41,42 @@ MISTAKES = [
             _GLOBAL + edit(_cummax(_SCATTER_ADD, forward=edit(
                 _CUMMAX_FORWARD, ("ctx.save_for_backward(indices)", "_KEPT['indices'] = indices"))),
                 ("        indices, = ctx.saved_tensors\n", "        indices = _KEPT['indices']\n"))),
+    # review 71: state kept on the caller's tensor, out of every namespace's sight; the watch
+    # on every call compares the tensors' attributes
+    Mistake("BroadcastMul", "a flag set on the input tensor a in forward",
+            "BroadcastMul.forward set a._bm_seen on its input a: keep state on ctx",
+            _mul(_MUL_NEEDED, edit(_MUL_FORWARD, ("ctx.save_for_backward(a, b)",
+                                                  "ctx.save_for_backward(a, b)\n"
+                                                  "        a._bm_seen = True")))),
+    Mistake("Cumsum", "a call counter kept on the input tensor x",
+            "Cumsum.forward set x.n_cumsum_calls on its input x: keep state on ctx",
+            _cumsum(_REVERSED, forward='''    def forward(ctx, x, dim):
+        x.n_cumsum_calls = getattr(x, "n_cumsum_calls", 0) + 1
+        ctx.dim = dim
+        return torch.cumsum(x, dim)
+''')),
+    # review 71: a module-level cache of ones, filled per shape, dtype and device; a second
+    # self-check in the same kernel once found it full and passed
+    Mistake("ProdOverDim", "exclusive products with a module-level cache of ones",
+            "ProdOverDim kept state outside ctx: _ONES in a module global",
+            '''_ONES = {}
+
+
+def excl(t, dim):
+    shape = list(t.shape)
+    shape[dim] = 1
+    key = (tuple(shape), t.dtype, t.device)
+    if key not in _ONES:
+        _ONES[key] = t.new_ones(shape)
+    return torch.cat([_ONES[key], t], dim).cumprod(dim).narrow(dim, 0, t.shape[dim])
+
+
+''' + _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
+        return (grad_output.unsqueeze(dim) * excl(x, dim)
+                * excl(x.flip(dim), dim).flip(dim)), None
+''')),
 ]
 
 UNUSUAL = []
