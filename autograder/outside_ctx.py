@@ -6,6 +6,7 @@ version counter, saved-tensor hooks and one-ctx-per-call do not reach, though ev
 battery compares can still be right."""
 
 import inspect
+import types
 import weakref
 from collections import deque
 from contextlib import contextmanager
@@ -64,6 +65,65 @@ def _namespaces(function) -> list[tuple[str, dict]]:
                 add_code(raw, f"{cls.__name__}.{method}")
         add(f"the class ({cls.__name__}", vars(cls))
     return found
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the functions defined inside it read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _method_codes(cls: type) -> list[types.CodeType]:
+    """The code of the Function methods ``cls`` and its own bases (not torch's) define."""
+    codes = []
+    for base in cls.__mro__:
+        if base is object or base.__module__.startswith("torch"):
+            continue
+        for method in _METHODS:
+            raw = vars(base).get(method)
+            raw = inspect.unwrap(getattr(raw, "__func__", raw)) if raw is not None else None
+            if getattr(raw, "__code__", None) is not None:
+                codes.append(raw.__code__)
+    return codes
+
+
+def _named_globals(function, module: dict) -> set[str] | None:
+    """The globals of ``module`` that the answer's code reads, directly or through a function
+    or Function class of the same module it names; None (every global) where it calls
+    ``globals()``. A global the answer never names (a dict an earlier answer left in the
+    kernel) is not its state."""
+    raw = inspect.unwrap(function)
+    codes = _method_codes(raw) if isinstance(raw, type) else [raw.__code__]
+    named, seen = set(), set()
+    while codes:
+        code = codes.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        for name in _code_names(code) - named:
+            named.add(name)
+            value = module.get(name)
+            if inspect.isfunction(value) and value.__globals__ is module:
+                codes.append(value.__code__)
+            elif isinstance(value, type) and issubclass(value, torch.autograd.Function):
+                codes += _method_codes(value)
+    return None if "globals" in named else named
+
+
+def _ctx_watched(function, namespaces) -> list[tuple[str, dict]]:
+    """``namespaces`` as the check for this call's ctx (or its id) reads them: module globals
+    only those the answer names, since ids are reused and a stale global may hold a freed one."""
+    watched = []
+    for where, names in namespaces:
+        if where == "a module global":
+            named = _named_globals(function, names)
+            if named is not None:
+                names = {key: names[key] for key in named if key in names}
+        watched.append((where, names))
+    return watched
 
 
 _DEFAULT = "a mutable default argument"
@@ -228,7 +288,8 @@ def check_no_state_outside_ctx(function, name: str, values: dict) -> None:
     outputs = [o for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
                if isinstance(o, torch.Tensor) and o.requires_grad]
     ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
-    _raise(name, "forward", _change(before, _snapshot(namespaces), ctx, namespaces))
+    _raise(name, "forward", _change(before, _snapshot(namespaces), ctx,
+                                    _ctx_watched(function, namespaces)))
     del ctx
     leaves = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     if outputs and leaves:

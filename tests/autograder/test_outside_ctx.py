@@ -199,3 +199,44 @@ def test_a_fixed_answer_beside_a_cache_an_earlier_run_filled_passes(monkeypatch,
          namespace)
     assert _self_check_verdicts(namespace["Fixed"], 2, monkeypatch, tmp_path) == ["passed"] * 2
     assert len(namespace["C"]) == 2 and namespace["TABLE"] == {"k": 2.5}
+
+
+_REMEMBERED = {}
+_UNRELATED = {}
+
+
+def _remember(ctx, x):
+    _REMEMBERED[id(ctx)] = x
+
+
+class _KeepsStateThroughAHelper(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        _remember(ctx, x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 2
+
+
+class _ReadsGlobals(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        globals()["_UNRELATED"][id(ctx)] = x
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 2
+
+
+def test_only_the_globals_an_answer_names_are_searched_for_its_ctx():
+    """Is a global that holds this call's id(ctx) the answer's state only when its code names
+    it, directly or through a helper it calls (ids are reused: a dict an earlier answer left in
+    the kernel may hold a freed ctx's id), and every global where it calls globals()?"""
+    from autograder.outside_ctx import _named_globals
+
+    named = _named_globals(_KeepsStateThroughAHelper, globals())
+    assert {"_remember", "_REMEMBERED"} <= named and "_UNRELATED" not in named
+    assert _named_globals(_ReadsGlobals, globals()) is None
