@@ -9,8 +9,8 @@
 # %% [markdown]
 # # Lesson 04 · Double backward: gradients of gradients
 #
-# **About 110 minutes** to the Summary, the three exercises included; the optional sections
-# after it take about 45 more.
+# **About 105 minutes** to the Summary, the three exercises included; the optional sections
+# after it take about 60 more.
 #
 # Newton-type optimisers need Hessian-vector products; WGAN-GP penalises the norm of a
 # critic's gradient; MAML differentiates through an SGD step; physics-informed networks put
@@ -113,9 +113,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(Exp.apply, (x,)))
 # coordinates. Two calls to `torch.autograd.grad` give $Hv$ without forming $H$: the first,
 # with `create_graph=True`, returns $\nabla f$ with a graph; the second differentiates
 # $\nabla f \cdot v$. (Strictly that is $v^\top H$, equal to $Hv$ because a Hessian is
-# symmetric; `torch.autograd.functional.vhp` computes the same, and `functional.hvp` spends a
-# third pass on $Hv$ itself.) The cell compares it with the full Hessian, which costs $n$
-# backward passes and $n^2$ memory: fine for $n = 5$, hopeless for a network.
+# symmetric; `torch.autograd.functional.vhp` computes the same.) The cell compares it with the
+# full Hessian, which costs $n$ backward passes and $n^2$ memory: fine for $n = 5$, hopeless
+# for a network.
 
 # %%
 generator = torch.Generator().manual_seed(0)
@@ -170,11 +170,9 @@ plt.show()
 # 4. Backward needs $s$. What will forward save so that backward has it? Decide, and write
 #    down why, before you code: the section after the exercise puts the choices side by side.
 #
-# On question 3: summing the per-element terms yourself states the maths, but a gradient of
-# `x`'s shape for `beta` is accepted too. Autograd's engine sums a gradient down to its input's
-# shape whenever the input broadcasts to it, and records that sum under `create_graph=True`
-# ([rule 2](function_contract.md) of the Function contract; lesson 03's `FakeQuantize` relies
-# on it).
+# On question 3: a gradient of `x`'s shape for `beta` is accepted too. The engine sums a
+# gradient down to its input's shape, and records that sum under `create_graph=True`
+# ([rule 2](function_contract.md) of the Function contract).
 #
 # Step 2 has two halves: the chain rule through $s_i$, then the product rule. Write the first
 # half, $\partial s_i/\partial x_i$, as `my_ds_dx` below the hints; the cell after it checks it.
@@ -445,25 +443,25 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel. Nothing stops
-# double backward from running through them anyway (the section after the exercise asks what
-# comes out). PyTorch's guard is the decorator `once_differentiable` (from
-# `torch.autograd.function`; the setup cell imported it): a second backward that reaches a
-# marked backward raises *"trying to differentiate twice a function that was marked with
-# @once_differentiable"* instead of returning a number. The guard arms itself during the
-# **first** backward, before anyone knows whether a second pass will come, so it can judge only
-# by what that backward receives.
+# double backward from running through them anyway (the optional section "Without the mark"
+# asks what comes out). PyTorch's guard is the decorator `once_differentiable` (the setup cell
+# imported it): a second `.backward()` through a marked backward raises *"trying to
+# differentiate twice a function that was marked with @once_differentiable"* instead of
+# returning a number. The guard arms itself during the **first** backward, before anyone knows
+# whether a second pass will come, so it can judge only by what that backward receives.
 #
-# `CubeOnce.apply(x)` computes `x ** 3`. Its backward stands in for a kernel you cannot trace:
-# it computes the local derivative in NumPy, as that kernel would, and brings the gradient back
-# to torch. (The answer cell raises under the class until you replace the stub's lines there.)
+# `CubeOnce.apply(x)` computes `x ** 3`. Its backward stands in for a kernel you cannot trace,
+# so it computes in NumPy, as that kernel would. Answer before you write: what must come back
+# from NumPy to torch, and onto which device? Which method gets the mark, and where does the
+# decorator go? (Delete the stub's `raise` under the class when done.)
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - backward returns the first derivative at every `x`;
 # - the gradient comes back on `x`'s device, wherever `x` lives;
-# - backward is marked `@once_differentiable`: a second backward through it raises when the
-#   gradient its backward received requires grad;
+# - backward is marked `@once_differentiable`: when the gradient its backward received requires
+#   grad, a second `.backward()` through it raises;
 # - forward saves no copy of `x` or of its output.
 #
 # **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
@@ -533,52 +531,21 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # </details>
 
 # %% [markdown]
-# ### Without the mark: what an unrecorded factor gives
+# ### Your marked `CubeOnce`, differentiated twice
 #
-# `SinCut` is a `Sin` whose backward returns `grad_output * torch.cos(x.detach())`: autograd
-# sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after it
-# differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`; the true
-# second derivative is $-\sin 1 + 6 \approx 5.159$. **Predict** what it gets: `"an error"`, or
-# the number (three decimals are enough).
-#
-# Then the same through your marked `CubeOnce`: $x^3 + x^3$ at $x = 1$, true second derivative
-# 12. Does the mark raise, or what number comes back? Does the gradient your backward receives
-# in this pass require grad?
+# The cell after next differentiates $x^3 + x^3$ twice at $x = 1$, the first pass through your
+# marked `CubeOnce`; the true second derivative is 12. **Predict** what comes back: `"an
+# error"`, or the number. Does the gradient your backward receives in this pass require grad?
 
 # %%
 ### BEGIN WORKED
-predicted_cut_second = 6.0
 predicted_cube_second = 6.0
 ### LEARNER
-predicted_cut_second = None  # "an error", or the number the second pass returns
 predicted_cube_second = None  # through your marked CubeOnce: "an error", or the number
 ### END WORKED
 
 
 # %%
-class Sin(torch.autograd.Function):
-    """y = sin(x)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sin(x)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x)  # d/dx sin x = cos x
-
-
-class SinCut(Sin):
-    """Sin with cos(x) cut off the graph: a constant to autograd, as a NumPy factor would be."""
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return grad_output * torch.cos(x.detach())
-
-
 def second_through(function):
     """d²/dx² of function(x) + x³ at x = 1, or "an error"."""
     x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
@@ -589,8 +556,6 @@ def second_through(function):
         return "an error"
 
 
-compare("second derivative through SinCut", predicted_cut_second, second_through(SinCut.apply),
-        abs_tol=1e-3)
 try:
     compare("second derivative through your marked CubeOnce", predicted_cube_second,
             second_through(CubeOnce.apply), abs_tol=1e-3)
@@ -598,12 +563,11 @@ except NotImplementedError:  # shown, not raised: Run All goes on
     print("CubeOnce is not written yet")
 
 # %% [markdown]
-# Which term went missing, and why did no error tell you? The gradient your `CubeOnce` received
-# was the constant 1 that `torch.autograd.grad` starts from, which does not require grad, so
-# the mark attached nothing and the cube's share of the second pass was left out in silence
-# (the optional section "What the mark guards" shows where it raises). The test to trust,
-# marked or not, is `gradgradcheck`, at points that include `x = 0`, saturating values and any
-# threshold your code has.
+# Which term went missing, and why no error? The gradient your `CubeOnce` received was the
+# constant 1 that `torch.autograd.grad` starts from: it does not require grad, so the mark
+# attached nothing and the cube's share was dropped in silence (the optional section "What the
+# mark guards" shows where it raises). The test to trust, marked or not, is `gradgradcheck`,
+# at points that include `x = 0`, saturating values and any threshold.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -674,10 +638,9 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `NumpyTanh`
 #
-# The lesson's transfer exercise: the third way, on an op the lesson has not worked through. A
-# kernel you cannot trace, which a second-order method still has to differentiate: here the
-# kernel is NumPy, and `NumpyTanh.apply(x)` computes $\tanh(x)$ with it, for a CPU tensor `x` of
-# any shape, 0-d included: what does a NumPy ufunc return for a 0-d array, and does
+# The third way, on an op the lesson has not worked through, with NumPy as the kernel you
+# cannot trace: `NumpyTanh.apply(x)` computes $\tanh(x)$ in NumPy, for a CPU tensor `x` of any
+# shape, 0-d included: what does a NumPy ufunc return for a 0-d array, and does
 # `torch.from_numpy` take it?
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
@@ -1167,6 +1130,61 @@ print("your Swish, second derivatives in x:", second_x, " in beta:", second_beta
 # |---|---|---|
 # | `torch.where` in backward with a branch that overflows where it is dropped (`exp(z) / (1 + exp(z))`) | values and first derivatives right, second derivatives `nan` (float32 from $\lvert\beta x\rvert \approx 89$, float64 from 710); the self-check tries both dtypes, and names the `nan` and where it appears | a smooth op such as `torch.sigmoid`, or clamp the argument inside each branch |
 # | an op with a kink at 0 in backward (`abs`, as in a sigmoid built from `exp(-abs(z))`) | second derivative wrong exactly at `x = 0`, where autograd takes the kink's derivative as 0 | a smooth op such as `torch.sigmoid` |
+# </details>
+
+# %% [markdown]
+# ### Without the mark: what an unrecorded factor gives
+#
+# `SinCut` is a `Sin` whose backward returns `grad_output * torch.cos(x.detach())`: autograd
+# sees $\cos x$ as a constant there, as it would a factor made in NumPy. The cell after next
+# differentiates $\sin x + x^3$ twice at $x = 1$, the first pass through `SinCut`, as the main
+# line did through your `CubeOnce`; the true second derivative is $-\sin 1 + 6 \approx 5.159$.
+# **Predict** what it gets: `"an error"`, or the number (three decimals are enough).
+
+# %%
+### BEGIN WORKED
+predicted_cut_second = 6.0
+### LEARNER
+predicted_cut_second = None  # "an error", or the number the second pass returns
+### END WORKED
+
+
+# %%
+class Sin(torch.autograd.Function):
+    """y = sin(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.cos(x)  # d/dx sin x = cos x
+
+
+class SinCut(Sin):
+    """Sin with cos(x) cut off the graph: a constant to autograd, as a NumPy factor would be."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.cos(x.detach())
+
+
+compare("second derivative through SinCut", predicted_cut_second, second_through(SinCut.apply),
+        abs_tol=1e-3)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# The second pass differentiates `grad_output * cos(x)` with both factors constants: $\cos x$
+# cut off, and `grad_output` the 1 that `torch.autograd.grad` starts from. The sine's share,
+# $-\sin 1$, is gone; the $x^3$ term's 6 comes back alone, a plausible number and no error. An
+# unmarked NumPy backward gives the same, which is what the mark is for; and marked, as your
+# `CubeOnce` showed, it stays silent here too, since the gradient coming in does not require
+# grad.
 # </details>
 
 # %% [markdown]
@@ -1663,16 +1681,18 @@ if len(yours) >= 3:  # the second derivative exists: the third is a number or an
 #
 # PyTorch's own `tanh` is built like the third way, with one difference. Its backward calls
 # `tanh_backward(grad, result)`, a kernel of its own, as your inner Function is, with an entry
-# in `derivatives.yaml` (the file where ATen's ops declare their derivatives) that says how to
-# differentiate it in turn: for `grad`, `tanh_backward(grad, output)` again, and for `output`,
-# `grad * (-2 * output * grad_output)`. That rule is written in ops autograd records, not in
-# kernel code: on torch 2.13 the second derivative of `torch.tanh(x).sum()` has `grad_fn`
-# `TanhBackwardBackward0`, fed by a `MulBackward0` and a `TanhBackward0`, so a third
-# differentiation goes on through them, and `torch.tanh`'s third derivative,
-# $(1 - y^2)(6y^2 - 2)$, comes out right. Your `NumpyTanh`, whose innermost backward is
-# NumPy, is right to the second; its third, of `NumpyTanh.apply(x).sum()` by
-# `torch.autograd.grad`, comes out wrong with no error when the inner Function takes `y`, and
-# raises *"does not require grad"* when it takes `x`.
+# in `derivatives.yaml` (the file where ATen's ops declare their derivatives),
+# `tanh_backward(Tensor grad_output, Tensor output)`, that says how to differentiate it in
+# turn, `grad` there being the gradient that comes in: for `grad_output`,
+# `tanh_backward(grad, output.conj())` again, and for `output`,
+# `grad.conj() * (-2 * output.conj() * grad_output)` (`.conj()` leaves a real tensor as it
+# is). That rule is written in ops autograd records, not in kernel code: on torch 2.13 the
+# second derivative of `torch.tanh(x).sum()` has `grad_fn` `TanhBackwardBackward0`, fed by a
+# `MulBackward0` and a `TanhBackward0`, so a third differentiation goes on through them, and
+# `torch.tanh`'s third derivative, $(1 - y^2)(6y^2 - 2)$, comes out right. Your `NumpyTanh`,
+# whose innermost backward is NumPy, is right to the second; its third, of
+# `NumpyTanh.apply(x).sum()` by `torch.autograd.grad`, comes out wrong with no error when the
+# inner Function takes `y`, and raises *"does not require grad"* when it takes `x`.
 # </details>
 
 # %% [markdown]

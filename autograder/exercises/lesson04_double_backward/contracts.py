@@ -133,8 +133,8 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/guesses-device": 'device="cuda" if x.is_cuda else "cpu"',
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
-    Clause("backward is marked `@once_differentiable`: a second backward through it raises when "
-           "the gradient its backward received requires grad;",
+    Clause("backward is marked `@once_differentiable`: when the gradient its backward received "
+           "requires grad, a second `.backward()` through it raises;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("forward saves no copy of `x` or of its output.",

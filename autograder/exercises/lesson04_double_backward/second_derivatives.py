@@ -3,6 +3,7 @@ reference's, and, where they differ, the cause a probe shows (an intermediate sa
 kept, a tensor turned into a number, an input autograd finds no path from)."""
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
@@ -135,6 +136,55 @@ def _narrower(function, spec: Spec, values: dict, wanted: list) -> str | None:
     return None
 
 
+_NARROW = (torch.float32, torch.float16, torch.bfloat16)
+_ALIASES = ("detach", "alias", "view", "_unsafe_view", "expand", "t", "transpose")  # no step
+
+
+class _NarrowLog(TorchDispatchMode):
+    """Each op that returns a floating tensor of a dtype narrower than float64: (op, dtype)."""
+
+    def __init__(self):
+        super().__init__()
+        self.narrow: list[tuple[str, torch.dtype]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for out in (result if isinstance(result, (tuple, list)) else (result,)):
+            if isinstance(out, torch.Tensor) and out.dtype in _NARROW:
+                self.narrow.append((func.overloadpacket.__name__, out.dtype))
+                break
+        return result
+
+
+def _narrow_step(function, spec: Spec, values: dict, wanted: list) -> str | None:
+    """A float64 call whose backward runs an op that returns a float32 (or narrower) tensor: the
+    dtype of backward's own intermediates, seen op by op, proves a narrower step even where the
+    gradients backward returns are cast back to float64 (so no value is a float32 number)."""
+    if any(v.dtype != torch.float64 for v in values.values()
+           if isinstance(v, torch.Tensor) and v.is_floating_point()):
+        return None
+    inputs = make_inputs(values, requires_grad=set(wanted))
+    try:
+        output = run_forward(function, spec, inputs).output
+        with _NarrowLog() as log:  # backward's ops only
+            torch.autograd.grad(output, [inputs[n] for n in wanted], torch.ones_like(output),
+                                create_graph=True, allow_unused=True)
+    except RuntimeError:
+        return None
+    if not log.narrow:
+        return None
+    first, dtype = log.narrow[0]
+    narrow = str(dtype).removeprefix("torch.")
+    method = {torch.float32: ".float()", torch.float16: ".half()"}.get(dtype, f".{narrow}()")
+    how = (f"cast ({method} or .to(torch.{narrow}))" if first == "_to_copy" else f"op {first}")
+    later = list(dict.fromkeys(op for op, _ in log.narrow[1:] if op not in _ALIASES + (first,)))
+    then = f", and its {', '.join(later)} then ran in {narrow}" if later else ""
+    return (f"{spec.name}'s backward computes in {narrow} for float64 inputs: with every input "
+            f"float64, its {how} returned a {narrow} tensor{then}, so its gradients carry "
+            f"{narrow}'s rounding (relative steps of {torch.finfo(dtype).eps:.0e}, where "
+            f"float64's are {torch.finfo(torch.float64).eps:.0e}) and double backward "
+            f"differentiates {narrow} ops: keep every step of a float64 input in float64")
+
 def _detached_alone(function, spec: Spec, values: dict, wanted: list, name: str) -> str | None:
     """The message for a gradient with no graph when only ``wanted`` require grad, where with
     every input requiring grad the same gradient has one: a no_grad or detach on one path only."""
@@ -215,6 +265,7 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         if not torch.allclose(mine, truth, rtol=1e-5, atol=1e-7):
             raise GradingError(_reads_a_number(function, spec, values, wanted)
                                or _narrower(function, spec, values, wanted)
+                               or _narrow_step(function, spec, values, wanted)
                                or _cause(spec, forward, target, reached, inputs, _wrong_first(
                                    function, spec, values, wanted, target, grad_output,
                                    directions)),
@@ -226,8 +277,7 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                                    "backward turns a tensor into a Python number":
                                        "SwishFunction/number-in-backward",
                                    "is cut off from autograd in": "SwishFunction/input-cut-off",
-                                   "computes in float32 for float64 inputs":
-                                       "SwishFunction/float32-step"})
+                                   "for float64 inputs: ": "SwishFunction/float32-step"})
 
 
 def name_nan_second_derivative(function, spec: Spec, values: dict, error: GradingError) -> None:

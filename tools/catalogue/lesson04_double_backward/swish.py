@@ -520,6 +520,13 @@ MISTAKES += [
                          "        x, beta, grad_output = x.float(), beta.float(), "
                          "grad_output.float()\n        s = torch.sigmoid(beta * x)\n")),
             named=True),
+    # Once named only as "the derivative ... with respect to beta is wrong": the gradients come
+    # back float64 (no value a float32 number), so only the dtype of backward's own steps shows it
+    Mistake("SwishFunction", "sigmoid computed in float32 and cast back, for float64 inputs",
+            "backward computes in float32 for float64 inputs: with every input float64, its cast "
+            "(.float() or .to(torch.float32)) returned a float32 tensor, and its sigmoid",
+            edit(SWISH, ("        s = torch.sigmoid(beta * x)\n",
+                         "        s = torch.sigmoid((beta * x).float()).to(x.dtype)\n"))),
     Mistake("SwishFunction", "sigma(beta x) cached across calls in a mutable default argument",
             "kept state in its mutable default argument", DEFAULT_CACHE, named=True),
     Mistake("SwishFunction", "sigma linearised where |beta| < 1e-6 (once named as x * x "

@@ -148,6 +148,18 @@ def test_stub_raises_not_implemented(name):
 
 
 
+def test_a_float32_step_cast_back_is_named_by_the_dtype_of_a_step(device, raises_hint):
+    """Is a backward that computes sigmoid in float32 and casts it back to float64 named by the
+    float32 tensor one of its steps returned, where no gradient it returns is a float32 number
+    and the second derivative in beta alone is what comes out wrong?"""
+    cast_back = mistake("SwishFunction",
+                        "sigmoid computed in float32 and cast back, for float64 inputs")
+    with raises_hint("SwishFunction's backward computes in float32 for float64 inputs: with "
+                     "every input float64, its cast (.float() or .to(torch.float32)) returned "
+                     "a float32 tensor, and its sigmoid then ran in float32"):
+        check_differentiable_backward(cast_back, SWISH, swish_values((4,), device), ["beta"])
+
+
 def test_kink_hint_blames_no_detach():
     """Does the exp(-abs(z)) Swish's message keep only the numbers of the general failure, not its
     guess of a .detach(), .data or no_grad that this backward does not have?"""
@@ -234,6 +246,8 @@ def test_swapped_flags_named_only_when_both_probes_show_it():
      "NumpyTanh/writes-through-numpy"),
     ("NumpyTanh", "x saved and used as y", "NumpyTanh/uses-x-as-y"),
     ("NumpyTanh", "inner backward gives y nothing", "unnamed:check"),
+    ("SwishFunction", "sigmoid computed in float32 and cast back, for float64 inputs",
+     "SwishFunction/float32-step"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 04 (an intermediate saved, a number in place
