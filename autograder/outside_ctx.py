@@ -17,11 +17,11 @@ import torch
 from .checks import make_inputs
 from .errors import GradingError
 from .function_contract import rule_reference
+from .rerun_state import IPYTHON_NAMES as _IPYTHON, as_first_found
 
 _METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
 _LIMIT = 1000  # entries of one container looked into: past it, its size alone tells
 # the notebook's own history, which a cell run changes, never a forward
-_IPYTHON = frozenset({"In", "Out", "_ih", "_oh", "_dh"})
 
 
 def _namespaces(function) -> list[tuple[str, dict]]:
@@ -324,119 +324,6 @@ def _raise(name: str, phase: str, change) -> None:
         mistake=f"{name}/state-outside-ctx")
 
 
-# Places an earlier battery in this process saw change (a cache it filled, a global it bound):
-# (id of the module globals or class, name) -> (what the place held after that battery,
-# "contents" or "binding", a copy of the container's entries or the object bound before).
-# A rerun would otherwise start from the filled cache and see nothing change; it starts from
-# what the earlier battery started from instead, and what the place holds is put back after.
-_CHANGED: dict = {}
-_CONTAINERS = (dict, list, set, deque, bytearray)
-_ABSENT = object()
-_REMEMBERED = 256
-
-
-def _copied(value, depth: int = 0):
-    """A container's entries, copied two levels deep (a dict of dicts filled per shape); any
-    other value itself."""
-    if depth > 1 or type(value) not in _CONTAINERS:
-        return value
-    if isinstance(value, dict):
-        return {key: _copied(item, depth + 1) for key, item in value.items()}
-    return type(value)(_copied(item, depth + 1) for item in value)
-
-
-def _refill(container, entries) -> None:
-    """``container`` made to hold ``entries`` (pairs for a dict), in place."""
-    container.clear()
-    if isinstance(container, (dict, set)):
-        container.update(entries)
-    else:
-        container.extend(entries)
-
-
-def _places(submission, namespaces) -> dict:
-    """(namespace, key) -> its owner, for the places whose binding can be undone: the answer's
-    module globals and the attributes of its own classes."""
-    places = {}
-    for where, names in namespaces:
-        if where == "a module global":
-            for key in list(names):
-                if not (key.startswith("__") and key.endswith("__")) and key not in _IPYTHON:
-                    places[(id(names), key)] = names
-    classes = [cls for cls in (submission.__mro__ if isinstance(submission, type) else ())
-               if cls is not object and not cls.__module__.startswith("torch")]
-    for cls in classes:
-        for key in list(vars(cls)):
-            places[(id(cls), key)] = cls
-    return places
-
-
-def _get(owner, key):
-    return (owner.get(key, _ABSENT) if isinstance(owner, dict)
-            else vars(owner).get(key, _ABSENT))
-
-
-def _bind(owner, key, value) -> None:
-    if isinstance(owner, dict):
-        owner.pop(key, None) if value is _ABSENT else owner.__setitem__(key, value)
-    elif value is _ABSENT:
-        if key in vars(owner):
-            delattr(owner, key)
-    else:
-        setattr(owner, key, value)
-
-
-@contextmanager
-def _as_first_found(submission, namespaces):
-    """While the block runs, each place an earlier battery changed, if it still holds what that
-    battery left there, holds what it held before that battery (a cache its entries then, a
-    global unbound again); what it holds now is put back after. Yields ``remember(keys)``,
-    which notes the places of those names that the block changed."""
-    owners = _places(submission, namespaces)
-    put_back = []
-    for place, owner in owners.items():
-        left, kind, before = _CHANGED.get(place, (_ABSENT, None, None))
-        now = _get(owner, place[1])
-        if left is _ABSENT or now is not left:
-            continue
-        if kind == "contents":
-            kept = _copied(now, 1)
-            _refill(now, _entries_of(_copied(before)))
-            put_back.append(lambda now=now, kept=kept: _refill(now, _entries_of(kept)))
-        else:
-            _bind(owner, place[1], before)
-            put_back.append(lambda owner=owner, key=place[1], now=now: _bind(owner, key, now))
-    start = {place: (value, _copied(value)) for place, owner in owners.items()
-             for value in [_get(owner, place[1])]}
-    found = []
-
-    def remember(keys) -> None:
-        for place, owner in _places(submission, namespaces).items():
-            if place[1] not in keys:
-                continue
-            value, copy = start.get(place, (_ABSENT, _ABSENT))
-            now = _get(owner, place[1])
-            if now is value and type(now) in _CONTAINERS:
-                found.append((place, owner, "contents", copy))
-            elif now is not value:
-                found.append((place, owner, "binding", value))
-
-    try:
-        yield remember
-    finally:
-        for undo in reversed(put_back):
-            undo()
-        for place, owner, kind, before in found:  # what the place holds once put back
-            _CHANGED.pop(place, None)
-            _CHANGED[place] = (_get(owner, place[1]), kind, before)
-        while len(_CHANGED) > _REMEMBERED:  # the oldest first: a long session's stale answers
-            del _CHANGED[next(iter(_CHANGED))]
-
-
-def _entries_of(container):
-    return list(container.items()) if isinstance(container, dict) else list(container)
-
-
 @contextmanager
 def state_watched(submission, name: str):
     """The whole battery, watched as ``check_no_state_outside_ctx`` watches one call: a cache a
@@ -445,9 +332,9 @@ def state_watched(submission, name: str):
     So does a change of grad mode or of the default dtype that one of the calls never undid
     (rule 6), which a check of one call sees only when it is that call: both are put back.
     A place an earlier battery in this process changed starts as it was before that battery
-    (``_as_first_found``), so a rerun in the same kernel gives the first run's verdict."""
+    (``rerun_state.as_first_found``): a rerun in the same kernel gets the first run's verdict."""
     namespaces = _namespaces(submission)
-    with _as_first_found(submission, namespaces) as remember:
+    with as_first_found(submission, namespaces) as remember:
         before = _snapshot(namespaces) if namespaces else None
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
         try:
