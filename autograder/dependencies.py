@@ -35,11 +35,12 @@ def _functions(submission) -> list[types.FunctionType]:
     return found
 
 
-def _names_used(code: types.CodeType) -> set[str]:
+def names_used(code: types.CodeType) -> set[str]:
+    """The global names ``code`` and the functions defined inside it read."""
     names = set(code.co_names)
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
-            names |= _names_used(constant)
+            names |= names_used(constant)
     return names
 
 
@@ -48,7 +49,7 @@ def used_exercises(exercise, submission, exercises: dict) -> dict:
     name -> the learner's object bound to it."""
     used = {}
     for function in _functions(submission):
-        names = _names_used(function.__code__)
+        names = names_used(function.__code__)
         for name, other in exercises.items():
             if (name != exercise.name and other.lesson == exercise.lesson and name in names
                     and name in function.__globals__

@@ -15,6 +15,7 @@ from collections.abc import Mapping, MutableSequence, Set as AbstractSet
 import torch
 
 from .checks import make_inputs
+from .dependencies import names_used
 from .errors import GradingError
 from .function_contract import rule_reference
 from .rerun_state import IPYTHON_NAMES as _IPYTHON, as_first_found
@@ -67,15 +68,6 @@ def _namespaces(function) -> list[tuple[str, dict]]:
     return found
 
 
-def _code_names(code: types.CodeType) -> set[str]:
-    """The global names ``code`` and the functions defined inside it read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _code_names(const)
-    return names
-
-
 def _method_codes(cls: type) -> list[types.CodeType]:
     """The code of the Function methods ``cls`` and its own bases (not torch's) define."""
     codes = []
@@ -103,7 +95,7 @@ def _named_globals(function, module: dict) -> set[str] | None:
         if code in seen:
             continue
         seen.add(code)
-        for name in _code_names(code) - named:
+        for name in names_used(code) - named:
             named.add(name)
             value = module.get(name)
             if inspect.isfunction(value) and value.__globals__ is module:
