@@ -118,16 +118,16 @@ def test_make_lab_hides_nbgraders_instructor_tools(monkeypatch):
 
 
 def test_the_instructor_guide_names_the_menus_nbgrader_has():
-    """Does the README send instructors to menus the installed nbgrader extension has
+    """Does the instructors' guide send instructors to menus the installed nbgrader extension has
     (Nbgrader -> Create assignment, Formgrader), not to JupyterLab 3's cell toolbar?"""
     bundle = "".join(path.read_text(errors="replace") for path in (
         Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader"
         / "static").glob("*.js"))
     assert 'label:"Create assignment"' in bundle and 'label:"Formgrader"' in bundle
-    readme = (ROOT / "README.md").read_text()
-    assert "**Nbgrader → Create\n  assignment**" in readme or "Nbgrader → Create assignment" in readme
-    assert "Nbgrader → Formgrader" in readme
-    assert "Cell Toolbar" not in readme
+    guide = (ROOT / "docs" / "instructors.md").read_text()
+    assert "Nbgrader → Create assignment" in guide
+    assert "Nbgrader → Formgrader" in guide
+    assert "Cell Toolbar" not in guide
 
 
 def test_make_lab_keeps_its_workspace_in_the_course():

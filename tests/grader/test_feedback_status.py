@@ -82,12 +82,12 @@ def test_a_learner_is_told_which_answer_was_not_found():
 
 
 def test_every_status_is_named_in_the_readme():
-    """Does the README's account of grades.csv name every status a notebook can have (the
+    """Does the docs' account of grades.csv name every status a notebook can have (the
     answer cells' syntax-error and unanswered too)?"""
     from grader.lessons import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    assert [status for status in STATUSES if f"`{status}`" not in readme] == []
+    grading = (ROOT / "docs" / "grading.md").read_text()
+    assert [status for status in STATUSES if f"`{status}`" not in grading] == []
 
 
 def test_the_status_cell_is_headed_by_the_status_grades_csv_gives():
@@ -137,15 +137,15 @@ def test_feedback_pages_show_no_run_counts():
 
 
 def test_the_readme_tables_the_statuses_most_serious_first():
-    """Does the README's table of grades.csv's statuses give every status, one row each, most
+    """Does the docs' table of grades.csv's statuses give every status, one row each, most
     serious first as a notebook's status is chosen (a table, not the one long sentence issue 48
     found slow to search)?"""
     import re
 
     from grader.lessons import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("`grades.csv` has nbgrader's export columns"):]
+    grading = (ROOT / "docs" / "grading.md").read_text()
+    section = grading[grading.index("`grades.csv` has nbgrader's export columns"):]
     rows = re.findall(r"^\| `([a-z-]+)` \| ", section.split("\n\n\n")[0].split("\n\nA fault")[0],
                       re.MULTILINE)
     table = [status for status in rows if status in STATUSES]

@@ -142,12 +142,11 @@ def test_a_check_without_an_id_is_explained_by_its_hint():
 
 
 def test_every_category_a_group_can_have_is_documented():
-    """Does the README's insight section name every category a failure can be grouped by?"""
+    """Does the insight page of the docs name every category a failure can be grouped by?"""
     from grader.insight import CATEGORIES
     from grader.lessons import ROOT
 
-    readme = (ROOT / "README.md").read_text()
-    insight = readme[readme.index("### What the class got wrong"):]
+    insight = (ROOT / "docs" / "insight.md").read_text()
     missing = [category for category in CATEGORIES if f"`{category}`" not in insight]
     assert missing == []
 

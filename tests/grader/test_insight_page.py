@@ -14,7 +14,7 @@ SCREENSHOTS = REPO / "artifacts" / "screenshots"
 def test_the_class_insight_page_reads_on_its_own(browser, tmp_path_factory):
     """Does the insight page of a graded class (tests/grader/insight_class.py) open in Chromium
     from its file alone, nothing fetched from elsewhere, each lesson's figure drawn above its
-    table? Its screenshot, in the README's instructor guide: artifacts/screenshots/insight.png."""
+    table? Its screenshot, in docs/insight.md: artifacts/screenshots/insight.png."""
     root = graded_class(tmp_path_factory)
     folder = tmp_path_factory.mktemp("insight-page")
     status, output = grader(root, "insight", *LESSONS, "--output", str(folder))

@@ -89,7 +89,7 @@ def test_a_held_back_release_ends_with_a_line_that_says_it_is_expected():
 def test_the_readme_says_what_the_shell_sees_when_a_release_is_held_back(tmp_path):
     """`python -m grader release` exits 1 when it held a lesson back (tests/grader/test_term.py);
     does the shell see make's 2 after `make release` (here a stand-in that exits 1), as the
-    README says, rather than the 1 it used to promise?"""
+    instructors' guide says, rather than the 1 it used to promise?"""
     import shutil
     import subprocess
 
@@ -103,8 +103,8 @@ def test_the_readme_says_what_the_shell_sees_when_a_release_is_held_back(tmp_pat
                            f"INSTALLED={installed}", f"COURSE_ROOT={tmp_path}"], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 2 and "release] Error 1" in done.stderr
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "the shell sees make's own status, 2" in readme
+    guide = " ".join((ROOT / "docs" / "instructors.md").read_text().split())
+    assert "the shell sees make's own status, 2" in guide
 
 
 @pytest.mark.parametrize("written", ["2026-11-27 03:50:00.000000 UTC", "2026-11-27 03:50:00 UTC",

@@ -9,7 +9,9 @@ from grader.course_config import configure
 from grader.execute import SealedExecute
 from grader.settings import Settings, described
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+DOCS = "".join(path.read_text() for path in (
+    Path(__file__).resolve().parents[2] / "README.md",
+    *sorted((Path(__file__).resolve().parents[2] / "docs").glob("*.md"))))
 
 
 def test_the_defaults():
@@ -64,5 +66,5 @@ def test_nbgrader_configuration_and_executor_read_the_same_settings(monkeypatch)
 
 @pytest.mark.parametrize("variable, default, meaning", described())
 def test_every_variable_is_documented(variable, default, meaning):
-    """Does the README name every variable an instructor can set?"""
-    assert variable in README
+    """Do the README and its docs name every variable an instructor can set?"""
+    assert variable in DOCS
