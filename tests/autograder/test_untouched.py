@@ -78,6 +78,17 @@ def test_an_unnamed_failure_after_the_write_is_blamed_on_the_write():
     assert verdict.mistake == "WatchedDouble/writes-grad-output"
 
 
+def test_an_error_after_the_write_is_blamed_on_the_write():
+    """An error the learner's code raises after a rule was broken (a backward reading back an
+    attribute the grader's saved-tensor hooks dropped) is the rule's consequence: named as it."""
+    def battery(function, device):
+        _calls([1000])(function, device)
+        raise AttributeError("'Tensor' object has no attribute 'scale'")
+
+    verdict = _verdict(DoubleWritingWhenLarge, battery)
+    assert verdict.mistake == "WatchedDouble/writes-grad-output"
+
+
 def test_the_battery_own_named_failure_comes_first():
     def battery(function, device):
         _calls([1000])(function, device)

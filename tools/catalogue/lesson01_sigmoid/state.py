@@ -148,8 +148,8 @@ class ScaledSigmoid(torch.autograd.Function):
         return grad_output * _pending.pop() * s * (1 - s), None
 """),
     Mistake("ScaledSigmoid", "scale kept as an attribute of x",
-            "ScaledSigmoid.forward set x.scale on its input x: an attribute of a tensor is state "
-            "shared between calls",
+            "ScaledSigmoid.forward set x.scale on its input x: keep state on ctx, not on a "
+            "tensor",
             """
 class ScaledSigmoid(torch.autograd.Function):
     @staticmethod
