@@ -162,5 +162,5 @@ CHECKPOINT_SEQUENTIAL_RULES = {
                Q + "changes-layer-mode": "sets the caller's nn.Sequential to train()",
                Q + "wipes-layer-grads": "zero_grad(set_to_none=True) on every layer",
                Q + "runs-copies": "deep copies of the caller's layers",
-               Q + "unfreezes-layers": "requires_grad_() on every layer, frozen ones too"},
+               Q + "changes-caller-state": "requires_grad_() on every layer, frozen ones too"},
 }

@@ -237,32 +237,3 @@ def check_calls_independent(checkpoint_sequential, device, segments: int = 3) ->
     del given
     compared(list(later), "a new list of other layers, made just after the first one was freed",
              again=True)
-
-
-def check_frozen_layers_stay_frozen(checkpoint_sequential, device, segments: int = 2) -> None:
-    """A stack whose first Linear the caller froze (requires_grad=False, as in fine-tuning):
-    after the call its parameters still require no grad (rule 6 of the Function contract: the
-    caller's modules are left as given)."""
-    stack = nn.Sequential(_linear(WIDTH, WIDTH, device, 75), nn.Tanh(),
-                          _linear(WIDTH, WIDTH, device, 77))
-    stack[0].requires_grad_(False)
-    frozen = {name: p for name, p in stack.named_parameters() if not p.requires_grad}
-    where = (f"checkpoint_sequential(layers, segments={segments}, x) with an nn.Sequential of "
-             f"{len(stack)} layers whose first Linear is frozen")
-    try:
-        checkpoint_sequential(stack, segments, sample((3, WIDTH), device, seed=25).requires_grad_())
-    except (NotImplementedError, GradingError):
-        raise
-    except Exception as error:  # noqa: BLE001  (the learner's code raised: say where)
-        raise GradingError(f"{where} raised {type(error).__name__}: "
-                           f"{str(error).splitlines()[0] if str(error) else ''}",
-                           str(error)) from error
-    unfrozen = [name for name, p in frozen.items() if p.requires_grad]
-    if unfrozen:
-        raise GradingError(
-            f"{where} unfroze the caller's frozen parameter {unfrozen[0]}: it had "
-            "requires_grad=False (a layer frozen for fine-tuning) and requires grad after the "
-            f"call{f' ({len(unfrozen)} parameters unfrozen)' if len(unfrozen) > 1 else ''}, so "
-            "the caller's optimizer would train a layer it froze; which parameters require grad "
-            "is the caller's choice: does anything in your function call requires_grad_()?",
-            mistake="checkpoint_sequential/unfreezes-layers")

@@ -307,7 +307,8 @@ def checkpoint_sequential(layers, segments, x):
     # requires_grad_() on every layer "so the gradients flow through the checkpoints": a layer
     # the caller froze is trained again (issue 69, the caller's state)
     Mistake("checkpoint_sequential", "requires_grad_() on every layer, frozen ones too",
-            "unfroze the caller's frozen parameter",
+            "checkpoint_sequential's forward changed the caller's "
+            "layers[0].linear.bias.requires_grad from False to True",
             _sequential("    for layer in layers:\n        layer.requires_grad_()\n" + SPLIT)),
 ]
 
