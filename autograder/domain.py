@@ -90,7 +90,9 @@ RECOMPUTES_CLAUSE = ("backward recomputes forward and asks autograd for its grad
                      "of recomputation (lesson 05)")
 BY_HAND_CLAUSE = ("backward derives the gradient itself: no call into autograd, no built-in "
                   "*_backward op")
-RULE_PROPERTIES = ("late requires grad", "none on every path", "size one", "empty and 0-d",
+INPUTS_KEPT_CLAUSE = ("forward leaves its inputs as given however it is called: none of them "
+                      "needing a gradient (under torch.no_grad() too), or not leaves")
+RULE_PROPERTIES = ("inputs kept", "late requires grad", "none on every path", "size one", "empty and 0-d",
                    "by hand", "linear memory", "caller state", "default device")
 
 
@@ -198,6 +200,7 @@ class Domain:
                                       else TWICE_CLAUSE),
                    "requires grad": REQUIRES_GRAD_CLAUSE,
                    "optional none": OPTIONAL_NONE_CLAUSE,
+                   "inputs kept": INPUTS_KEPT_CLAUSE,
                    "late requires grad": LATE_REQUIRES_GRAD_CLAUSE,
                    "none on every path": NONE_PATHS_CLAUSE, "size one": self.size_one_clause,
                    "empty and 0-d": self.empty_and_scalar_clause,

@@ -4,8 +4,8 @@ was saved, inputs of every layout, and the exercise's large, tied, far-apart and
 cases. Each runs forward and backward against the float64 reference and names its clause.
 
 Then the Function contract's rules (``autograder.function_contract``) that no exercise's
-battery owns, the same for every exercise: ``requires_grad`` changed after forward, ``None`` on
-every path, dimensions of size 1, empty and 0-d inputs, backward by hand and in linear memory, the caller's state, the default device. Each failure's first
+battery owns, the same for every exercise: the inputs left as given however forward is called,
+``requires_grad`` changed after forward, ``None`` on every path, dimensions of size 1, empty and 0-d inputs, backward by hand and in linear memory, the caller's state, the default device. Each failure's first
 line says what it tried and ends with the rule's reference."""
 
 import itertools
@@ -18,6 +18,7 @@ from .contract import covers
 from .domain import Domain
 from .errors import GradingError
 from .grad_output_layout import check_grad_output_layout
+from .inputs_kept import check_inputs_kept
 from .outside_ctx import check_no_state_outside_ctx
 from .caller_state import check_caller_state
 from .default_device import check_default_device
@@ -32,7 +33,8 @@ from .twice import check_backward_twice
 
 # the rules' checks, by property name: their own first lines end with the rule's reference, so
 # no case() wraps them
-RULE_CHECKS = {"late requires grad": check_requires_grad_fixed_at_forward,
+RULE_CHECKS = {"inputs kept": check_inputs_kept,
+               "late requires grad": check_requires_grad_fixed_at_forward,
                "none on every path": check_none_on_every_path, "size one": check_size_one,
                "empty and 0-d": check_empty_and_scalar, "by hand": check_by_hand,
                "linear memory": check_linear_memory,

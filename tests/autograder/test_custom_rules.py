@@ -49,6 +49,11 @@ def test_the_domain_implies_every_rule():
     (MY_TANH, function("MyTanh", "x.calls = getattr(x, 'calls', 0) + 1\n" + TANH_FORWARD,
                        TANH_READ + "return g * (1 - y * y)"),
      "MyTanh.forward set x.calls on its input x: keep state on ctx", "ctx"),
+    (MY_TANH, function("MyTanh", "y = x.tanh_() if not x.requires_grad else torch.tanh(x)\n"
+                                 "ctx.save_for_backward(y)\nreturn y",
+                       TANH_READ + "return g * (1 - y * y)"),
+     "MyTanh.forward modified its input x in place when called with no input needing a "
+     "gradient", "unwritten"),
 ])
 def test_a_rule_the_battery_misses_fails_with_its_reference(raises_hint, exercise, answer,
                                                             phrase, rule):
