@@ -76,10 +76,6 @@ EQUIVALENTS = [
                      "the sign code in float16, exact for -1, 0 and 1: with the bool mask 3 bytes "
                      "an entry, under the 4 or 8 a float32 or float64 x's entry takes, which the "
                      "contract's budget allows"),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return gx, gl', 'return gx.clone(), gl',
-                     _COPY_RETURNED),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return p, -(g * s).sum()',
-                     'return p.clone(), -(g * s).sum()', _COPY_RETURNED),
     EquivalentMutant('SoftThreshold', 'swap_arithmetic',
                      'y = torch.where(keep, x - lam * torch.sign(x), torch.zeros_like(x))',
                      'y = torch.where(keep, x - lam / torch.sign(x), torch.zeros_like(x))',
@@ -92,9 +88,6 @@ EQUIVALENTS = [
     EquivalentMutant('SoftThreshold', 'add_copy',
                      "ctx.save_for_backward(shrunk)  # y != 0 exactly where |x| > lam, with x's sign there",
                      "ctx.save_for_backward(shrunk.contiguous())  # y != 0 exactly where |x| > lam, with x's sign there", _FRESH_COPY),
-    EquivalentMutant('SoftThreshold', 'add_copy',
-                     'return passed, grad_lam',
-                     'return passed.clone(), grad_lam', _COPY_RETURNED),
     EquivalentMutant('SoftThreshold', 'save_copy',
                      'ctx.save_for_backward(x > lam, x < -lam)',
                      'ctx.save_for_backward((x > lam).clone(), x < -lam)', _FRESH_COPY),
@@ -189,20 +182,11 @@ EQUIVALENTS += [
     EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
                      'if ctx.needs_input_grad[1] else None',
                      'if True else None', _UNNEEDED_LAM),
-    EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
-                     'grad_lam = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None',
-                     'grad_lam = -(grad_output * code).sum() if True else None', _UNNEEDED_LAM),
     # the bfloat16 sign code: type promotion widens it as .to(grad_output.dtype) did
     EquivalentMutant('SoftThreshold', 'drop_statement',
                      'code = code.to(grad_output.dtype)', 'pass',
                      "a bfloat16 code times a float32 or float64 grad_output is computed in "
                      "grad_output's dtype (type promotion), and -1, 0, 1 are exact in both"),
-    EquivalentMutant('SoftThreshold', 'saved_in_place',
-                     'return passed, -(grad_output * code).sum()',
-                     'return passed, -(code.mul_(grad_output)).sum()',
-                     "code.to(grad_output.dtype) is a fresh copy for float32 and float64 "
-                     "grad_output (the saved code is bfloat16), and passed is already computed: "
-                     "mul_ writes into neither the saved code nor grad_output"),
 ]
 
 # found by the uncapped mutants (session 56): copies, and codes widened within the byte budget
@@ -246,14 +230,6 @@ EQUIVALENTS += [
                      _MASK_AND_SIGN),
     EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, grad_lam',
                      'return grad_x, grad_lam.clone()', _COPY_RETURNED),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return passed, -(grad_output * code).sum()',
-                     'return passed.clone(), -(grad_output * code).sum()', _COPY_RETURNED),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, -(grad_x * torch.sign(y)).sum()',
-                     'return grad_x.clone(), -(grad_x * torch.sign(y)).sum()', _COPY_RETURNED),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return gx, -(gx * y.sign()).sum()',
-                     'return gx.clone(), -(gx * y.sign()).sum()', _COPY_RETURNED),
-    EquivalentMutant('SoftThreshold', 'add_copy', 'return grad_x, -(grad_x * sign).sum()',
-                     'return grad_x.clone(), -(grad_x * sign).sum()', _COPY_RETURNED),
     EquivalentMutant('SoftThreshold', 'ignore_needs_input_grad',
                      'gl = -(grad_output * code).sum() if ctx.needs_input_grad[1] else None',
                      'gl = -(grad_output * code).sum() if True else None', _UNNEEDED_LAM),
@@ -295,4 +271,46 @@ EQUIVALENTS += [
                      'ctx.save_for_backward(x, weight.contiguous()); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
     EquivalentMutant('PerSampleClippedLinear', 'add_copy', 'ctx.save_for_backward(x, weight); ctx.max_norm = max_norm',
                      'ctx.save_for_backward(x.contiguous(), weight); ctx.max_norm = max_norm', _INPUT_COPY_LINEAR),
+]
+
+_TIE = ("at norm == max_norm clipping scales by max_norm / norm, 1 to within one rounding: > and >= "
+        "give the same row to an ulp, far inside the tolerance every row is graded to")
+_EITHER_BRANCH = ("both branches are correct formulas in every dtype the contract names (float64, "
+                  "float32, float16): which dtype takes which changes no value beyond rounding")
+_NORM_WIDENS = ("torch.linalg.vector_norm accumulates a float16 row in float32 by itself: the norm "
+                "differs from the float32 one by its final rounding to float16 only")
+_TINY_CLAMP = ("the clamp changes only norms below 1.2e-7, far under the smallest max_norm the "
+               "contract allows (1e-3 for ClipGradientNorm, 1e-4 for PerSampleClippedLinear): "
+               "such rows are left unclipped either way")
+_FRESH_VIEW = ("view of a tensor just computed, contiguous: view and reshape return the same "
+               "tensor")
+_CODE_COPY = ("code.to(grad_output.dtype) is a fresh copy for every graded grad_output (float64, "
+              "float32; the saved code is bfloat16) and passed is computed already: mul_ writes "
+              "into neither the saved code nor grad_output")
+
+# ties at max_norm, dtype branches, clamps far below max_norm, views of fresh tensors
+EQUIVALENTS += [
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'return torch.where(n > ctx.max_norm, g * (ctx.max_norm / n), g), None', 'return torch.where(n >= ctx.max_norm, g * (ctx.max_norm / n), g), None', _TIE),
+    EquivalentMutant('ClipGradientNorm', 'narrow_accumulator', 'wide = grad_output.float() if grad_output.dtype == torch.float16 else grad_output', 'wide = grad_output.half() if grad_output.dtype == torch.float16 else grad_output', _NORM_WIDENS),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'clipped = norms > ctx.max_norm  # never a row of zeros, whatever max_norm rounds to', 'clipped = norms >= ctx.max_norm  # never a row of zeros, whatever max_norm rounds to', _TIE),
+    EquivalentMutant('ClipGradientNorm', 'reshape_to_view', 'return clipped.reshape(grad_output.shape), None', 'return clipped.view(grad_output.shape), None', _FRESH_VIEW),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'clipped = torch.where(norms > ctx.max_norm, rows / norms * ctx.max_norm, rows)', 'clipped = torch.where(norms >= ctx.max_norm, rows / norms * ctx.max_norm, rows)', _TIE),
+    EquivalentMutant('ClipGradientNorm', 'narrow_accumulator', 'norms = norms.clamp(min=torch.finfo(torch.float64).eps)', 'norms = norms.clamp(min=torch.finfo(torch.float32).eps)', _TINY_CLAMP),
+    EquivalentMutant('ClipGradientNorm', 'nudge_constant', 'scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)', 'scale = (ctx.max_norm / norms.clamp(min=5e-13)).clamp(max=1)', _TINY_CLAMP),
+    EquivalentMutant('ClipGradientNorm', 'nudge_constant', 'norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=1e-20)', 'norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=2e-20)', _TINY_CLAMP),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'return torch.where(norms > m, grad_output * (m / norms), grad_output), None', 'return torch.where(norms >= m, grad_output * (m / norms), grad_output), None', _TIE),
+    EquivalentMutant('ClipGradientNorm', 'narrow_accumulator', 'if grad_output.dtype == torch.float32:', 'if grad_output.dtype == torch.float16:', _EITHER_BRANCH),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'return torch.where(norms > m, grad_output * m / norms, grad_output), None', 'return torch.where(norms >= m, grad_output * m / norms, grad_output), None', _TIE),
+    EquivalentMutant('ClipGradientNorm', 'swap_comparison', 'return torch.where(norms > ctx.max_norm, scaled, grad_output), None', 'return torch.where(norms >= ctx.max_norm, scaled, grad_output), None', _TIE),
+    EquivalentMutant('SoftThreshold', 'saved_in_place', 'return passed, -(grad_output * code).sum() if ctx.needs_input_grad[1] else None', 'return passed, -(code.mul_(grad_output)).sum() if ctx.needs_input_grad[1] else None', _CODE_COPY),
+    EquivalentMutant('SoftThreshold', 'reshape_to_view', '-(passed * torch.sign(y)).sum().reshape(1) if ctx.needs_input_grad[1] else None)', '-(passed * torch.sign(y)).sum().view(1) if ctx.needs_input_grad[1] else None)', _FRESH_VIEW),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'grad_weight = (grad_output * torch.where(norms > m, m / norms, 1.0)[:, None]).T @ x', 'grad_weight = (grad_output * torch.where(norms >= m, m / norms, 1.0)[:, None]).T @ x', _TIE),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'f = torch.where(n > ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))', 'f = torch.where(n >= ctx.max_norm, ctx.max_norm / n, torch.ones_like(n))', _TIE),
+    EquivalentMutant('PerSampleClippedLinear', 'narrow_accumulator', 'if grad_output.dtype == torch.float32:', 'if grad_output.dtype == torch.float16:', _EITHER_BRANCH),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)', 'factors = torch.where(norms >= ctx.max_norm, ctx.max_norm / norms, 1.0)', _TIE),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'factors = torch.where(squared > limit, ctx.max_norm * torch.rsqrt(squared), 1.0)', 'factors = torch.where(squared >= limit, ctx.max_norm * torch.rsqrt(squared), 1.0)', _TIE),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'root = torch.where(norms > m, m / norms, 1.0).sqrt()[:, None]', 'root = torch.where(norms >= m, m / norms, 1.0).sqrt()[:, None]', _TIE),
+    EquivalentMutant('PerSampleClippedLinear', 'add_copy', 'ctx.save_for_backward(xt, weight)', 'ctx.save_for_backward(xt, weight.contiguous())', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'save_copy', 'ctx.save_for_backward(xt, weight)', 'ctx.save_for_backward(xt.clone(), weight)', _INPUT_COPY_LINEAR),
+    EquivalentMutant('PerSampleClippedLinear', 'swap_comparison', 'if grad_output.dtype == torch.float32:', 'if grad_output.dtype != torch.float32:', _EITHER_BRANCH),
 ]
