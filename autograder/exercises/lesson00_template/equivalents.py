@@ -40,10 +40,6 @@ EQUIVALENTS = [
                      "ctx.save_for_backward(flat.clone())", _CLONE),
     EquivalentMutant("Square", "add_copy", "ctx.save_for_backward(flat)",
                      "ctx.save_for_backward(flat.contiguous())", _CLONE),
-    EquivalentMutant("Square", "nudge_constant", "CALLS += 1", "CALLS += 0", _COUNTER),
-    EquivalentMutant("Square", "nudge_constant", "CALLS += 1", "CALLS += 2", _COUNTER),
-    EquivalentMutant("Square", "swap_arithmetic", "CALLS += 1", "CALLS -= 1", _COUNTER),
-    EquivalentMutant("Square", "drop_statement", "CALLS += 1", "pass", _COUNTER),
     EquivalentMutant("Square", "drop_ctx_declaration", "ctx.set_materialize_grads(False)", "pass",
                      "with grads materialised, a None grad_output arrives as zeros, which the "
                      "answer's formula turns into the same zero gradient its None branch returns"),
@@ -69,14 +65,6 @@ EQUIVALENTS = [
                      "return 2 * x * grad_output if ctx.needs_input_grad[0] else None",
                      "return 2 * x * grad_output if ctx.needs_input_grad[-1] else None",
                      "needs_input_grad has one entry for Square's one input: [-1] is [0]"),
-    EquivalentMutant("WeightedSum", "ignore_needs_input_grad", "if ctx.needs_input_grad[i]:",
-                     "if True:", _UNNEEDED),
-    EquivalentMutant("WeightedSum", "ignore_needs_input_grad",
-                     "grad_x1 = grad_output * ctx.w1 if ctx.needs_input_grad[0] else None",
-                     "grad_x1 = grad_output * ctx.w1 if True else None", _UNNEEDED),
-    EquivalentMutant("WeightedSum", "ignore_needs_input_grad",
-                     "grad_x2 = grad_output * ctx.w2 if ctx.needs_input_grad[1] else None",
-                     "grad_x2 = grad_output * ctx.w2 if True else None", _UNNEEDED),
     EquivalentMutant("WeightedSum", "add_copy", "return x1", "return x1.clone()",
                      "at w1 = 1, w2 = 0 a copy of x1 holds w1 * x1 + w2 * x2's values; the "
                      "contract asks for the value, and a new tensor is what the formula returns"),
@@ -109,3 +97,31 @@ for _operator, _suffix in (("save_copy", ".clone()"), ("save_widened", ".double(
         _BOTH_WEIGHTS.replace("float64)", f"float64){_suffix}"),
         "a copy of the float64 tensor of both weights forward built, or .double() on it, holds "
         "the same two values (16 bytes); the gradients are unchanged"))
+
+_UNGRADED_EXTREME = ("the guard or branch changes a value only at a point of float extremes (a y = x ** 2 "
+                     "that underflows or overflows, |x| below 1e-150 or above 1e154, a float32 "
+                     "gradient past float32's range), which the Function contract leaves "
+                     "ungraded unless a lesson teaches it; x = 0 takes the same value either way")
+_ENGINE_SUMS = ("a gradient of a shape v broadcasts to, (1, n) for v's (n,): the engine sums it "
+                "down to v's shape, as the Function contract accepts (rule 1)")
+
+# edits of the catalogued answers that no clause can see (each reason above says why)
+EQUIVALENTS += [
+    EquivalentMutant('Square', 'move_threshold', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))', 'return grad_output * torch.where(x == 1e-06, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'move_threshold', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == 1e-06, torch.ones_like(x), x)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'swap_comparison', 'return torch.where(x.abs() < 1e-200, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() <= 1e-200, torch.zeros_like(x), 2 * x * grad_output)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'move_threshold', 'return torch.where(x.abs() < 1e-200, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() < 5e-201, torch.zeros_like(x), 2 * x * grad_output)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'add_copy', 'ctx.save_for_backward(x, y)', 'ctx.save_for_backward(x, y.contiguous())', _CLONE),
+    EquivalentMutant('Square', 'save_copy', 'ctx.save_for_backward(x, y)', 'ctx.save_for_backward(x, y.clone())', _CLONE),
+    EquivalentMutant('Square', 'move_threshold', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), 2 * y / safe)', 'return grad_output * torch.where(x == 1e-06, torch.zeros_like(x), 2 * y / safe)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'move_threshold', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == -1e-06, torch.ones_like(x), x)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'swap_arithmetic', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 / x, 2 * y / safe)))', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'nudge_constant', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 3 * x, 2 * y / safe)))', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'narrow_accumulator', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.float() < 2.3e-308, 2 * x, 2 * y / safe)))', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'nudge_constant', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == -1, torch.ones_like(x), x)', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'narrow_accumulator', 'if r.dtype == torch.float32:', 'if r.dtype == torch.float16:', _UNGRADED_EXTREME),
+    EquivalentMutant('Square', 'swap_comparison', 'if r.dtype == torch.float32:', 'if r.dtype != torch.float32:', _UNGRADED_EXTREME),
+    EquivalentMutant('Outer', 'flip_keepdim', 'grad_v = (grad_output * col).sum(0) if ctx.needs_input_grad[1] else None', 'grad_v = (grad_output * col).sum(0, keepdim=True) if ctx.needs_input_grad[1] else None', _ENGINE_SUMS),
+    EquivalentMutant('Outer', 'change_dim', 'grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(0)', 'grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(-1)', _ENGINE_SUMS),
+    EquivalentMutant('Outer', 'flip_keepdim', 'grad_v = (grad_output * u[:, None]).sum(0) if ctx.needs_input_grad[1] else None', 'grad_v = (grad_output * u[:, None]).sum(0, keepdim=True) if ctx.needs_input_grad[1] else None', _ENGINE_SUMS),
+]

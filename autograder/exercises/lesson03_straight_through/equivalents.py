@@ -105,12 +105,6 @@ EQUIVALENTS = [
                      "clipped = torch.where(v <= ctx.qmin, float(ctx.qmin), float(ctx.qmax))",
                      "they differ only at v == qmin, which is inside the clip, where backward "
                      "takes round(v) - v and never reads clipped"),
-    EquivalentMutant("FakeQuantize", "reshape_to_view",
-                     "return grad_output * inside, (grad_output * torch.where(inside, r - v, "
-                     "clipped)).sum().reshape(1), None, None",
-                     "return grad_output * inside, (grad_output * torch.where(inside, r - v, "
-                     "clipped)).sum().view(1), None, None",
-                     "the 0-d result of .sum() is contiguous: view(1) and reshape(1) both view it"),
     EquivalentMutant("FakeQuantize", "ignore_needs_input_grad", "if ctx.needs_input_grad[1]:",
                      "if True:", _SKIP),
     EquivalentMutant("FakeQuantize", "ignore_needs_input_grad",
@@ -145,8 +139,6 @@ EQUIVALENTS += [
            ".to(torch.uint8).half()"))),
     *(EquivalentMutant("FakeQuantize", operator, before, after, reason)
       for operator, before, after, reason in (
-          ("add_copy", "return grad_x, torch.sum(grad_output * local), None, None",
-           "return grad_x.clone(), torch.sum(grad_output * local), None, None", _RETURNED),
           ("save_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.clone())"), _FRESH),
           ("add_copy", _FQ_SAVE, _FQ_SAVE.replace("codes)", "codes.contiguous())"), _FRESH),
           ("save_copy", _TENSORDOT, "ctx.save_for_backward(v.clone(), scale)", _FRESH),
@@ -183,4 +175,25 @@ EQUIVALENTS += [
                      _FRESH),
     EquivalentMutant("StraightThroughSoftmax", "add_copy", "ctx.save_for_backward(z)",
                      "ctx.save_for_backward(z.contiguous())", _FRESH),
+]
+
+_DERIVED_WIDER = ("a tensor forward derived (the window, |x|, the local derivative), saved wider or "
+                  "narrower or copied: not a copy of an input or of the output, which is all "
+                  "the contract rules out, and 0, 1 and the float32 values are exact wider")
+_ENGINE_SUMS = ("scale's gradient as a (1,) view of a fresh 0-d sum: the engine sums it to scale's "
+                "shape, as the Function contract accepts")
+
+# edits of the catalogued answers that no clause can see (each reason above says why)
+EQUIVALENTS += [
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(torch.clamp(x, -1, 1) == x)', 'ctx.save_for_backward((torch.clamp(x, -1, 1) == x).double())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).float())', 'ctx.save_for_backward((x.abs() <= 1).float().double())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8))', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8).double())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(x.abs())', 'ctx.save_for_backward(x.abs().double())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_narrowed', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().half())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_copy', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().clone())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().double())', _DERIVED_WIDER),
+    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(x.abs() <= 1)', 'ctx.save_for_backward((x.abs() <= 1).double())', _DERIVED_WIDER),
+    EquivalentMutant('FakeQuantize', 'save_widened', 'ctx.save_for_backward(inside, local)', 'ctx.save_for_backward(inside, local.double())', _DERIVED_WIDER),
+    EquivalentMutant('FakeQuantize', 'reshape_to_view', '(grad_output * torch.where(inside, r - v, clipped)).sum().reshape(1) if ctx.needs_input_grad[1] else None, None, None)', '(grad_output * torch.where(inside, r - v, clipped)).sum().view(1) if ctx.needs_input_grad[1] else None, None, None)', _ENGINE_SUMS),
+    EquivalentMutant('FakeQuantize', 'save_copy', 'ctx.save_for_backward(inside, local.double())', 'ctx.save_for_backward(inside.clone(), local.double())', _DERIVED_WIDER),
 ]

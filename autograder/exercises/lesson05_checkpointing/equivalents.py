@@ -91,12 +91,9 @@ EQUIVALENTS = [
     # the catalogued answer that puts the random state back by hand (review 05b)
     EquivalentMutant(CHECKPOINT, "drop_statement", "torch.cuda.set_rng_state(s, d)", "pass",
                      CUDA_ONLY),
-    *(EquivalentMutant(CHECKPOINT, "nudge_constant", f"for d, s in zip(ctx.cuda, {held}[1]):",
-                       f"for d, s in zip(ctx.cuda, {held}[0]):", CUDA_ONLY)
-      for held in ("ctx.rng", "caller")),
+    EquivalentMutant(CHECKPOINT, "nudge_constant", "for d, s in zip(ctx.cuda, caller[1]):",
+                     "for d, s in zip(ctx.cuda, caller[0]):", CUDA_ONLY),
     # catalogued answers added in review 54
-    EquivalentMutant(CHECKPOINT, "nudge_constant", "for d, s in zip(ctx.gpus, ctx.states[1]):",
-                     "for d, s in zip(ctx.gpus, ctx.states[0]):", CUDA_ONLY),
     EquivalentMutant(CHECKPOINT, "ctx_to_global",
                      "ctx.devices = sorted({t.get_device() for t in distinct if t.is_cuda})\n"
                      "ctx.states = (torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in "
