@@ -234,3 +234,10 @@ EQUIVALENTS += [
               f"s = y / (ctx.scale or {other})  # y is 0 at scale 0", _OR_ONE)
       for other in ("0.5", "2.0")),
 ]
+
+_DTYPE_BRANCH = ("both branches are the same mask product, exact in every dtype: which dtype takes "
+                 "which changes no value")
+
+EQUIVALENTS += [
+    EquivalentMutant('MyReLU', 'swap_comparison', 'if grad_output.dtype == torch.float16:', 'if grad_output.dtype != torch.float16:', _DTYPE_BRANCH),
+]

