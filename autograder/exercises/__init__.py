@@ -8,8 +8,6 @@ Where a new exercise's pieces go:
   concept that exercise needs (its input values, its probes that name a mistake, its memory or
   precision checks). A module whose exercises come later in the lesson than another module's
   says so with ``LATER_IN_LESSON = True``.
-- ``lessonNN_<name>/equivalents.py`` lists the mutants of the lesson's solutions that no check
-  can kill because they are correct, each with its reason (``make mutants``).
 - ``shared/`` holds what exercises of several lessons use; checks every exercise runs live a
   level up, in ``autograder/`` (``checks``, ``properties``, ``domain``, ``contract``).
 """

@@ -4,7 +4,7 @@ Each exercise's answers (the lesson's solution cells and the catalogue's correct
 answers) are edited at one point each (``operators``), and every edit is graded with
 ``classified_verdict``, the call grading makes. A mutant grading fails is killed; one that
 passes is a hole in the grader, unless its lesson lists it as an equivalent
-(``autograder.equivalents``) with the reason it is still correct.
+(``tools.mutants.listed``) with the reason it is still correct.
 
 Why our own AST pass and not mutmut 3 or cosmic-ray 8: both mutate installed modules on disk
 and run a test command per mutant (a fresh interpreter each time, seconds before torch is even

@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {error}")
     if survivors:
         print(f"{survivors} survivors: kill each with a stronger check, or list it in the "
-              "lesson's autograder/exercises/<lesson>/equivalents.py with its reason")
+              "lesson's tools/mutants/listed/<lesson>/equivalents.py with its reason")
     return 1 if survivors or errors else 0
 
 

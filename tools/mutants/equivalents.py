@@ -1,7 +1,7 @@
 """The listed equivalent mutants of the exercises a run covers, and the listings that have gone
 stale: no mutant makes that edit any more, or grading now fails every mutant that does."""
 
-from autograder.equivalents import EquivalentMutant, collected
+from .listed import EquivalentMutant, collected
 from autograder.exercises import EXERCISES
 
 from .generate import Mutant

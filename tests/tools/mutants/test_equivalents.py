@@ -3,7 +3,7 @@ listing nothing matches any more (or that grading now fails) is reported."""
 
 import pytest
 
-from autograder.equivalents import EquivalentMutant, collected
+from tools.mutants.listed import EquivalentMutant, collected
 from tools.mutants import equivalents
 from tools.mutants.generate import Mutant
 

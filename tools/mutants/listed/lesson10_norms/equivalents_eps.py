@@ -2,7 +2,7 @@
 (an optional, ungraded note), and of the unusual answers of reviews 59c and 59d: each leaves
 every graded output and gradient as it was."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 from .equivalent_reasons import _STATISTIC_COPY
 
 _NONE_EPS = ("changes only the eps a module built with eps=None adds; eps=None is not in the "

@@ -1,7 +1,7 @@
-"""Lesson 06's surviving mutants that are no hole (``autograder.equivalents``): a copy of a
+"""Lesson 06's surviving mutants that are no hole (``tools.mutants.listed``): a copy of a
 tensor that is made and dropped anyway, or of one that is already contiguous."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 S, M, FA, AB = ("ScaledDotProductAttention", "MemoryEfficientAttention", "FlashAttention",
                 "AttentionWithBias")

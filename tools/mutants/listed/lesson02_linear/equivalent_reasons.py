@@ -1,7 +1,7 @@
 """Lesson 02's equivalent mutants' shared words: the reasons several listings give, and one
-maker per exercise (autograder.equivalents)."""
+maker per exercise (tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _COPY = ("a copy (.clone(), or .contiguous() of a strided input) holds the same values, so "
          "backward gives the same gradients; the contract forbids no copy of an input (only "

@@ -1,6 +1,6 @@
-"""Lesson 07's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 07's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _UNSTABLE = ("stable=False is torch.sort's own default, which the contract names; the grader "
              "accepts any order of ties whose indices route the gradient they return")

@@ -1,6 +1,6 @@
-"""Lesson 00's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 00's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _CLONE = ("a copy of x holds x's values, so backward computes the same gradient; Square's "
           "contract bounds no memory (Outer's does, and fails a copy)")

@@ -1,6 +1,6 @@
-"""Lesson 12's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 12's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _IDENTITY = ("forward returns x's values as x itself, a view or a copy, all of which the contract "
              "allows (\"a view or a copy, never writing into x\"); x - 0 and x + 0 are x")

@@ -1,6 +1,6 @@
-"""Lesson 01's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 01's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _BRANCHES = ("at x = 0 exactly z = 1, and both branches give 1/2; everywhere else the test "
              "is unchanged")

@@ -1,7 +1,7 @@
 """Lesson 10's surviving mutants of its catalogued answers, found by the uncapped run of review
 57 (``equivalents`` adds them to its own list)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 from .equivalent_reasons import (_FRESH_VIEW, _OUTPUT_COPY, _SHIFTED_ONE_PASS, _SIZE_ONE_DIMS,
                                  _STATISTIC_COPY, _X_COPY)
 

@@ -1,6 +1,6 @@
-"""Lesson 10's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 10's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 from .equivalents_answers import EQUIVALENTS as ANSWER_EQUIVALENTS
 from .equivalents_eps import EQUIVALENTS as EPS_EQUIVALENTS
 from .equivalent_reasons import (_FRESH_VIEW, _OUTPUT_COPY, _SHIFTED_ONE_PASS, _SIZE_ONE_DIMS,

@@ -1,6 +1,6 @@
-"""Lesson 08's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 08's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _COPY = ("a copy of a tensor backward reads holds the same values; the exercise's contract "
          "bounds no saved memory")

@@ -1,4 +1,4 @@
-"""Lesson 02's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 02's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
 from .equivalents_answers import OTHERS, SAVES
 from .equivalent_reasons import _COPY, _MASK_COPY, _SAVES_ALWAYS, _bilinear, _fused, _linear

@@ -1,9 +1,10 @@
 """Mutants no grader can kill: edits of an answer that leave it correct.
 
 ``make mutants`` (``tools.mutants``) grades single-point edits of every answer; an edit that
-still passes is either a hole in the grader or an equivalent mutant, which each lesson package
-lists in its ``equivalents.py`` as ``EQUIVALENTS = [EquivalentMutant(...), ...]``, each with the
-reason a reader can check.
+still passes is either a hole in the grader or an equivalent mutant, which each lesson's package
+here (``tools/mutants/listed/lessonNN_<name>/equivalents.py``) lists as
+``EQUIVALENTS = [EquivalentMutant(...), ...]``, each with the reason a reader can check. They
+belong to the mutation tool, not to the grading library a learner's kernel imports.
 """
 
 import importlib
@@ -29,12 +30,9 @@ class EquivalentMutant:
 
 
 def collected() -> list[EquivalentMutant]:
-    """Every ``EQUIVALENTS`` list of an ``equivalents`` module under ``autograder.exercises``."""
-    from . import exercises
-
+    """Every ``EQUIVALENTS`` list of an ``equivalents`` module in a lesson's package here."""
     found = []
-    prefix = f"{exercises.__name__}."
-    for info in pkgutil.walk_packages(exercises.__path__, prefix):
+    for info in pkgutil.walk_packages(__path__, f"{__name__}."):
         if info.name.rpartition(".")[2] == "equivalents":
             module = importlib.import_module(info.name)
             found.extend(module.EQUIVALENTS)

@@ -1,6 +1,6 @@
-"""Lesson 13's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 13's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _COPY_RETURNED = ("a copy of a result just computed is returned in its place: the same values, "
                   "and the original is freed on return")

@@ -1,6 +1,6 @@
 """Lesson 03's surviving mutants that leave an answer correct, each with why."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _ONE_INPUT = ("x is the only input, and backward runs only when it requires grad: "
               "needs_input_grad[0] is True there")

@@ -1,6 +1,6 @@
 """Lesson 04's surviving mutants that leave an answer correct, each with why."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _THIRD = ("in the innermost Function, whose backward is the third derivative, which the contract "
           "does not ask for (gradcheck and gradgradcheck: two orders)")

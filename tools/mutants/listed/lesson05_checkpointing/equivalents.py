@@ -1,8 +1,8 @@
-"""Lesson 05's surviving mutants that are no hole (``autograder.equivalents``): edits that
+"""Lesson 05's surviving mutants that are no hole (``tools.mutants.listed``): edits that
 leave the answer within its contract, and edits of the CUDA random-state lines, which only a
 GPU run of grading reaches (``make mutants`` grades on the CPU)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 SEQUENTIAL = "checkpoint_sequential"
 CHECKPOINT = "CheckpointFunction"

@@ -7,7 +7,7 @@ float64, leading dims none to two, an empty batch and size-one features."""
 
 import re
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 from .equivalent_reasons import _COPY, _MASK_COPY, _SAVES_ALWAYS, _bilinear, _fused, _linear
 
 _WEIGHT_T_COPY = ("a copy of the contiguous weight.T forward just made holds the same values, "

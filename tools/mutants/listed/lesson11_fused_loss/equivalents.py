@@ -1,6 +1,6 @@
-"""Lesson 11's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 11's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _ROW_COPY = ("a copy of a per-row tensor forward just computed replaces it in the saved set: "
              "the same count of at most N elements, the same values")

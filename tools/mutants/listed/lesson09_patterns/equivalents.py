@@ -1,6 +1,6 @@
-"""Lesson 09's surviving mutants that leave the answer correct (see autograder.equivalents)."""
+"""Lesson 09's surviving mutants that leave the answer correct (see tools.mutants.listed)."""
 
-from ...equivalents import EquivalentMutant
+from .. import EquivalentMutant
 
 _NO_SAVING_RULE = ("a copy of, or an extra, saved tensor holds the same values; this exercise's "
                    "contract bounds no saved memory")

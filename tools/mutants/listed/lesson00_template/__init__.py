@@ -1,0 +1,1 @@
+"""Lesson 00's equivalent mutants (tools.mutants.listed)."""

@@ -1,0 +1,1 @@
+"""Lesson 01's equivalent mutants (tools.mutants.listed)."""

@@ -1,0 +1,1 @@
+"""Lesson 02's equivalent mutants (tools.mutants.listed)."""

@@ -1,0 +1,1 @@
+"""Lesson 03's equivalent mutants (tools.mutants.listed)."""

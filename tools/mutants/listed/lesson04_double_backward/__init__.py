@@ -1,0 +1,1 @@
+"""Lesson 04's equivalent mutants (tools.mutants.listed)."""

@@ -1,0 +1,1 @@
+"""Lesson 05's equivalent mutants (tools.mutants.listed)."""

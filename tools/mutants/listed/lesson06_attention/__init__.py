@@ -1,0 +1,1 @@
+"""Lesson 06's equivalent mutants (tools.mutants.listed)."""

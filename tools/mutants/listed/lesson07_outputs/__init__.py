@@ -1,0 +1,1 @@
+"""Lesson 07's equivalent mutants (tools.mutants.listed)."""

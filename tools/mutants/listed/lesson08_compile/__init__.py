@@ -1,0 +1,1 @@
+"""Lesson 08's equivalent mutants (tools.mutants.listed)."""

@@ -1,0 +1,1 @@
+"""Lesson 09's equivalent mutants (tools.mutants.listed)."""

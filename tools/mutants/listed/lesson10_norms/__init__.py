@@ -1,0 +1,1 @@
+"""Lesson 10's equivalent mutants (tools.mutants.listed)."""

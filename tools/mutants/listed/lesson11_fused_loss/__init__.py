@@ -1,0 +1,1 @@
+"""Lesson 11's equivalent mutants (tools.mutants.listed)."""

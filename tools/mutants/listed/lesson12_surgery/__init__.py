@@ -1,0 +1,1 @@
+"""Lesson 12's equivalent mutants (tools.mutants.listed)."""

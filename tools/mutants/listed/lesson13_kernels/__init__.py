@@ -1,0 +1,1 @@
+"""Lesson 13's equivalent mutants (tools.mutants.listed)."""
