@@ -30,8 +30,6 @@ FLASH_SAVE = "ctx.save_for_backward(Q, K, V, O, L)"
 
 EQUIVALENTS = [
     *_returns(S, "return grad_Q, grad_K, grad_V, None, None", ("grad_Q", "grad_K", "grad_V")),
-    *_returns(M, "return grad_Q, grad_K, grad_V, None, None", ("grad_Q", "grad_K", "grad_V")),
-    *_returns(FA, "return grad_Q.to(Q.dtype), grad_K, grad_V, None, None", ("grad_K", "grad_V")),
     _saved(S, "save_copy", SDPA_SAVE, "P)", "P.clone())", SAVED_CLONE.format("P")),
     _saved(AB, "save_copy", SDPA_SAVE, "P)", "P.clone())", SAVED_CLONE.format("P")),
     _saved(S, "add_copy", SDPA_SAVE, "P)", "P.contiguous())",
@@ -140,7 +138,6 @@ EQUIVALENTS += [
            CONTIGUOUS.format("P", "torch.softmax")),
     _saved(S, "add_copy", "ctx.save_for_backward(Q, K, V, P, O)", "O)", "O.contiguous())",
            CONTIGUOUS.format("O", "the matmul P @ V")),
-    *_returns(FA, "return grad_Q, grad_K, grad_V, None, None", ("grad_Q", "grad_K", "grad_V")),
     *[EquivalentMutant(FA, "add_copy", TWO_PASS_TILE,
                        TWO_PASS_TILE.replace(f" {name}", f" {name}.clone()", 1), TILE_COPY)
       for name in ("q", "k", "p", "do", "ds")],
