@@ -195,3 +195,11 @@ EQUIVALENTS += [
                      "broadcasts to (M, M), whose mean is mean(lse) - mean(t): the same loss, "
                      "as with keepdim above; backward does not read it"),
 ]
+
+EQUIVALENTS += [
+    EquivalentMutant('linear_cross_entropy', 'save_copy',
+                     'ctx.save_for_backward(gx.to(x.dtype) if want_x else None, '
+                     'gw.to(weight.dtype) if want_w else None)',
+                     'ctx.save_for_backward(gx.to(x.dtype) if want_x else None, '
+                     'gw.to(weight.dtype).clone() if want_w else None)', _GRADIENT_COPY),
+]
