@@ -220,3 +220,21 @@ EQUIVALENTS = [
     _e("Normalize", "save_copy", "ctx.save_for_backward(y, norm * norm)",
        "ctx.save_for_backward(y, (norm * norm).clone())", _MADE_IN_FORWARD),
 ]
+
+_EXPANDED_GRADIENT = ("grad_output expanded to x's shape without a copy: autograd takes a gradient of "
+                      "any layout, stride 0 included, and adds it like any other")
+_CUMPROD_ALWAYS_RIGHT = ("the zero count only picks the path: the exclusive-cumprod path is right for "
+                         "every slice, with zeros or without, so sending more slices (or all) down "
+                         "it changes no gradient beyond rounding")
+_ZERO_GUARDED_TWICE = ("safe already holds 1 where x == 0, so at x == 0 both branches give the "
+                       "product of the nonzero entries")
+
+EQUIVALENTS += [
+    EquivalentMutant('ProdOverDim', 'save_copy', 'ctx.save_for_backward(input, output)', 'ctx.save_for_backward(input.clone(), output)', _NO_SAVING_RULE),
+    EquivalentMutant('ProdOverDim', 'drop_copy', 'return grad_output.expand_as(inp).clone()', 'return grad_output.expand_as(inp)', _EXPANDED_GRADIENT),
+    EquivalentMutant('ProdOverDim', 'flip_boolean', 'slice_zero_count = zero_mask.sum(dim, True)', 'slice_zero_count = zero_mask.sum(dim, False)', _CUMPROD_ALWAYS_RIGHT),
+    EquivalentMutant('ProdOverDim', 'save_copy', 'ctx.save_for_backward(input, output)', 'ctx.save_for_backward(input, output.clone())', _NO_SAVING_RULE),
+    EquivalentMutant('ProdOverDim', 'add_copy', 'ctx.save_for_backward(input, output)', 'ctx.save_for_backward(input, output.contiguous())', _NO_SAVING_RULE),
+    EquivalentMutant('ProdOverDim', 'swap_comparison', 'zero_mask = input == 0', 'zero_mask = input != 0', _CUMPROD_ALWAYS_RIGHT),
+    EquivalentMutant('ProdOverDim', 'move_threshold', 'others = torch.where(x == 0, product_of_nonzeros, product_of_nonzeros / safe)', 'others = torch.where(x == -1e-06, product_of_nonzeros, product_of_nonzeros / safe)', _ZERO_GUARDED_TWICE),
+]
