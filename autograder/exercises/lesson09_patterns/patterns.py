@@ -87,9 +87,8 @@ def check_exact_zeros(function, device) -> None:
         if bad.any() and (value[bad] == 0).all():
             raise GradingError(
                 f"BroadcastMul's gradient for {name} is inf or nan exactly where {name} holds "
-                f"0 ({where}): a division by {name}, such as y / {name}? The gradient of a is "
-                "grad_output times b, and that of b grad_output times a, summed down to the "
-                "input's shape: no division", f"got {grad.tolist()}",
+                f"0 ({where}), though a * b and its gradients are finite there: what in your "
+                f"backward divides by {name}?", f"got {grad.tolist()}",
                 mistake="BroadcastMul/divides-by-input")
     with case(f"{where}, float64"):
         graded_case(function, BROADCAST_MUL, values, exact_shapes=True)

@@ -44,8 +44,8 @@ def check_range_ends(function, spec, device) -> None:
             _check_float32_route(function, spec, device, dtype, name, where, details)
             raise GradingError(
                 f"{spec.name}'s gradient for {name} is 0 or inf where a * b underflows or "
-                f"overflows {where}: it is the output divided by {name}, y / {name}, which has "
-                "lost the other factor there; the other factor itself is exact",
+                f"overflows {where}: it equals the output divided by {name}, y / {name}, "
+                "which rounds to 0 or inf wherever a * b does",
                 details, mistake=f"{spec.name}/divides-by-input")
 
 
