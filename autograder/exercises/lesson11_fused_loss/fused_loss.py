@@ -86,9 +86,14 @@ def check_ce_saved(forward, values: dict) -> None:
             check_not_a_copy("CrossEntropy", saved, values["logits"])
             raise GradingError(
                 f"CrossEntropy saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
-                "besides the logits (the probabilities?): the logits are the only (N, C) tensor "
-                "it may keep; save per-row numbers (the log-sum-exp) and recompute the softmax "
-                "in backward", mistake="CrossEntropy/saves-probabilities")
+                f"besides the logits ({guessed(saved.dtype)}): the logits are the only (N, C) "
+                "tensor it may keep; save per-row numbers (the log-sum-exp) and recompute the "
+                "softmax in backward", mistake="CrossEntropy/saves-probabilities")
+
+
+def guessed(dtype: torch.dtype) -> str:
+    """What an (N, C) tensor saved beside the logits likely is, by its dtype."""
+    return "the probabilities?" if dtype.is_floating_point else "a mask or a one-hot?"
 
 
 def check_not_a_copy(name: str, saved, logits: torch.Tensor) -> None:

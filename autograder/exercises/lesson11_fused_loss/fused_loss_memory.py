@@ -64,7 +64,7 @@ def check_forward_peak(function: Called, values: dict) -> None:
     alive = (books.phase.peak - X_AND_WEIGHT_SIZED * (N * d + V * d) * wide) / (chunk * V * wide)
     if alive > CHUNKS_ALIVE:
         raise GradingError(
-            f"{NAME}'s forward has {alive:.0f} chunk_size x V tensors' worth alive at once, of "
+            f"{NAME}'s forward has {alive:.1f} chunk_size x V tensors' worth alive at once, of "
             f"{-(-N // chunk)} chunks, where the contract allows {CHUNKS_ALIVE}: are the chunks "
             "all alive at once, each one's logits (or G) kept in a list, or for a second pass? "
             f"let each chunk's go before the next one's exist (with {_describe(values)})",

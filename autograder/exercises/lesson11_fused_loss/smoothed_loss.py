@@ -13,7 +13,7 @@ from ...domain import Case, Constant, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
 from .cross_entropy_mistakes import ignore_index_past_classes
-from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_not_a_copy,
+from .fused_loss import (IGNORE_INDEX, STABLE_ROWS, _rows_apart, check_not_a_copy, guessed,
                          check_saved_precision, strided_logits)
 from .contracts import SMOOTHED_LOSS_CLAUSES, SMOOTHED_LOSS_RULES
 from .smoothed_terms import NAME, SMOOTHED, loss_and_grad, smoothed_cross_entropy, which_term
@@ -224,7 +224,7 @@ def check_saved(forward, values: dict) -> None:
             check_not_a_copy(NAME, saved, values["logits"])
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} besides "
-                "the logits (the probabilities?): keep per-row numbers (the log-sum-exp) and "
+                f"the logits ({guessed(saved.dtype)}): keep per-row numbers (the log-sum-exp) and "
                 "recompute the softmax in backward", mistake=f"{NAME}/saves-probabilities")
 
 

@@ -96,6 +96,15 @@ MISTAKES = [
                         "        return grad_logits * scale[:, None], None, None",
                         "        return grad_logits * grad_output / counted.sum(), None, None")),
             named=True),
+    # a one-hot of the targets kept as a bool (N, C) tensor: named for what a bool can be
+    Mistake(CE, "saves a bool one-hot of the targets", "besides the logits (a mask or a one-hot?)",
+            edit(CROSS_ENTROPY,
+                 ("        ctx.save_for_backward(logits, lse, safe_target, counted)",
+                  "        ctx.save_for_backward(logits, lse, torch.nn.functional.one_hot("
+                  "safe_target, logits.shape[1]).bool(), counted)"),
+                 ("        grad_logits[rows, target] -= 1\n",
+                  "        grad_logits -= target.to(grad_logits.dtype)\n"),
+                 ("        rows = torch.arange(len(target), device=target.device)\n", ""))),
     Mistake(CE, "saves the probabilities", "besides the logits", edit(
         CROSS_ENTROPY, ("        ctx.save_for_backward(logits, lse, safe_target, counted)",
                         "        ctx.save_for_backward(logits, torch.exp(logits - lse[:, None]),"
