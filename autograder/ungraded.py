@@ -12,6 +12,70 @@ from .failure import shorten, show_pass
 from .memory import TensorAccounting
 
 
+def check_grad_row(my_grad_row) -> None:
+    """Lesson 11, the derivation's steps 1 and 2: ``my_grad_row(z, y)``, the gradient of one
+    row's loss lse(z) - z[y] with respect to z, against autograd; says which class is off."""
+    example = torch.randn(5, 4, dtype=torch.float64,
+                          generator=torch.Generator().manual_seed(0))  # the lesson's logits
+    generator = torch.Generator().manual_seed(1)
+    for label, z, y in [
+            ("row 0 of the example above, target 2", example[0], 2),
+            ("7 classes, target 6", torch.randn(7, dtype=torch.float64, generator=generator) * 3,
+             6),
+            ("3 classes, target 0", torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64), 0)]:
+        leaf = z.clone().requires_grad_()
+        want, = torch.autograd.grad(torch.logsumexp(leaf, 0) - leaf[y], leaf)
+        try:
+            got = torch.as_tensor(my_grad_row(z.clone(), y)).reshape(want.shape)
+        except Exception as failure:  # shown, not raised: Run All goes on
+            print(f"{label}: ✗ {_first_line(failure)}")
+            continue
+        error = (got - want).abs().max().item()
+        if error < 1e-10:
+            print(f"{label}: ✓ largest error {error:.2g}")
+            continue
+        column = int((got - want).abs().argmax())
+        where = "the target's class" if column == y else "a class that is not the target"
+        print(f"{label}: ✗ largest error {error:.2g}, at class {column} ({where}); "
+              f"your row sums to {round(got.sum().item(), 4) + 0.0:.4f}")  # + 0.0: no -0.0000
+
+
+def check_linear_grads(my_linear_grads) -> None:
+    """Lesson 11, z = x W^T: ``my_linear_grads(G, x, weight)`` -> (grad_x, grad_W) against
+    autograd on 4 rows, d = 3 and V = 5; says which shape or which gradient is off."""
+    generator = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 3, dtype=torch.float64, generator=generator).requires_grad_()
+    weight = torch.randn(5, 3, dtype=torch.float64, generator=generator).requires_grad_()
+    z = x @ weight.T
+    G, *want = torch.autograd.grad(F.cross_entropy(z, torch.tensor([0, 4, 2, 1])),
+                                   (z, x, weight))
+    shapes = {"G": tuple(G.shape), "x": tuple(x.shape), "weight": tuple(weight.shape)}
+    try:
+        got = tuple(my_linear_grads(G, x.detach(), weight.detach()))
+    except Exception as failure:  # shown, not raised: Run All goes on
+        print(f"my_linear_grads: ✗ {_first_line(failure)}")
+        for name, other, like in (("grad_x", "weight", "x"), ("grad_W", "x", "weight")):
+            rows, cols = shapes[other]
+            if f"{rows}x{cols}" in str(failure) or f"{cols}x{rows}" in str(failure):
+                print(f"   in {name}, the product with {other} {shapes[other]} in it: {name} "
+                      f"must have shape {shapes[like]}, {like}'s, from G {shapes['G']} and {other}")
+                return
+        print(f"   grad_x must have shape {shapes['x']} and grad_W {shapes['weight']}, from G "
+              f"{shapes['G']}, x {shapes['x']} and weight {shapes['weight']}")
+        return
+    for name, mine, theirs in zip(("grad_x", "grad_W"), got, want):
+        if tuple(mine.shape) != tuple(theirs.shape):
+            print(f"{name}: ✗ shape {tuple(mine.shape)}, autograd's is {tuple(theirs.shape)}")
+            continue
+        error = (mine - theirs).abs().max().item()
+        print(f"{name}: {_tick(error < 1e-10)} shape {tuple(mine.shape)}, largest error "
+              f"{error:.2g}")
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0]}"[:100]
+
+
 def check_chunked(chunked, rows: int = 50, chunk_size: int = 8) -> None:
     """Lesson 11, step 1: ``chunked(x, weight, target, chunk_size)`` is the mean cross-entropy
     of ``x @ weight.T``, no tensor it makes is bigger than one chunk of logits, and it stays

@@ -21,7 +21,7 @@
 #
 # By the end of this lesson you can:
 # 1. derive the cross-entropy's backward, with what `ignore_index` changes in it;
-# 2. write a stable `CrossEntropy` Function that keeps, beyond the logits, at most one number
+# 2. write a stable `CrossEntropy` Function that keeps, beyond the logits, only a few numbers
 #    per row;
 # 3. compute a loss chunk by chunk, and decide where its gradients are computed;
 # 4. say what `ctx.needs_input_grad` and `torch.is_grad_enabled()` can tell a Function's
@@ -206,29 +206,7 @@ def my_grad_row(z, y):
     ### END WORKED
 
 
-def check_grad_row(my_grad_row):
-    """Yours against autograd through one row's loss: which class is off, and your row's sum."""
-    generator = torch.Generator().manual_seed(1)
-    for label, z, y in [
-            ("row 0 of the example above, target 2", logits.detach()[0], 2),
-            ("7 classes, target 6", torch.randn(7, dtype=torch.float64, generator=generator) * 3,
-             6),
-            ("3 classes, target 0", torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64), 0)]:
-        leaf = z.clone().requires_grad_()
-        want, = torch.autograd.grad(torch.logsumexp(leaf, 0) - leaf[y], leaf)
-        try:
-            got = torch.as_tensor(my_grad_row(z.clone(), y)).reshape(want.shape)
-            error = (got - want).abs().max().item()
-            if error < 1e-10:
-                print(f"{label}: ✓ largest error {error:.2g}")
-                continue
-            column = int((got - want).abs().argmax())
-            where = "the target's class" if column == y else "a class that is not the target"
-            print(f"{label}: ✗ largest error {error:.2g}, at class {column} ({where}); "
-                  f"your row sums to {round(got.sum().item(), 4) + 0.0:.4f}")  # + 0.0: no -0.0000
-        except Exception as failure:  # shown, not raised: Run All goes on
-            print(f"{label}: ✗ {first_line(failure)[:100]}")
-
+from autograder.ungraded import check_grad_row
 
 check_grad_row(my_grad_row)
 
@@ -378,37 +356,7 @@ def my_linear_grads(G, x, weight):
     ### END WORKED
 
 
-def check_linear_grads(my_linear_grads):
-    """Yours against autograd, on 4 rows, d = 3 and V = 5: each gradient's shape and values."""
-    generator = torch.Generator().manual_seed(2)
-    x_small = torch.randn(4, 3, dtype=torch.float64, generator=generator).requires_grad_()
-    weight_small = torch.randn(5, 3, dtype=torch.float64, generator=generator).requires_grad_()
-    z_small = x_small @ weight_small.T
-    loss_small = F.cross_entropy(z_small, torch.tensor([0, 4, 2, 1]))
-    G_small, *want = torch.autograd.grad(loss_small, (z_small, x_small, weight_small))
-    try:
-        got = tuple(my_linear_grads(G_small, x_small.detach(), weight_small.detach()))
-    except Exception as failure:  # shown, not raised: Run All goes on
-        print(f"my_linear_grads: ✗ {first_line(failure)[:100]}")
-        shapes = {"G": tuple(G_small.shape), "x": tuple(x_small.shape),
-                  "weight": tuple(weight_small.shape)}
-        for name, other, like in (("grad_x", "weight", "x"), ("grad_W", "x", "weight")):
-            rows, cols = shapes[other]
-            if f"{rows}x{cols}" in str(failure) or f"{cols}x{rows}" in str(failure):
-                print(f"   in {name}, the product with {other} {shapes[other]} in it: {name} "
-                      f"must have shape {shapes[like]}, {like}'s, from G {shapes['G']} and {other}")
-                return
-        print(f"   grad_x must have shape {shapes['x']} and grad_W {shapes['weight']}, from G "
-              f"{shapes['G']}, x {shapes['x']} and weight {shapes['weight']}")
-        return
-    for name, mine_, theirs_ in zip(("grad_x", "grad_W"), got, want):
-        if tuple(mine_.shape) != tuple(theirs_.shape):
-            print(f"{name}: ✗ shape {tuple(mine_.shape)}, autograd's is {tuple(theirs_.shape)}")
-            continue
-        error = (mine_ - theirs_).abs().max().item()
-        print(f"{name}: {'✓' if error < 1e-10 else '✗'} shape {tuple(mine_.shape)}, "
-              f"largest error {error:.2g}")
-
+from autograder.ungraded import check_linear_grads
 
 check_linear_grads(my_linear_grads)
 
@@ -490,13 +438,10 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 #
 # <details><summary><b>Two ways</b> (open after your answer)</summary>
 #
-# Backward recomputes each chunk's logits (one more $2NdV$-FLOP product, as checkpointing
-# does in lesson 05; Apple's Cut Cross-Entropy), or forward computes the gradients while each
-# chunk's logits exist and backward only multiplies them by $g$ (Liger-Kernel's). ✎ 2 asks for
-# the second. Then: in chunk $[s, s + c)$, which rows of $\text{grad}_x$ are complete once the
-# chunk is done, what becomes of $\text{grad}_W$, and what must be known before the first
-# chunk? By hand or with `torch.autograd.grad` inside forward: both are fine, within the
-# contract's bounds.
+# Backward recomputes each chunk's logits: one more $2NdV$-FLOP product, as checkpointing
+# does in lesson 05 (Apple's Cut Cross-Entropy). Or forward computes the gradients while each
+# chunk's logits exist, and backward only multiplies them by $g$: no extra product, but both
+# gradients are computed, and kept, before anyone knows they are wanted (Liger-Kernel's).
 # </details>
 
 # %% [markdown]
@@ -549,59 +494,7 @@ out = Probe.apply(a.detach(), b.detach())
 # design decision.
 # </details>
 #
-# ### Step 5: backward must not scale what it saved in place
-#
-# Backward multiplies the saved gradients by `grad_output`. `grad_x.mul_(grad_output)` saves
-# an allocation and is right once; but a graph can be walked twice (`retain_graph=True`). A toy
-# Function with the same design, $\sum x^2$ with its gradient $2x$ computed in forward:
-
-# %%
-class SumOfSquares(torch.autograd.Function):
-    """sum(x ** 2), its gradient 2x computed in forward; backward scales it IN PLACE."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(2 * x)
-        return (x * x).sum()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grad_x, = ctx.saved_tensors
-        return grad_x.mul_(grad_output)  # the mistake
-
-
-class SumOfSquaresOnCtx(SumOfSquares):
-    """The same, with the gradient kept on ctx, where no version counter watches it."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.grad_x = 2 * x
-        return (x * x).sum()
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        return ctx.grad_x.mul_(grad_output)
-
-
-for function in (SumOfSquares, SumOfSquaresOnCtx):
-    x_small = torch.tensor([1.0, 2.0], requires_grad=True)
-    y = function.apply(x_small)
-    first, = torch.autograd.grad(3 * y, x_small, retain_graph=True)
-    print(f"{function.__name__}: first {first.tolist()} (true: [6.0, 12.0])")
-    try:
-        second, = torch.autograd.grad(3 * y, x_small)
-        print(f"  second {second.tolist()}, and first, printed again, {first.tolist()}")
-    except RuntimeError as error:
-        print(f"  second: {first_line(error)[:90]}")
-
-# %% [markdown]
-# Saved with `save_for_backward`, the in-place write bumps the tensor's version and the
-# second backward refuses; kept on `ctx`, nothing watches it and the second backward is
-# silently three times too large. The first gradient changed too: backward returned
-# `ctx.grad_x` itself, so a gradient already handed back changes under you. What would
-# backward return instead?
-#
-# ### Step 6: low precision
+# ### Step 5: low precision
 #
 # In float16 and bfloat16 a loss and $\text{grad}_W$ summed over many chunks lose accuracy at
 # every addition: bfloat16 keeps 8 significant bits, so a small term added to a large running
@@ -613,9 +506,7 @@ running = torch.zeros((), dtype=torch.bfloat16)
 for term in terms.to(torch.bfloat16):
     running = running + term
 exact = terms.double().sum().item()
-print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
-      f"float32 running sum cast to bfloat16 "
-      f"{terms.to(torch.bfloat16).float().sum().to(torch.bfloat16).item():.1f}")
+print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}")
 
 # %% [markdown]
 # So for bfloat16 inputs, in which dtype must the running loss and $\text{grad}_W$ be kept, and
@@ -633,8 +524,8 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}; "
 # exercise's own contract:
 #
 # - Stable at logits of magnitude $10^4$ in float32 and float64; for float16 and bfloat16
-#   inputs, a loss and gradients in the input's dtype, as accurate as accumulating in float32
-#   makes them.
+#   inputs, a loss and gradients in the input's dtype, each within about one of that dtype's
+#   roundings of its largest entry, however many chunks are summed.
 # - No tensor with more elements than the largest of `chunk_size * V`, `N * d` and `V * d`,
 #   in every grad mode, and at most eight `chunk_size * V` tensors alive at once in forward,
 #   besides a few of `x`'s and `weight`'s sizes.
@@ -962,7 +853,61 @@ plt.show()
 # | every chunk's softmax kept in a list, the gradients in a second pass | the same: all the chunks alive at once | each chunk's gradients before the next chunk exists |
 # | each chunk's $G = (P - Y)/N$ rounded to float16 before the two products | its entries are about $1/(NV)$, below float16's normal range: they keep a few significant bits or round to 0, and the gradients with them | keep $G$ in float32 until both products are done |
 # | the float32 loss or $\text{grad}_W$ cast to float16 before the division by $N$ | right at small $N$; `inf` once the sum over the rows passes 65504 (8192 rows of loss 10 do) | divide by $N$ in float32, then cast |
+
+# %% [markdown]
+# ### Backward must not scale what it saved in place
 #
+# Backward multiplies the saved gradients by `grad_output`. `grad_x.mul_(grad_output)` saves
+# an allocation and is right once; but a graph can be walked twice (`retain_graph=True`). A toy
+# Function with the same design, $\sum x^2$ with its gradient $2x$ computed in forward:
+
+# %%
+class SumOfSquares(torch.autograd.Function):
+    """sum(x ** 2), its gradient 2x computed in forward; backward scales it IN PLACE."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(2 * x)
+        return (x * x).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_x, = ctx.saved_tensors
+        return grad_x.mul_(grad_output)  # the mistake
+
+
+class SumOfSquaresOnCtx(SumOfSquares):
+    """The same, with the gradient kept on ctx, where no version counter watches it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.grad_x = 2 * x
+        return (x * x).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return ctx.grad_x.mul_(grad_output)
+
+
+for function in (SumOfSquares, SumOfSquaresOnCtx):
+    x_small = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = function.apply(x_small)
+    first, = torch.autograd.grad(3 * y, x_small, retain_graph=True)
+    print(f"{function.__name__}: first {first.tolist()} (true: [6.0, 12.0])")
+    try:
+        second, = torch.autograd.grad(3 * y, x_small)
+        print(f"  second {second.tolist()}, and first, printed again, {first.tolist()}")
+    except RuntimeError as error:
+        print(f"  second: {first_line(error)[:90]}")
+
+# %% [markdown]
+# Saved with `save_for_backward`, the in-place write bumps the tensor's version and the
+# second backward refuses; kept on `ctx`, nothing watches it and the second backward is
+# silently three times too large. The first gradient changed too: backward returned
+# `ctx.grad_x` itself, so a gradient already handed back changes under you. What would
+# backward return instead?
+
+# %% [markdown]
 # ### Why z-loss helps bfloat16 logits
 #
 # Not because bfloat16 overflows sooner: it has float32's exponent range. It has 8 significant

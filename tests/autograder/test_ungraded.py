@@ -84,3 +84,34 @@ def test_the_grad_mode_designs_that_work_are_a_and_c(capsys):
     try_grad_mode_designs({"where to ask": None, "ways that work": None})
     out = capsys.readouterr().out
     assert "✗ ways that work" in out and "✗ where to ask" in out
+
+
+def test_the_row_gradient_check_ticks_softmax_minus_one_hot_and_names_the_class_off(capsys):
+    """Does the derivation's row check tick softmax minus one-hot on all three rows, and for
+    the softmax alone name the target's class as the one off, with the row's sum?"""
+    from autograder.ungraded import check_grad_row
+    check_grad_row(lambda z, y: torch.softmax(z, 0) - F.one_hot(torch.tensor(y), len(z)))
+    out = capsys.readouterr().out
+    assert out.count("✓") == 3 and "✗" not in out
+    check_grad_row(lambda z, y: torch.softmax(z, 0))
+    out = capsys.readouterr().out
+    assert out.count("✗") == 3 and "(the target's class); your row sums to 1.0000" in out
+    check_grad_row(lambda z, y: torch.zeros(len(z) + 1))  # the wrong length: shown, not raised
+    assert capsys.readouterr().out.count("✗ RuntimeError") == 3
+
+
+def test_the_linear_gradients_check_ticks_both_and_names_a_transposed_product(capsys):
+    """Does the check of grad_x and grad_W tick G @ W and G^T @ x, and for G @ W^T (a shape
+    error) say which product and which shape it must have?"""
+    from autograder.ungraded import check_linear_grads
+    check_linear_grads(lambda G, x, weight: (G @ weight, G.T @ x))
+    out = capsys.readouterr().out
+    assert "grad_x: ✓ shape (4, 3)" in out and "grad_W: ✓ shape (5, 3)" in out
+    check_linear_grads(lambda G, x, weight: (G @ weight.T, G.T @ x))
+    out = capsys.readouterr().out
+    assert out.startswith("my_linear_grads: ✗ RuntimeError")
+    assert "in grad_x, the product with weight (5, 3) in it: grad_x must have shape (4, 3)" in out
+    check_linear_grads(lambda G, x, weight: (2 * G @ weight, x))
+    out = capsys.readouterr().out
+    assert "grad_x: ✗ shape (4, 3), largest error" in out
+    assert "grad_W: ✗ shape (4, 3), autograd's is (5, 3)" in out

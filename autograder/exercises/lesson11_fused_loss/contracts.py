@@ -81,8 +81,9 @@ CE_RULES = {
 
 LCE_CLAUSES = (
     Clause("Stable at logits of magnitude $10^4$ in float32 and float64; for float16 and "
-           "bfloat16 inputs, a loss and gradients in the input's dtype, as accurate as "
-           "accumulating in float32 makes them.",
+           "bfloat16 inputs, a loss and gradients in the input's dtype, each within about "
+           "one of that dtype's roundings of its largest entry, however many chunks are "
+           "summed.",
            {"linear_cross_entropy/overflows-at-large-logits": "float64 arithmetic with no max "
                                                               "shift",
             "linear_cross_entropy/casts-before-dividing-by-n": "the float32 loss cast to float16 "
@@ -102,7 +103,9 @@ LCE_CLAUSES = (
            {"linear_cross_entropy/materialises-logits": "all the logits at once",
             "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad",
             "linear_cross_entropy/keeps-every-chunk": "every chunk's softmax kept in a list, the "
-                                                      "gradients in a second pass"}),
+                                                      "gradients in a second pass",
+            "linear_cross_entropy/too-many-chunk-tensors": "eight copies of each chunk's "
+                                                           "logits kept to the end of the loop"}),
     Clause("Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes "
            "and ones of at most $N$ elements; backward does no matrix product and returns new "
            "tensors.",

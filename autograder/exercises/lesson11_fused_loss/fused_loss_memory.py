@@ -62,10 +62,18 @@ def check_forward_peak(function: Called, values: dict) -> None:
     with case(_describe(values)), TensorAccounting() as books:
         function.apply(*inputs.values())  # no saved-tensor hooks: they would keep every chunk
     alive = (books.phase.peak - X_AND_WEIGHT_SIZED * (N * d + V * d) * wide) / (chunk * V * wide)
-    if alive > CHUNKS_ALIVE:
+    chunks = -(-N // chunk)
+    if alive <= CHUNKS_ALIVE:
+        return
+    seen = (f"{NAME}'s forward has {alive:.1f} chunk_size x V tensors' worth alive at once, of "
+            f"{chunks} chunks, where the contract allows {CHUNKS_ALIVE}")
+    if alive >= chunks * 3 / 4:  # a list of every chunk holds about one per chunk
         raise GradingError(
-            f"{NAME}'s forward has {alive:.1f} chunk_size x V tensors' worth alive at once, of "
-            f"{-(-N // chunk)} chunks, where the contract allows {CHUNKS_ALIVE}: are the chunks "
-            "all alive at once, each one's logits (or G) kept in a list, or for a second pass? "
-            f"let each chunk's go before the next one's exist (with {_describe(values)})",
-            mistake="linear_cross_entropy/keeps-every-chunk")
+            f"{seen}: are the chunks all alive at once, each one's logits (or G) kept in a list, "
+            "or for a second pass? let each chunk's go before the next one's exist "
+            f"(with {_describe(values)})", mistake="linear_cross_entropy/keeps-every-chunk")
+    raise GradingError(
+        f"{seen}: one chunk makes more chunk-sized tensors than it needs alive together (copies "
+        "or intermediates of its logits kept to the end of the loop?): count the chunk_size x V "
+        "tensors alive at the loop's busiest line, and let each go once it is used "
+        f"(with {_describe(values)})", mistake="linear_cross_entropy/too-many-chunk-tensors")

@@ -201,6 +201,15 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the reviewer's: within one chunk, copies of its logits alive beside P and G (the old
+    # probe's allowance for x and weight hid about four chunks)
+    Mistake(LCE, "eight copies of each chunk's logits kept to the end of the loop",
+            "one chunk makes more chunk-sized tensors than it needs alive together", edit(
+        LINEAR, ("            logits = x_chunk @ weight_wide.T\n",
+                 "            logits = x_chunk @ weight_wide.T\n"
+                 "            snapshots = [logits.clone() for _ in range(8)]\n"),
+        ("                    grad_weight.addmm_(probs.T, x_chunk)\n",
+         "                    grad_weight.addmm_(probs.T, x_chunk)\n            del snapshots\n"))),
     Mistake(LCE, "every chunk's softmax kept in a list, the gradients in a second pass",
             "are the chunks all alive at once", KEEP_CHUNKS),
     # the reviewer's: a logits buffer reused across calls, where two threads share it
