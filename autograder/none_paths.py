@@ -142,5 +142,5 @@ def _frozen_error(function, domain: Domain, values: dict, wanted: str, other: st
     return GradingError(
         f"{function.__name__}.backward returned a gradient for {other} with only {wanted} "
         f"requiring grad ({shapes_of(values)}): {other} needs no gradient, so backward returns "
-        f"None for it, and skips the work {rule_reference('gradients')}",
+        f"None for it (computing it is work thrown away) {rule_reference('gradients')}",
         mistake=f"{domain.spec.name}/computes-frozen-gradient")

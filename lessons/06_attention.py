@@ -283,6 +283,44 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$. With $dP = dO\,V^\top$, write
 #    it as a double sum over keys $j$ and value columns $c$, and swap the sums: what is it in
 #    $dO$ and $O$ alone? Why will that matter once $P$ comes one block of keys at a time?
+#
+# Try your answer to 3 in `row_sum_from_output`; the check computes
+# $\operatorname{rowsum}(dP \odot P)$ the long way, from $P$ and $V$, and compares.
+
+# %%
+def report(label, largest_error, tolerance):
+    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
+    code is shown in one line, so that Run All goes on."""
+    try:
+        error = largest_error()
+    except Exception as raised:  # an error in your function, shown in one line
+        first_line = str(raised).partition("\n")[0]
+        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
+        return
+    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
+
+
+def row_sum_from_output(grad_output, output):
+    """rowsum(dP * P) for each query row, from dO and O alone: your answer to question 3."""
+    ### BEGIN WORKED
+    return (grad_output * output).sum(dim=-1)
+    ### LEARNER
+    return torch.zeros(grad_output.shape[:-1], dtype=grad_output.dtype)  # replace with yours
+    ### END WORKED
+
+
+def error_row_sum():
+    """Yours against rowsum(dP * P), dP = dO V^T, on 3 query rows and 5 keys."""
+    generator = torch.Generator().manual_seed(6)
+    P_rows = torch.softmax(torch.randn(3, 5, dtype=torch.float64, generator=generator), dim=-1)
+    V_rows = torch.randn(5, 2, dtype=torch.float64, generator=generator)
+    dO_rows = torch.randn(3, 2, dtype=torch.float64, generator=generator)
+    want = ((dO_rows @ V_rows.T) * P_rows).sum(dim=-1)
+    got = torch.as_tensor(row_sum_from_output(dO_rows, P_rows @ V_rows)).reshape(want.shape)
+    return (got - want).abs().max().item()
+
+
+report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 
 # %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
@@ -438,24 +476,13 @@ if not withheld(my_peak_prediction):
 #    your update is right for the first block too, however low that row's scores lie?
 #
 # Write them in `combine`, `finish` and `start`; the check runs a row of 12 scores in blocks
-# of 4, and the same row moved 1000 down, against the whole row. The placeholders rescale
-# nothing and start everything at 0.
+# of 4, each block's maximum above the last one's, and the same row moved 100,000 down,
+# against the whole row. The placeholders rescale nothing and start everything at 0.
 
 # %%
-def report(label, largest_error, tolerance):
-    """✓ or ✗ for the largest error that largest_error() returns; an error raised in your
-    code is shown in one line, so that Run All goes on."""
-    try:
-        error = largest_error()
-    except Exception as raised:  # an error in your function, shown in one line
-        first_line = str(raised).partition("\n")[0]
-        print(f"✗ {label}: your code raised {type(raised).__name__}: {first_line}")
-        return
-    print("✓" if error < tolerance else "✗", f"{label}: largest error {error:.2g}")
-
-
-row = torch.randn(12, dtype=torch.float64) * 3
-values = torch.randn(12, 2, dtype=torch.float64)
+row = torch.tensor([0.5, -1.2, 1.0, 0.3, 2.1, 3.5, -0.4, 1.7, 6.0, 2.2, 4.4, -2.0],
+                   dtype=torch.float64)  # block maxima 1.0, 3.5, 6.0: each block raises m
+values = torch.randn(12, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
 
 
 def combine(m, ell, o, s_new, v_new):
@@ -494,9 +521,9 @@ def start():
 
 def error_online():
     """Your start, combine over the row's three blocks and finish, against the whole row;
-    and the same for the row moved 1000 down."""
+    and the same for the row moved 100,000 down."""
     errors = []
-    for scores in (row, row - 1000):
+    for scores in (row, row - 1e5):
         m, ell, o = start()
         for first in range(0, 12, 4):
             m, ell, o = combine(m, ell, o, scores[first:first + 4], values[first:first + 4])
@@ -506,7 +533,7 @@ def error_online():
     return torch.tensor(errors).max().item()  # nan (a start that leaves 0 / 0) fails
 
 
-report("output and L, block by block", error_online, 1e-12)
+report("output and L, block by block", error_online, 1e-9)
 
 # %% [markdown]
 # ## Derive: attention by tiles
@@ -535,9 +562,11 @@ report("output and L, block by block", error_online, 1e-12)
 # not matter?
 #
 # **Low precision.** For float16 or bfloat16 inputs, fused kernels compute the scores and
-# their exponentials in float32, accumulate in float32, and round only $P$ to the input dtype
-# for $P V$ on tensor cores. Why keep $L$ in float32 too, when every probability of a row is
-# $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
+# their exponentials in float32 and accumulate in float32; they round a tile to the input
+# dtype only where it enters a matrix product on tensor cores ($P$ for $P V$ and $P^\top dO$,
+# $dS$ for $dS\,K$ and $dS^\top Q$), and the product still accumulates in float32. Why keep $L$
+# in float32 too, when every probability of a row is $e^{S - L}$? And why not keep a float32
+# copy of $Q$, $K$, $V$?
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -553,7 +582,7 @@ report("output and L, block by block", error_online, 1e-12)
 # - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
 # - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
 # - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
-# - float16 and bfloat16 inputs: the scores, their exponentials and every accumulator in float32 ($P$ may be rounded to the input dtype for $P V$ only); the results in the input dtype.
+# - float16 and bfloat16 inputs: the scores, their exponentials, the row statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype only as operands of a matrix product); the results in the input dtype.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
 class FlashAttention(torch.autograd.Function):
@@ -685,20 +714,13 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # - `bias` is any float tensor that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one finite key).
 # - Each gradient, the bias's included, is computed only when `ctx.needs_input_grad` asks for it: no product is made for an input that needs none.
 #
-# <details><summary>Hint 1: what is new?</summary>
-#
-# With $S' = \tau\,QK^\top + B$, which part of your Exercise 1 backward does not care how
-# $S'$ was made, and which step is new?
-# </details>
-#
-# <details><summary>Hint 2: nudge one entry</summary>
+# <details><summary>Hint 1: nudge one entry</summary>
 #
 # Take a bias of the scores' own shape and add $\varepsilon$ to one entry: which scores move,
-# and by how much? Now a bias of shape $(H, 1, N_k)$: which scores move this time? And when
-# only `V` needs a gradient, does backward need $dP$ at all?
+# and by how much? Now a bias of shape $(H, 1, N_k)$: which scores move this time?
 # </details>
 #
-# <details><summary>Hint 3: padding with $-\infty$</summary>
+# <details><summary>Hint 2: padding with $-\infty$</summary>
 #
 # Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and
 # what gradient does a padding entry of the bias receive?
@@ -1197,7 +1219,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
-# | the row sum $\ell$ added from $P$ rounded to float16 or bfloat16 | every row's $L$ off by the rounding's bias, up to $4 \times 10^{-4}$ in float16 where float32 is off by $10^{-7}$ | round $P$ only for $P V$; add the float32 probabilities into $\ell$ |
+# | the row sum $\ell$ added from $P$ rounded to float16 or bfloat16 | every row's $L$ off by the rounding's bias, up to $4 \times 10^{-4}$ in float16 where float32 is off by $10^{-7}$ | round $P$ only as a matrix product's operand; add the float32 probabilities into $\ell$ |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |

@@ -85,6 +85,7 @@ def check_inner_returns_none(function, values: dict) -> None:
                 f"calls, returned a gradient for {name} with ctx.needs_input_grad[{index}] False "
                 f"(a second derivative with a grad_output that requires no grad, as a "
                 f"Hessian-vector product takes it): {name} needs no gradient, so that backward "
-                f"returns None for it, and skips the work {rule_reference('gradients')}",
+                f"returns None for it (computing it is work thrown away) "
+                f"{rule_reference('gradients')}",
                 f"ctx.needs_input_grad: {needs}",
                 mistake="NumpyTanh/inner-computes-frozen-gradient")

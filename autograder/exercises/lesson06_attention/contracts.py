@@ -126,6 +126,7 @@ FLASH_ATTENTION_CLAUSES = (
                 "a key block's causal mask against every query, sliced per tile in backward",
             F_ + "blocks-of-more-than-block-rows":
                 "query blocks of 1 row, key blocks of BLOCK^2 rows",
+            F_ + "tail-block-dropped": "the last, shorter query block left out",
             F_ + "block-hard-coded-in-forward": "block size hard-coded",
             F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
             F_ + "block-default-not-64": "BLOCK = 128 by default",
@@ -148,6 +149,8 @@ FLASH_ATTENTION_CLAUSES = (
             "case:computes score tiles entirely above the causal diagonal":
                 "every tile computed under causal",
             F_ + "causal-mask-top-left": "top-left causal mask",
+            F_ + "causal-skip-top-left":
+                "key loop ended at the query block's own last position (top-left skip)",
             F_ + "causal-mask-hides-diagonal": "causal mask with >=",
             F_ + "tile-mask-without-offset":
                 "each tile masked as tril(Lk - Lq), without the tile's offset",
@@ -156,10 +159,11 @@ FLASH_ATTENTION_CLAUSES = (
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
-    Clause("float16 and bfloat16 inputs: the scores, their exponentials and every accumulator in "
-           "float32 ($P$ may be rounded to the input dtype for $P V$ only); the results in the "
-           "input dtype.",
+    Clause("float16 and bfloat16 inputs: the scores, their exponentials, the row statistics "
+           "and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype "
+           "only as operands of a matrix product); the results in the input dtype.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
+            F_ + "scale-in-half": "the scale applied to the query block in the input dtype",
             F_ + "backward-scores-in-half": "backward's score tile computed in the input dtype",
             F_ + "running-output-in-half": "running output kept in float16",
             F_ + "row-sum-from-rounded-probabilities": "row sum of P rounded to the input dtype",

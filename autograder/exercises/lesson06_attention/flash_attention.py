@@ -33,8 +33,8 @@ from .flash_magnitude import MAGNITUDES, check_magnitudes
 from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
                            flash_domain_values, flash_values, long_key_loop,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
-                           recognise_tile_mask_without_offset, recognise_top_left,
-                           tagged_values)
+                           recognise_tail_dropped, recognise_tile_mask_without_offset,
+                           recognise_top_left, recognise_top_left_skip, tagged_values)
 from .flash_blocks import check_block_rows, later_maximum_values
 from .flash_skip import recognise_skip_backward, recognise_skip_forward
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
@@ -46,6 +46,8 @@ NAMED = {"ignores the scale it is given": f"{NAME}/scale-ignored",
          "causal mask hides the diagonal": f"{NAME}/causal-mask-hides-diagonal",
          "nan under causal only": f"{NAME}/all-masked-first-tile",
          "causal mask is top-left": f"{NAME}/causal-mask-top-left",
+         "visits end at its last query's own position": f"{NAME}/causal-skip-top-left",
+         "shorter than BLOCK": f"{NAME}/tail-block-dropped",
          "leaves out each tile's offset": f"{NAME}/tile-mask-without-offset",
          "leaves tiles it visits unmasked": f"{NAME}/off-diagonal-tiles-unmasked",
          "does not rescale the running output": f"{NAME}/running-output-not-rescaled",
@@ -70,6 +72,8 @@ def check_flash(function, values: dict, block: int, *, rtol=1e-5, atol=1e-7):
                         or recognise_tile_mask_without_offset(function, values, block)
                         or recognise_skip_forward(function, values, block)
                         or recognise_skip_backward(function, values, block)
+                        or recognise_top_left_skip(function, values, block)
+                        or recognise_tail_dropped(function, values, block)
                         or recognise_forward(function, values, block, flash_reference)
                         or recognise_backward(function, values, block))
             except Exception:  # the learner's code may raise anything: keep the first hint

@@ -53,7 +53,7 @@ def rounded_scores(output, values: dict, expected: torch.Tensor,
     error = (got - expected).abs().max().item()
     near = min((got - r).abs().max().item() for r in _rounded_scores_reference(values))
     if not (error > tolerance and near < error / 4):
-        return None
+        return _scaled_query_rounded(got, values, error)
     dtype = str(values["Q"].dtype).removeprefix("torch.")
     top = (values["Q"].double() @ values["K"].double().transpose(-2, -1)).abs().max().item()
     top *= values["scale"]
@@ -65,6 +65,27 @@ def rounded_scores(output, values: dict, expected: torch.Tensor,
             f"{math.exp(gap / 2):.3g} times; cast the q and k "
             "tiles to float32 before their product, and keep the scores and their exponentials "
             "in float32", "FlashAttention/scores-in-half")
+
+
+def _scaled_query_rounded(got: torch.Tensor, values: dict, error: float) -> tuple[str, str] | None:
+    """(The hint, its mistake id) when the output is within a quarter of its error of
+    attention whose query was multiplied by the scale in the inputs' dtype, then rounded."""
+    dtype = values["Q"].dtype
+    scaled = (values["Q"] * values["scale"]).double()  # the product rounded to dtype
+    K, V = values["K"].double(), values["V"].double()
+    scores = scaled @ K.transpose(-2, -1)
+    if values["causal"]:
+        Lq, Lk = scores.shape[-2:]
+        visible = torch.ones(Lq, Lk, dtype=torch.bool, device=scores.device).tril(Lk - Lq)
+        scores = scores.masked_fill(~visible, float("-inf"))
+    near = (got - torch.softmax(scores, dim=-1) @ V).abs().max().item()
+    if not near < error / 4:
+        return None
+    name = str(dtype).removeprefix("torch.")
+    return (f"{NAME}'s output in {name} is off by {error:.3g}, and within {near:.2g} of "
+            f"attention whose query was multiplied by the scale in {name}: Q * scale rounds "
+            f"every entry of Q to {name} once more before the product; where is your scale "
+            "applied, and in which dtype?", "FlashAttention/scale-in-half")
 
 
 def check_low_precision(function, values: dict, block: int, tolerance: float) -> None:

@@ -167,6 +167,63 @@ def recognise_top_left(function, values: dict) -> str | None:
     return None
 
 
+def recognise_top_left_skip(function, values: dict, block: int) -> str | None:
+    """The hint when the mask is bottom-right but the skip top-left: each query block visits
+    key blocks up to its own last query's position, not past it by Lk - Lq."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    if not values["causal"] or Lq == Lk:
+        return None
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    query = torch.arange(Lq, device=Q.device)[:, None]
+    key = torch.arange(Lk, device=Q.device)[None, :]
+    last_query = torch.clamp(query // block * block + block, max=Lq) - 1  # of its block
+    mask = (key <= query + (Lk - Lq)) & (key // block * block <= last_query)
+    expected = attention_reference(Q, K, values["V"], values["scale"], mask)
+    if (isinstance(output, torch.Tensor) and output.shape == expected.shape
+            and torch.allclose(output, expected, rtol=1e-5, atol=1e-7, equal_nan=True)):
+        return (f"{NAME}'s causal mask is right, but the key blocks each query block visits "
+                "end at its last query's own position, a top-left bound: query i sees keys "
+                f"j <= i + (Lk - Lq) (here Lk - Lq = {Lk - Lq}, BLOCK={block}), so the last key "
+                "block a query block needs lies Lk - Lq further on")
+    return None
+
+
+def recognise_tail_dropped(function, values: dict, block: int) -> str | None:
+    """The hint when the last, shorter block is left out: of the queries (its output rows
+    wrong, every other row right) or of the keys (attention over the full blocks alone)."""
+    Q, K = values["Q"], values["K"]
+    Lq, Lk = Q.shape[-2], K.shape[-2]
+    with torch.no_grad():
+        output = function.apply(*values.values())
+    if not isinstance(output, torch.Tensor) or output.shape[:-1] != Q.shape[:-1]:
+        return None
+    query = torch.arange(Lq, device=Q.device)[:, None]
+    key = torch.arange(Lk, device=Q.device)[None, :]
+    visible = key <= query + (Lk - Lq) if values["causal"] else torch.ones_like(key == query)
+    expected = attention_reference(Q, K, values["V"], values["scale"], visible)
+    full = Lq - Lq % block
+    if 0 < full < Lq:
+        head = torch.allclose(output[..., :full, :], expected[..., :full, :], rtol=1e-5,
+                              atol=1e-7)
+        tail = torch.allclose(output[..., full:, :], expected[..., full:, :], rtol=1e-5,
+                              atol=1e-7, equal_nan=True)
+        if head and not tail:
+            return (f"{NAME}'s output rows {full} to {Lq - 1} are wrong and every row before "
+                    f"them right: with Lq = {Lq} and BLOCK = {block}, those rows are the last "
+                    "query block, shorter than BLOCK: does your loop over query blocks reach "
+                    "it?")
+    full = Lk - Lk % block
+    if 0 < full < Lk:
+        without = attention_reference(Q, K, values["V"], values["scale"], visible & (key < full))
+        if torch.allclose(output, without, rtol=1e-5, atol=1e-7, equal_nan=True):
+            return (f"{NAME}'s output is attention over keys 0 to {full - 1} alone: with "
+                    f"Lk = {Lk} and BLOCK = {block}, keys {full} to {Lk - 1} are the last key "
+                    "block, shorter than BLOCK: does your loop over key blocks reach it?")
+    return None
+
+
 def recognise_tile_mask_without_offset(function, values: dict, block: int) -> str | None:
     """The hint when each tile is masked as if its first query and first key sat at position 0
     (tril(Lk - Lq) of the tile, the tile's offset i0 - j0 left out): the output is the

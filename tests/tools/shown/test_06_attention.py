@@ -40,23 +40,36 @@ def test_combine_worked_passes_and_no_rescale_fails():
 
 def test_online_check_needs_finish_and_start_and_shows_no_answer():
     """Does the online-softmax check give ✓ only with the worked combine, finish and start
-    (the placeholder start, m at 0, leaves 0 / 0 on the row moved 1000 down; finfo.min
-    passes), and does the learner's copy of its code leave question 4 (o / ell, m + log ell)
-    and question 5 (m starts at -inf) to the learner?"""
+    (the placeholder start, m at 0, or one at -1e4 leaves 0 / 0 on the row moved 100,000 down;
+    finfo.min passes; a combine that does not rescale o fails on its fixed row, whose every
+    block raises the maximum), and does the learner's copy of its code leave question 4
+    (o / ell, m + log ell) and question 5 (m starts at -inf) to the learner?"""
     lesson = definitions("06_attention", "report", "row", "values", "combine", "finish",
                          "start", "error_online")
 
     def verdict() -> str:
-        return printed(lesson["report"], "check", lesson["error_online"], 1e-12)[0]
+        return printed(lesson["report"], "check", lesson["error_online"], 1e-9)[0]
 
     assert verdict().startswith("✓")
     lesson["start"] = _answer("start", learner=True)
+    assert verdict().startswith("✗")
+    lesson["start"] = lambda: (torch.tensor(-1e4, dtype=torch.float64), 0.0,
+                               torch.zeros(2, dtype=torch.float64))
     assert verdict().startswith("✗")
     lesson["start"] = lambda: (torch.tensor(torch.finfo(torch.float64).min,
                                             dtype=torch.float64), 0.0,
                                torch.zeros(2, dtype=torch.float64))
     assert verdict().startswith("✓")
     lesson["start"] = _answer("start")
+
+    def no_rescale(m, ell, o, s_new, v_new):  # rescales ell but not o
+        m_new = torch.maximum(m, s_new.max())
+        p = torch.exp(s_new - m_new)
+        return m_new, torch.exp(m - m_new) * ell + p.sum(), o + p @ v_new
+
+    lesson["combine"] = no_rescale
+    assert verdict().startswith("✗")
+    lesson["combine"] = _answer("combine")
     lesson["finish"] = _answer("finish", learner=True)
     assert verdict().startswith("✗")
     checks = [cell for cell in code_cells("06_attention", learner=True)
@@ -64,6 +77,26 @@ def test_online_check_needs_finish_and_start_and_shows_no_answer():
     assert len(checks) == 2
     assert not any("/ ell" in cell or "log(ell)" in cell for cell in checks)
     assert not any("-inf" in cell for cell in checks if "def error_online" in cell)
+
+
+def test_row_sum_check_passes_the_identity_and_shows_no_answer():
+    """Does the check of question 3 give ✓ to rowsum(dO * O), with or without keepdim, ✗ to the
+    placeholder and to a row sum of dO alone, and does the learner's copy leave it unwritten?"""
+    lesson = definitions("06_attention", "report", "row_sum_from_output", "error_row_sum")
+
+    def verdict() -> str:
+        return printed(lesson["report"], "check", lesson["error_row_sum"], 1e-12)[0]
+
+    assert verdict().startswith("✓")
+    lesson["row_sum_from_output"] = lambda dO, O: (dO * O).sum(dim=-1, keepdim=True)
+    assert verdict().startswith("✓")
+    lesson["row_sum_from_output"] = lambda dO, O: dO.sum(dim=-1)
+    assert verdict().startswith("✗")
+    lesson["row_sum_from_output"] = _answer("row_sum_from_output", learner=True)
+    assert verdict().startswith("✗")
+    cell = next(cell for cell in code_cells("06_attention", learner=True)
+                if "def row_sum_from_output" in cell)
+    assert "grad_output * output" not in cell
 
 
 def test_slope_gradient_worked_matches_autograd():

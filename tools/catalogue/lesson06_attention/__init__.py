@@ -13,7 +13,8 @@ from . import (attention_bias, flash_attention, flash_causal, flash_low_precisio
 
 UNUSUAL = (scaled_dot_product.UNUSUAL + memory_efficient.UNUSUAL + flash_attention.UNUSUAL
            + flash_causal.UNUSUAL + flash_saves.UNUSUAL + attention_bias.UNUSUAL
-           + once_differentiable.UNUSUAL + state_outside_ctx.UNUSUAL)
+           + flash_low_precision.UNUSUAL + once_differentiable.UNUSUAL
+           + state_outside_ctx.UNUSUAL)
 MISTAKES = (scaled_dot_product.MISTAKES + memory_efficient.MISTAKES + flash_attention.MISTAKES
             + flash_causal.MISTAKES + flash_tile_shapes.MISTAKES + flash_saves.MISTAKES
             + flash_low_precision.MISTAKES + attention_bias.MISTAKES + multi_head_layout.MISTAKES

@@ -31,6 +31,15 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the reviewer's F7b and F7: the mask bottom-right, the key loop's end (and backward's
+    # first query block) top-left (review at 2d863fb7: was "output is wrong")
+    Mistake(FA, "key loop ended at the query block's own last position (top-left skip)",
+            "visits end at its last query's own position",
+            edit(FLASH, (END, "end = min(Lk, i + q.shape[-2]) if causal else Lk"))),
+    Mistake(FA, "both skip bounds top-left, the mask bottom-right",
+            "visits end at its last query's own position",
+            edit(FLASH, (END, "end = min(Lk, i + q.shape[-2]) if causal else Lk"),
+                 (FIRST, "first = j // block * block if ctx.causal else 0"))),
     Mistake(FA, "full causal mask, sliced per tile", "builds a full Lq x Lk mask", edit(
         FLASH, ('return s.masked_fill(key > query[:, None] + (Lk - Lq), float("-inf"))',
                 'full = torch.ones(Lq, Lk, dtype=torch.bool, device=s.device).tril(Lk - Lq)\n'

@@ -9,7 +9,7 @@ named a precision loss after the same code matched in float32 on the same values
 
 from pathlib import Path
 
-from .. import Mistake, edit
+from .. import Mistake, Unusual, edit
 from .answers import FA, FLASH
 
 _SOURCE = (Path(__file__).parents[3] / "lessons" / "06_attention.py").read_text()
@@ -18,7 +18,26 @@ _END = _SOURCE.index('# %% nbgrader={"grade_id": "FlashAttention"')
 SOLUTION = (_SOURCE[_START:_END].replace("        ### BEGIN SOLUTION\n", "")
             .replace("        ### END SOLUTION\n", ""))
 
+UNUSUAL = [
+    # FlashAttention-2's own backward: P and dS rounded to the input dtype as the operands of
+    # dV, dQ and dK's products, accumulated in float32 (review at 2d863fb7)
+    Unusual(FA, "P and dS rounded to the input dtype as matmul operands in backward", edit(
+        FLASH, ("dv += p.transpose(-2, -1) @ do",
+                "dv += p.to(Q.dtype).to(wide).transpose(-2, -1) @ do"),
+        ("grad_Q[..., i:i + block, :] += ctx.scale * ds @ k",
+         "grad_Q[..., i:i + block, :] += ctx.scale * ds.to(Q.dtype).to(wide) @ k"),
+        ("dk += ctx.scale * ds.transpose(-2, -1) @ q",
+         "dk += ctx.scale * ds.to(Q.dtype).to(wide).transpose(-2, -1) @ q"))),
+]
+
 MISTAKES = [
+    # the reviewer's F17: Q * scale in the input dtype, widened after (review at 2d863fb7)
+    Mistake(FA, "the scale applied to the query block in the input dtype",
+            "query was multiplied by the scale in bfloat16", edit(
+        FLASH, ("            q = Q[..., i:i + block, :].to(wide)\n            m =",
+                "            q = (Q[..., i:i + block, :] * scale).to(wide)\n            m ="),
+        ("                s = (q @ k.transpose(-2, -1)) * scale\n",
+         "                s = q @ k.transpose(-2, -1)\n"))),
     # forward right, backward's tile of scores from a product in the input dtype, widened
     # after (review at 32340a34: was "your gradient for Q is wrong")
     Mistake(FA, "backward's score tile computed in the input dtype",

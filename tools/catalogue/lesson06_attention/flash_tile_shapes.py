@@ -31,6 +31,12 @@ _ROW_BY_ROW = _rectangular("1", "FlashAttention.BLOCK ** 2")
 UNUSUAL: list[Unusual] = []
 
 MISTAKES = [
+    # the reviewer's F15: the last query block left out where it is shorter than BLOCK
+    # (review at 2d863fb7: was "output is wrong", or "inf or nan" from new_empty's garbage)
+    Mistake(FA, "the last, shorter query block left out", "shorter than BLOCK", edit(
+        FLASH, ("for i in range(0, Lq, block):\n            q = Q",
+                "for i in range(0, Lq - Lq % block if Lq > block else Lq, block):\n"
+                "            q = Q"))),
     Mistake(FA, "query blocks of 1 row, key blocks of BLOCK^2 rows", _ROWS, _ROW_BY_ROW),
     Mistake(FA, "query blocks of BLOCK // 2 rows, key blocks of 2 BLOCK", _ROWS, _rectangular(
         "max(1, FlashAttention.BLOCK // 2)", "2 * FlashAttention.BLOCK")),
