@@ -402,9 +402,10 @@ except RuntimeError as error:
 # `setup_context(ctx=..., inputs=..., output=...)` with keywords, so its parameters must have
 # exactly those names.
 #
-# `mutates_args=()` is a promise in the operator's **schema**, which the compiler reorders and
-# removes operators by: the operator writes into none of its inputs, and its output is never an
-# input nor a view of one. (An optional section breaks both promises and shows who notices.)
+# The operator's **schema**, which the compiler reorders and removes operators by, holds two
+# promises: `mutates_args=()` says the operator writes into none of its inputs, and every
+# `custom_op`, whatever it mutates, returns outputs that are never an input nor a view of one.
+# (An optional section breaks both promises and shows who notices.)
 
 # %% [markdown]
 # ## Softplus with a scale: the questions before Exercise 2
@@ -416,7 +417,7 @@ except RuntimeError as error:
 # 1. What is $ds/dx$? Count the factors of $\beta$.
 # 2. Which tensors could `setup_context` keep for backward (it sees `inputs` and `output`)? For
 #    each candidate, how does backward get the slope from it?
-# 3. At $\beta x = -40$, $s$ is about $10^{-18}$. For each candidate, does backward's formula
+# 3. At $\beta x = -50$, $s$ is about $10^{-22}$. For each candidate, does backward's formula
 #    keep those digits there, in float64 and float32?
 # 4. $\beta$ is a Python float: where does backward find it, and what does it return for it?
 #
@@ -484,9 +485,9 @@ check_softplus_slope()
 #
 # <details><summary><b>Hint 2</b> (question 3)</summary>
 #
-# At $x = -20$, $\beta = 2$: $s = 2.1242 \times 10^{-18}$, and the slope is $4.2484 \times
-# 10^{-18}$. Evaluate each candidate formula there one operation at a time: which step forms a
-# number near 1, and how many digits of $10^{-18}$ survive it?
+# At $x = -25$, $\beta = 2$: $s = 9.6437 \times 10^{-23}$, and the slope is $1.9287 \times
+# 10^{-22}$. Evaluate each candidate formula there one operation at a time: which step forms a
+# number near 1, and how many digits of $10^{-22}$ survive it?
 # </details>
 
 # %% [markdown]
@@ -501,8 +502,9 @@ check_softplus_slope()
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - its values accurate in both tails, in float64 and float32: finite for $\beta x$ in the
-#   thousands, and at $\beta x = -40$ about $10^{-18} / \beta$, not 0;
+# - its values correct to about five significant digits in both tails, in float64 and
+#   float32: finite for $\beta x$ in the thousands, and tiny but not 0 far in the left tail,
+#   where $s \approx e^{\beta x} / \beta$;
 # - a fake implementation whose output has the real output's shape, dtype and strides;
 # - a backward written by hand and registered for autograd, its gradient as accurate in the left
 #   tail as the value;
@@ -1257,12 +1259,12 @@ except RuntimeError as error:
 # ### Fine print: `softplus`'s tails
 #
 # The self-check compares both tails point by point, values and gradient, float64 and float32,
-# to a relative tolerance with no absolute floor (a tiny number must keep its digits); a failure
-# names the point and the tolerance. Returning $x$ itself past a threshold drops a relative
+# to a relative $10^{-5}$ with no absolute floor (a tiny number must keep its digits); a failure
+# names the point. Returning $x$ itself past a threshold drops a relative
 # $e^{-\beta x}/(\beta x)$ or so, and replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops
-# a relative $e^{z}/2$: how far out must each switch sit before float64 cannot see the term it
-# drops? A form with no switch never asks. The fake is tried on several layouts of `x`, dense and
-# not.
+# a relative $e^{z}/2$: how far out must each switch sit before five significant digits cannot
+# see the term it drops? (`F.softplus` switches to $x$ past $\beta x = 20$, its `threshold`.) A
+# form with no switch never asks. The fake is tried on several layouts of `x`, dense and not.
 
 # %% [markdown]
 # ### Common mistakes

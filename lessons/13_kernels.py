@@ -807,8 +807,9 @@ else:
 #   of the float32-computed result cast back), on sizes no block divides, transposed,
 #   strided and expanded inputs, and under `opcheck` and `torch.compile(fullgraph=True)`.
 # - A probe lists every torch op your operators dispatch and every kernel they launch, and
-#   counts the launches (on 37 elements and on 1,049,600, past the largest block Triton
-#   accepts): arithmetic outside your kernels, or more launches than the contract's, fails.
+#   counts the launches (on a tensor smaller than a block and on one past the largest block
+#   Triton accepts): arithmetic outside your kernels, or more launches than the contract's,
+#   fails.
 # - Masked-off lanes and every buffer you allocate uninitialised are filled with NaN, as a GPU
 #   may leave them; loads and stores outside your tensors are refused before they happen.
 # - Every launch's stores and atomic operations are watched: two programs of one launch

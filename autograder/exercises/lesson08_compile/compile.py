@@ -265,10 +265,16 @@ def check_lse_jvp(function, values: dict) -> None:
     """torch.func.jvp through the learner's jvp against torch.logsumexp's."""
     x, dim = values["x"], values["dim"]
     tangent = sample(x.shape, x.device, seed=5, dtype=x.dtype)
+    x, given = x.clone(), x.clone()
     try:
         out, got = torch.func.jvp(lambda t: function.apply(t, dim), (x,), (tangent,))
     except Exception as error:
         raise _transform_error("jvp", error, values) from error
+    if not torch.equal(x, given):
+        raise GradingError(
+            f"LogSumExp.jvp wrote into x, which it reads from ctx.saved_tensors (x of shape "
+            f"{tuple(x.shape)}, dim={dim}): the caller's x changed under torch.func.jvp "
+            f"{rule_reference('unwritten')}", mistake="LogSumExp/jvp-writes-saved-input")
     _, expected = torch.func.jvp(lambda t: torch.logsumexp(t, dim), (x,), (tangent,))
     if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
             and torch.allclose(got, expected, rtol=1e-5, atol=1e-7)):

@@ -44,14 +44,17 @@ SQUARED_NORM_RULES = {
 
 
 SOFTPLUS_CLAUSES = (
-    Clause('its values accurate in both tails, in float64 and float32: finite for $\\beta x$ in '
-           'the thousands, and at $\\beta x = -40$ about $10^{-18} / \\beta$, not 0;',
+    Clause('its values correct to about five significant digits in both tails, in float64 and '
+           'float32: finite for $\\beta x$ in the thousands, and tiny but not 0 far in the left '
+           'tail, where $s \\approx e^{\\beta x} / \\beta$;',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
             'softplus/float64-threshold':
                 "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",
             'softplus/log-without-log1p':
                 'the stable form written with log, not log1p: 0.0 at beta * x = -40',
             'softplus/computes-in-float32': 'computed in float32 inside the operator, with log1p',
+            'softplus/output-dtype-not-input':
+                'forward computed and returned in float64 for every x',
             'softplus/threshold-switch': 'where(z > 15, z, log1p(exp(z))): a switch to z past 15',
             'softplus/beta-rounded-to-float32':
                 "forward's beta made with torch.tensor(beta): float32",
@@ -153,5 +156,7 @@ LSE_RULES = {
             'LogSumExp/state-outside-ctx':
                 'the softmax kept in a module global by setup_context for backward'},
     "unwritten": {'LogSumExp/reshapes-grad-output':
-                      'grad_output.unsqueeze_(dim) in backward (its shape changed in place)'},
+                      'grad_output.unsqueeze_(dim) in backward (its shape changed in place)',
+                  'LogSumExp/jvp-writes-saved-input':
+                      "jvp computes the weights in x's own memory (x.sub_(...).exp_())"},
 }

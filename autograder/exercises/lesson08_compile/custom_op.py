@@ -145,6 +145,12 @@ def check_fake(softplus, x, beta) -> None:
     except Exception as error:
         raise _softplus_error("fake implementation", error, softplus, beta) from error
     got, want = ((tuple(t.shape), t.dtype, t.device.type) for t in (fake, real))
+    if real.dtype != x.dtype and fake.dtype == x.dtype:
+        raise GradingError(
+            f"softplus returns {str(real.dtype)[6:]} for an x of {str(x.dtype)[6:]} (beta="
+            f"{beta}), where its fake, rightly, says {str(x.dtype)[6:]}: an element-wise op "
+            "returns x's dtype; where does your forward change it?",
+            mistake="softplus/output-dtype-not-input")
     if got != want:
         raise GradingError(
             f"softplus's fake implementation returns shape {got[0]}, {got[1]} on {got[2]}, "

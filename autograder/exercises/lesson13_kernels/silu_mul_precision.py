@@ -147,12 +147,18 @@ def check_float64_gates(silu_mul, device) -> None:
         error = ((mine.detach() - truth.detach()).abs() / truth.detach().abs()).nan_to_num(1.0)
         if error.max().item() > 1e-11:
             i = int(error.argmax())
+            if mine[i].item() == 0:
+                raise GradingError(
+                    f"silu_mul's {what} in float64 is 0 at a = {a[i].item():g}, where it is "
+                    f"{truth[i].item():.3g}: a tail cut to 0 past some |a|? In float64 silu's "
+                    "tail is tiny, not 0; compute it at every a, in the input's precision",
+                    mistake="silu_mul/float64-gate-saturated")
             raise GradingError(
                 f"silu_mul's {what} in float64 is {error[i].item():.2g} off (relative) at a = "
                 f"{a[i].item():g}, where float64 is good to about 1e-15: sigmoid(a) taken as "
                 "1 (or 0) past some |a|, or computed in float32? At a = 15.5, 1 - sigmoid(a) is "
-                "1.9e-7, below float32's step but not float64's: compute 1 / (1 + exp(-a)) at "
-                "every a, in the input's precision", mistake="silu_mul/float64-gate-saturated")
+                "1.9e-7, below float32's step but not float64's: compute the sigmoid at every "
+                "a, in the input's precision", mistake="silu_mul/float64-gate-saturated")
 
 
 def computed_in_float32(silu_mul, a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -204,11 +210,10 @@ def check_large_activations(silu_mul, device) -> None:
                 where = a[bad.nonzero()[0].item()].item()
                 raise GradingError(
                     f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
-                    "where silu is finite: most likely an exp that overflows (in float32 exp(x) "
-                    "is inf once x > 88.7, and inf / inf and inf * 0 are nan); let an exp "
-                    "appear only inside the sigmoid, 1 / (1 + exp(-a)), whose exp overflows "
-                    "only where the sigmoid is 0, and write the rest from the sigmoid alone "
-                    "(exp(-a) * sigmoid**2 is inf * 0 at a = -89)",
+                    "where silu is finite: an exp that overflows? (in float32 exp(x) is inf "
+                    "once x > 88.7, and inf / inf and inf * 0 are nan): which exp in your "
+                    "kernels grows past float32 at this a, and where can it be written so "
+                    "that its overflow only rounds a factor to 0?",
                     mistake="silu_mul/exp-overflows")
         checked_call(silu_mul, values, rtol=1e-5, atol=1e-6)
 

@@ -41,6 +41,13 @@ MISTAKES = [
                            "-z.abs()))) / beta",
                            "    z = beta * x.float()\n    return ((z.clamp(min=0) + torch.log1p("
                            "torch.exp(-z.abs()))) / beta).to(x.dtype)"))),
+    # the reviewer's: was blamed on the fake (review at bac92e6a)
+    Mistake("softplus", "forward computed and returned in float64 for every x",
+            "softplus returns float64 for an x of float32", edit(
+                SOFTPLUS, ("    z = beta * x\n    return (z.clamp(min=0) + torch.log1p(torch.exp("
+                           "-z.abs()))) / beta",
+                           "    z = beta * x.double()\n    return (z.clamp(min=0) + torch.log1p("
+                           "torch.exp(-z.abs()))) / beta"))),
     Mistake("softplus", "backward writes into grad_output",
             "softplus's backward modified grad_output in place", edit(
                 SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",

@@ -183,6 +183,13 @@ class LogSumExp(torch.autograd.Function):
 
 
 MISTAKES = [
+    # the reviewer's: was told to "check your forward-mode product" (review at bac92e6a)
+    Mistake("LogSumExp", "jvp computes the weights in x's own memory (x.sub_(...).exp_())",
+            "LogSumExp.jvp wrote into x",
+            _edit(LSE, ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim)",
+                        "        return (x.sub_(output.unsqueeze(ctx.dim)).exp_() * x_tangent)"
+                        ".sum(ctx.dim)"))),
     # the review's: the hint names setup_context, the method that set it, not forward
     Mistake("LogSumExp", "dim kept on the class by setup_context (LogSumExp.dim = dim)",
             "LogSumExp.setup_context sets LogSumExp.dim",

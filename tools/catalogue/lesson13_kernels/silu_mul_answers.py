@@ -142,7 +142,7 @@ MISTAKES = [
     Mistake("silu_mul", "the backward kernel's mask offsets <= n, one lane too many",
             "reads outside its tensors on lanes past the end", _edit(SILU_MUL, _BACKWARD_MASK)),
     Mistake("silu_mul", "sigmoid clipped to 0 below a = -20, forward and backward",
-            "taken as 1 (or 0) past some |a|", _edit(
+            "a tail cut to 0 past some |a|", _edit(
                 SILU_MUL, ("    y = a / (1 + tl.exp(-a)) * b",
                            "    y = tl.where(a < -20.0, 0.0, a / (1 + tl.exp(-a))) * b"),
                 ("    sigmoid = 1 / (1 + tl.exp(-a))\n",

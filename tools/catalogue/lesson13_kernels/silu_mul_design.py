@@ -50,7 +50,7 @@ MISTAKES = [
                  "silu_mul_backward_kernel[(1,)](grad, a, b, grad_a, grad_b, a.numel(),\n"
                  "                                   BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"))),
     Mistake("silu_mul", "silu(a) cast back to the input's dtype before the product with b",
-            "computes a step in bfloat16 inside a kernel (float16 passed)", _edit(
+            "computes a step in bfloat16 inside a kernel (the same kernel passed", _edit(
                 SILU_MUL, ("""    if a.dtype != tl.float64:
         a, b = a.to(tl.float32), b.to(tl.float32)
     y = a / (1 + tl.exp(-a)) * b
