@@ -16,6 +16,27 @@ _F64_NORM = '''
 
 
 UNUSUAL = [
+    # wrong only one ulp above some eps (0.0009 among them), where 1 / norm rounds to 1 / eps:
+    # within the contract's band, where either side is right
+    Unusual("Normalize", "above eps told from the saved reciprocal (1 / max(norm, eps) < 1 / eps)",
+            _function("Normalize", '''
+    def forward(ctx, x, eps):
+        inverse = 1 / x.norm(dim=-1, keepdim=True).clamp_min(eps)
+        y = x * inverse
+        ctx.save_for_backward(y, inverse)
+        ctx.eps = eps
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, inverse = ctx.saved_tensors
+        above = inverse < 1 / ctx.eps  # 1 / max(norm, eps) is 1 / eps below eps
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return (grad_output - y * radial * above) * inverse, None
+''')),
+    # F.normalize places a float32 row by its float32 norm; one rounded from float64 differs by an
+    # ulp at most, within the contract's band
+    Unusual("Normalize", "the norm taken in float64, rounded to x's dtype and saved",
+            _normalize(_PROJECTION, forward=_F64_NORM.replace("SAVED", "norm.to(x.dtype)"))),
     Unusual("Normalize", "two branches with torch.where", _normalize('''
         radial = (y * grad_output).sum(dim=-1, keepdim=True)
         above = (grad_output - radial * y) / torch.clamp(norm, min=ctx.eps)
@@ -80,24 +101,6 @@ UNUSUAL = [
 
 
 MISTAKES = [
-    # one ulp above most eps (0.0009 among them, not 0.01), 1 / norm rounds to 1 / eps, so the
-    # row is taken as below eps (review 09: once catalogued as correct)
-    Mistake("Normalize", "above eps told from the saved reciprocal (1 / max(norm, eps) < 1 / eps)",
-            "Normalize's gradient on a row one ulp above eps = 0.0009 is grad_output / eps",
-            _function("Normalize", '''
-    def forward(ctx, x, eps):
-        inverse = 1 / x.norm(dim=-1, keepdim=True).clamp_min(eps)
-        y = x * inverse
-        ctx.save_for_backward(y, inverse)
-        ctx.eps = eps
-        return y
-''', '''
-    def backward(ctx, grad_output):
-        y, inverse = ctx.saved_tensors
-        above = inverse < 1 / ctx.eps  # 1 / max(norm, eps) is 1 / eps below eps
-        radial = (y * grad_output).sum(-1, keepdim=True)
-        return (grad_output - y * radial * above) * inverse, None
-''')),
     Mistake("Normalize", "missing projection term", "missing the projection term", _normalize(
         "        return grad_output / norm.clamp_min(ctx.eps), None\n"),
             named=True, nbgrader=True),
@@ -140,18 +143,14 @@ MISTAKES = [
             return grad_output.sub_(y * radial * above).div_(norm.clamp_min(ctx.eps)), None
         return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
 ''')),
-    # a norm taken in float64 "for accuracy": F.normalize's is the float32 norm, so rows within
-    # an ulp of eps change case; or saved in float64, bytes of its own
+    # a norm taken in float64 "for accuracy" and saved so: bytes of its own
     Mistake("Normalize", "the norm taken in float64 for accuracy, saved in float64",
-            "a norm taken in float64", _normalize('''
+            "saves its number per row in float64", _normalize('''
         above = norm >= ctx.eps
         radial = (y * grad_output).sum(-1, keepdim=True)
         return ((grad_output - y * radial * above) / norm.clamp_min(ctx.eps)).to(
             grad_output.dtype), None
 ''', forward=_F64_NORM.replace("SAVED", "norm")), named=True),
-    Mistake("Normalize", "the norm taken in float64, rounded to x's dtype and saved",
-            "wrong on a float32 row within one ulp of eps", _normalize(_PROJECTION, forward=_F64_NORM.replace(
-                "SAVED", "norm.to(x.dtype)")), named=True),
     Mistake("Normalize", "x's norm saved in float64 (placed right, bytes of its own)",
             "number per row in float64", _normalize("        norm = norm.to(y.dtype)\n"
                                                     + _PROJECTION, forward='''
