@@ -94,6 +94,11 @@ EQUIVALENTS = [
        "ctx.save_for_backward(y, norm.contiguous())", _MADE_IN_FORWARD),
     _e("Normalize", "add_copy", "ctx.save_for_backward(y, n)",
        "ctx.save_for_backward(y, n.contiguous())", _MADE_IN_FORWARD),
+    _e("Normalize", "save_copy", "ctx.save_for_backward(y, divisor)",
+       "ctx.save_for_backward(y, divisor.clone())", _MADE_IN_FORWARD),
+    _e("Normalize", "swap_comparison", "above = norm >= ctx.eps", "above = norm > ctx.eps",
+       "the two differ only on a row whose norm equals eps, which the contract lets take either "
+       "side"),
     # CumMax: the indices are forward's own (only the values are returned); .contiguous() of
     # contiguous indices is those indices (a .clone() is a tensor made only to be saved, which
     # check_saves_cummax_indices fails)
