@@ -435,14 +435,6 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # save. Name two ways out, and the cost of each in FLOPs and memory. A hint for one: the loss
 # is a scalar, so backward receives one number $g$; by the chain rule, what is
 # $\partial(gL)/\partial x$ in terms of $g$ and $\partial L/\partial x$?
-#
-# <details><summary><b>Two ways</b> (open after your answer)</summary>
-#
-# Backward recomputes each chunk's logits: one more $2NdV$-FLOP product, as checkpointing
-# does in lesson 05 (Apple's Cut Cross-Entropy). Or forward computes the gradients while each
-# chunk's logits exist, and backward only multiplies them by $g$: no extra product, but both
-# gradients are computed, and kept, before anyone knows they are wanted (Liger-Kernel's).
-# </details>
 
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
@@ -626,6 +618,12 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
+#
+# Step 3's two ways: backward recomputes each chunk's logits, one more $2NdV$-FLOP product,
+# as checkpointing does in lesson 05 (Apple's Cut Cross-Entropy); or forward computes the
+# gradients while each chunk's logits exist, and backward only multiplies them by $g$: no
+# extra product, but both gradients are computed, and kept, before anyone knows they are
+# wanted (Liger-Kernel's, and the one this contract asks for).
 #
 # $\text{grad}_x = G\, W$ $(N \times d)$ and $\text{grad}_W = G^\top x$ $(V \times d)$. Row $i$
 # of $G$ needs only row $i$ of the logits; row $i$ of $\text{grad}_x$ only row $i$ of $G$,

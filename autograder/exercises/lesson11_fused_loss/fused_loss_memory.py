@@ -53,21 +53,32 @@ CHUNKS_ALIVE = 8  # the contract's bound on chunk_size x V tensors alive at once
 X_AND_WEIGHT_SIZED = 3  # each gradient, its float32 accumulator, the float32 weight copy
 
 
-def check_forward_peak(function: Called, values: dict) -> None:
-    """Forward's live tensors at their peak, beyond a few of x's and weight's sizes (counted
-    in float32 or wider), are at most CHUNKS_ALIVE chunk_size x V tensors, however many chunks."""
+def _chunks_alive(function: Called, values: dict) -> float:
+    """Forward's live tensors at their peak, less a few of x's and weight's sizes (counted in
+    float32 or wider), in chunk_size x V tensors."""
     N, d, V, chunk = _sizes(values)
     wide = torch.promote_types(values["x"].dtype, torch.float32).itemsize
     inputs = make_inputs(values)
     with case(_describe(values)), TensorAccounting() as books:
         function.apply(*inputs.values())  # no saved-tensor hooks: they would keep every chunk
-    alive = (books.phase.peak - X_AND_WEIGHT_SIZED * (N * d + V * d) * wide) / (chunk * V * wide)
+    return (books.phase.peak - X_AND_WEIGHT_SIZED * (N * d + V * d) * wide) / (chunk * V * wide)
+
+
+def check_forward_peak(function: Called, values: dict) -> None:
+    """Forward's live tensors at their peak, beyond a few of x's and weight's sizes, are at
+    most CHUNKS_ALIVE chunk_size x V tensors, however many chunks. Past the bound, the same
+    call on half the rows tells the two mistakes apart: every chunk kept shrinks with the
+    number of chunks, too many tensors per chunk does not."""
+    N, d, V, chunk = _sizes(values)
+    alive = _chunks_alive(function, values)
     chunks = -(-N // chunk)
     if alive <= CHUNKS_ALIVE:
         return
     seen = (f"{NAME}'s forward has {alive:.1f} chunk_size x V tensors' worth alive at once, of "
             f"{chunks} chunks, where the contract allows {CHUNKS_ALIVE}")
-    if alive >= chunks * 3 / 4:  # a list of every chunk holds about one per chunk
+    half = dict(values, x=values["x"][:N // 2].clone(), target=values["target"][:N // 2].clone())
+    fewer = chunks - -(-(N // 2) // chunk)
+    if alive - _chunks_alive(function, half) >= fewer / 2:  # about one per chunk dropped
         raise GradingError(
             f"{seen}: are the chunks all alive at once, each one's logits (or G) kept in a list, "
             "or for a second pass? let each chunk's go before the next one's exist "

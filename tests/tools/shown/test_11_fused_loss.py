@@ -1,19 +1,18 @@
-"""Lesson 11's live checkers of one row's cross-entropy gradient and of the linear layer's
-gradients print a verdict per point: the worked answers pass them, the placeholders and a slip
-fail; and the optional section's accumulation numbers reproduce."""
+"""Lesson 11's live checkers (autograder.ungraded) of one row's cross-entropy gradient and of the
+linear layer's gradients print a verdict per point: the lesson's worked answers pass them, its
+placeholders and a slip fail; and the optional section's accumulation numbers reproduce."""
 
 import re
 
 import torch
 
+from autograder.ungraded import check_grad_row, check_linear_grads
 from tests.tools.shown.lesson_code import definitions, printed, run_cells, source
 
 
 def _grad_row_lines(answer=None, learner=False) -> list[str]:
-    example = {"logits": torch.randn(5, 4, dtype=torch.float64)}
-    lesson = definitions("11_fused_loss", "first_line", "my_grad_row", "check_grad_row",
-                         learner=learner, **example)
-    return printed(lesson["check_grad_row"], answer or lesson["my_grad_row"])
+    lesson = definitions("11_fused_loss", "my_grad_row", learner=learner)
+    return printed(check_grad_row, answer or lesson["my_grad_row"])
 
 
 def test_grad_row_worked_passes_and_zeros_or_a_missing_target_term_fail():
@@ -51,8 +50,8 @@ def test_grad_row_cross_never_prints_autograds_number():
 def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fails():
     """Does the worked (G W, G^T x) pass both lines, the zeros fail, and G^T x for grad_x (a
     shape slip) fail with its shape?"""
-    lesson = definitions("11_fused_loss", "first_line", "my_linear_grads", "check_linear_grads")
-    check = lesson["check_linear_grads"]
+    lesson = definitions("11_fused_loss", "my_linear_grads")
+    check = check_linear_grads
     assert [line.split(":")[1][:2] for line in printed(check, lesson["my_linear_grads"])] == \
         [" ✓", " ✓"]
     placeholder = definitions("11_fused_loss", "my_linear_grads", learner=True)["my_linear_grads"]
@@ -64,8 +63,7 @@ def test_linear_grads_worked_passes_and_the_placeholder_or_a_transpose_slip_fail
 def test_linear_grads_a_product_that_cannot_run_names_its_gradient_and_shape():
     """Does a transpose slip that PyTorch refuses to multiply (G x^T for grad_W, G W^T for
     grad_x) say which gradient the product is in and the shape that gradient must have?"""
-    lesson = definitions("11_fused_loss", "first_line", "my_linear_grads", "check_linear_grads")
-    check = lesson["check_linear_grads"]
+    check = check_linear_grads
     grad_w_slip = printed(check, lambda G, x, weight: (G @ weight, G @ x.T))
     assert "✗ RuntimeError: mat1 and mat2 shapes cannot be multiplied" in grad_w_slip[0]
     assert grad_w_slip[1].strip().startswith("in grad_W") and "shape (5, 3)" in grad_w_slip[1]

@@ -124,6 +124,54 @@ def _workspace(store: str) -> str:
                          f"out={store}[key])\n"))
 
 
+
+def _copies_per_chunk(copies: int) -> str:
+    """The reviewer's loop, written without in-place ops (logits, the shifted logits, P and G
+    each a tensor of its own), with ``copies`` clones of each chunk's logits kept to the end of
+    the pass: 5 or 7 of them make 9 or 11 chunk-sized tensors alive at once."""
+    return f'''
+class LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        want_x, want_w = ctx.needs_input_grad[:2]
+        N = x.shape[0]
+        wide = torch.promote_types(x.dtype, torch.float32)
+        w = weight.to(wide)
+        loss = torch.zeros((), dtype=wide, device=x.device)
+        gx = torch.empty(x.shape, dtype=wide, device=x.device) if want_x else None
+        gw = torch.zeros(weight.shape, dtype=wide, device=x.device) if want_w else None
+        for s in range(0, N, chunk_size):
+            r = slice(s, s + chunk_size)
+            xc, tc = x[r].to(wide), target[r]
+            logits = xc @ w.T
+            extras = [logits.clone() for _ in range({copies})]
+            lse = torch.logsumexp(logits, 1)
+            loss += (lse - logits.gather(1, tc[:, None]).squeeze(1)).sum()
+            if want_x or want_w:
+                P = torch.exp(logits - lse[:, None])
+                P[torch.arange(xc.shape[0], device=x.device), tc] -= 1
+                G = P / N
+                if want_x:
+                    gx[r] = G @ w
+                if want_w:
+                    gw += G.T @ xc
+            del logits, extras
+        ctx.save_for_backward(None if gx is None else gx.to(x.dtype),
+                              None if gw is None else gw.to(weight.dtype))
+        return (loss / N).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        gx, gw = ctx.saved_tensors
+        return (None if gx is None else g * gx, None if gw is None else g * gw, None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    if not torch.is_grad_enabled():
+        x, weight = x.detach(), weight.detach()
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''
+
 # the reviewer's: both passes right, but the first keeps every chunk's logits for the second
 KEEP_CHUNKS = edit(
     LINEAR,
@@ -210,6 +258,15 @@ MISTAKES = [
                  "            snapshots = [logits.clone() for _ in range(8)]\n"),
         ("                    grad_weight.addmm_(probs.T, x_chunk)\n",
          "                    grad_weight.addmm_(probs.T, x_chunk)\n            del snapshots\n"))),
+    # the reviewer's (wrong_lce.py extra5 / extra7): 9 and 11 chunk-sized tensors alive in
+    # one chunk, which passed while the probe's V*d equalled chunk*V
+    *(Mistake(LCE, f"{copies} clones of each chunk's logits alive beside P and G",
+              "one chunk makes more chunk-sized tensors than it needs alive together",
+              _copies_per_chunk(copies)) for copies in (5, 7)),
+    # eight clones: 12 alive of 16 chunks, named per chunk and not as every chunk kept
+    Mistake(LCE, "8 clones of each chunk's logits alive beside P and G",
+            "one chunk makes more chunk-sized tensors than it needs alive together",
+            _copies_per_chunk(8)),
     Mistake(LCE, "every chunk's softmax kept in a list, the gradients in a second pass",
             "are the chunks all alive at once", KEEP_CHUNKS),
     # the reviewer's: a logits buffer reused across calls, where two threads share it
