@@ -648,9 +648,8 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 #
 # - forward and every backward compute with NumPy: torch only converts (`.numpy()`,
 #   `torch.from_numpy`, `.to`), with no torch arithmetic;
-# - yet `NumpyTanh` is **twice differentiable**: its backward is itself a Function with its own
-#   NumPy backward, so its second derivatives are right, and `NumpyTanh`'s backward is not
-#   marked `once_differentiable`;
+# - yet `NumpyTanh` is **twice differentiable**: its second derivatives are right, and its
+#   backward is not marked `once_differentiable`;
 # - values and both derivatives are right and finite where $\tanh$ rounds to $\pm 1$;
 # - no Function saves a copy of a tensor the graph already keeps.
 #

@@ -203,9 +203,7 @@ def live_check(name, yours, cases):
 # - backward returns each gradient in exactly its input's shape, never a shape the engine would
 #   still have to sum down;
 # - each gradient exact to rounding where an input holds 0 and where `a * b` underflows to 0 or
-#   overflows to inf;
-# - no work for an input that needs no gradient: nothing of its gradient is computed, not even to
-#   be thrown away.
+#   overflows to inf.
 #
 # Derive it:
 #
@@ -796,8 +794,7 @@ check_jacobian_column()
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
 # Above $\varepsilon$, $n$ moves with every $x_i$: what does that add to
-# $\partial y_j / \partial x_i$ besides $\delta_{ij} / n$? Which norm does `F.normalize`
-# compare with `eps`, and in which dtype?
+# $\partial y_j / \partial x_i$ besides $\delta_{ij} / n$?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: numbers to hit</summary>

@@ -306,9 +306,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #
 # <details><summary><b>Hint 1</b>: one row, then every row</summary>
 #
-# Work out the factor for rows of norm $m/2$ and $5m$: which must be 1? Which torch operations
-# choose between two values entry by entry? With $m / 0 = +\infty$ and $0 / 0 =$ `nan`, what
-# does your choice give a row of zeros?
+# Work out the factor for rows of norm $m/2$ and $5m$: which must be 1? With
+# $m / 0 = +\infty$ and $0 / 0 =$ `nan`, what does your factor give a row of zeros?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the ends of the range</summary>
@@ -331,7 +330,7 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
 #   `max_norm` to norm `max_norm`, its direction kept, exactly (nothing added to the norm);
 # - every other row comes back unchanged, a row of zeros included;
 # - for float64, float32 and float16 rows whose squared norms are inside the dtype's range,
-#   and `max_norm` from 1e-3 to 1e3, no step leaves the dtype's range.
+#   and `max_norm` from 1e-3 to 1e3, no step the result depends on leaves the dtype's range.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):

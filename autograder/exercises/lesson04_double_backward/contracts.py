@@ -11,9 +11,8 @@ NUMPY_TANH_CLAUSES = (
            {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
             "NumpyTanh/torch-in-backward": "torch arithmetic in backward",
             "NumpyTanh/torch-in-inner-backward": "inner backward in torch"}),
-    Clause("yet `NumpyTanh` is **twice differentiable**: its backward is itself a Function with "
-           "its own NumPy backward, so its second derivatives are right, and `NumpyTanh`'s "
-           "backward is not marked `once_differentiable`;",
+    Clause("yet `NumpyTanh` is **twice differentiable**: its second derivatives are right, and "
+           "its backward is not marked `once_differentiable`;",
            {"NumpyTanh/backward-detached": "a NumPy backward and nothing more",
             "NumpyTanh/detaches-saved-tensor": "a detached y passed to the inner Function",
             "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",

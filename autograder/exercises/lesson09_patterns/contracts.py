@@ -18,13 +18,9 @@ BROADCAST_MUL_CLAUSES = (
             BM_ + "extra-size-1-dims": "summed with keepdim after left-padding (extra dims of "
                                        "size 1)"}),
     Clause("each gradient exact to rounding where an input holds 0 and where `a * b` underflows "
-           "to 0 or overflows to inf;",
+           "to 0 or overflows to inf.",
            {BM_ + "divides-by-input": "the other input recovered as y / a (nan where a holds 0)",
             BM_ + "computes-in-float32": "the gradients computed in float32 for float64 inputs"}),
-    Clause("no work for an input that needs no gradient: nothing of its gradient is computed, "
-           "not even to be thrown away.",
-           {BM_ + "ignores-needs-input-grad": "computes grad_b always, returns None when not "
-                                              "needed"}),
 )
 BROADCAST_MUL_RULES = {
     "values": {BM_ + "multiplies-by-own-input": "gradients swapped",
@@ -33,6 +29,8 @@ BROADCAST_MUL_RULES = {
                BM_ + "sum-of-no-dims-sums-all":
                    "leading dims summed with t.sum(()) when there are none"},
     "gradients": {"case:a dim of size 1 that a has was dropped": "sum without keepdim",
+                  BM_ + "ignores-needs-input-grad":
+                      "computes grad_b always, returns None when not needed",
                   BM_ + "size-1-dims-left-aligned":
                       "size-1 dims summed left-aligned, before the leading dims"},
     "ctx": {BM_ + "tensor-on-ctx": "a and b kept as ctx attributes",

@@ -7,6 +7,12 @@ from .answers import (_CLIP, _CLIP_RATIO, _CLIP_RIGHT, _CLIP_TF, _FLOAT32_GMN, _
 
 
 UNUSUAL = [
+    # the reviewer's W5: g * m overflows float16 only on rows torch.where discards (a clipped
+    # float16 row in the contract's range has norm <= 256, so m * g stays in range where it is
+    # used); the clause asks for the steps the result depends on (review at 7a6a43f0)
+    Unusual("ClipGradientNorm", "torch.where, multiplying by max_norm before dividing",
+            _clip(_NORMS + "        return torch.where(norms > ctx.max_norm, "
+                  "grad_output * ctx.max_norm / norms, grad_output), None\n")),
     Unusual("ClipGradientNorm", "torch.where", _clip(
         _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
         "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
