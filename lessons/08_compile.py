@@ -502,9 +502,9 @@ check_softplus_slope()
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - its values correct to about five significant digits in both tails, in float64 and
-#   float32: finite for $\beta x$ in the thousands, and tiny but not 0 far in the left tail,
-#   where $s \approx e^{\beta x} / \beta$;
+# - finite for $\beta x$ in the thousands, and accurate in both tails, in float64 and float32:
+#   to the dtype's precision on the right, and to about five significant digits far on the
+#   left, where $s \approx e^{\beta x} / \beta$ is tiny but not 0;
 # - a fake implementation whose output has the real output's shape, dtype and strides;
 # - a backward written by hand and registered for autograd, its gradient as accurate in the left
 #   tail as the value;
@@ -1259,12 +1259,13 @@ except RuntimeError as error:
 # ### Fine print: `softplus`'s tails
 #
 # The self-check compares both tails point by point, values and gradient, float64 and float32,
-# to a relative $10^{-5}$ with no absolute floor (a tiny number must keep its digits); a failure
-# names the point. Returning $x$ itself past a threshold drops a relative
-# $e^{-\beta x}/(\beta x)$ or so, and replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops
-# a relative $e^{z}/2$: how far out must each switch sit before five significant digits cannot
-# see the term it drops? (`F.softplus` switches to $x$ past $\beta x = 20$, its `threshold`.) A
-# form with no switch never asks. The fake is tried on several layouts of `x`, dense and not.
+# with no absolute floor (a tiny number must keep its digits): the left tail to a relative
+# $10^{-5}$, the right tail to a relative $10^{-9}$ in float64; a failure names the point.
+# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so, and
+# replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops a relative $e^{z}/2$: how far out
+# must each switch sit before its tolerance cannot see the term it drops? (`F.softplus` switches
+# to $x$ past $\beta x = 20$, its `threshold`, where it drops $10^{-10}$.) A form with no switch
+# never asks. The fake is tried on several layouts of `x`, dense and not.
 
 # %% [markdown]
 # ### Common mistakes

@@ -239,7 +239,7 @@ check_grad_row(my_grad_row)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Forward is stable at logits of magnitude $10^4$, in float32 and float64.
+# - Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.
 # - Beyond the logits themselves, forward keeps for backward only tensors of at most $N$
 #   elements.
 #
@@ -693,7 +693,7 @@ for grad_mode in (True, False):
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Forward is stable at logits of magnitude $10^4$, in float32 and float64.
+# - Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.
 # - Forward saves the logits themselves and, besides them, only tensors of at most $N$
 #   elements.
 #

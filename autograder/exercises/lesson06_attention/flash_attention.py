@@ -187,6 +187,9 @@ def _flash_full(function, device) -> None:
     # more keys than BLOCK^2, each row's maximum in a late key block: a layout of 1 query x
     # BLOCK^2 keys per tile fits the element budget, and rescales only here
     check_flash(function, later_maximum_values(device), 2)
+    # causal with Lk - Lq many BLOCKs: backward's first query block for a key block, left
+    # unclamped at 0, is negative there, and its slices wrap round to the last rows
+    check_flash(function, flash_values((2,), 6, 40, 3, 2, device, causal=True, seed=171), 4)
     covers("causal, Lq != Lk, ragged blocks")
     check_block_rows(function, device, small_tiles_only=True)  # before the magnitudes: a
     # whole row of keys at once, no online softmax, fails there first but is not a start of m

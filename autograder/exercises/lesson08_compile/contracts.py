@@ -44,9 +44,9 @@ SQUARED_NORM_RULES = {
 
 
 SOFTPLUS_CLAUSES = (
-    Clause('its values correct to about five significant digits in both tails, in float64 and '
-           'float32: finite for $\\beta x$ in the thousands, and tiny but not 0 far in the left '
-           'tail, where $s \\approx e^{\\beta x} / \\beta$;',
+    Clause('finite for $\\beta x$ in the thousands, and accurate in both tails, in float64 and '
+           'float32: to the dtype\'s precision on the right, and to about five significant digits '
+           'far on the left, where $s \\approx e^{\\beta x} / \\beta$ is tiny but not 0;',
            {'softplus/overflows': 'softplus that overflows for large beta * x',
             'softplus/float64-threshold':
                 "where(z > 709, z, log1p(exp(z))): float64's threshold, inf in float32",

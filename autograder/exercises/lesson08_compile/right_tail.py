@@ -49,5 +49,6 @@ def check_no_switch(softplus, device, spec) -> None:
             f"beta={beta:g}, at x = {x[first].item():.6g} it returns {got[first].item():.10g}, "
             f"the true value is {expected[first].item():.10g}): a switch to the asymptote z / "
             "beta past a threshold; log(1 + e^z) = z + log1p(e^-z), and the term it drops, "
-            "e^-z / beta, is still larger than float64's precision there. Which form of log(1 + "
-            "e^z) needs no switch?", mistake="softplus/threshold-switch")
+            "e^-z / beta, is still past the right tail's tolerance there (a relative 1e-9 in "
+            "float64). How far out must the switch sit, or which form of log(1 + e^z) needs "
+            "none?", mistake="softplus/threshold-switch")

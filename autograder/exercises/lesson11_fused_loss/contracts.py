@@ -7,7 +7,7 @@ from ...clauses import Clause
 
 
 SMOOTHED_LOSS_CLAUSES = (
-    Clause("Forward is stable at logits of magnitude $10^4$, in float32 and float64.",
+    Clause("Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.",
            {"SmoothedCrossEntropy/overflows-at-large-logits": "z-loss of raw exp sums"}),
     Clause("Forward saves the logits themselves and, besides them, only tensors of at most $N$ "
            "elements.",
@@ -55,7 +55,7 @@ SMOOTHED_LOSS_RULES = {
 
 
 CE_CLAUSES = (
-    Clause("Forward is stable at logits of magnitude $10^4$, in float32 and float64.",
+    Clause("Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.",
            {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
     Clause("Beyond the logits themselves, forward keeps for backward only tensors of at most "
            "$N$ elements.",

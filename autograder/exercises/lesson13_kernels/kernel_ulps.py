@@ -53,9 +53,9 @@ def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
             pass
     if steps:
         raise GradingError(
-            f"{name} computes a step in bfloat16 inside a kernel (the same kernel passed in "
-            "float16), and Triton 3.9's interpreter computes on the raw bits of bfloat16 "
-            "values, not on the numbers "
+            f"{name} computes a step in bfloat16 inside a kernel (the same kernel passed the "
+            "float16 checks, run first), and Triton 3.9's interpreter computes on the raw bits "
+            "of bfloat16 values, not on the numbers "
             "(1.5 * 1.5 gives 2.5e-29): convert after loading (.to(tl.float32)) and cast back "
             "only when storing", error.details, case=error.case,
             mistake=f"{name}/bfloat16-step-in-interpreter") from error

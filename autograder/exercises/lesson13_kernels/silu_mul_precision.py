@@ -209,11 +209,11 @@ def check_large_activations(silu_mul, device) -> None:
             if bad.any():
                 where = a[bad.nonzero()[0].item()].item()
                 raise GradingError(
-                    f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32, "
-                    "where silu is finite: an exp that overflows? (in float32 exp(x) is inf "
-                    "once x > 88.7, and inf / inf and inf * 0 are nan): which exp in your "
-                    "kernels grows past float32 at this a, and where can it be written so "
-                    "that its overflow only rounds a factor to 0?",
+                    f"silu_mul's {what} is {got[bad][0].item()} at a = {where:g} in float32 "
+                    "(a finite b), where silu is finite: an exp that overflows? (in float32 "
+                    "exp(x) is inf once x > 88.7, and inf / inf and inf * 0 are nan): which "
+                    "value in your kernels grows past float32 at this a, and which step then "
+                    "turns it into a non-finite result?",
                     mistake="silu_mul/exp-overflows")
         checked_call(silu_mul, values, rtol=1e-5, atol=1e-6)
 

@@ -31,6 +31,11 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # the reviewer's E3c: backward's first query block not clamped at 0: with Lk - Lq many
+    # BLOCKs it is negative, and its slices wrap round to the last rows (review at 1f1b73d7)
+    Mistake(FA, "backward's first query block left unclamped (no max(0, ...))",
+            "your gradient for Q is wrong",
+            edit(FLASH, (FIRST, "first = (j - (Lk - Lq)) // block * block if ctx.causal else 0"))),
     # the reviewer's F7b and F7: the mask bottom-right, the key loop's end (and backward's
     # first query block) top-left (review at 2d863fb7: was "output is wrong")
     Mistake(FA, "key loop ended at the query block's own last position (top-left skip)",
