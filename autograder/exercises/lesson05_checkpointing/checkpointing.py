@@ -28,7 +28,8 @@ from .argument_probes import (check_half_dtypes, check_ignored_input, check_mixe
                               check_repeated_argument)
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
-from .frozen_parameters import check_checkpoint_frozen, check_frozen_with_dummy
+from .frozen_parameters import (check_checkpoint_eval_mode, check_checkpoint_frozen,
+                                check_frozen_with_dummy)
 from .contracts import CHECKPOINTING_CLAUSES, CHECKPOINTING_RULES
 from .zero_gradient import check_checkpoint_zero_gradient
 
@@ -227,6 +228,8 @@ def checkpoint_full(CheckpointFunction, device) -> None:
         with case("run_fn = Linear (frozen), Tanh, Linear (frozen), then a trained head; x data "
                   "(no grad) and a 0-d dummy requiring grad that run_fn ignores or detaches"):
             check_frozen_with_dummy(function, device)
+        with case("run_fn = Linear, Dropout(0.5), Tanh in eval mode, x of shape (3, 5)"):
+            check_checkpoint_eval_mode(function, device)
         check_checkpoint_zero_gradient(function, device)
 
 

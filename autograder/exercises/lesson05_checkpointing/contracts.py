@@ -120,7 +120,8 @@ CHECKPOINTING_RULES = {
     "caller": {C + "leaves-state-rewound": "set_rng_state without fork_rng",
                "case:forward should run run_fn on the random state it finds":
                    "forward seeds the generator (torch.manual_seed(0)) before run_fn",
-               C + "forks-rng-in-forward": "runs run_fn inside torch.random.fork_rng() in forward"},
+               C + "forks-rng-in-forward": "runs run_fn inside torch.random.fork_rng() in forward",
+               C + "changes-caller-state": "run_fn.train() in backward before the recomputation"},
 }
 
 

@@ -101,3 +101,27 @@ def check_frozen_with_dummy(function, device) -> None:
                 "with every parameter of run_fn frozen and a dummy input, the trained head after "
                 "CheckpointFunction did not get the gradient a plain run gives it",
                 mistake=mistake)
+
+
+def check_checkpoint_eval_mode(function, device) -> None:
+    """CheckpointFunction on a block the caller put in eval mode (Linear, Dropout, Tanh): the
+    recomputation runs it as the caller left it (dropout off), and every module is still in
+    eval mode afterwards, as a plain run leaves it (rule 6)."""
+    block = nn.Sequential(_linear(WIDTH, WIDTH, device, 33), nn.Dropout(0.5), nn.Tanh()).eval()
+    x = sample((3, WIDTH), device, seed=34)
+    plain = x.clone().requires_grad_()
+    block(plain).sum().backward()
+    mine = x.clone().requires_grad_()
+    function.apply(block, mine).sum().backward()
+    flipped = [name or "run_fn" for name, module in block.named_modules() if module.training]
+    if flipped:
+        raise GradingError(
+            f"CheckpointFunction left {flipped[0]} in training mode, where the caller had put "
+            "run_fn in eval mode (dropout off): backward recomputes run_fn as the caller left "
+            "it, and leaves the caller's modules as they were (Function contract, rule 6: The "
+            "caller's state is left as it was)", mistake="CheckpointFunction/changes-caller-state")
+    if mine.grad is None or not torch.allclose(mine.grad, plain.grad):
+        raise GradingError(
+            "CheckpointFunction's gradient for x differs from a plain run of an eval-mode run_fn "
+            "(Linear, Dropout, Tanh): does backward recompute run_fn in another mode than the "
+            "caller's (dropout on)?", mistake="CheckpointFunction/changes-caller-state")

@@ -5,9 +5,17 @@ backward, which two losses backpropagated in the order of their forwards pop for
 call."""
 
 from .. import Mistake
-from .answers import CORRECT_BACKWARD, FORWARD, _checkpoint
+from .answers import BACKWARD, CORRECT_BACKWARD, FORWARD, GUARDED, _checkpoint
 
 MISTAKES = [
+    # the reviewer's W12: run_fn put in training mode before the recomputation (review at
+    # 23ff3de8: passed; an eval-mode block with dropout gets another gradient, and stays in
+    # training mode)
+    Mistake("CheckpointFunction", "run_fn.train() in backward before the recomputation",
+            "CheckpointFunction left run_fn in training mode",
+            _checkpoint("        if isinstance(ctx.run_fn, torch.nn.Module):\n"
+                        "            ctx.run_fn.train()\n"
+                        + CORRECT_BACKWARD.replace(BACKWARD, GUARDED))),
     # review 05c: the random state kept on run_fn (as the lesson's SameMask keeps its mask on
     # its module): one dropout block checkpointed twice in one graph (tied weights) shares it
     Mistake("CheckpointFunction", "random state kept on run_fn (run_fn._ckpt_rng_state)",
