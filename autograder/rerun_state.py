@@ -40,13 +40,18 @@ def _refill(container, entries) -> None:
 
 def _places(submission, namespaces) -> dict:
     """(namespace, key) -> its owner, for the places whose binding can be undone: the answer's
-    module globals and the attributes of its own classes."""
+    module globals and the attributes of its own classes; and, by the container's own id, the
+    containers its methods hold as a default argument or close over, whose contents can."""
     places = {}
     for where, names in namespaces:
         if where == "a module global":
             for key in list(names):
                 if not (key.startswith("__") and key.endswith("__")) and key not in IPYTHON_NAMES:
                     places[(id(names), key)] = names
+        elif where.startswith(("a mutable default argument", "a variable the method closes")):
+            for key, value in names.items():
+                if type(value) in _CONTAINERS:
+                    places[(id(value), key)] = names
     classes = [cls for cls in (submission.__mro__ if isinstance(submission, type) else ())
                if cls is not object and not cls.__module__.startswith("torch")]
     for cls in classes:

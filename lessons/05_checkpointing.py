@@ -447,10 +447,10 @@ class CheckpointFunction(torch.autograd.Function):
         ### BEGIN SOLUTION
         saved = iter(ctx.saved_tensors)
         args = []
-        for is_tensor, other in zip(ctx.is_tensor, ctx.others):
-            if is_tensor:
-                tensor = next(saved)
-                other = tensor.detach().requires_grad_(tensor.requires_grad)  # a fresh leaf
+        for is_tensor, other, needs_grad in zip(ctx.is_tensor, ctx.others,
+                                                ctx.needs_input_grad[1:]):
+            if is_tensor:  # a fresh leaf, requiring grad where the argument did in forward
+                other = next(saved).detach().requires_grad_(needs_grad)
             args.append(other)
         with torch.random.fork_rng(devices=ctx.devices):  # the caller's streams come back after
             torch.set_rng_state(ctx.cpu_state)
@@ -720,8 +720,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   `f` or `g`;
 # - backward rebuilds the inputs from the outputs and returns the gradients of `x1` and `x2`
 #   the two equations give, also when a loss uses only one of the outputs;
-# - the parameters of `f` and `g` receive their gradients in `.grad`, added to what it holds;
-#   frozen ones get none.
+# - the parameters of `f` and `g` receive their gradients in `.grad`, added to what it holds,
+#   whenever `x1` or `x2` requires grad; frozen ones get none.
 #
 # The inputs backward rebuilds equal forward's only up to rounding; real RevNets accept the
 # drift.
@@ -1713,8 +1713,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # only the head) and the output it rebuilds requires no grad, yet the step must still run and
 # train the head (the contract's parameters bullet; the grader checks it). PyTorch's reentrant
 # checkpoint raises there ("none of output has requires_grad=True"); its non-reentrant one
-# runs. (Setting `x.requires_grad_()` also works, and makes backward compute a
-# gradient for the data that nobody reads.) What PyTorch's own checkpoint does with the same
+# runs. (The caller could also call `batch.requires_grad_()` itself, and make backward compute
+# a gradient for the data that nobody reads; code handed the batch must not: it is the caller's.) What PyTorch's own checkpoint does with the same
 # body is in A.3 above ("Yours and `torch.utils.checkpoint`, side by side").
 
 # %%

@@ -185,6 +185,32 @@ def test_a_rerun_in_one_process_gives_the_first_run_s_verdict(monkeypatch, tmp_p
     assert held is not None and (not isinstance(held, dict) or len(held) == 2)
 
 
+def _closing_over_a_cache() -> type:
+    """Scaled made by a factory: its forward fills a dict it closes over, one entry per shape."""
+    namespace = {"torch": torch}
+    exec("def make():\n    cache = {}\n\n"
+         "    class Scaled(torch.autograd.Function):\n"
+         "        @staticmethod\n        def forward(ctx, x, scale):\n"
+         "            ctx.scale = cache.setdefault(x.shape, x.new_full((), scale))\n"
+         "            return scale * x\n"
+         "        @staticmethod\n        def backward(ctx, g):\n"
+         "            return g * ctx.scale, None\n"
+         "    return Scaled\n", namespace)
+    return namespace["make"]()
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda: _defaulted(", _cache={}", "_cache.setdefault(x.shape, x.new_ones(x.shape))"),
+     "_cache in a mutable default argument of Scaled.forward"),
+    (_closing_over_a_cache, "cache in a variable the method closes over"),
+])
+def test_a_rerun_sees_a_cache_in_a_default_or_a_closure(monkeypatch, tmp_path, make, said):
+    """The self-check filled the cache a mutable default or a closure holds; the hidden test's
+    grading, next in the same kernel, starts from it as the self-check did."""
+    verdicts = _self_check_verdicts(make(), 2, monkeypatch, tmp_path)
+    assert all(said in v for v in verdicts) and len(set(verdicts)) == 1, verdicts
+
+
 def test_a_fixed_answer_beside_a_cache_an_earlier_run_filled_passes(monkeypatch, tmp_path):
     """The learner fixes the answer but the kernel still holds the old cache: it is no state of
     the fixed answer's calls, which pass; the cache is left as it was."""

@@ -18,6 +18,9 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/detaches-grad-output": "a detached grad_output passed to the inner Function",
             "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
             "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
+            "NumpyTanh/inner-gradient-sign": "inner backward: +2 g y",
+            "NumpyTanh/inner-gradient-drops-grad-output":
+                "inner backward's gradient for y without grad_output",
             "case:the Function your backward calls computes": "inner backward gives y nothing",
             "NumpyTanh/hessian-vector-product-wrong":
                 "inner backward tests the other input's needs_input_grad entry",

@@ -175,6 +175,8 @@ def check_second_derivatives(function, values: dict, other_call: bool = True) ->
             if other_call:
                 _name_shared_state(function, values, name)
             name_float32_second(got, truths[name], name)
+            if name == "x":
+                _name_saved_tensor_factor(got, truths["x"], g, v, y)
             raise GradingError(
                 f"the second derivative through NumpyTanh with respect to {name} is wrong: the "
                 "Function your backward calls computes b = grad_output * tanh'(x) from "
@@ -183,6 +185,24 @@ def check_second_derivatives(function, values: dict, other_call: bool = True) ->
                 + (", here the saved tensor (y or x): b depends on it through tanh'"
                    if name == "x" else ", here grad_output"),
                 f"largest error: {(got - truths[name]).abs().max().item():.3g}")
+
+
+def _name_saved_tensor_factor(got, truth, g, v, y) -> None:
+    """The second derivative with respect to x off by a factor the inner backward's gradient
+    for the saved tensor proves: its sign, or grad_output left out of d b / d y."""
+    if torch.allclose(got, -truth, rtol=1e-7, atol=1e-9):
+        raise GradingError(
+            "the second derivative through NumpyTanh with respect to x has the wrong sign "
+            "everywhere: the gradient the inner backward returns for the saved tensor (y or x) "
+            "is negated; which sign does the derivative of tanh' = 1 - y**2 have where y > 0?",
+            mistake="NumpyTanh/inner-gradient-sign")
+    if torch.allclose(got, -2 * v * y * (1 - y * y), rtol=1e-7, atol=1e-9):
+        raise GradingError(
+            "the second derivative through NumpyTanh with respect to x lacks the factor "
+            "grad_output: b = grad_output * tanh'(x) is a product, so its derivative with "
+            "respect to the saved tensor (y or x) keeps grad_output; the inner backward's "
+            "gradient for the saved tensor leaves it out",
+            mistake="NumpyTanh/inner-gradient-drops-grad-output")
 
 
 def _name_shared_state(function, values: dict, name: str) -> None:

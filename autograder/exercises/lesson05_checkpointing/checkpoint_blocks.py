@@ -52,6 +52,18 @@ def mlp_block(device, *, seed: int = 0, dropout: float = 0.0,
     return nn.Sequential(*layers).train()
 
 
+class Residual(nn.Module):
+    """x + tanh(linear(x)): a layer made of layers, as a model's blocks are (its submodules are
+    not layers of the stack: only the block is)."""
+
+    def __init__(self, device, seed: int):
+        super().__init__()
+        self.linear = _linear(WIDTH, WIDTH, device, seed)
+
+    def forward(self, x):
+        return x + torch.tanh(self.linear(x))
+
+
 def layer_stack(device, n: int = 7, *, seed: int = 0) -> list[nn.Module]:
     """``n`` layers of equal width, alternating Linear and a nonlinearity."""
     nonlinear = [nn.Tanh, nn.Sigmoid, nn.Softplus]

@@ -9,7 +9,7 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import RECOMPUTES_CLAUSE, Constant, Domain, Operator
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, AnyDtype, ThroughBackward, clear_grads, custom_nodes,
+from .checkpoint_blocks import (WIDTH, AnyDtype, Residual, ThroughBackward, clear_grads, custom_nodes,
                                 fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES, CHECKPOINT_SEQUENTIAL_RULES
 from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
@@ -266,6 +266,25 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
         diagnose_gradient(f"parameter {name}", parameter.grad, parameter_truth[name])
 
 
+def check_blocks(checkpoint_sequential, device) -> None:
+    """An nn.Sequential of residual blocks, each a module with a Linear of its own: its layers
+    are its children, the blocks. Flat stacks passed before this runs, so a failure here comes
+    from how the answer finds the layers."""
+    covers("layers made of layers (residual blocks)")
+    stack = nn.Sequential(*(Residual(device, seed) for seed in (40, 42, 44, 46)))
+    try:
+        check_sequential(checkpoint_sequential, stack, 2, sample((3, WIDTH), device, seed=10))
+    except GradingError as error:
+        if error.mistake:  # a cause already proved, as on flat stacks
+            raise
+        raise GradingError(
+            f"{error.hint.splitlines()[0]}; the stack's 4 layers are residual blocks (x + "
+            "tanh(linear(x)), each with a Linear of its own), and stacks of plain layers passed: "
+            "which modules are the layers of an nn.Sequential, and which does your function "
+            "run? (.modules() also walks into each block)", error.details,
+            mistake="checkpoint_sequential/walks-into-blocks") from error
+
+
 def _backward(where: str, output, grad_output, layers) -> list[int]:
     """Backpropagate through the output, returning the index of each layer as backward ran it."""
     try:
@@ -308,6 +327,7 @@ def sequential_full(checkpoint_sequential, device) -> None:
         check_layers_left_as_given(checkpoint_sequential, device)
         check_random_layers(checkpoint_sequential, device)
         check_calls_independent(checkpoint_sequential, device)
+        check_blocks(checkpoint_sequential, device)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
     # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
     # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)
@@ -340,7 +360,8 @@ LATER_IN_LESSON = True  # after the lesson's other module's exercises
 EXERCISES = [
     Exercise("checkpoint_sequential", "05_checkpointing", sequential_full, clauses=CHECKPOINT_SEQUENTIAL_CLAUSES,
              rules=CHECKPOINT_SEQUENTIAL_RULES,
-             contract=("every segment count from 1 to the number of layers", "an nn.Sequential"),
+             contract=("every segment count from 1 to the number of layers", "an nn.Sequential",
+                       "layers made of layers (residual blocks)"),
              domain=Domain(SPEC, _domain_values, prepare=_through_backward,
                            second_backward_may_raise=True, by_hand=False,
                            by_hand_clause=RECOMPUTES_CLAUSE, constants={

@@ -48,9 +48,9 @@ def _check_leaves_require_grad(inputs: dict, grads: tuple, calls: list) -> None:
         if grad is None and inputs[name].requires_grad and not required:
             raise GradingError(
                 f"backward returned None for {name}: the recomputation ran run_fn on a copy of "
-                f"{name} that did not require grad, so it gave {name} no gradient; make each "
-                "fresh leaf require grad where its input did "
-                "(t.detach().requires_grad_(t.requires_grad))",
+                f"{name} that did not require grad, so it gave {name} no gradient: which of "
+                "the fresh leaves must require grad, and where does backward read which inputs "
+                "needed a gradient? (Function contract, rule 2)",
                 mistake="CheckpointFunction/leaves-without-grad")
 
 

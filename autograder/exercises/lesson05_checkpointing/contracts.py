@@ -33,7 +33,7 @@ REVERSIBLE_CLAUSES = (
             R + "g-on-own-leaf": "recomputes g on a fresh leaf of the saved y1",
             R + "drops-an-output-gradient": "backpropagates y1's gradient only"}),
     Clause("the parameters of `f` and `g` receive their gradients in `.grad`, added to what it "
-           "holds; frozen ones get none.",
+           "holds, whenever `x1` or `x2` requires grad; frozen ones get none.",
            {R + "grad-skips-parameters": "autograd.grad: parameters get nothing",
             R + "backward-inputs-only": "torch.autograd.backward with inputs=[x1, x2] only",
             R + "frozen-parameter": "autograd.grad over x1, x2 and every parameter of f and g, "
@@ -140,7 +140,8 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "uses-torch-checkpoint-non-reentrant":
                 "built on torch.utils.checkpoint(use_reentrant=False)",
             Q + "runs-layers-twice": "the whole stack run once under no_grad before the groups",
-            Q + "groups-out-of-order": "groups run in reverse order"}),
+            Q + "groups-out-of-order": "groups run in reverse order",
+            Q + "walks-into-blocks": "layers taken from .modules(), nn.Sequential left out"}),
     Clause("no group holds more layers than the best split into `segments` groups needs;",
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
@@ -163,5 +164,7 @@ CHECKPOINT_SEQUENTIAL_RULES = {
                Q + "changes-layer-mode": "sets the caller's nn.Sequential to train()",
                Q + "wipes-layer-grads": "zero_grad(set_to_none=True) on every layer",
                Q + "runs-copies": "deep copies of the caller's layers",
-               Q + "changes-caller-state": "requires_grad_() on every layer, frozen ones too"},
+               Q + "changes-caller-state": "requires_grad_() on every layer, frozen ones too",
+               Q + "changes-callers-x": "requires_grad_() on the caller's batch",
+               Q + "rng-not-advanced": "the whole loop inside torch.random.fork_rng"},
 }

@@ -12,7 +12,7 @@ from torch import nn
 from ...diagnose import diagnose_gradient, diagnose_values
 from ...errors import GradingError
 from ...exercise import sample
-from .checkpoint_blocks import WIDTH, _linear, layer_stack
+from .checkpoint_blocks import WIDTH, _linear, layer_stack, rng_states
 from .segment_calls import _recording_calls, _spans, check_runs_once
 
 
@@ -105,6 +105,13 @@ def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) 
             raise GradingError(f"{where} raised {type(error).__name__}: "
                                f"{str(error).splitlines()[0] if str(error) else ''}",
                                str(error)) from error
+    if x.requires_grad:
+        raise GradingError(
+            f"{where}: after the call the caller's x requires grad: your function called "
+            "requires_grad_() on the batch it was handed, which the caller sees (its next "
+            "forward records a graph for it); if a segment needs an input that requires grad, "
+            "make one of your own (Function contract, rule 6: the caller's state is left as it "
+            "was)", mistake="checkpoint_sequential/changes-callers-x")
     diagnose_values(f"{where}: the output", output, _run_layers(layers, x).detach())
     plain = sorted({i for i, grad in forward_calls if grad})
     ceil = -(-n // segments)
@@ -129,6 +136,7 @@ def check_random_layers(checkpoint_sequential, device, segments: int = 2) -> Non
              "two of them nn.Dropout(0.5), from the seed the plain stack ran from")
     torch.manual_seed(8)
     expected = _run_layers(layers, x).detach()
+    after_plain = rng_states(torch.device(device))
     torch.manual_seed(8)
     with _recording_calls(layers) as forward_calls:
         output = checkpoint_sequential(list(layers), segments, x.detach().requires_grad_())
@@ -141,6 +149,15 @@ def check_random_layers(checkpoint_sequential, device, segments: int = 2) -> Non
             "it stands, in the plain stack's order; set no seed and draw nothing of your own",
             mistake="checkpoint_sequential/draws-other-masks")
     diagnose_values(f"{where}: the output", output, expected)
+    if not all(torch.equal(now, then) for now, then in zip(rng_states(torch.device(device)),
+                                                           after_plain)):
+        raise GradingError(
+            f"{where}: after the call the caller's random stream is not where the plain stack "
+            "leaves it (its dropout draws advance the stream): the next random number the "
+            "caller draws differs; was a random state put back around the layers? (Function "
+            "contract, rule 6: the generators advanced exactly as far as the op advances them; "
+            "backward's replay is CheckpointFunction's to undo)",
+            mistake="checkpoint_sequential/rng-not-advanced")
 
 
 def check_layers_left_as_given(checkpoint_sequential, device, segments: int = 2) -> None:

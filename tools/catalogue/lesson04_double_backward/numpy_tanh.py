@@ -244,7 +244,7 @@ MISTAKES = [
                   "        return _TanhGrad.apply(grad_output, y.detach())", _inner(RIGHT))),
     Mistake("NumpyTanh", "inner backward gives y nothing", "with respect to x is wrong",
             _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y * y)), None"))),
-    Mistake("NumpyTanh", "inner backward: +2 g y", "with respect to x is wrong",
+    Mistake("NumpyTanh", "inner backward: +2 g y", "with respect to x has the wrong sign",
             _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y * y)), "
                                "torch.from_numpy(2 * gb * g * y)"))),
     Mistake("NumpyTanh", "inner backward in torch", "the backward of NumpyTanh's backward "
@@ -255,6 +255,9 @@ MISTAKES = [
             "gradients in the wrong order",
             _tanh(CALL, _inner("        return torch.from_numpy(-2 * gb * g * y), "
                                "torch.from_numpy(gb * (1 - y * y))"))),
+    Mistake("NumpyTanh", "inner backward's gradient for y without grad_output", "lacks the "
+            "factor grad_output", _tanh(CALL, _inner("        return torch.from_numpy(gb * (1 - y "
+                                                     "* y)), torch.from_numpy(-2 * gb * y)"))),
     Mistake("NumpyTanh", "inner backward returns one gradient", "returned 1 gradient from its "
             "backward, for 2 inputs", _tanh(CALL, _inner("        return "
                                                          "torch.from_numpy(-2 * gb * g * y)"))),

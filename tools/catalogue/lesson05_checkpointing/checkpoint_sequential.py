@@ -682,3 +682,27 @@ UNUSUAL += [
     Unusual("checkpoint_sequential", "bounds round(i * n / k), functools.partial groups",
             UNUSUAL_02_ROUND_BOUNDS),
 ]
+
+
+# the caller's state: its random stream, its batch, and what its layers are
+FORK_RNG_AROUND_LOOP = _sequential(
+    "    with torch.random.fork_rng(devices=[]):\n"
+    + "".join("    " + line + "\n" for line in SPLIT.splitlines()))
+
+LAYERS_FROM_MODULES = _sequential(
+    "    if isinstance(layers, nn.Module):\n"
+    "        layers = [m for m in layers.modules() if not isinstance(m, nn.Sequential)]\n"
+    + SPLIT)
+
+REQUIRES_GRAD_ON_CALLERS_X = _sequential(
+    "    if not x.requires_grad:\n        x.requires_grad_()\n" + SPLIT)
+
+MISTAKES += [
+    Mistake("checkpoint_sequential", "the whole loop inside torch.random.fork_rng",
+            "after the call the caller's random stream is not where the plain stack leaves it",
+            FORK_RNG_AROUND_LOOP),
+    Mistake("checkpoint_sequential", "layers taken from .modules(), nn.Sequential left out",
+            "the stack's 4 layers are residual blocks", LAYERS_FROM_MODULES),
+    Mistake("checkpoint_sequential", "requires_grad_() on the caller's batch",
+            "after the call the caller's x requires grad", REQUIRES_GRAD_ON_CALLERS_X),
+]
