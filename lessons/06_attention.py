@@ -9,17 +9,17 @@
 # %% [markdown]
 # # Lesson 06 · Attention by hand: the softmax Jacobian, masks, and FlashAttention
 #
-# **About 170 minutes** for the main path, in two sittings if you like: the backward and
-# Exercises 1 and 2 (about 75 minutes), then the online softmax, FlashAttention and the
-# transfer exercise (about 95). The optional part after the **Summary** takes about 40 more.
+# **About 140 minutes** for the main path, in two sittings if you like: the backward and
+# Exercises 1 and 2 (about 60 minutes), then the online softmax, FlashAttention and the
+# transfer exercise (about 80). The optional part after the **Summary** takes about 50 more.
 #
 # Attention's backward uses everything so far: batched matrix calculus, a Jacobian you must
 # not build, a mask, numerical stability, and a choice of what to keep. It ends where
 # FlashAttention begins: attention tile by tile, the $N_q \times N_k$ scores never whole. You
 # derive each step on paper; the exercises turn the derivations into code. By the end you can
 # derive the softmax's vector-Jacobian product, mask with the right polarity, keep one number
-# per query instead of the probabilities and measure what that does to peak memory, write
-# FlashAttention's tiled forward and backward, and differentiate a learned additive bias.
+# per query instead of the probabilities, write FlashAttention's tiled forward and backward,
+# and differentiate a learned additive bias.
 
 # %% nbgrader={"locked": true}
 import math
@@ -132,61 +132,9 @@ print("first query, right polarity:", right[0, 0, :3])
 print("first query, reversed mask: ", wrong[0, 0, :3])
 
 # %% [markdown]
-# Reversed, the last query has no key left. **Predict, then run**:
-#
-# 1. what `torch.softmax` gives for a row of scores that are all $-\infty$;
-# 2. what `F.scaled_dot_product_attention` returned for that last query;
-# 3. with `is_causal=True` and 2 queries against 4 keys, how many keys the first query sees.
-
-# %%
-### BEGIN WORKED
-my_softmax_of_masked_row = "nan"
-my_sdpa_for_masked_query = "zeros"
-my_keys_seen_by_first_query = 1
-### LEARNER
-my_softmax_of_masked_row = None  # "nan", "zeros" or "uniform"
-my_sdpa_for_masked_query = None  # "nan", "zeros" or "uniform"
-my_keys_seen_by_first_query = None  # 1, 2, 3 or 4
-### END WORKED
-
-# %%
-def kind(row):
-    """Name a row of numbers: nan, zeros or uniform (or something else)."""
-    if torch.isnan(row).any():
-        return "nan"
-    return "zeros" if torch.all(row == 0) else "uniform" if torch.allclose(row, row[0]) else "other"
-
-
-if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
-                my_keys_seen_by_first_query):
-    masked_row = torch.softmax(torch.full((3,), float("-inf")), dim=0)
-    print("softmax of a fully masked row:", masked_row, "  you predicted",
-          my_softmax_of_masked_row, "  it is", kind(masked_row))
-    print("SDPA's output for that query: ", wrong[0, 3, :3], "  you predicted",
-          my_sdpa_for_masked_query, "  it is", kind(wrong[0, 3]))
-    q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
-    for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
-                            ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
-        same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
-                              F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
-        print(f"is_causal=True is {name}:", same)
-    bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
-    print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
-        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
-        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
-    print("keys the first query sees under is_causal=True:",
-          int(torch.ones(2, 4, dtype=torch.bool).tril()[0].sum()),
-          "  you predicted", my_keys_seen_by_first_query)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# A softmax of a row of $-\infty$ is $0/0$, `nan`; `F.scaled_dot_product_attention` defines
-# it as zeros (`torch._safe_softmax`): a query with no key to attend, such as a padding
-# position, then gets a row of zeros, where a `nan` would spread through every later layer, the
-# loss and the gradients. In this lesson's exercises every query keeps at least one key. `is_causal=True` is top-left: the first of 2 queries sees key 0 only;
-# bottom-right, keys 0..2.
-# </details>
+# Reversed, the last query has no key left. A query whose keys are all masked is outside
+# every exercise's contract here (the optional part, after the **Summary**, shows what
+# `torch.softmax` and SDPA give there, and which alignment `is_causal=True` uses).
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `ScaledDotProductAttention`
@@ -198,10 +146,10 @@ if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, whatever its score.
-# - Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude `torch.softmax` itself handles.
+# - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
+# - Any Python-float `scale`, 0 and negative ones included, and scores of any size a model meets, far past where `exp` overflows.
 # - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
-# - Keep the `@once_differentiable` on `backward`: the probabilities it reads from `ctx` carry no graph back to `Q` and `K`, so differentiating backward would give a wrong second derivative; with the decorator, a second derivative through your Function raises, or leaves its share out where another path carries a graph.
+# - A second derivative through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
 # transpose swap, whatever comes before them? Stuck? Every row of $dS$ must sum to 0: why?
@@ -333,7 +281,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 #
 # - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row ($L$, or a row maximum and a row sum), each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
 # - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, row maximum or row sum.
-# - $L$ is right at any magnitude of score that `torch.softmax` handles.
+# - $L$ is right at scores of any size a model meets, far past where `exp` overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #
 # How does the mask reach backward, and does that way still work when it is `None`?
@@ -404,66 +352,13 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 # </details>
 
 # %% [markdown]
-# ## Kept and peak
-#
-# Whether a sequence fits is decided by the **peak** of live bytes while each pass runs:
-# what is kept, plus what the pass creates and still holds. `TensorAccounting` adds up every
-# live tensor the ops create.
-#
-# **Predict, then run.** For one call at $N = 1024$, is the **peak of the step** (the larger
-# of forward's peak and what forward kept plus backward's peak) lower for
-# `MemoryEfficientAttention` than for `ScaledDotProductAttention`, the same, or higher? List
-# the $N_q \times N_k$ tensors each of your passes creates, and which are alive together.
-
-# %%
-### BEGIN WORKED
-my_peak_prediction = "higher"
-### LEARNER
-my_peak_prediction = None  # "lower", "same" or "higher"
-### END WORKED
-
-
-# %%
-def peak_bytes(attention, N, d=64):
-    """Peak bytes of live tensors: forward's, backward's, what is kept, and the step's."""
-    Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
-    grad_output = torch.randn(1, N, d)
-    with TensorAccounting() as books:
-        books.start("forward")
-        output = attention(Q, K, V, d ** -0.5)
-        books.start("backward")
-        kept = books.now  # what forward keeps for backward (and the output)
-        output.backward(grad_output)
-    forward, backward = books.phases["forward"].peak, books.phases["backward"].peak
-    return forward, backward, kept, max(forward, kept + backward)
-
-
-MiB = 2**20
-if not withheld(my_peak_prediction):
-    for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
-                    ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
-        forward_peak, backward_peak, kept, step_peak = peak_bytes(f, 1024)
-        print(f"{name:<26} N = 1024: forward {forward_peak / MiB:5.2f} MiB, kept "
-              f"{kept / MiB:5.2f}, backward {backward_peak / MiB:5.2f} on top, "
-              f"step {step_peak / MiB:5.2f}")
-    print("you predicted:", my_peak_prediction)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Written straightforwardly, as in the solution, **higher** (torch 2.13: 21.0 MiB against
-# 17.0): each out-of-place step of the recomputation makes a new $N_q \times N_k$ tensor, and
-# several are alive at once, more than the saved $P$. In a stack of layers, whose saved
-# tensors all wait for backward, keeping $L$ pays (the optional part counts 12 layers); one
-# layer's working memory remains, which FlashAttention removes.
-# </details>
-
-# %% [markdown]
 # ## Derive: the online softmax
 #
-# Can one query row's output be computed seeing its scores **one block of keys at a time**?
-# Keep, for the blocks seen so far, the maximum $m$ of the scores, the sum
-# $\ell = \sum_{j \text{ seen}} e^{S_j - m}$ and the unnormalised output
+# Keeping $L$ shrinks what waits for backward, but each pass of Exercise 2 still creates whole
+# $N_q \times N_k$ tensors (how many are alive at its peak? "Kept and peak", after the
+# **Summary**, measures it). Can one query row's output be computed seeing its scores **one
+# block of keys at a time**? Keep, for the blocks seen so far, the maximum $m$ of the scores,
+# the sum $\ell = \sum_{j \text{ seen}} e^{S_j - m}$ and the unnormalised output
 # $o = \sum_{j \text{ seen}} e^{S_j - m}\, v_j$. A new block of scores $S'$ with values $v'$
 # arrives.
 #
@@ -477,7 +372,7 @@ if not withheld(my_peak_prediction):
 #
 # Write them in `combine`, `finish` and `start`; the check runs a row of 12 scores in blocks
 # of 4, each block's maximum above the last one's, and the same row moved 100,000 down,
-# against the whole row. The placeholders rescale nothing and start everything at 0.
+# against the whole row. The placeholders fail it until all three are yours.
 
 # %%
 row = torch.tensor([0.5, -1.2, 1.0, 0.3, 2.1, 3.5, -0.4, 1.7, 6.0, 2.2, 4.4, -2.0],
@@ -561,12 +456,9 @@ report("output and L, block by block", error_online, 1e-9)
 # blocks for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
 # not matter?
 #
-# **Low precision.** For float16 or bfloat16 inputs, fused kernels compute the scores and
-# their exponentials in float32 and accumulate in float32; they round a tile to the input
-# dtype only where it enters a matrix product on tensor cores ($P$ for $P V$ and $P^\top dO$,
-# $dS$ for $dS\,K$ and $dS^\top Q$), and the product still accumulates in float32. Why keep $L$
-# in float32 too, when every probability of a row is $e^{S - L}$? And why not keep a float32
-# copy of $Q$, $K$, $V$?
+# **Low precision.** Exercise 3's last bullet says what a fused kernel computes in float32 for
+# float16 and bfloat16 inputs. Why keep $L$ in float32 too, when every probability of a row
+# is $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -706,7 +598,15 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # $$O = \operatorname{softmax}_{\text{row}}\big(\tau\, Q K^\top + B\big)\, V$$
 #
 # for `Q`, `K`, `V` as before, a Python-float `scale` $\tau$, and `bias` $B$ a float tensor
-# that may require grad. Nothing in this lesson derives its gradient: that is the exercise.
+# that may require grad. Nothing in this lesson derives its gradient: derive it on paper first.
+#
+# 1. With $S' = \tau\, Q K^\top + B$ and a bias of the scores' own shape, which tensor of your
+#    Exercise 1 backward is $\partial\phi/\partial B$, and why that one?
+# 2. A bias of shape $(N_q, N_k)$ serves every batch element and head. How many scores does
+#    one of its entries feed, and how do their gradients make its own? In what shape must it
+#    come back?
+# 3. Which of $dP$ and $dS'$ does each of the four gradients need? Which do you compute when
+#    only the bias needs a gradient, and which when only $V$ does?
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -716,14 +616,21 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 #
 # <details><summary>Hint 1: nudge one entry</summary>
 #
-# Take a bias of the scores' own shape and add $\varepsilon$ to one entry: which scores move,
-# and by how much? Now a bias of shape $(H, 1, N_k)$: which scores move this time?
+# Add $\varepsilon$ to one entry of a bias of the scores' own shape: which score moves, and
+# by how much? By how much does $\phi$ move then, to first order, and which entry of which
+# tensor of your backward says so?
 # </details>
 #
-# <details><summary>Hint 2: padding with $-\infty$</summary>
+# <details><summary>Hint 2: an entry that is shared</summary>
 #
-# Where $B_{ij} = -\infty$, $P_{ij} = 0$. What does your formula for $dS$ give there, and
-# what gradient does a padding entry of the bias receive?
+# A bias of shape $(H, 1, N_k)$: which scores does its entry $B_{h,0,j}$ feed? If each of
+# them moves by $\varepsilon$, by how much does $\phi$ move?
+# </details>
+#
+# <details><summary>Hint 3: padding with $-\infty$</summary>
+#
+# Where $B_{ij} = -\infty$, what is $P_{ij}$? What does your $dS'$ give there, and what
+# gradient does a padding entry of the bias receive?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
@@ -803,17 +710,80 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # skip to the end. No exercise needs these cells, and Run All runs them (each predict-then-run
 # cell shows its answer only once your guess is written).
 #
+# - **A query with no key left**: what `torch.softmax` and SDPA give for it, and which
+#   causal alignment `is_causal=True` uses.
 # - **Pictures** of the softmax Jacobian and of your Exercise 1's gradients, and your Function
 #   against PyTorch's own attention on a multi-head batch.
 # - **What `@once_differentiable` guards**, a predict-then-run on a second derivative, and
 #   **what is kept, counted**: your Exercise 1 against the same attention in ordinary ops.
 # - **Your bias gradient, drawn**, the online softmax **stepped block by block**, and **a
 #   block in which a row sees no key**.
-# - **More measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
+# - **Kept and peak**: what Exercises 1 and 2 keep against their peak for one call; **more
+#   measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
 #   what a log-sum-exp kept in bfloat16 costs.
 # - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
 #   production notes, a leaner Exercise 2 to write and measure, a learned ALiBi slope, an
 #   explorer of your Exercise 1.
+
+# %% [markdown]
+# ### A query with no key left
+#
+# In "Masks, and which way round they go", the reversed mask left the last query no key.
+# **Predict, then run**:
+#
+# 1. what `torch.softmax` gives for a row of scores that are all $-\infty$;
+# 2. what `F.scaled_dot_product_attention` returned for that last query;
+# 3. with `is_causal=True` and 2 queries against 4 keys, how many keys the first query sees.
+
+# %%
+### BEGIN WORKED
+my_softmax_of_masked_row = "nan"
+my_sdpa_for_masked_query = "zeros"
+my_keys_seen_by_first_query = 1
+### LEARNER
+my_softmax_of_masked_row = None  # "nan", "zeros" or "uniform"
+my_sdpa_for_masked_query = None  # "nan", "zeros" or "uniform"
+my_keys_seen_by_first_query = None  # 1, 2, 3 or 4
+### END WORKED
+
+# %%
+def kind(row):
+    """Name a row of numbers: nan, zeros or uniform (or something else)."""
+    if torch.isnan(row).any():
+        return "nan"
+    return "zeros" if torch.all(row == 0) else "uniform" if torch.allclose(row, row[0]) else "other"
+
+
+if not withheld(my_softmax_of_masked_row, my_sdpa_for_masked_query,
+                my_keys_seen_by_first_query):
+    masked_row = torch.softmax(torch.full((3,), float("-inf")), dim=0)
+    print("softmax of a fully masked row:", masked_row, "  you predicted",
+          my_softmax_of_masked_row, "  it is", kind(masked_row))
+    print("SDPA's output for that query: ", wrong[0, 3, :3], "  you predicted",
+          my_sdpa_for_masked_query, "  it is", kind(wrong[0, 3]))
+    q2, k4, v4 = torch.randn(1, 2, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
+    for name, alignment in [("top-left", torch.ones(2, 4, dtype=torch.bool).tril()),
+                            ("bottom-right", torch.ones(2, 4, dtype=torch.bool).tril(4 - 2))]:
+        same = torch.allclose(F.scaled_dot_product_attention(q2, k4, v4, is_causal=True),
+                              F.scaled_dot_product_attention(q2, k4, v4, attn_mask=alignment))
+        print(f"is_causal=True is {name}:", same)
+    bottom_right = torch.ones(2, 4, dtype=torch.bool).tril(4 - 2)
+    print("causal_lower_right(2, 4) is bottom-right:", torch.allclose(
+        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=causal_lower_right(2, 4)),
+        F.scaled_dot_product_attention(q2, k4, v4, attn_mask=bottom_right)))
+    print("keys the first query sees under is_causal=True:",
+          int(torch.ones(2, 4, dtype=torch.bool).tril()[0].sum()),
+          "  you predicted", my_keys_seen_by_first_query)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# A softmax of a row of $-\infty$ is $0/0$, `nan`; `F.scaled_dot_product_attention` defines
+# it as zeros (`torch._safe_softmax`): a query with no key to attend, such as a padding
+# position, then gets a row of zeros, where a `nan` would spread through every later layer, the
+# loss and the gradients. In this lesson's exercises every query keeps at least one key. `is_causal=True` is top-left: the first of 2 queries sees key 0 only;
+# bottom-right, keys 0..2.
+# </details>
 
 # %% [markdown]
 # ### Pictures
@@ -1127,6 +1097,61 @@ if not withheld(my_masked_first_block):
 # $m_{\text{new}}$ finite: the masked block then adds $e^{-\infty} = 0$, harmlessly.) Fused
 # kernels guard the exponent: where $m_{\text{new}} = -\infty$ they subtract 0 instead, so the
 # masked block adds $e^{-\infty} = 0$ and leaves the zeros as they were.
+# </details>
+
+# %% [markdown]
+# ### Kept and peak
+#
+# Whether a sequence fits is decided by the **peak** of live bytes while each pass runs:
+# what is kept, plus what the pass creates and still holds. `TensorAccounting` adds up every
+# live tensor the ops create.
+#
+# **Predict, then run.** For one call at $N = 1024$, is the **peak of the step** (the larger
+# of forward's peak and what forward kept plus backward's peak) lower for
+# `MemoryEfficientAttention` than for `ScaledDotProductAttention`, the same, or higher? List
+# the $N_q \times N_k$ tensors each of your passes creates, and which are alive together.
+
+# %%
+### BEGIN WORKED
+my_peak_prediction = "higher"
+### LEARNER
+my_peak_prediction = None  # "lower", "same" or "higher"
+### END WORKED
+
+
+# %%
+def peak_bytes(attention, N, d=64):
+    """Peak bytes of live tensors: forward's, backward's, what is kept, and the step's."""
+    Q, K, V = (torch.randn(1, N, d, requires_grad=True) for _ in range(3))
+    grad_output = torch.randn(1, N, d)
+    with TensorAccounting() as books:
+        books.start("forward")
+        output = attention(Q, K, V, d ** -0.5)
+        books.start("backward")
+        kept = books.now  # what forward keeps for backward (and the output)
+        output.backward(grad_output)
+    forward, backward = books.phases["forward"].peak, books.phases["backward"].peak
+    return forward, backward, kept, max(forward, kept + backward)
+
+
+MiB = 2**20
+if not withheld(my_peak_prediction):
+    for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
+                    ("MemoryEfficientAttention", MemoryEfficientAttention.apply)]:
+        forward_peak, backward_peak, kept, step_peak = peak_bytes(f, 1024)
+        print(f"{name:<26} N = 1024: forward {forward_peak / MiB:5.2f} MiB, kept "
+              f"{kept / MiB:5.2f}, backward {backward_peak / MiB:5.2f} on top, "
+              f"step {step_peak / MiB:5.2f}")
+    print("you predicted:", my_peak_prediction)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# Written straightforwardly, as in the solution, **higher** (torch 2.13: 21.0 MiB against
+# 17.0): each out-of-place step of the recomputation makes a new $N_q \times N_k$ tensor, and
+# several are alive at once, more than the saved $P$. In a stack of layers, whose saved
+# tensors all wait for backward, keeping $L$ pays (the next section counts 12 layers); one
+# layer's working memory remains, which FlashAttention removes.
 # </details>
 
 # %% [markdown]

@@ -177,7 +177,7 @@ def recognise(function, values: dict) -> str | None:
                     "too; return a tensor no later line writes into (scale out of place)")
         return (f"{NAME}'s grad_bias is scale times the right one: the bias is added after the "
                 "scores are scaled; nudge one bias entry by eps: by how much does each score it "
-                "feeds move? (Hint 2)")
+                "feeds move? (Hint 1)")
     broadcast = _broadcast_hint(got[3], right, bias.shape)
     if broadcast is not None:
         return f"{NAME}'s grad_bias {broadcast}"
@@ -242,7 +242,7 @@ def check_no_gradient_unasked(function, device) -> None:
                     f"{NAME}.backward computes dP = dO V^T (a {(_LQ, _LK)} product over the "
                     f"{_DV} value columns here) when only V requires grad: dV = P^T dO needs "
                     "no dP, which serves only dQ, dK and the bias's gradient; compute dP and "
-                    "dS' only when Q, K or bias needs a gradient (Hint 2)")
+                    "dS' only when Q, K or bias needs a gradient (question 3 of Exercise 4)")
             if alone != "bias" and values["bias"].numel() in products.reduced:
                 raise GradingError(
                     f"{NAME}.backward sums dS down to the bias's shape when only {alone} "

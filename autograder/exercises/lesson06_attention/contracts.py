@@ -14,13 +14,14 @@ B_ = "AttentionWithBias/"
 
 SCALED_DOT_PRODUCT_CLAUSES = (
     Clause("`mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = "
-           "attend: a masked key gets probability exactly 0, whatever its score.",
+           "attend: a masked key gets probability exactly 0, even where its score lies far above "
+           "every visible one.",
            {S_ + "mask-polarity-reversed": "reversed mask",
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
-    Clause("Any Python-float `scale`, 0 and negative ones included, and scores of any magnitude "
-           "`torch.softmax` itself handles.",
+    Clause("Any Python-float `scale`, 0 and negative ones included, and scores of any size a "
+           "model meets, far past where `exp` overflows.",
            {S_ + "scale-ignored": "d ** -0.5 in place of the scale given",
             S_ + "scale-out-of-range": "scale split as its square root over Q and K",
             S_ + "mask-filled-before-scaling": "masked scores filled with -inf before scaling",
@@ -31,10 +32,8 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "keeps them already): no copy of one, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
             S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
-    Clause("Keep the `@once_differentiable` on `backward`: the probabilities it reads from "
-           "`ctx` carry no graph back to `Q` and `K`, so differentiating backward would give a "
-           "wrong second derivative; with the decorator, a second derivative through your "
-           "Function raises, or leaves its share out where another path carries a graph.",
+    Clause("A second derivative through your Function raises (the `@once_differentiable` on "
+           "`backward` makes it) or comes out right: never silently wrong.",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -86,7 +85,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "backward-takes-row-maximum-again":
                 "backward takes each row's maximum again beside the saved L",
             M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
-    Clause("$L$ is right at any magnitude of score that `torch.softmax` handles.",
+    Clause("$L$ is right at scores of any size a model meets, far past where `exp` overflows.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
             M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
