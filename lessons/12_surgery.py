@@ -82,8 +82,7 @@ def first_line(error: BaseException) -> str:
 #
 # <details><summary><b>Hint</b></summary>
 #
-# Descent on which function of $L_d$ is ascent on $L_d$, at $\alpha$ times the rate? Try your
-# vector $v$ at $\alpha = 0.5$, $g = (1, -2)$: does a step $h \leftarrow h - \eta\, v$ raise
+# Try your vector $v$ at $\alpha = 0.5$, $g = (1, -2)$: does a step $h \leftarrow h - \eta\, v$ raise
 # $L_d$ (by about $-\eta\, g \cdot v$), and by how many times what $h \leftarrow h - \eta\, g$
 # lowers it?
 # </details>
@@ -364,9 +363,13 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 #
 # The factor is $s_r = \min(1,\ m / n_r)$, the gradient $s_r\, g_r$. Choosing by
 # `norms > max_norm` (`torch.where`) never uses the quotient for a row of zeros. Dividing first,
-# `(grad_output / norms) * max_norm`, keeps every step in range: the quotient is at most 1,
-# the product at most `max_norm`; `max_norm / norms` stays in range too. `grad_output * max_norm`
-# overflows float16 at a large `max_norm`, and `norms / max_norm` at a small one.
+# `(grad_output / norms) * max_norm`, keeps every step in range on the rows it is used for:
+# the quotient is at most 1, the product at most `max_norm`. The factor `max_norm / norms`
+# is `inf` on a row of zeros (used only under the `where`), and in float16 at a small
+# `max_norm` it falls below the normal numbers and loses digits; `grad_output * max_norm`
+# overflows float16 at a large `max_norm`, and `norms / max_norm` at a small one. A clamp of
+# the norms at `max_norm` in float16 rounds `max_norm` itself (0.3 becomes 0.2998), so a row
+# below it no longer comes back unchanged.
 # </details>
 #
 # ### Per row against `clip_grad_norm_`
@@ -447,9 +450,10 @@ compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
 #
 # 1. On $x > \lambda$, on $x < -\lambda$ and on $|x| < \lambda$, write $y$ without `sign`,
 #    `abs` or `max`, and differentiate each piece with respect to $x$ and to $\lambda$.
-# 2. At $|x| = \lambda$ the pieces' slopes disagree. This course takes the values autograd gives
-#    by differentiating the forward formula there (for $x$, those of `F.softshrink`), $\lambda = 0$
-#    included. Predict them from `torch.relu`'s gradient at 0.
+# 2. At $|x| = \lambda$ the pieces' slopes disagree. This course takes `torch.relu`'s
+#    convention there, a slope of 0 at 0, as `F.softshrink` does for $x$ ($\lambda = 0$
+#    included; `torch.clamp` and `torch.maximum` would give 1 and 0.5). Predict both
+#    derivatives there from it.
 # 3. Every entry uses the same $\lambda$: with $\partial L/\partial y_i$ arriving for each entry,
 #    what is $\partial L / \partial \lambda$?
 # 4. Backward must know, per entry, whether it passes and with which sign: what is the least
@@ -826,8 +830,8 @@ print("\n".join(diagnosis_verdicts(bug_1_line, bug_2_line,
 # - forward returns $\operatorname{sign}(x)\max(|x| - \lambda, 0)$, and backward its gradients
 #   for `x` and `lam`, at $|x| = \lambda$ ($\lambda = 0$ included) the values of step 2's
 #   convention;
-# - forward saves your answer to question 4 and no more: at most as many bytes per entry as `x`
-#   takes (and `lam` if you like), never `x` itself, and enough for backward to be exact.
+# - forward saves at most as many bytes per entry as `x` takes (and `lam` if you like), never
+#   `x` itself, and enough for backward to be exact (question 4 asks for the least).
 
 # %% nbgrader={"grade_id": "answer_SoftThreshold", "solution": true}
 class SoftThreshold(torch.autograd.Function):

@@ -197,6 +197,10 @@ ROUNDED_ROWS = (
     (torch.float32, 3.0, ([0.1, 0.7, 0.3], [1.1, -0.9, 0.2]), "rows of norm 0.77 and 1.4"),
     (torch.float16, 1e3, ([1e-3, 2e-3, 3e-4], [0.1, 0.7, 0.3]), "rows of norm 2.3e-3 and 0.77"),
     (torch.float16, 3.0, ([0.1, 0.7, 0.3], [1.1, -0.9, 0.2]), "rows of norm 0.77 and 1.4"),
+    # max_norm values float16 rounds (0.3 -> 0.2998, 1e-3 -> 0.0010004): a clamp of the norms
+    # to max_norm in float16 gives an unclipped row the factor 0.3 / 0.2998, not 1
+    (torch.float16, 0.3, ([0.06, 0.08, 0.0], [0.1, 0.1, -0.1]), "rows of norm 0.1 and 0.17"),
+    (torch.float16, 1e-3, ([3e-4, 4e-4, 0.0], [2e-4, -1e-4, 2e-4]), "rows of norm 5e-4 and 3e-4"),
 )
 
 

@@ -75,9 +75,9 @@ SOFT_CLAUSES = (
             "SoftThreshold/lam-without-sign": "lam's gradient without sign(x) (issue 37)",
             "SoftThreshold/lam-without-mask": "lam's gradient without the mask (issue 37)",
             "SoftThreshold/wrong-on-one-side": "x < -lam dropped (relu's gradient, y > 0)"}),
-    Clause("forward saves your answer to question 4 and no more: at most as many bytes per entry "
-           "as `x` takes (and `lam` if you like), never `x` itself, and enough for backward to "
-           "be exact.",
+    Clause("forward saves at most as many bytes per entry as `x` takes (and `lam` if you like), "
+           "never `x` itself, and enough for backward to be exact (question 4 asks for the "
+           "least).",
            {"SoftThreshold/saves-x": "BrokenSoftThreshold with its two lines mended",
             "SoftThreshold/saves-too-much": "|x| - lam and sign(x) saved, two float tensors",
             "SoftThreshold/code-loses-small-y": "y saved as a float16 code",
