@@ -17,7 +17,8 @@
 # By the end of this lesson you can:
 # 1. choose between saving a Function's input, its output or a mask, and say what each costs;
 # 2. write a sigmoid whose values and gradients stay finite at $x = \pm 800$;
-# 3. save a boolean mask, pick a gradient at ties, and return `None` for a mask or a number;
+# 3. decide what a kink's backward needs to know, pick a gradient at ties, and return `None`
+#    for a mask or a number;
 # 4. keep tiny numbers accurate next to 1, where $\log(1 + u)$ or $e^u - 1$ meets a tiny $u$.
 #
 # Exercises: **✎ 1 `MySigmoid`**, **✎ 2 `MyReLU`**, **✎ 3 `ScaledSigmoid`**, and **`Softplus`**,
@@ -172,47 +173,74 @@ for name, formula in naive.items():
 # ones have in common, as one expression in $x$?
 # </details>
 #
-# **Check one branch live.** Write your formula for $x \ge 0$, in $z$ alone, into the next cell
-# (a `lambda z: ...`) and run the one after it, which compares it with `torch.sigmoid` from $0$
-# to $800$. The side $x < 0$ is Exercise 1's.
+# **Check your $z$ and one branch live.** Write your $z$ of step 2 (a `lambda x: ...`, for any
+# $x$) and your formula for $x \ge 0$, in $z$ alone (a `lambda z: ...`), into the next cell, and
+# run the one after it: it tries your $z$ on both sides of $0$, then compares your branch with
+# `torch.sigmoid` from $0$ to $800$. The side $x < 0$ is Exercise 1's.
 
 # %%
 ### BEGIN WORKED
+exponential_z = lambda x: torch.exp(-x.abs())
 nonnegative_branch = lambda z: 1 / (1 + z)
 ### LEARNER
-nonnegative_branch = None  # your formula for x >= 0: lambda z: ...
+exponential_z = None  # your z of step 2, for any x: lambda x: ...
+nonnegative_branch = None  # your formula for x >= 0, in z alone: lambda z: ...
 ### END WORKED
 
 # %%
-if nonnegative_branch is None:
-    print("Write your formula for x >= 0 into nonnegative_branch first.")
-else:
-    sides = torch.tensor([0.0, 1.0, 5.0, 30.0, 40.0, 800.0], dtype=torch.float64)
-    z = torch.exp(-sides)  # your z on the side x >= 0
-    truth = torch.sigmoid(sides)
+def _tensor_of(function, at):
+    """function(at) as a float64 tensor of at's shape, or the error it raised, in one line."""
     try:
-        yours = torch.as_tensor(nonnegative_branch(z), dtype=torch.float64).expand_as(z)
+        return torch.as_tensor(function(at), dtype=torch.float64).expand_as(at), None
     except Exception as error:  # an error in your lambda, shown in one line
-        print(f"✗ nonnegative_branch raised {type(error).__name__}: {error}. Write it with "
-              "tensor operations on z, which work on every entry at once.")
+        return None, (f"raised {type(error).__name__}: {error}. Write it with tensor "
+                      "operations, which work on every entry at once.")
+
+
+if exponential_z is None or nonnegative_branch is None:
+    print("Write your z into exponential_z and your formula for x >= 0 into nonnegative_branch "
+          "first.")
+else:
+    both = torch.tensor([-800.0, -40.0, -5.0, -1.0, 0.0, 1.0, 5.0, 40.0, 800.0],
+                        dtype=torch.float64)
+    zs, failed = _tensor_of(exponential_z, both)
+    outside = [] if zs is None else [
+        f"{point:g} (z = {value:g})" for point, value in zip(both.tolist(), zs.tolist())
+        if not 0 <= value <= 1]  # nan fails both comparisons
+    if failed:
+        print(f"✗ exponential_z {failed}")
+    elif outside:
+        print(f"✗ your z leaves [0, 1] at x = {', '.join(outside)}: step 2 asks for an "
+              "exponential that can never overflow; on that side, which one is at most 1?")
+    elif zs[2] == zs[3]:
+        print("✗ your z is the same at x = -5 and x = -1: a formula in z alone could not tell "
+              "them apart on the side x < 0. Step 2's z serves both sides")
     else:
-        wrong = []
-        for point, at, mine, right in zip(sides.tolist(), z.tolist(), yours.tolist(),
-                                          truth.tolist()):
-            if mine != mine or abs(mine) == float("inf"):
-                verdict = "✗ not finite: which operation overflowed at this z?"
-            elif abs(mine - right) <= 1e-12 * right:
-                verdict = "✓"
-            elif abs(mine + right - 1) <= 1e-12:  # falls where sigma rises: asked, not named
-                verdict = (f"✗ relative error {abs(mine - right) / right:.2g}: yours falls as x "
-                           "grows, σ(x) rises: which way must it move as z shrinks?")
-            else:
-                verdict = f"✗ relative error {abs(mine - right) / right:.2g}"
-            print(f"x = {point:3.0f}   z = {at:<10.4g} yours {mine:<20.17g} "
-                  f"torch.sigmoid {right:<20.17g} {verdict}")
-            wrong += [f"{point:g}"] if verdict.startswith("✗") else []
-        print("✓ all six match: the side x < 0 is yours to work out in Exercise 1" if not wrong
-              else f"✗ wrong at x = {', '.join(wrong)}")
+        sides = both[4:]  # x >= 0
+        z = zs[4:]  # your z there
+        truth = torch.sigmoid(sides)
+        yours, failed = _tensor_of(nonnegative_branch, z)
+        if failed:
+            print(f"✗ nonnegative_branch {failed}")
+        else:
+            wrong = []
+            for point, at, mine, right in zip(sides.tolist(), z.tolist(), yours.tolist(),
+                                              truth.tolist()):
+                if mine != mine or abs(mine) == float("inf"):
+                    verdict = "✗ not finite: which operation overflowed at this z?"
+                elif abs(mine - right) <= 1e-12 * right:
+                    verdict = "✓"
+                elif abs(mine + right - 1) <= 1e-12:  # falls where sigma rises: asked, not named
+                    verdict = (f"✗ relative error {abs(mine - right) / right:.2g}: yours falls as "
+                               "x grows, σ(x) rises: which way must it move as z shrinks?")
+                else:
+                    verdict = f"✗ relative error {abs(mine - right) / right:.2g}"
+                print(f"x = {point:3.0f}   z = {at:<10.4g} yours {mine:<20.17g} "
+                      f"torch.sigmoid {right:<20.17g} {verdict}")
+                wrong += [f"{point:g}"] if verdict.startswith("✗") else []
+            print("✓ your z stays in [0, 1] on both sides, and your branch matches at all five: "
+                  "the side x < 0, in your z, is yours to work out in Exercise 1" if not wrong
+                  else f"✗ wrong at x = {', '.join(wrong)}")
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -291,7 +319,7 @@ print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 
 # %% [markdown]
-# ## Masks: the ReLU
+# ## A kink: the ReLU
 #
 # $\mathrm{relu}(x) = \max(x, 0)$. Before the code, answer on paper:
 #
@@ -585,8 +613,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - forward saves **only its output** $y$, the tensor itself, and backward recovers the derivative
-#   from $y$;
+# - forward saves one tensor, the tensor itself, and **no new memory** where the layer after
+#   `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both tails**:
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
 #   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).
@@ -603,8 +631,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #
 # <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
 #
-# Which function of this lesson is $dy/dx$? Backward has only $y$: what is $e^y$ in terms of
-# $e^x$, and can you solve that for the derivative?
+# Which function of this lesson is $dy/dx$? Which tensor does the layer after `Softplus` keep,
+# and what is $e^y$ in terms of $e^x$: can you solve that for the derivative?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
@@ -617,12 +645,12 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #
 # $\mathrm{softplus}(-40)$ = `4.248354255291589e-18` in float64. At $x = 0$, $y = \log 2$ and
 # your derivative is $0.5$; at $x = 1$, $y = 1.3133$ and it is $0.7311$. At $x = -40$ your
-# derivative, from $y$ alone, is $4.2484 \times 10^{-18}$ too: if you get $0$, Hint 3 is for you.
+# derivative is $4.2484 \times 10^{-18}$ too: if you get $0$, Hint 3 is for you.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_Softplus", "solution": true}
 class Softplus(torch.autograd.Function):
-    """y = log(1 + exp(x)), exact in both tails, saving only y."""
+    """y = log(1 + exp(x)), exact in both tails."""
 
     @staticmethod
     def forward(ctx, x):
@@ -656,13 +684,13 @@ from autograder import grade; grade("Softplus", Softplus)
 # in the left tail, where $1 - e^{-y}$ is a difference of two numbers near $1$.
 # </details>
 #
-# Both tails: the relative error of your `Softplus`, value and gradient, from $x = -708$ to
-# $x = 750$, beside $\log(1 + e^x)$ left to autograd. The dashed line is the contract's
+# Both tails: the relative error of your `Softplus`, its output and its gradient, from $x = -708$
+# to $x = 750$, beside $\log(1 + e^x)$ left to autograd. The dashed line is the contract's
 # $10^{-12}$; an error of $0$ is drawn at $10^{-18}$, and `inf` or `nan` at $10^{4}$.
 
 # %%
 xs = torch.linspace(-708, 750, 487, dtype=torch.float64)
-exact = {"value": torch.logaddexp(xs, torch.zeros_like(xs)), "gradient": torch.sigmoid(xs)}
+exact = {"output": torch.logaddexp(xs, torch.zeros_like(xs)), "gradient": torch.sigmoid(xs)}
 contenders = {"log(1 + exp(x)), autograd": lambda x: torch.log(1 + torch.exp(x)),
               "your Softplus": Softplus.apply}
 curves = {name: value_and_gradient(formula, xs) for name, formula in contenders.items()}
@@ -681,8 +709,10 @@ fig.subplots_adjust(bottom=0.24)  # the legend below both panels, over no curve
 plt.show()
 
 # %% [markdown]
-# The written-out formula is 100% wrong left of $x \approx -37$, where $1 + e^x$ rounds to $1$,
-# and `inf` past $709.78$. Yours should stay under the dashed line everywhere.
+# The written-out formula's output is 100% wrong left of $x \approx -37$, where $1 + e^x$ rounds
+# to $1$ (autograd's gradient of it, $e^x / (1 + e^x)$, is still right there), and past $709.78$
+# its output is `inf` and its gradient `nan`. Both of your curves should stay under the dashed
+# line everywhere.
 
 # %% [markdown]
 # ## Common mistakes

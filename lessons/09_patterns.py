@@ -753,7 +753,8 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # - each row takes the gradient of its side of `eps`, placed by its norm as `F.normalize`
 #   computes it; a row whose norm is within a relative $10^{-3}$ of `eps` may take either side;
 # - backward in closed form: a few tensors of `x`'s size, never a $d \times d$ Jacobian per row;
-# - forward saves at most the output and one number per row, in `x`'s dtype.
+# - forward adds at most one number per row, in `x`'s dtype, to what a next layer `y @ W`
+#   already keeps for its own backward.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
@@ -763,8 +764,8 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 # 3. Multiply by $g_j$ and sum over $j$: what does each row's gradient need besides $g$?
 # 4. What does your gradient do with a $g$ along $y$, and with one orthogonal to $y$? Compare
 #    quick question 4.
-# 5. What must backward get from forward to compute the formula and to pick its case? When
-#    does saving $y$ cost less than saving $x$ (a next layer `y @ W` against `y + 1`)?
+# 5. What must backward get from forward to compute the formula and to pick its case? What does
+#    a next layer `y @ W` keep for its own backward, and what does `y + 1` keep?
 #
 # **Check your step 2 live:** write `jacobian_column(y, n)`, the vector of
 # $\partial y_j / \partial x_0$ for a row above $\varepsilon$.
@@ -993,26 +994,26 @@ check_add_grads()
 # %% [markdown]
 # ## Common mistakes (optional reading)
 #
-# | Mistake | What happens | Fix |
+# | Mistake | What happens | Ask yourself |
 # |---|---|---|
-# | `BroadcastMul`'s gradients returned in the output's shape, the sums left to the engine | rule 2 would accept it, Exercise 1's contract does not: a caller of the backward gets the wrong shape | sum each down to its input's shape in backward |
-# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1, which the input does not broadcast to: the engine refuses it | `keepdim=True`, or `sum_to_size` |
-# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | compute each gradient under its flag, `None` otherwise |
-# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values on a square tensor | `grad_output.unsqueeze(dim)` (not needed with `keepdim=True`) |
-# | `y / x` for "the product of the others" in every slice | divides by zero: `nan` in every slice with a zero | exclusive running products from both ends, or zeros counted apart |
-# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | the product of the others always holds the other zero: 0 |
-# | `y / a` for the gradient of `a * b` | `nan` where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | the other factor itself, no division |
-# | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | only an exact 0 is a zero |
-# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | every slice, shift and flip along `dim` |
-# | the scan run forward in backward | $J^\top$ is the other triangle | a running sum from the end |
-# | `Cumsum`'s triangle of ones, or `IndexSelect`'s one-hot matrix, built and multiplied | memory in $n^2$ where $n$ suffices (rule 3) | a reversed running sum; an op that accumulates |
-# | the total less the running prefix, for `Cumsum` | the late entries' digits cancel where `grad_output` decays | a reversed running sum |
-# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | save `dim`, or `index` and the shape |
-# | `grad[index] = grad_output`, or `grad[index] += grad_output` | repeated rows are lost: only one write survives | an op that accumulates, as `index_add` does |
-# | missing the projection term | the gradient of $x / n$ with $n$ held fixed | subtract the component of $g$ along $y$ |
-# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | mask the term with `norm >= eps` |
-# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | the projection, one dot product per row |
-# | saving `x` for `Normalize` | a second tensor of $x$'s size | the output and one norm per row |
+# | `BroadcastMul`'s gradients returned in the output's shape, the sums left to the engine | rule 2 would accept it, Exercise 1's contract does not: a caller of the backward gets the wrong shape | which shape does each gradient owe its input? |
+# | a sum without `keepdim=True` where the input has a dim of size 1 | a gradient without the input's dim of size 1, which the input does not broadcast to: the engine refuses it | does your gradient have every dim its input has? |
+# | ignoring `ctx.needs_input_grad` | work (and memory) for a gradient nobody asked for | which gradients did the caller ask for? |
+# | `grad_output` of a reduction used without `unsqueeze(dim)` | broadcasting aligns from the right, which is right only when `dim` is the leading dim: otherwise an error, or silently wrong values on a square tensor | which dim of $x$ does each dim of `grad_output` line up with? |
+# | `y / x` for "the product of the others" in every slice | divides by zero: `nan` in every slice with a zero | what is the product of the others when one of them is 0? |
+# | one zero handled, several not | a slice with two zeros gets a non-zero gradient | what does the product of the others hold in a slice with two zeros? |
+# | `y / a` for the gradient of `a * b` | `nan` where `a` holds 0, and 0 or inf where `a * b` underflows or overflows | what is $\partial (ab) / \partial a$, before any simplification? |
+# | a zero found with a tolerance (`x.abs() < 1e-12`) | a tiny entry taken for a zero: the other entries get 0, where their gradient is a product that holds the tiny entry | is a tiny product the same as a zero one? |
+# | shifts and slices written for the last dim (`x[..., :-1]`) | right for `dim=-1`, wrong for `dim=0` | does every slice run along `dim`? |
+# | the scan run forward in backward | $J^\top$ is the other triangle | which outputs does $x_i$ feed? |
+# | `Cumsum`'s triangle of ones, or `IndexSelect`'s one-hot matrix, built and multiplied | memory in $n^2$ where $n$ suffices (rule 3) | which op applies $J^\top$ without writing it down? |
+# | the total less the running prefix, for `Cumsum` | the late entries' digits cancel where `grad_output` decays | what is left of a small number subtracted from a large one? |
+# | saving `x` for a linear op (`Cumsum`) or a selection | memory for nothing: the Jacobian does not depend on $x$ | what does backward read, besides `grad_output`? |
+# | `grad[index] = grad_output`, or `grad[index] += grad_output` | repeated rows are lost: only one write survives | what happens to a row selected twice? |
+# | missing the projection term | the gradient of $x / n$ with $n$ held fixed | does $n$ move when $x$ does? |
+# | projection on rows below `eps` too | those rows are divided by a constant: no projection there | what is the divisor below `eps`? |
+# | building each row's $d \times d$ Jacobian | $d$ times the memory and work of the closed form | what does $J^\top g$ reduce to, row by row? |
+# | saving `x` for `Normalize` | a second tensor of $x$'s size | which tensor of $x$'s size is kept alive anyway? |
 
 # %% [markdown]
 # ## The five patterns as pictures (optional, not graded)

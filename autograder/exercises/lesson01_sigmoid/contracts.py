@@ -7,8 +7,8 @@ from ...clauses import Clause
 
 
 SOFTPLUS_CLAUSES = (
-    Clause("forward saves **only its output** $y$, the tensor itself, and backward recovers the "
-           "derivative from $y$;",
+    Clause("forward saves one tensor, the tensor itself, and **no new memory** where the layer "
+           "after `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;",
            {"Softplus/saves-not-only-output": "saves the input x",
             "Softplus/saves-output-alias": "saves y.detach()",
             "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),

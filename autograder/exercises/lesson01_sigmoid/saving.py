@@ -37,19 +37,22 @@ def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
             said = (f"{spec.name} saved its input x as well as its output y: backward needs "
                     "only y, since step 2 of the maths writes the derivative without x")
             said += ("; and your backward computes an exponential again, which y makes "
-                     "unnecessary" if again else "; save y alone")
+                     "unnecessary" if again else ": what does x add that y does not give?")
         elif again or backward is None:
             said = (f"{spec.name} saved its input x: its backward then computes an exponential "
                     "again, where step 2 of the maths writes the derivative without x")
         else:
             said = (f"{spec.name} saved its input x: step 2 of the maths writes the derivative "
-                    "without x, from the output y alone; save y")
+                    "without x; which tensor does it read, and which of the two does the next "
+                    "layer keep anyway?")
         raise GradingError(said, mistake=f"{spec.name}/saves-input")
     if not roles:
-        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: save the "
-                           "output y", mistake=f"{spec.name}/saves-nothing")
+        raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: which "
+                           "tensor does your backward read, and where did forward keep it?",
+                           mistake=f"{spec.name}/saves-nothing")
     raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
-                       f"({', '.join(roles)}): save exactly the output y",
+                       f"({', '.join(roles)}): step 2's derivative reads one tensor; which one, and "
+                       "what does anything more you save cost?",
                        mistake=f"{spec.name}/saves-more-than-output")
 
 
@@ -79,7 +82,7 @@ def softplus_watch(spec: Spec, check_saved) -> Watch:
 
 
 def _kept(saved) -> str:
-    """One saved tensor in words: 'its input x', 'its output y', 'a float32 intermediate'."""
+    """One saved tensor in words: 'its input x', 'its output y', 'a float32 tensor of its own'."""
     if saved.role.startswith("input"):
         return "its input x"
     if saved.role == "output":
@@ -87,22 +90,41 @@ def _kept(saved) -> str:
     return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
 
 
+def _cost(saved) -> str:
+    """What one saved tensor costs in a network, in words: bytes an element, new or not."""
+    size = torch.empty((), dtype=saved.dtype).element_size()
+    each = f"{size} byte{'' if size == 1 else 's'} an element"
+    if saved.role.startswith("input"):
+        return f"{each}, new wherever nothing else keeps x (after a linear layer, nothing does)"
+    if saved.role == "output":
+        return f"{each}, new only where nothing else keeps y"
+    return f"{each}, all of it new"
+
+
 def judge_mask_or_output(saved: list, output=None) -> None:
-    """The contract: forward saves one tensor, a boolean mask (1 byte an element) or the output
-    y itself (free where the next layer keeps y anyway); not x, not a copy, not a float mask,
-    not an alias of y (``output``: what forward returned)."""
+    """The contract: forward saves one tensor, the least new memory the learner can justify.
+    Graded: a boolean mask (1 byte an element) or the output y itself (free where the next
+    layer keeps y anyway); not x, not a copy, not a float mask, not an alias of y (``output``:
+    what forward returned). A failure says what was saved and what it costs, and asks."""
     if len(saved) == 1 and saved[0].role == "output":
         check_output_itself("MyReLU", SimpleNamespace(saved=saved, output=output))
         return
     if len(saved) == 1 and saved[0].dtype == torch.bool:
         return
-    kept = " and ".join(map(_kept, saved)) or "nothing"
-    raise GradingError(
-        f"MyReLU saved {f'{len(saved)} tensors, ' if len(saved) > 1 else ''}{kept}: the "
-        "contract saves one "
-        "tensor, a boolean mask (torch.bool, 1 byte an element) or the output y itself, which "
-        "the graph holds anyway; not x, not a copy, not a mask in another dtype",
-        mistake="MyReLU/saves-not-mask-or-output")
+    if not saved:
+        said = ("MyReLU saved nothing: what does backward need to know about x, and which "
+                "tensor can carry it?")
+    elif len(saved) > 1:
+        said = (f"MyReLU saved {len(saved)} tensors, {' and '.join(map(_kept, saved))} "
+                f"({'; '.join(map(_cost, saved))}): backward needs to know one thing about x; "
+                "which one tensor tells it, for the least new memory?")
+    else:
+        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): the contract asks for "
+                "the least new memory you can justify: what does backward need to know about each "
+                "entry of x, and which tensor carries that for less?")
+        if saved[0].dtype in (torch.uint8, torch.int8):
+            said += " (a boolean tensor, in the contract, means torch.bool)"
+    raise GradingError(said, mistake="MyReLU/saves-not-mask-or-output")
 
 
 def relu_watch(spec: Spec) -> Watch:

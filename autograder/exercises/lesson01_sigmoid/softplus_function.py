@@ -38,16 +38,24 @@ RIGHT_OF_37 = ((40.0, 100.0, 800.0), (700.0, 800.0), (800.0,), (1e300,))
 
 
 def check_saves_only_output(forward) -> None:
-    """The derivative sigmoid(x) can be written in y alone: the output is all backward keeps."""
+    """The contract's memory bound: one tensor, no new memory where the layer after Softplus
+    keeps its input. The derivative sigmoid(x) can be written in y alone, so the output is
+    what meets it. A failure says what was saved and what it costs, and asks."""
     roles = [saved.role for saved in forward.saved]
     if roles == ["output"]:
         return check_output_itself("Softplus", forward)
     if not roles:
-        raise GradingError("Softplus saved nothing with ctx.save_for_backward: the contract "
-                           "saves the output y", mistake="Softplus/saves-nothing")
+        raise GradingError("Softplus saved nothing with ctx.save_for_backward: which tensor "
+                           "does your backward read, and where did forward keep it?",
+                           mistake="Softplus/saves-nothing")
+    words = ", ".join("input x" if role.startswith("input") else role for role in roles)
+    cost = ("x is new memory wherever nothing else keeps it (after a linear layer, nothing "
+            "does)" if any(role.startswith("input") for role in roles)
+            else "a tensor that is neither x nor y is new memory")
     raise GradingError(
-        f"Softplus saved {', '.join(roles)}: the contract saves only its output y, and "
-        "backward recovers sigmoid(x) from y", mistake="Softplus/saves-not-only-output")
+        f"Softplus saved {words}: {cost}, and the contract allows none where the layer after "
+        "Softplus keeps its input; which tensor does that layer keep, and can backward get "
+        "sigmoid(x) from it?", mistake="Softplus/saves-not-only-output")
 
 
 def check_large_inputs(function, device) -> None:

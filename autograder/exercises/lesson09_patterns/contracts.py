@@ -115,7 +115,8 @@ NORMALIZE_CLAUSES = (
     Clause("backward in closed form: a few tensors of `x`'s size, never a $d \\times d$ "
            "Jacobian per row;",
            {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
-    Clause("forward saves at most the output and one number per row, in `x`'s dtype.",
+    Clause("forward adds at most one number per row, in `x`'s dtype, to what a next layer "
+           "`y @ W` already keeps for its own backward.",
            {NORMALIZE_ + "saves-input": "saves x",
             NORMALIZE_ + "row-number-in-another-dtype":
                 "x's norm saved in float64 (placed right, bytes of its own)"}),

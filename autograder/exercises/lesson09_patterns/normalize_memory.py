@@ -14,8 +14,9 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
     """The output, and at most one number per row."""
     rows = x.numel() // max(x.shape[-1], 1) if x.dim() else 1
     if not any(s.role == "output" for s in forward.saved):
-        raise GradingError("Normalize did not save its output, which the contract saves beside "
-                           "one number per row: which tensor of x's size does the projection "
+        raise GradingError("Normalize did not save its output: the contract's bound counts as "
+                           "free only what a next layer y @ W already keeps (y), and one number "
+                           "per row beyond it; which tensor of x's size does the projection "
                            "read?")
     for saved in forward.saved:
         if saved.role.startswith("input"):
@@ -32,7 +33,8 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
                                mistake="Normalize/row-number-in-another-dtype")
         if saved.role == "intermediate" and saved.tensor.numel() > rows:
             raise GradingError(f"Normalize saves an intermediate of shape {_shape(saved.shape)}: "
-                               f"save the output and one norm per row ({rows} numbers) only")
+                               "beyond what y @ W keeps, the contract allows one "
+                               f"number per row ({rows} numbers)")
     budget = (x.numel() + rows) * x.element_size()
     if forward.saved_bytes > budget:
         raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "

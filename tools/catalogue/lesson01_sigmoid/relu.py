@@ -130,28 +130,28 @@ MISTAKES = [
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     # the contract saves a boolean mask or the output (issue 45: nothing checked it)
     Mistake("MyReLU", "masked_fill on a fresh tensor, F.relu forward, saves x",
-            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            "MyReLU saved its input x (8 bytes an element, new wherever nothing else keeps x",
             _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
                   RELU_READ + "        return grad_output.masked_fill(x <= 0, 0)")),
     Mistake("MyReLU", "writes into grad_output.clone(), saves x",
-            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            "MyReLU saved its input x (8 bytes an element, new wherever nothing else keeps x",
             _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
                   "        grad[x <= 0] = 0\n        return grad")),
     # a mask in uint8, 1 byte an element as bool, is still not the boolean mask the contract
     # names (FusedLinearReLU fails one too)
     Mistake("MyReLU", "a uint8 mask from torch.heaviside",
-            "MyReLU saved a uint8 tensor of its own: the contract saves one tensor, a boolean mask",
+            "MyReLU saved a uint8 tensor of its own (1 byte an element, all of it new): the contract asks for the least new memory",
             _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
                   "        ctx.save_for_backward(mask)\n        return x * mask",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     # mutants (issue 45): a float mask, a copy of the output
     Mistake("MyReLU", "the mask saved as float",
-            "MyReLU saved a float32 tensor of its own: the contract saves one tensor",
+            "MyReLU saved a float32 tensor of its own (4 bytes an element, all of it new)",
             _relu("        mask = x > 0\n        ctx.save_for_backward(mask.float())\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     Mistake("MyReLU", "saves a clone of the output",
-            "MyReLU saved a float64 tensor of its own: the contract saves one tensor",
+            "MyReLU saved a float64 tensor of its own (8 bytes an element, all of it new)",
             _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y.clone())\n"
                   "        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),

@@ -27,7 +27,7 @@ class MySigmoid(torch.autograd.Function):
         return grad_output * s * (1 - s)
 """),
     Mistake("Softplus", "saves x instead of y once x has 25 entries or more",
-            "Softplus saved input x: the contract saves only its output y",
+            "Softplus saved input x: x is new memory wherever nothing else keeps it",
             """
 class Softplus(torch.autograd.Function):
     @staticmethod
@@ -64,7 +64,7 @@ class MyReLU(torch.autograd.Function):
         return torch.where(m, grad_output, 0)
 """),
     Mistake("MyReLU", "saves x itself for float16 x",
-            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            "MyReLU saved its input x (",
             """
 class MyReLU(torch.autograd.Function):
     @staticmethod
@@ -78,7 +78,7 @@ class MyReLU(torch.autograd.Function):
         return torch.where(s if s.dtype == torch.bool else s > 0, grad_output, 0)
 """),
     Mistake("MyReLU", "saves x itself once x has 25 entries or more",
-            "MyReLU saved its input x: the contract saves one tensor, a boolean mask",
+            "MyReLU saved its input x (",
             """
 class MyReLU(torch.autograd.Function):
     @staticmethod

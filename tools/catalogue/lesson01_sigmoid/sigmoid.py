@@ -152,7 +152,7 @@ MISTAKES = [
     Mistake("MySigmoid", "ignores grad_output", "MySigmoid.backward ignores grad_output",
             _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n        return y * (1 - y)")),
     Mistake("MySigmoid", "output kept in a module global",
-            "MySigmoid saved nothing with ctx.save_for_backward: save the output y",
+            "MySigmoid saved nothing with ctx.save_for_backward: which tensor does your backward read",
             _GLOBAL + _sigmoid(STABLE + "        _last[:] = [y]\n        return y",
                                "        y = _last[0]\n        return grad_output * y * (1 - y)")),
     Mistake("MySigmoid", "saves y and the intermediate z",

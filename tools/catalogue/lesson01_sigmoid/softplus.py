@@ -124,7 +124,7 @@ MISTAKES = [
             "every value of Softplus's output is exactly a float32 number",
             _softplus(SOFTPLUS_STABLE + "        y = y.float().to(x.dtype)\n" + SAVE_Y)),
     Mistake("Softplus", "output kept in a module global",
-            "Softplus saved nothing with ctx.save_for_backward: the contract saves the output y",
+            "Softplus saved nothing with ctx.save_for_backward: which tensor does your backward read",
             _GLOBAL + _softplus(SOFTPLUS_STABLE + "        _last[:] = [y]\n        return y",
                                 "        y = _last[0]\n"
                                 "        return grad_output * -torch.expm1(-y)")),

@@ -168,4 +168,11 @@ MISTAKES = [
         return (grad_output.new_zeros(ctx.shape).index_add(0, index, grad_output),
                 torch.zeros_like(index))
 ''')),
+    # review 73 (E2): a buffer with the right dtype but no device=, right on CPU; the message is
+    # the course's, citing the Function contract's rule 1, not one of this lesson's own
+    Mistake("IndexSelect", "zeros with dtype= but without device=",
+            "(Function contract, rule 1",
+            _select('''
+        return torch.zeros(ctx.shape, dtype=grad_output.dtype).index_add(0, index, grad_output), None
+''')),
 ]

@@ -5,8 +5,8 @@ module global (CumMax's indices, IndexSelect's index)."""
 
 from .. import Mistake, edit
 from .answers import (_CUMMAX_FORWARD, _INDEX_ADD, _MUL_FORWARD, _PROD_EXACT, _PROD_FORWARD,
-                      _REVERSED, _SCATTER_ADD, _SELECT_FORWARD, _cummax, _cumsum, _mul, _prod,
-                      _select)
+                      _REVERSED, _SCATTER_ADD, _SELECT_FORWARD, _cummax, _cumsum, _function, _mul,
+                      _prod, _select)
 
 _MUL_NEEDED = '''        grad_a = (grad_output * b).sum_to_size(a.shape) if ctx.needs_input_grad[0] else None
         grad_b = (grad_output * a).sum_to_size(b.shape) if ctx.needs_input_grad[1] else None
@@ -76,6 +76,23 @@ def excl(t, dim):
             return grad_output.clone(), None
         return (grad_output.unsqueeze(dim) * excl(x, dim)
                 * excl(x.flip(dim), dim).flip(dim)), None
+''')),
+    # review 73 (C6): reversed positions cached per length in a mutable default argument of
+    # backward; graded after a self-check in the same process it once found the cache full
+    Mistake("Cumsum", "reversed positions cached in a mutable default argument",
+            "mutable default argument",
+            _function("Cumsum", '''
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return torch.cumsum(x, dim)
+''', '''
+    def backward(ctx, grad_output, _cache={}):
+        dim = ctx.dim
+        if grad_output.dim() == 0:
+            return grad_output.clone(), None
+        n = grad_output.shape[dim]
+        rev = _cache.setdefault(n, torch.arange(n - 1, -1, -1, device=grad_output.device))
+        return grad_output.index_select(dim, rev).cumsum(dim).index_select(dim, rev), None
 ''')),
 ]
 

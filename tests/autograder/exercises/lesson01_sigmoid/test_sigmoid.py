@@ -73,9 +73,9 @@ class TestSavesOnlyOutput:
     @pytest.mark.parametrize("roles, hint", [
         (("input x",), "MySigmoid saved its input x: its backward then computes an exponential"),
         (("input x", "output"), "MySigmoid saved its input x"),
-        ((), "MySigmoid saved nothing with ctx.save_for_backward: save the output y"),
-        (("intermediate",), "MySigmoid saved 1 tensor (intermediate): save exactly the output y"),
-        (("output", "output"), "MySigmoid saved 2 tensors (output, output): save exactly"),
+        ((), "MySigmoid saved nothing with ctx.save_for_backward: which tensor does your backward read"),
+        (("intermediate",), "MySigmoid saved 1 tensor (intermediate): step 2's derivative reads one tensor"),
+        (("output", "output"), "MySigmoid saved 2 tensors (output, output): step 2's"),
     ])
     def test_anything_else(self, roles, hint, raises_hint):
         """Is every other set of saved tensors named?"""
