@@ -37,6 +37,9 @@ class Exercise:
     # what the battery and the domain's checks run within (lesson 13: Triton's interpreter
     # patching its language once per launch)
     within: Callable[[], AbstractContextManager] = nullcontext
+    # probes run after the state watch, on each device: a rule broken only by answers every
+    # other check passes, whose probe would otherwise pre-empt the cause another check names
+    last: Callable[[object, torch.device], None] | None = None
 
     def run(self, submission) -> list[torch.device]:
         """The battery, then the checks its domain implies, on every device this machine grades
@@ -51,6 +54,10 @@ class Exercise:
                 self.battery(submission, device)
                 if self.domain is not None:
                     check_domain(self.domain, submission, device)
+        if self.last is not None:
+            with stopping_endless_backward(), self.within():
+                for device in devices:
+                    self.last(submission, device)
         return devices
 
     def passed_message(self, devices) -> str:

@@ -587,8 +587,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 #   through `CheckpointFunction.apply` (the last may run without it: backward needs its
 #   activations first anyway);
 # - no group holds more layers than the best split into `segments` groups needs;
-# - the output and the gradients of `x` and of every layer's parameters are the plain stack's,
-#   dropout masks included.
+# - the output is the plain stack's, dropout masks included, and so are the gradients of `x`
+#   and of every layer's parameters whenever `x` requires grad.
 #
 # Before you write the split, decide it on paper: for $n$ layers in $k$ groups, what is the
 # fewest layers the longest group can hold? Try $n = 16$, $k = 6$ first.
@@ -832,8 +832,9 @@ from autograder import grade; grade("ReversibleCoupling", ReversibleCoupling)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # First, Exercise 1's questions 2 and 4. Its backward recomputes on fresh leaves: each saved
-# tensor detached, so the rebuilt graph ends at the block, and made to require grad only where
-# the original did (a boolean mask cannot). `torch.autograd.backward` on the rebuilt output
+# tensor detached, so the rebuilt graph ends at the block, and made to require grad where
+# `ctx.needs_input_grad` says the argument did when forward ran (a boolean mask cannot; a
+# `requires_grad` the caller changed since does not count, rule 2). `torch.autograd.backward` on the rebuilt output
 # accumulates into the `.grad` of every leaf it reaches, parameters and fresh leaves alike,
 # and backward returns the fresh leaves' `.grad`.
 #
@@ -1152,9 +1153,9 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # this small (tens of microseconds of arithmetic each) it rises
 # with $k$ as well, since each segment adds fixed costs the counter does not see (one more
 # `Function` call, a random-state copy, a module built in the loop). On large blocks those
-# costs vanish beside the arithmetic and the clock follows the counter. (The meter reads one
-# unit less than $M(k)$: a segment's input is also its first block's saved input, the same
-# memory, counted once.)
+# costs vanish beside the arithmetic and the clock follows the counter. (Where $k$ divides
+# $n$, the meter reads one unit less than $M(k)$: a segment's input is also its first block's
+# saved input, the same memory, counted once.)
 
 # %% [markdown]
 # #### The explorer, 8 blocks

@@ -64,6 +64,17 @@ class Residual(nn.Module):
         return x + torch.tanh(self.linear(x))
 
 
+class ResidualSequential(nn.Sequential):
+    """x + tanh(linear(x)) as an nn.Sequential with a forward of its own: flattened into its
+    children, it runs as linear then tanh, without the skip."""
+
+    def __init__(self, device, seed: int):
+        super().__init__(_linear(WIDTH, WIDTH, device, seed), nn.Tanh())
+
+    def forward(self, x):
+        return x + super().forward(x)
+
+
 def layer_stack(device, n: int = 7, *, seed: int = 0) -> list[nn.Module]:
     """``n`` layers of equal width, alternating Linear and a nonlinearity."""
     nonlinear = [nn.Tanh, nn.Sigmoid, nn.Softplus]

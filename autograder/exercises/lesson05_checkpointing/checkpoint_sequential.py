@@ -9,8 +9,9 @@ from ...diagnose import diagnose_gradient, diagnose_values
 from ...domain import RECOMPUTES_CLAUSE, Constant, Domain, Operator
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .checkpoint_blocks import (WIDTH, AnyDtype, Residual, ThroughBackward, clear_grads, custom_nodes,
-                                fork_rng, layer_stack, parameters_of, reference, refuse_reentry)
+from .checkpoint_blocks import (WIDTH, AnyDtype, Residual, ResidualSequential, ThroughBackward,
+                                clear_grads, custom_nodes, fork_rng, layer_stack, parameters_of,
+                                reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES, CHECKPOINT_SEQUENTIAL_RULES
 from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
                                 check_layers_left_as_given,
@@ -271,7 +272,8 @@ def check_blocks(checkpoint_sequential, device) -> None:
     are its children, the blocks. Flat stacks passed before this runs, so a failure here comes
     from how the answer finds the layers."""
     covers("layers made of layers (residual blocks)")
-    stack = nn.Sequential(*(Residual(device, seed) for seed in (40, 42, 44, 46)))
+    stack = nn.Sequential(Residual(device, 40), ResidualSequential(device, 42),
+                          Residual(device, 44), ResidualSequential(device, 46))
     try:
         check_sequential(checkpoint_sequential, stack, 2, sample((3, WIDTH), device, seed=10))
     except GradingError as error:
@@ -279,9 +281,11 @@ def check_blocks(checkpoint_sequential, device) -> None:
             raise
         raise GradingError(
             f"{error.hint.splitlines()[0]}; the stack's 4 layers are residual blocks (x + "
-            "tanh(linear(x)), each with a Linear of its own), and stacks of plain layers passed: "
-            "which modules are the layers of an nn.Sequential, and which does your function "
-            "run? (.modules() also walks into each block)", error.details,
+            "tanh(linear(x)), each with a Linear of its own, two of them nn.Sequential "
+            "subclasses with a forward of their own), and stacks of plain layers passed: which "
+            "modules are the layers of an nn.Sequential, and which does your function run? "
+            "(.modules() walks into each block, and flattening a block drops its skip)",
+            error.details,
             mistake="checkpoint_sequential/walks-into-blocks") from error
 
 

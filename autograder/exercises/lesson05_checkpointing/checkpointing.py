@@ -13,6 +13,8 @@ from ...diagnose import diagnose_values
 from ...domain import RECOMPUTES_CLAUSE, Domain
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...function_contract import rule_reference
+from ...none_paths import returned_gradients
 from .checkpoint_backward import (CHECKPOINT, _backward, _check_input_grads,
                                   _check_no_gradient_unasked, _check_parameter_grads,
                                   _domain_values, _spec_for, through_backward)
@@ -255,6 +257,29 @@ def check_each_input_alone(function, device) -> None:
             _check_input_grads(inputs, grads, truth)
 
 
+def check_late_requires_grad(CheckpointFunction, device) -> None:
+    """Rule 2 with the Function's own arguments: a alone requires grad when forward runs, and
+    b.requires_grad_() is called before backward. The fresh leaf rebuilt for b must not
+    require grad (ctx.needs_input_grad fixed it at forward): a leaf made from the saved
+    tensor's requires_grad gives b a gradient nobody asked for, computed for nothing."""
+    function = check_is_function(CheckpointFunction, CHECKPOINT)
+    values = {"run_fn": _two_inputs, "a": sample((3, 4), device, seed=13),
+              "b": sample((3, 4), device, seed=14)}
+    typical = returned_gradients(function, values, {"a"})
+    if typical is None or typical["b"] is not None:
+        return  # the battery's other checks name what went wrong there
+    late = returned_gradients(function, values, {"a"},
+                              after_forward=lambda inputs: inputs["b"].requires_grad_(True))
+    if late is not None and late["b"] is not None:
+        raise GradingError(
+            "CheckpointFunction.backward returned a gradient for b when b.requires_grad_() was "
+            "called after forward (with run_fn(a, b) = tanh(a) * b + a * a, only a requiring "
+            "grad when forward ran), and None without that call: the leaf it rebuilt for b "
+            "required grad, decided at backward time from the saved tensor; where does backward "
+            "read which arguments needed a gradient when forward ran? "
+            f"{rule_reference('gradients')}", mistake="CheckpointFunction/reads-requires-grad")
+
+
 EXERCISES = [
     Exercise("CheckpointFunction", "05_checkpointing", checkpoint_full, clauses=CHECKPOINTING_CLAUSES,
              rules=CHECKPOINTING_RULES,
@@ -265,5 +290,6 @@ EXERCISES = [
                            by_hand_clause=RECOMPUTES_CLAUSE,
                            cuda="the contract's GPU bullet (dropout's masks and random "
                                 "stream on a CUDA argument's device), which only a grader with "
-                                "a GPU checks: read that branch against it yourself")),
+                                "a GPU checks: read that branch against it yourself"),
+             last=check_late_requires_grad),
 ]

@@ -105,6 +105,8 @@ CHECKPOINTING_RULES = {
                C + "gradient-in-output-dtype": "gradients returned in grad_output's dtype"},
     "gradients": {C + "leaf-for-non-float": "requires_grad_() on every tensor",
                   C + "gradient-not-required": "fresh leaves require grad for every float tensor",
+                  C + "reads-requires-grad":
+                      "non-tensor arguments in a dict by position, output.backward",
                   C + "no-none-for-run-fn": "forgets the None for run_fn",
                   C + "no-none-for-non-tensors":
                       "returns gradients for the tensors only (no None for scale and use_tanh)"},
@@ -145,8 +147,8 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
     Clause("no group holds more layers than the best split into `segments` groups needs;",
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
-    Clause("the output and the gradients of `x` and of every layer's parameters are the plain "
-           "stack's, dropout masks included.",
+    Clause("the output is the plain stack's, dropout masks included, and so are the gradients "
+           "of `x` and of every layer's parameters whenever `x` requires grad.",
            {Q + "recomputes-other-layers": "late-binding closure in the loop",
             Q + "recomputes-fewer-layers":
                 "late-binding closure, the loop ending with start = end",

@@ -30,7 +30,7 @@ class CheckpointFunction(torch.autograd.Function):
         state, *tensors = ctx.saved_tensors
         args = list(ctx.args)
         for i, t in zip(ctx.positions, tensors):
-            args[i] = t.detach().requires_grad_(t.requires_grad)
+            args[i] = t.detach().requires_grad_(ctx.needs_input_grad[1 + i])
         with torch.random.fork_rng(devices=ctx.devices):
             torch.set_rng_state(state)
             for device, cuda_state in zip(ctx.devices, ctx.cuda_states):
@@ -115,42 +115,6 @@ class CheckpointFunction(torch.autograd.Function):
 
 UNUSUAL = [
     Unusual("CheckpointFunction", "RNG state passed through save_for_backward", RNG_SAVED),
-    Unusual("CheckpointFunction", "torch.random.fork_rng with explicit CUDA states, inputs list",
-            _checkpoint(f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
-                        + "        outputs = output if isinstance(output, tuple) else (output,)\n"
-                        "        if output.requires_grad:\n"
-                        "            torch.autograd.backward(outputs, (grad_output,))\n"
-                        f"        return {GRADS}")),
-    Unusual("CheckpointFunction", "non-tensor arguments in a dict by position, output.backward",
-            """
-
-class CheckpointFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, run_fn, *args):
-        ctx.run_fn, ctx.n = run_fn, len(args)
-        ctx.slots = {i: a for i, a in enumerate(args) if not torch.is_tensor(a)}
-        ctx.save_for_backward(*(a for a in args if torch.is_tensor(a)))
-        ctx.state = torch.get_rng_state()
-        ctx.cuda = {a.device: torch.cuda.get_rng_state(a.device) for a in args
-                    if torch.is_tensor(a) and a.is_cuda}
-        return run_fn(*args)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        saved, args = iter(ctx.saved_tensors), []
-        for i in range(ctx.n):
-            t = ctx.slots[i] if i in ctx.slots else next(saved)
-            args.append(t.detach().requires_grad_(t.requires_grad) if torch.is_tensor(t) else t)
-        with torch.random.fork_rng(devices=list(ctx.cuda)):
-            torch.set_rng_state(ctx.state)
-            for device, state in ctx.cuda.items():
-                torch.cuda.set_rng_state(state, device)
-            with torch.enable_grad():
-                output = ctx.run_fn(*args)
-        if output.requires_grad:
-            output.backward(grad_output)
-        return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
-"""),
     # review 52: no fork_rng (the caller's states read and written back by hand, in finally) and
     # torch.autograd.grad instead of backward: the rebuilt graph's leaves found by walking it
     # (AccumulateGrad nodes), the parameters' gradients added into .grad by hand
@@ -1104,4 +1068,49 @@ UNUSUAL += [
             "back by hand in try/finally", UNUSUAL_01_MANUAL_RNG),
     Unusual("CheckpointFunction", "a slot object marks each tensor's place, leaves from "
             "needs_input_grad, the caller's random state put back by hand", UNUSUAL_01_SLOTS),
+]
+
+# correct until rule 2 was graded on CheckpointFunction's own arguments (fresh review at 2c1383f9):
+# each fresh leaf requires grad as the saved tensor does at backward time, as
+# torch.utils.checkpoint's detach_variable does, not as ctx.needs_input_grad fixed it at forward
+LATE_HINT = "returned a gradient for b when b.requires_grad_() was called after forward"
+MISTAKES += [
+    Mistake("CheckpointFunction", "torch.random.fork_rng with explicit CUDA states, inputs list",
+            LATE_HINT,
+            _checkpoint(f"        args = _arguments(ctx, {FRESH})\n" + RESTORE
+                        + "        outputs = output if isinstance(output, tuple) else (output,)\n"
+                        "        if output.requires_grad:\n"
+                        "            torch.autograd.backward(outputs, (grad_output,))\n"
+                        f"        return {GRADS}")),
+    Mistake("CheckpointFunction", "non-tensor arguments in a dict by position, output.backward",
+            LATE_HINT,
+            """
+
+class CheckpointFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run_fn, *args):
+        ctx.run_fn, ctx.n = run_fn, len(args)
+        ctx.slots = {i: a for i, a in enumerate(args) if not torch.is_tensor(a)}
+        ctx.save_for_backward(*(a for a in args if torch.is_tensor(a)))
+        ctx.state = torch.get_rng_state()
+        ctx.cuda = {a.device: torch.cuda.get_rng_state(a.device) for a in args
+                    if torch.is_tensor(a) and a.is_cuda}
+        return run_fn(*args)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        saved, args = iter(ctx.saved_tensors), []
+        for i in range(ctx.n):
+            t = ctx.slots[i] if i in ctx.slots else next(saved)
+            args.append(t.detach().requires_grad_(t.requires_grad) if torch.is_tensor(t) else t)
+        with torch.random.fork_rng(devices=list(ctx.cuda)):
+            torch.set_rng_state(ctx.state)
+            for device, state in ctx.cuda.items():
+                torch.cuda.set_rng_state(state, device)
+            with torch.enable_grad():
+                output = ctx.run_fn(*args)
+        if output.requires_grad:
+            output.backward(grad_output)
+        return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
+"""),
 ]

@@ -706,3 +706,12 @@ MISTAKES += [
     Mistake("checkpoint_sequential", "requires_grad_() on the caller's batch",
             "after the call the caller's x requires grad", REQUIRES_GRAD_ON_CALLERS_X),
 ]
+
+# a fresh review's S4: "a finer split", every nn.Sequential among the layers flattened into its
+# children; a block that subclasses nn.Sequential with a forward of its own loses its skip
+MISTAKES.append(Mistake(
+    "checkpoint_sequential", "nn.Sequential blocks flattened into their children",
+    "flattening a block drops its skip", _sequential(
+        "    flat = []\n    for layer in layers:\n"
+        "        flat += list(layer) if isinstance(layer, nn.Sequential) else [layer]\n"
+        "    layers = flat\n" + SPLIT)))

@@ -69,7 +69,6 @@ EQUIVALENTS = [
         CUDA_ONLY),
     EquivalentMutant(CHECKPOINT, "ctx_to_global",
                      *_devices_in_a_global("  # the caller's streams come back after"), CUDA_ONLY),
-    EquivalentMutant(CHECKPOINT, "ctx_to_global", *_devices_in_a_global(""), CUDA_ONLY),
     EquivalentMutant(
         CHECKPOINT, "ctx_to_global",
         "ctx.devices = sorted({a.get_device() for a in args\n"
@@ -80,14 +79,6 @@ EQUIVALENTS = [
         "ctx.cuda_states = [torch.cuda.get_rng_state(d) for d in _shared_devices]\n"
         "with torch.random.fork_rng(devices=_shared_devices):\n"
         "for device, cuda_state in zip(_shared_devices, ctx.cuda_states):", CUDA_ONLY),
-    EquivalentMutant(
-        CHECKPOINT, "ctx_to_global",
-        "ctx.cuda = {a.device: torch.cuda.get_rng_state(a.device) for a in args\n"
-        "with torch.random.fork_rng(devices=list(ctx.cuda)):\n"
-        "for device, state in ctx.cuda.items():",
-        "global _shared_cuda; _shared_cuda = {a.device: torch.cuda.get_rng_state(a.device) for "
-        "a in args\nwith torch.random.fork_rng(devices=list(_shared_cuda)):\n"
-        "for device, state in _shared_cuda.items():", CUDA_ONLY),
     # the catalogued answer that puts the random state back by hand (review 05b)
     EquivalentMutant(CHECKPOINT, "drop_statement", "torch.cuda.set_rng_state(s, d)", "pass",
                      CUDA_ONLY),
