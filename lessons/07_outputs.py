@@ -174,7 +174,7 @@ check_sort_backward(my_sort_backward)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `indices` are int64, each row a permutation with `x.gather(-1, indices) == values` (ties in any order), marked with `ctx.mark_non_differentiable`, and the gradient of `x` is the one `x.gather(-1, indices)` gets for your indices.
+# - `indices` are int64, each row a permutation with `x.gather(-1, indices) == values` (ties in any order), marked with `ctx.mark_non_differentiable`; at ties, the gradient of `x` follows your own `indices`.
 # - Forward saves what backward needs and nothing besides, at most 8 bytes per element of `x` in all.
 # - Backward allocates at most 64 bytes per element of `x`, whatever the length of a row.
 #

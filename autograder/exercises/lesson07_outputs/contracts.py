@@ -7,8 +7,8 @@ from ...clauses import Clause
 
 SORT_CLAUSES = (
     Clause("`indices` are int64, each row a permutation with `x.gather(-1, indices) == values` "
-           "(ties in any order), marked with `ctx.mark_non_differentiable`, and the gradient of "
-           "`x` is the one `x.gather(-1, indices)` gets for your indices.",
+           "(ties in any order), marked with `ctx.mark_non_differentiable`; at ties, the "
+           "gradient of `x` follows your own `indices`.",
            {"SortWithIndices/gathers-instead-of-scattering": "gather instead of scatter",
             "SortWithIndices/positions-by-value": "positions found by comparing values",
             "SortWithIndices/ties-in-another-order":

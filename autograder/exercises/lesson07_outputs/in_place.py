@@ -10,6 +10,7 @@ import torch
 
 from ...checks import (Spec, backward_outputs, check_is_function, check_no_ctx_tensors,
                       run_forward)
+from ...function_contract import rule_reference
 from ...class_state import check_class_state, class_state
 from ...contract import covers
 from ...diagnose import diagnose_gradient, diagnose_values
@@ -174,7 +175,8 @@ def gradient_through(function, spec: Spec, x: torch.Tensor, seed: int = 0):
     if not torch.equal(grad_output, pristine):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: autograd may "
                            "still use it, so backward never writes into it. Which operation "
-                           "gives you the gradient without touching grad_output?",
+                           "gives you the gradient without touching grad_output? "
+                           f"{rule_reference('unwritten')}",
                            mistake=f"{spec.name}/modifies-grad-output")
     return forward, got, pristine, before
 

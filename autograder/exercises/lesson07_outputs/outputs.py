@@ -24,7 +24,8 @@ from .sort_probes import (check_backward_memory, check_saved_indices, every_row_
                           float32_twins, right_on_each_row, right_without_ties, same_values,
                           sorted_as_float32_only, ties_hint)
 from .split_probes import (DtypeAllocationLog, both_allocated, check_saves_nothing,
-                           check_unused_half_zero, check_wider_dtype, fresh_memory_nan,
+                           check_split_ctx_tensors, check_unused_half_zero, check_wider_dtype,
+                           fresh_memory_nan,
                            halves as _halves)
 from .outputs_domain import SPLIT_OUTPUTS, _near_ties, _sample, _split_values
 from .contracts import (RELU_CLAUSES, RELU_RULES, SORT_CLAUSES, SORT_RULES, SPLIT_CLAUSES,
@@ -237,9 +238,11 @@ def _no_output_used(function, x: torch.Tensor) -> None:
             got = backward_outputs(SPLIT, (dropped,), leaf, (ones,))
     except (AttributeError, TypeError, IndexError) as error:  # read from a None gradient
         raise GradingError(f"SplitHalves.backward raised {type(error).__name__} with neither "
-                           "output's gradient defined (both None): with no gradient there "
-                           "is nothing to read a shape or dtype from; test `if grad_first is "
-                           "None and grad_second is None` first and return None",
+                           "output used: after ctx.set_materialize_grads(False), the gradient "
+                           "of an unused output arrives as None, here both, and your backward "
+                           "read a shape, dtype or value from one of them. With no gradient "
+                           "coming in, what gradient goes out, and what must backward look at "
+                           "before it reads either?",
                            str(error), mistake="SplitHalves/none-gradient-not-handled") from error
     if got is not None or log.bytes:
         raise GradingError("SplitHalves's backward returned a tensor when both gradients were "
@@ -260,7 +263,7 @@ def check_split(function, x: torch.Tensor, *, seed: int = 0) -> None:
                            "changes to views a Function returns, and they change whenever x "
                            "does",
                            mistake="SplitHalves/returns-views-of-x")
-    check_no_ctx_tensors(SPLIT, forward)
+    check_split_ctx_tensors(SPLIT, forward)
     check_saves_nothing(outputs, leaf)
     grads = [noise(o, seed + i).transpose(-2, -1).contiguous().transpose(-2, -1)
              if o.dim() >= 2 else noise(o, seed + i) for i, o in enumerate(outputs, 1)]

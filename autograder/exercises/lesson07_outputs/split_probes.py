@@ -6,7 +6,9 @@ from contextlib import contextmanager
 
 import torch
 
+from ...checks import check_no_ctx_tensors
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...probes import AllocationLog, _shares_memory
 
 
@@ -124,3 +126,22 @@ def check_saves_nothing(outputs, x: torch.Tensor) -> None:
             "saved in forward, it lives as long as the graph. How can backward build the one "
             "gradient tensor from the gradients it receives alone?",
             mistake="SplitHalves/zeros-saved-in-forward" if zeros else "SplitHalves/saves-a-tensor")
+
+
+def check_split_ctx_tensors(spec, forward) -> None:
+    """No tensor as a ctx attribute. x kept there (\"only for its shape\") is not fixed by
+    moving it into save_for_backward, which the contract also rules out: the message asks what
+    backward needs instead. A differentiable output kept on ctx keeps the shared message, which
+    names the reference cycle."""
+    outputs = forward.output if isinstance(forward.output, tuple) else (forward.output,)
+    if not forward.ctx_tensor_attributes or any(
+            value is output for value in forward.ctx_attributes.values() for output in outputs):
+        check_no_ctx_tensors(spec, forward)
+        return
+    where = ", ".join(forward.ctx_tensor_attributes)
+    raise GradingError(
+        f"SplitHalves stores a tensor as {where}, out of autograd's sight (no check of in-place "
+        "changes, no saved-tensor hooks), and the contract asks forward to keep no tensor at "
+        "all, so save_for_backward is no place for it either: what does backward need of x, "
+        "and does what it receives not tell it already? A tensor is never a ctx attribute "
+        f"{rule_reference('ctx')}", mistake="SplitHalves/tensor-on-ctx")

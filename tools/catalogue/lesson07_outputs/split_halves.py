@@ -547,3 +547,29 @@ class SplitHalves(torch.autograd.Function):
                                          "        return tuple(part.clone() for part in "
                                          "torch.split(x, h, dim=-1))\n")), _SPLIT_BACKWARD)),
 ]
+
+MISTAKES += [
+    # Split: x kept as a ctx attribute "only for its shape": the hint must not send the learner
+    # to save_for_backward, which the contract rules out too (review 73, finding 2).
+    Mistake('SplitHalves', 'x kept as ctx.x for its shape',
+            "save_for_backward is no place for it either", '''
+class SplitHalves(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        ctx.x = x
+        h = x.shape[-1] // 2
+        return x[..., :h].clone(), x[..., h:].clone()
+    @staticmethod
+    def backward(ctx, g1, g2):
+        if g1 is None and g2 is None:
+            return None
+        gx = ctx.x.new_zeros(ctx.x.shape)
+        h = ctx.x.shape[-1] // 2
+        if g1 is not None:
+            gx[..., :h] = g1
+        if g2 is not None:
+            gx[..., h:] = g2
+        return gx
+'''),
+]
