@@ -141,7 +141,9 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 #
 # Write `ScaledDotProductAttention.apply(Q, K, V, scale, mask=None)`, returning
 # `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`, `K (..., Lk, d)`,
-# `V (..., Lk, dv)` and a Python-float `scale`, with your three steps as its backward.
+# `V (..., Lk, dv)` and a Python-float `scale`, with your three steps as its backward. Here
+# the $N_q \times N_k$ scores count among the "sizes" of the Function contract's rule 3: your
+# backward may hold several $N_q \times N_k$ tensors at once.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -280,7 +282,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 # exercise's own contract:
 #
 # - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row ($L$, or a row maximum and a row sum), each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
-# - Backward recomputes $P$, masked as in forward, from the saved $L$: no second softmax, row maximum or row sum.
+# - Backward recomputes $P$, masked as in forward, from what forward kept: no second normalisation.
 # - $L$ is right at scores of any size a model meets, far past where `exp` overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #
@@ -600,18 +602,14 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # for `Q`, `K`, `V` as before, a Python-float `scale` $\tau$, and `bias` $B$ a float tensor
 # that may require grad. Nothing in this lesson derives its gradient: derive it on paper first.
 #
-# 1. With $S' = \tau\, Q K^\top + B$ and a bias of the scores' own shape, which tensor of your
-#    Exercise 1 backward is $\partial\phi/\partial B$, and why that one?
-# 2. A bias of shape $(N_q, N_k)$ serves every batch element and head. How many scores does
-#    one of its entries feed, and how do their gradients make its own? In what shape must it
-#    come back?
-# 3. Which of $dP$ and $dS'$ does each of the four gradients need? Which do you compute when
-#    only the bias needs a gradient, and which when only $V$ does?
+# With $S' = \tau\, Q K^\top + B$, what is $\partial\phi/\partial B$ in terms of what your
+# Exercise 1 backward computes, for a bias of the scores' own shape and for one broadcast to
+# them, such as an $(N_q, N_k)$ table that serves every batch element and head?
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `bias` is any float tensor that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one finite key).
+# - `bias` is a float tensor of the inputs' dtype that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one finite key).
 # - Each gradient, the bias's included, is computed only when `ctx.needs_input_grad` asks for it: no product is made for an input that needs none.
 #
 # <details><summary>Hint 1: nudge one entry</summary>
@@ -629,8 +627,9 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 #
 # <details><summary>Hint 3: padding with $-\infty$</summary>
 #
-# Where $B_{ij} = -\infty$, what is $P_{ij}$? What does your $dS'$ give there, and what
-# gradient does a padding entry of the bias receive?
+# Where $B_{ij} = -\infty$, what is $P_{ij}$? What does that make each entry your backward
+# computes as a product with $P$ there, and what gradient does a padding entry of the bias
+# receive?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_AttentionWithBias", "solution": true}
@@ -1300,10 +1299,11 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # that no step makes an $N_q \times N_k$ tensor it can avoid. Which of your steps could write
 # into an $N_q \times N_k$ buffer that is already alive (PyTorch's in-place ops end in `_`)?
 # Where can $\tau$ be applied to a tensor smaller than the scores? How many such tensors are
-# alive at once at your peak? The check measures its step peak at $N = 1024$ with `peak_bytes`
-# and compares its gradients with your Exercise 2's. Target: about half of
-# `ScaledDotProductAttention`'s 17.0 MiB (8.5 MiB for one version with at most two alive at
-# once, on torch 2.13; the exact figure depends on how each step is written).
+# alive at once at your peak? The check compares its gradients with autograd's through the
+# same attention in ordinary ops, then measures its step peak at $N = 1024$ with `peak_bytes`.
+# Target: about half of `ScaledDotProductAttention`'s 17.0 MiB (8.5 MiB for one version with
+# at most two alive at once, on torch 2.13; the exact figure depends on how each step is
+# written).
 #
 # **Why FlashAttention-2 puts the keys outside.** On a GPU each outer block of the backward is
 # a separate program, and all of them run at once. Whatever several programs add into must be
@@ -1493,7 +1493,7 @@ def check_lean():
         print("✗ its gradients differ from autograd's through the composed ops")
         return
     step = peak_bytes(LeanMemoryEfficientAttention.apply, 1024)[3]
-    print(f"✓ gradients agree; step peak at N = 1024: {step / MiB:.2f} MiB (target: about 9, "
+    print(f"✓ gradients agree; step peak at N = 1024: {step / MiB:.2f} MiB (target: about 8.5, "
           "against ScaledDotProductAttention's 17.0)")
 
 

@@ -23,7 +23,7 @@ from .attention_mask import FILL_CASE, check_mask_polarity, masked_above_values
 from .attention_known import (KNOWN_IDS, MASK_NONE, MASKED_TAKE_PART, grad_output_like,
                               known_mistake, row_sum_without_keepdim)
 from .attention_mask_gradient import check_mask_gradient
-from .attention_precision import narrow_saves
+from .attention_precision import float32_precision, narrow_saves
 from .attention_saves import check_saves_no_copy, check_saves_one_score_tensor
 from .attention_scale import check_any_scale, scale_ignored
 from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
@@ -70,6 +70,9 @@ def check_attention(function, spec: Spec, values: dict, *, rtol=1e-5, atol=1e-7)
                 if hint is None:
                     hint = narrow_saves(function, spec, values, attention_reference)
                     mistake = f"{spec.name}/saves-in-lower-precision"
+                if hint is None:
+                    hint = float32_precision(function, spec, values, attention_reference)
+                    mistake = f"{spec.name}/computes-in-float32"
             except Exception:  # the learner's code may raise anything; keep the first hint
                 hint = None
             if hint is None:

@@ -5,7 +5,8 @@ import math
 
 import torch
 
-from ...checks import Spec, case, check_is_function, make_inputs, run_forward
+from ...checks import (Spec, case, check_is_function, check_no_ctx_tensors, make_inputs,
+                      run_forward)
 from ...contract import covers
 from ...domain import Domain
 from ...errors import GradingError
@@ -142,6 +143,12 @@ def _memory_efficient_full(function, device) -> None:
         # a log-sum-exp kept narrower than the inputs is named by check_attention's probe
         forward, _ = check_attention(function, MEMORY_EFFICIENT, values)
         check_saves_row_statistics(MEMORY_EFFICIENT, forward, values)
+        # a tensor kept as a ctx attribute (ctx.lse = lse) is named before backward's probes,
+        # which would see no saved per-row number and call it a second normalisation (one in
+        # a container on ctx is check_backward_reads_lse's to name)
+        if any(isinstance(value, torch.Tensor) for value in forward.ctx_attributes.values()):
+            with case(describe(values)):
+                check_no_ctx_tensors(MEMORY_EFFICIENT, forward)
     # the same clause in float32, the contract's other dtype (no values compared here:
     # attention_full compares float32 against F.scaled_dot_product_attention)
     values = attention_values((2,), 6, 9, 4, 3, device, mask="padding", seed=56,

@@ -52,3 +52,49 @@ def narrow_saves(function, spec: Spec, values: dict, reference) -> str | None:
     return (f"{spec.name} keeps a tensor of shape {tuple(saved.shape)} in {low} for {high} "
             f"inputs, and its gradients are right only to {low}'s precision: keep what "
             "backward reads in the inputs' dtype")
+
+
+# how far, relative to a tensor's largest entry, a float64 result with a step in float32 may
+# lie from the truth: a few of float32's rounding units (2**-24 each), never a wrong formula's
+FLOAT32_UNITS = 32
+
+
+def float32_precision(function, spec: Spec, values: dict, reference) -> str | None:
+    """The hint when float64 inputs give an output and gradients that are right to float32's
+    precision, relative to each one's largest entry, though not to float64's: a step ran in
+    float32 (a softmax(dtype=torch.float32), a logsumexp of scores.float() cast back), whose
+    rounding no saved tensor shows, so ``narrow_saves`` cannot name it."""
+    dtype = values["Q"].dtype
+    if dtype != torch.float64:
+        return None
+    inputs = make_inputs(values)
+    output = function.apply(*inputs.values())
+    if not isinstance(output, torch.Tensor) or output.dtype != dtype:
+        return None
+    grad_output = torch.randn(output.shape, generator=torch.Generator().manual_seed(4),
+                              dtype=dtype).to(output.device)
+    names = ("Q", "K", "V")
+    grads = torch.autograd.grad(output, [inputs[n] for n in names], grad_output,
+                                allow_unused=True)
+    fresh = make_inputs(values)
+    expected = reference(**fresh)
+    truth = torch.autograd.grad(expected, [fresh[n] for n in names], grad_output)
+    worst = (0.0, 0.0, "")
+    for what, got, true in [("output", output, expected), *(
+            (f"gradient for {n}", g, t) for n, g, t in zip(names, grads, truth))]:
+        if not isinstance(got, torch.Tensor) or got.shape != true.shape:
+            return None
+        got, true = got.detach(), true.detach()
+        size = max(true.abs().max().item(), 1e-300)
+        error = (got - true).abs().max().item()
+        if not math.isfinite(error) or error > FLOAT32_UNITS * torch.finfo(torch.float32).eps * size:
+            return None  # wrong beyond float32's precision: something else failed
+        if error / size > worst[1]:
+            worst = (error, error / size, what)
+    if worst[1] <= 1e3 * torch.finfo(torch.float64).eps:
+        return None  # right to float64's precision: not what failed
+    return (f"{spec.name}'s {worst[2]} for float64 inputs is right only to float32's "
+            f"precision (largest error {worst[0]:.3g}, {worst[1]:.2g} of its largest entry): a "
+            "step computed in float32? (a softmax(..., dtype=torch.float32), a .float() cast "
+            "back, a float32 logsumexp) rounds everything after it; keep every step of a "
+            "float64 input in float64")

@@ -44,6 +44,7 @@ SCALED_DOT_PRODUCT_RULES = {
                S_ + "row-sum-without-keepdim": "row sum without keepdim",
                S_ + "row-sum-laid-out-as-a-row": "row sums unsqueezed as a row",
                S_ + "gradient-off-by-a-factor": "scale missing from dQ and dK",
+               S_ + "computes-in-float32": "softmax computed in float32 for float64 inputs",
                S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                S_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {S_ + "computes-frozen-gradient": "ignores needs_input_grad",
@@ -74,8 +75,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
             M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1",
             M_ + "saves-expanded-row-statistic": "L saved expanded to the scores' shape"}),
-    Clause("Backward recomputes $P$, masked as in forward, from the saved $L$: no second "
-           "softmax, row maximum or row sum.",
+    Clause("Backward recomputes $P$, masked as in forward, from what forward kept: no second "
+           "normalisation.",
            {M_ + "recomputes-softmax-without-lse":
                 "backward calls softmax again, ignoring the saved log-sum-exp",
             M_ + "renormalises-recomputed-probabilities":
@@ -97,11 +98,14 @@ MEMORY_EFFICIENT_CLAUSES = (
 MEMORY_EFFICIENT_RULES = {
     "values": {M_ + "softmax-as-element-wise": "no row sum",
                M_ + "row-sum-without-keepdim": "D = rowsum(dO * O) without keepdim",
+               M_ + "computes-in-float32":
+                   "log-sum-exp computed in float32 for float64 inputs, cast back",
                M_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                M_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {M_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
-    "ctx": {M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
+    "ctx": {M_ + "tensor-on-ctx": "L kept as a ctx attribute",
+            M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
             M_ + "row-statistic-in-ctx-container": "L kept in a list on ctx"},
 }
 
@@ -181,9 +185,9 @@ FLASH_ATTENTION_RULES = {
 
 
 ATTENTION_BIAS_CLAUSES = (
-    Clause("`bias` is any float tensor that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, "
-           "`(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one "
-           "finite key).",
+    Clause("`bias` is a float tensor of the inputs' dtype that broadcasts to `(..., Lq, Lk)`, "
+           "such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys "
+           "(every query keeps one finite key).",
            {B_ + "wrong-gradient-shape": "bias summed over the key dimension too",
             "case:is the mean of dS over the dimensions": "the mean over the broadcast dimensions",
             "case:takes the first entry along": "one entry taken along a dimension of size 1"}),

@@ -284,3 +284,20 @@ UNUSUAL += [
     Unusual(M, 'masked scores filled with torch.finfo(dtype).min',
             edit(MEMORY, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
 ]
+
+
+# (fresh review of 2026-11-29) L as a plain ctx attribute was called a second normalisation
+# ("forward saved no per-row number"); L computed in float32 and cast back, a bare "gradient
+# is wrong: 1.75e-07"
+MISTAKES += [
+    Mistake(M, "L kept as a ctx attribute", "stores a tensor as ctx.lse", _sdpa(
+        ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+         "ctx.save_for_backward(Q, K, V, output, mask)\n        ctx.lse = lse.squeeze(-1)"),
+        ("Q, K, V, output, lse, mask = ctx.saved_tensors",
+         "Q, K, V, output, mask = ctx.saved_tensors\n        lse = ctx.lse"), name=M)),
+    Mistake(M, "log-sum-exp computed in float32 for float64 inputs, cast back",
+            "computed in float32?", _sdpa(
+                ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                 "lse = torch.logsumexp(scores.float(), dim=-1, keepdim=True).to(scores.dtype)"),
+                name=M)),
+]

@@ -209,3 +209,13 @@ UNUSUAL += [
     Unusual(S, 'masked scores filled with torch.finfo(dtype).min',
             edit(SDPA, (FILL, FILL.replace('float("-inf")', "torch.finfo(scores.dtype).min")))),
 ]
+
+
+# Hugging Face's softmax upcast, which narrows float64 scores: every value right to float32's
+# precision only, which the grader said as a bare "gradient is wrong: 2.44e-07" (fresh review
+# of 2026-11-29)
+MISTAKES += [
+    Mistake(S, "softmax computed in float32 for float64 inputs", "computed in float32?", _sdpa(
+        ("P = torch.softmax(scores, dim=-1)",
+         "P = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)"))),
+]

@@ -2,9 +2,11 @@
 a narrower dtype than the inputs, only where its rounding explains the failure."""
 
 import pytest
+import torch
 
 from autograder.exercises.lesson06_attention import attention as lesson
-from autograder.exercises.lesson06_attention.attention_precision import narrow_saves
+from autograder.exercises.lesson06_attention.attention_precision import (float32_precision,
+                                                                        narrow_saves)
 from tools import catalogue
 from tools.catalogue.lesson06_attention.answers import MEMORY, SDPA
 from tools.solutions import solution
@@ -54,3 +56,34 @@ def test_another_narrow_tensor_is_named_by_its_shape():
     hint = _probe(catalogue.load("ScaledDotProductAttention", narrow_p), lesson.SDPA)
     assert hint.startswith("ScaledDotProductAttention keeps a tensor of shape (2, 4, 6) in "
                            "float32 for float64 inputs")
+
+
+# float32_precision: a step in float32 that no saved tensor shows (softmax(dtype=float32) cast
+# back), named only where float32's rounding explains the whole error
+SOFTMAX_IN_FLOAT32 = ("P = torch.softmax(scores, dim=-1)",
+                      "P = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)")
+
+
+def _float32_probe(function, dtype=None):
+    values = lesson.attention_values((2,), 4, 6, 4, 3, "cpu", mask="causal", seed=3,
+                                     **({"dtype": dtype} if dtype else {}))
+    return float32_precision(function, lesson.SDPA, values, lesson.attention_reference)
+
+
+def test_a_softmax_in_float32_for_float64_inputs_is_named():
+    hint = _float32_probe(catalogue.load("ScaledDotProductAttention",
+                                         catalogue.edit(SDPA, SOFTMAX_IN_FLOAT32)))
+    assert "right only to float32's precision" in hint and "computed in float32?" in hint
+
+
+def test_float32_precision_is_silent_on_the_solution_and_on_float32_inputs():
+    wrong = catalogue.load("ScaledDotProductAttention", catalogue.edit(SDPA, SOFTMAX_IN_FLOAT32))
+    assert _float32_probe(solution("ScaledDotProductAttention")) is None
+    assert _float32_probe(wrong, torch.float32) is None
+
+
+def test_float32_precision_does_not_blame_a_wrong_backward():
+    no_row_sum = catalogue.load("ScaledDotProductAttention", catalogue.edit(
+        SDPA, ("grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))",
+               "grad_S = P * grad_P")))
+    assert _float32_probe(no_row_sum) is None
