@@ -6,7 +6,9 @@ own op takes.
 The cases are derived from the domain's typical inputs: an empty batch (the leading dimension
 cut to 0 where the inputs share it: what a filtered batch gives a model), and, where every
 floating input has one shape (an elementwise op), each tensor input's first entry as a 0-d
-tensor. The float64 reference decides whether the op
+tensor, in each dtype the exercise names: a 0-d input does not set the result's dtype against
+a 0-d constant of another dtype (``torch.where(m, x, torch.tensor(0.0))`` turns a 0-d float16
+x into float32), as it does against a tensor of any other shape. The float64 reference decides whether the op
 takes a case (a reduction over nothing with no value, an index out of range: it raises or gives
 nan, and the case is left out); each case is compared with it as the layouts are."""
 
@@ -62,6 +64,11 @@ def empty_and_scalar_cases(domain: Domain, device: torch.device) -> list[tuple[s
         cases += [("an empty batch", cut) for cut in empty_batch(domain, values)]
     if domain.zero_dim and "dim" not in domain.constants:  # an op along a dim needs one
         cases += [("0-d inputs", scalar) for scalar in zero_dim(domain, values)]
+        for dtype in domain.dtypes:  # a 0-d constant of another dtype promotes a 0-d input
+            if dtype != torch.float64:
+                kind = str(dtype).removeprefix("torch.")
+                cases += [(f"0-d {kind} inputs", scalar) for scalar in
+                          zero_dim(domain, domain.values(device, dtype=dtype))]
     return cases
 
 

@@ -1,6 +1,7 @@
 """Rule 1 on the smallest shapes: a forward that branches on ``x.max()`` raises on an empty batch
 and a backward that reads its gradient's batch size breaks a 0-d input; both are caught with
-the shapes tried, and a correct answer passes. An op along a ``dim`` is not tried at 0-d."""
+the shapes tried, and a correct answer passes. A 0-d input is tried in every dtype the exercise
+names (a 0-d constant of another dtype promotes it). An op along a ``dim`` is not tried at 0-d."""
 
 import torch
 
@@ -20,10 +21,11 @@ BATCH_KEPT = function("Square", "ctx.save_for_backward(x)\nreturn x * x",
                       "return grad.reshape(grad.shape[0], *grad.shape[1:])")
 
 
-def test_the_cases_are_an_empty_batch_and_a_0_d_input():
+def test_the_cases_are_an_empty_batch_and_a_0_d_input_in_each_dtype():
     cases = empty_and_scalar_cases(SQUARE_DOMAIN, CPU)
-    assert [(what, tuple(values["x"].shape)) for what, values in cases] == [
-        ("an empty batch", (0, 4)), ("0-d inputs", ())]
+    assert [(what, tuple(values["x"].shape), values["x"].dtype) for what, values in cases] == [
+        ("an empty batch", (0, 4), torch.float64), ("0-d inputs", (), torch.float64),
+        ("0-d float32 inputs", (), torch.float32)]
 
 
 def test_an_empty_batch_keeps_a_weight_s_rows_and_outer_has_no_0_d_case():
@@ -33,11 +35,21 @@ def test_an_empty_batch_keeps_a_weight_s_rows_and_outer_has_no_0_d_case():
         ("an empty batch", (0,), (3,))]
 
 
+CUMSUM = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
+CUMSUM_DOMAIN = Domain(CUMSUM, sampled(CUMSUM, {"x": (3, 4)}, {"dim": 1}),
+                       constants={"dim": Constant(0, 1, "a dimension of x", integer=True)})
+
+
 def test_an_op_along_a_dim_is_not_tried_at_0_d():
-    spec = Spec("Cumsum", ("x", "dim"), lambda x, dim: torch.cumsum(x, dim))
-    domain = Domain(spec, sampled(spec, {"x": (3, 4)}, {"dim": 1}),
-                    constants={"dim": Constant(0, 1, "a dimension of x", integer=True)})
-    assert [what for what, _ in empty_and_scalar_cases(domain, CPU)] == ["an empty batch"]
+    assert [what for what, _ in empty_and_scalar_cases(CUMSUM_DOMAIN, CPU)] == ["an empty batch"]
+
+
+def test_a_0_d_constant_of_another_dtype_is_caught_at_0_d_float32(raises_hint):
+    promoting = function("Square", "ctx.save_for_backward(x)\n"
+                         "return x * x + torch.tensor(0.0, dtype=torch.float64)",
+                         "x, = ctx.saved_tensors\nreturn 2 * x * g")
+    with raises_hint("has dtype torch.float64 for torch.float32 inputs"):
+        check_empty_and_scalar(SQUARE_DOMAIN, promoting, CPU)
 
 
 def test_a_forward_that_raises_on_an_empty_batch_is_caught(raises_hint):
