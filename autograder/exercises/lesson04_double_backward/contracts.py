@@ -19,6 +19,7 @@ NUMPY_TANH_CLAUSES = (
             "NumpyTanh/inner-gradients-swapped": "inner backward returns its two gradients swapped",
             "NumpyTanh/inner-gradient-count": "inner backward returns one gradient",
             "NumpyTanh/inner-gradient-sign": "inner backward: +2 g y",
+            "NumpyTanh/second-derivative-0d": "inner backward without np.asarray",
             "NumpyTanh/inner-gradient-drops-grad-output":
                 "inner backward's gradient for y without grad_output",
             "case:the Function your backward calls computes": "inner backward gives y nothing",

@@ -14,8 +14,9 @@ def _create_graph_error(marked: bool, spec: Spec, error: RuntimeError, inputs) -
     explained = _explain_runtime_error(spec, "backward", error, inputs)
     first = str(error).splitlines()[0]
     when = (f"{spec.name}.backward raised RuntimeError only when run with create_graph=True "
-            "(the first backward of a second-order check), not in a plain .backward(): there "
-            "grad mode stays on inside backward and the saved x requires grad")
+            "(the first backward of a second-order check), never in a plain .backward(): with "
+            "create_graph=True grad mode is on inside backward (a plain .backward() turns it "
+            "off), so what it computes from the saved x records a graph")
     if not marked and ("once_differentiable" in first or "differentiat" in first.lower()):
         return GradingError(
             f"{spec.name}.backward is not marked @once_differentiable: it raised its own error "

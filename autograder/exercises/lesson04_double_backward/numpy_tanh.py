@@ -15,6 +15,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Domain
 from ...errors import GradingError
 from ...explain import _explain_runtime_error
+from ...function_contract import rule_reference
 from ...exercise import Exercise, sample
 from ...probes import _OpLog
 from .numpy_tanh_graph import (check_inner_class_state, check_inner_ctx,
@@ -326,6 +327,25 @@ def _case_checks(function, values: dict) -> None:
     check_hessian_vector_product(function, values)
 
 
+def check_second_derivative_0d(submission, device) -> None:
+    """Rule 1 for the second derivative too: a 0-d x, where NumPy arithmetic on a 0-d array
+    returns a NumPy scalar, which torch.from_numpy refuses. Last (Exercise.last): an answer
+    wrong there is named first by whichever other check it fails."""
+    function = check_is_function(submission, NUMPY_TANH)
+    values = {"x": torch.tensor(0.7, dtype=torch.float64)}
+    with case("x of shape () (0-d), a second derivative"):
+        try:
+            check_second_derivatives(function, values, other_call=False)
+        except (TypeError, ValueError) as error:
+            raise GradingError(
+                f"the second derivative through NumpyTanh raised {type(error).__name__} at a "
+                f"0-d x: {str(error).splitlines()[0] if str(error) else ''}; first derivatives "
+                "passed there, so it is the Function your backward calls: what does NumPy "
+                "arithmetic on a 0-d array return, and what does torch.from_numpy take? "
+                f"{rule_reference('values')}", str(error),
+                mistake="NumpyTanh/second-derivative-0d") from error
+
+
 def _checks(function) -> None:
     for seed, shape in enumerate(SHAPES):
         values = _values(shape, seed)
@@ -376,5 +396,6 @@ EXERCISES = [
              example=lambda: (sample((5,), "cpu"),),
              # a CPU tensor by contract, whatever device the grader has
              domain=Domain(NUMPY_TANH, lambda device, dtype=torch.float64, seed=0:
-                           {"x": 1.5 * sample((3, 4), "cpu", seed=seed, dtype=dtype)})),
+                           {"x": 1.5 * sample((3, 4), "cpu", seed=seed, dtype=dtype)}),
+             last=check_second_derivative_0d),
 ]

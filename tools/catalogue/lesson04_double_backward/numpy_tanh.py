@@ -695,3 +695,12 @@ MISTAKES += [
             "NumpyTanh.forward raised TypeError with x of shape (): expected np.ndarray",
             TANH_GATED, named=True),
 ]
+
+# a fresh review (at a38cbc94): np.asarray everywhere but in the inner backward, whose 0-d
+# scalar only a second derivative at a 0-d x meets (graded last: Exercise.last)
+MISTAKES.append(Mistake(
+    "NumpyTanh", "inner backward without np.asarray",
+    "the second derivative through NumpyTanh raised TypeError at a 0-d x",
+    edit(_arrays(_tanh(CALL, _inner(RIGHT_GATED))),
+         ("torch.from_numpy(np.asarray(gb * (1 - y * y)))", "torch.from_numpy(gb * (1 - y * y))"),
+         ("torch.from_numpy(np.asarray(-2 * gb * g * y))", "torch.from_numpy(-2 * gb * g * y)"))))

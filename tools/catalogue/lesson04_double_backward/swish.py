@@ -620,3 +620,10 @@ MISTAKES += [
     Mistake("SwishFunction", "ignores ctx.needs_input_grad: both gradients every call",
             "returned a gradient for beta with only x requiring grad", SOLUTION),
 ]
+
+# a fresh review (at a38cbc94): beta * x clamped to float64's "safe range" in backward, 148
+# times too large at beta x = -705, where sigma is still a normal float
+MISTAKES.append(Mistake(
+    "SwishFunction", "beta * x clamped to +-700 in backward", "the sigmoid's saturated tail",
+    SWISH.replace("        s = torch.sigmoid(beta * x)\n",
+                  "        s = torch.sigmoid((beta * x).clamp(-700.0, 700.0))\n", 1)))
