@@ -255,7 +255,8 @@ else:
 # - forward saves only your answer to step 4, the tensor itself (`t.detach()` or a view of `t` is
 #   a tensor of its own);
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate relative to their
-#   size down the left tail: $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+#   size wherever they are normal float64 numbers, both halves and the left tail included:
+#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor will
 # your backward read, and what would the other choice have cost, in work and in memory?
@@ -619,8 +620,9 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
 #   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).
 #
-# Derive the derivative yourself and test it at one number before you trust it, a formula found
-# elsewhere too: $x - \sigma(x)$ is $-0.5$ at $x = 0$, where softplus rises.
+# Derive the derivative yourself and test it at one number before you trust it, even a
+# formula you found elsewhere: a derivative of softplus must be positive everywhere, as
+# softplus rises.
 #
 # <details><summary><b>Hint 1</b> (forward: questions)</summary>
 #

@@ -49,8 +49,8 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z"}),
     Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate relative "
-           "to their size down the left tail: $\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, "
-           "not $0$.",
+           "to their size wherever they are normal float64 numbers, both halves and the left "
+           "tail included: $\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
            {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
             "MySigmoid/exp-x-in-left-tail": "exp(-F.softplus(-x)): e^x itself below x = -20",
             "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
