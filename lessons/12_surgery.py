@@ -101,7 +101,7 @@ def first_line(error: BaseException) -> str:
 
 # %% nbgrader={"grade_id": "answer_GradientReversal", "solution": true}
 class GradientReversal(torch.autograd.Function):
-    """Identity forward; backward turns the gradient around, scaled by alpha (a float)."""
+    """Identity forward; backward: your answer to question 2 (alpha a float)."""
 
     @staticmethod
     def forward(ctx, x, alpha):
@@ -281,8 +281,8 @@ for name, history in [("no reversal", plain_history), ("reversal   ", reversal_h
           f"critic accuracy {history[-1][1]:.2f}")
 
 # %% [markdown]
-# Without reversal the critic separates the domains easily and the label head's rule does not
-# transfer. With reversal the critic is pushed towards chance (0.5, grey line) and the target
+# Without reversal the critic separates the domains easily and the label head's rule
+# transfers poorly to the target domain. With reversal the critic is pushed towards chance (0.5, grey line) and the target
 # accuracy rises, with no target label used.
 #
 # ## Clipping inside backward, per row
@@ -364,12 +364,14 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # The factor is $s_r = \min(1,\ m / n_r)$, the gradient $s_r\, g_r$. Choosing by
 # `norms > max_norm` (`torch.where`) never uses the quotient for a row of zeros. Dividing first,
 # `(grad_output / norms) * max_norm`, keeps every step in range on the rows it is used for:
-# the quotient is at most 1, the product at most `max_norm`. The factor `max_norm / norms`
-# is `inf` on a row of zeros (used only under the `where`), and in float16 at a small
-# `max_norm` it falls below the normal numbers and loses digits; `grad_output * max_norm`
-# overflows float16 at a large `max_norm`, and `norms / max_norm` at a small one. A clamp of
-# the norms at `max_norm` in float16 rounds `max_norm` itself (0.3 becomes 0.2998), so a row
-# below it no longer comes back unchanged.
+# the quotient is at most 1, the product at most `max_norm`, and it rounds least. The factor
+# first, `max_norm / norms` (as `clip_grad_norm_` computes it), is `inf` on a row of zeros, used
+# only under the `where`, and in float16 at a small `max_norm` it can fall below the normal
+# numbers, where it keeps fewer digits (about 7 ulps off at `max_norm = 1e-3`, within float16's
+# tolerance). Under the `where`, `grad_output * max_norm` stays in range too, as every clipped
+# float16 row of the contract has a norm below 256. A clamp of the norms at `max_norm` in
+# float16 rounds `max_norm` itself (0.3 becomes 0.30005), so a row below it no longer comes back
+# unchanged.
 # </details>
 #
 # ### Per row against `clip_grad_norm_`
