@@ -494,7 +494,7 @@ check_derivatives_from_y(my_derivative_from_y)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `x` itself is returned, written in place, and autograd knows it: a loss built on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad gets PyTorch's own RuntimeError, as `torch.relu_` does.
+# - `x` itself is returned, written in place, and autograd knows it: a loss built on `x` afterwards gets the gradient through the clamp, and a leaf that requires grad gets autograd's own leaf RuntimeError (raised once forward has written; `torch.relu_` refuses before writing).
 # - Afterwards `x == torch.relu(x)` exactly, and the gradient at $x = 0$ is 0, as `torch.relu`'s.
 # - Forward allocates no tensor as large as `x` in bytes, the memory that writing in place saves.
 # - Forward makes no tensor to save beyond one byte per element of `x`.

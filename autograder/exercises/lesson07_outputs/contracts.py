@@ -83,7 +83,8 @@ SPLIT_RULES = {
 RELU_CLAUSES = (
     Clause("`x` itself is returned, written in place, and autograd knows it: a loss built on "
            "`x` afterwards gets the gradient through the clamp, and a leaf that requires grad "
-           "gets PyTorch's own RuntimeError, as `torch.relu_` does.",
+           "gets autograd's own leaf RuntimeError (raised once forward has written; "
+           "`torch.relu_` refuses before writing).",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor",
             "ReLUInPlace/own-leaf-guard":
