@@ -55,56 +55,72 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # log-sum-exp.
 
 # %% [markdown]
-# ## Worked example: `Exp` in the setup_context form
+# ## Worked example: `Scale` in the setup_context form
 #
 # Two changes from lesson 00: `forward` takes **no `ctx`**, and a separate `setup_context(ctx,
-# inputs, output)` saves what the derivatives need (`inputs` is the tuple given to `apply`).
+# inputs, output)` keeps what the derivatives need (`inputs` is the tuple given to `apply`).
 # `generate_vmap_rule = True` lets `torch.vmap` batch the Function.
 #
 # Forward mode is one more staticmethod, `jvp(ctx, *tangents)`: one tangent per input of
-# `forward` (`None` for an input that is not a tensor), one tangent per output returned. Inside
-# `jvp`, `ctx.saved_tensors` holds only what `setup_context` passed to
-# **`ctx.save_for_forward(...)`**, a list of its own. `Exp` has backward only, and its last line
-# shows what it still lacks.
+# `forward` (`None` for an input that is not a tensor), one tangent per output returned.
+# `Scale.apply(x, c)` is $y = c\,x$ for a Python float $c$. Both of its derivatives read $c$
+# alone, a number: it goes on `ctx`, and no tensor is saved.
 
 # %%
-class Exp(torch.autograd.Function):
-    """y = exp(x), usable under torch.vmap, torch.func.jvp and forward_ad."""
+class Scale(torch.autograd.Function):
+    """y = c * x for a Python float c, usable under torch.vmap, torch.func.jvp and forward_ad."""
 
     generate_vmap_rule = True  # let torch.vmap batch forward, backward and jvp for us
 
     @staticmethod
-    def forward(x):  # no ctx
-        return torch.exp(x)
+    def forward(x, c):  # no ctx
+        return c * x
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)  # y: backward's slope, e^x = y
+        _, c = inputs
+        ctx.c = c  # a number: a plain attribute; no derivative here reads a tensor
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, = ctx.saved_tensors  # what save_for_backward kept
-        return grad_output * y  # d/dx exp(x) = exp(x)
+        return ctx.c * grad_output, None  # one per input: None for the float c
+
+    @staticmethod
+    def jvp(ctx, x_tangent, c_tangent):  # c_tangent is None: c is not a tensor
+        return ctx.c * x_tangent  # how y moves when x moves along x_tangent
 
 
 x = torch.tensor([[0.0, 1.0, 2.0], [-1.0, 0.5, 3.0]], dtype=torch.float64)
-print("vmap over rows:     ", torch.allclose(torch.vmap(Exp.apply)(x), x.exp()))
-per_sample = torch.vmap(torch.func.grad(lambda row: Exp.apply(row).sum()))(x)
-print("per-sample grads:   ", torch.allclose(per_sample, x.exp()))
-print("gradcheck, batched: ", torch.autograd.gradcheck(
-    Exp.apply, (x.clone().requires_grad_(),), check_batched_grad=True))
-try:
-    torch.func.jvp(Exp.apply, (x,), (torch.ones_like(x),))
-except NotImplementedError as error:  # forward mode needs a jvp staticmethod
-    print("torch.func.jvp:      NotImplementedError:", error)
+print("vmap over rows:     ",
+      torch.allclose(torch.vmap(Scale.apply, in_dims=(0, None))(x, 3.0), 3 * x))
+per_sample = torch.vmap(torch.func.grad(lambda row: (Scale.apply(row, 3.0) ** 2).sum()))(x)
+print("per-sample grads:   ", torch.allclose(per_sample, 18 * x))
+_, tangent_out = torch.func.jvp(lambda x: Scale.apply(x, 3.0), (x,), (torch.ones_like(x),))
+print("torch.func.jvp:     ", torch.allclose(tangent_out, torch.full_like(x, 3.0)))
+print("gradcheck, batched and forward mode: ", torch.autograd.gradcheck(
+    lambda x: Scale.apply(x, 3.0), (x.clone().requires_grad_(),), check_batched_grad=True,
+    check_forward_ad=True))
 
 # %% [markdown]
-# **Predict.** `ExpOldForm` below is `Exp` written the lesson-00 way: `forward(ctx, x)` saves
-# inside forward, with no `setup_context`. The cell after next tries `gradcheck`,
-# `torch.compile(fullgraph=True)` (TorchDynamo records the tensor operations it meets into a
-# graph; `fullgraph=True` turns anything it cannot record into an error), `torch.vmap`, and
-# per-sample gradients with `torch.func.grad`. For each, write `"works"` or `"raises"` into
-# `prediction_old_form`.
+# **Tensors for `jvp`.** A derivative that reads a tensor needs it kept, and the two directions
+# keep two separate lists: `backward` reads what `ctx.save_for_backward(...)` kept, and `jvp`
+# what **`ctx.save_for_forward(...)`** kept. Inside `jvp`, `ctx.saved_tensors` holds that second
+# list only: a tensor kept in the other one is not there. A `Sin` Function, whose jvp reads
+# `x`, would keep it for its `jvp` with one line in `setup_context` and read it back with one in
+# `jvp`:
+#
+# ```python
+# ctx.save_for_forward(x)  # in setup_context
+# x, = ctx.saved_tensors   # in jvp: what save_for_forward kept
+# ```
+
+# %% [markdown]
+# **Predict.** `ScaleOldForm` below is `Scale` written the lesson-00 way, with backward only:
+# `forward(ctx, x, c)` keeps `c` on `ctx` inside forward, with no `setup_context`. The cell
+# after next tries `gradcheck`, `torch.compile(fullgraph=True)` (TorchDynamo records the tensor
+# operations it meets into a graph; `fullgraph=True` turns anything it cannot record into an
+# error), `torch.vmap`, and per-sample gradients with `torch.func.grad`. For each, write
+# `"works"` or `"raises"` into `prediction_old_form`.
 
 # %%
 prediction_old_form = {"gradcheck": None,  # "works" or "raises", for each
@@ -113,30 +129,29 @@ prediction_old_form = {"gradcheck": None,  # "works" or "raises", for each
                        "func.grad": None}
 
 # %% tags=["skip-when-grading"]
-class ExpOldForm(torch.autograd.Function):
+class ScaleOldForm(torch.autograd.Function):
     generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx, x):
-        y = torch.exp(x)
-        ctx.save_for_backward(y)
-        return y
+    def forward(ctx, x, c):
+        ctx.c = c
+        return c * x
 
     @staticmethod
     def backward(ctx, grad_output):
-        y, = ctx.saved_tensors
-        return grad_output * y
+        return ctx.c * grad_output, None
 
 
-compiled_old = torch.compile(lambda t: ExpOldForm.apply(t).sin(), fullgraph=True,
+compiled_old = torch.compile(lambda t: ScaleOldForm.apply(t, 3.0).sin(), fullgraph=True,
                              backend="aot_eager")
 attempts = {
-    "gradcheck": lambda: torch.autograd.gradcheck(ExpOldForm.apply,
+    "gradcheck": lambda: torch.autograd.gradcheck(lambda t: ScaleOldForm.apply(t, 3.0),
                                                   (x.clone().requires_grad_(),)),
     "compile fullgraph": lambda: torch.allclose(compiled_old(x.clone().requires_grad_()),
-                                                x.exp().sin()),
-    "vmap": lambda: torch.vmap(ExpOldForm.apply)(x),
-    "func.grad": lambda: torch.vmap(torch.func.grad(lambda r: ExpOldForm.apply(r).sum()))(x),
+                                                (3 * x).sin()),
+    "vmap": lambda: torch.vmap(ScaleOldForm.apply, in_dims=(0, None))(x, 3.0),
+    "func.grad": lambda: torch.vmap(torch.func.grad(
+        lambda r: ScaleOldForm.apply(r, 3.0).sum()))(x),
 }
 for name, attempt in attempts.items():
     try:
@@ -171,8 +186,10 @@ for name, attempt in attempts.items():
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
 # The derivative of $\log u$ is $u' / u$. With $u = \sum_k e^{x_k}$, which function you know is
-# $\partial y / \partial x_j$? Which quantity has forward already computed from that sum, and
-# how large can an exponent be once you use it? The entries add up to 1: why must they?
+# $\partial y / \partial x_j$? The entries add up to 1: why must they? Written as a ratio of
+# exponentials, an entry overflows at $x = 1000$: by what could you divide its top and its
+# bottom so that no exponent left in it is positive? More than one quantity does it: which
+# would your backward and your jvp keep, and which recompute?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: an overflow-free forward</summary>

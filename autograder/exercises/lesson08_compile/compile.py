@@ -138,6 +138,29 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
             f"shape {tuple(inputs['x'].shape)}, dim={inputs['dim']}) a tensor holds the whole "
             "batch, so generate_vmap_rule has no one value to branch on", message,
             mistake="LogSumExp/python-if-on-values")
+    shape = tuple(inputs['x'].shape)
+    if "attempted to call in-place operation" in message:
+        op = re.search(r"in-place operation \((aten::[\w.]+)\)", message)
+        return GradingError(
+            f"LogSumExp.{phase} writes in place ({op[1] if op else 'an in-place op'}) into a "
+            f"tensor it was handed or saved (x of shape {shape}, dim={inputs['dim']}): under "
+            "torch.func transforms the tangent and the saved tensors belong to the caller; "
+            "compute a new tensor instead", message, mistake="LogSumExp/jvp-writes-in-place")
+    if "data pointer" in message or "doesn't have storage" in message:
+        return GradingError(
+            f"LogSumExp.{phase} reads a tensor's memory address (data_ptr() or its storage), "
+            f"with x of shape {shape}, dim={inputs['dim']}: under torch.func transforms and "
+            "torch.compile a tensor is a wrapper with no storage of its own; and a key built "
+            "from an address is a cache kept between calls, state outside ctx: keep what one "
+            "call needs on its ctx", message, mistake="LogSumExp/reads-data-pointer")
+    if phase in ("backward", "jvp") and "must match the size of tensor" in message:
+        given = "grad_output" if phase == "backward" else "the tangent it computes"
+        return GradingError(
+            f"LogSumExp.{phase} combines tensors whose shapes do not line up (x of shape "
+            f"{shape}, dim={inputs['dim']}): {given} and x differ by the reduced dim, so which "
+            "dim is put back, or summed over, must be dim as counted in x; a negative dim "
+            "counted against another tensor's rank names a different dim",
+            message, mistake="LogSumExp/dim-misplaced")
     if isinstance(error, RuntimeError):
         return _explain_runtime_error(LSE, phase, error, inputs)
     return GradingError(f"LogSumExp.{phase} raised {type(error).__name__} with x of shape "
@@ -240,6 +263,15 @@ def check_lse_case(function, values: dict, **tolerances) -> None:
         try:
             check_values_and_gradients(function, LSE, values, **tolerances)
         except GradingError as error:
+            cause = error.__cause__
+            if (dim in (-1, x.dim() - 1) and isinstance(cause, RuntimeError) and "must match the size of tensor" in str(cause)
+                    and error.hint.startswith("LogSumExp.backward raised")):
+                raise GradingError(
+                    f"LogSumExp.backward combines tensors whose shapes do not line up (x of "
+                    f"shape {tuple(x.shape)}, dim={dim}): grad_output has x's shape with dim "
+                    "removed, so the dim it gets back before it meets x must be dim as counted "
+                    "in x (a dim normalised against grad_output's rank, one fewer, names "
+                    "another dim)", str(cause), mistake="LogSumExp/dim-misplaced") from error
             last = dim in (-1, x.dim() - 1)
             if last or not ("backward" in error.hint or "gradient" in error.hint):
                 raise

@@ -72,13 +72,14 @@ def check_lse_stable(function, device, spec, explain) -> None:
             "LogSumExp.jvp gives nan on the row of values near -1000 and is right on the row "
             "holding x's largest value: its softmax weights are shifted by one max for the "
             "whole tensor, so every term of that row underflows to 0 and 0 / 0 = nan; shift "
-            "each slice by its own max along dim (or use x minus the saved output)",
+            "each slice by its own max along dim (or use x minus the output)",
             f"got {got}", mistake="LogSumExp/jvp-max-not-per-row")
     if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
         raise GradingError(
             "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
             "softmax weights overflow there; write them with exponents that are never positive "
-            "(x minus the saved output)", f"got {got}", mistake="LogSumExp/jvp-softmax-overflows")
+            "(x minus the output, or minus the max)", f"got {got}",
+            mistake="LogSumExp/jvp-softmax-overflows")
     expected = (torch.softmax(x.detach(), 1) * tangent).sum(1)
     check_lse_jvp_float32(got, expected)
     with case("x at |x| = 1000 (torch.func.jvp)"):

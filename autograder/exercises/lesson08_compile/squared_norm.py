@@ -18,7 +18,8 @@ from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES
 from .squared_norm_vmap import (BATCH_POSITIONS, BATCHED, SQUARED_NORM, _operator_error,
-                                _vmapped, check_vmap)
+                                _vmapped, check_vmap,
+                                check_fresh_batches)
 
 LATER_IN_LESSON = True
 OPERATOR = "autograd_course::squared_norm"
@@ -200,8 +201,9 @@ def _one_call_at(squared_norm, device, position: int) -> None:
         raise GradingError(
             f"squared_norm's batching rule dispatches {small} operations for a batch of "
             f"{BATCHED[0]} samples and {large} for {2 * BATCHED[0]}{where}: it works sample by "
-            "sample (a loop over the batch), where a batching rule runs the same few operations "
-            "on the whole batched x whatever its size and wherever its batch dim",
+            "sample (a loop over the batch), or skips work for a batch it saw before, where a "
+            "batching rule runs the same few operations on the whole batched x whatever its "
+            "size, wherever its batch dim and whatever ran before",
             mistake="squared_norm/rule-loops-over-samples")
 
 
@@ -234,6 +236,7 @@ def squared_norm_full(squared_norm, device) -> None:
                                     {"x": sample((2, 3, 4), device), "dim": 1})
     check_batching_rule(squared_norm)
     covers("a rule registered with register_vmap")
+    check_fresh_batches(squared_norm, device)
     check_vmap(squared_norm, device)
     check_vmap_equal_sizes(squared_norm, device)
     covers("torch.vmap matches a loop for every dim")

@@ -31,6 +31,13 @@ def _operator_error(phase: str, error: Exception, dim) -> GradingError:
         return GradingError("squared_norm's backward returns the wrong number of gradients: "
                             "one per input of the operator, (grad_x, None), None for dim",
                             message, mistake="squared_norm/gradient-count")
+    if phase.startswith("batching rule") and "is invalid for input of size" in message:
+        return GradingError(
+            f"squared_norm's batching rule reshapes x into sizes it does not have (dim={dim}): "
+            "it folds the batch dim into a sample's dim and back, but the reduction removes a "
+            "dim, so the sizes it reshapes back to no longer multiply out to the output's; "
+            "keep the batch dim its own dim and reduce the sample's dim past it",
+            message, mistake="squared_norm/rule-folds-batch")
     first = message.splitlines()[0] if message else ""
     return GradingError(f"squared_norm's {phase} raised {type(error).__name__} with dim={dim}: "
                         f"{first}", message)
@@ -254,6 +261,26 @@ def _vmap_at(squared_norm, samples, position: int) -> None:
     with case(f"torch.vmap over a batch of {BATCHED[0]} samples of shape {BATCHED[1:]} with "
               f"{shown}, dim={dim}"):
         diagnose_values("squared_norm's output under vmap", got, loop)
+
+
+def check_fresh_batches(squared_norm, device) -> None:
+    """Two batches of the same shape with different values, one after the other: each gets its
+    own result (a rule that keeps results between calls, keyed by shape or dim, returns the
+    first batch's for the second)."""
+    dim = 1
+    batches = [sample(BATCHED, device, seed=seed) for seed in (40, 41)]
+    got = [_vmapped(squared_norm, batch, dim) for batch in batches]
+    loop = [SQUARED_NORM.reference(batch, dim + 1) for batch in batches]
+    for first, second, want in ((0, 1, loop[1]), (1, 0, loop[0])):
+        if (isinstance(got[second], torch.Tensor) and got[second].shape == want.shape
+                and not torch.allclose(got[second], want)
+                and torch.allclose(got[second], loop[first])):
+            raise GradingError(
+                "squared_norm's batching rule returns, for a batch of the same shape "
+                f"{tuple(BATCHED)} with other values, dim={dim}, the result of an earlier "
+                "batch: it keeps results between calls (a cache keyed by shape or dim), state "
+                "outside ctx that a rule may not keep; compute each batch's result from its x",
+                mistake="squared_norm/rule-keeps-results")
 
 
 def check_vmap(squared_norm, device) -> None:

@@ -183,6 +183,34 @@ class LogSumExp(torch.autograd.Function):
 
 
 MISTAKES = [
+    # review 73's W1: jvp multiplies the caller's tangent in place (a raw torch error before)
+    Mistake("LogSumExp", "jvp multiplies the tangent in place (x_tangent.mul_(p))",
+            "LogSumExp.jvp writes in place (aten::mul_",
+            _edit(LSE, ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim)",
+                        "        return x_tangent.mul_((x - output.unsqueeze(ctx.dim)).exp())"
+                        ".sum(ctx.dim)"))),
+    # review 73's W4: dim normalised against grad_output's rank (a raw shape error before)
+    Mistake("LogSumExp", "backward normalises dim against grad_output's rank, not x's",
+            "LogSumExp.backward combines tensors whose shapes do not line up",
+            _edit(LSE, (_LSE_BWD,
+                        "        d = ctx.dim % max(grad_output.dim(), 1)\n"
+                        "        return grad_output.unsqueeze(d) * (x - output.unsqueeze(d)).exp()"
+                        ", None"))),
+    # review 73's W7: the weights cached in a global keyed by x.data_ptr() (a raw error before)
+    Mistake("LogSumExp", "the weights cached in a global keyed by (x.data_ptr(), dim, shape)",
+            "LogSumExp.jvp reads a tensor's memory address",
+            "_CACHE = {}\n" + _edit(LSE, (
+                "        ctx.save_for_backward(x, output)\n        ctx.save_for_forward(x, output)\n",
+                "        key = (x.data_ptr(), dim, tuple(x.shape))\n"
+                "        if key not in _CACHE:\n"
+                "            _CACHE[key] = (x - output.unsqueeze(dim)).exp()\n"
+                "        ctx.save_for_backward(x, output, _CACHE[key])\n"
+                "        ctx.save_for_forward(x, output, _CACHE[key])\n"),
+                ("        x, output = ctx.saved_tensors\n        return grad_output",
+                 "        x, output, p = ctx.saved_tensors\n        return grad_output"),
+                ("        x, output = ctx.saved_tensors\n        return ((x",
+                 "        x, output, p = ctx.saved_tensors\n        return ((x"))),
     # the reviewer's: was told to "check your forward-mode product" (review at bac92e6a)
     Mistake("LogSumExp", "jvp computes the weights in x's own memory (x.sub_(...).exp_())",
             "LogSumExp.jvp wrote into x",

@@ -180,6 +180,27 @@ squared_norm.register_vmap(rule)
 
 
 MISTAKES = [
+    # review 73's Q6: passed grading after a self-check in the same process (same seeded values)
+    Mistake("squared_norm", "a rule that caches its result by (shape, dim)",
+            "the result of an earlier batch",
+            "_LAST = {}\n" + _edit(SQUARED_NORM, (
+                "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                "    key = (tuple(x.shape), dim)\n"
+                "    if key not in _LAST:\n"
+                "        _LAST[key] = squared_norm(x, dim + 1 if dim >= 0 else dim)\n"
+                "    return _LAST[key], 0"))),
+    # review 73's Q8: the batch folded into the sample's first dim (a raw reshape error before)
+    Mistake("squared_norm", "a rule that folds the batch into the sample's first dim",
+            "squared_norm's batching rule reshapes x into sizes it does not have",
+            _edit(SQUARED_NORM, (
+                "    return squared_norm(x, dim + 1 if dim >= 0 else dim), 0",
+                "    B = x.shape[0]\n"
+                "    d = dim % (x.dim() - 1)\n"
+                "    if d == 0:\n"
+                "        return squared_norm(x, 1), 0\n"
+                "    folded = x.reshape(B * x.shape[1], *x.shape[2:])\n"
+                "    out = squared_norm(folded, d)\n"
+                "    return out.reshape(B, *out.shape[1:]) if out.dim() else out, 0"))),
     # the NumPy kernel with np.asarray: np.sum keeps a permuted x's memory order, so the
     # output is not contiguous where the fake is (opcheck fails on it too)
     Mistake("squared_norm", "a NumPy kernel whose sum keeps a permuted x's order, fake contiguous",
