@@ -439,9 +439,9 @@ print(f"(128, {V}) tensors kept for backward: {len(chunk_storages)}, "
 # %% [markdown]
 # ### Step 4: what forward can see of grad mode
 #
-# A Function that does the gradients' work in forward must skip it when nobody will call
-# backward: under `torch.no_grad()` that work is two thirds of the cost. Forward could ask
-# `ctx.needs_input_grad` or `torch.is_grad_enabled()`.
+# If a design of yours did gradient work in forward, how would forward know to skip it when
+# nobody will call backward, as under `torch.no_grad()`? It could ask `ctx.needs_input_grad` or
+# `torch.is_grad_enabled()`.
 #
 # **Predict, then run.** What do they say inside forward, called normally, under
 # `torch.no_grad()`, and with inputs that do not require grad? Write your prediction into
@@ -515,16 +515,15 @@ print(f"exact {exact:.1f}; bfloat16 running sum {running.item():.1f}")
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Stable at logits of magnitude $10^4$ in float32 and float64; for float16 and bfloat16
-#   inputs, a loss and gradients in the input's dtype, each within about one of that dtype's
-#   roundings of its largest entry, however many chunks are summed.
-# - No tensor with more elements than the largest of `chunk_size * V`, `N * d` and `V * d`,
-#   in every grad mode, and at most eight `chunk_size * V` tensors alive at once in forward,
-#   besides a few of `x`'s and `weight`'s sizes.
-# - Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes and ones
-#   of at most $N$ elements; backward does no matrix product and returns new tensors.
-# - Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward does the
-#   loss's work only (about $2NdV$ FLOPs); when one of them requires grad, only its gradient.
+# - Stable at logits of magnitude $10^4$ in float32 and float64; in float16 and bfloat16, the
+#   loss and gradients in the input's dtype, within about one rounding of their largest entry.
+# - No tensor larger than one chunk of logits, `x` or `weight`, in any grad mode, and at most
+#   eight chunk-sized tensors alive at once in forward.
+# - Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes and per-row
+#   numbers, and backward returns new tensors.
+# - Forward and backward together do at most one matrix product beyond the composed loss's
+#   three (about $2NdV$ FLOPs each), and no work for a gradient nobody needs, under
+#   `torch.no_grad()` included.
 
 
 # %% nbgrader={"grade_id": "answer_linear_cross_entropy", "solution": true}
@@ -623,7 +622,8 @@ try_grad_mode_designs(grad_mode_design)  # (a)-(d), each with grad mode on and u
 # as checkpointing does in lesson 05 (Apple's Cut Cross-Entropy); or forward computes the
 # gradients while each chunk's logits exist, and backward only multiplies them by $g$: no
 # extra product, but both gradients are computed, and kept, before anyone knows they are
-# wanted (Liger-Kernel's, and the one this contract asks for).
+# wanted (Liger-Kernel's, and the course's solution). The contract allows either: the
+# first does four products, the second three.
 #
 # $\text{grad}_x = G\, W$ $(N \times d)$ and $\text{grad}_W = G^\top x$ $(V \times d)$. Row $i$
 # of $G$ needs only row $i$ of the logits; row $i$ of $\text{grad}_x$ only row $i$ of $G$,
@@ -808,7 +808,7 @@ plt.show()
 # that count. A loss is a scalar, so its gradients can be computed in forward, chunk by
 # chunk, while each chunk of logits exists, and backward only scales them: the $(N, V)$
 # logits never exist, and with each chunk's logits computed once the FLOPs are the composed
-# loss's, about $6NdV$ (the contract counts only the cases that need less). The price is
+# loss's, about $6NdV$; recomputing them in backward instead costs one product more. The price is
 # discipline: forward must learn from its caller whether grad mode is on
 # (`ctx.needs_input_grad` does not say), must skip the gradients nobody needs, must accumulate
 # low precision in float32, and backward must leave what it saved untouched. Its memory win is the $(N, V)$ term; what it adds is the size of

@@ -80,10 +80,9 @@ CE_RULES = {
 
 
 LCE_CLAUSES = (
-    Clause("Stable at logits of magnitude $10^4$ in float32 and float64; for float16 and "
-           "bfloat16 inputs, a loss and gradients in the input's dtype, each within about "
-           "one of that dtype's roundings of its largest entry, however many chunks are "
-           "summed.",
+    Clause("Stable at logits of magnitude $10^4$ in float32 and float64; in float16 and "
+           "bfloat16, the loss and gradients in the input's dtype, within about one rounding "
+           "of their largest entry.",
            {"linear_cross_entropy/overflows-at-large-logits": "float64 arithmetic with no max "
                                                               "shift",
             "linear_cross_entropy/casts-before-dividing-by-n": "the float32 loss cast to float16 "
@@ -97,9 +96,8 @@ LCE_CLAUSES = (
             "linear_cross_entropy/accumulates-narrow-without-grad": "a float16 running sum on "
                                                                     "the loss-only path under "
                                                                     "no_grad"}),
-    Clause("No tensor with more elements than the largest of `chunk_size * V`, `N * d` and "
-           "`V * d`, in every grad mode, and at most eight `chunk_size * V` tensors alive at "
-           "once in forward, besides a few of `x`'s and `weight`'s sizes.",
+    Clause("No tensor larger than one chunk of logits, `x` or `weight`, in any grad mode, and "
+           "at most eight chunk-sized tensors alive at once in forward.",
            {"linear_cross_entropy/materialises-logits": "all the logits at once",
             "case:under torch.no_grad() creates a tensor": "the composed ops under no_grad",
             "linear_cross_entropy/keeps-every-chunk": "every chunk's softmax kept in a list, the "
@@ -107,19 +105,17 @@ LCE_CLAUSES = (
             "linear_cross_entropy/too-many-chunk-tensors": "eight copies of each chunk's "
                                                            "logits kept to the end of the loop"}),
     Clause("Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes "
-           "and ones of at most $N$ elements; backward does no matrix product and returns new "
-           "tensors.",
+           "and per-row numbers, and backward returns new tensors.",
            {"linear_cross_entropy/returns-saved-tensor": "the saved gradients themselves "
                                                          "returned when grad_output == 1",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
-            "case:FLOPs of matrix products": "gradients recomputed in backward (Cut "
-                                             "Cross-Entropy)",
             "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
                                                                 "bfloat16 inputs"}),
-    Clause("Under `torch.no_grad()`, or when neither `x` nor `weight` requires grad, forward "
-           "does the loss's work only (about $2NdV$ FLOPs); when one of them requires grad, "
-           "only its gradient.",
-           {"linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
+    Clause("Forward and backward together do at most one matrix product beyond the composed "
+           "loss's three (about $2NdV$ FLOPs each), and no work for a gradient nobody needs, "
+           "under `torch.no_grad()` included.",
+           {"case:FLOPs of matrix products": "logits recomputed in backward once per gradient",
+            "linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
             "case:skip grad_weight when": "both gradients always",
             "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
                                                                     "ignores needs_input_grad",

@@ -104,8 +104,10 @@ def check_lce_saved(function: Called, values: dict) -> None:
     for saved in getattr(node, "saved_tensors", ()):
         if (isinstance(saved, torch.Tensor) and _role(saved, inputs, [output]) == "intermediate"
                 and tuple(saved.shape) not in shapes and saved.numel() > N):
-            raise GradingError(f"LinearCrossEntropy saves a tensor of shape {tuple(saved.shape)}: "
-                               "save only grad_x and grad_weight, computed in forward (no logits)")
+            raise GradingError(f"LinearCrossEntropy saves a tensor of shape {tuple(saved.shape)} "
+                               f"(N={N}): what forward keeps for backward must have x's or "
+                               "weight's shape, or one number per row; can backward do without "
+                               "this one?")
 
 
 def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
@@ -255,19 +257,27 @@ def check_grad_mode(function: Called, values: dict) -> None:
 
 
 def check_backward_only_scales(function: Called, values: dict) -> None:
-    """Backward multiplies the gradients forward saved: no matrix products of its own."""
+    """The work bound: forward and backward together, both gradients needed, at most one matrix
+    product beyond the composed loss's three (8 N d V FLOPs): the logits recomputed once, in
+    backward or in a second pass, is allowed; more is refused."""
     N, d, V, _ = _sizes(values)
     inputs = make_inputs(values)
+    held = {}
+
+    def step():
+        held["output"] = run_forward(function, LCE, inputs).output
+        run_backward(LCE, held["output"], inputs, torch.ones_like(held["output"]))
+
     with case(_describe(values)):
-        output = run_forward(function, LCE, inputs).output
-        flops = _flops(lambda: run_backward(LCE, output, inputs, torch.ones_like(output)))
-    if flops > N * d * V:
+        flops = _flops(step)
+    budget = 4 * 2 * N * d * V
+    if flops > budget + N * d * V:
         raise GradingError(
-            f"{NAME}'s backward did {flops} FLOPs of matrix products ({flops / (2 * N * d * V):.1f}"
-            f" x 2NdV) where it only has to scale two saved tensors: compute grad_x and "
-            "grad_weight in forward, chunk by chunk while each chunk of logits exists, and let "
-            "backward multiply them by grad_output (recomputing the logits in backward is Cut "
-            "Cross-Entropy's plan, not this exercise's)")
+            f"{NAME}'s forward and backward together did {flops} FLOPs of matrix products "
+            f"({flops / (2 * N * d * V):.1f} x 2NdV at {_describe(values)}) where the bound is "
+            f"about {budget} (4 x 2NdV: the composed loss's three products and one more): which "
+            "product does your Function do more than twice, or which does it do that no "
+            "gradient needs?")
 
 
 def check_one_gradient(function: Called, values: dict) -> None:

@@ -1,6 +1,6 @@
 """Lesson 11: linear_cross_entropy's mistakes: all the logits at once, the grad-mode check
-missing or asked inside forward, gradients always computed or recomputed in backward,
-accumulation in bfloat16, chunks averaged or cut short."""
+missing or asked inside forward, gradients always computed or the logits recomputed once per
+gradient, accumulation in bfloat16, chunks averaged or cut short."""
 
 from .. import CACHED_BY_TENSOR, Mistake, edit
 from .answers import LINEAR
@@ -120,9 +120,9 @@ MISTAKES = [
                  "    if not torch.is_grad_enabled():\n"
                  "        x, weight = x.detach(), weight.detach()\n"
                  "    return LinearCrossEntropy.apply(x, weight, target, chunk_size, True)"))),
-    Mistake('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)', 'FLOPs of matrix products', '''
+    Mistake('linear_cross_entropy', 'logits recomputed in backward once per gradient', 'FLOPs of matrix products', '''
 class LinearCrossEntropy(torch.autograd.Function):
-    # Cut Cross-Entropy's plan: forward keeps lse per row, backward recomputes chunk by chunk
+    # Cut Cross-Entropy's plan, but backward recomputes the logits once per gradient
     @staticmethod
     def forward(ctx, x, weight, target, chunk_size):
         acc = torch.promote_types(x.dtype, torch.float32)
@@ -145,15 +145,18 @@ class LinearCrossEntropy(torch.autograd.Function):
         gx = torch.empty(x.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[0] else None
         gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[1] else None
         c = ctx.chunk_size
-        for s in range(0, N, c):
-            xc = x[s:s + c].to(acc)
-            g = torch.exp(xc @ w.T - lse[s:s + c, None])
-            g[torch.arange(len(g), device=x.device), target[s:s + c]] -= 1
-            g *= grad_output.to(acc) / N
-            if gx is not None:
-                gx[s:s + c] = g @ w
-            if gw is not None:
-                gw += g.T @ xc
+        for wanted in (gx, gw):  # one pass per gradient: the logits recomputed twice
+            if wanted is None:
+                continue
+            for s in range(0, N, c):
+                xc = x[s:s + c].to(acc)
+                g = torch.exp(xc @ w.T - lse[s:s + c, None])
+                g[torch.arange(len(g), device=x.device), target[s:s + c]] -= 1
+                g *= grad_output.to(acc) / N
+                if wanted is gx:
+                    gx[s:s + c] = g @ w
+                else:
+                    gw += g.T @ xc
         return (None if gx is None else gx.to(x.dtype), None if gw is None else gw.to(weight.dtype), None, None)
 
 

@@ -212,3 +212,45 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
 
 # the last entry multiplies G in float16 for float16 inputs: it fails, and is a mistake
 LIGER_IN_INPUT_DTYPE = UNUSUAL.pop()
+
+# the contract bounds the work, not where the gradients are computed: Cut Cross-Entropy's plan
+UNUSUAL.append(Unusual('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)', '''
+class LinearCrossEntropy(torch.autograd.Function):
+    # Cut Cross-Entropy's plan: forward keeps lse per row, backward recomputes chunk by chunk
+    @staticmethod
+    def forward(ctx, x, weight, target, chunk_size):
+        acc = torch.promote_types(x.dtype, torch.float32)
+        lses, picked = [], []
+        for s in range(0, x.shape[0], chunk_size):
+            z = x[s:s + chunk_size].to(acc) @ weight.to(acc).T
+            lses.append(torch.logsumexp(z, 1))
+            picked.append(z.gather(1, target[s:s + chunk_size, None]).squeeze(1))
+        lse = torch.cat(lses)
+        ctx.save_for_backward(x, weight, target, lse)
+        ctx.chunk_size = chunk_size
+        return ((lse - torch.cat(picked)).mean()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, weight, target, lse = ctx.saved_tensors
+        acc = lse.dtype
+        N = x.shape[0]
+        w = weight.to(acc)
+        gx = torch.empty(x.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[0] else None
+        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[1] else None
+        c = ctx.chunk_size
+        for s in range(0, N, c):
+            xc = x[s:s + c].to(acc)
+            g = torch.exp(xc @ w.T - lse[s:s + c, None])
+            g[torch.arange(len(g), device=x.device), target[s:s + c]] -= 1
+            g *= grad_output.to(acc) / N
+            if gx is not None:
+                gx[s:s + c] = g @ w
+            if gw is not None:
+                gw += g.T @ xc
+        return (None if gx is None else gx.to(x.dtype), None if gw is None else gw.to(weight.dtype), None, None)
+
+
+def linear_cross_entropy(x, weight, target, chunk_size=1024):
+    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
+'''))

@@ -203,3 +203,27 @@ EQUIVALENTS += [
                      'ctx.save_for_backward(gx.to(x.dtype) if want_x else None, '
                      'gw.to(weight.dtype).clone() if want_w else None)', _GRADIENT_COPY),
 ]
+
+_CCE_SAVE = "ctx.save_for_backward(x, weight, target, lse)"
+_CCE_CHUNK = ("chunk_size only sets how backward splits the rows, not any value: a chunk size "
+              "left by another call gives the same gradients")
+_CCE_INPUT_COPY = ("Cut Cross-Entropy saves the inputs themselves: a copy of x, weight or target "
+                   "is still of an input's shape and dtype (the contract's bound), same values")
+EQUIVALENTS += [
+    EquivalentMutant('linear_cross_entropy', 'ctx_to_class_attribute',
+                     'ctx.chunk_size = chunk_size\nc = ctx.chunk_size',
+                     'LinearCrossEntropy.chunk_size = chunk_size\nc = LinearCrossEntropy.chunk_size',
+                     reason=_CCE_CHUNK),
+    EquivalentMutant('linear_cross_entropy', 'ctx_to_global',
+                     'ctx.chunk_size = chunk_size\nc = ctx.chunk_size',
+                     'global _shared_chunk_size; _shared_chunk_size = chunk_size\n'
+                     'c = _shared_chunk_size', reason=_CCE_CHUNK),
+    EquivalentMutant('linear_cross_entropy', 'save_copy', _CCE_SAVE,
+                     'ctx.save_for_backward(x, weight.clone(), target, lse)', reason=_CCE_INPUT_COPY),
+    EquivalentMutant('linear_cross_entropy', 'add_copy', _CCE_SAVE,
+                     'ctx.save_for_backward(x.contiguous(), weight, target, lse)',
+                     reason=_CCE_INPUT_COPY),
+    EquivalentMutant('linear_cross_entropy', 'add_copy', _CCE_SAVE,
+                     'ctx.save_for_backward(x, weight, target.contiguous(), lse)',
+                     reason=_CCE_INPUT_COPY),
+]
