@@ -9,7 +9,7 @@
 # %% [markdown]
 # # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
 #
-# **About 210 minutes** for the main path: about 60 to read and run it, and about 150 for its two
+# **About 150 minutes** for the main path: about 45 to read and run it, and about 105 for its two
 # exercises, kernels of your own. The optional appendix after the Summary takes about 60 more.
 #
 # The Functions people ship for speed do not compose PyTorch ops: Liger-Kernel's SwiGLU and
@@ -90,8 +90,7 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 # The same operations in the same order (float64 works, `print` works), but hundreds of times
 # slower than torch's ops, so keep tensors small; and not for **bfloat16** arithmetic, which the
 # interpreter computes on the values' raw bits: convert after loading, `x.to(tl.float32)`.
-# Running programs one at a time also hides **races** ("The grid" says how). The grading runs
-# your kernels this way on CPU, and compiled where it has a GPU.
+# Running programs one at a time also hides **races** ("The grid" says how).
 #
 # ## Triton's model: programs over blocks
 #
@@ -141,13 +140,10 @@ show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 # - `tl.num_programs(0)` for the step, and the first start made int64, so the offsets cannot wrap
 #   past $2^{31}$.
 #
-# Around the kernel: a `custom_op` that makes the input contiguous, allocates the partials,
-# launches the kernel and adds the partials; `register_fake`, the output's shape, dtype and
-# device without running anything, for `torch.compile`, `torch.export` and `opcheck`, which
-# trace with fake tensors; and `register_autograd(backward, setup_context=...)`: `setup_context`
-# sees the inputs and the output and saves what backward needs, and backward returns one
-# gradient per input. The backward, $2g\,x_i$, is composed torch ops here; Exercise 1 makes it a
-# kernel.
+# Around the kernel, a `custom_op` with `register_fake` (an output's metadata, for the tracers
+# of `torch.compile`, `torch.export` and `opcheck`) and `register_autograd`. This op's glue is
+# the simplest there is: one output, a backward of composed torch ops. Exercise 1's is not; its
+# glue is yours to design, not to copy from here.
 #
 # A masked load needs `other` when its lanes are added up (a masked-off lane is undefined
 # without it; the interpreter happens to give 0). Half precision loads as float16, which
@@ -246,7 +242,7 @@ print("n = 100000 matches x.square().sum():",
 # `register_fake` for its output instead. The registered backward was traced with a
 # `FunctionalTensor`, a wrapper over a fake tensor with no memory behind it; composed torch ops
 # trace through it. (`backend="aot_eager"` traces as the default backend does, then runs the
-# graphs eagerly instead of compiling C++; the self-check does the same on CPU.)
+# graphs eagerly instead of compiling C++.)
 #
 # **Predict, then run.** The kernel below is `sum_of_squares_kernel` without `mask=` and
 # `other=`. It runs over the first `n = 1000` elements of a tensor of 1024, in blocks of 128, on
@@ -387,8 +383,7 @@ check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on 
 # - finite wherever silu is, and each gradient a tensor of its own.
 #
 # Re-running the cell redefines the operators: re-run the cells that use them too. The
-# self-check runs every check grading runs, each kernel launch interpreted in NumPy on a CPU:
-# tens of seconds. While you iterate, `quick_check("silu_mul", silu_mul)` in a scratch cell
+# self-check takes tens of seconds on a CPU; while you iterate, `quick_check("silu_mul", silu_mul)` in a scratch cell
 # compares values and gradients on one small input in about a second.
 
 # %% nbgrader={"grade_id": "answer_silu_mul", "solution": true}
@@ -669,7 +664,7 @@ def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
     rstd = torch.empty(rows.shape[0], device=x.device,
                        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
     if rows.shape[0]:
-        # eps a Python float: float32 in a compiled kernel ("Two ways to run a Triton kernel")
+        # eps arrives as a Python float: Triton passes it to the kernel as a float32 scalar
         rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
                                           BLOCK_D=triton.next_power_of_2(D))
     return y.view(x.shape), rstd

@@ -348,8 +348,10 @@ MISTAKES = [
     Mistake("rms_norm_rows", "the block width set once, from the first call's D, in a global",
             "leaves column 4 of every row unwritten", _edit(
                 RMS,
+                # y zeroed: the column left unwritten reads 0 whatever memory it got, so the
+                # first line names the block width, not a read of unwritten memory
                 ("    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)\n",
-                 "    rows = x.reshape(-1, D).contiguous()\n    y = torch.empty_like(rows)\n"
+                 "    rows = x.reshape(-1, D).contiguous()\n    y = torch.zeros_like(rows)\n"
                  "    global BLOCK_WIDTH\n    if BLOCK_WIDTH is None:\n"
                  "        BLOCK_WIDTH = triton.next_power_of_2(D)\n"),
                 ("                                          BLOCK_D=triton.next_power_of_2(D))",

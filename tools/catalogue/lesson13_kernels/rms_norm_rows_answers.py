@@ -127,4 +127,12 @@ MISTAKES = [
     Mistake("rms_norm_rows", "x saved cast to float32 (a copy for half input)",
             "saves a copy of x for backward",
             _edit(RMS, (_SAVE, "    ctx.save_for_backward(x.float(), weight, output[1])"))),
+    Mistake("rms_norm_rows", "partial rows of the weight's gradient allocated in x's dtype "
+            "(each row's share rounded to float16 before the sum)",
+            "the gradient for weight loses precision in torch.float16",
+            _edit(RMS, ("partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
+                        "partial_w = torch.empty(rows.shape, device=x.device, dtype=x.dtype)"))),
+    Mistake("rms_norm_rows", "the row gradient scaled by r squared, not r",
+            "your gradient for x is wrong",
+            _edit(RMS, ("    grad_x = rstd * (grad_hat", "    grad_x = rstd * rstd * (grad_hat"))),
 ]
