@@ -58,9 +58,11 @@ def _explain_runtime_error(spec: Spec, phase: str, error: RuntimeError | ValueEr
         returned = (f"backward returned {got} gradient{'' if got == 1 else 's'} "
                     f"for {expected} input{'' if expected == 1 else 's'}")
         names = list(inputs) if inputs is not None else list(spec.input_names)
-        if got < expected and inputs is not None and not any(
-                isinstance(inputs[name], torch.Tensor) for name in names[got:expected]):
-            left_out = names[got:expected]
+        if len(names) < expected <= len(spec.input_names):  # an argument left to its default
+            names = list(spec.input_names)
+        left_out = names[got:expected]
+        if got < expected and inputs is not None and left_out and not any(
+                isinstance(inputs.get(name), torch.Tensor) for name in left_out):
             return GradingError(
                 f"{returned}: {' and '.join(left_out)} get{'s' if len(left_out) == 1 else ''} "
                 "no gradient, yet each input still gets a value, in the order forward takes "

@@ -149,7 +149,7 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # exercise's own contract:
 #
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
-# - Any Python-float `scale`, 0 and negative ones included, and scores of any size a model meets, far past where `exp` overflows.
+# - Any Python-float `scale`, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
 # - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
 # - A second derivative through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
@@ -283,7 +283,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 #
 # - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row ($L$, or a row maximum and a row sum), each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
 # - Backward recomputes $P$, masked as in forward, from what forward kept: no second normalisation.
-# - $L$ is right at scores of any size a model meets, far past where `exp` overflows.
+# - $L$ is right at scores of any size a model meets, far beyond where $e^s$ overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #
 # How does the mask reach backward, and does that way still work when it is `None`?
@@ -805,8 +805,8 @@ for ax, matrix, title in zip(axes, [J5, torch.diag(p5), -torch.outer(p5, p5)],
     ax.set_yticks([])
 fig.colorbar(image, ax=axes, shrink=0.8)
 plt.show()
-for name, wrong in [("p * v", p5 * v5), ("p * (1 - p) * v", p5 * (1 - p5) * v5)]:
-    print(f"{name:>16}: largest error {(wrong - J5.T @ v5).abs().max().item():.3f}")
+for name, guess in [("p * v", p5 * v5), ("p * (1 - p) * v", p5 * (1 - p5) * v5)]:
+    print(f"{name:>16}: largest error {(guess - J5.T @ v5).abs().max().item():.3f}")
 
 # %% [markdown]
 # Against PyTorch's own attention on a batch of 2 sequences with 4 heads, a bottom-right

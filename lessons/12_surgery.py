@@ -367,8 +367,7 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # the quotient is at most 1, the product at most `max_norm`, and it rounds least. The factor
 # first, `max_norm / norms` (as `clip_grad_norm_` computes it), is `inf` on a row of zeros, used
 # only under the `where`, and in float16 at a small `max_norm` it can fall below the normal
-# numbers, where it keeps fewer digits (about 7 ulps off at `max_norm = 1e-3`, within float16's
-# tolerance). Under the `where`, `grad_output * max_norm` stays in range too, as every clipped
+# numbers, where it keeps fewer digits (a few ulps, within float16's tolerance). Under the `where`, `grad_output * max_norm` stays in range too, as every clipped
 # float16 row of the contract has a norm below 256. A clamp of the norms at `max_norm` in
 # float16 rounds `max_norm` itself (0.3 becomes 0.30005), so a row below it no longer comes back
 # unchanged.

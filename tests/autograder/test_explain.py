@@ -28,6 +28,17 @@ class TestRuntimeErrors:
         with raises_hint("backward returned 2 gradients for 4 inputs: w1 and w2 get no gradient"):
             run_backward(WEIGHTED_SUM, forward.output, inputs, torch.ones(3, dtype=torch.float64))
 
+    def test_too_few_names_the_argument_the_inputs_left_to_the_call(self):
+        """A check that passes eps beside its inputs (not among them): is eps still named, from
+        the spec, rather than an empty name?"""
+        spec = Spec("LayerNormFunction", ("x", "weight", "bias", "eps"), None)
+        error = RuntimeError("function LayerNormFunctionBackward returned an incorrect number "
+                             "of gradients (expected 4, got 3)")
+        inputs = {"x": x_of(3), "weight": x_of(3), "bias": x_of(3)}
+        hint = explain._explain_runtime_error(spec, "backward", error, inputs).hint
+        assert hint.startswith("backward returned 3 gradients for 4 inputs: eps gets no "
+                               "gradient"), hint
+
     def test_too_few_with_a_tensor_among_the_last_names_none(self, raises_hint):
         """When a tensor input sits among the last ones, the count cannot say which gradient is
         missing: is the hint the rule (one per input, in order), not a guess at names?"""

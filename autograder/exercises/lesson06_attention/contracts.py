@@ -21,7 +21,7 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
     Clause("Any Python-float `scale`, 0 and negative ones included, and scores of any size a "
-           "model meets, far past where `exp` overflows.",
+           "model meets, far beyond where $e^s$ overflows.",
            {S_ + "scale-ignored": "d ** -0.5 in place of the scale given",
             S_ + "scale-out-of-range": "scale split as its square root over Q and K",
             S_ + "mask-filled-before-scaling": "masked scores filled with -inf before scaling",
@@ -86,7 +86,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "backward-takes-row-maximum-again":
                 "backward takes each row's maximum again beside the saved L",
             M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
-    Clause("$L$ is right at scores of any size a model meets, far past where `exp` overflows.",
+    Clause("$L$ is right at scores of any size a model meets, far beyond where $e^s$ overflows.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
             M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),

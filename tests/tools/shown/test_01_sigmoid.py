@@ -1,9 +1,11 @@
 """Lesson 01's live checkers, each one step short of an exercise: the worked answers pass, and
 the slips a learner makes fail with what is off."""
 
+import math
+
 import torch
 
-from tests.tools.shown.lesson_code import cell_from, live_check, run_code
+from tests.tools.shown.lesson_code import cell_from, code_cells, live_check, run_code
 from tools.solutions import solution
 
 
@@ -24,23 +26,40 @@ def test_worked_slope_passes_and_the_answer_in_y_fails():
         "Write your step 1 into sigmoid_slope first."]
 
 
-def test_worked_branch_passes_and_the_other_side_or_an_overflow_fails():
-    """Does the worked x >= 0 branch pass at six points, is the x < 0 formula z / (1 + z) met
-    with a question (which way it moves), never confirmed as the other side's formula, and is a
-    formula with exp(1 / z) named as not finite?"""
-    lines = live_check("01_sigmoid", "nonnegative_branch")
-    assert len(lines) == 7 and all(line.endswith("✓") for line in lines[:6]), lines
-    assert lines[6].startswith("✓ all six match"), lines
-    other = live_check("01_sigmoid", "nonnegative_branch", nonnegative_branch=lambda z: z / (1 + z))
+def _branch_check(learner: bool = False, **slip) -> list[str]:
+    """What the z-and-branch checker prints after the cell that defines exponential_z and
+    nonnegative_branch; ``slip`` replaces either."""
+    cells = code_cells("01_sigmoid", learner)
+    namespace = {"torch": torch, "math": math}
+    exec(next(cell for cell in cells if cell.startswith("exponential_z = ")),  # noqa: S102
+         namespace)
+    namespace.update(slip)
+    return run_code(next(cell for cell in cells if cell.startswith("def _tensor_of(")), namespace)
+
+
+def test_worked_z_and_branch_pass_and_the_slips_are_named():
+    """Do the worked z and x >= 0 branch pass at five points; is the x < 0 formula z / (1 + z)
+    met with a question (which way it moves), never confirmed as the other side's; is an
+    overflowing formula named as not finite; and is a z that overflows on one side, or one that
+    cannot tell two negative points apart, refused with a question?"""
+    lines = _branch_check()
+    assert len(lines) == 6 and all(line.endswith("✓") for line in lines[:5]), lines
+    assert lines[5].startswith("✓ your z stays in [0, 1] on both sides"), lines
+    other = _branch_check(nonnegative_branch=lambda z: z / (1 + z))
     assert other[1].endswith("yours falls as x grows, σ(x) rises: which way must it move as z "
                              "shrinks?"), other
     assert not any("other side" in line or "σ(-x)" in line for line in other), other
-    assert other[0].endswith("✓") and other[6] == "✗ wrong at x = 1, 5, 30, 40, 800", other
-    overflow = live_check("01_sigmoid", "nonnegative_branch",
-                          nonnegative_branch=lambda z: torch.exp(1 / z) / (1 + torch.exp(1 / z)))
-    assert "✗ not finite" in overflow[5], overflow
-    assert live_check("01_sigmoid", "nonnegative_branch", learner=True) == [
-        "Write your formula for x >= 0 into nonnegative_branch first."]
+    assert other[0].endswith("✓") and other[5] == "✗ wrong at x = 1, 5, 40, 800", other
+    overflow = _branch_check(
+        nonnegative_branch=lambda z: torch.exp(1 / z) / (1 + torch.exp(1 / z)))
+    assert "✗ not finite" in overflow[4], overflow
+    one_sided = _branch_check(exponential_z=lambda x: torch.exp(-x))
+    assert one_sided[0].startswith("✗ your z leaves [0, 1] at x = -800"), one_sided
+    clamped = _branch_check(exponential_z=lambda x: torch.exp(-x).clamp(max=1))
+    assert clamped[0].startswith("✗ your z is the same at x = -5 and x = -1"), clamped
+    assert _branch_check(learner=True) == [
+        "Write your z into exponential_z and your formula for x >= 0 into nonnegative_branch "
+        "first."]
 
 
 class _NanToZero(torch.autograd.Function):
