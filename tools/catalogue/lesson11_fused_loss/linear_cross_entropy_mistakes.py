@@ -4,7 +4,7 @@ gradient, accumulation in bfloat16, chunks averaged or cut short."""
 
 from .. import CACHED_BY_TENSOR, Mistake, edit
 from .answers import LINEAR
-from .linear_cross_entropy_unusual import LIGER_IN_INPUT_DTYPE, UNUSUAL
+from .linear_cross_entropy_unusual import CUT_CROSS_ENTROPY, LIGER_IN_INPUT_DTYPE, UNUSUAL
 
 
 LCE = "linear_cross_entropy"
@@ -120,32 +120,22 @@ MISTAKES = [
                  "    if not torch.is_grad_enabled():\n"
                  "        x, weight = x.detach(), weight.detach()\n"
                  "    return LinearCrossEntropy.apply(x, weight, target, chunk_size, True)"))),
-    Mistake('linear_cross_entropy', 'logits recomputed in backward once per gradient', 'FLOPs of matrix products', '''
-class LinearCrossEntropy(torch.autograd.Function):
-    # Cut Cross-Entropy's plan, but backward recomputes the logits once per gradient
-    @staticmethod
-    def forward(ctx, x, weight, target, chunk_size):
-        acc = torch.promote_types(x.dtype, torch.float32)
-        lses, picked = [], []
-        for s in range(0, x.shape[0], chunk_size):
-            z = x[s:s + chunk_size].to(acc) @ weight.to(acc).T
-            lses.append(torch.logsumexp(z, 1))
-            picked.append(z.gather(1, target[s:s + chunk_size, None]).squeeze(1))
-        lse = torch.cat(lses)
-        ctx.save_for_backward(x, weight, target, lse)
-        ctx.chunk_size = chunk_size
-        return ((lse - torch.cat(picked)).mean()).to(x.dtype)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, weight, target, lse = ctx.saved_tensors
-        acc = lse.dtype
-        N = x.shape[0]
-        w = weight.to(acc)
-        gx = torch.empty(x.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[0] else None
-        gw = torch.zeros(weight.shape, dtype=acc, device=x.device) if ctx.needs_input_grad[1] else None
-        c = ctx.chunk_size
-        for wanted in (gx, gw):  # one pass per gradient: the logits recomputed twice
+    Mistake('linear_cross_entropy', 'logits recomputed in backward once per gradient',
+            'FLOPs of matrix products', edit(
+                CUT_CROSS_ENTROPY,
+                ("    # Cut Cross-Entropy's plan: forward keeps lse per row, backward recomputes chunk "
+                 "by chunk", "    # Cut Cross-Entropy's plan, but backward recomputes the logits once "
+                 "per gradient"),
+                ("""        for s in range(0, N, c):
+            xc = x[s:s + c].to(acc)
+            g = torch.exp(xc @ w.T - lse[s:s + c, None])
+            g[torch.arange(len(g), device=x.device), target[s:s + c]] -= 1
+            g *= grad_output.to(acc) / N
+            if gx is not None:
+                gx[s:s + c] = g @ w
+            if gw is not None:
+                gw += g.T @ xc
+""", """        for wanted in (gx, gw):  # one pass per gradient: the logits recomputed twice
             if wanted is None:
                 continue
             for s in range(0, N, c):
@@ -157,12 +147,7 @@ class LinearCrossEntropy(torch.autograd.Function):
                     gx[s:s + c] = g @ w
                 else:
                     gw += g.T @ xc
-        return (None if gx is None else gx.to(x.dtype), None if gw is None else gw.to(weight.dtype), None, None)
-
-
-def linear_cross_entropy(x, weight, target, chunk_size=1024):
-    return LinearCrossEntropy.apply(x, weight, target, chunk_size)
-'''),
+"""))),
     Mistake('linear_cross_entropy', 'torch.is_grad_enabled() asked inside forward', 'torch.is_grad_enabled() answers True inside forward', '''
 class LinearCrossEntropy(torch.autograd.Function):
     # forward reads only needs_input_grad; the wrapper detaches the inputs when grad mode is off

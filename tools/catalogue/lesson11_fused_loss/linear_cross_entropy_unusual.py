@@ -214,7 +214,7 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
 LIGER_IN_INPUT_DTYPE = UNUSUAL.pop()
 
 # the contract bounds the work, not where the gradients are computed: Cut Cross-Entropy's plan
-UNUSUAL.append(Unusual('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)', '''
+CUT_CROSS_ENTROPY = '''
 class LinearCrossEntropy(torch.autograd.Function):
     # Cut Cross-Entropy's plan: forward keeps lse per row, backward recomputes chunk by chunk
     @staticmethod
@@ -253,4 +253,6 @@ class LinearCrossEntropy(torch.autograd.Function):
 
 def linear_cross_entropy(x, weight, target, chunk_size=1024):
     return LinearCrossEntropy.apply(x, weight, target, chunk_size)
-'''))
+'''
+UNUSUAL.append(Unusual('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)',
+                      CUT_CROSS_ENTROPY))
