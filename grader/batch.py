@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import one_line, sandbox, shared_zygote, verdict_store
+from . import manual, one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
 from .faults import NOTES, SEVERITY, Fault, from_dicts, own_status, reason_of
 from .feedback import status_cell
@@ -48,6 +48,7 @@ class Summary:
     statuses: dict = field(default_factory=dict)
     flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
     noted: list = field(default_factory=list)  # (student, lesson, notebook, note kind, cell)
+    outvoted: list = field(default_factory=list)  # lines: points by hand over changed automatic
     sandbox: str = ""
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
@@ -78,7 +79,7 @@ class Summary:
         if len(flagged) > shown:
             flagged[shown:] = [f"  ... and {len(flagged) - shown} more: `make grades` lists "
                                "them"]
-        return "\n".join(lines + flagged)
+        return "\n".join(lines + self.outvoted + flagged)
 
 
 def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
@@ -179,10 +180,13 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                 executed[name].cells.insert(0, status_cell(faults))
         began = time.monotonic()
         try:
+            hand_given = manual.by_hand(root, student, lesson)
             writer.write(student, lesson, executed)
             if written:
                 written(student, lesson)
             scored = score_line(root, student, lesson)
+            summary.outvoted += manual.outvoted(student, lesson, hand_given,
+                                                manual.by_hand(root, student, lesson))
             summary.timing["gradebook write"] = summary.timing.get("gradebook write", 0.0) + \
                 time.monotonic() - began
         except Exception as failure:  # nbgrader refused: our problem, not the learner's

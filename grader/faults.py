@@ -45,7 +45,8 @@ SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}
 RETRIED = {"grader-error"}
 # Routine, nothing the learner did: `make grades` gives such a notebook the status of its other
 # faults ("ok" when it has none), keeps the note in its reason, and counts the notes per lesson.
-NOTES = {"added-test-cell"}
+ADDED_LATER = "added-test-cell"  # a notebook handed in before a test cell existed
+NOTES = {ADDED_LATER}
 
 
 @dataclass(frozen=True)

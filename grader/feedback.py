@@ -3,6 +3,7 @@ with its points and hint, hidden-test text removed from sources and outputs, and
 went (the status cell that heads the autograded notebook, less what is for the instructor)."""
 
 import html
+import re
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -54,6 +55,8 @@ CELLS_SAID = {"no-nbgrader-metadata": "; no answer was found for {cells}, so the
 # Faults whose own message is the learner's line: it names the cell and the limit, and nothing
 # that is for the instructor only ("ClipGradientNorm ran past the 30 s limit and was ...").
 SAID_WHOLE = {"timeout"}
+# An answer cell's grade id ("answer_Outer"), which a learner never sees: they read "Outer".
+ANSWER_CELL = re.compile(r"\banswer_(\w+)")
 
 
 def sentence(text: str) -> str:
@@ -85,11 +88,14 @@ def learner_text(faults: list[Fault]) -> str:
     kinds.sort(key=lambda kind: kind != status)  # the status heads the list
 
     def said(kind: str) -> str:
-        cells = ", ".join(dict.fromkeys(f.cell for f in faults if f.kind == kind and f.cell))
+        cells = ", ".join(dict.fromkeys(ANSWER_CELL.sub(r"\1", f.cell) for f in faults
+                                        if f.kind == kind and f.cell))
         line = FOR_LEARNERS.get(kind, STATUSES[kind])
         where = CELLS_SAID.get(kind, " ({cells})").format(cells=cells) if cells else ""
         if kind in SAID_WHOLE:  # which cell, and the limit it ran past (a name: as written)
-            return sentence("; ".join(dict.fromkeys(f.message for f in faults if f.kind == kind)))
+            return sentence("; ".join(dict.fromkeys(ANSWER_CELL.sub(r"your answer to \1",
+                                                                    f.message)
+                                                    for f in faults if f.kind == kind)))
         return sentence(line[:1].upper() + line[1:] + where)
 
     others = "".join(f"\n- {html.escape(said(kind), quote=False)}" for kind in kinds[1:])

@@ -1,6 +1,6 @@
 """The grades CSV: nbgrader's export columns, one row per learner, lesson and notebook, with the
-points of its score given by hand (manual grades and extra credit; empty where none were) and
-each notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
+points of its score given by hand (manual grades and extra credit; empty where none were), each
+exercise's points, and each notebook's status and reason from the ledger. A routine note (``faults.NOTES``: a test cell the
 instructor added after the notebook was handed in) leaves the status as its other faults make
 it, "ok" when there are none, and is counted per lesson on screen, not listed per notebook."""
 
@@ -16,7 +16,7 @@ from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
                "first_name", "email", "raw_score", "late_submission_penalty", "score",
-               "by_hand", "max_score", "status", "reason"]
+               "by_hand", "max_score", "exercises", "status", "reason"]
 
 
 def export_grades(root: Path, output: Path, lessons: list[str] | None = None) -> list[dict]:
@@ -63,7 +63,7 @@ def export_grades(root: Path, output: Path, lessons: list[str] | None = None) ->
                         graded = gradebook.find_submission_notebook(
                             notebook.name, assignment.name, student.id)
                         penalty = graded.late_submission_penalty or 0.0
-                        row.update(by_hand=_by_hand(graded))
+                        row.update(by_hand=_by_hand(graded), exercises=_exercises(graded))
                         row.update(timestamp=submission.timestamp or "", raw_score=graded.score,
                                    late_submission_penalty=penalty,
                                    score=max(0.0, graded.score - penalty),
@@ -94,6 +94,16 @@ def _by_hand(notebook) -> float | str:
              if grade.manual_score is not None or grade.extra_credit]
     return sum((grade.manual_score or 0) + (grade.extra_credit or 0) for grade in given
                ) if given else ""
+
+
+def _exercises(notebook) -> str:
+    """Each graded exercise's points, in the notebook's order: "Square 1/1; Outer 0.5/2 (by
+    hand)"."""
+    order = {cell.name: index for index, cell in enumerate(notebook.notebook.grade_cells)}
+    return "; ".join(
+        f"{grade.name} {grade.score:g}/{grade.max_score:g}"
+        + (" (by hand)" if grade.manual_score is not None or grade.extra_credit else "")
+        for grade in sorted(notebook.grades, key=lambda grade: order.get(grade.name, 0)))
 
 
 def kept_rows(output: Path, lessons: list[str]) -> list[dict]:

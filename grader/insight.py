@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import mistakes
 from . import verdict_store
-from .faults import RETRIED, STATUSES
+from .faults import ADDED_LATER, RETRIED, STATUSES
 from .ledger import LEDGER
 from .insight_layout import OWN_TEST, Layout, label, layout  # noqa: F401 (re-exported)
 from .mistake_sections import SECTIONS
@@ -27,6 +27,7 @@ from .mistake_sections import SECTIONS
 # Faults that leave a notebook without verdicts: every test of it fails for that reason.
 UNREADABLE = ("grader-error", "invalid-notebook", "missing-notebook")
 NO_VERDICT = "no-verdict"
+BEFORE_ADDED = "handed-in-before"  # no answer to a test added after the notebook was handed in
 SYNTAX_ERROR = "syntax-error"  # grades.csv's status, one vocabulary: not raised:SyntaxError
 # Groups whose line quotes the hint most of their learners read: the error, the check, the cell
 # and line that did not parse, the test that ran past the limit (and the limit)
@@ -47,6 +48,8 @@ CATEGORIES = {
     "kernel-died": "the kernel died (os._exit, a crash) before or while this test ran",
     "memory-limit": "ran out of memory",
     NO_VERDICT: "no verdict: the test cell did not report one",
+    BEFORE_ADDED: "handed in before this test was added: the notebook has no answer for it "
+                  "(not a mistake of the learner's)",
 } | {status: STATUSES[status] for status in UNREADABLE}
 
 
@@ -193,10 +196,14 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
             continue
         for name, noted in entry.get("notebooks", {}).items():
             verdicts = record["notebooks"].get(name, {})
+            later = {fault.get("cell") for fault in noted.get("faults", ())
+                     if fault.get("kind") == ADDED_LATER}
             for grade_id in {**dict.fromkeys(shape.tests.get(name, ())), **verdicts}:
                 found = verdicts.get(grade_id)
                 if found is None and noted["status"] in UNREADABLE:
                     found = {"passed": False, "mistake": noted["status"], "hint": noted["reason"]}
+                if grade_id in later and _unanswered(found):
+                    found = {**found, "mistake": BEFORE_ADDED}
                 outcomes.setdefault(grade_id, {})[student] = found
     exercises = []
     for grade_id, by_student in outcomes.items():
@@ -216,6 +223,13 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
                          tuple(sorted(not_graded)), tuple(sorted(grader_failed)),
                          tuple(sorted(unrecorded)), tuple(exercises),
                          tuple(sorted(everyone - submitted - set(graded))), shape.labels)
+
+
+def _unanswered(found: dict | None) -> bool:
+    """A failure of a test whose answer the notebook never had: the name it tests undefined
+    (``NameError``), or no verdict at all."""
+    return bool(found) and not found["passed"] and (
+        found.get("mistake") in (f"{mistakes.RAISED}NameError", NO_VERDICT, None))
 
 
 def mistake_of(found: dict | None) -> str:

@@ -81,3 +81,27 @@ def _score(grade) -> str:
     if grade.manual_score is not None:
         return f"{grade.manual_score:g} (by hand)"
     return f"{grade.auto_score or 0:g} (automatic)"
+
+
+def by_hand(root: Path, student: str, lesson: str) -> dict[str, tuple[float, float | None]]:
+    """Each exercise of ``student``'s ``lesson`` whose points were given by hand:
+    exercise -> (points by hand, automatic points); empty before its first grading."""
+    with Gradebook(db_url(root)) as gradebook:
+        try:
+            submission = gradebook.find_submission(lesson, student)
+        except MissingEntry:
+            return {}
+        return {grade.name: (grade.manual_score, grade.auto_score)
+                for notebook in submission.notebooks for grade in notebook.grades
+                if grade.manual_score is not None}
+
+
+def outvoted(student: str, lesson: str, before: dict, after: dict) -> list[str]:
+    """A line for each grade given by hand that still counts although the regrade just changed
+    the automatic points under it (a resubmission the hand-given points were not given for)."""
+    return [f"{student} {lesson} {exercise}: your {points:g} by hand still counts, but the "
+            f"automatic points changed from {before[exercise][1] or 0:g} to {auto or 0:g}; "
+            f"keep it, or use the new ones: make manual LESSON={lesson} STUDENT={student} "
+            f"EXERCISE={exercise} AUTOMATIC=1"
+            for exercise, (points, auto) in sorted(after.items())
+            if exercise in before and before[exercise][1] != auto]

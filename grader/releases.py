@@ -26,7 +26,6 @@ from .notebook_format import grade_id, is_test_cell
 
 HISTORY = f"{STATE}/releases.json"
 CHANGED_CELLS = "Cannot add or remove cells"
-ADDED_LATER = "added-test-cell"  # the status of a notebook handed in before a test cell existed
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 

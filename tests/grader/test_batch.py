@@ -14,6 +14,7 @@ from nbgrader.api import Gradebook
 from grader import batch
 from grader.gradebook import db_url
 from grader.ledger import LEDGER
+from grader.manual import give
 from grader.settings import Settings
 from tools.catalogue import mistake
 from tests.released import released_root
@@ -88,12 +89,14 @@ def test_the_single_writer_records_each_submission_once(course):
 
 def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     """Does a second run skip everything, and a third grade only a new learner, a changed
-    submission and one whose grading had failed?"""
+    submission and one whose grading had failed; do points given by hand before the change
+    still count, and does the report say the automatic points moved under them?"""
     root, notebooks, _, _ = course
     again = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=io.StringIO())
     assert (again.graded, again.skipped) == (0, 4)
 
     _submit(root, "erin", notebooks["good"])                 # new
+    give(root, LESSON, "bob", "WeightedSum", points=0.5)
     _submit(root, "bob", notebooks["wrong"])                  # changed
     ledger = json.loads((root / LEDGER).read_text())    # failed last time
     ledger[f"{LESSON}/alice"]["status"] = "grader-error"
@@ -102,8 +105,13 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     third = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
     assert (third.graded, third.skipped) == (3, 2)
     assert sorted(re.findall(r"(\w+) 00_template:", output.getvalue())) == ["alice", "bob", "erin"]
-    assert _scores(root) == {"alice": FULL, "bob": WRONG, "carol": WRONG, "dave": NONE,
-                             "erin": FULL}
+    assert _scores(root) == {"alice": FULL, "bob": {**WRONG, "WeightedSum": 0.5},
+                             "carol": WRONG, "dave": NONE, "erin": FULL}
+    assert third.outvoted == [
+        "bob 00_template WeightedSum: your 0.5 by hand still counts, but the automatic points "
+        "changed from 1 to 0; keep it, or use the new ones: make manual LESSON=00_template "
+        "STUDENT=bob EXERCISE=WeightedSum AUTOMATIC=1"]
+    assert third.outvoted[0] in third.report()
 
 
 def test_the_same_jobs_run_on_a_dask_cluster(course, tmp_path):

@@ -39,8 +39,8 @@ def test_each_kind_of_fault_is_a_line_of_its_own():
     shown = _learner_sees(ADDED, Fault("timeout", "answer_Outer ran past the 60 s limit",
                                        "answer_Outer"),
                           Fault("suspicious-code", "line 3 reads the verdict key"))
-    assert shown.splitlines()[0] == ("**Grading status: `timeout`**: answer_Outer ran past the "
-                                     "60 s limit.")  # which cell, and the limit (issue 48)
+    assert shown.splitlines()[0] == ("**Grading status: `timeout`**: your answer to Outer ran "
+                                     "past the 60 s limit.")  # which cell, and the limit (issue 48)
     assert shown.splitlines()[-1] == ("- A test was added to the lesson after you handed it in: "
                                       "it was graded too (extra).")
     assert "verdict key" not in shown
@@ -77,8 +77,9 @@ def test_a_learner_is_told_which_answer_was_not_found():
                     "answer_SoftThreshold", "answer_SoftThreshold")
     shown = _learner_sees(missing)
     assert shown.endswith("found by their code and graded; no answer was found for "
-                          "answer_SoftThreshold, so the lesson's unanswered stub was graded in "
+                          "SoftThreshold, so the lesson's unanswered stub was graded in "
                           "its place (0 points).")
+    assert "answer_" not in shown  # a grade id the learner never sees
 
 
 def test_every_status_is_named_in_the_readme():

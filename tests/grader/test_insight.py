@@ -257,3 +257,32 @@ def test_a_timeout_group_names_the_test_and_the_limit():
             "code it grades (a forward or backward) loop endlessly?")
     assert explanation("timeout", [said]) == said
     assert explanation("timeout", []).startswith("a test ran past the cell time limit")
+
+
+def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake(root):
+    """An instructor's exercise added after some learners handed in: are the learners whose
+    notebook predates it (no answer: NameError) a group of their own that says so, not a class
+    mistake, while a learner who handed in after and got it wrong keeps their mistake?"""
+    import json
+
+    from grader.insight import BEFORE_ADDED
+    from grader.ledger import LEDGER
+
+    for student in ("jo", "kim", "lou"):
+        record(root, student, {"Shift": passed(), "Scale": passed(), "own_exercise": failed(
+            "raised:NameError", "own_exercise raised NameError: name 'Clamp' is not defined")})
+    record(root, "max", {"Shift": passed(), "Scale": passed(),
+                         "own_exercise": failed("raised:ValueError", "Clamp raised ValueError")})
+    ledger = json.loads((root / LEDGER).read_text())
+    for student in ("jo", "kim"):
+        ledger[f"{LESSON}/{student}"]["notebooks"][LESSON]["faults"] = [
+            {"kind": "added-test-cell", "message": "test cell own_exercise was added ...",
+             "cell": "own_exercise"}]
+    (root / LEDGER).write_text(json.dumps(ledger))
+    own = {exercise.name: exercise for exercise in lesson_insight(root, LESSON).exercises
+           }["own_exercise"]
+    assert _groups(own) == {BEFORE_ADDED: ("jo", "kim"), "raised:NameError": ("lou",),
+                            "raised:ValueError": ("max",)}
+    before = next(group for group in own.groups if group.mistake == BEFORE_ADDED)
+    assert before.explanation.startswith("handed in before this test was added")
+    assert not before.named

@@ -10,7 +10,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader.gradebook import db_url
-from grader.manual import ManualGradeError, give
+from grader.batch import Summary
+from grader.manual import ManualGradeError, by_hand, give, outvoted
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +79,31 @@ def test_a_grade_changed_again_and_given_back_to_the_autograder(root):
     assert _grade(root, "MyLinearFunction")[:2] == (None, 0)
 
 
+def _autograded(root, exercise, points):
+    with Gradebook(db_url(root)) as gradebook:
+        gradebook.find_grade(exercise, "02_linear", "02_linear", "alice").auto_score = points
+        gradebook.db.commit()
+
+
+def test_a_resubmission_graded_under_points_by_hand_says_they_still_count(root):
+    """When a regrade changes the automatic points of an exercise graded by hand (the learner
+    fixed it after the instructor's grade), does the autograde report say the hand-given points
+    still count, with the command that takes the new ones; and say nothing when the automatic
+    points did not move?"""
+    give(root, "02_linear", "alice", "MyLinearFunction", points=0.5, comment="see me")
+    give(root, "02_linear", "alice", "Bilinear", points=1)
+    before = by_hand(root, "alice", "02_linear")
+    assert before == {"MyLinearFunction": (0.5, 0), "Bilinear": (1, 1)}
+    _autograded(root, "MyLinearFunction", 2)
+    lines = outvoted("alice", "02_linear", before, by_hand(root, "alice", "02_linear"))
+    assert lines == ["alice 02_linear MyLinearFunction: your 0.5 by hand still counts, but the "
+                     "automatic points changed from 0 to 2; keep it, or use the new ones: make "
+                     "manual LESSON=02_linear STUDENT=alice EXERCISE=MyLinearFunction AUTOMATIC=1"]
+    assert Summary(outvoted=lines).report() == lines[0]
+    assert outvoted("alice", "02_linear", {}, by_hand(root, "alice", "02_linear")) == []
+    assert by_hand(root, "bob", "02_linear") == {}
+
+
 @pytest.mark.parametrize("lesson, student, exercise, points, refusal", [
     ("03_ste", "alice", "SignSTE", 1, "no released lesson '03_ste' (released: 02_linear)"),
     ("02_linear", "bob", "Bilinear", 1, "bob has no graded submission of 02_linear"),
@@ -100,13 +126,15 @@ def test_nothing_to_change_is_refused(root):
 
 def test_points_given_by_hand_have_their_own_column_in_the_grades(root):
     """Does grades.csv count the points given by hand apart, and leave the column empty for a
-    learner whose score is all automatic?"""
+    learner whose score is all automatic; does it give each exercise's points, marking those
+    given by hand?"""
     from grader.grades_csv import export_grades
 
     assert export_grades(root, root / "grades.csv")[0]["by_hand"] == ""
     give(root, "02_linear", "alice", "MyLinearFunction", points=1.5)
     row, = export_grades(root, root / "grades.csv")
     assert (row["by_hand"], row["score"], row["max_score"]) == (1.5, 2.5, 3)
+    assert row["exercises"] == "MyLinearFunction 1.5/2 (by hand); Bilinear 1/1"
     assert "by_hand" in (root / "grades.csv").read_text().splitlines()[0].split(",")
 
 
