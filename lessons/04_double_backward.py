@@ -451,9 +451,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # whether a second pass will come, so it can judge only by what that backward receives.
 #
 # `CubeOnce.apply(x)` computes `x ** 3`. Its backward stands in for a kernel you cannot trace,
-# so it computes in NumPy, as that kernel would. Answer before you write: what must come back
-# from NumPy to torch, and onto which device? Which method gets the mark, and where does the
-# decorator go? (Delete the stub's `raise` under the class when done.)
+# so it computes its derivative in NumPy, as that kernel would. How values cross between torch
+# and NumPy, and how the mark goes on, are yours to work out from the contract; the self-check
+# names each miss. (Delete the stub's `raise` under the class if you do not use that spot.)
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -464,9 +464,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 #   grad, a second `.backward()` through it raises;
 # - forward saves no copy of `x` or of its output.
 #
-# **Decide before you write.** What forward saves is yours: `x`, the output `y`, or the local
-# derivative itself (call it `local`). From which of them can backward get the derivative right
-# at every `x`?
+# **Decide before you write, and say why in a comment.** What forward saves is yours: `x`, the
+# output `y`, or the local derivative itself (call it `local`). From which of them can backward
+# get the derivative right at every `x`, and which costs memory the graph does not hold anyway?
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>
@@ -478,9 +478,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # <details><summary><b>Hint 2</b>: the mark</summary>
 #
 # Start without it. Does a second backward through the unmarked version raise, or run? The
-# self-check answers. Then: `backward` already carries `@staticmethod`. With `@a` over `@b`
-# over `def f`, which is applied first, and what does each of your two decorators expect to
-# receive?
+# self-check answers. Then read `once_differentiable`'s source (`inspect.getsource`): what
+# does it take, and what does it return?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -855,40 +854,51 @@ compare("grad mode, create_graph=True", predicted_create_graph, grad_modes[1])
 # backward too, is right to the second derivative only. A third, of `NumpyTanh.apply(x).sum()`
 # by `torch.autograd.grad`, comes out wrong with no error when your inner Function takes `y`,
 # and raises *"element 0 of tensors does not require grad"* when it takes `x` (the section
-# "Your `NumpyTanh`, differentiated a third time" below shows why).
+# "Your `NumpyTanh`, differentiated a third time" below shows why). Its code is folded (click
+# the cell's left bar to open it): it has your exercise's skeleton, so open it after your
+# self-check is green.
+
+# %% jupyter={"source_hidden": true}
+def matmul_third_way():
+    """MatmulBackward and NumpyMatmul: Y = A @ C in NumPy, its backward a Function with a
+    hand-written backward of its own."""
+
+    class MatmulBackward(torch.autograd.Function):
+        """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
+
+        @staticmethod
+        def forward(ctx, grad_output, a, c):
+            ctx.save_for_backward(grad_output, a, c)
+            g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
+            return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy: unseen by autograd
+
+        @staticmethod
+        def backward(ctx, gbar_a, gbar_c):
+            grad_output, a, c = ctx.saved_tensors
+            need_g, need_a, need_c = ctx.needs_input_grad  # None where none is needed (rule 2)
+            return (gbar_a @ c + a @ gbar_c if need_g else None,
+                    grad_output @ gbar_c.mT if need_a else None,
+                    gbar_a.mT @ grad_output if need_c else None)
+
+
+    class NumpyMatmul(torch.autograd.Function):
+        """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
+
+        @staticmethod
+        def forward(ctx, a, c):
+            ctx.save_for_backward(a, c)
+            return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, c = ctx.saved_tensors
+            return MatmulBackward.apply(grad_output, a, c)
+
+    return MatmulBackward, NumpyMatmul
+
 
 # %%
-class MatmulBackward(torch.autograd.Function):
-    """b(G, A, C) = (G C^T, A^T G) computed in NumPy; its own backward is hand-written."""
-
-    @staticmethod
-    def forward(ctx, grad_output, a, c):
-        ctx.save_for_backward(grad_output, a, c)
-        g, a, c = grad_output.detach().numpy(), a.detach().numpy(), c.detach().numpy()
-        return torch.from_numpy(g @ c.T), torch.from_numpy(a.T @ g)  # NumPy, invisible to autograd
-
-    @staticmethod
-    def backward(ctx, gbar_a, gbar_c):
-        grad_output, a, c = ctx.saved_tensors
-        need_g, need_a, need_c = ctx.needs_input_grad  # None where none is needed (rule 2)
-        return (gbar_a @ c + a @ gbar_c if need_g else None,
-                grad_output @ gbar_c.mT if need_a else None,
-                gbar_a.mT @ grad_output if need_c else None)
-
-
-class NumpyMatmul(torch.autograd.Function):
-    """Y = A @ C for 2-D A and C, in NumPy, whose backward is the Function above."""
-
-    @staticmethod
-    def forward(ctx, a, c):
-        ctx.save_for_backward(a, c)
-        return torch.from_numpy(a.detach().numpy() @ c.detach().numpy())
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        a, c = ctx.saved_tensors
-        return MatmulBackward.apply(grad_output, a, c)
-
+MatmulBackward, NumpyMatmul = matmul_third_way()
 
 a = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
 c = torch.randn(2, 4, dtype=torch.float64, requires_grad=True)

@@ -9,9 +9,11 @@
 # %% [markdown]
 # # Lesson 12 · Gradient surgery and debugging
 #
-# **About 180 minutes** for the main path: about 60 to read and run it, and about 120 for the
-# four exercises and the debugging tasks. The optional sections after the Summary take about 45
-# more.
+# **About 120 minutes** for the main path, one sitting: about 45 to read and run it (measured:
+# its prose and code at 200 words a minute, a minute a cell), and about 75 for the four
+# exercises and the debugging tasks. The optional sections after the Summary (a
+# domain-adversarial model trained with your reversal, per-row clipping against
+# `clip_grad_norm_`, hooks, anomaly mode, what gradcheck cannot see) take about 45 more.
 #
 # Some custom Functions return a gradient that is **not** their forward's derivative, on
 # purpose: **gradient reversal** (domain-adversarial training) and **clipping inside backward**
@@ -79,6 +81,10 @@ def first_line(error: BaseException) -> str:
 #    vector must $R$ send back so that, to first order, the step **increases** $L_d$ $\alpha$
 #    times as fast as a plain descent step on $L_d$ would decrease it?
 # 3. What does backward return for the Python float $\alpha$, and what does it need from forward?
+# 4. Forward gives back $h$'s values: `x` itself, a view of it, or a copy. Each passes the
+#    self-check. What does each cost, and which still works when the layer after $R$ writes its
+#    input in place (`nn.ReLU(inplace=True)`)? Try it in a scratch cell, then choose, and say
+#    why in a comment.
 #
 # <details><summary><b>Hint</b></summary>
 #
@@ -95,7 +101,7 @@ def first_line(error: BaseException) -> str:
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - forward returns `x`'s values (a view or a copy) and saves no tensor;
+# - forward returns `x`'s values and saves no tensor;
 # - backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 and
 #   negative included).
 
@@ -129,6 +135,13 @@ from autograder import grade; grade("GradientReversal", GradientReversal)
 # Descent on $-\alpha L_d$ is ascent on $L_d$: the features must receive $\partial(-\alpha
 # L_d)/\partial h = -\alpha\, g$. $\alpha$ is a number, not a tensor: backward returns `None`
 # for it and keeps it on `ctx` as a plain attribute; no tensor is saved.
+#
+# `x` itself and `x.view_as(x)` cost nothing (autograd turns an input returned as is into a view
+# of it), but a view made inside a Function may not be written in place later:
+# `torch.relu_(GradientReversal.apply(h, 1.0))` raises "Output 0 of GradientReversal is a view
+# and is being modified inplace", as autograd's repair of an in-place view would replace your
+# backward. `x.clone()` costs one tensor of $h$'s size and a pass over it, and the next layer may
+# write into it. The solution returns a view, as the models here never write $h$ in place.
 # </details>
 
 # %% [markdown]
@@ -173,118 +186,8 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 # `alpha = -1` it passes, proving nothing). It is checked against the gradient it is meant to
 # return, as the self-check did.
 # </details>
-#
-# ## A model where reversal is the point
-#
-# Two half-moons, one per class; the target domain is the source **rotated by 35°**, its labels
-# used only to measure accuracy. We train with the critic's gradient stopped before the features
-# (`h.detach()`), then with your reversal, `alpha` ramped from 0 to 1 as in the paper.
-
-# %%
-def two_moons(n: int, generator: torch.Generator, angle: float = 0.0):
-    """n points on two interleaved half-moons (label 0 and 1), rotated by ``angle`` radians."""
-    t = torch.rand(n, generator=generator) * math.pi
-    label = torch.randint(0, 2, (n,), generator=generator)
-    upper = torch.stack([torch.cos(t), torch.sin(t)], 1)
-    lower = torch.stack([1 - torch.cos(t), 0.5 - torch.sin(t)], 1)
-    points = torch.where(label[:, None] == 1, lower, upper) - torch.tensor([0.5, 0.25])
-    points = points + 0.1 * torch.randn(n, 2, generator=generator)
-    c, s = math.cos(angle), math.sin(angle)
-    return points @ torch.tensor([[c, s], [-s, c]]), label
-
-
-class DomainAdversarialNet(nn.Module):
-    """Features h = f(x); a label head on h; a domain critic on surgery(h)."""
-
-    def __init__(self, width: int = 16):
-        super().__init__()
-        self.features = nn.Sequential(nn.Linear(2, width), nn.ReLU(),
-                                      nn.Linear(width, width), nn.ReLU())
-        self.label_head = nn.Linear(width, 2)
-        self.domain_head = nn.Sequential(nn.Linear(width, width), nn.ReLU(),
-                                         nn.Linear(width, 1))
-
-    def forward(self, x, surgery=lambda h: h):
-        h = self.features(x)
-        return self.label_head(h), self.domain_head(surgery(h)).squeeze(-1)
-
-
-def domain_adversarial_losses(model, batch, surgery=lambda h: h):
-    """Label loss on the source half, domain loss on both halves of ``batch``."""
-    source, labels, target = batch
-    label_logits, domain_logits = model(torch.cat([source, target]), surgery)
-    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
-    label_loss = F.cross_entropy(label_logits[:len(source)], labels)
-    return label_loss, F.binary_cross_entropy_with_logits(domain_logits, domains)
-
-
-generator = torch.Generator().manual_seed(2)
-source, source_labels = two_moons(100, generator)
-target, target_labels = two_moons(100, generator, angle=math.radians(35))
-batch = (source, source_labels, target)
-
-
-def train(alpha: float, steps: int = 200, seed: int = 2):
-    """Train a fresh model with reversal strength ramped up to ``alpha``; return it and a
-    history of (target accuracy, critic accuracy)."""
-    torch.manual_seed(seed)
-    model = DomainAdversarialNet()
-    optimiser = torch.optim.Adam(model.parameters(), lr=2e-2)
-    history = []
-    for step in range(steps):
-        ramp = alpha * (2 / (1 + math.exp(-10 * step / steps)) - 1)
-        surgery = ((lambda h: h.detach()) if alpha == 0 else
-                   (lambda h: GradientReversal.apply(h, ramp)))
-        label_loss, domain_loss = domain_adversarial_losses(model, batch, surgery)
-        optimiser.zero_grad()
-        (label_loss + domain_loss).backward()
-        optimiser.step()
-        if step % 10 == 9:
-            history.append(accuracies(model))
-    return model, history
-
-
-@torch.no_grad()
-def accuracies(model):
-    """(label accuracy on the target domain, critic accuracy on both domains)."""
-    label_logits, domain_logits = model(torch.cat([source, target]))
-    on_target = (label_logits[len(source):].argmax(1) == target_labels).float().mean()
-    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
-    critic = ((domain_logits > 0).float() == domains).float().mean()
-    return on_target.item(), critic.item()
-
-
-# %% tags=["skip-when-grading"]
-plain_model, plain_history = train(alpha=0.0)
-reversal_model, reversal_history = train(alpha=1.0)
-
-fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
-for points, labels, marker, name in [(source, source_labels, "o", "source"),
-                                     (target, target_labels, "x", "target")]:
-    data_ax.scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", marker=marker,
-                    s=14, label=f"{name} (colour: class)")
-data_ax.set_title("source, and target rotated by 35°", fontsize=10)
-data_ax.legend(fontsize=8)
-steps = [10 * (i + 1) for i in range(len(plain_history))]
-for history, style, name in [(plain_history, "--", "no reversal"),
-                             (reversal_history, "-", "reversal")]:
-    curve_ax.plot(steps, [a for a, _ in history], style, color="#E69F00",
-                  label=f"target label accuracy, {name}")
-    curve_ax.plot(steps, [c for _, c in history], style, color="#56B4E9",
-                  label=f"critic accuracy, {name}")
-curve_ax.axhline(0.5, color="#999999", linewidth=0.8)
-curve_ax.set_xlabel("training step")
-curve_ax.legend(fontsize=7, loc="lower right")
-plt.show()
-for name, history in [("no reversal", plain_history), ("reversal   ", reversal_history)]:
-    print(f"{name}: target label accuracy {history[-1][0]:.2f}, "
-          f"critic accuracy {history[-1][1]:.2f}")
 
 # %% [markdown]
-# Without reversal the critic separates the domains easily and the label head's rule
-# transfers poorly to the target domain. With reversal the critic is pushed towards chance (0.5, grey line) and the target
-# accuracy rises, with no target label used.
-#
 # ## Clipping inside backward, per row
 #
 # `torch.nn.utils.clip_grad_norm_` runs **after** backward: it scales **all** parameter
@@ -372,70 +275,8 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # float16 rounds `max_norm` itself (0.3 becomes 0.30005), so a row below it no longer comes back
 # unchanged.
 # </details>
-#
-# ### Per row against `clip_grad_norm_`
-#
-# A linear regression, 64 samples, one mislabelled (its target off by 50): its gradient
-# dominates the sum. We compare the parameter gradient with the 63 clean samples' gradient, by
-# their cosine: plain; then `clip_grad_norm_(1.0)`; then your `ClipGradientNorm` on the
-# predictions, `max_norm = 0.05`.
-#
-# **Quick question 2.** The plain gradient's cosine with the clean one is 0.74. What will it be
-# after `clip_grad_norm_`, and after your per-sample clipping? Write two numbers in the first
-# lines of the next cell, then run it.
-
-# %%
-### BEGIN WORKED
-cosine_after_clip_grad_norm = 0.74
-cosine_after_per_sample_clipping = 0.99
-### LEARNER
-cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
-cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
-### END WORKED
-
-torch.manual_seed(0)
-regression = nn.Linear(4, 2)
-inputs = torch.randn(64, 4)
-targets = inputs @ torch.randn(4, 2) + 0.1 * torch.randn(64, 2)
-targets[0] += 50.0  # the mislabelled sample
-
-
-def parameter_gradient(rows=slice(None), surgery=lambda y: y, clip_parameters=None):
-    """The gradient of the mean squared error over ``rows``, flattened."""
-    regression.zero_grad()
-    predictions = surgery(regression(inputs[rows]))
-    F.mse_loss(predictions, targets[rows], reduction="sum").div(64).backward()
-    if clip_parameters is not None:
-        torch.nn.utils.clip_grad_norm_(regression.parameters(), clip_parameters)
-    return torch.cat([p.grad.flatten() for p in regression.parameters()])
-
-
-clean = parameter_gradient(rows=slice(1, None))
-compared = {
-    "plain": parameter_gradient(),
-    "clip_grad_norm_(1.0)": parameter_gradient(clip_parameters=1.0),
-    "ClipGradientNorm(0.05)": parameter_gradient(
-        surgery=lambda y: ClipGradientNorm.apply(y, 0.05)),
-}
-cosines = {name: F.cosine_similarity(grad, clean, dim=0).item()
-           for name, grad in compared.items()}
-if written(cosine_after_clip_grad_norm, cosine_after_per_sample_clipping):  # once predicted
-    for name, grad in compared.items():
-        print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
-              f"{cosines[name]:.3f}")
-compare("cosine after clip_grad_norm_", cosine_after_clip_grad_norm,
-        round(cosines["clip_grad_norm_(1.0)"], 3), abs_tol=0.05)  # a cosine to two digits
-compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
-        round(cosines["ClipGradientNorm(0.05)"], 3), abs_tol=0.05)
 
 # %% [markdown]
-# <details><summary><b>Explanation</b></summary>
-#
-# `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops, the
-# **direction** does not move, and the mislabelled sample still sets it. Clipping each row
-# bounds each sample's say before the sum, and the cosine rises close to 1.
-# </details>
-#
 # ## A broken `SoftThreshold`, and a debugging workflow
 #
 # The soft threshold (the proximal operator of the L1 norm; `F.softshrink` with a learnable
@@ -574,6 +415,9 @@ def relu_model(function):
     return nn.Sequential(nn.Linear(2, 8), nn.ReLU(), Learnable(function), nn.Linear(8, 1))
 
 
+xs = torch.randn(8, 2, generator=torch.Generator().manual_seed(2))  # the batch it went nan on
+
+
 # %% [markdown]
 # **Tool 1: gradcheck's report.** Five points, none on a kink, as a random test would pick. The
 # report names the input whose Jacobian disagrees, then prints both Jacobians.
@@ -641,7 +485,7 @@ compare("analytical = c * numerical, c", bug_1_factor,
 # optional sections tour both). Does the `nan` arrive at the `Learnable` layer from above, or does
 # the layer make it?
 #
-# Write `hooked_backward(model)`: one backward of `model(source[:8]).sum()` with two hooks on
+# Write `hooked_backward(model)`: one backward of `model(xs).sum()` with two hooks on
 # the layer `model[2]`, each appending a line to `seen`: a full backward hook that says whether
 # `grad_output[0]` and `grad_input[0]` hold a `nan`, and a tensor hook on the layer's output
 # that says whether its gradient does. Remove both before returning. `model[:2]`, `model[2]`,
@@ -649,7 +493,7 @@ compare("analytical = c * numerical, c", bug_1_factor,
 
 # %%
 def hooked_backward(model):
-    """One backward of model(source[:8]).sum() with a full backward hook on model[2] and a
+    """One backward of model(xs).sum() with a full backward hook on model[2] and a
     tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
     seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
     shrink = model[2]
@@ -662,7 +506,7 @@ def hooked_backward(model):
         seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}")
 
     module_hook = shrink.register_full_backward_hook(on_module)  # before the forward it watches
-    output = shrink(model[:2](source[:8]))
+    output = shrink(model[:2](xs))
     output_hook = output.register_hook(on_output)
     model[3](output).sum().backward()
     module_hook.remove()
@@ -701,7 +545,7 @@ first_layer_grad_has_nan = None  # True or False: model[0].weight.grad, below th
 broken = relu_model(BrokenSwish)
 arriving = []
 handle = broken[2].register_full_backward_hook(lambda m, sent, got: arriving.append(got[0]))
-broken(source[:8]).sum().backward()
+broken(xs).sum().backward()
 handle.remove()
 compare("the nan arrives from above", nan_arrives_from_above, arriving[0].isnan().any().item())
 compare("beta's gradient has a nan", beta_grad_has_nan,
@@ -721,7 +565,7 @@ compare("the first layer's weight gradient has a nan", first_layer_grad_has_nan,
 # **Tool 3: anomaly mode.** Inside `torch.autograd.detect_anomaly()` autograd checks every
 # backward node's output for `nan`: the first node that returns one raises, and a warning shows
 # the line of forward that created it. The helper below prints both. In the empty cell after
-# it, run one backward of a fresh `relu_model(BrokenSwish)` on `source[:8]` in anomaly
+# it, run one backward of a fresh `relu_model(BrokenSwish)` on `xs` in anomaly
 # mode, then write what it names in the cell after that.
 
 # %%
@@ -744,7 +588,7 @@ def backward_in_anomaly_mode(loss_of):
 
 # %%
 ### BEGIN WORKED
-backward_in_anomaly_mode(lambda: relu_model(BrokenSwish)(source[:8]).sum())
+backward_in_anomaly_mode(lambda: relu_model(BrokenSwish)(xs).sum())
 ### LEARNER
 # your anomaly-mode run here
 ### END WORKED
@@ -763,7 +607,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     with torch.autograd.detect_anomaly():
         try:
-            relu_model(BrokenSwish)(source[:8]).sum().backward()
+            relu_model(BrokenSwish)(xs).sum().backward()
         except RuntimeError as error:
             named = re.search(r"Function '(\w+)' returned nan values in its (\d+)", str(error))
 node, position = named.group(1), int(named.group(2))
@@ -884,7 +728,7 @@ from autograder import grade; grade("SoftThreshold", SoftThreshold)
 fixed = relu_model(SoftThreshold)
 print("\n".join(hooked_backward(fixed)) or "(your hooked_backward appended no lines)")
 if fixed[2].parameter.grad is None:  # hooked_backward ran no backward
-    fixed(source[:8]).sum().backward()
+    fixed(xs).sum().backward()
 print("lam's gradient:", fixed[2].parameter.grad)
 t = torch.tensor([-1.0, -0.5, 0.0, 0.2, 0.5, 1.5], requires_grad=True)
 ours, = torch.autograd.grad(SoftThreshold.apply(t, torch.tensor(0.5)).sum(), t)
@@ -1005,9 +849,185 @@ from autograder import grade; grade("PerSampleClippedLinear", PerSampleClippedLi
 #
 # The main line ends with the summary above; nothing below is needed for an exercise.
 #
+# ### A model where reversal is the point
+#
+# Two half-moons, one per class; the target domain is the source **rotated by 35°**, its labels
+# used only to measure accuracy. We train with the critic's gradient stopped before the features
+# (`h.detach()`), then with your reversal, `alpha` ramped from 0 to 1 as in the paper.
+
+# %%
+def two_moons(n: int, generator: torch.Generator, angle: float = 0.0):
+    """n points on two interleaved half-moons (label 0 and 1), rotated by ``angle`` radians."""
+    t = torch.rand(n, generator=generator) * math.pi
+    label = torch.randint(0, 2, (n,), generator=generator)
+    upper = torch.stack([torch.cos(t), torch.sin(t)], 1)
+    lower = torch.stack([1 - torch.cos(t), 0.5 - torch.sin(t)], 1)
+    points = torch.where(label[:, None] == 1, lower, upper) - torch.tensor([0.5, 0.25])
+    points = points + 0.1 * torch.randn(n, 2, generator=generator)
+    c, s = math.cos(angle), math.sin(angle)
+    return points @ torch.tensor([[c, s], [-s, c]]), label
+
+
+class DomainAdversarialNet(nn.Module):
+    """Features h = f(x); a label head on h; a domain critic on surgery(h)."""
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(2, width), nn.ReLU(),
+                                      nn.Linear(width, width), nn.ReLU())
+        self.label_head = nn.Linear(width, 2)
+        self.domain_head = nn.Sequential(nn.Linear(width, width), nn.ReLU(),
+                                         nn.Linear(width, 1))
+
+    def forward(self, x, surgery=lambda h: h):
+        h = self.features(x)
+        return self.label_head(h), self.domain_head(surgery(h)).squeeze(-1)
+
+
+def domain_adversarial_losses(model, batch, surgery=lambda h: h):
+    """Label loss on the source half, domain loss on both halves of ``batch``."""
+    source, labels, target = batch
+    label_logits, domain_logits = model(torch.cat([source, target]), surgery)
+    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
+    label_loss = F.cross_entropy(label_logits[:len(source)], labels)
+    return label_loss, F.binary_cross_entropy_with_logits(domain_logits, domains)
+
+
+generator = torch.Generator().manual_seed(2)
+source, source_labels = two_moons(100, generator)
+target, target_labels = two_moons(100, generator, angle=math.radians(35))
+batch = (source, source_labels, target)
+
+
+def train(alpha: float, steps: int = 200, seed: int = 2):
+    """Train a fresh model with reversal strength ramped up to ``alpha``; return it and a
+    history of (target accuracy, critic accuracy)."""
+    torch.manual_seed(seed)
+    model = DomainAdversarialNet()
+    optimiser = torch.optim.Adam(model.parameters(), lr=2e-2)
+    history = []
+    for step in range(steps):
+        ramp = alpha * (2 / (1 + math.exp(-10 * step / steps)) - 1)
+        surgery = ((lambda h: h.detach()) if alpha == 0 else
+                   (lambda h: GradientReversal.apply(h, ramp)))
+        label_loss, domain_loss = domain_adversarial_losses(model, batch, surgery)
+        optimiser.zero_grad()
+        (label_loss + domain_loss).backward()
+        optimiser.step()
+        if step % 10 == 9:
+            history.append(accuracies(model))
+    return model, history
+
+
+@torch.no_grad()
+def accuracies(model):
+    """(label accuracy on the target domain, critic accuracy on both domains)."""
+    label_logits, domain_logits = model(torch.cat([source, target]))
+    on_target = (label_logits[len(source):].argmax(1) == target_labels).float().mean()
+    domains = torch.cat([torch.zeros(len(source)), torch.ones(len(target))])
+    critic = ((domain_logits > 0).float() == domains).float().mean()
+    return on_target.item(), critic.item()
+
+
+# %% tags=["skip-when-grading"]
+plain_model, plain_history = train(alpha=0.0)
+reversal_model, reversal_history = train(alpha=1.0)
+
+fig, (data_ax, curve_ax) = plt.subplots(1, 2, figsize=(11, 3.4))
+for points, labels, marker, name in [(source, source_labels, "o", "source"),
+                                     (target, target_labels, "x", "target")]:
+    data_ax.scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", marker=marker,
+                    s=14, label=f"{name} (colour: class)")
+data_ax.set_title("source, and target rotated by 35°", fontsize=10)
+data_ax.legend(fontsize=8)
+steps = [10 * (i + 1) for i in range(len(plain_history))]
+for history, style, name in [(plain_history, "--", "no reversal"),
+                             (reversal_history, "-", "reversal")]:
+    curve_ax.plot(steps, [a for a, _ in history], style, color="#E69F00",
+                  label=f"target label accuracy, {name}")
+    curve_ax.plot(steps, [c for _, c in history], style, color="#56B4E9",
+                  label=f"critic accuracy, {name}")
+curve_ax.axhline(0.5, color="#999999", linewidth=0.8)
+curve_ax.set_xlabel("training step")
+curve_ax.legend(fontsize=7, loc="lower right")
+plt.show()
+for name, history in [("no reversal", plain_history), ("reversal   ", reversal_history)]:
+    print(f"{name}: target label accuracy {history[-1][0]:.2f}, "
+          f"critic accuracy {history[-1][1]:.2f}")
+
+# %% [markdown]
+# Without reversal the critic separates the domains easily and the label head's rule
+# transfers poorly to the target domain. With reversal the critic is pushed towards chance (0.5, grey line) and the target
+# accuracy rises, with no target label used.
+
+# %% [markdown]
+# ### Per row against `clip_grad_norm_`
+#
+# A linear regression, 64 samples, one mislabelled (its target off by 50): its gradient
+# dominates the sum. We compare the parameter gradient with the 63 clean samples' gradient, by
+# their cosine: plain; then `clip_grad_norm_(1.0)`; then your `ClipGradientNorm` on the
+# predictions, `max_norm = 0.05`.
+#
+# **Quick question 2.** The plain gradient's cosine with the clean one is 0.74. What will it be
+# after `clip_grad_norm_`, and after your per-sample clipping? Write two numbers in the first
+# lines of the next cell, then run it.
+
+# %%
+### BEGIN WORKED
+cosine_after_clip_grad_norm = 0.74
+cosine_after_per_sample_clipping = 0.99
+### LEARNER
+cosine_after_clip_grad_norm = None  # your prediction, a number between -1 and 1
+cosine_after_per_sample_clipping = None  # your prediction, a number between -1 and 1
+### END WORKED
+
+torch.manual_seed(0)
+regression = nn.Linear(4, 2)
+inputs = torch.randn(64, 4)
+targets = inputs @ torch.randn(4, 2) + 0.1 * torch.randn(64, 2)
+targets[0] += 50.0  # the mislabelled sample
+
+
+def parameter_gradient(rows=slice(None), surgery=lambda y: y, clip_parameters=None):
+    """The gradient of the mean squared error over ``rows``, flattened."""
+    regression.zero_grad()
+    predictions = surgery(regression(inputs[rows]))
+    F.mse_loss(predictions, targets[rows], reduction="sum").div(64).backward()
+    if clip_parameters is not None:
+        torch.nn.utils.clip_grad_norm_(regression.parameters(), clip_parameters)
+    return torch.cat([p.grad.flatten() for p in regression.parameters()])
+
+
+clean = parameter_gradient(rows=slice(1, None))
+compared = {
+    "plain": parameter_gradient(),
+    "clip_grad_norm_(1.0)": parameter_gradient(clip_parameters=1.0),
+    "ClipGradientNorm(0.05)": parameter_gradient(
+        surgery=lambda y: ClipGradientNorm.apply(y, 0.05)),
+}
+cosines = {name: F.cosine_similarity(grad, clean, dim=0).item()
+           for name, grad in compared.items()}
+if written(cosine_after_clip_grad_norm, cosine_after_per_sample_clipping):  # once predicted
+    for name, grad in compared.items():
+        print(f"{name:>24}: norm {grad.norm():7.3f}, cosine with the clean gradient "
+              f"{cosines[name]:.3f}")
+compare("cosine after clip_grad_norm_", cosine_after_clip_grad_norm,
+        round(cosines["clip_grad_norm_(1.0)"], 3), abs_tol=0.05)  # a cosine to two digits
+compare("cosine after per-sample clipping", cosine_after_per_sample_clipping,
+        round(cosines["ClipGradientNorm(0.05)"], 3), abs_tol=0.05)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b></summary>
+#
+# `clip_grad_norm_` multiplies the whole gradient by one positive number: the norm drops, the
+# **direction** does not move, and the mislabelled sample still sets it. Clipping each row
+# bounds each sample's say before the sum, and the cosine rises close to 1.
+# </details>
+
+# %% [markdown]
 # ### The view: gradient norms with surgery on and off
 #
-# The model trained in the main line without reversal (`plain_model`), one batch, one
+# The model trained above without reversal (`plain_model`), one batch, one
 # backward, with **your** `GradientReversal` and `ClipGradientNorm` between the features and
 # the critic (`domain_head(reversal(clip(h)))`). The bars are the weight-gradient norm of each layer,
 # the dashed outline the same without surgery; the log lists, in the order backward ran them,

@@ -80,6 +80,15 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                                      pristine),
                          "clips columns (the norm over dim -2): clip each row, the norm over "
                          "the last dim"))
+    if pristine.dim() >= 3:  # in 2-D a slice along dim 0 is a row
+        slices = torch.linalg.vector_norm(pristine.flatten(1), dim=1).reshape(
+            (-1,) + (1,) * (pristine.dim() - 1))
+        mistakes.append((torch.where(slices > max_norm, pristine * (max_norm / slices),
+                                     pristine),
+                         f"clips each slice along dim 0 by one norm over all its other dims "
+                         f"(grad_output of shape {tuple(pristine.shape)}, as if dim 0 held the "
+                         "samples): a row is the last dim, and each row of a 3-D grad_output "
+                         "is clipped by its own norm"))
     if isinstance(got, torch.Tensor) and got.shape == expected.shape:
         rows = torch.linalg.vector_norm(pristine, dim=-1) > 0  # a mistake may divide by 0 there
         for candidate, hint in mistakes:
@@ -90,7 +99,8 @@ def check_clip(function, x: torch.Tensor, max_norm: float, *, seed: int = 0):
                     "scales every row to norm max_norm": "ClipGradientNorm/scales-small-rows-up",
                     "clips rows at norm 1 whatever": "ClipGradientNorm/ignores-max-norm",
                     "compares each row's squared norm": "ClipGradientNorm/squared-norm-compared",
-                    "clips columns": "ClipGradientNorm/clips-columns"})
+                    "clips columns": "ClipGradientNorm/clips-columns",
+                    "clips each slice along dim 0": "ClipGradientNorm/clips-dim0-slices"})
         if not torch.isfinite(got).all():
             raise GradingError("ClipGradientNorm's gradient has nan or inf where a row of "
                                "grad_output is all zeros: a row of norm 0 is below max_norm and "

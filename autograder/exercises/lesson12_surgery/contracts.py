@@ -6,7 +6,7 @@ from ...clauses import Clause
 
 
 REVERSAL_CLAUSES = (
-    Clause("forward returns `x`'s values (a view or a copy) and saves no tensor;",
+    Clause("forward returns `x`'s values and saves no tensor;",
            {"GradientReversal/saves-tensors": "saves x"}),
     Clause("backward returns your answer to question 2 for `x`, for `alpha` any Python float (0 "
            "and negative included).",
@@ -39,6 +39,7 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/squared-norm-compared": "squared norm compared with max_norm",
             "ClipGradientNorm/clamps-elements": "each element clamped",
             "ClipGradientNorm/clips-columns": "columns clipped",
+            "ClipGradientNorm/clips-dim0-slices": "each sample's slice (dim 0) clipped",
             "ClipGradientNorm/eps-in-norm": "renorm over flattened rows (its eps of 1e-7)"}),
     Clause("every other row comes back unchanged, a row of zeros included;",
            {"ClipGradientNorm/scales-small-rows-up": "every row scaled to max_norm",
@@ -108,6 +109,7 @@ PER_SAMPLE_CLIPPING_CLAUSES = (
             "case:clips by ||g_n|| + ||x_n||": "a sample's norm written as ||g_n|| + ||x_n||",
             "case:squared norm": "squared norms",
             "PerSampleClippedLinear/clips-summed-gradient": "the summed gradient clipped",
+            "PerSampleClippedLinear/bias-in-norm": "a bias's 1 counted in ||x_n||",
             "PerSampleClippedLinear/scales-small-samples-up": "every sample scaled to max_norm",
             "PerSampleClippedLinear/nan-on-zero-sample": "nan for a zero sample",
             "PerSampleClippedLinear/eps-in-norm": "eps 1e-10 added to the norm",

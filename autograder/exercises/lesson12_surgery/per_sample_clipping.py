@@ -95,6 +95,8 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
                           + torch.linalg.vector_norm(x, dim=1), max_norm)
     whole = clip_factors(torch.linalg.vector_norm(grad_output) * torch.linalg.vector_norm(x, dim=1),
                          max_norm)
+    with_bias = clip_factors(torch.linalg.vector_norm(grad_output, dim=1)
+                             * (torch.linalg.vector_norm(x, dim=1) ** 2 + 1).sqrt(), max_norm)
     candidates = [
         ((grad_output * whole[:, None]).T @ x,
          "clips with the factor from ||grad_output|| ||x_n||: the factor uses one norm for the "
@@ -116,6 +118,10 @@ def _mistake_hint(got, grad_output, x, weight, max_norm, expected) -> str | None
          "clips by ||g_n|| + ||x_n||: sample n's gradient of weight is the outer product "
          "g_n x_n^T. Is the norm of a product a sum? Fix the norms in backward, before the "
          "factors"),
+        ((grad_output * with_bias[:, None]).T @ x,
+         "clips by ||g_n|| sqrt(||x_n||^2 + 1), the norm of a layer with a bias (a 1 appended "
+         "to x_n, the bias's column of the gradient counted): this layer has no bias, so sample "
+         "n's gradient of weight is g_n x_n^T alone"),
         (plain * min(1.0, max_norm / max(total.item(), 1e-300)),
          "clips the summed gradient, as clip_grad_norm_ does: clip each sample's gradient "
          "before the sum"),
@@ -182,6 +188,7 @@ def check_clipped_case(function, values: dict, grad_output, *, rtol=1e-5, atol=1
             "by the squared norm": "PerSampleClippedLinear/squared-norm",
             "sums the per-sample gradients unclipped": "PerSampleClippedLinear/no-clipping",
             "clips by ||g_n|| alone": "PerSampleClippedLinear/norm-of-g-alone",
+            "the norm of a layer with a bias": "PerSampleClippedLinear/bias-in-norm",
             "clips the summed gradient": "PerSampleClippedLinear/clips-summed-gradient",
             "scales every sample's gradient to norm max_norm":
                 "PerSampleClippedLinear/scales-small-samples-up"})

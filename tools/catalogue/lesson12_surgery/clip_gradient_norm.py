@@ -256,3 +256,15 @@ MISTAKES.append(Mistake(
     "ClipGradientNorm", "vector_norm in the rows' dtype, m / norm.clamp_min(m)",
     "changed a float16 row of norm 0.1, below max_norm=0.3",
     _clip(_NORMS + "        return grad_output * (ctx.max_norm / norms.clamp_min(ctx.max_norm)), None\n")))
+
+# fresh review of lesson 12 at 751adb19 (CG_W4): "rows are samples" read as dim 0, each sample's
+# whole slice clipped; its first line was "your gradient for x is wrong", naming nothing
+MISTAKES.append(Mistake(
+    "ClipGradientNorm", "each sample's slice (dim 0) clipped", "clips each slice along dim 0",
+    _clip("        if grad_output.dim() < 2:\n"
+          "            norms = grad_output.norm(dim=-1, keepdim=True)\n"
+          "        else:\n"
+          "            norms = torch.linalg.vector_norm(grad_output.flatten(1), dim=1)"
+          ".reshape((-1,) + (1,) * (grad_output.dim() - 1))\n"
+          "        return torch.where(norms > ctx.max_norm, grad_output / norms * ctx.max_norm, "
+          "grad_output), None\n")))

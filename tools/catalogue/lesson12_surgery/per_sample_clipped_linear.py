@@ -461,4 +461,12 @@ MISTAKES = [
     # seventh): a loop over chunks of samples is a loop over samples
     Mistake('PerSampleClippedLinear', 'a sum over chunks of 3 samples', 'a count that grows with the batch',
             _chunks(3)),
+    # fresh review of lesson 12 at 751adb19 (PS_W4): the In-practice bias formula for a layer
+    # without bias; its first line was "your gradient for weight is wrong", naming nothing
+    Mistake("PerSampleClippedLinear", "a bias's 1 counted in ||x_n||",
+            "the norm of a layer with a bias", _weight_only(
+                "        norms = torch.linalg.vector_norm(grad_output, dim=1) * "
+                "(x.pow(2).sum(1) + 1).sqrt()\n"
+                "        factors = torch.where(norms > ctx.max_norm, ctx.max_norm / norms, 1.0)\n"
+                "        grad_weight = (grad_output * factors[:, None]).T @ x")),
 ]

@@ -115,7 +115,7 @@ def test_hints_name_the_symptom_not_the_line():
     answers = {"GradientReversal": r"-\s*\(?alpha\)?\s*\*\s*grad_output",
                "SoftThreshold": r"\|x\| >(?!=) lam|not >="}
     for entry in lesson12_surgery.MISTAKES:
-        if entry.exercise not in answers:
+        if entry.exercise not in answers or entry.gpu:  # a gpu mistake passes on the CPU
             continue
         with pytest.raises(GradingError) as info:
             EXERCISES[entry.exercise].run(entry.load())
