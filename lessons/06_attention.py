@@ -151,7 +151,7 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
 # - Any Python-float `scale`, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
 # - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
-# - A second derivative through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
+# - A second derivative whose only path runs through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
 # transpose swap, whatever comes before them? Stuck? Every row of $dS$ must sum to 0: why?
@@ -374,7 +374,7 @@ from autograder import grade; grade("MemoryEfficientAttention", MemoryEfficientA
 #
 # Write them in `combine`, `finish` and `start`; the check runs a row of 12 scores in blocks
 # of 4, each block's maximum above the last one's, and the same row moved 100,000 down,
-# against the whole row. The placeholders fail it until all three are yours.
+# against the whole row. It fails until all three are yours.
 
 # %%
 row = torch.tensor([0.5, -1.2, 1.0, 0.3, 2.1, 3.5, -0.4, 1.7, 6.0, 2.2, 4.4, -2.0],
@@ -390,9 +390,7 @@ def combine(m, ell, o, s_new, v_new):
     p = torch.exp(s_new - m_new)
     return m_new, alpha * ell + p.sum(), alpha * o + p @ v_new
     ### LEARNER
-    m_new = s_new.max()  # the placeholder: this block's own maximum, nothing rescaled
-    p = torch.exp(s_new - m_new)
-    return m_new, ell + p.sum(), o + p @ v_new  # replace with yours
+    raise NotImplementedError  # yours
     ### END WORKED
 
 
@@ -446,7 +444,8 @@ report("output and L, block by block", error_online, 1e-9)
 #
 # 1. How do you get $P_{ij}$ back with no row statistic but $L_i$?
 # 2. $\operatorname{rowsum}(dP \odot P)$ sums over **all** keys of the row: which identity of
-#    Exercise 2 gives it before the loop? What goes wrong with the tile's own row sum?
+#    Exercise 2 gives it before the loop (FlashAttention calls it $D$)? What goes wrong with
+#    the tile's own row sum?
 # 3. Tile $(i, j)$ adds to which block of $dQ$, of $dK$ and of $dV$, and which other tiles add
 #    to the same blocks?
 # 4. FlashAttention-2 puts the key blocks in the **outer** loop. What stays in a small
@@ -476,7 +475,7 @@ report("output and L, block by block", error_online, 1e-9)
 # - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
 # - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
 # - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
-# - float16 and bfloat16 inputs: the scores, their exponentials, the row statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype only as operands of a matrix product); the results in the input dtype.
+# - float16 and bfloat16 inputs: the scores and their exponentials, $dP$, $D$, the row statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype only as operands of a matrix product); the results in the input dtype.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
 class FlashAttention(torch.autograd.Function):
@@ -600,16 +599,16 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 # $$O = \operatorname{softmax}_{\text{row}}\big(\tau\, Q K^\top + B\big)\, V$$
 #
 # for `Q`, `K`, `V` as before, a Python-float `scale` $\tau$, and `bias` $B$ a float tensor
-# that may require grad. Nothing in this lesson derives its gradient: derive it on paper first.
-#
-# With $S' = \tau\, Q K^\top + B$, what is $\partial\phi/\partial B$ in terms of what your
-# Exercise 1 backward computes, for a bias of the scores' own shape and for one broadcast to
-# them, such as an $(N_q, N_k)$ table that serves every batch element and head?
+# that may require grad. Nothing in this lesson derives its gradient: derive
+# $\partial\phi/\partial B$ on paper first, for a bias of the scores' own shape, then for
+# each shape below: an $(N_q, N_k)$ table shared by every batch element and head, one row of
+# $N_k$ numbers per head, an ALiBi bias $(H, N_q, N_k)$.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - `bias` is a float tensor of the inputs' dtype that broadcasts to `(..., Lq, Lk)`, such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys (every query keeps one finite key).
+# - `backward` returns the bias's gradient with exactly `bias.shape`, whichever of these shapes it has.
 # - Each gradient, the bias's included, is computed only when `ctx.needs_input_grad` asks for it: no product is made for an input that needs none.
 #
 # <details><summary>Hint 1: nudge one entry</summary>
@@ -683,11 +682,14 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 #
 # $$\frac{\partial\phi}{\partial B} = \sum_{\text{broadcast dimensions}} dS' ,$$
 #
-# which autograd does for you if you return $dS'$ itself: a gradient may come back at any
-# shape its input broadcasts to, and the engine sums it down ([Function contract, rule
-# 2](function_contract.md)). Padding gets
-# $dS'_{ij} = 0$, since $P_{ij} = 0$; a bias of shape $(N_q, 1)$ gets row sums of $dS'$, 0.
-# When only `V` needs a gradient, neither $dP$ nor $dS'$ is needed.
+# over the leading dimensions the bias lacks and, keeping them, over those where it has size 1
+# (`sum_to_size(bias.shape)` does both; lesson 09 comes back to it). The engine would sum a
+# gradient of the scores' shape down for you ([Function contract, rule
+# 2](function_contract.md)); the contract asks for the reduction because it is the part of this
+# gradient that is new, and the part a tiled kernel must do itself, adding each tile's $dS'$
+# into the bias's few entries. Padding gets $dS'_{ij} = 0$, since $P_{ij} = 0$; a bias of
+# shape $(N_q, 1)$ gets row sums of $dS'$, 0. When only `V` needs a gradient, neither $dP$ nor
+# $dS'$ is needed.
 # </details>
 
 # %% [markdown]
@@ -1074,16 +1076,24 @@ my_masked_first_block = None  # "fine", "nan" or "inf": the output after all blo
 ### END WORKED
 
 # %%
-masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
-m, ell, o = start()
-m, ell, o = combine(m, ell, o, masked[:4], values[:4])
-if not withheld(my_masked_first_block):
-    print("after the masked first block: m =", m.item(), " ell =", float(ell), " o =", o)
+def masked_first_block():
+    """Your start, combine over a row whose first block is all -inf, and finish."""
+    m, ell, o = start()
+    m, ell, o = combine(m, ell, o, masked[:4], values[:4])
+    print("after the masked first block: m =", float(m), " ell =", float(ell), " o =", o)
     for first in range(4, 12, 4):
         m, ell, o = combine(m, ell, o, masked[first:first + 4], values[first:first + 4])
     print("output after every block:", finish(m, ell, o)[0], "  you predicted",
           my_masked_first_block)
     print("the softmax of the whole row:", torch.softmax(masked, dim=0) @ values)
+
+
+masked = torch.cat([torch.full((4,), float("-inf"), dtype=torch.float64), row[4:]])
+if not withheld(my_masked_first_block):
+    try:
+        masked_first_block()
+    except NotImplementedError:
+        print("combine is not written yet: write it in \"Derive: the online softmax\"")
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -1256,6 +1266,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | the bias gradient computed only when `Q` or `K` needs one (the condition that guards $dS'$) | `None` for a bias that alone requires grad, as when only a relative-position table is trained | $dS'$ is needed for the bias too: guard it with the bias's entry of `ctx.needs_input_grad` as well |
 # | the bias gradient multiplied by $\tau$ | wrong by the factor $\tau$ | the bias is added after the scores are scaled: coefficient 1 |
 # | the mean of $dS'$ over the broadcast dimensions | too small by the number of scores sharing each entry | each score an entry feeds adds its whole $dS'$: a sum |
+# | $dS'$ returned at the scores' shape, or summed over the leading dimensions only | the engine sums it down, but not `bias.shape` as the contract asks | sum over the size-1 dimensions too, keeping them |
 #
 # Where popular write-ups go wrong: the missing row sum is the classic one. A write-up that
 # derives the softmax's derivative "element by element" as $p(1-p)$, or that writes

@@ -26,6 +26,7 @@ from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import float32_precision, narrow_saves
 from .attention_saves import check_saves_no_copy, check_saves_one_score_tensor
 from .attention_scale import check_any_scale, scale_ignored
+from .attention_work import DV, D, LK, LQ, check_no_gradient_unasked
 from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
 
 INPUT_NAMES = ("Q", "K", "V", "scale", "mask")
@@ -165,6 +166,9 @@ def attention_full(function, spec: Spec, device) -> None:
     with case("causal mask, each of Q, K, V alone requiring grad"):
         check_each_input_alone(function, spec, attention_values((2,), 4, 5, 3, 2, device,
                                                                 mask="causal", seed=30))
+    values = attention_values((2, 2), LQ, LK, D, DV, device, mask="causal", seed=32)
+    check_no_gradient_unasked(function, spec, values, describe(values))
+    covers("each gradient only when needed")
     check_noncontiguous_grad_output(function, spec, attention_values(
         (2,), 4, 5, 3, 2, device, mask="padding", seed=31))
     covers("non-contiguous grad_output")
@@ -199,7 +203,7 @@ def check_noncontiguous_grad_output(function, spec: Spec, values: dict) -> None:
 
 
 CONTRACT = ("mask None, causal, padding, broadcast 2-d", "Lq != Lk, one query, one key",
-            "non-contiguous grad_output", "scores in the thousands", FILL_CASE, MULTIHEAD,
+            "non-contiguous grad_output", "each gradient only when needed", "scores in the thousands", FILL_CASE, MULTIHEAD,
             "float32 against F.scaled_dot_product_attention")
 
 

@@ -6,7 +6,6 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, make_inputs,
@@ -18,6 +17,8 @@ from ...errors import GradingError
 from ...exercise import sample
 from ...probes import record_returned_gradients
 from .attention_double import check_second_derivative
+from .attention_work import DV, D, LK, LQ
+from .attention_work import check_no_gradient_unasked as check_no_work_unasked
 from .attention_scale import check_any_scale, scale_ignored
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SDPA_SCALE,
                                OneThreadExercise, one_thread)
@@ -187,67 +188,22 @@ def recognise(function, values: dict) -> str | None:
     return None
 
 
-class _ProductShapes(TorchDispatchMode):
-    """The shapes of every matrix product's result inside the block, and the number of
-    entries every sum or mean leaves."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes: list[tuple] = []
-        self.inner: list[tuple] = []  # (result's last two sizes, the size summed over)
-        self.reduced: list[int] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        name = func.overloadpacket.__name__
-        if name in ("mm", "bmm", "addmm", "baddbmm"):
-            self.shapes.append(tuple(result.shape[-2:]))
-            first = args[1] if name in ("addmm", "baddbmm") else args[0]
-            self.inner.append((tuple(result.shape[-2:]), first.shape[-1]))
-        elif name in ("sum", "mean") and isinstance(result, torch.Tensor):
-            self.reduced.append(result.numel())
-        return result
-
-
-# Lq 3, Lk 4, d 2, dv 5: each input's gradient is a product of a shape no other product has
-_LQ, _LK, _D, _DV = 3, 4, 2, 5
-_GRADIENT_PRODUCTS = {"Q": ("dQ = dS K", (_LQ, _D)), "K": ("dK = dS^T Q", (_LK, _D)),
-                      "V": ("dV = P^T dO", (_LK, _DV))}
-
-
 def check_no_gradient_unasked(function, device) -> None:
-    """Each of Q, K, V and bias alone requiring grad: a product in backward of the shape of another
-    input's gradient (either way round) is that gradient, computed for nobody. P recomputed
-    is the learner's choice (every gradient needs it); dP and dS serve Q, K and the bias only.
-    The bias (H, 1, Lk) has 8 entries, and no other sum in backward leaves 8 (a row sum leaves
-    B * H * Lq = 12): a sum down to 8 entries is the bias's gradient. With V alone, dV = P^T dO
-    needs no dP: an Lq x Lk product summed over the dv value columns is dP = dO V^T, which
-    serves only dQ, dK and the bias's gradient (the scores, recomputed, sum over d)."""
-    values = bias_values("heads", 2, 2, _LQ, _LK, _D, _DV, device, seed=25)
-    for alone in ("Q", "K", "V", "bias"):
-        with case(f"{describe(values)}, {alone} alone requiring grad"):
-            inputs = make_inputs(values, requires_grad={alone})
-            output = run_forward(function, SPEC, inputs).output
-            with _ProductShapes() as products:
-                torch.autograd.grad(output, [inputs[alone]], torch.ones_like(output))
-            for other, (formula, shape) in _GRADIENT_PRODUCTS.items():
-                if other != alone and {shape, shape[::-1]} & set(products.shapes):
-                    raise GradingError(
-                        f"{NAME}.backward computes {formula} (a {shape} product here, or its "
-                        f"transpose) when only {alone} requires grad: compute each gradient "
-                        "only when its entry of ctx.needs_input_grad is True")
-            if alone == "V" and any(shape in ((_LQ, _LK), (_LK, _LQ)) and inner == _DV
-                                    for shape, inner in products.inner):
-                raise GradingError(
-                    f"{NAME}.backward computes dP = dO V^T (a {(_LQ, _LK)} product over the "
-                    f"{_DV} value columns here) when only V requires grad: dV = P^T dO needs "
-                    "no dP, which serves only dQ, dK and the bias's gradient; compute dP and "
-                    "dS' only when Q, K or bias needs a gradient (question 3 of Exercise 4)")
-            if alone != "bias" and values["bias"].numel() in products.reduced:
-                raise GradingError(
-                    f"{NAME}.backward sums dS down to the bias's shape when only {alone} "
-                    "requires grad: that is grad_bias, computed for nobody; compute each "
-                    "gradient only when its entry of ctx.needs_input_grad is True")
+    """Each of Q, K, V and bias alone requiring grad (``attention_work``), and the bias's own
+    part: the bias (H, 1, Lk) has 8 entries, and no other sum in backward leaves 8 (a row sum
+    leaves B * H * Lq = 12): a sum down to 8 entries is the bias's gradient."""
+    values = bias_values("heads", 2, 2, LQ, LK, D, DV, device, seed=25)
+
+    def bias_sum(alone, products):
+        if alone != "bias" and values["bias"].numel() in products.reduced:
+            raise GradingError(
+                f"{NAME}.backward sums dS down to the bias's shape when only {alone} "
+                "requires grad: that is grad_bias, computed for nobody; compute each "
+                "gradient only when its entry of ctx.needs_input_grad is True")
+
+    check_no_work_unasked(function, SPEC, values, describe(values), others=("bias",), dp=True,
+                          serves="dQ, dK and the bias's gradient", gate="Q, K or bias",
+                          extra=bias_sum)
 
 
 def _bias_gradient_beside(function, values: dict, other: str | None):
@@ -280,6 +236,27 @@ def bias_gated_on_q_or_k(function, values: dict, error: GradingError) -> str | N
             "when Q or K requires grad too; grad_bias needs dS as dQ and dK do: compute dS when "
             "Q, K or bias needs a gradient, and grad_bias when bias's entry of "
             "ctx.needs_input_grad is True")
+
+
+def check_bias_gradient_shape(function, values: dict) -> None:
+    """What backward itself returns for the bias has exactly ``bias.shape``: the engine would
+    sum a gradient of a shape the bias broadcasts to down to it (Function contract, rule 2),
+    but this exercise's contract asks backward for the reduction."""
+    probe, returned = record_returned_gradients(function)
+    inputs = make_inputs(values)
+    output = run_forward(probe, SPEC, inputs).output
+    torch.autograd.grad(output, [inputs[n] for n in ("Q", "K", "V", "bias")],
+                        torch.ones_like(output), allow_unused=True)
+    raw = returned[-1] if returned else ()
+    got = raw[3] if len(raw) > 3 else None
+    shape = tuple(values["bias"].shape)
+    if isinstance(got, torch.Tensor) and tuple(got.shape) != shape:
+        raise GradingError(
+            f"{NAME}.backward returns the bias's gradient with shape {tuple(got.shape)} for a "
+            f"bias of shape {shape}: autograd's engine sums it down to the bias for you, but "
+            "the contract asks backward for exactly bias.shape: which scores does one entry of "
+            "the bias feed, and what does each of them add to its gradient? (Hint 2)",
+            mistake=f"{NAME}/bias-gradient-not-bias-shape")
 
 
 def check_case(function, values: dict):
@@ -319,7 +296,9 @@ def _full(function, device) -> None:
             forward, backward = check_case(function, values)
             check_no_ctx_tensors(SPEC, forward)
             check_backward_by_hand(SPEC, backward)
+            check_bias_gradient_shape(function, values)
     covers("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)")
+    covers("the bias's gradient of exactly bias.shape")
     covers("-inf padding in the bias")
     check_any_scale(function, NAME, bias_values("relative", 2, 2, 3, 4, 2, 2, device, seed=14),
                     bias_reference)
@@ -372,6 +351,7 @@ EXERCISES = [
     OneThreadExercise(NAME, "06_attention", attention_bias_full, clauses=ATTENTION_BIAS_CLAUSES,
              rules=ATTENTION_BIAS_RULES,
              contract=("bias (Lq, Lk), (H, 1, Lk), (B, H, Lq, Lk), ALiBi, (Lk,), (Lq, 1)",
+                       "the bias's gradient of exactly bias.shape",
                        "-inf padding in the bias",
                        "each gradient only when needed", "non-contiguous grad_output",
                        "scores in the thousands",

@@ -32,8 +32,9 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "keeps them already): no copy of one, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
             S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
-    Clause("A second derivative through your Function raises (the `@once_differentiable` on "
-           "`backward` makes it) or comes out right: never silently wrong.",
+    Clause("A second derivative whose only path runs through your Function raises (the "
+           "`@once_differentiable` on `backward` makes it) or comes out right: never silently "
+           "wrong.",
            {S_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -48,6 +49,7 @@ SCALED_DOT_PRODUCT_RULES = {
                S_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                S_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {S_ + "computes-frozen-gradient": "ignores needs_input_grad",
+                  "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
                   S_ + "gradient-for-non-tensor": "a gradient for the float scale",
                   S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "by-hand": {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
@@ -103,6 +105,7 @@ MEMORY_EFFICIENT_RULES = {
                M_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
                M_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {M_ + "computes-frozen-gradient": "ignores needs_input_grad",
+                  "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
                   M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "ctx": {M_ + "tensor-on-ctx": "L kept as a ctx attribute",
             M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
@@ -162,9 +165,9 @@ FLASH_ATTENTION_CLAUSES = (
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
-    Clause("float16 and bfloat16 inputs: the scores, their exponentials, the row statistics "
-           "and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype "
-           "only as operands of a matrix product); the results in the input dtype.",
+    Clause("float16 and bfloat16 inputs: the scores and their exponentials, $dP$, $D$, the row "
+           "statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the "
+           "input dtype only as operands of a matrix product); the results in the input dtype.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "scale-in-half": "the scale applied to the query block in the input dtype",
             F_ + "backward-scores-in-half": "backward's score tile computed in the input dtype",
@@ -172,13 +175,16 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "row-sum-from-rounded-probabilities": "row sum of P rounded to the input dtype",
             F_ + "backward-accumulates-in-half": "dQ accumulated in float16",
             F_ + "row-sum-d-in-half": "D = rowsum(dO * O) in float16",
+            F_ + "dp-in-half": "dP = dO V^T left in float16",
             F_ + "dk-dv-accumulated-in-half": "dK, dV accumulated in float16 across query blocks",
             F_ + "gradient-in-accumulator-dtype": "grad_Q returned in its float32 accumulator"}),
 )
 
 FLASH_ATTENTION_RULES = {
     "values": {F_ + "mask-filled-before-scaling": "causal mask filled before scaling"},
-    "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad"},
+    "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad",
+                  "case:computes dV = P^T dO": "dV computed when V needs none",
+                  "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed"},
     "by-hand": {F_ + "missing-once-differentiable": "backward without @once_differentiable"},
     "ctx": {F_ + "state-in-shared-container": "L kept in a dict on the class, keyed by id(ctx)"},
 }
@@ -191,6 +197,9 @@ ATTENTION_BIAS_CLAUSES = (
            {B_ + "wrong-gradient-shape": "bias summed over the key dimension too",
             "case:is the mean of dS over the dimensions": "the mean over the broadcast dimensions",
             "case:takes the first entry along": "one entry taken along a dimension of size 1"}),
+    Clause("`backward` returns the bias's gradient with exactly `bias.shape`, whichever of "
+           "these shapes it has.",
+           {B_ + "bias-gradient-not-bias-shape": "bias gradient left at the scores' shape"}),
     Clause("Each gradient, the bias's included, is computed only when `ctx.needs_input_grad` "
            "asks for it: no product is made for an input that needs none.",
            {B_ + "computes-frozen-gradient": "every gradient computed",

@@ -27,6 +27,7 @@ from .attention_layout import check_grad_output_layout, check_multihead_layout
 from .attention_recompute import check_backward_reads_lse
 from .flash_saves import check_flash_saves
 from .attention_scale import check_any_scale, scale_ignored
+from .attention_work import DV, D, LK, LQ, check_no_gradient_unasked
 from .flash_low_precision import (check_low_precision, check_row_sum_in_float32,
                                   low_precision_values)
 from .flash_magnitude import MAGNITUDES, check_magnitudes
@@ -212,6 +213,10 @@ def _flash_full(function, device) -> None:
     with block_size(function, 3), case("BLOCK=3, causal"):
         check_each_input_alone(function, FLASH, flash_values((), 4, 6, 3, 2, device,
                                                              causal=True, seed=67))
+    values = flash_values((2, 2), LQ, LK, D, DV, device, causal=True, seed=66)
+    with block_size(function, 8):  # one tile: each product has its whole shape
+        check_no_gradient_unasked(function, FLASH, values, describe(values, 8))
+    covers("each gradient only when needed")
     check_magnitudes(function, device, 4)
     for seed, causal in enumerate((False, True)):
         check_against_sdpa(function, flash_values((2, 2), 40, 56, 16, 8, device, causal=causal,
@@ -258,7 +263,7 @@ EXERCISES = [
                        "float32 against F.scaled_dot_product_attention",
                        "largest tensor and peak", "causal tiles skipped",
                        "float16 and bfloat16", MULTIHEAD, "backward recomputes P from L",
-                       "causal left out: not causal"),
+                       "causal left out: not causal", "each gradient only when needed"),
              domain=Domain(FLASH, flash_domain_values, constants={"scale": SDPA_SCALE},
                            dtypes=(torch.float64, torch.float32, torch.float16, torch.bfloat16),
                            accumulates={torch.float16: torch.float32,

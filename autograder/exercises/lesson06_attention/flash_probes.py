@@ -352,6 +352,42 @@ def _errors(function, values: dict, wide: dict, grad_output) -> dict | None:
     return errors
 
 
+class _HalfProducts(TorchDispatchMode):
+    """(result's last two sizes, the size summed over) of every matrix product whose result
+    is float16."""
+
+    def __init__(self):
+        super().__init__()
+        self.products: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        name = func.overloadpacket.__name__
+        if name in ("mm", "bmm", "addmm", "baddbmm") and result.dtype == torch.float16:
+            first = args[1] if name in ("addmm", "baddbmm") else args[0]
+            self.products.append((tuple(result.shape[-2:]), first.shape[-1]))
+        return result
+
+
+def dp_in_half(function) -> bool:
+    """Does backward leave a tile of dP = dO V^T in float16? On float16 inputs with d 3 and
+    dv 5, in tiles of 4: dP's tiles are the only products summed over the 5 value columns
+    whose result has neither d nor dv columns (the scores sum over d; dQ, dK and dV over a
+    tile's rows or keys). False where the code raises."""
+    values = flash_values((2,), 8, 8, 3, 5, "cpu", seed=7, dtype=torch.float16)
+    try:
+        with block_size(function, 4):
+            inputs = {n: v.clone().requires_grad_() if isinstance(v, torch.Tensor) else v
+                      for n, v in values.items()}
+            output = function.apply(*inputs.values())
+            with _HalfProducts() as half:
+                torch.autograd.grad(output, [inputs["Q"], inputs["K"]],
+                                    torch.ones_like(output))
+    except Exception:  # noqa: BLE001 - the learner's code may raise anything: no probe
+        return False
+    return any(inner == 5 and shape[-1] not in (3, 5) for shape, inner in half.products)
+
+
 def check_accumulation(function, device) -> None:
     """float16 inputs accumulate in float32: on ``long_key_loop`` and ``long_query_loop``, a
     value off by more than the case's tolerance is named a precision loss only when the same
@@ -392,6 +428,11 @@ def _check_case(function, values: dict, grad_output, tolerance: float, queries: 
               "the output matches, and grad_K and grad_V are sums over the query blocks: "
               "accumulate dK and dV in float32 across the query loop, casting at the end"
               if queries and what in ("grad_K", "grad_V") else
+              "the output matches, but grad_Q and grad_K lose precision together: every "
+              "tile's dP = dO V^T is a product of float16 blocks left in float16; widen the "
+              "blocks of dO and V to float32 before the product"
+              if what == "grad_Q" and errors["grad_K"] > tolerance and dp_in_half(function)
+              else
               "the output matches, but grad_Q and grad_K both lose precision: "
               "what every tile's dS takes from outside the tiles, D = rowsum(dO * O), is "
               "rounded to float16; widen dO and O to float32 before the product and its sum"
@@ -406,5 +447,6 @@ def _check_case(function, values: dict, grad_output, tolerance: float, queries: 
                            "keep the running output": f"{NAME}/running-output-in-half",
                            "sums over the query blocks": f"{NAME}/dk-dv-accumulated-in-half",
                            "both lose precision": f"{NAME}/row-sum-d-in-half",
+                           "every tile's dP": f"{NAME}/dp-in-half",
                            "grad_Q alone loses": f"{NAME}/backward-accumulates-in-half",
                            "backward keeps": f"{NAME}/backward-accumulates-in-half"})

@@ -123,10 +123,13 @@ class FlashAttention(torch.autograd.Function):
                 if ctx.causal:
                     s = _tile_mask(s, i, j, Lq, Lk)
                 p = torch.exp(s - L[..., i:i + block, None])
-                dv += p.transpose(-2, -1) @ do
+                if ctx.needs_input_grad[2]:
+                    dv += p.transpose(-2, -1) @ do
                 ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
-                grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
-                dk += ctx.scale * ds.transpose(-2, -1) @ q
+                if ctx.needs_input_grad[0]:
+                    grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
+                if ctx.needs_input_grad[1]:
+                    dk += ctx.scale * ds.transpose(-2, -1) @ q
             grad_K[..., j:j + block, :] = dk
             grad_V[..., j:j + block, :] = dv
         need_Q, need_K, need_V = ctx.needs_input_grad[:3]
@@ -171,6 +174,31 @@ UNGATED = (("        need_Q, need_K, need_V = ctx.needs_input_grad[:3]\n", ""),
            (" if need_Q else None", ""), (" if need_K else None", ""),
            (" if need_V else None", ""))
 IGNORES_NEEDS = "returned a gradient for K with only Q requiring grad"
+# every gradient computed, only the needed ones returned: right values, work for nobody
+# (Function contract, rule 2; review 74c: passed Exercises 1 to 3)
+COMPUTED_UNASKED = {
+    S: (("grad_V = P.transpose(-2, -1) @ grad_output if need_V else None",
+         "grad_V = P.transpose(-2, -1) @ grad_output"),
+        ("        if not (need_Q or need_K):\n            return None, None, grad_V, None, "
+         "None\n", ""),
+        ("grad_Q = ctx.scale * grad_S @ K if need_Q else None",
+         "grad_Q = ctx.scale * grad_S @ K"),
+        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q if need_K else None",
+         "grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q"),
+        ("return grad_Q, grad_K, grad_V, None, None",
+         "return (grad_Q if need_Q else None, grad_K if need_K else None,\n"
+         "                grad_V if need_V else None, None, None)")),
+    M: (("grad_V = P.transpose(-2, -1) @ grad_output if need_V else None",
+         "grad_V = P.transpose(-2, -1) @ grad_output"),
+        ("        if not (need_Q or need_K):\n            return None, None, grad_V, None, "
+         "None\n", ""),
+        ("        return (ctx.scale * grad_S @ K if need_Q else None,\n"
+         "                ctx.scale * grad_S.transpose(-2, -1) @ Q if need_K else None, grad_V, "
+         "None, None)",
+         "        grad_Q, grad_K = ctx.scale * grad_S @ K, ctx.scale * grad_S.transpose(-2, -1) @ Q\n"
+         "        return (grad_Q if need_Q else None, grad_K if need_K else None,\n"
+         "                grad_V if need_V else None, None, None)")),
+}
 TAKE_PART = "the masked scores still take part"
 
 

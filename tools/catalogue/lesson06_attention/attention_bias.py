@@ -56,13 +56,19 @@ class AttentionWithBias(torch.autograd.Function):
          "                for dim, size in enumerate(ctx.bias_shape):\n"
          "                    if size == 1:\n"
          "                        grad_bias = grad_bias.sum(dim, keepdim=True)"))),
-    # the engine sums a gradient of the scores' shape down to bias.shape (Function contract,
-    # rule 2): a mistake until the contract was stated once, correct since
-    Unusual(AB, "bias gradient left at the scores' shape", _bias(
-        ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S"))),
 ]
 
 MISTAKES = [
+    # the engine sums a gradient of the scores' shape down to bias.shape (Function contract,
+    # rule 2), but the exercise's contract asks backward for exactly bias.shape (the syllabus;
+    # review 74c: the reduction was the one line left to derive)
+    Mistake(AB, "bias gradient left at the scores' shape", "returns the bias's gradient with "
+            "shape (2, 3, 4, 5) for a bias of shape (4, 5)", _bias(
+                ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)", "grad_bias = grad_S"))),
+    Mistake(AB, "bias gradient summed over the leading dimensions only", "returns the bias's "
+            "gradient with shape (3, 5, 4) for a bias of shape (3, 1, 4)", _bias(
+                ("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                 "grad_bias = grad_S.sum(dim=tuple(range(grad_S.dim() - len(ctx.bias_shape))))"))),
     # sum_to_size returns dS itself for a bias of the scores' shape, and dS is then scaled in
     # place for dQ and dK (review at 32340a34: was named as the bias added after scaling)
     Mistake(AB, "grad_bias aliasing dS, then dS scaled in place",

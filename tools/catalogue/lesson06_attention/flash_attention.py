@@ -39,8 +39,10 @@ _TWO_PASS_BACKWARD = '''
                 for i in range(0, Lq, block):
                     if visible(i, j):
                         q, _, p, do, ds = tile(i, j)
-                        dv += p.transpose(-2, -1) @ do
-                        dk += ctx.scale * ds.transpose(-2, -1) @ q
+                        if need_V:
+                            dv += p.transpose(-2, -1) @ do
+                        if need_K:
+                            dk += ctx.scale * ds.transpose(-2, -1) @ q
                 grad_K[..., j:j + block, :], grad_V[..., j:j + block, :] = dk, dv
         if need_Q:
             grad_Q = torch.empty_like(Q)
@@ -114,6 +116,7 @@ class FlashAttention(torch.autograd.Function):
         wide = lse.dtype
         max_neg_value = -torch.finfo(wide).max
         qk_len_diff = k.shape[-2] - q.shape[-2]
+        need_q, need_k, need_v = ctx.needs_input_grad[:3]
         dq = torch.zeros(q.shape, dtype=wide, device=q.device)
         dk = torch.zeros(k.shape, dtype=wide, device=k.device)
         dv = torch.zeros(v.shape, dtype=wide, device=v.device)
@@ -137,13 +140,14 @@ class FlashAttention(torch.autograd.Function):
                                              device=q.device).triu(q_start_index - k_start_index + 1)
                     attn_weights.masked_fill_(causal_mask, max_neg_value)
                 p = torch.exp(attn_weights - lsec)
-                dv_chunk = torch.einsum("... i j, ... i d -> ... j d", p, doc)
+                if need_v:
+                    dvc.add_(torch.einsum("... i j, ... i d -> ... j d", p, doc))
                 dp = torch.einsum("... i d, ... j d -> ... i j", doc, vc)
                 ds = p * scale * (dp - D)
-                dqc.add_(torch.einsum("... i j, ... j d -> ... i d", ds, kc))
-                dkc.add_(torch.einsum("... i j, ... i d -> ... j d", ds, qc))
-                dvc.add_(dv_chunk)
-        need_q, need_k, need_v = ctx.needs_input_grad[:3]
+                if need_q:
+                    dqc.add_(torch.einsum("... i j, ... j d -> ... i d", ds, kc))
+                if need_k:
+                    dkc.add_(torch.einsum("... i j, ... i d -> ... j d", ds, qc))
         return (dq.to(q.dtype) if need_q else None, dk.to(k.dtype) if need_k else None,
                 dv.to(v.dtype) if need_v else None, None, None)
 '''
@@ -219,6 +223,18 @@ MISTAKES = [
     # the plain answer without its gate: every gradient returned, needed or not
     Mistake(FA, "ignores needs_input_grad", IGNORES_NEEDS,
             edit(FLASH, *[change for change in UNGATED if "return None" not in change[0]])),
+    # dV added up for every call, returned only when V needs it (review 74c, W25: passed both)
+    Mistake(FA, "dV computed when V needs none", "computes dV = P^T dO (a (4, 5) product here, "
+            "or its transpose) when only Q", edit(
+                FLASH, ("if ctx.needs_input_grad[2]:\n                    dv +=",
+                        "if True:\n                    dv +="))),
+    # every tile's dK and dQ added up, returned only when needed
+    Mistake(FA, "dQ and dK computed always, returned only when needed",
+            "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q", edit(
+                FLASH, ("if ctx.needs_input_grad[0]:\n                    grad_Q[",
+                        "if True:\n                    grad_Q["),
+                ("if ctx.needs_input_grad[1]:\n                    dk +=",
+                 "if True:\n                    dk +="))),
     # L in a dict on the class instead of saved: right, and invisible to the saved-tensor checks
     Mistake(FA, "L kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
             "FlashAttention._kept (a dict on the class)", edit(

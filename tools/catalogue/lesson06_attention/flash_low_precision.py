@@ -81,6 +81,14 @@ MISTAKES = [
         ("o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=wide, device=Q.device)",
          "o = torch.zeros(*q.shape[:-1], V.shape[-1], dtype=Q.dtype, device=Q.device)"),
         ("o = alpha.unsqueeze(-1) * o + p @ v", "o = (alpha.unsqueeze(-1) * o + p @ v).to(Q.dtype)"))),
+    # dP's product taken on the input dtype's blocks, widened after (review 74c, W34: was named
+    # as D = rowsum(dO * O) in float16)
+    Mistake(FA, "dP = dO V^T left in float16", "every tile's dP = dO V^T is a product of "
+            "float16 blocks left in float16", edit(
+                FLASH, ("ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])",
+                        "dp = (grad_output[..., i:i + block, :] @ V[..., j:j + block, :]"
+                        ".transpose(-2, -1)).to(wide)\n"
+                        "                ds = p * (dp - D[..., i:i + block, None])"))),
     Mistake("FlashAttention", "D = rowsum(dO * O) in float16",
             "grad_Q and grad_K both lose precision: what every tile's dS takes", edit(
         SOLUTION,

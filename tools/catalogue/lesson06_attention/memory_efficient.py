@@ -2,7 +2,8 @@
 row (its output and log-sum-exp) and recomputes the probabilities in backward."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FILL, IGNORES_NEEDS, MEMORY, SDPA, TAKE_PART, UNGATED, M, _sdpa
+from .answers import (COMPUTED_UNASKED, FILL, IGNORES_NEEDS, MEMORY, SDPA, TAKE_PART,
+                      UNGATED, M, _sdpa)
 
 _RECOMPUTE = ('''        scores = (Q @ K.transpose(-2, -1)) * ctx.scale
         if mask is not None:
@@ -81,6 +82,10 @@ MISTAKES = [
                  "P = scores.exp() / lse.unsqueeze(-1).exp()"))),
     # the plain answer without its gates: every gradient computed and returned, needed or not
     Mistake(M, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED, name=M)),
+    # every gradient computed, the needed ones returned (review 74c: passed both)
+    Mistake(M, "every gradient computed, returned only when needed",
+            "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q",
+            _sdpa(*COMPUTED_UNASKED[M], name=M)),
     # P cached in a dict on the class between forward and backward, popped there: was named
     # as a backward that normalises the scores again (review)
     Mistake(M, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "

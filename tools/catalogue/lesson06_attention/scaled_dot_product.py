@@ -3,7 +3,8 @@ large scores beat (a finite fill, or HF BERT's additive -10000) or that still ta
 row maximum or the normaliser."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FILL, IGNORES_NEEDS, SDPA, TAKE_PART, UNGATED, S, _sdpa
+from .answers import (COMPUTED_UNASKED, FILL, IGNORES_NEEDS, SDPA, TAKE_PART, UNGATED, S,
+                      _sdpa)
 
 BACKWARD_S = "grad_S = P * (grad_P - (grad_P * P).sum(dim=-1, keepdim=True))"
 
@@ -51,6 +52,10 @@ MISTAKES = [
          "grad_K = grad_S.transpose(-2, -1) @ Qs")), named=True),
     # the plain answer without its gates: every gradient computed and returned, needed or not
     Mistake(S, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED)),
+    # every gradient computed, the needed ones returned (review 74c, W3: passed both)
+    Mistake(S, "every gradient computed, returned only when needed",
+            "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q",
+            _sdpa(*COMPUTED_UNASKED[S])),
     # each call's P in a dict on the class, keyed by id(ctx): every value right, and nothing
     # saved for autograd's checks to see (the fresh review's witness passed everything)
     Mistake(S, "P kept in a dict on the class, keyed by id(ctx)", "keeps tensors in "
