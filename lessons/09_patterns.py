@@ -862,22 +862,25 @@ jacobian_view(Normalize, normalize_rows, short_row, 0.5)
 # %% [markdown]
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
-# An op this lesson never worked through: the **running maximum**. `torch.cummax(x, dim)` returns
-# the maximum so far at every position (`values`) and where it was found (`indices`).
-# `CumMax.apply(x, dim)` returns `torch.cummax(x, dim).values`; at a tie its gradient goes where
-# autograd sends `torch.cummax`'s. No derivation is on screen: use the method.
+# An op this lesson never worked through: the **running maximum**. `CumMax.apply(x, dim)` returns
+# `torch.cummax(x, dim).values`, the largest entry so far at every position along `dim`, `dim` a
+# Python int. No derivation is on screen: use the method, and decide for yourself what backward
+# needs from forward and where it comes from.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
+# - where entries tie for the running maximum, the gradient goes where autograd sends the
+#   gradient of `torch.cummax(x, dim).values`;
 # - forward saves nothing that a correct backward can do without, and no tensor made only to be
 #   saved.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
 #
-# Which input entry is output $y_o$ a copy of? Which outputs read a given $x_i$, and how many can
-# there be? Which earlier exercise had a gradient of this form?
+# Write one output $y_o$ as one entry of $x$: which one, and what is $\partial y_o / \partial x_i$?
+# Which outputs are copies of a given $x_i$, and how many can there be? At a tie, which of the
+# equal entries does autograd's gradient pick (try three equal values)?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: numbers to hit</summary>

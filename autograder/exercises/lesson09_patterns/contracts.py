@@ -79,6 +79,7 @@ CUMSUM_RULES = {
                CUMSUM_ + "last-dim-only": "flips and scans the last dim, whatever dim is",
                CUMSUM_ + "wrong-first-entry":
                    "total less an exclusive scan shifted with roll (wraps round)",
+               CUMSUM_ + "raises-on-0-d": "dim normalised with dim % x.dim() in forward",
                "unproven:wrong-value": "flips only once",
                "case:keep the input's dtype": "the reversed scan in float64, returned in float64"},
     "by-hand": {CUMSUM_ + "builds-jacobian": "an upper-triangular matrix of ones"},
@@ -94,6 +95,9 @@ INDEX_SELECT_CLAUSES = (
 INDEX_SELECT_RULES = {
     "values": {SELECT_ + "writes-repeated-rows": "grad[index] = grad_output",
                SELECT_ + "repeats-not-summed": "index_reduce with 'mean': repeats averaged, not added",
+               SELECT_ + "raises-on-0-d":
+                   "in-place index_add_ on torch.zeros, the shape kept in two parts",
+               SELECT_ + "view-on-strided-x": "x flattened with x.view(x.shape[0], -1)",
                "case:keep the input's dtype": "zeros in the default dtype",
                OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"},
     "ctx": {SELECT_ + "tensor-on-ctx": "index kept on ctx",
@@ -119,7 +123,9 @@ NORMALIZE_CLAUSES = (
            "`y @ W` already keeps for its own backward.",
            {NORMALIZE_ + "saves-input": "saves x",
             NORMALIZE_ + "row-number-in-another-dtype":
-                "x's norm saved in float64 (placed right, bytes of its own)"}),
+                "x's norm saved in float64 (placed right, bytes of its own)",
+            NORMALIZE_ + "saves-more-than-a-number-per-row":
+                "saves y, the divisor and a bool mask per row"}),
 )
 NORMALIZE_RULES = {
     "values": {NORMALIZE_ + "missing-projection": "missing projection term",
@@ -130,6 +136,9 @@ NORMALIZE_RULES = {
 
 
 CUMMAX_CLAUSES = (
+    Clause("where entries tie for the running maximum, the gradient goes where autograd sends "
+           "the gradient of `torch.cummax(x, dim).values`;",
+           {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)"}),
     Clause("forward saves nothing that a correct backward can do without, and no tensor made only "
            "to be saved.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
@@ -139,8 +148,7 @@ CUMMAX_CLAUSES = (
                 "the indices rebuilt by hand and saved (torch.cummax's discarded)"}),
 )
 CUMMAX_RULES = {
-    "values": {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)",
-               CUMMAX_ + "gathers-with-indices":
+    "values": {CUMMAX_ + "gathers-with-indices":
                    "grad_output gathered with the indices (the forward's direction)",
                CUMMAX_ + "returns-grad-output": "the gradient of each output to its own position",
                CUMMAX_ + "loses-shared-gradients":
@@ -148,6 +156,7 @@ CUMMAX_RULES = {
                CUMMAX_ + "last-dim-only": "scatter_add along the last dim, whatever dim is",
                CUMMAX_ + "negative-dim-changed": "a negative dim turned into -1 in backward",
                CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
+               CUMMAX_ + "raises-on-0-d": "dim normalised with dim % x.dim() in forward",
                OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is",
                "case:keep the input's dtype":
                    "scatter_add into a float64 buffer, returned in float64"},

@@ -11,11 +11,13 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Case, Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...linear_memory import check_linear_memory
 from ...outside_ctx import check_no_state_outside_ctx
 from ...probes import _shares_memory
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import CUMMAX_CLAUSES, CUMMAX_RULES
 from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+from .scalar_scans import check_scalar_x
 
 LATER_IN_LESSON = True
 CUMMAX = Spec("CumMax", ("x", "dim"), lambda x, dim: torch.cummax(x, dim).values)
@@ -253,6 +255,12 @@ def cummax_full(CumMax, device) -> None:
     # distinct, well-separated values: finite differences never cross a tie
     x = torch.randperm(20, generator=torch.Generator().manual_seed(2)).double().reshape(4, 5)
     check_gradcheck(function, CUMMAX, {"x": x.to(device), "dim": 1})
+    # last: a 0-d x along dim 0 and -1, which torch.cummax takes as a row of one; after rule
+    # 3's memory bound, so that a backward building a one-hot matrix (which a 0-d x also
+    # breaks) is named for the matrix, as the domain's checks name it
+    check_linear_memory(CUMMAX_DOMAIN, function, torch.device(device))
+    check_scalar_x(function, CUMMAX, "torch.cummax", device, check_saves_indices_only)
+    covers("0-d x")
 
 
 def _near_ties(device, dtype) -> dict:
@@ -265,17 +273,20 @@ def _near_ties(device, dtype) -> dict:
     return {"x": x.to(device), "dim": 1}
 
 
+# float64 and float32 (each check in both), every layout of x
+CUMMAX_DOMAIN = Domain(CUMMAX, sampled(CUMMAX, {"x": (3, 5)}, {"dim": 1}),
+                       constants={"dim": Constant(-2, 1, "dim a Python int, negative allowed",
+                                                  integer=True, also=(0,))},
+                       ties=Case(_near_ties, "ties as torch.cummax picks them, one ulp apart as "
+                                 "well as exact"))
+
 EXERCISES = [
     Exercise("CumMax", LESSON, cummax_full,
              example=lambda: (TIES.double(), 1),
              contract=("ties as torch.cummax", "outputs that share an entry add up",
                        "a dim other than the last", "negative dim", "1-D x",
-                       "saves no float, no byte of its own", "non-contiguous grad_output"),
-             # float64 and float32 (each check in both), every layout of x
-             domain=Domain(CUMMAX, sampled(CUMMAX, {"x": (3, 5)}, {"dim": 1}),
-                           constants={"dim": Constant(-2, 1, "dim a Python int, negative "
-                                                      "allowed", integer=True, also=(0,))},
-                           ties=Case(_near_ties, "ties as torch.cummax picks them, one ulp apart "
-                                     "as well as exact")),
+                       "saves no float, no byte of its own", "non-contiguous grad_output",
+                       "0-d x"),
+             domain=CUMMAX_DOMAIN,
              clauses=CUMMAX_CLAUSES, rules=CUMMAX_RULES),
 ]

@@ -37,8 +37,19 @@ def check_saves_output_and_norms(forward, x: torch.Tensor) -> None:
                                f"number per row ({rows} numbers)")
     budget = (x.numel() + rows) * x.element_size()
     if forward.saved_bytes > budget:
-        raise GradingError(f"Normalize keeps {forward.saved_bytes} bytes for backward where "
-                           f"the output and one norm per row take {budget}")
+        kept = ", ".join(f"{_role(saved)} of shape {_shape(saved.shape)} in "
+                         f"{str(saved.dtype)[6:]} ({saved.nbytes} bytes)"
+                         for saved in forward.saved)
+        raise GradingError(f"Normalize saves {forward.saved_bytes} bytes where the contract "
+                           f"allows {budget}, the output ({x.numel() * x.element_size()}) and "
+                           f"one number per row in x's dtype ({rows * x.element_size()}): it "
+                           f"saves {kept}; which of them can backward rebuild from another, or "
+                           "from ctx.eps?", mistake="Normalize/saves-more-than-a-number-per-row")
+
+
+def _role(saved) -> str:
+    """``the output`` or ``a tensor``: what a saved tensor is, in a hint."""
+    return "the output" if saved.role == "output" else "a tensor"
 
 
 def check_closed_form(function, device, eps) -> None:

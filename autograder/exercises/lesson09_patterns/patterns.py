@@ -2,7 +2,8 @@
 selections and the normalisation are in ``selections.py``; the graded case every exercise of the
 lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``; ProdOverDim's
 exact zeros and tiny entries in ``prod_zeros.py``; BroadcastMul at the ends of the float range
-in ``range_ends.py``; ProdOverDim's 0-d and empty shapes in ``prod_edges.py``)."""
+in ``range_ends.py``; ProdOverDim's 0-d and empty shapes in ``prod_edges.py``; Cumsum's 0-d x,
+as CumMax's, in ``scalar_scans.py``)."""
 
 import torch
 
@@ -26,6 +27,7 @@ from .prod_unsqueeze import check_grad_output_unsqueezed
 from .prod_zeros import (check_exact_zeros_in_gradient, check_tiny_entries, short_slice,
                          slice_question)
 from .range_ends import check_range_ends
+from .scalar_scans import check_scalar_x
 
 BROADCAST_MUL = Spec("BroadcastMul", ("a", "b"), lambda a, b: a * b)
 PROD = Spec("ProdOverDim", ("x", "dim"), lambda x, dim: torch.prod(x, dim))
@@ -37,7 +39,8 @@ BROADCAST_SHAPES = [((3, 1), (1, 4)), ((2, 3, 4), (4,)), ((4,), (3, 4)), ((3, 4)
                     ((2, 1, 4), (3, 1)), ((5, 1, 1), (1,)), ((1,), (5,)), ((), (2, 3)),
                     ((2, 3), ()), ((), ()), ((2, 1), (1, 2)), ((1, 3), (0, 1)), ((0,), (1,))]
 # (x's shape, dim): dims first, middle, last, negative, of size 1, and a 1-D x (ProdOverDim's
-# 0-d x and x empty along dim, which torch.prod takes, in prod_edges.py)
+# 0-d x and x empty along dim, which torch.prod takes, in prod_edges.py; Cumsum's 0-d x in
+# scalar_scans.py)
 DIM_CASES = [((4, 4), 1), ((5,), 0), ((3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 1), 1),
              ((1, 3), 0), ((2, 3, 4), 0), ((2, 3, 4), -3)]
 # One slice per zero case: none, one, two, three zeros.
@@ -305,6 +308,10 @@ def cumsum_full(Cumsum, device) -> None:
     # dim 1 of 1024 entries: a triangle of ones along it holds 1024 * 1024
     check_backward_memory_linear(Cumsum, CUMSUM, {"x": sample((2, 1024), device), "dim": 1},
                                  "x of shape (2, 1024), dim=1, float64")
+    # last: a 0-d x along dim 0 and -1, which torch.cumsum takes as a row of one
+    check_scalar_x(Cumsum, CUMSUM, "torch.cumsum", device,
+                   lambda forward, x: check_saves_nothing(forward))
+    covers("0-d x")
 
 
 # the domains: every dim of a (3, 4) x, float64 and float32 (each check in both), every layout
@@ -350,7 +357,7 @@ EXERCISES = [
     Exercise("Cumsum", LESSON, cumsum_full,
              example=lambda: (sample((2, 5), "cpu"), 1),
              contract=("a dim other than the last", "negative dim", "1-D x", "saves no tensor",
-                       "non-contiguous grad_output"),
+                       "non-contiguous grad_output", "0-d x"),
              domain=Domain(CUMSUM, sampled(CUMSUM, {"x": (3, 4)}, {"dim": 1}),
                            constants={"dim": DIM}),
              clauses=CUMSUM_CLAUSES, rules=CUMSUM_RULES),

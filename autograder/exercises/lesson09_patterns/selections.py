@@ -12,6 +12,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...function_contract import rule_reference
 from ...outside_ctx import check_no_state_outside_ctx
 from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
@@ -32,7 +33,8 @@ NORMALIZE = Spec("Normalize", ("x", "eps"),
 SELECT_CASES = [((5, 3), [4, 0, 4, 2, 4]), ((6,), [1, 1, 1]), ((5, 3), []),
                 ((4, 2, 3), [3, 0]), ((1, 4), [0, 0]), ((5, 3), [2, 0, 4, 1, 3]),
                 ((3, 2), [2])]
-# rows of one entry and a single row; no 0-d x, which has no last dim to normalise over
+# rows of one entry and a single row (a 0-d x, a row of one along dim=-1 as F.normalize takes
+# it, is the domain's: autograder/empty_and_scalar.py)
 NORMALIZE_SHAPES = [(4, 4), (5,), (2, 3, 4), (5, 1), (1, 6)]
 EPS = 1e-12  # F.normalize's default
 
@@ -158,6 +160,76 @@ def select_full(IndexSelect, device) -> None:
     check_gradcheck(IndexSelect, SELECT, {"x": sample((3, 2, 2), device),
                                           "index": torch.tensor([0, 2, 0, 0], device=device)})
     check_dense_backward(IndexSelect, device)
+    check_strided_rows(IndexSelect, device)
+    covers("3-D x transposed or expanded")
+    check_scalar_x(IndexSelect, device)  # last: the one x torch takes with no rows
+    covers("0-d x")
+
+
+# x of shape (4, 2, 3) in two layouts a flattening view refuses, and a 0-d x
+STRIDED_ROWS = [(", a (2, 4, 3) tensor transposed in dims 0 and 1, not contiguous",
+                 lambda device: sample((2, 4, 3), device, seed=4).transpose(0, 1)),
+                (", expanded from (4, 1, 3), a stride of 0 in dim 1",
+                 lambda device: sample((4, 1, 3), device, seed=5).expand(4, 2, 3))]
+
+
+def check_strided_rows(function, device) -> None:
+    """A 3-D x whose rows no view of shape (n, -1) reaches: rule 1's layouts, on the shape where
+    a flattening view fails (a 2-D x keeps its shape under view(n, -1), whatever its strides)."""
+    index = [3, 0, 3]
+    for layout, make in STRIDED_ROWS:
+        x = make(device)
+        values = {"x": x, "index": torch.tensor(index, device=device)}
+        try:
+            with case(described(values, torch.float64) + f", index={index}, x{layout}"):
+                forward, _ = graded_case(function, SELECT, values)
+                check_saves_index_only(forward, values["index"])
+        except GradingError as error:
+            if "view size is not compatible" not in str(error):
+                raise
+            raise GradingError(f"IndexSelect refused an x of shape (4, 2, 3){layout}: "
+                               "view size is not compatible with input tensor's size and stride "
+                               "(.view never copies, so it needs strides it can reinterpret; "
+                               ".reshape takes every layout, and index_select on x itself needs "
+                               f"no flattening) {rule_reference('values')}", str(error),
+                               mistake="IndexSelect/view-on-strided-x") from error
+        except NotImplementedError:
+            raise
+        except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
+            message = (str(error).splitlines() or [""])[0]
+            raise GradingError(f"IndexSelect raised {type(error).__name__} ({message}) on an x of "
+                               f"shape (4, 2, 3){layout}, index={index}, which "
+                               f"torch.index_select takes {rule_reference('values')}") from error
+
+
+NO_ROWS = ("a 0-d x has no dim 0 (x.shape[0], x[k] and grad_output[k] do not exist there): "
+           "which line of yours assumes one, where x.shape kept whole would not?")
+
+
+def check_scalar_x(function, device) -> None:
+    """A 0-d x with index [0]: torch.index_select takes it (one entry, at position 0) and
+    returns a 0-d output, whose gradient is grad_output; x.shape[0] does not exist there."""
+    values = {"x": sample((), device, seed=3), "index": torch.tensor([0], device=device)}
+    said = ("a 0-d x with index=[0], which torch.index_select takes (its one entry, at "
+            "position 0), returning a 0-d output whose gradient is grad_output")
+    try:
+        with case(described(values, torch.float64) + ", index=[0]"):
+            forward, _ = graded_case(function, SELECT, values)
+            check_saves_index_only(forward, values["index"])
+    except GradingError as error:
+        if not error.hint.startswith(("IndexSelect.forward raised",
+                                      "IndexSelect.backward raised")):
+            raise
+        raise GradingError(f"{error.hint.split(' with ')[0]} on {said}: {NO_ROWS} "
+                           f"{rule_reference('values')}",
+                           str(error), mistake="IndexSelect/raises-on-0-d") from error
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the learner's code may raise anything
+        message = (str(error).splitlines() or [""])[0]
+        raise GradingError(f"IndexSelect raised {type(error).__name__} ({message}) on {said}: "
+                           f"{NO_ROWS} {rule_reference('values')}",
+                           mistake="IndexSelect/raises-on-0-d") from error
 
 
 # Normalize --------------------------------------------------------------------------------
@@ -293,9 +365,11 @@ EXERCISES = [
     Exercise("IndexSelect", LESSON, select_full,
              example=lambda: (sample((4, 2), "cpu"), torch.tensor([3, 0, 3, 3])),
              contract=("repeated index", "empty index", "1-D x", "saves only index",
-                       "non-contiguous grad_output"),
+                       "non-contiguous grad_output", "3-D x transposed or expanded", "0-d x"),
              domain=Domain(SELECT, _select_values), clauses=INDEX_SELECT_CLAUSES,
              rules=INDEX_SELECT_RULES),
+    # the domain's empty and 0-d case: an empty batch, and a 0-d x, a row of one entry along
+    # dim=-1 as F.normalize takes it (Function contract, rule 1)
     Exercise("Normalize", LESSON, normalize_full,
              example=lambda: (rows_around_eps("cpu")[0][:3, :4], 1e-2),
              contract=("rows below eps and a row of zeros", "1-D x",
@@ -304,9 +378,6 @@ EXERCISES = [
              domain=Domain(NORMALIZE, _normalize_values,
                            constants={"eps": Constant(1e-12, 10.0, "eps a Python float; "
                                                       "correct on rows whose norm is below "
-                                                      "eps", also=(1e-3,))},
-                           # the contract normalises rows: a 0-d x has none
-                           zero_dim=False,
-                           empty_and_scalar_clause="an empty batch of rows"),
+                                                      "eps", also=(1e-3,))}),
              clauses=NORMALIZE_CLAUSES, rules=NORMALIZE_RULES),
 ]

@@ -55,12 +55,47 @@ UNUSUAL = [
         result = torch.zeros(indices.shape, dtype=grad_output.dtype, device=grad_output.device)
         return result.scatter_add_(ctx.dim, indices, grad_output), None
 ''')),
-    Unusual("CumMax", "a running maximum by a loop (ties to the latest: >=), scatter_reduce",
+    Unusual("CumMax", "in-place scatter_add_ on new_zeros, dim normalised", _cummax('''
+        out = grad_output.new_zeros(grad_output.shape)
+        out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)
+        return out, None
+''')),
+    Unusual("CumMax", "cummax along the last dim after movedim, the indices saved as a view",
+            _function("CumMax", _MOVEDIM_FORWARD.replace("KEEP", ""), _SCATTER_BACK)),
+    Unusual("CumMax", "a running maximum by a loop (ties to the latest: >=), scatter_reduce, "
+            "a 0-d x as a row of one", _cummax('''
+        zeros = torch.zeros_like(grad_output)
+        return zeros.scatter_reduce(ctx.dim, indices, grad_output, "sum"), None
+''', forward=_LOOP_FORWARD.replace("COMPARE", ">=").replace(
+                "x.movedim(dim, -1)", "(x.movedim(dim, -1) if x.dim() else x.reshape(1))").replace(
+                "indices.movedim(-1, dim)", "indices.movedim(-1, dim).reshape(x.shape)").replace(
+                "values.movedim(-1, dim)", "values.movedim(-1, dim).reshape(x.shape)"))),
+]
+
+
+MISTAKES = [
+    # W22 of review 74: dim turned into a position with dim % x.dim(), which divides by zero on
+    # a 0-d x (torch.cummax takes one along dim 0 and -1, a row of one)
+    Mistake("CumMax", "dim normalised with dim % x.dim() in forward",
+            "CumMax raised ZeroDivisionError on a 0-d x (dim=0, float64), which torch.cummax "
+            "takes", _cummax(_SCATTER_ADD, forward='''
+    def forward(ctx, x, dim):
+        dim = dim % x.dim()
+        values, indices = torch.cummax(x, dim)
+        ctx.save_for_backward(indices)
+        ctx.dim = dim
+        return values
+''')),
+    # UNUSUAL until review 74: each raises on a 0-d x, which torch.cummax takes along dim 0 and
+    # -1 (rule 1)
+    Mistake("CumMax", "a running maximum by a loop (ties to the latest: >=), scatter_reduce",
+            "CumMax raised IndexError on a 0-d x",
             _cummax('''
         zeros = torch.zeros_like(grad_output)
         return zeros.scatter_reduce(ctx.dim, indices, grad_output, "sum"), None
 ''', forward=_LOOP_FORWARD.replace("COMPARE", ">="))),
-    Unusual("CumMax", "index_put_ with accumulate=True on flattened rows", _cummax('''
+    Mistake("CumMax", "index_put_ with accumulate=True on flattened rows",
+            "CumMax.backward raised IndexError on a 0-d x", _cummax('''
         g = grad_output.movedim(ctx.dim, -1)
         idx = indices.movedim(ctx.dim, -1)
         n = g.shape[-1]
@@ -69,12 +104,8 @@ UNUSUAL = [
         flat.index_put_((rows, idx.reshape(-1)), g.reshape(-1), accumulate=True)
         return flat.reshape(g.shape).movedim(-1, ctx.dim), None
 ''')),
-    Unusual("CumMax", "in-place scatter_add_ on new_zeros, dim normalised", _cummax('''
-        out = grad_output.new_zeros(grad_output.shape)
-        out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)
-        return out, None
-''')),
-    Unusual("CumMax", "scatter_add_ one output position at a time", _cummax('''
+    Mistake("CumMax", "scatter_add_ one output position at a time",
+            "CumMax raised ZeroDivisionError on a 0-d x", _cummax('''
         d = ctx.dim % grad_output.dim()
         g, idx = grad_output.movedim(d, -1), indices.movedim(d, -1)
         out = torch.zeros_like(g)
@@ -82,9 +113,8 @@ UNUSUAL = [
             out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 1])
         return out.movedim(-1, d), None
 ''')),
-    Unusual("CumMax", "cummax along the last dim after movedim, the indices saved as a view",
-            _function("CumMax", _MOVEDIM_FORWARD.replace("KEEP", ""), _SCATTER_BACK)),
-    Unusual("CumMax", "index_add one flattened slice at a time", _cummax('''
+    Mistake("CumMax", "index_add one flattened slice at a time",
+            "CumMax raised ZeroDivisionError on a 0-d x", _cummax('''
         d = ctx.dim % grad_output.dim()
         g = grad_output.movedim(d, -1).reshape(-1, grad_output.shape[d])
         i = indices.movedim(d, -1).reshape(-1, grad_output.shape[d])
@@ -93,10 +123,6 @@ UNUSUAL = [
             out[r] = out[r].index_add(0, i[r], g[r])
         return out.reshape(grad_output.movedim(d, -1).shape).movedim(-1, d), None
 ''', forward=_CUMMAX_FORWARD)),
-]
-
-
-MISTAKES = [
     # a built-in *_backward op that decomposes before a dispatch mode sees it, grad_output
     # standing in for x (the op reads only its shape and options) (review 09)
     Mistake("CumMax", "PyTorch's own cummaxmin_backward, a built-in *_backward op",

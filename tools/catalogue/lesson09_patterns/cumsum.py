@@ -14,7 +14,9 @@ UNUSUAL = [
         flipped = grad_output.index_select(dim, backwards)
         return flipped.cumsum(dim).index_select(dim, backwards), None
 ''')),
-    Unusual("Cumsum", "loop of narrow sums", _cumsum('''
+    Unusual("Cumsum", "loop of narrow sums, a 0-d x apart", _cumsum('''
+        if grad_output.dim() == 0:  # a row of one: its own sum
+            return grad_output.clone(), None
         n = grad_output.shape[dim]
         parts = [grad_output.narrow(dim, i, n - i).sum(dim, keepdim=True) for i in range(n)]
         return (torch.cat(parts, dim) if parts else grad_output.clone()), None
@@ -27,6 +29,22 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # W14 of review 74: dim turned into a position with dim % x.dim(), which divides by zero on
+    # a 0-d x (torch.cumsum takes one along dim 0 and -1, a row of one)
+    Mistake("Cumsum", "dim normalised with dim % x.dim() in forward",
+            "Cumsum raised ZeroDivisionError on a 0-d x (dim=0, float64), which torch.cumsum "
+            "takes", _cumsum(_REVERSED, forward='''
+    def forward(ctx, x, dim):
+        ctx.dim = dim % x.dim()
+        return torch.cumsum(x, dim)
+''')),
+    # UNUSUAL until review 74: reads grad_output.shape[dim], which a 0-d x does not have
+    Mistake("Cumsum", "loop of narrow sums", "Cumsum.backward raised IndexError on a 0-d x",
+            _cumsum('''
+        n = grad_output.shape[dim]
+        parts = [grad_output.narrow(dim, i, n - i).sum(dim, keepdim=True) for i in range(n)]
+        return (torch.cat(parts, dim) if parts else grad_output.clone()), None
+''')),
     # UNUSUAL until review 67: the Jacobian along dim, a triangle of ones (n x n), built as a
     # matrix; rule 3 keeps backward's memory linear in the sizes
     Mistake("Cumsum", "an upper-triangular matrix of ones",

@@ -6,16 +6,63 @@ from .answers import _INDEX_ADD, _function, _select
 
 
 UNUSUAL = [
-    Unusual("IndexSelect", "scatter_add with an expanded index", _select('''
+    Unusual("IndexSelect", "scatter_add with an expanded index, a 0-d x apart", _select('''
+        if grad_output.dim() == 0:  # a 0-d x: index is [0], the gradient grad_output itself
+            return grad_output.clone(), None
         rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)
         return grad_output.new_zeros(ctx.shape).scatter_add(0, rows, grad_output), None
 ''')),
-    Unusual("IndexSelect", "index_put_ with accumulate=True", _select('''
+    Unusual("IndexSelect", "index_put_ with accumulate=True, a 0-d x apart", _select('''
+        if grad_output.dim() == 0:
+            return grad_output.clone(), None
         grad_x = torch.zeros(ctx.shape, dtype=grad_output.dtype, device=grad_output.device)
         grad_x.index_put_((index,), grad_output, accumulate=True)
         return grad_x, None
 ''')),
-    Unusual("IndexSelect", "in-place index_add_ on torch.zeros, the shape kept in two parts",
+    Unusual("IndexSelect", "in-place index_add_ on torch.zeros of x's shape", _select('''
+        out = torch.zeros(ctx.shape, dtype=grad_output.dtype, device=grad_output.device)
+        out.index_add_(0, index, grad_output)
+        return out, None
+''')),
+    Unusual("IndexSelect", "python loop accumulating rows, a 0-d x apart", _select('''
+        if grad_output.dim() == 0:
+            return grad_output.clone(), None
+        out = grad_output.new_zeros(ctx.shape)
+        for k, s in enumerate(index.tolist()):
+            out[s] += grad_output[k]
+        return out, None
+''')),
+]
+
+
+MISTAKES = [
+    # W26 of review 74: x flattened with x.view(x.shape[0], -1), which a 3-D x whose leading dims
+    # are transposed (or one expanded in dim 1) refuses; a 2-D x keeps its shape under it
+    Mistake("IndexSelect", "x flattened with x.view(x.shape[0], -1)",
+            "IndexSelect refused an x of shape (4, 2, 3), a (2, 4, 3) tensor transposed",
+            _select(_INDEX_ADD, forward='''
+    def forward(ctx, x, index):
+        ctx.save_for_backward(index)
+        ctx.shape = x.shape
+        flat = x.view(x.shape[0], -1)
+        return flat.index_select(0, index).view(len(index), *x.shape[1:])
+''')),
+    # UNUSUAL until review 74: each raises on a 0-d x, which torch.index_select takes with
+    # index [0] (rule 1)
+    Mistake("IndexSelect", "scatter_add with an expanded index",
+            "IndexSelect.backward raised RuntimeError on a 0-d x with index=[0]", _select('''
+        rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)
+        return grad_output.new_zeros(ctx.shape).scatter_add(0, rows, grad_output), None
+''')),
+    Mistake("IndexSelect", "index_put_ with accumulate=True",
+            "IndexSelect.backward raised IndexError on a 0-d x with index=[0]", _select('''
+        grad_x = torch.zeros(ctx.shape, dtype=grad_output.dtype, device=grad_output.device)
+        grad_x.index_put_((index,), grad_output, accumulate=True)
+        return grad_x, None
+''')),
+    # (W24 of review 74 too: the rows counted with x.shape[0])
+    Mistake("IndexSelect", "in-place index_add_ on torch.zeros, the shape kept in two parts",
+            "IndexSelect raised IndexError (tuple index out of range) on a 0-d x with index=[0]",
             _function("IndexSelect",
             '''
     def forward(ctx, x, index):
@@ -29,13 +76,15 @@ UNUSUAL = [
         out.index_add_(0, index, g)
         return out, None
 ''')),
-    Unusual("IndexSelect", "python loop accumulating rows", _select('''
+    Mistake("IndexSelect", "python loop accumulating rows",
+            "IndexSelect.backward raised IndexError on a 0-d x with index=[0]", _select('''
         out = grad_output.new_zeros(ctx.shape)
         for k, s in enumerate(index.tolist()):
             out[s] += grad_output[k]
         return out, None
 ''')),
-    Unusual("IndexSelect", "sparse COO tensor to_dense", _select('''
+    Mistake("IndexSelect", "sparse COO tensor to_dense",
+            "IndexSelect.backward raised IndexError on a 0-d x with index=[0]", _select('''
         n = index.shape[0]
         flat = grad_output.reshape(n, math.prod(ctx.shape[1:]))
         if n == 0 or math.prod(ctx.shape[1:]) == 0:
@@ -46,10 +95,6 @@ UNUSUAL = [
         dense = torch.sparse_coo_tensor(i, flat.reshape(-1), size).to_dense()
         return dense.reshape(ctx.shape), None
 ''')),
-]
-
-
-MISTAKES = [
     # UNUSUAL until review 67: the Jacobian, a one-hot matrix (k x n), built as a matrix; rule 3
     # keeps backward's memory linear in the sizes
     Mistake("IndexSelect", "a one-hot matrix product",

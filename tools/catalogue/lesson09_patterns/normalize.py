@@ -42,12 +42,6 @@ UNUSUAL = [
         above = (grad_output - radial * y) / torch.clamp(norm, min=ctx.eps)
         return torch.where(norm >= ctx.eps, above, grad_output / ctx.eps), None
 ''')),
-    Unusual("Normalize", "the row dot product as an einsum (no 0-d branch: the contract has "
-            "rows)", _normalize('''
-        radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
-        above = norm >= ctx.eps
-        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
-''')),
     Unusual("Normalize", "F.normalize forward, where-branch backward", _function("Normalize", '''
     def forward(ctx, x, eps):
         y = F.normalize(x, dim=-1, eps=eps)
@@ -61,7 +55,48 @@ UNUSUAL = [
         proj = g - y * (y * g).sum(-1, keepdim=True)
         return torch.where(n < ctx.eps, g / ctx.eps, proj / n.clamp_min(ctx.eps)), None
 ''')),
-    Unusual("Normalize", "norm without keepdim, unsqueezed in backward; einsum dot",
+    Unusual("Normalize", "(g - y (y.g)) / n via addcmul", _normalize('''
+        dot = (y * grad_output).sum(-1, keepdim=True)
+        mask = (norm >= ctx.eps).to(y.dtype)
+        divisor = torch.maximum(norm, torch.full_like(norm, ctx.eps))
+        return torch.addcmul(grad_output, y, dot * mask, value=-1) / divisor, None
+''')),
+]
+
+
+MISTAKES = [
+    # W23 of review 74: each row's dot product as a batched matmul, whose unsqueeze(-2) a 0-d x
+    # (a row of one along dim=-1, which F.normalize takes) does not have
+    Mistake("Normalize", "the row dot product as a batched matmul",
+            "Normalize.backward raised IndexError with x of shape ()", _normalize('''
+        radial = (y.unsqueeze(-2) @ grad_output.unsqueeze(-1)).squeeze(-1)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+''')),
+    # W8 of review 74: the divisor and a bool mask saved beside y, two numbers per row
+    Mistake("Normalize", "saves y, the divisor and a bool mask per row",
+            "Normalize saves 164 bytes where the contract allows 160", _function("Normalize", '''
+    def forward(ctx, x, eps):
+        norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        divisor = norm.clamp_min(eps)
+        y = x / divisor
+        ctx.save_for_backward(y, divisor, norm >= eps)
+        return y
+''', '''
+    def backward(ctx, grad_output):
+        y, divisor, above = ctx.saved_tensors
+        return (grad_output - y * (y * grad_output).sum(-1, keepdim=True) * above) / divisor, None
+''')),
+    # UNUSUAL until review 74: each breaks on a 0-d x, a row of one along dim=-1, which
+    # F.normalize takes (rule 1; the domain graded no 0-d x before)
+    Mistake("Normalize", "the row dot product as an einsum (no 0-d branch)",
+            "Normalize.backward raised RuntimeError with x of shape ()", _normalize('''
+        radial = torch.einsum("...i,...i->...", y, grad_output).unsqueeze(-1)
+        above = norm >= ctx.eps
+        return (grad_output - y * radial * above) / norm.clamp_min(ctx.eps), None
+''')),
+    Mistake("Normalize", "norm without keepdim, unsqueezed in backward; einsum dot",
+            "Normalize's output has shape (1,) but should have shape ()",
             _function("Normalize",
             '''
     def forward(ctx, x, eps):
@@ -78,13 +113,8 @@ UNUSUAL = [
         gx = (g - y * dot * (n >= ctx.eps).to(g.dtype)) / n.clamp_min(ctx.eps)
         return gx, None
 ''')),
-    Unusual("Normalize", "(g - y (y.g)) / n via addcmul", _normalize('''
-        dot = (y * grad_output).sum(-1, keepdim=True)
-        mask = (norm >= ctx.eps).to(y.dtype)
-        divisor = torch.maximum(norm, torch.full_like(norm, ctx.eps))
-        return torch.addcmul(grad_output, y, dot * mask, value=-1) / divisor, None
-''')),
-    Unusual("Normalize", "norm saved without keepdim, the two cases picked by torch.where",
+    Mistake("Normalize", "norm saved without keepdim, the two cases picked by torch.where",
+            "Normalize's output has shape (1,) but should have shape ()",
             _normalize('''
         n = norm.unsqueeze(-1)
         projected = (grad_output - y * (y * grad_output).sum(-1, keepdim=True)) / n
@@ -97,10 +127,6 @@ UNUSUAL = [
         ctx.eps = eps
         return y
 ''')),
-]
-
-
-MISTAKES = [
     Mistake("Normalize", "missing projection term", "missing the projection term", _normalize(
         "        return grad_output / norm.clamp_min(ctx.eps), None\n"),
             named=True, nbgrader=True),

@@ -8,13 +8,10 @@ _MADE_IN_FORWARD = ("a copy of a tensor forward made and then drops: the same by
                     "the contract counts what is saved, not which buffer holds it")
 _RETURNED_COPY = ("a gradient or output returned as a copy, or as grad_output itself, holds the "
                   "same values; autograd accepts both")
-_NO_ZERO_DIM = ("the contract grades no 0-d x with a dim argument (the syllabus): the 0-d "
-                "branch is never needed, and the general branch gives the same result")
 _EMPTY = ("the branch for an empty tensor only: the general path gives the same (empty or "
           "zero) result there, and a one-element slice's gradient is grad_output itself")
-_ONE_D_INDEX = "index is 1-D: its first and last dims are the same"
-_EMPTY_SLICE = ("differs only for an empty slice along dim or a 0-d x, which the syllabus never "
-                "grades for an exercise with a dim argument")
+_TO_OWN_SHAPE = ("x.shape is the moved-back tensor's own shape, or () from (1,) for a 0-d x: view "
+                 "to a tensor's own shape, or of one entry, never needs a copy, as reshape's")
 
 
 _TIE = ("a strict and a non-strict comparison of the norm with eps differ only on a row whose "
@@ -26,7 +23,7 @@ def _e(exercise, operator, before, after, reason):
 
 
 _SAVE_AB = "ctx.save_for_backward(a, b)"
-_COO = "if n == 0 or math.prod(ctx.shape[1:]) == 0:"
+_LOOP_SAVE = "ctx.save_for_backward(indices.movedim(-1, dim).reshape(x.shape))"
 _CUMMAX_SAVE = "ctx.save_for_backward(indices)  # int64 positions of the running maxima"
 
 EQUIVALENTS = [
@@ -58,28 +55,12 @@ EQUIVALENTS = [
        "ones = torch.ones_like(x.narrow(dim, -1, 1))",
        "ones_like reads only the slice's shape, the same for the first and the last slice"),
     # Cumsum
-    _e("Cumsum", "move_threshold", "if grad_output.dim() == 0:",
-       "if grad_output.dim() == -1e-06:", _NO_ZERO_DIM),
-    _e("Cumsum", "move_threshold", "if grad_output.dim() == 0:", "if grad_output.dim() == 1e-06:",
-       _NO_ZERO_DIM),
-    _e("Cumsum", "nudge_constant", "if grad_output.dim() == 0:", "if grad_output.dim() == -1:",
-       _NO_ZERO_DIM),
     _e("Cumsum", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
        _RETURNED_COPY),
     _e("Cumsum", "drop_copy",
        "return (torch.cat(parts, dim) if parts else grad_output.clone()), None",
        "return (torch.cat(parts, dim) if parts else grad_output), None", _RETURNED_COPY),
     # IndexSelect
-    _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1e-06"),
-       _EMPTY),
-    _e("IndexSelect", "move_threshold", _COO, _COO.replace("[1:]) == 0", "[1:]) == 1e-06"),
-       _EMPTY),
-    _e("IndexSelect", "move_threshold", _COO, _COO.replace("n == 0", "n == -1e-06"), _EMPTY),
-    _e("IndexSelect", "move_threshold", _COO, _COO.replace("n == 0", "n == 1e-06"), _EMPTY),
-    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("shape[1:]", "shape[0:]"), _EMPTY),
-    _e("IndexSelect", "reshape_to_view", "return dense.reshape(ctx.shape), None",
-       "return dense.view(ctx.shape), None", "to_dense() returns a contiguous tensor: view and "
-       "reshape agree"),
     _e("IndexSelect", "reshape_to_view",
        "rows = index.reshape(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)",
        "rows = index.view(-1, *([1] * (grad_output.dim() - 1))).expand_as(grad_output)",
@@ -107,9 +88,6 @@ EQUIVALENTS = [
     _e("CumMax", "add_copy", _CUMMAX_SAVE,
        _CUMMAX_SAVE.replace("(indices)", "(indices.contiguous())"), _MADE_IN_FORWARD),
     _e("CumMax", "add_copy", "return values", "return values.clone()", _RETURNED_COPY),
-    _e("CumMax", "reshape_to_view", "return flat.reshape(g.shape).movedim(-1, ctx.dim), None",
-       "return flat.view(g.shape).movedim(-1, ctx.dim), None",
-       "flat was made by torch.zeros two lines above: contiguous, view and reshape agree"),
     _e("CumMax", "move_threshold", "if indices.numel() == 0:", "if indices.numel() == -1e-06:",
        _EMPTY),
     _e("CumMax", "move_threshold", "if indices.numel() == 0:", "if indices.numel() == 1e-06:",
@@ -137,41 +115,17 @@ EQUIVALENTS = [
        "others_nz = sign.prod(dim, keepdim=True) * sign * torch.exp(total_log - logs)",
        "others_nz = sign.prod(dim, keepdim=True) / sign * torch.exp(total_log - logs)",
        "sign is +1 or -1, so multiplying by it and dividing by it are the same"),
-    _e("IndexSelect", "nudge_constant", "n = index.shape[0]", "n = index.shape[-1]",
-       _ONE_D_INDEX),
-    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]) == 0", "[1:]) == -1"), _EMPTY),
-    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("n == 0", "n == -1"), _EMPTY),
     _e("IndexSelect", "add_copy", "return grad_x, None", "return grad_x.clone(), None",
        _RETURNED_COPY),
-    _e("Normalize", "add_copy", "return gx, None", "return gx.clone(), None", _RETURNED_COPY),
-    _e("CumMax", "save_copy", "ctx.save_for_backward(indices.movedim(-1, dim))",
-       "ctx.save_for_backward(indices.movedim(-1, dim).clone())", _MADE_IN_FORWARD),
-    _e("CumMax", "nudge_constant",
-       "rows = torch.arange(g.numel() // max(n, 1), device=g.device).repeat_interleave(n)",
-       "rows = torch.arange(g.numel() // max(n, 0), device=g.device).repeat_interleave(n)",
-       _EMPTY_SLICE),
     _e("CumMax", "add_copy", "return out, None", "return out.clone(), None", _RETURNED_COPY),
-    _e("CumMax", "nudge_constant",
-       "out.scatter_add_(ctx.dim % max(grad_output.dim(), 1), indices, grad_output)",
-       "out.scatter_add_(ctx.dim % max(grad_output.dim(), 0), indices, grad_output)",
-       _EMPTY_SLICE),
     # CumMax's catalogued correct answers (review 56)
     _e("CumMax", "nudge_constant", "if indices.numel() == 0:", "if indices.numel() == -1:",
        _EMPTY),
-    _e("CumMax", "nudge_constant",
-       "flat = torch.zeros(g.numel() // max(n, 1), n, dtype=g.dtype, device=g.device)",
-       "flat = torch.zeros(g.numel() // max(n, 0), n, dtype=g.dtype, device=g.device)",
-       _EMPTY_SLICE),
     _e("CumMax", "nudge_constant",
        "best, where = moved[..., 0], torch.zeros_like(moved[..., 0], dtype=torch.int64)",
        "best, where = moved[..., 0], torch.zeros_like(moved[..., -1], dtype=torch.int64)",
        "the first and last entries along dim have the same shape: zeros of one are zeros of "
        "the other"),
-    _e("CumMax", "nudge_constant",
-       "out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 1])",
-       "out.scatter_add_(-1, idx[..., o:o + 1], g[..., o:o + 2])",
-       "scatter_add_ reads src only where index has entries: the extra column of src is never "
-       "read"),
     # found by the uncapped mutants (review 57): the unusual answers' own copies and branches
     _e("BroadcastMul", "move_threshold",
        "keep = [i for i in range(own.dim()) if own.shape[i] == 1 and g.shape[i] != 1]",
@@ -195,15 +149,6 @@ EQUIVALENTS = [
        "saves b where backward then does not read it; " + _NO_SAVING_RULE),
     _e("BroadcastMul", "save_copy", "a if ctx.needs_input_grad[1] else None)",
        "a.clone() if ctx.needs_input_grad[1] else None)", _NO_SAVING_RULE),
-    _e("CumMax", "reshape_to_view",
-       "return out.reshape(grad_output.movedim(d, -1).shape).movedim(-1, d), None",
-       "return out.view(grad_output.movedim(d, -1).shape).movedim(-1, d), None",
-       "out is a fresh contiguous tensor: view and reshape give the same view of it"),
-    _e("CumMax", "nudge_constant", "out[r] = out[r].index_add(0, i[r], g[r])",
-       "out[r] = out[r].index_add(-1, i[r], g[r])", "out[r] is 1-D: dims 0 and -1 are the same"),
-    _e("IndexSelect", "nudge_constant", _COO, _COO.replace("[1:]", "[2:]"),
-       "a shortcut for an empty gradient only: where shape[1] is 0 the sparse path builds the "
-       "same empty result"),
     # Normalize: a row at eps may take either side (review 71)
     _e("Normalize", "swap_comparison",
        "above = norm >= ctx.eps  # below eps the divisor is a constant: no projection",
@@ -224,6 +169,21 @@ EQUIVALENTS = [
        "still picks the case with norm.double()"),
     _e("Normalize", "save_copy", "ctx.save_for_backward(y, norm * norm)",
        "ctx.save_for_backward(y, (norm * norm).clone())", _MADE_IN_FORWARD),
+    # review 74: a 0-d x graded for the scans and the selection (rule 1); the catalogued answers
+    # rewritten to take it
+    _e("IndexSelect", "drop_copy", "return grad_output.clone(), None", "return grad_output, None",
+       _RETURNED_COPY),
+    _e("CumMax", "reshape_to_view", "moved = (x.movedim(dim, -1) if x.dim() else x.reshape(1))",
+       "moved = (x.movedim(dim, -1) if x.dim() else x.view(1))",
+       "x is 0-d on that branch: a view of its one entry as shape (1,) needs no stride to agree"),
+    _e("CumMax", "reshape_to_view", "return values.movedim(-1, dim).reshape(x.shape)",
+       "return values.movedim(-1, dim).view(x.shape)", _TO_OWN_SHAPE),
+    _e("CumMax", "reshape_to_view", _LOOP_SAVE, _LOOP_SAVE.replace(".reshape(", ".view("),
+       _TO_OWN_SHAPE),
+    _e("CumMax", "save_copy", _LOOP_SAVE, _LOOP_SAVE.replace("))", ").clone())"),
+       "a forward that finds the running maximum without torch.cummax is held to the byte count "
+       "(check_saves_indices_only): a copy of the int64 indices it made has the same bytes; "
+       + _MADE_IN_FORWARD),
 ]
 
 _EXPANDED_GRADIENT = ("grad_output expanded to x's shape without a copy: autograd takes a gradient of "
