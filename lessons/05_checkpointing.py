@@ -314,9 +314,7 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # decide the rest; write them now, in one cell.
 #
 # **A: where a recorded graph ends.** `h = x * 3` is part of a caller's graph, whose leaf is
-# `x`. Record `(h * 2) ** 2` and call `.backward()` on its sum: once from `h` itself, once from
-# a copy of `h` with the same data and no history, a new leaf that requires grad. Write that
-# copy as `fresh_copy` below (one line). After each run, is `x.grad` written?
+# `x`. Record `(h * 2) ** 2` from `h` and call `.backward()` on its sum: is `x.grad` written?
 #
 # **B: parameters inside the block.** With `layer = nn.Linear(3, 2)` and `x` requiring grad,
 # differentiate `layer(x)` with `torch.autograd.grad`, asking for `x`'s gradient only, and
@@ -328,17 +326,7 @@ print("gradcheck:", torch.autograd.gradcheck(RecomputedFancy.apply, (x5,)))
 # repeat `a`? C is settled at once, A and B after the exercise.
 
 # %%
-def fresh_copy(h):
-    """A: the same data as h, with no history, as a new leaf that requires grad."""
-    ### BEGIN WORKED
-    return h.detach().requires_grad_()
-    ### LEARNER
-    return None  # yours: one line
-    ### END WORKED
-
-
-predicted_x_grad_from_h = None     # A: True or False, recorded from h itself
-predicted_x_grad_from_copy = None  # A: True or False, recorded from the detached copy
+predicted_x_grad_from_h = None     # A: True or False
 predicted_weight_grad_from_grad = None      # B: True or False, after torch.autograd.grad
 predicted_weight_grad_from_backward = None  # B: True or False, after Tensor.backward
 predicted_b_repeats_a = None       # C: True or False, a draw after the state was written back
@@ -398,9 +386,10 @@ compare("b repeats a", predicted_b_repeats_a, torch.equal(a, b))
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
-# For the graph backward rebuilds: will anything be recorded inside a `backward`? Where does
-# the graph end: at this block, or in the caller's graph? Which dropout mask will it draw?
-# Your three predictions answer them.
+# Prediction A recorded from the caller's tensor itself. Should the graph your backward
+# records run on into the caller's graph, or end at the block? Try a candidate in a scratch
+# cell on A's `x` and `h` before you build on it: after `.backward()`, which tensors hold a
+# `.grad`?
 # </details>
 #
 # <details><summary><b>Hint 2</b> (what backward owes)</summary>
@@ -474,26 +463,14 @@ from autograder import grade; grade("CheckpointFunction", CheckpointFunction)
 # The two predictions you made before the exercise, settled:
 
 # %%
-shown = written(predicted_x_grad_from_h, predicted_x_grad_from_copy,
-               predicted_weight_grad_from_grad, predicted_weight_grad_from_backward)
+shown = written(predicted_x_grad_from_h, predicted_weight_grad_from_grad,
+               predicted_weight_grad_from_backward)
 x = torch.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3  # the caller's graph: x -> h
 ((h * 2) ** 2).sum().backward()
-from_h = x.grad is not None
 if shown:
-    print("recorded from h:    x.grad =", x.grad)
-x.grad = None
-copy = fresh_copy(h)  # yours, from the prediction cell
-if not (isinstance(copy, torch.Tensor) and copy.is_leaf and copy.requires_grad
-        and torch.equal(copy, h)):
-    print("fresh_copy(h) must return h's data as a new leaf that requires grad: write it in the "
-          "prediction cell, then run this cell again")
-else:
-    ((copy * 2) ** 2).sum().backward()
-    if shown:
-        print("recorded from copy: x.grad =", x.grad, "· copy.grad =", copy.grad)
-    compare("x.grad written, from h", predicted_x_grad_from_h, from_h)
-    compare("x.grad written, from the copy", predicted_x_grad_from_copy, x.grad is not None)
+    print("recorded from h: x.grad =", x.grad)
+compare("x.grad written, from h", predicted_x_grad_from_h, x.grad is not None)
 
 layer = nn.Linear(3, 2)
 x = torch.randn(4, 3, requires_grad=True)
@@ -512,9 +489,8 @@ compare("weight.grad written by .backward", predicted_weight_grad_from_backward,
 
 # %% [markdown]
 # A graph recorded from a tensor of the caller's graph runs on into that graph, down to its
-# leaves; one recorded from a detached copy ends at the copy, which holds the gradient.
-# `torch.autograd.backward` **accumulates** into the `.grad` of every leaf it reaches that
-# requires grad; `torch.autograd.grad` returns what you ask for and writes nowhere.
+# leaves. `torch.autograd.backward` **accumulates** into the `.grad` of every leaf it reaches
+# that requires grad; `torch.autograd.grad` returns what you ask for and writes nowhere.
 #
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
@@ -716,8 +692,8 @@ except NotImplementedError:  # a stub: said, not raised, so Run All goes on
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - forward saves only the outputs `y1` and `y2`: no input in any form, and no activation of
-#   `f` or `g`;
+# - forward saves only the outputs `y1` and `y2`, no input in any form and no activation of
+#   `f` or `g`, and backward keeps nothing of what it rebuilds once it returns;
 # - backward rebuilds the inputs from the outputs and returns the gradients of `x1` and `x2`
 #   the two equations give, also when a loss uses only one of the outputs;
 # - the parameters of `f` and `g` receive their gradients in `.grad`, added to what it holds,

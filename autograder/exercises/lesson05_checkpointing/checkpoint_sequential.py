@@ -14,6 +14,7 @@ from .checkpoint_blocks import (WIDTH, AnyDtype, Residual, ResidualSequential, T
                                 reference, refuse_reentry)
 from .contracts import CHECKPOINT_SEQUENTIAL_CLAUSES, CHECKPOINT_SEQUENTIAL_RULES
 from .sequential_probes import (_run_layers, check_calls_independent, check_given_layers_ran,
+                                check_hooked_layers, check_identity_layers,
                                 check_layers_left_as_given,
                                 check_on_data, check_random_layers,
                                 float_bounds_note, hold)
@@ -167,8 +168,11 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
     x = x_value.detach().clone().requires_grad_()
     given = list(layers) if isinstance(layers, list) else layers  # a fresh list on each call,
     hold(checkpoint_sequential, given)  # alive while the answer is: no id(layers) comes back
+    inner = [module for layer in layers if isinstance(layer, nn.Module)
+             for module in layer.modules() if module is not layer]
     try:
-        with _recording_calls(list(layers)) as forward_calls:
+        with _recording_calls(list(layers)) as forward_calls, \
+                _recording_calls(inner) as inner_calls:
             output = checkpoint_sequential(given, segments, x)
     except (NotImplementedError, GradingError):
         raise
@@ -190,7 +194,7 @@ def check_sequential(checkpoint_sequential, layers, segments: int, x_value: torc
             "the caller runs the same stack again (the next step, the next segment count), so "
             "it must find the list as it gave it",
             mistake="checkpoint_sequential/mutates-layers")
-    check_given_layers_ran(where, layers, forward_calls, output, x)
+    check_given_layers_ran(where, layers, forward_calls, output, x, inner_calls)
     check_runs_once(where, n, forward_calls)
     check_runs_in_order(where, n, forward_calls)
     if isinstance(output, torch.Tensor) and output.shape == expected.shape and not torch.allclose(
@@ -332,6 +336,8 @@ def sequential_full(checkpoint_sequential, device) -> None:
         check_random_layers(checkpoint_sequential, device)
         check_calls_independent(checkpoint_sequential, device)
         check_blocks(checkpoint_sequential, device)
+        check_identity_layers(checkpoint_sequential, device, check_sequential)
+        check_hooked_layers(checkpoint_sequential, device, check_sequential)
     # x is the only tensor input, and check_sequential runs it alone requiring grad, through
     # .backward() as the contract asks (check_each_input_alone's autograd.grad under the FLOP
     # counter's module hooks would reject a correct CheckpointFunction built on autograd.grad)

@@ -31,7 +31,7 @@ from .argument_probes import (check_half_dtypes, check_ignored_input, check_mixe
 from .checkpoint_saves import check_saves_only_inputs
 from .second_use import check_checkpoint_second_use
 from .frozen_parameters import (check_checkpoint_eval_mode, check_checkpoint_frozen,
-                                check_frozen_with_dummy)
+                                check_frozen_with_dummy, check_identity_run_fn)
 from .contracts import CHECKPOINTING_CLAUSES, CHECKPOINTING_RULES
 from .zero_gradient import check_checkpoint_zero_gradient
 
@@ -232,6 +232,7 @@ def checkpoint_full(CheckpointFunction, device) -> None:
             check_frozen_with_dummy(function, device)
         with case("run_fn = Linear, Dropout(0.5), Tanh in eval mode, x of shape (3, 5)"):
             check_checkpoint_eval_mode(function, device)
+        check_identity_run_fn(function, device)
         check_checkpoint_zero_gradient(function, device)
 
 

@@ -11,8 +11,8 @@ R = "ReversibleCoupling/"
 
 
 REVERSIBLE_CLAUSES = (
-    Clause("forward saves only the outputs `y1` and `y2`: no input in any form, and no activation "
-           "of `f` or `g`;",
+    Clause("forward saves only the outputs `y1` and `y2`, no input in any form and no activation "
+           "of `f` or `g`, and backward keeps nothing of what it rebuilds once it returns;",
            {R + "saves-input": "saves the inputs",
             R + "saves-activation": "saves f(x2), an activation",
             R + "tensor-on-ctx": "keeps forward's call of f as functools.partial(f, x2) on ctx",
@@ -20,7 +20,9 @@ REVERSIBLE_CLAUSES = (
             R + "keeps-a-copy-on-ctx": "keeps a flattened NumPy copy of x2 on ctx and reads x2 "
                                         "back from it",
             R + "records-graph-in-forward":
-                "forward runs f and g under torch.enable_grad(), saving only y1 and y2"}),
+                "forward runs f and g under torch.enable_grad(), saving only y1 and y2",
+            R + "keeps-backward-tensors": "rebuilt inputs kept on ctx for a second backward",
+            R + "keeps-rebuilt-graph": "rebuilt outputs kept on ctx"}),
     Clause("backward rebuilds the inputs from the outputs and returns the gradients of `x1` and "
            "`x2` the two equations give, also when a loss uses only one of the outputs;",
            {R + "inverts-wrong-tensor": "inverts in the wrong order",
@@ -76,7 +78,8 @@ CHECKPOINTING_CLAUSES = (
                 "one fresh leaf per distinct saved tensor (a memo by id)",
             C + "arguments-out-of-order": "arguments rebuilt with the tensors first, then the rest",
             C + "recomputes-in-another-dtype":
-                "recomputes on float32 copies of the saved tensors"}),
+                "recomputes on float32 copies of the saved tensors",
+            C + "identity-run-fn": "backpropagates only when the rebuilt output has a grad_fn"}),
     Clause("the parameters used inside `run_fn` receive their gradients in `.grad`, added to what "
            "it holds, whenever a tensor argument requires grad; frozen ones get none;",
            {C + "grad-skips-parameters": "torch.autograd.grad of the inputs only",
@@ -143,7 +146,9 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
                 "built on torch.utils.checkpoint(use_reentrant=False)",
             Q + "runs-layers-twice": "the whole stack run once under no_grad before the groups",
             Q + "groups-out-of-order": "groups run in reverse order",
-            Q + "walks-into-blocks": "layers taken from .modules(), nn.Sequential left out"}),
+            Q + "walks-into-blocks": "layers taken from .modules(), nn.Sequential left out",
+            Q + "runs-parts-of-layers": "the layers taken as the stack's modules without "
+                                        "children (.modules())"}),
     Clause("no group holds more layers than the best split into `segments` groups needs;",
            {Q + "remainder-in-one-segment": "torch's split: n // k each, the remainder in the "
                                             "last"}),
@@ -155,7 +160,8 @@ CHECKPOINT_SEQUENTIAL_CLAUSES = (
             Q + "cuts-graph": "each segment fed a detached copy of its input",
             Q + "float-bounds": "bounds int(i * (n / k)), computed in floating point",
             Q + "runs-no-layer": "segments - 1 groups checkpointed, the last never run",
-            Q + "draws-other-masks": "the generator seeded before the groups"}),
+            Q + "draws-other-masks": "the generator seeded before the groups",
+            Q + "skips-hooks": "each layer called as layer.forward(h)"}),
 )
 CHECKPOINT_SEQUENTIAL_RULES = {
     "ctx": {Q + "runs-cached-layers": "groups cached by (number of layers, segments) across "

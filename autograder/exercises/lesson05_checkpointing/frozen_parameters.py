@@ -6,6 +6,8 @@ Tensors does not require grad")."""
 import torch
 from torch import nn
 
+from ...checks import case
+from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
 from .argument_probes import check_ignored_gets_none
@@ -125,3 +127,24 @@ def check_checkpoint_eval_mode(function, device) -> None:
             "CheckpointFunction's gradient for x differs from a plain run of an eval-mode run_fn "
             "(Linear, Dropout, Tanh): does backward recompute run_fn in another mode than the "
             "caller's (dropout on)?", mistake="CheckpointFunction/changes-caller-state")
+
+
+def check_identity_run_fn(function, device) -> None:
+    """A run_fn that returns its argument itself (nn.Identity, a Dropout in eval mode): the
+    rebuilt output is then the fresh leaf, which requires grad but has no grad_fn, and a plain
+    run gives x grad_output as it is. An answer that tests ``output.grad_fn`` (or is_leaf)
+    before it backpropagates gives x nothing."""
+    for label, block in (("nn.Identity()", nn.Identity()),
+                         ("nn.Dropout(0.5) in eval mode", nn.Dropout(0.5).eval())):
+        x = sample((3, WIDTH), device, seed=35).requires_grad_()
+        grad_output = sample((3, WIDTH), device, seed=36)
+        with case(f"run_fn = {label}, which returns its argument itself, x of shape (3, 5)"):
+            torch.autograd.backward(function.apply(block, x), grad_output)
+            if x.grad is None:
+                raise GradingError(
+                    f"CheckpointFunction gave x no gradient when run_fn ({label}) returns its "
+                    "argument itself, where a plain run gives x grad_output as it is: the "
+                    "rebuilt output is then your fresh leaf, which requires grad but has no "
+                    "grad_fn; what does your backward test before it backpropagates, and is it "
+                    "true of a leaf?", mistake="CheckpointFunction/identity-run-fn")
+            diagnose_gradient("x", x.grad, grad_output)

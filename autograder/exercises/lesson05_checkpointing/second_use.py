@@ -194,7 +194,8 @@ def check_checkpoint_second_use(function, device, *, seed: int = 60) -> None:
 
 
 def check_coupling_second_use(function, values: dict, parameters: dict, rebuild) -> None:
-    """ReversibleCoupling: backward twice on one graph; then y1, and y2, changed in place
+    """ReversibleCoupling: backward twice on one graph, leaving nothing it rebuilt on ctx; then
+    y1, and y2, changed in place
     before backward. ``parameters``: f's and g's, by name; ``rebuild()`` gives fresh values of
     the same kind."""
     x1, x2 = (values[n].detach().clone().requires_grad_() for n in ("x1", "x2"))
@@ -204,7 +205,7 @@ def check_coupling_second_use(function, values: dict, parameters: dict, rebuild)
         outputs = function.apply(x1, x2, values["f"], values["g"])
         _twice("ReversibleCoupling", lambda retain: torch.autograd.backward(
             list(outputs), grad_outputs, retain_graph=retain), {"x1": x1, "x2": x2},
-            parameters, situation)
+            parameters, situation, getattr(outputs[0], "grad_fn", None))
     for k, edited in enumerate(("y1", "y2")):
         fresh = rebuild()
         x1, x2 = (fresh[n].detach().clone().requires_grad_() for n in ("x1", "x2"))

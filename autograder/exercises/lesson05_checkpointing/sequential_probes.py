@@ -68,10 +68,13 @@ def float_bounds_note(n: int, segments: int, ran: int | None = None,
     return ""
 
 
-def check_given_layers_ran(where: str, layers, forward_calls: list, output, x) -> None:
+def check_given_layers_ran(where: str, layers, forward_calls: list, output, x,
+                           inner_calls: list = ()) -> None:
     """An output, yet none of the layers given ran in forward: x itself handed back (a loop
-    that never ran), or an output from other layers, such as the groups an earlier call built
-    and a cache kept (whose values may even equal these)."""
+    that never ran), the modules inside the layers run instead of the layers (``inner_calls``,
+    recorded on each layer's submodules: a stack walked into with .modules()), or an output
+    from other modules, such as the groups an earlier call built and a cache kept (whose
+    values may even equal these)."""
     if (forward_calls or not isinstance(output, torch.Tensor) or not layers
             or not all(isinstance(layer, nn.Module) for layer in layers)):
         return
@@ -80,12 +83,22 @@ def check_given_layers_ran(where: str, layers, forward_calls: list, output, x) -
             f"{where} returned x as it was given, without running any of the {len(layers)} "
             "layers: which loop of yours runs no times for this number of segments, and what "
             "then runs the layers?", mistake="checkpoint_sequential/runs-no-layer")
+    if inner_calls:
+        parts = len({i for i, _ in inner_calls})
+        raise GradingError(
+            f"{where} ran {parts} module{'s' if parts > 1 else ''} inside the layers it was "
+            f"given, never one of the {len(layers)} layers themselves: a layer runs whole, by "
+            "calling it, and its forward may do more than run its parts in a row (a residual "
+            "block adds its input back); which modules are the layers of an "
+            "nn.Sequential, and which does your function run? (.modules() walks into each "
+            "block)", mistake="checkpoint_sequential/runs-parts-of-layers")
     raise GradingError(
         f"{where} returned an output without running any of the {len(layers)} layers it was "
-        "given: it ran other layers, kept from an earlier call (groups cached by the number of "
-        "layers or segments?); build the groups from this call's layers every time: the next "
-        "call may pass another stack of the same length, and the layers of this one must "
-        "receive their gradients", mistake="checkpoint_sequential/runs-cached-layers")
+        "given, or any module inside them: the output came from modules this call did not "
+        "pass (groups kept from an earlier call, cached by the number of layers or segments?); "
+        "build the groups from this call's layers every time: the next call may pass another "
+        "stack of the same length, and the layers of this one must receive their gradients",
+        mistake="checkpoint_sequential/runs-cached-layers")
 
 
 def check_on_data(checkpoint_sequential, device, n: int = 4, segments: int = 2) -> None:
@@ -254,3 +267,58 @@ def check_calls_independent(checkpoint_sequential, device, segments: int = 3) ->
     del given
     compared(list(later), "a new list of other layers, made just after the first one was freed",
              again=True)
+
+
+def check_identity_layers(checkpoint_sequential, device, check_sequential) -> None:
+    """A stack holding layers that return their input itself (nn.Identity, a Dropout in eval
+    mode), each a group of its own: a checkpoint around it must still pass the gradient on.
+    A failure here has no cause of its own: the CheckpointFunction it calls is named."""
+    layers = [_linear(WIDTH, WIDTH, device, 130), nn.Identity(), nn.Tanh(),
+              nn.Dropout(0.5).eval(), _linear(WIDTH, WIDTH, device, 132)]
+    try:
+        check_sequential(checkpoint_sequential, layers, len(layers),
+                         sample((3, WIDTH), device, seed=25))
+    except GradingError as error:  # what it saw, no cause: the CheckpointFunction it calls is
+        raise GradingError(  # graded next, and named where it fails on its own
+            f"{error.hint}; layers 1 (nn.Identity) and 3 (a Dropout in eval mode) return "
+            "their input itself, each as a group of its own", error.details) from error
+
+
+def check_hooked_layers(checkpoint_sequential, device, check_sequential,
+                        segments: int = 2) -> None:
+    """The caller's layers behave as given: a forward hook and a forward pre-hook the caller
+    registered (as a library's weight norm, pruning or logging does) run when the stack runs,
+    and change its output; a layer run as ``layer.forward(h)`` skips them."""
+    layers = layer_stack(device, 5, seed=140)
+    fired: list[int] = []
+
+    def doubled(module, inputs, output, i=2):
+        fired.append(i)
+        return output * 2
+
+    def shifted(module, inputs, i=0):
+        fired.append(i)
+        return (inputs[0] + 0.5,)
+
+    handles = [layers[2].register_forward_hook(doubled),
+               layers[0].register_forward_pre_hook(shifted)]
+    where = (f"checkpoint_sequential(layers, segments={segments}, x) with {len(layers)} layers, "
+             "two of them with hooks the caller registered (a forward pre-hook on layer 0 adds "
+             "0.5 to its input, a forward hook on layer 2 doubles its output)")
+    try:
+        with _recording_calls(layers) as forward_calls:
+            checkpoint_sequential(list(layers), segments,
+                                  sample((3, WIDTH), device, seed=26).requires_grad_())
+        skipped = sorted({i for i, _ in forward_calls if i in (0, 2)} - set(fired))
+        if skipped:
+            raise GradingError(
+                f"{where}: layer {skipped[0]} ran, but the hook the caller registered on it "
+                "never did: a module's hooks run when the module is called, layer(h), and "
+                "never through layer.forward(h); the caller's layers behave as given, so the "
+                "output differs from the plain stack's",
+                mistake="checkpoint_sequential/skips-hooks")
+        check_sequential(checkpoint_sequential, layers, segments,
+                         sample((3, WIDTH), device, seed=27))
+    finally:
+        for handle in handles:
+            handle.remove()

@@ -1114,3 +1114,12 @@ class CheckpointFunction(torch.autograd.Function):
         return (None, *(a.grad if torch.is_tensor(a) and a.requires_grad else None for a in args))
 """),
 ]
+
+# review 74c, W17: backpropagates only when the rebuilt output has a grad_fn; where run_fn returns
+# its argument itself (nn.Identity, a Dropout in eval mode) the output is the fresh leaf, which
+# requires grad and has none, so x got no gradient
+MISTAKES.append(Mistake(
+    "CheckpointFunction", "backpropagates only when the rebuilt output has a grad_fn",
+    "CheckpointFunction gave x no gradient when run_fn (nn.Identity()) returns its argument "
+    "itself", _checkpoint(CORRECT_BACKWARD.replace(
+        BACKWARD_ANSWERS, "        if output.grad_fn is not None:\n    " + BACKWARD_ANSWERS))))

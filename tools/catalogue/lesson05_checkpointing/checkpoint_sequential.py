@@ -59,10 +59,12 @@ UNUSUAL = [
                 "    for chunk in np.array_split(np.arange(len(layers)), segments):\n"
                 "        x = CheckpointFunction.apply(nn.Sequential(*[layers[i] for i in chunk]), x)"
                 "\n    return x\n")),
-    # review 05e: layer.forward(h), not layer(h): module forward hooks never see it, and the
-    # grader once told it "recomputed segments of [] layers"; calls are now recorded by wrapping
-    # each layer's forward
-    Unusual("checkpoint_sequential", "each layer called as layer.forward(h)", HELPER + """
+]
+
+# review 05e once catalogued layer.forward(h) as correct; review 74c (S5): it skips the hooks the
+# caller registered on its layers, so with a hook that changes an output it gives another output
+# than the plain stack
+FORWARD_CALLED = HELPER + """
 
 
 def checkpoint_sequential(layers, segments, x):
@@ -80,8 +82,7 @@ def checkpoint_sequential(layers, segments, x):
         x = CheckpointFunction.apply(run, x)
         start = end
     return x
-"""),
-]
+"""
 
 MISTAKES = [
     # a newcomer instructor's planted slip, once named as layers cached by an earlier call
@@ -479,7 +480,8 @@ def checkpoint_sequential(layers, segments, x):
 """
 
 
-SOLUTION = UNUSUAL[4].code  # spread remainder, each group a closure over its layers
+# spread remainder, each group a closure over its layers
+SOLUTION = edit(FORWARD_CALLED, ("h = layer.forward(h)", "h = layer(h)"))
 
 
 LIST = "    layers = list(layers)\n    size, longer"
@@ -715,3 +717,24 @@ MISTAKES.append(Mistake(
         "    flat = []\n    for layer in layers:\n"
         "        flat += list(layer) if isinstance(layer, nn.Sequential) else [layer]\n"
         "    layers = flat\n" + SPLIT)))
+
+MISTAKES.append(Mistake("checkpoint_sequential", "each layer called as layer.forward(h)",
+                        "but the hook the caller registered on it never did", FORWARD_CALLED))
+
+# review 74c, S8: an nn.Sequential flattened into the modules without children "to get the real
+# layers": the residual blocks never run, only their parts
+MISTAKES.append(Mistake(
+    "checkpoint_sequential", "the layers taken as the stack's modules without children "
+    "(.modules())", "never one of the 4 layers themselves", _sequential(
+        "    if isinstance(layers, nn.Sequential):\n"
+        "        layers = [m for m in layers.modules() if not list(m.children())]\n" + SPLIT)))
+
+# review 74c, W17: built on a CheckpointFunction that backpropagates only when the rebuilt output
+# has a grad_fn: a layer that returns its input itself (nn.Identity, an eval-mode Dropout) in a
+# group of its own stops the gradient
+MISTAKES.append(Mistake(
+    "checkpoint_sequential", "built on a CheckpointFunction that backpropagates only when the "
+    "rebuilt output has a grad_fn", "calls your CheckpointFunction, which fails its own check",
+    edit(_sequential(SPLIT), ("        torch.autograd.backward(output, grad_output)\n",
+                              "        if output.grad_fn is not None:\n"
+                              "            torch.autograd.backward(output, grad_output)\n"))))

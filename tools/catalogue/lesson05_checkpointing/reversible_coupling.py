@@ -494,3 +494,16 @@ MISTAKES += [
     Mistake("ReversibleCoupling", "ignores ctx.needs_input_grad: both inputs' gradients every "
             "call", "returned a gradient for x2 with only x1 requiring grad", COUPLING),
 ]
+
+# review 74c, R2: the rebuilt inputs kept on ctx "for a second backward": after backward, while
+# the caller holds y1 and y2, x1 and x2 (and their .grad) stay alive, the memory the block saves
+MISTAKES.append(Mistake(
+    "ReversibleCoupling", "rebuilt inputs kept on ctx for a second backward",
+    "ReversibleCoupling's backward left ctx.inputs[0] on ctx, a fresh leaf of the graph it rebuilt",
+    _coupling(INVERT + "        ctx.inputs = (x1, x2)\n" + RECOMPUTE + RIGHT + RETURN)))
+
+# the rebuilt outputs z1 and z2 kept on ctx: their graph (f's and g's activations) outlives backward
+MISTAKES.append(Mistake(
+    "ReversibleCoupling", "rebuilt outputs kept on ctx",
+    "ReversibleCoupling's backward left ctx.rebuilt[0] on ctx, a tensor of the graph it rebuilt",
+    _coupling(INVERT + RECOMPUTE + "        ctx.rebuilt = (z1, z2)\n" + RIGHT + RETURN)))
