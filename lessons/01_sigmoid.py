@@ -252,8 +252,8 @@ else:
 #
 # - forward and backward are formulas of your own: no PyTorch sigmoid in forward (`torch.sigmoid`,
 #   or an op that runs it) and no sigmoid backward op in backward;
-# - forward saves only your answer to step 4, the tensor itself (`t.detach()` or a view of `t` is
-#   a tensor of its own);
+# - forward saves only your answer to step 4, and that very tensor: `t.detach()` or a view of `t`
+#   is another tensor, cut from the graph;
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate relative to their
 #   size wherever they are normal float64 numbers, both halves and the left tail included:
 #   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
@@ -342,7 +342,7 @@ inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
 #   (question 1: run `torch.relu` there to see which value it chose), in float64, float32 and
 #   float16;
 # - forward saves one tensor, your answer to question 3: the least new memory you can justify (a
-#   boolean tensor means `torch.bool`), saved as itself.
+#   boolean tensor means `torch.bool`), the very tensor and not an alias such as `t.detach()`.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
@@ -614,7 +614,7 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - forward saves one tensor, the tensor itself, and **no new memory** where the layer after
+# - forward saves one tensor, that very tensor, and **no new memory** where the layer after
 #   `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both tails**:
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number

@@ -236,10 +236,9 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 # Function but no gradient arrives (the optional part builds such a graph): autograd still
 # calls backward, with `(None, None)`.
 #
-# **Returning views.** For `SplitHalves` below, `x[..., :h]` and `x[..., h:]` cost nothing,
-# but they are **views** of `x`: PyTorch forbids writing in place into a view that a custom
-# Function returns, and they change whenever `x` does. `x.clone().chunk(2, -1)` returns views
-# too, of the copy. What gives each half memory of its own?
+# **Pieces of `x`.** `x[..., :h]` and `x[..., h:]` cost nothing: they are **views**, sharing
+# `x`'s memory. The caller of Exercise 2 writes into what it gets back, and into `x`: which
+# ways of making a half hold up under that is one of the exercise's decisions.
 #
 # ## ✎ Exercise 2 · `SplitHalves`
 #
@@ -249,23 +248,25 @@ from autograder import grade; grade("SortWithIndices", SortWithIndices)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - The two halves are fresh tensors, not views of `x` or of anything else, which the caller may write into in place.
-# - A half the loss does not use costs nothing: autograd makes no zeros for its gradient, and when neither half's gradient is defined, backward returns `None` and allocates nothing.
-# - Forward saves no tensor, `x` included.
+# - The caller may write into either half in place, and a write into `x` afterwards leaves both halves as they were.
+# - A half the loss does not use costs nothing: no tensor is made for its gradient, and when no gradient reaches either half, backward allocates nothing.
+# - Between forward and backward the Function keeps no tensor alive, `x` included.
 # - Backward allocates at most 1.25 times the bytes of `x` in all, whichever halves the loss used.
 #
-# What does backward receive for an unused half, and what must forward call so that no zeros
-# are made? With nothing saved, where does backward find the shape and dtype of its result?
-# With one half missing, how many new tensors does a gradient of `x`'s shape take at the
-# least, and how does the known half get into it?
+# Each bullet leaves you a decision: how to make a half, what backward can be handed for one
+# and what it returns then, what backward needs of forward, and how the one gradient is built.
+# Decide before you write, and put your reasons in a comment in forward.
 
 # %% nbgrader={"grade_id": "answer_SplitHalves", "solution": true}
 class SplitHalves(torch.autograd.Function):
-    """(x[..., :h], x[..., h:]) with h = x.shape[-1] // 2, as fresh tensors."""
+    """(x[..., :h], x[..., h:]) with h = x.shape[-1] // 2."""
 
     @staticmethod
     def forward(ctx, x):
         ### BEGIN SOLUTION
+        # copies: a slice is a view of x (the chunks of a clone are views of the clone), which
+        # the caller could not write into; nothing saved: the gradients backward receives
+        # carry the shape, dtype and device of its result
         ctx.set_materialize_grads(False)  # an unused half's gradient arrives as None
         h = x.shape[-1] // 2
         return x[..., :h].clone(), x[..., h:].clone()
@@ -296,7 +297,12 @@ from autograder import grade; grade("SplitHalves", SplitHalves)
 # %% [markdown]
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
-# Forward saves nothing: the gradients backward receives carry every shape it needs. With
+# Each half is a copy, `x[..., :h].clone()`. A slice is a view of `x`; the chunks of
+# `x.clone()` are views of the clone, and PyTorch refuses an in-place write into a view a
+# Function returns; `.contiguous()` copies a slice only where it is not contiguous already (a
+# 1-d `x`'s halves are). Autograd would make zeros for an unused half's gradient:
+# `ctx.set_materialize_grads(False)` makes it `None`, so backward checks each. Forward saves
+# nothing: the gradients backward receives carry every shape, dtype and device it needs. With
 # both halves `None`: `None`, no allocation. Otherwise one new tensor of `x`'s shape is the
 # least, and the known half must land in it without a second one: `grad.new_zeros(...)` with
 # each known half copied into its slice, or the known half padded to full width
@@ -811,6 +817,7 @@ print("but forward had already run, so the leaf is changed anyway:", leaf)
 # | `torch.zeros` for a missing half, then `torch.cat` | the zeros materialisation you switched off, by hand | one tensor of the full shape |
 # | returning views (`x[..., :h]`, or `x.clone().chunk(2, -1)`) from forward | writing into them raises; views of `x` change when `x` does | clone each half |
 # | in place without `ctx.mark_dirty(x)` | a view comes back, `x` keeps its old history: silently wrong gradients; leaves overwritten silently | `ctx.mark_dirty(x)` and return `x` |
+# | `ctx.mark_dirty(x)`, then `return x.view_as(x)` (or any tensor but `x`) | PyTorch raises "Some elements marked as dirty during the forward method were not returned as output" | return `x` itself |
 # | an in-place forward that computes out of place and copies in (`x.copy_(torch.relu(x))`), or makes a float temporary (`torch.sign(x)`) | a tensor as large as `x`: the memory writing in place saves | an in-place op for the write; comparisons (a byte each) for what you keep |
 # | writing through a boolean mask (`x[x < 0] *= -1`, `x[neg] = -x[neg]`, `masked_select`) | `x[mask]` copies the selected entries, and the kernel makes their int64 positions (at least 8 bytes per selected entry; `masked_select` makes 8 bytes for every entry of its mask): as large as `x` or larger | an in-place op over all of `x` (`x[mask] = 0`, a single value, takes `masked_fill_`'s path and makes neither) |
 # | `ctx.save_for_backward(x)` before the write, to keep the input | autograd packs saved tensors when forward returns: backward gets the output, no error, a wrong gradient | save a new tensor computed before the write |

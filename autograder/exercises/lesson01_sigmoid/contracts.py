@@ -7,7 +7,7 @@ from ...clauses import Clause
 
 
 SOFTPLUS_CLAUSES = (
-    Clause("forward saves one tensor, the tensor itself, and **no new memory** where the layer "
+    Clause("forward saves one tensor, that very tensor, and **no new memory** where the layer "
            "after `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;",
            {"Softplus/saves-not-only-output": "saves the input x",
             "Softplus/saves-output-alias": "saves y.detach()",
@@ -43,8 +43,8 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
             "MySigmoid/builtin-backward-op": "built-in sigmoid_backward"}),
-    Clause("forward saves only your answer to step 4, the tensor itself (`t.detach()` or a view "
-           "of `t` is a tensor of its own);",
+    Clause("forward saves only your answer to step 4, and that very tensor: `t.detach()` or a "
+           "view of `t` is another tensor, cut from the graph;",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z"}),
@@ -91,7 +91,8 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
     Clause("forward saves one tensor, your answer to question 3: the least new memory you can "
-           "justify (a boolean tensor means `torch.bool`), saved as itself.",
+           "justify (a boolean tensor means `torch.bool`), the very tensor and not an alias "
+           "such as `t.detach()`.",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
             "MyReLU/saves-output-alias":
                 "saves y.detach(), masks with torch.where(y > 0)"}),

@@ -10,6 +10,7 @@ from ...checks import Spec, make_inputs, run_backward, run_forward
 from ...errors import GradingError
 from ...exercise import sample
 from ...saved_output import check_output_itself
+from .saved_copies import copy_of_output, derivative_of_output
 from .watch import Call, Watch
 
 # ops that compute an exponential (sigmoid and tanh among them): a backward that runs one
@@ -50,6 +51,19 @@ def check_saves_only_output(spec: Spec, forward, backward=None) -> None:
         raise GradingError(f"{spec.name} saved nothing with ctx.save_for_backward: which "
                            "tensor does your backward read, and where did forward keep it?",
                            mistake=f"{spec.name}/saves-nothing")
+    if len(forward.saved) == 1 and (copy := copy_of_output(forward.saved[0],
+                                                          getattr(forward, "output", None))):
+        raise GradingError(f"{spec.name} saved {copy}, not y itself: step 2's derivative reads "
+                           "y, and the very tensor forward returns costs no new memory where "
+                           "the next layer keeps it; what does the copy add?",
+                           mistake=f"{spec.name}/saves-more-than-output")
+    if len(forward.saved) == 1 and (derivative := derivative_of_output(
+            forward.saved[0], getattr(forward, "output", None), lambda y: y * (1 - y),
+            "y * (1 - y)")):
+        raise GradingError(f"{spec.name} saved {derivative}, where y alone costs no new "
+                           "memory when the next layer keeps it, and backward makes the "
+                           "derivative from y in one line; what does saving it save?",
+                           mistake=f"{spec.name}/saves-more-than-output")
     raise GradingError(f"{spec.name} saved {len(roles)} tensor{'' if len(roles) == 1 else 's'} "
                        f"({', '.join(roles)}): step 2's derivative reads one tensor; which one, and "
                        "what does anything more you save cost?",
@@ -118,6 +132,10 @@ def judge_mask_or_output(saved: list, output=None) -> None:
         said = (f"MyReLU saved {len(saved)} tensors, {' and '.join(map(_kept, saved))} "
                 f"({'; '.join(map(_cost, saved))}): backward needs to know one thing about x; "
                 "which one tensor tells it, for the least new memory?")
+    elif copy := copy_of_output(saved[0], output):
+        said = (f"MyReLU saved {copy}, where the contract asks for the least new memory you "
+                "can justify: y itself costs none where the next layer keeps it, and a mask "
+                "one byte an element; which does backward need?")
     else:
         said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): the contract asks for "
                 "the least new memory you can justify: what does backward need to know about each "

@@ -15,6 +15,7 @@ from .sigmoid import LARGE, check_class_untouched, check_output_is_new, extreme_
 from ..shared.call_state import check_one_ctx_per_call
 from ..shared.grad_output import check_uses_grad_output
 from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
+from .saved_copies import copy_of_output, derivative_of_output
 from .saving import (HUGE, check_huge_call, check_input_untouched, check_output_itself,
                      softplus_watch)
 
@@ -48,6 +49,19 @@ def check_saves_only_output(forward) -> None:
         raise GradingError("Softplus saved nothing with ctx.save_for_backward: which tensor "
                            "does your backward read, and where did forward keep it?",
                            mistake="Softplus/saves-nothing")
+    if len(forward.saved) == 1 and (copy := copy_of_output(forward.saved[0],
+                                                          getattr(forward, "output", None))):
+        raise GradingError(
+            f"Softplus saved {copy}, not y itself: the very tensor forward returns is no new "
+            "memory where the layer after Softplus keeps its input, and the copy adds nothing "
+            "backward needs; save y", mistake="Softplus/saves-not-only-output")
+    if len(forward.saved) == 1 and (derivative := derivative_of_output(
+            forward.saved[0], getattr(forward, "output", None), lambda y: -torch.expm1(-y),
+            "sigmoid(x)")):
+        raise GradingError(
+            f"Softplus saved {derivative}, where y itself is no new memory when the layer "
+            "after Softplus keeps its input: can backward get sigmoid(x) from y?",
+            mistake="Softplus/saves-not-only-output")
     words = ", ".join("input x" if role.startswith("input") else role for role in roles)
     cost = ("x is new memory wherever nothing else keeps it (after a linear layer, nothing "
             "does)" if any(role.startswith("input") for role in roles)

@@ -45,17 +45,16 @@ SORT_RULES = {
 
 
 SPLIT_CLAUSES = (
-    Clause("The two halves are fresh tensors, not views of `x` or of anything else, which the "
-           "caller may write into in place.",
+    Clause("The caller may write into either half in place, and a write into `x` afterwards "
+           "leaves both halves as they were.",
            {"SplitHalves/returns-views-of-x": "views returned",
             "SplitHalves/outputs-not-writable": "chunks of a clone"}),
-    Clause("A half the loss does not use costs nothing: autograd makes no zeros for its "
-           "gradient, and when neither half's gradient is defined, backward returns `None` and "
-           "allocates nothing.",
+    Clause("A half the loss does not use costs nothing: no tensor is made for its gradient, and "
+           "when no gradient reaches either half, backward allocates nothing.",
            {"SplitHalves/gradients-materialised": "set_materialize_grads not called",
             "SplitHalves/none-gradient-not-handled": "None gradient concatenated",
             "SplitHalves/tensor-when-both-none": "zeros when both gradients are None"}),
-    Clause("Forward saves no tensor, `x` included.",
+    Clause("Between forward and backward the Function keeps no tensor alive, `x` included.",
            {"SplitHalves/saves-x": "x saved to read its shape in backward",
             "SplitHalves/zeros-saved-in-forward":
                 "zeros of a half made in forward and saved, concatenated in backward",
@@ -87,6 +86,7 @@ RELU_CLAUSES = (
            "`torch.relu_` refuses before writing).",
            {"ReLUInPlace/mark-dirty-missing": "mark_dirty not called",
             "ReLUInPlace/returns-new-tensor": "returns a new tensor",
+            "ReLUInPlace/dirty-not-returned": "marked dirty, x.view_as(x) returned",
             "ReLUInPlace/own-leaf-guard":
                 "its own leaf guard with torch.relu_'s text, under no_grad too",
             "ReLUInPlace/forward-under-enable-grad": "the clamp made under torch.enable_grad()"}),
@@ -122,6 +122,7 @@ ABS_IN_PLACE_CLAUSES = (
            "`x == torch.abs(x)` exactly.",
            {"AbsInPlace/mark-dirty-missing": "mark_dirty not called",
             "AbsInPlace/returns-new-tensor": "a new tensor returned",
+            "AbsInPlace/dirty-not-returned": "marked dirty, x[...] returned",
             "AbsInPlace/own-leaf-guard":
                 "its own leaf guard with torch.abs_'s text, under no_grad too",
             "AbsInPlace/forward-under-enable-grad": "the write made under torch.enable_grad()",

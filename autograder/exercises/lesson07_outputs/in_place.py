@@ -7,6 +7,7 @@ import math
 from types import SimpleNamespace
 
 import torch
+from torch.autograd.function import FunctionCtx
 
 from ...checks import (Spec, backward_outputs, check_is_function, check_no_ctx_tensors,
                       run_forward)
@@ -96,11 +97,57 @@ def noise(like: torch.Tensor, seed: int) -> torch.Tensor:
     return sample(like.shape, like.device, seed=seed, dtype=like.dtype)
 
 
+# PyTorch's error when forward marks a tensor dirty and does not return that very tensor
+DIRTY_NOT_RETURNED = "marked as dirty during the forward method were not returned"
+
+
+def _returned_by_forward(function, x: torch.Tensor):
+    """What ``function``'s forward returns for ``x`` called directly, with a bare ctx and
+    autograd off (apply raised after it returned, so the output never reached the grader)."""
+    ctx = FunctionCtx()
+    with torch.no_grad():
+        if getattr(function, "setup_context", None) is not getattr(
+                torch.autograd.Function, "setup_context"):
+            output = function.forward(x)
+            function.setup_context(ctx, (x,), output)
+            return output
+        return function.forward(ctx, x)
+
+
+def dirty_not_returned(function, spec: Spec, before: torch.Tensor) -> GradingError:
+    """Forward marked x dirty and returned another tensor object: named by what it returned (a
+    view of x, a new tensor), from a direct call of forward on a copy of x."""
+    x = before.clone()
+    try:
+        output = _returned_by_forward(function, x)
+    except Exception:  # the learner's code may raise anything: then say what PyTorch proved
+        output = None
+    returned = output if isinstance(output, tuple) else (output,)
+    if any(isinstance(o, torch.Tensor) and o is not x and _shares_memory(o, x)
+           for o in returned):
+        what = ("a view of x (x.view_as(x), x.view(...), x[...] and x.reshape(...) are new "
+                "tensor objects that share x's memory), not x itself")
+    elif any(isinstance(o, torch.Tensor) for o in returned):
+        what = "a new tensor, not x itself"
+    else:
+        what = "something other than x itself"
+    return GradingError(
+        f"{spec.name}.forward calls ctx.mark_dirty(x) but returns {what}, and PyTorch refuses "
+        "the call (\"Some elements marked as dirty during the forward method were not returned "
+        "as output\"): marking x is right; return the very tensor you wrote into and marked",
+        mistake=f"{spec.name}/dirty-not-returned")
+
+
 def forward_in_place(function, spec: Spec, x: torch.Tensor):
     """``function.apply(x)`` for a non-leaf ``x``: (ForwardTrace, output, x's values before)."""
     before, version = x.detach().clone(), x._version
-    with record_ctx_calls():
-        forward = run_forward(function, spec, {"x": x})
+    try:
+        with record_ctx_calls():
+            forward = run_forward(function, spec, {"x": x})
+    except GradingError as error:
+        if DIRTY_NOT_RETURNED not in str(error.__cause__ or ""):
+            raise
+        raise dirty_not_returned(function, spec, before) from error
     y = forward.output
     if not isinstance(y, torch.Tensor):
         raise GradingError(f"{spec.name}.forward must return x; it returned {type(y).__name__}")

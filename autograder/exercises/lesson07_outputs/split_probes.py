@@ -112,19 +112,20 @@ def check_saves_nothing(outputs, x: torch.Tensor) -> None:
         if _shares_memory(tensor, x):
             raise GradingError(
                 f"SplitHalves's forward saves x (or a view of it, shape {tuple(tensor.shape)}), "
-                "where the contract asks it to save no tensor: once the model writes into x in "
-                "place (x.mul_(2) after the call), reading it in backward raises \"one of the "
-                "variables needed for gradient computation has been modified by an inplace "
-                "operation\", though the gradient of a split never depends on x's values. What "
-                "does backward need of x, and does what it receives not hold it already?",
+                "where the contract asks it to keep no tensor alive until backward: once the "
+                "model writes into x in place (x.mul_(2) after the call), reading it in "
+                "backward raises \"one of the variables needed for gradient computation has "
+                "been modified by an inplace operation\", though the gradient of a split never "
+                "depends on x's values. What does backward need of x, and does what it "
+                "receives not hold it already?",
                 mistake="SplitHalves/saves-x")
         zeros = bool((tensor == 0).all()) and tensor.numel() > 0
         raise GradingError(
             f"SplitHalves's forward saves a{' zero' if zeros else ''} tensor of shape "
             f"{tuple(tensor.shape)} ({tensor.numel() * tensor.element_size()} bytes, for x "
-            f"of {x.numel() * x.element_size()}), where the contract asks it to save no tensor: "
-            "saved in forward, it lives as long as the graph. How can backward build the one "
-            "gradient tensor from the gradients it receives alone?",
+            f"of {x.numel() * x.element_size()}), where the contract asks it to keep no tensor "
+            "alive until backward: saved in forward, it lives as long as the graph. How can "
+            "backward build the one gradient tensor from the gradients it receives alone?",
             mistake="SplitHalves/zeros-saved-in-forward" if zeros else "SplitHalves/saves-a-tensor")
 
 

@@ -151,7 +151,7 @@ MISTAKES = [
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     Mistake("MyReLU", "saves a clone of the output",
-            "MyReLU saved a float64 tensor of its own (8 bytes an element, all of it new)",
+            "MyReLU saved a copy of its output y (y's values in new memory, 8 bytes an element",
             _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y.clone())\n"
                   "        return y",
                   "        y, = ctx.saved_tensors\n        return grad_output * (y > 0)")),

@@ -4,6 +4,7 @@ aliases of the output (y.detach(), a view, a reshaped flat y), which are tensors
 own, cut from the graph."""
 
 from .. import Mistake
+from .answers import FROM_Y, SOFTPLUS_STABLE, STABLE, _softplus, _sigmoid
 
 MISTAKES = [
     Mistake("MySigmoid", "saves x instead of y once x has 25 entries or more",
@@ -239,4 +240,48 @@ class MyReLU(torch.autograd.Function):
         y, = ctx.saved_tensors
         return torch.where(y > 0, grad_output, 0)
 """),
+]
+
+
+# a review (score 8, wrong_more.py): a copy of y saved, by clone, .contiguous() of a strided y,
+# y computed again or y in float64 for a float32 x: the first line names the copy it saw; and
+# the derivative saved instead of y, named as the derivative
+_FLOAT64_Y = ("        x64 = x.double()\n        z = torch.exp(-x64.abs())\n"
+              "        y = torch.where(x64 >= 0, 1 / (1 + z), z / (1 + z))\n"
+              "        ctx.save_for_backward(y)\n        return y.to(x.dtype)")
+MISTAKES += [
+    Mistake("MySigmoid", "saves y.clone()", "MySigmoid saved a copy of its output y",
+            _sigmoid(STABLE + "        ctx.save_for_backward(y.clone())\n        return y",
+                     FROM_Y)),
+    Mistake("MySigmoid", "saves y.contiguous(), a copy for a strided x",
+            "MySigmoid saved a copy of its output y",
+            _sigmoid(STABLE + "        ctx.save_for_backward(y.contiguous())\n        return y",
+                     FROM_Y)),
+    Mistake("MySigmoid", "saves y computed again from x",
+            "MySigmoid saved a copy of its output y",
+            _sigmoid(STABLE + "        ctx.save_for_backward(torch.where(x >= 0, 1 / (1 + z), "
+                     "z / (1 + z)))\n        return y", FROM_Y)),
+    Mistake("MySigmoid", "computes y in float64, saves it for a float32 x",
+            "MySigmoid saved a float64 copy of its output y", _sigmoid(
+                _FLOAT64_Y, "        y, = ctx.saved_tensors\n"
+                "        return (grad_output * y * (1 - y)).to(grad_output.dtype)")),
+    Mistake("MySigmoid", "saves the derivative y * (1 - y) instead of y",
+            "MySigmoid saved the derivative y * (1 - y)", _sigmoid(
+                STABLE + "        ctx.save_for_backward(y * (1 - y))\n        return y",
+                "        d, = ctx.saved_tensors\n        return grad_output * d")),
+    Mistake("Softplus", "saves y.clone()", "Softplus saved a copy of its output y",
+            _softplus(SOFTPLUS_STABLE + "        ctx.save_for_backward(y.clone())\n"
+                      "        return y")),
+    Mistake("Softplus", "computes y in float64, saves it for a float32 x",
+            "Softplus saved a float64 copy of its output y", _softplus(
+                "        x64 = x.double()\n"
+                "        y = x64.clamp(min=0) + torch.log1p(torch.exp(-x64.abs()))\n"
+                "        ctx.save_for_backward(y)\n        return y.to(x.dtype)",
+                "        y, = ctx.saved_tensors\n"
+                "        return (grad_output * -torch.expm1(-y)).to(grad_output.dtype)")),
+    Mistake("Softplus", "saves sigmoid(x), the derivative, instead of y",
+            "Softplus saved the derivative sigmoid(x)", _softplus(
+                SOFTPLUS_STABLE + "        z = torch.exp(-x.abs())\n"
+                "        ctx.save_for_backward(torch.where(x >= 0, 1 / (1 + z), z / (1 + z)))\n"
+                "        return y", "        s, = ctx.saved_tensors\n        return grad_output * s")),
 ]

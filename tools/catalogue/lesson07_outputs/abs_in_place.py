@@ -530,3 +530,11 @@ UNUSUAL += [
         "tiny = torch.finfo(x.dtype).tiny\n"
         "        sign = (x > tiny).to(torch.int8) - (x < -tiny).to(torch.int8)"))),
 ]
+
+
+# a review (score 8, r8probe on ReLUInPlace): mark_dirty(x), then x[...] returned, a view
+MISTAKES += [
+    Mistake("AbsInPlace", "marked dirty, x[...] returned",
+            "calls ctx.mark_dirty(x) but returns a view of x",
+            abs_answer(("return x", "return x[...]"), COMPARISONS)),
+]

@@ -535,3 +535,15 @@ UNUSUAL += [
         return grad_output * (y > torch.finfo(y.dtype).tiny)
 ''')),
 ]
+
+
+# a review (score 8, r8probe): mark_dirty(x) called, then a view of x returned, not x itself:
+# PyTorch refuses the call; the first line names that, not the input write it implies
+MISTAKES += [
+    Mistake("ReLUInPlace", "marked dirty, x.view_as(x) returned",
+            "calls ctx.mark_dirty(x) but returns a view of x",
+            _relu(edit(_RELU_FORWARD, ("return x", "return x.view_as(x)"))), named=True),
+    Mistake("ReLUInPlace", "marked dirty, a clone of x returned",
+            "calls ctx.mark_dirty(x) but returns a new tensor",
+            _relu(edit(_RELU_FORWARD, ("return x", "return x.clone()")))),
+]
