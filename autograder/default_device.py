@@ -8,12 +8,20 @@ Forward and backward run on CPU inputs inside ``elsewhere()``: a factory call wi
 ``meta`` device, standing for a default device that is not the inputs'. Its values are kept on
 the CPU beside it, so that what works on a GPU keeps working: moving it with ``.to(x.device)``
 or ``.to(x)``, indexing an input with it, reading it with ``.item()`` or NumPy, computing with it
-and other such tensors alone, and 0-d results (a CPU scalar tensor meets a CUDA tensor freely).
-What a GPU refuses, a tensor of the default device meeting an input's in one op, raises there,
-as it does on the GPU. ``torch.zeros_like(x)``, ``x.new_zeros(n)`` and ``device=x.device`` make
-their tensors on the inputs' device and never meet the ``meta`` one."""
+and other such tensors alone, and a 0-d one meeting an input's in an op (a CPU scalar tensor
+meets a CUDA tensor freely). What a GPU refuses raises there, as it does on the GPU: a tensor of
+the default device with dimensions meeting an input's in one op, an input's values written into
+a 0-d one (``total += x.sum()`` on ``total = torch.zeros(())``), and a 0-d one returned. ``torch.zeros_like(x)``, ``x.new_zeros(n)`` and ``device=x.device`` make
+their tensors on the inputs' device and never meet the ``meta`` one.
+
+A custom operator's body runs below the dispatcher, where no mode sees its factory calls: the
+mode runs the body of each operator called (the kernel a CUDA call reaches) once more itself,
+inside the mode, before the call goes on as usual; and an operator registered for some devices
+alone (``device_types="cpu"``) has no kernel a CUDA tensor reaches."""
 
 import torch
+from torch._library.custom_ops import _maybe_get_opdef
+from torch._ops import OpOverload, OpOverloadPacket
 from torch.autograd.graph import _engine_run_backward
 from torch.overrides import TorchFunctionMode
 from torch.utils import _pytree as pytree
@@ -38,6 +46,8 @@ class elsewhere(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.made: list[str] = []
+        self.operators: dict[str, object] = {}  # each custom operator called: qualname -> opdef
+        self.returned: list[str] = []  # operators whose body returned a default-device output
         # the storage of a meta tag (shared with an nn.Parameter made of it) -> (tag, the values
         # on the CPU), and id(values) -> tag
         self._twins: dict[int, tuple] = {}
@@ -67,18 +77,38 @@ class elsewhere(TorchFunctionMode):
         return self._entry(value) is not None
 
     def _tagged(self, output):
-        """Outputs computed from the default device's tensors stay there (0-d ones become CPU
-        scalars, which meet any device); what is not a tensor is returned as it is."""
-        return pytree.tree_map(lambda t: self._tag(t) if isinstance(t, torch.Tensor)
-                               and t.dim() > 0 else t, output)
+        """Outputs computed from the default device's tensors alone stay there; what is not a
+        tensor is returned as it is."""
+        return pytree.tree_map(lambda t: self._tag(t) if isinstance(t, torch.Tensor) else t,
+                               output)
+
+    def _shadow(self, func, args, kwargs) -> None:
+        """Run a custom operator's body inside the mode (its own factory calls seen), once per
+        operator; an operator that writes into its arguments is left to its one real call."""
+        packet = func if isinstance(func, OpOverloadPacket) else func.overloadpacket
+        qualname = packet._qualified_op_name
+        opdef = _maybe_get_opdef(qualname)
+        if opdef is None or qualname in self.operators:
+            return
+        self.operators[qualname] = opdef
+        body = opdef._backend_fns.get("cuda", opdef._backend_fns.get(None))
+        if body is None or opdef._opoverload._schema.is_mutable:
+            return
+        with torch.no_grad(), self:
+            output = body(*args, **kwargs)
+        if any(isinstance(t, torch.Tensor) and self._is_tag(t)
+               for t in pytree.tree_leaves(output)):
+            self.returned.append(qualname)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if isinstance(func, (OpOverload, OpOverloadPacket)):
+            self._shadow(func, args, kwargs)
         flat, _ = pytree.tree_flatten((args, kwargs))
         if (func in _CONSTRUCTORS and kwargs.get("device") is None  # (data that is a tensor
                 and not any(isinstance(value, torch.Tensor) for value in flat)):  # keeps its own)
             made = func(*args, **kwargs)
-            if not isinstance(made, torch.Tensor) or made.dim() == 0:
+            if not isinstance(made, torch.Tensor):
                 return made
             self.made.append(f"torch.{func.__name__}")
             return self._tag(made)
@@ -98,12 +128,47 @@ class elsewhere(TorchFunctionMode):
             index = pytree.tree_map(self._twin, args[1])
             if func is torch.Tensor.__getitem__:
                 return func(args[0], index)
-            return func(args[0], index, args[2])  # a value of the default device: raises
+            value = args[2]
+            if self._is_tag(value) and value.dim() == 0:  # a CPU scalar: taken as its value
+                value = self._twin(value)
+            return func(args[0], index, value)  # one with dimensions: raises
         real = [value for value in flat if isinstance(value, torch.Tensor)
-                and not self._is_tag(value) and value.dim() > 0]
-        if real:  # a tensor of the default device meets an input's: as a GPU run, refused
-            return func(*args, **kwargs)
+                and not self._is_tag(value)]
+        with_dims = any(self._is_tag(value) and value.dim() > 0 for value in flat)
+        if with_dims and any(value.dim() > 0 for value in real):
+            if func is torch.Tensor.copy_:  # a copy across devices: a GPU makes it too
+                func(*twins[0], **twins[1])
+                return args[0]
+            met = func(*args, **kwargs)  # refused, as on a GPU, in torch's words; where the CPU
+            if func in _SHAPES_ONLY or not any(  # lets it pass (a meta index), in these
+                    isinstance(t, torch.Tensor) for t in pytree.tree_leaves(met)):
+                return met
+            raise RuntimeError(
+                f"Expected all tensors to be on the same device, but {_name(func)} met a tensor "
+                f"of the default device ({ELSEWHERE.type}) with the inputs' "
+                f"({real[0].device.type})")
+        if real and _writes_into(func, args, kwargs, self._is_tag):
+            raise RuntimeError(  # a CPU scalar on meta takes them: a GPU does not
+                f"Expected all tensors to be on the same device, but {_name(func)} writes "
+                f"the inputs' ({real[0].device.type}) values into a tensor of the default "
+                f"device ({ELSEWHERE.type})")
+        if real and not with_dims:  # only CPU scalars of the default device meet the inputs'
+            return func(*twins[0], **twins[1])
         return self._tagged(func(*twins[0], **twins[1]))
+
+
+def _name(func) -> str:
+    return getattr(func, "__name__", None) or str(func)
+
+
+def _writes_into(func, args, kwargs, is_tag) -> bool:
+    """The op writes into a tensor of the default device (in place, ``out=``, item assignment),
+    which a GPU refuses when an input's values are written there."""
+    name = getattr(func, "__name__", "")
+    in_place = (name.endswith("_") and not name.endswith("__")) or name.startswith("__i") \
+        or func is torch.Tensor.__setitem__
+    target = kwargs.get("out") if "out" in kwargs else args[0] if in_place and args else None
+    return any(is_tag(t) for t in pytree.tree_leaves(target) if isinstance(t, torch.Tensor))
 
 
 def _storage(tensor: torch.Tensor) -> int:
@@ -111,6 +176,9 @@ def _storage(tensor: torch.Tensor) -> int:
 
 
 _CONSTRUCTORS = _device_constructors()
+# ops that read only another tensor's shape, which a GPU takes across devices
+_SHAPES_ONLY = {torch.broadcast_tensors, torch.Tensor.expand_as, torch.Tensor.view_as,
+                torch.Tensor.reshape_as}
 _DEVICE = torch.Tensor.device.__get__
 
 
@@ -161,6 +229,7 @@ def check_default_device(domain: Domain, function, device: torch.device) -> None
                 f"{rule_reference('values')}", mistake=f"{name}/tensor-on-default-device"
             ) from error
         return  # another error: the battery names what raises
+    _check_operators(name, mode, tried)
     wrong = found + [g for g in grads if isinstance(g, torch.Tensor) and g.device != device]
     if wrong:
         made = f" ({', '.join(dict.fromkeys(mode.made))} without device=)" if mode.made else ""
@@ -168,3 +237,23 @@ def check_default_device(domain: Domain, function, device: torch.device) -> None
             f"{name} returned {'a gradient' if not found else 'an output'} on the default "
             f"device{made}, not on its inputs' device (tried {tried}) {rule_reference('values')}",
             mistake=f"{name}/tensor-on-default-device")
+
+
+def _check_operators(name: str, mode: elsewhere, tried: str) -> None:
+    """Every custom operator the call reached has a kernel for every device, and its body
+    returned nothing on the default device."""
+    for qualname, opdef in mode.operators.items():
+        devices = sorted(str(device) for device in opdef._backend_fns if device is not None)
+        if None not in opdef._backend_fns and "cuda" not in devices:
+            raise GradingError(
+                f"{name} calls {qualname}, registered for {' and '.join(devices)} only "
+                f"(custom_op(..., device_types=...) registers its body for those devices "
+                "alone): called on a CUDA tensor it finds no kernel and raises; leave "
+                f"device_types out, so that one body serves every device "
+                f"{rule_reference('values')}", mistake=f"{name}/registered-for-some-devices")
+    if mode.returned:
+        made = f" ({', '.join(dict.fromkeys(mode.made))} without device=)" if mode.made else ""
+        raise GradingError(
+            f"{name}: the body of {', '.join(mode.returned)} returned its output on the default "
+            f"device{made}, not on its inputs' device (tried {tried}) "
+            f"{rule_reference('values')}", mistake=f"{name}/tensor-on-default-device")

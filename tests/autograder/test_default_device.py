@@ -1,5 +1,6 @@
 """Rule 1, the default device: a tensor made without device= fails on a CPU-only run, as it
-would on a GPU; tensors made with device=x.device, *_like or new_*, CPU scalars, indices and
+would on a GPU, also inside a custom operator's body and as a 0-d tensor the inputs' values are
+written into; tensors made with device=x.device, *_like or new_*, CPU scalars, indices and
 buffers moved with .to(x.device) pass."""
 
 import pytest
@@ -56,3 +57,74 @@ def test_the_default_device_is_left_as_it_was():
     with pytest.raises(AssertionError):
         check_default_device(SQUARE_DOMAIN, answer, CPU)
     assert torch.zeros(1).device.type == "cpu"
+
+
+@pytest.mark.parametrize("forward, backward", [
+    (SAVE + "total = torch.zeros((), dtype=x.dtype)\ntotal += (x * x).sum()\n"
+     "return x * x + 0 * total", READ + "return 2 * x * g"),
+    (SAVE + "return x * x", READ + "scale = torch.tensor(2.0, dtype=x.dtype)\n"
+     "return scale.expand(x.shape) * x * g"),
+])
+def test_a_0d_tensor_made_without_device_is_caught_where_a_gpu_refuses_it(raises_hint, forward,
+                                                                         backward):
+    """A 0-d CPU tensor meets a CUDA tensor freely, but a GPU refuses the inputs' values written
+    into it, and one grown to dimensions beside them."""
+    with raises_hint("made a tensor on the default device (torch."):
+        check_default_device(SQUARE_DOMAIN, function("Square", forward, backward), CPU)
+
+
+@pytest.mark.parametrize("backward", [
+    "return torch.where(x > 0, 2 * x * g, torch.tensor(0.0, dtype=x.dtype) + 2 * x * g)",
+    "eps = torch.tensor(1e-30, dtype=x.dtype)\nreturn 2 * x * g + eps.sqrt() * 0",
+    "out = 2 * x * g\nout[...] = out * torch.tensor(1.0, dtype=x.dtype)\nreturn out",
+])
+def test_a_0d_tensor_used_as_a_scalar_passes(backward):
+    check_default_device(SQUARE_DOMAIN, function("Square", SAVE + "return x * x",
+                                                 READ + backward), CPU)
+
+
+@torch.library.custom_op("device_test::square_with_buffer", mutates_args=())
+def _square_with_buffer(x: torch.Tensor) -> torch.Tensor:
+    return x * x + torch.zeros(x.shape, dtype=x.dtype)
+
+
+@torch.library.custom_op("device_test::square", mutates_args=())
+def _square(x: torch.Tensor) -> torch.Tensor:
+    return x * x
+
+
+@torch.library.custom_op("device_test::square_on_cpu", mutates_args=(), device_types="cpu")
+def _square_on_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x * x
+
+
+OPERATORS = "import torch\nops = torch.ops.device_test\n"
+
+
+@pytest.mark.parametrize("operator, said", [
+    ("square_with_buffer", "made a tensor on the default device (torch.zeros without device=)"),
+    ("square_on_cpu", "calls device_test::square_on_cpu, registered for cpu only"),
+])
+def test_a_custom_operators_body_is_checked_too(raises_hint, operator, said):
+    """The dispatcher runs an operator's body where no mode sees it: is a buffer made there
+    without device= caught, and an operator registered for the CPU alone?"""
+    answer = function("Square", SAVE + f"return ops.{operator}(x)", READ + "return 2 * x * g",
+                      prelude=OPERATORS)
+    with raises_hint(said):
+        check_default_device(SQUARE_DOMAIN, answer, CPU)
+
+
+def test_a_custom_operator_on_its_inputs_device_passes():
+    answer = function("Square", SAVE + "return ops.square(x)", READ + "return 2 * x * g",
+                      prelude=OPERATORS)
+    check_default_device(SQUARE_DOMAIN, answer, CPU)
+
+
+def test_an_index_made_without_device_is_caught_where_the_cpu_takes_it(raises_hint):
+    """A CPU index_select takes a meta index without a word (a GPU refuses a CPU index there):
+    is the answer refused all the same?"""
+    answer = function("Square", SAVE + "return x * x", READ + "flipped = torch.arange("
+                      "x.shape[-1] - 1, -1, -1)\nreturn (2 * x * g).index_select(-1, flipped)"
+                      ".index_select(-1, flipped)")
+    with raises_hint("made a tensor on the default device (torch.arange without device=)"):
+        check_default_device(SQUARE_DOMAIN, answer, CPU)

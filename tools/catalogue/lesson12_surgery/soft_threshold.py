@@ -312,10 +312,10 @@ MISTAKES = [
         return grad_output * (y > 0), -(passed * torch.sign(y)).sum()
 '''),
     # fresh review of lesson 12 at 751adb19 (ST_W5): lam's gradient in a 0-d tensor made without
-    # device=. A 0-d CPU tensor meets a CUDA one freely, and the engine moves a 0-d gradient to
-    # lam's device, but an in-place op writing CUDA values into it raises: only a GPU sees it
-    # (autograder/default_device.py returns 0-d factory tensors on the CPU as they are)
-    Mistake("SoftThreshold", "lam's gradient made on the default device", "same device",
+    # device=. A 0-d CPU tensor meets a CUDA one freely, but an in-place op writing CUDA values
+    # into it raises on a GPU; the default-device check sees the write on a CPU too
+    Mistake("SoftThreshold", "lam's gradient made on the default device",
+            "made a tensor on the default device (torch.zeros without device=)",
             _Y_SAVED.replace("""        return (passed if ctx.needs_input_grad[0] else None,
                 {lam} if ctx.needs_input_grad[1] else None)
 """, """        grad_lam = None
@@ -323,16 +323,16 @@ MISTAKES = [
             grad_lam = torch.zeros((), dtype=grad_output.dtype)  # no device=
             grad_lam -= (passed * torch.sign(y)).sum()
         return (passed if ctx.needs_input_grad[0] else None), grad_lam
-"""), gpu=True),
-    # its CPU twin: the same 0-d tensor without dtype= either is float32, and its float32 digits
-    # show on a CPU
-    Mistake("SoftThreshold", "lam's gradient in a 0-d tensor made without dtype= or device=",
+""")),
+    # its twin on the right device: the same 0-d tensor without dtype= is float32, and its
+    # float32 digits show
+    Mistake("SoftThreshold", "lam's gradient in a 0-d tensor made without dtype=",
             "every value of grad_lam is exactly a float32 number",
             _Y_SAVED.replace("""        return (passed if ctx.needs_input_grad[0] else None,
                 {lam} if ctx.needs_input_grad[1] else None)
 """, """        grad_lam = None
         if ctx.needs_input_grad[1]:
-            grad_lam = torch.zeros(())
+            grad_lam = torch.zeros((), device=grad_output.device)
             grad_lam -= (passed * torch.sign(y)).sum()
         return (passed if ctx.needs_input_grad[0] else None), grad_lam
 """)),
