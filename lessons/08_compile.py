@@ -175,13 +175,20 @@ for name, attempt in attempts.items():
 # %% [markdown]
 # ## The maths of log-sum-exp
 #
-# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$, which you built in
-# lesson 06 for rows (`my_lse`); here it runs along any `dim` and needs a jvp as well. Derive
-# $\partial y / \partial x_j$, then answer: backward gets one $g$ per slice (`dim` is gone from
+# Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built its value
+# and gradient in lesson 06 for rows (`my_lse`); recall $\partial y / \partial x_j$ and its
+# overflow-free form (the live check below asks for it where $e^{x}$ overflows). What is new is
+# who consumes that derivative. Backward gets one $g$ per slice (`dim` is gone from
 # `grad_output`) and returns one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and
-# returns one number per slice. Which of the two products sums over $j$, and which repeats a
-# value along $j$? And since $e^{1000}$ overflows in float64: which constant can you take out of
-# the sum so that no exponent left inside is positive?
+# returns one number per slice: which of the two products sums over $j$, and which repeats a
+# value along $j$? And a second derivative (lesson 04) differentiates your backward itself:
+#
+# 1. What is $\partial^2 y / \partial x_j \partial x_k$? Write it from the entries of
+#    $\partial y / \partial x$.
+# 2. Autograd records a graph while backward runs with `create_graph=True`; does it record one
+#    while `forward` and `setup_context` run? What is a tensor computed there to it, then?
+# 3. So which tensors can `setup_context` keep for backward to compute its weights from, if
+#    differentiating backward is to give your answer to 1?
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -202,7 +209,8 @@ for name, attempt in attempts.items():
 #
 # At $x = (0, 1, 2)$: $y = 2.40761$, $\partial y / \partial x = (0.09003, 0.24473, 0.66524)$;
 # with $g = 2$, $\partial L/\partial x = (0.18006, 0.48946, 1.33048)$; with the tangent
-# $\dot x = (1, 0, -1)$, $\dot y = -0.57521$. At $x = (1000, 999, 998)$ in float64,
+# $\dot x = (1, 0, -1)$, $\dot y = -0.57521$; $\partial^2 y / \partial x_3^2 = 0.22270$ and
+# $\partial^2 y / \partial x_1 \partial x_3 = -0.05989$. At $x = (1000, 999, 998)$ in float64,
 # `x.exp().sum().log()` is `inf`, and your forward gives $1000.40761$.
 # </details>
 #
@@ -255,11 +263,11 @@ check_lse_entry()
 # %% [markdown]
 # ## ✎ Exercise 1 · `LogSumExp`
 #
-# `LogSumExp.apply(x, dim)` returns `torch.logsumexp(x, dim)` (no `keepdim`), `dim` a Python int
-# naming a dimension of size 1 or more. Decide before you write `setup_context`: which tensors
-# does each derivative read, into which of the two lists does each go, and how does `dim` reach
-# them? Say why in a comment, and answer one more question there that no check grades: would a
-# second derivative through your backward (lesson 04) still be right with what you kept?
+# `LogSumExp.apply(x, dim)` returns `torch.logsumexp(x, dim)` (no `keepdim`) for an `x` with at
+# least one dimension, `dim` a Python int naming one of size 1 or more. Decide before you write
+# `setup_context`: which tensors does each derivative read, into which of the two lists does
+# each go, how does `dim` reach them, and does what backward reads leave autograd a way back to
+# `x` for a second derivative? Say why in a comment.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -267,7 +275,9 @@ check_lse_entry()
 # - forward, backward and jvp finite and accurate for $|x|$ up to 1000 in float64;
 # - the setup_context form with `generate_vmap_rule = True`, so that `torch.vmap`,
 #   `torch.func.grad` and `torch.func.jvp` accept it;
-# - a `jvp` staticmethod, so that forward-mode AD (`torch.func.jvp`, `forward_ad`) accepts it.
+# - a `jvp` staticmethod, so that forward-mode AD (`torch.func.jvp`, `forward_ad`) accepts it;
+# - a backward that autograd can differentiate once more: a second derivative through it (lesson
+#   04) is right.
 
 # %% nbgrader={"grade_id": "answer_LogSumExp", "solution": true}
 class LogSumExp(torch.autograd.Function):
@@ -321,8 +331,11 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # $\partial y / \partial x_j = e^{x_j} / \sum_k e^{x_k} = e^{x_j - y} = p_j$, the softmax along
 # `dim`, with $x_j - y \le 0$. Backward: $\partial L/\partial x_j = g\,p_j$, $g$ unsqueezed at
 # `dim`; jvp: $\dot y = \sum_j p_j\,\dot x_j$. Forward: $y = m + \log \sum_j e^{x_j - m}$,
-# $m = \max_j x_j$. `setup_context` keeps `x` and the output in both lists; saving $p$ itself
-# gives the same first derivatives, but no graph back to $x$ for a second one (lesson 04).
+# $m = \max_j x_j$. Second derivative: $\partial p_j / \partial x_k = p_j(\delta_{jk} - p_k)$.
+# `setup_context` keeps `x` and the output in both lists, and backward computes $p$ from them,
+# so autograd differentiates backward through $p$ (and through the output, by your own
+# backward). Saving $p$ itself gives the same first derivatives, but $p$ was computed where no
+# graph is recorded: a constant to autograd, and the second derivative comes out 0.
 # </details>
 
 # %% [markdown]
@@ -649,7 +662,8 @@ print("the rule matches a loop for every place of either batch dim:", agree)
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
 #
 # Turn `squared_norm(x, dim)` below into the custom operator `autograd_course::squared_norm`,
-# `(x * x).sum(dim)` (no `keepdim`), `dim` a Python int, negative allowed.
+# `(x * x).sum(dim)` (no `keepdim`) for an `x` with at least one dimension, `dim` a Python int,
+# negative allowed.
 #
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -1287,6 +1301,8 @@ except RuntimeError as error:
 # %% [markdown]
 # ### Common mistakes
 #
+# <details><summary><b>Two tables of mistakes</b> (open after your self-checks are green)</summary>
+#
 # The first table holds the mistakes the three exercises meet most often, each with what
 # happens and the question that leads to the fix.
 #
@@ -1302,8 +1318,8 @@ except RuntimeError as error:
 # | `log1p(exp(beta * x))` | `inf` once $\beta x > 709$ (float64) | which part of $\log(1 + e^{z})$ can come out of the log so that no exponent left is positive? |
 # | $\max(z,0) + \log(1+e^{-\lvert z \rvert})$, with `log` | `0.0` at $\beta x = -40$, not $4.2 \times 10^{-18}$: $1 + e^{-40}$ rounds to 1 | which function computes $\log(1 + u)$ without forming $1 + u$? |
 # | no batching rule for the operator | vmap loops per sample and warns *"performance drop"* | which registration gives vmap one call for the whole batch? |
-# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim: with the batch dim first, right for negative dims and wrong for `dim >= 0`; with the batch dim last, the reverse (a negative `dim` wrong, or an error) | where is a sample's `dim` in the batched tensor, for each place of the batch dim? |
-# | after a reduction, the input's batch dim returned as the output's | right with the batch dim at 0; with `in_dims=1`, the wrong shape (or, when sizes happen to agree, wrong values) once `dim` comes before the batch dim | where is the batch dim in what the one call returned? |
+# | a batching rule that passes `dim` on unchanged | the batched tensor has one more dim than a sample, so for some dims and some places of the batch dim the rule reduces the wrong one (or raises) | for which `dim`s does a sample's dim keep its number in the batched tensor, and for which does it move? |
+# | after a reduction, the input's batch dim returned as the output's | right for some places of the batch dim and `dim`s; for others the wrong shape (or, when sizes happen to agree, wrong values) | the output has lost a dim: where is the batch dim in what the one call returned? |
 #
 # The rows below are the rest: mistakes whose error names the problem, and a few that give no
 # error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
@@ -1324,6 +1340,10 @@ except RuntimeError as error:
 # | `grad_output.unsqueeze_(dim)` in backward | no error and the right gradient, but the caller's `grad_output` comes back with another shape (rule 5 of the Function contract) | `grad_output.unsqueeze(dim)`, a new view |
 # | a batching rule that computes in place on `x` (`x.mul_(x)`) | no error, and vmap's result is right, but the caller's batch comes back squared: `movedim` returns a view | compute a new tensor |
 # | a plain Python `softplus` (no operator) | dynamo inlines it; nothing to register, nothing opaque | `@torch.library.custom_op` |
+# | `torch.zeros(shape)` without `device=` inside an operator's body | right on the CPU; on a GPU the buffer is on the CPU and meets a CUDA input (rule 1 of the Function contract) | `x.new_zeros(shape)` or `torch.zeros_like(x)` |
+# | `custom_op(..., device_types="cpu")`, copied from a NumPy example | no kernel for a CUDA tensor | leave `device_types` out: one body for every device |
+#
+# </details>
 
 # %% [markdown]
 # ### In practice

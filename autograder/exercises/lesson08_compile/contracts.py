@@ -36,6 +36,11 @@ SQUARED_NORM_CLAUSES = (
            {'squared_norm/not-a-custom-op': 'a plain Python function, not a custom operator'}),
 )
 SQUARED_NORM_RULES = {
+    "values": {'squared_norm/tensor-on-default-device':
+                   "the operator's body adds its sum to torch.zeros(s.shape) made without "
+                   "device=",
+               'squared_norm/registered-for-cpu-only':
+                   'custom_op(..., device_types="cpu"): no kernel for a CUDA tensor'},
     "gradients": {'squared_norm/gradient-count': 'backward returns only grad_x'},
     "ctx": {'squared_norm/tensor-on-ctx': 'setup_context keeps x as a ctx attribute'},
     "unwritten": {'squared_norm/rule-writes-input':
@@ -95,7 +100,13 @@ SOFTPLUS_RULES = {
                'softplus/missing-inner-beta':
                    "backward over beta (the chain rule's inner beta forgotten)",
                'softplus/forgets-beta-in-sigmoid':
-                   'backward sigmoid(x): beta forgotten inside the sigmoid'},
+                   'backward sigmoid(x): beta forgotten inside the sigmoid',
+               'softplus/tensor-on-default-device':
+                   "the operator's body takes max(z, 0) against torch.zeros(z.shape) made "
+                   "without device=",
+               'softplus/registered-for-cpu-only':
+                   'custom_op(..., device_types="cpu") copied from the NumPy example: no '
+                   "kernel for a CUDA tensor"},
     "gradients": {'softplus/gradient-count': 'backward returns only grad_x',
                   'softplus/gradient-for-beta': 'a gradient returned for the float beta'},
     "ctx": {'softplus/tensor-on-ctx': 'setup_context keeps x as a ctx attribute'},
@@ -127,13 +138,19 @@ LSE_CLAUSES = (
             'LogSumExp/python-if-on-values':
                 'a Python if on tensor values in forward (if not torch.isfinite(m).all())'}),
     Clause('a `jvp` staticmethod, so that forward-mode AD (`torch.func.jvp`, `forward_ad`) '
-           'accepts it.',
+           'accepts it;',
            {'LogSumExp/no-jvp': 'no jvp staticmethod',
             'LogSumExp/jvp-without-save-for-forward':
                 'jvp reads ctx.saved_tensors kept only with save_for_backward',
             'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
             'unnamed:check': 'jvp without the softmax weights',
             'LogSumExp/jvp-in-float32': "jvp's weights computed in float32"}),
+    Clause('a backward that autograd can differentiate once more: a second derivative through '
+           'it (lesson 04) is right.',
+           {'LogSumExp/second-derivative-lost':
+                'the softmax computed in setup_context and saved; dim made non-negative',
+            'LogSumExp/second-derivative-wrong':
+                'backward reads the weights from the saved output detached'}),
 )
 LSE_RULES = {
     "values": {'LogSumExp/wrong-output-shape':

@@ -60,8 +60,9 @@ def check_left_tail(softplus, device, spec, explain) -> None:
                 f"in the left tail it returns float32's value: {where}, since exp(beta * x) "
                 "leaves float32's range below about -103; compute in x's dtype",
                 mistake="softplus/computes-in-float32")
-        raise GradingError(f"softplus loses the left tail: {where}; the contract asks for a "
-                           "relative 1e-5 there too")
+        raise GradingError(f"softplus loses the left tail: {where}; the contract asks for "
+                           "about five significant digits far on the left (a relative 1e-5 "
+                           "here)")
     for beta, points in LEFT_TAIL:
         check_left_tail_gradient(softplus, torch.tensor(points, dtype=torch.float64,
                                                         device=device), beta, spec, explain)
@@ -110,7 +111,8 @@ def check_left_tail_gradient(softplus, x, beta, spec, explain) -> None:
             "rounds to 0 (or to a subnormal); compute the slope in x's dtype, as forward does",
             mistake="softplus/backward-in-float32")
     raise GradingError(f"softplus's gradient loses the left tail: {where}; the contract asks "
-                       "for the gradient to a relative 1e-5 there too")
+                       "for the gradient as accurate there as the value, about five significant "
+                       "digits (a relative 1e-5 here)")
 
 
 def _relative_error(softplus, device, spec) -> float:

@@ -111,33 +111,6 @@ class LogSumExp(torch.autograd.Function):
         x, = ctx.saved_tensors
         return (torch.softmax(x, ctx.dim) * t).sum(ctx.dim)
 '''),
-    Unusual("LogSumExp", "the softmax computed in setup_context and saved; dim made non-negative",
-            '''
-class LogSumExp(torch.autograd.Function):
-    generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x, dim):
-        return torch.logsumexp(x, dim)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, dim = inputs
-        ctx.dim = dim % x.dim()
-        p = torch.exp(x - output.unsqueeze(ctx.dim))
-        ctx.save_for_backward(p)
-        ctx.save_for_forward(p)
-
-    @staticmethod
-    def backward(ctx, g):
-        p, = ctx.saved_tensors
-        return p * g.unsqueeze(ctx.dim), None
-
-    @staticmethod
-    def jvp(ctx, t, _):
-        p, = ctx.saved_tensors
-        return (p * t).sum(ctx.dim)
-'''),
     Unusual("LogSumExp", "everything on the last dim with movedim", '''
 class LogSumExp(torch.autograd.Function):
     generate_vmap_rule = True
@@ -170,8 +143,6 @@ class LogSumExp(torch.autograd.Function):
 '''),
     Unusual('LogSumExp', 'dim saved as a 0-d int64 tensor in both save lists, weights by torch.softmax, jvp by einsum',
             '# UNUSUAL (correct): dim saved as a 0-d int64 tensor through both save lists; softmax for weights\nimport torch\nclass LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n    @staticmethod\n    def forward(x, dim):\n        m = x.amax(dim, keepdim=True)\n        return (x - m).exp().sum(dim).log() + m.squeeze(dim)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, dim = inputs\n        ctx.save_for_backward(x, torch.tensor(dim))\n        ctx.save_for_forward(x, torch.tensor(dim))\n    @staticmethod\n    def backward(ctx, grad_output):\n        x, d = ctx.saved_tensors\n        d = int(d)\n        return grad_output.unsqueeze(d) * torch.softmax(x, d), None\n    @staticmethod\n    def jvp(ctx, x_tangent, dim_tangent):\n        x, d = ctx.saved_tensors\n        d = int(d)\n        return torch.einsum("...,...->...", torch.softmax(x, d).movedim(d, -1), x_tangent.movedim(d, -1)).sum(-1)\n'),
-    Unusual('LogSumExp', 'forward by torch.logsumexp, p computed once in setup_context and saved',
-            '# UNUSUAL (correct per the page): forward via torch.logsumexp, p computed once in setup_context and saved\nimport torch\nclass LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n    @staticmethod\n    def forward(x, dim):\n        return torch.logsumexp(x, dim)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, dim = inputs\n        ctx.dim = dim\n        p = (x - output.unsqueeze(dim)).exp()\n        ctx.save_for_backward(p)\n        ctx.save_for_forward(p)\n    @staticmethod\n    def backward(ctx, grad_output):\n        p, = ctx.saved_tensors\n        return grad_output.unsqueeze(ctx.dim) * p, None\n    @staticmethod\n    def jvp(ctx, x_tangent, dim_tangent):\n        p, = ctx.saved_tensors\n        return (p * x_tangent).sum(ctx.dim)\n'),
     Unusual("LogSumExp", "max(d).values with dim normalised, log1p(sum - 1)",
             _edit(LSE, (_LSE_MAX, "        d = dim % x.dim()\n"
                         "        m = x.max(d, keepdim=True).values\n"),
@@ -179,10 +150,54 @@ class LogSumExp(torch.autograd.Function):
                    " + m.squeeze(d)"))),
     Unusual("LogSumExp", "the shift clamped at -700 (still exact for |x| up to 1000)",
             _edit(LSE, (_LSE_MAX, "        m = x.amax(dim, keepdim=True).clamp(min=-700)\n"))),
+    Unusual("LogSumExp", "dim normalised with dim % x.dim() in forward and setup_context "
+            "(raises on a 0-d x, which the contract leaves out: x has at least one dimension)",
+            _edit(LSE, (_LSE_MAX, "        dim = dim % x.dim()\n" + _LSE_MAX),
+                  ("        ctx.dim = dim\n", "        ctx.dim = dim % x.dim()\n"))),
 ]
 
 
 MISTAKES = [
+    Mistake("LogSumExp", "the softmax computed in setup_context and saved; dim made non-negative",
+            "LogSumExp's backward cannot be differentiated again", '''
+class LogSumExp(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x, dim):
+        return torch.logsumexp(x, dim)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, dim = inputs
+        ctx.dim = dim % x.dim()
+        p = torch.exp(x - output.unsqueeze(ctx.dim))
+        ctx.save_for_backward(p)
+        ctx.save_for_forward(p)
+
+    @staticmethod
+    def backward(ctx, g):
+        p, = ctx.saved_tensors
+        return p * g.unsqueeze(ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        p, = ctx.saved_tensors
+        return (p * t).sum(ctx.dim)
+''', named=True),
+    Mistake('LogSumExp', 'forward by torch.logsumexp, p computed once in setup_context and saved',
+            "LogSumExp's backward cannot be differentiated again",
+            '# a second derivative through backward is 0: forward via torch.logsumexp, p computed once in setup_context and saved\nimport torch\nclass LogSumExp(torch.autograd.Function):\n    generate_vmap_rule = True\n    @staticmethod\n    def forward(x, dim):\n        return torch.logsumexp(x, dim)\n    @staticmethod\n    def setup_context(ctx, inputs, output):\n        x, dim = inputs\n        ctx.dim = dim\n        p = (x - output.unsqueeze(dim)).exp()\n        ctx.save_for_backward(p)\n        ctx.save_for_forward(p)\n    @staticmethod\n    def backward(ctx, grad_output):\n        p, = ctx.saved_tensors\n        return grad_output.unsqueeze(ctx.dim) * p, None\n    @staticmethod\n    def jvp(ctx, x_tangent, dim_tangent):\n        p, = ctx.saved_tensors\n        return (p * x_tangent).sum(ctx.dim)\n'),
+    Mistake("LogSumExp", "backward reads the weights from the saved output detached",
+            "LogSumExp's second derivative is wrong",
+            _edit(LSE, ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))",
+                        "        return grad_output.unsqueeze(ctx.dim) * (x - output.detach().unsqueeze(ctx.dim))"))),
+    Mistake("LogSumExp", "backward's weights computed under torch.no_grad()",
+            "LogSumExp's backward cannot be differentiated again",
+            _edit(LSE, ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim)).exp(), None",
+                        "        with torch.no_grad():\n"
+                        "            p = (x - output.unsqueeze(ctx.dim)).exp()\n"
+                        "        return grad_output.unsqueeze(ctx.dim) * p, None"))),
     # review 73's W1: jvp multiplies the caller's tangent in place (a raw torch error before)
     Mistake("LogSumExp", "jvp multiplies the tangent in place (x_tangent.mul_(p))",
             "LogSumExp.jvp writes in place (aten::mul_",
@@ -470,4 +485,17 @@ class LogSumExp(torch.autograd.Function):
                         "ctx.dim)).exp(), None",
                         "        return x.sub_(output.unsqueeze(ctx.dim)).exp_().mul_("
                         "grad_output.unsqueeze(ctx.dim)), None"))),
+    # review 75's W1e: a softmax cache in a global keyed by (shape, dim, dtype), filled by
+    # backward (its first line was "gradient wrong under vmap" before the shared-state probe)
+    Mistake("LogSumExp", "the softmax cached across calls in a global keyed by shape, dim, dtype",
+            "LogSumExp.forward kept state outside ctx: _cache in a module global",
+            "_cache = {}\n" + _edit(LSE, (
+                "        ctx.save_for_backward(x, output)\n",
+                "        _cache.setdefault((tuple(x.shape), dim, x.dtype), None)\n"
+                "        ctx.save_for_backward(x, output)\n"),
+                (_LSE_BWD,
+                 "        key = (tuple(x.shape), ctx.dim, x.dtype)\n"
+                 "        if _cache.get(key) is None:\n"
+                 "            _cache[key] = (x - output.unsqueeze(ctx.dim)).exp()\n"
+                 "        return grad_output.unsqueeze(ctx.dim) * _cache[key], None"))),
 ]
