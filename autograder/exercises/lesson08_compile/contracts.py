@@ -39,7 +39,7 @@ SQUARED_NORM_RULES = {
     "values": {'squared_norm/tensor-on-default-device':
                    "the operator's body adds its sum to torch.zeros(s.shape) made without "
                    "device=",
-               'squared_norm/registered-for-cpu-only':
+               'squared_norm/registered-for-some-devices':
                    'custom_op(..., device_types="cpu"): no kernel for a CUDA tensor'},
     "gradients": {'squared_norm/gradient-count': 'backward returns only grad_x'},
     "ctx": {'squared_norm/tensor-on-ctx': 'setup_context keeps x as a ctx attribute'},
@@ -104,7 +104,7 @@ SOFTPLUS_RULES = {
                'softplus/tensor-on-default-device':
                    "the operator's body takes max(z, 0) against torch.zeros(z.shape) made "
                    "without device=",
-               'softplus/registered-for-cpu-only':
+               'softplus/registered-for-some-devices':
                    'custom_op(..., device_types="cpu") copied from the NumPy example: no '
                    "kernel for a CUDA tensor"},
     "gradients": {'softplus/gradient-count': 'backward returns only grad_x',

@@ -21,7 +21,6 @@ from ...probes import trace_backward
 from .custom_op_probes import check_beta_slips, check_output_beta
 from .left_sweep import check_left_switch, check_left_tail_sweep, check_slope_at_kink
 from .left_tail import check_left_tail
-from .operator_device import check_body_device, check_kernel_for_every_device
 from .right_tail import check_float32_overflow, check_no_switch
 from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
 
@@ -70,9 +69,6 @@ def check_operator(softplus) -> None:
             f'@torch.library.custom_op("{OPERATOR}", mutates_args=())',
             f"operators called: {', '.join(vars(calls).get('names', [])) or 'none'}",
             mistake="softplus/not-a-custom-op")
-    check_kernel_for_every_device("softplus", OPERATOR)
-    check_body_device("softplus", OPERATOR,
-                      torch.tensor([-1.5, 0.5, 2.0], dtype=torch.float64), 1.5)
     check_input_unchanged(softplus)
 
 

@@ -466,12 +466,12 @@ def softplus(x, beta):
                    "    return grad_output * e / (1 + e), None"))),
     Mistake("softplus", "the operator's body takes max(z, 0) against torch.zeros(z.shape) made "
             "without device=",
-            "softplus's operator body made a tensor on the default device (torch.zeros",
+            "softplus made a tensor on the default device (torch.zeros",
             _edit(SOFTPLUS, ("z.clamp(min=0)", "torch.maximum(z, torch.zeros(z.shape, dtype=z.dtype))")),
             named=True),
     Mistake("softplus", 'custom_op(..., device_types="cpu") copied from the NumPy example: no '
             "kernel for a CUDA tensor",
-            "softplus is registered for cpu only",
+            "calls autograd_course::softplus, registered for cpu only",
             _edit(SOFTPLUS, ('mutates_args=())', 'mutates_args=(), device_types="cpu")')),
             named=True),
 ]

@@ -383,12 +383,12 @@ def squared_norm(x, dim):
                                  "None"))),
     Mistake("squared_norm", "the operator's body adds its sum to torch.zeros(s.shape) made without "
             "device=",
-            "squared_norm's operator body made a tensor on the default device (torch.zeros",
+            "squared_norm made a tensor on the default device (torch.zeros",
             _edit(SQUARED_NORM, ("    return (x * x).sum(dim)\n",
                                  "    s = (x * x).sum(dim)\n"
                                  "    return torch.zeros(s.shape, dtype=s.dtype) + s\n")),
             named=True),
     Mistake("squared_norm", 'custom_op(..., device_types="cpu"): no kernel for a CUDA tensor',
-            "squared_norm is registered for cpu only",
+            "calls autograd_course::squared_norm, registered for cpu only",
             _edit(SQUARED_NORM, ('mutates_args=())', 'mutates_args=(), device_types="cpu")'))),
 ]
