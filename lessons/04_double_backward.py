@@ -153,9 +153,10 @@ plt.show()
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `beta` is any real number, 0 and negative included, and $|\beta x|$ goes up to 800: the
-#   value and both gradients stay finite; where $\beta x$ is far below 0 they stay accurate
-#   relative to their size for as long as $\sigma(\beta x)$ is a normal float;
+# - `beta` is any real number, 0 and negative included, `x` any value a model meets ($|x|$ up
+#   to $10^{15}$), and $|\beta x|$ goes up to 800: the value and both gradients stay finite;
+#   where $\beta x$ is far below 0 they stay accurate relative to their size for as long as
+#   $\sigma(\beta x)$ is a normal float;
 # - backward is differentiable: its derivatives with respect to `x`, `beta` and `grad_output`
 #   are those of the composed ops, so `gradgradcheck` passes;
 # - forward saves no copy of an input.

@@ -72,7 +72,8 @@ NUMPY_TANH_RULES = {
 
 
 SWISH_CLAUSES = (
-    Clause(r"`beta` is any real number, 0 and negative included, and $|\beta x|$ goes up to 800: "
+    Clause(r"`beta` is any real number, 0 and negative included, `x` any value a model meets "
+           r"($|x|$ up to $10^{15}$), and $|\beta x|$ goes up to 800: "
            r"the value and both gradients stay finite; where $\beta x$ is far below 0 they stay "
            r"accurate relative to their size for as long as $\sigma(\beta x)$ is a normal float;",
            {"SwishFunction/clamped-tail":

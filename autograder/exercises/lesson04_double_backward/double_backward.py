@@ -102,7 +102,7 @@ def check_zeros_and_saturation(function) -> None:
     sigmoid: values and first and second derivatives stay finite and right."""
     x = torch.tensor([-615.0, -3.0, 0.0, 0.5, 0.0, 615.0], dtype=torch.float64)
     values = {"x": x, "beta": torch.tensor(1.3, dtype=torch.float64)}
-    with case("x holding zeros and values of |beta x| up to 800 (799.5), beta=1.3 (exp overflows float64 past 709)"):
+    with case("x holding zeros and values of |beta x| up to 800 (799.5), beta=1.3 (exp and cosh overflow float64 past 709)"):
         try:
             check_values_and_gradients(function, SWISH, values)
             check_differentiable_backward(function, SWISH, values, ["x", "beta"])

@@ -4,6 +4,7 @@ kept, a tensor turned into a number, an input autograd finds no path from)."""
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from ...checks import Spec, make_inputs, run_forward
 from ...errors import GradingError
@@ -280,17 +281,42 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                                    "for float64 inputs: ": "SwishFunction/float32-step"})
 
 
+class _Overflows(TorchDispatchMode):
+    """Each op that returns a tensor holding inf or nan from finite tensor arguments, by name, in
+    order: where a value first leaves the finite numbers (an exp or cosh that overflows, a 0 / 0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        outs = [t for t in (result if isinstance(result, (tuple, list)) else (result,))
+                if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        if outs and not all(bool(torch.isfinite(t).all()) for t in outs):
+            ins = [t for t in tree_flatten((args, kwargs or {}))[0]
+                   if isinstance(t, torch.Tensor) and t.is_floating_point()]
+            if all(bool(torch.isfinite(t).all()) for t in ins):
+                self.ops.append(func.overloadpacket.__name__)
+        return result
+
+
+_OVERFLOW_ADVICE = ("exp and cosh pass float64's largest number once their argument passes "
+                    "about 710, float32's past 89")
+
+
 def name_nan_second_derivative(function, spec: Spec, values: dict, error: GradingError) -> None:
     """A second derivative in x that is nan or inf where the first derivatives are finite (the
     composed reference's are finite at every point ``values`` holds): an op in backward whose
-    value is finite there but whose derivative is not. Named with the points where it appears
-    and, from backward's op log, whether a torch.where is the op. A kink (abs, relu) gives a
-    finite wrong number, so it never reaches this message."""
+    value is finite there but whose derivative is not. Named with the points where it appears,
+    beta x there, and, from backward's ops, whether a torch.where is involved and which op first
+    returned inf (an exp, a cosh, a pow): what the probe saw, never a guessed formula. A kink (abs,
+    relu) gives a finite wrong number, so it never reaches this message."""
     inputs = make_inputs(values)
     x, beta = inputs["x"], inputs["beta"]
     try:
         output = function.apply(*inputs.values())
-        with _OpLog() as log:  # backward's ops only
+        with _OpLog() as log, _Overflows() as overflows:  # backward's ops only
             first, = torch.autograd.grad(output, x, torch.ones_like(output), create_graph=True)
         if not first.requires_grad or not torch.isfinite(first).all():
             return
@@ -300,31 +326,40 @@ def name_nan_second_derivative(function, spec: Spec, values: dict, error: Gradin
     if second is None or torch.isfinite(second).all():
         return
     bad = ~torch.isfinite(second)
-    points = " and ".join(f"{p:g}" for p in sorted(set(x.detach()[bad].tolist())))
-    at_zero = bool((x.detach()[bad] == 0).all())
-    products = (beta.detach() * x.detach()[bad]).abs()
-    limit = 709 if x.dtype == torch.float64 else 88.7
-    where = (f"at x = {points}" if at_zero else
-             f"at x = {points} (|beta x| = " + " to ".join(
-                 dict.fromkeys(f"{p:.4g}" for p in (products.min().item(), products.max().item())))
-             + (f": exp overflows {str(x.dtype).removeprefix('torch.')} past {limit:g})"
-                if bool((products > limit).all()) else ")"))
+    xs = sorted(set(x.detach()[bad].tolist()))
+    points = " and ".join(f"{p:g}" for p in xs)
+    at_zero = all(p == 0 for p in xs)
+    dtype = str(x.dtype).removeprefix("torch.")
+    zs = " and ".join(dict.fromkeys(f"{beta.item() * p:.4g}" for p in xs))
+    where = f"at x = {points}" if at_zero else f"at x = {points}, where beta x = {zs} ({dtype})"
+    overflowed = list(dict.fromkeys(overflows.ops))
+    seen = (f"your backward's {' and '.join(overflowed)} returned inf there from finite "
+            "arguments" if overflowed else
+            "an op in your backward overflows to inf there (an exp, cosh or pow of a large "
+            "argument)")
     if "where" in log.ops:
         cause = ("backward builds s with a torch.where whose dropped branch is inf or nan "
-                 "there (" + ("a division by x: 0 / 0" if at_zero else "an exp that overflows")
+                 "there (" + ("a division by x: 0 / 0" if at_zero else seen)
                  + "): autograd differentiates both branches, sends the dropped one a zero "
                  "gradient, and 0 times inf or nan is nan")
+        fix = ("compute s = torch.sigmoid(beta * x), whose derivative autograd computes "
+               "without overflow" if "sigmoid" not in log.ops else "keep every branch finite "
+               "everywhere, or use an op without branches")
+    elif at_zero:
+        cause = ("an op in backward is finite there but its derivative is not (a division by "
+                 "x), so the first derivative is right and the second nan")
+        fix = "compute s = torch.sigmoid(beta * x) from the saved x and beta"
     else:
-        cause = ("an op in backward is finite there but its derivative is not ("
-                 + ("a division by x" if at_zero else "an exp that overflows to inf inside "
-                    "1 / (1 + exp(-z)): autograd multiplies the reciprocal's derivative, 0 "
-                    "there, by exp's, inf")
-                 + "), so the first derivative is right and the second nan")
+        cause = (f"{seen}; a later op brought the value back to a finite one (1 / inf is 0), so "
+                 "the first derivative is right, but differentiating again meets that inf (0 "
+                 "times inf, or inf / inf, is nan)")
+        fix = (f"{_OVERFLOW_ADVICE}: which step of your backward can you write so that none of "
+               "its values is ever inf?" + (" (torch.sigmoid(beta * x) gives s without one)"
+                                            if "sigmoid" not in log.ops else ""))
     raise GradingError(
         f"the second derivative through {spec.name}'s backward with respect to x is "
         f"{'nan' if torch.isnan(second).any() else 'inf'} {where}, while the first derivatives "
-        f"there are finite: {cause}; compute s = torch.sigmoid(beta * x), whose derivative "
-        "autograd computes without overflow", str(error),
+        f"there are finite: {cause}; {fix}", str(error),
         mistake=f"{spec.name}/nan-second-derivative") from error
 
 

@@ -123,9 +123,9 @@ MISTAKES = [
             _swish(READ + RETURN, "        ctx.save_for_backward(x.contiguous(), beta)\n"
                    "        return x * torch.sigmoid(beta * x)")),
     Mistake("SwishFunction", "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second "
-            "derivatives once exp overflows", "is nan at x = -615 (|beta x| = 799.5: exp overflows "
-            "float64 past 709), while the first derivatives there are finite: an op in backward "
-            "is finite there but its derivative is not",
+            "derivatives once exp overflows", "is nan at x = -615, where beta x = -799.5 (float64), "
+            "while the first derivatives there are finite: your backward's exp returned inf "
+            "there from finite arguments",
             _swish("        x, beta = ctx.saved_tensors\n        s = 1 / (1 + torch.exp(-beta * x))\n"
                    "        ds = s * (1 - s)\n" + RETURN)),
     # right in float64 everywhere: exp(700) is finite there; in float32 it is inf past 88.7,
@@ -219,9 +219,9 @@ MISTAKES = [
                    "        y = x * torch.sigmoid(beta * x)\n"
                    "        ctx.save_for_backward(x, beta, y)\n        return y")),
     Mistake("SwishFunction", "lesson 01's where-built sigmoid in backward: NaN second "
-            "derivatives past |beta x| = 709", "is nan at x = -615 and 615 (|beta x| = 799.5: exp "
-            "overflows float64 past 709), while the first derivatives there are finite: backward "
-            "builds s with a torch.where",
+            "derivatives past |beta x| = 709", "is nan at x = -615 and 615, where beta x = -799.5 and "
+            "799.5 (float64), while the first derivatives there are finite: backward builds s "
+            "with a torch.where whose dropped branch is inf or nan there (your backward's exp",
             _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
                    "        s = torch.where(z >= 0, 1 / (1 + torch.exp(-z)), "
                    "torch.exp(z) / (1 + torch.exp(z)))\n"
@@ -469,7 +469,8 @@ MISTAKES += [
                         "        s = _cache[key]\n"))),
     Mistake("SwishFunction", "beta x clamped to +-700 before 1 / (1 + exp(-z)): nan float32 "
             "second derivatives past |beta x| = 88.7",
-            "is nan at x = -500 and -77 (|beta x| = 100.1 to 650: exp overflows float32 past 88.7)",
+            "is nan at x = -500 and -77, where beta x = -650 and -100.1 (float32), while the first "
+            "derivatives there are finite: your backward's exp returned inf",
             edit(SWISH, ("        s = torch.sigmoid(beta * x)\n",
                          "        z = (beta * x).clamp(-700, 700)\n"
                          "        s = 1 / (1 + torch.exp(-z))\n"))),
@@ -585,6 +586,8 @@ class SwishFunction(torch.autograd.Function):
                      if ctx.needs_input_grad[1] else None)
         return grad_x, grad_beta
 """),
+    # correct by the page: x * x overflows only past |x| of about 1.8e19 in float32 (1.3e154 in
+    # float64), and the contract's x stays within 1e15 (review 75 met it at x = 1e20)
     Unusual("SwishFunction", "grad_beta as (g * x * x * ds).sum(): x * x overflows at huge x",
             SWISH_GATED),
     Unusual("SwishFunction", "grad_beta as (g * x * x * ds) summed in float64: still inf",
@@ -593,6 +596,8 @@ class SwishFunction(torch.autograd.Function):
                                    ".to(beta.dtype)"))),
     Unusual("SwishFunction", "sigma linearised where |beta| < 1e-200 (passed both checks)",
             _tiny_branch("1e-200", SOLUTION_GATED)),
+    # open question, not graded: by the page's relative-accuracy clause this one is wrong where
+    # beta * ds goes subnormal, e.g. float32 x = -1e6, beta x = -87 (x within the contract's 1e15)
     Unusual("SwishFunction", "x's gradient as s + beta * ds * x: beta * ds underflows for a tiny "
             "beta (was asked about a 'beta is about 0' branch)",
             edit(SOLUTION_GATED, ("(s + beta * x * ds)", "(s + beta * ds * x)"))),
@@ -627,3 +632,22 @@ MISTAKES.append(Mistake(
     "SwishFunction", "beta * x clamped to +-700 in backward", "the sigmoid's saturated tail",
     SWISH.replace("        s = torch.sigmoid(beta * x)\n",
                   "        s = torch.sigmoid((beta * x).clamp(-700.0, 700.0))\n", 1)))
+
+# sigma' written with a cosh, exact algebra and accurate in the tail, s from torch.sigmoid: the
+# cosh overflows (float64 past |beta x| = 710, float32 past 89; cosh(z / 2) past twice that), the
+# division brings the first derivative back to 0, and the second is 0 * inf or inf / inf = nan.
+# Named by the op the probe saw return inf, with no advice to use the torch.sigmoid already used
+# (review 75's W-S2 and W-S8; the hint once blamed an exp inside 1 / (1 + exp(-z))).
+MISTAKES += [
+    Mistake("SwishFunction", "sigma' as 1 / (2 + 2 cosh z): nan second derivatives once cosh "
+            "overflows", "is nan at x = -615 and 615, where beta x = -799.5 and 799.5 (float64), "
+            "while the first derivatives there are finite: your backward's cosh returned inf",
+            edit(SOLUTION_GATED, ("        ds = s * (1 - s)\n",
+                            "        ds = 1 / (2 + 2 * torch.cosh(beta * x))\n"))),
+    Mistake("SwishFunction", "sigma' as 0.25 / cosh(z / 2) ** 2: nan float32 second derivatives "
+            "once cosh overflows", "is nan at x = -615 and -500 and 500 and 615, where beta x = "
+            "-799.5 and -650 and 650 and 799.5 (float32), while the first derivatives there are "
+            "finite: your backward's cosh returned inf",
+            edit(SOLUTION_GATED, ("        ds = s * (1 - s)\n",
+                            "        ds = 0.25 / torch.cosh(beta * x / 2) ** 2\n"))),
+]

@@ -260,8 +260,9 @@ def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
 @pytest.mark.lesson04
 def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
     """Does the nan probe name a where with a 0 / 0 branch at x = 0, lesson 01's where-built
-    sigmoid at |beta x| = 799.5 and an overflowing 1 / (1 + exp(-z)) without a where, each at its
-    own points, and stay silent for a kink (a finite wrong second derivative) and the solution?
+    sigmoid at |beta x| = 799.5, an overflowing 1 / (1 + exp(-z)) without a where and a cosh in
+    sigma' (by the op it saw return inf, with no advice to use the torch.sigmoid already used),
+    each at its own points, and stay silent for a kink (a finite wrong second derivative) and the solution?
     (The probe alone, on the saturation case's values: milliseconds.)"""
     from autograder.errors import GradingError
     from autograder.exercises.lesson04_double_backward.second_derivatives import (
@@ -273,17 +274,22 @@ def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
             "is nan at x = 0, while the first derivatives there are finite: backward builds s "
             "with a torch.where",
         "lesson 01's where-built sigmoid in backward: NaN second derivatives past |beta x| = 709":
-            "is nan at x = -615 and 615 (|beta x| = 799.5: exp overflows float64 past 709), while "
-            "the first derivatives there are finite: backward builds s with a torch.where",
+            "is nan at x = -615 and 615, where beta x = -799.5 and 799.5 (float64), while the "
+            "first derivatives there are finite: backward builds s with a torch.where",
         "sigmoid as 1 / (1 + exp(-beta x)) in backward: NaN second derivatives once exp "
-        "overflows": "is nan at x = -615 (|beta x| = 799.5: exp overflows float64 past 709), "
-                     "while the first derivatives there are finite: an op in backward is finite"}
+        "overflows": "is nan at x = -615, where beta x = -799.5 (float64), while the first "
+                     "derivatives there are finite: your backward's exp returned inf there",
+        "sigma' as 1 / (2 + 2 cosh z): nan second derivatives once cosh overflows":
+            "is nan at x = -615 and 615, where beta x = -799.5 and 799.5 (float64), while the "
+            "first derivatives there are finite: your backward's cosh returned inf there"}
     earlier = GradingError("the check that failed")
     for name, words in expected.items():
         with pytest.raises(GradingError) as raised:
             name_nan_second_derivative(mistake("SwishFunction", name), SWISH, values, earlier)
         assert words in raised.value.hint and raised.value.mistake == \
             "SwishFunction/nan-second-derivative", (name, raised.value.hint)
+        if "cosh" in name:  # s already comes from torch.sigmoid: no advice to use it
+            assert "torch.sigmoid" not in raised.value.hint, raised.value.hint
     for silent in (mistake("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: "
                                             "wrong second derivative at x = 0"),
                    solution("SwishFunction")):
