@@ -57,8 +57,7 @@ SMOOTHED_LOSS_RULES = {
 CE_CLAUSES = (
     Clause("Forward and backward are stable at logits of magnitude $10^4$, in float32 and float64.",
            {"CrossEntropy/overflows-at-large-logits": "softmax without the max shift"}),
-    Clause("Beyond the logits themselves, forward keeps for backward only tensors of at most "
-           "$N$ elements.",
+    Clause("Beyond the logits themselves, what forward keeps for backward is $O(N)$ elements.",
            {"CrossEntropy/saves-probabilities": "saves the probabilities",
             "CrossEntropy/saves-logits-copy": "logits saved as a contiguous copy"}),
 )
@@ -104,19 +103,19 @@ LCE_CLAUSES = (
                                                       "gradients in a second pass",
             "linear_cross_entropy/too-many-chunk-tensors": "eight copies of each chunk's "
                                                            "logits kept to the end of the loop"}),
-    Clause("Forward keeps for backward only tensors of `x`'s and `weight`'s shapes and dtypes "
-           "and per-row numbers, and backward returns new tensors.",
+    Clause("What forward keeps for backward is $O(Nd + Vd)$ elements, any tensor of `x`'s or "
+           "`weight`'s shape in its dtype, and backward returns new tensors.",
            {"linear_cross_entropy/returns-saved-tensor": "the saved gradients themselves "
                                                          "returned when grad_output == 1",
             "linear_cross_entropy/ignores-grad-output": "backward ignores grad_output",
             "case:saves grad_x as float32 for bfloat16 inputs": "float32 gradients saved for "
                                                                 "bfloat16 inputs"}),
     Clause("Forward and backward together do at most one matrix product beyond the composed "
-           "loss's three (about $2NdV$ FLOPs each), and no work for a gradient nobody needs, "
-           "under `torch.no_grad()` included.",
+           "loss's three (about $2NdV$ FLOPs each), and no matrix product for a gradient nobody "
+           "needs, under `torch.no_grad()` included.",
            {"case:FLOPs of matrix products": "logits recomputed in backward once per gradient",
             "linear_cross_entropy/no-grad-mode-check": "no grad-mode check",
-            "case:skip grad_weight when": "both gradients always",
+            "case:though weight does not require grad": "both gradients always",
             "case:although ctx.needs_input_grad is (False, False)": "detaching wrapper, forward "
                                                                     "ignores needs_input_grad",
             "case:answers True inside forward": "torch.is_grad_enabled() asked inside "

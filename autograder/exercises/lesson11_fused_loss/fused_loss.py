@@ -79,16 +79,20 @@ def check_nones(function, values: dict) -> None:
 
 
 def check_ce_saved(forward, values: dict) -> None:
-    """The logits are the only (N, C) tensor saved; anything else has at most N elements."""
-    rows = values["logits"].shape[0]
+    """The logits are the only (N, C) tensor saved; anything else is O(N): a tensor as large
+    as the logits (N * C elements or more) is refused where C > 2, while one of a few numbers
+    per row, an (N, 2) stack included, is not; at C <= 2 the two cannot be told apart."""
+    rows, classes = values["logits"].shape
     for saved in forward.saved:
-        if saved.role != "input logits" and saved.tensor.numel() > rows:
+        if saved.role != "input logits" and classes > 2 and saved.tensor.numel() > rows and \
+                saved.tensor.numel() >= rows * classes:
             check_not_a_copy("CrossEntropy", saved, values["logits"])
             raise GradingError(
                 f"CrossEntropy saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} "
-                f"besides the logits ({guessed(saved.dtype)}): the logits are the only (N, C) "
-                "tensor it may keep; save per-row numbers (the log-sum-exp) and recompute the "
-                "softmax in backward", mistake="CrossEntropy/saves-probabilities")
+                f"besides the logits ({guessed(saved.dtype)}): {saved.tensor.numel()} elements "
+                f"kept for backward at N={rows}, C={classes}, where the contract allows the "
+                "logits and O(N) more; what does your backward read from it, and could it "
+                "rebuild that from the logits?", mistake="CrossEntropy/saves-probabilities")
 
 
 def guessed(dtype: torch.dtype) -> str:

@@ -93,21 +93,22 @@ def naming_chunk_means(function: Called, values: dict):
 
 
 def check_lce_saved(function: Called, values: dict) -> None:
-    """Only the gradients (x's and weight's shapes), the inputs, and per-row numbers: what the
-    Function's node keeps (ctx.save_for_backward), not what an autograd call inside forward
-    saved for its own graph and freed when it returned."""
+    """O(Nd + Vd): tensors of x's or weight's shape, the inputs, and any tensor no larger than
+    the larger of them (per-row numbers, an (N, 2) stack); what the Function's node keeps
+    (ctx.save_for_backward), not what an autograd call inside forward saved for its own graph
+    and freed when it returned. A chunk of logits or G, (c, V) with c > d, is refused."""
     inputs = make_inputs(values)
     output = function.apply(*inputs.values())
     node = getattr(output, "grad_fn", None)
-    N = values["x"].shape[0]
+    N, d, V, _ = _sizes(values)
     shapes = {tuple(values["x"].shape), tuple(values["weight"].shape)}
     for saved in getattr(node, "saved_tensors", ()):
         if (isinstance(saved, torch.Tensor) and _role(saved, inputs, [output]) == "intermediate"
-                and tuple(saved.shape) not in shapes and saved.numel() > N):
+                and tuple(saved.shape) not in shapes and saved.numel() > max(N, N * d, V * d)):
             raise GradingError(f"LinearCrossEntropy saves a tensor of shape {tuple(saved.shape)} "
-                               f"(N={N}): what forward keeps for backward must have x's or "
-                               "weight's shape, or one number per row; can backward do without "
-                               "this one?")
+                               f"({saved.numel()} elements at N={N}, d={d}, V={V}), more than x "
+                               "or weight holds: what forward keeps for backward is O(Nd + Vd); "
+                               "can backward do without this one?")
 
 
 def _grads(function: Called, values: dict, grad_outputs, requires_grad=True):
@@ -241,7 +242,8 @@ def check_grad_mode(function: Called, values: dict) -> None:
                 raise GradingError(
                     f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
                     f"{needed}: forward computes gradients although ctx.needs_input_grad is "
-                    "(False, False); skip each gradient whose entry is False",
+                    "(False, False): which of your gradients does forward compute without "
+                    "asking whether it is wanted?",
                     mistake="linear_cross_entropy/ignores-needs-input-grad")
             if flops > 1.5 * needed:
                 question = ("one gradient's worth more: does what your code does with the "
@@ -252,7 +254,7 @@ def check_grad_mode(function: Called, values: dict) -> None:
                     f"{situation} {NAME} did {flops} FLOPs where the loss alone needs "
                     f"{needed}: forward skips the gradients when no input requires grad, but "
                     "not under no_grad, where ctx.needs_input_grad still says True and forward "
-                    f"cannot see grad mode (Step 4's printout); {question}",
+                    f"cannot see grad mode (Step 3's printout); {question}",
                     mistake="linear_cross_entropy/no-grad-mode-check")
 
 
@@ -300,9 +302,9 @@ def check_one_gradient(function: Called, values: dict) -> None:
             diagnose_gradient(name, grads[0].double(), truth[("x", "weight").index(name)])
             spent = total({name})
             if seen and spent > both - 0.75 * product:
-                index = LCE.input_names.index(other)
                 raise GradingError(
                     f"with only {name} requiring grad, {NAME} did {spent} FLOPs, where both "
                     f"gradients cost {both} and the loss alone {loss_only}: grad_{other}'s "
-                    f"{product} are still spent; skip grad_{other} when "
-                    f"ctx.needs_input_grad[{index}] is False")
+                    f"{product} are still spent, though {other} does not require grad; what "
+                    f"does forward know about which gradients are wanted, and what does your "
+                    f"code do with it for grad_{other}?")

@@ -224,8 +224,10 @@ def check_saved(forward, values: dict) -> None:
             check_not_a_copy(NAME, saved, values["logits"])
             raise GradingError(
                 f"{NAME} saves a {str(saved.dtype)[6:]} tensor of shape {saved.shape} besides "
-                f"the logits ({guessed(saved.dtype)}): keep per-row numbers (the log-sum-exp) and "
-                "recompute the softmax in backward", mistake=f"{NAME}/saves-probabilities")
+                f"the logits ({guessed(saved.dtype)}): {saved.tensor.numel()} elements kept for "
+                f"backward at N={rows}, where the contract allows the logits and tensors of at "
+                "most N elements; what does your backward read from it, and could it rebuild "
+                "that from the logits?", mistake=f"{NAME}/saves-probabilities")
 
 
 def check_nones(function, values: dict) -> None:

@@ -52,6 +52,16 @@ class CrossEntropy(torch.autograd.Function):
 '''),
 ]
 
+UNUSUAL.append(
+    Unusual(CE, "the log-sum-exp and the counted mask stacked into one (N, 2) saved tensor",
+            edit(CROSS_ENTROPY,
+                 ("ctx.save_for_backward(logits, lse, safe_target, counted)",
+                  "ctx.save_for_backward(logits, torch.stack([lse, counted.to(lse.dtype)], 1), "
+                  "safe_target)"),
+                 ("logits, lse, target, counted = ctx.saved_tensors",
+                  "logits, stats, target = ctx.saved_tensors\n"
+                  "        lse, counted = stats.unbind(1)"))))
+
 MISTAKES = [
     Mistake(CE, "one maximum for the whole batch",
             "subtract each row's maximum before exp, and take the log", edit(

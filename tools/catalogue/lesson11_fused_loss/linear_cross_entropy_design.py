@@ -296,7 +296,7 @@ MISTAKES = [
         ROWWISE, ("    if not torch.is_grad_enabled():\n        x, weight = x.detach(), weight.detach()\n",
                   ""))),
     Mistake(LCE, "row by row with mv and addr_, grad_weight always computed",
-            "skip grad_weight when ctx.needs_input_grad[1] is False", edit(
+            "are still spent, though weight does not require grad", edit(
         ROWWISE, ("grad_weight = x.new_zeros(weight.shape, dtype=wide) if want_weight else None",
                   "grad_weight = x.new_zeros(weight.shape, dtype=wide)"),
         ("                    if want_weight:\n                        grad_weight.addr_",

@@ -50,7 +50,7 @@ MISTAKES = [
         LINEAR, ("        return (None if grad_x is None else grad_output * grad_x,\n"
                  "                None if grad_weight is None else grad_output * grad_weight,",
                  "        return (grad_x,\n                grad_weight,")), named=True),
-    Mistake(LCE, "both gradients always", "ctx.needs_input_grad", edit(
+    Mistake(LCE, "both gradients always", "though weight does not require grad", edit(
         LINEAR, ("        want_x = grad_enabled and ctx.needs_input_grad[0]\n"
                  "        want_weight = grad_enabled and ctx.needs_input_grad[1]\n",
                  "        want_x = want_weight = grad_enabled and any(ctx.needs_input_grad[:2])\n")),
@@ -80,7 +80,7 @@ MISTAKES = [
          "        return (loss / len(range(0, N, chunk_size))).to(x.dtype)")), named=True),
     # autograd inside forward is correct (the unusual entry of that name); asking it for both
     # gradients whenever one is needed spends the other's FLOPs
-    Mistake(LCE, "autograd inside forward, both gradients always", "skip grad_weight when", edit(
+    Mistake(LCE, "autograd inside forward, both gradients always", "though weight does not require grad", edit(
         LINEAR, ("            if want_x or want_weight:\n"
                  "                probs /= sums\n"
                  "                probs[torch.arange(len(target_chunk), device=x.device), "

@@ -256,3 +256,10 @@ def linear_cross_entropy(x, weight, target, chunk_size=1024):
 '''
 UNUSUAL.append(Unusual('linear_cross_entropy', 'gradients recomputed in backward (Cut Cross-Entropy)',
                       CUT_CROSS_ENTROPY))
+
+# G = (P - Y)/N built for every chunk whatever is needed, only the two products guarded: under
+# no_grad it does O(NV) elementwise work no gradient needs, which the contract does not bound
+# (it bounds matrix products, and those it skips)
+UNUSUAL.append(Unusual(LCE, "G built in every grad mode, only the products skipped", edit(
+    LINEAR, ("            if want_x or want_weight:\n                probs /= sums\n",
+             "            if True:\n                probs /= sums\n"))))

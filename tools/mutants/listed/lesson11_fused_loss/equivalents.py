@@ -3,11 +3,11 @@
 from .. import EquivalentMutant
 
 _ROW_COPY = ("a copy of a per-row tensor forward just computed replaces it in the saved set: "
-             "the same count of at most N elements, the same values")
+             "the same count of O(N) elements, the same values")
 _ROW_CONTIGUOUS = ("a per-row tensor forward just computed (logsumexp, torch.where, !=) is "
                    "contiguous: .contiguous() returns it")
-_ROW_WIDENED = ("the contract bounds what is saved besides the logits by its element count (at "
-                "most N), not its dtype; the gradients are unchanged")
+_ROW_WIDENED = ("the contract bounds what is saved besides the logits by its element count "
+                "(O(N)), not its dtype; the gradients are unchanged")
 _IGNORE_INDEX_GIVEN = ("the contract calls apply(logits, target, ignore_index) with ignore_index "
                        "always given: the default is never read")
 _GRADIENT_COPY = ("a copy of the gradient .to() just made replaces it in the saved set: one "
@@ -227,3 +227,12 @@ EQUIVALENTS += [
                      'ctx.save_for_backward(x, weight, target.contiguous(), lse)',
                      reason=_CCE_INPUT_COPY),
 ]
+
+# the (N, 2) stack of the log-sum-exp and the counted mask (a catalogued unusual answer)
+_STACKED_SAVE = ("ctx.save_for_backward(logits, torch.stack([lse, counted.to(lse.dtype)], 1), "
+                 "safe_target)")
+EQUIVALENTS.append(EquivalentMutant(
+    "CrossEntropy", "save_copy", _STACKED_SAVE,
+    _STACKED_SAVE.replace("1), safe_target)", "1).clone(), safe_target)"),
+    "a copy of the (N, 2) stack torch.stack just made replaces it in the saved set: the same "
+    "O(N) elements, the same values, the stack itself freed"))
