@@ -9,9 +9,11 @@
 # %% [markdown]
 # # Lesson 09 · Gradient patterns: broadcasting, reductions, scans and selections
 #
-# **About 140 minutes** for the main path, up to the Summary: five derivations checked live, four
-# predictions, six small Functions, each derived before it is written (take a break after
-# Exercise 3). The optional part after the Summary takes about 50 minutes more, ungraded.
+# **About 120 minutes** for the main path, up to the Summary: about 55 to read and run it
+# (measured: its prose and code at 200 words a minute, a minute a cell) and about 65 for six
+# derivations checked live, four predictions and six small Functions, each derived before it is
+# written (take a break after Exercise 3). The optional part after the Summary takes about 55
+# minutes more, ungraded.
 #
 # Almost any backward is built from a few moves: a **broadcast** in forward (a bias added to
 # every row), a **reduction** (a loss), a **scan** (a running total), a **selection** (an
@@ -20,8 +22,8 @@
 # then write it.
 #
 # Every Function obeys the [Function contract](function_contract.md). Its self-check runs every
-# check grading runs; the **Jacobian view** draws your backward's
-# $\partial y_o / \partial x_i$ beside autograd's.
+# check grading runs; the **Jacobian view** draws a backward's $\partial y_o / \partial x_i$
+# beside autograd's (yours, after the Summary).
 #
 # Exercises: **✎ 1 `BroadcastMul`**, **✎ 2 `ProdOverDim`**, **✎ 3 `Cumsum`**,
 # **✎ 4 `IndexSelect`**, **✎ 5 `Normalize`**, and the transfer exercise **✎ 6 `CumMax`**.
@@ -99,15 +101,6 @@ if written(prediction_1):  # the expansions show the answer: printed once you ha
 # $x$ the gradient lands on the wrong entries silently; on a $(3, 4)$ one it is an error. Put the
 # reduced dim back first: `g.unsqueeze(1)`, of shape $(3, 1)$.
 # </details>
-#
-# An expanded tensor is a **view** with a **stride of 0**: a $(3, 1000)$ gradient costs the memory
-# of 3.
-
-# %%
-big = g.unsqueeze(1).expand(3, 1000)
-print("shape:", tuple(big.shape), " stride:", big.stride(),
-      " same memory as g:", big.data_ptr() == g.data_ptr(),
-      " bytes behind it:", big.untyped_storage().nbytes())
 
 # %% [markdown]
 # The worked example as a Function, and the mean ($g_s / C$ per entry) built on it.
@@ -188,6 +181,52 @@ def live_check(name, yours, cases):
                 problem = "yours is autograd's matrix transposed: which index is the output's?"
         print(f"✓ {label}" if problem is None else f"✗ {label}: {problem}")
 
+
+# %% [markdown]
+# ## Warm-up: broadcasting in `a + b`
+#
+# Forward **repeats** an input: $a$ of shape $(R, 1)$, $b$ of shape $(C,)$, $y = a + b$ of
+# shape $(R, C)$, $y_{r,k} = a_{r,0} + b_k$.
+#
+# 1. Write $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$: how many
+#    outputs does each entry reach?
+# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$: which sum is left for $a$, and for $b$?
+# 3. Which of your sums keeps its dim, and which removes it?
+#
+# **Check it live:** write `add_grads(a, b, g)`, returning `(grad_a, grad_b)` of shapes $(R, 1)$
+# and $(C,)$.
+
+# %%
+### BEGIN WORKED
+def add_grads(a, b, g):
+    return g.sum(1, keepdim=True), g.sum(0)  # a keeps its dim of size 1; b never had dim 0
+### LEARNER
+add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, grad_b
+### END WORKED
+
+
+# %%
+def check_add_grads():
+    """Your add_grads against autograd's gradients of a + b, a (R, 1) and b (C,)."""
+    rng = torch.Generator().manual_seed(2)  # leaves the notebook's own seed alone
+    cases = []
+    for R, C in [(2, 3), (4, 1)]:
+        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
+                   for shape in [(R, 1), (C,), (R, C)])
+        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
+        truth = torch.autograd.grad(leaves[0] + leaves[1], leaves, g)
+        cases.append((f"R, C = {R}, {C}", (a, b, g), truth))
+    live_check("add_grads", add_grads, cases)
+
+
+check_add_grads()
+
+# %% [markdown]
+# <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
+#
+# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`: $a$'s gradient is
+# `[[3], [12]]` and $b$'s is `[3, 5, 7]`.
+# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `BroadcastMul`
@@ -295,25 +334,6 @@ from autograder import grade; grade("BroadcastMul", BroadcastMul)
 # size 1: `Tensor.sum_to_size(shape)` is that reduction. The other factor, not $y / a$, avoids
 # `nan`.
 # </details>
-
-# %%
-grad = torch.arange(24.0).reshape(2, 3, 4)
-for shape in [(3, 4), (4,), (3, 1), (1, 4), (2, 1, 4), ()]:
-    print(f"sum_to_size{shape}:".ljust(24), tuple(grad.sum_to_size(shape).shape))
-try:
-    grad.sum_to_size(2, 1, 1, 4)
-except RuntimeError as error:
-    print(first_line(error))
-
-
-# %% [markdown]
-# Your `BroadcastMul`'s Jacobian, $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$ (pick the input
-# above the picture).
-
-# %%
-a_example = torch.randn(3, 1, dtype=torch.float64)
-b_example = torch.randn(4, dtype=torch.float64)
-jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
 
 # %% [markdown]
 # ## Reductions that are not sums: the product
@@ -460,14 +480,6 @@ from autograder import grade; grade("ProdOverDim", ProdOverDim)
 # </details>
 
 # %% [markdown]
-# Your `ProdOverDim` on slices with no zero, one and two.
-
-# %%
-jacobian_view(ProdOverDim, torch.prod,
-              torch.tensor([[1.5, -2.0, 0.5], [2.0, 0.0, -1.5], [0.0, 3.0, 0.0]],
-                           dtype=torch.float64), 1)
-
-# %% [markdown]
 # ## Scans: the running sum
 #
 # `torch.cumsum(x, dim)` replaces each entry by the sum of everything up to it: for a vector,
@@ -562,9 +574,6 @@ from autograder import grade; grade("Cumsum", Cumsum)
 # less the running sum before $i$ is equal only in exact arithmetic: it cancels the late entries'
 # digits when the early ones are large.
 # </details>
-
-# %%
-jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
 
 # %% [markdown]
 # ## Selections
@@ -693,21 +702,6 @@ from autograder import grade; grade("IndexSelect", IndexSelect)
 # row $s$ is the **sum** of the rows of $g$ whose index is $s$. `index_add` adds row $k$ of its
 # source to row `index[k]`; backward needs `index` and `x`'s shape (a `torch.Size` on `ctx`).
 # </details>
-
-# %% [markdown]
-# Your `IndexSelect` with `index = [3, 0, 3, 3]`: row 3's columns hold three ones each.
-
-# %%
-rows = torch.randn(5, 2, dtype=torch.float64)
-repeated = torch.tensor([3, 0, 3, 3])
-
-
-def index_select_rows(x, index):
-    return torch.index_select(x, 0, index)
-
-
-jacobian_view(IndexSelect, index_select_rows, rows, repeated)
-
 
 # %% [markdown]
 # ## Normalisation: dividing by a norm
@@ -845,35 +839,20 @@ from autograder import grade; grade("Normalize", Normalize)
 # </details>
 
 # %% [markdown]
-# Your `Normalize` on three rows, `eps = 0.5`, the last row below it.
-
-# %%
-short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.6, 0.2, -0.8, 0.4],
-                          [0.1, -0.2, 0.0, 0.2]], dtype=torch.float64)
-
-
-def normalize_rows(x, eps):
-    return F.normalize(x, dim=-1, eps=eps)
-
-
-jacobian_view(Normalize, normalize_rows, short_row, 0.5)
-
-
-# %% [markdown]
 # ## ✎ Exercise 6 (transfer) · `CumMax`
 #
 # An op this lesson never worked through: the **running maximum**. `CumMax.apply(x, dim)` returns
 # `torch.cummax(x, dim).values`, the largest entry so far at every position along `dim`, `dim` a
 # Python int. No derivation is on screen: use the method, and decide for yourself what backward
-# needs from forward and where it comes from.
+# needs from forward.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - where entries tie for the running maximum, the gradient goes where autograd sends the
 #   gradient of `torch.cummax(x, dim).values`;
-# - forward saves nothing that a correct backward can do without, and no tensor made only to be
-#   saved.
+# - forward saves only what `torch.cummax` returned that backward needs, no input tensor and no
+#   tensor of its own.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -925,74 +904,89 @@ from autograder import grade; grade("CumMax", CumMax)
 # </details>
 
 # %% [markdown]
+# ## Summary
+#
+# Write one output entry with indices, differentiate by one input entry, multiply by $g$ and sum
+# over the output's indices. A broadcast becomes a sum down to the input's shape (`sum_to_size`),
+# a sum or mean over a dim an `expand` after putting the reduced dim back, a product the product
+# of the other entries (no division, for the zeros), a scan the same scan reversed, a selection
+# an `index_add` or `scatter_add` that accumulates repeats, a normalisation a projection that
+# removes the component along the output. Next lesson: these patterns assembled into LayerNorm
+# and RMSNorm, inside an `nn.Module`.
+#
+# The main path ends here. The rest is optional: your six Functions as Jacobians, the common
+# mistakes as a table, the five patterns as pictures, three backwards drawn beside autograd's,
+# `expand` and `sum_to_size` up close, what the engine does with a gradient of another shape,
+# fine print for `ProdOverDim` and `Normalize`, ties in `torch.cummax`, a running product, and
+# the In practice block.
+
+# %% [markdown]
+# ## Your six Functions as Jacobians (optional, not graded)
+#
+# Each of your Functions' $\partial y_o / \partial x_i$ drawn beside autograd's, on the
+# cases the exercises met: broadcast inputs, slices with zeros, a scan, repeated rows, a row
+# below `eps` and ties.
+
+# %% [markdown]
+# Your `BroadcastMul`'s Jacobian, $a$ of shape $(3, 1)$ and $b$ of shape $(4,)$ (pick the input
+# above the picture).
+
+# %%
+a_example = torch.randn(3, 1, dtype=torch.float64)
+b_example = torch.randn(4, dtype=torch.float64)
+jacobian_view(BroadcastMul, lambda a, b: a * b, a_example, b_example)
+
+# %% [markdown]
+# Your `ProdOverDim` on slices with no zero, one and two.
+
+# %%
+jacobian_view(ProdOverDim, torch.prod,
+              torch.tensor([[1.5, -2.0, 0.5], [2.0, 0.0, -1.5], [0.0, 3.0, 0.0]],
+                           dtype=torch.float64), 1)
+
+# %% [markdown]
+# Your `Cumsum`: a triangle.
+
+# %%
+jacobian_view(Cumsum, torch.cumsum, torch.randn(2, 4, dtype=torch.float64), 1)
+
+# %% [markdown]
+# Your `IndexSelect` with `index = [3, 0, 3, 3]`: row 3's columns hold three ones each.
+
+# %%
+rows = torch.randn(5, 2, dtype=torch.float64)
+repeated = torch.tensor([3, 0, 3, 3])
+
+
+def index_select_rows(x, index):
+    return torch.index_select(x, 0, index)
+
+
+jacobian_view(IndexSelect, index_select_rows, rows, repeated)
+
+
+# %% [markdown]
+# Your `Normalize` on three rows, `eps = 0.5`, the last row below it.
+
+# %%
+short_row = torch.tensor([[1.0, -2.0, 0.5, 2.0], [0.6, 0.2, -0.8, 0.4],
+                          [0.1, -0.2, 0.0, 0.2]], dtype=torch.float64)
+
+
+def normalize_rows(x, eps):
+    return F.normalize(x, dim=-1, eps=eps)
+
+
+jacobian_view(Normalize, normalize_rows, short_row, 0.5)
+
+
+# %% [markdown]
 # Your `CumMax` on rows with ties.
 
 # %%
 jacobian_view(CumMax, lambda x, dim: torch.cummax(x, dim).values,
               torch.tensor([[1.0, 3.0, 3.0, 2.0], [4.0, 1.0, 2.0, 0.5], [0.0, 1.0, 2.0, 3.0]],
                            dtype=torch.float64), 1)
-
-# %% [markdown]
-# ## Summary
-#
-# Write one output entry with indices, differentiate by one input entry, multiply by $g$ and sum
-# over the output's indices. A broadcast becomes a sum down to the input's shape (`sum_to_size`),
-# a reduction an `expand` after putting the reduced dim back, a scan the same scan reversed, a
-# selection an `index_add` or `scatter_add` that accumulates repeats, a normalisation a
-# projection that removes the component along the output. Next lesson: these patterns assembled
-# into LayerNorm and RMSNorm, inside an `nn.Module`.
-#
-# The main path ends here. The rest is optional: a warm-up on `a + b` (before Exercise 1 if you
-# like), the common mistakes as a table, the five
-# patterns as pictures, three backwards drawn beside autograd's, what the engine does with a
-# gradient of another shape, fine print for `ProdOverDim` and `Normalize`, ties in
-# `torch.cummax`, a running product, and the In practice block.
-
-# %% [markdown]
-# ## Warm-up for Exercise 1: broadcasting in `a + b` (optional, not graded)
-#
-# Forward **repeats** an input: $a$ of shape $(R, 1)$, $b$ of shape $(C,)$, $y = a + b$ of
-# shape $(R, C)$, $y_{r,k} = a_{r,0} + b_k$.
-#
-# 1. Write $\partial y_{r,k} / \partial a_{s,0}$ and $\partial y_{r,k} / \partial b_j$: how many
-#    outputs does each entry reach?
-# 2. Multiply by $g_{r,k}$ and sum over $r$ and $k$: which sum is left for $a$, and for $b$?
-# 3. Which of your sums keeps its dim, and which removes it?
-#
-# **Check it live:** write `add_grads(a, b, g)`, returning `(grad_a, grad_b)` of shapes $(R, 1)$
-# and $(C,)$.
-
-# %%
-### BEGIN WORKED
-def add_grads(a, b, g):
-    return g.sum(1, keepdim=True), g.sum(0)  # a keeps its dim of size 1; b never had dim 0
-### LEARNER
-add_grads = None  # your steps 1-3: def add_grads(a, b, g): ... return grad_a, grad_b
-### END WORKED
-
-
-# %%
-def check_add_grads():
-    """Your add_grads against autograd's gradients of a + b, a (R, 1) and b (C,)."""
-    rng = torch.Generator().manual_seed(2)  # leaves the notebook's own seed alone
-    cases = []
-    for R, C in [(2, 3), (4, 1)]:
-        a, b, g = (torch.randn(shape, dtype=torch.float64, generator=rng)
-                   for shape in [(R, 1), (C,), (R, C)])
-        leaves = a.clone().requires_grad_(), b.clone().requires_grad_()
-        truth = torch.autograd.grad(leaves[0] + leaves[1], leaves, g)
-        cases.append((f"R, C = {R}, {C}", (a, b, g), truth))
-    live_check("add_grads", add_grads, cases)
-
-
-check_add_grads()
-
-# %% [markdown]
-# <details><summary><b>Hint</b>: numbers to hit (open after your attempt)</summary>
-#
-# With $R = 2$, $C = 3$ and $g$ = `torch.arange(6.0).reshape(2, 3)`: $a$'s gradient is
-# `[[3], [12]]` and $b$'s is `[3, 5, 7]`.
-# </details>
 
 # %% [markdown]
 # ## Common mistakes (optional reading)
@@ -1131,6 +1125,32 @@ class NormalizeWithoutProjection(Normalize):
 
 
 jacobian_view(NormalizeWithoutProjection, normalize_rows, short_row, 0.5)
+
+# %% [markdown]
+# ## `expand` and `sum_to_size` up close (optional, not graded)
+#
+# An expanded tensor is a **view** with a **stride of 0**: a $(3, 1000)$ gradient costs the memory
+# of 3.
+
+# %%
+big = g.unsqueeze(1).expand(3, 1000)
+print("shape:", tuple(big.shape), " stride:", big.stride(),
+      " same memory as g:", big.data_ptr() == g.data_ptr(),
+      " bytes behind it:", big.untyped_storage().nbytes())
+
+# %% [markdown]
+# `Tensor.sum_to_size(shape)`, the reduction of Exercise 1, on a gradient of shape $(2, 3, 4)$:
+# each shape it reaches, and one it refuses.
+
+# %%
+grad = torch.arange(24.0).reshape(2, 3, 4)
+for shape in [(3, 4), (4,), (3, 1), (1, 4), (2, 1, 4), ()]:
+    print(f"sum_to_size{shape}:".ljust(24), tuple(grad.sum_to_size(shape).shape))
+try:
+    grad.sum_to_size(2, 1, 1, 4)
+except RuntimeError as error:
+    print(first_line(error))
+
 
 # %% [markdown]
 # ## What the engine does with a gradient of another shape (optional, not graded)

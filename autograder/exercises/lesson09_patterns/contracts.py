@@ -111,8 +111,10 @@ NORMALIZE_CLAUSES = (
            "`F.normalize` computes it; a row whose norm is within a relative $10^{-3}$ of `eps` "
            "may take either side;",
            {NORMALIZE_ + "wrong-below-eps": "projection on rows below eps too",
-            NORMALIZE_ + "case-from-length-of-y":
+            NORMALIZE_ + "boundary-below-eps":
                 "above eps told from the length of y (length > 0.99)",
+            NORMALIZE_ + "nan-on-zero-row":
+                "both cases mixed by multiplying with a mask (nan from 0 x inf on a zero row)",
             NORMALIZE_ + "near-above-as-below":
                 "above eps told from the divisor with isclose "
                 "(~torch.isclose(divisor, torch.full_like(divisor, ctx.eps)))"}),
@@ -139,8 +141,8 @@ CUMMAX_CLAUSES = (
     Clause("where entries tie for the running maximum, the gradient goes where autograd sends "
            "the gradient of `torch.cummax(x, dim).values`;",
            {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)"}),
-    Clause("forward saves nothing that a correct backward can do without, and no tensor made only "
-           "to be saved.",
+    Clause("forward saves only what `torch.cummax` returned that backward needs, no input tensor "
+           "and no tensor of its own.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32",

@@ -261,26 +261,81 @@ def check_sides_of_eps(function, x: torch.Tensor, eps: float) -> None:
     # named only where the rows far above eps are right: a nan there is some other mistake
     if not right[:2].all() or right.all():
         return
+    check_zero_row_finite(got, truth, eps)
     if right[BELOW].all():
         check_near_above(x[NEAR_ABOVE], got[NEAR_ABOVE], truth[NEAR_ABOVE],
                          grad_output[NEAR_ABOVE], eps)
-    details = f"got {got[NEAR_BELOW].tolist()}\nexpected {truth[NEAR_BELOW].tolist()}"
     y, g = x[BELOW] / eps, grad_output[BELOW]  # the rows below eps
     projected = (g - y * (y * g).sum(-1, keepdim=True)) / eps
     as_above = torch.isclose(got[BELOW], projected).all(-1)
     if right[2:4].all() and (as_above[2:] & ~right[NEAR_BELOW]).any():
-        raise GradingError("Normalize's gradient is right on rows far below eps but, on a row "
-                           "just below eps, has the projection of a row above it: does "
-                           "backward decide the case from |y|? Below eps |y| = norm / eps, "
-                           "which comes arbitrarily close to 1; decide it from the norm forward "
-                           f"compared ({around_eps(eps)})", details,
-                           mistake="Normalize/case-from-length-of-y")
+        check_boundary_below_eps(function, x, eps)
     every = ("; every row below eps got the projection of a row above it: no test in backward, "
              "or one that always holds (max(norm, eps) >= eps does; test the norm itself)"
              if as_above.all() else "")
     raise GradingError("Normalize's gradient is wrong on rows whose norm is below eps: there "
                        f"y = x / eps, and eps does not move with x{every} ({around_eps(eps)})",
                        mistake="Normalize/wrong-below-eps")
+
+
+ZERO_ROW = 3  # the row of zeros among rows_around_eps
+
+
+def check_zero_row_finite(got: torch.Tensor, truth: torch.Tensor, eps: float) -> None:
+    """A nan or inf on the row of zeros, where the truth is grad_output / eps: the case above
+    eps divided by the norm, 0 there, and a mask of 0 multiplied with it (0 x inf is nan)."""
+    if torch.isfinite(got[ZERO_ROW]).all() or not torch.isfinite(truth[ZERO_ROW]).all():
+        return
+    raise GradingError("Normalize's gradient holds nan or inf on a row of zeros (norm 0, below "
+                       "eps), where autograd's is finite: does backward compute the formula "
+                       "above eps on every row, dividing by the norm, and then multiply it by "
+                       "a mask of 0? 0 x inf and 0 x nan are nan, so a mask cannot remove that "
+                       "division's result: keep the division by 0 from happening on the row "
+                       f"at all ({around_eps(eps)})",
+                       f"got {got[ZERO_ROW].tolist()}\nexpected {truth[ZERO_ROW].tolist()}",
+                       mistake="Normalize/nan-on-zero-row")
+
+
+# norms below eps, as fractions of it, between the far row (0.1 eps, right) and eps: where the
+# test in backward draws its line, when it draws one below eps
+LADDER = (0.2, 0.3, 0.4, 0.55, 0.7, 0.8, 0.9, 0.95, 0.97, 0.985, 0.99, 0.995, 0.999)
+
+
+def check_boundary_below_eps(function, x: torch.Tensor, eps: float) -> None:
+    """Rows just below eps given the projection of a row above it, those far below right: the
+    line backward draws lies below eps. Rows on a ladder of norms below eps find where, and the
+    hint says it: a margin on the norm (norm > c eps) and |y| against c (below eps
+    |y| = norm / eps) draw the same line, so the hint names both."""
+    direction = F.normalize(sample((5,), x.device, seed=8, dtype=x.dtype), dim=-1)
+    ratios = torch.tensor(LADDER, dtype=x.dtype, device=x.device)
+    rows = direction * (ratios * eps).unsqueeze(-1)
+    got, truth, g = gradient_for(function, NORMALIZE, {"x": rows, "eps": eps})
+    y = rows / eps
+    projected = (g - y * (y * g).sum(-1, keepdim=True)) / eps
+    misplaced = (torch.isclose(got, projected).all(-1) & ~torch.isclose(got, truth).all(-1))
+    misplaced = misplaced.tolist()
+    if not misplaced[-1]:
+        first = None
+    else:  # the lowest row of the run of misplaced rows that reaches eps
+        first = len(LADDER) - 1
+        while first > 0 and misplaced[first - 1]:
+            first -= 1
+    ladder = ", ".join(f"{r:g}" for r in LADDER)
+    if first is None:
+        where = "a row just below eps takes the projection of a row above it"
+    else:
+        below = 0.1 if first == 0 else LADDER[first - 1]
+        where = (f"every row from {LADDER[first]:g} eps up to eps takes the projection of a row "
+                 f"above it, and the rows at {below:g} eps and below take their own: the line "
+                 f"your backward draws between the cases lies between {below:g} eps and "
+                 f"{LADDER[first]:g} eps, not at eps")
+    raise GradingError(f"Normalize's gradient is wrong on rows just below eps: {where}. A "
+                       "margin on the norm (norm > c * eps, c below 1) draws such a line, and so "
+                       "does |y| > c, since below eps |y| = norm / eps: compare the norm "
+                       "forward compared with eps itself "
+                       f"({around_eps(eps)}; then rows of norms {ladder} eps)",
+                       f"misplaced rows (ladder order): {misplaced}",
+                       mistake="Normalize/boundary-below-eps")
 
 
 def check_row_quantity_kept(function, error: GradingError, device) -> None:

@@ -140,5 +140,13 @@ class Cumsum(torch.autograd.Function):
         dim = ctx.dim
         g = grad_output.float()
         return g.flip(dim).cumsum(dim).flip(dim).to(grad_output.dtype), None
+''')),    # C2 of review 75: the reversal as index_select with an arange made on the default device
+    Mistake("Cumsum", "reversed with index_select, the arange made without device=",
+            "made a tensor on the default device (torch.arange without device=)", _cumsum('''
+        if grad_output.dim() == 0:
+            return grad_output.clone(), None
+        backwards = torch.arange(grad_output.shape[dim] - 1, -1, -1)
+        flipped = grad_output.index_select(dim, backwards)
+        return flipped.cumsum(dim).index_select(dim, backwards), None
 ''')),
 ]

@@ -61,9 +61,24 @@ _NORMALIZE_TENSOR_EPS = _function("Normalize", '''
 
 MISTAKES = [
     *(Mistake("Normalize", f"above eps told from the length of y ({test})",
-              "does backward decide the case from |y|?",
+              f"lies between {line} eps, not at eps",
               _NORMALIZE_BY_LENGTH.replace("TEST", test))
-      for test in ("length > 0.99", "length > 0.5")),
+      for test, line in (("length > 0.99", "0.985 eps and 0.99"),
+                         ("length > 0.5", "0.4 eps and 0.55"))),
+    # N5 of review 75: a margin below eps on the norm, the same line as |y| > 0.98, named by
+    # where the misplaced rows lie rather than asked about |y|
+    Mistake("Normalize", "above eps told by the norm with a margin below eps (n > 0.98 eps)",
+            "every row from 0.985 eps up to eps takes the projection of a row above it",
+            _normalize(edit(_PROJECTION, ("above = norm >= ctx.eps",
+                                          "above = norm > 0.98 * ctx.eps")))),
+    # N1 of review 75: both cases computed on every row and mixed by multiplying with a mask:
+    # the row of zeros divides by its norm, 0, and 0 x inf (or 0 x nan) is nan
+    Mistake("Normalize", "both cases mixed by multiplying with a mask (nan from 0 x inf on a "
+            "zero row)", "holds nan or inf on a row of zeros", _normalize('''
+        above = (norm >= ctx.eps).to(grad_output.dtype)
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        return above * (grad_output - y * radial) / norm + (1 - above) * grad_output / ctx.eps, None
+''')),
     Mistake("Normalize", "norm for the test computed on x.float()",
             "Normalize saves its number per row in float32 for x in float64",
             _function("Normalize", '''

@@ -221,5 +221,22 @@ MISTAKES = [
          "        global INPUT_SIZE\n        INPUT_SIZE = input.size()\n"),
         ("len(ctx.input_size)", "len(INPUT_SIZE)"),
         (PROD_03[PROD_03.index("        zero_mask"):PROD_03.index("        return grad_input")],
-         "        grad_input = safe_zeros_backward(input, dim)  # review 55c: never y / x\n"))),
+         "        grad_input = safe_zeros_backward(input, dim)  # review 55c: never y / x\n"))),    # P4 of review 75: the products after each entry reversed by index_select with an arange
+    # made on the default device
+    Mistake("ProdOverDim", "after-products reversed by index_select, the arange made without "
+            "device=", "made a tensor on the default device (torch.arange without device=)", _prod('''
+        if x.dim() == 0:
+            return grad_output.clone(), None
+        size = x.shape[dim]
+        backwards = torch.arange(size - 1, -1, -1)
+        shape = list(x.shape)
+        shape[dim] = 1
+        ones = x.new_ones(shape)
+
+        def exclusive(t):
+            return torch.cat([ones, t], dim).cumprod(dim).narrow(dim, 0, size)
+
+        after = exclusive(x.index_select(dim, backwards)).index_select(dim, backwards)
+        return grad_output.unsqueeze(dim) * exclusive(x) * after, None
+''')),
 ]
