@@ -9,9 +9,10 @@
 # %% [markdown]
 # # Lesson 06 · Attention by hand: the softmax Jacobian, masks, and FlashAttention
 #
-# **About 140 minutes** for the main path, in two sittings if you like: the backward and
-# Exercises 1 and 2 (about 60 minutes), then the online softmax, FlashAttention and the
-# transfer exercise (about 80). The optional part after the **Summary** takes about 50 more.
+# **About 120 minutes** for the main path: reading and running it takes about 30, your
+# derivations and the four exercises the rest. In two sittings if you like: the backward and
+# Exercises 1 and 2 (about 50 minutes), then the online softmax, FlashAttention and the
+# transfer exercise (about 70). The optional part after the **Summary** takes about 50 more.
 #
 # Attention's backward uses everything so far: batched matrix calculus, a Jacobian you must
 # not build, a mask, numerical stability, and a choice of what to keep. It ends where
@@ -143,7 +144,8 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # `softmax(Q @ K^T * scale, masked) @ V` for `Q (..., Lq, d)`, `K (..., Lk, d)`,
 # `V (..., Lk, dv)` and a Python-float `scale`, with your three steps as its backward. Here
 # the $N_q \times N_k$ scores count among the "sizes" of the Function contract's rule 3: your
-# backward may hold several $N_q \times N_k$ tensors at once.
+# backward may hold several $N_q \times N_k$ tensors at once, and only rule 2 bounds its work
+# (no gradient for an input that needs none).
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -226,12 +228,10 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # forward *keep* it? Recomputing $S$ is one matrix product; the softmax then needs each row's
 # normaliser.
 #
-# 1. For row $i$ with maximum $m_i$, write $P_{ij}$ from $S_{ij}$ and **one** number $L_i$
-#    per row. (Start from $P_{ij} = e^{S_{ij} - m_i} / \sum_k e^{S_{ik} - m_i}$.)
-# 2. Why subtract $m_i$ inside the sum, rather than take $\log \sum_k e^{S_{ik}}$? Try
+# 1. Write $P_{ij}$ from $S_{ij}$ and **one** number $L_i$ per row.
+# 2. How do you compute $L_i$ so that no exponential overflows, whatever the scores? Try
 #    `torch.tensor(100.0).exp()`.
-# 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$. With $dP = dO\,V^\top$, write
-#    it as a double sum over keys $j$ and value columns $c$, and swap the sums: what is it in
+# 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$, and $P$ is gone: what is it in
 #    $dO$ and $O$ alone? Why will that matter once $P$ comes one block of keys at a time?
 #
 # Try your answer to 3 in `row_sum_from_output`; the check computes
@@ -456,10 +456,6 @@ report("output and L, block by block", error_online, 1e-9)
 # tiles need no work, and which need a mask inside? In which order must you visit the key
 # blocks for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
 # not matter?
-#
-# **Low precision.** Exercise 3's last bullet says what a fused kernel computes in float32 for
-# float16 and bfloat16 inputs. Why keep $L$ in float32 too, when every probability of a row
-# is $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -720,8 +716,8 @@ from autograder import grade; grade("AttentionWithBias", AttentionWithBias)
 # - **Your bias gradient, drawn**, the online softmax **stepped block by block**, and **a
 #   block in which a row sees no key**.
 # - **Kept and peak**: what Exercises 1 and 2 keep against their peak for one call; **more
-#   measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and
-#   what a log-sum-exp kept in bfloat16 costs.
+#   measurements**: a stack of 12 layers, how many layers before keeping $L$ pays, and,
+#   for low precision, why $L$ stays in float32 and the inputs do not.
 # - **Common mistakes**, per exercise, and **In practice**: timings, PyTorch's own kernels,
 #   production notes, a leaner Exercise 2 to write and measure, a learned ALiBi slope, an
 #   explorer of your Exercise 1.
@@ -1204,10 +1200,17 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 # Run `stack_peak(f, layers=2)` and `layers=3` to see it (step peaks on torch 2.13: 1.56 MiB
 # for `ScaledDotProductAttention` against 1.63 at two layers, 1.88 against 1.69 at three).
 #
+# **Low precision.** Exercise 3's last bullet says what a fused kernel computes in float32 for
+# float16 and bfloat16 inputs. Why keep $L$ in float32 too, when every probability of a row
+# is $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
+#
 # **A log-sum-exp in bfloat16.** bfloat16 has 8 significant bits, so near $L = 10$ its values
 # are $0.0625$ apart, and an error of $0.03$ in $L$ is a 3% error in every probability of the
 # row, $e^{0.03} \approx 1.03$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4
-# and 8, twice that between 8 and 16. That is why Exercise 3 keeps $L$ in float32.
+# and 8, twice that between 8 and 16. That is why Exercise 3 keeps $L$ in float32. A float32
+# copy of $Q$, $K$ and $V$, on the other hand, would keep twice their bytes again beside the
+# inputs the caller holds anyway; each tile widens its own blocks as it loads them, as a fused
+# kernel does in registers.
 
 # %%
 print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))

@@ -143,6 +143,15 @@ def _broadcast_hint(got, dS, shape) -> str | None:
     if kept and _close(got, one):
         return (f"takes the first entry along dimension {kept[0] - len(shape)} of dS, where the "
                 "bias has size 1, instead of adding up every score that entry feeds")
+    ones = [i - len(shape) for i, n in enumerate(shape)
+            if n == 1 and dS.shape[i - len(shape)] > 1]
+    if ones and _close(got, dS.reshape(-1, *shape).sum(0)):
+        return (f"is dS.reshape(-1, *bias.shape).sum(0): that adds dS up in consecutive chunks "
+                f"of the bias's size, which follows the broadcast only over the leading "
+                f"dimensions the bias lacks; along dimension {ones[0]}, where the bias of shape "
+                f"{tuple(shape)} has size 1, it mixes scores that other bias entries fed: sum "
+                "over every dimension the bias was broadcast along, keeping the size-1 ones "
+                "(Hint 2)")
     return None
 
 

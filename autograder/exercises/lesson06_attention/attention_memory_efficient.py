@@ -102,10 +102,12 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
     budget = 2 * rows * max(Q.element_size(), 8)
     total = sum(s.nbytes for s in extra)
     if total > budget:
+        shapes = ", ".join(f"{tuple(s.shape)} {str(s.dtype)[6:]}" for s in extra)
         raise GradingError(
-            f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output, where "
-            f"one log-sum-exp per query row needs {rows * Q.element_size()}: save only that",
-            mistake=f"{spec.name}/saves-more-than-row-statistics")
+            f"{spec.name} saved {total} bytes besides Q, K, V, the mask and the output "
+            f"({shapes}), where the contract allows at most two numbers per query row, "
+            f"{budget} bytes here even in float64: keep L alone, or a row maximum and a row "
+            "sum", mistake=f"{spec.name}/saves-more-than-row-statistics")
     per_row = (tuple(Q.shape[:-1]), (*Q.shape[:-1], 1))
     for saved in extra:  # one number per row, laid out as something else: squeeze() on 1s
         if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point

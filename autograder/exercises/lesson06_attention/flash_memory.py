@@ -6,6 +6,7 @@ peak."""
 import math
 
 import torch
+from torch.utils._pytree import tree_flatten
 
 from ...checks import (case, make_inputs, run_forward)
 from ...diagnose import diagnose_values
@@ -13,6 +14,27 @@ from ...errors import GradingError
 from ...memory import TensorAccounting, cuda_peak
 from .flash_probes import NAME, block_size, flash_values
 from .flash_spec import FLASH, describe, flash_backward as _backward, flash_reference
+
+
+class _Accounting(TensorAccounting):
+    """``TensorAccounting`` that also notes, per phase, which op first created each shape
+    and in which dtype (``phase.made``), so that a refusal names the op behind the tensor."""
+
+    def start(self, name: str):
+        phase = super().start(name)
+        phase.made = {}
+        return phase
+
+    def _record(self, func, out) -> None:
+        known = len(self.phase.shapes)
+        super()._record(func, out)
+        if len(self.phase.shapes) == known:
+            return
+        for tensor in tree_flatten(out)[0]:
+            if isinstance(tensor, torch.Tensor):
+                shape = tuple(tensor.shape)
+                if shape in self.phase.shapes and shape not in self.phase.made:
+                    self.phase.made[shape] = (func.overloadpacket.__name__, tensor.dtype)
 
 
 def _budget(values: dict, block: int) -> tuple[int, int]:
@@ -49,12 +71,13 @@ def _fixed_tile(function, device, phase: str) -> tuple | None:
 def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
     """The largest shape among ``shapes`` that holds more than BLOCK x BLOCK elements per
     batch-head and is not shaped as an input, an output or a per-row statistic (L, Lq x d,
-    d x Lk, ... per batch-head, any leading dimensions of size 1), or as a piece of one of at
-    most BLOCK rows (BLOCK x d, d x BLOCK): a block of rows against every key, say, which the
+    d x Lk, ... per batch-head, any leading dimensions of size 1; a per-row statistic also with
+    its leading dimensions flattened into one), or as a piece of one of at most BLOCK rows (BLOCK x d, d x BLOCK): a block of rows against every key, say, which the
     element budget of one whole input lets through."""
     Q, V = values["Q"], values["V"]
     lead, (Lq, d), Lk, dv = tuple(Q.shape[:-2]), Q.shape[-2:], values["K"].shape[-2], V.shape[-1]
     lengths, widths = {Lq, Lk}, {d, dv}
+    flattened = {math.prod(lead) * length for length in lengths}
     found = []
     for shape in shapes:
         own = shape[len(lead):] if shape[:len(lead)] == lead else shape  # per batch-head
@@ -63,6 +86,9 @@ def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
             continue
         if len(own) == 1 and own[0] in lengths:  # a per-row statistic, or positions
             continue
+        if len(own) == 1 and own[0] in flattened:
+            continue  # a per-row statistic of every batch-head, its leading dimensions
+            # flattened: what einsum and batched @ make of rowsum(dO * O) (bmm's (B*Lq, 1, 1))
         if len(own) == 2 and ((own[0] in lengths | set(range(1, block + 1))
                                and own[1] in widths)
                               or (own[0] in widths
@@ -84,7 +110,7 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                               generator=torch.Generator().manual_seed(1)).to(Q.device)
     where = describe(values, block) + ("" if grad else ", under torch.no_grad()")
     with block_size(function, block), case(where):
-        with TensorAccounting() as books, torch.set_grad_enabled(grad):
+        with _Accounting() as books, torch.set_grad_enabled(grad):
             books.start("forward")
             forward = run_forward(function, FLASH, inputs)
             books.start("backward")
@@ -130,12 +156,17 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                             "a block of keys against every query, Lq x BLOCK"
                             if Lq in shape and block_rows else
                             "more than a BLOCK x BLOCK tile")
+                    op, dtype = books_.made.get(shape, ("an op", None))
+                    advice = ("build each tile's mask from that tile's query and key positions"
+                              if dtype == torch.bool else
+                              f"make what {op} computes one tile, or one block of rows, at a "
+                              "time")
                     raise GradingError(
-                        f"{NAME}'s {phase} creates a tensor of shape {shape}, {rows}: {phase} "
-                        f"may create at most BLOCK x BLOCK = {block * block} elements per "
-                        "batch-head besides tensors shaped as the inputs, outputs and per-row "
-                        "statistics and pieces of them of at most BLOCK rows; build each tile's mask (and anything else per tile) from "
-                        "that tile's query and key positions",
+                        f"{NAME}'s {phase} creates a tensor of shape {shape} (by {op}), {rows}: "
+                        f"{phase} may create at most BLOCK x BLOCK = {block * block} elements "
+                        "per batch-head besides tensors shaped as the inputs, outputs and "
+                        "per-row statistics and pieces of them of at most BLOCK rows; "
+                        f"{advice}",
                         mistake=f"FlashAttention/row-block-tensor-in-{phase}")
             if books_.peak > budget:
                 raise GradingError(

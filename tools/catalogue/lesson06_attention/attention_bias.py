@@ -109,6 +109,12 @@ MISTAKES = [
     Mistake(AB, "bias gradient scaled like the scores", "grad_bias is scale times the right one",
             _bias(("grad_bias = grad_S.sum_to_size", "grad_bias = ctx.scale * grad_S.sum_to_size")),
             nbgrader=True),
+    # consecutive chunks of the bias's size summed: right for (Lq, Lk) and (Lk,), where the
+    # bias lacks only leading dimensions (review 75: was "your gradient for bias is wrong")
+    Mistake(AB, "bias gradient as dS.reshape(-1, *bias.shape).sum(0)",
+            "is dS.reshape(-1, *bias.shape).sum(0)",
+            _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
+                   "grad_bias = grad_S.reshape(-1, *ctx.bias_shape).sum(0)"))),
     Mistake(AB, "bias summed over the key dimension too", "grad_bias has shape",
             _bias(("grad_bias = grad_S.sum_to_size(ctx.bias_shape)",
                    "grad_bias = grad_S.sum(dim=(-2, -1))"))),

@@ -422,3 +422,64 @@ UNUSUAL += [
                          'device=Q.device)', "m = torch.full(q.shape[:-1], "
                          "torch.finfo(torch.float32).min, dtype=wide, device=Q.device)"))),
 ]
+
+
+# D = rowsum(dO * O) written as a matrix product: einsum and batched `@` run bmm on the
+# flattened rows, whose (batch x heads x Lq, 1, 1) result holds one number per query row,
+# L's size (review 75: refused as "more than a BLOCK x BLOCK tile")
+_D = "D = (grad_output.to(wide) * O.to(wide)).sum(dim=-1)"
+_QUERY_OUTER_BACKWARD = '''
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dO):
+        Q, K, V, O, L = ctx.saved_tensors
+        nq, nk, nv = ctx.needs_input_grad[:3]
+        B = FlashAttention.BLOCK
+        Lq, Lk = Q.shape[-2], K.shape[-2]
+        w = L.dtype
+        D = torch.einsum("...qc,...qc->...q", dO.to(w), O.to(w))
+        dQ = torch.zeros(Q.shape, dtype=w, device=Q.device) if nq else None
+        dK = torch.zeros(K.shape, dtype=w, device=Q.device) if nk else None
+        dV = torch.zeros(V.shape, dtype=w, device=Q.device) if nv else None
+        for i in range(0, Lq, B):
+            q, do = Q[..., i:i + B, :].to(w), dO[..., i:i + B, :].to(w)
+            li, di = L[..., i:i + B].unsqueeze(-1), D[..., i:i + B].unsqueeze(-1)
+            rows = q.shape[-2]
+            last = min(Lk, i + rows + Lk - Lq) if ctx.causal else Lk
+            dq = torch.zeros_like(q) if nq else None
+            for j in range(0, last, B):
+                k, v = K[..., j:j + B, :].to(w), V[..., j:j + B, :].to(w)
+                s = torch.matmul(q, k.mT) * ctx.scale
+                if ctx.causal and j + k.shape[-2] - 1 > i + Lk - Lq:
+                    qi = torch.arange(i, i + rows, device=Q.device)[:, None]
+                    kj = torch.arange(j, j + k.shape[-2], device=Q.device)
+                    s = s.masked_fill(kj > qi + (Lk - Lq), float("-inf"))
+                p = (s - li).exp()
+                if nv:
+                    dV[..., j:j + B, :] += p.mT @ do
+                if nq or nk:
+                    ds = p * (do @ v.mT - di)
+                    if nq:
+                        dq += ds @ k
+                    if nk:
+                        dK[..., j:j + B, :] += (ds.mT @ q) * ctx.scale
+            if nq:
+                dQ[..., i:i + B, :] = dq * ctx.scale
+        cast = lambda g, t: None if g is None else g.to(t.dtype)
+        return cast(dQ, Q), cast(dK, K), cast(dV, V), None, None
+'''
+
+UNUSUAL += [
+    Unusual(FA, "query blocks outside in backward, full-size float32 dK and dV, D by einsum",
+            FLASH[:FLASH.index("    @staticmethod\n    @once_differentiable")]
+            + _QUERY_OUTER_BACKWARD),
+    Unusual(FA, "D = einsum('...qc,...qc->...q', dO, O)", edit(
+        FLASH, (_D, 'D = torch.einsum("...qc,...qc->...q", grad_output.to(wide), '
+                    'O.to(wide))'))),
+    Unusual(FA, "D = (dO[..., None, :] @ O[..., :, None])[..., 0, 0]", edit(
+        FLASH, (_D, "D = (grad_output.to(wide).unsqueeze(-2) @ O.to(wide).unsqueeze(-1))"
+                    "[..., 0, 0]"))),
+    Unusual(FA, "D by einsum on the flattened rows, reshaped back", edit(
+        FLASH, (_D, "D = torch.einsum('rc,rc->r', grad_output.to(wide).reshape(-1, O.shape[-1]), "
+                    "O.to(wide).reshape(-1, O.shape[-1])).reshape(O.shape[:-1])"))),
+]
