@@ -47,6 +47,7 @@ class elsewhere(TorchFunctionMode):
         super().__init__()
         self.made: list[str] = []
         self.operators: dict[str, object] = {}  # each custom operator called: qualname -> opdef
+        self.on_meta: dict[str, tuple] = {}  # its first call's arguments, tensors on meta
         self.returned: list[str] = []  # operators whose body returned a default-device output
         # the storage of a meta tag (shared with an nn.Parameter made of it) -> (tag, the values
         # on the CPU), and id(values) -> tag
@@ -91,6 +92,9 @@ class elsewhere(TorchFunctionMode):
         if opdef is None or qualname in self.operators:
             return
         self.operators[qualname] = opdef
+        self.on_meta[qualname] = pytree.tree_map(
+            lambda t: torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=ELSEWHERE)
+            if isinstance(t, torch.Tensor) else t, (args, kwargs))
         body = opdef._backend_fns.get("cuda", opdef._backend_fns.get(None))
         if body is None or opdef._opoverload._schema.is_mutable:
             return
@@ -240,8 +244,8 @@ def check_default_device(domain: Domain, function, device: torch.device) -> None
 
 
 def _check_operators(name: str, mode: elsewhere, tried: str) -> None:
-    """Every custom operator the call reached has a kernel for every device, and its body
-    returned nothing on the default device."""
+    """Every custom operator the call reached has a kernel for every device, its fake answers on
+    its inputs' device, and its body returned nothing on the default device."""
     for qualname, opdef in mode.operators.items():
         devices = sorted(str(device) for device in opdef._backend_fns if device is not None)
         if None not in opdef._backend_fns and "cuda" not in devices:
@@ -251,9 +255,28 @@ def _check_operators(name: str, mode: elsewhere, tried: str) -> None:
                 "alone): called on a CUDA tensor it finds no kernel and raises; leave "
                 f"device_types out, so that one body serves every device "
                 f"{rule_reference('values')}", mistake=f"{name}/registered-for-some-devices")
+        _check_fake(name, qualname, opdef, *mode.on_meta[qualname])
     if mode.returned:
         made = f" ({', '.join(dict.fromkeys(mode.made))} without device=)" if mode.made else ""
         raise GradingError(
             f"{name}: the body of {', '.join(mode.returned)} returned its output on the default "
             f"device{made}, not on its inputs' device (tried {tried}) "
             f"{rule_reference('values')}", mistake=f"{name}/tensor-on-default-device")
+
+
+def _check_fake(name: str, qualname: str, opdef, args, kwargs) -> None:
+    """The operator's fake (``register_fake``), called on ``meta`` inputs, returns its outputs on
+    ``meta``: under ``torch.compile`` it tells the compiler where the output lives."""
+    try:
+        output = opdef._opoverload(*args, **kwargs)
+    except Exception:  # noqa: BLE001 - no fake, or one that refuses: the battery names it
+        return
+    strays = sorted({str(t.device) for t in pytree.tree_leaves(output)
+                     if isinstance(t, torch.Tensor) and t.device != ELSEWHERE})
+    if strays:
+        raise GradingError(
+            f"{name}: the fake of {qualname} (its register_fake) returned its output on "
+            f"{', '.join(strays)} for inputs on {ELSEWHERE.type}: under torch.compile on a GPU it "
+            "would tell the compiler a CUDA call gives a CPU tensor; a tensor the fake makes "
+            "takes its device from an input (x.new_empty, torch.empty_like, device=x.device) "
+            f"{rule_reference('values')}", mistake=f"{name}/fake-on-default-device")

@@ -93,6 +93,11 @@ def _square(x: torch.Tensor) -> torch.Tensor:
     return x * x
 
 
+@_square.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
 @torch.library.custom_op("device_test::square_on_cpu", mutates_args=(), device_types="cpu")
 def _square_on_cpu(x: torch.Tensor) -> torch.Tensor:
     return x * x
@@ -127,4 +132,24 @@ def test_an_index_made_without_device_is_caught_where_the_cpu_takes_it(raises_hi
                       "x.shape[-1] - 1, -1, -1)\nreturn (2 * x * g).index_select(-1, flipped)"
                       ".index_select(-1, flipped)")
     with raises_hint("made a tensor on the default device (torch.arange without device=)"):
+        check_default_device(SQUARE_DOMAIN, answer, CPU)
+
+
+@torch.library.custom_op("device_test::square_faked_on_cpu", mutates_args=())
+def _square_faked_on_cpu(x: torch.Tensor) -> torch.Tensor:
+    return x * x
+
+
+@_square_faked_on_cpu.register_fake
+def _(x):
+    return torch.empty(x.shape, dtype=x.dtype)  # no device=: the default device
+
+
+def test_a_fake_that_answers_on_the_default_device_is_caught(raises_hint):
+    """A fake built without device= claims a CPU output for a CUDA call under torch.compile:
+    is it refused, where the same operator with a fake on its input's device passes?"""
+    answer = function("Square", SAVE + "return ops.square_faked_on_cpu(x)",
+                      READ + "return 2 * x * g", prelude=OPERATORS)
+    with raises_hint("the fake of device_test::square_faked_on_cpu (its register_fake) returned "
+                     "its output on cpu"):
         check_default_device(SQUARE_DOMAIN, answer, CPU)
