@@ -460,7 +460,8 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # exercise's own contract:
 #
 # - backward returns the first derivative at every `x`;
-# - the gradient comes back on `x`'s device, wherever `x` lives;
+# - the local derivative $3x^2$ is computed in NumPy (torch only converts, and multiplies it by
+#   `grad_output`), and the gradient comes back on `x`'s device, wherever `x` lives;
 # - backward is marked `@once_differentiable`: when the gradient its backward received requires
 #   grad, a second `.backward()` through it raises;
 # - forward saves no copy of `x` or of its output.
@@ -779,7 +780,7 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # | saving a copy of the output: a second `torch.from_numpy` of the same array, `y.clone()`, or returning `y.view_as(x)` | the saved tensor is an intermediate, so second derivatives lose the term through it | save the very tensor forward returns |
 # | `.detach()`, `.data`, `torch.no_grad()` or NumPy inside backward | second derivatives wrong, zero, or an error at the second grad (*"element 0 of tensors does not require grad"*) | plain tensor ops on `ctx.saved_tensors` and `grad_output` |
 # | `ctx.beta = beta.item()` | no derivative with respect to `beta` the second time | `ctx.save_for_backward(x, beta)` |
-# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it; `CubeOnce`'s contract asks for the mark whatever its backward computes with) | leave it off |
+# | `@once_differentiable` on a backward that is differentiable | refused only when the incoming gradient requires grad; otherwise (a plain sum such as `(f(x) + x ** 2).sum()`) the Function's share of the second derivative silently disappears: second derivatives wrong, not refused (`SwishFunction`'s self-check fails it) | leave it off |
 # | a NumPy or kernel backward without `@once_differentiable` | second derivatives wrong, zero, or an error at the second grad | mark it, or make the backward a Function of its own (as `NumpyTanh`) |
 # | a NumPy write through `.numpy()` (`out=`, `*=`) into an input, output or saved tensor | the caller's tensor changes and gradients are silently wrong: the version counter never sees it | write into a new array (`.copy()` first) |
 #
@@ -1504,9 +1505,8 @@ else:
 #
 # - If yours gave the true value, your backward computes $3x^2$ with torch ops, which autograd
 #   records: it was differentiable, and the mark refuses a second derivative autograd could
-#   have given. `CubeOnce`'s contract asks for the mark all the same, so its self-check passes
-#   either way; outside this exercise, leave the mark off such a backward (the common-mistakes
-#   table).
+#   have given. `CubeOnce`'s contract rules that backward out (its self-check names it);
+#   outside this exercise, leave the mark off such a backward (the common-mistakes table).
 # - If yours raised *"does not require grad"*, your backward took `grad_output` through NumPy
 #   as well: its result is a constant, and the whole second derivative is gone. Loudly here;
 #   inside a sum with other terms, such as `+ x ** 2`, silently.

@@ -133,8 +133,14 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
             "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/recovers-x-from-output": "saves the output, NumPy cube root in backward"}),
-    Clause("the gradient comes back on `x`'s device, wherever `x` lives;",
-           {"CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
+    Clause("the local derivative $3x^2$ is computed in NumPy (torch only converts, and "
+           "multiplies it by `grad_output`), and the gradient comes back on `x`'s device, "
+           "wherever `x` lives;",
+           {"CubeOnce/torch-in-backward": "no NumPy at all: g * 3 * x ** 2 under the mark "
+                                          "(review 75)",
+            "CubeOnce/torch-computes-local":
+                "@once_differentiable above @staticmethod, saves 3x^2 made with torch in forward",
+            "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/guesses-device": 'device="cuda" if x.is_cuda else "cpu"',
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
     Clause("backward is marked `@once_differentiable`: when the gradient its backward received "

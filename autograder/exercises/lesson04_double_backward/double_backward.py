@@ -27,6 +27,7 @@ from .ctx_arrays import check_no_ctx_arrays
 from .backward_ctx import check_backward_ctx_both_dtypes
 from .swapped_flags import swapped_flags_named
 from .contracts import CUBE_ONCE_CLAUSES, CUBE_ONCE_RULES, SWISH_CLAUSES, SWISH_RULES
+from .cube_numpy import check_local_in_numpy
 from .cube_once_errors import _create_graph_error, check_zero_dim, numpy_return_named
 from .cube_points import check_cube_range_ends, check_every_x, name_narrowed_step
 from .float32_saturation import check_float32_second_derivatives, name_nonfinite_float32
@@ -320,6 +321,8 @@ def _cube_once_checks(function, device) -> None:
     with case("x of shape (4,): a float64 call, then a float32 call in flight, then the first "
               "call's backward"):
         check_dtype_per_call(function, CUBE_ONCE, {"x": sample((4,), device, seed=13)})
+    with case("x of shape (3, 4), the ops forward and backward run"):  # last: the rest first
+        check_local_in_numpy(function, CUBE_ONCE, device)
 
 
 SWISH_DOMAIN = Domain(SWISH, lambda device, dtype=torch.float64, seed=0, beta=1.3:

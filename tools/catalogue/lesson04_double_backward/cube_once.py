@@ -24,20 +24,9 @@ class CubeOnce(torch.autograd.Function):
 CUBE_READ = "        x, = ctx.saved_tensors\n"
 
 UNUSUAL = [
-    Unusual("CubeOnce", "x * x * x, saves x squared (an intermediate is fine here)",
-            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
-                  "        ctx.save_for_backward(x * x)\n        return x * x * x")),
-    Unusual("CubeOnce", "torch.pow, mul chain",
-            _cube(CUBE_READ + "        return grad_output.mul(3).mul(x.square())",
-                  "        ctx.save_for_backward(x)\n        return torch.pow(x, 3)")),
     Unusual("CubeOnce", "a NumPy backward, as the lesson motivates",
             _cube(CUBE_READ + "        g = 3 * x.cpu().numpy() ** 2 * grad_output.cpu().numpy()\n"
                   "        return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)")),
-    Unusual("CubeOnce", "decorators in the reverse order (fine on Python >= 3.10)",
-            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
-                  decorator="").replace("    @staticmethod\n    def backward",
-                                        "    @once_differentiable\n    @staticmethod\n"
-                                        "    def backward")),
     # saving the output and a cube root in backward is a mistake (listed below)
     Unusual("CubeOnce", "conversions as helpers, 0-d safe",
             "import numpy as np\n\n\ndef to_numpy(t):\n    return t.detach().cpu().numpy()\n\n\n"
@@ -53,12 +42,6 @@ UNUSUAL = [
                 decorator="").replace("    @staticmethod\n    def backward",
                                       "    @once_differentiable\n    @staticmethod\n"
                                       "    def backward")),
-    Unusual("CubeOnce", "marked after the class without staticmethod (placement (c))",
-            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
-            + "\n\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
-    Unusual("CubeOnce", "marked after the class, as the lesson's solution does",
-            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
-            + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
 ]
 
 MISTAKES = [
@@ -377,15 +360,6 @@ UNUSUAL += [
                   "        return torch.as_tensor(out).to(grad_output.device)"))
             + "CubeOnce.backward = staticmethod(once_differentiable("
               "CubeOnce.__dict__['backward'].__func__))\n"),
-    Unusual("CubeOnce", "the mark applied after the class, saves x.view_as(x)",
-            _cube(CUBE_READ + "        return grad_output * 3 * x * x",
-                  "        ctx.save_for_backward(x.view_as(x))\n        return x ** 3", "")
-            + "\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
-    Unusual("CubeOnce", "@once_differentiable above @staticmethod, saves 3x^2 made in forward",
-            edit(_cube("        local, = ctx.saved_tensors\n        return grad_output * local",
-                       "        ctx.save_for_backward(3 * x * x)\n        return x ** 3"),
-                 ("    @staticmethod\n    @once_differentiable\n    def backward",
-                  "    @once_differentiable\n    @staticmethod\n    def backward"))),
     Unusual("CubeOnce", "keeps x's dtype and device on ctx (metadata, no tensor)", CTX_META),
 ]
 
@@ -404,4 +378,65 @@ MISTAKES += [
     Mistake("CubeOnce", "device=\"cuda\" if x.is_cuda else \"cpu\"",
             "named a CUDA device itself",
             "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        dev = "cuda" if x.is_cuda else "cpu"\n        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2, device=dev)\n        return grad_output * local\n'),
+]
+
+# Review 75: the contract's NumPy bullet (3x^2 computed in NumPy; torch only converts and
+# multiplies by grad_output), graded since. These answers passed before it was (several were
+# catalogued unusual, for the mark's placement); each computes 3x^2 with torch, and each placement
+# has a NumPy twin among the unusual answers below.
+CUBE_TORCH_BACKWARD = "CubeOnce.backward computes with torch ops"
+CUBE_TORCH_FORWARD = "CubeOnce.forward saves a tensor it computed with torch ops"
+
+MISTAKES += [
+    Mistake("CubeOnce", "no NumPy at all: g * 3 * x ** 2 under the mark (review 75)",
+            CUBE_TORCH_BACKWARD, _cube(CUBE_READ + "        return grad_output * 3 * x ** 2"),
+            named=True),
+    Mistake("CubeOnce", "x * x * x, saves x squared made in torch, 3 * x2 * grad_output in torch", CUBE_TORCH_FORWARD,
+            _cube("        x2, = ctx.saved_tensors\n        return 3 * x2 * grad_output",
+                  "        ctx.save_for_backward(x * x)\n        return x * x * x")),
+    Mistake("CubeOnce", "torch.pow, a mul chain in backward", CUBE_TORCH_BACKWARD,
+            _cube(CUBE_READ + "        return grad_output.mul(3).mul(x.square())",
+                  "        ctx.save_for_backward(x)\n        return torch.pow(x, 3)")),
+    Mistake("CubeOnce", "decorators in the reverse order, backward in torch", CUBE_TORCH_BACKWARD,
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2",
+                  decorator="").replace("    @staticmethod\n    def backward",
+                                        "    @once_differentiable\n    @staticmethod\n"
+                                        "    def backward")),
+    Mistake("CubeOnce", "marked after the class without staticmethod, backward in torch", CUBE_TORCH_BACKWARD,
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            + "\n\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
+    Mistake("CubeOnce", "marked after the class, as the solution does, backward in torch", CUBE_TORCH_BACKWARD,
+            _cube(CUBE_READ + "        return grad_output * 3 * x ** 2", decorator="")
+            + "\n\nCubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))\n"),
+    Mistake("CubeOnce", "the mark applied after the class, saves x.view_as(x), backward in torch", CUBE_TORCH_BACKWARD,
+            _cube(CUBE_READ + "        return grad_output * 3 * x * x",
+                  "        ctx.save_for_backward(x.view_as(x))\n        return x ** 3", "")
+            + "\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
+    Mistake("CubeOnce", "@once_differentiable above @staticmethod, saves 3x^2 made with torch in forward", CUBE_TORCH_FORWARD,
+            edit(_cube("        local, = ctx.saved_tensors\n        return grad_output * local",
+                       "        ctx.save_for_backward(3 * x * x)\n        return x ** 3"),
+                 ("    @staticmethod\n    @once_differentiable\n    def backward",
+                  "    @once_differentiable\n    @staticmethod\n    def backward"))),
+]
+
+NP_LOCAL = ("        local = torch.as_tensor(3 * x.detach().cpu().numpy() ** 2).to(x.device)\n"
+            "        return grad_output * local")
+
+UNUSUAL += [
+    Unusual("CubeOnce", "decorators in the reverse order (fine on Python >= 3.10), NumPy 3x^2",
+            "import numpy as np\n" + _cube(CUBE_READ + NP_LOCAL, decorator="").replace(
+                "    @staticmethod\n    def backward",
+                "    @once_differentiable\n    @staticmethod\n    def backward")),
+    Unusual("CubeOnce", "marked after the class without staticmethod (placement (c)), NumPy 3x^2",
+            "import numpy as np\n" + _cube(CUBE_READ + NP_LOCAL, decorator="")
+            + "\n\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
+    Unusual("CubeOnce", "the mark applied after the class, saves x.view_as(x), NumPy 3x^2",
+            "import numpy as np\n" + _cube(CUBE_READ + NP_LOCAL,
+                                           "        ctx.save_for_backward(x.view_as(x))\n"
+                                           "        return x ** 3", "")
+            + "\nCubeOnce.backward = once_differentiable(CubeOnce.backward)\n"),
+    Unusual("CubeOnce", "x * x * x in torch, saves x, 3x^2 in NumPy",
+            "import numpy as np\n" + _cube(CUBE_READ + NP_LOCAL,
+                                           "        ctx.save_for_backward(x)\n"
+                                           "        return x * x * x")),
 ]

@@ -92,6 +92,10 @@ CUBE_MISTAKES = [
     (mistake("CubeOnce", "detaches instead"), "a second backward through CubeOnce raised \"element 0 of tensors does not "
      "require grad and does not have a grad_fn\": your backward is not marked @once_differentiable"),
     (mistake("CubeOnce", "3x instead of 3x^2"), "your gradient for x is wrong"),
+    (mistake("CubeOnce", "no NumPy at all: g * 3 * x ** 2 under the mark (review 75)"),
+     "CubeOnce.backward computes with torch ops (mul, pow, mul)"),
+    (mistake("CubeOnce", "@once_differentiable above @staticmethod, saves 3x^2 made with torch "
+             "in forward"), "CubeOnce.forward saves a tensor it computed with torch ops"),
 ]
 
 
@@ -245,6 +249,10 @@ def test_swapped_flags_named_only_when_both_probes_show_it():
     ("NumpyTanh", "forward writes tanh into x through .numpy() (np.tanh(a, out=a))",
      "NumpyTanh/writes-through-numpy"),
     ("NumpyTanh", "x saved and used as y", "NumpyTanh/uses-x-as-y"),
+    ("CubeOnce", "no NumPy at all: g * 3 * x ** 2 under the mark (review 75)",
+     "CubeOnce/torch-in-backward"),
+    ("CubeOnce", "x * x * x, saves x squared made in torch, 3 * x2 * grad_output in torch",
+     "CubeOnce/torch-computes-local"),
     ("NumpyTanh", "inner backward gives y nothing", "unnamed:check"),
     ("SwishFunction", "sigmoid computed in float32 and cast back, for float64 inputs",
      "SwishFunction/float32-step"),

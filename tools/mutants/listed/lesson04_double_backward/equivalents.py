@@ -67,14 +67,6 @@ EQUIVALENTS = [
                      "return torch.as_tensor(g, dtype=x.dtype).reshape(x.shape).to(x.device)",
                      "return torch.as_tensor(g, dtype=x.dtype).view(x.shape).to(x.device)",
                      "g is a fresh NumPy result, C-contiguous: view and reshape both view it"),
-    EquivalentMutant("CubeOnce", "save_copy", "ctx.save_for_backward(3 * x * x)",
-                     "ctx.save_for_backward((3 * x * x).clone())",
-                     "a copy of 3x^2, which forward made and nothing else holds: the original is "
-                     "freed, the bytes kept are the same"),
-    EquivalentMutant("CubeOnce", "save_copy", "ctx.save_for_backward(x * x)",
-                     "ctx.save_for_backward((x * x).clone())",
-                     "a copy of x * x, which forward made and nothing else holds: the original is "
-                     "freed, the bytes kept are the same"),
     EquivalentMutant("CubeOnce", "save_copy",
                      "ctx.save_for_backward(torch.as_tensor(3 * x.detach().cpu().numpy() ** 2)"
                      ".to(x.device))",
