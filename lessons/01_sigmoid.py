@@ -113,8 +113,8 @@ else:
 #
 # <details><summary><b>Numbers to hit</b> (step 2, after your attempt)</summary>
 #
-# At $x = 0$, $y = 0.5$ and $\sigma'(0) = 0.25$. At $x = 2$, $y = 0.8808$ and
-# $\sigma'(2) = 0.1050$. Your expression in $y$ must give these from $y$ alone.
+# $\sigma'(0) = 0.25$ and $\sigma'(2) = 0.1050$. Compute $y$ at those two points yourself: your
+# expression in $y$ must give these from $y$ alone.
 # </details>
 #
 # <details><summary><b>Hint</b> (step 4: questions)</summary>
@@ -173,18 +173,15 @@ for name, formula in naive.items():
 # ones have in common, as one expression in $x$?
 # </details>
 #
-# **Check your $z$ and one branch live.** Write your $z$ of step 2 (a `lambda x: ...`, for any
-# $x$) and your formula for $x \ge 0$, in $z$ alone (a `lambda z: ...`), into the next cell, and
-# run the one after it: it tries your $z$ on both sides of $0$, then compares your branch with
-# `torch.sigmoid` from $0$ to $800$. The side $x < 0$ is Exercise 1's.
+# **Check your $z$ live.** Write your $z$ of step 2 (a `lambda x: ...`, for any $x$) into the next
+# cell and run the one after it: it tries your $z$ on both sides of $0$. Each side's formula in
+# $z$ is Exercise 1's.
 
 # %%
 ### BEGIN WORKED
 exponential_z = lambda x: torch.exp(-x.abs())
-nonnegative_branch = lambda z: 1 / (1 + z)
 ### LEARNER
 exponential_z = None  # your z of step 2, for any x: lambda x: ...
-nonnegative_branch = None  # your formula for x >= 0, in z alone: lambda z: ...
 ### END WORKED
 
 # %%
@@ -197,9 +194,8 @@ def _tensor_of(function, at):
                       "operations, which work on every entry at once.")
 
 
-if exponential_z is None or nonnegative_branch is None:
-    print("Write your z into exponential_z and your formula for x >= 0 into nonnegative_branch "
-          "first.")
+if exponential_z is None:
+    print("Write your z into exponential_z first.")
 else:
     both = torch.tensor([-800.0, -40.0, -5.0, -1.0, 0.0, 1.0, 5.0, 40.0, 800.0],
                         dtype=torch.float64)
@@ -216,31 +212,14 @@ else:
         print("✗ your z is the same at x = -5 and x = -1: a formula in z alone could not tell "
               "them apart on the side x < 0. Step 2's z serves both sides")
     else:
-        sides = both[4:]  # x >= 0
-        z = zs[4:]  # your z there
-        truth = torch.sigmoid(sides)
-        yours, failed = _tensor_of(nonnegative_branch, z)
-        if failed:
-            print(f"✗ nonnegative_branch {failed}")
-        else:
-            wrong = []
-            for point, at, mine, right in zip(sides.tolist(), z.tolist(), yours.tolist(),
-                                              truth.tolist()):
-                if mine != mine or abs(mine) == float("inf"):
-                    verdict = "✗ not finite: which operation overflowed at this z?"
-                elif abs(mine - right) <= 1e-12 * right:
-                    verdict = "✓"
-                elif abs(mine + right - 1) <= 1e-12:  # falls where sigma rises: asked, not named
-                    verdict = (f"✗ relative error {abs(mine - right) / right:.2g}: yours falls as "
-                               "x grows, σ(x) rises: which way must it move as z shrinks?")
-                else:
-                    verdict = f"✗ relative error {abs(mine - right) / right:.2g}"
-                print(f"x = {point:3.0f}   z = {at:<10.4g} yours {mine:<20.17g} "
-                      f"torch.sigmoid {right:<20.17g} {verdict}")
-                wrong += [f"{point:g}"] if verdict.startswith("✗") else []
-            print("✓ your z stays in [0, 1] on both sides, and your branch matches at all five: "
-                  "the side x < 0, in your z, is yours to work out in Exercise 1" if not wrong
-                  else f"✗ wrong at x = {', '.join(wrong)}")
+        at_most_one = torch.exp(-both.abs())  # on each side, the one of e^x, e^-x at most 1
+        off = [f"{point:g}" for point, mine, right in zip(both.tolist(), zs.tolist(),
+                                                          at_most_one.tolist())
+               if abs(mine - right) > 1e-12 * right]
+        print(f"✗ at x = {', '.join(off)} your z is not the exponential that is at most 1 on "
+              "that side: which of e^x, e^-x is it there?" if off else
+              "✓ your z stays in [0, 1] on both sides and serves both: each side's formula in "
+              "z is yours to work out in Exercise 1")
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -254,9 +233,10 @@ else:
 #   or an op that runs it) and no sigmoid backward op in backward;
 # - forward saves only your answer to step 4, and that very tensor: `t.detach()` or a view of `t`
 #   is another tensor, cut from the graph;
-# - in float64, values and gradients finite for $|x|$ up to 800, and accurate relative to their
-#   size wherever they are normal float64 numbers, both halves and the left tail included:
-#   $\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$.
+# - in float64, values and gradients finite for $|x|$ up to 800, for $x < 0$ accurate relative to
+#   their size wherever they are normal float64 numbers, the left tail included
+#   ($\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$), and for $x \ge 0$ accurate in absolute
+#   terms, to a few units in the last place of $1$.
 #
 # Decide before you write, and say why in a comment beside `save_for_backward`: which tensor will
 # your backward read, and what would the other choice have cost, in work and in memory?
@@ -318,6 +298,47 @@ print("all finite:", bool(torch.isfinite(y).all() and torch.isfinite(grad).all()
 
 # %%
 inspect_saved(MySigmoid, torch.linspace(-800, 800, 1000, dtype=torch.float64))
+
+# %% [markdown]
+# ## Tiny numbers next to 1: `log1p` and `expm1`
+#
+# Your sigmoid's left tail is a tiny number kept apart from $1$. Two other shapes put a tiny $u$
+# next to $1$ often, $\log(1 + u)$ and $e^u - 1$: the log-probability $\log(1 - p)$ of a rare
+# event, the growth $e^{rt} - 1$ at a small rate.
+# `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$; `torch.expm1(u)` computes
+# $e^u - 1$ without forming $e^u$.
+#
+# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what does
+# `torch.log(1 - p)` return? For $u = 10^{-20}$, `torch.exp(u) - 1`? For $p = 10^{-10}$, how many
+# correct digits does `torch.log(1 - p)` keep: about 16, 7, or 0?
+
+# %%
+### BEGIN WORKED
+predicted_tiny = {"log(1 - p) at p = 1e-20": 0.0, "exp(u) - 1 at u = 1e-20": 0.0,
+                  "digits of log(1 - p) at p = 1e-10": 7}
+### LEARNER
+predicted_tiny = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
+                  "digits of log(1 - p) at p = 1e-10": None}
+### END WORKED
+
+# %%
+small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
+for name, plain, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
+                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
+    if written(predicted_tiny):  # the naive results hold the answers
+        print(f"{name:<11} naive:   {plain.tolist()}\n{'':<11} careful: {careful.tolist()}")
+error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
+compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
+                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
+                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms return
+# $0$: a relative error of 100%. At $10^{-10}$ they keep about 7 digits of 16: $1 - p$ stored only
+# the first digits of $p$. The careful forms keep every digit.
+# </details>
 
 # %% [markdown]
 # ## A kink: the ReLU
@@ -564,47 +585,6 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # </details>
 
 # %% [markdown]
-# ## Tiny numbers next to 1: `log1p` and `expm1`
-#
-# One tool before the last exercise. $\log(1 + u)$ and $e^u - 1$ often meet a tiny $u$: the
-# log-probability $\log(1 - p)$ of a rare event, the growth $e^{rt} - 1$ at a small rate.
-# `torch.log1p(u)` computes $\log(1 + u)$ without forming $1 + u$; `torch.expm1(u)` computes
-# $e^u - 1$ without forming $e^u$.
-#
-# **Predict, then run.** float64 keeps about 16 significant digits. For $p = 10^{-20}$, what does
-# `torch.log(1 - p)` return? For $u = 10^{-20}$, `torch.exp(u) - 1`? For $p = 10^{-10}$, how many
-# correct digits does `torch.log(1 - p)` keep: about 16, 7, or 0?
-
-# %%
-### BEGIN WORKED
-predicted_tiny = {"log(1 - p) at p = 1e-20": 0.0, "exp(u) - 1 at u = 1e-20": 0.0,
-                  "digits of log(1 - p) at p = 1e-10": 7}
-### LEARNER
-predicted_tiny = {"log(1 - p) at p = 1e-20": None, "exp(u) - 1 at u = 1e-20": None,
-                  "digits of log(1 - p) at p = 1e-10": None}
-### END WORKED
-
-# %%
-small = torch.tensor([1e-20, 1e-10, 1e-3], dtype=torch.float64)
-for name, plain, careful in [("log(1 - p)", torch.log(1 - small), torch.log1p(-small)),
-                             ("exp(u) - 1", torch.exp(small) - 1, torch.expm1(small))]:
-    if written(predicted_tiny):  # the naive results hold the answers
-        print(f"{name:<11} naive:   {plain.tolist()}\n{'':<11} careful: {careful.tolist()}")
-error = (torch.log(1 - small[1]) - torch.log1p(-small[1])).abs() / small[1]
-compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).item(),
-                    "exp(u) - 1 at u = 1e-20": (torch.exp(small[0]) - 1).item(),
-                    "digits of log(1 - p) at p = 1e-10": round(-torch.log10(error).item())})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# $1 - 10^{-20}$ and $e^{10^{-20}}$ are both exactly $1$ in float64, so both naive forms return
-# $0$: a relative error of 100%. At $10^{-10}$ they keep about 7 digits of 16: $1 - p$ stored only
-# the first digits of $p$. The careful forms keep every digit. Which formula you write next
-# could form $1 + u$ or $e^u - 1$ with a tiny $u$, and for which $x$?
-# </details>
-
-# %% [markdown]
 # ## ✎ Transfer exercise · `Softplus`
 #
 # Now alone: no worked example for this one. Softplus, $\mathrm{softplus}(x) = \log(1 + e^x)$, is
@@ -614,8 +594,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - forward saves one tensor, that very tensor, and **no new memory** where the layer after
-#   `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;
+# - forward saves one tensor, that very tensor: in a network of linear layers with `Softplus`
+#   between them, the one that costs the least new memory (say which, and why, in a comment);
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both tails**:
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
 #   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).
@@ -633,8 +613,8 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #
 # <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
 #
-# Which function of this lesson is $dy/dx$? Which tensor does the layer after `Softplus` keep,
-# and what is $e^y$ in terms of $e^x$: can you solve that for the derivative?
+# Which function of this lesson is $dy/dx$? Can you write it from the tensor you chose to save,
+# with no $x$ in it?
 # </details>
 #
 # <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>

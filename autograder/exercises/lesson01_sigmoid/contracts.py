@@ -7,8 +7,9 @@ from ...clauses import Clause
 
 
 SOFTPLUS_CLAUSES = (
-    Clause("forward saves one tensor, that very tensor, and **no new memory** where the layer "
-           "after `Softplus` keeps its input (a linear layer does) and nothing else keeps $x$;",
+    Clause("forward saves one tensor, that very tensor: in a network of linear layers with "
+           "`Softplus` between them, the one that costs the least new memory (say which, and "
+           "why, in a comment);",
            {"Softplus/saves-not-only-output": "saves the input x",
             "Softplus/saves-output-alias": "saves y.detach()",
             "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
@@ -48,9 +49,10 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z"}),
-    Clause("in float64, values and gradients finite for $|x|$ up to 800, and accurate relative "
-           "to their size wherever they are normal float64 numbers, both halves and the left "
-           "tail included: $\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$.",
+    Clause("in float64, values and gradients finite for $|x|$ up to 800, for $x < 0$ accurate "
+           "relative to their size wherever they are normal float64 numbers, the left tail "
+           "included ($\\sigma(-40) \\approx 4.2 \\times 10^{-18}$, not $0$), and for $x \\ge 0$ "
+           "accurate in absolute terms, to a few units in the last place of $1$.",
            {"MySigmoid/exp-overflows": "exp(x) / (1 + exp(x))",
             "MySigmoid/exp-x-in-left-tail": "exp(-F.softplus(-x)): e^x itself below x = -20",
             "MySigmoid/backward-not-finite": "backward through logit(y): inf / inf where y is 0",
@@ -61,6 +63,7 @@ MY_SIGMOID_CLAUSES = (
             "MySigmoid/x-clamped": "x clamped to [-30, 30], then 1 / (1 + exp(-x))",
             "MySigmoid/forward-saturates": "y = 1 exactly past x = 5, a saturation shortcut",
             "MySigmoid/gradient-cut-to-zero": "backward 0 below x = -30, where y is tiny",
+            "MySigmoid/left-tail-cut-to-zero": "y = 0 exactly below x = -30",
             "case:a formula used on a stretch of the tail only":
                 "a series about x = -150 on (-200, -101)"}),
 )

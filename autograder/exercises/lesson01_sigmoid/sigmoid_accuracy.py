@@ -40,6 +40,10 @@ TAIL_LOSERS = [
 ]
 
 
+ROUNDS_TO_ZERO = ("the contract asks for its size, not 0: which step of your x < 0 branch rounds "
+                  "to 0 there? Evaluate it step by step at that x")
+
+
 def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
     """Name a formula only when it gives exactly the learner's values at every point of
     NAMING_POINTS (on the grid, two writings of one formula may differ in the last bit)."""
@@ -72,8 +76,7 @@ def _tail_cause(got: torch.Tensor, x: torch.Tensor, worst: int) -> str:
                 "holds the contract nowhere in that stretch; one formula for every x < 0, "
                 "written with z = e^x, needs none")
     if got[worst].item() == 0:
-        return ("the contract asks for its size, not 0: which step of your x < 0 branch rounds "
-                "to 0 there? Evaluate it step by step at that x")
+        return ROUNDS_TO_ZERO
     return ("evaluate your x < 0 branch step by step at that x, beside torch.sigmoid: which step "
             "loses the digits?")
 
@@ -87,11 +90,24 @@ def check_tails(function, spec: Spec, device) -> None:
     relative = ((got - expected).abs() / expected)
     if bool((relative > RELATIVE).any()):
         worst = int(relative.argmax())
+        cause = _tail_cause(got, x, worst)
+        if cause == ROUNDS_TO_ZERO:
+            # 0 on a whole stretch from some x down: a cut-off (y = 0 below a threshold), named
+            # at the failing point nearest 0, where it starts, not at the far end
+            zero = (got == 0) & (relative > RELATIVE)
+            start = int(torch.where(zero, x.abs(), torch.inf).argmin())
+            if bool((got[x <= x[start]] == 0).all()):
+                worst, cause = start, (
+                    f"it is exactly 0 from x = {TAILS[start]:g} down, while sigma(x) stays above 0 "
+                    "in float64 down to x = -745: does your forward set sigma(x) to 0 past a "
+                    "threshold (or does one of its steps round to 0 from there on)? The contract "
+                    "asks for its size, not 0")
         raise GradingError(
             f"{spec.name} loses the left tail: at x = {TAILS[worst]!r} it gives "
             f"{got[worst].item()!r} where sigma(x) = {expected[worst].item()!r} (relative error "
             f"{relative[worst].item():.2g}, the contract allows {RELATIVE:g}): "
-            f"{_tail_cause(got, x, worst)}", mistake={
+            f"{cause}", mistake={
+                "it is exactly 0 from": "MySigmoid/left-tail-cut-to-zero",
                 "that is e^x itself": "MySigmoid/exp-x-in-left-tail",
                 "1 - 1 / (1 + z)": "MySigmoid/one-minus-cancels",
                 "(1 + tanh(x / 2)) / 2": "MySigmoid/tanh-cancels",

@@ -39,9 +39,10 @@ RIGHT_OF_37 = ((40.0, 100.0, 800.0), (700.0, 800.0), (800.0,), (1e300,))
 
 
 def check_saves_only_output(forward) -> None:
-    """The contract's memory bound: one tensor, no new memory where the layer after Softplus
-    keeps its input. The derivative sigmoid(x) can be written in y alone, so the output is
-    what meets it. A failure says what was saved and what it costs, and asks."""
+    """The contract's memory bound: one tensor, the least new memory between linear layers,
+    where the layer after Softplus keeps its input y. The derivative sigmoid(x) can be written
+    in y alone, so the output is what meets it. A failure says what was saved and what it
+    costs, and asks."""
     roles = [saved.role for saved in forward.saved]
     if roles == ["output"]:
         return check_output_itself("Softplus", forward)
@@ -53,23 +54,25 @@ def check_saves_only_output(forward) -> None:
                                                           getattr(forward, "output", None))):
         raise GradingError(
             f"Softplus saved {copy}, not y itself: the very tensor forward returns is no new "
-            "memory where the layer after Softplus keeps its input, and the copy adds nothing "
-            "backward needs; save y", mistake="Softplus/saves-not-only-output")
+            "memory where the layer after Softplus keeps its input (a linear layer does), and "
+            "the copy adds nothing backward needs; save y",
+            mistake="Softplus/saves-not-only-output")
     if len(forward.saved) == 1 and (derivative := derivative_of_output(
             forward.saved[0], getattr(forward, "output", None), lambda y: -torch.expm1(-y),
             "sigmoid(x)")):
         raise GradingError(
             f"Softplus saved {derivative}, where y itself is no new memory when the layer "
-            "after Softplus keeps its input: can backward get sigmoid(x) from y?",
+            "after Softplus keeps its input (a linear layer does): can backward get sigmoid(x) "
+            "from y?",
             mistake="Softplus/saves-not-only-output")
     words = ", ".join("input x" if role.startswith("input") else role for role in roles)
     cost = ("x is new memory wherever nothing else keeps it (after a linear layer, nothing "
             "does)" if any(role.startswith("input") for role in roles)
             else "a tensor that is neither x nor y is new memory")
     raise GradingError(
-        f"Softplus saved {words}: {cost}, and the contract allows none where the layer after "
-        "Softplus keeps its input; which tensor does that layer keep, and can backward get "
-        "sigmoid(x) from it?", mistake="Softplus/saves-not-only-output")
+        f"Softplus saved {words}: {cost}, and the contract asks for the least new memory "
+        "between linear layers; which tensor does the linear layer after Softplus keep, and "
+        "can backward get sigmoid(x) from it?", mistake="Softplus/saves-not-only-output")
 
 
 def check_large_inputs(function, device) -> None:

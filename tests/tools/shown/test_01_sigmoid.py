@@ -26,9 +26,9 @@ def test_worked_slope_passes_and_the_answer_in_y_fails():
         "Write your step 1 into sigmoid_slope first."]
 
 
-def _branch_check(learner: bool = False, **slip) -> list[str]:
-    """What the z-and-branch checker prints after the cell that defines exponential_z and
-    nonnegative_branch; ``slip`` replaces either."""
+def _z_check(learner: bool = False, **slip) -> list[str]:
+    """What the z checker prints after the cell that defines exponential_z; ``slip`` replaces
+    it."""
     cells = code_cells("01_sigmoid", learner)
     namespace = {"torch": torch, "math": math}
     exec(next(cell for cell in cells if cell.startswith("exponential_z = ")),  # noqa: S102
@@ -37,29 +37,24 @@ def _branch_check(learner: bool = False, **slip) -> list[str]:
     return run_code(next(cell for cell in cells if cell.startswith("def _tensor_of(")), namespace)
 
 
-def test_worked_z_and_branch_pass_and_the_slips_are_named():
-    """Do the worked z and x >= 0 branch pass at five points; is the x < 0 formula z / (1 + z)
-    met with a question (which way it moves), never confirmed as the other side's; is an
-    overflowing formula named as not finite; and is a z that overflows on one side, or one that
-    cannot tell two negative points apart, refused with a question?"""
-    lines = _branch_check()
-    assert len(lines) == 6 and all(line.endswith("✓") for line in lines[:5]), lines
-    assert lines[5].startswith("✓ your z stays in [0, 1] on both sides"), lines
-    other = _branch_check(nonnegative_branch=lambda z: z / (1 + z))
-    assert other[1].endswith("yours falls as x grows, σ(x) rises: which way must it move as z "
-                             "shrinks?"), other
-    assert not any("other side" in line or "σ(-x)" in line for line in other), other
-    assert other[0].endswith("✓") and other[5] == "✗ wrong at x = 1, 5, 40, 800", other
-    overflow = _branch_check(
-        nonnegative_branch=lambda z: torch.exp(1 / z) / (1 + torch.exp(1 / z)))
-    assert "✗ not finite" in overflow[4], overflow
-    one_sided = _branch_check(exponential_z=lambda x: torch.exp(-x))
+def test_worked_z_passes_and_the_slips_are_named():
+    """Does the worked z pass on both sides of 0, with no branch formula asked for or shown (the
+    branches are Exercise 1's); is a z that overflows on one side, one that cannot tell two
+    negative points apart, or one off the exponential at most 1, refused with a question?"""
+    lines = _z_check()
+    assert lines == ["✓ your z stays in [0, 1] on both sides and serves both: each side's "
+                     "formula in z is yours to work out in Exercise 1"], lines
+    one_sided = _z_check(exponential_z=lambda x: torch.exp(-x))
     assert one_sided[0].startswith("✗ your z leaves [0, 1] at x = -800"), one_sided
-    clamped = _branch_check(exponential_z=lambda x: torch.exp(-x).clamp(max=1))
+    clamped = _z_check(exponential_z=lambda x: torch.exp(-x).clamp(max=1))
     assert clamped[0].startswith("✗ your z is the same at x = -5 and x = -1"), clamped
-    assert _branch_check(learner=True) == [
-        "Write your z into exponential_z and your formula for x >= 0 into nonnegative_branch "
-        "first."]
+    halved = _z_check(exponential_z=lambda x: torch.exp(-x.abs()) / 2)
+    assert halved == ["✗ at x = -40, -5, -1, 0, 1, 5, 40 your z is not the "
+                      "exponential that is at most 1 on that side: which of e^x, e^-x is it "
+                      "there?"], halved
+    raises = _z_check(exponential_z=lambda x, y: x)
+    assert raises[0].startswith("✗ exponential_z raised TypeError"), raises
+    assert _z_check(learner=True) == ["Write your z into exponential_z first."]
 
 
 class _NanToZero(torch.autograd.Function):

@@ -56,6 +56,25 @@ class MySigmoid(torch.autograd.Function):
         y, = ctx.saved_tensors
         return torch.where(y > 1 - 2e-9, 0.0, grad_output * y * (1 - y))
 """),
+    # a fresh review (score 8): the left tail flushed to 0 below a threshold, once reported at
+    # x = -708 as a step that rounds to 0; the threshold is named where it starts
+    Mistake("MySigmoid", "y = 0 exactly below x = -30",
+            "it is exactly 0 from x = -30.01 down, while sigma(x) stays above 0",
+            """
+class MySigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        z = torch.exp(-x.abs())
+        y = torch.where(x >= 0, 1 / (1 + z), z / (1 + z))
+        y = torch.where(x < -30, torch.zeros_like(y), y)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+"""),
     Mistake("MySigmoid", "backward 0 below x = -30, where y is tiny",
             "your backward treat sigma(x) as saturated",
             """

@@ -227,6 +227,7 @@ def test_a_mask_not_taken_in_float32_is_not_named_so(name):
      "MySigmoid/float32-step"),
     ("MySigmoid", "exp of x clamped to [-700, 700]", "MySigmoid/x-clamped"),
     ("MySigmoid", "x clamped to [-30, 30], then 1 / (1 + exp(-x))", "MySigmoid/x-clamped"),
+    ("MySigmoid", "y = 0 exactly below x = -30", "MySigmoid/left-tail-cut-to-zero"),
     ("MyReLU", "mask with a threshold, x > 1e-6", "MyReLU/mask-threshold-above-zero"),
     ("MyReLU", "saves y, masks with y >= 0: every entry passes", "MyReLU/mask-passes-negatives"),
     ("MyReLU", "zeros of the default dtype: float32 for float16 x", "MyReLU/wrong-output-dtype"),
