@@ -202,9 +202,9 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 #    multiplied? Which factor do the other rows get, a row of zeros included?
 # 2. Python's `if` asks one True or False of a whole tensor. How do you give each row its
 #    factor in one computation, for any number of leading dimensions?
-# 3. `max_norm` runs from $10^{-3}$ to $10^{3}$, and float16 rows hold only numbers up to
-#    65504. In which order do your factor's steps keep every intermediate inside the dtype's
-#    range?
+# 3. `max_norm` runs from $10^{-3}$ to $10^{3}$, and float16 holds numbers only up to 65504,
+#    with all its digits only down to about $6 \cdot 10^{-5}$. In which order do your factor's
+#    steps keep every intermediate inside the dtype's range, and its digits?
 #
 # <details><summary><b>Hint 1</b>: one row, then every row</summary>
 #
@@ -232,7 +232,9 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 #   `max_norm` to norm `max_norm`, its direction kept, exactly (nothing added to the norm);
 # - every other row comes back unchanged, a row of zeros included;
 # - for float64, float32 and float16 rows whose squared norms are inside the dtype's range,
-#   and `max_norm` from 1e-3 to 1e3, no step the result depends on leaves the dtype's range.
+#   and `max_norm` from 1e-3 to 1e3, each row comes back to the dtype's tolerance: no step the
+#   result depends on overflows, or falls so far below the normal numbers that entries lose
+#   their digits.
 
 # %% nbgrader={"grade_id": "answer_ClipGradientNorm", "solution": true}
 class ClipGradientNorm(torch.autograd.Function):
@@ -270,10 +272,14 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 # the quotient is at most 1, the product at most `max_norm`, and it rounds least. The factor
 # first, `max_norm / norms` (as `clip_grad_norm_` computes it), is `inf` on a row of zeros, used
 # only under the `where`, and in float16 at a small `max_norm` it can fall below the normal
-# numbers, where it keeps fewer digits (a few ulps, within float16's tolerance). Under the `where`, `grad_output * max_norm` stays in range too, as every clipped
-# float16 row of the contract has a norm below 256. A clamp of the norms at `max_norm` in
-# float16 rounds `max_norm` itself (0.3 becomes 0.30005), so a row below it no longer comes back
-# unchanged.
+# numbers, where it keeps fewer digits: one rounding shared by the whole row (under a relative
+# 1% at the contract's ends, up to some 15 ulps of an entry), so the direction is kept and the
+# row stays within float16's tolerance. The product first, `grad_output * max_norm / norms`,
+# never overflows under the `where` (every clipped float16 row of the contract has a norm below
+# 256), but at a small `max_norm` a wide row's small entries times `max_norm` fall far below
+# the normal numbers, where each keeps a bit or two or rounds to 0. A clamp of the norms at
+# `max_norm` in float16 rounds `max_norm` itself (0.3 becomes 0.30005), so a row below it no
+# longer comes back unchanged.
 # </details>
 
 # %% [markdown]
@@ -294,7 +300,8 @@ from autograder import grade; grade("ClipGradientNorm", ClipGradientNorm)
 #    `abs` or `max`, and differentiate each piece with respect to $x$ and to $\lambda$.
 # 2. At $|x| = \lambda$ the pieces' slopes disagree. This course takes `torch.relu`'s
 #    convention there, a slope of 0 at 0, as `F.softshrink` does for $x$ ($\lambda = 0$
-#    included; `torch.clamp` and `torch.maximum` would give 1 and 0.5). Predict both
+#    included; for $\lambda > 0$, `torch.clamp` and `torch.maximum` would give 1 and 0.5 for
+#    $x$, and at $\lambda = 0$ all three give 0). Predict both
 #    derivatives there from it.
 # 3. Every entry uses the same $\lambda$: with $\partial L/\partial y_i$ arriving for each entry,
 #    what is $\partial L / \partial \lambda$?
@@ -496,7 +503,7 @@ def hooked_backward(model):
     """One backward of model(xs).sum() with a full backward hook on model[2] and a
     tensor hook on its output; returns the lines the hooks appended, both hooks removed."""
     seen = []  # each hook appends a line: where it sits, and whether its gradient holds a nan
-    shrink = model[2]
+    swish = model[2]
     ### BEGIN WORKED
     def on_module(module, grad_input, grad_output):
         seen.append(f"module hook: grad_output nan {grad_output[0].isnan().any().item()}, "
@@ -505,8 +512,8 @@ def hooked_backward(model):
     def on_output(grad):
         seen.append(f"tensor hook on the output: nan {grad.isnan().any().item()}")
 
-    module_hook = shrink.register_full_backward_hook(on_module)  # before the forward it watches
-    output = shrink(model[:2](xs))
+    module_hook = swish.register_full_backward_hook(on_module)  # before the forward it watches
+    output = swish(model[:2](xs))
     output_hook = output.register_hook(on_output)
     model[3](output).sum().backward()
     module_hook.remove()

@@ -10,7 +10,7 @@ from ...contract import check_each_input_alone, covers
 from ...diagnose import diagnose_gradient
 from ...errors import GradingError
 from ...exercise import sample
-from .clip_dtypes import check_dtype_edges
+from .clip_dtypes import UNDERFLOW_CASES, check_dtype_edges
 from .max_norm_ends import check_clip_max_norm_ends
 from .surgery_checks import (Intended, check_strided, matches, strided_grad_output,
                              surgery_case)
@@ -259,6 +259,7 @@ def clip_full(ClipGradientNorm, device) -> None:
     check_unclipped_rows(function, device, TINY_ROWS)
     check_dtype_edges(function, CLIP, device)
     check_clip_max_norm_ends(function, CLIP, device)
+    check_dtype_edges(function, CLIP, device, UNDERFLOW_CASES)
     check_unclipped_rows(function, device, ROUNDED_ROWS)
     covers("float32 and float16 rows at the edges of their range")
     check_backward_by_hand(CLIP, backward)

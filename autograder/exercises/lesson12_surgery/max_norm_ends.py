@@ -57,9 +57,9 @@ def _name_end(name: str, unit: str, got, max_norm: float, dtype, norm: float, sp
         raise GradingError(
             f"{name} divides by norm / max_norm, which overflows {kind} at max_norm="
             f"{max_norm:g}: its {unit} of norm {norm:.2g} comes back as zeros (x / inf), not at "
-            f"norm max_norm. {span}: which quotient of yours leaves {kind}'s range, and which "
-            f"one stays in it (grad_output / norm is at most 1, max_norm / norm = "
-            f"{max_norm / norm:.1g})?",
+            f"norm max_norm: norm / max_norm is {norm / max_norm:.1g} there. {span}: which "
+            f"quotient of yours leaves {kind}'s range, and which quotient could take its "
+            "place and stay in it?",
             mistake=f"{name}/norm-ratio-overflows")
 
 

@@ -314,6 +314,6 @@ def check_tall_batch(function, spec, device) -> None:
             raise GradingError(
                 f"PerSampleClippedLinear's backward ran {few} tensor operations for a batch of "
                 f"16 samples and {many} for {n}: a count that grows with the batch is a loop "
-                "over samples (one or a few at a time). Each step works on every sample at "
-                "once: the norms along dim 1, the factors entry by entry, the scaled sum one "
-                "matrix product", mistake="PerSampleClippedLinear/loops-over-samples")
+                "over samples (one or a few at a time). Which of your steps runs once per "
+                "sample, and how would it act on every sample at once?",
+                mistake="PerSampleClippedLinear/loops-over-samples")

@@ -7,12 +7,6 @@ from .answers import (_CLIP, _CLIP_RATIO, _CLIP_RIGHT, _CLIP_TF, _FLOAT32_GMN, _
 
 
 UNUSUAL = [
-    # the reviewer's W5: g * m overflows float16 only on rows torch.where discards (a clipped
-    # float16 row in the contract's range has norm <= 256, so m * g stays in range where it is
-    # used); the clause asks for the steps the result depends on (review at 7a6a43f0)
-    Unusual("ClipGradientNorm", "torch.where, multiplying by max_norm before dividing",
-            _clip(_NORMS + "        return torch.where(norms > ctx.max_norm, "
-                  "grad_output * ctx.max_norm / norms, grad_output), None\n")),
     Unusual("ClipGradientNorm", "torch.where", _clip(
         _NORMS + "        scaled = grad_output * (ctx.max_norm / norms)\n"
         "        return torch.where(norms > ctx.max_norm, scaled, grad_output), None\n")),
@@ -47,19 +41,6 @@ UNUSUAL = [
                                       "torch.ones_like(norms)), None\n"))),
     Unusual('ClipGradientNorm', "the lesson's former solution, (m / norms).clamp(max=1)",
             _FORMER_CLIP),
-    # g * m / norms: correct over max_norm's range, 1e-3 to 1e3 (a MISTAKE while max_norm 1e-300 was graded)
-    Unusual('ClipGradientNorm', 'forward returns x itself, torch.where on the rows',
-            '''class ClipGradientNorm(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, max_norm):
-        ctx.max_norm = max_norm
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        norms = grad_output.norm(dim=-1, keepdim=True)
-        return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
-'''),
     # the clamp lies below max_norm's range, 1e-3 to 1e3 (a MISTAKE while max_norm 1e-13 was graded)
     Unusual('ClipGradientNorm', 'norm clamped at 1e-12, max_norm 1e-13',
             "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, grad_output):\n        norms = torch.linalg.vector_norm(grad_output, dim=-1, keepdim=True)\n        # F.normalize's guard against a zero row, then min(1, m / n)\n        scale = (ctx.max_norm / norms.clamp(min=1e-12)).clamp(max=1)\n        return grad_output * scale, None\n"),
@@ -91,6 +72,26 @@ UNUSUAL = [
 
 
 MISTAKES = [
+    # review 75 (CG_W7): Unusual answers until a float16 row of 1024 entries of 5e-4 and 2e-5
+    # was graded at max_norm 1e-3: g * m never overflows where torch.where uses it, but it falls
+    # far below float16's normal numbers (2e-8 rounds to 0), and the clipped row's norm is off 5%
+    Mistake("ClipGradientNorm", "torch.where, multiplying by max_norm before dividing",
+            "below float16's normal numbers, where it keeps a few bits",
+            _clip(_NORMS + "        return torch.where(norms > ctx.max_norm, "
+                  "grad_output * ctx.max_norm / norms, grad_output), None\n")),
+    Mistake('ClipGradientNorm', 'forward returns x itself, torch.where on the rows, g * m / norms',
+            "below float16's normal numbers, where it keeps a few bits",
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        norms = grad_output.norm(dim=-1, keepdim=True)
+        return torch.where(norms > ctx.max_norm, grad_output * ctx.max_norm / norms, grad_output), None
+'''),
     # an Unusual answer until a float16 row of 1024 entries of 3e-4 was graded (review of
     # lesson 12, seventh): its squares, 9e-8, lose their digits summed in float16
     Mistake('ClipGradientNorm', 'squares summed in float16', 'where are they summed',
