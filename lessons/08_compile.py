@@ -430,12 +430,8 @@ except RuntimeError as error:
 # play in a Function. `backward(ctx, grad_output)` returns one gradient per input of the
 # operator, in the order of its signature, non-tensors included. `register_autograd` calls
 # `setup_context(ctx=..., inputs=..., output=...)` with keywords, so its parameters must have
-# exactly those names.
-#
-# The operator's **schema**, which the compiler reorders and removes operators by, holds two
-# promises: `mutates_args=()` says the operator writes into none of its inputs, and every
-# `custom_op`, whatever it mutates, returns outputs that are never an input nor a view of one.
-# (An optional section breaks both promises and shows who notices.)
+# exactly those names. (`mutates_args=()` is a promise in the operator's schema; an optional
+# section breaks it and shows who notices.)
 
 # %% [markdown]
 # ## Softplus with a scale: the questions before Exercise 2
@@ -447,8 +443,8 @@ except RuntimeError as error:
 # 1. What is $ds/dx$? Count the factors of $\beta$.
 # 2. Which tensors could `setup_context` keep for backward (it sees `inputs` and `output`)? For
 #    each candidate, how does backward get the slope from it?
-# 3. At $\beta x = -50$, $s$ is about $10^{-22}$. For each candidate, does backward's formula
-#    keep those digits there, in float64 and float32?
+# 3. At $\beta x = -40$, $s$ is about $4 \times 10^{-18}$. For each candidate, does backward's
+#    formula keep those digits there, in float64 and float32?
 # 4. $\beta$ is a Python float: where does backward find it, and what does it return for it?
 #
 # **Check question 1 live:** work out $ds/dx$ at $x = 0.5$, $\beta = 4$, and write it into
@@ -503,6 +499,67 @@ def check_softplus_slope() -> None:
 
 
 check_softplus_slope()
+
+# %% [markdown]
+# **Check question 3 live:** write backward's slope two ways, from the input `x` and from the
+# output `s`, as you would compute it in backward. The cell after runs both in float64 and
+# float32 at a few $\beta x$, $-40$ among them, and prints what each gives (its relative error
+# in brackets) beside the true slope.
+# Which one backward uses is then yours to decide.
+
+# %%
+### BEGIN WORKED
+def slope_from_x(x, beta):
+    return torch.sigmoid(beta * x)
+
+
+def slope_from_s(s, beta):
+    return -torch.expm1(-beta * s)
+### LEARNER
+def slope_from_x(x, beta):
+    return None  # ds/dx from the input x (and beta) alone
+
+
+def slope_from_s(s, beta):
+    return None  # ds/dx from the output s (and beta) alone
+### END WORKED
+
+
+# %% tags=["skip-when-grading"] jupyter={"source_hidden": true}
+def check_slope_candidates() -> None:
+    """Each slope formula at beta * x = -40, -5, 0, 5 and 1000 (beta = 2), in float64 and
+    float32, against the true slope computed in float64: what each gives at each beta * x,
+    with its relative error in brackets; no verdict on which to keep."""
+    beta = 2.0
+    z = torch.tensor([-40.0, -5.0, 0.0, 5.0, 1000.0], dtype=torch.float64)
+    truth = torch.sigmoid(z)
+    for name, slope, needs in [("slope_from_x", slope_from_x, "x"),
+                               ("slope_from_s", slope_from_s, "s")]:
+        for dtype in (torch.float64, torch.float32):
+            x = (z / beta).to(dtype)
+            s = F.softplus(beta * x) / beta  # the output, as forward returns it in this dtype
+            try:
+                got = slope(x if needs == "x" else s, beta)
+            except Exception as error:  # noqa: BLE001 - shown, not raised: the lesson goes on
+                print(f"✗ {name} raised {type(error).__name__}: {error}")
+                break
+            if got is None:
+                print(f"{name}: write it first (it returns None)")
+                break
+            got = torch.as_tensor(got).to(torch.float64)
+            if got.shape != z.shape:
+                print(f"✗ {name} gives shape {tuple(got.shape)} for {needs} of shape "
+                      f"{tuple(z.shape)}: one slope per element")
+                break
+            error = ((got - truth).abs() / truth).tolist()
+            at = ", ".join(f"{zi:g}: {gi:.4g} ({ei:.1g})"
+                           for zi, gi, ei in zip(z.tolist(), got.tolist(), error))
+            print(f"{name:<12} {str(dtype).removeprefix('torch.'):<7}  {at}")
+    print(f"{'true slope':<20}  " + ", ".join(f"{zi:g}: {ti:.4g}"
+                                             for zi, ti in zip(z.tolist(), truth.tolist())))
+
+
+check_slope_candidates()
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b> (questions 1 and 2)</summary>
@@ -780,7 +837,31 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # </details>
 
 # %% [markdown]
-# ## Choosing: measured on this torch
+# ## Summary
+#
+# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`, `jvp`
+# with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a Function in
+# one graph unless it has a `jvp`, which on torch 2.13 costs a graph break while autograd
+# records. A custom operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`,
+# checked by `opcheck`) is one opaque node in the graph, at the price of the `torch.func`
+# transforms that differentiate. Measure before you choose, with `fullgraph=True`.
+#
+# The optional sections below: choosing between a Function and an operator, measured on your
+# answers; what `torch.compile` captured, a NumPy Function under `vmap`, your
+# `LogSumExp` against the naive formula, the cross product, `matvec`'s backward, your `softplus`
+# under `opcheck`, what an operator promises, re-running an operator's cell, the fine print of
+# `softplus`'s tails, the common mistakes, and In practice.
+
+# %% [markdown]
+# ---
+# ## Optional sections (not graded)
+#
+# The main line ends with the summary above. The sections below look further at your answers,
+# try one more derivation, and back the main line's claims with experiments; none is needed
+# for an exercise, and you can skip any of them. They use your `LogSumExp` and `softplus`.
+
+# %% [markdown]
+# ### Choosing: measured on this torch
 #
 # The table below is computed on your answers. **Predict** its last row: `softplus` has a
 # backward registered with `register_autograd` and no `jvp`. Under `torch.func.jvp`, does it give
@@ -848,29 +929,6 @@ for column, predicted in prediction_table.items():
 # | forward-mode AD (`jvp`, `jacfwd`, `forward_ad`) | a Function with `jvp`; accept a graph break under `torch.compile` |
 # | code the compiler must not look into (a C++/CUDA kernel, a library call) | a custom operator with `register_fake`, `register_autograd` and `register_vmap` |
 # | both an opaque kernel and `torch.func` | a custom operator called inside a Function in the setup_context form |
-
-# %% [markdown]
-# ## Summary
-#
-# The setup_context form (`forward` without `ctx`, `setup_context`, `generate_vmap_rule`, `jvp`
-# with `save_for_forward`) is what `torch.func` needs. `torch.compile` traces such a Function in
-# one graph unless it has a `jvp`, which on torch 2.13 costs a graph break while autograd
-# records. A custom operator (`custom_op`, `register_fake`, `register_autograd`, `register_vmap`,
-# checked by `opcheck`) is one opaque node in the graph, at the price of the `torch.func`
-# transforms that differentiate. Measure before you choose, with `fullgraph=True`.
-#
-# The optional sections below: what `torch.compile` captured, a NumPy Function under `vmap`, your
-# `LogSumExp` against the naive formula, the cross product, `matvec`'s backward, your `softplus`
-# under `opcheck`, what an operator promises, re-running an operator's cell, the fine print of
-# `softplus`'s tails, the common mistakes, and In practice.
-
-# %% [markdown]
-# ---
-# ## Optional sections (not graded)
-#
-# The main line ends with the summary above. The sections below look further at your answers,
-# try one more derivation, and back the main line's claims with experiments; none is needed
-# for an exercise, and you can skip any of them. They use your `LogSumExp` and `softplus`.
 
 # %% [markdown]
 # ### What `torch.compile` captured, side by side

@@ -169,7 +169,8 @@ def _transform_error(phase: str, error: Exception, inputs: dict) -> GradingError
 
 
 
-def check_grad_output_layout_kept(given: torch.Tensor, pristine: torch.Tensor) -> None:
+def check_grad_output_layout_kept(given: torch.Tensor, pristine: torch.Tensor,
+                                  exercise: str = "LogSumExp") -> None:
     """grad_output's shape and strides as handed to backward: an in-place view op on it
     (unsqueeze_, squeeze_, t_, as_strided_) changes them and leaves its values alone, so a check
     of its values sees nothing, and what backward computed from it looks like another mistake."""
@@ -177,13 +178,13 @@ def check_grad_output_layout_kept(given: torch.Tensor, pristine: torch.Tensor) -
     after = (tuple(given.shape), given.stride())
     if after != before:
         raise GradingError(
-            "LogSumExp's backward changed grad_output's shape in place: it was handed a "
+            f"{exercise}'s backward changed grad_output's shape in place: it was handed a "
             f"grad_output of shape {before[0]} (strides {before[1]}) and left it of shape "
             f"{after[0]} (strides {after[1]}), as an in-place view op such as "
             "grad_output.unsqueeze_(dim) does; autograd may read grad_output again after your "
             "backward returns: make a new view instead (grad_output.unsqueeze(dim)) "
             + rule_reference("unwritten"),
-            mistake="LogSumExp/reshapes-grad-output")
+            mistake=f"{exercise}/reshapes-grad-output")
 
 
 def check_lse_grad_output_unsqueezed(function, device) -> None:
@@ -272,6 +273,16 @@ def check_lse_case(function, values: dict, **tolerances) -> None:
                     "removed, so the dim it gets back before it meets x must be dim as counted "
                     "in x (a dim normalised against grad_output's rank, one fewer, names "
                     "another dim)", str(cause), mistake="LogSumExp/dim-misplaced") from error
+            phase = re.match(r"LogSumExp\.(\w+) raised", error.hint)
+            if (phase and isinstance(cause, RuntimeError)
+                    and "Expected reduction dim to be specified" in str(cause)):
+                raise GradingError(
+                    f"LogSumExp.{phase[1]} takes one max over the whole of x (a max with no "
+                    f"dim), which raises for x of shape {tuple(x.shape)}, dim={dim}: x has no "
+                    "elements, yet every sum along dim is well defined; and where it runs, what "
+                    "does a single max for all of x do to a slice whose values all sit far below "
+                    "x's largest? Which max does each sum along dim need?", str(cause),
+                    mistake="LogSumExp/max-not-per-row") from error
             last = dim in (-1, x.dim() - 1)
             if last or not ("backward" in error.hint or "gradient" in error.hint):
                 raise

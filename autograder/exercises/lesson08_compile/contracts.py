@@ -44,7 +44,9 @@ SQUARED_NORM_RULES = {
     "gradients": {'squared_norm/gradient-count': 'backward returns only grad_x'},
     "ctx": {'squared_norm/tensor-on-ctx': 'setup_context keeps x as a ctx attribute'},
     "unwritten": {'squared_norm/rule-writes-input':
-                      "the rule squares the caller's batch in place (x.mul_(x))"},
+                      "the rule squares the caller's batch in place (x.mul_(x))",
+                  'squared_norm/reshapes-grad-output':
+                      'grad_output.unsqueeze_(dim) in backward (its shape changed in place)'},
 }
 
 

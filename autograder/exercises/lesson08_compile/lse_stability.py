@@ -57,8 +57,9 @@ def check_lse_stable(function, device, spec, explain) -> None:
     if not torch.isfinite(grad).all():
         raise GradingError(
             "LogSumExp's backward gives inf or nan at |x| = 1000 although its forward is finite: "
-            "its softmax weights overflow there; write them with exponents that are never "
-            "positive (x minus the output, or minus the max)", f"got {grad}",
+            "an exp in its softmax weights overflows there (exp(1000) is inf in float64, and "
+            "inf / inf is nan); what can be subtracted from x before the exp so that no exponent "
+            "is positive and the weights stay the same?", f"got {grad}",
             mistake="LogSumExp/backward-softmax-overflows")
     diagnose_gradient("x", grad, torch.softmax(x.detach(), 1))
     tangent = torch.tensor([[1.0, -2.0, 0.5], [0.25, 1.0, -1.0]], dtype=torch.float64,
@@ -76,9 +77,10 @@ def check_lse_stable(function, device, spec, explain) -> None:
             f"got {got}", mistake="LogSumExp/jvp-max-not-per-row")
     if isinstance(got, torch.Tensor) and not torch.isfinite(got).all():
         raise GradingError(
-            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: its "
-            "softmax weights overflow there; write them with exponents that are never positive "
-            "(x minus the output, or minus the max)", f"got {got}",
+            "LogSumExp.jvp gives inf or nan at |x| = 1000 although forward is finite: an exp "
+            "in its softmax weights overflows there (exp(1000) is inf in float64, and inf / inf "
+            "is nan); what can be subtracted from x before the exp so that no exponent is "
+            "positive and the weights stay the same?", f"got {got}",
             mistake="LogSumExp/jvp-softmax-overflows")
     expected = (torch.softmax(x.detach(), 1) * tangent).sum(1)
     check_lse_jvp_float32(got, expected)

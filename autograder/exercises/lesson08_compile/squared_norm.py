@@ -14,6 +14,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, Operator, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from .compile import check_grad_output_layout_kept
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES
@@ -99,10 +100,12 @@ def check_grad_output_unsqueezed(squared_norm, device) -> None:
     error, along the wrong dim, unless backward puts dim back first (LogSumExp's probe)."""
     x = sample((4, 4), device, seed=11).requires_grad_()
     grad_output = sample((4,), device, seed=12, dtype=x.dtype)
+    given = grad_output.clone()  # the one backward receives: its shape and strides are watched
     try:
-        got, = torch.autograd.grad(squared_norm(x, 1), x, grad_output)
+        got, = torch.autograd.grad(squared_norm(x, 1), x, given)
     except Exception:  # noqa: BLE001 - the cases that follow report it with the learner's error
         return
+    check_grad_output_layout_kept(given, grad_output, "squared_norm")
     x = x.detach()
     if (isinstance(got, torch.Tensor) and got.shape == x.shape
             and not torch.allclose(got, 2 * x * grad_output.unsqueeze(1))

@@ -371,6 +371,11 @@ class LogSumExp(torch.autograd.Function):
                         "e = (x - x.amax()).exp() if x.numel() else x\n"
                         "        return (e / e.sum(ctx.dim, keepdim=True) * x_tangent)"
                         ".sum(ctx.dim)"))),
+    # x.max() with no dim raises on an empty x before any row near -1000 can underflow
+    Mistake("LogSumExp", "forward shifted by one max over the whole of x (x.max())",
+            "LogSumExp.forward takes one max over the whole of x",
+            _edit(LSE, ("        m = x.amax(dim, keepdim=True)", "        m = x.max()"),
+                  ("+ m.squeeze(dim)", "+ m"))),
     # an in-place view op on grad_output: its values stay, its shape changes under the caller
     Mistake("LogSumExp", "grad_output.unsqueeze_(dim) in backward (its shape changed in place)",
             "backward changed grad_output's shape in place",

@@ -244,6 +244,17 @@ MISTAKES = [
             "squared_norm's backward lines grad_output up with the wrong dim",
             _edit(SQUARED_NORM, ("2 * x * grad_output.unsqueeze(ctx.dim), None",
                                  "2 * x * grad_output, None"))),
+    # an in-place view op on grad_output: its values stay, its shape changes under the caller
+    Mistake("squared_norm", "grad_output.unsqueeze_(dim) in backward (its shape changed in place)",
+            "squared_norm's backward changed grad_output's shape in place",
+            _edit(SQUARED_NORM, ("2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "2 * x * grad_output.unsqueeze_(ctx.dim), None"))),
+    # a fake that makes its output with no device: on the default device, whatever x's is
+    Mistake("squared_norm", "a fake of torch.empty(shape, dtype=x.dtype), no device",
+            "the fake of autograd_course::squared_norm (its register_fake) returned its output on",
+            _edit(SQUARED_NORM, ("    return x.new_empty(x.shape[:d] + x.shape[d + 1:])",
+                                 "    return torch.empty(x.shape[:d] + x.shape[d + 1:], "
+                                 "dtype=x.dtype)"))),
     Mistake("squared_norm", "no register_fake", "squared_norm has no fake implementation",
             _edit(SQUARED_NORM, ("@squared_norm.register_fake\n", "")), named=True),
     Mistake("squared_norm", "a plain Python function, not a custom operator",
