@@ -151,7 +151,7 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # exercise's own contract:
 #
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
-# - Any Python-float `scale`, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
+# - Any Python-float `scale` of the size models use, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
 # - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
 # - A second derivative whose only path runs through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
@@ -281,7 +281,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row ($L$, or a row maximum and a row sum), each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
+# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row, each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
 # - Backward recomputes $P$, masked as in forward, from what forward kept: no second normalisation.
 # - $L$ is right at scores of any size a model meets, far beyond where $e^s$ overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
@@ -471,7 +471,7 @@ report("output and L, block by block", error_online, 1e-9)
 # - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
 # - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
 # - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
-# - float16 and bfloat16 inputs: the scores and their exponentials, $dP$, $D$, the row statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the input dtype only as operands of a matrix product); the results in the input dtype.
+# - float16 and bfloat16 inputs: results in the input dtype, as accurate as accumulating in float32 makes them.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
 class FlashAttention(torch.autograd.Function):
@@ -1256,7 +1256,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |
 # | log-sum-exp kept in bfloat16 or float16 | every recomputed probability of a row off by the same factor $e^{L - \tilde L}$, for $\tilde L$ the rounded $L$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4 and 8, twice that between 8 and 16; far outside float32's tolerance | keep `L` in float32 |
-# | the row sum $\ell$ added from $P$ rounded to float16 or bfloat16 | every row's $L$ off by the rounding's bias, up to $4 \times 10^{-4}$ in float16 where float32 is off by $10^{-7}$ | round $P$ only as a matrix product's operand; add the float32 probabilities into $\ell$ |
+# | the row sum $\ell$ added from $P$ rounded to float16 or bfloat16 | every row's $L$ off by the rounding's bias, about $5 \times 10^{-4}$ in float16 where float32 is off by $10^{-7}$ | round $P$ only as a matrix product's operand; add the float32 probabilities into $\ell$ |
 # | $D$ from a tile's $dP_{ij} \odot P_{ij}$ | part of the row sum: wrong `dQ`, `dK` with several key blocks | $D = \operatorname{rowsum}(dO \odot O)$, whole rows, before the loop |
 # | a full `Lq x Lk` tensor in FlashAttention's forward or backward (a full causal mask counts) | the peak is back to $O(N^2)$ | one `BLOCK x BLOCK` tile at a time, each tile's mask from its query and key positions |
 # | computing tiles entirely above the diagonal under `causal` | right numbers, up to twice the work | start or stop the inner loop at the diagonal |

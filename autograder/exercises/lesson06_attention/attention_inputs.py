@@ -70,7 +70,8 @@ def make_mask(kind: str | None, lead: tuple, Lq: int, Lk: int, device, seed: int
     return keep.to(device)
 
 
-SCALE = Constant(1e-3, 10.0, "scale any Python float, 0 and negative ones included",
+SCALE = Constant(1e-3, 10.0, "scale any Python float of the size models use (up to 10), 0 and "
+                 "negative ones included",
                  also=(0.0, -0.7))
 # the same points where the exercise's own contract does not state them: rule 1's, as SDPA
 SDPA_SCALE = Constant(1e-3, 10.0, "any scale F.scaled_dot_product_attention takes, 0 and "

@@ -20,8 +20,8 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             "raised:TypeError": "no mask=None path",
             S_ + "finite-mask-fill": "masked scores filled with -1e4",
             S_ + "masked-scores-take-part": "softmax over every key, then masked and renormalised"}),
-    Clause("Any Python-float `scale`, 0 and negative ones included, and scores of any size a "
-           "model meets, far beyond where $e^s$ overflows.",
+    Clause("Any Python-float `scale` of the size models use, 0 and negative ones included, and "
+           "scores of any size a model meets, far beyond where $e^s$ overflows.",
            {S_ + "scale-ignored": "d ** -0.5 in place of the scale given",
             S_ + "scale-out-of-range": "scale split as its square root over Q and K",
             S_ + "mask-filled-before-scaling": "masked scores filled with -inf before scaling",
@@ -63,7 +63,7 @@ SCALED_DOT_PRODUCT_RULES = {
 
 MEMORY_EFFICIENT_CLAUSES = (
     Clause("Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two "
-           "numbers per query row ($L$, or a row maximum and a row sum), each of shape "
+           "numbers per query row, each of shape "
            "`(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \\times N_k$ "
            "tensor between the passes.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
@@ -165,9 +165,8 @@ FLASH_ATTENTION_CLAUSES = (
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
-    Clause("float16 and bfloat16 inputs: the scores and their exponentials, $dP$, $D$, the row "
-           "statistics and every accumulator in float32 ($P$ and $dS$ may be rounded to the "
-           "input dtype only as operands of a matrix product); the results in the input dtype.",
+    Clause("float16 and bfloat16 inputs: results in the input dtype, as accurate as accumulating "
+           "in float32 makes them.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "scale-in-half": "the scale applied to the query block in the input dtype",
             F_ + "backward-scores-in-half": "backward's score tile computed in the input dtype",

@@ -166,3 +166,15 @@ MISTAKES = [
             "input K", _bias(("ctx.save_for_backward(Q, K, V, P)",
                               "ctx.save_for_backward(Q, K.contiguous(), V, P)"))),
 ]
+
+
+# scores and softmax in float32 for float64 inputs (a float32 "safety" cast): every value right
+# to float32's precision only, which the grader named as the aliasing of dS on a (Lq, 1) bias,
+# whose true gradient is 0 (fresh review 75c, B6)
+MISTAKES += [
+    Mistake(AB, "scores and softmax in float32 for float64 inputs",
+            "right only to float32's precision", _bias(
+                ("P = torch.softmax((Q @ K.transpose(-2, -1)) * scale + bias, dim=-1)",
+                 "S = ((Q @ K.transpose(-2, -1)) * scale).float() + bias.float()\n"
+                 "        P = torch.softmax(S, dim=-1).to(Q.dtype)"))),
+]

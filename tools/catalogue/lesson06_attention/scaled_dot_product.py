@@ -199,7 +199,9 @@ MISTAKES = [
 # or at finfo(dtype).min, which the grader no longer tries (issue 69 item 4).
 UNUSUAL += [
     # the Annotated Transformer's fill: right until every score of a row lies below -1e9 (the
-    # fresh review's witness: it passed Exercise 1's self-check and grading)
+    # fresh review's witness: it passed Exercise 1's self-check and grading); wrong only at
+    # scales of 1e9 and more (review 75c, W6), which the contract's "of the size models use"
+    # leaves out: at its bound a masked key's probability is exactly 0
     Unusual(S, 'masked scores filled with -1e9',
             edit(SDPA, (FILL, "scores = scores.masked_fill(~mask, -1e9)"))),
     # was an unusual answer: its -1e30 lies above float32 scores near -finfo.max / 2
