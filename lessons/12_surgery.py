@@ -232,7 +232,7 @@ compare("analytical Jacobian's diagonal", analytical_diagonal, round(analytical[
 #   `max_norm` to norm `max_norm`, its direction kept, exactly (nothing added to the norm);
 # - every other row comes back unchanged, a row of zeros included;
 # - for float64, float32 and float16 rows whose squared norms are inside the dtype's range,
-#   and `max_norm` from 1e-3 to 1e3, each row comes back to the dtype's tolerance: no step the
+#   and `max_norm` from 1e-3 to 1e3, each row comes back right to the dtype's precision: no step the
 #   result depends on overflows, or falls so far below the normal numbers that entries lose
 #   their digits.
 

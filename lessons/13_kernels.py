@@ -9,8 +9,8 @@
 # %% [markdown]
 # # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
 #
-# **About 150 minutes** for the main path: about 45 to read and run it, and about 105 for its two
-# exercises, kernels of your own. The optional appendix after the Summary takes about 60 more.
+# **About 135 minutes** for the main path: about 30 to read and run it, and about 105 for
+# its two exercises, kernels of your own. The optional appendix after the Summary takes about 70 more.
 #
 # The Functions people ship for speed do not compose PyTorch ops: Liger-Kernel's SwiGLU and
 # RMSNorm, FlashAttention and Unsloth's layers are **Triton or CUDA kernels behind an autograd
@@ -27,7 +27,8 @@
 #    and `register_autograd`, checked by `opcheck` and `torch.compile(fullgraph=True)`.
 #
 # Exercises: **✎ 1 `silu_mul`** (SwiGLU's gate) and **✎ 2 `rms_norm_rows`**. The appendix
-# (`triton_op`, `torch.export`, speed, int32 offsets, a C++ kernel) is never graded.
+# (printing from a kernel, an unmasked load, `triton_op`, `torch.export`, speed, int32 offsets,
+# a C++ kernel) is never graded.
 #
 # This lesson needs `triton` (and `ninja` for the C++ section): `make install` brings both;
 # elsewhere the cell below installs whichever is missing
@@ -108,22 +109,6 @@ print("Triton", triton.__version__, "|", "compiler: kernels run on the GPU"
 
 # %%
 kernel_grid_view(n=10, block=4)
-
-# %% [markdown]
-# A kernel can `print` its blocks, the first tool for seeing what a program reads: under the
-# interpreter it prints NumPy arrays (a compiled kernel prints too, one line per lane).
-# Program 2 of the same launch:
-
-# %%
-@triton.jit
-def show_program_kernel(n, BLOCK: tl.constexpr):
-    """Prints what program 2 sees; loads and stores nothing."""
-    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    if tl.program_id(0) == 2:
-        print("program", tl.program_id(0), "offsets", offsets, "mask", offsets < n)
-
-
-show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
 
 # %% [markdown]
 # ## Worked example: a sum of squares, a reduction behind a custom operator
@@ -243,64 +228,6 @@ print("n = 100000 matches x.square().sum():",
 # `FunctionalTensor`, a wrapper over a fake tensor with no memory behind it; composed torch ops
 # trace through it. (`backend="aot_eager"` traces as the default backend does, then runs the
 # graphs eagerly instead of compiling C++.)
-#
-# **Predict, then run.** The kernel below is `sum_of_squares_kernel` without `mask=` and
-# `other=`. It runs over the first `n = 1000` elements of a tensor of 1024, in blocks of 128, on
-# 8 programs. What happens (`"error"`, `"wrong values"` or `"right values"`), and which first and
-# last index does the last program load? Write both in the next cell, then run the one after.
-
-# %%
-### BEGIN WORKED
-my_prediction = "wrong values"  # nothing stops the read: the buffer has room past n
-my_last_block = (896, 1023)  # the last block, 7 * 128 to 8 * 128 - 1
-### LEARNER
-my_prediction = ""  # "error", "wrong values" or "right values"
-my_last_block = (None, None)  # (first index, last index) the last program loads
-### END WORKED
-
-# %%
-@triton.jit
-def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)
-    first = tl.program_id(0).to(tl.int64) * BLOCK
-    for start in range(first, n, tl.num_programs(0) * BLOCK):
-        x = tl.load(x_ptr + start + tl.arange(0, BLOCK))  # no mask
-        acc += x * x
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
-
-
-x_padded = torch.randn(1024, device=DEVICE)
-partials = torch.empty(fixed_grid(1000), device=DEVICE)
-right = x_padded[:1000].square().sum()
-if not written(my_prediction, my_last_block):  # what happened, once both are written
-    print("write both predictions first, then run this cell again")
-else:
-    try:
-        sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
-        outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
-    except Exception as error:  # any failure of the launch is the outcome "error"
-        outcome = "error"
-        print(type(error).__name__, str(error).splitlines()[0])
-    verdict = ("as you predicted" if same_answer(my_prediction, outcome)
-               else "not what you predicted: why?")
-    print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
-    if outcome != "error":
-        print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
-    last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
-    index_verdict = ("as you predicted" if tuple(my_last_block) == last else
-                     "not what you predicted: why?")
-    print(f"the last program loads indices {last[0]} to {last[1]}; you predicted "
-          f"{my_last_block} ({index_verdict})")
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# No error, and a wrong sum: the last program's block covers 896 to 1023, so it added the
-# squares of 24 elements past `n`; nothing stopped it, the buffer had room. On a GPU an unmasked
-# load past a tensor reads a neighbour's memory or stops the kernel with an illegal access, and
-# an unmasked store corrupts it. Nor is the mask alone enough here: masked-off lanes must load 0
-# (`other=0.0`) to add nothing.
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `silu_mul`, SwiGLU's gate
@@ -380,7 +307,8 @@ check_silu_design(my_saved, my_backward_returns)  # what you save; custom_op on 
 #   `torch.compile(fullgraph=True)` pass;
 # - the arithmetic in your kernels (the host only allocates, views, copies and casts); float16
 #   and bfloat16 computed in float32, every product included, and returned in the input's dtype;
-# - finite wherever silu is, and each gradient a tensor of its own.
+# - `setup_context` saves no tensor beyond `a` and `b`; finite wherever silu is, and each
+#   gradient a tensor of its own.
 #
 # Re-running the cell redefines the operators: re-run the cells that use them too. The
 # self-check takes tens of seconds on a CPU; while you iterate, `quick_check("silu_mul", silu_mul)` in a scratch cell
@@ -493,23 +421,6 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # The **grid** follows what one program must see. `silu_mul` needs no neighbours: a **flat
 # grid** of `cdiv(n, BLOCK)` programs. Exercise 2's `rms_norm_rows` is not elementwise: each
 # $y_j$ of a row needs the sum of that row's squares.
-#
-# **Predict** its forward's grid before you design it: for 10 rows of `D = 300`, how many
-# programs does the forward launch, and how many lanes (its block's width) does each have?
-# Write both in the next cell; they are compared after Exercise 2's self-check.
-
-# %%
-### BEGIN WORKED
-my_forward_programs = 10  # one program per row: a row's sum is one program's tl.sum
-my_forward_lanes = 512  # the smallest power of two that covers a row of 300
-### LEARNER
-my_forward_programs = None  # programs the forward launches for 10 rows of D = 300
-my_forward_lanes = None  # lanes per program (the block's width) for D = 300
-### END WORKED
-if written(my_forward_programs, my_forward_lanes):
-    print("prediction written: Exercise 2's self-check, then the cell after it, compare it")
-else:
-    print("write both predictions first; they are compared after Exercise 2's self-check")
 
 # %% [markdown]
 # Programs that run at once and store into one shared address **race**: on a GPU whichever
@@ -576,17 +487,18 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - a forward kernel computing each row's $r$ ($\varepsilon$ inside the root), and
-#   `setup_context` saving the inputs as given and one $r$ per row (float32, or float64 for
-#   float64 input): the backward never sums a row's squares again;
+# - a forward kernel computing each row's $r$ ($\varepsilon$ inside the root); `setup_context`
+#   saves at most the inputs as given and one number per row (float32, or float64 for float64
+#   input): the backward never sums a row's squares again;
 # - a backward kernel: each row's gradient in closed form (finite for any weight, zeros
-#   included), and the weight's as per-program partial rows added up afterwards (no atomic
-#   adds, no shared row without a lock);
+#   included), and the weight's with no atomic adds and no address two programs store to
+#   without a lock;
 # - `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries only,
 #   every row computed by a program, and nothing returned that no program stored;
 # - each kernel behind a `torch.library.custom_op` with a fake that describes its real outputs,
-#   strides included; the arithmetic in your kernels (the host only allocates, views, copies,
-#   casts and adds up the partial rows), float16 and bfloat16 computed in float32.
+#   strides included; the arithmetic in your kernels (the host only allocates, views, copies
+#   and casts, and may finish a sum your kernels began), float16 and bfloat16 computed in
+#   float32.
 #
 # <details><summary><b>Design it first</b> (open before you write the cell)</summary>
 #
@@ -708,7 +620,8 @@ def rms_norm_setup_context(ctx, inputs, output):
 def rms_norm_autograd(ctx, grad_y, grad_rstd):
     x, weight, rstd = ctx.saved_tensors
     grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)
-    return grad_x, grad_weight, None
+    return (grad_x if ctx.needs_input_grad[0] else None,
+            grad_weight if ctx.needs_input_grad[1] else None, None)
 
 
 rms_norm_rows_forward.register_autograd(rms_norm_autograd, setup_context=rms_norm_setup_context)
@@ -722,28 +635,6 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Your prediction from "The grid"**, compared once your self-check is green: the course's
-# forward, one program per row with a block that covers the row.
-
-# %%
-if not written(my_forward_programs, my_forward_lanes):  # the grid, once both are written
-    print('write both predictions in "The grid" first, then run this cell again')
-else:
-    print("10 rows of D = 300: 10 programs (one per row), BLOCK_D = next_power_of_2(300) = "
-          f"{triton.next_power_of_2(300)} lanes each")
-    for D in (300, 4096, 4097):
-        lanes = triton.next_power_of_2(D)
-        print(f"  D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
-    for name, mine, ours in (("programs", my_forward_programs, 10),
-                             ("lanes", my_forward_lanes, triton.next_power_of_2(300))):
-        print(f"{name}: you predicted {mine!r} (" + ("as the solution does" if same_answer(
-            mine, ours) else "not the solution's: is yours right too? see below") + ")")
-
-# %% [markdown]
-# A row's sum is one `tl.sum` only inside one program, so the forward takes a row per program,
-# with a power-of-two block: 512 lanes for 300 entries, 212 masked off (work left undone, no
-# memory traffic). A loop over the row in narrower blocks is right too.
-#
 # <details><summary><b>Compare with yours, after your self-check is green</b></summary>
 #
 # 1. $\partial L/\partial x_j = r\,\big(\hat g_j - \hat x_j \cdot
@@ -757,7 +648,8 @@ else:
 # The design: `setup_context` saves `x`, `weight` and `rstd`, one $r$ per row; not `y`, since
 # $\hat x = y / w$ is $0/0$ where the weight is 0. The forward operator returns `(y, rstd)` and
 # `rms_norm_rows` returns its `[0]`; the backward operator takes `(grad_y, x, weight, rstd)` and
-# returns `(grad_x, grad_weight)`, and the registered backward returns `None` for `eps`. The
+# returns `(grad_x, grad_weight)`, and the registered backward returns `None` for `eps` and
+# for an input whose `ctx.needs_input_grad` entry is `False`. The
 # backward launches `min(rows, 32)` programs over `cdiv(rows, programs)` consecutive rows each,
 # each loop stopping at the last row.
 # </details>
@@ -814,7 +706,122 @@ else:
 #   not share an input's memory fails, a contiguous or cast copy of one included (probed with
 #   a transposed `x` and a strided `weight` in each of the four dtypes).
 # - int64 offsets, for tensors past 2**31 elements, are taught but not graded.
+
+# %% [markdown]
+# ### Printing from a kernel
 #
+# A kernel can `print` its blocks, the first tool for seeing what a program reads: under the
+# interpreter it prints NumPy arrays (a compiled kernel prints too, one line per lane).
+# Program 2 of a launch over 10 elements in blocks of 4:
+
+# %%
+@triton.jit
+def show_program_kernel(n, BLOCK: tl.constexpr):
+    """Prints what program 2 sees; loads and stores nothing."""
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    if tl.program_id(0) == 2:
+        print("program", tl.program_id(0), "offsets", offsets, "mask", offsets < n)
+
+
+show_program_kernel[(triton.cdiv(10, 4),)](10, BLOCK=4)
+
+# %% [markdown]
+# ### An unmasked load
+#
+# **Predict, then run.** The kernel below is `sum_of_squares_kernel` without `mask=` and
+# `other=`. It runs over the first `n = 1000` elements of a tensor of 1024, in blocks of 128, on
+# 8 programs. What happens (`"error"`, `"wrong values"` or `"right values"`), and which first and
+# last index does the last program load? Write both in the next cell, then run the one after.
+
+# %%
+### BEGIN WORKED
+my_prediction = "wrong values"  # nothing stops the read: the buffer has room past n
+my_last_block = (896, 1023)  # the last block, 7 * 128 to 8 * 128 - 1
+### LEARNER
+my_prediction = ""  # "error", "wrong values" or "right values"
+my_last_block = (None, None)  # (first index, last index) the last program loads
+### END WORKED
+
+# %%
+@triton.jit
+def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)
+    first = tl.program_id(0).to(tl.int64) * BLOCK
+    for start in range(first, n, tl.num_programs(0) * BLOCK):
+        x = tl.load(x_ptr + start + tl.arange(0, BLOCK))  # no mask
+        acc += x * x
+    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
+
+
+x_padded = torch.randn(1024, device=DEVICE)
+partials = torch.empty(fixed_grid(1000), device=DEVICE)
+right = x_padded[:1000].square().sum()
+if not written(my_prediction, my_last_block):  # what happened, once both are written
+    print("write both predictions first, then run this cell again")
+else:
+    try:
+        sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+        outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
+    except Exception as error:  # any failure of the launch is the outcome "error"
+        outcome = "error"
+        print(type(error).__name__, str(error).splitlines()[0])
+    verdict = ("as you predicted" if same_answer(my_prediction, outcome)
+               else "not what you predicted: why?")
+    print(f"you predicted {my_prediction!r}; it gave {outcome!r} ({verdict})")
+    if outcome != "error":
+        print(f"the sum is {partials.sum():.2f}, the first 1000 elements give {right:.2f}")
+    last = ((blocks(1000)[0] - 1) * SUM_BLOCK, blocks(1000)[0] * SUM_BLOCK - 1)
+    index_verdict = ("as you predicted" if tuple(my_last_block) == last else
+                     "not what you predicted: why?")
+    print(f"the last program loads indices {last[0]} to {last[1]}; you predicted "
+          f"{my_last_block} ({index_verdict})")
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# No error, and a wrong sum: the last program's block covers 896 to 1023, so it added the
+# squares of 24 elements past `n`; nothing stopped it, the buffer had room. On a GPU an unmasked
+# load past a tensor reads a neighbour's memory or stops the kernel with an illegal access, and
+# an unmasked store corrupts it. Nor is the mask alone enough here: masked-off lanes must load 0
+# (`other=0.0`) to add nothing.
+# </details>
+
+# %% [markdown]
+# ### Exercise 2's forward grid
+#
+# **Predict** the course's forward grid: for 10 rows of `D = 300`, how many
+# programs does the forward launch, and how many lanes (its block's width) does each have?
+# Write both in the next cell, then run the one after it.
+
+# %%
+### BEGIN WORKED
+my_forward_programs = 10  # one program per row: a row's sum is one program's tl.sum
+my_forward_lanes = 512  # the smallest power of two that covers a row of 300
+### LEARNER
+my_forward_programs = None  # programs the forward launches for 10 rows of D = 300
+my_forward_lanes = None  # lanes per program (the block's width) for D = 300
+### END WORKED
+
+# %%
+if not written(my_forward_programs, my_forward_lanes):  # the grid, once both are written
+    print("write both predictions first, then run this cell again")
+else:
+    print("10 rows of D = 300: 10 programs (one per row), BLOCK_D = next_power_of_2(300) = "
+          f"{triton.next_power_of_2(300)} lanes each")
+    for D in (300, 4096, 4097):
+        lanes = triton.next_power_of_2(D)
+        print(f"  D = {D}: BLOCK_D = {lanes}, {(lanes - D) / lanes:.3f} of the lanes masked off")
+    for name, mine, ours in (("programs", my_forward_programs, 10),
+                             ("lanes", my_forward_lanes, triton.next_power_of_2(300))):
+        print(f"{name}: you predicted {mine!r} (" + ("as the solution does" if same_answer(
+            mine, ours) else "not the solution's: is yours right too? see below") + ")")
+
+# %% [markdown]
+# A row's sum is one `tl.sum` only inside one program, so the forward takes a row per program,
+# with a power-of-two block: 512 lanes for 300 entries, 212 masked off (work left undone, no
+# memory traffic). A loop over the row in narrower blocks is right too.
+
+# %% [markdown]
 # ### The interpreter against a compiled kernel
 #
 # Not bit for bit: on an NVIDIA GPU a compiled `tl.exp` and `tl.sqrt` are fast

@@ -46,8 +46,8 @@ CLIP_CLAUSES = (
             "ClipGradientNorm/nan-on-zero-row": "nan on a row of zeros",
             "ClipGradientNorm/changes-unclipped-row": "F.normalize's clamp at 1e-12"}),
     Clause("for float64, float32 and float16 rows whose squared norms are inside the dtype's "
-           "range, and `max_norm` from 1e-3 to 1e3, each row comes back to the dtype's "
-           "tolerance: no step the result depends on overflows, or falls so far below the "
+           "range, and `max_norm` from 1e-3 to 1e3, each row comes back right to the "
+           "dtype's precision: no step the result depends on overflows, or falls so far below the "
            "normal numbers that entries lose their digits.",
            {"ClipGradientNorm/max-norm-product-overflows": "divide by the norm clamped from "
                                                            "below",

@@ -36,8 +36,10 @@ SILU_MUL_CLAUSES = (
                                                  "float16",
             "silu_mul/half-step-in-float16":
                 "float16: sigmoid in float32, the two products in float16"}),
-    Clause("finite wherever silu is, and each gradient a tensor of its own.",
-           {"silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
+    Clause("`setup_context` saves no tensor beyond `a` and `b`; finite wherever silu is, and "
+           "each gradient a tensor of its own.",
+           {"silu_mul/saves-extra-tensor": "setup_context saves a, b and the output y (unused)",
+            "silu_mul/exp-overflows": "sigmoid as exp(a) / (1 + exp(a))",
             "silu_mul/not-finite-at-zero":
                 "silu and sigmoid recovered from the saved output, y / b and silu / a",
             "silu_mul/outputs-alias-each-other": "two gradients returned as views of one buffer",
@@ -54,6 +56,7 @@ SILU_MUL_RULES = {
                    "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
                "silu_mul/float64-in-float32": "float64 computed in float32"},
     "ctx": {"silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes",
+            "silu_mul/state-outside-ctx": "a call counter in a module global",
             "silu_mul/size-shared-between-calls":
                 "the launch grid kept in a module global by forward, reused by backward",
             "silu_mul/buffer-kept-between-calls":
@@ -72,9 +75,9 @@ SILU_MUL_RULES = {
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("a forward kernel computing each row's $r$ ($\\varepsilon$ inside the root), and "
-           "`setup_context` saving the inputs as given and one $r$ per row (float32, or float64 "
-           "for float64 input): the backward never sums a row's squares again;",
+    Clause("a forward kernel computing each row's $r$ ($\\varepsilon$ inside the root); "
+           "`setup_context` saves at most the inputs as given and one number per row (float32, "
+           "or float64 for float64 input): the backward never sums a row's squares again;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -89,8 +92,8 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/eps-ignored": "eps left out of rstd",
             "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D"}),
     Clause("a backward kernel: each row's gradient in closed form (finite for any weight, zeros "
-           "included), and the weight's as per-program partial rows added up afterwards (no "
-           "atomic adds, no shared row without a lock);",
+           "included), and the weight's with no atomic adds and no address two programs store "
+           "to without a lock;",
            {"rms_norm_rows/direct-path-only":
                 "row gradient with the direct path only: r's dependence on the row left out",
             "rms_norm_rows/row-sum-not-averaged":
@@ -116,8 +119,8 @@ RMS_NORM_ROWS_CLAUSES = (
                 "partial rows from torch.empty summed with no rows"}),
     Clause("each kernel behind a `torch.library.custom_op` with a fake that describes its real "
            "outputs, strides included; the arithmetic in your kernels (the host only allocates, "
-           "views, copies, casts and adds up the partial rows), float16 and bfloat16 computed in "
-           "float32.",
+           "views, copies and casts, and may finish a sum your kernels began), float16 and "
+           "bfloat16 computed in float32.",
            {"rms_norm_rows/fake-strides": "register_fake with the input's strides",
             "rms_norm_rows/forward-fake-mismatch":
                 "the forward operator's fake with a float16 rstd for float32 x",
@@ -134,17 +137,19 @@ RMS_NORM_ROWS_CLAUSES = (
                 "float32 (bfloat16 converted first)"}),
 )
 RMS_NORM_ROWS_RULES = {
-    "values": {"rms_norm_rows/wrong-gradient-dtype":
-                   "a float32 weight gradient for a half weight (issue 37)",
-               "rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
+    "values": {"rms_norm_rows/strided-read-as-flat": "a 2-D input passed as is, strides ignored",
                "rms_norm_rows/grad-output-expanded":
                    "grad_output not made contiguous (an expanded gradient)",
                "case:column slice inputs": "D as the row stride of a column slice (issue 37)"},
     "ctx": {"rms_norm_rows/tensor-on-ctx":
                 "setup_context keeps x, weight and rstd as ctx attributes",
+            "rms_norm_rows/state-outside-ctx":
+                "the rows seen so far counted in a module global",
             "rms_norm_rows/size-shared-between-calls":
                 "the backward's grid (the number of rows) kept in a module global by forward",
             "rms_norm_rows/buffer-kept-between-calls":
                 "weight-gradient partial rows kept per D between calls, summed whole"},
     "unwritten": {"rms_norm_rows/writes-input": "y written into the input x"},
+    "gradients": {"rms_norm_rows/computes-frozen-gradient":
+                      "the weight's gradient returned when only x requires grad"},
 }

@@ -22,6 +22,7 @@ from ...domain import Operator
 KERNEL_MEMORY_CLAUSE = ("each kernel holds a block of a row or of the input at a time (its "
                         "buffers are graded by the kernel's own memory checks)")
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from .kernel_checks import NAMESPACE, counting_launches, explain, kernel_battery
 from .kernel_interpreter import interpreting
 
@@ -72,55 +73,66 @@ class _Interpreted(torch.autograd.Function):
 
 
 @contextmanager
-def _backward_results():
-    """What the registered backward of each operator in the course's namespace returns, before
-    the autograd engine casts a gradient to its input's dtype (which hides a wrong one)."""
+def _backward_calls():
+    """Each call of the registered backward of an operator in the course's namespace: the
+    operator's argument names, ``ctx.needs_input_grad`` and what it returned, before the
+    autograd engine drops a gradient returned for an input that needs none (which hides it)."""
     from torch._library.custom_ops import OPDEFS
 
     ops = [op for qualname, op in list(OPDEFS.items())
            if qualname.startswith(f"{NAMESPACE}::") and op._backward_fn is not None]
-    returned: list = []
+    calls: list = []
 
-    def recording(backward):
+    def recording(op, backward):
+        names = [argument.name for argument in op._opoverload._schema.arguments]
+
         def wrapper(ctx, *grads):
             result = backward(ctx, *grads)
-            returned.extend(result if isinstance(result, tuple) else (result,))
+            calls.append((names, tuple(ctx.needs_input_grad),
+                          result if isinstance(result, tuple) else (result,)))
             return result
         return wrapper
 
     originals = [(op, op._backward_fn) for op in ops]
     for op, backward in originals:
-        op._backward_fn = recording(backward)
+        op._backward_fn = recording(op, backward)
     try:
-        yield returned
+        yield calls
     finally:
         for op, backward in originals:
             op._backward_fn = backward
 
 
-def check_gradient_dtypes(name: str, call, args: tuple) -> None:
-    """The gradients a backward returns have its inputs' dtype (one dtype for every tensor
-    input here): a float32 gradient for a float16 weight is cast back by the engine, but the
-    backward operator's output is then not what its contract says."""
-    dtype = next(a.dtype for a in args if isinstance(a, torch.Tensor))
-    leaves = [a.detach().clone().requires_grad_() if isinstance(a, torch.Tensor) else a
-              for a in args]
-    try:  # identity hooks: what the probe saves stays out of a trace it runs inside
-        with _backward_results() as returned, torch.autograd.graph.saved_tensors_hooks(
-                lambda tensor: tensor, lambda tensor: tensor):
-            output = call(*leaves)
-            torch.autograd.grad(output, [a for a in leaves if isinstance(a, torch.Tensor)],
-                                torch.ones_like(output))
-    except Exception:  # noqa: BLE001 -- a probe: the generated check's own message stands
-        return
-    wrong = [t for t in returned if isinstance(t, torch.Tensor) and t.is_floating_point()
-             and t.dtype != dtype]
-    if wrong:
-        raise GradingError(
-            f"{name}'s registered backward returns a gradient of dtype {wrong[0].dtype} "
-            f"(shape {tuple(wrong[0].shape)}) for {dtype} inputs: autograd casts it back to "
-            f"{dtype}, but the backward's gradients must have their inputs' dtype (cast it "
-            "before returning it)", mistake=f"{name}/wrong-gradient-dtype")
+def check_frozen_inputs_get_none(name: str, call, args: tuple) -> None:
+    """Rule 2 on an operator's registered backward: with each floating tensor input alone
+    requiring grad, every other input gets None. (A gradient in a wider dtype than its input is
+    accepted: the engine casts it back, and the caller sees the same tensor.)"""
+    floating = [i for i, a in enumerate(args)
+                if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    for wanted in floating:
+        leaves = [a.detach().clone().requires_grad_(i == wanted) if isinstance(a, torch.Tensor)
+                  else a for i, a in enumerate(args)]
+        try:  # identity hooks: what the probe saves stays out of a trace it runs inside
+            with _backward_calls() as calls, torch.autograd.graph.saved_tensors_hooks(
+                    lambda tensor: tensor, lambda tensor: tensor):
+                output = call(*leaves)
+                torch.autograd.grad(output, [leaves[wanted]], torch.ones_like(output))
+        except Exception:  # noqa: BLE001 -- a probe: the other checks' own message stands
+            return
+        for names, needs, returned in calls:
+            given = [i for i, (needed, gradient) in enumerate(zip(needs, returned))
+                     if not needed and isinstance(gradient, torch.Tensor)]
+            if given:
+                other = names[given[0]] if given[0] < len(names) else f"input {given[0]}"
+                needing = [n for n, needed in zip(names, needs) if needed]
+                raise GradingError(
+                    f"{name}'s registered backward returns a tensor for {other}, whose "
+                    f"ctx.needs_input_grad entry is False (only "
+                    f"{' and '.join(needing) or 'another input'} requires grad, "
+                    f"{str(args[wanted].dtype)[6:]} inputs): return None for an input that "
+                    f"needs no gradient (autograd throws the tensor away) "
+                    f"{rule_reference('gradients')}",
+                    mistake=f"{name}/computes-frozen-gradient")
 
 
 def kernel_operator(name: str, *, launches_counted_past: int | None = None):
@@ -128,14 +140,7 @@ def kernel_operator(name: str, *, launches_counted_past: int | None = None):
     as the battery quotes them (``explain``), the case and clause then added to them; a call
     with more than ``launches_counted_past`` elements has its launches counted (one each)."""
     def prepare(submission):
-        probed: set = set()
-
         def on_device(*args):
-            dtype = next(a.dtype for a in args if isinstance(a, torch.Tensor))
-            if dtype not in probed and any(isinstance(a, torch.Tensor) and a.requires_grad
-                                           for a in args):
-                probed.add(dtype)
-                check_gradient_dtypes(name, on_device, args)
             count = launches_counted_past is not None and any(
                 isinstance(a, torch.Tensor) and a.numel() > launches_counted_past for a in args)
             try:

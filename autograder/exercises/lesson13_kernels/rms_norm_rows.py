@@ -12,8 +12,9 @@ from ...exercise import Exercise, sample
 from .contracts import RMS_NORM_ROWS_CLAUSES, RMS_NORM_ROWS_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery, operator_calls)
-from .kernel_domain import KERNEL_MEMORY_CLAUSE, kernel_operator
+from .kernel_domain import KERNEL_MEMORY_CLAUSE, check_frozen_inputs_get_none, kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
+from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors, check_forward_fakes
 from .kernel_ulps import check_within_ulps, name_bfloat16_failure
@@ -301,6 +302,11 @@ def rms_norm_rows_full(function, device) -> None:
         check_operators(function, device)
         covers("torch.compile without graph breaks")
         check_compiled("rms_norm_rows", function, tuple(_values((4, 6), device, seed=4).values()))
+        covers("None for an input that needs no gradient")
+        check_frozen_inputs_get_none("rms_norm_rows", function, tuple(
+            _values((4, 7), device, seed=33, dtype=torch.float32).values()))
+        check_no_global_rebound("rms_norm_rows", function, lambda: _run(function, _values(
+            (9, 6), device, seed=32, dtype=torch.float32)))
         # last: a kept output or a stale one is named by the checks above
         check_no_tensor_kept("rms_norm_rows", function, [
             (f"{str(t)[6:]} x of (9, 6)", lambda t=t: _run(function, _values(
@@ -323,7 +329,8 @@ EXERCISES = [
                        "non-contiguous grad_output",
                        "float16 and bfloat16 within 2 ulp", "one rstd saved per row",
                        "arithmetic in the learner's kernels",
-                       "opcheck", "torch.compile without graph breaks"),
+                       "opcheck", "torch.compile without graph breaks",
+                       "None for an input that needs no gradient"),
              clauses=RMS_NORM_ROWS_CLAUSES, rules=RMS_NORM_ROWS_RULES,
              # no large case: the contract's limit is D up to 4096, which the battery reaches;
              # the number of rows has none, and 137 of them pass any grid a backward fixes

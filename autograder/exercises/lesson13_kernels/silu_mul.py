@@ -3,7 +3,7 @@ a Triton forward kernel and a Triton backward kernel."""
 
 import torch
 
-from ...checks import case
+from ...checks import case, make_inputs, run_forward
 from ...contract import check_each_input_alone, covers
 from ...domain import Case, Domain
 from ...errors import GradingError
@@ -13,6 +13,7 @@ from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opche
                             check_operator, explain, kernel_battery)
 from .kernel_domain import KERNEL_MEMORY_CLAUSE, kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
+from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
 from .kernel_unwritten import poisoned_allocations
@@ -20,6 +21,26 @@ from ..shared.call_state import check_calls_of_two_sizes
 from .silu_mul_precision import (check_bfloat16_range, check_float16_steps, check_float64_gates,
                                  check_half, check_large_activations, computed_in_float32)
 from .silu_mul_spec import HALF, SILU_MUL, checked_call, silu_mul_values
+
+
+def check_saves_inputs_only(silu_mul, device) -> None:
+    """What setup_context saves for backward is a and b alone (their memory, as given): the
+    output y, or any tensor forward made, is an activation kept alive until backward."""
+    covers("saves nothing beyond a and b")
+    inputs = make_inputs(silu_mul_values((3, 5), device, seed=21))
+    try:
+        saved = run_forward(Calls(silu_mul), SILU_MUL, inputs).saved
+    except Exception:  # noqa: BLE001 -- a probe: the checks before it name a failing call
+        return
+    extra = next((s for s in saved if s.tensor is not None and not s.role.startswith("input")),
+                 None)
+    if extra is not None:
+        what = "the output y" if extra.role == "output" else "a tensor that is neither a nor b"
+        raise GradingError(
+            f"silu_mul saves an extra tensor of shape {extra.shape} ({what}) for backward: the "
+            "contract saves no tensor beyond the inputs a and b, from which (with g) both "
+            "gradients are computed; saving more keeps a whole extra activation in memory until "
+            "backward runs", mistake="silu_mul/saves-extra-tensor")
 
 
 def check_non_contiguous(silu_mul, device) -> None:
@@ -256,6 +277,8 @@ def silu_mul_full(silu_mul, device) -> None:
                       tuple(v.requires_grad_() for v in silu_mul_values((5, 3), device).values()))
         covers("torch.compile without graph breaks")
         check_compiled("silu_mul", silu_mul, tuple(silu_mul_values((4, 3), device, seed=4).values()))
+        check_saves_inputs_only(silu_mul, device)
+        check_no_global_rebound("silu_mul", silu_mul, _one_call(silu_mul, device, torch.float32))
         # last: a kept output or a stale one is named by the checks above
         check_no_tensor_kept("silu_mul", silu_mul, [
             (f"{str(dtype).removeprefix('torch.')} a and b of shape (5, 7)",
@@ -292,7 +315,7 @@ EXERCISES = [
                        "opcheck", "torch.compile without graph breaks",
                        "every output a new tensor of its own",
                        "float16 past float16's normal range", "each call's own state",
-                       "float64 gates up to 36"),
+                       "float64 gates up to 36", "saves nothing beyond a and b"),
              clauses=SILU_MUL_CLAUSES, rules=SILU_MUL_RULES,
              domain=Domain(SILU_MUL, lambda device, dtype=torch.float64, seed=0: silu_mul_values(
                                (3, 5), device, seed=seed, dtype=dtype),

@@ -23,7 +23,8 @@ def silu_mul_values(shape, device, seed=0, dtype=torch.float64) -> dict:
 @contextmanager
 def aliasing_seen():
     """What custom_op's check of each call refused: "input" (an output shares an input's
-    memory) or "output" (two outputs share memory), the first refusal only."""
+    memory) or "output" (two outputs share memory), then the operator's name and whether it
+    returned several tensors, the first refusal only."""
     original, seen = library_utils._c_check_aliasing_constraint, []
 
     def check(name, args, kwargs, result, *rest):
@@ -34,7 +35,8 @@ def aliasing_seen():
                       for t in library_utils.iter_tensors(args, kwargs)}
             outputs = [t.untyped_storage()._cdata for t in library_utils.iter_tensors(
                 result if isinstance(result, tuple) else (result,), {})]
-            seen.append("input" if inputs & set(outputs) else "output")
+            seen.extend(("input" if inputs & set(outputs) else "output", str(name),
+                         isinstance(result, tuple)))
             raise
 
     library_utils._c_check_aliasing_constraint = check
@@ -58,11 +60,15 @@ def checked_call(silu_mul, values: dict, **tolerances) -> None:
                 "outputs must each own their memory, so allocate each gradient with its own "
                 "torch.empty_like", error.details, case=error.case,
                 mistake="silu_mul/outputs-alias-each-other") from error
+        operator, several = (seen[1], seen[2]) if len(seen) > 2 else ("an operator", True)
         raise GradingError(
-            "an operator of silu_mul returns one of its own inputs (or a view of one): a "
-            "custom operator's outputs must be new tensors, so allocate each gradient "
-            "(Liger-Kernel writes its gradients into a and b instead, which a custom operator "
-            "may not do)", error.details, case=error.case,
+            (f"silu_mul's operator {operator} returns one of its own inputs (or a view of one) "
+             "as its output y: a custom operator's outputs must be new tensors, so allocate y "
+             "in every call, whatever its size (an empty one too)" if not several else
+             f"silu_mul's operator {operator} returns one of its own inputs (or a view of one): "
+             "a custom operator's outputs must be new tensors, so allocate each gradient "
+             "(Liger-Kernel writes its gradients into a and b instead, which a custom operator "
+             "may not do)"), error.details, case=error.case,
             mistake="silu_mul/returns-input") from error
     except NotImplementedError:
         raise

@@ -141,7 +141,8 @@ def check_silu_design(my_saved, my_backward_returns) -> None:
         print("saved: " + (
             f"✗ {' and '.join(missing)} missing: which of your two gradients reads "
             f"{'them' if len(missing) > 1 else 'it'}?" if missing else
-            "✓ a and b, but y too: which gradient reads y that a and b do not give?"
+            "✗ a and b, but y too: which gradient reads y that a and b do not give? (y kept "
+            "for backward is a whole extra activation in memory)"
             if "y" in saved else "✓ a and b: with g, all that both gradients read"))
     else:
         print("saved: answer in my_saved")

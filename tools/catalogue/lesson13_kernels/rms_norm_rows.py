@@ -88,7 +88,8 @@ def setup_context(ctx, inputs, output):
 def backward(ctx, grad_y, grad_rstd):
     x, weight, rstd = ctx.saved_tensors
     grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)
-    return grad_x, grad_weight, None
+    return (grad_x if ctx.needs_input_grad[0] else None,
+            grad_weight if ctx.needs_input_grad[1] else None, None)
 
 
 rms_norm_rows_forward.register_autograd(backward, setup_context=setup_context)
@@ -222,10 +223,9 @@ UNUSUAL += [
                    "    rows = x.shape[:-1].numel()\n"
                    "    return (torch.empty_like(x, memory_format=torch.contiguous_format),\n"
                    "            x.new_empty((rows, x.shape[-1]), dtype=rstd.dtype))"),
-                  ("    grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)\n"
-                   "    return grad_x, grad_weight, None",
+                  ("    grad_x, grad_weight = rms_norm_rows_backward(grad_y, x, weight, rstd)\n",
                    "    grad_x, partials = rms_norm_rows_backward(grad_y, x, weight, rstd)\n"
-                   "    return grad_x, partials.sum(0).to(weight.dtype), None"))),
+                   "    grad_weight = partials.sum(0).to(weight.dtype)\n"))),
     Unusual("rms_norm_rows", "rows longer than the block: a loop over the row in blocks of 64; "
             "the partials reduced by a second Triton kernel, column blocks of 64",
             _edit(ROW_LOOP, ('@torch.library.custom_op("autograd_course::rms_norm_rows", '

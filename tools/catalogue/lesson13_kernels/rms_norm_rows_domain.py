@@ -1,6 +1,6 @@
 """Lesson 13: rms_norm_rows's mistakes that only the generated checks of its domain see (issue
-37): a column slice read with D as its row stride, a float32 rstd saved for float64 input, and
-a float32 weight gradient returned for a half weight (which autograd casts back)."""
+37): a column slice read with D as its row stride, and a float32 rstd saved for float64 input
+(a float32 weight gradient for a half weight, once here, is correct: contract_rules' UNUSUAL)."""
 
 from .. import Mistake
 from .common import _edit
@@ -27,15 +27,4 @@ MISTAKES = [
                  "    rstd = torch.empty(rows.shape[0], device=x.device, dtype=torch.float32)"),
                 ("    rstd_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32\n",
                  "    rstd_dtype = torch.float32\n"))),
-    Mistake("rms_norm_rows", "a float32 weight gradient for a half weight (issue 37)",
-            "registered backward returns a gradient of dtype torch.float32 (shape (7,)) for "
-            "torch.float16 inputs", _edit(
-                RMS,
-                ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
-                 "    return grad_x.view(x.shape), partial_w.sum(0)"),
-                ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
-                 "torch.empty_like(weight)",
-                 "    return (torch.empty_like(x, memory_format=torch.contiguous_format),\n"
-                 "            torch.empty_like(weight, dtype=torch.float64 if x.dtype == "
-                 "torch.float64 else torch.float32))"))),
 ]

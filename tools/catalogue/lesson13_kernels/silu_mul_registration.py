@@ -66,10 +66,9 @@ silu_mul = torch.library.custom_op("autograd_course::silu_mul", silu_mul, mutate
 # two unusual choices in each entry: an entry costs a whole battery of interpreted kernels
 UNUSUAL = [
     Unusual("silu_mul", "a backward operator writing into declared out arguments "
-            "(mutates_args), returning None; setup_context saves the output as well, unused",
+            "(mutates_args), returning None; setup_context saves a and b by name",
             _edit(OUT_ARGUMENTS, ("    ctx.save_for_backward(*inputs)",
-                                  "    ctx.save_for_backward(inputs[0], inputs[1], output)"),
-                  ("    a, b = ctx.saved_tensors", "    a, b, _ = ctx.saved_tensors"))),
+                                  "    ctx.save_for_backward(inputs[0], inputs[1])"))),
     Unusual("silu_mul", "the function form of custom_op, the block chosen per call, registered "
             "by name: torch.library.register_fake and register_autograd",
             _edit(FUNCTION_FORM,

@@ -40,20 +40,10 @@ _EMPTY_GRID = ("the guard skips a launch with no rows; a grid of zero programs l
                "either, and D is never 0")
 _BRANCHES = ("both branches are exact forms of silu, each within an ulp on either side of 0, "
              "so which one takes |a| <= 1e-6 changes no digit the contract sees")
-_UNUSED_SAVED = ("this answer's backward never reads the output it saves: a saved a second time "
-                 "costs no bytes")
 EQUIVALENTS += [
     EquivalentMutant("silu_mul", "nudge_constant", "BLOCK = 1024", "BLOCK = 1023",
                      "this answer never reads the module's BLOCK: each launch passes "
                      "BLOCK=triton.next_power_of_2(width)"),
-    EquivalentMutant("silu_mul", "save_input_not_output",
-                     "ctx.save_for_backward(inputs[0], inputs[1], output)",
-                     "ctx.save_for_backward(inputs[0], inputs[1], inputs[0])", _UNUSED_SAVED),
-    EquivalentMutant("silu_mul", "add_copy",
-                     "ctx.save_for_backward(inputs[0], inputs[1], output)",
-                     "ctx.save_for_backward(inputs[0], inputs[1], output.contiguous())",
-                     "the operator's output is torch.empty_like of a contiguous a: contiguous, so "
-                     ".contiguous() returns it"),
     *[EquivalentMutant("silu_mul", "move_threshold",
                        "y = tl.where(a > 0, a / (1 + tl.exp(-a)),",
                        f"y = tl.where(a > {bound}, a / (1 + tl.exp(-a)),", _BRANCHES)
