@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from . import one_line
-from .insight import ExerciseInsight, LessonInsight
+from .insight import BEFORE_ADDED, ExerciseInsight, LessonInsight
 from .insight_figures import figure_bytes, lesson_figure
 from .insight_parts import (earlier_rows, earlier_sections, earlier_skipped,
                             names_shown, section)
@@ -55,8 +55,12 @@ def _listed(learners: tuple[str, ...], shown: int | None = None) -> str:
 
 
 def exercise_summary(exercise: ExerciseInsight) -> str:
+    """"Outer: 6 graded, 2 full marks, 1 failed", and how many handed in before the test existed
+    (not failures of theirs)."""
+    before = sum(failure.mistake == BEFORE_ADDED for failure in exercise.failures)
     return (f"{exercise.name}: {exercise.graded} graded, {len(exercise.passed)} full marks, "
-            f"{len(exercise.failures)} failed")
+            f"{len(exercise.failures) - before} failed"
+            + (f", {before} handed in before it was added" if before else ""))
 
 
 def skipped_line(skipped: list[str]) -> str:
