@@ -509,11 +509,11 @@ check_softplus_slope()
 
 # %%
 ### BEGIN WORKED
-def slope_from_x(x, beta):
+def slope_from_x(x, beta):  # sigma(beta x), no cancellation at any beta x
     return torch.sigmoid(beta * x)
 
 
-def slope_from_s(s, beta):
+def slope_from_s(s, beta):  # 1 - e^(-beta s), through expm1
     return -torch.expm1(-beta * s)
 ### LEARNER
 def slope_from_x(x, beta):
