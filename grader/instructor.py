@@ -81,15 +81,26 @@ def release(root: Path, lessons: list[str], *, overwrite: bool = False,
     return refused
 
 
+_CONVERTING = re.compile(r"Converting notebook (\S+\.ipynb)")
+
+
 def _generate_all(root: Path, lessons: list[str]) -> bool:
     """Release every lesson of the root in one nbgrader run (nbgrader globs the assignment id:
     one start-up, not one per lesson); False when ``lessons`` are not all of the root's or
     nbgrader refused one: each is then released alone."""
     if set(lessons) != {path.name for path in (root / "source").iterdir() if path.is_dir()}:
         return False
-    done = nbgrader("generate_assignment", "*", "--force", "--log-level=ERROR", root=root,
-                    check=False, capture=True)
-    if done.returncode != 0:
+    print(f"releasing {len(lessons)} lessons in one nbgrader generate_assignment run "
+          f"(a few seconds each):", flush=True)
+    process = nbgrader_streamed("generate_assignment", "*", "--force", "--log-level=INFO",
+                                root=root)
+    started = 0
+    for line in process.stdout:
+        if found := _CONVERTING.search(line):
+            started += 1
+            print(f"  {Path(found[1]).parent.name} ({started}/{len(lessons)})", flush=True)
+    if process.wait() != 0:
+        print("nbgrader refused one of them: releasing each lesson alone", flush=True)
         return False
     for lesson in lessons:
         releases.record(root, lesson)
@@ -221,8 +232,6 @@ def feedback(root: Path, lessons: list[str]) -> bool:
               f"lesson{'s' if len(waiting) > 1 else ''}): {', '.join(waiting)}")
     return succeeded
 
-
-_CONVERTING = re.compile(r"Converting notebook (\S+\.ipynb)")
 
 
 def _generate_feedback(root: Path, lesson: str, progress: Progress | None) -> tuple[int, str]:

@@ -154,6 +154,16 @@ def test_release_keeps_the_instructors_edited_source(course):
     assert "keeping your edited source/00_template/00_template.ipynb" in output
 
 
+def test_a_release_of_every_lesson_names_each_as_nbgrader_starts_it(course):
+    """Does the one nbgrader run that releases every lesson of the root say what it is doing,
+    lesson by lesson, rather than stay silent until all are done?"""
+    _, _, output = course
+    assert "releasing 2 lessons in one nbgrader generate_assignment run" in output
+    progress = [line.split()[0] for line in output.splitlines() if line.startswith("  ")]
+    assert sorted(progress) == sorted([LESSON, TANH_LESSON])
+    assert output.index("(2/2)") < output.index(f"released {LESSON} ->")
+
+
 def test_release_tags_an_added_test_cell_so_run_all_goes_on(course):
     """Does the release give the instructor's test cells the course's raises-exception tag, and
     say so, so that a learner's Run All goes on past them while an exercise is unsolved?"""

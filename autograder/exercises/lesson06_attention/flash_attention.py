@@ -31,8 +31,8 @@ from .attention_work import DV, D, LK, LQ, check_no_gradient_unasked
 from .flash_low_precision import (check_low_precision, check_row_sum_in_float32,
                                   low_precision_values)
 from .flash_magnitude import MAGNITUDES, check_magnitudes
-from .flash_probes import (ACCUMULATION, NAME, ScoreTiles, block_size, check_accumulation,
-                           flash_domain_values, flash_values, long_key_loop,
+from .flash_accumulation import ACCUMULATION, check_accumulation, long_key_loop
+from .flash_probes import (NAME, ScoreTiles, block_size, flash_domain_values, flash_values,
                            recognise_hidden_diagonal, recognise_masked_first_tile,
                            recognise_tail_dropped, recognise_tile_mask_without_offset,
                            recognise_top_left, recognise_top_left_skip, tagged_values)

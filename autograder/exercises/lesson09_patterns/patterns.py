@@ -1,9 +1,10 @@
 """Lesson 09, broadcasting, reductions and scans: BroadcastMul, ProdOverDim and Cumsum (the
-selections and the normalisation are in ``selections.py``; the graded case every exercise of the
-lesson runs, which checks the exact shape backward returned, in ``pattern_cases.py``; ProdOverDim's
-exact zeros and tiny entries in ``prod_zeros.py``; BroadcastMul at the ends of the float range
-in ``range_ends.py``; ProdOverDim's 0-d and empty shapes in ``prod_edges.py``; Cumsum's 0-d x,
-as CumMax's, in ``scalar_scans.py``)."""
+selections and the normalisation are in ``selections.py``, their batteries in ``index_select.py``
+and ``normalize.py``; the graded case every exercise of the lesson runs, which checks the exact
+shape backward returned, in ``pattern_cases.py``; ProdOverDim's exact zeros and tiny entries in
+``prod_zeros.py``; BroadcastMul at the ends of the float range in ``range_ends.py``;
+ProdOverDim's 0-d and empty shapes in ``prod_edges.py``; Cumsum's 0-d x, as CumMax's, in
+``scalar_scans.py``)."""
 
 import torch
 

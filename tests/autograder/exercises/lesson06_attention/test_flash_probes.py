@@ -3,7 +3,6 @@ contract checks that values cannot show (which score tiles are computed, whether
 comes from the magnitude of the scores, which inputs' gradients open the bias's)."""
 
 import pytest
-import torch
 
 from autograder.checks import make_inputs
 from autograder.errors import GradingError
@@ -11,9 +10,9 @@ from autograder.exercises.lesson06_attention import attention_bias
 from autograder.exercises.lesson06_attention import flash_attention as flash
 from autograder.exercises.lesson06_attention.flash_magnitude import (deep_values, magnitude_values,
                                                                      recognise_magnitude)
-from autograder.exercises.lesson06_attention.flash_probes import (ScoreTiles, check_accumulation,
-                                               recognise_masked_first_tile, tagged_values)
-from autograder.properties import check_domain
+from autograder.exercises.lesson06_attention.flash_probes import (ScoreTiles,
+                                                                  recognise_masked_first_tile,
+                                                                  tagged_values)
 from tests.autograder.catalogued import mistake, unusual
 from tools.solutions import solution
 
@@ -112,36 +111,3 @@ def test_row_sum_probe_passes_the_solution_and_names_rounded_probabilities(raise
     with raises_hint("the running row sum adds P rounded to the input dtype"):
         check_row_sum_in_float32(
             mistake("FlashAttention", "row sum of P rounded to the input dtype"), "cpu")
-
-
-def test_accumulation_case_separates_the_half_accumulators():
-    """Does the domain's accumulation case alone (no battery) pass the solution and fail a
-    running output kept in float16 and D = rowsum(dO * O) in float16, and does the battery's
-    probe name each a precision loss, forward or backward?"""
-    domain = flash.EXERCISES[0].domain
-    case = type(domain)(domain.spec, domain.values, accumulation=domain.accumulation,
-                        constants={}, dtypes=(), layouts=(), per_call=False)
-    check_domain(case, solution("FlashAttention"), torch.device("cpu"))
-    check_accumulation(solution("FlashAttention"), "cpu")
-    for name, said in (("running output kept in float16", "keep the running output"),
-                       ("D = rowsum(dO * O) in float16", "the output matches, but grad_Q and grad_K")):
-        wrong = mistake("FlashAttention", name)
-        with pytest.raises(GradingError, match="is wrong"):
-            check_domain(case, wrong, torch.device("cpu"))
-        with pytest.raises(GradingError, match=f"a precision loss, not a wrong formula; {said}"):
-            check_accumulation(wrong, "cpu")
-
-
-def test_long_query_case_names_dk_dv_kept_in_float16():
-    """Is a dK, dV accumulated in float16 across the query blocks, which the long key loop
-    passes (one query block), named a precision loss by the long query loop, and the
-    solution passed?"""
-    wrong = mistake("FlashAttention", "dK, dV accumulated in float16 across query blocks")
-    domain = flash.EXERCISES[0].domain
-    case = type(domain)(domain.spec, domain.values, accumulation=domain.accumulation,
-                        constants={}, dtypes=(), layouts=(), per_call=False)
-    check_domain(case, wrong, torch.device("cpu"))  # the key loop alone does not see it
-    with pytest.raises(GradingError, match="grad_K and grad_V are sums over the query blocks") \
-            as info:
-        check_accumulation(wrong, "cpu")
-    assert info.value.mistake == "FlashAttention/dk-dv-accumulated-in-half"

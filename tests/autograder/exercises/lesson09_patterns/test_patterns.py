@@ -13,8 +13,10 @@ from autograder.exercises.lesson09_patterns.pattern_cases import (check_returned
                                                                   graded_case, returned_shape_hint)
 from autograder.exercises.lesson09_patterns.patterns import (BROADCAST_MUL, BROADCAST_SHAPES,
                                                              DIM_CASES, PROD, ZERO_SLICES)
-from autograder.exercises.lesson09_patterns.selections import (EXERCISES, NORMALIZE_SHAPES, SELECT,
-                                                               SELECT_CASES, check_saves_index_only)
+from autograder.exercises.lesson09_patterns.index_select import (SELECT, SELECT_CASES,
+                                                                 check_saves_index_only)
+from autograder.exercises.lesson09_patterns.normalize import NORMALIZE_SHAPES
+from autograder.exercises.lesson09_patterns.selections import EXERCISES
 from autograder.probes import record_returned_gradients
 from tests.autograder.catalogued import graded_mistake, mistake
 from tests.autograder.exercises.battery import run
