@@ -70,7 +70,8 @@ class Summary:
             count = len({(student, name) for _, student, name in where})
             lines.append(f"{lesson}: test cell{'s' if len(cells) > 1 else ''} "
                          f"{', '.join(cells)} added and graded in {count} "
-                         f"notebook{'s' if count > 1 else ''} handed in before it (a note in "
+                         f"notebook{'s' if count > 1 else ''} handed in before "
+                         f"{'them' if len(cells) > 1 else 'it'} (a note in "
                          "their reason; their status is their own)")
         flagged = [f"  {student} {lesson}/{name}: {status}: {one_line.reason(reason)}"
                    for student, lesson, name, status, reason in

@@ -32,8 +32,8 @@ from .kernel_session import KernelSession
 from .needed_cells import NOT_NEEDED_NOTE, demo_sources, unneeded_cells
 from .notebook_format import (SKIPPED_NOTE, cell_label, is_test_cell, output_size,
                               skipped_when_grading, stream_output)
-from .outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
-                       outcome_fault)
+from .outcomes import (Outcome, classify, gave_up_faults, out_of_memory_outputs,
+                       out_of_time_faults, outcome_fault)
 from .settings import Settings
 from .suspicion import suspicious_code_faults
 from .verdicts import apply_verdicts
@@ -201,6 +201,8 @@ class SealedExecute(Execute):
                 self.run.completed.append(index)
                 continue
             self._record(outcome, index, cell)
+            if outcome is Outcome.MEMORY:
+                cell.outputs = out_of_memory_outputs(cell.outputs, self.run.faults[-1])
             if outcome.lost_kernel and not self._recover(index):
                 return
         strays = self.kernels.strays()

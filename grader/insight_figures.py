@@ -117,9 +117,10 @@ def lesson_figure(insight: LessonInsight):
     if not insight.exercises:
         raise ValueError(f"{insight.lesson} has no verdict to draw: nothing was graded yet")
     rows = bars(insight)
-    key = key_lines(rows)
-    # laid out by hand (inches): a layout engine costs more than drawing the figure
-    top, axis, legend, key_band = 0.4, 0.55, 0.66, 0.16 * len(key)
+    key, entries = key_lines(rows), legend_entries(rows)
+    # laid out by hand (inches): a layout engine costs more than drawing the figure; the legend
+    # in one column, as its labels are too long for two beside each other in the figure's width
+    top, axis, legend, key_band = 0.4, 0.55, 0.18 * len(entries) + 0.08, 0.16 * len(key)
     width, height = 8.0, top + 0.42 * len(rows) + axis + legend + key_band + 0.1
     left = 0.3 + 0.085 * max([len(name) for name in rows] + [4])
     figure = Figure(figsize=(width, height))
@@ -155,10 +156,10 @@ def lesson_figure(insight: LessonInsight):
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
     handles = [Patch(facecolor=colour, hatch=hatch, edgecolor="#333333", label=label)
-               for colour, hatch, label in legend_entries(rows)]
+               for colour, hatch, label in entries]
     if handles:
-        figure.legend(handles=handles, loc="lower center", ncols=2, fontsize=8, frameon=False,
-                      bbox_to_anchor=(0.5, (key_band + 0.1) / height), borderaxespad=0)
+        figure.legend(handles=handles, loc="lower left", fontsize=8, frameon=False,
+                      bbox_to_anchor=(0.02, (key_band + 0.1) / height), borderaxespad=0)
     for number, line in enumerate(key):
         figure.text(0.02, (key_band + 0.02 - 0.16 * number) / height, line, fontsize=7.5,
                     va="top", family="monospace")

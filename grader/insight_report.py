@@ -87,14 +87,17 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                 explanation = one_line.cut(group.explanation, 240)
                 shortened |= explanation != group.explanation
                 lines.append(f"    {len(group.students):4d}  {group.mistake}: {explanation}")
-                if group.named:
-                    lines.append(f"          taught in: {taught_in(insight, exercise, group)}")
+                if group.named:  # the exercise's own section is on its line, above
+                    lines.append("          taught in: " + (
+                        OWN_SECTION if group.section == exercise.section
+                        else taught_in(insight, exercise, group)))
                 lines.append(f"          {learners}")
     if shortened:
         lines.append(CUT_NOTE)
     return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
 
 
+OWN_SECTION = "the exercise's own section (in brackets above)"
 CUT_NOTE = ("(… marks a hint cut short to fit a line here: the page, insight.html, and insight.csv's "
             "explanation and hint columns have each one whole)")
 

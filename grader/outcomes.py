@@ -4,7 +4,7 @@ and a learner can act on."""
 import enum
 
 from .faults import Fault
-from .notebook_format import cell_label, is_test_cell
+from .notebook_format import cell_label, error_output, is_test_cell
 
 MEMORY_ERRORS = ("can't allocate memory", "out of memory", "Cannot allocate memory")
 
@@ -72,3 +72,16 @@ def gave_up_faults(cells: list, failed: int, restarts: int) -> list[Fault]:
                   f"{cell_label(cells[failed], failed)} did not run")] + [
         Fault("kernel-died", "not run: the kernel had failed too often", cell_label(cell, 0))
         for cell in cells[failed + 1:] if is_test_cell(cell)]
+
+
+def out_of_memory_outputs(outputs: list, fault: Fault) -> list:
+    """A cell that ran out of memory, as its feedback shows it: what it printed, then one error
+    line, the cap and the allocation that failed, in place of a traceback whose frames are the
+    grader's own files."""
+    errors = [output for output in outputs if output.get("output_type") == "error"]
+    failed = ""
+    if errors:
+        said = (str(errors[-1].get("evalue", "")).splitlines() or [""])[0]
+        failed = f" ({errors[-1].get('ename', 'error')}: {said})" if said else ""
+    return [output for output in outputs if output.get("output_type") != "error"] + [
+        error_output("MemoryError", fault.message + failed)]

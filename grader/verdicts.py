@@ -6,7 +6,7 @@ from nbformat.notebooknode import NotebookNode
 
 import re
 
-from autograder.mistakes import RAISED, TIMEOUT
+from autograder.mistakes import RAISED, TIMEOUT, is_mistake_id
 from autograder.verdict import read_signed
 
 from .answers import unparsed
@@ -52,9 +52,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             mistake = SYNTAX_ERROR if said_unparsed else f"{RAISED}{answer_error.ename}"
         if not passed and mistake == TIMEOUT and exercise in stopped:  # name it, and the limit
             message = interrupted(exercise, stopped[exercise].message)
-        # a kernel lost before this test explains its failure better than what followed
+        # a kernel lost before this test explains its failure better than what followed, unless
+        # the test proved a mistake of the answer itself (a probe's id survives the restart)
+        proven = is_mistake_id(mistake or "")
         records[exercise] = record(passed, message, score, before[-1].kind if before and not
-                                   passed else mistake)
+                                   passed and not proven else mistake)
         points = float(metadata.get("points", 0))
         if passed:
             cell.outputs = [stream_output(f"✓ {message}\n")]
@@ -65,7 +67,7 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
                 NotebookNode(output_type="execute_result", execution_count=cell.execution_count,
                              metadata={}, data={"text/plain": repr(round(score * points, 6))})]
         else:
-            if before:  # say so: the hint alone (a NameError) would not
+            if before and not proven:  # say so: the hint alone (a NameError) would not
                 message = f"{before[-1].message}; then: {message}"
             cell.outputs = [error_output("GradingError", message)]
     return records

@@ -100,6 +100,18 @@ def test_reasons_say_what_happened(course):
     assert stray_commands(TOKEN)[0] in rows["leaves-processes"]["reason"]
 
 
+def test_a_cell_out_of_memory_shows_one_line_not_the_graders_traceback(course):
+    """Does the autograded notebook (which the feedback shows the learner) give the cell that
+    ran out of memory one error line, the cap and the allocation that failed, and no frame of
+    the grader's own files?"""
+    path = course[0] / "autograded" / "exhausts-memory" / LESSON / f"{LESSON}.ipynb"
+    errors = [output for cell in nbformat.read(path, as_version=4).cells
+              if cell.cell_type == "code" for output in cell.get("outputs", [])
+              if output.get("output_type") == "error" and output["ename"] == "MemoryError"]
+    assert len(errors) == 1 and "1024 MiB" in errors[0]["evalue"]
+    assert len(errors[0]["traceback"]) == 1 and "site-packages" not in str(errors[0])
+
+
 def test_the_batch_ends_within_its_timeouts(course):
     """Does every submission finish within its notebook budget (plus a little set-up), with no
     grader error, and the batch report progress with an ETA?"""

@@ -173,6 +173,22 @@ def test_the_legend_shows_only_what_some_bar_draws(root):
     assert [label for *_, label in legend_entries(only_passed)] == ["full marks"]
 
 
+def test_the_legend_fits_inside_the_figure(root):
+    """With every swatch drawn (full marks, A, B, a failure without a name, not attempted), does
+    the legend, long labels and all, lie inside the figure, not cut at its edges?"""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    record(root, "eve-ix", {"Shift": failed("Shift/drops-sign", "Shift drops the sign"),
+                            "Scale": passed()})
+    figure = lesson_figure(class_insight(root, [LESSON])[0][0])
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend, whole = figure.legends[0].get_window_extent(renderer), figure.bbox
+    assert len(figure.legends[0].get_texts()) == 5
+    assert whole.x0 <= legend.x0 and legend.x1 <= whole.x1
+    assert whole.y0 <= legend.y0 and legend.y1 <= figure.axes[0].get_position().y0 * whole.height
+
+
 def _insight(root, *args):
     environment = {**os.environ, "COURSE_ROOT": str(root)}
     done = subprocess.run([sys.executable, "-m", "grader", "insight", *args], cwd=ROOT,

@@ -75,6 +75,18 @@ def test_what_stopped_a_cell_is_its_category():
     assert apply_verdicts(_notebook([]), KEY)["Square"]["mistake"] == "no-verdict"
 
 
+def test_a_mistake_the_test_proved_outlives_a_kernel_lost_before_it():
+    """A cell ran out of memory before the test, the kernel was restarted and the test then
+    proved a mistake of the answer: is that mistake recorded, and its hint shown alone, not
+    blamed on the lost kernel (which explains only failures such as a NameError)?"""
+    notebook = _notebook(_signed((False, "Square forgets x (with x of shape (5,))", None,
+                                  "Square/forgets-x")))
+    out_of_memory = [Fault("memory-limit", "answer_Square ran out of memory", "answer_Square")]
+    recorded = apply_verdicts(notebook, KEY, out_of_memory)["Square"]
+    assert recorded["mistake"] == "Square/forgets-x"
+    assert notebook.cells[1].outputs[0]["evalue"] == "Square forgets x (with x of shape (5,))"
+
+
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
     """Is a submission's record written whole, replaced by a regrade, and read back per
     lesson?"""
