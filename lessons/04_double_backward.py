@@ -441,52 +441,56 @@ x = torch.randn(4, dtype=torch.float64, requires_grad=True)
 print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 
 # %% [markdown]
-# ## ✎ Exercise 2 · `CubeOnce`: a backward marked `@once_differentiable`
+# ## ✎ Exercise 2 · `CubeOnce`: a backward that refuses a second differentiation
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel. Nothing stops
-# double backward from running through them anyway (the optional section "Without the mark"
-# asks what comes out). PyTorch's guard is the decorator `once_differentiable` (the setup cell
-# imported it): a second `.backward()` through a marked backward raises *"trying to
-# differentiate twice a function that was marked with @once_differentiable"* instead of
-# returning a number. The guard arms itself during the **first** backward, before anyone knows
-# whether a second pass will come, so it can judge only by what that backward receives.
+# double backward from running through them anyway, and what comes out is a number (an
+# optional section after the Summary asks which). PyTorch has a guard for such a backward,
+# among the setup cell's imports; it arms itself during the **first** backward, before anyone
+# knows whether a second pass will come, so it can judge only by what that backward receives.
 #
-# `CubeOnce.apply(x)` computes `x ** 3`. Its backward stands in for a kernel you cannot trace,
-# so it computes its derivative in NumPy, as that kernel would. How values cross between torch
-# and NumPy, and how the mark goes on, are yours to work out from the contract; the self-check
-# names each miss. (Delete the stub's `raise` under the class if you do not use that spot.)
+# `CubeOnce.apply(x)` computes $x^3$, and its backward stands in for a kernel autograd cannot
+# trace: it computes the local derivative $3x^2$ outside torch's graph, in NumPy. So a second
+# differentiation through it must refuse clearly rather than return a number. What forward
+# saves, where the trip into NumPy and back happens, and how the refusal is arranged are yours;
+# the self-check names each miss. (The answer cell has a spare spot under the class: use it,
+# or delete its `raise`.)
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - backward returns the first derivative at every `x`;
-# - the local derivative $3x^2$ is computed in NumPy (torch only converts, and multiplies it by
-#   `grad_output`), and the gradient comes back on `x`'s device, wherever `x` lives;
-# - backward is marked `@once_differentiable`: when the gradient its backward received requires
-#   grad, a second `.backward()` through it raises;
+# - the local derivative $3x^2$ is computed in NumPy; backward's torch ops are conversions
+#   between tensors and arrays (device and dtype changes included) and at most one product,
+#   `grad_output` times the converted local derivative (NumPy may take that product instead),
+#   and the gradient comes back on `x`'s device, wherever `x` lives;
+# - when the gradient backward received requires grad, a second `.backward()` through it raises
+#   PyTorch's own error for a backward that cannot be differentiated twice;
 # - forward saves no copy of `x` or of its output.
 #
-# **Decide before you write, and say why in a comment.** What forward saves is yours: `x`, the
-# output `y`, or the local derivative itself (call it `local`). From which of them can backward
-# get the derivative right at every `x`, and which costs memory the graph does not hold anyway?
+# **Decide before you write, and say why in a comment:** what forward saves, so that backward
+# gets the derivative right at every `x` the dtype holds, with no memory the graph does not hold
+# anyway.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# Which of `x`, `y` and `local` does something else hold anyway? And what does each leave
-# backward to compute: is that computation defined, and exact, at every `x` the dtype holds?
+# List what forward could save for backward to get $3x^2$ from. Which of them does something
+# else hold anyway? And what does each leave backward to compute: is that computation defined,
+# and exact, at every `x` the dtype holds?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the mark</summary>
+# <details><summary><b>Hint 2</b>: the refusal</summary>
 #
-# Start without it. Does a second backward through the unmarked version raise, or run? The
-# self-check answers. Then read `once_differentiable`'s source (`inspect.getsource`): what
-# does it take, and what does it return?
+# Start without any guard. Does a second backward through your backward raise, or run? The
+# self-check answers. Then find PyTorch's guard among the setup cell's imports and read its
+# source (`inspect.getsource`): what does it take, what does it return, and what in your class
+# is the thing it takes?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
 class CubeOnce(torch.autograd.Function):
-    """y = x ** 3, with a NumPy backward marked @once_differentiable."""
+    """y = x ** 3, with a NumPy local derivative; a second differentiation refuses."""
 
     @staticmethod
     def forward(ctx, x):

@@ -101,7 +101,9 @@ SWISH_CLAUSES = (
             "SwishFunction/kink-at-zero": "sigmoid recomputed from exp(-|z|) with torch.where: "
                                           "wrong second derivative at x = 0"}),
     Clause("forward saves no copy of an input.",
-           {"SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x"}),
+           {"SwishFunction/saves-copy": "saves x.contiguous(): a copy of a transposed x",
+            "SwishFunction/saves-rounded-beta":
+                "saves beta rounded to x's dtype (beta.to(x.dtype))"}),
 )
 SWISH_RULES = {
     "values": {"unproven:wrong-value": "grad_beta misses a factor x",
@@ -133,9 +135,11 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
             "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/recovers-x-from-output": "saves the output, NumPy cube root in backward"}),
-    Clause("the local derivative $3x^2$ is computed in NumPy (torch only converts, and "
-           "multiplies it by `grad_output`), and the gradient comes back on `x`'s device, "
-           "wherever `x` lives;",
+    Clause("the local derivative $3x^2$ is computed in NumPy; backward's torch ops are "
+           "conversions between tensors and arrays (device and dtype changes included) and at "
+           "most one product, `grad_output` times the converted local derivative (NumPy may take "
+           "that product instead), and the gradient comes back on `x`'s device, wherever `x` "
+           "lives;",
            {"CubeOnce/torch-in-backward": "no NumPy at all: g * 3 * x ** 2 under the mark "
                                           "(review 75)",
             "CubeOnce/torch-computes-local":
@@ -143,8 +147,8 @@ CUBE_ONCE_CLAUSES = (
             "CubeOnce/result-left-on-cpu": "forgets .to(x.device): the gradient stays on the CPU",
             "CubeOnce/guesses-device": 'device="cuda" if x.is_cuda else "cpu"',
             "CubeOnce/numpy-off-cpu": ".numpy() without .cpu()"}),
-    Clause("backward is marked `@once_differentiable`: when the gradient its backward received "
-           "requires grad, a second `.backward()` through it raises;",
+    Clause("when the gradient backward received requires grad, a second `.backward()` through "
+           "it raises PyTorch's own error for a backward that cannot be differentiated twice;",
            {"CubeOnce/not-once-differentiable": "forgets @once_differentiable",
             "CubeOnce/unmarked-second-backward-raises": "detaches instead"}),
     Clause("forward saves no copy of `x` or of its output.",

@@ -1,7 +1,7 @@
-"""CubeOnce's NumPy clause: the local derivative 3x^2 is computed in NumPy, and torch only
-converts and multiplies it by grad_output. The torch-arithmetic detector NumpyTanh's grading
-uses (numpy_tanh.CONVERSIONS), with one op more allowed in backward: the single product with
-grad_output. In forward, a saved tensor (other than x and the output) that torch arithmetic made
+"""CubeOnce's NumPy clause: the local derivative 3x^2 is computed in NumPy, and backward's torch
+ops only convert, plus at most one product of grad_output and the converted 3x^2. The
+torch-arithmetic detector NumpyTanh's grading uses (numpy_tanh.CONVERSIONS), with that one op
+more allowed in backward. In forward, a saved tensor (other than x and the output) that torch arithmetic made
 is 3x^2 (or x^2) computed with torch and handed to backward."""
 
 import torch
@@ -15,8 +15,8 @@ from .numpy_tanh import CONVERSIONS
 
 PRODUCT = "mul"  # grad_output times the local derivative made in NumPy
 
-CONVERT = ("torch may only convert, and multiply by grad_output: how does x get into NumPy, "
-           "and 3x^2 back onto x's device?")
+CONVERT = ("backward's torch ops may only convert, plus one product of grad_output and the "
+           "converted 3x^2: how does x get into NumPy, and 3x^2 back onto x's device?")
 
 
 def _storages(value) -> set:

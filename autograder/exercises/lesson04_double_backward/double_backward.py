@@ -21,8 +21,9 @@ from .by_hand import check_backward_memory_linear
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
 from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
-                                 check_differentiable_backward, check_second_at_beta_zero,
-                                 name_nan_second_derivative, zero_cause)
+                                 check_differentiable_backward)
+from .second_derivative_points import (check_second_at_beta_zero, name_nan_second_derivative,
+                                       zero_cause)
 from .ctx_arrays import check_no_ctx_arrays
 from .backward_ctx import check_backward_ctx_both_dtypes
 from .swapped_flags import swapped_flags_named
@@ -36,6 +37,7 @@ from .call_probes import check_calls_independent, check_dtype_per_call
 from .saved_alias import check_saved_guarded
 from .swish_tails import check_saturated_tails
 from .swish_tiny_beta import check_tiny_beta
+from .swish_wider_beta import check_wider_beta
 
 # CubeOnce's contract names a 0-d x, the trap of its NumPy backward (NumPy on a 0-d array returns
 # a scalar torch.from_numpy refuses); SwishFunction's "x of any shape" is tried on a 0-d and an
@@ -118,8 +120,9 @@ def check_zeros_and_saturation(function) -> None:
             if nan.any() and torch.equal(nan, x == 0):
                 raise GradingError(
                     "your gradient for x is NaN exactly where x = 0, and finite elsewhere: "
-                    "backward divides by x there (0 / 0), as s = y / x does; recompute "
-                    "s = sigmoid(beta * x) from the saved x and beta", str(error),
+                    "backward divides by x there (0 / 0, as s = y / x does), and x = 0 is a "
+                    "value the contract allows (a ReLU's output, padding); what can backward "
+                    "recompute s from that never divides by x?", str(error),
                     mistake="SwishFunction/divides-by-x") from error
             name_nan_second_derivative(function, SWISH, values, error)
             moved = dict(values, x=torch.where(x == 0, 0.25, x))
@@ -130,8 +133,8 @@ def check_zeros_and_saturation(function) -> None:
                 raise error from None
             raise GradingError(
                 "SwishFunction is right everywhere but at x = 0: there its second derivatives "
-                f"are wrong: {zero_cause(function, values)}; compute "
-                "s = torch.sigmoid(beta * x), which is smooth",
+                f"are wrong: {zero_cause(function, values)}; the sigmoid itself is smooth at "
+                "0: which op can build s with no kink and no branch there?",
                 error.details, mistake="SwishFunction/kink-at-zero") from error  # only the numbers: the general hint's guess is not it
 
 
@@ -212,6 +215,8 @@ def _swish_checks(function, device) -> None:
     with case("x of shape (3, 4), beta=1.3, float32"):
         inputs = make_inputs(swish_values((3, 4), device, seed=9, dtype=torch.float32))
         check_no_copy_saved(SWISH, run_forward(function, SWISH, inputs), inputs)
+    with case("x of shape (3, 4), float32, beta=1.3, float64: beta wider than x"):
+        check_wider_beta(function, SWISH, device)
     check_float32_second_derivatives(function, SWISH, device)
     with case("x of shape (3, 4), beta=1.3, grad_output not contiguous (a transpose's gradient)"):
         check_noncontiguous_grad_output(function, SWISH, swish_values((3, 4), device, seed=7))

@@ -25,8 +25,9 @@ def name_saved_copy(output: torch.Tensor, x: torch.Tensor) -> None:
                 "the tensor NumpyTanh's forward saves holds y's values but is not the tensor "
                 "forward returns (a second torch.from_numpy of the same array, a .clone(), a "
                 ".view_as()): to autograd it is an intermediate, so ctx.saved_tensors gives it "
-                "back with no graph and the second derivative with respect to x is lost; save "
-                "the very tensor forward returns (ctx.save_for_backward(y), then return y)",
+                "back with no graph and the second derivative with respect to x is lost; of "
+                "the tensors forward handles, which ones does ctx.saved_tensors give back "
+                "linked to the graph, and is the one you save among them?",
                 f"saved tensor requires grad: False; same object as the output: "
                 f"{tensor is output}; same memory: {tensor.data_ptr() == output.data_ptr()}",
                 mistake="NumpyTanh/saves-copy-of-output")

@@ -295,8 +295,10 @@ MISTAKES += [
 ]
 MISTAKES += [
     Mistake("NumpyTanh", "forward saves a second torch.from_numpy of the same array",
-            "the tensor NumpyTanh's forward saves holds y's values but is not the tensor forward "
-            "returns", _tanh(CALL, _inner(RIGHT), "        a = np.tanh(x.detach().numpy())\n"
+            "is an intermediate, so ctx.saved_tensors gives it back with no graph and the second "
+            "derivative with respect to x is lost; of the tensors forward handles, which ones "
+            "does ctx.saved_tensors give back linked to the graph, and is the one you save among "
+            "them?", _tanh(CALL, _inner(RIGHT), "        a = np.tanh(x.detach().numpy())\n"
                              "        ctx.save_for_backward(torch.from_numpy(a))\n"
                              "        return torch.from_numpy(a)")),
     Mistake("NumpyTanh", "forward saves y and returns y.view_as(x)", "the tensor NumpyTanh's "

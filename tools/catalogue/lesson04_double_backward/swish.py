@@ -194,14 +194,20 @@ MISTAKES = [
     Mistake("SwishFunction", "grad_beta misses a factor x", "your gradient for beta is wrong",
             _swish(READ + "        return grad_output * (s + beta * x * ds), "
                    "(grad_output * x * ds).sum()")),
-    Mistake("SwishFunction", "s = y / x: NaN where x = 0", "NaN exactly where x = 0",
+    Mistake("SwishFunction", "s = y / x: NaN where x = 0", "NaN exactly where x = 0, and finite "
+            "elsewhere: backward divides by x there (0 / 0, as s = y / x does), and x = 0 is a "
+            "value the contract allows (a ReLU's output, padding); what can backward recompute s "
+            "from that never divides by x?",
             _swish("        x, beta, y = ctx.saved_tensors\n        s = y / x\n"
                    "        return grad_output * (s + beta * y * (1 - s)), "
                    "(grad_output * x * y * (1 - s)).sum()",
                    "        y = x * torch.sigmoid(beta * x)\n"
                    "        ctx.save_for_backward(x, beta, y)\n        return y")),
     Mistake("SwishFunction", "sigmoid recomputed from exp(-|z|) with torch.where: wrong second "
-            "derivative at x = 0", "right everywhere but at x = 0",
+            "derivative at x = 0", "right everywhere but at x = 0: there its second derivatives "
+            "are wrong: its backward uses abs, with a kink at 0, whose derivative autograd takes "
+            "as 0 there, so double backward misses part of the second derivative; the sigmoid "
+            "itself is smooth at 0: which op can build s with no kink and no branch there?",
             _swish("        x, beta = ctx.saved_tensors\n        z = beta * x\n"
                    "        e = torch.exp(-z.abs())\n"
                    "        s = torch.where(z >= 0, 1 / (1 + e), e / (1 + e))\n"
@@ -651,3 +657,15 @@ MISTAKES += [
             edit(SOLUTION_GATED, ("        ds = s * (1 - s)\n",
                             "        ds = 0.25 / torch.cosh(beta * x / 2) ** 2\n"))),
 ]
+
+# a fresh review (review 75c, S19): forward saves beta.to(x.dtype). With beta in x's dtype that is
+# beta itself, so every check passed; with a float64 beta and a float32 x it is a rounded copy,
+# a constant to double backward (torch's own ops round a 0-d beta to x's dtype where they meet x,
+# so the first derivatives match the solution's bit for bit: the copy is what is seen).
+MISTAKES.append(Mistake(
+    "SwishFunction", "saves beta rounded to x's dtype (beta.to(x.dtype))",
+    "saved beta rounded to x's dtype", _swish(
+        "        x, beta = ctx.saved_tensors\n        s = torch.sigmoid(beta * x)\n"
+        "        ds = s * (1 - s)\n" + GATED,
+        "        b = beta.to(x.dtype)\n        ctx.save_for_backward(x, b)\n"
+        "        return x * torch.sigmoid(b * x)")))

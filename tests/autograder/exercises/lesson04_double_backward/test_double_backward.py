@@ -256,6 +256,8 @@ def test_swapped_flags_named_only_when_both_probes_show_it():
     ("NumpyTanh", "inner backward gives y nothing", "unnamed:check"),
     ("SwishFunction", "sigmoid computed in float32 and cast back, for float64 inputs",
      "SwishFunction/float32-step"),
+    ("SwishFunction", "saves beta rounded to x's dtype (beta.to(x.dtype))",
+     "SwishFunction/saves-rounded-beta"),
 ])
 def test_a_proven_mistake_is_graded_with_its_id(exercise, name, expected):
     """Does each mistake a probe proves in lesson 04 (an intermediate saved, a number in place
@@ -273,7 +275,7 @@ def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
     each at its own points, and stay silent for a kink (a finite wrong second derivative) and the solution?
     (The probe alone, on the saturation case's values: milliseconds.)"""
     from autograder.errors import GradingError
-    from autograder.exercises.lesson04_double_backward.second_derivatives import (
+    from autograder.exercises.lesson04_double_backward.second_derivative_points import (
         name_nan_second_derivative)
     values = {"x": torch.tensor([-615.0, -3.0, 0.0, 0.5, 0.0, 615.0], dtype=torch.float64),
               "beta": torch.tensor(1.3, dtype=torch.float64)}
@@ -302,3 +304,23 @@ def test_a_nan_second_derivative_is_told_from_a_kink_and_located():
                                             "wrong second derivative at x = 0"),
                    solution("SwishFunction")):
         name_nan_second_derivative(silent, SWISH, values, earlier)
+
+
+@pytest.mark.lesson04
+def test_a_wider_beta_is_saved_as_itself():
+    """With a float64 beta and a float32 x, does the solution pass the wider-beta case, and is
+    a forward that saves beta.to(x.dtype) named by what it saved, though its first derivatives
+    are the solution's bit for bit (torch rounds a 0-d beta to x's dtype where they meet)?"""
+    from autograder.errors import GradingError
+    from autograder.exercises.lesson04_double_backward.swish_wider_beta import check_wider_beta
+    rounded = mistake("SwishFunction", "saves beta rounded to x's dtype (beta.to(x.dtype))")
+    check_wider_beta(solution("SwishFunction"), SWISH, torch.device("cpu"))
+    with pytest.raises(GradingError) as raised:
+        check_wider_beta(rounded, SWISH, torch.device("cpu"))
+    assert raised.value.mistake == "SwishFunction/saves-rounded-beta"
+    assert "saved beta rounded to x's dtype" in raised.value.hint
+    x = torch.linspace(-3, 3, 7, dtype=torch.float32, requires_grad=True)
+    beta = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+    firsts = [torch.autograd.grad(f.apply(x, beta).sum(), (x, beta))
+              for f in (solution("SwishFunction"), rounded)]
+    assert all(torch.equal(a, b) for a, b in zip(*firsts))
