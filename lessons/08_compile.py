@@ -9,9 +9,9 @@
 # %% [markdown]
 # # Lesson 08 · Functions for `torch.func` and `torch.compile`
 #
-# **About 120 minutes** for the main path, up to the Summary: two derivations checked live, two
-# predictions and three exercises. The optional sections after the Summary take about 45 minutes
-# more, and are never graded.
+# **About 120 minutes** for the main path, up to the Summary: derivations you check live as you
+# go, a prediction and three exercises. The optional sections after the Summary take about 45
+# minutes more, and are never graded.
 #
 # Everything so far ran in eager mode. Modern code also **transforms** functions: `torch.vmap`
 # maps a function over a batch dimension (per-sample gradients), `torch.func.jvp` and
@@ -57,7 +57,7 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # %% [markdown]
 # ## Worked example: `Scale` in the setup_context form
 #
-# Two changes from lesson 00: `forward` takes **no `ctx`**, and a separate `setup_context(ctx,
+# What changes from lesson 00: `forward` takes **no `ctx`**, and a separate `setup_context(ctx,
 # inputs, output)` keeps what the derivatives need (`inputs` is the tuple given to `apply`).
 # `generate_vmap_rule = True` lets `torch.vmap` batch the Function.
 #
@@ -663,57 +663,39 @@ from autograder import grade; grade("softplus", softplus)
 # `op.register_vmap(rule)`. (A Function's `generate_vmap_rule` cannot batch code that leaves
 # PyTorch's ops: an optional section shows it.)
 #
-# Worked example: `autograd_course::midpoint(x, y)`, $(x + y) / 2$ element by element, run in
-# eager mode only, so it registers no fake. First, no rule: the values are right, through the
-# fallback.
+# Worked example: `autograd_course::affine(x, a, b)`, $a x + b$ element by element for two Python
+# floats, run in eager mode only, so it registers no fake. First, no rule: the values are right,
+# through the fallback.
 
 # %%
-@torch.library.custom_op("autograd_course::midpoint", mutates_args=())
-def midpoint(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """(x + y) / 2, element by element, for x and y of one shape."""
-    return (x + y) / 2
+@torch.library.custom_op("autograd_course::affine", mutates_args=())
+def affine(x: torch.Tensor, a: float, b: float) -> torch.Tensor:
+    """a * x + b, element by element."""
+    return a * x + b
 
 
 xs = torch.arange(24.0).reshape(2, 3, 4)  # a batch of 2 samples of shape (3, 4), batch dim 0
-ys = -torch.arange(24.0).reshape(3, 4, 2)  # 2 more samples of shape (3, 4), batch dim last
-shared = torch.ones(3, 4)  # one sample's worth, the same for every sample
-pairs = torch.stack([midpoint(x, y) for x, y in zip(xs.unbind(0), ys.unbind(2))])
+loop = torch.stack([affine(sample, 2.0, 1.0) for sample in xs.unbind(0)])
 print("vmap without a rule (the fallback):",
-      torch.equal(torch.vmap(midpoint, in_dims=(0, 2))(xs, ys), pairs))
+      torch.equal(torch.vmap(affine, in_dims=(0, None, None))(xs, 2.0, 1.0), loop))
 
 # %% [markdown]
-# The rule must line the inputs up before the one call: with `in_dims=(0, 2)`, `x`'s samples run
-# along its first dimension and `y`'s along its last. This rule moves each batch dimension last
-# (`movedim`) and gives a shared input one by `expand` (no copy); element by element, the output
-# keeps the inputs' dimensions, so its batch dimension is last too, `-1`.
+# Each sample's `x` arrives stacked along `in_dims[0]`, wherever the caller put it; `a` and `b`
+# are shared (`None`). An element-wise operator does to each entry what it does to every other,
+# so the whole batch can go through one call as it is: no dimension moves, and the output's
+# batch dimension is where `x`'s was.
 
 # %%
-def midpoint_vmap(info, in_dims, x, y):
-    """One call on the whole batch: each input with its batch dim moved last."""
-    def batch_last(t, bdim):
-        if bdim is None:  # shared by every sample: a batch dim by expanding (no copy)
-            return t.unsqueeze(-1).expand(*t.shape, info.batch_size)
-        return t.movedim(bdim, -1)
-
-    x_bdim, y_bdim = in_dims
-    return midpoint(batch_last(x, x_bdim), batch_last(y, y_bdim)), -1  # element-wise: still last
+def affine_vmap(info, in_dims, x, a, b):
+    """One call on the whole batch, its batch dim left where it arrived."""
+    x_bdim, _, _ = in_dims  # None for the floats a and b
+    return affine(x, a, b), x_bdim  # element by element: every dim keeps its place
 
 
-torch.library.register_vmap("autograd_course::midpoint", midpoint_vmap)
-
-
-def rule_matches_loop(x_at, y_at) -> bool:
-    """vmap with x's batch dim at x_at and y's at y_at (None: shared), against a loop."""
-    x = shared if x_at is None else xs.movedim(0, x_at)
-    y = shared if y_at is None else ys.movedim(2, y_at)
-    loop = torch.stack([midpoint(shared if x_at is None else a, shared if y_at is None else b)
-                        for a, b in zip(xs.unbind(0), ys.unbind(2))])
-    return torch.equal(torch.vmap(midpoint, in_dims=(x_at, y_at))(x, y), loop)
-
-
-agree = all(rule_matches_loop(x_at, y_at) for x_at in (None, 0, 1, 2)
-            for y_at in (None, 0, 1, 2) if (x_at, y_at) != (None, None))
-print("the rule matches a loop for every place of either batch dim:", agree)
+torch.library.register_vmap("autograd_course::affine", affine_vmap)
+agree = all(torch.equal(torch.vmap(affine, in_dims=(at, None, None))(xs.movedim(0, at), 2.0, 1.0),
+                        loop) for at in (0, 1, 2, -1))
+print("the rule matches a loop for every place of the batch dim:", agree)
 
 # %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
@@ -1338,8 +1320,8 @@ except RuntimeError as error:
 # checks that the `softplus` you hand in is the current definition of
 # `autograd_course::softplus`, and says so if it is not.
 #
-# The same holds for a batching rule. `midpoint_vmap` calls `midpoint` by name, so it always
-# calls the current definition, but re-running the cell that defines `midpoint` replaces the
+# The same holds for a batching rule. `affine_vmap` calls `affine` by name, so it always
+# calls the current definition, but re-running the cell that defines `affine` replaces the
 # operator and drops the rule registered on the old one (vmap falls back to the loop again).
 # Re-run the rule's cell too, or, better, keep an operator's registrations in the cell that
 # defines it, as the exercises do.
@@ -1348,13 +1330,15 @@ except RuntimeError as error:
 # ### Fine print: `softplus`'s tails
 #
 # The self-check compares both tails point by point, values and gradient, float64 and float32,
-# with no absolute floor (a tiny number must keep its digits): the left tail to a relative
-# $10^{-5}$, the right tail to a relative $10^{-9}$ in float64; a failure names the point.
-# Returning $x$ itself past a threshold drops a relative $e^{-\beta x}/(\beta x)$ or so, and
-# replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops a relative $e^{z}/2$: how far out
-# must each switch sit before its tolerance cannot see the term it drops? (`F.softplus` switches
-# to $x$ past $\beta x = 20$, its `threshold`, where it drops $10^{-10}$.) A form with no switch
-# never asks. The fake is tried on several layouts of `x`, dense and not.
+# with no absolute floor (a tiny number must keep its digits); a failure names the point and the
+# tolerance it missed. Returning $x$ itself past a threshold drops a relative
+# $e^{-\beta x}/(\beta x)$ or so, a slope of exactly 1 past a threshold drops $e^{-\beta x}$, and
+# replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops a relative $e^{z}/2$: how far
+# out must each switch sit before the dtype's precision on the right, or five digits on the
+# left, cannot see the term it drops? (`F.softplus` switches to $x$ past $\beta x = 20$, its
+# `threshold`, and its backward switches the slope to 1 there, $2 \times 10^{-9}$ off, which
+# float64 sees.) A form with no switch never asks. The fake is tried on several layouts of `x`,
+# dense and not.
 
 # %% [markdown]
 # ### Common mistakes
@@ -1380,13 +1364,13 @@ except RuntimeError as error:
 # | after a reduction, the input's batch dim returned as the output's | right for some places of the batch dim and `dim`s; for others the wrong shape (or, when sizes happen to agree, wrong values) | the output has lost a dim: where is the batch dim in what the one call returned? |
 #
 # The rows below are the rest: mistakes whose error names the problem, and a few that give no
-# error (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
+# error in a plain call (a `jvp` reading `ctx.x`, an undeclared write, a plain function).
 #
 # | Mistake | What happens | Fix |
 # |---|---|---|
 # | `forward(ctx, x, dim)` together with `setup_context` | `TypeError: missing a required argument: 'dim'` | `forward(x, dim)`: no ctx in this form |
 # | `generate_vmap_rule` missing | vmap raises *"does not have vmap support"* | `generate_vmap_rule = True` |
-# | jvp without `save_for_forward`: tensors kept as `ctx.x` | works today, skips the version checks | which list does `jvp` read its saved tensors from? |
+# | jvp without `save_for_forward`: tensors kept as `ctx.x` | on torch 2.13, `torch.func.jvp`, `jacfwd` and `forward_ad` called directly give the right tangent; `torch.func.jvp` of a `torch.vmap` of the Function raises (*"flat_bdims must not be None"*) when nothing is kept with `save_for_forward`; grading fails it (rule 4 of the Function contract) | which list does `jvp` read its saved tensors from? |
 # | no `jvp` staticmethod | forward mode raises *"You must implement the jvp function"* | write it |
 # | a gradient returned for `dim` or `beta` | *"returned a gradient different than None"* | `None` for non-tensors |
 # | no `register_fake` | *"There was no fake impl registered"* under `torch.compile` | add it |

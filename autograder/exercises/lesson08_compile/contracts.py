@@ -66,7 +66,8 @@ SOFTPLUS_CLAUSES = (
             'softplus/beta-rounded-to-float32':
                 "forward's beta made with torch.tensor(beta): float32",
             'softplus/left-tail-shortcut':
-                "value and slope e^z below beta * x = -10 (the reviewer's answer)"}),
+                "value and slope e^z below beta * x = -10 (the reviewer's answer)",
+            'softplus/right-slope-switch': 'slope exactly 1 past beta * x = 12'}),
     Clause("a fake implementation whose output has the real output's shape, dtype and strides;",
            {'softplus/no-fake': 'no register_fake',
             'softplus/fake-mismatch': 'a fake implementation with the wrong shape',

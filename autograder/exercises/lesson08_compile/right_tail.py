@@ -1,10 +1,14 @@
 """Lesson 08: softplus in its right tail, where beta * x is large: exp(beta * x) overflowing in
-float32 where float64 holds it (a threshold or guard fixed for float64), and a switch to the
-asymptote x past a threshold, which drops a term float64 still sees."""
+float32 where float64 holds it (a threshold or guard fixed for float64), a switch to the
+asymptote x past a threshold, which drops a term float64 still sees, and the slope on the right
+to the dtype's precision (a slope of exactly 1 past a threshold drops e^-z)."""
 
 import torch
 
 from ...errors import GradingError
+from .left_sweep import BETAS, _sweep
+
+ULPS = 4  # the slope on the right: within 4 ulps of beta * x, relative (the dtype's precision)
 
 
 def check_float32_overflow(softplus, device) -> None:
@@ -53,3 +57,44 @@ def check_no_switch(softplus, device, spec) -> None:
             "threshold. What exactly does the switch drop from log(1 + e^z), how fast does that "
             "shrink as z grows, and is there a form of log(1 + e^z) that needs no switch?",
             mistake="softplus/threshold-switch")
+
+
+def check_right_slope(softplus, device, explain) -> None:
+    """The gradient for beta * x > 0 on the sweep (to 40, every beta, float64 then float32),
+    to the dtype's precision, as the contract's first bullet says: a relative ULPS * eps *
+    max(1, beta * x), the ulps of beta * x itself (a slope read back from the output, as
+    exp(beta * x - beta * s), carries those). A slope of exactly 1 past a threshold drops
+    e^-z, which float64 sees until z is about 36: named where every failing point is 1."""
+    for dtype in (torch.float64, torch.float32):
+        eps = torch.finfo(dtype).eps
+        for beta in BETAS:
+            x, _, slope, _, truth = _sweep(softplus, device, dtype, beta, explain)
+            if not isinstance(slope, torch.Tensor) or slope.shape != truth.shape:
+                return  # the sweep's own check named it
+            z = beta * x
+            tolerance = ULPS * eps * z.clamp(min=1)
+            error = (slope.double() - truth).abs() / truth
+            bad = (z > 0) & ~(error <= tolerance)
+            if not bad.any():
+                continue
+            name = str(dtype).removeprefix("torch.")
+            first = int(bad.nonzero()[0])
+            if bool((slope.double()[bad] == 1).all()):
+                raise GradingError(
+                    f"softplus's slope is exactly 1 from beta * x = {z[first].item():g} on "
+                    f"(beta={beta}, {name}), where the true slope sigmoid(beta * x) is 1 - "
+                    f"{1 - truth[first].item():.2g}: a relative error of "
+                    f"{error[first].item():.2g}, past the dtype's precision the contract asks "
+                    f"for on the right (here a relative {tolerance[first].item():.2g}, a few "
+                    "ulps of beta * x). A slope switched to 1 past a threshold drops e^-z, which "
+                    f"{name} sees until z is about {-torch.log(torch.tensor(eps)).item():.0f}: "
+                    "which form of the slope needs no switch?",
+                    mistake="softplus/right-slope-switch")
+            worst = int(torch.argmax(torch.where(bad, error / tolerance, 0)))
+            raise GradingError(
+                f"softplus's gradient is not accurate on the right in {name}: at beta * x = "
+                f"{z[worst].item():g} (beta={beta}) it returns {slope[worst].item():.17g}, the "
+                f"true slope sigmoid(beta * x) is {truth[worst].item():.17g} (relative error "
+                f"{error[worst].item():.2g}); the contract asks for the dtype's precision on "
+                f"the right (here a relative {tolerance[worst].item():.2g}, a few ulps of "
+                "beta * x)")

@@ -14,7 +14,7 @@ from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, Operator, sampled
 from ...errors import GradingError
 from ...exercise import Exercise, sample
-from .compile import check_grad_output_layout_kept
+from .grad_output_layout import check_grad_output_layout_kept
 from .custom_op import _Calls, _quiet
 from ..shared.layouts import check_noncontiguous_grad_output
 from .contracts import SQUARED_NORM_CLAUSES, SQUARED_NORM_RULES

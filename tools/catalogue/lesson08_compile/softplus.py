@@ -200,7 +200,39 @@ softplus.register_autograd(backward, setup_context=setup_context)
             _edit(SOFTPLUS, (_SP_SAVE, "    ctx.save_for_backward(x, output)"),
                   (_SP_SLOPE, "    x, s = ctx.saved_tensors\n"
                    "    return grad_output * torch.exp(ctx.beta * x - ctx.beta * s), None"))),
-    Unusual("softplus", "computed in float64 and cast back, a switch past 30, x and s saved",
+    Unusual("softplus", "computed in float64 and cast back, a switch past 40, x and s saved",
+            _edit(SOFTPLUS,
+                  ("    z = beta * x\n"
+                   "    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                   "    z = beta * x.double()\n"
+                   "    return torch.where(z > 40, z, torch.log1p(torch.exp(z.clamp(max=40))))"
+                   ".div(beta).to(x.dtype)"),
+                  ("    ctx.save_for_backward(x)", "    ctx.save_for_backward(x, output)"),
+                  ("    x, = ctx.saved_tensors\n"
+                   "    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                   "    x, s = ctx.saved_tensors\n"
+                   "    return grad_output * torch.exp(ctx.beta * x - ctx.beta * s), None"))),
+]
+
+
+_SP_SLOPE_ONE_PAST = ("    z = ctx.beta * x\n"
+                      "    return grad_output * torch.where(z > {T}, torch.ones_like(z), "
+                      "torch.sigmoid(z)), None")
+
+
+MISTAKES = [
+    # review 75 (S11): the slope switched to exactly 1 past a threshold drops e^-z, 6e-6 at 12
+    # and 3e-7 at 15, inside the sweep's 1e-5 but far past float64's precision on the right
+    Mistake("softplus", "slope exactly 1 past beta * x = 12",
+            "softplus's slope is exactly 1 from beta * x = 12.125 on (beta=1.0, float64)",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, _SP_SLOPE_ONE_PAST.format(T=12)))),
+    Mistake("softplus", "slope exactly 1 past beta * x = 15",
+            "softplus's slope is exactly 1 from beta * x = 15.125 on (beta=1.0, float64)",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, _SP_SLOPE_ONE_PAST.format(T=15)))),
+    # catalogued as correct until review 75 graded the right side's slope to float64's
+    # precision: past the switch at 30 the slope exp(beta x - beta s) is exactly 1, e^-30 off
+    Mistake("softplus", "computed in float64 and cast back, a switch past 30, x and s saved",
+            "softplus's slope is exactly 1 from beta * x = 30.125 on (beta=1.0, float64)",
             _edit(SOFTPLUS,
                   ("    z = beta * x\n"
                    "    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
@@ -212,10 +244,6 @@ softplus.register_autograd(backward, setup_context=setup_context)
                    "    return grad_output * torch.sigmoid(ctx.beta * x), None",
                    "    x, s = ctx.saved_tensors\n"
                    "    return grad_output * torch.exp(ctx.beta * x - ctx.beta * s), None"))),
-]
-
-
-MISTAKES = [
     # the review's: the slope sigmoid(beta * x) computed in float32 for float64 x, as the
     # forward's float32 mistake: 0 at beta * x = -700, where float64's slope is 9.9e-305
     Mistake("softplus", "backward computes the slope in float32 (sigmoid of beta * x.float())",

@@ -10,7 +10,7 @@ import torch
 
 from autograder import grading
 from autograder.exercises import EXERCISES
-from autograder.exercises.lesson08_compile.compile import LSE_CASES
+from autograder.exercises.lesson08_compile.lse_inputs import LSE_CASES
 from tools.catalogue import lesson08_compile
 from tools.catalogue.lesson08_compile.answers import SOFTPLUS
 from tools.solutions import _setup_and_answer_cells
