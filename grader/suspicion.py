@@ -3,8 +3,10 @@
 Learner code runs in the kernel that grades it, so code that digs out the seal's key (closure
 cells, ``gc``, ``ctypes``, frames) and signs its own verdicts cannot be stopped there. It can be
 seen: every code cell the learner controls is scanned, and each line that reaches for one of
-these gets the notebook the status ``suspicious-code``, with the line in the grades CSV. Scores
-are not changed: an instructor reads the line and decides.
+these gets the notebook the status ``suspicious-code``, with the line in the grades CSV. A line
+the released notebook itself ships in a demo cell (lesson 06 unwraps a decorated backward with
+``__wrapped__``) is the course's, not the learner's. Scores are not changed: an instructor reads
+the line and decides.
 """
 
 import re
@@ -30,14 +32,17 @@ PATTERNS = {
 COMPILED = {what: re.compile(pattern) for what, pattern in PATTERNS.items()}
 
 
-def suspicious_lines(nb) -> list[tuple[str, int, str, str]]:
+def suspicious_lines(nb, shipped: list[str] = ()) -> list[tuple[str, int, str, str]]:
     """(cell, line number, what it does, the line) for every learner-controlled line that
-    reaches into the grader."""
+    reaches into the grader, but those the course ships in the ``shipped`` (demo) cells."""
+    course_lines = {line.strip() for source in shipped for line in source.splitlines()}
     found = []
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or not _learners(cell):
             continue
         for number, line in enumerate(cell.source.splitlines(), start=1):
+            if line.strip() in course_lines:
+                continue
             code = line.split("#", 1)[0]
             for what, pattern in COMPILED.items():
                 if pattern.search(code):
@@ -53,6 +58,6 @@ def _learners(cell) -> bool:
     return not isinstance(metadata, dict) or bool(metadata.get("solution"))
 
 
-def suspicious_code_faults(nb) -> list[Fault]:
+def suspicious_code_faults(nb, shipped: list[str] = ()) -> list[Fault]:
     return [Fault("suspicious-code", f"{label}, line {number} {what}: {line[:160]}")
-            for label, number, what, line in suspicious_lines(nb)]
+            for label, number, what, line in suspicious_lines(nb, shipped)]
