@@ -70,10 +70,11 @@ release: $(INSTALLED) ## nbgrader generate_assignment for every lesson (LESSONS=
 autograde: $(INSTALLED) ## autograde instructor/submitted/ in parallel (WORKERS=N), resumable
 	$(PYTHON) -m grader autograde $(LESSONS) --workers $(WORKERS)
 
+# COMMENT given, even empty (COMMENT= clears the comment), is passed on; not given, it is kept
+MANUAL_COMMENT = $(if $(filter command environment,$(firstword $(origin COMMENT))),--comment "$$COMMENT")
 manual: $(INSTALLED) ## points and/or a comment by hand: LESSON= STUDENT= EXERCISE= POINTS= COMMENT= (AUTOMATIC=1 drops the points)
-	$(PYTHON) -m grader manual $(LESSON) --student "$(STUDENT)" --exercise "$(EXERCISE)" \
-		$(if $(POINTS),--points $(POINTS)) $(if $(AUTOMATIC),--automatic) \
-		$(if $(COMMENT),--comment "$$COMMENT")
+	$(PYTHON) -m grader manual $(LESSON) --student "$(STUDENT)" --exercise "$(EXERCISE)" $(strip \
+		$(if $(POINTS),--points $(POINTS)) $(if $(AUTOMATIC),--automatic) $(MANUAL_COMMENT))
 
 feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
 	$(PYTHON) -m grader feedback $(LESSONS)

@@ -40,9 +40,10 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
             grade.manual_score = points
         if automatic:
             grade.manual_score = None
-        said = ""
+        kept = _comment(gradebook, lesson, notebook, student, exercise)
+        said = "; your comment kept (COMMENT= clears it)" if kept.manual_comment else ""
         if comment is not None:
-            _comment(gradebook, lesson, notebook, student, exercise).manual_comment = comment
+            kept.manual_comment = comment
             said = "; comment cleared" if not comment else "; comment set"
         gradebook.db.commit()
         return (f"{student} {lesson} {exercise}: {before} -> {_score(grade)} of "
@@ -102,6 +103,6 @@ def outvoted(student: str, lesson: str, before: dict, after: dict) -> list[str]:
     return [f"{student} {lesson} {exercise}: your {points:g} by hand still counts, but the "
             f"automatic points changed from {before[exercise][1] or 0:g} to {auto or 0:g}; "
             f"keep it, or use the new ones: make manual LESSON={lesson} STUDENT={student} "
-            f"EXERCISE={exercise} AUTOMATIC=1"
+            f"EXERCISE={exercise} AUTOMATIC=1 (COMMENT= also clears your comment)"
             for exercise, (points, auto) in sorted(after.items())
             if exercise in before and before[exercise][1] != auto]

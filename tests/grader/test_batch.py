@@ -110,7 +110,7 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     assert third.outvoted == [
         "bob 00_template WeightedSum: your 0.5 by hand still counts, but the automatic points "
         "changed from 1 to 0; keep it, or use the new ones: make manual LESSON=00_template "
-        "STUDENT=bob EXERCISE=WeightedSum AUTOMATIC=1"]
+        "STUDENT=bob EXERCISE=WeightedSum AUTOMATIC=1 (COMMENT= also clears your comment)"]
     assert third.outvoted[0] in third.report()
 
 

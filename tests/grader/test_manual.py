@@ -3,6 +3,7 @@ fields the formgrader writes, with a clear refusal for anything the gradebook do
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader.gradebook import db_url
+from grader.lessons import ROOT
 from grader.batch import Summary
 from grader.manual import ManualGradeError, by_hand, give, outvoted
 
@@ -79,6 +81,36 @@ def test_a_grade_changed_again_and_given_back_to_the_autograder(root):
     assert _grade(root, "MyLinearFunction")[:2] == (None, 0)
 
 
+def test_points_alone_keep_the_comment_and_say_so_and_an_empty_comment_clears_it(root):
+    """Does a grade given without a comment keep the one there and say so (with how to clear
+    it), and does an empty comment clear it?"""
+    give(root, "02_linear", "alice", "MyLinearFunction", points=1, comment="see me")
+    line = give(root, "02_linear", "alice", "MyLinearFunction", automatic=True)
+    assert line.endswith("of 2 points; your comment kept (COMMENT= clears it)")
+    assert _grade(root, "MyLinearFunction")[2] == "see me"
+    assert give(root, "02_linear", "alice", "MyLinearFunction", comment="").endswith(
+        "; comment cleared")
+    assert _grade(root, "MyLinearFunction")[2] == ""
+    assert give(root, "02_linear", "alice", "MyLinearFunction", points=2).endswith(" points")
+
+
+def _make_manual(*assignments: str) -> str:
+    """The command `make manual` runs for alice's Bilinear with ``assignments`` (no COMMENT in
+    the environment)."""
+    environment = {key: value for key, value in os.environ.items() if key != "COMMENT"}
+    done = subprocess.run(["make", "-n", "manual", "LESSON=02", "STUDENT=alice",
+                           "EXERCISE=Bilinear", *assignments], cwd=ROOT, text=True,
+                          capture_output=True, env=environment, check=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_make_manual_passes_an_empty_comment_and_leaves_out_an_absent_one():
+    """Does `make manual ... COMMENT=` clear the comment (an empty --comment), while a call
+    without COMMENT leaves --comment out, so the comment is kept?"""
+    assert _make_manual("COMMENT=").endswith('--comment "$COMMENT"')
+    assert _make_manual("POINTS=1").endswith('--exercise "Bilinear" --points 1')
+
+
 def _autograded(root, exercise, points):
     with Gradebook(db_url(root)) as gradebook:
         gradebook.find_grade(exercise, "02_linear", "02_linear", "alice").auto_score = points
@@ -98,7 +130,8 @@ def test_a_resubmission_graded_under_points_by_hand_says_they_still_count(root):
     lines = outvoted("alice", "02_linear", before, by_hand(root, "alice", "02_linear"))
     assert lines == ["alice 02_linear MyLinearFunction: your 0.5 by hand still counts, but the "
                      "automatic points changed from 0 to 2; keep it, or use the new ones: make "
-                     "manual LESSON=02_linear STUDENT=alice EXERCISE=MyLinearFunction AUTOMATIC=1"]
+                     "manual LESSON=02_linear STUDENT=alice EXERCISE=MyLinearFunction AUTOMATIC=1 "
+                     "(COMMENT= also clears your comment)"]
     assert Summary(outvoted=lines).report() == lines[0]
     assert outvoted("alice", "02_linear", {}, by_hand(root, "alice", "02_linear")) == []
     assert by_hand(root, "bob", "02_linear") == {}
