@@ -10,6 +10,7 @@ from autograder.mistakes import RAISED, TIMEOUT, is_mistake_id
 from autograder.verdict import read_signed
 
 from .answers import unparsed
+from .faults import ADDED_LATER
 from .notebook_format import cell_label, error_output, is_test_cell, stream_output
 
 # Faults that stop a cell: its test gets no verdict, and the message says why.
@@ -22,6 +23,7 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
     first line is the hint. A test cell without a verdict gets an error saying why. Returns
     each test cell's record, by grade_id (``record``)."""
     stopped = {fault.cell: fault for fault in faults if fault.cell and fault.kind in STOPPING}
+    added = {fault.cell for fault in faults if fault.kind == ADDED_LATER}
     records = {}
     answer, answer_error, lost = None, None, []  # lost: kernels lost since the previous test
     said_unparsed = ""  # the answer cell's SyntaxError, as the notebook's reason words it
@@ -44,7 +46,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             cell.outputs = [error_output("NoVerdict", message)]
             continue
         passed, message, score, mistake = found
-        if not passed and mistake == UNDEFINED and answer_error is not None:
+        if not passed and mistake == UNDEFINED and exercise in added:
+            # the exercise came after the notebook: no answer of the learner's to name
+            message = (f"{exercise} was added to the lesson after you handed it in: your "
+                       "notebook has no answer for it, so it scores 0")
+        elif not passed and mistake == UNDEFINED and answer_error is not None:
             # a name the answer cell never defined: what stopped that cell is the mistake, in
             # the words of the notebook's reason where it did not parse (no kernel file name)
             message = said_unparsed or (f"your answer cell stopped with {answer_error.ename}: "

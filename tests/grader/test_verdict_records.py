@@ -87,6 +87,21 @@ def test_a_mistake_the_test_proved_outlives_a_kernel_lost_before_it():
     assert notebook.cells[1].outputs[0]["evalue"] == "Square forgets x (with x of shape (5,))"
 
 
+def test_an_exercise_added_after_hand_in_says_so_not_the_name_error():
+    """A test cell added (with its exercise) after the notebook was handed in meets a class the
+    notebook never defined: does the learner read that the exercise came later, not a
+    NameError, while the record keeps the NameError insight counts as handed in before it?"""
+    undefined = (False, "the test raised NameError (line 1 of the test cell): name 'Square' is "
+                 "not defined", None, "raised:NameError")
+    notebook = _notebook(_signed(undefined))
+    later = [Fault("added-test-cell", "test cell Square was added to the lesson", "Square")]
+    recorded = apply_verdicts(notebook, KEY, later)["Square"]
+    assert recorded["mistake"] == "raised:NameError"
+    assert recorded["hint"] == ("Square was added to the lesson after you handed it in: your "
+                                "notebook has no answer for it, so it scores 0")
+    assert "NameError" not in notebook.cells[1].outputs[0]["evalue"]
+
+
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
     """Is a submission's record written whole, replaced by a regrade, and read back per
     lesson?"""
