@@ -22,8 +22,8 @@
 # 1. compute second derivatives and Hessian-vector products with `create_graph=True`;
 # 2. write a backward that supports double backward, and test it with `gradgradcheck`;
 # 3. recognise what in a backward breaks second order, and why;
-# 4. mark a backward that cannot be differentiated with `@once_differentiable`, and know what
-#    that guard does and does not catch;
+# 4. make a backward that cannot be differentiated refuse a second differentiation with
+#    PyTorch's own guard, and know what that guard does and does not catch;
 # 5. make a backward differentiable by writing it as a Function with its own backward.
 #
 # Three exercises are graded (**✎ Exercise**): `SwishFunction`, `CubeOnce`, and the transfer
@@ -38,7 +38,6 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from torch.autograd.function import once_differentiable
 from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
@@ -444,17 +443,19 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # ## ✎ Exercise 2 · `CubeOnce`: a backward that refuses a second differentiation
 #
 # Some backwards cannot be recorded: they call NumPy or a hand-written kernel. Nothing stops
-# double backward from running through them anyway, and what comes out is a number (an
-# optional section after the Summary asks which). PyTorch has a guard for such a backward,
-# among the setup cell's imports; it arms itself during the **first** backward, before anyone
-# knows whether a second pass will come, so it can judge only by what that backward receives.
+# double backward from running through them anyway, and what comes out is wrong: a number
+# missing a term, a zero, or an error that does not say why (an optional section after the
+# Summary asks which). PyTorch has a guard for such a backward. It arms itself during the
+# **first** backward, before anyone knows whether a second pass will come, so it can judge
+# only by what that backward receives.
 #
 # `CubeOnce.apply(x)` computes $x^3$, and its backward stands in for a kernel autograd cannot
-# trace: it computes the local derivative $3x^2$ outside torch's graph, in NumPy. So a second
-# differentiation through it must refuse clearly rather than return a number. What forward
-# saves, where the trip into NumPy and back happens, and how the refusal is arranged are yours;
-# the self-check names each miss. (The answer cell has a spare spot under the class: use it,
-# or delete its `raise`.)
+# trace: it computes the local derivative $3x^2$ outside torch's graph, in NumPy. So it should
+# refuse a second differentiation, where the guard can: the contract's third bullet says where,
+# and the cells after the exercise show where it cannot. What forward saves, where the trip
+# into NumPy and back happens, and how the refusal is arranged are yours; the self-check names
+# each miss. (The answer cell has a spare spot under the class: use it, or delete its
+# `raise`.)
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -469,23 +470,22 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # - forward saves no copy of `x` or of its output.
 #
 # **Decide before you write, and say why in a comment:** what forward saves, so that backward
-# gets the derivative right at every `x` the dtype holds, with no memory the graph does not hold
-# anyway.
+# gets the derivative right at every `x` the dtype holds.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
-# List what forward could save for backward to get $3x^2$ from. Which of them does something
-# else hold anyway? And what does each leave backward to compute: is that computation defined,
-# and exact, at every `x` the dtype holds?
+# List what forward could save for backward to get $3x^2$ from, and what each costs in memory
+# (does something else hold it anyway?). What does each leave backward to compute: is that
+# computation defined, and exact, at every `x` the dtype holds?
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the refusal</summary>
 #
-# Start without any guard. Does a second backward through your backward raise, or run? The
-# self-check answers. Then find PyTorch's guard among the setup cell's imports and read its
-# source (`inspect.getsource`): what does it take, what does it return, and what in your class
-# is the thing it takes?
+# Start without any guard. Does a second backward through your backward raise, or run? Then
+# look where `torch.autograd.Function` itself is defined (its module, or PyTorch's notes on
+# extending autograd) for something meant for a backward that cannot be differentiated: what
+# does it take, what does it return, and what in your class is the thing it takes?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_CubeOnce", "solution": true}
@@ -509,6 +509,8 @@ class CubeOnce(torch.autograd.Function):
 
 
 ### BEGIN SOLUTION
+from torch.autograd.function import once_differentiable
+
 # What `@once_differentiable` written under `@staticmethod` does: wrap the plain function first.
 CubeOnce.backward = staticmethod(once_differentiable(CubeOnce.backward))
 ### END SOLUTION
@@ -541,12 +543,16 @@ from autograder import grade; grade("CubeOnce", CubeOnce)
 # The cell after next differentiates $x^3 + x^3$ twice at $x = 1$, the first pass through your
 # marked `CubeOnce`; the true second derivative is 12. **Predict** what comes back: `"an
 # error"`, or the number. Does the gradient your backward receives in this pass require grad?
+# Then the same with `sin` after the cube, $\sin(x^3) + x^3$ (true: $6\cos 1 - 9\sin 1 + 6
+# \approx 1.668$), where that gradient, $\cos(x^3)$, does require grad.
 
 # %%
 ### BEGIN WORKED
 predicted_cube_second = 6.0
+predicted_sin_cube_second = 6.0
 ### LEARNER
 predicted_cube_second = None  # through your marked CubeOnce: "an error", or the number
+predicted_sin_cube_second = None  # sin(x³) + x³, the same two choices
 ### END WORKED
 
 
@@ -564,15 +570,31 @@ def second_through(function):
 try:
     compare("second derivative through your marked CubeOnce", predicted_cube_second,
             second_through(CubeOnce.apply), abs_tol=1e-3)
+    compare("with sin after it, by torch.autograd.grad", predicted_sin_cube_second,
+            second_through(lambda x: torch.sin(CubeOnce.apply(x))), abs_tol=1e-3)
+    if written(predicted_sin_cube_second):  # the same second pass by .backward()
+        x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+        first, = torch.autograd.grad(torch.sin(CubeOnce.apply(x)) + x ** 3, x,
+                                     create_graph=True)
+        try:
+            first.backward()
+            print("with sin after it, by .backward(): no error, x.grad =", x.grad.item())
+        except RuntimeError as error:
+            print("with sin after it, by .backward():", str(error).splitlines()[0])
 except NotImplementedError:  # shown, not raised: Run All goes on
     print("CubeOnce is not written yet")
 
 # %% [markdown]
-# Which term went missing, and why no error? The gradient your `CubeOnce` received was the
-# constant 1 that `torch.autograd.grad` starts from: it does not require grad, so the mark
-# attached nothing and the cube's share was dropped in silence (the optional section "What the
-# mark guards" shows where it raises). The test to trust, marked or not, is `gradgradcheck`,
-# at points that include `x = 0`, saturating values and any threshold.
+# Which term went missing, and why no error? In $x^3 + x^3$ the gradient your `CubeOnce`
+# received was the constant 1 that `torch.autograd.grad` starts from: it does not require
+# grad, so the mark attached nothing, and the cube's share was dropped in silence. After `sin`
+# it requires grad, and the mark attached an error node to your backward's result; but that
+# node leads back to no input, so `torch.autograd.grad(..., x)`, which runs only the nodes on
+# a path to `x`, skips it and returns the $x^3$ term's 6 alone. Only a `.backward()` that runs
+# the node raises. So the mark refuses a second `.backward()` when the gradient coming in
+# requires grad, and nothing more (the optional section "What the mark guards" has the other
+# cases). The test to trust, marked or not, is `gradgradcheck`, at points that include
+# `x = 0`, saturating values and any threshold.
 
 # %% [markdown]
 # ## The third way: a backward that is itself a Function
@@ -760,9 +782,9 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # With `create_graph=True` autograd records your backward, so your backward must be built
 # from differentiable ops on saved inputs, saved outputs and `grad_output`; recompute
 # intermediates instead of saving them. `gradgradcheck` tests it. A backward that cannot be
-# differentiated gets `@once_differentiable`, a guard worth having and worth not trusting
-# blindly; one that must be differentiated but cannot be recorded becomes a Function with a
-# hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
+# differentiated gets `@once_differentiable`, a guard that refuses only a second `.backward()`,
+# and only when the gradient coming in requires grad; one that must be differentiated but
+# cannot be recorded becomes a Function with a hand-written backward of its own. `torch.compile` and some fused kernels, such as CPU
 # attention's, refuse a second differentiation: keep the path a penalty differentiates twice
 # eager. Next lesson: recomputation on purpose, to save memory.
 
@@ -1232,6 +1254,9 @@ predicted_mark_after_class_plain = None  # (c): the same three choices
 # requires grad.
 
 # %%
+from torch.autograd.function import once_differentiable  # the guard your CubeOnce carries
+
+
 class SinMarkOnForward(Sin):  # (a): the mark on forward, under its @staticmethod
     forward = staticmethod(once_differentiable(Sin.forward))
 

@@ -20,8 +20,8 @@ def check_no_ctx_arrays(spec: Spec, forward: ForwardTrace) -> None:
                 "backward needs only with ctx.save_for_backward, and an array on ctx is outside "
                 "autograd's view: saved-tensor hooks (lesson 05) never see it, and one that "
                 "shares x's memory (.numpy()) follows an in-place write into x that the version "
-                "counter would have refused; save a tensor (x, or torch.from_numpy of your "
-                "array) with ctx.save_for_backward and read it from ctx.saved_tensors",
+                "counter would have refused; which tensor that forward already has could "
+                "it save in the array's place?",
                 mistake=f"{spec.name}/array-on-ctx")
 
 

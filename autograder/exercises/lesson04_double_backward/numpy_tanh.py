@@ -136,9 +136,10 @@ def check_second_derivatives(function, values: dict, other_call: bool = True) ->
     except RuntimeError as error:
         if ONCE_DIFFERENTIABLE_ERROR in str(error):
             raise GradingError(
-                "NumpyTanh's backward is marked @once_differentiable: the contract asks for a "
-                "second derivative; remove the decorator and make backward a Function with a "
-                "NumPy backward of its own", str(error),
+                "NumpyTanh's backward is marked @once_differentiable: a second backward "
+                "through it raised the mark's error, where the contract asks for a second "
+                "derivative; autograd cannot record NumPy, so what could it differentiate "
+                "instead?", str(error),
                 mistake="NumpyTanh/once-differentiable") from error
         if (match := _COUNT.search(str(error))) and match[1] != "NumpyTanhBackward":
             raise GradingError(

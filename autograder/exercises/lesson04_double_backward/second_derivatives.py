@@ -242,8 +242,9 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
         if ONCE_DIFFERENTIABLE_ERROR in str(error):
             raise GradingError(
                 f"{spec.name}'s backward is marked @once_differentiable, so it cannot be "
-                "differentiated again: remove the decorator; a backward of plain tensor ops is "
-                "differentiable as it is", str(error),
+                "differentiated again: a second backward through it raised the mark's error, "
+                "where the contract asks for second derivatives; which op of your backward "
+                "could autograd not record, that it needs the mark?", str(error),
                 mistake=f"{spec.name}/once-differentiable") from error
         if "modified by an inplace operation" in str(error):
             raise GradingError(

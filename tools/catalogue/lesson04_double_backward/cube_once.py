@@ -82,11 +82,13 @@ MISTAKES = [
     Mistake("CubeOnce", "x kept on ctx", "CubeOnce stores a tensor as ctx.x",
             _cube("        return grad_output * 3 * ctx.x ** 2",
                   "        ctx.x = x\n        return x ** 3"), named=True),
-    Mistake("CubeOnce", "a NumPy view of x kept on ctx", "CubeOnce keeps a NumPy array as ctx.a",
+    Mistake("CubeOnce", "a NumPy view of x kept on ctx", "CubeOnce keeps a NumPy array as ctx.a: "
+            "the contract keeps what backward needs only with ctx.save_for_backward",
             "import numpy as np\n" + _cube(
                 "        return grad_output * torch.as_tensor(3 * ctx.a ** 2).to(grad_output)",
                 "        ctx.a = x.detach().cpu().numpy()\n        return x ** 3")),
-    Mistake("CubeOnce", "a NumPy copy of x kept on ctx", "CubeOnce keeps a NumPy array as ctx.a",
+    Mistake("CubeOnce", "a NumPy copy of x kept on ctx", "which tensor that forward already "
+            "has could it save in the array's place?",
             "import numpy as np\n" + _cube(
                 "        return grad_output * torch.as_tensor(3 * ctx.a ** 2).to(grad_output)",
                 "        ctx.a = x.detach().cpu().numpy().copy()\n        return x ** 3")),
@@ -172,7 +174,9 @@ MISTAKES += [
                 "        x = _kept[id(ctx)]\n        a = x.detach().cpu().numpy()\n"
                 "        return grad_output * torch.as_tensor(3 * a ** 2).to(x.device)",
                 "        _kept[id(ctx)] = x\n        return x ** 3")),
-    Mistake("CubeOnce", "3x^2 as a NumPy array on ctx", "CubeOnce keeps a NumPy array as ctx.local",
+    Mistake("CubeOnce", "3x^2 as a NumPy array on ctx", "CubeOnce keeps a NumPy array as "
+            "ctx.local: the contract keeps what backward needs only with ctx.save_for_backward, "
+            "and an array on ctx is outside autograd's view",
             NUMPY + _cube("        return grad_output * torch.as_tensor(ctx.local).to(grad_output)",
                           LOCAL.format(where="ctx") + "        return x ** 3")),
     Mistake("CubeOnce", "3x^2 as a NumPy array on the class",

@@ -232,7 +232,7 @@ MISTAKES = [
                   "        return torch.from_numpy(g * (1 - y.detach().numpy() ** 2))"),
             named=True, nbgrader=True),
     Mistake("NumpyTanh", "once_differentiable", "NumpyTanh's backward is marked "
-            "@once_differentiable",
+            "@once_differentiable: a second backward through it raised the mark's error",
             _tanh("        y, = ctx.saved_tensors\n        g = grad_output.detach().numpy()\n"
                   "        return torch.from_numpy(g * (1 - y.detach().numpy() ** 2))"
                   ).replace("    @staticmethod\n    def backward",

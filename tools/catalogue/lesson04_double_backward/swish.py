@@ -169,7 +169,10 @@ MISTAKES = [
                    "else None\n"
                    "        return grad_output * (s + beta * x * ds), grad_beta")),
     Mistake("SwishFunction", "@once_differentiable on a differentiable backward",
-            "SwishFunction's backward is marked @once_differentiable",
+            "SwishFunction's backward is marked @once_differentiable, so it cannot be "
+            "differentiated again: a second backward through it raised the mark's error, where "
+            "the contract asks for second derivatives; which op of your backward could autograd "
+            "not record",
             _swish(READ + RETURN, decorator=ONCE), named=True),
     Mistake("SwishFunction", "beta.item()", "SwishFunction keeps beta as a Python number",
             _swish("        x, = ctx.saved_tensors\n        beta = ctx.beta\n"

@@ -37,7 +37,7 @@ SWISH_MISTAKES = [
     (mistake("SwishFunction", "backward under torch.no_grad()"), "grad_x from SwishFunction's backward is cut off from autograd"),
     (mistake("SwishFunction", "@once_differentiable on a differentiable backward"),
      "SwishFunction's backward is marked @once_differentiable, so it cannot be differentiated "
-     "again: remove the decorator"),
+     "again: a second backward through it raised the mark's error"),
     (mistake("SwishFunction", "None for beta"),
      "backward returned None for beta, which requires grad: return grad_beta"),
     (mistake("SwishFunction", "beta.item()"), "SwishFunction keeps beta as a Python number (ctx.beta, from .item() or "
