@@ -7,6 +7,7 @@ A nan entry is drawn yellow, off the red-white-blue scale; differing entries are
 black. Where the learner's last self-check of this exercise failed and the two Jacobians still
 match, the view says so instead of ticking: the failure lies in something it does not check."""
 
+import textwrap
 from dataclasses import dataclass
 
 import ipywidgets
@@ -24,7 +25,13 @@ from .markup import code
 from .view import View, html_pane, image_pane, show_figure
 
 MAX_LABELS = 24  # more index labels than this on an axis and only every k-th is written
-MAX_VALUES = 80  # up to this many cells per panel, each shows its value
+MAX_VALUES = 80  # up to this many cells per panel, each shows its value (where it fits)
+VALUE_FONT, MIN_VALUE_FONT = 6.0, 4.5  # a cell's value shrinks to fit, down to this, else goes
+TITLE_FONT = 9
+TITLE_CHARS = 20  # a panel title wraps at this many characters (a longer word stays whole)
+CHAR_INCHES = 0.075  # a character of a title at TITLE_FONT, generously
+COLUMN_INCHES, VALUE_COLUMN_INCHES = 0.3, 0.42  # per column; wider where values are written
+MAX_WIDTH = 11.0
 
 
 @dataclass
@@ -217,23 +224,85 @@ def _label_axis(ax, labels: list[str], axis: str) -> None:
         ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=7)
 
 
+def caption(pair: JacobianPair) -> str:
+    """What each cell is: ``d y[o] / d x[i]: rows o, columns i``, an index only where the
+    tensor has one (a 0-d input such as FakeQuantize's scale reads ``d y[o] / d scale``)."""
+    output = "y[o]" if pair.output_shape else "y"
+    entry = f"{pair.name}[i]" if pair.input_shape else pair.name
+    axes = [words for words, shown in (("rows o", pair.output_shape),
+                                       ("columns i", pair.input_shape)) if shown]
+    return f"d {output} / d {entry}" + (f": {', '.join(axes)}" if axes else "")
+
+
+def panel_titles(pair: JacobianPair, function=None) -> tuple[str, str]:
+    """The titles of the learner's panel (left, empty where it has no Jacobian) and the
+    reference's, wrapped to fit panels a few columns wide."""
+    who = display_name(function) if function is not None else "yours"
+    left = ""
+    if pair.learner is not None:
+        left = _wrap(f"{who}: from {'your ' if learners(function) else ''}backward")
+        if not pair.same_shape:
+            left += f"\nreturned shape {markup.format_shape(pair.returned_shape)}"
+    return left, _wrap("autograd (reference)")
+
+
+def _wrap(title: str) -> str:
+    return "\n".join(textwrap.wrap(title, TITLE_CHARS, break_long_words=False))
+
+
+def _title_inches(title: str) -> float:
+    return CHAR_INCHES * max((len(line) for line in title.splitlines()), default=0)
+
+
+def _label_inches(labels: list[str]) -> float:
+    """Room for an axis's index labels at 7 points, and its ticks."""
+    return 0.15 + 0.06 * max((len(label) for label in labels), default=0)
+
+
+def value_text(value: float) -> str:
+    return f"{value:.2g}"
+
+
 def _panel(ax, matrix: torch.Tensor, limit: float, title: str, rows: list[str],
            columns: list[str], outline=None, title_color="black") -> None:
     ax.imshow(matrix.numpy(), cmap=heatmap_colours(), vmin=-limit, vmax=limit, aspect="auto",
               interpolation="nearest")
-    ax.set_title(title, fontsize=9, color=title_color)
+    ax.set_title(title, fontsize=TITLE_FONT, color=title_color)
     _label_axis(ax, columns, "x")
     _label_axis(ax, rows, "y")
-    if matrix.numel() <= MAX_VALUES:
-        for (o, i), value in zip(torch.cartesian_prod(torch.arange(matrix.shape[0]),
-                                                      torch.arange(matrix.shape[1])).tolist(),
-                                 matrix.reshape(-1).tolist()):
-            if value != 0:  # nan included: it reads "nan" on its yellow cell
-                ax.text(i, o, f"{value:.2g}", ha="center", va="center", fontsize=6,
-                        color="white" if abs(value) > 0.6 * limit else "black")
     if outline is not None:
         for o, i in outline.nonzero().tolist():
             ax.add_patch(_cell(o, i))
+
+
+def _write_values(ax, matrix: torch.Tensor, limit: float) -> None:
+    """Each nonzero cell's value, in the largest font up to VALUE_FONT that fits every cell;
+    none where even MIN_VALUE_FONT would not (the colours and the readout still say it).
+    Call once the figure is laid out: the fit is measured on the drawn axes."""
+    if not 0 < matrix.numel() <= MAX_VALUES:
+        return
+    texts = []
+    for (o, i), value in zip(torch.cartesian_prod(torch.arange(matrix.shape[0]),
+                                                  torch.arange(matrix.shape[1])).tolist(),
+                             matrix.reshape(-1).tolist()):
+        if value != 0:  # nan included: it reads "nan" on its yellow cell
+            texts.append(ax.text(i, o, value_text(value), ha="center", va="center",
+                                 fontsize=VALUE_FONT,
+                                 color="white" if abs(value) > 0.6 * limit else "black"))
+    if not texts:
+        return
+    renderer = ax.figure.canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    widest = max(text.get_window_extent(renderer).width for text in texts)
+    tallest = max(text.get_window_extent(renderer).height for text in texts)
+    fit = min(1.0, 0.9 * box.width / matrix.shape[1] / widest,
+              0.8 * box.height / matrix.shape[0] / tallest)
+    if VALUE_FONT * fit < MIN_VALUE_FONT:
+        for text in texts:
+            text.remove()
+        return
+    for text in texts:
+        text.set_fontsize(VALUE_FONT * fit)
 
 
 def _cell(o: int, i: int) -> Rectangle:
@@ -242,34 +311,40 @@ def _cell(o: int, i: int) -> Rectangle:
 
 
 def jacobian_figure(pair: JacobianPair, function=None):
-    """The learner's Jacobian (left) beside autograd's (right), rows y_o and columns x_i."""
+    """The learner's Jacobian (left) beside autograd's (right), rows y_o and columns x_i. Each
+    panel is as wide as its columns and its title need, so titles never run into each other."""
     rows = index_labels("y", pair.output_shape)
     returned_name = pair.name if pair.same_shape else f"grad_{pair.name}"  # not a's indices
     mine_columns = (index_labels(returned_name, pair.returned_shape)
                     if pair.learner is not None else [])
     columns = index_labels(pair.name, pair.input_shape)
-    widths = [max(len(mine_columns), 1), max(len(columns), 1)]
-    width = min(11.0, 2.4 + 0.3 * sum(widths))
-    height = min(7.0, 1.6 + 0.22 * max(len(rows), 1))
+    titles = panel_titles(pair, function)
+    valued = len(rows) * len(columns) <= MAX_VALUES
+    per_column = VALUE_COLUMN_INCHES if valued else COLUMN_INCHES
+    widths = [max(len(mine_columns) * per_column, _title_inches(titles[0]),
+                  0.0 if pair.learner is not None else 2.0),
+              max(len(columns) * per_column, _title_inches(titles[1]))]
+    width = min(MAX_WIDTH, sum(widths) + 2 * _label_inches(rows) + 0.5)
+    height = min(7.0, 1.9 + 0.22 * max(len(rows), 1) + 0.06 * max(
+        (len(c) for c in mine_columns + columns), default=0))
     figure = new_figure(width, height)
     left, right = figure.subplots(1, 2, gridspec_kw={"width_ratios": widths})
     matrices = [pair.reference] + ([pair.learner] if pair.learner is not None else [])
     finite = [m[torch.isfinite(m)] for m in matrices]
     limit = max([m.abs().max().item() for m in finite if m.numel()] + [1e-12])
-    who = display_name(function) if function is not None else "yours"
     if pair.learner is None:
         left.text(0.5, 0.5, "no Jacobian:\n" + (pair.error or "backward returned None"),
                   ha="center", va="center", fontsize=8, wrap=True, transform=left.transAxes)
         left.set_axis_off()
     else:
-        title = f"{who}: from {'your ' if learners(function) else ''}backward"
-        if not pair.same_shape:
-            title += f"\nreturned shape {markup.format_shape(pair.returned_shape)}"
-        _panel(left, pair.learner, limit, title, rows, mine_columns, pair.mismatch,
+        _panel(left, pair.learner, limit, titles[0], rows, mine_columns, pair.mismatch,
                "black" if pair.same_shape else CURRENT)
-    _panel(right, pair.reference, limit, "autograd (reference)", rows, columns, pair.mismatch)
-    figure.suptitle(f"d y[o] / d {pair.name}[i]: rows o, columns i", fontsize=9)
+    _panel(right, pair.reference, limit, titles[1], rows, columns, pair.mismatch)
+    figure.suptitle(caption(pair), fontsize=TITLE_FONT)
     figure.tight_layout()
+    if pair.learner is not None:
+        _write_values(left, pair.learner, limit)
+    _write_values(right, pair.reference, limit)
     return figure
 
 

@@ -4,7 +4,9 @@ Jacobians or what backward returned show something, one note where they show not
 nothing where the hint already says all they could (a named mistake, an error raised). Where
 the exercise's gradient is by design not the derivative (a straight-through estimator: central
 differences of forward are zero or spikes), the learner's Jacobian is shown beside the
-reference's instead, and only where the two differ."""
+reference's instead, and only where the two differ and the learner's Function can be
+differentiated at the example inputs at all. The README's Learners section says exactly when
+a view appears (tests/widgets/test_self_check.py keeps it in step)."""
 
 import torch
 from IPython.display import HTML, display
@@ -66,10 +68,16 @@ def surrogate_reference(exercise, inputs: tuple):
 
 def offer_reference_view(submission, reference, inputs: tuple) -> None:
     """The learner's Jacobian beside the reference's, where some entry, shape or call differs:
-    where they agree the failure lies in a case the hint above names."""
+    where they agree the failure lies in a case the hint above names. Nothing where the
+    learner's Function cannot be differentiated at ``inputs`` at all (every input's Jacobian
+    raised, as under a forward that returns an int64 one-hot): that is a follow-on of the
+    failure the hint above names, and a view would only repeat an engine error beside a lone
+    reference."""
     try:
         pairs = jacobian_pairs(submission, reference, *inputs)
     except Exception:  # the Function raised here too: the hint above already says so
+        return
+    if all(pair.error for pair in pairs):
         return
     if any(not pair.same_shape or pair.error or pair.mismatch.any() for pair in pairs):
         display(jacobian_view(submission, reference, *inputs))

@@ -179,3 +179,86 @@ def test_a_function_the_lesson_defines_is_not_called_yours():
     assert not any("your" in title for title in titles), titles
     mine = jacobian_view(solution("BroadcastMul"), mul, A, B)
     assert "from your backward" in mine.panes["heading"].value
+
+
+def _surrogate_pair(name: str, wrong: str, position: int):
+    """The pair the self-check's reference view draws for a catalogued mistake of a
+    straight-through exercise (lesson 03), at the exercise's own example inputs."""
+    from autograder.exercises import EXERCISES
+    from widgets.self_check import surrogate_reference
+
+    exercise = EXERCISES[name]
+    inputs = exercise.example()
+    function = mistake(name, wrong).load()
+    pairs = jacobian_pairs(function, surrogate_reference(exercise, inputs), *inputs)
+    return pairs[position], function
+
+
+def _extents(figure, artists):
+    renderer = figure.canvas.get_renderer()
+    return [artist.get_window_extent(renderer) for artist in artists]
+
+
+def test_does_the_caption_index_only_what_has_an_index():
+    """Trial 76 (screenshot 48): FakeQuantize's 0-d scale read "d y[o] / d scale[i]". Is an
+    index written only for a tensor that has one?"""
+    from widgets.jacobian import JacobianPair, caption
+
+    def pair(name, input_shape, output_shape):
+        zeros = torch.zeros(1, 1, dtype=torch.float64)
+        return JacobianPair(name, input_shape, output_shape, zeros, zeros, input_shape)
+
+    assert caption(pair("scale", (), (6,))) == "d y[o] / d scale: rows o"
+    assert caption(pair("x", (2, 3), (6,))) == "d y[o] / d x[i]: rows o, columns i"
+    assert caption(pair("x", (4,), ())) == "d y / d x[i]: columns i"
+    assert caption(pair("s", (), ())) == "d y / d s"
+
+
+@pytest.mark.lesson03
+def test_do_the_panel_titles_of_a_one_column_jacobian_fit():
+    """Trial 76 (screenshot 48): for FakeQuantize's scale, one column per panel, the titles
+    ran into each other ("keQuantize: from your backwautograd (reference)"). Drawn with Agg,
+    does each title lie inside the figure, clear of the other and of the caption above?"""
+    pair, function = _surrogate_pair("FakeQuantize", "clipped elements give scale nothing", 1)
+    assert pair.name == "scale" and pair.input_shape == ()
+    figure = jacobian_figure(pair, function)
+    figure.canvas.draw()
+    left, right = _extents(figure, [ax.title for ax in figure.axes])
+    caption, = _extents(figure, [figure._suptitle])
+    assert not left.overlaps(right) and left.x1 < right.x0, (left, right)
+    for box in (left, right, caption):
+        assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, box
+    assert caption.y0 > max(left.y1, right.y1)
+    assert "FakeQuantize" in figure.axes[0].get_title()
+    assert figure._suptitle.get_text() == "d y[o] / d scale: rows o"
+
+
+def _values(ax):
+    return [text for text in ax.texts if text.get_text()]
+
+
+@pytest.mark.lesson03
+def test_are_the_values_in_a_large_heatmap_legible():
+    """Trial 76 (screenshot 55): StraightThroughSoftmax's 8 x 8 reference Jacobian wrote
+    "-0.00086-2.2e-05" into neighbouring cells. Does every value written lie inside its own
+    cell, in a font no smaller than MIN_VALUE_FONT, and does a matrix too large for values
+    get colours alone?"""
+    from widgets.jacobian import MAX_VALUES, MIN_VALUE_FONT
+
+    pair, function = _surrogate_pair("StraightThroughSoftmax", "identity backward", 0)
+    assert pair.reference.shape == (8, 8)
+    figure = jacobian_figure(pair, function)
+    figure.canvas.draw()
+    for ax, matrix in zip(figure.axes, (pair.learner, pair.reference)):
+        texts = _values(ax)
+        assert len(texts) == int((matrix != 0).sum())
+        assert all(text.get_fontsize() >= MIN_VALUE_FONT for text in texts)
+        box = ax.get_window_extent(figure.canvas.get_renderer())
+        cell = box.width / matrix.shape[1]
+        for text, extent in zip(texts, _extents(figure, texts)):
+            start = box.x0 + round(text.get_position()[0]) * cell
+            assert start <= extent.x0 and extent.x1 <= start + cell, text.get_text()
+    logits = torch.randn(3, 5, dtype=torch.float64)
+    large, = jacobian_pairs(function, lambda z, tau: torch.softmax(z / tau, -1), logits, 0.5)
+    assert large.reference.numel() > MAX_VALUES
+    assert not any(_values(ax) for ax in jacobian_figure(large, function).axes)

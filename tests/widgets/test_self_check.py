@@ -137,6 +137,44 @@ def test_a_surrogate_gradient_that_matches_the_reference_gets_nothing_more(shown
     assert shown == []
 
 
+def test_a_function_that_cannot_be_differentiated_gets_no_reference_view(shown):
+    """Trial 76 (screenshot 55): under StraightThroughSoftmax returning an int64 one-hot (the
+    hint names the dtype), the reference view added "raised RuntimeError: element 0 of tensors
+    does not require grad", a follow-on of the same bug, beside a lone reference. Where every
+    input's Jacobian raises, is the hint left alone?"""
+    with pytest.raises(GradingError, match="int64"):
+        self_check("StraightThroughSoftmax", mistake("StraightThroughSoftmax", "int64 one-hot"))
+    assert shown == []
+
+
+def test_the_readme_says_exactly_which_exercises_get_no_view():
+    """Trial 76: the README promised a view under failing SignSTE self-checks, which have no
+    example inputs and so never get one. Do the README's lists (no example inputs, plain
+    functions, a reference beside yours) name exactly the exercises the hook treats so?"""
+    from pathlib import Path
+
+    from widgets.functions import is_function_class
+
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+
+    def listed(after: str, until: str) -> tuple[set, set]:
+        text = readme.split(after, 1)[1].split(until, 1)[0]
+        return set(re.findall(r"`(\w+)`", text)), set(re.findall(r"\b(\d\d)\b", text))
+
+    def in_lessons(lessons: set) -> set:
+        return {name for name, e in EXERCISES.items() if e.lesson[:2] in lessons}
+
+    names, lessons = listed("exercises without such inputs (", ")")
+    assert names | in_lessons(lessons) == {n for n, e in EXERCISES.items() if e.example is None}
+    with_example = {n: e for n, e in EXERCISES.items() if e.example is not None}
+    names, lessons = listed("written as plain functions (", "), under")
+    plain = {n for n in with_example if not is_function_class(solution(n))}
+    assert names | in_lessons(lessons) == plain
+    names, _ = listed("the hint names the mistake or quotes your error); for ", ", whose")
+    assert names == {n for n, e in with_example.items() if n not in plain
+                     and hook_module.surrogate_reference(e, e.example()) is not None}
+
+
 def test_a_broken_view_never_hides_the_hint(monkeypatch):
     """If the view itself fails, does the learner still get the hint (and a warning)?"""
     def broken(*args, **kwargs):
