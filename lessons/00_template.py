@@ -455,9 +455,11 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
 # forward saves none: the two floats go on `ctx` as plain attributes, and backward returns `None`
-# in the places of `w1` and `w2`. Why `ctx`: every call gets its own, while the class and the
-# module's globals are shared by every call, so a second call made before the first one's
-# backward would overwrite what the first one kept there.
+# in the places of `w1` and `w2`, and of `x1` or `x2` where `ctx.needs_input_grad` says it needs
+# none (rule 2 of the [Function contract](function_contract.md), in every exercise). Why
+# `ctx`: every call gets its own, while the class and the module's globals are shared by every
+# call, so a second call made before the first one's backward would overwrite what the first
+# one kept there.
 # </details>
 
 # %% [markdown]

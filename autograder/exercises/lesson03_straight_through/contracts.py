@@ -195,7 +195,8 @@ FAKE_QUANTIZE_CLAUSES = (
            "kernels compute it;",
            {"FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
             "FakeQuantize/v-in-float32": "v recomputed in float32 in backward, for float64 x",
-            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x"}),
+            "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
+            "FakeQuantize/reciprocal-in-float32": "1 / scale.float() in backward, for float64 x"}),
     Clause("forward saves no copy of an input or of the output.",
            {"FakeQuantize/saves-copy": "saves x.clone()"}),
 )

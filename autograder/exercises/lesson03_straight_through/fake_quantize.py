@@ -21,7 +21,8 @@ from ...exercise import Exercise, sample
 from .saved_any_dtype import check_no_copy_saved, check_no_copy_saved_strided
 from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_scale_gradient,
                                       check_one_convention,
-                                      check_scale_in_float32, check_x_units,
+                                      check_reciprocal_in_float32, check_scale_in_float32,
+                                      check_x_units,
                                       expected_gradients, local_gradients,
                                       probe_scale_gradient, probe_v_in_float32,
                                       scale_candidates, scale_near_miss)
@@ -223,6 +224,8 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
                 raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
     check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, CONVENTIONS)
+    check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, references,
+                                CONVENTIONS)
     if x.dtype == torch.float64:  # each element's term rounded to float32, then summed
         for convention, reference in zip(CONVENTIONS, references):
             local = local_gradients(x, scale, qmin, qmax, convention)[1]

@@ -180,6 +180,38 @@ def scale_near_miss(got, references) -> str | None:
     return None
 
 
+def check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, references,
+                                conventions):
+    """Name a gradient for scale that is the contract's with v = x * (1 / scale), the
+    reciprocal rounded to float32 (1 / scale.float() for float64 x), where that rounding
+    changes it: a probe, not a guess, since every other step is the contract's."""
+    s = scale.detach()
+    if x.dtype != torch.float64:
+        return
+    for reciprocal in ((1 / s.float()).to(x.dtype), (1 / s).float().to(x.dtype)):
+        if torch.equal(reciprocal, 1 / s):
+            continue
+        v = x * reciprocal
+        rounded = torch.round(v)
+        for convention, reference in zip(conventions, references):
+            at_qmin, at_qmax = judged(v, rounded, convention)
+            below, above = at_qmin < qmin, at_qmax > qmax
+            clipped = torch.where(below, float(qmin), float(qmax)).to(x.dtype)
+            local = torch.where(~below & ~above, rounded - v, clipped)
+            candidate = (grad_output * local).sum()
+            near = 1e-12 * (grad_output.abs().sum() * (qmax - qmin + 1)).item()
+            if (torch.allclose(got, candidate, rtol=1e-10, atol=near)
+                    and not torch.allclose(candidate, reference, rtol=1e-10, atol=1e-11)):
+                raise GradingError(
+                    "your gradient for scale agrees to float32 precision only: it is what "
+                    "1 / scale rounded to float32 gives (it gives "
+                    f"{exact(got.item())}, expected {exact(reference.item())}; 1 / scale is "
+                    f"{exact((1 / s).item())}, in float32 {exact(reciprocal.item())}): a step "
+                    "in float32 (1 / scale.float(), or a float32 reciprocal) for float64 x, so "
+                    "v = x * (1 / scale) lost float64's digits; compute the reciprocal in "
+                    "scale's own dtype", mistake="FakeQuantize/reciprocal-in-float32")
+
+
 def check_x_units(x, scale, qmin, qmax, grad_output, got, tolerance, which: int) -> None:
     """Name a gradient ``got`` (``which``: 0 for x, 1 for scale) that is the contract's with
     v computed in float64 (``check_v_widened``), or with the clip judged in x's units, where

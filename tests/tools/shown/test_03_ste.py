@@ -48,9 +48,11 @@ def _stand_ins(stand_in_round, stand_in_sign=None) -> list[str]:
     """What the stand-in checker prints for ``stand_in_round`` and ``stand_in_sign`` (the
     worked one when None)."""
     worked = definitions("03_ste", "stand_in_sign")
-    checker = cell_from("03_ste", "grid = torch.arange").split("\nif None not in")[0]  # no plot
-    return run_code(checker, {"torch": torch, "stand_in_round": stand_in_round,
-                              "stand_in_sign": stand_in_sign or worked["stand_in_sign"]})
+    checker = cell_from("03_ste", "def check_stand_ins(")
+    checker = checker.split("\n    if None not in")[0]  # no plot
+    return run_code(checker + "\n\ncheck_stand_ins(stand_in_round, stand_in_sign)",
+                    {"torch": torch, "stand_in_round": stand_in_round,
+                     "stand_in_sign": stand_in_sign or worked["stand_in_sign"]})
 
 
 def test_worked_stand_ins_pass_and_round_itself_fails_for_its_jumps():

@@ -3,7 +3,7 @@
 too), which the contract accepts, and steps run in float32 for float64 x (a gradient made in torch.zeros without dtype=,
 a forward on x.float(), codes rounded in float32, gradients cast to float32,
 torch.fake_quantize_per_tensor_affine, each element's scale term in float32, scale saved as
-float32), which it does not."""
+float32, 1 / scale taken in float32), which it does not."""
 
 from .. import Mistake, Unusual
 from .answers import FQ_GRAD_X, FQ_LSQ, FQ_READ, _fake_quantize, fq_gated
@@ -92,4 +92,10 @@ MISTAKES = [
                            "        ctx.qmin, ctx.qmax = qmin, qmax\n"
                            "        return torch.clamp(torch.round(x / scale), qmin, qmax) "
                            "* scale")),
+    Mistake("FakeQuantize", "1 / scale.float() in backward, for float64 x",
+            "your gradient for scale agrees to float32 precision only: it is what 1 / scale "
+            "rounded to float32 gives",
+            _fake_quantize(FQ_READ.replace("v = x / scale", "v = x * (1 / scale.float())")
+                           + f"        return grad_output * inside, (grad_output * "
+                           f"{FQ_LSQ}).sum(), None, None")),
 ]

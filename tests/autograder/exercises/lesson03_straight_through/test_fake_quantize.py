@@ -27,6 +27,9 @@ FLOAT32 = [  # (catalogued mistake, first words of its hint, id)
     ("each element's scale term in float32, summed in float64",
      "FakeQuantize's gradient for scale is the sum of grad_output times each element's "
      "d(output)/d(scale) rounded to float32 (it gives", "FakeQuantize/grad-scale-in-float32"),
+    ("1 / scale.float() in backward, for float64 x",
+     "your gradient for scale agrees to float32 precision only: it is what 1 / scale rounded "
+     "to float32 gives (it gives", "FakeQuantize/reciprocal-in-float32"),
     ("forward by torch.fake_quantize_per_tensor_affine",
      "torch.fake_quantize_per_tensor_affine computes in float32 on float64 x",
      "FakeQuantize/output-in-float32"),

@@ -188,7 +188,6 @@ EQUIVALENTS += [
     EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(torch.clamp(x, -1, 1) == x)', 'ctx.save_for_backward((torch.clamp(x, -1, 1) == x).double())', _DERIVED_WIDER),
     EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).float())', 'ctx.save_for_backward((x.abs() <= 1).float().double())', _DERIVED_WIDER),
     EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8))', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8).double())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(x.abs())', 'ctx.save_for_backward(x.abs().double())', _DERIVED_WIDER),
     EquivalentMutant('SignClippedSTE', 'save_narrowed', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().half())', _DERIVED_WIDER),
     EquivalentMutant('SignClippedSTE', 'save_copy', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().clone())', _DERIVED_WIDER),
     EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().double())', _DERIVED_WIDER),
