@@ -145,14 +145,14 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 # `V (..., Lk, dv)` and a Python-float `scale`, with your three steps as its backward. Here
 # the $N_q \times N_k$ scores count among the "sizes" of the Function contract's rule 3: your
 # backward may hold several $N_q \times N_k$ tensors at once, and only rule 2 bounds its work
-# (no gradient for an input that needs none).
+# (no work for a gradient nobody needs).
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
 # - Any Python-float `scale` of the size models use, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
-# - Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller keeps them already): no copy of one, scaled or not.
+# - Between the passes forward keeps nothing but `Q`, `K`, `V`, the mask and the output as they are (the caller holds them already) and one $N_q \times N_k$ float tensor: no copy of an input, scaled or not.
 # - A second derivative whose only path runs through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
@@ -469,9 +469,9 @@ report("output and L, block by block", error_online, 1e-9)
 # exercise's own contract:
 #
 # - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
-# - Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number per query row in float32 or wider: nothing else.
+# - Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they are, and one number per query row.
 # - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
-# - float16 and bfloat16 inputs: results in the input dtype, as accurate as accumulating in float32 makes them.
+# - float16 and bfloat16 inputs: results in the input dtype, as accurate as a kernel whose sums are float32.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
 class FlashAttention(torch.autograd.Function):

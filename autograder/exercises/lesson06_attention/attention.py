@@ -167,7 +167,8 @@ def attention_full(function, spec: Spec, device) -> None:
         check_each_input_alone(function, spec, attention_values((2,), 4, 5, 3, 2, device,
                                                                 mask="causal", seed=30))
     values = attention_values((2, 2), LQ, LK, D, DV, device, mask="causal", seed=32)
-    check_no_gradient_unasked(function, spec, values, describe(values))
+    check_no_gradient_unasked(function, spec, values, describe(values), dp=True,
+                              dp_returned_named=True)
     covers("each gradient only when needed")
     check_noncontiguous_grad_output(function, spec, attention_values(
         (2,), 4, 5, 3, 2, device, mask="padding", seed=31))

@@ -9,6 +9,7 @@ import math
 import torch
 
 from ...errors import GradingError
+from ...function_contract import rule_reference
 
 GIVEN = ("Q", "K", "V", "bias", "mask")
 
@@ -63,9 +64,25 @@ def check_saves_one_score_tensor(name: str, forward, values: dict) -> None:
     shapes = {tuple(values[n].shape): n for n in GIVEN if isinstance(values.get(n), torch.Tensor)}
     what = (f"a tensor of {shapes[odd[0].shape]}'s shape {odd[0].shape}" if odd[0].shape in shapes
             else f"a tensor of shape {odd[0].shape}")
+    note = _scale_note(odd[0], values)
+    why = ("a number backward needs goes on ctx as itself " + rule_reference("ctx") if note
+           else "a tensor computed from an input alone, such as Q * scale, is a copy of it "
+           "kept until backward: save the input itself and apply the scale in backward")
     raise GradingError(
-        f"{name} saves {what} ({odd[0].nbytes} bytes) besides the inputs, the output and one "
-        f"Lq x Lk tensor: {total} bytes where backward needs {budget} at most (P or the "
-        "scores); a tensor computed from an input alone, such as Q * scale, is a copy of it "
-        "kept until backward: save the input itself and apply the scale in backward",
-        mistake=f"{name}/saves-more-than-the-scores")
+        f"{name} saves {what} ({odd[0].nbytes} bytes){note} besides the inputs, the output "
+        f"and one Lq x Lk tensor: {total} bytes where backward needs {budget} at most (P or "
+        f"the scores); {why}", mistake=f"{name}/saves-more-than-the-scores")
+
+
+def _scale_note(saved, values: dict) -> str:
+    """", the scale rounded to float32" where a 0-d tensor saved holds the scale given, rounded
+    to its dtype (``torch.tensor(scale)`` makes float32), or ", the scale as a 0-d tensor"."""
+    scale = values.get("scale")
+    if saved.shape != () or not saved.dtype.is_floating_point or not isinstance(scale, float):
+        return ""
+    kept = saved.tensor.detach().item()
+    if kept == scale:
+        return ", the scale as a 0-d tensor,"
+    if kept == torch.tensor(scale, dtype=saved.dtype).item():
+        return f", the scale rounded to {str(saved.dtype).removeprefix('torch.')},"
+    return ""

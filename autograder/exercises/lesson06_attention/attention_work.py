@@ -53,13 +53,14 @@ def products_with_alone(function, spec, values: dict, alone: str) -> tuple:
 
 def check_no_gradient_unasked(function, spec, values: dict, describe: str, *,
                               others: tuple = (), dp: bool = False, serves: str = "dQ and dK",
-                              gate: str = "Q or K", extra=None) -> None:
+                              gate: str = "Q or K", extra=None,
+                              dp_returned_named: bool = False) -> None:
     """Each of Q, K, V (and ``others``) alone requiring grad: a product in backward of the
     shape of another input's gradient (either way round) is that gradient, computed for
     nobody; with ``dp`` and V alone, dP = dO V^T too, which serves only ``serves`` (an
-    exercise whose contract bounds the work says so). P recomputed is the learner's choice:
-    every gradient needs it. ``values`` must have the
-    module's sizes. ``extra(alone, products)``, where given, checks more of each run."""
+    exercise whose contract bounds the work says so; with ``dp_returned_named``, not where
+    backward returns dQ or dK too, which the generic check names). P recomputed is the
+    learner's choice: every gradient needs it. ``values`` must have the module's sizes. ``extra(alone, products)``, where given, checks more of each run."""
     for alone in ("Q", "K", "V", *others):
         with case(f"{describe}, {alone} alone requiring grad"):
             products, given = products_with_alone(function, spec, values, alone)
@@ -73,8 +74,11 @@ def check_no_gradient_unasked(function, spec, values: dict, describe: str, *,
                         f"{spec.name}.backward computes {formula} (a {shape} product here, or "
                         f"its transpose) when only {alone} requires grad: compute each gradient "
                         "only when its entry of ctx.needs_input_grad is True")
-            if dp and alone == "V" and any(shape in ((LQ, LK), (LK, LQ)) and inner == DV
-                                    for shape, inner in products.inner):
+            # dP for a gradient backward also returned: rule 2's other half names it
+            named = dp_returned_named and bool({"Q", "K"} & given)
+            if dp and alone == "V" and not named and any(
+                    shape in ((LQ, LK), (LK, LQ)) and inner == DV
+                    for shape, inner in products.inner):
                 raise GradingError(
                     f"{spec.name}.backward computes dP = dO V^T (a {(LQ, LK)} product over the "
                     f"{DV} value columns here) when only V requires grad: dV = P^T dO needs no "

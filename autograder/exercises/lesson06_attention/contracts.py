@@ -28,8 +28,9 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "no-row-maximum": "no maximum subtracted",
             S_ + "mask-after-global-maximum": "mask applied after a global max",
             S_ + "one-global-maximum": "one global max, the mask filled first"}),
-    Clause("Forward saves what backward reads, with `Q`, `K` and `V` as they are (the caller "
-           "keeps them already): no copy of one, scaled or not.",
+    Clause("Between the passes forward keeps nothing but `Q`, `K`, `V`, the mask and the output "
+           "as they are (the caller holds them already) and one $N_q \\times N_k$ float tensor: "
+           "no copy of an input, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
             S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
     Clause("A second derivative whose only path runs through your Function raises (the "
@@ -50,6 +51,7 @@ SCALED_DOT_PRODUCT_RULES = {
                S_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {S_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
+                  "case:computes dP = dO V^T": "dP and dS built even when V alone needs a gradient",
                   S_ + "gradient-for-non-tensor": "a gradient for the float scale",
                   S_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "by-hand": {S_ + "asks-autograd": "softmax gradient from torch.autograd.grad",
@@ -106,6 +108,7 @@ MEMORY_EFFICIENT_RULES = {
                M_ + "view-on-multihead-grad-output": "grad_output flattened by .view"},
     "gradients": {M_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dK = dS^T Q": "every gradient computed, returned only when needed",
+                  "case:computes dP = dO V^T": "dP and dS built even when V alone needs a gradient",
                   M_ + "mask-gradient-not-none": "zeros returned as the mask's gradient"},
     "ctx": {M_ + "tensor-on-ctx": "L kept as a ctx attribute",
             M_ + "state-in-shared-container": "P kept in a dict on the class, keyed by id(ctx)",
@@ -137,8 +140,8 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
             F_ + "block-default-not-64": "BLOCK = 128 by default",
             "case:no list of tiles": "two-pass backward keeping every dS tile for the dQ pass"}),
-    Clause("Forward saves $Q$, $K$, $V$ and the $O$ it returns as they are, and $L$, one number "
-           "per query row in float32 or wider: nothing else.",
+    Clause("Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they "
+           "are, and one number per query row.",
            {"case:tensors besides Q, K, V and O": "every score tile saved for backward",
             F_ + "saves-a-copy": "saves a float64 copy of the output for accuracy",
             F_ + "saves-output-accumulator":
@@ -165,8 +168,8 @@ FLASH_ATTENTION_CLAUSES = (
                 "forward key loop ends at the last visible key (BLOCK rows)",
             F_ + "causal-skip-bound-off-by-one-in-backward":
                 "backward's first query block one query late"}),
-    Clause("float16 and bfloat16 inputs: results in the input dtype, as accurate as accumulating "
-           "in float32 makes them.",
+    Clause("float16 and bfloat16 inputs: results in the input dtype, as accurate as a kernel "
+           "whose sums are float32.",
            {F_ + "scores-in-half": "score tile computed in the input dtype",
             F_ + "scale-in-half": "the scale applied to the query block in the input dtype",
             F_ + "backward-scores-in-half": "backward's score tile computed in the input dtype",
@@ -180,7 +183,8 @@ FLASH_ATTENTION_CLAUSES = (
 )
 
 FLASH_ATTENTION_RULES = {
-    "values": {F_ + "mask-filled-before-scaling": "causal mask filled before scaling"},
+    "values": {F_ + "mask-filled-before-scaling": "causal mask filled before scaling",
+               F_ + "buffer-without-dtype": "dK, dV buffers made by torch.zeros(K.shape)"},
     "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dV = P^T dO": "dV computed when V needs none",
                   "case:computes dK = dS^T Q": "dQ and dK computed always, returned only when needed"},

@@ -105,6 +105,13 @@ MISTAKES = [
     Mistake("FlashAttention", "grad_Q returned in its float32 accumulator",
             "backward returns grad_Q in float32 for Q in bfloat16", edit(
         SOLUTION, ("grad_Q.to(Q.dtype) if need_Q", "grad_Q if need_Q"))),
+    # dK and dV buffers made by torch.zeros(K.shape): the default dtype and device, so float32
+    # gradients for bfloat16 inputs and float64 ones rounded through float32 (review 76, W5:
+    # was named as a float32 accumulator not cast back)
+    Mistake(FA, "dK, dV buffers made by torch.zeros(K.shape)", "comes from a tensor made "
+            "without dtype= (such as torch.zeros(K.shape))", edit(
+                FLASH, ("grad_K, grad_V = torch.empty_like(K), torch.empty_like(V)",
+                        "grad_K, grad_V = torch.zeros(K.shape), torch.zeros(V.shape)"))),
     # the row sum of P rounded to float16 passed every case whose probabilities round both
     # ways; the saved L shows it on a row whose 255 equal probabilities round one way
     Mistake(FA, "row sum of P rounded to the input dtype",

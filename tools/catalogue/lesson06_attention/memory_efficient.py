@@ -75,6 +75,11 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # dP and dS built when V alone needs a gradient, as Exercise 1's W15 (review 76)
+    Mistake(M, "dP and dS built even when V alone needs a gradient",
+            "computes dP = dO V^T", _sdpa(
+                ("        if not (need_Q or need_K):\n            return None, None, grad_V, "
+                 "None, None\n", ""), name=M)),
     # e^S and e^L apart: e^S of a large score overflows, of a very negative one underflows to
     # 0, and 0 / 0 or inf / inf is nan (review at 32340a34: was blamed on the mask's fill)
     Mistake(M, "P = exp(S) / exp(L) in backward", "exp(S) and exp(L) apart", edit(

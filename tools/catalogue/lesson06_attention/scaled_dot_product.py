@@ -52,6 +52,21 @@ MISTAKES = [
          "grad_K = grad_S.transpose(-2, -1) @ Qs")), named=True),
     # the plain answer without its gates: every gradient computed and returned, needed or not
     Mistake(S, "ignores needs_input_grad", IGNORES_NEEDS, _sdpa(*UNGATED)),
+    # dP and dS built when V alone needs a gradient, dQ and dK gated: work that serves only
+    # dQ and dK (review 76, W15: passed both, where Exercise 4 named it)
+    Mistake(S, "dP and dS built even when V alone needs a gradient",
+            "computes dP = dO V^T", _sdpa(
+                ("        if not (need_Q or need_K):\n            return None, None, grad_V, "
+                 "None, None\n", ""))),
+    # the scale saved as torch.tensor(scale), a float32 0-d tensor, and used in backward: float64
+    # dQ and dK scaled by a rounded scale (review 76, W1: named only "a tensor of shape ()")
+    Mistake(S, "the scale saved as a float32 0-d tensor", "the scale rounded to float32", edit(
+        SDPA, ("ctx.save_for_backward(Q, K, V, P)\n        ctx.scale = scale",
+               "ctx.save_for_backward(Q, K, V, P, torch.tensor(scale))"),
+        ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, P, scale = ctx.saved_tensors"),
+        ("grad_Q = ctx.scale * grad_S @ K", "grad_Q = scale * grad_S @ K"),
+        ("grad_K = ctx.scale * grad_S.transpose(-2, -1) @ Q",
+         "grad_K = scale * grad_S.transpose(-2, -1) @ Q"))),
     # every gradient computed, the needed ones returned (review 74c, W3: passed both)
     Mistake(S, "every gradient computed, returned only when needed",
             "computes dK = dS^T Q (a (4, 2) product here, or its transpose) when only Q",
