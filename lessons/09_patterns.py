@@ -370,7 +370,8 @@ compare("slices.grad", prediction_2, slices.grad.tolist())
 #
 # - the gradient correct to rounding along any `dim`;
 # - the gradient is finite whether a slice holds no zero, one zero or several, and exactly 0
-#   wherever autograd's gradient of `torch.prod` is.
+#   where a zero of the slice makes the product of the others 0 (slices whose partial products
+#   underflow or overflow are exempt).
 #
 # Derive it:
 #
@@ -624,7 +625,7 @@ if written(prediction_3):
 # 1. Write $y_{k,c}$ with `index`, and $\partial y_{k,c} / \partial x_{s,d}$ with an indicator and
 #    a delta.
 # 2. Multiply by $g_{k,c}$ and sum over $k$ and $c$: which rows of $g$ reach row $s$? What does a
-#    row never named get, and one named three times?
+#    row never named get, and one named three times? And a 0-d `x`?
 # 3. What did quick question 3 show an indexed write doing with a repeated index, and what must
 #    backward do instead?
 # 4. What does backward need, and which of it is a tensor?
@@ -851,8 +852,8 @@ from autograder import grade; grade("Normalize", Normalize)
 #
 # - where entries tie for the running maximum, the gradient goes where autograd sends the
 #   gradient of `torch.cummax(x, dim).values`;
-# - forward saves only what `torch.cummax` returned that backward needs, no input tensor and no
-#   tensor of its own.
+# - forward saves nothing that a correct backward can do without, and no tensor made only to be
+#   saved.
 
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: a question (open after your attempt)</summary>
@@ -1227,9 +1228,8 @@ for returned, observed in observed_2.items():
 # $|e - t| \le 10^{-10} + 10^{-9}|t|$ in float64 ($10^{-5} + 10^{-4}|t|$ in float32), and, on
 # slices with a tiny entry beside large ones (such as $10^{-13}$ beside $10^{7}$), when
 # $|e - t| \le 10^{-9}|t|$ ($10^{-4}|t|$ in float32), with no absolute part: a tiny entry is not
-# a zero. Any order of the products is far inside that. A slice where a product of some of its
-# entries underflows to 0 or overflows is not graded: there the truth depends on the order of
-# the products.
+# a zero. Any order of the products is far inside that; where a partial product underflows or
+# overflows, the truth depends on that order, hence the bullet's exemption.
 #
 # ## Fine print: `Normalize` at `eps` (optional, not graded)
 #

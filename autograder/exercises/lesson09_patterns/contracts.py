@@ -46,7 +46,8 @@ PROD_OVER_DIM_CLAUSES = (
             PROD_ + "inclusive-products": "inclusive cumprods (no shift)",
             PROD_ + "tiny-entry-as-zero": "zeros counted with a tolerance (x.abs() < 1e-12)"}),
     Clause("the gradient is finite whether a slice holds no zero, one zero or several, and "
-           "exactly 0 wherever autograd's gradient of `torch.prod` is.",
+           "exactly 0 where a zero of the slice makes the product of the others 0 (slices whose "
+           "partial products underflow or overflow are exempt).",
            {PROD_ + "divides-by-zero": "prod / x divides by zero",
             "case:wrong on a slice with exactly one zero": "y/x with nan_to_num (one zero gets 0)",
             "case:wrong on a slice with two zeros": "several zeros treated like one",
@@ -141,8 +142,8 @@ CUMMAX_CLAUSES = (
     Clause("where entries tie for the running maximum, the gradient goes where autograd sends "
            "the gradient of `torch.cummax(x, dim).values`;",
            {CUMMAX_ + "ties-to-earliest": "ties to the earliest of equal values (strict >)"}),
-    Clause("forward saves only what `torch.cummax` returned that backward needs, no input tensor "
-           "and no tensor of its own.",
+    Clause("forward saves nothing that a correct backward can do without, and no tensor made "
+           "only to be saved.",
            {CUMMAX_ + "saves-float-tensor": "saves values and indices",
             CUMMAX_ + "saves-more-than-needed": "saves the indices and an arange of positions",
             CUMMAX_ + "narrow-indices": "the indices saved as int32",

@@ -156,8 +156,7 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
                 "its output" if saved.role == "output" else
                 f"a float tensor of shape {_shape(saved.shape)}")
             raise GradingError(f"CumMax saves {what} ({saved.nbytes} bytes), a float tensor a "
-                               "correct backward can do without: the contract keeps only what "
-                               "torch.cummax returned that backward needs, no input tensor; what "
+                               "correct backward can do without, which the contract rules out; what "
                                "does backward need to know about x, beyond its values?",
                                mistake="CumMax/saves-float-tensor")
     budget = 8 * x.numel()
