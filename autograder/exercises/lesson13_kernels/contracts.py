@@ -7,7 +7,7 @@ from ...clauses import Clause
 
 SILU_MUL_CLAUSES = (
     Clause("**one** forward kernel and **one** backward kernel, each launched once, the backward "
-           "computing both gradients in a single pass over memory;",
+           "computing the gradients needed in a single pass over memory;",
            {"silu_mul/more-than-one-launch":
                 "the backward kernel launched twice, one gradient each"}),
     Clause("each kernel behind a `torch.library.custom_op` (not `triton_op`) with a fake "
@@ -67,6 +67,8 @@ SILU_MUL_RULES = {
             "silu_mul/output-changed-by-later-call":
                 "the output buffer kept per shape, a fresh view of it returned by every call (a "
                 "later call overwrites an earlier call's output)"},
+    "gradients": {"silu_mul/computes-frozen-gradient":
+                      "both gradients returned when only one input requires grad"},
     "unwritten": {"silu_mul/writes-input": "the output written into the input a",
                   "silu_mul/returns-input":
                       "the gradients written into a and b and returned (Liger-Kernel's way)",

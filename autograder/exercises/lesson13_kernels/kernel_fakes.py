@@ -63,8 +63,7 @@ def _compare_fake(name: str, operator, op_args, op_kwargs, layout: str) -> None:
                 f"{layout}): the register_fake of the operator called in backward must describe "
                 "its real outputs whatever layout grad_output arrives in, strides included "
                 "(opcheck of that operator fails on it): return the layout it returns "
-                "(memory_format=torch.contiguous_format for contiguous gradients: "
-                "empty_like(t) alone keeps t's strides)",
+                "(empty_like(t) alone keeps t's strides)",
                 mistake=f"{name}/backward-fake-mismatch")
 
 

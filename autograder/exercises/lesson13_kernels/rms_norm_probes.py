@@ -326,8 +326,8 @@ def name_unwritten_columns(function, values: dict) -> None:
         f"{tuple(values['x'].shape)}: its programs cover {width} lanes of a row of {D} (a "
         "fresh buffer keeps whatever it held there, so its results change from call to call). "
         "Is the block's width computed from this call's own D (not kept from an earlier "
-        "call, nor a constant)? The block must be at least D (BLOCK_D = "
-        "triton.next_power_of_2(D), masked past the row's end), or loop over the row",
+        "call, nor a constant)? The block must be at least D (a power of two no narrower "
+        "than the row, masked past its end), or loop over the row",
         mistake="rms_norm_rows/block-narrower-than-row")
 
 

@@ -71,8 +71,8 @@ def check_rows(function, values: dict) -> None:
             raise GradingError(
                 f"rms_norm_rows is right for rows of 5 but wrong for rows of {D}: a program "
                 "must cover its whole row, so the block must be at least D "
-                "(BLOCK_D = triton.next_power_of_2(D), masked past the row's end), or loop "
-                "over the row in blocks", error.details, case=f"x of shape {shape}",
+                "(a power of two no narrower than the row, masked past its end), or loop over "
+                "the row in blocks", error.details, case=f"x of shape {shape}",
                 mistake="rms_norm_rows/block-narrower-than-row") from error
         rows = x.reshape(-1, D)
         if rows.shape[0] > FEW_ROWS:
@@ -258,7 +258,7 @@ def check_fake(function, device) -> None:
                 f"rms_norm_rows under fake tensors returns strides {fake.stride()}{where}, but "
                 f"really {real.stride()}: register_fake must describe the real outputs, "
                 "strides included (opcheck fails on it); return the layout your operator "
-                "returns (memory_format=torch.contiguous_format for a contiguous one)",
+                "returns (empty_like(t) alone keeps t's strides)",
                 mistake="rms_norm_rows/fake-strides")
     check_backward_fakes("rms_norm_rows", function, (transposed, weight, eps))
 

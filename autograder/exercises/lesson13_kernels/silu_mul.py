@@ -11,7 +11,7 @@ from ...exercise import Exercise, sample
 from .contracts import SILU_MUL_CLAUSES, SILU_MUL_RULES
 from .kernel_checks import (Calls, check_compiled, check_in_kernels, check_opcheck,
                             check_operator, explain, kernel_battery)
-from .kernel_domain import KERNEL_MEMORY_CLAUSE, kernel_operator
+from .kernel_domain import KERNEL_MEMORY_CLAUSE, check_frozen_inputs_get_none, kernel_operator
 from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
@@ -207,7 +207,7 @@ def check_fake(silu_mul, device) -> None:
                 f"silu_mul's fake implementation gives strides {fake.stride()}{where}, but the "
                 f"operator returns strides {real.stride()}: register_fake must describe the "
                 "real output, strides included (opcheck fails on it); the kernel writes a "
-                "contiguous output, so return one (memory_format=torch.contiguous_format)",
+                "contiguous output, so return one (empty_like(t) alone keeps t's strides)",
                 mistake="silu_mul/fake-strides")
     check_backward_fakes("silu_mul", silu_mul, (a64.t(), b64.t()))
 
@@ -277,6 +277,9 @@ def silu_mul_full(silu_mul, device) -> None:
                       tuple(v.requires_grad_() for v in silu_mul_values((5, 3), device).values()))
         covers("torch.compile without graph breaks")
         check_compiled("silu_mul", silu_mul, tuple(silu_mul_values((4, 3), device, seed=4).values()))
+        covers("None for an input that needs no gradient")
+        check_frozen_inputs_get_none("silu_mul", silu_mul, tuple(
+            silu_mul_values((4, 7), device, seed=33, dtype=torch.float32).values()))
         check_saves_inputs_only(silu_mul, device)
         check_no_global_rebound("silu_mul", silu_mul, _one_call(silu_mul, device, torch.float32))
         # last: a kept output or a stale one is named by the checks above

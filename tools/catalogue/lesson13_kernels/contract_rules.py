@@ -1,7 +1,8 @@
 """Lesson 13: answers about the Function contract's rules and what setup_context saves (review
 75). silu_mul: the output saved as well as a and b (the contract saves no tensor beyond them),
 an empty input returned as the output, a call counter in a module global (rule 4), the output
-allocated without device= (rule 1's device clause, seen on a GPU only); rms_norm_rows: a count
+allocated without device= (rule 1's device clause, seen on a GPU only), both gradients returned
+when one input requires grad (rule 2); rms_norm_rows: a count
 in a module global, the weight's gradient returned when only x requires grad (rule 2), the
 buffers allocated without device=, and the weight's gradient left in float32 for a half weight,
 its fake saying so (autograd casts it back: correct, if unusual)."""
@@ -39,6 +40,9 @@ MISTAKES = [
                 ("    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)",
                  "    global CALLS\n    CALLS += 1\n"
                  "    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)"))),
+    Mistake("silu_mul", "both gradients returned when only one input requires grad",
+            "registered backward returns a tensor for b, whose ctx.needs_input_grad entry is "
+            "False", _edit(SILU_MUL, ("backward = none_where_not_needed(backward)\n", ""))),
     Mistake("rms_norm_rows", "the rows seen so far counted in a module global",
             "the module global ROWS_SEEN went from", _edit(
                 RMS, ("    D = x.shape[-1]\n    rows = x.reshape(-1, D).contiguous()\n"

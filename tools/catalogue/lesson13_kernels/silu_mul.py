@@ -78,6 +78,16 @@ def backward(ctx, grad_output):
     return silu_mul_backward(grad_output, a, b)
 
 
+def none_where_not_needed(backward):
+    """Rule 2: None for an input whose ctx.needs_input_grad entry is False."""
+    def gated(ctx, grad_output):
+        grads = backward(ctx, grad_output)
+        return tuple(grad if needed else None
+                     for grad, needed in zip(grads, ctx.needs_input_grad))
+    return gated
+
+
+backward = none_where_not_needed(backward)
 silu_mul.register_autograd(backward, setup_context=setup_context)
 '''
 
