@@ -345,7 +345,9 @@ from autograder import grade; grade("LogSumExp", LogSumExp)
 # graph and hands it to a backend (`aot_eager` here: trace forward and backward ahead of time, run
 # them eagerly). Where it cannot follow the Python it **breaks the graph**: the call runs in
 # ordinary Python between two graphs. `fullgraph=True` turns a break into an error with its
-# reason. Here is yours:
+# reason. Predict before you run the next cells: with an input that requires grad, does
+# `fullgraph=True` accept your `LogSumExp`, which defines `jvp`? And the same class without `jvp`?
+# Here is yours:
 
 # %%
 def through_logsumexp(x):
@@ -1336,8 +1338,9 @@ except RuntimeError as error:
 # replacing $\log(1 + e^{z})$ by $e^{z}$ in the left tail drops a relative $e^{z}/2$: how far
 # out must each switch sit before the dtype's precision on the right, or five digits on the
 # left, cannot see the term it drops? (`F.softplus` switches to $x$ past $\beta x = 20$, its
-# `threshold`, and its backward switches the slope to 1 there, $2 \times 10^{-9}$ off, which
-# float64 sees.) A form with no switch never asks. The fake is tried on several layouts of `x`,
+# `threshold`, a relative $10^{-10}$ off, and its backward switches the slope to 1 there,
+# $2 \times 10^{-9}$ off: float64 sees both, so `F.softplus` is no answer here.) A form with no
+# switch never asks. The fake is tried on several layouts of `x`,
 # dense and not.
 
 # %% [markdown]

@@ -13,6 +13,8 @@ SQUARED_NORM_CLAUSES = (
     Clause('a backward written by hand, registered for autograd;',
            {'squared_norm/grad-output-not-unsqueezed':
                 'grad_output not unsqueezed at dim (a square x shows it)',
+            'squared_norm/backward-assumes-last-dim':
+                'backward puts dim back at the end (grad_output[..., None])',
             'squared_norm/gradient-off-by-a-factor': 'backward without the factor 2'}),
     Clause('a batching rule registered with `register_vmap` that works on the whole batch at '
            'once (not the per-sample fallback, nor a loop), for every `dim` of a sample and '

@@ -21,7 +21,8 @@ from ...probes import trace_backward
 from .custom_op_probes import check_beta_slips, check_output_beta
 from .left_sweep import check_left_switch, check_left_tail_sweep, check_slope_at_kink
 from .left_tail import check_left_tail
-from .right_tail import check_float32_overflow, check_no_switch, check_right_slope
+from .right_tail import (check_float32_overflow, check_no_switch, check_right_slope,
+                         check_right_value)
 from .contracts import SOFTPLUS_CLAUSES, SOFTPLUS_RULES
 
 LATER_IN_LESSON = True  # softplus comes after LogSumExp (log_sum_exp)
@@ -289,6 +290,8 @@ def softplus_full(softplus, device) -> None:
     check_float32_overflow(softplus, device)
     check_left_tail(softplus, device, SOFTPLUS, _softplus_error)
     check_left_tail_sweep(softplus, device, _softplus_error)
+    check_right_value(softplus, device, _softplus_error)
+    covers("the right side's value, to the dtype's precision")
     check_right_slope(softplus, device, _softplus_error)
     covers("the right side's gradient, to the dtype's precision")
     covers("the left tail, relative error")
@@ -338,6 +341,7 @@ EXERCISES = [
                                                        "tiny and large")}),
              clauses=SOFTPLUS_CLAUSES, rules=SOFTPLUS_RULES,
              contract=("0-d and 1-D x", "beta * x in the thousands",
+                       "the right side's value, to the dtype's precision",
                        "the right side's gradient, to the dtype's precision",
                        "the left tail, relative error",
                        "the left tail's gradient, relative error",

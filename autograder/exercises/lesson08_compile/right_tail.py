@@ -1,14 +1,21 @@
 """Lesson 08: softplus in its right tail, where beta * x is large: exp(beta * x) overflowing in
-float32 where float64 holds it (a threshold or guard fixed for float64), a switch to the
-asymptote x past a threshold, which drops a term float64 still sees, and the slope on the right
-to the dtype's precision (a slope of exactly 1 past a threshold drops e^-z)."""
+float32 where float64 holds it (a threshold or guard fixed for float64), the value and the slope
+on the right to the dtype's precision (a switch to the asymptote x past a threshold drops
+e^-z / z, a slope of exactly 1 past one drops e^-z; float64 sees both past z = 20)."""
 
 import torch
 
 from ...errors import GradingError
 from .left_sweep import BETAS, _sweep
 
-ULPS = 4  # the slope on the right: within 4 ulps of beta * x, relative (the dtype's precision)
+ULPS = 4  # value and slope on the right: within 4 ulps of beta * x, relative (the dtype's precision)
+
+
+def _right_tolerance(z, dtype):
+    """The relative error the contract's "dtype's precision on the right" allows at beta * x =
+    z: ULPS ulps of max(1, z), what rounding beta * x alone can carry into the value and the
+    slope."""
+    return ULPS * torch.finfo(dtype).eps * z.clamp(min=1)
 
 
 def check_float32_overflow(softplus, device) -> None:
@@ -29,10 +36,11 @@ def check_float32_overflow(softplus, device) -> None:
 
 
 def check_no_switch(softplus, device, spec) -> None:
-    """log(1 + e^z) = z + log1p(e^-z) for every z (the hint does not say so): a forward that returns z / beta (x itself)
-    past a threshold drops e^-z / beta, which float64's tolerance sees up to z of about 20
-    (F.softplus's own threshold, 20, stays inside it). Named only where every value the
-    tolerance rejects is exactly x. ``spec`` holds the reference."""
+    """log(1 + e^z) = z + log1p(e^-z) for every z (the hint does not say so): a forward that
+    returns z / beta (x itself) past a threshold drops a relative e^-z / z, which float64's
+    precision on the right (a few ulps of z) sees until z is about 28, F.softplus's own
+    threshold, 20, included. Named only where every value the tolerance rejects is exactly x.
+    ``spec`` holds the reference."""
     for beta in (1.0, 100.0):
         z = torch.arange(5.0, 40.0, 0.25, dtype=torch.float64, device=device)
         x = z / beta
@@ -44,7 +52,8 @@ def check_no_switch(softplus, device, spec) -> None:
         expected = spec.reference(x, beta)
         if not isinstance(got, torch.Tensor) or got.shape != x.shape:
             return
-        bad = ~torch.isclose(got, expected, rtol=1e-9, atol=1e-10)
+        tolerance = _right_tolerance(z, torch.float64)
+        bad = ~((got - expected).abs() <= tolerance * expected.abs())
         if not bad.any() or not torch.equal(got[bad], x[bad]):
             continue
         first = int(bad.nonzero()[0])
@@ -52,11 +61,38 @@ def check_no_switch(softplus, device, spec) -> None:
             f"softplus returns x itself from beta * x = {z[first].item():g} on (with "
             f"beta={beta:g}, at x = {x[first].item():.6g} it returns {got[first].item():.10g}, "
             f"the true value is {expected[first].item():.10g}, a relative error of "
-            f"{((expected[first] - got[first]) / expected[first]).item():.2g}, past the right "
-            "tail's tolerance in float64, a relative 1e-9): a switch to the asymptote past a "
-            "threshold. What exactly does the switch drop from log(1 + e^z), how fast does that "
+            f"{((expected[first] - got[first]) / expected[first]).item():.2g}, past the "
+            "dtype's precision the contract asks for on the right (here a relative "
+            f"{tolerance[first].item():.2g}, a few ulps of beta * x in float64)): a switch to "
+            "the asymptote past a threshold. What exactly does the switch drop from log(1 + e^z), how fast does that "
             "shrink as z grows, and is there a form of log(1 + e^z) that needs no switch?",
             mistake="softplus/threshold-switch")
+
+
+def check_right_value(softplus, device, explain) -> None:
+    """The value for beta * x > 0 on the sweep (to 40, every beta, float64 then float32), to
+    the dtype's precision, as the contract's first bullet says: a relative ULPS * eps *
+    max(1, beta * x). ``check_no_switch`` has named a switch to x itself in float64 already."""
+    for dtype in (torch.float64, torch.float32):
+        for beta in BETAS:
+            x, out, _, truth, _ = _sweep(softplus, device, dtype, beta, explain)
+            if not isinstance(out, torch.Tensor) or out.shape != truth.shape:
+                return  # the sweep's own check named it
+            z = beta * x
+            error = (out.double() - truth).abs() / truth
+            bad = (z > 0) & ~(error <= _right_tolerance(z, dtype))
+            if not bad.any():
+                continue
+            name = str(dtype).removeprefix("torch.")
+            worst = int(torch.argmax(torch.where(bad, error / _right_tolerance(z, dtype), 0)))
+            same = " (x itself: a switch to the asymptote)" if out.double()[worst] == x[worst] else ""
+            raise GradingError(
+                f"softplus's output is not accurate on the right in {name}: at beta * x = "
+                f"{z[worst].item():g} (beta={beta}) it returns {out[worst].item():.17g}{same}, "
+                f"the true value is {truth[worst].item():.17g} (relative error "
+                f"{error[worst].item():.2g}); the contract asks for the dtype's precision on "
+                f"the right (here a relative {_right_tolerance(z, dtype)[worst].item():.2g}, a "
+                "few ulps of beta * x)")
 
 
 def check_right_slope(softplus, device, explain) -> None:

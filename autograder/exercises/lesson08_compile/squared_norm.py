@@ -86,6 +86,16 @@ def check_values(squared_norm, values: dict, **tolerance) -> None:
                                                        **tolerance)
     except GradingError as error:
         cause = error.__cause__
+        x, dim = values["x"], values["dim"]
+        if (dim not in (-1, x.dim() - 1) and isinstance(cause, RuntimeError)
+                and "must match the size of tensor" in str(cause)
+                and error.hint.startswith("squared_norm.backward raised")):
+            raise GradingError(
+                f"squared_norm's backward fails for dim={dim}, which is not the last dimension "
+                f"(x of shape {tuple(x.shape)}; the last one passed): grad_output has x's shape "
+                "with dim removed, so it meets x only once dim is put back where ctx.dim says, "
+                "not at the end", str(cause),
+                mistake="squared_norm/backward-assumes-last-dim") from error
         if cause is not None and not isinstance(cause, GradingError):
             named = _operator_error("call", cause, values["dim"])
             if not named.hint.startswith("squared_norm's call raised"):  # a registration

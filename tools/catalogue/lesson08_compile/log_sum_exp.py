@@ -226,6 +226,18 @@ class LogSumExp(torch.autograd.Function):
                  "        x, output, p = ctx.saved_tensors\n        return grad_output"),
                 ("        x, output = ctx.saved_tensors\n        return ((x",
                  "        x, output, p = ctx.saved_tensors\n        return ((x"))),
+    # review 76's W1l: the weights cached by backward in a global keyed by (x.data_ptr(), dim);
+    # a reused address hands one call's weights to a call of another shape, which grading
+    # named "a dim normalised against grad_output's rank" before the state probe ran
+    Mistake("LogSumExp", "backward caches the weights in a global keyed by (x.data_ptr(), dim)",
+            "state outside ctx",  # the vmap probe's line, or the state probe's after a reused address
+            "CACHE = {}\n" + _edit(LSE, (
+                "        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze(ctx.dim))"
+                ".exp(), None",
+                "        key = (x.data_ptr(), ctx.dim)\n"
+                "        if key not in CACHE:\n"
+                "            CACHE[key] = (x - output.unsqueeze(ctx.dim)).exp()\n"
+                "        return grad_output.unsqueeze(ctx.dim) * CACHE[key], None"))),
     # the reviewer's: was told to "check your forward-mode product" (review at bac92e6a)
     Mistake("LogSumExp", "jvp computes the weights in x's own memory (x.sub_(...).exp_())",
             "LogSumExp.jvp wrote into x",

@@ -244,6 +244,11 @@ MISTAKES = [
             "squared_norm's backward lines grad_output up with the wrong dim",
             _edit(SQUARED_NORM, ("2 * x * grad_output.unsqueeze(ctx.dim), None",
                                  "2 * x * grad_output, None"))),
+    # review 76's W3s: the raw broadcast error before
+    Mistake("squared_norm", "backward puts dim back at the end (grad_output[..., None])",
+            "squared_norm's backward fails for dim=0, which is not the last dimension",
+            _edit(SQUARED_NORM, ("2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "2 * x * grad_output[..., None], None"))),
     # an in-place view op on grad_output: its values stay, its shape changes under the caller
     Mistake("squared_norm", "grad_output.unsqueeze_(dim) in backward (its shape changed in place)",
             "squared_norm's backward changed grad_output's shape in place",
