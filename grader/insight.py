@@ -35,8 +35,8 @@ QUOTED = (mistakes.UNNAMED_CHECK, mistakes.TIMEOUT, SYNTAX_ERROR)
 
 CATEGORIES = {
     mistakes.NOT_IMPLEMENTED: "not answered: the stub still raises NotImplementedError",
-    mistakes.WRONG_VALUE: "wrong value, cause not proven (the hint says only which value "
-                          "differs)",
+    mistakes.WRONG_VALUE: "a wrong output or gradient, cause not proven (the hint says "
+                          "only which one differs, and where)",
     mistakes.UNNAMED_CHECK: "failed a check that gives no mistake id",
     mistakes.TEST_FAILED: "an assert of the test cell failed",  # + its message (failed_assert)
     mistakes.TAMPERED: "replaced torch or the grading library while it was graded",

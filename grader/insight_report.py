@@ -55,10 +55,10 @@ def _listed(learners: tuple[str, ...], shown: int | None = None) -> str:
 
 
 def exercise_summary(exercise: ExerciseInsight) -> str:
-    """"Outer: 6 graded, 2 full marks, 1 failed", and how many handed in before the test existed
-    (not failures of theirs)."""
+    """"Outer: 6 graded, 2 with full marks, 1 failed", and how many handed in before the test
+    existed (not failures of theirs)."""
     before = sum(failure.mistake == BEFORE_ADDED for failure in exercise.failures)
-    return (f"{exercise.name}: {exercise.graded} graded, {len(exercise.passed)} full marks, "
+    return (f"{exercise.name}: {exercise.graded} graded, {len(exercise.passed)} with full marks, "
             f"{len(exercise.failures) - before} failed"
             + (f", {before} handed in before it was added" if before else ""))
 
@@ -86,18 +86,17 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                     learners += f" ... and {len(group.students) - SHOWN} more (the CSV has all)"
                 explanation = one_line.cut(group.explanation, 240)
                 shortened |= explanation != group.explanation
-                lines.append(f"    {len(group.students):4d}  {group.mistake}: {explanation}")
-                if group.named:  # the exercise's own section is on its line, above
-                    lines.append("          taught in: " + (
-                        OWN_SECTION if group.section == exercise.section
-                        else taught_in(insight, exercise, group)))
+                said = f"{group.mistake}: {explanation}" if group.named else explanation
+                lines.append(f"    {len(group.students):4d}  {said}")  # a category in words
+                if group.named and group.section != exercise.section:  # the exercise's own
+                    # section is on its line, above: only another one is worth a line here
+                    lines.append(f"          taught in: {taught_in(insight, exercise, group)}")
                 lines.append(f"          {learners}")
     if shortened:
         lines.append(CUT_NOTE)
     return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
 
 
-OWN_SECTION = "the exercise's own section (in brackets above)"
 CUT_NOTE = ("(… marks a hint cut short to fit a line here: the page, insight.html, and insight.csv's "
             "explanation and hint columns have each one whole)")
 

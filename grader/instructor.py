@@ -144,10 +144,12 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
     return True
 
 
-def refused_line(refused: list[str]) -> str:
-    """The last line of a release that left lessons out: expected, not a crash, and why the
-    status is not 0 (so that ``make release && make autograde`` stops until you choose)."""
-    return (f"not released: {', '.join(refused)} (why: above; any other lesson was released). "
+def refused_line(refused: list[str], asked: int = 0) -> str:
+    """The last line of a release that left lessons out (of ``asked``): expected, not a crash,
+    and why the status is not 0 (so that ``make release && make autograde`` stops until you
+    choose)."""
+    others = "; the other lessons were released" if asked > len(refused) else ""
+    return (f"not released: {', '.join(refused)} (why: above{others}). "
             "Exit status 1, so that `make release && make autograde` stops here; make adds "
             "its own line, `make: *** [Makefile:..: release] Error 1`.")
 
@@ -357,7 +359,7 @@ def main() -> None:
     if args.command == "release":
         if refused := release(root, lessons, overwrite=args.overwrite_sources,
                               regrade=args.regrade, workers=args.workers):
-            raise SystemExit(refused_line(refused))
+            raise SystemExit(refused_line(refused, len(lessons)))
     elif args.command == "autograde":
         try:
             autograde(root, lessons, workers=args.workers, scheduler=args.scheduler,

@@ -285,7 +285,7 @@ def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake
                             "raised:ValueError": ("max",)}
     from grader.insight_report import exercise_summary
 
-    assert exercise_summary(own) == ("own_exercise: 4 graded, 0 full marks, 2 failed, 2 handed "
+    assert exercise_summary(own) == ("own_exercise: 4 graded, 0 with full marks, 2 failed, 2 handed "
                                      "in before it was added")
     before = next(group for group in own.groups if group.mistake == BEFORE_ADDED)
     assert before.explanation.startswith("handed in before this test was added")

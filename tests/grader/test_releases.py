@@ -81,7 +81,8 @@ def test_a_held_back_release_ends_with_a_line_that_says_it_is_expected():
     from grader.instructor import refused_line
 
     said = refused_line(["12_surgery"])
-    assert said.startswith("not released: 12_surgery (why: above")
+    assert said.startswith("not released: 12_surgery (why: above). ")
+    assert "(why: above; the other lessons were released)" in refused_line(["12_surgery"], 3)
     assert "Exit status 1, so that `make release && make autograde` stops here" in said
     assert "make: *** [Makefile:..: release] Error 1" in said
 
