@@ -122,7 +122,7 @@ class Norm(torch.autograd.Function):
 #   links the output into the autograd graph.
 #
 # A limit: at a row of zeros, $y = 0$ and backward divides $0$ by $0$. The norm has no derivative
-# there; `torch.linalg.vector_norm` returns $0$, a convention. A Function you ship must decide
+# there; `torch.linalg.vector_norm`'s gradient at a zero row is $0$, a convention. A Function you ship must decide
 # what it does at such points, and say so.
 
 # %%
@@ -218,9 +218,12 @@ compare_all(predicted_gradcheck, {
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
 #
-# float64 passes; float32 fails, although the backward is exact. float32 rounds a number near 1 to
-# within about $6 \times 10^{-8}$, 6% of $\varepsilon = 10^{-6}$: the difference quotient is off
-# by several per cent, against `gradcheck`'s tolerance of 0.1%. PyTorch warns you
+# float64 passes; float32 fails, although the backward is exact. `gradcheck` divides
+# $f(x+\varepsilon) - f(x-\varepsilon)$ by $2\varepsilon = 2 \times 10^{-6}$, and float32 rounds
+# each value of $f$ (here $y \approx 2$) to within half an ulp of $y$, about $10^{-7}$: the
+# quotient is off by up to about $\mathrm{ulp}(y)/(2\varepsilon) \approx 0.1$, a tenth to a
+# quarter of these gradients, against `gradcheck`'s tolerance of 0.1% (rounding $x \pm
+# \varepsilon$ adds a few per cent more). PyTorch warns you
 # (`passes_gradcheck` hides it). A failing float32 `gradcheck` tells you nothing about your
 # backward; run it in float64.
 # </details>
@@ -235,11 +238,8 @@ compare_all(predicted_gradcheck, {
 #
 # - the value and the gradient autograd gives `x ** 2`, for every finite `x`, `x = 0` included.
 #
-# Two rules of the contract show here. Rule 1: "every `x`" is every shape (0-d, empty, dimensions
-# of size 1), every layout (a transposed `x`, a slice of a wider tensor), float32 and float64;
-# element-wise operations take them all, `.view` and `.squeeze` do not. Rule 4: a tensor backward
-# needs goes through `ctx.save_for_backward`, never on the class or in a global, which every call
-# shares.
+# Rules 1 (every shape, layout and dtype) and 4 (state on `ctx`) of the
+# [contract](function_contract.md) show here.
 #
 # Answer on paper first, with the method of the worked example:
 #
@@ -539,11 +539,10 @@ jacobian_view(FirstDifference,
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
 #   included;
 # - what forward saves holds no memory but that of `u` and `v`, no copy;
-# - backward does no work for an input that needs no gradient.
+# - backward reads neither `u` nor `v` for a gradient nobody needs, and returns `None` for it.
 #
-# Rules 2 and 3 show here. Rule 2: which gradients are wanted was fixed when forward ran, and
-# `ctx.needs_input_grad` holds it (`u.requires_grad` may have changed since). Rule 3: the
-# gradients come from your own sums, not from `torch.autograd.grad`, and no Jacobian is built.
+# Rules 2 (`None` where none is needed) and 3 (backward is yours) of the
+# [contract](function_contract.md) show here.
 #
 # Use the method of `Norm` and `FirstDifference`; this time the output has two indices.
 #

@@ -56,7 +56,8 @@ WEIGHTED_SUM_CLAUSES = (
             "WeightedSum/none-for-zero-weight": "None for a weight of 0",
             "WeightedSum/fails-at-zero-weight": "the ratio w2 / w1 kept, which w1 = 0 divides by",
             "WeightedSum/drops-tiny-weight": "weights below 1e-7 taken for 0",
-            "WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant"}),
+            "WeightedSum/float32-constant": "torch.tensor(w1) in forward, a float32 constant",
+            "WeightedSum/rounds-weight": "weights rounded to 12 decimals"}),
 )
 WEIGHTED_SUM_RULES = {
     "values": {"WeightedSum/wrong-gradient-shape": "grad_output squeezed",
@@ -90,7 +91,8 @@ OUTER_CLAUSES = (
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
     Clause("what forward saves holds no memory but that of `u` and `v`, no copy;",
            {"Outer/saves-more-than-inputs": "saves the output"}),
-    Clause("backward does no work for an input that needs no gradient.",
+    Clause("backward reads neither `u` nor `v` for a gradient nobody needs, and returns "
+           "`None` for it.",
            {"Outer/computes-unneeded-gradient":
                 "both gradients computed, None returned for the unneeded one"}),
 )

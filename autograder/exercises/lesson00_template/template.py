@@ -26,7 +26,8 @@ from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: 
                       check_no_state_on_inputs, check_one_ctx_per_call_weights,
                       check_gradient_count, check_tiny_weights,
                       check_weight_special_cases,
-                      check_weights_kept_as_floats, check_weights_not_rounded,
+                      check_every_digit, check_weights_kept_as_floats,
+                      check_weights_not_rounded,
                       check_weights_not_swapped)
 from .linear_memory import check_backward_memory_linear
 from .large_inputs import check_large_sizes
@@ -163,6 +164,8 @@ def weighted_sum_full(WeightedSum, device) -> None:
                         for shape in EMPTY_SHAPES], "x1 and x2")
     covers("empty inputs")
     gradcheck_named(function, WEIGHTED_SUM, _weighted_values((3,), device))
+    # "every digit of each weight": last, so every earlier check names what it names first
+    check_every_digit(function, device)
 
 
 # 2.0: a weight compared with a round number (w == 2) between the other points

@@ -87,6 +87,43 @@ def check_weights_not_rounded(function, device) -> None:
                         mistake="WeightedSum/float32-constant")
 
 
+# weights with 16 significant digits, more than rounding to 12 decimals keeps
+MANY_DIGITS = (0.1234567890123456, -1 / 3)
+
+
+def check_every_digit(function, device) -> None:
+    """Weights of 16 significant digits in float64: the value and the gradients within 1e-14
+    of the size of their terms (float64 arithmetic is within a few 1e-16). A weight rounded to
+    12 decimals (off by up to 4e-12 of itself) fails; it is named with its numbers. An error
+    beyond 1e-9 (float32 arithmetic) is left to the precision checks, which name it."""
+    rtol = 1e-14
+    w1, w2 = MANY_DIGITS
+    values = _weighted_values((4,), device, w1=w1, w2=w2, seed=21)
+    inputs = make_inputs(values)
+    forward = run_forward(function, WEIGHTED_SUM, inputs)
+    grad_output = sample((4,), device, seed=22)
+    grads = run_backward(WEIGHTED_SUM, forward.output, inputs, grad_output).grads
+    x1, x2 = values["x1"], values["x2"]
+    results = [("grad_x1", grads[0], w1 * grad_output, (w1 * grad_output).abs()),
+               ("grad_x2", grads[1], w2 * grad_output, (w2 * grad_output).abs()),
+               ("WeightedSum's output", forward.output, w1 * x1 + w2 * x2,
+                (w1 * x1).abs() + (w2 * x2).abs())]
+    for what, got, truth, size in results:
+        if not (isinstance(got, torch.Tensor) and got.dtype == torch.float64
+                and got.shape == truth.shape):
+            continue
+        error = (got.detach() - truth).abs()
+        # beyond 1e-9 (float32 arithmetic, 6e-8) is the precision checks' to name, after this
+        if bool((error <= rtol * size).all()) or bool((error > 1e-9 * size).any()):
+            continue
+        raise GradingError(
+            f"{what} is off by {(error / size).max().item():.2g} of its terms with w1={w1!r}, "
+            f"w2={w2!r} in float64, which keeps about 16 digits (its own rounding is about "
+            f"1e-16, the check allows {rtol:g}): the contract keeps every digit of each "
+            "weight; does your code round a weight, or compute with fewer digits than it has?",
+            mistake="WeightedSum/rounds-weight")
+
+
 # weights far below any threshold a rounding-noise test would pick, each alone and together
 TINY_WEIGHTS = [(5e-8, 1.5), (-0.5, -1e-9), (5e-8, -1e-9)]
 

@@ -18,6 +18,16 @@ MISTAKES = [
             _weighted("        return grad_output * ctx.w1, grad_output * ctx.w2, None, None",
                       "        ctx.w1, ctx.w2 = w1, w2\n"
                       "        return torch.tensor(w1) * x1 + torch.tensor(w2) * x2")),
+    # a review's answer (lesson 00, score 8, W12): "every digit of each weight" broken by
+    # round(w, 12), off by up to 4e-12 of the weight, inside the old 1e-9 tolerance
+    Mistake("WeightedSum", "weights rounded to 12 decimals",
+            "with w1=0.1234567890123456, w2=-0.3333333333333333 in float64",
+            _weighted("        n = ctx.needs_input_grad\n"
+                      "        return (grad_output * ctx.w1 if n[0] else None,\n"
+                      "                grad_output * ctx.w2 if n[1] else None, None, None)",
+                      "        w1, w2 = round(w1, 12), round(w2, 12)\n"
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        return w1 * x1 + w2 * x2")),
     # the weights as 0-d tensors on ctx: told to keep the floats, not to save_for_backward
     # them (which would keep the float32 tensors the probe above then finds)
     Mistake("WeightedSum", "weights made into tensors on ctx",
