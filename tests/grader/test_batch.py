@@ -114,6 +114,7 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     assert third.outvoted[0] in third.report()
 
 
+@pytest.mark.exhaustive  # a local cluster's start-up: half a minute of CI's 15; make test-all
 def test_the_same_jobs_run_on_a_dask_cluster(course, tmp_path):
     """Do the per-submission jobs, sent to a local Dask cluster, grade as the local workers do?"""
     pytest.importorskip("distributed")
