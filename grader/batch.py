@@ -46,6 +46,7 @@ class Summary:
     failed: int = 0
     seconds: float = 0.0
     statuses: dict = field(default_factory=dict)
+    unchanged: dict = field(default_factory=dict)  # statuses the skipped kept from their grading
     flagged: list = field(default_factory=list)  # (student, lesson, notebook, status, reason)
     noted: list = field(default_factory=list)  # (student, lesson, notebook, note kind, cell)
     outvoted: list = field(default_factory=list)  # lines: points by hand over changed automatic
@@ -53,9 +54,13 @@ class Summary:
     timing: dict = field(default_factory=dict)  # seconds summed over notebooks, by phase
 
     def line(self) -> str:
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
-        return (f"graded {self.graded}, skipped {self.skipped} unchanged, {self.failed} grader "
-                f"errors, in {self.seconds:.1f} s" + (f" ({counts})" if counts else ""))
+        """What this run graded, and what the unchanged submissions it skipped still hold: after
+        a resubmission the whole class's statuses, not only the one graded again."""
+        counts, kept = _counted(self.statuses), _counted(self.unchanged)
+        return (f"graded {self.graded}" + (f" ({counts})" if counts else "") +
+                f", skipped {self.skipped} unchanged" + (f" ({kept}: as graded before; `make "
+                                                          "grades` lists them)" if kept else "") +
+                f", {self.failed} grader errors, in {self.seconds:.1f} s")
 
     def report(self, shown: int = 20, expected: tuple[str, ...] = ()) -> str:
         """A line per lesson and routine note (a test cell added and graded in so many
@@ -106,6 +111,8 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
                          "references": references[lesson], "settings": settings})
         else:
             summary.skipped += 1
+            kept = ledger.get(student, lesson)["status"]
+            summary.unchanged[kept] = summary.unchanged.get(kept, 0) + 1
     if not jobs:
         summary.seconds = time.monotonic() - began
         return summary
@@ -221,6 +228,10 @@ def _record(root: Path, writer: GradebookWriter, ledger: Ledger, job: dict, resu
                                     "graded_at": time.strftime("%Y-%m-%d %H:%M:%S")})
     summary.statuses[status] = summary.statuses.get(status, 0) + 1
     return status if error else scored + ("" if status == "ok" else f", {status}")
+
+
+def _counted(statuses: dict) -> str:
+    return ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
 
 
 def _own_status(faults: list[Fault]) -> str:

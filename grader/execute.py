@@ -113,8 +113,9 @@ class SealedExecute(Execute):
         self._check_assign_resources(resources or {})
         settings = self.settings
         self.timeout_func = self._cell_timeout
+        demos = self._released_demos()
         self.run = Run(deadline=time.monotonic() + settings.notebook_seconds,
-                       faults=suspicious_code_faults(nb, self._released_demos() or []))
+                       faults=suspicious_code_faults(nb, demos or []))
         capability = self._choose_sandbox()
         key = secrets.token_bytes(32)
         scratch = Path(tempfile.mkdtemp(prefix="autograder-run-"))
@@ -122,7 +123,7 @@ class SealedExecute(Execute):
             work = self._work_copy(scratch)
             self.kernels = KernelSession(self, work, key, capability, settings)
             try:
-                self._run_cells()
+                self._run_cells(None if self.run_every_cell else demos)
             finally:
                 began = time.monotonic()
                 self.kernels.close()
@@ -182,8 +183,8 @@ class SealedExecute(Execute):
             return None
         return demo_sources(nbformat.read(released, as_version=4))
 
-    def _run_cells(self) -> None:
-        demos = None if self.run_every_cell else self._released_demos()
+    def _run_cells(self, demos: list[str] | None) -> None:
+        """Each cell in order, but those no test needs once the released ``demos`` are known."""
         unneeded = unneeded_cells(self.nb, demos) if demos else set()
         self._start_kernel()
         for index, cell in enumerate(self.nb.cells):

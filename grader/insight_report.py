@@ -20,8 +20,8 @@ from .ledger import STATE
 SHOWN = 12  # learners named per group on the terminal
 # section: the exercise's own, on every row (group by it); taught_in: for a named mistake, the
 # section that teaches the point it misses (the exercise's own unless mistake_sections names one)
-CSV_COLUMNS = ["lesson", "exercise", "section", "student_id", "result", "score", "mistake",
-               "named", "explanation", "taught_in", "hint"]
+CSV_COLUMNS = ["lesson", "exercise", "section", "student_id", "result", "fraction_of_points",
+               "mistake", "named", "explanation", "taught_in", "hint"]
 
 
 def lesson_summary(insight: LessonInsight, titled: bool = True, names: bool = False,
@@ -110,8 +110,8 @@ def taught_in(insight: LessonInsight, exercise, group) -> str:
 
 def csv_rows(insights: list[LessonInsight]) -> list[dict]:
     """One row per learner and exercise: full marks, the failure with its mistake, or
-    ``not-submitted`` (in the class, the lesson not handed in: as in ``make grades``); the score
-    is the fraction of the test's points the autograder gave (1, 0, or nbgrader's partial
+    ``not-submitted`` (in the class, the lesson not handed in: as in ``make grades``);
+    ``fraction_of_points`` is the fraction of the test's points the autograder gave (1, 0, or nbgrader's partial
     credit; marks given by hand in the formgrader are not read); ``section`` is the exercise's
     own on every row and ``taught_in`` the section that teaches a named mistake's point, both
     worded as the terminal and the page word them (``LessonInsight.label``). Exercises in the
@@ -121,9 +121,11 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
         for exercise in insight.exercises:
             base = {"lesson": insight.lesson, "exercise": exercise.name,
                     "section": insight.label(exercise.section)}
-            learners = [base | {"student_id": student, "result": "full-marks", "score": "1"}
+            learners = [base | {"student_id": student, "result": "full-marks",
+                                 "fraction_of_points": "1"}
                         for student in exercise.passed]
-            learners += [base | {"student_id": student, "result": "not-submitted", "score": "0"}
+            learners += [base | {"student_id": student, "result": "not-submitted",
+                                 "fraction_of_points": "0"}
                          for student in insight.not_submitted]
             for group in exercise.groups:
                 hints = {f.student: f for f in exercise.failures if f.mistake == group.mistake}
@@ -132,7 +134,7 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                     learners.append(base | {
                         "student_id": student,
                         "result": "partial" if failure.score else "failed",
-                        "score": f"{failure.score or 0:.4g}",
+                        "fraction_of_points": f"{failure.score or 0:.4g}",
                         "mistake": group.mistake, "named": "yes" if group.named else "no",
                         "explanation": group.explanation,
                         "taught_in": insight.label(group.section) if group.named else "",

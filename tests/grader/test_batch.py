@@ -90,7 +90,8 @@ def test_the_single_writer_records_each_submission_once(course):
 def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     """Does a second run skip everything, and a third grade only a new learner, a changed
     submission and one whose grading had failed; do points given by hand before the change
-    still count, and does the report say the automatic points moved under them?"""
+    still count, does the summary line give the statuses the skipped keep (the whole class, not
+    only those graded again), and does the report say the automatic points moved under them?"""
     root, notebooks, _, _ = course
     again = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=io.StringIO())
     assert (again.graded, again.skipped) == (0, 4)
@@ -104,6 +105,8 @@ def test_a_rerun_grades_only_new_changed_or_failed_submissions(course):
     output = io.StringIO()
     third = batch.autograde(root, [LESSON], workers=2, settings=SETTINGS, stream=output)
     assert (third.graded, third.skipped) == (3, 2)
+    assert ("skipped 2 unchanged (1 invalid-notebook, 1 ok: as graded before; `make grades` lists "
+            "them)") in third.line()  # dave handed in no notebook nbgrader can read
     assert sorted(re.findall(r"(\w+) 00_template:", output.getvalue())) == ["alice", "bob", "erin"]
     assert _scores(root) == {"alice": FULL, "bob": {**WRONG, "WeightedSum": 0.5},
                              "carol": WRONG, "dave": NONE, "erin": FULL}

@@ -88,7 +88,7 @@ def test_the_csv_scores_every_row(root):
     partial credit, 0 for a failure?"""
     record(root, "eve-ix", {"Shift": failed("Shift/forgets-offset", "Shift forgets b",
                                             score=0.25), "Scale": passed()})
-    rows = {(row["exercise"], row["student_id"]): row["score"]
+    rows = {(row["exercise"], row["student_id"]): row["fraction_of_points"]
             for row in csv_rows(class_insight(root, [LESSON])[0])}
     assert rows["Shift", "ana-ix"] == "1"
     assert rows["Shift", "eve-ix"] == "0.25"
@@ -303,7 +303,7 @@ def test_learners_who_did_not_hand_a_lesson_in_are_counted(root, tmp_path):
     found, skipped = class_insight(root, [LESSON])
     assert "4 learners graded, not handed in: 1 (eve-ix)" in text_report(found, skipped)
     rows = [row for row in csv_rows(found) if row["student_id"] == "eve-ix"]
-    assert [(row["exercise"], row["result"], row["score"]) for row in rows] == [
+    assert [(row["exercise"], row["result"], row["fraction_of_points"]) for row in rows] == [
         ("Shift", "not-submitted", "0"), ("Scale", "not-submitted", "0")]
     counts = lesson_html(found[0], None)
     assert "not handed in: 1" in counts and "eve-ix" not in counts

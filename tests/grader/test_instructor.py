@@ -221,7 +221,7 @@ def test_one_student_can_be_regraded(course):
     """Does `autograde --student ID --force` regrade that learner only?"""
     root, _, _ = course
     output = _grader("autograde", LESSON, "--force", "--student", "correct", root=root)
-    assert "graded 1, skipped 0" in output
+    assert "graded 1 (1 ok), skipped 0 unchanged" in output
     assert _scores(root, "correct")["Square_asserts"] == 2.0
 
 
