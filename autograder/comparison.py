@@ -159,18 +159,15 @@ def check_saved_dtypes(domain: Domain, forward, dtype: torch.dtype, compute: tor
         if (saved.role == "intermediate" and saved.dtype.is_floating_point
                 and torch.finfo(saved.dtype).bits < torch.finfo(compute).bits
                 and not _whole_numbers(saved.tensor)):
-            for name, value in (inputs or {}).items():
-                if (isinstance(value, torch.Tensor) and value.is_floating_point()
-                        and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
-                        and torch.equal(value.detach().to(saved.dtype).reshape(-1),
-                                        saved.tensor.reshape(-1))):
-                    raise GradingError(
-                        f"{domain.spec.name} saved {name} as a "
-                        f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) "
-                        f"for {str(value.dtype).removeprefix('torch.')} inputs: the copy is memory "
-                        f"{name} itself would not cost, and drops digits; save {name} as it is, "
-                        "or nothing if backward does not read it",
-                        mistake=f"{domain.spec.name}/saves-copy")
+            name, value = _copied(saved, inputs or {})
+            if name:
+                raise GradingError(
+                    f"{domain.spec.name} saved {name} as a "
+                    f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) "
+                    f"for {str(value.dtype).removeprefix('torch.')} inputs: the copy is memory "
+                    f"{name} itself would not cost, and drops digits; save {name} as it is, "
+                    "or nothing if backward does not read it",
+                    mistake=f"{domain.spec.name}/saves-copy")
             raise GradingError(
                 f"{domain.spec.name} saved a {str(saved.dtype).removeprefix('torch.')} tensor of "
                 f"shape {saved.shape} for {str(dtype).removeprefix('torch.')} inputs: it keeps "
@@ -192,15 +189,23 @@ def check_no_widened_copy_saved(domain: Domain, forward, inputs: dict,
         if not (saved.role == "intermediate" and saved.dtype.is_floating_point
                 and torch.finfo(saved.dtype).bits > torch.finfo(compute).bits):
             continue
-        for name, value in {**inputs, **outputs}.items():
-            if (isinstance(value, torch.Tensor) and value.is_floating_point()
-                    and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
-                    and torch.equal(value.detach().to(saved.dtype).reshape(-1),
-                                    saved.tensor.reshape(-1))):
-                raise GradingError(
-                    f"{domain.spec.name} saved {name} as a "
-                    f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) for "
-                    f"{str(value.dtype).removeprefix('torch.')} inputs: the copy holds no digit "
-                    f"{name} lacks and is new memory, where {name} itself costs nothing; save "
-                    "the tensor as it is (backward can widen it)",
-                    mistake=f"{domain.spec.name}/saves-widened-copy")
+        name, value = _copied(saved, {**inputs, **outputs})
+        if name:
+            raise GradingError(
+                f"{domain.spec.name} saved {name} as a "
+                f"{str(saved.dtype).removeprefix('torch.')} copy ({saved.nbytes} bytes) for "
+                f"{str(value.dtype).removeprefix('torch.')} inputs: the copy holds no digit "
+                f"{name} lacks and is new memory, where {name} itself costs nothing; save "
+                "the tensor as it is (backward can widen it)",
+                mistake=f"{domain.spec.name}/saves-widened-copy")
+
+
+def _copied(saved, candidates: dict) -> tuple[str | None, torch.Tensor | None]:
+    """The candidate (name, tensor) whose values ``saved`` holds in another dtype, if any."""
+    for name, value in candidates.items():
+        if (isinstance(value, torch.Tensor) and value.is_floating_point()
+                and value.dtype != saved.dtype and value.numel() == saved.tensor.numel()
+                and torch.equal(value.detach().to(saved.dtype).reshape(-1),
+                                saved.tensor.reshape(-1))):
+            return name, value
+    return None, None
