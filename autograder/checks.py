@@ -8,6 +8,7 @@ from torch.autograd.gradcheck import GradcheckError
 from .diagnose import diagnose_gradient, diagnose_values
 from .errors import GradingError
 from .explain import _explain_index_error, _explain_runtime_error, _explain_type_error
+from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 from .probes import BackwardTrace, ForwardTrace, trace_backward, trace_forward
 from .spec import Spec
@@ -171,7 +172,7 @@ def check_inputs_untouched(spec: Spec, inputs: dict, before: dict, phase: str) -
         if inputs[name]._version != old_version or not torch.equal(inputs[name].detach(), value):
             raise GradingError(
                 f"{spec.name}.{phase} modified its input {name} in place: inputs must stay "
-                "untouched", mistake=f"{spec.name}/writes-input")
+                f"untouched {rule_reference('unwritten')}", mistake=f"{spec.name}/writes-input")
 
 
 def check_gradcheck(function: type, spec: Spec, values: dict) -> None:
@@ -278,7 +279,8 @@ def check_untouched(spec: Spec, grad_output, pristine, version: int | None = Non
     had then, was not written at all)."""
     if not torch.equal(grad_output, pristine) or version not in (None, grad_output._version):
         raise GradingError(f"{spec.name}'s backward modified grad_output in place: compute a new "
-                           "tensor instead (an out-of-place op, or write into a fresh tensor)",
+                           "tensor instead (an out-of-place op, or write into a fresh tensor) "
+                           f"{rule_reference('unwritten')}",
                            mistake=f"{spec.name}/writes-grad-output")
 
 

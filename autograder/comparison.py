@@ -7,6 +7,7 @@ from .checks import check_untouched, run_backward, run_forward
 from .diagnose import diagnose_gradient, diagnose_values
 from .domain import TOLERANCES, Domain, Tolerance
 from .errors import GradingError
+from .function_contract import rule_reference
 from .grad_outputs import grad_output_generator
 
 
@@ -117,7 +118,8 @@ def compare(domain: Domain, function, inputs: dict, tolerance: Tolerance | None 
         got = grads[name]
         if isinstance(got, torch.Tensor) and got.dtype != inputs[name].dtype:
             raise GradingError(f"grad_{name} has dtype {got.dtype} but {name} has dtype "
-                               f"{inputs[name].dtype}: keep the input's dtype",
+                               f"{inputs[name].dtype}: keep the input's dtype "
+                               f"{rule_reference('gradients')}",
                                mistake=f"{spec.name}/wrong-gradient-dtype")
         diagnose_gradient(name, got.to(torch.float64) if isinstance(got, torch.Tensor) else got,
                           truth, rtol=tolerance.rtol, atol=tolerance.atol, inputs=inputs,

@@ -182,7 +182,8 @@ def diagnose_gradient(
     if got.dtype != expected.dtype:
         raise GradingError(
             f"{grad_name} has dtype {got.dtype} but {name} has dtype {expected.dtype}: "
-            "keep the input's dtype", mistake=_named(exercise_name, "wrong-gradient-dtype"))
+            f"keep the input's dtype {rule_reference('gradients')}",
+            mistake=_named(exercise_name, "wrong-gradient-dtype"))
     got, expected = got.detach(), expected.detach()
     if not torch.isfinite(got).all() and torch.isfinite(expected).all():
         raise GradingError(

@@ -173,7 +173,8 @@ def _forward(function: type, forward):
                 watch.note(f"{function.__name__}.forward modified its input {name} in place on "
                            f"one of the grader's calls ({name} {_described(tensor)}): inputs must "
                            "come back unchanged on every call, whether they need a gradient "
-                           "or not; compute a new tensor instead", "writes-input")
+                           "or not; compute a new tensor instead "
+                           f"{rule_reference('unwritten')}", "writes-input")
         if ctx is not None:
             watch.remember(ctx, named)
         return output
@@ -215,11 +216,12 @@ def _backward(function: type, backward):
                        f"grader's calls ({which} {described}): grad_output is the caller's tensor "
                        "and must come back unchanged on every call, whatever its size, dtype or "
                        "layout and whichever inputs need a gradient; compute a new tensor "
-                       "instead", "writes-grad-output")
+                       f"instead {rule_reference('unwritten')}", "writes-grad-output")
         for name, tensor in _written(inputs_before):
             watch.note(f"{function.__name__}.backward modified its input {name} in place on one of "
                        f"the grader's calls ({name} {_described(tensor)}): the caller's tensors "
-                       "must come back unchanged; compute a new tensor instead", "writes-input")
+                       "must come back unchanged; compute a new tensor instead "
+                       f"{rule_reference('unwritten')}", "writes-input")
         return result
 
     return watched

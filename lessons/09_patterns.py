@@ -747,9 +747,8 @@ compare("each row's gradient", prediction_4, tuple("zero" if r.abs().max() < 1e-
 #
 # - each row takes the gradient of its side of `eps`, placed by its norm as `F.normalize`
 #   computes it; a row whose norm is within a relative $10^{-3}$ of `eps` may take either side;
-# - backward in closed form: a few tensors of `x`'s size, never a $d \times d$ Jacobian per row;
-# - forward adds at most one number per row, in `x`'s dtype, to what a next layer `y @ W`
-#   already keeps for its own backward.
+# - the memory forward's saved tensors add, beyond what a next layer `y @ W` already keeps for
+#   its own backward, is at most one number per row, in `x`'s dtype.
 #
 # Derive it, for one row and $n = \lVert x \rVert$:
 #
@@ -1157,8 +1156,9 @@ except RuntimeError as error:
 # ## What the engine does with a gradient of another shape (optional, not graded)
 #
 # Rule 2 accepts a gradient of a shape the input broadcasts to. Does the engine accept any other?
-# Here is a Function that returns a gradient of ones of a chosen shape, to see what comes out in
-# `x.grad`.
+# Here is a Function whose backward returns ones of a shape passed to forward, to see what comes
+# out in `x.grad`. It is a probe of the engine, not a Function to copy: ones are not the
+# identity's gradient, so it breaks rule 1 on purpose, which lets one Function try every shape.
 #
 # **Quick question 5.** The input has shape $(3, 1)$ and backward returns a gradient of shape
 # $(2, 3, 4)$. Does the engine accept it, and if so, what shape and values end up in `x.grad`?
@@ -1171,27 +1171,25 @@ prediction_5 = {(2, 3, 4): None, (3,): None}  # e.g. ((3, 1), 1.0), or "refused"
 
 # %%
 class ReturnsShape(torch.autograd.Function):
-    """Identity forward; backward returns ones of the shape ``ReturnsShape.returned``."""
-
-    returned = ()
+    """Identity forward; backward returns ones of the shape ``returned`` (breaks rule 1)."""
 
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, returned):
+        ctx.returned = returned  # this call's shape, on its own ctx (rule 4)
         return x.clone()
 
     @staticmethod
     def backward(ctx, grad_output):
-        return torch.ones(ReturnsShape.returned, dtype=grad_output.dtype)
+        return grad_output.new_ones(ctx.returned), None  # ones, not grad_output: rule 1 broken
 
 
 observed_2, table_2 = {}, []
 for input_shape, returned in [((4,), (3, 4)), ((3, 1), (3, 4)), ((3, 1), (2, 3, 4)),
                               ((), (3,)), ((4,), (1, 4)),
                               ((3, 1), (3,)), ((3, 4), (4,)), ((3, 4), (12,)), ((2, 4), (3, 4))]:
-    ReturnsShape.returned = returned
     x = torch.zeros(input_shape, requires_grad=True)
     try:
-        ReturnsShape.apply(x).sum().backward()
+        ReturnsShape.apply(x, returned).sum().backward()
         verdict = f"summed to {tuple(x.grad.shape)}, values {x.grad.unique().tolist()}"
         outcome = (tuple(x.grad.shape), x.grad.unique().item())
     except RuntimeError as error:

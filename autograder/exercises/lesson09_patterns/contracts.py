@@ -24,11 +24,11 @@ BROADCAST_MUL_CLAUSES = (
 )
 BROADCAST_MUL_RULES = {
     "values": {BM_ + "multiplies-by-own-input": "gradients swapped",
-               "case:keep the input's dtype":
-                   "reduced in float64 and returned in float64 for float32 inputs",
                BM_ + "sum-of-no-dims-sums-all":
                    "leading dims summed with t.sum(()) when there are none"},
     "gradients": {"case:a dim of size 1 that a has was dropped": "sum without keepdim",
+                  "case:keep the input's dtype":
+                      "reduced in float64 and returned in float64 for float32 inputs",
                   BM_ + "ignores-needs-input-grad":
                       "computes grad_b always, returns None when not needed",
                   BM_ + "size-1-dims-left-aligned":
@@ -57,12 +57,14 @@ PROD_OVER_DIM_RULES = {
     "values": {PROD_ + "grad-output-not-unsqueezed": "grad_output not unsqueezed",
                PROD_ + "grad-output-unsqueezed-at-last-dim":
                    "grad_output unsqueezed at the last dim, not at dim",
-               "case:keep the input's dtype":
-                   "exclusive products taken in float64, returned in float64",
                "case:on a 0-d x": "exclusive products by narrow: raises on a 0-d x",
                "case:empty along dim": "exclusive products by narrow(dim, 1, size - 1): raises "
                                        "on an x empty along dim"},
+    "gradients": {"case:keep the input's dtype":
+                      "exclusive products taken in float64, returned in float64"},
     "ctx": {PROD_ + "tensor-on-ctx": "x kept as a ctx attribute"},
+    "unwritten": {PROD_ + "writes-input": "zeros overwritten with ones in the saved x "
+                                          "(x[x == 0] = 1)"},
 }
 
 
@@ -81,8 +83,9 @@ CUMSUM_RULES = {
                CUMSUM_ + "wrong-first-entry":
                    "total less an exclusive scan shifted with roll (wraps round)",
                CUMSUM_ + "raises-on-0-d": "dim normalised with dim % x.dim() in forward",
-               "unproven:wrong-value": "flips only once",
-               "case:keep the input's dtype": "the reversed scan in float64, returned in float64"},
+               "unproven:wrong-value": "flips only once"},
+    "gradients": {"case:keep the input's dtype":
+                      "the reversed scan in float64, returned in float64"},
     "by-hand": {CUMSUM_ + "builds-jacobian": "an upper-triangular matrix of ones"},
 }
 
@@ -99,8 +102,8 @@ INDEX_SELECT_RULES = {
                SELECT_ + "raises-on-0-d":
                    "in-place index_add_ on torch.zeros, the shape kept in two parts",
                SELECT_ + "view-on-strided-x": "x flattened with x.view(x.shape[0], -1)",
-               "case:keep the input's dtype": "zeros in the default dtype",
                OTHER_DTYPE: "buffer from torch.zeros(ctx.shape), float32 whatever x is"},
+    "gradients": {"case:keep the input's dtype": "zeros in the default dtype"},
     "ctx": {SELECT_ + "tensor-on-ctx": "index kept on ctx",
             "case:kept state outside ctx": "the index kept in a module global"},
     "by-hand": {SELECT_ + "builds-jacobian": "a one-hot matrix product"},
@@ -119,11 +122,8 @@ NORMALIZE_CLAUSES = (
             NORMALIZE_ + "near-above-as-below":
                 "above eps told from the divisor with isclose "
                 "(~torch.isclose(divisor, torch.full_like(divisor, ctx.eps)))"}),
-    Clause("backward in closed form: a few tensors of `x`'s size, never a $d \\times d$ "
-           "Jacobian per row;",
-           {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"}),
-    Clause("forward adds at most one number per row, in `x`'s dtype, to what a next layer "
-           "`y @ W` already keeps for its own backward.",
+    Clause("the memory forward's saved tensors add, beyond what a next layer `y @ W` already "
+           "keeps for its own backward, is at most one number per row, in `x`'s dtype.",
            {NORMALIZE_ + "saves-input": "saves x",
             NORMALIZE_ + "row-number-in-another-dtype":
                 "x's norm saved in float64 (placed right, bytes of its own)",
@@ -132,9 +132,12 @@ NORMALIZE_CLAUSES = (
 )
 NORMALIZE_RULES = {
     "values": {NORMALIZE_ + "missing-projection": "missing projection term",
-               NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim",
-               "case:keep the input's dtype":
-                   "the projection taken in float64, returned in float64"},
+               NORMALIZE_ + "row-quantity-lost-dim": "radial sum without keepdim"},
+    "gradients": {"case:keep the input's dtype":
+                      "the projection taken in float64, returned in float64"},
+    "by-hand": {NORMALIZE_ + "builds-jacobian": "builds each row's Jacobian"},
+    "unwritten": {NORMALIZE_ + "writes-grad-output":
+                      "the projection subtracted from grad_output in place, always"},
 }
 
 
@@ -160,8 +163,8 @@ CUMMAX_RULES = {
                CUMMAX_ + "negative-dim-changed": "a negative dim turned into -1 in backward",
                CUMMAX_ + "indices-from-rounded-copy": "running maximum found on a float32 copy",
                CUMMAX_ + "raises-on-0-d": "dim normalised with dim % x.dim() in forward",
-               OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is",
-               "case:keep the input's dtype":
-                   "scatter_add into a float64 buffer, returned in float64"},
+               OTHER_DTYPE: "buffer from torch.zeros(grad_output.shape), float32 whatever x is"},
+    "gradients": {"case:keep the input's dtype":
+                      "scatter_add into a float64 buffer, returned in float64"},
     "ctx": {"case:kept state outside ctx": "the indices of the last call kept in a module global"},
 }

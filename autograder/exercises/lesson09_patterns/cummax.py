@@ -169,10 +169,12 @@ def check_saves_indices_only(forward, x: torch.Tensor) -> None:
     if forward.saved_bytes < budget:
         narrow = [s for s in forward.saved if s.dtype not in (torch.int64, torch.bool)]
         if narrow:
-            raise GradingError(f"CumMax saves its indices as {str(narrow[0].dtype)[6:]}, a "
-                               "conversion made only for saving, which costs bytes of its own "
-                               "the contract rules out: in which dtype did forward get them?",
-                               mistake="CumMax/narrow-indices")
+            raise GradingError(f"CumMax saves a tensor in {str(narrow[0].dtype)[6:]} "
+                               f"({forward.saved_bytes} bytes for the {x.numel()} entries of x), "
+                               "a dtype torch.cummax never returns its indices in: forward made "
+                               "it only to be saved, which the contract rules out even though it "
+                               "is smaller than the int64 indices it stands for; in which dtype "
+                               "did forward get them?", mistake="CumMax/narrow-indices")
         raise GradingError(f"CumMax saves {forward.saved_bytes} bytes for the {x.numel()} entries "
                            f"of x, fewer than torch.cummax gave forward beside the values "
                            f"({budget}): a tensor made only to be saved, which the contract "

@@ -1,11 +1,12 @@
 """Lesson 09's Normalize in memory: what forward saves (the output and at most one number per
-row, never x) and what backward allocates (a few tensors of x's size, never a d x d Jacobian
-per row)."""
+row, never x: the exercise's own bound) and what backward allocates (a few tensors of x's size,
+never a d x d Jacobian per row: rule 3 of the Function contract)."""
 
 import torch
 
 from ...errors import GradingError
 from ...exercise import sample
+from ...function_contract import rule_reference
 from ...probes import AllocationLog
 from .pattern_cases import _shape
 
@@ -64,6 +65,7 @@ def check_closed_form(function, device, eps) -> None:
         raise GradingError(f"Normalize's backward allocated {log.bytes} bytes for x of shape "
                            f"(2, 64) ({x.numel() * x.element_size()} bytes): it builds each "
                            "row's 64 x 64 Jacobian: what does the Jacobian of a row, applied to "
-                           "grad_output, reduce to without forming it?",
+                           "grad_output, reduce to without forming it? "
+                           + rule_reference("by-hand"),
                            f"ops that allocated: {', '.join(log.ops)}",
                            mistake="Normalize/builds-jacobian")

@@ -95,7 +95,7 @@ def check_returned_shapes(spec: Spec, returned: list, values: dict, exact: bool 
                         f"in {value.dtype}: keep the input's dtype")
                 if _narrower(grad.dtype, value.dtype):
                     said += " (the engine converted it for you, after the precision was lost)"
-                raise GradingError(said)
+                raise GradingError(f"{said} {rule_reference('gradients')}")
 
 
 def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
@@ -149,6 +149,10 @@ def check_ctx_tensors(spec: Spec, forward) -> None:
         f"goes through ctx.save_for_backward; {rule}", mistake=f"{spec.name}/tensor-on-ctx")
 
 
+# the ids of the shared checks that an input or grad_output was written in place (rule 5)
+_WRITES = ("/writes-input", "/writes-grad-output")
+
+
 def graded_case(function, spec: Spec, values: dict, tolerance=None, exact_shapes=False):
     """Values and gradients against the reference, grad_output and inputs untouched, the
     shapes backward returned (with ``exact_shapes``, each input's own), no tensors on ctx, a
@@ -157,6 +161,8 @@ def graded_case(function, spec: Spec, values: dict, tolerance=None, exact_shapes
     try:
         forward, backward = check_values_and_gradients(probe, spec, values, **(tolerance or {}))
     except GradingError as error:
+        if error.mistake.endswith(_WRITES):  # an in-place write, named before any shape
+            raise
         check_returned_shapes(spec, returned, values, exact_shapes)  # the precise hint
         raise explain_broadcast_error(spec, error) from error
     check_returned_shapes(spec, returned, values, exact_shapes)

@@ -160,6 +160,14 @@ MISTAKES = [
         above = norm >= ctx.eps
         return (grad_output - y * radial * above) / norm, None
 ''')),
+    Mistake("Normalize", "the projection subtracted from grad_output in place, always",
+            "Normalize's backward modified grad_output in place: compute a new tensor instead "
+            "(an out-of-place op, or write into a fresh tensor) (Function contract, rule 5: "
+            "Nothing written", _normalize('''
+        radial = (y * grad_output).sum(-1, keepdim=True)
+        grad_output.sub_(y * radial * (norm >= ctx.eps))
+        return grad_output.div_(norm.clamp_min(ctx.eps)), None
+''')),
     Mistake("Normalize", "grad_output's buffer reused once it is large (the grader's own "
             "checks of grad_output use small rows)", "modified grad_output in place on one of",
             _normalize('''

@@ -211,7 +211,8 @@ MISTAKES = [
         return (grad_output.unsqueeze(-1) * others).movedim(-1, dim), None
 ''')),
     Mistake("ProdOverDim", "zeros overwritten with ones in the saved x (x[x == 0] = 1)",
-            "ProdOverDim.backward modified its input x in place", PROD_ZEROS_OVERWRITTEN),
+            "ProdOverDim.backward modified its input x in place: inputs must stay untouched "
+            "(Function contract, rule 5: Nothing written", PROD_ZEROS_OVERWRITTEN),
     # the per-call check's calls share x's number of dims; a 1-D x beside a 2-D x tells them apart
     Mistake("ProdOverDim", "PyTorch 0.3's Prod (cumprods always) with the input size in a module "
             "global",

@@ -1,6 +1,7 @@
 """Lesson 09: gradients returned in a wider dtype than their input's (float64 for a float32
-input), which the engine casts back silently; the Function contract's rule 1 has each gradient
-in its input's dtype, so only the dtype backward itself returned shows it."""
+input), which the engine casts back silently; the Function contract's rule 2 has each gradient
+in its input's dtype, so only the dtype backward itself returned shows it, and the hint cites
+that rule."""
 
 from .. import Mistake, edit
 from .answers import (_INDEX_ADD, _PROD_EXACT, _PROJECTION, _REVERSED, _SCATTER_ADD, _cummax,
@@ -22,7 +23,8 @@ MISTAKES = [
                                      "        ones = torch"),
                        ("grad_output.unsqueeze(dim) *", "grad_output.double().unsqueeze(dim) *")))),
     Mistake("Cumsum", "the reversed scan in float64, returned in float64",
-            "returned grad_x in torch.float64 for x in torch.float32",
+            "returned grad_x in torch.float64 for x in torch.float32: keep the input's dtype "
+            "(Function contract, rule 2: One gradient per input",
             _cumsum(edit(_REVERSED, ("grad_output.flip", "grad_output.double().flip")))),
     Mistake("IndexSelect", "accumulated in float64 and returned in float64 for a float32 x",
             "returned grad_x in torch.float64 for x in torch.float32",
