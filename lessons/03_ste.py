@@ -9,8 +9,9 @@
 # %% [markdown]
 # # Lesson 03 · Straight-through estimators
 #
-# **About 150 minutes** for the main path, to the Summary, most of it deriving and writing the
-# five Functions; the optional sections after it take about 45 more.
+# **About 120 minutes** for the main path, to the Summary: some 55 reading it and running its
+# cells, the rest deriving and writing the five Functions. The optional sections after it take
+# about 30 more to read and run.
 #
 # Rounding a weight to 4 bits, binarising an activation to ±1, picking an argmax: all are
 # **piecewise constant**, with a derivative of zero almost everywhere, so every parameter before
@@ -18,10 +19,11 @@
 # backward, replaces the true derivative with a *surrogate*: the slope of a continuous stand-in
 # for the quantiser, which you will choose.
 #
-# You will write plain and clipped STEs, see why `gradcheck` rejects them, train a binarised
-# network, derive a quantiser with a learnable step (LSQ), and write a straight-through softmax
-# on your own. Every Function obeys the course's [Function contract](function_contract.md); each
-# self-check runs every check the hidden tests run.
+# You will write plain and clipped STEs, see why `gradcheck` rejects them, derive a quantiser
+# with a learnable step (LSQ), and write a straight-through softmax on your own; a binarised
+# network trained with your STEs waits after the Summary. Every Function obeys the course's
+# [Function contract](function_contract.md); each self-check runs every check the hidden tests
+# run.
 
 # %% nbgrader={"locked": true}
 import math
@@ -71,42 +73,27 @@ print("d round/dx =", x.grad)
 # *surrogate*. The result is **not** the gradient of the loss, only a useful direction.
 
 # %% [markdown]
-# ## Worked example: a spike
+# ## An example: a spike and its stand-in
 #
 # Spiking neurons fire when a potential crosses a threshold $\theta$: $y = \mathbb{1}[x > \theta]$.
-# A common stand-in is a steep sigmoid $\sigma(k u)$ of $u = x - \theta$, whose slope is a bump:
-#
-# $$\frac{\partial y_i}{\partial x_i} \approx k\,\sigma(k u_i)\big(1 - \sigma(k u_i)\big).$$
-#
-# The threshold and `k` are Python numbers, kept on `ctx`; the bump depends on $x$, so forward
-# saves $x$.
+# A common stand-in is a steep sigmoid, $\sigma\big(k(x - \theta)\big)$. Below, autograd
+# differentiates the stand-in, never the step: its slope, a bump around $\theta$, is the
+# surrogate.
 
 # %%
-class SpikeSurrogate(torch.autograd.Function):
-    """y = 1[x > threshold]; backward uses the derivative of sigmoid(k * (x - threshold))."""
-
-    @staticmethod
-    def forward(ctx, x, threshold, k):
-        ctx.save_for_backward(x)
-        ctx.threshold, ctx.k = threshold, k
-        return (x > threshold).to(x.dtype)  # exact step, same dtype as x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        s = torch.sigmoid(ctx.k * (x - ctx.threshold))
-        return grad_output * ctx.k * s * (1 - s), None, None  # None for threshold and k
-
-
 x = torch.tensor([-1.0, -0.1, 0.0, 0.1, 1.0], requires_grad=True)
-spikes = SpikeSurrogate.apply(x, 0.0, 4.0)
-spikes.sum().backward()
-print("forward        :", spikes.detach())
-print("surrogate for x:", x.grad)
+threshold, k = 0.0, 4.0
+spikes = (x > threshold).to(x.dtype)           # forward: the exact step
+stand_in = torch.sigmoid(k * (x - threshold))  # continuous, close to the step
+stand_in.sum().backward()
+print("forward, the step:", spikes)
+print("stand-in        :", stand_in.detach())
+print("stand-in's slope:", x.grad)
 
 # %% [markdown]
-# One gradient per input, `None` for the two numbers; only the intent is new: this backward is
-# not the derivative of this forward, on purpose.
+# An STE packs the two into one Function: the step in forward, a surrogate in backward, which on
+# purpose is not the derivative of that forward. How backward gets at the surrogate, and what
+# forward keeps for it, is yours to decide in each exercise below.
 
 # %% [markdown]
 # ## Your stand-ins for round and sign
@@ -121,8 +108,9 @@ print("surrogate for x:", x.grad)
 #
 # <details><summary><b>Hint</b> (stand-in A)</summary>
 #
-# Try a line $a x + c$. If $a \ne 1$, its gap to $\operatorname{round}(x)$ grows with $|x|$.
-# With $a = 1$, how close to $\pm\tfrac12$ does $\operatorname{round}(x) - x$ come?
+# One slope everywhere makes the stand-in a line. Picture $\operatorname{round}(x)$ from $-1000$
+# to $1000$, far enough that its steps blur: which line does it follow? Then, close up: how far
+# from that line do the steps stray?
 # </details>
 #
 # <details><summary><b>Hint</b> (stand-in B)</summary>
@@ -264,7 +252,7 @@ compare("the closed form's slope at x = -1 and 1", predicted_corners, corners.gr
 # 1. Which stand-in, A or B, never stops the gradient? Why can round use it with no clip,
 #    while Exercise 2 gives sign the other one?
 # 2. By the chain rule, what does backward return, in terms of `grad_output`?
-# 3. What must forward save for that, if anything? (The spike saved $x$: why?)
+# 3. What must forward save for that, if anything?
 # 4. Backward returns the same gradient at $x = 0.3$ and at $x = 30$. For which forward, sign
 #    or round, is that defensible at $x = 30$ (their average slope over $[29, 31]$)?
 #
@@ -444,25 +432,6 @@ for t in kept:
 #    keeps four or eight bytes per element alive, a bool mask one.
 # 3. $\operatorname{sign}(x)$ never exceeds 1 in magnitude: its mask clips nothing.
 # </details>
-#
-# PyTorch spells stand-in B twice, and at the corners the two disagree (quick question 1):
-
-# %%
-x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
-print("x".ljust(22) + ":", x.detach())
-for name, clip in [("hardtanh(x)", F.hardtanh),
-                   ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1))]:
-    x.grad = None
-    clip(x).sum().backward()
-    print(f"d {name}/dx".ljust(22) + ":", x.grad)
-
-# %% [markdown]
-# `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp` 1: the contract follows clamp. Drag `x`
-# across your `SignClippedSTE`'s window.
-
-# %%
-ste_explorer(SignClippedSTE)
-
 # %% [markdown]
 # ## `gradcheck` says no, by design
 #
@@ -563,112 +532,6 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
     forward_exact = torch.equal(y.detach(), torch.sign(x))
     print(f"{Function.__name__:15s} forward exact: {str(forward_exact):5s}",
           f" backward exact: {torch.equal(mine.grad, reference.grad)}")
-
-# %% [markdown]
-# ## Experiment: a binarised network
-#
-# 512 points in $[-1, 1]^2$, labelled by quadrant (XOR). Hidden units and readout weights are
-# $\pm 1$, made by a quantiser $q$ from real-valued "latent" parameters the optimiser updates:
-#
-# $$h = q(W_1 x + b_1) \in \{-1, 0, 1\}^{64}, \qquad
-#   \text{logit} = \frac{h \cdot q(w_2)}{\sqrt{64}} + b_2 .$$
-#
-# Three runs change only $q$'s backward: `torch.sign`, your `SignSTE`, your `SignClippedSTE`.
-#
-# **Quick question 2.** With the true gradient, which of $W_1$, $b_1$, $w_2$, $b_2$ receive a
-# non-zero gradient, and what does that predict for the loss curve?
-
-# %%
-### BEGIN WORKED
-predicted_learning_parameters = {"b2"}
-### LEARNER
-predicted_learning_parameters = None  # a set of names, from {"W1", "b1", "w2", "b2"}
-### END WORKED
-
-# %% tags=["skip-when-grading"]
-def xor_data(n=512, seed=0):
-    """Points in [-1, 1]^2, labelled 1 in the first and third quadrants."""
-    generator = torch.Generator().manual_seed(seed)
-    points = torch.rand(n, 2, generator=generator) * 2 - 1
-    return points, (points[:, 0] * points[:, 1] > 0).float()
-
-
-class BinarisedRun(NamedTuple):
-    losses: list                  # training loss at each step
-    model: Callable               # the trained network: points -> logits
-    nonzero_at_first_step: set    # names of the parameters whose first gradient is not all 0
-    readout_never_moved: int      # readout weights (of 64) the optimiser never moved
-
-
-def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, seed=0,
-                    quantise_readout=None):
-    """Train the binarised network with quantiser ``quantise`` (``quantise_readout`` for w2,
-    when given); return a BinarisedRun."""
-    generator = torch.Generator().manual_seed(seed)
-    w1 = torch.randn(hidden, 2, generator=generator).requires_grad_()
-    b1 = (0.5 * torch.randn(hidden, generator=generator)).requires_grad_()
-    w2 = torch.randn(hidden, generator=generator).requires_grad_()
-    b2 = torch.zeros((), requires_grad=True)
-    w2_start = w2.detach().clone()
-    optimiser = torch.optim.Adam([w1, b1, w2, b2], lr=lr)
-
-    def model(inputs):
-        h = quantise(inputs @ w1.T + b1)
-        return h @ (quantise_readout or quantise)(w2) / math.sqrt(hidden) + b2
-
-    F.binary_cross_entropy_with_logits(model(points), labels).backward()  # the first step's
-    nonzero = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
-               if p.grad.any()}
-    losses = []
-    for _ in range(steps):
-        loss = F.binary_cross_entropy_with_logits(model(points), labels)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
-    return BinarisedRun(losses, model, nonzero, int((w2 == w2_start).sum()))
-
-
-points, labels = xor_data()
-runs = {"true gradient (torch.sign)": torch.sign,
-        "SignSTE": SignSTE.apply,
-        "SignClippedSTE": SignClippedSTE.apply}
-results = {name: train_binarised(quantise, points, labels) for name, quantise in runs.items()}
-
-plane = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 101), torch.linspace(-1, 1, 101),
-                                   indexing="xy"), dim=-1).reshape(-1, 2)
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-for name, run in results.items():
-    with torch.no_grad():
-        accuracy = ((run.model(points) > 0).float() == labels).float().mean().item()
-    print(f"{name:27s} loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}   accuracy {accuracy:.1%}")
-    axes[0].plot(run.losses, label=name)
-axes[0].set_xlabel("step")
-axes[0].set_ylabel("training loss")
-axes[0].set_title("Binarised network on XOR")
-axes[0].legend()
-with torch.no_grad():
-    decision = results["SignClippedSTE"].model(plane).reshape(101, 101) > 0
-axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm", alpha=0.35)
-axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
-axes[1].set_title("Decision regions, SignClippedSTE")
-plt.show()
-for name, run in results.items():
-    if written(predicted_learning_parameters):
-        print(f"{name:27s} non-zero gradient at the first step: "
-              f"{sorted(run.nonzero_at_first_step)}")
-for name, run in results.items():
-    print(f"{name:27s} readout weights never moved: {run.readout_never_moved} of 64")
-compare("learn with the true gradient", predicted_learning_parameters,
-        results["true gradient (torch.sign)"].nonzero_at_first_step)
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# With the true gradient only $b_2$ learns ($W_1$, $b_1$ and $w_2$ sit upstream of a `sign`),
-# and a bias alone matches only the label frequency. Both estimators train all four; the
-# clipped one reaches the lower loss, yet never moves 18 of the 64 readout weights.
-# </details>
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FakeQuantize`: a quantiser that learns its step
@@ -819,37 +682,12 @@ print("dy/ds by central differences:", [round(value, 6) for value in central.tol
 # </details>
 
 # %% [markdown]
-# ## A common misconception
-#
-# **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. Its
-# forward is the one-hot argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$
-# (Jang, Gu and Poole, 2017), and its backward the gradient of $y_\text{soft}$, each entry of
-# which depends on its whole row: the true gradient's rows sum to zero, the identity's do not.
-
-# %%
-generator = torch.Generator().manual_seed(1)
-logits = torch.randn(2, 4, generator=generator, dtype=torch.float64)
-gumbels = -torch.log(-torch.log(torch.rand(2, 4, generator=generator, dtype=torch.float64)))
-grad_output = torch.randn(2, 4, generator=generator, dtype=torch.float64)
-tau = 0.5
-
-leaf = logits.clone().requires_grad_()
-y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
-# the detach trick's y_hard is a constant to autograd and adds no gradient, so it is left out
-(y_soft - y_soft.detach()).backward(grad_output)
-
-identity = grad_output  # what the misconception's backward hands the logits, untouched
-for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identity)]:
-    print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
-print("identity matches the reference:", torch.allclose(identity, leaf.grad))
-
-# %% [markdown]
 # ## Low temperature and overflow
 #
 # Training anneals $\tau$, often to 0.1 or below: $z = \ell/\tau$ reaches the hundreds, and
 # $e^{z}$ is past the largest float32 (about $3.4 \times 10^{38}$) once $z > 88.7$.
 #
-# **Quick question 3.** Take logits `[12.0, 11.8, -2.0]` in float32 and the softmax written
+# **Quick question 2.** Take logits `[12.0, 11.8, -2.0]` in float32 and the softmax written
 # from its definition, `z.exp() / z.exp().sum()` with $z = \ell/\tau$, and lower $\tau$ from 0.2
 # in steps of 0.001. What is the largest $\tau$ at which its first entry is not finite? And at
 # that $\tau$, is its second entry `nan`, `0` or a positive number?
@@ -930,7 +768,7 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # <details><summary><b>Hint 3</b>: the temperature</summary>
 #
 # What does the chain rule through $z = \ell/\tau$ add? Is it cheaper to keep $s$ or to
-# recompute it, and if you recompute it, how do you keep quick question 3's overflow out?
+# recompute it, and if you recompute it, how do you keep quick question 2's overflow out?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
@@ -984,8 +822,7 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 #
 # A straight-through estimator's forward is the exact, piecewise-constant operation; its
 # backward is the chain rule with a surrogate derivative (identity, or clipped). `gradcheck`
-# rejects it by design, so test forward and backward separately. A binarised network learns
-# only with an STE. A learnable step combines the STE at the rounding with the true derivative
+# rejects it by design, so test forward and backward separately. A learnable step combines the STE at the rounding with the true derivative
 # of the clip and the product, summed for the one step; a straight-through softmax borrows the
 # gradient of a smooth relative. Next lesson: backward functions that can themselves be
 # differentiated.
@@ -998,6 +835,158 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # and back the main line's claims with experiments; none is needed for an exercise, and you
 # can skip any of them. They run after the main line: they use your `FakeQuantize`,
 # `StraightThroughSoftmax`, `SignSTE` and `SignClippedSTE`.
+
+# %% [markdown]
+# ### Two spellings of stand-in B
+#
+# PyTorch spells stand-in B twice, and at the corners the two disagree (quick question 1):
+
+# %%
+x = torch.tensor([-1.5, -1.0, 0.0, 1.0, 1.5], requires_grad=True)
+print("x".ljust(22) + ":", x.detach())
+for name, clip in [("hardtanh(x)", F.hardtanh),
+                   ("clamp(x, -1, 1)", lambda t: torch.clamp(t, -1, 1))]:
+    x.grad = None
+    clip(x).sum().backward()
+    print(f"d {name}/dx".ljust(22) + ":", x.grad)
+
+# %% [markdown]
+# `F.hardtanh` reports 0 at $\pm 1$, `torch.clamp` 1: the contract follows clamp. Drag `x`
+# across your `SignClippedSTE`'s window.
+
+# %%
+ste_explorer(SignClippedSTE)
+
+# %% [markdown]
+# ### Experiment: a binarised network
+#
+# 512 points in $[-1, 1]^2$, labelled by quadrant (XOR). Hidden units and readout weights are
+# $\pm 1$, made by a quantiser $q$ from real-valued "latent" parameters the optimiser updates:
+#
+# $$h = q(W_1 x + b_1) \in \{-1, 0, 1\}^{64}, \qquad
+#   \text{logit} = \frac{h \cdot q(w_2)}{\sqrt{64}} + b_2 .$$
+#
+# Three runs change only $q$'s backward: `torch.sign`, your `SignSTE`, your `SignClippedSTE`.
+#
+# **Predict, then run.** With the true gradient, which of $W_1$, $b_1$, $w_2$, $b_2$ receive a
+# non-zero gradient, and what does that predict for the loss curve?
+
+# %%
+### BEGIN WORKED
+predicted_learning_parameters = {"b2"}
+### LEARNER
+predicted_learning_parameters = None  # a set of names, from {"W1", "b1", "w2", "b2"}
+### END WORKED
+
+# %% tags=["skip-when-grading"]
+def xor_data(n=512, seed=0):
+    """Points in [-1, 1]^2, labelled 1 in the first and third quadrants."""
+    generator = torch.Generator().manual_seed(seed)
+    points = torch.rand(n, 2, generator=generator) * 2 - 1
+    return points, (points[:, 0] * points[:, 1] > 0).float()
+
+
+class BinarisedRun(NamedTuple):
+    losses: list                  # training loss at each step
+    model: Callable               # the trained network: points -> logits
+    nonzero_at_first_step: set    # names of the parameters whose first gradient is not all 0
+    readout_never_moved: int      # readout weights (of 64) the optimiser never moved
+
+
+def train_binarised(quantise, points, labels, hidden=64, steps=200, lr=0.01, seed=0,
+                    quantise_readout=None):
+    """Train the binarised network with quantiser ``quantise`` (``quantise_readout`` for w2,
+    when given); return a BinarisedRun."""
+    generator = torch.Generator().manual_seed(seed)
+    w1 = torch.randn(hidden, 2, generator=generator).requires_grad_()
+    b1 = (0.5 * torch.randn(hidden, generator=generator)).requires_grad_()
+    w2 = torch.randn(hidden, generator=generator).requires_grad_()
+    b2 = torch.zeros((), requires_grad=True)
+    w2_start = w2.detach().clone()
+    optimiser = torch.optim.Adam([w1, b1, w2, b2], lr=lr)
+
+    def model(inputs):
+        h = quantise(inputs @ w1.T + b1)
+        return h @ (quantise_readout or quantise)(w2) / math.sqrt(hidden) + b2
+
+    F.binary_cross_entropy_with_logits(model(points), labels).backward()  # the first step's
+    nonzero = {name for name, p in zip(("W1", "b1", "w2", "b2"), (w1, b1, w2, b2))
+               if p.grad.any()}
+    losses = []
+    for _ in range(steps):
+        loss = F.binary_cross_entropy_with_logits(model(points), labels)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return BinarisedRun(losses, model, nonzero, int((w2 == w2_start).sum()))
+
+
+points, labels = xor_data()
+runs = {"true gradient (torch.sign)": torch.sign,
+        "SignSTE": SignSTE.apply,
+        "SignClippedSTE": SignClippedSTE.apply}
+results = {name: train_binarised(quantise, points, labels) for name, quantise in runs.items()}
+
+plane = torch.stack(torch.meshgrid(torch.linspace(-1, 1, 101), torch.linspace(-1, 1, 101),
+                                   indexing="xy"), dim=-1).reshape(-1, 2)
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+for name, run in results.items():
+    with torch.no_grad():
+        accuracy = ((run.model(points) > 0).float() == labels).float().mean().item()
+    print(f"{name:27s} loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}   accuracy {accuracy:.1%}")
+    axes[0].plot(run.losses, label=name)
+axes[0].set_xlabel("step")
+axes[0].set_ylabel("training loss")
+axes[0].set_title("Binarised network on XOR")
+axes[0].legend()
+with torch.no_grad():
+    decision = results["SignClippedSTE"].model(plane).reshape(101, 101) > 0
+axes[1].imshow(decision, origin="lower", extent=(-1, 1, -1, 1), cmap="coolwarm", alpha=0.35)
+axes[1].scatter(points[:, 0], points[:, 1], c=labels, cmap="coolwarm", s=6)
+axes[1].set_title("Decision regions, SignClippedSTE")
+plt.show()
+for name, run in results.items():
+    if written(predicted_learning_parameters):
+        print(f"{name:27s} non-zero gradient at the first step: "
+              f"{sorted(run.nonzero_at_first_step)}")
+for name, run in results.items():
+    print(f"{name:27s} readout weights never moved: {run.readout_never_moved} of 64")
+compare("learn with the true gradient", predicted_learning_parameters,
+        results["true gradient (torch.sign)"].nonzero_at_first_step)
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# With the true gradient only $b_2$ learns ($W_1$, $b_1$ and $w_2$ sit upstream of a `sign`),
+# and a bias alone matches only the label frequency. Both estimators train all four; the
+# clipped one reaches the lower loss, yet never moves 18 of the 64 readout weights.
+# </details>
+
+# %% [markdown]
+# ### A straight-through Gumbel-softmax is not the identity
+#
+# **"A straight-through Gumbel-softmax Function can return `grad_output`."** It cannot. Its
+# forward is the one-hot argmax of $y_\text{soft} = \operatorname{softmax}\big((\ell + g)/\tau\big)$
+# (Jang, Gu and Poole, 2017), and its backward the gradient of $y_\text{soft}$, each entry of
+# which depends on its whole row: the true gradient's rows sum to zero, the identity's do not.
+
+# %%
+generator = torch.Generator().manual_seed(1)
+logits = torch.randn(2, 4, generator=generator, dtype=torch.float64)
+gumbels = -torch.log(-torch.log(torch.rand(2, 4, generator=generator, dtype=torch.float64)))
+grad_output = torch.randn(2, 4, generator=generator, dtype=torch.float64)
+tau = 0.5
+
+leaf = logits.clone().requires_grad_()
+y_soft = torch.softmax((leaf + gumbels) / tau, dim=-1)
+# the detach trick's y_hard is a constant to autograd and adds no gradient, so it is left out
+(y_soft - y_soft.detach()).backward(grad_output)
+
+identity = grad_output  # what the misconception's backward hands the logits, untouched
+for name, grad in [("reference (detach trick)", leaf.grad), ("identity", identity)]:
+    print(f"{name:25s} row sums", [round(v, 3) + 0.0 for v in grad.sum(dim=-1).tolist()])
+print("identity matches the reference:", torch.allclose(identity, leaf.grad))
 
 # %% [markdown]
 # ### Common mistakes
@@ -1023,7 +1012,7 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # | `StraightThroughSoftmax`'s backward returns `grad_output` | the identity, not the softmax's Jacobian: the rows of the gradient do not sum to 0 | the vector-Jacobian product through the softmax |
 # | only the diagonal of the softmax's Jacobian | drops how each $s_j$ depends on the other logits of its row | the terms with $i \ne j$ too |
 # | no $1/\tau$ | every gradient $\tau$ times its true size | the chain rule through $z = \ell/\tau$ |
-# | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 3) | subtract each row's maximum first, or save $s$ from forward |
+# | $s$ rebuilt in backward as `z.exp() / z.exp().sum(-1, keepdim=True)` | `nan`, or a silent 0, at low temperature (quick question 2) | subtract each row's maximum first, or save $s$ from forward |
 #
 # </details>
 
@@ -1283,9 +1272,9 @@ print("yours matches the softmax's:", torch.allclose(panels["yours"], panels["so
 # ### Your `StraightThroughSoftmax` at low temperature
 #
 # A backward that rebuilds $s$ from its definition,
-# `z.exp() / z.exp().sum(...)`, meets quick question 3's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
+# `z.exp() / z.exp().sum(...)`, meets quick question 2's overflow, and gives `nan` gradients at exactly the temperatures where annealing ends;
 # the grader tries such logits, and its hint names the overflow. This cell runs your
-# `StraightThroughSoftmax` at quick question 3's logits in float32, $\tau = 0.1$, and compares
+# `StraightThroughSoftmax` at quick question 2's logits in float32, $\tau = 0.1$, and compares
 # with autograd through `torch.softmax`.
 
 # %%

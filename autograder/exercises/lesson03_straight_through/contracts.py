@@ -50,7 +50,9 @@ STRAIGHT_THROUGH_SOFTMAX_CLAUSES = (
     Clause("forward saves no copy of an input or of the output, and nothing cast to a wider "
            "dtype.",
            {"StraightThroughSoftmax/saves-copy": "saves logits.clone(), recomputes the softmax",
-            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64"}),
+            "StraightThroughSoftmax/saves-widened": "softmax saved widened to float64",
+            "StraightThroughSoftmax/saves-wider-dtype":
+                "softmax computed and saved in float64 for float32 logits"}),
 )
 
 STRAIGHT_THROUGH_SOFTMAX_RULES = {

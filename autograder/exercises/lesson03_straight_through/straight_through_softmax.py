@@ -159,6 +159,25 @@ def _check_saved_narrower(forward, logits) -> None:
                 mistake="StraightThroughSoftmax/saves-narrower-dtype")
 
 
+def _check_saved_wider(forward, logits) -> None:
+    """Nothing forward saves is in a dtype wider than the logits' (the contract's last clause):
+    a softmax computed in float64 for float32 logits ("for accuracy") passes every precision
+    check and keeps twice the bytes; the shared check names only a cast that adds no digit."""
+    if not logits.is_floating_point():
+        return
+    for saved in forward.saved:
+        if (saved.role == "intermediate" and saved.dtype.is_floating_point
+                and torch.finfo(saved.dtype).bits > torch.finfo(logits.dtype).bits):
+            wide, narrow = (str(d).removeprefix("torch.") for d in (saved.dtype, logits.dtype))
+            raise GradingError(
+                f"StraightThroughSoftmax's forward saved a {wide} tensor of shape "
+                f"{tuple(saved.shape)} for {narrow} logits: the contract saves nothing in a "
+                f"dtype wider than the logits', and this one takes {saved.nbytes} bytes where "
+                f"{narrow} takes {saved.tensor.numel() * torch.finfo(logits.dtype).bits // 8}; "
+                f"compute what you save in {narrow} (a .double() or float64 tensor in forward "
+                "widens it)", mistake="StraightThroughSoftmax/saves-wider-dtype")
+
+
 def _digits(dtype) -> int:
     return round(-math.log10(torch.finfo(dtype).eps))
 
@@ -254,6 +273,7 @@ def check_straight_through_softmax(function, values_: dict, *, seed=0, grad_outp
     check_gradient(values_, backward.grads[0], pristine, forward)
     check_no_ctx_tensors(STS, forward)
     check_no_copy_saved(STS, forward, inputs)
+    _check_saved_wider(forward, logits)
     check_backward_by_hand(STS, backward)
 
 

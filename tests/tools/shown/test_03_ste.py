@@ -118,21 +118,21 @@ def test_the_halves_verdict_takes_0_for_minus_0():
     assert verdict([-2, -1, 0, 1, 2, 3]).endswith("✗")
 
 
-def _quick_question_3(second_entry) -> list[str]:
-    """What quick question 3's run cell prints for the prediction ``second_entry``."""
+def _quick_question_2(second_entry) -> list[str]:
+    """What quick question 2's run cell prints for the prediction ``second_entry``."""
     lesson = definitions("03_ste", compare=compare, written=written,
                          predicted_tau_limit=0.135, predicted_second_entry=second_entry)
     return [line for line in run_code(cell_from("03_ste", "near_tie = torch.tensor"), lesson)
             if line.startswith(("largest τ", "the second entry"))]
 
 
-def test_quick_question_3_marks_the_right_words_right():
-    assert _quick_question_3("0") == [
+def test_quick_question_2_marks_the_right_words_right():
+    assert _quick_question_2("0") == [
         "largest τ with a non-finite first entry: you said 0.135, PyTorch: 0.135  ✓",
         "the second entry there: you said '0', PyTorch: '0'  ✓"]
-    assert _quick_question_3(0.0)[1].endswith("✓")  # the number for the word "0"
-    assert _quick_question_3("nan")[1].endswith("✗")
-    assert _quick_question_3(None)[1] == ("the second entry there: no prediction written: "
+    assert _quick_question_2(0.0)[1].endswith("✓")  # the number for the word "0"
+    assert _quick_question_2("nan")[1].endswith("✗")
+    assert _quick_question_2(None)[1] == ("the second entry there: no prediction written: "
                                           "write yours, then run this again")  # not the answer
 
 

@@ -41,6 +41,14 @@ MISTAKES = [
             _sts(READ + RIGHT, "        soft = torch.softmax(logits / tau, dim=-1)\n"
                  "        ctx.save_for_backward(soft.double())\n        ctx.tau = tau\n"
                  "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
+    # the review's W24: every value is float64's own (no float32 holds them), so only the
+    # dtype itself shows the widening
+    Mistake("StraightThroughSoftmax", "softmax computed and saved in float64 for float32 logits",
+            "StraightThroughSoftmax's forward saved a float64 tensor of shape (2, 4) for float32 "
+            "logits: the contract saves nothing in a dtype wider than the logits'",
+            _sts(READ + RIGHT, "        soft = torch.softmax(logits.double() / tau, dim=-1)\n"
+                 "        ctx.save_for_backward(soft)\n        ctx.tau = tau\n"
+                 "        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)")),
     Mistake("StraightThroughSoftmax", "saves logits.clone(), recomputes the softmax",
             "forward saved a copy of logits",
             _sts("        logits, = ctx.saved_tensors\n"

@@ -187,3 +187,28 @@ def test_a_backward_that_views_grad_output_quotes_the_learners_error(raises_hint
 
     with raises_hint("view size is not compatible"):
         run("StraightThroughSoftmax", Viewing)
+
+
+def test_a_softmax_saved_wider_than_the_logits_is_named_by_its_dtype():
+    """A softmax computed and saved in float64 for float32 logits (the review's W24) passes every
+    precision check: only the saved dtype shows it, and the check names that dtype; a float32
+    softmax and a saved int64 index (no floating dtype) pass it."""
+    from types import SimpleNamespace
+
+    from autograder.exercises.lesson03_straight_through.straight_through_softmax import (
+        _check_saved_wider)
+
+    logits = torch.randn(3, 4)
+    saved = lambda tensor: SimpleNamespace(role="intermediate", shape=tuple(tensor.shape),
+                                           dtype=tensor.dtype, tensor=tensor,
+                                           nbytes=tensor.numel() * tensor.element_size())
+    wide = torch.softmax(logits.double() / 0.5, -1)
+    with pytest.raises(GradingError) as raised:
+        _check_saved_wider(SimpleNamespace(saved=[saved(wide)]), logits)
+    assert raised.value.hint.startswith(
+        "StraightThroughSoftmax's forward saved a float64 tensor of shape (3, 4) for float32 "
+        "logits"), raised.value.hint
+    assert raised.value.mistake == "StraightThroughSoftmax/saves-wider-dtype"
+    _check_saved_wider(SimpleNamespace(saved=[saved(torch.softmax(logits, -1)),
+                                              saved(logits.argmax(-1))]), logits)
+    _check_saved_wider(SimpleNamespace(saved=[saved(wide)]), logits.double())
