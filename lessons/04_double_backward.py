@@ -24,7 +24,7 @@
 # 3. recognise what in a backward breaks second order, and why;
 # 4. make a backward that cannot be differentiated refuse a second differentiation with
 #    PyTorch's own guard, and know what that guard does and does not catch;
-# 5. make a backward differentiable by writing it as a Function with its own backward.
+# 5. give second derivatives, all the same, to a backward that autograd cannot record.
 #
 # Three exercises are graded (**✎ Exercise**): `SwishFunction`, `CubeOnce`, and the transfer
 # exercise `NumpyTanh`. Every Function you write obeys the course's
@@ -62,9 +62,11 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 #
 # $$H v = \nabla_x \big(\nabla_x f(x) \cdot v\big).$$
 #
-# Autograd records every op your backward runs on a tensor that requires grad, wherever the
-# backward got that tensor. Which of the tensors your backward uses carry a history back to the
-# inputs, and which are constants to autograd, is what this lesson is about.
+# Under `create_graph=True`, autograd records every op your backward runs on a tensor that
+# requires grad, wherever the backward got that tensor, unless the backward switches recording
+# off itself; in a plain backward, recording is off. Which of the tensors your backward uses
+# carry a history back to the inputs, and which are constants to autograd, is what this lesson
+# is about.
 
 # %% [markdown]
 # ## Worked example: `Exp`, twice
@@ -461,10 +463,9 @@ print("gradgradcheck:", torch.autograd.gradgradcheck(softplus_via_output, (x,)))
 # exercise's own contract:
 #
 # - backward returns the first derivative at every `x`;
-# - the local derivative $3x^2$ is computed in NumPy; backward's torch ops are conversions
-#   between tensors and arrays (device and dtype changes included) and at most one product,
-#   `grad_output` times the converted local derivative (NumPy may take that product instead),
-#   and the gradient comes back on `x`'s device, wherever `x` lives;
+# - the local derivative $3x^2$ is computed in NumPy, as the kernel it stands in for would, with
+#   no torch arithmetic in backward beyond at most one multiplication by `grad_output`, and the
+#   gradient is on `x`'s device, whichever that is;
 # - when the gradient backward received requires grad, a second `.backward()` through it raises
 #   PyTorch's own error for a backward that cannot be differentiated twice;
 # - forward saves no copy of `x` or of its output.
@@ -597,20 +598,20 @@ except NotImplementedError:  # shown, not raised: Run All goes on
 # `x = 0`, saturating values and any threshold.
 
 # %% [markdown]
-# ## The third way: a backward that is itself a Function
+# ## The third way: derivatives of a backward
 #
 # PyTorch documents three ways to handle a backward: build it from differentiable ops, as
 # `SwishFunction` does; mark it `@once_differentiable`, as `CubeOnce` does; or, when it cannot
-# be recorded but second derivatives are still needed, **make the backward a Function of its
-# own**, with a hand-written backward. Its forward computes the first backward (NumPy is fine:
-# a forward is never recorded), and a second backward runs the hand-written one.
+# be recorded but second derivatives are still needed, **supply the backward's own derivatives
+# by hand**. How to hand them to autograd is Exercise 3's to work out; first, the maths it rests
+# on.
 #
-# Here the op is $Y = AC$, $A$ of shape $(m, k)$ and $C$ of shape $(k, n)$, in NumPy. Its first
-# backward is lesson 02's rule, $b(G, A, C) = (G C^\top,\; A^\top G)$: two results from three
-# matrices. Made a Function, its backward receives `gbar_a` and `gbar_c` ($\bar B_A$,
-# $\bar B_C$), the incoming gradients of the two results, and returns one gradient per input.
-# Write the three as functions of `(gbar_a, gbar_c, g, a, c)`, each one's shape first (which
-# input feeds both results?); the cell after checks them against autograd.
+# Here the op is $Y = AC$, $A$ of shape $(m, k)$ and $C$ of shape $(k, n)$. Its first backward
+# is lesson 02's rule, $b(G, A, C) = (G C^\top,\; A^\top G)$: two results from three
+# matrices. Take $\bar B_A$ and $\bar B_C$ (`gbar_a`, `gbar_c`), gradients of a loss with
+# respect to the two results: what gradient does each of $G$, $A$ and $C$ get? Write the three
+# as functions of `(gbar_a, gbar_c, g, a, c)`, each one's shape first (which input feeds both
+# results?); the cell after checks them against autograd.
 #
 # <details><summary><b>Hint</b> (open if you are stuck)</summary>
 #
@@ -673,16 +674,15 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - forward and every backward compute with NumPy: torch only converts (`.numpy()`,
-#   `torch.from_numpy`, `.to`), with no torch arithmetic;
+# - all its arithmetic, in forward and in whatever computes its derivatives, is NumPy's: torch
+#   only converts (`.numpy()`, `torch.from_numpy`, `.to`), with no torch arithmetic;
 # - yet `NumpyTanh` is **twice differentiable**: its second derivatives are right, and its
 #   backward is not marked `once_differentiable`;
 # - values and both derivatives are right and finite where $\tanh$ rounds to $\pm 1$;
-# - no Function saves a copy of a tensor the graph already keeps.
+# - nothing it saves is a copy of a tensor the graph already keeps.
 #
-# The design is yours: which tensors the inner Function takes, what each Function saves, what
-# each backward returns. Write both Functions in the answer cell: the one your backward calls
-# goes in place of the `raise` line under the class.
+# How it is built is yours to decide; the self-check names each miss. (The answer cell has a
+# spare spot under the class for anything more you define: use it, or delete its `raise`.)
 #
 # <details><summary><b>Hint 1</b>: what to save</summary>
 #
@@ -690,24 +690,30 @@ for name, yours, true in zip(("grad_g", "grad_a", "grad_c"), (grad_g, grad_a, gr
 # choice cost your backward?
 # </details>
 #
-# <details><summary><b>Hint 2</b>: the inner Function</summary>
+# <details><summary><b>Hint 2</b>: a question</summary>
 #
-# Which tensors does it take as inputs, what does its forward return, and how many gradients
-# does its backward receive and return? Write its forward as a formula, then take its partial
-# derivative with respect to each input.
+# Under `create_graph=True` autograd records the torch ops your backward runs, and NumPy's are
+# invisible to it. Where, in the code you have written in this course, does computation that
+# autograd cannot see still come with derivatives that autograd uses?
 # </details>
 #
-# <details><summary><b>Hint 3</b>: back to $x$</summary>
+# <details><summary><b>Hint 3</b>: a nudge</summary>
 #
-# If your inner Function takes a saved tensor other than $x$, how does a second derivative with
-# respect to $x$ get from that tensor back to $x$? Which backward does autograd run for that
-# step?
+# Write what your backward computes as a formula $b$ of the tensors it uses. A second
+# derivative needs $b$'s derivative with respect to each of them, times the gradient $b$
+# receives: the section before this exercise derived those for a matrix product.
 # </details>
 #
-# <details><summary><b>Hint 4</b>: numbers to hit</summary>
+# <details><summary><b>Hint 4</b>: the idea</summary>
+#
+# The third way makes the backward's computation an op of its own: a Function, whose backward
+# supplies $b$'s derivatives, in NumPy as well.
+# </details>
+#
+# <details><summary><b>Hint 5</b>: numbers to hit</summary>
 #
 # At $x = 0.5$, with `grad_output` $= 1$: the first derivative is $0.7864$, and the second
-# derivative, through the Function your backward calls, is $-0.7269$.
+# derivative is $-0.7269$.
 # </details>
 
 # %% nbgrader={"grade_id": "answer_NumpyTanh", "solution": true}
@@ -763,17 +769,18 @@ from autograder import grade; grade("NumpyTanh", NumpyTanh)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # With $\tanh'(x) = 1 - y^2$, forward saves its output $y$, and the first backward is the
-# function $b(g, y) = g\,(1 - y^2)$ of `grad_output` $g$ and $y$, computed in NumPy by the inner
-# Function. Its backward, handed $\bar b$, returns
+# function $b(g, y) = g\,(1 - y^2)$ of `grad_output` $g$ and $y$, computed in NumPy by an inner
+# Function that `NumpyTanh.backward` calls. Its backward, handed $\bar b$, returns
 # $\partial b/\partial g = 1 - y^2$ times $\bar b$ for $g$, and
 # $\partial b/\partial y = -2 g y$ times $\bar b$ for $y$, both in NumPy, each only where
 # `ctx.needs_input_grad` asks (a Hessian-vector product's $g$ needs none). Autograd chains the
-# gradient for $y$ on to $x$ through `NumpyTanh`'s own backward (Hint 3). Saving $x$ instead
-# works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and $\partial b/\partial x$ carries the
-# extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner Function saves $g$ itself: recovering
-# it from its own output as $b / (1 - y^2)$ divides 0 by 0 wherever $\tanh$ rounds to $\pm 1$
-# (NumPy's does past $|x| \approx 19$ in float64, $10$ in float32). On a 0-d array NumPy
-# returns a scalar, not an array: `np.asarray` (or `torch.as_tensor`) turns it back.
+# gradient for $y$ on to $x$ through `NumpyTanh`'s own backward, which calls the inner Function
+# again. Saving $x$ instead works too: then $b(g, x) = g\,(1 - \tanh^2 x)$, and
+# $\partial b/\partial x$ carries the extra factor $1 - y^2$, $-2 g y (1 - y^2)$. The inner
+# Function saves $g$ itself: recovering it from its own output as $b / (1 - y^2)$ divides 0 by 0
+# wherever $\tanh$ rounds to $\pm 1$ (NumPy's does past $|x| \approx 19$ in float64, $10$ in
+# float32). On a 0-d array NumPy returns a scalar, not an array: `np.asarray` (or
+# `torch.as_tensor`) turns it back.
 # </details>
 
 # %% [markdown]

@@ -6,8 +6,9 @@ from ...clauses import Clause
 
 
 NUMPY_TANH_CLAUSES = (
-    Clause("forward and every backward compute with NumPy: torch only converts (`.numpy()`, "
-           "`torch.from_numpy`, `.to`), with no torch arithmetic;",
+    Clause("all its arithmetic, in forward and in whatever computes its derivatives, is NumPy's: "
+           "torch only converts (`.numpy()`, `torch.from_numpy`, `.to`), with no torch "
+           "arithmetic;",
            {"NumpyTanh/torch-in-forward": "torch.tanh in forward",
             "NumpyTanh/torch-in-backward": "torch arithmetic in backward",
             "NumpyTanh/torch-in-inner-backward": "inner backward in torch"}),
@@ -30,7 +31,7 @@ NUMPY_TANH_CLAUSES = (
            {"NumpyTanh/overflow-at-large-x": "forward computes (e^2x - 1) / (e^2x + 1)",
             "NumpyTanh/nan-at-saturation":
                 "the inner Function saves its output b and divides it by 1 - y^2"}),
-    Clause("no Function saves a copy of a tensor the graph already keeps.",
+    Clause("nothing it saves is a copy of a tensor the graph already keeps.",
            {"NumpyTanh/saves-copy-of-output":
                 "forward saves a second torch.from_numpy of the same array",
             "NumpyTanh/saves-detached-input": "forward saves x.detach()",
@@ -135,11 +136,9 @@ CUBE_ONCE_CLAUSES = (
            {"CubeOnce/divides-by-x": "3y / x in NumPy from the saved x and output: nan at x = 0",
             "case:exactly where x < 0": "y ** (1 / 3) of the saved output: nan at negative x",
             "CubeOnce/recovers-x-from-output": "saves the output, NumPy cube root in backward"}),
-    Clause("the local derivative $3x^2$ is computed in NumPy; backward's torch ops are "
-           "conversions between tensors and arrays (device and dtype changes included) and at "
-           "most one product, `grad_output` times the converted local derivative (NumPy may take "
-           "that product instead), and the gradient comes back on `x`'s device, wherever `x` "
-           "lives;",
+    Clause("the local derivative $3x^2$ is computed in NumPy, as the kernel it stands in for "
+           "would, with no torch arithmetic in backward beyond at most one multiplication by "
+           "`grad_output`, and the gradient is on `x`'s device, whichever that is;",
            {"CubeOnce/torch-in-backward": "no NumPy at all: g * 3 * x ** 2 under the mark "
                                           "(review 75)",
             "CubeOnce/torch-computes-local":
