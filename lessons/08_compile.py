@@ -185,10 +185,9 @@ for name, attempt in attempts.items():
 #
 # 1. What is $\partial^2 y / \partial x_j \partial x_k$? Write it from the entries of
 #    $\partial y / \partial x$.
-# 2. Autograd records a graph while backward runs with `create_graph=True`; does it record one
-#    while `forward` and `setup_context` run? What is a tensor computed there to it, then?
-# 3. So which tensors can `setup_context` keep for backward to compute its weights from, if
-#    differentiating backward is to give your answer to 1?
+# 2. Name two different sets of tensors that `setup_context` could keep for backward. For
+#    each, what does autograd get when it differentiates your backward: your answer to 1, or
+#    something else?
 #
 # <details><summary><b>Hint 1</b>: a question</summary>
 #
@@ -266,8 +265,8 @@ check_lse_entry()
 # `LogSumExp.apply(x, dim)` returns `torch.logsumexp(x, dim)` (no `keepdim`) for an `x` with at
 # least one dimension, `dim` a Python int naming one of size 1 or more. Decide before you write
 # `setup_context`: which tensors does each derivative read, into which of the two lists does
-# each go, how does `dim` reach them, and does what backward reads leave autograd a way back to
-# `x` for a second derivative? Say why in a comment.
+# each go, how does `dim` reach them, and which of your sets from question 2 keeps a second
+# derivative right? Say why in a comment.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -584,9 +583,10 @@ check_slope_candidates()
 #
 # Turn `softplus(x, beta)` below into the custom operator `autograd_course::softplus`, $\log(1 +
 # e^{\beta x}) / \beta$ for a tensor `x` and a Python float `beta` > 0. Decide before you write it:
-# what must the fake return for an element-wise operator so that its strides match the real
-# output's when `x` is not contiguous? What does `setup_context` keep (questions 2 and 3: say why
-# in a comment, with what it costs in memory)? What does backward return for each input?
+# which strides does *your* forward's output have for a transposed `x`, or a slice, and does
+# your fake describe that output (not every op keeps `x`'s layout)? What does `setup_context`
+# keep (questions 2 and 3: say why in a comment, with what it costs in memory)? What does
+# backward return for each input?
 #
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -649,8 +649,10 @@ from autograder import grade; grade("softplus", softplus)
 # $s'(x) = \frac{1}{\beta}\,\sigma(z)\,\beta = \sigma(\beta x)$: the two $\beta$s cancel. The
 # solution keeps $x$ and computes $\sigma(\beta x)$, smooth at $z = 0$ and with no subtraction
 # to lose digits in. Keeping $s$ passes too, with `-torch.expm1(-beta * s)`, not
-# $1 - e^{-\beta s}$. The fake is `torch.empty_like(x)`: `x`'s strides where `x` is dense, no
-# gaps where it is not, as the real element-wise output has.
+# $1 - e^{-\beta s}$. The fake is `torch.empty_like(x)` because this forward's ops keep `x`'s
+# layout: `x`'s strides where `x` is dense, no gaps where it is not. The fake describes what
+# your forward returns, not `x`: a forward through `F.logsigmoid`, whose output is contiguous
+# whatever `x` is, needs a contiguous fake, `x.new_empty(x.shape)`.
 # </details>
 
 # %% [markdown]
@@ -665,9 +667,9 @@ from autograder import grade; grade("softplus", softplus)
 # `op.register_vmap(rule)`. (A Function's `generate_vmap_rule` cannot batch code that leaves
 # PyTorch's ops: an optional section shows it.)
 #
-# Worked example: `autograd_course::affine(x, a, b)`, $a x + b$ element by element for two Python
-# floats, run in eager mode only, so it registers no fake. First, no rule: the values are right,
-# through the fallback.
+# `autograd_course::affine(x, a, b)`, $a x + b$ element by element for two Python floats (eager
+# mode only, so no fake), has no rule: the values are right, through the fallback. Exercise 3
+# writes this lesson's first rule.
 
 # %%
 @torch.library.custom_op("autograd_course::affine", mutates_args=())
@@ -682,24 +684,6 @@ print("vmap without a rule (the fallback):",
       torch.equal(torch.vmap(affine, in_dims=(0, None, None))(xs, 2.0, 1.0), loop))
 
 # %% [markdown]
-# Each sample's `x` arrives stacked along `in_dims[0]`, wherever the caller put it; `a` and `b`
-# are shared (`None`). An element-wise operator does to each entry what it does to every other,
-# so the whole batch can go through one call as it is: no dimension moves, and the output's
-# batch dimension is where `x`'s was.
-
-# %%
-def affine_vmap(info, in_dims, x, a, b):
-    """One call on the whole batch, its batch dim left where it arrived."""
-    x_bdim, _, _ = in_dims  # None for the floats a and b
-    return affine(x, a, b), x_bdim  # element by element: every dim keeps its place
-
-
-torch.library.register_vmap("autograd_course::affine", affine_vmap)
-agree = all(torch.equal(torch.vmap(affine, in_dims=(at, None, None))(xs.movedim(0, at), 2.0, 1.0),
-                        loop) for at in (0, 1, 2, -1))
-print("the rule matches a loop for every place of the batch dim:", agree)
-
-# %% [markdown]
 # ## ✎ Exercise 3 (transfer) · `squared_norm`, an operator with a batching rule
 #
 # Turn `squared_norm(x, dim)` below into the custom operator `autograd_course::squared_norm`,
@@ -709,7 +693,7 @@ print("the rule matches a loop for every place of the batch dim:", agree)
 # **Contract.** Your operator obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - a fake implementation whose output has the real output's shape and strides;
+# - a fake implementation whose output has the real output's shape, dtype and strides;
 # - a backward written by hand, registered for autograd;
 # - a batching rule registered with `register_vmap` that works on the whole batch at once (not the
 #   per-sample fallback, nor a loop), for every `dim` of a sample and every place of the batch
@@ -719,9 +703,10 @@ print("the rule matches a loop for every place of the batch dim:", agree)
 # %% [markdown]
 # <details><summary><b>Hint 1</b>: the backward and the fake</summary>
 #
-# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$: which dimension of $x$ does
-# $g$ lack, and how does it get it back before it meets $x$? What shape has the output for $x$ of
-# shape $(2, 3, 4)$ with `dim = -1`? Print a permuted input's output `stride()`.
+# For $x$ of shape $(R, C)$ and `dim=1`, $y_r = \sum_c x_{r,c}^2$: what is $\partial L /
+# \partial x_{r,c}$, and can a $g$ of shape $(R,)$ meet $x$ as it is, for every `dim`? What
+# shape has the output for $x$ of shape $(2, 3, 4)$ with `dim = -1`? Print a permuted input's
+# output `stride()`.
 # </details>
 #
 # <details><summary><b>Hint 2</b>: the batching rule</summary>
@@ -833,8 +818,8 @@ from autograder import grade; grade("squared_norm", squared_norm)
 # The optional sections below: choosing between a Function and an operator, measured on your
 # answers; what `torch.compile` captured, a NumPy Function under `vmap`, your
 # `LogSumExp` against the naive formula, the cross product, `matvec`'s backward, your `softplus`
-# under `opcheck`, what an operator promises, re-running an operator's cell, the fine print of
-# `softplus`'s tails, the common mistakes, and In practice.
+# under `opcheck`, what an operator promises, `affine`'s batching rule, re-running an
+# operator's cell, the fine print of `softplus`'s tails, the common mistakes, and In practice.
 
 # %% [markdown]
 # ---
@@ -1280,6 +1265,27 @@ for name, op in [("clamp_in_place", clamp_in_place), ("same", same), ("flat", fl
 # `torch.compile` such an operator can silently give wrong results, which is why `opcheck`
 # belongs in every operator's tests.
 # </details>
+
+# %% [markdown]
+# ### `affine`'s batching rule: one call, nothing moves
+#
+# The element-wise `affine` from before Exercise 3, now with a rule. Each sample's `x` arrives
+# stacked along `in_dims[0]`, wherever the caller put it; `a` and `b` are shared (`None`). An
+# element-wise operator does to each entry what it does to every other, so the whole batch can
+# go through one call as it is: no dimension moves, and the output's batch dimension is where
+# `x`'s was. Compare it with your `squared_norm` rule: what does a reduction change?
+
+# %%
+def affine_vmap(info, in_dims, x, a, b):
+    """One call on the whole batch, its batch dim left where it arrived."""
+    x_bdim, _, _ = in_dims  # None for the floats a and b
+    return affine(x, a, b), x_bdim  # element by element: every dim keeps its place
+
+
+torch.library.register_vmap("autograd_course::affine", affine_vmap)
+agree = all(torch.equal(torch.vmap(affine, in_dims=(at, None, None))(xs.movedim(0, at), 2.0, 1.0),
+                        loop) for at in (0, 1, 2, -1))
+print("the rule matches a loop for every place of the batch dim:", agree)
 
 # %% [markdown]
 # ### Re-running the cell that defines an operator

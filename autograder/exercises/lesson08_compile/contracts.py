@@ -5,7 +5,7 @@ from ...clauses import Clause
 
 
 SQUARED_NORM_CLAUSES = (
-    Clause("a fake implementation whose output has the real output's shape and strides;",
+    Clause("a fake implementation whose output has the real output's shape, dtype and strides;",
            {'squared_norm/no-fake': 'no register_fake',
             'squared_norm/fake-mismatch': "a fake implementation of x's shape",
             'squared_norm/fake-strides':

@@ -166,6 +166,12 @@ softplus.register_autograd(backward, setup_context=setup_context)
     Unusual("softplus", "forward on x.contiguous(), a contiguous fake x.new_empty(x.shape)",
             _edit(SOFTPLUS, ("    z = beta * x\n", "    z = beta * x.contiguous()\n"),
                   ("    return torch.empty_like(x)", "    return x.new_empty(x.shape)"))),
+    # the review's: F.logsigmoid returns a contiguous output whatever x's layout, and the fake
+    # says so
+    Unusual("softplus", "forward -F.logsigmoid(-beta x) / beta, a contiguous fake",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "    return -F.logsigmoid(-z) / beta"),
+                  ("    return torch.empty_like(x)", "    return x.new_empty(x.shape)"))),
     Unusual("softplus", "value and slope e^z below beta * x = -12 (within the 1e-5 tolerance)",
             _edit(SOFTPLUS,
                   (_SP_VALUE, "    z = beta * x\n"
@@ -390,6 +396,12 @@ def softplus(x, beta):
             "softplus returns contiguous strides (4, 1) for a transposed x",
             _edit(SOFTPLUS, ("    z = beta * x\n",
                              "    z = beta * x.contiguous()  # a kernel wants contiguous memory\n"))),
+    # the review's: F.logsigmoid does not keep x's strides (its output is contiguous), so the
+    # fake of x's layout describes x, not what forward returns
+    Mistake("softplus", "forward -F.logsigmoid(-beta x) / beta, a fake of x's layout",
+            "softplus returns contiguous strides (4, 1) for a transposed x",
+            _edit(SOFTPLUS, ("    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
+                             "    return -F.logsigmoid(-z) / beta"))),
     # the saved x is the caller's own tensor: in backward, grad mode is off, so PyTorch lets
     # an in-place op change it (a second backward, or the caller, then reads beta * x, sigmoid)
     Mistake("softplus", "backward writes into the saved x (x.mul_(beta).sigmoid_())",
