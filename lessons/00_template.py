@@ -368,22 +368,6 @@ except GradcheckError as error:
     print(error)
 
 # %% [markdown]
-# ## Several inputs, and inputs that are not tensors
-#
-# `forward` can take any arguments: tensors, numbers, flags. Rule 2 of the contract says what
-# backward returns for them:
-#
-# - **one value per forward input**, in the same order, no more;
-# - a gradient for each input that needs one, of that input's shape (or one it broadcasts to:
-#   autograd sums it down), and `None` for every other input: a Python number, a flag, a tensor
-#   that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per forward input: entry
-#   `i` says whether input `i` needs a gradient.
-#
-# Why `save_for_backward` and not `ctx.x = x`: a saved tensor changed in place before backward
-# makes backward raise, not return a silently wrong gradient (lesson 01's optional part shows
-# one).
-
-# %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
@@ -454,13 +438,26 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 #
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
-# forward saves none: the two floats go on `ctx` as plain attributes, and backward returns `None`
-# in the places of `w1` and `w2`, and of `x1` or `x2` where `ctx.needs_input_grad` says it needs
-# none (rule 2 of the [Function contract](function_contract.md), in every exercise). Why
-# `ctx`: every call gets its own, while the class and the module's globals are shared by every
-# call, so a second call made before the first one's backward would overwrite what the first
-# one kept there.
+# forward saves none: the two floats go on `ctx` as plain attributes. Why `ctx`: every call gets
+# its own, while the class and the module's globals are shared by every call, so a second call
+# made before the first one's backward would overwrite what the first one kept there.
 # </details>
+
+# %% [markdown]
+# ## Several inputs, and inputs that are not tensors
+#
+# Compare with your `WeightedSum`: what backward returns is rule 2 of the
+# [Function contract](function_contract.md), in every exercise:
+#
+# - **one value per forward input**, in the same order, no more: four here;
+# - a gradient for each input that needs one, of that input's shape (or one it broadcasts to:
+#   autograd sums it down), and `None` for every other input: a Python number such as `w1`, a
+#   flag, a tensor that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per
+#   forward input: entry `i` says whether input `i` needs a gradient.
+#
+# Tensors are another matter: `save_for_backward`, not `ctx.x = x`, because a saved tensor
+# changed in place before backward makes backward raise, not return a silently wrong gradient
+# (lesson 01's optional part shows one).
 
 # %% [markdown]
 # ## Worked example: `FirstDifference`, where each input reaches two outputs

@@ -21,7 +21,10 @@ SQUARE_CLAUSES = (
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",
-            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)"}),
+            "Square/saves-output-loses-sign": "saves the output, x recovered as sqrt(y)",
+            "Square/wrong-where-square-overflows":
+                "2 * y / x guarded at x = 0: inf where x ** 2 overflows float32",
+            "Square/wrong-at-tiny-x": "the gradient set to 0 where |x| < 1e-6"}),
 )
 SQUARE_RULES = {
     "values": {"Square/wrong-gradient-shape": "gradient squeezed",

@@ -31,7 +31,7 @@ from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: 
                       check_weights_not_swapped)
 from .linear_memory import check_backward_memory_linear
 from .large_inputs import check_large_sizes
-from .square_extremes import SQUARE, check_square_at_zero
+from .square_extremes import SQUARE, check_square_at_zero, check_square_float32_ends
 
 # size-1 dimensions and 0-d last: on a single element every wrong gradient looks like a sign or
 # a constant factor, so the first failure should come from a shape whose hint can tell them
@@ -108,6 +108,7 @@ def square_full(Square, device) -> None:
             check_backward_by_hand(SQUARE, backward)
     covers("0-d x")
     check_square_at_zero(function, device)
+    check_square_float32_ends(function, device)
     check_strided_grad_output(function, SQUARE, {"x": sample((3, 4), device, seed=4)})
     with case("x of shape (5,)"):
         check_one_ctx_per_call(function, SQUARE, {"x": sample((5,), device, seed=1)},
@@ -125,7 +126,9 @@ def square_full(Square, device) -> None:
     gradcheck_named(function, SQUARE, {"x": sample((3,), device)})
     # "any shape": every digit at 2^17 entries too (a narrower dtype above some size)
     check_large_sizes(function, SQUARE, {"x": sample((3, 4), device, seed=8)},
-                      {"x": sample((256, 512), device, seed=9)}, "x of shape (256, 512)")
+                      {"x": sample((256, 512), device, seed=9)}, "x of shape (256, 512)",
+                      alone=lambda values, what, index: [
+                          ({"x": values["x"][index].reshape(1)}, "x of shape (1,)")])
 
 
 def weighted_sum_full(WeightedSum, device) -> None:
@@ -182,7 +185,8 @@ WEIGHTED_SUM_DOMAIN = Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, s
 
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
-             contract=("memory linear in the size of x", "0-d x", "x = 0", "empty x",
+             contract=("memory linear in the size of x", "0-d x", "x = 0",
+                       "every finite x in float32", "empty x",
                        "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES, rules=SQUARE_RULES,
              example=lambda: (sample((4,), "cpu"),),

@@ -11,4 +11,5 @@ from . import (by_hand, domains, float_extremes, outer, shapes, square, state, w
 UNUSUAL = (square.UNUSUAL + weighted_sum.UNUSUAL + outer.UNUSUAL + domains.UNUSUAL
            + shapes.UNUSUAL + state.UNUSUAL + float_extremes.UNUSUAL)
 MISTAKES = (square.MISTAKES + weighted_sum.MISTAKES + outer.MISTAKES + domains.MISTAKES
-            + shapes.MISTAKES + state.MISTAKES + by_hand.MISTAKES + written.MISTAKES)
+            + shapes.MISTAKES + state.MISTAKES + by_hand.MISTAKES + written.MISTAKES
+            + float_extremes.MISTAKES)

@@ -4,41 +4,18 @@ inputs of 1e308), which lesson 00 does not teach: its domain is the values a mod
 over them each is correct. Until issue 69 the grader probed those extremes and these were
 catalogued as mistakes (2 * y / x guarded, nan_to_num or a clamp on the gradient, a gradient
 set to 0 below a tiny |x|, a ratio of the weights, x1 + x2 formed first): a deliberate verdict
-change. Also the orders of Square's product, which differed only at subnormal x."""
+change. Also the orders of Square's product, which differed only at subnormal x.
 
-from .. import Unusual
+Review 76g (issue 69, every numeric clause at both ends of its stated range): Square's "for every
+finite x" is graded at both ends of float32's range (autograder/exercises/lesson00_template/
+square_extremes.py), so the three below that are wrong there are mistakes again: 2 * y / x
+guarded (inf where x ** 2 overflows float32, 0 where it underflows) and the gradient set to 0
+for x below the dtype's smallest normal (float32's subnormals). Float64's extremes stay
+ungraded: the rest keep their verdicts."""
+
+from .. import Mistake, Unusual
 
 UNUSUAL = [
-    Unusual("Square", "2 * y / x with x = 0 guarded: inf where x ** 2 overflows",
-            """
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x ** 2
-        ctx.save_for_backward(x, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y = ctx.saved_tensors
-        safe = torch.where(x == 0, torch.ones_like(x), x)
-        return grad_output * torch.where(x == 0, torch.zeros_like(x), 2 * y / safe)
-"""),
-    Unusual("Square", "2 * y / x guarded at x = 0 and where y is inf: 0 where x ** 2 underflows",
-            """
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        y = x ** 2
-        ctx.save_for_backward(x, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, y = ctx.saved_tensors
-        safe = torch.where(x == 0, torch.ones_like(x), x)
-        return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))
-"""),
     Unusual("Square", "2 * y / x below float64's smallest normal y guarded: wrong in float32",
             """
 class Square(torch.autograd.Function):
@@ -137,19 +114,6 @@ class Square(torch.autograd.Function):
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
         return torch.where(x.abs() < 1e-200, torch.zeros_like(x), 2 * x * grad_output)
-"""),
-    Unusual("Square", "the gradient set to 0 for subnormal x (below float64's smallest normal)",
-            """
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x ** 2
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, = ctx.saved_tensors
-        return torch.where(x.abs() < torch.finfo(x.dtype).tiny, torch.zeros_like(x), 2 * x * grad_output)
 """),
     Unusual("WeightedSum", "grad_x2 as grad_x1 * (w2 / w1), guarded at w1 = 0",
             """
@@ -252,5 +216,55 @@ class Square(torch.autograd.Function):
     def backward(ctx, grad_output):
         x, = ctx.saved_tensors
         return (x * grad_output) * 2
+"""),
+]
+
+
+MISTAKES = [
+    Mistake("Square", "2 * y / x with x = 0 guarded: inf where x ** 2 overflows",
+            "x ** 2 overflows float32 there",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x ** 2
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        safe = torch.where(x == 0, torch.ones_like(x), x)
+        return grad_output * torch.where(x == 0, torch.zeros_like(x), 2 * y / safe)
+"""),
+    Mistake("Square", "2 * y / x guarded at x = 0 and where y is inf: 0 where x ** 2 underflows",
+            "or go through the output y = x ** 2, which is subnormal or 0 in float32",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x ** 2
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y = ctx.saved_tensors
+        safe = torch.where(x == 0, torch.ones_like(x), x)
+        return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))
+"""),
+    Mistake("Square", "the gradient set to 0 for subnormal x (below float64's smallest normal)",
+            "does backward set a small |x|'s gradient to 0 (a threshold)",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return torch.where(x.abs() < torch.finfo(x.dtype).tiny, torch.zeros_like(x), 2 * x * grad_output)
 """),
 ]

@@ -120,7 +120,8 @@ MISTAKES = [
     # the right gradients, with None where none is needed: only what backward reads shows that
     # it computed both every time
     Mistake("Outer", "both gradients computed, None returned for the unneeded one",
-            "Outer.backward used the values of u (in aten.mm) when only u requires grad",
+            "Outer.backward computed grad_v, which nothing asked for: with only u requiring grad it "
+            "read u's values",
             _outer(READ_UV + "        grad_u = grad_output @ v\n        grad_v = u @ grad_output\n"
                    "        need_u, need_v = ctx.needs_input_grad\n"
                    "        return grad_u if need_u else None, grad_v if need_v else None")),

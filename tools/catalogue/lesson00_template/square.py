@@ -163,3 +163,21 @@ class Square(torch.autograd.Function):
         return 2 * x * grad_output
 """),
 ]
+
+# review 76g (issue 69: every numeric clause at both ends of its stated range): "for every finite
+# x" graded at both ends of float32's range
+MISTAKES += [
+    Mistake("Square", "2 * y / x guarded at x = 0: inf where x ** 2 overflows float32",
+            "x ** 2 overflows float32 there",
+            _square("        y = x ** 2\n        ctx.save_for_backward(x, y)\n        return y",
+                    "        x, y = ctx.saved_tensors\n        return grad_output * torch.where("
+                    "x == 0, torch.zeros_like(x), 2 * y / x)")),
+    Mistake("Square", "the gradient set to 0 where |x| < 1e-6",
+            "does backward set a small |x|'s gradient to 0 (a threshold)",
+            _square(SAVE_X, READ_X + "        return grad_output * torch.where(x.abs() < 1e-6, "
+                    "torch.zeros_like(x), 2 * x)")),
+    Mistake("Square", "the gradient set to 0 where |x| < 1e-4",
+            "does backward set a small |x|'s gradient to 0 (a threshold)",
+            _square(SAVE_X, READ_X + "        return grad_output * torch.where(x.abs() < 1e-4, "
+                    "torch.zeros_like(x), 2 * x)")),
+]

@@ -60,9 +60,9 @@ def test_views_of_the_inputs_count_as_the_inputs():
 
 def test_only_when_needed_is_measured_as_work(raises_hint):
     """Is a backward that computes both gradients and returns None for the unneeded one told
-    which input's values it read, with u alone requiring grad?"""
-    with raises_hint("Outer.backward used the values of u (in aten.mm) when only u requires "
-                     "grad"):
+    which gradient it computed and which input's values it read, with u alone requiring grad?"""
+    with raises_hint("Outer.backward computed grad_v, which nothing asked for: with only u "
+                     "requiring grad it read u's values (in aten.mm)"):
         outer_full(mistake("Outer", "both gradients computed, None returned for the unneeded "
                                     "one"), torch.device("cpu"))
 

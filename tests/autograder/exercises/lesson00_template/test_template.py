@@ -149,3 +149,55 @@ def test_a_forgotten_grad_output_is_led_to_the_chain_rule_not_given_it(name, rai
         EXERCISES[name].run(mistake(name, "forgets grad_output"))
     first = str(info.value).splitlines()[0]
     assert "?" in first and "grad_x = grad_output *" not in first and "sum over" not in first
+
+
+class _SquareCut(torch.autograd.Function):
+    """The gradient set to 0 where |x| < 1e-4: right on every sample of (3, 4), wrong on the
+    few entries of (256, 512) below 1e-4; the extremes check names it first when graded."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        return grad_output * torch.where(x.abs() < 1e-4, torch.zeros_like(x), 2 * x)
+
+
+class _SquareNarrowed(torch.autograd.Function):
+    """Float32 arithmetic above 10,000 entries: a size switch."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, = ctx.saved_tensors
+        if x.numel() > 10_000:
+            return (2 * x.float() * grad_output.float()).to(x.dtype)
+        return 2 * x * grad_output
+
+
+@pytest.mark.parametrize("function, said, named", [
+    (_SquareCut, "and as far off with those values alone (x of shape (1,)): it is the values, "
+                 "not the size", "Square/wrong-at-some-values"),
+    (_SquareNarrowed, "does your code narrow the dtype, or switch method, above some size?",
+     "Square/narrows-large-input")])
+def test_a_large_input_failure_says_whether_size_or_values(function, said, named):
+    """Is a failure at the large size called a size switch only when the worst entry's values,
+    re-run alone, come out right (review 76g: a threshold on |x| was called a size switch)?"""
+    from autograder.errors import GradingError
+    from autograder.exercises.lesson00_template.large_inputs import check_large_sizes
+    from autograder.exercises.lesson00_template.square_extremes import SQUARE
+    from autograder.exercise import sample
+    with pytest.raises(GradingError) as raised:
+        check_large_sizes(function, SQUARE, {"x": sample((3, 4), "cpu", seed=8)},
+                          {"x": sample((256, 512), "cpu", seed=9)}, "x of shape (256, 512)",
+                          alone=lambda values, what, index: [
+                              ({"x": values["x"][index].reshape(1)}, "x of shape (1,)")])
+    assert said in str(raised.value).splitlines()[0]
+    assert raised.value.mistake == named

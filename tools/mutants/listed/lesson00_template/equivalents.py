@@ -18,6 +18,10 @@ _WEIGHT_TENSOR = ("a copy of a 0-d weight tensor forward built, or the same weig
 _SIZE_SWITCH = ("both paths of the size switch compute 2 * x * grad_output in x's dtype: where "
                 "the switch lies, and a copy of the fresh result, change no value or gradient")
 
+_FLOAT32_BELOW = ("float64's extremes are ungraded and float32 has no non-zero |x| below 1.4e-45 nor"
+                  " a non-zero x ** 2 below 1e-45: a cut moved between 1e-308 and 1e-150, or < "
+                  "made <=, changes no float32 gradient the contract grades")
+
 EQUIVALENTS = [
     *[EquivalentMutant("Square", kind, "if x.numel() > 4096:", f"if x.numel() {new}:",
                        _SIZE_SWITCH)
@@ -98,30 +102,29 @@ for _operator, _suffix in (("save_copy", ".clone()"), ("save_widened", ".double(
         "a copy of the float64 tensor of both weights forward built, or .double() on it, holds "
         "the same two values (16 bytes); the gradients are unchanged"))
 
-_UNGRADED_EXTREME = ("the guard or branch changes a value only at a point of float extremes (a y = x ** 2 "
-                     "that underflows or overflows, |x| below 1e-150 or above 1e154, a float32 "
-                     "gradient past float32's range), which the Function contract leaves "
-                     "ungraded unless a lesson teaches it; x = 0 takes the same value either way")
+_UNGRADED_EXTREME = ("the guard or branch changes a value only at a point no check grades (float64's "
+                     "extremes: a y = x ** 2 that underflows or overflows, |x| below 1e-150 or "
+                     "above 1e154; a gradient past float32's range; a point the float32 ends never "
+                     "meet); x = 0 takes the same value either way")
 _ENGINE_SUMS = ("a gradient of a shape v broadcasts to, (1, n) for v's (n,): the engine sums it "
                 "down to v's shape, as the Function contract accepts (rule 1)")
 
 # edits of the catalogued answers that no clause can see (each reason above says why)
 EQUIVALENTS += [
-    EquivalentMutant('Square', 'move_threshold', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))', 'return grad_output * torch.where(x == 1e-06, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, 2 * y / safe))', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'move_threshold', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == 1e-06, torch.ones_like(x), x)', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'swap_comparison', 'return torch.where(x.abs() < 1e-200, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() <= 1e-200, torch.zeros_like(x), 2 * x * grad_output)', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'move_threshold', 'return torch.where(x.abs() < 1e-200, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() < 5e-201, torch.zeros_like(x), 2 * x * grad_output)', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'add_copy', 'ctx.save_for_backward(x, y)', 'ctx.save_for_backward(x, y.contiguous())', _CLONE),
     EquivalentMutant('Square', 'save_copy', 'ctx.save_for_backward(x, y)', 'ctx.save_for_backward(x, y.clone())', _CLONE),
-    EquivalentMutant('Square', 'move_threshold', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), 2 * y / safe)', 'return grad_output * torch.where(x == 1e-06, torch.zeros_like(x), 2 * y / safe)', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'move_threshold', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == -1e-06, torch.ones_like(x), x)', _UNGRADED_EXTREME),
-    EquivalentMutant('Square', 'swap_arithmetic', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 / x, 2 * y / safe)))', _UNGRADED_EXTREME),
-    EquivalentMutant('Square', 'nudge_constant', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 3 * x, 2 * y / safe)))', _UNGRADED_EXTREME),
-    EquivalentMutant('Square', 'narrow_accumulator', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.float() < 2.3e-308, 2 * x, 2 * y / safe)))', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'nudge_constant', 'safe = torch.where(x == 0, torch.ones_like(x), x)', 'safe = torch.where(x == -1, torch.ones_like(x), x)', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'narrow_accumulator', 'if r.dtype == torch.float32:', 'if r.dtype == torch.float16:', _UNGRADED_EXTREME),
     EquivalentMutant('Square', 'swap_comparison', 'if r.dtype == torch.float32:', 'if r.dtype != torch.float32:', _UNGRADED_EXTREME),
     EquivalentMutant('Outer', 'flip_keepdim', 'grad_v = (grad_output * col).sum(0) if ctx.needs_input_grad[1] else None', 'grad_v = (grad_output * col).sum(0, keepdim=True) if ctx.needs_input_grad[1] else None', _ENGINE_SUMS),
     EquivalentMutant('Outer', 'change_dim', 'grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(0)', 'grad_v = torch.mm(u.unsqueeze(0), grad_output).squeeze(-1)', _ENGINE_SUMS),
     EquivalentMutant('Outer', 'flip_keepdim', 'grad_v = (grad_output * u[:, None]).sum(0) if ctx.needs_input_grad[1] else None', 'grad_v = (grad_output * u[:, None]).sum(0, keepdim=True) if ctx.needs_input_grad[1] else None', _ENGINE_SUMS),
+    EquivalentMutant('Square', 'move_threshold', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == -1e-06, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', _FLOAT32_BELOW),
+    EquivalentMutant('Square', 'swap_comparison', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() < 2.3e-308, 2 * x, 2 * y / safe)))', 'return grad_output * torch.where(x == 0, torch.zeros_like(x), torch.where(torch.isinf(y), 2 * x, torch.where(y.double() <= 2.3e-308, 2 * x, 2 * y / safe)))', _FLOAT32_BELOW),
+    EquivalentMutant('Square', 'move_threshold', 'return torch.where(x.abs() < 1e-150, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() < 2e-150, torch.zeros_like(x), 2 * x * grad_output)', _FLOAT32_BELOW),
+    EquivalentMutant('Square', 'move_threshold', 'return torch.where(x.abs() < 1e-150, torch.zeros_like(x), 2 * x * grad_output)', 'return torch.where(x.abs() < 5e-151, torch.zeros_like(x), 2 * x * grad_output)', _FLOAT32_BELOW),
 ]
