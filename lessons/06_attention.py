@@ -18,8 +18,8 @@
 # not build, a mask, numerical stability, and a choice of what to keep. It ends where
 # FlashAttention begins: attention tile by tile, the $N_q \times N_k$ scores never whole. You
 # derive each step on paper; the exercises turn the derivations into code. By the end you can
-# derive the softmax's vector-Jacobian product, mask with the right polarity, keep one number
-# per query instead of the probabilities, write FlashAttention's tiled forward and backward,
+# derive the softmax's vector-Jacobian product, mask with the right polarity, decide what
+# attention must keep for its backward, write FlashAttention's tiled forward and backward,
 # and differentiate a learned additive bias.
 
 # %% nbgrader={"locked": true}
@@ -222,15 +222,15 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # </details>
 
 # %% [markdown]
-# ## Derive: one number per query row
+# ## Derive: what must forward keep?
 #
 # Your Exercise 1 keeps $P$: at $N = 4096$ in float32, 64 MiB per head and per layer. Must
-# forward *keep* it? Recomputing $S$ is one matrix product; the softmax then needs each row's
-# normaliser.
+# forward *keep* it? Recomputing $S$ in backward is one matrix product.
 #
-# 1. Write $P_{ij}$ from $S_{ij}$ and **one** number $L_i$ per row.
-# 2. How do you compute $L_i$ so that no exponential overflows, whatever the scores? Try
-#    `torch.tensor(100.0).exp()`.
+# 1. What is the least forward must keep per query row for backward to turn a row of $S$ back
+#    into its row of $P$? Write $P_{ij}$ from $S_{ij}$ and what you keep.
+# 2. How do you compute what you keep so that no exponential overflows, whatever the scores?
+#    Try `torch.tensor(100.0).exp()`.
 # 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$, and $P$ is gone: what is it in
 #    $dO$ and $O$ alone? Why will that matter once $P$ comes one block of keys at a time?
 #
@@ -275,22 +275,22 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 # %% [markdown]
 # ## ✎ Exercise 2 · `MemoryEfficientAttention`
 #
-# Write `MemoryEfficientAttention`, called as Exercise 1's Function, which keeps one number
-# per query row instead of $P$.
+# Write `MemoryEfficientAttention`, called as Exercise 1's Function, whose forward keeps no
+# $N_q \times N_k$ tensor for its backward.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two numbers per query row, each of shape `(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \times N_k$ tensor between the passes.
-# - Backward recomputes $P$, masked as in forward, from what forward kept: no second normalisation.
-# - $L$ is right at scores of any size a model meets, far beyond where $e^s$ overflows.
+# - Between the passes forward keeps only $Q$, $K$, $V$, the mask and the output as given, and at most two numbers per query row, of shape `(..., Lq)` or `(..., Lq, 1)`, in the inputs' dtype or wider.
+# - Backward normalises no row a second time: what forward kept already fixes every probability, masked ones included.
+# - Right at scores of any size a model meets, far beyond where $e^s$ overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #
 # How does the mask reach backward, and does that way still work when it is `None`?
 
 # %% nbgrader={"grade_id": "answer_MemoryEfficientAttention", "solution": true}
 class MemoryEfficientAttention(torch.autograd.Function):
-    """Attention that keeps one log-sum-exp per query row instead of the probabilities."""
+    """Attention that keeps no Nq x Nk tensor between its forward and its backward."""
 
     @staticmethod
     def forward(ctx, Q, K, V, scale, mask=None):
@@ -442,20 +442,19 @@ report("output and L, block by block", error_online, 1e-9)
 #
 # **Backward**, for tile $(i, j)$:
 #
-# 1. How do you get $P_{ij}$ back with no row statistic but $L_i$?
-# 2. $\operatorname{rowsum}(dP \odot P)$ sums over **all** keys of the row: which identity of
-#    Exercise 2 gives it before the loop (FlashAttention calls it $D$)? What goes wrong with
-#    the tile's own row sum?
+# 1. How do you get $P_{ij}$ back from what forward kept, without the rest of the row?
+# 2. $\operatorname{rowsum}(dP \odot P)$ sums over **all** keys of the row, and a tile sees
+#    only some of them: how, and when, do you get it?
 # 3. Tile $(i, j)$ adds to which block of $dQ$, of $dK$ and of $dV$, and which other tiles add
 #    to the same blocks?
-# 4. FlashAttention-2 puts the key blocks in the **outer** loop. What stays in a small
-#    accumulator through the inner loop, and what goes into a full-size buffer?
+# 4. Which blocks go in the **outer** loop, queries or keys? For your choice, what stays in a
+#    small accumulator through the inner loop, and what goes into a full-size buffer?
 #
 # **Causal** (query $i$ sees keys $j \le i + N_k - N_q$). For a tile of query rows
 # $i_0..i_1$ and keys $j_0..j_1$, which query decides whether it holds a visible key? Which
 # tiles need no work, and which need a mask inside? In which order must you visit the key
-# blocks for no row's first tile to be all $-\infty$, and which start of $m$ makes the order
-# not matter?
+# blocks so that no row's first tile is all $-\infty$? ("A block in which a row sees no key",
+# after the **Summary**, shows why it matters.)
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
@@ -468,9 +467,9 @@ report("output and L, block by block", error_online, 1e-9)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` elements per batch-head but ones shaped as an input, an output, a gradient or $L$, and blocks of at most `BLOCK` rows of them.
+# - Neither pass creates a tensor of over `BLOCK x BLOCK` elements per batch-head (`BLOCK` read from the class at each call) but inputs, outputs, gradients, per-row numbers and slices of at most `BLOCK` rows of them.
 # - Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they are, and one number per query row.
-# - Backward recomputes each tile from $L$, and under `causal` neither pass computes a tile that lies entirely above the diagonal.
+# - Backward makes no pass of its own to rebuild a row's statistics, and under `causal` neither pass computes a tile entirely above the diagonal.
 # - float16 and bfloat16 inputs: results in the input dtype, as accurate as a kernel whose sums are float32.
 
 # %% nbgrader={"grade_id": "answer_FlashAttention", "solution": true}
@@ -570,8 +569,9 @@ from autograder import grade; grade("FlashAttention", FlashAttention)
 #   m \leftarrow m_{\text{new}} ,$$
 #
 # and at the end the output row is $o / \ell$ and $L = m + \log \ell$. A forgotten rescale of
-# $o$ goes unnoticed when no later block raises the maximum. $m = -\infty$ is a safe start
-# ($\alpha = 0$ multiplies zeros); a start at 0 gives $0/0$ for a row far below it.
+# $o$ goes unnoticed when no later block raises the maximum. A start at $m = -\infty$ is
+# right when a row's first block holds one of its keys ($\alpha = 0$ multiplies zeros); a
+# start at 0 gives $0/0$ for a row far below it.
 #
 # **Backward.** With $D = \operatorname{rowsum}(dO \odot O)$ computed first, each tile gives
 #
@@ -1251,7 +1251,7 @@ print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=t
 # | no rescaling of the running output | right only while no later key block raises a row's maximum | rescale $o$ by $e^{m_{\text{old}} - m_{\text{new}}}$, as $\ell$ |
 # | rescaling with the wrong maximum (a tile's own without FlashAttention-1's second correction factor, or $e^{m_{\text{new}} - m_{\text{old}}}$) | wrong weights, or `inf * 0 = nan` | exponentiate against $m_{\text{new}}$, rescale by $e^{m_{\text{old}} - m_{\text{new}}}$ |
 # | no running maximum at all, $e^{S}$ | `inf`, then `nan`, once a float32 score passes about 88.7 | subtract the running maximum |
-# | the running maximum started at 0 (or at another finite number, such as $-10^4$) | `0/0 = nan` for rows whose scores all lie more than about 104 (float32) or 745 (float64) below it | start it at $-\infty$ |
+# | the running maximum started at 0 (or at another finite number, such as $-10^4$) | `0/0 = nan` for rows whose scores all lie more than about 104 (float32) or 745 (float64) below it | start it at $-\infty$, or at `torch.finfo(dtype).min`, below every finite score |
 # | a first tile in which a row sees no key (key blocks visited from the last) | $e^{-\infty + \infty}$ = `nan` for that row | visit key blocks from key 0, or subtract 0 where $m_{\text{new}} = -\infty$ |
 # | a causal mask `key >= query + (Lk - Lq)` | each query loses its last visible key; with $N_q = N_k$ the first query sees none: `nan` | `key > query + (Lk - Lq)` masks exactly the keys after it |
 # | `is_causal`-style top-left causal mask where bottom-right is meant | with $N_q < N_k$ the last queries miss keys they should see | `tril(diagonal=N_k - N_q)`, `causal_lower_right` |

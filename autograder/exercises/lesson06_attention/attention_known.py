@@ -89,7 +89,7 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
         return (f"{spec.name}'s log-sum-exp overflows for large scores: exp(S) is inf above "
                 "about 88 in float32 (709 in float64), so log(sum(exp(S))) is inf and every "
                 "P = exp(S - inf) is 0; what can you subtract from every score of a row "
-                "without changing P? (question 2 of \"Derive: one number per query row\")")
+                "without changing P? (question 2 of \"Derive: what must forward keep?\")")
     if (isinstance(output, torch.Tensor) and torch.isfinite(expected).all()
             and not torch.isfinite(output).all()):
         after = _same(output, _global_max(values, mask_first=False))

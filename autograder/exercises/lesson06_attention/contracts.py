@@ -64,10 +64,9 @@ SCALED_DOT_PRODUCT_RULES = {
 
 
 MEMORY_EFFICIENT_CLAUSES = (
-    Clause("Forward keeps only $Q$, $K$, $V$, the mask as given, the output $O$ and at most two "
-           "numbers per query row, each of shape "
-           "`(..., Lq)` or `(..., Lq, 1)` in the inputs' dtype or wider: no $N_q \\times N_k$ "
-           "tensor between the passes.",
+    Clause("Between the passes forward keeps only $Q$, $K$, $V$, the mask and the output as "
+           "given, and at most two numbers per query row, of shape `(..., Lq)` or "
+           "`(..., Lq, 1)`, in the inputs' dtype or wider.",
            {M_ + "saves-full-size-tensor": "saves the probabilities",
             M_ + "saves-expanded-mask": "saves the mask expanded to the scores' shape",
             M_ + "saves-a-new-mask": "the inverted mask saved",
@@ -79,8 +78,8 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
             M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1",
             M_ + "saves-expanded-row-statistic": "L saved expanded to the scores' shape"}),
-    Clause("Backward recomputes $P$, masked as in forward, from what forward kept: no second "
-           "normalisation.",
+    Clause("Backward normalises no row a second time: what forward kept already fixes every "
+           "probability, masked ones included.",
            {M_ + "recomputes-softmax-without-lse":
                 "backward calls softmax again, ignoring the saved log-sum-exp",
             M_ + "renormalises-recomputed-probabilities":
@@ -90,7 +89,7 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "backward-takes-row-maximum-again":
                 "backward takes each row's maximum again beside the saved L",
             M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
-    Clause("$L$ is right at scores of any size a model meets, far beyond where $e^s$ overflows.",
+    Clause("Right at scores of any size a model meets, far beyond where $e^s$ overflows.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
             M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
@@ -117,15 +116,10 @@ MEMORY_EFFICIENT_RULES = {
 
 
 FLASH_ATTENTION_CLAUSES = (
-    Clause("Both passes visit blocks of at most `FlashAttention.BLOCK` rows (read from the "
-           "class) with the online softmax, creating no tensor of more than `BLOCK x BLOCK` "
-           "elements per batch-head but ones shaped as an input, an output, a gradient or $L$, "
-           "and blocks of at most `BLOCK` rows of them.",
-           {F_ + "running-output-not-rescaled": "no rescaling of the running output",
-            F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
-            F_ + "forward-overflows": "no running maximum",
-            F_ + "forward-underflows": "running maximum started at 0",
-            FULL: "full Lq x Lk matrix in forward",
+    Clause("Neither pass creates a tensor of over `BLOCK x BLOCK` elements per batch-head "
+           "(`BLOCK` read from the class at each call) but inputs, outputs, gradients, per-row "
+           "numbers and slices of at most `BLOCK` rows of them.",
+           {FULL: "full Lq x Lk matrix in forward",
             "case:under torch.no_grad()":
                 "composed ops when no input requires grad (the full scores under no_grad)",
             "case:builds a full Lq x Lk mask": "full causal mask, sliced per tile",
@@ -149,12 +143,10 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "saves-something-else-than-the-inputs": "Q * scale saved in place of Q",
             F_ + "log-sum-exp-narrower-than-inputs":
                 "log-sum-exp kept in float32 for float64 inputs"}),
-    Clause("Backward recomputes each tile from $L$, and under `causal` neither pass computes a "
-           "tile that lies entirely above the diagonal.",
+    Clause("Backward makes no pass of its own to rebuild a row's statistics, and under "
+           "`causal` neither pass computes a tile entirely above the diagonal.",
            {F_ + "recomputes-softmax-without-lse":
                 "backward recomputes L by its own pass over the tiles, ignoring the saved one",
-            F_ + "row-sum-from-one-tile": "D from dP instead of dO * O",
-            FULL: "full Lq x Lk matrix in backward",
             "case:computes score tiles entirely above the causal diagonal":
                 "every tile computed under causal",
             F_ + "causal-mask-top-left": "top-left causal mask",
@@ -184,6 +176,11 @@ FLASH_ATTENTION_CLAUSES = (
 
 FLASH_ATTENTION_RULES = {
     "values": {F_ + "mask-filled-before-scaling": "causal mask filled before scaling",
+               F_ + "row-sum-from-one-tile": "D from dP instead of dO * O",
+               F_ + "running-output-not-rescaled": "no rescaling of the running output",
+               F_ + "rescales-with-wrong-maximum": "rescaling with the wrong max",
+               F_ + "forward-overflows": "no running maximum",
+               F_ + "forward-underflows": "running maximum started at 0",
                F_ + "buffer-without-dtype": "dK, dV buffers made by torch.zeros(K.shape)"},
     "gradients": {F_ + "computes-frozen-gradient": "ignores needs_input_grad",
                   "case:computes dV = P^T dO": "dV computed when V needs none",
