@@ -70,10 +70,17 @@ def adopt_cells(notebook, reference: dict) -> list[Fault]:
                f"notebook, or a copy of the solutions?): matched {found_answers} of "
                f"{len(answers)} answer cells to the lesson's by their code, put back the "
                "read-only and test cells it lacked, and graded it")
-    if missing:
-        # one message, no "; ": a summary line cut to fit keeps this end, the news
-        message += (f", but found no answer for {', '.join(missing)} (its stub graded "
-                    "instead: 0 points)")
+    graded = {entry["grade_id"] for entry in reference["cells"]
+              if entry["grade"] and entry["points"] > 0}
+    practice = [name for name in missing if name.removeprefix("answer_") not in graded]
+    lost = [name for name in missing if name not in practice]
+    # one message, no "; ": a summary line cut to fit keeps this end, the news
+    if practice:
+        message += (f", found no answer for the practice cell{'s' if len(practice) > 1 else ''} "
+                    f"{', '.join(practice)} (worth no points)")
+    if lost:
+        message += (f", {'and none' if practice else 'but found no answer'} for "
+                    f"{', '.join(lost)} (its stub graded instead: 0 points)")
     return [Fault("no-nbgrader-metadata", message, ", ".join(missing))]
 
 

@@ -230,9 +230,9 @@ class SealedExecute(Execute):
                     "execution_count")
                 self.nb.cells[index] = cell
         if run.output_dropped:
-            run.faults.append(Fault("output-limit", f"{cell_label(cell, index)} printed more "
-                                    f"than {self.output_limit_kb} KiB; the rest was dropped",
-                                    cell_label(cell, index)))
+            label = cell_label(self.nb.cells, index)
+            run.faults.append(Fault("output-limit", f"{label} printed more than "
+                                    f"{self.output_limit_kb} KiB; the rest was dropped", label))
         reply = run.last_reply or {}
         interrupted = "header" not in reply and reply.get("content", {}).get("ename") == \
             self.error_on_timeout.get("ename")
@@ -240,7 +240,8 @@ class SealedExecute(Execute):
 
     def _record(self, outcome: Outcome, index: int, cell) -> None:
         settings = self.settings
-        fault = outcome_fault(outcome, cell_label(cell, index), cell_timeout=settings.cell_timeout,
+        fault = outcome_fault(outcome, cell_label(self.nb.cells, index),
+                              cell_timeout=settings.cell_timeout,
                               notebook_seconds=settings.notebook_seconds,
                               memory_limit_mb=settings.memory_limit_mb,
                               out_of_time=self.run.remaining() < 2,

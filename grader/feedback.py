@@ -182,9 +182,7 @@ class FeedbackSummary(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         rows = []
-        by_hand = _by_hand(resources)
-        comments = {cell.metadata.nbgrader.get("grade_id"): cell.metadata.nbgrader.get("comment")
-                    for cell in nb.cells if "nbgrader" in cell.get("metadata", {})}
+        by_hand, comments = _by_hand(resources)
         for cell in nb.cells:
             if not is_test_cell(cell):
                 continue
@@ -207,12 +205,13 @@ class FeedbackSummary(NbGraderPreprocessor):
         return nb, resources
 
 
-def _by_hand(resources) -> set[str]:
-    """The graded cells of this learner's notebook whose points were given by hand (a manual
-    grade), read from the gradebook GenerateFeedback names; none without one."""
+def _by_hand(resources) -> tuple[set[str], dict[str, str]]:
+    """The graded cells of this learner's notebook whose points were given by hand, and the
+    comments the instructor wrote, by cell, read from the gradebook GenerateFeedback names
+    (nbgrader's own "No response." on an unanswered cell is not the instructor's)."""
     found = resources.get("nbgrader", {})
     if "db_url" not in found:
-        return set()
+        return set(), {}
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(found["db_url"]) as gradebook:
@@ -220,8 +219,10 @@ def _by_hand(resources) -> set[str]:
             notebook = gradebook.find_submission_notebook(found["notebook"], found["assignment"],
                                                           found["student"])
         except MissingEntry:
-            return set()
-        return {grade.name for grade in notebook.grades if grade.manual_score is not None}
+            return set(), {}
+        return ({grade.name for grade in notebook.grades if grade.manual_score is not None},
+                {comment.name: comment.manual_comment for comment in notebook.comments
+                 if comment.manual_comment})
 
 
 def _cell_text(text: str) -> str:

@@ -1,6 +1,7 @@
 """One figure per lesson: for each exercise a horizontal bar of the class, stacked as full marks,
 each named mistake (most frequent first), the other failures (tried, no probe named why), the
-exercises not attempted (the stub still raises) and the learners who did not hand the lesson in.
+exercises not attempted (the stub still raises), the notebooks handed in before the exercise's
+test was added, and the learners who did not hand the lesson in.
 Counts only, never learner ids. Each named segment carries a letter, and a key under the axes
 says which mistake each letter of each row is (a letter stands for a different mistake on each
 row, and the legend says so); colours are colour-blind safe and hatched, so a greyscale print
@@ -12,7 +13,7 @@ import textwrap
 
 from autograder.mistakes import NOT_IMPLEMENTED
 
-from .insight import LessonInsight
+from .insight import BEFORE_ADDED, LessonInsight
 
 FULL_MARKS = "#009E73"
 UNNAMED = "#999999"
@@ -21,6 +22,8 @@ UNNAMED_LABEL = "failed, no named mistake"
 NOT_ATTEMPTED_LABEL = "not attempted"
 NOT_HANDED_IN = "#FFFFFF"
 NOT_HANDED_IN_LABEL = "not handed in"
+HANDED_IN_BEFORE = "#FFFFFF"
+HANDED_IN_BEFORE_LABEL = "handed in before the test was added"
 NAMED = ["#E69F00", "#56B4E9", "#D55E00", "#CC79A7", "#0072B2", "#F0E442"]
 HATCHES = ["", "//", "..", "xx", "\\\\", "++"]
 KEY_WIDTH = 118  # characters per line of the key
@@ -34,21 +37,21 @@ def _style(rank: int) -> tuple[str, str]:
 def bars(insight: LessonInsight) -> dict[str, list[tuple[str, str, int]]]:
     """Per exercise, its segments as (letter, label, count): full marks (letter ""), each named
     mistake lettered A, B, ... most frequent first, then the other failures and the learners
-    who did not attempt it, and those of the class who did not hand the lesson in (letter
-    "")."""
+    who did not attempt it or handed in before its test was added, and those of the class who
+    did not hand the lesson in (letter "")."""
     rows = {}
     for exercise in insight.exercises:
         named = [group for group in exercise.groups if group.named]
-        counts = {NOT_IMPLEMENTED: 0, "": 0}  # not attempted, failed without a name
+        counts = {NOT_IMPLEMENTED: 0, BEFORE_ADDED: 0, "": 0}  # "": failed without a name
         for group in exercise.groups:
             if not group.named:
-                counts[group.mistake if group.mistake == NOT_IMPLEMENTED else ""] += len(
-                    group.students)
+                counts[group.mistake if group.mistake in counts else ""] += len(group.students)
         rows[exercise.name] = ([("", "full marks", len(exercise.passed))]
                                + [(string.ascii_uppercase[rank % 26], group.mistake,
                                    len(group.students)) for rank, group in enumerate(named)]
                                + [("", UNNAMED_LABEL, counts[""]),
                                   ("", NOT_ATTEMPTED_LABEL, counts[NOT_IMPLEMENTED]),
+                                  ("", HANDED_IN_BEFORE_LABEL, counts[BEFORE_ADDED]),
                                   ("", NOT_HANDED_IN_LABEL, len(insight.not_submitted))])
     return rows
 
@@ -72,6 +75,7 @@ KEY_HEADING = "Key, row by row (a letter stands for a different mistake on each 
 # the segments without a letter: their colour, the colour of their count, and their hatch
 UNLETTERED = {"full marks": (FULL_MARKS, "white", ""), UNNAMED_LABEL: (UNNAMED, "black", ""),
               NOT_ATTEMPTED_LABEL: (NOT_ATTEMPTED, "black", ""),
+              HANDED_IN_BEFORE_LABEL: (HANDED_IN_BEFORE, "black", "--"),
               NOT_HANDED_IN_LABEL: (NOT_HANDED_IN, "black", "..")}
 
 
@@ -102,6 +106,9 @@ def legend_entries(rows: dict) -> list[tuple[str, str, str]]:
     if NOT_ATTEMPTED_LABEL in drawn:
         entries.append((NOT_ATTEMPTED, "", "not attempted (the stub still raises "
                         "NotImplementedError)"))
+    if HANDED_IN_BEFORE_LABEL in drawn:
+        entries.append((HANDED_IN_BEFORE, "--", "handed in before you added the test (not "
+                        "a mistake)"))
     if NOT_HANDED_IN_LABEL in drawn:
         entries.append((NOT_HANDED_IN, "..", "not handed in (the lesson's notebook)"))
     return entries

@@ -133,7 +133,8 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                     failure = hints[student]
                     learners.append(base | {
                         "student_id": student,
-                        "result": "partial" if failure.score else "failed",
+                        "result": ("handed-in-before" if group.mistake == BEFORE_ADDED
+                                   else "partial" if failure.score else "failed"),
                         "fraction_of_points": f"{failure.score or 0:.4g}",
                         "mistake": group.mistake, "named": "yes" if group.named else "no",
                         "explanation": group.explanation,

@@ -20,7 +20,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 from .adopt import adopt_cells, has_metadata
 from .answers import answer_faults
 from .faults import Fault
-from .notebook_format import NBGRADER_SCHEMA, grade_id
+from .notebook_format import NBGRADER_SCHEMA, RESTORED, grade_id
 from .releases import submitted_at
 
 FILES_LIMIT_MB = 50
@@ -181,7 +181,7 @@ def _new_cell(entry: dict):
     maker = nbformat.v4.new_code_cell if entry["cell_type"] == "code" else \
         nbformat.v4.new_markdown_cell
     cell = maker(entry["source"])
-    cell.id = f"restored-{entry['grade_id']}"[:64]
+    cell.id = f"{RESTORED}{entry['grade_id']}"[:64]
     cell.metadata = {"nbgrader": _metadata(entry), "deletable": False, "editable": False}
     return cell
 

@@ -37,12 +37,17 @@ def grade_id(cell) -> str | None:
 QUOTED = 40  # characters of a cell's first line that its label quotes
 
 
-def cell_label(cell, index: int) -> str:
-    """How messages name a cell as the learner finds it: its grade_id, else its place in the
-    learner's notebook (every cell counted from 1 at the top, markdown included) and its first
-    line, which a search (Ctrl+F) finds: 'cell 54 "checkpointing_explorer(…)"'."""
-    quoted = first_line(cell)
-    return grade_id(cell) or f"cell {index + 1}" + (f' "{quoted}"' if quoted else "")
+RESTORED = "restored-"  # the id prefix of a test cell grading put back or added
+
+
+def cell_label(cells: list, index: int) -> str:
+    """How messages name ``cells[index]`` as the learner finds it: its grade_id, else its place
+    in the learner's notebook (every cell counted from 1 at the top, markdown included, but the
+    test cells grading put in) and its first line, which a search (Ctrl+F) finds:
+    'cell 54 "checkpointing_explorer(…)"'."""
+    cell, quoted = cells[index], first_line(cells[index])
+    place = 1 + sum(not str(before.get("id", "")).startswith(RESTORED) for before in cells[:index])
+    return grade_id(cell) or f"cell {place}" + (f' "{quoted}"' if quoted else "")
 
 
 def first_line(cell) -> str:

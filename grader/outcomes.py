@@ -59,19 +59,20 @@ def outcome_fault(outcome: Outcome, label: str, *, cell_timeout: int, notebook_s
 
 def out_of_time_faults(cells: list, index: int, notebook_seconds: int) -> list[Fault]:
     """The notebook's budget ran out before cell ``index``: it and every test after it."""
-    label = cell_label(cells[index], index)
+    label = cell_label(cells, index)
     return [Fault("notebook-timeout", f"the notebook used up its {notebook_seconds} s before "
                   f"{label}; that cell and the ones after it did not run", label)] + [
         Fault("notebook-timeout", "the notebook ran out of time before this test",
-              cell_label(later, 0)) for later in cells[index:] if is_test_cell(later)]
+              cell_label(cells, later)) for later in range(index, len(cells))
+        if is_test_cell(cells[later])]
 
 
 def gave_up_faults(cells: list, failed: int, restarts: int) -> list[Fault]:
     """The kernel failed too often: grading stops after cell ``failed``."""
     return [Fault("kernel-died", f"the kernel was restarted {restarts} times; the cells after "
-                  f"{cell_label(cells[failed], failed)} did not run")] + [
-        Fault("kernel-died", "not run: the kernel had failed too often", cell_label(cell, 0))
-        for cell in cells[failed + 1:] if is_test_cell(cell)]
+                  f"{cell_label(cells, failed)} did not run")] + [
+        Fault("kernel-died", "not run: the kernel had failed too often", cell_label(cells, later))
+        for later in range(failed + 1, len(cells)) if is_test_cell(cells[later])]
 
 
 def out_of_memory_outputs(outputs: list, fault: Fault) -> list:

@@ -46,7 +46,7 @@ def suspicious_lines(nb, shipped: list[str] = ()) -> list[tuple[str, int, str, s
             code = line.split("#", 1)[0]
             for what, pattern in COMPILED.items():
                 if pattern.search(code):
-                    found.append((cell_label(cell, index), number, what, line.strip()))
+                    found.append((cell_label(nb.cells, index), number, what, line.strip()))
                     break
     return found
 

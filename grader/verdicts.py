@@ -32,8 +32,8 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
         if cell.cell_type == "code" and metadata.get("solution"):
             answer, answer_error = metadata.get("grade_id"), _raised(cell)
             said_unparsed = unparsed(cell) if answer_error is not None else ""
-        if cell_label(cell, index) in stopped and not is_test_cell(cell):
-            lost.append(stopped[cell_label(cell, index)])
+        if cell_label(nb.cells, index) in stopped and not is_test_cell(cell):
+            lost.append(stopped[cell_label(nb.cells, index)])
         if not is_test_cell(cell):
             continue
         before, lost = lost, []

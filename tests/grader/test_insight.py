@@ -262,7 +262,8 @@ def test_a_timeout_group_names_the_test_and_the_limit():
 def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake(root):
     """An instructor's exercise added after some learners handed in: are the learners whose
     notebook predates it (no answer: NameError) a group of their own that says so, not a class
-    mistake, while a learner who handed in after and got it wrong keeps their mistake?"""
+    mistake, while a learner who handed in after and got it wrong keeps their mistake; and do
+    the figure and the CSV count them apart from the failures?"""
     import json
 
     from grader.insight import BEFORE_ADDED
@@ -290,3 +291,13 @@ def test_a_test_added_after_a_notebook_was_handed_in_is_not_its_learners_mistake
     before = next(group for group in own.groups if group.mistake == BEFORE_ADDED)
     assert before.explanation.startswith("handed in before this test was added")
     assert not before.named
+    from grader.insight_figures import bars
+    from grader.insight_report import csv_rows
+
+    drawn = dict((label, count) for _, label, count in bars(lesson_insight(root, LESSON))[
+        "own_exercise"])
+    assert (drawn["handed in before the test was added"], drawn["failed, no named mistake"]) == (
+        2, 2)
+    assert {row["student_id"]: row["result"] for row in csv_rows([lesson_insight(root, LESSON)])
+            if row["exercise"] == "own_exercise"} == {
+        "jo": "handed-in-before", "kim": "handed-in-before", "lou": "failed", "max": "failed"}

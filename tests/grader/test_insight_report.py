@@ -131,9 +131,10 @@ def test_the_figure_stacks_full_marks_named_and_unnamed_with_a_key(root):
     assert bars(insight) == {
         "Shift": [("", "full marks", 1), ("A", "Shift/forgets-offset", 2),
                   ("", "failed, no named mistake", 0), ("", "not attempted", 1),
-                  ("", "not handed in", 0)],
+                  ("", "handed in before the test was added", 0), ("", "not handed in", 0)],
         "Scale": [("", "full marks", 2), ("", "failed, no named mistake", 1),
-                  ("", "not attempted", 1), ("", "not handed in", 0)]}
+                  ("", "not attempted", 1), ("", "handed in before the test was added", 0),
+                  ("", "not handed in", 0)]}
     assert key_lines(bars(insight)) == [
         "Key, row by row (a letter stands for a different mistake on each row):",
         "Shift: A forgets-offset (2)"]

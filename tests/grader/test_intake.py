@@ -93,6 +93,18 @@ def test_an_answer_that_cannot_be_found_is_named():
     assert faults[0].cell == "answer_Square"  # the learner's feedback names it
 
 
+def test_a_missing_practice_answer_is_not_said_to_cost_points():
+    """A pasted notebook lacking a practice answer (no graded test) and a graded one: does the
+    fault say the practice cell is worth no points, and only the graded one's stub scores 0?"""
+    reference = _reference()
+    reference["cells"].append(_entry("answer_practice", "def practice():\n    return 1",
+                                     "# YOUR CODE HERE", locked=False, solution=True))
+    _, faults = restore_cells(_pasted("print('between')", "twice = 2"), reference)
+    assert faults[0].message.endswith(
+        ", found no answer for the practice cell answer_practice (worth no points), and none "
+        "for answer_Square (its stub graded instead: 0 points)")
+
+
 def test_an_answer_that_cannot_be_found_is_graded_as_not_answered():
     """A pasted notebook that lacks an answer: is the lesson's stub put in its place, before its
     test cell, so that the test finds an unanswered exercise (not-implemented) rather than a

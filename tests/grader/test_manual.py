@@ -174,7 +174,8 @@ def test_points_given_by_hand_have_their_own_column_in_the_grades(root):
 
 def test_the_feedback_table_shows_points_by_hand_beside_the_hint_and_the_comment(root):
     """Does the learner's table of graded tests say which points were given by hand, and put the
-    instructor's comment on the answer right after the hint?"""
+    instructor's comment on the answer right after the hint, and only a comment the instructor
+    wrote (not nbgrader's "No response." on an unanswered cell)?"""
     from nbformat.v4 import new_code_cell, new_notebook
 
     from grader.feedback import FeedbackSummary
@@ -188,9 +189,15 @@ def test_the_feedback_table_shows_points_by_hand_beside_the_hint_and_the_comment
         "score": 1.5}})
     test.outputs = [{"output_type": "error", "ename": "GradingError",
                      "evalue": "your gradient for weight is transposed", "traceback": []}]
-    notebook = new_notebook(cells=[answer, test])
+    unanswered = new_code_cell("raise NotImplementedError", metadata={"nbgrader": {
+        "grade_id": "answer_Bilinear", "solution": True, "grade": False,
+        "comment": "No response."}})  # nbgrader's own comment on an unchanged answer
+    stub_test = new_code_cell("self_check(...)", metadata={"nbgrader": {
+        "grade_id": "Bilinear", "grade": True, "solution": False, "points": 1, "score": 0}})
+    notebook = new_notebook(cells=[answer, test, unanswered, stub_test])
     FeedbackSummary().preprocess(notebook, {"nbgrader": {
         "db_url": db_url(root), "notebook": "02_linear", "assignment": "02_linear",
         "student": "alice"}})
     assert ("| 1.5 / 2 (by hand) | ✗ your gradient for weight is transposed · Your instructor: "
             "right idea |") in notebook.cells[0].source
+    assert "No response" not in notebook.cells[0].source

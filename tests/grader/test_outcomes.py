@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from grader.faults import SEPARATOR, Fault, own_status, reason_of, status_of
-from grader.notebook_format import cell_label
+from grader.notebook_format import RESTORED, cell_label
 from grader.outcomes import (Outcome, classify, gave_up_faults, out_of_time_faults,
                              outcome_fault)
 
@@ -74,14 +74,24 @@ def test_giving_up_on_the_kernel_names_what_did_not_run():
 def test_a_cell_is_named_as_the_learner_finds_it():
     """Is a cell without a grade_id named by its place from the top (counted from 1) and its
     first line, cut with its brackets balanced, and a graded cell by its grade_id?"""
-    cells = _cells()
-    assert cell_label(cells[1], 1) == "T"
+    assert cell_label(_cells(), 1) == "T"
+    above = [nbformat.v4.new_markdown_cell("text") for _ in range(53)]
     long = nbformat.v4.new_code_cell("\n# run me\ncheckpointing_explorer(checkpoint_sequential, "
                                      "lambda x: x, layers=7)")
-    assert cell_label(long, 53) == 'cell 54 "# run me"'
+    assert cell_label(above + [long], 53) == 'cell 54 "# run me"'
     long.source = "checkpointing_explorer(checkpoint_sequential, lambda x: x, layers=7)"
-    assert cell_label(long, 53) == 'cell 54 "checkpointing_explorer(…)"'
-    assert cell_label(nbformat.v4.new_code_cell(""), 2) == "cell 3"
+    assert cell_label(above + [long], 53) == 'cell 54 "checkpointing_explorer(…)"'
+    assert cell_label(above[:2] + [nbformat.v4.new_code_cell("")], 2) == "cell 3"
+
+
+def test_a_test_cell_grading_put_in_does_not_move_the_learners_cell_numbers():
+    """After a test cell added to the lesson later is put into a notebook handed in before,
+    is a cell below it still named by its place in the learner's own notebook?"""
+    put_in = nbformat.v4.new_code_cell("self_check('Square_again', Square)")
+    put_in.id = RESTORED + "Square_again"
+    cells = [nbformat.v4.new_markdown_cell("text"), put_in, nbformat.v4.new_code_cell("import os")]
+    assert cell_label(cells, 2) == 'cell 2 "import os"'
+
 
 
 def test_a_reason_puts_the_cause_first_and_routine_notes_last():
