@@ -1,40 +1,47 @@
 #!/usr/bin/env bash
 # `make install`: the course environment in VENV (default .venv), one step at a time, each
 # saying what it does, about how long it takes on an idle 2-core machine (measured from a
-# clean clone with pip's cache cold) and how long it took here.
+# clean clone with pip's cache cold; on a busy machine, scaled by its load per core) and how
+# long it took here.
 set -euo pipefail
 venv="${1:-.venv}"
 python="$venv/bin/python"
 started=$(date +%s)
 step_started=$started
 
-step() {  # step NUMBER TEXT ESTIMATE: announce a step and the time left after it
+# how many times slower than idle this machine runs now: its load per core (1 when idle)
+slowdown=$(awk -v cores="$(nproc)" '{ s = $1 / cores; printf "%d", (s > 1.5 ? s + 0.5 : 1) }' \
+  /proc/loadavg 2>/dev/null || echo 1)
+
+step() {  # step NUMBER TEXT SECONDS: announce a step, its idle estimate scaled to this load
   step_started=$(date +%s)
-  echo "[install $1/4] $2 (about $3; elapsed so far $(( step_started - started )) s)"
+  local estimate="about $3 s"
+  [ "$slowdown" -gt 1 ] && estimate+=" idle, up to $(( $3 * slowdown )) s at this machine's load"
+  echo "[install $1/4] $2 ($estimate; elapsed so far $(( step_started - started )) s)"
 }
 done_step() {
   echo "             done in $(( $(date +%s) - step_started )) s"
 }
 
-step 1 "creating $venv and upgrading pip" "10 s"
+step 1 "creating $venv and upgrading pip" 10
 test -x "$python" || python3 -m venv "$venv"
 "$python" -m pip install --quiet --upgrade pip
 done_step
 
-step 2 "installing the pinned packages of requirements.txt: torch $(grep -oP '^torch==\K\S+' requirements.txt) (CPU build), JupyterLab, nbgrader, Triton and the test tools" "45 s"
+step 2 "installing the pinned packages of requirements.txt: torch $(grep -oP '^torch==\K\S+' requirements.txt) (CPU build), JupyterLab, nbgrader, Triton and the test tools" 50
 # pip prints a line per package it collects, so a slow download shows where it is
 "$python" -m pip install --no-compile --progress-bar off -r requirements.txt \
   | { grep --line-buffered -E '^(Collecting|Successfully installed)' || true; } | cut -c1-100
 done_step
 
-step 3 "installing the course itself (autograder, grader, widgets), editable" "5 s"
+step 3 "installing the course itself (autograder, grader, widgets), editable" 5
 # setuptools says an editable install of top-level packages may be shadowed by same-named
 # folders in the working directory: here those folders are the packages themselves
 PYTHONWARNINGS="ignore:Editable installation:UserWarning" \
   "$python" -m pip install --quiet --no-deps --no-build-isolation --editable .
 done_step
 
-step 4 "byte-compiling the environment on every core, so the first lesson starts quickly" "30 s"
+step 4 "byte-compiling the environment on every core, so the first lesson starts quickly" 40
 # a file only a newer Python compiles (torch ships one, in Python 3.12 syntax) is left as pip
 # leaves it, without an error; one run over everything (groups would wait on their slowest
 # file), with a line every 10 s so that a slow machine shows it is still at work
