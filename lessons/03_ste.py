@@ -36,6 +36,7 @@ from torch.autograd.gradcheck import GradcheckError
 
 from autograder import self_check
 from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
+from autograder.exercises.lesson03_straight_through.stand_ins import check_stand_ins
 from autograder.predictions import compare, written
 from widgets import ste_explorer
 
@@ -130,83 +131,6 @@ stand_in_sign = lambda x: torch.clamp(x, -1, 1)
 stand_in_round = None  # stand-in A: lambda x: ...
 stand_in_sign = None   # stand-in B: lambda x: ...
 ### END WORKED
-
-# %% jupyter={"source_hidden": true}
-def check_stand_ins(stand_in_round, stand_in_sign):
-    """Check each stand-in on a fine grid (continuous, and what its exercise asks), and draw
-    both beside their forward."""
-    # every 0.05, exact at 0 and halves
-    grid = torch.arange(-20000, 20001, dtype=torch.float64) / 20
-    inside = grid.abs() < 1
-    offsets = torch.arange(1, 61, dtype=torch.float64) / 20  # 0.05, 0.1, ..., 3
-    probes = torch.cat([offsets.new_zeros(1), torch.stack([offsets, -offsets], 1).flatten()])
-    # 0, 0.05, -0.05, 0.1, ...: a jump at any of these shows, the nearest to 0 first
-
-    def check_stand_in(name, stand_in, requirement, failure):
-        """Print whether ``stand_in`` is continuous and meets its requirement; on ✗, where.
-        ``failure(values, slopes)`` says how it misses the requirement, or None."""
-        if stand_in is None:
-            print(f"{name}: write the stand-in first.")
-            return
-        leaf = grid.clone().requires_grad_()
-        stand_in(leaf).sum().backward()  # autograd's slope of your stand-in
-        values = stand_in(grid).detach()
-        jumps = (stand_in(probes + 1e-9) - stand_in(probes - 1e-9)).detach().abs() > 1e-6
-        missed = None if jumps.any() else failure(values, leaf.grad)
-        print(f"{name}: continuous, {requirement}:", "✗" if jumps.any() or missed else "✓")
-        if jumps.any():
-            k = jumps.nonzero()[0, 0]
-            print(f"    yours jumps at x = {probes[k].item():g}. Autograd's slope sees no "
-                  "jump: it is the slope of the pieces between the jumps (for "
-                  f"{name} itself 0, the true derivative, which trains nothing)")
-        elif missed:
-            print(f"    {missed}")
-
-    def round_failure(values, slopes):
-        k = (values - torch.round(grid)).abs().argmax()
-        if (values[k] - torch.round(grid[k])).abs() > 0.5:
-            return (f"furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
-                    f"round(x) {torch.round(grid[k]).item():g}")
-        if slopes.min() != slopes.max():
-            low, high = slopes.argmin(), slopes.argmax()
-            return (f"its slope is {slopes[low].item():g} at x = {grid[low].item():g} but "
-                    f"{slopes[high].item():g} at x = {grid[high].item():g}, not one slope "
-                    "throughout")
-        return None
-
-    def sign_failure(values, slopes):
-        """Measured, never compared with an answer: sign(x) where |x| >= 1 (to rounding: a few
-        ulps of x, which a closed form such as |x + 1| rounds by), and the steepest slope,
-        autograd's and between neighbouring grid points (0.05 apart)."""
-        gap = torch.where(inside, 0.0, (values - torch.sign(grid)).abs())
-        gap = torch.where(gap > 4 * torch.finfo(grid.dtype).eps * grid.abs(), gap, 0.0)
-        if gap.max() > 0:
-            k = gap.argmax()  # the furthest from sign, every digit shown
-            return (f"at x = {grid[k].item():g}, where |x| >= 1, yours is {values[k].item()!r}, "
-                    f"not sign(x) = {torch.sign(grid[k]).item():g}")
-        steepest = max(slopes.abs().max().item(), (values.diff().abs().max() / 0.05).item())
-        if steepest > 1 + 1e-9:
-            return (f"its steepest slope is {steepest:g}: can a continuous function that equals "
-                    "sign(x) wherever |x| >= 1 have a gentler steepest slope?")
-        return None
-
-    check_stand_in("round", stand_in_round, "within half a step of round(x), with one slope "
-                   "throughout", round_failure)
-    check_stand_in("sign", stand_in_sign, "sign(x) where |x| ≥ 1, the gentlest steepest slope in "
-                   "between", sign_failure)
-
-    if None not in (stand_in_round, stand_in_sign):
-        xs = torch.linspace(-2.5, 2.5, 501, dtype=torch.float64)
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-        for ax, (name, forward, stand_in) in zip(axes, [("round", torch.round, stand_in_round),
-                                                        ("sign", torch.sign, stand_in_sign)]):
-            ax.plot(xs, forward(xs), lw=2, label=f"forward: {name}(x)")
-            ax.plot(xs, stand_in(xs), lw=1, label="your stand-in")
-            ax.plot(xs, torch.zeros_like(xs), "k--", lw=1, label="true derivative: 0")
-            ax.set(title=f"{name}: forward and stand-in", xlabel="x")
-            ax.legend(fontsize=8, loc="upper left")
-        plt.show()
-
 
 # %%
 check_stand_ins(stand_in_round, stand_in_sign)
@@ -556,7 +480,7 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
 #   $\operatorname{round}(v)$ is not ($v = 3.2$ with $q_\text{max} = 3$), "inside" may be judged on
 #   $v$ or on $\operatorname{round}(v)$, one convention per edge, the same for both gradients;
 # - $v$ is `x / scale` computed in `x`'s dtype, or `x * (1 / scale)` as PyTorch's kernels compute
-#   it;
+#   it, the same $v$ in forward and backward;
 # - forward saves no copy of an input or of the output.
 #
 # Derive the two gradients by hand first; $g_i$ is `grad_output[i]`.
@@ -582,13 +506,6 @@ for Function, reference in ((SignSTE, plain), (SignClippedSTE, clipped)):  # you
 # Inside, $y_i = \operatorname{round}(v_i)\, s$ is a product of two factors that both depend on
 # $s$. What is $\partial v_i/\partial s$? The surrogate replaces only
 # $\partial \operatorname{round}/\partial v$, never the value $\operatorname{round}(v_i)$.
-# </details>
-#
-# <details><summary><b>Hint 3</b>: numbers to hit</summary>
-#
-# With $s = 0.25$, $q_\text{min} = -4$, $q_\text{max} = 3$, $x = (0.3, -1.3, 0.9)$ and
-# `grad_output` $= (1, -1, 2)$: $y = (0.25, -1, 0.75)$, and backward returns $(1, 0, 0)$ for $x$
-# and $9.8$ for $s$.
 # </details>
 
 # %%
@@ -720,11 +637,6 @@ if written(predicted_tau_limit, predicted_second_entry):
 compare("largest τ with a non-finite first entry", predicted_tau_limit, tau_limit)
 compare("the second entry there", predicted_second_entry,
         "nan" if math.isnan(second) else "0" if second == 0 else "positive")
-z = near_tie / 0.1
-shifted = (z - z.max()).exp()
-print("τ = 0.1, by definition :", by_definition(0.1).tolist())
-print("τ = 0.1, max subtracted:", (shifted / shifted.sum()).tolist())
-print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 
 # %% [markdown]
 # <details><summary><b>Explanation</b> (open after running)</summary>
@@ -732,8 +644,7 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # $e^{z}$ overflows once $z > 88.7$: at $\tau < 12/88.7 \approx 0.1353$, 0.135 on this grid.
 # There $e^{z_1}$ is `inf` but $e^{z_2} = e^{87.4}$ is not: the first entry is `inf / inf`,
 # `nan`, the second a finite number over `inf`, exactly 0 (the true one is 0.185), which no
-# `isnan` check catches. A softmax is unchanged when one number is subtracted from a row, so
-# `torch.softmax` subtracts the row's maximum first: every exponent is then at most 0.
+# `isnan` check catches. Exercise 4's contract asks for $\tau$ down to 0.001.
 # </details>
 
 # %% [markdown]
@@ -768,7 +679,10 @@ print("τ = 0.1, torch.softmax :", torch.softmax(z, dim=-1).tolist())
 # <details><summary><b>Hint 3</b>: the temperature</summary>
 #
 # What does the chain rule through $z = \ell/\tau$ add? Is it cheaper to keep $s$ or to
-# recompute it, and if you recompute it, how do you keep quick question 2's overflow out?
+# recompute it? Either way backward needs $s$ finite down to $\tau = 0.001$, where quick
+# question 2's definition is not: what happens to a softmax when one number is subtracted from
+# every entry of its row, and which number keeps every exponent at most 0? Does the softmax you
+# call already do that?
 # </details>
 #
 # <details><summary><b>Hint 4</b>: numbers to hit</summary>
@@ -814,7 +728,9 @@ from autograder import grade; grade("StraightThroughSoftmax", StraightThroughSof
 # $\sum_j g_j\, s_j(\delta_{ij} - s_i) = s_i\big(g_i - \sum_j g_j s_j\big)$, and the
 # temperature divides it: $\partial L/\partial \ell_i = s_i\big(g_i - \sum_j g_j s_j\big)/\tau$,
 # one sum per row. Its entries add up to $0$ over a row, since a softmax's outputs always add up
-# to $1$.
+# to $1$. A softmax is unchanged when one number is subtracted from a whole row; `torch.softmax`
+# subtracts the row's maximum first, so every exponent is at most 0 and $s$ stays finite at any
+# $\tau$ (a softmax written by hand needs the same shift).
 # </details>
 
 # %% [markdown]

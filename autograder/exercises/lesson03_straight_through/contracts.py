@@ -194,8 +194,10 @@ FAKE_QUANTIZE_CLAUSES = (
             "FakeQuantize/band-takes-other-side":
                 "inside on v, the clipped side picked by round(v) < qmin"}),
     Clause("$v$ is `x / scale` computed in `x`'s dtype, or `x * (1 / scale)` as PyTorch's "
-           "kernels compute it;",
-           {"FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
+           "kernels compute it, the same $v$ in forward and backward;",
+           {"FakeQuantize/v-spelled-two-ways":
+                "v = x * (1 / scale) in forward, x / scale in backward",
+            "FakeQuantize/v-in-float64": "v = x / scale computed in float64 for float32 x",
             "FakeQuantize/v-in-float32": "v recomputed in float32 in backward, for float64 x",
             "FakeQuantize/scale-in-float32": "scale saved as float32 for float64 x",
             "FakeQuantize/reciprocal-in-float32": "1 / scale.float() in backward, for float64 x"}),

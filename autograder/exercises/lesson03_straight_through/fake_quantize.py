@@ -28,6 +28,7 @@ from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_sca
                                       scale_candidates, scale_near_miss)
 from .contracts import FAKE_QUANTIZE_CLAUSES, FAKE_QUANTIZE_RULES, X_LAYOUT_CLAUSE
 from .non_differentiable import check_output_differentiable
+from .fake_quantize_spellings import check_one_spelling
 from .fake_quantize_spec import (CONVENTIONS, FAKE_QUANTIZE, LSQ, float32_step, quantise,
                                  tolerance)
 from .fake_quantize_values import (OFF_GRID_EDGES, alone_values, check_large_halves,
@@ -329,6 +330,12 @@ def full(submission, device) -> None:
     covers("scale not requiring grad")  # x alone above: a fixed quantiser
     with case("x transposed, (5, 2)"):
         check_no_copy_saved_strided(function, FAKE_QUANTIZE, alone_values(device), "x")
+    # last, so that every answer caught before keeps its hint: scale off a power of two, codes
+    # at halves where x / scale and x * (1 / scale) round apart (the domain keeps codes off them)
+    for dtype in (torch.float64, torch.float32):
+        name = str(dtype).removeprefix('torch.')
+        with case(f"x / scale at halves, scale off a power of two, {name}"):
+            check_one_spelling(function, device, dtype)
 
 
 LATER_IN_LESSON = True  # after the lesson's other module's exercises

@@ -6,6 +6,7 @@ properties, and the quick questions' verdicts."""
 import torch
 
 from autograder.exercises.lesson03_straight_through.fake_quantize_derivation import check_derivation
+from autograder.exercises.lesson03_straight_through.stand_ins import stand_in_verdicts
 from autograder.predictions import compare, same_answer, written
 from tests.tools.shown.lesson_code import cell_from, definitions, run_code, source
 
@@ -48,10 +49,8 @@ def _stand_ins(stand_in_round, stand_in_sign=None) -> list[str]:
     """What the stand-in checker prints for ``stand_in_round`` and ``stand_in_sign`` (the
     worked one when None)."""
     worked = definitions("03_ste", "stand_in_sign")
-    checker = cell_from("03_ste", "def check_stand_ins(")
-    checker = checker.split("\n    if None not in")[0]  # no plot
-    return run_code(checker + "\n\ncheck_stand_ins(stand_in_round, stand_in_sign)",
-                    {"torch": torch, "stand_in_round": stand_in_round,
+    return run_code("stand_in_verdicts(stand_in_round, stand_in_sign)",  # no plot
+                    {"stand_in_verdicts": stand_in_verdicts, "stand_in_round": stand_in_round,
                      "stand_in_sign": stand_in_sign or worked["stand_in_sign"]})
 
 

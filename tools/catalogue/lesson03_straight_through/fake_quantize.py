@@ -118,6 +118,18 @@ MISTAKES = [
                 "        ctx.save_for_backward(x, scale)\n"
                 "        ctx.qmin, ctx.qmax = qmin, qmax\n"
                 "        return torch.round(x * (1 / scale)).clamp(qmin, qmax) * scale")),
+    # review 77 (W7): off powers of two x / scale and x * (1 / scale) land an ulp apart, on
+    # either side of an exact half-code, so backward's round(v) is not the code forward returned
+    Mistake("FakeQuantize", "v = x * (1 / scale) in forward, x / scale in backward",
+            "FakeQuantize's gradient for scale uses codes its forward never produced",
+            _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, f"(grad_output * {FQ_LSQ}).sum()"),
+                           "        ctx.save_for_backward(x, scale)\n"
+                           "        ctx.qmin, ctx.qmax = qmin, qmax\n"
+                           "        return torch.clamp(torch.round(x * (1 / scale)), qmin, qmax)"
+                           " * scale")),
+    Mistake("FakeQuantize", "v = x / scale in forward, x * (1 / scale) in backward",
+            "FakeQuantize's gradient for scale uses codes its forward never produced",
+            _fake_quantize(RECIPROCAL + fq_gated(FQ_GRAD_X, f"(grad_output * {FQ_LSQ}).sum()"))),
     Mistake("FakeQuantize", "saves x.clone()", "forward saved a copy of x",
             _fq_scale(FQ_LSQ).replace("ctx.save_for_backward(x, scale)",
                                       "ctx.save_for_backward(x.clone(), scale)")),
