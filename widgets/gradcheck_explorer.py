@@ -25,6 +25,9 @@ from .view import View, html_pane, show_figure
 
 ATOL, RTOL = 1e-5, 1e-3  # torch.autograd.gradcheck's defaults
 MAX_ENTRIES = 100_000  # beyond this the heatmaps are unreadable and the wait is long
+# a step at which central differences of a forward rounded to float32 (about 7 digits) are
+# still exact to gradcheck's tolerance, and those of a smooth float64 one too
+COARSE_EPS = 1e-3
 NAN_COLOUR = "#F0E442"  # yellow: off the red-white-blue scale, so a nan entry stands out
 MARK_COLOUR = INK  # the worst entry's outline: near black, visible on red, blue and yellow
 
@@ -51,6 +54,7 @@ class JacobianComparison:
     analytic: list[torch.Tensor]
     numerical: list[torch.Tensor]
     eps: float
+    coarse: list[torch.Tensor] | None = None  # central differences at COARSE_EPS, eps below it
 
     def difference(self, k: int) -> torch.Tensor:
         return self.analytic[k] - self.numerical[k]
@@ -73,6 +77,15 @@ class JacobianComparison:
     def agrees(self, k: int, atol: float = ATOL, rtol: float = RTOL) -> bool:
         """gradcheck's test: |analytic - numerical| <= atol + rtol * |numerical| everywhere."""
         return bool((self.difference(k).abs() <= atol + rtol * self.numerical[k].abs()).all())
+
+    def noisy(self, k: int) -> bool:
+        """Backward disagrees with central differences at eps but agrees at COARSE_EPS: the
+        differences at eps measure the forward's rounding (a forward carrying fewer digits
+        than float64), not its slope."""
+        if self.coarse is None or self.agrees(k):
+            return False
+        return bool((self.analytic[k] - self.coarse[k]).abs().le(
+            ATOL + RTOL * self.coarse[k].abs()).all())
 
     def worst_input(self) -> int:
         """The input whose Jacobian disagrees most."""
@@ -132,7 +145,9 @@ def compare_jacobians(function, *inputs, eps: float = 1e-6, names=None) -> Jacob
     return JacobianComparison(display_name(function), [names[i] for i in wrt],
                               [tuple(args[i].shape) for i in wrt], output_shapes,
                               analytic_jacobian(function, args, wrt),
-                              numerical_jacobian(function, args, wrt, eps), eps)
+                              numerical_jacobian(function, args, wrt, eps), eps,
+                              numerical_jacobian(function, args, wrt, COARSE_EPS)
+                              if eps < COARSE_EPS else None)
 
 
 def element_name(name: str, flat: int, shape: tuple) -> str:
@@ -176,10 +191,15 @@ def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -
         verdict = markup.box("note" if failed else "ok",
                              f"For {code(name)} the two Jacobians agree within gradcheck's "
                              f"tolerance (atol {ATOL:g}, rtol {RTOL:g}). " + worst)
+    elif comparison.noisy(k):
+        verdict = markup.box("note", f"For {code(name)} backward agrees with central "
+                                     f"differences at eps = {COARSE_EPS:g}, not at eps = "
+                                     f"{comparison.eps:.0e}: {NOISY} {worst}")
     else:
         verdict = markup.box("warning", f"For {code(name)} backward disagrees with central "
                                         f"differences. {worst} The black outline marks it.")
-    others = [f"{code(n)} {'agrees' if comparison.agrees(i) else 'differs'}"
+    others = [f"{code(n)} " + ("agrees" if comparison.agrees(i) else "agrees at a larger eps"
+                                if comparison.noisy(i) else "differs")
               for i, n in enumerate(comparison.names)]
     return verdict + markup.paragraph("Each input: " + ", ".join(others) +
                                       f" (eps = {comparison.eps:.0e})", muted=True)
@@ -187,6 +207,9 @@ def summary_html(comparison: JacobianComparison, k: int, failed: bool = False) -
 
 WHAT_IT_CHECKS = ("This view compares your backward with central differences of <b>your own</b> "
                   "forward, at small example inputs, every input requiring grad.")
+NOISY = ("at this small a step, central differences measure how your forward rounds, not its "
+         "slope: your forward's outputs carry fewer digits than float64 (a step in float32?), "
+         "while your backward is right for the forward you wrote.")
 AGREES = ("At these small example inputs your backward agrees with central differences of your "
           "own forward, for every input: the failure is in a case above (another shape, value or "
           "dtype) or in something this view cannot show.")
@@ -203,9 +226,14 @@ def failure_html(comparison: JacobianComparison | None, notes: list[str]) -> str
     if comparison is None:
         return markup.box("warning", f"{WHAT_IT_CHECKS} Your Function raised an error at these "
                                      "inputs (below).")
-    if not all(comparison.agrees(k) for k in range(len(comparison.names))):
+    inputs = range(len(comparison.names))
+    if not all(comparison.agrees(k) or comparison.noisy(k) for k in inputs):
         return markup.box("warning", f"{WHAT_IT_CHECKS} It finds a disagreement: the input "
                                      "selected below.")
+    if not all(comparison.agrees(k) for k in inputs):
+        return markup.box("note", f"{WHAT_IT_CHECKS} It finds your backward right for your "
+                                  f"forward once eps is large enough (the input selected "
+                                  f"below): {NOISY}")
     return markup.box("note", AGREES)
 
 
@@ -300,6 +328,8 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
     picture = ipywidgets.Image(format="png", layout=ipywidgets.Layout(
         width=css_width(drawing.figure), height="auto", display="none"))
     state = {}
+    if failure is not None and notes is None:
+        notes = backward_notes(function, *inputs, names=names)
 
     def recompute():
         try:
@@ -313,6 +343,8 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
             picture.layout.display = "none"
             return
         redraw()
+        if failure is not None:  # the banner follows eps: noise at one step may vanish at the next
+            verdict.value = failure_html(state["comparison"], notes)
 
     def redraw():
         comparison = state.get("comparison")
@@ -335,9 +367,7 @@ def explore_gradients(function, *inputs, eps: float = 1e-6, names=None,
                              "each entry is d output[row] / d input[column]")
     children = [html_pane(heading), ipywidgets.HBox([which, step]), summary, picture]
     if failure is not None:
-        if notes is None:
-            notes = backward_notes(function, *inputs, names=names)
-        verdict.value = failure_html(comparison, notes)
+        verdict.value = failure_html(state.get("comparison"), notes)
         children.insert(1, verdict)
     return View(children, controls={"input": which, "eps": step},
                 panes={"summary": summary, "heatmaps": picture, "failure": verdict})

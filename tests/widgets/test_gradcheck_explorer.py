@@ -213,3 +213,32 @@ def test_does_the_summary_name_the_outline_by_its_colour(ref):
     assert "black outline" in summary_html(comparison, 0) and "red" not in summary_html(comparison, 0)
     assert MARK_COLOUR == INK
     assert JacobianFigure().marks[0].get_edgecolor()[:3] == pytest.approx((0x22 / 255,) * 3)
+
+
+class _Float32Softplus(torch.autograd.Function):
+    """Softplus computed in float32 (a learner's shortcut), its backward the exact slope."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.softplus(x.float()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sigmoid(x)
+
+
+def test_does_a_forward_rounded_to_float32_not_blame_the_backward():
+    """Central differences of a float32-rounded forward are noise at eps = 1e-6: does the view
+    say the backward is right for that forward (it agrees at a larger eps), not that backward
+    disagrees, and does the banner above follow the eps slider?"""
+    x = torch.tensor([-1.5, 0.3, 2.0], dtype=torch.float64)
+    comparison = compare_jacobians(_Float32Softplus, x)
+    assert not comparison.agrees(0) and comparison.noisy(0)
+    view = explore_gradients(_Float32Softplus, x, failure="a step ran in float32")
+    assert "right for your forward once eps is large enough" in view.panes["failure"].value
+    assert "agrees with central differences at eps = 0.001" in view.panes["summary"].value
+    assert "disagrees" not in view.panes["summary"].value
+    view.controls["eps"].value = 1e-3
+    assert "the failure is in a case above" in view.panes["failure"].value
