@@ -64,6 +64,11 @@ def running_exercise() -> str:
     return (_held.get() or ("", None))[0]
 
 
+def finding_held() -> bool:
+    """Has the running battery held a precision finding, raised when the battery ends?"""
+    return bool((_held.get() or ("", None))[1])
+
+
 @contextmanager
 def precision_findings_now():
     """Raise precision findings at once inside the block: the checks after it would only name

@@ -30,6 +30,7 @@ from .empty_and_scalar import check_empty_and_scalar
 from .linear_memory import check_linear_memory
 from .by_hand import check_by_hand
 from .twice import check_backward_twice
+from .returned_dtypes import check_returned_dtypes
 
 # the rules' checks, by property name: their own first lines end with the rule's reference, so
 # no case() wraps them
@@ -59,6 +60,7 @@ def check_domain(domain: Domain, submission, device: torch.device) -> None:
     for name in rules:  # last: a wrong answer the checks above fail keeps its hint
         RULE_CHECKS[name](domain, function, device)
         covers(f"domain: {name}")
+    check_returned_dtypes(domain, function, device)  # rule 2's dtype, before the cast
 
 
 _FIXED = {"per call": "two calls in one graph", "requires grad": "some inputs frozen",

@@ -1,7 +1,7 @@
 """Lesson 09's graded case, shared by all its exercises: values and gradients against the
-reference, and the shape and dtype of what backward itself returned (a shape the input
-broadcasts to is accepted, the engine summing it down under Function contract rule 2, except
-in BroadcastMul, whose own contract asks for each input's shape)."""
+reference, the shape of what backward itself returned and a dtype narrower than its input's
+(a shape the input broadcasts to is accepted, the engine summing it down under Function
+contract rule 2, except in BroadcastMul, whose own contract asks for each input's shape)."""
 
 import torch
 
@@ -74,9 +74,11 @@ def own_shape_hint(spec: Spec, name: str, got: tuple, expected: tuple) -> str:
 
 
 def check_returned_shapes(spec: Spec, returned: list, values: dict, exact: bool = False) -> None:
-    """What backward itself returned has the dtype of each tensor input, and its shape or a
-    shape the input broadcasts to (which the engine sums down: Function contract, rule 2);
-    with ``exact`` (an exercise whose own contract asks for it), its shape only."""
+    """What backward itself returned has each tensor input's shape or a shape the input
+    broadcasts to (which the engine sums down: Function contract, rule 2), and no narrower
+    dtype than the input's (named here, where the values it lost fail first); with ``exact``
+    (an exercise whose own contract asks for it), its shape only. A wider dtype is rule 2's
+    generic check (``autograder.returned_dtypes``), run for every exercise."""
     for grads in returned:
         for (name, value), grad in zip(values.items(), grads):
             if not (isinstance(value, torch.Tensor) and value.is_floating_point()
@@ -90,12 +92,11 @@ def check_returned_shapes(spec: Spec, returned: list, values: dict, exact: bool 
             if got != expected and not broadcasts_to(expected, got):
                 raise GradingError(returned_shape_hint(spec, name, got, expected),
                                    mistake=_shape_mistake(spec, got, expected))
-            if grad.dtype != value.dtype:
-                said = (f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} "
-                        f"in {value.dtype}: keep the input's dtype")
-                if _narrower(grad.dtype, value.dtype):
-                    said += " (the engine converted it for you, after the precision was lost)"
-                raise GradingError(f"{said} {rule_reference('gradients')}")
+            if _narrower(grad.dtype, value.dtype):  # a wider one is the generic check's
+                raise GradingError(  # (returned_dtypes), after every check: it loses nothing
+                    f"{spec.name}.backward returned grad_{name} in {grad.dtype} for {name} in "
+                    f"{value.dtype}: keep the input's dtype (the engine converted it for you, "
+                    f"after the precision was lost) {rule_reference('gradients')}")
 
 
 def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:

@@ -321,3 +321,13 @@ MISTAKES += [
                      "        else:\n" + STABLE.replace("        ", "            ") + SAVE_Y,
                      FROM_Y)),
 ]
+
+# a fresh review (review77): the derivative computed and returned in float64 for a float32 x,
+# which autograd casts back without a word; only what backward returns shows it (rule 2's dtype)
+MISTAKES += [
+    Mistake("MySigmoid", "derivative computed and returned in float64 for a float32 x",
+            "MySigmoid.backward returned grad_x in float64 for a float32 x: autograd casts it "
+            "back without a word",
+            _sigmoid(STABLE + SAVE_Y, "        y, = ctx.saved_tensors\n        y = y.double()\n"
+                     "        return grad_output.double() * y * (1 - y)")),
+]

@@ -12,18 +12,6 @@ SUM = f"(grad_output * {FQ_LSQ}).sum()"
 SAVES = "        ctx.save_for_backward(x, scale)\n        ctx.qmin, ctx.qmax = qmin, qmax\n"
 
 UNUSUAL = [
-    # no copy of an input: the contract states no dtype for what forward computes and saves
-    # (Exercise 4's does; review 8)
-    Unusual("FakeQuantize", "the local derivative saved widened to float64",
-            _fake_quantize(
-                "        inside, local = ctx.saved_tensors\n"
-                + fq_gated("grad_output * inside", "(grad_output * local).sum()"),
-                "        v = x / scale\n        r = torch.round(v)\n"
-                "        inside = (v >= qmin) & (v <= qmax)\n"
-                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
-                "float(qmax)).to(x.dtype))\n"
-                "        ctx.save_for_backward(inside, local.double())\n"
-                "        return torch.clamp(r, qmin, qmax) * scale")),
     Unusual("FakeQuantize", "grad_scale shaped (1,): the engine sums it to scale's shape",
             _fake_quantize(FQ_READ + fq_gated(FQ_GRAD_X, f"{SUM}.reshape(1)"))),
     Unusual("FakeQuantize", "the step read as a Python float with scale.item()",
@@ -44,6 +32,19 @@ UNUSUAL = [
 ]
 
 MISTAKES = [
+    # saving it widened is the exercise's own choice, but the scale gradient it makes comes
+    # back in float64 for a float32 scale: rule 2 (each gradient in its input's dtype)
+    Mistake("FakeQuantize", "the local derivative saved widened to float64, its gradient too",
+            "returned grad_scale in float64",
+            _fake_quantize(
+                "        inside, local = ctx.saved_tensors\n"
+                + fq_gated("grad_output * inside", "(grad_output * local).sum()"),
+                "        v = x / scale\n        r = torch.round(v)\n"
+                "        inside = (v >= qmin) & (v <= qmax)\n"
+                "        local = torch.where(inside, r - v, torch.where(v < qmin, float(qmin), "
+                "float(qmax)).to(x.dtype))\n"
+                "        ctx.save_for_backward(inside, local.double())\n"
+                "        return torch.clamp(r, qmin, qmax) * scale")),
     Mistake("FakeQuantize", "grad_x made in torch.zeros without dtype=",
             "FakeQuantize's gradient for x is right only to float32's precision",
             _fake_quantize(FQ_READ + "        grad_x = torch.zeros(x.shape)\n"

@@ -5,12 +5,6 @@ from .. import Mistake, Unusual
 from .answers import READ_X, _clipped
 
 UNUSUAL = [
-    # a mask is no copy of x, whatever its dtype: the contract states no dtype for what forward
-    # computes and saves (Exercise 4's does; review 8)
-    Unusual("SignClippedSTE", "saves the mask as float64, whatever x's dtype",
-            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
-                     "        ctx.save_for_backward((x.abs() <= 1).double())\n"
-                     "        return torch.sign(x)")),
     Unusual("SignClippedSTE", "torch.where backward",
             _clipped(READ_X + "        return torch.where(x.abs() <= 1, grad_output, 0.0)")),
     Unusual("SignClippedSTE", "saves the boolean mask instead of x",
@@ -47,6 +41,13 @@ class SignClippedSTE(torch.autograd.Function):
 ]
 
 MISTAKES = [
+    # a float64 mask may be saved, but grad_output * mask is then float64 for a float32 x:
+    # rule 2 (each gradient in its input's dtype)
+    Mistake("SignClippedSTE", "saves the mask as float64 and returns the float64 product",
+            "returned grad_x in float64",
+            _clipped("        inside, = ctx.saved_tensors\n        return grad_output * inside",
+                     "        ctx.save_for_backward((x.abs() <= 1).double())\n"
+                     "        return torch.sign(x)")),
     Mistake("SignClippedSTE", "copysign(1, x) with 0 kept: ±1 at NaN",
             "SignClippedSTE.apply(nan) gives 1 but sign(nan) = 0",
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",

@@ -329,20 +329,14 @@ MISTAKES += [
 
 
 UNUSUAL += [
-    Unusual("CubeOnce", "saves 3x^2 made in float64 NumPy (more digits for float32 x)",
-            NUMPY + _cube("        local, = ctx.saved_tensors\n        return grad_output * local",
-                          "        a = x.detach().cpu().numpy().astype(np.float64)\n"
-                          "        ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))"
-                          "\n        return x ** 3")),
+    # (3x^2 saved in float64 NumPy for a float32 x: a mistake by rule 2's dtype, at the end)
     Unusual("CubeOnce", "torch.tensor(np.multiply(g, 3x^2), device=x.device), no detach under "
             "the mark", edit(CUBE, ("        local = torch.as_tensor(3 * x.detach().cpu().numpy()"
                                     " ** 2).to(x.device)\n        return grad_output * local",
                                     "        a, g = x.cpu().numpy(), grad_output.cpu().numpy()\n"
                                     "        return torch.tensor(np.multiply(g, 3 * a * a), "
                                     "device=x.device)"))),
-    Unusual("CubeOnce", "a float64 gradient for a float32 x (the engine casts it back)",
-            edit(CUBE, ("numpy() ** 2", "numpy().astype(np.float64) ** 2"),
-                 ("grad_output * local", "grad_output.double() * local"))),
+    # (a float64 gradient for a float32 x: a mistake by rule 2's dtype, at the end)
     Unusual("CubeOnce", "torch.as_tensor(..., device=grad_output.device, dtype=grad_output.dtype)",
             edit(CUBE, (").to(x.device)",
                         ", device=grad_output.device, dtype=grad_output.dtype)"))),
@@ -443,4 +437,26 @@ UNUSUAL += [
             "import numpy as np\n" + _cube(CUBE_READ + NP_LOCAL,
                                            "        ctx.save_for_backward(x)\n"
                                            "        return x * x * x")),
+]
+
+# Rule 2's dtype: backward returns float64 for a float32 x, which autograd casts back without a
+# word. The first two were catalogued as correct (unusual) until that clause was graded for
+# every exercise (autograder.returned_dtypes): now mistakes. The third is a fresh review's
+# (review77, C5): 3x^2 taken in NumPy in float64 whatever x's dtype.
+MISTAKES += [
+    Mistake("CubeOnce", "saves 3x^2 made in float64 NumPy (more digits for float32 x)",
+            "CubeOnce.backward returned grad_x in float64 for a float32 x",
+            NUMPY + _cube("        local, = ctx.saved_tensors\n        return grad_output * local",
+                          "        a = x.detach().cpu().numpy().astype(np.float64)\n"
+                          "        ctx.save_for_backward(torch.as_tensor(3 * a ** 2).to(x.device))"
+                          "\n        return x ** 3")),
+    Mistake("CubeOnce", "a float64 gradient for a float32 x (the engine casts it back)",
+            "CubeOnce.backward returned grad_x in float64 for a float32 x",
+            edit(CUBE, ("numpy() ** 2", "numpy().astype(np.float64) ** 2"),
+                 ("grad_output * local", "grad_output.double() * local"))),
+    Mistake("CubeOnce", "NumPy 3x^2 always in float64: float64 returned for a float32 x",
+            "CubeOnce.backward returned grad_x in float64 for a float32 x",
+            "import numpy as np\n" + _cube(
+                CUBE_READ + "        local = 3 * x.detach().cpu().numpy().astype(np.float64) ** 2\n"
+                "        return grad_output * torch.as_tensor(local).to(x.device)")),
 ]

@@ -672,3 +672,15 @@ MISTAKES.append(Mistake(
         "        ds = s * (1 - s)\n" + GATED,
         "        b = beta.to(x.dtype)\n        ctx.save_for_backward(x, b)\n"
         "        return x * torch.sigmoid(b * x)")))
+
+# a fresh review (review77, W9): both gradients computed and returned in float64 for float32
+# inputs, which autograd casts back without a word (rule 2's dtype)
+MISTAKES += [
+    Mistake("SwishFunction", "computes and returns both gradients in float64 for float32 inputs",
+            "SwishFunction.backward returned grad_x in float64 for a float32 x",
+            _swish("        x, beta = ctx.saved_tensors\n"
+                   "        xd, bd, gd = x.double(), beta.double(), grad_output.double()\n"
+                   "        s = torch.sigmoid(bd * xd)\n        ds = s * (1 - s)\n"
+                   "        return (gd * (s + bd * xd * ds) if ctx.needs_input_grad[0] else None,\n"
+                   "                (gd * xd * xd * ds).sum() if ctx.needs_input_grad[1] else None)")),
+]

@@ -516,3 +516,14 @@ class LogSumExp(torch.autograd.Function):
                  "            _cache[key] = (x - output.unsqueeze(ctx.dim)).exp()\n"
                  "        return grad_output.unsqueeze(ctx.dim) * _cache[key], None"))),
 ]
+
+# a fresh review (review77, L11): the gradient returned in float64 for a float32 x, which
+# autograd casts back without a word (rule 2's dtype)
+MISTAKES += [
+    Mistake("LogSumExp", "backward computes and returns float64 for a float32 x",
+            "LogSumExp.backward returned grad_x in float64 for a float32 x",
+            _edit(LSE, ("        return grad_output.unsqueeze(ctx.dim) * (x - output.unsqueeze("
+                        "ctx.dim)).exp(), None",
+                        "        return grad_output.double().unsqueeze(ctx.dim) * (x.double() - "
+                        "output.double().unsqueeze(ctx.dim)).exp(), None"))),
+]

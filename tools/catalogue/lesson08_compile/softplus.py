@@ -159,10 +159,7 @@ softplus.register_autograd(backward, setup_context=setup_context)
     Unusual("softplus", "slope 1 / (1 + exp(-beta x)) by hand",
             _edit(SOFTPLUS, ("torch.sigmoid(ctx.beta * x)",
                              "(1 / (1 + torch.exp(-ctx.beta * x)))"))),
-    Unusual("softplus", "a float64 gradient for a float32 x (the engine casts it back)",
-            _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
-                             "    return grad_output.double() * torch.sigmoid(ctx.beta * "
-                             "x.double()), None"))),
+    # (a float64 gradient for a float32 x: a mistake by rule 2's dtype, at the end)
     Unusual("softplus", "forward on x.contiguous(), a contiguous fake x.new_empty(x.shape)",
             _edit(SOFTPLUS, ("    z = beta * x\n", "    z = beta * x.contiguous()\n"),
                   ("    return torch.empty_like(x)", "    return x.new_empty(x.shape)"))),
@@ -532,4 +529,16 @@ def softplus(x, beta):
             "calls autograd_course::softplus, registered for cpu only",
             _edit(SOFTPLUS, ('mutates_args=())', 'mutates_args=(), device_types="cpu")')),
             named=True),
+]
+
+# Rule 2's dtype: the registered backward returns float64 for a float32 x, which autograd casts
+# back without a word (the backward is recorded before it does). Catalogued as correct (unusual)
+# until that clause was graded for every exercise (autograder.returned_dtypes), and a fresh
+# review's S16 (review77): now a mistake.
+MISTAKES += [
+    Mistake("softplus", "a float64 gradient for a float32 x (the engine casts it back)",
+            "the backward registered for softplus returned grad_x in float64 for a float32 x",
+            _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
+                             "    return grad_output.double() * torch.sigmoid(ctx.beta * "
+                             "x.double()), None"))),
 ]

@@ -408,3 +408,13 @@ def squared_norm(x, dim):
             "calls autograd_course::squared_norm, registered for cpu only",
             _edit(SQUARED_NORM, ('mutates_args=())', 'mutates_args=(), device_types="cpu")'))),
 ]
+
+# a fresh review (review77, Q12): the registered backward returns float64 for a float32 x,
+# which autograd casts back without a word (rule 2's dtype; the backward is recorded before)
+MISTAKES += [
+    Mistake("squared_norm", "the registered backward computes and returns float64",
+            "the backward registered for squared_norm returned grad_x in float64 for a float32 x",
+            _edit(SQUARED_NORM, ("    return 2 * x * grad_output.unsqueeze(ctx.dim), None",
+                                 "    return 2 * x.double() * grad_output.double().unsqueeze("
+                                 "ctx.dim), None"))),
+]

@@ -21,20 +21,8 @@ UNUSUAL = [
             'class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n\n    @staticmethod\n    def backward(ctx, grad_output):\n        g = grad_output.double()                       # squares that fit whatever the dtype\n        norms = g.pow(2).sum(-1, keepdim=True).sqrt()\n        out = torch.where(norms > ctx.max_norm, g / norms * ctx.max_norm, g)\n        return out.to(grad_output.dtype), None\n'),
     Unusual('ClipGradientNorm', "norm clamped at the dtype's tiny (below every row the contract covers)",
             "class ClipGradientNorm(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, max_norm):\n        ctx.max_norm = max_norm\n        return x.view_as(x)\n    @staticmethod\n    def backward(ctx, g):\n        # a guard at the dtype's smallest normal: below every norm the contract covers\n        norms = torch.linalg.vector_norm(g, dim=-1, keepdim=True).clamp(min=torch.finfo(g.dtype).tiny)\n        return g * (ctx.max_norm / norms).clamp(max=1), None\n"),
-    Unusual('ClipGradientNorm', 'x itself returned; float32 work for half; grad_output returned',
-            '''class ClipGradientNorm(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, max_norm):
-        ctx.max_norm = max_norm
-        return x
-    @staticmethod
-    def backward(ctx, grad_output):
-        g = grad_output.float() if grad_output.dtype in (torch.float16, torch.bfloat16) else grad_output
-        norms = g.norm(dim=-1, keepdim=True)
-        if not bool((norms > ctx.max_norm).any()):
-            return grad_output, None
-        return g * torch.where(norms > ctx.max_norm, ctx.max_norm / norms, torch.ones_like(norms)), None
-'''),
+    # (x itself returned, float32 work for half, returned in float32: a mistake by rule 2's
+    # dtype, at the end)
     Unusual('ClipGradientNorm', "LAPACK's max-abs-scaled norm, factor by where (review 56)", _U4),
     Unusual('ClipGradientNorm', 'torch.fmin with ones: nan-ignoring minimum',
             edit(_CLIP, (_CLIP_RIGHT, "        return grad_output * torch.fmin(m / norms, "
@@ -269,3 +257,26 @@ MISTAKES.append(Mistake(
           ".reshape((-1,) + (1,) * (grad_output.dim() - 1))\n"
           "        return torch.where(norms > ctx.max_norm, grad_output / norms * ctx.max_norm, "
           "grad_output), None\n")))
+
+
+# Rule 2's dtype: the clipped gradient returned in its float32 work dtype for a float16 x, which
+# autograd casts back without a word. Catalogued as correct (unusual) until that clause was
+# graded for every exercise (autograder.returned_dtypes): now a mistake.
+MISTAKES += [
+    Mistake('ClipGradientNorm', 'x itself returned; float32 work for half; grad_output returned',
+            "ClipGradientNorm.backward returned grad_x in float32 for a float16 x: autograd casts "
+            "it back without a word",
+            '''class ClipGradientNorm(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, max_norm):
+        ctx.max_norm = max_norm
+        return x
+    @staticmethod
+    def backward(ctx, grad_output):
+        g = grad_output.float() if grad_output.dtype in (torch.float16, torch.bfloat16) else grad_output
+        norms = g.norm(dim=-1, keepdim=True)
+        if not bool((norms > ctx.max_norm).any()):
+            return grad_output, None
+        return g * torch.where(norms > ctx.max_norm, ctx.max_norm / norms, torch.ones_like(norms)), None
+'''),
+]

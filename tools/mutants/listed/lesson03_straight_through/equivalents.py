@@ -177,22 +177,10 @@ EQUIVALENTS += [
                      "ctx.save_for_backward(z.contiguous())", _FRESH),
 ]
 
-_DERIVED_WIDER = ("a tensor forward derived (the window, |x|, the local derivative), saved wider or "
-                  "narrower or copied: not a copy of an input or of the output, which is all "
-                  "the contract rules out, and 0, 1 and the float32 values are exact wider")
 _ENGINE_SUMS = ("scale's gradient as a (1,) view of a fresh 0-d sum: the engine sums it to scale's "
                 "shape, as the Function contract accepts")
 
 # edits of the catalogued answers that no clause can see (each reason above says why)
 EQUIVALENTS += [
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(torch.clamp(x, -1, 1) == x)', 'ctx.save_for_backward((torch.clamp(x, -1, 1) == x).double())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).float())', 'ctx.save_for_backward((x.abs() <= 1).float().double())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8))', 'ctx.save_for_backward((x * x <= 1).to(torch.uint8).double())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_narrowed', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().half())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_copy', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().clone())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward((x.abs() <= 1).double())', 'ctx.save_for_backward((x.abs() <= 1).double().double())', _DERIVED_WIDER),
-    EquivalentMutant('SignClippedSTE', 'save_widened', 'ctx.save_for_backward(x.abs() <= 1)', 'ctx.save_for_backward((x.abs() <= 1).double())', _DERIVED_WIDER),
-    EquivalentMutant('FakeQuantize', 'save_widened', 'ctx.save_for_backward(inside, local)', 'ctx.save_for_backward(inside, local.double())', _DERIVED_WIDER),
     EquivalentMutant('FakeQuantize', 'reshape_to_view', '(grad_output * torch.where(inside, r - v, clipped)).sum().reshape(1) if ctx.needs_input_grad[1] else None, None, None)', '(grad_output * torch.where(inside, r - v, clipped)).sum().view(1) if ctx.needs_input_grad[1] else None, None, None)', _ENGINE_SUMS),
-    EquivalentMutant('FakeQuantize', 'save_copy', 'ctx.save_for_backward(inside, local.double())', 'ctx.save_for_backward(inside.clone(), local.double())', _DERIVED_WIDER),
 ]
