@@ -3,7 +3,9 @@ forward and backward must leave the answer's module globals (the containers they
 objects the answer's own classes made) and its Function classes as they were. A dict keyed by
 id(ctx), a list forward appends to, a global rebound to a tensor: each is a place autograd's
 version counter, saved-tensor hooks and one-ctx-per-call do not reach, though every value the
-battery compares can still be right."""
+battery compares can still be right. So is what a helper the methods call keeps (its mutable
+default, its functools cache, a variable it closes over: ``autograder.helper_state``), named by
+the helper."""
 
 import inspect
 import types
@@ -18,6 +20,8 @@ from .checks import make_inputs
 from .dependencies import names_used
 from .errors import GradingError
 from .function_contract import rule_reference
+from .helper_state import HelperPlace, clear_caches, helper_hint, helper_namespaces
+from .helper_state import mutable_defaults as _mutable_defaults
 from .rerun_state import IPYTHON_NAMES as _IPYTHON, as_first_found
 
 _METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
@@ -28,8 +32,9 @@ _LIMIT = 1000  # entries of one container looked into: past it, its size alone t
 def _namespaces(function) -> list[tuple[str, dict]]:
     """(where, namespace) for the answer's module globals, what its code closes over and its own
     classes' dicts: a Function class's methods, or a plain function and the Function classes it
-    names (a wrapper around ``apply``); inspect.unwrap first, as the grader wraps methods."""
-    found, seen = [], set()
+    names (a wrapper around ``apply``); inspect.unwrap first, as the grader wraps methods. Then
+    the state of the answer's own helpers those methods call (``helper_state``)."""
+    found, seen, helpers = [], set(), set()
 
     def add(where, names):
         if id(names) not in seen:
@@ -48,6 +53,10 @@ def _namespaces(function) -> list[tuple[str, dict]]:
         defaults = _mutable_defaults(raw)
         if defaults:
             add(f"{_DEFAULT} of {owner}", defaults)
+        for where, names in helper_namespaces(raw, owner):  # the helpers it calls, their state
+            if (where.kind, where.source) not in helpers:  # named by the first method reaching it
+                helpers.add((where.kind, where.source))
+                add(where, names)
 
     tops = [function] if isinstance(function, type) else []
     if not tops and inspect.isfunction(inspect.unwrap(function)):
@@ -122,18 +131,6 @@ _DEFAULT = "a mutable default argument"
 # values a counter or a flag takes: rebound, not grown, so compared by value
 _SCALARS = (int, float, bool, str, type(None))
 _NOT_SCALAR = object()
-
-
-def _mutable_defaults(raw) -> dict:
-    """A method's defaults that are containers (def forward(ctx, x, _cache={})), by parameter
-    name: made once, when the def runs, and shared by every call, as a global is."""
-    code = raw.__code__
-    positional = code.co_varnames[:code.co_argcount]
-    found = dict(zip(positional[len(positional) - len(raw.__defaults__ or ()):],
-                     raw.__defaults__ or ()))
-    found.update(raw.__kwdefaults__ or {})
-    return {name: value for name, value in found.items()
-            if isinstance(value, (list, dict, set, bytearray, deque))}
 
 
 def _filled(cell) -> bool:
@@ -298,6 +295,9 @@ def _raise(name: str, phase: str, change) -> None:
     if change is None:
         return
     (where, key), what = change
+    if isinstance(where, HelperPlace):
+        hint, kind = helper_hint(where, key, what, f"after one call's {phase}")
+        raise GradingError(f"{hint} {rule_reference('ctx')}", mistake=f"{name}/{kind}")
     if where.startswith(_DEFAULT):
         method = where.rsplit(".", 1)[1]
         raise GradingError(
@@ -326,6 +326,7 @@ def state_watched(submission, name: str):
     A place an earlier battery in this process changed starts as it was before that battery
     (``rerun_state.as_first_found``): a rerun in the same kernel gets the first run's verdict."""
     namespaces = _namespaces(submission)
+    clear_caches(namespaces)
     with as_first_found(submission, namespaces) as remember:
         before = _snapshot(namespaces) if namespaces else None
         grad_mode, default_dtype = torch.is_grad_enabled(), torch.get_default_dtype()
@@ -353,6 +354,9 @@ def state_watched(submission, name: str):
     change = _change(before, after)
     if change is not None:
         (where, key), what = change
+        if isinstance(where, HelperPlace):
+            hint, kind = helper_hint(where, key, what, "over the calls grading made")
+            raise GradingError(f"{hint} {rule_reference('ctx')}", mistake=f"{name}/{kind}")
         place = (f"{where}.{key}, shared by every call)" if where.startswith("the class")
                  else f"{key} in {where}")
         raise GradingError(

@@ -97,3 +97,68 @@ def excl(t, dim):
 ]
 
 UNUSUAL = []
+
+# review 77 (batch4/batch5): state kept in a HELPER that forward or backward calls, out of the
+# sight of a watch on the class, the module globals and the methods' own defaults; the state
+# watch follows the helpers the methods name (autograder.helper_state) and names the helper
+_PROD_BY_HELPER = '''
+        if x.dim() == 0:
+            return grad_output.clone(), None
+        n = x.shape[dim]
+        shape = list(x.shape)
+        shape[dim] = 1
+        ones = {ones}
+        before = torch.cat([ones, x], dim).cumprod(dim).narrow(dim, 0, n)
+        after = torch.cat([ones, x.flip(dim)], dim).cumprod(dim).narrow(dim, 0, n).flip(dim)
+        return grad_output.unsqueeze(dim) * before * after, None
+'''
+
+MISTAKES += [
+    Mistake("ProdOverDim", "the padding ones cached in a helper's mutable default argument",
+            "prod_ones (called by ProdOverDim.backward) keeps state in its default argument "
+            "_cache", '''def prod_ones(shape, dtype, device, _cache={}):
+    key = (tuple(shape), dtype, device)
+    if key not in _cache:
+        _cache[key] = torch.ones(shape, dtype=dtype, device=device)
+    return _cache[key]
+
+
+''' + _prod(_PROD_BY_HELPER.format(ones="prod_ones(shape, x.dtype, x.device)"))),
+    Mistake("ProdOverDim", "the padding ones from a functools.lru_cache helper",
+            "cached_ones (called by ProdOverDim.backward) keeps a cache outside ctx",
+            '''import functools
+
+
+@functools.lru_cache(maxsize=None)
+def cached_ones(shape, dtype, device):
+    return torch.ones(shape, dtype=dtype, device=device)
+
+
+''' + _prod(_PROD_BY_HELPER.format(ones="cached_ones(tuple(shape), x.dtype, x.device)"))),
+    Mistake("IndexSelect", "a zeros template from a functools.cache helper, cloned per call",
+            "zeros_template (called by IndexSelect.backward) keeps a cache outside ctx",
+            '''import functools
+
+
+@functools.cache
+def zeros_template(shape, dtype, device):
+    return torch.zeros(shape, dtype=dtype, device=device)
+
+
+''' + _select('''
+        grad_x = zeros_template(tuple(ctx.shape), grad_output.dtype, grad_output.device).clone()
+        return grad_x.index_add_(0, index, grad_output), None
+''')),
+    Mistake("Cumsum", "calls counted in a helper's mutable default argument",
+            "count_call (called by Cumsum.forward) keeps state in its default argument counter",
+            '''def count_call(counter={"n": 0}):
+    counter["n"] += 1
+    return counter["n"]
+
+
+''' + _cumsum(_REVERSED, forward='''    def forward(ctx, x, dim):
+        ctx.call = count_call()
+        ctx.dim = dim
+        return torch.cumsum(x, dim)
+''')),
+]
