@@ -467,7 +467,7 @@ report("output and L, block by block", error_online, 1e-9)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Neither pass creates a tensor of over `BLOCK x BLOCK` elements per batch-head (`BLOCK` read from the class at each call) but inputs, outputs, gradients, per-row numbers and slices of at most `BLOCK` rows of them.
+# - Per batch-head, neither pass creates a tensor larger than a `BLOCK x BLOCK` tile (`BLOCK` read from the class at each call) unless it is shaped `N x d` or `N`, like an input, output, gradient or per-row number (copies and row blocks included), and only a few are alive at once.
 # - Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they are, and one number per query row.
 # - Backward makes no pass of its own to rebuild a row's statistics, and under `causal` neither pass computes a tile entirely above the diagonal.
 # - float16 and bfloat16 inputs: results in the input dtype, as accurate as a kernel whose sums are float32.

@@ -24,7 +24,8 @@ from .attention_known import (KNOWN_IDS, MASK_NONE, MASKED_TAKE_PART, grad_outpu
                               known_mistake, row_sum_without_keepdim)
 from .attention_mask_gradient import check_mask_gradient
 from .attention_precision import float32_precision, narrow_saves
-from .attention_saves import check_saves_no_copy, check_saves_one_score_tensor
+from .attention_saves import (check_not_a_new_mask, check_saves_no_copy,
+                             check_saves_one_score_tensor)
 from .attention_scale import check_any_scale, scale_ignored
 from .attention_work import DV, D, LK, LQ, check_no_gradient_unasked
 from .contracts import SCALED_DOT_PRODUCT_CLAUSES, SCALED_DOT_PRODUCT_RULES
@@ -110,9 +111,12 @@ def _against_sdpa(function, spec: Spec, values: dict, device) -> None:
 
 
 def check_saves(name: str, forward, values: dict) -> None:
-    """No copy of an input or of the output, and nothing of an input's size besides P."""
+    """No copy of an input or of the output, nothing of an input's size besides P, and no
+    mask but the one given."""
     check_saves_no_copy(name, forward, values)
     check_saves_one_score_tensor(name, forward, values)
+    for saved in forward.saved:
+        check_not_a_new_mask(name, saved, values.get("mask"))
 
 
 def check_stable(function, spec: Spec, device) -> None:

@@ -23,6 +23,7 @@ from .attention_scale import check_any_scale, scale_ignored
 from .attention_inputs import (DIAGONAL_ONLY, ELEMENTWISE, MULTIHEAD, SDPA_SCALE,
                                OneThreadExercise, one_thread)
 from .attention_layout import check_grad_output_layout, check_multihead_layout
+from .attention_bias_padding import check_padding_beats_large_scores
 from .attention_saves import check_saves_no_copy
 from .attention_precision import float32_precision
 from .contracts import ATTENTION_BIAS_CLAUSES, ATTENTION_BIAS_RULES
@@ -340,6 +341,7 @@ def _full(function, device) -> None:
     with case(describe(values) + ", scores in the thousands"):
         check_values_and_gradients(function, SPEC, values)
     covers("scores in the thousands")
+    check_padding_beats_large_scores(function, SPEC, bias_reference, describe, device)
     values = bias_values("full", 2, 2, 6, 7, 8, 4, device, seed=23, dtype=torch.float32)
     with case(describe(values) + ", against F.scaled_dot_product_attention"):
         check_against_sdpa(function, values)

@@ -15,7 +15,7 @@ from .attention import (CONTRACT, MEMORY_EFFICIENT, _attention_example, attentio
 from .attention_containers import check_no_class_containers
 from .attention_inputs import (SCALE, OneThreadExercise, attention_domain_values,
                                attention_values, describe, one_thread)
-from .attention_saves import check_saves_no_copy
+from .attention_saves import check_not_a_new_mask, check_saves_no_copy
 from .attention_recompute import check_backward_reads_lse, check_no_second_row_maximum
 from .contracts import MEMORY_EFFICIENT_CLAUSES, MEMORY_EFFICIENT_RULES
 
@@ -45,12 +45,8 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "kept for the caller); save the mask as given and fill with -inf where ~mask "
                 "in backward", mistake=f"{spec.name}/saves-mask-as-float")
     for saved in extra:
-        if mask is None and saved.dtype == torch.bool:
-            raise GradingError(
-                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
-                "that forward made though mask is None: a new mask kept until backward; save "
-                "the mask as given, None included, and skip masking in backward when it is None",
-                mistake=f"{spec.name}/saves-a-new-mask")
+        if mask is None:
+            check_not_a_new_mask(spec.name, saved, mask)
         if math.prod(saved.shape) >= rows * Lk and saved.dtype == torch.bool:
             raise GradingError(
                 f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes), "
@@ -74,12 +70,7 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
                 "shape (..., Lq), and recompute P = exp(S - lse) in backward",
                 mistake=f"{spec.name}/saves-full-size-tensor")
     for saved in extra:  # a mask made in forward (~mask, say): the one given costs nothing
-        if saved.dtype == torch.bool:
-            raise GradingError(
-                f"{spec.name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
-                "that forward made, besides the mask it was given: a new tensor kept until "
-                "backward; save the mask as given and derive what backward needs from it there",
-                mistake=f"{spec.name}/saves-a-new-mask")
+        check_not_a_new_mask(spec.name, saved, mask)
     output = forward.output
     for saved in extra:  # O.clone(), O.detach().clone(): the output, kept twice
         if (isinstance(output, torch.Tensor) and saved.shape == tuple(output.shape)

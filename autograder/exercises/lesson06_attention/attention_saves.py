@@ -48,6 +48,24 @@ def check_saves_no_copy(name: str, forward, values: dict) -> None:
                     mistake=f"{name}/saves-a-copy")
 
 
+def check_not_a_new_mask(name: str, saved, mask) -> None:
+    """A bool tensor forward made and saved (``~mask``, a mask built though ``mask`` is None):
+    the mask given is the caller's and costs nothing, a new one is kept until backward."""
+    if saved.role != "intermediate" or saved.dtype != torch.bool:
+        return
+    if mask is None:
+        raise GradingError(
+            f"{name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
+            "that forward made though mask is None: a new mask kept until backward; save "
+            "the mask as given, None included, and skip masking in backward when it is None",
+            mistake=f"{name}/saves-a-new-mask")
+    raise GradingError(
+        f"{name} saved a bool tensor of shape {saved.shape} ({saved.nbytes} bytes) "
+        "that forward made, besides the mask it was given: a new tensor kept until "
+        "backward; save the mask as given and derive what backward needs from it there",
+        mistake=f"{name}/saves-a-new-mask")
+
+
 def check_saves_one_score_tensor(name: str, forward, values: dict) -> None:
     """Besides the tensors given and the output, backward reads one Lq x Lk float tensor (P, or
     the scores) and nothing of an input's size: Q * scale saved in place of Q is a second

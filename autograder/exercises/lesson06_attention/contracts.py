@@ -32,7 +32,8 @@ SCALED_DOT_PRODUCT_CLAUSES = (
            "as they are (the caller holds them already) and one $N_q \\times N_k$ float tensor: "
            "no copy of an input, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
-            S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q"}),
+            S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q",
+            S_ + "saves-a-new-mask": "the inverted mask saved"}),
     Clause("A second derivative whose only path runs through your Function raises (the "
            "`@once_differentiable` on `backward` makes it) or comes out right: never silently "
            "wrong.",
@@ -116,9 +117,10 @@ MEMORY_EFFICIENT_RULES = {
 
 
 FLASH_ATTENTION_CLAUSES = (
-    Clause("Neither pass creates a tensor of over `BLOCK x BLOCK` elements per batch-head "
-           "(`BLOCK` read from the class at each call) but inputs, outputs, gradients, per-row "
-           "numbers and slices of at most `BLOCK` rows of them.",
+    Clause("Per batch-head, neither pass creates a tensor larger than a `BLOCK x BLOCK` tile "
+           "(`BLOCK` read from the class at each call) unless it is shaped `N x d` or `N`, like "
+           "an input, output, gradient or per-row number (copies and row blocks included), and "
+           "only a few are alive at once.",
            {FULL: "full Lq x Lk matrix in forward",
             "case:under torch.no_grad()":
                 "composed ops when no input requires grad (the full scores under no_grad)",
@@ -195,6 +197,7 @@ ATTENTION_BIAS_CLAUSES = (
            "such as `(Lq, Lk)`, `(H, 1, Lk)` or `(Lk,)`, with `-inf` entries for padding keys "
            "(every query keeps one finite key).",
            {B_ + "wrong-gradient-shape": "bias summed over the key dimension too",
+            B_ + "finite-padding-bias": "bias.clamp(min=-1e4) to avoid nan",
             "case:is the mean of dS over the dimensions": "the mean over the broadcast dimensions",
             "case:takes the first entry along": "one entry taken along a dimension of size 1"}),
     Clause("`backward` returns the bias's gradient with exactly `bias.shape`, whichever of "

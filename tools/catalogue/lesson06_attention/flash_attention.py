@@ -482,4 +482,17 @@ UNUSUAL += [
     Unusual(FA, "D by einsum on the flattened rows, reshaped back", edit(
         FLASH, (_D, "D = torch.einsum('rc,rc->r', grad_output.to(wide).reshape(-1, O.shape[-1]), "
                     "O.to(wide).reshape(-1, O.shape[-1])).reshape(O.shape[:-1])"))),
+    # Q, K and V widened to float32 whole, up front, in both passes: N x d copies, which the
+    # memory bullet allows as it allows the solution's float32 dO and O for D (review 77, W3a:
+    # passed both against a bullet that allowed no copies; the bullet now says what is graded)
+    Unusual(FA, "Q, K, V widened to float32 whole, up front, in both passes", edit(
+        FLASH, ("wide = torch.promote_types(Q.dtype, torch.float32)\n",
+                "wide = torch.promote_types(Q.dtype, torch.float32)\n"
+                "        Qw, Kw, Vw = Q.to(wide), K.to(wide), V.to(wide)\n"),
+        ("block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype\n",
+         "block, Lq, Lk, wide = FlashAttention.BLOCK, Q.shape[-2], K.shape[-2], L.dtype\n"
+         "        Qw, Kw, Vw = Q.to(wide), K.to(wide), V.to(wide)\n"),
+        ("Q[..., i:i + block, :].to(wide)", "Qw[..., i:i + block, :]"),
+        ("k, v = K[..., j:j + block, :].to(wide), V[..., j:j + block, :].to(wide)",
+         "k, v = Kw[..., j:j + block, :], Vw[..., j:j + block, :]"))),
 ]

@@ -240,4 +240,15 @@ MISTAKES += [
     Mistake(S, "softmax computed in float32 for float64 inputs", "computed in float32?", _sdpa(
         ("P = torch.softmax(scores, dim=-1)",
          "P = torch.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)"))),
+    # ~mask, a new Nq x Nk bool, saved "to make sure" backward zeroes the masked dS: the bullet
+    # keeps the mask as it is (review 77, W1c: passed both; Exercise 2 named it already)
+    Mistake(S, "the inverted mask saved", "saved a bool tensor of shape", edit(
+        SDPA, (FILL, "blocked = ~mask\n            scores = scores.masked_fill(blocked, "
+                     'float("-inf"))'),
+        ("        P = torch.softmax(scores, dim=-1)\n        ctx.save_for_backward(Q, K, V, P)",
+         "        else:\n            blocked = None\n        P = torch.softmax(scores, dim=-1)"
+         "\n        ctx.save_for_backward(Q, K, V, P, blocked)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, P, blocked = ctx.saved_tensors"),
+        (BACKWARD_S, BACKWARD_S + "\n        if blocked is not None:\n"
+                     "            grad_S = grad_S.masked_fill(blocked, 0.0)")), named=True),
 ]
