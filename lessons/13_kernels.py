@@ -502,18 +502,15 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - a forward kernel computing each row's $r$ ($\varepsilon$ inside the root); `setup_context`
-#   saves at most the inputs as given and one number per row (float32, or float64 for float64
-#   input): the backward never sums a row's squares again;
-# - a backward kernel: each row's gradient in closed form (finite for any weight, zeros
-#   included), and the weight's with no atomic adds and no address two programs store to
-#   without a lock;
-# - `D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries only,
-#   every row computed by a program, and nothing returned that no program stored;
-# - each kernel behind a `torch.library.custom_op` with a fake that describes its real outputs,
-#   strides included; the arithmetic in your kernels (the host only allocates, views, copies
-#   and casts, and may finish a sum your kernels began), float16 and bfloat16 computed in
-#   float32.
+# - `setup_context` keeps at most the inputs as given and one number per row (float32, or
+#   float64 for float64 input), and no backward kernel sums a row's squares again;
+# - the weight's gradient summed across programs with no atomic adds and no address that two
+#   programs of one launch store to without a lock;
+# - `F.rms_norm`'s values and gradients for any `D` up to 4096 and any number of rows, finite
+#   for any weight (zeros included), and nothing returned that no program stored;
+# - each kernel behind a `torch.library.custom_op` whose fake describes its real outputs,
+#   strides included; the arithmetic in your kernels (on the host nothing but allocations,
+#   views, copies, casts and sums), float16 and bfloat16 computed in float32.
 #
 # As in exercise 1, `quick_check("rms_norm_rows", rms_norm_rows)` in a scratch cell takes about
 # a second where the self-check takes tens of seconds on a CPU.
@@ -688,23 +685,6 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 #
 # Everything below deepens the main line and nothing after it depends on it: read it
 # when you have time.
-#
-# ### Common mistakes
-#
-# The ones both exercises meet first; more, about grids over groups of rows, the weight
-# gradient across programs, fusion, offsets, buffers, layouts, bfloat16 in the interpreter
-# and registration, are in the optional appendix (More common mistakes): read them after
-# your self-check.
-#
-# | Mistake | What happens | Fix |
-# |---|---|---|
-# | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
-# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
-# | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
-# | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
-# | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
-# | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
-# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 #
 # ### How both exercises are graded
 #
@@ -1180,6 +1160,22 @@ else:
 # program at a time, and lose updates on a GPU: the reason the grader refuses any address two
 # programs of one launch write with plain stores.
 # </details>
+#
+# ### Common mistakes
+#
+# The ones both exercises meet first; more, about grids over groups of rows, the weight
+# gradient across programs, fusion, offsets, buffers, layouts, bfloat16 in the interpreter
+# and registration, follow (More common mistakes).
+#
+# | Mistake | What happens | Fix |
+# |---|---|---|
+# | no mask on the tail (`tl.load(ptr + offsets)`) | an elementwise kernel's values look right, a reduction's sum is wrong; loads and stores past the end: corrupt memory or an illegal access on a GPU; the grader names it | `mask = offsets < n` in every `tl.load` and `tl.store` |
+# | a masked load without `other` feeding a `tl.sum` | the masked-off lanes are undefined in Triton (the interpreter happens to give 0, so a plain CPU run hides it; the grader and the self-check fill them with NaN, so it fails there) | `other=0.0` on every load whose lanes are added up |
+# | a block narrower than the row (`BLOCK_D = 128` for `D = 300`) | the columns past the block are never computed | `BLOCK_D = triton.next_power_of_2(D)`, masked; or loop over the row |
+# | float16 loaded and computed in float16 | `tl.exp`, `tl.sqrt`, `tl.sigmoid` and Triton's other math functions raise "Expected dtype ['fp32', 'fp64'] but got fp16"; plain `*` and `+` run, but can end more than 2 ulp off, and a row's sum of squares loses digits or overflows | `.to(tl.float32)` after loading, cast when storing |
+# | an operation between bfloat16 values (`x * x`, `x + y`, `tl.sum(x)` on a bfloat16 load), in the interpreter | garbage: Triton 3.9's interpreter computes on the 16-bit integers that hold the values' bits (`1.5 * 1.5` gives `2.5e-29`); float16 is right, so only bfloat16 fails; the grader names it | `.to(tl.float32)` after loading, cast when storing |
+# | a kernel launched directly in the registered backward | eager works; `opcheck` and `torch.compile` fail on fake tensors | put the backward kernel behind its own `custom_op` with `register_fake` |
+# | `register_fake` returning `torch.empty_like(x)` for a transposed `x`, in the forward operator's fake or the backward operator's (whose saved inputs are the caller's views), or `torch.empty_like(grad)` (`grad_output` arrives transposed or expanded too) | strides differ from the real (contiguous) output; `opcheck` of that operator on a transposed input complains, and so does the self-check, for both operators | `memory_format=torch.contiguous_format` |
 #
 # ### More common mistakes
 #

@@ -57,6 +57,7 @@ SILU_MUL_RULES = {
                "silu_mul/float64-in-float32": "float64 computed in float32"},
     "ctx": {"silu_mul/tensor-on-ctx": "setup_context keeps a and b as ctx attributes",
             "silu_mul/state-outside-ctx": "a call counter in a module global",
+            "silu_mul/cache-in-global": "the launch grid cached per numel in a module-level dict",
             "silu_mul/size-shared-between-calls":
                 "the launch grid kept in a module global by forward, reused by backward",
             "silu_mul/buffer-kept-between-calls":
@@ -68,7 +69,9 @@ SILU_MUL_RULES = {
                 "the output buffer kept per shape, a fresh view of it returned by every call (a "
                 "later call overwrites an earlier call's output)"},
     "gradients": {"silu_mul/computes-frozen-gradient":
-                      "both gradients returned when only one input requires grad"},
+                      "both gradients returned when only one input requires grad",
+                  "silu_mul/reads-requires-grad":
+                      "the saved inputs' requires_grad read instead of ctx.needs_input_grad"},
     "unwritten": {"silu_mul/writes-input": "the output written into the input a",
                   "silu_mul/returns-input":
                       "the gradients written into a and b and returned (Liger-Kernel's way)",
@@ -77,9 +80,8 @@ SILU_MUL_RULES = {
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("a forward kernel computing each row's $r$ ($\\varepsilon$ inside the root); "
-           "`setup_context` saves at most the inputs as given and one number per row (float32, "
-           "or float64 for float64 input): the backward never sums a row's squares again;",
+    Clause("`setup_context` keeps at most the inputs as given and one number per row (float32, "
+           "or float64 for float64 input), and no backward kernel sums a row's squares again;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",
@@ -89,27 +91,26 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/saves-more-per-row": "rstd saved twice, two tensors of one value per row",
             "rms_norm_rows/saves-extra-tensor": "setup_context saves y as well as x, weight and rstd",
             "rms_norm_rows/saves-input-copy":
-                "x.contiguous() and weight.contiguous() saved (w_r9)",
-            "rms_norm_rows/eps-outside-root": "eps outside the square root",
-            "rms_norm_rows/eps-ignored": "eps left out of rstd",
-            "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D"}),
-    Clause("a backward kernel: each row's gradient in closed form (finite for any weight, zeros "
-           "included), and the weight's with no atomic adds and no address two programs store "
-           "to without a lock;",
-           {"rms_norm_rows/direct-path-only":
-                "row gradient with the direct path only: r's dependence on the row left out",
-            "rms_norm_rows/row-sum-not-averaged":
-                "the row's sum where the gradient needs its mean (no 1/D)",
-            "rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
+                "x.contiguous() and weight.contiguous() saved (w_r9)"}),
+    Clause("the weight's gradient summed across programs with no atomic adds and no address "
+           "that two programs of one launch store to without a lock;",
+           {"rms_norm_rows/weight-gradient-one-row": "weight gradient not reduced across programs",
             "rms_norm_rows/atomic-add":
                 "every program adds into one shared row with tl.atomic_add",
             "rms_norm_rows/shared-row-race":
-                "every program adds into one shared row (load, add, store): a race",
-            "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight"}),
-    Clause("`D` up to 4096, a power of two or not: every sum and mean over a row's `D` entries "
-           "only, every row computed by a program, and nothing returned that no program "
+                "every program adds into one shared row (load, add, store): a race"}),
+    Clause("`F.rms_norm`'s values and gradients for any `D` up to 4096 and any number of rows, "
+           "finite for any weight (zeros included), and nothing returned that no program "
            "stored;",
-           {"rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
+           {"rms_norm_rows/eps-outside-root": "eps outside the square root",
+            "rms_norm_rows/eps-ignored": "eps left out of rstd",
+            "rms_norm_rows/eps-divided-by-d": "eps added to the sum of squares, then divided by D",
+            "rms_norm_rows/direct-path-only":
+                "row gradient with the direct path only: r's dependence on the row left out",
+            "rms_norm_rows/row-sum-not-averaged":
+                "the row's sum where the gradient needs its mean (no 1/D)",
+            "rms_norm_rows/not-finite-at-zero-weight": "y saved, x_hat recovered as y / weight",
+            "rms_norm_rows/block-narrower-than-row": "a block narrower than the row",
             "rms_norm_rows/unmasked-access": "no mask past the row's end",
             "rms_norm_rows/mean-over-block": "the mean over the row divided by BLOCK_D, not D",
             "rms_norm_rows/masked-load-without-other":
@@ -119,10 +120,10 @@ RMS_NORM_ROWS_CLAUSES = (
             "rms_norm_rows/loop-past-last-row": "each program's loop not stopped at the last row",
             "rms_norm_rows/reads-unwritten-memory":
                 "partial rows from torch.empty summed with no rows"}),
-    Clause("each kernel behind a `torch.library.custom_op` with a fake that describes its real "
-           "outputs, strides included; the arithmetic in your kernels (the host only allocates, "
-           "views, copies and casts, and may finish a sum your kernels began), float16 and "
-           "bfloat16 computed in float32.",
+    Clause("each kernel behind a `torch.library.custom_op` whose fake describes its real "
+           "outputs, strides included; the arithmetic in your kernels (on the host nothing but "
+           "allocations, views, copies, casts and sums), float16 and bfloat16 computed in "
+           "float32.",
            {"rms_norm_rows/fake-strides": "register_fake with the input's strides",
             "rms_norm_rows/forward-fake-mismatch":
                 "the forward operator's fake with a float16 rstd for float32 x",
@@ -153,5 +154,7 @@ RMS_NORM_ROWS_RULES = {
                 "weight-gradient partial rows kept per D between calls, summed whole"},
     "unwritten": {"rms_norm_rows/writes-input": "y written into the input x"},
     "gradients": {"rms_norm_rows/computes-frozen-gradient":
-                      "the weight's gradient returned when only x requires grad"},
+                      "the weight's gradient returned when only x requires grad",
+                  "rms_norm_rows/reads-requires-grad":
+                      "the saved inputs' requires_grad read instead of ctx.needs_input_grad"},
 }

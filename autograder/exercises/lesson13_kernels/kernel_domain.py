@@ -103,33 +103,66 @@ def _backward_calls():
             op._backward_fn = backward
 
 
+def _frozen_probe(call, args: tuple, wanted: list[int], flipped: bool):
+    """One call on fresh leaves, only the inputs in ``wanted`` requiring grad when forward
+    runs (every other floating input made to require grad after it when ``flipped``), and
+    the backward for ``wanted``: the registered backwards' calls, or None where the call
+    raised."""
+    leaves = [a.detach().clone().requires_grad_(i in wanted) if isinstance(a, torch.Tensor)
+              else a for i, a in enumerate(args)]
+    # identity hooks: what the probe saves stays out of a trace it runs inside; not when
+    # flipped, where the backward must find the very tensors whose requires_grad changed
+    hooks = (nullcontext() if flipped else torch.autograd.graph.saved_tensors_hooks(
+        lambda tensor: tensor, lambda tensor: tensor))
+    try:
+        with _backward_calls() as calls, hooks:
+            output = call(*leaves)
+            if flipped:
+                for leaf in leaves:
+                    if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+                        leaf.requires_grad_(True)
+            torch.autograd.grad(output, [leaves[i] for i in wanted], torch.ones_like(output))
+    except Exception:  # noqa: BLE001 -- a probe: the other checks' own message stands
+        return None
+    return calls
+
+
 def check_frozen_inputs_get_none(name: str, call, args: tuple) -> None:
     """Rule 2 on an operator's registered backward: with each floating tensor input alone
-    requiring grad, every other input gets None. (A gradient in a wider dtype than its input is
-    accepted: the engine casts it back, and the caller sees the same tensor.)"""
+    requiring grad, every other input gets None, read from ctx.needs_input_grad (an input made
+    to require grad after forward still gets None). (A gradient in a wider dtype than its
+    input is accepted: the engine casts it back, and the caller sees the same tensor.)"""
     floating = [i for i, a in enumerate(args)
                 if isinstance(a, torch.Tensor) and a.is_floating_point()]
-    for wanted in floating:
-        leaves = [a.detach().clone().requires_grad_(i == wanted) if isinstance(a, torch.Tensor)
-                  else a for i, a in enumerate(args)]
-        try:  # identity hooks: what the probe saves stays out of a trace it runs inside
-            with _backward_calls() as calls, torch.autograd.graph.saved_tensors_hooks(
-                    lambda tensor: tensor, lambda tensor: tensor):
-                output = call(*leaves)
-                torch.autograd.grad(output, [leaves[wanted]], torch.ones_like(output))
-        except Exception:  # noqa: BLE001 -- a probe: the other checks' own message stands
-            return
-        for names, needs, returned in calls:
-            given = [i for i, (needed, gradient) in enumerate(zip(needs, returned))
-                     if not needed and isinstance(gradient, torch.Tensor)]
-            if given:
+    for flipped in (False, True):
+        for wanted in floating:
+            probe = _frozen_probe(call, args, [wanted], flipped)
+            if probe is None:
+                return
+            calls = probe
+            dtype = str(args[wanted].dtype)[6:]
+            for names, needs, returned in calls:
+                given = [i for i, (needed, gradient) in enumerate(zip(needs, returned))
+                         if not needed and isinstance(gradient, torch.Tensor)]
+                if not given:
+                    continue
                 other = names[given[0]] if given[0] < len(names) else f"input {given[0]}"
                 needing = [n for n, needed in zip(names, needs) if needed]
+                if flipped:
+                    raise GradingError(
+                        f"{name}'s registered backward returns a tensor for {other} when "
+                        f"{other} needed no gradient as forward ran and was made to require "
+                        f"grad before backward ({dtype} inputs): its ctx.needs_input_grad entry "
+                        f"is False, so the gradient is thrown away. Does your backward read "
+                        f"{other}.requires_grad? Autograd fixes which inputs need a gradient "
+                        f"when forward runs and records it in ctx.needs_input_grad "
+                        f"{rule_reference('gradients')}",
+                        mistake=f"{name}/reads-requires-grad")
                 raise GradingError(
                     f"{name}'s registered backward returns a tensor for {other}, whose "
                     f"ctx.needs_input_grad entry is False (only "
                     f"{' and '.join(needing) or 'another input'} requires grad, "
-                    f"{str(args[wanted].dtype)[6:]} inputs): return None for an input that "
+                    f"{dtype} inputs): return None for an input that "
                     f"needs no gradient (autograd throws the tensor away) "
                     f"{rule_reference('gradients')}",
                     mistake=f"{name}/computes-frozen-gradient")

@@ -129,15 +129,17 @@ def check_float64_gates(silu_mul, device) -> None:
     """float64 gates from 10 to 36, both signs: sigmoid(a) there differs from 1 (or silu(a) from
     0) by less than float32 can hold but far more than float64 rounds away, so a shortcut that
     takes sigmoid(a) as 1 past a float32 threshold is off by far more than float64's
-    rounding."""
-    covers("float64 gates up to 36")
-    magnitudes = torch.tensor([10.0, 12.0, 15.5, 17.0, 20.0, 24.0, 28.0, 32.0, 36.0],
-                              dtype=torch.float64, device=device)
+    rounding; and 100 and 300, past an exp's argument clamped to keep float32 finite."""
+    covers("float64 gates up to 300")
+    # past 36 too: an exp's argument clamped (at -80, say) keeps float32 finite and takes
+    # float64's sigmoid as a constant in the tail, silu's value off by orders of magnitude
+    magnitudes = torch.tensor([10.0, 12.0, 15.5, 17.0, 20.0, 24.0, 28.0, 32.0, 36.0, 100.0,
+                               300.0], dtype=torch.float64, device=device)
     a = torch.cat([magnitudes, -magnitudes])
     b = sample(a.shape, device, seed=19).abs() + 0.5
     leaves = [t.clone().requires_grad_() for t in (a, b)]
     refs = [t.clone().requires_grad_() for t in (a, b)]
-    with case("float64, |a| from 10 to 36"), warnings.catch_warnings():
+    with case("float64, |a| from 10 to 300"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         out = silu_mul(*leaves)
         got = (out, *torch.autograd.grad(out, leaves, torch.ones_like(out)))
@@ -156,7 +158,8 @@ def check_float64_gates(silu_mul, device) -> None:
             raise GradingError(
                 f"silu_mul's {what} in float64 is {error[i].item():.2g} off (relative) at a = "
                 f"{a[i].item():g}, where float64 is good to about 1e-15: sigmoid(a) taken as "
-                "1 (or 0) past some |a|, or computed in float32? At a = 15.5, 1 - sigmoid(a) is "
+                "a constant (1, 0, or its value at a clamp of a or of exp's argument) past some "
+                "|a|, or computed in float32? At a = 15.5, 1 - sigmoid(a) is "
                 "1.9e-7, below float32's step but not float64's: compute the sigmoid at every "
                 "a, in the input's precision", mistake="silu_mul/float64-gate-saturated")
 

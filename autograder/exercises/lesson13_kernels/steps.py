@@ -2,10 +2,15 @@
 slips each wrong number is compared with live here, not in the notebook, whose source would
 otherwise show the answer next to the question."""
 
+import typing
+
 import torch
 import torch.nn.functional as F
 
 _NEAR = 5e-4
+# the names an annotation may use besides torch (custom_op reads typing's forms too)
+_TYPING = {name: getattr(typing, name) for name in ("Optional", "Union", "List", "Tuple",
+                                                    "Sequence")}
 
 
 def _number(value):
@@ -22,7 +27,19 @@ def _entry(label: str, mine, truth: float, slips: dict, right: str, otherwise: s
     if abs(number - truth) < _NEAR:
         return f"{label}: ✓ {right}"
     near = next((why for value, why in slips.items() if abs(number - value) < _NEAR), None)
+    rounded = _rounding_of(number, truth)
+    if near is None and rounded is not None:
+        return (f"{label}: ✗ {number}: autograd's value rounded to {rounded} "
+                f"decimal{'s' if rounded != 1 else ''}: give 4")
     return f"{label}: ✗ {number}: " + (near or otherwise)
+
+
+def _rounding_of(number: float, truth: float) -> int | None:
+    """The decimals (1 to 3) to which ``truth`` rounds to ``number``, if it does: a right
+    derivation written too short, not a wrong one."""
+    return next((places for places in range(1, 4)
+                 if abs(number - truth) <= 0.5 * 10 ** -places + 1e-12
+                 and abs(number - round(number, places)) < 1e-12), None)
 
 
 def _silu_dy_da(a: float, b: float, sign: float = 1.0) -> float:
@@ -154,8 +171,15 @@ def check_silu_design(my_saved, my_backward_returns) -> None:
         """A stand-in with the learner's annotation: custom_op reads the schema from it."""
 
     try:
-        backward_design.__annotations__["return"] = eval(  # noqa: S307 -- the learner's own
-            str(my_backward_returns), {"torch": torch})
+        annotation = eval(str(my_backward_returns),  # noqa: S307 -- the learner's own
+                          {"torch": torch, "Tensor": torch.Tensor, **_TYPING})
+    except Exception as error:  # noqa: BLE001 -- shown, not raised
+        print(f"returns: ✗ {my_backward_returns!r} is not an annotation this cell can read "
+              f"({type(error).__name__}: {(str(error).splitlines() or [''])[0][:120]}); write "
+              "it with torch, typing's Optional, Union, List, Tuple or Sequence, or | None")
+        return
+    try:
+        backward_design.__annotations__["return"] = annotation
         torch.library.custom_op("autograd_course_design::backward", backward_design,
                                 mutates_args=())
         print(f"returns: {my_backward_returns!r} accepted by custom_op (whether it is the "

@@ -14,18 +14,22 @@ rms_norm_rows_answers (kernels, launches, saved values and buffers that the targ
 name: half-precision steps, buffers and sizes kept between calls, outputs sharing memory, rstd
 saved or read otherwise), built on variants (answers written as edits of the solutions);
 contract_rules (an output saved or returned, buffers without device=, a gradient for a frozen
-weight, and a float32 weight gradient for a half weight, which is correct)."""
+weight, and a float32 weight gradient for a half weight, which is correct); needed_gradients
+(requires_grad read instead of ctx.needs_input_grad); global_cache (a launch grid cached
+per size in a module-global dict)."""
 
 from . import (contract_rules, ctx_tensors, mutation_survivors, rms_norm_rows,
                rms_norm_rows_answers, rms_norm_rows_domain, rms_norm_rows_groups,
                rms_norm_rows_layouts, rms_norm_rows_lock, rms_norm_rows_maths, rms_norm_rows_saved, silu_mul,
-               silu_mul_answers, silu_mul_design, silu_mul_maths, silu_mul_registration)
+               needed_gradients, global_cache, silu_mul_answers, silu_mul_design, silu_mul_maths, silu_mul_registration)
 
 UNUSUAL = (silu_mul.UNUSUAL + silu_mul_registration.UNUSUAL + rms_norm_rows.UNUSUAL
-           + rms_norm_rows_lock.UNUSUAL + silu_mul_answers.UNUSUAL + contract_rules.UNUSUAL)
+           + rms_norm_rows_lock.UNUSUAL + silu_mul_answers.UNUSUAL + contract_rules.UNUSUAL
+           + needed_gradients.UNUSUAL)
 MISTAKES = (silu_mul.MISTAKES + silu_mul_maths.MISTAKES + silu_mul_design.MISTAKES
             + rms_norm_rows.MISTAKES + rms_norm_rows_lock.MISTAKES + rms_norm_rows_maths.MISTAKES
             + rms_norm_rows_groups.MISTAKES + rms_norm_rows_saved.MISTAKES
             + rms_norm_rows_domain.MISTAKES + rms_norm_rows_layouts.MISTAKES
             + ctx_tensors.MISTAKES + mutation_survivors.MISTAKES + silu_mul_answers.MISTAKES
-            + rms_norm_rows_answers.MISTAKES + contract_rules.MISTAKES)
+            + rms_norm_rows_answers.MISTAKES + contract_rules.MISTAKES
+            + needed_gradients.MISTAKES + global_cache.MISTAKES)
