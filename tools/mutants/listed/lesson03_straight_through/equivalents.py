@@ -180,7 +180,13 @@ EQUIVALENTS += [
 _ENGINE_SUMS = ("scale's gradient as a (1,) view of a fresh 0-d sum: the engine sums it to scale's "
                 "shape, as the Function contract accepts")
 
+_MASK_WIDER = ("the window saved as float64 and applied with torch.where: the gradient keeps "
+               "grad_output's dtype, and the contract states no dtype for a saved mask")
+
 # edits of the catalogued answers that no clause can see (each reason above says why)
 EQUIVALENTS += [
+    EquivalentMutant('SignClippedSTE', 'save_widened',
+                     'ctx.save_for_backward((x * x <= 1).to(torch.uint8))',
+                     'ctx.save_for_backward((x * x <= 1).to(torch.uint8).double())', _MASK_WIDER),
     EquivalentMutant('FakeQuantize', 'reshape_to_view', '(grad_output * torch.where(inside, r - v, clipped)).sum().reshape(1) if ctx.needs_input_grad[1] else None, None, None)', '(grad_output * torch.where(inside, r - v, clipped)).sum().view(1) if ctx.needs_input_grad[1] else None, None, None)', _ENGINE_SUMS),
 ]
