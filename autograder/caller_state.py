@@ -153,7 +153,8 @@ def _same(a, b) -> bool:
 
 def check_caller_state(domain: Domain, function, device: torch.device) -> None:
     """One call at the domain's typical inputs, forward then backward (see the module's
-    docstring); a failure names what changed and when."""
+    docstring), then one at each dtype the domain names (a default dtype set to the inputs'
+    shows only at a dtype other than the default); a failure names what changed and when."""
     values = domain.values(device)
     modules, parameters = reachable_state(values)
     cuda = [device] if _cuda(device) else []
@@ -165,27 +166,15 @@ def check_caller_state(domain: Domain, function, device: torch.device) -> None:
         inputs = fresh_leaves(values)
         _seed(device)
         expected = _reference_generators(domain, inputs, device)
-        inputs = fresh_leaves(values)
-        before = _state(inputs, modules, parameters)
         _seed(device)
-        forward = run_forward(function, domain.spec, inputs)
-        changed = _changed(before, _state(inputs, modules, parameters))
-        if changed:
-            raise GradingError(
-                f"{name}'s forward changed the caller's {changed} (tried {tried}) "
-                f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
-        outputs = differentiable_outputs(forward.output)
-        if outputs:
-            generator = grad_output_generator(5)
-            grad_outputs = [torch.randn(o.shape, generator=generator,
-                                        dtype=torch.float64).to(o) for o in outputs]
-            input_gradients(domain, forward.output, outputs, inputs, grad_outputs)
-        changed = _changed(before, _state(inputs, modules, parameters))
-        if changed:
-            raise GradingError(
-                f"{name}'s backward changed the caller's {changed} (tried {tried}) "
-                f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
+        _left_as_given(domain, function, fresh_leaves(values), modules, parameters, tried)
         got = _generators(device)
+    for dtype in domain.dtypes:  # a default dtype switched to the inputs' shows at another
+        typed = domain.values(device, dtype)
+        modules, parameters = reachable_state(typed)
+        with varied(modules, parameters), torch.random.fork_rng(devices=cuda), restored():
+            _left_as_given(domain, function, fresh_leaves(typed), modules, parameters,
+                           f"one call at {str(dtype).removeprefix('torch.')} inputs")
     moved = [what for what in expected if not _same(expected[what], got[what])]
     if moved:
         raise GradingError(
@@ -194,6 +183,30 @@ def check_caller_state(domain: Domain, function, device: torch.device) -> None:
             f"yours): it draws random numbers the op does not draw, or does not put back a "
             f"state it replayed {rule_reference('caller')}",
             mistake=f"{name}/moves-random-state")
+
+
+def _left_as_given(domain: Domain, function, inputs: dict, modules: dict, parameters: dict,
+                   tried: str) -> None:
+    """Forward, then backward: after each, the caller's state as it was before the call."""
+    name = domain.spec.name
+    before = _state(inputs, modules, parameters)
+    forward = run_forward(function, domain.spec, inputs)
+    changed = _changed(before, _state(inputs, modules, parameters))
+    if changed:
+        raise GradingError(
+            f"{name}'s forward changed the caller's {changed} (tried {tried}) "
+            f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
+    outputs = differentiable_outputs(forward.output)
+    if outputs:
+        generator = grad_output_generator(5)
+        grad_outputs = [torch.randn(o.shape, generator=generator,
+                                    dtype=torch.float64).to(o) for o in outputs]
+        input_gradients(domain, forward.output, outputs, inputs, grad_outputs)
+    changed = _changed(before, _state(inputs, modules, parameters))
+    if changed:
+        raise GradingError(
+            f"{name}'s backward changed the caller's {changed} (tried {tried}) "
+            f"{rule_reference('caller')}", mistake=f"{name}/changes-caller-state")
 
 
 def _reference_generators(domain: Domain, inputs: dict, device: torch.device) -> dict:

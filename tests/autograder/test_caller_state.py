@@ -10,7 +10,7 @@ from autograder.caller_state import check_caller_state, reachable_state
 from autograder.domain import Domain, Operator, sampled
 from autograder.function_contract import rule_reference
 from autograder.spec import Spec
-from tests.autograder.rule_answers import CPU, SQUARE_DOMAIN, function
+from tests.autograder.rule_answers import CPU, SQUARE, SQUARE_DOMAIN, function
 
 LAYERS = Spec("layers_then_tanh", ("layers", "x"),
               lambda layers, x: torch.tanh(nn.Sequential(*layers)(x)))
@@ -79,6 +79,21 @@ def test_default_dtype_changed_is_caught_and_restored(raises_hint):
     with raises_hint("the default dtype (torch.get_default_dtype()) from torch.float32 to "
                      "torch.float64"):
         check_caller_state(SQUARE_DOMAIN, answer, CPU)
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_default_dtype_set_to_the_inputs_is_caught_at_another_dtype(raises_hint):
+    """torch.set_default_dtype(x.dtype) changes nothing at float32 inputs: is it caught at the
+    float64 ones every exercise names, and the default put back?"""
+    answer = function("Square", "torch.set_default_dtype(x.dtype)\n"
+                      "ctx.save_for_backward(x)\nreturn x * x",
+                      "x, = ctx.saved_tensors\nreturn 2 * x * g")
+    made = sampled(SQUARE, {"x": (3, 4)})
+    float32_typical = Domain(SQUARE, lambda device, dtype=torch.float32, **given: made(
+        device, dtype, **given))
+    with raises_hint("changed the caller's the default dtype (torch.get_default_dtype()) from "
+                     "torch.float32 to torch.float64 (tried one call at float64 inputs)"):
+        check_caller_state(float32_typical, answer, CPU)
     assert torch.get_default_dtype() == torch.float32
 
 
