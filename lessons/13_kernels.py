@@ -133,8 +133,8 @@ kernel_grid_view(n=10, block=4)
 # A masked load needs `other` when its lanes are added up (a masked-off lane is undefined
 # without it; the interpreter happens to give 0). Half precision loads as float16, which
 # `tl.exp` and `tl.sqrt` refuse: the kernel converts each block to its accumulator's dtype
-# (float32, float64 for float64 input). Exercise 1's kernels have no buffer to take a dtype from:
-# how will they tell the input dtypes apart?
+# (float32, float64 for float64 input). Exercise 1's kernels have no buffer in the accumulator's
+# dtype to take it from: how will they tell the input dtypes apart?
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
 # handed, eagerly and while `torch.compile` traces: watch the second line it prints.
@@ -591,7 +591,8 @@ def rms_norm_rows_forward(x: torch.Tensor, weight: torch.Tensor,
     rstd = torch.empty(rows.shape[0], device=x.device,
                        dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
     if rows.shape[0]:
-        # eps arrives as a Python float: Triton passes it to the kernel as a float32 scalar
+        # eps arrives as a Python float: compiled, Triton passes it as a float32 scalar (the
+        # interpreter keeps it float64)
         rms_norm_kernel[(rows.shape[0],)](rows, weight.contiguous(), y, rstd, D, eps,
                                           BLOCK_D=triton.next_power_of_2(D))
     return y.view(x.shape), rstd
