@@ -175,8 +175,9 @@ compare("the closed form's slope at x = -1 and 1", predicted_corners, corners.gr
 #
 # 1. Which stand-in, A or B, never stops the gradient? Why can round use it with no clip,
 #    while Exercise 2 gives sign the other one?
-# 2. By the chain rule, what does backward return, in terms of `grad_output`?
-# 3. What must forward save for that, if anything?
+# 2. Write the chain rule for one element with that stand-in's slope: what does backward
+#    return?
+# 3. What does that backward need from forward, and so what should forward keep for it?
 # 4. Backward returns the same gradient at $x = 0.3$ and at $x = 30$. For which forward, sign
 #    or round, is that defensible at $x = 30$ (their average slope over $[29, 31]$)?
 #
@@ -287,9 +288,8 @@ ste_explorer(RoundSTE, x=1.5)
 # %% [markdown]
 # ## ✎ Exercise 2 · `SignClippedSTE`
 #
-# Same forward as `SignSTE`; backward follows stand-in B, which stops the gradient where
-# $|x| > 1$. At its corners the spelling decides the slope (quick question 1); this exercise
-# fixes it.
+# Same forward as `SignSTE`; backward follows your stand-in B. At B's corners the spelling
+# decides the slope (quick question 1); this exercise's contract fixes it.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
@@ -301,12 +301,12 @@ ste_explorer(RoundSTE, x=1.5)
 #
 # Before you write the class:
 #
-# 1. By the chain rule, what does backward return, in terms of `grad_output` and `x`?
-# 2. **A design decision, yours.** Backward can read `x` itself or a boolean mask forward
-#    computes. Pick one and say why in a comment: what does each keep alive when `x` is an
-#    activation nothing else keeps, and when it is a latent weight? The cell after the
-#    self-check shows what yours keeps.
-# 3. Why can a mask built from forward's output not do the job?
+# 1. Write the chain rule for one element with B's slope: what does backward return?
+# 2. **A design decision, yours.** What does that backward need from forward, and what is the
+#    cheapest thing forward can keep for it? Weigh two cases, and say in a comment what you
+#    chose and why: `x` an activation nothing else keeps, and `x` a latent weight that lives
+#    anyway. The cell after the self-check shows what yours keeps.
+# 3. The graph keeps forward's output anyway: could backward get by with it alone?
 
 # %% nbgrader={"grade_id": "answer_SignClippedSTE", "solution": true}
 class SignClippedSTE(torch.autograd.Function):
@@ -352,9 +352,11 @@ for t in kept:
 # Stand-in B is $\operatorname{clamp}(x, -1, 1)$.
 #
 # 1. $\partial L/\partial x_i = g_i \cdot \mathbb{1}[\,|x_i| \le 1\,]$: $\le$ keeps the corners.
-# 2. Either, for a reason: `x` is free for a latent weight, alive anyway; for an activation it
-#    keeps four or eight bytes per element alive, a bool mask one.
-# 3. $\operatorname{sign}(x)$ never exceeds 1 in magnitude: its mask clips nothing.
+# 2. Backward needs only where $|x_i| \le 1$: `x` itself or a boolean mask forward computes
+#    from it, either for a reason. `x` is free for a latent weight, alive anyway; for an
+#    activation it keeps four or eight bytes per element alive, a bool mask one.
+# 3. No: $\operatorname{sign}(x)$ never exceeds 1 in magnitude, so it cannot tell where the
+#    clip applies.
 # </details>
 # %% [markdown]
 # ## `gradcheck` says no, by design
@@ -651,8 +653,9 @@ compare("the second entry there", predicted_second_entry,
 # ## ✎ Exercise 4 (transfer) · `StraightThroughSoftmax`
 #
 # The straight-through (Gumbel-)softmax of discrete latents and mixture-of-experts routing.
-# Write `StraightThroughSoftmax.apply(logits, tau)`: `logits` float64 or float32, `tau` a
-# positive Python float. The caller adds any Gumbel noise.
+# Write `StraightThroughSoftmax.apply(logits, tau)`: `logits` float64 or float32 with at least
+# one dimension (the last holds the classes), `tau` a positive Python float. The caller adds
+# any Gumbel noise.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:

@@ -105,6 +105,8 @@ STE_CLAUSES = {
                 "SignClippedSTE/mask-in-float32": "mask on a float32 copy of x",
                 "SignClippedSTE/window-tolerance": "a tolerance on the window, |x| <= 1 + 1e-6"}),
         Clause(NO_COPY, {"SignClippedSTE/saves-copy": "saves x.clone()",
+                         "SignClippedSTE/saves-narrowed-x":
+                             "saves x as bfloat16, the mask read from it",
                          "case:x transposed": "saves x.contiguous(): a copy of a transposed x"}),
     ),
     "RoundSTE": (

@@ -37,9 +37,14 @@ def stand_in_verdicts(stand_in_round, stand_in_sign) -> None:
             print(f"    {missed}")
 
     def round_failure(values, slopes):
-        k = (values - torch.round(grid)).abs().argmax()
-        if (values[k] - torch.round(grid[k])).abs() > 0.5:
-            return (f"furthest off at x = {grid[k].item():g}: yours {values[k].item():g}, "
+        """Measured, never compared with an answer: more than half a step off round(x) by more
+        than rounding (a few ulps of x: a stand-in exactly half a step off at a half, such as
+        x itself or a smooth staircase, computes to 0.5 plus noise there), then one slope."""
+        gap = (values - torch.round(grid)).abs() - 0.5
+        gap = torch.where(gap > 4 * torch.finfo(grid.dtype).eps * grid.abs(), gap, 0.0)
+        k = gap.argmax()
+        if gap[k] > 0:
+            return (f"furthest off at x = {grid[k].item():g}: yours {values[k].item():.12g}, "
                     f"round(x) {torch.round(grid[k]).item():g}")
         if slopes.min() != slopes.max():
             low, high = slopes.argmin(), slopes.argmax()

@@ -175,6 +175,40 @@ def check_forward_exact(spec: Spec, output, x: torch.Tensor) -> None:
     diagnose_values(what, got, expected, rtol=0, atol=0, inputs={"x": x})
 
 
+def _narrowed_copy_saved(forward, x: torch.Tensor, narrow: torch.dtype) -> bool:
+    """Did forward save x cast to ``narrow`` (``x.to(torch.bfloat16)``, "to save memory")?"""
+    return any(saved.role == "intermediate" and saved.dtype == narrow
+               and saved.shape == x.shape and torch.equal(saved.tensor.detach(), x.to(narrow))
+               for saved in forward.saved)
+
+
+def check_mask_on_narrowed_x(forward, got, expected, x, grad_output) -> None:
+    """SignClippedSTE's mask, exactly the one of x rounded to a narrower dtype: named by its
+    cause, a copy of x saved narrowed (the mask then read from it), or x cast to float32 in
+    backward (a float16 or bfloat16 cast there is not named: on the edge values a tolerance of
+    1e-6 on the window gives float16's mask)."""
+    for narrow in (torch.float32, torch.bfloat16, torch.float16):
+        if (torch.finfo(narrow).bits >= torch.finfo(x.dtype).bits
+                or torch.equal(got, expected)
+                or not torch.equal(got, grad_output * _inside_clip(x.to(narrow)))):
+            continue
+        kind, wide = (str(d).removeprefix("torch.") for d in (narrow, x.dtype))
+        where = _first_difference(got, expected, x)
+        if _narrowed_copy_saved(forward, x, narrow):
+            raise GradingError(
+                f"SignClippedSTE saved x as a {kind} copy for {wide} inputs, and its clip mask, "
+                f"read from that copy, is wrong ({where}): the copy drops digits {wide} has, "
+                "and rounds values just outside the window to ±1, inside it; it is also memory "
+                "x itself would not cost: save x as it is, or a mask forward computes from it",
+                mistake="SignClippedSTE/saves-narrowed-x")
+        if narrow == torch.float32:  # narrower, a tolerance on the window can look the same
+            raise GradingError(
+                f"SignClippedSTE's clip mask is built on x rounded to float32 ({where}): "
+                "x.float() rounds values just outside the window, such as 1 + 1e-9, to ±1, "
+                "inside it; build the mask from x itself",
+                mistake="SignClippedSTE/mask-in-float32")
+
+
 def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> None:
     """Backward must return exactly the intended surrogate gradient, naming the usual slips."""
     x = x.detach()
@@ -234,12 +268,7 @@ def check_surrogate(spec: Spec, forward, x: torch.Tensor, grad, grad_output) -> 
                 "slope of your stand-in at x, and the chain rule multiplies grad_output by it, "
                 "whatever grad_output's values",
                 mistake="SignClippedSTE/clips-grad-output")
-        if x.dtype == torch.float64 and matches(grad_output * _inside_clip(x.float())):
-            raise GradingError(
-                f"{name}'s clip mask is built on x rounded to float32 "
-                f"({_first_difference(got, expected, x)}): x.float() rounds values just "
-                "outside the window, such as 1 + 1e-9, to ±1, inside it; build the mask from x "
-                "itself", mistake="SignClippedSTE/mask-in-float32")
+        check_mask_on_narrowed_x(forward, got, expected, x, grad_output)
         check_window_tolerance(name, got, expected, x, grad_output)
     elif matches(grad_output * inside):
         raise GradingError(

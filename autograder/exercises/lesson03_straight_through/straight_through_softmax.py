@@ -348,5 +348,10 @@ EXERCISES = [
                            per_call_constants=({"tau": 0.3}, {"tau": 40.0}),
                            ties=Case(near_ties, "ties as torch.argmax, one ulp apart too"),
                            rows_apart=Case(rows_apart, "each row's softmax stable on its own"),
-                           layout_clause=LOGITS_LAYOUT_CLAUSE)),
+                           layout_clause=LOGITS_LAYOUT_CLAUSE,
+                           # a one-hot needs a dimension of classes: the exercise's logits have
+                           # at least one (F.one_hot of a 0-d argmax is not 0-d)
+                           zero_dim=False,
+                           empty_and_scalar_clause="an empty batch of rows (logits have at "
+                                                   "least one dimension, the classes')")),
 ]

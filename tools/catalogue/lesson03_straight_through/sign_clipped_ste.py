@@ -95,6 +95,12 @@ MISTAKES = [
     Mistake("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE's clip mask is "
             "built on x rounded to float32 (at x = -1.000000001", _clipped(READ_X + "        return grad_output * "
                                          "(x.float().abs() <= 1)")),
+    Mistake("SignClippedSTE", "saves x as bfloat16, the mask read from it",
+            "SignClippedSTE saved x as a bfloat16 copy for float64 inputs, and its clip mask, "
+            "read from that copy, is wrong (at x = 1.001",
+            _clipped(READ_X + "        return grad_output * (x.abs() <= 1)",
+                     "        ctx.save_for_backward(x.to(torch.bfloat16))  # to save memory\n"
+                     "        return torch.sign(x)")),
     Mistake("SignClippedSTE", "a tolerance on the window, |x| <= 1 + 1e-6", "SignClippedSTE's "
             "window is judged with a tolerance",  # not told float32: 1 + 1e-7 tells them apart
             _clipped(READ_X + "        return grad_output * (x.abs() <= 1 + 1e-6)")),

@@ -321,6 +321,8 @@ IDS = [
     ("RoundSTE", "gradient built in the default dtype", "RoundSTE/gradient-in-float32"),
     ("SignSTE", "sign of a float32 copy of x", "SignSTE/forward-in-float32"),
     ("SignClippedSTE", "mask on a float32 copy of x", "SignClippedSTE/mask-in-float32"),
+    ("SignClippedSTE", "saves x as bfloat16, the mask read from it",
+     "SignClippedSTE/saves-narrowed-x"),
     ("RoundSTE", "rounded in float32, no detach trick", "RoundSTE/forward-in-float32"),
     ("RoundSTE", "round(x) + 0.0: -0 turned into 0", "RoundSTE/signed-zero"),
 ]

@@ -212,3 +212,14 @@ def test_a_softmax_saved_wider_than_the_logits_is_named_by_its_dtype():
     _check_saved_wider(SimpleNamespace(saved=[saved(torch.softmax(logits, -1)),
                                               saved(logits.argmax(-1))]), logits)
     _check_saved_wider(SimpleNamespace(saved=[saved(wide)]), logits.double())
+
+
+def test_zero_dim_logits_are_outside_the_stated_contract():
+    """A one-hot needs a dimension of classes: does the exercise say logits have one, and does
+    grading then leave 0-d logits out (the solution's F.one_hot raises there)?"""
+    from pathlib import Path
+
+    from autograder.exercises import EXERCISES
+    source = (Path(__file__).parents[4] / "lessons" / "03_ste.py").read_text()
+    assert "`logits` float64 or float32 with at least\n# one dimension" in source
+    assert EXERCISES["StraightThroughSoftmax"].domain.zero_dim is False
