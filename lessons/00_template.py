@@ -385,7 +385,8 @@ except GradcheckError as error:
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. How many values does backward return, and which of them can be tensors? When `x1` is
 #    data (it needs no gradient) but `x2` does, what goes in each place? Rule 2 of the
-#    contract decides.
+#    [contract](function_contract.md) decides: `None` for every input that needs no gradient,
+#    and `ctx.needs_input_grad[i]`, in backward, says whether input `i` needs one.
 # 3. So what must forward keep for backward, and where? Two calls with different weights may
 #    both run before either backward does: which rule of the contract decides?
 #

@@ -231,8 +231,9 @@ else:
 #
 # - forward and backward are formulas of your own: no PyTorch sigmoid in forward (`torch.sigmoid`,
 #   or an op that runs it) and no sigmoid backward op in backward;
-# - forward saves only your answer to step 4, and that very tensor: `t.detach()` or a view of `t`
-#   is another tensor, cut from the graph;
+# - forward saves one tensor, whichever of $x$ and $y$ costs less, in new memory and in
+#   backward's work, where a linear layer follows (step 4), and that tensor itself: `t.detach()`
+#   or a view of `t` is another tensor, cut from the graph;
 # - in float64, values and gradients finite for $|x|$ up to 800, for $x < 0$ accurate relative to
 #   their size wherever they are normal float64 numbers, the left tail included
 #   ($\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$), and for $x \ge 0$ accurate in absolute
@@ -362,8 +363,9 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 # - the value and the gradient of `torch.relu` for every finite `x`, **$x = 0$ exactly** included
 #   (question 1: run `torch.relu` there to see which value it chose), in float64, float32 and
 #   float16;
-# - forward saves one tensor, your answer to question 3: the least new memory you can justify (a
-#   boolean tensor means `torch.bool`), the very tensor and not an alias such as `t.detach()`.
+# - forward saves one tensor that adds at most one byte an element of new memory where a linear
+#   layer follows (question 3; a mask is `torch.bool`), and that tensor itself, not an alias
+#   such as `t.detach()`.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
@@ -530,8 +532,8 @@ else:
 #
 # - `scale` any Python float, negative, **zero**, tiny or huge, and $|x|$ up to 800: the value and
 #   the gradient for `x` of `scale * torch.sigmoid(x)` in float64, never `nan`;
-# - to float64's precision wherever that output is a normal float64 number, relative to their
-#   size in the left tail.
+# - the value and the gradient to float64's precision wherever `scale * torch.sigmoid(x)` is a
+#   normal float64 number: in the left tail, where both are tiny, relative to their own size.
 #
 # You may use `torch.sigmoid` here: what is new is the extra input and what to save. Say why in a
 # comment beside what you save: which tensor does your backward start from, what does it cost,
@@ -594,8 +596,9 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - forward saves one tensor, that very tensor: in a network of linear layers with `Softplus`
-#   between them, the one that costs the least new memory (say which, and why, in a comment);
+# - forward saves one tensor, the one that costs the least new memory in a network of linear
+#   layers with `Softplus` between them (say which, and why, in a comment), and that tensor
+#   itself, not an alias such as `t.detach()`;
 # - in float64, values and gradients finite for $|x|$ up to 800, and accurate in **both tails**:
 #   relative error at most $10^{-12}$ wherever the true value is a normal float64 number
 #   ($\mathrm{softplus}(-40) \approx 4.2 \times 10^{-18}$, not $0$).

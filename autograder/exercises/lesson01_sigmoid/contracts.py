@@ -7,9 +7,9 @@ from ...clauses import Clause
 
 
 SOFTPLUS_CLAUSES = (
-    Clause("forward saves one tensor, that very tensor: in a network of linear layers with "
-           "`Softplus` between them, the one that costs the least new memory (say which, and "
-           "why, in a comment);",
+    Clause("forward saves one tensor, the one that costs the least new memory in a network of "
+           "linear layers with `Softplus` between them (say which, and why, in a comment), and "
+           "that tensor itself, not an alias such as `t.detach()`;",
            {"Softplus/saves-not-only-output": "saves the input x",
             "Softplus/saves-output-alias": "saves y.detach()",
             "Softplus/saves-in-float32": "saves y.float(): the derivative from 7 digits of y"}),
@@ -44,8 +44,9 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
             "MySigmoid/builtin-backward-op": "built-in sigmoid_backward"}),
-    Clause("forward saves only your answer to step 4, and that very tensor: `t.detach()` or a "
-           "view of `t` is another tensor, cut from the graph;",
+    Clause("forward saves one tensor, whichever of $x$ and $y$ costs less, in new memory and in "
+           "backward's work, where a linear layer follows (step 4), and that tensor itself: "
+           "`t.detach()` or a view of `t` is another tensor, cut from the graph;",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z"}),
@@ -93,9 +94,9 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-passes-negatives": "saves y, masks with y >= 0: every entry passes",
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
-    Clause("forward saves one tensor, your answer to question 3: the least new memory you can "
-           "justify (a boolean tensor means `torch.bool`), the very tensor and not an alias "
-           "such as `t.detach()`.",
+    Clause("forward saves one tensor that adds at most one byte an element of new memory where "
+           "a linear layer follows (question 3; a mask is `torch.bool`), and that tensor itself, "
+           "not an alias such as `t.detach()`.",
            {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
             "MyReLU/saves-output-alias":
                 "saves y.detach(), masks with torch.where(y > 0)"}),
@@ -129,8 +130,9 @@ SCALED_SIGMOID_CLAUSES = (
             "ScaledSigmoid/output-used-as-sigmoid":
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
             "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward"}),
-    Clause("to float64's precision wherever that output is a normal float64 number, relative to "
-           "their size in the left tail.",
+    Clause("the value and the gradient to float64's precision wherever `scale * "
+           "torch.sigmoid(x)` is a normal float64 number: in the left tail, where both are tiny, "
+           "relative to their own size.",
            {"ScaledSigmoid/float32-scale":
                 "scale as torch.tensor(scale), float32, in backward only",
             "ScaledSigmoid/gradient-cut-to-zero": "backward treats sigma as 1 past x = 6",

@@ -116,8 +116,8 @@ def _cost(saved) -> str:
 
 
 def judge_mask_or_output(saved: list, output=None) -> None:
-    """The contract: forward saves one tensor, the least new memory the learner can justify.
-    Graded: a boolean mask (1 byte an element) or the output y itself (free where the next
+    """The contract: forward saves one tensor adding at most one byte an element of new memory
+    where a linear layer follows. Graded: a boolean mask (1 byte an element) or the output y itself (free where the next
     layer keeps y anyway); not x, not a copy, not a float mask, not an alias of y (``output``:
     what forward returned). A failure says what was saved and what it costs, and asks."""
     if len(saved) == 1 and saved[0].role == "output":
@@ -131,17 +131,18 @@ def judge_mask_or_output(saved: list, output=None) -> None:
     elif len(saved) > 1:
         said = (f"MyReLU saved {len(saved)} tensors, {' and '.join(map(_kept, saved))} "
                 f"({'; '.join(map(_cost, saved))}): backward needs to know one thing about x; "
-                "which one tensor tells it, for the least new memory?")
+                "which one tensor tells it, for at most one byte an element of new memory?")
     elif copy := copy_of_output(saved[0], output):
-        said = (f"MyReLU saved {copy}, where the contract asks for the least new memory you "
-                "can justify: y itself costs none where the next layer keeps it, and a mask "
+        said = (f"MyReLU saved {copy}, where the contract allows at most one byte an element "
+                "of new memory: y itself costs none where the next layer keeps it, and a mask "
                 "one byte an element; which does backward need?")
+    elif saved[0].dtype in (torch.uint8, torch.int8):  # one byte, but not the contract's mask
+        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): a mask, in the contract, "
+                "is torch.bool; what does backward need to know about each entry of x?")
     else:
-        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): the contract asks for "
-                "the least new memory you can justify: what does backward need to know about each "
-                "entry of x, and which tensor carries that for less?")
-        if saved[0].dtype in (torch.uint8, torch.int8):
-            said += " (a boolean tensor, in the contract, means torch.bool)"
+        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): the contract allows at "
+                "most one byte an element of new memory: what does backward need to know about "
+                "each entry of x, and which tensor carries that for less?")
     raise GradingError(said, mistake="MyReLU/saves-not-mask-or-output")
 
 

@@ -86,7 +86,8 @@ def check_large_inputs(function, device) -> None:
         raise GradingError(
             f"Softplus returns {forward.output[bad][0].item()} at x = {at} where log(1 + e^x) "
             f"= {SOFTPLUS.reference(x=x)[bad][0].item():.6g}: an exponential past 709.78 "
-            "overflows float64; which one does your forward form at this x? e^-|x| is at most 1")
+            "overflows float64; which one does your forward form at this x? e^-|x| is at most 1"
+            + _left_tail_too(forward.output.detach(), x))
     grad = run_backward(SOFTPLUS, forward.output, inputs, torch.ones_like(x)).grads[0]
     if isinstance(grad, torch.Tensor) and grad.shape == x.shape and not torch.isfinite(grad).all():
         broken = ~torch.isfinite(grad)
@@ -98,6 +99,23 @@ def check_large_inputs(function, device) -> None:
                            f"x = {at}, where sigmoid(x) is finite{overflow}")
     check_values_and_gradients(function, SOFTPLUS, {"x": x})
     covers("|x| up to 800")
+
+
+def _left_tail_too(got: torch.Tensor, x: torch.Tensor) -> str:
+    """Words for the left tail when the probe that found the right tail not finite saw it
+    wrong too: at the x < 0 nearest 0 where log(1 + e^x) is a normal float64 number and the
+    value is off by more than the contract's 1e-12 (relative); 0 there is the tiny value lost."""
+    expected = SOFTPLUS.reference(x=x)
+    normal = (x < 0) & (expected.abs() >= torch.finfo(x.dtype).tiny) & torch.isfinite(got)
+    relative = (got - expected).abs() / expected.abs()
+    wrong = normal & (relative > RELATIVE)
+    if not bool(wrong.any()):
+        return ""
+    at = int(wrong.nonzero()[-1])  # the wrong point nearest 0
+    seen = ("the tiny value is lost to 0" if got[at].item() == 0 else
+            f"relative error {relative[at].item():.3g}, the contract allows {RELATIVE:g}")
+    return (f". The left tail is wrong too: at x = {x[at].item()} it returns {got[at].item()!r} "
+            f"where log(1 + e^x) = {expected[at].item():.3g}: {seen}")
 
 
 def _worst(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, float]:

@@ -140,7 +140,7 @@ MISTAKES = [
     # a mask in uint8, 1 byte an element as bool, is still not the boolean mask the contract
     # names (FusedLinearReLU fails one too)
     Mistake("MyReLU", "a uint8 mask from torch.heaviside",
-            "MyReLU saved a uint8 tensor of its own (1 byte an element, all of it new): the contract asks for the least new memory",
+            "MyReLU saved a uint8 tensor of its own (1 byte an element, all of it new): a mask, in the contract, is torch.bool",
             _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
                   "        ctx.save_for_backward(mask)\n        return x * mask",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),

@@ -50,6 +50,15 @@ UNUSUAL = [
 MISTAKES = [
     Mistake("Softplus", "log(1 + exp(x)) as written", "Softplus returns inf at x = 750.0",
             _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y)),
+    # a newcomer's first answer: both tails fail on one probe, and its first line says both
+    Mistake("Softplus", "log(1 + exp(x)) as written, gradient 1 - exp(-y): both tails wrong",
+            "Softplus returns inf at x = 750.0 where log(1 + e^x) = 750: an exponential past "
+            "709.78 overflows float64; which one does your forward form at this x? e^-|x| is at "
+            "most 1. The left tail is wrong too: at x = -50.0 it returns 0.0 where log(1 + e^x) "
+            "= 1.93e-22: the tiny value is lost to 0",
+            _softplus("        y = torch.log(1 + torch.exp(x))\n" + SAVE_Y,
+                      "        y, = ctx.saved_tensors\n"
+                      "        return grad_output * (1 - torch.exp(-y))"), named=True),
     Mistake("Softplus", "F.softplus forward (threshold=20)",
             "that is x itself, as F.softplus returns above its threshold",
             _softplus("        y = F.softplus(x)\n" + SAVE_Y), named=True),

@@ -103,3 +103,21 @@ def test_a_gradient_wrong_everywhere_keeps_the_plain_message():
     with pytest.raises(GradingError) as info:
         softplus_full(_with_backward("return grad_output * y"), torch.device("cpu"))
     assert not info.value.mistake and "gradient for x is wrong" in info.value.hint, info.value.hint
+
+
+def test_an_overflow_names_the_left_tail_only_as_the_probe_saw_it():
+    """Does the overflow's message add the left tail only where it is wrong, at the wrong point
+    nearest 0, with 0 said as the tiny value lost and any other value as a relative error?"""
+    from autograder.exercises.lesson01_sigmoid.softplus_function import _left_tail_too
+    x = torch.linspace(-800, 800, 33, dtype=torch.float64)
+    truth = SOFTPLUS.reference(x=x)
+    assert _left_tail_too(truth, x) == ""
+    naive = torch.log(1 + torch.exp(x))
+    said = _left_tail_too(naive, x)
+    assert "at x = -50.0 it returns 0.0 where log(1 + e^x) = 1.93e-22: the tiny value" in said
+    assert _left_tail_too(torch.where(x < -60, 0.0, truth), x).startswith(
+        ". The left tail is wrong too: at x = -100.0 it returns 0.0")
+    off = torch.where(x < 0, truth * (1 + 4 * RELATIVE), truth)
+    said = _left_tail_too(off, x)
+    assert "at x = -50.0" in said and "relative error 4e-12, the contract allows 1e-12" in said
+    assert _left_tail_too(torch.where(x < 0, truth * (1 + RELATIVE / 4), truth), x) == ""
