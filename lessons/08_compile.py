@@ -62,7 +62,8 @@ torch.set_num_threads(1)  # tiny tensors: one thread is fastest, and results do 
 # `generate_vmap_rule = True` lets `torch.vmap` batch the Function.
 #
 # Forward mode is one more staticmethod, `jvp(ctx, *tangents)`: one tangent per input of
-# `forward` (`None` for an input that is not a tensor), one tangent per output returned.
+# `forward` (`None` for an input that is not a tensor), one tangent per output returned, in
+# that output's dtype as a gradient is in its input's (nothing casts a tangent back).
 # `Scale.apply(x, c)` is $y = c\,x$ for a Python float $c$. Both of its derivatives read $c$
 # alone, a number: it goes on `ctx`, and no tensor is saved.
 
@@ -178,10 +179,9 @@ for name, attempt in attempts.items():
 # Exercise 1 is **log-sum-exp** along a dimension, $y = \log \sum_j e^{x_j}$. You built its value
 # and gradient in lesson 06 for rows (`my_lse`); recall $\partial y / \partial x_j$ and its
 # overflow-free form (the live check below asks for it where $e^{x}$ overflows). What is new is
-# who consumes that derivative. Backward gets one $g$ per slice (`dim` is gone from
-# `grad_output`) and returns one number per $x_j$; jvp gets one tangent $\dot x_j$ per $x_j$ and
-# returns one number per slice: which of the two products sums over $j$, and which repeats a
-# value along $j$? And a second derivative (lesson 04) differentiates your backward itself:
+# who consumes that derivative: backward and jvp. For each, what shape does it receive, what
+# shape must it return, and which index, if any, does it sum over? And a second derivative
+# (lesson 04) differentiates your backward itself:
 #
 # 1. What is $\partial^2 y / \partial x_j \partial x_k$? Write it from the entries of
 #    $\partial y / \partial x$.

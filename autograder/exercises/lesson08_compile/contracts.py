@@ -149,7 +149,9 @@ LSE_CLAUSES = (
                 'jvp reads ctx.saved_tensors kept only with save_for_backward',
             'LogSumExp/jvp-tangent-shape': 'jvp sums over -1 whatever dim is',
             'unnamed:check': 'jvp without the softmax weights',
-            'LogSumExp/jvp-in-float32': "jvp's weights computed in float32"}),
+            'LogSumExp/jvp-in-float32': "jvp's weights computed in float32",
+            'LogSumExp/wrong-tangent-dtype':
+                'jvp computes and returns a float64 tangent for a float32 x'}),
     Clause('a backward that autograd can differentiate once more: a second derivative through '
            'it (lesson 04) is right.',
            {'LogSumExp/second-derivative-lost':

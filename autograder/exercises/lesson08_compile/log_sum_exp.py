@@ -24,7 +24,7 @@ from .lse_probes import (check_lse_call_state_dies, check_lse_class_state, check
 from .lse_second_derivative import check_lse_second_derivative
 from .lse_stability import check_lse_stable
 from .lse_transforms import (_transform_error, check_lse_gradcheck, check_lse_jvp,
-                             check_lse_vmap)
+                             check_lse_tangent_dtype, check_lse_vmap)
 
 
 def check_lse_case(function, values: dict, **tolerances) -> None:
@@ -89,6 +89,7 @@ def lse_full(LogSumExp, device) -> None:
             if not error.mistake or error.mistake == "LogSumExp/dim-misplaced":
                 check_state_shared(function, device)
             raise
+    check_lse_tangent_dtype(function, device)
     for edge in ("a dim other than the last", "negative dim", "1-D x", "torch.func.jvp",
                  "torch.vmap with per-sample gradients"):
         covers(edge)

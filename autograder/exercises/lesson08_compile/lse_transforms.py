@@ -92,6 +92,9 @@ def check_lse_jvp(function, values: dict) -> None:
             f"{tuple(x.shape)}, dim={dim}): the caller's x changed under torch.func.jvp "
             f"{rule_reference('unwritten')}", mistake="LogSumExp/jvp-writes-saved-input")
     _, expected = torch.func.jvp(lambda t: torch.logsumexp(t, dim), (x,), (tangent,))
+    if isinstance(got, torch.Tensor) and got.is_floating_point() and got.dtype != x.dtype:
+        raise _tangent_dtype_error(got.dtype, x.dtype,
+                                   f"x of shape {tuple(x.shape)}, dim={dim}")
     if not (isinstance(got, torch.Tensor) and got.shape == expected.shape
             and torch.allclose(got, expected, rtol=1e-5, atol=1e-7)):
         raise GradingError("LogSumExp.jvp is wrong: its tangent differs from torch.logsumexp's; "
@@ -129,3 +132,40 @@ def check_lse_gradcheck(function, values: dict, *, batched: bool = False) -> Non
                            str(error)) from error
     except Exception as error:
         raise _transform_error("jvp", error, values) from error
+
+
+def check_lse_tangent_dtype(function, device) -> None:
+    """The tangent jvp returns has x's dtype, in float32 and float64. Unlike a gradient, which
+    autograd casts to its input's dtype without a word, a tangent reaches the caller of
+    torch.func.jvp and forward_ad as jvp returned it (torch 2.13): a float64 tangent for a
+    float32 x is float64 there, where torch.logsumexp's is float32. A tangent computed wider
+    and cast back before jvp returns it is right. An output of the wrong dtype is left to the
+    checks of forward's output, which name it first."""
+    for dtype in (torch.float32, torch.float64):
+        x = 3 * sample((3, 4), device, seed=7, dtype=dtype)
+        tangent = sample((3, 4), device, seed=8, dtype=dtype)
+        try:
+            out, got = torch.func.jvp(lambda t: function.apply(t, 1), (x,), (tangent,))
+        except Exception:  # noqa: BLE001 - check_lse_jvp and the domain's cases name it
+            return
+        if not (isinstance(out, torch.Tensor) and isinstance(got, torch.Tensor)) \
+                or not got.is_floating_point() or out.dtype != dtype or got.dtype == dtype:
+            continue
+        raise _tangent_dtype_error(got.dtype, dtype, f"x of shape (3, 4), dim=1, {_name(dtype)}")
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tangent_dtype_error(got: torch.dtype, dtype: torch.dtype, where: str) -> GradingError:
+    """LogSumExp.jvp returned a tangent of dtype ``got`` for an x of dtype ``dtype``."""
+    lost = ("after the precision was lost" if torch.finfo(got).eps > torch.finfo(dtype).eps
+            else f"after the work (and the memory) of {_name(got)}")
+    return GradingError(
+        f"LogSumExp.jvp returned a tangent in {_name(got)} for a {_name(dtype)} x: nothing "
+        f"casts a tangent back, so torch.func.jvp and forward_ad hand the caller {_name(got)} "
+        f"where torch.logsumexp's tangent is {_name(dtype)} ({lost}); a tangent has its "
+        f"input's dtype, as a gradient does (compute wider if you like, and cast back before "
+        f"jvp returns) {rule_reference('gradients')}",
+        f"{where}: jvp returned {_name(got)}", mistake="LogSumExp/wrong-tangent-dtype")

@@ -527,3 +527,20 @@ MISTAKES += [
                         "        return grad_output.double().unsqueeze(ctx.dim) * (x.double() - "
                         "output.double().unsqueeze(ctx.dim)).exp(), None"))),
 ]
+
+# a fresh review (review77b, L12): the tangent returned in float64 for a float32 x; nothing
+# casts a tangent back, so torch.func.jvp and forward_ad hand the caller float64
+MISTAKES += [
+    Mistake("LogSumExp", "jvp computes and returns a float64 tangent for a float32 x",
+            "LogSumExp.jvp returned a tangent in float64 for a float32 x",
+            _edit(LSE, ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim)",
+                        "        return ((x.double() - output.double().unsqueeze(ctx.dim)).exp()"
+                        " * x_tangent.double()).sum(ctx.dim)"))),
+    Mistake("LogSumExp", "jvp returns a float32 tangent for a float64 x",
+            "LogSumExp.jvp returned a tangent in float32 for a float64 x",
+            _edit(LSE, ("        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim)",
+                        "        return ((x - output.unsqueeze(ctx.dim)).exp() * x_tangent)"
+                        ".sum(ctx.dim).float()"))),
+]

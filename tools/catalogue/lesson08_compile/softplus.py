@@ -249,9 +249,10 @@ MISTAKES = [
             "softplus's slope is exactly 1 from beta * x = 15.125 on (beta=1.0, float64)",
             _edit(SOFTPLUS, (_SP_SLOPE_RETURN, _SP_SLOPE_ONE_PAST.format(T=15)))),
     # catalogued as correct until review 75 graded the right side's slope to float64's
-    # precision: past the switch at 30 the slope exp(beta x - beta s) is exactly 1, e^-30 off
+    # precision: past the switch at 30 the slope exp(beta x - beta s) is exactly 1, e^-30 off;
+    # since review 77b grades the value to 4 ulps, the switch to x itself is named first
     Mistake("softplus", "computed in float64 and cast back, a switch past 30, x and s saved",
-            "softplus's slope is exactly 1 from beta * x = 30.125 on (beta=1.0, float64)",
+            "softplus returns x itself from beta * x = 30.25 on",
             _edit(SOFTPLUS,
                   ("    z = beta * x\n"
                    "    return (z.clamp(min=0) + torch.log1p(torch.exp(-z.abs()))) / beta",
@@ -541,4 +542,24 @@ MISTAKES += [
             _edit(SOFTPLUS, ("    return grad_output * torch.sigmoid(ctx.beta * x), None",
                              "    return grad_output.double() * torch.sigmoid(ctx.beta * "
                              "x.double()), None"))),
+]
+
+# a fresh review (review77b, S1b): a switch to x past beta * x = 28 drops e^-28 / 28, about 100
+# ulps of float64 at the switch, which a bound of a few ulps of beta * x let through
+MISTAKES += [
+    Mistake("softplus", "where(z > 28, x, log1p(exp(z.clamp(max=28))) / beta): x past 28",
+            "softplus returns x itself from beta * x = 28.25 on",
+            _edit(SOFTPLUS, (_SP_VALUE, "    z = beta * x\n"
+                   "    return torch.where(z > 28, x, torch.log1p(torch.exp(z.clamp(max=28))) / beta)"))),
+]
+
+# a fresh review (review77b, S9b): the slope switched to exactly 1 past beta * x = 32 drops
+# e^-32, about 50 ulps of 1 at 32.125; the catalogued slope exp(beta x - beta s) read back from
+# the output is as far off there (it carries the rounding of two numbers near beta * x, up to
+# about beta * x ulps, and is exactly 1 itself from beta * x = 33 on), so the slope's bound, 4
+# ulps of beta * x, cannot tell the two apart: correct by the contract's bound, which the
+# message states
+UNUSUAL += [
+    Unusual("softplus", "slope exactly 1 past beta * x = 32 (within 4 ulps of beta * x there)",
+            _edit(SOFTPLUS, (_SP_SLOPE_RETURN, _SP_SLOPE_ONE_PAST.format(T=32)))),
 ]
