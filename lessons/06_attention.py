@@ -152,7 +152,7 @@ print("first query, reversed mask: ", wrong[0, 0, :3])
 #
 # - `mask` is `None` or a boolean tensor broadcastable to `(..., Lq, Lk)`, `True` = attend: a masked key gets probability exactly 0, even where its score lies far above every visible one.
 # - Any Python-float `scale` of the size models use, 0 and negative ones included, and scores of any size a model meets, far beyond where $e^s$ overflows.
-# - Between the passes forward keeps nothing but `Q`, `K`, `V`, the mask and the output as they are (the caller holds them already) and one $N_q \times N_k$ float tensor: no copy of an input, scaled or not.
+# - Between the passes forward keeps nothing but `Q`, `K`, `V`, the mask and the output as they are (the caller holds them already) and at most 8 bytes of floats per query-key pair besides: no copy of an input, scaled or not.
 # - A second derivative whose only path runs through your Function raises (the `@once_differentiable` on `backward` makes it) or comes out right: never silently wrong.
 #
 # Which fill lies below every score, in every dtype? Which two dimensions does your
@@ -224,11 +224,11 @@ from autograder import grade; grade("ScaledDotProductAttention", ScaledDotProduc
 # %% [markdown]
 # ## Derive: what must forward keep?
 #
-# Your Exercise 1 keeps $P$: at $N = 4096$ in float32, 64 MiB per head and per layer. Must
+# Your Exercise 1 keeps $P$ (or $S$): at $N = 4096$ in float32, 64 MiB per head and per layer. Must
 # forward *keep* it? Recomputing $S$ in backward is one matrix product.
 #
-# 1. What is the least forward must keep per query row for backward to turn a row of $S$ back
-#    into its row of $P$? Write $P_{ij}$ from $S_{ij}$ and what you keep.
+# 1. What else does backward need to turn the recomputed $S$ into $P$, and what is the least
+#    forward can keep for that? Write $P_{ij}$ from $S_{ij}$ and what you keep.
 # 2. How do you compute what you keep so that no exponential overflows, whatever the scores?
 #    Try `torch.tensor(100.0).exp()`.
 # 3. Backward also needs $\operatorname{rowsum}(dP \odot P)$, and $P$ is gone: what is it in
@@ -282,7 +282,7 @@ report("rowsum(dP * P) from dO and O", error_row_sum, 1e-12)
 # exercise's own contract:
 #
 # - Between the passes forward keeps only $Q$, $K$, $V$, the mask and the output as given, and at most two numbers per query row, of shape `(..., Lq)` or `(..., Lq, 1)`, in the inputs' dtype or wider.
-# - Backward normalises no row a second time: what forward kept already fixes every probability, masked ones included.
+# - Backward takes no maximum and no sum along a row of scores beyond Exercise 1's $\operatorname{rowsum}(dP \odot P)$.
 # - Right at scores of any size a model meets, far beyond where $e^s$ overflows.
 # - The mask, the scale and `@once_differentiable` as in Exercise 1.
 #
@@ -455,19 +455,29 @@ report("output and L, block by block", error_online, 1e-9)
 # tiles need no work, and which need a mask inside? In which order must you visit the key
 # blocks so that no row's first tile is all $-\infty$? ("A block in which a row sees no key",
 # after the **Summary**, shows why it matters.)
+#
+# **Low precision.** float16 keeps 11 significant bits, bfloat16 8: near 10, bfloat16's
+# neighbours lie 0.0625 apart. If a row's $L$ is off by $\varepsilon$, by what factor is every
+# probability rebuilt from it off? What is left of a term of $4 \cdot 10^{-4}$ added to a
+# float16 sum that has reached 1? Which of your numbers may then stay in the inputs' dtype, in
+# either pass, and which may not?
+
+# %%
+print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
+print("1 + 0.0004 in float16:", torch.tensor(1.0, dtype=torch.float16) + 4e-4)
 
 # %% [markdown]
 # ## ✎ Exercise 3 · `FlashAttention`
 #
 # Write `FlashAttention.apply(Q, K, V, scale, causal=False)`: the same shapes, no mask;
 # `causal` is a Python bool, bottom-right (causal calls have $N_q \le N_k$, so every query
-# sees key 0); the block size is the class attribute `BLOCK`, 64 by default. Python loops are
+# sees key 0); the block size is the class attribute `BLOCK`, 64 by default, read at each call. Python loops are
 # slow next to a fused kernel: you build the algorithm a Triton or CUDA kernel runs.
 #
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - Per batch-head, neither pass creates a tensor larger than a `BLOCK x BLOCK` tile (`BLOCK` read from the class at each call) unless it is shaped `N x d` or `N`, like an input, output, gradient or per-row number (copies and row blocks included), and only a few are alive at once.
+# - Per batch-head, neither pass creates a tensor larger than a `BLOCK x BLOCK` tile unless it is shaped `N x d` or `N` (inputs, outputs, gradients, per-row numbers), and only a few are alive at once.
 # - Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they are, and one number per query row.
 # - Backward makes no pass of its own to rebuild a row's statistics, and under `causal` neither pass computes a tile entirely above the diagonal.
 # - float16 and bfloat16 inputs: results in the input dtype, as accurate as a kernel whose sums are float32.
@@ -1200,20 +1210,18 @@ for name, f in [("ScaledDotProductAttention", ScaledDotProductAttention.apply),
 # Run `stack_peak(f, layers=2)` and `layers=3` to see it (step peaks on torch 2.13: 1.56 MiB
 # for `ScaledDotProductAttention` against 1.63 at two layers, 1.88 against 1.69 at three).
 #
-# **Low precision.** Exercise 3's last bullet says what a fused kernel computes in float32 for
-# float16 and bfloat16 inputs. Why keep $L$ in float32 too, when every probability of a row
-# is $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
+# **Low precision**, the questions before Exercise 3. Why keep $L$ in float32 too, when every
+# probability of a row is $e^{S - L}$? And why not keep a float32 copy of $Q$, $K$, $V$?
 #
-# **A log-sum-exp in bfloat16.** bfloat16 has 8 significant bits, so near $L = 10$ its values
-# are $0.0625$ apart, and an error of $0.03$ in $L$ is a 3% error in every probability of the
-# row, $e^{0.03} \approx 1.03$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4
+# **A log-sum-exp in bfloat16.** Near $L = 10$ bfloat16's values are $0.0625$ apart, and an
+# error of $0.03$ in $L$ is a 3% error in every probability of the row,
+# $e^{0.03} \approx 1.03$: up to 1.6% in bfloat16 and 0.2% in float16 for $L$ between 4
 # and 8, twice that between 8 and 16. That is why Exercise 3 keeps $L$ in float32. A float32
 # copy of $Q$, $K$ and $V$, on the other hand, would keep twice their bytes again beside the
 # inputs the caller holds anyway; each tile widens its own blocks as it loads them, as a fused
-# kernel does in registers.
-
-# %%
-print("bfloat16 numbers next to 10:", torch.tensor([10.0, 10.03, 10.07], dtype=torch.bfloat16))
+# kernel does in registers. A float16 sum at 1 drops a term of $4 \cdot 10^{-4}$ whole: a
+# running $\ell$, $o$, $D$ or gradient block added in the inputs' dtype loses every small
+# share, which is why the sums stay in float32.
 
 # %% [markdown]
 # <details><summary><b>Common mistakes</b>, per exercise (open after your self-checks)</summary>

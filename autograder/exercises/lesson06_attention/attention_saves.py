@@ -67,8 +67,8 @@ def check_not_a_new_mask(name: str, saved, mask) -> None:
 
 
 def check_saves_one_score_tensor(name: str, forward, values: dict) -> None:
-    """Besides the tensors given and the output, backward reads one Lq x Lk float tensor (P, or
-    the scores) and nothing of an input's size: Q * scale saved in place of Q is a second
+    """Besides the tensors given and the output, forward keeps at most 8 bytes of floats per
+    query-key pair (P, or the scores, even in float64) and nothing of an input's size: Q * scale saved in place of Q is a second
     Q-sized tensor kept until backward, a copy of Q scaled. Floats only: a mask made in forward
     costs a byte an entry, and the mask given is the caller's."""
     Q, K = values["Q"], values["K"]
@@ -84,12 +84,14 @@ def check_saves_one_score_tensor(name: str, forward, values: dict) -> None:
             else f"a tensor of shape {odd[0].shape}")
     note = _scale_note(odd[0], values)
     why = ("a number backward needs goes on ctx as itself " + rule_reference("ctx") if note
+           else "P and the scores each give backward the other: keep one of them"
+           if math.prod(odd[0].shape) == scores
            else "a tensor computed from an input alone, such as Q * scale, is a copy of it "
            "kept until backward: save the input itself and apply the scale in backward")
     raise GradingError(
-        f"{name} saves {what} ({odd[0].nbytes} bytes){note} besides the inputs, the output "
-        f"and one Lq x Lk tensor: {total} bytes where backward needs {budget} at most (P or "
-        f"the scores); {why}", mistake=f"{name}/saves-more-than-the-scores")
+        f"{name} saves {what} ({odd[0].nbytes} bytes){note} besides the inputs and the "
+        f"output: {total} bytes where the contract allows {budget}, 8 bytes of floats per "
+        f"query-key pair; {why}", mistake=f"{name}/saves-more-than-the-scores")
 
 
 def _scale_note(saved, values: dict) -> str:

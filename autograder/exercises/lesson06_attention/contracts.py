@@ -29,8 +29,8 @@ SCALED_DOT_PRODUCT_CLAUSES = (
             S_ + "mask-after-global-maximum": "mask applied after a global max",
             S_ + "one-global-maximum": "one global max, the mask filled first"}),
     Clause("Between the passes forward keeps nothing but `Q`, `K`, `V`, the mask and the output "
-           "as they are (the caller holds them already) and one $N_q \\times N_k$ float tensor: "
-           "no copy of an input, scaled or not.",
+           "as they are (the caller holds them already) and at most 8 bytes of floats per "
+           "query-key pair besides: no copy of an input, scaled or not.",
            {S_ + "saves-a-copy": "saves K transposed and made contiguous",
             S_ + "saves-more-than-the-scores": "Q * scale saved instead of Q",
             S_ + "saves-a-new-mask": "the inverted mask saved"}),
@@ -79,23 +79,23 @@ MEMORY_EFFICIENT_CLAUSES = (
             M_ + "saves-something-else": "the scale saved as a 0-d tensor beside L",
             M_ + "row-statistic-misshapen": "L squeezed of every dimension of size 1",
             M_ + "saves-expanded-row-statistic": "L saved expanded to the scores' shape"}),
-    Clause("Backward normalises no row a second time: what forward kept already fixes every "
-           "probability, masked ones included.",
+    Clause("Backward takes no maximum and no sum along a row of scores beyond Exercise 1's "
+           "$\\operatorname{rowsum}(dP \\odot P)$.",
            {M_ + "recomputes-softmax-without-lse":
                 "backward calls softmax again, ignoring the saved log-sum-exp",
             M_ + "renormalises-recomputed-probabilities":
                 "backward divides exp(S - L) by its row sum again",
-            M_ + "backward-drops-mask": "mask left out of backward's recomputation",
-            M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask",
             M_ + "backward-takes-row-maximum-again":
-                "backward takes each row's maximum again beside the saved L",
-            M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
+                "backward takes each row's maximum again beside the saved L"}),
     Clause("Right at scores of any size a model meets, far beyond where $e^s$ overflows.",
            {M_ + "log-sum-exp-without-maximum": "log-sum-exp without the row maximum",
             M_ + "masked-scores-take-part": "row maximum taken before the mask fill",
-            M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first"}),
+            M_ + "one-global-maximum": "log-sum-exp with one global max, the mask filled first",
+            M_ + "probabilities-as-exp-over-exp": "P = exp(S) / exp(L) in backward"}),
     Clause("The mask, the scale and `@once_differentiable` as in Exercise 1.",
            {M_ + "finite-mask-fill": "masked scores filled with -1e4 in both passes",
+            M_ + "backward-drops-mask": "mask left out of backward's recomputation",
+            M_ + "mask-multiplied-after-exp": "the recomputed P multiplied by the mask",
             M_ + "missing-once-differentiable": "backward without @once_differentiable"}),
 )
 
@@ -118,9 +118,8 @@ MEMORY_EFFICIENT_RULES = {
 
 FLASH_ATTENTION_CLAUSES = (
     Clause("Per batch-head, neither pass creates a tensor larger than a `BLOCK x BLOCK` tile "
-           "(`BLOCK` read from the class at each call) unless it is shaped `N x d` or `N`, like "
-           "an input, output, gradient or per-row number (copies and row blocks included), and "
-           "only a few are alive at once.",
+           "unless it is shaped `N x d` or `N` (inputs, outputs, gradients, per-row numbers), "
+           "and only a few are alive at once.",
            {FULL: "full Lq x Lk matrix in forward",
             "case:under torch.no_grad()":
                 "composed ops when no input requires grad (the full scores under no_grad)",

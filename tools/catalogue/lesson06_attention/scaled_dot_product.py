@@ -252,3 +252,13 @@ MISTAKES += [
         (BACKWARD_S, BACKWARD_S + "\n        if blocked is not None:\n"
                      "            grad_S = grad_S.masked_fill(blocked, 0.0)")), named=True),
 ]
+
+
+# (fresh review of 2026-11-29: the contract's "one Nq x Nk float tensor" became a bound in bytes,
+# 8 per query-key pair) the scores saved beside P: within the bound for float32 inputs, twice it
+# for float64 ones
+MISTAKES += [
+    Mistake(S, "the scores saved beside P", "8 bytes of floats per query-key pair", edit(
+        SDPA, ("ctx.save_for_backward(Q, K, V, P)", "ctx.save_for_backward(Q, K, V, P, scores)"),
+        ("Q, K, V, P = ctx.saved_tensors", "Q, K, V, P, _ = ctx.saved_tensors"))),
+]
