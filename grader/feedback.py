@@ -5,6 +5,10 @@ went (the status cell that heads the autograded notebook, less what is for the i
 import html
 import re
 
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -229,3 +233,68 @@ def _cell_text(text: str) -> str:
     """Text safe inside a markdown table cell: one line, no HTML, its pipes escaped (a hint's
     "||g_n||" reads as it does in the terminal)."""
     return html.escape(text.replace("\n", " ")[:400]).replace("|", "\\|")
+
+
+NO_ALT = "No description has been provided for this image"  # nbconvert's words
+_IMAGE = re.compile(r"<img\b(?![^>]*\salt=)", re.IGNORECASE)
+_FOCUSABLE = re.compile(r'(<div class="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b'
+                        r'[^"]*")(?![^>]*\stabindex=)')
+
+
+class FeedbackHTMLExporter(HTMLExporter):
+    """nbconvert's HTML export, less its last step, and with what is the same in every learner's
+    notebook rendered once. nbconvert parses the whole page it rendered with BeautifulSoup to
+    give each image without one an ``alt`` text (and the lab template's cells a ``tabindex``),
+    and writes the page out again: more than half of each feedback page's time
+    (``python -m tools.bench feedback``). The same two edits are made on the rendered text here;
+    the page is the same document, its markup as the template wrote it
+    (tests/grader/test_feedback_run.py compares the two). A lesson's markdown cells and most of
+    its code are the same for each learner: each highlighted cell and rendered markdown is
+    kept for the next notebook of the same nbgrader run (one exporter per run)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._highlighted: dict[tuple, str] = {}
+        self._rendered: dict[tuple, str] = {}
+
+    @pass_context
+    def markdown2html(self, context, source):
+        """nbconvert's markdown filter, each source rendered once (not one with attachments,
+        whose images are the cell's own)."""
+        cell = context.get("cell", {})
+        if cell.get("attachments"):
+            return HTMLExporter.markdown2html(self, context, source)
+        key = (source, context.get("resources", {}).get("metadata", {}).get("path", ""))
+        if key not in self._rendered:
+            self._rendered[key] = HTMLExporter.markdown2html(self, context, source)
+        return self._rendered[key]
+
+    def _highlighter(self, highlight):
+        """``highlight`` (nbconvert's Highlight2HTML), each source highlighted once for its
+        language (and a cell's magics_language, the one metadata key it reads)."""
+        def cached(source, language=None, metadata=None):
+            key = (source, language or getattr(highlight, "pygments_lexer", None),
+                   (metadata or {}).get("magics_language"))
+            if key not in self._highlighted:
+                self._highlighted[key] = highlight(source, language, metadata)
+            return self._highlighted[key]
+        return cached
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        # HTMLExporter.from_notebook_node (nbconvert 7.17) up to its BeautifulSoup pass
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        highlight_code = self.filters.get(
+            "highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        resources = self._init_resources(resources)
+        filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata,
+                                                 parent=self, resources=resources)
+        self.register_filter("highlight_code", self._highlighter(highlight_code))
+        self.register_filter("filter_data_type", filter_data_type)
+        page, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        page, missing_alt = _IMAGE.subn(f'<img alt="{NO_ALT}"', page)
+        if missing_alt:
+            self.log.warning("Alternative text is missing on %s image(s).", missing_alt)
+        if "jp-Notebook" in page:
+            page = _FOCUSABLE.sub(r'\1 tabindex="0"', page)
+        return page, resources

@@ -61,6 +61,7 @@ class Failure:
     mistake: str
     hint: str
     score: float | None = None
+    also: tuple[str, ...] = ()  # the further checks that failed, where grading knew them
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class Group:
     explanation: str
     section: str
     students: tuple[str, ...]
+    # each further check its learners also failed, with those learners, most frequent first
+    also: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def named(self) -> bool:
@@ -152,9 +155,20 @@ def _groups(failures: list[Failure], exercise_section: str, headings: frozenset
         groups.append(Group(mistake, f"{CATEGORIES[mistake]}: {said}" if said else
                             explanation(mistake, [m.hint for m in members]),
                             section if section in headings else exercise_section,
-                            tuple(sorted(m.student for m in members))))
+                            tuple(sorted(m.student for m in members)), _also(members)))
     return tuple(sorted(groups, key=lambda g: (-len(g.students), not g.named, g.mistake,
                                                g.explanation)))
+
+
+def _also(members: list[Failure]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each further check the group's learners failed (``Failure.also``), with who failed it,
+    the most frequent first."""
+    who: dict[str, list[str]] = {}
+    for failure in members:
+        for check in dict.fromkeys(failure.also):
+            who.setdefault(check, []).append(failure.student)
+    return tuple(sorted(((check, tuple(sorted(students))) for check, students in who.items()),
+                        key=lambda item: (-len(item[1]), item[0])))
 
 
 _FAILED_ASSERT = re.compile(r"^a test failed(?: \((?P<where>[^)]*)\))?(?::\s*(?P<said>.*)|;.*)$")
@@ -210,7 +224,8 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
         section = shape.sections.get(grade_id, "")
         passed = tuple(sorted(s for s, found in by_student.items() if found and found["passed"]))
         failures = [Failure(student, mistake_of(found),
-                            (found or {}).get("hint", ""), (found or {}).get("score"))
+                            (found or {}).get("hint", ""), (found or {}).get("score"),
+                            tuple((found or {}).get("also", ())))
                     for student, found in sorted(by_student.items())
                     if not (found and found["passed"])]
         exercises.append(ExerciseInsight(grade_id, section, passed, tuple(failures),

@@ -21,7 +21,7 @@ SHOWN = 12  # learners named per group on the terminal
 # section: the exercise's own, on every row (group by it); taught_in: for a named mistake, the
 # section that teaches the point it misses (the exercise's own unless mistake_sections names one)
 CSV_COLUMNS = ["lesson", "exercise", "section", "student_id", "result", "fraction_of_points",
-               "mistake", "named", "explanation", "taught_in", "hint"]
+               "mistake", "named", "explanation", "taught_in", "hint", "also_fails"]
 
 
 def lesson_summary(insight: LessonInsight, titled: bool = True, names: bool = False,
@@ -92,6 +92,8 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
                     # section is on its line, above: only another one is worth a line here
                     lines.append(f"          taught in: {taught_in(insight, exercise, group)}")
                 lines.append(f"          {learners}")
+                if group.also:
+                    lines.append(f"          {also_line(group, names=True)}")
     if shortened:
         lines.append(CUT_NOTE)
     return "\n".join(lines + [skipped_line(skipped)]).strip("\n")
@@ -99,6 +101,14 @@ def text_report(insights: list[LessonInsight], skipped: list[str]) -> str:
 
 CUT_NOTE = ("(… marks a hint cut short to fit a line here: the page, insight.html, and insight.csv's "
             "explanation and hint columns have each one whole)")
+
+
+def also_line(group, names: bool = False) -> str:
+    """"also fails: gradients (2), flops (1)": each further check the group's learners failed
+    beside the one that groups them, where grading knew it (an exercise scored by weighted
+    parts; an all-or-nothing battery stops at its first failure), with how many, or who."""
+    return "also fails: " + ", ".join(
+        f"{check} ({', '.join(who) if names else len(who)})" for check, who in group.also)
 
 
 def taught_in(insight: LessonInsight, exercise, group) -> str:
@@ -114,7 +124,8 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
     ``fraction_of_points`` is the fraction of the test's points the autograder gave (1, 0, or nbgrader's partial
     credit; marks given by hand in the formgrader are not read); ``section`` is the exercise's
     own on every row and ``taught_in`` the section that teaches a named mistake's point, both
-    worded as the terminal and the page word them (``LessonInsight.label``). Exercises in the
+    worded as the terminal and the page word them (``LessonInsight.label``); ``also_fails``
+    the further checks a failed answer failed, where grading knew them. Exercises in the
     lesson's order, each one's learners in alphabetical order."""
     rows = []
     for insight in insights:
@@ -139,7 +150,7 @@ def csv_rows(insights: list[LessonInsight]) -> list[dict]:
                         "mistake": group.mistake, "named": "yes" if group.named else "no",
                         "explanation": group.explanation,
                         "taught_in": insight.label(group.section) if group.named else "",
-                        "hint": failure.hint})
+                        "hint": failure.hint, "also_fails": "; ".join(failure.also)})
             rows += sorted(learners, key=lambda row: row["student_id"])
     return rows
 
@@ -154,6 +165,7 @@ tr.exercise td { background: #fafafa; font-weight: 600; }
 code { font-size: 0.92em; } td code { font-size: 0.85em; color: #0b5394; }
 td code.unnamed { color: #666; }
 img { max-width: 100%; } .note { color: #555; } .section { font-weight: normal; color: #555; }
+.also { color: #555; font-size: 0.92em; }
 """
 
 
@@ -181,7 +193,9 @@ def lesson_table(insight: LessonInsight, names: bool = False) -> str:
             kind = "" if group.named else ' class="unnamed"'
             cells = [f'<td class="count">{len(group.students)}</td>',
                      f"<td>{html.escape(group.explanation)}<br>"
-                     f"<code{kind}>{html.escape(group.mistake)}</code></td>"]
+                     f"<code{kind}>{html.escape(group.mistake)}</code>"
+                     + (f'<br><span class="also">{html.escape(also_line(group, names))}</span>'
+                        if group.also else "") + "</td>"]
             if elsewhere:
                 cells.append("<td>" + (_inline(taught_in(insight, exercise, group))
                                        if group.named else "") + "</td>")

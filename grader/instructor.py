@@ -28,8 +28,8 @@ from .insight_report import text_report, write_reports
 from .ledger import STATE
 from .lessons import ROOT, lesson_names, resolve_lessons, source_notebook
 from .manual import ManualGradeError, give
+from .feedback_run import feedback  # noqa: F401 (python -m grader feedback)
 from .nbgrader_cli import nbgrader, nbgrader_streamed, prepare_course_root
-from .progress import Progress
 
 DEFAULT_ROOT = ROOT / "instructor"
 DESCRIPTION = " ".join(__doc__.split("\n\n")[0].split())  # --help: the first paragraph, whole
@@ -200,68 +200,6 @@ def autograde(root: Path, lessons: list[str], *, workers: int | None = None,
     return summary
 
 
-def feedback(root: Path, lessons: list[str]) -> bool:
-    """nbgrader generate_feedback for every lesson that has autograded submissions, a line per
-    notebook as its feedback is written (as ``autograde`` prints one per submission); False if
-    nbgrader failed on one (the others are still done)."""
-    succeeded, waiting, students = True, [], {}
-    for lesson in lessons:
-        students[lesson] = sorted(path.parent.name for path in
-                                  (root / "autograded").glob(f"*/{lesson}") if path.is_dir())
-        if not students[lesson]:
-            waiting.append(lesson)
-    total = sum(len(list((root / "autograded" / student / lesson).glob("*.ipynb")))
-                for lesson in lessons for student in students[lesson])
-    # feedback runs no cell: no time-limit hint when its estimate runs out
-    progress = Progress(total, done_word="fed back", stall_hint="",  # one nbgrader a lesson
-                        groups=sum(map(bool, students.values()))) if total else None
-    for lesson in lessons:
-        if not students[lesson]:
-            continue
-        if progress:
-            progress.start_group()
-        code, said = _generate_feedback(root, lesson, progress)
-        if code:
-            succeeded = False
-        (progress.note if progress else print)(
-            f"{lesson}: nbgrader generate_feedback failed:\n{_errors(said)}" if code else
-            f"{lesson}: feedback for {len(students[lesson])} students in "
-            f"{root / 'feedback'}/<student>/{lesson}/")
-    if progress:
-        progress.close()
-    if waiting:
-        print(f"nothing autograded yet, no feedback ({len(waiting)} "
-              f"lesson{'s' if len(waiting) > 1 else ''}): {', '.join(waiting)}")
-    return succeeded
-
-
-
-def _generate_feedback(root: Path, lesson: str, progress: Progress | None) -> tuple[int, str]:
-    """``nbgrader generate_feedback`` of ``lesson``, ``progress`` told of each notebook once it
-    is written (nbgrader logs each one as it starts it); its exit status and what it said."""
-    process = nbgrader_streamed("generate_feedback", lesson, "--force", "--log-level=INFO",
-                                root=root)
-    said, current = [], None
-
-    def written(path: str) -> None:
-        student, name = Path(path).parent.parent.name, Path(path).stem
-        if progress:
-            progress.update(f"{student} {lesson}" + (f"/{name}" if name != lesson else "")
-                            + ": feedback written")
-
-    for line in process.stdout:
-        said.append(line)
-        found = _CONVERTING.search(line)
-        if found:
-            if current:
-                written(current)
-            current = found[1]
-    code = process.wait()
-    if current and not code:
-        written(current)
-    return code, "".join(said)
-
-
 def grades(root: Path, output: Path, lessons: list[str] | None = None) -> None:
     """The grades CSV: scores per student, lesson and notebook, with a status and a reason; and
     on screen, how many notebooks have each status and the ones to look at. With ``lessons``,
@@ -308,11 +246,13 @@ def main() -> None:
                         help="insight: show learner ids on the HTML page too (the CSV always "
                              "has them)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="parallel grading processes (default: the number of cores)")
+                        help="parallel grading processes; feedback: lessons written at once "
+                             "(default: the number of cores)")
     parser.add_argument("--scheduler", default=None,
                         help="grade on a Dask cluster: its scheduler address, or 'local'")
     parser.add_argument("--force", action="store_true",
-                        help="regrade every submission, not only new, changed or failed ones")
+                        help="autograde: regrade every submission, not only new, changed or "
+                             "failed ones; feedback: write every page, current ones too")
     parser.add_argument("--student", action="append", dest="students", metavar="ID",
                         help="autograde: only this student (repeat for several); manual: the "
                              "learner")
@@ -367,7 +307,7 @@ def main() -> None:
         except KeyboardInterrupt:
             raise SystemExit("interrupted: run `make autograde` again to grade the rest") from None
     elif args.command == "feedback":
-        if not feedback(root, lessons):
+        if not feedback(root, lessons, workers=args.workers, force=args.force):
             raise SystemExit(1)
     elif args.command == "insight":
         insight(root, lessons, Path(args.output) if args.output else root / "insight",

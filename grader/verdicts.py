@@ -104,12 +104,33 @@ def _raised(cell):
 
 def record(passed: bool, message: str, score: float | None, mistake: str) -> dict:
     """What a test cell's verdict said, as recorded: passed, and for a failure the score
-    (partial credit), the mistake (an id or a category, ``autograder.mistakes``) and the hint
-    (the message's first line)."""
+    (partial credit), the mistake (an id or a category, ``autograder.mistakes``), the hint
+    (the message's first line) and, where the message names them, the further checks that
+    failed (``also_failed``)."""
     if passed:
         return {"passed": True}
-    return {"passed": False, "score": score, "mistake": mistake or NO_VERDICT,
-            "hint": message.partition("\n")[0]}
+    found = {"passed": False, "score": score, "mistake": mistake or NO_VERDICT,
+             "hint": message.partition("\n")[0]}
+    # only a weighted verdict (it has a score, 0 too) lists its parts, each on a line the
+    # library wrote; an all-or-nothing one's details may quote the learner's own error
+    if score is not None and (also := also_failed(message)):
+        found["also"] = also
+    return found
+
+
+# A weighted part's line in a verdict's details (``autograder.partial``): "✗ gradients (3 of 4):
+# the hint"; its name is the short name insight shows
+_FAILED_PART = re.compile(r"^✗ (?P<name>.+?) \([0-9.e+-]+ of [0-9.e+-]+\)(?::|$)")
+
+
+def also_failed(message: str) -> list[str]:
+    """The checks a failed verdict's message says failed besides the first, whose hint heads
+    the message: the failing parts of an exercise scored by weighted parts after the first
+    (each part runs whatever the others did). An all-or-nothing battery stops at its first
+    failure, so its message names no other: nothing is known of the checks after it."""
+    failed = [found["name"] for line in message.splitlines()[1:]
+              if (found := _FAILED_PART.match(line))]
+    return failed[1:]
 
 
 def _no_verdict(exercise: str, cell, stopped: dict, answer: str | None) -> str:

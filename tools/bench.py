@@ -7,6 +7,7 @@ BENCHMARKS = [
     ("grading", "tools.bench_grading"),
     ("class autograding", "tools.bench_class"),
     ("insight (300 learners x 14 lessons)", "tools.bench_insight"),
+    ("feedback (make feedback, before and now)", "tools.bench_feedback"),
     ("checkpointing", "tools.bench_checkpointing"),
     ("attention", "tools.bench_attention"),
     ("norms (lesson 10)", "tools.bench_norms"),

@@ -111,7 +111,7 @@ def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypa
     """Does `make feedback` print a line per notebook as nbgrader finishes it (nbgrader logs
     each one as it starts the next), then the lesson's line, not one line per lesson at the
     end?"""
-    from grader import instructor
+    from grader import feedback_run, instructor
 
     for student in ("alice", "bob"):
         folder = tmp_path / "autograded" / student / "00_demo"
@@ -126,9 +126,9 @@ def test_feedback_prints_a_line_per_notebook_as_it_is_written(tmp_path, monkeypa
         started.append(args[:2])
         return _Finished(log)
 
-    monkeypatch.setattr(instructor, "nbgrader_streamed", streamed)
+    monkeypatch.setattr(feedback_run, "nbgrader_streamed", streamed)
     made = []
-    monkeypatch.setattr(instructor, "Progress", lambda *args, **kwargs: made.append(
+    monkeypatch.setattr(feedback_run, "Progress", lambda *args, **kwargs: made.append(
         Progress(*args, **kwargs)) or made[-1])
     assert instructor.feedback(tmp_path, ["00_demo", "01_none"])
     lines = capsys.readouterr().out.splitlines()
