@@ -16,6 +16,7 @@ EXERCISE    ?=
 POINTS      ?=
 COMMENT     ?=
 AUTOMATIC   ?=
+FORCE       ?=
 export COMMENT
 # `make lab` is the learners' JupyterLab: nbgrader's instructor tools (Create Assignment,
 # Formgrader, Course List) are switched off there; instructors run `jupyter lab` in the course root.
@@ -76,8 +77,8 @@ manual: $(INSTALLED) ## points and/or a comment by hand: LESSON= STUDENT= EXERCI
 	$(PYTHON) -m grader manual $(LESSON) --student "$(STUDENT)" --exercise "$(EXERCISE)" $(strip \
 		$(if $(POINTS),--points $(POINTS)) $(if $(AUTOMATIC),--automatic) $(MANUAL_COMMENT))
 
-feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson
-	$(PYTHON) -m grader feedback $(LESSONS)
+feedback: $(INSTALLED) ## nbgrader generate_feedback for every lesson, WORKERS lessons at once; pages already current are kept (FORCE=1 writes all)
+	$(PYTHON) -m grader feedback $(LESSONS) --workers $(WORKERS) $(if $(FORCE),--force)
 
 grades: $(INSTALLED) ## export the gradebook to instructor/grades.csv, with status and reason
 	$(PYTHON) -m grader grades $(LESSONS)
