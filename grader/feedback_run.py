@@ -24,7 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from .ledger import STATE
-from .nbgrader_cli import nbgrader_streamed
+from .nbgrader_cli import nbgrader_errors, nbgrader_streamed
 from .progress import Progress
 
 RECORD = f"{STATE}/feedback.json"  # lesson/student -> the digest its feedback was written from
@@ -135,7 +135,7 @@ def feedback(root: Path, lessons: list[str], *, workers: int | None = None,
         code, said = _generate_feedback(root, lesson, progress, exclude=kept[lesson])
         left = f" ({len(kept[lesson])} current, kept)" if kept[lesson] else ""
         (progress.note if progress else print)(
-            f"{lesson}: nbgrader generate_feedback failed:\n{_errors(said)}" if code else
+            f"{lesson}: nbgrader generate_feedback failed:\n{nbgrader_errors(said)}" if code else
             f"{lesson}: feedback for {len(wanted[lesson])} "
             f"student{'' if len(wanted[lesson]) == 1 else 's'}{left} in "
             f"{root / 'feedback'}/<student>/{lesson}/")
@@ -197,8 +197,3 @@ def _generate_feedback(root: Path, lesson: str, progress: Progress | None,
     if current_path and not code:
         written(current_path)
     return code, "".join(said)
-
-
-def _errors(said: str) -> str:
-    from .instructor import _errors as errors  # nbgrader's ERROR lines, as release shows them
-    return errors(said)

@@ -29,7 +29,7 @@ from .ledger import STATE
 from .lessons import ROOT, lesson_names, resolve_lessons, source_notebook
 from .manual import ManualGradeError, give
 from .feedback_run import feedback  # noqa: F401 (python -m grader feedback)
-from .nbgrader_cli import nbgrader, nbgrader_streamed, prepare_course_root
+from .nbgrader_cli import nbgrader, nbgrader_errors, nbgrader_streamed, prepare_course_root
 
 DEFAULT_ROOT = ROOT / "instructor"
 DESCRIPTION = " ".join(__doc__.split("\n\n")[0].split())  # --help: the first paragraph, whole
@@ -117,7 +117,8 @@ def _generate(root: Path, lesson: str, *, regrade: bool, workers: int | None) ->
         print(f"released {lesson} -> {root / 'release' / lesson}")
         return True
     if releases.CHANGED_CELLS not in said:
-        print(f"NOT released {lesson}: nbgrader generate_assignment failed:\n{_errors(said)}")
+        print(f"NOT released {lesson}: nbgrader generate_assignment failed:\n"
+              f"{nbgrader_errors(said)}")
         return False
     count = releases.submission_count(root, lesson)
     if not regrade:
@@ -152,12 +153,6 @@ def refused_line(refused: list[str], asked: int = 0) -> str:
     return (f"not released: {', '.join(refused)} (why: above{others}). "
             "Exit status 1, so that `make release && make autograde` stops here; make adds "
             "its own line, `make: *** [Makefile:..: release] Error 1`.")
-
-
-def _errors(text: str) -> str:
-    """nbgrader's own error lines, without its tracebacks."""
-    lines = [line for line in text.splitlines() if "| ERROR]" in line or "Error" in line[:40]]
-    return "\n".join(f"  {line}" for line in (lines or text.splitlines())[-8:])
 
 
 def course_lessons(root: Path) -> list[str]:

@@ -62,3 +62,9 @@ def release(sources: dict[str, nbformat.NotebookNode], root: Path) -> dict[str, 
     for assignment in ["*"] if in_root == set(sources) else sources:
         nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", root=root)
     return {lesson: root / "release" / lesson / f"{lesson}.ipynb" for lesson in sources}
+
+
+def nbgrader_errors(text: str) -> str:
+    """nbgrader's own error lines, without its tracebacks."""
+    lines = [line for line in text.splitlines() if "| ERROR]" in line or "Error" in line[:40]]
+    return "\n".join(f"  {line}" for line in (lines or text.splitlines())[-8:])
