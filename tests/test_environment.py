@@ -86,11 +86,12 @@ def test_case(case):
 
 def test_tests_of_one_xdist_group_share_a_worker(tmp_path):
     """Does `--dist loadgroup` keep an xdist_group on one worker, as the grading fixtures
-    (built once, then read by every test of their group) rely on? (pytest 9.2 with
+    (built once, then read by every test of their group) rely on, with the groups in
+    collection order as `make test` hands them out (--no-loadscope-reorder)? (pytest 9.2 with
     pytest-xdist 3.8 silently spread a group over every worker.)"""
     (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup",
-                           "-p", "no:cacheprovider", "test_grouped.py"],
+                           "--no-loadscope-reorder", "-p", "no:cacheprovider", "test_grouped.py"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(set((tmp_path / "workers.txt").read_text().split())) == 1
