@@ -129,7 +129,7 @@ def _seed(device: torch.device) -> None:
 def _state(inputs: dict, modules: dict, parameters: dict) -> dict:
     """What the caller can see, by what it is called in a hint."""
     state = {"grad mode (torch.is_grad_enabled())": torch.is_grad_enabled(),
-             "the default dtype (torch.get_default_dtype())": torch.get_default_dtype()}
+             "default dtype (torch.get_default_dtype())": torch.get_default_dtype()}
     state.update({f"{name}.requires_grad": value.requires_grad for name, value in inputs.items()
                   if isinstance(value, torch.Tensor) and value.is_leaf})
     state.update({f"{path}.training": module.training for path, module in modules.items()})

@@ -76,7 +76,7 @@ def test_default_dtype_changed_is_caught_and_restored(raises_hint):
     answer = function("Square", "torch.set_default_dtype(torch.float64)\n"
                       "ctx.save_for_backward(x)\nreturn x * x",
                       "x, = ctx.saved_tensors\nreturn 2 * x * g")
-    with raises_hint("the default dtype (torch.get_default_dtype()) from torch.float32 to "
+    with raises_hint("default dtype (torch.get_default_dtype()) from torch.float32 to "
                      "torch.float64"):
         check_caller_state(SQUARE_DOMAIN, answer, CPU)
     assert torch.get_default_dtype() == torch.float32
@@ -91,7 +91,7 @@ def test_a_default_dtype_set_to_the_inputs_is_caught_at_another_dtype(raises_hin
     made = sampled(SQUARE, {"x": (3, 4)})
     float32_typical = Domain(SQUARE, lambda device, dtype=torch.float32, **given: made(
         device, dtype, **given))
-    with raises_hint("changed the caller's the default dtype (torch.get_default_dtype()) from "
+    with raises_hint("changed the caller's default dtype (torch.get_default_dtype()) from "
                      "torch.float32 to torch.float64 (tried one call at float64 inputs)"):
         check_caller_state(float32_typical, answer, CPU)
     assert torch.get_default_dtype() == torch.float32
