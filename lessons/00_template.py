@@ -236,7 +236,8 @@ compare_all(predicted_gradcheck, {
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - the value and the gradient autograd gives `x ** 2`, for every finite `x`, `x = 0` included.
+# - the value and the gradient autograd gives `x ** 2`, for every `x` whose double `2 * x` is
+#   finite, `x = 0` included.
 #
 # Rules 1 (every shape, layout and dtype) and 4 (state on `ctx`) of the
 # [contract](function_contract.md) show here.
@@ -384,9 +385,8 @@ except GradcheckError as error:
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
 # 2. How many values does backward return, and which of them can be tensors? When `x1` is
-#    data (it needs no gradient) but `x2` does, what goes in each place? Rule 2 of the
-#    [contract](function_contract.md) decides: `None` for every input that needs no gradient,
-#    and `ctx.needs_input_grad[i]`, in backward, says whether input `i` needs one.
+#    data (it needs no gradient) but `x2` does, what goes in each place, and how does backward
+#    know which input needs one? Rule 2 of the [contract](function_contract.md) decides.
 # 3. So what must forward keep for backward, and where? Two calls with different weights may
 #    both run before either backward does: which rule of the contract decides?
 #
@@ -450,7 +450,8 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 # Compare with your `WeightedSum`: what backward returns is rule 2 of the
 # [Function contract](function_contract.md), in every exercise:
 #
-# - **one value per forward input**, in the same order, no more: four here;
+# - **one value per forward input**, in the same order: four here (autograd accepts extra
+#   trailing `None`s, nothing else);
 # - a gradient for each input that needs one, of that input's shape (or one it broadcasts to:
 #   autograd sums it down), and `None` for every other input: a Python number such as `w1`, a
 #   flag, a tensor that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per
@@ -536,8 +537,8 @@ jacobian_view(FirstDifference,
 #
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
 #   included;
-# - what forward saves holds no memory but that of `u` and `v`, no copy;
-# - backward reads neither `u` nor `v` for a gradient nobody needs, and returns `None` for it.
+# - forward keeps no memory the caller does not already hold;
+# - backward does no work for a gradient nobody needs.
 #
 # Rules 2 (`None` where none is needed) and 3 (backward is yours) of the
 # [contract](function_contract.md) show here.

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The lessons whose proven hints carry ids, and the files under autograder/exercises/ that raise
 # them (shared/: the checks lesson 00 first used, which raise them with the exercise's name).
 NAMED_LESSONS = {"00_template": ("lesson00_template/template.py", "lesson00_template/outer.py",
-                                 "lesson00_template/linear_memory.py",
+                                 "shared/jacobian_memory.py",
                                  "lesson00_template/weights.py",
                                  "lesson00_template/square_extremes.py",
                                  "lesson00_template/large_inputs.py",

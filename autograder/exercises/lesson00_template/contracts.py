@@ -16,8 +16,8 @@ OUTER_LAYOUTS = ("`u` and `v` of any stride, each alone or both: every other ele
 
 
 SQUARE_CLAUSES = (
-    Clause("the value and the gradient autograd gives `x ** 2`, for every finite `x`, `x = 0` "
-           "included.",
+    Clause("the value and the gradient autograd gives `x ** 2`, for every `x` whose double "
+           "`2 * x` is finite, `x = 0` included.",
            {"Square/wrong-gradient-sign": "wrong sign", "Square/uses-abs-x": "2|x|",
             "Square/nan-at-zero": "2 * y / x, from the saved output and x",
             "Square/ignores-grad-output": "forgets grad_output",
@@ -92,10 +92,9 @@ OUTER_CLAUSES = (
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/ignores-grad-output": "forgets grad_output",
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
-    Clause("what forward saves holds no memory but that of `u` and `v`, no copy;",
+    Clause("forward keeps no memory the caller does not already hold;",
            {"Outer/saves-more-than-inputs": "saves the output"}),
-    Clause("backward reads neither `u` nor `v` for a gradient nobody needs, and returns "
-           "`None` for it.",
+    Clause("backward does no work for a gradient nobody needs.",
            {"Outer/computes-unneeded-gradient":
                 "both gradients computed, None returned for the unneeded one"}),
 )

@@ -2,14 +2,8 @@
 entry), and empty inputs, which 'any shape' includes. (Where backward finds what it needs,
 ctx.saved_tensors and not a copy kept aside, is checked by shared/saved_reads.py.)"""
 
-import inspect
-
-import torch
-
-from ...checks import (Spec, check_gradcheck, check_values_and_gradients, make_inputs,
-                      run_forward)
+from ...checks import Spec, check_gradcheck, check_values_and_gradients
 from ...errors import GradingError
-from ...function_contract import rule_reference
 from ...mistakes import RAISED, mistake_of
 
 
@@ -55,47 +49,3 @@ def check_empty_shapes(function, spec: Spec, cases: list, what: str) -> None:
                 "runs zero times, leaving nothing for torch.stack or torch.cat to join",
                 getattr(error, "details", ""), mistake=f"{spec.name}/fails-on-empty-input"
             ) from error
-
-
-def check_no_mutable_defaults(function, spec: Spec, values: dict) -> None:
-    """A mutable default argument of forward (def forward(ctx, x, _last=[])) that one forward
-    call changes is state every call shares, as a global is: named before backward reads it
-    (under the grader's wrappers forward.__defaults__ is not the learner's, so reading it back
-    raises a bare TypeError)."""
-    own = inspect.unwrap(function.forward)
-    defaults = [d for d in (own.__defaults__ or ()) + tuple((own.__kwdefaults__ or {}).values())
-                if isinstance(d, (list, dict, set, bytearray))]
-    if not defaults:
-        return
-    before = [repr(d) for d in defaults]
-    try:
-        run_forward(function, spec, make_inputs(values))
-    except Exception:  # noqa: BLE001 - named by the checks that follow
-        return
-    if [repr(d) for d in defaults] != before:
-        raise GradingError(
-            f"{spec.name}.forward changed its own mutable default argument: a default such as "
-            "[] or {} is made once, when the def runs, and every call shares it, as a global; "
-            f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
-            mistake=f"{spec.name}/state-in-default-argument")
-
-
-def check_no_state_on_input_tensors(function, spec: Spec, values: dict) -> None:
-    """An attribute forward hangs on an input tensor (x1._weights = ..., u.partner = v) is state
-    every call on that tensor shares, and save_for_backward does not keep it: saved-tensor hooks
-    (the grader runs under them) hand backward a tensor without it. Named before backward reads
-    it, and named when backward never reads it (rule 4: nothing is kept on an input tensor)."""
-    inputs = make_inputs(values)
-    before = {name: set(vars(value)) for name, value in inputs.items()
-              if isinstance(value, torch.Tensor)}
-    run_forward(function, spec, inputs)
-    for name, had in before.items():
-        added = sorted(set(vars(inputs[name])) - had)
-        if added:
-            raise GradingError(
-                f"{spec.name}.forward set {name}.{added[0]}, an attribute on its input {name}: "
-                f"every call on {name} shares it (a second call made before the first one's "
-                "backward overwrites it), and save_for_backward does not keep it (under "
-                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
-                f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
-                mistake=f"{spec.name}/state-on-input")

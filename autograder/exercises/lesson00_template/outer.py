@@ -10,15 +10,15 @@ from ...errors import GradingError
 from ...exercise import Exercise, sample
 from ...mistakes import RAISED, mistake_of
 from ..shared.backward_reads import backward_reading
-from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
-                                 check_one_ctx_per_call)
+from ..shared.call_state import (check_call_places, check_class_untouched,
+                                 check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from ..shared.reuse import check_second_call_after_step
 from .contracts import OUTER_CLAUSES, OUTER_LAYOUTS, OUTER_RULES
 from ..shared.saved_reads import check_backward_reads_saved
-from .kept import check_no_state_on_input_tensors, gradcheck_named
+from .kept import gradcheck_named
 from .large_inputs import check_large_sizes
-from .linear_memory import check_backward_memory_linear
+from ..shared.jacobian_memory import check_backward_memory_linear
 
 LATER_IN_LESSON = True
 
@@ -58,12 +58,12 @@ def check_saves_only_inputs(forward) -> None:
     others = [saved for saved in forward.saved if not saved.role.startswith("input")]
     if others:
         what = others[0]
-        why = ("that keeps the (m, n) output alive until backward; the contract: what forward "
-               "saves holds no memory but that of u and v, which the caller holds anyway. Which "
-               "tensors does each gradient read?"
+        why = ("that keeps the (m, n) output alive until backward; the contract: forward keeps "
+               "no memory the caller does not already hold (it holds u and v). Which tensors "
+               "does each gradient read?"
                if what.role == "output" else
-               "a copy, or anything else forward computed, is new memory; the contract: what "
-               "forward saves holds no memory but that of u and v, which the caller holds anyway")
+               "a copy, or anything else forward computed, is new memory; the contract: forward "
+               "keeps no memory the caller does not already hold (it holds u and v)")
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")
@@ -170,7 +170,7 @@ def outer_full(Outer, device) -> None:
     check_class_untouched(function, DOMAIN, device)
     # before any backward: v hung on u (u.partner = v) is lost under saved-tensor hooks, and
     # backward's AttributeError would not say why (rule 4: nothing kept on an input tensor)
-    check_no_state_on_input_tensors(function, OUTER, _values(4, 3, device, seed=12))
+    check_call_places(function, OUTER, _values(4, 3, device, seed=12))
     try:
         check_uses_grad_output(function, OUTER, _values(4, 3, device))
     except GradingError as error:

@@ -13,15 +13,14 @@ from ...function_contract import rule_reference
 from ...mistakes import RAISED, mistake_of
 from ...exercise import Exercise, sample
 from ...probes import reachable
-from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
-                                 check_one_ctx_per_call)
+from ..shared.call_state import (check_call_places, check_class_untouched,
+                                 check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_strided_grad_output, check_uses_grad_output
 from .contracts import (SQUARE_CLAUSES, SQUARE_LAYOUTS, SQUARE_RULES, WEIGHTED_SUM_CLAUSES,
                         WEIGHTED_SUM_LAYOUTS, WEIGHTED_SUM_RULES)
 from ..shared.reuse import check_second_call_after_step
 from ..shared.saved_reads import check_backward_reads_saved
-from .kept import (check_empty_shapes, check_no_mutable_defaults, check_no_state_on_input_tensors,
-                   gradcheck_named)
+from .kept import check_empty_shapes, gradcheck_named
 from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: F401
                       check_no_state_on_inputs, check_one_ctx_per_call_weights,
                       check_gradient_count, check_tiny_weights,
@@ -29,7 +28,7 @@ from .weights import (WEIGHTED_SUM, _check_weighted, _weighted_values,  # noqa: 
                       check_every_digit, check_weights_kept_as_floats,
                       check_weights_not_rounded,
                       check_weights_not_swapped)
-from .linear_memory import check_backward_memory_linear
+from ..shared.jacobian_memory import check_backward_memory_linear
 from .large_inputs import check_large_sizes
 from .square_extremes import SQUARE, check_square_at_zero, check_square_float32_ends
 
@@ -90,8 +89,7 @@ def square_full(Square, device) -> None:
     function = check_is_function(Square, SQUARE)
     # first, before any call: an attribute set once (a cache) is there for every later snapshot
     check_class_untouched(function, SQUARE_DOMAIN, device)
-    check_no_mutable_defaults(function, SQUARE, {"x": sample((4,), device)})
-    check_no_state_on_input_tensors(function, SQUARE, {"x": sample((4,), device, seed=12)})
+    check_call_places(function, SQUARE, {"x": sample((4,), device, seed=12)})
     check_uses_grad_output(function, SQUARE, {"x": sample((4,), device)})
     check_square_keeps_sign_named(function, device)
     # 1-D, before the other shapes: a torch.diag(2 * x) of a 1-D x is named, not the error
@@ -134,7 +132,7 @@ def square_full(Square, device) -> None:
 def weighted_sum_full(WeightedSum, device) -> None:
     function = check_is_function(WeightedSum, WEIGHTED_SUM)
     check_class_untouched(function, WEIGHTED_SUM_DOMAIN, device)
-    check_no_mutable_defaults(function, WEIGHTED_SUM,
+    check_call_places(function, WEIGHTED_SUM,
                               _weighted_values((4,), device, 0.3711, -1.25, seed=19))
     check_no_state_on_inputs(function, device)
     check_weights_not_swapped(function, device)

@@ -9,8 +9,7 @@ from ...errors import GradingError
 from ...function_contract import rule_reference
 from ...exercise import sample
 from ...probes import reachable, record_returned_gradients
-from ..shared.call_state import check_one_ctx_per_call
-from .kept import check_no_state_on_input_tensors
+from ..shared.call_state import check_call_places, check_one_ctx_per_call
 
 WEIGHTED_SUM = Spec("WeightedSum", ("x1", "x2", "w1", "w2"),
                     lambda x1, x2, w1, w2: w1 * x1 + w2 * x2)
@@ -39,8 +38,8 @@ def check_weights_not_swapped(function, device) -> None:
 
 
 def check_no_state_on_inputs(function, device) -> None:
-    """check_no_state_on_input_tensors for WeightedSum (x1._weights = ...)."""
-    check_no_state_on_input_tensors(function, WEIGHTED_SUM, _weighted_values((4,), device))
+    """check_call_places for WeightedSum (x1._weights = ...)."""
+    check_call_places(function, WEIGHTED_SUM, _weighted_values((4,), device))
 
 
 # dtypes a weight may have gone through on its way to a float64 result, narrowest last

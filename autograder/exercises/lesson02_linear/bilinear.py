@@ -14,7 +14,7 @@ from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, chec
                       reference_gradients, run_forward)
 from ...contract import check_each_input_alone, covers
 from ...domain import Domain, sampled
-from .global_state import (check_call_places, check_fresh_call_state, check_same_shape_calls,
+from .global_state import (check_fresh_call_state, check_same_shape_calls,
                            check_weight_stepped, state_before_values)
 from ...errors import GradingError
 from ...exercise import Exercise, sample
@@ -23,18 +23,15 @@ from ...function_contract import rule_reference
 from ...linear_memory import FACTOR, SLACK, backward_peak
 from ...narrowed import shapes_of
 from ..shared.backward_reads import unsaved_input_named
-from ..shared.call_state import (check_class_untouched, check_input_version_tracking,
-                                 check_one_ctx_per_call)
+from ..shared.call_state import (check_call_places, check_class_untouched,
+                                 check_input_version_tracking, check_one_ctx_per_call)
 from ..shared.grad_output import check_noncontiguous_grad_output
-from .returned_shapes import _check_returned_shapes, check_returned_shapes
 from .backward_work import check_frozen_bias_not_summed, check_no_work_for_frozen
 from .layouts import check_layouts
 from .many_rows import check_many_rows
 from .leading_dims import raise_none_for_empty
 from .size_one import squeeze_named
-from .late_requires_grad import check_requires_grad_after_forward
 from .unneeded_gradient import NEEDS, check_computes_only_what_is_needed
-from .none_on_special_paths import check_none_on_special_paths, special_paths
 from .contracts import BILINEAR_CLAUSES, BILINEAR_LAYOUT_CLAUSE, BILINEAR_RULES
 
 LATER_IN_LESSON = True
@@ -149,22 +146,11 @@ def _bilinear_checks(function, device, fresh) -> None:
     check_empty_batch(function, device)
     check_many_rows(function, BILINEAR, lambda leading, dtype: {
         k: v.to(dtype) for k, v in bilinear_values(leading, 3, 2, device, seed=3).items()}, "x1")
-    # each gradient of its input's shape: a (rows, out) grad_bias, a grad_weight with leading
-    # dims left over, which the engine sums; every subset of the inputs requiring grad for 2-D
-    # and 3-D x1, all of them for the others
-    for leading in ((5,), (2, 5)):
-        values = bilinear_values(leading, 3, 2, device)
-        with case(f"x1 of shape {(*leading, 3)}, x2 of shape {(*leading, 2)}, bias=a tensor"):
-            if leading in ((5,), (2, 5)):
-                check_returned_shapes(function, BILINEAR, values)
-            else:
-                _check_returned_shapes(function, BILINEAR, make_inputs(values))
     # out = 1 (one score per pair, as Hint 3's case), n1 = n2 = 1 too: a squeeze() meant for a
     # leading dimension of size 1 drops the feature dimension
     values = bilinear_values((5,), 1, 1, device, seed=11, out=1)
     with case("x1 and x2 of shape (5, 1), weight of shape (1, 1, 1) (out = 1), bias=a tensor"):
         check_values_and_gradients(function, BILINEAR, values)
-        _check_returned_shapes(function, BILINEAR, make_inputs(values))
     # x1 and x2 with no leading dimension, out = 1 and then n1 = 1: a squeeze() that undoes
     # an added leading dimension drops the feature dimension too
     for n1, out, sizes in ((3, 1, "out = 1"), (1, OUT, "n1 = 1")):
@@ -173,7 +159,6 @@ def _bilinear_checks(function, device, fresh) -> None:
                   f"({sizes}), bias=a tensor"):
             with squeeze_named(function, BILINEAR, values, sizes):
                 check_values_and_gradients(function, BILINEAR, values)
-                _check_returned_shapes(function, BILINEAR, make_inputs(values))
     with case("grad_output not contiguous"):
         check_noncontiguous_grad_output(function, BILINEAR, bilinear_values((2, 3), 3, 2, device))
     # two calls in flight whose feature sizes differ: a size kept where calls share it (the
@@ -191,12 +176,9 @@ def _bilinear_checks(function, device, fresh) -> None:
         check_each_input_alone(function, BILINEAR,
                                bilinear_values((5,), 3, 2, device, bias=bias),
                                frozen_get_none=True)
-    check_none_on_special_paths(function, BILINEAR, special_paths(
-        bilinear_values((5,), 3, 2, device), bilinear_values((0,), 3, 2, device)))
     check_computes_only_what_is_needed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_frozen_bias_not_summed(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     check_no_work_for_frozen(function, BILINEAR, bilinear_values((5,), 3, 2, device))
-    check_requires_grad_after_forward(function, BILINEAR, bilinear_values((5,), 3, 2, device))
     covers("each gradient only when needed")
     check_gradcheck(function, BILINEAR, bilinear_values((2,), 2, 3, device))
     check_layouts(function, DOMAIN, device, bilinear_values((5,), 3, 2, device))

@@ -53,7 +53,7 @@ MY_LINEAR_RULES = {
         "MyLinearFunction/gate-on-wrong-entry": "grad_x gated on needs_input_grad[1]",
         "MyLinearFunction/reads-past-needs-input-grad": "needs_input_grad[2] read without a bias",
         "MyLinearFunction/reads-requires-grad": "grad_x gated on x.requires_grad (review 59)",
-        "MyLinearFunction/gradient-for-frozen-input-on-special-path":
+        "MyLinearFunction/not-none-on-every-path":
             "zeros for every input on an empty batch, needed or not"},
     "by-hand": {"MyLinearFunction/asks-autograd": "asks autograd inside backward"},
     "ctx": {
@@ -122,7 +122,7 @@ FUSED_RULES = {
         "FusedLinearReLU/ignores-needs-input-grad": "ignores needs_input_grad",
         "FusedLinearReLU/gate-on-wrong-entry": "grad_x gated on needs_input_grad[1]",
         "FusedLinearReLU/reads-requires-grad": "grad_x gated on x.requires_grad (review 59)",
-        "FusedLinearReLU/gradient-for-frozen-input-on-special-path":
+        "FusedLinearReLU/not-none-on-every-path":
             "zeros for every input where the ReLU is off everywhere"},
     "ctx": {
         "FusedLinearReLU/tensor-on-ctx": "mask kept as ctx.mask",
@@ -168,7 +168,7 @@ BILINEAR_RULES = {
         "Bilinear/reads-missing-bias-flag":
             "needs_input_grad[3] read through a local without a bias",
         "Bilinear/reads-requires-grad": "grad_x1 gated on x1.requires_grad (review 59)",
-        "Bilinear/gradient-for-frozen-input-on-special-path":
+        "Bilinear/not-none-on-every-path":
             "zeros for every input when grad_output is all zeros"},
     "by-hand": {"Bilinear/asks-autograd": "asks torch.autograd.grad for the needed inputs only"},
     "ctx": {

@@ -8,7 +8,6 @@ match is made by this call and seen in the global (outside_ctx). That call runs 
 check of values fails first, so that state shared between calls is named before what it gets
 wrong."""
 
-import inspect
 import itertools
 from contextlib import contextmanager
 
@@ -16,52 +15,7 @@ import torch
 
 from ...checks import Spec, make_inputs
 from ...errors import GradingError
-from ...outside_ctx import _held, _refers_to, check_no_state_outside_ctx
-
-_CONTAINERS = (list, dict, set, bytearray)
-
-
-def check_call_places(function, spec: Spec, values: dict) -> None:
-    """First in the battery, one forward: an attribute it sets on an input tensor
-    (weight.last_input = x) or a change to a mutable default argument of forward
-    (def forward(ctx, x, weight, bias=None, _saved={})) is state every call shares, as a global
-    is. Named here, before a backward under saved-tensor hooks (a tensor without the attribute)
-    or the grader's wrappers (forward.__defaults__ not the learner's) raises a bare KeyError or
-    TypeError."""
-    own = inspect.unwrap(function.forward)
-    defaults = dict(zip(own.__code__.co_varnames[:own.__code__.co_argcount][
-        own.__code__.co_argcount - len(own.__defaults__ or ()):], own.__defaults__ or ()))
-    defaults.update(own.__kwdefaults__ or {})
-    defaults = {n: d for n, d in defaults.items() if isinstance(d, _CONTAINERS)}
-    inputs = make_inputs(values)
-    had = {n: set(vars(v)) for n, v in inputs.items() if isinstance(v, torch.Tensor)}
-    # by value and by identity (a rerun on the same values stores an equal tensor, and a
-    # dict keyed by id(ctx) may get a freed ctx's id back): then by this call's ctx
-    before = {n: (repr(d), _held(d, None)[::2]) for n, d in defaults.items()}
-    try:
-        output = _apply(function, inputs)
-    except Exception:  # noqa: BLE001 - the battery names the learner's own error
-        return
-    ctx = getattr(output, "grad_fn", None)
-    for name, keys in had.items():
-        added = sorted(set(vars(inputs[name])) - keys)
-        if added:
-            raise GradingError(
-                f"{spec.name}.forward set {name}.{added[0]}, an attribute on its input tensor "
-                f"{name}: every call on that tensor shares it (a second call made before the "
-                "first one's backward overwrites it), and save_for_backward does not keep it "
-                "(under saved-tensor hooks, as the grader runs, backward gets a tensor without "
-                "it); keep what backward needs on ctx, one call's state per ctx",
-                mistake=f"{spec.name}/state-on-input")
-    for name, was in before.items():
-        now = defaults[name]
-        if (repr(now), _held(now, None)[::2]) != was or (
-                ctx is not None and _refers_to(now, ctx)):
-            raise GradingError(
-                f"{spec.name}.forward changed its own mutable default argument {name}: a "
-                "default such as {} or [] is made once, when the def runs, and every call "
-                "shares it, as a global; keep what backward needs on ctx, one call's state "
-                "per ctx", mistake=f"{spec.name}/state-in-default-argument")
+from ...outside_ctx import check_no_state_outside_ctx
 
 
 _OVERWRITE = "inplace operation"  # autograd's version-counter error, a saved tensor written over

@@ -35,16 +35,7 @@ REENTERED = ("backward through checkpoint_sequential re-entered a CheckpointFunc
 
 def _forward_classes(output: torch.Tensor) -> list:
     """The Function class of each custom node (checkpointed segment) in the output's graph."""
-    seen, stack, classes = set(), [output.grad_fn], []
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if isinstance(node, torch.autograd.function.BackwardCFunction):
-            classes.append(getattr(node, "_forward_cls", None))
-        stack.extend(next_node for next_node, _ in node.next_functions)
-    return classes
+    return [getattr(node, "_forward_cls", None) for node in custom_nodes([output])]
 
 
 def _reaches(output: torch.Tensor, x: torch.Tensor) -> bool:

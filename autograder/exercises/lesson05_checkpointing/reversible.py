@@ -131,12 +131,9 @@ def check_coupling(function, values: dict, *, unused: int | None = None,
     for name, got, want in zip(("y1", "y2"), outputs, expected):
         diagnose_values(f"ReversibleCoupling's {name}", got, want)
     check_saves_only_outputs(forward, inputs, list(_GRAD_ON))
-    pristine = [None if go is None else go.clone() for go in grad_outputs]
     returned = [o.detach().clone() for o in outputs]
     _CALLS.clear()
     _backward(outputs, grad_outputs, inputs)
-    if any(go is not None and not torch.equal(go, p) for go, p in zip(grad_outputs, pristine)):
-        raise GradingError("backward modified grad_output in place: compute new tensors")
     check_outputs_kept(outputs, returned)
     known = {"x1": values["x1"], "x2": values["x2"], "y1": expected[0], "y2": expected[1]}
     try:

@@ -110,7 +110,7 @@ RELU_RULES = {
                "unproven:wrong-value": "the mask y / y with nan made 0",
                "raised:RuntimeError": "clamps x.view(-1), which needs contiguous memory",
                "case:x of shape (0, 3)": "x.min() to skip the clamp, which raises on an empty x"},
-    "unwritten": {"ReLUInPlace/modifies-grad-output": "grad_output modified in place"},
+    "unwritten": {"ReLUInPlace/writes-grad-output": "grad_output modified in place"},
     "ctx": {"ReLUInPlace/tensor-on-ctx": "the output kept as a ctx attribute",
             "ReLUInPlace/state-outside-ctx": "masks on a module-global stack, popped in backward"},
 }
@@ -152,7 +152,7 @@ ABS_IN_PLACE_RULES = {
                "AbsInPlace/writes-into-a-copy": "abs_ of x.reshape(-1), a copy for a transposed x",
                "AbsInPlace/float32-step": "the gradient computed in float32 (grad_output.float())",
                "unproven:wrong-value": "the sign x / |x| with nan made 0"},
-    "unwritten": {"AbsInPlace/modifies-grad-output": "grad_output multiplied by the sign in place"},
+    "unwritten": {"AbsInPlace/writes-grad-output": "grad_output multiplied by the sign in place"},
     "ctx": {"AbsInPlace/tensor-on-ctx": "the int8 sign kept as a ctx attribute",
             "AbsInPlace/saves-nothing": "the int8 sign kept in a module global"},
 }

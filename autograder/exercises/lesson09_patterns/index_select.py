@@ -12,8 +12,8 @@ from ...outside_ctx import check_no_state_outside_ctx
 from ..shared.grad_output import \
     check_noncontiguous_grad_output as check_transposed_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
-from .linear_backward import check_backward_memory_linear
-from .pattern_cases import FLOAT32, _shape, described, gradient_for, graded_case
+from ..shared.jacobian_memory import check_backward_memory_linear
+from .pattern_cases import FLOAT32, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
 
 SELECT = Spec("IndexSelect", ("x", "index"), lambda x, index: torch.index_select(x, 0, index))
 
@@ -99,7 +99,8 @@ def check_dense_backward(function, device, error: GradingError | None = None) ->
     try:
         check_backward_memory_linear(function, SELECT, {"x": sample((1024, 2), device),
                                                         "index": rows.to(device)},
-                                     "x of shape (1024, 2), index of 1024 rows, float64")
+                                     "x of shape (1024, 2), index of 1024 rows, float64",
+                                     factor=LINEAR_FACTOR)
     except GradingError as dense:
         if error is None:
             raise

@@ -150,6 +150,11 @@ def check_ctx_tensors(spec: Spec, forward) -> None:
         f"goes through ctx.save_for_backward; {rule}", mistake=f"{spec.name}/tensor-on-ctx")
 
 
+# backward's memory bound for Cumsum and IndexSelect (shared.jacobian_memory), in multiples of the
+# bytes of the floating inputs and the output: a correct backward holds two or three tensors of
+# their size (a flip, a scan, a buffer, an index of x's rows)
+LINEAR_FACTOR = 8
+
 # the ids of the shared checks that an input or grad_output was written in place (rule 5)
 _WRITES = ("/writes-input", "/writes-grad-output")
 

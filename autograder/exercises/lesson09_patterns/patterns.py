@@ -8,7 +8,7 @@ ProdOverDim's 0-d and empty shapes in ``prod_edges.py``; Cumsum's 0-d x, as CumM
 
 import torch
 
-from .linear_backward import check_backward_memory_linear
+from ..shared.jacobian_memory import check_backward_memory_linear
 from .prod_calls import check_1d_beside_2d
 from .prod_edges import check_edge_shapes
 from ...checks import (Spec, case, check_gradcheck, check_is_function, make_inputs, run_backward,
@@ -23,7 +23,7 @@ from .contracts import (BROADCAST_MUL_CLAUSES, BROADCAST_MUL_RULES, CUMSUM_CLAUS
                         PROD_OVER_DIM_CLAUSES, PROD_OVER_DIM_RULES)
 from .cumsum_decay import check_decaying_grad_output
 from ..shared.layouts import check_noncontiguous_grad_output
-from .pattern_cases import LESSON, _shape, described, gradient_for, graded_case
+from .pattern_cases import LESSON, LINEAR_FACTOR, _shape, described, gradient_for, graded_case
 from .prod_unsqueeze import check_grad_output_unsqueezed
 from .prod_zeros import (check_exact_zeros_in_gradient, check_tiny_entries, short_slice,
                          slice_question)
@@ -308,7 +308,7 @@ def cumsum_full(Cumsum, device) -> None:
     check_gradcheck(Cumsum, CUMSUM, {"x": sample((2, 3, 4), device), "dim": -1})
     # dim 1 of 1024 entries: a triangle of ones along it holds 1024 * 1024
     check_backward_memory_linear(Cumsum, CUMSUM, {"x": sample((2, 1024), device), "dim": 1},
-                                 "x of shape (2, 1024), dim=1, float64")
+                                 "x of shape (2, 1024), dim=1, float64", factor=LINEAR_FACTOR)
     # last: a 0-d x along dim 0 and -1, which torch.cumsum takes as a row of one
     check_scalar_x(Cumsum, CUMSUM, "torch.cumsum", device,
                    lambda forward, x: check_saves_nothing(forward))

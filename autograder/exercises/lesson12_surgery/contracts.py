@@ -139,6 +139,6 @@ PER_SAMPLE_CLIPPING_RULES = {
                "PerSampleClippedLinear/float32-constant": "max_norm as a float32 tensor"},
     "gradients": {"PerSampleClippedLinear/computes-frozen-gradient": "both gradients always "
                                                                      "computed"},
-    "unwritten": {"PerSampleClippedLinear/modifies-grad-output": "grad_output scaled in place",
-                  "PerSampleClippedLinear/writes-into-input": "the saved x scaled in place"},
+    "unwritten": {"PerSampleClippedLinear/writes-grad-output": "grad_output scaled in place",
+                  "PerSampleClippedLinear/writes-input": "the saved x scaled in place"},
 }

@@ -1,13 +1,63 @@
 """Where a call keeps what backward needs: on its own ctx, in tensors autograd's version counter
 guards, never on the Function class."""
 
+import inspect
+
 import torch
 
 from ...checks import (Spec, make_inputs, reference_gradients, run_backward,
                       run_forward)
 from ...domain import Domain
 from ...errors import GradingError
+from ...function_contract import rule_reference
 from ...class_state import changed_attributes, check_class_state, class_state
+from ...outside_ctx import _held, _refers_to
+
+_CONTAINERS = (list, dict, set, bytearray)
+
+
+def check_call_places(function, spec: Spec, values: dict) -> None:
+    """First in a battery, one forward: an attribute it sets on an input tensor
+    (weight.last_input = x) or a change to a mutable default argument of forward
+    (def forward(ctx, x, weight, bias=None, _saved={})) is state every call shares, as a global
+    is. Named here, before a backward under saved-tensor hooks (a tensor without the attribute)
+    or the grader's wrappers (forward.__defaults__ not the learner's) raises a bare KeyError or
+    TypeError; named also when backward never reads it (rule 4: nothing is kept on an input
+    tensor)."""
+    own = inspect.unwrap(function.forward)
+    defaults = dict(zip(own.__code__.co_varnames[:own.__code__.co_argcount][
+        own.__code__.co_argcount - len(own.__defaults__ or ()):], own.__defaults__ or ()))
+    defaults.update(own.__kwdefaults__ or {})
+    defaults = {n: d for n, d in defaults.items() if isinstance(d, _CONTAINERS)}
+    inputs = make_inputs(values)
+    had = {n: set(vars(v)) for n, v in inputs.items() if isinstance(v, torch.Tensor)}
+    # by value and by identity (a rerun on the same values stores an equal tensor, and a
+    # dict keyed by id(ctx) may get a freed ctx's id back): then by this call's ctx
+    before = {n: (repr(d), _held(d, None)[::2]) for n, d in defaults.items()}
+    try:
+        output = function.apply(*inputs.values())
+    except Exception:  # noqa: BLE001 - the battery names the learner's own error
+        return
+    ctx = getattr(output, "grad_fn", None)
+    for name, keys in had.items():
+        added = sorted(set(vars(inputs[name])) - keys)
+        if added:
+            raise GradingError(
+                f"{spec.name}.forward set {name}.{added[0]}, an attribute on its input {name}: "
+                f"every call on {name} shares it (a second call made before the first one's "
+                "backward overwrites it), and save_for_backward does not keep it (under "
+                "saved-tensor hooks, as the grader runs, backward gets a tensor without it); "
+                f"keep what backward needs on ctx, one per call {rule_reference('ctx')}",
+                mistake=f"{spec.name}/state-on-input")
+    for name, was in before.items():
+        now = defaults[name]
+        if (repr(now), _held(now, None)[::2]) != was or (
+                ctx is not None and _refers_to(now, ctx)):
+            raise GradingError(
+                f"{spec.name}.forward changed its own mutable default argument {name}: a "
+                "default such as {} or [] is made once, when the def runs, and every call "
+                "shares it, as a global; keep what backward needs on ctx, one per call "
+                + rule_reference("ctx"), mistake=f"{spec.name}/state-in-default-argument")
 
 
 def _version_blind_alias(function, spec: Spec, values: dict, name: str) -> bool:

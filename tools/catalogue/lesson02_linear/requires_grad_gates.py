@@ -16,7 +16,7 @@ _BILINEAR = _bilinear_with(GX1, "torch.einsum('...o,oij,...i->...j', grad_output
 
 MISTAKES = [
     Mistake("MyLinearFunction", "grad_x gated on x.requires_grad (review 59)",
-            "read x.requires_grad at backward time instead of ctx.needs_input_grad[0]",
+            "reads x.requires_grad at backward time, where ctx.needs_input_grad[0]",
             edit(_LINEAR, ("if ctx.needs_input_grad[0]", "if x.requires_grad"))),
     Mistake("MyLinearFunction", "grad_x as torch.ops.aten.linear(grad_output, weight.T)",
             "backward calls F.linear (as torch.ops.aten.linear)",
@@ -27,16 +27,16 @@ MISTAKES = [
             edit(_LINEAR, ("grad_weight = g2.T @ x2",
                            "grad_weight = torch.ops.aten.linear.default(g2.T, x2.T)"))),
     Mistake("FusedLinearReLU", "grad_x gated on x.requires_grad (review 59)",
-            "read x.requires_grad at backward time instead of ctx.needs_input_grad[0]",
+            "reads x.requires_grad at backward time, where ctx.needs_input_grad[0]",
             edit(_FUSED, ("if ctx.needs_input_grad[0]", "if x.requires_grad"))),
     Mistake("FusedLinearReLU", "grad_weight gated on weight.requires_grad",
-            "read weight.requires_grad at backward time instead of ctx.needs_input_grad[1]",
+            "reads weight.requires_grad at backward time, where ctx.needs_input_grad[1]",
             edit(_FUSED, ("if ctx.needs_input_grad[1]", "if weight.requires_grad"))),
     Mistake("Bilinear", "grad_x1 gated on x1.requires_grad (review 59)",
-            "read x1.requires_grad at backward time instead of ctx.needs_input_grad[0]",
+            "reads x1.requires_grad at backward time, where ctx.needs_input_grad[0]",
             edit(_BILINEAR, ("if need[0]", "if x1.requires_grad"))),
     Mistake("Bilinear", "grad_weight gated on weight.requires_grad",
-            "read weight.requires_grad at backward time instead of ctx.needs_input_grad[2]",
+            "reads weight.requires_grad at backward time, where ctx.needs_input_grad[2]",
             edit(_BILINEAR, ("if need[2]", "if weight.requires_grad"))),
 ]
 UNUSUAL = [

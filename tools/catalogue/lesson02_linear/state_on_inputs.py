@@ -19,7 +19,7 @@ _LINEAR_DEF = "def forward(ctx, x, weight, bias=None):"
 
 MISTAKES = [
     Mistake("MyLinearFunction", "x hung on weight.__dict__ (review 59b)",
-            "set weight.last_input, an attribute on its input tensor weight", edit(
+            "set weight.last_input, an attribute on its input weight", edit(
                 _LINEAR, ("ctx.save_for_backward(x, weight)\n",
                           "ctx.save_for_backward(weight)\n"
                           "        weight.__dict__['last_input'] = x\n"),
@@ -38,7 +38,7 @@ MISTAKES = [
                 ("        return z.clamp(min=0)",
                  "        _cache['last'] = z.clamp(min=0)\n        return _cache['last']"))),
     Mistake("FusedLinearReLU", "the mask hung on x.__dict__ (review 59b)",
-            "set x.relu_mask, an attribute on its input tensor x", _fused(
+            "set x.relu_mask, an attribute on its input x", _fused(
                 edit(FUSED_READ, ("x, weight, mask = ctx.saved_tensors\n",
                                   "x, weight = ctx.saved_tensors\n"
                                   "        mask = x.__dict__['relu_mask']\n")) + FUSED_RETURN,
@@ -46,7 +46,7 @@ MISTAKES = [
                                      "ctx.save_for_backward(x, weight)\n"
                                      "        x.__dict__['relu_mask'] = mask")))),
     Mistake("Bilinear", "the bias flag hung on x1.__dict__ (review 59b)",
-            "set x1.has_bias, an attribute on its input tensor x1", edit(
+            "set x1.has_bias, an attribute on its input x1", edit(
                 _BILINEAR, ("ctx.has_bias = bias is not None",
                             "x1.__dict__['has_bias'] = bias is not None"),
                 ("if ctx.has_bias and", "if x1.__dict__['has_bias'] and"))),

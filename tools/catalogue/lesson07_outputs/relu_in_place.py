@@ -484,10 +484,10 @@ class ReLUInPlace(torch.autograd.Function):
         return grad_output * (y > 0)
 '''),
     # Zeroes grad_output in place with masked_fill_ (saves an allocation).
-    # graded ReLUInPlace/modifies-grad-output
+    # graded ReLUInPlace/writes-grad-output
     Mistake('ReLUInPlace',
             'grad_output zeroed in place with masked_fill_',
-            "ReLUInPlace's backward modified grad_output in place: autograd may still use",
+            "ReLUInPlace's backward modified grad_output in place",
             '''
 class ReLUInPlace(torch.autograd.Function):
     @staticmethod

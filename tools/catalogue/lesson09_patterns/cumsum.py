@@ -48,7 +48,7 @@ MISTAKES = [
     # UNUSUAL until review 67: the Jacobian along dim, a triangle of ones (n x n), built as a
     # matrix; rule 3 keeps backward's memory linear in the sizes
     Mistake("Cumsum", "an upper-triangular matrix of ones",
-            "its largest tensor has shape (1024, 1024)", _cumsum('''
+            "its largest tensor of shape (1024, 1024)", _cumsum('''
         if grad_output.dim() == 0:
             return grad_output.clone(), None
         moved = grad_output.movedim(dim, -1)
@@ -57,7 +57,7 @@ MISTAKES = [
         return (moved @ upper.T).movedim(-1, dim), None
 ''')),
     Mistake("Cumsum", "a matmul with a triangle of ones along dim",
-            "its largest tensor has shape (1024, 1024)", _cumsum('''
+            "its largest tensor of shape (1024, 1024)", _cumsum('''
         g = grad_output.movedim(dim, -1)
         n = g.shape[-1]
         lower = torch.ones(n, n, dtype=g.dtype, device=g.device).tril()  # [o, i]: i <= o

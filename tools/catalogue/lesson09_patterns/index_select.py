@@ -98,7 +98,7 @@ MISTAKES = [
     # UNUSUAL until review 67: the Jacobian, a one-hot matrix (k x n), built as a matrix; rule 3
     # keeps backward's memory linear in the sizes
     Mistake("IndexSelect", "a one-hot matrix product",
-            "its largest tensor has shape (1024, 1024)", _select('''
+            "its largest tensor of shape (1024, 1024)", _select('''
         one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
         flat = grad_output.reshape(index.shape[0], math.prod(ctx.shape[1:]))
         return (one_hot.T @ flat).reshape(ctx.shape), None
@@ -111,7 +111,7 @@ MISTAKES = [
     # the same, flattened with reshape(k, -1), which raises on an empty index: the dense matrix
     # is proven by the probe on 1024 rows and named first (review 71)
     Mistake("IndexSelect", "a one-hot matrix product, grad_output flattened with reshape(k, -1)",
-            "its largest tensor has shape (1024, 1024)", _select('''
+            "its largest tensor of shape (1024, 1024)", _select('''
         one_hot = F.one_hot(index, ctx.shape[0]).to(grad_output.dtype)  # (k, n)
         return (one_hot.T @ grad_output.reshape(grad_output.shape[0], -1)).reshape(ctx.shape), None
 ''')),

@@ -264,7 +264,8 @@ MISTAKES = [
                 "            grad_weight += factor * outer")),
     # review of lesson 12: x scaled in place in backward, so the caller's x changes; found only
     # by chance (an expanded x) before
-    Mistake("PerSampleClippedLinear", "the saved x scaled in place", "backward wrote into x",
+    Mistake("PerSampleClippedLinear", "the saved x scaled in place",
+            "backward modified its input x in place",
             _weight_only(_NORMS + "        factors = (ctx.max_norm / norms).clamp(max=1)\n"
                          "        grad_weight = grad_output.T @ x.mul_(factors[:, None])")),
     Mistake("PerSampleClippedLinear", "grad_output scaled in place",

@@ -280,7 +280,7 @@ IDS = [
     ("ReLUInPlace", "returns a new tensor", "ReLUInPlace/returns-new-tensor"),
     ("ReLUInPlace", "gradient 1 at x == 0", "ReLUInPlace/gradient-at-zero"),
     ("ReLUInPlace", "mask y >= 0 after the clamp", "ReLUInPlace/mask-always-true"),
-    ("ReLUInPlace", "grad_output modified in place", "ReLUInPlace/modifies-grad-output"),
+    ("ReLUInPlace", "grad_output modified in place", "ReLUInPlace/writes-grad-output"),
     ("AbsInPlace", "mark_dirty not called", "AbsInPlace/mark-dirty-missing"),
     ("AbsInPlace", "a new tensor returned", "AbsInPlace/returns-new-tensor"),
     ("AbsInPlace", "sign read from the returned tensor", "AbsInPlace/sign-read-after-write"),
