@@ -9,8 +9,9 @@
 # %% [markdown]
 # # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
 #
-# **About 135 minutes** for the main path: about 30 to read and run it, and about 105 for
-# its two exercises, kernels of your own. The optional appendix after the Summary takes about 70 more.
+# **About 135 minutes** for the main path: about 30 to read and run it, and about 105 for its
+# two exercises, each a derivation, a design and a kernel of your own (a self-check takes about
+# 40 s on a CPU). The optional appendix after the Summary takes about 70 more.
 #
 # The Functions people ship for speed do not compose PyTorch ops: Liger-Kernel's SwiGLU and
 # RMSNorm, FlashAttention and Unsloth's layers are **Triton or CUDA kernels behind an autograd
@@ -457,26 +458,28 @@ from autograder import grade; grade("silu_mul", silu_mul)
 #    $r$. Which sum does it need, and does the row's program have it?
 # 2. $\partial L/\partial w_j$: the weight is shared by every row, and programs cannot add into
 #    one shared row (the race above). Where does each program put its share, who adds the
-#    shares up, and when? What is program $p$'s share when it takes `rows_per_program`
-#    consecutive rows?
+#    shares up, and when? How many programs does your backward launch, and which rows does
+#    each one take? Size your choice: how big is its buffer of shares at 1,000 rows, and at a
+#    million?
 #
 # **Check one step of each live.** For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$,
 # $\varepsilon = 0$: what is $\partial y_0/\partial x_1$ (`y[0]` against `x[1]`)? For step 2,
-# 10 rows and `rows_per_program = 4`: how many partial rows (`my_partial_rows`), and which rows
-# of $x$ does the last program's share add up? Write them in the next cell and run it.
+# how many partial rows of the weight gradient does your layout store at 1,000 rows
+# (`my_partials_1k`) and at a million (`my_partials_1m`)? Write them in the next cell and run
+# it: it sizes your buffer against $x$.
 
 # %%
 ### BEGIN WORKED
 my_dy0_dx1 = -0.0661  # x_0 w_0 dr/dx_1 = -x_0 w_0 r^3 x_1 / D: y_0 feels x_1 through r only
-my_partial_rows = 3  # groups of 4 in 10 rows: rows 0-3, 4-7, 8-9
-my_last_rows = (8, 9)  # the last group is short
+my_partials_1k = 32  # min(rows, 32) programs, each over a group of consecutive rows
+my_partials_1m = 32  # the same 32: the buffer does not grow with the batch
 ### LEARNER
 my_dy0_dx1 = None  # dy[0]/dx[1] for that row: a number, 4 decimals
-my_partial_rows = None  # how many partial rows, 10 rows in groups of 4
-my_last_rows = None  # the rows the last program adds up, e.g. (0, 1, 2)
+my_partials_1k = None  # partial rows your layout stores at 1,000 rows: a whole number
+my_partials_1m = None  # and at 1,000,000 rows
 ### END WORKED
 
-check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobian entry
+check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m)  # autograd's entry; your buffer
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -491,7 +494,7 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 # Write $r = (q + \varepsilon)^{-1/2}$ with $q = \frac1D \sum_k x_k^2$: what is
 # $\partial r/\partial x_j$, in terms of $r$ and $x_j$ (and $D$)? With $\hat g_k = g_k w_k$, add
 # the two paths, then write the sum over $k$ with $\hat x$. For step 2: which rows' terms does
-# program $p$ have?
+# a program have, and what decides how many programs there are?
 # </details>
 #
 # Define `rms_norm_rows(x, weight, eps)` returning `F.rms_norm(x, x.shape[-1:], weight, eps)`
@@ -521,9 +524,9 @@ check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows)  # autograd's Jacobia
 #    it save `y` and recover $\hat x$ from it?
 # 2. `setup_context` sees only an operator's inputs and its output. How does the $r$ that your
 #    forward kernel computes reach it? What does the backward operator take and return?
-# 3. How many programs does each kernel launch, and which rows does each take? How big is the
-#    buffer of partial rows with your layout, at 1,000 rows and at a million? What stops a
-#    program's loop at the last row?
+# 3. Your step 2 layout: does the forward kernel need the same one? Whatever the number of
+#    rows, does every row belong to exactly one program, and does every program stay inside
+#    `x`?
 # </details>
 
 # %% nbgrader={"grade_id": "answer_rms_norm_rows", "solution": true}

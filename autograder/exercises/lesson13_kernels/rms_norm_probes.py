@@ -131,17 +131,17 @@ def name_rows_left_out(function, values: dict, error: GradingError, few: dict,
         raise GradingError(
             f"rms_norm_rows leaves the last {rows - k} of {rows} rows out of its {what} (right "
             f"over the first {k}, and right with {fewer} rows): no program reaches the last "
-            "rows. With a fixed number of programs each taking rows_per_program consecutive "
-            "rows, round up, rows_per_program = triton.cdiv(rows, programs): rows // programs "
-            "leaves the last rows % programs rows to no program", error.details,
+            "rows. Does every row fall in some program's group? A group size rounded down "
+            "(the rows divided by the programs, floored) leaves the remainder of that division "
+            "to no program: round the group size up", error.details,
             case=f"x of shape {shape}", mistake="rms_norm_rows/rows-left-out") from error
     if reads_past_last_row(function, values):
         raise GradingError(
             f"rms_norm_rows's kernel reads past the last row with {rows} rows (right with "
             f"{fewer} rows of the same length): a program's loop over its group of rows runs "
             "past the end of x, grad_output or rstd. With a fixed number of programs the last "
-            "groups are shorter, or empty: stop each loop at the last row, e.g. "
-            "range(0, tl.minimum(rows_per_program, rows - first))", error.details,
+            "groups are shorter, or empty: bound each program's loop by the rows that are left "
+            "as well as by its group's size", error.details,
             case=f"x of shape {shape}", mistake="rms_norm_rows/loop-past-last-row") from error
 
 

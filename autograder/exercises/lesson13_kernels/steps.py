@@ -106,9 +106,10 @@ def check_silu_steps(my_dy_da, my_shared, my_exps_per_element) -> None:
         f"✗ {exps}: once one is computed, what does the other one give you?"))
 
 
-def check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows) -> None:
-    """Exercise 2: dy[0]/dx[1] of F.rms_norm for one row against autograd's Jacobian, and the
-    layout of 10 rows in groups of 4; then the size of the partial rows' buffer."""
+def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m) -> None:
+    """Exercise 2: dy[0]/dx[1] of F.rms_norm for one row against autograd's Jacobian; then the
+    learner's own layout of the weight gradient's partial rows, sized at 1,000 rows and at a
+    million (the layout itself is theirs: no group size is given or asked)."""
     row, w_row = (torch.tensor(v, dtype=torch.float64)
                   for v in ((1.0, 2.0, 3.0), (1.0, 0.5, 2.0)))
     jacobian = torch.autograd.functional.jacobian(
@@ -124,26 +125,35 @@ def check_rms_steps(my_dy0_dx1, my_partial_rows, my_last_rows) -> None:
           else _entry("dy[0]/dx[1]", my_dy0_dx1, truth, slips,
                       "autograd's: the path through r reaches every y_k",
                       "not autograd's. Through which of y_0's factors does x_1 reach it?"))
-    if my_partial_rows is None or my_last_rows is None:
-        print("layout: write my_partial_rows and my_last_rows first")
+    if my_partials_1k is None or my_partials_1m is None:
+        print("layout: write my_partials_1k and my_partials_1m first")
         return
-    rows, per = 10, 4
-    starts = range(0, rows, per)
-    count_ok = my_partial_rows == len(starts)
-    try:
-        last_ok = tuple(my_last_rows) == tuple(range(starts[-1], rows))
-    except TypeError:  # not a sequence: shown, not raised
-        last_ok = False
-    print("layout: " + ("✓ one partial row per group, the last group short"
-                        if count_ok and last_ok else "✗ " + (
-                            "how many groups of 4 does it take to cover 10 rows, the last one "
-                            "included?" if not count_ok else
-                            "the groups are consecutive: where does the third start, and "
-                            "where do the rows end?")))
-    D = 300
-    for rows_per_program in (per, 1):
-        print(f"  {rows} rows of D = {D}, rows_per_program = {rows_per_program}: a buffer of "
-              f"{len(range(0, rows, rows_per_program)) * D} numbers (x holds {rows * D})")
+    counts = {}
+    for rows, given in ((1_000, my_partials_1k), (1_000_000, my_partials_1m)):
+        if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= rows:
+            print(f"layout: ✗ {given!r} partial rows at {rows:,} rows: a whole number from 1 "
+                  f"(one program for every row) to {rows:,} (one program per row)")
+            return
+        counts[rows] = given
+    D = 4096  # the contract's largest row; float32 partials
+
+    def size(n):
+        return f"{n * D * 4 / 2**20:,.1f} MiB"
+    for rows, n in counts.items():
+        print(f"  {rows:,} rows of D = {D}: your buffer holds {n:,} partial row{'s' * (n != 1)}, {size(n)} "
+              f"in float32 (x itself: {size(rows)})")
+    small, large = counts[1_000], counts[1_000_000]
+    if large > small:
+        print("layout: graded as right, but your buffer grows with the batch: at a million "
+              f"rows it is {large / 1_000_000:.0%} of x, allocated in backward and summed on "
+              "the host. What would keep it the same size whatever the number of rows?")
+    elif large == 1:
+        print("layout: graded as right, but one program then does every row, one after the "
+              "other, where a GPU has a hundred or more multiprocessors. How many programs "
+              "would keep them busy?")
+    else:
+        print("layout: ✓ the same size whatever the batch. How many rows does each program "
+              "then take, and what stops the last one at the end of x?")
 
 
 def check_silu_design(my_saved, my_backward_returns) -> None:

@@ -52,21 +52,28 @@ def test_silu_checker_asks_one_jacobian_entry_and_names_each_slip_with_a_questio
     assert "✓" in lines[1] and "✓" in lines[2], lines
 
 
-def test_rms_checker_asks_one_jacobian_entry_and_the_groups_not_the_formulas():
-    """Does Exercise 2's live cell give ✓ to the worked entry and layout, ask about r's sum when
-    the entry is 0 (the direct path only) and about the 1/D when the mean is dropped, and a ✗
-    to a count or a last group that is off, a last group that is no sequence included?"""
+def test_rms_checker_asks_one_jacobian_entry_and_the_learner_s_own_layout():
+    """Does Exercise 2's live cell give ✓ to the worked entry and a buffer that stays the same
+    size, ask about r's sum when the entry is 0 (the direct path only) and about the 1/D when
+    the mean is dropped, size the learner's own buffer against x at 1,000 rows and a million
+    (one partial row per row and one program in all told they are graded as right, with a
+    question), and give a ✗ to a count that is no whole number of rows?"""
     checker = cell_from("13_kernels", "check_rms_steps(my_dy0_dx1")
-    worked = definitions("13_kernels", "my_dy0_dx1", "my_partial_rows", "my_last_rows",
+    worked = definitions("13_kernels", "my_dy0_dx1", "my_partials_1k", "my_partials_1m",
                          check_rms_steps=check_rms_steps)
     lines = run_code(checker, dict(worked))
-    assert "✓" in lines[0] and "✓" in lines[1] and len(lines) == 4, lines
-    assert "a buffer of 900 numbers" in lines[2] and "a buffer of 3000" in lines[3], lines
+    assert "✓" in lines[0] and "✓" in lines[-1] and len(lines) == 4, lines
+    assert "1,000 rows of D = 4096" in lines[1] and "x itself: 15.6 MiB" in lines[1], lines
     lines = run_code(checker, {**worked, "my_dy0_dx1": 0})
     assert "✗" in lines[0] and "Which sum is r made of?" in lines[0], lines
     lines = run_code(checker, {**worked, "my_dy0_dx1": -0.1984})
     assert "✗" in lines[0] and "no 1/D" in lines[0], lines
-    for slip in ({"my_partial_rows": 2}, {"my_last_rows": (8, 9, 10, 11)}, {"my_last_rows": 9}):
+    for layout, phrase in (((1000, 1_000_000), "grows with the batch"),
+                           ((1, 1), "one program then does every row")):
+        lines = run_code(checker, {**worked, "my_partials_1k": layout[0],
+                                   "my_partials_1m": layout[1]})
+        assert lines[-1].startswith("layout: graded as right") and phrase in lines[-1], lines
+    for slip in ({"my_partials_1k": 2.5}, {"my_partials_1m": 0}, {"my_partials_1k": 2000}):
         lines = run_code(checker, {**worked, **slip})
         assert "✓" in lines[0] and lines[1].startswith("layout: ✗"), (slip, lines)
 

@@ -5,9 +5,9 @@ allocated without device= (rule 1's device clause, seen on a GPU only), both gra
 when one input requires grad (rule 2); rms_norm_rows: a count
 in a module global, the weight's gradient returned when only x requires grad (rule 2), the
 buffers allocated without device=, and the weight's gradient left in float32 for a half weight,
-its fake saying so (autograd casts it back: correct, if unusual)."""
+its fake saying so (rule 2: autograd casts it back without a word, after the float32 work)."""
 
-from .. import Mistake, Unusual
+from .. import Mistake
 from .common import _edit
 from .rms_norm_rows import RMS
 from .silu_mul import SILU_MUL
@@ -59,12 +59,8 @@ MISTAKES = [
                       "    rstd = torch.empty(rows.shape[0],"),
                 ("    partial_w = torch.empty(rows.shape, device=x.device, dtype=rstd.dtype)",
                  "    partial_w = torch.empty(rows.shape, dtype=rstd.dtype)"))),
-]
-
-UNUSUAL = [
-    Unusual("rms_norm_rows", "a float32 weight gradient for a half weight, its fake saying so "
-            "(autograd casts it back to the weight's dtype: the caller sees the same tensor)",
-            _edit(RMS,
+    Mistake("rms_norm_rows", "a float32 weight gradient for a half weight, its fake saying so",
+            "returned grad_weight in float32 for a float16 weight", _edit(RMS,
                   ("    return grad_x.view(x.shape), partial_w.sum(0).to(weight.dtype)",
                    "    return grad_x.view(x.shape), partial_w.sum(0)"),
                   ("    return torch.empty_like(x, memory_format=torch.contiguous_format), "
