@@ -120,8 +120,8 @@ else:
 # <details><summary><b>Hint</b> (step 4: questions)</summary>
 #
 # Lesson 00's `SquareFromOutput` saved its output and lost the sign of $x$. Does $y$ lose anything
-# the sigmoid's derivative needs? What would backward compute again from $x$? And the layer after
-# a sigmoid (a linear layer, say): which of the two does it keep for its own backward?
+# the sigmoid's derivative needs? What would backward have to compute from each of them? And
+# in a network, what does the layer after your Function keep for its own backward?
 # </details>
 
 # %% [markdown]
@@ -197,29 +197,29 @@ def _tensor_of(function, at):
 if exponential_z is None:
     print("Write your z into exponential_z first.")
 else:
-    both = torch.tensor([-800.0, -40.0, -5.0, -1.0, 0.0, 1.0, 5.0, 40.0, 800.0],
-                        dtype=torch.float64)
-    zs, failed = _tensor_of(exponential_z, both)
-    outside = [] if zs is None else [
-        f"{point:g} (z = {value:g})" for point, value in zip(both.tolist(), zs.tolist())
-        if not 0 <= value <= 1]  # nan fails both comparisons
-    if failed:
-        print(f"✗ exponential_z {failed}")
-    elif outside:
-        print(f"✗ your z leaves [0, 1] at x = {', '.join(outside)}: step 2 asks for an "
-              "exponential that can never overflow; on that side, which one is at most 1?")
-    elif zs[2] == zs[3]:
-        print("✗ your z is the same at x = -5 and x = -1: a formula in z alone could not tell "
-              "them apart on the side x < 0. Step 2's z serves both sides")
-    else:
-        at_most_one = torch.exp(-both.abs())  # on each side, the one of e^x, e^-x at most 1
-        off = [f"{point:g}" for point, mine, right in zip(both.tolist(), zs.tolist(),
-                                                          at_most_one.tolist())
-               if abs(mine - right) > 1e-12 * right]
-        print(f"✗ at x = {', '.join(off)} your z is not the exponential that is at most 1 on "
-              "that side: which of e^x, e^-x is it there?" if off else
-              "✓ your z stays in [0, 1] on both sides and serves both: each side's formula in "
-              "z is yours to work out in Exercise 1")
+    far_to_near = torch.tensor([1e300, 800.0, 40.0, 5.0, 1.0, 0.25], dtype=torch.float64)
+    sides = {"x < 0": -far_to_near, "x > 0": far_to_near}
+    said = []
+    for side, at in sides.items():  # each side alone: its points from far out towards 0
+        zs, failed = _tensor_of(exponential_z, at)
+        if failed:
+            said.append(f"exponential_z {failed}")
+            break
+        outside = [f"{p:g} (z = {v:g})" for p, v in zip(at.tolist(), zs.tolist())
+                   if not 0 <= v <= 1]  # nan fails both comparisons
+        if outside:
+            said.append(f"on the side {side}, your z leaves [0, 1] at x = {', '.join(outside)}: "
+                        "step 2 asks for an exponential that can never overflow; on that side, "
+                        "which one is at most 1?")
+        elif not bool((zs[2:].diff() > 0).all()):  # |x| from 40 down to 0.25: z must grow
+            said.append(f"on the side {side}, your z does not grow as x nears 0 (at x = "
+                        f"{', '.join(f'{p:g}' for p in at[2:].tolist())} it is "
+                        f"{', '.join(f'{v:.3g}' for v in zs[2:].tolist())}): a formula in z "
+                        "alone could not tell these points apart, or your z is not one that "
+                        "shrinks far from 0")
+    print("✗ " + "\n✗ ".join(said) if said else
+          "✓ your z stays in [0, 1] out to |x| = 1e300 on both sides, and tells the points of "
+          "each side apart: each side's formula in z is yours to work out in Exercise 1")
 
 # %% [markdown]
 # ## ✎ Exercise 1 · `MySigmoid`
@@ -231,9 +231,9 @@ else:
 #
 # - forward and backward are formulas of your own: no PyTorch sigmoid in forward (`torch.sigmoid`,
 #   or an op that runs it) and no sigmoid backward op in backward;
-# - forward saves one tensor, whichever of $x$ and $y$ costs less, in new memory and in
-#   backward's work, where a linear layer follows (step 4), and that tensor itself: `t.detach()`
-#   or a view of `t` is another tensor, cut from the graph;
+# - forward saves one tensor, one that the rest of a network holds already (no new memory) and
+#   from which backward computes no exponential, and that tensor itself: `t.detach()` or a view
+#   of `t` is another tensor, cut from the graph;
 # - in float64, values and gradients finite for $|x|$ up to 800, for $x < 0$ accurate relative to
 #   their size wherever they are normal float64 numbers, the left tail included
 #   ($\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$), and for $x \ge 0$ accurate in absolute
@@ -364,8 +364,7 @@ compare_all(predicted_tiny, {"log(1 - p) at p = 1e-20": torch.log(1 - small[0]).
 #   (question 1: run `torch.relu` there to see which value it chose), in float64, float32 and
 #   float16;
 # - forward saves one tensor that adds at most one byte an element of new memory where a linear
-#   layer follows (question 3; a mask is `torch.bool`), and that tensor itself, not an alias
-#   such as `t.detach()`.
+#   layer follows, and that tensor itself, not an alias such as `t.detach()`.
 #
 # Say why in a comment beside `save_for_backward`: what your choice costs per element of new
 # memory, and in which network it is the cheaper one.
@@ -403,9 +402,10 @@ from autograder import grade; grade("MyReLU", MyReLU)
 # <details><summary><b>Compare with yours</b>, after your self-check is green</summary>
 #
 # Two choices pass: the output $y$ itself (no new memory where the next layer keeps it), or a mask
-# of its own in `torch.bool`, one byte an element. Not `x` (after a linear layer nothing else keeps
-# it), not a copy, and not a mask in a wider dtype. The gradient is $1$ where $x > 0$ and $0$
-# elsewhere, $x = 0$ included, as `torch.relu`'s.
+# of its own: `torch.bool` (or `uint8`), one byte an element, or bits packed eight to a byte, an
+# eighth of a byte for the price of packing and unpacking. Not `x` (after a linear layer nothing
+# else keeps it), not a copy, and not a mask in a wider dtype. The gradient is $1$ where $x > 0$
+# and $0$ elsewhere, $x = 0$ included, as `torch.relu`'s.
 # </details>
 
 # %% [markdown]
@@ -1272,9 +1272,9 @@ compare_all(predicted_ctx, actual)
 # %% [markdown]
 # ### Never write into `grad_output`
 #
-# Exercise 2 asked for a new tensor, and its self-check refuses a backward that writes into
-# `grad_output`, on every call it makes. Here is why. It is tempting to build one of the gradients inside
-# `grad_output` itself, to save a copy.
+# The Function contract (rule 5) asks backward for a new tensor, and every self-check refuses a
+# backward that writes into `grad_output`, on every call it makes. Here is why. It is tempting
+# to build one of the gradients inside `grad_output` itself, to save a copy.
 # Here is `Select` done that way: `b`'s gradient is a new tensor, then `a`'s is written over
 # `grad_output`. With `mask = [True, False, False, False]`, only `a`'s first entry is picked.
 # **Predict, then run:** after `.sum().backward()`, what are `a.grad` and `b.grad`? After

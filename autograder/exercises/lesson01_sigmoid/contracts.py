@@ -44,8 +44,8 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
             "MySigmoid/builtin-backward-op": "built-in sigmoid_backward"}),
-    Clause("forward saves one tensor, whichever of $x$ and $y$ costs less, in new memory and in "
-           "backward's work, where a linear layer follows (step 4), and that tensor itself: "
+    Clause("forward saves one tensor, one that the rest of a network holds already (no new "
+           "memory) and from which backward computes no exponential, and that tensor itself: "
            "`t.detach()` or a view of `t` is another tensor, cut from the graph;",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-output-alias": "saves y.detach()",
@@ -95,9 +95,8 @@ MY_RELU_CLAUSES = (
             "MyReLU/mask-threshold-above-zero": "mask with a threshold, x > 1e-6",
             "MyReLU/half-abs-overflows": "(x + |x|) / 2 forward, sign(y) backward"}),
     Clause("forward saves one tensor that adds at most one byte an element of new memory where "
-           "a linear layer follows (question 3; a mask is `torch.bool`), and that tensor itself, "
-           "not an alias such as `t.detach()`.",
-           {"MyReLU/saves-not-mask-or-output": "a uint8 mask from torch.heaviside",
+           "a linear layer follows, and that tensor itself, not an alias such as `t.detach()`.",
+           {"MyReLU/saves-not-mask-or-output": "the mask saved as float",
             "MyReLU/saves-output-alias":
                 "saves y.detach(), masks with torch.where(y > 0)"}),
 )
@@ -144,6 +143,8 @@ SCALED_SIGMOID_RULES = {
     "values": {"ScaledSigmoid/wrong-output-dtype":
                    "scale * torch.sigmoid(x.float()): a float32 output"},
     "gradients": {"ScaledSigmoid/wrong-gradient-count": "one gradient for two inputs",
+                  "ScaledSigmoid/wrong-gradient-dtype":
+                      "keeps y, torch.zeros(shape) at scale 0: the default dtype",
                   "ScaledSigmoid/gradient-for-non-tensor": "a float gradient for scale"},
     "ctx": {"ScaledSigmoid/state-on-class": "scale kept on the class",
             "ScaledSigmoid/state-shared-between-calls": "scale kept in a module global",

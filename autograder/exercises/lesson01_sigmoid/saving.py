@@ -104,10 +104,24 @@ def _kept(saved) -> str:
     return f"a {str(saved.dtype).removeprefix('torch.')} tensor of its own"
 
 
-def _cost(saved) -> str:
-    """What one saved tensor costs in a network, in words: bytes an element, new or not."""
+def _per_element(nbytes: int, elements: int) -> str:
+    """Bytes an element of x in words: '8 bytes', '1 byte', 'one bit (1/8 byte)' for bits
+    packed eight to a byte (the last byte padded)."""
+    elements = max(elements, 1)
+    if nbytes % elements == 0:
+        each = nbytes // elements
+        return f"{each} byte{'' if each == 1 else 's'}"
+    if nbytes == -(-elements // 8):
+        return "one bit (1/8 byte)"
+    return f"{nbytes / elements:.2g} byte{'' if nbytes < elements else 's'}"
+
+
+def _cost(saved, elements: int | None = None) -> str:
+    """What one saved tensor costs in a network, in words: bytes an element of x (``elements``,
+    x's size; the saved tensor's own where unknown), new or not."""
     size = torch.empty((), dtype=saved.dtype).element_size()
-    each = f"{size} byte{'' if size == 1 else 's'} an element"
+    each = (f"{_per_element(saved.nbytes, elements)} an element" if elements
+            else f"{size} byte{'' if size == 1 else 's'} an element")
     if saved.role.startswith("input"):
         return f"{each}, new wherever nothing else keeps x (after a linear layer, nothing does)"
     if saved.role == "output":
@@ -117,37 +131,39 @@ def _cost(saved) -> str:
 
 def judge_mask_or_output(saved: list, output=None) -> None:
     """The contract: forward saves one tensor adding at most one byte an element of new memory
-    where a linear layer follows. Graded: a boolean mask (1 byte an element) or the output y itself (free where the next
-    layer keeps y anyway); not x, not a copy, not a float mask, not an alias of y (``output``:
-    what forward returned). A failure says what was saved and what it costs, and asks."""
+    where a linear layer follows. Graded: the output y itself (free where the next layer keeps
+    y anyway), or a tensor of its own of at most one byte an element of x (a bool, uint8 or
+    int8 mask; bits packed 8 to a byte); not x, not a copy, not a float mask, not an alias of
+    y (``output``: what forward returned). A failure says what was saved and what it costs,
+    and asks."""
     if len(saved) == 1 and saved[0].role == "output":
         check_output_itself("MyReLU", SimpleNamespace(saved=saved, output=output))
         return
-    if len(saved) == 1 and saved[0].dtype == torch.bool:
+    elements = output.numel() if isinstance(output, torch.Tensor) else None
+    if (len(saved) == 1 and saved[0].role == "intermediate" and elements is not None
+            and saved[0].nbytes <= max(elements, 1)):
         return
+    cost = lambda s: _cost(s, elements)  # noqa: E731 - what each saved tensor costs, in words
     if not saved:
         said = ("MyReLU saved nothing: what does backward need to know about x, and which "
                 "tensor can carry it?")
     elif len(saved) > 1:
         said = (f"MyReLU saved {len(saved)} tensors, {' and '.join(map(_kept, saved))} "
-                f"({'; '.join(map(_cost, saved))}): backward needs to know one thing about x; "
+                f"({'; '.join(map(cost, saved))}): backward needs to know one thing about x; "
                 "which one tensor tells it, for at most one byte an element of new memory?")
     elif copy := copy_of_output(saved[0], output):
         said = (f"MyReLU saved {copy}, where the contract allows at most one byte an element "
                 "of new memory: y itself costs none where the next layer keeps it, and a mask "
                 "one byte an element; which does backward need?")
-    elif saved[0].dtype in (torch.uint8, torch.int8):  # one byte, but not the contract's mask
-        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): a mask, in the contract, "
-                "is torch.bool; what does backward need to know about each entry of x?")
     else:
-        said = (f"MyReLU saved {_kept(saved[0])} ({_cost(saved[0])}): the contract allows at "
+        said = (f"MyReLU saved {_kept(saved[0])} ({cost(saved[0])}): the contract allows at "
                 "most one byte an element of new memory: what does backward need to know about "
                 "each entry of x, and which tensor carries that for less?")
     raise GradingError(said, mistake="MyReLU/saves-not-mask-or-output")
 
 
 def relu_watch(spec: Spec) -> Watch:
-    """MyReLU's calls: one tensor saved, a boolean mask or the output."""
+    """MyReLU's calls: one tensor saved, the output or one of at most a byte an element."""
     def judge(call: Call) -> None:
         if call.saved is not None:
             judge_mask_or_output(call.saved, call.output)

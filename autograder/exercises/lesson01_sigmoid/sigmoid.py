@@ -7,10 +7,15 @@ import torch
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function,
                       check_no_ctx_tensors, check_values_and_gradients, check_version_tracking,
                       run_backward, run_forward, make_inputs)
+from dataclasses import replace
+
 from ...contract import check_each_input_alone, covers
 from ...domain import Constant, Domain, sampled
+from ...default_device import check_default_device
+from ...returned_dtypes import check_returned_dtypes
 from ...errors import GradingError
 from ...exercise import Exercise, sample
+from ...function_contract import rule_reference
 from .extremes import (check_relu_largest_finite, check_relu_non_finite_grad_output,
                        check_relu_smallest_positive, check_scaled_large_x)
 from .scaled_scales import (SCALED_SIGMOID, scaled_values, check_no_division_by_scale,
@@ -171,11 +176,32 @@ def check_output_is_new(function, spec: Spec, device, values=(1.0, 2.0, 3.0),
                     "whatever x holds?", mistake=f"{spec.name}/returns-input")
 
 
+def check_backward_keeps_output(function, spec: Spec, device) -> None:
+    """Backward leaves forward's output as it was: an answer that saves y and turns it into its
+    mask in place (y.sign_()) gives the right gradient once, and changes the y its caller
+    holds; named here, before a probe that reads the output after backward blames a value."""
+    x = sample((7,), device, away_from_zero=0.1)
+    inputs = make_inputs({"x": x})
+    forward = run_forward(function, spec, inputs)
+    if not isinstance(forward.output, torch.Tensor):
+        return  # the battery names it
+    before, version = forward.output.detach().clone(), forward.output._version
+    with suppress(Exception):  # an error in backward: the battery names it
+        run_backward(spec, forward.output, inputs, torch.ones_like(forward.output))
+    if forward.output._version != version or not torch.equal(forward.output.detach(), before):
+        raise GradingError(
+            f"{spec.name}.backward changes a tensor that forward saved, in place: its output y, "
+            "which the caller holds too, is not what forward returned after backward ran; build "
+            "new tensors from the saved ones (torch.sign(y), not y.sign_()) "
+            f"{rule_reference('unwritten')}", mistake=f"{spec.name}/backward-modifies-saved-tensor")
+
+
 def my_relu_full(MyReLU, device) -> None:
     watch = relu_watch(MY_RELU)  # every call below: what it saves, x untouched
     function = watch.wrap(check_is_function(MyReLU, MY_RELU))
     check_class_untouched(function, MY_RELU_DOMAIN, device)
     check_uses_grad_output(function, MY_RELU, {"x": sample((7,), device, away_from_zero=0.1)})
+    check_backward_keeps_output(function, MY_RELU, device)
     check_mask_blocks_negatives(function, MY_RELU, device)
     for seed, shape in enumerate(SHAPES):
         values = {"x": sample(shape, device, seed=seed, away_from_zero=0.1)}
@@ -214,7 +240,7 @@ def my_relu_full(MyReLU, device) -> None:
                            {"x": sample((5,), device, seed=2, away_from_zero=0.1)})
     check_gradcheck(function, MY_RELU, {"x": sample((4,), device, away_from_zero=0.1)})
     watch.settle()  # on every call above: each dtype, the largest finite x, non-leaf x
-    covers("a boolean mask or the output")
+    covers("at most one byte an element")
     # last: an answer that breaks another clause and multiplies by its mask is named for that
     check_relu_non_finite_grad_output(function, MY_RELU, device)
     covers("grad_output not finite")
@@ -241,6 +267,12 @@ def scaled_sigmoid_full(ScaledSigmoid, device) -> None:
         check_values_and_gradients(function, SCALED_SIGMOID, {
             "x": torch.linspace(-8, 8, 33, dtype=torch.float64, device=device),
             "scale": 0.0})
+    # rule 2's dtype, read before autograd's cast, and the default device, at scale 0 too: a
+    # backward with a case of its own there (zeros of the default dtype or on the default
+    # device, say) is never reached at the domain's scale
+    with case("x of shape (3, 4), scale=0.0"):
+        check_returned_dtypes(SCALED_SIGMOID_AT_ZERO, function, device)
+        check_default_device(SCALED_SIGMOID_AT_ZERO, function, device)  # and rule 6's device
     covers("scale of 0")
     covers("negative scale")
     check_tiny_scales(function, device)
@@ -277,6 +309,9 @@ SCALED_SIGMOID_DOMAIN = Domain(SCALED_SIGMOID,
                                sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 2.5}),
                                prepare=lambda answer: Watch(SCALED_SIGMOID).prepare(answer),
                                constants={"scale": SCALE})
+# the same domain at scale 0, where an answer that keeps y needs a path of its own
+SCALED_SIGMOID_AT_ZERO = replace(SCALED_SIGMOID_DOMAIN,
+                                 values=sampled(SCALED_SIGMOID, {"x": (3, 4)}, {"scale": 0.0}))
 
 
 EXERCISES = [
@@ -287,7 +322,7 @@ EXERCISES = [
              example=lambda: (3 * sample((5,), "cpu"),), domain=MY_SIGMOID_DOMAIN),
     Exercise("MyReLU", "01_sigmoid", my_relu_full,
              contract=("x exactly 0", "smallest positive x", "grad_output and x untouched",
-                       "a boolean mask or the output", "largest finite x",
+                       "at most one byte an element", "largest finite x",
                        "grad_output not finite"),
              clauses=MY_RELU_CLAUSES, rules=MY_RELU_RULES,
              example=lambda: (sample((6,), "cpu", away_from_zero=0.1),), domain=MY_RELU_DOMAIN),

@@ -38,20 +38,27 @@ def _z_check(learner: bool = False, **slip) -> list[str]:
 
 
 def test_worked_z_passes_and_the_slips_are_named():
-    """Does the worked z pass on both sides of 0, with no branch formula asked for or shown (the
-    branches are Exercise 1's); is a z that overflows on one side, one that cannot tell two
-    negative points apart, or one off the exponential at most 1, refused with a question?"""
+    """Does the worked z pass on both sides of 0, with no formula for z or the branches asked
+    for or shown (the checker tries properties only: z in [0, 1] out to |x| = 1e300, growing as
+    x nears 0 on each side); is a z that overflows on one side, or one that cannot tell the
+    points of a side apart, refused with the side it fails on and a question, and does another
+    z with those properties pass?"""
     lines = _z_check()
-    assert lines == ["✓ your z stays in [0, 1] on both sides and serves both: each side's "
-                     "formula in z is yours to work out in Exercise 1"], lines
+    assert lines == ["✓ your z stays in [0, 1] out to |x| = 1e300 on both sides, and tells the "
+                     "points of each side apart: each side's formula in z is yours to work out "
+                     "in Exercise 1"], lines
     one_sided = _z_check(exponential_z=lambda x: torch.exp(-x))
-    assert one_sided[0].startswith("✗ your z leaves [0, 1] at x = -800"), one_sided
+    assert one_sided[0].startswith("✗ on the side x < 0, your z leaves [0, 1] at x = -1e+300"), \
+        one_sided
+    assert "exp" not in one_sided[0].replace("exponential", ""), one_sided
     clamped = _z_check(exponential_z=lambda x: torch.exp(-x).clamp(max=1))
-    assert clamped[0].startswith("✗ your z is the same at x = -5 and x = -1"), clamped
-    halved = _z_check(exponential_z=lambda x: torch.exp(-x.abs()) / 2)
-    assert halved == ["✗ at x = -40, -5, -1, 0, 1, 5, 40 your z is not the "
-                      "exponential that is at most 1 on that side: which of e^x, e^-x is it "
-                      "there?"], halved
+    assert clamped == ["✗ on the side x < 0, your z does not grow as x nears 0 (at x = -40, -5, "
+                       "-1, -0.25 it is 1, 1, 1, 1): a formula in z alone could not tell these "
+                       "points apart, or your z is not one that shrinks far from 0"], clamped
+    rising = _z_check(exponential_z=torch.sigmoid)
+    assert rising[0].startswith("✗ on the side x > 0, your z does not grow as x nears 0"), rising
+    assert _z_check(exponential_z=lambda x: torch.exp(-x.abs()) / 2)[0].startswith("✓"), \
+        "a z off by a constant factor has every property the checker asks for"
     raises = _z_check(exponential_z=lambda x, y: x)
     assert raises[0].startswith("✗ exponential_z raised TypeError"), raises
     assert _z_check(learner=True) == ["Write your z into exponential_z first."]

@@ -128,7 +128,7 @@ MISTAKES = [
             _relu("        mask = x.float() > 0\n        ctx.save_for_backward(mask)\n"
                   "        return x.clamp(min=0)",
                   "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
-    # the contract saves a boolean mask or the output (issue 45: nothing checked it)
+    # the contract bounds what forward saves (issue 45: nothing checked it)
     Mistake("MyReLU", "masked_fill on a fresh tensor, F.relu forward, saves x",
             "MyReLU saved its input x (8 bytes an element, new wherever nothing else keeps x",
             _relu("        ctx.save_for_backward(x)\n        return F.relu(x)",
@@ -137,13 +137,6 @@ MISTAKES = [
             "MyReLU saved its input x (8 bytes an element, new wherever nothing else keeps x",
             _relu(RELU_FORWARD, RELU_READ + "        grad = grad_output.clone()\n"
                   "        grad[x <= 0] = 0\n        return grad")),
-    # a mask in uint8, 1 byte an element as bool, is still not the boolean mask the contract
-    # names (FusedLinearReLU fails one too)
-    Mistake("MyReLU", "a uint8 mask from torch.heaviside",
-            "MyReLU saved a uint8 tensor of its own (1 byte an element, all of it new): a mask, in the contract, is torch.bool",
-            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
-                  "        ctx.save_for_backward(mask)\n        return x * mask",
-                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
     # mutants (issue 45): a float mask, a copy of the output
     Mistake("MyReLU", "the mask saved as float",
             "MyReLU saved a float32 tensor of its own (4 bytes an element, all of it new)",
@@ -319,4 +312,69 @@ MISTAKES += [
                   "        return x.clamp(min=0)",
                   "        m, = ctx.saved_tensors\n"
                   "        return torch.where(m, grad_output, 0)")),
+]
+
+# a fresh review (score 8): the contract bounds what forward saves (at most one byte an element
+# of new memory) and no longer names torch.bool, so a uint8 mask (1 byte an element) and bits
+# packed eight to a byte (1/8) meet it: mistakes until then ("a mask, in the contract, is
+# torch.bool"), correct now (a deliberate verdict change)
+UNUSUAL += [
+    Unusual("MyReLU", "a uint8 mask from torch.heaviside",
+            _relu("        mask = torch.heaviside(x, torch.zeros((), dtype=x.dtype)).to(torch.uint8)\n"
+                  "        ctx.save_for_backward(mask)\n        return x * mask",
+                  "        mask, = ctx.saved_tensors\n        return grad_output * mask")),
+    Unusual("MyReLU", "the mask packed eight to a byte (1/8 byte an element)",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        bits = (x > 0).reshape(-1)
+        n = bits.numel()
+        bits = torch.cat([bits, bits.new_zeros((-n) % 8)]).reshape(-1, 8).to(torch.uint8)
+        weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8,
+                               device=x.device)
+        packed = (bits * weights).sum(1, dtype=torch.uint8)
+        ctx.save_for_backward(packed)
+        ctx.shape = x.shape
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        packed, = ctx.saved_tensors
+        weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8,
+                               device=grad_output.device)
+        bits = (packed.unsqueeze(1) & weights) != 0
+        mask = bits.reshape(-1)[:grad_output.numel()].reshape(ctx.shape)
+        return torch.where(mask, grad_output, 0)
+"""),
+]
+
+# a fresh review (score 8): saves y and turns it into its mask in place in backward; it was
+# told about thresholds (a probe read the output after backward), now named as a write into a
+# saved tensor (rule 5)
+MISTAKES += [
+    Mistake("MyReLU", "saves y, backward y.sign_() in the saved output",
+            "MyReLU.backward changes a tensor that forward saved, in place",
+            _relu("        y = x.clamp(min=0)\n        ctx.save_for_backward(y)\n        return y",
+                  "        y, = ctx.saved_tensors\n        return grad_output * y.sign_()")),
+    Mistake("MyReLU", "a packed mask beside a copy of the output (two tensors saved)",
+            "one bit (1/8 byte) an element",
+            """
+class MyReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        bits = (x > 0).reshape(-1)
+        n = bits.numel()
+        bits = torch.cat([bits, bits.new_zeros((-n) % 8)]).reshape(-1, 8).to(torch.uint8)
+        weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8,
+                               device=x.device)
+        y = x.clamp(min=0)
+        ctx.save_for_backward((bits * weights).sum(1, dtype=torch.uint8), y.clone())
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        packed, y = ctx.saved_tensors
+        return torch.where(y > 0, grad_output, 0)
+"""),
 ]

@@ -332,3 +332,47 @@ MISTAKES += [
                     "            return torch.zeros_like(grad_output), None\n"
                     "        return grad_output * y * (1 - y / s), None")),
 ]
+
+# a fresh review (score 8): keeps y, and at scale 0 returns torch.zeros(shape), the default
+# dtype (float32) for a float64 x; autograd casts it back without a word, and rule 2's dtype
+# check ran at the domain's scale 2.5 only, never on this path
+MISTAKES += [
+    Mistake("ScaledSigmoid", "keeps y, torch.zeros(shape) at scale 0: the default dtype",
+            "backward returned grad_x in float32 for a float64 x",
+            """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = scale * torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        if ctx.scale == 0:
+            return torch.zeros(grad_output.shape), None
+        return grad_output * y * (1 - y / ctx.scale), None
+"""),
+    # its sibling with the dtype right: torch.zeros without device= at scale 0 only, a tensor
+    # on the default device (rule 1's default-device check now runs at scale 0 too)
+    Mistake("ScaledSigmoid", "keeps y, torch.zeros(shape, dtype=) at scale 0: the default device",
+            "ScaledSigmoid made a tensor on the default device (torch.zeros without device=)",
+            """
+class ScaledSigmoid(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = scale * torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        y, = ctx.saved_tensors
+        if ctx.scale == 0:
+            return torch.zeros(grad_output.shape, dtype=grad_output.dtype), None
+        return grad_output * y * (1 - y / ctx.scale), None
+"""),
+]

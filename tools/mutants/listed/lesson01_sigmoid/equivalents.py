@@ -241,3 +241,31 @@ _DTYPE_BRANCH = ("both branches are the same mask product, exact in every dtype:
 EQUIVALENTS += [
     EquivalentMutant('MyReLU', 'swap_comparison', 'if grad_output.dtype == torch.float16:', 'if grad_output.dtype != torch.float16:', _DTYPE_BRANCH),
 ]
+
+# the catalogue's mask packed eight to a byte (a correct answer since the contract bounds the
+# bytes an element, not the dtype): copies, views and a kept dimension that change no bit
+_PACKED_ROW = "bits.reshape(-1)[:grad_output.numel()]"
+EQUIVALENTS += [
+    EquivalentMutant("MyReLU", "flip_keepdim",
+                     "packed = (bits * weights).sum(1, dtype=torch.uint8)",
+                     "packed = (bits * weights).sum(1, dtype=torch.uint8, keepdim=True)",
+                     "packed keeps the same bytes in shape (m, 1): backward's "
+                     "packed.unsqueeze(1) & weights is then (m, 1, 8), whose reshape(-1) lists "
+                     "the bits in the same order"),
+    EquivalentMutant("MyReLU", "add_copy", "ctx.save_for_backward(packed)",
+                     "ctx.save_for_backward(packed.contiguous())", _NOOP_COPY),
+    EquivalentMutant("MyReLU", "reshape_to_view",
+                     f"mask = {_PACKED_ROW}.reshape(ctx.shape)",
+                     f"mask = {_PACKED_ROW}.view(ctx.shape)",
+                     "a leading slice of a contiguous 1-d tensor is contiguous: view and "
+                     "reshape agree"),
+    EquivalentMutant("MyReLU", "reshape_to_view",
+                     f"mask = {_PACKED_ROW}.reshape(ctx.shape)",
+                     "mask = bits.view(-1)[:grad_output.numel()].reshape(ctx.shape)", _VIEW),
+    EquivalentMutant("MyReLU", "reshape_to_view",
+                     "bits = torch.cat([bits, bits.new_zeros((-n) % 8)]).reshape(-1, 8)"
+                     ".to(torch.uint8)",
+                     "bits = torch.cat([bits, bits.new_zeros((-n) % 8)]).view(-1, 8)"
+                     ".to(torch.uint8)",
+                     "torch.cat returns a new contiguous tensor: view and reshape agree"),
+]
