@@ -1,10 +1,13 @@
 """What a submission's answer cells show before any of them runs: an answer Python cannot parse
 (a SyntaxError: none of the cell runs, so every exercise it defines scores 0), and a notebook
 whose every answer is still the lesson's stub (the released notebook handed in unchanged, or the
-wrong file?). Each becomes a fault, so that such a notebook has a status and a reason and
-reaches the list of notebooks worth a look of `make autograde` and `make grades`."""
+wrong file?); and once they ran, an answer cell that stopped with an error of its own (an
+``import`` of a module grading lacks: what follows it never ran). Each becomes a fault, so that
+such a notebook has a status and a reason and reaches the list of notebooks worth a look of
+`make autograde` and `make grades`."""
 
 import ast
+import re
 
 from .faults import Fault
 from .notebook_format import grade_id
@@ -50,3 +53,37 @@ def syntax_error(source: str) -> str:
     except Exception:  # IPython could not read it as a cell: let the kernel say what it says
         return ""
     return ""
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CELL_LINE = re.compile(r"Cell In\[\d+\], line (\d+)")
+# An unanswered stub (its test says "not answered"), a failed self-check run in the answer cell
+# (its test gives the same hint)
+SAID_ELSEWHERE = ("NotImplementedError", "GradingError")
+
+
+def answer_error_faults(notebook, faults=()) -> list[Fault]:
+    """An ``answer-error`` fault for each answer cell of the executed ``notebook`` that stopped
+    with an error: not the stub's NotImplementedError or a self-check's GradingError, not one
+    that does not parse (its ``syntax-error`` says it), not one a fault of the run already
+    names (a time limit, a dead kernel)."""
+    named = {fault.cell for fault in faults if fault.cell}
+    found = []
+    for cell in notebook.cells:
+        name = grade_id(cell)
+        if (cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("solution")
+                or name in named or unparsed(cell)):
+            continue
+        errors = [output for output in cell.get("outputs", [])
+                  if output.get("output_type") == "error"]
+        if not errors or errors[-1].get("ename") in SAID_ELSEWHERE:
+            continue
+        error = errors[-1]
+        said = (str(error.get("evalue", "")).strip().splitlines() or [""])[0][:160]
+        lines = CELL_LINE.findall(ANSI.sub("", "\n".join(error.get("traceback", []))))
+        at = f" at line {lines[0]}" if lines else ""
+        found.append(Fault("answer-error", f"answer cell {name} stopped with "
+                           f"{error.get('ename', 'an error')}{': ' + said if said else ''}{at}: "
+                           "the rest of it did not run, so the tests of what it left undefined "
+                           "scored 0", name))
+    return found

@@ -18,7 +18,7 @@ import nbformat
 
 from . import manual, one_line, sandbox, shared_zygote, verdict_store
 from .executors import dask_executor, local_executor
-from .faults import NOTES, SEVERITY, Fault, from_dicts, own_status, reason_of
+from .faults import NOTES, SEVERITY, Fault, added_note_line, from_dicts, own_status, reason_of
 from .feedback import status_cell
 from .notebook_format import quiet_notebook_warnings
 from .gradebook import GradebookWriter, lesson_references, placeholder, score_line
@@ -73,11 +73,7 @@ class Summary:
         for (lesson, kind), where in sorted(notes.items()):
             cells = sorted({cell for cell, _, _ in where})
             count = len({(student, name) for _, student, name in where})
-            lines.append(f"{lesson}: test cell{'s' if len(cells) > 1 else ''} "
-                         f"{', '.join(cells)} added and graded in {count} "
-                         f"notebook{'s' if count > 1 else ''} handed in before "
-                         f"{'them' if len(cells) > 1 else 'it'} (a note in "
-                         "their reason; their status is their own)")
+            lines.append(added_note_line(lesson, cells, count))
         flagged = [f"  {student} {lesson}/{name}: {status}: {one_line.reason(reason)}"
                    for student, lesson, name, status, reason in
                    sorted(self.flagged, key=lambda row: (SEVERITY[row[3]], row[:3]))

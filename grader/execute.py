@@ -26,7 +26,8 @@ from traitlets import Bool, Integer, Unicode, default
 from autograder.verdict import VERDICT_MIME
 
 from . import sandbox
-from .faults import Fault
+from .answers import answer_error_faults
+from .faults import ADDED_LATER, Fault
 from .intake import files_beside, read_files
 from .kernel_session import KernelSession
 from .needed_cells import NOT_NEEDED_NOTE, demo_sources, unneeded_cells
@@ -130,7 +131,11 @@ class SealedExecute(Execute):
                 self.run.timing["kernel stop"] += time.monotonic() - began
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        verdicts = apply_verdicts(self.nb, key, self.run.faults)
+        # the test cells intake put in for a notebook handed in before them (not faults of
+        # this run: the job reports intake's own)
+        added = [Fault(ADDED_LATER, "", cell) for cell in self.resources.get("added_tests", ())]
+        verdicts = apply_verdicts(self.nb, key, self.run.faults + added)
+        self.run.faults += answer_error_faults(self.nb, self.run.faults)
         info = self.resources.setdefault("autograder", {})
         info["verdicts"] = verdicts
         info["faults"] = [fault.to_dict() for fault in dict.fromkeys(self.run.faults)]

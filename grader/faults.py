@@ -24,6 +24,9 @@ STATUSES = {
     "output-limit": "a cell printed more than the output limit; the rest was dropped",
     "syntax-error": "an answer cell does not parse (a SyntaxError): none of it ran, so the tests "
                     "of what it defines scored 0",
+    "answer-error": "an answer cell stopped with an error when it ran (an import of a module "
+                    "grading lacks, say): the rest of it did not run, so the tests of what it "
+                    "left undefined scored 0",
     "unanswered": "every answer cell is still the lesson's stub (the wrong file handed in?)",
     "no-nbgrader-metadata": "the notebook's cells had no nbgrader metadata (pasted into a new "
                             "notebook?): its cells were matched to the lesson's by their code "
@@ -38,7 +41,8 @@ STATUSES = {
     "large-files": "files beside the notebook were too large; they were left out",
     "renamed-notebook": "the notebook had another name; it was graded as the lesson's notebook",
     "added-test-cell": "a test cell was added to the lesson after this notebook was handed in; "
-                       "it was put in after its answer and graded",
+                       "it was put in after its answer (the stub, not answered, for an exercise "
+                       "added with it) and graded",
     "ok": "graded normally",
 }
 SEVERITY = {status: rank for rank, status in enumerate(STATUSES)}
@@ -97,3 +101,13 @@ def reason_of(faults) -> str:
 
 def from_dicts(items) -> list[Fault]:
     return [Fault(**item) for item in items]
+
+
+def added_note_line(lesson: str, cells, count: int) -> str:
+    """What `make autograde`, a regrade and `make grades` say once per lesson of the test cells
+    added after ``count`` notebooks were handed in."""
+    cells = sorted(cells)
+    many = len(cells) > 1
+    return (f"{lesson}: test cell{'s' if many else ''} {', '.join(cells)} added and graded in "
+            f"{count} notebook{'s' if count != 1 else ''} handed in before "
+            f"{'them' if many else 'it'} (a note in their reason; their status is their own)")

@@ -34,6 +34,8 @@ FOR_LEARNERS = {
     "output-limit": "a cell printed too much; the rest of its output was dropped",
     "syntax-error": "an answer cell has a syntax error, so Python ran none of it: the tests of "
                     "what it defines scored 0",
+    "answer-error": "an answer cell stopped with an error when it ran, so the rest of it did "
+                    "not run: the tests of what it left undefined scored 0",
     "unanswered": "every answer was still the lesson's unanswered stub: did you hand in the "
                   "notebook you worked in?",
     "no-nbgrader-metadata": "your notebook had lost the lesson's cell information (pasted into "

@@ -11,7 +11,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from . import one_line
 from .gradebook import db_url
-from .faults import NOTES, SEVERITY, from_dicts, own_status, reason_of
+from .faults import NOTES, SEVERITY, added_note_line, from_dicts, own_status, reason_of
 from .ledger import Ledger
 
 CSV_COLUMNS = ["assignment", "notebook", "duedate", "timestamp", "student_id", "last_name",
@@ -175,10 +175,8 @@ def status_report(rows: list[dict], only: list[str] | None = None) -> str:
     for (lesson, kind), where in sorted(notes.items()):
         cells = sorted({cell for cell, _, _ in where})
         count = len({(student, notebook) for _, student, notebook in where})
-        lines.append(f"{lesson}: test cell{'s' if len(cells) > 1 else ''} {', '.join(cells)} "
-                     f"added and graded in {count} notebook{'s' if count > 1 else ''} handed in "
-                     "before it (a note in their reason; their status is their own)"
-                     if kind == "added-test-cell" else f"{lesson}: {kind} in {count} notebooks")
+        lines.append(added_note_line(lesson, cells, count) if kind == "added-test-cell"
+                     else f"{lesson}: {kind} in {count} notebooks")
     flagged = sorted((row for row in rows if row["status"] not in QUIET),
                      key=lambda row: SEVERITY.get(row["status"], -1))
     for row in flagged[:SHOWN]:

@@ -241,10 +241,12 @@ def lesson_insight(root: Path, lesson: str, ledger: dict | None = None,
 
 
 def _unanswered(found: dict | None) -> bool:
-    """A failure of a test whose answer the notebook never had: the name it tests undefined
-    (``NameError``), or no verdict at all."""
+    """A failure of a test whose answer the notebook never had: the stub grading put in for it
+    (``not-implemented``), the name it tests undefined (``NameError``: graded before grading
+    put the stub in), or no verdict at all."""
     return bool(found) and not found["passed"] and (
-        found.get("mistake") in (f"{mistakes.RAISED}NameError", NO_VERDICT, None))
+        found.get("mistake") in (mistakes.NOT_IMPLEMENTED, f"{mistakes.RAISED}NameError",
+                                 NO_VERDICT, None))
 
 
 def mistake_of(found: dict | None) -> str:

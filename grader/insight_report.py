@@ -219,9 +219,10 @@ def html_page(sections: dict[str, str], skipped: list[str]) -> str:
     """The whole page, self-contained: each lesson's section (``insight_parts.section``) in
     course order, then one line for the lessons nobody handed in."""
     shown = names_shown(sections)
-    privacy = (f"Learner ids are shown for {', '.join(shown)} (--names): share this page with "
-               "care." if shown else
-               "Counts only: learner ids are in insight.csv (or on this page with --names).")
+    privacy = (f"Learner ids are shown for {', '.join(shown)} (NAMES=1, --names): share this "
+               "page with care." if shown else
+               "Counts only: learner ids are in insight.csv (or on this page with "
+               "`make insight NAMES=1`, --names).")
     line = skipped_line(skipped)
     notes = (f'<p class="note" data-skipped="{html.escape(" ".join(skipped))}">'
              f"{html.escape(line[:1].upper() + line[1:])}.</p>" if skipped else "")

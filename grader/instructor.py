@@ -219,7 +219,8 @@ def insight(root: Path, lessons: list[str], folder: Path, *, names: bool = False
         return
     print(text_report(found, skipped))
     written = write_reports(found, skipped, folder, names=names, partial=partial)
-    shown = "with learner ids" if names else "counts only; --names adds learner ids"
+    shown = ("with learner ids" if names else
+             "counts only; `make insight NAMES=1` (--names) adds learner ids")
     figures = sum(insight.lesson in written for insight in found)
     scope = (f"updated for {', '.join(lessons)}, the other lessons as their last run left "
              "them" if partial else "every lesson")

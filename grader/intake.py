@@ -178,11 +178,14 @@ def _metadata(entry: dict) -> dict:
 
 
 def _new_cell(entry: dict):
+    """The reference cell ``entry`` as grading puts it back: a read-only or test cell whole, an
+    answer cell as released (its stub, never the solution)."""
     maker = nbformat.v4.new_code_cell if entry["cell_type"] == "code" else \
         nbformat.v4.new_markdown_cell
-    cell = maker(entry["source"])
+    cell = maker(entry["source"] if entry["locked"] else entry["released_source"])
     cell.id = f"{RESTORED}{entry['grade_id']}"[:64]
-    cell.metadata = {"nbgrader": _metadata(entry), "deletable": False, "editable": False}
+    cell.metadata = {"nbgrader": _metadata(entry), "deletable": False,
+                     "editable": not entry["locked"]}
     return cell
 
 
@@ -244,21 +247,28 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
         cell.metadata["nbgrader"] = _metadata(entry)
     present = {grade_id(cell) for cell in notebook.cells}
     order = [entry["grade_id"] for entry in reference["cells"]]
+    stubs = _stubs_for_added(notebook, reference, submitted_at)
     for position, name in enumerate(order):
         entry = entries[name]
-        if name in present or entry["cell_type"] != "code" or not entry["locked"]:
+        if name in present or entry["cell_type"] != "code" or not (entry["locked"]
+                                                                   or name in stubs):
             continue
         before = next((other for other in reversed(order[:position]) if other in present), None)
         at = 0 if before is None else 1 + next(
             i for i, cell in enumerate(notebook.cells) if grade_id(cell) == before)
         notebook.cells.insert(at, _new_cell(entry))
         present.add(name)
+        if name in stubs:  # the answer of an exercise added later: its stub, nobody's answer
+            continue
         added = reference.get("added", {}).get(name)
         if is_test[name] and added and (submitted_at is None or submitted_at < added):
             when = "handed in" + ("" if submitted_at else " (no timestamp.txt: date unknown)")
+            answers = [answer for answer, test in stubs.items() if test == name]
+            put = (f"put it in after the stub of its answer ({', '.join(answers)}: not answered)"
+                   if answers else "put it in after its answer")
             faults.append(Fault("added-test-cell", f"test cell {name} was added to the lesson "
-                                f"on {added} UTC, after this notebook was {when}: put it in "
-                                "after its answer and graded it", name))
+                                f"on {added} UTC, after this notebook was {when}: {put} and "
+                                "graded it", name))
         elif adopted:
             continue  # the notebook never had nbgrader's cells: said once, by adopt_cells
         elif is_test[name]:
@@ -271,6 +281,28 @@ def restore_cells(notebook, reference: dict, submitted_at: str | None = None
         "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     MetadataValidator().validate_nb(notebook)
     return notebook, faults
+
+
+def _stubs_for_added(notebook, reference: dict, submitted_at: str | None) -> dict[str, str]:
+    """{answer cell: its test cell} for each answer cell the notebook lacks whose test (the
+    next test cell after it in the lesson) was added after the notebook was handed in: a new
+    exercise, whose answer cell the learner never had. Its stub goes in (as for a pasted
+    notebook's missing answer), so its test finds an unanswered exercise, not a name never
+    defined."""
+    added = reference.get("added", {})
+    late = {name for name, when in added.items()
+            if submitted_at is None or submitted_at < when}
+    present = {grade_id(cell) for cell in notebook.cells}
+    stubs, waiting = {}, []
+    for entry in reference["cells"]:
+        if entry["solution"] and entry["cell_type"] == "code" and not entry["locked"]:
+            if entry["grade_id"] not in present:
+                waiting.append(entry["grade_id"])
+        elif entry["grade"] and not entry["solution"]:  # a test cell: the answers before it
+            if entry["grade_id"] in late and entry["grade_id"] not in present:
+                stubs.update(dict.fromkeys(waiting, entry["grade_id"]))
+            waiting = []
+    return stubs
 
 
 def reference_cells(db_url: str, lesson: str, notebook_name: str, released) -> dict:

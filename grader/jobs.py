@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 
 from .execute import SealedExecute
+from .faults import ADDED_LATER
 from .intake import read_submission
 from .notebook_format import quiet_notebook_warnings
 from .settings import Settings
@@ -54,7 +55,9 @@ def _grade_notebook(job: dict, name: str, reference: dict) -> dict:
             zygote=settings.zygote, run_every_cell=settings.run_every_cell)
         notebook, resources = executor.preprocess(
             intake.notebook, {"metadata": {"path": str(work)},
-                              "released_demos": reference.get("demos", [])})
+                              "released_demos": reference.get("demos", []),
+                              "added_tests": [f.cell for f in intake.faults
+                                              if f.kind == ADDED_LATER]})
     faults = [f.to_dict() for f in intake.faults] + resources["autograder"]["faults"]
     return {"notebook": nbformat.writes(notebook), "faults": faults,
             "verdicts": resources["autograder"]["verdicts"],

@@ -3,6 +3,7 @@ one exercise of one learner, written to the same gradebook fields (``manual_scor
 exercise's grade, ``manual_comment`` on its answer cell), so a regrade keeps them, `make grades`
 counts them in their own column and `make feedback` shows them beside the hint."""
 
+import difflib
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -27,6 +28,9 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
         try:
             gradebook.find_submission(lesson, student)
         except MissingEntry:
+            known = _learners(root, gradebook)
+            if student not in known:
+                raise ManualGradeError(_unknown(student, known)) from None
             handed_in = sorted(s.student.id for s in gradebook.find_assignment(lesson).submissions)
             raise ManualGradeError(
                 f"{student} has no graded submission of {lesson} (graded: "
@@ -35,7 +39,7 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
         before = _score(grade)
         if points is not None:
             if not 0 <= points <= grade.max_score:
-                raise ManualGradeError(f"{exercise} is worth 0 to {grade.max_score:g} points, "
+                raise ManualGradeError(f"{exercise} is worth 0 to {_points(grade.max_score)}, "
                                        f"not {points:g}; nothing changed")
             grade.manual_score = points
         if automatic:
@@ -47,7 +51,32 @@ def give(root: Path, lesson: str, student: str, exercise: str, *, points: float 
             said = "; comment cleared" if not comment else "; comment set"
         gradebook.db.commit()
         return (f"{student} {lesson} {exercise}: {before} -> {_score(grade)} of "
-                f"{grade.max_score:g} points{said}")
+                f"{_points(grade.max_score)}{said}")
+
+
+def _points(worth: float) -> str:
+    """'1 point', '2 points', '0.5 points'."""
+    return f"{worth:g} point{'' if worth == 1 else 's'}"
+
+
+def _learners(root: Path, gradebook: Gradebook) -> set[str]:
+    """Every learner the course root knows: in the gradebook, or with a folder in submitted/."""
+    submitted = root / "submitted"
+    folders = {path.name for path in submitted.iterdir() if path.is_dir()} \
+        if submitted.is_dir() else set()
+    return {student.id for student in gradebook.students} | folders
+
+
+def _unknown(student: str, known: set[str]) -> str:
+    """What a refusal says of a learner id nobody has (a typo?): the close ids, else the ids."""
+    close = difflib.get_close_matches(student, sorted(known), n=3, cutoff=0.6)
+    if close:
+        return (f"no learner {student!r} is known (not in the gradebook, no folder in "
+                f"submitted/); close names: {', '.join(close)}")
+    listed = sorted(known)
+    shown = ", ".join(listed[:12]) + (f" and {len(listed) - 12} more" if len(listed) > 12 else "")
+    return (f"no learner {student!r} is known (not in the gradebook, no folder in submitted/); "
+            f"the learners: {shown or 'none yet'}")
 
 
 def _notebook_of(gradebook: Gradebook, lesson: str, exercise: str) -> str:

@@ -54,9 +54,10 @@ def tag_test_cells(source: Path) -> list[str]:
 def tagged_line(lesson: str, tagged: list[str]) -> str:
     """What ``make release`` says of the test cells it tagged."""
     cells = ", ".join(tagged)
-    return (f"{lesson}: tagged test cell{'s' if len(tagged) > 1 else ''} {cells} "
-            f"{RUN_ON}, as the course's own test cells are, so a learner's Run All goes on "
-            "past it while an exercise is unsolved")
+    many = len(tagged) > 1
+    return (f"{lesson}: gave test cell{'s' if many else ''} {cells} the tag {RUN_ON}, as the "
+            f"course's own test cells have it, so a learner's Run All goes on past "
+            f"{'them' if many else 'it'} while an exercise is unsolved")
 
 
 def db_url(root: Path) -> str:

@@ -6,7 +6,7 @@ from nbformat.notebooknode import NotebookNode
 
 import re
 
-from autograder.mistakes import RAISED, TIMEOUT, is_mistake_id
+from autograder.mistakes import NOT_IMPLEMENTED, RAISED, TIMEOUT, is_mistake_id
 from autograder.verdict import read_signed
 
 from .answers import unparsed
@@ -46,10 +46,11 @@ def apply_verdicts(nb, key: bytes, faults=()) -> dict[str, dict]:
             cell.outputs = [error_output("NoVerdict", message)]
             continue
         passed, message, score, mistake = found
-        if not passed and mistake == UNDEFINED and exercise in added:
-            # the exercise came after the notebook: no answer of the learner's to name
-            message = (f"{exercise} was added to the lesson after you handed it in: your "
-                       "notebook has no answer for it, so it scores 0")
+        if not passed and mistake in (UNDEFINED, NOT_IMPLEMENTED) and exercise in added:
+            # the exercise came after the notebook: no answer of the learner's to name (intake
+            # put its stub in: not answered)
+            message = (f"not answered: {exercise} was added to the lesson after you handed it "
+                       "in, so your notebook has no answer for it (0 points)")
         elif not passed and mistake == UNDEFINED and answer_error is not None:
             # a name the answer cell never defined: what stopped that cell is the mistake, in
             # the words of the notebook's reason where it did not parse (no kernel file name)

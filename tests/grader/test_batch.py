@@ -170,3 +170,21 @@ def test_a_test_cell_added_later_is_a_note_not_a_status():
         "00_template: test cell extra added and graded in 2 notebooks handed in before it (a "
         "note in their reason; their status is their own)",
         "  ben 00_template/00_template: timeout: a loop"]
+
+
+def test_autograde_and_grades_say_the_added_cells_note_in_one_wording():
+    """Do `make autograde` (a regrade) and `make grades` word the note on test cells added after
+    hand-in alike, "before them" for several cells (issue 68: one said "before it")?"""
+    from grader.batch import Summary
+    from grader.grades_csv import NOTED, status_report
+
+    noted = [(student, "12_surgery", "12_surgery", "added-test-cell", cell)
+             for student in ("carol", "dave") for cell in ("MyTanh", "reversal_sanity")]
+    said = ("12_surgery: test cells MyTanh, reversal_sanity added and graded in 2 notebooks "
+            "handed in before them (a note in their reason; their status is their own)")
+    assert Summary(noted=noted).report() == said
+    rows = [{"assignment": "12_surgery", "student_id": student, "notebook": "12_surgery",
+             "status": "ok", "reason": "", NOTED: [("added-test-cell", "MyTanh"),
+                                                   ("added-test-cell", "reversal_sanity")]}
+            for student in ("carol", "dave")]
+    assert status_report(rows).splitlines()[1] == said

@@ -106,6 +106,7 @@ def test_the_page_shows_counts_only_unless_names_are_asked_for(root):
     private = page(names=False)
     assert not any(student in private for student in STUDENTS)
     assert "Shift/forgets-offset" in private and "Counts only" in private
+    assert "`make insight NAMES=1`, --names" in private
     named = page(names=True)
     assert "ben-ix, cam-ix" in named and f"Learner ids are shown for {LESSON}" in named
 
@@ -206,6 +207,8 @@ def test_the_command_writes_its_reports_and_refuses_bad_input(root):
     status, output = _insight(root, LESSON[:4])  # a prefix of one lesson's name will do
     assert status == 0, output
     assert "Shift/forgets-offset" in output and "ben-ix, cam-ix" in output
+    # a make user reads the make spelling (issue 68: only "--names" was said)
+    assert "counts only; `make insight NAMES=1` (--names) adds learner ids" in output
     assert (root / "insight" / "insight.html").exists()
     assert (root / "insight" / f"{LESSON}.png").exists()
     page = (root / "insight" / "insight.html").read_text()

@@ -168,8 +168,9 @@ def test_release_tags_an_added_test_cell_so_run_all_goes_on(course):
     """Does the release give the instructor's test cells the course's raises-exception tag, and
     say so, so that a learner's Run All goes on past them while an exercise is unsolved?"""
     root, _, output = course
-    assert ("00_template: tagged test cells Square_asserts, Square_partial raises-exception"
-            in output)
+    assert ("00_template: gave test cells Square_asserts, Square_partial the tag "
+            "raises-exception, as the course's own test cells have it, so a learner's Run All "
+            "goes on past them" in output)
     released = nbformat.read(root / "release" / LESSON / f"{LESSON}.ipynb", as_version=4)
     tags = {cell.metadata.nbgrader.grade_id: cell.metadata.get("tags", [])
             for cell in released.cells if cell.metadata.get("nbgrader", {}).get("grade")

@@ -177,3 +177,77 @@ def test_a_notebook_whose_every_answer_is_the_stub_is_a_fault():
     released[4].source = "twice = 2"
     restored, _ = restore_cells(nbformat.v4.new_notebook(cells=released), reference)
     assert answer_faults(restored, reference) == []
+
+
+def test_an_exercise_added_after_hand_in_gets_its_answer_stub_not_a_name_never_defined():
+    """A notebook handed in before the instructor added an exercise (its answer cell and its
+    test, issue 68: `MyTanh 0 / 1 ✗ the test raised NameError`): is the answer cell's stub put
+    in before the added test, so the test finds an unanswered exercise, and does the note say
+    so; while a notebook handed in after, that deleted the answer, gets no stub?"""
+    from grader.intake import _new_cell
+
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    cells = [_new_cell(entry) for entry in reference["cells"]
+             if entry["grade_id"] not in ("answer_Twice", "Twice")]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    restored, faults = restore_cells(notebook, reference, submitted_at="2026-01-01 00:00:00")
+    assert [grade_id(cell) for cell in restored.cells] == [
+        "cell-001", "answer_Square", "Square", "cell-004", "answer_Twice", "Twice"]
+    assert restored.cells[4].source == "# YOUR CODE HERE\nraise NotImplementedError()"
+    assert restored.cells[4].metadata.nbgrader.solution
+    assert [(fault.kind, fault.cell) for fault in faults] == [("added-test-cell", "Twice")]
+    assert ("put it in after the stub of its answer (answer_Twice: not answered) and graded it"
+            in faults[0].message)
+    later, faults = restore_cells(notebook, reference, submitted_at="2026-01-03 00:00:00")
+    assert "answer_Twice" not in [grade_id(cell) for cell in later.cells]
+    assert [fault.kind for fault in faults] == ["deleted-test-cell"]
+
+
+def test_a_test_added_for_an_answer_the_notebook_has_is_put_in_after_it():
+    """A test cell added later for an exercise the notebook already answers: is the answer
+    kept (no stub), the note the usual one?"""
+    from grader.intake import _new_cell
+
+    reference = _reference() | {"added": {"Twice": "2026-01-02 00:00:00"}}
+    cells = [_new_cell(entry) for entry in reference["cells"] if entry["grade_id"] != "Twice"]
+    cells[4].source = "twice = 2"
+    restored, faults = restore_cells(nbformat.v4.new_notebook(cells=cells), reference,
+                                     submitted_at="2026-01-01 00:00:00")
+    assert [cell.source for cell in restored.cells if grade_id(cell) == "answer_Twice"] == [
+        "twice = 2"]
+    assert faults[0].message.endswith("put it in after its answer and graded it")
+
+
+def test_an_answer_cell_that_stops_with_an_error_is_a_fault_of_its_own():
+    """An answer cell that raised when it ran (issue 68: `import torchquant`, a module grading
+    lacks): is it an answer-error fault naming the cell, the error and its line, while the
+    stub's NotImplementedError, a cell that does not parse (its syntax-error) and a cell a
+    fault of the run already names (a timeout) are not?"""
+    from grader.answers import answer_error_faults
+    from grader.faults import Fault, own_status
+
+    def answer(name, source, ename, evalue, traceback=()):
+        cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {
+            "grade_id": name, "solution": True, "grade": False, "locked": False}})
+        cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue,
+                                               traceback=list(traceback))]
+        return cell
+
+    crashed = answer("answer_SignSTE", "import torchquant\nclass SignSTE: ...",
+                     "ModuleNotFoundError", "No module named 'torchquant'",
+                     ["\x1b[0;31mModuleNotFoundError\x1b[0m",
+                      "Cell \x1b[0;32mIn[3], line 1\x1b[0m"])
+    stub = answer("answer_RoundSTE", "raise NotImplementedError()", "NotImplementedError", "")
+    unparsed = answer("answer_FakeQuantize", "class FakeQuantize(", "SyntaxError", "'(' was "
+                      "never closed")
+    looped = answer("answer_Softmax", "while True: pass", "KeyboardInterrupt", "")
+    checked = answer("answer_Twice", "twice = 3\nself_check('Twice', twice)", "GradingError",
+                     "twice is 3, expected 2")  # a failed self-check: its test says the same
+    notebook = nbformat.v4.new_notebook(cells=[crashed, stub, unparsed, looped, checked])
+    timeout = Fault("timeout", "answer_Softmax ran past the 30 s limit", "answer_Softmax")
+    faults = answer_error_faults(notebook, [timeout])
+    assert [(fault.kind, fault.cell) for fault in faults] == [("answer-error", "answer_SignSTE")]
+    assert faults[0].message.startswith("answer cell answer_SignSTE stopped with "
+                                        "ModuleNotFoundError: No module named 'torchquant' at "
+                                        "line 1: the rest of it did not run")
+    assert own_status(faults) == "answer-error"

@@ -140,11 +140,11 @@ def test_a_resubmission_graded_under_points_by_hand_says_they_still_count(root):
 
 @pytest.mark.parametrize("lesson, student, exercise, points, refusal", [
     ("03_ste", "alice", "SignSTE", 1, "no released lesson '03_ste' (released: 02_linear)"),
-    ("02_linear", "bob", "Bilinear", 1, "bob has no graded submission of 02_linear"),
+    ("02_linear", "bob", "Bilinear", 1, "no learner 'bob' is known"),
     ("02_linear", "alice", "Outer", 1, "02_linear has no graded cell 'Outer'; its graded cells: "
                                        "Bilinear, MyLinearFunction"),
-    ("02_linear", "alice", "Bilinear", 3, "Bilinear is worth 0 to 1 points, not 3"),
-    ("02_linear", "alice", "Bilinear", -1, "Bilinear is worth 0 to 1 points, not -1"),
+    ("02_linear", "alice", "Bilinear", 3, "Bilinear is worth 0 to 1 point, not 3"),
+    ("02_linear", "alice", "Bilinear", -1, "Bilinear is worth 0 to 1 point, not -1"),
 ])
 def test_what_the_gradebook_does_not_have_is_refused_and_nothing_changes(
         root, lesson, student, exercise, points, refusal):
@@ -201,3 +201,28 @@ def test_the_feedback_table_shows_points_by_hand_beside_the_hint_and_the_comment
     assert ("| 1.5 / 2 (by hand) | ✗ your gradient for weight is transposed · Your instructor: "
             "right idea |") in notebook.cells[0].source
     assert "No response" not in notebook.cells[0].source
+
+
+def test_an_unknown_learner_is_named_with_the_close_ids_and_a_known_one_told_to_autograde(root):
+    """A typo (`STUDENT=frnk`, issue 68): does the refusal say no such learner is known and give
+    the close ids, not advise `make autograde`; while a learner the course knows (a folder in
+    submitted/) without a graded submission still gets that advice?"""
+    (root / "submitted" / "frank" / "02_linear").mkdir(parents=True)
+    with pytest.raises(ManualGradeError) as refused:
+        give(root, "02_linear", "frnk", "Bilinear", points=1)
+    assert str(refused.value) == ("no learner 'frnk' is known (not in the gradebook, no folder "
+                                  "in submitted/); close names: frank")
+    with pytest.raises(ManualGradeError) as refused:
+        give(root, "02_linear", "zoe", "Bilinear", points=1)
+    assert str(refused.value).endswith("the learners: alice, frank")
+    with pytest.raises(ManualGradeError, match=r"frank has no graded submission of 02_linear "
+                                               r"\(graded: alice\); run `make autograde` first"):
+        give(root, "02_linear", "frank", "Bilinear", points=1)
+
+
+def test_one_point_is_said_in_the_singular(root):
+    """Does an exercise worth 1 say "of 1 point", not "of 1 points" (issue 68)?"""
+    assert give(root, "02_linear", "alice", "Bilinear", points=0.5).endswith(
+        "1 (automatic) -> 0.5 (by hand) of 1 point")
+    with pytest.raises(ManualGradeError, match="Bilinear is worth 0 to 1 point, not 3"):
+        give(root, "02_linear", "alice", "Bilinear", points=3)

@@ -147,3 +147,16 @@ def test_the_score_line_says_how_many_points_were_given_by_hand(tmp_path, monkey
         gradebook.find_grade("B", "L", "L", "bob").manual_score = 1
         gradebook.db.commit()
     assert score_line(tmp_path, "bob", "L") == "3/4 points (1 by hand)"
+
+
+def test_the_tagged_line_reads_as_a_sentence():
+    """Does `make release` say which cells it gave the tag, the tag named as a tag, and "them"
+    for several cells (issue 68: "tagged test cells MyTanh, reversal_sanity raises-exception")?"""
+    from grader.releases import tagged_line
+
+    assert tagged_line("12_surgery", ["MyTanh", "reversal_sanity"]) == (
+        "12_surgery: gave test cells MyTanh, reversal_sanity the tag raises-exception, as the "
+        "course's own test cells have it, so a learner's Run All goes on past them while an "
+        "exercise is unsolved")
+    assert tagged_line("12_surgery", ["MyTanh"]).startswith(
+        "12_surgery: gave test cell MyTanh the tag raises-exception")

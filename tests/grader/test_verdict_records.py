@@ -97,9 +97,26 @@ def test_an_exercise_added_after_hand_in_says_so_not_the_name_error():
     later = [Fault("added-test-cell", "test cell Square was added to the lesson", "Square")]
     recorded = apply_verdicts(notebook, KEY, later)["Square"]
     assert recorded["mistake"] == "raised:NameError"
-    assert recorded["hint"] == ("Square was added to the lesson after you handed it in: your "
-                                "notebook has no answer for it, so it scores 0")
+    assert recorded["hint"] == ("not answered: Square was added to the lesson after you handed "
+                                "it in, so your notebook has no answer for it (0 points)")
     assert "NameError" not in notebook.cells[1].outputs[0]["evalue"]
+
+
+def test_an_exercise_added_after_hand_in_graded_on_its_stub_says_not_answered():
+    """The stub intake puts in for an exercise added after hand-in (issue 68): does the test's
+    line say "not answered" and that the exercise came after the learner handed in, not the
+    stub's "not implemented yet", while the record keeps not-implemented?"""
+    stub = (False, "Square is not implemented yet: its stub still raises NotImplementedError",
+            None, "not-implemented")
+    notebook = _notebook(_signed(stub))
+    later = [Fault("added-test-cell", "test cell Square was added to the lesson", "Square")]
+    recorded = apply_verdicts(notebook, KEY, later)["Square"]
+    assert recorded["mistake"] == "not-implemented"
+    assert notebook.cells[1].outputs[0]["evalue"] == (
+        "not answered: Square was added to the lesson after you handed it in, so your notebook "
+        "has no answer for it (0 points)")
+    assert apply_verdicts(_notebook(_signed(stub)), KEY)["Square"]["hint"].startswith(
+        "Square is not implemented yet")  # a stub the learner had: their own, as before
 
 
 def test_the_store_keeps_one_record_per_learner_and_lesson(tmp_path):
