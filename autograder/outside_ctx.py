@@ -22,6 +22,7 @@ from .errors import GradingError
 from .function_contract import rule_reference
 from .helper_state import HelperPlace, clear_caches, helper_hint, helper_namespaces
 from .helper_state import mutable_defaults as _mutable_defaults
+from .probes import reachable
 from .rerun_state import IPYTHON_NAMES as _IPYTHON, as_first_found
 
 _METHODS = ("forward", "setup_context", "backward", "vjp", "jvp")
@@ -262,12 +263,11 @@ def _change(before: dict, after: dict, ctx=None,
 
 def check_no_state_outside_ctx(function, name: str, values: dict) -> None:
     """One call, forward then backward, on ``values``: no new or grown tensor or container in
-    the answer's module globals, in what its methods close over, or on its classes. Run after
+    the answer's module globals, in what its methods close over, or on its classes; and no
+    tensor backward put on ctx, which outlives it with the graph (rule 4). Run after
     the battery's own checks (which name a shared-state mistake by its effect, where they see
     one); a call that raises is left to them."""
     namespaces = _namespaces(function)
-    if not namespaces:
-        return
     inputs = make_inputs(values)
     before = _snapshot(namespaces)
     try:
@@ -277,9 +277,11 @@ def check_no_state_outside_ctx(function, name: str, values: dict) -> None:
     outputs = [o for o in (outputs if isinstance(outputs, (tuple, list)) else (outputs,))
                if isinstance(o, torch.Tensor) and o.requires_grad]
     ctx = next((o.grad_fn for o in outputs if o.grad_fn is not None), None)
-    _raise(name, "forward", _change(before, _snapshot(namespaces), ctx,
-                                    _ctx_watched(function, namespaces)))
-    del ctx
+    if namespaces:
+        _raise(name, "forward", _change(before, _snapshot(namespaces), ctx,
+                                        _ctx_watched(function, namespaces)))
+    given = list(inputs.values())
+    on_ctx = _ctx_tensors(ctx, given)  # what forward (or setup_context) left on ctx
     leaves = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
     if outputs and leaves:
         try:
@@ -288,7 +290,38 @@ def check_no_state_outside_ctx(function, name: str, values: dict) -> None:
         except Exception:  # noqa: BLE001 - the battery reports it
             return
     del outputs
-    _raise(name, "backward", _change(before, _snapshot(namespaces)))
+    if namespaces:
+        _raise(name, "backward", _change(before, _snapshot(namespaces)))
+    _raise_kept_by_backward(name, on_ctx, _ctx_tensors(ctx, given))
+
+
+def _ctx_tensors(ctx, inputs: list) -> dict[str, int]:
+    """id of each tensor ctx's attributes hold, however wrapped (``probes.reachable``), by
+    path; none for a ctx that is not a Python Function's (a view's grad_fn has no attributes)."""
+    try:
+        attributes = dict(vars(ctx)) if ctx is not None else {}
+    except TypeError:
+        return {}
+    return {path: id(tensor) for key, value in attributes.items()
+            for path, tensor in reachable(value, f"ctx.{key}", inputs=inputs)}
+
+
+def _raise_kept_by_backward(name: str, before: dict[str, int], after: dict[str, int]) -> None:
+    """A tensor backward put on ctx (an attribute forward did not set, or one it rebound to
+    another tensor): a cache of one backward for the next. It outlives backward as long as the
+    graph does (ctx.saved_tensors is freed after it), and no version counter guards it: after
+    an in-place change of an input between two backwards of a retained graph, autograd raises
+    where the cache gives a stale gradient."""
+    kept = [path for path, tensor in after.items() if before.get(path) != tensor
+            and tensor not in before.values()]
+    if kept:
+        raise GradingError(
+            f"{name}'s backward stores a tensor as {', '.join(kept)}: it lives as long as the "
+            "graph, after backward too, out of autograd's sight (no version counter guards it: "
+            "after an in-place change of an input, a second backward of a retained graph reads "
+            "it stale where autograd raises); compute it in each backward from "
+            f"ctx.saved_tensors, and keep only numbers, shapes and flags on ctx "
+            f"{rule_reference('ctx')}", mistake=f"{name}/tensor-on-ctx")
 
 
 def _raise(name: str, phase: str, change) -> None:

@@ -266,3 +266,40 @@ def test_only_the_globals_an_answer_names_are_searched_for_its_ctx():
     named = _named_globals(_KeepsStateThroughAHelper, globals())
     assert {"_remember", "_REMEMBERED"} <= named and "_UNRELATED" not in named
     assert _named_globals(_ReadsGlobals, globals()) is None
+
+
+@pytest.mark.parametrize("forward, backward, where", [
+    ("", "if not hasattr(ctx, 'twice'):\n            ctx.twice = 2 * x\n        ",
+     "ctx.twice"),
+    ("", "ctx.cache = [2 * x]\n        ", r"ctx.cache\[0\]"),
+    ("ctx.twice = None\n        ", "ctx.twice = 2 * x\n        ", "ctx.twice"),  # rebound
+])
+def test_a_tensor_backward_keeps_on_ctx_is_named(forward, backward, where):
+    """Rule 4: a tensor backward puts on ctx (a cache for the next backward) outlives backward
+    with the graph, out of autograd's sight: after an in-place change of x, a second backward of
+    a retained graph gives a stale gradient where autograd raises. Named like the forward case,
+    with the rule."""
+    namespace = {"torch": torch}
+    exec("class Square(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x):\n"
+         f"        ctx.save_for_backward(x)\n        {forward}return x ** 2\n"
+         "    @staticmethod\n    def backward(ctx, g):\n"
+         f"        x, = ctx.saved_tensors\n        {backward}return g * 2 * x\n", namespace)
+    with pytest.raises(GradingError, match=f"Square's backward stores a tensor as {where}: it "
+                       r"lives as long as the graph.*\(Function contract, rule 4: ") as error:
+        check_no_state_outside_ctx(namespace["Square"], "Square", {"x": torch.ones(3)})
+    assert error.value.mistake == "Square/tensor-on-ctx"
+
+
+@pytest.mark.parametrize("backward", [
+    "ctx.calls = getattr(ctx, 'calls', 0) + 1\n        ",  # a number on ctx: no tensor
+    "ctx.shape = x.shape\n        ",
+])
+def test_numbers_and_shapes_backward_puts_on_ctx_pass(backward):
+    namespace = {"torch": torch}
+    exec("class Square(torch.autograd.Function):\n"
+         "    @staticmethod\n    def forward(ctx, x):\n"
+         "        ctx.save_for_backward(x)\n        return x ** 2\n"
+         "    @staticmethod\n    def backward(ctx, g):\n"
+         f"        x, = ctx.saved_tensors\n        {backward}return g * 2 * x\n", namespace)
+    check_no_state_outside_ctx(namespace["Square"], "Square", {"x": torch.ones(3)})

@@ -1,10 +1,10 @@
 """Lesson 00: state kept outside ctx (Function contract, rule 4): copies and flags in module
 dicts keyed by id(ctx), a FIFO shared by every call, a closure on ctx, caches keyed by the
 input tensor (stale after an in-place step between calls), caches and counters on the class,
-a mutable default argument, an attribute hung on an input tensor (read back or not). Each fails
-where calls overlap or a tensor changes between them, or, on an input tensor, as soon as
-forward sets it. Rule 4 leaves no exception: even a module-level call counter that backward
-never reads is state outside ctx."""
+a mutable default argument, an attribute hung on an input tensor (read back or not), a tensor
+backward caches on ctx for the next one. Each fails where calls overlap or a tensor changes
+between them, or, on an input tensor, as soon as forward sets it. Rule 4 leaves no exception:
+even a module-level call counter that backward never reads is state outside ctx."""
 
 from .. import Mistake
 
@@ -86,6 +86,25 @@ class Square(torch.autograd.Function):
     def backward(ctx, grad_output):
         x = ctx.get()
         return grad_output * 2 * x
+"""),
+    # 2x made in backward and kept on ctx for the next backward: it outlives backward with the
+    # graph, and no version counter guards it (a stale gradient after an in-place step where
+    # autograd raises)
+    Mistake("Square", "2x cached on ctx by backward, for the next backward",
+            "Square's backward stores a tensor as ctx.twice",
+            """
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if not hasattr(ctx, "twice"):
+            x, = ctx.saved_tensors
+            ctx.twice = 2 * x
+        return grad_output * ctx.twice
 """),
     Mistake("Square", "a FIFO of derivatives in a module global, shared by every call",
             "a tensor from an earlier call of another shape",
