@@ -69,6 +69,7 @@ KNOWN_IDS = {"masks out the positions where mask is True": "mask-polarity-revers
              "treats the softmax as element-wise": "softmax-as-element-wise",
              "only the diagonal of the softmax's Jacobian": "jacobian-diagonal-only",
              "lays its row sums out as a row": "row-sum-laid-out-as-a-row",
+             "log-sum-exp of the unscaled scores": "log-sum-exp-scaled-afterwards",
              "sums dP * P over the queries": "row-sum-over-the-queries"}
 
 
@@ -125,6 +126,15 @@ def known_mistake(function, spec: Spec, values: dict) -> str | None:
         return (f"{spec.name}'s output has inf or nan for large scores, and is right once the "
                 "same scores are made small: subtract each row's maximum score before exp "
                 "(softmax is unchanged by it)")
+    scale = values["scale"]
+    if not _same(output, expected) and scale not in (0, 1):  # L = scale * LSE(Q K^T)
+        unscaled = scale * torch.logsumexp(scores / scale, dim=-1, keepdim=True)
+        late = (scores - unscaled).exp() @ values["V"]
+        if not _same(late, expected) and _same(output, late):
+            return (f"{spec.name} takes the log-sum-exp of the unscaled scores and multiplies "
+                    "it by scale afterwards: scale * log(sum(exp(Q K^T))) is not "
+                    "log(sum(exp(scale * Q K^T))), so the rows of exp(S - L) do not sum to 1; "
+                    "take the log-sum-exp of the scores as they enter the softmax")
     if not _same(output, expected):  # a finite fill loses to masked scores far above
         return finite_fill(function, spec.name, values)
     grad_output = grad_output_like(expected)

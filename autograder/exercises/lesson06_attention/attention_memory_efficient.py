@@ -103,6 +103,13 @@ def check_saves_row_statistics(spec: Spec, forward, values: dict) -> None:
     for saved in extra:  # one number per row, laid out as something else: squeeze() on 1s
         if (math.prod(saved.shape) == rows and saved.dtype.is_floating_point
                 and saved.shape not in per_row):
+            if tuple(saved.shape) == (*Q.shape[:-2], 1, Q.shape[-2]):  # transposed keepdim
+                raise GradingError(
+                    f"{spec.name} saves its per-row statistic as a row (..., 1, Lq), shape "
+                    f"{saved.shape}, where Q {tuple(Q.shape)} has rows {per_row[0]}: L is one "
+                    "number per query row, shape (..., Lq) or keepdim's column (..., Lq, 1); "
+                    "laid out as a row, it lines up with the scores' keys, not their queries",
+                    mistake=f"{spec.name}/row-statistic-misshapen")
             raise GradingError(
                 f"{spec.name} saves its per-row statistic with shape {saved.shape} where Q "
                 f"{tuple(Q.shape)} has rows {per_row[0]}: L is one number per query row, shape "

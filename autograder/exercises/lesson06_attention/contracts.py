@@ -102,6 +102,8 @@ MEMORY_EFFICIENT_CLAUSES = (
 MEMORY_EFFICIENT_RULES = {
     "values": {M_ + "softmax-as-element-wise": "no row sum",
                M_ + "row-sum-without-keepdim": "D = rowsum(dO * O) without keepdim",
+               M_ + "log-sum-exp-scaled-afterwards":
+                   "log-sum-exp of the unscaled scores, multiplied by scale afterwards",
                M_ + "computes-in-float32":
                    "log-sum-exp computed in float32 for float64 inputs, cast back",
                M_ + "view-on-multihead-layout": "scores by torch.bmm on Q.view(-1, Lq, d)",
@@ -134,7 +136,9 @@ FLASH_ATTENTION_CLAUSES = (
             F_ + "block-hard-coded-in-forward": "block size hard-coded",
             F_ + "block-hard-coded-in-backward": "block size hard-coded in backward only",
             F_ + "block-default-not-64": "BLOCK = 128 by default",
-            "case:no list of tiles": "two-pass backward keeping every dS tile for the dQ pass"}),
+            "case:no list of tiles": "two-pass backward keeping every dS tile for the dQ pass",
+            F_ + "tiles-kept-alive-in-forward":
+                "a query block's score tiles kept in a list: exact maximum, then exp"}),
     Clause("Between the passes forward keeps nothing but $Q$, $K$, $V$ and the output as they "
            "are, and one number per query row.",
            {"case:tensors besides Q, K, V and O": "every score tile saved for backward",

@@ -231,6 +231,10 @@ def _flash_full(function, device) -> None:
     # tile for a second (dQ) pass holds 96 x 96 of them at once, 2.8 times the budget of 3
     # whole inputs' worth and 8 tiles (the cases above are too small for the list to show)
     check_allocations(function, flash_values((), 96, 96, 2, 1, device, seed=5), 16)
+    # 16 key tiles of 16 x 16 a query block, d = 2, dv = 1: a forward that lists a row's score
+    # tiles, takes their exact maximum, then exponentiates them holds 16 tiles at once, within
+    # the budget of whole inputs above whenever d + dv is near BLOCK, past _TILES here
+    check_allocations(function, flash_values((), 24, 256, 2, 1, device, seed=6), 16)
     check_allocations(function, flash_values((2,), 32, 32, 4, 3, device, causal=True), 8,
                       grad=False)
     check_block_rows(function, device, small_tiles_only=False)

@@ -1,7 +1,7 @@
 """Lesson 06: FlashAttention's memory clause: no tensor beyond BLOCK x BLOCK per batch-head
 besides the inputs, outputs and per-row statistics and pieces of them of at most BLOCK rows,
-forward and backward, with grad and without, by the allocations it makes and (on CUDA) its
-peak."""
+and only a few tiles alive at once, forward and backward, with grad and without, by the
+allocations it makes and (on CUDA) its peak."""
 
 import math
 
@@ -18,16 +18,45 @@ from .flash_spec import FLASH, describe, flash_backward as _backward, flash_refe
 
 class _Accounting(TensorAccounting):
     """``TensorAccounting`` that also notes, per phase, which op first created each shape
-    and in which dtype (``phase.made``), so that a refusal names the op behind the tensor."""
+    and in which dtype (``phase.made``), so that a refusal names the op behind the tensor, and
+    the peak bytes of live working tensors (``phase.working``: those whose shape ``working``
+    accepts, the tiles, not what is shaped as an input, an output or a per-row statistic),
+    with how many were alive then (``phase.tiles``) and the largest's shape (``phase.tile``)."""
+
+    def __init__(self, working=lambda shape: False):
+        self._working, self._kept, self._kept_bytes = working, {}, 0
+        super().__init__()
 
     def start(self, name: str):
         phase = super().start(name)
-        phase.made = {}
+        phase.made, phase.working, phase.tile, phase.tiles = {}, 0, None, 0
         return phase
 
+    def _sweep(self) -> None:
+        super()._sweep()
+        for key in [key for key in self._kept if key not in self.live]:
+            self._kept_bytes -= self._kept.pop(key)[1]
+
     def _record(self, func, out) -> None:
+        before = set(self.live)
         known = len(self.phase.shapes)
         super()._record(func, out)
+        for tensor in tree_flatten(out)[0]:
+            if not isinstance(tensor, torch.Tensor) or tensor.numel() == 0:
+                continue
+            try:
+                key = tensor.untyped_storage().data_ptr()
+            except (RuntimeError, NotImplementedError):
+                continue
+            if key in self.live and key not in before and key not in self._kept and \
+                    self._working(tuple(tensor.shape)):
+                self._kept[key] = (tuple(tensor.shape), self.live[key][1])
+                self._kept_bytes += self.live[key][1]
+        if self._kept_bytes > self.phase.working:
+            self.phase.working = self._kept_bytes
+            self.phase.tile = max((shape for shape, _ in self._kept.values()),
+                                  key=math.prod)
+            self.phase.tiles = len(self._kept)
         if len(self.phase.shapes) == known:
             return
         for tensor in tree_flatten(out)[0]:
@@ -98,6 +127,58 @@ def _beyond_a_tile(shapes, values: dict, block: int) -> tuple | None:
     return max(found, key=math.prod) if found else None
 
 
+# working memory (tiles and what is made of them) alive at once, in BLOCK x BLOCK tiles per
+# batch-head: the course's answers peak at 4 in forward and 7 in backward (lucidrains-style
+# einsum tiles); a forward that lists a row's score tiles before exponentiating them holds
+# Lk / BLOCK of them, a backward that keeps every dS tile for a second pass Lq x Lk / BLOCK^2
+_TILES = 12
+
+
+def _tiles_kept(books, phase: str, values: dict, block: int, tiles: int) -> None:
+    """Refuse a phase that had more than ``_TILES`` tiles' worth of working memory alive at
+    once, naming the list a row's (or the problem's) tiles were kept in."""
+    row = -(-values["K"].shape[-2] // block)  # the key tiles of one query block
+    every = row * -(-values["Q"].shape[-2] // block)
+    if phase == "forward" and books.tiles >= every > row:
+        cause = (f"kept the tiles of every query block alive: a list of tiles ({books.tiles} "
+                 f"tensors where the problem has {every} score tiles)")
+    elif phase == "forward" and books.tiles >= row:
+        cause = (f"kept every tile of a row alive: a list of tiles (the {row} score tiles of a "
+                 "query block, all held before the row was done)")
+    elif books.tiles >= row:
+        cause = (f"kept tiles alive across the loop: a list of tiles ({books.tiles} tensors "
+                 f"where a query block meets {row} key tiles), kept for a later pass")
+    else:
+        cause = "kept more tiles alive than one step of the loop uses"
+    raise GradingError(
+        f"{NAME}'s {phase} {cause}: {books.working} bytes of working memory alive at once "
+        f"({books.tiles} tensors, the largest {books.tile}) where a few BLOCK x BLOCK tiles "
+        f"take at most {tiles}; let each tile go once it has been used, before the next is "
+        "made (no list of tiles)",
+        mistake=f"FlashAttention/tiles-kept-alive-in-{phase}")
+
+
+def _working(values: dict, block: int):
+    """Whether a tensor of a given shape is working memory: more than BLOCK elements per
+    batch-head and not shaped as an input, an output, a gradient or a per-row statistic, nor
+    as a piece of one of at most BLOCK rows (what ``_beyond_a_tile`` lets through at any size):
+    the score tiles and what is made of them."""
+    Q, V = values["Q"], values["V"]
+    lead, (Lq, d), Lk, dv = tuple(Q.shape[:-2]), Q.shape[-2:], values["K"].shape[-2], V.shape[-1]
+    lengths, widths = {Lq, Lk}, {d, dv}
+    flattened = {math.prod(lead) * length for length in lengths}
+    rows = lengths | set(range(1, block + 1))
+
+    def working(shape: tuple) -> bool:
+        own = shape[len(lead):] if shape[:len(lead)] == lead else shape
+        own = tuple(size for size in own if size != 1)
+        if math.prod(own) <= block or (len(own) == 1 and own[0] in lengths | flattened):
+            return False
+        return not (len(own) == 2 and ((own[0] in rows and own[1] in widths)
+                                       or (own[0] in widths and own[1] in rows)))
+    return working
+
+
 def check_allocations(function, values: dict, block: int, *, grad: bool = True) -> None:
     """The largest tensor and the peak of live tensors in forward and in backward, by
     live-tensor accounting; with ``grad=False``, of forward alone under torch.no_grad() (as
@@ -105,12 +186,13 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
     Q, K = values["Q"], values["K"]
     heads, Lq, Lk = math.prod(Q.shape[:-2]), Q.shape[-2], K.shape[-2]
     largest, budget = _budget(values, block)
+    tiles = _TILES * heads * block * block * max(Q.element_size(), 4)
     inputs = make_inputs(values, requires_grad=grad)
     grad_output = torch.randn((*Q.shape[:-1], values["V"].shape[-1]), dtype=Q.dtype,
                               generator=torch.Generator().manual_seed(1)).to(Q.device)
     where = describe(values, block) + ("" if grad else ", under torch.no_grad()")
     with block_size(function, block), case(where):
-        with _Accounting() as books, torch.set_grad_enabled(grad):
+        with _Accounting(_working(values, block)) as books, torch.set_grad_enabled(grad):
             books.start("forward")
             forward = run_forward(function, FLASH, inputs)
             books.start("backward")
@@ -168,6 +250,8 @@ def check_allocations(function, values: dict, block: int, *, grad: bool = True) 
                         "per-row statistics and pieces of them of at most BLOCK rows; "
                         f"{advice}",
                         mistake=f"FlashAttention/row-block-tensor-in-{phase}")
+            if books_.working > tiles:
+                _tiles_kept(books_, phase, values, block, tiles)
             if books_.peak > budget:
                 raise GradingError(
                     f"{NAME}'s {phase} had {books_.peak} bytes of tensors alive at its peak "

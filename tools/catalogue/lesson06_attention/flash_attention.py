@@ -319,6 +319,31 @@ MISTAKES = [
                   "            grad_Q[..., i:i + block, :] += ctx.scale * ds @ K[..., j:j + "
                   "block, :].to(wide)\n"
                   "        need_Q, need_K, need_V = ctx.needs_input_grad[:3]\n"))),
+    # per query block, every score tile of the row kept in a list, their exact maximum taken,
+    # then each exponentiated: no online softmax, Lk / BLOCK tiles alive at once, within a
+    # budget of whole inputs whenever d + dv is near BLOCK (review 78, W3j: passed both)
+    Mistake(FA, "a query block's score tiles kept in a list: exact maximum, then exp",
+            "forward kept every tile of a row alive: a list of tiles", edit(
+                FLASH, ("""                s = (q @ k.transpose(-2, -1)) * scale
+                if causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)
+                m_new = torch.maximum(m, s.amax(dim=-1))
+                alpha = torch.exp(m - m_new)
+                p = torch.exp(s - m_new.unsqueeze(-1))
+                ell = alpha * ell + p.sum(dim=-1)
+                o = alpha.unsqueeze(-1) * o + p @ v
+                m = m_new
+""", """                s = (q @ k.transpose(-2, -1)) * scale
+                if causal:
+                    s = _tile_mask(s, i, j, Lq, Lk)
+                tiles.append((s, v))
+                m = torch.maximum(m, s.amax(dim=-1))
+            for s, v in tiles:
+                p = torch.exp(s - m.unsqueeze(-1))
+                ell = ell + p.sum(dim=-1)
+                o = o + p @ v
+"""), ("            for j in range(0, end, block):\n                k, v = K[",
+       "            tiles = []\n            for j in range(0, end, block):\n                k, v = K["))),
     # backward finds each row's maximum and sum again, tile by tile, ignoring the saved L: in
     # memory, but not the contract's backward (issue 45: "recomputes P from L" had no check)
     Mistake(FA, "backward recomputes L by its own pass over the tiles, ignoring the saved one",

@@ -279,6 +279,21 @@ MISTAKES = [
             "saves its per-row statistic with shape", edit(
                 MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                          "ctx.save_for_backward(Q, K, V, output, lse.squeeze(), mask)"))),
+    # L kept as a row, the keepdim column transposed, and read back as one (review 78, W2c:
+    # the message spoke of squeeze())
+    Mistake(M, "L saved as a row (..., 1, Lq)",
+            "saves its per-row statistic as a row (..., 1, Lq)", edit(
+                MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
+                         "ctx.save_for_backward(Q, K, V, output, lse.transpose(-2, -1), mask)"),
+                ("P = (scores - lse.unsqueeze(-1)).exp()",
+                 "P = (scores - lse.transpose(-2, -1)).exp()"))),
+    # the log-sum-exp of Q K^T, multiplied by scale afterwards: right only at scale 1 (review
+    # 78, W2h: "output is wrong" with no cause)
+    Mistake(M, "log-sum-exp of the unscaled scores, multiplied by scale afterwards",
+            "takes the log-sum-exp of the unscaled scores", edit(
+                MEMORY, ("lse = torch.logsumexp(scores, dim=-1, keepdim=True)",
+                         "raw = scores / scale if scale != 0 else scores\n"
+                         "        lse = torch.logsumexp(raw, dim=-1, keepdim=True) * scale"))),
     Mistake(M, "saves a copy of the output", "saved a copy of its output O", edit(
         MEMORY, ("ctx.save_for_backward(Q, K, V, output, lse.squeeze(-1), mask)",
                  "ctx.save_for_backward(Q, K, V, output.clone(), lse.squeeze(-1), mask)"))),

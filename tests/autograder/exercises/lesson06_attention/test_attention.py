@@ -144,15 +144,27 @@ class TestAccounting:
 
     def test_peak_check_alone_catches_kept_tiles(self, raises_hint):
         """Is a FlashAttention that keeps every tile of P alive (no tensor bigger than a tile)
-        caught by the peak of live tensors?"""
+        caught by the count of live tiles, and named as a list of tiles?"""
         keeps_tiles = FLASH_ANSWER.replace(
             "                m = m_new\n",
             "                m = m_new\n                kept.append(p)\n").replace(
             "        for i in range(0, Lq, block):\n            q = Q[",
             "        kept = []\n        for i in range(0, Lq, block):\n            q = Q[")
         function = load_flash(keeps_tiles)
-        with raises_hint("bytes of tensors alive at its peak"):
+        with raises_hint("kept the tiles of every query block alive: a list of tiles"):
             flash.check_allocations(function, flash.flash_values((1,), 96, 96, 2, 3, "cpu"), 16)
+
+    def test_tile_count_catches_a_row_of_tiles_kept(self, raises_hint):
+        """Is a forward that lists a query block's score tiles, takes their exact maximum and
+        only then exponentiates them caught where d + dv is small (review 78, W3j)?"""
+        from tools.catalogue import mistake
+
+        function = mistake("FlashAttention", "a query block's score tiles kept in a list: "
+                           "exact maximum, then exp").load()
+        with raises_hint("forward kept every tile of a row alive: a list of tiles"):
+            flash.check_allocations(function, flash.flash_values((), 24, 256, 2, 1, "cpu"), 16)
+        flash.check_allocations(load_flash(FLASH_ANSWER),
+                                flash.flash_values((), 24, 256, 2, 1, "cpu"), 16)
 
 
 def load_flash(code):
