@@ -231,9 +231,8 @@ else:
 #
 # - forward and backward are formulas of your own: no PyTorch sigmoid in forward (`torch.sigmoid`,
 #   or an op that runs it) and no sigmoid backward op in backward;
-# - forward saves one tensor, one that the rest of a network holds already (no new memory) and
-#   from which backward computes no exponential, and that tensor itself: `t.detach()` or a view
-#   of `t` is another tensor, cut from the graph;
+# - forward saves one tensor, the one step 4 of the maths asks you to choose, and that tensor
+#   itself: `t.detach()` or a view of `t` is another tensor, cut from the graph;
 # - in float64, values and gradients finite for $|x|$ up to 800, for $x < 0$ accurate relative to
 #   their size wherever they are normal float64 numbers, the left tail included
 #   ($\sigma(-40) \approx 4.2 \times 10^{-18}$, not $0$), and for $x \ge 0$ accurate in absolute
@@ -530,10 +529,11 @@ else:
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this exercise's
 # own contract:
 #
-# - `scale` any Python float, negative, **zero**, tiny or huge, and $|x|$ up to 800: the value and
-#   the gradient for `x` of `scale * torch.sigmoid(x)` in float64, never `nan`;
-# - the value and the gradient to float64's precision wherever `scale * torch.sigmoid(x)` is a
-#   normal float64 number: in the left tail, where both are tiny, relative to their own size.
+# - `scale` any finite Python float, negative, **zero**, tiny or huge, and $|x|$ up to 800: the
+#   value and the gradient for `x` of `scale * torch.sigmoid(x)` in float64, never `nan`;
+# - the value and the gradient to float64's precision: for $x < 0$ relative to their own size
+#   wherever `scale * torch.sigmoid(x)` is a normal float64 number, the left tail included, and
+#   for $x \ge 0$ in absolute terms, in units of `abs(scale)`.
 #
 # You may use `torch.sigmoid` here: what is new is the extra input and what to save. Say why in a
 # comment beside what you save: which tensor does your backward start from, what does it cost,
@@ -614,16 +614,17 @@ from autograder import grade; grade("ScaledSigmoid", ScaledSigmoid)
 # compute that this lesson has already met?
 # </details>
 #
-# <details><summary><b>Hint 2</b> (the derivative: a question)</summary>
+# <details><summary><b>Hint 2</b> (the derivative: questions)</summary>
 #
-# Which function of this lesson is $dy/dx$? Can you write it from the tensor you chose to save,
-# with no $x$ in it?
+# What is $dy/dx$ of $\log(1 + e^x)$, and have you met it before? Solve $y = \log(1 + e^x)$ for
+# $e^x$: can you then write $dy/dx$ from the tensor you chose to save, with no $x$ in it?
 # </details>
 #
-# <details><summary><b>Hint 3</b> (the tails of the gradient)</summary>
+# <details><summary><b>Hint 3</b> (the tails of the gradient: questions)</summary>
 #
 # Evaluate your expression where $y$ is tiny, far left: does it subtract two numbers near $1$?
-# Which section of this lesson is about exactly that?
+# How many digits survive that, and is there a way to write the same number that never forms
+# the difference?
 # </details>
 #
 # <details><summary><b>Hint 4</b> (numbers to hit)</summary>

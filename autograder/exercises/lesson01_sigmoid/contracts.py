@@ -44,9 +44,8 @@ MY_SIGMOID_CLAUSES = (
            {"MySigmoid/builtin-forward":
                 "torch.sigmoid forward, ATen's sigmoid_backward formula by hand",
             "MySigmoid/builtin-backward-op": "built-in sigmoid_backward"}),
-    Clause("forward saves one tensor, one that the rest of a network holds already (no new "
-           "memory) and from which backward computes no exponential, and that tensor itself: "
-           "`t.detach()` or a view of `t` is another tensor, cut from the graph;",
+    Clause("forward saves one tensor, the one step 4 of the maths asks you to choose, and that "
+           "tensor itself: `t.detach()` or a view of `t` is another tensor, cut from the graph;",
            {"MySigmoid/saves-input": "saves the input x",
             "MySigmoid/saves-output-alias": "saves y.detach()",
             "MySigmoid/saves-more-than-output": "saves y and the intermediate z"}),
@@ -114,9 +113,9 @@ MY_RELU_RULES = {
 
 
 SCALED_SIGMOID_CLAUSES = (
-    Clause("`scale` any Python float, negative, **zero**, tiny or huge, and $|x|$ up to 800: the "
-           "value and the gradient for `x` of `scale * torch.sigmoid(x)` in float64, never "
-           "`nan`;",
+    Clause("`scale` any finite Python float, negative, **zero**, tiny or huge, and $|x|$ up to "
+           "800: the value and the gradient for `x` of `scale * torch.sigmoid(x)` in float64, "
+           "never `nan`;",
            {"ScaledSigmoid/divides-by-scale": "sigma recovered as y / scale",
             "ScaledSigmoid/epsilon-in-division":
                 "sigma recovered as y / (scale + 1e-12), an epsilon",
@@ -128,10 +127,12 @@ SCALED_SIGMOID_CLAUSES = (
             "ScaledSigmoid/exp-times-sigma-squared": "saves x, backward e^-x * sigma(x)^2",
             "ScaledSigmoid/output-used-as-sigmoid":
                 "y * (1 - y) of its output y = scale * sigmoid(x)",
-            "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward"}),
-    Clause("the value and the gradient to float64's precision wherever `scale * "
-           "torch.sigmoid(x)` is a normal float64 number: in the left tail, where both are tiny, "
-           "relative to their own size.",
+            "ScaledSigmoid/wrong-gradient-sign": "|scale| in backward",
+            "ScaledSigmoid/reciprocal-overflows":
+                "keeps y, backward y * (1 - y * (1 / scale)): 1 / scale is inf at 1e-310"}),
+    Clause("the value and the gradient to float64's precision: for $x < 0$ relative to their "
+           "own size wherever `scale * torch.sigmoid(x)` is a normal float64 number, the left "
+           "tail included, and for $x \\ge 0$ in absolute terms, in units of `abs(scale)`.",
            {"ScaledSigmoid/float32-scale":
                 "scale as torch.tensor(scale), float32, in backward only",
             "ScaledSigmoid/gradient-cut-to-zero": "backward treats sigma as 1 past x = 6",

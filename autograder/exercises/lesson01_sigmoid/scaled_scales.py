@@ -157,4 +157,31 @@ def check_tiny_scales(function, device) -> None:
                     "scale went through float32": "ScaledSigmoid/float32-scale"})
         with case(f"x of shape (7,), scale={scale!r}"):
             check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=1e-9, atol=0)
+    check_subnormal_scales(function, device)
     covers("tiny scales")
+
+
+# Below the smallest normal float64 (2.2e-308) a Python float is subnormal: 1 / scale is inf
+# from |scale| < 5.6e-309, and the output keeps fewer digits (none at 5e-324, the smallest).
+# Held to the first clause there (finite, never nan) and to |scale| of the truth, no more.
+SUBNORMAL_SCALES = (1e-310, -1e-310, 5e-324, -5e-324)
+
+
+def check_subnormal_scales(function, device) -> None:
+    """Values and gradients finite and within |scale| of the truth at the subnormal scales
+    +-1e-310 and +-5e-324; a gradient that is not finite there names a reciprocal of scale."""
+    for scale in SUBNORMAL_SCALES:
+        values = scaled_values((7,), device, scale)
+        _, grad, true = _scaled_grad_x(function, values)
+        if comparable(grad, true) and not bool(torch.isfinite(grad).all()):
+            at = int((~torch.isfinite(grad)).int().argmax())
+            raise GradingError(
+                f"ScaledSigmoid's grad_x at scale = {scale!r}, a subnormal float64 (a Python "
+                f"float may be one), is {grad[at].item()!r} where the true one is "
+                f"{true[at].item()!r}: 1 / scale is inf below |scale| of about 5.6e-309, so a "
+                "backward that forms it, or any number that large, gives inf or nan; which of "
+                "your intermediates leaves float64's range while the gradient does not?",
+                mistake="ScaledSigmoid/reciprocal-overflows")
+        with case(f"x of shape (7,), scale={scale!r}"):
+            check_values_and_gradients(function, SCALED_SIGMOID, values, rtol=0,
+                                       atol=abs(scale))

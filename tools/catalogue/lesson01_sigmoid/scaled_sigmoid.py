@@ -142,6 +142,16 @@ MISTAKES = [
                     "        return grad_output * ctx.scale * s * (1 - s), None"), named=True),
     # a threshold below every scale the self-check once tried (1e-12): only a scale near the
     # smallest normal float64 shows it
+    # a fresh review (score 8, W11): keeps y, scale == 0 written out, but multiplies by
+    # 1 / scale, which is inf at a subnormal scale (1e-310): nan and -inf there
+    Mistake("ScaledSigmoid", "keeps y, backward y * (1 - y * (1 / scale)): 1 / scale is inf at 1e-310",
+            "1 / scale is inf below |scale| of about 5.6e-309, so a backward that forms it",
+            _scaled("        y = scale * torch.sigmoid(x)\n        ctx.save_for_backward(y)\n"
+                    "        ctx.scale = scale\n        return y",
+                    "        y, = ctx.saved_tensors\n        if ctx.scale == 0:\n"
+                    "            return torch.zeros_like(grad_output), None\n"
+                    "        inv = 1.0 / ctx.scale\n"
+                    "        return grad_output * y * (1 - y * inv), None")),
     Mistake("ScaledSigmoid", "zeros wherever abs(scale) < 1e-300",
             "all zeros, as at scale = 0; only scale == 0 exactly has a zero gradient, and a test "
             "such as abs(scale) < tol",
