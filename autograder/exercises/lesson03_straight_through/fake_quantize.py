@@ -25,7 +25,7 @@ from .fake_quantize_gradients import (check_band_judged_one_way, check_empty_sca
                                       check_x_units,
                                       expected_gradients, local_gradients,
                                       probe_scale_gradient, probe_v_in_float32,
-                                      scale_candidates, scale_near_miss)
+                                      SCALE_MISTAKES, scale_candidates, scale_near_miss)
 from .contracts import FAKE_QUANTIZE_CLAUSES, FAKE_QUANTIZE_RULES, X_LAYOUT_CLAUSE
 from .non_differentiable import check_output_differentiable
 from .fake_quantize_spellings import check_one_spelling
@@ -223,7 +223,8 @@ def check_grad_scale(values: dict, got, grad_output) -> None:
     for convention in CONVENTIONS:
         for candidate, hint in scale_candidates(x, scale, qmin, qmax, grad_output, convention):
             if torch.allclose(got, candidate, rtol=rtol, atol=atol):
-                raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}")
+                raise GradingError(f"FakeQuantize's gradient for scale is wrong: {hint}",
+                                   mistake=SCALE_MISTAKES)
     check_scale_in_float32(x, scale, qmin, qmax, grad_output, got, references, CONVENTIONS)
     check_reciprocal_in_float32(x, scale, qmin, qmax, grad_output, got, references,
                                 CONVENTIONS)

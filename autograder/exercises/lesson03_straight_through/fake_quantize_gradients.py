@@ -29,6 +29,30 @@ def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
     return grad_output * inside, (grad_output * local).sum()
 
 
+# Each scale candidate's mistake, by a phrase of its hint (``GradingError``'s mapping form): a
+# candidate that matches is proven, so insight groups it by id, not as an unnamed check.
+SCALE_MISTAKES = {
+    "inside the clip it uses round(v) alone": "FakeQuantize/round-held-constant-for-scale",
+    "inside the clip it is 0, as if the output": "FakeQuantize/inside-gives-scale-nothing",
+    "inside the clip it keeps only the term through v": "FakeQuantize/round-term-lost",
+    "inside the clip the term through v has the wrong sign": "FakeQuantize/dv-ds-wrong-sign",
+    "outside the clip it uses the rounding error too": "FakeQuantize/rounding-error-outside-clip",
+    "outside the clip it is the residual": "FakeQuantize/residual-outside-clip",
+    "it is the mean over the elements, not the sum": "FakeQuantize/scale-gradient-mean",
+    "it is multiplied by scale": "FakeQuantize/scale-gradient-times-scale",
+    "it ignores grad_output": "FakeQuantize/scale-gradient-ignores-grad-output",
+    "it leaves out the clipped elements": "FakeQuantize/clipped-elements-left-out",
+    "inside the clip it has the wrong sign": "FakeQuantize/inside-wrong-sign",
+    "qmin and qmax are swapped": "FakeQuantize/qmin-qmax-swapped",
+    "sign(v) * qmax assumes a symmetric range": "FakeQuantize/symmetric-range-qmax",
+    "sign(v) * |qmin| assumes a symmetric range": "FakeQuantize/symmetric-range-qmin",
+    "inside the clip it rounds halves up": "FakeQuantize/scale-rounds-halves-up",
+    "inside the clip it rounds halves away from zero": "FakeQuantize/scale-rounds-halves-away",
+    "it includes LSQ's gradient-scale factor": "FakeQuantize/lsq-gradient-scale-factor",
+    "it is divided by scale": "FakeQuantize/scale-gradient-over-scale",
+}
+
+
 def scale_candidates(x, scale, qmin, qmax, grad_output, convention):
     """Sums a wrong backward produces for scale, each with its hint."""
     v = x / scale
