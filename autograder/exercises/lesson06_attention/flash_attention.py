@@ -215,7 +215,8 @@ def _flash_full(function, device) -> None:
                                                              causal=True, seed=67))
     values = flash_values((2, 2), LQ, LK, D, DV, device, causal=True, seed=66)
     with block_size(function, 8):  # one tile: each product has its whole shape
-        check_no_gradient_unasked(function, FLASH, values, describe(values, 8))
+        check_no_gradient_unasked(function, FLASH, values, describe(values, 8), dp=True,
+                                  dp_returned_named=True)
     covers("each gradient only when needed")
     check_magnitudes(function, device, 4)
     for seed, causal in enumerate((False, True)):

@@ -125,6 +125,8 @@ class FlashAttention(torch.autograd.Function):
                 p = torch.exp(s - L[..., i:i + block, None])
                 if ctx.needs_input_grad[2]:
                     dv += p.transpose(-2, -1) @ do
+                if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+                    continue  # dV alone takes no dP or dS
                 ds = p * (do @ v.transpose(-2, -1) - D[..., i:i + block, None])
                 if ctx.needs_input_grad[0]:
                     grad_Q[..., i:i + block, :] += ctx.scale * ds @ k
@@ -165,6 +167,9 @@ class AttentionWithBias(torch.autograd.Function):
         return grad_Q, grad_K, grad_V, grad_bias, None
 '''
 
+# FLASH's gate on dP and dS: without it, both are built for V alone (review 78b, W21)
+FLASH_DS_GATE = ("                if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):\n"
+                 "                    continue  # dV alone takes no dP or dS\n", "")
 FILL = 'scores = scores.masked_fill(~mask, float("-inf"))'
 # the gates taken out of SDPA, MEMORY or FLASH: every gradient computed and returned always
 # (Function contract, rule 2), and the first line the generic check gives it

@@ -3,7 +3,7 @@ change each, and answers written as public code writes them (CS336's two-pass ba
 lucidrains' memory-efficient attention)."""
 
 from .. import Mistake, Unusual, edit
-from .answers import FA, FLASH, IGNORES_NEEDS, UNGATED
+from .answers import FA, FLASH, FLASH_DS_GATE, IGNORES_NEEDS, UNGATED
 
 _TWO_PASS_BACKWARD = '''
     @staticmethod
@@ -20,6 +20,8 @@ _TWO_PASS_BACKWARD = '''
                 s = _tile_mask(s, i, j, Lq, Lk)
             p = torch.exp(s - L[..., i:i + block, None])
             do = grad_output[..., i:i + block, :].to(wide)
+            if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+                return q, k, p, do, None  # dV alone takes no dP or dS
             ds = p * (do @ V[..., j:j + block, :].to(wide).transpose(-2, -1)
                       - D[..., i:i + block, None])
             return q, k, p, do, ds
@@ -142,6 +144,8 @@ class FlashAttention(torch.autograd.Function):
                 p = torch.exp(attn_weights - lsec)
                 if need_v:
                     dvc.add_(torch.einsum("... i j, ... i d -> ... j d", p, doc))
+                if not (need_q or need_k):
+                    continue  # dV alone takes no dP or dS
                 dp = torch.einsum("... i d, ... j d -> ... i j", doc, vc)
                 ds = p * scale * (dp - D)
                 if need_q:
@@ -206,7 +210,26 @@ UNUSUAL = [
         ("O[..., i:i + block, :] = o / ell.unsqueeze(-1)", "O[..., i:i + block, :] = o"))),
 ]
 
+# dP = dO V^T and dS built on every tile when V alone needs a gradient, only dQ and dK gated:
+# work for nobody in an exercise that bounds its work (review 78b, W21: passed both)
+_DP_FOR_V = "computes dP = dO V^T"
+_TWO_PASS_UNGATED = ("            if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):\n"
+                     "                return q, k, p, do, None  # dV alone takes no dP or dS\n", "")
+_LUCIDRAINS_UNGATED = ("                if not (need_q or need_k):\n"
+                       "                    continue  # dV alone takes no dP or dS\n", "")
+
 MISTAKES = [
+    Mistake(FA, "dP and dS built even when V alone needs a gradient", _DP_FOR_V,
+            edit(FLASH, FLASH_DS_GATE)),
+    # catalogued as unusual (correct) until the grader counted dP for V alone (review 78b):
+    # each tile's dS is built in pass 1 whatever needs a gradient, so V alone pays for dP
+    Mistake(FA, "two-pass backward whose dK/dV pass builds dS for V alone", _DP_FOR_V,
+            FLASH[:FLASH.index("    @staticmethod\n    @once_differentiable")]
+            + edit(_TWO_PASS_BACKWARD, _TWO_PASS_UNGATED)),
+    # catalogued as unusual until review 78b, as lucidrains' code has it: dp and ds on every
+    # tile, only the dQ and dK accumulations gated
+    Mistake(FA, "lucidrains-style, dP and dS built for V alone", _DP_FOR_V,
+            edit(LUCIDRAINS, _LUCIDRAINS_UNGATED)),
     # O and L gathered by torch.cat of per-block lists: no block at all when Lq = 0, which
     # SDPA takes (review at 32340a34: passed, no case had zero queries)
     Mistake(FA, "O and L concatenated from per-block lists", "raised ValueError with Q of shape "
