@@ -10,8 +10,8 @@
 # # Lesson 13 · Your own kernels: Triton and C++ behind a custom operator
 #
 # **About 135 minutes** for the main path: about 30 to read and run it, and about 105 for its
-# two exercises, each a derivation, a design and a kernel of your own (a self-check takes about
-# 40 s on a CPU). The optional appendix after the Summary takes about 70 more.
+# two exercises, each a derivation, a design and a kernel of your own. The optional appendix
+# after the Summary takes about 70 more.
 #
 # The Functions people ship for speed do not compose PyTorch ops: Liger-Kernel's SwiGLU and
 # RMSNorm, FlashAttention and Unsloth's layers are **Triton or CUDA kernels behind an autograd

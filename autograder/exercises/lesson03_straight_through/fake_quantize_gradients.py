@@ -29,8 +29,7 @@ def expected_gradients(x, scale, qmin, qmax, grad_output, convention="v"):
     return grad_output * inside, (grad_output * local).sum()
 
 
-# Each scale candidate's mistake, by a phrase of its hint (``GradingError``'s mapping form): a
-# candidate that matches is proven, so insight groups it by id, not as an unnamed check.
+# The mistake a matching scale candidate proves, by a phrase of its hint (GradingError's mapping).
 SCALE_MISTAKES = {
     "inside the clip it uses round(v) alone": "FakeQuantize/round-held-constant-for-scale",
     "inside the clip it is 0, as if the output": "FakeQuantize/inside-gives-scale-nothing",
