@@ -78,8 +78,8 @@ def backward_notes(function, *inputs, names=None) -> list[str]:
             if unasked and not any("nobody asked for" in note for note in notes):
                 notes.append(f"with {names[i]} alone requiring grad, backward still computed a "
                              f"gradient for {', '.join(unasked)}, which nobody asked for "
-                             "(wasted work, which a contract may forbid: see "
-                             "ctx.needs_input_grad).")
+                             "(autograd throws it away: Function contract, rule 2, "
+                             "returns None there; read ctx.needs_input_grad).")
             if alone[i] is None and every[i] is not None:
                 notes.append(f"with {names[i]} alone requiring grad, backward returns None for "
                              f"it, yet a gradient when every input does: it reads another "
