@@ -371,7 +371,7 @@ UNUSUAL += [
 ]
 MISTAKES += [
     Mistake("CubeOnce", "an n x n NumPy Jacobian",
-            "CubeOnce's backward builds a Jacobian as a matrix",
+            "a Jacobian built as a matrix",
             "import numpy as np\n" + '\nclass CubeOnce(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x ** 3\n    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad_output):\n        x, = ctx.saved_tensors\n        a = x.detach().cpu().numpy().reshape(-1)\n        J = np.diag(3 * a ** 2)                                   # n x n\n        g = grad_output.detach().cpu().numpy().reshape(-1)\n        return torch.as_tensor((g @ J).reshape(x.shape)).to(x.device)\n'),
     Mistake("CubeOnce", "device=\"cuda\" if x.is_cuda else \"cpu\"",
             "named a CUDA device itself",
