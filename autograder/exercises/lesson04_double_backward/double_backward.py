@@ -4,7 +4,6 @@ name the usual cause when they differ, and finish with gradgradcheck."""
 
 import torch
 from torch.autograd.function import once_differentiable
-from torch.autograd.gradcheck import GradcheckError
 
 from ...checks import (Spec, case, check_backward_by_hand, check_gradcheck, check_is_function, check_no_ctx_tensors,
                       check_values_and_gradients, make_inputs, reference_gradients, run_backward,
@@ -18,7 +17,7 @@ from ..shared.call_state import check_class_untouched
 from ..shared.reentry import limit_nesting
 from ..shared.saved_copies import check_no_copy_saved, check_no_copy_saved_strided
 from ..shared.saved_reads import check_backward_reads_saved
-from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like,
+from .second_derivatives import (ONCE_DIFFERENTIABLE_ERROR, _random_like, check_gradgradcheck,
                                  check_differentiable_backward)
 from .second_derivative_points import (check_second_at_beta_zero, name_nan_second_derivative,
                                        zero_cause)
@@ -77,25 +76,6 @@ def check_fixed_input(function, spec: Spec, values: dict, wanted: set) -> None:
     for name, grad in zip(inputs, backward.grads):
         if name in truth:
             diagnose_gradient(name, grad, truth[name])
-
-
-def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> None:
-    """torch.autograd.gradgradcheck in float64 on the inputs in ``wanted``."""
-    inputs = make_inputs(values, requires_grad=set(wanted))
-
-    def apply(*tensors):
-        call = dict(inputs)
-        call.update(zip(wanted, tensors))
-        return function.apply(*call.values())
-
-    try:
-        torch.autograd.gradgradcheck(apply, tuple(inputs[n] for n in wanted), eps=1e-6,
-                                     atol=1e-5)
-    except GradcheckError as error:
-        raise GradingError(
-            f"gradgradcheck failed for {spec.name}: the derivatives of your backward differ "
-            "from the numerical ones; build backward from ctx.saved_tensors and grad_output "
-            "with differentiable tensor ops", str(error)) from error
 
 
 def check_zeros_and_saturation(function) -> None:

@@ -5,6 +5,7 @@ Second derivatives wrong only at particular points (nan past an overflow, at bet
 at x = 0) are named in second_derivative_points."""
 
 import torch
+from torch.autograd.gradcheck import GradcheckError
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ...checks import Spec, make_inputs, run_forward
@@ -281,3 +282,21 @@ def check_differentiable_backward(function, spec: Spec, values: dict, wanted: li
                                        "SwishFunction/number-in-backward",
                                    "is cut off from autograd in": "SwishFunction/input-cut-off",
                                    "for float64 inputs: ": "SwishFunction/float32-step"})
+
+
+def check_gradgradcheck(function, spec: Spec, values: dict, wanted: list) -> None:
+    """torch.autograd.gradgradcheck in float64 on the inputs in ``wanted``."""
+    inputs = make_inputs(values, requires_grad=set(wanted))
+
+    def apply(*tensors):
+        call = dict(inputs)
+        call.update(zip(wanted, tensors))
+        return function.apply(*call.values())
+
+    try:
+        torch.autograd.gradgradcheck(apply, tuple(inputs[n] for n in wanted), eps=1e-6,
+                                     atol=1e-5)
+    except GradcheckError as error:
+        raise GradingError(
+            f"gradgradcheck failed for {spec.name}: the derivatives of your backward differ "
+            "from the numerical ones", str(error)) from error
