@@ -10,6 +10,8 @@ allocation a probe could count) before and after each call:
 - forward must leave its tensor inputs unchanged, except one it returns (``mark_dirty``'s
   in-place contract);
 - backward must leave grad_output unchanged, and the forward's inputs too;
+- forward returns no tensor input itself unless it marked it dirty: the caller's output would
+  share that input's memory, where the op returns a new tensor (rule 1);
 - neither sets a Python attribute on a tensor it was given or returns (``x.calls = 1``,
   ``grad_output.seen = True``): state kept on a tensor outlives the call, where rule 4 wants it
   on ``ctx``; the tensors' ``__dict__`` are compared, key by key.
@@ -176,10 +178,36 @@ def _forward(function: type, forward):
                            "or not; compute a new tensor instead "
                            f"{rule_reference('unwritten')}", "writes-input")
         if ctx is not None:
+            _note_returned_input(watch, function, named, returned, ctx)
             watch.remember(ctx, named)
         return output
 
     return watched
+
+
+# Exercises whose op may return its input as it came, where a Function returning it is the op:
+# an identity forward (autograd's view of x is x.view_as(x)), a checkpoint of a function that
+# returns its input
+OP_MAY_RETURN_INPUT = frozenset({"GradientReversal", "CheckpointFunction",
+                                 "checkpoint_sequential"})
+
+
+def _note_returned_input(watch, function: type, named: list, returned: tuple, ctx) -> None:
+    """Rule 1: forward returned one of its tensor inputs itself, not marked dirty (lesson 07's
+    in-place contract). Autograd then hands the caller a view of that input, sharing its memory,
+    where the op returns a new tensor."""
+    if watch.name in OP_MAY_RETURN_INPUT:
+        return
+    dirty = getattr(ctx, "dirty_tensors", None) or ()
+    for name, tensor in named:
+        if (any(tensor is out for out in returned)
+                and not any(tensor is marked for marked in dirty)):
+            watch.note(f"{function.__name__}.forward returned its input {name} itself on one of "
+                       f"the grader's calls ({name} {_described(tensor)}): autograd then hands "
+                       f"the caller a view of {name}, sharing its memory, where the op returns a "
+                       "new tensor "
+                       f"{rule_reference('values')}", "returns-input")
+            return
 
 
 def _setup_context(function: type, setup_context):
@@ -189,7 +217,10 @@ def _setup_context(function: type, setup_context):
     def watched(ctx, inputs, output):
         result = setup_context(ctx, inputs, output)
         if (watch := _watching()) is not None:
-            watch.remember(ctx, _tensors(names, tuple(inputs)))
+            named = _tensors(names, tuple(inputs))
+            _note_returned_input(watch, function, named,
+                                 output if isinstance(output, tuple) else (output,), ctx)
+            watch.remember(ctx, named)
         return result
 
     return watched

@@ -369,6 +369,119 @@ except GradcheckError as error:
     print(error)
 
 # %% [markdown]
+# ## Before `WeightedSum`: floats, and calls that overlap
+#
+# `WeightedSum`, next, takes two Python floats besides its tensors.
+#
+# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
+# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
+# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
+# `grad_output` for `x` and, for `c`, a 0-d tensor of zeros raise? And one that returns `None`
+# for `c`? Write `True` (raises) or `False`.
+
+# %%
+### BEGIN WORKED
+predicted_shift = {"save_for_backward(x, c) raises": True,
+                   "backward returning zeros for c raises": True,
+                   "backward returning None for c raises": False}
+### LEARNER
+predicted_shift = {
+    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None,
+    "backward returning None for c raises": None
+}
+### END WORKED
+
+
+# %%
+def shift(save, returns):
+    """Build y = x + c (c a Python float) with the given forward save and backward return,
+    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
+
+    class Shift(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, c):
+            ctx.save_for_backward(*save(x, c))
+            return x + c
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return returns(grad_output)
+
+    x, needs = torch.ones(3, requires_grad=True), None
+    try:
+        y = Shift.apply(x, 2.0)
+        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
+        y.sum().backward()
+    except (TypeError, RuntimeError) as error:
+        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
+    return needs, None
+
+
+_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
+_, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
+needs, none_for_c = shift(lambda x, c: (), lambda g: (g, None))
+if written(predicted_shift):  # what happened, once your three answers are written
+    for error in (saving_c, zeros_for_c, none_for_c):
+        print(error or "no error")
+    print("ctx.needs_input_grad of Shift.apply(x, 2.0):", needs)
+compare_all(predicted_shift, {
+    "save_for_backward(x, c) raises": saving_c is not None,
+    "backward returning zeros for c raises": zeros_for_c is not None,
+    "backward returning None for c raises": none_for_c is not None
+})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `save_for_backward` takes tensors (or `None`), and is called once, with every tensor. A Python
+# float never needs a gradient (`ctx.needs_input_grad`, one entry per input, is
+# `(True, False)`), and autograd cannot give it one: its place in backward's return takes
+# `None`, nothing else.
+# </details>
+#
+# **Predict, then run.** `Scale` computes $y = c\,x$ for a Python float $c$, and keeps $c$ for
+# backward on its class: `Scale.c = c`. A model calls it twice before any backward, at
+# `c = 2.0` and then `c = 3.0`; then the first call's output is backpropagated. What is each
+# entry of the first input's gradient?
+
+# %%
+### BEGIN WORKED
+predicted_scale = {"first input's gradient, each entry": 3.0}
+### LEARNER
+predicted_scale = {"first input's gradient, each entry": None}  # a number
+### END WORKED
+
+
+# %%
+class Scale(torch.autograd.Function):
+    """y = c * x, c a Python float, kept on the class for backward."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        Scale.c = c
+        return c * x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * Scale.c, None
+
+
+x_first, x_second = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+y_first = Scale.apply(x_first, 2.0)
+y_second = Scale.apply(x_second, 3.0)  # a second call, before the first one's backward
+y_first.sum().backward()
+compare_all(predicted_scale, {"first input's gradient, each entry": x_first.grad[0].item()})
+
+# %% [markdown]
+# <details><summary><b>Explanation</b> (open after running)</summary>
+#
+# `3.0`, where $c = 2$ was asked. The class is one object, shared by every call: the second
+# call's `Scale.c = 3.0` replaced the first call's $c$ before its backward ran, and nothing
+# warned. A model's forward pass calls one Function many times (once per layer) before any
+# backward runs.
+# </details>
+
+# %% [markdown]
 # ## ✎ Exercise 2 · `WeightedSum`
 #
 # Write `WeightedSum`, with `WeightedSum.apply(x1, x2, w1, w2)` returning `w1 * x1 + w2 * x2`,
@@ -384,11 +497,11 @@ except GradcheckError as error:
 #
 # 1. Write $\partial y_i / \partial x_{1,j}$ and $\partial y_i / \partial x_{2,j}$. Which
 #    entries are non-zero, and which of the four inputs appear in them?
-# 2. How many values does backward return, and which of them can be tensors? When `x1` is
-#    data (it needs no gradient) but `x2` does, what goes in each place, and how does backward
-#    know which input needs one? Rule 2 of the [contract](function_contract.md) decides.
-# 3. So what must forward keep for backward, and where? Two calls with different weights may
-#    both run before either backward does: which rule of the contract decides?
+# 2. How many values does backward return, and what goes in the places of `w1` and `w2`? When
+#    `x1` is data (it needs no gradient) but `x2` does, is `x1`'s gradient worth computing, and
+#    what tells backward which inputs need one?
+# 3. So what must forward keep for backward, and where, after what `save_for_backward` took in
+#    `shift` and what the class kept in `Scale`?
 #
 # <details><summary><b>Hint 1</b> (a question)</summary>
 #
@@ -439,25 +552,18 @@ from autograder import grade; grade("WeightedSum", WeightedSum)
 #
 # $\partial y_i / \partial x_{1,j} = w_1 \delta_{ij}$, so with $G$ = `grad_output`,
 # $\partial L / \partial x_{1,j} = w_1 G_j$, and $w_2 G_j$ for $x_2$. No tensor appears, so
-# forward saves none: the two floats go on `ctx` as plain attributes. Why `ctx`: every call gets
-# its own, while the class and the module's globals are shared by every call, so a second call
-# made before the first one's backward would overwrite what the first one kept there.
+# forward saves none: the two floats go on `ctx` as plain attributes. Every call gets its own
+# `ctx`, where the class (or a global) is shared by every call, as `Scale` showed.
 # </details>
 
 # %% [markdown]
 # ## Several inputs, and inputs that are not tensors
 #
-# Compare with your `WeightedSum`: what backward returns is rule 2 of the
-# [Function contract](function_contract.md), in every exercise:
-#
-# - **one value per forward input**, in the same order: four here (autograd accepts extra
-#   trailing `None`s, nothing else);
-# - a gradient for each input that needs one, of that input's shape (or one it broadcasts to:
-#   autograd sums it down), and `None` for every other input: a Python number such as `w1`, a
-#   flag, a tensor that needs no gradient. **`ctx.needs_input_grad`** holds one boolean per
-#   forward input: entry `i` says whether input `i` needs a gradient.
-#
-# Tensors are another matter: `save_for_backward`, not `ctx.x = x`, because a saved tensor
+# What you decided for `WeightedSum` holds in every exercise, as rules 2 and 4 of the
+# [Function contract](function_contract.md): **one value per forward input**, in order; a
+# gradient for each input whose `ctx.needs_input_grad` entry is `True`, of that input's shape,
+# and `None` for every other (a number, a flag, a tensor that needs no gradient); and a call's
+# state on its own `ctx`. Tensors go through `save_for_backward`, not `ctx.x = x`: a saved tensor
 # changed in place before backward makes backward raise, not return a silently wrong gradient
 # (lesson 01's optional part shows one).
 
@@ -537,7 +643,7 @@ jacobian_view(FirstDifference,
 #
 # - the value and both gradients autograd gives `torch.outer(u, v)`, for any $m$ and $n$, $0$
 #   included;
-# - forward keeps no memory the caller does not already hold;
+# - forward saves no memory it allocated, its output included;
 # - backward does no work for a gradient nobody needs.
 #
 # Rules 2 (`None` where none is needed) and 3 (backward is yours) of the
@@ -736,69 +842,6 @@ def check_my_gradcheck() -> None:
 
 
 check_my_gradcheck()
-
-# %% [markdown]
-# ### Why those `None`s? Inputs that are not tensors
-#
-# **Predict, then run.** `shift` builds a Function for $y = x + c$, with $c$ a Python float, whose
-# forward saves what you pass as `save` and whose backward returns what you pass as `returns`,
-# and runs it at `c = 2.0`. Does `ctx.save_for_backward(x, c)` raise? Does a backward that returns
-# `grad_output` for `x` and a 0-d tensor of zeros for `c` raise? Write `True` (raises) or `False`.
-
-# %%
-### BEGIN WORKED
-predicted_shift = {"save_for_backward(x, c) raises": True,
-                   "backward returning zeros for c raises": True}
-### LEARNER
-predicted_shift = {
-    "save_for_backward(x, c) raises": None, "backward returning zeros for c raises": None
-}
-### END WORKED
-
-
-# %%
-def shift(save, returns):
-    """Build y = x + c (c a Python float) with the given forward save and backward return,
-    run it forward and backward at c = 2.0; (needs_input_grad, the error's first line or None)."""
-
-    class Shift(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, c):
-            ctx.save_for_backward(*save(x, c))
-            return x + c
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            return returns(grad_output)
-
-    x, needs = torch.ones(3, requires_grad=True), None
-    try:
-        y = Shift.apply(x, 2.0)
-        needs = y.grad_fn.needs_input_grad  # y.grad_fn is the ctx
-        y.sum().backward()
-    except (TypeError, RuntimeError) as error:
-        return needs, f"{type(error).__name__}: {str(error).splitlines()[0]}"
-    return needs, None
-
-
-_, saving_c = shift(lambda x, c: (x, c), lambda g: g)
-needs, zeros_for_c = shift(lambda x, c: (), lambda g: (g, torch.zeros(())))
-if written(predicted_shift):  # what happened, once your two answers are written
-    for error in (saving_c, zeros_for_c):
-        print(error or "no error")
-    print("needs_input_grad of Shift.apply(x, 2.0):", needs)
-compare_all(predicted_shift, {
-    "save_for_backward(x, c) raises": saving_c is not None,
-    "backward returning zeros for c raises": zeros_for_c is not None
-})
-
-# %% [markdown]
-# <details><summary><b>Explanation</b> (open after running)</summary>
-#
-# Both raise. `save_for_backward` takes tensors (or `None`), and is called once, with every tensor.
-# A Python float never needs a gradient (`needs_input_grad` is `(True, False)`), and autograd
-# cannot give it one: its place in backward's return takes `None`, nothing else.
-# </details>
 
 # %% [markdown]
 # ### `needs_input_grad`: set when forward runs

@@ -279,3 +279,38 @@ def test_attributes_the_caller_set_before_the_call_pass():
         torch.autograd.grad(function.apply(x), x, torch.ones(3, dtype=torch.float64))
 
     assert _verdict(Double, battery).passed
+
+
+class DoubleReturningInputWhenEmpty(Double):
+    """Wrong: returns x itself when it has no entries ("nothing to double")."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x if x.numel() == 0 else 2 * x
+
+
+class DoubleReturningInputSetup(torch.autograd.Function):
+    """Wrong, in the setup_context form: returns x itself when it has no entries."""
+
+    @staticmethod
+    def forward(x):
+        return x if x.numel() == 0 else 2 * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return 2 * grad_output
+
+
+def test_an_input_returned_itself_fails_rule_1_and_is_named():
+    """Rule 1: forward returns a new tensor; an input returned as it came makes the caller's
+    output a view of it. Seen on the one call where it happens, in either form."""
+    for function in (DoubleReturningInputWhenEmpty, DoubleReturningInputSetup):
+        verdict = _verdict(function, _calls([3, 0, 4]))
+        assert verdict.mistake == "WatchedDouble/returns-input", function
+        assert verdict.message.startswith(f"{function.__name__}.forward returned its input x "
+                                          "itself on one of the grader's calls (x of shape (0,)")
+        assert "rule 1" in verdict.message.splitlines()[0]

@@ -66,7 +66,8 @@ WEIGHTED_SUM_RULES = {
     "values": {"WeightedSum/wrong-gradient-shape": "grad_output squeezed",
                "WeightedSum/fails-on-empty-input":
                    "entries weighted in a Python loop, torch.stack",
-               "case:transposed inputs": "x1 and x2 flattened with .view(-1) in forward"},
+               "case:transposed inputs": "x1 and x2 flattened with .view(-1) in forward",
+               "WeightedSum/returns-input": "x1 itself returned when w1 = 1 and w2 = 0"},
     "gradients": {"WeightedSum/gate-on-wrong-entry": "grad_x1 gated on needs_input_grad[1]",
                   "WeightedSum/wrong-gradient-count": "two gradients for four inputs",
                   "WeightedSum/gradient-for-non-tensor": "a gradient for the float w1"},
@@ -92,7 +93,7 @@ OUTER_CLAUSES = (
             "Outer/wrong-gradient-shape": "sums over the wrong index",
             "Outer/ignores-grad-output": "forgets grad_output",
             "Outer/fails-on-empty-input": "rows built in a Python loop and joined by torch.stack"}),
-    Clause("forward keeps no memory the caller does not already hold;",
+    Clause("forward saves no memory it allocated, its output included;",
            {"Outer/saves-more-than-inputs": "saves the output"}),
     Clause("backward does no work for a gradient nobody needs.",
            {"Outer/computes-unneeded-gradient":

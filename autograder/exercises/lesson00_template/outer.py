@@ -58,12 +58,12 @@ def check_saves_only_inputs(forward) -> None:
     others = [saved for saved in forward.saved if not saved.role.startswith("input")]
     if others:
         what = others[0]
-        why = ("that keeps the (m, n) output alive until backward; the contract: forward keeps "
-               "no memory the caller does not already hold (it holds u and v). Which tensors "
-               "does each gradient read?"
+        why = ("that keeps the (m, n) output alive until backward; the contract: forward saves "
+               "no memory it allocated, its output included. Which tensors does each gradient "
+               "read?"
                if what.role == "output" else
-               "a copy, or anything else forward computed, is new memory; the contract: forward "
-               "keeps no memory the caller does not already hold (it holds u and v)")
+               "a copy, or anything else forward computed, is memory forward allocated; the "
+               "contract: forward saves no memory it allocated, its output included")
         raise GradingError(
             f"Outer saved a{'n' if what.role[0] in 'aeiou' else ''} {what.role} of shape "
             f"{what.shape} ({what.nbytes} bytes): {why}", mistake="Outer/saves-more-than-inputs")

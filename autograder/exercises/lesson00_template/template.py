@@ -184,7 +184,7 @@ WEIGHTED_SUM_DOMAIN = Domain(WEIGHTED_SUM, lambda device, dtype=torch.float64, s
 EXERCISES = [
     Exercise("Square", "00_template", square_full,
              contract=("memory linear in the size of x", "0-d x", "x = 0",
-                       "every finite x in float32", "empty x",
+                       "every x with 2x finite, in float32", "empty x",
                        "non-contiguous grad_output", "float32"),
              clauses=SQUARE_CLAUSES, rules=SQUARE_RULES,
              example=lambda: (sample((4,), "cpu"),),

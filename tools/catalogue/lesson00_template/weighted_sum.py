@@ -57,6 +57,15 @@ class WeightedSum(torch.autograd.Function):
                       "                grad_output * w2 if need_x2 else None, None, None)",
                       "        ctx.save_for_backward(torch.tensor(w1, dtype=x1.dtype),"
                       " torch.tensor(w2, dtype=x1.dtype))\n        return w1 * x1 + w2 * x2")),
+    # the arithmetic skipped where the weights leave x1 as it is, a copy returned
+    Unusual("WeightedSum", "x1.clone() when w1 = 1 and w2 = 0",
+            _weighted("        return (grad_output * ctx.w1 if ctx.needs_input_grad[0] else None,\n"
+                      "                grad_output * ctx.w2 if ctx.needs_input_grad[1] else None,"
+                      " None, None)",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        if w1 == 1 and w2 == 0:\n"
+                      "            return x1.clone()\n"
+                      "        return w1 * x1 + w2 * x2")),
     # w1 factored out (a review's answer): right to rounding over the weights a model meets,
     # w1 = 0 kept apart; w2 / w1 overflows float32 only for a w1 near 1e-39, an extreme the
     # contract does not name
@@ -166,22 +175,6 @@ class WeightedSum(torch.autograd.Function):
 # tiny weight taken for 0, a fifth value returned by backward
 
 UNUSUAL += [
-    Unusual("WeightedSum", "x1 itself returned when w1 = 1 and w2 = 0",
-            """
-class WeightedSum(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x1, x2, w1, w2):
-        ctx.w1, ctx.w2 = w1, w2
-        if w1 == 1 and w2 == 0:
-            return x1
-        return w1 * x1 + w2 * x2
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        need_x1, need_x2 = ctx.needs_input_grad[:2]
-        return (grad_output * ctx.w1 if need_x1 else None,
-                grad_output * ctx.w2 if need_x2 else None, None, None)
-"""),
     Unusual("WeightedSum", "torch.add with alpha=, a generator over needs_input_grad",
             """
 class WeightedSum(torch.autograd.Function):
@@ -297,5 +290,36 @@ class WeightedSum(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output * ctx.w1, grad_output * ctx.w2, None, None, None
+"""),
+    # a fresh review's answer (W11): "no arithmetic when nothing needs weighting"; autograd
+    # hands the caller a view of x1, which a write into the output changes (rule 1)
+    Mistake("WeightedSum", "x1 itself returned when w1 = 1 and w2 = 0",
+            "WeightedSum.forward returned its input x1 itself",
+            _weighted("        return (grad_output * ctx.w1 if ctx.needs_input_grad[0] else None,\n"
+                      "                grad_output * ctx.w2 if ctx.needs_input_grad[1] else None,"
+                      " None, None)",
+                      "        ctx.w1, ctx.w2 = w1, w2\n"
+                      "        if w1 == 1 and w2 == 0:\n"
+                      "            return x1\n"
+                      "        return w1 * x1 + w2 * x2")),
+    # the same shortcut in the setup_context form, for x2: read where setup_context runs
+    Mistake("WeightedSum", "x2 itself returned when w1 = 0 and w2 = 1, setup_context form",
+            "WeightedSum.forward returned its input x2 itself",
+            """
+class WeightedSum(torch.autograd.Function):
+    @staticmethod
+    def forward(x1, x2, w1, w2):
+        if w1 == 0 and w2 == 1:
+            return x2
+        return w1 * x1 + w2 * x2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.w1, ctx.w2 = inputs[2:]
+
+    @staticmethod
+    def backward(ctx, g):
+        n1, n2 = ctx.needs_input_grad[:2]
+        return (g * ctx.w1 if n1 else None, g * ctx.w2 if n2 else None, None, None)
 """),
 ]

@@ -54,7 +54,7 @@ def test_u_and_v_swapped_are_named_by_shape(raises_hint):
 
 def test_views_of_the_inputs_count_as_the_inputs():
     """Does saving u.unsqueeze(1) and v.unsqueeze(0), views that cost no memory, meet "forward
-    keeps no memory the caller does not already hold"?"""
+    saves no memory it allocated, its output included"?"""
     outer_full(load("Outer", VIEWS), torch.device("cpu"))
 
 
@@ -86,8 +86,8 @@ def test_a_non_contiguous_grad_output_is_tried(raises_hint):
 
 def test_a_saved_output_is_not_called_new_memory():
     """Is an Outer that saves its output told that it keeps the output alive until backward
-    (which does not need it), not that it is new memory, which a saved output is not; and a
-    saved clone still told it is new memory?"""
+    (which does not need it), not that it is new memory; and a saved clone told it is memory
+    forward allocated?"""
     from autograder.errors import GradingError
 
     with pytest.raises(GradingError) as output:
@@ -96,7 +96,7 @@ def test_a_saved_output_is_not_called_new_memory():
     assert "new memory" not in str(output.value)
     with pytest.raises(GradingError) as clone:
         outer_full(mistake("Outer", "saves clones of u and v"), torch.device("cpu"))
-    assert "new memory" in str(clone.value)
+    assert "is memory forward allocated" in str(clone.value)
 
 
 TRANSPOSES_IN_PLACE = """
