@@ -116,15 +116,11 @@ kernel_grid_view(n=10, block=4)
 #
 # $s = \sum_i x_i^2$: one tensor in, one number out. No program sees the whole tensor, and
 # programs that run at once cannot wait for each other, so a sum across programs is partials
-# reduced afterwards (or atomic adds). Here a **fixed number of programs** (8, fewer for a tiny
-# tensor) each **loop** over blocks ($p$, $p + 8$, $p + 16$, ...) and store **one partial sum**,
-# which the host adds up. Inside the kernel:
-#
-# - `acc = tl.zeros((BLOCK,), dtype)`, an accumulator each iteration adds its block's squares
-#   into, lane by lane, and one `tl.sum` after the loop;
-# - `for start in range(first, n, step)`, a loop whose bounds are known only when it runs;
-# - `tl.num_programs(0)` for the step, and the first start made int64, so the offsets cannot wrap
-#   past $2^{31}$.
+# reduced afterwards (or atomic adds). Here **one program per block** of 128 elements stores
+# **one partial sum**, `tl.sum` of its block's squares, and the host adds the `cdiv(n, 128)`
+# partials up. The program's number is made int64 before it is multiplied, so the offsets
+# cannot wrap past $2^{31}$. (A kernel may also loop, `for i in range(lo, hi)` with bounds
+# known only when it runs, carrying values from one iteration to the next; this one needs none.)
 #
 # Around the kernel, a `custom_op` with `register_fake` (an output's metadata, for the tracers
 # of `torch.compile`, `torch.export` and `opcheck`) and `register_autograd`. This op's glue is
@@ -133,49 +129,41 @@ kernel_grid_view(n=10, block=4)
 #
 # A masked load needs `other` when its lanes are added up (a masked-off lane is undefined
 # without it; the interpreter happens to give 0). Half precision loads as float16, which
-# `tl.exp` and `tl.sqrt` refuse: the kernel converts each block to its accumulator's dtype
-# (float32, float64 for float64 input). Exercise 1's kernels have no buffer in the accumulator's
-# dtype to take it from: how will they tell the input dtypes apart?
+# `tl.exp` and `tl.sqrt` refuse: the kernel converts each block to its partials' dtype
+# (float32, float64 for float64 input). Exercise 1's kernels have no buffer in that dtype to
+# take it from: how will they tell the input dtypes apart?
 #
 # The cell records which kind of tensor the operator's body and the registered backward are
 # handed, eagerly and while `torch.compile` traces: watch the second line it prints.
 
 # %%
-SUM_BLOCK, SUM_PROGRAMS = 128, 8
+SUM_BLOCK = 128
 
 
 @triton.jit
 def sum_of_squares_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    """This program's partial sum of x^2 over its blocks: p, p + programs, p + 2 programs..."""
-    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)  # float32 or float64
-    first = tl.program_id(0).to(tl.int64) * BLOCK  # int64: the offsets never wrap
-    for start in range(first, n, tl.num_programs(0) * BLOCK):
-        offsets = start + tl.arange(0, BLOCK)
-        mask = offsets < n  # which lanes fall inside the tensor
-        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(acc.dtype)  # masked-off: other
-        acc += x * x  # lane by lane, carried to the next iteration
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))  # one partial per program
-
-
-def fixed_grid(n):
-    """The forward's grid: SUM_PROGRAMS programs, fewer if there are fewer blocks."""
-    return (max(1, min(triton.cdiv(n, SUM_BLOCK), SUM_PROGRAMS)),)
+    """This program's partial sum of x^2 over its one block."""
+    program = tl.program_id(0).to(tl.int64)  # int64: the offsets never wrap
+    offsets = program * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n  # which lanes fall inside the tensor
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)  # masked-off lanes: other
+    x = x.to(partial_ptr.dtype.element_ty)  # float32 or float64
+    tl.store(partial_ptr + program, tl.sum(x * x, axis=0))  # one partial per program
 
 
 def blocks(n):
-    """How many blocks of SUM_BLOCK elements cover n (one program per block would take as
-    many)."""
-    return (triton.cdiv(n, SUM_BLOCK),)
+    """The grid: one program per block of SUM_BLOCK elements (one, for an empty tensor)."""
+    return (max(1, triton.cdiv(n, SUM_BLOCK)),)
 
 
 @torch.library.custom_op("autograd_course::sum_of_squares", mutates_args=())
 def sum_of_squares(x: torch.Tensor) -> torch.Tensor:
     handed.append(("forward body", type(x).__name__))  # which tensors reach the kernel
     x = x.contiguous()  # the kernel reads flat memory
-    partials = torch.zeros(fixed_grid(x.numel()), device=x.device,
+    partials = torch.zeros(blocks(x.numel()), device=x.device,
                            dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
     if x.numel():  # an empty tensor launches nothing: its sum is 0
-        sum_of_squares_kernel[fixed_grid(x.numel())](x, partials, x.numel(), BLOCK=SUM_BLOCK)
+        sum_of_squares_kernel[blocks(x.numel())](x, partials, x.numel(), BLOCK=SUM_BLOCK)
     return partials.sum().to(x.dtype)  # the sum across programs, on the host
 
 
@@ -216,9 +204,7 @@ print("opcheck: schema, fake tensor, autograd registration and AOT dispatch all 
 print("torch.compile(fullgraph=True) matches eager:",
       torch.allclose(compiled(x), sum_of_squares(x * 2).sqrt()))
 for n in (1000, 100_000):
-    print(f"n = {n}: {blocks(n)[0]} blocks on {fixed_grid(n)[0]} programs, at most "
-          f"{triton.cdiv(blocks(n)[0], fixed_grid(n)[0])} loop iterations each; "
-          f"{fixed_grid(n)[0]} partials to add (one program per block: {blocks(n)[0]})")
+    print(f"n = {n}: {blocks(n)[0]} programs, one per block; {blocks(n)[0]} partials to add")
 big = torch.randn(100_000, device=DEVICE)
 print("n = 100000 matches x.square().sum():",
       torch.allclose(sum_of_squares(big), big.square().sum()))
@@ -465,21 +451,25 @@ from autograder import grade; grade("silu_mul", silu_mul)
 # **Check one step of each live.** For step 1, the row $x = (1, 2, 3)$, $w = (1, 0.5, 2)$,
 # $\varepsilon = 0$: what is $\partial y_0/\partial x_1$ (`y[0]` against `x[1]`)? For step 2,
 # how many partial rows of the weight gradient does your layout store at 1,000 rows
-# (`my_partials_1k`) and at a million (`my_partials_1m`)? Write them in the next cell and run
-# it: it sizes your buffer against $x$.
+# (`my_partials_1k`) and at a million (`my_partials_1m`)? And what will `setup_context` keep
+# (`my_rms_saved`: each tensor by name, marked `"input"` or sized in `rows` and `D`)? Write
+# them in the next cell and run it: it sizes your buffer against $x$, and what you keep
+# against the contract's bound below.
 
 # %%
 ### BEGIN WORKED
 my_dy0_dx1 = -0.0661  # x_0 w_0 dr/dx_1 = -x_0 w_0 r^3 x_1 / D: y_0 feels x_1 through r only
 my_partials_1k = 32  # min(rows, 32) programs, each over a group of consecutive rows
 my_partials_1m = 32  # the same 32: the buffer does not grow with the batch
+my_rms_saved = {"x": "input", "weight": "input", "rstd": "rows"}  # r, one per row, from forward
 ### LEARNER
 my_dy0_dx1 = None  # dy[0]/dx[1] for that row: a number, 4 decimals
 my_partials_1k = None  # partial rows your layout stores at 1,000 rows: a whole number
 my_partials_1m = None  # and at 1,000,000 rows
+my_rms_saved = None  # {name: "input", or an element count in rows and D}, e.g. {"h": "D"}
 ### END WORKED
 
-check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m)  # autograd's entry; your buffer
+check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved)  # the bound too
 
 # %% [markdown]
 # <details><summary><b>Hint 1 · a question</b></summary>
@@ -505,8 +495,8 @@ check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m)  # autograd's entry;
 # **Contract.** Your Function obeys the [Function contract](function_contract.md); this
 # exercise's own contract:
 #
-# - `setup_context` keeps at most the inputs as given and one number per row (float32, or
-#   float64 for float64 input), and no backward kernel sums a row's squares again;
+# - `setup_context` keeps the inputs as given plus at most one number per row, none narrower
+#   than float32 (nor than float64 for float64 input), and backward sums no row's squares again;
 # - the weight's gradient summed across programs with no atomic adds and no address that two
 #   programs of one launch store to without a lock;
 # - `F.rms_norm`'s values and gradients for any `D` up to 4096 and any number of rows, finite
@@ -514,6 +504,10 @@ check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m)  # autograd's entry;
 # - each kernel behind a `torch.library.custom_op` whose fake describes its real outputs,
 #   strides included; the arithmetic in your kernels (on the host nothing but allocations,
 #   views, copies, casts and sums), float16 and bfloat16 computed in float32.
+#
+# Rule 2's `None` for an input that needs no gradient holds here, but its skipped work is not
+# asked: both gradients read all of $g$ and $x$, so skipping one saves no read of them, and your
+# backward may compute both.
 #
 # As in exercise 1, `quick_check("rms_norm_rows", rms_norm_rows)` in a scratch cell takes about
 # a second where the self-check takes tens of seconds on a CPU.
@@ -702,7 +696,9 @@ from autograder import grade; grade("rms_norm_rows", rms_norm_rows)
 # - Masked-off lanes and every buffer you allocate uninitialised are filled with NaN, as a GPU
 #   may leave them; loads and stores outside your tensors are refused before they happen.
 # - Every launch's stores and atomic operations are watched: two programs of one launch
-#   storing to one address without a lock, or an atomic add, fail.
+#   storing to one address without a lock, or an atomic add, fail. Exercise 1: with one input
+#   alone requiring a gradient, the addresses your backward's kernels store to are counted
+#   against that gradient's size.
 # - Exercise 2: every saved value that comes one per row is doubled, and the gradients must
 #   move (a backward that sums the squares again does not); any other saved tensor that does
 #   not share an input's memory fails, a contiguous or cast copy of one included (probed with
@@ -747,22 +743,20 @@ my_last_block = (None, None)  # (first index, last index) the last program loads
 # %%
 @triton.jit
 def sum_of_squares_unmasked(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
-    acc = tl.zeros((BLOCK,), dtype=partial_ptr.dtype.element_ty)
-    first = tl.program_id(0).to(tl.int64) * BLOCK
-    for start in range(first, n, tl.num_programs(0) * BLOCK):
-        x = tl.load(x_ptr + start + tl.arange(0, BLOCK))  # no mask
-        acc += x * x
-    tl.store(partial_ptr + tl.program_id(0), tl.sum(acc, axis=0))
+    program = tl.program_id(0).to(tl.int64)
+    offsets = program * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets).to(partial_ptr.dtype.element_ty)  # no mask
+    tl.store(partial_ptr + program, tl.sum(x * x, axis=0))
 
 
 x_padded = torch.randn(1024, device=DEVICE)
-partials = torch.empty(fixed_grid(1000), device=DEVICE)
+partials = torch.empty(blocks(1000), device=DEVICE)
 right = x_padded[:1000].square().sum()
 if not written(my_prediction, my_last_block):  # what happened, once both are written
     print("write both predictions first, then run this cell again")
 else:
     try:
-        sum_of_squares_unmasked[fixed_grid(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
+        sum_of_squares_unmasked[blocks(1000)](x_padded, partials, 1000, BLOCK=SUM_BLOCK)
         outcome = "right values" if torch.allclose(partials.sum(), right) else "wrong values"
     except Exception as error:  # any failure of the launch is the outcome "error"
         outcome = "error"
@@ -866,8 +860,8 @@ else:
 # %%
 @torch.library.triton_op("autograd_course::sum_of_squares_traced", mutates_args=())
 def sum_of_squares_traced(x: torch.Tensor) -> torch.Tensor:
-    partials = torch.empty(fixed_grid(x.numel()), device=x.device, dtype=torch.float32)
-    torch.library.wrap_triton(sum_of_squares_kernel)[fixed_grid(x.numel())](
+    partials = torch.empty(blocks(x.numel()), device=x.device, dtype=torch.float32)
+    torch.library.wrap_triton(sum_of_squares_kernel)[blocks(x.numel())](
         x, partials, x.numel(), BLOCK=SUM_BLOCK)
     return partials.sum().to(x.dtype)
 
@@ -1128,20 +1122,16 @@ my_race_prediction = ""  # "the whole sum", "the first program's partial" or "th
 # %%
 @triton.jit
 def sum_of_squares_shared(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
-    acc = tl.zeros((BLOCK,), dtype=total_ptr.dtype.element_ty)
-    first = tl.program_id(0).to(tl.int64) * BLOCK
-    for start in range(first, n, tl.num_programs(0) * BLOCK):
-        offsets = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(acc.dtype)
-        acc += x * x
-    tl.store(total_ptr, tl.sum(acc, axis=0))  # every program: one shared address
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets, mask=offsets < n, other=0.0).to(total_ptr.dtype.element_ty)
+    tl.store(total_ptr, tl.sum(x * x, axis=0))  # every program: one shared address
 
 
 x = torch.randn(1000, device=DEVICE)
 total = torch.zeros(1, device=DEVICE)
-sum_of_squares_shared[fixed_grid(1000)](x, total, 1000, BLOCK=SUM_BLOCK)
-partials = torch.zeros(fixed_grid(1000), device=DEVICE)
-sum_of_squares_kernel[fixed_grid(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
+sum_of_squares_shared[blocks(1000)](x, total, 1000, BLOCK=SUM_BLOCK)
+partials = torch.zeros(blocks(1000), device=DEVICE)
+sum_of_squares_kernel[blocks(1000)](x, partials, 1000, BLOCK=SUM_BLOCK)
 candidates = {"the whole sum": partials.sum(), "the first program's partial": partials[0],
               "the last program's partial": partials[-1]}
 outcome = next((k for k, v in candidates.items() if torch.allclose(total[0], v)), "another")

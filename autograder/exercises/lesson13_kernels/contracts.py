@@ -9,7 +9,9 @@ SILU_MUL_CLAUSES = (
     Clause("**one** forward kernel and **one** backward kernel, each launched once, the backward "
            "computing the gradients needed in a single pass over memory;",
            {"silu_mul/more-than-one-launch":
-                "the backward kernel launched twice, one gradient each"}),
+                "the backward kernel launched twice, one gradient each",
+            "silu_mul/stores-unneeded-gradient":
+                "both gradients stored when only one input requires grad"}),
     Clause("each kernel behind a `torch.library.custom_op` (not `triton_op`) with a fake "
            "implementation, and an autograd registration on `silu_mul`: `opcheck` and "
            "`torch.compile(fullgraph=True)` pass;",
@@ -80,8 +82,9 @@ SILU_MUL_RULES = {
 
 
 RMS_NORM_ROWS_CLAUSES = (
-    Clause("`setup_context` keeps at most the inputs as given and one number per row (float32, "
-           "or float64 for float64 input), and no backward kernel sums a row's squares again;",
+    Clause("`setup_context` keeps the inputs as given plus at most one number per row, none "
+           "narrower than float32 (nor than float64 for float64 input), and backward sums no "
+           "row's squares again;",
            {"rms_norm_rows/rstd-not-saved":
                 "no rstd saved: the backward kernel computes each row's rstd again",
             "rms_norm_rows/rstd-wrong-dtype": "rstd saved in x's dtype",

@@ -41,7 +41,7 @@ def check_within_ulps(name: str, what: str, got, expected: torch.Tensor, *, ulp=
 
 
 def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
-    """A bfloat16 failure in the interpreter (float16, checked first, passed), named from what
+    """A bfloat16 failure in the interpreter, named from what
     the interpreter did while ``run()`` repeats the bfloat16 call: arithmetic on bfloat16
     operands, or a float64 value converted to bfloat16 (both wrong in Triton 3.9's)."""
     if not interpreting():
@@ -53,9 +53,9 @@ def name_bfloat16_failure(name: str, run, error: GradingError) -> None:
             pass
     if steps:
         raise GradingError(
-            f"{name} computes a step in bfloat16 inside a kernel (the same kernel passed the "
-            "float16 checks, run first), and Triton 3.9's interpreter computes on the raw bits "
-            "of bfloat16 values, not on the numbers "
+            f"{name} computes a step in bfloat16 inside a kernel: while the bfloat16 call ran, "
+            "the interpreter was seen computing on bfloat16 operands, and Triton "
+            "3.9's interpreter computes on the raw bits of bfloat16 values, not on the numbers "
             "(1.5 * 1.5 gives 2.5e-29): convert after loading (.to(tl.float32)) and cast back "
             "only when storing", error.details, case=error.case,
             mistake=f"{name}/bfloat16-step-in-interpreter") from error

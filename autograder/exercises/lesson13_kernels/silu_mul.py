@@ -16,6 +16,7 @@ from .kernel_interpreter import language_patched_once_per_launch
 from .kernel_globals import check_no_global_rebound
 from .kernel_kept import KEPT_DTYPES, check_no_tensor_kept, raise_if_stale
 from .kernel_fakes import check_backward_fakes, check_ctx_tensors
+from .kernel_unneeded import check_unneeded_not_stored
 from .kernel_unwritten import poisoned_allocations
 from ..shared.call_state import check_calls_of_two_sizes
 from .silu_mul_precision import (check_bfloat16_range, check_float16_steps, check_float64_gates,
@@ -280,6 +281,8 @@ def silu_mul_full(silu_mul, device) -> None:
         covers("None for an input that needs no gradient")
         check_frozen_inputs_get_none("silu_mul", silu_mul, tuple(
             silu_mul_values((4, 7), device, seed=33, dtype=torch.float32).values()))
+        check_unneeded_not_stored("silu_mul", silu_mul, silu_mul_values(
+            (4, 7), device, seed=33, dtype=torch.float32), ("a", "b"))
         check_saves_inputs_only(silu_mul, device)
         check_no_global_rebound("silu_mul", silu_mul, _one_call(silu_mul, device, torch.float32))
         # last: a kept output or a stale one is named by the checks above

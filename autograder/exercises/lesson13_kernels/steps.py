@@ -106,10 +106,49 @@ def check_silu_steps(my_dy_da, my_shared, my_exps_per_element) -> None:
         f"✗ {exps}: once one is computed, what does the other one give you?"))
 
 
-def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m) -> None:
-    """Exercise 2: dy[0]/dx[1] of F.rms_norm for one row against autograd's Jacobian; then the
-    learner's own layout of the weight gradient's partial rows, sized at 1,000 rows and at a
-    million (the layout itself is theirs: no group size is given or asked)."""
+def check_rms_saved(my_rms_saved) -> None:
+    """Exercise 2's saving bound, live: what setup_context keeps ({name: "input", or its element
+    count as an expression in rows and D}), sized at 1,000 and a million rows of D = 4096
+    against the contract's bound, the inputs plus one number per row."""
+    if my_rms_saved is None:
+        print("saved: answer in my_rms_saved")
+        return
+    if not isinstance(my_rms_saved, dict) or not my_rms_saved:
+        print(f"saved: ✗ {my_rms_saved!r}: write a dict, {{name: \"input\" or its number of "
+              "elements in rows and D}")
+        return
+    D, totals = 4096, {}
+    for rows in (1_000, 1_000_000):
+        total = 0
+        for name, size in my_rms_saved.items():
+            if str(size).strip() == "input":
+                if name not in ("x", "weight"):
+                    print(f"saved: ✗ {name!r} marked \"input\": rms_norm_rows's tensor inputs "
+                          "are x and weight")
+                    return
+                continue
+            try:  # the learner's own expression, in rows and D only
+                count = eval(str(size), {"__builtins__": {}}, {"rows": rows, "D": D})  # noqa: S307
+                total += int(count)
+            except Exception:  # noqa: BLE001 -- shown, not raised
+                print(f"saved: ✗ {name!r}: {size!r} is not an element count in rows and D")
+                return
+        totals[rows] = total
+    worst = max(totals, key=lambda rows: totals[rows] / rows)
+    if totals[worst] > worst:
+        print(f"saved: ✗ {totals[worst]:,} numbers besides the inputs at {worst:,} rows of "
+              f"D = {D}, over the contract's bound of one per row ({worst:,}): which of them "
+              "can your backward get from the others?")
+    else:
+        print(f"saved: ✓ within the bound: {totals[1_000]:,} numbers besides the inputs at "
+              f"1,000 rows, {totals[1_000_000]:,} at a million (at most one per row)")
+
+
+def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m, my_rms_saved=None) -> None:
+    """Exercise 2: dy[0]/dx[1] of F.rms_norm for one row against autograd's Jacobian; what
+    setup_context keeps, against the contract's bound (check_rms_saved); then the learner's
+    own layout of the weight gradient's partial rows, sized at 1,000 rows and at a million
+    (the layout itself is theirs: no group size is given or asked)."""
     row, w_row = (torch.tensor(v, dtype=torch.float64)
                   for v in ((1.0, 2.0, 3.0), (1.0, 0.5, 2.0)))
     jacobian = torch.autograd.functional.jacobian(
@@ -125,6 +164,7 @@ def check_rms_steps(my_dy0_dx1, my_partials_1k, my_partials_1m) -> None:
           else _entry("dy[0]/dx[1]", my_dy0_dx1, truth, slips,
                       "autograd's: the path through r reaches every y_k",
                       "not autograd's. Through which of y_0's factors does x_1 reach it?"))
+    check_rms_saved(my_rms_saved)
     if my_partials_1k is None or my_partials_1m is None:
         print("layout: write my_partials_1k and my_partials_1m first")
         return

@@ -60,10 +60,16 @@ def test_rms_checker_asks_one_jacobian_entry_and_the_learner_s_own_layout():
     question), and give a ✗ to a count that is no whole number of rows?"""
     checker = cell_from("13_kernels", "check_rms_steps(my_dy0_dx1")
     worked = definitions("13_kernels", "my_dy0_dx1", "my_partials_1k", "my_partials_1m",
-                         check_rms_steps=check_rms_steps)
+                         "my_rms_saved", check_rms_steps=check_rms_steps)
     lines = run_code(checker, dict(worked))
-    assert "✓" in lines[0] and "✓" in lines[-1] and len(lines) == 4, lines
-    assert "1,000 rows of D = 4096" in lines[1] and "x itself: 15.6 MiB" in lines[1], lines
+    assert "✓" in lines[0] and "✓" in lines[-1] and len(lines) == 5, lines
+    assert lines[1].startswith("saved: ✓ within the bound"), lines
+    assert "1,000 rows of D = 4096" in lines[2] and "x itself: 15.6 MiB" in lines[2], lines
+    for kept, said in (({"x": "input", "weight": "input", "y": "rows * D"}, "saved: ✗ 4,096,000"),
+                       ({"y": "input"}, "saved: ✗ 'y' marked"),
+                       (None, "saved: answer in my_rms_saved")):
+        lines = run_code(checker, {**worked, "my_rms_saved": kept})
+        assert lines[1].startswith(said), (kept, lines)
     lines = run_code(checker, {**worked, "my_dy0_dx1": 0})
     assert "✗" in lines[0] and "Which sum is r made of?" in lines[0], lines
     lines = run_code(checker, {**worked, "my_dy0_dx1": -0.1984})
@@ -75,7 +81,7 @@ def test_rms_checker_asks_one_jacobian_entry_and_the_learner_s_own_layout():
         assert lines[-1].startswith("layout: graded as right") and phrase in lines[-1], lines
     for slip in ({"my_partials_1k": 2.5}, {"my_partials_1m": 0}, {"my_partials_1k": 2000}):
         lines = run_code(checker, {**worked, **slip})
-        assert "✓" in lines[0] and lines[1].startswith("layout: ✗"), (slip, lines)
+        assert "✓" in lines[0] and lines[2].startswith("layout: ✗"), (slip, lines)
 
 
 def test_backward_design_checker_judges_saved_tensors_and_reports_custom_ops_verdict():

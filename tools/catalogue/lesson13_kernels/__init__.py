@@ -15,8 +15,8 @@ name: half-precision steps, buffers and sizes kept between calls, outputs sharin
 saved or read otherwise), built on variants (answers written as edits of the solutions);
 contract_rules (an output saved or returned, buffers without device=, a gradient for a frozen
 weight, and a float32 weight gradient for a half weight, which is correct); needed_gradients
-(requires_grad read instead of ctx.needs_input_grad); global_cache (a launch grid cached
-per size in a module-global dict)."""
+(requires_grad read instead of ctx.needs_input_grad; both gradients stored for one needed);
+global_cache (a launch grid cached per size in a module-global dict)."""
 
 from . import (contract_rules, ctx_tensors, mutation_survivors, rms_norm_rows,
                rms_norm_rows_answers, rms_norm_rows_domain, rms_norm_rows_groups,

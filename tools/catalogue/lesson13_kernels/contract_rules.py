@@ -42,7 +42,8 @@ MISTAKES = [
                  "    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)"))),
     Mistake("silu_mul", "both gradients returned when only one input requires grad",
             "registered backward returns a tensor for b, whose ctx.needs_input_grad entry is "
-            "False", _edit(SILU_MUL, ("backward = none_where_not_needed(backward)\n", ""))),
+            "False", _edit(SILU_MUL, ("backward = none_where_not_needed(backward)\n", ""),
+                           ("*ctx.needs_input_grad)", "True, True)"))),
     Mistake("rms_norm_rows", "the rows seen so far counted in a module global",
             "the module global ROWS_SEEN went from", _edit(
                 RMS, ("    D = x.shape[-1]\n    rows = x.reshape(-1, D).contiguous()\n"

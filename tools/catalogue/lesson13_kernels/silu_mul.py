@@ -25,7 +25,7 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
-                             BLOCK: tl.constexpr):
+                             BLOCK: tl.constexpr, NEED_A: tl.constexpr, NEED_B: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
     grad = tl.load(grad_ptr + offsets, mask=mask)
@@ -34,10 +34,12 @@ def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
     if a.dtype != tl.float64:
         grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)
     sigmoid = 1 / (1 + tl.exp(-a))
-    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))
-    tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
-    tl.store(grad_b_ptr + offsets, (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty),
-             mask=mask)
+    if NEED_A:
+        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))
+        tl.store(grad_a_ptr + offsets, grad_a.to(grad_a_ptr.dtype.element_ty), mask=mask)
+    if NEED_B:
+        tl.store(grad_b_ptr + offsets, (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty),
+                 mask=mask)
 
 
 @torch.library.custom_op("autograd_course::silu_mul", mutates_args=())
@@ -54,19 +56,23 @@ def _(a, b):
 
 
 @torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())
-def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor,
-                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor, need_a: bool,
+                      need_b: bool) -> tuple[torch.Tensor, torch.Tensor]:
     grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
-    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    grad_a = torch.empty_like(a) if need_a else a.new_empty(0)
+    grad_b = torch.empty_like(b) if need_b else b.new_empty(0)
     silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
-                                                               a.numel(), BLOCK=BLOCK)
+                                                               a.numel(), BLOCK=BLOCK,
+                                                               NEED_A=need_a, NEED_B=need_b)
     return grad_a, grad_b
 
 
 @silu_mul_backward.register_fake
-def _(grad, a, b):
-    return (torch.empty_like(a, memory_format=torch.contiguous_format),
-            torch.empty_like(b, memory_format=torch.contiguous_format))
+def _(grad, a, b, need_a, need_b):
+    return (torch.empty_like(a, memory_format=torch.contiguous_format) if need_a
+            else a.new_empty(0),
+            torch.empty_like(b, memory_format=torch.contiguous_format) if need_b
+            else b.new_empty(0))
 
 
 def setup_context(ctx, inputs, output):
@@ -75,7 +81,7 @@ def setup_context(ctx, inputs, output):
 
 def backward(ctx, grad_output):
     a, b = ctx.saved_tensors
-    return silu_mul_backward(grad_output, a, b)
+    return silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad)
 
 
 def none_where_not_needed(backward):
@@ -110,21 +116,23 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
 '''),
     ('''    y = a / (1 + tl.exp(-a)) * b''', '''    y = a * tl.sigmoid(a) * b'''),
     ('''def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, n,
-                             BLOCK: tl.constexpr):
+                             BLOCK: tl.constexpr, NEED_A: tl.constexpr, NEED_B: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
 ''', '''def silu_mul_backward_kernel(grad_ptr, a_ptr, b_ptr, grad_a_ptr, grad_b_ptr, stride, n_cols,
-                             BLOCK: tl.constexpr):
+                             BLOCK: tl.constexpr, NEED_A: tl.constexpr, NEED_B: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     columns = tl.arange(0, BLOCK)
     mask = columns < n_cols
     offsets = row * stride + columns
 '''),
     ('''    sigmoid = 1 / (1 + tl.exp(-a))
-    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))''',
+    if NEED_A:
+        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))''',
      '''    sigmoid = tl.sigmoid(a)
     silu = a * sigmoid
-    grad_a = grad * (silu * (1 - sigmoid) + sigmoid) * b'''),
+    if NEED_A:
+        grad_a = grad * (silu * (1 - sigmoid) + sigmoid) * b'''),
     ('''    a, b = a.contiguous(), b.contiguous()
     y = torch.empty_like(a)
     silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), BLOCK=BLOCK)
@@ -137,17 +145,22 @@ def silu_mul_kernel(a_ptr, b_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
                                        BLOCK=triton.next_power_of_2(width))
     return y.view(shape)'''),
     ('''    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
-    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    grad_a = torch.empty_like(a) if need_a else a.new_empty(0)
+    grad_b = torch.empty_like(b) if need_b else b.new_empty(0)
     silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
-                                                               a.numel(), BLOCK=BLOCK)
+                                                               a.numel(), BLOCK=BLOCK,
+                                                               NEED_A=need_a, NEED_B=need_b)
     return grad_a, grad_b''', '''    shape = a.shape
     width = shape[-1] if a.dim() else 1
     grad, a, b = (t.reshape(-1, width).contiguous() for t in (grad, a, b))
-    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
+    grad_a = torch.empty_like(a) if need_a else a.new_empty(0)
+    grad_b = torch.empty_like(b) if need_b else b.new_empty(0)
     if a.numel():
         silu_mul_backward_kernel[(a.shape[0],)](grad, a, b, grad_a, grad_b, a.stride(0), width,
-                                                BLOCK=triton.next_power_of_2(width))
-    return grad_a.view(shape), grad_b.view(shape)'''),
+                                                BLOCK=triton.next_power_of_2(width),
+                                                NEED_A=need_a, NEED_B=need_b)
+    return (grad_a.view(shape) if need_a else grad_a,
+            grad_b.view(shape) if need_b else grad_b)'''),
 )
 
 UNUSUAL = [
@@ -193,12 +206,10 @@ UNUSUAL += [
                    "    a, b = a.contiguous(), b.contiguous()\n    y = torch.empty_like(a)\n"
                    "    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), "
                    "BLOCK=BLOCK)\n    return y.to(dtype)"),
-                  ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"
-                   "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
+                  ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
                    "    dtype = a.dtype\n    if dtype in (torch.float16, torch.bfloat16):\n"
                    "        grad, a, b = grad.float(), a.float(), b.float()\n"
-                   "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"
-                   "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n"),
+                   "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"),
                   ("    return grad_a, grad_b\n\n\n@silu_mul_backward.register_fake",
                    "    return grad_a.to(dtype), grad_b.to(dtype)\n\n\n"
                    "@silu_mul_backward.register_fake"))),
@@ -207,10 +218,10 @@ UNUSUAL += [
             _edit(SILU_MUL, ("    y = a / (1 + tl.exp(-a)) * b",
                              "    y = tl.where(a > 0, a / (1 + tl.exp(-a)),\n"
                              "                 a * tl.exp(a) / (1 + tl.exp(a))) * b"),
-                  ("    sigmoid = 1 / (1 + tl.exp(-a))\n"
-                   "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
-                   "    sigmoid = tl.sigmoid(a)\n    silu = a * sigmoid\n"
-                   "    grad_a = grad * b * (silu + sigmoid * (1 - silu))"))),
+                  ("    sigmoid = 1 / (1 + tl.exp(-a))\n", "    sigmoid = tl.sigmoid(a)\n"
+                   "    silu = a * sigmoid\n"),
+                  ("        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))",
+                   "        grad_a = grad * b * (silu + sigmoid * (1 - silu))"))),
 ]
 
 MISTAKES = [
@@ -250,11 +261,12 @@ MISTAKES = [
             named=True),
     Mistake("silu_mul", "the backward kernel launched directly in backward",
             "launched a Triton kernel on a fake tensor",
-            _edit(SILU_MUL, ("    return silu_mul_backward(grad_output, a, b)",
+            _edit(SILU_MUL, ("    return silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad)",
                              "    grad_output, a, b = (t.contiguous() for t in (grad_output, a, b))\n"
                              "    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n"
                              "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](\n"
-                             "        grad_output, a, b, grad_a, grad_b, a.numel(), BLOCK=BLOCK)\n"
+                             "        grad_output, a, b, grad_a, grad_b, a.numel(), BLOCK=BLOCK,\n"
+                             "        NEED_A=True, NEED_B=True)\n"
                              "    return grad_a, grad_b")),
             named=True),
     Mistake("silu_mul", "sigmoid computed on the host", "computes with torch ops (mul, sigmoid)",
@@ -266,12 +278,13 @@ MISTAKES = [
     Mistake("silu_mul", "the backward kernel launched twice, one gradient each",
             "backward launched 2 Triton kernels",
             _edit(SILU_MUL, ("    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
-                             "grad_a, grad_b,\n", "    scratch = torch.empty_like(a)\n"
+                             "grad_a, grad_b,\n", "    grid = (triton.cdiv(a.numel(), BLOCK),)\n"
+                             "    silu_mul_backward_kernel[grid](grad, a, b, grad_a, grad_b, a.numel(), "
+                             "BLOCK=BLOCK,\n                                   NEED_A=need_a, "
+                             "NEED_B=False)\n"
                              "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
-                             "grad_a, scratch,\n                                                   "
-                             "            a.numel(), BLOCK=BLOCK)\n"
-                             "    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, "
-                             "scratch, grad_b,\n")),
+                             "grad_a, grad_b,\n"),
+                  ("NEED_A=need_a, NEED_B=need_b)", "NEED_A=False, NEED_B=need_b)")),
             named=True),
     Mistake("silu_mul", "register_fake always float32", "fake implementation returns shape (5, 3), "
             "torch.float32", _edit(SILU_MUL, ("    return torch.empty_like(a, memory_format=",

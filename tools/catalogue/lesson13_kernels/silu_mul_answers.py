@@ -5,20 +5,20 @@ sharing memory, a saved output divided back, a triton_op), and correct ones writ
 from .. import Mistake, Unusual
 from .common import _edit
 from .silu_mul import SILU_MUL
-from .variants import (SILU_FROM_SAVED_OUTPUT, STACKED, _BACKWARD_LAUNCH, _BACKWARD_MASK,
-                       _FAKES, _FORWARD, _FORWARD_FLOAT32, _FORWARD_LAUNCH, _GRAD_A, _KEPT,
+from .variants import (SILU_FROM_SAVED_OUTPUT, STACKED, _ALLOCATE, _BACKWARD_LAUNCH,
+                       _BACKWARD_MASK, _CALL, _FAKES, _FORWARD, _FORWARD_FLOAT32, _FORWARD_LAUNCH, _GRAD_A, _KEPT,
                        _LIST_FAKES, _OP, _TUPLE, _TWO_SIZES, _chunked, _half_grad_b)
 
 
 UNUSUAL = [
     Unusual("silu_mul", "a backward operator declared to return list[Tensor], two fresh tensors",
             _edit(SILU_MUL,
-                  (_TUPLE, "                      b: torch.Tensor) -> list[torch.Tensor]:"),
+                  (_TUPLE, "                      need_b: bool) -> list[torch.Tensor]:"),
                   ("    return grad_a, grad_b\n", "    return [grad_a, grad_b]\n"),
                   (_FAKES, _LIST_FAKES),
-                  ("    return silu_mul_backward(grad_output, a, b)\n",
-                   "    grad_a, grad_b = silu_mul_backward(grad_output, a, b)\n"
-                   "    return grad_a, grad_b\n"))),
+                  (_CALL, "    grad_a, grad_b = silu_mul_backward(grad_output, a, b,\n"
+                          "                                       *ctx.needs_input_grad)\n"
+                          "    return grad_a, grad_b\n"))),
 ]
 
 
@@ -28,7 +28,7 @@ MISTAKES = [
     Mistake("silu_mul", "two gradients returned as views of one buffer",
             "returns outputs that alias each other", _edit(
                 SILU_MUL,
-                ("    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
+                (_ALLOCATE,
                  "    both = torch.empty((2, *a.shape), dtype=a.dtype, device=a.device)\n"
                  "    grad_a, grad_b = both[0], both[1]\n"))),
     Mistake("silu_mul", "the forward operator a torch.library.triton_op",
@@ -43,10 +43,9 @@ MISTAKES = [
     Mistake("silu_mul", "sigmoid's derivative as exp(-a) * sigmoid**2",
             "inf * 0", _edit(
                 SILU_MUL,
-                ("    sigmoid = 1 / (1 + tl.exp(-a))\n"
-                 "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n",
-                 "    e = tl.exp(-a)\n    sigmoid = 1 / (1 + e)\n"
-                 "    grad_a = grad * b * (sigmoid + a * e * sigmoid * sigmoid)\n"))),
+                ("    sigmoid = 1 / (1 + tl.exp(-a))\n", "    e = tl.exp(-a)\n    sigmoid = 1 / (1 + e)\n"),
+                ("        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n",
+                 "        grad_a = grad * b * (sigmoid + a * e * sigmoid * sigmoid)\n"))),
     Mistake("silu_mul", "the backward operator returns one (2, ...) tensor, its rows the two "
             "gradients", "gradients for a and b are views of one buffer", STACKED),
     Mistake("silu_mul", "float16: sigmoid in float32, the two products in float16",
@@ -75,9 +74,9 @@ MISTAKES = [
                 (_FORWARD_LAUNCH, "    STATE['n'] = a.numel()\n" + _FORWARD_LAUNCH),
                 ("BLOCK = 1024\n", "BLOCK = 1024\nSTATE = {}\n"),
                 ("                                                               a.numel(), "
-                 "BLOCK=BLOCK)",
+                 "BLOCK=BLOCK,",
                  "                                                               STATE['n'], "
-                 "BLOCK=BLOCK)"))),
+                 "BLOCK=BLOCK,"))),
     Mistake("silu_mul", "the launch grid kept in a module global by forward, reused by backward",
             _TWO_SIZES, _edit(
                 SILU_MUL,
@@ -90,16 +89,16 @@ MISTAKES = [
             "grad_output * b computed in float16 overflows", _edit(
                 SILU_MUL,
                 ("        grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)\n"
-                 "    sigmoid = 1 / (1 + tl.exp(-a))\n"
-                 "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n",
+                 "    sigmoid = 1 / (1 + tl.exp(-a))\n",
                  "        gb = grad.to(tl.float32) * b.to(tl.float32)\n"
                  "        if a.dtype == tl.float16:\n"
                  "            gb = (grad * b).to(tl.float32)  # only exp needs float32\n"
                  "        grad, a, b = grad.to(tl.float32), a.to(tl.float32), b.to(tl.float32)\n"
                  "    else:\n"
                  "        gb = grad * b\n"
-                 "    sigmoid = 1 / (1 + tl.exp(-a))\n"
-                 "    grad_a = gb * sigmoid * (1 + a * (1 - sigmoid))\n"))),
+                 "    sigmoid = 1 / (1 + tl.exp(-a))\n"),
+                ("        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n",
+                 "        grad_a = gb * sigmoid * (1 + a * (1 - sigmoid))\n"))),
     Mistake("silu_mul", "sigmoid taken as 1 past a = 15 (a float32-tuned fast path)",
             "in float64 is", _edit(
                 SILU_MUL,
@@ -113,8 +112,8 @@ MISTAKES = [
             "bfloat16", "computes a step in bfloat16 inside a kernel", _half_grad_b("bfloat16")),
     Mistake("silu_mul", "float16 backward: grad_output times b * silu'(a) rounded to float16",
             "gradient for a in float16 is", _edit(SILU_MUL, (_GRAD_A, _GRAD_A + (
-                "    if grad_a_ptr.dtype.element_ty == tl.float16:\n"
-                "        grad_a = grad.to(tl.float16) * (b * sigmoid * (1 + a * (1 - sigmoid)))"
+                "        if grad_a_ptr.dtype.element_ty == tl.float16:\n"
+                "            grad_a = grad.to(tl.float16) * (b * sigmoid * (1 + a * (1 - sigmoid)))"
                 ".to(tl.float16)\n")))),
     Mistake("silu_mul", "a bfloat16 grad_output carried to the backward kernel as float16",
             "in bfloat16, where it is finite", _edit(SILU_MUL, (

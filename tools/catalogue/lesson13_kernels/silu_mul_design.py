@@ -8,10 +8,9 @@ shaped like grad_output."""
 from .. import Mistake
 from .common import _edit
 from .silu_mul import SILU_MUL
+from .variants import _ALLOCATE, _FAKES as TWO_FAKES
 
 ONE_FAKE = "    return torch.empty_like(a, memory_format=torch.contiguous_format)"
-TWO_FAKES = ONE_FAKE.replace("return ", "return (") + (
-    ",\n            torch.empty_like(b, memory_format=torch.contiguous_format))")
 
 OUTPUT = "    y = torch.empty_like(a)\n"
 GLOBAL = ("BLOCK = 1024\n", "BLOCK = 1024\nOUTPUTS = {}  # an output buffer per (shape, dtype, device)\n")
@@ -30,15 +29,15 @@ MISTAKES = [
             _edit(SILU_MUL, (TWO_FAKES, ONE_FAKE))),
     Mistake("silu_mul", "the backward operator's fake with the saved inputs' strides",
             "backward operator autograd_course.silu_mul_backward.default: its fake",
-            _edit(SILU_MUL, (TWO_FAKES, "    return torch.empty_like(a), torch.empty_like(b)")),
+            _edit(SILU_MUL, (TWO_FAKES, "    return (torch.empty_like(a) if need_a else a.new_empty(0),\n"
+                                        "            torch.empty_like(b) if need_b else b.new_empty(0))")),
             named=True),
     Mistake("silu_mul", "grad_output not made contiguous", "when grad_output is a transposed view",
             _edit(SILU_MUL, ("    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n",
                              "    a, b = a.contiguous(), b.contiguous()\n"))),
     Mistake("silu_mul", "the gradients written into a and b and returned (Liger-Kernel's way)",
             "returns one of its own inputs (or a view of one)",
-            _edit(SILU_MUL, ("    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
-                             "    grad_a, grad_b = a, b\n"))),
+            _edit(SILU_MUL, (_ALLOCATE, "    grad_a, grad_b = a, b\n"))),
     Mistake("silu_mul", "one program over the whole tensor, BLOCK = next_power_of_2(n) (issue 37)",
             "exceeds triton maximum tensor numel (1048576)", _edit(
                 SILU_MUL,
@@ -46,11 +45,11 @@ MISTAKES = [
                  "silu_mul_kernel[(1,)](a, b, y, a.numel(),\n"
                  "                          BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"),
                 ("silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,\n"
-                 "                                                               a.numel(), BLOCK=BLOCK)",
+                 "                                                               a.numel(), BLOCK=BLOCK,",
                  "silu_mul_backward_kernel[(1,)](grad, a, b, grad_a, grad_b, a.numel(),\n"
-                 "                                   BLOCK=triton.next_power_of_2(max(a.numel(), 1)))"))),
+                 "                                   BLOCK=triton.next_power_of_2(max(a.numel(), 1)),"))),
     Mistake("silu_mul", "silu(a) cast back to the input's dtype before the product with b",
-            "computes a step in bfloat16 inside a kernel (the same kernel passed", _edit(
+            "computes a step in bfloat16 inside a kernel: while the bfloat16 call ran", _edit(
                 SILU_MUL, ("""    if a.dtype != tl.float64:
         a, b = a.to(tl.float32), b.to(tl.float32)
     y = a / (1 + tl.exp(-a)) * b

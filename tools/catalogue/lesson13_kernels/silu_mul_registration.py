@@ -5,41 +5,31 @@ name."""
 from .. import Unusual
 from .common import _edit
 from .silu_mul import SILU_MUL
+from .variants import _ALLOCATE, _CALL, _FAKES
 
 OUT_ARGUMENTS = _edit(
     SILU_MUL,
-    ('''@torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())
-def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor,
-                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
-    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)
-    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
-                                                               a.numel(), BLOCK=BLOCK)
-    return grad_a, grad_b
-
-
-@silu_mul_backward.register_fake
-def _(grad, a, b):
-    return (torch.empty_like(a, memory_format=torch.contiguous_format),
-            torch.empty_like(b, memory_format=torch.contiguous_format))
-''', '''@torch.library.custom_op("autograd_course::silu_mul_backward",
-                         mutates_args=("grad_a", "grad_b"))
-def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
-                      grad_a: torch.Tensor, grad_b: torch.Tensor) -> None:
-    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()
-    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, grad_b,
-                                                               a.numel(), BLOCK=BLOCK)
-
-
-@silu_mul_backward.register_fake
-def _(grad, a, b, grad_a, grad_b):
-    return None
-'''),
-    ("    return silu_mul_backward(grad_output, a, b)",
-     "    grad_a = torch.empty(a.shape, dtype=a.dtype, device=a.device)\n"
-     "    grad_b = torch.empty(b.shape, dtype=b.dtype, device=b.device)\n"
-     "    silu_mul_backward(grad_output, a, b, grad_a, grad_b)\n"
-     "    return grad_a, grad_b"),
+    ('@torch.library.custom_op("autograd_course::silu_mul_backward", mutates_args=())\n'
+     "def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor, need_a: bool,\n"
+     "                      need_b: bool) -> tuple[torch.Tensor, torch.Tensor]:\n"
+     "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n" + _ALLOCATE,
+     '@torch.library.custom_op("autograd_course::silu_mul_backward",\n'
+     '                         mutates_args=("grad_a", "grad_b"))\n'
+     "def silu_mul_backward(grad: torch.Tensor, a: torch.Tensor, b: torch.Tensor,\n"
+     "                      grad_a: torch.Tensor, grad_b: torch.Tensor, need_a: bool,\n"
+     "                      need_b: bool) -> None:\n"
+     "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()\n"),
+    ("    return grad_a, grad_b\n\n\n@silu_mul_backward.register_fake\n"
+     "def _(grad, a, b, need_a, need_b):\n" + _FAKES + "\n",
+     "\n\n@silu_mul_backward.register_fake\n"
+     "def _(grad, a, b, grad_a, grad_b, need_a, need_b):\n    return None\n"),
+    (_CALL,
+     "    need_a, need_b = ctx.needs_input_grad\n"
+     "    grad_a = torch.empty(a.shape, dtype=a.dtype, device=a.device) if need_a else None\n"
+     "    grad_b = torch.empty(b.shape, dtype=b.dtype, device=b.device) if need_b else None\n"
+     "    silu_mul_backward(grad_output, a, b, a.new_empty(0) if grad_a is None else grad_a,\n"
+     "                      b.new_empty(0) if grad_b is None else grad_b, need_a, need_b)\n"
+     "    return grad_a, grad_b\n"),
 )
 
 FUNCTION_FORM = _edit(

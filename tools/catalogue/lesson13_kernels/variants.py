@@ -20,16 +20,18 @@ SILU_FROM_SAVED_OUTPUT = _edit(
     ("    sigmoid = 1 / (1 + tl.exp(-a))\n",
      "    silu = tl.load(y_ptr + offsets, mask=mask).to(grad.dtype) / b\n"
      "    sigmoid = silu / a\n"),
-    ("                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:\n"
+    ("                      need_b: bool) -> tuple[torch.Tensor, torch.Tensor]:\n"
      "    grad, a, b = grad.contiguous(), a.contiguous(), b.contiguous()",
-     "                      b: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, "
+     "                      need_b: bool, y: torch.Tensor) -> tuple[torch.Tensor, "
      "torch.Tensor]:\n"
      "    grad, a, b, y = grad.contiguous(), a.contiguous(), b.contiguous(), y.contiguous()"),
     ("(grad, a, b, grad_a, grad_b,", "(grad, a, b, y, grad_a, grad_b,"),
-    ("def _(grad, a, b):", "def _(grad, a, b, y):"),
+    ("def _(grad, a, b, need_a, need_b):", "def _(grad, a, b, need_a, need_b, y):"),
     ("    ctx.save_for_backward(*inputs)", "    ctx.save_for_backward(*inputs, output)"),
-    ("    a, b = ctx.saved_tensors\n    return silu_mul_backward(grad_output, a, b)",
-     "    a, b, y = ctx.saved_tensors\n    return silu_mul_backward(grad_output, a, b, y)"))
+    ("    a, b = ctx.saved_tensors\n"
+     "    return silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad)",
+     "    a, b, y = ctx.saved_tensors\n"
+     "    return silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad, y)"))
 
 
 # y saved instead of x, and x_hat = y / weight in backward (masked-off lanes of w loaded as 1)
@@ -52,13 +54,14 @@ def _chunked(chunk: int) -> str:
         SILU_MUL,
         ("    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK),)](grad, a, b, grad_a, "
          "grad_b,\n"
-         "                                                               a.numel(), BLOCK=BLOCK)",
+         "                                                               a.numel(), BLOCK=BLOCK,\n"
+         "                                                               NEED_A=need_a, NEED_B=need_b)",
          f"    CHUNK = {chunk}  # offsets stay small: a launch per chunk\n"
          "    for start in range(0, a.numel(), CHUNK):\n"
          "        end = min(a.numel(), start + CHUNK)\n"
          "        flat = [t.view(-1)[start:end] for t in (grad, a, b, grad_a, grad_b)]\n"
          "        silu_mul_backward_kernel[(triton.cdiv(end - start, BLOCK),)](\n"
-         "            *flat, end - start, BLOCK=BLOCK)"))
+         "            *flat, end - start, BLOCK=BLOCK, NEED_A=need_a, NEED_B=need_b)"))
 
 
 RMS_RSTD_UNREAD = _edit(
@@ -103,23 +106,32 @@ RMS_EMPTY_PARTIALS = _edit(
      "    partial_w = torch.empty(max(1, rows.shape[0]), D, device=x.device, dtype=rstd.dtype)"))
 
 
-_TUPLE = "                      b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:"
+_TUPLE = "                      need_b: bool) -> tuple[torch.Tensor, torch.Tensor]:"
 
 
-_FAKES = ("    return (torch.empty_like(a, memory_format=torch.contiguous_format),\n"
-          "            torch.empty_like(b, memory_format=torch.contiguous_format))")
+_FAKES = ("    return (torch.empty_like(a, memory_format=torch.contiguous_format) if need_a\n"
+          "            else a.new_empty(0),\n"
+          "            torch.empty_like(b, memory_format=torch.contiguous_format) if need_b\n"
+          "            else b.new_empty(0))")
+
+
+_ALLOCATE = ("    grad_a = torch.empty_like(a) if need_a else a.new_empty(0)\n"
+             "    grad_b = torch.empty_like(b) if need_b else b.new_empty(0)\n")
+
+
+_CALL = "    return silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad)\n"
 
 
 STACKED = _edit(
     SILU_MUL,
-    (_TUPLE, "                      b: torch.Tensor) -> torch.Tensor:"),
-    ("    grad_a, grad_b = torch.empty_like(a), torch.empty_like(b)\n",
+    (_TUPLE, "                      need_b: bool) -> torch.Tensor:"),
+    (_ALLOCATE,
      "    both = torch.empty((2, *a.shape), dtype=a.dtype, device=a.device)\n"
      "    grad_a, grad_b = both[0], both[1]\n"),
     ("    return grad_a, grad_b\n", "    return both\n"),
     (_FAKES, "    return a.new_empty((2, *a.shape))"),
-    ("    return silu_mul_backward(grad_output, a, b)\n",
-     "    both = silu_mul_backward(grad_output, a, b)\n    return both[0], both[1]\n"))
+    (_CALL, "    both = silu_mul_backward(grad_output, a, b, *ctx.needs_input_grad)\n"
+            "    return both[0], both[1]\n"))
 
 
 _FORWARD_FLOAT32 = """    if a.dtype != tl.float64:
@@ -128,8 +140,10 @@ _FORWARD_FLOAT32 = """    if a.dtype != tl.float64:
 """
 
 
-_LIST_FAKES = ("    return [torch.empty_like(a, memory_format=torch.contiguous_format),\n"
-               "            torch.empty_like(b, memory_format=torch.contiguous_format)]")
+_LIST_FAKES = ("    return [torch.empty_like(a, memory_format=torch.contiguous_format) if need_a\n"
+               "            else a.new_empty(0),\n"
+               "            torch.empty_like(b, memory_format=torch.contiguous_format) if need_b\n"
+               "            else b.new_empty(0)]")
 
 
 _FORWARD_LAUNCH = ("    silu_mul_kernel[(triton.cdiv(a.numel(), BLOCK),)](a, b, y, a.numel(), "
@@ -143,21 +157,21 @@ _BACKWARD_LAUNCH = ("    silu_mul_backward_kernel[(triton.cdiv(a.numel(), BLOCK)
 _TWO_SIZES = "backward used a later call's size"
 
 
-_GRAD_B = ("    tl.store(grad_b_ptr + offsets, (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty),\n"
-           "             mask=mask)\n")
+_GRAD_B = ("        tl.store(grad_b_ptr + offsets, (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty),\n"
+           "                 mask=mask)\n")
 
 
-_GRAD_A = "    grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n"
+_GRAD_A = "        grad_a = grad * b * sigmoid * (1 + a * (1 - sigmoid))\n"
 
 
 def _half_grad_b(dtype: str) -> str:
     """The gradient for b formed in ``dtype`` from grad_output and silu(a) rounded to it."""
     return _edit(SILU_MUL, (_GRAD_B, (
-        f"    if grad_b_ptr.dtype.element_ty == tl.{dtype}:\n"
-        f"        grad_b = grad.to(tl.{dtype}) * (a * sigmoid).to(tl.{dtype})\n"
-        "    else:\n"
-        "        grad_b = (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty)\n"
-        "    tl.store(grad_b_ptr + offsets, grad_b, mask=mask)\n")))
+        f"        if grad_b_ptr.dtype.element_ty == tl.{dtype}:\n"
+        f"            grad_b = grad.to(tl.{dtype}) * (a * sigmoid).to(tl.{dtype})\n"
+        "        else:\n"
+        "            grad_b = (grad * a * sigmoid).to(grad_b_ptr.dtype.element_ty)\n"
+        "        tl.store(grad_b_ptr + offsets, grad_b, mask=mask)\n")))
 
 
 _Y = ("    tl.store(y_ptr + row * D + columns, (x * rstd * w).to(y_ptr.dtype.element_ty), "
